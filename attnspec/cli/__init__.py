@@ -1,0 +1,1 @@
+"""The ``attnspec`` command line: one module per command group, each a thin layer."""

@@ -1,0 +1,45 @@
+"""Entry point of the ``attnspec`` console script.
+
+Each command group lives in its own module and registers itself on ``app``.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from attnspec import __version__
+
+app = typer.Typer(
+    name="attnspec",
+    help="Spectral analysis of self-attention, and numerical checks of the theorems about it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"attnspec {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """attnspec: how low-rank is attention, and do the theorems about it hold?"""
+
+
+# Command groups. Each module exposes `register(app)`.
+from attnspec.cli import spectrum as _spectrum  # noqa: E402
+
+_spectrum.register(app)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

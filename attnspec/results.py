@@ -1,0 +1,142 @@
+"""Result directories: tidy tables (parquet, optional CSV) plus ``meta.json``.
+
+Every result directory says how it was made (DESIGN.md): the command, its parameters, the
+seed, package and library versions, wall time. Writes are atomic (write to a temporary
+file, then rename) so an interrupted run never leaves a half-written table behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from attnspec import __version__
+from attnspec.errors import ResultsError
+
+META_FILE = "meta.json"
+
+
+def environment_meta() -> dict[str, Any]:
+    """Versions and machine facts recorded with every result."""
+    import numpy
+    import torch
+
+    meta: dict[str, Any] = {
+        "attnspec_version": __version__,
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    try:
+        import transformers
+
+        meta["transformers"] = transformers.__version__
+    except ImportError:  # pragma: no cover - transformers is a hard dependency
+        pass
+    return meta
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "item"):
+        return o.item()
+    if isinstance(o, Path):
+        return str(o)
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    raise TypeError(f"cannot store {type(o).__name__} in meta.json")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_meta(out_dir: Path, meta: Mapping[str, Any]) -> Path:
+    path = Path(out_dir) / META_FILE
+    text = json.dumps(dict(meta), indent=2, sort_keys=False, default=_json_default)
+    atomic_write_bytes(path, (text + "\n").encode())
+    return path
+
+
+def read_meta(out_dir: Path) -> dict[str, Any]:
+    path = Path(out_dir) / META_FILE
+    if not path.is_file():
+        raise ResultsError(f"{out_dir} is not a results directory: {META_FILE} is missing")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path} is not valid JSON: {e}") from None
+
+
+def write_table(out_dir: Path, name: str, frame: pd.DataFrame, *, csv: bool = False) -> Path:
+    """Write ``frame`` to ``out_dir/name.parquet`` (and ``name.csv`` when asked), atomically."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.parquet"
+    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".parquet.tmp")
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if csv:
+        atomic_write_bytes(out_dir / f"{name}.csv", frame.to_csv(index=False).encode())
+    return path
+
+
+def read_table(out_dir: Path, name: str) -> pd.DataFrame:
+    path = Path(out_dir) / f"{name}.parquet"
+    if not path.is_file():
+        raise ResultsError(f"{out_dir} has no {name}.parquet")
+    return pd.read_parquet(path)
+
+
+def check_same_run(out_dir: Path, identity: Mapping[str, Any], *, kind: str) -> bool:
+    """Refuse to write into a directory that holds a different run.
+
+    ``identity`` holds the parameters that define a run (model, corpus, seq_len, ...).
+    Returns True when ``out_dir`` already holds a run with the same identity (so it may be
+    resumed or overwritten), False when it is empty or absent. Raises
+    :class:`ResultsError` when it holds another run or unrelated files.
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ResultsError(f"--out {out_dir} exists and is not a directory")
+    if not out_dir.exists() or not any(out_dir.iterdir()):
+        return False
+    meta_path = out_dir / META_FILE
+    if not meta_path.is_file():
+        raise ResultsError(f"--out {out_dir} is not empty and holds no {META_FILE}; choose another directory")
+    meta = read_meta(out_dir)
+    if meta.get("kind") != kind:
+        raise ResultsError(f"--out {out_dir} holds a {meta.get('kind')!r} result, not {kind!r}; choose another directory")
+    stored = meta.get("identity", {})
+    diffs = [f"{k}: {stored.get(k)!r} there vs {v!r} now" for k, v in identity.items() if stored.get(k) != _jsonable(v)]
+    if diffs:
+        raise ResultsError(f"--out {out_dir} holds a different run ({'; '.join(diffs)}); choose another directory")
+    return True
+
+
+def _jsonable(v: Any) -> Any:
+    return json.loads(json.dumps(v, default=_json_default))

