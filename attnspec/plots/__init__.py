@@ -1,4 +1,5 @@
-"""Figure helpers shared by every plotting module: Agg backend, one style, PNG + SVG."""
+"""Figures, made only from saved results. This package holds the shared style and saver;
+one submodule per result kind (spectrum, jl, expressivity, osa)."""
 
 from __future__ import annotations
 
