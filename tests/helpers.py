@@ -1,0 +1,65 @@
+"""Test helpers shared across the suite (importable as ``from helpers import ...``).
+
+``make_roberta_tokenizer`` builds a small RoBERTa-style tokenizer entirely offline: a
+byte-level BPE trained with the ``tokenizers`` library on a built-in paragraph, with the
+RoBERTa special tokens ``<s> <pad> </s> <unk> <mask>`` (ids 0..4) and RoBERTa's
+post-processor, so sequences are wrapped as ``<s> ... </s>`` like ``roberta-base``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Any English text works; this one is varied enough to learn a few hundred merges.
+_TRAINING_TEXT = """\
+The attention probability matrix of a pretrained encoder is approximately low rank.
+Most of the mass of its normalised cumulative singular value curve sits in the first
+few singular values. Homarus gammarus, known as the European lobster or common lobster,
+is a species of clawed lobster from the eastern Atlantic Ocean, Mediterranean Sea and
+parts of the Black Sea. I went and saw this movie last night after being coaxed to by a
+few friends of mine. I'll admit that I was reluctant to see it because from what I knew
+of the actors they were only able to do comedy. I was wrong. The acting was very good,
+the story was moving and the music was beautiful. Hello world! Numbers like 1901, 2011
+and 3.14 appear too; so do brackets ( ), quotes " " and the @-@ of WikiText.
+"""
+
+VOCAB_SIZE = 400
+SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+
+
+def make_roberta_tokenizer(tmp_path: Path, vocab_size: int = VOCAB_SIZE):
+    """A tiny RoBERTa-style fast tokenizer, built offline and loaded back like a hub one.
+
+    Parameters
+    ----------
+    tmp_path : Path
+        A writable directory; the tokenizer files are saved in ``tmp_path / "roberta-tok"``.
+    vocab_size : int
+        Target vocabulary size (>= 261: 256 byte symbols plus the 5 special tokens); the
+        result has ``len(tokenizer) <= vocab_size``, so a ``RobertaConfig`` with
+        ``vocab_size=vocab_size`` covers every id.
+
+    Returns
+    -------
+    transformers.PreTrainedTokenizerFast
+        Loaded with ``AutoTokenizer.from_pretrained`` from the saved directory (a
+        ``RobertaTokenizer`` on transformers 5, ``RobertaTokenizerFast`` on 4): ``<s>`` = 0,
+        ``<pad>`` = 1, ``</s>`` = 2, ``<unk>`` = 3, ``<mask>`` = 4.
+    """
+    import json
+
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import AutoTokenizer
+
+    out = Path(tmp_path) / "roberta-tok"
+    out.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator([_TRAINING_TEXT], vocab_size=vocab_size, min_frequency=1,
+                            special_tokens=list(SPECIAL_TOKENS), show_progress=False)
+    bpe.save_model(str(out))  # vocab.json + merges.txt, the files of roberta-base
+    (out / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "RobertaTokenizer", "model_max_length": 512,
+        "bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>", "cls_token": "<s>",
+        "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>",
+    }))
+    return AutoTokenizer.from_pretrained(str(out))
