@@ -1,0 +1,94 @@
+"""Figures of the OSA training check (``attnspec osa-train``), from saved results only.
+
+* ``osa_train_curves``: training loss (mean mini-batch loss per epoch), test loss and
+  test accuracy against epochs, mean over replicates with a ±1 sd band (the paper's
+  Figure 1, plus accuracy);
+* ``osa_train_accuracy``: final test accuracy per model, bar = mean over replicates,
+  error bar = ±1 sd, dots = the individual replicates (the paper's Table 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from attnspec.plots import save_figure, style
+from attnspec.results import read_table
+
+CURVES_TABLE = "osa_train"
+RUNS_TABLE = "osa_train_runs"
+
+
+def _labels(frame: pd.DataFrame) -> pd.DataFrame:
+    from attnspec.theory.osa_train import MODEL_LABELS
+
+    out = frame.copy()
+    out["Model"] = out["model"].map(lambda m: MODEL_LABELS.get(m, m))
+    return out
+
+
+def epoch_curves(curves: pd.DataFrame) -> pd.DataFrame:
+    """Tidy per-(model, replicate, epoch) curves: train loss (mean mini-batch loss over the
+    epoch), test loss and test accuracy (evaluated after the epoch; epoch 0 = at init)."""
+    train = (curves[curves["split"] == "train"].groupby(["model", "replicate", "epoch"], as_index=False)
+             .agg(loss=("loss", "mean"), accuracy=("accuracy", "mean")))
+    train["split"] = "train"
+    test = curves.loc[curves["split"] == "test", ["model", "replicate", "epoch", "loss", "accuracy"]].copy()
+    test["split"] = "test"
+    return pd.concat([train, test], ignore_index=True)[["model", "replicate", "split", "epoch", "loss", "accuracy"]]
+
+
+def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
+    """Train loss, test loss and test accuracy against epoch; one line per model."""
+    style()
+    ep = _labels(epoch_curves(curves))
+    order = list(dict.fromkeys(curves["model"]))
+    from attnspec.theory.osa_train import MODEL_LABELS
+
+    hue_order = [MODEL_LABELS.get(m, m) for m in order]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    panels = [("train", "loss", "train loss (mean mini-batch, per epoch)"),
+              ("test", "loss", "test loss"),
+              ("test", "accuracy", "test accuracy")]
+    for ax, (split, col, title) in zip(axes, panels):
+        sub = ep[ep["split"] == split]
+        sns.lineplot(data=sub, x="epoch", y=col, hue="Model", hue_order=hue_order, errorbar="sd",
+                     ax=ax, legend=ax is axes[-1])
+        ax.set_title(title)
+        ax.set_ylabel(col)
+        if col == "loss" and (sub[col] > 0).all():
+            ax.set_yscale("log")
+    axes[-1].legend(loc="lower right", fontsize="small", title=None)
+    n_rep = curves["replicate"].nunique()
+    fig.suptitle(f"8x8 digits, mean ± sd over {n_rep} replicate(s)", y=1.02)
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
+    """Final test accuracy per model: mean bar, ±1 sd error bar, one dot per replicate."""
+    style()
+    r = _labels(runs)
+    order = list(dict.fromkeys(r["Model"]))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color="#9ecae1", ax=ax)
+    sns.stripplot(data=r, x="Model", y="test_accuracy", order=order, color="black", size=5, jitter=0.15, ax=ax)
+    ax.set_ylabel("final test accuracy")
+    ax.set_xlabel("")
+    ax.set_ylim(0, 1)
+    ax.axhline(0.1, ls=":", color="grey", lw=1)  # chance level, 10 classes
+    ax.tick_params(axis="x", rotation=15)
+    ax.set_title(f"final test accuracy ({r['replicate'].nunique()} replicate(s), dotted = chance)")
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def plot_osa_train(out_dir: Path) -> list[Path]:
+    """Make both figures from the tables saved in ``out_dir``."""
+    out_dir = Path(out_dir)
+    curves = read_table(out_dir, CURVES_TABLE)
+    runs = read_table(out_dir, RUNS_TABLE)
+    return plot_curves(curves, out_dir / "osa_train_curves") + plot_accuracy(runs, out_dir / "osa_train_accuracy")

@@ -1,0 +1,625 @@
+"""Training check of the OSA-Transformer: the paper's Table 2 / Figure 1, in spirit, offline.
+
+Claim being checked
+-------------------
+Zhang & Martens, "Orthogonal Self-Attention", Section 5 and Appendix D (Figure 1,
+Table 2): a ViT whose softmax self-attention (SSA) is replaced by Orthogonal
+Self-Attention (OSA, eq. 5; A(X) = exp(S) with S = (alpha / sqrt(d_v)) (Q Kᵀ − K Qᵀ)),
+with the skip connections and LayerNorms removed and the Section 4 initialisation,
+"is able to match the generalisation performance of the ViT baseline and approaches its
+training speed, outperforming the ViT without skip connections"; removing skips and
+LayerNorm from the softmax ViT "results in worse training speed and generalisation,
+with the removal of layer norm especially degrading performance"; "QR appears to
+slightly outperform Newton–Schulz".
+
+This module does not decide those sentences; it measures them. Five models are trained
+for the same fixed budget, with the same optimiser settings, on the same data split,
+in the same batch order and from the same seeds:
+
+* ``vit``              pre-LN ViT (Dosovitskiy 2020): x + MSA(LN(x)), x + MLP(LN(x)),
+                       final LN, linear head on the [cls] token;
+* ``vit-noskip``       the same without the two residual additions;
+* ``vit-noskip-noln``  the same without residuals and without any LayerNorm;
+* ``osa-qr``           OSA-Transformer (eqs. 1–4): X̂ = M-OSA(X), X = MLP(X̂), no skips,
+                       no LayerNorm, OSA applied through Thm 2.1 with a QR basis;
+* ``osa-ns``           the same with a Newton–Schulz basis (K = ``ns_steps`` iterations).
+
+Setup (Appendix D), and how it is scaled to scikit-learn's bundled 8×8 digits
+------------------------------------------------------------------------------
+Paper (MNIST 28×28): patch 4 (49 patches + [cls] = 50 tokens), learnable 1-D position
+embeddings, 6 blocks, d = 64, h = 4 heads, MLP ratio 4 with GELU, no dropout; AdamW,
+lr 3e-4, weight decay 0.05, batch 128, gradient-norm clipping 1.0, cross-entropy, 10
+epochs, no learning-rate schedule stated (so none is used here). ViT init: Xavier
+uniform for attention and MLP weights, zero biases, truncated normal N(0, 0.02²) on
+[−2σ, 2σ] for the position embeddings and [cls] token. OSA-Transformer init: the
+Section 4 scheme inside the OSA layer (Stiefel-sampled [W_Q, W_K], W_V, W_Oᵀ;
+alpha = 0.1; no biases in OSA), SUO (scaled uniform orthogonal, Martens et al. 2021)
+for the MLP weights with zero biases, the ViT init for the embedding and output layers.
+
+Here: 1,797 digits (8×8, values 0..16), a stratified split seeded per replicate
+(``test_fraction`` held out), pixels scaled by the training split's mean and standard
+deviation, patch 2 (16 patches + [cls] = 17 tokens). Depth, width and epochs are
+scaled down so the comparison runs in minutes on a 2-core CPU (see
+:class:`TrainConfig`); every departure is listed in :data:`DEPARTURES` and recorded in
+``meta.json`` by the CLI.
+
+Randomness: replicate ``r`` draws its split, its initialisation and its batch order
+from child seeds of ``spawn_seeds(seed, seeds)[r]``; every model of a replicate uses
+the same three child seeds, so model differences within a replicate are paired.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attnspec.errors import InputError, check_range
+from attnspec.stats import mean_ci, spawn_seeds
+
+#: Model names, in the order of the paper's Table 2 after the baseline.
+MODELS: tuple[str, ...] = ("vit", "vit-noskip", "vit-noskip-noln", "osa-qr", "osa-ns")
+
+#: Human-readable labels (the paper's Table 2 column names).
+MODEL_LABELS: dict[str, str] = {
+    "vit": "ViT",
+    "vit-noskip": "ViT (no skip)",
+    "vit-noskip-noln": "ViT (no skip, no LN)",
+    "osa-qr": "OSA (QR)",
+    "osa-ns": "OSA (NS)",
+}
+
+IMAGE_SIDE = 8  # load_digits images are 8×8
+NUM_CLASSES = 10
+
+#: Where this check departs from the paper's Appendix D (stored in meta.json).
+DEPARTURES: tuple[str, ...] = (
+    "data: scikit-learn load_digits (1,797 8x8 images, 16 grey levels) instead of MNIST "
+    "(70,000 28x28); stratified train/test split seeded per replicate instead of MNIST's fixed split",
+    "patch size 2 on 8x8 images (16 patches + [cls] = 17 tokens) instead of patch 4 on 28x28 (50 tokens)",
+    "depth, width and epochs scaled down for a CPU budget of minutes (paper: 6 blocks, d=64, 10 MNIST "
+    "epochs = ~4,690 steps); see the config in meta.json",
+    "pixels standardised by the training split's mean and std (the paper does not state its normalisation)",
+    "patch-embedding and output-layer weights: Xavier uniform with zero bias (the paper says only "
+    "'the same initialisation as the ViT models')",
+    "no learning-rate schedule (the paper states none)",
+    "ViT softmax attention uses biases in Q, K, V, O (the paper states no bias only for OSA)",
+)
+
+
+# ----------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that defines one training comparison (recorded in ``meta.json``).
+
+    Defaults mirror Appendix D where the 8×8 data allow (optimiser, batch, clipping,
+    heads, MLP ratio, alpha, K) and are scaled down elsewhere (depth, width, epochs).
+    """
+
+    models: tuple[str, ...] = MODELS
+    seeds: int = 3
+    seed: int = 0
+    epochs: int = 20
+    batch_size: int = 128
+    lr: float = 3e-4
+    weight_decay: float = 0.05
+    grad_clip: float = 1.0
+    depth: int = 4
+    dim: int = 32
+    heads: int = 4
+    mlp_ratio: int = 4
+    patch_size: int = 2
+    alpha_init: float = 0.1
+    ns_steps: int = 6
+    ns_coefficients: str = "cubic"
+    test_fraction: float = 0.2
+
+    def __post_init__(self) -> None:
+        validate_config(self)
+
+    @property
+    def tokens(self) -> int:
+        """Sequence length N: patches + [cls]."""
+        return (IMAGE_SIDE // self.patch_size) ** 2 + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["models"] = list(self.models)
+        return d
+
+
+def quick_config(**overrides: Any) -> TrainConfig:
+    """A tiny configuration that runs in seconds (tests, CI smoke runs)."""
+    base = dict(seeds=2, epochs=2, depth=2, dim=16, heads=2, batch_size=128)
+    base.update(overrides)
+    return TrainConfig(**base)
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    check_range(name, int(value), low=low, high=high)
+
+
+def _check_float(name: str, value: Any, **kw: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise InputError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise InputError(f"{name} must be finite, got {value!r}")
+    check_range(name, value, **kw)
+
+
+def validate_config(cfg: TrainConfig) -> None:
+    """Raise :class:`InputError` naming the first bad value of ``cfg`` and what is allowed."""
+    if not cfg.models:
+        raise InputError(f"models must name at least one of {', '.join(MODELS)}")
+    for m in cfg.models:
+        if m not in MODELS:
+            raise InputError(f"unknown model {m!r}; choose from {', '.join(MODELS)}")
+    if len(set(cfg.models)) != len(cfg.models):
+        raise InputError(f"models must not repeat, got {', '.join(cfg.models)}")
+    _check_int("seeds", cfg.seeds, 1)
+    _check_int("seed", cfg.seed, 0)
+    _check_int("epochs", cfg.epochs, 1)
+    _check_int("batch_size", cfg.batch_size, 1)
+    _check_float("lr", cfg.lr, low=0.0, low_open=True)
+    _check_float("weight_decay", cfg.weight_decay, low=0.0)
+    _check_float("grad_clip", cfg.grad_clip, low=0.0, low_open=True)
+    _check_int("depth", cfg.depth, 1)
+    _check_int("dim", cfg.dim, 1)
+    _check_int("heads", cfg.heads, 1)
+    _check_int("mlp_ratio", cfg.mlp_ratio, 1)
+    if cfg.patch_size not in (1, 2, 4, 8):
+        raise InputError(f"patch_size must divide the 8x8 image (1, 2, 4 or 8), got {cfg.patch_size!r}")
+    _check_float("alpha_init", cfg.alpha_init)
+    _check_int("ns_steps", cfg.ns_steps, 0)
+    if not isinstance(cfg.ns_coefficients, str) or not cfg.ns_coefficients:
+        raise InputError(f"ns_coefficients must be a schedule name, got {cfg.ns_coefficients!r}")
+    if "osa-ns" in cfg.models:
+        from attnspec.linalg import ns_schedule
+
+        ns_schedule(cfg.ns_coefficients, int(cfg.ns_steps))  # InputError naming the allowed schedules
+    _check_float("test_fraction", cfg.test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    if cfg.dim % cfg.heads:
+        raise InputError(f"dim must be a multiple of heads, got dim={cfg.dim} and heads={cfg.heads}")
+    d_v = cfg.dim // cfg.heads
+    if any(m.startswith("osa") for m in cfg.models) and 2 * d_v > cfg.dim:
+        raise InputError(
+            f"the OSA initialisation needs 2*d_v <= dim (d_v = dim/heads), got d_v={d_v}, dim={cfg.dim}; "
+            "use heads >= 2"
+        )
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class DigitsSplit:
+    """Digits as patch tokens, split into train and test.
+
+    ``x_*`` have shape (n, P, p²) with P = (8/p)² patches of p×p pixels, row-major;
+    ``y_*`` have shape (n,) with labels 0..9.
+    """
+
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    patch_size: int
+    seed: int
+    mean: float
+    std: float
+
+    @property
+    def patch_dim(self) -> int:
+        return self.patch_size**2
+
+
+def patchify(images: np.ndarray | torch.Tensor, patch_size: int) -> torch.Tensor:
+    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major."""
+    x = torch.as_tensor(images, dtype=torch.float32)
+    if x.ndim != 3:
+        raise InputError(f"images must have shape (n, H, W), got {tuple(x.shape)}")
+    n, h, w = x.shape
+    p = patch_size
+    if p < 1 or h % p or w % p:
+        raise InputError(f"patch_size must divide the image sides {h}x{w}, got {p}")
+    x = x.reshape(n, h // p, p, w // p, p)  # (n, H/p, p, W/p, p)
+    x = x.permute(0, 1, 3, 2, 4)  # (n, H/p, W/p, p, p)
+    return x.reshape(n, (h // p) * (w // p), p * p)  # (n, P, p²)
+
+
+def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int = 0) -> DigitsSplit:
+    """scikit-learn's bundled digits as patch tokens, stratified split seeded by ``seed``.
+
+    Pixels (0..16) are standardised with the training split's scalar mean and std, so
+    the test split never informs the preprocessing.
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    if patch_size not in (1, 2, 4, 8):
+        raise InputError(f"patch_size must divide the 8x8 image (1, 2, 4 or 8), got {patch_size!r}")
+    _check_float("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    _check_int("seed", seed, 0)
+    digits = load_digits()
+    images = digits.images.astype(np.float32)  # (1797, 8, 8)
+    labels = digits.target.astype(np.int64)  # (1797,)
+    idx = np.arange(len(labels))
+    tr, te = train_test_split(idx, test_size=test_fraction, stratify=labels, random_state=int(seed) % 2**32)
+    mean = float(images[tr].mean())
+    std = float(images[tr].std())
+    images = (images - mean) / std
+    x = patchify(images, patch_size)  # (1797, P, p²)
+    y = torch.as_tensor(labels)
+    tr_t, te_t = torch.as_tensor(tr), torch.as_tensor(te)
+    return DigitsSplit(x[tr_t], y[tr_t], x[te_t], y[te_t], patch_size, int(seed), mean, std)
+
+
+# ----------------------------------------------------------------------------- models
+
+
+def _trunc_normal_(t: torch.Tensor, std: float, gen: torch.Generator) -> None:
+    nn.init.trunc_normal_(t, mean=0.0, std=std, a=-2 * std, b=2 * std, generator=gen)
+
+
+def suo_(weight: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """SUO init (Martens et al. 2021, DKS): a uniform (Haar) orthogonal matrix scaled by
+    ``max(1, sqrt(out/in))``, so the layer preserves q values (mean squared activation)."""
+    out_dim, in_dim = weight.shape
+    with torch.no_grad():
+        nn.init.orthogonal_(weight, gain=max(1.0, math.sqrt(out_dim / in_dim)), generator=gen)
+    return weight
+
+
+class PatchEmbedding(nn.Module):
+    """(B, P, p²) patches → (B, P+1, d) tokens: linear projection, [cls] first, learnable 1-D positions."""
+
+    def __init__(self, patch_dim: int, n_patches: int, dim: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(patch_dim, dim)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.zeros(1, n_patches + 1, dim))
+
+    def init_(self, gen: torch.Generator) -> None:
+        nn.init.xavier_uniform_(self.proj.weight, generator=gen)
+        nn.init.zeros_(self.proj.bias)
+        _trunc_normal_(self.cls, 0.02, gen)
+        _trunc_normal_(self.pos, 0.02, gen)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b = x.shape[0]
+        x = self.proj(x)  # (B, P, d)
+        x = torch.cat([self.cls.expand(b, -1, -1), x], dim=1)  # (B, N, d), N = P + 1
+        return x + self.pos
+
+
+class SoftmaxAttention(nn.Module):
+    """Multi-head softmax self-attention (SSA), non-causal, no dropout."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, dim)
+        self.o = nn.Linear(dim, dim)
+
+    def init_(self, gen: torch.Generator) -> None:
+        for lin in (self.q, self.k, self.v, self.o):
+            nn.init.xavier_uniform_(lin.weight, generator=gen)
+            nn.init.zeros_(lin.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        h = self.heads
+
+        def split(t: torch.Tensor) -> torch.Tensor:
+            return t.view(b, n, h, d // h).transpose(1, 2)  # (B, h, N, d_v)
+
+        y = F.scaled_dot_product_attention(split(self.q(x)), split(self.k(x)), split(self.v(x)))  # (B, h, N, d_v)
+        y = y.transpose(1, 2).reshape(b, n, d)  # (B, N, d)
+        return self.o(y)
+
+
+class MLP(nn.Module):
+    """Token-wise d → ratio·d → d with GELU."""
+
+    def __init__(self, dim: int, ratio: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(dim, ratio * dim)
+        self.fc2 = nn.Linear(ratio * dim, dim)
+
+    def init_(self, gen: torch.Generator, scheme: str) -> None:
+        for lin in (self.fc1, self.fc2):
+            if scheme == "xavier":
+                nn.init.xavier_uniform_(lin.weight, generator=gen)
+            else:  # "suo"
+                suo_(lin.weight, gen)
+            nn.init.zeros_(lin.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Block(nn.Module):
+    """One transformer block; ``skip`` and ``norm`` switch the residuals and the pre-LNs."""
+
+    def __init__(self, attn: nn.Module, mlp: MLP, dim: int, *, skip: bool, norm: bool) -> None:
+        super().__init__()
+        self.skip = skip
+        self.attn = attn
+        self.mlp = mlp
+        self.norm1: nn.Module = nn.LayerNorm(dim) if norm else nn.Identity()
+        self.norm2: nn.Module = nn.LayerNorm(dim) if norm else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.skip:
+            x = x + self.attn(self.norm1(x))
+            return x + self.mlp(self.norm2(x))
+        x = self.attn(self.norm1(x))
+        return self.mlp(self.norm2(x))
+
+
+class Classifier(nn.Module):
+    """Patch tokens (B, P, p²) → logits (B, 10) from the [cls] token."""
+
+    def __init__(self, embed: PatchEmbedding, blocks: Sequence[Block], dim: int, *, final_norm: bool) -> None:
+        super().__init__()
+        self.embed = embed
+        self.blocks = nn.ModuleList(blocks)
+        self.norm: nn.Module = nn.LayerNorm(dim) if final_norm else nn.Identity()
+        self.head = nn.Linear(dim, NUM_CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.embed(x)  # (B, N, d)
+        for blk in self.blocks:
+            x = blk(x)  # (B, N, d)
+        return self.head(self.norm(x[:, 0]))  # (B, 10)
+
+
+def _osa_class() -> type[nn.Module]:
+    from attnspec.theory.osa import OrthogonalSelfAttention
+
+    return OrthogonalSelfAttention
+
+
+def build_model(name: str, cfg: TrainConfig, seed: int) -> Classifier:
+    """Build and initialise model ``name`` for ``cfg`` from ``seed``.
+
+    Every initialisation, including the OSA layer's own Stiefel sampling (its ``seed``
+    argument), draws from one private generator seeded by ``seed``; global RNG state is
+    never read or changed.
+    """
+    if name not in MODELS:
+        raise InputError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
+    _check_int("seed", seed, 0)
+    gen = torch.Generator().manual_seed(int(seed))
+    n_patches = (IMAGE_SIDE // cfg.patch_size) ** 2
+    embed = PatchEmbedding(cfg.patch_size**2, n_patches, cfg.dim)
+    embed.init_(gen)
+    blocks: list[Block] = []
+    if name.startswith("vit"):
+        skip = name == "vit"
+        norm = name != "vit-noskip-noln"
+        for _ in range(cfg.depth):
+            attn = SoftmaxAttention(cfg.dim, cfg.heads)
+            attn.init_(gen)
+            mlp = MLP(cfg.dim, cfg.mlp_ratio)
+            mlp.init_(gen, "xavier")
+            blocks.append(Block(attn, mlp, cfg.dim, skip=skip, norm=norm))
+        model = Classifier(embed, blocks, cfg.dim, final_norm=norm)
+    else:
+        osa_cls = _osa_class()
+        basis = "qr" if name == "osa-qr" else "newton-schulz"
+        attns = [
+            osa_cls(cfg.dim, cfg.heads, basis=basis, ns_steps=cfg.ns_steps, ns_coefficients=cfg.ns_coefficients,
+                    alpha_init=cfg.alpha_init, seed=gen)
+            for _ in range(cfg.depth)
+        ]
+        for attn in attns:
+            mlp = MLP(cfg.dim, cfg.mlp_ratio)
+            mlp.init_(gen, "suo")
+            blocks.append(Block(attn, mlp, cfg.dim, skip=False, norm=False))
+        model = Classifier(embed, blocks, cfg.dim, final_norm=False)
+    nn.init.xavier_uniform_(model.head.weight, generator=gen)
+    nn.init.zeros_(model.head.bias)
+    return model
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# ----------------------------------------------------------------------------- training
+
+
+@dataclass
+class RunResult:
+    """One (model, replicate) run: its curve rows and its final summary."""
+
+    curves: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 512) -> tuple[float, float]:
+    """Mean cross-entropy and accuracy of ``model`` on (x, y), in eval mode."""
+    was_training = model.training
+    model.eval()
+    total_loss, correct = 0.0, 0
+    for i in range(0, len(y), batch_size):
+        logits = model(x[i:i + batch_size])  # (b, 10)
+        total_loss += float(F.cross_entropy(logits, y[i:i + batch_size], reduction="sum"))
+        correct += int((logits.argmax(dim=1) == y[i:i + batch_size]).sum())
+    model.train(was_training)
+    return total_loss / len(y), correct / len(y)
+
+
+def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: int, order_seed: int,
+                replicate: int = 0, seed: int | None = None) -> RunResult:
+    """Train model ``name`` on ``data`` for ``cfg.epochs`` epochs of AdamW with gradient clipping.
+
+    Curves: one ``split="train"`` row per optimiser step (the mini-batch loss and
+    accuracy before the step's update), one ``split="test"`` row at step 0 and after
+    every epoch. A non-finite loss stops the run and marks it ``diverged`` (its final
+    metrics are still measured, not invented).
+    """
+    t0 = time.perf_counter()
+    model = build_model(name, cfg, init_seed)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    order = torch.Generator().manual_seed(int(order_seed))
+    n = len(data.y_train)
+    ident = {"model": name, "replicate": replicate, "seed": seed}
+    res = RunResult()
+
+    def test_row(step: int, epoch: int) -> None:
+        loss, acc = evaluate(model, data.x_test, data.y_test)
+        res.curves.append({**ident, "split": "test", "step": step, "epoch": epoch, "loss": loss, "accuracy": acc})
+
+    test_row(0, 0)
+    step = 0
+    diverged = False
+    for epoch in range(1, cfg.epochs + 1):
+        perm = torch.randperm(n, generator=order)
+        for i in range(0, n, cfg.batch_size):
+            idx = perm[i:i + cfg.batch_size]
+            xb, yb = data.x_train[idx], data.y_train[idx]  # (b, P, p²), (b,)
+            logits = model(xb)  # (b, 10)
+            loss = F.cross_entropy(logits, yb)
+            step += 1
+            lv = float(loss.detach())
+            acc = float((logits.argmax(dim=1) == yb).float().mean())
+            res.curves.append({**ident, "split": "train", "step": step, "epoch": epoch, "loss": lv, "accuracy": acc})
+            if not math.isfinite(lv):
+                diverged = True
+                break
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+        test_row(step, epoch)
+        if diverged:
+            break
+    test_loss, test_acc = evaluate(model, data.x_test, data.y_test)
+    train_loss, train_acc = evaluate(model, data.x_train, data.y_train)
+    res.summary = {
+        **ident,
+        "test_accuracy": test_acc,
+        "test_loss": test_loss,
+        "train_accuracy": train_acc,
+        "train_loss": train_loss,
+        "steps": step,
+        "epochs_done": epoch,
+        "diverged": diverged,
+        "n_params": count_parameters(model),
+        "n_train": n,
+        "n_test": len(data.y_test),
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    return res
+
+
+@dataclass
+class TrainComparison:
+    """Results of :func:`run_comparison`: tidy curves, one row per run, one row per model."""
+
+    curves: pd.DataFrame
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    config: TrainConfig
+    replicate_seeds: list[int]
+    wall_seconds: float
+
+
+def replicate_seeds(cfg: TrainConfig) -> list[int]:
+    """The per-replicate seeds derived from ``cfg.seed``."""
+    return spawn_seeds(cfg.seed, cfg.seeds)
+
+
+def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> TrainComparison:
+    """Train every model of ``cfg`` on every replicate; return tidy curves and summaries."""
+    validate_config(cfg)
+    if any(m.startswith("osa") for m in cfg.models):
+        _osa_class()  # fail before any training if the OSA layer is unavailable
+    t0 = time.perf_counter()
+    rseeds = replicate_seeds(cfg)
+    curves: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
+    for r, rs in enumerate(rseeds):
+        split_seed, init_seed, order_seed = spawn_seeds(rs, 3)
+        data = load_digits_split(cfg.patch_size, cfg.test_fraction, split_seed % 2**32)
+        for name in cfg.models:
+            res = train_model(name, cfg, data, init_seed=init_seed, order_seed=order_seed, replicate=r, seed=rs)
+            curves.extend(res.curves)
+            runs.append(res.summary)
+            if progress is not None:
+                s = res.summary
+                progress(f"{name:<16} replicate {r}: test accuracy {s['test_accuracy']:.4f}, "
+                         f"test loss {s['test_loss']:.4f}, {s['steps']} steps, {s['wall_seconds']:.1f} s"
+                         + (" (diverged)" if s["diverged"] else ""))
+    curves_df = pd.DataFrame(curves, columns=["model", "replicate", "seed", "split", "step", "epoch", "loss", "accuracy"])
+    runs_df = pd.DataFrame(runs)
+    return TrainComparison(curves_df, runs_df, summarise(runs_df, cfg.models), cfg, rseeds,
+                           time.perf_counter() - t0)
+
+
+def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline: str = "vit") -> pd.DataFrame:
+    """One row per model: test accuracy mean ± std over replicates, and the paired
+    difference to ``baseline`` (same split, init seed and batch order) with a 95 %
+    Student-t interval when there are at least two replicates."""
+    models = list(models) if models is not None else list(dict.fromkeys(runs["model"]))
+    base = runs[runs["model"] == baseline].set_index("replicate")["test_accuracy"] if baseline in models else None
+    rows = []
+    for m in models:
+        g = runs[runs["model"] == m].sort_values("replicate")
+        acc = g["test_accuracy"].to_numpy(dtype=float)
+        k = len(acc)
+        row: dict[str, Any] = {
+            "model": m,
+            "label": MODEL_LABELS[m],
+            "n_seeds": k,
+            "test_accuracy_mean": float(acc.mean()),
+            "test_accuracy_std": float(acc.std(ddof=1)) if k > 1 else float("nan"),
+            "test_accuracy_min": float(acc.min()),
+            "test_accuracy_max": float(acc.max()),
+            "test_loss_mean": float(g["test_loss"].mean()),
+            "test_loss_std": float(g["test_loss"].std(ddof=1)) if k > 1 else float("nan"),
+            "train_loss_mean": float(g["train_loss"].mean()),
+            "train_accuracy_mean": float(g["train_accuracy"].mean()),
+            "diverged_runs": int(g["diverged"].sum()),
+            "steps": int(g["steps"].max()),
+            "n_params": int(g["n_params"].iloc[0]),
+            "wall_seconds_mean": float(g["wall_seconds"].mean()),
+            "test_accuracies": [float(a) for a in acc],
+        }
+        diff_mean = lo = hi = float("nan")
+        if base is not None and m != baseline:
+            d = g.set_index("replicate")["test_accuracy"] - base
+            d = d.dropna().to_numpy(dtype=float)
+            if len(d):
+                diff_mean = float(d.mean())
+            if len(d) >= 2 and np.all(np.isfinite(d)):
+                ci = mean_ci(d)
+                lo, hi = ci.low, ci.high
+        row.update({f"diff_vs_{baseline}_mean": diff_mean, f"diff_vs_{baseline}_ci_low": lo,
+                    f"diff_vs_{baseline}_ci_high": hi})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def with_overrides(cfg: TrainConfig, **overrides: Any) -> TrainConfig:
+    """``cfg`` with the non-None ``overrides`` applied (validated)."""
+    return replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
