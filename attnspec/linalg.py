@@ -262,3 +262,15 @@ def sample_stiefel(
     d = torch.diagonal(r, dim1=-2, dim2=-1)
     s = torch.where(d < 0, -1.0, 1.0).to(q.dtype)
     return (q * s.unsqueeze(-2)).to(dtype)
+
+
+def expm_skew_eigh(s: torch.Tensor) -> torch.Tensor:
+    """exp(S) for real skew-symmetric S (..., N, N) from the eigendecomposition of the
+    Hermitian matrix iS (complex128): a third, independent reference for expm.
+
+    iS = V diag(w) Vᴴ  ⇒  exp(S) = exp(−i · iS) = V diag(e^{−i w}) Vᴴ (real up to rounding).
+    """
+    h = 1j * s.to(torch.complex128)
+    w, v = torch.linalg.eigh(h)
+    e = (v * torch.exp(-1j * w).unsqueeze(-2)) @ v.mH
+    return e.real.to(torch.float64)
