@@ -209,7 +209,8 @@ class DigitsSplit:
     """Digits as patch tokens, split into train and test.
 
     ``x_*`` have shape (n, P, p²) with P = (8/p)² patches of p×p pixels, row-major;
-    ``y_*`` have shape (n,) with labels 0..9.
+    ``y_*`` have shape (n,) with labels 0..9; ``*_index`` are the rows of
+    ``sklearn.datasets.load_digits()`` each split holds.
     """
 
     x_train: torch.Tensor
@@ -220,6 +221,8 @@ class DigitsSplit:
     seed: int
     mean: float
     std: float
+    train_index: np.ndarray
+    test_index: np.ndarray
 
     @property
     def patch_dim(self) -> int:
@@ -264,7 +267,7 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
     x = patchify(images, patch_size)  # (1797, P, p²)
     y = torch.as_tensor(labels)
     tr_t, te_t = torch.as_tensor(tr), torch.as_tensor(te)
-    return DigitsSplit(x[tr_t], y[tr_t], x[te_t], y[te_t], patch_size, int(seed), mean, std)
+    return DigitsSplit(x[tr_t], y[tr_t], x[te_t], y[te_t], patch_size, int(seed), mean, std, tr, te)
 
 
 # ----------------------------------------------------------------------------- models
@@ -399,13 +402,19 @@ def build_model(name: str, cfg: TrainConfig, seed: int) -> Classifier:
     """Build and initialise model ``name`` for ``cfg`` from ``seed``.
 
     Every initialisation, including the OSA layer's own Stiefel sampling (its ``seed``
-    argument), draws from one private generator seeded by ``seed``; global RNG state is
-    never read or changed.
+    argument), draws from one private generator seeded by ``seed``; the global RNG state
+    is left as it was found.
     """
     if name not in MODELS:
         raise InputError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
     _check_int("seed", seed, 0)
-    gen = torch.Generator().manual_seed(int(seed))
+    # nn.Linear's constructor draws its default init from the global RNG; every such
+    # value is overwritten below, and fork_rng gives the global state back untouched.
+    with torch.random.fork_rng(devices=[]):
+        return _build_model(name, cfg, torch.Generator().manual_seed(int(seed)))
+
+
+def _build_model(name: str, cfg: TrainConfig, gen: torch.Generator) -> Classifier:
     n_patches = (IMAGE_SIDE // cfg.patch_size) ** 2
     embed = PatchEmbedding(cfg.patch_size**2, n_patches, cfg.dim)
     embed.init_(gen)
