@@ -1,0 +1,107 @@
+"""`attnspec osa-train` through typer's CliRunner: outputs, JSON, meta.json, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from attnspec.cli.main import app
+from attnspec.results import read_meta, read_table
+from attnspec.theory.osa_train import MODELS
+
+runner = CliRunner()
+
+# --quick with one epoch and depth 1: every model, two seeds, in a few seconds.
+QUICK = ["osa-train", "--quick", "--epochs", "1", "--depth", "1", "--seed", "3"]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    out = tmp_path_factory.mktemp("osa_train") / "run"
+    result = runner.invoke(app, [*QUICK, "--json", "--out", str(out)])
+    return out, result
+
+
+def test_quick_json_prints_only_the_summary_rows(quick_run: tuple[Path, object]) -> None:
+    _, result = quick_run
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["model"] for r in rows] == list(MODELS)
+    for r in rows:
+        assert r["n_seeds"] == 2 and len(r["test_accuracies"]) == 2
+        assert 0.0 <= r["test_accuracy_mean"] <= 1.0
+        assert r["steps"] == 12
+    assert rows[0]["diff_vs_vit_mean"] is None  # the baseline has no difference to itself
+    assert "osa-qr" in result.stderr  # progress goes to stderr
+
+
+def test_quick_run_writes_tidy_tables_meta_and_figures(quick_run: tuple[Path, object]) -> None:
+    out, result = quick_run
+    assert result.exit_code == 0, result.output
+    curves = read_table(out, "osa_train")
+    assert list(curves.columns[:5]) == ["model", "replicate", "seed", "split", "step"]
+    assert set(curves["split"]) == {"train", "test"}
+    # per (model, replicate): 12 train steps + test at step 0 and after the epoch
+    assert (curves.groupby(["model", "replicate"]).size() == 14).all()
+    runs = read_table(out, "osa_train_runs")
+    assert len(runs) == 2 * len(MODELS)
+    summary = read_table(out, "osa_train_summary")
+    rows = json.loads(result.stdout)
+    assert summary["test_accuracy_mean"].tolist() == pytest.approx([r["test_accuracy_mean"] for r in rows])
+    # summary agrees with the runs it summarises
+    means = runs.groupby("model")["test_accuracy"].mean()
+    assert summary.set_index("model")["test_accuracy_mean"].to_dict() == pytest.approx(means.to_dict())
+    meta = read_meta(out)
+    assert meta["kind"] == "osa-train" and meta["seed"] == 3 and meta["quick"] is True
+    assert meta["config"]["epochs"] == 1 and meta["config"]["depth"] == 1 and meta["config"]["lr"] == 3e-4
+    assert len(meta["replicate_seeds"]) == 2 and meta["wall_seconds"] > 0
+    assert meta["departures"] and meta["paper_setup"]["epochs"] == 10
+    assert "torch" in meta and "numpy" in meta
+    for stem in ("osa_train_curves", "osa_train_accuracy"):
+        assert (out / f"{stem}.png").stat().st_size > 0 and (out / f"{stem}.svg").is_file()
+
+
+def test_same_seed_same_numbers_and_table_output(quick_run: tuple[Path, object], tmp_path: Path) -> None:
+    out, _ = quick_run
+    again = runner.invoke(app, [*QUICK, "--models", "vit,osa-ns", "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    assert "osa-ns" in again.stdout and "Δ vs ViT" in again.stdout
+    first = read_table(out, "osa_train_runs").set_index(["model", "replicate"])
+    second = read_table(tmp_path / "b", "osa_train_runs").set_index(["model", "replicate"])
+    pd.testing.assert_series_equal(first.loc[second.index, "test_accuracy"], second["test_accuracy"])
+
+
+def test_out_holding_another_run_is_refused(quick_run: tuple[Path, object]) -> None:
+    out, _ = quick_run
+    result = runner.invoke(app, [*QUICK, "--epochs", "2", "--out", str(out)])
+    assert result.exit_code == 1
+    assert "holds a different run" in result.stderr and "epochs" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--models", "vit,resnet"], "unknown model 'resnet'"),
+    (["--models", ","], "--models must name at least one"),
+    (["--epochs", "0"], "epochs must be in [1, inf), got 0"),
+    (["--seeds", "0"], "seeds must be in [1, inf), got 0"),
+    (["--alpha-init", "nan"], "alpha_init must be finite, got nan"),
+    (["--alpha-init", "inf"], "alpha_init must be finite, got inf"),
+    (["--lr", "-1"], "lr must be in (0, inf), got -1.0"),
+    (["--heads", "3"], "dim must be a multiple of heads"),
+    (["--heads", "1"], "2*d_v <= dim"),
+    (["--patch-size", "3"], "patch_size must divide the 8x8 image"),
+    (["--test-fraction", "1.5"], "test_fraction must be in (0, 1), got 1.5"),
+    (["--ns-coefficients", "bogus"], "schedule must be one of cubic, muon, polar-express"),
+    (["--ns-steps", "-1"], "ns_steps must be in [0, inf), got -1"),
+    (["--threads", "0"], "--threads must be an integer >= 1, got 0"),
+])
+def test_bad_input_is_a_one_line_error(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["osa-train", "--quick", *args])
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and message in lines[0]
