@@ -220,13 +220,15 @@ def test_same_seed_same_windows_and_prefix_property(tok, tmp_path):
 
 
 def test_draw_is_spread_over_the_whole_source(tok, tmp_path):
-    # Not always the first windows: over seeds, every window of a small pool gets drawn.
-    f = tmp_path / "wiki.valid.raw"
-    write_wikitext(f, n_articles=2)
-    first = load_inputs(f, tok, seq_len=20, num_inputs=1, seed=0)
-    available = first.meta["num_available"]
-    seen = {tuple(load_inputs(f, tok, seq_len=20, num_inputs=2, seed=s).input_ids[0]) for s in range(20 * available)}
-    assert len(seen) == available
+    # Not always the first windows: over seeds, every window of a small pool comes first
+    # about equally often (6 windows, 300 seeds: each expected 50 times).
+    f = tmp_path / "docs.txt"
+    texts = [sentence(i, 30) for i in range(6)]
+    f.write_text("\n".join(texts) + "\n")
+    first = [tuple(load_inputs(f, tok, seq_len=12, num_inputs=1, seed=s).input_ids[0]) for s in range(300)]
+    counts = sorted(first.count(w) for w in set(first))
+    assert len(counts) == 6
+    assert counts[0] >= 25 and counts[-1] <= 80  # binomial(300, 1/6): mean 50, sd 6.5
 
 
 # --------------------------------------------------------------------------- documents and short policies
@@ -235,6 +237,7 @@ def test_draw_is_spread_over_the_whole_source(tok, tmp_path):
 def _docs_case(tok, tmp_path, seq_len: int):
     """JSONL documents of assorted lengths around seq_len, their token ids, and the file."""
     texts = [sentence(i, n) for i, n in enumerate([2, 30, 3, 40, 1, 25, 4, 2, 35, 5, 3, 6])]
+    texts.append("a")  # a one-token document
     texts.append("")  # an empty document: never a window
     f = tmp_path / "docs.jsonl"
     write_jsonl(f, [{"id": i, "text": t} for i, t in enumerate(texts)])
@@ -262,6 +265,7 @@ def test_truncate_keep_uses_short_documents_at_their_own_length(tok, tmp_path):
     f, doc_ids = _docs_case(tok, tmp_path, seq_len)
     prefix, suffix = special(tok)
     expected = [d[:seq_len - 2] for d in doc_ids if len(d) > 0]
+    assert min(len(d) for d in expected) == 1
     inp = load_inputs(f, tok, seq_len=seq_len, num_inputs=len(expected), seed=5, short_policy="keep")
     assert inp.meta["num_available"] == len(expected)
     assert sorted(split_window(w, prefix, suffix) for w in inp.input_ids) == sorted(expected)
