@@ -1,0 +1,80 @@
+"""attnspec.corpora on the real corpora of ../shared/data (skipped when the folder is absent).
+
+Every expected count is recomputed here from the files with the tokenizer directly (an
+independent path: one batch call on the raw lines / reviews), never copied from a run.
+The only constants are facts about the files themselves: the sha256 sums published in
+the data folder's README and the 60 articles of each WikiText-103 valid/test split.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from attnspec.corpora import DATA_DIR_ENV, load_inputs
+from attnspec.errors import DataError
+
+pytestmark = [pytest.mark.realdata, pytest.mark.minilm]
+
+SHA256 = {  # from ../shared/data/README.md
+    "valid": "4cd0f6876d07a413aa911261ff6d363c72d757d47f0fdd6015702014c89cb9c7",
+    "test": "173c87a53759e0201f33e0ccf978e510c2042d7f2cb78229d9a50d79b9e7dd08",
+}
+
+
+@pytest.fixture(scope="module")
+def minilm_tok(minilm_path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(minilm_path))
+
+
+@pytest.mark.parametrize("split", ["valid", "test"])
+def test_wiki103_windows_are_the_cut_token_stream(minilm_tok, data_dir, split, monkeypatch):
+    path = data_dir / "wikitext103" / f"wiki.{split}.raw"
+    if not path.is_file():
+        pytest.skip(f"{path} absent")
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    enc = minilm_tok(lines, add_special_tokens=False, verbose=False)["input_ids"]
+    stream = [t for ids in enc for t in ids]
+    width = 512 - 2
+    expected = [stream[k * width:(k + 1) * width] for k in range(len(stream) // width)]
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(data_dir))
+    inp = load_inputs("wiki103", minilm_tok, seq_len=512, num_inputs=len(expected), seed=0, split=split)
+    meta = inp.meta
+    assert meta["num_available"] == len(expected) and meta["tokens"] == len(stream)
+    assert meta["sha256"] == SHA256[split]
+    assert meta["documents"] == 60  # WikiText-103 valid and test hold 60 articles each
+    assert meta["split"] == ("validation" if split == "valid" else "test") and meta["mode"] == "pack"
+    cls, sep = minilm_tok.cls_token_id, minilm_tok.sep_token_id
+    assert all(len(w) == 512 and w[0] == cls and w[-1] == sep for w in inp.input_ids)
+    assert sorted(w[1:-1] for w in inp.input_ids) == sorted(expected)
+    # More than asked for is refused with the number that is available.
+    with pytest.raises(DataError, match=f"only {len(expected)} windows of 512 tokens"):
+        load_inputs("wiki103", minilm_tok, seq_len=512, num_inputs=len(expected) + 1, seed=0, split=split)
+
+
+@pytest.mark.slow
+def test_imdb_test_skip_keeps_exactly_the_reviews_of_at_least_510_tokens(minilm_tok, data_dir):
+    files = sorted((data_dir / "imdb").glob("*.jsonl"))
+    if not files:
+        pytest.skip("imdb/*.jsonl absent")
+    texts = []
+    for f in files:
+        with f.open(encoding="utf-8") as fh:
+            texts += [json.loads(line)["text"] for line in fh if line.strip()]
+    texts = [re.sub(r"<br\s*/?\s*>", " ", t, flags=re.IGNORECASE) for t in texts]
+    enc = minilm_tok(texts, add_special_tokens=False, verbose=False)["input_ids"]
+    long_reviews = [tuple(ids[:510]) for ids in enc if len(ids) >= 510]
+
+    inp = load_inputs("imdb", minilm_tok, seq_len=512, num_inputs=20, seed=3, data_dir=data_dir)
+    meta = inp.meta
+    assert meta["split"] == "test" and meta["mode"] == "truncate" and meta["short_policy"] == "skip"
+    assert meta["documents"] == len(texts) == 25_000 and meta["files"] == len(files)
+    assert meta["num_available"] == len(long_reviews)
+    assert meta["input_lengths"] == {"min": 512, "max": 512, "full": 20}
+    allowed = set(long_reviews)
+    assert all(tuple(w[1:-1]) in allowed for w in inp.input_ids)
