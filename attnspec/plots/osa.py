@@ -1,0 +1,116 @@
+"""Figures of ``attnspec osa-check``, made only from its saved tables.
+
+* ``orthogonality_vs_K``: Theorem 3.1 — median ||YᵀY − I||₂ with its 10–90 % band and the
+  medians of bounds (10) and (11) against the Newton–Schulz step K, one column per
+  schedule; a second row shows the range of σ(B) (the bound's proof needs σ <= 1).
+* ``kappa_vs_alpha``: Theorems 4.3/4.4 — κ(J) and ||J1||₂/alpha against alpha per basis.
+* ``time_vs_n``: forward time (min over repeats) against N on log–log axes, with fitted
+  exponents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from attnspec.plots import save_figure, style
+from attnspec.results import read_table
+
+_FLOOR = 1e-17  # log axes: exact zeros are drawn at this floor
+
+
+def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
+    """Theorem 3.1 figure from the ``thm31`` table."""
+    style()
+    schedules = list(dict.fromkeys(frame["schedule"]))
+    fig, axes = plt.subplots(2, len(schedules), figsize=(4.2 * len(schedules), 6.4), sharex=True, squeeze=False,
+                             gridspec_kw={"height_ratios": [2.2, 1]})
+    for j, sch in enumerate(schedules):
+        sub = frame[frame["schedule"] == sch]
+        g = sub.groupby("steps")
+        k = np.array(sorted(sub["steps"].unique()))
+        ax = axes[0, j]
+        err = g["error"]
+        ax.fill_between(k, np.maximum(err.quantile(0.1).to_numpy(), _FLOOR), np.maximum(err.quantile(0.9).to_numpy(), _FLOOR),
+                        alpha=0.25, color="C0", lw=0)
+        ax.plot(k, np.maximum(err.median().to_numpy(), _FLOOR), "o-", color="C0", label="||YᵀY − I||₂ (median, 10–90%)")
+        ax.plot(k, np.maximum(g["bound10"].median().to_numpy(), _FLOOR), "s--", color="C1", label="bound (10) (median)")
+        ax.plot(k, np.maximum(g["bound11"].median().to_numpy(), _FLOOR), "^:", color="C2", label="bound (11) (median)")
+        viol = sub[sub["error"] > sub["bound10"] * (1 + 1e-9) + 1e-12]
+        if not viol.empty:
+            ax.scatter(viol["steps"], np.maximum(viol["error"], _FLOOR), marker="x", color="C3", s=18, zorder=5,
+                       label=f"error > bound (10) ({len(viol)})")
+        ax.axhspan(_FLOOR, 1e-12, color="0.85", alpha=0.5, lw=0, label="< 1e-12: float64 rounding")
+        ax.set_yscale("log")
+        ax.set_title(sch)
+        if j == 0:
+            ax.set_ylabel("orthogonality error / bound")
+        ax.legend(fontsize=7, loc="lower left")
+        ax2 = axes[1, j]
+        ax2.fill_between(k, g["sigma_min"].min().to_numpy(), g["sigma_max"].max().to_numpy(), alpha=0.3, color="C4", lw=0)
+        ax2.plot(k, g["sigma_max"].max().to_numpy(), color="C4", lw=1, label="σ(B) range over instances")
+        ax2.axhline(1.0, color="k", lw=0.8, ls="--")
+        ax2.set_xlabel("Newton–Schulz steps K")
+        if j == 0:
+            ax2.set_ylabel("σ(B)")
+        ax2.legend(fontsize=7, loc="lower right")
+    fig.suptitle("Theorem 3.1: orthogonality error of the Newton–Schulz basis vs bounds (10), (11)")
+    return save_figure(fig, stem)
+
+
+def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
+    """Theorems 4.3/4.4 figure from the ``jacobian`` table."""
+    style()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for i, ((reading, basis), sub) in enumerate(frame.groupby(["reading", "basis"], sort=False)):
+        g = sub.groupby("alpha")
+        a = np.array(sorted(sub["alpha"].unique()))
+        label = basis if reading == "single" else f"{basis}, {int(sub.heads.iloc[0])} heads (multihead reading)"
+        ls = "-" if reading == "single" else "--"
+        axes[0].plot(a, g["kappa_j"].median().to_numpy(), ls, marker="o", ms=3, color=f"C{i}", label=label)
+        axes[1].plot(a, g["j1_over_alpha"].median().to_numpy(), ls, marker="o", ms=3, color=f"C{i}", label=label)
+    axes[0].axhline(1.0, color="k", lw=0.8, ls=":")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel("alpha")
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("κ(J) = σ_max / σ_min>0 (median over instances)")
+    axes[1].set_ylabel("||J1||₂ / alpha (median)")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Theorems 4.3 / 4.4: input–output Jacobian of OSA at the paper's initialisation")
+    return save_figure(fig, stem)
+
+
+def plot_timing(frame: pd.DataFrame, stem: Path) -> list[Path]:
+    """Forward time vs N, log–log, with the fitted exponent of each method in the legend."""
+    style()
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for i, (meth, sub) in enumerate(frame.groupby("method", sort=False)):
+        sub = sub.sort_values("n")
+        if len(sub) >= 2:
+            slope = float(np.polyfit(np.log(sub["n"].to_numpy(float)), np.log(sub["seconds"].to_numpy(float)), 1)[0])
+            lab = f"{meth} (∝ N^{slope:.2f})"
+        else:
+            lab = meth
+        ax.plot(sub["n"], sub["seconds"], "o-", color=f"C{i}", label=lab)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length N")
+    ax.set_ylabel("forward time (s, min of repeats)")
+    d_v = int(frame["d_v"].iloc[0]) if "d_v" in frame else None
+    ax.set_title(f"OSA forward time, d_v = {d_v}, one head, float32, CPU")
+    ax.legend(fontsize=8)
+    return save_figure(fig, stem)
+
+
+def plot_osa_check(out_dir: Path) -> list[Path]:
+    """Every osa-check figure from the tables saved in ``out_dir``."""
+    out_dir = Path(out_dir)
+    paths = plot_orthogonality(read_table(out_dir, "thm31"), out_dir / "orthogonality_vs_K")
+    paths += plot_kappa(read_table(out_dir, "jacobian"), out_dir / "kappa_vs_alpha")
+    if (out_dir / "timing.parquet").is_file():
+        paths += plot_timing(read_table(out_dir, "timing"), out_dir / "time_vs_n")
+    return paths
