@@ -528,7 +528,9 @@ def _resolve(data: str | os.PathLike, split: str | None, data_dir: str | os.Path
             found = _local_named(corpus, want, d)
             if found is not None:
                 return found
-            looked = f"no local copy in {str(d)!r} (from {where})"
+            expected = (f"wikitext103/wiki.{_WIKI_FILE_SPLIT[want]}.raw" if corpus == "wiki103"
+                        else f"imdb/*.jsonl records with split {want!r} or imdb/aclImdb/{want}/")
+            looked = f"no local copy in {str(d)!r} (from {where}; looked for {expected})"
         else:
             looked = f"no local copy (neither --data-dir nor {DATA_DIR_ENV} is set)"
         return _from_hub(corpus, want, looked)
