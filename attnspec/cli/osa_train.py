@@ -125,12 +125,13 @@ def register_train(app: typer.Typer) -> None:
                 torch.set_num_threads(old_threads)
 
             if out is not None:
-                from attnspec.plots.osa_train import CURVES_TABLE, RUNS_TABLE, plot_osa_train
+                from attnspec.plots.osa_train import CURVES_TABLE, RUNS_TABLE, SIGNAL_TABLE, plot_osa_train
                 from attnspec.results import environment_meta, write_meta, write_table
 
                 write_table(out, CURVES_TABLE, result.curves, csv=csv)
                 write_table(out, RUNS_TABLE, result.runs, csv=csv)
                 write_table(out, "osa_train_summary", result.summary, csv=csv)
+                write_table(out, SIGNAL_TABLE, result.signal, csv=csv)
                 meta = {
                     "kind": KIND,
                     "command": "attnspec osa-train",
@@ -157,6 +158,8 @@ def register_train(app: typer.Typer) -> None:
                         RUNS_TABLE: "one row per (model, replicate): final test/train metrics, steps, wall time",
                         "osa_train_summary": "one row per model: test accuracy mean ± sd over replicates, paired "
                                              "difference to ViT with a 95% t interval",
+                        SIGNAL_TABLE: "one row per (model, replicate, stage, block): RMS of the token "
+                                      "representations at initialisation on 256 training images (logits: sd)",
                     },
                     **environment_meta(),
                 }

@@ -4,7 +4,9 @@
   test accuracy against epochs, mean over replicates with a ±1 sd band (the paper's
   Figure 1, plus accuracy);
 * ``osa_train_accuracy``: final test accuracy per model, bar = mean over replicates,
-  error bar = ±1 sd, dots = the individual replicates (the paper's Table 2).
+  error bar = ±1 sd, dots = the individual replicates (the paper's Table 2);
+* ``osa_train_signal``: RMS of the token representations through the network at
+  initialisation (embedding, after each attention and MLP sub-layer, logits' sd).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from attnspec.results import read_table
 
 CURVES_TABLE = "osa_train"
 RUNS_TABLE = "osa_train_runs"
+SIGNAL_TABLE = "osa_train_signal"
 
 
 def _labels(frame: pd.DataFrame) -> pd.DataFrame:
@@ -86,9 +89,34 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
     return save_figure(fig, stem)
 
 
+def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
+    """RMS of the representations at initialisation, stage by stage, log scale."""
+    style()
+    s = _labels(signal)
+    stages = s[["stage", "block"]].drop_duplicates()
+    names = [("embed" if st == "embed" else "logits (sd)" if st == "logits" else f"{st} {b}")
+             for st, b in stages.itertuples(index=False)]
+    pos = {tuple(k): i for i, k in enumerate(stages.itertuples(index=False))}
+    s["position"] = [pos[(st, b)] for st, b in zip(s["stage"], s["block"])]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    sns.lineplot(data=s, x="position", y="rms", hue="Model", hue_order=list(dict.fromkeys(s["Model"])),
+                 marker="o", errorbar=("pi", 100), ax=ax)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_xlabel("")
+    ax.set_ylabel("RMS of token representations")
+    ax.set_title("signal at initialisation (256 training images; band = range over replicates)")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
 def plot_osa_train(out_dir: Path) -> list[Path]:
-    """Make both figures from the tables saved in ``out_dir``."""
+    """Make every figure from the tables saved in ``out_dir``."""
     out_dir = Path(out_dir)
     curves = read_table(out_dir, CURVES_TABLE)
     runs = read_table(out_dir, RUNS_TABLE)
-    return plot_curves(curves, out_dir / "osa_train_curves") + plot_accuracy(runs, out_dir / "osa_train_accuracy")
+    paths = plot_curves(curves, out_dir / "osa_train_curves") + plot_accuracy(runs, out_dir / "osa_train_accuracy")
+    if (out_dir / f"{SIGNAL_TABLE}.parquet").is_file():
+        paths += plot_signal(read_table(out_dir, SIGNAL_TABLE), out_dir / "osa_train_signal")
+    return paths

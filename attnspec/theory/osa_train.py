@@ -109,12 +109,12 @@ class TrainConfig:
     models: tuple[str, ...] = MODELS
     seeds: int = 3
     seed: int = 0
-    epochs: int = 20
+    epochs: int = 10
     batch_size: int = 128
     lr: float = 3e-4
     weight_decay: float = 0.05
     grad_clip: float = 1.0
-    depth: int = 4
+    depth: int = 3
     dim: int = 32
     heads: int = 4
     mlp_ratio: int = 4
@@ -456,10 +456,35 @@ def count_parameters(model: nn.Module) -> int:
 
 @dataclass
 class RunResult:
-    """One (model, replicate) run: its curve rows and its final summary."""
+    """One (model, replicate) run: its curve rows, its signal rows at init, its summary."""
 
     curves: list[dict[str, Any]] = field(default_factory=list)
+    signal: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+
+
+@torch.no_grad()
+def signal_rms(model: Classifier, x: torch.Tensor) -> list[dict[str, Any]]:
+    """Root-mean-square of the token representations through ``model`` on ``x``.
+
+    One row per stage: ``("embed", 0)``, then ``("attn", l)`` and ``("mlp", l)`` for
+    block l = 1..depth (after the sub-layer, its residual and its norm as the block
+    applies them), and ``("logits", depth)`` (the standard deviation of the logits).
+    Signal propagation at initialisation is what the paper's Section 4 is about.
+    """
+    rows = []
+    h = model.embed(x)  # (B, N, d)
+    rows.append({"stage": "embed", "block": 0, "rms": float(h.pow(2).mean().sqrt())})
+    for i, blk in enumerate(model.blocks, start=1):
+        a = blk.attn(blk.norm1(h))
+        h = h + a if blk.skip else a
+        rows.append({"stage": "attn", "block": i, "rms": float(h.pow(2).mean().sqrt())})
+        m = blk.mlp(blk.norm2(h))
+        h = h + m if blk.skip else m
+        rows.append({"stage": "mlp", "block": i, "rms": float(h.pow(2).mean().sqrt())})
+    logits = model.head(model.norm(h[:, 0]))  # (B, 10)
+    rows.append({"stage": "logits", "block": len(model.blocks), "rms": float(logits.std())})
+    return rows
 
 
 @torch.no_grad()
@@ -498,6 +523,7 @@ def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: in
         loss, acc = evaluate(model, data.x_test, data.y_test)
         res.curves.append({**ident, "split": "test", "step": step, "epoch": epoch, "loss": loss, "accuracy": acc})
 
+    res.signal = [{**ident, **r} for r in signal_rms(model, data.x_train[:256])]
     test_row(0, 0)
     step = 0
     diverged = False
@@ -533,6 +559,7 @@ def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: in
         "steps": step,
         "epochs_done": epoch,
         "diverged": diverged,
+        "init_logit_std": res.signal[-1]["rms"],
         "n_params": count_parameters(model),
         "n_train": n,
         "n_test": len(data.y_test),
@@ -543,9 +570,11 @@ def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: in
 
 @dataclass
 class TrainComparison:
-    """Results of :func:`run_comparison`: tidy curves, one row per run, one row per model."""
+    """Results of :func:`run_comparison`: tidy curves, signal at init, one row per run,
+    one row per model."""
 
     curves: pd.DataFrame
+    signal: pd.DataFrame
     runs: pd.DataFrame
     summary: pd.DataFrame
     config: TrainConfig
@@ -567,12 +596,14 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
     rseeds = replicate_seeds(cfg)
     curves: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
+    signal: list[dict[str, Any]] = []
     for r, rs in enumerate(rseeds):
         split_seed, init_seed, order_seed = spawn_seeds(rs, 3)
         data = load_digits_split(cfg.patch_size, cfg.test_fraction, split_seed % 2**32)
         for name in cfg.models:
             res = train_model(name, cfg, data, init_seed=init_seed, order_seed=order_seed, replicate=r, seed=rs)
             curves.extend(res.curves)
+            signal.extend(res.signal)
             runs.append(res.summary)
             if progress is not None:
                 s = res.summary
@@ -581,7 +612,8 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
                          + (" (diverged)" if s["diverged"] else ""))
     curves_df = pd.DataFrame(curves, columns=["model", "replicate", "seed", "split", "step", "epoch", "loss", "accuracy"])
     runs_df = pd.DataFrame(runs)
-    return TrainComparison(curves_df, runs_df, summarise(runs_df, cfg.models), cfg, rseeds,
+    signal_df = pd.DataFrame(signal, columns=["model", "replicate", "seed", "stage", "block", "rms"])
+    return TrainComparison(curves_df, signal_df, runs_df, summarise(runs_df, cfg.models), cfg, rseeds,
                            time.perf_counter() - t0)
 
 
@@ -608,6 +640,7 @@ def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline:
             "test_loss_std": float(g["test_loss"].std(ddof=1)) if k > 1 else float("nan"),
             "train_loss_mean": float(g["train_loss"].mean()),
             "train_accuracy_mean": float(g["train_accuracy"].mean()),
+            "init_logit_std_mean": float(g["init_logit_std"].mean()) if "init_logit_std" in g else float("nan"),
             "diverged_runs": int(g["diverged"].sum()),
             "steps": int(g["steps"].max()),
             "n_params": int(g["n_params"].iloc[0]),

@@ -61,7 +61,10 @@ def test_quick_run_writes_tidy_tables_meta_and_figures(quick_run: tuple[Path, ob
     assert len(meta["replicate_seeds"]) == 2 and meta["wall_seconds"] > 0
     assert meta["departures"] and meta["paper_setup"]["epochs"] == 10
     assert "torch" in meta and "numpy" in meta
-    for stem in ("osa_train_curves", "osa_train_accuracy"):
+    signal = read_table(out, "osa_train_signal")
+    assert list(signal.columns) == ["model", "replicate", "seed", "stage", "block", "rms"]
+    assert len(signal) == 2 * len(MODELS) * (2 + 2 * 1)  # embed, attn, mlp, logits at depth 1
+    for stem in ("osa_train_curves", "osa_train_accuracy", "osa_train_signal"):
         assert (out / f"{stem}.png").stat().st_size > 0 and (out / f"{stem}.svg").is_file()
 
 

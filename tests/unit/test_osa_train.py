@@ -163,6 +163,19 @@ def test_build_model_is_seeded_and_leaves_global_rng_alone() -> None:
 # ----------------------------------------------------------------------------- training
 
 
+@pytest.mark.parametrize("name", ["vit", "osa-qr"])
+def test_signal_rms_follows_the_forward_pass(name: str, digits: ot.DigitsSplit) -> None:
+    cfg = ot.TrainConfig(**TINY)
+    model = ot.build_model(name, cfg, 2)
+    x = digits.x_train[:32]
+    rows = ot.signal_rms(model, x)
+    assert [(r["stage"], r["block"]) for r in rows] == [
+        ("embed", 0), ("attn", 1), ("mlp", 1), ("attn", 2), ("mlp", 2), ("logits", 2)]
+    with torch.no_grad():
+        assert rows[0]["rms"] == pytest.approx(float(model.embed(x).pow(2).mean().sqrt()), rel=1e-5)
+        assert rows[-1]["rms"] == pytest.approx(float(model(x).std()), rel=1e-5)
+
+
 @pytest.mark.parametrize(("name", "min_drop", "min_acc"), [("vit", 0.5, 0.35), ("osa-qr", 0.2, 0.2)])
 def test_training_decreases_the_loss(name: str, min_drop: float, min_acc: float, digits: ot.DigitsSplit) -> None:
     # lr 3e-3 (10x the paper's) so that 48 steps of a tiny model move measurably
