@@ -1,0 +1,103 @@
+"""`attnspec osa-check`: verdict table, --json, --out (tables, meta.json, figures), bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from attnspec.cli.main import app
+
+runner = CliRunner()
+SMALL = ["--steps", "3", "--trials", "1", "--no-timing", "--schedule", "cubic", "--schedule", "muon", "--alpha", "0.5"]
+
+
+@pytest.fixture(scope="module")
+def out_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("osa") / "run"
+    res = runner.invoke(app, ["osa-check", "--seed", "3", "--out", str(out), "--json", *SMALL])
+    return out, res
+
+
+def test_json_stdout_is_only_json(out_run):
+    _, res = out_run
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    claims = {r["claim"] for r in rows}
+    for c in ("Thm 2.1", "Thm 3.1 bound (10)", "Thm 3.1 bound (11)", "Thm 4.2", "Thm 2.2", "Thm 4.1", "Thm 4.3", "Thm 4.4"):
+        assert any(k.startswith(c) for k in claims), c
+    assert {r["verdict"] for r in rows} <= {"holds", "violated", "vacuous", "loose"}
+    assert all(r["seed"] == 3 for r in rows)
+    # the Muon schedule's σ(B) > 1 breaks bound (11) as stated, and the toolkit says so
+    muon11 = [r for r in rows if r["claim"] == "Thm 3.1 bound (11)" and r["schedule"] == "muon" and r["reading"] == "as stated"]
+    assert muon11 and muon11[0]["verdict"] == "violated"
+
+
+def test_out_directory(out_run):
+    out, _ = out_run
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["kind"] == "osa-check" and meta["seed"] == 3 and meta["steps"] == 3
+    assert "torch" in meta and "wall_seconds" in meta
+    for name in ("verdicts", "thm21", "thm31", "thm42", "thm22", "jacobian", "layer_orthogonality"):
+        assert (out / f"{name}.parquet").is_file(), name
+    thm31 = pd.read_parquet(out / "thm31.parquet")
+    assert list(thm31.columns[:3]) == ["schedule", "steps", "n"]
+    assert set(thm31.steps) == {0, 1, 2, 3}
+    for stem in ("orthogonality_vs_K", "kappa_vs_alpha"):
+        assert (out / f"{stem}.png").stat().st_size > 0 and (out / f"{stem}.svg").is_file()
+
+
+def test_same_seed_same_numbers(out_run, tmp_path):
+    out, _ = out_run
+    res = runner.invoke(app, ["osa-check", "--seed", "3", "--json", *SMALL])
+    assert res.exit_code == 0
+    a = pd.read_parquet(out / "verdicts.parquet")
+    b = pd.DataFrame(json.loads(res.stdout))
+    assert list(a.verdict) == list(b.verdict)
+    assert list(a.estimate.round(12)) == list(b.estimate.astype(float).round(12))
+
+
+def test_refuses_a_different_run_in_out(out_run):
+    out, _ = out_run
+    res = runner.invoke(app, ["osa-check", "--seed", "4", "--out", str(out), *SMALL])
+    assert res.exit_code == 1
+    assert "different run" in res.stderr
+
+
+def test_table_output():
+    res = runner.invoke(app, ["osa-check", "--seed", "1", *SMALL], env={"COLUMNS": "250"})
+    assert res.exit_code == 0
+    assert "OSA theorem checks" in res.stdout and "violated" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (["--alpha", "nan"], "alpha must be a finite number"),
+        (["--alpha", "inf"], "alpha must be a finite number"),
+        (["--steps", "-1"], "steps must be an integer >= 0"),
+        (["--schedule", "quartic"], "schedule must be one of"),
+        (["--schedule", "1.5,abc"], "--schedule must be one of"),
+        (["--d-model", "8", "--d-v", "5"], "2\\*d_v <= d_model"),
+        (["--trials", "0"], "trials must be >= 1"),
+    ],
+)
+def test_bad_input_one_line_error(args, match):
+    import re
+
+    res = runner.invoke(app, ["osa-check", "--no-timing", *args])
+    assert res.exit_code == 1
+    err = res.stderr.strip()
+    assert err.startswith("error:") and len(err.splitlines()) == 1, err
+    assert re.search(match, err), err
+    assert res.stdout == ""
+
+
+def test_custom_schedule_accepted():
+    res = runner.invoke(app, ["osa-check", "--json", "--steps", "2", "--trials", "1", "--no-timing", "--alpha", "0.5",
+                              "--schedule", "1.5,-0.5;1.875,-1.25,0.375"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert any(str(r.get("schedule", "")).startswith("custom") for r in rows)
