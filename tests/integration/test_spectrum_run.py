@@ -1,0 +1,148 @@
+"""The spectrum job end to end on a tiny local RoBERTa: results, resume, shards, bad output dirs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import make_roberta_tokenizer
+from models_tiny import tiny_roberta
+
+from attnspec.errors import InputError, ResultsError
+from attnspec.spectrum_run import SpectrumConfig, merge_runs, run_spectrum
+
+SEQ = 32
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("tiny-roberta")
+    tok = make_roberta_tokenizer(d / "tok")
+    model = tiny_roberta(vocab=len(tok), n=62)
+    model.save_pretrained(d / "model")
+    tok.save_pretrained(d / "model")
+    return d / "model"
+
+
+@pytest.fixture(scope="module")
+def text_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Plain text, one document per line, each long enough to fill a window."""
+    rng = np.random.default_rng(0)
+    words = ("attention matrix rank lobster movie actors story music numbers quotes brackets the of and "
+             "a was to in it is that singular value curve encoder").split()
+    path = tmp_path_factory.mktemp("text") / "docs.txt"
+    path.write_text("\n".join(" ".join(rng.choice(words, size=60)) for _ in range(40)) + "\n")
+    return path
+
+
+def _cfg(model_dir: Path, text_file: Path, out: Path, **kw) -> SpectrumConfig:
+    base = dict(model=str(model_dir), data=str(text_file), seq_len=SEQ, num_sentences=12, batch_size=4, seed=3,
+                device="cpu", out=out)
+    base.update(kw)
+    return SpectrumConfig(**base)
+
+
+def _tables(out: Path) -> pd.DataFrame:
+    return pd.read_parquet(out / "spectrum.parquet")
+
+
+def test_full_run_writes_tidy_results_and_meta(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    outcome = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", csv=True), progress=False)
+    assert outcome.status == "complete" and outcome.inputs_done == 12
+    df = _tables(tmp_path / "run")
+    assert list(df.columns[:6]) == ["layer", "head", "index", "mean", "std", "count"]
+    assert len(df) == 2 * 4 * SEQ and (df["count"] == 12).all()
+    assert df.groupby(["layer", "head"])["mean"].apply(lambda s: s.is_monotonic_increasing).all()
+    assert np.allclose(df[df["index"] == SEQ]["mean"], 1.0)
+    assert (tmp_path / "run" / "spectrum.csv").is_file() and (tmp_path / "run" / "metrics.csv").is_file()
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    for key in ("model", "revision", "corpus", "seed", "dtype", "device", "padding_policy", "inputs_done", "wall_time_s"):
+        assert key in meta
+    assert meta["corpus"]["seq_len"] == SEQ and meta["identity"]["split"] is None
+    assert meta["environment"]["attnspec_version"] and meta["status"] == "complete"
+    metrics = pd.read_parquet(tmp_path / "run" / "metrics.parquet")
+    assert {"effective_rank_mean", "stable_rank_mean", "index_at_0.9_of_mean_curve"} <= set(metrics.columns)
+
+
+def test_interrupted_run_resumes_to_the_uninterrupted_result(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    reference = run_spectrum(_cfg(model_dir, text_file, tmp_path / "ref"), progress=False)
+
+    def interrupt(done: int) -> None:
+        raise KeyboardInterrupt
+
+    cfg = _cfg(model_dir, text_file, tmp_path / "run", checkpoint_every=1)
+    first = run_spectrum(cfg, progress=False, on_checkpoint=interrupt)
+    assert first.status == "interrupted" and first.inputs_done == 4
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["inputs_done"] == 4
+    assert (_tables(tmp_path / "run")["count"] == 4).all()  # partial results are kept
+
+    with pytest.raises(ResultsError, match="--resume"):
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / "run"), progress=False)
+    second = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", resume=True), progress=False)
+    assert second.status == "complete" and second.inputs_done == reference.inputs_done
+    a, b = _tables(tmp_path / "ref"), _tables(tmp_path / "run")
+    np.testing.assert_array_equal(a["count"], b["count"])
+    np.testing.assert_allclose(a["mean"], b["mean"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a["std"], b["std"], rtol=1e-9, atol=1e-12)
+
+
+def test_max_time_stops_cleanly_and_resume_finishes(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    outcome = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", max_time=1e-9), progress=False)
+    assert outcome.status == "partial" and outcome.inputs_done < outcome.inputs_total
+    outcome = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", resume=True), progress=False)
+    assert outcome.status == "complete"
+
+
+def test_shards_merge_to_the_single_process_result(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "single"), progress=False)
+    for i in range(3):
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / f"shard{i}", shard=(i, 3)), progress=False)
+    meta = merge_runs([tmp_path / f"shard{i}" for i in range(3)], tmp_path / "merged")
+    assert meta["inputs_done"] == 12 and meta["identity"]["shard"] is None
+    single = json.loads((tmp_path / "single" / "meta.json").read_text())["identity"]
+    assert meta["identity"] == single
+    a, b = _tables(tmp_path / "single"), _tables(tmp_path / "merged")
+    np.testing.assert_array_equal(a["count"], b["count"])
+    np.testing.assert_allclose(a["mean"], b["mean"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a["std"], b["std"], rtol=1e-9, atol=1e-12)
+    with pytest.raises(ResultsError, match="same shard"):
+        merge_runs([tmp_path / "shard0", tmp_path / "shard0"], tmp_path / "twice")
+    with pytest.raises(ResultsError, match="whole run, not a shard"):
+        merge_runs([tmp_path / "shard0", tmp_path / "single"], tmp_path / "mixed")
+
+
+def test_out_dir_with_a_different_run_is_refused(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "run"), progress=False)
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run").iterdir()}
+    with pytest.raises(ResultsError, match="different run.*seed"):
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", seed=4), progress=False)
+    with pytest.raises(ResultsError, match="complete"):
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / "run"), progress=False)
+    assert before == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run").iterdir()}
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(ResultsError, match="not empty"):
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / "other"), progress=False)
+    assert run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", overwrite=True), progress=False).status == "complete"
+
+
+def test_seq_len_beyond_positions_is_refused_before_writing(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="--seq-len 100 exceeds.*62"):
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", seq_len=100), progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_bfloat16_and_short_policy_keep(model_dir: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "short.txt"
+    docs.write_text("\n".join(["a short line about attention"] * 5 + ["the curve of a matrix " * 12] * 5) + "\n")
+    out = run_spectrum(_cfg(model_dir, docs, tmp_path / "run", dtype="bfloat16", short_policy="keep", num_sentences=10),
+                       progress=False)
+    assert out.status == "complete"
+    df = _tables(tmp_path / "run")
+    assert np.isfinite(df["mean"]).all()
+    # short documents are zero-extended: at index 8 every short input has already reached 1
+    assert (df[df["index"] == SEQ]["mean"] > 1 - 1e-9).all()
