@@ -1,0 +1,704 @@
+"""Johnson–Lindenstrauss and Linformer's Theorems 1–2: bounds, exact laws, Monte Carlo.
+
+Source: Wang, Li, Khabsa, Fang & Ma (2020), "Linformer: Self-Attention with Linear
+Complexity" (arXiv 2006.04768), Appendix A (Lemma 1, Theorem 1) and Appendix B
+(Theorem 2). With c(ε) = (ε² − ε³)/4 and R ∈ R^{k×n} with i.i.d. N(0, 1/k) entries:
+
+**Lemma 1** (eqs. 11–12, "from Arriaga & Vempala 2006"), for 1 <= k <= n and any x, y:
+
+    Pr(‖Rx‖ <= (1 + ε)‖x‖) > 1 − e^{−c(ε)k}                                  (11)
+    Pr(|x RᵀR yᵀ − x yᵀ| <= ε‖xy‖) > 1 − 2e^{−c(ε)k}                            (12)
+
+Eq. 11 is printed one-sided and on the norm; readings checked: ``norm_upper`` (as
+printed), ``norm_two_sided`` (|‖Rx‖ − ‖x‖| > ε‖x‖), ``squared_upper``
+(‖Rx‖² > (1+ε)‖x‖², Arriaga–Vempala's form) and ``squared_two_sided``
+(|‖Rx‖² − ‖x‖²| > ε‖x‖²), each against the printed bound e^{−c(ε)k}. The tolerance
+"ε‖xy‖" of eq. 12 is garbled; readings: ``product`` (ε‖x‖‖y‖) and ``absolute``
+(ε|⟨x, y⟩|), against 2e^{−c(ε)k}.
+
+**Theorem 1** (eq. 3, eq. 5, Appendix A eq. 20): for P = softmax(QKᵀ/√d) and any column
+w of V W^V, P̃ = P RᵀR satisfies
+
+    Pr(‖P̃wᵀ − Pwᵀ‖ <= ε‖Pwᵀ‖) > 1 − o(1)  at k = 5 ln(n)/(ε² − ε³),
+
+proved by a union bound over the rows of P: failure <= 2n e^{−c(ε)k} (eq. 20). Readings:
+``relative`` (as stated) and ``additive`` (tolerance ε‖P‖_F‖w‖, what the union bound over
+eq. 12 under its product reading actually yields).
+
+**Theorem 2** (eq. 8, Appendix B eqs. 21–24): with E = δR, F = e^{−δ}R, δ = 1/(2n), for
+any row w of A = QKᵀ/√d,
+
+    Pr(‖softmax(wEᵀ) F V − softmax(w) V‖ <= ε‖softmax(w)‖‖V‖) > 1 − o(1)
+
+at k = min{9d ln(d)/ε², 5 ln(n)/ε²} (main text; Θ constants taken as 1), or
+5 ln(nd)/(ε² − ε³) and 9 ln(d)/(ε² − ε³) (Appendix B). The per-pair statement (eq. 21),
+Pr(|exp(xEᵀ) F yᵀ − exp(x) yᵀ| <= ε|exp(x) yᵀ|) > 1 − 2e^{−c(ε)k}, is checked as well.
+‖V‖ is read as the spectral norm and as the Frobenius norm; the union over the n·d
+(row, column) pairs gives the probability 2nd·e^{−c(ε)k} that we compare eq. 8 with.
+
+Exact laws (Gaussian R): k‖Rx‖²/‖x‖² ~ χ²_k; for unit x, y with cosine ρ,
+k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k (independent), whose tail is computed by
+one-dimensional quadrature (:func:`diff_chi2_sf`). Haar rows: ‖Rx‖² = (n/k) B with
+B ~ Beta(k/2, (n−k)/2). Achlioptas / very sparse R on a coordinate vector:
+‖Re1‖² = (m²/k) N, N ~ Binomial(k, p).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import integrate, optimize, special
+from scipy import stats as sps
+
+from attnspec.errors import InputError, check_range
+from attnspec.stats import clopper_pearson, numpy_rng, torch_generator
+from attnspec.theory import jl_samplers as S
+
+NORM_READINGS: tuple[str, ...] = ("norm_upper", "norm_two_sided", "squared_upper", "squared_two_sided")
+INNER_READINGS: tuple[str, ...] = ("product", "absolute")
+DEFAULT_RHOS: tuple[float, ...] = (0.0, 0.1, 0.5, 0.9, 1.0)
+ATTENTION_KINDS: tuple[str, ...] = ("softmax", "uniform", "near_identity")
+W_KINDS: tuple[str, ...] = ("value", "random", "adv_bottom", "adv_top")
+THM2_ROWS: tuple[str, ...] = ("row0", "peaked", "flat")
+THM2_CONSTRUCTIONS: tuple[str, ...] = ("paper", "plain")
+
+# ----------------------------------------------------------------------------- checks
+
+
+def check_eps(eps: float) -> float:
+    check_range("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
+    return float(eps)
+
+
+def check_n(n: int) -> int:
+    check_range("n", n, low=2)
+    return int(n)
+
+
+def check_ks(ks: Iterable[int]) -> np.ndarray:
+    arr = np.asarray(sorted({int(k) for k in ks}), dtype=np.int64)
+    if arr.size == 0:
+        raise InputError("k must hold at least one value, got none")
+    for k in arr:
+        check_range("k", int(k), low=1)
+    return arr
+
+
+def _c(eps: float) -> float:
+    return (eps * eps - eps**3) / 4.0
+
+
+def subseed(seed: int, *key: object) -> int:
+    """A child seed of ``seed`` for the named sub-experiment (stable across runs)."""
+    tag = zlib.crc32("/".join(str(k) for k in key).encode())
+    return int(np.random.SeedSequence([int(seed), tag]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+# ----------------------------------------------------------------------------- dimensions
+
+
+def linformer_k(n: int, eps: float) -> float:
+    """Theorem 1's dimension k = 5 ln(n) / (ε² − ε³) (natural log)."""
+    check_n(n)
+    check_eps(eps)
+    return 5.0 * math.log(n) / (eps * eps - eps**3)
+
+
+def theorem2_k_main(n: int, d: int, eps: float) -> float:
+    """Theorem 2 (main text): min{9 d ln(d)/ε², 5 ln(n)/ε²}, Θ constants taken as 1."""
+    check_n(n)
+    check_eps(eps)
+    check_range("d", d, low=2)
+    return min(9.0 * d * math.log(d) / eps**2, 5.0 * math.log(n) / eps**2)
+
+
+def theorem2_k_appendix_nd(n: int, d: int, eps: float) -> float:
+    """Appendix B, after eq. 24: 5 ln(nd) / (ε² − ε³)."""
+    check_n(n)
+    check_eps(eps)
+    check_range("d", d, low=1)
+    return 5.0 * math.log(n * d) / (eps * eps - eps**3)
+
+
+def theorem2_k_appendix_d(d: int, eps: float) -> float:
+    """Appendix B, before eq. 25: 9 ln(d) / (ε² − ε³)."""
+    check_eps(eps)
+    check_range("d", d, low=2)
+    return 9.0 * math.log(d) / (eps * eps - eps**3)
+
+
+def sklearn_min_dim(n: int, eps: float) -> int:
+    """scikit-learn's ``johnson_lindenstrauss_min_dim``: 4 ln(n) / (ε²/2 − ε³/3)."""
+    from sklearn.random_projection import johnson_lindenstrauss_min_dim
+
+    check_n(n)
+    check_eps(eps)
+    return int(johnson_lindenstrauss_min_dim(n, eps=eps))
+
+
+def union_bound_min_k(n: int, eps: float, pairs: int | None = None) -> int:
+    """Smallest k with 2·pairs·e^{−c(ε)k} < 1 (pairs = n: Theorem 1's eq. 20)."""
+    check_eps(eps)
+    m = n if pairs is None else pairs
+    return int(math.floor(math.log(2 * m) / _c(eps))) + 1
+
+
+def dimensions(n: int, eps: float, d: int = 64) -> dict[str, float]:
+    """Every dimension formula of the paper (and scikit-learn's), for the report."""
+    return {
+        "linformer_k": linformer_k(n, eps),
+        "theorem2_k_main": theorem2_k_main(n, d, eps),
+        "theorem2_k_appendix_nd": theorem2_k_appendix_nd(n, d, eps),
+        "theorem2_k_appendix_d": theorem2_k_appendix_d(d, eps),
+        "sklearn_min_dim": float(sklearn_min_dim(n, eps)),
+        "theorem1_union_bound_min_k": float(union_bound_min_k(n, eps)),
+    }
+
+
+# ----------------------------------------------------------------------------- bounds
+
+
+def lemma1_norm_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Eq. 11's failure bound e^{−(ε² − ε³)k/4}."""
+    check_eps(eps)
+    return np.exp(-_c(eps) * np.asarray(k, dtype=float))
+
+
+def lemma1_inner_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Eq. 12's failure bound 2e^{−(ε² − ε³)k/4}."""
+    return 2.0 * lemma1_norm_bound(k, eps)
+
+
+def theorem1_union_bound(n: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Eq. 20's failure bound 2n·e^{−(ε² − ε³)k/4} (may exceed 1: then it says nothing)."""
+    return 2.0 * n * lemma1_norm_bound(k, eps)
+
+
+def theorem2_union_bound(n: int, d: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Union of eq. 21 over the n·d (row, column) pairs: 2nd·e^{−(ε² − ε³)k/4}."""
+    return 2.0 * n * d * lemma1_norm_bound(k, eps)
+
+
+# ----------------------------------------------------------------------------- exact laws
+
+
+def _norm_thresholds(eps: float, reading: str) -> tuple[float, float | None]:
+    """(upper, lower) thresholds on q = ‖Rx‖²/‖x‖²: failure iff q > upper or q < lower."""
+    if reading == "norm_upper":
+        return (1 + eps) ** 2, None
+    if reading == "norm_two_sided":
+        return (1 + eps) ** 2, (1 - eps) ** 2
+    if reading == "squared_upper":
+        return 1 + eps, None
+    if reading == "squared_two_sided":
+        return 1 + eps, 1 - eps
+    raise InputError(f"reading must be one of {', '.join(NORM_READINGS)}, got {reading!r}")
+
+
+def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
+    """Boolean failures of eq. 11 under ``reading`` from q = ‖Rx‖²/‖x‖²."""
+    hi, lo = _norm_thresholds(eps, reading)
+    fail = q > hi
+    if lo is not None:
+        fail |= q < lo
+    return fail
+
+
+def norm_failure_exact(k: int, eps: float, reading: str = "squared_two_sided") -> float:
+    """Exact failure probability of eq. 11 under ``reading`` for Gaussian R (χ²_k law)."""
+    check_range("k", k, low=1)
+    check_eps(eps)
+    hi, lo = _norm_thresholds(eps, reading)
+    p = float(sps.chi2.sf(k * hi, k))
+    if lo is not None:
+        p += float(sps.chi2.cdf(k * lo, k))
+    return p
+
+
+def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "squared_two_sided") -> float:
+    """Exact failure probability of eq. 11 for scaled Haar rows: ‖Rx‖² = (n/k)·Beta(k/2, (n−k)/2)."""
+    S.check_dims(n, k, family="orthogonal")
+    check_eps(eps)
+    hi, lo = _norm_thresholds(eps, reading)
+    if k == n:
+        return 0.0  # R is sqrt(n/k)·orthogonal = orthogonal: norms are preserved exactly
+    law = sps.beta(k / 2, (n - k) / 2)
+    p = float(law.sf(hi * k / n))
+    if lo is not None:
+        p += float(law.cdf(lo * k / n))
+    return p
+
+
+def discrete_spiky_norm_failure_exact(family: str, n: int, k: int, eps: float,
+                                      reading: str = "squared_two_sided") -> float:
+    """Exact failure probability of eq. 11 for Achlioptas / very sparse R and x = e1.
+
+    ‖Re1‖² = (m²/k)·N with N ~ Binomial(k, p) (p, m: the family's density and magnitude).
+    """
+    if family not in ("achlioptas", "sparse"):
+        raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
+    S.check_dims(n, k)
+    check_eps(eps)
+    hi, lo = _norm_thresholds(eps, reading)
+    p, mag = S._discrete_params(family, n)
+    law = sps.binom(k, p)
+    # failure iff N > hi·k/m² (or N < lo·k/m²)
+    prob = float(law.sf(math.floor(hi * k / mag**2)))
+    if lo is not None:
+        prob += float(law.cdf(math.ceil(lo * k / mag**2) - 1))
+    return prob
+
+
+def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
+    """P(a X − b Y > t) for independent X, Y ~ χ²_k and a, b >= 0 (not both 0).
+
+    With Y = v² (v ~ χ_k) the probability is ∫ f_χk(v) · P(X > (t + b v²)/a) dv, whose
+    log-integrand is concave; it is integrated by adaptive quadrature around its mode,
+    over the window where it is within e^{−60} of its maximum (relative error ~1e-10
+    down to probabilities of ~1e-300).
+    """
+    if a < 0 or b < 0 or (a == 0 and b == 0):
+        raise InputError(f"a and b must be >= 0 and not both 0, got a={a}, b={b}")
+    if b == 0:
+        return float(sps.chi2.sf(t / a, k))
+    if a == 0:
+        return float(sps.chi2.cdf(-t / b, k))
+
+    half = k / 2.0
+    chi_const = -(half - 1.0) * math.log(2.0) - math.lgamma(half)
+
+    def logf_vec(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        x = np.maximum((t + b * v * v) / a, 0.0)
+        with np.errstate(divide="ignore"):
+            lpdf = (k - 1) * np.log(v) - v * v / 2 + chi_const
+            lsf = np.log(special.gammaincc(half, x / 2))
+        return lpdf + lsf
+
+    def logf(v: float) -> float:
+        return float(logf_vec(np.array([v]))[0])
+
+    vmax = math.sqrt(k) + 60.0
+    grid = np.linspace(1e-12, vmax, 4001)
+    vals = logf_vec(grid)
+    if not np.any(np.isfinite(vals)):
+        return 0.0
+    i = int(np.nanargmax(np.where(np.isfinite(vals), vals, -np.inf)))
+    lo_b, hi_b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = optimize.minimize_scalar(lambda v: -logf(v), bounds=(lo_b, hi_b), method="bounded",
+                                   options={"xatol": 1e-12 * max(1.0, hi_b)})
+    vstar = float(res.x)
+    lmax = max(logf(vstar), float(vals[i]))
+    if not math.isfinite(lmax):
+        return 0.0
+
+    def edge(direction: int) -> float:
+        step = 1e-4
+        v = vstar
+        while True:
+            nv = v + direction * step
+            if nv <= 0:
+                return 0.0
+            if nv >= vmax * 2:
+                return vmax * 2
+            if logf(nv) < lmax - 60:
+                return nv
+            v = nv
+            step *= 2
+
+    lo, hi = edge(-1), edge(+1)
+    val, _ = integrate.quad(lambda v: math.exp(logf(v) - lmax), lo, hi, points=[vstar], limit=400,
+                            epsabs=0.0, epsrel=1e-10)
+    return float(min(1.0, val * math.exp(lmax)))
+
+
+def inner_product_failure_exact(k: int, eps: float, rho: float, tolerance: str = "product") -> float:
+    """Exact failure probability of eq. 12 for Gaussian R, unit x and y with cosine ``rho``.
+
+    Failure is |⟨Rx, Ry⟩ − ρ| > τ with τ = ε (``product``: ε‖x‖‖y‖) or τ = ε|ρ|
+    (``absolute``: ε|⟨x, y⟩|). By rotational invariance the law depends on (k, ρ) only:
+    k⟨Rx, Ry⟩ = a χ²_k − b χ'²_k with a = (1+ρ)/2, b = (1−ρ)/2.
+    """
+    check_range("k", k, low=1)
+    check_eps(eps)
+    check_range("rho", rho, low=-1.0, high=1.0)
+    if tolerance not in INNER_READINGS:
+        raise InputError(f"tolerance must be one of {', '.join(INNER_READINGS)}, got {tolerance!r}")
+    tau = eps if tolerance == "product" else eps * abs(rho)
+    if tau == 0.0:
+        return 1.0  # a continuous law misses a single point with probability 1
+    a, b = (1 + rho) / 2, (1 - rho) / 2
+    upper = diff_chi2_sf(a, b, k, k * (rho + tau))
+    lower = diff_chi2_sf(b, a, k, k * (tau - rho)) if a > 0 or b > 0 else 0.0
+    return float(min(1.0, upper + lower))
+
+
+def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) -> np.ndarray:
+    """Boolean failures of eq. 12 from z = ⟨Rx, Ry⟩ for unit x, y with cosine rho."""
+    tau = eps if tolerance == "product" else eps * abs(rho)
+    return np.abs(z - rho) > tau
+
+
+# ----------------------------------------------------------------------------- rows
+
+
+def _mc_columns(failures: int, trials: int) -> dict[str, float]:
+    ci = clopper_pearson(int(failures), int(trials))
+    return {"failures": int(failures), "trials": int(trials), "estimate": ci.estimate,
+            "ci_low": ci.low, "ci_high": ci.high}
+
+
+# ----------------------------------------------------------------------------- Lemma 1
+
+
+def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence[str] = ("gaussian",),
+                    trials: int = 10_000, trials_other: int | None = None,
+                    rhos: Sequence[float] = DEFAULT_RHOS, seed: int = 0,
+                    sample_ks: Sequence[int] = (), sample_size: int = 2000,
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Monte Carlo of Lemma 1 (every reading of eqs. 11 and 12) for each family.
+
+    Gaussian R uses the exact chi-square reductions; the other families the reduced pair
+    sampler (:func:`attnspec.theory.jl_samplers.reduced_pair_images`) with the ``spiky``
+    and ``flat`` vector pairs, for k <= n only (Lemma 1's range).
+
+    Returns
+    -------
+    table : DataFrame, one row per (claim, reading, family, vectors, rho, k) with the
+        bound, the exact probability (where a law is known, else NaN) and the Monte Carlo
+        estimate with its 95% Clopper–Pearson interval.
+    samples : DataFrame of relative errors (‖Rx‖² − 1, ⟨Rx, Ry⟩ − ρ) at ``sample_ks``.
+    """
+    check_n(n)
+    check_eps(eps)
+    ks = check_ks(ks)
+    check_range("trials", trials, low=1)
+    trials_other = trials if trials_other is None else trials_other
+    check_range("trials_other", trials_other, low=1)
+    for f in families:
+        S.check_family(f)
+    for r in rhos:
+        check_range("rho", r, low=-1.0, high=1.0)
+    rows: list[dict] = []
+    samples: list[pd.DataFrame] = []
+    sample_ks = set(int(k) for k in sample_ks)
+    base = {"n": n, "eps": eps}
+
+    def add_sample(claim: str, reading: str, family: str, vectors: str, rho: float, k: int, vals: np.ndarray) -> None:
+        if k in sample_ks:
+            v = vals[:sample_size]
+            samples.append(pd.DataFrame({"claim": claim, "reading": reading, "family": family, "vectors": vectors,
+                                         "rho": rho, "k": k, "sample": np.arange(v.size), "value": v}))
+
+    for family in families:
+        if family == "gaussian":
+            for k in ks:
+                s = subseed(seed, "lemma1", family, int(k))
+                rng = numpy_rng(s)
+                q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
+                for reading in NORM_READINGS:
+                    fails = int(norm_failure_events(q, eps, reading).sum())
+                    rows.append({"claim": "lemma1.eq11", "reading": reading, "family": family, "vectors": "any",
+                                 "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
+                                 "exact": norm_failure_exact(int(k), eps, reading), **_mc_columns(fails, trials),
+                                 "seed": s})
+                add_sample("lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
+                for rho in rhos:
+                    a, b = (1 + rho) / 2, (1 - rho) / 2
+                    z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
+                    for reading in INNER_READINGS:
+                        fails = int(inner_failure_events(z, eps, rho, reading).sum())
+                        rows.append({"claim": "lemma1.eq12", "reading": reading, "family": family, "vectors": "any",
+                                     "rho": float(rho), **base, "k": int(k),
+                                     "bound": float(lemma1_inner_bound(k, eps)),
+                                     "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
+                                     **_mc_columns(fails, trials), "seed": s})
+                    add_sample("lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
+            continue
+        fam_ks = ks[ks <= n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
+        if fam_ks.size == 0:
+            continue
+        pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
+        for vectors in pairs:
+            s = subseed(seed, "lemma1", family, vectors)
+            k_max = int(fam_ks.max())
+            chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
+            counts: dict[tuple, int] = {}
+            kept: dict[tuple, list[np.ndarray]] = {}
+            gen = torch_generator(s)
+            for start in range(0, trials_other, chunk):
+                m = min(chunk, trials_other - start)
+                images = S.reduced_pair_images(family, n, k_max, m, vectors="spiky" if vectors == "any" else vectors,
+                                               seed=gen)
+                st = S.prefix_pair_stats(images, fam_ks, which=("aa", "ab"))  # (len(ks), m) each
+                for i, k in enumerate(fam_ks):
+                    q = st["aa"][i]
+                    for reading in NORM_READINGS:
+                        key = ("eq11", reading, None, int(k))
+                        counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
+                    kept.setdefault(("eq11", int(k), None), []).append(q - 1)
+                    for rho in rhos:
+                        z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
+                        for reading in INNER_READINGS:
+                            key = ("eq12", reading, float(rho), int(k))
+                            counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
+                        kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
+            for k in fam_ks:
+                for reading in NORM_READINGS:
+                    exact = np.nan
+                    if family == "orthogonal":
+                        exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
+                    elif vectors == "spiky":
+                        exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
+                    rows.append({"claim": "lemma1.eq11", "reading": reading, "family": family, "vectors": vectors,
+                                 "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
+                                 "exact": exact, **_mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
+                                 "seed": s})
+                add_sample("lemma1.eq11", "squared", family, vectors, np.nan, int(k),
+                           np.concatenate(kept[("eq11", int(k), None)]))
+                for rho in rhos:
+                    for reading in INNER_READINGS:
+                        rows.append({"claim": "lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
+                                     "rho": float(rho), **base, "k": int(k),
+                                     "bound": float(lemma1_inner_bound(k, eps)),
+                                     "exact": 1.0 if (reading == "absolute" and rho == 0) else np.nan,
+                                     **_mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
+                                     "seed": s})
+                    add_sample("lemma1.eq12", "inner", family, vectors, float(rho), int(k),
+                               np.concatenate(kept[("eq12", int(k), float(rho))]))
+    table = pd.DataFrame(rows)
+    samp = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
+    return table, samp
+
+
+# ----------------------------------------------------------------------------- Theorem 1
+
+
+def attention_matrix(kind: str, n: int, *, seed: int, d: int = 64, temperature: float = 1.0) -> np.ndarray:
+    """A synthetic attention matrix P (n×n, rows summing to 1).
+
+    ``softmax``: softmax(QKᵀ/(√d·temperature)) with Q, K ∈ R^{n×d} standard normal;
+    ``uniform``: every entry 1/n; ``near_identity``: softmax(β I) with β = ln(n) + 4
+    (diagonal ≈ 0.98).
+    """
+    check_n(n)
+    if kind == "uniform":
+        return np.full((n, n), 1.0 / n)
+    if kind == "near_identity":
+        beta = math.log(n) + 4.0
+        P = np.ones((n, n))
+        np.fill_diagonal(P, math.exp(beta))
+        return P / P.sum(1, keepdims=True)
+    if kind == "softmax":
+        check_range("temperature", temperature, low=0.0, low_open=True)
+        rng = numpy_rng(seed)
+        Q = rng.standard_normal((n, d))
+        K = rng.standard_normal((n, d))
+        A = Q @ K.T / (math.sqrt(d) * temperature)
+        A -= A.max(1, keepdims=True)
+        P = np.exp(A)
+        return P / P.sum(1, keepdims=True)
+    raise InputError(f"attention kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}")
+
+
+def theorem1_vectors(P: np.ndarray, *, seed: int, d: int = 64, iterations: int = 8) -> dict[str, np.ndarray]:
+    """The vectors w checked against P.
+
+    ``value``: a column of V W^V with token embeddings sharing a mean (V = 1μᵀ + Z);
+    ``random``: N(0, I_n); ``adv_bottom``: the toolkit's search for the w minimising
+    ‖Pw‖/‖w‖ (inverse iteration on PᵀP, which makes the relative claim hardest);
+    ``adv_top``: the w maximising it (power iteration; the hardest for the additive one).
+    """
+    from scipy import linalg as sla
+
+    n = P.shape[0]
+    rng = numpy_rng(seed)
+    mu = rng.standard_normal(d)
+    Z = rng.standard_normal((n, d))
+    Wv = rng.standard_normal((d, d)) / math.sqrt(d)
+    value = ((np.ones((n, 1)) * mu + Z) @ Wv)[:, 0]
+    random = rng.standard_normal(n)
+    # smallest right singular vector: x <- (PᵀP)^{-1} x through an LU of P + σI
+    shift = 1e-10 * max(1.0, float(np.abs(P).max()))
+    lu = sla.lu_factor(P + shift * np.eye(n), check_finite=False)
+    x = rng.standard_normal(n)
+    for _ in range(iterations):
+        y = sla.lu_solve(lu, x, trans=1, check_finite=False)
+        x = sla.lu_solve(lu, y, check_finite=False)
+        x /= np.linalg.norm(x)
+    bottom = x
+    x = rng.standard_normal(n)
+    for _ in range(4 * iterations):
+        x = P.T @ (P @ x)
+        x /= np.linalg.norm(x)
+    return {"value": value, "random": random, "adv_bottom": bottom, "adv_top": x}
+
+
+def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Sequence[int], *,
+                      trials: int = 10_000, seed: int = 0, w_kinds: Sequence[str] = W_KINDS,
+                      sample_ks: Sequence[int] = (), sample_size: int = 2000,
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Monte Carlo of Theorem 1 (Gaussian R) for each attention matrix and each w.
+
+    Parameters
+    ----------
+    attention : mapping name -> ndarray (n, n)
+        Row-stochastic matrices P (synthetic kinds or captured ones).
+    ks : the projection dimensions (k > n allowed: the law is still defined).
+
+    Returns
+    -------
+    table : DataFrame, one row per (reading, attention, w, k): bound 2n e^{−c(ε)k},
+        failures, trials, estimate and 95% CI, plus ``pw_ratio`` = ‖Pw‖/(‖P‖_F‖w‖).
+    samples : relative errors ‖P̃w − Pw‖/‖Pw‖ at ``sample_ks``.
+    """
+    check_eps(eps)
+    ks = check_ks(ks)
+    check_range("trials", trials, low=1)
+    for wk in w_kinds:
+        if wk not in W_KINDS:
+            raise InputError(f"w kind must be one of {', '.join(W_KINDS)}, got {wk!r}")
+    rows: list[dict] = []
+    samples: list[pd.DataFrame] = []
+    for name, P in attention.items():
+        P = np.asarray(P, dtype=np.float64)
+        if P.ndim != 2 or P.shape[0] != P.shape[1]:
+            raise InputError(f"attention {name!r} must be a square matrix, got shape {P.shape}")
+        n = check_n(P.shape[0])
+        s_vec = subseed(seed, "thm1", "vectors", name)
+        vecs = theorem1_vectors(P, seed=s_vec)
+        vecs = {wk: vecs[wk] for wk in w_kinds}
+        W = np.stack(list(vecs.values()), axis=1)  # (n, m)
+        s_parts = subseed(seed, "thm1", "parts", name)
+        parts = S.theorem1_reduced_parts(P, W, trials, seed=s_parts)
+        pf = float(np.linalg.norm(P))
+        for j, wk in enumerate(vecs):
+            wn = parts["wnorm"][j]
+            pw = math.sqrt(parts["unorm2"][j]) * wn
+            for k in ks:
+                s_k = subseed(seed, "thm1", "chi", name, wk, int(k))
+                err = S.theorem1_errors_from_parts(parts, j, int(k), seed=s_k)
+                rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
+                common = {"attention": name, "w": wk, "n": n, "k": int(k), "eps": eps,
+                          "bound": float(theorem1_union_bound(n, k, eps)), "exact": np.nan}
+                for reading, fails in (("relative", int((err > eps * pw).sum())),
+                                       ("additive", int((err > eps * pf * wn).sum()))):
+                    rows.append({"claim": "thm1.eq3", "reading": reading, **common, **_mc_columns(fails, trials),
+                                 "seed": s_k, "parts_seed": s_parts, "vectors_seed": s_vec,
+                                 "pw_ratio": pw / (pf * wn)})
+                if int(k) in set(int(x) for x in sample_ks):
+                    v = rel[:sample_size]
+                    samples.append(pd.DataFrame({"claim": "thm1.eq3", "reading": "relative", "attention": name,
+                                                 "w": wk, "k": int(k), "sample": np.arange(v.size), "value": v}))
+    return pd.DataFrame(rows), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())
+
+
+# ----------------------------------------------------------------------------- Theorem 2
+
+
+def theorem2_setup(n: int, d: int, *, seed: int) -> dict[str, np.ndarray]:
+    """Random Q, K, V ∈ R^{n×d} (standard normal; W's absorbed as in Appendix A); A = QKᵀ/√d
+    is formed by rows when needed (:func:`theorem2_rows`)."""
+    rng = numpy_rng(seed)
+    return {"Q": rng.standard_normal((n, d)), "K": rng.standard_normal((n, d)), "V": rng.standard_normal((n, d))}
+
+
+def theorem2_rows(Q: np.ndarray, K: np.ndarray, block: int = 512) -> dict[str, int]:
+    """Indices of the rows w of A = QKᵀ/√d checked: ``row0``, the most ``peaked``
+    softmax(w) (largest ‖softmax(w)‖) and the ``flat``-test one (smallest)."""
+    d = Q.shape[1]
+    peaks = np.empty(Q.shape[0])
+    for s in range(0, Q.shape[0], block):
+        A = Q[s : s + block] @ K.T / math.sqrt(d)  # (b, n)
+        A -= A.max(1, keepdims=True)
+        E = np.exp(A)
+        peaks[s : s + block] = np.linalg.norm(E, axis=1) / E.sum(1)
+    return {"row0": 0, "peaked": int(np.argmax(peaks)), "flat": int(np.argmin(peaks))}
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def simulate_theorem2(n: int, d: int, eps: float, ks: Sequence[int], *, trials: int = 10_000, seed: int = 0,
+                      sample_ks: Sequence[int] = (), sample_size: int = 2000) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Monte Carlo of Theorem 2 (eq. 8 under both readings of ‖V‖, both constructions) and eq. 21.
+
+    Returns
+    -------
+    table : DataFrame, one row per (claim, reading, construction, row, k).
+    samples : relative errors ‖out − softmax(w)V‖/(‖softmax(w)‖‖V‖_2) at ``sample_ks``.
+    """
+    check_n(n)
+    check_range("d", d, low=2)
+    check_eps(eps)
+    ks = check_ks(ks)
+    check_range("trials", trials, low=1)
+    s_setup = subseed(seed, "thm2", "setup")
+    setup = theorem2_setup(n, d, seed=s_setup)
+    Q, K, V = setup["Q"], setup["K"], setup["V"]
+    row_index = theorem2_rows(Q, K)
+    v2 = float(np.linalg.norm(V, 2))
+    vf = float(np.linalg.norm(V))
+    delta = 1.0 / (2 * n)
+    rows: list[dict] = []
+    samples: list[pd.DataFrame] = []
+    sample_ks = set(int(k) for k in sample_ks)
+    for rname, i in row_index.items():
+        w = Q[i] @ K.T / math.sqrt(d)  # (n,): row i of A
+        s = _softmax(w)
+        target = s @ V  # (d,)
+        sn = float(np.linalg.norm(s))
+        zero_err = float(np.linalg.norm(target))
+        sd = subseed(seed, "thm2", rname)
+        res = S.theorem2_reduced_all(w, V, ks, trials, delta=delta, seed=sd)
+        for cons in THM2_CONSTRUCTIONS:
+            err = np.linalg.norm(res[cons] - target, axis=2)  # (len(ks), T)
+            for ik, k in enumerate(ks):
+                for reading, vnorm in (("spectral", v2), ("frobenius", vf)):
+                    tol = eps * sn * vnorm
+                    rows.append({"claim": "thm2.eq8", "reading": reading, "construction": cons, "row": rname,
+                                 "row_index": i, "n": n, "d": d, "k": int(k), "eps": eps,
+                                 "bound": float(theorem2_union_bound(n, d, k, eps)), "exact": np.nan,
+                                 **_mc_columns(int((err[ik] > tol).sum()), trials), "seed": sd,
+                                 "setup_seed": s_setup, "zero_output_passes": bool(zero_err <= tol)})
+                if int(k) in sample_ks:
+                    v = err[ik][:sample_size] / (sn * v2)
+                    samples.append(pd.DataFrame({"claim": "thm2.eq8", "reading": "spectral", "construction": cons,
+                                                 "row": rname, "k": int(k), "sample": np.arange(v.size), "value": v}))
+        # eq. 21: the single (row, column) statement with unnormalised exp, y = V[:, 0]
+        tgt = float(np.exp(w) @ V[:, 0])
+        for ik, k in enumerate(ks):
+            fails = int((np.abs(res["eq21"][ik] - tgt) > eps * abs(tgt)).sum())
+            rows.append({"claim": "thm2.eq21", "reading": "as_stated", "construction": "paper", "row": rname,
+                         "row_index": i, "n": n, "d": d, "k": int(k), "eps": eps,
+                         "bound": float(lemma1_inner_bound(k, eps)), "exact": np.nan,
+                         **_mc_columns(fails, trials), "seed": sd, "setup_seed": s_setup,
+                         "zero_output_passes": False})
+    return pd.DataFrame(rows), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())
+
+
+# ----------------------------------------------------------------------------- exact curves
+
+
+def exact_curves(n: int, eps: float, ks: Sequence[int], rhos: Sequence[float] = (1.0,)) -> pd.DataFrame:
+    """Bounds and exact failure probabilities (Gaussian R) on a dense k grid, for figures."""
+    check_n(n)
+    check_eps(eps)
+    rows = []
+    for k in check_ks(ks):
+        for reading in NORM_READINGS:
+            rows.append({"claim": "lemma1.eq11", "reading": reading, "rho": np.nan, "k": int(k),
+                         "bound": float(lemma1_norm_bound(k, eps)), "exact": norm_failure_exact(int(k), eps, reading)})
+        for rho in rhos:
+            rows.append({"claim": "lemma1.eq12", "reading": "product", "rho": float(rho), "k": int(k),
+                         "bound": float(lemma1_inner_bound(k, eps)),
+                         "exact": inner_product_failure_exact(int(k), eps, float(rho), "product")})
+        rows.append({"claim": "thm1.eq3", "reading": "union_bound", "rho": np.nan, "k": int(k),
+                     "bound": float(theorem1_union_bound(n, k, eps)), "exact": np.nan})
+    return pd.DataFrame(rows)

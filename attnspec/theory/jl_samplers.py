@@ -1,0 +1,477 @@
+"""Random projections and the samplers behind :mod:`attnspec.theory.jl`.
+
+Projection families (every one scaled so that E[RᵀR] = I_n):
+
+* ``gaussian``   — i.i.d. N(0, 1/k) entries: the R ∈ R^{k×n} of Linformer's Lemma 1;
+* ``orthogonal`` — sqrt(n/k) times k orthonormal rows of a Haar-random n×n rotation (k <= n);
+* ``achlioptas`` — sqrt(3/k) · {+1, 0, −1} with probabilities {1/6, 2/3, 1/6}
+  (Achlioptas 2003);
+* ``sparse``     — very sparse projections of Li, Hastie & Church (2006): s = sqrt(n),
+  sqrt(s/k) · {+1, 0, −1} with probabilities {1/(2s), 1 − 1/s, 1/(2s)}.
+
+Two kinds of sampler are provided and tested against each other:
+
+*Direct* samplers materialise R (k×n) for every trial and multiply. They are the
+reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
+
+*Reduced* samplers draw only what a statistic depends on, exactly in distribution:
+
+* Lemma 1 for a unit pair x1 ⟂ x2: only the two columns R x1, R x2 ∈ R^k matter.
+  For Gaussian and Haar R they do not depend on which pair (rotational invariance);
+  for the discrete families they do, so two extreme pairs are offered: ``spiky``
+  (x1 = e1, x2 = e2: the images are two columns of R) and ``flat`` (x1 = 1/sqrt(n),
+  x2 = ±1/sqrt(2m) on two halves of size m = n//2: each image entry is a signed count of
+  non-zero entries over a half, drawn with two binomials). Rows of R are i.i.d., so
+  the images for every k <= k_max come from the first k rows of one draw of k_max rows
+  (each k is exact in distribution; different k share draws).
+* Gaussian R for a single statistic reduces further to chi-square laws, used by
+  :func:`attnspec.theory.jl.simulate_lemma1`:
+  ``k‖Rx‖² ~ χ²_k`` and ``k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k``.
+* Theorem 1, Gaussian R, fixed P and w = ‖w‖e: rotating e to e1,
+  ``RᵀR e = χ e + sqrt(χ/k) Π⊥ g`` with ``χ = ‖Re‖² ~ χ²_k/k`` independent of
+  ``g ~ N(0, I_n)`` and Π⊥ = I − eeᵀ; hence
+  ``P(RᵀR − I)w = ‖w‖[(χ − 1) Pe + sqrt(χ/k) (Pg − (eᵀg) Pe)]``.
+* Theorem 2, Gaussian R, softmax(δ wRᵀ) (e^{−δ}R) V: with ŵ = w/‖w‖, a = Rŵ and
+  V = ŵcᵀ + V⊥, the rows of R V⊥ are independent of a and i.i.d. N(0, V⊥ᵀV⊥/k), so
+  ``pᵀRV = (pᵀa) cᵀ + (‖p‖/sqrt(k)) (L g)ᵀ`` for any p that depends on a only, with
+  ``L Lᵀ = V⊥ᵀV⊥`` and ``g ~ N(0, I_d)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from attnspec.errors import InputError, check_range
+from attnspec.stats import Seed, numpy_rng, torch_generator
+
+FAMILIES: tuple[str, ...] = ("gaussian", "orthogonal", "achlioptas", "sparse")
+VECTOR_PAIRS: tuple[str, ...] = ("spiky", "flat")
+#: families whose law is invariant under rotations of R^n (the vector pair does not matter)
+INVARIANT_FAMILIES: frozenset[str] = frozenset({"gaussian", "orthogonal"})
+
+
+def check_family(family: str) -> str:
+    if family not in FAMILIES:
+        raise InputError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
+    return family
+
+
+def check_dims(n: int, k: int, *, family: str = "gaussian") -> None:
+    """Validate n >= 1 and k >= 1 (and k <= n for ``orthogonal``)."""
+    check_range("n", n, low=1)
+    check_range("k", k, low=1)
+    if family == "orthogonal" and k > n:
+        raise InputError(f"k must be <= n = {n} for orthogonal projections, got {k}")
+
+
+def _discrete_params(family: str, n: int) -> tuple[float, float]:
+    """(probability of a non-zero entry, magnitude of a non-zero entry before 1/sqrt(k))."""
+    if family == "achlioptas":
+        return 1.0 / 3.0, math.sqrt(3.0)
+    s = math.sqrt(n)  # Li, Hastie & Church: s = sqrt(n)
+    return 1.0 / s, math.sqrt(s)
+
+
+def sparse_density(n: int) -> float:
+    """Probability that an entry of a very sparse projection is non-zero (1/sqrt(n))."""
+    return _discrete_params("sparse", n)[0]
+
+
+def _discrete_entries(family: str, n: int, shape: tuple[int, ...], gen: torch.Generator) -> torch.Tensor:
+    """Unscaled entries (±magnitude or 0), float64, before the 1/sqrt(k) factor."""
+    p, mag = _discrete_params(family, n)
+    u = torch.rand(shape, generator=gen, dtype=torch.float64)
+    out = torch.zeros(shape, dtype=torch.float64)
+    out[u < p / 2] = mag
+    out[(u >= p / 2) & (u < p)] = -mag
+    return out
+
+
+def projection_matrix(family: str, k: int, n: int, seed: Seed) -> np.ndarray:
+    """One projection matrix R of the family.
+
+    Parameters
+    ----------
+    family : {"gaussian", "orthogonal", "achlioptas", "sparse"}
+    k, n : int
+        Output and input dimensions; ``orthogonal`` needs k <= n.
+    seed : int or generator
+
+    Returns
+    -------
+    R : ndarray of shape (k, n), float64, with E[RᵀR] = I_n.
+    """
+    check_family(family)
+    check_dims(n, k, family=family)
+    gen = torch_generator(seed)
+    if family == "gaussian":
+        return (torch.randn((k, n), generator=gen, dtype=torch.float64) / math.sqrt(k)).numpy()
+    if family == "orthogonal":
+        g = torch.randn((n, k), generator=gen, dtype=torch.float64)
+        q, r = torch.linalg.qr(g)  # q: (n, k) orthonormal columns
+        q = q * torch.sign(torch.diagonal(r))  # sign fix: Haar-distributed frame
+        return (math.sqrt(n / k) * q.T).numpy()
+    return (_discrete_entries(family, n, (k, n), gen) / math.sqrt(k)).numpy()
+
+
+def pair_vectors(n: int, vectors: str) -> np.ndarray:
+    """The unit orthogonal pair (x1, x2) as the columns of an (n, 2) array.
+
+    ``spiky``: e1, e2. ``flat``: 1/sqrt(n) everywhere, and +1/sqrt(2m) on the first m
+    coordinates, −1/sqrt(2m) on the next m (m = n // 2; a last coordinate 0 when n is odd).
+    """
+    if n < 2:
+        raise InputError(f"n must be >= 2 for a pair of orthogonal vectors, got {n}")
+    if vectors not in VECTOR_PAIRS:
+        raise InputError(f"vectors must be one of {', '.join(VECTOR_PAIRS)}, got {vectors!r}")
+    x = np.zeros((n, 2))
+    if vectors == "spiky":
+        x[0, 0] = 1.0
+        x[1, 1] = 1.0
+        return x
+    m = n // 2
+    x[:, 0] = 1.0 / math.sqrt(n)
+    x[:m, 1] = 1.0 / math.sqrt(2 * m)
+    x[m : 2 * m, 1] = -1.0 / math.sqrt(2 * m)
+    return x
+
+
+def direct_pair_images(family: str, n: int, k: int, trials: int, *, vectors: str = "spiky",
+                       seed: Seed) -> np.ndarray:
+    """Reference sampler: draw R (k×n) per trial and return R x1, R x2.
+
+    Returns
+    -------
+    images : ndarray of shape (trials, k, 2)
+    """
+    check_family(family)
+    check_dims(n, k, family=family)
+    check_range("trials", trials, low=1)
+    x = torch.from_numpy(pair_vectors(n, vectors))  # (n, 2)
+    gen = torch_generator(seed)
+    out = np.empty((trials, k, 2))
+    for t in range(trials):
+        r = torch.from_numpy(projection_matrix(family, k, n, gen))  # (k, n)
+        out[t] = (r @ x).numpy()
+    return out
+
+
+def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky",
+                        seed: Seed) -> torch.Tensor:
+    """Reduced sampler: the unscaled images of the pair for the first k_max rows.
+
+    The images under the projection with k rows are ``out[:, :k, :] / sqrt(k)`` for every
+    k <= k_max (for ``orthogonal``, ``out[:, :k, :] * sqrt(n / k)`` is already folded in
+    as ``sqrt(n)``, so the same ``/ sqrt(k)`` applies).
+
+    Returns
+    -------
+    images : torch.Tensor of shape (trials, k_max, 2), float64
+    """
+    check_family(family)
+    check_dims(n, k_max, family=family)
+    check_range("trials", trials, low=1)
+    if vectors not in VECTOR_PAIRS:
+        raise InputError(f"vectors must be one of {', '.join(VECTOR_PAIRS)}, got {vectors!r}")
+    gen = torch_generator(seed)
+    if family == "gaussian":
+        return torch.randn((trials, k_max, 2), generator=gen, dtype=torch.float64)
+    if family == "orthogonal":
+        # The first two columns of a Haar n×n rotation: Gram–Schmidt on an n×2 Gaussian.
+        g = torch.randn((trials, n, 2), generator=gen, dtype=torch.float64)
+        q1 = g[:, :, 0] / torch.linalg.vector_norm(g[:, :, 0], dim=1, keepdim=True)  # (T, n)
+        g2 = g[:, :, 1] - (q1 * g[:, :, 1]).sum(1, keepdim=True) * q1
+        q2 = g2 / torch.linalg.vector_norm(g2, dim=1, keepdim=True)
+        return math.sqrt(n) * torch.stack([q1[:, :k_max], q2[:, :k_max]], dim=2)  # (T, k_max, 2)
+    if vectors == "spiky":
+        return _discrete_entries(family, n, (trials, k_max, 2), gen)
+    # flat pair: per row, signed counts of non-zero entries over the two halves (and the
+    # odd coordinate when n is odd); each half of size h has N_nz ~ Bin(h, p), N+ | N_nz ~
+    # Bin(N_nz, 1/2), and sum = mag (N+ − (N_nz − N+)).
+    p, mag = _discrete_params(family, n)
+    m = n // 2
+    sizes = [m, m] + ([n - 2 * m] if n - 2 * m else [])
+    sums = []
+    prob = torch.full((trials, k_max), p, dtype=torch.float64)
+    half = torch.full((trials, k_max), 0.5, dtype=torch.float64)
+    for h in sizes:
+        nz = torch.binomial(torch.full((trials, k_max), float(h), dtype=torch.float64), prob, generator=gen)
+        plus = torch.binomial(nz, half, generator=gen)
+        sums.append(mag * (2 * plus - nz))
+    total = sum(sums)
+    x1 = total / math.sqrt(n)
+    x2 = (sums[0] - sums[1]) / math.sqrt(2 * m)
+    return torch.stack([x1, x2], dim=2)
+
+
+def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
+                      which: tuple[str, ...] = ("aa", "bb", "ab")) -> dict[str, np.ndarray]:
+    """From unscaled images (T, k_max, 2), the Gram entries for every k in ``ks``.
+
+    Returns a dict of arrays of shape (len(ks), T): ``aa`` = ‖R x1‖², ``bb`` = ‖R x2‖²,
+    ``ab`` = ⟨R x1, R x2⟩, under the projection with k rows.
+    """
+    a = images[:, :, 0]
+    b = images[:, :, 1]
+    idx = torch.as_tensor(np.asarray(ks, dtype=np.int64) - 1)
+    kk = torch.as_tensor(np.asarray(ks, dtype=np.float64))[:, None]
+    out = {}
+    for name, (x, y) in (("aa", (a, a)), ("bb", (b, b)), ("ab", (a, b))):
+        if name not in which:
+            continue
+        c = torch.cumsum(x * y, dim=1)  # (T, k_max)
+        out[name] = (c[:, idx].T / kk).numpy()  # (len(ks), T)
+    return out
+
+
+# --------------------------------------------------------------------------- Theorem 1
+
+
+def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *, seed: Seed) -> np.ndarray:
+    """Reference sampler: ‖P RᵀR w − P w‖ with R drawn in full each trial (Gaussian).
+
+    Returns
+    -------
+    errors : ndarray of shape (trials,)
+    """
+    n = P.shape[0]
+    gen = torch_generator(seed)
+    Pt = torch.from_numpy(np.asarray(P, dtype=np.float64))
+    wt = torch.from_numpy(np.asarray(w, dtype=np.float64))
+    target = Pt @ wt
+    out = np.empty(trials)
+    for t in range(trials):
+        r = torch.randn((k, n), generator=gen, dtype=torch.float64) / math.sqrt(k)  # (k, n)
+        approx = (Pt @ r.T) @ (r @ wt)  # (n,)
+        out[t] = float(torch.linalg.vector_norm(approx - target))
+    return out
+
+
+def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: Seed,
+                           chunk: int = 2000, dtype: torch.dtype = torch.float32) -> dict[str, np.ndarray]:
+    """The k-free parts of the Theorem-1 error for every column w of ``W``.
+
+    With e = w/‖w‖, u = P e and v_t = P g_t − (eᵀg_t) u (g_t ~ N(0, I_n), shared by all
+    columns and all k), returns ``alpha = uᵀv`` and ``beta = ‖v‖²`` of shape (m, trials),
+    ``unorm2 = ‖u‖²`` and ``wnorm = ‖w‖`` of shape (m,). The error for a projection with k
+    rows is then :func:`theorem1_errors_from_parts`.
+
+    Parameters
+    ----------
+    P : ndarray (n, n)
+    W : ndarray (n, m)
+        The vectors w, one per column.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    W = np.asarray(W, dtype=np.float64)
+    n = P.shape[0]
+    wnorm = np.linalg.norm(W, axis=0)  # (m,)
+    if np.any(wnorm == 0):
+        raise InputError("every w must be non-zero")
+    E = W / wnorm  # (n, m)
+    U = P @ E  # (n, m)
+    gen = torch_generator(seed)
+    Pt = torch.from_numpy(P).to(dtype)
+    PtU = torch.from_numpy(P.T @ U)  # (n, m): uᵀ(Pg) = (Pᵀu)ᵀg, computed in float64
+    Et = torch.from_numpy(E)
+    u2 = (U * U).sum(0)[:, None]  # (m, 1)
+    alpha = np.empty((W.shape[1], trials))
+    beta = np.empty((W.shape[1], trials))
+    for start in range(0, trials, chunk):
+        c = min(chunk, trials - start)
+        g = torch.randn((n, c), generator=gen, dtype=torch.float64)  # (n, c)
+        h = Pt @ g.to(dtype)  # (n, c): P g, the one O(n²) step
+        hh = (h.to(torch.float64) ** 2).sum(0).numpy()  # (c,): ‖Pg‖²
+        uh = (PtU.T @ g).numpy()  # (m, c): uᵀPg
+        eg = (Et.T @ g).numpy()  # (m, c): eᵀg
+        # v = Pg − (eᵀg) u:  uᵀv = uᵀPg − (eᵀg)‖u‖²,  ‖v‖² = ‖Pg‖² − 2(eᵀg)uᵀPg + (eᵀg)²‖u‖²
+        alpha[:, start : start + c] = uh - eg * u2
+        beta[:, start : start + c] = np.maximum(hh[None, :] - 2 * eg * uh + eg * eg * u2, 0.0)
+    return {"alpha": alpha, "beta": beta, "unorm2": (U * U).sum(0), "wnorm": wnorm}
+
+
+def theorem1_errors_from_parts(parts: dict[str, np.ndarray], j: int, k: int, *, seed: Seed) -> np.ndarray:
+    """‖P(RᵀR − I) w_j‖ for a projection with k rows, one value per trial of ``parts``."""
+    alpha = parts["alpha"][j]
+    beta = parts["beta"][j]
+    rng = numpy_rng(seed)
+    chi = rng.chisquare(k, size=alpha.shape[0]) / k
+    a = chi - 1.0
+    b = np.sqrt(chi / k)
+    sq = a * a * parts["unorm2"][j] + 2 * a * b * alpha + b * b * beta
+    return parts["wnorm"][j] * np.sqrt(np.maximum(sq, 0.0))
+
+
+# --------------------------------------------------------------------------- Theorem 2
+
+
+def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *, delta: float | None,
+                            seed: Seed) -> np.ndarray:
+    """Reference sampler: softmax(w Eᵀ) F V with E = δR, F = e^{−δ}R (or E = F = R when
+    ``delta`` is None), R ∈ R^{k×n} Gaussian drawn in full each trial.
+
+    Returns
+    -------
+    outputs : ndarray of shape (trials, d)
+    """
+    n = w.shape[0]
+    gen = torch_generator(seed)
+    wt = torch.from_numpy(np.asarray(w, dtype=np.float64))
+    Vt = torch.from_numpy(np.asarray(V, dtype=np.float64))
+    out = np.empty((trials, Vt.shape[1]))
+    for t in range(trials):
+        r = torch.randn((k, n), generator=gen, dtype=torch.float64) / math.sqrt(k)
+        if delta is None:
+            p = torch.softmax(r @ wt, 0)
+            out[t] = (p @ (r @ Vt)).numpy()
+        else:
+            p = torch.softmax(delta * (r @ wt), 0)
+            out[t] = (p @ (math.exp(-delta) * (r @ Vt))).numpy()
+    return out
+
+
+def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *,
+                             delta: float | None, seed: Seed, chunk: int = 1000) -> np.ndarray:
+    """Reduced sampler for :func:`theorem2_direct_outputs`, every k in ``ks`` at once.
+
+    Returns
+    -------
+    outputs : ndarray of shape (len(ks), trials, d)
+    """
+    w = np.asarray(w, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    ks = np.asarray(ks, dtype=np.int64)
+    wn = float(np.linalg.norm(w))
+    if wn == 0:
+        raise InputError("w must be non-zero")
+    what = w / wn
+    c = V.T @ what  # (d,)
+    Vperp = V - np.outer(what, c)  # (n, d)
+    # L Lᵀ = V⊥ᵀV⊥ through an eigendecomposition (V⊥ᵀV⊥ may be singular).
+    lam, Q = np.linalg.eigh(Vperp.T @ Vperp)
+    L = torch.from_numpy(Q * np.sqrt(np.clip(lam, 0, None)))  # (d, d)
+    ct = torch.from_numpy(c)
+    gen = torch_generator(seed)
+    k_max = int(ks.max())
+    d = V.shape[1]
+    out = np.empty((len(ks), trials, d))
+    scale_f = 1.0 if delta is None else math.exp(-delta)
+    scale_e = wn if delta is None else delta * wn
+    for start in range(0, trials, chunk):
+        m = min(chunk, trials - start)
+        z = torch.randn((m, k_max), generator=gen, dtype=torch.float64)  # a·sqrt(k) = z[:, :k]
+        g = torch.randn((m, d), generator=gen, dtype=torch.float64)
+        lg = g @ L.T  # (m, d) ~ N(0, V⊥ᵀV⊥)
+        for i, k in enumerate(ks):
+            a = z[:, :k] / math.sqrt(k)  # (m, k): R ŵ
+            p = torch.softmax(scale_e * a, dim=1)  # (m, k)
+            pa = (p * a).sum(1, keepdim=True)  # (m, 1)
+            pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)  # (m, 1)
+            o = scale_f * (pa * ct + pn / math.sqrt(k) * lg)  # (m, d)
+            out[i, start : start + m] = o.numpy()
+    return out
+
+
+def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, delta: float,
+                         seed: Seed) -> np.ndarray:
+    """Reference sampler of exp(x Eᵀ) F yᵀ = e^{−δ} Σ_j exp(δ (Rx)_j) (Ry)_j (eq. 21)."""
+    n = x.shape[0]
+    gen = torch_generator(seed)
+    xy = torch.from_numpy(np.stack([x, y], axis=1).astype(np.float64))  # (n, 2)
+    out = np.empty(trials)
+    for t in range(trials):
+        r = torch.randn((k, n), generator=gen, dtype=torch.float64) / math.sqrt(k)
+        im = r @ xy  # (k, 2)
+        out[t] = float(math.exp(-delta) * (torch.exp(delta * im[:, 0]) * im[:, 1]).sum())
+    return out
+
+
+def theorem2_eq21_reduced(x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: int, *, delta: float,
+                          seed: Seed, chunk: int = 1000) -> np.ndarray:
+    """Reduced sampler of eq. 21's left-hand side for every k in ``ks``: shape (len(ks), trials).
+
+    With x̂ = x/‖x‖, a = R x̂, y = (x̂ᵀy) x̂ + y⊥: Ry = (x̂ᵀy) a + R y⊥ and, given a,
+    Σ_j q_j (R y⊥)_j ~ N(0, ‖q‖² ‖y⊥‖²/k) for q = exp(δ‖x‖ a).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    ks = np.asarray(ks, dtype=np.int64)
+    xn = float(np.linalg.norm(x))
+    xhat = x / xn
+    cy = float(xhat @ y)
+    yperp = float(np.linalg.norm(y - cy * xhat))
+    gen = torch_generator(seed)
+    k_max = int(ks.max())
+    out = np.empty((len(ks), trials))
+    for start in range(0, trials, chunk):
+        m = min(chunk, trials - start)
+        z = torch.randn((m, k_max), generator=gen, dtype=torch.float64)
+        g = torch.randn((m,), generator=gen, dtype=torch.float64)
+        for i, k in enumerate(ks):
+            a = z[:, :k] / math.sqrt(k)
+            q = torch.exp(delta * xn * a)  # (m, k)
+            val = cy * (q * a).sum(1) + torch.linalg.vector_norm(q, dim=1) * yperp / math.sqrt(k) * g
+            out[i, start : start + m] = (math.exp(-delta) * val).numpy()
+    return out
+
+
+def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *, delta: float,
+                         seed: Seed, chunk: int = 500, y_index: int = 0,
+                         work_dtype: torch.dtype = torch.float32) -> dict[str, np.ndarray]:
+    """All Theorem-2 statistics from one set of draws (common random numbers).
+
+    Returns ``paper`` and ``plain`` outputs of shape (len(ks), trials, d) — as
+    :func:`theorem2_reduced_outputs` with ``delta`` and with None — and ``eq21`` of shape
+    (len(ks), trials), as :func:`theorem2_eq21_reduced` with y = V[:, y_index]. Each is
+    exact in distribution; they share the Gaussian draws.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    ks = np.asarray(ks, dtype=np.int64)
+    wn = float(np.linalg.norm(w))
+    if wn == 0:
+        raise InputError("w must be non-zero")
+    what = w / wn
+    c = V.T @ what  # (d,)
+    Vperp = V - np.outer(what, c)  # (n, d)
+    lam, Q = np.linalg.eigh(Vperp.T @ Vperp)
+    L = torch.from_numpy(Q * np.sqrt(np.clip(lam, 0, None)))  # (d, d): L Lᵀ = V⊥ᵀV⊥
+    ct = torch.from_numpy(c)
+    cy = float(c[y_index])
+    yperp = float(np.linalg.norm(Vperp[:, y_index]))
+    gen = torch_generator(seed)
+    k_max = int(ks.max())
+    d = V.shape[1]
+    paper = np.empty((len(ks), trials, d))
+    plain = np.empty((len(ks), trials, d))
+    eq21 = np.empty((len(ks), trials))
+    ed = math.exp(-delta)
+    # The O(trials·k) work runs in ``work_dtype`` (float32 by default: the exponents are
+    # O(1) after the softmax shift, sums have <= k_max terms); outputs are float64.
+    L = L.to(work_dtype)
+    ct = ct.to(work_dtype)
+    for start in range(0, trials, chunk):
+        m = min(chunk, trials - start)
+        z = torch.randn((m, k_max), generator=gen, dtype=torch.float64).to(work_dtype)  # sqrt(k)·(R ŵ)
+        g = torch.randn((m, d), generator=gen, dtype=torch.float64).to(work_dtype)
+        g1 = torch.randn((m,), generator=gen, dtype=torch.float64)
+        lg = g @ L.T  # (m, d) ~ N(0, V⊥ᵀV⊥)
+        for i, k in enumerate(ks):
+            zk = z[:, :k]  # (m, k); R ŵ = zk / sqrt(k)
+            rk = 1.0 / math.sqrt(k)
+            q = torch.exp((delta * wn * rk) * zk)  # (m, k): exp(x Eᵀ) with E = δR
+            qs = q.sum(1, keepdim=True)
+            qa = (q * zk).sum(1, keepdim=True) * rk
+            qn = torch.linalg.vector_norm(q, dim=1, keepdim=True)
+            # softmax(δ w Rᵀ) e^{−δ} R V
+            paper[i, start : start + m] = (ed * (qa / qs * ct + qn / qs * rk * lg)).numpy()
+            # eq. 21: e^{−δ} Σ_j q_j (R y)_j with R y = cy·a + R y⊥
+            eq21[i, start : start + m] = ed * (cy * qa[:, 0].double() + qn[:, 0].double() * yperp * rk * g1).numpy()
+            p = torch.softmax((wn * rk) * zk, dim=1)  # E = F = R
+            pa = (p * zk).sum(1, keepdim=True) * rk
+            pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)
+            plain[i, start : start + m] = (pa * ct + pn * rk * lg).numpy()
+    return {"paper": paper, "plain": plain, "eq21": eq21}

@@ -1,0 +1,128 @@
+"""`attnspec jl-check` through typer's CliRunner: output, --json, --out, bad input, real P."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from attnspec.cli.main import app
+from attnspec.theory import jl
+from attnspec.theory import jl_battery as B
+
+SMALL = ["jl-check", "--n", "48", "--eps", "0.5", "--trials", "300", "--trials-other", "150", "--d", "4",
+         "--k", "4,12,40"]
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_json_rows(runner: CliRunner) -> None:
+    res = runner.invoke(app, [*SMALL, "--json", "--seed", "3"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)  # stdout holds only the JSON
+    assert len(rows) > 50
+    need = {"claim", "n", "k", "eps", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "verdict",
+            "seed", "evidence"}
+    for r in rows:
+        assert need <= set(r)
+        assert r["verdict"] in {"holds", "violated", "vacuous", "loose"}
+    claims = {r["claim"] for r in rows}
+    assert claims == {"lemma1.eq11", "lemma1.eq12", "thm1.eq3", "thm2.eq8", "thm2.eq21"}
+    # theorem k (5 ln 48 / (0.25 - 0.125) = 155) >= n: every Theorem 1 row at that k is vacuous
+    k1 = int(np.ceil(jl.linformer_k(48, 0.5)))
+    at_k1 = [r for r in rows if r["claim"] == "thm1.eq3" and r["k"] == k1]
+    assert at_k1 and all(r["verdict"] == "vacuous" for r in at_k1)
+    # the absolute reading of eq. 12 at rho = 0 is violated (exact probability 1)
+    abs0 = [r for r in rows if r["claim"] == "lemma1.eq12" and r["reading"] == "absolute" and r["rho"] == 0.0
+            and r["family"] == "gaussian" and r["k"] == 40]
+    assert abs0 and abs0[0]["verdict"] == "violated" and abs0[0]["exact"] == 1.0
+    # same seed, same numbers
+    again = runner.invoke(app, [*SMALL, "--json", "--seed", "3"])
+    assert json.loads(again.stdout) == rows
+
+
+def test_table_says_vacuous_and_sweeps(runner: CliRunner) -> None:
+    res = runner.invoke(app, ["jl-check", "--n", "40", "--eps", "0.2", "--trials", "200", "--trials-other", "100",
+                              "--d", "4", "--claims", "lemma1.eq11,thm1", "--family", "gaussian"])
+    assert res.exit_code == 0, res.output
+    assert "vacuous at these parameters" in res.stdout
+    assert "sweeping k below n" in res.stdout
+    assert "Theorem 1 (eq. 3)" in res.stdout and "Lemma 1" in res.stdout
+
+
+def test_out_dir(runner: CliRunner, tmp_path) -> None:
+    out = tmp_path / "jl"
+    res = runner.invoke(app, [*SMALL, "--out", str(out), "--claims", "all", "--family", "gaussian,sparse"])
+    assert res.exit_code == 0, res.output
+    table = pd.read_parquet(out / "jl.parquet")
+    assert list(table.columns[:3]) == ["claim", "reading", "family"]
+    assert {"verdict", "estimate", "ci_low", "ci_high", "bound", "exact"} <= set(table.columns)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["parameters"]["n"] == 48 and meta["seed"] == 0 and "numpy" in meta and meta["wall_seconds"] > 0
+    for stem in ("jl_failure_vs_k", "jl_relative_errors"):
+        assert (out / f"{stem}.png").stat().st_size > 0
+        assert (out / f"{stem}.svg").is_file()
+    assert (out / "jl_curves.parquet").is_file() and (out / "jl_errors.parquet").is_file()
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--eps", "0"], "eps must be in (0, 1), got 0.0"),
+        (["--eps", "1.5"], "eps must be in (0, 1), got 1.5"),
+        (["--n", "1"], "n must be >= 2, got 1"),
+        (["--k", "0,4"], "k must be in [1, inf), got 0"),
+        (["--k", "abc"], "k must be integers or ranges"),
+        (["--trials", "0"], "trials must be >= 1, got 0"),
+        (["--claims", "thm9"], "claim must be one of"),
+        (["--family", "cauchy"], "family must be one of"),
+        (["--model", "minilm"], "--model and --data go together"),
+    ],
+)
+def test_bad_input(runner: CliRunner, args: list[str], message: str) -> None:
+    res = runner.invoke(app, ["jl-check", "--n", "16", "--trials", "10", *args])
+    assert res.exit_code == 1
+    err = res.stderr
+    assert err.startswith("error:") and message in err
+    assert len(err.strip().splitlines()) == 1
+    assert res.stdout == ""
+
+
+def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch) -> None:
+    """The --model/--data path, fed synthetic row-stochastic P through the same code."""
+    n = 24
+    calls = {}
+
+    def fake(model, data, *, seq_len, count, seed, data_dir):  # noqa: ANN001
+        calls.update(model=model, data=data, seq_len=seq_len, count=count, data_dir=data_dir)
+        rng = np.random.default_rng(seed)
+        a = rng.random((count, seq_len, seq_len)) * 3
+        e = np.exp(a)
+        return e / e.sum(-1, keepdims=True)
+
+    monkeypatch.setattr(B, "_sample_attention", fake)
+    res = runner.invoke(app, ["jl-check", "--n", str(n), "--eps", "0.3", "--trials", "200", "--claims", "thm1",
+                              "--k", "4,12", "--model", "fake", "--data", "wiki103", "--count", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    assert calls == {"model": "fake", "data": "wiki103", "seq_len": n, "count": 2, "data_dir": None}
+    rows = json.loads(res.stdout)
+    names = {r["attention"] for r in rows}
+    assert {"fake[0]", "fake[1]", "softmax", "uniform", "near_identity"} == names
+
+
+def test_real_attention_minilm(minilm_path, data_dir) -> None:
+    """Real MiniLM attention on WikiText-103 through the library path (skips without capture)."""
+    capture = pytest.importorskip("attnspec.capture", reason="attnspec.capture is not written yet")
+    if not hasattr(capture, "sample_attention"):
+        pytest.skip("attnspec.capture.sample_attention does not exist yet")
+    cfg = B.JLConfig(n=64, eps=0.3, ks=[8, 32], trials=200, claims=("thm1",), families=("gaussian",),
+                     attention_kinds=(), model="minilm", data="wiki103", data_dir=str(data_dir), count=1, seed=0)
+    res = B.run_jl_check(cfg)
+    assert set(res.table["attention"]) == {"minilm[0]"}
+    assert (res.table["trials"] == 200).all()
