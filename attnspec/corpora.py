@@ -150,6 +150,12 @@ class Inputs:
     input_ids: list[list[int]]
     meta: dict[str, Any]
 
+    def __repr__(self) -> str:  # the ids would flood tracebacks and test reports
+        m = self.meta
+        return (f"Inputs({len(self.input_ids)} windows, corpus={m.get('corpus')!r}, split={m.get('split')!r}, "
+                f"seq_len={m.get('seq_len')}, mode={m.get('mode')!r}, short_policy={m.get('short_policy')!r}, "
+                f"seed={m.get('seed')})")
+
 
 @dataclass
 class _Corpus:
