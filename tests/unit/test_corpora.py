@@ -595,3 +595,16 @@ def test_errors_reach_the_cli_as_one_line_and_exit_code_1(roberta_tok, tmp_path)
         assert res.exit_code == 1, res.output
         out = res.output.strip()
         assert out.startswith("error:") and needle in out and "Traceback" not in out
+
+
+def test_split_filter_that_matches_nothing_is_a_data_error(roberta_tok, tmp_path):
+    j = tmp_path / "x.jsonl"
+    write_jsonl(j, [{"split": "test", "text": sentence(0, 30)}])
+    c = tmp_path / "x.csv"
+    c.write_text(f'split,text\ntest,"{sentence(1, 30)}"\ntrain,"{sentence(2, 30)}"\n')
+    for f in (j, c):
+        with pytest.raises(DataError, match=r"contains no text for split 'dev'"):
+            load_inputs(f, roberta_tok, seq_len=20, num_inputs=1, seed=0, split="dev")
+    got = load_inputs(c, roberta_tok, seq_len=20, num_inputs=1, seed=0, split="train")
+    assert got.meta["documents"] == 1 and got.meta["split"] == "train"
+    assert got.input_ids[0][1:-1] == ids(roberta_tok, sentence(2, 30))[:18]
