@@ -1,0 +1,155 @@
+"""Figures of ``attnspec sa-check``, made only from its saved tables (``sa.parquet``,
+``error_map.parquet``): success probability vs d, d* vs k·log L with the least-squares
+fit, and the error maps of A vs Â for one instance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.colors import LogNorm
+
+from attnspec.plots import save_figure, style
+
+
+def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
+    """P(‖B − B̂‖∞ <= δ) vs d with 95% CIs: one panel per L, one line per (k, method)."""
+    style()
+    cur = sa[sa["kind"].isin(["curve", "sweep_curve"])].copy()
+    cur["L"] = cur["L"].astype(int)
+    cur["k"] = cur["k"].astype(int)
+    Ls = sorted(cur["L"].unique())
+    n = len(Ls)
+    cols = min(n, 4)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False, sharey=True)
+    for ax, L in zip(axes.ravel(), Ls):
+        sub = cur[cur["L"] == L]
+        ks = sorted(sub["k"].unique())
+        colors = plt.cm.viridis(np.linspace(0, 0.9, max(len(ks), 1)))
+        for c, k in zip(colors, ks):
+            for (proj, method), g in sub[sub["k"] == k].groupby(["projection", "method"]):
+                g = g.sort_values("d")
+                ls = {"asymptotic": "-", "exact": "o"}.get(method, "-")
+                mk = "s" if proj == "orthogonal" else "o"
+                lab = f"k={k} {proj[:5]} {method[:5]}"
+                if method == "asymptotic":
+                    ax.plot(g["d"], g["estimate"], ls, color=c, label=lab)
+                    ax.fill_between(g["d"], g["ci_low"], g["ci_high"], color=c, alpha=0.2, lw=0)
+                else:
+                    yerr = np.vstack([g["estimate"] - g["ci_low"], g["ci_high"] - g["estimate"]])
+                    ax.errorbar(g["d"], g["estimate"], yerr=yerr, fmt=mk, color=c, ms=4, capsize=2,
+                                label=lab, mfc="none" if proj == "orthogonal" else c)
+        ax.axvline(L, color="k", ls=":", lw=1)
+        ax.text(L, 0.02, " d = L", fontsize=8)
+        beta = float(sub["beta"].iloc[0])
+        ax.axhline(1 - beta, color="grey", ls="--", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_title(f"L = {L}, δ = {sub['delta'].iloc[0]:g}, eps = {sub['eps'].iloc[0]:g}")
+        ax.set_xlabel("projection dimension d (model width 2d)")
+        ax.set_ylabel("P(‖B − B̂‖∞ ≤ δ)")
+        ax.legend(fontsize=6, loc="upper left")
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return save_figure(fig, stem)
+
+
+def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
+    """d* vs k·log L (log-log) for Gaussian (asymptotic and exact) and orthogonal R, with
+    the least-squares line d* = C k log L and the line d = L."""
+    style()
+    sw = sa[sa["kind"] == "sweep"].copy()
+    sw["L"] = sw["L"].astype(int)
+    sw["k"] = sw["k"].astype(int)
+    fits = sa[sa["kind"] == "fit"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    ax = axes[0]
+    markers = {("gaussian", "asymptotic"): "o", ("gaussian", "exact"): "x", ("orthogonal", "exact"): "s"}
+    Ls = sorted(sw["L"].unique())
+    colors = dict(zip(Ls, plt.cm.plasma(np.linspace(0, 0.85, len(Ls)))))
+    for (proj, method), g in sw.groupby(["projection", "method"]):
+        for L, gl in g.groupby("L"):
+            ax.scatter(gl["k_log_L"], gl["d"], marker=markers.get((proj, method), "."), color=colors[L],
+                       facecolors="none" if proj == "orthogonal" else None, s=28,
+                       label=f"{proj} {method}" if L == Ls[-1] else None)
+    x = np.geomspace(sw["k_log_L"].min(), sw["k_log_L"].max(), 50)
+    row = fits[fits["model"] == "k log L"]
+    if len(row):
+        C = float(row["C"].iloc[0])
+        ax.plot(x, C * x, "k-", lw=1, label=f"LS fit d* = {C:.3g}·k log L (R² = {float(row['r2'].iloc[0]):.3f})")
+    for L in Ls:
+        ax.axhline(L, color=colors[L], ls=":", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("k · log L")
+    ax.set_ylabel("d* (success ≥ 1 − β)")
+    ax.set_title("d* vs k log L (dotted: d = L per L)")
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    g = sw[(sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
+    xx = g["max_row_norm"] ** 2 * np.log(g["L"]) / g["delta"] ** 2
+    for L, gl in g.assign(x=xx).groupby("L"):
+        ax.scatter(gl["x"], gl["d"], color=colors[L], label=f"L={L}", s=20)
+    row = fits[fits["model"] == "max‖b_i‖² log L / δ²"]
+    if len(row):
+        C = float(row["C"].iloc[0])
+        xs = np.geomspace(xx.min(), xx.max(), 50)
+        ax.plot(xs, C * xs, "k-", lw=1, label=f"LS fit C = {C:.3g} (R² = {float(row['r2'].iloc[0]):.3f})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("max‖b_i‖² · log L / δ²")
+    ax.set_ylabel("d* (Gaussian, asymptotic law)")
+    ax.set_title("d* vs the JL scale of the instance")
+    ax.legend(fontsize=7)
+    return save_figure(fig, stem)
+
+
+def error_maps(em: pd.DataFrame, stem: Path) -> list[Path]:
+    """Heatmaps of A, Â = eps·SA(X), |Â − A| and the SAN rows vs the row-normalised A."""
+    style()
+    L = int(em["i"].max()) + 1
+
+    def grid(col: str) -> np.ndarray:
+        out = np.zeros((L, L))
+        out[em["i"].to_numpy(), em["j"].to_numpy()] = em[col].to_numpy()
+        return out
+
+    A, Ah, P, Pt = grid("A"), grid("A_hat"), grid("san"), grid("san_target")
+    err = np.abs(Ah - A)
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4.2))
+    pos = np.concatenate([A[A > 0], Ah.ravel()])
+    norm = LogNorm(vmin=max(pos.min(), 1e-12), vmax=pos.max())
+    for ax, M, title in ((axes[0], np.where(A > 0, A, np.nan), "A (white: off support)"),
+                         (axes[1], Ah, "Â = eps·SA(X)")):
+        im = ax.imshow(M, norm=norm, cmap="viridis", interpolation="nearest")
+        ax.set_title(title)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    im = axes[2].imshow(err, norm=LogNorm(vmin=max(err[err > 0].min(), 1e-12), vmax=err.max()), cmap="magma",
+                        interpolation="nearest")
+    axes[2].set_title("|Â − A| (off S ≈ eps)")
+    fig.colorbar(im, ax=axes[2], fraction=0.046)
+    im = axes[3].imshow(P - Pt, cmap="RdBu_r", interpolation="nearest",
+                        vmin=-np.abs(P - Pt).max(), vmax=np.abs(P - Pt).max())
+    axes[3].set_title("SAN(X) − row-normalised A")
+    fig.colorbar(im, ax=axes[3], fraction=0.046)
+    d = int(em["d"].iloc[0])
+    for ax in axes:
+        ax.grid(False)
+    fig.suptitle(f"one instance: L = {L}, k = {int(em['k'].iloc[0])}, d = {d} (width 2d), seed {int(em['seed'].iloc[0])}")
+    return save_figure(fig, stem)
+
+
+def all_figures(out_dir: Path) -> list[Path]:
+    """Every sa-check figure from the tables saved in ``out_dir``."""
+    from attnspec.results import read_table
+
+    out_dir = Path(out_dir)
+    sa = read_table(out_dir, "sa")
+    paths = success_curves(sa, out_dir / "sa_success_vs_d")
+    if (sa["kind"] == "sweep").any():
+        paths += d_star_fit(sa, out_dir / "sa_dstar_vs_klogL")
+    if (out_dir / "error_map.parquet").is_file():
+        paths += error_maps(read_table(out_dir, "error_map"), out_dir / "sa_error_map")
+    return paths
