@@ -66,7 +66,11 @@ def jl_check(
                             data=data, data_dir=str(data_dir) if data_dir is not None else None, count=count)
         config.validate()
         start = time.time()
-        result = B.run_jl_check(config, progress=lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False))
+
+        def progress(msg: str) -> None:
+            err_console.print(f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]", highlight=False)
+
+        result = B.run_jl_check(config, progress=progress)
         wall = time.time() - start
         if out is not None:
             _write_results(out, result, wall)
@@ -80,29 +84,44 @@ def jl_check(
 
 
 def _print_report(result, wall: float) -> None:  # noqa: ANN001 - JLResult, imported lazily
-    from attnspec.verdicts import print_verdict_table
+    from rich.console import Console
 
+    from attnspec.verdicts import VerdictRow, print_verdict_table
+
+    # Tables are wide: never squeeze them into 80 columns when stdout is not a terminal.
+    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
     cfg = result.config
     dims = result.dims
-    out_console.print(
+    console.print(
         f"[bold]jl-check[/] n = {cfg.n}, eps = {cfg.eps}, seed = {cfg.seed}: "
         f"Theorem 1 k = {dims['linformer_k']:.1f}, Theorem 2 k = {dims['theorem2_k_main']:.1f} "
         f"(appendix {dims['theorem2_k_appendix_nd']:.1f} / {dims['theorem2_k_appendix_d']:.1f}), "
-        f"scikit-learn JL min dim = {int(dims['sklearn_min_dim'])}", highlight=False)
+        f"scikit-learn JL min dim = {int(dims['sklearn_min_dim'])}")
     for note in result.notes:
-        out_console.print(f"[yellow]note:[/] {note}", highlight=False)
-    titles = {"lemma1": "Lemma 1 (eqs. 11-12): worst case per reading and family",
-              "thm1": "Theorem 1 (eq. 3): worst case per reading and attention matrix",
-              "thm2": "Theorem 2 (eq. 8, eq. 21): worst case per reading and construction"}
+        console.print(f"[yellow]note:[/] {note}")
+    titles = {"lemma1": "Lemma 1 (eqs. 11-12): the worst case per reading and family",
+              "thm1": "Theorem 1 (eq. 3): the worst case per reading and attention matrix",
+              "thm2": "Theorem 2 (eq. 8, eq. 21): the worst case per reading and construction"}
     cols = {"lemma1": ["reading", "family", "vectors", "rho", "k"],
             "thm1": ["reading", "attention", "w", "pw_ratio", "k"],
             "thm2": ["reading", "construction", "row", "k"]}
+    ref = 0
     for g, rows in result.summary.items():
-        if rows:
-            print_verdict_table(rows, title=titles[g], param_columns=cols[g], console=out_console)
+        if not rows:
+            continue
+        short, notes = [], []
+        for r in rows:
+            ref += 1
+            short.append(VerdictRow(claim=r.claim, verdict=r.verdict, params=r.params, bound=r.bound, exact=r.exact,
+                                    estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, trials=r.trials,
+                                    seed=r.seed, evidence=f"[{ref}]"))
+            notes.append(f"[{ref}] {r.evidence}")
+        print_verdict_table(short, title=titles[g], param_columns=cols[g], console=console)
+        for line in notes:
+            console.print(line, soft_wrap=True, markup=False)
     counts = {v: sum(1 for r in result.rows if r.verdict == v) for v in ("violated", "holds", "loose", "vacuous")}
-    out_console.print(f"{len(result.rows)} verdict rows: " + ", ".join(f"{c} {v}" for v, c in counts.items())
-                      + f"; {wall:.1f} s. Every row: --json or --out DIR (jl.parquet).", highlight=False)
+    console.print(f"{len(result.rows)} verdict rows: " + ", ".join(f"{c} {v}" for v, c in counts.items())
+                  + f"; {wall:.1f} s. Every row: --json or --out DIR (jl.parquet).")
 
 
 def _write_results(out: Path, result, wall: float) -> None:  # noqa: ANN001

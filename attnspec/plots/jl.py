@@ -66,7 +66,7 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
         if panel == "eq11":
             reading = "squared_two_sided"
             c = curves[(curves["claim"] == "lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound e^{-(ε²-ε³)k/4}")
+            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound exp(-(ε²-ε³)k/4)")
             ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact (χ²)")
             _mc(ax, g[g["reading"] == reading], "Monte Carlo", palette[1])
             ax.set_title(f"Lemma 1 eq. 11, |‖Rx‖²−1| > ε (ε = {eps})")
@@ -74,7 +74,7 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
         elif panel == "eq12":
             rho = float(g12["rho"].max())
             c = curves[(curves["claim"] == "lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound 2e^{-(ε²-ε³)k/4}")
+            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound 2 exp(-(ε²-ε³)k/4)")
             if len(c):
                 ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact")
             _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", palette[1])
@@ -83,7 +83,7 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
         elif panel == "thm1":
             t = table[(table["claim"] == "thm1.eq3") & (table["reading"] == "relative")]
             c = curves[curves["claim"] == "thm1.eq3"].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="union bound 2n e^{-(ε²-ε³)k/4}")
+            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="union bound 2n exp(-(ε²-ε³)k/4)")
             for i, ((att, w), f) in enumerate(t.groupby(["attention", "w"], sort=True)):
                 if w not in ("random", "adv_bottom"):
                     continue
@@ -97,7 +97,7 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             e21 = table[(table["claim"] == "thm2.eq21") & (table["row"] == "row0")]
             if len(e21):
                 _mc(ax, e21, "eq. 21, row0", "black")
-            ax.set_title("Theorem 2, E = δR, F = e^{−δ}R")
+            ax.set_title("Theorem 2, E = δR, F = exp(−δ)R")
             _marks(ax, n, dims["theorem2_k_main"], "Thm 2")
         ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
@@ -109,6 +109,7 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     if not (out_dir / "jl_errors.parquet").is_file():
         return []  # the table is optional (no sampled errors when no claim was run)
     samples = read_table(out_dir, "jl_errors")
+    eps = float(read_meta(out_dir)["parameters"]["eps"])
     style()
     groups = [("lemma1.eq11", "Lemma 1: ‖Rx‖²/‖x‖² − 1 (Gaussian)"),
               ("thm1.eq3", "Theorem 1: log10 ‖P̃w − Pw‖/‖Pw‖"),
@@ -136,6 +137,9 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
                     ax.hist(sub["value"], bins=50, histtype="step", density=True, label=f"{att}, {lab}")
             else:
                 ax.hist(part["value"], bins=50, histtype="step", density=True, label=lab)
+        threshold = {"lemma1.eq11": None, "thm1.eq3": float(np.log10(eps)), "thm2.eq8": eps}[claim]
+        if threshold is not None:
+            ax.axvline(threshold, color="crimson", ls="--", lw=1, label="ε (failure to the right)")
         ax.set_title(title)
         ax.set_ylabel("density")
         ax.legend(fontsize=6)

@@ -245,7 +245,7 @@ def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *,
     out = np.empty(trials)
     for t in range(trials):
         r = torch.randn((k, n), generator=gen, dtype=torch.float64) / math.sqrt(k)  # (k, n)
-        approx = (Pt @ r.T) @ (r @ wt)  # (n,)
+        approx = Pt @ (r.T @ (r @ wt))  # (n,): P Rᵀ R w, cheapest order
         out[t] = float(torch.linalg.vector_norm(approx - target))
     return out
 

@@ -1,0 +1,98 @@
+"""Benchmark: reduced samplers vs direct (materialise R) samplers for `jl-check`.
+
+Baseline, measured in the same run: the direct sampler draws a fresh k×n Gaussian R each
+trial and applies it (to x, y for Lemma 1; as P(Rᵀ(Rw)) for Theorem 1; as
+softmax(δ(Rw))·e^{−δ}RV for Theorem 2). The reduced samplers draw only what the
+statistic depends on (see attnspec/theory/jl_samplers.py). Prints trials per second and
+the ratio, and writes bench_jl.json next to this file.
+
+    python benchmarks/bench_jl.py            # n = 4096, the default jl-check size
+    python benchmarks/bench_jl.py --n 1024   # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnspec.theory import jl
+from attnspec.theory import jl_samplers as S
+
+
+def rate(fn, trials: int) -> float:  # noqa: ANN001
+    t = time.perf_counter()
+    fn()
+    return trials / (time.perf_counter() - t)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--eps", type=float, default=0.1)
+    ap.add_argument("--direct-trials", type=int, default=4)
+    ap.add_argument("--reduced-trials", type=int, default=10_000)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    n, eps = args.n, args.eps
+    k1 = int(math.ceil(jl.linformer_k(n, eps)))
+    kb = min(k1, n - 1)
+    D, T = args.direct_trials, args.reduced_trials
+    results = []
+
+    def record(name: str, k: int, direct: float, reduced: float, note: str) -> None:
+        results.append({"case": name, "n": n, "k": k, "direct_trials_per_s": direct, "reduced_trials_per_s": reduced,
+                        "ratio": reduced / direct, "note": note})
+        print(f"{name:<34} k={k:<5} direct {direct:>10.3g}/s  reduced {reduced:>12.4g}/s  ratio {reduced / direct:>10.3g}",
+              flush=True)
+
+    # Lemma 1, Gaussian R at the theorem's k: ‖Rx‖² and <Rx, Ry>
+    direct = rate(lambda: S.direct_pair_images("gaussian", n, k1, D, seed=0), D)
+    rng = np.random.default_rng(0)
+    red = rate(lambda: (rng.chisquare(k1, T), 0.75 * rng.chisquare(k1, T) - 0.25 * rng.chisquare(k1, T)), T)
+    record("lemma1 gaussian (chi-square law)", k1, direct, red, "both statistics per trial")
+    red2 = rate(lambda: S.prefix_pair_stats(S.reduced_pair_images("gaussian", n, k1, 1000, seed=1),
+                                            np.array([k1]), which=("aa", "ab")), 1000)
+    record("lemma1 gaussian (k x 2 images)", k1, direct, red2, "the pair sampler the other families use")
+    direct = rate(lambda: S.direct_pair_images("sparse", n, kb, D, seed=0), D)
+    red = rate(lambda: S.reduced_pair_images("sparse", n, kb, 1000, vectors="flat", seed=1), 1000)
+    record("lemma1 sparse, flat pair", kb, direct, red, "two binomials per row and half")
+
+    # Theorem 1: softmax P, one w, k below n
+    P = jl.attention_matrix("softmax", n, seed=0)
+    w = np.random.default_rng(1).standard_normal(n)
+    direct = rate(lambda: S.theorem1_direct_errors(P, w, kb, D, seed=0), D)
+
+    def thm1() -> None:
+        parts = S.theorem1_reduced_parts(P, w[:, None], T, seed=1)
+        S.theorem1_errors_from_parts(parts, 0, kb, seed=2)
+
+    red = rate(thm1, T)
+    record("theorem1 (one w, one k)", kb, direct, red,
+           "reduced cost is shared by every w and k: one P g per trial")
+
+    # Theorem 2: d = 64, the paper's E, F, k below n
+    d = 64
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))
+    wrow = Q[0] @ K.T / math.sqrt(d)
+    direct = rate(lambda: S.theorem2_direct_outputs(wrow, V, kb, D, delta=1 / (2 * n), seed=0), D)
+    red = rate(lambda: S.theorem2_reduced_all(wrow, V, np.array([kb]), T, delta=1 / (2 * n), seed=1), T)
+    record("theorem2 (paper + plain + eq. 21)", kb, direct, red, "reduced gives three statistics per trial")
+
+    out = {"results": results, "threads": args.threads, "loadavg_at_end": os.getloadavg(),
+           "torch": torch.__version__, "cpu_count": os.cpu_count()}
+    path = Path(__file__).with_name("bench_jl.json")
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"load average at the end: {out['loadavg_at_end']}; written {path}")
+
+
+if __name__ == "__main__":
+    main()
