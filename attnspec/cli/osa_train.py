@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from typing import Annotated, Any
 
@@ -19,6 +20,13 @@ from attnspec.cli._common import JsonOpt, OutOpt, err_console, out_console, user
 from attnspec.errors import InputError
 
 KIND = "osa-train"
+
+
+def _loadavg() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - not on every platform
+        return None
 
 
 def _fmt(x: float, spec: str = ".3f") -> str:
@@ -118,9 +126,9 @@ def register_train(app: typer.Typer) -> None:
                 err_console.print(f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, {cfg.epochs} epochs, "
                                   f"depth {cfg.depth}, d={cfg.dim}, h={cfg.heads}, {threads} thread(s)",
                                   highlight=False, soft_wrap=True)
-                t0 = time.perf_counter()
+                t0, c0, load0 = time.perf_counter(), time.process_time(), _loadavg()
                 result = lib.run_comparison(cfg, progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
-                wall = time.perf_counter() - t0
+                wall, cpu, load1 = time.perf_counter() - t0, time.process_time() - c0, _loadavg()
             finally:
                 torch.set_num_threads(old_threads)
 
@@ -145,6 +153,8 @@ def register_train(app: typer.Typer) -> None:
                     "steps_per_run": int(result.runs["steps"].max()),
                     "threads": threads,
                     "wall_seconds": wall,
+                    "cpu_seconds": cpu,
+                    "load_average_1min": {"start": load0, "end": load1},
                     "paper_setup": {
                         "data": "MNIST 28x28, patch 4, 50 tokens", "depth": 6, "dim": 64, "heads": 4, "mlp_ratio": 4,
                         "activation": "GELU", "dropout": 0, "optimiser": "AdamW", "lr": 3e-4, "weight_decay": 0.05,

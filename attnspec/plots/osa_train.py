@@ -58,8 +58,8 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
               ("test", "accuracy", "test accuracy")]
     for ax, (split, col, title) in zip(axes, panels):
         sub = ep[ep["split"] == split]
-        sns.lineplot(data=sub, x="epoch", y=col, hue="Model", hue_order=hue_order, errorbar="sd",
-                     ax=ax, legend=ax is axes[-1])
+        sns.lineplot(data=sub, x="epoch", y=col, hue="Model", hue_order=hue_order, style="Model",
+                     style_order=hue_order, errorbar="sd", ax=ax, legend=ax is axes[-1])
         ax.set_title(title)
         ax.set_ylabel(col)
         if col == "loss" and (sub[col] > 0).all():
@@ -99,8 +99,9 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
     pos = {tuple(k): i for i, k in enumerate(stages.itertuples(index=False))}
     s["position"] = [pos[(st, b)] for st, b in zip(s["stage"], s["block"])]
     fig, ax = plt.subplots(figsize=(8, 4))
-    sns.lineplot(data=s, x="position", y="rms", hue="Model", hue_order=list(dict.fromkeys(s["Model"])),
-                 marker="o", errorbar=("pi", 100), ax=ax)
+    order = list(dict.fromkeys(s["Model"]))
+    sns.lineplot(data=s, x="position", y="rms", hue="Model", hue_order=order, style="Model", style_order=order,
+                 markers=True, errorbar=("pi", 100), ax=ax)
     ax.set_yscale("log")
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_xlabel("")
