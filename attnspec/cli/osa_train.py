@@ -16,7 +16,7 @@ import torch
 import typer
 from rich.table import Table
 
-from attnspec.cli._common import JsonOpt, OutOpt, err_console, out_console, user_errors
+from attnspec.cli._common import OutOpt, err_console, out_console, user_errors
 from attnspec.errors import InputError
 
 KIND = "osa-train"
@@ -68,28 +68,28 @@ def register_train(app: typer.Typer) -> None:
     @app.command("osa-train")
     def osa_train(
         models: Annotated[str | None, typer.Option(
-            "--models", help="Comma-separated models: vit, vit-noskip, vit-noskip-noln, osa-qr, osa-ns [default: all].")] = None,
-        seeds: Annotated[int | None, typer.Option("--seeds", help="Number of replicates (seeds) per model [default: 3].")] = None,
+            "--models", help="Comma-separated models among vit, vit-noskip, vit-noskip-noln, osa-qr, osa-ns (default: all five).")] = None,
+        seeds: Annotated[int | None, typer.Option("--seeds", help="Number of replicates (seeds) per model (default 3; --quick: 2).")] = None,
         seed: Annotated[int, typer.Option("--seed", help="Base seed; replicate seeds are spawned from it.")] = 0,
-        epochs: Annotated[int | None, typer.Option("--epochs", help="Training budget in epochs, the same for every model.")] = None,
-        batch_size: Annotated[int | None, typer.Option("--batch-size", help="Mini-batch size [paper: 128].")] = None,
-        lr: Annotated[float | None, typer.Option("--lr", help="AdamW learning rate [paper: 3e-4].")] = None,
-        weight_decay: Annotated[float | None, typer.Option("--weight-decay", help="AdamW weight decay [paper: 0.05].")] = None,
-        grad_clip: Annotated[float | None, typer.Option("--grad-clip", help="Gradient-norm clipping [paper: 1.0].")] = None,
-        depth: Annotated[int | None, typer.Option("--depth", help="Transformer blocks [paper: 6].")] = None,
-        dim: Annotated[int | None, typer.Option("--dim", help="Token width d [paper: 64].")] = None,
-        heads: Annotated[int | None, typer.Option("--heads", help="Attention heads h [paper: 4].")] = None,
-        mlp_ratio: Annotated[int | None, typer.Option("--mlp-ratio", help="MLP width ratio [paper: 4].")] = None,
-        patch_size: Annotated[int | None, typer.Option("--patch-size", help="Patch side on the 8x8 images: 1, 2, 4 or 8.")] = None,
-        alpha_init: Annotated[float | None, typer.Option("--alpha-init", help="Initial OSA alpha (finite) [paper: 0.1].")] = None,
-        ns_steps: Annotated[int | None, typer.Option("--ns-steps", help="Newton–Schulz iterations K for osa-ns [paper: 6].")] = None,
+        epochs: Annotated[int | None, typer.Option("--epochs", help="Training budget in epochs, the same for every model (default 10 = the paper's count; --quick: 2).")] = None,
+        batch_size: Annotated[int | None, typer.Option("--batch-size", help="Mini-batch size (default 128, as the paper).")] = None,
+        lr: Annotated[float | None, typer.Option("--lr", help="AdamW learning rate (default 3e-4, as the paper).")] = None,
+        weight_decay: Annotated[float | None, typer.Option("--weight-decay", help="AdamW weight decay (default 0.05, as the paper).")] = None,
+        grad_clip: Annotated[float | None, typer.Option("--grad-clip", help="Gradient-norm clipping (default 1.0, as the paper).")] = None,
+        depth: Annotated[int | None, typer.Option("--depth", help="Transformer blocks (default 3; paper 6; --quick: 2).")] = None,
+        dim: Annotated[int | None, typer.Option("--dim", help="Token width d (default 32; paper 64; --quick: 16).")] = None,
+        heads: Annotated[int | None, typer.Option("--heads", help="Attention heads h (default 4 as the paper; --quick: 2).")] = None,
+        mlp_ratio: Annotated[int | None, typer.Option("--mlp-ratio", help="MLP width ratio (default 4, as the paper).")] = None,
+        patch_size: Annotated[int | None, typer.Option("--patch-size", help="Patch side on the 8x8 images: 1, 2, 4 or 8 (default 2: 16 patches plus a cls token).")] = None,
+        alpha_init: Annotated[float | None, typer.Option("--alpha-init", help="Initial OSA alpha, finite (default 0.1, as the paper).")] = None,
+        ns_steps: Annotated[int | None, typer.Option("--ns-steps", help="Newton–Schulz iterations K for osa-ns, >= 0 (default 6, as the paper).")] = None,
         ns_coefficients: Annotated[str | None, typer.Option(
-            "--ns-coefficients", help="Newton–Schulz schedule: cubic, muon or polar-express [default: cubic].")] = None,
-        test_fraction: Annotated[float | None, typer.Option("--test-fraction", help="Held-out fraction, in (0, 1).")] = None,
+            "--ns-coefficients", help="Newton–Schulz schedule: cubic, muon or polar-express (default cubic).")] = None,
+        test_fraction: Annotated[float | None, typer.Option("--test-fraction", help="Held-out test fraction, in (0, 1) (default 0.2, stratified).")] = None,
         quick: Annotated[bool, typer.Option("--quick", help="Tiny models, 2 seeds, 2 epochs: runs in seconds (smoke test).")] = False,
         threads: Annotated[int, typer.Option("--threads", help="torch CPU threads (the machines are shared).")] = 1,
         csv: Annotated[bool, typer.Option("--csv", help="Also write CSV copies of the tables.")] = False,
-        json_out: JsonOpt = False,
+        json_out: Annotated[bool, typer.Option("--json", help="Print the per-model summary rows as JSON on stdout (and nothing else there).")] = False,
         out: OutOpt = None,
     ) -> None:
         """Train ViT, its skipless/LN-less ablations and the OSA-Transformer (QR, Newton–Schulz)
