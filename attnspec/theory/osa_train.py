@@ -548,7 +548,7 @@ def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: in
         test_row(step, epoch)
         if diverged:
             break
-    test_loss, test_acc = evaluate(model, data.x_test, data.y_test)
+    test_loss, test_acc = res.curves[-1]["loss"], res.curves[-1]["accuracy"]  # the final test row
     train_loss, train_acc = evaluate(model, data.x_train, data.y_train)
     res.summary = {
         **ident,
