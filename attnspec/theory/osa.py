@@ -500,6 +500,9 @@ def orthogonality_error_dense(
 # ---------------------------------------------------------------------------------------
 
 WEIGHT_LAWS: tuple[str, ...] = ("stiefel", "gaussian")
+#: Extra law for Theorem 2.1 only: W_K = W_Q O (O orthogonal), so span(K) = span(Q) and
+#: M = [Q, K] has rank d_v < 2 d_v (the basis then has more columns than rank(S)).
+SHARED_SPAN = "shared-span"
 
 
 def make_instance(
@@ -511,10 +514,14 @@ def make_instance(
     follow the paper's initialisation (``"stiefel"``, needs 2 d_v <= d) or have iid
     N(0, 1/d) entries (``"gaussian"``, a generic trained-like layer).
     """
-    if weights not in WEIGHT_LAWS:
-        raise InputError(f"weights must be one of {', '.join(WEIGHT_LAWS)}, got {weights!r}")
+    if weights not in WEIGHT_LAWS + (SHARED_SPAN,):
+        raise InputError(f"weights must be one of {', '.join(WEIGHT_LAWS + (SHARED_SPAN,))}, got {weights!r}")
     g = torch_generator(seed)
     x = torch.randn(n, d, generator=g, dtype=torch.float64) * (x_scale / math.sqrt(d))
+    if weights == SHARED_SPAN:
+        w_q = torch.randn(d, d_v, generator=g, dtype=torch.float64) / math.sqrt(d)
+        o = sample_stiefel(d_v, d_v, g, dtype=torch.float64)
+        return x, w_q, w_q @ o
     if weights == "stiefel":
         w_q, w_k = init_qk(d, d_v, 1, g, torch.float64)
         return x, w_q[0], w_k[0]
@@ -533,9 +540,12 @@ def _short(v: object) -> str:
 
 
 def _schedule_name(c: Coefficients) -> str:
+    """A schedule's display name: its name, or ``custom(a,b;a,b,c)`` for coefficients."""
     if isinstance(c, str):
         return c
-    return "custom" + str([tuple(float(v) for v in t) for t in ns_schedule(c, 1)] if not isinstance(c[0], (int, float)) else tuple(c))
+    seq = list(c)
+    steps = [seq] if all(isinstance(v, (int, float)) for v in seq) else seq
+    return "custom(" + ";".join(",".join(f"{float(v):g}" for v in s) for s in steps) + ")"
 
 
 # ---------------------------------------------------------------------------------------
@@ -581,11 +591,11 @@ def check_lowrank_expm(
     from attnspec.stats import spawn_seeds
     from attnspec.verdicts import VerdictRow
 
-    configs = [(n, dv, a) for n in ns for dv in d_vs for a in alphas]
+    configs = [(n, dv, a, w) for w in ("stiefel", SHARED_SPAN) for n in ns for dv in d_vs for a in alphas]
     seeds = spawn_seeds(seed, len(configs))
     recs = []
-    for (n, dv, a), s in zip(configs, seeds):
-        x, w_q, w_k = make_instance(s, n, max(d, 2 * dv), dv, "stiefel", x_scale=1.0)
+    for (n, dv, a, law), s in zip(configs, seeds):
+        x, w_q, w_k = make_instance(s, n, max(d, 2 * dv), dv, law, x_scale=1.0)
         scale = a / math.sqrt(dv)
         q, k = x @ w_q, x @ w_k
         sd = scale * (q @ k.mT - k @ q.mT)  # (N, N)
@@ -603,7 +613,8 @@ def check_lowrank_expm(
             r = ss.shape[-1]
             y = eye_n + b @ (torch.linalg.matrix_exp(ss) - torch.eye(r, dtype=torch.float64)) @ b.mT
             recs.append({
-                "basis": basis, "n": n, "d_v": dv, "alpha": a, "seed": s, "ns_steps": k_used, "converged": ok,
+                "basis": basis, "weights": law, "n": n, "d_v": dv, "alpha": a, "seed": s, "ns_steps": k_used,
+                "converged": ok, "rank_m": int(torch.linalg.matrix_rank(m)),
                 "s_norm": float(torch.linalg.matrix_norm(sd, ord=2)),
                 "diff_torch": float((y - ref_t).abs().max()),
                 "diff_scipy": float((y - ref_s).abs().max()),
@@ -617,13 +628,18 @@ def check_lowrank_expm(
     frame = pd.DataFrame(recs)
     rows = []
     for basis, grp in frame.groupby("basis", sort=False):
+        not_conv = int((~grp["converged"]).sum())
         grp = grp[grp["converged"]]
         cols = ["diff_torch", "diff_scipy", "diff_eigh"]
         worst = grp.loc[grp[cols].max(axis=1).idxmax()]
         est = float(grp[cols].max().max())
-        inst = _instance_label(n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), seed=int(worst.seed))
+        inst = _instance_label(n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), weights=worst.weights,
+                               seed=int(worst.seed))
         verdict = "holds" if est <= F64_TOL else "violated"
         extra = f"; NS steps used {int(grp.ns_steps.min())}–{int(grp.ns_steps.max())}" if basis != "qr" else ""
+        extra += f"; incl. {int((grp.rank_m < 2 * grp.d_v).sum())} instances with rank[Q, K] < 2 d_v"
+        if not_conv:
+            extra += f"; {not_conv} instances skipped: Newton–Schulz did not converge in 100 steps"
         rows.append(VerdictRow(
             claim="Thm 2.1 exp(S) = I + B(exp[S]−I)Bᵀ", verdict=verdict,
             params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
@@ -875,7 +891,8 @@ def check_wtilde(
         bound=1.0, exact=1.0, estimate=float(st.kappa.max()), trials=len(st), seed=seed,
         evidence=(f"max |σ − 1| over nonzero σ = {dev:.2e}; rank = 2 d_v in {int((st['rank'] == 2 * st['d_v']).sum())}/{len(st)}; "
                   f"worst κ − 1 = {worst.kappa - 1:.2e} (d={int(worst.d)}, d_v={int(worst.d_v)}, seed={int(worst.seed)}); "
-                  f"contrast, iid N(0,1/d) weights: κ(W̃) median {ga.kappa.median():.3g}, max {ga.kappa.max():.3g}"),
+                  f"contrast, iid N(0,1/d) weights: κ(W̃) median {ga.kappa.median():.3g}, max {ga.kappa.max():.3g}; "
+                  f"κ is the paper's effective σ_max/σ_min>0 (the ordinary κ is ∞ whenever 2 d_v < d: rank W̃ = 2 d_v)"),
     )
     return [row], frame
 
