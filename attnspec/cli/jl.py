@@ -35,6 +35,8 @@ def jl_check(
     claims: Annotated[str, typer.Option(
         "--claims", help="'all', 'lemma1', or a comma list of lemma1.eq11, lemma1.eq12, thm1, thm2.")] = "all",
     d: Annotated[int, typer.Option("--d", help="Head dimension d for Theorem 2 (and the synthetic Q, K), >= 2.")] = 64,
+    temperature: Annotated[float, typer.Option(
+        "--temperature", help="Softmax temperature of the synthetic attention softmax(QKᵀ/(√d·T)), > 0.")] = 1.0,
     model: Annotated[str | None, typer.Option(
         "--model", help="Also check Theorem 1 on real attention from this model (with --data), e.g. minilm.")] = None,
     data: Annotated[str | None, typer.Option("--data", help="Corpus for --model, e.g. wiki103 or imdb.")] = None,
@@ -61,8 +63,11 @@ def jl_check(
         if count < 1:
             raise InputError(f"count must be >= 1, got {count}")
         ks = B.parse_ks(k) if k is not None else None
+        if not temperature > 0:
+            raise InputError(f"temperature must be > 0, got {temperature}")
         config = B.JLConfig(n=n, eps=eps, ks=ks, trials=trials, trials_other=trials_other, seed=seed,
-                            families=B.parse_families(family), claims=B.parse_claims(claims), d=d, model=model,
+                            families=B.parse_families(family), claims=B.parse_claims(claims), d=d,
+                            temperature=temperature, model=model,
                             data=data, data_dir=str(data_dir) if data_dir is not None else None, count=count)
         config.validate()
         start = time.time()

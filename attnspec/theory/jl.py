@@ -249,6 +249,22 @@ def discrete_spiky_norm_failure_exact(family: str, n: int, k: int, eps: float,
     return prob
 
 
+def discrete_spiky_orthogonal_failure_exact(family: str, n: int, k: int) -> float:
+    """Exact failure probability of eq. 12's ``absolute`` reading for x = e1, y = e2
+    (ρ = 0, tolerance 0) under Achlioptas / very sparse R: 1 − P(⟨Re1, Re2⟩ = 0).
+
+    k⟨Re1, Re2⟩/m² = Σ_j a_j b_j, a sum of N ~ Binomial(k, p²) independent signs, which
+    is 0 iff N is even and half the signs are +.
+    """
+    if family not in ("achlioptas", "sparse"):
+        raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
+    S.check_dims(n, k)
+    p, _ = S._discrete_params(family, n)
+    N = np.arange(0, k + 1, 2)
+    zero = float(np.sum(sps.binom.pmf(N, k, p * p) * sps.binom.pmf(N // 2, N, 0.5)))
+    return 1.0 - zero
+
+
 def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
     """P(a X − b Y > t) for independent X, Y ~ χ²_k and a, b >= 0 (not both 0).
 
@@ -351,6 +367,17 @@ def _mc_columns(failures: int, trials: int) -> dict[str, float]:
 # ----------------------------------------------------------------------------- Lemma 1
 
 
+def _discrete_exact_inner(family: str, vectors: str, n: int, k: int, reading: str, rho: float) -> float:
+    """The exact eq.-12 failure probability where one is known for a non-Gaussian family."""
+    if reading != "absolute" or rho != 0:
+        return np.nan
+    if family == "orthogonal":
+        return 1.0  # Haar images have a density: a zero tolerance is missed with probability 1
+    if vectors == "spiky":
+        return discrete_spiky_orthogonal_failure_exact(family, n, k)
+    return np.nan
+
+
 def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence[str] = ("gaussian",),
                     trials: int = 10_000, trials_other: int | None = None,
                     rhos: Sequence[float] = DEFAULT_RHOS, seed: int = 0,
@@ -428,9 +455,9 @@ def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence
             gen = torch_generator(s)
             for start in range(0, trials_other, chunk):
                 m = min(chunk, trials_other - start)
-                images = S.reduced_pair_images(family, n, k_max, m, vectors="spiky" if vectors == "any" else vectors,
-                                               seed=gen)
-                st = S.prefix_pair_stats(images, fam_ks, which=("aa", "ab"))  # (len(ks), m) each
+                units, scales = S.reduced_pair_units(family, n, k_max, m,
+                                                     vectors="spiky" if vectors == "any" else vectors, seed=gen)
+                st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
                 for i, k in enumerate(fam_ks):
                     q = st["aa"][i]
                     for reading in NORM_READINGS:
@@ -461,7 +488,9 @@ def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence
                         rows.append({"claim": "lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
                                      "rho": float(rho), **base, "k": int(k),
                                      "bound": float(lemma1_inner_bound(k, eps)),
-                                     "exact": 1.0 if (reading == "absolute" and rho == 0) else np.nan,
+                                     # Haar images have a density: the zero-tolerance event
+                                     # has probability 1; discrete R can hit <x, y> exactly
+                                     "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
                                      **_mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
                                      "seed": s})
                     add_sample("lemma1.eq12", "inner", family, vectors, float(rho), int(k),

@@ -132,6 +132,7 @@ class JLConfig:
     families: Sequence[str] = S.FAMILIES
     claims: Sequence[str] = CLAIM_GROUPS
     d: int = 64
+    temperature: float = 1.0
     rhos: Sequence[float] = jl.DEFAULT_RHOS
     attention_kinds: Sequence[str] = jl.ATTENTION_KINDS
     model: str | None = None
@@ -145,6 +146,7 @@ class JLConfig:
         check_range("trials", self.trials, low=1)
         check_range("trials_other", self.trials_other, low=1)
         check_range("d", self.d, low=2)
+        check_range("temperature", self.temperature, low=0.0, low_open=True)
         check_range("count", self.count, low=1)
         if self.ks is not None:
             jl.check_ks(self.ks)
@@ -321,7 +323,7 @@ def run_jl_check(config: JLConfig, progress: Callable[[str], None] | None = None
         # One attention matrix at a time: at n = 4096 each is 134 MB.
         sources: list[tuple[str, Callable[[], np.ndarray]]] = [
             (kind, lambda kind=kind: jl.attention_matrix(kind, n, seed=jl.subseed(config.seed, "attention", kind),
-                                                         d=config.d))
+                                                         d=config.d, temperature=config.temperature))
             for kind in config.attention_kinds]
         if config.model is not None:
             say(f"capturing {config.count} real attention matrices from {config.model} on {config.data} (n = {n})")

@@ -80,13 +80,15 @@ def sparse_density(n: int) -> float:
     return _discrete_params("sparse", n)[0]
 
 
-def _discrete_entries(family: str, n: int, shape: tuple[int, ...], gen: torch.Generator) -> torch.Tensor:
-    """Unscaled entries (±magnitude or 0), float64, before the 1/sqrt(k) factor."""
+def _discrete_entries(family: str, n: int, shape: tuple[int, ...], gen: torch.Generator,
+                      *, units: bool = False) -> torch.Tensor:
+    """Unscaled entries (±magnitude or 0; ±1 or 0 with ``units``), float64, before 1/sqrt(k)."""
     p, mag = _discrete_params(family, n)
     u = torch.rand(shape, generator=gen, dtype=torch.float64)
     out = torch.zeros(shape, dtype=torch.float64)
-    out[u < p / 2] = mag
-    out[(u >= p / 2) & (u < p)] = -mag
+    m = 1.0 if units else mag
+    out[u < p / 2] = m
+    out[(u >= p / 2) & (u < p)] = -m
     return out
 
 
@@ -164,12 +166,27 @@ def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors
     """Reduced sampler: the unscaled images of the pair for the first k_max rows.
 
     The images under the projection with k rows are ``out[:, :k, :] / sqrt(k)`` for every
-    k <= k_max (for ``orthogonal``, ``out[:, :k, :] * sqrt(n / k)`` is already folded in
-    as ``sqrt(n)``, so the same ``/ sqrt(k)`` applies).
+    k <= k_max (for ``orthogonal`` the factor sqrt(n/k) is folded in as sqrt(n), so the
+    same ``/ sqrt(k)`` applies).
 
     Returns
     -------
     images : torch.Tensor of shape (trials, k_max, 2), float64
+    """
+    units, scales = reduced_pair_units(family, n, k_max, trials, vectors=vectors, seed=seed)
+    return units * torch.tensor(scales, dtype=torch.float64)
+
+
+def reduced_pair_units(family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky",
+                       seed: Seed) -> tuple[torch.Tensor, tuple[float, float]]:
+    """:func:`reduced_pair_images` as ``units * scales``, with ``units`` integer-valued for
+    the discrete families (so sums of products are exact and an inner product that is
+    exactly 0 stays 0; floating-point rounding would otherwise hide those atoms).
+
+    Returns
+    -------
+    units : torch.Tensor of shape (trials, k_max, 2), float64
+    scales : the factor of each column
     """
     check_family(family)
     check_dims(n, k_max, family=family)
@@ -178,20 +195,21 @@ def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors
         raise InputError(f"vectors must be one of {', '.join(VECTOR_PAIRS)}, got {vectors!r}")
     gen = torch_generator(seed)
     if family == "gaussian":
-        return torch.randn((trials, k_max, 2), generator=gen, dtype=torch.float64)
+        return torch.randn((trials, k_max, 2), generator=gen, dtype=torch.float64), (1.0, 1.0)
     if family == "orthogonal":
         # The first two columns of a Haar n×n rotation: Gram–Schmidt on an n×2 Gaussian.
         g = torch.randn((trials, n, 2), generator=gen, dtype=torch.float64)
         q1 = g[:, :, 0] / torch.linalg.vector_norm(g[:, :, 0], dim=1, keepdim=True)  # (T, n)
         g2 = g[:, :, 1] - (q1 * g[:, :, 1]).sum(1, keepdim=True) * q1
         q2 = g2 / torch.linalg.vector_norm(g2, dim=1, keepdim=True)
-        return math.sqrt(n) * torch.stack([q1[:, :k_max], q2[:, :k_max]], dim=2)  # (T, k_max, 2)
+        root = math.sqrt(n)
+        return torch.stack([q1[:, :k_max], q2[:, :k_max]], dim=2), (root, root)  # (T, k_max, 2)
+    p, mag = _discrete_params(family, n)
     if vectors == "spiky":
-        return _discrete_entries(family, n, (trials, k_max, 2), gen)
+        return _discrete_entries(family, n, (trials, k_max, 2), gen, units=True), (mag, mag)
     # flat pair: per row, signed counts of non-zero entries over the two halves (and the
     # odd coordinate when n is odd); each half of size h has N_nz ~ Bin(h, p), N+ | N_nz ~
     # Bin(N_nz, 1/2), and sum = mag (N+ − (N_nz − N+)).
-    p, mag = _discrete_params(family, n)
     m = n // 2
     sizes = [m, m] + ([n - 2 * m] if n - 2 * m else [])
     sums = []
@@ -200,16 +218,16 @@ def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors
     for h in sizes:
         nz = torch.binomial(torch.full((trials, k_max), float(h), dtype=torch.float64), prob, generator=gen)
         plus = torch.binomial(nz, half, generator=gen)
-        sums.append(mag * (2 * plus - nz))
+        sums.append(2 * plus - nz)  # integer-valued
     total = sum(sums)
-    x1 = total / math.sqrt(n)
-    x2 = (sums[0] - sums[1]) / math.sqrt(2 * m)
-    return torch.stack([x1, x2], dim=2)
+    return torch.stack([total, sums[0] - sums[1]], dim=2), (mag / math.sqrt(n), mag / math.sqrt(2 * m))
 
 
 def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
-                      which: tuple[str, ...] = ("aa", "bb", "ab")) -> dict[str, np.ndarray]:
-    """From unscaled images (T, k_max, 2), the Gram entries for every k in ``ks``.
+                      which: tuple[str, ...] = ("aa", "bb", "ab"),
+                      scales: tuple[float, float] = (1.0, 1.0)) -> dict[str, np.ndarray]:
+    """From unscaled images (T, k_max, 2) (times ``scales`` per column), the Gram entries
+    for every k in ``ks``. Integer-valued images are summed exactly before scaling.
 
     Returns a dict of arrays of shape (len(ks), T): ``aa`` = ‖R x1‖², ``bb`` = ‖R x2‖²,
     ``ab`` = ⟨R x1, R x2⟩, under the projection with k rows.
@@ -219,11 +237,12 @@ def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
     idx = torch.as_tensor(np.asarray(ks, dtype=np.int64) - 1)
     kk = torch.as_tensor(np.asarray(ks, dtype=np.float64))[:, None]
     out = {}
-    for name, (x, y) in (("aa", (a, a)), ("bb", (b, b)), ("ab", (a, b))):
+    sa, sb = scales
+    for name, (x, y, f) in (("aa", (a, a, sa * sa)), ("bb", (b, b, sb * sb)), ("ab", (a, b, sa * sb))):
         if name not in which:
             continue
         c = torch.cumsum(x * y, dim=1)  # (T, k_max)
-        out[name] = (c[:, idx].T / kk).numpy()  # (len(ks), T)
+        out[name] = (c[:, idx].T * f / kk).numpy()  # (len(ks), T)
     return out
 
 
@@ -282,11 +301,12 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
     beta = np.empty((W.shape[1], trials))
     for start in range(0, trials, chunk):
         c = min(chunk, trials - start)
-        g = torch.randn((n, c), generator=gen, dtype=torch.float64)  # (n, c)
-        h = Pt @ g.to(dtype)  # (n, c): P g, the one O(n²) step
-        hh = (h.to(torch.float64) ** 2).sum(0).numpy()  # (c,): ‖Pg‖²
-        uh = (PtU.T @ g).numpy()  # (m, c): uᵀPg
-        eg = (Et.T @ g).numpy()  # (m, c): eᵀg
+        g = torch.randn((n, c), generator=gen, dtype=dtype)  # (n, c)
+        h = Pt @ g  # (n, c): P g, the one O(n²) step
+        hh = torch.linalg.vector_norm(h, dim=0).double().numpy() ** 2  # (c,): ‖Pg‖²
+        g64 = g.double()  # exact widening: the float64 products below see the same draws
+        uh = (PtU.T @ g64).numpy()  # (m, c): uᵀPg
+        eg = (Et.T @ g64).numpy()  # (m, c): eᵀg
         # v = Pg − (eᵀg) u:  uᵀv = uᵀPg − (eᵀg)‖u‖²,  ‖v‖² = ‖Pg‖² − 2(eᵀg)uᵀPg + (eᵀg)²‖u‖²
         alpha[:, start : start + c] = uh - eg * u2
         beta[:, start : start + c] = np.maximum(hh[None, :] - 2 * eg * uh + eg * eg * u2, 0.0)
@@ -455,8 +475,8 @@ def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: i
     ct = ct.to(work_dtype)
     for start in range(0, trials, chunk):
         m = min(chunk, trials - start)
-        z = torch.randn((m, k_max), generator=gen, dtype=torch.float64).to(work_dtype)  # sqrt(k)·(R ŵ)
-        g = torch.randn((m, d), generator=gen, dtype=torch.float64).to(work_dtype)
+        z = torch.randn((m, k_max), generator=gen, dtype=work_dtype)  # sqrt(k)·(R ŵ)
+        g = torch.randn((m, d), generator=gen, dtype=work_dtype)
         g1 = torch.randn((m,), generator=gen, dtype=torch.float64)
         lg = g @ L.T  # (m, d) ~ N(0, V⊥ᵀV⊥)
         for i, k in enumerate(ks):

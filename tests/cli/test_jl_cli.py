@@ -83,6 +83,8 @@ def test_out_dir(runner: CliRunner, tmp_path) -> None:
         (["--claims", "thm9"], "claim must be one of"),
         (["--family", "cauchy"], "family must be one of"),
         (["--model", "minilm"], "--model and --data go together"),
+        (["--temperature", "0"], "temperature must be > 0, got 0.0"),
+        (["--trials-other", "0"], "trials-other must be >= 1, got 0"),
     ],
 )
 def test_bad_input(runner: CliRunner, args: list[str], message: str) -> None:

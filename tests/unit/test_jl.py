@@ -134,6 +134,19 @@ def test_discrete_spiky_exact_matches_direct_monte_carlo(family: str) -> None:
         assert _inside(jl.discrete_spiky_norm_failure_exact(family, n, k, eps, reading), fails, trials)
 
 
+@pytest.mark.parametrize("family", ["achlioptas", "sparse"])
+def test_discrete_orthogonal_inner_exact_matches_monte_carlo(family: str) -> None:
+    """Discrete R hits <Re1, Re2> = 0 exactly with positive probability (an atom that
+    floating-point sums would hide: the reduced sampler sums integer units)."""
+    n, k, trials = 16, 30, 6000
+    units, scales = S.reduced_pair_units(family, n, k, trials, vectors="spiky", seed=6)
+    z = S.prefix_pair_stats(units, np.array([k]), which=("ab",), scales=scales)["ab"][0]
+    fails = int(jl.inner_failure_events(z, 0.1, 0.0, "absolute").sum())
+    p = jl.discrete_spiky_orthogonal_failure_exact(family, n, k)
+    assert 0.05 < 1 - p < 0.95  # a real atom at these sizes
+    assert _inside(p, fails, trials)
+
+
 # ----------------------------------------------------------------------------- bounds vs exact
 
 
