@@ -57,6 +57,7 @@ def sa_check(
     sweep_L: Annotated[str, typer.Option("--sweep-L", help="Comma list of L for the d* vs k log L sweep.")] = "64,128,256",
     sweep_k: Annotated[str, typer.Option("--sweep-k", help="Comma list of k for the sweep.")] = "1,2,4,8",
     sweep_trials: Annotated[int, typer.Option("--sweep-trials", help="Draws per sweep configuration (40 from L >= 2048), >= 10.")] = 100,
+    threads: Annotated[int, typer.Option("--threads", help="torch CPU threads (1 is fastest on a shared 2-core machine), >= 1.")] = 1,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures with --out.")] = True,
     seed: SeedOpt = 0,
     out: OutOpt = None,
@@ -87,6 +88,8 @@ def sa_check(
             raise InputError(f"trials must be >= 10, got {trials}")
         if sweep_trials < 10:
             raise InputError(f"sweep-trials must be >= 10, got {sweep_trials}")
+        if threads < 1:
+            raise InputError(f"threads must be >= 1, got {threads}")
         if d is not None and d < 1:
             raise InputError(f"d must be >= 1, got {d}")
         if support not in ex.SUPPORTS:
@@ -102,18 +105,28 @@ def sa_check(
 
         cfg = ex.Config(L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, trials=trials, support=support,
                         factorization=factorization, seed=seed, d=d)
+        import torch
+
+        previous_threads = torch.get_num_threads()
+        torch.set_num_threads(threads)
         start = time.time()
+        cpu0 = time.process_time()
 
         def say(msg: str) -> None:
             err_console.print(f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]", highlight=False)
 
-        frame, rows = ex.simulate(cfg, progress=say)
-        sw = ex.sweep(Ls, ks, eps=eps, delta=delta, m=m, M=M, beta=beta, trials=sweep_trials, support=support,
-                      factorization=factorization, seed=seed, progress=say)
-        fits = ex.fit_d_star(sw)
-        rows += ex.check_sweep(sw, fits)
-        em = ex.error_map(cfg)
+        try:
+            frame, rows = ex.simulate(cfg, progress=say)
+            sw = ex.sweep(Ls, ks, eps=eps, delta=delta, m=m, M=M, beta=beta, trials=sweep_trials, support=support,
+                          factorization=factorization, seed=seed, progress=say)
+            fits = ex.fit_d_star(sw)
+            rows += ex.check_sweep(sw, fits)
+            say("error-map instance")
+            em = ex.error_map(cfg)
+        finally:
+            torch.set_num_threads(previous_threads)
         wall = time.time() - start
+        cpu = time.process_time() - cpu0
 
         if out is not None:
             from attnspec.results import environment_meta, write_meta, write_table
@@ -126,7 +139,8 @@ def sa_check(
                     "identity": {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta,
                                  "trials": trials, "support": support, "factorization": factorization,
                                  "seed": seed, "d": d, "sweep_L": Ls, "sweep_k": ks, "sweep_trials": sweep_trials},
-                    "seed": seed, "wall_seconds": round(wall, 2), **environment_meta()}
+                    "seed": seed, "threads": threads, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
+                    **environment_meta()}
             write_meta(out, meta)
             if plots:
                 from attnspec.plots.expressivity import all_figures

@@ -232,16 +232,38 @@ class Construction:
     d: int
 
     def logits(self) -> torch.Tensor:
-        """B̂ = X W_Q W_Kᵀ Xᵀ, shape (L, L)."""
-        return self.X @ self.W_Q @ self.W_K.T @ self.X.T
+        """B̂ = X W_Q W_Kᵀ Xᵀ = (X W_Q)(X W_K)ᵀ, shape (L, L)."""
+        return _matmul(self.X, self.W_Q) @ _matmul(self.X, self.W_K).T
 
     def approximation(self) -> torch.Tensor:
         """Â = eps · SA(X), shape (L, L)."""
         return self.eps * sa(self.X, self.W_Q, self.W_K)
 
 
+def _weights(d: int, sparse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """W_Q = I_{2d}, W_K = [[0, 0], [I_d, 0]] (dense, or sparse COO for large d)."""
+    if sparse:
+        i = torch.arange(d)
+        W_Q = torch.sparse_coo_tensor(torch.stack([torch.arange(2 * d)] * 2), torch.ones(2 * d, dtype=torch.float64),
+                                      (2 * d, 2 * d), check_invariants=True).coalesce()
+        W_K = torch.sparse_coo_tensor(torch.stack([i + d, i]), torch.ones(d, dtype=torch.float64),
+                                      (2 * d, 2 * d), check_invariants=True).coalesce()
+        return W_Q, W_K
+    W_Q = torch.eye(2 * d, dtype=torch.float64)
+    W_K = torch.zeros(2 * d, 2 * d, dtype=torch.float64)
+    W_K[d:, :d] = torch.eye(d, dtype=torch.float64)  # [[0, 0], [I_d, 0]]
+    return W_Q, W_K
+
+
+def _matmul(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """X @ W for a dense or sparse (COO) W."""
+    if W.is_sparse:
+        return torch.sparse.mm(W.t().coalesce(), X.T).T
+    return X @ W
+
+
 def construct(A: np.ndarray, d: int, eps: float, *, projection: str = "gaussian",
-              factorization: str = "row", seed: Seed = 0) -> Construction:
+              factorization: str = "row", seed: Seed = 0, sparse_weights: bool | None = None) -> Construction:
     """The notes' construction: X = (B1 Rᵀ, B2 Rᵀ), W_Q = I_{2d}, W_K = [[0, 0], [I_d, 0]].
 
     Parameters
@@ -253,6 +275,9 @@ def construct(A: np.ndarray, d: int, eps: float, *, projection: str = "gaussian"
     projection : {"gaussian", "orthogonal"}
     factorization : {"row", "column"}
     seed : int or generator
+    sparse_weights : bool or None
+        Store W_Q, W_K as sparse COO tensors (4d² dense numbers are too many for large d);
+        default: sparse when 2d > 2048.
 
     Returns
     -------
@@ -266,9 +291,7 @@ def construct(A: np.ndarray, d: int, eps: float, *, projection: str = "gaussian"
     L = A.shape[0]
     R = projection_matrix(d, L, projection, seed=seed)
     X = torch.cat([B1 @ R.T, B2 @ R.T], dim=1)  # (L, 2d)
-    W_Q = torch.eye(2 * d, dtype=torch.float64)
-    W_K = torch.zeros(2 * d, 2 * d, dtype=torch.float64)
-    W_K[d:, :d] = torch.eye(d, dtype=torch.float64)  # [[0, 0], [I_d, 0]]
+    W_Q, W_K = _weights(d, 2 * d > 2048 if sparse_weights is None else bool(sparse_weights))
     return Construction(X=X, W_Q=W_Q, W_K=W_K, R=R, B=B, B1=B1, B2=B2, eps=float(eps), d=d)
 
 
@@ -285,13 +308,14 @@ def exact_construction(A: np.ndarray, eps: float) -> Construction:
 
 
 def sa(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
-    """Unnormalised self-attention exp(X W_Q W_Kᵀ Xᵀ); X (L, D), W_Q, W_K (D, D) → (L, L)."""
-    return torch.exp((X @ W_Q) @ (X @ W_K).T)
+    """Unnormalised self-attention exp(X W_Q W_Kᵀ Xᵀ); X (L, D), W_Q, W_K (D, D) → (L, L).
+    W_Q, W_K may be dense or sparse COO."""
+    return torch.exp(_matmul(X, W_Q) @ _matmul(X, W_K).T)
 
 
 def san(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
     """Row-normalised self-attention diag(SA 1)⁻¹ SA (a row softmax, computed stably)."""
-    return torch.softmax((X @ W_Q) @ (X @ W_K).T, dim=-1)
+    return torch.softmax(_matmul(X, W_Q) @ _matmul(X, W_K).T, dim=-1)
 
 
 # --------------------------------------------------------------------------------------
@@ -355,14 +379,23 @@ def eps_jl_needed(B: np.ndarray, delta: float, factorization: str = "row") -> fl
 # 4. Monte Carlo
 
 
+def _sparse_left(Bs: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    """``B @ M[i]`` for each i, B a sparse CSR (L, L) matrix, M (t, L, n) → (t, L, n)."""
+    return torch.stack([Bs @ M[i] for i in range(M.shape[0])])
+
+
 def _project_batch(B: torch.Tensor, t: int, d: int, projection: str, g: torch.Generator,
-                   rng: np.random.Generator, dtype: torch.dtype, direct: bool = False) -> torch.Tensor:
+                   rng: np.random.Generator, dtype: torch.dtype, direct: bool = False,
+                   Bs: torch.Tensor | None = None) -> torch.Tensor:
     """Draw t projections R (d×L) and return ``B RᵀR``, shape (t, L, L), batched.
 
-    Dense batched products: with k nonzeros per row a gather-based sparse product does
-    fewer flops but, measured on the project machine, is slower than BLAS for L <= 4096.
+    ``Bs`` is B as a sparse CSR tensor (k nonzeros per row): products ``B @ M`` then cost
+    O(k L n) instead of O(L² n); the remaining dense product is one batched matmul.
     """
     L = B.shape[-1]
+
+    def left(M: torch.Tensor) -> torch.Tensor:  # B @ M, M (t, L, n)
+        return B @ M if Bs is None else _sparse_left(Bs, M)
 
     def randn(*shape: int) -> torch.Tensor:
         # always drawn in float64, so float32 and float64 runs see the same numbers
@@ -371,14 +404,14 @@ def _project_batch(B: torch.Tensor, t: int, d: int, projection: str, g: torch.Ge
     if projection == "gaussian":
         if d < L or direct:
             R = randn(t, d, L) / math.sqrt(d)  # (t, d, L)
-            return (B @ R.mT) @ R  # (t, L, d) @ (t, d, L) -> (t, L, L)
+            return left(R.mT.contiguous()) @ R  # (t, L, d) @ (t, d, L) -> (t, L, L)
         # d >= L: RᵀR ~ Wishart_L(d, I) / d; Bartlett: W = T Tᵀ with T lower triangular,
         # T_ii = sqrt(χ²_{d−i}) (i = 0..L−1), N(0, 1) below the diagonal.
         T = randn(t, L, L).tril_(-1)  # (t, L, L)
         chi = np.sqrt(rng.chisquare(d - np.arange(L), size=(t, L)))  # (t, L)
         T.diagonal(dim1=-2, dim2=-1).copy_(torch.from_numpy(chi).to(dtype))
         T *= 1.0 / math.sqrt(d)
-        return B @ (T @ T.mT)  # (t, L, L)
+        return left(T) @ T.mT  # (B T) Tᵀ, (t, L, L)
     # orthogonal: RᵀR = (L/d) P, P the projection on a uniform d-dim subspace (span of a
     # Gaussian L×d matrix); for d > L/2 draw the complement: P = I − Qc Qcᵀ.
     if d > L:
@@ -388,7 +421,7 @@ def _project_batch(B: torch.Tensor, t: int, d: int, projection: str, g: torch.Ge
     complement = L - d < d
     r = L - d if complement else d
     Q = torch.linalg.qr(randn(t, L, r)).Q  # (t, L, r)
-    low = (B @ Q) @ Q.mT  # (t, L, L) = B Q Qᵀ
+    low = left(Q) @ Q.mT  # (t, L, L) = B Q Qᵀ
     return (L / d) * (B - low) if complement else (L / d) * low
 
 
@@ -462,6 +495,14 @@ def _first_mask(idx: torch.Tensor) -> torch.Tensor:
     return first.to(torch.get_default_dtype())
 
 
+def _csr(B: torch.Tensor) -> torch.Tensor:
+    import warnings
+
+    with warnings.catch_warnings():  # "sparse CSR support is in beta"
+        warnings.simplefilter("ignore", UserWarning)
+        return B.to_sparse_csr()
+
+
 def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection: str = "gaussian",
                   factorization: str = "row", seed: Seed = 0,
                   dtype: torch.dtype = torch.float32, direct: bool = False,
@@ -508,6 +549,8 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
     # row: B̂ = B RᵀR; column: B̂ = RᵀR B = (Bᵀ RᵀR)ᵀ (RᵀR is symmetric)
     B = torch.from_numpy(Bn).to(dtype)
     Bl = B if factorization == "row" else B.T.contiguous()
+    sparse = L >= 128 and float((Bl != 0).float().mean()) < 0.25
+    Bs = _csr(Bl) if sparse else None
     At = torch.from_numpy(A).to(dtype)
     S = At > 0
     idx = _support_index(A)
@@ -519,7 +562,7 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
     done = 0
     while done < trials:
         t = min(per, trials - done)
-        Bh = _project_batch(Bl, t, d, projection, g, rng, dtype, direct)
+        Bh = _project_batch(Bl, t, d, projection, g, rng, dtype, direct, Bs)
         if factorization == "column":
             Bh = Bh.mT.contiguous()
         E = Bh.sub_(B)  # (t, L, L), in place
@@ -560,7 +603,7 @@ def asymptotic_errors(A: np.ndarray, *, eps: float, trials: int, factorization: 
     _check_choice("factorization", factorization, FACTORIZATIONS)
     Bn = log_targets(A, eps)
     B = torch.from_numpy(Bn if factorization == "row" else Bn.T.copy()).to(dtype)
-    Bs = B.to_sparse_csr() if L >= 256 else B
+    Bs = _csr(B) if L >= 256 else B
     g = torch_generator(seed)
     out = np.empty(trials)
     for t in range(trials):  # each draw is one O(L²) sparse product; batching adds nothing
@@ -859,22 +902,26 @@ def simulate(cfg: Config, *, progress: Callable[[str], None] | None = None) -> t
 
 def error_map(cfg: Config, frame: pd.DataFrame | None = None, size: int = 64) -> pd.DataFrame:
     """One instance for the error maps: A, Â = eps SA(X) and SAN, on a ``size``×``size``
-    problem with the run's k, m, M, eps, at the d* found for it (tidy: one row per entry)."""
+    problem with the run's k, m, M, eps, at the d* of the asymptotic law for it, capped so
+    that X (L × 2d) holds at most 4e6 numbers (tidy: one row per entry; ``d``, ``d_star``
+    and the realised ``err_inf`` are recorded)."""
     cfg.validate()
     Ls = min(size, cfg.L)
     ks = min(cfg.k, Ls)
     seeds = spawn_seeds(cfg.seed, 8)
     A = sparse_target(Ls, ks, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[0])
     lam = asymptotic_errors(A, eps=cfg.eps, trials=100, factorization=cfg.factorization, seed=seeds[1])
-    d = asymptotic_d_star(lam, cfg.delta, cfg.beta)[0]
-    # the construction materialises X (L × 2d): cap d so that X holds <= 2e7 numbers
-    d = min(d, 10_000_000 // Ls)
+    d_star = asymptotic_d_star(lam, cfg.delta, cfg.beta)[0]
+    # the construction materialises X (L × 2d): cap d so that X holds <= 4e6 numbers
+    d = min(d_star, 2_000_000 // Ls)
     c = construct(A, d, cfg.eps, factorization=cfg.factorization, seed=seeds[7])
     Ahat = c.approximation().numpy()
     P = san(c.X, c.W_Q, c.W_K).numpy()
     Pt = A / A.sum(1, keepdims=True)
     i, j = np.meshgrid(np.arange(Ls), np.arange(Ls), indexing="ij")
-    return pd.DataFrame({"L": Ls, "k": ks, "d": d, "seed": seeds[7], "i": i.ravel(), "j": j.ravel(),
+    err = float(np.abs(c.logits().numpy() - log_targets(A, cfg.eps)).max())
+    return pd.DataFrame({"L": Ls, "k": ks, "d": d, "d_star": d_star, "err_inf": err, "seed": seeds[7],
+                         "i": i.ravel(), "j": j.ravel(),
                          "support": (A > 0).ravel(), "A": A.ravel(), "A_hat": Ahat.ravel(),
                          "san_target": Pt.ravel(), "san": P.ravel()})
 

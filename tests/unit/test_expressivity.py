@@ -52,6 +52,16 @@ def test_exact_identity(projection, factorization):
     assert torch.allclose(san, sa / sa.sum(1, keepdim=True), rtol=1e-10)
 
 
+def test_sparse_weights_match_dense():
+    A = ex.sparse_target(20, 3, seed=2)
+    dense = ex.construct(A, 12, 0.05, seed=1, sparse_weights=False)
+    sparse = ex.construct(A, 12, 0.05, seed=1, sparse_weights=True)
+    assert sparse.W_Q.is_sparse and torch.equal(sparse.W_Q.to_dense(), dense.W_Q)
+    assert torch.equal(sparse.W_K.to_dense(), dense.W_K)
+    assert torch.allclose(ex.sa(sparse.X, sparse.W_Q, sparse.W_K), ex.sa(dense.X, dense.W_Q, dense.W_K), rtol=1e-12)
+    assert ex.construct(A, 1500, 0.05, seed=1).W_Q.is_sparse  # default for large d
+
+
 def test_d_equals_L_is_exact():
     """X = (B, I) with d = L: B̂ = B exactly, Â = A on S and eps off S."""
     A = ex.sparse_target(30, 3, seed=4)
