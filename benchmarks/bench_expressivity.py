@@ -1,0 +1,97 @@
+"""Speed of the sa-check Monte Carlo against a named baseline, measured in the same run.
+
+Baseline ("per-trial numpy loop"): for each trial, draw R ∈ R^{d×L} ~ N(0, 1/d) with
+numpy, form B̂ = (B Rᵀ) R densely in float64 and take ‖B − B̂‖∞ — the construction as
+written, one trial at a time.
+
+Candidates:
+* ``sample_errors`` (attnspec): trials batched in torch, sparse products with B (k nonzeros
+  per row), Gaussian R with d >= L drawn through the Wishart law of RᵀR (Bartlett), so the
+  cost per trial stops growing with d; ``only_max`` (what the d* search uses) and the full
+  set of measures;
+* ``asymptotic_errors``: the d → ∞ law sqrt(d)(RᵀR − I) → Z, one draw gives every d.
+
+Prints per-trial times and the speed-up ratios; writes bench_expressivity.json next to
+this file. ``--quick`` uses fewer trials. The end-to-end default run
+(``attnspec sa-check``, target <= 60 s) is timed with ``--e2e``.
+
+    python benchmarks/bench_expressivity.py [--quick] [--e2e] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnspec.theory import expressivity as ex
+
+
+def per_trial_baseline(A: np.ndarray, d: int, eps: float, trials: int, seed: int) -> float:
+    """Seconds per trial of the per-trial numpy loop (float64, R materialised)."""
+    rng = np.random.default_rng(seed)
+    B = ex.log_targets(A, eps)
+    L = A.shape[0]
+    t0 = time.perf_counter()
+    for _ in range(trials):
+        R = rng.standard_normal((d, L)) / np.sqrt(d)
+        Bh = (B @ R.T) @ R
+        float(np.abs(Bh - B).max())
+    return (time.perf_counter() - t0) / trials
+
+
+def per_trial(fn, trials: int) -> float:
+    t0 = time.perf_counter()
+    fn(trials)
+    return (time.perf_counter() - t0) / trials
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer trials")
+    ap.add_argument("--e2e", action="store_true", help="also time the default sa-check computation")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    L, k, eps = 512, 8, 0.01
+    A = ex.sparse_target(L, k, m=0.1, M=1.0, seed=0)
+    n_base = 2 if args.quick else 4
+    n_ours = 20 if args.quick else 60
+    results = []
+    # d < L (same algorithm family on both sides: draw R, multiply), d = 2L, and the d* of
+    # the default run (~3.4e5), where the baseline materialises a 3.4e5 × 512 matrix per trial
+    for d in (256, 2 * L, 342_224):
+        base = per_trial_baseline(A, d, eps, n_base if d < 100_000 else 1, seed=1)
+        ours_max = per_trial(lambda n: ex.sample_errors(A, d, eps=eps, trials=n, seed=2, only_max=True), n_ours)
+        ours_full = per_trial(lambda n: ex.sample_errors(A, d, eps=eps, trials=n, seed=2), n_ours)
+        row = {"L": L, "k": k, "d": d, "baseline_s": base, "sample_errors_max_s": ours_max,
+               "sample_errors_full_s": ours_full, "speedup_max": base / ours_max, "speedup_full": base / ours_full}
+        results.append(row)
+        print(f"L={L} k={k} d={d:>7}: baseline {base * 1e3:9.1f} ms/trial | sample_errors only_max "
+              f"{ours_max * 1e3:7.1f} ms ({row['speedup_max']:6.1f}x) | full measures {ours_full * 1e3:7.1f} ms "
+              f"({row['speedup_full']:6.1f}x)", flush=True)
+    asym = per_trial(lambda n: ex.asymptotic_errors(A, eps=eps, trials=n, seed=3), n_ours)
+    bart = results[-1]["sample_errors_max_s"]
+    print(f"asymptotic law: {asym * 1e3:.2f} ms/draw (gives every d at once) vs exact Bartlett "
+          f"{bart * 1e3:.1f} ms/trial per d: {bart / asym:.1f}x per d", flush=True)
+    out = {"machine": platform.platform(), "threads": args.threads, "torch": torch.__version__,
+           "quick": args.quick, "rows": results, "asymptotic_s_per_draw": asym}
+    if args.e2e:
+        t0, c0 = time.perf_counter(), time.process_time()
+        ex.simulate(ex.Config())
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        out["e2e_simulate_default"] = {"wall_s": wall, "cpu_s": cpu, "target_s": 60.0}
+        print(f"default simulate (L=512, k=8, eps=0.01, delta=0.1, 200 trials): {wall:.1f} s wall, {cpu:.1f} s CPU "
+              f"(target <= 60 s; sweep and figures not included)", flush=True)
+    path = Path(__file__).with_suffix(".json")
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"written {path}")
+
+
+if __name__ == "__main__":
+    main()
