@@ -70,6 +70,13 @@ def jl_check(
                             temperature=temperature, model=model,
                             data=data, data_dir=str(data_dir) if data_dir is not None else None, count=count)
         config.validate()
+        if out is not None:
+            from dataclasses import asdict
+
+            from attnspec.results import check_same_run
+
+            # refuse a directory that holds another kind of result or another run
+            check_same_run(out, _identity(asdict(config)), kind="jl-check")
         start = time.time()
 
         def progress(msg: str) -> None:
@@ -145,11 +152,17 @@ def _write_results(out: Path, result, wall: float) -> None:  # noqa: ANN001
         write_table(out, "jl_errors", _arrow_safe(result.samples))
     write_table(out, "jl_curves", result.curves)
     cfg = asdict(result.config)
-    meta = {"kind": "jl-check", "command": "attnspec jl-check", "parameters": cfg, "seed": result.config.seed,
+    meta = {"kind": "jl-check", "identity": _identity(cfg), "command": "attnspec jl-check", "parameters": cfg,
+            "seed": result.config.seed,
             "wall_seconds": round(wall, 3), "dimensions": result.dims, "notes": result.notes,
             "sweep_k": result.sweep_ks, **environment_meta()}
     write_meta(out, meta)
     plot_jl(out)
+
+
+def _identity(cfg: dict) -> dict:
+    """The parameters that define a run (everything in the config), JSON-ready."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()}
 
 
 def _arrow_safe(frame):  # noqa: ANN001, ANN202

@@ -301,7 +301,11 @@ def run_jl_check(config: JLConfig, progress: Callable[[str], None] | None = None
     notes.append(f"Theorem 1's union bound 2n exp(-(eps^2 - eps^3) k/4) is < 1 only for k >= "
                  f"{int(dims['theorem1_union_bound_min_k'])}; at the theorem's k it equals 2 n^(-1/4) = "
                  f"{2 * n ** -0.25:.4g}, the paper's 'o(1)' at n = {n}")
-    ks1 = sorted(set(sweep) | ({k1} if k1 <= MAX_SIMULATED_K else set()))
+    # Appendix A, eq. 18 says "when k = log(n)": that reading of the theorem's k is swept too.
+    k18 = max(1, int(math.ceil(math.log(n))))
+    notes.append(f"Appendix A (eq. 18) states the theorem 'when k = log(n)': k = {k18} is added to the sweep; "
+                 f"the union bound there is {min(jl.theorem1_union_bound(n, k18, eps), float('inf')):.4g}")
+    ks1 = sorted(set(sweep) | ({k1} if k1 <= MAX_SIMULATED_K else set()) | ({k18} if "thm1" in claims else set()))
     sweep2 = list(config.ks) if config.ks is not None else default_ks(n, eps, union_threshold=False)
     ks2 = sorted(set(sweep2) | ({k2} if k2 <= MAX_SIMULATED_K else set()))
     small = [k for k in sweep if k < n] or sweep

@@ -40,6 +40,7 @@ reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -269,8 +270,27 @@ def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *,
     return out
 
 
+def structured_apply(P: np.ndarray) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
+    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise."""
+    n = P.shape[0]
+    off = P[0, 1] if n > 1 else 0.0
+    alpha = float(P[0, 0] - off)
+    beta = float(off)
+    expected = np.full((n, n), beta)
+    np.fill_diagonal(expected, alpha + beta)
+    if not np.array_equal(P, expected):
+        return None
+
+    def apply(G: torch.Tensor) -> torch.Tensor:  # (n, c) -> (n, c)
+        return alpha * G + beta * G.sum(0, keepdim=True)
+
+    return apply
+
+
 def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: Seed,
-                           chunk: int = 2000, dtype: torch.dtype = torch.float32) -> dict[str, np.ndarray]:
+                           chunk: int = 2000, dtype: torch.dtype = torch.float32,
+                           fast: bool = True) -> dict[str, np.ndarray]:
     """The k-free parts of the Theorem-1 error for every column w of ``W``.
 
     With e = w/‖w‖, u = P e and v_t = P g_t − (eᵀg_t) u (g_t ~ N(0, I_n), shared by all
@@ -293,7 +313,12 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
     E = W / wnorm  # (n, m)
     U = P @ E  # (n, m)
     gen = torch_generator(seed)
-    Pt = torch.from_numpy(P).to(dtype)
+    apply = structured_apply(P) if fast else None
+    if apply is None:
+        Pt = torch.from_numpy(P).to(dtype)
+
+        def apply(G: torch.Tensor) -> torch.Tensor:
+            return Pt @ G
     PtU = torch.from_numpy(P.T @ U)  # (n, m): uᵀ(Pg) = (Pᵀu)ᵀg, computed in float64
     Et = torch.from_numpy(E)
     u2 = (U * U).sum(0)[:, None]  # (m, 1)
@@ -302,7 +327,7 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
     for start in range(0, trials, chunk):
         c = min(chunk, trials - start)
         g = torch.randn((n, c), generator=gen, dtype=dtype)  # (n, c)
-        h = Pt @ g  # (n, c): P g, the one O(n²) step
+        h = apply(g)  # (n, c): P g, the one O(n²) step (O(n) for P = αI + β11ᵀ)
         hh = torch.linalg.vector_norm(h, dim=0).double().numpy() ** 2  # (c,): ‖Pg‖²
         g64 = g.double()  # exact widening: the float64 products below see the same draws
         uh = (PtU.T @ g64).numpy()  # (m, c): uᵀPg

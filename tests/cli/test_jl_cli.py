@@ -71,6 +71,20 @@ def test_out_dir(runner: CliRunner, tmp_path) -> None:
     assert (out / "jl_curves.parquet").is_file() and (out / "jl_errors.parquet").is_file()
 
 
+def test_out_dir_refuses_another_run(runner: CliRunner, tmp_path) -> None:
+    out = tmp_path / "jl"
+    args = ["jl-check", "--n", "16", "--eps", "0.5", "--trials", "50", "--trials-other", "20", "--d", "4",
+            "--claims", "lemma1", "--family", "gaussian", "--k", "4,8", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    assert runner.invoke(app, args).exit_code == 0  # the same run may be rewritten
+    res = runner.invoke(app, [*args, "--seed", "5"])
+    assert res.exit_code == 1 and "holds a different run" in res.stderr
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.txt").write_text("x")
+    res = runner.invoke(app, [*args[:-1], str(tmp_path / "other")])
+    assert res.exit_code == 1 and "not empty" in res.stderr
+
+
 @pytest.mark.parametrize(
     "args,message",
     [

@@ -119,3 +119,20 @@ def test_pair_vectors_are_orthonormal() -> None:
             x = S.pair_vectors(n, v)
             np.testing.assert_allclose(x.T @ x, np.eye(2), atol=1e-12)
     assert math.isclose(S.sparse_density(64), 1 / 8)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "near_identity", "softmax"])
+def test_structured_product_is_exact(kind: str) -> None:
+    torch = pytest.importorskip("torch")
+    P = jl.attention_matrix(kind, 9, seed=0, d=3)
+    apply = S.structured_apply(P)
+    if kind == "softmax":
+        assert apply is None
+        return
+    G = torch.randn((9, 5), dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    np.testing.assert_allclose(apply(G).numpy(), P @ G.numpy(), rtol=1e-12, atol=1e-15)
+    W = np.random.default_rng(0).standard_normal((9, 2))
+    fast = S.theorem1_reduced_parts(P, W, 300, seed=1, dtype=torch.float64)
+    slow = S.theorem1_reduced_parts(P, W, 300, seed=1, dtype=torch.float64, fast=False)
+    for key in ("alpha", "beta"):
+        np.testing.assert_allclose(fast[key], slow[key], rtol=1e-9, atol=1e-12)
