@@ -99,9 +99,9 @@ def plot_timing(frame: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("sequence length N")
-    ax.set_ylabel("forward time (s, min of repeats)")
+    ax.set_ylabel("forward CPU time (s, min of repeats)")
     d_v = int(frame["d_v"].iloc[0]) if "d_v" in frame else None
-    ax.set_title(f"OSA forward time, d_v = {d_v}, one head, float32, CPU")
+    ax.set_title(f"OSA forward time, d_v = {d_v}, one head, float32, 1 CPU thread")
     ax.legend(fontsize=8)
     return save_figure(fig, stem)
 
