@@ -48,10 +48,11 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     dims = meta["dimensions"]
     style()
     panels = []
-    g = table[(table["claim"] == "lemma1.eq11") & (table["family"] == "gaussian")]
+    gauss = table["family"] == "gaussian" if "family" in table.columns else pd.Series(False, index=table.index)
+    g = table[(table["claim"] == "lemma1.eq11") & gauss]
     if len(g):
         panels.append("eq11")
-    g12 = table[(table["claim"] == "lemma1.eq12") & (table["family"] == "gaussian") & (table["reading"] == "product")]
+    g12 = table[(table["claim"] == "lemma1.eq12") & gauss & (table["reading"] == "product")]
     if len(g12):
         panels.append("eq12")
     if (table["claim"] == "thm1.eq3").any():

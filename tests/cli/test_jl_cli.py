@@ -110,7 +110,7 @@ def test_bad_input(runner: CliRunner, args: list[str], message: str) -> None:
     assert res.stdout == ""
 
 
-def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch) -> None:
+def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tmp_path) -> None:
     """The --model/--data path, fed synthetic row-stochastic P through the same code."""
     n = 24
     calls = {}
@@ -130,6 +130,13 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch) ->
     rows = json.loads(res.stdout)
     names = {r["attention"] for r in rows}
     assert {"fake[0]", "fake[1]", "softmax", "uniform", "near_identity"} == names
+    # the same path writing results and figures (a table without Lemma 1 columns)
+    out = tmp_path / "real"
+    res = runner.invoke(app, ["jl-check", "--n", str(n), "--eps", "0.3", "--trials", "100", "--claims", "thm1",
+                              "--k", "4,12", "--model", "fake", "--data", "wiki103", "--count", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    table = pd.read_parquet(out / "jl.parquet")
+    assert "fake[0]" in set(table["attention"]) and (out / "jl_failure_vs_k.png").is_file()
 
 
 def test_real_attention_minilm(minilm_path, data_dir) -> None:
