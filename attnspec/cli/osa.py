@@ -49,6 +49,14 @@ def _uniform_columns(frame):  # noqa: ANN001, ANN202 - pandas in, pandas out
     return frame
 
 
+def _compact(rows):  # noqa: ANN001, ANN202 - VerdictRow list in, list out
+    """For the terminal only: each claim's parameters joined into one ``setting`` column
+    (the claims have different parameters; JSON and the parquet table keep them apart)."""
+    from dataclasses import replace
+
+    return [replace(r, params={"setting": ", ".join(f"{k}={v}" for k, v in r.params.items())}) for r in rows]
+
+
 def register(app: typer.Typer) -> None:
     """Register ``osa-check`` on ``app``."""
 
@@ -92,7 +100,7 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 out_console.file.write(verdicts_json(res.rows) + "\n")
             else:
-                print_verdict_table(res.rows, title=f"OSA theorem checks (seed {seed})", console=out_console)
+                print_verdict_table(_compact(res.rows), title=f"OSA theorem checks (seed {seed})", console=out_console)
             if timing and "timing" in res.tables:
                 tm = res.tables["timing"]
                 slopes = ", ".join(f"{m} N^{fitted_exponent(tm, m):.2f}" for m in tm.method.unique())
