@@ -10,10 +10,12 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
+import pandas as pd
 import typer
 
 from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
 from attnspec.errors import InputError
+from attnspec.verdicts import VerdictRow
 
 KIND = "osa-check"
 DEFAULT_ALPHAS = (0.05, 0.5, 2.0)
@@ -38,7 +40,7 @@ def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
     return t
 
 
-def _uniform_columns(frame):  # noqa: ANN001, ANN202 - pandas in, pandas out
+def _uniform_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Parameters differ in type between claims (N = 256 here, "6..96" there): store
     mixed-type object columns as text so parquet accepts them."""
     for col in frame.columns:
@@ -49,7 +51,7 @@ def _uniform_columns(frame):  # noqa: ANN001, ANN202 - pandas in, pandas out
     return frame
 
 
-def _compact(rows):  # noqa: ANN001, ANN202 - VerdictRow list in, list out
+def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:
     """For the terminal only: each claim's parameters joined into one ``setting`` column
     (the claims have different parameters; JSON and the parquet table keep them apart)."""
     from dataclasses import replace

@@ -38,7 +38,7 @@ The claims checked (each returns verdict rows, see :func:`check_all`)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -1329,7 +1329,7 @@ def check_all(
     trials: int = 3,
     timing: bool = True,
     timing_ns: Sequence[int] = (256, 512, 1024, 2048, 4096),
-    progress: object | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> OsaCheckResult:
     """Run every OSA check (Thms 2.1, SO(N), 3.1, 4.2, 2.2, 4.1/4.3/4.4) and, optionally,
     the timing sweep.
@@ -1382,7 +1382,16 @@ def check_all(
     return OsaCheckResult(rows, tables)
 
 
-def _run_checks(seed, alphas, max_steps, schedules, d_model, d_v, trials, say):  # noqa: ANN001, ANN202
+def _run_checks(
+    seed: int,
+    alphas: Sequence[float],
+    max_steps: int,
+    schedules: Sequence[Coefficients],
+    d_model: int,
+    d_v: int,
+    trials: int,
+    say: Callable[[str], None],
+) -> tuple[list, dict[str, pd.DataFrame]]:
     rows: list = []
     tables: dict[str, pd.DataFrame] = {}
     say("Theorem 2.1 and exp(S) ∈ SO(N) against dense expm")

@@ -124,3 +124,20 @@ def test_bad_input_shape():
     layer = OrthogonalSelfAttention(8, 2, seed=0)
     with pytest.raises(InputError, match="shape"):
         layer(torch.zeros(3, 8))
+
+
+@pytest.mark.parametrize("basis", ["qr", "newton-schulz"])
+def test_long_sequence_never_forms_n_by_n(basis):
+    """N = 100,000: an N×N float32 attention matrix would need 40 GB; the fast path needs O(N d)."""
+    layer = OrthogonalSelfAttention(8, 2, basis=basis, seed=0, dtype=F64)
+    x = torch.randn(1, 100_000, 8, generator=torch.Generator().manual_seed(0), dtype=F64)
+    with torch.no_grad():
+        y = layer(x)
+    assert y.shape == x.shape and torch.isfinite(y).all()
+    # exp(S) is orthogonal (QR) / nearly so (NS): per-head outputs keep the norm of X W_V
+    if basis == "qr":
+        v = torch.einsum("bnd,hdv->bhnv", x, layer.w_v)
+        from attnspec.theory.osa import osa_heads
+
+        a_v = osa_heads(x, layer.w_q, layer.w_k, layer.w_v, layer.alpha.detach())
+        assert torch.allclose(a_v.norm(dim=2), v.norm(dim=2), rtol=1e-9)
