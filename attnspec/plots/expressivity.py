@@ -24,7 +24,8 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
     n = len(Ls)
     cols = min(n, 4)
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False, sharey=True,
+                             layout="constrained")
     for ax, L in zip(axes.ravel(), Ls):
         sub = cur[cur["L"] == L]
         ks = sorted(sub["k"].unique())
@@ -70,10 +71,10 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     Ls = sorted(sw["L"].unique())
     colors = dict(zip(Ls, plt.cm.plasma(np.linspace(0, 0.85, len(Ls)))))
     for (proj, method), g in sw.groupby(["projection", "method"]):
-        for L, gl in g.groupby("L"):
-            ax.scatter(gl["k_log_L"], gl["d"], marker=markers.get((proj, method), "."), color=colors[L],
-                       facecolors="none" if proj == "orthogonal" else None, s=28,
-                       label=f"{proj} {method}" if L == Ls[-1] else None)
+        for n, (L, gl) in enumerate(g.groupby("L")):
+            mk = markers.get((proj, method), ".")
+            kw = {"facecolors": "none", "edgecolors": colors[L]} if proj == "orthogonal" else {"color": colors[L]}
+            ax.scatter(gl["k_log_L"], gl["d"], marker=mk, s=28, label=f"{proj} {method}" if n == 0 else None, **kw)
     x = np.geomspace(sw["k_log_L"].min(), sw["k_log_L"].max(), 50)
     row = fits[fits["model"] == "k log L"]
     if len(row):
@@ -137,7 +138,10 @@ def error_maps(em: pd.DataFrame, stem: Path) -> list[Path]:
     d = int(em["d"].iloc[0])
     for ax in axes:
         ax.grid(False)
-    fig.suptitle(f"one instance: L = {L}, k = {int(em['k'].iloc[0])}, d = {d} (width 2d), seed {int(em['seed'].iloc[0])}")
+    extra = f" (d* = {int(em['d_star'].iloc[0])}, capped)" if "d_star" in em and int(em["d_star"].iloc[0]) != d else ""
+    err = f", ‖B − B̂‖∞ = {float(em['err_inf'].iloc[0]):.3g}" if "err_inf" in em else ""
+    fig.suptitle(f"one instance: L = {L}, k = {int(em['k'].iloc[0])}, d = {d}{extra} (width 2d){err}, "
+                 f"seed {int(em['seed'].iloc[0])}")
     return save_figure(fig, stem)
 
 
