@@ -17,7 +17,7 @@ SMALL = ["--steps", "3", "--trials", "1", "--no-timing", "--schedule", "cubic", 
 @pytest.fixture(scope="module")
 def out_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("osa") / "run"
-    res = runner.invoke(app, ["osa-check", "--seed", "3", "--out", str(out), "--json", *SMALL])
+    res = runner.invoke(app, ["osa-check", "--seed", "3", "--out", str(out), "--json", "--csv", *SMALL])
     return out, res
 
 
@@ -40,13 +40,29 @@ def test_out_directory(out_run):
     meta = json.loads((out / "meta.json").read_text())
     assert meta["kind"] == "osa-check" and meta["seed"] == 3 and meta["steps"] == 3
     assert "torch" in meta and "wall_seconds" in meta
-    for name in ("verdicts", "thm21", "thm31", "thm42", "thm22", "jacobian", "layer_orthogonality"):
-        assert (out / f"{name}.parquet").is_file(), name
+    for name in ("verdicts", "thm21", "thm31", "thm31_violations", "thm42", "thm22", "jacobian", "layer_orthogonality"):
+        assert (out / f"{name}.parquet").is_file() and (out / f"{name}.csv").is_file(), name
+    viol = pd.read_parquet(out / "thm31_violations.parquet")
+    assert len(viol) > 0 and (viol.sigma_max > 1).all()  # every Thm 3.1 violation comes with σ_max(B) > 1
     thm31 = pd.read_parquet(out / "thm31.parquet")
     assert list(thm31.columns[:3]) == ["schedule", "steps", "n"]
     assert set(thm31.steps) == {0, 1, 2, 3}
     for stem in ("orthogonality_vs_K", "kappa_vs_alpha"):
         assert (out / f"{stem}.png").stat().st_size > 0 and (out / f"{stem}.svg").is_file()
+
+
+def test_figures_redraw_from_saved_tables(out_run, tmp_path):
+    import shutil
+
+    from attnspec.plots.osa import plot_osa_check
+
+    out, _ = out_run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    for f in copy.glob("*.png"):
+        f.unlink()
+    paths = plot_osa_check(copy)
+    assert {p.name for p in paths} >= {"orthogonality_vs_K.png", "kappa_vs_alpha.png"}
 
 
 def test_same_seed_same_numbers(out_run, tmp_path):
