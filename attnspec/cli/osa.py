@@ -68,12 +68,12 @@ def register(app: typer.Typer) -> None:
         out: OutOpt = None,
         json_out: JsonOpt = False,
         alpha: Annotated[list[float] | None, typer.Option(
-            "--alpha", help="alpha of the Thm 2.1/3.1 instances (finite; repeat the option) [default: 0.05, 0.5, 2].")] = None,
+            "--alpha", help="alpha of the Thm 2.1/3.1 instances (finite; repeat the option; default 0.05, 0.5, 2).")] = None,
         steps: Annotated[int, typer.Option(
             "--steps", help="Largest Newton–Schulz step K of the Thm 3.1 sweep (K = 0..steps, >= 0).")] = 12,
         schedule: Annotated[list[str] | None, typer.Option(
             "--schedule", help="Newton–Schulz schedule: cubic, muon, polar-express, or custom 'a,b[,c]' / "
-                               "'a,b,c;a,b,c' (repeat the option) [default: all three named].")] = None,
+                               "'a,b,c;a,b,c' (repeat the option; default: the three named).")] = None,
         d_model: Annotated[int, typer.Option("--d-model", help="Width d of the Jacobian check.")] = 8,
         d_v: Annotated[int, typer.Option("--d-v", help="Head width of the Jacobian check (2*d_v <= d_model).")] = 4,
         trials: Annotated[int, typer.Option("--trials", help="Random instances per configuration (>= 1).")] = 3,
