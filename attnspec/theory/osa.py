@@ -953,7 +953,7 @@ def check_kernel(
     from attnspec.stats import spawn_seeds
     from attnspec.verdicts import VerdictRow
 
-    if 2 * (d // 2) > d or d < 2:
+    if d < 2:
         raise InputError(f"d must be >= 2, got {d}")
     recs = []
     seeds = spawn_seeds(seed, trials * len(alphas))
