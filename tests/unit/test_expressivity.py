@@ -242,7 +242,22 @@ def test_asymptotic_d_star_interval():
     lam = np.linspace(1.0, 2.0, 101)
     d, lo, hi = ex.asymptotic_d_star(lam, 0.5, 0.1)
     assert d == math.ceil((lam[90] / 0.5) ** 2)
-    assert lo <= d <= hi
+    assert lo <= d <= hi < math.inf
+    # 20 draws cannot bound the 0.9-quantile from above at 95%
+    assert ex.asymptotic_d_star(np.linspace(1.0, 2.0, 20), 0.5, 0.1)[2] == math.inf
+
+
+def test_asymptotic_d_star_coverage():
+    """The order-statistic interval covers the true quantile in >= 95% of repetitions
+    (Λ ~ Exp(1) here, so the true d* is known)."""
+    rng = np.random.default_rng(0)
+    beta, delta = 0.1, 1.0
+    true = math.log(beta) ** 2  # d with sqrt(d) = the 0.9-quantile of Exp(1)
+    hits = 0
+    for _ in range(400):
+        _, lo, hi = ex.asymptotic_d_star(rng.exponential(size=60), delta, beta)
+        hits += lo - 1 <= true <= hi
+    assert clopper_pearson(hits, 400).high >= 0.95
 
 
 def test_formulas():
