@@ -357,6 +357,63 @@ def orthogonal_failure_bound(L: int, d: int, eps_jl: float, c: float) -> float:
     return float(2.0 * (1.0 - 1.0 / (L + 2)) * math.exp(-c * eps_jl * eps_jl * d))
 
 
+def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussian") -> float:
+    """Exact P(|‖Ru‖² − ‖u‖²| >= ε‖u‖²) for one fixed u ∈ R^L (the notes' lemma).
+
+    Gaussian R = P/sqrt(d): ‖Ru‖²/‖u‖² ~ χ²_d / d. Orthogonal R = sqrt(L/d) Qᵀ (Q Haar,
+    L×d): ‖Ru‖²/‖u‖² = (L/d) X with X ~ Beta(d/2, (L − d)/2) (X = 1 at d = L).
+    """
+    from scipy import stats as sps
+
+    _check_int("d", d, 1)
+    check_range("eps_jl", eps_jl, low=0, low_open=True)
+    if projection == "gaussian":
+        return float(sps.chi2.cdf(d * (1 - eps_jl), d) + sps.chi2.sf(d * (1 + eps_jl), d))
+    _check_choice("projection", projection, PROJECTIONS)
+    if d > L:
+        raise InputError(f"d must be in [1, L={L}] for orthogonal projections, got d={d}")
+    if d == L:
+        return 0.0
+    law = sps.beta(d / 2, (L - d) / 2)
+    return float(law.cdf(d * (1 - eps_jl) / L) + law.sf(d * (1 + eps_jl) / L))
+
+
+def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
+    """The single-vector JL lemma of the notes against its exact law, for d = 1..L:
+    Gaussian ``2 exp(−ε²d/8)``, and the orthogonal variant ``2 (1 − 1/(L+2)) exp(−c ε² d)``
+    read with the Gaussian constant c = 1/8, reporting the largest c that holds at every d."""
+    ds = np.unique(np.geomspace(1, L, min(L, 200)).astype(int))
+    pg = np.array([exact_jl_deviation(L, int(d), eps_jl, "gaussian") for d in ds])
+    po = np.array([exact_jl_deviation(L, int(d), eps_jl, "orthogonal") for d in ds])
+    bg = np.minimum(1.0, 2 * np.exp(-eps_jl**2 * ds / 8))
+    P = {"L": L, "eps": eps_jl}
+    out = []
+    worst = int(np.argmax(pg / bg))
+    useful = bg < 1
+    ratio = float(np.min(bg[useful] / np.maximum(pg[useful], 1e-300))) if useful.any() else math.inf
+    out.append(VerdictRow(
+        "JL lemma (Gaussian): P(|‖Ru‖²−‖u‖²| >= ε‖u‖²) <= 2 exp(−ε²d/8), exact χ² law, d = 1..L",
+        "violated" if (pg > bg * (1 + 1e-12)).any() else ("vacuous" if not useful.any() else
+                                                          ("loose" if ratio > 10 else "holds")),
+        {**P, "d": int(ds[worst])}, bound=float(bg[worst]), exact=float(pg[worst]),
+        evidence=(f"bound < 1 only from d = {int(ds[useful][0])}" if useful.any() else
+                  f"2 exp(−ε²d/8) >= 1 for every d <= L = {L}: the lemma says nothing here")
+        + (f"; where it says something it exceeds the exact probability by >= {ratio:.3g}×" if useful.any() else "")))
+    cst = 2 * (1 - 1 / (L + 2))
+    pos = po > 0
+    with np.errstate(divide="ignore"):
+        cmax = float(np.min(np.log(cst / po[pos]) / (eps_jl**2 * ds[pos]))) if pos.any() else math.inf
+    bo = np.minimum(1.0, cst * np.exp(-eps_jl**2 * ds / 8))
+    w = int(np.argmax(po / bo))
+    out.append(VerdictRow(
+        "JL, orthogonal R: P(deviation) <= 2(1−1/(L+2)) exp(−c ε² d) with c = 1/8, exact Beta law, d = 1..L",
+        "violated" if (po > bo * (1 + 1e-12)).any() else ("vacuous" if (bo >= 1).all() else "holds"),
+        {**P, "d": int(ds[w])}, bound=float(bo[w]), exact=float(po[w]),
+        evidence=f"largest c for which the bound holds at every d <= L: {cmax:.4g} (c is unspecified in the notes); "
+                 f"orthogonal <= Gaussian exact probability at {int(np.sum(po <= pg + 1e-15))}/{len(ds)} d"))
+    return out
+
+
 def dimension_jl(L: int, eps_jl: float, beta: float) -> int:
     """Smallest d with ``4 L² exp(−ε² d / 8) <= β``: ``⌈8 ln(4 L² / β) / ε²⌉``."""
     return int(math.ceil(8.0 * math.log(4.0 * L * L / beta) / (eps_jl * eps_jl)))
@@ -907,6 +964,8 @@ def simulate(cfg: Config, *, progress: Callable[[str], None] | None = None) -> t
 
     frame = pd.DataFrame(rows)
     verdicts = check(cfg, frame, at, lam=lam, eps_jl=eps_jl, d_jl=d_jl, max_abs_B=maxB, A=A, seeds=seeds)
+    for e in (0.1, 0.25, 0.5):
+        verdicts += check_jl_lemma(L, e)
     return frame, verdicts
 
 

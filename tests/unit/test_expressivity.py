@@ -168,6 +168,31 @@ def test_orthogonal_gram_is_scaled_projection():
         assert float((G.mean(0) - torch.eye(L, dtype=torch.float64)).abs().max()) < 0.35
 
 
+@pytest.mark.parametrize("projection,d", [("gaussian", 3), ("gaussian", 30), ("orthogonal", 2), ("orthogonal", 7)])
+def test_jl_deviation_exact_law(projection, d):
+    """‖Ru‖² for u = e_1 is G_11 of RᵀR: the Monte Carlo deviation frequency lies inside
+    the 99.9% Clopper–Pearson interval around the exact χ² / Beta probability."""
+    L, eps, t = 9, 0.3, 4000
+    G = _gram_samples(d, L, projection, t, seed=100 + d)
+    dev = np.abs(G[:, 0, 0].numpy() - 1.0) >= eps
+    exact = ex.exact_jl_deviation(L, d, eps, projection)
+    assert 0.05 < exact < 0.95
+    ci = clopper_pearson(int(dev.sum()), t, level=0.999)
+    assert ci.low <= exact <= ci.high
+    # and the two laws differ enough that swapping them would be caught
+    other = ex.exact_jl_deviation(L, d, eps, "gaussian" if projection == "orthogonal" else "orthogonal") \
+        if d <= L else None
+    if other is not None and abs(other - exact) > 0.05:
+        assert not ci.low <= other <= ci.high
+
+
+def test_check_jl_lemma_rows():
+    rows = ex.check_jl_lemma(4096, 0.1)
+    assert [r.verdict for r in rows] == ["loose", "holds"]
+    assert all(r.exact <= r.bound for r in rows)
+    assert ex.check_jl_lemma(64, 0.1)[0].verdict == "vacuous"
+
+
 def test_success_probability_matches_exact_law():
     """L = k = 1: B̂ = b χ²_d / d exactly, so P(‖B − B̂‖∞ <= δ) = P(|χ²_d/d − 1| <= δ/b);
     the exact probability lies inside the 99.9% Clopper–Pearson interval of 4000 trials,
