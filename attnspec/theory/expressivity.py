@@ -386,7 +386,7 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
     pg = np.array([exact_jl_deviation(L, int(d), eps_jl, "gaussian") for d in ds])
     po = np.array([exact_jl_deviation(L, int(d), eps_jl, "orthogonal") for d in ds])
     bg = np.minimum(1.0, 2 * np.exp(-eps_jl**2 * ds / 8))
-    P = {"L": L, "eps": eps_jl}
+    P = {"L": L, "eps": None, "eps_jl": eps_jl, "varied": f"JL ε = {eps_jl:g}, d = 1..{L}"}
     out = []
     worst = int(np.argmax(pg / bg))
     useful = bg < 1
