@@ -847,7 +847,7 @@ def simulate(cfg: Config, *, progress: Callable[[str], None] | None = None) -> t
     measurement) and the verdict rows. ``kind`` values: ``curve`` (success probability vs
     d, exact and asymptotic), ``d_star`` (Gaussian, orthogonal), ``at_d`` (all error
     measures at one d), ``scaling_delta`` and ``scaling_eps`` (d* as δ or eps vary),
-    ``instance`` (the SAN/SA errors of the error-map instance).
+    ``scaling_M`` (d* as M/m varies at fixed m).
     """
     cfg.validate()
     say = progress or (lambda s: None)
@@ -950,6 +950,17 @@ def simulate(cfg: Config, *, progress: Callable[[str], None] | None = None) -> t
         rows.append(_row("scaling_delta", cfg, L=Ls, k=ks, delta=delta, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
                          success=r.success, trials=st, seed=seeds[6], d_asymptotic=hint,
                          max_abs_B=float(np.abs(log_targets(As, cfg.eps)).max())))
+    for ratio in (1.0, 4.0, 16.0, 64.0):
+        M_r = cfg.m * ratio
+        say(f"scaling in M/m: {ratio:g}")
+        Ar = sparse_target(Ls, ks, m=cfg.m, M=M_r, support=cfg.support, seed=seeds[5])
+        lam_s = asymptotic_errors(Ar, eps=cfg.eps, trials=st, factorization=cfg.factorization, seed=seeds[6])
+        hint = asymptotic_d_star(lam_s, cfg.delta, cfg.beta)[0]
+        r = find_d_star(Ar, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=st, factorization=cfg.factorization,
+                        seed=seeds[6], d_hint=hint, rel=2 ** (1 / 16))
+        rows.append(_row("scaling_M", cfg, L=Ls, k=ks, M=M_r, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
+                         success=r.success, trials=st, seed=seeds[6], d_asymptotic=hint, M_over_m=ratio,
+                         max_abs_B=float(np.abs(log_targets(Ar, cfg.eps)).max())))
     for eps in (cfg.m * f for f in (0.5, 1e-1, 1e-2, 1e-3, 1e-4)):
         say(f"scaling in eps: {eps:.3g}")
         lam_s = asymptotic_errors(As, eps=eps, trials=st, factorization=cfg.factorization, seed=seeds[6])
@@ -993,6 +1004,16 @@ def error_map(cfg: Config, frame: pd.DataFrame | None = None, size: int = 64) ->
                          "i": i.ravel(), "j": j.ravel(),
                          "support": (A > 0).ravel(), "A": A.ravel(), "A_hat": Ahat.ravel(),
                          "san_target": Pt.ravel(), "san": P.ravel()})
+
+
+def _m_ratio_note(frame: pd.DataFrame) -> str:
+    sm = frame.query("kind == 'scaling_M'").sort_values("M_over_m") if "M_over_m" in frame else frame.iloc[:0]
+    if len(sm) < 2:
+        return ""
+    g = float(sm["d"].iloc[-1] / sm["d"].iloc[0])
+    r = float(sm["M_over_m"].iloc[-1] / sm["M_over_m"].iloc[0])
+    return (f"; at fixed m, M/m ×{r:g} makes M² grow ×{r * r:g} but d* only ×{g:.3g} (d* follows "
+            f"max|log(A/eps)|², not M²)")
 
 
 def _loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -1143,7 +1164,8 @@ def check(cfg: Config, frame: pd.DataFrame, at: dict[str, pd.DataFrame], *, lam:
                           estimate=float(dd_.max()), trials=int(se["trials"].iloc[0]), seed=int(se["seed"].iloc[0]),
                           evidence=f"at fixed M = {M:g}, d* grows ×{grow:.3g} as eps goes from {se['eps'].max():.3g} to "
                                    f"{se['eps'].min():.3g} (max|B| {se['max_abs_B'].min():.3g} → "
-                                   f"{se['max_abs_B'].max():.3g}); any fixed C is exceeded as eps → 0"))
+                                   f"{se['max_abs_B'].max():.3g}); any fixed C is exceeded as eps → 0"
+                                   + _m_ratio_note(frame)))
     # reading "M = max |B_ij|": d*/(max|B|² k log L / δ) should stay bounded
     cst = dd_ / (se["max_abs_B"].to_numpy() ** 2 * int(se["k"].iloc[0]) * math.log(int(se["L"].iloc[0])) / delta)
     out.append(VerdictRow("d = O(M² k log L / ε') with M = max|B_ij| = max|log(A/eps)|",

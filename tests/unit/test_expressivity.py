@@ -324,7 +324,7 @@ def test_simulate_small_run_verdicts():
     cfg = ex.Config(L=32, k=2, eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=30, scaling_L=16, d=20)
     frame, rows = ex.simulate(cfg)
     by = {r.claim: r for r in rows}
-    assert {"curve", "d_star", "at_d", "scaling_delta", "scaling_eps"} <= set(frame["kind"])
+    assert {"curve", "d_star", "at_d", "scaling_delta", "scaling_eps", "scaling_M"} <= set(frame["kind"])
     on = [r for r in rows if r.claim.startswith("on S: |Â−A| <= M e^δ δ (trials")]
     assert on and on[0].verdict == "holds" and on[0].estimate <= on[0].bound
     lit = by["off S, literal: error <= eps"]
