@@ -1271,7 +1271,9 @@ def check_sweep(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRow]:
                               estimate=float(f["C"].iloc[0]),
                               trials=int(g["trials"].min()), seed=seed,
                               evidence=f"C = {float(f['C'].iloc[0]):.4g}, R² = {float(f['r2'].iloc[0]):.3f}, max relative "
-                                       f"residual {float(f['max_rel_residual'].iloc[0]):.2f}"))
+                                       f"residual {float(f['max_rel_residual'].iloc[0]):.2f}; other fits: "
+                                       + "; ".join(f"d* = {r.C:.4g}·{r.model} (R² {r.r2:.3f})"
+                                                   for r in fits.itertuples() if r.model != "k log L")))
     below = g[g["d"] < g["L"]]
     out.append(VerdictRow("d* < L somewhere on the grid (Gaussian): the construction ever beats X = (B, I)",
                           "vacuous" if len(below) == 0 else "holds", P, estimate=float(len(below)),
