@@ -145,6 +145,7 @@ def print_verdict_table(
 ) -> None:
     """Print the rows as a rich table: claim, parameters, bound, exact, estimate ± CI, verdict."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
@@ -165,15 +166,17 @@ def print_verdict_table(
         est = _fmt(r.estimate)
         if r.ci_low is not None and r.ci_high is not None:
             est += f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"
+        # Claims and evidence quote brackets ("[gaussian]", CIs): escape them, or rich
+        # would read them as markup and drop them.
         table.add_row(
-            r.claim,
-            *[_fmt(r.params.get(p)) for p in param_columns],
+            escape(r.claim),
+            *[escape(_fmt(r.params.get(p))) for p in param_columns],
             _fmt(r.bound),
             _fmt(r.exact),
-            est,
+            escape(est),
             _fmt(r.trials),
             f"[{_STYLE[r.verdict]}]{r.verdict}[/]",
-            r.evidence,
+            escape(r.evidence),
         )
     console.print(table)
 

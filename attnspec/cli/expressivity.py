@@ -165,15 +165,11 @@ def _storable(frame: "pd.DataFrame") -> "pd.DataFrame":
 
 
 def _print(rows: list, wall: float) -> None:
-    from dataclasses import replace
-
-    from rich.markup import escape
+    from rich.console import Console
 
     from attnspec.verdicts import print_verdict_table
 
-    from rich.console import Console
-
-    shown = [replace(r, claim=escape(r.claim), evidence=escape(r.evidence)) for r in rows]
+    shown = rows  # print_verdict_table escapes rich markup itself
     # a table this wide is unreadable at 80 columns: when stdout is not a terminal, use 200
     console = out_console if out_console.is_terminal else Console(width=200)
     print_verdict_table(shown, title="sa-check: sparse expressivity of self-attention (Likhosherstov et al. 2021)",
