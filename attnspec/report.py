@@ -103,10 +103,16 @@ def load_experiments(folder: Path) -> list[Experiment]:
 
 
 def _cli_args(args: dict[str, Any]) -> list[str]:
-    """{"seq-len": 512, "csv": True, "alpha": [0.1, 1]} → ["--seq-len", "512", "--csv", "--alpha", "0.1", "--alpha", "1"]."""
+    """{"seq-len": 512, "csv": True, "alpha": [0.1, 1]} → ["--seq-len", "512", "--csv", "--alpha", "0.1", "--alpha", "1"].
+
+    ``false`` gives ``--no-KEY``; the string ``"default"`` drops the option, so that a
+    ``[quick]`` section can undo a flag of ``[args]`` that has no negative form.
+    """
     out: list[str] = []
     for k, v in args.items():
         opt = f"--{k}"
+        if v == "default":
+            continue
         if isinstance(v, bool):
             out.append(opt if v else f"--no-{k}")
         elif isinstance(v, list):
@@ -136,9 +142,9 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
         if rec.get("key") == key and rec.get("returncode") == 0:
             return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused")
     args = exp.effective_args(quick)
-    if exp.command == "spectrum" and ("data-dir" not in args) and data_dir is None and not os.environ.get("ATTNSPEC_DATA_DIR"):
-        return RunRecord(exp.name, "skipped", 0.0, "no local corpora (set ATTNSPEC_DATA_DIR or --data-dir)")
-    if exp.command in ("spectrum", "jl-check") and data_dir is not None and ("data" in args) and "data-dir" not in args:
+    if "data" in args and "data-dir" not in args:
+        if data_dir is None:
+            return RunRecord(exp.name, "skipped", 0.0, "no local corpora (set ATTNSPEC_DATA_DIR or --data-dir)")
         args = {**args, "data-dir": data_dir}
     if out.exists():
         shutil.rmtree(out)
@@ -444,6 +450,16 @@ def _regenerate_section(quick: bool) -> list[str]:
     ]
 
 
+def resolve_data_dir(data_dir: str | None, experiments_dir: Path) -> str | None:
+    """--data-dir, else $ATTNSPEC_DATA_DIR, else the project's ../shared/data when it exists."""
+    if data_dir:
+        return data_dir
+    if os.environ.get("ATTNSPEC_DATA_DIR"):
+        return os.environ["ATTNSPEC_DATA_DIR"]
+    shared = Path(experiments_dir).resolve().parent.parent / "shared" / "data"
+    return str(shared) if shared.is_dir() else None
+
+
 def run_report(
     *,
     experiments_dir: Path,
@@ -456,6 +472,7 @@ def run_report(
 ) -> tuple[Path, dict[str, RunRecord]]:
     """Run what is missing or stale, then rebuild figures and REPORT.md. Returns (report path, records)."""
     experiments = load_experiments(experiments_dir)
+    data_dir = resolve_data_dir(data_dir, Path(experiments_dir))
     names = {e.name for e in experiments}
     unknown = sorted(set(only or ()) - names)
     if unknown:

@@ -21,10 +21,13 @@ err_console = Console(stderr=True)
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn attnspec's user errors into ``error: <message>`` and exit code 1 (no traceback)."""
+    from rich.markup import escape
+
     try:
         yield
     except AttnspecError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        # escape: messages quote things like "pip install 'attnspec[hub]'" that rich would eat
+        err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
 

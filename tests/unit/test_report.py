@@ -39,7 +39,7 @@ def _write(folder: Path, name: str, text: str) -> Path:
 
 
 def test_cli_args_from_toml_values() -> None:
-    assert _cli_args({"seq-len": 512, "csv": True, "timing": False, "alpha": [0.1, 1]}) == [
+    assert _cli_args({"seq-len": 512, "csv": True, "timing": False, "alpha": [0.1, 1], "sweep": "default"}) == [
         "--seq-len", "512", "--csv", "--no-timing", "--alpha", "0.1", "--alpha", "1"]
 
 

@@ -1,0 +1,37 @@
+"""`attnspec report --quick` over the project's own experiments: every experiment runs, every section is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from attnspec.cli.main import app
+from attnspec.report import PAPERS, load_experiments
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path) -> None:
+    out = tmp_path / "report"
+    r = CliRunner().invoke(app, ["report", "--quick", "--experiments", str(REPO / "experiments"), "--out", str(out),
+                                 "--data-dir", str(data_dir)])
+    assert r.exit_code == 0, r.output
+    report = (out / "REPORT.md").read_text()
+    experiments = load_experiments(REPO / "experiments")
+    for exp in experiments:
+        rec = json.loads((out / "results" / exp.name / "report_run.json").read_text())
+        assert rec["returncode"] == 0 and rec["quick"] is True, exp.name
+        assert f"`{exp.name}`" in report
+        if exp.verdicts:
+            rows = json.loads((out / "results" / exp.name / "verdicts.json").read_text())
+            assert rows and {"claim", "verdict", "evidence"} <= set(rows[0])
+    for cite in PAPERS.values():
+        assert cite in report
+    assert "Spearman" in report and "figures/compare-figure1/spectrum_compare.png" in report
+    for link in [l.split("](")[1].rstrip(")") for l in report.split("![")[1:]]:
+        assert (out / link.split(")")[0]).is_file(), link
+    assert "failed" not in report.split("## Experiments and their cost")[1].split("##")[0]
