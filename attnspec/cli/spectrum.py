@@ -33,7 +33,7 @@ def spectrum(
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
     svd_method: Annotated[str, typer.Option("--svd-method", help="auto (gram on CPU, svd on GPU) | svd | gram. All compute the full spectrum.")] = "auto",
-    out: Annotated[Path | None, typer.Option(help="Results directory (default results/<model>-<data>-n<seq_len>).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory (default results/<model>-<data>-n<seq_len>); with --shard, '{shard}' in it becomes e.g. 0of4.")] = None,
     csv: Annotated[bool, typer.Option("--csv", help="Also write CSV next to the parquet tables.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted or time-limited run in --out.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Recompute a run that --out already holds.")] = False,
@@ -50,11 +50,16 @@ def spectrum(
     cumulative singular-value curves, and averages them per (layer, head, index).
     Writes spectrum.parquet, metrics.parquet, state.npz, meta.json and figures/.
     """
+    from attnspec.errors import InputError
     from attnspec.plots.spectrum import check_at, plot_run
     from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
 
     with user_errors():
         shard_t = parse_shard(shard)
+        if out is not None and "{shard}" in str(out):
+            if shard_t is None:
+                raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
+            out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
         if at is not None:
             check_at(at, seq_len)
         cfg = SpectrumConfig(
