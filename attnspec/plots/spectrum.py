@@ -79,7 +79,9 @@ def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, vmin: float
     import seaborn as sns
 
     table = heat_at(spectrum, at)
+    # 1-based labels in figures, as in the paper (the tables stay 0-based)
     table.index = [i + 1 for i in table.index]
+    table.columns = [h + 1 for h in table.columns]
     sns.heatmap(table, ax=ax, cmap="rocket_r", vmin=vmin, vmax=vmax, annot=table.shape[1] <= 16, fmt=".2f",
                 annot_kws={"fontsize": 5}, cbar_kws={"label": f"cumulative value at index {at}"})
     ax.set_xlabel("head")
