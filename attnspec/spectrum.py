@@ -7,19 +7,21 @@ singular values σ_1 >= ... >= σ_n, the normalised cumulative curve
 
 averaged over inputs per (layer, head, i).
 
-Engine (:func:`singular_values`), on (..., n, n) stacks:
+Engine (:func:`singular_values`), on (..., n, n) stacks; every method computes the full
+spectrum (no truncation, no randomisation):
 
+* ``lapack`` — LAPACK's divide-and-conquer SVD, values only (``?gesdd``, jobz = "N"), in
+  the input's precision, from the OpenBLAS that SciPy ships, called on many matrices at
+  once from a thread pool (ctypes releases the GIL; one BLAS thread per call, because at
+  n = 512 one factorisation parallelises poorly and independent ones perfectly). Float32
+  bidiagonalisation is backward stable: each σ is off by about ε₃₂·σ₁, so the curve is
+  within ~1e-7 of float64 SVD on real attention (tolerance 1e-4; tested).
 * ``svd``  — ``torch.linalg.svdvals`` in the input's precision, on its device.
-* ``gram`` — the eigenvalues λ of G = P Pᵀ formed in float64, σ = √λ. On the CPU the
-  eigenvalues come from LAPACK's two-stage tridiagonal reduction (``dsyevd_2stage``, a
-  BLAS-3 algorithm for eigenvalues only) in the OpenBLAS that SciPy ships, called on
-  several matrices at once from a thread pool (ctypes releases the GIL); where that library
-  cannot be found, ``torch.linalg.eigvalsh``. Forming G squares the condition number,
-  but in float64 the absolute error of each σ is about √(ε₆₄)·σ_1 ≈ 1e-8·σ_1, far inside
-  the 1e-4 tolerance on the curve (tested against float64 SVD).
-* ``auto`` (default) — ``gram`` on the CPU, ``svd`` on CUDA.
-
-Both methods compute the full spectrum (no truncation, no randomisation).
+* ``gram`` — the eigenvalues λ of G = P Pᵀ formed in float64 (LAPACK's two-stage
+  ``dsyevd_2stage`` on the CPU, ``torch.linalg.eigvalsh`` elsewhere), σ = √λ. Squaring
+  costs √ε₆₄ ≈ 1e-8·σ₁ per value: the most accurate route, slower than ``lapack`` on float32.
+* ``auto`` (default) — ``lapack`` on the CPU (``svd`` if SciPy's OpenBLAS is missing),
+  ``svd`` on CUDA.
 
 Aggregation (:class:`SpectrumAccumulator`): per (layer, head, index) the count, mean and
 sum of squared deviations (Chan et al.'s pairwise update), so shards computed anywhere
@@ -44,7 +46,7 @@ import torch
 
 from attnspec.errors import InputError, ResultsError
 
-METHODS: tuple[str, ...] = ("auto", "svd", "gram")
+METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram")
 #: The level at which the "index where the mean curve reaches" metric is read.
 REACH_LEVEL = 0.9
 
@@ -52,9 +54,28 @@ REACH_LEVEL = 0.9
 # ---------------------------------------------------------------------------------------
 # Engine
 # ---------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def _lapack_dsyevd_2stage() -> Any | None:
-    """LAPACKE_dsyevd_2stage from SciPy's bundled OpenBLAS, or None when absent."""
+_INT, _CHAR, _PTR = ctypes.c_int, ctypes.c_char, ctypes.c_void_p
+#: LAPACKE signatures used here (row-major layout, jobz = "N": values only).
+_SIGNATURES: dict[str, list[Any]] = {
+    # lapack_int LAPACKE_?gesdd(int layout, char jobz, lapack_int m, lapack_int n, T* a, lapack_int lda,
+    #                           T* s, T* u, lapack_int ldu, T* vt, lapack_int ldvt)
+    "sgesdd": [_INT, _CHAR, _INT, _INT, _PTR, _INT, _PTR, _PTR, _INT, _PTR, _INT],
+    "dgesdd": [_INT, _CHAR, _INT, _INT, _PTR, _INT, _PTR, _PTR, _INT, _PTR, _INT],
+    # lapack_int LAPACKE_dsyevd_2stage(int layout, char jobz, char uplo, lapack_int n, double* a,
+    #                                  lapack_int lda, double* w)
+    "dsyevd_2stage": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
+}
+_ROW_MAJOR = 101
+
+
+@lru_cache(maxsize=None)
+def _lapack(routine: str) -> Any | None:
+    """``LAPACKE_<routine>`` from the OpenBLAS that SciPy ships (32-bit ints), or None when absent.
+
+    SciPy's wheels bundle ``libscipy_openblas`` with its symbols prefixed ``scipy_``;
+    calling it through ctypes releases the GIL, so independent problems run in parallel
+    on a thread pool.
+    """
     try:
         import scipy
     except ImportError:  # pragma: no cover - scipy is a dependency
@@ -67,50 +88,69 @@ def _lapack_dsyevd_2stage() -> Any | None:
                 lib = ctypes.CDLL(path)
             except OSError:
                 continue
-            for name in ("scipy_LAPACKE_dsyevd_2stage", "LAPACKE_dsyevd_2stage"):
+            for name in (f"scipy_LAPACKE_{routine}", f"LAPACKE_{routine}"):
                 fn = getattr(lib, name, None)
-                if fn is None:
-                    continue
-                # lapack_int LAPACKE_dsyevd_2stage(int layout, char jobz, char uplo, lapack_int n,
-                #                                  double* a, lapack_int lda, double* w)
-                fn.restype = ctypes.c_int
-                fn.argtypes = [ctypes.c_int, ctypes.c_char, ctypes.c_char, ctypes.c_int,
-                               ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
-                return fn
+                if fn is not None:
+                    fn.restype = ctypes.c_int
+                    fn.argtypes = _SIGNATURES[routine]
+                    return fn
     return None
 
 
-def _eigvalsh_2stage(gram: np.ndarray, workers: int) -> np.ndarray:
-    """Eigenvalues of a (m, n, n) float64 C-contiguous stack; destroys ``gram``."""
-    fn = _lapack_dsyevd_2stage()
-    m, n, _ = gram.shape
-    out = np.empty((m, n), dtype=np.float64)
-    row_major, jobz, uplo = 101, b"N", b"L"
+def _run_pool(call: Any, m: int, workers: int, what: str) -> None:
+    """Run ``call(i)`` for i < m on ``workers`` threads, one BLAS thread each.
 
-    def one(i: int) -> int:
-        return fn(row_major, jobz, uplo, n, gram[i].ctypes.data, n, out[i].ctypes.data)
-
+    At n = 512 one factorisation parallelises poorly inside BLAS; independent ones
+    parallelise perfectly across threads.
+    """
     from threadpoolctl import threadpool_limits
 
-    # One BLAS thread per call, `workers` calls at once: at n = 512 a single
-    # eigenproblem parallelises poorly, independent ones perfectly.
     with threadpool_limits(limits=1, user_api="blas"):
         if workers > 1 and m > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                infos = list(pool.map(one, range(m)))
+                infos = list(pool.map(call, range(m)))
         else:
-            infos = [one(i) for i in range(m)]
+            infos = [call(i) for i in range(m)]
     bad = [i for i, info in enumerate(infos) if info != 0]
     if bad:
-        raise np.linalg.LinAlgError(f"dsyevd_2stage failed on matrices {bad[:5]} (info {infos[bad[0]]})")
+        raise np.linalg.LinAlgError(f"{what} failed on matrices {bad[:5]} (info {infos[bad[0]]})")
+
+
+def _svdvals_gesdd(a: np.ndarray, workers: int) -> np.ndarray:
+    """Singular values (descending) of a (m, n, n) C-contiguous float32/float64 stack; destroys ``a``."""
+    routine = "sgesdd" if a.dtype == np.float32 else "dgesdd"
+    fn = _lapack(routine)
+    m, n, _ = a.shape
+    out = np.empty((m, n), dtype=a.dtype)
+
+    def one(i: int) -> int:
+        return fn(_ROW_MAJOR, b"N", n, n, a[i].ctypes.data, n, out[i].ctypes.data, None, 1, None, 1)
+
+    _run_pool(one, m, workers, routine)
+    return out
+
+
+def _eigvalsh_2stage(gram: np.ndarray, workers: int) -> np.ndarray:
+    """Eigenvalues (ascending) of a (m, n, n) float64 C-contiguous symmetric stack; destroys ``gram``."""
+    fn = _lapack("dsyevd_2stage")
+    m, n, _ = gram.shape
+    out = np.empty((m, n), dtype=np.float64)
+
+    def one(i: int) -> int:
+        return fn(_ROW_MAJOR, b"N", b"L", n, gram[i].ctypes.data, n, out[i].ctypes.data)
+
+    _run_pool(one, m, workers, "dsyevd_2stage")
     return out
 
 
 def resolve_method(method: str, device: torch.device | str) -> str:
+    """``auto`` → ``lapack`` on the CPU (``svd`` where SciPy's OpenBLAS is missing), ``svd`` on CUDA."""
     if method not in METHODS:
         raise InputError(f"--svd-method must be one of {', '.join(METHODS)}, got {method!r}")
     if method == "auto":
-        return "svd" if torch.device(device).type == "cuda" else "gram"
+        if torch.device(device).type == "cuda" or _lapack("sgesdd") is None:
+            return "svd"
+        return "lapack"
     return method
 
 
@@ -121,10 +161,10 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     ----------
     probs : Tensor, shape (..., n, n)
         Square matrices (any float dtype, any device).
-    method : {"auto", "svd", "gram"}
+    method : {"auto", "lapack", "svd", "gram"}
         See the module docstring.
     workers : int, optional
-        Threads for the CPU ``gram`` path (default: ``torch.get_num_threads()``).
+        Threads for the CPU LAPACK paths (default: ``torch.get_num_threads()``).
 
     Returns
     -------
@@ -135,18 +175,25 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     method = resolve_method(method, probs.device)
     lead, n = probs.shape[:-2], probs.shape[-1]
     flat = probs.reshape(-1, n, n)  # (m, n, n)
+    if flat.dtype not in (torch.float32, torch.float64):
+        flat = flat.float()  # bfloat16/float16 models: factorise in float32
+    workers = workers or torch.get_num_threads()
     if method == "svd":
-        x = flat if flat.dtype in (torch.float32, torch.float64) else flat.float()
-        sv = torch.linalg.svdvals(x).to(torch.float64).cpu()  # descending already
-        return sv.reshape(*lead, n)
-    x = flat.to(torch.float64)
-    gram = x @ x.mT  # (m, n, n), symmetric positive semi-definite
-    if gram.device.type == "cpu" and _lapack_dsyevd_2stage() is not None:
-        lam = torch.from_numpy(_eigvalsh_2stage(np.ascontiguousarray(gram.numpy()), workers or torch.get_num_threads()))
-    else:
-        lam = torch.linalg.eigvalsh(gram).cpu()
-    sv = lam.clamp_min(0).sqrt().flip(-1)  # ascending eigenvalues -> descending σ
-    return sv.reshape(*lead, n)
+        sv = torch.linalg.svdvals(flat).to(torch.float64).cpu()  # descending already
+    elif method == "lapack":
+        if _lapack("sgesdd") is None:
+            raise InputError("--svd-method lapack needs SciPy's bundled OpenBLAS, which was not found; use svd or gram")
+        a = flat.detach().cpu().numpy().copy()  # gesdd overwrites its input
+        sv = torch.from_numpy(_svdvals_gesdd(a, workers)).to(torch.float64)
+    else:  # gram
+        x = flat.to(torch.float64)
+        gram = x @ x.mT  # (m, n, n), symmetric positive semi-definite
+        if gram.device.type == "cpu" and _lapack("dsyevd_2stage") is not None:
+            lam = torch.from_numpy(_eigvalsh_2stage(np.ascontiguousarray(gram.numpy()), workers))
+        else:
+            lam = torch.linalg.eigvalsh(gram).cpu()
+        sv = lam.clamp_min(0).sqrt().flip(-1)  # ascending eigenvalues -> descending σ
+    return sv.clamp_min(0).reshape(*lead, n)
 
 
 def cumulative_curve(sv: torch.Tensor) -> torch.Tensor:

@@ -31,31 +31,42 @@ def _reference_curves(p: torch.Tensor) -> np.ndarray:
     return np.cumsum(sv, axis=-1) / sv.sum(axis=-1, keepdims=True)
 
 
-@pytest.mark.parametrize("method", ["svd", "gram", "auto"])
+@pytest.mark.parametrize("method", ["svd", "gram", "lapack", "auto"])
 @pytest.mark.parametrize("n", [16, 96, 200])
-def test_curves_within_1e4_of_float64_svd(method: str, n: int) -> None:
-    p = torch.cat([_softmax_stack(6, n, t, seed=n) for t in (0.5, 3.0, 10.0)] + [_hard_cases(n)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_curves_within_1e4_of_float64_svd(method: str, n: int, dtype: torch.dtype) -> None:
+    p = torch.cat([_softmax_stack(6, n, t, seed=n) for t in (0.5, 3.0, 10.0)] + [_hard_cases(n)]).to(dtype)
     curves = sp.cumulative_curve(sp.singular_values(p, method)).numpy()
     err = np.abs(curves - _reference_curves(p)).max()
     assert err < 1e-4
-    if method in ("gram", "auto"):
-        assert err < 1e-6  # float64 Gram: error ~ sqrt(eps64)·σ1, far inside the tolerance
+    if method == "gram" or dtype == torch.float64:
+        assert err < 1e-6  # float64 throughout: error ~ sqrt(eps64)·σ1 for gram, ~eps64 otherwise
 
 
-def test_gram_fallback_without_openblas_two_stage(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sp, "_lapack_dsyevd_2stage", lambda: None)
+def _without(monkeypatch: pytest.MonkeyPatch, *routines: str) -> None:
+    real = sp._lapack
+    monkeypatch.setattr(sp, "_lapack", lambda r: None if r in routines else real(r))
+
+
+def test_fallbacks_without_scipys_openblas(monkeypatch: pytest.MonkeyPatch) -> None:
     p = torch.cat([_softmax_stack(4, 64, 4.0, seed=3), _hard_cases(64)])
-    curves = sp.cumulative_curve(sp.singular_values(p, "gram")).numpy()
-    assert np.abs(curves - _reference_curves(p)).max() < 1e-6
+    _without(monkeypatch, "sgesdd", "dgesdd", "dsyevd_2stage")
+    assert sp.resolve_method("auto", "cpu") == "svd"
+    for method in ("auto", "gram"):
+        curves = sp.cumulative_curve(sp.singular_values(p, method)).numpy()
+        assert np.abs(curves - _reference_curves(p)).max() < 1e-4
+    with pytest.raises(InputError, match="lapack needs SciPy"):
+        sp.singular_values(p, "lapack")
 
 
-def test_two_stage_is_used_on_this_machine_when_scipy_ships_it() -> None:
-    # Documents which path the CPU default takes here; the fallback is tested above.
-    fn = sp._lapack_dsyevd_2stage()
-    if fn is None:
-        pytest.skip("SciPy's OpenBLAS without dsyevd_2stage on this machine")
+def test_lapack_routines_are_found_on_this_machine() -> None:
+    # Documents which path the CPU default takes here; the fallbacks are tested above.
+    if sp._lapack("sgesdd") is None:
+        pytest.skip("SciPy without a bundled OpenBLAS on this machine")
+    assert sp.resolve_method("auto", "cpu") == "lapack"
     g = np.array([[2.0, 1.0], [1.0, 2.0]])
     assert np.allclose(sp._eigvalsh_2stage(g[None].copy(), workers=2), [[1.0, 3.0]])
+    assert np.allclose(sp._svdvals_gesdd(g[None].astype(np.float32), workers=1), [[3.0, 1.0]])
 
 
 def test_singular_values_shape_order_and_batch_dims() -> None:
