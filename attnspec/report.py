@@ -326,9 +326,10 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
         f"- Generated {env['created_utc']}; experiments' compute time {total / 60:.1f} min in all (per experiment below).",
         "- Mode: " + ("**quick** (small sizes, for CI: numbers are illustrative only)." if quick else "full."),
         "",
+        *_provenance(experiments, results),
         "## Experiments and their cost",
         "",
-        "| experiment | command | status | time (s) |",
+        "| experiment | command | status in this invocation | compute time (s) |",
         "|---|---|---|---|",
     ]
     for exp in experiments:
@@ -371,6 +372,30 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     path = out / "REPORT.md"
     path.write_text("\n".join(md) + "\n")
     return path
+
+
+def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
+    """Which models and data the spectrum runs used, from their meta.json."""
+    lines: list[str] = []
+    for exp in experiments:
+        meta_path = results / exp.name / "meta.json"
+        if exp.command != "spectrum" or not meta_path.is_file():
+            continue
+        m = json.loads(meta_path.read_text())
+        c = m.get("corpus", {})
+        lines.append(
+            f"- `{exp.name}`: model `{m.get('model')}` = {m.get('model_path')} ({m.get('model_source')}, "
+            f"{m.get('architecture')}, {m.get('num_layers')} layers × {m.get('num_heads')} heads, {m.get('dtype')}); "
+            f"data {c.get('corpus')} {c.get('split')} from `{Path(str(c.get('source'))).name}` "
+            f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {c.get('num_available')} available inputs of "
+            f"{c.get('seq_len')} tokens (mode {c.get('mode')}, short documents: {c.get('short_policy')}), seed {m.get('seed')}; "
+            f"singular values by `{m.get('svd_method')}`; status {m.get('status')}."
+        )
+    if not lines:
+        return []
+    return ["## Models and data", "", "No RoBERTa weights can be fetched on the machine that made this report (no model hub); "
+            "the spectrum study ran on the one real pretrained encoder that installs from the package index:", "",
+            *lines, ""]
 
 
 def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot_run: Callable, plot_compare: Callable) -> list[str]:
