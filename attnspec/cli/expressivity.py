@@ -67,22 +67,14 @@ def sa_check(
         import pandas as pd
         from rich.markup import escape
 
-        from attnspec.errors import InputError, check_range
+        from attnspec.errors import InputError
         from attnspec.theory import expressivity as ex
         from attnspec.verdicts import verdicts_frame, verdicts_json
 
         # validate everything before any work
         if L < 2:
             raise InputError(f"L must be >= 2, got {L}")
-        if not 1 <= k <= L:
-            raise InputError(f"k must be in [1, L={L}], got k={k}")
-        check_range("m", m, low=0, low_open=True)
-        check_range("M", M, low=0, low_open=True)
-        if m > M:
-            raise InputError(f"m must be <= M, got m={m} > M={M}")
-        check_range("eps", eps, low=0, low_open=True)
-        check_range("delta", delta, low=0, low_open=True)
-        check_range("beta", beta, low=0, high=1, low_open=True, high_open=True)
+        ex.check_params(L=L, k=k, m=m, M=M, eps=eps, delta=delta, beta=beta)
         if trials < 10:
             raise InputError(f"trials must be >= 10, got {trials}")
         if sweep_trials < 10:

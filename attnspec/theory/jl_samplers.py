@@ -386,18 +386,8 @@ def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trial
     -------
     outputs : ndarray of shape (len(ks), trials, d)
     """
-    w = np.asarray(w, dtype=np.float64)
-    V = np.asarray(V, dtype=np.float64)
     ks = np.asarray(ks, dtype=np.int64)
-    wn = float(np.linalg.norm(w))
-    if wn == 0:
-        raise InputError("w must be non-zero")
-    what = w / wn
-    c = V.T @ what  # (d,)
-    Vperp = V - np.outer(what, c)  # (n, d)
-    # L Lᵀ = V⊥ᵀV⊥ through an eigendecomposition (V⊥ᵀV⊥ may be singular).
-    lam, Q = np.linalg.eigh(Vperp.T @ Vperp)
-    L = torch.from_numpy(Q * np.sqrt(np.clip(lam, 0, None)))  # (d, d)
+    w, wn, what, c, Vperp, L = _split_along_w(w, V)
     ct = torch.from_numpy(c)
     gen = torch_generator(seed)
     k_max = int(ks.max())
@@ -473,17 +463,8 @@ def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: i
     (len(ks), trials), as :func:`theorem2_eq21_reduced` with y = V[:, y_index]. Each is
     exact in distribution; they share the Gaussian draws.
     """
-    w = np.asarray(w, dtype=np.float64)
-    V = np.asarray(V, dtype=np.float64)
     ks = np.asarray(ks, dtype=np.int64)
-    wn = float(np.linalg.norm(w))
-    if wn == 0:
-        raise InputError("w must be non-zero")
-    what = w / wn
-    c = V.T @ what  # (d,)
-    Vperp = V - np.outer(what, c)  # (n, d)
-    lam, Q = np.linalg.eigh(Vperp.T @ Vperp)
-    L = torch.from_numpy(Q * np.sqrt(np.clip(lam, 0, None)))  # (d, d): L Lᵀ = V⊥ᵀV⊥
+    w, wn, what, c, Vperp, L = _split_along_w(w, V)
     ct = torch.from_numpy(c)
     cy = float(c[y_index])
     yperp = float(np.linalg.norm(Vperp[:, y_index]))
@@ -520,3 +501,23 @@ def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: i
             pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)
             plain[i, start : start + m] = (pa * ct + pn * rk * lg).numpy()
     return {"paper": paper, "plain": plain, "eq21": eq21}
+
+
+def _split_along_w(
+    w: np.ndarray, V: np.ndarray
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray, torch.Tensor]:
+    """Decompose V along ŵ = w/‖w‖: returns (w, ‖w‖, ŵ, c = Vᵀŵ, V⊥ = V − ŵcᵀ, L) with L Lᵀ = V⊥ᵀV⊥.
+
+    Shapes: w (n,), V (n, d), c (d,), V⊥ (n, d), L (d, d). L comes from an eigendecomposition, since
+    V⊥ᵀV⊥ may be singular (no Cholesky).
+    """
+    w = np.asarray(w, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    wn = float(np.linalg.norm(w))
+    if wn == 0:
+        raise InputError("w must be non-zero")
+    what = w / wn
+    c = V.T @ what  # (d,)
+    Vperp = V - np.outer(what, c)  # (n, d)
+    lam, Q = np.linalg.eigh(Vperp.T @ Vperp)
+    return w, wn, what, c, Vperp, torch.from_numpy(Q * np.sqrt(np.clip(lam, 0, None)))  # L: (d, d)

@@ -1089,7 +1089,6 @@ def check_jacobian(
     Ĉ = max over alpha of ||J1||₂/alpha for that instance.
     """
     from attnspec.stats import spawn_seeds
-    from attnspec.verdicts import VerdictRow
 
     if 2 * d_v > d_model:
         raise InputError(f"the initialisation needs 2*d_v <= d_model, got d_v={d_v}, d_model={d_model}")
