@@ -52,6 +52,7 @@ from attnspec.linalg import (
     expm_skew_eigh,
     newton_schulz,
     ns_schedule,
+    ns_step,
     qr_basis,
     sample_stiefel,
     skew_small,
@@ -428,19 +429,11 @@ def orthogonality_errors(
     out = []
     for k in range(steps + 1):
         if k > 0:
-            b = _ns_step64(b, schedule[k - 1])
+            b = ns_step(b, schedule[k - 1])
         err, det, smin, smax = _error_from_basis(b, m, scale, expm)
         sv = torch.linalg.svdvals(b)
         out.append(OrthogonalityError(k, err, s_norm, smin, smax, bound_10(s_norm, sv), bound_11(s_norm), det))
     return out
-
-
-def _ns_step64(b: torch.Tensor, coeffs: Sequence[float]) -> torch.Tensor:
-    g = b.mT @ b
-    poly = coeffs[1] * g if len(coeffs) > 1 else torch.zeros_like(g)
-    if len(coeffs) == 3:
-        poly = poly + coeffs[2] * (g @ g)
-    return coeffs[0] * b + b @ poly
 
 
 def orthogonality_error(
@@ -579,7 +572,7 @@ def converged_ns_basis(m: torch.Tensor, max_steps: int = 100, tol: float = 1e-14
         if float((g @ g - g).abs().max()) <= tol:
             return b, k, True
         if k < max_steps:
-            b = _ns_step64(b, sched[k])
+            b = ns_step(b, sched[k])
     return b, max_steps, False
 
 
