@@ -407,9 +407,10 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
           "Spearman ρ(c, depth), layers [95% CI] | Spearman ρ, heads [95% CI] | effective rank | stable rank |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     groups: dict[str, list[Path]] = {}
+    statements = {exp.name: spectrum_statements(results / exp.name) for exp in runs}
     for exp in runs:
         d = results / exp.name
-        s = spectrum_statements(d)
+        s = statements[exp.name]
         rl = s.get("rho_layers")
         rh = s.get("rho_heads")
         ci = s["ci"]
@@ -426,7 +427,7 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
     md.append("Per-layer mean c at the reading index (layer 1 first), and what the numbers say about the paper's statements:")
     md.append("")
     for exp in runs:
-        s = spectrum_statements(results / exp.name)
+        s = statements[exp.name]
         md.append(f"- `{exp.name}`: " + ", ".join(f"{v:.3f}" for v in s["per_layer"]))
         md.append(f"  - long tail: on average {s['mean_at']:.1%} of the singular-value mass lies in the first "
                   f"{s['at']} of {s['n']} values ({s['at'] / s['n']:.0%} of the indices).")

@@ -18,13 +18,21 @@ from typing import Any
 import numpy as np
 import torch
 
+from attnspec.corpora import SHORT_POLICIES
 from attnspec.errors import InputError, ResultsError
 from attnspec.results import check_same_run, environment_meta, read_meta, write_meta, write_table
-from attnspec.spectrum import METHODS, SpectrumAccumulator, load_state, resolve_method, save_state, singular_values
+from attnspec.spectrum import (
+    METHODS,
+    SpectrumAccumulator,
+    load_state,
+    merge_accumulators,
+    resolve_method,
+    save_state,
+    singular_values,
+)
 
 STATE_FILE = "state.npz"
 KIND = "spectrum"
-SHORT_POLICIES = ("skip", "keep", "pack")
 
 
 @dataclass
@@ -305,9 +313,7 @@ def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial:
         counts = {s.split("/")[1] for s in shards}
         if len(counts) > 1:
             raise ResultsError(f"shards of different splits cannot be merged: {shards}")
-    merged = accs[0].__class__(*accs[0].shape)
-    for a in accs:
-        merged.merge(a)
+    merged = merge_accumulators(accs)
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
