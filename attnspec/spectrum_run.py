@@ -26,7 +26,9 @@ from attnspec.spectrum import (
     SpectrumAccumulator,
     load_state,
     merge_accumulators,
+    RANK_TOL,
     resolve_method,
+    row_entropy,
     save_state,
     singular_values,
 )
@@ -58,6 +60,7 @@ class SpectrumConfig:
     overwrite: bool = False
     max_time: float | None = None  # seconds
     checkpoint_every: int = 8  # batches
+    rank_tol: float = RANK_TOL  # relative tolerance of the numerical rank
 
     def validate(self) -> None:
         if self.seq_len < 2:
@@ -76,6 +79,8 @@ class SpectrumConfig:
             raise InputError(f"--max-time must be > 0 seconds, got {self.max_time}")
         if self.checkpoint_every < 1:
             raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
+        if not 0 < self.rank_tol < 1:
+            raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
         if self.resume and self.overwrite:
             raise InputError("--resume and --overwrite exclude each other")
         if self.shard is not None:
@@ -95,6 +100,7 @@ class SpectrumConfig:
             "short_policy": self.short_policy,
             "dtype": self.dtype,
             "svd_method": self.svd_method,
+            "rank_tol": self.rank_tol,
             "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
         }
 
@@ -165,12 +171,15 @@ def run_spectrum(
     progress: bool = True,
     encoder: Any | None = None,
     on_checkpoint: Callable[[int], None] | None = None,
+    inputs: Any | None = None,
 ) -> SpectrumOutcome:
     """Run (or resume) the spectrum job described by ``cfg``; write results to ``cfg.out``.
 
     ``encoder`` lets tests pass an already-built :class:`attnspec.models.Encoder`.
     ``on_checkpoint(inputs_done)`` is called after each checkpoint (tests use it to
-    simulate an interruption).
+    simulate an interruption). ``inputs`` (an :class:`attnspec.corpora.Inputs` of at most
+    ``seq_len`` tokens each) replaces the corpus draw; the multi-length job passes the same
+    documents cut to each length.
     """
     from attnspec.capture import LayerAttention, capture_attention
     from attnspec.corpora import load_inputs
@@ -187,17 +196,22 @@ def run_spectrum(
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
     method = resolve_method(cfg.svd_method, encoder.device)
-    inputs = load_inputs(
-        cfg.data, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
-        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
-    )
+    if inputs is None:
+        inputs = load_inputs(
+            cfg.data, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
+            split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
+        )
     selected = inputs.input_ids
+    positions = np.arange(len(selected))  # place of each input in the seeded selection
     if cfg.shard is not None:
         i, n = cfg.shard
         selected = selected[i::n]
+        positions = positions[i::n]
     total = len(selected)
+    # Decoder-style models attend causally: row i of P has i + 1 allowed entries.
+    causal = bool(getattr(getattr(encoder.model, "config", None), "is_decoder", False))
 
-    acc = SpectrumAccumulator(encoder.num_layers, encoder.num_heads, cfg.seq_len)
+    acc = SpectrumAccumulator(encoder.num_layers, encoder.num_heads, cfg.seq_len, rank_tol=cfg.rank_tol)
     done = 0
     wall_before = 0.0
     if resuming:
@@ -231,16 +245,18 @@ def run_spectrum(
         tables = acc.tables()
         write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
         write_table(cfg.out, "metrics", tables.metrics, csv=cfg.csv)
+        write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
         write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": done,
                              "wall_time_s": round(wall_before + t_run, 3)})
 
     # Singular values are computed as each layer's P appears, but added to the aggregate
     # only once the whole batch has gone through, so an interruption mid-forward never
     # leaves layers with different counts.
-    pending: list[tuple[int, torch.Tensor]] = []
+    pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
     def sink(la: LayerAttention) -> None:
-        pending.append((la.layer, singular_values(la.probs, method)))  # (B, H, n) float64, descending
+        # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
+        pending.append((la.layer, singular_values(la.probs, method), row_entropy(la.probs, la.mask, causal=causal)))
 
     status = "complete"
     bar = None
@@ -259,8 +275,7 @@ def run_spectrum(
                 ids, mask = _pad_batch(batch, pad_id)
                 pending.clear()
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
-                for layer, sv in pending:
-                    acc.add(layer, sv)
+                acc.add_batch(pending, positions[done : done + len(batch)])
                 pending.clear()
                 done += len(batch)
                 if bar is not None:
@@ -334,5 +349,6 @@ def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial:
     save_state(out / STATE_FILE, merged, {"inputs_done": np.asarray(done)})
     write_table(out, "spectrum", tables.spectrum, csv=csv)
     write_table(out, "metrics", tables.metrics, csv=csv)
+    write_table(out, "inputs", tables.inputs, csv=csv)
     write_meta(out, meta)
     return meta

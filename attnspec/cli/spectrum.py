@@ -40,6 +40,7 @@ def spectrum(
     max_time: Annotated[float | None, typer.Option("--max-time", help="Stop cleanly after this many seconds (resume later).")] = None,
     checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", help="Save the aggregate every this many batches.")] = 8,
     shard: Annotated[str | None, typer.Option(help="INDEX/COUNT: process every COUNT-th input from INDEX (or 'auto' from RANK/WORLD_SIZE); merge shards with `attnspec merge`.")] = None,
+    rank_tol: Annotated[float, typer.Option("--rank-tol", help="Numerical rank counts σ_i > rank_tol·σ_1.")] = 1e-3,
     at: Annotated[int | None, typer.Option(help="Heatmap index (default 128 when n = 512, else n/4).")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -68,6 +69,7 @@ def spectrum(
             svd_method=svd_method, shard=shard_t,
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
             csv=csv, resume=resume, overwrite=overwrite, max_time=max_time, checkpoint_every=checkpoint_every,
+            rank_tol=rank_tol,
         )
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "interrupted":
