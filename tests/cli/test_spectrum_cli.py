@@ -86,6 +86,10 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
         (["--short-policy", "drop"], ["--short-policy must be one of", "drop"]),
         (["--shard", "2/2"], ["--shard must be INDEX/COUNT"]),
         (["--svd-method", "fast"], ["--svd-method must be one of", "fast"]),
+        (["--rank-tol", "2"], ["--rank-tol must be in (0, 1)", "2"]),
+        (["--seq-len", "16,x"], ["comma-separated", "16,x"]),
+        (["--seq-len", "16,600"], ["--seq-len 600 exceeds", "62"]),
+        (["--seq-len", "16,24", "--at", "5"], ["--at applies to one length"]),
     ],
 )
 def test_bad_input_gives_one_line_errors(model_dir: Path, jsonl: Path, tmp_path: Path, args: list[str], fragments: list[str]) -> None:
@@ -141,3 +145,17 @@ def test_real_minilm_on_real_text(minilm_path: Path, data_dir: Path, tmp_path: P
     r = _run("plot", "spectrum", str(tmp_path / "validation"), str(tmp_path / "test"), "--out", str(tmp_path / "cmp"))
     assert r.exit_code == 0, r.output
     assert (tmp_path / "cmp" / "spectrum_compare.svg").is_file()
+
+
+def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "6", "--device", "cpu", "-q"]
+    r = _run("spectrum", *common, "--seq-len", "24,12", "--out", str(tmp_path / "sc"))
+    assert r.exit_code == 0, r.output
+    assert "grow" in r.stdout or "inconclusive" in r.stdout
+    for f in ("n12/spectrum.parquet", "n24/inputs.parquet", "scaling.parquet", "scaling_fit.parquet",
+              "figures/scaling_k90.png", "figures/scaling_beta.svg"):
+        assert (tmp_path / "sc" / f).is_file(), f
+    r = _run("plot", "scaling", str(tmp_path / "sc"), "--out", str(tmp_path / "figs"), "--resamples", "200")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "figs" / "scaling_beta.png").is_file()
+    _one_line_error(_run("plot", "scaling", str(tmp_path / "sc" / "n12")), "not a scaling run")
