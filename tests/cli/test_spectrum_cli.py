@@ -159,3 +159,12 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
     assert r.exit_code == 0, r.output
     assert (tmp_path / "figs" / "scaling_beta.png").is_file()
     _one_line_error(_run("plot", "scaling", str(tmp_path / "sc" / "n12")), "not a scaling run")
+    # compare two runs: tables, figures, one-line errors
+    r = _run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "3", "--out", str(tmp_path / "cmp"))
+    assert r.exit_code == 0, r.output
+    assert "depth trend" in r.stdout and "row_entropy" in r.stdout
+    for f in ("compare.parquet", "trends.parquet", "figures/compare_runs.png", "figures/compare_diff.svg"):
+        assert (tmp_path / "cmp" / f).is_file(), f
+    _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")
+    _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "13",
+                         "--out", str(tmp_path / "c2")), "--at must be in 1..12")
