@@ -307,6 +307,44 @@ def eckart_young_error(sv: torch.Tensor, k: int) -> torch.Tensor:
     return (sq[..., k:].sum(dim=-1) / total).clamp_min(0).sqrt()
 
 
+def best_rank_k_errors(P: np.ndarray, ks: Sequence[int], vectors: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """What the best rank-k approximation P_k of P achieves, for each k (one float64 SVD).
+
+    Parameters
+    ----------
+    P : array, shape (n, n)
+        One matrix.
+    ks : sequence of int
+        Ranks, >= 0 (k >= n gives 0 error).
+    vectors : mapping name -> array (n,), optional
+        Vectors w on which to measure ‖(P − P_k)w‖ / ‖Pw‖ as well.
+
+    Returns
+    -------
+    DataFrame, one row per (k, w) (per k when ``vectors`` is None): ``k``,
+    ``eckart_young_error`` = ‖P − P_k‖_F/‖P‖_F (the smallest relative Frobenius error of
+    any rank-k matrix), and with vectors ``w`` and ``eckart_young_w_error``. P_k is the
+    Frobenius- and spectral-norm optimum; on a given w another rank-k matrix can do better.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] != P.shape[1]:
+        raise InputError(f"P must be a square matrix, got shape {P.shape}")
+    u, s, vt = np.linalg.svd(P)
+    sv = torch.from_numpy(s)
+    coords = {name: s * (vt @ np.asarray(w, dtype=np.float64)) for name, w in (vectors or {}).items()}  # (n,): Uᵀ P w
+    rows = []
+    for k in ks:
+        k = int(k)
+        fro = float(eckart_young_error(sv, k))
+        if not coords:
+            rows.append({"k": k, "eckart_young_error": fro})
+        for name, c in coords.items():
+            total = float(np.linalg.norm(c))  # ‖Pw‖ (U is orthogonal)
+            rows.append({"k": k, "w": name, "eckart_young_error": fro,
+                         "eckart_young_w_error": float(np.linalg.norm(c[k:])) / total if total > 0 else float("nan")})
+    return pd.DataFrame(rows)
+
+
 def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
     """Mean normalised entropy of the rows of P, per matrix.
 

@@ -280,6 +280,24 @@ def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
     return out
 
 
+def _with_eckart_young(table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, name: str, seed: int) -> tuple[pd.DataFrame, str]:
+    """Add the best rank-k errors of P (on the same w) to its Theorem 1 rows; a note comparing them."""
+    from attnspec.spectrum import best_rank_k_errors
+
+    vecs = jl.theorem1_vectors(P, seed=jl.subseed(seed, "thm1", "vectors", name))  # the w of simulate_theorem1
+    best = best_rank_k_errors(P, sorted(table["k"].unique()), vecs)
+    table = table.merge(best, on=["w", "k"], how="left")
+    parts = []
+    for k, g in samples.groupby("k") if len(samples) else []:
+        b = best[(best["k"] == k) & (best["w"] == "value")]
+        med = g.loc[g["w"] == "value", "value"].median()
+        parts.append(f"k = {k}: median ‖P̃w − Pw‖/‖Pw‖ {med:.3g} vs best rank-k {float(b['eckart_young_w_error'].iloc[0]):.3g}")
+    fro = best.drop_duplicates("k").set_index("k")["eckart_young_error"]
+    note = (f"{name}: Eckart–Young optimum beside the random projection (w = value) — " + "; ".join(parts)
+            + "; best rank-k relative Frobenius error " + ", ".join(f"{fro[k]:.3g} at k = {k}" for k in fro.index[:: max(1, len(fro) // 4)]))
+    return table, note
+
+
 def run_jl_check(config: JLConfig, progress: Callable[[str], None] | None = None) -> JLResult:
     """Run every selected claim at ``config`` and return tables, verdicts and notes."""
     config.validate()
@@ -341,6 +359,9 @@ def run_jl_check(config: JLConfig, progress: Callable[[str], None] | None = None
         for name, make in sources:
             t, s = jl.simulate_theorem1({name: make()}, eps, ks1, trials=config.trials, seed=config.seed,
                                         sample_ks=sample_ks)
+            if config.model is not None and name.startswith(f"{config.model}["):  # real P: the optimum beside each k
+                t, note = _with_eckart_young(t, s, make(), name, config.seed)
+                notes.append(note)
             tables.append(t)
             samples.append(s)
     if "thm2" in claims:

@@ -137,6 +137,17 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
     assert res.exit_code == 0, res.output
     table = pd.read_parquet(out / "jl.parquet")
     assert "fake[0]" in set(table["attention"]) and (out / "jl_failure_vs_k.png").is_file()
+    # beside each k, the Eckart–Young optimum of the same real matrix (synthetic kinds have none)
+    P = fake("fake", "wiki103", seq_len=n, count=1, seed=B.jl.subseed(0, "real"), data_dir=None)[0]
+    s = np.linalg.svd(P, compute_uv=False)
+    real = table[table["attention"] == "fake[0]"]
+    for k in (4, 12):
+        want = np.sqrt((s[k:] ** 2).sum() / (s**2).sum())
+        np.testing.assert_allclose(real.loc[real["k"] == k, "eckart_young_error"], want, rtol=1e-10)
+    assert real["eckart_young_w_error"].between(0, 1).all()
+    assert table.loc[table["attention"] == "softmax", "eckart_young_error"].isna().all()
+    meta = json.loads((out / "meta.json").read_text())
+    assert any("Eckart–Young optimum" in note for note in meta["notes"])
 
 
 def test_real_attention_minilm(minilm_path, data_dir) -> None:
