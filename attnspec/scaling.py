@@ -160,6 +160,30 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     return outcomes
 
 
+def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:
+    """Merge shards of one scaling run: every length merges like a spectrum run, into ``out/n<len>``."""
+    from attnspec.spectrum_run import merge_runs
+
+    metas = [read_meta(d) for d in dirs]
+    lengths = metas[0].get("lengths")
+    for d, m in zip(dirs, metas):
+        if m.get("kind") != KIND:
+            raise ResultsError(f"{d} holds a {m.get('kind')!r} result, not a scaling run; merge scaling shards only with each other")
+        if m.get("lengths") != lengths:
+            raise ResultsError(f"{d} has lengths {m.get('lengths')}, {dirs[0]} has {lengths}")
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
+    done = 0
+    for n in lengths:
+        meta = merge_runs([run_dir(d, n) for d in dirs], run_dir(out, n), csv=csv, allow_partial=allow_partial)
+        done = int(meta["inputs_done"])
+    identity = {**metas[0]["identity"], "shard": None}
+    write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths, "runs": [f"n{n}" for n in lengths],
+                     "merged_from": [str(d) for d in dirs], "environment": environment_meta()})
+    return {"inputs_done": done, "lengths": lengths}
+
+
 def _layer_mean_curve(spectrum: pd.DataFrame) -> pd.DataFrame:
     """Mean over heads of the mean curve, per (layer, index)."""
     return spectrum.groupby(["layer", "index"], as_index=False)["mean"].mean()

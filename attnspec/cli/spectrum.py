@@ -194,9 +194,19 @@ def merge(
     from attnspec.spectrum_run import merge_runs
 
     with user_errors():
-        meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
-        if plots:
-            plot_run(out)
+        from attnspec.results import read_meta
+        from attnspec.scaling import KIND as SCALING, merge_scaling
+
+        if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
+            meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
+            if plots:
+                for n in meta["lengths"]:
+                    plot_run(out / f"n{n}")
+                _plot_scaling_dir(out, out / "figures")
+        else:
+            meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
+            if plots:
+                plot_run(out)
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 

@@ -159,6 +159,21 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
     assert r.exit_code == 0, r.output
     assert (tmp_path / "figs" / "scaling_beta.png").is_file()
     _one_line_error(_run("plot", "scaling", str(tmp_path / "sc" / "n12")), "not a scaling run")
+    # shards of a scaling run merge length by length into a scaling directory equal to the whole run
+    for i in range(2):
+        r = _run("spectrum", *common, "--seq-len", "24,12", "--shard", f"{i}/2", "--out", str(tmp_path / "sh{shard}"), "--no-plots")
+        assert r.exit_code == 0, r.output
+    r = _run("merge", str(tmp_path / "sh0of2"), str(tmp_path / "sh1of2"), "--out", str(tmp_path / "shm"))
+    assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    for n in (12, 24):
+        a = pd.read_parquet(tmp_path / "sc" / f"n{n}" / "metrics.parquet")
+        b = pd.read_parquet(tmp_path / "shm" / f"n{n}" / "metrics.parquet")
+        pd.testing.assert_frame_equal(a, b, rtol=1e-9)
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "sc" / f"n{n}" / "inputs.parquet"),
+                                      pd.read_parquet(tmp_path / "shm" / f"n{n}" / "inputs.parquet"))
+    assert (tmp_path / "shm" / "figures" / "scaling_beta.png").is_file()
     # compare two runs: tables, figures, one-line errors
     r = _run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "3", "--out", str(tmp_path / "cmp"))
     assert r.exit_code == 0, r.output
