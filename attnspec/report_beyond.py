@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 QUANTITY_NAMES = {
     "c_at": "mean c at the reading index", "reach_index": "k90 (index where c reaches 0.9)",

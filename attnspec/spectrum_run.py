@@ -23,10 +23,10 @@ from attnspec.errors import InputError, ResultsError
 from attnspec.results import check_same_run, environment_meta, read_meta, write_meta, write_table
 from attnspec.spectrum import (
     METHODS,
+    RANK_TOL,
     SpectrumAccumulator,
     load_state,
     merge_accumulators,
-    RANK_TOL,
     resolve_method,
     row_entropy,
     save_state,
