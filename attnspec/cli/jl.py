@@ -147,9 +147,9 @@ def _write_results(out: Path, result, wall: float) -> None:  # noqa: ANN001
         from attnspec.errors import ResultsError
 
         raise ResultsError(f"--out {out} exists and is not a directory")
-    write_table(out, "jl", _arrow_safe(result.table))
+    write_table(out, "jl", result.table)
     if len(result.samples):
-        write_table(out, "jl_errors", _arrow_safe(result.samples))
+        write_table(out, "jl_errors", result.samples)
     write_table(out, "jl_curves", result.curves)
     cfg = asdict(result.config)
     meta = {"kind": "jl-check", "identity": _identity(cfg), "command": "attnspec jl-check", "parameters": cfg,
@@ -163,21 +163,6 @@ def _write_results(out: Path, result, wall: float) -> None:  # noqa: ANN001
 def _identity(cfg: dict) -> dict:
     """The parameters that define a run (everything in the config), JSON-ready."""
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in cfg.items()}
-
-
-def _arrow_safe(frame):  # noqa: ANN001, ANN202
-    """Object columns that mix values and NaN become plain strings or booleans with nulls."""
-    import pandas as pd
-
-    frame = frame.copy()
-    for c in frame.columns:
-        if frame[c].dtype == object:
-            vals = frame[c].dropna()
-            if len(vals) and all(isinstance(v, (bool,)) or type(v).__name__ == "bool_" for v in vals):
-                frame[c] = frame[c].astype("boolean")
-            else:
-                frame[c] = frame[c].astype("string")
-    return pd.DataFrame(frame)
 
 
 def register(app: typer.Typer) -> None:
