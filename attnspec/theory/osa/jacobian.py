@@ -266,7 +266,8 @@ def _thm43_row(grp: pd.DataFrame, label: str, seed: int, alphas: Sequence[float]
     # ||J1||₂ <= C alpha: ||J1||₂/alpha must stay bounded as alpha → 0. Measured: its growth
     # from alpha = 0.1 down to the smallest alpha (1 = linear), and the log-log slope.
     small = grp[grp.alpha <= 0.1]
-    slopes = [float(np.polyfit(np.log(g.alpha), np.log(g.j1_norm), 1)[0]) for _, g in small.groupby("seed")]
+    slopes = [float(np.polyfit(np.log(g.alpha), np.log(g.j1_norm), 1)[0])
+              for _, g in small.groupby("seed") if g.alpha.nunique() >= 2] or [math.nan]
     growth = grp.groupby("seed").apply(
         lambda g: g.loc[g.alpha.idxmin(), "j1_over_alpha"] / g.loc[(g.alpha - 0.1).abs().idxmin(), "j1_over_alpha"],
         include_groups=False,
