@@ -20,9 +20,15 @@ import pandas as pd
 from attnspec.battery import BatteryResult
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
-from attnspec.theory.expressivity.fit import check_klogl_measured, check_stated_measured, fit_d_star
+from attnspec.theory.expressivity.fit import (
+    check_klogl_heldout,
+    check_klogl_measured,
+    check_stated_heldout,
+    check_stated_measured,
+    fit_d_star,
+)
 from attnspec.theory.expressivity.jl_lemma import check_jl_lemma
-from attnspec.theory.expressivity.measure import SEED_A, Measurements, error_map, measure
+from attnspec.theory.expressivity.measure import SEED_A, SEED_GAUSS, SEED_ORTH, Measurements, error_map, measure
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
 from attnspec.verdicts import VerdictRow
@@ -61,8 +67,9 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     out += check_jl_dimension(at["d_jl"], L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta, beta=cfg.beta,
                               d_star=dstar, params=P, seed=sd_jl)
     out += [check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
-            for proj, dd, sd in (("gaussian", dstar, ms.seeds[2]), ("orthogonal", dorth, ms.seeds[3]))]
+            for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))]
     out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)
+    out += check_stated_heldout(frame, beta=cfg.beta)
     for e in JL_LEMMA_EPS:
         out += check_jl_lemma(cfg.L, e)
     return out
@@ -96,6 +103,7 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
                    factorization=config.factorization, seed=config.seed, progress=say)
         fits = fit_d_star(sw)
         rows += check_klogl_measured(sw, fits)
+        rows += check_klogl_heldout(sw)
         rows += check_sweep(sw)
         say("error-map instance")
         em = error_map(config)

@@ -189,3 +189,84 @@ def check_klogl_measured(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRo
         out.append(VerdictRow(C.KLOGL.id, dec.verdict, P, estimate=float(f["C"].iloc[0]),
                               trials=int(g["trials"].min()), seed=seed, reading="ls-fit", evidence=dec.reason))
     return out
+
+
+def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow]:
+    """The held-out readings of :data:`~.claims.STATED` (``eps-heldout``, ``m-max-a-heldout``).
+
+    Each ``heldout`` row of ``frame`` (:func:`attnspec.theory.expressivity.measure.heldout`)
+    tested the bound implied by a constant fitted on other scaling points, on independent
+    draws: the claim "d = bound gives ‖B − B̂‖∞ <= δ with probability >= 1 − β" is decided
+    from its failure count by :func:`~attnspec.verdicts.classify_probability`.
+
+    Parameters
+    ----------
+    frame : DataFrame with ``heldout`` rows (fit, d, failures, trials, C, train, seed)
+    beta : float
+
+    Returns
+    -------
+    list of VerdictRow
+    """
+    from attnspec.stats import clopper_pearson
+    from attnspec.verdicts import classify_probability
+
+    out = []
+    for r in frame.query("kind == 'heldout'").itertuples():
+        dec = classify_probability(claimed=beta, failures=int(r.failures), trials=int(r.trials))
+        ci = clopper_pearson(int(r.failures), int(r.trials))
+        if r.fit == "delta":
+            reading, P = "eps-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
+            p = float(r.exponent)
+            how = (f"C = max d*·δ^{p:g} = {r.C:.4g} fitted at δ = {r.train} (seed of the scaling sweep); at δ = "
+                   f"{r.delta:.3g} the bound d = C/δ^{p:g} = {int(r.d)} fails in {int(r.failures)}/{int(r.trials)} "
+                   f"independent draws")
+        else:
+            reading, P = "m-max-a-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
+            how = (f"d* = {int(r.d)} measured at eps = {r.train} is the formula's d at every eps (M = max A fixed); at "
+                   f"eps = {r.eps:.3g} it fails in {int(r.failures)}/{int(r.trials)} independent draws")
+        out.append(VerdictRow(C.STATED.id, dec.verdict, {**P, "d": int(r.d)}, bound=beta, estimate=ci.estimate,
+                              ci_low=ci.low, ci_high=ci.high, trials=int(r.trials), seed=int(r.seed), reading=reading,
+                              evidence=f"{how}: {dec.reason}"))
+    return out
+
+
+def check_klogl_heldout(sw: pd.DataFrame) -> list[VerdictRow]:
+    """The ``heldout`` reading of :data:`~.claims.KLOGL`: fit on small L, test on the largest.
+
+    ``C = max d*/(k log L)`` over the configurations with L below the grid's largest (the
+    smallest constant with ``d* <= C k log L`` there); each configuration at the largest L
+    (its own independent draws) is tested through the lower end of its 95% order-statistic
+    interval: violated if some held-out d* is significantly above ``C k log L``. No row when
+    the grid has a single L.
+
+    Parameters
+    ----------
+    sw : DataFrame, the sweep
+
+    Returns
+    -------
+    list of VerdictRow (zero or one)
+    """
+    from attnspec.verdicts import classify_bound
+
+    g = gaussian_sweep(sw)
+    if g["L"].nunique() < 2:
+        return []
+    top = int(g["L"].max())
+    train, test = g[g["L"] < top], g[g["L"] == top]
+    c_fit = float((train["d"] / train["k_log_L"]).max())
+    low = (test["ci_low"] / test["k_log_L"]).to_numpy()
+    worst = int(np.argmax(low))
+    trivial = None if np.any(test["ci_low"] > 0) else "too few draws to bound any held-out d* from below"
+    dec = classify_bound(observed=float(low[worst]), bound=c_fit, loose_factor=None, trivial=trivial)
+    t = test.iloc[worst]
+    P = {"L": top, "k": f"{test['k'].min()}..{test['k'].max()}", "eps": float(g["eps"].iloc[0]),
+         "delta": float(g["delta"].iloc[0]), "varied": f"fit on L = {int(train['L'].min())}..{int(train['L'].max())}"}
+    return [VerdictRow(C.KLOGL.id, dec.verdict, P, bound=c_fit, estimate=float(t["d"] / t["k_log_L"]),
+                       ci_low=float(t["ci_low"] / t["k_log_L"]), ci_high=float(t["ci_high"] / t["k_log_L"]),
+                       trials=int(test["trials"].min()), seed=int(t["seed"]), reading="heldout",
+                       evidence=f"C = max d*/(k log L) = {c_fit:.4g} over {len(train)} configurations with L < {top}; "
+                                f"held-out L = {top}: worst k = {int(t['k'])}, d*/(k log L) = "
+                                f"{float(t['d'] / t['k_log_L']):.4g}, lower 95% end {float(low[worst]):.4g}: "
+                                f"{dec.reason}")]

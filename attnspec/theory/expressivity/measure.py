@@ -26,8 +26,10 @@ from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_
 from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_errors, sample_errors
 
 #: The seeds of one run: spawn_seeds(cfg.seed, N_SEEDS); indices below say what each draws.
-N_SEEDS = 8
-SEED_A, SEED_ASYM, SEED_GAUSS, SEED_ORTH, SEED_AT, SEED_SCALING_A, SEED_SCALING, SEED_MAP = range(8)
+#: (SeedSequence children do not depend on the count, so adding seeds keeps the others.)
+N_SEEDS = 10
+(SEED_A, SEED_ASYM, SEED_GAUSS, SEED_ORTH, SEED_AT, SEED_SCALING_A, SEED_SCALING, SEED_MAP, SEED_HELDOUT_DELTA,
+ SEED_HELDOUT_EPS) = range(10)
 
 
 @dataclass
@@ -217,6 +219,92 @@ def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[
     return rows
 
 
+#: The held-out tests of the scaling fits: the constant is fitted on the scaling points in
+#: ``train`` and the bound it implies is tested at ``test`` on independent draws.
+HELDOUT_DELTA = {"train": (2.0, 4.0), "test": 0.25}  # multiples of the run's δ
+HELDOUT_EPS = {"train": 0.5, "test": 1e-4}  # multiples of m
+
+
+def heldout_delta(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int, *,
+                  exponent: float = 1.0) -> dict[str, object]:
+    """Test ``d = C/δ^p`` (the notes: p = 1) at a δ it was not fitted on, with fresh draws.
+
+    ``C = max d*·δ^p`` over the δ of :data:`HELDOUT_DELTA` ``train`` (each d* the upper end
+    of its bisection bracket, so every training point meets its target with that C); at
+    ``δ_test`` the bound ``d = ⌈C/δ_test^p⌉`` is drawn again with ``seed``.
+
+    Parameters
+    ----------
+    cfg : Config
+    As : array of shape (Ls, Ls), the scaling sweep's matrix
+    frame : DataFrame with the ``scaling_delta`` rows
+    seed : int, independent of the scaling sweep's
+    exponent : float, p
+
+    Returns
+    -------
+    dict, one ``heldout`` row: d tested, failures among trials, C, the training δ, seed
+    """
+    st = scaling_trials(cfg)
+    sd = frame.query("kind == 'scaling_delta'")
+    train = sd[np.isin(np.round(sd["delta"] / cfg.delta, 9), HELDOUT_DELTA["train"])]
+    c_fit = float((train["d"] * train["delta"] ** exponent).max())
+    d_test = HELDOUT_DELTA["test"] * cfg.delta
+    d_pred = int(math.ceil(c_fit / d_test**exponent))
+    err = sample_errors(As, d_pred, eps=cfg.eps, trials=st, factorization=cfg.factorization, seed=seed,
+                        only_max=True)["err_inf"].to_numpy()
+    return row("heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), delta=d_test, d=d_pred, fit="delta",
+               exponent=exponent, C=c_fit, train=",".join(f"{x:g}" for x in sorted(train["delta"])),
+               failures=int(np.sum(err > d_test)), trials=st, seed=seed)
+
+
+def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
+    """Test "d does not depend on eps" (M = max A): the d* at eps = 0.5 m, drawn again at
+    eps = 1e-4 m with ``seed`` (:data:`HELDOUT_EPS`).
+
+    Parameters
+    ----------
+    cfg : Config
+    As : array of shape (Ls, Ls), the scaling sweep's matrix
+    frame : DataFrame with the ``scaling_eps`` rows
+    seed : int, independent of the scaling sweep's
+
+    Returns
+    -------
+    dict, one ``heldout`` row
+    """
+    st = scaling_trials(cfg)
+    se = frame.query("kind == 'scaling_eps'")
+    e_train, e_test = HELDOUT_EPS["train"] * cfg.m, HELDOUT_EPS["test"] * cfg.m
+    d_pred = int(se.loc[np.isclose(se["eps"], e_train), "d"].iloc[0])
+    err = sample_errors(As, d_pred, eps=e_test, trials=st, factorization=cfg.factorization, seed=seed,
+                        only_max=True)["err_inf"].to_numpy()
+    return row("heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), eps=e_test, d=d_pred, fit="eps",
+               C=float(d_pred), train=f"{e_train:g}", failures=int(np.sum(err > cfg.delta)), trials=st, seed=seed)
+
+
+def heldout(cfg: Config, frame: pd.DataFrame, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+    """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta`
+    (p = 1, as in the notes) and :func:`heldout_eps`, each on its own fresh seed.
+
+    Parameters
+    ----------
+    cfg : Config
+    frame : DataFrame with the run's ``scaling_delta`` and ``scaling_eps`` rows
+    seeds : list of int, the run's seeds
+    say : callable
+
+    Returns
+    -------
+    list of two row dicts
+    """
+    Ls = min(cfg.scaling_L, cfg.L)
+    As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
+    say("held-out tests of the scaling fits")
+    return [heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
+            heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS])]
+
+
 def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Measurements:
     """Run every measurement at the instance of ``cfg``.
 
@@ -241,6 +329,7 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     at_rows, at = _at_d(cfg, A, seeds, ds, eps_jl, d_jl, say)
     rows += at_rows
     rows += _scaling(cfg, seeds, say)
+    rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
     return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds)
 
 
