@@ -40,6 +40,63 @@ def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
     return t
 
 
+#: Largest |alpha| accepted. The Theorem 3.1 bounds grow like e^{2‖αS‖}, which overflows
+#: float64 once ‖αS‖ > 355 (reached near |alpha| = 50 on these instances), and exp(αS)
+#: itself loses orthogonality to rounding long before: beyond this the verdicts would
+#: report float64 rounding, not the theorems.
+ALPHA_MAX = 20.0
+#: A Newton–Schulz schedule drives singular values in [0, 1] towards 1. One whose scalar map
+#: sends some singular value above this within the checked steps is not an orthogonalisation:
+#: its iterates overflow or break the eigen-solvers of the checks (e.g. '3,0' after 7 steps).
+NS_BLOWUP = 1e3
+#: Steps the checks run a schedule for, besides --steps (the Jacobian and basis checks use
+#: 6 and 14 steps).
+NS_CHECKED_STEPS = 14
+
+
+def validate_options(alphas: tuple[float, ...], steps: int, schedules: list, d_model: int, d_v: int,
+                     trials: int) -> None:
+    """Refuse option values the checks cannot honour, naming the option (before computing)."""
+    import math
+
+    import numpy as np
+
+    from attnspec.linalg import ns_schedule
+
+    for a in alphas:
+        if not math.isfinite(a) or abs(a) > ALPHA_MAX:
+            raise InputError(f"--alpha must be finite with |alpha| <= {ALPHA_MAX:g} (beyond, the bounds overflow "
+                             f"float64 and exp(alpha S) is rounding noise), got {a!r}")
+    if steps < 0:
+        raise InputError(f"--steps must be >= 0, got {steps}")
+    if d_v < 1:
+        raise InputError(f"--d-v must be >= 1 (and 2*d_v <= d_model = {d_model}), got {d_v}")
+    if d_model < 2:
+        raise InputError(f"--d-model must be >= 2, got {d_model}")
+    if 2 * d_v > d_model:
+        raise InputError(f"--d-v must satisfy 2*d_v <= --d-model, got d_v = {d_v}, d_model = {d_model}")
+    if trials < 1:
+        raise InputError(f"--trials must be >= 1, got {trials}")
+    k_max = max(steps, NS_CHECKED_STEPS)
+    sigma = np.linspace(0.0, 1.0, 2001)  # singular values after Frobenius normalisation
+    for sch in schedules:
+        name = sch if isinstance(sch, str) else ";".join(",".join(f"{v:g}" for v in t) for t in sch)
+        try:
+            coeffs = ns_schedule(sch, k_max)
+        except InputError as e:
+            raise InputError(f"--schedule {name!r}: {e}") from None
+        x = sigma.copy()
+        # X <- aX + b X XᵀX + c (XXᵀ)²X maps each singular value by σ <- aσ + bσ³ + cσ⁵
+        with np.errstate(all="ignore"):
+            for k, c in enumerate(coeffs, start=1):
+                c = tuple(c) + (0.0,) * (3 - len(c))
+                x = c[0] * x + c[1] * x**3 + c[2] * x**5
+                if not np.all(np.isfinite(x)) or np.max(np.abs(x)) > NS_BLOWUP:
+                    raise InputError(f"--schedule {name!r} diverges: after {k} Newton–Schulz steps a singular value in "
+                                     f"[0, 1] exceeds {NS_BLOWUP:g} (the checks run {k_max} steps); use coefficients "
+                                     "whose iteration stays bounded")
+
+
 def _uniform_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Parameters differ in type between claims (N = 256 here, "6..96" there): store
     mixed-type object columns as text so parquet accepts them."""
@@ -88,6 +145,7 @@ def register(app: typer.Typer) -> None:
         with user_errors():
             alphas = tuple(alpha) if alpha else DEFAULT_ALPHAS
             schedules = [parse_schedule(s) for s in schedule] if schedule else list(DEFAULT_SCHEDULES)
+            validate_options(alphas, steps, schedules, d_model, d_v, trials)
             identity = {"seed": seed, "alphas": list(alphas), "steps": steps,
                         "schedules": [s if isinstance(s, str) else [list(t) for t in s] for s in schedules],
                         "d_model": d_model, "d_v": d_v, "trials": trials, "timing": timing}
