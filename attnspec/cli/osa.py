@@ -65,16 +65,16 @@ def validate_options(alphas: tuple[float, ...], steps: int, schedules: list, d_m
 
     for a in alphas:
         if not math.isfinite(a) or abs(a) > ALPHA_MAX:
-            raise InputError(f"--alpha must be finite with |alpha| <= {ALPHA_MAX:g} (beyond, the bounds overflow "
+            raise InputError(f"--alpha must be a finite number with |alpha| <= {ALPHA_MAX:g} (beyond, the bounds overflow "
                              f"float64 and exp(alpha S) is rounding noise), got {a!r}")
     if steps < 0:
-        raise InputError(f"--steps must be >= 0, got {steps}")
+        raise InputError(f"--steps must be an integer >= 0, got {steps}")
     if d_v < 1:
         raise InputError(f"--d-v must be >= 1 (and 2*d_v <= d_model = {d_model}), got {d_v}")
     if d_model < 2:
         raise InputError(f"--d-model must be >= 2, got {d_model}")
     if 2 * d_v > d_model:
-        raise InputError(f"--d-v must satisfy 2*d_v <= --d-model, got d_v = {d_v}, d_model = {d_model}")
+        raise InputError(f"--d-v must satisfy 2*d_v <= d_model (--d-model), got d_v = {d_v}, d_model = {d_model}")
     if trials < 1:
         raise InputError(f"--trials must be >= 1, got {trials}")
     k_max = max(steps, NS_CHECKED_STEPS)
