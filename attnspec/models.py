@@ -101,6 +101,8 @@ def resolve_model(name: str) -> tuple[str, str]:
         raise InputError("--model must name a hub model, a local directory or an alias (e.g. minilm), got ''")
     local = Path(name).expanduser()
     if local.exists():
+        if not local.is_dir():
+            raise ModelLoadError(f"--model {name} is a file; give a model directory (with config.json), a hub id or an alias")
         if not (local / "config.json").is_file():
             raise ModelLoadError(f"--model {name}: directory has no config.json; it is not a Hugging Face model directory")
         return str(local.resolve()), "local"
