@@ -145,9 +145,12 @@ class AttentionCapture:
         What was tried, for error messages.
     """
 
-    def __init__(self, model: nn.Module, sink: Sink, layers: Sequence[int] | None = None) -> None:
+    def __init__(self, model: nn.Module, sink: Sink, layers: Sequence[int] | None = None, path: str = "auto") -> None:
         if not isinstance(model, nn.Module):
             raise InputError(f"model must be a torch.nn.Module (a transformers model), got {type(model).__name__}")
+        if path not in ("auto", *PATHS):
+            raise InputError(f"path must be one of auto, {', '.join(PATHS)}, got {path!r}")
+        self.allowed = PATHS if path == "auto" else (path,)
         self.model = model
         self.sink = sink
         self.requested_layers = None if layers is None else sorted(set(int(i) for i in layers))
@@ -298,7 +301,9 @@ class AttentionCapture:
         model_name = type(self.model).__name__
         config = getattr(self.model, "config", None)
         reorder = any(getattr(m, "reorder_and_upcast_attn", False) for m in self.model.modules())
-        if config is not None and hasattr(config, "_attn_implementation") and not reorder:
+        if "registry" not in self.allowed:
+            self.tried.append("not the attention-function registry (path='hooks' was asked for)")
+        elif config is not None and hasattr(config, "_attn_implementation") and not reorder:
             self._register()
             self._discover = []
             try:
@@ -324,6 +329,9 @@ class AttentionCapture:
             self.tried.append("the attention-function registry (reorder_and_upcast_attn bypasses it)")
         else:
             self.tried.append("the attention-function registry (the model has no config._attn_implementation)")
+        if self.path is None and "hooks" not in self.allowed:
+            raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
+                                 + " and ".join(self.tried) + " (path='registry' was asked for)")
         if self.path is None:
             impl = getattr(config, "_attn_implementation", None)
             for flag in (False, True):
@@ -417,7 +425,7 @@ class AttentionCapture:
 
 @contextmanager
 def capture_attention(
-    model: nn.Module, sink: Sink, *, layers: Sequence[int] | None = None
+    model: nn.Module, sink: Sink, *, layers: Sequence[int] | None = None, path: str = "auto"
 ) -> Iterator[AttentionCapture]:
     """Send each layer's P to ``sink`` during :meth:`AttentionCapture.forward`; undo everything on exit.
 
@@ -432,6 +440,9 @@ def capture_attention(
         sink returns if it is to outlive the next layer.
     layers : sequence of int, optional
         0-based layers to capture (default: all).
+    path : {"auto", "registry", "hooks"}
+        ``auto`` tries the registry, then hooks; the others force one path (benchmarks
+        compare them; forcing ``hooks`` on a registry model needs eager attention).
 
     Raises
     ------
@@ -443,7 +454,7 @@ def capture_attention(
     >>> with capture_attention(model, sink=lambda la: print(la.layer, la.probs.shape)) as cap:
     ...     cap.forward(input_ids, attention_mask)
     """
-    cap = AttentionCapture(model, sink, layers)
+    cap = AttentionCapture(model, sink, layers, path)
     try:
         cap.setup()
         yield cap

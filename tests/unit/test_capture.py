@@ -196,3 +196,24 @@ def test_model_without_attention_gets_one_line_naming_class_and_attempts() -> No
     msg = str(err.value)
     assert "\n" not in msg and "Plain" in msg and "registry" in msg and "forward hooks" in msg
     assert _hook_count(model) == 0 and _registered() == []
+
+
+def test_hooks_forced_on_a_registry_model_give_the_same_p() -> None:
+    model = tiny_bert()
+    ids = _ids(2, 10)
+    by_path = {}
+    for path in ("registry", "hooks"):
+        got: dict[int, torch.Tensor] = {}
+        with capture_attention(model, lambda la: got.__setitem__(la.layer, la.probs.clone()), path=path) as cap:
+            assert cap.path == path
+            cap.forward(ids)
+        by_path[path] = got
+        _assert_clean(model)
+    for layer in (0, 1):
+        torch.testing.assert_close(by_path["hooks"][layer], by_path["registry"][layer], rtol=0, atol=0)
+    with pytest.raises(ModelLoadError, match="MPNetModel.*path='registry' was asked for"):
+        with capture_attention(tiny_mpnet(), lambda la: None, path="registry"):
+            pass
+    with pytest.raises(InputError, match="path must be one of"):
+        with capture_attention(model, lambda la: None, path="magic"):
+            pass
