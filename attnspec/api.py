@@ -264,6 +264,10 @@ def spectrum(
             raise InputError("texts is empty")
     if num_inputs is None:
         num_inputs = len(texts) if texts is not None else 1000
+    for label, value, low in (("seq_len", seq_len, 2), ("num_inputs", num_inputs, 1), ("seed", seed, 0),
+                              ("batch_size", 1 if batch_size is None else batch_size, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
     if short_policy is None:
         short_policy = "keep" if texts is not None else "skip"
 

@@ -121,6 +121,15 @@ def _find_probs(output: Any) -> int | None:
     return None
 
 
+def _configs(config: Any) -> Iterator[Any]:
+    """``config`` and its sub-configs, recursively (text_config, vision_config, ...)."""
+    yield config
+    for key in getattr(config, "sub_configs", None) or {}:
+        sub = getattr(config, key, None)
+        if sub is not None and sub is not config:
+            yield from _configs(sub)
+
+
 def _accepts(model: nn.Module, name: str) -> bool:
     try:
         params = inspect.signature(model.forward).parameters
@@ -165,7 +174,7 @@ class AttentionCapture:
         self._seen: set[int] = set()
         # registry path
         self._name: str | None = None
-        self._saved_impl: Any = None
+        self._saved_impl: list[tuple[Any, Any]] = []
         self._impl_switched = False
         self._layer_of: dict[int, int] = {}  # id(attention module) -> layer
         self._discover: list[nn.Module] | None = None  # filled during the registry probe
@@ -198,13 +207,19 @@ class AttentionCapture:
         # transformers checks the class-level mapping of mask builders (masking_utils
         # _preprocess_mask_arguments); an unknown name would silently build no mask at all.
         AttentionMaskInterface._global_mapping[self._name] = ALL_MASK_ATTENTION_FUNCTIONS["eager"]
-        self._saved_impl = config._attn_implementation
+        # Every (sub-)config's own value, restored one by one: a multimodal model may run
+        # different implementations in its parts, which one assignment would flatten.
+        self._saved_impl = [(c, c._attn_implementation) for c in _configs(config)]
         config._attn_implementation = self._name  # the setter also updates sub-configs
         self._impl_switched = True
 
     def _unregister(self) -> None:
         if self._impl_switched:
-            self.model.config._attn_implementation = self._saved_impl
+            for c, impl in self._saved_impl:
+                if hasattr(c, "_attn_implementation_internal"):
+                    c._attn_implementation_internal = impl  # this config only, no propagation
+                else:  # pragma: no cover - configs without the internal attribute
+                    c._attn_implementation = impl
             self._impl_switched = False
         if self._name is not None:
             from transformers.masking_utils import AttentionMaskInterface

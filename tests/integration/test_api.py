@@ -112,6 +112,8 @@ def test_api_rejects_bad_arguments_before_computing(llama_like) -> None:
         attnspec.spectrum(model, texts=["a b c"])
     with pytest.raises(InputError, match="texts must be a list of strings"):
         attnspec.spectrum(model, tokenizer=tok, texts="a b c")
+    with pytest.raises(InputError, match="num_inputs must be an integer >= 1, got 0"):
+        attnspec.spectrum(model, tokenizer=tok, texts=["a b"], num_inputs=0)
     with pytest.raises(InputError, match="model must be a name"):
         attnspec.spectrum(3.5, texts=["a"])
     with pytest.raises(ResultsError, match="not a results directory"):

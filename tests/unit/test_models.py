@@ -55,6 +55,7 @@ def test_real_minilm_loads_with_eager_attention(minilm_path: Path) -> None:
     assert (enc.num_layers, enc.num_heads, enc.max_seq_len) == (6, 12, 512)
     assert enc.model.config._attn_implementation == "eager"
     assert enc.describe()["architecture"] == "bert" and not enc.model.training
+    assert (enc.family, enc.causal, enc.capture_path) == ("encoder", False, "registry")
 
 
 def test_roberta_positions_and_non_eager_models() -> None:
