@@ -529,3 +529,21 @@ def merge_accumulators(accs: Sequence[SpectrumAccumulator]) -> SpectrumAccumulat
     for a in accs:
         out.merge(a)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# `attnspec.spectrum(...)`: the Python API's entry point shares this module's name
+# ---------------------------------------------------------------------------------------
+class _CallableModule(type(os)):  # type(os) is types.ModuleType
+    """Importing ``attnspec.spectrum`` binds this module to ``attnspec.spectrum``, hiding a
+    function of that name; calling the module runs :func:`attnspec.api.spectrum` instead."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from attnspec.api import spectrum
+
+        return spectrum(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule
