@@ -122,7 +122,7 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     (``--max-time``, Ctrl-C) ends the job; ``resume`` continues every length.
     """
     from attnspec.corpora import load_inputs
-    from attnspec.models import load_encoder
+    from attnspec.models import load_model
     from attnspec.spectrum_run import run_spectrum
 
     lengths = parse_lengths(lengths)
@@ -134,7 +134,7 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     identity = {**replace(cfg, seq_len=longest).identity(), "seq_len": lengths}
     check_same_run(out, identity, kind=KIND)
     if encoder is None:
-        encoder = load_encoder(cfg.model, device=cfg.device, dtype=cfg.dtype)
+        encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     if longest > encoder.max_seq_len:
         raise InputError(f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)")
     drawn = load_inputs(
