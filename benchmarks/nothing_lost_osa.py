@@ -143,7 +143,9 @@ def compare_check(old_rows: list[dict], new_rows: list[dict]) -> tuple[list[dict
             rec["note"], ok = "MISSING in the new output", False
         else:
             seen.add(k)
-            numbers = all(_same(o.get(f), n.get(f)) for f in ("estimate", "bound", "trials"))
+            # a bound the old row did not show (None) may be filled in now; any other change counts
+            numbers = all(_same(o.get(f), n.get(f)) for f in ("estimate", "trials")) and (
+                o.get("bound") is None or _same(o.get("bound"), n.get("bound")))
             why_numbers = NEW_NUMBERS.get(k[:2])
             why = None if o["verdict"] == n["verdict"] else _relabel(k[0], k[1], o["verdict"], n["verdict"], k[2])
             if not numbers and not why_numbers:

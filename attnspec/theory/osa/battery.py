@@ -205,7 +205,8 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     BatteryResult
         Verdict rows keyed on ``osa.*`` claim ids; tables ``thm21``,
         ``layer_orthogonality``, ``thm31``, ``thm31_violations``, ``thm42``, ``thm22``,
-        ``jacobian`` (and ``timing``).
+        ``jacobian``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
+        (and ``timing``).
     """
     config.validate()
 
@@ -262,7 +263,28 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     r, tables["jacobian"] = jacobian.check_jacobian(seed, d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
                                                     trials=cfg.trials, multihead=2 if cfg.d_model % 2 == 0 else 0)
     rows += r
+    say("Issue #12: Lemmas C.2, C.3, C.7, Algorithm 1's sign fix, printed formulas")
+    rows += _paper_details(cfg, tables)
     return rows, tables
+
+
+def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
+    """Lemmas C.2/C.3/C.7, Algorithm 1 and the printed formulas (their own tables)."""
+    from attnspec.theory.osa import algorithm1, lemmas, printed
+
+    seed, rows = cfg.seed, []
+    tables["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c2_rows(tables["lemma_c2"], seed)
+    tables["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c3_rows(tables["lemma_c3"], seed)
+    tables["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
+    rows += lemmas.lemma_c7_rows(tables["lemma_c7"], seed)
+    tables["algorithm1"] = algorithm1.algorithm1_table(seed)
+    rows += algorithm1.algorithm1_rows(tables["algorithm1"], seed)
+    r, tables["printed"] = printed.printed_rows(seed)
+    rows += r
+    rows.append(printed.thm44_constant_row(tables["jacobian"], seed))
+    return rows
 
 
 def summary_line(result: BatteryResult) -> str:
