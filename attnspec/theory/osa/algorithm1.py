@@ -26,19 +26,35 @@ Z_TOL = 4.0
 
 
 def abs_coordinate_mean(n: int) -> float:
-    """E|u₁| for u uniform on the unit sphere of R^n: Γ(n/2) / (√π Γ((n+1)/2))."""
+    """E|u₁| for u uniform on the unit sphere of R^n: Γ(n/2) / (√π Γ((n+1)/2)).
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    float
+    """
     return math.exp(math.lgamma(n / 2) - math.lgamma((n + 1) / 2)) / math.sqrt(math.pi)
 
 
 def q11_samples(n: int, m: int, draws: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Q₁₁ with and without the sign fix, from the same Gaussian draws.
 
+    Parameters
+    ----------
+    n, m : int
+        n >= m >= 1.
+    draws : int
+    seed : int
+
     Returns
     -------
     fixed, raw : Tensor (draws,)
         Q₁₁ of :func:`attnspec.linalg.sample_stiefel` (Algorithm 1) and of the plain QR.
     r11 : Tensor (draws,)
-        R₁₁ of the plain QR (its sign is the convention the fix removes).
+        R₁₁ of the plain QR.
     """
     fixed = sample_stiefel(n, m, seed, dtype=torch.float64, batch=(draws,))  # (draws, n, m)
     z = torch.randn(draws, n, m, generator=torch_generator(seed), dtype=torch.float64)  # the same Z
@@ -50,9 +66,18 @@ def algorithm1_table(seed: int, shapes: Sequence[tuple[int, int]] = ((2, 1), (4,
                      draws: int = 20000) -> pd.DataFrame:
     """One row per (shape, sign fix): mean and mean square of Q₁₁ against their exact values.
 
-    Columns: n, m, sign_fix, draws, seed, mean, exact_mean, se, z, mean_sq, exact_mean_sq,
-    frac_q11_negative_raw (of the plain QR's Q₁₁), frac_r11_negative, haar_z (the z-score of
-    the mean against the Haar mean 0).
+    Parameters
+    ----------
+    seed : int
+    shapes : sequence of (n, m)
+    draws : int
+
+    Returns
+    -------
+    DataFrame
+        n, m, sign_fix, draws, seed, mean, exact_mean, se, z, mean_sq, exact_mean_sq,
+        frac_q11_negative_raw (of the plain QR's Q₁₁), frac_r11_negative, haar_z (the
+        z-score of the mean against the Haar mean 0).
     """
     recs = []
     for (n, m), s in zip(shapes, spawn_seeds(seed, len(shapes))):
@@ -76,8 +101,20 @@ def algorithm1_table(seed: int, shapes: Sequence[tuple[int, int]] = ((2, 1), (4,
 
 
 def algorithm1_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
-    """``osa.alg1``: with the fix, Q₁₁'s mean against the Haar value 0 (a verdict); without
-    it, the mean against the exact value of the QR convention (a measurement)."""
+    """``osa.alg1``: with the fix, Q₁₁'s mean against the Haar value 0 (a verdict, within
+    :data:`Z_TOL` standard errors); without it, the mean against the exact value of the QR
+    convention (a measurement).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table of :func:`algorithm1_table`.
+    seed : int
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rows = []
     for fix, grp in frame.groupby("sign_fix", sort=False):
         w = grp.loc[grp.z.abs().idxmax()]

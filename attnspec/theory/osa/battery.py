@@ -41,7 +41,16 @@ _OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "t
 
 def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
     """A ``--schedule`` value: a name, or custom coefficients ``a,b[,c]`` (one step, repeated)
-    or ``a,b,c;a,b,c;...`` (one tuple per step, the last repeated)."""
+    or ``a,b,c;a,b,c;...`` (one tuple per step, the last repeated).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str or list of tuple of float
+    """
     t = str(text).strip()
     if any(ch.isdigit() for ch in t):
         try:
@@ -59,7 +68,19 @@ def schedule_range(coefficients: Coefficients, steps: int, grid: int = 2001) -> 
 
     Newton–Schulz acts on each singular value of M_0 (all in [0, 1] after the
     pre-normalisation) by the same odd polynomial, so this is the largest singular value any
-    basis of the schedule can reach; inf/NaN if the iterates overflow.
+    basis of the schedule can reach.
+
+    Parameters
+    ----------
+    coefficients : str or tuple or list of tuples
+    steps : int
+    grid : int
+        Points of [0, 1] iterated.
+
+    Returns
+    -------
+    float
+        >= 1; inf if the iterates overflow.
     """
     x = np.linspace(0.0, 1.0, grid)
     worst = 1.0
@@ -288,7 +309,16 @@ def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list
 
 
 def summary_line(result: BatteryResult) -> str:
-    """One line for the terminal: verdict counts and the fitted timing exponents."""
+    """One line for the terminal: verdict counts and the fitted timing exponents.
+
+    Parameters
+    ----------
+    result : BatteryResult
+
+    Returns
+    -------
+    str
+    """
     counts: dict[str, int] = {}
     for r in result.verdicts:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1

@@ -57,8 +57,22 @@ def lemma_c2_table(seed: int, alphas: Sequence[float] = (0.1, 1.0, 4.0), trials:
     Instances: ``random`` (X with iid N(0, 1/d) entries, Stiefel [W_Q, W_K]),
     ``adversarial`` (X's first two rows are c·W_Q[:, 0] and c·W_K[:, 0], the rest zero:
     equality) and ``gaussian-weights`` (iid N(0, 1/d) weights: ||W̃||₂ ≠ 1, the lemma's
-    hypothesis unmet). Columns: instances, n, d_v, alpha, seed, s_norm, x_norm, w_norm,
-    bound (eq. 57), bound56 (eq. 56, with ||W̃||₂), ratio = s_norm / bound.
+    hypothesis unmet).
+
+    Parameters
+    ----------
+    seed : int
+    alphas : sequence of float
+    trials : int
+        Draws per (N, d_v, alpha).
+    ns, d_vs : sequence of int
+    d : int
+
+    Returns
+    -------
+    DataFrame
+        instances, n, d_v, alpha, seed, s_norm, x_norm, w_norm, bound (eq. 57), bound56
+        (eq. 56, with ||W̃||₂), ratio = s_norm / bound.
     """
     configs = [(n, dv, a) for n in ns for dv in d_vs for a in alphas for _ in range(trials)]
     recs = []
@@ -79,7 +93,18 @@ def lemma_c2_table(seed: int, alphas: Sequence[float] = (0.1, 1.0, 4.0), trials:
 
 
 def lemma_c2_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
-    """One ``osa.lemc2`` row per instance kind, decided at its tightest instance."""
+    """One ``osa.lemc2`` row per instance kind, decided at its tightest instance.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table of :func:`lemma_c2_table`.
+    seed : int
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rows = []
     for kind, grp in frame.groupby("instances", sort=False):
         w = grp.loc[grp.ratio.idxmax()]
@@ -132,8 +157,19 @@ def _adversarial_skews() -> list[tuple[str, float, torch.Tensor]]:
 def lemma_c3_table(seed: int, alphas: Sequence[float] = (0.01, 0.1, 1.0, 4.0), trials: int = 3) -> pd.DataFrame:
     """||exp[S] − I||₂ against ||[S]||₂ (62) and ||B||₂²||S||₂ (63), one row per [S].
 
-    Columns: instances, basis, alpha, seed, lhs, s_small_norm, bound63 (NaN for the
-    adversarial [S], which have no B), ratio = lhs / ||[S]||₂, skew_residual.
+    Parameters
+    ----------
+    seed : int
+    alphas : sequence of float
+    trials : int
+        Random OSA instances (each with a QR and a Newton–Schulz basis per alpha).
+
+    Returns
+    -------
+    DataFrame
+        instances, basis, alpha (θ for the adversarial rotations), seed, lhs, s_small_norm,
+        bound63 (NaN for the adversarial [S], which have no B), ratio = lhs / ||[S]||₂,
+        skew_residual.
     """
     recs = []
     for basis, a, s, ss, b_norm, s_norm in _small_skews(seed, alphas, trials):
@@ -151,7 +187,18 @@ def lemma_c3_table(seed: int, alphas: Sequence[float] = (0.01, 0.1, 1.0, 4.0), t
 
 
 def lemma_c3_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
-    """``osa.lemc3``: eq. (62) on random and adversarial [S]; eq. (63) on random ones."""
+    """``osa.lemc3``: eq. (62) on random and adversarial [S]; eq. (63) on random ones.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table of :func:`lemma_c3_table`.
+    seed : int
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rows = []
     for kind, grp in frame.groupby("instances", sort=False):
         w = grp.loc[grp.ratio.idxmax()]
@@ -179,14 +226,34 @@ def lemma_c3_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
 
 
 def expm_jacobian(a: torch.Tensor) -> torch.Tensor:
-    """∂vec exp(A)/∂vec A (column-major vec) by autograd: (r², r²) for A (r, r)."""
+    """∂vec exp(A)/∂vec A (column-major vec) by autograd.
+
+    Parameters
+    ----------
+    a : Tensor (r, r)
+
+    Returns
+    -------
+    Tensor (r², r²)
+    """
     r = a.shape[0]
     return torch.autograd.functional.jacobian(
         lambda v: _vec(torch.linalg.matrix_exp(v.reshape(r, r).mT)), _vec(a))
 
 
 def expm_jacobian_eq79(a: torch.Tensor, nodes: int = 48) -> torch.Tensor:
-    """Eq. (79) as printed: ∫₀¹ exp(s Aᵀ) ⊗ exp((1 − s) A) ds, by Gauss–Legendre quadrature."""
+    """Eq. (79) as printed: ∫₀¹ exp(s Aᵀ) ⊗ exp((1 − s) A) ds, by Gauss–Legendre quadrature.
+
+    Parameters
+    ----------
+    a : Tensor (r, r)
+    nodes : int
+        Quadrature nodes.
+
+    Returns
+    -------
+    Tensor (r², r²)
+    """
     x, w = np.polynomial.legendre.leggauss(nodes)
     out = torch.zeros(a.shape[0] ** 2, a.shape[0] ** 2, dtype=a.dtype)
     for xi, wi in zip((x + 1) / 2, w / 2):
@@ -198,7 +265,16 @@ def expm_jacobian_eq79(a: torch.Tensor, nodes: int = 48) -> torch.Tensor:
 def lemma_c7_table(seed: int, alphas: Sequence[float] = (0.01, 0.1, 1.0, 4.0), trials: int = 2) -> pd.DataFrame:
     """||∂vec exp[S]/∂vec[S]||₂ and the eq. (79) residual, one row per skew [S].
 
-    Columns: instances, basis, alpha, seed, s_small_norm, jac_norm, eq79_residual.
+    Parameters
+    ----------
+    seed : int
+    alphas : sequence of float
+    trials : int
+
+    Returns
+    -------
+    DataFrame
+        instances, basis, alpha, seed, s_small_norm, jac_norm, eq79_residual.
     """
     cases = [("random", basis, a, s, ss) for basis, a, s, ss, _, _ in _small_skews(seed, alphas, trials)]
     cases += [("adversarial", name, th, -1, ss) for name, th, ss in _adversarial_skews()]
@@ -212,7 +288,18 @@ def lemma_c7_table(seed: int, alphas: Sequence[float] = (0.01, 0.1, 1.0, 4.0), t
 
 
 def lemma_c7_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
-    """``osa.lemc7`` (the bound, per instance kind) and ``osa.lemc7.eq79`` (the printed formula)."""
+    """``osa.lemc7`` (the bound, per instance kind) and ``osa.lemc7.eq79`` (the printed formula).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table of :func:`lemma_c7_table`.
+    seed : int
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rows = []
     for kind, grp in frame.groupby("instances", sort=False):
         w = grp.loc[grp.jac_norm.idxmax()]

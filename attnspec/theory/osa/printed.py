@@ -38,7 +38,16 @@ def _vec(m: torch.Tensor) -> torch.Tensor:
 
 
 def conformable(*shapes: tuple[int, int]) -> bool:
-    """Whether the matrix product of factors with these (rows, cols) shapes is defined."""
+    """Whether the matrix product of factors with these (rows, cols) shapes is defined.
+
+    Parameters
+    ----------
+    *shapes : tuple of (int, int)
+
+    Returns
+    -------
+    bool
+    """
     return all(a[1] == b[0] for a, b in zip(shapes, shapes[1:]))
 
 
@@ -80,9 +89,25 @@ def eq26_check(seed: int, n: int = 12, d: int = 8, d_v: int = 2, alpha: float = 
 
 
 def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
-    """The W-term of eq. (48): ∂vec(A X W)/∂vec W against the printed (I_{d_v} ⊗ A) and the
-    corrected (I_d ⊗ A X), W = W_V W_O, single head (d_v = d/2 heads' width is irrelevant:
-    A does not depend on W). At N = d = d_v the printed matrix is conformable and compared."""
+    """The W-term of eq. (48): ∂vec(A X W)/∂vec W, W = W_V W_O, against the printed
+    (I_{d_v} ⊗ A) and the corrected (I_d ⊗ A X).
+
+    A does not depend on W, so the autograd Jacobian in W is exact. The printed matrix is
+    (N d_v, N d_v) where (N d, d²) is needed; it is conformable and of the right size only
+    when N = d_v = d, where it is compared numerically.
+
+    Parameters
+    ----------
+    seed : int
+    n, d : int
+    alpha : float
+
+    Returns
+    -------
+    dict
+        n, d, d_v, seed, printed_shape, needed_shape, corrected_residual,
+        printed_residual_square.
+    """
     x, w_q, w_k = make_instance(seed, n, d, d // 2, "stiefel")
     q, k = x @ w_q, x @ w_k
     b = qr_basis(torch.cat([q, k], 1))
@@ -105,7 +130,19 @@ def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
 
 
 def eq89_check(seed: int, n: int = 9, d: int = 8, d_v: int = 2) -> dict:
-    """vec(B M Bᵀ) against the printed (B ⊗ Bᵀ) vec M and the corrected (B ⊗ B) vec M."""
+    """vec(B M Bᵀ) against the printed (B ⊗ Bᵀ) vec M and the corrected (B ⊗ B) vec M.
+
+    Parameters
+    ----------
+    seed : int
+    n, d, d_v : int
+
+    Returns
+    -------
+    dict
+        n, r, seed, printed_shape, vec_length, corrected_residual, printed_residual_square
+        (at N = r, where the printed product is defined).
+    """
     x, w_q, w_k = make_instance(seed, n, d, d_v, "stiefel")
     b = newton_schulz(torch.cat([x @ w_q, x @ w_k], 1), 2, "cubic")  # (n, r)
     r = b.shape[1]
@@ -119,8 +156,20 @@ def eq89_check(seed: int, n: int = 9, d: int = 8, d_v: int = 2) -> dict:
 
 
 def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
-    """Rows for eqs. (26), (48), (89), as printed (violated: not conformable, and wrong where
-    defined) and corrected (an identity, decided by the classifier)."""
+    """Rows for eqs. (26), (48), (89), as printed (not conformable, and wrong where defined)
+    and corrected (an identity), each decided by the classifier.
+
+    Parameters
+    ----------
+    seed : int
+
+    Returns
+    -------
+    rows : list of VerdictRow
+        Two per equation.
+    frame : DataFrame
+        One row per equation with its shapes and residuals.
+    """
     rows: list[VerdictRow] = []
     recs = []
     checks = (
@@ -152,7 +201,19 @@ def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
 
 def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
     """``osa.thm44.constant``: the printed condition 1 − δ − C_α > 0 beside 1 − δ − Cα > 0,
-    with the C fitted (on the fit draws) for the paper's cubic Newton–Schulz basis."""
+    with the C fitted (on the fit draws) for the paper's cubic Newton–Schulz basis.
+
+    Parameters
+    ----------
+    jacobian : DataFrame
+        The table of :func:`attnspec.theory.osa.jacobian.check_jacobian`.
+    seed : int
+
+    Returns
+    -------
+    VerdictRow
+        A measurement.
+    """
     single = jacobian[(jacobian.reading == "single") & (jacobian.role == "fit")]
     ns = single[single.basis.str.startswith("NS cubic")]
     grp = ns if not ns.empty else single

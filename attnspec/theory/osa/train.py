@@ -253,7 +253,18 @@ class DigitsSplit:
 
 
 def patchify(images: np.ndarray | torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major."""
+    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major.
+
+    Parameters
+    ----------
+    images : ndarray or Tensor (n, H, W)
+    patch_size : int
+        p, dividing H and W.
+
+    Returns
+    -------
+    Tensor (n, (H/p)(W/p), p²), float32
+    """
     x = torch.as_tensor(images, dtype=torch.float32)
     if x.ndim != 3:
         raise InputError(f"images must have shape (n, H, W), got {tuple(x.shape)}")
@@ -271,6 +282,18 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
 
     Pixels (0..16) are standardised with the training split's scalar mean and std, so
     the test split never informs the preprocessing.
+
+    Parameters
+    ----------
+    patch_size : {1, 2, 4, 8}
+    test_fraction : float
+        In :data:`TEST_FRACTION_RANGE` (each split keeps an image of every class).
+    seed : int
+
+    Returns
+    -------
+    DigitsSplit
+        x_train (n_train, P, p²), y_train (n_train,), x_test, y_test likewise.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -430,7 +453,20 @@ def replicate_seeds(cfg: TrainConfig) -> list[int]:
 
 
 def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> TrainComparison:
-    """Train every model of ``cfg`` on every replicate; return tidy curves and summaries."""
+    """Train every model of ``cfg`` on every replicate; return tidy curves and summaries.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+    progress : callable, optional
+        Receives one line per finished run.
+
+    Returns
+    -------
+    TrainComparison
+        curves (one row per model, replicate, split, step), signal, runs (one row per
+        model and replicate), summary (one row per model).
+    """
     validate_config(cfg)
     if any(m.startswith("osa") for m in cfg.models):
         _osa_class()  # fail before any training if the OSA layer is unavailable
@@ -462,7 +498,20 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
 def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline: str = "vit") -> pd.DataFrame:
     """One row per model: test accuracy mean ± std over replicates, and the paired
     difference to ``baseline`` (same split, init seed and batch order) with a 95 %
-    Student-t interval when there are at least two replicates."""
+    Student-t interval when there are at least two replicates.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per (model, replicate), as in :attr:`TrainComparison.runs`.
+    models : sequence of str, optional
+    baseline : str
+
+    Returns
+    -------
+    DataFrame
+        One row per model.
+    """
     models = list(models) if models is not None else list(dict.fromkeys(runs["model"]))
     base = runs[runs["model"] == baseline].set_index("replicate")["test_accuracy"] if baseline in models else None
     rows = []
