@@ -301,7 +301,8 @@ def _thm43_row(grp: pd.DataFrame, label: str, seed: int, alphas: Sequence[float]
                        hypothesis_unmet=_qr_unmet(label))
     return VerdictRow(
         claim="osa.thm43", reading="as-stated", verdict=d.verdict,
-        params={"basis": label, "heads": 1, "alpha": a_rng}, bound=THM43_GROWTH, estimate=c_hat, trials=len(grp),
+        params={"basis": label, "heads": 1, "alpha": a_rng}, bound=THM43_GROWTH, estimate=float(growth.max()),
+        trials=len(grp),
         seed=seed,
         evidence=(f"log-log slope of ||J1||₂ vs alpha on alpha <= 0.1: min {min(slopes):.3f} over {len(slopes)} "
                   f"instances (1 = linear); ||J1||/alpha at alpha={min(alphas):g} vs 0.1: ×{float(growth.max()):.3g} "
