@@ -29,9 +29,12 @@ DEFAULT_SCHEDULES: tuple[str, ...] = ("cubic", "muon", "polar-express")
 ALPHA_MAX = 1e3
 #: Largest Newton–Schulz step K of the Thm 3.1 sweep.
 STEPS_MAX = 100
-#: A schedule must keep every singular value of the pre-normalised M_0 (in [0, 1]) within
-#: this range at every step, or its iterates overflow float64.
-SIGMA_MAX = 1e6
+#: A schedule must keep every singular value of the pre-normalised M_0 (in [0, 1]) below
+#: this at every step. Newton–Schulz approximates the polar factor (σ → 1): Lemma C.1 bounds
+#: the cubic's iterates by √3, the named schedules stay below 2 (Muon 1.20, Polar Express
+#: 1.99). A schedule that sends σ beyond 10 is not an orthogonalisation, and [S] = BᵀSB grows
+#: as σ², the Thm 3.1 error as σ⁴: exp[S] and the bounds lose all precision, then overflow.
+SIGMA_MAX = 10.0
 #: The K the layer-level checks use (the paper's K = 6) and the longest fixed sweep (K = 14).
 LAYER_STEPS = 6
 KERNEL_STEPS = 14
