@@ -1,40 +1,18 @@
-"""Johnson–Lindenstrauss and Linformer's Theorems 1–2: bounds, exact laws, Monte Carlo.
+"""Linformer's Lemma 1 (Appendix A, eqs. 11–12): exact laws and Monte Carlo.
 
-Source: Wang, Li, Khabsa, Fang & Ma (2020), "Linformer: Self-Attention with Linear
-Complexity" (arXiv 2006.04768), Appendix A (Lemma 1, Theorem 1) and Appendix B
-(Theorem 2). With c(ε) = (ε² − ε³)/4 and R ∈ R^{k×n} with i.i.d. N(0, 1/k) entries:
-
-**Lemma 1** (eqs. 11–12, "from Arriaga & Vempala 2006"), for 1 <= k <= n and any x, y:
+Source: Wang, Li, Khabsa, Fang & Ma (2020), Appendix A, "from Arriaga & Vempala 2006".
+With c(ε) = (ε² − ε³)/4 and R ∈ R^{k×n} with i.i.d. N(0, 1/k) entries, for 1 <= k <= n
+and any x, y:
 
     Pr(‖Rx‖ <= (1 + ε)‖x‖) > 1 − e^{−c(ε)k}                                  (11)
     Pr(|x RᵀR yᵀ − x yᵀ| <= ε‖xy‖) > 1 − 2e^{−c(ε)k}                            (12)
 
-Eq. 11 is printed one-sided and on the norm; readings checked: ``norm_upper`` (as
-printed), ``norm_two_sided`` (|‖Rx‖ − ‖x‖| > ε‖x‖), ``squared_upper``
-(‖Rx‖² > (1+ε)‖x‖², Arriaga–Vempala's form) and ``squared_two_sided``
+Eq. 11 is printed one-sided and on the norm; readings checked: ``norm-upper`` (as
+printed), ``norm-two-sided`` (|‖Rx‖ − ‖x‖| > ε‖x‖), ``squared-upper``
+(‖Rx‖² > (1+ε)‖x‖², Arriaga–Vempala's form) and ``squared-two-sided``
 (|‖Rx‖² − ‖x‖²| > ε‖x‖²), each against the printed bound e^{−c(ε)k}. The tolerance
 "ε‖xy‖" of eq. 12 is garbled; readings: ``product`` (ε‖x‖‖y‖) and ``absolute``
 (ε|⟨x, y⟩|), against 2e^{−c(ε)k}.
-
-**Theorem 1** (eq. 3, eq. 5, Appendix A eq. 20): for P = softmax(QKᵀ/√d) and any column
-w of V W^V, P̃ = P RᵀR satisfies
-
-    Pr(‖P̃wᵀ − Pwᵀ‖ <= ε‖Pwᵀ‖) > 1 − o(1)  at k = 5 ln(n)/(ε² − ε³),
-
-proved by a union bound over the rows of P: failure <= 2n e^{−c(ε)k} (eq. 20). Readings:
-``relative`` (as stated) and ``additive`` (tolerance ε‖P‖_F‖w‖, what the union bound over
-eq. 12 under its product reading actually yields).
-
-**Theorem 2** (eq. 8, Appendix B eqs. 21–24): with E = δR, F = e^{−δ}R, δ = 1/(2n), for
-any row w of A = QKᵀ/√d,
-
-    Pr(‖softmax(wEᵀ) F V − softmax(w) V‖ <= ε‖softmax(w)‖‖V‖) > 1 − o(1)
-
-at k = min{9d ln(d)/ε², 5 ln(n)/ε²} (main text; Θ constants taken as 1), or
-5 ln(nd)/(ε² − ε³) and 9 ln(d)/(ε² − ε³) (Appendix B). The per-pair statement (eq. 21),
-Pr(|exp(xEᵀ) F yᵀ − exp(x) yᵀ| <= ε|exp(x) yᵀ|) > 1 − 2e^{−c(ε)k}, is checked as well.
-‖V‖ is read as the spectral norm and as the Frobenius norm; the union over the n·d
-(row, column) pairs gives the probability 2nd·e^{−c(ε)k} that we compare eq. 8 with.
 
 Exact laws (Gaussian R): k‖Rx‖²/‖x‖² ~ χ²_k; for unit x, y with cosine ρ,
 k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k (independent), whose tail is computed by
@@ -46,8 +24,7 @@ B ~ Beta(k/2, (n−k)/2). Achlioptas / very sparse R on a coordinate vector:
 from __future__ import annotations
 
 import math
-import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -55,142 +32,33 @@ from scipy import integrate, optimize, special
 from scipy import stats as sps
 
 from attnspec.errors import InputError, check_range
-from attnspec.stats import clopper_pearson, numpy_rng, torch_generator
-from attnspec.theory import jl_samplers as S
+from attnspec.stats import child_seed, clopper_pearson, numpy_rng, torch_generator
+from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer.dimensions import (
+    check_eps,
+    check_ks,
+    check_n,
+    lemma1_inner_bound,
+    lemma1_norm_bound,
+    theorem1_union_bound,
+)
 
-NORM_READINGS: tuple[str, ...] = ("norm_upper", "norm_two_sided", "squared_upper", "squared_two_sided")
+NORM_READINGS: tuple[str, ...] = ("norm-upper", "norm-two-sided", "squared-upper", "squared-two-sided")
 INNER_READINGS: tuple[str, ...] = ("product", "absolute")
 DEFAULT_RHOS: tuple[float, ...] = (0.0, 0.1, 0.5, 0.9, 1.0)
-
-# ----------------------------------------------------------------------------- checks
-
-
-def check_eps(eps: float) -> float:
-    check_range("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
-    return float(eps)
-
-
-def check_n(n: int) -> int:
-    check_range("n", n, low=2)
-    return int(n)
-
-
-def check_ks(ks: Iterable[int]) -> np.ndarray:
-    arr = np.asarray(sorted({int(k) for k in ks}), dtype=np.int64)
-    if arr.size == 0:
-        raise InputError("k must hold at least one value, got none")
-    for k in arr:
-        check_range("k", int(k), low=1)
-    return arr
-
-
-def _c(eps: float) -> float:
-    return (eps * eps - eps**3) / 4.0
-
-
-def subseed(seed: int, *key: object) -> int:
-    """A child seed of ``seed`` for the named sub-experiment (stable across runs)."""
-    tag = zlib.crc32("/".join(str(k) for k in key).encode())
-    return int(np.random.SeedSequence([int(seed), tag]).generate_state(1, dtype=np.uint64)[0] >> 1)
-
-
-# ----------------------------------------------------------------------------- dimensions
-
-
-def linformer_k(n: int, eps: float) -> float:
-    """Theorem 1's dimension k = 5 ln(n) / (ε² − ε³) (natural log)."""
-    check_n(n)
-    check_eps(eps)
-    return 5.0 * math.log(n) / (eps * eps - eps**3)
-
-
-def theorem2_k_main(n: int, d: int, eps: float) -> float:
-    """Theorem 2 (main text): min{9 d ln(d)/ε², 5 ln(n)/ε²}, Θ constants taken as 1."""
-    check_n(n)
-    check_eps(eps)
-    check_range("d", d, low=2)
-    return min(9.0 * d * math.log(d) / eps**2, 5.0 * math.log(n) / eps**2)
-
-
-def theorem2_k_appendix_nd(n: int, d: int, eps: float) -> float:
-    """Appendix B, after eq. 24: 5 ln(nd) / (ε² − ε³)."""
-    check_n(n)
-    check_eps(eps)
-    check_range("d", d, low=1)
-    return 5.0 * math.log(n * d) / (eps * eps - eps**3)
-
-
-def theorem2_k_appendix_d(d: int, eps: float) -> float:
-    """Appendix B, before eq. 25: 9 ln(d) / (ε² − ε³)."""
-    check_eps(eps)
-    check_range("d", d, low=2)
-    return 9.0 * math.log(d) / (eps * eps - eps**3)
-
-
-def sklearn_min_dim(n: int, eps: float) -> int:
-    """scikit-learn's ``johnson_lindenstrauss_min_dim``: 4 ln(n) / (ε²/2 − ε³/3)."""
-    from sklearn.random_projection import johnson_lindenstrauss_min_dim
-
-    check_n(n)
-    check_eps(eps)
-    return int(johnson_lindenstrauss_min_dim(n, eps=eps))
-
-
-def union_bound_min_k(n: int, eps: float, pairs: int | None = None) -> int:
-    """Smallest k with 2·pairs·e^{−c(ε)k} < 1 (pairs = n: Theorem 1's eq. 20)."""
-    check_eps(eps)
-    m = n if pairs is None else pairs
-    return int(math.floor(math.log(2 * m) / _c(eps))) + 1
-
-
-def dimensions(n: int, eps: float, d: int = 64) -> dict[str, float]:
-    """Every dimension formula of the paper (and scikit-learn's), for the report."""
-    return {
-        "linformer_k": linformer_k(n, eps),
-        "theorem2_k_main": theorem2_k_main(n, d, eps),
-        "theorem2_k_appendix_nd": theorem2_k_appendix_nd(n, d, eps),
-        "theorem2_k_appendix_d": theorem2_k_appendix_d(d, eps),
-        "sklearn_min_dim": float(sklearn_min_dim(n, eps)),
-        "theorem1_union_bound_min_k": float(union_bound_min_k(n, eps)),
-    }
-
-
-# ----------------------------------------------------------------------------- bounds
-
-
-def lemma1_norm_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Eq. 11's failure bound e^{−(ε² − ε³)k/4}."""
-    check_eps(eps)
-    return np.exp(-_c(eps) * np.asarray(k, dtype=float))
-
-
-def lemma1_inner_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Eq. 12's failure bound 2e^{−(ε² − ε³)k/4}."""
-    return 2.0 * lemma1_norm_bound(k, eps)
-
-
-def theorem1_union_bound(n: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Eq. 20's failure bound 2n·e^{−(ε² − ε³)k/4} (may exceed 1: then it says nothing)."""
-    return 2.0 * n * lemma1_norm_bound(k, eps)
-
-
-def theorem2_union_bound(n: int, d: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Union of eq. 21 over the n·d (row, column) pairs: 2nd·e^{−(ε² − ε³)k/4}."""
-    return 2.0 * n * d * lemma1_norm_bound(k, eps)
-
 
 # ----------------------------------------------------------------------------- exact laws
 
 
 def _norm_thresholds(eps: float, reading: str) -> tuple[float, float | None]:
     """(upper, lower) thresholds on q = ‖Rx‖²/‖x‖²: failure iff q > upper or q < lower."""
-    if reading == "norm_upper":
+    if reading == "norm-upper":
         return (1 + eps) ** 2, None
-    if reading == "norm_two_sided":
+    if reading == "norm-two-sided":
         return (1 + eps) ** 2, (1 - eps) ** 2
-    if reading == "squared_upper":
+    if reading == "squared-upper":
         return 1 + eps, None
-    if reading == "squared_two_sided":
+    if reading == "squared-two-sided":
         return 1 + eps, 1 - eps
     raise InputError(f"reading must be one of {', '.join(NORM_READINGS)}, got {reading!r}")
 
@@ -204,7 +72,7 @@ def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
     return fail
 
 
-def norm_failure_exact(k: int, eps: float, reading: str = "squared_two_sided") -> float:
+def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -> float:
     """Exact failure probability of eq. 11 under ``reading`` for Gaussian R (χ²_k law)."""
     check_range("k", k, low=1)
     check_eps(eps)
@@ -215,7 +83,7 @@ def norm_failure_exact(k: int, eps: float, reading: str = "squared_two_sided") -
     return p
 
 
-def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "squared_two_sided") -> float:
+def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "squared-two-sided") -> float:
     """Exact failure probability of eq. 11 for scaled Haar rows: ‖Rx‖² = (n/k)·Beta(k/2, (n−k)/2)."""
     S.check_dims(n, k, family="orthogonal")
     check_eps(eps)
@@ -230,7 +98,7 @@ def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "sq
 
 
 def discrete_spiky_norm_failure_exact(family: str, n: int, k: int, eps: float,
-                                      reading: str = "squared_two_sided") -> float:
+                                      reading: str = "squared-two-sided") -> float:
     """Exact failure probability of eq. 11 for Achlioptas / very sparse R and x = e1.
 
     ‖Re1‖² = (m²/k)·N with N ~ Binomial(k, p) (p, m: the family's density and magnitude).
@@ -358,7 +226,8 @@ def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) 
 # ----------------------------------------------------------------------------- rows
 
 
-def _mc_columns(failures: int, trials: int) -> dict[str, float]:
+def mc_columns(failures: int, trials: int) -> dict[str, float]:
+    """failures, trials, estimate and the 95% Clopper–Pearson interval, as table columns."""
     ci = clopper_pearson(int(failures), int(trials))
     return {"failures": int(failures), "trials": int(trials), "estimate": ci.estimate,
             "ci_low": ci.low, "ci_high": ci.high}
@@ -386,7 +255,7 @@ def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence
     """Monte Carlo of Lemma 1 (every reading of eqs. 11 and 12) for each family.
 
     Gaussian R uses the exact chi-square reductions; the other families the reduced pair
-    sampler (:func:`attnspec.theory.jl_samplers.reduced_pair_images`) with the ``spiky``
+    sampler (:func:`attnspec.theory.linformer.samplers.reduced_pair_images`) with the ``spiky``
     and ``flat`` vector pairs, for k <= n only (Lemma 1's range).
 
     Returns
@@ -420,34 +289,34 @@ def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence
     for family in families:
         if family == "gaussian":
             for k in ks:
-                s = subseed(seed, "lemma1", family, int(k))
+                s = child_seed(seed, "lemma1", family, int(k))
                 rng = numpy_rng(s)
                 q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
                 for reading in NORM_READINGS:
                     fails = int(norm_failure_events(q, eps, reading).sum())
-                    rows.append({"claim": "lemma1.eq11", "reading": reading, "family": family, "vectors": "any",
+                    rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": "any",
                                  "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
-                                 "exact": norm_failure_exact(int(k), eps, reading), **_mc_columns(fails, trials),
+                                 "exact": norm_failure_exact(int(k), eps, reading), **mc_columns(fails, trials),
                                  "seed": s})
-                add_sample("lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
+                add_sample("linformer.lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
                 for rho in rhos:
                     a, b = (1 + rho) / 2, (1 - rho) / 2
                     z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
                     for reading in INNER_READINGS:
                         fails = int(inner_failure_events(z, eps, rho, reading).sum())
-                        rows.append({"claim": "lemma1.eq12", "reading": reading, "family": family, "vectors": "any",
+                        rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": "any",
                                      "rho": float(rho), **base, "k": int(k),
                                      "bound": float(lemma1_inner_bound(k, eps)),
                                      "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
-                                     **_mc_columns(fails, trials), "seed": s})
-                    add_sample("lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
+                                     **mc_columns(fails, trials), "seed": s})
+                    add_sample("linformer.lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
             continue
         fam_ks = ks[ks <= n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
         if fam_ks.size == 0:
             continue
         pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
         for vectors in pairs:
-            s = subseed(seed, "lemma1", family, vectors)
+            s = child_seed(seed, "lemma1", family, vectors)
             k_max = int(fam_ks.max())
             chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
             counts: dict[tuple, int] = {}
@@ -477,23 +346,23 @@ def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence
                         exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
                     elif vectors == "spiky":
                         exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
-                    rows.append({"claim": "lemma1.eq11", "reading": reading, "family": family, "vectors": vectors,
+                    rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": vectors,
                                  "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
-                                 "exact": exact, **_mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
+                                 "exact": exact, **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
                                  "seed": s})
-                add_sample("lemma1.eq11", "squared", family, vectors, np.nan, int(k),
+                add_sample("linformer.lemma1.eq11", "squared", family, vectors, np.nan, int(k),
                            np.concatenate(kept[("eq11", int(k), None)]))
                 for rho in rhos:
                     for reading in INNER_READINGS:
-                        rows.append({"claim": "lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
+                        rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
                                      "rho": float(rho), **base, "k": int(k),
                                      "bound": float(lemma1_inner_bound(k, eps)),
                                      # Haar images have a density: the zero-tolerance event
                                      # has probability 1; discrete R can hit <x, y> exactly
                                      "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
-                                     **_mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
+                                     **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
                                      "seed": s})
-                    add_sample("lemma1.eq12", "inner", family, vectors, float(rho), int(k),
+                    add_sample("linformer.lemma1.eq12", "inner", family, vectors, float(rho), int(k),
                                np.concatenate(kept[("eq12", int(k), float(rho))]))
     table = pd.DataFrame(rows)
     samp = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
@@ -510,26 +379,12 @@ def exact_curves(n: int, eps: float, ks: Sequence[int], rhos: Sequence[float] = 
     rows = []
     for k in check_ks(ks):
         for reading in NORM_READINGS:
-            rows.append({"claim": "lemma1.eq11", "reading": reading, "rho": np.nan, "k": int(k),
+            rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "rho": np.nan, "k": int(k),
                          "bound": float(lemma1_norm_bound(k, eps)), "exact": norm_failure_exact(int(k), eps, reading)})
         for rho in rhos:
-            rows.append({"claim": "lemma1.eq12", "reading": "product", "rho": float(rho), "k": int(k),
+            rows.append({"claim": "linformer.lemma1.eq12", "reading": "product", "rho": float(rho), "k": int(k),
                          "bound": float(lemma1_inner_bound(k, eps)),
                          "exact": inner_product_failure_exact(int(k), eps, float(rho), "product")})
-        rows.append({"claim": "thm1.eq3", "reading": "union_bound", "rho": np.nan, "k": int(k),
+        rows.append({"claim": "linformer.thm1.eq3", "reading": "union-bound", "rho": np.nan, "k": int(k),
                      "bound": float(theorem1_union_bound(n, k, eps)), "exact": np.nan})
     return pd.DataFrame(rows)
-
-
-# Theorems 1–2 live in jl_theorems.py (size); they are reachable as attributes of this module.
-_THEOREM_NAMES = frozenset({"ATTENTION_KINDS", "W_KINDS", "THM2_ROWS", "THM2_CONSTRUCTIONS", "attention_matrix",
-                            "theorem1_vectors", "simulate_theorem1", "theorem2_setup", "theorem2_rows",
-                            "simulate_theorem2"})
-
-
-def __getattr__(name: str):  # noqa: ANN202 - PEP 562 lazy re-export
-    if name in _THEOREM_NAMES:
-        from attnspec.theory import jl_theorems
-
-        return getattr(jl_theorems, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
