@@ -6,7 +6,8 @@ from git into a temporary directory and run in a subprocess with PYTHONPATH poin
 and with this checkout, then compares
 
 * the measurement table ``sa.parquet`` column by column (every old row and column must be
-  equal in the new table; the new table may add rows of kind ``heldout`` and columns);
+  equal in the new table; the new table may add columns, and rows of the new kinds
+  :data:`NEW_KINDS`);
 * the verdict rows, matched by claim: the old prose claim is mapped to its new (id, reading)
   (:data:`OLD_TO_NEW`); the numbers (bound, exact, estimate, CI, trials, seed, parameters)
   must be equal, and every changed verdict is listed as a relabel with the new reason.
@@ -68,6 +69,9 @@ OLD_TO_NEW: dict[str, tuple[str, str]] = {
 #: was capped at 1 and said nothing; the vacuous rows keep their old d.
 MOVED_ON_PURPOSE = {("expressivity.jl.gaussian", "exact-law"), ("expressivity.jl.orthogonal", "scaled")}
 
+#: Measurement kinds the redesign added (held-out tests of fitted constants, issue #12's hypotheses).
+NEW_KINDS = ("heldout", "hypotheses")
+
 NUMBERS = ("bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed")
 PARAMS = ("L", "k", "eps", "delta", "d", "eps_jl", "varied")
 
@@ -111,13 +115,13 @@ def _same(a: object, b: object) -> bool:
 
 
 def compare_tables(old_dir: Path, new_dir: Path) -> list[str]:
-    """Every old row and column of sa.parquet, equal in the new one (new heldout rows aside)."""
+    """Every old row and column of sa.parquet, equal in the new one (rows of NEW_KINDS aside)."""
     old = pd.read_parquet(old_dir / "sa.parquet")
     new = pd.read_parquet(new_dir / "sa.parquet")
-    new = new[new["kind"] != "heldout"].reset_index(drop=True)
+    new = new[~new["kind"].isin(NEW_KINDS)].reset_index(drop=True)
     problems = []
     if len(old) != len(new):
-        return [f"sa.parquet: {len(old)} old rows, {len(new)} new (heldout rows aside)"]
+        return [f"sa.parquet: {len(old)} old rows, {len(new)} new (rows of the new kinds aside)"]
     for c in old.columns:
         if c not in new:
             problems.append(f"sa.parquet: column {c!r} lost")

@@ -60,7 +60,8 @@ def row_only_test(*, L: int, k: int, m: float, M: float, eps: float, delta: floa
             "max_column_nonzeros": int((A_row > 0).sum(0).max()), "seed": seed_test, "seed_fit": seed_fit}
 
 
-def ratio_test(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, seed: int) -> dict[str, object]:
+def ratio_test(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, seed: int,
+               lam_add: np.ndarray | None = None) -> dict[str, object]:
     """d* for ratio precision δ and for additive precision δ, from the same Z draws.
 
     Parameters
@@ -69,12 +70,15 @@ def ratio_test(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: 
     eps, delta, beta : float
     trials : int
     seed : int, shared by both statistics (paired comparison)
+    lam_add : array of shape (trials,), optional
+        The additive draws for this seed, if already drawn (they are the run's own).
 
     Returns
     -------
     dict : one ``hypotheses`` row with d (additive d*), d_ratio and both intervals
     """
-    lam_add = asymptotic_errors(A, eps=eps, trials=trials, seed=seed)
+    if lam_add is None:
+        lam_add = asymptotic_errors(A, eps=eps, trials=trials, seed=seed)
     lam_ratio = asymptotic_errors(A, eps=eps, trials=trials, seed=seed, statistic="ratio")
     d_add, lo_a, hi_a = asymptotic_d_star(lam_add, delta, beta)
     d_rat, lo_r, hi_r = asymptotic_d_star(lam_ratio, delta, beta)
