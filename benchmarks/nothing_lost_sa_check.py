@@ -14,7 +14,8 @@ and with this checkout, then compares
 
 Usage (from the repository root; the machine may be loaded, the numbers do not depend on it)::
 
-    python benchmarks/nothing_lost_sa_check.py [--full] [--old-commit 029337d] [--repo /work/main]
+    python benchmarks/nothing_lost_sa_check.py [--full] [--experiments sa-check.toml,sa-sweep.toml]
+                                               [--old-commit 029337d] [--repo /work/main]
 
 Exit code 0 when every old number is reproduced (relabels are expected and listed), 1 otherwise.
 """
@@ -174,6 +175,8 @@ def compare_rows(old: list[dict], new: list[dict]) -> tuple[list[str], list[str]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--full", action="store_true", help="the committed sizes ([args]) instead of [quick]")
+    ap.add_argument("--experiments", default=",".join(EXPERIMENTS),
+                    help="comma list of experiment files in experiments/ (default: both)")
     ap.add_argument("--old-commit", default="029337d")
     ap.add_argument("--repo", type=Path, default=Path("/work/main"), help="a git checkout holding the old commit")
     args = ap.parse_args()
@@ -185,7 +188,7 @@ def main() -> int:
         archive = subprocess.run(["git", "-C", str(args.repo), "archive", args.old_commit], capture_output=True,
                                  check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(old_src)], input=archive, check=True)
-        for name in EXPERIMENTS:
+        for name in [x for x in args.experiments.split(",") if x]:
             cli = experiment_args(ROOT / "experiments" / name, args.full)
             print(f"\n## {name}: attnspec sa-check {' '.join(cli)}", flush=True)
             old = run(old_src, cli, tmp / f"old-{name}")

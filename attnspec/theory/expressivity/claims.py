@@ -130,8 +130,8 @@ HYPOTHESES = Claim(
     "The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
     "‖B − B̂‖∞ <= δ) as under the paper's (k per row and column, ratios A_ij/A_il preserved).",
     (Reading("row-only", "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
-                         "the d* of a k-per-row-and-column A of the same size, tested on independent draws "
-                         "(d → ∞ law): failure rate against β"),
+                         "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
+                         "independent draws (d → ∞ law): failure rate against β"),
      Reading("row-only-column", "the same A with the column factorization B = I·B (the notes' 'analogous' column "
                                 "case): its hypothesis (column sparsity) is not met; the failure rate is reported"),
      Reading("ratio-implied", "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
