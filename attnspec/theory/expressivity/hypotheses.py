@@ -127,7 +127,8 @@ def check_hypotheses(rows: pd.DataFrame, at_trials: pd.DataFrame, *, delta: floa
                                        f"{int(r.d_fit_point)}) fitted on a k-per-row-and-"
                                        f"column A fails on the dense-column A (column of {int(r.max_column_nonzeros)} "
                                        f"nonzeros) in {int(r.failures)}/{int(r.trials)} fresh draws; that A's own "
-                                       f"d* = {int(r.d_row_only)} ({r.d_row_only / r.d:.3g}×): {dec.reason}"))
+                                       f"d* = {int(r.d_row_only)} ({r.d_row_only / r.d_fit_point:.3g}× the training "
+                                       f"d*): {dec.reason}"))
     ok = at_trials[at_trials["err_inf"] <= delta]
     if len(ok):
         worst = float(ok["ratio_on"].max())
