@@ -51,7 +51,8 @@ def spectrum(
     Writes spectrum.parquet, metrics.parquet, state.npz, meta.json and figures/.
     """
     from attnspec.errors import InputError
-    from attnspec.plots.spectrum import check_at, plot_run
+    from attnspec.plots.spectrum import plot_run
+    from attnspec.spectrum import check_at
     from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
 
     with user_errors():
@@ -87,7 +88,7 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.plots.spectrum import default_at
+    from attnspec.spectrum import default_at
     from attnspec.results import read_table
 
     spectrum = read_table(run, "spectrum")

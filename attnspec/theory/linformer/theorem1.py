@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from attnspec.errors import InputError, check_range
+from attnspec.errors import InputError, check_choice, check_range
 from attnspec.stats import child_seed, numpy_rng
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer.dimensions import check_eps, check_ks, check_n, theorem1_union_bound
@@ -128,8 +128,7 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
     ks = check_ks(ks)
     check_range("trials", trials, low=1)
     for wk in w_kinds:
-        if wk not in W_KINDS:
-            raise InputError(f"w kind must be one of {', '.join(W_KINDS)}, got {wk!r}")
+        check_choice("w kind", wk, W_KINDS)
     rows: list[dict] = []
     samples: list[pd.DataFrame] = []
     for name, P in attention.items():
