@@ -64,7 +64,20 @@ def _norm_thresholds(eps: float, reading: str) -> tuple[float, float | None]:
 
 
 def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
-    """Boolean failures of eq. 11 under ``reading`` from q = ‖Rx‖²/‖x‖²."""
+    """Boolean failures of eq. 11 under ``reading`` from q = ‖Rx‖²/‖x‖².
+
+    Parameters
+    ----------
+    q : ndarray of shape (T,)
+        Squared-norm ratios, one per trial.
+    eps : float
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    ndarray of bool, shape (T,)
+    """
     hi, lo = _norm_thresholds(eps, reading)
     fail = q > hi
     if lo is not None:
@@ -73,7 +86,20 @@ def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
 
 
 def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -> float:
-    """Exact failure probability of eq. 11 under ``reading`` for Gaussian R (χ²_k law)."""
+    """Exact failure probability of eq. 11 under ``reading`` for Gaussian R (χ²_k law).
+
+    Parameters
+    ----------
+    k : int
+        Rows of R, >= 1.
+    eps : float
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    float
+    """
     check_range("k", k, low=1)
     check_eps(eps)
     hi, lo = _norm_thresholds(eps, reading)
@@ -218,7 +244,19 @@ def inner_product_failure_exact(k: int, eps: float, rho: float, tolerance: str =
 
 
 def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) -> np.ndarray:
-    """Boolean failures of eq. 12 from z = ⟨Rx, Ry⟩ for unit x, y with cosine rho."""
+    """Boolean failures of eq. 12 from z = ⟨Rx, Ry⟩ for unit x, y with cosine rho.
+
+    Parameters
+    ----------
+    z : ndarray of shape (T,)
+    eps, rho : float
+    tolerance : str
+        ``"product"`` or ``"absolute"``.
+
+    Returns
+    -------
+    ndarray of bool, shape (T,)
+    """
     tau = eps if tolerance == "product" else eps * abs(rho)
     return np.abs(z - rho) > tau
 
@@ -394,7 +432,21 @@ def _lemma1_family(out: _Collector, family: str, ks: np.ndarray, trials_other: i
 
 
 def exact_curves(n: int, eps: float, ks: Sequence[int], rhos: Sequence[float] = (1.0,)) -> pd.DataFrame:
-    """Bounds and exact failure probabilities (Gaussian R) on a dense k grid, for figures."""
+    """Bounds and exact failure probabilities (Gaussian R) on a dense k grid, for figures.
+
+    Parameters
+    ----------
+    n : int
+    eps : float
+    ks : sequence of int
+    rhos : sequence of float
+        Cosines for eq. 12's curves.
+
+    Returns
+    -------
+    DataFrame
+        One row per (claim, reading, rho, k): ``bound`` and ``exact`` (NaN where no law).
+    """
     check_n(n)
     check_eps(eps)
     rows = []

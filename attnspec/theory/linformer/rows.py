@@ -51,7 +51,19 @@ def _clean(v: Any) -> Any:
 
 
 def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
-    """The verdict and its one-line evidence for one Monte Carlo row of the ``jl`` table."""
+    """The verdict and its one-line evidence for one Monte Carlo row of the ``jl`` table.
+
+    Parameters
+    ----------
+    row : dict
+        A record of the ``jl`` table: ``claim`` (id), ``reading``, ``n``, ``k``, ``bound``,
+        ``exact`` (NaN where no law), ``failures``, ``trials``, ``estimate``, ``ci_low``,
+        ``ci_high``, ``seed``, and where present ``family`` and ``zero_output_passes``.
+
+    Returns
+    -------
+    (verdict, evidence) : tuple of str
+    """
     claim, n, k = row["claim"], int(row["n"]), int(row["k"])
     group = group_of(claim)
     exact = row.get("exact")
@@ -93,7 +105,18 @@ def _true(v: Any) -> bool:
 
 
 def verdict_rows(table: pd.DataFrame) -> list[VerdictRow]:
-    """One :class:`VerdictRow` per row of the Monte Carlo table (claim id, reading, parameters, evidence)."""
+    """One :class:`VerdictRow` per row of the Monte Carlo table.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The ``jl`` table (one row per claim, reading, configuration and k).
+
+    Returns
+    -------
+    list of VerdictRow
+        In table order, with the claim id, reading, parameters and evidence.
+    """
     out = []
     for rec in table.to_dict("records"):
         verdict, evidence = verdict_for(rec)
