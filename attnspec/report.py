@@ -134,6 +134,14 @@ class RunRecord:
     detail: str = ""
 
 
+def failure_line(stderr: str) -> str:
+    """The line that says why a command failed: its last ``error:`` line (the CLI's one-line
+    error contract), else the last line of a traceback, else the last line at all."""
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    return errors[-1] if errors else (lines[-1] if lines else "(no output)")
+
+
 def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, data_dir: str | None,
                    log: Callable[[str], None]) -> RunRecord:
     """Run one experiment into ``results/<name>`` unless fresh results are there.
@@ -260,7 +268,7 @@ def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | N
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         (out / "stderr.txt").write_text(proc.stderr)
-        return (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return failure_line(proc.stderr)
     if exp.verdicts:
         try:
             rows = json.loads(proc.stdout)

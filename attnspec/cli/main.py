@@ -8,9 +8,11 @@ from __future__ import annotations
 import typer
 
 from attnspec import __version__
+from attnspec.cli._common import OneLineErrorsGroup
 
 app = typer.Typer(
     name="attnspec",
+    cls=OneLineErrorsGroup,  # one-line `error:` for parse errors too (exit codes: _common.py, README)
     help="Spectral analysis of self-attention, and numerical checks of the theorems about it.",
     no_args_is_help=True,
     add_completion=False,
