@@ -148,6 +148,22 @@ def _max_seq_len(config: Any) -> int:
     return int(positions)
 
 
+def model_max_seq_len(name: str) -> int | None:
+    """Longest input ``--model`` allows (special tokens included), read from its config alone.
+
+    For validating a sequence length before any weights are loaded; None when the config
+    is not available locally (loading the model then reports why).
+    """
+    from transformers import AutoConfig
+
+    path, _ = resolve_model(name)
+    try:
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError):
+        return None
+    return _max_seq_len(config)
+
+
 def load_encoder(
     name: str,
     *,

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+    whole_output,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,8 +100,7 @@ def sa_check(
         ks = list(FULL_SWEEP_K) if sweep else _int_list("sweep-k", sweep_k)
         if min(Ls) < 2:
             raise InputError(f"sweep-L values must be >= 2, got {min(Ls)}")
-        if out is not None and out.exists() and not out.is_dir():
-            raise InputError(f"--out {out} exists and is not a directory")
+        claim_out_dir(out, "attnspec sa-check")
 
         cfg = ex.Config(L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, trials=trials, support=support,
                         factorization=factorization, seed=seed, d=d)
@@ -120,25 +128,26 @@ def sa_check(
         cpu = time.process_time() - cpu0
 
         if out is not None:
-            from attnspec.results import environment_meta, write_meta, write_table
+            with whole_output():
+                from attnspec.results import environment_meta, write_meta, write_table
 
-            sa = pd.concat([frame, sw, fits], ignore_index=True)
-            write_table(out, "sa", sa)
-            write_table(out, "sa_verdicts", _storable(verdicts_frame(rows)))
-            write_table(out, "error_map", em)
-            meta = {"kind": "sa-check", "command": "attnspec sa-check",
-                    "identity": {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta,
-                                 "trials": trials, "support": support, "factorization": factorization,
-                                 "seed": seed, "d": d, "sweep_L": Ls, "sweep_k": ks, "sweep_trials": sweep_trials},
-                    "seed": seed, "threads": threads, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-                    **environment_meta()}
-            write_meta(out, meta)
-            if plots:
-                from attnspec.plots.expressivity import all_figures
+                sa = pd.concat([frame, sw, fits], ignore_index=True)
+                write_table(out, "sa", sa)
+                write_table(out, "sa_verdicts", _storable(verdicts_frame(rows)))
+                write_table(out, "error_map", em)
+                meta = {"kind": "sa-check", "command": "attnspec sa-check",
+                        "identity": {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta,
+                                     "trials": trials, "support": support, "factorization": factorization,
+                                     "seed": seed, "d": d, "sweep_L": Ls, "sweep_k": ks, "sweep_trials": sweep_trials},
+                        "seed": seed, "threads": threads, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
+                        **environment_meta()}
+                write_meta(out, meta)
+                if plots:
+                    from attnspec.plots.expressivity import all_figures
 
-                paths = all_figures(out)
-                say(f"{len(paths)} figure files written")
-            err_console.print(f"results written to {out}", highlight=False)
+                    paths = all_figures(out)
+                    say(f"{len(paths)} figure files written")
+                err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             typer.echo(verdicts_json(rows))
             return

@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+    whole_output,
+)
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -70,7 +79,15 @@ def jl_check(
                             temperature=temperature, model=model,
                             data=data, data_dir=str(data_dir) if data_dir is not None else None, count=count)
         config.validate()
+        if model is not None and "thm1" in config.claims:
+            from attnspec.models import model_max_seq_len
+
+            longest = model_max_seq_len(model)
+            if longest is not None and n > longest:
+                raise InputError(f"--n {n} exceeds what --model {model} allows for real attention: n must be in "
+                                 f"[2, {longest}] (its position table, special tokens included)")
         if out is not None:
+            claim_out_dir(out, "attnspec jl-check")
             from dataclasses import asdict
 
             from attnspec.results import check_same_run
@@ -85,7 +102,8 @@ def jl_check(
         result = B.run_jl_check(config, progress=progress)
         wall = time.time() - start
         if out is not None:
-            _write_results(out, result, wall)
+            with whole_output():
+                _write_results(out, result, wall)
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             from attnspec.verdicts import verdicts_json

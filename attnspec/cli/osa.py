@@ -13,7 +13,16 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+    whole_output,
+)
 from attnspec.errors import InputError
 from attnspec.verdicts import VerdictRow
 
@@ -150,6 +159,7 @@ def register(app: typer.Typer) -> None:
                         "schedules": [s if isinstance(s, str) else [list(t) for t in s] for s in schedules],
                         "d_model": d_model, "d_v": d_v, "trials": trials, "timing": timing}
             if out is not None:
+                claim_out_dir(out, "attnspec osa-check")
                 check_same_run(out, identity, kind=KIND)
             t0 = time.perf_counter()
             res = check_all(
@@ -166,15 +176,16 @@ def register(app: typer.Typer) -> None:
                 slopes = ", ".join(f"{m} N^{fitted_exponent(tm, m):.2f}" for m in tm.method.unique())
                 err_console.print(f"forward time ∝ {slopes} (N = {tm.n.min()}..{tm.n.max()}, d_v = 64)")
             if out is not None:
-                write_table(out, "verdicts", _uniform_columns(verdicts_frame(res.rows)), csv=csv)
-                for name, frame in res.tables.items():
-                    write_table(out, name, frame, csv=csv)
-                meta = {"kind": KIND, "identity": identity, **identity, "wall_seconds": round(wall, 3),
-                        "tables": ["verdicts", *res.tables], **environment_meta()}
-                write_meta(out, meta)
-                from attnspec.plots.osa import plot_osa_check
+                with whole_output():
+                    write_table(out, "verdicts", _uniform_columns(verdicts_frame(res.rows)), csv=csv)
+                    for name, frame in res.tables.items():
+                        write_table(out, name, frame, csv=csv)
+                    meta = {"kind": KIND, "identity": identity, **identity, "wall_seconds": round(wall, 3),
+                            "tables": ["verdicts", *res.tables], **environment_meta()}
+                    write_meta(out, meta)
+                    from attnspec.plots.osa import plot_osa_check
 
-                paths = plot_osa_check(out)
-                err_console.print(f"wrote {len(res.tables) + 1} tables, meta.json and {len(paths)} figure files to {out}")
+                    paths = plot_osa_check(out)
+                    err_console.print(f"wrote {len(res.tables) + 1} tables, meta.json and {len(paths)} figure files to {out}")
             n_viol = sum(r.verdict == "violated" for r in res.rows)
             err_console.print(f"{len(res.rows)} verdicts, {n_viol} violated, in {wall:.1f} s")

@@ -16,7 +16,7 @@ import torch
 import typer
 from rich.table import Table
 
-from attnspec.cli._common import OutOpt, err_console, out_console, user_errors
+from attnspec.cli._common import OutOpt, claim_out_dir, err_console, out_console, user_errors, whole_output
 from attnspec.errors import InputError
 
 KIND = "osa-train"
@@ -118,6 +118,7 @@ def register_train(app: typer.Typer) -> None:
             if out is not None:
                 from attnspec.results import check_same_run
 
+                claim_out_dir(out, "attnspec osa-train")
                 check_same_run(out, identity, kind=KIND)
 
             old_threads = torch.get_num_threads()
@@ -133,49 +134,50 @@ def register_train(app: typer.Typer) -> None:
                 torch.set_num_threads(old_threads)
 
             if out is not None:
-                from attnspec.plots.osa_train import CURVES_TABLE, RUNS_TABLE, SIGNAL_TABLE, plot_osa_train
-                from attnspec.results import environment_meta, write_meta, write_table
+                with whole_output():
+                    from attnspec.plots.osa_train import CURVES_TABLE, RUNS_TABLE, SIGNAL_TABLE, plot_osa_train
+                    from attnspec.results import environment_meta, write_meta, write_table
 
-                write_table(out, CURVES_TABLE, result.curves, csv=csv)
-                write_table(out, RUNS_TABLE, result.runs, csv=csv)
-                write_table(out, "osa_train_summary", result.summary, csv=csv)
-                write_table(out, SIGNAL_TABLE, result.signal, csv=csv)
-                meta = {
-                    "kind": KIND,
-                    "command": "attnspec osa-train",
-                    "identity": identity,
-                    "config": identity,
-                    "quick": quick,
-                    "seed": cfg.seed,
-                    "replicate_seeds": result.replicate_seeds,
-                    "seeding": "replicate r: (split, init, batch-order) seeds = spawn_seeds(replicate_seeds[r], 3), "
-                               "shared by every model of the replicate",
-                    "steps_per_run": int(result.runs["steps"].max()),
-                    "threads": threads,
-                    "wall_seconds": wall,
-                    "cpu_seconds": cpu,
-                    "load_average_1min": {"start": load0, "end": load1},
-                    "paper_setup": {
-                        "data": "MNIST 28x28, patch 4, 50 tokens", "depth": 6, "dim": 64, "heads": 4, "mlp_ratio": 4,
-                        "activation": "GELU", "dropout": 0, "optimiser": "AdamW", "lr": 3e-4, "weight_decay": 0.05,
-                        "batch_size": 128, "grad_clip": 1.0, "epochs": 10, "alpha_init": 0.1, "ns_steps": 6,
-                        "table2": "values not recoverable from the text extraction of the paper",
-                    },
-                    "departures": list(lib.DEPARTURES),
-                    "tables": {
-                        CURVES_TABLE: "one row per (model, replicate, split, step): train = mini-batch loss/accuracy "
-                                      "at each step, test = full test split at step 0 and after each epoch",
-                        RUNS_TABLE: "one row per (model, replicate): final test/train metrics, steps, wall time",
-                        "osa_train_summary": "one row per model: test accuracy mean ± sd over replicates, paired "
-                                             "difference to ViT with a 95% t interval",
-                        SIGNAL_TABLE: "one row per (model, replicate, stage, block): RMS of the token "
-                                      "representations at initialisation on 256 training images (logits: sd)",
-                    },
-                    **environment_meta(),
-                }
-                write_meta(out, meta)
-                figures = plot_osa_train(out)
-                err_console.print(f"wrote {out} ({len(figures)} figure files)", highlight=False)
+                    write_table(out, CURVES_TABLE, result.curves, csv=csv)
+                    write_table(out, RUNS_TABLE, result.runs, csv=csv)
+                    write_table(out, "osa_train_summary", result.summary, csv=csv)
+                    write_table(out, SIGNAL_TABLE, result.signal, csv=csv)
+                    meta = {
+                        "kind": KIND,
+                        "command": "attnspec osa-train",
+                        "identity": identity,
+                        "config": identity,
+                        "quick": quick,
+                        "seed": cfg.seed,
+                        "replicate_seeds": result.replicate_seeds,
+                        "seeding": "replicate r: (split, init, batch-order) seeds = spawn_seeds(replicate_seeds[r], 3), "
+                                   "shared by every model of the replicate",
+                        "steps_per_run": int(result.runs["steps"].max()),
+                        "threads": threads,
+                        "wall_seconds": wall,
+                        "cpu_seconds": cpu,
+                        "load_average_1min": {"start": load0, "end": load1},
+                        "paper_setup": {
+                            "data": "MNIST 28x28, patch 4, 50 tokens", "depth": 6, "dim": 64, "heads": 4, "mlp_ratio": 4,
+                            "activation": "GELU", "dropout": 0, "optimiser": "AdamW", "lr": 3e-4, "weight_decay": 0.05,
+                            "batch_size": 128, "grad_clip": 1.0, "epochs": 10, "alpha_init": 0.1, "ns_steps": 6,
+                            "table2": "values not recoverable from the text extraction of the paper",
+                        },
+                        "departures": list(lib.DEPARTURES),
+                        "tables": {
+                            CURVES_TABLE: "one row per (model, replicate, split, step): train = mini-batch loss/accuracy "
+                                          "at each step, test = full test split at step 0 and after each epoch",
+                            RUNS_TABLE: "one row per (model, replicate): final test/train metrics, steps, wall time",
+                            "osa_train_summary": "one row per model: test accuracy mean ± sd over replicates, paired "
+                                                 "difference to ViT with a 95% t interval",
+                            SIGNAL_TABLE: "one row per (model, replicate, stage, block): RMS of the token "
+                                          "representations at initialisation on 256 training images (logits: sd)",
+                        },
+                        **environment_meta(),
+                    }
+                    write_meta(out, meta)
+                    figures = plot_osa_train(out)
+                    err_console.print(f"wrote {out} ({len(figures)} figure files)", highlight=False)
 
             if json_out:
                 typer.echo(_summary_json(result.summary))

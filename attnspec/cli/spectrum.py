@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import err_console, out_console, user_errors
+from attnspec.cli._common import claim_out_dir, err_console, out_console, user_errors
 
 plot_app = typer.Typer(help="Figures from saved results (never recomputes).", no_args_is_help=True)
 
@@ -69,6 +69,8 @@ def spectrum(
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
             csv=csv, resume=resume, overwrite=overwrite, max_time=max_time, checkpoint_every=checkpoint_every,
         )
+        cfg.validate()
+        claim_out_dir(cfg.out, "attnspec spectrum")  # held through the figures too
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "interrupted":
             err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
@@ -123,9 +125,15 @@ def merge(
     from attnspec.spectrum_run import merge_runs
 
     with user_errors():
+        claim_out_dir(out, "attnspec merge")  # held through the figures too
         meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
         if plots:
             plot_run(out)
+        if meta["status"] != "complete":
+            missing = ", ".join(meta["missing_shards"] + meta["unfinished_shards"])
+            err_console.print(f"warning: the merged result is PARTIAL ({meta['inputs_done']} of {meta['inputs_total']} "
+                              f"inputs; missing or unfinished: {missing}); meta.json says status: partial",
+                              highlight=False, soft_wrap=True)
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 
@@ -144,6 +152,14 @@ def plot_spectrum(
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         formats = ("png", fmt)
+        # figure directories checked and locked before anything is drawn
+        for run in runs:
+            if not (Path(run) / "spectrum.parquet").is_file():
+                raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
+            claim_out_dir(out / Path(run).name if (out is not None and len(runs) > 1) else (out or Path(run) / "figures"),
+                          "attnspec plot spectrum")
+        if len(runs) > 1:
+            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum")
         paths = []
         for run in runs:
             paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats)
