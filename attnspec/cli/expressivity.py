@@ -100,6 +100,9 @@ def sa_check(
         ks = list(FULL_SWEEP_K) if sweep else _int_list("sweep-k", sweep_k)
         if min(Ls) < 2:
             raise InputError(f"sweep-L values must be >= 2, got {min(Ls)}")
+        too_big = [kk for kk in ks if kk > max(Ls)]
+        if too_big:  # the sweep skips k > L; a k above every L would silently vanish
+            raise InputError(f"--sweep-k values must be in [1, max(--sweep-L)] = [1, {max(Ls)}], got {too_big[0]}")
         claim_out_dir(out, "attnspec sa-check")
 
         cfg = ex.Config(L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, trials=trials, support=support,

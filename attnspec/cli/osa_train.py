@@ -62,6 +62,20 @@ def _summary_json(summary: Any) -> str:
     return json.dumps(rows, indent=2)
 
 
+def _check_test_fraction(fraction: float) -> None:
+    """Both stratified splits of the digits must hold every class (scikit-learn refuses otherwise)."""
+    from sklearn.datasets import load_digits  # bundled with scikit-learn: no download
+
+    target = load_digits().target
+    n, classes = len(target), len(set(target.tolist()))
+    # scikit-learn takes ceil(fraction * n) test images and needs >= `classes` in each split
+    # bounds rounded inwards to the 4 decimals the message shows
+    low, high = math.ceil(classes / n * 1e4) / 1e4, math.floor((n - classes - 1) / n * 1e4) / 1e4
+    if not (math.isfinite(fraction) and low <= fraction <= high):
+        raise InputError(f"--test-fraction must be in [{low:.4f}, {high:.4f}] so that the train and test splits of the "
+                         f"{n} digits both hold all {classes} classes, got {fraction!r}")
+
+
 def register_train(app: typer.Typer) -> None:
     """Register ``osa-train`` on ``app``."""
 
@@ -107,6 +121,8 @@ def register_train(app: typer.Typer) -> None:
                 model_list = tuple(m.strip() for m in models.split(",") if m.strip())
                 if not model_list:
                     raise InputError(f"--models must name at least one of {', '.join(lib.MODELS)}, got {models!r}")
+            if test_fraction is not None:
+                _check_test_fraction(test_fraction)
             overrides = dict(models=model_list, seeds=seeds, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
                              weight_decay=weight_decay, grad_clip=grad_clip, depth=depth, dim=dim, heads=heads,
                              mlp_ratio=mlp_ratio, patch_size=patch_size, alpha_init=alpha_init, ns_steps=ns_steps,
