@@ -230,8 +230,18 @@ def read_state(path: Path) -> RunState:
     if len(covered) and (len(np.unique(covered)) != len(covered) or covered.min() < 0 or covered.max() >= sel):
         raise ResultsError(f"checkpoint {path} fails the coverage check: input indices repeated or outside 0..{sel - 1}")
     missing_shards = [int(v) for v in np.asarray(extra.get("missing_shards", np.zeros(0))).ravel()]
+    merge_of = int(extra.get("merge_of", 0))
+    if not merge_of:  # a run (or shard) processes its inputs in order: it covers a prefix of them
+        shard = identity.get("shard")
+        try:
+            pair = None if shard is None else tuple(int(v) for v in str(shard).split("/"))
+        except ValueError:
+            raise ResultsError(f"checkpoint {path} fails the identity check: shard {shard!r} is not INDEX/COUNT") from None
+        if not np.array_equal(covered, shard_indices(pair, done)):
+            raise ResultsError(f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
+                               f"{done} of its {'shard ' + str(shard) if shard else 'run'}")
     return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
-                    missing_shards, int(extra.get("merge_of", 0)))
+                    missing_shards, merge_of)
 
 
 def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
