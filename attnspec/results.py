@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from attnspec import __version__
@@ -297,7 +298,28 @@ def read_meta(out_dir: Path) -> dict[str, Any]:
 
 
 def write_table(out_dir: Path, name: str, frame: pd.DataFrame, *, csv: bool = False) -> Path:
-    """Write ``frame`` to ``out_dir/name.parquet`` (and ``name.csv`` when asked), atomically."""
+    """Write ``frame`` to ``out_dir/name.parquet`` (and ``name.csv`` when asked), atomically.
+
+    Every command writes its tables through here, so the column coercion of
+    :func:`arrow_safe` (mixed object columns, NaN among booleans) is the same everywhere.
+
+    Parameters
+    ----------
+    out_dir : Path
+        The results directory (created if missing).
+    name : str
+        File stem: ``name.parquet`` (and ``name.csv``).
+    frame : DataFrame, shape (rows, columns)
+        A tidy table, identifier columns first.
+    csv : bool
+        Also write a CSV copy.
+
+    Returns
+    -------
+    Path
+        The parquet file written.
+    """
+    frame = arrow_safe(frame)
     out_dir = Path(out_dir)
     path = out_dir / f"{name}.parquet"
     with atomic_path(path) as tmp:
@@ -347,3 +369,36 @@ def check_same_run(out_dir: Path, identity: Mapping[str, Any], *, kind: str) -> 
 
 def _jsonable(v: Any) -> Any:
     return json.loads(json.dumps(v, default=_json_default))
+
+
+def arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` that parquet (Arrow) can store column by column.
+
+    Object columns are coerced by what their non-null values are: all booleans → nullable
+    ``boolean``; all real numbers (not booleans) → ``float64`` (None → NaN); anything else
+    (strings mixed with NaN, lists, ...) → nullable ``string``. Other dtypes are untouched.
+
+    Parameters
+    ----------
+    frame : DataFrame, shape (rows, columns)
+
+    Returns
+    -------
+    DataFrame, shape (rows, columns)
+    """
+    import numbers
+
+    frame = frame.copy()
+    for c in frame.columns:
+        if frame[c].dtype != object:
+            continue
+        vals = frame[c].dropna()
+        if not len(vals):
+            continue
+        if all(isinstance(v, (bool, np.bool_)) for v in vals):
+            frame[c] = frame[c].astype("boolean")
+        elif all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in vals):
+            frame[c] = frame[c].astype("float64")
+        else:
+            frame[c] = frame[c].astype("string")
+    return frame

@@ -49,6 +49,22 @@ from attnspec.errors import InputError, ResultsError
 METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram")
 #: The level at which the "index where the mean curve reaches" metric is read.
 REACH_LEVEL = 0.9
+#: Linformer's Figure 1 reads the cumulative curve at index 128 of n = 512.
+PAPER_READING = (128, 512)
+
+
+def default_at(seq_len: int) -> int:
+    """The index at which a cumulative curve of length n is read: 128 when n = 512 (the
+    paper's reading point), else n / 4 (rounded, at least 1)."""
+    at, n = PAPER_READING
+    return at if seq_len == n else max(1, round(seq_len / 4))
+
+
+def check_at(at: int, seq_len: int) -> int:
+    """``at`` in 1..n, else :class:`InputError` naming it."""
+    if not 1 <= at <= seq_len:
+        raise InputError(f"--at must be in 1..{seq_len} (the run's seq_len), got {at}")
+    return at
 
 
 # ---------------------------------------------------------------------------------------
@@ -529,3 +545,21 @@ def merge_accumulators(accs: Sequence[SpectrumAccumulator]) -> SpectrumAccumulat
     for a in accs:
         out.merge(a)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# `attnspec.spectrum(...)`: the Python API's entry point shares this module's name
+# ---------------------------------------------------------------------------------------
+class _CallableModule(type(os)):  # type(os) is types.ModuleType
+    """Importing ``attnspec.spectrum`` binds this module to ``attnspec.spectrum``, hiding a
+    function of that name; calling the module runs :func:`attnspec.api.spectrum` instead."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from attnspec.api import spectrum
+
+        return spectrum(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

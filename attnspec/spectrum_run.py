@@ -330,40 +330,44 @@ def run_spectrum(
     *,
     progress: bool = True,
     encoder: Any | None = None,
+    texts: list[str] | None = None,
     on_checkpoint: Callable[[int], None] | None = None,
 ) -> SpectrumOutcome:
     """Run (or resume) the spectrum job described by ``cfg``; write results to ``cfg.out``.
 
+    The one implementation behind ``attnspec spectrum`` and :func:`attnspec.spectrum`.
+    ``encoder`` is an already-loaded :class:`attnspec.models.LoadedModel` (the Python API
+    and the tests pass one; default: load ``cfg.model``). ``texts`` replaces the corpus
+    ``cfg.data`` by a list of texts (``cfg.data`` then only labels them).
     ``cfg.out`` is checked (writable, not held by another process, holding nothing or a
     resumable checkpoint of this run) before anything is computed, and locked for the
     whole run. SIGTERM is handled like Ctrl-C: the partial result is saved, resumable.
-    ``encoder`` lets tests pass an already-built :class:`attnspec.models.Encoder`.
     ``on_checkpoint(inputs_done)`` is called after each checkpoint (tests use it to
     simulate an interruption).
     """
     cfg.validate()
     with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}"), sigterm_as_interrupt():
-        return _run_locked(cfg, progress=progress, encoder=encoder, on_checkpoint=on_checkpoint)
+        return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint)
 
 
-def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None,
+def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, texts: list[str] | None,
                 on_checkpoint: Callable[[int], None] | None) -> SpectrumOutcome:
     from attnspec.capture import LayerAttention, capture_attention
     from attnspec.corpora import load_inputs
-    from attnspec.models import load_encoder
+    from attnspec.models import load_model
 
     t_start = time.perf_counter()
     resuming, previous = prepare_out(cfg)
 
     if encoder is None:
-        encoder = load_encoder(cfg.model, device=cfg.device, dtype=cfg.dtype)
+        encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     if cfg.seq_len > encoder.max_seq_len:
         raise InputError(
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
     method = resolve_method(cfg.svd_method, encoder.device)
     inputs = load_inputs(
-        cfg.data, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
+        cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
         split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
     )
     selected = inputs.input_ids
@@ -397,13 +401,14 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None,
         "padding_policy": (
             f"short_policy={cfg.short_policy}; padding rows and columns removed (P restricted to real tokens); "
             "a matrix shorter than seq_len counts as zero-extended (its curve is 1 past its length)"
+            + ("; causal P: lower-triangular, its real block is the P of the input alone" if encoder.causal else "")
         ),
         "svd_method": method,
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
     }
-    pad_id = encoder.tokenizer.pad_token_id if encoder.tokenizer.pad_token_id is not None else 0
+    pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
 
     def checkpoint(snap: _Progress, status: str, t_run: float) -> None:
         # state.npz first: it alone is trusted on resume; tables and meta.json follow from it

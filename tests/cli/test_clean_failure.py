@@ -72,14 +72,15 @@ def test_truncated_parquet_given_to_plot_is_one_line(tmp_path: Path) -> None:
 
 def test_sa_check_sweep_k_above_every_L_names_the_option() -> None:
     r = CliRunner().invoke(app, ["sa-check", "--sweep-L", "32", "--sweep-k", "64"])
-    assert "--sweep-k" in _error_line(r) and "32" in r.stderr
+    line = _error_line(r)
+    assert "sweep-k" in line and "32" in line and "64" in line
 
 
 @pytest.mark.parametrize("fraction", ["0.999", "0.001", "nan"])
 def test_osa_train_test_fraction_names_the_allowed_range(fraction: str) -> None:
     r = CliRunner().invoke(app, ["osa-train", "--quick", "--test-fraction", fraction])
     line = _error_line(r)
-    assert "--test-fraction must be in [0.0056, 0.9938]" in line
+    assert "test_fraction must be" in line and fraction in line
 
 
 def test_jl_check_n_beyond_the_models_positions(tmp_path: Path) -> None:
@@ -121,12 +122,12 @@ def test_an_interrupt_while_writing_results_lets_the_writing_finish(tmp_path: Pa
 
 def test_sigterm_during_a_command_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     """The root command installs the SIGTERM handler: a terminated command exits 130."""
-    import attnspec.theory.osa as osa
+    import attnspec.battery as battery
 
     def terminated(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         os.kill(os.getpid(), signal.SIGTERM)
         signal.pause()  # pragma: no cover
 
-    monkeypatch.setattr(osa, "check_all", terminated)
+    monkeypatch.setattr(battery, "run_battery", terminated)
     r = CliRunner().invoke(app, ["osa-check", "--no-timing"])
     assert r.exit_code == 130
