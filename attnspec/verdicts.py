@@ -232,6 +232,27 @@ def classify_identity(
     return Decision("violated", f"worst residual {residual:.3g} > tolerance {tol:.3g}")
 
 
+def classify_measurement(
+    *,
+    what: str,
+    vacuous: str | None = None,
+    hypothesis_unmet: str | None = None,
+) -> Decision:
+    """A number reported without a verdict (a ratio the paper calls o(1), a fitted constant,
+    a printed formula set beside the intended one): ``measured``, unless a precondition
+    (``hypothesis_unmet``, then ``vacuous``) says the claim does not apply here.
+
+    Parameters
+    ----------
+    what : str
+        One line saying what was measured (it becomes the reason).
+    """
+    pre = _precondition(vacuous, hypothesis_unmet)
+    if pre:
+        return pre
+    return Decision("measured", what)
+
+
 def classify_failure_probability(
     *,
     claimed: float,
