@@ -8,7 +8,7 @@ from the saved tables → print.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -22,9 +22,6 @@ from attnspec.cli._common import (
     user_errors,
     whole_output,
 )
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -74,13 +71,14 @@ def sa_check(
         def say(msg: str) -> None:
             err_console.print(f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]", highlight=False)
 
-        result = run_battery("sa-check", options, progress=say)
+        # run_battery validates every option (one-line errors) and the --out directory before any work
+        result = run_battery("sa-check", options, progress=say, out_dir=out)
         if out is not None:
-            with whole_output():  # tables, meta.json and figures, or nothing
-                _write(result, out)
-                if plots:
-                    from attnspec.battery import plot_results
+            from attnspec.battery import plot_results, write_result
 
+            with whole_output():  # tables, meta.json and figures, or nothing
+                write_result(result, out)
+                if plots:
                     plot_results("sa-check", out)
                     say("figures written")
             err_console.print(f"results written to {out}", highlight=False)
@@ -88,28 +86,6 @@ def sa_check(
             typer.echo(verdicts_json(result.verdicts))
             return
         _print(result.verdicts, time.time() - start)
-
-
-def _write(result, out) -> None:  # noqa: ANN001 - BatteryResult, Path
-    """Tables, verdicts and meta.json (until attnspec.battery has its own writer)."""
-    from attnspec.battery import VERDICT_TABLE
-    from attnspec.results import environment_meta, write_meta, write_table
-
-    for name, frame in result.tables.items():
-        write_table(out, name, frame)
-    write_table(out, VERDICT_TABLE, _storable(result.verdict_frame()))
-    write_meta(out, {**result.meta, **environment_meta()})
-
-
-def _storable(frame: "pd.DataFrame") -> "pd.DataFrame":
-    """Parameter columns that mix numbers and ranges ("64..256") are stored as text."""
-    frame = frame.copy()
-    for c in frame.columns:
-        if frame[c].dtype == object:
-            kinds = {type(v) for v in frame[c] if v is not None}
-            if len(kinds) > 1:
-                frame[c] = [None if v is None else str(v) for v in frame[c]]
-    return frame
 
 
 def _print(rows: list, wall: float) -> None:
