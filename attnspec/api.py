@@ -93,7 +93,7 @@ class SpectrumResult:
 
         ``at`` defaults to the figures' reading point (128 when n = 512, else n / 4).
         """
-        from attnspec.plots.spectrum import check_at, default_at
+        from attnspec.spectrum import check_at, default_at
 
         n = int(self.curves["index"].max())
         at = check_at(default_at(n) if at is None else at, n)

@@ -199,9 +199,13 @@ def run_battery(
 
 
 def config_identity(config: Any) -> dict[str, Any]:
-    """The parameters that define a run: every field of a dataclass config, JSON-ready
-    (tuples as lists; array-valued fields are not part of the identity)."""
+    """The parameters that define a run: the config's own ``identity()`` if it has one,
+    else every field of a dataclass config, JSON-ready (tuples as lists; array-valued
+    fields are not part of the identity)."""
     import dataclasses
+
+    if callable(getattr(config, "identity", None)):
+        return dict(config.identity())
 
     fields = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if not isinstance(v, np.ndarray)}

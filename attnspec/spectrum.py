@@ -49,6 +49,22 @@ from attnspec.errors import InputError, ResultsError
 METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram")
 #: The level at which the "index where the mean curve reaches" metric is read.
 REACH_LEVEL = 0.9
+#: Linformer's Figure 1 reads the cumulative curve at index 128 of n = 512.
+PAPER_READING = (128, 512)
+
+
+def default_at(seq_len: int) -> int:
+    """The index at which a cumulative curve of length n is read: 128 when n = 512 (the
+    paper's reading point), else n / 4 (rounded, at least 1)."""
+    at, n = PAPER_READING
+    return at if seq_len == n else max(1, round(seq_len / 4))
+
+
+def check_at(at: int, seq_len: int) -> int:
+    """``at`` in 1..n, else :class:`InputError` naming it."""
+    if not 1 <= at <= seq_len:
+        raise InputError(f"--at must be in 1..{seq_len} (the run's seq_len), got {at}")
+    return at
 
 
 # ---------------------------------------------------------------------------------------

@@ -6,14 +6,16 @@ from git into a temporary directory and run in a subprocess with PYTHONPATH poin
 and with this checkout, then compares
 
 * the measurement table ``sa.parquet`` column by column (every old row and column must be
-  equal in the new table; the new table may add rows of kind ``heldout`` and columns);
+  equal in the new table; the new table may add columns, and rows of the new kinds
+  :data:`NEW_KINDS`);
 * the verdict rows, matched by claim: the old prose claim is mapped to its new (id, reading)
   (:data:`OLD_TO_NEW`); the numbers (bound, exact, estimate, CI, trials, seed, parameters)
   must be equal, and every changed verdict is listed as a relabel with the new reason.
 
 Usage (from the repository root; the machine may be loaded, the numbers do not depend on it)::
 
-    python benchmarks/nothing_lost_sa_check.py [--full] [--old-commit 029337d] [--repo /work/main]
+    python benchmarks/nothing_lost_sa_check.py [--full] [--experiments sa-check.toml,sa-sweep.toml]
+                                               [--old-commit 029337d] [--repo /work/main]
 
 Exit code 0 when every old number is reproduced (relabels are expected and listed), 1 otherwise.
 """
@@ -68,6 +70,9 @@ OLD_TO_NEW: dict[str, tuple[str, str]] = {
 #: was capped at 1 and said nothing; the vacuous rows keep their old d.
 MOVED_ON_PURPOSE = {("expressivity.jl.gaussian", "exact-law"), ("expressivity.jl.orthogonal", "scaled")}
 
+#: Measurement kinds the redesign added (held-out tests of fitted constants, issue #12's hypotheses).
+NEW_KINDS = ("heldout", "hypotheses")
+
 NUMBERS = ("bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed")
 PARAMS = ("L", "k", "eps", "delta", "d", "eps_jl", "varied")
 
@@ -111,13 +116,13 @@ def _same(a: object, b: object) -> bool:
 
 
 def compare_tables(old_dir: Path, new_dir: Path) -> list[str]:
-    """Every old row and column of sa.parquet, equal in the new one (new heldout rows aside)."""
+    """Every old row and column of sa.parquet, equal in the new one (rows of NEW_KINDS aside)."""
     old = pd.read_parquet(old_dir / "sa.parquet")
     new = pd.read_parquet(new_dir / "sa.parquet")
-    new = new[new["kind"] != "heldout"].reset_index(drop=True)
+    new = new[~new["kind"].isin(NEW_KINDS)].reset_index(drop=True)
     problems = []
     if len(old) != len(new):
-        return [f"sa.parquet: {len(old)} old rows, {len(new)} new (heldout rows aside)"]
+        return [f"sa.parquet: {len(old)} old rows, {len(new)} new (rows of the new kinds aside)"]
     for c in old.columns:
         if c not in new:
             problems.append(f"sa.parquet: column {c!r} lost")
@@ -170,6 +175,8 @@ def compare_rows(old: list[dict], new: list[dict]) -> tuple[list[str], list[str]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--full", action="store_true", help="the committed sizes ([args]) instead of [quick]")
+    ap.add_argument("--experiments", default=",".join(EXPERIMENTS),
+                    help="comma list of experiment files in experiments/ (default: both)")
     ap.add_argument("--old-commit", default="029337d")
     ap.add_argument("--repo", type=Path, default=Path("/work/main"), help="a git checkout holding the old commit")
     args = ap.parse_args()
@@ -181,7 +188,7 @@ def main() -> int:
         archive = subprocess.run(["git", "-C", str(args.repo), "archive", args.old_commit], capture_output=True,
                                  check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(old_src)], input=archive, check=True)
-        for name in EXPERIMENTS:
+        for name in [x for x in args.experiments.split(",") if x]:
             cli = experiment_args(ROOT / "experiments" / name, args.full)
             print(f"\n## {name}: attnspec sa-check {' '.join(cli)}", flush=True)
             old = run(old_src, cli, tmp / f"old-{name}")

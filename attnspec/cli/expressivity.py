@@ -37,7 +37,7 @@ def sa_check(
     beta: Annotated[float, typer.Option("--beta", help="d* is the least d with success >= 1 − beta; in (0, 1).")] = 0.1,
     trials: Annotated[int, typer.Option("--trials", help="Monte Carlo trials per d, >= 10.")] = 200,
     d: Annotated[int | None, typer.Option("--d", help="Also measure every error at this projection dimension, >= 1.")] = None,
-    support: Annotated[str, typer.Option("--support", help="Support of A: random, banded or both (k per row and column).")] = "random",
+    support: Annotated[str, typer.Option("--support", help="Support of A: random, banded, both (k per row and column) or dense-column (k per row, one full column).")] = "random",
     factorization: Annotated[str, typer.Option("--factorization", help="B = B1 B2ᵀ: row (B, I) or column (I, Bᵀ).")] = "row",
     sweep: Annotated[bool, typer.Option("--sweep", help="Full (L, k) sweep: L in 64..4096, k in 1..32 (minutes).")] = False,
     sweep_L: Annotated[str, typer.Option("--sweep-L", help="Comma list of L (>= 2) for the d* vs k log L sweep.")] = "64,128,256",

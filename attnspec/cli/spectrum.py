@@ -52,7 +52,8 @@ def spectrum(
     Writes spectrum.parquet, metrics.parquet, state.npz, meta.json and figures/.
     """
     from attnspec.errors import InputError
-    from attnspec.plots.spectrum import check_at, plot_run
+    from attnspec.plots.spectrum import plot_run
+    from attnspec.spectrum import check_at
     from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
 
     with user_errors():
@@ -88,8 +89,9 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.plots.spectrum import default_at, family_note
+    from attnspec.plots.spectrum import family_note
     from attnspec.results import read_meta, read_table
+    from attnspec.spectrum import default_at
 
     note = family_note(read_meta(run))
     spectrum = read_table(run, "spectrum")

@@ -66,11 +66,24 @@ def orthogonal_failure_bound(L: int, d: int, eps_jl: float, c: float) -> float:
     return float(2.0 * (1.0 - 1.0 / (L + 2)) * math.exp(-c * eps_jl * eps_jl * d))
 
 
-def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussian") -> float:
+def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussian", *, scaled: bool = True) -> float:
     """Exact P(|‖Ru‖² − ‖u‖²| >= ε‖u‖²) for one fixed u ∈ R^L (the notes' lemma).
 
     Gaussian R = P/sqrt(d): ‖Ru‖²/‖u‖² ~ χ²_d / d. Orthogonal R = sqrt(L/d) Qᵀ (Q Haar,
-    L×d): ‖Ru‖²/‖u‖² = (L/d) X with X ~ Beta(d/2, (L − d)/2) (X = 1 at d = L).
+    L×d): ‖Ru‖²/‖u‖² = (L/d) X with X ~ Beta(d/2, (L − d)/2) (X = 1 at d = L); with
+    ``scaled=False`` R = Qᵀ as the notes write it (R^ort = Q), and the ratio is X itself
+    (mean d/L: norms shrink).
+
+    Parameters
+    ----------
+    L, d : int, 1 <= d (<= L for orthogonal)
+    eps_jl : float > 0
+    projection : {"gaussian", "orthogonal"}
+    scaled : bool, orthogonal only: include the factor sqrt(L/d)
+
+    Returns
+    -------
+    float, the probability
     """
     from scipy import stats as sps
 
@@ -82,9 +95,40 @@ def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussia
     if d > L:
         raise InputError(f"d must be in [1, L={L}] for orthogonal projections, got d={d}")
     if d == L:
-        return 0.0
+        return 0.0 if eps_jl > 0 else 1.0
     law = sps.beta(d / 2, (L - d) / 2)
-    return float(law.cdf(d * (1 - eps_jl) / L) + law.sf(d * (1 + eps_jl) / L))
+    s = d / L if scaled else 1.0  # P(|X/s − 1| >= ε) = P(X <= s(1 − ε)) + P(X >= s(1 + ε))
+    return float(law.cdf(s * (1 - eps_jl)) + law.sf(s * (1 + eps_jl)))
+
+
+def jl_norm_moments(L: int, d: int, projection: str = "gaussian", *, scaled: bool = True) -> tuple[float, float]:
+    """Exact mean and variance of ``‖Ru‖² / ‖u‖²`` for a fixed u ∈ R^L.
+
+    Gaussian R = P/√d: χ²_d/d, mean 1, variance 2/d. Orthogonal: X ~ Beta(d/2, (L−d)/2)
+    has mean d/L and variance 2 d (L − d) / (L² (L + 2)); scaled by L/d (``scaled``) the mean
+    is 1 and the variance ``2 (L − d) / (d (L + 2))`` = the Gaussian one times
+    ``(L − d)/(L + 2)``.
+
+    Parameters
+    ----------
+    L, d : int, 1 <= d (<= L for orthogonal)
+    projection : {"gaussian", "orthogonal"}
+    scaled : bool, orthogonal only
+
+    Returns
+    -------
+    (mean, variance) : floats
+    """
+    check_int("d", d, 1)
+    check_choice("projection", projection, PROJECTIONS)
+    if projection == "gaussian":
+        return 1.0, 2.0 / d
+    if d > L:
+        raise InputError(f"d must be in [1, L={L}] for orthogonal projections, got d={d}")
+    mean, var = d / L, 2.0 * d * (L - d) / (L * L * (L + 2))
+    if scaled:
+        return mean * L / d, var * (L / d) ** 2
+    return mean, var
 
 
 def dimension_jl(L: int, eps_jl: float, beta: float) -> int:
