@@ -40,10 +40,12 @@ from attnspec.results import (
 from attnspec.signals import sigterm_as_interrupt
 from attnspec.spectrum import (
     METHODS,
+    RANK_TOL,
     SpectrumAccumulator,
     load_state,
     merge_accumulators,
     resolve_method,
+    row_entropy,
     save_state,
     singular_values,
 )
@@ -75,6 +77,7 @@ class SpectrumConfig:
     overwrite: bool = False
     max_time: float | None = None  # seconds
     checkpoint_every: int = 8  # batches
+    rank_tol: float = RANK_TOL  # relative tolerance of the numerical rank
 
     def validate(self) -> None:
         if self.seq_len < 2:
@@ -93,6 +96,8 @@ class SpectrumConfig:
             raise InputError(f"--max-time must be > 0 seconds, got {self.max_time}")
         if self.checkpoint_every < 1:
             raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
+        if not 0 < self.rank_tol < 1:
+            raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
         if self.resume and self.overwrite:
             raise InputError("--resume and --overwrite exclude each other")
         if self.shard is not None:
@@ -112,6 +117,7 @@ class SpectrumConfig:
             "short_policy": self.short_policy,
             "dtype": self.dtype,
             "svd_method": self.svd_method,
+            "rank_tol": self.rank_tol,
             "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
         }
 
@@ -332,6 +338,7 @@ def run_spectrum(
     encoder: Any | None = None,
     texts: list[str] | None = None,
     on_checkpoint: Callable[[int], None] | None = None,
+    inputs: Any | None = None,
 ) -> SpectrumOutcome:
     """Run (or resume) the spectrum job described by ``cfg``; write results to ``cfg.out``.
 
@@ -343,15 +350,17 @@ def run_spectrum(
     resumable checkpoint of this run) before anything is computed, and locked for the
     whole run. SIGTERM is handled like Ctrl-C: the partial result is saved, resumable.
     ``on_checkpoint(inputs_done)`` is called after each checkpoint (tests use it to
-    simulate an interruption).
+    simulate an interruption). ``inputs`` (an :class:`attnspec.corpora.Inputs` of at most
+    ``seq_len`` tokens each) replaces the corpus draw; the multi-length job passes the same
+    documents cut to each length.
     """
     cfg.validate()
     with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}"), sigterm_as_interrupt():
-        return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint)
+        return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint, inputs=inputs)
 
 
 def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, texts: list[str] | None,
-                on_checkpoint: Callable[[int], None] | None) -> SpectrumOutcome:
+                on_checkpoint: Callable[[int], None] | None, inputs: Any | None = None) -> SpectrumOutcome:
     from attnspec.capture import LayerAttention, capture_attention
     from attnspec.corpora import load_inputs
     from attnspec.models import load_model
@@ -366,19 +375,23 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
     method = resolve_method(cfg.svd_method, encoder.device)
-    inputs = load_inputs(
-        cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
-        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
-    )
+    if inputs is None:
+        inputs = load_inputs(
+            cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences,
+            seed=cfg.seed, split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
+        )
     selected = inputs.input_ids
     selection_total = len(selected)
+    positions = np.arange(len(selected))  # place of each input in the seeded selection
     if cfg.shard is not None:
         i, n = cfg.shard
         selected = selected[i::n]
+        positions = positions[i::n]
     total = len(selected)
+    causal = bool(encoder.causal)  # row i of a causal P has i + 1 allowed entries (row entropy)
 
     shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
-    state = _Progress(SpectrumAccumulator(*shape), 0)
+    state = _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0)
     wall_before = 0.0
     if resuming:
         assert previous is not None
@@ -418,15 +431,17 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         tables = snap.acc.tables()
         write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
         write_table(cfg.out, "metrics", tables.metrics, csv=cfg.csv)
+        write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
         write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
 
     # Singular values are computed as each layer's P appears, and added to a fresh batch
     # aggregate; only once the whole batch went through is it merged into a copy of the
     # running aggregate, which then replaces it (one assignment, see _Progress).
-    pending: list[tuple[int, torch.Tensor]] = []
+    pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
     def sink(la: LayerAttention) -> None:
-        pending.append((la.layer, singular_values(la.probs, method)))  # (B, H, n) float64, descending
+        # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
+        pending.append((la.layer, singular_values(la.probs, method), row_entropy(la.probs, la.mask, causal=causal)))
 
     status = "complete"
     bar = None
@@ -446,9 +461,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                 ids, mask = _pad_batch(batch, pad_id)
                 pending.clear()
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
-                batch_acc = SpectrumAccumulator(*shape)
-                for layer, sv in pending:
-                    batch_acc.add(layer, sv)
+                batch_acc = SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol)
+                batch_acc.add_batch(pending, positions[state.done : state.done + len(batch)])
                 pending.clear()
                 updated = state.acc.copy()
                 updated.merge(batch_acc)
@@ -573,5 +587,6 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
                 missing_shards=missing, merge_of=count)
     write_table(out, "spectrum", tables.spectrum, csv=csv)
     write_table(out, "metrics", tables.metrics, csv=csv)
+    write_table(out, "inputs", tables.inputs, csv=csv)
     write_meta(out, meta)
     return meta

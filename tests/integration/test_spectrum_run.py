@@ -123,3 +123,26 @@ def test_bfloat16_and_short_policy_keep(model_dir: Path, tmp_path: Path) -> None
     assert np.isfinite(df["mean"]).all()
     # short documents are zero-extended: at index 8 every short input has already reached 1
     assert (df[df["index"] == SEQ]["mean"] > 1 - 1e-9).all()
+
+
+def test_scaling_run_uses_the_same_documents_at_every_length(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    from attnspec.scaling import fit_scaling, run_scaling, scaling_table
+
+    out = tmp_path / "scaling"
+    outcomes = run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)
+    assert [o.status for o in outcomes] == ["complete", "complete"]
+    m16, m32 = (json.loads((out / f"n{n}" / "meta.json").read_text()) for n in (16, 32))
+    assert m16["corpus"]["cut_from_seq_len"] == 32 and m32["identity"]["seq_len"] == 32
+    # the same inputs, cut: one run per length, each a complete ordinary spectrum run
+    single = tmp_path / "single32"
+    run_spectrum(_cfg(model_dir, text_file, single, num_sentences=6), progress=False)
+    pd.testing.assert_frame_equal(_tables(single), _tables(out / "n32"))
+    # every document is longer than 32 tokens, so a run drawn at 16 picks the same documents' first tokens
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "single16", num_sentences=6, seq_len=16), progress=False)
+    pd.testing.assert_frame_equal(_tables(tmp_path / "single16"), _tables(out / "n16"))
+    table = scaling_table(out)
+    assert set(table["n"]) == {16, 32} and (table["inputs"] == 6).all()
+    fits = fit_scaling(out, resamples=200)
+    assert set(fits["layer"]) == {0, 1, -1} and fits["beta"].notna().all()
+    with pytest.raises(ResultsError, match="complete"):
+        run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)
