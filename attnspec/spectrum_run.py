@@ -58,6 +58,7 @@ class SpectrumConfig:
     overwrite: bool = False
     max_time: float | None = None  # seconds
     checkpoint_every: int = 8  # batches
+    count_available: bool = False  # tokenise the whole corpus for the exact number of windows
 
     def validate(self) -> None:
         if self.seq_len < 2:
@@ -189,7 +190,7 @@ def run_spectrum(
     method = resolve_method(cfg.svd_method, encoder.device)
     inputs = load_inputs(
         cfg.data, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
-        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
+        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy, count_available=cfg.count_available,
     )
     selected = inputs.input_ids
     if cfg.shard is not None:

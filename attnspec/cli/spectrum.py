@@ -29,6 +29,7 @@ def spectrum(
     num_sentences: Annotated[int, typer.Option("--num-sentences", help="Number of inputs (windows or documents) to average over.")] = 1000,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
+    count_available: Annotated[bool, typer.Option("--count-available", help="Tokenise the whole corpus to record the exact number of available inputs (IMDB-style corpora otherwise stop once enough are found; the inputs are the same).")] = False,
     batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per forward pass.")] = 4,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
@@ -68,6 +69,7 @@ def spectrum(
             svd_method=svd_method, shard=shard_t,
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
             csv=csv, resume=resume, overwrite=overwrite, max_time=max_time, checkpoint_every=checkpoint_every,
+            count_available=count_available,
         )
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "interrupted":
