@@ -161,6 +161,14 @@ def _cache_gaps(hub_id: str, revision: str | None) -> list[str]:
     return gaps
 
 
+def _cached_revision(hub_id: str, revision: str | None) -> str | None:
+    """The commit of the cached snapshot that was loaded (snapshots/<commit>/config.json)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(hub_id, "config.json", revision=revision)
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
 def _download_hint(hub_id: str) -> str:
     return (f"on a machine with hub access run `hf download {hub_id}` with the same HF_HOME "
             "(then copy that cache here), or pass --model PATH to a local model directory")
@@ -252,7 +260,7 @@ def load_encoder(
         name=name,
         source=source,
         path=path,
-        revision=getattr(config, "_commit_hash", None) or revision,
+        revision=getattr(config, "_commit_hash", None) or (_cached_revision(path, revision) if source == "hub-cache" else None) or revision,
     )
 
 

@@ -80,9 +80,32 @@ def spectrum(
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
         figures = plot_run(outcome.out, at=at) if plots and outcome.inputs_done > 0 else []
-        _summary(outcome.out, at)
+        if outcome.inputs_done > 0:
+            _summary(outcome.out, at)
+        out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
         out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
                           + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
+
+
+def _what_ran(run: Path) -> str:
+    """One line naming the model, data and selection that a run used (from its meta.json)."""
+    from attnspec.results import read_meta
+
+    m = read_meta(run)
+    c = m.get("corpus", {})
+    rev = m.get("revision")
+    model = (f"{m.get('model')} ({m.get('model_source')}{' @ ' + str(rev)[:10] if rev else ''}; "
+             f"{m.get('num_layers')} layers x {m.get('num_heads')} heads, {m.get('dtype')}, {m.get('device')})")
+    if c.get("hub_id"):
+        where = f"{c['hub_id']}" + (f" {c['hub_config']}" if c.get("hub_config") else "")
+        where += f" @ {str(c['hub_revision'])[:10]}" if c.get("hub_revision") else ""
+    else:
+        where = str(c.get("source"))
+    available = f"{'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')}"
+    data = (f"{c.get('corpus')} split {c.get('split')} from {where}: {m.get('inputs_done')} of {c.get('num_inputs')} "
+            f"inputs of {c.get('seq_len')} tokens ({available} available; mode {c.get('mode')}, short documents "
+            f"{c.get('short_policy')}; seed {c.get('seed')})")
+    return f"ran: {model} on {data}"
 
 
 def _summary(run: Path, at: int | None) -> None:
