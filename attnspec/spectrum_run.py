@@ -33,6 +33,13 @@ from attnspec.spectrum import (
 
 STATE_FILE = "state.npz"
 KIND = "spectrum"
+# Inputs per forward pass when --batch-size is not given, per device type. CPU: measured by
+# benchmarks/bench_spectrum.py (section "batch": a 12-layer, 12-head encoder at n = 512),
+# where batch 1 beats larger batches in time and peak memory (the per-head SVDs already use
+# every core, and a bigger batch only holds more P at once). CUDA: not measured (no GPU on
+# the project's machines); 4 keeps the GPU busier than single inputs; the benchmark's batch
+# section measures it where a GPU exists.
+DEFAULT_BATCH_SIZE = {"cpu": 1, "cuda": 4}
 
 
 @dataclass
@@ -47,7 +54,7 @@ class SpectrumConfig:
     num_sentences: int = 1000
     seed: int = 0
     short_policy: str = "skip"
-    batch_size: int = 4
+    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device
     device: str = "auto"
     dtype: str = "float32"
     svd_method: str = "auto"
@@ -65,7 +72,7 @@ class SpectrumConfig:
             raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
         if self.num_sentences <= 0:
             raise InputError(f"--num-sentences must be >= 1, got {self.num_sentences}")
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.seed < 0:
             raise InputError(f"--seed must be >= 0, got {self.seed}")
@@ -188,6 +195,7 @@ def run_spectrum(
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
     method = resolve_method(cfg.svd_method, encoder.device)
+    batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
     inputs = load_inputs(
         cfg.data, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
         split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy, count_available=cfg.count_available,
@@ -221,6 +229,8 @@ def run_spectrum(
             "a matrix shorter than seq_len counts as zero-extended (its curve is 1 past its length)"
         ),
         "svd_method": method,
+        "batch_size": batch_size,
+        "batch_size_source": "--batch-size" if cfg.batch_size is not None else f"default for {encoder.device.type}",
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
@@ -256,7 +266,7 @@ def run_spectrum(
                 if cfg.max_time is not None and time.perf_counter() - t_start > cfg.max_time:
                     status = "partial"
                     break
-                batch = selected[done : done + cfg.batch_size]
+                batch = selected[done : done + batch_size]
                 ids, mask = _pad_batch(batch, pad_id)
                 pending.clear()
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
