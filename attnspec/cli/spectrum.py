@@ -30,7 +30,7 @@ def spectrum(
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
     count_available: Annotated[bool, typer.Option("--count-available", help="Tokenise the whole corpus to record the exact number of available inputs (IMDB-style corpora otherwise stop once enough are found; the inputs are the same).")] = False,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default: 1 on CPU, 4 on CUDA; measured in benchmarks/bench_spectrum.py).")] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default per device: 4 on CPU, measured in benchmarks/bench_spectrum.py; 4 on CUDA).")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
     svd_method: Annotated[str, typer.Option("--svd-method", help="auto (gram on CPU, svd on GPU) | svd | gram. All compute the full spectrum.")] = "auto",
