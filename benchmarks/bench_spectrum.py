@@ -1,6 +1,7 @@
 """Speed and memory of the spectrum job, each against a named baseline in the same run.
 
     python benchmarks/bench_spectrum.py [--quick] [--json benchmarks/results/spectrum.json]
+    python benchmarks/bench_spectrum.py --device cuda    # the engine's methods on the GPU (bench_engine_device.py)
 
 1. Spectrum stage — 144 attention matrices of 512×512 (real P: two WikiText-103 windows
    through all-MiniLM-L6-v2, 6 layers × 12 heads; random softmax matrices when the weights
@@ -330,8 +331,17 @@ def main() -> None:
                     help="input counts of the two CLI runs of the parts section (default 2 6; --quick 1 3)")
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--batch-inputs", type=int, default=None, help="inputs per batch-size run (default 8; --quick 4)")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: compare the engine's exact methods on the GPU against the CPU LAPACK path "
+                         "(benchmarks/bench_engine_device.py) instead of the CPU benchmarks; skips without CUDA")
     args = ap.parse_args()
-    device = getattr(args, "device", "cpu")
+    if args.device == "cuda":
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_engine_device import main as bench_device
+
+        bench_device(["--device", "cuda", "--repeat", "1" if args.quick else "3"] + (["--json", str(args.json)] if args.json else []))
+        return
+    device = "cpu"
     results: dict = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     if "stage" not in args.skip:
         results["stage"] = bench_stage(repeat=1 if args.quick else 3)

@@ -42,6 +42,8 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     meta = read_meta(out_dir)
     table = read_table(out_dir, "jl")
+    if "sweep" in table.columns:  # the (eps, k) grid of Theorem 2 is at other eps: not on these panels
+        table = table[table["sweep"].isna()]
     curves = read_table(out_dir, "jl_curves")
     n = int(meta["parameters"]["n"])
     eps = float(meta["parameters"]["eps"])
@@ -49,15 +51,15 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     style()
     panels = []
     gauss = table["family"] == "gaussian" if "family" in table.columns else pd.Series(False, index=table.index)
-    g = table[(table["claim"] == "lemma1.eq11") & gauss]
+    g = table[(table["claim"] == "linformer.lemma1.eq11") & gauss]
     if len(g):
         panels.append("eq11")
-    g12 = table[(table["claim"] == "lemma1.eq12") & gauss & (table["reading"] == "product")]
+    g12 = table[(table["claim"] == "linformer.lemma1.eq12") & gauss & (table["reading"] == "product")]
     if len(g12):
         panels.append("eq12")
-    if (table["claim"] == "thm1.eq3").any():
+    if (table["claim"] == "linformer.thm1.eq3").any():
         panels.append("thm1")
-    if (table["claim"] == "thm2.eq8").any():
+    if (table["claim"] == "linformer.thm2.eq8").any():
         panels.append("thm2")
     if not panels:
         return []
@@ -65,8 +67,8 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, panel in zip(axes[0], panels):
         if panel == "eq11":
-            reading = "squared_two_sided"
-            c = curves[(curves["claim"] == "lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
+            reading = "squared-two-sided"
+            c = curves[(curves["claim"] == "linformer.lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound exp(-(ε²-ε³)k/4)")
             ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact (χ²)")
             _mc(ax, g[g["reading"] == reading], "Monte Carlo", palette[1])
@@ -74,7 +76,7 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         elif panel == "eq12":
             rho = float(g12["rho"].max())
-            c = curves[(curves["claim"] == "lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
+            c = curves[(curves["claim"] == "linformer.lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound 2 exp(-(ε²-ε³)k/4)")
             if len(c):
                 ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact")
@@ -82,8 +84,8 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             ax.set_title(f"Lemma 1 eq. 12, tolerance ε‖x‖‖y‖, ρ = {rho:g}")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         elif panel == "thm1":
-            t = table[(table["claim"] == "thm1.eq3") & (table["reading"] == "relative")]
-            c = curves[curves["claim"] == "thm1.eq3"].sort_values("k")
+            t = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
+            c = curves[curves["claim"] == "linformer.thm1.eq3"].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="union bound 2n exp(-(ε²-ε³)k/4)")
             for i, ((att, w), f) in enumerate(t.groupby(["attention", "w"], sort=True)):
                 if w not in ("random", "adv_bottom"):
@@ -92,10 +94,10 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             ax.set_title("Theorem 1, ‖P̃w − Pw‖ > ε‖Pw‖")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         else:
-            t = table[(table["claim"] == "thm2.eq8") & (table["construction"] == "paper")]
+            t = table[(table["claim"] == "linformer.thm2.eq8") & (table["construction"] == "paper")]
             for i, ((reading, row), f) in enumerate(t.groupby(["reading", "row"], sort=True)):
                 _mc(ax, f, f"‖V‖ {reading}, {row}", palette[i % len(palette)])
-            e21 = table[(table["claim"] == "thm2.eq21") & (table["row"] == "row0")]
+            e21 = table[(table["claim"] == "linformer.thm2.eq21") & (table["row"] == "row0")]
             if len(e21):
                 _mc(ax, e21, "eq. 21, row0", "black")
             ax.set_title("Theorem 2, E = δR, F = exp(−δ)R")
@@ -112,19 +114,19 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     samples = read_table(out_dir, "jl_errors")
     eps = float(read_meta(out_dir)["parameters"]["eps"])
     style()
-    groups = [("lemma1.eq11", "Lemma 1: ‖Rx‖²/‖x‖² − 1 (Gaussian)"),
-              ("thm1.eq3", "Theorem 1: log10 ‖P̃w − Pw‖/‖Pw‖"),
-              ("thm2.eq8", "Theorem 2: error / (‖softmax(w)‖‖V‖₂), paper's E, F")]
+    groups = [("linformer.lemma1.eq11", "Lemma 1: ‖Rx‖²/‖x‖² − 1 (Gaussian)"),
+              ("linformer.thm1.eq3", "Theorem 1: log10 ‖P̃w − Pw‖/‖Pw‖"),
+              ("linformer.thm2.eq8", "Theorem 2: error / (‖softmax(w)‖‖V‖₂), paper's E, F")]
     present = [(c, t) for c, t in groups if (samples["claim"] == c).any()]
     if not present:
         return []
     fig, axes = plt.subplots(1, len(present), figsize=(5.2 * len(present), 4.0), squeeze=False)
     for ax, (claim, title) in zip(axes[0], present):
         f = samples[samples["claim"] == claim]
-        if claim == "lemma1.eq11":
+        if claim == "linformer.lemma1.eq11":
             f = f[f["family"] == "gaussian"]
             key = "k"
-        elif claim == "thm1.eq3":
+        elif claim == "linformer.thm1.eq3":
             f = f[np.isfinite(f["value"]) & (f["value"] > 0)].assign(value=lambda x: np.log10(x["value"]))
             f = f[f["w"] == "random"]
             key = "k"
@@ -133,12 +135,12 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
             key = "k"
         for i, (kval, part) in enumerate(f.groupby(key, sort=True)):
             lab = f"k = {kval}"
-            if claim == "thm1.eq3":
+            if claim == "linformer.thm1.eq3":
                 for att, sub in part.groupby("attention", sort=True):
                     ax.hist(sub["value"], bins=50, histtype="step", density=True, label=f"{att}, {lab}")
             else:
                 ax.hist(part["value"], bins=50, histtype="step", density=True, label=lab)
-        threshold = {"lemma1.eq11": None, "thm1.eq3": float(np.log10(eps)), "thm2.eq8": eps}[claim]
+        threshold = {"linformer.lemma1.eq11": None, "linformer.thm1.eq3": float(np.log10(eps)), "linformer.thm2.eq8": eps}[claim]
         if threshold is not None:
             ax.axvline(threshold, color="crimson", ls="--", lw=1, label="ε (failure to the right)")
         ax.set_title(title)

@@ -16,20 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.errors import InputError
 from attnspec.plots import save_figure, style
 from attnspec.results import read_meta, read_table
-
-
-def default_at(seq_len: int) -> int:
-    """128 when n = 512 (the paper's reading point), else n / 4 (rounded, at least 1)."""
-    return 128 if seq_len == 512 else max(1, round(seq_len / 4))
-
-
-def check_at(at: int, seq_len: int) -> int:
-    if not 1 <= at <= seq_len:
-        raise InputError(f"--at must be in 1..{seq_len} (the run's seq_len), got {at}")
-    return at
+from attnspec.spectrum import check_at, default_at  # the reading index lives beside the computation
 
 
 def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:
@@ -53,9 +42,19 @@ def heat_at(spectrum: pd.DataFrame, at: int) -> pd.DataFrame:
     return spectrum[spectrum["index"] == at].pivot(index="layer", columns="head", values="mean")
 
 
+def family_note(meta: dict[str, Any]) -> str:
+    """``"decoder, causal P"`` / ``"encoder"`` from a run's meta (empty for runs made before it was recorded)."""
+    family = meta.get("family")
+    if family is None:
+        return ""
+    return f"{family}, causal P" if meta.get("causal") else str(family)
+
+
 def _label(meta: dict[str, Any]) -> str:
     ident = meta.get("identity", {})
-    return f"{ident.get('model', meta.get('model'))} · {ident.get('data')} (n={ident.get('seq_len')}, {meta.get('inputs_done')} inputs)"
+    note = family_note(meta)
+    return (f"{ident.get('model', meta.get('model'))} · {ident.get('data')} (n={ident.get('seq_len')}, "
+            f"{meta.get('inputs_done')} inputs{'; ' + note if note else ''})")
 
 
 def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str) -> None:
@@ -89,29 +88,36 @@ def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, vmin: float
     ax.set_title(title, fontsize=9)
 
 
-def plot_run(run: Path, out: Path | None = None, *, at: int | None = None, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
-    """Per-layer curves and the layer × head heatmap of one results directory."""
+def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None = None) -> dict[str, Any]:
+    """The two figures of one run, drawn from its tables: ``{"spectrum_layers": fig, "spectrum_heatmap": fig}``.
+
+    ``spectrum`` is the run's spectrum table (one row per layer, head, index); ``meta`` its
+    meta.json. Nothing is written; :func:`plot_run` saves them.
+    """
     import matplotlib.pyplot as plt
 
     style()
-    run = Path(run)
-    meta = read_meta(run)
-    spectrum = read_table(run, "spectrum")
     n = int(spectrum["index"].max())
     at = check_at(default_at(n) if at is None else at, n)
-    out = Path(out) if out is not None else run / "figures"
-    paths: list[Path] = []
-
-    fig, ax = plt.subplots(figsize=(5.2, 4))
+    fig_curves, ax = plt.subplots(figsize=(5.2, 4))
     _draw_curves(ax, spectrum, _label(meta))
     ax.axvline(at, color="grey", lw=0.8, ls=":")
     ax.legend(fontsize=6, ncol=2, loc="lower right")
-    paths += save_figure(fig, out / "spectrum_layers", formats)
 
     L, H = spectrum["layer"].nunique(), spectrum["head"].nunique()
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.45 * H + 2), max(3.2, 0.35 * L + 1.2)))
+    fig_heat, ax = plt.subplots(figsize=(max(4.5, 0.45 * H + 2), max(3.2, 0.35 * L + 1.2)))
     _draw_heat(ax, spectrum, at, _label(meta))
-    paths += save_figure(fig, out / "spectrum_heatmap", formats)
+    return {"spectrum_layers": fig_curves, "spectrum_heatmap": fig_heat}
+
+
+def plot_run(run: Path, out: Path | None = None, *, at: int | None = None, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Per-layer curves and the layer × head heatmap of one results directory."""
+    run = Path(run)
+    figures = run_figures(read_table(run, "spectrum"), read_meta(run), at=at)
+    out = Path(out) if out is not None else run / "figures"
+    paths: list[Path] = []
+    for name, fig in figures.items():
+        paths += save_figure(fig, out / name, formats)
     return paths
 
 
