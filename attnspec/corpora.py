@@ -73,7 +73,9 @@ Sources
 out like the project's shared data folder (``wikitext103/wiki.{valid,test}.raw``,
 ``imdb/*.jsonl`` with a ``split`` field, or ``imdb/aclImdb/{train,test}/{pos,neg}/*.txt``),
 then to the Hugging Face hub (``Salesforce/wikitext`` config ``wikitext-103-raw-v1``,
-``stanfordnlp/imdb``) through the optional ``datasets`` library. A name always wins over a
+``stanfordnlp/imdb``) through the optional ``datasets`` library. Without ``split``, WikiText's
+default is ``validation`` for a local copy and ``train`` from the hub (the only split with
+the paper's 10k windows of 512 tokens). A name always wins over a
 same-named file in the working directory (write ``./imdb`` for the file).
 
 Local formats, detected from the path:
@@ -852,8 +854,8 @@ def load_inputs(
     seed : int
         Seed (>= 0) of the draw without replacement.
     split : str, optional
-        wiki103: ``valid``/``validation`` (default), ``test``, ``train`` (hub only unless
-        a local ``wiki.train.raw`` exists). imdb: ``test`` (default), ``train``,
+        wiki103: ``valid``/``validation`` (default for a local copy), ``test``, ``train``
+        (default from the hub; hub only unless a local ``wiki.train.raw`` exists). imdb: ``test`` (default), ``train``,
         ``unsupervised`` (hub only). For paths, see the module docstring.
     data_dir : path, optional
         Folder laid out like the shared data; default: the environment variable
