@@ -509,7 +509,7 @@ def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
             f"- `{exp.name}`: model `{m.get('model')}` = {m.get('model_path')} ({m.get('model_source')}, "
             f"{m.get('architecture')}, {m.get('num_layers')} layers × {m.get('num_heads')} heads, {m.get('dtype')}); "
             f"data {c.get('corpus')} {c.get('split')} from `{Path(str(c.get('source'))).name}` "
-            f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {c.get('num_available')} available inputs of "
+            f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')} available inputs of "
             f"{c.get('seq_len')} tokens (mode {c.get('mode')}, short documents: {c.get('short_policy')}), seed {m.get('seed')}; "
             f"singular values by `{m.get('svd_method')}`; status {m.get('status')}."
         )

@@ -44,6 +44,19 @@ def test_full_run_writes_tidy_results_and_meta(model_dir: Path, text_file: Path,
     assert {"effective_rank_mean", "stable_rank_mean", "index_at_0.9_of_mean_curve"} <= set(metrics.columns)
 
 
+def test_default_batch_size_is_the_devices_and_is_recorded(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    from attnspec.spectrum_run import DEFAULT_BATCH_SIZE
+
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "default", batch_size=None, num_sentences=3), progress=False)
+    meta = json.loads((tmp_path / "default" / "meta.json").read_text())
+    assert meta["batch_size"] == DEFAULT_BATCH_SIZE["cpu"] and meta["batch_size_source"] == "default for cpu"
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "b3", batch_size=3, num_sentences=3), progress=False)
+    meta3 = json.loads((tmp_path / "b3" / "meta.json").read_text())
+    assert meta3["batch_size"] == 3 and meta3["batch_size_source"] == "--batch-size"
+    # Full-length inputs: the batch size changes how P is computed, not the curves.
+    np.testing.assert_allclose(_tables(tmp_path / "default")["mean"], _tables(tmp_path / "b3")["mean"], rtol=0, atol=1e-6)
+
+
 def test_interrupted_run_resumes_to_the_uninterrupted_result(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
     reference = run_spectrum(_cfg(model_dir, text_file, tmp_path / "ref"), progress=False)
 
