@@ -53,7 +53,7 @@ def sa_check(
     with user_errors():
         from rich.markup import escape
 
-        from attnspec.battery import run_battery
+        from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
 
         options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
@@ -64,41 +64,15 @@ def sa_check(
         def say(msg: str) -> None:
             err_console.print(f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]", highlight=False)
 
-        result = run_battery("sa-check", options, progress=say)
+        result = run_and_write("sa-check", options, out, plots=plots, progress=say)
         if out is not None:
-            _write(result, out)
             if plots:
-                from attnspec.battery import plot_results
-
-                plot_results("sa-check", out)
                 say("figures written")
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             typer.echo(verdicts_json(result.verdicts))
             return
         _print(result.verdicts, time.time() - start)
-
-
-def _write(result, out) -> None:  # noqa: ANN001 - BatteryResult, Path
-    """Tables, verdicts and meta.json (until attnspec.battery has its own writer)."""
-    from attnspec.battery import VERDICT_TABLE
-    from attnspec.results import environment_meta, write_meta, write_table
-
-    for name, frame in result.tables.items():
-        write_table(out, name, frame)
-    write_table(out, VERDICT_TABLE, _storable(result.verdict_frame()))
-    write_meta(out, {**result.meta, **environment_meta()})
-
-
-def _storable(frame: "pd.DataFrame") -> "pd.DataFrame":
-    """Parameter columns that mix numbers and ranges ("64..256") are stored as text."""
-    frame = frame.copy()
-    for c in frame.columns:
-        if frame[c].dtype == object:
-            kinds = {type(v) for v in frame[c] if v is not None}
-            if len(kinds) > 1:
-                frame[c] = [None if v is None else str(v) for v in frame[c]]
-    return frame
 
 
 def _print(rows: list, wall: float) -> None:

@@ -25,51 +25,12 @@ COMMAND = "osa-check"
 
 def run_and_write(command: str, options: Mapping[str, Any], out: Path | None, *, csv: bool = False,
                   progress: Callable[[str], None] | None = None) -> BatteryResult:
-    """Run a battery in-process and, with ``out``, write its result (refusing a directory
-    that holds a different run before computing)."""
-    import inspect
-
+    """Run a battery in-process and, with ``out``, write its result: the shared
+    :func:`attnspec.battery.run_and_write` (``out`` checked and locked before computing);
+    the callers draw the figures themselves."""
     from attnspec import battery
 
-    if "out_dir" in inspect.signature(battery.run_battery).parameters:
-        result = battery.run_battery(command, options, progress=progress, out_dir=out)
-    else:  # the shared writer has not landed yet: check and write here
-        if out is not None:
-            from attnspec.results import check_same_run
-
-            config = battery.battery_module(command).config_from_options(dict(options))
-            check_same_run(out, config.identity(), kind=command)
-        result = battery.run_battery(command, options, progress=progress)
-    if out is not None:
-        _write(result, out, csv)
-    return result
-
-
-def _write(result: BatteryResult, out: Path, csv: bool) -> None:
-    from attnspec import battery
-
-    if hasattr(battery, "write_result"):
-        battery.write_result(result, out, csv=csv)
-        return
-    from attnspec.results import environment_meta, write_meta, write_table
-
-    for name, frame in result.tables.items():
-        write_table(out, name, frame, csv=csv)
-    write_table(out, battery.VERDICT_TABLE, _uniform_columns(result.verdict_frame()), csv=csv)
-    ident = result.meta.get("identity", result.meta.get("parameters", {}))
-    write_meta(out, {"kind": result.command, "command": f"attnspec {result.command}", "identity": ident,
-                     **{k: v for k, v in result.meta.items() if k != "identity"},
-                     "claims": sorted({r.claim for r in result.verdicts}), **environment_meta()})
-
-
-def _uniform_columns(frame: Any) -> Any:
-    """Mixed-type object columns (N = 256 here, "6..96" there) as text, so parquet accepts them."""
-    for col in frame.columns:
-        if frame[col].dtype == object:
-            kinds = {type(v) for v in frame[col] if v is not None}
-            if len(kinds) > 1:
-                frame[col] = frame[col].map(lambda v: v if v is None else str(v))
-    return frame
+    return battery.run_and_write(command, options, out, csv=csv, plots=False, progress=progress)
 
 
 def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:
