@@ -15,7 +15,7 @@ and optionally
 * ``attention_request(config) -> AttentionRequest | None`` — the real attention matrices
   the battery needs (model, corpus, n, count). Theory modules never load a model or data:
   :func:`run_battery`, which sits above them, loads the matrices
-  (:func:`load_attention`, through :func:`attnspec.capture.sample_attention`) and passes
+  (:func:`load_attention`, through :func:`attnspec.real_attention.sample_attention`) and passes
   them to ``run(config, progress=..., attention=array)`` as an array of shape
   (count, n, n).
 
@@ -86,14 +86,14 @@ class AttentionRequest:
 
 
 def load_attention(request: AttentionRequest) -> np.ndarray:
-    """Load the matrices of ``request`` with :func:`attnspec.capture.sample_attention`.
+    """Load the matrices of ``request`` with :func:`attnspec.real_attention.sample_attention`.
 
     Returns
     -------
     ndarray, shape (count, n, n), float64
         Row-stochastic attention matrices P.
     """
-    from attnspec.capture import sample_attention
+    from attnspec.real_attention import sample_attention
 
     P = sample_attention(request.model, request.data, seq_len=request.seq_len, count=request.count,
                          seed=request.seed, data_dir=request.data_dir)
