@@ -1,4 +1,4 @@
-"""Nothing lost: the redesigned batteries against the code before the redesign, row by row.
+"""Nothing lost: the jl-check battery against the code before the redesign, row by row.
 
 Runs the OLD code (commit 029337d, extracted with ``git archive`` into a temporary folder
 and run in a subprocess with ``PYTHONPATH`` pointing there) and the NEW code (this
@@ -14,10 +14,10 @@ experiments' parameters at their ``[quick]`` sizes, and compares the verdict row
 Old claim ids and readings are mapped to the new ones per command (:data:`MAPPERS`).
 Exit code 0 when no number changed and no old row is missing.
 
-    PYTHONPATH=$PWD python tests/nothing_lost.py                      # every checking experiment
-    PYTHONPATH=$PWD python tests/nothing_lost.py --only jl-check      # one experiment
-    PYTHONPATH=$PWD python tests/nothing_lost.py --repo /work/main    # where commit 029337d is
-    PYTHONPATH=$PWD python tests/nothing_lost.py --only jl-check --full   # the committed sizes
+    PYTHONPATH=$PWD python benchmarks/nothing_lost_jl.py                      # every jl-check experiment
+    PYTHONPATH=$PWD python benchmarks/nothing_lost_jl.py --only jl-check      # one experiment
+    PYTHONPATH=$PWD python benchmarks/nothing_lost_jl.py --repo /work/main    # where commit 029337d is
+    PYTHONPATH=$PWD python benchmarks/nothing_lost_jl.py --only jl-check --full   # the committed sizes
 """
 
 from __future__ import annotations
@@ -157,8 +157,8 @@ def main() -> int:
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
         for path in sorted((REPO / "experiments").glob("*.toml")):
             spec = tomllib.loads(path.read_text())
-            if not spec.get("verdicts") or (a.only and path.stem not in a.only):
-                continue
+            if spec.get("command") not in MAPPERS or (a.only and path.stem not in a.only):
+                continue  # sa-check and osa-check have their own scripts (nothing_lost_sa_check.py, _osa.py)
             args = {**spec.get("args", {}), **({} if a.full else spec.get("quick", {}))}
             if "data" in args and "data-dir" not in args:
                 if not Path(a.data_dir).is_dir():
