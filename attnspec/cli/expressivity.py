@@ -1,21 +1,26 @@
 """`attnspec sa-check`: sparse expressivity of self-attention (Likhosherstov et al. 2021).
 
-Thin: parse the options → :func:`attnspec.battery.run_battery` (which validates them
-through the battery's config before any computation) → write the tables → draw the figures
-from the saved tables → print.
+Thin: parse the options → :func:`attnspec.battery.run_and_write` (which validates them
+through the battery's config before any computation, then writes the tables and draws the
+figures from them) → print.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
-
-if TYPE_CHECKING:
-    import pandas as pd
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+)
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -37,7 +42,7 @@ def sa_check(
     beta: Annotated[float, typer.Option("--beta", help="d* is the least d with success >= 1 − beta; in (0, 1).")] = 0.1,
     trials: Annotated[int, typer.Option("--trials", help="Monte Carlo trials per d, >= 10.")] = 200,
     d: Annotated[int | None, typer.Option("--d", help="Also measure every error at this projection dimension, >= 1.")] = None,
-    support: Annotated[str, typer.Option("--support", help="Support of A: random, banded or both (k per row and column).")] = "random",
+    support: Annotated[str, typer.Option("--support", help="Support of A: random, banded, both (k per row and column) or dense-column (k per row, one full column).")] = "random",
     factorization: Annotated[str, typer.Option("--factorization", help="B = B1 B2ᵀ: row (B, I) or column (I, Bᵀ).")] = "row",
     sweep: Annotated[bool, typer.Option("--sweep", help="Full (L, k) sweep: L in 64..4096, k in 1..32 (minutes).")] = False,
     sweep_L: Annotated[str, typer.Option("--sweep-L", help="Comma list of L (>= 2) for the d* vs k log L sweep.")] = "64,128,256",
@@ -59,6 +64,7 @@ def sa_check(
         options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
                    "d": d, "support": support, "factorization": factorization, "sweep": sweep, "sweep_L": sweep_L,
                    "sweep_k": sweep_k, "sweep_trials": sweep_trials, "threads": threads, "seed": seed}
+        claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
 
         def say(msg: str) -> None:

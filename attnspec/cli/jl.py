@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+)
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -52,6 +60,7 @@ def jl_check(
         options = {"n": n, "eps": eps, "k": k, "trials": trials, "trials_other": trials_other, "seed": seed,
                    "family": family, "claims": claims, "d": d, "temperature": temperature, "model": model,
                    "data": data, "data_dir": data_dir, "count": count}
+        claim_out_dir(out, "attnspec jl-check")  # writable and ours, before any work
         start = time.time()
 
         def progress(msg: str) -> None:

@@ -27,7 +27,12 @@ def test_json_stdout_is_only_json(out_run):
     rows = json.loads(res.stdout)
     claims = {r["claim"] for r in rows}
     assert claims >= {"osa.thm21", "osa.thm21.so_n", "osa.thm31.eq10", "osa.thm31.eq11", "osa.thm42", "osa.thm22",
-                      "osa.thm41", "osa.thm43", "osa.thm44", "osa.thm44.multihead"}
+                      "osa.thm41", "osa.thm43", "osa.thm44", "osa.thm44.multihead", "osa.lemc2", "osa.lemc3",
+                      "osa.lemc7", "osa.lemc7.eq79", "osa.alg1", "osa.eq26", "osa.eq48", "osa.eq89",
+                      "osa.thm44.constant"}
+    from attnspec import claims as registry
+
+    registry.check_rows(type("R", (), r)() for r in rows)  # every (claim, reading) is registered
     from attnspec.verdicts import VERDICTS
 
     assert {r["verdict"] for r in rows} <= set(VERDICTS)
@@ -43,7 +48,8 @@ def test_out_directory(out_run):
     assert meta["kind"] == "osa-check" and meta["seed"] == 3 and meta["identity"]["steps"] == 3
     assert "osa.thm31.eq10" in meta["claims"]
     assert "torch" in meta and "wall_seconds" in meta
-    for name in ("verdicts", "thm21", "thm31", "thm31_violations", "thm42", "thm22", "jacobian", "layer_orthogonality"):
+    for name in ("verdicts", "thm21", "thm31", "thm31_violations", "thm42", "thm22", "jacobian", "layer_orthogonality",
+                 "lemma_c2", "lemma_c3", "lemma_c7", "algorithm1", "printed"):
         assert (out / f"{name}.parquet").is_file() and (out / f"{name}.csv").is_file(), name
     viol = pd.read_parquet(out / "thm31_violations.parquet")
     assert len(viol) > 0 and (viol.sigma_max > 1).all()  # every Thm 3.1 violation comes with σ_max(B) > 1

@@ -21,6 +21,7 @@ from attnspec.theory.osa.thm31 import verdicts_orthogonality
     ({"d_v": 5, "d_model": 8}, "--d-v: the initialisation needs 2\\*d_v <= d_model"),
     ({"schedule": ["1e308,1e308"]}, "--schedule 'custom\\(1e\\+308,1e\\+308\\)' must keep the singular values"),
     ({"schedule": ["10,0"]}, "they reach 1e\\+12"),
+    ({"schedule": ["3,0"]}, "within \\[0, 10\\] over K = 0..12; they reach 5.31e\\+05"),
     ({"schedule": ["quartic"]}, "--schedule: Newton–Schulz schedule must be one of"),
     ({"steps": 101}, r"--steps must be an integer in \[0, 100\]"),
     ({"trials": 0}, r"--trials must be an integer in \[1, 1000\]"),

@@ -29,9 +29,12 @@ DEFAULT_SCHEDULES: tuple[str, ...] = ("cubic", "muon", "polar-express")
 ALPHA_MAX = 1e3
 #: Largest Newton–Schulz step K of the Thm 3.1 sweep.
 STEPS_MAX = 100
-#: A schedule must keep every singular value of the pre-normalised M_0 (in [0, 1]) within
-#: this range at every step, or its iterates overflow float64.
-SIGMA_MAX = 1e6
+#: A schedule must keep every singular value of the pre-normalised M_0 (in [0, 1]) below
+#: this at every step. Newton–Schulz approximates the polar factor (σ → 1): Lemma C.1 bounds
+#: the cubic's iterates by √3, the named schedules stay below 2 (Muon 1.20, Polar Express
+#: 1.99). A schedule that sends σ beyond 10 is not an orthogonalisation, and [S] = BᵀSB grows
+#: as σ², the Thm 3.1 error as σ⁴: exp[S] and the bounds lose all precision, then overflow.
+SIGMA_MAX = 10.0
 #: The K the layer-level checks use (the paper's K = 6) and the longest fixed sweep (K = 14).
 LAYER_STEPS = 6
 KERNEL_STEPS = 14
@@ -41,7 +44,16 @@ _OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "t
 
 def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
     """A ``--schedule`` value: a name, or custom coefficients ``a,b[,c]`` (one step, repeated)
-    or ``a,b,c;a,b,c;...`` (one tuple per step, the last repeated)."""
+    or ``a,b,c;a,b,c;...`` (one tuple per step, the last repeated).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str or list of tuple of float
+    """
     t = str(text).strip()
     if any(ch.isdigit() for ch in t):
         try:
@@ -59,7 +71,19 @@ def schedule_range(coefficients: Coefficients, steps: int, grid: int = 2001) -> 
 
     Newton–Schulz acts on each singular value of M_0 (all in [0, 1] after the
     pre-normalisation) by the same odd polynomial, so this is the largest singular value any
-    basis of the schedule can reach; inf/NaN if the iterates overflow.
+    basis of the schedule can reach.
+
+    Parameters
+    ----------
+    coefficients : str or tuple or list of tuples
+    steps : int
+    grid : int
+        Points of [0, 1] iterated.
+
+    Returns
+    -------
+    float
+        >= 1; inf if the iterates overflow.
     """
     x = np.linspace(0.0, 1.0, grid)
     worst = 1.0
@@ -205,7 +229,8 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     BatteryResult
         Verdict rows keyed on ``osa.*`` claim ids; tables ``thm21``,
         ``layer_orthogonality``, ``thm31``, ``thm31_violations``, ``thm42``, ``thm22``,
-        ``jacobian`` (and ``timing``).
+        ``jacobian``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
+        (and ``timing``).
     """
     config.validate()
 
@@ -258,11 +283,41 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     r, tables["jacobian"] = jacobian.check_jacobian(seed, d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
                                                     trials=cfg.trials, multihead=2 if cfg.d_model % 2 == 0 else 0)
     rows += r
+    say("Issue #12: Lemmas C.2, C.3, C.7, Algorithm 1's sign fix, printed formulas")
+    rows += _paper_details(cfg, tables)
     return rows, tables
 
 
+def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
+    """Lemmas C.2/C.3/C.7, Algorithm 1 and the printed formulas (their own tables)."""
+    from attnspec.theory.osa import algorithm1, lemmas, printed
+
+    seed, rows = cfg.seed, []
+    tables["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c2_rows(tables["lemma_c2"], seed)
+    tables["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c3_rows(tables["lemma_c3"], seed)
+    tables["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
+    rows += lemmas.lemma_c7_rows(tables["lemma_c7"], seed)
+    tables["algorithm1"] = algorithm1.algorithm1_table(seed)
+    rows += algorithm1.algorithm1_rows(tables["algorithm1"], seed)
+    r, tables["printed"] = printed.printed_rows(seed)
+    rows += r
+    rows.append(printed.thm44_constant_row(tables["jacobian"], seed))
+    return rows
+
+
 def summary_line(result: BatteryResult) -> str:
-    """One line for the terminal: verdict counts and the fitted timing exponents."""
+    """One line for the terminal: verdict counts and the fitted timing exponents.
+
+    Parameters
+    ----------
+    result : BatteryResult
+
+    Returns
+    -------
+    str
+    """
     counts: dict[str, int] = {}
     for r in result.verdicts:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1

@@ -33,9 +33,20 @@ def make_instance(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """A reproducible instance (X, W_Q, W_K) in float64.
 
-    X (n, d) has iid N(0, x_scale²/d) entries (tokens of norm ≈ x_scale); W_Q, W_K (d, d_v)
-    follow the paper's initialisation (``"stiefel"``, needs 2 d_v <= d) or have iid
-    N(0, 1/d) entries (``"gaussian"``, a generic trained-like layer).
+    Parameters
+    ----------
+    seed : int
+    n, d, d_v : int
+    weights : {"stiefel", "gaussian", "shared-span"}
+        The paper's initialisation (needs 2 d_v <= d), iid N(0, 1/d) entries (a generic
+        trained-like layer), or W_K = W_Q O (span(K) = span(Q), rank[Q, K] = d_v).
+    x_scale : float
+        X has iid N(0, x_scale²/d) entries (tokens of norm ≈ x_scale).
+
+    Returns
+    -------
+    x : Tensor (n, d)
+    w_q, w_k : Tensor (d, d_v)
     """
     if weights not in WEIGHT_LAWS + (SHARED_SPAN,):
         raise InputError(f"weights must be one of {', '.join(WEIGHT_LAWS + (SHARED_SPAN,))}, got {weights!r}")
@@ -53,23 +64,33 @@ def make_instance(
 
 
 def instance_label(**kw: object) -> str:
+    """``k=v, ...`` for evidence strings (floats to 4 significant digits)."""
     return ", ".join(f"{k}={short(v)}" for k, v in kw.items())
 
 
 def short(v: object) -> str:
+    """A value for evidence strings: floats to 4 significant digits."""
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
 
 
 def schedule_name(c: Coefficients) -> str:
-    """A schedule's display name: its name, or ``custom(a,b;a,b,c)`` for coefficients."""
+    """A schedule's display name: its name, or ``custom(a,b;a,b,c)`` for coefficients.
+
+    Parameters
+    ----------
+    c : str or tuple or list of tuples
+
+    Returns
+    -------
+    str
+    """
     if isinstance(c, str):
         return c
     seq = list(c)
     steps = [seq] if all(isinstance(v, (int, float)) for v in seq) else seq
     return "custom(" + ";".join(",".join(f"{float(v):g}" for v in s) for s in steps) + ")"
-
 
 
 def effective_condition(m: torch.Tensor, rtol: float = 1e-10) -> tuple[float, int, float, float]:

@@ -116,10 +116,26 @@ def jacobian_table(
     bases: Sequence[tuple[str, Coefficients, int]],
     multihead: int,
 ) -> list[dict]:
-    """One record per (basis, alpha, draw) for the draws ``seeds`` (see :func:`check_jacobian`).
+    """One record per (configuration, alpha, draw) for the draws ``seeds``.
 
     Each draw is X (n, d_model) with iid N(0, 1/d_model) entries and Section 4 weights from
     its own seed; ``role`` ("fit" or "test") is recorded with it.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+    role : str
+    n, d_model, d_v : int
+    alphas : sequence of float
+    bases : sequence of (basis, schedule, K)
+    multihead : int
+        Heads of the multihead configuration (0 or 1: none).
+
+    Returns
+    -------
+    list of dict
+        reading, basis, heads, d_v, alpha, seed, role, thm41_residual, j1_norm, j2_kappa,
+        delta, kappa_j, rank_j, sigma_min_j, sigma_max_j, kappa_top, rank_top, kappa_w.
     """
     configs: list[tuple[str, str, Coefficients, int, int, int]] = []
     for basis, sch, k in bases:
@@ -225,6 +241,14 @@ def multihead_vo_condition(d_model: int, heads: int, draws: int, seed: int) -> n
 
     As alpha → 0 every A_h → I and the multihead Jacobian tends to (Σ_h W_V,h W_O,h)ᵀ ⊗ I_N,
     so this is the limit of κ(J) for the multihead layer.
+
+    Parameters
+    ----------
+    d_model, heads, draws, seed : int
+
+    Returns
+    -------
+    ndarray (draws,)
     """
     out = []
     for s in spawn_seeds(seed, draws):
@@ -277,7 +301,8 @@ def _thm43_row(grp: pd.DataFrame, label: str, seed: int, alphas: Sequence[float]
                        hypothesis_unmet=_qr_unmet(label))
     return VerdictRow(
         claim="osa.thm43", reading="as-stated", verdict=d.verdict,
-        params={"basis": label, "heads": 1, "alpha": a_rng}, bound=THM43_GROWTH, estimate=c_hat, trials=len(grp),
+        params={"basis": label, "heads": 1, "alpha": a_rng}, bound=THM43_GROWTH, estimate=float(growth.max()),
+        trials=len(grp),
         seed=seed,
         evidence=(f"log-log slope of ||J1||₂ vs alpha on alpha <= 0.1: min {min(slopes):.3f} over {len(slopes)} "
                   f"instances (1 = linear); ||J1||/alpha at alpha={min(alphas):g} vs 0.1: ×{float(growth.max()):.3g} "

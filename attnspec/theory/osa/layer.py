@@ -55,7 +55,22 @@ def osa_basis(
 ) -> torch.Tensor:
     """The basis B of span(M) used by OSA: reduced QR (sign-fixed) or Newton–Schulz.
 
-    ``m`` (..., N, r) → (..., N, r) (QR: (..., N, min(N, r))).
+    Parameters
+    ----------
+    m : Tensor (..., N, r)
+        M = [Q, K] (r = 2 d_v).
+    basis : {"qr", "newton-schulz"}
+    ns_steps : int
+        Newton–Schulz iterations K >= 0.
+    ns_coefficients : str or tuple or list
+        Schedule (see :func:`attnspec.linalg.ns_schedule`).
+    eps : float
+        The eps of the pre-normalisation M / (||M||_F + eps).
+
+    Returns
+    -------
+    Tensor (..., N, r)
+        QR: (..., N, min(N, r)).
     """
     basis = _check_basis(basis)
     if basis == "qr":
@@ -116,7 +131,17 @@ def osa_dense_heads(
 ) -> torch.Tensor:
     """Reference: ``exp(S_h) X W_V,h`` with the dense N×N ``torch.linalg.matrix_exp(S)``.
 
-    Same shapes as :func:`osa_heads`; O(N³) — tests, benchmarks and small-N checks only.
+    O(N³): tests, benchmarks and small-N checks only.
+
+    Parameters
+    ----------
+    x : Tensor (batch, N, d)
+    w_q, w_k, w_v : Tensor (heads, d, d_v)
+    alpha : float or Tensor (heads,)
+
+    Returns
+    -------
+    Tensor (batch, heads, N, d_v)
     """
     s = dense_skew(x, w_q, w_k, alpha)  # (B, H, N, N)
     v = torch.einsum("bnd,hdv->bhnv", x, w_v)
@@ -124,7 +149,19 @@ def osa_dense_heads(
 
 
 def dense_skew(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha: torch.Tensor | float) -> torch.Tensor:
-    """The N×N matrices ``S_h = (alpha_h / sqrt(d_v)) (Q Kᵀ − K Qᵀ)``, shape (batch, heads, N, N)."""
+    """The N×N matrices ``S_h = (alpha_h / sqrt(d_v)) (Q Kᵀ − K Qᵀ)``.
+
+    Parameters
+    ----------
+    x : Tensor (batch, N, d)
+    w_q, w_k : Tensor (heads, d, d_v)
+    alpha : float or Tensor (heads,)
+
+    Returns
+    -------
+    Tensor (batch, heads, N, N)
+        Skew-symmetric.
+    """
     d_v = w_q.shape[-1]
     q = torch.einsum("bnd,hdv->bhnv", x, w_q)
     k = torch.einsum("bnd,hdv->bhnv", x, w_k)
@@ -139,7 +176,17 @@ def dense_skew(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha: tor
 def init_qk(d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
     """Section 4.2: per head, U ~ Uniform(V_{2 d_v}(R^d)), W_Q = U[:, :d_v], W_K = U[:, d_v:].
 
-    Returns W_Q, W_K of shape (heads, d_model, d_v). Needs 2 d_v <= d_model.
+    Parameters
+    ----------
+    d_model, d_v, heads : int
+        Needs 2 d_v <= d_model.
+    seed : int or torch.Generator
+    dtype : torch.dtype
+
+    Returns
+    -------
+    w_q, w_k : Tensor (heads, d_model, d_v)
+        [W_Q, W_K] has orthonormal columns.
     """
     if 2 * d_v > d_model:
         raise InputError(
@@ -153,7 +200,16 @@ def init_qk(d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype =
 def init_vo(d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
     """Section 4.1: W_V = U, W_O = Vᵀ with U, V iid Uniform(V_{d_v}(R^d)).
 
-    Returns W_V (heads, d_model, d_v) and W_O (heads, d_v, d_model).
+    Parameters
+    ----------
+    d_model, d_v, heads : int
+    seed : int or torch.Generator
+    dtype : torch.dtype
+
+    Returns
+    -------
+    w_v : Tensor (heads, d_model, d_v)
+    w_o : Tensor (heads, d_v, d_model)
     """
     g = torch_generator(seed)
     u = sample_stiefel(d_model, d_v, g, dtype=dtype, batch=(heads,))

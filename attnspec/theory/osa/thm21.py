@@ -29,7 +29,19 @@ from attnspec.verdicts import VerdictRow, classify_identity
 def converged_ns_basis(m: torch.Tensor, max_steps: int = 100, tol: float = 1e-14) -> tuple[torch.Tensor, int, bool]:
     """Newton–Schulz (Polar Express, then its fixed quintic) until BᵀB is a projector.
 
-    Returns (B, steps used, converged); converged means ||(BᵀB)² − BᵀB||_max <= tol.
+    Parameters
+    ----------
+    m : Tensor (N, r)
+    max_steps : int
+    tol : float
+        Converged means ||(BᵀB)² − BᵀB||_max <= tol.
+
+    Returns
+    -------
+    b : Tensor (N, r)
+    steps : int
+        Steps used.
+    converged : bool
     """
     sched = ns_schedule("polar-express", max_steps)
     b = m / torch.linalg.matrix_norm(m, ord="fro")
@@ -49,12 +61,28 @@ def check_lowrank_expm(
     alphas: Sequence[float] = (0.1, 1.0, 4.0),
     d: int = 16,
 ) -> tuple[list, pd.DataFrame]:
-    """Theorem 2.1 (and exp(S) ∈ SO(N)) against dense expm, float64.
+    """Theorem 2.1 (``osa.thm21``) and exp(S) ∈ SO(N) (``osa.thm21.so_n``, reading
+    ``low-rank-formula``) against dense expm, float64.
 
-    For each (N, d_v, alpha) one seeded instance; the low-rank formula with a QR basis and
-    with a converged Newton–Schulz basis is compared entrywise with
-    ``torch.linalg.matrix_exp(S)`` and ``scipy.linalg.expm(S)``. N < 2 d_v (a basis of
-    R^N) is included. Returns verdict rows and the tidy per-instance table.
+    For each (N, d_v, alpha, weights) one seeded instance; the low-rank formula with a QR
+    basis and with a converged Newton–Schulz basis is compared entrywise with
+    ``torch.linalg.matrix_exp(S)``, ``scipy.linalg.expm(S)`` and the eigendecomposition of iS.
+    N < 2 d_v (a basis of R^N) and rank[Q, K] < 2 d_v (``shared-span`` weights) are included.
+
+    Parameters
+    ----------
+    seed : int
+    ns, d_vs : sequence of int
+    alphas : sequence of float
+    d : int
+        Token width (at least 2 d_v).
+
+    Returns
+    -------
+    rows : list of VerdictRow
+        Two per basis.
+    frame : DataFrame
+        One row per (instance, basis): differences to each reference, ||AᵀA − I||₂, det A.
     """
     import scipy.linalg
 
@@ -141,9 +169,30 @@ def check_layer_orthogonality(
     schedules: Sequence[Coefficients] = ("cubic", "muon", "polar-express"),
     trials: int = 4,
 ) -> tuple[list, pd.DataFrame]:
-    """exp(S) ∈ SO(N) for the A the layer actually applies, at its default K (large N,
-    small-matrix formulas). QR is exact up to rounding; a finite-K Newton–Schulz basis is
-    not (the paper says so in Sec. 3): this reports by how much, per schedule.
+    """exp(S) ∈ SO(N) for the A the layer applies at K = ``ns_steps`` (``osa.thm21.so_n``,
+    reading ``layer``), large N, small-matrix formulas.
+
+    QR is exact up to rounding; a finite-K Newton–Schulz basis is not orthonormal (the paper
+    says so in Sec. 3), so Theorem 2.1's hypothesis is not met there: those rows are
+    ``hypothesis-unmet`` with the measured deviation.
+
+    Parameters
+    ----------
+    seed : int
+    n, d, d_v : int
+        Instance size: X (n, d), heads of width d_v.
+    alphas : sequence of float
+    ns_steps : int
+    schedules : sequence
+    trials : int
+        Instances per alpha.
+
+    Returns
+    -------
+    rows : list of VerdictRow
+        One per basis (QR, then each schedule).
+    frame : DataFrame
+        One row per (basis, instance): orth_error = ||AᵀA − I||₂, det, sigma_min/max of B.
     """
     recs = []
     seeds = spawn_seeds(seed + 1, trials * len(alphas))

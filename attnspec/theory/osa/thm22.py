@@ -61,13 +61,31 @@ def check_kernel(
     ),
     trials: int = 3,
 ) -> tuple[list, pd.DataFrame]:
-    """Theorem 2.2: h = 1, no skips, no MLP, W_V W_O (d×d) orthogonal ⇒ the eigenvalues
-    of Σ_l = X_l X_lᵀ equal those of Σ_0 for every layer l.
+    """Theorem 2.2 (``osa.thm22``): h = 1, no skips, no MLP, W_V W_O (d×d) orthogonal ⇒ the
+    eigenvalues of Σ_l = X_l X_lᵀ equal those of Σ_0 for every layer l.
 
     With h = 1 the value width is d, so W_V, W_O are d×d orthogonal (Stiefel, Sec. 4.1);
     the query-key init of Sec. 4.2 needs 2 d_v <= d, so queries and keys use width d/2
     (Stiefel [W_Q, W_K]) — the theorem puts no condition on them. Each layer draws fresh
-    weights. Reported: max over layers of max_i |λ_i(Σ_l) − λ_i(Σ_0)| / λ_max(Σ_0).
+    weights. Measured: max over layers of max_i |λ_i(Σ_l) − λ_i(Σ_0)| / λ_max(Σ_0), and
+    ||A_lᵀA_l − I||₂ of every layer (the hypothesis).
+
+    Parameters
+    ----------
+    seed : int
+    n, d, depth : int
+        X_0 is (n, d); ``depth`` layers.
+    alphas : sequence of float
+    bases : sequence of (basis, schedule, K)
+    trials : int
+        Stacks per alpha.
+
+    Returns
+    -------
+    rows : list of VerdictRow
+        One per basis.
+    frame : DataFrame
+        One row per (basis, alpha, stack, layer): rel_eig_dev, rank, rank0, a_orth_error.
     """
     if d < 2:
         raise InputError(f"d must be >= 2, got {d}")

@@ -59,7 +59,20 @@ class OrthogonalityError:
 
 
 def bound_10(s_norm: float, sigmas: Sequence[float] | torch.Tensor) -> float:
-    """Right-hand side of Theorem 3.1 eq. (10): (e^{||S||₂} − 1)² max_i |σ_i²(σ_i² − 1)|."""
+    """Right-hand side of Theorem 3.1 eq. (10): (e^{||S||₂} − 1)² max_i |σ_i²(σ_i² − 1)|.
+
+    Parameters
+    ----------
+    s_norm : float
+        ||S||₂.
+    sigmas : sequence of float or Tensor (r,)
+        The singular values of B.
+
+    Returns
+    -------
+    float
+        inf where (e^{||S||₂} − 1)² overflows float64.
+    """
     sv = torch.as_tensor(sigmas, dtype=torch.float64)
     growth = _growth(s_norm)
     factor = float((sv**2 * (sv**2 - 1)).abs().max()) if sv.numel() else 0.0
@@ -67,7 +80,18 @@ def bound_10(s_norm: float, sigmas: Sequence[float] | torch.Tensor) -> float:
 
 
 def bound_11(s_norm: float) -> float:
-    """Right-hand side of Theorem 3.1 eq. (11): ¼ (e^{||S||₂} − 1)²."""
+    """Right-hand side of Theorem 3.1 eq. (11): ¼ (e^{||S||₂} − 1)².
+
+    Parameters
+    ----------
+    s_norm : float
+        ||S||₂.
+
+    Returns
+    -------
+    float
+        inf where it overflows float64.
+    """
     return 0.25 * _growth(s_norm)
 
 
@@ -100,7 +124,18 @@ def _validate_qk(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> None:
 
 
 def spectral_norm_skew(m: torch.Tensor, scale: float) -> float:
-    """||scale · M J Mᵀ||₂ for M = [Q, K] (N, 2 d_v), i.e. ||S||₂, from a QR of M (no N×N)."""
+    """||S||₂ for S = scale · M J Mᵀ, M = [Q, K], from a QR of M (no N×N matrix).
+
+    Parameters
+    ----------
+    m : Tensor (N, 2 d_v)
+    scale : float
+        alpha / sqrt(d_v).
+
+    Returns
+    -------
+    float
+    """
     _, r = torch.linalg.qr(m, mode="reduced")  # M = Q_M R, R (min(N, r), r)
     j = _skew_J(m.shape[-1] // 2)
     return abs(scale) * float(torch.linalg.matrix_norm(r @ j @ r.mT, ord=2))
@@ -142,7 +177,23 @@ def orthogonality_errors(
     eps: float = 0.0,
     expm: str = "eigh",
 ) -> list[OrthogonalityError]:
-    """:func:`orthogonality_error` for every K = 0..steps in one Newton–Schulz pass."""
+    """:func:`orthogonality_error` for every K = 0..steps in one Newton–Schulz pass.
+
+    Parameters
+    ----------
+    x : Tensor (N, d)
+    w_q, w_k : Tensor (d, d_v)
+    alpha : float
+    steps : int
+        The largest K.
+    coefficients, eps, expm
+        As in :func:`orthogonality_error`.
+
+    Returns
+    -------
+    list of OrthogonalityError
+        steps + 1 entries, K = 0..steps.
+    """
     _check_alpha(alpha)
     check_range("eps", float(eps), low=0.0)
     if expm not in ("eigh", "torch"):
@@ -205,7 +256,22 @@ def orthogonality_error_dense(
     X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor, alpha: float, steps: int,
     coefficients: Coefficients = "cubic", eps: float = 0.0,
 ) -> dict[str, float]:
-    """Reference for :func:`orthogonality_error` with N×N matrices (small N only)."""
+    """Reference for :func:`orthogonality_error` with N×N matrices (small N only).
+
+    Parameters
+    ----------
+    X : Tensor (N, d)
+    W_Q, W_K : Tensor (d, d_v)
+    alpha : float
+    steps : int
+    coefficients : str or tuple or list
+    eps : float
+
+    Returns
+    -------
+    dict
+        error, s_norm, sigma_min, sigma_max, bound10, bound11, det (floats).
+    """
     x, w_q, w_k = _as64(X), _as64(W_Q), _as64(W_K)
     d_v = w_q.shape[1]
     q, k = x @ w_q, x @ w_k
@@ -244,9 +310,33 @@ def simulate_orthogonality(
     """Tidy table of Theorem 3.1 evaluations: one row per (schedule, instance, K).
 
     Instances: for each (N, d_v, weights, trial) one seeded (X, W_Q, W_K) (see
-    :func:`make_instance`, d = max(d, 2 d_v)), shared by every alpha and schedule.
-    Columns: schedule, steps, n, d_v, alpha, weights, seed, error, s_norm, sigma_min,
-    sigma_max, bound10, bound11, det.
+    :func:`attnspec.theory.osa.instances.make_instance`, d = max(d, 2 d_v)), shared by every
+    alpha and schedule.
+
+    Parameters
+    ----------
+    seed : int
+    schedules : sequence
+        Names or custom coefficients.
+    max_steps : int
+        K = 0..max_steps.
+    alphas : sequence of float
+    ns, d_vs : sequence of int
+        N and d_v of the instances.
+    weights : sequence of str
+        "stiefel" and/or "gaussian".
+    trials : int
+        Instances per (N, d_v, weights).
+    d : int
+        Token width.
+    eps : float
+        Newton–Schulz pre-normalisation eps.
+
+    Returns
+    -------
+    DataFrame
+        Columns schedule, steps, n, d_v, alpha, weights, seed, error, s_norm, sigma_min,
+        sigma_max, bound10, bound11, det.
     """
     from attnspec.stats import spawn_seeds
 
@@ -277,8 +367,19 @@ def simulate_orthogonality(
 
 
 def orthogonality_violations(frame: pd.DataFrame) -> pd.DataFrame:
-    """Every evaluation of :func:`simulate_orthogonality` that exceeds bound (10) or (11),
-    one row per (evaluation, bound), with the σ(B) range that came with it."""
+    """Every evaluation that exceeds bound (10) or (11), one row per (evaluation, bound).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table of :func:`simulate_orthogonality`.
+
+    Returns
+    -------
+    DataFrame
+        Columns bound_name, schedule, steps, n, d_v, alpha, weights, seed, error, bound_value,
+        ratio, sigma_min, sigma_max, s_norm.
+    """
     out = []
     for bound, label in (("bound10", "(10)"), ("bound11", "(11)")):
         b = frame[bound]

@@ -88,7 +88,19 @@ def time_forward(
 
 
 def fitted_exponent(frame: pd.DataFrame, method: str) -> float:
-    """Least-squares slope of log(seconds) on log(n) for one method (time ∝ N^slope)."""
+    """Least-squares slope of log(seconds) on log(n) for one method (time ∝ N^slope).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table of :func:`time_forward`.
+    method : str
+
+    Returns
+    -------
+    float
+        NaN with fewer than two sizes.
+    """
     sub = frame[frame.method == method]
     if len(sub) < 2:
         return float("nan")

@@ -154,7 +154,17 @@ class TrainConfig:
 
 
 def quick_config(**overrides: Any) -> TrainConfig:
-    """A tiny configuration that runs in seconds (tests, CI smoke runs)."""
+    """A tiny configuration that runs in seconds (tests, CI smoke runs).
+
+    Parameters
+    ----------
+    **overrides
+        TrainConfig fields replacing the tiny defaults (seeds 2, epochs 2, depth 2, dim 16, heads 2).
+
+    Returns
+    -------
+    TrainConfig
+    """
     base = dict(seeds=2, epochs=2, depth=2, dim=16, heads=2, batch_size=128)
     base.update(overrides)
     return TrainConfig(**base)
@@ -179,7 +189,16 @@ def _check_test_fraction(value: Any) -> None:
 
 
 def validate_config(cfg: TrainConfig) -> None:
-    """Raise :class:`InputError` naming the first bad value of ``cfg`` and what is allowed."""
+    """Raise :class:`InputError` naming the first bad value of ``cfg`` and what is allowed.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+
+    Raises
+    ------
+    InputError
+    """
     if not cfg.models:
         raise InputError(f"models must name at least one of {', '.join(MODELS)}")
     for m in cfg.models:
@@ -248,7 +267,18 @@ class DigitsSplit:
 
 
 def patchify(images: np.ndarray | torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major."""
+    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major.
+
+    Parameters
+    ----------
+    images : ndarray or Tensor (n, H, W)
+    patch_size : int
+        p, dividing H and W.
+
+    Returns
+    -------
+    Tensor (n, (H/p)(W/p), p²), float32
+    """
     x = torch.as_tensor(images, dtype=torch.float32)
     if x.ndim != 3:
         raise InputError(f"images must have shape (n, H, W), got {tuple(x.shape)}")
@@ -266,6 +296,18 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
 
     Pixels (0..16) are standardised with the training split's scalar mean and std, so
     the test split never informs the preprocessing.
+
+    Parameters
+    ----------
+    patch_size : {1, 2, 4, 8}
+    test_fraction : float
+        In :data:`TEST_FRACTION_RANGE` (each split keeps an image of every class).
+    seed : int
+
+    Returns
+    -------
+    DigitsSplit
+        x_train (n_train, P, p²), y_train (n_train,), x_test, y_test likewise.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -308,6 +350,16 @@ def signal_rms(model: Classifier, x: torch.Tensor) -> list[dict[str, Any]]:
     block l = 1..depth (after the sub-layer, its residual and its norm as the block
     applies them), and ``("logits", depth)`` (the standard deviation of the logits).
     Signal propagation at initialisation is what the paper's Section 4 is about.
+
+    Parameters
+    ----------
+    model : Classifier
+    x : Tensor (batch, P, p²)
+
+    Returns
+    -------
+    list of dict
+        stage, block, rms.
     """
     rows = []
     h = model.embed(x)  # (B, N, d)
@@ -326,7 +378,19 @@ def signal_rms(model: Classifier, x: torch.Tensor) -> list[dict[str, Any]]:
 
 @torch.no_grad()
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 512) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy of ``model`` on (x, y), in eval mode."""
+    """Mean cross-entropy and accuracy of ``model`` on (x, y), in eval mode.
+
+    Parameters
+    ----------
+    model : nn.Module
+    x : Tensor (n, P, p²)
+    y : Tensor (n,)
+    batch_size : int
+
+    Returns
+    -------
+    (loss, accuracy) : tuple of float
+    """
     was_training = model.training
     model.eval()
     total_loss, correct = 0.0, 0
@@ -346,6 +410,22 @@ def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: in
     accuracy before the step's update), one ``split="test"`` row at step 0 and after
     every epoch. A non-finite loss stops the run and marks it ``diverged`` (its final
     metrics are still measured, not invented).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODELS`.
+    cfg : TrainConfig
+    data : DigitsSplit
+    init_seed, order_seed : int
+        Seeds of the initialisation and of the batch order.
+    replicate : int
+    seed : int, optional
+        The replicate's seed, recorded in every row.
+
+    Returns
+    -------
+    RunResult
     """
     t0 = time.perf_counter()
     model = build_model(name, cfg, init_seed)
@@ -420,12 +500,35 @@ class TrainComparison:
 
 
 def replicate_seeds(cfg: TrainConfig) -> list[int]:
-    """The per-replicate seeds derived from ``cfg.seed``."""
+    """The per-replicate seeds derived from ``cfg.seed``.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+
+    Returns
+    -------
+    list of int
+        ``cfg.seeds`` seeds.
+    """
     return spawn_seeds(cfg.seed, cfg.seeds)
 
 
 def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> TrainComparison:
-    """Train every model of ``cfg`` on every replicate; return tidy curves and summaries."""
+    """Train every model of ``cfg`` on every replicate; return tidy curves and summaries.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+    progress : callable, optional
+        Receives one line per finished run.
+
+    Returns
+    -------
+    TrainComparison
+        curves (one row per model, replicate, split, step), signal, runs (one row per
+        model and replicate), summary (one row per model).
+    """
     validate_config(cfg)
     if any(m.startswith("osa") for m in cfg.models):
         _osa_class()  # fail before any training if the OSA layer is unavailable
@@ -457,7 +560,20 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
 def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline: str = "vit") -> pd.DataFrame:
     """One row per model: test accuracy mean ± std over replicates, and the paired
     difference to ``baseline`` (same split, init seed and batch order) with a 95 %
-    Student-t interval when there are at least two replicates."""
+    Student-t interval when there are at least two replicates.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per (model, replicate), as in :attr:`TrainComparison.runs`.
+    models : sequence of str, optional
+    baseline : str
+
+    Returns
+    -------
+    DataFrame
+        One row per model.
+    """
     models = list(models) if models is not None else list(dict.fromkeys(runs["model"]))
     base = runs[runs["model"] == baseline].set_index("replicate")["test_accuracy"] if baseline in models else None
     rows = []
@@ -500,5 +616,16 @@ def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline:
 
 
 def with_overrides(cfg: TrainConfig, **overrides: Any) -> TrainConfig:
-    """``cfg`` with the non-None ``overrides`` applied (validated)."""
+    """``cfg`` with the non-None ``overrides`` applied (validated).
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+    **overrides
+        TrainConfig fields; None leaves a field as it is.
+
+    Returns
+    -------
+    TrainConfig
+    """
     return replace(cfg, **{k: v for k, v in overrides.items() if v is not None})

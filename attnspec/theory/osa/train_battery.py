@@ -73,8 +73,16 @@ class OsaTrainConfig:
 def config_from_options(options: Mapping[str, Any]) -> OsaTrainConfig:
     """The validated config of osa-train options (CLI names, dashes as underscores).
 
-    ``models`` may be a comma-separated string or a list; ``quick`` starts from the tiny
-    configuration; None values take the defaults.
+    Parameters
+    ----------
+    options : mapping
+        ``models`` (a comma-separated string or a list), ``seeds``, ``seed``, ``epochs``, ...,
+        ``quick`` (start from the tiny configuration), ``threads``; None values take the
+        defaults.
+
+    Returns
+    -------
+    OsaTrainConfig
     """
     opts = {str(k).replace("-", "_"): v for k, v in options.items() if v is not None}
     unknown = sorted(set(opts) - set(_OPTIONS))
@@ -143,7 +151,18 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
 
 def training_rows(summary: Any, cfg: lib.TrainConfig) -> list[VerdictRow]:
     """One ``measured`` row of claim ``osa.sec5`` per model: mean test accuracy, and the
-    paired difference to ViT with its 95% t interval where there is one."""
+    paired difference to ViT with its 95% t interval in the evidence.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        One row per model (:func:`attnspec.theory.osa.train.summarise`).
+    cfg : TrainConfig
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rows = []
     for r in summary.to_dict("records"):
         diff = r.get("diff_vs_vit_mean", math.nan)

@@ -32,7 +32,19 @@ def _trunc_normal_(t: torch.Tensor, std: float, gen: torch.Generator) -> None:
 
 def suo_(weight: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """SUO init (Martens et al. 2021, DKS): a uniform (Haar) orthogonal matrix scaled by
-    ``max(1, sqrt(out/in))``, so the layer preserves q values (mean squared activation)."""
+    ``max(1, sqrt(out/in))``, so the layer preserves q values (mean squared activation).
+
+    Parameters
+    ----------
+    weight : Tensor (out, in)
+        Filled in place.
+    gen : torch.Generator
+
+    Returns
+    -------
+    Tensor (out, in)
+        ``weight``.
+    """
     out_dim, in_dim = weight.shape
     with torch.no_grad():
         nn.init.orthogonal_(weight, gain=max(1.0, math.sqrt(out_dim / in_dim)), generator=gen)
@@ -157,6 +169,18 @@ def build_model(name: str, cfg: TrainConfig, seed: int) -> Classifier:
     Every initialisation, including the OSA layer's own Stiefel sampling (its ``seed``
     argument), draws from one private generator seeded by ``seed``; the global RNG state
     is left as it was found.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODELS`.
+    cfg : TrainConfig
+    seed : int
+
+    Returns
+    -------
+    Classifier
+        Patch tokens (batch, P, p²) → logits (batch, 10).
     """
     if name not in MODELS:
         raise InputError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
@@ -202,5 +226,6 @@ def _build_model(name: str, cfg: TrainConfig, gen: torch.Generator) -> Classifie
 
 
 def count_parameters(model: nn.Module) -> int:
+    """The number of trainable parameters of ``model``."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
