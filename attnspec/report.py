@@ -226,12 +226,10 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
         if exp.command == "spectrum":
             _run_spectrum(_options(args), out)
             return None
-        from attnspec.battery import plot_results, run_battery, write_result
+        from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
 
-        result = run_battery(exp.command, _options(args), progress=progress, out_dir=out)
-        write_result(result, out)
-        plot_results(exp.command, out)
+        result = run_and_write(exp.command, _options(args), out, progress=progress)
         if exp.verdicts:
             (out / VERDICT_FILE).write_text(verdicts_json(result.verdicts) + "\n")
         return None
