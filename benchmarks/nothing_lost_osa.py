@@ -120,7 +120,12 @@ def _key(row: dict) -> tuple[str, str, str]:
     if claim is None:
         return (row["claim"], row.get("reading", ""), "")
     reading = claim[2] or OLD_READINGS[row["reading"]]
-    return claim[1], reading, str(row.get("basis", row.get("schedule", "")) or "")
+    return claim[1], reading, _where(row)
+
+
+def _where(row: dict) -> str:
+    """The parameter that tells a claim's rows apart: basis, schedule or instance kind."""
+    return str(row.get("basis") or row.get("schedule") or row.get("instances") or "")
 
 
 def _same(a: object, b: object) -> bool:
@@ -138,7 +143,7 @@ def _relabel(claim: str, reading: str, old: str, new: str, where: str) -> str | 
 
 def compare_check(old_rows: list[dict], new_rows: list[dict]) -> tuple[list[dict], bool]:
     """One record per row (old, new or both) with what changed and why; ok = nothing lost."""
-    new_by = {(r["claim"], r["reading"], str(r.get("basis", r.get("schedule", "")) or "")): r for r in new_rows}
+    new_by = {(r["claim"], r["reading"], _where(r)): r for r in new_rows}
     seen, report, ok = set(), [], True
     for o in old_rows:
         k = _key(o)
