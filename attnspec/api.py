@@ -93,7 +93,7 @@ class SpectrumResult:
 
         ``at`` defaults to the figures' reading point (128 when n = 512, else n / 4).
         """
-        from attnspec.plots.spectrum import check_at, default_at
+        from attnspec.spectrum import check_at, default_at
 
         n = int(self.curves["index"].max())
         at = check_at(default_at(n) if at is None else at, n)
@@ -138,6 +138,7 @@ class SpectrumResult:
             from attnspec.spectrum import save_state
 
             save_state(path / STATE_FILE, self.state, {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
+            write_table(path, "inputs", self.state.inputs_table(), csv=csv)  # per-input summaries (attnspec compare)
         write_meta(path, self.meta)
         self.path = path
         return path

@@ -109,7 +109,8 @@ def _is_probability_tensor(t: Any) -> bool:
     if not (isinstance(t, torch.Tensor) and t.dim() == 4 and t.shape[-1] == t.shape[-2] and t.is_floating_point()):
         return False
     rows = t.detach().float().sum(-1)
-    return bool((t >= 0).all()) and bool(torch.allclose(rows, torch.ones_like(rows), atol=1e-3))
+    atol = 1e-3 if t.dtype in (torch.float32, torch.float64) else 3e-2  # bfloat16/float16 rows are coarser
+    return bool((t >= 0).all()) and bool(torch.allclose(rows, torch.ones_like(rows), atol=atol))
 
 
 def _find_probs(output: Any) -> int | None:
@@ -170,6 +171,9 @@ class AttentionCapture:
         self.num_heads = 0
         self.tried: list[str] = []
         self.needs_output_attentions = False
+        self._probing = False
+        self._probed: dict[int, torch.Tensor] = {}
+        self._wanted: set[int] = set()
         self._mask: torch.Tensor | None = None
         self._seen: set[int] = set()
         # registry path
@@ -271,8 +275,8 @@ class AttentionCapture:
 
     # -- shared ------------------------------------------------------------------------
     def _emit(self, layer: int | None, probs: torch.Tensor) -> None:
-        if layer is None or self._mask is None or layer not in self._wanted:
-            return
+        if layer is None or self._mask is None or (not self._probing and layer not in self._wanted):
+            return  # the probe sees every layer; a run only the requested ones
         if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
             return  # cross-attention (n_q != n_k) is not self-attention
         self._seen.add(layer)
@@ -282,12 +286,6 @@ class AttentionCapture:
             keep = mask[:, None, :, None] & mask[:, None, None, :]
             probs = probs * keep
         self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask))
-
-    @property
-    def _wanted(self) -> set[int] | range:
-        return range(10**9) if self._probing else set(self.layers)
-
-    _probing = False
 
     def _probe_ids(self) -> torch.Tensor:
         config = getattr(self.model, "config", None)
@@ -302,7 +300,7 @@ class AttentionCapture:
         return ids[None, :]  # (1, 6)
 
     def _run_probe(self) -> None:
-        self._probed: dict[int, torch.Tensor] = {}
+        self._probed = {}
         sink, self.sink = self.sink, (lambda la: self._probed.__setitem__(la.layer, la.probs))
         self._probing = True
         try:
@@ -375,6 +373,7 @@ class AttentionCapture:
                                      + " and ".join(self.tried) + hint)
         n = self.num_layers
         self.layers = list(range(n)) if self.requested_layers is None else self.requested_layers
+        self._wanted = set(self.layers)
         bad = [i for i in self.layers if not 0 <= i < n]
         if bad:
             raise ModelLoadError(f"layers {bad} do not exist: {model_name} has layers 0..{n - 1}")

@@ -8,14 +8,20 @@ from the saved tables → print.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
-
-if TYPE_CHECKING:
-    import pandas as pd
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+    whole_output,
+)
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -37,7 +43,7 @@ def sa_check(
     beta: Annotated[float, typer.Option("--beta", help="d* is the least d with success >= 1 − beta; in (0, 1).")] = 0.1,
     trials: Annotated[int, typer.Option("--trials", help="Monte Carlo trials per d, >= 10.")] = 200,
     d: Annotated[int | None, typer.Option("--d", help="Also measure every error at this projection dimension, >= 1.")] = None,
-    support: Annotated[str, typer.Option("--support", help="Support of A: random, banded or both (k per row and column).")] = "random",
+    support: Annotated[str, typer.Option("--support", help="Support of A: random, banded, both (k per row and column) or dense-column (k per row, one full column).")] = "random",
     factorization: Annotated[str, typer.Option("--factorization", help="B = B1 B2ᵀ: row (B, I) or column (I, Bᵀ).")] = "row",
     sweep: Annotated[bool, typer.Option("--sweep", help="Full (L, k) sweep: L in 64..4096, k in 1..32 (minutes).")] = False,
     sweep_L: Annotated[str, typer.Option("--sweep-L", help="Comma list of L (>= 2) for the d* vs k log L sweep.")] = "64,128,256",
@@ -59,46 +65,27 @@ def sa_check(
         options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
                    "d": d, "support": support, "factorization": factorization, "sweep": sweep, "sweep_L": sweep_L,
                    "sweep_k": sweep_k, "sweep_trials": sweep_trials, "threads": threads, "seed": seed}
+        claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
 
         def say(msg: str) -> None:
             err_console.print(f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]", highlight=False)
 
-        result = run_battery("sa-check", options, progress=say)
+        # run_battery validates every option (one-line errors) and the --out directory before any work
+        result = run_battery("sa-check", options, progress=say, out_dir=out)
         if out is not None:
-            _write(result, out)
-            if plots:
-                from attnspec.battery import plot_results
+            from attnspec.battery import plot_results, write_result
 
-                plot_results("sa-check", out)
-                say("figures written")
+            with whole_output():  # tables, meta.json and figures, or nothing
+                write_result(result, out)
+                if plots:
+                    plot_results("sa-check", out)
+                    say("figures written")
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             typer.echo(verdicts_json(result.verdicts))
             return
         _print(result.verdicts, time.time() - start)
-
-
-def _write(result, out) -> None:  # noqa: ANN001 - BatteryResult, Path
-    """Tables, verdicts and meta.json (until attnspec.battery has its own writer)."""
-    from attnspec.battery import VERDICT_TABLE
-    from attnspec.results import environment_meta, write_meta, write_table
-
-    for name, frame in result.tables.items():
-        write_table(out, name, frame)
-    write_table(out, VERDICT_TABLE, _storable(result.verdict_frame()))
-    write_meta(out, {**result.meta, **environment_meta()})
-
-
-def _storable(frame: "pd.DataFrame") -> "pd.DataFrame":
-    """Parameter columns that mix numbers and ranges ("64..256") are stored as text."""
-    frame = frame.copy()
-    for c in frame.columns:
-        if frame[c].dtype == object:
-            kinds = {type(v) for v in frame[c] if v is not None}
-            if len(kinds) > 1:
-                frame[c] = [None if v is None else str(v) for v in frame[c]]
-    return frame
 
 
 def _print(rows: list, wall: float) -> None:

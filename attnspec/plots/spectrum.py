@@ -16,20 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.errors import InputError
 from attnspec.plots import save_figure, style
 from attnspec.results import read_meta, read_table
-
-
-def default_at(seq_len: int) -> int:
-    """128 when n = 512 (the paper's reading point), else n / 4 (rounded, at least 1)."""
-    return 128 if seq_len == 512 else max(1, round(seq_len / 4))
-
-
-def check_at(at: int, seq_len: int) -> int:
-    if not 1 <= at <= seq_len:
-        raise InputError(f"--at must be in 1..{seq_len} (the run's seq_len), got {at}")
-    return at
+from attnspec.spectrum import check_at, default_at  # the reading index lives beside the computation
 
 
 def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:

@@ -79,7 +79,7 @@ def test_table_output_and_same_seed(runner: CliRunner, run_dir) -> None:
         (["--delta", "0"], "delta must be in (0, inf), got 0.0"),
         (["--beta", "1"], "beta must be in (0, 1), got 1.0"),
         (["--trials", "3"], "trials must be in [10, inf], got 3"),
-        (["--support", "diag"], "support must be one of random, banded, both, got 'diag'"),
+        (["--support", "diag"], "support must be one of random, banded, both, dense-column, got 'diag'"),
         (["--sweep-L", "64,x"], "sweep-L must be a comma list of integers"),
         (["--sweep-L", "1,64"], "sweep-L values must be in [2, inf], got 1"),
         # issue #10 item 7: this was a KeyError traceback after minutes of computation

@@ -190,7 +190,7 @@ def test_jl_deviation_exact_law(projection, d):
 
 
 def test_check_jl_lemma_rows():
-    rows = jl_lemma.check_jl_lemma(4096, 0.1)
+    rows = [r for r in jl_lemma.check_jl_lemma(4096, 0.1) if r.reading != "unscaled"]
     # both bounds are judged by the one looseness rule at the d where they are tightest:
     # the orthogonal bound (with c = 1/8) exceeds its exact Beta probability by > 10x
     # everywhere it says something (before the classifier it was called "holds")

@@ -66,6 +66,18 @@ def test_thm1_additive_where_zero_meets_the_tolerance_is_cannot_fail() -> None:
         assert (r.verdict == "cannot-fail") or not (rec["zero_output_passes"] and rec["bound"] < 1)
 
 
+def test_lemma1_outside_its_hypothesis_is_hypothesis_unmet_not_violated() -> None:
+    """Lemma 1 is stated for Gaussian R and 1 <= k <= n: very sparse R exceeding the bound is
+    not a counterexample (the old label was "violated"); the evidence keeps what it shows."""
+    row = _mc_row(claim="linformer.lemma1.eq11", reading="squared-two-sided", family="sparse", n=4096, k=1194,
+                  bound=0.068, exact=0.64, failures=662, trials=1000)
+    verdict, why = RW.verdict_for(row)
+    assert verdict == "hypothesis-unmet" and "the same bound there: violated" in why
+    assert RW.verdict_for({**row, "family": "gaussian", "exact": 0.01, "failures": 10})[0] in ("holds", "loose")
+    assert RW.verdict_for({**row, "family": "gaussian", "k": 5000, "exact": 0.01, "failures": 10})[0] == \
+        "hypothesis-unmet"
+
+
 # ----------------------------------------------------------------------------- issue 12
 
 

@@ -27,8 +27,17 @@ from attnspec.theory.expressivity.fit import (
     check_stated_measured,
     fit_d_star,
 )
-from attnspec.theory.expressivity.jl_lemma import check_jl_lemma
-from attnspec.theory.expressivity.measure import SEED_A, SEED_GAUSS, SEED_ORTH, Measurements, error_map, measure
+from attnspec.theory.expressivity.hypotheses import check_hypotheses
+from attnspec.theory.expressivity.jl_lemma import check_jl_lemma, check_orthogonal_norms
+from attnspec.theory.expressivity.measure import (
+    SEED_A,
+    SEED_GAUSS,
+    SEED_ORTH,
+    SEED_ORTH_NORM,
+    Measurements,
+    error_map,
+    measure,
+)
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
 from attnspec.verdicts import VerdictRow
@@ -38,6 +47,8 @@ __all__ = ["COMMAND", "Config", "config_from_options", "run", "verdicts_of_insta
 COMMAND = "sa-check"
 #: The JL ε at which the single-vector lemmas are judged (against their exact laws).
 JL_LEMMA_EPS = (0.1, 0.25, 0.5)
+#: Monte Carlo draws that check the exact laws of the orthogonal projection's norms.
+ORTH_NORM_TRIALS = 1000
 
 
 def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
@@ -72,6 +83,9 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     out += check_stated_heldout(frame, beta=cfg.beta)
     for e in JL_LEMMA_EPS:
         out += check_jl_lemma(cfg.L, e)
+    out += check_orthogonal_norms(cfg.L, trials=ORTH_NORM_TRIALS, seed=ms.seeds[SEED_ORTH_NORM])
+    out += check_hypotheses(frame.query("kind == 'hypotheses'"), at["d_star"], delta=cfg.delta,
+                            params={**P, "d": dstar}, seed_at=sd_star)
     return out
 
 
@@ -88,14 +102,12 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     BatteryResult with tables ``sa`` and ``error_map``, the verdict rows, and ``meta``
     (parameters, seed, threads, wall and CPU seconds).
     """
-    import torch
+    from attnspec.threads import torch_threads
 
     config.validate()
     say = progress or (lambda s: None)
-    previous = torch.get_num_threads()
-    torch.set_num_threads(config.threads)
     start, cpu0 = time.time(), time.process_time()
-    try:
+    with torch_threads(config.threads):
         ms = measure(config, progress=say)
         rows = verdicts_of_instance(config, ms)
         sw = sweep(config.grid_L, config.grid_k, eps=config.eps, delta=config.delta, m=config.m, M=config.M,
@@ -107,10 +119,8 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
         rows += check_sweep(sw)
         say("error-map instance")
         em = error_map(config)
-    finally:
-        torch.set_num_threads(previous)
-    meta = {"kind": COMMAND, "command": f"attnspec {COMMAND}", "parameters": config.parameters(),
-            "identity": config.parameters(), "seed": config.seed, "threads": config.threads,
-            "wall_seconds": round(time.time() - start, 2), "cpu_seconds": round(time.process_time() - cpu0, 2)}
+    meta = {"parameters": config.parameters(), "identity": config.identity(), "seed": config.seed,
+            "threads": config.threads, "wall_seconds": round(time.time() - start, 2),
+            "cpu_seconds": round(time.process_time() - cpu0, 2)}
     sa = pd.concat([ms.frame, sw, fits], ignore_index=True)
     return BatteryResult(COMMAND, rows, tables={"sa": sa, "error_map": em}, meta=meta)

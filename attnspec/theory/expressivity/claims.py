@@ -96,7 +96,19 @@ JL_ORTHOGONAL = Claim(
     "expressivity.jl.orthogonal", "notes p. 4, remark: the orthogonal variant R^ort = Q",
     "With R^ort from the QR decomposition of a Gaussian matrix, P(deviation) <= 2(1 − 1/(L+2)) exp(−c ε² d).",
     (Reading("scaled", "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
-                       "against the exact Beta law at every d = 1..L"),),
+                       "against the exact Beta law at every d = 1..L, with the one looseness rule"),
+     Reading("unscaled", "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
+                         "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L")),
+    COMMAND)
+
+JL_ORTH_NORM = Claim(
+    "expressivity.jl.orthnorm", "notes p. 4, remark (what R^ort = Q must satisfy to be a JL projection)",
+    "R^ort preserves norms in mean, E‖Ru‖² = ‖u‖², and concentrates at least as well as Gaussian R.",
+    (Reading("unscaled", "R = Qᵀ (d×L, orthonormal rows): exact E‖Ru‖²/‖u‖² = d/L against 1 (identity), "
+                         "with a Monte Carlo mean as a check of the law"),
+     Reading("scaled", "R = √(L/d) Qᵀ: exact mean against 1 (identity), Monte Carlo check"),
+     Reading("variance", "Var(‖Ru‖²/‖u‖²) of the scaled orthogonal R, 2(L−d)/(d(L+2)), against the Gaussian "
+                         "2/d (Monte Carlo check of both)")),
     COMMAND)
 
 ORTH_WIDTH = Claim(
@@ -112,6 +124,23 @@ ASYMPTOTIC = Claim(
                          "interval widened by the bisection bracket, against 0"),),
     COMMAND)
 
+HYPOTHESES = Claim(
+    "expressivity.thm1.hypotheses", "the theorem's hypotheses: notes (row sparsity, additive precision) vs the "
+                                    "paper's abstract (k nonzeros per row and column, element ratios preserved)",
+    "The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
+    "‖B − B̂‖∞ <= δ) as under the paper's (k per row and column, ratios A_ij/A_il preserved).",
+    (Reading("row-only", "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
+                         "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
+                         "independent draws (d → ∞ law): failure rate against β"),
+     Reading("row-only-column", "the same A with the column factorization B = I·B (the notes' 'analogous' column "
+                                "case): its hypothesis (column sparsity) is not met; the failure rate is reported"),
+     Reading("ratio-implied", "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
+                              "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
+                              "‖B − B̂‖∞ <= δ against 2δ"),
+     Reading("ratio-dimension", "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
+                                "additive precision δ, from the same draws of the d → ∞ law (a measurement)")),
+    COMMAND)
+
 CLAIMS = (ONSUPPORT, OFFSUPPORT, SAN_MASS, JL_PAIRS, DIMENSION, WIDTH, KLOGL, STATED, JL_GAUSSIAN, JL_ORTHOGONAL,
-          ORTH_WIDTH, ASYMPTOTIC)
+          JL_ORTH_NORM, ORTH_WIDTH, ASYMPTOTIC, HYPOTHESES)
 register(*CLAIMS)

@@ -31,6 +31,7 @@ from attnspec.theory.expressivity.params import (
     check_params,
 )
 
+
 def sparse_target(L: int, k: int, *, m: float = 0.1, M: float = 1.0, support: str = "random",
                   seed: Seed = 0) -> np.ndarray:
     """A positive L×L matrix with exactly k nonzeros per row, entries uniform in [m, M].
@@ -41,11 +42,14 @@ def sparse_target(L: int, k: int, *, m: float = 0.1, M: float = 1.0, support: st
         Size and nonzeros per row, ``1 <= k <= L``.
     m, M : float
         ``0 < m <= M``; the nonzero entries are uniform on [m, M].
-    support : {"random", "banded", "both"}
+    support : {"random", "banded", "both", "dense-column"}
         ``random``: each row's k columns uniform without replacement. ``banded``: the
         cyclic band ``j = i − ⌊k/2⌋, ..., i − ⌊k/2⌋ + k − 1 (mod L)`` (local attention).
         ``both``: exactly k nonzeros in every row *and* every column (cyclic band of a
-        random permutation of columns, rows permuted too).
+        random permutation of columns, rows permuted too). ``dense-column``: the ``both``
+        matrix of the same seed with one column made dense (each row that misses it moves
+        one of its k entries there): k nonzeros per row, L in that column — row sparsity
+        only, the notes' hypothesis but not the paper's.
     seed : int or generator
 
     Returns
@@ -65,10 +69,14 @@ def sparse_target(L: int, k: int, *, m: float = 0.1, M: float = 1.0, support: st
     else:
         offsets = np.arange(k) - k // 2
         idx = (rows + offsets[None, :]) % L  # (L, k) cyclic band
-        if support == "both":
+        if support in ("both", "dense-column"):
             col_perm = rng.permutation(L)
             row_perm = rng.permutation(L)
             idx = col_perm[idx][row_perm]
+        if support == "dense-column":
+            dense = idx[0, 0]
+            missing = ~(idx == dense).any(axis=1)
+            idx[missing, 0] = dense
     A = np.zeros((L, L))
     A[rows, idx] = rng.uniform(m, M, size=(L, k))
     return A

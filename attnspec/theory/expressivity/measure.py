@@ -27,9 +27,9 @@ from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_erro
 
 #: The seeds of one run: spawn_seeds(cfg.seed, N_SEEDS); indices below say what each draws.
 #: (SeedSequence children do not depend on the count, so adding seeds keeps the others.)
-N_SEEDS = 10
+N_SEEDS = 14
 (SEED_A, SEED_ASYM, SEED_GAUSS, SEED_ORTH, SEED_AT, SEED_SCALING_A, SEED_SCALING, SEED_MAP, SEED_HELDOUT_DELTA,
- SEED_HELDOUT_EPS) = range(10)
+ SEED_HELDOUT_EPS, SEED_HYP_A, SEED_HYP_FIT, SEED_HYP_TEST, SEED_ORTH_NORM) = range(14)
 
 
 @dataclass
@@ -305,6 +305,41 @@ def heldout(cfg: Config, frame: pd.DataFrame, seeds: list[int], say: Callable[[s
             heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS])]
 
 
+#: The row-only hypothesis is checked at L = min(run's L, HYPOTHESES_MAX_L).
+HYPOTHESES_MAX_L = 256
+
+
+def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
+               say: Callable[[str], None]) -> list[dict[str, object]]:
+    """The hypotheses rows (kind ``hypotheses``): row-only sparsity under both
+    factorizations (at L = min(L, :data:`HYPOTHESES_MAX_L`)), and ratio vs additive
+    precision at the run's A (:mod:`.hypotheses`).
+
+    Parameters
+    ----------
+    cfg : Config
+    A : array of shape (L, L), the run's matrix
+    lam : array of shape (trials,), the run's draws of the d → ∞ law (seed SEED_ASYM)
+    seeds : list of int
+    say : callable
+
+    Returns
+    -------
+    list of three row dicts
+    """
+    from attnspec.theory.expressivity.hypotheses import ratio_test, row_only_test
+
+    say("hypotheses: row-only sparsity, ratio precision")
+    rows: list[dict[str, object]] = [
+        row_only_test(L=min(cfg.L, HYPOTHESES_MAX_L), k=min(cfg.k, HYPOTHESES_MAX_L), m=cfg.m, M=cfg.M, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta,
+                      trials=cfg.trials, factorization=f, seed_A=seeds[SEED_HYP_A], seed_fit=seeds[SEED_HYP_FIT],
+                      seed_test=seeds[SEED_HYP_TEST]) for f in ("row", "column")]
+    # the same Z draws as the run's asymptotic law: a paired comparison of the two precisions
+    rows.append(ratio_test(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials,
+                           seed=seeds[SEED_ASYM], lam_add=lam))
+    return rows
+
+
 def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Measurements:
     """Run every measurement at the instance of ``cfg``.
 
@@ -330,6 +365,7 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     rows += at_rows
     rows += _scaling(cfg, seeds, say)
     rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
+    rows += hypotheses(cfg, A, lam, seeds, say)
     return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds)
 
 

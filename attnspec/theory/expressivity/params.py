@@ -13,7 +13,7 @@ import numpy as np
 from attnspec.errors import InputError, check_range
 
 #: Supports of the test matrix A (see :func:`attnspec.theory.expressivity.construction.sparse_target`).
-SUPPORTS: tuple[str, ...] = ("random", "banded", "both")
+SUPPORTS: tuple[str, ...] = ("random", "banded", "both", "dense-column")
 #: Projections R: i.i.d. Gaussian N(0, 1/d), or scaled Haar-orthonormal rows.
 PROJECTIONS: tuple[str, ...] = ("gaussian", "orthogonal")
 #: B = B1 B2ᵀ with B1 = B, B2 = I (row sparsity) or B1 = I, B2 = Bᵀ (column sparsity).

@@ -30,6 +30,7 @@ TRIAL_COLUMNS: tuple[str, ...] = (
     "off_min",  # min over the complement of S of Â
     "off_argmax",  # flat index i*L + j of that max
     "san_off_mass",  # max over rows of the SAN mass outside S
+    "ratio_on",  # max over rows of max − min of E on the row's support: the log-ratio error
 )
 
 
@@ -129,6 +130,7 @@ def _trial_stats(E: torch.Tensor, A: torch.Tensor, S: torch.Tensor, idx: torch.T
         "off_min": np_(eps * torch.exp(off_min_E)) if has_off else nan,
         "off_argmax": off_arg.numpy().astype(np.int64) if has_off else np.full(t, -1),
         "san_off_mass": np_(mass.amax(-1)),
+        "ratio_on": np_((E_on.amax(-1) - E_on.amin(-1)).flatten(1).amax(1)),
     }
 
 
@@ -256,7 +258,7 @@ def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dic
 
 
 def asymptotic_errors(A: np.ndarray, *, eps: float, trials: int, factorization: str = "row",
-                      seed: Seed = 0, dtype: torch.dtype = torch.float32) -> np.ndarray:
+                      seed: Seed = 0, dtype: torch.dtype = torch.float32, statistic: str = "max") -> np.ndarray:
     """The d → ∞ law of Gaussian projections: ``sqrt(d) ||B − B̂||_∞ → max |B Z|`` (row) or
     ``max |Z B|`` (column), Z symmetric with N(0, 1) off and N(0, 2) on the diagonal.
 
@@ -270,26 +272,41 @@ def asymptotic_errors(A: np.ndarray, *, eps: float, trials: int, factorization: 
     factorization : {"row", "column"}
     seed : int or generator
     dtype : torch dtype of the products
+    statistic : {"max", "ratio"}
+        ``max``: ``Λ = max|BZ|`` (additive precision). ``ratio`` (row factorization only):
+        ``max_i (max_{j∈S_i} − min_{j∈S_i}) (BZ)_ij``, the d → ∞ law of the worst error of
+        the log-ratios ``log(Â_ij/Â_il)`` within the support of a row (ratio precision).
+        The same seed gives the same Z for both.
 
     Returns
     -------
     lam : ndarray of shape (trials,)
-        The draws of ``Λ = max|BZ|``; ``P(||B − B̂||_∞ <= δ) ≈ P(Λ <= δ sqrt(d))``.
+        The draws of Λ; ``P(||B − B̂||_∞ <= δ) ≈ P(Λ <= δ sqrt(d))`` (likewise for ratios).
     """
     A = check_matrix(A)
     L = A.shape[0]
     check_int("trials", trials, 1)
     check_choice("factorization", factorization, FACTORIZATIONS)
+    check_choice("statistic", statistic, ("max", "ratio"))
+    if statistic == "ratio" and factorization != "row":
+        raise InputError("statistic 'ratio' needs factorization 'row'")
     Bn = log_targets(A, eps)
     B = torch.from_numpy(Bn if factorization == "row" else Bn.T.copy()).to(dtype)
     Bs = _csr(B) if L >= 256 else B
+    idx = _support_index(A) if statistic == "ratio" else None
+    rows = torch.arange(L)[:, None]
     g = torch_generator(seed)
     out = np.empty(trials)
     for t in range(trials):  # each draw is one O(L²) sparse product; batching adds nothing
         N = torch.randn(L, L, generator=g, dtype=dtype)
         Z = (N + N.T) * (1.0 / math.sqrt(2.0))  # (L, L) symmetric, var 1 off / 2 on diagonal
         # column factorization: Z B = (Bᵀ Z)ᵀ, same max
-        out[t] = float((Bs @ Z).abs().amax())
+        BZ = Bs @ Z  # (L, L)
+        if idx is None:
+            out[t] = float(BZ.abs().amax())
+        else:  # range of each row's support entries (padding repeats an entry: harmless)
+            on = BZ[rows, idx]  # (L, kmax)
+            out[t] = float((on.amax(-1) - on.amin(-1)).amax())
     return out
 
 
@@ -310,3 +327,31 @@ def success_ci(errors: np.ndarray, delta: float, level: float = 0.95) -> tuple[i
     s = int(np.sum(errors <= delta))
     ci = clopper_pearson(s, n, level)
     return s, n, ci.estimate, ci.low, ci.high
+
+
+def gram_diagonal_draws(L: int, d: int, projection: str, trials: int, seed: Seed = 0) -> np.ndarray:
+    """Draws of ``‖R e_1‖²`` (the (0, 0) entry of RᵀR) for the projections of :func:`sample_errors`.
+
+    The law of ``‖Ru‖²/‖u‖²`` for any fixed u (both projections are rotation invariant):
+    χ²_d/d (Gaussian) or (L/d)·Beta(d/2, (L−d)/2) (orthogonal, scaled).
+
+    Parameters
+    ----------
+    L, d : int, 1 <= d (<= L for orthogonal)
+    projection : {"gaussian", "orthogonal"}
+    trials : int >= 1
+    seed : int or generator
+
+    Returns
+    -------
+    ndarray of shape (trials,)
+    """
+    check_int("trials", trials, 1)
+    check_choice("projection", projection, PROJECTIONS)
+    g = torch_generator(seed)
+    rng = numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
+    e1 = torch.zeros(1, L, dtype=torch.float64)
+    e1[0, 0] = 1.0
+    # B = e_1ᵀ (1 × L): B RᵀR is the first row of RᵀR
+    G = _project_batch(e1, trials, d, projection, g, rng, torch.float64)  # (trials, 1, L)
+    return G[:, 0, 0].numpy().copy()

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.battery import AttentionRequest, BatteryResult
-from attnspec.errors import InputError, check_range
+from attnspec.errors import InputError, check_choice, check_range
 from attnspec.stats import child_seed
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
@@ -166,8 +166,7 @@ class JLConfig:
         parse_claims(list(self.claims))
         parse_families(list(self.families))
         for a in self.attention_kinds:
-            if a not in T1.ATTENTION_KINDS:
-                raise InputError(f"attention kind must be one of {', '.join(T1.ATTENTION_KINDS)}, got {a!r}")
+            check_choice("attention kind", a, T1.ATTENTION_KINDS)
         if (self.model is None) != (self.data is None):
             raise InputError("--model and --data go together: give both (real attention) or neither")
 
@@ -229,6 +228,23 @@ def _notes(config: JLConfig, dims: dict[str, float], sweep: list[int], claims: S
     return notes
 
 
+def _with_eckart_young(table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, name: str, seed: int,
+                       say: Callable[[str], None]) -> pd.DataFrame:
+    """P's Theorem 1 rows with the best rank-k errors (Frobenius, and on the same w) beside each k; says how they compare."""
+    from attnspec.spectrum import best_rank_k_errors
+
+    vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))  # the w of simulate_theorem1
+    best = best_rank_k_errors(P, sorted(table["k"].unique()), vecs)
+    parts = []
+    for k, g in samples.groupby("k") if len(samples) else []:
+        b = best[(best["k"] == k) & (best["w"] == "value")]
+        parts.append(f"k = {k}: median ‖P̃w − Pw‖/‖Pw‖ {g.loc[g['w'] == 'value', 'value'].median():.3g} "
+                     f"vs best rank-k {float(b['eckart_young_w_error'].iloc[0]):.3g}")
+    if parts:
+        say(f"{name}: Eckart–Young optimum beside the random projection (w = value) — " + "; ".join(parts))
+    return table.merge(best, on=["w", "k"], how="left")
+
+
 def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention: np.ndarray | None,
               say: Callable[[str], None]) -> tuple[list[pd.DataFrame], list[pd.DataFrame], list[VerdictRow]]:
     n, seed = config.n, config.seed
@@ -247,12 +263,15 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
     for i, (name, make) in enumerate(sources):
         P = make()
         t, s = T1.simulate_theorem1({name: P}, config.eps, ks1, trials=config.trials, seed=seed, sample_ks=sample_ks)
+        if i >= len(config.attention_kinds):  # real P: the Eckart–Young optimum beside each k
+            t = _with_eckart_young(t, s, P, name, seed, say)
         tables.append(t)
         samples.append(s)
         if i == 0:  # the quantifier on the first matrix (the softmax one by default)
             say(f"Theorem 1's quantifier on {name}")
             vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))
-            extra += check_quantifier(P, vecs, config.eps, sample_ks, name=name,
+            # ranks up to n/2 only: the kernel of R costs O(n k²), and w in ker R gives P̃w = 0 at any k < n
+            extra += check_quantifier(P, vecs, config.eps, [k for k in sample_ks if k <= max(1, n // 2)], name=name,
                                       seed=child_seed(seed, "thm1", "quantifier"), draws=QUANTIFIER_DRAWS)
     return tables, samples, extra
 
@@ -286,6 +305,21 @@ def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str]
     return tables, extra
 
 
+def _k_lists(config: JLConfig, dims: dict[str, float], claims: Sequence[str],
+             ) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The k sweep, the k of Lemma 1 / Theorem 1 (sweep + the theorem's k + Appendix A's
+    ⌈ln n⌉), the k of Theorem 2 (sweep + its printed min k) and the three k with samples."""
+    n, eps = config.n, config.eps
+    k1, k2 = int(math.ceil(dims["linformer_k"])), int(math.ceil(dims["theorem2_k_main"]))
+    sweep = list(config.ks) if config.ks is not None else default_ks(n, eps)
+    ks1 = sorted(set(sweep) | ({k1} if k1 <= MAX_SIMULATED_K else set())
+                 | ({appendix_a_k(n)} if "thm1" in claims else set()))
+    sweep2 = list(config.ks) if config.ks is not None else default_ks(n, eps, union_threshold=False)
+    ks2 = sorted(set(sweep2) | ({k2} if k2 <= MAX_SIMULATED_K else set()))
+    small = [k for k in sweep if k < n] or sweep
+    return sweep, ks1, ks2, sorted({small[0], small[len(small) // 2], small[-1]})
+
+
 def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
         attention: np.ndarray | None = None) -> BatteryResult:
     """Run every selected claim at ``config``.
@@ -312,16 +346,9 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     claims = parse_claims(list(config.claims))
     families = parse_families(list(config.families))
     dims = dimensions(n, eps, config.d)
-    k1 = int(math.ceil(dims["linformer_k"]))
-    k2 = int(math.ceil(dims["theorem2_k_main"]))
-    sweep = list(config.ks) if config.ks is not None else default_ks(n, eps)
+    k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
+    sweep, ks1, ks2, sample_ks = _k_lists(config, dims, claims)
     notes = _notes(config, dims, sweep, claims)
-    k18 = appendix_a_k(n)
-    ks1 = sorted(set(sweep) | ({k1} if k1 <= MAX_SIMULATED_K else set()) | ({k18} if "thm1" in claims else set()))
-    sweep2 = list(config.ks) if config.ks is not None else default_ks(n, eps, union_threshold=False)
-    ks2 = sorted(set(sweep2) | ({k2} if k2 <= MAX_SIMULATED_K else set()))
-    small = [k for k in sweep if k < n] or sweep
-    sample_ks = sorted({small[0], small[len(small) // 2], small[-1]})
     tables: list[pd.DataFrame] = []
     samples: list[pd.DataFrame] = []
     extra: list[VerdictRow] = []

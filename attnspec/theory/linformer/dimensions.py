@@ -58,7 +58,25 @@ def c_eps(eps: float) -> float:
 
 
 def linformer_k(n: int, eps: float) -> float:
-    """Theorem 1's dimension k = 5 ln(n) / (ε² − ε³) (natural log)."""
+    """Theorem 1's dimension k = 5 ln(n) / (ε² − ε³) (natural log).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+    eps : float
+        Distortion, in (0, 1).
+
+    Returns
+    -------
+    float
+        Not rounded; 4621.0 at n = 4096, ε = 0.1 (above n).
+
+    Example
+    -------
+    >>> round(linformer_k(4096, 0.1), 1)
+    4621.0
+    """
     check_n(n)
     check_eps(eps)
     return 5.0 * math.log(n) / (eps * eps - eps**3)
@@ -118,14 +136,41 @@ def sklearn_min_dim(n: int, eps: float) -> int:
 
 
 def union_bound_min_k(n: int, eps: float, pairs: int | None = None) -> int:
-    """Smallest k with 2·pairs·e^{−c(ε)k} < 1 (pairs = n: Theorem 1's eq. 20)."""
+    """Smallest k with 2·pairs·e^{−c(ε)k} < 1.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length; the default number of pairs (Theorem 1's eq. 20).
+    eps : float
+    pairs : int, optional
+        The size of the union (n·d for eq. 24, 2d·d for eq. 25).
+
+    Returns
+    -------
+    int
+    """
     check_eps(eps)
     m = n if pairs is None else pairs
     return int(math.floor(math.log(2 * m) / c_eps(eps))) + 1
 
 
 def dimensions(n: int, eps: float, d: int = 64) -> dict[str, float]:
-    """Every dimension formula of the paper (and scikit-learn's), by name, for meta.json and the report."""
+    """Every dimension formula of the paper (and scikit-learn's), by name, for meta.json and the report.
+
+    Parameters
+    ----------
+    n : int
+    eps : float
+    d : int
+        Head dimension (Theorem 2).
+
+    Returns
+    -------
+    dict of str to float
+        ``linformer_k``, ``appendix_a_k``, ``theorem2_k_main`` (the printed min) and each of
+        its terms, the two appendix forms, ``sklearn_min_dim``, ``theorem1_union_bound_min_k``.
+    """
     return {
         "linformer_k": linformer_k(n, eps),
         "appendix_a_k": float(appendix_a_k(n)),
@@ -174,7 +219,20 @@ def theorem2_formulas(n: int, d: int, eps: float) -> dict[str, dict[str, float]]
 
 
 def lemma1_norm_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Eq. 11's failure bound e^{−(ε² − ε³)k/4}; k scalar or array, same shape out."""
+    """Eq. 11's failure bound e^{−(ε² − ε³)k/4}.
+
+    Parameters
+    ----------
+    k : int or ndarray of shape (m,)
+        Projection dimensions.
+    eps : float
+        Distortion, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
+        The bound at each k.
+    """
     check_eps(eps)
     return np.exp(-c_eps(eps) * np.asarray(k, dtype=float))
 
@@ -185,10 +243,34 @@ def lemma1_inner_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
 
 
 def theorem1_union_bound(n: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Eq. 20's failure bound 2n·e^{−(ε² − ε³)k/4} (may exceed 1: then it says nothing)."""
+    """Eq. 20's failure bound 2n·e^{−(ε² − ε³)k/4} (may exceed 1: then it says nothing).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length (the union runs over the n rows of P).
+    k : int or ndarray of shape (m,)
+    eps : float
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
+    """
     return 2.0 * n * lemma1_norm_bound(k, eps)
 
 
 def theorem2_union_bound(n: int, d: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Union of eq. 21 over the n·d (row, column) pairs: 2nd·e^{−(ε² − ε³)k/4}."""
+    """Union of eq. 21 over the n·d (row, column) pairs: 2nd·e^{−(ε² − ε³)k/4}.
+
+    Parameters
+    ----------
+    n, d : int
+        Sequence length and head dimension.
+    k : int or ndarray of shape (m,)
+    eps : float
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
+    """
     return 2.0 * n * d * lemma1_norm_bound(k, eps)

@@ -64,7 +64,20 @@ def _norm_thresholds(eps: float, reading: str) -> tuple[float, float | None]:
 
 
 def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
-    """Boolean failures of eq. 11 under ``reading`` from q = ‖Rx‖²/‖x‖²."""
+    """Boolean failures of eq. 11 under ``reading`` from q = ‖Rx‖²/‖x‖².
+
+    Parameters
+    ----------
+    q : ndarray of shape (T,)
+        Squared-norm ratios, one per trial.
+    eps : float
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    ndarray of bool, shape (T,)
+    """
     hi, lo = _norm_thresholds(eps, reading)
     fail = q > hi
     if lo is not None:
@@ -73,7 +86,20 @@ def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
 
 
 def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -> float:
-    """Exact failure probability of eq. 11 under ``reading`` for Gaussian R (χ²_k law)."""
+    """Exact failure probability of eq. 11 under ``reading`` for Gaussian R (χ²_k law).
+
+    Parameters
+    ----------
+    k : int
+        Rows of R, >= 1.
+    eps : float
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    float
+    """
     check_range("k", k, low=1)
     check_eps(eps)
     hi, lo = _norm_thresholds(eps, reading)
@@ -218,7 +244,19 @@ def inner_product_failure_exact(k: int, eps: float, rho: float, tolerance: str =
 
 
 def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) -> np.ndarray:
-    """Boolean failures of eq. 12 from z = ⟨Rx, Ry⟩ for unit x, y with cosine rho."""
+    """Boolean failures of eq. 12 from z = ⟨Rx, Ry⟩ for unit x, y with cosine rho.
+
+    Parameters
+    ----------
+    z : ndarray of shape (T,)
+    eps, rho : float
+    tolerance : str
+        ``"product"`` or ``"absolute"``.
+
+    Returns
+    -------
+    ndarray of bool, shape (T,)
+    """
     tau = eps if tolerance == "product" else eps * abs(rho)
     return np.abs(z - rho) > tau
 
@@ -275,105 +313,140 @@ def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence
         S.check_family(f)
     for r in rhos:
         check_range("rho", r, low=-1.0, high=1.0)
-    rows: list[dict] = []
-    samples: list[pd.DataFrame] = []
-    sample_ks = set(int(k) for k in sample_ks)
-    base = {"n": n, "eps": eps}
-
-    def add_sample(claim: str, reading: str, family: str, vectors: str, rho: float, k: int, vals: np.ndarray) -> None:
-        if k in sample_ks:
-            v = vals[:sample_size]
-            samples.append(pd.DataFrame({"claim": claim, "reading": reading, "family": family, "vectors": vectors,
-                                         "rho": rho, "k": k, "sample": np.arange(v.size), "value": v}))
-
+    out = _Collector(n, eps, {int(k) for k in sample_ks}, sample_size)
     for family in families:
         if family == "gaussian":
-            for k in ks:
-                s = child_seed(seed, "lemma1", family, int(k))
-                rng = numpy_rng(s)
-                q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
-                for reading in NORM_READINGS:
-                    fails = int(norm_failure_events(q, eps, reading).sum())
-                    rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": "any",
-                                 "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
-                                 "exact": norm_failure_exact(int(k), eps, reading), **mc_columns(fails, trials),
-                                 "seed": s})
-                add_sample("linformer.lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
-                for rho in rhos:
-                    a, b = (1 + rho) / 2, (1 - rho) / 2
-                    z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
-                    for reading in INNER_READINGS:
-                        fails = int(inner_failure_events(z, eps, rho, reading).sum())
-                        rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": "any",
-                                     "rho": float(rho), **base, "k": int(k),
-                                     "bound": float(lemma1_inner_bound(k, eps)),
-                                     "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
-                                     **mc_columns(fails, trials), "seed": s})
-                    add_sample("linformer.lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
-            continue
-        fam_ks = ks[ks <= n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
-        if fam_ks.size == 0:
-            continue
-        pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
-        for vectors in pairs:
-            s = child_seed(seed, "lemma1", family, vectors)
-            k_max = int(fam_ks.max())
-            chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
-            counts: dict[tuple, int] = {}
-            kept: dict[tuple, list[np.ndarray]] = {}
-            gen = torch_generator(s)
-            for start in range(0, trials_other, chunk):
-                m = min(chunk, trials_other - start)
-                units, scales = S.reduced_pair_units(family, n, k_max, m,
-                                                     vectors="spiky" if vectors == "any" else vectors, seed=gen)
-                st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
-                for i, k in enumerate(fam_ks):
-                    q = st["aa"][i]
-                    for reading in NORM_READINGS:
-                        key = ("eq11", reading, None, int(k))
-                        counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
-                    kept.setdefault(("eq11", int(k), None), []).append(q - 1)
-                    for rho in rhos:
-                        z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
-                        for reading in INNER_READINGS:
-                            key = ("eq12", reading, float(rho), int(k))
-                            counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
-                        kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
-            for k in fam_ks:
-                for reading in NORM_READINGS:
-                    exact = np.nan
-                    if family == "orthogonal":
-                        exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
-                    elif vectors == "spiky":
-                        exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
-                    rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": vectors,
-                                 "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
-                                 "exact": exact, **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
-                                 "seed": s})
-                add_sample("linformer.lemma1.eq11", "squared", family, vectors, np.nan, int(k),
-                           np.concatenate(kept[("eq11", int(k), None)]))
-                for rho in rhos:
-                    for reading in INNER_READINGS:
-                        rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
-                                     "rho": float(rho), **base, "k": int(k),
-                                     "bound": float(lemma1_inner_bound(k, eps)),
-                                     # Haar images have a density: the zero-tolerance event
-                                     # has probability 1; discrete R can hit <x, y> exactly
-                                     "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
-                                     **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
-                                     "seed": s})
-                    add_sample("linformer.lemma1.eq12", "inner", family, vectors, float(rho), int(k),
-                               np.concatenate(kept[("eq12", int(k), float(rho))]))
-    table = pd.DataFrame(rows)
-    samp = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
+            _lemma1_gaussian(out, ks, trials, rhos, seed)
+        else:
+            _lemma1_family(out, family, ks, trials_other, rhos, seed)
+    table = pd.DataFrame(out.rows)
+    samp = pd.concat(out.samples, ignore_index=True) if out.samples else pd.DataFrame()
     return table, samp
+
+
+class _Collector:
+    """The rows and error samples of :func:`simulate_lemma1`, with the shared columns."""
+
+    def __init__(self, n: int, eps: float, sample_ks: set[int], sample_size: int) -> None:
+        self.n, self.eps, self.sample_ks, self.sample_size = n, eps, sample_ks, sample_size
+        self.base = {"n": n, "eps": eps}
+        self.rows: list[dict] = []
+        self.samples: list[pd.DataFrame] = []
+
+    def add_sample(self, claim: str, reading: str, family: str, vectors: str, rho: float, k: int,
+                   vals: np.ndarray) -> None:
+        if k in self.sample_ks:
+            v = vals[: self.sample_size]
+            self.samples.append(pd.DataFrame({"claim": claim, "reading": reading, "family": family, "vectors": vectors,
+                                              "rho": rho, "k": k, "sample": np.arange(v.size), "value": v}))
+
+
+def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequence[float], seed: int) -> None:
+    """Gaussian R through the chi-square laws: k‖Rx‖² ~ χ²_k, k⟨Rx, Ry⟩ = aχ²_k − bχ'²_k."""
+    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    family = "gaussian"
+    for k in ks:
+        s = child_seed(seed, "lemma1", family, int(k))
+        rng = numpy_rng(s)
+        q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
+        for reading in NORM_READINGS:
+            fails = int(norm_failure_events(q, eps, reading).sum())
+            rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": "any",
+                         "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
+                         "exact": norm_failure_exact(int(k), eps, reading), **mc_columns(fails, trials),
+                         "seed": s})
+        add_sample("linformer.lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
+        for rho in rhos:
+            a, b = (1 + rho) / 2, (1 - rho) / 2
+            z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
+            for reading in INNER_READINGS:
+                fails = int(inner_failure_events(z, eps, rho, reading).sum())
+                rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": "any",
+                             "rho": float(rho), **base, "k": int(k),
+                             "bound": float(lemma1_inner_bound(k, eps)),
+                             "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
+                             **mc_columns(fails, trials), "seed": s})
+            add_sample("linformer.lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
+
+
+def _lemma1_family(out: _Collector, family: str, ks: np.ndarray, trials_other: int, rhos: Sequence[float],
+                   seed: int) -> None:
+    """A non-Gaussian family through the reduced pair sampler, k <= n only (Lemma 1's range)."""
+    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    fam_ks = ks[ks <= n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
+    if fam_ks.size == 0:
+        return
+    pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
+    for vectors in pairs:
+        s = child_seed(seed, "lemma1", family, vectors)
+        k_max = int(fam_ks.max())
+        chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
+        counts: dict[tuple, int] = {}
+        kept: dict[tuple, list[np.ndarray]] = {}
+        gen = torch_generator(s)
+        for start in range(0, trials_other, chunk):
+            m = min(chunk, trials_other - start)
+            units, scales = S.reduced_pair_units(family, n, k_max, m,
+                                                 vectors="spiky" if vectors == "any" else vectors, seed=gen)
+            st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
+            for i, k in enumerate(fam_ks):
+                q = st["aa"][i]
+                for reading in NORM_READINGS:
+                    key = ("eq11", reading, None, int(k))
+                    counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
+                kept.setdefault(("eq11", int(k), None), []).append(q - 1)
+                for rho in rhos:
+                    z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
+                    for reading in INNER_READINGS:
+                        key = ("eq12", reading, float(rho), int(k))
+                        counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
+                    kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
+        for k in fam_ks:
+            for reading in NORM_READINGS:
+                exact = np.nan
+                if family == "orthogonal":
+                    exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
+                elif vectors == "spiky":
+                    exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
+                rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": vectors,
+                             "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
+                             "exact": exact, **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
+                             "seed": s})
+            add_sample("linformer.lemma1.eq11", "squared", family, vectors, np.nan, int(k),
+                       np.concatenate(kept[("eq11", int(k), None)]))
+            for rho in rhos:
+                for reading in INNER_READINGS:
+                    rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
+                                 "rho": float(rho), **base, "k": int(k),
+                                 "bound": float(lemma1_inner_bound(k, eps)),
+                                 # Haar images have a density: the zero-tolerance event
+                                 # has probability 1; discrete R can hit <x, y> exactly
+                                 "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
+                                 **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
+                                 "seed": s})
+                add_sample("linformer.lemma1.eq12", "inner", family, vectors, float(rho), int(k),
+                           np.concatenate(kept[("eq12", int(k), float(rho))]))
 
 
 # ----------------------------------------------------------------------------- exact curves
 
 
 def exact_curves(n: int, eps: float, ks: Sequence[int], rhos: Sequence[float] = (1.0,)) -> pd.DataFrame:
-    """Bounds and exact failure probabilities (Gaussian R) on a dense k grid, for figures."""
+    """Bounds and exact failure probabilities (Gaussian R) on a dense k grid, for figures.
+
+    Parameters
+    ----------
+    n : int
+    eps : float
+    ks : sequence of int
+    rhos : sequence of float
+        Cosines for eq. 12's curves.
+
+    Returns
+    -------
+    DataFrame
+        One row per (claim, reading, rho, k): ``bound`` and ``exact`` (NaN where no law).
+    """
     check_n(n)
     check_eps(eps)
     rows = []

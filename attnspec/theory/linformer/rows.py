@@ -3,9 +3,12 @@
 Verdict rules (a measurement, never a restatement of the paper), all decided by
 :func:`attnspec.verdicts.classify_probability`:
 
+* ``hypothesis-unmet`` for Lemma 1 with a non-Gaussian R (the lemma is stated for
+  Gaussian R) or k > n (it assumes 1 <= k <= n); the evidence says what the same bound
+  gives there, as an extension;
 * ``vacuous`` when the statement says nothing at the parameters: the claimed failure
   probability is >= 1, or k >= n for Theorems 1–2 (P̃ = PRᵀR is then not low-rank, and
-  Lemma 1, which the proofs use, assumes 1 <= k <= n), or k > n for Lemma 1 itself;
+  Lemma 1, which the proofs use, assumes 1 <= k <= n);
 * ``cannot-fail`` where the zero output meets the tolerance of an existence claim
   (Theorem 1 additive, Theorem 2 eq. 8: P̃ = 0, E = F = 0 would do), or where the claimed
   failure probability is so close to 1 that no outcome of the trials could contradict it;
@@ -48,34 +51,51 @@ def _clean(v: Any) -> Any:
 
 
 def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
-    """The verdict and its one-line evidence for one Monte Carlo row of the ``jl`` table."""
+    """The verdict and its one-line evidence for one Monte Carlo row of the ``jl`` table.
+
+    Parameters
+    ----------
+    row : dict
+        A record of the ``jl`` table: ``claim`` (id), ``reading``, ``n``, ``k``, ``bound``,
+        ``exact`` (NaN where no law), ``failures``, ``trials``, ``estimate``, ``ci_low``,
+        ``ci_high``, ``seed``, and where present ``family`` and ``zero_output_passes``.
+
+    Returns
+    -------
+    (verdict, evidence) : tuple of str
+    """
     claim, n, k = row["claim"], int(row["n"]), int(row["k"])
     group = group_of(claim)
     exact = row.get("exact")
     exact = None if exact is None or (isinstance(exact, float) and math.isnan(exact)) else float(exact)
     measured = (f"measured {row['failures']}/{row['trials']} = {row['estimate']:.4g} "
                 f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]" + (f", exact {exact:.4g}" if exact is not None else ""))
-    prefix = ""
+    unmet = None
     if group == "lemma1" and row.get("family") != "gaussian":
-        prefix = f"[{row['family']} R: Lemma 1 is stated for Gaussian R] "
+        unmet = f"Lemma 1 is stated for Gaussian R, this is {row['family']} R"
+    elif group == "lemma1" and k > n:
+        unmet = f"k = {k} > n = {n}, outside Lemma 1's 1 <= k <= n"
     vacuous = None
     if group in ("thm1", "thm2") and k >= n:
         what = "P̃ = PRᵀR need not be low-rank" if group == "thm1" else "E, F project nothing away"
         vacuous = f"k = {k} >= n = {n}: {what}, and Lemma 1 assumes k <= n"
-    elif group == "lemma1" and k > n:
-        vacuous = f"k = {k} > n = {n}, outside Lemma 1's 1 <= k <= n"
     trivial = None
     if group in ("thm1", "thm2") and _true(row.get("zero_output_passes")):
         trivial = ("the zero output meets this tolerance (‖Pw‖ <= ε‖P‖_F‖w‖): P̃ = 0 would do" if group == "thm1"
                    else "the zero output meets this tolerance: E = F = 0 would do")
-    d = classify_probability(claimed=float(row["bound"]), failures=int(row["failures"]), trials=int(row["trials"]),
-                             exact=exact, vacuous=vacuous, trivial=trivial)
+    counts = {"claimed": float(row["bound"]), "failures": int(row["failures"]), "trials": int(row["trials"]),
+              "exact": exact}
+    d = classify_probability(**counts, vacuous=vacuous, trivial=trivial, hypothesis_unmet=unmet)
     why = d.reason
-    if d.verdict == "vacuous":
+    if d.verdict == "hypothesis-unmet":
+        # what the same bound gives outside the lemma's hypothesis: an extension, not a verdict on the lemma
+        ext = classify_probability(**counts)
+        why = f"{why}; the same bound there: {ext.verdict} ({ext.reason}; instance seed {row['seed']})"
+    elif d.verdict == "vacuous":
         why = f"{why}; {measured} vs claimed {row['bound']:.4g}"
     elif d.verdict == "violated":
         why = f"{why} (instance seed {row['seed']})"
-    return d.verdict, prefix + why
+    return d.verdict, why
 
 
 def _true(v: Any) -> bool:
@@ -85,7 +105,18 @@ def _true(v: Any) -> bool:
 
 
 def verdict_rows(table: pd.DataFrame) -> list[VerdictRow]:
-    """One :class:`VerdictRow` per row of the Monte Carlo table (claim id, reading, parameters, evidence)."""
+    """One :class:`VerdictRow` per row of the Monte Carlo table.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The ``jl`` table (one row per claim, reading, configuration and k).
+
+    Returns
+    -------
+    list of VerdictRow
+        In table order, with the claim id, reading, parameters and evidence.
+    """
     out = []
     for rec in table.to_dict("records"):
         verdict, evidence = verdict_for(rec)
@@ -128,6 +159,10 @@ def _pick(rows: list[VerdictRow]) -> VerdictRow:
 
     if viol:
         return max(viol, key=excess)
+    # outside the hypothesis: show where the same bound would be violated, if anywhere
+    ext = [r for r in rows if r.verdict == "hypothesis-unmet" and "the same bound there: violated" in r.evidence]
+    if ext:
+        return max(ext, key=excess)
     for kind in ("holds", "loose"):
         cand = [r for r in rows if r.verdict == kind]
         if cand:

@@ -45,7 +45,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from attnspec.errors import InputError, check_range
+from attnspec.errors import InputError, check_choice, check_range
 from attnspec.stats import Seed, numpy_rng, torch_generator
 
 FAMILIES: tuple[str, ...] = ("gaussian", "orthogonal", "achlioptas", "sparse")
@@ -55,9 +55,8 @@ INVARIANT_FAMILIES: frozenset[str] = frozenset({"gaussian", "orthogonal"})
 
 
 def check_family(family: str) -> str:
-    if family not in FAMILIES:
-        raise InputError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
-    return family
+    """``family`` if it is one of :data:`FAMILIES`, else :class:`InputError`."""
+    return check_choice("family", family, FAMILIES)
 
 
 def check_dims(n: int, k: int, *, family: str = "gaussian") -> None:

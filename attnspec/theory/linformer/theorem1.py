@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from attnspec.errors import InputError, check_range
+from attnspec.errors import InputError, check_choice, check_range
 from attnspec.stats import child_seed, numpy_rng
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer.dimensions import check_eps, check_ks, check_n, theorem1_union_bound
@@ -56,6 +56,20 @@ def attention_matrix(kind: str, n: int, *, seed: int, d: int = 64, temperature: 
     ``softmax``: softmax(QKᵀ/(√d·temperature)) with Q, K ∈ R^{n×d} standard normal;
     ``uniform``: every entry 1/n; ``near_identity``: softmax(β I) with β = ln(n) + 4
     (diagonal ≈ 0.98).
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`ATTENTION_KINDS`.
+    n : int
+    seed : int
+        Seed of Q, K (``softmax`` only).
+    d : int
+    temperature : float
+
+    Returns
+    -------
+    P : ndarray of shape (n, n), float64, rows summing to 1
     """
     check_n(n)
     if kind == "uniform":
@@ -80,6 +94,20 @@ def theorem1_vectors(P: np.ndarray, *, seed: int, d: int = 64, iterations: int =
     ``random``: N(0, I_n); ``adv_bottom``: the toolkit's search for the w minimising
     ‖Pw‖/‖w‖ (inverse iteration on PᵀP, which makes the relative claim hardest);
     ``adv_top``: the w maximising it (power iteration; the hardest for the additive one).
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, n)
+    seed : int
+    d : int
+        Embedding dimension of the ``value`` column.
+    iterations : int
+        Inverse-iteration steps (power iteration uses four times as many).
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n,)
+        By kind: ``value``, ``random``, ``adv_bottom``, ``adv_top``.
     """
     from scipy import linalg as sla
 
@@ -128,8 +156,7 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
     ks = check_ks(ks)
     check_range("trials", trials, low=1)
     for wk in w_kinds:
-        if wk not in W_KINDS:
-            raise InputError(f"w kind must be one of {', '.join(W_KINDS)}, got {wk!r}")
+        check_choice("w kind", wk, W_KINDS)
     rows: list[dict] = []
     samples: list[pd.DataFrame] = []
     for name, P in attention.items():

@@ -40,14 +40,31 @@ THM2_CONSTRUCTIONS: tuple[str, ...] = ("paper", "plain")
 
 def theorem2_setup(n: int, d: int, *, seed: int) -> dict[str, np.ndarray]:
     """Random Q, K, V ∈ R^{n×d} (standard normal; W's absorbed as in Appendix A); A = QKᵀ/√d
-    is formed by rows when needed (:func:`theorem2_rows`)."""
+    is formed by rows when needed (:func:`theorem2_rows`).
+
+    Returns
+    -------
+    dict
+        ``Q``, ``K``, ``V``: ndarrays of shape (n, d).
+    """
     rng = numpy_rng(seed)
     return {"Q": rng.standard_normal((n, d)), "K": rng.standard_normal((n, d)), "V": rng.standard_normal((n, d))}
 
 
 def theorem2_rows(Q: np.ndarray, K: np.ndarray, block: int = 512) -> dict[str, int]:
     """Indices of the rows w of A = QKᵀ/√d checked: ``row0``, the most ``peaked``
-    softmax(w) (largest ‖softmax(w)‖) and the ``flat``-test one (smallest)."""
+    softmax(w) (largest ‖softmax(w)‖) and the ``flat``-test one (smallest).
+
+    Parameters
+    ----------
+    Q, K : ndarray of shape (n, d)
+    block : int
+        Rows of A formed at a time (memory: block × n).
+
+    Returns
+    -------
+    dict of str to int
+    """
     d = Q.shape[1]
     peaks = np.empty(Q.shape[0])
     for s in range(0, Q.shape[0], block):
