@@ -238,6 +238,8 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
         if progress is not None:
             progress(msg)
 
+    from attnspec.threads import torch_threads
+
     t0 = time.perf_counter()
     # The checks use tiny matrices: one thread avoids oversubscription (restored after).
     with torch_threads(1):
