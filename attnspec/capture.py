@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -171,6 +170,9 @@ class AttentionCapture:
         self.num_heads = 0
         self.tried: list[str] = []
         self.needs_output_attentions = False
+        self._probing = False
+        self._probed: dict[int, torch.Tensor] = {}
+        self._wanted: set[int] = set()
         self._mask: torch.Tensor | None = None
         self._seen: set[int] = set()
         # registry path
@@ -272,8 +274,8 @@ class AttentionCapture:
 
     # -- shared ------------------------------------------------------------------------
     def _emit(self, layer: int | None, probs: torch.Tensor) -> None:
-        if layer is None or self._mask is None or layer not in self._wanted:
-            return
+        if layer is None or self._mask is None or (not self._probing and layer not in self._wanted):
+            return  # the probe sees every layer; a run only the requested ones
         if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
             return  # cross-attention (n_q != n_k) is not self-attention
         self._seen.add(layer)
@@ -283,12 +285,6 @@ class AttentionCapture:
             keep = mask[:, None, :, None] & mask[:, None, None, :]
             probs = probs * keep
         self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask))
-
-    @property
-    def _wanted(self) -> set[int] | range:
-        return range(10**9) if self._probing else set(self.layers)
-
-    _probing = False
 
     def _probe_ids(self) -> torch.Tensor:
         config = getattr(self.model, "config", None)
@@ -303,7 +299,7 @@ class AttentionCapture:
         return ids[None, :]  # (1, 6)
 
     def _run_probe(self) -> None:
-        self._probed: dict[int, torch.Tensor] = {}
+        self._probed = {}
         sink, self.sink = self.sink, (lambda la: self._probed.__setitem__(la.layer, la.probs))
         self._probing = True
         try:
@@ -376,6 +372,7 @@ class AttentionCapture:
                                      + " and ".join(self.tried) + hint)
         n = self.num_layers
         self.layers = list(range(n)) if self.requested_layers is None else self.requested_layers
+        self._wanted = set(self.layers)
         bad = [i for i in self.layers if not 0 <= i < n]
         if bad:
             raise ModelLoadError(f"layers {bad} do not exist: {model_name} has layers 0..{n - 1}")
@@ -511,49 +508,3 @@ def collect_attention(model: nn.Module, input_ids: torch.Tensor, attention_mask:
     with capture_attention(model, keep) as cap:
         cap.forward(input_ids, attention_mask)
     return [out[i] for i in sorted(out)]
-
-
-def sample_attention(
-    model: str,
-    data: str,
-    *,
-    seq_len: int,
-    count: int,
-    seed: int,
-    data_dir: str | None = None,
-    device: str = "cpu",
-    split: str | None = None,
-) -> torch.Tensor:
-    """``count`` real attention matrices, pooled over inputs, layers and heads.
-
-    Loads ``model`` and draws just enough inputs of ``seq_len`` tokens from ``data`` to
-    supply ``count`` distinct (input, layer, head) triples, then picks ``count`` of them
-    uniformly without replacement with a generator seeded by ``seed``.
-
-    Returns
-    -------
-    Tensor, shape (count, seq_len, seq_len), float64, rows summing to 1.
-    """
-    import numpy as np
-
-    from attnspec.corpora import load_inputs
-    from attnspec.models import load_model
-
-    if count < 1:
-        raise InputError(f"count must be >= 1, got {count}")
-    enc = load_model(model, device=device)
-    per_input = enc.num_layers * enc.num_heads
-    num_inputs = math.ceil(count / per_input)
-    inputs = load_inputs(data, enc.tokenizer, seq_len=seq_len, num_inputs=num_inputs, seed=seed,
-                         split=split, data_dir=data_dir, short_policy="skip")
-    pool: list[torch.Tensor] = []
-
-    def keep(la: LayerAttention) -> None:
-        pool.append(la.probs.to(torch.float64).cpu())  # (B, H, n, n)
-
-    with capture_attention(enc.model, keep) as cap:
-        for ids in inputs.input_ids:
-            cap.forward(torch.tensor([ids], device=enc.device))
-    stacked = torch.cat([p.reshape(-1, seq_len, seq_len) for p in pool])  # (inputs*layers*heads, n, n)
-    pick = np.random.default_rng(seed).choice(stacked.shape[0], size=count, replace=False)
-    return stacked[torch.as_tensor(np.sort(pick))]

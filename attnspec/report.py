@@ -226,12 +226,10 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
         if exp.command == "spectrum":
             _run_spectrum(_options(args), out)
             return None
-        from attnspec.battery import plot_results, run_battery, write_result
+        from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
 
-        result = run_battery(exp.command, _options(args), progress=progress, out_dir=out)
-        write_result(result, out)
-        plot_results(exp.command, out)
+        result = run_and_write(exp.command, _options(args), out, progress=progress)
         if exp.verdicts:
             (out / VERDICT_FILE).write_text(verdicts_json(result.verdicts) + "\n")
         return None
@@ -515,7 +513,7 @@ def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
             f"- `{exp.name}`: model `{m.get('model')}` = {m.get('model_path')} ({m.get('model_source')}, "
             f"{m.get('architecture')}, {m.get('num_layers')} layers × {m.get('num_heads')} heads, {m.get('dtype')}); "
             f"data {c.get('corpus')} {c.get('split')} from `{Path(str(c.get('source'))).name}` "
-            f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {c.get('num_available')} available inputs of "
+            f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')} available inputs of "
             f"{c.get('seq_len')} tokens (mode {c.get('mode')}, short documents: {c.get('short_policy')}), seed {m.get('seed')}; "
             f"singular values by `{m.get('svd_method')}`; status {m.get('status')}."
         )

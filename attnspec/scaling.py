@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.results import check_same_run, environment_meta, read_meta, read_table, write_meta
+from attnspec.results import check_same_run, environment_meta, holds_files, read_meta, read_table, write_meta
 
 KIND = "spectrum-scaling"
 #: β below this (whole interval) reads "does not grow with n"; above LINEAR (whole
@@ -172,16 +172,25 @@ def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_p
         if m.get("lengths") != lengths:
             raise ResultsError(f"{d} has lengths {m.get('lengths')}, {dirs[0]} has {lengths}")
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
+    if holds_files(out):  # the lock file of the command that claimed it does not count
         raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
-    done = 0
+    done, total, partial = 0, 0, []
+    missing: set[str] = set()
+    unfinished: set[str] = set()
     for n in lengths:
         meta = merge_runs([run_dir(d, n) for d in dirs], run_dir(out, n), csv=csv, allow_partial=allow_partial)
-        done = int(meta["inputs_done"])
+        done, total = int(meta["inputs_done"]), int(meta["inputs_total"])
+        if meta["status"] != "complete":
+            partial.append(n)
+            missing.update(meta.get("missing_shards", []))
+            unfinished.update(meta.get("unfinished_shards", []))
+    status = "partial" if partial else "complete"
     identity = {**metas[0]["identity"], "shard": None}
     write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths, "runs": [f"n{n}" for n in lengths],
+                     "status": status, "partial_lengths": partial,
                      "merged_from": [str(d) for d in dirs], "environment": environment_meta()})
-    return {"inputs_done": done, "lengths": lengths}
+    return {"inputs_done": done, "inputs_total": total, "lengths": lengths, "status": status,
+            "missing_shards": sorted(missing), "unfinished_shards": sorted(unfinished)}
 
 
 def _layer_mean_curve(spectrum: pd.DataFrame) -> pd.DataFrame:

@@ -846,6 +846,10 @@ class _CallableModule(type(os)):  # type(os) is types.ModuleType
         return spectrum(*args, **kwargs)
 
 
+import inspect as _inspect  # noqa: E402
 import sys as _sys  # noqa: E402
 
+from attnspec.api import spectrum as _api_spectrum  # noqa: E402  (api imports nothing heavy at load)
+
 _sys.modules[__name__].__class__ = _CallableModule
+__signature__ = _inspect.signature(_api_spectrum)  # what notebooks show for attnspec.spectrum(

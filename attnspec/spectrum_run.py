@@ -52,6 +52,13 @@ from attnspec.spectrum import (
 
 STATE_FILE = "state.npz"
 KIND = "spectrum"
+# Inputs per forward pass when --batch-size is not given, per device type. CPU: measured by
+# benchmarks/bench_spectrum.py (section "batch": a 12-layer, 12-head RoBERTa-style encoder
+# at n = 512, the same 4 inputs, batch sizes interleaved, best of 2 rounds, on the loaded
+# 2-core machine): batch 4 took 17.9 s/input against 24.9 s/input for batch 1, with 1.6 %
+# more peak RSS (1,238 vs 1,218 MB), so 4 stays. CUDA: not measured (no GPU on the project's
+# machines); 4 as on the CPU. The benchmark's batch section measures it where a GPU exists.
+DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 4}
 
 
 @dataclass
@@ -66,7 +73,7 @@ class SpectrumConfig:
     num_sentences: int = 1000
     seed: int = 0
     short_policy: str = "skip"
-    batch_size: int = 4
+    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device
     device: str = "auto"
     dtype: str = "float32"
     svd_method: str = "auto"
@@ -78,13 +85,14 @@ class SpectrumConfig:
     max_time: float | None = None  # seconds
     checkpoint_every: int = 8  # batches
     rank_tol: float = RANK_TOL  # relative tolerance of the numerical rank
+    count_available: bool = False  # tokenise the whole corpus for the exact number of windows
 
     def validate(self) -> None:
         if self.seq_len < 2:
             raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
         if self.num_sentences <= 0:
             raise InputError(f"--num-sentences must be >= 1, got {self.num_sentences}")
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.seed < 0:
             raise InputError(f"--seed must be >= 0, got {self.seed}")
@@ -236,8 +244,18 @@ def read_state(path: Path) -> RunState:
     if len(covered) and (len(np.unique(covered)) != len(covered) or covered.min() < 0 or covered.max() >= sel):
         raise ResultsError(f"checkpoint {path} fails the coverage check: input indices repeated or outside 0..{sel - 1}")
     missing_shards = [int(v) for v in np.asarray(extra.get("missing_shards", np.zeros(0))).ravel()]
+    merge_of = int(extra.get("merge_of", 0))
+    if not merge_of:  # a run (or shard) processes its inputs in order: it covers a prefix of them
+        shard = identity.get("shard")
+        try:
+            pair = None if shard is None else tuple(int(v) for v in str(shard).split("/"))
+        except ValueError:
+            raise ResultsError(f"checkpoint {path} fails the identity check: shard {shard!r} is not INDEX/COUNT") from None
+        if not np.array_equal(covered, shard_indices(pair, done)):
+            raise ResultsError(f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
+                               f"{done} of its {'shard ' + str(shard) if shard else 'run'}")
     return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
-                    missing_shards, int(extra.get("merge_of", 0)))
+                    missing_shards, merge_of)
 
 
 def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -365,10 +383,12 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
     method = resolve_method(cfg.svd_method, encoder.device)
+    batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
     if inputs is None:
         inputs = load_inputs(
             cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences,
             seed=cfg.seed, split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
+            count_available=cfg.count_available,
         )
     selected = inputs.input_ids
     selection_total = len(selected)
@@ -407,6 +427,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             + ("; causal P: lower-triangular, its real block is the P of the input alone" if encoder.causal else "")
         ),
         "svd_method": method,
+        "batch_size": batch_size,
+        "batch_size_source": "--batch-size" if cfg.batch_size is not None else f"default for {encoder.device.type}",
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
@@ -447,7 +469,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                 if cfg.max_time is not None and time.perf_counter() - t_start > cfg.max_time:
                     status = "partial"
                     break
-                batch = selected[state.done : state.done + cfg.batch_size]
+                batch = selected[state.done : state.done + batch_size]
                 ids, mask = _pad_batch(batch, pad_id)
                 pending.clear()
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))

@@ -1,21 +1,26 @@
 """`attnspec sa-check`: sparse expressivity of self-attention (Likhosherstov et al. 2021).
 
-Thin: parse the options → :func:`attnspec.battery.run_battery` (which validates them
-through the battery's config before any computation) → write the tables → draw the figures
-from the saved tables → print.
+Thin: parse the options → :func:`attnspec.battery.run_and_write` (which validates them
+through the battery's config before any computation, then writes the tables and draws the
+figures from them) → print.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
-
-if TYPE_CHECKING:
-    import pandas as pd
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+)
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -53,52 +58,27 @@ def sa_check(
     with user_errors():
         from rich.markup import escape
 
-        from attnspec.battery import run_battery
+        from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
 
         options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
                    "d": d, "support": support, "factorization": factorization, "sweep": sweep, "sweep_L": sweep_L,
                    "sweep_k": sweep_k, "sweep_trials": sweep_trials, "threads": threads, "seed": seed}
+        claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
 
         def say(msg: str) -> None:
             err_console.print(f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]", highlight=False)
 
-        result = run_battery("sa-check", options, progress=say)
+        result = run_and_write("sa-check", options, out, plots=plots, progress=say)
         if out is not None:
-            _write(result, out)
             if plots:
-                from attnspec.battery import plot_results
-
-                plot_results("sa-check", out)
                 say("figures written")
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             typer.echo(verdicts_json(result.verdicts))
             return
         _print(result.verdicts, time.time() - start)
-
-
-def _write(result, out) -> None:  # noqa: ANN001 - BatteryResult, Path
-    """Tables, verdicts and meta.json (until attnspec.battery has its own writer)."""
-    from attnspec.battery import VERDICT_TABLE
-    from attnspec.results import environment_meta, write_meta, write_table
-
-    for name, frame in result.tables.items():
-        write_table(out, name, frame)
-    write_table(out, VERDICT_TABLE, _storable(result.verdict_frame()))
-    write_meta(out, {**result.meta, **environment_meta()})
-
-
-def _storable(frame: "pd.DataFrame") -> "pd.DataFrame":
-    """Parameter columns that mix numbers and ranges ("64..256") are stored as text."""
-    frame = frame.copy()
-    for c in frame.columns:
-        if frame[c].dtype == object:
-            kinds = {type(v) for v in frame[c] if v is not None}
-            if len(kinds) > 1:
-                frame[c] = [None if v is None else str(v) for v in frame[c]]
-    return frame
 
 
 def _print(rows: list, wall: float) -> None:

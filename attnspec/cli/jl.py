@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+)
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -47,21 +55,20 @@ def jl_check(
     json_out: JsonOpt = False,
 ) -> None:
     with user_errors():
-        from attnspec.battery import plot_results, run_battery, write_result
+        from attnspec.battery import run_and_write
 
         options = {"n": n, "eps": eps, "k": k, "trials": trials, "trials_other": trials_other, "seed": seed,
                    "family": family, "claims": claims, "d": d, "temperature": temperature, "model": model,
                    "data": data, "data_dir": data_dir, "count": count}
+        claim_out_dir(out, "attnspec jl-check")  # writable and ours, before any work
         start = time.time()
 
         def progress(msg: str) -> None:
             err_console.print(f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]", highlight=False)
 
-        # run_battery validates every option (one-line errors) and the --out directory before any work
-        result = run_battery("jl-check", options, progress=progress, out_dir=out)
+        # validates every option (one-line errors) and checks and locks --out before any work
+        result = run_and_write("jl-check", options, out, progress=progress)
         if out is not None:
-            write_result(result, out)
-            plot_results("jl-check", out)
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             from attnspec.verdicts import verdicts_json

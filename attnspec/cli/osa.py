@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+)
 
 if TYPE_CHECKING:
     from attnspec.battery import BatteryResult
@@ -24,15 +32,15 @@ COMMAND = "osa-check"
 
 
 def run_and_write(command: str, options: Mapping[str, Any], out: Path | None, *, csv: bool = False,
-                  progress: Callable[[str], None] | None = None) -> BatteryResult:
-    """Run a battery in-process (a directory holding a different run is refused before
-    computing) and, with ``out``, write its result with :func:`attnspec.battery.write_result`."""
-    from attnspec.battery import run_battery, write_result
+                  progress: Callable[[str], None] | None = None, plot: bool = False) -> BatteryResult:
+    """Run a battery in-process and, with ``out``, write its result (and, with ``plot``, its
+    figures) through the shared :func:`attnspec.battery.run_and_write`: ``out`` is claimed
+    (usable, ours, not holding a different run) before computing, and the files are written
+    as one unit (an interrupt is held until the last)."""
+    from attnspec import battery
 
-    result = run_battery(command, options, progress=progress, out_dir=out)
-    if out is not None:
-        write_result(result, out, csv=csv)
-    return result
+    claim_out_dir(out, f"attnspec {command}")
+    return battery.run_and_write(command, options, out, csv=csv, plots=plot, progress=progress)
 
 
 def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:
@@ -69,12 +77,9 @@ def register(app: typer.Typer) -> None:
         with user_errors():
             options = {"seed": seed, "alpha": alpha, "steps": steps, "schedule": schedule, "d_model": d_model,
                        "d_v": d_v, "trials": trials, "timing": timing}
-            result = run_and_write(COMMAND, options, out, csv=csv,
+            result = run_and_write(COMMAND, options, out, csv=csv, plot=True,
                                    progress=lambda m: err_console.print(f"[dim]· {m}[/]"))
             if out is not None:
-                from attnspec.battery import plot_results
-
-                plot_results(COMMAND, out)
                 err_console.print(f"wrote {len(result.tables) + 1} tables, meta.json and figures to {out}")
             from attnspec.theory.osa.battery import summary_line
             from attnspec.verdicts import print_verdict_table, verdicts_json

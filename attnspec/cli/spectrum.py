@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors
 
 plot_app = typer.Typer(help="Figures from saved results (never recomputes).", no_args_is_help=True)
 
@@ -29,7 +29,8 @@ def spectrum(
     num_sentences: Annotated[int, typer.Option("--num-sentences", help="Number of inputs (windows or documents) to average over.")] = 1000,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per forward pass.")] = 4,
+    count_available: Annotated[bool, typer.Option("--count-available", help="Tokenise the whole corpus to record the exact number of available inputs (IMDB-style corpora otherwise stop once enough are found; the inputs are the same).")] = False,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default per device: 4 on CPU, measured in benchmarks/bench_spectrum.py; 4 on CUDA).")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
     svd_method: Annotated[str, typer.Option("--svd-method", help="auto (gram on CPU, svd on GPU) | svd | gram. All compute the full spectrum.")] = "auto",
@@ -79,7 +80,10 @@ def spectrum(
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
             csv=csv, resume=resume, overwrite=overwrite, max_time=max_time, checkpoint_every=checkpoint_every,
             rank_tol=rank_tol,
+            count_available=count_available,
         )
+        cfg.validate()
+        claim_out_dir(cfg.out, "attnspec spectrum")  # held through the figures too
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "interrupted":
             err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
@@ -89,7 +93,9 @@ def spectrum(
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
         figures = plot_run(outcome.out, at=at) if plots and outcome.inputs_done > 0 else []
-        _summary(outcome.out, at)
+        if outcome.inputs_done > 0:
+            _summary(outcome.out, at)
+        out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
         out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
                           + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
 
@@ -116,7 +122,7 @@ def _scaling(lengths: list[int], opts: dict) -> None:
         num_sentences=opts["num_sentences"], seed=opts["seed"], short_policy=opts["short_policy"], batch_size=opts["batch_size"],
         device=opts["device"], dtype=opts["dtype"], svd_method=opts["svd_method"], shard=parse_shard(opts["shard"]), out=out,
         csv=opts["csv"], resume=opts["resume"], overwrite=opts["overwrite"], max_time=opts["max_time"],
-        checkpoint_every=opts["checkpoint_every"], rank_tol=opts["rank_tol"],
+        checkpoint_every=opts["checkpoint_every"], rank_tol=opts["rank_tol"], count_available=opts["count_available"],
     )
     outcomes = run_scaling(cfg, lengths, progress=not opts["quiet"])
     done = [o for o in outcomes if o is not None]
@@ -154,6 +160,27 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
         t.add_row(r.metric, "all" if r.layer < 0 else str(r.layer + 1), f"{r.beta:.2f}", f"[{r.low:.2f}, {r.high:.2f}]", r.verdict)
     out_console.print(t)
     return paths
+
+
+def _what_ran(run: Path) -> str:
+    """One line naming the model, data and selection that a run used (from its meta.json)."""
+    from attnspec.results import read_meta
+
+    m = read_meta(run)
+    c = m.get("corpus", {})
+    rev = m.get("revision")
+    model = (f"{m.get('model')} ({m.get('model_source')}{' @ ' + str(rev)[:10] if rev else ''}; "
+             f"{m.get('num_layers')} layers x {m.get('num_heads')} heads, {m.get('dtype')}, {m.get('device')})")
+    if c.get("hub_id"):
+        where = f"{c['hub_id']}" + (f" {c['hub_config']}" if c.get("hub_config") else "")
+        where += f" @ {str(c['hub_revision'])[:10]}" if c.get("hub_revision") else ""
+    else:
+        where = str(c.get("source"))
+    available = f"{'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')}"
+    data = (f"{c.get('corpus')} split {c.get('split')} from {where}: {m.get('inputs_done')} of {c.get('num_inputs')} "
+            f"inputs of {c.get('seq_len')} tokens ({available} available; mode {c.get('mode')}, short documents "
+            f"{c.get('short_policy')}; seed {c.get('seed')})")
+    return f"ran: {model} on {data}"
 
 
 def _summary(run: Path, at: int | None) -> None:
@@ -201,6 +228,7 @@ def merge(
         from attnspec.results import read_meta
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
+        claim_out_dir(out, "attnspec merge")  # held through the figures too
         if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
             meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
@@ -211,6 +239,11 @@ def merge(
             meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
                 plot_run(out)
+        if meta["status"] != "complete":
+            missing = ", ".join(meta.get("missing_shards", []) + meta.get("unfinished_shards", []))
+            err_console.print(f"warning: the merged result is PARTIAL ({meta['inputs_done']} of {meta['inputs_total']} "
+                              f"inputs; missing or unfinished: {missing}); meta.json says status: partial",
+                              highlight=False, soft_wrap=True)
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 
@@ -229,6 +262,14 @@ def plot_spectrum(
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         formats = ("png", fmt)
+        # figure directories checked and locked before anything is drawn
+        for run in runs:
+            if not (Path(run) / "spectrum.parquet").is_file():
+                raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
+            claim_out_dir(out / Path(run).name if (out is not None and len(runs) > 1) else (out or Path(run) / "figures"),
+                          "attnspec plot spectrum")
+        if len(runs) > 1:
+            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum")
         paths = []
         for run in runs:
             paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats)
