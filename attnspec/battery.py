@@ -165,6 +165,7 @@ def run_battery(
     progress: Callable[[str], None] | None = None,
     attention: np.ndarray | None = None,
     out_dir: Path | None = None,
+    resume: bool = False,
 ) -> BatteryResult:
     """Validate ``options`` into the command's config and run its battery.
 
@@ -182,6 +183,10 @@ def run_battery(
     out_dir : Path, optional
         Where the result will be written: checked before any computation
         (:func:`attnspec.results.check_same_run`: empty, absent, or the same run).
+    resume : bool
+        When ``out_dir`` holds a result of the same run, pass its tables to the battery's
+        ``run(..., previous=tables)`` (only batteries that can resume: osa-train), which keeps
+        the work done there. Without it, a ``status: partial`` result there is refused.
 
     Returns
     -------
@@ -190,10 +195,12 @@ def run_battery(
     module = battery_module(command)
     config = module.config_from_options(dict(options))
     identity = config_identity(config)
+    previous = None
     if out_dir is not None:
         from attnspec.results import check_same_run
 
-        check_same_run(Path(out_dir), identity, kind=command)
+        if check_same_run(Path(out_dir), identity, kind=command):
+            previous = _previous_tables(Path(out_dir), command, resume)
     request = getattr(module, "attention_request", lambda _c: None)(config)
     if request is not None and attention is None:
         check_attention_request(request)
@@ -201,10 +208,11 @@ def run_battery(
             progress(f"capturing {request.count} real attention matrices from {request.model} on {request.data} "
                      f"(n = {request.seq_len})")
         attention = load_attention(request)
+    extra = {} if previous is None else {"previous": previous}
     if attention is not None:
-        result = module.run(config, progress=progress, attention=np.asarray(attention, dtype=np.float64))
+        result = module.run(config, progress=progress, attention=np.asarray(attention, dtype=np.float64), **extra)
     else:
-        result = module.run(config, progress=progress)
+        result = module.run(config, progress=progress, **extra)
     if result.command != command:
         raise RuntimeError(f"battery {BATTERIES[command]} returned a result for {result.command!r}")
     from attnspec import claims
@@ -212,6 +220,29 @@ def run_battery(
     claims.check_rows(result.verdicts)
     result.meta.setdefault("identity", identity)
     return result
+
+
+def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.DataFrame] | None:
+    """With ``resume``, the tables of the same-run result in ``out_dir``; without it, None,
+    or a one-line refusal when that result is partial (its work would be thrown away)."""
+    from attnspec.errors import ResultsError
+    from attnspec.results import read_meta, read_table
+
+    meta = read_meta(out_dir)
+    if not resume:
+        if meta.get("status") == "partial":
+            raise ResultsError(f"--out {out_dir} holds an interrupted {command} run ({len(meta.get('runs_done', []))} "
+                               f"of {meta.get('runs_total')} runs done); continue it with the same command and "
+                               f"--resume, or choose another directory")
+        return None
+    return {p.stem: read_table(out_dir, p.stem) for p in sorted(out_dir.glob("*.parquet")) if p.stem != VERDICT_TABLE}
+
+
+def _holds_complete(out_dir: Path) -> bool:
+    """Whether ``out_dir`` holds a finished result (a meta.json not marked ``status: partial``)."""
+    from attnspec.results import META_FILE, read_meta
+
+    return (Path(out_dir) / META_FILE).is_file() and read_meta(Path(out_dir)).get("status") != "partial"
 
 
 def config_identity(config: Any) -> dict[str, Any]:
@@ -281,6 +312,7 @@ def run_and_write(
     plots: bool = True,
     progress: Callable[[str], None] | None = None,
     attention: np.ndarray | None = None,
+    resume: bool = False,
 ) -> BatteryResult:
     """What every checking command and ``attnspec report`` do: validate, run, write, draw.
 
@@ -304,10 +336,19 @@ def run_and_write(
     progress : callable, optional
     attention : ndarray of shape (count, n, n), optional
         Real attention matrices (see :func:`run_battery`).
+    resume : bool
+        Continue the interrupted result in ``out_dir`` (see :func:`run_battery`).
 
     Returns
     -------
     BatteryResult
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C or SIGTERM. When the battery's interrupt carries a ``partial``
+        :class:`BatteryResult` (osa-train: the finished runs), it is written to ``out_dir``
+        first (``status: partial`` in meta.json, no figures), for ``resume``.
     """
     if out_dir is None:
         return run_battery(command, options, progress=progress, attention=attention)
@@ -315,7 +356,15 @@ def run_and_write(
     from attnspec.signals import deferred_interrupts, sigterm_as_interrupt
 
     with writing_to(Path(out_dir), f"attnspec {command}"), sigterm_as_interrupt():
-        result = run_battery(command, options, progress=progress, attention=attention, out_dir=out_dir)
+        try:
+            result = run_battery(command, options, progress=progress, attention=attention, out_dir=out_dir,
+                                 resume=resume)
+        except KeyboardInterrupt as e:
+            partial = getattr(e, "partial", None)
+            if isinstance(partial, BatteryResult) and partial.meta.get("runs_done") and not _holds_complete(out_dir):
+                with deferred_interrupts():  # a complete result there is kept, never downgraded to partial
+                    write_result(partial, out_dir, csv=csv)
+            raise
         with deferred_interrupts():
             write_result(result, out_dir, csv=csv)
             if plots:

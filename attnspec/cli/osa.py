@@ -32,7 +32,8 @@ COMMAND = "osa-check"
 
 
 def run_and_write(command: str, options: Mapping[str, Any], out: Path | None, *, csv: bool = False,
-                  progress: Callable[[str], None] | None = None, plot: bool = False) -> BatteryResult:
+                  progress: Callable[[str], None] | None = None, plot: bool = False,
+                  resume: bool = False) -> BatteryResult:
     """Run a battery in-process and, with ``out``, write its result (and, with ``plot``, its
     figures) through the shared :func:`attnspec.battery.run_and_write`: ``out`` is claimed
     (usable, ours, not holding a different run) before computing, and the files are written
@@ -40,7 +41,7 @@ def run_and_write(command: str, options: Mapping[str, Any], out: Path | None, *,
     from attnspec import battery
 
     claim_out_dir(out, f"attnspec {command}")
-    return battery.run_and_write(command, options, out, csv=csv, plots=plot, progress=progress)
+    return battery.run_and_write(command, options, out, csv=csv, plots=plot, progress=progress, resume=resume)
 
 
 def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from attnspec.cli._common import OutOpt, err_console, out_console, user_errors
+from attnspec.cli._common import EXIT_INTERRUPTED, OutOpt, err_console, out_console, user_errors
+from attnspec.errors import InputError
 
 COMMAND = "osa-train"
 
@@ -54,6 +55,23 @@ def _summary_json(summary: Any) -> str:
     return json.dumps(rows, indent=2)
 
 
+def _interrupted_line(e: KeyboardInterrupt, out: Any) -> str:
+    """The one line printed on Ctrl-C or SIGTERM: what was kept and how to continue."""
+    done, total = getattr(e, "done", None), getattr(e, "total", None)
+    runs = f" after {done} of {total} runs" if done is not None else ""
+    if out is None:
+        return f"interrupted{runs}; nothing saved (no --out)"
+    from attnspec.results import META_FILE, read_meta
+
+    meta = read_meta(out) if (out / META_FILE).is_file() else {}
+    if meta.get("status") == "partial":
+        return (f"interrupted; {len(meta.get('runs_done', []))} of {meta.get('runs_total')} runs kept in {out} "
+                f"(meta.json status: partial); continue with the same command and --resume")
+    if meta:
+        return f"interrupted{runs}; {out} holds a complete result"
+    return f"interrupted{runs}; nothing saved in {out}"
+
+
 def register_train(app: typer.Typer) -> None:
     """Register ``osa-train`` on ``app``."""
 
@@ -83,6 +101,8 @@ def register_train(app: typer.Typer) -> None:
         csv: Annotated[bool, typer.Option("--csv", help="Also write CSV copies of the tables.")] = False,
         json_out: Annotated[bool, typer.Option("--json", help="Print the per-model summary rows as JSON on stdout (and nothing else there).")] = False,
         out: OutOpt = None,
+        resume: Annotated[bool, typer.Option(
+            "--resume", help="Continue an interrupted run in --out (same options): train only the missing runs.")] = False,
     ) -> None:
         """Train ViT, its skipless/LN-less ablations and the OSA-Transformer (QR, Newton–Schulz)
         on scikit-learn's 8x8 digits with the same optimiser, seeds and budget (the OSA
@@ -94,8 +114,14 @@ def register_train(app: typer.Typer) -> None:
                            weight_decay=weight_decay, grad_clip=grad_clip, depth=depth, dim=dim, heads=heads,
                            mlp_ratio=mlp_ratio, patch_size=patch_size, alpha_init=alpha_init, ns_steps=ns_steps,
                            ns_coefficients=ns_coefficients, test_fraction=test_fraction, quick=quick, threads=threads)
-            result = run_and_write(COMMAND, options, out, csv=csv, plot=True,
-                                   progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
+            if resume and out is None:
+                raise InputError("--resume needs --out: the directory of the interrupted run")
+            try:
+                result = run_and_write(COMMAND, options, out, csv=csv, plot=True, resume=resume,
+                                       progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
+            except KeyboardInterrupt as e:
+                err_console.print(_interrupted_line(e, out), highlight=False, soft_wrap=True)
+                raise typer.Exit(code=EXIT_INTERRUPTED) from None
             if out is not None:
                 err_console.print(f"wrote {out} (tables, meta.json, figures)", highlight=False)
             summary = result.tables["osa_train_summary"]

@@ -111,3 +111,116 @@ def test_bad_input_is_a_one_line_error(args: list[str], message: str) -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ") and message in lines[0]
+
+
+# ----------------------------------------------------------------------------- interrupt and --resume
+
+def _train_counting(monkeypatch: pytest.MonkeyPatch, interrupt_at: int | None = None) -> list[tuple[str, int]]:
+    """Count the (model, replicate) runs trained; raise KeyboardInterrupt (what Ctrl-C and,
+    through attnspec.signals, SIGTERM raise) when run number ``interrupt_at`` (1-based) starts."""
+    from attnspec.theory.osa import train as lib
+
+    real, trained = getattr(lib.train_model, "real", lib.train_model), []
+
+    def counting(name: str, *args: object, **kwargs: object) -> object:
+        if interrupt_at is not None and len(trained) + 1 == interrupt_at:
+            raise KeyboardInterrupt
+        trained.append((name, kwargs["replicate"]))
+        return real(name, *args, **kwargs)
+
+    counting.real = real  # type: ignore[attr-defined]
+    monkeypatch.setattr(lib, "train_model", counting)
+    return trained
+
+
+def _same_tables(a: Path, b: Path) -> None:
+    for name in ("osa_train", "osa_train_runs", "osa_train_summary", "osa_train_signal", "verdicts"):
+        x, y = read_table(a, name), read_table(b, name)
+        wall = [c for c in x.columns if c.startswith("wall_seconds")]  # timings differ between any two runs
+        pd.testing.assert_frame_equal(x.drop(columns=wall), y.drop(columns=wall), check_exact=True)
+
+
+def test_an_interrupt_keeps_the_finished_runs_and_resume_gives_the_uninterrupted_tables(
+        quick_run: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    whole, first = quick_run
+    assert first.exit_code == 0 and read_meta(whole)["status"] == "complete"
+    out = tmp_path / "run"
+    _train_counting(monkeypatch, interrupt_at=4)
+    r = runner.invoke(app, [*QUICK, "--json", "--out", str(out)])
+    assert r.exit_code == 130, r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("interrupted")]
+    assert len(lines) == 1 and "3 of 10 runs kept" in lines[0] and "--resume" in lines[0], r.stderr
+    meta = read_meta(out)
+    assert meta["status"] == "partial" and meta["runs_total"] == 10
+    assert meta["runs_done"] == [{"model": m, "replicate": 0} for m in MODELS[:3]]
+    assert len(read_table(out, "osa_train_runs")) == 3
+    assert not (out / "osa_train_summary.parquet").exists() and not list(out.glob("*.png"))
+
+    # Without --resume the partial result is not thrown away; another config is refused.
+    r = runner.invoke(app, [*QUICK, "--out", str(out)])
+    assert r.exit_code == 1 and r.stderr.startswith("error: ") and "--resume" in r.stderr, r.output
+    r = runner.invoke(app, [*QUICK, "--seeds", "3", "--out", str(out), "--resume"])
+    assert r.exit_code == 1 and "different run" in r.stderr and len(r.stderr.splitlines()) == 1, r.output
+
+    trained = _train_counting(monkeypatch)
+    r = runner.invoke(app, [*QUICK, "--json", "--out", str(out), "--resume"])
+    assert r.exit_code == 0, r.output
+    assert trained == [(m, 0) for m in MODELS[3:]] + [(m, 1) for m in MODELS]  # only the missing runs
+    assert read_meta(out)["status"] == "complete" and "runs_missing" not in read_meta(out)
+    strip = lambda rows: [{k: v for k, v in row.items() if k != "wall_seconds_mean"} for row in rows]  # noqa: E731
+    assert strip(json.loads(r.stdout)) == strip(json.loads(first.stdout))
+    _same_tables(whole, out)
+    assert list(out.glob("*.png"))
+
+
+def test_an_interrupt_never_marks_a_complete_result_partial(
+        quick_run: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    whole, _ = quick_run
+    out = tmp_path / "copy"
+    shutil.copytree(whole, out)
+    _train_counting(monkeypatch, interrupt_at=2)
+    r = runner.invoke(app, [*QUICK, "--out", str(out)])  # recomputing the same run, interrupted
+    assert r.exit_code == 130 and "holds a complete result" in r.stderr, r.output
+    assert read_meta(out)["status"] == "complete"
+    _same_tables(whole, out)
+
+
+def test_an_interrupt_without_out_exits_130_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _train_counting(monkeypatch, interrupt_at=2)
+    r = runner.invoke(app, [*QUICK, "--models", "vit", "--seeds", "2"])
+    assert r.exit_code == 130
+    assert [ln for ln in r.stderr.splitlines() if ln.startswith("interrupted")] == [
+        "interrupted after 1 of 2 runs; nothing saved (no --out)"]
+    r = runner.invoke(app, [*QUICK, "--resume"])
+    assert r.exit_code == 1 and r.stderr.startswith("error: --resume needs --out"), r.output
+
+
+@pytest.mark.slow
+def test_a_real_sigterm_keeps_the_finished_runs(tmp_path: Path) -> None:
+    """What timeout, Slurm and docker stop do: SIGTERM to the process, mid-training."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    out = tmp_path / "run"
+    driver = "import sys; from attnspec.cli.main import app; sys.argv[0] = 'attnspec'; app()"
+    args = [*QUICK, "--models", "vit,vit-noskip", "--epochs", "4", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-c", driver, *args], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stderr:  # the first finished run, then SIGTERM
+        lines.append(line)
+        if line.startswith("vit "):
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=120) == 130, "".join(lines) + rest
+    assert "continue with the same command and --resume" in rest, rest
+    meta = read_meta(out)
+    assert meta["status"] == "partial" and {"model": "vit", "replicate": 0} in meta["runs_done"]
+    assert len(meta["runs_done"]) < 4 and len(read_table(out, "osa_train_runs")) == len(meta["runs_done"])

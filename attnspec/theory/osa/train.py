@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -514,14 +514,24 @@ def replicate_seeds(cfg: TrainConfig) -> list[int]:
     return spawn_seeds(cfg.seed, cfg.seeds)
 
 
-def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> TrainComparison:
+def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = None, *,
+                   done: Mapping[tuple[str, int], RunResult] | None = None,
+                   on_run: Callable[[str, int, RunResult], None] | None = None) -> TrainComparison:
     """Train every model of ``cfg`` on every replicate; return tidy curves and summaries.
+
+    Every (model, replicate) run has its own seeds, so runs finished earlier (``done``, e.g.
+    read back from an interrupted result) are taken as they are and only the others are
+    trained: the tables are the same as those of one uninterrupted call.
 
     Parameters
     ----------
     cfg : TrainConfig
     progress : callable, optional
         Receives one line per finished run.
+    done : mapping of (model, replicate) to RunResult, optional
+        Runs already finished; not trained again.
+    on_run : callable, optional
+        Called as ``on_run(model, replicate, result)`` after each run trained here.
 
     Returns
     -------
@@ -537,11 +547,19 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
     curves: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
     signal: list[dict[str, Any]] = []
+    done = done or {}
     for r, rs in enumerate(rseeds):
         split_seed, init_seed, order_seed = spawn_seeds(rs, 3)
-        data = load_digits_split(cfg.patch_size, cfg.test_fraction, split_seed % 2**32)
+        data = None
         for name in cfg.models:
-            res = train_model(name, cfg, data, init_seed=init_seed, order_seed=order_seed, replicate=r, seed=rs)
+            res = done.get((name, r))
+            kept = res is not None
+            if res is None:
+                if data is None:
+                    data = load_digits_split(cfg.patch_size, cfg.test_fraction, split_seed % 2**32)
+                res = train_model(name, cfg, data, init_seed=init_seed, order_seed=order_seed, replicate=r, seed=rs)
+                if on_run is not None:
+                    on_run(name, r, res)
             curves.extend(res.curves)
             signal.extend(res.signal)
             runs.append(res.summary)
@@ -549,7 +567,7 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
                 s = res.summary
                 progress(f"{name:<16} replicate {r}: test accuracy {s['test_accuracy']:.4f}, "
                          f"test loss {s['test_loss']:.4f}, {s['steps']} steps, {s['wall_seconds']:.1f} s"
-                         + (" (diverged)" if s["diverged"] else ""))
+                         + (" (diverged)" if s["diverged"] else "") + (" (kept from before)" if kept else ""))
     curves_df = pd.DataFrame(curves, columns=["model", "replicate", "seed", "split", "step", "epoch", "loss", "accuracy"])
     runs_df = pd.DataFrame(runs)
     signal_df = pd.DataFrame(signal, columns=["model", "replicate", "seed", "stage", "block", "rms"])

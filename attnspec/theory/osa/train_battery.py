@@ -14,8 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from attnspec.battery import BatteryResult
 from attnspec.errors import InputError
+from attnspec.signals import deferred_interrupts
 from attnspec.theory.osa import train as lib
 from attnspec.threads import torch_threads
 from attnspec.verdicts import VerdictRow
@@ -108,28 +111,118 @@ def _loadavg() -> float | None:
         return None
 
 
-def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None) -> BatteryResult:
+def runs_from_tables(tables: Mapping[str, Any]) -> dict[tuple[str, int], lib.RunResult]:
+    """The finished (model, replicate) runs held by the tables of a saved osa-train result.
+
+    Parameters
+    ----------
+    tables : mapping of str to DataFrame
+        At least ``osa_train_runs`` (one row per finished run), ``osa_train`` (curves) and
+        ``osa_train_signal``, as written by :func:`run` or by an interrupted run.
+
+    Returns
+    -------
+    dict of (model, replicate) to RunResult
+        Each run's curve rows, signal rows and summary, as :func:`lib.train_model` made them.
+    """
+    def by_run(frame: Any) -> dict[tuple[str, int], list[dict[str, Any]]]:
+        out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for row in frame.to_dict("records"):
+            out.setdefault((row["model"], int(row["replicate"])), []).append(row)
+        return out
+
+    curves, signal = by_run(tables[CURVES_TABLE]), by_run(tables[SIGNAL_TABLE])
+    return {key: lib.RunResult(curves.get(key, []), signal.get(key, []), rows[0])
+            for key, rows in by_run(tables[RUNS_TABLE]).items()}
+
+
+class InterruptedTraining(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during training, carrying the runs finished before it.
+
+    ``partial`` is a :class:`BatteryResult` with ``meta["status"] == "partial"`` (written
+    by :func:`attnspec.battery.run_and_write`, resumable with ``--resume``); ``done`` and
+    ``total`` count the (model, replicate) runs.
+    """
+
+    def __init__(self, partial: BatteryResult, done: int, total: int) -> None:
+        super().__init__(f"interrupted after {done} of {total} runs")
+        self.partial, self.done, self.total = partial, done, total
+
+
+def _partial_result(config: OsaTrainConfig, kept: Mapping[tuple[str, int], lib.RunResult],
+                    rseeds: list[int]) -> BatteryResult:
+    """The finished runs of an interrupted training as a result marked ``status: partial``."""
+    cfg = config.train
+    order = [(m, r) for r in range(cfg.seeds) for m in cfg.models]  # run_comparison's order
+    done = [key for key in order if key in kept]
+    curves = [row for key in done for row in kept[key].curves]
+    signal = [row for key in done for row in kept[key].signal]
+    runs = pd.DataFrame([kept[key].summary for key in done])
+    tables = {CURVES_TABLE: pd.DataFrame(curves, columns=list(_CURVE_COLUMNS)),
+              RUNS_TABLE: runs, SIGNAL_TABLE: pd.DataFrame(signal, columns=list(_SIGNAL_COLUMNS))}
+    meta = {
+        "identity": config.identity(), "config": config.identity(), "quick": config.quick, "seed": cfg.seed,
+        "replicate_seeds": rseeds, "status": "partial", "runs_total": len(order),
+        "runs_done": [{"model": m, "replicate": r} for m, r in done],
+        "runs_missing": [{"model": m, "replicate": r} for m, r in order if (m, r) not in kept],
+        "note": "interrupted: the tables hold the finished runs only (no summary, no verdicts, no figures); "
+                "the same command with --resume trains the missing runs",
+    }
+    return BatteryResult(COMMAND, [], tables, meta)
+
+
+_CURVE_COLUMNS = ("model", "replicate", "seed", "split", "step", "epoch", "loss", "accuracy")
+_SIGNAL_COLUMNS = ("model", "replicate", "seed", "stage", "block", "rms")
+
+
+def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None,
+        previous: Mapping[str, Any] | None = None) -> BatteryResult:
     """Train every model of ``config`` on every replicate.
+
+    Parameters
+    ----------
+    config : OsaTrainConfig
+    progress : callable, optional
+    previous : mapping of str to DataFrame, optional
+        The tables of an earlier (partial) result of the same config: its finished runs are
+        kept, only the missing ones are trained (``--resume``).
 
     Returns
     -------
     BatteryResult
         Tables ``osa_train`` (curves), ``osa_train_runs``, ``osa_train_summary``,
-        ``osa_train_signal``; one ``osa.sec5`` row (``measured``) per model.
+        ``osa_train_signal``; one ``osa.sec5`` row (``measured``) per model;
+        ``meta["status"] == "complete"``.
+
+    Raises
+    ------
+    InterruptedTraining
+        On Ctrl-C or SIGTERM during training, with the finished runs as a partial result.
     """
     config.validate()
     cfg = config.train
+    done = runs_from_tables(previous) if previous else {}
+    finished: list[tuple[str, int, lib.RunResult]] = []
     with torch_threads(config.threads):
         if progress is not None:
             progress(f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, {cfg.epochs} epochs, depth "
-                     f"{cfg.depth}, d={cfg.dim}, h={cfg.heads}, {config.threads} thread(s)")
+                     f"{cfg.depth}, d={cfg.dim}, h={cfg.heads}, {config.threads} thread(s)"
+                     + (f"; {len(done)} run(s) kept from before" if done else ""))
         t0, c0, load0 = time.perf_counter(), time.process_time(), _loadavg()
-        result = lib.run_comparison(cfg, progress=progress)
+        try:
+            result = lib.run_comparison(cfg, progress=progress, done=done,
+                                        on_run=lambda m, r, res: finished.append((m, r, res)))
+        except KeyboardInterrupt as e:
+            with deferred_interrupts():  # a second Ctrl-C must not lose the finished runs
+                kept = {**done, **{(m, r): res for m, r, res in finished}}
+                partial = _partial_result(config, kept, lib.replicate_seeds(cfg))
+            raise InterruptedTraining(partial, len(kept), len(cfg.models) * cfg.seeds) from e
         wall, cpu, load1 = time.perf_counter() - t0, time.process_time() - c0, _loadavg()
     tables = {CURVES_TABLE: result.curves, RUNS_TABLE: result.runs, SUMMARY_TABLE: result.summary,
               SIGNAL_TABLE: result.signal}
     meta = {
         "identity": config.identity(), "config": config.identity(), "quick": config.quick, "seed": cfg.seed,
+        "status": "complete", "runs_kept_from_before": len(done),
         "replicate_seeds": result.replicate_seeds,
         "seeding": "replicate r: (split, init, batch-order) seeds = spawn_seeds(replicate_seeds[r], 3), "
                    "shared by every model of the replicate",
