@@ -27,6 +27,7 @@ afterwards from the saved tables only (:data:`PLOTTERS`).
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +210,10 @@ def run_battery(
                      f"(n = {request.seq_len})")
         attention = load_attention(request)
     extra = {} if previous is None else {"previous": previous}
+    if extra and "previous" not in inspect.signature(module.run).parameters:
+        from attnspec.errors import InputError
+
+        raise InputError(f"{command} cannot resume a result; run it without --resume")
     if attention is not None:
         result = module.run(config, progress=progress, attention=np.asarray(attention, dtype=np.float64), **extra)
     else:

@@ -81,3 +81,13 @@ def test_run_battery_loads_requested_attention_above_theory(fake_battery, monkey
     assert not calls and fake_battery.seen["attention"].shape == (1, 4, 4)
     run_battery("jl-check", {})
     assert fake_battery.seen["attention"] is None
+
+
+def test_resume_is_refused_for_a_battery_that_cannot_resume(tmp_path: Path) -> None:
+    """Only osa-train keeps earlier work (``run(..., previous=...)``); the others say so in one line."""
+    from attnspec.errors import InputError
+
+    opts = {"timing": False, "trials": 1, "steps": 1}
+    battery.run_and_write("osa-check", opts, tmp_path / "o", plots=False)
+    with pytest.raises(InputError, match="osa-check cannot resume a result"):
+        battery.run_and_write("osa-check", opts, tmp_path / "o", plots=False, resume=True)
