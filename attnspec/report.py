@@ -242,9 +242,11 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
 
 
 def _run_spectrum(options: dict[str, Any], out: Path) -> None:
-    """The spectrum job from TOML options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``)."""
+    """The spectrum job from TOML options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``;
+    several ``seq-len`` values, e.g. ``"32,64"``, run the scaling study as the CLI does)."""
     import dataclasses
 
+    from attnspec.scaling import parse_lengths, run_scaling
     from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
 
     fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
@@ -254,7 +256,11 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     kw = {k: v for k, v in options.items() if k in fields}
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
-    run_spectrum(SpectrumConfig(**kw, out=out, overwrite=True), progress=False)
+    lengths = parse_lengths(kw.pop("seq_len", SpectrumConfig.seq_len))
+    if len(lengths) > 1:  # a scaling study: every length on the same documents, one run per length under out
+        run_scaling(SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True), lengths, progress=False)
+    else:
+        run_spectrum(SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True), progress=False)
 
 
 def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | None:
