@@ -8,14 +8,17 @@ tables, ``meta.json`` and the figures (made from the saved tables).
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
 from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
 from attnspec.errors import InputError
-from attnspec.verdicts import VerdictRow
+
+if TYPE_CHECKING:  # pandas and verdicts (torch, SciPy) load only when the command runs
+    import pandas as pd
+
+    from attnspec.verdicts import VerdictRow
 
 KIND = "osa-check"
 DEFAULT_ALPHAS = (0.05, 0.5, 2.0)

@@ -12,9 +12,7 @@ import os
 import time
 from typing import Annotated, Any
 
-import torch
 import typer
-from rich.table import Table
 
 from attnspec.cli._common import OutOpt, err_console, out_console, user_errors
 from attnspec.errors import InputError
@@ -34,6 +32,8 @@ def _fmt(x: float, spec: str = ".3f") -> str:
 
 
 def _print_summary(summary: Any, title: str) -> None:
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left")
     for col, just in (("model", "left"), ("test acc ± sd", "right"), ("Δ vs ViT [95% CI]", "right"),
                       ("train loss", "right"), ("test loss", "right"), ("diverged", "right")):
@@ -119,6 +119,8 @@ def register_train(app: typer.Typer) -> None:
                 from attnspec.results import check_same_run
 
                 check_same_run(out, identity, kind=KIND)
+
+            import torch
 
             old_threads = torch.get_num_threads()
             torch.set_num_threads(threads)
