@@ -50,6 +50,10 @@ def spectrum(
     cumulative singular-value curves, and averages them per (layer, head, index).
     Writes spectrum.parquet, metrics.parquet, state.npz, meta.json and figures/.
     """
+    from attnspec.model_names import reject_alias_typo
+
+    with user_errors():
+        reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
     from attnspec.plots.spectrum import check_at, plot_run
     from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
