@@ -59,8 +59,9 @@ the same seed keeps the earlier ones as a prefix.
 Sources
 -------
 ``data`` is ``"wiki103"``, ``"imdb"`` or a path. A name resolves first to a local copy in
-``data_dir`` (or the folder named by the environment variable ``ATTNSPEC_DATA_DIR``) laid
-out like the project's shared data folder (``wikitext103/wiki.{valid,test}.raw``,
+``data_dir`` (else the folder named by the environment variable ``ATTNSPEC_DATA_DIR``,
+else ``../shared/data`` when it exists: :func:`resolve_data_dir`) laid out like the
+project's shared data folder (``wikitext103/wiki.{valid,test}.raw``,
 ``imdb/*.jsonl`` with a ``split`` field, or ``imdb/aclImdb/{train,test}/{pos,neg}/*.txt``),
 then to the Hugging Face hub (``Salesforce/wikitext`` config ``wikitext-103-raw-v1``,
 ``stanfordnlp/imdb``) through the optional ``datasets`` library. A name always wins over a
@@ -105,6 +106,7 @@ __all__ = [
     "SHORT_POLICIES",
     "Inputs",
     "load_inputs",
+    "resolve_data_dir",
 ]
 
 DATA_DIR_ENV = "ATTNSPEC_DATA_DIR"
@@ -335,15 +337,40 @@ def _norm_split(corpus: str, split: str | None) -> str:
     return _SPLITS[corpus][key]
 
 
-def _data_dir(data_dir: str | os.PathLike | None) -> tuple[Path | None, str]:
-    """The local data folder (argument, else environment variable) and how it was named."""
-    if data_dir is not None:
+def shared_data_candidates() -> list[Path]:
+    """Where a folder laid out like the project's shared data is looked for by default.
+
+    ``../shared/data`` beside the current directory (commands run from the repository
+    root) and beside the source tree of this package (an editable install run from
+    elsewhere). Tests replace this function to pretend no such folder exists.
+    """
+    source_root = Path(__file__).resolve().parent.parent  # the repository of a source checkout
+    return [Path.cwd().parent / "shared" / "data", source_root.parent / "shared" / "data"]
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> tuple[Path | None, str]:
+    """The data folder every command uses by default, and where it came from.
+
+    ``--data-dir`` when given, else ``$ATTNSPEC_DATA_DIR``, else ``../shared/data`` when
+    it exists (see :func:`shared_data_candidates`), else ``(None, "")``. An explicit
+    folder that does not exist is an error; the fallback is only taken when it exists.
+
+    Returns
+    -------
+    (Path or None, str)
+        The folder and how it was named: ``"--data-dir"``, ``"ATTNSPEC_DATA_DIR"`` or
+        ``"../shared/data"``.
+    """
+    if data_dir is not None and str(data_dir) != "":
         where = "--data-dir"
         d = Path(data_dir)
     elif os.environ.get(DATA_DIR_ENV):
         where = DATA_DIR_ENV
         d = Path(os.environ[DATA_DIR_ENV])
     else:
+        for c in shared_data_candidates():
+            if c.is_dir():
+                return c.resolve(), "../shared/data"
         return None, ""
     if not d.is_dir():
         raise DataError(f"data folder {str(d)!r} (from {where}) does not exist or is not a directory; {_WAY_OUT}")
@@ -529,7 +556,7 @@ def _resolve(data: str | os.PathLike, split: str | None, data_dir: str | os.Path
     if key in CORPUS_NAMES:
         corpus = CORPUS_NAMES[key]
         want = _norm_split(corpus, split)
-        d, where = _data_dir(data_dir)
+        d, where = resolve_data_dir(data_dir)
         if d is not None:
             found = _local_named(corpus, want, d)
             if found is not None:
@@ -538,7 +565,7 @@ def _resolve(data: str | os.PathLike, split: str | None, data_dir: str | os.Path
                         else f"imdb/*.jsonl records with split {want!r} or imdb/aclImdb/{want}/")
             looked = f"no local copy in {str(d)!r} (from {where}; looked for {expected})"
         else:
-            looked = f"no local copy (neither --data-dir nor {DATA_DIR_ENV} is set)"
+            looked = f"no local copy (neither --data-dir nor {DATA_DIR_ENV} is set, and no ../shared/data)"
         return _from_hub(corpus, want, looked)
     path = Path(data)
     if str(data).strip() == "":
@@ -684,12 +711,13 @@ def load_inputs(
     tokenizer: Any,
     *,
     seq_len: int,
-    num_inputs: int,
+    num_inputs: int | None,
     seed: int,
     split: str | None = None,
     data_dir: str | os.PathLike | None = None,
     short_policy: str = "skip",
     mode: str | None = None,
+    at_most: bool = False,
 ) -> Inputs:
     """Draw ``num_inputs`` token windows of ``seq_len`` tokens from a corpus, reproducibly.
 
@@ -704,8 +732,9 @@ def load_inputs(
     seq_len : int
         Length of each input, special tokens included; >= 2 and larger than the number of
         special tokens the tokenizer adds.
-    num_inputs : int
-        Number of windows to draw, >= 1; at most the number available.
+    num_inputs : int or None
+        Number of windows to draw, >= 1; at most the number available. ``None``: every
+        available window (``--num-sentences all``), in a seeded random order.
     seed : int
         Seed (>= 0) of the draw without replacement.
     split : str, optional
@@ -714,16 +743,22 @@ def load_inputs(
         ``unsupervised`` (hub only). For paths, see the module docstring.
     data_dir : path, optional
         Folder laid out like the shared data; default: the environment variable
-        ``ATTNSPEC_DATA_DIR``. Only used for the corpus names.
+        ``ATTNSPEC_DATA_DIR``, else ``../shared/data`` when it exists
+        (:func:`resolve_data_dir`). Only used for the corpus names.
     short_policy : {"skip", "keep", "pack"}
         What to do with windows shorter than ``seq_len`` (see the module docstring).
     mode : {"pack", "truncate"}, optional
         Default: ``"pack"`` for WikiText, ``"truncate"`` for everything else.
+    at_most : bool
+        Treat ``num_inputs`` as an upper bound: draw every available window when fewer
+        exist instead of failing (the default of ``attnspec spectrum``).
 
     Returns
     -------
     Inputs
-        ``input_ids``: ``num_inputs`` lists of ints (in draw order); ``meta``: the keys
+        ``input_ids``: the drawn windows, lists of ints (in draw order); ``meta``: the keys
+        (``num_inputs`` is the number drawn, ``num_requested`` what was asked: an int or
+        ``"all"``)
         ``corpus, split, source, format, mode, short_policy, seq_len, num_inputs,
         num_available, seed, sha256, files`` plus ``tokenizer, special_tokens,
         text_tokens_per_window, documents, tokens, stream, text_cleaning, selection,
@@ -740,7 +775,7 @@ def load_inputs(
         the hub, or fewer windows available than ``num_inputs``.
     """
     seq_len = _check_int("seq_len", seq_len, 2)
-    num_inputs = _check_int("num_inputs", num_inputs, 1)
+    requested: int | str = "all" if num_inputs is None else _check_int("num_inputs", num_inputs, 1)
     seed = _check_int("seed", seed, 0)
     if short_policy not in SHORT_POLICIES:
         raise InputError(f"short_policy must be one of {', '.join(SHORT_POLICIES)}, got {short_policy!r}")
@@ -767,18 +802,18 @@ def load_inputs(
     doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(corpus.documents)).astype(np.int64)  # (D,)
     pool = _pool(flat, doc_lengths, width, mode, short_policy)
     num_available = len(pool)
-    if num_inputs > num_available:
-        hints = ["ask for fewer (--num-sentences)", "use a smaller --seq-len"]
+    if num_inputs is None or (at_most and num_inputs > num_available):
+        num_inputs = num_available
+    if num_available == 0 or num_inputs > num_available:
+        hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
         if mode == "truncate" and short_policy == "skip":
             hints.append("short_policy 'pack' or 'keep' (--short-policy)")
-        if mode == "truncate":
-            hints.append("mode 'pack'")
         hints.append("or use more data (another --split or --data PATH)")
         raise DataError(
             f"only {num_available} windows of {seq_len} tokens are available in {corpus.source!r} "
             f"(split {corpus.split}, mode {mode}, short_policy {short_policy}; {len(corpus.documents)} documents, "
             f"{len(flat)} tokens, longest document {int(doc_lengths.max()) if len(doc_lengths) else 0} tokens) "
-            f"but num_inputs={num_inputs}; " + ", ".join(hints)
+            f"but num_inputs={requested}; " + ", ".join(hints)
         )
 
     rng = np.random.default_rng(seed)
@@ -799,6 +834,7 @@ def load_inputs(
         "short_policy": short_policy,
         "seq_len": seq_len,
         "num_inputs": num_inputs,
+        "num_requested": requested,
         "num_available": num_available,
         "seed": seed,
         **_sha256_meta(corpus),

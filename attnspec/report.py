@@ -488,16 +488,6 @@ def _regenerate_section(quick: bool) -> list[str]:
     ]
 
 
-def resolve_data_dir(data_dir: str | None, experiments_dir: Path) -> str | None:
-    """--data-dir, else $ATTNSPEC_DATA_DIR, else the project's ../shared/data when it exists."""
-    if data_dir:
-        return data_dir
-    if os.environ.get("ATTNSPEC_DATA_DIR"):
-        return os.environ["ATTNSPEC_DATA_DIR"]
-    shared = Path(experiments_dir).resolve().parent.parent / "shared" / "data"
-    return str(shared) if shared.is_dir() else None
-
-
 def run_report(
     *,
     experiments_dir: Path,
@@ -510,7 +500,10 @@ def run_report(
 ) -> tuple[Path, dict[str, RunRecord]]:
     """Run what is missing or stale, then rebuild figures and REPORT.md. Returns (report path, records)."""
     experiments = load_experiments(experiments_dir)
-    data_dir = resolve_data_dir(data_dir, Path(experiments_dir))
+    from attnspec.corpora import resolve_data_dir
+
+    found, _ = resolve_data_dir(data_dir)  # the same default as every other command
+    data_dir = None if found is None else str(found)
     names = {e.name for e in experiments}
     unknown = sorted(set(only or ()) - names)
     if unknown:

@@ -35,6 +35,10 @@ STATE_FILE = "state.npz"
 KIND = "spectrum"
 
 
+#: Inputs of a spectrum run when --num-sentences is not given (fewer if the corpus has fewer).
+DEFAULT_NUM_SENTENCES = 1000
+
+
 @dataclass
 class SpectrumConfig:
     """Everything that defines a spectrum run (see ``attnspec spectrum --help``)."""
@@ -44,7 +48,9 @@ class SpectrumConfig:
     split: str | None = None
     data_dir: str | None = None
     seq_len: int = 512
-    num_sentences: int = 1000
+    # An int, "all" (every available input) or None: DEFAULT_NUM_SENTENCES, or every
+    # input when the corpus has fewer (so the default never fails on a small corpus).
+    num_sentences: int | str | None = None
     seed: int = 0
     short_policy: str = "skip"
     batch_size: int = 4
@@ -62,8 +68,9 @@ class SpectrumConfig:
     def validate(self) -> None:
         if self.seq_len < 2:
             raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
-        if self.num_sentences <= 0:
-            raise InputError(f"--num-sentences must be >= 1, got {self.num_sentences}")
+        if self.num_sentences is not None and self.num_sentences != "all":
+            if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, int) or self.num_sentences <= 0:
+                raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {self.num_sentences!r}")
         if self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.seed < 0:
@@ -90,13 +97,30 @@ class SpectrumConfig:
             "data": self.data,
             "split": self.split,
             "seq_len": self.seq_len,
-            "num_sentences": self.num_sentences,
+            "num_sentences": (f"up to {DEFAULT_NUM_SENTENCES}" if self.num_sentences is None
+                              else self.num_sentences),
             "seed": self.seed,
             "short_policy": self.short_policy,
             "dtype": self.dtype,
             "svd_method": self.svd_method,
             "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
         }
+
+
+def parse_num_sentences(text: str | None) -> int | str | None:
+    """``--num-sentences``: ``"all"``, a positive integer, or None (the default, see SpectrumConfig)."""
+    if text is None:
+        return None
+    t = text.strip().lower()
+    if t == "all":
+        return "all"
+    try:
+        value = int(t.replace(",", "").replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
+    return value
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -188,7 +212,9 @@ def run_spectrum(
         )
     method = resolve_method(cfg.svd_method, encoder.device)
     inputs = load_inputs(
-        cfg.data, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences, seed=cfg.seed,
+        cfg.data, encoder.tokenizer, seq_len=cfg.seq_len,
+        num_inputs={None: DEFAULT_NUM_SENTENCES, "all": None}.get(cfg.num_sentences, cfg.num_sentences),  # type: ignore[arg-type]
+        at_most=cfg.num_sentences is None, seed=cfg.seed,
         split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
     )
     selected = inputs.input_ids

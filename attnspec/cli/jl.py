@@ -40,7 +40,7 @@ def jl_check(
     model: Annotated[str | None, typer.Option(
         "--model", help="Also check Theorem 1 on real attention from this model (with --data), e.g. minilm.")] = None,
     data: Annotated[str | None, typer.Option("--data", help="Corpus for --model, e.g. wiki103 or imdb.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Local corpus folder (like ../shared/data).")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
     count: Annotated[int, typer.Option("--count", help="Number of real attention matrices to sample, >= 1.")] = 2,
     out: OutOpt = None,
     json_out: JsonOpt = False,

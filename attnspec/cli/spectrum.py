@@ -24,9 +24,9 @@ def spectrum(
     model: Annotated[str, typer.Option(help="Hub id (roberta-base, roberta-large, ...), local model directory, or alias 'minilm' (installed weights).")] = "roberta-base",
     data: Annotated[str, typer.Option(help="'wiki103', 'imdb', or a PATH (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt).")] = "wiki103",
     split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
-    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR.")] = None,
+    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
     seq_len: Annotated[int, typer.Option("--seq-len", help="n: tokens per input, special tokens included.")] = 512,
-    num_sentences: Annotated[int, typer.Option("--num-sentences", help="Number of inputs (windows or documents) to average over.")] = 1000,
+    num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer.")] = None,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
     batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per forward pass.")] = 4,
@@ -56,10 +56,11 @@ def spectrum(
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
     from attnspec.plots.spectrum import check_at, plot_run
-    from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
+    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum
 
     with user_errors():
         shard_t = parse_shard(shard)
+        num_sentences_v = parse_num_sentences(num_sentences)
         if out is not None and "{shard}" in str(out):
             if shard_t is None:
                 raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
@@ -67,7 +68,7 @@ def spectrum(
         if at is not None:
             check_at(at, seq_len)
         cfg = SpectrumConfig(
-            model=model, data=data, split=split, data_dir=data_dir, seq_len=seq_len, num_sentences=num_sentences,
+            model=model, data=data, split=split, data_dir=data_dir, seq_len=seq_len, num_sentences=num_sentences_v,
             seed=seed, short_policy=short_policy, batch_size=batch_size, device=device, dtype=dtype,
             svd_method=svd_method, shard=shard_t,
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
