@@ -189,14 +189,14 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
       (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
       intervals.
     """
-    from attnspec.plots.spectrum import default_at
+    from attnspec.plots.spectrum import figure_choices
     from attnspec.results import read_meta, read_table
     from attnspec.stats import mean_ci, spearman_ci
 
     meta = read_meta(run)
     spec = read_table(run, "spectrum")
     n = int(spec["index"].max())
-    at = default_at(n) if at is None else at
+    at = figure_choices(meta, n, at=at)["at"]  # the index the run's figures read
     at_rows = spec[spec["index"] == at]
     per_head = at_rows["mean"].to_numpy()
     per_layer = at_rows.groupby("layer")["mean"].mean()

@@ -249,6 +249,8 @@ def run_spectrum(
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
+        # how the figures were drawn (attnspec.plots.spectrum.FIGURES_KEY): kept across --resume
+        **({"figures": previous["figures"]} if resuming and previous and "figures" in previous else {}),
     }
     pad_id = encoder.tokenizer.pad_token_id if encoder.tokenizer.pad_token_id is not None else 0
 

@@ -32,7 +32,7 @@ def spectrum(
     batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per forward pass.")] = 4,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
-    svd_method: Annotated[str, typer.Option("--svd-method", help="auto (gram on CPU, svd on GPU) | svd | gram. All compute the full spectrum.")] = "auto",
+    svd_method: Annotated[str, typer.Option("--svd-method", help="auto (lapack on the CPU, svd on CUDA) | lapack | svd | gram. All compute the full spectrum; meta.json records the method used.")] = "auto",
     out: Annotated[Path | None, typer.Option(help="Results directory (default results/<model>-<data>-n<seq_len>); with --shard, '{shard}' in it becomes e.g. 0of4.")] = None,
     csv: Annotated[bool, typer.Option("--csv", help="Also write CSV next to the parquet tables.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted or time-limited run in --out.")] = False,
@@ -40,7 +40,7 @@ def spectrum(
     max_time: Annotated[float | None, typer.Option("--max-time", help="Stop cleanly after this many seconds (resume later).")] = None,
     checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", help="Save the aggregate every this many batches.")] = 8,
     shard: Annotated[str | None, typer.Option(help="INDEX/COUNT: process every COUNT-th input from INDEX (or 'auto' from RANK/WORLD_SIZE); merge shards with `attnspec merge`.")] = None,
-    at: Annotated[int | None, typer.Option(help="Heatmap index (default 128 when n = 512, else n/4).")] = None,
+    at: Annotated[int | None, typer.Option(help="Heatmap index, recorded in meta.json for later redraws (default 128 when n = 512, else n/4).")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -55,7 +55,8 @@ def spectrum(
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.plots.spectrum import check_at, plot_run
+    from attnspec.plots.spectrum import check_at, figure_choices, plot_run, record_figure_choices
+    from attnspec.results import read_meta
     from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum
 
     with user_errors():
@@ -83,6 +84,9 @@ def spectrum(
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
         figures = plot_run(outcome.out, at=at) if plots and outcome.inputs_done > 0 else []
+        if not figures and outcome.inputs_done > 0:
+            # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
+            record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
         _summary(outcome.out, at)
         out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
                           + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
@@ -92,18 +96,18 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.plots.spectrum import default_at
-    from attnspec.results import read_table
+    from attnspec.plots.spectrum import figure_choices
+    from attnspec.results import read_meta, read_table
 
     spectrum = read_table(run, "spectrum")
     metrics = read_table(run, "metrics")
     n = int(spectrum["index"].max())
-    at = default_at(n) if at is None else at
+    at = figure_choices(read_meta(run), n, at=at)["at"]
     heat = spectrum[spectrum["index"] == at].groupby("layer")["mean"].mean()
     per_layer = metrics.groupby("layer").mean(numeric_only=True)
     reach_col = [c for c in metrics.columns if c.endswith("_of_mean_curve")][0]
     table = Table(title=f"attention spectrum per layer (n = {n}; heads averaged)")
-    for col in ("layer", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
+    for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
     for layer in heat.index:
         table.add_row(
@@ -138,17 +142,17 @@ def merge(
 def plot_spectrum(
     runs: Annotated[list[Path], typer.Argument(help="One or more spectrum result directories.")],
     out: Annotated[Path | None, typer.Option(help="Where to write figures (default: RUN/figures, or ./figures for a comparison).")] = None,
-    at: Annotated[int | None, typer.Option(help="Heatmap index (default 128 when n = 512, else n/4).")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Vector format next to PNG: svg | pdf.")] = "svg",
+    at: Annotated[int | None, typer.Option(help="Heatmap index (default: the one the run recorded in meta.json, else 128 when n = 512, else n/4).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="Vector format next to PNG: svg | pdf (default: what the run recorded, else svg).")] = None,
 ) -> None:
     """Figure 1 from saved results: per-layer curves and heatmap per run; a side-by-side comparison for several runs."""
     from attnspec.errors import InputError
     from attnspec.plots.spectrum import plot_compare, plot_run
 
     with user_errors():
-        if fmt not in ("svg", "pdf"):
+        if fmt is not None and fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        formats = ("png", fmt)
+        formats = None if fmt is None else ("png", fmt)
         paths = []
         for run in runs:
             paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats)
