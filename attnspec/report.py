@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,6 +69,37 @@ class Experiment:
 
     def effective_args(self, quick: bool) -> dict[str, Any]:
         return {**self.args, **(self.quick if quick else {})}
+
+    def heading(self, quick: bool) -> str:
+        """The title with the parameters that produced the numbers under it.
+
+        ``{name}`` placeholders in the TOML title are filled from the effective arguments
+        (``{n}`` gives 256 in a quick report and 4096 in a full one); in a quick report
+        the overrides the title does not mention are listed after it.
+        """
+        args = self.effective_args(quick)
+        used: set[str] = set()
+
+        def fill(m: re.Match[str]) -> str:
+            key = m.group(1)
+            if key in args:
+                used.add(key)
+                return str(args[key])
+            return m.group(0)
+
+        title = re.sub(r"\{([A-Za-z][\w-]*)\}", fill, self.title)
+        rest = [k for k in self.quick if k not in used] if quick else []
+        if not rest:
+            return title
+        def show(k: str, v: Any) -> str:
+            if v == "default":
+                return f"no --{k}"
+            if isinstance(v, bool):
+                return f"--{k}" if v else f"--no-{k}"
+            return f"{k} = {v}"
+
+        shown = [show(k, self.quick[k]) for k in rest]
+        return f"{title} — quick sizes: {', '.join(shown)}"
 
     def key(self, quick: bool) -> str:
         blob = json.dumps({"command": self.command, "args": self.effective_args(quick), "quick": quick,
@@ -352,7 +384,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
             if exp.command == "spectrum":
                 continue
             d = results / exp.name
-            md += [f"### {exp.title}", ""]
+            md += [f"### {exp.heading(quick)}", ""]
             if exp.note:
                 md += [exp.note.strip(), ""]
             if not (d / RUN_FILE).is_file() or records.get(exp.name, RunRecord("", "missing", 0)).status in ("failed", "skipped"):
