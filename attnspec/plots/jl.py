@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import save_figure, style
+from attnspec.plots import readable_log_ticks, save_figure, style
 from attnspec.results import read_meta, read_table
 
 FLOOR = 1e-8  # the lowest probability an axis shows
@@ -45,16 +45,11 @@ def _marks(ax, n: int, k_thm: float, label: str) -> None:  # noqa: ANN001
 def _log_axes(ax, values: list[float]) -> None:  # noqa: ANN001
     """Log axes with plain tick labels on k (1, 10, 100, 1000) and decades on the probability;
     the lower limit follows the data (never below FLOOR)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
     ax.set_xscale("log")
     ax.set_yscale("log")
     low = min([v for v in values if v > 0] or [FLOOR])
     ax.set_ylim(max(FLOOR, min(low / 3, 1e-2)), 2)  # at least two decades, so ticks can be read
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=6))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    readable_log_ticks(ax)
     ax.set_xlabel("k (projected dimension)")
     ax.set_ylabel("failure probability")
 
