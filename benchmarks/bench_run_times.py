@@ -9,7 +9,8 @@ n in {128, 512}, runs the spectrum job on a few WikiText-103 windows and measure
 
 * the fixed cost: loading the model and tokenising the corpus (``load_inputs``);
 * seconds per input of the whole job (forward pass with capture, every singular value,
-  aggregation, checkpoints; no figures).
+  aggregation, checkpoints; no figures), in wall time and in CPU time of the process
+  (which depends much less on the other jobs of a shared machine).
 
 Baseline, measured in the same run: the model's plain forward pass (no capture, no
 singular values) on the same inputs; the ratio job / forward says what the spectrum
@@ -58,15 +59,19 @@ def measure(model_dir: str, name: str, n: int, inputs: int, batch_size: int) -> 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = SpectrumConfig(model=model_dir, data="wiki103", data_dir=str(d), seq_len=n, num_sentences=inputs,
                              seed=3, device="cpu", batch_size=batch_size, out=Path(tmp) / "run")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         run_spectrum(cfg, progress=False, encoder=enc)
-        t_job = time.perf_counter() - t0
+        t_job, c_job = time.perf_counter() - t0, time.process_time() - c0
     # run_spectrum tokenises the corpus again: take that out of the per-input cost
     per_input = max(t_job - t_corpus, 0.0) / inputs
+    # CPU-seconds barely depend on how many other jobs share the machine: an idle 2-core
+    # machine needs between cpu/2 (both cores busy) and cpu wall seconds per input
+    cpu_per_input = max(c_job - t_corpus, 0.0) / inputs
     fixed = t_load + t_corpus
     return {
         "model": name, "n": n, "inputs_measured": inputs, "model_load_s": t_load, "corpus_s": t_corpus,
         "forward_s_per_input": t_forward, "job_s_per_input": per_input, "ratio_job_vs_forward": per_input / t_forward,
+        "job_cpu_s_per_input": cpu_per_input,
         "expected_s": {str(k): fixed + k * per_input for k in (100, 1000)},
     }
 
@@ -90,7 +95,7 @@ def main() -> None:
             for n, k in ((128, args.inputs_128), (512, args.inputs_512)):
                 r = measure(path, name, n, k, batch_size=4)
                 rows.append(r)
-                print(f"{name:<32} n = {n:<4} {r['job_s_per_input']:6.3f} s/input (forward alone {r['forward_s_per_input']:.3f}, "
+                print(f"{name:<32} n = {n:<4} {r['job_s_per_input']:6.3f} s/input, {r['job_cpu_s_per_input']:6.3f} CPU-s/input (forward alone {r['forward_s_per_input']:.3f}, "
                       f"ratio {r['ratio_job_vs_forward']:.1f}); fixed {r['model_load_s'] + r['corpus_s']:.1f} s; "
                       f"100 inputs ≈ {r['expected_s']['100'] / 60:.1f} min, 1,000 ≈ {r['expected_s']['1000'] / 60:.1f} min",
                       flush=True)
