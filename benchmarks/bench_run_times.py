@@ -45,9 +45,9 @@ def measure(model_dir: str, name: str, n: int, inputs: int, batch_size: int) -> 
     t0 = time.perf_counter()
     enc = load_encoder(model_dir, device="cpu")
     t_load = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     windows = load_inputs("wiki103", enc.tokenizer, seq_len=n, num_inputs=inputs, seed=3, data_dir=str(d)).input_ids
-    t_corpus = time.perf_counter() - t0
+    t_corpus, c_corpus = time.perf_counter() - t0, time.process_time() - c0
 
     # baseline: the plain forward pass, same inputs and batch size
     t0 = time.perf_counter()
@@ -66,7 +66,7 @@ def measure(model_dir: str, name: str, n: int, inputs: int, batch_size: int) -> 
     per_input = max(t_job - t_corpus, 0.0) / inputs
     # CPU-seconds barely depend on how many other jobs share the machine: an idle 2-core
     # machine needs between cpu/2 (both cores busy) and cpu wall seconds per input
-    cpu_per_input = max(c_job - t_corpus, 0.0) / inputs
+    cpu_per_input = max(c_job - c_corpus, 0.0) / inputs
     fixed = t_load + t_corpus
     return {
         "model": name, "n": n, "inputs_measured": inputs, "model_load_s": t_load, "corpus_s": t_corpus,
