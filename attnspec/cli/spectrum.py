@@ -102,11 +102,14 @@ def _summary(run: Path, at: int | None) -> None:
     spectrum = read_table(run, "spectrum")
     metrics = read_table(run, "metrics")
     n = int(spectrum["index"].max())
-    at = figure_choices(read_meta(run), n, at=at)["at"]
+    at = figure_choices(read_meta(run), n, at=at)["at"]  # the index the figures read
     heat = spectrum[spectrum["index"] == at].groupby("layer")["mean"].mean()
     per_layer = metrics.groupby("layer").mean(numeric_only=True)
     reach_col = [c for c in metrics.columns if c.endswith("_of_mean_curve")][0]
-    table = Table(title=f"attention spectrum per layer (n = {n}; heads averaged)")
+    meta = read_meta(run)
+    done, total = meta.get("inputs_done"), meta.get("inputs_total")
+    inputs = f"{done} inputs" if meta.get("status") == "complete" else f"partial: {done} of {total} inputs"
+    table = Table(title=f"attention spectrum per layer (n = {n}, {inputs}; heads averaged)")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
     for layer in heat.index:
