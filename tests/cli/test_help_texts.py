@@ -50,3 +50,14 @@ def test_help_contains_every_bracketed_text(path: list[str], cmd) -> None:  # no
 def test_sa_check_help_keeps_its_interval() -> None:
     res = runner.invoke(app, ["sa-check", "--help"])
     assert "k nonzeros per row in [m, M]" in " ".join(res.output.split())
+
+
+def test_svd_method_help_says_what_auto_is() -> None:
+    from attnspec.spectrum import resolve_method
+
+    res = runner.invoke(app, ["spectrum", "--help"])
+    text = " ".join(res.output.split())
+    auto_on_cpu = resolve_method("auto", "cpu")
+    assert f"auto ({auto_on_cpu} on the CPU, svd on CUDA)" in text or auto_on_cpu == "svd"
+    for method in ("lapack", "svd", "gram"):
+        assert method in text
