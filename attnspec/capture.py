@@ -1,24 +1,49 @@
-"""Capture the attention probability matrices P of an encoder, layer by layer.
+"""Capture the attention probability matrices P of a transformer, one layer at a time.
 
-Forward hooks on every self-attention module hand each layer's P to a *sink* as soon as
-the layer has computed it, so the caller can reduce it (e.g. to singular values) before
-the next layer runs: no more than one layer's P is alive at a time (when the model returns
-P from its attention modules without ``output_attentions``, as BERT and RoBERTa do in
-transformers >= 5; older-style modules such as MPNet's are asked for it explicitly).
+Each layer's P is handed to a *sink* as soon as the layer has formed it, so the caller can
+reduce it (e.g. to singular values) before the next layer runs: no more than one layer's P
+is alive at a time, on every path below. Nothing here looks at class names.
 
-Hooks live only inside :func:`capture_attention`, whose ``finally`` removes every handle,
-also when the forward pass or the sink raises (the TransformerLens ``hooks()`` pattern).
+Two ways to get P, tried in this order by :func:`capture_attention`:
+
+1. **The attention-function registry** (transformers >= 4.48: BERT, RoBERTa, ELECTRA,
+   DistilBERT, GPT-2, GPT-NeoX, OPT, Llama, Qwen2, Mistral, Gemma, ...). These models look
+   their attention function up in ``transformers.modeling_utils.ALL_ATTENTION_FUNCTIONS``
+   under ``config._attn_implementation`` at every forward. The capture registers a function
+   under a private name, points the config at it, and registers the eager mask builder
+   under the same name (so padding, causal and sliding-window masks are built exactly as
+   for ``"eager"``). The function calls the model's own ``eager_attention_forward`` (the
+   one defined next to the attention class: grouped-query ``repeat_kv``, soft-capping,
+   sliding windows and scalings included), passes P to the sink and returns ``(output,
+   None)``, so the model's outputs are those of eager attention and P is dropped at once.
+   The model may have been loaded with ``sdpa``: it runs eager attention only inside the
+   context.
+2. **Forward hooks**, for modules that do not use the registry (MPNet, DeBERTa-v2, ...).
+   A probe forward with a hook on every submodule finds the modules whose output carries a
+   row-stochastic (B, H, n, n) tensor (innermost first); older-style modules return it only
+   under ``output_attentions=True``, which the capture then passes. The hook hands P to the
+   sink and replaces it by ``None`` in the module's output, so transformers does not keep
+   every layer's P until the forward pass ends.
+
+Everything installed (hooks, registry entries, the config's implementation name) is
+removed in a ``finally`` when the context exits, also when the forward pass, the sink or
+the body raises (the TransformerLens ``hooks()`` pattern).
 
 Padding: P of input b is restricted to its real tokens (attention_mask == 1). In the
 batched tensor handed to the sink, rows and columns of padding positions are set to zero,
 so that the zero-extended matrix has exactly the singular values of the real block plus
-zeros; :meth:`LayerAttention.real` returns the real blocks themselves.
+zeros; :meth:`LayerAttention.real` returns the real blocks themselves. Decoders (causal P)
+may be padded on either side: with left padding the capture passes position ids counted
+from the first real token, as ``generate`` does, so the real block equals the P of the
+input run alone. Encoders are padded on the right.
 """
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import math
-import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,25 +52,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from attnspec.errors import ModelLoadError
+from attnspec.errors import InputError, ModelLoadError
 
-_SELF_ATTENTION = re.compile(r"SelfAttention$")
-_ATTENTION = re.compile(r"Attention$")
-
-
-def find_attention_modules(model: nn.Module) -> list[nn.Module]:
-    """The innermost self-attention modules of ``model``, in depth order (layer 0 first).
-
-    Classes named ``*SelfAttention`` (BERT, RoBERTa, MPNet, ELECTRA, DistilBERT, DeBERTa)
-    are preferred; otherwise ``*Attention``. A candidate that contains another candidate
-    (``BertAttention`` around ``BertSelfAttention``) is dropped.
-    """
-    for pattern in (_SELF_ATTENTION, _ATTENTION):
-        candidates = [m for m in model.modules() if pattern.search(type(m).__name__)]
-        if candidates:
-            ids = {id(m) for m in candidates}
-            return [m for m in candidates if not any(id(s) in ids for s in m.modules() if s is not m)]
-    return []
+PATHS: tuple[str, ...] = ("registry", "hooks")
+_NAME_PREFIX = "attnspec_capture_"
+_counter = itertools.count()
 
 
 @dataclass
@@ -57,8 +68,8 @@ class LayerAttention:
     layer : int
         0-based layer index.
     probs : Tensor, shape (B, H, n, n)
-        Row-stochastic P for each input and head; rows and columns of padding positions
-        are zero.
+        Row-stochastic P for each input and (query) head; rows and columns of padding
+        positions are zero. Causal models give a lower-triangular P.
     mask : Tensor of bool, shape (B, n)
         True on real tokens.
     """
@@ -80,133 +91,414 @@ class LayerAttention:
 Sink = Callable[[LayerAttention], None]
 
 
-class AttentionCapture:
-    """Hooks installed on a model; use through :func:`capture_attention`."""
+class _NotEager(Exception):
+    """A module called the registered function but no eager attention function was found for it."""
 
-    def __init__(self, model: nn.Module, sink: Sink, layers: Sequence[int] | None = None) -> None:
+
+def _eager_function(module: nn.Module) -> Callable[..., Any] | None:
+    """The ``eager_attention_forward`` of the file that defines ``module``'s class (or a base class)."""
+    for cls in type(module).__mro__:
+        fn = getattr(sys.modules.get(cls.__module__), "eager_attention_forward", None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def _is_probability_tensor(t: Any) -> bool:
+    """A (B, H, n, n) floating tensor whose rows are probability vectors (checked on probes only)."""
+    if not (isinstance(t, torch.Tensor) and t.dim() == 4 and t.shape[-1] == t.shape[-2] and t.is_floating_point()):
+        return False
+    rows = t.detach().float().sum(-1)
+    atol = 1e-3 if t.dtype in (torch.float32, torch.float64) else 3e-2  # bfloat16/float16 rows are coarser
+    return bool((t >= 0).all()) and bool(torch.allclose(rows, torch.ones_like(rows), atol=atol))
+
+
+def _find_probs(output: Any) -> int | None:
+    """Index of the (B, H, n, n) tensor among a module's tuple outputs, if any."""
+    if isinstance(output, (tuple, list)):
+        for i, t in enumerate(output):
+            if isinstance(t, torch.Tensor) and t.dim() == 4 and t.shape[-1] == t.shape[-2]:
+                return i
+    return None
+
+
+def _configs(config: Any) -> Iterator[Any]:
+    """``config`` and its sub-configs, recursively (text_config, vision_config, ...)."""
+    yield config
+    for key in getattr(config, "sub_configs", None) or {}:
+        sub = getattr(config, key, None)
+        if sub is not None and sub is not config:
+            yield from _configs(sub)
+
+
+def _accepts(model: nn.Module, name: str) -> bool:
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtin forward
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+class AttentionCapture:
+    """Capture state for one model; use through :func:`capture_attention`.
+
+    Attributes
+    ----------
+    path : {"registry", "hooks"}
+        How P is obtained (set by :meth:`setup`).
+    causal : bool
+        True when every layer's P has an exactly zero strict upper triangle on the probe
+        (decoder language models); False for encoders.
+    num_layers, num_heads : int
+        Number of self-attention layers found, and of (query) heads per layer.
+    tried : list of str
+        What was tried, for error messages.
+    """
+
+    def __init__(self, model: nn.Module, sink: Sink, layers: Sequence[int] | None = None, path: str = "auto") -> None:
+        if not isinstance(model, nn.Module):
+            raise InputError(f"model must be a torch.nn.Module (a transformers model), got {type(model).__name__}")
+        if path not in ("auto", *PATHS):
+            raise InputError(f"path must be one of auto, {', '.join(PATHS)}, got {path!r}")
+        self.allowed = PATHS if path == "auto" else (path,)
         self.model = model
         self.sink = sink
-        impl = getattr(getattr(model, "config", None), "_attn_implementation", None)
-        if impl not in (None, "eager"):
-            raise ModelLoadError(
-                f"{type(model).__name__} runs attn_implementation={impl!r}, which never forms P; load it with attn_implementation='eager'"
-            )
-        self.modules = find_attention_modules(model)
-        if not self.modules:
-            raise ModelLoadError(f"{type(model).__name__} has no self-attention layers that attnspec can capture")
-        n = len(self.modules)
-        self.layers = list(range(n)) if layers is None else sorted(set(layers))
-        bad = [i for i in self.layers if not 0 <= i < n]
-        if bad:
-            raise ModelLoadError(f"layers {bad} do not exist: the model has layers 0..{n - 1}")
-        self.handles: list[torch.utils.hooks.RemovableHandle] = []
+        self.requested_layers = None if layers is None else sorted(set(int(i) for i in layers))
+        self.layers: list[int] = []
+        self.path: str | None = None
+        self.causal = False
+        self.num_layers = 0
+        self.num_heads = 0
+        self.tried: list[str] = []
         self.needs_output_attentions = False
         self._mask: torch.Tensor | None = None
         self._seen: set[int] = set()
+        # registry path
+        self._name: str | None = None
+        self._saved_impl: list[tuple[Any, Any]] = []
+        self._impl_switched = False
+        self._layer_of: dict[int, int] = {}  # id(attention module) -> layer
+        self._discover: list[nn.Module] | None = None  # filled during the registry probe
+        # hooks path
+        self.handles: list[torch.utils.hooks.RemovableHandle] = []
+        self.modules: list[nn.Module] = []
 
-    # -- hooks -------------------------------------------------------------------------
-    def _install(self) -> None:
-        for i in self.layers:
-            self.handles.append(self.modules[i].register_forward_hook(self._make_hook(i)))
+    # -- registry path -----------------------------------------------------------------
+    def _attention_function(self, module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                            attention_mask: torch.Tensor | None, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, None]:
+        """Eager attention of ``module``'s own file; P goes to the sink, not back to the model."""
+        eager = _eager_function(module)
+        if eager is None:
+            raise _NotEager(type(module).__name__)
+        out, probs = eager(module, query, key, value, attention_mask, *args, **kwargs)  # probs: (B, H, n_q, n_k)
+        if self._discover is not None:
+            if id(module) not in self._layer_of:
+                self._layer_of[id(module)] = len(self._discover)
+                self._discover.append(module)
+        self._emit(self._layer_of.get(id(module)), probs)
+        return out, None
 
-    def remove(self) -> None:
-        while self.handles:
-            self.handles.pop().remove()
+    def _register(self) -> None:
+        from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-    def _make_hook(self, layer: int) -> Callable[..., None]:
-        def hook(module: nn.Module, args: Any, output: Any) -> None:
-            probs = _find_probs(output)
-            if probs is None or self._mask is None:
-                return
-            self._seen.add(layer)
-            mask = self._mask
-            if not bool(mask.all()):
-                # zero padding rows and columns: (B, 1, n, 1) & (B, 1, 1, n) -> (B, 1, n, n)
-                keep = mask[:, None, :, None] & mask[:, None, None, :]
-                probs = probs * keep
-            self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask))
+        config = self.model.config
+        self._name = f"{_NAME_PREFIX}{next(_counter)}"
+        ALL_ATTENTION_FUNCTIONS[self._name] = self._attention_function
+        # transformers checks the class-level mapping of mask builders (masking_utils
+        # _preprocess_mask_arguments); an unknown name would silently build no mask at all.
+        AttentionMaskInterface._global_mapping[self._name] = ALL_MASK_ATTENTION_FUNCTIONS["eager"]
+        # Every (sub-)config's own value, restored one by one: a multimodal model may run
+        # different implementations in its parts, which one assignment would flatten.
+        self._saved_impl = [(c, c._attn_implementation) for c in _configs(config)]
+        config._attn_implementation = self._name  # the setter also updates sub-configs
+        self._impl_switched = True
+
+    def _unregister(self) -> None:
+        if self._impl_switched:
+            for c, impl in self._saved_impl:
+                if hasattr(c, "_attn_implementation_internal"):
+                    c._attn_implementation_internal = impl  # this config only, no propagation
+                else:  # pragma: no cover - configs without the internal attribute
+                    c._attn_implementation = impl
+            self._impl_switched = False
+        if self._name is not None:
+            from transformers.masking_utils import AttentionMaskInterface
+            from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+            if self._name in ALL_ATTENTION_FUNCTIONS._local_mapping:
+                del ALL_ATTENTION_FUNCTIONS[self._name]
+            AttentionMaskInterface._global_mapping.pop(self._name, None)
+            self._name = None
+
+    # -- hooks path --------------------------------------------------------------------
+    def _make_hook(self, layer: int) -> Callable[..., Any]:
+        def hook(module: nn.Module, args: Any, output: Any) -> Any:
+            i = _find_probs(output)
+            if i is None:
+                return None
+            self._emit(layer, output[i])
+            # Drop P from the outputs: transformers would otherwise keep it (older-style
+            # encoders collect every layer's P under output_attentions until the end).
+            return type(output)((*output[:i], None, *output[i + 1:])) if isinstance(output, tuple) else \
+                [*output[:i], None, *output[i + 1:]]
 
         return hook
 
+    def _discover_by_hooks(self, output_attentions: bool) -> list[nn.Module]:
+        """Modules whose output carries a row-stochastic (B, H, n, n) tensor, innermost first."""
+        first: dict[int, nn.Module] = {}
+        keep: list[torch.Tensor] = []  # hold the tensors so that their ids stay unique
+
+        def spy(module: nn.Module, args: Any, output: Any) -> None:
+            items = output if isinstance(output, (tuple, list)) else ()
+            for t in items:
+                if _is_probability_tensor(t) and id(t) not in first:
+                    first[id(t)] = module
+                    keep.append(t)
+
+        handles = [m.register_forward_hook(spy) for m in self.model.modules() if m is not self.model]
+        try:
+            self.needs_output_attentions = output_attentions
+            self._run_probe()
+        finally:
+            for h in handles:
+                h.remove()
+        found: list[nn.Module] = []
+        for m in first.values():
+            if all(m is not f for f in found):
+                found.append(m)
+        return found
+
+    # -- shared ------------------------------------------------------------------------
+    def _emit(self, layer: int | None, probs: torch.Tensor) -> None:
+        if layer is None or self._mask is None or layer not in self._wanted:
+            return
+        if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
+            return  # cross-attention (n_q != n_k) is not self-attention
+        self._seen.add(layer)
+        mask = self._mask
+        if not bool(mask.all()):
+            # zero padding rows and columns: (B, 1, n, 1) & (B, 1, 1, n) -> (B, 1, n, n)
+            keep = mask[:, None, :, None] & mask[:, None, None, :]
+            probs = probs * keep
+        self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask))
+
+    @property
+    def _wanted(self) -> set[int] | range:
+        return range(10**9) if self._probing else set(self.layers)
+
+    _probing = False
+
+    def _probe_ids(self) -> torch.Tensor:
+        config = getattr(self.model, "config", None)
+        vocab = int(getattr(config, "vocab_size", 8) or 8)
+        special = {getattr(config, k, None) for k in ("pad_token_id", "bos_token_id", "eos_token_id")}
+        tokens = [t for t in range(min(5, vocab - 1), vocab) if t not in special][:6]
+        try:
+            device = next(self.model.parameters()).device
+        except StopIteration:
+            device = torch.device("cpu")
+        ids = torch.tensor(tokens * 2, dtype=torch.long, device=device)[:6]
+        return ids[None, :]  # (1, 6)
+
+    def _run_probe(self) -> None:
+        self._probed: dict[int, torch.Tensor] = {}
+        sink, self.sink = self.sink, (lambda la: self._probed.__setitem__(la.layer, la.probs))
+        self._probing = True
+        try:
+            self.forward(self._probe_ids(), _check=False)
+        finally:
+            self.sink = sink
+            self._probing = False
+
+    def setup(self) -> None:
+        """Find how to capture P (registry first, then hooks) with a 6-token probe forward."""
+        model_name = type(self.model).__name__
+        config = getattr(self.model, "config", None)
+        reorder = any(getattr(m, "reorder_and_upcast_attn", False) for m in self.model.modules())
+        if "registry" not in self.allowed:
+            self.tried.append("not the attention-function registry (path='hooks' was asked for)")
+        elif config is not None and hasattr(config, "_attn_implementation") and not reorder:
+            self._register()
+            self._discover = []
+            try:
+                self._run_probe()
+            except _NotEager as e:
+                self.tried.append(f"the attention-function registry ({e} has no eager_attention_forward)")
+                self._discover = []
+            except (KeyError, ValueError, TypeError, RuntimeError) as e:
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                self.tried.append(f"the attention-function registry (the forward pass failed: {first})")
+                self._discover = []
+            discovered = self._discover
+            self._discover = None
+            if discovered:
+                self.path = "registry"
+                self.num_layers = len(discovered)
+            else:
+                if not self.tried:
+                    self.tried.append("the attention-function registry (no module called it)")
+                self._unregister()
+                self._layer_of.clear()
+        elif reorder:
+            self.tried.append("the attention-function registry (reorder_and_upcast_attn bypasses it)")
+        else:
+            self.tried.append("the attention-function registry (the model has no config._attn_implementation)")
+        if self.path is None and "hooks" not in self.allowed:
+            raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
+                                 + " and ".join(self.tried) + " (path='registry' was asked for)")
+        if self.path is None:
+            impl = getattr(config, "_attn_implementation", None)
+            for flag in (False, True):
+                try:
+                    found = self._discover_by_hooks(flag)
+                except (KeyError, ValueError, TypeError, RuntimeError) as e:
+                    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                    self.tried.append(f"forward hooks (the forward pass on input_ids and attention_mask failed: {first})")
+                    raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
+                                         + " and ".join(self.tried)) from None
+                if found:
+                    self.modules = found
+                    self.needs_output_attentions = flag
+                    self.path = "hooks"
+                    self.num_layers = len(found)
+                    for i, m in enumerate(found):
+                        self.handles.append(m.register_forward_hook(self._make_hook(i)))
+                    break
+            else:
+                self.needs_output_attentions = False
+                self.tried.append("forward hooks on every submodule (no output carried a probability matrix, "
+                                  "with or without output_attentions)")
+                hint = f"; it runs attn_implementation={impl!r}: load it with attn_implementation='eager'" \
+                    if impl not in (None, "eager") else ""
+                raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
+                                     + " and ".join(self.tried) + hint)
+        n = self.num_layers
+        self.layers = list(range(n)) if self.requested_layers is None else self.requested_layers
+        bad = [i for i in self.layers if not 0 <= i < n]
+        if bad:
+            raise ModelLoadError(f"layers {bad} do not exist: {model_name} has layers 0..{n - 1}")
+        # One more probe through the path now installed: heads and causality from P itself.
+        self._run_probe()
+        probed = self._probed
+        if sorted(probed) != list(range(n)):
+            raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: "
+                                 f"layers {sorted(set(range(n)) - set(probed))} gave no P on the probe")
+        self.num_heads = int(probed[0].shape[1])
+        self.causal = all(bool((torch.triu(p, diagonal=1) == 0).all()) for p in probed.values())
+        self._probed = {}
+
+    def remove(self) -> None:
+        """Remove every hook and registry entry; restore the model's attention implementation."""
+        while self.handles:
+            self.handles.pop().remove()
+        self._unregister()
+
     # -- running -----------------------------------------------------------------------
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> Any:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *, _check: bool = True) -> Any:
         """Run the model on a batch; the sink receives every captured layer's P.
 
-        ``input_ids`` and ``attention_mask`` have shape (B, n).
+        Parameters
+        ----------
+        input_ids, attention_mask : Tensor, shape (B, n)
+            Token ids and the 0/1 mask of real tokens (default: all real). Decoders may be
+            padded on either side, encoders on the right.
+
+        Returns
+        -------
+        The model's own output (P removed from it).
         """
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
-        self._mask = attention_mask.bool()
+        mask = attention_mask.bool()
+        kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if bool((~mask[:, :-1] & mask[:, 1:]).any()):
+            # a padding position precedes a real token: positions must count real tokens only
+            if not self.causal and _check:
+                raise InputError("pad encoder inputs on the right (padding before a real token would shift "
+                                 "the positions of an encoder); left padding is for decoders")
+            if _accepts(self.model, "position_ids"):
+                kwargs["position_ids"] = (attention_mask.long().cumsum(-1) - 1).clamp_min(0)  # (B, n)
+        if _accepts(self.model, "use_cache"):
+            kwargs["use_cache"] = False  # no key/value cache: it would hold every layer's K and V
+        if self.needs_output_attentions:
+            kwargs["output_attentions"] = True
+        self._mask = mask
         self._seen = set()
         try:
             with torch.inference_mode():
-                out = self.model(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    output_attentions=self.needs_output_attentions or None,
-                )
+                out = self.model(**kwargs)
         finally:
             self._mask = None
-        missing = [i for i in self.layers if i not in self._seen]
-        if missing:
-            raise ModelLoadError(
-                f"layers {missing} produced no attention probabilities; the model must run with attn_implementation='eager'"
-            )
+        if _check:
+            missing = [i for i in self.layers if i not in self._seen]
+            if missing:
+                raise ModelLoadError(f"layers {missing} of {type(self.model).__name__} produced no attention "
+                                     f"probabilities through the {self.path} path")
         return out
-
-    def probe(self) -> None:
-        """Find out whether the attention modules return P unasked (a 4-token forward).
-
-        Older-style attention modules return P only under ``output_attentions=True``; the
-        capture then asks for it on every forward.
-        """
-        config = getattr(self.model, "config", None)
-        vocab = int(getattr(config, "vocab_size", 8) or 8)
-        pad = getattr(config, "pad_token_id", None)
-        token = next(t for t in range(min(5, vocab - 1), vocab) if t != pad)
-        device = next(self.model.parameters()).device
-        ids = torch.full((1, 4), token, dtype=torch.long, device=device)
-        sink, self.sink = self.sink, lambda _: None
-        try:
-            for flag in (False, True):
-                self.needs_output_attentions = flag
-                try:
-                    self.forward(ids)
-                    return
-                except ModelLoadError:
-                    if flag:
-                        raise
-        finally:
-            self.sink = sink
-
-
-def _find_probs(output: Any) -> torch.Tensor | None:
-    """The (B, H, n, n) probability tensor among a module's outputs, if any."""
-    items = output if isinstance(output, (tuple, list)) else (output,)
-    for t in items:
-        if isinstance(t, torch.Tensor) and t.dim() == 4 and t.shape[-1] == t.shape[-2]:
-            return t
-    return None
 
 
 @contextmanager
 def capture_attention(
-    model: nn.Module, sink: Sink, *, layers: Sequence[int] | None = None
+    model: nn.Module, sink: Sink, *, layers: Sequence[int] | None = None, path: str = "auto"
 ) -> Iterator[AttentionCapture]:
-    """Install hooks that send each layer's P to ``sink``; remove them all on exit.
+    """Send each layer's P to ``sink`` during :meth:`AttentionCapture.forward`; undo everything on exit.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers model (encoder or decoder; any attention implementation when it
+        uses the attention-function registry, ``eager`` otherwise).
+    sink : callable
+        Called with one :class:`LayerAttention` per layer, in depth order, while the
+        forward pass runs; P of shape (B, H, n, n) must be reduced or copied before the
+        sink returns if it is to outlive the next layer.
+    layers : sequence of int, optional
+        0-based layers to capture (default: all).
+    path : {"auto", "registry", "hooks"}
+        ``auto`` tries the registry, then hooks; the others force one path (benchmarks
+        compare them; forcing ``hooks`` on a registry model needs eager attention).
+
+    Raises
+    ------
+    ModelLoadError
+        One line naming the model class and what was tried, when no path yields P.
 
     Examples
     --------
     >>> with capture_attention(model, sink=lambda la: print(la.layer, la.probs.shape)) as cap:
     ...     cap.forward(input_ids, attention_mask)
     """
-    cap = AttentionCapture(model, sink, layers)
+    cap = AttentionCapture(model, sink, layers, path)
     try:
-        cap._install()
-        cap.probe()
+        cap.setup()
         yield cap
     finally:
         cap.remove()
+
+
+@dataclass(frozen=True)
+class CaptureInfo:
+    """What a probe forward learns about a model's attention (see :func:`describe_attention`)."""
+
+    path: str  # "registry" or "hooks"
+    causal: bool  # every layer's P has an exactly zero strict upper triangle
+    num_layers: int
+    num_heads: int  # query heads per layer (P is per query head under grouped-query attention)
+    output_attentions: bool  # hooks path: the modules return P only under output_attentions
+
+    @property
+    def family(self) -> str:
+        """``"decoder"`` for causal P, ``"encoder"`` otherwise."""
+        return "decoder" if self.causal else "encoder"
+
+
+def describe_attention(model: nn.Module) -> CaptureInfo:
+    """Probe ``model`` once (a 6-token forward) and undo everything: how P would be captured."""
+    with capture_attention(model, lambda la: None) as cap:
+        return CaptureInfo(path=str(cap.path), causal=cap.causal, num_layers=cap.num_layers,
+                           num_heads=cap.num_heads, output_attentions=cap.needs_output_attentions)
 
 
 def collect_attention(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
@@ -245,12 +537,11 @@ def sample_attention(
     import numpy as np
 
     from attnspec.corpora import load_inputs
-    from attnspec.errors import InputError
-    from attnspec.models import load_encoder
+    from attnspec.models import load_model
 
     if count < 1:
         raise InputError(f"count must be >= 1, got {count}")
-    enc = load_encoder(model, device=device)
+    enc = load_model(model, device=device)
     per_input = enc.num_layers * enc.num_heads
     num_inputs = math.ceil(count / per_input)
     inputs = load_inputs(data, enc.tokenizer, seq_len=seq_len, num_inputs=num_inputs, seed=seed,

@@ -551,7 +551,33 @@ def _from_dir(d: Path, split: str | None) -> _Corpus:
     )
 
 
-def _resolve(data: str | os.PathLike, split: str | None, data_dir: str | os.PathLike | None) -> _Corpus:
+def texts_corpus(texts: Sequence[str]) -> _Corpus:
+    """A list of texts given in memory (the Python API's ``texts=``): one document each, in order.
+
+    The texts are cleaned like IMDB-style text (``<br />`` replaced by a space) and cut to
+    the window (``mode="truncate"``) like every document corpus; ``sha256`` is the digest of
+    the texts themselves, so two runs on the same texts are recognisably the same.
+    """
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+        raise InputError(f"texts must be a list of strings, got {type(texts).__name__}")
+    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if bad:
+        raise InputError(f"texts must be a list of strings; item {bad[0]} is a {type(texts[bad[0]]).__name__}")
+    if not texts:
+        raise DataError("texts is empty")
+    digest = hashlib.sha256()
+    for t in texts:
+        digest.update(t.encode("utf-8"))
+        digest.update(b"\xff")  # separator: never in UTF-8
+    docs = [[_clean(t)] for t in texts]
+    return _Corpus(name="texts", split=None, source=f"{len(texts)} texts given in memory", format="texts",
+                   documents=[d for d in docs if d[0].strip()], default_mode="truncate", text_cleaning=_BR_NOTE,
+                   extra={"texts_sha256": digest.hexdigest()})
+
+
+def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_dir: str | os.PathLike | None) -> _Corpus:
+    if not isinstance(data, (str, os.PathLike)):
+        return texts_corpus(data)  # type: ignore[arg-type]
     key = str(data).strip().lower() if isinstance(data, str) else None
     if key in CORPUS_NAMES:
         corpus = CORPUS_NAMES[key]
@@ -723,9 +749,10 @@ def load_inputs(
 
     Parameters
     ----------
-    data : str or path
-        ``"wiki103"``, ``"imdb"`` (also ``"wikitext103"``, ``"wikitext-103"``), or a path
-        to a file or directory in one of the local formats of the module docstring.
+    data : str, path or list of str
+        ``"wiki103"``, ``"imdb"`` (also ``"wikitext103"``, ``"wikitext-103"``), a path
+        to a file or directory in one of the local formats of the module docstring, or a
+        list of texts (one document each, see :func:`texts_corpus`).
     tokenizer : transformers tokenizer
         The model's tokenizer (a fast tokenizer is much quicker). Its special tokens wrap
         every window.

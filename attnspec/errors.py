@@ -48,3 +48,24 @@ def check_range(name: str, value: float, *, low: float | None = None, high: floa
         lb = "(" if (low_open or low is None) else "["
         hb = ")" if (high_open or high is None) else "]"
         raise InputError(f"{name} must be in {lb}{lo}, {hi}{hb}, got {value!r}")
+
+
+def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
+    """An integer (not a bool, not a float) in ``[low, high]``, else :class:`InputError`.
+
+    e.g. ``trials must be an integer, got 2.5`` or ``trials must be in [1, inf), got 0``.
+    """
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    check_range(name, int(value), low=low, high=high)
+    return int(value)
+
+
+def check_choice(name: str, value: object, allowed: "tuple[str, ...] | list[str]") -> str:
+    """``value`` if it is one of ``allowed``, else :class:`InputError` listing them,
+    e.g. ``family must be one of gaussian, orthogonal, got 'cauchy'``."""
+    if value not in allowed:
+        raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)

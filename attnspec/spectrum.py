@@ -49,6 +49,22 @@ from attnspec.errors import InputError, ResultsError
 METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram")
 #: The level at which the "index where the mean curve reaches" metric is read.
 REACH_LEVEL = 0.9
+#: Linformer's Figure 1 reads the cumulative curve at index 128 of n = 512.
+PAPER_READING = (128, 512)
+
+
+def default_at(seq_len: int) -> int:
+    """The index at which a cumulative curve of length n is read: 128 when n = 512 (the
+    paper's reading point), else n / 4 (rounded, at least 1)."""
+    at, n = PAPER_READING
+    return at if seq_len == n else max(1, round(seq_len / 4))
+
+
+def check_at(at: int, seq_len: int) -> int:
+    """``at`` in 1..n, else :class:`InputError` naming it."""
+    if not 1 <= at <= seq_len:
+        raise InputError(f"--at must be in 1..{seq_len} (the run's seq_len), got {at}")
+    return at
 
 
 # ---------------------------------------------------------------------------------------
@@ -348,9 +364,60 @@ class SpectrumAccumulator:
                 mom.count[...] = state[f"{name}.count"]
                 mom.mean[...] = state[f"{name}.mean"]
                 mom.m2[...] = state[f"{name}.m2"]
-        except (KeyError, ValueError) as e:
+        except (KeyError, ValueError, TypeError, InputError) as e:
             raise ResultsError(f"aggregate state is incomplete or has the wrong shape: {e}") from None
         return acc
+
+    def copy(self) -> SpectrumAccumulator:
+        """An independent copy (the run updates a copy, then swaps it in: see spectrum_run)."""
+        return SpectrumAccumulator.from_state({k: np.array(v, copy=True) for k, v in self.state().items()})
+
+    def verify(self, inputs_done: int | None = None, *, tol: float = 1e-9) -> None:
+        """Check the invariants every honest aggregate satisfies; raise :class:`ResultsError` if not.
+
+        The message starts with the name of the failed check ("finite check: ...").
+        Generic over the state's arrays (every float array finite, every count equal to
+        ``inputs_done``), then specific to the statistics: a mean cumulative curve lies
+        in [0, 1], does not decrease, and ends at 1; squared deviations are >= 0; mean
+        effective and stable rank and reach index lie in [1, seq_len].
+        """
+        state = self.state()
+        for name, a in state.items():
+            if np.issubdtype(a.dtype, np.floating) and not np.all(np.isfinite(a)):
+                raise ResultsError(f"finite check: '{name}' holds NaN or infinite values")
+        # every input adds one matrix per (layer, head): every count equals inputs_done
+        counts = {name: a for name, a in state.items() if name == "count" or name.endswith(".count")}
+        values = np.unique(np.concatenate([a.ravel() for a in counts.values()])) if counts else np.array([])
+        if np.any(values < 0):
+            raise ResultsError("count check: negative counts")
+        if len(values) > 1:
+            raise ResultsError(f"count check: the statistics disagree on how many matrices they hold "
+                               f"({values[:4].tolist()})")
+        if inputs_done is not None and len(values) and values[0] != inputs_done:
+            raise ResultsError(f"count check: the statistics hold {values[0]} matrices per head, but the state "
+                               f"records {inputs_done} inputs done")
+        seen = self.curves.count > 0  # (L, H)
+        if not seen.any():
+            return
+        mean = self.curves.mean[seen]  # (m, n)
+        if mean.min() < -tol or mean.max() > 1 + tol:
+            raise ResultsError(f"range check: a mean cumulative value lies outside [0, 1] "
+                               f"(min {mean.min():.6g}, max {mean.max():.6g})")
+        if np.any(np.diff(mean, axis=-1) < -tol):
+            raise ResultsError("range check: a mean cumulative curve decreases")
+        if np.any(np.abs(mean[:, -1] - 1) > 1e-6):
+            raise ResultsError("range check: a mean cumulative curve does not end at 1")
+        scale = np.maximum(1.0, self.curves.count[seen].max())
+        if np.any(self.curves.m2[seen] < -tol * scale):
+            raise ResultsError("range check: negative squared deviations in 'm2'")
+        n = self.shape[2]
+        for name in self.METRICS:
+            mom = self.metrics[name]
+            m = mom.mean[mom.count > 0]
+            if m.size and (m.min() < 1 - 1e-6 or m.max() > n + 1e-6):
+                raise ResultsError(f"range check: mean {name} outside [1, {n}] (min {m.min():.6g}, max {m.max():.6g})")
+            if np.any(mom.m2 < -tol * scale):
+                raise ResultsError(f"range check: negative squared deviations in '{name}.m2'")
 
     # -- output ------------------------------------------------------------------------
     def tables(self) -> SpectrumTables:
@@ -378,30 +445,96 @@ class SpectrumAccumulator:
         return SpectrumTables(spectrum=spectrum, metrics=metrics)
 
 
+#: Name of the digest entry stored inside every state file.
+DIGEST_KEY = "digest"
+
+
+def state_digest(arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 over every array of a state (name, dtype, shape and bytes), except the digest.
+
+    Generic on purpose: whatever arrays the accumulator or the run adds to the state are
+    covered without listing them here.
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        if name == DIGEST_KEY:
+            continue
+        a = np.ascontiguousarray(np.asarray(arrays[name]))
+        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def save_state(path: Path, acc: SpectrumAccumulator, extra: dict[str, np.ndarray] | None = None) -> None:
-    """Write the accumulator (and ``extra`` arrays) to ``path`` atomically (.npz)."""
-    import tempfile
+    """Write the accumulator and ``extra`` arrays to ``path`` as ONE atomic .npz with a digest.
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, **acc.state(), **(extra or {}))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    Everything a resume or a merge needs (the aggregate, how many and which inputs it
+    covers, the run's identity) goes into this one file, so the aggregate and the record
+    of what it covers can never disagree after an interruption.
+    """
+    from attnspec.results import atomic_path
+
+    arrays = {**acc.state(), **{k: np.asarray(v) for k, v in (extra or {}).items()}}
+    clash = set(acc.state()) & set(extra or {})
+    if clash or DIGEST_KEY in arrays:
+        raise InputError(f"state entries {sorted(clash | ({DIGEST_KEY} & set(arrays)))} are reserved")
+    arrays[DIGEST_KEY] = np.asarray(state_digest(arrays))
+    with atomic_path(Path(path)) as tmp:
+        with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a name
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
 
 
-def load_state(path: Path) -> tuple[SpectrumAccumulator, dict[str, np.ndarray]]:
+def read_state_arrays(path: Path) -> dict[str, np.ndarray]:
+    """Every array of the state file at ``path``, digest verified; :class:`ResultsError` otherwise."""
     path = Path(path)
     if not path.is_file():
         raise ResultsError(f"{path.parent} has no aggregate state ({path.name})")
-    with np.load(path) as z:
-        state = {k: z[k] for k in z.files}
-    acc = SpectrumAccumulator.from_state(state)
-    extra = {k: v for k, v in state.items() if k not in acc.state()}
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            state = {k: z[k] for k in z.files}
+    except Exception as e:  # BadZipFile, EOFError, zlib.error, ValueError, OSError: all mean "damaged"
+        reason = (str(e).splitlines() or [""])[0] or type(e).__name__
+        raise ResultsError(f"checkpoint {path} is unreadable (truncated or not a state file): {reason}") from None
+    if DIGEST_KEY not in state:
+        raise ResultsError(f"checkpoint {path} fails the digest check: it has no digest (written by an older "
+                           "attnspec, or not a state file), so it cannot be verified; recompute with --overwrite")
+    if str(state[DIGEST_KEY]) != state_digest(state):
+        raise ResultsError(f"checkpoint {path} fails the digest check: its contents were altered or damaged "
+                           "after it was written")
+    return state
+
+
+def load_state(path: Path, *, inputs_done: int | None = None) -> tuple[SpectrumAccumulator, dict[str, np.ndarray]]:
+    """Read and verify a state written by :func:`save_state`.
+
+    Checks, in order: readable .npz; digest; every accumulator array present with the
+    right shape; :meth:`SpectrumAccumulator.verify` against the stored ``inputs_done``
+    (or the ``inputs_done`` given). Any failure raises :class:`ResultsError` naming the
+    file and the failed check; nothing is modified.
+
+    Returns
+    -------
+    (SpectrumAccumulator, dict)
+        The aggregate, and the other arrays of the state (``inputs_done``, ...).
+    """
+    path = Path(path)
+    state = read_state_arrays(path)
+    try:
+        acc = SpectrumAccumulator.from_state(state)
+    except ResultsError as e:
+        raise ResultsError(f"checkpoint {path} fails the structure check: {e}") from None
+    own = set(acc.state())
+    extra = {k: v for k, v in state.items() if k not in own and k != DIGEST_KEY}
+    if inputs_done is None and "inputs_done" in extra:
+        inputs_done = int(extra["inputs_done"])
+    try:
+        acc.verify(inputs_done)
+    except ResultsError as e:
+        raise ResultsError(f"checkpoint {path} fails the {e}") from None
     return acc, extra
 
 
@@ -412,3 +545,21 @@ def merge_accumulators(accs: Sequence[SpectrumAccumulator]) -> SpectrumAccumulat
     for a in accs:
         out.merge(a)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# `attnspec.spectrum(...)`: the Python API's entry point shares this module's name
+# ---------------------------------------------------------------------------------------
+class _CallableModule(type(os)):  # type(os) is types.ModuleType
+    """Importing ``attnspec.spectrum`` binds this module to ``attnspec.spectrum``, hiding a
+    function of that name; calling the module runs :func:`attnspec.api.spectrum` instead."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from attnspec.api import spectrum
+
+        return spectrum(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

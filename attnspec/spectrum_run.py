@@ -5,10 +5,17 @@ It is resumable: every ``checkpoint_every`` batches (and on Ctrl-C or ``max_time
 aggregate state and the tables computed so far are written atomically, and ``resume=True``
 continues from the inputs already done. Shards (``shard=(i, N)``) take every N-th input of
 the same seeded selection, so ``attnspec merge`` of all shards equals a single run.
+
+What is trusted (docs/spectrum.md, "What survives what"): ``state.npz`` alone. It holds the
+aggregate, the run's identity, which inputs it covers (their indices in the seeded
+selection) and a digest; it is verified on every load, and written as one atomic file, so
+the aggregate and the record of what it covers never disagree. ``meta.json`` and the
+tables are derived from it. One process at a time writes a results directory (a lock).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -20,7 +27,17 @@ import torch
 
 from attnspec.corpora import SHORT_POLICIES
 from attnspec.errors import InputError, ResultsError
-from attnspec.results import check_same_run, environment_meta, read_meta, write_meta, write_table
+from attnspec.results import (
+    META_FILE,
+    check_same_run,
+    environment_meta,
+    holds_files,
+    read_meta,
+    write_meta,
+    write_table,
+    writing_to,
+)
+from attnspec.signals import sigterm_as_interrupt
 from attnspec.spectrum import (
     METHODS,
     SpectrumAccumulator,
@@ -162,25 +179,164 @@ def _pad_batch(batch: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch
     return ids, mask
 
 
-def prepare_out(cfg: SpectrumConfig) -> tuple[bool, dict[str, Any] | None]:
-    """Check ``cfg.out`` before anything is computed. Returns (resuming, previous meta)."""
-    same = check_same_run(cfg.out, cfg.identity(), kind=KIND)
-    if not same:
+# ---------------------------------------------------------------------------------------
+# The checkpoint: one verified file
+# ---------------------------------------------------------------------------------------
+@dataclass
+class RunState:
+    """A verified ``state.npz``: the aggregate and everything needed to trust it.
+
+    ``covered`` holds the indices, in the seeded selection of the whole run, of the
+    inputs the aggregate contains (shard i of N covers i, i + N, i + 2N, ...).
+    """
+
+    path: Path
+    acc: SpectrumAccumulator
+    identity: dict[str, Any]
+    inputs_done: int
+    inputs_total: int  # inputs this run (or shard) has to cover
+    selection_total: int  # inputs in the whole run's selection (all shards)
+    covered: np.ndarray  # (inputs_done,) int64
+    wall_time_s: float
+    missing_shards: list[int]  # shards absent from a partial merge (empty otherwise)
+    merge_of: int  # N when this state is a merge of N shards, 0 for a run
+
+    @property
+    def complete(self) -> bool:
+        return self.inputs_done == self.inputs_total and not self.missing_shards
+
+
+def shard_indices(shard: tuple[int, int] | None, count: int) -> np.ndarray:
+    """Indices in the whole selection of a shard's first ``count`` inputs, shape (count,)."""
+    i, n = shard if shard is not None else (0, 1)
+    return i + n * np.arange(count, dtype=np.int64)
+
+
+def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any], inputs_done: int, inputs_total: int,
+                selection_total: int, covered: np.ndarray, wall_time_s: float, missing_shards: list[int] = (),
+                merge_of: int = 0) -> None:
+    """Write the aggregate and the record of what it covers as one atomic, digested file."""
+    save_state(path, acc, {
+        "identity": np.asarray(json.dumps(identity, sort_keys=True)),
+        "inputs_done": np.asarray(inputs_done, dtype=np.int64),
+        "inputs_total": np.asarray(inputs_total, dtype=np.int64),
+        "selection_total": np.asarray(selection_total, dtype=np.int64),
+        "covered": np.asarray(covered, dtype=np.int64),
+        "wall_time_s": np.asarray(float(wall_time_s)),
+        "missing_shards": np.asarray(list(missing_shards), dtype=np.int64),
+        "merge_of": np.asarray(merge_of, dtype=np.int64),
+    })
+
+
+def read_state(path: Path) -> RunState:
+    """Load and verify ``path``: readable, digest, structure, statistics, coverage.
+
+    Raises :class:`ResultsError` naming the file and the failed check; changes nothing.
+    """
+    path = Path(path)
+    acc, extra = load_state(path)  # readable, digest, structure, counts vs inputs_done, ranges
+    needed = ("identity", "inputs_done", "inputs_total", "selection_total", "covered")
+    missing = [k for k in needed if k not in extra]
+    if missing:
+        raise ResultsError(f"checkpoint {path} fails the structure check: no {', '.join(missing)} "
+                           "(written by an older attnspec?); recompute with --overwrite")
+    try:
+        identity = json.loads(str(extra["identity"]))
+    except json.JSONDecodeError:
+        raise ResultsError(f"checkpoint {path} fails the identity check: its identity is not JSON") from None
+    done, total, sel = (int(extra[k]) for k in ("inputs_done", "inputs_total", "selection_total"))
+    covered = np.asarray(extra["covered"], dtype=np.int64).ravel()
+    if len(covered) != done:
+        raise ResultsError(f"checkpoint {path} fails the coverage check: it records {done} inputs done but covers "
+                           f"{len(covered)}")
+    if not 0 <= done <= total <= sel:
+        raise ResultsError(f"checkpoint {path} fails the coverage check: {done} done of {total} (selection {sel})")
+    if len(covered) and (len(np.unique(covered)) != len(covered) or covered.min() < 0 or covered.max() >= sel):
+        raise ResultsError(f"checkpoint {path} fails the coverage check: input indices repeated or outside 0..{sel - 1}")
+    missing_shards = [int(v) for v in np.asarray(extra.get("missing_shards", np.zeros(0))).ravel()]
+    return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
+                    missing_shards, int(extra.get("merge_of", 0)))
+
+
+def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    wanted = json.loads(json.dumps(wanted))
+    keys = sorted(set(stored) | set(wanted))
+    return [f"{k}: {stored.get(k)!r} there vs {wanted.get(k)!r} now" for k in keys if stored.get(k) != wanted.get(k)]
+
+
+def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
+    """Decide, before anything is computed, whether ``cfg.out`` is started, resumed or refused.
+
+    Returns (resuming, verified state). The caller holds the output lock. The state file,
+    not meta.json, decides what a resume continues from; a directory whose meta.json was
+    deleted but whose state is intact can still be resumed (its identity is in the state).
+    """
+    out = cfg.out
+    state_path = out / STATE_FILE
+    if not holds_files(out):
         return False, None
-    meta = read_meta(cfg.out)
-    status = meta.get("status")
+    if not (out / META_FILE).is_file():
+        if not state_path.is_file():
+            check_same_run(out, cfg.identity(), kind=KIND)  # raises: not empty, no meta.json
+        st = read_state(state_path)
+        diffs = _identity_diffs(st.identity, cfg.identity())
+        if diffs:
+            raise ResultsError(f"--out {out} holds a checkpoint of a different run ({'; '.join(diffs)}); "
+                               "choose another directory")
+        if cfg.overwrite:
+            return False, None
+        if not cfg.resume:
+            raise ResultsError(f"--out {out} holds a checkpoint of this run ({st.inputs_done} of {st.inputs_total} "
+                               "inputs) but no meta.json; pass --resume to continue it (meta.json is rebuilt) "
+                               "or --overwrite to start again")
+        return _resumable(cfg, st)
+    check_same_run(out, cfg.identity(), kind=KIND)
     if cfg.overwrite:
         return False, None
-    if cfg.resume:
+    meta = read_meta(out)
+    status = meta.get("status")
+    if not cfg.resume:
         if status == "complete":
-            raise ResultsError(f"--out {cfg.out} already holds this run, complete; nothing to resume (use --overwrite to recompute)")
-        return True, meta
-    if status == "complete":
-        raise ResultsError(f"--out {cfg.out} already holds this run, complete; use --overwrite to recompute or choose another --out")
-    raise ResultsError(
-        f"--out {cfg.out} holds a {status} run of this job ({meta.get('inputs_done')} of {meta.get('inputs_total')} inputs); "
-        "pass --resume to continue it or --overwrite to start again"
-    )
+            raise ResultsError(f"--out {out} already holds this run, complete; use --overwrite to recompute "
+                               "or choose another --out")
+        raise ResultsError(
+            f"--out {out} holds a {status} run of this job ({meta.get('inputs_done')} of {meta.get('inputs_total')} "
+            "inputs); pass --resume to continue it or --overwrite to start again"
+        )
+    st = read_state(state_path)
+    diffs = _identity_diffs(st.identity, cfg.identity())
+    if diffs:
+        raise ResultsError(f"checkpoint {state_path} fails the identity check: it belongs to another run "
+                           f"({'; '.join(diffs)}); nothing was changed")
+    return _resumable(cfg, st)
+
+
+def _resumable(cfg: SpectrumConfig, st: RunState) -> tuple[bool, RunState]:
+    if st.merge_of and not st.complete:
+        missing = f"shards {', '.join(f'{i}/{st.merge_of}' for i in st.missing_shards)} missing" if st.missing_shards \
+            else f"{st.inputs_done} of {st.inputs_total} inputs"
+        raise ResultsError(f"--out {cfg.out} holds a partial merge ({missing}); it cannot be resumed: finish the "
+                           "shards (--resume in each) and merge them again")
+    if st.complete:
+        raise ResultsError(f"--out {cfg.out} already holds this run, complete; nothing to resume "
+                           "(use --overwrite to recompute)")
+    if not np.array_equal(st.covered, shard_indices(cfg.shard, st.inputs_done)):
+        raise ResultsError(f"checkpoint {st.path} fails the coverage check: it does not cover the first "
+                           f"{st.inputs_done} inputs of this {'shard' if cfg.shard else 'run'}, so it cannot be resumed")
+    return True, st
+
+
+@dataclass(frozen=True)
+class _Progress:
+    """The aggregate and how many inputs it holds, swapped in as ONE object.
+
+    Each batch is added to a copy, and the copy replaces the previous progress in a single
+    assignment, so an interruption at any point (even between the update and the count)
+    leaves a consistent pair for the checkpoint.
+    """
+
+    acc: SpectrumAccumulator
+    done: int
 
 
 def run_spectrum(
@@ -188,53 +344,70 @@ def run_spectrum(
     *,
     progress: bool = True,
     encoder: Any | None = None,
+    texts: list[str] | None = None,
     on_checkpoint: Callable[[int], None] | None = None,
 ) -> SpectrumOutcome:
     """Run (or resume) the spectrum job described by ``cfg``; write results to ``cfg.out``.
 
-    ``encoder`` lets tests pass an already-built :class:`attnspec.models.Encoder`.
+    The one implementation behind ``attnspec spectrum`` and :func:`attnspec.spectrum`.
+    ``encoder`` is an already-loaded :class:`attnspec.models.LoadedModel` (the Python API
+    and the tests pass one; default: load ``cfg.model``). ``texts`` replaces the corpus
+    ``cfg.data`` by a list of texts (``cfg.data`` then only labels them).
+    ``cfg.out`` is checked (writable, not held by another process, holding nothing or a
+    resumable checkpoint of this run) before anything is computed, and locked for the
+    whole run. SIGTERM is handled like Ctrl-C: the partial result is saved, resumable.
     ``on_checkpoint(inputs_done)`` is called after each checkpoint (tests use it to
     simulate an interruption).
     """
+    cfg.validate()
+    with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}"), sigterm_as_interrupt():
+        return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint)
+
+
+def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, texts: list[str] | None,
+                on_checkpoint: Callable[[int], None] | None) -> SpectrumOutcome:
     from attnspec.capture import LayerAttention, capture_attention
     from attnspec.corpora import load_inputs
-    from attnspec.models import load_encoder
+    from attnspec.models import load_model
 
     t_start = time.perf_counter()
-    cfg.validate()
     resuming, previous = prepare_out(cfg)
 
     if encoder is None:
-        encoder = load_encoder(cfg.model, device=cfg.device, dtype=cfg.dtype)
+        encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     if cfg.seq_len > encoder.max_seq_len:
         raise InputError(
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
     method = resolve_method(cfg.svd_method, encoder.device)
     inputs = load_inputs(
-        cfg.data, encoder.tokenizer, seq_len=cfg.seq_len,
+        cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,
         num_inputs={None: DEFAULT_NUM_SENTENCES, "all": None}.get(cfg.num_sentences, cfg.num_sentences),  # type: ignore[arg-type]
         at_most=cfg.num_sentences is None, seed=cfg.seed,
         split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
     )
     selected = inputs.input_ids
+    selection_total = len(selected)
     if cfg.shard is not None:
         i, n = cfg.shard
         selected = selected[i::n]
     total = len(selected)
 
-    acc = SpectrumAccumulator(encoder.num_layers, encoder.num_heads, cfg.seq_len)
-    done = 0
+    shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
+    state = _Progress(SpectrumAccumulator(*shape), 0)
     wall_before = 0.0
     if resuming:
-        acc, extra = load_state(cfg.out / STATE_FILE)
-        done = int(extra.get("inputs_done", np.asarray(0)))
-        wall_before = float(previous.get("wall_time_s", 0.0)) if previous else 0.0
-        if acc.shape != (encoder.num_layers, encoder.num_heads, cfg.seq_len):
-            raise ResultsError(f"--out {cfg.out}: stored aggregate has shape {acc.shape}, this run needs "
-                               f"{(encoder.num_layers, encoder.num_heads, cfg.seq_len)}")
+        assert previous is not None
+        if previous.acc.shape != shape:
+            raise ResultsError(f"checkpoint {previous.path} fails the identity check: its aggregate has shape "
+                               f"{previous.acc.shape}, this run needs {shape}")
+        if (previous.inputs_total, previous.selection_total) != (total, selection_total):
+            raise ResultsError(f"checkpoint {previous.path} fails the identity check: it belongs to a selection of "
+                               f"{previous.selection_total} inputs ({previous.inputs_total} in this shard), this run "
+                               f"selects {selection_total} ({total}); was the corpus changed?")
+        state = _Progress(previous.acc, previous.inputs_done)
+        wall_before = previous.wall_time_s
 
-    cfg.out.mkdir(parents=True, exist_ok=True)
     base_meta: dict[str, Any] = {
         "kind": KIND,
         "identity": cfg.identity(),
@@ -244,6 +417,7 @@ def run_spectrum(
         "padding_policy": (
             f"short_policy={cfg.short_policy}; padding rows and columns removed (P restricted to real tokens); "
             "a matrix shorter than seq_len counts as zero-extended (its curve is 1 past its length)"
+            + ("; causal P: lower-triangular, its real block is the P of the input alone" if encoder.causal else "")
         ),
         "svd_method": method,
         "seed": cfg.seed,
@@ -252,19 +426,21 @@ def run_spectrum(
         # how the figures were drawn (attnspec.plots.spectrum.FIGURES_KEY): kept across --resume
         **({"figures": previous["figures"]} if resuming and previous and "figures" in previous else {}),
     }
-    pad_id = encoder.tokenizer.pad_token_id if encoder.tokenizer.pad_token_id is not None else 0
+    pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
 
-    def checkpoint(status: str, t_run: float) -> None:
-        save_state(cfg.out / STATE_FILE, acc, {"inputs_done": np.asarray(done)})
-        tables = acc.tables()
+    def checkpoint(snap: _Progress, status: str, t_run: float) -> None:
+        # state.npz first: it alone is trusted on resume; tables and meta.json follow from it
+        wall = round(wall_before + t_run, 3)
+        write_state(cfg.out / STATE_FILE, snap.acc, identity=cfg.identity(), inputs_done=snap.done, inputs_total=total,
+                    selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall)
+        tables = snap.acc.tables()
         write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
         write_table(cfg.out, "metrics", tables.metrics, csv=cfg.csv)
-        write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": done,
-                             "wall_time_s": round(wall_before + t_run, 3)})
+        write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
 
-    # Singular values are computed as each layer's P appears, but added to the aggregate
-    # only once the whole batch has gone through, so an interruption mid-forward never
-    # leaves layers with different counts.
+    # Singular values are computed as each layer's P appears, and added to a fresh batch
+    # aggregate; only once the whole batch went through is it merged into a copy of the
+    # running aggregate, which then replaces it (one assignment, see _Progress).
     pending: list[tuple[int, torch.Tensor]] = []
 
     def sink(la: LayerAttention) -> None:
@@ -275,91 +451,144 @@ def run_spectrum(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, initial=done, unit="sent", desc=f"spectrum {cfg.model} · {cfg.data}", dynamic_ncols=True)
+        bar = tqdm(total=total, initial=state.done, unit="sent", desc=f"spectrum {cfg.model} · {cfg.data}",
+                   dynamic_ncols=True)
     batches_since = 0
     try:
         with capture_attention(encoder.model, sink) as cap:
-            while done < total:
+            while state.done < total:
                 if cfg.max_time is not None and time.perf_counter() - t_start > cfg.max_time:
                     status = "partial"
                     break
-                batch = selected[done : done + cfg.batch_size]
+                batch = selected[state.done : state.done + cfg.batch_size]
                 ids, mask = _pad_batch(batch, pad_id)
                 pending.clear()
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
+                batch_acc = SpectrumAccumulator(*shape)
                 for layer, sv in pending:
-                    acc.add(layer, sv)
+                    batch_acc.add(layer, sv)
                 pending.clear()
-                done += len(batch)
+                updated = state.acc.copy()
+                updated.merge(batch_acc)
+                _before_commit()
+                state = _Progress(updated, state.done + len(batch))  # the commit: one assignment
                 if bar is not None:
                     bar.update(len(batch))
                 batches_since += 1
-                if batches_since >= cfg.checkpoint_every and done < total:
-                    checkpoint("partial", time.perf_counter() - t_start)
+                if batches_since >= cfg.checkpoint_every and state.done < total:
+                    checkpoint(state, "partial", time.perf_counter() - t_start)
                     batches_since = 0
                     if on_checkpoint is not None:
-                        on_checkpoint(done)
+                        on_checkpoint(state.done)
     except KeyboardInterrupt:
         status = "interrupted"
     finally:
         if bar is not None:
             bar.close()
-    if status == "complete" and done < total:  # pragma: no cover - defensive
+    if status == "complete" and state.done < total:  # pragma: no cover - defensive
         status = "partial"
-    checkpoint(status, time.perf_counter() - t_start)
-    return SpectrumOutcome(cfg.out, status, done, total, wall_before + time.perf_counter() - t_start)
+    checkpoint(state, status, time.perf_counter() - t_start)
+    return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _before_commit() -> None:
+    """A no-op between a batch's aggregate update and its commit; fault-injection tests
+    replace it to interrupt the run exactly there."""
 
 
 def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:
-    """Merge shard directories of one run into ``out`` (tables, state and meta)."""
+    """Merge shard directories of one run into ``out`` (tables, state and meta).
+
+    Each shard's verified state says which shard i of N it is and which inputs it covers.
+    The merge refuses shards of different runs, a shard given twice, overlapping inputs,
+    and, unless ``allow_partial``, a missing or unfinished shard; with ``allow_partial``
+    the result is marked ``status: partial`` with the missing and unfinished shards
+    listed (and a later ``--resume`` refuses it instead of taking it for complete).
+    """
     if len(dirs) < 1:
         raise InputError("merge needs at least one results directory")
-    accs, metas = [], []
+    out = Path(out)
+    with writing_to(out, "attnspec merge"):  # usable and ours before anything is read
+        if holds_files(out):
+            raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
+        return _merge_locked(dirs, out, csv=csv, allow_partial=allow_partial)
+
+
+def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool) -> dict[str, Any]:
+    states: list[RunState] = []
+    metas: list[dict[str, Any]] = []
     for d in dirs:
         meta = read_meta(d)
         if meta.get("kind") != KIND:
             raise ResultsError(f"{d} holds a {meta.get('kind')!r} result, not a spectrum run")
-        if meta.get("status") != "complete" and not allow_partial:
-            raise ResultsError(f"{d} is {meta.get('status')} ({meta.get('inputs_done')} of {meta.get('inputs_total')} inputs); "
-                               "finish it with --resume or pass --allow-partial")
-        acc, _ = load_state(Path(d) / STATE_FILE)
-        accs.append(acc)
+        states.append(read_state(Path(d) / STATE_FILE))
         metas.append(meta)
-    base = {k: v for k, v in metas[0]["identity"].items() if k != "shard"}
-    for d, m in zip(dirs[1:], metas[1:]):
-        other = {k: v for k, v in m["identity"].items() if k != "shard"}
-        diffs = [f"{k}: {base.get(k)!r} vs {other.get(k)!r}" for k in base if base.get(k) != other.get(k)]
+    base = {k: v for k, v in states[0].identity.items() if k != "shard"}
+    for d, st in zip(dirs[1:], states[1:]):
+        other = {k: v for k, v in st.identity.items() if k != "shard"}
+        diffs = [f"{k}: {base.get(k)!r} vs {other.get(k)!r}" for k in sorted(set(base) | set(other))
+                 if base.get(k) != other.get(k)]
         if diffs:
             raise ResultsError(f"{d} is not a shard of the same run as {dirs[0]} ({'; '.join(diffs)})")
-    shards = [m["identity"].get("shard") for m in metas]
+    shards = [st.identity.get("shard") for st in states]
+    if len(dirs) > 1 and any(s is None for s in shards):
+        whole = [str(d) for d, s in zip(dirs, shards) if s is None][0]
+        raise ResultsError(f"{whole} is a whole run, not a shard; its inputs overlap every shard of the same run")
     if len(set(map(str, shards))) != len(shards):
-        raise ResultsError(f"the same shard appears twice among {[str(d) for d in dirs]}: {shards}")
-    if len(dirs) > 1:
-        whole = [str(d) for d, s in zip(dirs, shards) if s is None]
-        if whole:
-            raise ResultsError(f"{whole[0]} is a whole run, not a shard; its inputs overlap every shard of the same run")
-        counts = {s.split("/")[1] for s in shards}
+        dup = sorted({str(s) for s in shards if list(map(str, shards)).count(str(s)) > 1})
+        raise ResultsError(f"the same shard {', '.join(dup)} appears twice among {', '.join(map(str, dirs))}")
+    count = 1
+    present: list[int] = []
+    if shards[0] is not None:
+        pairs = [tuple(int(v) for v in s.split("/")) for s in shards]
+        counts = {n for _, n in pairs}
         if len(counts) > 1:
-            raise ResultsError(f"shards of different splits cannot be merged: {shards}")
-    merged = merge_accumulators(accs)
-    out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
+            raise ResultsError(f"shards of different splits cannot be merged: {', '.join(shards)}")
+        count = counts.pop()
+        present = [i for i, _ in pairs]
+    else:
+        present = [0]
+    missing = sorted(set(range(count)) - set(present))
+    unfinished = [f"{s} ({st.inputs_done} of {st.inputs_total} inputs)" for s, st in zip(shards, states)
+                  if not st.complete]
+    if (missing or unfinished) and not allow_partial:
+        what = []
+        if missing:
+            what.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} "
+                        f"missing")
+        if unfinished:
+            what.append(f"unfinished: {', '.join(unfinished)}")
+        raise ResultsError(f"cannot merge an incomplete run ({'; '.join(what)}); finish and add the missing shards "
+                           "(--resume), or pass --allow-partial to write a result marked partial")
+    covered = np.concatenate([st.covered for st in states])
+    if len(np.unique(covered)) != len(covered):
+        raise ResultsError("the shards cover some inputs twice; they are not disjoint shards of one run")
+    selection_total = states[0].selection_total
+    if any(st.selection_total != selection_total for st in states):
+        raise ResultsError("the shards come from selections of different sizes (was the corpus changed?)")
+    merged = merge_accumulators([st.acc for st in states])
     identity = {**base, "shard": None}
-    done = int(sum(m.get("inputs_done", 0) for m in metas))
+    done = int(len(covered))
+    complete = not missing and not unfinished
     meta = {
-        **{k: v for k, v in metas[0].items() if k not in ("identity", "inputs_done", "inputs_total", "wall_time_s", "status", "environment")},
+        **{k: v for k, v in metas[0].items()
+           if k not in ("identity", "inputs_done", "inputs_total", "wall_time_s", "status", "environment")},
         "identity": identity,
-        "status": "complete" if all(m.get("status") == "complete" for m in metas) else "partial",
+        "status": "complete" if complete else "partial",
         "inputs_done": done,
-        "inputs_total": int(sum(m.get("inputs_total", 0) for m in metas)),
-        "wall_time_s": round(sum(float(m.get("wall_time_s", 0.0)) for m in metas), 3),
-        "merged_from": [{"dir": str(d), "shard": m["identity"].get("shard"), "inputs_done": m.get("inputs_done")} for d, m in zip(dirs, metas)],
+        "inputs_total": selection_total,
+        "missing_shards": [f"{i}/{count}" for i in missing],
+        "unfinished_shards": unfinished,
+        "wall_time_s": round(sum(st.wall_time_s for st in states), 3),
+        "merged_from": [{"dir": str(d), "shard": s, "inputs_done": st.inputs_done}
+                        for d, s, st in zip(dirs, shards, states)],
         "environment": environment_meta(),
     }
     tables = merged.tables()
-    out.mkdir(parents=True, exist_ok=True)
-    save_state(out / STATE_FILE, merged, {"inputs_done": np.asarray(done)})
+    # a partial merge records its missing shards in the state too, so no resume takes it for whole
+    write_state(out / STATE_FILE, merged, identity=identity, inputs_done=done, inputs_total=selection_total,
+                selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
+                missing_shards=missing, merge_of=count)
     write_table(out, "spectrum", tables.spectrum, csv=csv)
     write_table(out, "metrics", tables.metrics, csv=csv)
     write_meta(out, meta)

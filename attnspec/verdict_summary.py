@@ -34,13 +34,11 @@ class SummaryLine:
 
 def _reading(row: Any) -> str | None:
     reading = getattr(row, "reading", None)
-    if reading is None:
-        reading = getattr(row, "params", {}).get("reading")
     return None if reading in (None, "") else str(reading)
 
 
 def _claim(row: Any) -> str:
-    return str(getattr(row, "claim_id", None) or row.claim)
+    return str(row.claim)
 
 
 def _excess(row: Any) -> float:
@@ -65,9 +63,8 @@ def summarize(rows: Sequence[Any]) -> list[SummaryLine]:
     Parameters
     ----------
     rows : sequence of VerdictRow
-        Anything with ``claim``, ``verdict``, ``params``, ``bound``, ``exact``,
-        ``estimate`` and ``evidence`` attributes (a ``reading`` attribute or a ``reading``
-        parameter, and a ``claim_id``, are used when present).
+        :class:`attnspec.verdicts.VerdictRow` (``claim`` is the claim id, ``reading`` one
+        of its readings), or anything with the same attributes.
 
     Returns
     -------
@@ -96,7 +93,7 @@ def summarize(rows: Sequence[Any]) -> list[SummaryLine]:
 
 
 def _fmt_params(params: dict[str, Any], limit: int = 4) -> str:
-    items = [(k, v) for k, v in params.items() if k != "reading" and v is not None]
+    items = [(k, v) for k, v in params.items() if v is not None]
     shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in items[:limit])
     return shown + (", …" if len(items) > limit else "")
 

@@ -1,17 +1,26 @@
-"""Verdicts: measured statements about a claim, shared by every theory module.
+"""Verdicts: what a measurement shows about a claim, decided by one classifier.
 
-A verdict is one of
+The vocabulary (every row carries the numbers it was decided from):
 
-* ``holds``    — the measurement is consistent with the claim (and the bound is not loose
-  by more than the chosen factor, where that can be measured);
-* ``violated`` — the measurement contradicts the claim (evidence: the instance, its seed,
-  the observed rate and its CI against the claimed probability);
-* ``vacuous``  — the claim says nothing at these parameters (e.g. a required dimension
-  >= the ambient one, or a probability bound >= 1);
-* ``loose``    — the claim holds but its bound exceeds the exact value by a large factor.
+* ``holds``       — the measurement is consistent with the claim, and the claim is within
+  :data:`LOOSE_FACTOR` of what was measured;
+* ``loose``       — consistent with the claim, but the claimed bound (or probability)
+  exceeds the exact or measured value by more than :data:`LOOSE_FACTOR`;
+* ``violated``    — the measurement contradicts the claim at an instance where its
+  hypotheses hold (evidence: the instance, its seed, the observed value or rate and its CI);
+* ``vacuous``     — the claim says nothing at these parameters (a probability bound >= 1,
+  a required dimension >= the ambient one);
+* ``hypothesis-unmet`` — the instance does not satisfy the claim's hypothesis, so whatever
+  was measured is neither a confirmation nor a counterexample;
+* ``cannot-fail`` — the check could not have failed here: a trivial output (e.g. zero)
+  meets the tolerance, or the claimed failure probability is so close to 1 that even
+  every trial failing would not contradict it;
+* ``measured``    — a measurement reported without a verdict (a fitted constant, a ratio
+  the paper calls o(1), a printed formula set beside the intended one).
 
-A verdict is never a restatement of the paper: every row carries the numbers it was
-decided from.
+One looseness rule for every paper: ``claimed / reference > LOOSE_FACTOR`` (reference: the
+exact value, else the upper end of the confidence interval, else the worst observed value).
+A fitted constant is never tested on the draws it was fitted on.
 """
 
 from __future__ import annotations
@@ -20,25 +29,39 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 
 from attnspec.stats import clopper_pearson
 
-VerdictKind = Literal["holds", "violated", "vacuous", "loose"]
-VERDICTS: tuple[str, ...] = ("holds", "violated", "vacuous", "loose")
+VerdictKind = Literal["holds", "loose", "violated", "vacuous", "hypothesis-unmet", "cannot-fail", "measured"]
+VERDICTS: tuple[str, ...] = ("holds", "loose", "violated", "vacuous", "hypothesis-unmet", "cannot-fail", "measured")
 
-#: A bound larger than the exact (or estimated) value by this factor is reported as loose.
-DEFAULT_LOOSE_FACTOR = 10.0
+#: What each verdict means, for tables, ``attnspec claims`` and the report.
+VERDICT_MEANINGS: dict[str, str] = {
+    "holds": "consistent with the claim, and the claim is within 10x of what was measured",
+    "loose": "consistent with the claim, but the claimed value exceeds the exact/measured one by more than 10x",
+    "violated": "contradicted at an instance that meets the claim's hypotheses (evidence names it)",
+    "vacuous": "the claim says nothing at these parameters (bound >= 1, required dimension >= ambient one)",
+    "hypothesis-unmet": "the instance does not meet the claim's hypothesis: neither confirmation nor counterexample",
+    "cannot-fail": "the check could not have failed here (a trivial output meets the tolerance, or no outcome "
+                   "of these trials could contradict the claimed probability)",
+    "measured": "a measurement without a verdict (a fitted constant, a ratio, a printed formula vs the intended one)",
+}
+
+#: A claimed bound larger than the exact (or measured) value by this factor is reported as loose.
+LOOSE_FACTOR = 10.0
+DEFAULT_LOOSE_FACTOR = LOOSE_FACTOR  # the name used before the classifier was unified
 
 
 @dataclass
 class VerdictRow:
-    """One claim at one parameter set, with its evidence.
+    """One claim, under one reading, at one parameter set, with its evidence.
 
-    ``params`` holds the claim's parameters (n, k, eps, ...); they are flattened into
-    columns when rows are turned into a table or JSON.
+    ``claim`` is a registered claim id (:mod:`attnspec.claims`), ``reading`` one of its
+    readings; ``params`` holds the instance's parameters (n, k, eps, ...), flattened into
+    columns when rows become a table or JSON.
     """
 
     claim: str
@@ -52,6 +75,7 @@ class VerdictRow:
     trials: int | None = None
     seed: int | None = None
     evidence: str = ""
+    reading: str = "as-stated"
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -60,10 +84,173 @@ class VerdictRow:
     def flat(self) -> dict[str, Any]:
         d = asdict(self)
         params = d.pop("params")
-        out: dict[str, Any] = {"claim": d.pop("claim")}
+        out: dict[str, Any] = {"claim": d.pop("claim"), "reading": d.pop("reading")}
         out.update(params)
         out.update(d)
         return out
+
+
+class Decision(NamedTuple):
+    """A verdict and the one-line reason it was reached."""
+
+    verdict: VerdictKind
+    reason: str
+
+
+def _precondition(vacuous: str | None, hypothesis_unmet: str | None) -> Decision | None:
+    if hypothesis_unmet:
+        return Decision("hypothesis-unmet", f"hypothesis not met: {hypothesis_unmet}")
+    if vacuous:
+        return Decision("vacuous", vacuous)
+    return None
+
+
+def classify_probability(
+    *,
+    claimed: float,
+    failures: int,
+    trials: int,
+    exact: float | None = None,
+    level: float = 0.95,
+    loose_factor: float = LOOSE_FACTOR,
+    trivial: str | None = None,
+    vacuous: str | None = None,
+    hypothesis_unmet: str | None = None,
+) -> Decision:
+    """Decide a claim "P(failure) <= claimed" from Monte Carlo counts (and an exact law if known).
+
+    In order: ``hypothesis-unmet`` (the reason given), ``vacuous`` (a reason given, or
+    ``claimed >= 1``), ``violated`` (the exact probability, or the lower end of the
+    Clopper–Pearson interval, exceeds ``claimed``), ``cannot-fail`` (a trivial output meets
+    the tolerance — ``trivial`` gives why — or, with no exact law, even ``trials`` failures
+    out of ``trials`` would leave the lower CI end <= ``claimed``), ``loose`` (``claimed``
+    exceeds the exact probability, else the upper CI end, by more than ``loose_factor``),
+    else ``holds``.
+
+    Parameters
+    ----------
+    claimed : float
+        The claimed upper bound on the failure probability.
+    failures, trials : int
+        Monte Carlo counts, ``0 <= failures <= trials``, ``trials >= 1``.
+    exact : float, optional
+        The exact failure probability, where a law gives it.
+
+    Returns
+    -------
+    Decision
+    """
+    if trials < 1 or not 0 <= failures <= trials:
+        raise ValueError(f"need trials >= 1 and 0 <= failures <= trials, got failures={failures}, trials={trials}")
+    pre = _precondition(vacuous, hypothesis_unmet)
+    if pre:
+        return pre
+    if not math.isfinite(claimed) or claimed >= 1.0:
+        return Decision("vacuous", f"claimed failure probability {claimed:.3g} >= 1 says nothing")
+    ci = clopper_pearson(failures, trials, level)
+    if exact is not None and exact > claimed * (1 + 1e-12):
+        return Decision("violated", f"exact failure probability {exact:.4g} > claimed {claimed:.4g}")
+    if ci.low > claimed:
+        return Decision("violated", f"observed {failures}/{trials} = {ci.estimate:.4g}, "
+                                    f"{level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] above claimed {claimed:.4g}")
+    if trivial:
+        return Decision("cannot-fail", f"a trivial output meets the tolerance ({trivial}); "
+                                       f"observed {failures}/{trials}")
+    if exact is None:
+        best_case = clopper_pearson(trials, trials, level).low
+        if best_case <= claimed:
+            return Decision("cannot-fail", f"claimed {claimed:.4g} is so close to 1 that even {trials}/{trials} "
+                                           f"failures (lower CI end {best_case:.4g}) could not contradict it; "
+                                           f"observed {failures}/{trials}")
+    reference = exact if exact is not None else ci.high
+    ratio = claimed / reference if reference > 0 else math.inf
+    if ratio > loose_factor:
+        what = "exact" if exact is not None else f"{level:.0%} upper CI"
+        return Decision("loose", f"loose by {_fmt_ratio(ratio)} (claimed {claimed:.4g} vs {what} {reference:.4g})")
+    return Decision("holds", f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] "
+                             f"<= claimed {claimed:.4g}")
+
+
+def classify_bound(
+    *,
+    observed: float,
+    bound: float,
+    rtol: float = 1e-9,
+    atol: float = 0.0,
+    loose_factor: float | None = LOOSE_FACTOR,
+    trivial: str | None = None,
+    vacuous: str | None = None,
+    hypothesis_unmet: str | None = None,
+) -> Decision:
+    """Decide a deterministic inequality "observed <= bound" from the worst observed value.
+
+    ``observed`` is the largest left-hand side over the instances tried. In order:
+    ``hypothesis-unmet``, ``vacuous`` (a reason given, or an infinite/NaN bound),
+    ``violated`` (``observed > bound (1 + rtol) + atol``), ``cannot-fail`` (``trivial``
+    given), ``loose`` (``bound / observed > loose_factor``; ``loose_factor=None`` never
+    calls a bound loose, for bounds whose tightness is not the point), else ``holds``.
+
+    Returns
+    -------
+    Decision
+    """
+    pre = _precondition(vacuous, hypothesis_unmet)
+    if pre:
+        return pre
+    if not math.isfinite(bound):
+        return Decision("vacuous", f"the bound is {bound}")
+    if not math.isfinite(observed):
+        return Decision("violated", f"observed value is {observed} (bound {bound:.4g})")
+    if observed > bound * (1 + rtol) + atol:
+        return Decision("violated", f"observed {observed:.4g} > bound {bound:.4g} "
+                                    f"(by a factor {observed / bound:.3g})" if bound > 0 else
+                                    f"observed {observed:.4g} > bound {bound:.4g}")
+    if trivial:
+        return Decision("cannot-fail", f"a trivial output meets the bound ({trivial})")
+    if loose_factor is not None:
+        ratio = bound / observed if observed > 0 else math.inf
+        if ratio > loose_factor:
+            return Decision("loose", f"loose by {_fmt_ratio(ratio)} (bound {bound:.4g} vs worst observed {observed:.4g})")
+    return Decision("holds", f"worst observed {observed:.4g} <= bound {bound:.4g}")
+
+
+def classify_identity(
+    *,
+    residual: float,
+    tol: float,
+    hypothesis_unmet: str | None = None,
+) -> Decision:
+    """Decide an exact identity from its worst residual: ``holds`` if ``residual <= tol``.
+
+    Identities have no looseness: they hold to round-off or they do not.
+    """
+    pre = _precondition(None, hypothesis_unmet)
+    if pre:
+        return pre
+    if math.isfinite(residual) and residual <= tol:
+        return Decision("holds", f"worst residual {residual:.3g} <= tolerance {tol:.3g}")
+    return Decision("violated", f"worst residual {residual:.3g} > tolerance {tol:.3g}")
+
+
+def classify_measurement(
+    *,
+    what: str,
+    vacuous: str | None = None,
+    hypothesis_unmet: str | None = None,
+) -> Decision:
+    """A number reported without a verdict (a ratio the paper calls o(1), a fitted constant,
+    a printed formula set beside the intended one): ``measured``, unless a precondition
+    (``hypothesis_unmet``, then ``vacuous``) says the claim does not apply here.
+
+    Parameters
+    ----------
+    what : str
+        One line saying what was measured (it becomes the reason).
+    """
+    pre = _precondition(vacuous, hypothesis_unmet)
+    if pre:
+        return pre
+    return Decision("measured", what)
 
 
 def classify_failure_probability(
@@ -73,40 +260,12 @@ def classify_failure_probability(
     trials: int,
     exact: float | None = None,
     level: float = 0.95,
-    loose_factor: float = DEFAULT_LOOSE_FACTOR,
+    loose_factor: float = LOOSE_FACTOR,
 ) -> tuple[VerdictKind, str]:
-    """Decide a claim of the form "P(failure) <= claimed" from Monte Carlo counts.
-
-    * vacuous if ``claimed >= 1``;
-    * violated if the lower end of the Clopper–Pearson interval exceeds ``claimed``
-      (or, when an exact probability is known, if it exceeds ``claimed``);
-    * loose if ``claimed`` exceeds the exact probability (or, without one, the upper CI
-      end) by more than ``loose_factor``;
-    * holds otherwise.
-
-    Returns the verdict and a one-line reason.
-    """
-    if trials < 1:
-        raise ValueError(f"trials must be >= 1, got {trials}")
-    ci = clopper_pearson(failures, trials, level)
-    if not math.isfinite(claimed) or claimed >= 1.0:
-        return "vacuous", f"claimed failure probability {claimed:.3g} >= 1 says nothing"
-    if exact is not None and exact > claimed * (1 + 1e-12):
-        return "violated", f"exact failure probability {exact:.4g} > claimed {claimed:.4g}"
-    if ci.low > claimed:
-        return "violated", (
-            f"observed {failures}/{trials} = {ci.estimate:.4g}, "
-            f"{level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] above claimed {claimed:.4g}"
-        )
-    reference = exact if exact is not None else ci.high
-    if reference <= 0:
-        ratio = math.inf
-    else:
-        ratio = claimed / reference
-    if ratio > loose_factor:
-        what = "exact" if exact is not None else f"{level:.0%} upper CI"
-        return "loose", f"loose by {_fmt_ratio(ratio)} (claimed {claimed:.4g} vs {what} {reference:.4g})"
-    return "holds", f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] <= claimed {claimed:.4g}"
+    """The pre-registry interface of :func:`classify_probability` (verdict, reason)."""
+    d = classify_probability(claimed=claimed, failures=failures, trials=trials, exact=exact, level=level,
+                             loose_factor=loose_factor)
+    return d.verdict, d.reason
 
 
 def _fmt_ratio(r: float) -> str:
@@ -133,7 +292,8 @@ def verdicts_json(rows: Iterable[VerdictRow]) -> str:
     return json.dumps([{k: clean(v) for k, v in r.flat().items()} for r in rows], indent=2)
 
 
-_STYLE = {"holds": "green", "violated": "bold red", "vacuous": "yellow", "loose": "cyan"}
+_STYLE = {"holds": "green", "violated": "bold red", "vacuous": "yellow", "loose": "cyan",
+          "hypothesis-unmet": "magenta", "cannot-fail": "yellow", "measured": "blue"}
 
 
 def print_verdict_table(
@@ -157,6 +317,7 @@ def print_verdict_table(
         param_columns = list(seen)
     table = Table(title=title, show_lines=False)
     table.add_column("claim", overflow="fold")
+    table.add_column("reading", overflow="fold")
     for p in param_columns:
         table.add_column(p, justify="right")
     for c in ("bound", "exact", "estimate [95% CI]", "trials", "verdict"):
@@ -170,6 +331,7 @@ def print_verdict_table(
         # would read them as markup and drop them.
         table.add_row(
             escape(r.claim),
+            escape(r.reading),
             *[escape(_fmt(r.params.get(p))) for p in param_columns],
             _fmt(r.bound),
             _fmt(r.exact),

@@ -29,13 +29,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnspec.theory import expressivity as ex
+from attnspec.theory.expressivity.config import Config
+from attnspec.theory.expressivity.construction import log_targets, sparse_target
+from attnspec.theory.expressivity.measure import measure
+from attnspec.theory.expressivity.sampling import asymptotic_errors, sample_errors
 
 
 def per_trial_baseline(A: np.ndarray, d: int, eps: float, trials: int, seed: int) -> float:
     """Seconds per trial of the per-trial numpy loop (float64, R materialised)."""
     rng = np.random.default_rng(seed)
-    B = ex.log_targets(A, eps)
+    B = log_targets(A, eps)
     L = A.shape[0]
     t0 = time.perf_counter()
     for _ in range(trials):
@@ -59,7 +62,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     L, k, eps = 512, 8, 0.01
-    A = ex.sparse_target(L, k, m=0.1, M=1.0, seed=0)
+    A = sparse_target(L, k, m=0.1, M=1.0, seed=0)
     n_base = 2 if args.quick else 4
     n_ours = 20 if args.quick else 60
     results = []
@@ -67,15 +70,15 @@ def main() -> None:
     # the default run (~3.4e5), where the baseline materialises a 3.4e5 × 512 matrix per trial
     for d in (256, 2 * L, 342_224):
         base = per_trial_baseline(A, d, eps, n_base if d < 100_000 else 1, seed=1)
-        ours_max = per_trial(lambda n: ex.sample_errors(A, d, eps=eps, trials=n, seed=2, only_max=True), n_ours)
-        ours_full = per_trial(lambda n: ex.sample_errors(A, d, eps=eps, trials=n, seed=2), n_ours)
+        ours_max = per_trial(lambda n: sample_errors(A, d, eps=eps, trials=n, seed=2, only_max=True), n_ours)
+        ours_full = per_trial(lambda n: sample_errors(A, d, eps=eps, trials=n, seed=2), n_ours)
         row = {"L": L, "k": k, "d": d, "baseline_s": base, "sample_errors_max_s": ours_max,
                "sample_errors_full_s": ours_full, "speedup_max": base / ours_max, "speedup_full": base / ours_full}
         results.append(row)
         print(f"L={L} k={k} d={d:>7}: baseline {base * 1e3:9.1f} ms/trial | sample_errors only_max "
               f"{ours_max * 1e3:7.1f} ms ({row['speedup_max']:6.1f}x) | full measures {ours_full * 1e3:7.1f} ms "
               f"({row['speedup_full']:6.1f}x)", flush=True)
-    asym = per_trial(lambda n: ex.asymptotic_errors(A, eps=eps, trials=n, seed=3), n_ours)
+    asym = per_trial(lambda n: asymptotic_errors(A, eps=eps, trials=n, seed=3), n_ours)
     bart = results[-1]["sample_errors_max_s"]
     print(f"asymptotic law: {asym * 1e3:.2f} ms/draw (gives every d at once) vs exact Bartlett "
           f"{bart * 1e3:.1f} ms/trial per d: {bart / asym:.1f}x per d", flush=True)
@@ -83,7 +86,7 @@ def main() -> None:
            "quick": args.quick, "rows": results, "asymptotic_s_per_draw": asym}
     if args.e2e:
         t0, c0 = time.perf_counter(), time.process_time()
-        ex.simulate(ex.Config())
+        measure(Config())
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         out["e2e_simulate_default"] = {"wall_s": wall, "cpu_s": cpu, "target_s": 60.0}
         print(f"default simulate (L=512, k=8, eps=0.01, delta=0.1, 200 trials): {wall:.1f} s wall, {cpu:.1f} s CPU "

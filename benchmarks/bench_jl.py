@@ -3,7 +3,7 @@
 Baseline, measured in the same run: the direct sampler draws a fresh k×n Gaussian R each
 trial and applies it (to x, y for Lemma 1; as P(Rᵀ(Rw)) for Theorem 1; as
 softmax(δ(Rw))·e^{−δ}RV for Theorem 2). The reduced samplers draw only what the
-statistic depends on (see attnspec/theory/jl_samplers.py). Prints trials per second and
+statistic depends on (see attnspec/theory/linformer/samplers.py). Prints trials per second and
 the ratio, and writes bench_jl.json next to this file.
 
     python benchmarks/bench_jl.py            # n = 4096, the default jl-check size
@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnspec.theory import jl
-from attnspec.theory import jl_samplers as S
+from attnspec.theory.linformer import dimensions as D
+from attnspec.theory.linformer import theorem1 as T1
+from attnspec.theory.linformer import samplers as S
 
 
 def rate(fn, trials: int) -> float:  # noqa: ANN001
@@ -42,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     n, eps = args.n, args.eps
-    k1 = int(math.ceil(jl.linformer_k(n, eps)))
+    k1 = int(math.ceil(D.linformer_k(n, eps)))
     kb = min(k1, n - 1)
     D, T = args.direct_trials, args.reduced_trials
     results = []
@@ -66,7 +67,7 @@ def main() -> None:
     record("lemma1 sparse, flat pair", kb, direct, red, "two binomials per row and half")
 
     # Theorem 1: softmax P, one w, k below n
-    P = jl.attention_matrix("softmax", n, seed=0)
+    P = T1.attention_matrix("softmax", n, seed=0)
     w = np.random.default_rng(1).standard_normal(n)
     direct = rate(lambda: S.theorem1_direct_errors(P, w, kb, D, seed=0), D)
 

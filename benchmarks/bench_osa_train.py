@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from attnspec.theory import osa_train as ot
+from attnspec.theory.osa import train as ot
 
 
 def step_times(name: str, cfg: ot.TrainConfig, data: ot.DigitsSplit, repeats: int) -> list[float]:

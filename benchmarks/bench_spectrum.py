@@ -1,6 +1,7 @@
 """Speed and memory of the spectrum job, each against a named baseline in the same run.
 
     python benchmarks/bench_spectrum.py [--quick] [--json benchmarks/results/spectrum.json]
+    python benchmarks/bench_spectrum.py --device cuda    # the engine's methods on the GPU (bench_engine_device.py)
 
 1. Spectrum stage — 144 attention matrices of 512×512 (real P: two WikiText-103 windows
    through all-MiniLM-L6-v2, 6 layers × 12 heads; random softmax matrices when the weights
@@ -176,7 +177,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats and inputs")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     ap.add_argument("--skip", nargs="*", default=[], choices=["stage", "e2e", "memory"])
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: compare the engine's exact methods on the GPU against the CPU LAPACK path "
+                         "(benchmarks/bench_engine_device.py) instead of the CPU benchmarks; skips without CUDA")
     args = ap.parse_args()
+    if args.device == "cuda":
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_engine_device import main as bench_device
+
+        bench_device(["--device", "cuda", "--repeat", "1" if args.quick else "3"] + (["--json", str(args.json)] if args.json else []))
+        return
     results: dict = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     if "stage" not in args.skip:
         results["stage"] = bench_stage(repeat=1 if args.quick else 3)

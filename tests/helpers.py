@@ -63,3 +63,29 @@ def make_roberta_tokenizer(tmp_path: Path, vocab_size: int = VOCAB_SIZE):
         "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>",
     }))
     return AutoTokenizer.from_pretrained(str(out))
+
+
+def make_decoder_tokenizer(tmp_path: Path, *, bos: bool, vocab_size: int = VOCAB_SIZE):
+    """A tiny decoder-LM tokenizer without a pad token, built offline.
+
+    ``bos=False``: GPT-2's convention, no special tokens added to a sequence and a single
+    ``<|endoftext|>`` token (id 0) serving as BOS, EOS and UNK. ``bos=True``: Llama's
+    convention, ``<s>`` (id 0) put before every sequence, ``</s>`` (id 1) as EOS, no suffix.
+    Neither has a pad token.
+    """
+    from tokenizers import ByteLevelBPETokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    special = ["<s>", "</s>"] if bos else ["<|endoftext|>"]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator([_TRAINING_TEXT], vocab_size=vocab_size, min_frequency=1, special_tokens=special,
+                            show_progress=False)
+    if bos:
+        bpe.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
+        tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>")
+    else:
+        tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                      unk_token="<|endoftext|>")
+    out = Path(tmp_path) / ("llama-tok" if bos else "gpt2-tok")
+    tok.save_pretrained(str(out))
+    return tok

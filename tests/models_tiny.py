@@ -32,3 +32,82 @@ def tiny_mpnet(num_layers: int = 2, heads: int = 4, hidden: int = 32, vocab: int
     cfg = MPNetConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=num_layers, num_attention_heads=heads,
                       intermediate_size=2 * hidden, max_position_embeddings=66, attn_implementation="eager")
     return MPNetModel(cfg, add_pooling_layer=False).eval()
+
+
+# --------------------------------------------------------------------------------------
+# Every family attnspec supports, as tiny random models (vocab 1000, 2 layers, hidden 32).
+# Decoders have 4 query heads; the Llama-style ones share 2 key/value heads (GQA), Mistral
+# has a sliding window of 5 tokens so that the window really cuts rows at n > 5.
+# --------------------------------------------------------------------------------------
+def _build(config_cls: str, model_cls: str, seed: int, **kwargs):
+    import transformers
+
+    torch.manual_seed(seed)
+    cfg = getattr(transformers, config_cls)(attn_implementation="eager", **kwargs)
+    return getattr(transformers, model_cls)(cfg).eval()
+
+
+_SMALL = dict(vocab_size=1000, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+_LLAMA_LIKE = dict(_SMALL, num_key_value_heads=2, max_position_embeddings=128)
+
+
+def tiny_distilbert(seed: int = 0):
+    return _build("DistilBertConfig", "DistilBertModel", seed, vocab_size=1000, dim=32, n_layers=2, n_heads=4,
+                  hidden_dim=64, max_position_embeddings=64)
+
+
+def tiny_electra(seed: int = 0):
+    return _build("ElectraConfig", "ElectraModel", seed, **_SMALL, embedding_size=32, max_position_embeddings=64)
+
+
+def tiny_deberta_v2(seed: int = 0):
+    return _build("DebertaV2Config", "DebertaV2Model", seed, **_SMALL, max_position_embeddings=64,
+                  relative_attention=True, pos_att_type=["p2c", "c2p"])
+
+
+def tiny_gpt2(seed: int = 0):
+    return _build("GPT2Config", "GPT2Model", seed, vocab_size=1000, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                  bos_token_id=0, eos_token_id=0)
+
+
+def tiny_gpt_neox(seed: int = 0):
+    return _build("GPTNeoXConfig", "GPTNeoXModel", seed, **_SMALL, max_position_embeddings=64)
+
+
+def tiny_opt(seed: int = 0):
+    return _build("OPTConfig", "OPTModel", seed, vocab_size=1000, hidden_size=32, num_hidden_layers=2,
+                  num_attention_heads=4, ffn_dim=64, word_embed_proj_dim=32, max_position_embeddings=64, pad_token_id=1)
+
+
+def tiny_llama(seed: int = 0, positions: int = 128):
+    return _build("LlamaConfig", "LlamaModel", seed, **dict(_LLAMA_LIKE, max_position_embeddings=positions))
+
+
+def tiny_qwen2(seed: int = 0):
+    return _build("Qwen2Config", "Qwen2Model", seed, **_LLAMA_LIKE)
+
+
+def tiny_mistral(seed: int = 0):
+    return _build("MistralConfig", "MistralModel", seed, **_LLAMA_LIKE, sliding_window=5)
+
+
+def tiny_gemma(seed: int = 0):
+    return _build("GemmaConfig", "GemmaModel", seed, **_LLAMA_LIKE, head_dim=8)
+
+
+#: family name -> (builder, causal P)
+FAMILIES = {
+    "bert": (tiny_bert, False),
+    "roberta": (tiny_roberta, False),
+    "mpnet": (tiny_mpnet, False),
+    "distilbert": (tiny_distilbert, False),
+    "electra": (tiny_electra, False),
+    "deberta-v2": (tiny_deberta_v2, False),
+    "gpt2": (tiny_gpt2, True),
+    "gpt-neox": (tiny_gpt_neox, True),
+    "opt": (tiny_opt, True),
+    "llama": (tiny_llama, True),
+    "qwen2": (tiny_qwen2, True),
+    "mistral": (tiny_mistral, True),
+    "gemma": (tiny_gemma, True),
+}

@@ -1,13 +1,32 @@
-"""What every command shares: one-line user errors, the stderr console, common options."""
+"""What every command shares: one-line user errors, the stderr console, common options.
+
+The error contract of the whole CLI (README "Exit codes"): every failure is ONE line
+``error: ...`` on stderr, and the exit code says which kind it was:
+
+* 0 — success;
+* 1 — a well-formed request that cannot be done: a value outside what is allowed, missing
+  data, an unusable or busy ``--out``, a checkpoint that fails verification;
+* 2 — usage error: the command line cannot be parsed (unknown option, missing argument, a
+  value that is not of the option's type or outside its declared range);
+* 130 — interrupted (Ctrl-C or SIGTERM); whatever was saved is kept and resumable.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+
+try:  # typer >= 0.24 vendors click as typer._click; older releases use click itself
+    from typer._click import exceptions as _cx
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as _cx
 from rich.console import Console
 
 from attnspec.errors import AttnspecError
@@ -21,14 +40,51 @@ err_console = Console(stderr=True)
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn attnspec's user errors into ``error: <message>`` and exit code 1 (no traceback)."""
-    from rich.markup import escape
-
     try:
         yield
     except AttnspecError as e:
-        # escape: messages quote things like "pip install 'attnspec[hub]'" that rich would eat
-        err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+        print_error(str(e))
+        raise typer.Exit(code=EXIT_USER_ERROR) from None
+
+
+EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def print_error(message: str) -> None:
+    """Print ``error: <message>`` on stderr as exactly one line (newlines folded into spaces)."""
+    one_line = re.sub(r"\s*\n\s*", " ", str(message).strip())
+    print(f"error: {one_line}", file=sys.stderr, flush=True)
+
+
+class OneLineErrorsGroup(TyperGroup):
+    """The root command group: click's usage errors become one ``error:`` line (exit 2).
+
+    Typer draws parse errors as a boxed, multi-line panel; running click in
+    non-standalone mode hands us the exception instead, so the whole CLI (and
+    ``typer.testing.CliRunner``, which calls this ``main``) follows one contract.
+    """
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except _cx.NoArgsIsHelpError:
+            rv = EXIT_USAGE  # the help text has been printed already
+        except _cx.UsageError as e:
+            hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+            print_error(e.format_message() + hint)
+            rv = EXIT_USAGE
+        except _cx.ClickException as e:  # e.g. FileError
+            print_error(e.format_message())
+            rv = e.exit_code
+        except typer.Abort:  # EOF at a prompt
+            print_error("aborted")
+            rv = EXIT_USER_ERROR
+        code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
+        if standalone_mode:
+            sys.exit(code)
+        return code
 
 
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of every random draw; recorded with the results.")]

@@ -8,9 +8,11 @@ from __future__ import annotations
 import typer
 
 from attnspec import __version__
+from attnspec.cli._common import OneLineErrorsGroup
 
 app = typer.Typer(
     name="attnspec",
+    cls=OneLineErrorsGroup,  # one-line `error:` for parse errors too (exit codes: _common.py, README)
     help="Spectral analysis of self-attention, and numerical checks of the theorems about it.",
     no_args_is_help=True,
     add_completion=False,
@@ -42,6 +44,7 @@ from attnspec.cli import jl as _jl  # noqa: E402
 from attnspec.cli import osa as _osa  # noqa: E402
 from attnspec.cli import osa_train as _osa_train  # noqa: E402
 from attnspec.cli import report as _report  # noqa: E402
+from attnspec.cli import claims as _claims  # noqa: E402
 
 _spectrum.register(app)
 _expressivity.register(app)
@@ -49,6 +52,7 @@ _jl.register(app)
 _osa.register(app)
 _osa_train.register_train(app)
 _report.register(app)
+_claims.register(app)
 
 
 def main() -> None:

@@ -1,30 +1,22 @@
 """`attnspec osa-train`: the OSA-Transformer vs ViT training comparison on 8×8 digits.
 
-A thin layer over :mod:`attnspec.theory.osa_train`: parse options, run the comparison,
-write tidy tables + meta.json + figures, print the summary (or JSON with ``--json``).
+Parse options → :func:`attnspec.battery.run_battery` (validation in
+:func:`attnspec.theory.osa.train_battery.config_from_options`, before any training) →
+write tables + meta.json → figures from the saved tables → print the summary (or JSON
+with ``--json``).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import time
 from typing import Annotated, Any
 
 import typer
 
 from attnspec.cli._common import OutOpt, err_console, out_console, user_errors
-from attnspec.errors import InputError
 
-KIND = "osa-train"
-
-
-def _loadavg() -> float | None:
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - not on every platform
-        return None
+COMMAND = "osa-train"
 
 
 def _fmt(x: float, spec: str = ".3f") -> str:
@@ -96,91 +88,24 @@ def register_train(app: typer.Typer) -> None:
         on scikit-learn's 8x8 digits with the same optimiser, seeds and budget (the OSA
         paper's Table 2 and Figure 1, scaled down); report test accuracy mean ± sd."""
         with user_errors():
-            from attnspec.theory import osa_train as lib
+            from attnspec.cli.osa import run_and_write
 
-            if isinstance(threads, bool) or threads < 1:
-                raise InputError(f"--threads must be an integer >= 1, got {threads!r}")
-            if seed < 0:
-                raise InputError(f"--seed must be an integer >= 0, got {seed!r}")
-            model_list = None
-            if models is not None:
-                model_list = tuple(m.strip() for m in models.split(",") if m.strip())
-                if not model_list:
-                    raise InputError(f"--models must name at least one of {', '.join(lib.MODELS)}, got {models!r}")
-            overrides = dict(models=model_list, seeds=seeds, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
-                             weight_decay=weight_decay, grad_clip=grad_clip, depth=depth, dim=dim, heads=heads,
-                             mlp_ratio=mlp_ratio, patch_size=patch_size, alpha_init=alpha_init, ns_steps=ns_steps,
-                             ns_coefficients=ns_coefficients, test_fraction=test_fraction)
-            base = lib.quick_config(models=lib.MODELS) if quick else lib.TrainConfig()
-            cfg = lib.with_overrides(base, **overrides)
-
-            identity = cfg.as_dict()
+            options = dict(models=models, seeds=seeds, seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
+                           weight_decay=weight_decay, grad_clip=grad_clip, depth=depth, dim=dim, heads=heads,
+                           mlp_ratio=mlp_ratio, patch_size=patch_size, alpha_init=alpha_init, ns_steps=ns_steps,
+                           ns_coefficients=ns_coefficients, test_fraction=test_fraction, quick=quick, threads=threads)
+            result = run_and_write(COMMAND, options, out, csv=csv,
+                                   progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
             if out is not None:
-                from attnspec.results import check_same_run
+                from attnspec.battery import plot_results
 
-                check_same_run(out, identity, kind=KIND)
-
-            import torch
-
-            old_threads = torch.get_num_threads()
-            torch.set_num_threads(threads)
-            try:
-                err_console.print(f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, {cfg.epochs} epochs, "
-                                  f"depth {cfg.depth}, d={cfg.dim}, h={cfg.heads}, {threads} thread(s)",
-                                  highlight=False, soft_wrap=True)
-                t0, c0, load0 = time.perf_counter(), time.process_time(), _loadavg()
-                result = lib.run_comparison(cfg, progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
-                wall, cpu, load1 = time.perf_counter() - t0, time.process_time() - c0, _loadavg()
-            finally:
-                torch.set_num_threads(old_threads)
-
-            if out is not None:
-                from attnspec.plots.osa_train import CURVES_TABLE, RUNS_TABLE, SIGNAL_TABLE, plot_osa_train
-                from attnspec.results import environment_meta, write_meta, write_table
-
-                write_table(out, CURVES_TABLE, result.curves, csv=csv)
-                write_table(out, RUNS_TABLE, result.runs, csv=csv)
-                write_table(out, "osa_train_summary", result.summary, csv=csv)
-                write_table(out, SIGNAL_TABLE, result.signal, csv=csv)
-                meta = {
-                    "kind": KIND,
-                    "command": "attnspec osa-train",
-                    "identity": identity,
-                    "config": identity,
-                    "quick": quick,
-                    "seed": cfg.seed,
-                    "replicate_seeds": result.replicate_seeds,
-                    "seeding": "replicate r: (split, init, batch-order) seeds = spawn_seeds(replicate_seeds[r], 3), "
-                               "shared by every model of the replicate",
-                    "steps_per_run": int(result.runs["steps"].max()),
-                    "threads": threads,
-                    "wall_seconds": wall,
-                    "cpu_seconds": cpu,
-                    "load_average_1min": {"start": load0, "end": load1},
-                    "paper_setup": {
-                        "data": "MNIST 28x28, patch 4, 50 tokens", "depth": 6, "dim": 64, "heads": 4, "mlp_ratio": 4,
-                        "activation": "GELU", "dropout": 0, "optimiser": "AdamW", "lr": 3e-4, "weight_decay": 0.05,
-                        "batch_size": 128, "grad_clip": 1.0, "epochs": 10, "alpha_init": 0.1, "ns_steps": 6,
-                        "table2": "values not recoverable from the text extraction of the paper",
-                    },
-                    "departures": list(lib.DEPARTURES),
-                    "tables": {
-                        CURVES_TABLE: "one row per (model, replicate, split, step): train = mini-batch loss/accuracy "
-                                      "at each step, test = full test split at step 0 and after each epoch",
-                        RUNS_TABLE: "one row per (model, replicate): final test/train metrics, steps, wall time",
-                        "osa_train_summary": "one row per model: test accuracy mean ± sd over replicates, paired "
-                                             "difference to ViT with a 95% t interval",
-                        SIGNAL_TABLE: "one row per (model, replicate, stage, block): RMS of the token "
-                                      "representations at initialisation on 256 training images (logits: sd)",
-                    },
-                    **environment_meta(),
-                }
-                write_meta(out, meta)
-                figures = plot_osa_train(out)
-                err_console.print(f"wrote {out} ({len(figures)} figure files)", highlight=False)
-
+                plot_results(COMMAND, out)
+                err_console.print(f"wrote {out} (tables, meta.json, figures)", highlight=False)
+            summary = result.tables["osa_train_summary"]
             if json_out:
-                typer.echo(_summary_json(result.summary))
+                typer.echo(_summary_json(summary))
             else:
-                _print_summary(result.summary, f"osa-train: {cfg.epochs} epochs ({int(result.runs['steps'].max())} "
-                                               f"steps), {cfg.seeds} seed(s), {wall:.0f} s")
+                steps = int(result.tables["osa_train_runs"]["steps"].max())
+                cfg = result.meta["config"]
+                _print_summary(summary, f"osa-train: {cfg['epochs']} epochs ({steps} steps), {cfg['seeds']} seed(s), "
+                                        f"{result.meta['wall_seconds']:.0f} s")

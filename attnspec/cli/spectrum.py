@@ -21,7 +21,7 @@ def _default_out(model: str, data: str, seq_len: int, shard: str | None) -> Path
 
 
 def spectrum(
-    model: Annotated[str, typer.Option(help="Hub id (roberta-base, roberta-large, ...), local model directory, or alias 'minilm' (installed weights).")] = "roberta-base",
+    model: Annotated[str, typer.Option(help="Hub id (roberta-base, gpt2, EleutherAI/pythia-160m, ...), local model directory, or alias 'minilm' (installed weights).")] = "roberta-base",
     data: Annotated[str, typer.Option(help="'wiki103', 'imdb', or a PATH (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt).")] = "wiki103",
     split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
     data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
@@ -44,9 +44,10 @@ def spectrum(
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Spectrum of the attention matrices P of a pretrained encoder (Linformer Figure 1).
+    """Spectrum of the attention matrices P of a pretrained transformer (Linformer Figure 1).
 
-    Captures P for every layer and head on n-token inputs, computes the normalised
+    Encoders and decoder language models (causal, lower-triangular P; meta.json records the
+    family). Captures P for every layer and head on n-token inputs, computes the normalised
     cumulative singular-value curves, and averages them per (layer, head, index).
     Writes spectrum.parquet, metrics.parquet, state.npz, meta.json and figures/.
     """
@@ -55,8 +56,9 @@ def spectrum(
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.plots.spectrum import check_at, figure_choices, plot_run, record_figure_choices
+    from attnspec.plots.spectrum import figure_choices, plot_run, record_figure_choices
     from attnspec.results import read_meta
+    from attnspec.spectrum import check_at
     from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum
 
     with user_errors():
@@ -96,9 +98,10 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.plots.spectrum import figure_choices
+    from attnspec.plots.spectrum import family_note, figure_choices
     from attnspec.results import read_meta, read_table
 
+    note = family_note(read_meta(run))
     spectrum = read_table(run, "spectrum")
     metrics = read_table(run, "metrics")
     n = int(spectrum["index"].max())
@@ -109,7 +112,7 @@ def _summary(run: Path, at: int | None) -> None:
     meta = read_meta(run)
     done, total = meta.get("inputs_done"), meta.get("inputs_total")
     inputs = f"{done} inputs" if meta.get("status") == "complete" else f"partial: {done} of {total} inputs"
-    table = Table(title=f"attention spectrum per layer (n = {n}, {inputs}; heads averaged)")
+    table = Table(title=f"attention spectrum per layer (n = {n}, {inputs}; heads averaged{'; ' + note if note else ''})")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
     for layer in heat.index:

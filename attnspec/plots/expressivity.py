@@ -159,8 +159,17 @@ def error_maps(em: pd.DataFrame, stem: Path) -> list[Path]:
     return save_figure(fig, stem)
 
 
-def all_figures(out_dir: Path) -> list[Path]:
-    """Every sa-check figure from the tables saved in ``out_dir``."""
+def plot_expressivity(out_dir: Path) -> list[Path]:
+    """Every sa-check figure from the tables saved in ``out_dir`` (``sa``, ``error_map``).
+
+    Parameters
+    ----------
+    out_dir : Path, a results directory written by ``attnspec sa-check --out``
+
+    Returns
+    -------
+    list of Path, the figure files written (PNG and SVG)
+    """
     from attnspec.results import read_table
 
     out_dir = Path(out_dir)

@@ -58,6 +58,8 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     meta = read_meta(out_dir)
     table = read_table(out_dir, "jl")
+    if "sweep" in table.columns:  # the (eps, k) grid of Theorem 2 is at other eps: not on these panels
+        table = table[table["sweep"].isna()]
     curves = read_table(out_dir, "jl_curves")
     n = int(meta["parameters"]["n"])
     eps = float(meta["parameters"]["eps"])
@@ -65,15 +67,15 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     style()
     panels = []
     gauss = table["family"] == "gaussian" if "family" in table.columns else pd.Series(False, index=table.index)
-    g = table[(table["claim"] == "lemma1.eq11") & gauss]
+    g = table[(table["claim"] == "linformer.lemma1.eq11") & gauss]
     if len(g):
         panels.append("eq11")
-    g12 = table[(table["claim"] == "lemma1.eq12") & gauss & (table["reading"] == "product")]
+    g12 = table[(table["claim"] == "linformer.lemma1.eq12") & gauss & (table["reading"] == "product")]
     if len(g12):
         panels.append("eq12")
-    if (table["claim"] == "thm1.eq3").any():
+    if (table["claim"] == "linformer.thm1.eq3").any():
         panels.append("thm1")
-    if (table["claim"] == "thm2.eq8").any():
+    if (table["claim"] == "linformer.thm2.eq8").any():
         panels.append("thm2")
     if not panels:
         return []
@@ -88,8 +90,8 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     for ax, panel in zip(axes.flat, panels):
         values: list[float] = []
         if panel == "eq11":
-            reading = "squared_two_sided"
-            c = curves[(curves["claim"] == "lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
+            reading = "squared-two-sided"
+            c = curves[(curves["claim"] == "linformer.lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound exp(-(ε²-ε³)k/4)")
             ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact (χ²)")
             values += _mc(ax, g[g["reading"] == reading], "Monte Carlo", palette[1])
@@ -98,7 +100,7 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         elif panel == "eq12":
             rho = float(g12["rho"].max())
-            c = curves[(curves["claim"] == "lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
+            c = curves[(curves["claim"] == "linformer.lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound 2 exp(-(ε²-ε³)k/4)")
             if len(c):
                 ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact")
@@ -107,8 +109,8 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             ax.set_title(f"Lemma 1 eq. 12, tolerance ε‖x‖‖y‖, ρ = {rho:g}")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         elif panel == "thm1":
-            t = table[(table["claim"] == "thm1.eq3") & (table["reading"] == "relative")]
-            c = curves[curves["claim"] == "thm1.eq3"].sort_values("k")
+            t = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
+            c = curves[curves["claim"] == "linformer.thm1.eq3"].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="union bound 2n exp(-(ε²-ε³)k/4)")
             shown = [(key, f) for key, f in t.groupby(["attention", "w"], sort=True) if key[1] in ("random", "adv_bottom")]
             for i, ((att, w), f) in enumerate(shown):
@@ -116,10 +118,10 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             ax.set_title("Theorem 1, ‖P̃w − Pw‖ > ε‖Pw‖")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         else:
-            t = table[(table["claim"] == "thm2.eq8") & (table["construction"] == "paper")]
+            t = table[(table["claim"] == "linformer.thm2.eq8") & (table["construction"] == "paper")]
             for i, ((reading, row), f) in enumerate(t.groupby(["reading", "row"], sort=True)):
                 values += _mc(ax, f, f"‖V‖ {reading}, {row}", palette[i % len(palette)])
-            e21 = table[(table["claim"] == "thm2.eq21") & (table["row"] == "row0")]
+            e21 = table[(table["claim"] == "linformer.thm2.eq21") & (table["row"] == "row0")]
             if len(e21):
                 values += _mc(ax, e21, "eq. 21, row0", "black")
             ax.set_title("Theorem 2, E = δR, F = exp(−δ)R")
@@ -141,9 +143,9 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     eps = float(read_meta(out_dir)["parameters"]["eps"])
     style()
     # (claim, title, x label); Theorems 1 and 2 are read on a log10 scale (errors span decades)
-    groups = [("lemma1.eq11", "Lemma 1 (Gaussian R)", "‖Rx‖²/‖x‖² − 1"),
-              ("thm1.eq3", "Theorem 1, w random", "log10 of ‖P̃w − Pw‖ / ‖Pw‖"),
-              ("thm2.eq8", "Theorem 2, paper's E, F, row 0", "log10 of error / (‖softmax(w)‖ ‖V‖₂)")]
+    groups = [("linformer.lemma1.eq11", "Lemma 1 (Gaussian R)", "‖Rx‖²/‖x‖² − 1"),
+              ("linformer.thm1.eq3", "Theorem 1, w random", "log10 of ‖P̃w − Pw‖ / ‖Pw‖"),
+              ("linformer.thm2.eq8", "Theorem 2, paper's E, F, row 0", "log10 of error / (‖softmax(w)‖ ‖V‖₂)")]
     present = [g for g in groups if (samples["claim"] == g[0]).any()]
     if not present:
         return []
@@ -151,9 +153,9 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     styles = ["-", "--", ":"]
     for ax, (claim, title, xlabel) in zip(axes[0], present):
         f = samples[samples["claim"] == claim]
-        if claim == "lemma1.eq11":
+        if claim == "linformer.lemma1.eq11":
             f = f[f["family"] == "gaussian"]
-        elif claim == "thm1.eq3":
+        elif claim == "linformer.thm1.eq3":
             f = f[np.isfinite(f["value"]) & (f["value"] > 0) & (f["w"] == "random")]
             f = f.assign(value=np.log10(f["value"]))
         else:
@@ -163,13 +165,13 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
         palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, (kval, part) in enumerate(f.groupby("k", sort=True)):
             color = palette[i % len(palette)]  # one colour per k
-            if claim == "thm1.eq3":  # one line style per attention pattern
+            if claim == "linformer.thm1.eq3":  # one line style per attention pattern
                 for j, (att, sub) in enumerate(part.groupby("attention", sort=True)):
                     ax.hist(sub["value"], bins=50, histtype="step", density=True, color=color,
                             ls=styles[j % len(styles)], label=f"k = {kval}, {att}")
             else:
                 ax.hist(part["value"], bins=50, histtype="step", density=True, color=color, label=f"k = {kval}")
-        if claim == "lemma1.eq11":
+        if claim == "linformer.lemma1.eq11":
             for x in (-eps, eps):
                 ax.axvline(x, color="crimson", ls="--", lw=1, label="±ε (failure outside)" if x > 0 else None)
         else:

@@ -25,11 +25,15 @@ RUNS_TABLE = "osa_train_runs"
 SIGNAL_TABLE = "osa_train_signal"
 
 
-def _labels(frame: pd.DataFrame) -> pd.DataFrame:
-    from attnspec.theory.osa_train import MODEL_LABELS
+SUMMARY_TABLE = "osa_train_summary"
+#: Display names of the models, read from the saved summary table (its ``label`` column)
+#: by :func:`plot_osa_train`; plots never import the theory package.
+_LABELS: dict[str, str] = {}
 
+
+def _labels(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
-    out["Model"] = out["model"].map(lambda m: MODEL_LABELS.get(m, m))
+    out["Model"] = out["model"].map(lambda m: _LABELS.get(m, m))
     return out
 
 
@@ -49,9 +53,7 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     style()
     ep = _labels(epoch_curves(curves))
     order = list(dict.fromkeys(curves["model"]))
-    from attnspec.theory.osa_train import MODEL_LABELS
-
-    hue_order = [MODEL_LABELS.get(m, m) for m in order]
+    hue_order = [_LABELS.get(m, m) for m in order]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     panels = [("train", "loss", "train loss (mean mini-batch, per epoch)"),
               ("test", "loss", "test loss"),
@@ -121,6 +123,10 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
 def plot_osa_train(out_dir: Path) -> list[Path]:
     """Make every figure from the tables saved in ``out_dir``."""
     out_dir = Path(out_dir)
+    if (out_dir / f"{SUMMARY_TABLE}.parquet").is_file():
+        summary = read_table(out_dir, SUMMARY_TABLE)
+        if "label" in summary:
+            _LABELS.update(zip(summary["model"], summary["label"]))
     curves = read_table(out_dir, CURVES_TABLE)
     runs = read_table(out_dir, RUNS_TABLE)
     paths = plot_curves(curves, out_dir / "osa_train_curves") + plot_accuracy(runs, out_dir / "osa_train_accuracy")

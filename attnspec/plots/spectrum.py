@@ -16,26 +16,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.errors import InputError
 from attnspec.plots import save_figure, style
 from attnspec.results import read_meta, read_table, write_meta
+from attnspec.spectrum import check_at, default_at  # the reading index lives beside the computation
 
 
 #: meta.json key under which a run records how its figures were drawn, so that
 #: ``attnspec plot spectrum RUN`` redraws the same figures.
 FIGURES_KEY = "figures"
 DEFAULT_FORMATS: tuple[str, ...] = ("png", "svg")
-
-
-def default_at(seq_len: int) -> int:
-    """128 when n = 512 (the paper's reading point), else n / 4 (rounded, at least 1)."""
-    return 128 if seq_len == 512 else max(1, round(seq_len / 4))
-
-
-def check_at(at: int, seq_len: int) -> int:
-    if not 1 <= at <= seq_len:
-        raise InputError(f"--at must be in 1..{seq_len} (the run's seq_len), got {at}")
-    return at
 
 
 def figure_choices(meta: dict[str, Any], n: int, *, at: int | None = None,
@@ -79,8 +68,16 @@ def heat_at(spectrum: pd.DataFrame, at: int) -> pd.DataFrame:
     return spectrum[spectrum["index"] == at].pivot(index="layer", columns="head", values="mean")
 
 
+def family_note(meta: dict[str, Any]) -> str:
+    """``"decoder, causal P"`` / ``"encoder"`` from a run's meta (empty for runs made before it was recorded)."""
+    family = meta.get("family")
+    if family is None:
+        return ""
+    return f"{family}, causal P" if meta.get("causal") else str(family)
+
+
 def run_label(meta: dict[str, Any]) -> str:
-    """``model · data (n=512, 400 inputs)``; a run that did not finish says so:
+    """``model · data (n=512, 400 inputs; encoder)``; a run that did not finish says so:
     ``partial: 12 of 200 inputs``."""
     ident = meta.get("identity", {})
     done, total = meta.get("inputs_done"), meta.get("inputs_total")
@@ -88,7 +85,9 @@ def run_label(meta: dict[str, Any]) -> str:
         count = f"partial: {done} of {total} inputs"
     else:
         count = f"{done} inputs"
-    return f"{ident.get('model', meta.get('model'))} · {ident.get('data')} (n={ident.get('seq_len')}, {count})"
+    note = family_note(meta)
+    return (f"{ident.get('model', meta.get('model'))} · {ident.get('data')} (n={ident.get('seq_len')}, "
+            f"{count}{'; ' + note if note else ''})")
 
 
 def _reading_line(ax: Any, at: int) -> Any:
@@ -143,38 +142,49 @@ def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, *, vmin: fl
     return ax.collections[0]
 
 
+def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None = None) -> dict[str, Any]:
+    """The two figures of one run, drawn from its tables: ``{"spectrum_layers": fig, "spectrum_heatmap": fig}``.
+
+    ``spectrum`` is the run's spectrum table (one row per layer, head, index); ``meta`` its
+    meta.json, whose recorded ``figures.at`` is used when ``at`` is None. Nothing is
+    written; :func:`plot_run` saves them.
+    """
+    import matplotlib.pyplot as plt
+
+    style()
+    n = int(spectrum["index"].max())
+    at = figure_choices(meta, n, at=at)["at"]
+    label = run_label(meta)
+    L, H = spectrum["layer"].nunique(), spectrum["head"].nunique()
+
+    fig_curves, ax = plt.subplots(figsize=(5.2, 4))
+    _draw_curves(ax, spectrum, label)
+    _reading_line(ax, at)
+    _legend(ax, L)
+
+    cell_w, cell_h = 0.5, 0.36
+    fig_heat, ax = plt.subplots(figsize=(max(4.5, cell_w * H + 2), max(3.2, cell_h * L + 1.2)))
+    _draw_heat(ax, spectrum, at, label, annot_size=_annotation_size(cell_w, cell_h))
+    return {"spectrum_layers": fig_curves, "spectrum_heatmap": fig_heat}
+
+
 def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
              formats: Sequence[str] | None = None) -> list[Path]:
     """Per-layer curves and the layer × head heatmap of one results directory.
 
     ``at`` and ``formats`` default to what ``meta.json`` recorded (key ``figures``), else
-    to :func:`default_at` and PNG + SVG. Drawing into the run's own ``figures/`` records
-    the choices used, so a later ``attnspec plot spectrum RUN`` redraws the same figures.
+    to :func:`attnspec.spectrum.default_at` and PNG + SVG. Drawing into the run's own
+    ``figures/`` records the choices used, so a later ``attnspec plot spectrum RUN``
+    redraws the same figures.
     """
-    import matplotlib.pyplot as plt
-
-    style()
     run = Path(run)
     meta = read_meta(run)
     spectrum = read_table(run, "spectrum")
-    n = int(spectrum["index"].max())
-    choices = figure_choices(meta, n, at=at, formats=formats)
-    at = choices["at"]
+    choices = figure_choices(meta, int(spectrum["index"].max()), at=at, formats=formats)
     out = Path(out) if out is not None else run / "figures"
     paths: list[Path] = []
-    label = run_label(meta)
-    L, H = spectrum["layer"].nunique(), spectrum["head"].nunique()
-
-    fig, ax = plt.subplots(figsize=(5.2, 4))
-    _draw_curves(ax, spectrum, label)
-    _reading_line(ax, at)
-    _legend(ax, L)
-    paths += save_figure(fig, out / "spectrum_layers", choices["formats"])
-
-    cell_w, cell_h = 0.5, 0.36
-    fig, ax = plt.subplots(figsize=(max(4.5, cell_w * H + 2), max(3.2, cell_h * L + 1.2)))
-    _draw_heat(ax, spectrum, at, label, annot_size=_annotation_size(cell_w, cell_h))
-    paths += save_figure(fig, out / "spectrum_heatmap", choices["formats"])
+    for name, fig in run_figures(spectrum, meta, at=choices["at"]).items():
+        paths += save_figure(fig, out / name, choices["formats"])
     if out.resolve() == (run / "figures").resolve():
         record_figure_choices(run, choices)
     return paths

@@ -26,21 +26,30 @@ def test_json_stdout_is_only_json(out_run):
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     claims = {r["claim"] for r in rows}
-    for c in ("Thm 2.1", "Thm 3.1 bound (10)", "Thm 3.1 bound (11)", "Thm 4.2", "Thm 2.2", "Thm 4.1", "Thm 4.3", "Thm 4.4"):
-        assert any(k.startswith(c) for k in claims), c
-    assert {r["verdict"] for r in rows} <= {"holds", "violated", "vacuous", "loose"}
+    assert claims >= {"osa.thm21", "osa.thm21.so_n", "osa.thm31.eq10", "osa.thm31.eq11", "osa.thm42", "osa.thm22",
+                      "osa.thm41", "osa.thm43", "osa.thm44", "osa.thm44.multihead", "osa.lemc2", "osa.lemc3",
+                      "osa.lemc7", "osa.lemc7.eq79", "osa.alg1", "osa.eq26", "osa.eq48", "osa.eq89",
+                      "osa.thm44.constant"}
+    from attnspec import claims as registry
+
+    registry.check_rows(type("R", (), r)() for r in rows)  # every (claim, reading) is registered
+    from attnspec.verdicts import VERDICTS
+
+    assert {r["verdict"] for r in rows} <= set(VERDICTS)
     assert all(r["seed"] == 3 for r in rows)
     # the Muon schedule's σ(B) > 1 breaks bound (11) as stated, and the toolkit says so
-    muon11 = [r for r in rows if r["claim"] == "Thm 3.1 bound (11)" and r["schedule"] == "muon" and r["reading"] == "as stated"]
+    muon11 = [r for r in rows if r["claim"] == "osa.thm31.eq11" and r["schedule"] == "muon" and r["reading"] == "as-stated"]
     assert muon11 and muon11[0]["verdict"] == "violated"
 
 
 def test_out_directory(out_run):
     out, _ = out_run
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["kind"] == "osa-check" and meta["seed"] == 3 and meta["steps"] == 3
+    assert meta["kind"] == "osa-check" and meta["seed"] == 3 and meta["identity"]["steps"] == 3
+    assert "osa.thm31.eq10" in meta["claims"]
     assert "torch" in meta and "wall_seconds" in meta
-    for name in ("verdicts", "thm21", "thm31", "thm31_violations", "thm42", "thm22", "jacobian", "layer_orthogonality"):
+    for name in ("verdicts", "thm21", "thm31", "thm31_violations", "thm42", "thm22", "jacobian", "layer_orthogonality",
+                 "lemma_c2", "lemma_c3", "lemma_c7", "algorithm1", "printed"):
         assert (out / f"{name}.parquet").is_file() and (out / f"{name}.csv").is_file(), name
     viol = pd.read_parquet(out / "thm31_violations.parquet")
     assert len(viol) > 0 and (viol.sigma_max > 1).all()  # every Thm 3.1 violation comes with σ_max(B) > 1
@@ -93,11 +102,14 @@ def test_table_output():
     [
         (["--alpha", "nan"], "alpha must be a finite number"),
         (["--alpha", "inf"], "alpha must be a finite number"),
-        (["--steps", "-1"], "steps must be an integer >= 0"),
+        (["--steps", "-1"], "--steps must be an integer in \\[0, 100\\]"),
+        (["--alpha", "1e308"], "--alpha must be a finite number in \\[-1000, 1000\\], got 1e\\+308"),
+        (["--d-v", "0"], "--d-v must be an integer >= 1"),
+        (["--schedule", "1e308,1e308"], "--schedule .* must keep the singular values of M_0"),
         (["--schedule", "quartic"], "schedule must be one of"),
         (["--schedule", "1.5,abc"], "--schedule must be one of"),
         (["--d-model", "8", "--d-v", "5"], "2\\*d_v <= d_model"),
-        (["--trials", "0"], "trials must be >= 1"),
+        (["--trials", "0"], "--trials must be an integer in \\[1, 1000\\]"),
     ],
 )
 def test_bad_input_one_line_error(args, match):

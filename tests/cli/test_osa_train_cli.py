@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from attnspec.cli.main import app
 from attnspec.results import read_meta, read_table
-from attnspec.theory.osa_train import MODELS
+from attnspec.theory.osa.train import MODELS
 
 runner = CliRunner()
 
@@ -97,6 +97,9 @@ def test_out_holding_another_run_is_refused(quick_run: tuple[Path, object]) -> N
     (["--heads", "1"], "2*d_v <= dim"),
     (["--patch-size", "3"], "patch_size must divide the 8x8 image"),
     (["--test-fraction", "1.5"], "test_fraction must be in (0, 1), got 1.5"),
+    # a split with fewer images than classes would reach sklearn and end in a traceback
+    (["--test-fraction", "0.999"], "test_fraction must be in (0.005008, 0.9944] so that both stratified splits"),
+    (["--test-fraction", "0.001"], "test_fraction must be in (0.005008, 0.9944]"),
     (["--ns-coefficients", "bogus"], "schedule must be one of cubic, muon, polar-express"),
     (["--ns-steps", "-1"], "ns_steps must be in [0, inf), got -1"),
     (["--threads", "0"], "--threads must be an integer >= 1, got 0"),

@@ -1,15 +1,17 @@
-"""Capture: P equals the model's own attentions, padding is removed, hooks never leak."""
+"""Capture, for every model family: P equals the model's own attentions, outputs are unchanged,
+padding is removed (left and right), causal P is lower-triangular, nothing leaks."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from models_tiny import tiny_bert, tiny_mpnet, tiny_roberta
+from models_tiny import FAMILIES, tiny_bert, tiny_llama, tiny_mpnet, tiny_roberta
 
-from attnspec.capture import LayerAttention, capture_attention, collect_attention, find_attention_modules
-from attnspec.errors import ModelLoadError
+from attnspec.capture import LayerAttention, capture_attention, collect_attention, describe_attention
+from attnspec.errors import InputError, ModelLoadError
 
-BUILDERS = {"bert": tiny_bert, "roberta": tiny_roberta, "mpnet": tiny_mpnet}
+#: The families that return P only under output_attentions (older-style modules): hooks path.
+HOOKED = {"mpnet", "deberta-v2"}
 
 
 def _ids(batch: int, n: int, seed: int = 0) -> torch.Tensor:
@@ -18,114 +20,200 @@ def _ids(batch: int, n: int, seed: int = 0) -> torch.Tensor:
 
 
 def _hook_count(model: torch.nn.Module) -> int:
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+    """Hooks on the model that are not transformers' own (it installs permanent output-recording
+    hooks the first time a model runs with output_attentions=True)."""
+    return sum(1 for m in model.modules() for h in [*m._forward_hooks.values(), *m._forward_pre_hooks.values()]
+               if "output_capturing_hook" not in getattr(h, "__qualname__", ""))
 
 
-@pytest.mark.parametrize("arch", sorted(BUILDERS))
-def test_capture_equals_output_attentions(arch: str) -> None:
-    model = BUILDERS[arch]()
-    ids = _ids(3, 17)
-    captured = collect_attention(model, ids)
-    with torch.no_grad():
-        reference = model(ids, output_attentions=True).attentions
-    assert len(captured) == len(reference) == model.config.num_hidden_layers
-    for p, r in zip(captured, reference):
-        assert p.shape == r.shape == (3, model.config.num_attention_heads, 17, 17)
-        torch.testing.assert_close(p, r, rtol=0, atol=1e-6)
-        torch.testing.assert_close(p.sum(-1), torch.ones(p.shape[:-1]), rtol=0, atol=1e-5)
+def _registered() -> list[str]:
+    from transformers.masking_utils import AttentionMaskInterface
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    return [k for k in [*ALL_ATTENTION_FUNCTIONS.keys(), *AttentionMaskInterface._global_mapping] if k.startswith("attnspec")]
 
 
-@pytest.mark.parametrize("arch", ["bert", "roberta"])
-def test_padding_is_removed_and_real_block_matches_unpadded_run(arch: str) -> None:
-    model = BUILDERS[arch]()
-    pad = model.config.pad_token_id or 0
-    lengths = [12, 7, 3]
-    ids = _ids(3, 12, seed=1)
-    mask = torch.zeros(3, 12, dtype=torch.long)
-    for b, l in enumerate(lengths):
-        mask[b, :l] = 1
-        ids[b, l:] = pad
-    layers: dict[int, LayerAttention] = {}
-    with capture_attention(model, lambda la: layers.__setitem__(la.layer, la)) as cap:
-        cap.forward(ids, mask)
-    for layer, la in layers.items():
-        for b, l in enumerate(lengths):
-            real = la.real(b)  # (H, l, l)
-            assert real.shape == (model.config.num_attention_heads, l, l)
-            torch.testing.assert_close(real.sum(-1), torch.ones(real.shape[:-1]), rtol=0, atol=1e-5)
-            # rows and columns of padding are zero in the batched tensor
-            assert not la.probs[b, :, l:, :].any() and not la.probs[b, :, :, l:].any()
-            # the real block is the P of the same input run alone, without padding
-            alone = collect_attention(model, ids[b : b + 1, :l])[layer][0]
-            torch.testing.assert_close(real, alone, rtol=0, atol=1e-5)
+def _assert_clean(model: torch.nn.Module, impl: str = "eager") -> None:
+    assert _hook_count(model) == 0
+    assert _registered() == []
+    assert model.config._attn_implementation == impl
 
 
-def test_outputs_unchanged_with_capture_on() -> None:
-    model = tiny_bert()
-    ids = _ids(2, 20)
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_capture_equals_output_attentions_and_leaves_outputs_unchanged(family: str) -> None:
+    build, causal = FAMILIES[family]
+    model = build()
+    ids = _ids(2, 11)
     with torch.inference_mode():
-        before = model(ids).last_hidden_state
-    with capture_attention(model, lambda la: None) as cap:
-        during = cap.forward(ids).last_hidden_state
-    torch.testing.assert_close(before, during, rtol=0, atol=0)
+        reference = model(ids, output_attentions=True)
+    captured: dict[int, torch.Tensor] = {}
+    with capture_attention(model, lambda la: captured.__setitem__(la.layer, la.probs.clone())) as cap:
+        assert cap.path == ("hooks" if family in HOOKED else "registry")
+        assert cap.causal is causal
+        out = cap.forward(ids)
+    _assert_clean(model)
+    torch.testing.assert_close(out.last_hidden_state, reference.last_hidden_state, rtol=0, atol=1e-5)
+    assert sorted(captured) == list(range(len(reference.attentions))) == [0, 1]
+    for layer, ref in enumerate(reference.attentions):
+        p = captured[layer]
+        assert p.shape == ref.shape == (2, 4, 11, 11)  # 4 query heads, also under GQA (2 kv heads)
+        torch.testing.assert_close(p, ref, rtol=0, atol=1e-6)
+        torch.testing.assert_close(p.sum(-1), torch.ones(p.shape[:-1]), rtol=0, atol=1e-5)
+        upper = torch.triu(p, diagonal=1)
+        if causal:
+            assert bool((upper == 0).all())  # exactly zero, not just small
+        else:
+            assert bool((upper > 0).any())
+    # transformers kept no layer's P: the registry function returns none, the hooks drop it
+    assert out.attentions is None or all(a is None for a in out.attentions)
 
 
-def test_only_one_layer_alive_per_callback_and_in_depth_order() -> None:
-    model = tiny_bert(num_layers=3)
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_real_block_under_padding_equals_the_input_run_alone(family: str) -> None:
+    build, causal = FAMILIES[family]
+    model = build()
+    pad = model.config.pad_token_id if model.config.pad_token_id is not None else 0
+    lengths, n = [12, 7, 3], 12
+    for side in ("right", "left") if causal else ("right",):
+        ids = _ids(3, n, seed=1)
+        mask = torch.zeros(3, n, dtype=torch.long)
+        for b, length in enumerate(lengths):
+            if side == "right":
+                mask[b, :length] = 1
+            else:
+                mask[b, n - length:] = 1
+        ids[mask == 0] = pad
+        layers: dict[int, LayerAttention] = {}
+        with capture_attention(model, lambda la: layers.__setitem__(la.layer, la)) as cap:
+            cap.forward(ids, mask)
+        alone = [collect_attention(model, ids[b][mask[b].bool()][None]) for b in range(3)]
+        for layer, la in layers.items():
+            for b, length in enumerate(lengths):
+                real = la.real(b)  # (H, l, l)
+                assert real.shape == (4, length, length)
+                pad_pos = ~mask[b].bool()
+                assert not la.probs[b][:, pad_pos].any() and not la.probs[b][:, :, pad_pos].any()
+                torch.testing.assert_close(real, alone[b][layer][0], rtol=0, atol=1e-5)
+                if causal:
+                    assert bool((torch.triu(la.probs[b], diagonal=1) == 0).all())
+    _assert_clean(model)
+
+
+def test_encoders_refuse_left_padding() -> None:
+    model = tiny_bert()
+    mask = torch.tensor([[0, 1, 1, 1]])
+    with pytest.raises(InputError, match="pad encoder inputs on the right"):
+        with capture_attention(model, lambda la: None) as cap:
+            cap.forward(_ids(1, 4), mask)
+    _assert_clean(model)
+
+
+def test_sliding_window_cuts_rows() -> None:
+    from models_tiny import tiny_mistral
+
+    model = tiny_mistral()  # sliding_window = 5
+    p = collect_attention(model, _ids(1, 12))[0][0]  # (H, 12, 12)
+    i, j = torch.tril_indices(12, 12, offset=-5)
+    assert bool((p[:, i, j] == 0).all())  # keys 5 or more positions back are outside the window
+    assert bool((p[:, 11, 7:] > 0).all())
+
+
+def test_sdpa_model_is_captured_as_eager_and_restored() -> None:
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                     attn_implementation="sdpa")
+    model = BertModel(cfg, add_pooling_layer=False).eval()
+    ids = torch.randint(5, 90, (2, 9), generator=torch.Generator().manual_seed(0))
+    captured = collect_attention(model, ids)
+    _assert_clean(model, impl="sdpa")
+    model.config._attn_implementation = "eager"
+    with torch.inference_mode():
+        reference = model(ids, output_attentions=True).attentions
+    for p, r in zip(captured, reference):
+        torch.testing.assert_close(p, r, rtol=0, atol=1e-6)
+
+
+def test_layers_in_depth_order_and_subset() -> None:
+    model = tiny_llama()
     order: list[int] = []
     with capture_attention(model, lambda la: order.append(la.layer)) as cap:
         cap.forward(_ids(1, 9))
-    assert order == [0, 1, 2]
-
-
-def test_layer_subset() -> None:
-    model = tiny_bert(num_layers=3)
+    assert order == [0, 1]
     seen: list[int] = []
-    with capture_attention(model, lambda la: seen.append(la.layer), layers=[2]) as cap:
+    with capture_attention(model, lambda la: seen.append(la.layer), layers=[1]) as cap:
         cap.forward(_ids(1, 9))
-    assert seen == [2]
+    assert seen == [1]
     with pytest.raises(ModelLoadError, match="layers \\[5\\] do not exist"):
         with capture_attention(model, lambda la: None, layers=[5]):
             pass
+    _assert_clean(model)
 
 
-def test_no_hook_survives_an_exception_in_the_sink() -> None:
-    model = tiny_roberta()
-    assert _hook_count(model) == 0
+@pytest.mark.parametrize("build", [tiny_roberta, tiny_llama, tiny_mpnet], ids=["registry-encoder", "registry-decoder", "hooks"])
+def test_nothing_survives_an_exception_in_the_sink_or_the_body(build) -> None:
+    model = build()
 
     def boom(la: LayerAttention) -> None:
         raise RuntimeError("sink failed")
 
     with pytest.raises(RuntimeError, match="sink failed"):
         with capture_attention(model, boom) as cap:
-            assert _hook_count(model) == model.config.num_hidden_layers
             cap.forward(_ids(1, 8))
-    assert _hook_count(model) == 0
-
-
-def test_no_hook_survives_an_exception_in_the_body() -> None:
-    model = tiny_bert()
+    _assert_clean(model)
     with pytest.raises(KeyError):
         with capture_attention(model, lambda la: None):
             raise KeyError("body failed")
-    assert _hook_count(model) == 0
+    _assert_clean(model)
+    # and the model still runs as before
+    collect_attention(model, _ids(1, 5))
 
 
-def test_model_without_attention_is_rejected() -> None:
-    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
-    assert find_attention_modules(model) == []
-    with pytest.raises(ModelLoadError, match="no self-attention layers"):
+def test_describe_attention() -> None:
+    info = describe_attention(tiny_llama())
+    assert (info.path, info.causal, info.family, info.num_layers, info.num_heads) == ("registry", True, "decoder", 2, 4)
+    info = describe_attention(tiny_mpnet())
+    assert (info.path, info.family, info.output_attentions) == ("hooks", "encoder", True)
+
+
+def test_model_without_attention_gets_one_line_naming_class_and_attempts() -> None:
+    from transformers import BertConfig
+
+    class Plain(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.config = BertConfig(vocab_size=50)
+            self.emb = torch.nn.Embedding(50, 4)
+
+        def forward(self, input_ids, attention_mask=None, **kwargs):
+            return self.emb(input_ids)
+
+    model = Plain()
+    with pytest.raises(ModelLoadError) as err:
         with capture_attention(model, lambda la: None):
             pass
+    msg = str(err.value)
+    assert "\n" not in msg and "Plain" in msg and "registry" in msg and "forward hooks" in msg
+    assert _hook_count(model) == 0 and _registered() == []
 
 
-def test_sdpa_model_is_rejected_with_a_clear_message() -> None:
-    from transformers import BertConfig, BertModel
-
-    cfg = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                     attn_implementation="sdpa")
-    model = BertModel(cfg).eval()
-    with pytest.raises(ModelLoadError, match="eager"):
-        with capture_attention(model, lambda la: None):
+def test_hooks_forced_on_a_registry_model_give_the_same_p() -> None:
+    model = tiny_bert()
+    ids = _ids(2, 10)
+    by_path = {}
+    for path in ("registry", "hooks"):
+        got: dict[int, torch.Tensor] = {}
+        with capture_attention(model, lambda la: got.__setitem__(la.layer, la.probs.clone()), path=path) as cap:
+            assert cap.path == path
+            cap.forward(ids)
+        by_path[path] = got
+        _assert_clean(model)
+    for layer in (0, 1):
+        torch.testing.assert_close(by_path["hooks"][layer], by_path["registry"][layer], rtol=0, atol=0)
+    with pytest.raises(ModelLoadError, match="MPNetModel.*path='registry' was asked for"):
+        with capture_attention(tiny_mpnet(), lambda la: None, path="registry"):
             pass
-    assert _hook_count(model) == 0
+    with pytest.raises(InputError, match="path must be one of"):
+        with capture_attention(model, lambda la: None, path="magic"):
+            pass

@@ -11,9 +11,13 @@ from scipy import stats
 
 from attnspec.errors import InputError
 from attnspec.stats import clopper_pearson
-from attnspec.theory import jl
-from attnspec.theory import jl_battery as B
-from attnspec.theory import jl_samplers as S
+from attnspec.theory.linformer import dimensions as D
+from attnspec.theory.linformer import lemma1 as L1
+from attnspec.theory.linformer import theorem1 as T1
+from attnspec.theory.linformer import theorem2 as T2
+from attnspec.theory.linformer import battery as B
+from attnspec.theory.linformer import rows as RW
+from attnspec.theory.linformer import samplers as S
 
 LEVEL = 0.999  # CI level for exact-vs-Monte-Carlo checks (fixed seeds; a wrong law misses by far)
 
@@ -27,43 +31,43 @@ def _inside(p: float, failures: int, trials: int) -> bool:
 
 
 def test_linformer_k_formula_and_vacuity_at_4096() -> None:
-    k = jl.linformer_k(4096, 0.1)
+    k = D.linformer_k(4096, 0.1)
     assert k == pytest.approx(5 * math.log(4096) / (0.01 - 0.001))
     assert 4620 < k < 4622 and k > 4096  # the theorem's k exceeds n: vacuous there
 
 
 def test_other_dimension_formulas() -> None:
-    assert jl.theorem2_k_main(4096, 64, 0.1) == pytest.approx(min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01))
-    assert jl.theorem2_k_appendix_nd(4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
-    assert jl.theorem2_k_appendix_d(64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
+    assert D.theorem2_k_main(4096, 64, 0.1) == pytest.approx(min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01))
+    assert D.theorem2_k_appendix_nd(4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
+    assert D.theorem2_k_appendix_d(64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
     from sklearn.random_projection import johnson_lindenstrauss_min_dim
 
-    assert jl.sklearn_min_dim(4096, 0.1) == int(johnson_lindenstrauss_min_dim(4096, eps=0.1))
+    assert D.sklearn_min_dim(4096, 0.1) == int(johnson_lindenstrauss_min_dim(4096, eps=0.1))
 
 
 def test_union_bound_min_k_is_the_threshold() -> None:
     for n, eps in ((4096, 0.1), (100, 0.3)):
-        k = jl.union_bound_min_k(n, eps)
-        assert jl.theorem1_union_bound(n, k, eps) < 1 <= jl.theorem1_union_bound(n, k - 1, eps)
+        k = D.union_bound_min_k(n, eps)
+        assert D.theorem1_union_bound(n, k, eps) < 1 <= D.theorem1_union_bound(n, k - 1, eps)
     # at the theorem's k the union bound is 2 n^(-1/4), the paper's "o(1)"
-    assert jl.theorem1_union_bound(4096, jl.linformer_k(4096, 0.1), 0.1) == pytest.approx(2 * 4096 ** -0.25)
+    assert D.theorem1_union_bound(4096, D.linformer_k(4096, 0.1), 0.1) == pytest.approx(2 * 4096 ** -0.25)
 
 
 @pytest.mark.parametrize("eps", [0.0, 1.0, 1.5, -0.1, float("nan")])
 def test_bad_eps(eps: float) -> None:
     with pytest.raises(InputError, match=r"eps must be in \(0, 1\)"):
-        jl.linformer_k(100, eps)
+        D.linformer_k(100, eps)
 
 
 def test_bad_n_and_k() -> None:
     with pytest.raises(InputError, match=r"n must be in \[2, inf\), got 1"):
-        jl.linformer_k(1, 0.1)
+        D.linformer_k(1, 0.1)
     with pytest.raises(InputError, match="k must be"):
-        jl.norm_failure_exact(0, 0.1)
+        L1.norm_failure_exact(0, 0.1)
     with pytest.raises(InputError, match="tolerance must be one of"):
-        jl.inner_product_failure_exact(5, 0.1, 0.5, "relative")
+        L1.inner_product_failure_exact(5, 0.1, 0.5, "relative")
     with pytest.raises(InputError, match="reading must be one of"):
-        jl.norm_failure_exact(5, 0.1, "cubed")
+        L1.norm_failure_exact(5, 0.1, "cubed")
 
 
 # ----------------------------------------------------------------------------- exact laws
@@ -73,37 +77,37 @@ def _direct_gaussian(n: int, k: int, trials: int, seed: int) -> np.ndarray:
     return S.direct_pair_images("gaussian", n, k, trials, seed=seed)  # (T, k, 2)
 
 
-@pytest.mark.parametrize("reading", jl.NORM_READINGS)
+@pytest.mark.parametrize("reading", L1.NORM_READINGS)
 def test_norm_exact_matches_direct_monte_carlo(reading: str) -> None:
     n, k, eps, trials = 12, 6, 0.3, 12_000
     im = _direct_gaussian(n, k, trials, seed=1)
     q = (im[:, :, 0] ** 2).sum(1)
-    fails = int(jl.norm_failure_events(q, eps, reading).sum())
-    assert _inside(jl.norm_failure_exact(k, eps, reading), fails, trials)
+    fails = int(L1.norm_failure_events(q, eps, reading).sum())
+    assert _inside(L1.norm_failure_exact(k, eps, reading), fails, trials)
 
 
 @pytest.mark.parametrize("rho", [0.0, 0.3, 0.8, 1.0, -0.6])
-@pytest.mark.parametrize("tolerance", jl.INNER_READINGS)
+@pytest.mark.parametrize("tolerance", L1.INNER_READINGS)
 def test_inner_exact_matches_direct_monte_carlo(rho: float, tolerance: str) -> None:
     n, k, eps, trials = 10, 8, 0.25, 8000
     im = _direct_gaussian(n, k, trials, seed=2)
     z = rho * (im[:, :, 0] ** 2).sum(1) + math.sqrt(1 - rho * rho) * (im[:, :, 0] * im[:, :, 1]).sum(1)
-    fails = int(jl.inner_failure_events(z, eps, rho, tolerance).sum())
-    assert _inside(jl.inner_product_failure_exact(k, eps, rho, tolerance), fails, trials)
+    fails = int(L1.inner_failure_events(z, eps, rho, tolerance).sum())
+    assert _inside(L1.inner_product_failure_exact(k, eps, rho, tolerance), fails, trials)
 
 
 def test_inner_exact_closed_forms() -> None:
     # rho = 0, k = 2: 2<Rx,Ry> = (X - Y)/2 with X, Y ~ Exp(mean 2): Laplace, P(|X-Y| > 4 eps) = e^{-2 eps}
     for eps in (0.05, 0.1, 0.4):
-        assert jl.inner_product_failure_exact(2, eps, 0.0) == pytest.approx(math.exp(-2 * eps), rel=1e-8)
+        assert L1.inner_product_failure_exact(2, eps, 0.0) == pytest.approx(math.exp(-2 * eps), rel=1e-8)
     # rho = 1 is the squared norm
     for k in (1, 7, 300, 4621):
-        assert jl.inner_product_failure_exact(k, 0.1, 1.0) == pytest.approx(
-            jl.norm_failure_exact(k, 0.1, "squared_two_sided"), rel=1e-9)
+        assert L1.inner_product_failure_exact(k, 0.1, 1.0) == pytest.approx(
+            L1.norm_failure_exact(k, 0.1, "squared-two-sided"), rel=1e-9)
     # symmetric in the sign of rho
-    assert jl.inner_product_failure_exact(50, 0.1, -0.4) == pytest.approx(jl.inner_product_failure_exact(50, 0.1, 0.4))
+    assert L1.inner_product_failure_exact(50, 0.1, -0.4) == pytest.approx(L1.inner_product_failure_exact(50, 0.1, 0.4))
     # tiny tails stay accurate: a large k, against the Gaussian tail it approaches
-    p = jl.inner_product_failure_exact(4621, 0.1, 0.5)
+    p = L1.inner_product_failure_exact(4621, 0.1, 0.5)
     assert 1e-10 < p < 1e-7
 
 
@@ -111,17 +115,17 @@ def test_diff_chi2_sf_against_monte_carlo() -> None:
     rng = np.random.default_rng(3)
     k, a, b, t = 5, 0.7, 0.3, 1.2
     x = a * rng.chisquare(k, 200_000) - b * rng.chisquare(k, 200_000)
-    assert _inside(jl.diff_chi2_sf(a, b, k, t), int((x > t).sum()), x.size)
+    assert _inside(L1.diff_chi2_sf(a, b, k, t), int((x > t).sum()), x.size)
 
 
 def test_orthogonal_exact_matches_reduced_monte_carlo() -> None:
     n, k, eps, trials = 40, 9, 0.3, 10_000
     im = S.reduced_pair_images("orthogonal", n, k, trials, seed=4)
     q = S.prefix_pair_stats(im, np.array([k]))["aa"][0]
-    for reading in jl.NORM_READINGS:
-        fails = int(jl.norm_failure_events(q, eps, reading).sum())
-        assert _inside(jl.orthogonal_norm_failure_exact(n, k, eps, reading), fails, trials)
-    assert jl.orthogonal_norm_failure_exact(n, n, eps) == 0.0
+    for reading in L1.NORM_READINGS:
+        fails = int(L1.norm_failure_events(q, eps, reading).sum())
+        assert _inside(L1.orthogonal_norm_failure_exact(n, k, eps, reading), fails, trials)
+    assert L1.orthogonal_norm_failure_exact(n, n, eps) == 0.0
 
 
 @pytest.mark.parametrize("family", ["achlioptas", "sparse"])
@@ -129,9 +133,9 @@ def test_discrete_spiky_exact_matches_direct_monte_carlo(family: str) -> None:
     n, k, eps, trials = 16, 10, 0.3, 6000
     im = S.direct_pair_images(family, n, k, trials, vectors="spiky", seed=5)
     q = (im[:, :, 0] ** 2).sum(1)
-    for reading in jl.NORM_READINGS:
-        fails = int(jl.norm_failure_events(q, eps, reading).sum())
-        assert _inside(jl.discrete_spiky_norm_failure_exact(family, n, k, eps, reading), fails, trials)
+    for reading in L1.NORM_READINGS:
+        fails = int(L1.norm_failure_events(q, eps, reading).sum())
+        assert _inside(L1.discrete_spiky_norm_failure_exact(family, n, k, eps, reading), fails, trials)
 
 
 @pytest.mark.parametrize("family", ["achlioptas", "sparse"])
@@ -141,8 +145,8 @@ def test_discrete_orthogonal_inner_exact_matches_monte_carlo(family: str) -> Non
     n, k, trials = 16, 30, 6000
     units, scales = S.reduced_pair_units(family, n, k, trials, vectors="spiky", seed=6)
     z = S.prefix_pair_stats(units, np.array([k]), which=("ab",), scales=scales)["ab"][0]
-    fails = int(jl.inner_failure_events(z, 0.1, 0.0, "absolute").sum())
-    p = jl.discrete_spiky_orthogonal_failure_exact(family, n, k)
+    fails = int(L1.inner_failure_events(z, 0.1, 0.0, "absolute").sum())
+    p = L1.discrete_spiky_orthogonal_failure_exact(family, n, k)
     assert 0.05 < 1 - p < 0.95  # a real atom at these sizes
     assert _inside(p, fails, trials)
 
@@ -156,19 +160,19 @@ def test_arriaga_vempala_tail_bounds_hold_exactly(eps: float) -> None:
     Chernoff bound Lemma 1 rests on. So the squared one-sided reading can never be violated,
     the printed norm reading is smaller still, and the two-sided one is <= 2 e^{-ck}."""
     for k in (1, 2, 3, 10, 50, 200, 1000, 4621):
-        bound = float(jl.lemma1_norm_bound(k, eps))
-        up = jl.norm_failure_exact(k, eps, "squared_upper")
+        bound = float(D.lemma1_norm_bound(k, eps))
+        up = L1.norm_failure_exact(k, eps, "squared-upper")
         assert up <= bound
-        assert jl.norm_failure_exact(k, eps, "norm_upper") <= up
+        assert L1.norm_failure_exact(k, eps, "norm-upper") <= up
         assert stats.chi2.cdf(k * (1 - eps), k) <= bound
-        assert jl.norm_failure_exact(k, eps, "squared_two_sided") <= 2 * bound
+        assert L1.norm_failure_exact(k, eps, "squared-two-sided") <= 2 * bound
 
 
 def test_absolute_reading_fails_for_orthogonal_vectors() -> None:
     """Eq. 12 read with tolerance eps|<x, y>| is false: for x ⟂ y the tolerance is 0."""
-    assert jl.inner_product_failure_exact(4621, 0.1, 0.0, "absolute") == 1.0
-    verdict, why = B.verdict_for({"claim": "lemma1.eq12", "family": "gaussian", "n": 4096, "k": 4621 - 1000,
-                                  "bound": float(jl.lemma1_inner_bound(3621, 0.1)), "exact": 1.0,
+    assert L1.inner_product_failure_exact(4621, 0.1, 0.0, "absolute") == 1.0
+    verdict, why = RW.verdict_for({"claim": "linformer.lemma1.eq12", "family": "gaussian", "n": 4096, "k": 4621 - 1000,
+                                  "bound": float(D.lemma1_inner_bound(3621, 0.1)), "exact": 1.0,
                                   "failures": 100, "trials": 100, "estimate": 1.0, "ci_low": 0.96,
                                   "ci_high": 1.0, "seed": 9})
     assert verdict == "violated" and "seed 9" in why
@@ -180,9 +184,9 @@ def test_absolute_reading_fails_for_orthogonal_vectors() -> None:
 def test_simulate_lemma1_reproducible_and_consistent() -> None:
     kw = dict(families=("gaussian", "orthogonal", "achlioptas", "sparse"), trials=4000, trials_other=600,
               rhos=(0.0, 0.5, 1.0))
-    a, sa = jl.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
-    b, _ = jl.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
-    c, _ = jl.simulate_lemma1(24, 0.3, [4, 9, 20], seed=8, sample_ks=[9], **kw)
+    a, sa = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
+    b, _ = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
+    c, _ = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=8, sample_ks=[9], **kw)
     pd_testing = __import__("pandas").testing
     pd_testing.assert_frame_equal(a, b)
     assert not a["failures"].equals(c["failures"])
@@ -198,8 +202,8 @@ def test_simulate_theorem1_finds_the_relative_claim_false() -> None:
     """Uniform attention and mean-zero w: Pw = 0 but P̃w ≠ 0, so the relative event fails
     with probability 1 at every k; the toolkit's adversarial search must find it."""
     n = 32
-    att = {"uniform": jl.attention_matrix("uniform", n, seed=0), "softmax": jl.attention_matrix("softmax", n, seed=1, d=8)}
-    t, s = jl.simulate_theorem1(att, 0.3, [4, 16, 31], trials=400, seed=3, sample_ks=[16])
+    att = {"uniform": T1.attention_matrix("uniform", n, seed=0), "softmax": T1.attention_matrix("softmax", n, seed=1, d=8)}
+    t, s = T1.simulate_theorem1(att, 0.3, [4, 16, 31], trials=400, seed=3, sample_ks=[16])
     adv = t[(t["attention"] == "uniform") & (t["w"] == "adv_bottom") & (t["reading"] == "relative")]
     assert (adv["estimate"] == 1.0).all()
     assert (adv["pw_ratio"] < 1e-6).all()
@@ -207,7 +211,7 @@ def test_simulate_theorem1_finds_the_relative_claim_false() -> None:
     rel = t[t["reading"] == "relative"]["failures"].to_numpy()
     add = t[t["reading"] == "additive"]["failures"].to_numpy()
     assert (add <= rel).all()
-    t2, _ = jl.simulate_theorem1(att, 0.3, [4, 16, 31], trials=400, seed=3)
+    t2, _ = T1.simulate_theorem1(att, 0.3, [4, 16, 31], trials=400, seed=3)
     __import__("pandas").testing.assert_frame_equal(t, t2)
     assert len(s) and set(s["k"]) == {16}
 
@@ -216,10 +220,10 @@ def test_simulate_theorem2_eq21_is_violated() -> None:
     """Eq. 21 compares e^{-δ}Σ exp(δ(Rx)_j)(Ry)_j with Σ e^{x_i} y_i: unrelated quantities,
     so the failure rate stays high (~0.9 here) while 2e^{-ck} falls to 0.57 and 0.28."""
     n, d, eps = 64, 8, 0.5
-    t, _ = jl.simulate_theorem2(n, d, eps, [40, 63], trials=500, seed=0)
-    e21 = t[t["claim"] == "thm2.eq21"]
+    t, _ = T2.simulate_theorem2(n, d, eps, [40, 63], trials=500, seed=0)
+    e21 = t[t["claim"] == "linformer.thm2.eq21"]
     assert (e21["bound"] < 0.6).all()
-    rows = B._verdict_rows(e21)
+    rows = RW.verdict_rows(e21)
     assert all(r.verdict == "violated" for r in rows)
 
 
@@ -240,5 +244,5 @@ def test_parse_ks_and_claims() -> None:
 def test_default_ks_below_n() -> None:
     ks = B.default_ks(4096, 0.1)
     assert max(ks) < 4096 and min(ks) >= 1
-    assert jl.union_bound_min_k(4096, 0.1) in ks
+    assert D.union_bound_min_k(4096, 0.1) in ks
     assert B.default_ks(3, 0.5) == [1, 2]

@@ -14,8 +14,9 @@ import pytest
 from scipy import stats
 
 from attnspec.errors import InputError
-from attnspec.theory import jl
-from attnspec.theory import jl_samplers as S
+from attnspec.theory.linformer import dimensions as D
+from attnspec.theory.linformer import theorem1 as T1
+from attnspec.theory.linformer import samplers as S
 
 P_MIN = 1e-3
 
@@ -81,7 +82,7 @@ def test_reduced_pair_detects_a_wrong_scale() -> None:
 
 def test_theorem1_reduced_matches_direct() -> None:
     n, k, trials = 10, 4, 3000
-    P = jl.attention_matrix("softmax", n, seed=5, d=4)
+    P = T1.attention_matrix("softmax", n, seed=5, d=4)
     rng = np.random.default_rng(0)
     W = np.stack([rng.standard_normal(n), np.ones(n) + 0.1 * rng.standard_normal(n)], axis=1)  # (n, 2)
     parts = S.theorem1_reduced_parts(P, W, trials, seed=7, chunk=700, dtype=__import__("torch").float64)
@@ -124,7 +125,7 @@ def test_pair_vectors_are_orthonormal() -> None:
 @pytest.mark.parametrize("kind", ["uniform", "near_identity", "softmax"])
 def test_structured_product_is_exact(kind: str) -> None:
     torch = pytest.importorskip("torch")
-    P = jl.attention_matrix(kind, 9, seed=0, d=3)
+    P = T1.attention_matrix(kind, 9, seed=0, d=3)
     apply = S.structured_apply(P)
     if kind == "softmax":
         assert apply is None

@@ -9,7 +9,7 @@ import torch
 from models_tiny import tiny_bert
 
 from attnspec.errors import InputError, ModelLoadError
-from attnspec.models import MINILM_HUB_ID, encoder_from_model, load_encoder, resolve_device, resolve_dtype, resolve_model
+from attnspec.models import MINILM_HUB_ID, load_model, resolve_device, resolve_dtype, resolve_model, wrap_model
 
 
 def test_device_and_dtype_validation() -> None:
@@ -47,28 +47,44 @@ def test_unreachable_hub_name_fails_fast_and_names_the_way_out(tmp_path: Path, m
     monkeypatch.setenv("HF_ENDPOINT", "https://127.0.0.1:9")  # nothing listens there: refused at once
     # the message comes from the reachability probe, i.e. no download with retries was attempted
     with pytest.raises(ModelLoadError, match="roberta-base.*hub is unreachable.*--model PATH"):
-        load_encoder("roberta-base", device="cpu")
+        load_model("roberta-base", device="cpu")
 
 
 def test_real_minilm_loads_with_eager_attention(minilm_path: Path) -> None:
-    enc = load_encoder("minilm", device="cpu", dtype="float32")
+    enc = load_model("minilm", device="cpu", dtype="float32")
     assert (enc.num_layers, enc.num_heads, enc.max_seq_len) == (6, 12, 512)
     assert enc.model.config._attn_implementation == "eager"
     assert enc.describe()["architecture"] == "bert" and not enc.model.training
+    assert (enc.family, enc.causal, enc.capture_path) == ("encoder", False, "registry")
 
 
 def test_roberta_positions_and_non_eager_models() -> None:
     from models_tiny import tiny_roberta
 
-    enc = encoder_from_model(tiny_roberta(n=62), tokenizer=None, name="tiny")
+    enc = wrap_model(tiny_roberta(n=62), tokenizer=None, name="tiny")
     assert enc.max_seq_len == 62  # max_position_embeddings = n + 2
+    assert (enc.family, enc.causal, enc.capture_path, enc.num_layers, enc.num_heads) == ("encoder", False, "registry", 2, 4)
     from transformers import BertConfig, BertModel
 
+    # sdpa never forms P, but the registered capture function runs eager attention in its place
     sdpa = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                 intermediate_size=32, attn_implementation="sdpa"))
-    with pytest.raises(ModelLoadError, match="eager"):
-        encoder_from_model(sdpa, tokenizer=None, name="sdpa")
-    with pytest.raises(ModelLoadError, match="no self-attention layers"):
+    assert wrap_model(sdpa, tokenizer=None, name="sdpa").capture_path == "registry"
+    assert sdpa.config._attn_implementation == "sdpa"
+    with pytest.raises(ModelLoadError, match="cannot capture attention probabilities from Linear: tried"):
         lin = torch.nn.Linear(2, 2)
         lin.config = BertConfig()  # a config but no attention modules
-        encoder_from_model(lin, tokenizer=None, name="linear")
+        wrap_model(lin, tokenizer=None, name="linear")
+
+
+def test_decoder_is_described_as_causal_and_pads_with_eos() -> None:
+    from types import SimpleNamespace
+
+    from models_tiny import tiny_gpt2, tiny_mpnet
+
+    no_pad = SimpleNamespace(pad_token_id=None, eos_token_id=7)  # GPT-2's tokenizer has no pad token
+    enc = wrap_model(tiny_gpt2(), tokenizer=no_pad)
+    assert (enc.family, enc.causal, enc.pad_token_id, enc.model_class) == ("decoder", True, 7, "GPT2Model")
+    facts = enc.describe()
+    assert facts["family"] == "decoder" and facts["causal"] is True and facts["capture"] == "registry"
+    assert wrap_model(tiny_mpnet(), tokenizer=None).describe()["capture"] == "hooks"

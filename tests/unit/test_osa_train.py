@@ -1,4 +1,4 @@
-"""attnspec.theory.osa_train: data pipeline, models, training loop, summaries, validation."""
+"""attnspec.theory.osa.train: data pipeline, models, training loop, summaries, validation."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from torch import nn
 
 from attnspec.errors import InputError
 from attnspec.stats import mean_ci
-from attnspec.theory import osa_train as ot
+from attnspec.theory.osa import train as ot
 from attnspec.theory.osa import OrthogonalSelfAttention
 
 TINY = dict(seeds=2, epochs=1, depth=2, dim=16, heads=2)
@@ -273,6 +273,7 @@ def test_a_diverging_run_is_stopped_and_reported(digits: ot.DigitsSplit) -> None
     ({"heads": 1}, "2\\*d_v <= dim"),
     ({"patch_size": 3}, "patch_size must divide"),
     ({"test_fraction": 1.0}, r"test_fraction must be in \(0, 1\)"),
+    ({"test_fraction": 0.999}, r"test_fraction must be in \(0.005008, 0.9944\]"),
     ({"ns_coefficients": "bogus"}, "schedule must be one of"),
     ({"ns_steps": -1}, "ns_steps must be"),
     ({"epochs": 2.5}, "epochs must be an integer"),

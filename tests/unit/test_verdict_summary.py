@@ -12,13 +12,13 @@ from attnspec.verdicts import VerdictRow
 
 def _rows() -> list[VerdictRow]:
     return [
-        VerdictRow("lemma1", "holds", {"reading": "squared", "k": 10}, bound=0.9, estimate=0.3, evidence="ok at 10"),
-        VerdictRow("lemma1", "violated", {"reading": "squared", "k": 20}, bound=0.01, estimate=0.05, evidence="5x over"),
-        VerdictRow("lemma1", "violated", {"reading": "squared", "k": 30}, bound=0.01, estimate=0.5, evidence="50x over"),
-        VerdictRow("lemma1", "vacuous", {"reading": "squared", "k": 40}, bound=2.0, evidence="bound >= 1"),
-        VerdictRow("lemma1", "loose", {"reading": "product", "k": 10}, bound=0.5, estimate=0.001, evidence="500x"),
-        VerdictRow("lemma1", "loose", {"reading": "product", "k": 20}, bound=0.5, estimate=0.1, evidence="5x"),
-        VerdictRow("thm2", "vacuous", {"n": 64}, bound=3.0, evidence="k >= n"),
+        VerdictRow("lemma1", "holds", {"k": 10}, bound=0.9, estimate=0.3, evidence="ok at 10", reading="squared"),
+        VerdictRow("lemma1", "violated", {"k": 20}, bound=0.01, estimate=0.05, evidence="5x over", reading="squared"),
+        VerdictRow("lemma1", "violated", {"k": 30}, bound=0.01, estimate=0.5, evidence="50x over", reading="squared"),
+        VerdictRow("lemma1", "vacuous", {"k": 40}, bound=2.0, evidence="bound >= 1", reading="squared"),
+        VerdictRow("lemma1", "loose", {"k": 10}, bound=0.5, estimate=0.001, evidence="500x", reading="product"),
+        VerdictRow("lemma1", "loose", {"k": 20}, bound=0.5, estimate=0.1, evidence="5x", reading="product"),
+        VerdictRow("thm2", "vacuous", {"n": 64}, bound=3.0, evidence="k >= n", reading=""),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Random projections and the samplers behind :mod:`attnspec.theory.jl`.
+"""Random projections and the exact reduced samplers behind Linformer's Lemma 1 and Theorems 1–2.
 
 Projection families (every one scaled so that E[RᵀR] = I_n):
 
@@ -25,7 +25,7 @@ reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
   the images for every k <= k_max come from the first k rows of one draw of k_max rows
   (each k is exact in distribution; different k share draws).
 * Gaussian R for a single statistic reduces further to chi-square laws, used by
-  :func:`attnspec.theory.jl.simulate_lemma1`:
+  :func:`attnspec.theory.linformer.lemma1.simulate_lemma1`:
   ``k‖Rx‖² ~ χ²_k`` and ``k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k``.
 * Theorem 1, Gaussian R, fixed P and w = ‖w‖e: rotating e to e1,
   ``RᵀR e = χ e + sqrt(χ/k) Π⊥ g`` with ``χ = ‖Re‖² ~ χ²_k/k`` independent of
@@ -45,7 +45,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from attnspec.errors import InputError, check_range
+from attnspec.errors import InputError, check_choice, check_range
 from attnspec.stats import Seed, numpy_rng, torch_generator
 
 FAMILIES: tuple[str, ...] = ("gaussian", "orthogonal", "achlioptas", "sparse")
@@ -55,9 +55,8 @@ INVARIANT_FAMILIES: frozenset[str] = frozenset({"gaussian", "orthogonal"})
 
 
 def check_family(family: str) -> str:
-    if family not in FAMILIES:
-        raise InputError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
-    return family
+    """``family`` if it is one of :data:`FAMILIES`, else :class:`InputError`."""
+    return check_choice("family", family, FAMILIES)
 
 
 def check_dims(n: int, k: int, *, family: str = "gaussian") -> None:

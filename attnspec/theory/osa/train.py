@@ -64,9 +64,20 @@ from torch import nn
 
 from attnspec.errors import InputError, check_range
 from attnspec.stats import mean_ci, spawn_seeds
-
-#: Model names, in the order of the paper's Table 2 after the baseline.
-MODELS: tuple[str, ...] = ("vit", "vit-noskip", "vit-noskip-noln", "osa-qr", "osa-ns")
+from attnspec.theory.osa.train_models import (  # noqa: F401  (re-exported: the models of the comparison)
+    IMAGE_SIDE,
+    MLP,
+    MODELS,
+    NUM_CLASSES,
+    Block,
+    Classifier,
+    PatchEmbedding,
+    SoftmaxAttention,
+    _osa_class,
+    build_model,
+    count_parameters,
+    suo_,
+)
 
 #: Human-readable labels (the paper's Table 2 column names).
 MODEL_LABELS: dict[str, str] = {
@@ -77,8 +88,11 @@ MODEL_LABELS: dict[str, str] = {
     "osa-ns": "OSA (NS)",
 }
 
-IMAGE_SIDE = 8  # load_digits images are 8×8
-NUM_CLASSES = 10
+#: The bundled digits data set: 1,797 images.
+N_DIGITS = 1797
+#: test_fraction range for which both stratified splits hold at least one image per class
+#: (sklearn's train_test_split takes ceil(test_fraction · N) test images).
+TEST_FRACTION_RANGE: tuple[float, float] = ((NUM_CLASSES - 1) / N_DIGITS, (N_DIGITS - NUM_CLASSES) / N_DIGITS)
 
 #: Where this check departs from the paper's Appendix D (stored in meta.json).
 DEPARTURES: tuple[str, ...] = (
@@ -139,7 +153,17 @@ class TrainConfig:
 
 
 def quick_config(**overrides: Any) -> TrainConfig:
-    """A tiny configuration that runs in seconds (tests, CI smoke runs)."""
+    """A tiny configuration that runs in seconds (tests, CI smoke runs).
+
+    Parameters
+    ----------
+    **overrides
+        TrainConfig fields replacing the tiny defaults (seeds 2, epochs 2, depth 2, dim 16, heads 2).
+
+    Returns
+    -------
+    TrainConfig
+    """
     base = dict(seeds=2, epochs=2, depth=2, dim=16, heads=2, batch_size=128)
     base.update(overrides)
     return TrainConfig(**base)
@@ -160,8 +184,26 @@ def _check_float(name: str, value: Any, **kw: Any) -> None:
     check_range(name, value, **kw)
 
 
+def _check_test_fraction(value: Any) -> None:
+    _check_float("test_fraction", value, low=0.0, high=1.0, low_open=True, high_open=True)
+    low, high = TEST_FRACTION_RANGE
+    if not low < float(value) <= high:
+        raise InputError(
+            f"test_fraction must be in ({low:.4g}, {high:.4g}] so that both stratified splits of the {N_DIGITS:,} "
+            f"digits hold at least one image of each of the {NUM_CLASSES} classes, got {value!r}")
+
+
 def validate_config(cfg: TrainConfig) -> None:
-    """Raise :class:`InputError` naming the first bad value of ``cfg`` and what is allowed."""
+    """Raise :class:`InputError` naming the first bad value of ``cfg`` and what is allowed.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+
+    Raises
+    ------
+    InputError
+    """
     if not cfg.models:
         raise InputError(f"models must name at least one of {', '.join(MODELS)}")
     for m in cfg.models:
@@ -190,7 +232,7 @@ def validate_config(cfg: TrainConfig) -> None:
         from attnspec.linalg import ns_schedule
 
         ns_schedule(cfg.ns_coefficients, int(cfg.ns_steps))  # InputError naming the allowed schedules
-    _check_float("test_fraction", cfg.test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    _check_test_fraction(cfg.test_fraction)
     if cfg.dim % cfg.heads:
         raise InputError(f"dim must be a multiple of heads, got dim={cfg.dim} and heads={cfg.heads}")
     d_v = cfg.dim // cfg.heads
@@ -230,7 +272,18 @@ class DigitsSplit:
 
 
 def patchify(images: np.ndarray | torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major."""
+    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major.
+
+    Parameters
+    ----------
+    images : ndarray or Tensor (n, H, W)
+    patch_size : int
+        p, dividing H and W.
+
+    Returns
+    -------
+    Tensor (n, (H/p)(W/p), p²), float32
+    """
     x = torch.as_tensor(images, dtype=torch.float32)
     if x.ndim != 3:
         raise InputError(f"images must have shape (n, H, W), got {tuple(x.shape)}")
@@ -248,13 +301,25 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
 
     Pixels (0..16) are standardised with the training split's scalar mean and std, so
     the test split never informs the preprocessing.
+
+    Parameters
+    ----------
+    patch_size : {1, 2, 4, 8}
+    test_fraction : float
+        In :data:`TEST_FRACTION_RANGE` (each split keeps an image of every class).
+    seed : int
+
+    Returns
+    -------
+    DigitsSplit
+        x_train (n_train, P, p²), y_train (n_train,), x_test, y_test likewise.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
     if patch_size not in (1, 2, 4, 8):
         raise InputError(f"patch_size must divide the 8x8 image (1, 2, 4 or 8), got {patch_size!r}")
-    _check_float("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    _check_test_fraction(test_fraction)
     _check_int("seed", seed, 0)
     digits = load_digits()
     images = digits.images.astype(np.float32)  # (1797, 8, 8)
@@ -268,187 +333,6 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
     y = torch.as_tensor(labels)
     tr_t, te_t = torch.as_tensor(tr), torch.as_tensor(te)
     return DigitsSplit(x[tr_t], y[tr_t], x[te_t], y[te_t], patch_size, int(seed), mean, std, tr, te)
-
-
-# ----------------------------------------------------------------------------- models
-
-
-def _trunc_normal_(t: torch.Tensor, std: float, gen: torch.Generator) -> None:
-    nn.init.trunc_normal_(t, mean=0.0, std=std, a=-2 * std, b=2 * std, generator=gen)
-
-
-def suo_(weight: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """SUO init (Martens et al. 2021, DKS): a uniform (Haar) orthogonal matrix scaled by
-    ``max(1, sqrt(out/in))``, so the layer preserves q values (mean squared activation)."""
-    out_dim, in_dim = weight.shape
-    with torch.no_grad():
-        nn.init.orthogonal_(weight, gain=max(1.0, math.sqrt(out_dim / in_dim)), generator=gen)
-    return weight
-
-
-class PatchEmbedding(nn.Module):
-    """(B, P, p²) patches → (B, P+1, d) tokens: linear projection, [cls] first, learnable 1-D positions."""
-
-    def __init__(self, patch_dim: int, n_patches: int, dim: int) -> None:
-        super().__init__()
-        self.proj = nn.Linear(patch_dim, dim)
-        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
-        self.pos = nn.Parameter(torch.zeros(1, n_patches + 1, dim))
-
-    def init_(self, gen: torch.Generator) -> None:
-        nn.init.xavier_uniform_(self.proj.weight, generator=gen)
-        nn.init.zeros_(self.proj.bias)
-        _trunc_normal_(self.cls, 0.02, gen)
-        _trunc_normal_(self.pos, 0.02, gen)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b = x.shape[0]
-        x = self.proj(x)  # (B, P, d)
-        x = torch.cat([self.cls.expand(b, -1, -1), x], dim=1)  # (B, N, d), N = P + 1
-        return x + self.pos
-
-
-class SoftmaxAttention(nn.Module):
-    """Multi-head softmax self-attention (SSA), non-causal, no dropout."""
-
-    def __init__(self, dim: int, heads: int) -> None:
-        super().__init__()
-        self.heads = heads
-        self.q = nn.Linear(dim, dim)
-        self.k = nn.Linear(dim, dim)
-        self.v = nn.Linear(dim, dim)
-        self.o = nn.Linear(dim, dim)
-
-    def init_(self, gen: torch.Generator) -> None:
-        for lin in (self.q, self.k, self.v, self.o):
-            nn.init.xavier_uniform_(lin.weight, generator=gen)
-            nn.init.zeros_(lin.bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, n, d = x.shape
-        h = self.heads
-
-        def split(t: torch.Tensor) -> torch.Tensor:
-            return t.view(b, n, h, d // h).transpose(1, 2)  # (B, h, N, d_v)
-
-        y = F.scaled_dot_product_attention(split(self.q(x)), split(self.k(x)), split(self.v(x)))  # (B, h, N, d_v)
-        y = y.transpose(1, 2).reshape(b, n, d)  # (B, N, d)
-        return self.o(y)
-
-
-class MLP(nn.Module):
-    """Token-wise d → ratio·d → d with GELU."""
-
-    def __init__(self, dim: int, ratio: int) -> None:
-        super().__init__()
-        self.fc1 = nn.Linear(dim, ratio * dim)
-        self.fc2 = nn.Linear(ratio * dim, dim)
-
-    def init_(self, gen: torch.Generator, scheme: str) -> None:
-        for lin in (self.fc1, self.fc2):
-            if scheme == "xavier":
-                nn.init.xavier_uniform_(lin.weight, generator=gen)
-            else:  # "suo"
-                suo_(lin.weight, gen)
-            nn.init.zeros_(lin.bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(F.gelu(self.fc1(x)))
-
-
-class Block(nn.Module):
-    """One transformer block; ``skip`` and ``norm`` switch the residuals and the pre-LNs."""
-
-    def __init__(self, attn: nn.Module, mlp: MLP, dim: int, *, skip: bool, norm: bool) -> None:
-        super().__init__()
-        self.skip = skip
-        self.attn = attn
-        self.mlp = mlp
-        self.norm1: nn.Module = nn.LayerNorm(dim) if norm else nn.Identity()
-        self.norm2: nn.Module = nn.LayerNorm(dim) if norm else nn.Identity()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.skip:
-            x = x + self.attn(self.norm1(x))
-            return x + self.mlp(self.norm2(x))
-        x = self.attn(self.norm1(x))
-        return self.mlp(self.norm2(x))
-
-
-class Classifier(nn.Module):
-    """Patch tokens (B, P, p²) → logits (B, 10) from the [cls] token."""
-
-    def __init__(self, embed: PatchEmbedding, blocks: Sequence[Block], dim: int, *, final_norm: bool) -> None:
-        super().__init__()
-        self.embed = embed
-        self.blocks = nn.ModuleList(blocks)
-        self.norm: nn.Module = nn.LayerNorm(dim) if final_norm else nn.Identity()
-        self.head = nn.Linear(dim, NUM_CLASSES)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.embed(x)  # (B, N, d)
-        for blk in self.blocks:
-            x = blk(x)  # (B, N, d)
-        return self.head(self.norm(x[:, 0]))  # (B, 10)
-
-
-def _osa_class() -> type[nn.Module]:
-    from attnspec.theory.osa import OrthogonalSelfAttention
-
-    return OrthogonalSelfAttention
-
-
-def build_model(name: str, cfg: TrainConfig, seed: int) -> Classifier:
-    """Build and initialise model ``name`` for ``cfg`` from ``seed``.
-
-    Every initialisation, including the OSA layer's own Stiefel sampling (its ``seed``
-    argument), draws from one private generator seeded by ``seed``; the global RNG state
-    is left as it was found.
-    """
-    if name not in MODELS:
-        raise InputError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
-    _check_int("seed", seed, 0)
-    # nn.Linear's constructor draws its default init from the global RNG; every such
-    # value is overwritten below, and fork_rng gives the global state back untouched.
-    with torch.random.fork_rng(devices=[]):
-        return _build_model(name, cfg, torch.Generator().manual_seed(int(seed)))
-
-
-def _build_model(name: str, cfg: TrainConfig, gen: torch.Generator) -> Classifier:
-    n_patches = (IMAGE_SIDE // cfg.patch_size) ** 2
-    embed = PatchEmbedding(cfg.patch_size**2, n_patches, cfg.dim)
-    embed.init_(gen)
-    blocks: list[Block] = []
-    if name.startswith("vit"):
-        skip = name == "vit"
-        norm = name != "vit-noskip-noln"
-        for _ in range(cfg.depth):
-            attn = SoftmaxAttention(cfg.dim, cfg.heads)
-            attn.init_(gen)
-            mlp = MLP(cfg.dim, cfg.mlp_ratio)
-            mlp.init_(gen, "xavier")
-            blocks.append(Block(attn, mlp, cfg.dim, skip=skip, norm=norm))
-        model = Classifier(embed, blocks, cfg.dim, final_norm=norm)
-    else:
-        osa_cls = _osa_class()
-        basis = "qr" if name == "osa-qr" else "newton-schulz"
-        attns = [
-            osa_cls(cfg.dim, cfg.heads, basis=basis, ns_steps=cfg.ns_steps, ns_coefficients=cfg.ns_coefficients,
-                    alpha_init=cfg.alpha_init, seed=gen)
-            for _ in range(cfg.depth)
-        ]
-        for attn in attns:
-            mlp = MLP(cfg.dim, cfg.mlp_ratio)
-            mlp.init_(gen, "suo")
-            blocks.append(Block(attn, mlp, cfg.dim, skip=False, norm=False))
-        model = Classifier(embed, blocks, cfg.dim, final_norm=False)
-    nn.init.xavier_uniform_(model.head.weight, generator=gen)
-    nn.init.zeros_(model.head.bias)
-    return model
-
-
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 # ----------------------------------------------------------------------------- training
@@ -471,6 +355,16 @@ def signal_rms(model: Classifier, x: torch.Tensor) -> list[dict[str, Any]]:
     block l = 1..depth (after the sub-layer, its residual and its norm as the block
     applies them), and ``("logits", depth)`` (the standard deviation of the logits).
     Signal propagation at initialisation is what the paper's Section 4 is about.
+
+    Parameters
+    ----------
+    model : Classifier
+    x : Tensor (batch, P, p²)
+
+    Returns
+    -------
+    list of dict
+        stage, block, rms.
     """
     rows = []
     h = model.embed(x)  # (B, N, d)
@@ -489,7 +383,19 @@ def signal_rms(model: Classifier, x: torch.Tensor) -> list[dict[str, Any]]:
 
 @torch.no_grad()
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 512) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy of ``model`` on (x, y), in eval mode."""
+    """Mean cross-entropy and accuracy of ``model`` on (x, y), in eval mode.
+
+    Parameters
+    ----------
+    model : nn.Module
+    x : Tensor (n, P, p²)
+    y : Tensor (n,)
+    batch_size : int
+
+    Returns
+    -------
+    (loss, accuracy) : tuple of float
+    """
     was_training = model.training
     model.eval()
     total_loss, correct = 0.0, 0
@@ -509,6 +415,22 @@ def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: in
     accuracy before the step's update), one ``split="test"`` row at step 0 and after
     every epoch. A non-finite loss stops the run and marks it ``diverged`` (its final
     metrics are still measured, not invented).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODELS`.
+    cfg : TrainConfig
+    data : DigitsSplit
+    init_seed, order_seed : int
+        Seeds of the initialisation and of the batch order.
+    replicate : int
+    seed : int, optional
+        The replicate's seed, recorded in every row.
+
+    Returns
+    -------
+    RunResult
     """
     t0 = time.perf_counter()
     model = build_model(name, cfg, init_seed)
@@ -583,12 +505,35 @@ class TrainComparison:
 
 
 def replicate_seeds(cfg: TrainConfig) -> list[int]:
-    """The per-replicate seeds derived from ``cfg.seed``."""
+    """The per-replicate seeds derived from ``cfg.seed``.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+
+    Returns
+    -------
+    list of int
+        ``cfg.seeds`` seeds.
+    """
     return spawn_seeds(cfg.seed, cfg.seeds)
 
 
 def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = None) -> TrainComparison:
-    """Train every model of ``cfg`` on every replicate; return tidy curves and summaries."""
+    """Train every model of ``cfg`` on every replicate; return tidy curves and summaries.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+    progress : callable, optional
+        Receives one line per finished run.
+
+    Returns
+    -------
+    TrainComparison
+        curves (one row per model, replicate, split, step), signal, runs (one row per
+        model and replicate), summary (one row per model).
+    """
     validate_config(cfg)
     if any(m.startswith("osa") for m in cfg.models):
         _osa_class()  # fail before any training if the OSA layer is unavailable
@@ -620,7 +565,20 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
 def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline: str = "vit") -> pd.DataFrame:
     """One row per model: test accuracy mean ± std over replicates, and the paired
     difference to ``baseline`` (same split, init seed and batch order) with a 95 %
-    Student-t interval when there are at least two replicates."""
+    Student-t interval when there are at least two replicates.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per (model, replicate), as in :attr:`TrainComparison.runs`.
+    models : sequence of str, optional
+    baseline : str
+
+    Returns
+    -------
+    DataFrame
+        One row per model.
+    """
     models = list(models) if models is not None else list(dict.fromkeys(runs["model"]))
     base = runs[runs["model"] == baseline].set_index("replicate")["test_accuracy"] if baseline in models else None
     rows = []
@@ -663,5 +621,16 @@ def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline:
 
 
 def with_overrides(cfg: TrainConfig, **overrides: Any) -> TrainConfig:
-    """``cfg`` with the non-None ``overrides`` applied (validated)."""
+    """``cfg`` with the non-None ``overrides`` applied (validated).
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+    **overrides
+        TrainConfig fields; None leaves a field as it is.
+
+    Returns
+    -------
+    TrainConfig
+    """
     return replace(cfg, **{k: v for k, v in overrides.items() if v is not None})

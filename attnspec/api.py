@@ -1,0 +1,314 @@
+"""The Python API of the spectrum study: ``attnspec.spectrum(...)``, ``attnspec.load(dir)``.
+
+``attnspec.spectrum`` runs the same job as ``attnspec spectrum`` (it calls
+:func:`attnspec.spectrum_run.run_spectrum`, the one implementation behind both) and returns
+a :class:`SpectrumResult` holding the tidy tables in memory. It accepts a model name (hub
+id, local directory, ``"minilm"``) or an already-loaded ``transformers`` model with its
+tokenizer, and a corpus (``data=``) or a list of texts (``texts=``).
+
+``attnspec.spectrum`` is also the name of the engine module (:mod:`attnspec.spectrum`);
+that module is callable and forwards the call to :func:`spectrum` here, so
+``attnspec.spectrum(...)`` works whether or not the module has been imported.
+
+Examples
+--------
+>>> import attnspec
+>>> res = attnspec.spectrum(model="minilm", data="wiki103", seq_len=128, num_inputs=8, seed=0)
+>>> res.curves.head()            # one row per (layer, head, index)
+>>> res.metrics                  # one row per (layer, head)
+>>> figs = res.plot()            # {"spectrum_layers": Figure, "spectrum_heatmap": Figure}
+>>> res.save("results/minilm-wiki103")
+>>> again = attnspec.load("results/minilm-wiki103")
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attnspec.errors import InputError, ResultsError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["SpectrumResult", "load", "spectrum"]
+
+KIND = "spectrum"
+STATE_FILE = "state.npz"
+
+
+@dataclass
+class SpectrumResult:
+    """The outcome of one spectrum run, held in memory.
+
+    Attributes
+    ----------
+    curves : pandas.DataFrame
+        One row per (layer, head, index): ``layer, head, index, mean, std, count`` —
+        the mean and standard deviation over inputs of the normalised cumulative
+        singular-value curve c_i (layers and heads 0-based, index 1-based).
+    metrics : pandas.DataFrame
+        One row per (layer, head): effective rank, stable rank, the index where the curve
+        reaches 0.9, each as mean and std over inputs.
+    meta : dict
+        How the run was made (model, family, causal, corpus, seq_len, seed, status, ...),
+        the contents of meta.json.
+    path : Path or None
+        The results directory the result was loaded from or last saved to.
+    """
+
+    curves: pd.DataFrame
+    metrics: pd.DataFrame
+    meta: dict[str, Any]
+    path: Path | None = None
+    state: Any = field(default=None, repr=False)  # SpectrumAccumulator: what `attnspec merge` needs
+
+    def __repr__(self) -> str:
+        m = self.meta
+        ident = m.get("identity", {})
+        family = m.get("family", "?") + (", causal P" if m.get("causal") else "")
+        layers = int(self.curves["layer"].nunique()) if len(self.curves) else 0
+        heads = int(self.curves["head"].nunique()) if len(self.curves) else 0
+        return (f"SpectrumResult(model={ident.get('model', m.get('model'))!r} [{family}], data={ident.get('data')!r}, "
+                f"n={ident.get('seq_len')}, inputs={m.get('inputs_done')}, layers={layers}, heads={heads}, "
+                f"status={m.get('status')!r}{f', path={str(self.path)!r}' if self.path else ''})")
+
+    @property
+    def family(self) -> str | None:
+        """``"encoder"`` or ``"decoder"`` (None for runs made before attnspec recorded it)."""
+        return self.meta.get("family")
+
+    @property
+    def causal(self) -> bool | None:
+        """True when P is lower-triangular (decoder language models)."""
+        return self.meta.get("causal")
+
+    def per_layer(self, at: int | None = None) -> pd.DataFrame:
+        """Per layer, heads averaged: mean c_at, median reach index, mean effective and stable rank.
+
+        ``at`` defaults to the figures' reading point (128 when n = 512, else n / 4).
+        """
+        from attnspec.spectrum import check_at, default_at
+
+        n = int(self.curves["index"].max())
+        at = check_at(default_at(n) if at is None else at, n)
+        heat = self.curves[self.curves["index"] == at].groupby("layer")["mean"].mean().rename(f"mean_c_{at}")
+        reach = [c for c in self.metrics.columns if c.endswith("_of_mean_curve")][0]
+        g = self.metrics.groupby("layer")
+        out = g[["effective_rank_mean", "stable_rank_mean"]].mean()
+        out.insert(0, "median_" + reach, g[reach].median())
+        return out.join(heat, how="left").reset_index()
+
+    def plot(self, *, at: int | None = None) -> dict[str, Any]:
+        """Figure 1 from the tables: ``{"spectrum_layers": Figure, "spectrum_heatmap": Figure}``.
+
+        The per-layer mean curves (± one std over inputs and heads) and the layer × head
+        heatmap of c_at (``at`` as in :meth:`per_layer`). Nothing is recomputed or written.
+        """
+        from attnspec.plots.spectrum import run_figures
+
+        return run_figures(self.curves, self.meta, at=at)
+
+    def save(self, path: str | Path, *, csv: bool = False) -> Path:
+        """Write the result as a results directory (the CLI's layout); returns its path.
+
+        ``path`` must be absent or empty (or this result's own directory). The directory
+        then works with ``attnspec plot spectrum``, ``attnspec merge`` (when the state is
+        held) and :func:`load`.
+        """
+        from attnspec.results import write_meta, write_table
+
+        path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise ResultsError(f"{path} exists and is not a directory")
+        same = self.path is not None and path.exists() and path.resolve() == Path(self.path).resolve()
+        if path.exists() and any(path.iterdir()) and not same:
+            raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
+        path.mkdir(parents=True, exist_ok=True)
+        write_table(path, "spectrum", self.curves, csv=csv)
+        write_table(path, "metrics", self.metrics, csv=csv)
+        if self.state is not None:
+            import numpy as np
+
+            from attnspec.spectrum import save_state
+
+            save_state(path / STATE_FILE, self.state, {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
+        write_meta(path, self.meta)
+        self.path = path
+        return path
+
+
+def load(path: str | Path) -> SpectrumResult:
+    """Load a spectrum results directory (made by :meth:`SpectrumResult.save` or ``attnspec spectrum``).
+
+    Raises
+    ------
+    ResultsError
+        When ``path`` is not a results directory of a spectrum run.
+    """
+    from attnspec.results import read_meta, read_table
+
+    path = Path(path)
+    meta = read_meta(path)
+    if meta.get("kind") != KIND:
+        raise ResultsError(f"{path} holds a {meta.get('kind')!r} result, not a spectrum run")
+    state = None
+    if (path / STATE_FILE).is_file():
+        from attnspec.spectrum import load_state
+
+        state, _ = load_state(path / STATE_FILE)
+    return SpectrumResult(curves=read_table(path, "spectrum"), metrics=read_table(path, "metrics"), meta=meta,
+                          path=path, state=state)
+
+
+def _texts_label(texts: list[str]) -> str:
+    digest = hashlib.sha256()
+    for t in texts:
+        digest.update(t.encode("utf-8", "replace"))
+        digest.update(b"\xff")
+    return f"texts:{len(texts)}:{digest.hexdigest()[:16]}"
+
+
+def spectrum(
+    model: Any,
+    data: str | Path | None = None,
+    *,
+    texts: list[str] | None = None,
+    tokenizer: Any = None,
+    seq_len: int = 512,
+    num_inputs: int | None = None,
+    seed: int = 0,
+    split: str | None = None,
+    data_dir: str | Path | None = None,
+    short_policy: str | None = None,
+    batch_size: int | None = None,
+    device: str = "auto",
+    dtype: str = "float32",
+    svd_method: str = "auto",
+    out: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> SpectrumResult:
+    """The attention spectrum of a transformer: per (layer, head), the mean normalised cumulative
+    singular-value curve of P over ``num_inputs`` inputs of ``seq_len`` tokens.
+
+    Parameters
+    ----------
+    model : str, transformers model, or attnspec.models.LoadedModel
+        A hub id, local directory or alias (``"minilm"``), loaded with eager attention; or
+        an already-loaded ``transformers`` model (then pass ``tokenizer``), encoder or
+        decoder, whose device and dtype are used as they are.
+    data : str or path, optional
+        ``"wiki103"``, ``"imdb"`` or a path (see ``attnspec spectrum --help``). Exactly one
+        of ``data`` and ``texts``.
+    texts : list of str, optional
+        The inputs themselves, one document each, cut to ``seq_len`` tokens.
+    tokenizer : transformers tokenizer, optional
+        Required with a model object; ignored with a name.
+    seq_len : int
+        n, tokens per input, special tokens included.
+    num_inputs : int, optional
+        Inputs to average over. Default: 1000 for ``data`` (the CLI's default), every text
+        for ``texts``.
+    seed : int
+        Chooses the inputs (a seeded draw without replacement); recorded.
+    split, data_dir : optional
+        Corpus split and data folder, as on the command line.
+    short_policy : {"skip", "keep", "pack"}, optional
+        Documents shorter than ``seq_len``; default ``"skip"`` for ``data``, ``"keep"``
+        (each text at its own length) for ``texts``.
+    batch_size : int, optional
+        Inputs per forward pass (default: the CLI's default).
+    device, dtype : str
+        For a model given by name: ``auto | cpu | cuda`` and ``float32 | float64 | bfloat16``.
+    svd_method : {"auto", "lapack", "svd", "gram"}
+        Singular-value engine; all exact.
+    out : str or path, optional
+        Results directory to write (as the CLI does, with checkpoints); default: a
+        temporary directory, removed once the tables are in memory (``.save()`` later).
+    resume, overwrite : bool
+        As ``--resume`` / ``--overwrite`` for ``out``.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    SpectrumResult
+        ``.curves`` (layers × heads × seq_len rows), ``.metrics`` (layers × heads rows),
+        ``.meta`` (``family``, ``causal`` and everything meta.json records), ``.plot()``,
+        ``.save(dir)``.
+
+    Raises
+    ------
+    InputError
+        Bad arguments (named in the message), before anything is computed.
+    """
+    import torch
+
+    from attnspec.models import LoadedModel, wrap_model
+    from attnspec.spectrum_run import SpectrumConfig, run_spectrum
+
+    if (data is None) == (texts is None):
+        raise InputError("give exactly one of data= (a corpus name or path) and texts= (a list of strings)")
+    if texts is not None:
+        if isinstance(texts, (str, bytes)) or not all(isinstance(t, str) for t in texts):
+            raise InputError(f"texts must be a list of strings, got {type(texts).__name__}")
+        texts = list(texts)
+        if not texts:
+            raise InputError("texts is empty")
+    if num_inputs is None:
+        num_inputs = len(texts) if texts is not None else 1000
+    for label, value, low in (("seq_len", seq_len, 2), ("num_inputs", num_inputs, 1), ("seed", seed, 0),
+                              ("batch_size", 1 if batch_size is None else batch_size, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
+    if short_policy is None:
+        short_policy = "keep" if texts is not None else "skip"
+
+    loaded: LoadedModel | None = None
+    if isinstance(model, LoadedModel):
+        loaded = model
+    elif isinstance(model, torch.nn.Module):
+        if tokenizer is None:
+            raise InputError(f"a model object ({type(model).__name__}) needs its tokenizer: pass tokenizer=")
+        loaded = wrap_model(model, tokenizer)
+    elif isinstance(model, (str, Path)):
+        model = str(model)
+    else:
+        raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
+    name = loaded.name if loaded is not None else model
+
+    tmp: str | None = None
+    if out is None:
+        if resume:
+            raise InputError("resume=True needs out= (the directory of the run to continue)")
+        tmp = tempfile.mkdtemp(prefix="attnspec-spectrum-")
+    run_dir = Path(out) if out is not None else Path(tmp) / "run"
+    kwargs: dict[str, Any] = {}
+    if batch_size is not None:
+        kwargs["batch_size"] = batch_size
+    cfg = SpectrumConfig(
+        model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
+        data_dir=None if data_dir is None else str(data_dir), seq_len=seq_len, num_sentences=num_inputs, seed=seed,
+        short_policy=short_policy, device=device,
+        dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
+        svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
+    )
+    try:
+        outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
+        result = load(outcome.out)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if tmp is not None:
+        result.path = None
+    if outcome.status != "complete":
+        warnings.warn(f"the spectrum run is {outcome.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)",
+                      stacklevel=2)
+    return result

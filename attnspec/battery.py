@@ -1,0 +1,256 @@
+"""The shape every checking command shares: ``Config.validate → run(config) → Result → write``.
+
+A *battery* checks the claims of one paper. Its module (``attnspec.theory.<paper>.battery``,
+listed in :data:`BATTERIES`) provides
+
+* ``config_from_options(options: Mapping[str, Any]) -> Config`` — the command's options by
+  their CLI names (dashes as underscores, values as typed on the command line or in an
+  experiment TOML) → a validated config; raises :class:`attnspec.errors.InputError` naming
+  the option and the allowed range, before any computation;
+* ``run(config, *, progress=None) -> BatteryResult`` — the computation, returning tidy
+  tables, the verdict rows (keyed on claim ids, :mod:`attnspec.claims`) and the meta data.
+
+and optionally
+
+* ``attention_request(config) -> AttentionRequest | None`` — the real attention matrices
+  the battery needs (model, corpus, n, count). Theory modules never load a model or data:
+  :func:`run_battery`, which sits above them, loads the matrices
+  (:func:`load_attention`, through :func:`attnspec.capture.sample_attention`) and passes
+  them to ``run(config, progress=..., attention=array)`` as an array of shape
+  (count, n, n).
+
+The CLI and ``attnspec report`` both call :func:`run_battery`, in-process, then
+:func:`write_result` (tables + ``verdicts.parquet`` + ``meta.json``); figures are drawn
+afterwards from the saved tables only (:data:`PLOTTERS`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnspec.verdicts import VerdictRow, verdicts_frame
+
+#: command → battery module.
+BATTERIES: dict[str, str] = {
+    "jl-check": "attnspec.theory.linformer.battery",
+    "sa-check": "attnspec.theory.expressivity.battery",
+    "osa-check": "attnspec.theory.osa.battery",
+    "osa-train": "attnspec.theory.osa.train_battery",
+}
+
+#: command → "module:function" drawing the figures of a results directory from its saved tables.
+PLOTTERS: dict[str, str] = {
+    "jl-check": "attnspec.plots.jl:plot_jl",
+    "sa-check": "attnspec.plots.expressivity:plot_expressivity",
+    "osa-check": "attnspec.plots.osa:plot_osa_check",
+    "osa-train": "attnspec.plots.osa_train:plot_osa_train",
+}
+
+#: The table every battery writes its verdict rows to (``verdicts.parquet``).
+VERDICT_TABLE = "verdicts"
+
+
+@dataclass(frozen=True)
+class AttentionRequest:
+    """Real attention matrices a battery needs, loaded by :func:`run_battery` (not by theory).
+
+    Parameters
+    ----------
+    model : str
+        A model name or alias (``"minilm"``).
+    data : str
+        A corpus name (``"wiki103"``, ``"imdb"``).
+    seq_len : int
+        n: the matrices are (n, n).
+    count : int
+        How many (input, layer, head) matrices to draw.
+    seed : int
+        Seed of the inputs drawn and of the matrices picked.
+    data_dir : str, optional
+        Local corpus folder.
+    """
+
+    model: str
+    data: str
+    seq_len: int
+    count: int
+    seed: int
+    data_dir: str | None = None
+
+
+def load_attention(request: AttentionRequest) -> np.ndarray:
+    """Load the matrices of ``request`` with :func:`attnspec.capture.sample_attention`.
+
+    Returns
+    -------
+    ndarray, shape (count, n, n), float64
+        Row-stochastic attention matrices P.
+    """
+    from attnspec.capture import sample_attention
+
+    P = sample_attention(request.model, request.data, seq_len=request.seq_len, count=request.count,
+                         seed=request.seed, data_dir=request.data_dir)
+    P = np.asarray(P.detach().cpu().numpy() if hasattr(P, "detach") else P, dtype=np.float64)
+    if P.ndim != 3 or P.shape[1:] != (request.seq_len, request.seq_len):
+        raise RuntimeError(f"sample_attention returned shape {P.shape}, expected (count, {request.seq_len}, "
+                           f"{request.seq_len})")
+    return P
+
+
+@dataclass
+class BatteryResult:
+    """What a battery returns.
+
+    Parameters
+    ----------
+    command : str
+        The command that made it (a key of :data:`BATTERIES`).
+    verdicts : list of VerdictRow
+        One row per (claim id, reading, instance), the evidence in each.
+    tables : dict of str to DataFrame
+        Tidy tables by file stem (``"jl"`` → ``jl.parquet``), identifier columns first.
+    meta : dict
+        How the result was made: ``parameters`` (the config), ``seed``, notes, wall time.
+    """
+
+    command: str
+    verdicts: list[VerdictRow]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def verdict_frame(self) -> pd.DataFrame:
+        """The verdict rows as one tidy table (claim, reading, parameters, numbers, verdict, evidence)."""
+        return verdicts_frame(self.verdicts)
+
+
+def battery_module(command: str) -> Any:
+    """The battery module of ``command``; ValueError naming the known commands otherwise."""
+    try:
+        return importlib.import_module(BATTERIES[command])
+    except KeyError:
+        raise ValueError(f"no battery for command {command!r}; known: {sorted(BATTERIES)}") from None
+
+
+def _resolve(spec: str) -> Callable[..., Any]:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def run_battery(
+    command: str,
+    options: Mapping[str, Any],
+    *,
+    progress: Callable[[str], None] | None = None,
+    attention: np.ndarray | None = None,
+    out_dir: Path | None = None,
+) -> BatteryResult:
+    """Validate ``options`` into the command's config and run its battery.
+
+    Parameters
+    ----------
+    command : str
+        ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
+    options : mapping
+        Option values by CLI name (``"trials_other"`` for ``--trials-other``).
+    progress : callable, optional
+        Receives one-line progress messages.
+    attention : ndarray of shape (count, n, n), optional
+        Real attention matrices to use instead of loading the ones the battery requests
+        (a library user, or a test with a tiny model, passes its own).
+    out_dir : Path, optional
+        Where the result will be written: checked before any computation
+        (:func:`attnspec.results.check_same_run`: empty, absent, or the same run).
+
+    Returns
+    -------
+    BatteryResult
+    """
+    module = battery_module(command)
+    config = module.config_from_options(dict(options))
+    identity = config_identity(config)
+    if out_dir is not None:
+        from attnspec.results import check_same_run
+
+        check_same_run(Path(out_dir), identity, kind=command)
+    request = getattr(module, "attention_request", lambda _c: None)(config)
+    if request is not None and attention is None:
+        if progress:
+            progress(f"capturing {request.count} real attention matrices from {request.model} on {request.data} "
+                     f"(n = {request.seq_len})")
+        attention = load_attention(request)
+    if attention is not None:
+        result = module.run(config, progress=progress, attention=np.asarray(attention, dtype=np.float64))
+    else:
+        result = module.run(config, progress=progress)
+    if result.command != command:
+        raise RuntimeError(f"battery {BATTERIES[command]} returned a result for {result.command!r}")
+    from attnspec import claims
+
+    claims.check_rows(result.verdicts)
+    result.meta.setdefault("identity", identity)
+    return result
+
+
+def config_identity(config: Any) -> dict[str, Any]:
+    """The parameters that define a run: the config's own ``identity()`` if it has one,
+    else every field of a dataclass config, JSON-ready (tuples as lists; array-valued
+    fields are not part of the identity)."""
+    import dataclasses
+
+    if callable(getattr(config, "identity", None)):
+        return dict(config.identity())
+
+    fields = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if not isinstance(v, np.ndarray)}
+
+
+def plot_results(command: str, out_dir: Path) -> None:
+    """Draw the figures of a saved ``command`` result from its tables only."""
+    _resolve(PLOTTERS[command])(Path(out_dir))
+
+
+def result_identity(result: BatteryResult) -> dict[str, Any]:
+    """The parameters that define a run (``meta["identity"]``, else ``meta["parameters"]``), JSON-ready."""
+    ident = result.meta.get("identity", result.meta.get("parameters", {}))
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(ident).items()}
+
+
+def write_result(result: BatteryResult, out_dir: Path, *, csv: bool = False) -> Path:
+    """Write a battery's result: every table, ``verdicts.parquet`` and ``meta.json``.
+
+    ``meta.json`` holds the battery's meta (parameters, seed, notes, wall time), the
+    ``kind`` (the command) and ``identity`` that :func:`attnspec.results.check_same_run`
+    compares, the sorted ``claims`` ids of its verdict rows, and the environment.
+
+    Parameters
+    ----------
+    result : BatteryResult
+    out_dir : Path
+        The results directory (created if missing).
+    csv : bool
+        Also write CSV copies of the tables.
+
+    Returns
+    -------
+    Path
+        ``out_dir``.
+    """
+    from attnspec.results import environment_meta, write_meta, write_table
+
+    out_dir = Path(out_dir)
+    for name, frame in result.tables.items():
+        if frame is not None and len(frame.columns):
+            write_table(out_dir, name, frame, csv=csv)
+    write_table(out_dir, VERDICT_TABLE, result.verdict_frame(), csv=csv)
+    meta = {"kind": result.command, "command": f"attnspec {result.command}", "identity": result_identity(result),
+            **{k: v for k, v in result.meta.items() if k != "identity"},
+            "claims": sorted({r.claim for r in result.verdicts}), **environment_meta()}
+    write_meta(out_dir, meta)
+    return out_dir

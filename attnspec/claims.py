@@ -1,0 +1,182 @@
+"""The claim registry: every statement attnspec checks, as data.
+
+A *claim* is one statement of one paper (a lemma, a theorem, an equation, a printed
+formula). It has a stable id (``linformer.thm1.eq3``, ``osa.thm31.eq10``,
+``expressivity.thm1.onsupport``), the paper and the place in it, the statement in words,
+the *readings* under which attnspec checks it (a statement that can be read two ways is
+checked both ways, each reading a separate verdict row), and the command that checks it.
+
+Verdict rows (:class:`attnspec.verdicts.VerdictRow`), the tests, ``--json`` and the report
+key on ``(claim id, reading)``, never on prose.
+
+Each paper's package registers its claims in its own ``claims`` module
+(``attnspec/theory/<paper>/claims.py``), so a newcomer who knows the claim finds the
+module in one step; :func:`catalogue` imports those modules on first use.
+
+Example
+-------
+>>> from attnspec import claims
+>>> c = claims.get("linformer.thm1.eq3")          # doctest: +SKIP
+>>> [r.name for r in c.readings]                  # doctest: +SKIP
+['relative', 'additive']
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+#: The papers, by the short key used as the first part of every claim id.
+PAPERS: dict[str, str] = {
+    "linformer": "Wang, Li, Khabsa, Fang & Ma (2020), Linformer: Self-Attention with Linear Complexity",
+    "osa": "Zhang & Martens, Orthogonal Self-Attention",
+    "expressivity": "Likhosherstov, Choromanski & Weller (2021), On the Expressive Power of "
+                    "Self-Attention Matrices (lecture notes, ../shared/papers/expressive-power-notes-fr.txt)",
+}
+
+#: The modules that register each paper's claims (imported lazily by :func:`catalogue`).
+CATALOGUE_MODULES: dict[str, str] = {
+    "linformer": "attnspec.theory.linformer.claims",
+    "osa": "attnspec.theory.osa.claims",
+    "expressivity": "attnspec.theory.expressivity.claims",
+}
+
+_ID = re.compile(r"^[a-z]+(\.[a-z0-9_]+)+$")
+_READING = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way of reading a claim, checked as its own verdict row.
+
+    Parameters
+    ----------
+    name : str
+        Short stable key, lower case (``"relative"``, ``"additive"``, ``"as-stated"``).
+    description : str
+        What exactly is tested under this reading, in one or two sentences.
+    """
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper.
+
+    Parameters
+    ----------
+    id : str
+        Stable dotted id, ``<paper>.<place>[.<part>]``, e.g. ``"linformer.thm1.eq3"``.
+    where : str
+        The place in the paper, e.g. ``"Theorem 1, eq. (3)"``.
+    statement : str
+        The statement, in words close to the paper's.
+    readings : tuple of Reading
+        The readings under which it is checked (at least one).
+    command : str
+        The attnspec command whose output carries its rows, e.g. ``"jl-check"``.
+    """
+
+    id: str
+    where: str
+    statement: str
+    readings: tuple[Reading, ...]
+    command: str
+    notes: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not _ID.match(self.id):
+            raise ValueError(f"claim id {self.id!r} must be dotted lower-case words, e.g. 'linformer.thm1.eq3'")
+        if self.paper not in PAPERS:
+            raise ValueError(f"claim id {self.id!r} must start with a paper key: one of {sorted(PAPERS)}")
+        if not self.readings:
+            raise ValueError(f"claim {self.id!r} needs at least one reading")
+        names = [r.name for r in self.readings]
+        if len(set(names)) != len(names):
+            raise ValueError(f"claim {self.id!r} has duplicate readings: {names}")
+        for n in names:
+            if not _READING.match(n):
+                raise ValueError(f"reading {n!r} of {self.id!r} must be a lower-case key like 'as-stated'")
+
+    @property
+    def paper(self) -> str:
+        """The paper key (the first part of the id)."""
+        return self.id.split(".", 1)[0]
+
+    def reading(self, name: str) -> Reading:
+        """The reading called ``name``; ValueError naming the allowed ones otherwise."""
+        for r in self.readings:
+            if r.name == name:
+                return r
+        raise ValueError(f"claim {self.id!r} has no reading {name!r}; readings: {[r.name for r in self.readings]}")
+
+
+_REGISTRY: dict[str, Claim] = {}
+
+
+def register(*claims: Claim) -> None:
+    """Add claims to the registry. Registering the same id twice with different content is an error."""
+    for c in claims:
+        old = _REGISTRY.get(c.id)
+        if old is not None and old != c:
+            raise ValueError(f"claim id {c.id!r} is registered twice with different content")
+        _REGISTRY[c.id] = c
+
+
+def _load(papers: Iterable[str] | None = None) -> None:
+    for paper in papers if papers is not None else CATALOGUE_MODULES:
+        module = CATALOGUE_MODULES[paper]
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            # Only a missing catalogue module itself is tolerated (a paper package not built
+            # yet); an import error inside it is a bug and propagates.
+            if exc.name != module and not module.startswith(f"{exc.name}."):
+                raise
+
+
+def catalogue(paper: str | None = None) -> list[Claim]:
+    """Every registered claim (of one paper, if given), sorted by id.
+
+    Parameters
+    ----------
+    paper : str, optional
+        A key of :data:`PAPERS`.
+
+    Returns
+    -------
+    list of Claim
+    """
+    if paper is not None and paper not in PAPERS:
+        raise ValueError(f"paper must be one of {sorted(PAPERS)}, got {paper!r}")
+    _load([paper] if paper else None)
+    return sorted((c for c in _REGISTRY.values() if paper is None or c.paper == paper), key=lambda c: c.id)
+
+
+def get(claim_id: str) -> Claim:
+    """The claim with this id; ValueError with the nearest ids if there is none."""
+    if claim_id not in _REGISTRY:
+        paper = claim_id.split(".", 1)[0]
+        _load([paper] if paper in CATALOGUE_MODULES else None)
+    try:
+        return _REGISTRY[claim_id]
+    except KeyError:
+        close = difflib.get_close_matches(claim_id, list(_REGISTRY), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `attnspec claims` lists them"
+        raise ValueError(f"unknown claim id {claim_id!r}{hint}") from None
+
+
+def check_rows(rows: Iterable[object]) -> None:
+    """Raise ValueError unless every row names a registered claim and one of its readings.
+
+    ``rows`` are :class:`attnspec.verdicts.VerdictRow` (anything with ``claim`` and
+    ``reading`` attributes). Batteries call this on their output, so a typo in an id or a
+    reading cannot reach a table.
+    """
+    for r in rows:
+        get(r.claim).reading(r.reading)  # type: ignore[attr-defined]

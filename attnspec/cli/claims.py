@@ -1,0 +1,72 @@
+"""`attnspec claims`: the catalogue of every statement attnspec checks (claim ids, readings, commands)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from attnspec.cli._common import JsonOpt, out_console, user_errors
+
+_HELP = """List every claim attnspec checks: its id, the paper and equation, the statement,
+the readings it is checked under, and the command whose verdict rows carry it.
+
+Verdict rows (tables, --json, the report) are keyed on (claim id, reading).
+"""
+
+
+def claims_command(
+    paper: Annotated[str | None, typer.Option(
+        "--paper", help="Only this paper's claims: linformer, osa or expressivity.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    with user_errors():
+        from attnspec import claims as registry
+        from attnspec.errors import InputError
+
+        if paper is not None and paper not in registry.PAPERS:
+            raise InputError(f"--paper must be one of {', '.join(registry.PAPERS)}, got {paper!r}")
+        found = registry.catalogue(paper)
+        if json_out:
+            import json
+
+            typer.echo(json.dumps([_as_dict(c) for c in found], indent=2, ensure_ascii=False))
+            return
+        _print(found, paper)
+
+
+def _as_dict(c) -> dict:  # noqa: ANN001 - attnspec.claims.Claim
+    return {"id": c.id, "paper": c.paper, "where": c.where, "statement": c.statement,
+            "readings": [{"name": r.name, "description": r.description} for r in c.readings],
+            "command": c.command, "notes": c.notes}
+
+
+def _print(found: list, paper: str | None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from attnspec.claims import PAPERS
+
+    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
+    if not found:
+        console.print(f"no claims registered{' for ' + paper if paper else ''}")
+        return
+    for key in PAPERS:
+        mine = [c for c in found if c.paper == key]
+        if not mine:
+            continue
+        table = Table(title=escape(PAPERS[key]), show_lines=True)
+        for col in ("id", "where", "statement", "readings", "checked by"):
+            table.add_column(col, overflow="fold")
+        for c in mine:
+            readings = "\n".join(f"{r.name}: {r.description}" for r in c.readings)
+            table.add_row(escape(c.id), escape(c.where), escape(c.statement + (f" ({c.notes})" if c.notes else "")),
+                          escape(readings), f"attnspec {c.command}")
+        console.print(table)
+    console.print(f"{len(found)} claims. Rows of every checking command carry these ids (--json: field 'claim').")
+
+
+def register(app: typer.Typer) -> None:
+    """Register ``claims`` on ``app``."""
+    app.command("claims", help=_HELP)(claims_command)

@@ -1,0 +1,61 @@
+"""SIGTERM handled like Ctrl-C, and sections that an interruption must not cut in two.
+
+``timeout``, Slurm and ``docker stop`` send SIGTERM, whose default action kills the
+process on the spot; attnspec turns it into :class:`KeyboardInterrupt`, so a terminated
+run takes the same path as Ctrl-C (partial results kept, resumable, exit code 130).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While active (main thread only), SIGTERM raises :class:`KeyboardInterrupt` like Ctrl-C."""
+    if not _in_main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then raise :class:`KeyboardInterrupt`.
+
+    For writing a result's tables, meta.json and figures together: an interruption during
+    the block lets the block finish, so the directory holds a whole result, never tables
+    without figures. (Main thread only; elsewhere signals cannot be caught anyway.)
+    """
+    if not _in_main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        received.append(signum)
+
+    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if received:
+        raise KeyboardInterrupt(f"signal {signal.Signals(received[0]).name} (held until the results were written)")

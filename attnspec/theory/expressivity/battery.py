@@ -1,0 +1,130 @@
+"""The ``sa-check`` battery: ``config_from_options → run(config) → BatteryResult``.
+
+``run`` measures one instance (:mod:`.measure`), sweeps the (L, k) grid (:mod:`.sweep`),
+fits d* (:mod:`.fit`), builds the error-map instance, and turns the measurements into
+verdict rows keyed on the claim ids of :mod:`.claims`, each decided by the one classifier
+(:mod:`attnspec.verdicts`).
+
+Tables: ``sa`` (every measurement, ``kind`` first) and ``error_map`` (one instance entry
+by entry); the verdict rows are the result's ``verdicts``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from attnspec.battery import BatteryResult
+from attnspec.theory.expressivity.config import Config, config_from_options
+from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
+from attnspec.theory.expressivity.fit import (
+    check_klogl_heldout,
+    check_klogl_measured,
+    check_stated_heldout,
+    check_stated_measured,
+    fit_d_star,
+)
+from attnspec.theory.expressivity.hypotheses import check_hypotheses
+from attnspec.theory.expressivity.jl_lemma import check_jl_lemma, check_orthogonal_norms
+from attnspec.theory.expressivity.measure import (
+    SEED_A,
+    SEED_GAUSS,
+    SEED_ORTH,
+    SEED_ORTH_NORM,
+    Measurements,
+    error_map,
+    measure,
+)
+from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
+from attnspec.theory.expressivity.sweep import check_sweep, sweep
+from attnspec.verdicts import VerdictRow
+
+__all__ = ["COMMAND", "Config", "config_from_options", "run", "verdicts_of_instance"]
+
+COMMAND = "sa-check"
+#: The JL ε at which the single-vector lemmas are judged (against their exact laws).
+JL_LEMMA_EPS = (0.1, 0.25, 0.5)
+#: Monte Carlo draws that check the exact laws of the orthogonal projection's norms.
+ORTH_NORM_TRIALS = 1000
+
+
+def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
+    """The verdict rows of one instance's measurements (everything but the sweep).
+
+    Parameters
+    ----------
+    cfg : Config
+    ms : Measurements, from :func:`attnspec.theory.expressivity.measure.measure`
+
+    Returns
+    -------
+    list of VerdictRow
+    """
+    frame, at = ms.frame, ms.at
+    dstar = int(frame.query("kind == 'd_star' and projection == 'gaussian' and method == 'exact'")["d"].iloc[0])
+    dorth = int(frame.query("kind == 'd_star' and projection == 'orthogonal'")["d"].iloc[0])
+    P = {"L": cfg.L, "k": cfg.k, "eps": cfg.eps, "delta": cfg.delta}
+    # the trials at d* and at d_JL, pooled: the reduction's claims hold for any d
+    trials = pd.concat([at["d_star"].assign(d=dstar), at["d_jl"].assign(d=ms.d_jl)], ignore_index=True)
+    trials["seed"] = trials["seed"].astype(np.uint64)
+    sd_star = int(at["d_star"]["seed"].iloc[0])
+    sd_jl = int(at["d_jl"]["seed"].iloc[0])
+    out = check_on_support(trials, M=cfg.M, m=cfg.m, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star)
+    out += check_off_support(trials, L=cfg.L, k=cfg.k, m=cfg.m, eps=cfg.eps, delta=cfg.delta,
+                             params={**P, "d": dstar}, seed=sd_star, A_seed=ms.seeds[SEED_A])
+    out += check_jl_dimension(at["d_jl"], L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta, beta=cfg.beta,
+                              d_star=dstar, params=P, seed=sd_jl)
+    out += [check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
+            for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))]
+    out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)
+    out += check_stated_heldout(frame, beta=cfg.beta)
+    for e in JL_LEMMA_EPS:
+        out += check_jl_lemma(cfg.L, e)
+    out += check_orthogonal_norms(cfg.L, trials=ORTH_NORM_TRIALS, seed=ms.seeds[SEED_ORTH_NORM])
+    out += check_hypotheses(frame.query("kind == 'hypotheses'"), at["d_star"], delta=cfg.delta,
+                            params={**P, "d": dstar}, seed_at=sd_star)
+    return out
+
+
+def run(config: Config, *, progress: Callable[[str], None] | None = None) -> BatteryResult:
+    """Run the whole ``sa-check`` battery.
+
+    Parameters
+    ----------
+    config : Config (validated again here)
+    progress : callable, optional, receives one-line progress messages
+
+    Returns
+    -------
+    BatteryResult with tables ``sa`` and ``error_map``, the verdict rows, and ``meta``
+    (parameters, seed, threads, wall and CPU seconds).
+    """
+    import torch
+
+    config.validate()
+    say = progress or (lambda s: None)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(config.threads)
+    start, cpu0 = time.time(), time.process_time()
+    try:
+        ms = measure(config, progress=say)
+        rows = verdicts_of_instance(config, ms)
+        sw = sweep(config.grid_L, config.grid_k, eps=config.eps, delta=config.delta, m=config.m, M=config.M,
+                   beta=config.beta, trials=config.sweep_trials, support=config.support,
+                   factorization=config.factorization, seed=config.seed, progress=say)
+        fits = fit_d_star(sw)
+        rows += check_klogl_measured(sw, fits)
+        rows += check_klogl_heldout(sw)
+        rows += check_sweep(sw)
+        say("error-map instance")
+        em = error_map(config)
+    finally:
+        torch.set_num_threads(previous)
+    meta = {"kind": COMMAND, "command": f"attnspec {COMMAND}", "parameters": config.parameters(),
+            "identity": config.parameters(), "seed": config.seed, "threads": config.threads,
+            "wall_seconds": round(time.time() - start, 2), "cpu_seconds": round(time.process_time() - cpu0, 2)}
+    sa = pd.concat([ms.frame, sw, fits], ignore_index=True)
+    return BatteryResult(COMMAND, rows, tables={"sa": sa, "error_map": em}, meta=meta)

@@ -1,0 +1,161 @@
+"""The formulas of the notes: error bounds of the reduction, JL failure bounds and the
+dimensions they imply, with the exact worst cases and laws they are compared against.
+
+Notation: ``m <= A_ij <= M`` on the support S, ``B = log(A / eps)`` on S, ``Â = eps e^{B̂}``,
+``δ`` a bound on ``||B − B̂||_∞`` (the notes' ε'), ``ε`` (``eps_jl``) the JL distortion.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attnspec.errors import InputError, check_range
+from attnspec.theory.expressivity.construction import factorize
+from attnspec.theory.expressivity.params import PROJECTIONS, check_choice, check_int
+
+
+def bound_on_support(M: float, delta: float) -> float:
+    """The notes' bound on S: ``|Â_ij − A_ij| <= M e^δ δ`` whenever ``||B − B̂||_∞ <= δ``.
+
+    Parameters
+    ----------
+    M : float
+        The largest entry of A.
+    delta : float
+        The bound δ on ``||B − B̂||_∞``.
+
+    Returns
+    -------
+    float
+    """
+    return float(M * math.exp(delta) * delta)
+
+
+def exact_on_support(M: float, delta: float) -> float:
+    """The exact worst case on S: ``max |Â − A| = M (e^δ − 1)`` (A_ij = M, B̂_ij = B_ij + δ)."""
+    return float(M * math.expm1(delta))
+
+
+def bound_off_support(eps: float, delta: float) -> tuple[float, float]:
+    """Off S, ``Â_ij = eps e^{B̂_ij}`` with |B̂_ij| <= δ: the range [eps e^{-δ}, eps e^{δ}]."""
+    return float(eps * math.exp(-delta)), float(eps * math.exp(delta))
+
+
+def bound_san_off_mass(L: int, k: int, m: float, eps: float, delta: float) -> float:
+    """Largest SAN mass outside S in a row when ``||B − B̂||_∞ <= δ`` (k nonzeros >= m per row).
+
+    ``(L − k) eps e^δ / ((L − k) eps e^δ + k m e^{−δ})``; 0 when k = L.
+    """
+    off = (L - k) * eps * math.exp(delta)
+    return float(off / (off + k * m * math.exp(-delta))) if L > k else 0.0
+
+
+def jl_failure_bound(L: int, d: int, eps_jl: float) -> float:
+    """Gaussian JL bound on P(∃ i, j: |⟨Rb1_i, Rb2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖).
+
+    ``2 n exp(−ε² d / 8)`` with n = 2L² vectors u_i ± v_j (notes' lemma + polarisation +
+    union bound), capped at 1.
+    """
+    return float(min(1.0, 4.0 * L * L * math.exp(-eps_jl * eps_jl * d / 8.0)))
+
+
+def orthogonal_failure_bound(L: int, d: int, eps_jl: float, c: float) -> float:
+    """The orthogonal variant's bound ``2 (1 − 1/(L+2)) exp(−c ε² d)`` (c unspecified in the notes)."""
+    return float(2.0 * (1.0 - 1.0 / (L + 2)) * math.exp(-c * eps_jl * eps_jl * d))
+
+
+def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussian", *, scaled: bool = True) -> float:
+    """Exact P(|‖Ru‖² − ‖u‖²| >= ε‖u‖²) for one fixed u ∈ R^L (the notes' lemma).
+
+    Gaussian R = P/sqrt(d): ‖Ru‖²/‖u‖² ~ χ²_d / d. Orthogonal R = sqrt(L/d) Qᵀ (Q Haar,
+    L×d): ‖Ru‖²/‖u‖² = (L/d) X with X ~ Beta(d/2, (L − d)/2) (X = 1 at d = L); with
+    ``scaled=False`` R = Qᵀ as the notes write it (R^ort = Q), and the ratio is X itself
+    (mean d/L: norms shrink).
+
+    Parameters
+    ----------
+    L, d : int, 1 <= d (<= L for orthogonal)
+    eps_jl : float > 0
+    projection : {"gaussian", "orthogonal"}
+    scaled : bool, orthogonal only: include the factor sqrt(L/d)
+
+    Returns
+    -------
+    float, the probability
+    """
+    from scipy import stats as sps
+
+    check_int("d", d, 1)
+    check_range("eps_jl", eps_jl, low=0, low_open=True)
+    if projection == "gaussian":
+        return float(sps.chi2.cdf(d * (1 - eps_jl), d) + sps.chi2.sf(d * (1 + eps_jl), d))
+    check_choice("projection", projection, PROJECTIONS)
+    if d > L:
+        raise InputError(f"d must be in [1, L={L}] for orthogonal projections, got d={d}")
+    if d == L:
+        return 0.0 if eps_jl > 0 else 1.0
+    law = sps.beta(d / 2, (L - d) / 2)
+    s = d / L if scaled else 1.0  # P(|X/s − 1| >= ε) = P(X <= s(1 − ε)) + P(X >= s(1 + ε))
+    return float(law.cdf(s * (1 - eps_jl)) + law.sf(s * (1 + eps_jl)))
+
+
+def jl_norm_moments(L: int, d: int, projection: str = "gaussian", *, scaled: bool = True) -> tuple[float, float]:
+    """Exact mean and variance of ``‖Ru‖² / ‖u‖²`` for a fixed u ∈ R^L.
+
+    Gaussian R = P/√d: χ²_d/d, mean 1, variance 2/d. Orthogonal: X ~ Beta(d/2, (L−d)/2)
+    has mean d/L and variance 2 d (L − d) / (L² (L + 2)); scaled by L/d (``scaled``) the mean
+    is 1 and the variance ``2 (L − d) / (d (L + 2))`` = the Gaussian one times
+    ``(L − d)/(L + 2)``.
+
+    Parameters
+    ----------
+    L, d : int, 1 <= d (<= L for orthogonal)
+    projection : {"gaussian", "orthogonal"}
+    scaled : bool, orthogonal only
+
+    Returns
+    -------
+    (mean, variance) : floats
+    """
+    check_int("d", d, 1)
+    check_choice("projection", projection, PROJECTIONS)
+    if projection == "gaussian":
+        return 1.0, 2.0 / d
+    if d > L:
+        raise InputError(f"d must be in [1, L={L}] for orthogonal projections, got d={d}")
+    mean, var = d / L, 2.0 * d * (L - d) / (L * L * (L + 2))
+    if scaled:
+        return mean * L / d, var * (L / d) ** 2
+    return mean, var
+
+
+def dimension_jl(L: int, eps_jl: float, beta: float) -> int:
+    """Smallest d with ``4 L² exp(−ε² d / 8) <= β``: ``⌈8 ln(4 L² / β) / ε²⌉``."""
+    return int(math.ceil(8.0 * math.log(4.0 * L * L / beta) / (eps_jl * eps_jl)))
+
+
+def dimension_stated(L: int, k: int, M: float, delta: float, C: float = 1.0) -> float:
+    """The notes' ``d = C M² k log L / ε'`` (ε' = δ; C the unknown constant)."""
+    return float(C * M * M * k * math.log(L) / delta)
+
+
+def eps_jl_needed(B: np.ndarray, delta: float, factorization: str = "row") -> float:
+    """The JL ε that guarantees ``||B − B̂||_∞ <= δ``: ``δ / (max_i ‖b1_i‖ max_j ‖b2_j‖)``.
+
+    Parameters
+    ----------
+    B : array of shape (L, L)
+    delta : float > 0
+    factorization : {"row", "column"}
+
+    Returns
+    -------
+    float
+    """
+    B1, B2 = factorize(B, factorization)
+    n1 = np.linalg.norm(B1, axis=1).max()
+    n2 = np.linalg.norm(B2, axis=1).max()
+    return float(delta / (n1 * n2))
+

@@ -1,0 +1,157 @@
+"""The parameters of one ``sa-check`` run, validated before any computation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from attnspec.errors import InputError
+from attnspec.theory.expressivity.params import FACTORIZATIONS, SUPPORTS, check_choice, check_int, check_params
+
+#: The grid of ``--sweep``.
+FULL_SWEEP_L: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
+FULL_SWEEP_K: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+
+
+@dataclass
+class Config:
+    """Parameters of one ``sa-check`` run (the CLI options, dashes as underscores).
+
+    Parameters
+    ----------
+    L, k : int
+        A is L×L with exactly k nonzeros per row, ``2 <= L``, ``1 <= k <= L``.
+    eps, delta, m, M, beta : float
+        ``B = log(A/eps)``; target ``||B − B̂||_∞ <= delta``; entries in ``[m, M]``; d* is
+        the least d with success >= 1 − beta.
+    trials : int
+        Monte Carlo trials per d, >= 10.
+    support, factorization : str
+        See :data:`~attnspec.theory.expressivity.params.SUPPORTS` and ``FACTORIZATIONS``.
+    seed : int
+    scaling_L : int
+        Size of the δ, eps and M/m scaling sweeps (exact sampler), >= 2.
+    d : int, optional
+        Also measure every error at this d.
+    sweep : bool
+        Use the full grid :data:`FULL_SWEEP_L` × :data:`FULL_SWEEP_K` instead of
+        ``sweep_L`` × ``sweep_k``.
+    sweep_L, sweep_k : tuple of int
+        The (L, k) grid of the d* vs k log L sweep; every k must be <= the largest L.
+    sweep_trials : int
+        Draws per sweep configuration (40 from L >= 2048), >= 10.
+    threads : int
+        torch CPU threads during the run, >= 1.
+    """
+
+    L: int = 512
+    k: int = 8
+    eps: float = 0.01
+    delta: float = 0.1
+    m: float = 0.1
+    M: float = 1.0
+    beta: float = 0.1
+    trials: int = 200
+    support: str = "random"
+    factorization: str = "row"
+    seed: int = 0
+    scaling_L: int = 64
+    d: int | None = None
+    sweep: bool = False
+    sweep_L: tuple[int, ...] = field(default=(64, 128, 256))
+    sweep_k: tuple[int, ...] = field(default=(1, 2, 4, 8))
+    sweep_trials: int = 100
+    threads: int = 1
+
+    @property
+    def grid_L(self) -> list[int]:
+        """The sweep's L values (the full grid with ``sweep``)."""
+        return list(FULL_SWEEP_L if self.sweep else self.sweep_L)
+
+    @property
+    def grid_k(self) -> list[int]:
+        """The sweep's k values (the full grid with ``sweep``)."""
+        return list(FULL_SWEEP_K if self.sweep else self.sweep_k)
+
+    def validate(self) -> None:
+        """Raise :class:`InputError` naming the first bad option and its allowed range."""
+        check_int("L", self.L, 2)
+        check_params(L=self.L, k=self.k, m=self.m, M=self.M, eps=self.eps, delta=self.delta, beta=self.beta)
+        check_int("trials", self.trials, 10)
+        check_choice("support", self.support, SUPPORTS)
+        check_choice("factorization", self.factorization, FACTORIZATIONS)
+        check_int("seed", self.seed, 0)
+        check_int("scaling_L", self.scaling_L, 2)
+        if self.d is not None:
+            check_int("d", self.d, 1)
+        check_int("sweep-trials", self.sweep_trials, 10)
+        check_int("threads", self.threads, 1)
+        if not self.sweep_L or not self.sweep_k:
+            raise InputError("sweep-L and sweep-k must each list at least one integer")
+        for v in self.sweep_L:
+            check_int("sweep-L values", v, 2)
+        for v in self.sweep_k:
+            check_int("sweep-k values", v, 1)
+        # configurations with k > L are skipped; a k that fits no L would leave it out of
+        # the sweep entirely (and a grid with no configuration has nothing to fit)
+        too_big = [k for k in self.grid_k if k > max(self.grid_L)]
+        if too_big:
+            raise InputError(f"sweep-k values must be <= the largest sweep-L ({max(self.grid_L)}): every k needs "
+                             f"a configuration with k <= L, got sweep-k {','.join(map(str, too_big))}")
+
+    def parameters(self) -> dict[str, Any]:
+        """The config as a plain dict (for ``meta.json``), with the effective sweep grid."""
+        out = asdict(self)
+        out["sweep_L"], out["sweep_k"] = self.grid_L, self.grid_k
+        return out
+
+
+def _int_list(name: str, value: Any) -> tuple[int, ...]:
+    """A comma list as typed (``"64,128"``), a single int, or a list of ints."""
+    if isinstance(value, str):
+        try:
+            vals = [int(x) for x in value.split(",") if x.strip()]
+        except ValueError:
+            raise InputError(f"{name} must be a comma list of integers, got {value!r}") from None
+    elif isinstance(value, (list, tuple)):
+        vals = list(value)
+    else:
+        vals = [value]
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(f"{name} must be a comma list of integers, got {value!r}")
+    if not vals:
+        raise InputError(f"{name} must list at least one integer, got {value!r}")
+    return tuple(vals)
+
+
+def config_from_options(options: Mapping[str, Any]) -> Config:
+    """A validated :class:`Config` from options keyed by CLI name (``sweep_L`` for ``--sweep-L``).
+
+    Parameters
+    ----------
+    options : mapping
+        Values as typed on the command line or in an experiment TOML; missing keys take
+        the defaults; ``None`` values are treated as missing except for ``d``.
+
+    Returns
+    -------
+    Config
+
+    Raises
+    ------
+    InputError
+        An unknown option, or a value outside its allowed range (the message names both).
+    """
+    names = {f.name for f in fields(Config)}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        raise InputError(f"unknown sa-check option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    values = {k: v for k, v in options.items() if v is not None or k == "d"}
+    for key in ("sweep_L", "sweep_k"):
+        if key in values:
+            values[key] = _int_list(key.replace("_", "-"), values[key])
+    cfg = Config(**values)
+    cfg.validate()
+    return cfg

@@ -1,0 +1,406 @@
+"""Every measurement of one ``sa-check`` instance (no verdicts: those are in the claim modules).
+
+:func:`measure` draws A, finds d* for Gaussian R (the d → ∞ law, then the exact bisection
+around it) and for orthogonal R, measures every error of the construction at d*, at the JL
+dimension d_JL and at a requested d, and runs the δ, M/m and eps scaling sweeps at a smaller
+L. The tidy frame has one row per measured configuration, ``kind`` saying which:
+``curve`` (success probability vs d, exact and asymptotic), ``d_star`` (Gaussian,
+orthogonal), ``at_d`` (all error measures at one d), ``scaling_delta``, ``scaling_eps``,
+``scaling_M`` (d* as δ, eps or M/m vary).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from attnspec.stats import clopper_pearson, spawn_seeds
+from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed
+from attnspec.theory.expressivity.config import Config
+from attnspec.theory.expressivity.construction import construct, log_targets, san, sparse_target
+from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star
+from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_errors, sample_errors
+
+#: The seeds of one run: spawn_seeds(cfg.seed, N_SEEDS); indices below say what each draws.
+#: (SeedSequence children do not depend on the count, so adding seeds keeps the others.)
+N_SEEDS = 14
+(SEED_A, SEED_ASYM, SEED_GAUSS, SEED_ORTH, SEED_AT, SEED_SCALING_A, SEED_SCALING, SEED_MAP, SEED_HELDOUT_DELTA,
+ SEED_HELDOUT_EPS, SEED_HYP_A, SEED_HYP_FIT, SEED_HYP_TEST, SEED_ORTH_NORM) = range(14)
+
+
+@dataclass
+class Measurements:
+    """What :func:`measure` returns.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        The tidy table (module docstring).
+    at : dict of str to DataFrame
+        The per-trial measures (:data:`TRIAL_COLUMNS`, plus ``seed``) at ``"d_star"`` and
+        ``"d_jl"``; one row per trial.
+    lam : ndarray of shape (trials,)
+        The draws of the d → ∞ law at the run's instance.
+    A : ndarray of shape (L, L)
+    eps_jl : float
+        The JL ε that guarantees ``||B − B̂||_∞ <= δ``.
+    d_jl : int
+        The JL dimension for it.
+    seeds : list of int
+    """
+
+    frame: pd.DataFrame
+    at: dict[str, pd.DataFrame]
+    lam: np.ndarray
+    A: np.ndarray
+    eps_jl: float
+    d_jl: int
+    seeds: list[int]
+
+
+def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
+    """One row of the tidy frame: the run's parameters, then ``values``."""
+    base = {"kind": kind, "L": cfg.L, "k": cfg.k, "eps": cfg.eps, "delta": cfg.delta, "m": cfg.m,
+            "M": cfg.M, "beta": cfg.beta, "support": cfg.support, "factorization": cfg.factorization,
+            "projection": "gaussian", "method": "exact", "d": np.nan, "seed": cfg.seed}
+    base.update(values)
+    return base
+
+
+def _curve_row(cfg: Config, d: int, successes: int, trials: int, **values: object) -> dict[str, object]:
+    ci = clopper_pearson(successes, trials)
+    return row("curve", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=trials, **values)
+
+
+def _gaussian(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]
+              ) -> tuple[list[dict[str, object]], np.ndarray, DStar]:
+    """The asymptotic law (whole curve), the exact bisection around it, a few d < L."""
+    say("asymptotic law of Gaussian projections")
+    lam = asymptotic_errors(A, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_ASYM])
+    d_asym, d_asym_lo, d_asym_hi = asymptotic_d_star(lam, cfg.delta, cfg.beta)
+    say(f"exact bisection for d* (hint {d_asym})")
+    ds = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="gaussian",
+                     factorization=cfg.factorization, seed=seeds[SEED_GAUSS], d_hint=d_asym, full_stats=True)
+    evaluated = [d for d, _ in ds.evaluations]
+    grid = sorted({int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2,
+                                                          40).astype(int))})
+    rows = [_curve_row(cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic",
+                       seed=seeds[SEED_ASYM]) for d in grid]
+    rows += [_curve_row(cfg, d, int(round(p * cfg.trials)), cfg.trials, seed=seeds[SEED_GAUSS])
+             for d, p in sorted(ds.evaluations)]
+    # a few exact points below L, where the construction would actually save width
+    for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)}):
+        if d in dict(ds.evaluations):
+            continue
+        df = sample_errors(A, d, eps=cfg.eps, trials=min(cfg.trials, 50), seed=seeds[SEED_GAUSS],
+                           factorization=cfg.factorization)
+        rows.append(_curve_row(cfg, d, int(np.sum(df["err_inf"] <= cfg.delta)), len(df), seed=seeds[SEED_GAUSS]))
+    rows.append(row("d_star", cfg, method="exact", d=ds.d_star, estimate=ds.d_star, d_low=ds.d_low,
+                    success=ds.success, trials=cfg.trials, seed=seeds[SEED_GAUSS], evaluations=len(ds.evaluations)))
+    rows.append(row("d_star", cfg, method="asymptotic", d=d_asym, estimate=d_asym, ci_low=d_asym_lo,
+                    ci_high=d_asym_hi, trials=cfg.trials, seed=seeds[SEED_ASYM]))
+    return rows, lam, ds
+
+
+def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+    """d* for orthogonal R, by bisection on L − d."""
+    say("orthogonal projections: bisection on L − d")
+    do = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="orthogonal",
+                     factorization=cfg.factorization, seed=seeds[SEED_ORTH])
+    rows = [_curve_row(cfg, d, int(round(p * cfg.trials)), cfg.trials, projection="orthogonal",
+                       seed=seeds[SEED_ORTH]) for d, p in sorted(do.evaluations)]
+    rows.append(row("d_star", cfg, projection="orthogonal", d=do.d_star, estimate=do.d_star, d_low=do.d_low,
+                    success=do.success, trials=cfg.trials, seed=seeds[SEED_ORTH], evaluations=len(do.evaluations)))
+    return rows
+
+
+def _at_d_row(cfg: Config, df: pd.DataFrame, d: int, eps_jl: float, **values: object) -> dict[str, object]:
+    """Every error measure of the trials ``df`` at one d, summarised (worst values)."""
+    summary = {c: float(np.nanmax(df[c])) for c in TRIAL_COLUMNS if c != "off_argmax"}
+    ci = clopper_pearson(int(np.sum(df["err_inf"] <= cfg.delta)), len(df))
+    return row("at_d", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=len(df),
+               jl_failures=int(np.sum(df["jl_ratio"] > eps_jl)), eps_jl=eps_jl,
+               **values, **{f"max_{c}": v for c, v in summary.items()}, min_off_min=float(np.nanmin(df["off_min"])))
+
+
+def _at_d(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar, eps_jl: float, d_jl: int,
+          say: Callable[[str], None]) -> tuple[list[dict[str, object]], dict[str, pd.DataFrame]]:
+    """Every error measure at d* (the bisection's own draws), at d_JL and at ``cfg.d``."""
+    rows: list[dict[str, object]] = []
+    at: dict[str, pd.DataFrame] = {}
+    for name, d in (("d_star", ds.d_star), ("d_jl", d_jl)):
+        say(f"error measures at d = {d} ({name})")
+        if name == "d_star" and ds.frame is not None:
+            df, sd = ds.frame, seeds[SEED_GAUSS]
+        else:
+            df, sd = sample_errors(A, d, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization,
+                                   seed=seeds[SEED_AT]), seeds[SEED_AT]
+        at[name] = df.assign(seed=sd)
+        rows.append(_at_d_row(cfg, df, d, eps_jl, at=name, seed=sd))
+    if cfg.d is not None:
+        for proj in ("gaussian", "orthogonal") if cfg.d <= cfg.L else ("gaussian",):
+            say(f"error measures at the requested d = {cfg.d} ({proj})")
+            df = sample_errors(A, cfg.d, eps=cfg.eps, trials=cfg.trials, projection=proj,
+                               factorization=cfg.factorization, seed=seeds[SEED_AT])
+            rows.append(_at_d_row(cfg, df, cfg.d, eps_jl, projection=proj, at="user", seed=seeds[SEED_AT]))
+    return rows, at
+
+
+def scaling_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, factorization: str,
+                   seed: int) -> tuple[DStar, int]:
+    """d* of one scaling point: the asymptotic hint, then the exact bisection to 2^(1/16).
+
+    Parameters
+    ----------
+    A : array of shape (L, L)
+    eps, delta, beta : float
+    trials : int
+    factorization : str
+    seed : int, used for both the hint and the bisection
+
+    Returns
+    -------
+    (DStar, hint) : the exact search and the asymptotic d* it started from
+    """
+    lam = asymptotic_errors(A, eps=eps, trials=trials, factorization=factorization, seed=seed)
+    hint = asymptotic_d_star(lam, delta, beta)[0]
+    r = find_d_star(A, eps=eps, delta=delta, beta=beta, trials=trials, factorization=factorization,
+                    seed=seed, d_hint=hint, rel=2 ** (1 / 16))
+    return r, hint
+
+
+#: The scaling sweeps: δ as multiples of the run's δ, M/m at fixed m, eps as multiples of m.
+DELTA_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
+M_RATIOS = (1.0, 4.0, 16.0, 64.0)
+EPS_FACTORS = (0.5, 1e-1, 1e-2, 1e-3, 1e-4)
+
+
+def scaling_trials(cfg: Config) -> int:
+    """Trials per scaling point: half the run's, at least 50."""
+    return max(50, cfg.trials // 2)
+
+
+def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+    """d* as δ, M/m and eps vary (exact sampler) at L = min(scaling_L, L)."""
+    Ls = min(cfg.scaling_L, cfg.L)
+    ks = min(cfg.k, Ls)
+    As = sparse_target(Ls, ks, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
+    st = scaling_trials(cfg)
+    sd = seeds[SEED_SCALING]
+    rows: list[dict[str, object]] = []
+    for delta in (cfg.delta * f for f in DELTA_FACTORS):
+        say(f"scaling in delta: {delta:.3g}")
+        r, hint = scaling_d_star(As, eps=cfg.eps, delta=delta, beta=cfg.beta, trials=st,
+                                 factorization=cfg.factorization, seed=sd)
+        rows.append(row("scaling_delta", cfg, L=Ls, k=ks, delta=delta, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
+                        success=r.success, trials=st, seed=sd, d_asymptotic=hint,
+                        max_abs_B=float(np.abs(log_targets(As, cfg.eps)).max())))
+    for ratio in M_RATIOS:
+        M_r = cfg.m * ratio
+        say(f"scaling in M/m: {ratio:g}")
+        Ar = sparse_target(Ls, ks, m=cfg.m, M=M_r, support=cfg.support, seed=seeds[SEED_SCALING_A])
+        r, hint = scaling_d_star(Ar, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=st,
+                                 factorization=cfg.factorization, seed=sd)
+        rows.append(row("scaling_M", cfg, L=Ls, k=ks, M=M_r, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
+                        success=r.success, trials=st, seed=sd, d_asymptotic=hint, M_over_m=ratio,
+                        max_abs_B=float(np.abs(log_targets(Ar, cfg.eps)).max())))
+    for eps in (cfg.m * f for f in EPS_FACTORS):
+        say(f"scaling in eps: {eps:.3g}")
+        r, hint = scaling_d_star(As, eps=eps, delta=cfg.delta, beta=cfg.beta, trials=st,
+                                 factorization=cfg.factorization, seed=sd)
+        Bs = log_targets(As, eps)
+        rows.append(row("scaling_eps", cfg, L=Ls, k=ks, eps=eps, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
+                        success=r.success, trials=st, seed=sd, d_asymptotic=hint,
+                        max_abs_B=float(np.abs(Bs).max()), max_row_norm=float(np.linalg.norm(Bs, axis=1).max())))
+    return rows
+
+
+#: The held-out tests of the scaling fits: the constant is fitted on the scaling points in
+#: ``train`` and the bound it implies is tested at ``test`` on independent draws.
+HELDOUT_DELTA = {"train": (2.0, 4.0), "test": 0.25}  # multiples of the run's δ
+HELDOUT_EPS = {"train": 0.5, "test": 1e-4}  # multiples of m
+
+
+def heldout_delta(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int, *,
+                  exponent: float = 1.0) -> dict[str, object]:
+    """Test ``d = C/δ^p`` (the notes: p = 1) at a δ it was not fitted on, with fresh draws.
+
+    ``C = max d*·δ^p`` over the δ of :data:`HELDOUT_DELTA` ``train`` (each d* the upper end
+    of its bisection bracket, so every training point meets its target with that C); at
+    ``δ_test`` the bound ``d = ⌈C/δ_test^p⌉`` is drawn again with ``seed``.
+
+    Parameters
+    ----------
+    cfg : Config
+    As : array of shape (Ls, Ls), the scaling sweep's matrix
+    frame : DataFrame with the ``scaling_delta`` rows
+    seed : int, independent of the scaling sweep's
+    exponent : float, p
+
+    Returns
+    -------
+    dict, one ``heldout`` row: d tested, failures among trials, C, the training δ, seed
+    """
+    st = scaling_trials(cfg)
+    sd = frame.query("kind == 'scaling_delta'")
+    train = sd[np.isin(np.round(sd["delta"] / cfg.delta, 9), HELDOUT_DELTA["train"])]
+    c_fit = float((train["d"] * train["delta"] ** exponent).max())
+    d_test = HELDOUT_DELTA["test"] * cfg.delta
+    d_pred = int(math.ceil(c_fit / d_test**exponent))
+    err = sample_errors(As, d_pred, eps=cfg.eps, trials=st, factorization=cfg.factorization, seed=seed,
+                        only_max=True)["err_inf"].to_numpy()
+    return row("heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), delta=d_test, d=d_pred, fit="delta",
+               exponent=exponent, C=c_fit, train=",".join(f"{x:g}" for x in sorted(train["delta"])),
+               failures=int(np.sum(err > d_test)), trials=st, seed=seed)
+
+
+def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
+    """Test "d does not depend on eps" (M = max A): the d* at eps = 0.5 m, drawn again at
+    eps = 1e-4 m with ``seed`` (:data:`HELDOUT_EPS`).
+
+    Parameters
+    ----------
+    cfg : Config
+    As : array of shape (Ls, Ls), the scaling sweep's matrix
+    frame : DataFrame with the ``scaling_eps`` rows
+    seed : int, independent of the scaling sweep's
+
+    Returns
+    -------
+    dict, one ``heldout`` row
+    """
+    st = scaling_trials(cfg)
+    se = frame.query("kind == 'scaling_eps'")
+    e_train, e_test = HELDOUT_EPS["train"] * cfg.m, HELDOUT_EPS["test"] * cfg.m
+    d_pred = int(se.loc[np.isclose(se["eps"], e_train), "d"].iloc[0])
+    err = sample_errors(As, d_pred, eps=e_test, trials=st, factorization=cfg.factorization, seed=seed,
+                        only_max=True)["err_inf"].to_numpy()
+    return row("heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), eps=e_test, d=d_pred, fit="eps",
+               C=float(d_pred), train=f"{e_train:g}", failures=int(np.sum(err > cfg.delta)), trials=st, seed=seed)
+
+
+def heldout(cfg: Config, frame: pd.DataFrame, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+    """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta`
+    (p = 1, as in the notes) and :func:`heldout_eps`, each on its own fresh seed.
+
+    Parameters
+    ----------
+    cfg : Config
+    frame : DataFrame with the run's ``scaling_delta`` and ``scaling_eps`` rows
+    seeds : list of int, the run's seeds
+    say : callable
+
+    Returns
+    -------
+    list of two row dicts
+    """
+    Ls = min(cfg.scaling_L, cfg.L)
+    As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
+    say("held-out tests of the scaling fits")
+    return [heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
+            heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS])]
+
+
+#: The row-only hypothesis is checked at L = min(run's L, HYPOTHESES_MAX_L).
+HYPOTHESES_MAX_L = 256
+
+
+def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
+               say: Callable[[str], None]) -> list[dict[str, object]]:
+    """The hypotheses rows (kind ``hypotheses``): row-only sparsity under both
+    factorizations (at L = min(L, :data:`HYPOTHESES_MAX_L`)), and ratio vs additive
+    precision at the run's A (:mod:`.hypotheses`).
+
+    Parameters
+    ----------
+    cfg : Config
+    A : array of shape (L, L), the run's matrix
+    lam : array of shape (trials,), the run's draws of the d → ∞ law (seed SEED_ASYM)
+    seeds : list of int
+    say : callable
+
+    Returns
+    -------
+    list of three row dicts
+    """
+    from attnspec.theory.expressivity.hypotheses import ratio_test, row_only_test
+
+    say("hypotheses: row-only sparsity, ratio precision")
+    rows: list[dict[str, object]] = [
+        row_only_test(L=min(cfg.L, HYPOTHESES_MAX_L), k=min(cfg.k, HYPOTHESES_MAX_L), m=cfg.m, M=cfg.M, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta,
+                      trials=cfg.trials, factorization=f, seed_A=seeds[SEED_HYP_A], seed_fit=seeds[SEED_HYP_FIT],
+                      seed_test=seeds[SEED_HYP_TEST]) for f in ("row", "column")]
+    # the same Z draws as the run's asymptotic law: a paired comparison of the two precisions
+    rows.append(ratio_test(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials,
+                           seed=seeds[SEED_ASYM], lam_add=lam))
+    return rows
+
+
+def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Measurements:
+    """Run every measurement at the instance of ``cfg``.
+
+    Parameters
+    ----------
+    cfg : Config (validated here)
+    progress : callable, optional, receives one-line messages
+
+    Returns
+    -------
+    Measurements
+    """
+    cfg.validate()
+    say = progress or (lambda s: None)
+    seeds = spawn_seeds(cfg.seed, N_SEEDS)
+    A = sparse_target(cfg.L, cfg.k, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_A])
+    B = log_targets(A, cfg.eps)
+    eps_jl = eps_jl_needed(B, cfg.delta, cfg.factorization)
+    rows, lam, ds = _gaussian(cfg, A, seeds, say)
+    rows += _orthogonal(cfg, A, seeds, say)
+    d_jl = dimension_jl(cfg.L, eps_jl, cfg.beta)
+    at_rows, at = _at_d(cfg, A, seeds, ds, eps_jl, d_jl, say)
+    rows += at_rows
+    rows += _scaling(cfg, seeds, say)
+    rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
+    rows += hypotheses(cfg, A, lam, seeds, say)
+    return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds)
+
+
+def error_map(cfg: Config, size: int = 64) -> pd.DataFrame:
+    """One instance for the error maps: A, Â = eps SA(X) and SAN, entry by entry.
+
+    A ``size``×``size`` problem with the run's k, m, M, eps, at the d* of the asymptotic
+    law for it, capped so that X (L × 2d) holds at most 4e6 numbers.
+
+    Parameters
+    ----------
+    cfg : Config
+    size : int, the L of the instance (at most cfg.L)
+
+    Returns
+    -------
+    DataFrame with one row per entry (L² rows): i, j, support, A, A_hat, san_target, san,
+    and the instance's L, k, d, d_star, err_inf, seed.
+    """
+    cfg.validate()
+    Ls = min(size, cfg.L)
+    ks = min(cfg.k, Ls)
+    seeds = spawn_seeds(cfg.seed, N_SEEDS)
+    A = sparse_target(Ls, ks, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_A])
+    lam = asymptotic_errors(A, eps=cfg.eps, trials=100, factorization=cfg.factorization, seed=seeds[SEED_ASYM])
+    d_star = asymptotic_d_star(lam, cfg.delta, cfg.beta)[0]
+    # the construction materialises X (L × 2d): cap d so that X holds <= 4e6 numbers
+    d = min(d_star, 2_000_000 // Ls)
+    c = construct(A, d, cfg.eps, factorization=cfg.factorization, seed=seeds[SEED_MAP])
+    Ahat = c.approximation().numpy()
+    P = san(c.X, c.W_Q, c.W_K).numpy()
+    Pt = A / A.sum(1, keepdims=True)
+    i, j = np.meshgrid(np.arange(Ls), np.arange(Ls), indexing="ij")
+    err = float(np.abs(c.logits().numpy() - log_targets(A, cfg.eps)).max())
+    return pd.DataFrame({"L": Ls, "k": ks, "d": d, "d_star": d_star, "err_inf": err, "seed": seeds[SEED_MAP],
+                         "i": i.ravel(), "j": j.ravel(),
+                         "support": (A > 0).ravel(), "A": A.ravel(), "A_hat": Ahat.ravel(),
+                         "san_target": Pt.ravel(), "san": P.ravel()})

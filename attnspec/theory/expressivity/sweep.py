@@ -1,0 +1,151 @@
+"""The (L, k) sweep: d* at every configuration of a grid, Gaussian (the d → ∞ law for every
+L, the exact bisection for small L) and orthogonal, with the claims read off the grid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from attnspec.stats import clopper_pearson
+from attnspec.theory.expressivity import claims as C
+from attnspec.theory.expressivity.construction import factorize, log_targets, sparse_target
+from attnspec.theory.expressivity.dstar import asymptotic_d_star, find_d_star
+from attnspec.theory.expressivity.fit import gaussian_sweep
+from attnspec.theory.expressivity.params import check_params
+from attnspec.theory.expressivity.sampling import asymptotic_errors
+from attnspec.verdicts import VerdictRow, classify_bound
+
+
+def config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
+    """Independent seeds for configuration (L, k) of a sweep, derived from the run seed."""
+    ss = np.random.SeedSequence([int(seed), int(L), int(k)])
+    return [int(x >> 1) for x in ss.generate_state(count, dtype=np.uint64)]
+
+
+def sweep(Ls: Sequence[int], ks: Sequence[int], *, eps: float, delta: float, m: float, M: float, beta: float,
+          trials: int, support: str = "random", factorization: str = "row", seed: int = 0,
+          exact_max_L: int = 128, orthogonal_max_L: int = 2048, large_L: int = 2048, large_trials: int = 40,
+          progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """d* over a grid of (L, k).
+
+    Gaussian R: the asymptotic law for every L (d* with an order-statistic 95% interval,
+    and the success curve, ``kind = 'sweep_curve'``), plus the exact bisection for
+    L <= ``exact_max_L`` (validation of the asymptotic law). Orthogonal R: exact search on
+    L − d for L <= ``orthogonal_max_L``. ``trials`` per configuration, ``large_trials``
+    from L >= ``large_L`` on (one draw costs O(k L²) there). One row per
+    (L, k, projection, method) with ``kind = 'sweep'``.
+
+    Parameters
+    ----------
+    Ls, ks : sequences of int; configurations with k > L are skipped
+    eps, delta, m, M, beta : float
+    trials : int, draws per configuration
+    support, factorization : str
+    seed : int; each configuration's seeds come from (seed, L, k) (:func:`config_seeds`)
+    progress : callable, optional
+
+    Returns
+    -------
+    DataFrame, kinds ``sweep`` (one row per configuration, projection and method) and
+    ``sweep_curve`` (the asymptotic success curve per configuration)
+    """
+    say = progress or (lambda s: None)
+    rows: list[dict[str, object]] = []
+    for L in Ls:
+        for k in ks:
+            if k > L:
+                continue
+            check_params(L=L, k=k, m=m, M=M, eps=eps, delta=delta, beta=beta)
+            n = trials if L < large_L else min(trials, large_trials)
+            cfg_seed = config_seeds(seed, L, k, 4)
+            A = sparse_target(L, k, m=m, M=M, support=support, seed=cfg_seed[0])
+            B = log_targets(A, eps)
+            B1, B2 = factorize(B, factorization)
+            rn = float(np.linalg.norm(B1, axis=1).max() * np.linalg.norm(B2, axis=1).max())
+            base = {"kind": "sweep", "L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta,
+                    "support": support, "factorization": factorization,
+                    "max_abs_B": float(np.abs(B).max()), "max_row_norm": rn, "k_log_L": k * math.log(L)}
+            say(f"sweep L={L} k={k}: asymptotic ({n} draws)")
+            lam = asymptotic_errors(A, eps=eps, trials=n, factorization=factorization, seed=cfg_seed[1])
+            d, lo, hi = asymptotic_d_star(lam, delta, beta)
+            rows.append({**base, "projection": "gaussian", "method": "asymptotic", "d": d, "ci_low": lo,
+                         "ci_high": hi, "trials": n, "seed": cfg_seed[1]})
+            for dd in np.unique(np.geomspace(max(1, d // 3), d * 2, 24).astype(int)):
+                ci = clopper_pearson(int(np.sum(lam <= delta * math.sqrt(dd))), n)
+                rows.append({**base, "kind": "sweep_curve", "projection": "gaussian", "method": "asymptotic",
+                             "d": int(dd), "estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
+                             "trials": n, "seed": cfg_seed[1]})
+            if L <= exact_max_L:
+                say(f"sweep L={L} k={k}: exact bisection")
+                r = find_d_star(A, eps=eps, delta=delta, beta=beta, trials=n, factorization=factorization,
+                                seed=cfg_seed[2], d_hint=d)
+                rows.append({**base, "projection": "gaussian", "method": "exact", "d": r.d_star, "d_low": r.d_low,
+                             "success": r.success, "trials": n, "seed": cfg_seed[2]})
+            if L <= orthogonal_max_L:
+                say(f"sweep L={L} k={k}: orthogonal")
+                r = find_d_star(A, eps=eps, delta=delta, beta=beta, trials=n, projection="orthogonal",
+                                factorization=factorization, seed=cfg_seed[3])
+                rows.append({**base, "projection": "orthogonal", "method": "exact", "d": r.d_star, "d_low": r.d_low,
+                             "success": r.success, "trials": n, "seed": cfg_seed[3]})
+    return pd.DataFrame(rows)
+
+
+
+
+def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
+    """The claims read off a sweep: d* < L anywhere (:data:`~.claims.WIDTH`, grid),
+    orthogonal vs Gaussian d* and the asymptotic law against the exact search.
+
+    Parameters
+    ----------
+    sw : DataFrame, the output of :func:`sweep`
+
+    Returns
+    -------
+    list of VerdictRow
+    """
+    out: list[VerdictRow] = []
+    g = gaussian_sweep(sw)
+    P = {"L": f"{g['L'].min()}..{g['L'].max()}", "k": f"{g['k'].min()}..{g['k'].max()}",
+         "eps": float(g["eps"].iloc[0]), "delta": float(g["delta"].iloc[0])}
+    seed = int(g["seed"].iloc[0])
+    below = g[g["d"] < g["L"]]
+    ratio = float((g["d"] / g["L"]).min())
+    dec = classify_bound(observed=ratio, bound=1.0, loose_factor=None,
+                         vacuous=None if len(below) else f"d* >= L at all {len(g)} configurations: the exact "
+                                                         f"choice d = L beats the construction everywhere")
+    out.append(VerdictRow(C.WIDTH.id, dec.verdict, P, estimate=float(len(below)), trials=int(g["trials"].min()),
+                          seed=seed, reading="grid",
+                          evidence=f"{len(below)}/{len(g)} configurations have d* < L; smallest d*/L = {ratio:.3g}"))
+    o = sw[(sw["kind"] == "sweep") & (sw["projection"] == "orthogonal")]
+    if len(o):
+        mg = o.merge(g, on=["L", "k"], suffixes=("_o", "_g"))
+        r = mg["d_o"] / mg["d_g"]
+        dec = classify_bound(observed=float(r.max()), bound=1.0, loose_factor=None)
+        out.append(VerdictRow(C.ORTH_WIDTH.id, dec.verdict, P, estimate=float(r.max()), trials=int(o["trials"].min()),
+                              seed=int(o["seed"].iloc[0]), reading="vs-gaussian",
+                              evidence=f"{dec.reason}: d*_orth/d*_gauss in [{r.min():.3g}, {r.max():.3g}]; orthogonal "
+                                       f"d* = L (only the exact choice works) in {int((o['d'] >= o['L']).sum())}/"
+                                       f"{len(o)} configurations"))
+    e = sw[(sw["kind"] == "sweep") & (sw["projection"] == "gaussian") & (sw["method"] == "exact")]
+    if len(e):
+        mg = e.merge(g, on=["L", "k"], suffixes=("_e", "_a"))
+        # both d* are quantile estimates from the same number of draws: if the law is right,
+        # their ratio lies (conservatively) within [low/high, high/low] of the asymptotic
+        # interval; the exact one is further only known to its bracket (d_low, d]
+        with np.errstate(divide="ignore"):
+            lowx = mg["d_a"] * mg["ci_low_a"] / mg["ci_high_a"]
+            highx = mg["d_a"] * mg["ci_high_a"] / mg["ci_low_a"]
+        ok = (mg["d_e"] >= lowx) & (mg["d_low_e"] <= highx)
+        dec = classify_bound(observed=float((~ok).sum()), bound=0.0, loose_factor=None)
+        out.append(VerdictRow(C.ASYMPTOTIC.id, dec.verdict, P, estimate=float((mg["d_e"] / mg["d_a"]).max()),
+                              trials=int(e["trials"].min()), seed=int(e["seed"].iloc[0]), reading="vs-exact",
+                              evidence=f"exact/asymptotic d* in [{(mg['d_e'] / mg['d_a']).min():.3g}, "
+                                       f"{(mg['d_e'] / mg['d_a']).max():.3g}] over {len(mg)} configurations with "
+                                       f"L <= {int(e['L'].max())}; {int((~ok).sum())} disagree beyond the CI and "
+                                       f"bisection bracket"))
+    return out

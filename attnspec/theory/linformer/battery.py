@@ -1,0 +1,378 @@
+"""The `jl-check` battery: options → validated config → Monte Carlo and measurements → verdict rows.
+
+``config_from_options`` validates every option before any computation; ``run`` returns a
+:class:`attnspec.battery.BatteryResult` whose tables are ``jl`` (one row per Monte Carlo
+parameter set, with its verdict), ``jl_errors`` (sampled relative errors, for figures) and
+``jl_curves`` (bounds and exact laws on a dense k grid). Real attention matrices (``--model``,
+``--data``) are requested through :func:`attention_request` and loaded by
+:func:`attnspec.battery.run_battery`; this module never loads a model or data.
+
+Claim groups (``--claims``): ``lemma1.eq11``, ``lemma1.eq12`` (Lemma 1), ``thm1``
+(eq. 3, eq. 18, the quantifier), ``thm2`` (eq. 8 with its (ε, k) grid, eq. 21, step 23,
+the k formulas, the tolerances), ``eq4`` (eqs. 4/15 as printed).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnspec.battery import AttentionRequest, BatteryResult
+from attnspec.errors import InputError, check_choice, check_range
+from attnspec.stats import child_seed
+from attnspec.theory.linformer import lemma1 as L1
+from attnspec.theory.linformer import proof_steps as PS
+from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem1 as T1
+from attnspec.theory.linformer import theorem2 as T2
+from attnspec.theory.linformer.dimensions import (
+    appendix_a_k,
+    check_eps,
+    check_ks,
+    check_n,
+    dimensions,
+    theorem1_union_bound,
+    union_bound_min_k,
+)
+from attnspec.theory.linformer.printed import check_eq4
+from attnspec.theory.linformer.quantifier import check_quantifier
+from attnspec.theory.linformer.rows import eq18_rows, verdict_rows
+from attnspec.verdicts import VerdictRow, classify_measurement
+
+COMMAND = "jl-check"
+CLAIM_GROUPS: tuple[str, ...] = ("lemma1.eq11", "lemma1.eq12", "thm1", "thm2", "eq4")
+_ALIASES = {"lemma1": ("lemma1.eq11", "lemma1.eq12"), "all": CLAIM_GROUPS}
+#: theorem dimensions above this are reported but not simulated
+MAX_SIMULATED_K = 20_000
+#: draws of Gaussian V for the ‖V‖₂ <= ε‖V‖_F fraction, and of R per rank for the quantifier
+TOLERANCE_DRAWS = 200
+QUANTIFIER_DRAWS = 2
+
+
+def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
+    """``"all"``, ``"lemma1"``, or a comma list of lemma1.eq11, lemma1.eq12, thm1, thm2, eq4
+    (each may carry the ``linformer.`` prefix of the claim ids)."""
+    items = [s.strip().removeprefix("linformer.") for s in (spec.split(",") if isinstance(spec, str) else spec)
+             if s.strip()]
+    if not items:
+        raise InputError(f"claims must name at least one of {', '.join(CLAIM_GROUPS)} (or lemma1, all), got none")
+    out: list[str] = []
+    for it in items:
+        if it in _ALIASES:
+            out.extend(_ALIASES[it])
+        elif it in CLAIM_GROUPS:
+            out.append(it)
+        else:
+            raise InputError(f"claim must be one of {', '.join(CLAIM_GROUPS)}, lemma1 or all, got {it!r}")
+    return tuple(dict.fromkeys(out))
+
+
+def parse_families(spec: str | Sequence[str]) -> tuple[str, ...]:
+    """``"all"`` or a comma list of gaussian, orthogonal, achlioptas, sparse."""
+    items = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    if items == ["all"]:
+        return S.FAMILIES
+    if not items:
+        raise InputError(f"family must name at least one of {', '.join(S.FAMILIES)} (or all), got none")
+    for it in items:
+        S.check_family(it)
+    return tuple(dict.fromkeys(items))
+
+
+def parse_ks(spec: str) -> list[int]:
+    """k values: a comma list of integers and inclusive ranges ``start:stop[:step]``.
+
+    ``"64,128,256"``, ``"64:4096:64"`` (64, 128, ..., 4096), ``"16:32"`` (step 1).
+    """
+    out: list[int] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        try:
+            if ":" in part:
+                fields = [int(x) for x in part.split(":")]
+                if len(fields) not in (2, 3):
+                    raise ValueError
+                start, stop = fields[0], fields[1]
+                step = fields[2] if len(fields) == 3 else 1
+                if step < 1:
+                    raise InputError(f"k range step must be >= 1, got {step} in {part!r}")
+                if stop < start:
+                    raise InputError(f"k range {part!r} is empty (stop < start)")
+                out.extend(range(start, stop + 1, step))
+            else:
+                out.append(int(part))
+        except ValueError as e:
+            if isinstance(e, InputError):
+                raise
+            raise InputError(f"k must be integers or ranges start:stop[:step], got {part!r}") from None
+    if not out:
+        raise InputError(f"k must hold at least one value, got {spec!r}")
+    for k in out:
+        check_range("k", k, low=1)
+    return sorted(set(out))
+
+
+def default_ks(n: int, eps: float, points: int = 10, *, union_threshold: bool = True) -> list[int]:
+    """The default sweep, below n: geometric from 16 (or 1) to n − 1, plus (with
+    ``union_threshold``) the smallest k at which Theorem 1's union bound drops below 1
+    (when that is below n)."""
+    lo = min(16, max(1, n // 4))
+    ks = {int(round(x)) for x in np.geomspace(lo, n - 1, points)} if n > 2 else {1}
+    kub = union_bound_min_k(n, eps)
+    if union_threshold and kub < n:
+        ks.add(kub)
+    return sorted(k for k in ks if 1 <= k < n)
+
+
+@dataclass
+class JLConfig:
+    """Every parameter of a `jl-check` run (see ``attnspec jl-check --help``)."""
+
+    n: int = 4096
+    eps: float = 0.1
+    ks: Sequence[int] | None = None
+    trials: int = 10_000
+    trials_other: int = 1_000
+    seed: int = 0
+    families: Sequence[str] = S.FAMILIES
+    claims: Sequence[str] = CLAIM_GROUPS
+    d: int = 64
+    temperature: float = 1.0
+    rhos: Sequence[float] = L1.DEFAULT_RHOS
+    attention_kinds: Sequence[str] = T1.ATTENTION_KINDS
+    model: str | None = None
+    data: str | None = None
+    data_dir: str | None = None
+    count: int = 2
+
+    def validate(self) -> None:
+        """Raise :class:`InputError` naming the first bad parameter and its allowed range."""
+        check_n(self.n)
+        check_eps(self.eps)
+        check_range("trials", self.trials, low=1)
+        check_range("trials_other", self.trials_other, low=1)
+        check_range("d", self.d, low=2)
+        check_range("temperature", self.temperature, low=0.0, low_open=True)
+        check_range("count", self.count, low=1)
+        if self.ks is not None:
+            check_ks(self.ks)
+        parse_claims(list(self.claims))
+        parse_families(list(self.families))
+        for a in self.attention_kinds:
+            check_choice("attention kind", a, T1.ATTENTION_KINDS)
+        if (self.model is None) != (self.data is None):
+            raise InputError("--model and --data go together: give both (real attention) or neither")
+
+
+def config_from_options(options: Mapping[str, Any]) -> JLConfig:
+    """A validated :class:`JLConfig` from options by CLI name (``k`` as text like ``"64,128"`` or a list).
+
+    Raises
+    ------
+    InputError
+        Naming the option and what is allowed, before any computation.
+    """
+    o = dict(options)
+    unknown = set(o) - {"n", "eps", "k", "trials", "trials_other", "seed", "family", "claims", "d", "temperature",
+                        "model", "data", "data_dir", "count"}
+    if unknown:
+        raise InputError(f"jl-check has no option {', '.join(sorted(unknown))}")
+    k = o.get("k")
+    ks = parse_ks(k) if isinstance(k, str) else (None if k is None else parse_ks(",".join(str(int(x)) for x in k)))
+    defaults = JLConfig()
+    data_dir = o.get("data_dir")
+    cfg = JLConfig(n=int(o.get("n", defaults.n)), eps=float(o.get("eps", defaults.eps)), ks=ks,
+                   trials=int(o.get("trials", defaults.trials)),
+                   trials_other=int(o.get("trials_other", defaults.trials_other)), seed=int(o.get("seed", 0)),
+                   families=parse_families(o.get("family", "all")), claims=parse_claims(o.get("claims", "all")),
+                   d=int(o.get("d", defaults.d)), temperature=float(o.get("temperature", defaults.temperature)),
+                   model=o.get("model"), data=o.get("data"),
+                   data_dir=str(data_dir) if data_dir is not None else None, count=int(o.get("count", defaults.count)))
+    cfg.validate()
+    return cfg
+
+
+def attention_request(config: JLConfig) -> AttentionRequest | None:
+    """The real attention matrices Theorem 1 is checked on, when ``--model``/``--data`` are given."""
+    if config.model is None or "thm1" not in parse_claims(list(config.claims)):
+        return None
+    return AttentionRequest(model=config.model, data=config.data, seq_len=config.n, count=config.count,
+                            seed=child_seed(config.seed, "real"), data_dir=config.data_dir)
+
+
+def _notes(config: JLConfig, dims: dict[str, float], sweep: list[int], claims: Sequence[str]) -> list[str]:
+    n, eps = config.n, config.eps
+    notes: list[str] = []
+    if dims["linformer_k"] >= n:
+        notes.append(f"Theorem 1's k = 5 ln(n)/(eps^2 - eps^3) = {dims['linformer_k']:.1f} >= n = {n}: the theorem "
+                     f"is vacuous at these parameters (no rank reduction); sweeping k below n: {sweep}")
+    if "thm2" in claims and dims["theorem2_k_main"] >= n:
+        notes.append(f"Theorem 2's k = min(9 d ln d, 5 ln n)/eps^2 = {dims['theorem2_k_main']:.1f} >= n = {n} "
+                     f"(d = {config.d}): vacuous at these parameters; sweeping k below n. Each of its formulas: "
+                     f"9 d ln d/eps^2 = {dims['theorem2_k_main_d']:.1f}, 5 ln n/eps^2 = {dims['theorem2_k_main_n']:.1f}, "
+                     f"9 ln d/(eps^2 - eps^3) = {dims['theorem2_k_appendix_d']:.1f}, "
+                     f"5 ln(nd)/(eps^2 - eps^3) = {dims['theorem2_k_appendix_nd']:.1f} (rows linformer.thm2.k)")
+    notes.append(f"Theorem 1's union bound 2n exp(-(eps^2 - eps^3) k/4) is < 1 only for k >= "
+                 f"{int(dims['theorem1_union_bound_min_k'])}; at the theorem's k it equals 2 n^(-1/4) = "
+                 f"{2 * n ** -0.25:.4g}, the paper's 'o(1)' at n = {n}")
+    k18 = appendix_a_k(n)
+    notes.append(f"Appendix A (eq. 18) states the theorem 'when k = log(n)': k = {k18} is added to the sweep; "
+                 f"the union bound there is {min(theorem1_union_bound(n, k18, eps), float('inf')):.4g}")
+    return notes
+
+
+def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention: np.ndarray | None,
+              say: Callable[[str], None]) -> tuple[list[pd.DataFrame], list[pd.DataFrame], list[VerdictRow]]:
+    n, seed = config.n, config.seed
+    # One attention matrix at a time: at n = 4096 each is 134 MB.
+    sources: list[tuple[str, Callable[[], np.ndarray]]] = [
+        (kind, lambda kind=kind: T1.attention_matrix(kind, n, seed=child_seed(seed, "attention", kind), d=config.d,
+                                                     temperature=config.temperature))
+        for kind in config.attention_kinds]
+    if attention is not None:
+        if attention.ndim != 3 or attention.shape[1:] != (n, n):
+            raise InputError(f"captured attention must have shape (count, {n}, {n}), got {attention.shape}")
+        sources += [(f"{config.model}[{i}]", lambda i=i: attention[i]) for i in range(attention.shape[0])]
+    say(f"Theorem 1: {len(sources)} attention matrices x {len(T1.W_KINDS)} vectors w, {len(ks1)} values of k, "
+        f"{config.trials} trials")
+    tables, samples, extra = [], [], []
+    for i, (name, make) in enumerate(sources):
+        P = make()
+        t, s = T1.simulate_theorem1({name: P}, config.eps, ks1, trials=config.trials, seed=seed, sample_ks=sample_ks)
+        tables.append(t)
+        samples.append(s)
+        if i == 0:  # the quantifier on the first matrix (the softmax one by default)
+            say(f"Theorem 1's quantifier on {name}")
+            vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))
+            # ranks up to n/2 only: the kernel of R costs O(n k²), and w in ker R gives P̃w = 0 at any k < n
+            extra += check_quantifier(P, vecs, config.eps, [k for k in sample_ks if k <= max(1, n // 2)], name=name,
+                                      seed=child_seed(seed, "thm1", "quantifier"), draws=QUANTIFIER_DRAWS)
+    return tables, samples, extra
+
+
+def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str], None],
+                     ) -> tuple[list[pd.DataFrame], list[VerdictRow]]:
+    n, d, eps, seed = config.n, config.d, config.eps, config.seed
+    extra = PS.formula_rows(n, d, eps)
+    s_setup = child_seed(seed, "thm2", "setup")
+    setup = T2.theorem2_setup(n, d, seed=s_setup)
+    say("Theorem 2: step (23), the zero output against the tolerances")
+    x_row = setup["Q"][0] @ setup["K"].T / math.sqrt(d)
+    extra += PS.step23_rows({"x-zero": np.zeros(n), "x-row": x_row}, sample_ks, config.trials_other,
+                            delta=1.0 / (2 * n), eps=eps, seed=child_seed(seed, "thm2", "step23"))
+    extra += PS.tolerance_rows(setup["Q"], setup["K"], setup["V"], eps, draws=min(TOLERANCE_DRAWS, config.trials_other),
+                               seed=child_seed(seed, "thm2", "gaussian-v"), setup_seed=s_setup)
+    tables = []
+    for eps_g, ks in PS.eq8_grid(n, d).items():
+        if not ks:
+            kmin = union_bound_min_k(n, eps_g, pairs=n * d)
+            dec = classify_measurement(what="", vacuous=f"no k < n = {n} has 2nd e^(-c(eps)k) < 1 at eps = {eps_g:.4g} "
+                                                       f"(needs k >= {kmin}, d = {d})")
+            for reading in ("spectral", "frobenius"):
+                extra.append(VerdictRow(claim="linformer.thm2.eq8", reading=reading, verdict=dec.verdict,
+                                        params={"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"},
+                                        evidence=dec.reason))
+            continue
+        say(f"Theorem 2 eq. (8) where its union bound is < 1: eps = {eps_g:.3g}, k = {ks}")
+        t, _ = T2.simulate_theorem2(n, d, eps_g, ks, trials=config.trials, seed=child_seed(seed, "thm2-grid", eps_g))
+        tables.append(t[t["claim"] == "linformer.thm2.eq8"].assign(sweep="eps-k-grid"))
+    return tables, extra
+
+
+def _k_lists(config: JLConfig, dims: dict[str, float], claims: Sequence[str],
+             ) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The k sweep, the k of Lemma 1 / Theorem 1 (sweep + the theorem's k + Appendix A's
+    ⌈ln n⌉), the k of Theorem 2 (sweep + its printed min k) and the three k with samples."""
+    n, eps = config.n, config.eps
+    k1, k2 = int(math.ceil(dims["linformer_k"])), int(math.ceil(dims["theorem2_k_main"]))
+    sweep = list(config.ks) if config.ks is not None else default_ks(n, eps)
+    ks1 = sorted(set(sweep) | ({k1} if k1 <= MAX_SIMULATED_K else set())
+                 | ({appendix_a_k(n)} if "thm1" in claims else set()))
+    sweep2 = list(config.ks) if config.ks is not None else default_ks(n, eps, union_threshold=False)
+    ks2 = sorted(set(sweep2) | ({k2} if k2 <= MAX_SIMULATED_K else set()))
+    small = [k for k in sweep if k < n] or sweep
+    return sweep, ks1, ks2, sorted({small[0], small[len(small) // 2], small[-1]})
+
+
+def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
+        attention: np.ndarray | None = None) -> BatteryResult:
+    """Run every selected claim at ``config``.
+
+    Parameters
+    ----------
+    config : JLConfig
+    progress : callable, optional
+        Receives one-line progress messages.
+    attention : ndarray of shape (count, n, n), optional
+        Real row-stochastic attention matrices, checked against Theorem 1 beside the
+        synthetic ones (named ``<model>[i]``).
+
+    Returns
+    -------
+    BatteryResult
+        Tables ``jl``, ``jl_errors``, ``jl_curves``; the verdict rows; meta with the
+        parameters, dimensions, notes and the k sweep.
+    """
+    start = time.time()
+    config.validate()
+    say = progress or (lambda _msg: None)
+    n, eps = config.n, config.eps
+    claims = parse_claims(list(config.claims))
+    families = parse_families(list(config.families))
+    dims = dimensions(n, eps, config.d)
+    k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
+    sweep, ks1, ks2, sample_ks = _k_lists(config, dims, claims)
+    notes = _notes(config, dims, sweep, claims)
+    tables: list[pd.DataFrame] = []
+    samples: list[pd.DataFrame] = []
+    extra: list[VerdictRow] = []
+    lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
+    if lemma_claims:
+        say(f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
+            f"{config.trials_other} for other families")
+        t, s = L1.simulate_lemma1(n, eps, ks1, families=families, trials=config.trials,
+                                  trials_other=config.trials_other, rhos=config.rhos, seed=config.seed,
+                                  sample_ks=sample_ks)
+        tables.append(t[t["claim"].isin(lemma_claims)])
+        if len(s):
+            samples.append(s[s["claim"].isin(lemma_claims)])
+    if "thm1" in claims:
+        t1, s1, x1 = _theorem1(config, ks1, sample_ks, attention, say)
+        tables += t1
+        samples += s1
+        extra += x1
+    grid_tables: list[pd.DataFrame] = []
+    if "thm2" in claims:
+        say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, {config.trials} trials")
+        t, s = T2.simulate_theorem2(n, config.d, eps, ks2, trials=config.trials, seed=config.seed, sample_ks=sample_ks)
+        tables.append(t)
+        samples.append(s)
+        grid_tables, x2 = _theorem2_extras(config, sample_ks, say)
+        extra += x2
+    if "eq4" in claims:
+        say("eqs. (4)/(15) as printed")
+        s_att = child_seed(config.seed, "attention", "softmax")
+        extra += check_eq4(T1.attention_logits(n, seed=s_att, d=config.d, temperature=config.temperature),
+                           name="softmax", seed=s_att)
+    table = pd.concat(tables + grid_tables, ignore_index=True) if tables or grid_tables else pd.DataFrame()
+    samp = pd.concat([s for s in samples if len(s)], ignore_index=True) if any(len(s) for s in samples) else pd.DataFrame()
+    say("exact curves")
+    kmax = max(max(ks1), n)
+    dense = sorted({int(round(x)) for x in np.geomspace(1, kmax * 1.05, 60)} | set(ks1))
+    curves = L1.exact_curves(n, eps, dense)
+    rows = verdict_rows(table) if len(table) else []
+    if len(table):
+        table = table.assign(verdict=[r.verdict for r in rows], evidence=[r.evidence for r in rows])
+    if "thm1" in claims:
+        extra += eq18_rows(table, k18, k1)
+    meta = {"parameters": asdict(config), "seed": config.seed, "dimensions": dims, "notes": notes,
+            "sweep_k": sweep, "wall_seconds": round(time.time() - start, 3)}
+    return BatteryResult(command=COMMAND, verdicts=rows + extra,
+                         tables={"jl": table, "jl_errors": samp, "jl_curves": curves}, meta=meta)

@@ -1,0 +1,69 @@
+"""Every Linformer statement `attnspec jl-check` checks, with its readings (the claim registry)."""
+
+from __future__ import annotations
+
+from attnspec.claims import Claim, Reading, register
+
+_CMD = "jl-check"
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("linformer.lemma1.eq11", "Appendix A, Lemma 1, eq. (11)",
+          "Pr(‖Rx‖ <= (1 + ε)‖x‖) > 1 − e^{−(ε²−ε³)k/4} for R (k×n, 1 <= k <= n) with i.i.d. N(0, 1/k) entries",
+          (Reading("norm-upper", "as printed: ‖Rx‖ > (1+ε)‖x‖ fails"),
+           Reading("norm-two-sided", "|‖Rx‖ − ‖x‖| > ε‖x‖ fails"),
+           Reading("squared-upper", "‖Rx‖² > (1+ε)‖x‖² fails (Arriaga–Vempala's form)"),
+           Reading("squared-two-sided", "|‖Rx‖² − ‖x‖²| > ε‖x‖² fails")), _CMD,
+          notes="non-Gaussian families (orthogonal, Achlioptas, very sparse) are checked too; the lemma is stated "
+                "for Gaussian R"),
+    Claim("linformer.lemma1.eq12", "Appendix A, Lemma 1, eq. (12)",
+          "Pr(|x RᵀR yᵀ − x yᵀ| <= ε‖xy‖) > 1 − 2e^{−(ε²−ε³)k/4}",
+          (Reading("product", "tolerance ε‖x‖‖y‖"),
+           Reading("absolute", "tolerance ε|⟨x, y⟩| (false for orthogonal x, y: tolerance 0)")), _CMD),
+    Claim("linformer.thm1.eq3", "Theorem 1, eq. (3); Appendix A, eq. (20)",
+          "P̃ = P RᵀR satisfies Pr(‖P̃wᵀ − Pwᵀ‖ < ε‖Pwᵀ‖) > 1 − o(1) at k = 5 ln(n)/(ε² − ε³); the proof's "
+          "failure bound is 2n e^{−(ε²−ε³)k/4}",
+          (Reading("relative", "as stated: tolerance ε‖Pw‖"),
+           Reading("additive", "tolerance ε‖P‖_F‖w‖, what the union bound over eq. (12)'s product reading gives; "
+                               "cannot fail where ‖Pw‖ <= ε‖P‖_F‖w‖ (P̃ = 0 meets it)")), _CMD),
+    Claim("linformer.thm1.eq18", "Appendix A, eq. (18)",
+          "the theorem holds 'when k = log(n)' — against the theorem's k = 5 ln(n)/(ε² − ε³)",
+          (Reading("log-n", "k = ⌈ln n⌉: the relative Monte Carlo against eq. (20)'s bound there"),
+           Reading("theorem-k", "k = ⌈5 ln(n)/(ε² − ε³)⌉: the same at the theorem's k")), _CMD),
+    Claim("linformer.thm1.quantifier", "Theorem 1 (its quantifier)",
+          "for any column w there exists a low-rank P̃ with Pr(‖P̃wᵀ − Pwᵀ‖ < ε‖Pwᵀ‖) > 1 − o(1)",
+          (Reading("as-written", "P̃ may depend on w: P̃ = P w wᵀ/‖w‖² (rank 1) meets it exactly, so it cannot fail"),
+           Reading("uniform", "one P̃ = PRᵀR of rank k < n for every w at once: a w in ker R has relative error 1")),
+          _CMD),
+    Claim("linformer.eq4", "Section 3, eq. (4) (and eq. (14)) with D_A of eq. (15)",
+          "P = softmax(A) = exp(A)·D_A^{−1} with (D_A)_ii = Σ_j exp(A_ji)",
+          (Reading("as-printed", "exp(A)·D_A^{−1} with column sums, compared with the row softmax"),
+           Reading("row-normalised", "D_A^{−1}·exp(A) with row sums (the intended softmax)")), _CMD),
+    Claim("linformer.thm2.eq8", "Theorem 2, eq. (8); Appendix B, eq. (24)",
+          "with E = δR, F = e^{−δ}R, δ = 1/(2n): Pr(‖softmax(wEᵀ)FV − softmax(w)V‖ <= ε‖softmax(w)‖‖V‖) > 1 − o(1); "
+          "compared with the union over the n·d pairs of eq. (21), 2nd e^{−(ε²−ε³)k/4}",
+          (Reading("spectral", "‖V‖ as the spectral norm"), Reading("frobenius", "‖V‖ as the Frobenius norm")), _CMD,
+          notes="rows with sweep = 'eps-k-grid' test the construction at (ε, k < n) where the union bound is < 1; "
+                "cannot-fail where the zero output meets the tolerance (there exist E, F = 0)"),
+    Claim("linformer.thm2.eq21", "Appendix B, eq. (21) (eq. (9) in the main text)",
+          "Pr(|exp(xEᵀ)Fyᵀ − exp(x)yᵀ| <= ε|exp(x)yᵀ|) > 1 − 2e^{−(ε²−ε³)k/4}",
+          (Reading("as-stated", "for x a row of A, y = V[:, 0]"),), _CMD),
+    Claim("linformer.thm2.step23", "Appendix B, step (22)(b) and eq. (23)",
+          "‖e^{−δ}exp(δxRᵀ) − exp(x)Rᵀ‖ = o(‖exp(x)‖) for δ = Θ(1/n)",
+          (Reading("x-zero", "x = 0 (exact: E[ratio²] = (k e^{−2δ} + n)/n)"),
+           Reading("x-row", "x a row of A = QKᵀ/√d")), _CMD),
+    Claim("linformer.thm2.k", "Theorem 2 (main text) and Appendix B",
+          "k = min{Θ(9d log d/ε²), 5Θ(log n/ε²)} (main text), 9 ln d/(ε² − ε³) (rank(A) = d part), "
+          "5 ln(nd)/(ε² − ε³) (eq. 24): each reported, with the union bound of its argument",
+          (Reading("main-d", "9 d ln(d)/ε², union over the 2d·d pairs of A_s"),
+           Reading("main-n", "5 ln(n)/ε², union over the n·d pairs"),
+           Reading("appendix-d", "9 ln(d)/(ε² − ε³), union over the 2d·d pairs of A_s"),
+           Reading("eq24-nd", "5 ln(nd)/(ε² − ε³), union over the n·d pairs")), _CMD),
+    Claim("linformer.thm2.tolerance", "Theorem 2, eqs. (8), (22), (24): tolerances in products of norms",
+          "how often the zero output meets the tolerance (then the claim cannot fail there)",
+          (Reading("eq8-spectral", "rows w of A with ‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖₂"),
+           Reading("eq8-frobenius", "rows w of A with ‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖_F"),
+           Reading("eq22-pair", "(row, column) pairs with |⟨exp(x), y⟩| <= ε‖exp(x)‖‖y‖"),
+           Reading("gaussian-v", "Gaussian V of the instance's shape with ‖V‖₂ <= ε‖V‖_F")), _CMD),
+)
+
+register(*CLAIMS)

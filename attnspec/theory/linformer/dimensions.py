@@ -1,0 +1,276 @@
+"""Linformer's dimension formulas and failure bounds, and the parameter checks they share.
+
+Source: Wang, Li, Khabsa, Fang & Ma (2020), "Linformer: Self-Attention with Linear
+Complexity" (arXiv 2006.04768). With c(ε) = (ε² − ε³)/4 and natural logarithms:
+
+* Theorem 1 (eq. 3, Appendix A): k = 5 ln(n)/(ε² − ε³); Appendix A eq. (18) says
+  "when k = log(n)" instead (:func:`appendix_a_k`).
+* Theorem 2, main text: k = min{Θ(9 d ln(d)/ε²), 5 Θ(ln(n)/ε²)} — two formulas
+  (:func:`theorem2_k_main_d`, :func:`theorem2_k_main_n`; :func:`theorem2_k_main` is
+  their printed minimum, kept for the sweep); Appendix B: 5 ln(nd)/(ε² − ε³) after
+  eq. (24) and 9 ln(d)/(ε² − ε³) for the rank(A) = d part. The main text's d-term is a
+  factor d(1 − ε) larger than the appendix's: :func:`theorem2_formulas` reports each.
+* Failure bounds: Lemma 1 eq. (11) e^{−c(ε)k}, eq. (12) 2e^{−c(ε)k}; union bounds over
+  the n rows (Theorem 1, eq. 20), the n·d (row, column) pairs (eq. 24) and the 2d·d pairs
+  of the rank(A) = d argument (eq. 25).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from attnspec.errors import InputError, check_range
+
+# ----------------------------------------------------------------------------- checks
+
+
+def check_eps(eps: float) -> float:
+    """ε in (0, 1), else :class:`InputError` naming it."""
+    check_range("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
+    return float(eps)
+
+
+def check_n(n: int) -> int:
+    """n >= 2, else :class:`InputError`."""
+    check_range("n", n, low=2)
+    return int(n)
+
+
+def check_ks(ks: Iterable[int]) -> np.ndarray:
+    """Sorted distinct k >= 1 as an int64 array of shape (m,), m >= 1."""
+    arr = np.asarray(sorted({int(k) for k in ks}), dtype=np.int64)
+    if arr.size == 0:
+        raise InputError("k must hold at least one value, got none")
+    for k in arr:
+        check_range("k", int(k), low=1)
+    return arr
+
+
+def c_eps(eps: float) -> float:
+    """The exponent rate c(ε) = (ε² − ε³)/4 of Lemma 1's bounds."""
+    return (eps * eps - eps**3) / 4.0
+
+
+# ----------------------------------------------------------------------------- dimensions
+
+
+def linformer_k(n: int, eps: float) -> float:
+    """Theorem 1's dimension k = 5 ln(n) / (ε² − ε³) (natural log).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+    eps : float
+        Distortion, in (0, 1).
+
+    Returns
+    -------
+    float
+        Not rounded; 4621.0 at n = 4096, ε = 0.1 (above n).
+
+    Example
+    -------
+    >>> round(linformer_k(4096, 0.1), 1)
+    4621.0
+    """
+    check_n(n)
+    check_eps(eps)
+    return 5.0 * math.log(n) / (eps * eps - eps**3)
+
+
+def appendix_a_k(n: int) -> int:
+    """Appendix A, eq. (18): "when k = log(n)", as an integer dimension ⌈ln n⌉ (at least 1)."""
+    check_n(n)
+    return max(1, int(math.ceil(math.log(n))))
+
+
+def theorem2_k_main_d(d: int, eps: float) -> float:
+    """Theorem 2, main text, first term: 9 d ln(d)/ε² (Θ constant taken as 1)."""
+    check_eps(eps)
+    check_range("d", d, low=2)
+    return 9.0 * d * math.log(d) / eps**2
+
+
+def theorem2_k_main_n(n: int, eps: float) -> float:
+    """Theorem 2, main text, second term: 5 ln(n)/ε² (Θ constant taken as 1)."""
+    check_n(n)
+    check_eps(eps)
+    return 5.0 * math.log(n) / eps**2
+
+
+def theorem2_k_main(n: int, d: int, eps: float) -> float:
+    """The main text's printed min{9 d ln(d)/ε², 5 ln(n)/ε²} (Θ constants taken as 1).
+
+    The minimum hides that the two terms come from different arguments; the battery
+    reports each formula (:func:`theorem2_formulas`) and uses this only for its sweep.
+    """
+    return min(theorem2_k_main_d(d, eps), theorem2_k_main_n(n, eps))
+
+
+def theorem2_k_appendix_nd(n: int, d: int, eps: float) -> float:
+    """Appendix B, after eq. 24: 5 ln(nd) / (ε² − ε³)."""
+    check_n(n)
+    check_eps(eps)
+    check_range("d", d, low=1)
+    return 5.0 * math.log(n * d) / (eps * eps - eps**3)
+
+
+def theorem2_k_appendix_d(d: int, eps: float) -> float:
+    """Appendix B, before eq. 25: 9 ln(d) / (ε² − ε³)."""
+    check_eps(eps)
+    check_range("d", d, low=2)
+    return 9.0 * math.log(d) / (eps * eps - eps**3)
+
+
+def sklearn_min_dim(n: int, eps: float) -> int:
+    """scikit-learn's ``johnson_lindenstrauss_min_dim``: 4 ln(n) / (ε²/2 − ε³/3)."""
+    from sklearn.random_projection import johnson_lindenstrauss_min_dim
+
+    check_n(n)
+    check_eps(eps)
+    return int(johnson_lindenstrauss_min_dim(n, eps=eps))
+
+
+def union_bound_min_k(n: int, eps: float, pairs: int | None = None) -> int:
+    """Smallest k with 2·pairs·e^{−c(ε)k} < 1.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length; the default number of pairs (Theorem 1's eq. 20).
+    eps : float
+    pairs : int, optional
+        The size of the union (n·d for eq. 24, 2d·d for eq. 25).
+
+    Returns
+    -------
+    int
+    """
+    check_eps(eps)
+    m = n if pairs is None else pairs
+    return int(math.floor(math.log(2 * m) / c_eps(eps))) + 1
+
+
+def dimensions(n: int, eps: float, d: int = 64) -> dict[str, float]:
+    """Every dimension formula of the paper (and scikit-learn's), by name, for meta.json and the report.
+
+    Parameters
+    ----------
+    n : int
+    eps : float
+    d : int
+        Head dimension (Theorem 2).
+
+    Returns
+    -------
+    dict of str to float
+        ``linformer_k``, ``appendix_a_k``, ``theorem2_k_main`` (the printed min) and each of
+        its terms, the two appendix forms, ``sklearn_min_dim``, ``theorem1_union_bound_min_k``.
+    """
+    return {
+        "linformer_k": linformer_k(n, eps),
+        "appendix_a_k": float(appendix_a_k(n)),
+        "theorem2_k_main": theorem2_k_main(n, d, eps),
+        "theorem2_k_main_d": theorem2_k_main_d(d, eps),
+        "theorem2_k_main_n": theorem2_k_main_n(n, eps),
+        "theorem2_k_appendix_nd": theorem2_k_appendix_nd(n, d, eps),
+        "theorem2_k_appendix_d": theorem2_k_appendix_d(d, eps),
+        "sklearn_min_dim": float(sklearn_min_dim(n, eps)),
+        "theorem1_union_bound_min_k": float(union_bound_min_k(n, eps)),
+    }
+
+
+#: Theorem 2's dimension formulas: reading name → (where, formula text, pairs the union bound needs).
+THEOREM2_FORMULAS: dict[str, tuple[str, str, str]] = {
+    "main-d": ("Theorem 2 (main text)", "9 d ln(d)/eps^2", "2d*d"),
+    "main-n": ("Theorem 2 (main text)", "5 ln(n)/eps^2", "n*d"),
+    "appendix-d": ("Appendix B, before eq. (25)", "9 ln(d)/(eps^2 - eps^3)", "2d*d"),
+    "eq24-nd": ("Appendix B, after eq. (24)", "5 ln(nd)/(eps^2 - eps^3)", "n*d"),
+}
+
+
+def theorem2_formulas(n: int, d: int, eps: float) -> dict[str, dict[str, float]]:
+    """Each of Theorem 2's k formulas with the union bound of the argument it belongs to.
+
+    The n-dependent formulas union eq. (21) over the n·d (row, column) pairs of A and V;
+    the rank(A) = d ones over the 2d·d pairs of the submatrix A_s (eq. 25).
+
+    Returns
+    -------
+    dict
+        reading → {"k": the formula's value, "pairs": the union's size, "union_bound":
+        2·pairs·e^{−c(ε)⌈k⌉}}.
+    """
+    ks = {"main-d": theorem2_k_main_d(d, eps), "main-n": theorem2_k_main_n(n, eps),
+          "appendix-d": theorem2_k_appendix_d(d, eps), "eq24-nd": theorem2_k_appendix_nd(n, d, eps)}
+    pairs = {"2d*d": 2 * d * d, "n*d": n * d}
+    out = {}
+    for name, k in ks.items():
+        m = pairs[THEOREM2_FORMULAS[name][2]]
+        out[name] = {"k": k, "pairs": float(m), "union_bound": float(2.0 * m * math.exp(-c_eps(eps) * math.ceil(k)))}
+    return out
+
+
+# ----------------------------------------------------------------------------- bounds
+
+
+def lemma1_norm_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Eq. 11's failure bound e^{−(ε² − ε³)k/4}.
+
+    Parameters
+    ----------
+    k : int or ndarray of shape (m,)
+        Projection dimensions.
+    eps : float
+        Distortion, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
+        The bound at each k.
+    """
+    check_eps(eps)
+    return np.exp(-c_eps(eps) * np.asarray(k, dtype=float))
+
+
+def lemma1_inner_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Eq. 12's failure bound 2e^{−(ε² − ε³)k/4}."""
+    return 2.0 * lemma1_norm_bound(k, eps)
+
+
+def theorem1_union_bound(n: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Eq. 20's failure bound 2n·e^{−(ε² − ε³)k/4} (may exceed 1: then it says nothing).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length (the union runs over the n rows of P).
+    k : int or ndarray of shape (m,)
+    eps : float
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
+    """
+    return 2.0 * n * lemma1_norm_bound(k, eps)
+
+
+def theorem2_union_bound(n: int, d: int, k: int | np.ndarray, eps: float) -> np.ndarray | float:
+    """Union of eq. 21 over the n·d (row, column) pairs: 2nd·e^{−(ε² − ε³)k/4}.
+
+    Parameters
+    ----------
+    n, d : int
+        Sequence length and head dimension.
+    k : int or ndarray of shape (m,)
+    eps : float
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
+    """
+    return 2.0 * n * d * lemma1_norm_bound(k, eps)

@@ -1,0 +1,463 @@
+"""Linformer's Lemma 1 (Appendix A, eqs. 11–12): exact laws and Monte Carlo.
+
+Source: Wang, Li, Khabsa, Fang & Ma (2020), Appendix A, "from Arriaga & Vempala 2006".
+With c(ε) = (ε² − ε³)/4 and R ∈ R^{k×n} with i.i.d. N(0, 1/k) entries, for 1 <= k <= n
+and any x, y:
+
+    Pr(‖Rx‖ <= (1 + ε)‖x‖) > 1 − e^{−c(ε)k}                                  (11)
+    Pr(|x RᵀR yᵀ − x yᵀ| <= ε‖xy‖) > 1 − 2e^{−c(ε)k}                            (12)
+
+Eq. 11 is printed one-sided and on the norm; readings checked: ``norm-upper`` (as
+printed), ``norm-two-sided`` (|‖Rx‖ − ‖x‖| > ε‖x‖), ``squared-upper``
+(‖Rx‖² > (1+ε)‖x‖², Arriaga–Vempala's form) and ``squared-two-sided``
+(|‖Rx‖² − ‖x‖²| > ε‖x‖²), each against the printed bound e^{−c(ε)k}. The tolerance
+"ε‖xy‖" of eq. 12 is garbled; readings: ``product`` (ε‖x‖‖y‖) and ``absolute``
+(ε|⟨x, y⟩|), against 2e^{−c(ε)k}.
+
+Exact laws (Gaussian R): k‖Rx‖²/‖x‖² ~ χ²_k; for unit x, y with cosine ρ,
+k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k (independent), whose tail is computed by
+one-dimensional quadrature (:func:`diff_chi2_sf`). Haar rows: ‖Rx‖² = (n/k) B with
+B ~ Beta(k/2, (n−k)/2). Achlioptas / very sparse R on a coordinate vector:
+‖Re1‖² = (m²/k) N, N ~ Binomial(k, p).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import integrate, optimize, special
+from scipy import stats as sps
+
+from attnspec.errors import InputError, check_range
+from attnspec.stats import child_seed, clopper_pearson, numpy_rng, torch_generator
+from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer.dimensions import (
+    check_eps,
+    check_ks,
+    check_n,
+    lemma1_inner_bound,
+    lemma1_norm_bound,
+    theorem1_union_bound,
+)
+
+NORM_READINGS: tuple[str, ...] = ("norm-upper", "norm-two-sided", "squared-upper", "squared-two-sided")
+INNER_READINGS: tuple[str, ...] = ("product", "absolute")
+DEFAULT_RHOS: tuple[float, ...] = (0.0, 0.1, 0.5, 0.9, 1.0)
+
+# ----------------------------------------------------------------------------- exact laws
+
+
+def _norm_thresholds(eps: float, reading: str) -> tuple[float, float | None]:
+    """(upper, lower) thresholds on q = ‖Rx‖²/‖x‖²: failure iff q > upper or q < lower."""
+    if reading == "norm-upper":
+        return (1 + eps) ** 2, None
+    if reading == "norm-two-sided":
+        return (1 + eps) ** 2, (1 - eps) ** 2
+    if reading == "squared-upper":
+        return 1 + eps, None
+    if reading == "squared-two-sided":
+        return 1 + eps, 1 - eps
+    raise InputError(f"reading must be one of {', '.join(NORM_READINGS)}, got {reading!r}")
+
+
+def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
+    """Boolean failures of eq. 11 under ``reading`` from q = ‖Rx‖²/‖x‖².
+
+    Parameters
+    ----------
+    q : ndarray of shape (T,)
+        Squared-norm ratios, one per trial.
+    eps : float
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    ndarray of bool, shape (T,)
+    """
+    hi, lo = _norm_thresholds(eps, reading)
+    fail = q > hi
+    if lo is not None:
+        fail |= q < lo
+    return fail
+
+
+def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -> float:
+    """Exact failure probability of eq. 11 under ``reading`` for Gaussian R (χ²_k law).
+
+    Parameters
+    ----------
+    k : int
+        Rows of R, >= 1.
+    eps : float
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    float
+    """
+    check_range("k", k, low=1)
+    check_eps(eps)
+    hi, lo = _norm_thresholds(eps, reading)
+    p = float(sps.chi2.sf(k * hi, k))
+    if lo is not None:
+        p += float(sps.chi2.cdf(k * lo, k))
+    return p
+
+
+def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "squared-two-sided") -> float:
+    """Exact failure probability of eq. 11 for scaled Haar rows: ‖Rx‖² = (n/k)·Beta(k/2, (n−k)/2)."""
+    S.check_dims(n, k, family="orthogonal")
+    check_eps(eps)
+    hi, lo = _norm_thresholds(eps, reading)
+    if k == n:
+        return 0.0  # R is sqrt(n/k)·orthogonal = orthogonal: norms are preserved exactly
+    law = sps.beta(k / 2, (n - k) / 2)
+    p = float(law.sf(hi * k / n))
+    if lo is not None:
+        p += float(law.cdf(lo * k / n))
+    return p
+
+
+def discrete_spiky_norm_failure_exact(family: str, n: int, k: int, eps: float,
+                                      reading: str = "squared-two-sided") -> float:
+    """Exact failure probability of eq. 11 for Achlioptas / very sparse R and x = e1.
+
+    ‖Re1‖² = (m²/k)·N with N ~ Binomial(k, p) (p, m: the family's density and magnitude).
+    """
+    if family not in ("achlioptas", "sparse"):
+        raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
+    S.check_dims(n, k)
+    check_eps(eps)
+    hi, lo = _norm_thresholds(eps, reading)
+    p, mag = S._discrete_params(family, n)
+    law = sps.binom(k, p)
+    # failure iff N > hi·k/m² (or N < lo·k/m²)
+    prob = float(law.sf(math.floor(hi * k / mag**2)))
+    if lo is not None:
+        prob += float(law.cdf(math.ceil(lo * k / mag**2) - 1))
+    return prob
+
+
+def discrete_spiky_orthogonal_failure_exact(family: str, n: int, k: int) -> float:
+    """Exact failure probability of eq. 12's ``absolute`` reading for x = e1, y = e2
+    (ρ = 0, tolerance 0) under Achlioptas / very sparse R: 1 − P(⟨Re1, Re2⟩ = 0).
+
+    k⟨Re1, Re2⟩/m² = Σ_j a_j b_j, a sum of N ~ Binomial(k, p²) independent signs, which
+    is 0 iff N is even and half the signs are +.
+    """
+    if family not in ("achlioptas", "sparse"):
+        raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
+    S.check_dims(n, k)
+    p, _ = S._discrete_params(family, n)
+    N = np.arange(0, k + 1, 2)
+    zero = float(np.sum(sps.binom.pmf(N, k, p * p) * sps.binom.pmf(N // 2, N, 0.5)))
+    return 1.0 - zero
+
+
+def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
+    """P(a X − b Y > t) for independent X, Y ~ χ²_k and a, b >= 0 (not both 0).
+
+    With Y = v² (v ~ χ_k) the probability is ∫ f_χk(v) · P(X > (t + b v²)/a) dv, whose
+    log-integrand is concave; it is integrated by adaptive quadrature around its mode,
+    over the window where it is within e^{−60} of its maximum (relative error ~1e-10
+    down to probabilities of ~1e-300).
+    """
+    if a < 0 or b < 0 or (a == 0 and b == 0):
+        raise InputError(f"a and b must be >= 0 and not both 0, got a={a}, b={b}")
+    if b == 0:
+        return float(sps.chi2.sf(t / a, k))
+    if a == 0:
+        return float(sps.chi2.cdf(-t / b, k))
+
+    half = k / 2.0
+    chi_const = -(half - 1.0) * math.log(2.0) - math.lgamma(half)
+
+    def logf_vec(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        x = np.maximum((t + b * v * v) / a, 0.0)
+        with np.errstate(divide="ignore"):
+            lpdf = (k - 1) * np.log(v) - v * v / 2 + chi_const
+            lsf = np.log(special.gammaincc(half, x / 2))
+        return lpdf + lsf
+
+    def logf(v: float) -> float:
+        return float(logf_vec(np.array([v]))[0])
+
+    vmax = math.sqrt(k) + 60.0
+    grid = np.linspace(1e-12, vmax, 4001)
+    vals = logf_vec(grid)
+    if not np.any(np.isfinite(vals)):
+        return 0.0
+    i = int(np.nanargmax(np.where(np.isfinite(vals), vals, -np.inf)))
+    lo_b, hi_b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = optimize.minimize_scalar(lambda v: -logf(v), bounds=(lo_b, hi_b), method="bounded",
+                                   options={"xatol": 1e-12 * max(1.0, hi_b)})
+    vstar = float(res.x)
+    lmax = max(logf(vstar), float(vals[i]))
+    if not math.isfinite(lmax):
+        return 0.0
+
+    def edge(direction: int) -> float:
+        step = 1e-4
+        v = vstar
+        while True:
+            nv = v + direction * step
+            if nv <= 0:
+                return 0.0
+            if nv >= vmax * 2:
+                return vmax * 2
+            if logf(nv) < lmax - 60:
+                return nv
+            v = nv
+            step *= 2
+
+    lo, hi = edge(-1), edge(+1)
+    val, _ = integrate.quad(lambda v: math.exp(logf(v) - lmax), lo, hi, points=[vstar], limit=400,
+                            epsabs=0.0, epsrel=1e-10)
+    return float(min(1.0, val * math.exp(lmax)))
+
+
+def inner_product_failure_exact(k: int, eps: float, rho: float, tolerance: str = "product") -> float:
+    """Exact failure probability of eq. 12 for Gaussian R, unit x and y with cosine ``rho``.
+
+    Failure is |⟨Rx, Ry⟩ − ρ| > τ with τ = ε (``product``: ε‖x‖‖y‖) or τ = ε|ρ|
+    (``absolute``: ε|⟨x, y⟩|). By rotational invariance the law depends on (k, ρ) only:
+    k⟨Rx, Ry⟩ = a χ²_k − b χ'²_k with a = (1+ρ)/2, b = (1−ρ)/2.
+    """
+    check_range("k", k, low=1)
+    check_eps(eps)
+    check_range("rho", rho, low=-1.0, high=1.0)
+    if tolerance not in INNER_READINGS:
+        raise InputError(f"tolerance must be one of {', '.join(INNER_READINGS)}, got {tolerance!r}")
+    tau = eps if tolerance == "product" else eps * abs(rho)
+    if tau == 0.0:
+        return 1.0  # a continuous law misses a single point with probability 1
+    a, b = (1 + rho) / 2, (1 - rho) / 2
+    upper = diff_chi2_sf(a, b, k, k * (rho + tau))
+    lower = diff_chi2_sf(b, a, k, k * (tau - rho)) if a > 0 or b > 0 else 0.0
+    return float(min(1.0, upper + lower))
+
+
+def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) -> np.ndarray:
+    """Boolean failures of eq. 12 from z = ⟨Rx, Ry⟩ for unit x, y with cosine rho.
+
+    Parameters
+    ----------
+    z : ndarray of shape (T,)
+    eps, rho : float
+    tolerance : str
+        ``"product"`` or ``"absolute"``.
+
+    Returns
+    -------
+    ndarray of bool, shape (T,)
+    """
+    tau = eps if tolerance == "product" else eps * abs(rho)
+    return np.abs(z - rho) > tau
+
+
+# ----------------------------------------------------------------------------- rows
+
+
+def mc_columns(failures: int, trials: int) -> dict[str, float]:
+    """failures, trials, estimate and the 95% Clopper–Pearson interval, as table columns."""
+    ci = clopper_pearson(int(failures), int(trials))
+    return {"failures": int(failures), "trials": int(trials), "estimate": ci.estimate,
+            "ci_low": ci.low, "ci_high": ci.high}
+
+
+# ----------------------------------------------------------------------------- Lemma 1
+
+
+def _discrete_exact_inner(family: str, vectors: str, n: int, k: int, reading: str, rho: float) -> float:
+    """The exact eq.-12 failure probability where one is known for a non-Gaussian family."""
+    if reading != "absolute" or rho != 0:
+        return np.nan
+    if family == "orthogonal":
+        return 1.0  # Haar images have a density: a zero tolerance is missed with probability 1
+    if vectors == "spiky":
+        return discrete_spiky_orthogonal_failure_exact(family, n, k)
+    return np.nan
+
+
+def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence[str] = ("gaussian",),
+                    trials: int = 10_000, trials_other: int | None = None,
+                    rhos: Sequence[float] = DEFAULT_RHOS, seed: int = 0,
+                    sample_ks: Sequence[int] = (), sample_size: int = 2000,
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Monte Carlo of Lemma 1 (every reading of eqs. 11 and 12) for each family.
+
+    Gaussian R uses the exact chi-square reductions; the other families the reduced pair
+    sampler (:func:`attnspec.theory.linformer.samplers.reduced_pair_images`) with the ``spiky``
+    and ``flat`` vector pairs, for k <= n only (Lemma 1's range).
+
+    Returns
+    -------
+    table : DataFrame, one row per (claim, reading, family, vectors, rho, k) with the
+        bound, the exact probability (where a law is known, else NaN) and the Monte Carlo
+        estimate with its 95% Clopper–Pearson interval.
+    samples : DataFrame of relative errors (‖Rx‖² − 1, ⟨Rx, Ry⟩ − ρ) at ``sample_ks``.
+    """
+    check_n(n)
+    check_eps(eps)
+    ks = check_ks(ks)
+    check_range("trials", trials, low=1)
+    trials_other = trials if trials_other is None else trials_other
+    check_range("trials_other", trials_other, low=1)
+    for f in families:
+        S.check_family(f)
+    for r in rhos:
+        check_range("rho", r, low=-1.0, high=1.0)
+    out = _Collector(n, eps, {int(k) for k in sample_ks}, sample_size)
+    for family in families:
+        if family == "gaussian":
+            _lemma1_gaussian(out, ks, trials, rhos, seed)
+        else:
+            _lemma1_family(out, family, ks, trials_other, rhos, seed)
+    table = pd.DataFrame(out.rows)
+    samp = pd.concat(out.samples, ignore_index=True) if out.samples else pd.DataFrame()
+    return table, samp
+
+
+class _Collector:
+    """The rows and error samples of :func:`simulate_lemma1`, with the shared columns."""
+
+    def __init__(self, n: int, eps: float, sample_ks: set[int], sample_size: int) -> None:
+        self.n, self.eps, self.sample_ks, self.sample_size = n, eps, sample_ks, sample_size
+        self.base = {"n": n, "eps": eps}
+        self.rows: list[dict] = []
+        self.samples: list[pd.DataFrame] = []
+
+    def add_sample(self, claim: str, reading: str, family: str, vectors: str, rho: float, k: int,
+                   vals: np.ndarray) -> None:
+        if k in self.sample_ks:
+            v = vals[: self.sample_size]
+            self.samples.append(pd.DataFrame({"claim": claim, "reading": reading, "family": family, "vectors": vectors,
+                                              "rho": rho, "k": k, "sample": np.arange(v.size), "value": v}))
+
+
+def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequence[float], seed: int) -> None:
+    """Gaussian R through the chi-square laws: k‖Rx‖² ~ χ²_k, k⟨Rx, Ry⟩ = aχ²_k − bχ'²_k."""
+    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    family = "gaussian"
+    for k in ks:
+        s = child_seed(seed, "lemma1", family, int(k))
+        rng = numpy_rng(s)
+        q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
+        for reading in NORM_READINGS:
+            fails = int(norm_failure_events(q, eps, reading).sum())
+            rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": "any",
+                         "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
+                         "exact": norm_failure_exact(int(k), eps, reading), **mc_columns(fails, trials),
+                         "seed": s})
+        add_sample("linformer.lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
+        for rho in rhos:
+            a, b = (1 + rho) / 2, (1 - rho) / 2
+            z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
+            for reading in INNER_READINGS:
+                fails = int(inner_failure_events(z, eps, rho, reading).sum())
+                rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": "any",
+                             "rho": float(rho), **base, "k": int(k),
+                             "bound": float(lemma1_inner_bound(k, eps)),
+                             "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
+                             **mc_columns(fails, trials), "seed": s})
+            add_sample("linformer.lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
+
+
+def _lemma1_family(out: _Collector, family: str, ks: np.ndarray, trials_other: int, rhos: Sequence[float],
+                   seed: int) -> None:
+    """A non-Gaussian family through the reduced pair sampler, k <= n only (Lemma 1's range)."""
+    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    fam_ks = ks[ks <= n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
+    if fam_ks.size == 0:
+        return
+    pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
+    for vectors in pairs:
+        s = child_seed(seed, "lemma1", family, vectors)
+        k_max = int(fam_ks.max())
+        chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
+        counts: dict[tuple, int] = {}
+        kept: dict[tuple, list[np.ndarray]] = {}
+        gen = torch_generator(s)
+        for start in range(0, trials_other, chunk):
+            m = min(chunk, trials_other - start)
+            units, scales = S.reduced_pair_units(family, n, k_max, m,
+                                                 vectors="spiky" if vectors == "any" else vectors, seed=gen)
+            st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
+            for i, k in enumerate(fam_ks):
+                q = st["aa"][i]
+                for reading in NORM_READINGS:
+                    key = ("eq11", reading, None, int(k))
+                    counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
+                kept.setdefault(("eq11", int(k), None), []).append(q - 1)
+                for rho in rhos:
+                    z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
+                    for reading in INNER_READINGS:
+                        key = ("eq12", reading, float(rho), int(k))
+                        counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
+                    kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
+        for k in fam_ks:
+            for reading in NORM_READINGS:
+                exact = np.nan
+                if family == "orthogonal":
+                    exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
+                elif vectors == "spiky":
+                    exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
+                rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": vectors,
+                             "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
+                             "exact": exact, **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
+                             "seed": s})
+            add_sample("linformer.lemma1.eq11", "squared", family, vectors, np.nan, int(k),
+                       np.concatenate(kept[("eq11", int(k), None)]))
+            for rho in rhos:
+                for reading in INNER_READINGS:
+                    rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
+                                 "rho": float(rho), **base, "k": int(k),
+                                 "bound": float(lemma1_inner_bound(k, eps)),
+                                 # Haar images have a density: the zero-tolerance event
+                                 # has probability 1; discrete R can hit <x, y> exactly
+                                 "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
+                                 **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
+                                 "seed": s})
+                add_sample("linformer.lemma1.eq12", "inner", family, vectors, float(rho), int(k),
+                           np.concatenate(kept[("eq12", int(k), float(rho))]))
+
+
+# ----------------------------------------------------------------------------- exact curves
+
+
+def exact_curves(n: int, eps: float, ks: Sequence[int], rhos: Sequence[float] = (1.0,)) -> pd.DataFrame:
+    """Bounds and exact failure probabilities (Gaussian R) on a dense k grid, for figures.
+
+    Parameters
+    ----------
+    n : int
+    eps : float
+    ks : sequence of int
+    rhos : sequence of float
+        Cosines for eq. 12's curves.
+
+    Returns
+    -------
+    DataFrame
+        One row per (claim, reading, rho, k): ``bound`` and ``exact`` (NaN where no law).
+    """
+    check_n(n)
+    check_eps(eps)
+    rows = []
+    for k in check_ks(ks):
+        for reading in NORM_READINGS:
+            rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "rho": np.nan, "k": int(k),
+                         "bound": float(lemma1_norm_bound(k, eps)), "exact": norm_failure_exact(int(k), eps, reading)})
+        for rho in rhos:
+            rows.append({"claim": "linformer.lemma1.eq12", "reading": "product", "rho": float(rho), "k": int(k),
+                         "bound": float(lemma1_inner_bound(k, eps)),
+                         "exact": inner_product_failure_exact(int(k), eps, float(rho), "product")})
+        rows.append({"claim": "linformer.thm1.eq3", "reading": "union-bound", "rho": np.nan, "k": int(k),
+                     "bound": float(theorem1_union_bound(n, k, eps)), "exact": np.nan})
+    return pd.DataFrame(rows)

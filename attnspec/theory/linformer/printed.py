@@ -1,0 +1,89 @@
+"""Linformer eqs. (4)/(14) with D_A of eq. (15), as printed, against the row softmax.
+
+The paper writes P = softmax(A) = exp(A)·D_A^{−1} with D_A diagonal and, in eq. (15),
+(D_A)_ii = Σ_j exp(A_ji) — the sum of column i. Multiplying by a diagonal matrix on the
+right scales columns, so the printed product has columns summing to 1; the row softmax
+used everywhere else (eq. 2, the code, every experiment) is D^{−1}·exp(A) with
+D_ii = Σ_j exp(A_ij). The two agree only when every row of exp(A) has the same sum.
+
+Readings of claim ``linformer.eq4``: ``as-printed`` (exp(A)·D_A^{−1}, D_A from eq. 15)
+and ``row-normalised`` (D^{−1}·exp(A) with row sums, the intended softmax).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnspec.verdicts import Decision, VerdictRow, classify_identity
+
+#: Largest |entry| difference counted as round-off when comparing with the row softmax.
+IDENTITY_TOL = 1e-12
+
+CLAIM = "linformer.eq4"
+
+
+def _exp_shifted(A: np.ndarray) -> np.ndarray:
+    # One global shift: both formulas are invariant under A -> A - c.
+    return np.exp(A - A.max())
+
+
+def eq4_as_printed(A: np.ndarray) -> np.ndarray:
+    """exp(A)·D_A^{−1} with (D_A)_ii = Σ_j exp(A_ji) (eq. 15: column sums).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, n)
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        Its columns sum to 1; its rows in general do not.
+    """
+    E = _exp_shifted(np.asarray(A, dtype=np.float64))
+    return E / E.sum(0, keepdims=True)
+
+
+def row_softmax(A: np.ndarray) -> np.ndarray:
+    """D^{−1}·exp(A) with D_ii = Σ_j exp(A_ij): softmax over each row, shape (n, n)."""
+    A = np.asarray(A, dtype=np.float64)
+    E = np.exp(A - A.max(1, keepdims=True))
+    return E / E.sum(1, keepdims=True)
+
+
+def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None) -> list[VerdictRow]:
+    """Both readings of eq. (4)/(15) on the logits ``A``, each against the row softmax.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, n)
+        Attention logits QKᵀ/√d.
+    name : str
+        The instance's name, recorded as parameter ``attention``.
+    seed : int, optional
+        The seed that drew ``A``.
+
+    Returns
+    -------
+    list of VerdictRow
+        ``as-printed`` and ``row-normalised``, with the row sums of each form in the
+        evidence; ``estimate`` is the largest |row sum − 1|, ``exact`` 0.
+    """
+    target = row_softmax(A)
+    rows = []
+    n = A.shape[0]
+    for reading, P in (("as-printed", eq4_as_printed(A)), ("row-normalised", _row_normalised(A))):
+        residual = float(np.abs(P - target).max())
+        sums = P.sum(1)
+        d: Decision = classify_identity(residual=residual, tol=IDENTITY_TOL)
+        rows.append(VerdictRow(
+            claim=CLAIM, reading=reading, verdict=d.verdict, params={"n": n, "attention": name},
+            exact=0.0, estimate=float(np.abs(sums - 1).max()), seed=seed,
+            evidence=(f"{d.reason} (max |entry − row softmax|); row sums in [{sums.min():.4g}, {sums.max():.4g}], "
+                      f"column sums in [{P.sum(0).min():.4g}, {P.sum(0).max():.4g}]")))
+    return rows
+
+
+def _row_normalised(A: np.ndarray) -> np.ndarray:
+    # the intended form, written as the paper's product with D on the left and row sums
+    E = _exp_shifted(np.asarray(A, dtype=np.float64))
+    return np.diag(1.0 / E.sum(1)) @ E

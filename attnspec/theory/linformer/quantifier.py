@@ -1,0 +1,114 @@
+"""What Theorem 1 says as written: its quantifier, and Appendix A's k = log n.
+
+**Quantifier** (claim ``linformer.thm1.quantifier``). Theorem 1 reads "for any column
+w ... there exists a low-rank P̃ such that Pr(‖P̃wᵀ − Pwᵀ‖ < ε‖Pwᵀ‖) > 1 − o(1)". As
+written, P̃ may depend on w, and P̃ = P w wᵀ/‖w‖² (rank 1) gives P̃w = Pw exactly: the
+statement is met by a trivial witness and has no content (reading ``as-written``). The
+proof builds one P̃ = PRᵀR for every w; read as "one P̃ of rank k < n for all w at once"
+(``uniform``) it is false: any w in the kernel of R has P̃w = 0, a relative error of 1.
+
+**Appendix A, eq. (18)** (claim ``linformer.thm1.eq18``) says the theorem holds "when
+k = log(n)"; the theorem (and eq. 20) needs k = 5 ln(n)/(ε² − ε³). Readings ``log-n``
+and ``theorem-k``: the Theorem-1 Monte Carlo at each choice, against eq. (20)'s bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnspec.stats import child_seed, torch_generator
+from attnspec.theory.linformer.dimensions import check_eps
+from attnspec.verdicts import VerdictRow, classify_bound
+
+CLAIM = "linformer.thm1.quantifier"
+
+
+def rank_one_witness_error(P: np.ndarray, w: np.ndarray) -> float:
+    """Relative error ‖P̃w − Pw‖/‖Pw‖ of the witness P̃ = P w wᵀ/‖w‖² built from w itself.
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, n)
+    w : ndarray of shape (n,), non-zero
+
+    Returns
+    -------
+    float
+        0 up to round-off (0 when Pw = 0, where the tolerance is 0 too).
+    """
+    P = np.asarray(P, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    Pt = np.outer(P @ w, w) / float(w @ w)  # (n, n), rank 1
+    target = P @ w
+    err = float(np.linalg.norm(Pt @ w - target))
+    norm = float(np.linalg.norm(target))
+    return err / norm if norm > 0 else (0.0 if err == 0 else np.inf)
+
+
+def kernel_vector_error(P: np.ndarray, k: int, *, seed: int) -> tuple[float, float]:
+    """For one Gaussian R (k×n, k < n): a w in ker R and the relative error of P̃ = PRᵀR there.
+
+    w = g − Rᵀ(RRᵀ)^{−1}Rg for a Gaussian g (the projection of g on ker R).
+
+    Returns
+    -------
+    (relative_error, kernel_residual)
+        ‖P̃w − Pw‖/‖Pw‖ (1 up to round-off) and ‖Rw‖/‖w‖ (round-off).
+    """
+    n = P.shape[0]
+    gen = torch_generator(seed)
+    import torch
+
+    R = (torch.randn((k, n), generator=gen, dtype=torch.float64) / np.sqrt(k)).numpy()
+    g = torch.randn((n,), generator=gen, dtype=torch.float64).numpy()
+    w = g - R.T @ np.linalg.solve(R @ R.T, R @ g)
+    Pw = P @ w
+    approx = P @ (R.T @ (R @ w))
+    return float(np.linalg.norm(approx - Pw) / np.linalg.norm(Pw)), float(np.linalg.norm(R @ w) / np.linalg.norm(w))
+
+
+def check_quantifier(P: np.ndarray, vectors: dict[str, np.ndarray], eps: float, ks: list[int], *,
+                     name: str, seed: int, draws: int = 3) -> list[VerdictRow]:
+    """Both readings of Theorem 1's quantifier on one attention matrix.
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, n)
+        A row-stochastic attention matrix.
+    vectors : dict of str to ndarray of shape (n,)
+        The w checked for the ``as-written`` reading.
+    eps : float
+    ks : list of int
+        Ranks for the ``uniform`` reading (those < n are checked).
+    name : str
+        The matrix's name (parameter ``attention``).
+    seed : int
+        Parent seed of the R and g draws (draw j at rank k: ``child_seed(seed, k, j)``).
+    draws : int
+        R matrices per k.
+
+    Returns
+    -------
+    list of VerdictRow
+        One ``as-written`` row (worst over ``vectors``) and one ``uniform`` row per k < n.
+    """
+    check_eps(eps)
+    n = P.shape[0]
+    errs = {wk: rank_one_witness_error(P, w) for wk, w in vectors.items()}
+    worst = max(errs.values())
+    d = classify_bound(observed=worst, bound=eps, loose_factor=None,
+                       trivial="P̃ = P w wᵀ/‖w‖², rank 1, built from w itself, reproduces Pw for every w, "
+                               "so the theorem as written has no content")
+    rows = [VerdictRow(claim=CLAIM, reading="as-written", verdict=d.verdict,
+                       params={"n": n, "eps": eps, "attention": name, "k": 1}, bound=eps, estimate=worst,
+                       evidence=f"{d.reason}; relative errors " + ", ".join(f"{k}: {v:.2g}" for k, v in errs.items()))]
+    for k in sorted({int(k) for k in ks if 1 <= k < n}):
+        results = [kernel_vector_error(P, k, seed=child_seed(seed, k, j)) for j in range(draws)]
+        rel = min(r for r, _ in results)  # the least bad draw: still fails
+        d = classify_bound(observed=rel, bound=eps, loose_factor=None)
+        rows.append(VerdictRow(
+            claim=CLAIM, reading="uniform", verdict=d.verdict, params={"n": n, "eps": eps, "attention": name, "k": k},
+            bound=eps, estimate=rel, trials=draws, seed=seed,
+            evidence=f"{d.reason}: for each of {draws} draws of R, a w in ker R (‖Rw‖/‖w‖ <= "
+                     f"{max(r for _, r in results):.1g}) has P̃w = 0, relative error >= {rel:.4g}"))
+    return rows

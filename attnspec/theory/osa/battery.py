@@ -1,0 +1,338 @@
+"""The osa-check battery: ``config_from_options → run → BatteryResult``.
+
+Options are keyed by their CLI names with underscores (``d_v`` for ``--d-v``); every
+value is validated by :meth:`OsaCheckConfig.validate` before any computation, and an
+error names the option and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from attnspec.battery import BatteryResult
+from attnspec.errors import InputError
+from attnspec.linalg import SCHEDULES, Coefficients, ns_schedule
+
+COMMAND = "osa-check"
+DEFAULT_ALPHAS: tuple[float, ...] = (0.05, 0.5, 2.0)
+DEFAULT_SCHEDULES: tuple[str, ...] = ("cubic", "muon", "polar-express")
+#: |alpha| beyond this makes ||S||₂ (hence e^{||S||₂} in the Thm 3.1 bounds and the dense
+#: exponentials of Thm 2.1) leave the range float64 represents: alpha = 1e308 overflows S.
+ALPHA_MAX = 1e3
+#: Largest Newton–Schulz step K of the Thm 3.1 sweep.
+STEPS_MAX = 100
+#: A schedule must keep every singular value of the pre-normalised M_0 (in [0, 1]) below
+#: this at every step. Newton–Schulz approximates the polar factor (σ → 1): Lemma C.1 bounds
+#: the cubic's iterates by √3, the named schedules stay below 2 (Muon 1.20, Polar Express
+#: 1.99). A schedule that sends σ beyond 10 is not an orthogonalisation, and [S] = BᵀSB grows
+#: as σ², the Thm 3.1 error as σ⁴: exp[S] and the bounds lose all precision, then overflow.
+SIGMA_MAX = 10.0
+#: The K the layer-level checks use (the paper's K = 6) and the longest fixed sweep (K = 14).
+LAYER_STEPS = 6
+KERNEL_STEPS = 14
+
+_OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "timing")
+
+
+def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
+    """A ``--schedule`` value: a name, or custom coefficients ``a,b[,c]`` (one step, repeated)
+    or ``a,b,c;a,b,c;...`` (one tuple per step, the last repeated).
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str or list of tuple of float
+    """
+    t = str(text).strip()
+    if any(ch.isdigit() for ch in t):
+        try:
+            return [tuple(float(v) for v in part.split(",")) for part in t.split(";") if part.strip()]
+        except ValueError:
+            raise InputError(
+                f"--schedule must be one of {', '.join(SCHEDULES)} or coefficients like '1.5,-0.5' or "
+                f"'3,-3.2,1.2;1.875,-1.25,0.375', got {text!r}"
+            ) from None
+    return t
+
+
+def schedule_range(coefficients: Coefficients, steps: int, grid: int = 2001) -> float:
+    """max |σ_k| over k = 0..steps of the scalar Newton–Schulz iterates of σ_0 ∈ [0, 1].
+
+    Newton–Schulz acts on each singular value of M_0 (all in [0, 1] after the
+    pre-normalisation) by the same odd polynomial, so this is the largest singular value any
+    basis of the schedule can reach.
+
+    Parameters
+    ----------
+    coefficients : str or tuple or list of tuples
+    steps : int
+    grid : int
+        Points of [0, 1] iterated.
+
+    Returns
+    -------
+    float
+        >= 1; inf if the iterates overflow.
+    """
+    x = np.linspace(0.0, 1.0, grid)
+    worst = 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for c in ns_schedule(coefficients, steps):
+            x = sum(coef * x ** (2 * i + 1) for i, coef in enumerate(c))
+            m = float(np.max(np.abs(x)))
+            if not math.isfinite(m):
+                return math.inf
+            worst = max(worst, m)
+    return worst
+
+
+@dataclass(frozen=True)
+class OsaCheckConfig:
+    """The parameters of one osa-check run (recorded in ``meta.json``).
+
+    Parameters
+    ----------
+    seed : int
+        Root seed (>= 0); every instance's own seed is recorded in the tables.
+    alphas : tuple of float
+        alpha of the Thm 2.1/3.1/2.2 instances, |alpha| <= ALPHA_MAX.
+    steps : int
+        Theorem 3.1 is checked at K = 0..steps (0 <= steps <= STEPS_MAX).
+    schedules : tuple
+        Newton–Schulz schedules: names or custom coefficient tuples.
+    d_model, d_v : int
+        Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model).
+    trials : int
+        Random instances per configuration (>= 1).
+    timing : bool
+        Also time the forward pass for ``timing_ns``.
+    """
+
+    seed: int = 0
+    alphas: tuple[float, ...] = DEFAULT_ALPHAS
+    steps: int = 12
+    schedules: tuple[Any, ...] = DEFAULT_SCHEDULES
+    d_model: int = 8
+    d_v: int = 4
+    trials: int = 3
+    timing: bool = True
+    timing_ns: tuple[int, ...] = field(default=(256, 512, 1024, 2048, 4096))
+
+    def validate(self) -> OsaCheckConfig:
+        """Raise :class:`InputError` naming the first bad option and its allowed range."""
+        _int("--seed", self.seed, 0)
+        if not self.alphas:
+            raise InputError("--alpha needs at least one value")
+        for a in self.alphas:
+            if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or abs(a) > ALPHA_MAX:
+                raise InputError(f"--alpha must be a finite number in [-{ALPHA_MAX:g}, {ALPHA_MAX:g}], got {a!r}")
+        _int("--steps", self.steps, 0, STEPS_MAX)
+        if not self.schedules:
+            raise InputError(f"--schedule needs at least one of {', '.join(SCHEDULES)} or custom coefficients")
+        for sch in self.schedules:
+            try:
+                ns_schedule(sch, 1)
+            except InputError as exc:
+                raise InputError(f"--schedule: {exc}") from None
+            top = schedule_range(sch, max(self.steps, LAYER_STEPS))
+            if not top <= SIGMA_MAX:
+                raise InputError(
+                    f"--schedule {_display(sch)} must keep the singular values of M_0 (in [0, 1]) within "
+                    f"[0, {SIGMA_MAX:g}] over K = 0..{max(self.steps, LAYER_STEPS)}; they reach {top:.3g}")
+        _int("--d-v", self.d_v, 1)
+        _int("--d-model", self.d_model, 2)
+        if 2 * self.d_v > self.d_model:
+            raise InputError(f"--d-v: the initialisation needs 2*d_v <= d_model, got d_v={self.d_v}, "
+                             f"d_model={self.d_model}")
+        _int("--trials", self.trials, 1, 1000)
+        if not isinstance(self.timing, bool):
+            raise InputError(f"--timing must be true or false, got {self.timing!r}")
+        for n in self.timing_ns:
+            _int("timing N", n, 2)
+        return self
+
+    def identity(self) -> dict[str, Any]:
+        """The parameters that define the run, JSON-ready (what ``--out`` compares)."""
+        d = asdict(self)
+        d["alphas"] = list(self.alphas)
+        d["schedules"] = [s if isinstance(s, str) else [list(t) for t in s] for s in self.schedules]
+        d["timing_ns"] = list(self.timing_ns)
+        return d
+
+
+def _display(sch: Any) -> str:
+    from attnspec.theory.osa.instances import schedule_name
+
+    return repr(schedule_name(sch))
+
+
+def _int(name: str, value: Any, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise InputError(f"{name} must be an integer {allowed}, got {value!r}")
+
+
+def _as_tuple(v: Any) -> tuple:
+    if v is None:
+        return ()
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,)
+
+
+def config_from_options(options: Mapping[str, Any]) -> OsaCheckConfig:
+    """The validated config of osa-check options (CLI names, dashes as underscores).
+
+    Parameters
+    ----------
+    options : mapping
+        ``seed``, ``alpha`` (a number or a list), ``steps``, ``schedule`` (names, custom
+        strings like ``"1.5,-0.5"`` or coefficient lists), ``d_model``, ``d_v``, ``trials``,
+        ``timing``; missing or None values take the defaults.
+
+    Returns
+    -------
+    OsaCheckConfig
+    """
+    opts = {str(k).replace("-", "_"): v for k, v in options.items() if v is not None}
+    unknown = sorted(set(opts) - set(_OPTIONS))
+    if unknown:
+        raise InputError(f"osa-check has no option {unknown[0]!r}; options: {', '.join(_OPTIONS)}")
+    kw: dict[str, Any] = {}
+    if "alpha" in opts and _as_tuple(opts["alpha"]):
+        kw["alphas"] = tuple(float(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                             for a in _as_tuple(opts["alpha"]))
+    if "schedule" in opts and _as_tuple(opts["schedule"]):
+        kw["schedules"] = tuple(parse_schedule(s) if isinstance(s, str) else s for s in _as_tuple(opts["schedule"]))
+    for name in ("seed", "steps", "d_model", "d_v", "trials", "timing"):
+        if name in opts:
+            kw[name] = opts[name]
+    return OsaCheckConfig(**kw).validate()
+
+
+def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None) -> BatteryResult:
+    """Run every OSA check and, if ``config.timing``, the timing sweep.
+
+    Returns
+    -------
+    BatteryResult
+        Verdict rows keyed on ``osa.*`` claim ids; tables ``thm21``,
+        ``layer_orthogonality``, ``thm31``, ``thm31_violations``, ``thm42``, ``thm22``,
+        ``jacobian``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
+        (and ``timing``).
+    """
+    config.validate()
+
+    def say(msg: str) -> None:
+        if progress is not None:
+            progress(msg)
+
+    t0 = time.perf_counter()
+    # The checks use tiny matrices: one thread avoids oversubscription (restored after).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        rows, tables = _run_checks(config, say)
+    finally:
+        torch.set_num_threads(threads)
+    if config.timing:
+        from attnspec.theory.osa.timing import time_forward
+
+        say(f"timing the forward pass, N = {', '.join(map(str, config.timing_ns))}")
+        tables["timing"] = time_forward(config.timing_ns, seed=config.seed)
+    meta = {"parameters": config.identity(), "seed": config.seed, "wall_seconds": round(time.perf_counter() - t0, 3),
+            "tables": ["verdicts", *tables]}
+    return BatteryResult(COMMAND, rows, tables, meta)
+
+
+def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
+    from attnspec.theory.osa import jacobian, thm21, thm22, thm31, thm42
+
+    seed, alphas, schedules = cfg.seed, cfg.alphas, list(cfg.schedules)
+    rows: list = []
+    tables: dict[str, pd.DataFrame] = {}
+    say("Theorem 2.1 and exp(S) ∈ SO(N) against dense expm")
+    r, tables["thm21"] = thm21.check_lowrank_expm(seed, alphas=tuple(sorted(set(alphas) | {4.0})))
+    rows += r
+    say(f"orthogonality of the layer's A at K = {LAYER_STEPS}")
+    r, tables["layer_orthogonality"] = thm21.check_layer_orthogonality(seed, alphas=alphas, schedules=schedules,
+                                                                       trials=cfg.trials, ns_steps=LAYER_STEPS)
+    rows += r
+    say(f"Theorem 3.1 bounds over K = 0..{cfg.steps}")
+    tables["thm31"] = thm31.simulate_orthogonality(seed, schedules=schedules, max_steps=cfg.steps, alphas=alphas,
+                                                   trials=cfg.trials)
+    rows += thm31.verdicts_orthogonality(tables["thm31"], seed)
+    tables["thm31_violations"] = thm31.orthogonality_violations(tables["thm31"])
+    say("Theorem 4.2 κ(W̃)")
+    r, tables["thm42"] = thm42.check_wtilde(seed)
+    rows += r
+    say("Theorem 2.2 kernel eigenvalues")
+    bases = ([("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
+             + [("newton-schulz", "polar-express", KERNEL_STEPS)])
+    r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
+    rows += r
+    say("Theorems 4.1, 4.3, 4.4 (Jacobian by autograd; C fitted on independent draws)")
+    jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
+    r, tables["jacobian"] = jacobian.check_jacobian(seed, d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
+                                                    trials=cfg.trials, multihead=2 if cfg.d_model % 2 == 0 else 0)
+    rows += r
+    say("Issue #12: Lemmas C.2, C.3, C.7, Algorithm 1's sign fix, printed formulas")
+    rows += _paper_details(cfg, tables)
+    return rows, tables
+
+
+def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
+    """Lemmas C.2/C.3/C.7, Algorithm 1 and the printed formulas (their own tables)."""
+    from attnspec.theory.osa import algorithm1, lemmas, printed
+
+    seed, rows = cfg.seed, []
+    tables["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c2_rows(tables["lemma_c2"], seed)
+    tables["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c3_rows(tables["lemma_c3"], seed)
+    tables["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
+    rows += lemmas.lemma_c7_rows(tables["lemma_c7"], seed)
+    tables["algorithm1"] = algorithm1.algorithm1_table(seed)
+    rows += algorithm1.algorithm1_rows(tables["algorithm1"], seed)
+    r, tables["printed"] = printed.printed_rows(seed)
+    rows += r
+    rows.append(printed.thm44_constant_row(tables["jacobian"], seed))
+    return rows
+
+
+def summary_line(result: BatteryResult) -> str:
+    """One line for the terminal: verdict counts and the fitted timing exponents.
+
+    Parameters
+    ----------
+    result : BatteryResult
+
+    Returns
+    -------
+    str
+    """
+    counts: dict[str, int] = {}
+    for r in result.verdicts:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    line = f"{len(result.verdicts)} verdicts: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    tm = result.tables.get("timing")
+    if tm is not None and len(tm):
+        from attnspec.theory.osa.timing import fitted_exponent
+
+        slopes = ", ".join(f"{m} N^{fitted_exponent(tm, m):.2f}" for m in tm.method.unique())
+        line += f"; forward time ∝ {slopes} (N = {tm.n.min()}..{tm.n.max()}, d_v = 64)"
+    return line
+
+
+__all__: Sequence[str] = ("OsaCheckConfig", "config_from_options", "run", "parse_schedule", "schedule_range")

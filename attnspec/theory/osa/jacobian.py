@@ -1,0 +1,369 @@
+"""Theorems 4.1, 4.3 and 4.4: the input–output Jacobian of one OSA head at initialisation.
+
+With J = ∂vec OSA(X)/∂vec X (column-major vec, Nd × Nd):
+
+* Theorem 4.1 (``osa.thm41``): J = J1 + J2, J1 = (X W ⊗ I_N)ᵀ ∂vec A/∂vec X,
+  J2 = (W_V W_O)ᵀ ⊗ A — an identity, checked against autograd.
+* Theorem 4.3 (``osa.thm43``): ||J1||₂ <= C alpha for some constant C, assuming the Section 4
+  initialisation, ||X||₂ bounded and a Newton–Schulz basis. Checked as ||J1||₂/alpha staying
+  bounded as alpha → 0. With a QR basis the hypothesis is not met (Remark 4.5).
+* Theorem 4.4 (``osa.thm44``): κ(J) <= (1 + δ + Cα)/(1 − δ − Cα) with |σ_i(A) − 1| <= δ < 1.
+  The paper gives no value of C. Reading ``held-out-c``: C is fitted as max ||J1||₂/alpha
+  on independent *fit* draws and the bound is tested on fresh *test* draws (never on the
+  draws it was fitted on). Reading ``measured``: the fitted C and the κ(J)-against-alpha
+  curve, reported without a verdict.
+* ``osa.thm44.multihead``: the same κ(J) for M-OSA (a sum of h heads), outside the
+  single-head statement: a measurement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from attnspec.errors import InputError, check_range
+from attnspec.linalg import Coefficients, skew_small
+from attnspec.stats import spawn_seeds, torch_generator
+from attnspec.theory.osa.instances import effective_condition, schedule_name
+from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
+from attnspec.verdicts import VerdictRow, classify_bound, classify_identity
+
+#: Tolerance of the Theorem 4.1 identity (autograd J against eq. (13)), float64.
+THM41_TOL = 1e-10
+#: Theorem 4.3 reading: ||J1||₂/alpha at the smallest alpha may exceed its value at
+#: alpha = 0.1 by at most this factor (||J1|| ∝ alpha^p with p >= 0.85 over two decades).
+THM43_GROWTH = 2.0
+
+def _vec(m: torch.Tensor) -> torch.Tensor:
+    """Column-major vec of a (rows, cols) matrix, as in the paper."""
+    return m.mT.reshape(-1)
+
+
+def _unvec(v: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
+    return v.reshape(cols, rows).mT
+
+
+def jacobian_split(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    w_v: torch.Tensor,
+    w_o: torch.Tensor,
+    alpha: float,
+    basis: str = "qr",
+    ns_steps: int = 6,
+    ns_coefficients: Coefficients = "cubic",
+    eps: float = 0.0,
+) -> dict[str, torch.Tensor]:
+    """J = ∂vec OSA(X)/∂vec X by autograd, and the split of Theorem 4.1.
+
+    Parameters
+    ----------
+    x : (N, d); w_q, w_k, w_v : (heads, d, d_v); w_o : (heads, d_v, d). float64.
+
+    Returns
+    -------
+    dict with ``J`` (Nd, Nd), ``J2`` = Σ_h (W_V,h W_O,h)ᵀ ⊗ A_h, ``J1`` = J − J2,
+    ``J_thm41`` = Σ_h (X W_h ⊗ I_N)ᵀ ∂vec A_h/∂vec X + J2 (eq. (13) with A's own
+    autograd Jacobian), ``A`` (heads, N, N).
+    """
+    n, d = x.shape
+    heads = w_q.shape[0]
+
+    def attn(xv: torch.Tensor) -> torch.Tensor:
+        xx = _unvec(xv, n, d).unsqueeze(0)  # (1, N, d)
+        q = torch.einsum("bnd,hdv->bhnv", xx, w_q)
+        k = torch.einsum("bnd,hdv->bhnv", xx, w_k)
+        b = osa_basis(torch.cat([q, k], -1), basis, ns_steps, ns_coefficients, eps)
+        ss = skew_small(b, q, k, alpha / math.sqrt(w_q.shape[-1]))
+        r = ss.shape[-1]
+        c = torch.linalg.matrix_exp(ss) - torch.eye(r, dtype=x.dtype)
+        return (torch.eye(n, dtype=x.dtype) + b @ c @ b.mT)[0]  # (H, N, N)
+
+    def osa(xv: torch.Tensor) -> torch.Tensor:
+        xx = _unvec(xv, n, d).unsqueeze(0)
+        y = osa_heads(xx, w_q, w_k, w_v, alpha, basis=basis, ns_steps=ns_steps, ns_coefficients=ns_coefficients, eps=eps)
+        return _vec(torch.einsum("bhnv,hvd->bnd", y, w_o)[0])
+
+    xv = _vec(x)
+    jac = torch.autograd.functional.jacobian(osa, xv, vectorize=True)  # (Nd, Nd)
+    a = attn(xv)  # (H, N, N)
+    da = torch.autograd.functional.jacobian(lambda v: torch.stack([_vec(m) for m in attn(v)]), xv, vectorize=True)
+    eye_n = torch.eye(n, dtype=x.dtype)
+    j2 = torch.zeros_like(jac)
+    j41 = torch.zeros_like(jac)
+    for h in range(heads):
+        w = w_v[h] @ w_o[h]  # (d, d)
+        j2 = j2 + torch.kron(w.mT.contiguous(), a[h].contiguous())
+        j41 = j41 + torch.kron((x @ w).contiguous(), eye_n).mT @ da[h]
+    return {"J": jac, "J1": jac - j2, "J2": j2, "J_thm41": j41 + j2, "A": a}
+
+
+
+
+def jacobian_table(
+    seeds: Sequence[int],
+    role: str,
+    *,
+    n: int,
+    d_model: int,
+    d_v: int,
+    alphas: Sequence[float],
+    bases: Sequence[tuple[str, Coefficients, int]],
+    multihead: int,
+) -> list[dict]:
+    """One record per (configuration, alpha, draw) for the draws ``seeds``.
+
+    Each draw is X (n, d_model) with iid N(0, 1/d_model) entries and Section 4 weights from
+    its own seed; ``role`` ("fit" or "test") is recorded with it.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+    role : str
+    n, d_model, d_v : int
+    alphas : sequence of float
+    bases : sequence of (basis, schedule, K)
+    multihead : int
+        Heads of the multihead configuration (0 or 1: none).
+
+    Returns
+    -------
+    list of dict
+        reading, basis, heads, d_v, alpha, seed, role, thm41_residual, j1_norm, j2_kappa,
+        delta, kappa_j, rank_j, sigma_min_j, sigma_max_j, kappa_top, rank_top, kappa_w.
+    """
+    configs: list[tuple[str, str, Coefficients, int, int, int]] = []
+    for basis, sch, k in bases:
+        configs.append(("single", basis, sch, k, 1, d_v))
+    if multihead and multihead > 1:
+        configs.append(("multihead", "qr", "cubic", 0, multihead, d_model // multihead))
+    recs = []
+    for s in seeds:
+        g = torch_generator(s)
+        x = torch.randn(n, d_model, generator=g, dtype=torch.float64) / math.sqrt(d_model)
+        weights = {}
+        for heads, dv in {(c[4], c[5]) for c in configs}:
+            gw = torch_generator(s + heads)
+            w_q, w_k = init_qk(d_model, dv, heads, gw, torch.float64)
+            w_v, w_o = init_vo(d_model, dv, heads, gw, torch.float64)
+            weights[(heads, dv)] = (w_q, w_k, w_v, w_o)
+        for reading, basis, sch, k, heads, dv in configs:
+            w_q, w_k, w_v, w_o = weights[(heads, dv)]
+            label = "qr" if basis == "qr" else f"NS {schedule_name(sch)} K={k}"
+            w_sum = sum(w_v[h] @ w_o[h] for h in range(heads))
+            kappa_w = effective_condition(w_sum)[0]
+            for a in alphas:
+                js = jacobian_split(x, w_q, w_k, w_v, w_o, float(a), basis, k, sch, eps=0.0)
+                kappa, rank, smin, smax = effective_condition(js["J"])
+                sv = torch.linalg.svdvals(js["J"])
+                top = n * int(torch.linalg.matrix_rank(w_sum))
+                sva = torch.linalg.svdvals(js["A"]) if heads == 1 else torch.ones(1, dtype=torch.float64)
+                recs.append({
+                    "reading": reading, "basis": label, "heads": heads, "d_v": dv, "alpha": float(a), "seed": s,
+                    "role": role,
+                    "thm41_residual": float((js["J"] - js["J_thm41"]).abs().max()),
+                    "j1_norm": float(torch.linalg.matrix_norm(js["J1"], ord=2)),
+                    "j2_kappa": effective_condition(js["J2"])[0],
+                    "delta": float((sva - 1).abs().max()),
+                    "kappa_j": kappa, "rank_j": rank, "sigma_min_j": smin, "sigma_max_j": smax,
+                    "kappa_top": float(sv[0] / sv[top - 1]), "rank_top": top, "kappa_w": kappa_w,
+                })
+    return recs
+
+
+def check_jacobian(
+    seed: int,
+    n: int = 6,
+    d_model: int = 8,
+    d_v: int = 4,
+    alphas: Sequence[float] = (1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0),
+    bases: Sequence[tuple[str, Coefficients, int]] = (
+        ("qr", "cubic", 0), ("newton-schulz", "cubic", 6), ("newton-schulz", "polar-express", 6), ("newton-schulz", "muon", 6),
+    ),
+    trials: int = 3,
+    multihead: int = 2,
+) -> tuple[list[VerdictRow], pd.DataFrame]:
+    """Theorems 4.1, 4.3 and 4.4 at the paper's initialisation, single head (Sec. 4),
+    plus the multihead reading (h = ``multihead`` heads of width d_model / h, summed).
+
+    ``trials`` *fit* draws (the first ``trials`` children of ``seed``) and ``trials`` fresh
+    *test* draws (the next ``trials`` children). Per (basis, alpha, draw): ||J − eq. (13)||_max
+    (Thm 4.1), ||J1||₂ and ||J1||₂/alpha (Thm 4.3), δ = max_i |σ_i(A) − 1|, κ(J) =
+    σ_max/σ_min>0; ``c_fit`` = max ||J1||₂/alpha over the fit draws of the basis, and
+    ``bound44`` = (1 + δ + c_fit α)/(1 − δ − c_fit α) (inf where the denominator is <= 0).
+
+    Parameters
+    ----------
+    seed : int
+    n, d_model, d_v : int
+        X is (n, d_model); heads of width d_v (2 d_v <= d_model).
+    alphas : sequence of float
+        Positive alphas.
+    bases : sequence of (basis, schedule, K)
+    trials : int
+        Fit draws, and as many test draws.
+    multihead : int
+        Heads of the multihead reading (0 or 1: none).
+
+    Returns
+    -------
+    rows : list of VerdictRow
+    frame : DataFrame
+        One row per (reading, basis, alpha, draw); ``role`` is "fit" or "test".
+    """
+    if 2 * d_v > d_model:
+        raise InputError(f"the initialisation needs 2*d_v <= d_model, got d_v={d_v}, d_model={d_model}")
+    for a in alphas:
+        _check_alpha(a)
+        check_range("alpha", float(a), low=0.0, low_open=True)
+    if multihead and d_model % multihead:
+        raise InputError(f"d_model must be divisible by the multihead count, got d_model={d_model}, heads={multihead}")
+    seeds = spawn_seeds(seed, 2 * trials)  # SeedSequence children: the first `trials` are the fit draws
+    kw = dict(n=n, d_model=d_model, d_v=d_v, alphas=alphas, bases=bases, multihead=multihead)
+    recs = jacobian_table(seeds[:trials], "fit", **kw) + jacobian_table(seeds[trials:], "test", **kw)
+    frame = pd.DataFrame(recs)
+    frame["j1_over_alpha"] = frame.j1_norm / frame.alpha
+    fit = frame[frame.role == "fit"]
+    frame["c_fit"] = frame.basis.map(fit.groupby("basis").j1_over_alpha.max()).where(frame.reading == "single")
+    den = 1 - frame.delta - frame.c_fit * frame.alpha
+    frame["bound44"] = np.where(den > 0, (1 + frame.delta + frame.c_fit * frame.alpha) / den.where(den > 0, 1.0),
+                                np.inf)
+    return _jacobian_verdicts(frame, seed, alphas), frame
+
+
+def multihead_vo_condition(d_model: int, heads: int, draws: int, seed: int) -> np.ndarray:
+    """κ(Σ_h W_V,h W_O,h) under the Sec. 4.1 initialisation (d_v = d_model / heads), per draw.
+
+    As alpha → 0 every A_h → I and the multihead Jacobian tends to (Σ_h W_V,h W_O,h)ᵀ ⊗ I_N,
+    so this is the limit of κ(J) for the multihead layer.
+
+    Parameters
+    ----------
+    d_model, heads, draws, seed : int
+
+    Returns
+    -------
+    ndarray (draws,)
+    """
+    out = []
+    for s in spawn_seeds(seed, draws):
+        w_v, w_o = init_vo(d_model, d_model // heads, heads, s, torch.float64)
+        out.append(effective_condition(sum(w_v[h] @ w_o[h] for h in range(heads)))[0])
+    return np.asarray(out)
+
+
+
+def _jacobian_verdicts(frame: pd.DataFrame, seed: int, alphas: Sequence[float]) -> list[VerdictRow]:
+    rows = []
+    a_rng = f"{min(alphas):g}..{max(alphas):g}"
+    single = frame[frame.reading == "single"]
+    fit = single[single.role == "fit"]
+    res = float(fit.thm41_residual.max())
+    d = classify_identity(residual=res, tol=THM41_TOL)
+    rows.append(VerdictRow(
+        claim="osa.thm41", reading="as-stated", verdict=d.verdict,
+        params={"basis": "all", "heads": 1, "alpha": a_rng}, bound=THM41_TOL, estimate=res, trials=len(fit),
+        seed=seed, evidence=f"max |J(autograd) − eq. (13)| = {res:.2e} over every basis, alpha and fit draw; {d.reason}",
+    ))
+    for label, grp in fit.groupby("basis", sort=False):
+        rows.append(_thm43_row(grp, label, seed, alphas, a_rng))
+        test = single[(single.role == "test") & (single.basis == label)]
+        rows += _thm44_rows(grp, test, label, seed, a_rng)
+    multi = frame[(frame.reading == "multihead")]
+    if not multi.empty:
+        rows.append(_multihead_row(multi, seed, a_rng))
+    return rows
+
+
+def _qr_unmet(label: str) -> str | None:
+    """Theorems 4.3 and 4.4 assume a Newton–Schulz basis; QR is Remark 4.5's open case."""
+    return ("Theorems 4.3/4.4 assume B from Newton–Schulz; for QR the paper only expects a similar result "
+            "under further assumptions (Remark 4.5)") if label == "qr" else None
+
+
+def _thm43_row(grp: pd.DataFrame, label: str, seed: int, alphas: Sequence[float], a_rng: str) -> VerdictRow:
+    # ||J1||₂ <= C alpha: ||J1||₂/alpha must stay bounded as alpha → 0. Measured: its growth
+    # from alpha = 0.1 down to the smallest alpha (1 = linear), and the log-log slope.
+    small = grp[grp.alpha <= 0.1]
+    slopes = [float(np.polyfit(np.log(g.alpha), np.log(g.j1_norm), 1)[0])
+              for _, g in small.groupby("seed") if g.alpha.nunique() >= 2] or [math.nan]
+    growth = grp.groupby("seed").apply(
+        lambda g: g.loc[g.alpha.idxmin(), "j1_over_alpha"] / g.loc[(g.alpha - 0.1).abs().idxmin(), "j1_over_alpha"],
+        include_groups=False,
+    )
+    c_hat = float(grp.j1_over_alpha.max())
+    d = classify_bound(observed=float(growth.max()), bound=THM43_GROWTH, loose_factor=None,
+                       hypothesis_unmet=_qr_unmet(label))
+    return VerdictRow(
+        claim="osa.thm43", reading="as-stated", verdict=d.verdict,
+        params={"basis": label, "heads": 1, "alpha": a_rng}, bound=THM43_GROWTH, estimate=float(growth.max()),
+        trials=len(grp),
+        seed=seed,
+        evidence=(f"log-log slope of ||J1||₂ vs alpha on alpha <= 0.1: min {min(slopes):.3f} over {len(slopes)} "
+                  f"instances (1 = linear); ||J1||/alpha at alpha={min(alphas):g} vs 0.1: ×{float(growth.max()):.3g} "
+                  f"(allowed ×{THM43_GROWTH:g}); Ĉ = max ||J1||₂/alpha = {c_hat:.3g}; {d.reason}"),
+    )
+
+
+def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_rng: str) -> list[VerdictRow]:
+    c_fit = float(fit.j1_over_alpha.max())
+    params = {"basis": label, "heads": 1, "alpha": a_rng}
+    delta = float(test.delta.max())
+    unmet = _qr_unmet(label) or (f"δ = max |σ_i(A) − 1| = {delta:.3g} is not < 1" if delta >= 1 else None)
+    fin = test[np.isfinite(test.bound44)]
+    curve = fit.groupby("alpha").kappa_j.median()
+    curve_txt = ", ".join(f"{a:g}: {k:.4g}" for a, k in curve.items())
+    where = (f"C fitted as max ||J1||₂/alpha = {c_fit:.4g} on {fit.seed.nunique()} fit draws, tested on "
+             f"{test.seed.nunique()} fresh draws")
+    if fin.empty:
+        d = classify_bound(observed=float(test.kappa_j.max()), bound=math.inf, hypothesis_unmet=unmet)
+        shown = test.loc[test.kappa_j.idxmax()]
+        evidence = f"{d.reason}; 1 − δ − Ĉα <= 0 at every alpha; {where}"
+    else:
+        shown = fin.loc[(fin.kappa_j / fin.bound44).idxmax()]  # the case closest to (or beyond) its bound
+        d = classify_bound(observed=float(shown.kappa_j), bound=float(shown.bound44), hypothesis_unmet=unmet)
+        evidence = (f"{d.reason}; {where}; worst κ(J)/bound at alpha={shown.alpha:g}, seed={int(shown.seed)} "
+                    f"(δ = {shown.delta:.3g}); {len(test) - len(fin)} of {len(test)} test cases vacuous "
+                    f"(1 − δ − Ĉα <= 0)")
+    rows = [VerdictRow(
+        claim="osa.thm44", reading="held-out-c", verdict=d.verdict, params=params,
+        bound=float(shown.bound44) if not fin.empty else None, estimate=float(shown.kappa_j), trials=len(test),
+        seed=seed, evidence=evidence,
+    )]
+    rows.append(VerdictRow(
+        claim="osa.thm44", reading="measured", verdict="measured", params=params, estimate=c_fit, trials=len(fit),
+        seed=seed,
+        evidence=(f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} (fit draws); median κ(J) by alpha: {curve_txt}; "
+                  f"δ max {float(fit.delta.max()):.3g}; κ over the top N·d_v σ vs effective κ: max "
+                  f"{fit.kappa_top.max():.4g} vs {fit.kappa_j.max():.4g}"),
+    ))
+    return rows
+
+
+def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
+    h = int(multi.heads.iloc[0])
+    multi = multi[multi.role == "fit"]
+    lo = multi[multi.alpha == multi.alpha.min()]
+    paper = multihead_vo_condition(64, 4, 20, seed)
+    # and one direct Jacobian at that width (N = 4, alpha = smallest alpha)
+    g = torch_generator(seed)
+    xp = torch.randn(4, 64, generator=g, dtype=torch.float64) / 8.0
+    wq, wk = init_qk(64, 16, 4, g, torch.float64)
+    wv, wo = init_vo(64, 16, 4, g, torch.float64)
+    kappa_paper = effective_condition(jacobian_split(xp, wq, wk, wv, wo, float(multi.alpha.min()), "qr")["J"])[0]
+    k_small = float(lo.kappa_j.max())
+    return VerdictRow(
+        claim="osa.thm44.multihead", reading="m-osa", verdict="measured",
+        params={"basis": "qr", "heads": h, "alpha": a_rng}, bound=None, estimate=k_small, trials=len(multi), seed=seed,
+        evidence=(f"outside the theorem's single-head statement: with h={h} heads of width d/h, each initialised as in "
+                  f"Sec. 4, κ(J) = {k_small:.4g} at alpha={multi.alpha.min():g} (→ κ(Σ_h W_V,h W_O,h) = "
+                  f"{float(lo.kappa_w.max()):.4g} as alpha → 0, not 1); at the paper's experimental width "
+                  f"(d=64, h=4) κ(Σ_h W_V,h W_O,h) has median {float(np.median(paper)):.4g} "
+                  f"(range {float(paper.min()):.3g}..{float(paper.max()):.3g}) over {paper.size} draws, and the "
+                  f"autograd κ(J) of one such layer (N=4, alpha={multi.alpha.min():g}) is {kappa_paper:.4g}"),
+    )

@@ -1,0 +1,234 @@
+"""Printed formulas of the OSA paper that a reimplementation would trip over.
+
+Each formula is evaluated as printed and as corrected; a product that is not even
+conformable for N ≠ 2 d_v is shown by its shapes, and evaluated at the one square shape
+where it is defined, where it is numerically wrong:
+
+* eq. (26) (``osa.eq26``): the second term is printed ``B Δᵀ B`` — (N, r)(r, r)(N, r) is
+  conformable only when N = r = 2 d_v; meant ``B Δᵀ Bᵀ`` (as in (24) and (27)).
+* eq. (48) (``osa.eq48``): the third term is printed ``(I_{d_v} ⊗ A) ∂vec(W_V W_O)``:
+  (N d_v, N d_v) against a vector of length d², producing N d_v entries where vec OSA has
+  N d; meant ``(I_d ⊗ A X) ∂vec(W_V W_O)``. The term vanishes for ∂/∂X, so Theorem 4.1 is
+  unaffected.
+* eq. (89) (``osa.eq89``): ``E₂ = (B ⊗ Bᵀ) ∂vec(exp[S] − I)/∂vec X``: (N r, r N) against
+  r² rows; vec(B M Bᵀ) = (B ⊗ B) vec M, so meant ``(B ⊗ B)``.
+* Theorem 4.4's condition (``osa.thm44.constant``): printed "for any α > 0 such that
+  1 − δ − C_α > 0" while (16) and the proof use C α; read as a constant C_α ≥ 1 − δ, the
+  condition is never met. Measured with the C fitted by :mod:`attnspec.theory.osa.jacobian`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+
+from attnspec.linalg import newton_schulz, qr_basis, skew_small
+from attnspec.theory.osa.instances import F64_TOL, make_instance
+from attnspec.theory.osa.layer import init_vo
+from attnspec.verdicts import VerdictRow, classify_identity
+
+F64 = torch.float64
+
+
+def _vec(m: torch.Tensor) -> torch.Tensor:
+    return m.mT.reshape(-1)  # column-major
+
+
+def conformable(*shapes: tuple[int, int]) -> bool:
+    """Whether the matrix product of factors with these (rows, cols) shapes is defined.
+
+    Parameters
+    ----------
+    *shapes : tuple of (int, int)
+
+    Returns
+    -------
+    bool
+    """
+    return all(a[1] == b[0] for a, b in zip(shapes, shapes[1:]))
+
+
+def _max_abs(m: torch.Tensor) -> float:
+    return float(m.abs().max())
+
+
+def eq26_check(seed: int, n: int = 12, d: int = 8, d_v: int = 2, alpha: float = 1.0, steps: int = 2) -> dict:
+    """Eq. (26) as printed and corrected, for Y = I + B Δ Bᵀ with a finite-K Newton–Schulz B.
+
+    Returns the shapes of the printed second term at (n, r), whether they are conformable,
+    the residual of the corrected (26) and of (28) against YᵀY − I at (n, r), and of the
+    printed (26) at the square shape N = r where it is defined.
+    """
+    out: dict = {"n": n, "r": 2 * d_v, "seed": seed}
+    for label, nn in (("general", n), ("square", 2 * d_v)):
+        x, w_q, w_k = make_instance(seed, nn, d, d_v, "stiefel")
+        q, k = x @ w_q, x @ w_k
+        b = newton_schulz(torch.cat([q, k], 1), steps, "cubic")  # (nn, r), not orthonormal
+        r = b.shape[1]
+        delta = torch.linalg.matrix_exp(skew_small(b, q, k, alpha / math.sqrt(d_v))) - torch.eye(r, dtype=F64)
+        e = b.mT @ b - torch.eye(r, dtype=F64)
+        y = torch.eye(nn, dtype=F64) + b @ delta @ b.mT
+        lhs = y.mT @ y - torch.eye(nn, dtype=F64)
+        first = b @ delta @ b.mT + b @ delta.mT @ b.mT
+        corrected = first + b @ delta.mT @ e @ delta @ b.mT + b @ delta.mT @ delta @ b.mT
+        if label == "general":
+            out["printed_shapes"] = [tuple(b.shape), tuple(delta.mT.shape), tuple(b.shape)]
+            out["printed_conformable"] = conformable(tuple(b.shape), tuple(delta.mT.shape), tuple(b.shape))
+            out["corrected_residual"] = _max_abs(lhs - corrected)
+            out["eq28_residual"] = _max_abs(lhs - b @ delta.mT @ e @ delta @ b.mT)
+            out["lhs_scale"] = _max_abs(lhs)
+        else:
+            printed = (b @ delta @ b.mT + b @ delta.mT @ b + b @ delta.mT @ e @ delta @ b.mT
+                       + b @ delta.mT @ delta @ b.mT)
+            out["printed_residual_square"] = _max_abs(lhs - printed)
+            out["lhs_scale_square"] = _max_abs(lhs)
+    return out
+
+
+def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
+    """The W-term of eq. (48): ∂vec(A X W)/∂vec W, W = W_V W_O, against the printed
+    (I_{d_v} ⊗ A) and the corrected (I_d ⊗ A X).
+
+    A does not depend on W, so the autograd Jacobian in W is exact. The printed matrix is
+    (N d_v, N d_v) where (N d, d²) is needed; it is conformable and of the right size only
+    when N = d_v = d, where it is compared numerically.
+
+    Parameters
+    ----------
+    seed : int
+    n, d : int
+    alpha : float
+
+    Returns
+    -------
+    dict
+        n, d, d_v, seed, printed_shape, needed_shape, corrected_residual,
+        printed_residual_square.
+    """
+    x, w_q, w_k = make_instance(seed, n, d, d // 2, "stiefel")
+    q, k = x @ w_q, x @ w_k
+    b = qr_basis(torch.cat([q, k], 1))
+    a = torch.eye(n, dtype=F64) + b @ (torch.linalg.matrix_exp(skew_small(b, q, k, alpha / math.sqrt(d // 2)))
+                                       - torch.eye(b.shape[1], dtype=F64)) @ b.mT
+    w_v, w_o = init_vo(d, d // 2, 1, seed, F64)
+    w = w_v[0] @ w_o[0]  # (d, d)
+    jac = torch.autograd.functional.jacobian(lambda wv: _vec(a @ x @ wv.reshape(d, d).mT), _vec(w))  # (N d, d²)
+    d_v = d // 2
+    out = {"n": n, "d": d, "d_v": d_v, "seed": seed,
+           "printed_shape": (n * d_v, n * d_v), "needed_shape": tuple(jac.shape),
+           "corrected_residual": _max_abs(jac - torch.kron(torch.eye(d, dtype=F64), a @ x))}
+    # The one shape where the printed product is defined and has the right size: d_v = d = N
+    # (a single head of full width, N = d). Use A of size d and X of size d × d.
+    x2 = torch.randn(d, d, generator=torch.Generator().manual_seed(seed % 2**63), dtype=F64) / math.sqrt(d)
+    a2 = torch.linalg.matrix_exp(x2 - x2.mT)  # some orthogonal A (d, d)
+    jac2 = torch.autograd.functional.jacobian(lambda wv: _vec(a2 @ x2 @ wv.reshape(d, d).mT), _vec(w))
+    out["printed_residual_square"] = _max_abs(jac2 - torch.kron(torch.eye(d, dtype=F64), a2))
+    return out
+
+
+def eq89_check(seed: int, n: int = 9, d: int = 8, d_v: int = 2) -> dict:
+    """vec(B M Bᵀ) against the printed (B ⊗ Bᵀ) vec M and the corrected (B ⊗ B) vec M.
+
+    Parameters
+    ----------
+    seed : int
+    n, d, d_v : int
+
+    Returns
+    -------
+    dict
+        n, r, seed, printed_shape, vec_length, corrected_residual, printed_residual_square
+        (at N = r, where the printed product is defined).
+    """
+    x, w_q, w_k = make_instance(seed, n, d, d_v, "stiefel")
+    b = newton_schulz(torch.cat([x @ w_q, x @ w_k], 1), 2, "cubic")  # (n, r)
+    r = b.shape[1]
+    m = torch.randn(r, r, generator=torch.Generator().manual_seed(seed % 2**63), dtype=F64)
+    target = _vec(b @ m @ b.mT)
+    out = {"n": n, "r": r, "seed": seed, "printed_shape": (n * r, r * n), "vec_length": r * r,
+           "corrected_residual": _max_abs(target - torch.kron(b, b) @ _vec(m))}
+    bs = newton_schulz(torch.cat([x[:r] @ w_q, x[:r] @ w_k], 1), 2, "cubic")  # square (r, r): printed is defined
+    out["printed_residual_square"] = _max_abs(_vec(bs @ m @ bs.mT) - torch.kron(bs, bs.mT.contiguous()) @ _vec(m))
+    return out
+
+
+def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
+    """Rows for eqs. (26), (48), (89), as printed (not conformable, and wrong where defined)
+    and corrected (an identity), each decided by the classifier.
+
+    Parameters
+    ----------
+    seed : int
+
+    Returns
+    -------
+    rows : list of VerdictRow
+        Two per equation.
+    frame : DataFrame
+        One row per equation with its shapes and residuals.
+    """
+    rows: list[VerdictRow] = []
+    recs = []
+    checks = (
+        ("osa.eq26", eq26_check(seed), "B Δᵀ B", "B Δᵀ Bᵀ", "for N ≠ 2 d_v"),
+        ("osa.eq48", eq48_check(seed), "(I_{d_v} ⊗ A) ∂vec(W_V W_O)", "(I_d ⊗ A X) ∂vec(W_V W_O)",
+         "unless N = d_v = d"),
+        ("osa.eq89", eq89_check(seed), "(B ⊗ Bᵀ)", "(B ⊗ B)", "for N ≠ 2 d_v"),
+    )
+    for claim, c, printed, fixed, when in checks:
+        recs.append({"claim": claim, **{k: (str(v) if isinstance(v, (tuple, list)) else v) for k, v in c.items()}})
+        shapes = c.get("printed_shapes", c.get("printed_shape"))
+        d = classify_identity(residual=c["printed_residual_square"], tol=F64_TOL)
+        rows.append(VerdictRow(
+            claim=claim, reading="as-printed", verdict=d.verdict, params={"N": c["n"]},
+            bound=F64_TOL, estimate=c["printed_residual_square"], trials=1, seed=seed,
+            evidence=(f"printed {printed}: shapes {shapes} are not conformable {when} (here N = {c['n']})"
+                      + (f", and the result needs shape {c['needed_shape']}" if "needed_shape" in c else "")
+                      + f"; at the square shape where it is defined it is off by {c['printed_residual_square']:.3g}; "
+                        f"{d.reason}"),
+        ))
+        d = classify_identity(residual=c["corrected_residual"], tol=F64_TOL)
+        rows.append(VerdictRow(
+            claim=claim, reading="corrected", verdict=d.verdict, params={"N": c["n"]},
+            bound=F64_TOL, estimate=c["corrected_residual"], trials=1, seed=seed,
+            evidence=f"with {fixed}: {d.reason}",
+        ))
+    return rows, pd.DataFrame(recs)
+
+
+def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
+    """``osa.thm44.constant``: the printed condition 1 − δ − C_α > 0 beside 1 − δ − Cα > 0,
+    with the C fitted (on the fit draws) for the paper's cubic Newton–Schulz basis.
+
+    Parameters
+    ----------
+    jacobian : DataFrame
+        The table of :func:`attnspec.theory.osa.jacobian.check_jacobian`.
+    seed : int
+
+    Returns
+    -------
+    VerdictRow
+        A measurement.
+    """
+    single = jacobian[(jacobian.reading == "single") & (jacobian.role == "fit")]
+    ns = single[single.basis.str.startswith("NS cubic")]
+    grp = ns if not ns.empty else single
+    c = float(grp.j1_over_alpha.max())
+    delta = float(grp[grp.alpha == grp.alpha.min()].delta.max())
+    alpha_max = (1 - delta) / c if c > 0 else math.inf
+    alphas = np.sort(grp.alpha.unique())
+    ok = [a for a in alphas if 1 - delta - c * a > 0]
+    return VerdictRow(
+        claim="osa.thm44.constant", reading="as-printed", verdict="measured",
+        params={"basis": str(grp.basis.iloc[0])}, estimate=c, trials=len(grp), seed=seed,
+        evidence=(f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; "
+                  f"with the fitted C = {c:.4g} and δ = {delta:.3g}, 1 − δ − C·α > 0 for α < {alpha_max:.3g} "
+                  f"({len(ok)} of the {len(alphas)} alphas checked), while C_α read as a constant C >= 1 − δ makes "
+                  f"the condition unsatisfiable at every α; C itself is not given (it depends on the bound on "
+                  f"||X||₂); the proof's (98) also drops the transpose of W_V W_O in J₂ (harmless for singular "
+                  f"values)"),
+    )

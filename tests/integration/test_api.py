@@ -1,0 +1,130 @@
+"""The Python API (attnspec.spectrum / load) and the job on decoder LMs: the same tables as the CLI,
+padding-free spectra, family and causality recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import make_decoder_tokenizer
+from models_tiny import tiny_gpt2, tiny_llama, tiny_mpnet
+
+import attnspec
+from attnspec.errors import InputError, ResultsError
+
+SEQ = 24
+WORDS = ("attention matrix rank lobster movie actors story music numbers quotes brackets the of and "
+         "a was to in it is that singular value curve decoder").split()
+
+
+def _texts(count: int, seed: int = 0, lo: int = 4, hi: int = 40) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(lo, hi)))) for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def llama_like(tmp_path_factory: pytest.TempPathFactory):
+    """A tiny Llama-style model (GQA) and a Llama-convention tokenizer (BOS, no pad)."""
+    tok = make_decoder_tokenizer(tmp_path_factory.mktemp("tok"), bos=True)
+    return tiny_llama(), tok
+
+
+def test_api_with_a_loaded_decoder_and_texts(llama_like, tmp_path: Path) -> None:
+    model, tok = llama_like
+    res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(6), seq_len=SEQ, seed=1, batch_size=3,
+                            progress=False)
+    assert isinstance(res, attnspec.SpectrumResult) and res.path is None
+    assert res.family == "decoder" and res.causal is True
+    assert res.meta["capture"] == "registry" and res.meta["num_heads"] == 4 and res.meta["inputs_done"] == 6
+    assert len(res.curves) == 2 * 4 * SEQ and list(res.curves.columns[:3]) == ["layer", "head", "index"]
+    assert len(res.metrics) == 2 * 4
+    assert "decoder, causal P" in repr(res)
+    figs = res.plot()
+    assert set(figs) == {"spectrum_layers", "spectrum_heatmap"}
+    assert "causal P" in figs["spectrum_layers"].axes[0].get_title()
+    saved = res.save(tmp_path / "saved")
+    again = attnspec.load(saved)
+    pd.testing.assert_frame_equal(again.curves, res.curves)
+    pd.testing.assert_frame_equal(again.metrics, res.metrics)
+    assert again.meta == json.loads(json.dumps(res.meta)) and again.state is not None
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("someone else's file")
+    with pytest.raises(ResultsError, match="not empty"):
+        res.save(tmp_path / "busy")
+    table = again.per_layer()
+    assert list(table["layer"]) == [0, 1] and table.shape[1] == 5
+
+
+def test_padding_gives_the_spectra_of_unpadded_single_inputs(llama_like) -> None:
+    """Texts of different lengths: batches of 3 (right-padded) equal batches of 1 (no padding)."""
+    model, tok = llama_like
+    texts = _texts(6, seed=2, lo=2, hi=14)
+    one = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, progress=False)
+    three = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=3, progress=False)
+    assert one.meta["corpus"]["input_lengths"]["min"] < SEQ  # really padded
+    np.testing.assert_allclose(three.curves["mean"], one.curves["mean"], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(three.metrics["effective_rank_mean"], one.metrics["effective_rank_mean"], rtol=0,
+                               atol=1e-5)
+
+
+def test_cli_and_api_make_the_same_run_and_load_reads_cli_runs(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attnspec.cli.main import app
+
+    tok = make_decoder_tokenizer(tmp_path / "tok", bos=False)  # GPT-2 convention: no BOS, no pad
+    model_dir = tmp_path / "gpt2-tiny"
+    tiny_gpt2().save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    data = tmp_path / "docs.txt"
+    data.write_text("\n".join(_texts(10, seed=3, lo=30, hi=40)) + "\n")
+    cli_out = tmp_path / "cli"
+    r = CliRunner().invoke(app, ["spectrum", "--model", str(model_dir), "--data", str(data), "--seq-len", str(SEQ),
+                                 "--num-sentences", "5", "--device", "cpu", "--out", str(cli_out), "--quiet",
+                                 "--no-plots"])
+    assert r.exit_code == 0, r.output
+    assert "decoder, causal P" in r.output
+    from_cli = attnspec.load(cli_out)
+    assert from_cli.meta["family"] == "decoder" and from_cli.meta["causal"] is True
+    assert from_cli.meta["model_class"] == "GPT2Model"
+    from_api = attnspec.spectrum(str(model_dir), data=str(data), seq_len=SEQ, num_inputs=5, device="cpu",
+                                 progress=False)
+    pd.testing.assert_frame_equal(from_api.curves, from_cli.curves)
+    assert from_api.meta["corpus"]["inputs_sha256"] == from_cli.meta["corpus"]["inputs_sha256"]
+
+
+def test_older_style_encoder_through_the_api(tmp_path: Path) -> None:
+    from helpers import make_roberta_tokenizer
+
+    tok = make_roberta_tokenizer(tmp_path)
+    res = attnspec.spectrum(tiny_mpnet(), tokenizer=tok, texts=_texts(3), seq_len=SEQ, progress=False)
+    assert (res.family, res.causal, res.meta["capture"]) == ("encoder", False, "hooks")
+
+
+def test_api_rejects_bad_arguments_before_computing(llama_like) -> None:
+    model, tok = llama_like
+    with pytest.raises(InputError, match="exactly one of data= .* and texts="):
+        attnspec.spectrum(model, tokenizer=tok)
+    with pytest.raises(InputError, match="needs its tokenizer"):
+        attnspec.spectrum(model, texts=["a b c"])
+    with pytest.raises(InputError, match="texts must be a list of strings"):
+        attnspec.spectrum(model, tokenizer=tok, texts="a b c")
+    with pytest.raises(InputError, match="num_inputs must be an integer >= 1, got 0"):
+        attnspec.spectrum(model, tokenizer=tok, texts=["a b"], num_inputs=0)
+    with pytest.raises(InputError, match="model must be a name"):
+        attnspec.spectrum(3.5, texts=["a"])
+    with pytest.raises(ResultsError, match="not a results directory"):
+        attnspec.load(Path("/nonexistent-attnspec-dir"))
+
+
+def test_import_attnspec_is_light_and_spectrum_stays_callable() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, attnspec; assert 'torch' not in sys.modules, 'torch imported'; "
+            "import attnspec.spectrum_run; assert callable(attnspec.spectrum); print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

@@ -1,0 +1,186 @@
+"""Nothing lost: the redesigned batteries against the code before the redesign, row by row.
+
+Runs the OLD code (commit 029337d, extracted with ``git archive`` into a temporary folder
+and run in a subprocess with ``PYTHONPATH`` pointing there) and the NEW code (this
+checkout, in-process through :func:`attnspec.battery.run_battery`) on the committed
+experiments' parameters at their ``[quick]`` sizes, and compares the verdict rows:
+
+* every old row must have a new row with the same key (claim, reading, parameters) and
+  the same numbers (bound, exact, estimate, CI, trials, seed);
+* a row whose numbers are equal but whose verdict differs is *relabelled*: it is listed
+  with the old and the new verdict and the new evidence (why);
+* new rows that have no old counterpart (new claims) are counted per claim.
+
+Old claim ids and readings are mapped to the new ones per command (:data:`MAPPERS`).
+Exit code 0 when no number changed and no old row is missing.
+
+    PYTHONPATH=$PWD python tests/nothing_lost.py                      # every checking experiment
+    PYTHONPATH=$PWD python tests/nothing_lost.py --only jl-check      # one experiment
+    PYTHONPATH=$PWD python tests/nothing_lost.py --repo /work/main    # where commit 029337d is
+    PYTHONPATH=$PWD python tests/nothing_lost.py --only jl-check --full   # the committed sizes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+OLD_COMMIT = "029337d"
+NUMBERS = ("bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed")
+NOT_KEYS = set(NUMBERS) | {"claim", "reading", "verdict", "evidence", "pw_ratio"}
+
+
+def _map_jl(row: dict[str, Any]) -> dict[str, Any]:
+    """jl-check before the redesign: ids without the paper key, readings with underscores."""
+    row = dict(row)
+    row["claim"] = "linformer." + row["claim"]
+    row["reading"] = str(row.get("reading", "as-stated")).replace("_", "-")
+    return row
+
+
+#: command -> function mapping an old verdict row onto the new ids and readings
+MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _map_jl}
+
+
+def _key(row: dict[str, Any], keys: list[str]) -> tuple:
+    def norm(v: Any) -> Any:
+        if isinstance(v, float):
+            return None if math.isnan(v) else round(v, 12)
+        return v
+
+    return (row["claim"], row["reading"], *(norm(row.get(k)) for k in keys))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        fa = a is None or (isinstance(a, float) and math.isnan(a))
+        fb = b is None or (isinstance(b, float) and math.isnan(b))
+        return fa and fb
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+    return a == b
+
+
+def _cli_args(args: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for k, v in args.items():
+        if v == "default":
+            continue
+        if isinstance(v, bool):
+            out.append(f"--{k}" if v else f"--no-{k}")
+        elif isinstance(v, list):
+            for item in v:
+                out += [f"--{k}", str(item)]
+        else:
+            out += [f"--{k}", str(v)]
+    return out
+
+
+def old_rows(old_tree: Path, command: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """The old code's verdict rows (its ``--json``), run in a subprocess on ``old_tree``."""
+    env = {**os.environ, "PYTHONPATH": str(old_tree)}
+    cmd = [sys.executable, "-m", "attnspec.cli.main", command, *_cli_args(args), "--json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=old_tree)
+    if proc.returncode != 0:
+        raise RuntimeError(f"old {command} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return json.loads(proc.stdout)
+
+
+def new_rows(command: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """This checkout's verdict rows, in-process."""
+    from attnspec.battery import run_battery
+    from attnspec.verdicts import verdicts_json
+
+    options = {k.replace("-", "_"): v for k, v in args.items() if v != "default"}
+    return json.loads(verdicts_json(run_battery(command, options).verdicts))
+
+
+def compare(command: str, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
+    """Match old rows to new ones; return equal / relabelled / changed / missing / added."""
+    mapper = MAPPERS.get(command, lambda r: dict(r))
+    old = [mapper(r) for r in old]
+    index: dict[tuple, dict[str, Any]] = {}
+    key_sets: dict[str, list[str]] = {}
+    for r in old:
+        key_sets.setdefault(r["claim"], sorted(k for k in r if k not in NOT_KEYS))
+    for r in new:
+        keys = key_sets.get(r["claim"])
+        if keys is not None:
+            index.setdefault(_key(r, keys), r)
+    out: dict[str, Any] = {"equal": 0, "relabelled": [], "changed": [], "missing": []}
+    matched = set()
+    for r in old:
+        k = _key(r, key_sets[r["claim"]])
+        n = index.get(k)
+        if n is None:
+            out["missing"].append(r)
+            continue
+        matched.add(id(n))
+        diffs = [f for f in NUMBERS if not _same(r.get(f), n.get(f))]
+        if diffs:
+            out["changed"].append((r, n, diffs))
+        elif r["verdict"] != n["verdict"]:
+            out["relabelled"].append((r, n))
+        else:
+            out["equal"] += 1
+    out["added"] = Counter(r["claim"] for r in new if id(r) not in matched)
+    return out
+
+
+def _params(r: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={r[k]}" for k in r if k not in NOT_KEYS and r[k] is not None)
+
+
+def main() -> int:
+    import tomllib
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", default=str(REPO), help="a git checkout that holds the old commit")
+    ap.add_argument("--commit", default=OLD_COMMIT)
+    ap.add_argument("--only", action="append", help="experiment name(s) (default: every checking experiment)")
+    ap.add_argument("--full", action="store_true", help="the experiments' full [args], not their [quick] sizes")
+    ap.add_argument("--data-dir", default=os.environ.get("ATTNSPEC_DATA_DIR", str(REPO.parent / "shared" / "data")))
+    a = ap.parse_args()
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="attnspec-old-") as tmp:
+        archive = subprocess.run(["git", "-C", a.repo, "archive", a.commit], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        for path in sorted((REPO / "experiments").glob("*.toml")):
+            spec = tomllib.loads(path.read_text())
+            if not spec.get("verdicts") or (a.only and path.stem not in a.only):
+                continue
+            args = {**spec.get("args", {}), **({} if a.full else spec.get("quick", {}))}
+            if "data" in args and "data-dir" not in args:
+                if not Path(a.data_dir).is_dir():
+                    print(f"## {path.stem}: skipped (no data dir)")
+                    continue
+                args["data-dir"] = a.data_dir
+            command = spec["command"]
+            print(f"## {path.stem}: attnspec {command} {' '.join(_cli_args(args))}", flush=True)
+            res = compare(command, old_rows(Path(tmp), command, args), new_rows(command, args))
+            print(f"equal {res['equal']}, relabelled {len(res['relabelled'])}, numbers changed {len(res['changed'])}, "
+                  f"old rows missing {len(res['missing'])}; new rows without an old one: {dict(res['added'])}")
+            for r, n in res["relabelled"]:
+                print(f"- relabelled {r['claim']} [{r['reading']}] {_params(r)}: {r['verdict']} -> {n['verdict']}: "
+                      f"{n['evidence']}")
+            for r, n, diffs in res["changed"]:
+                print(f"- CHANGED {r['claim']} [{r['reading']}] {_params(r)}: "
+                      + ", ".join(f"{f} {r.get(f)} -> {n.get(f)}" for f in diffs))
+            for r in res["missing"]:
+                print(f"- MISSING {r['claim']} [{r['reading']}] {_params(r)}")
+            bad += len(res["changed"]) + len(res["missing"])
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

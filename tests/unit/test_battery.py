@@ -1,0 +1,83 @@
+"""The battery plumbing: the result writer, the table coercion, real attention passed in from above."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnspec import battery
+from attnspec.battery import AttentionRequest, BatteryResult, run_battery, write_result
+from attnspec.results import arrow_safe, read_table
+from attnspec.verdicts import VerdictRow
+
+
+def test_arrow_safe_coerces_mixed_object_columns() -> None:
+    obj = lambda values: pd.Series(values, dtype=object)  # noqa: E731
+    f = pd.DataFrame({"flag": obj([True, None, False]), "num": obj([1, None, 2.5]), "txt": obj(["a", np.nan, 3]),
+                      "x": [1.0, 2.0, 3.0]})
+    g = arrow_safe(f)
+    assert str(g["flag"].dtype) == "boolean" and g["flag"].isna().sum() == 1
+    assert g["num"].dtype == np.float64 and np.isnan(g["num"][1])
+    assert str(g["txt"].dtype) == "string" and g["txt"].isna().sum() == 1 and g["x"].dtype == np.float64
+    assert f["flag"].dtype == object  # the input is not modified
+
+
+def _result() -> BatteryResult:
+    rows = [VerdictRow(claim="linformer.lemma1.eq11", reading="squared-two-sided", verdict="holds",
+                       params={"n": 8, "k": 2}, bound=0.5, estimate=0.1, trials=10, seed=1, evidence="e")]
+    table = pd.DataFrame({"k": [1, 2], "flag": pd.Series([True, None], dtype=object)})
+    return BatteryResult(command="jl-check", verdicts=rows, tables={"jl": table},
+                         meta={"parameters": {"n": 8, "ks": (1, 2)}, "seed": 0})
+
+
+def test_write_result_writes_tables_verdicts_and_meta_with_claim_ids(tmp_path: Path) -> None:
+    out = write_result(_result(), tmp_path / "r", csv=True)
+    assert read_table(out, "jl")["flag"].tolist()[0] is True
+    v = read_table(out, "verdicts")
+    assert v["claim"].tolist() == ["linformer.lemma1.eq11"] and v["verdict"].tolist() == ["holds"]
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["kind"] == "jl-check" and meta["claims"] == ["linformer.lemma1.eq11"]
+    assert meta["identity"] == {"n": 8, "ks": [1, 2]} and "attnspec_version" in meta
+    assert (out / "verdicts.csv").is_file() and (out / "jl.csv").is_file()
+
+
+@pytest.fixture
+def fake_battery(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """A battery that asks for real attention; records what run() received."""
+    mod = types.ModuleType("attnspec_test_fake_battery")
+    mod.seen = {}
+
+    def config_from_options(options: dict) -> dict:
+        return dict(options)
+
+    def attention_request(config: dict) -> AttentionRequest | None:
+        return AttentionRequest("tiny", "corpus", seq_len=4, count=2, seed=0) if config.get("model") else None
+
+    def run(config: dict, *, progress=None, attention=None) -> BatteryResult:  # noqa: ANN001
+        mod.seen["attention"] = attention
+        return BatteryResult(command="jl-check", verdicts=[], meta={"parameters": config})
+
+    mod.config_from_options, mod.attention_request, mod.run = config_from_options, attention_request, run
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    monkeypatch.setitem(battery.BATTERIES, "jl-check", mod.__name__)
+    return mod
+
+
+def test_run_battery_loads_requested_attention_above_theory(fake_battery, monkeypatch) -> None:  # noqa: ANN001
+    P = np.full((2, 4, 4), 0.25)
+    calls = []
+    monkeypatch.setattr(battery, "load_attention", lambda req: calls.append(req) or P)
+    run_battery("jl-check", {"model": "tiny"})
+    assert calls and calls[0].seq_len == 4 and fake_battery.seen["attention"].shape == (2, 4, 4)
+    # matrices given by the caller are used as they are, nothing is loaded
+    calls.clear()
+    run_battery("jl-check", {"model": "tiny"}, attention=P[:1])
+    assert not calls and fake_battery.seen["attention"].shape == (1, 4, 4)
+    run_battery("jl-check", {})
+    assert fake_battery.seen["attention"] is None

@@ -1,0 +1,164 @@
+"""Linformer rows that used to read wrong (issue 11) and the statements issue 12 added, each
+against a known answer: a case where the statement must hold and, where one exists, one
+where it must fail."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnspec.claims import catalogue
+from attnspec.theory.linformer import dimensions as D
+from attnspec.theory.linformer import printed, proof_steps, quantifier
+from attnspec.theory.linformer import rows as RW
+from attnspec.theory.linformer import theorem1 as T1
+from attnspec.theory.linformer import theorem2 as T2
+
+
+def _mc_row(**kw: object) -> dict:
+    from attnspec.stats import clopper_pearson
+
+    ci = clopper_pearson(int(kw["failures"]), int(kw["trials"]))
+    return {"exact": float("nan"), "estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "seed": 1,
+            "eps": 0.5, **kw}
+
+
+# ----------------------------------------------------------------------------- the wrong labels of issue 11
+
+
+def test_thm2_eq8_where_zero_meets_the_tolerance_is_cannot_fail_not_holds() -> None:
+    """`jl-check --n 4096 --eps 0.5 --claims thm2 --k ...,1024,2048` said "holds" for eq. 8
+    spectral where its own evidence said the zero output also meets the tolerance."""
+    n, d, eps = 256, 2, 0.5
+    t, _ = T2.simulate_theorem2(n, d, eps, [240], trials=200, seed=0)
+    eq8 = t[t["claim"] == "linformer.thm2.eq8"]
+    assert (eq8["bound"] < 1).all()  # not vacuous: the old code went on to "holds"
+    trivial = eq8[eq8["zero_output_passes"]]
+    assert len(trivial)
+    verdicts = [r.verdict for r in RW.verdict_rows(trivial)]
+    assert set(verdicts) == {"cannot-fail"}
+    # the same row without the trivial output is decided from the counts
+    row = _mc_row(claim="linformer.thm2.eq8", reading="spectral", n=n, k=240, bound=0.01, failures=0, trials=1000,
+                  zero_output_passes=True)
+    assert RW.verdict_for(row)[0] == "cannot-fail"
+    assert RW.verdict_for({**row, "zero_output_passes": False})[0] == "holds"
+
+
+def test_thm1_relative_with_claimed_probability_near_one_is_cannot_fail() -> None:
+    """The committed thm1.eq3 relative rows: claimed failure probability 0.9997, observed
+    10000/10000, labelled "holds" — no outcome of 10000 trials could contradict 0.9997."""
+    row = _mc_row(claim="linformer.thm1.eq3", reading="relative", n=4096, k=2000, bound=0.9997,
+                  failures=10_000, trials=10_000)
+    verdict, why = RW.verdict_for(row)
+    assert verdict == "cannot-fail" and "could not contradict" in why
+    # a claim far enough from 1 is contradicted by the same counts
+    assert RW.verdict_for({**row, "bound": 0.99})[0] == "violated"
+
+
+def test_thm1_additive_where_zero_meets_the_tolerance_is_cannot_fail() -> None:
+    att = {"softmax": T1.attention_matrix("softmax", 24, seed=1, d=4)}
+    t, _ = T1.simulate_theorem1(att, 0.9, [8], trials=100, seed=0)
+    add = t[t["reading"] == "additive"]
+    assert (add["zero_output_passes"] == (add["pw_ratio"] <= 0.9)).all() and add["zero_output_passes"].any()
+    for r, (_, rec) in zip(RW.verdict_rows(add), add.iterrows()):
+        assert (r.verdict == "cannot-fail") or not (rec["zero_output_passes"] and rec["bound"] < 1)
+
+
+def test_lemma1_outside_its_hypothesis_is_hypothesis_unmet_not_violated() -> None:
+    """Lemma 1 is stated for Gaussian R and 1 <= k <= n: very sparse R exceeding the bound is
+    not a counterexample (the old label was "violated"); the evidence keeps what it shows."""
+    row = _mc_row(claim="linformer.lemma1.eq11", reading="squared-two-sided", family="sparse", n=4096, k=1194,
+                  bound=0.068, exact=0.64, failures=662, trials=1000)
+    verdict, why = RW.verdict_for(row)
+    assert verdict == "hypothesis-unmet" and "the same bound there: violated" in why
+    assert RW.verdict_for({**row, "family": "gaussian", "exact": 0.01, "failures": 10})[0] in ("holds", "loose")
+    assert RW.verdict_for({**row, "family": "gaussian", "k": 5000, "exact": 0.01, "failures": 10})[0] == \
+        "hypothesis-unmet"
+
+
+# ----------------------------------------------------------------------------- issue 12
+
+
+def test_eq4_as_printed_is_column_normalised() -> None:
+    A = np.random.default_rng(0).standard_normal((16, 16))
+    rows = {r.reading: r for r in printed.check_eq4(A, name="random")}
+    assert rows["as-printed"].verdict == "violated" and rows["as-printed"].estimate > 0.1
+    assert rows["row-normalised"].verdict == "holds"
+    assert np.allclose(printed.eq4_as_printed(A).sum(0), 1)
+    # equal row sums of exp(A) (a circulant A): the printed form is the softmax
+    c = np.random.default_rng(1).standard_normal(16)
+    circ = np.stack([np.roll(c, i) for i in range(16)])
+    assert {r.verdict for r in printed.check_eq4(circ, name="circulant")} == {"holds"}
+
+
+def test_appendix_a_k_is_log_n_and_its_union_bound_is_vacuous() -> None:
+    assert D.appendix_a_k(4096) == 9 and D.linformer_k(4096, 0.1) > 500 * D.appendix_a_k(4096)
+    assert D.theorem1_union_bound(4096, D.appendix_a_k(4096), 0.1) > 1
+
+
+def test_quantifier_as_written_cannot_fail_and_uniform_reading_is_false() -> None:
+    P = T1.attention_matrix("softmax", 32, seed=2, d=4)
+    vecs = T1.theorem1_vectors(P, seed=3)
+    assert max(quantifier.rank_one_witness_error(P, w) for w in vecs.values()) < 1e-12
+    rel, resid = quantifier.kernel_vector_error(P, 8, seed=4)
+    assert rel == pytest.approx(1.0, abs=1e-9) and resid < 1e-12
+    rows = quantifier.check_quantifier(P, vecs, 0.3, [8, 31, 32], name="softmax", seed=5)
+    by = {(r.reading, r.params["k"]): r.verdict for r in rows}
+    assert by == {("as-written", 1): "cannot-fail", ("uniform", 8): "violated", ("uniform", 31): "violated"}
+
+
+def test_step23_ratio_at_x_zero_has_the_exact_mean_square() -> None:
+    n, delta = 64, 1 / 128
+    r = proof_steps.step23_ratios(np.zeros(n), [4, 32], 4000, delta=delta, seed=0)
+    for i, k in enumerate((4, 32)):
+        exact = (k * math.exp(-2 * delta) + n) / n
+        m, se = (r[i] ** 2).mean(), (r[i] ** 2).std() / math.sqrt(r.shape[1])
+        assert abs(m - exact) < 4 * se  # E[r²] = (k e^{-2δ} + n)/n >= 1: not o(1)
+    rows = proof_steps.step23_rows({"x-zero": np.zeros(n)}, [4], 50, delta=delta, eps=0.1, seed=0)
+    assert rows[0].verdict == "measured" and rows[0].estimate > 0.5
+
+
+def test_theorem2_formulas_are_each_reported() -> None:
+    n, d, eps = 4096, 64, 0.1
+    f = D.theorem2_formulas(n, d, eps)
+    assert f["main-d"]["k"] == pytest.approx(9 * d * math.log(d) / eps**2)
+    assert f["appendix-d"]["k"] == pytest.approx(9 * math.log(d) / (eps**2 - eps**3))
+    assert f["main-d"]["k"] / f["appendix-d"]["k"] == pytest.approx(d * (1 - eps))  # a factor d apart
+    assert D.theorem2_k_main(n, d, eps) == min(f["main-d"]["k"], f["main-n"]["k"])
+    rows = {r.reading: r for r in proof_steps.formula_rows(n, d, eps)}
+    assert set(rows) == {"main-d", "main-n", "appendix-d", "eq24-nd"}
+    assert all(r.verdict == "vacuous" for r in rows.values())  # every k >= n = 4096 at eps = 0.1
+    big = {r.reading: r for r in proof_steps.formula_rows(10**6, d, eps)}
+    # appendix-d: k < n, but the union over the 2d² pairs is 4 d^2 e^{-c k} ~ 1.4 >= 1
+    assert big["appendix-d"].verdict == "vacuous" and big["appendix-d"].bound > 1
+    assert big["eq24-nd"].verdict == "measured" and big["eq24-nd"].bound < 0.05
+
+
+def test_zero_output_meets_the_tolerances_with_known_answers() -> None:
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((64, 4)) for _ in range(3))
+    always = proof_steps.zero_output_fractions(Q, K, V, 1.0 - 1e-12)  # ‖sV‖ <= ‖s‖‖V‖₂ always
+    assert always["eq8-spectral"] == (64, 64) and always["eq8-frobenius"] == (64, 64)
+    never = proof_steps.zero_output_fractions(Q, K, V, 1e-9)
+    assert never["eq8-spectral"][0] == 0 and never["eq22-pair"][0] == 0
+    # Gaussian V of the paper's shape: ‖V‖₂/‖V‖_F ~ (1 + sqrt(d/n))/sqrt(d) ~ 0.14 at n = 4096, d = 64
+    assert proof_steps.gaussian_v_fraction(4096, 64, 0.5, 5, seed=0) == 5
+    assert proof_steps.gaussian_v_fraction(4096, 64, 0.1, 5, seed=0) == 0
+
+
+def test_eq8_grid_has_k_below_n_with_a_union_bound_below_one() -> None:
+    grid = proof_steps.eq8_grid(4096, 64)
+    assert all(ks for ks in grid.values())
+    for eps, ks in grid.items():
+        assert all(k < 4096 and D.theorem2_union_bound(4096, 64, k, eps) < 1 for k in ks)
+    assert not any(proof_steps.eq8_grid(256, 64).values())  # c(eps) <= 1/27: k >= 27 ln(2nd) > 256
+
+
+def test_every_linformer_claim_is_registered_with_the_command() -> None:
+    ids = {c.id for c in catalogue("linformer")}
+    assert {"linformer.lemma1.eq11", "linformer.lemma1.eq12", "linformer.thm1.eq3", "linformer.thm2.eq8",
+            "linformer.thm2.eq21", "linformer.eq4", "linformer.thm1.eq18", "linformer.thm1.quantifier",
+            "linformer.thm2.step23", "linformer.thm2.k", "linformer.thm2.tolerance"} == ids
+    assert {c.command for c in catalogue("linformer")} == {"jl-check"}

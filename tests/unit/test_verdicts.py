@@ -1,0 +1,139 @@
+"""Every boundary of the one verdict classifier, and the claim registry's contracts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from attnspec import claims
+from attnspec.stats import clopper_pearson
+from attnspec.verdicts import (
+    LOOSE_FACTOR,
+    VERDICT_MEANINGS,
+    VERDICTS,
+    VerdictRow,
+    classify_bound,
+    classify_identity,
+    classify_probability,
+)
+
+
+def test_vocabulary_is_complete_and_explained():
+    assert set(VERDICTS) == set(VERDICT_MEANINGS)
+    assert {"hypothesis-unmet", "cannot-fail", "measured"} <= set(VERDICTS)
+
+
+# --- probability claims -------------------------------------------------------------
+
+def test_probability_vacuous_at_and_above_one():
+    assert classify_probability(claimed=1.0, failures=0, trials=10).verdict == "vacuous"
+    assert classify_probability(claimed=3.0, failures=10, trials=10).verdict == "vacuous"
+    assert classify_probability(claimed=math.nan, failures=0, trials=10).verdict == "vacuous"
+
+
+def test_probability_hypothesis_comes_first():
+    d = classify_probability(claimed=0.01, failures=10, trials=10, hypothesis_unmet="A not orthogonal")
+    assert d.verdict == "hypothesis-unmet" and "A not orthogonal" in d.reason
+
+
+def test_probability_violated_by_exact_law_even_when_the_sample_agrees():
+    assert classify_probability(claimed=0.1, failures=0, trials=100, exact=0.2).verdict == "violated"
+    # exactly at the claim: not violated
+    assert classify_probability(claimed=0.1, failures=0, trials=100, exact=0.1).verdict != "violated"
+
+
+def test_probability_violated_exactly_when_lower_ci_end_exceeds_claim():
+    trials, failures = 1000, 150
+    low = clopper_pearson(failures, trials).low
+    assert classify_probability(claimed=low * 0.999, failures=failures, trials=trials).verdict == "violated"
+    assert classify_probability(claimed=low * 1.001, failures=failures, trials=trials).verdict != "violated"
+
+
+def test_probability_too_close_to_one_cannot_fail():
+    # 10,000 trials: even 10,000 failures give a lower CI end of ~0.99963 < 0.9997.
+    best = clopper_pearson(10_000, 10_000).low
+    d = classify_probability(claimed=0.9997, failures=10_000, trials=10_000)
+    assert best < 0.9997 and d.verdict == "cannot-fail"
+    # just below what all-failures could contradict: a real check, violated by all-failures
+    assert classify_probability(claimed=best * 0.999, failures=10_000, trials=10_000).verdict == "violated"
+    # an exact law can always contradict: no cannot-fail with one
+    assert classify_probability(claimed=0.9997, failures=10, trials=10, exact=1.0).verdict == "violated"
+
+
+def test_probability_trivial_output_cannot_fail_but_violation_still_shows():
+    d = classify_probability(claimed=0.1, failures=0, trials=100, trivial="zero output meets it")
+    assert d.verdict == "cannot-fail"
+    assert classify_probability(claimed=0.01, failures=90, trials=100, trivial="zero").verdict == "violated"
+
+
+def test_probability_loose_boundary_is_the_one_factor():
+    exact = 0.01
+    assert classify_probability(claimed=exact * LOOSE_FACTOR, failures=1, trials=100, exact=exact).verdict == "holds"
+    assert classify_probability(claimed=exact * LOOSE_FACTOR * 1.01, failures=1, trials=100,
+                                exact=exact).verdict == "loose"
+    # without an exact law the reference is the upper CI end
+    high = clopper_pearson(5, 1000).high
+    assert classify_probability(claimed=high * 9.9, failures=5, trials=1000).verdict == "holds"
+    assert classify_probability(claimed=high * 10.1, failures=5, trials=1000).verdict == "loose"
+
+
+def test_probability_bad_counts_rejected():
+    with pytest.raises(ValueError):
+        classify_probability(claimed=0.1, failures=5, trials=4)
+    with pytest.raises(ValueError):
+        classify_probability(claimed=0.1, failures=0, trials=0)
+
+
+# --- bounds and identities -------------------------------------------------------------
+
+def test_bound_boundaries():
+    assert classify_bound(observed=1.0, bound=1.0).verdict == "holds"
+    assert classify_bound(observed=1.0 + 1e-6, bound=1.0).verdict == "violated"
+    assert classify_bound(observed=1.0 + 1e-6, bound=1.0, rtol=1e-5).verdict == "holds"
+    assert classify_bound(observed=0.1, bound=1.0).verdict == "holds"
+    assert classify_bound(observed=0.0999, bound=1.0).verdict == "loose"
+    assert classify_bound(observed=0.0999, bound=1.0, loose_factor=None).verdict == "holds"
+    assert classify_bound(observed=0.0, bound=1.0).verdict == "loose"
+    assert classify_bound(observed=0.5, bound=math.inf).verdict == "vacuous"
+    assert classify_bound(observed=math.nan, bound=1.0).verdict == "violated"
+    assert classify_bound(observed=0.5, bound=1.0, trivial="0 meets it").verdict == "cannot-fail"
+    assert classify_bound(observed=2.0, bound=1.0, trivial="0 meets it").verdict == "violated"
+    assert classify_bound(observed=2.0, bound=1.0, hypothesis_unmet="sigma_max(B) > 1").verdict == "hypothesis-unmet"
+    assert classify_bound(observed=0.5, bound=1.0, vacuous="k >= n").verdict == "vacuous"
+
+
+def test_identity_boundaries():
+    assert classify_identity(residual=1e-12, tol=1e-12).verdict == "holds"
+    assert classify_identity(residual=2e-12, tol=1e-12).verdict == "violated"
+    assert classify_identity(residual=math.nan, tol=1.0).verdict == "violated"
+    assert classify_identity(residual=1.0, tol=1e-12, hypothesis_unmet="A not orthogonal").verdict == "hypothesis-unmet"
+
+
+def test_row_carries_reading_and_rejects_unknown_verdicts():
+    row = VerdictRow(claim="linformer.thm1.eq3", reading="relative", verdict="cannot-fail", params={"k": 3})
+    flat = row.flat()
+    assert list(flat)[:3] == ["claim", "reading", "k"]
+    with pytest.raises(ValueError):
+        VerdictRow(claim="x.y", verdict="fine")  # type: ignore[arg-type]
+
+
+# --- the registry ---------------------------------------------------------------------
+
+def test_claim_ids_and_readings_are_validated():
+    r = (claims.Reading("as-stated", "the statement as printed"),)
+    with pytest.raises(ValueError, match="paper key"):
+        claims.Claim(id="nopaper.thm1", where="Thm 1", statement="s", readings=r, command="jl-check")
+    with pytest.raises(ValueError, match="dotted"):
+        claims.Claim(id="Linformer Thm 1", where="Thm 1", statement="s", readings=r, command="jl-check")
+    with pytest.raises(ValueError, match="at least one"):
+        claims.Claim(id="linformer.test.x", where="Thm 1", statement="s", readings=(), command="jl-check")
+    c = claims.Claim(id="linformer.test.x", where="Thm 1", statement="s", readings=r, command="jl-check")
+    assert c.paper == "linformer" and c.reading("as-stated").name == "as-stated"
+    with pytest.raises(ValueError, match="no reading"):
+        c.reading("other")
+
+
+def test_unknown_claim_id_names_close_ones():
+    with pytest.raises(ValueError, match="unknown claim id"):
+        claims.get("linformer.no-such-claim")
