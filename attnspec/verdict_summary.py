@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Which verdict tells the most, first to last: a contradiction, then a bound that is far
-#: from the truth, then a confirmation, then a statement that says nothing here.
-TELLING_ORDER: tuple[str, ...] = ("violated", "loose", "holds", "vacuous")
+#: from the truth, then a confirmation, then a bare measurement, then the rows that could
+#: not decide anything (hypothesis not met, could not have failed, says nothing here).
+#: Verdicts not listed (a newer vocabulary) come last, in order of appearance.
+TELLING_ORDER: tuple[str, ...] = ("violated", "loose", "holds", "measured", "hypothesis-unmet", "cannot-fail",
+                                  "vacuous")
 
 
 @dataclass
@@ -78,9 +81,10 @@ def summarize(rows: Sequence[Any]) -> list[SummaryLine]:
         groups.setdefault((_claim(r), _reading(r)), []).append(r)
     out = []
     for (claim, reading), members in groups.items():
-        counts = {v: sum(1 for r in members if r.verdict == v) for v in TELLING_ORDER}
+        order = list(TELLING_ORDER) + [v for v in dict.fromkeys(r.verdict for r in members) if v not in TELLING_ORDER]
+        counts = {v: sum(1 for r in members if r.verdict == v) for v in order}
         counts = {v: c for v, c in counts.items() if c}
-        verdict = next(v for v in TELLING_ORDER if v in counts)
+        verdict = next(iter(counts))
         candidates = [r for r in members if r.verdict == verdict]
         if verdict == "violated":
             telling = max(candidates, key=_excess)
@@ -98,14 +102,15 @@ def _fmt_params(params: dict[str, Any], limit: int = 4) -> str:
     return shown + (", …" if len(items) > limit else "")
 
 
-_STYLE = {"holds": "green", "violated": "bold red", "vacuous": "yellow", "loose": "cyan"}
+_STYLE = {"holds": "green", "violated": "bold red", "vacuous": "yellow", "loose": "cyan",
+          "hypothesis-unmet": "magenta", "cannot-fail": "yellow", "measured": "blue"}
 
 
 def _line(s: SummaryLine, width: int, markup: bool) -> str:
     from rich.markup import escape
 
     def paint(v: str, text: str) -> str:
-        return f"[{_STYLE[v]}]{text}[/]" if markup else text
+        return f"[{_STYLE[v]}]{text}[/]" if markup and v in _STYLE else text
 
     esc = escape if markup else (lambda t: t)
     head = s.claim + (f" [{s.reading}]" if s.reading else "")
@@ -113,13 +118,17 @@ def _line(s: SummaryLine, width: int, markup: bool) -> str:
     counts = ", ".join(f"{c} {paint(v, v)}" for v, c in s.counts.items())
     of = f" of {s.total}" if len(s.counts) > 1 or s.total > 1 else ""
     r = s.telling
-    params = _fmt_params(getattr(r, "params", {}) or {})
-    detail = (f" at {params}" if params else "") + (f": {r.evidence}" if r.evidence else "")
-    # cut the detail, never the counts, to fit the width
-    room = width - len(f"{head}: {counts_plain}{of} — {r.verdict}")
-    if len(detail) > max(room, 0):
-        detail = detail[: max(room - 1, 0)] + "…"
-    return f"{esc(head)}: {counts}{of} — {paint(r.verdict, r.verdict)}{esc(detail)}"
+    # with one row, the counts already name its verdict and its parameters are the run's;
+    # with several, say which row is shown and where it sits
+    params = _fmt_params(getattr(r, "params", {}) or {}, limit=3) if s.total > 1 else ""
+    lead_plain = f"{r.verdict}" + (f" at {params}" if params else "") if s.total > 1 else ""
+    lead = (paint(r.verdict, r.verdict) + esc(f" at {params}" if params else "")) if s.total > 1 else ""
+    evidence = str(r.evidence or "")
+    sep = ": " if lead_plain and evidence else ""
+    room = width - len(f"{head}: {counts_plain}{of} — {lead_plain}{sep}")
+    if len(evidence) > max(room, 0):
+        evidence = evidence[: max(room - 1, 0)] + "…"
+    return f"{esc(head)}: {counts}{of} — {lead}{sep}{esc(evidence)}"
 
 
 def summary_lines(rows: Sequence[Any], *, width: int = 140) -> list[str]:

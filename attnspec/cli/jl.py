@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._output import VerboseOpt, progress_printer
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -45,6 +46,7 @@ def jl_check(
     count: Annotated[int, typer.Option("--count", help="Number of real attention matrices to sample, >= 1.")] = 2,
     out: OutOpt = None,
     json_out: JsonOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     with user_errors():
         from attnspec.battery import plot_results, run_battery, write_result
@@ -54,11 +56,12 @@ def jl_check(
                    "data": data, "data_dir": data_dir, "count": count}
         start = time.time()
 
-        def progress(msg: str) -> None:
-            err_console.print(f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]", highlight=False)
+        def fmt(msg: str) -> str:
+            return f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]"
 
         # run_battery validates every option (one-line errors) and the --out directory before any work
-        result = run_battery("jl-check", options, progress=progress, out_dir=out)
+        with progress_printer(err_console, verbose, fmt) as progress:
+            result = run_battery("jl-check", options, progress=progress, out_dir=out)
         if out is not None:
             write_result(result, out)
             plot_results("jl-check", out)
@@ -68,7 +71,7 @@ def jl_check(
 
             typer.echo(verdicts_json(result.verdicts))
             return
-        _print_report(result, time.time() - start)
+        _print_report(result, time.time() - start, verbose=verbose)
 
 
 _TITLES = {"lemma1": "Lemma 1 (eqs. 11-12): the worst case per reading and family",
@@ -79,7 +82,7 @@ _COLUMNS = {"lemma1": ["family", "vectors", "rho", "k"], "thm1": ["attention", "
             "thm2": ["construction", "row", "sweep", "eps", "k"], "eq4": ["attention", "n"]}
 
 
-def _print_report(result, wall: float) -> None:  # noqa: ANN001 - BatteryResult, imported lazily
+def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN001 - BatteryResult, imported lazily
     from rich.console import Console
 
     from attnspec.theory.linformer.rows import summarize
@@ -96,6 +99,12 @@ def _print_report(result, wall: float) -> None:  # noqa: ANN001 - BatteryResult,
         f"scikit-learn JL min dim = {int(dims['sklearn_min_dim'])}")
     for note in meta["notes"]:
         console.print(f"[yellow]note:[/] {note}")
+    if not verbose:
+        from attnspec.verdict_summary import print_verdict_summary
+
+        print_verdict_summary(result.verdicts, title=f"jl-check verdicts ({wall:.1f} s)", console=out_console,
+                              hint="the full table: --verbose; every row: --json or --out DIR")
+        return
     ref = 0
     for g, rows in summarize(result.verdicts).items():
         short, notes = [], []

@@ -55,7 +55,7 @@ def test_json_rows(runner: CliRunner) -> None:
 
 def test_table_says_vacuous_and_sweeps(runner: CliRunner) -> None:
     res = runner.invoke(app, ["jl-check", "--n", "40", "--eps", "0.2", "--trials", "200", "--trials-other", "100",
-                              "--d", "4", "--claims", "lemma1.eq11,thm1", "--family", "gaussian"])
+                              "--d", "4", "--claims", "lemma1.eq11,thm1", "--family", "gaussian", "--verbose"])
     assert res.exit_code == 0, res.output
     assert "vacuous at these parameters" in res.stdout
     assert "sweeping k below n" in res.stdout
