@@ -19,7 +19,7 @@ encoder. Then, in the order of the file:
 * every other command runs as written, the long ones with the overrides of
   :data:`OVERRIDES` appended or substituted (smaller n, fewer inputs and trials); a
   command that after the overrides differs from one already run only in its ``--out``
-  folder is not run again. About 70 s of CPU in all, most of it drawing the figures of
+  folder or in ``--verbose``/``--json`` is not run again. About 70 s of CPU in all, most of it drawing the figures of
   the ``--out`` runs. ``torchrun`` lines are left to
   tests/integration/test_torchrun_shards.py.
 """
@@ -111,8 +111,9 @@ def extract(path: Path) -> list[DocCommand]:
 
 
 ALL = [c for f in DOC_FILES for c in extract(f)]
-#: Overridden commands already run, with --out's folder blanked: a command that differs
-#: from one of them only in its output folder is not run twice (the docs repeat some).
+#: Overridden commands already run, with --out's folder blanked and --verbose/--json
+#: dropped: a command that differs from one of them only in its output folder or in how
+#: much it prints is not run twice (the docs repeat some).
 _RAN: set[tuple[str, ...]] = set()
 
 
@@ -215,7 +216,9 @@ def test_every_documented_command_runs(doc_file: str, tiny, data_dir: Path, mini
             _check_options(runner, argv, doc)
             continue
         run = _override(argv)
-        signature = tuple("DIR" if i > 0 and run[i - 1] == "--out" else a for i, a in enumerate(run))
+        # what is computed: the --out folder and the output-only flags do not count
+        signature = tuple("DIR" if i > 0 and run[i - 1] == "--out" else a for i, a in enumerate(run)
+                          if a not in ("--verbose", "--json"))
         if signature in _RAN:
             continue  # the same computation into another folder already ran (e.g. README and docs/)
         _RAN.add(signature)
