@@ -95,6 +95,6 @@ def test_partial_run_says_so_and_comparison_has_one_colour_bar(model_dir, jsonl,
     assert r.exit_code == 0, r.output
     svg = (tmp_path / "cmp" / "spectrum_compare.svg").read_text()
     assert svg.count("partial: 3 of 5 inputs") == 2  # both panels of run b name it
-    assert svg.count("(n=24, 3 inputs)") == 2  # both panels of run a
+    assert svg.count("(n=24, 3 inputs") == 2  # both panels of run a (then "; encoder")
     assert svg.count("cumulative value at index 6") == 1  # one colour bar
     assert svg.count("index 6 (read in the heatmap)") == 1  # the legend on the first panel only
