@@ -112,7 +112,8 @@ def _summary(run: Path, at: int | None) -> None:
     meta = read_meta(run)
     done, total = meta.get("inputs_done"), meta.get("inputs_total")
     inputs = f"{done} inputs" if meta.get("status") == "complete" else f"partial: {done} of {total} inputs"
-    table = Table(title=f"attention spectrum per layer (n = {n}, {inputs}; heads averaged{'; ' + note if note else ''})")
+    # short enough not to wrap at 80 columns (the family note must stay whole)
+    table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
     for layer in heat.index:
