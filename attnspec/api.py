@@ -138,6 +138,7 @@ class SpectrumResult:
             from attnspec.spectrum import save_state
 
             save_state(path / STATE_FILE, self.state, {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
+            write_table(path, "inputs", self.state.inputs_table(), csv=csv)  # per-input summaries (attnspec compare)
         write_meta(path, self.meta)
         self.path = path
         return path

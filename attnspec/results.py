@@ -181,7 +181,12 @@ class OutputLock:
     network file systems, local to one machine.)
 
     Use as a context manager; raises :class:`ResultsError` when the directory is held.
+    Re-entrant within one process (a command that locks its directory and then calls
+    :func:`attnspec.spectrum_run.run_spectrum`, which locks it too).
     """
+
+    #: Directories this process holds, with how many nested holders.
+    _held: dict[str, int] = {}
 
     def __init__(self, out_dir: Path, command: str, *, option: str = "--out", remove_if_empty: bool = False) -> None:
         self.out_dir = Path(out_dir)
@@ -194,6 +199,12 @@ class OutputLock:
     def acquire(self) -> None:
         import fcntl
 
+        key = str(self.out_dir.resolve())
+        if key in OutputLock._held:
+            OutputLock._held[key] += 1
+            self._nested = key
+            return
+        self._nested = None
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
@@ -216,13 +227,20 @@ class OutputLock:
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(info).encode())
         self._fd = fd
+        OutputLock._held[key] = 1
+        self._key = key
         # leftovers of a killed writer (temporary files) can go now that we own the directory
         for leftover in self.out_dir.glob(f"{TMP_PREFIX}*"):
             leftover.unlink(missing_ok=True)
 
     def release(self) -> None:
+        if getattr(self, "_nested", None) is not None:
+            OutputLock._held[self._nested] -= 1
+            self._nested = None
+            return
         if self._fd is None:
             return
+        OutputLock._held.pop(self._key, None)
         try:
             self.path.unlink(missing_ok=True)  # unlink while holding: nobody can hold this inode
         finally:

@@ -26,6 +26,10 @@ spectrum (no truncation, no randomisation):
 Aggregation (:class:`SpectrumAccumulator`): per (layer, head, index) the count, mean and
 sum of squared deviations (Chan et al.'s pairwise update), so shards computed anywhere
 merge into the statistics of the union (equal to a single run up to float64 rounding).
+The same holds for the energy curve e_k = Σ_{i<=k}σ_i²/Σσ², the curve without σ_1, and the
+per-matrix metrics (effective and stable rank, σ_2/σ_1, numerical rank, the rank needed
+for a relative Frobenius error ε, row entropy), all from the one set of singular values
+(plus P itself for the row entropy).
 """
 
 from __future__ import annotations
@@ -237,6 +241,173 @@ def reach_index(curves: torch.Tensor, level: float = REACH_LEVEL) -> torch.Tenso
     return (curves < level - 1e-12).sum(dim=-1) + 1
 
 
+#: Default relative tolerance of :func:`numerical_rank`: σ_i counts when σ_i > tol·σ_1.
+#: 1e-3 sits four orders of magnitude above the float32 SVD error (~1e-7·σ_1), so the
+#: count reflects the matrix, not rounding, while still resolving slowly decaying spectra.
+RANK_TOL = 1e-3
+#: Relative Frobenius errors ε at which :func:`rank_for_error` is recorded.
+ERROR_LEVELS: tuple[float, ...] = (0.1, 0.2)
+
+
+def energy_curve(sv: torch.Tensor) -> torch.Tensor:
+    """e_k = (σ_1² + ... + σ_k²) / Σσ² along the last axis; shape unchanged.
+
+    By Eckart–Young, 1 − e_k is the squared relative Frobenius error of the best rank-k
+    approximation: ‖P − P_k‖_F² / ‖P‖_F².
+    """
+    sq = sv**2
+    total = sq.sum(dim=-1, keepdim=True)
+    if bool((total <= 0).any()):
+        raise InputError("a matrix with all singular values zero has no energy curve")
+    return sq.cumsum(dim=-1) / total
+
+
+def tail_curve(sv: torch.Tensor) -> torch.Tensor:
+    """The cumulative curve with σ_1 removed, along the last axis; shape unchanged.
+
+    t_1 = 0 and t_i = (σ_2 + ... + σ_i) / (σ_2 + ... + σ_n) for i >= 2. A row-stochastic
+    P has σ_1 >= 1, so σ_1 alone can dominate the ordinary curve; t shows how the rest of
+    the spectrum is spread. A matrix of rank one (nothing beyond σ_1) has t_i = 1 for i >= 2.
+    """
+    rest = sv[..., 1:]
+    total = rest.sum(dim=-1, keepdim=True)  # (..., 1)
+    safe = torch.where(total > 0, total, torch.ones_like(total))
+    cum = torch.where(total > 0, rest.cumsum(dim=-1) / safe, torch.ones_like(rest))
+    return torch.cat([torch.zeros_like(sv[..., :1]), cum], dim=-1)
+
+
+def sigma_ratio(sv: torch.Tensor) -> torch.Tensor:
+    """σ_2 / σ_1 along the last axis (the spectral gap as a ratio: small = large gap); shape (...)."""
+    if sv.shape[-1] < 2:
+        return torch.zeros(sv.shape[:-1], dtype=sv.dtype)
+    return sv[..., 1] / sv[..., 0]
+
+
+def numerical_rank(sv: torch.Tensor, tol: float = RANK_TOL) -> torch.Tensor:
+    """Number of singular values above ``tol``·σ_1 along the last axis; shape (...)."""
+    if not 0 < tol < 1:
+        raise InputError(f"--rank-tol must be in (0, 1), got {tol}")
+    return (sv > tol * sv[..., :1]).sum(dim=-1)
+
+
+def rank_for_error(sv: torch.Tensor, eps: float) -> torch.Tensor:
+    """Smallest k whose best rank-k approximation has relative Frobenius error <= ``eps``.
+
+    Eckart–Young: that error is sqrt(1 − e_k), so k is the first index with
+    e_k >= 1 − eps². Shape (...), 1-based.
+    """
+    if not 0 < eps < 1:
+        raise InputError(f"eps must be in (0, 1), got {eps}")
+    return reach_index(energy_curve(sv), 1.0 - eps**2)
+
+
+def eckart_young_error(sv: torch.Tensor, k: int) -> torch.Tensor:
+    """Relative Frobenius error of the best rank-k approximation, from singular values.
+
+    Parameters
+    ----------
+    sv : Tensor, shape (..., n)
+        Singular values, descending (e.g. from :func:`singular_values`).
+    k : int
+        Rank, >= 0 (k >= n gives 0).
+
+    Returns
+    -------
+    Tensor, shape (...): ‖P − P_k‖_F / ‖P‖_F = sqrt(σ_{k+1}² + ... + σ_n²) / sqrt(Σσ²),
+    the smallest error any rank-k matrix can reach (Eckart & Young 1936).
+    """
+    if k < 0:
+        raise InputError(f"k must be >= 0, got {k}")
+    sq = sv.to(torch.float64) ** 2
+    total = sq.sum(dim=-1)
+    return (sq[..., k:].sum(dim=-1) / total).clamp_min(0).sqrt()
+
+
+def best_rank_k_errors(P: np.ndarray, ks: Sequence[int], vectors: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """What the best rank-k approximation P_k of P achieves, for each k (one float64 SVD).
+
+    Parameters
+    ----------
+    P : array, shape (n, n)
+        One matrix.
+    ks : sequence of int
+        Ranks, >= 0 (k >= n gives 0 error).
+    vectors : mapping name -> array (n,), optional
+        Vectors w on which to measure ‖(P − P_k)w‖ / ‖Pw‖ as well.
+
+    Returns
+    -------
+    DataFrame, one row per (k, w) (per k when ``vectors`` is None): ``k``,
+    ``eckart_young_error`` = ‖P − P_k‖_F/‖P‖_F (the smallest relative Frobenius error of
+    any rank-k matrix), and with vectors ``w`` and ``eckart_young_w_error``. P_k is the
+    Frobenius- and spectral-norm optimum; on a given w another rank-k matrix can do better.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] != P.shape[1]:
+        raise InputError(f"P must be a square matrix, got shape {P.shape}")
+    u, s, vt = np.linalg.svd(P)
+    sv = torch.from_numpy(s)
+    coords = {name: s * (vt @ np.asarray(w, dtype=np.float64)) for name, w in (vectors or {}).items()}  # (n,): Uᵀ P w
+    rows = []
+    for k in ks:
+        k = int(k)
+        fro = float(eckart_young_error(sv, k))
+        if not coords:
+            rows.append({"k": k, "eckart_young_error": fro})
+        for name, c in coords.items():
+            total = float(np.linalg.norm(c))  # ‖Pw‖ (U is orthogonal)
+            rows.append({"k": k, "w": name, "eckart_young_error": fro,
+                         "eckart_young_w_error": float(np.linalg.norm(c[k:])) / total if total > 0 else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
+    """Mean normalised entropy of the rows of P, per matrix.
+
+    Row i of P over its allowed positions has entropy H_i = −Σ_j P_ij log P_ij; it is
+    divided by log(ℓ_i), where ℓ_i is the number of positions row i may attend to: the
+    input's real length for bidirectional attention, and the real positions up to i for
+    causal attention (row i of a causal P has i + 1 entries). The result is 1 for uniform
+    rows and 0 for one-hot rows, comparable across rows of different lengths.
+
+    A row of length 1 has no choice to make (its entropy and its maximum are both 0); it
+    is left out of the mean. A matrix with no row longer than 1 (a one-token input) gets 1,
+    the value of a row that is uniform over its allowed positions.
+
+    Parameters
+    ----------
+    probs : Tensor, shape (B, H, n, n)
+        Row-stochastic P; rows and columns of padding positions are zero.
+    mask : Tensor of bool, shape (B, n), optional
+        True on real tokens (default: all real).
+    causal : bool
+        Whether row i may only attend to positions <= i.
+
+    Returns
+    -------
+    Tensor, shape (B, H), float64, on the CPU.
+    """
+    if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
+        raise InputError(f"expected probabilities of shape (B, H, n, n), got {tuple(probs.shape)}")
+    B, _, n, _ = probs.shape
+    p = probs.detach().to(torch.float32)
+    # −Σ p log p per row, (B, H, n). Clamping at the smallest normal float makes 0·log 0 = 0;
+    # this vectorised log is ~20× faster than torch.special.entr, which matters at n = 512.
+    ent = p.clamp_min(torch.finfo(torch.float32).tiny).log_().mul_(p).sum(dim=-1).neg_().to(torch.float64).cpu()
+    real = torch.ones(B, n, dtype=torch.bool) if mask is None else mask.detach().cpu().bool()
+    if causal:
+        lengths = real.to(torch.float64).cumsum(dim=-1)  # (B, n): real positions <= i
+    else:
+        lengths = real.sum(dim=-1, keepdim=True).to(torch.float64).expand(B, n)
+    use = real & (lengths > 1)  # (B, n) rows that count
+    norm = torch.where(use, lengths.clamp_min(2).log(), torch.ones_like(lengths))  # (B, n)
+    per_row = ent / norm[:, None, :]  # (B, H, n)
+    w = use.to(torch.float64)[:, None, :]
+    rows = w.sum(dim=-1)  # (B, 1)
+    mean = (per_row * w).sum(dim=-1) / rows.clamp_min(1)
+    return torch.where(rows > 0, mean, torch.ones_like(mean))
+
+
 # ---------------------------------------------------------------------------------------
 # Aggregation
 # ---------------------------------------------------------------------------------------
@@ -287,85 +458,178 @@ class SpectrumTables:
 
     spectrum: pd.DataFrame  # one row per (layer, head, index)
     metrics: pd.DataFrame  # one row per (layer, head)
+    inputs: pd.DataFrame | None = None  # one row per (input, layer), head means
 
 
 class SpectrumAccumulator:
-    """Streaming statistics of cumulative curves and rank metrics per (layer, head).
+    """Streaming statistics of spectral curves and rank metrics per (layer, head).
+
+    Every statistic is a :class:`_Moments` (count, mean, M2) in one of two dictionaries,
+    ``curve_stats`` (per index) and ``metrics`` (per matrix), so persistence, merging and
+    verification treat them all alike. Per-input summaries (layer means over heads of
+    :attr:`PER_INPUT`), recorded by :meth:`add_batch`, serve bootstrap intervals.
 
     Parameters
     ----------
     num_layers, num_heads, seq_len : int
         Shape of the aggregate: curves have ``seq_len`` indices.
+    rank_tol : float
+        Relative tolerance of the numerical rank (default :data:`RANK_TOL`).
     """
 
-    METRICS: tuple[str, ...] = ("effective_rank", "stable_rank", "reach_index")
+    #: Curves per (layer, head, index): ``curve`` is c_i (state keys count/mean/m2, as
+    #: before), ``energy`` e_k, ``tail`` the curve without σ_1.
+    CURVES: tuple[str, ...] = ("curve", "energy", "tail")
+    METRICS: tuple[str, ...] = (
+        "effective_rank", "stable_rank", "reach_index", "sigma2_over_sigma1", "numerical_rank",
+        *(f"rank_for_error_{e:g}" for e in ERROR_LEVELS), "row_entropy",
+    )
+    #: Metrics that lie in [0, 1] (the others are ranks or indices in [1, seq_len]).
+    UNIT_METRICS: tuple[str, ...] = ("sigma2_over_sigma1", "row_entropy")
+    #: Metrics kept per input (mean over heads, per layer) for bootstrap intervals.
+    PER_INPUT: tuple[str, ...] = ("reach_index", *(f"rank_for_error_{e:g}" for e in ERROR_LEVELS), "effective_rank")
 
-    def __init__(self, num_layers: int, num_heads: int, seq_len: int) -> None:
+    def __init__(self, num_layers: int, num_heads: int, seq_len: int, rank_tol: float = RANK_TOL) -> None:
         for name, v in (("num_layers", num_layers), ("num_heads", num_heads), ("seq_len", seq_len)):
             if v < 1:
                 raise InputError(f"{name} must be >= 1, got {v}")
+        if not 0 < rank_tol < 1:
+            raise InputError(f"--rank-tol must be in (0, 1), got {rank_tol}")
         self.shape = (num_layers, num_heads, seq_len)
-        self.curves = _Moments(self.shape)
+        self.rank_tol = float(rank_tol)
+        self.curve_stats = {name: _Moments(self.shape) for name in self.CURVES}
         self.metrics = {name: _Moments((num_layers, num_heads)) for name in self.METRICS}
+        self.input_index = np.zeros(0, dtype=np.int64)  # (m,) position of each input in the run's selection
+        self.per_input = {name: np.zeros((0, num_layers)) for name in self.PER_INPUT}  # each (m, L)
+
+    @property
+    def curves(self) -> _Moments:
+        return self.curve_stats["curve"]
 
     @property
     def count(self) -> np.ndarray:
         return self.curves.count
 
-    def add(self, layer: int, sv: torch.Tensor) -> None:
-        """Add one layer's singular values, shape (B, H, l) with l <= seq_len.
+    def _per_matrix(self, sv: torch.Tensor, entropy: torch.Tensor | None) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """Curves (each (B, H, n)) and metrics (each (B, H)) of zero-extended singular values (B, H, n)."""
+        curves = {"curve": cumulative_curve(sv), "energy": energy_curve(sv), "tail": tail_curve(sv)}
+        metrics = {
+            "effective_rank": effective_rank(sv),
+            "stable_rank": stable_rank(sv),
+            "reach_index": reach_index(curves["curve"]).to(torch.float64),
+            "sigma2_over_sigma1": sigma_ratio(sv),
+            "numerical_rank": numerical_rank(sv, self.rank_tol).to(torch.float64),
+        }
+        for e in ERROR_LEVELS:  # reuses the energy curve: no second factorisation
+            metrics[f"rank_for_error_{e:g}"] = reach_index(curves["energy"], 1.0 - e**2).to(torch.float64)
+        if entropy is not None:
+            metrics["row_entropy"] = entropy.to(torch.float64).cpu()
+        return curves, metrics
 
-        Curves of matrices shorter than ``seq_len`` (inputs shorter than the window) are
-        those of the zero-extended matrix: c_i = 1 for i beyond their length.
-        """
+    def _check(self, layer: int, sv: torch.Tensor, entropy: torch.Tensor | None) -> torch.Tensor:
         L, H, n = self.shape
         if not 0 <= layer < L:
             raise InputError(f"layer must be in 0..{L - 1}, got {layer}")
         if sv.dim() != 3 or sv.shape[1] != H or sv.shape[2] > n:
             raise InputError(f"singular values must have shape (B, {H}, <= {n}), got {tuple(sv.shape)}")
+        if entropy is not None and tuple(entropy.shape) != tuple(sv.shape[:2]):
+            raise InputError(f"row entropy must have shape {tuple(sv.shape[:2])}, got {tuple(entropy.shape)}")
         if sv.shape[2] < n:
             sv = torch.nn.functional.pad(sv, (0, n - sv.shape[2]))
-        curves = cumulative_curve(sv)  # (B, H, n)
-        self.curves.add_samples(curves.numpy(), (layer,))
-        per_matrix = {
-            "effective_rank": effective_rank(sv),
-            "stable_rank": stable_rank(sv),
-            "reach_index": reach_index(curves).to(torch.float64),
-        }
-        for name, values in per_matrix.items():  # each (B, H)
+        return sv
+
+    def add(self, layer: int, sv: torch.Tensor, row_entropy: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """Add one layer's singular values, shape (B, H, l) with l <= seq_len.
+
+        Curves of matrices shorter than ``seq_len`` (inputs shorter than the window) are
+        those of the zero-extended matrix: c_i = 1 for i beyond their length.
+        ``row_entropy`` (B, H) comes from :func:`row_entropy` on the same P; without it
+        the row-entropy statistic receives no samples. Returns the per-matrix metrics.
+        """
+        sv = self._check(layer, sv, row_entropy)
+        curves, metrics = self._per_matrix(sv, row_entropy)
+        for name, values in curves.items():  # each (B, H, n)
+            self.curve_stats[name].add_samples(values.numpy(), (layer,))
+        for name, values in metrics.items():  # each (B, H)
             self.metrics[name].add_samples(values.numpy(), (layer,))
+        return metrics
+
+    def add_batch(self, items: Sequence[tuple[int, torch.Tensor, torch.Tensor | None]], input_index: Sequence[int]) -> None:
+        """Add one batch for every layer and record its per-input summaries.
+
+        ``items`` holds (layer, singular values (B, H, l), row entropy (B, H) or None),
+        exactly one per layer; ``input_index`` (B,) says which inputs of the run's
+        selection the batch holds (so shards merge into one table of inputs).
+        """
+        L = self.shape[0]
+        if sorted(layer for layer, _, _ in items) != list(range(L)):
+            raise InputError(f"add_batch needs exactly one entry per layer 0..{L - 1}")
+        idx = np.asarray(input_index, dtype=np.int64)
+        for layer, sv, ent in items:
+            if sv.shape[0] != idx.size:
+                raise InputError(f"input_index has {idx.size} entries but the batch holds {sv.shape[0]} inputs")
+        rows = {name: np.empty((idx.size, L)) for name in self.PER_INPUT}
+        for layer, sv, ent in items:
+            metrics = self.add(layer, sv, ent)
+            for name in self.PER_INPUT:
+                rows[name][:, layer] = metrics[name].numpy().mean(axis=1)  # mean over heads
+        self.input_index = np.concatenate([self.input_index, idx])
+        for name in self.PER_INPUT:
+            self.per_input[name] = np.concatenate([self.per_input[name], rows[name]])
 
     def merge(self, other: SpectrumAccumulator) -> None:
         """Fold ``other`` (a shard of the same shape) into this accumulator."""
         if other.shape != self.shape:
             raise ResultsError(f"cannot merge aggregates of shape {other.shape} into {self.shape}")
-        self.curves.merge_stats(other.curves.count, other.curves.mean, other.curves.m2)
-        for name in self.METRICS:
-            o = other.metrics[name]
-            self.metrics[name].merge_stats(o.count, o.mean, o.m2)
+        if other.rank_tol != self.rank_tol:
+            raise ResultsError(f"cannot merge aggregates with rank_tol {other.rank_tol} into rank_tol {self.rank_tol}")
+        for group, theirs in ((self.curve_stats, other.curve_stats), (self.metrics, other.metrics)):
+            for name, mom in group.items():
+                o = theirs[name]
+                mom.merge_stats(o.count, o.mean, o.m2)
+        overlap = np.intersect1d(self.input_index, other.input_index)
+        if overlap.size:
+            raise ResultsError(f"the aggregates share inputs {overlap[:5].tolist()}; shards must be disjoint")
+        order = np.argsort(np.concatenate([self.input_index, other.input_index]), kind="stable")
+        self.input_index = np.concatenate([self.input_index, other.input_index])[order]
+        for name in self.PER_INPUT:
+            self.per_input[name] = np.concatenate([self.per_input[name], other.per_input[name]])[order]
 
     # -- persistence -------------------------------------------------------------------
+    def _state_keys(self) -> dict[str, _Moments]:
+        """Every moment container under its state-file prefix (``curve`` keeps the bare names)."""
+        out = {"": self.curves}
+        out.update({f"{name}.": mom for name, mom in self.curve_stats.items() if name != "curve"})
+        out.update({f"{name}.": mom for name, mom in self.metrics.items()})
+        return out
+
     def state(self) -> dict[str, np.ndarray]:
-        out = {"shape": np.asarray(self.shape), "count": self.curves.count, "mean": self.curves.mean, "m2": self.curves.m2}
-        for name, mom in self.metrics.items():
-            out[f"{name}.count"] = mom.count
-            out[f"{name}.mean"] = mom.mean
-            out[f"{name}.m2"] = mom.m2
+        out = {"shape": np.asarray(self.shape), "rank_tol": np.asarray(self.rank_tol)}
+        for prefix, mom in self._state_keys().items():
+            out[f"{prefix}count"] = mom.count
+            out[f"{prefix}mean"] = mom.mean
+            out[f"{prefix}m2"] = mom.m2
+        out["per_input.input_index"] = self.input_index
+        for name, values in self.per_input.items():
+            out[f"per_input.{name}"] = values
         return out
 
     @classmethod
     def from_state(cls, state: dict[str, np.ndarray]) -> SpectrumAccumulator:
         try:
-            acc = cls(*(int(v) for v in state["shape"]))
-            acc.curves.count[...] = state["count"]
-            acc.curves.mean[...] = state["mean"]
-            acc.curves.m2[...] = state["m2"]
-            for name, mom in acc.metrics.items():
-                mom.count[...] = state[f"{name}.count"]
-                mom.mean[...] = state[f"{name}.mean"]
-                mom.m2[...] = state[f"{name}.m2"]
+            acc = cls(*(int(v) for v in state["shape"]), rank_tol=float(state["rank_tol"]))
+            for prefix, mom in acc._state_keys().items():
+                mom.count[...] = state[f"{prefix}count"]
+                mom.mean[...] = state[f"{prefix}mean"]
+                mom.m2[...] = state[f"{prefix}m2"]
+            acc.input_index = np.asarray(state["per_input.input_index"], dtype=np.int64)
+            for name in acc.PER_INPUT:
+                values = np.asarray(state[f"per_input.{name}"], dtype=np.float64)
+                if values.shape != (acc.input_index.size, acc.shape[0]):
+                    raise ValueError(f"per_input.{name} has shape {values.shape}")
+                acc.per_input[name] = values
         except (KeyError, ValueError, TypeError, InputError) as e:
-            raise ResultsError(f"aggregate state is incomplete or has the wrong shape: {e}") from None
+            raise ResultsError(f"aggregate state is incomplete or has the wrong shape (made by an older attnspec?): {e}") from None
         return acc
 
     def copy(self) -> SpectrumAccumulator:
@@ -387,6 +651,8 @@ class SpectrumAccumulator:
                 raise ResultsError(f"finite check: '{name}' holds NaN or infinite values")
         # every input adds one matrix per (layer, head): every count equals inputs_done
         counts = {name: a for name, a in state.items() if name == "count" or name.endswith(".count")}
+        if not counts.get("row_entropy.count", np.ones(1)).any():  # row entropy needs P; add() may omit it
+            counts.pop("row_entropy.count")
         values = np.unique(np.concatenate([a.ravel() for a in counts.values()])) if counts else np.array([])
         if np.any(values < 0):
             raise ResultsError("count check: negative counts")
@@ -410,12 +676,21 @@ class SpectrumAccumulator:
         scale = np.maximum(1.0, self.curves.count[seen].max())
         if np.any(self.curves.m2[seen] < -tol * scale):
             raise ResultsError("range check: negative squared deviations in 'm2'")
+        for name, mom in self.curve_stats.items():  # energy and tail curves: the same invariants
+            if name == "curve":
+                continue
+            m = mom.mean[seen]
+            if m.min() < -tol or m.max() > 1 + tol or np.any(np.diff(m, axis=-1) < -tol) or np.any(np.abs(m[:, -1] - 1) > 1e-6):
+                raise ResultsError(f"range check: a mean {name} curve leaves [0, 1], decreases or does not end at 1")
+            if np.any(mom.m2[seen] < -tol * scale):
+                raise ResultsError(f"range check: negative squared deviations in '{name}.m2'")
         n = self.shape[2]
         for name in self.METRICS:
             mom = self.metrics[name]
             m = mom.mean[mom.count > 0]
-            if m.size and (m.min() < 1 - 1e-6 or m.max() > n + 1e-6):
-                raise ResultsError(f"range check: mean {name} outside [1, {n}] (min {m.min():.6g}, max {m.max():.6g})")
+            low, high = (0.0, 1.0) if name in self.UNIT_METRICS else (1.0, float(n))
+            if m.size and (m.min() < low - 1e-6 or m.max() > high + 1e-6):
+                raise ResultsError(f"range check: mean {name} outside [{low:g}, {high:g}] (min {m.min():.6g}, max {m.max():.6g})")
             if np.any(mom.m2 < -tol * scale):
                 raise ResultsError(f"range check: negative squared deviations in '{name}.m2'")
 
@@ -424,25 +699,36 @@ class SpectrumAccumulator:
         L, H, n = self.shape
         layer, head, index = np.meshgrid(np.arange(L), np.arange(H), np.arange(1, n + 1), indexing="ij")
         count = np.broadcast_to(self.curves.count[:, :, None], self.shape)
-        spectrum = pd.DataFrame(
-            {
-                "layer": layer.ravel(),
-                "head": head.ravel(),
-                "index": index.ravel(),
-                "mean": self.curves.mean.ravel(),
-                "std": self.curves.std().ravel(),
-                "count": count.ravel(),
-            }
-        )
+        columns = {
+            "layer": layer.ravel(),
+            "head": head.ravel(),
+            "index": index.ravel(),
+            "mean": self.curves.mean.ravel(),
+            "std": self.curves.std().ravel(),
+            "count": count.ravel(),
+        }
+        for name, mom in self.curve_stats.items():
+            if name != "curve":
+                columns[f"{name}_mean"] = mom.mean.ravel()
+                columns[f"{name}_std"] = mom.std().ravel()
+        spectrum = pd.DataFrame(columns)
         lh_layer, lh_head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
         metrics = pd.DataFrame({"layer": lh_layer.ravel(), "head": lh_head.ravel(), "count": self.curves.count.ravel()})
         mean_curve = torch.from_numpy(self.curves.mean)
         metrics[f"index_at_{REACH_LEVEL:g}_of_mean_curve"] = reach_index(mean_curve).numpy().ravel()
         for name, mom in self.metrics.items():
-            metrics[f"{name}_mean"] = mom.mean.ravel()
+            metrics[f"{name}_mean"] = np.where(mom.count > 0, mom.mean, np.nan).ravel()
             metrics[f"{name}_std"] = mom.std().ravel()
         metrics.loc[metrics["count"] == 0, f"index_at_{REACH_LEVEL:g}_of_mean_curve"] = -1
-        return SpectrumTables(spectrum=spectrum, metrics=metrics)
+        return SpectrumTables(spectrum=spectrum, metrics=metrics, inputs=self.inputs_table())
+
+    def inputs_table(self) -> pd.DataFrame:
+        """One row per (input, layer): the :attr:`PER_INPUT` metrics averaged over heads."""
+        m, L = self.input_index.size, self.shape[0]
+        frame = pd.DataFrame({"input": np.repeat(self.input_index, L), "layer": np.tile(np.arange(L), m)})
+        for name, values in self.per_input.items():
+            frame[name] = values.ravel()
+        return frame
 
 
 #: Name of the digest entry stored inside every state file.
@@ -541,7 +827,7 @@ def load_state(path: Path, *, inputs_done: int | None = None) -> tuple[SpectrumA
 def merge_accumulators(accs: Sequence[SpectrumAccumulator]) -> SpectrumAccumulator:
     if not accs:
         raise ResultsError("nothing to merge")
-    out = SpectrumAccumulator(*accs[0].shape)
+    out = SpectrumAccumulator(*accs[0].shape, rank_tol=accs[0].rank_tol)
     for a in accs:
         out.merge(a)
     return out
@@ -560,6 +846,10 @@ class _CallableModule(type(os)):  # type(os) is types.ModuleType
         return spectrum(*args, **kwargs)
 
 
+import inspect as _inspect  # noqa: E402
 import sys as _sys  # noqa: E402
 
+from attnspec.api import spectrum as _api_spectrum  # noqa: E402  (api imports nothing heavy at load)
+
 _sys.modules[__name__].__class__ = _CallableModule
+__signature__ = _inspect.signature(_api_spectrum)  # what notebooks show for attnspec.spectrum(

@@ -40,16 +40,25 @@ from attnspec.results import (
 from attnspec.signals import sigterm_as_interrupt
 from attnspec.spectrum import (
     METHODS,
+    RANK_TOL,
     SpectrumAccumulator,
     load_state,
     merge_accumulators,
     resolve_method,
+    row_entropy,
     save_state,
     singular_values,
 )
 
 STATE_FILE = "state.npz"
 KIND = "spectrum"
+# Inputs per forward pass when --batch-size is not given, per device type. CPU: measured by
+# benchmarks/bench_spectrum.py (section "batch": a 12-layer, 12-head RoBERTa-style encoder
+# at n = 512, the same 4 inputs, batch sizes interleaved, best of 2 rounds, on the loaded
+# 2-core machine): batch 4 took 17.9 s/input against 24.9 s/input for batch 1, with 1.6 %
+# more peak RSS (1,238 vs 1,218 MB), so 4 stays. CUDA: not measured (no GPU on the project's
+# machines); 4 as on the CPU. The benchmark's batch section measures it where a GPU exists.
+DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 4}
 
 
 #: Inputs of a spectrum run when --num-sentences is not given (fewer if the corpus has fewer).
@@ -70,7 +79,7 @@ class SpectrumConfig:
     num_sentences: int | str | None = None
     seed: int = 0
     short_policy: str = "skip"
-    batch_size: int = 4
+    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device
     device: str = "auto"
     dtype: str = "float32"
     svd_method: str = "auto"
@@ -81,6 +90,8 @@ class SpectrumConfig:
     overwrite: bool = False
     max_time: float | None = None  # seconds
     checkpoint_every: int = 8  # batches
+    rank_tol: float = RANK_TOL  # relative tolerance of the numerical rank
+    count_available: bool = False  # tokenise the whole corpus for the exact number of windows
 
     def validate(self) -> None:
         if self.seq_len < 2:
@@ -88,7 +99,7 @@ class SpectrumConfig:
         if self.num_sentences is not None and self.num_sentences != "all":
             if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, int) or self.num_sentences <= 0:
                 raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {self.num_sentences!r}")
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.seed < 0:
             raise InputError(f"--seed must be >= 0, got {self.seed}")
@@ -100,6 +111,8 @@ class SpectrumConfig:
             raise InputError(f"--max-time must be > 0 seconds, got {self.max_time}")
         if self.checkpoint_every < 1:
             raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
+        if not 0 < self.rank_tol < 1:
+            raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
         if self.resume and self.overwrite:
             raise InputError("--resume and --overwrite exclude each other")
         if self.shard is not None:
@@ -120,8 +133,20 @@ class SpectrumConfig:
             "short_policy": self.short_policy,
             "dtype": self.dtype,
             "svd_method": self.svd_method,
+            "rank_tol": self.rank_tol,
             "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
         }
+
+
+def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
+    """``--num-sentences`` as :func:`attnspec.corpora.load_inputs` arguments: N → exactly N;
+    ``"all"`` → every available input; None (the default) → DEFAULT_NUM_SENTENCES, or all
+    of them when fewer exist."""
+    if num_sentences is None:
+        return {"num_inputs": DEFAULT_NUM_SENTENCES, "at_most": True}
+    if num_sentences == "all":
+        return {"num_inputs": None, "at_most": False}
+    return {"num_inputs": num_sentences, "at_most": False}
 
 
 def parse_num_sentences(text: str | None) -> int | str | None:
@@ -254,8 +279,18 @@ def read_state(path: Path) -> RunState:
     if len(covered) and (len(np.unique(covered)) != len(covered) or covered.min() < 0 or covered.max() >= sel):
         raise ResultsError(f"checkpoint {path} fails the coverage check: input indices repeated or outside 0..{sel - 1}")
     missing_shards = [int(v) for v in np.asarray(extra.get("missing_shards", np.zeros(0))).ravel()]
+    merge_of = int(extra.get("merge_of", 0))
+    if not merge_of:  # a run (or shard) processes its inputs in order: it covers a prefix of them
+        shard = identity.get("shard")
+        try:
+            pair = None if shard is None else tuple(int(v) for v in str(shard).split("/"))
+        except ValueError:
+            raise ResultsError(f"checkpoint {path} fails the identity check: shard {shard!r} is not INDEX/COUNT") from None
+        if not np.array_equal(covered, shard_indices(pair, done)):
+            raise ResultsError(f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
+                               f"{done} of its {'shard ' + str(shard) if shard else 'run'}")
     return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
-                    missing_shards, int(extra.get("merge_of", 0)))
+                    missing_shards, merge_of)
 
 
 def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -346,6 +381,7 @@ def run_spectrum(
     encoder: Any | None = None,
     texts: list[str] | None = None,
     on_checkpoint: Callable[[int], None] | None = None,
+    inputs: Any | None = None,
 ) -> SpectrumOutcome:
     """Run (or resume) the spectrum job described by ``cfg``; write results to ``cfg.out``.
 
@@ -357,15 +393,17 @@ def run_spectrum(
     resumable checkpoint of this run) before anything is computed, and locked for the
     whole run. SIGTERM is handled like Ctrl-C: the partial result is saved, resumable.
     ``on_checkpoint(inputs_done)`` is called after each checkpoint (tests use it to
-    simulate an interruption).
+    simulate an interruption). ``inputs`` (an :class:`attnspec.corpora.Inputs` of at most
+    ``seq_len`` tokens each) replaces the corpus draw; the multi-length job passes the same
+    documents cut to each length.
     """
     cfg.validate()
     with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}"), sigterm_as_interrupt():
-        return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint)
+        return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint, inputs=inputs)
 
 
 def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, texts: list[str] | None,
-                on_checkpoint: Callable[[int], None] | None) -> SpectrumOutcome:
+                on_checkpoint: Callable[[int], None] | None, inputs: Any | None = None) -> SpectrumOutcome:
     from attnspec.capture import LayerAttention, capture_attention
     from attnspec.corpora import load_inputs
     from attnspec.models import load_model
@@ -380,21 +418,25 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
     method = resolve_method(cfg.svd_method, encoder.device)
-    inputs = load_inputs(
-        cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,
-        num_inputs={None: DEFAULT_NUM_SENTENCES, "all": None}.get(cfg.num_sentences, cfg.num_sentences),  # type: ignore[arg-type]
-        at_most=cfg.num_sentences is None, seed=cfg.seed,
-        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
-    )
+    batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
+    if inputs is None:
+        inputs = load_inputs(
+            cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,
+            **inputs_request(cfg.num_sentences), seed=cfg.seed, split=cfg.split, data_dir=cfg.data_dir,
+            short_policy=cfg.short_policy, count_available=cfg.count_available,
+        )
     selected = inputs.input_ids
     selection_total = len(selected)
+    positions = np.arange(len(selected))  # place of each input in the seeded selection
     if cfg.shard is not None:
         i, n = cfg.shard
         selected = selected[i::n]
+        positions = positions[i::n]
     total = len(selected)
+    causal = bool(encoder.causal)  # row i of a causal P has i + 1 allowed entries (row entropy)
 
     shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
-    state = _Progress(SpectrumAccumulator(*shape), 0)
+    state = _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0)
     wall_before = 0.0
     if resuming:
         assert previous is not None
@@ -420,6 +462,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             + ("; causal P: lower-triangular, its real block is the P of the input alone" if encoder.causal else "")
         ),
         "svd_method": method,
+        "batch_size": batch_size,
+        "batch_size_source": "--batch-size" if cfg.batch_size is not None else f"default for {encoder.device.type}",
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
@@ -436,15 +480,17 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         tables = snap.acc.tables()
         write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
         write_table(cfg.out, "metrics", tables.metrics, csv=cfg.csv)
+        write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
         write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
 
     # Singular values are computed as each layer's P appears, and added to a fresh batch
     # aggregate; only once the whole batch went through is it merged into a copy of the
     # running aggregate, which then replaces it (one assignment, see _Progress).
-    pending: list[tuple[int, torch.Tensor]] = []
+    pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
     def sink(la: LayerAttention) -> None:
-        pending.append((la.layer, singular_values(la.probs, method)))  # (B, H, n) float64, descending
+        # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
+        pending.append((la.layer, singular_values(la.probs, method), row_entropy(la.probs, la.mask, causal=causal)))
 
     status = "complete"
     bar = None
@@ -460,13 +506,12 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                 if cfg.max_time is not None and time.perf_counter() - t_start > cfg.max_time:
                     status = "partial"
                     break
-                batch = selected[state.done : state.done + cfg.batch_size]
+                batch = selected[state.done : state.done + batch_size]
                 ids, mask = _pad_batch(batch, pad_id)
                 pending.clear()
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
-                batch_acc = SpectrumAccumulator(*shape)
-                for layer, sv in pending:
-                    batch_acc.add(layer, sv)
+                batch_acc = SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol)
+                batch_acc.add_batch(pending, positions[state.done : state.done + len(batch)])
                 pending.clear()
                 updated = state.acc.copy()
                 updated.merge(batch_acc)
@@ -591,5 +636,6 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
                 missing_shards=missing, merge_of=count)
     write_table(out, "spectrum", tables.spectrum, csv=csv)
     write_table(out, "metrics", tables.metrics, csv=csv)
+    write_table(out, "inputs", tables.inputs, csv=csv)
     write_meta(out, meta)
     return meta

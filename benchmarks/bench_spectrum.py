@@ -14,6 +14,24 @@
 3. Peak memory — max RSS of ``attnspec spectrum`` on that model, for two --num-sentences
    values. Target: <= 2.5 GB and independent of --num-sentences.
 
+4. Parts (``--skip`` names: ``parts``) — for a RoBERTa-style and an MPNet-style encoder
+   (12 layers x 12 heads, hidden 768, random weights) at n = 512, on WikiText-103 windows:
+   the forward pass alone (no capture), the SVD stage alone (the singular values of one
+   input's 144 P), the full ``attnspec spectrum`` job per input at steady state (from two
+   runs of the CLI with different --num-sentences: the difference of their wall times over
+   the difference of their input counts), its fixed costs (the rest: imports, model load,
+   input selection, writing results), and peak RSS of both runs. Targets: full job per
+   input <= 1.05 x (forward + SVD stage); MPNet-style peak <= RoBERTa-style + 10 %, flat in
+   the number of inputs.
+5. Fixed costs (``fixed``) — ``attnspec spectrum --data imdb --num-sentences 16 --seq-len
+   256`` on the RoBERTa-style model: wall time minus 16 x the steady per-input cost (from a
+   run with 4 inputs), against the baseline ``import torch`` + loading the model alone in a
+   fresh process. Target: <= 1.5 x.
+6. Batch size (``batch``) — the job on the RoBERTa-style model at n = 512 with each
+   --batch-size in ``--batch-sizes`` (default 1 4) on the same inputs, the model loaded
+   once and the sizes interleaved (best of two rounds), and the peak RSS of the CLI per
+   size. This is the measurement behind the per-device default batch size.
+
 Ratios, not absolute times, are the result: the machines are shared and noisy.
 """
 
@@ -172,11 +190,147 @@ def bench_memory(model_dir: Path, small: int, large: int) -> dict:
     return {"num_sentences": [small, large], "peak_rss_mb": [a, b], "growth_ratio": b / a, "target_mb": 2560}
 
 
+def _model_dir_12x12(tmp: Path, kind: str) -> Path:
+    """A 12-layer, 12-head, hidden-768 encoder with random weights and the MiniLM tokenizer.
+
+    ``kind="roberta"``: RobertaModel, whose attention modules return P without
+    ``output_attentions`` (transformers >= 5). ``kind="mpnet"``: MPNetModel, an older-style
+    module that returns P only when asked for it.
+    """
+    from transformers import MPNetConfig, MPNetModel, RobertaConfig, RobertaModel
+
+    tok = _tokenizer()
+    torch.manual_seed(0)  # benchmark-only model; its weights do not affect timings
+    common = dict(vocab_size=tok.vocab_size, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                  intermediate_size=3072, pad_token_id=tok.pad_token_id, attn_implementation="eager")
+    if kind == "roberta":
+        # RoBERTa numbers positions from pad_token_id + 1: n + pad + 1 rows cover n = 512.
+        model = RobertaModel(RobertaConfig(max_position_embeddings=N + tok.pad_token_id + 2, **common), add_pooling_layer=False)
+    else:
+        model = MPNetModel(MPNetConfig(max_position_embeddings=N + tok.pad_token_id + 2, **common), add_pooling_layer=False)
+    out = tmp / f"{kind}-12x12"
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def _cli(args: list[str]) -> tuple[float, float]:
+    """Run ``attnspec ARGS`` in a fresh process: (wall seconds, peak RSS in MB)."""
+    code = (
+        "import resource, sys, time; t0 = time.perf_counter()\n"
+        "from attnspec.cli.main import app\n"
+        "try:\n    app(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    wall = time.perf_counter() - t0  # includes the interpreter start, as a user sees it
+    if res.returncode != 0:
+        sys.exit(f"attnspec {' '.join(args)} failed:\n{res.stderr[-2000:]}")
+    rss_kb = int(res.stdout.strip().splitlines()[-1].split()[1])
+    return wall, rss_kb / 1024
+
+
+def _spectrum_args(model_dir: Path, data: str, n: int, num: int, out: Path, device: str, extra: tuple[str, ...] = ()) -> list[str]:
+    return ["spectrum", "--model", str(model_dir), "--data", data, "--data-dir", str(_data_dir()), "--seq-len", str(n),
+            "--num-sentences", str(num), "--device", device, "--out", str(out), "-q", "--no-plots", *extra]
+
+
+def bench_parts(model_dir: Path, kind: str, inputs: tuple[int, int], repeat: int, device: str = "cpu") -> dict:
+    from attnspec.capture import collect_attention
+    from attnspec.models import load_encoder
+    from attnspec.spectrum import resolve_method, singular_values
+    from attnspec.spectrum_run import DEFAULT_BATCH_SIZE
+
+    enc = load_encoder(str(model_dir), device=device)
+    windows = _windows(enc.tokenizer, 2, seed=4)
+    ids = torch.tensor(windows[:1], device=enc.device)  # (1, n)
+
+    def forward() -> None:
+        with torch.inference_mode():
+            enc.model(ids)
+
+    forward()  # warm-up (allocator, kernels)
+    t_forward = _best(forward, repeat)
+    probs = [p.to(enc.device) for p in collect_attention(enc.model, ids)]  # L x (1, H, n, n)
+    method = resolve_method("auto", enc.device)
+
+    def svd_stage() -> None:
+        for p in probs:
+            singular_values(p, method)
+
+    t_svd = _best(svd_stage, repeat)
+    del probs, enc
+    small, large = inputs
+    with tempfile.TemporaryDirectory() as tmp:
+        wall_a, rss_a = _cli(_spectrum_args(model_dir, "wiki103", N, small, Path(tmp) / "a", device))
+        wall_b, rss_b = _cli(_spectrum_args(model_dir, "wiki103", N, large, Path(tmp) / "b", device))
+    per_input = (wall_b - wall_a) / (large - small)
+    return {
+        "model": f"{kind}-style, 12 layers x 12 heads, hidden 768 (random weights), n = {N}",
+        "device": device, "batch_size": DEFAULT_BATCH_SIZE.get(torch.device(device).type, 1), "svd_method": method,
+        "forward_s": t_forward, "svd_stage_s": t_svd, "parts_sum_s": t_forward + t_svd,
+        "inputs": [small, large], "cli_wall_s": [wall_a, wall_b],
+        "job_s_per_input": per_input, "job_vs_parts": per_input / (t_forward + t_svd), "target_job_vs_parts": 1.05,
+        "fixed_s": wall_a - small * per_input,
+        "peak_rss_mb": [rss_a, rss_b],
+    }
+
+
+def bench_fixed(model_dir: Path, device: str = "cpu") -> dict:
+    n, few, many = 256, 4, 16
+    code = ("import time; t0 = time.perf_counter(); import torch; from transformers import AutoModel; "
+            f"AutoModel.from_pretrained({str(model_dir)!r}); print(time.perf_counter() - t0)")
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    baseline = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        wall_few, _ = _cli(_spectrum_args(model_dir, "imdb", n, few, Path(tmp) / "a", device))
+        wall_many, _ = _cli(_spectrum_args(model_dir, "imdb", n, many, Path(tmp) / "b", device))
+    per_input = (wall_many - wall_few) / (many - few)
+    fixed = wall_many - many * per_input
+    return {
+        "command": f"attnspec spectrum --data imdb --num-sentences {many} --seq-len {n} (RoBERTa-style 12 x 12)",
+        "wall_s": wall_many, "per_input_s": per_input, "fixed_s": fixed,
+        "baseline": "fresh process: import torch + AutoModel.from_pretrained", "baseline_s": baseline,
+        "fixed_vs_baseline": fixed / baseline, "target": 1.5,
+    }
+
+
+def bench_batch(model_dir: Path, sizes: list[int], inputs: int, rounds: int, device: str = "cpu") -> dict:
+    """Time of the job on the same inputs per --batch-size, the model loaded once, the sizes
+    interleaved over ``rounds`` (best kept, so that load from other jobs hits all alike);
+    then peak RSS of the CLI per size (fresh processes)."""
+    from attnspec.models import load_encoder
+    from attnspec.spectrum_run import SpectrumConfig, run_spectrum
+
+    enc = load_encoder(str(model_dir), device=device)
+    times: dict[int, list[float]] = {b: [] for b in sizes}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for b in sizes:
+                cfg = SpectrumConfig(model=str(model_dir), data="wiki103", data_dir=str(_data_dir()), seq_len=N,
+                                     num_sentences=inputs, seed=5, device=device, batch_size=b, out=Path(tmp) / f"r{r}b{b}")
+                t0 = time.perf_counter()
+                run_spectrum(cfg, progress=False, encoder=enc)
+                times[b].append(time.perf_counter() - t0)
+        del enc
+        rss = {b: _cli(_spectrum_args(model_dir, "wiki103", N, inputs, Path(tmp) / f"cli{b}", device, ("--batch-size", str(b))))[1]
+               for b in sizes}
+    rows = [{"batch_size": b, "best_s": min(times[b]), "s_per_input": min(times[b]) / inputs, "all_s": times[b],
+             "cli_peak_rss_mb": rss[b]} for b in sizes]
+    return {"model": f"RoBERTa-style 12 x 12, n = {N}", "device": device, "inputs": inputs, "rounds": rounds, "runs": rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer repeats and inputs")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    ap.add_argument("--skip", nargs="*", default=[], choices=["stage", "e2e", "memory"])
+    ap.add_argument("--skip", nargs="*", default=[], choices=["stage", "e2e", "memory", "parts", "fixed", "batch"])
+    ap.add_argument("--parts-inputs", type=int, nargs=2, default=None, metavar=("A", "B"),
+                    help="input counts of the two CLI runs of the parts section (default 2 6; --quick 1 3)")
+    ap.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--batch-inputs", type=int, default=None, help="inputs per batch-size run (default 8; --quick 4)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                     help="cuda: compare the engine's exact methods on the GPU against the CPU LAPACK path "
                          "(benchmarks/bench_engine_device.py) instead of the CPU benchmarks; skips without CUDA")
@@ -187,6 +341,7 @@ def main() -> None:
 
         bench_device(["--device", "cuda", "--repeat", "1" if args.quick else "3"] + (["--json", str(args.json)] if args.json else []))
         return
+    device = "cpu"
     results: dict = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     if "stage" not in args.skip:
         results["stage"] = bench_stage(repeat=1 if args.quick else 3)
@@ -207,6 +362,34 @@ def main() -> None:
             m = results["memory"]
             print(f"peak RSS of attnspec spectrum: {m['peak_rss_mb'][0]:.0f} MB ({m['num_sentences'][0]} inputs), "
                   f"{m['peak_rss_mb'][1]:.0f} MB ({m['num_sentences'][1]} inputs) (target <= 2560 MB, flat)")
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = {}
+        if "parts" not in args.skip:
+            inputs = tuple(args.parts_inputs) if args.parts_inputs else ((1, 3) if args.quick else (2, 6))
+            results["parts"] = {}
+            for kind in ("roberta", "mpnet"):
+                dirs[kind] = _model_dir_12x12(Path(tmp), kind)
+                r = results["parts"][kind] = bench_parts(dirs[kind], kind, inputs, repeat=1 if args.quick else 3, device=device)
+                print(f"parts, {r['model']} ({r['device']}, batch {r['batch_size']}): forward {r['forward_s']:.2f} s, "
+                      f"SVD stage {r['svd_stage_s']:.2f} s, full job {r['job_s_per_input']:.2f} s/input at steady state "
+                      f"-> {r['job_vs_parts']:.2f} x (forward + SVD) (target <= 1.05); fixed costs {r['fixed_s']:.1f} s; "
+                      f"peak RSS {r['peak_rss_mb'][0]:.0f} MB ({inputs[0]} inputs), {r['peak_rss_mb'][1]:.0f} MB ({inputs[1]})")
+            rb, mp = results["parts"]["roberta"], results["parts"]["mpnet"]
+            results["parts"]["mpnet_vs_roberta_peak_rss"] = max(mp["peak_rss_mb"]) / max(rb["peak_rss_mb"])
+            print(f"parts: MPNet-style peak RSS / RoBERTa-style = {results['parts']['mpnet_vs_roberta_peak_rss']:.2f} (target <= 1.10)")
+        if "fixed" not in args.skip or "batch" not in args.skip:
+            if "roberta" not in dirs:
+                dirs["roberta"] = _model_dir_12x12(Path(tmp), "roberta")
+        if "fixed" not in args.skip:
+            f = results["fixed"] = bench_fixed(dirs["roberta"], device=device)
+            print(f"fixed costs of {f['command']}: {f['fixed_s']:.1f} s of {f['wall_s']:.1f} s wall ({f['per_input_s']:.2f} s/input); "
+                  f"import torch + load the model alone {f['baseline_s']:.1f} s -> {f['fixed_vs_baseline']:.2f} x (target <= 1.5)")
+        if "batch" not in args.skip:
+            b = results["batch"] = bench_batch(dirs["roberta"], args.batch_sizes, args.batch_inputs or (4 if args.quick else 8),
+                                               rounds=1 if args.quick else 2, device=device)
+            print(f"batch size, {b['model']}, {b['inputs']} inputs, best of {b['rounds']} ({b['device']}): " + "; ".join(
+                f"--batch-size {r['batch_size']}: {r['s_per_input']:.2f} s/input, CLI peak {r['cli_peak_rss_mb']:.0f} MB"
+                for r in b["runs"]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -5,8 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-import torch
+# Nothing in the test suite may touch the network: the Hugging Face libraries read these
+# when first imported, which happens after this module is loaded.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,3 +49,15 @@ def minilm_path() -> Path:
 def _few_threads() -> None:
     # Tests use tiny tensors; more threads only add contention on the 2-core machines.
     torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def warm_hf_home(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[str, Path]:
+    """An HF_HOME holding roberta-base, roberta-large (tiny, random) and the two datasets, as
+    after a real download (see tests/hub_cache.py); skips without the `hub` extra."""
+    pytest.importorskip("datasets", reason="the hub extra is not installed (pip install -e '.[hub]')")
+    if not (data_dir / "wikitext103" / "wiki.test.raw").is_file() or not list((data_dir / "imdb").glob("*.jsonl")):
+        pytest.skip("the warm cache needs wikitext103/wiki.{valid,test}.raw and imdb/*.jsonl")
+    from hub_cache import build_warm_hf_home
+
+    return build_warm_hf_home(tmp_path_factory.mktemp("hf") / "home", data_dir)

@@ -48,8 +48,62 @@ def _map_jl(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+#: sa-check before the redesign: prose claims (prefix) -> (claim id, reading).
+SA_CLAIMS: dict[str, tuple[str, str]] = {
+    "on S: |Â−A| <= M e^δ δ (trials": ("expressivity.thm1.onsupport", "given-delta"),
+    "on S: |Â−A| <= M e^δ δ with δ = realised": ("expressivity.thm1.onsupport", "realised-delta"),
+    "on S, relative": ("expressivity.thm1.onsupport", "relative"),
+    "off S: eps e^-δ <= Â <= eps e^δ": ("expressivity.thm1.offsupport", "range"),
+    "off S, literal": ("expressivity.thm1.offsupport", "literal"),
+    "SAN: row mass off S": ("expressivity.san.mass", "bound"),
+    "JL: P(∃ij": ("expressivity.jl.pairs", "union-bound"),
+    "JL dimension d = 8 ln": ("expressivity.thm1.dimension", "jl-constant"),
+    "d = O(k log L) < L: construction narrower than exact X = (B, I), gaussian": ("expressivity.thm1.width", "gaussian"),
+    "d = O(k log L) < L: construction narrower than exact X = (B, I), orthogonal":
+        ("expressivity.thm1.width", "orthogonal"),
+    "d = O(M² k log L / ε'): d* grows like 1/ε'": ("expressivity.notes.dstated", "eps-exponent"),
+    "d = O(M² k log L / ε') with M = max A_ij": ("expressivity.notes.dstated", "m-max-a"),
+    "d = O(M² k log L / ε') with M = max|B_ij|": ("expressivity.notes.dstated", "m-max-b"),
+    "JL lemma (Gaussian)": ("expressivity.jl.gaussian", "exact-law"),
+    "JL, orthogonal R": ("expressivity.jl.orthogonal", "scaled"),
+    "d* = O(k log L): exponent of k": ("expressivity.thm1.klogl", "k-exponent"),
+    "d* = O(k log L): exponent of log L": ("expressivity.thm1.klogl", "logl-exponent"),
+    "d* ∝ k log L on the grid": ("expressivity.thm1.klogl", "ls-fit"),
+    "d* < L somewhere on the grid": ("expressivity.thm1.width", "grid"),
+    "orthogonal R needs a smaller d": ("expressivity.jl.orthogonaldim", "vs-gaussian"),
+    "asymptotic law sqrt(d)(RᵀR − I) → Z": ("expressivity.tool.asymptotic", "vs-exact"),
+}
+
+
+def _map_sa(row: dict[str, Any]) -> dict[str, Any]:
+    """sa-check before the redesign: the prose claim becomes (claim id, reading); the JL
+    lemma rows lose their ``d``, the instance they are decided at (see :data:`EXPECTED`)."""
+    row = dict(row)
+    for prefix, (claim, reading) in SA_CLAIMS.items():
+        if row["claim"].startswith(prefix):
+            row["claim"], row["reading"] = claim, reading
+            break
+    if (row["claim"], row["reading"]) in EXPECTED.get("sa-check", {}):
+        row.pop("d", None)
+    return row
+
+
 #: command -> function mapping an old verdict row onto the new ids and readings
-MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _map_jl}
+MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _map_jl, "sa-check": _map_sa}
+
+#: command -> {(claim, reading): why} rows whose numbers changed on purpose (listed, not failures).
+EXPECTED: dict[str, dict[tuple[str, str], str]] = {
+    "sa-check": {
+        ("expressivity.jl.gaussian", "exact-law"): "judged at the d where the bound is tightest among the d where "
+                                                   "it is < 1 (it was the d of the largest exact/bound ratio, often "
+                                                   "a d where the bound was capped at 1)",
+        ("expressivity.jl.orthogonal", "scaled"): "likewise",
+    },
+}
+
+#: command -> (table stem, kinds the redesign added): the measurement table must keep every
+#: old row and column (old code run with --out; the new table in-process).
+TABLES: dict[str, tuple[str, tuple[str, ...]]] = {"sa-check": ("sa", ("heldout", "hypotheses"))}
 
 
 def _key(row: dict[str, Any], keys: list[str]) -> tuple:
@@ -86,23 +140,62 @@ def _cli_args(args: dict[str, Any]) -> list[str]:
     return out
 
 
-def old_rows(old_tree: Path, command: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """The old code's verdict rows (its ``--json``), run in a subprocess on ``old_tree``."""
+def old_rows(old_tree: Path, command: str, args: dict[str, Any], out_dir: Path | None = None) -> list[dict[str, Any]]:
+    """The old code's verdict rows (its ``--json``), run in a subprocess on ``old_tree``
+    (with ``--out out_dir --no-plots`` when ``out_dir`` is given)."""
     env = {**os.environ, "PYTHONPATH": str(old_tree)}
     cmd = [sys.executable, "-m", "attnspec.cli.main", command, *_cli_args(args), "--json"]
+    if out_dir is not None:
+        cmd += ["--out", str(out_dir), "--no-plots"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=old_tree)
     if proc.returncode != 0:
         raise RuntimeError(f"old {command} failed: {proc.stderr.strip().splitlines()[-1:]}")
     return json.loads(proc.stdout)
 
 
-def new_rows(command: str, args: dict[str, Any]) -> list[dict[str, Any]]:
-    """This checkout's verdict rows, in-process."""
+def new_result(command: str, args: dict[str, Any]) -> Any:
+    """This checkout's BatteryResult, in-process."""
     from attnspec.battery import run_battery
-    from attnspec.verdicts import verdicts_json
 
     options = {k.replace("-", "_"): v for k, v in args.items() if v != "default"}
-    return json.loads(verdicts_json(run_battery(command, options).verdicts))
+    return run_battery(command, options)
+
+
+def new_rows(command: str, args: dict[str, Any], result: Any = None) -> list[dict[str, Any]]:
+    """This checkout's verdict rows, in-process (of ``result`` if given)."""
+    from attnspec.verdicts import verdicts_json
+
+    return json.loads(verdicts_json((result or new_result(command, args)).verdicts))
+
+
+def _scalar_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def compare_table(old_dir: Path, new: Any, stem: str, new_kinds: tuple[str, ...]) -> list[str]:
+    """Every old row and column of ``stem.parquet`` equal in the new table (rows of
+    ``new_kinds`` and new columns aside); the differences found, as lines."""
+    import numpy as np
+    import pandas as pd
+
+    old = pd.read_parquet(old_dir / f"{stem}.parquet")
+    new = new[~new["kind"].isin(new_kinds)].reset_index(drop=True)
+    if len(old) != len(new):
+        return [f"{stem}: {len(old)} old rows, {len(new)} new (rows of {new_kinds} aside)"]
+    problems = []
+    for c in old.columns:
+        if c not in new:
+            problems.append(f"{stem}: column {c!r} lost")
+            continue
+        a, b = old[c].to_numpy(), new[c].to_numpy()
+        if a.dtype.kind in "fiub" and b.dtype.kind in "fiub":
+            same = np.array_equal(a.astype(float), b.astype(float), equal_nan=True)
+        else:
+            same = all((pd.isna(x) and pd.isna(y)) if _scalar_missing(x) or _scalar_missing(y) else _same(x, y)
+                       for x, y in zip(a.tolist(), b.tolist()))
+        if not same:
+            problems.append(f"{stem}: column {c!r} differs")
+    return problems
 
 
 def compare(command: str, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
@@ -117,7 +210,8 @@ def compare(command: str, old: list[dict[str, Any]], new: list[dict[str, Any]]) 
         keys = key_sets.get(r["claim"])
         if keys is not None:
             index.setdefault(_key(r, keys), r)
-    out: dict[str, Any] = {"equal": 0, "relabelled": [], "changed": [], "missing": []}
+    out: dict[str, Any] = {"equal": 0, "relabelled": [], "changed": [], "missing": [], "expected": []}
+    expected = EXPECTED.get(command, {})
     matched = set()
     for r in old:
         k = _key(r, key_sets[r["claim"]])
@@ -127,7 +221,9 @@ def compare(command: str, old: list[dict[str, Any]], new: list[dict[str, Any]]) 
             continue
         matched.add(id(n))
         diffs = [f for f in NUMBERS if not _same(r.get(f), n.get(f))]
-        if diffs:
+        if diffs and (r["claim"], r["reading"]) in expected:
+            out["expected"].append((r, n, diffs, expected[(r["claim"], r["reading"])]))
+        elif diffs:
             out["changed"].append((r, n, diffs))
         elif r["verdict"] != n["verdict"]:
             out["relabelled"].append((r, n))
@@ -167,17 +263,30 @@ def main() -> int:
                 args["data-dir"] = a.data_dir
             command = spec["command"]
             print(f"## {path.stem}: attnspec {command} {' '.join(_cli_args(args))}", flush=True)
-            res = compare(command, old_rows(Path(tmp), command, args), new_rows(command, args))
+            table = TABLES.get(command)
+            old_out = Path(tmp) / f"out-{path.stem}" if table else None
+            old = old_rows(Path(tmp), command, args, old_out)
+            result = new_result(command, args)
+            res = compare(command, old, new_rows(command, args, result))
+            table_problems = compare_table(old_out, result.tables[table[0]], *table) if table else []
             print(f"equal {res['equal']}, relabelled {len(res['relabelled'])}, numbers changed {len(res['changed'])}, "
                   f"old rows missing {len(res['missing'])}; new rows without an old one: {dict(res['added'])}")
+            if table:
+                print(f"table {table[0]}: " + ("every old row and column equal" if not table_problems else
+                                               "; ".join(table_problems)))
             for r, n in res["relabelled"]:
                 print(f"- relabelled {r['claim']} [{r['reading']}] {_params(r)}: {r['verdict']} -> {n['verdict']}: "
                       f"{n['evidence']}")
+            for r, n, diffs, why in res["expected"]:
+                print(f"- changed on purpose {r['claim']} [{r['reading']}] {_params(r)}: "
+                      + ", ".join(f"{f} {r.get(f)} -> {n.get(f)}" for f in diffs)
+                      + f"; verdict {r['verdict']} -> {n['verdict']}: {why}")
             for r, n, diffs in res["changed"]:
                 print(f"- CHANGED {r['claim']} [{r['reading']}] {_params(r)}: "
                       + ", ".join(f"{f} {r.get(f)} -> {n.get(f)}" for f in diffs))
             for r in res["missing"]:
                 print(f"- MISSING {r['claim']} [{r['reading']}] {_params(r)}")
+            bad += len(table_problems)
             bad += len(res["changed"]) + len(res["missing"])
     return 1 if bad else 0
 

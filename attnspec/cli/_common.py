@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -66,9 +66,14 @@ class OneLineErrorsGroup(TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        from attnspec.signals import sigterm_as_interrupt
+
         try:
-            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
-                              standalone_mode=False, **extra)
+            # SIGTERM (timeout, Slurm, docker stop) takes Ctrl-C's path: exit 130, partial
+            # results kept; output directories claimed by the command are released after it.
+            with sigterm_as_interrupt(), _claimed_dirs:
+                rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                                  standalone_mode=False, **extra)
         except _cx.NoArgsIsHelpError:
             rv = EXIT_USAGE  # the help text has been printed already
         except _cx.UsageError as e:
@@ -85,6 +90,36 @@ class OneLineErrorsGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+#: Output directories claimed (checked and locked) by the running command; released when
+#: the command ends (OneLineErrorsGroup.main closes it).
+_claimed_dirs = ExitStack()
+
+
+def claim_out_dir(out: Path | None, command: str, *, option: str = "--out") -> Path | None:
+    """Check that ``out`` can hold results and lock it for the rest of the command.
+
+    Call before any computation (inside :func:`user_errors`): an unusable directory (under
+    a file, in /proc, read-only) or one another attnspec process writes to is a one-line
+    error now, not a traceback after the work. A directory this creates and leaves empty
+    is removed again.
+    """
+    if out is None:
+        return None
+    from attnspec.results import writing_to
+
+    return _claimed_dirs.enter_context(writing_to(Path(out), command, option=option))
+
+
+@contextmanager
+def whole_output() -> Iterator[None]:
+    """Write a result's tables, meta.json and figures as one unit: Ctrl-C or SIGTERM during
+    the block is held until it ends (then the command exits 130 with the result complete)."""
+    from attnspec.signals import deferred_interrupts
+
+    with deferred_interrupts():
+        yield
 
 
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of every random draw; recorded with the results.")]

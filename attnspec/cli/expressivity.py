@@ -8,15 +8,21 @@ from the saved tables → print.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+    whole_output,
+)
 from attnspec.cli._output import VerboseOpt, progress_printer
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -61,6 +67,7 @@ def sa_check(
         options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
                    "d": d, "support": support, "factorization": factorization, "sweep": sweep, "sweep_L": sweep_L,
                    "sweep_k": sweep_k, "sweep_trials": sweep_trials, "threads": threads, "seed": seed}
+        claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
 
         def fmt(msg: str) -> str:
@@ -69,42 +76,22 @@ def sa_check(
         def say(msg: str) -> None:
             err_console.print(fmt(msg), highlight=False)
 
+        # run_battery validates every option (one-line errors) and the --out directory before any work
         with progress_printer(err_console, verbose, fmt) as progress:
-            result = run_battery("sa-check", options, progress=progress)
+            result = run_battery("sa-check", options, progress=progress, out_dir=out)
         if out is not None:
-            _write(result, out)
-            if plots:
-                from attnspec.battery import plot_results
+            from attnspec.battery import plot_results, write_result
 
-                plot_results("sa-check", out)
-                say("figures written")
+            with whole_output():  # tables, meta.json and figures, or nothing
+                write_result(result, out)
+                if plots:
+                    plot_results("sa-check", out)
+                    say("figures written")
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             typer.echo(verdicts_json(result.verdicts))
             return
         _print(result.verdicts, time.time() - start, verbose=verbose)
-
-
-def _write(result, out) -> None:  # noqa: ANN001 - BatteryResult, Path
-    """Tables, verdicts and meta.json (until attnspec.battery has its own writer)."""
-    from attnspec.battery import VERDICT_TABLE
-    from attnspec.results import environment_meta, write_meta, write_table
-
-    for name, frame in result.tables.items():
-        write_table(out, name, frame)
-    write_table(out, VERDICT_TABLE, _storable(result.verdict_frame()))
-    write_meta(out, {**result.meta, **environment_meta()})
-
-
-def _storable(frame: "pd.DataFrame") -> "pd.DataFrame":
-    """Parameter columns that mix numbers and ranges ("64..256") are stored as text."""
-    frame = frame.copy()
-    for c in frame.columns:
-        if frame[c].dtype == object:
-            kinds = {type(v) for v in frame[c] if v is not None}
-            if len(kinds) > 1:
-                frame[c] = [None if v is None else str(v) for v in frame[c]]
-    return frame
 
 
 def _print(rows: list, wall: float, *, verbose: bool = False) -> None:

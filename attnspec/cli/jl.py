@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+    whole_output,
+)
 from attnspec.cli._output import VerboseOpt, progress_printer
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
@@ -54,6 +63,7 @@ def jl_check(
         options = {"n": n, "eps": eps, "k": k, "trials": trials, "trials_other": trials_other, "seed": seed,
                    "family": family, "claims": claims, "d": d, "temperature": temperature, "model": model,
                    "data": data, "data_dir": data_dir, "count": count}
+        claim_out_dir(out, "attnspec jl-check")  # writable and ours, before any work
         start = time.time()
 
         def fmt(msg: str) -> str:
@@ -63,8 +73,9 @@ def jl_check(
         with progress_printer(err_console, verbose, fmt) as progress:
             result = run_battery("jl-check", options, progress=progress, out_dir=out)
         if out is not None:
-            write_result(result, out)
-            plot_results("jl-check", out)
+            with whole_output():  # tables, meta.json and figures, or nothing
+                write_result(result, out)
+                plot_results("jl-check", out)
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             from attnspec.verdicts import verdicts_json

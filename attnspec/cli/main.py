@@ -44,6 +44,7 @@ from attnspec.cli import jl as _jl  # noqa: E402
 from attnspec.cli import osa as _osa  # noqa: E402
 from attnspec.cli import osa_train as _osa_train  # noqa: E402
 from attnspec.cli import report as _report  # noqa: E402
+from attnspec.cli import compare as _compare  # noqa: E402
 from attnspec.cli import claims as _claims  # noqa: E402
 
 _spectrum.register(app)
@@ -52,6 +53,7 @@ _jl.register(app)
 _osa.register(app)
 _osa_train.register_train(app)
 _report.register(app)
+_compare.register(app)
 _claims.register(app)
 
 

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from attnspec.cli._common import JsonOpt, OutOpt, SeedOpt, err_console, out_console, user_errors
+from attnspec.cli._common import (
+    JsonOpt,
+    OutOpt,
+    SeedOpt,
+    claim_out_dir,
+    err_console,
+    out_console,
+    user_errors,
+    whole_output,
+)
 from attnspec.cli._output import VerboseOpt, progress_printer
 
 if TYPE_CHECKING:
@@ -25,14 +34,20 @@ COMMAND = "osa-check"
 
 
 def run_and_write(command: str, options: Mapping[str, Any], out: Path | None, *, csv: bool = False,
-                  progress: Callable[[str], None] | None = None) -> BatteryResult:
-    """Run a battery in-process (a directory holding a different run is refused before
-    computing) and, with ``out``, write its result with :func:`attnspec.battery.write_result`."""
-    from attnspec.battery import run_battery, write_result
+                  progress: Callable[[str], None] | None = None, plot: bool = False) -> BatteryResult:
+    """Run a battery in-process (an unusable or busy ``out``, or one holding a different run,
+    is refused before computing) and, with ``out``, write its result with
+    :func:`attnspec.battery.write_result` and, with ``plot``, its figures: all of them or,
+    if interrupted before the first file, none (an interrupt is held until the last)."""
+    from attnspec.battery import plot_results, run_battery, write_result
 
+    claim_out_dir(out, f"attnspec {command}")
     result = run_battery(command, options, progress=progress, out_dir=out)
     if out is not None:
-        write_result(result, out, csv=csv)
+        with whole_output():
+            write_result(result, out, csv=csv)
+            if plot:
+                plot_results(command, out)
     return result
 
 
@@ -72,11 +87,8 @@ def register(app: typer.Typer) -> None:
             options = {"seed": seed, "alpha": alpha, "steps": steps, "schedule": schedule, "d_model": d_model,
                        "d_v": d_v, "trials": trials, "timing": timing}
             with progress_printer(err_console, verbose, lambda m: f"[dim]· {m}[/]") as progress:
-                result = run_and_write(COMMAND, options, out, csv=csv, progress=progress)
+                result = run_and_write(COMMAND, options, out, csv=csv, plot=True, progress=progress)
             if out is not None:
-                from attnspec.battery import plot_results
-
-                plot_results(COMMAND, out)
                 err_console.print(f"wrote {len(result.tables) + 1} tables, meta.json and figures to {out}")
             from attnspec.theory.osa.battery import summary_line
             from attnspec.verdicts import print_verdict_table, verdicts_json

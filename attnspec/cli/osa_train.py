@@ -94,12 +94,9 @@ def register_train(app: typer.Typer) -> None:
                            weight_decay=weight_decay, grad_clip=grad_clip, depth=depth, dim=dim, heads=heads,
                            mlp_ratio=mlp_ratio, patch_size=patch_size, alpha_init=alpha_init, ns_steps=ns_steps,
                            ns_coefficients=ns_coefficients, test_fraction=test_fraction, quick=quick, threads=threads)
-            result = run_and_write(COMMAND, options, out, csv=csv,
+            result = run_and_write(COMMAND, options, out, csv=csv, plot=True,
                                    progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
             if out is not None:
-                from attnspec.battery import plot_results
-
-                plot_results(COMMAND, out)
                 err_console.print(f"wrote {out} (tables, meta.json, figures)", highlight=False)
             summary = result.tables["osa_train_summary"]
             if json_out:

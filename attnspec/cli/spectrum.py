@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import err_console, out_console, user_errors
+from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors
 
 plot_app = typer.Typer(help="Figures from saved results (never recomputes).", no_args_is_help=True)
 
@@ -25,11 +25,12 @@ def spectrum(
     data: Annotated[str, typer.Option(help="'wiki103', 'imdb', or a PATH (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt).")] = "wiki103",
     split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
     data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
-    seq_len: Annotated[int, typer.Option("--seq-len", help="n: tokens per input, special tokens included.")] = 512,
+    seq_len: Annotated[str, typer.Option("--seq-len", help="n: tokens per input, special tokens included; several (64,128,256,512) run a scaling study on the same documents, one run per length under --out.")] = "512",
     num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer.")] = None,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Inputs per forward pass.")] = 4,
+    count_available: Annotated[bool, typer.Option("--count-available", help="Tokenise the whole corpus to record the exact number of available inputs (IMDB-style corpora otherwise stop once enough are found; the inputs are the same).")] = False,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default per device: 4 on CPU, measured in benchmarks/bench_spectrum.py; 4 on CUDA).")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
     svd_method: Annotated[str, typer.Option("--svd-method", help="auto (lapack on the CPU, svd on CUDA) | lapack | svd | gram. All compute the full spectrum; meta.json records the method used.")] = "auto",
@@ -40,6 +41,7 @@ def spectrum(
     max_time: Annotated[float | None, typer.Option("--max-time", help="Stop cleanly after this many seconds (resume later).")] = None,
     checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", help="Save the aggregate every this many batches.")] = 8,
     shard: Annotated[str | None, typer.Option(help="INDEX/COUNT: process every COUNT-th input from INDEX (or 'auto' from RANK/WORLD_SIZE); merge shards with `attnspec merge`.")] = None,
+    rank_tol: Annotated[float, typer.Option("--rank-tol", help="Numerical rank counts σ_i > rank_tol·σ_1.")] = 1e-3,
     at: Annotated[int | None, typer.Option(help="Heatmap index, recorded in meta.json for later redraws (default 128 when n = 512, else n/4).")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
@@ -61,7 +63,14 @@ def spectrum(
     from attnspec.spectrum import check_at
     from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum
 
+    from attnspec.scaling import parse_lengths
+
     with user_errors():
+        lengths = parse_lengths(seq_len)
+        if len(lengths) > 1:
+            _scaling(lengths, locals())
+            return
+        seq_len = lengths[0]
         shard_t = parse_shard(shard)
         num_sentences_v = parse_num_sentences(num_sentences)
         if out is not None and "{shard}" in str(out):
@@ -76,7 +85,11 @@ def spectrum(
             svd_method=svd_method, shard=shard_t,
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
             csv=csv, resume=resume, overwrite=overwrite, max_time=max_time, checkpoint_every=checkpoint_every,
+            rank_tol=rank_tol,
+            count_available=count_available,
         )
+        cfg.validate()
+        claim_out_dir(cfg.out, "attnspec spectrum")  # held through the figures too
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "interrupted":
             err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
@@ -89,9 +102,94 @@ def spectrum(
         if not figures and outcome.inputs_done > 0:
             # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
             record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
-        _summary(outcome.out, at)
+        if outcome.inputs_done > 0:
+            _summary(outcome.out, at)
+        out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
         out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
                           + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
+
+
+def _scaling(lengths: list[int], opts: dict) -> None:
+    """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load."""
+    from attnspec.errors import InputError
+    from attnspec.scaling import run_scaling
+    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard
+
+    if opts["at"] is not None:
+        raise InputError("--at applies to one length; with several --seq-len values use `attnspec plot spectrum OUT/n<len> --at I`")
+    out = opts["out"]
+    if out is None:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{Path(opts['model']).name}-{Path(opts['data']).stem}-scaling").strip("-")
+        out = Path("results") / slug
+    if "{shard}" in str(out):
+        shard_t = parse_shard(opts["shard"])
+        if shard_t is None:
+            raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
+        out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
+    cfg = SpectrumConfig(
+        model=opts["model"], data=opts["data"], split=opts["split"], data_dir=opts["data_dir"], seq_len=lengths[-1],
+        num_sentences=parse_num_sentences(opts["num_sentences"]), seed=opts["seed"], short_policy=opts["short_policy"], batch_size=opts["batch_size"],
+        device=opts["device"], dtype=opts["dtype"], svd_method=opts["svd_method"], shard=parse_shard(opts["shard"]), out=out,
+        csv=opts["csv"], resume=opts["resume"], overwrite=opts["overwrite"], max_time=opts["max_time"],
+        checkpoint_every=opts["checkpoint_every"], rank_tol=opts["rank_tol"], count_available=opts["count_available"],
+    )
+    outcomes = run_scaling(cfg, lengths, progress=not opts["quiet"])
+    done = [o for o in outcomes if o is not None]
+    if done and done[-1].status != "complete":
+        err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
+        raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
+    if opts["plots"]:
+        for n in lengths:
+            from attnspec.plots.spectrum import plot_run
+
+            plot_run(out / f"n{n}")
+        if cfg.shard is None:
+            _plot_scaling_dir(out, out / "figures")
+    out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
+
+
+def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "svg"), resamples: int = 2000, seed: int = 0) -> list[Path]:
+    """Scaling table, fits and figures of a scaling directory; prints the fits."""
+    from rich.table import Table
+
+    from attnspec.plots.scaling import plot_scaling
+    from attnspec.results import read_meta, write_table
+    from attnspec.scaling import fit_scaling, scaling_table
+
+    table = scaling_table(run)
+    fits = fit_scaling(run, resamples=resamples, seed=seed)
+    write_table(run, "scaling", table)
+    write_table(run, "scaling_fit", fits)
+    ident = read_meta(run).get("identity", {})
+    paths = plot_scaling(table, fits, out, title=f"{ident.get('model')} · {ident.get('data')}", formats=formats)
+    t = Table(title=f"k ∝ n^β, 95% bootstrap CI over {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean over layers)")
+    for col in ("metric", "layer", "β", "95% CI", "verdict"):
+        t.add_column(col)
+    for r in fits.itertuples():
+        t.add_row(r.metric, "all" if r.layer < 0 else str(r.layer + 1), f"{r.beta:.2f}", f"[{r.low:.2f}, {r.high:.2f}]", r.verdict)
+    out_console.print(t)
+    return paths
+
+
+def _what_ran(run: Path) -> str:
+    """One line naming the model, data and selection that a run used (from its meta.json)."""
+    from attnspec.results import read_meta
+
+    m = read_meta(run)
+    c = m.get("corpus", {})
+    rev = m.get("revision")
+    model = (f"{m.get('model')} ({m.get('model_source')}{' @ ' + str(rev)[:10] if rev else ''}; "
+             f"{m.get('num_layers')} layers x {m.get('num_heads')} heads, {m.get('dtype')}, {m.get('device')})")
+    if c.get("hub_id"):
+        where = f"{c['hub_id']}" + (f" {c['hub_config']}" if c.get("hub_config") else "")
+        where += f" @ {str(c['hub_revision'])[:10]}" if c.get("hub_revision") else ""
+    else:
+        where = str(c.get("source"))
+    available = f"{'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')}"
+    data = (f"{c.get('corpus')} split {c.get('split')} from {where}: {m.get('inputs_done')} of {c.get('num_inputs')} "
+            f"inputs of {c.get('seq_len')} tokens ({available} available; mode {c.get('mode')}, short documents "
+            f"{c.get('short_policy')}; seed {c.get('seed')})")
+    return f"ran: {model} on {data}"
 
 
 def _summary(run: Path, at: int | None) -> None:
@@ -139,9 +237,25 @@ def merge(
     from attnspec.spectrum_run import merge_runs
 
     with user_errors():
-        meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
-        if plots:
-            plot_run(out)
+        from attnspec.results import read_meta
+        from attnspec.scaling import KIND as SCALING, merge_scaling
+
+        claim_out_dir(out, "attnspec merge")  # held through the figures too
+        if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
+            meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
+            if plots:
+                for n in meta["lengths"]:
+                    plot_run(out / f"n{n}")
+                _plot_scaling_dir(out, out / "figures")
+        else:
+            meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
+            if plots:
+                plot_run(out)
+        if meta["status"] != "complete":
+            missing = ", ".join(meta.get("missing_shards", []) + meta.get("unfinished_shards", []))
+            err_console.print(f"warning: the merged result is PARTIAL ({meta['inputs_done']} of {meta['inputs_total']} "
+                              f"inputs; missing or unfinished: {missing}); meta.json says status: partial",
+                              highlight=False, soft_wrap=True)
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 
@@ -160,12 +274,41 @@ def plot_spectrum(
         if fmt is not None and fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         formats = None if fmt is None else ("png", fmt)
+        # figure directories checked and locked before anything is drawn
+        for run in runs:
+            if not (Path(run) / "spectrum.parquet").is_file():
+                raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
+            claim_out_dir(out / Path(run).name if (out is not None and len(runs) > 1) else (out or Path(run) / "figures"),
+                          "attnspec plot spectrum")
+        if len(runs) > 1:
+            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum")
         paths = []
         for run in runs:
             paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats)
         if len(runs) > 1:
             paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats)
         for p in paths:
+            out_console.print(str(p))
+
+
+@plot_app.command("scaling")
+def plot_scaling_cmd(
+    run: Annotated[Path, typer.Argument(help="Scaling directory made by `attnspec spectrum --seq-len A,B,...`.")],
+    out: Annotated[Path | None, typer.Option(help="Where to write figures (default: RUN/figures).")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples of the inputs.")] = 2000,
+    seed: SeedOpt = 0,
+    fmt: Annotated[str, typer.Option("--format", help="Vector format next to PNG: svg | pdf.")] = "svg",
+) -> None:
+    """k90 and effective rank against n (log–log), and the fitted k ∝ n^β per layer with bootstrap CIs and verdicts.
+
+    Also writes RUN/scaling.parquet (per n and layer) and RUN/scaling_fit.parquet (β, CI, verdict).
+    """
+    from attnspec.errors import InputError
+
+    with user_errors():
+        if fmt not in ("svg", "pdf"):
+            raise InputError(f"--format must be svg or pdf, got {fmt!r}")
+        for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed):
             out_console.print(str(p))
 
 

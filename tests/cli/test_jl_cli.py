@@ -120,13 +120,15 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
     """The --model/--data path, fed synthetic row-stochastic P through the same code."""
     n = 24
     calls = {}
+    made = {}
 
     def fake(req):  # noqa: ANN001 - the loader run_battery calls above the theory
         calls.update(model=req.model, data=req.data, seq_len=req.seq_len, count=req.count, data_dir=req.data_dir)
         rng = np.random.default_rng(req.seed)
         a = rng.random((req.count, req.seq_len, req.seq_len)) * 3
         e = np.exp(a)
-        return e / e.sum(-1, keepdims=True)
+        made["P"] = e / e.sum(-1, keepdims=True)
+        return made["P"]
 
     monkeypatch.setattr(battery, "load_attention", fake)
     res = runner.invoke(app, ["jl-check", "--n", str(n), "--eps", "0.3", "--trials", "200", "--claims", "thm1",
@@ -143,6 +145,16 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
     assert res.exit_code == 0, res.output
     table = pd.read_parquet(out / "jl.parquet")
     assert "fake[0]" in set(table["attention"]) and (out / "jl_failure_vs_k.png").is_file()
+    # beside each k, the Eckart–Young optimum of the same real matrix (synthetic kinds have none)
+    P = made["P"][0]
+    s = np.linalg.svd(P, compute_uv=False)
+    real = table[table["attention"] == "fake[0]"]
+    for k in (4, 12):
+        want = np.sqrt((s[k:] ** 2).sum() / (s**2).sum())
+        np.testing.assert_allclose(real.loc[real["k"] == k, "eckart_young_error"], want, rtol=1e-10)
+    assert real["eckart_young_w_error"].between(0, 1).all()
+    assert table.loc[table["attention"] == "softmax", "eckart_young_error"].isna().all()
+    assert "Eckart–Young optimum" in res.stderr
 
 
 def test_real_attention_minilm(minilm_path, data_dir) -> None:

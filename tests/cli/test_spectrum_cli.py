@@ -87,6 +87,10 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
         (["--short-policy", "drop"], ["--short-policy must be one of", "drop"]),
         (["--shard", "2/2"], ["--shard must be INDEX/COUNT"]),
         (["--svd-method", "fast"], ["--svd-method must be one of", "fast"]),
+        (["--rank-tol", "2"], ["--rank-tol must be in (0, 1)", "2"]),
+        (["--seq-len", "16,x"], ["comma-separated", "16,x"]),
+        (["--seq-len", "16,600"], ["--seq-len 600 exceeds", "62"]),
+        (["--seq-len", "16,24", "--at", "5"], ["--at applies to one length"]),
     ],
 )
 def test_bad_input_gives_one_line_errors(model_dir: Path, jsonl: Path, tmp_path: Path, args: list[str], fragments: list[str]) -> None:
@@ -142,3 +146,41 @@ def test_real_minilm_on_real_text(minilm_path: Path, data_dir: Path, tmp_path: P
     r = _run("plot", "spectrum", str(tmp_path / "validation"), str(tmp_path / "test"), "--out", str(tmp_path / "cmp"))
     assert r.exit_code == 0, r.output
     assert (tmp_path / "cmp" / "spectrum_compare.svg").is_file()
+
+
+def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "6", "--device", "cpu", "-q"]
+    r = _run("spectrum", *common, "--seq-len", "24,12", "--out", str(tmp_path / "sc"))
+    assert r.exit_code == 0, r.output
+    assert "grow" in r.stdout or "inconclusive" in r.stdout
+    for f in ("n12/spectrum.parquet", "n24/inputs.parquet", "scaling.parquet", "scaling_fit.parquet",
+              "figures/scaling_k90.png", "figures/scaling_beta.svg"):
+        assert (tmp_path / "sc" / f).is_file(), f
+    r = _run("plot", "scaling", str(tmp_path / "sc"), "--out", str(tmp_path / "figs"), "--resamples", "200")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "figs" / "scaling_beta.png").is_file()
+    _one_line_error(_run("plot", "scaling", str(tmp_path / "sc" / "n12")), "not a scaling run")
+    # shards of a scaling run merge length by length into a scaling directory equal to the whole run
+    for i in range(2):
+        r = _run("spectrum", *common, "--seq-len", "24,12", "--shard", f"{i}/2", "--out", str(tmp_path / "sh{shard}"), "--no-plots")
+        assert r.exit_code == 0, r.output
+    r = _run("merge", str(tmp_path / "sh0of2"), str(tmp_path / "sh1of2"), "--out", str(tmp_path / "shm"))
+    assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    for n in (12, 24):
+        a = pd.read_parquet(tmp_path / "sc" / f"n{n}" / "metrics.parquet")
+        b = pd.read_parquet(tmp_path / "shm" / f"n{n}" / "metrics.parquet")
+        pd.testing.assert_frame_equal(a, b, rtol=1e-9)
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "sc" / f"n{n}" / "inputs.parquet"),
+                                      pd.read_parquet(tmp_path / "shm" / f"n{n}" / "inputs.parquet"))
+    assert (tmp_path / "shm" / "figures" / "scaling_beta.png").is_file()
+    # compare two runs: tables, figures, one-line errors
+    r = _run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "3", "--out", str(tmp_path / "cmp"))
+    assert r.exit_code == 0, r.output
+    assert "depth trend" in r.stdout and "row_entropy" in r.stdout
+    for f in ("compare.parquet", "trends.parquet", "figures/compare_runs.png", "figures/compare_diff.svg"):
+        assert (tmp_path / "cmp" / f).is_file(), f
+    _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")
+    _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "13",
+                         "--out", str(tmp_path / "c2")), "--at must be in 1..12")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
+
 import pytest
 
 from attnspec.corpora import DATA_DIR_ENV, load_inputs
@@ -87,7 +89,7 @@ def test_imdb_test_split_by_name(minilm_tok, data_dir):
     files = sorted((data_dir / "imdb").glob("*.jsonl"))
     if not files:
         pytest.skip("imdb/*.jsonl absent")
-    inp = load_inputs("imdb", minilm_tok, seq_len=512, num_inputs=20, seed=3, data_dir=data_dir)
+    inp = load_inputs("imdb", minilm_tok, seq_len=512, num_inputs=20, seed=3, data_dir=data_dir, count_available=True)
     meta = inp.meta
     assert meta["split"] == "test" and meta["mode"] == "truncate" and meta["short_policy"] == "skip"
     assert meta["documents"] == 25_000 and meta["files"] == len(files) == 9  # as the data README states
@@ -98,3 +100,46 @@ def test_imdb_test_split_by_name(minilm_tok, data_dir):
     assert meta["input_lengths"] == {"min": 512, "max": 512, "full": 20}
     cls, sep = minilm_tok.cls_token_id, minilm_tok.sep_token_id
     assert all(w[0] == cls and w[-1] == sep for w in inp.input_ids)
+
+
+# Regression constants: inputs_sha256 of the selections made by the implementation before
+# lazy selection (commit 029337d, which tokenised every source up front). Windows cut from
+# a stream (mode pack, short_policy pack) must stay exactly the same.
+BEFORE_LAZY = [
+    ("wiki103", dict(seq_len=128, num_inputs=5, seed=0), "22cd19b5781c9c353ad0db1e4c96138508769fd9a821e1aadb247b0cfa06abdb", 1894),
+    ("wiki103", dict(seq_len=64, num_inputs=3, seed=2, split="test"), "e2428c9143eb1029aa73abd5f8802b79875e839c20de25dc7a58056b2ca16268", 4406),
+    ("imdb/aclImdb_test_01.jsonl", dict(seq_len=256, num_inputs=4, seed=1, short_policy="pack"),
+     "3fcffef7d5a1b358b647ac20adf26160fa361344734470508e932584caf55b32", 2147),
+]
+
+
+@pytest.mark.parametrize(("data", "kwargs", "digest", "available"), BEFORE_LAZY)
+def test_stream_windows_are_those_of_the_previous_implementation(minilm_tok, data_dir, data, kwargs, digest, available):
+    if data == "wiki103":
+        inp = load_inputs(data, minilm_tok, data_dir=data_dir, **kwargs)
+    else:
+        if not (data_dir / data).is_file():
+            pytest.skip(f"{data} absent")
+        inp = load_inputs(data_dir / data, minilm_tok, **kwargs)
+    assert inp.meta["inputs_sha256"] == digest
+    assert inp.meta["num_available"] == available and inp.meta["num_available_exact"]
+
+
+def test_imdb_lazy_selection_tokenises_only_what_it_needs(minilm_tok, data_dir):
+    files = sorted((data_dir / "imdb").glob("*.jsonl"))
+    if not files:
+        pytest.skip("imdb/*.jsonl absent")
+    texts = _reviews(files[:1])
+    inp = load_inputs(files[0], minilm_tok, seq_len=256, num_inputs=6, seed=1)
+    # The documented rule, computed independently: reviews in default_rng(1).permutation order,
+    # the first six with >= 254 tokens, cut to 254.
+    order = np.random.default_rng(1).permutation(len(texts)).tolist()
+    expected = []
+    for d in order:
+        ids = minilm_tok(texts[d], add_special_tokens=False)["input_ids"]
+        if len(ids) >= 254:
+            expected.append(ids[:254])
+        if len(expected) == 6:
+            break
+    assert [w[1:-1] for w in inp.input_ids] == expected
+    assert not inp.meta["num_available_exact"] and inp.meta["documents_tokenised"] < len(texts) // 10

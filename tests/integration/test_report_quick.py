@@ -32,6 +32,9 @@ def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path) -> 
     for cite in PAPERS.values():
         assert cite in report
     assert "Spearman" in report and "figures/compare-figure1/spectrum_compare.png" in report
+    beyond = report.split("## Beyond Figure 1")[1]
+    for part in ("Scaling with n", "β of k ∝ n^β", "The metrics beyond the curve", "Comparison:", "Reading:"):
+        assert part in beyond, part
     for link in [l.split("](")[1].rstrip(")") for l in report.split("![")[1:]]:
         assert (out / link.split(")")[0]).is_file(), link
     assert "failed" not in report.split("## Experiments and their cost")[1].split("##")[0]

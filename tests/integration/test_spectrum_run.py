@@ -8,34 +8,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import make_roberta_tokenizer
-from models_tiny import tiny_roberta
 
 from attnspec.errors import InputError, ResultsError
 from attnspec.spectrum_run import SpectrumConfig, merge_runs, run_spectrum
 
 SEQ = 32
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("tiny-roberta")
-    tok = make_roberta_tokenizer(d / "tok")
-    model = tiny_roberta(vocab=len(tok), n=62)
-    model.save_pretrained(d / "model")
-    tok.save_pretrained(d / "model")
-    return d / "model"
-
-
-@pytest.fixture(scope="module")
-def text_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Plain text, one document per line, each long enough to fill a window."""
-    rng = np.random.default_rng(0)
-    words = ("attention matrix rank lobster movie actors story music numbers quotes brackets the of and "
-             "a was to in it is that singular value curve encoder").split()
-    path = tmp_path_factory.mktemp("text") / "docs.txt"
-    path.write_text("\n".join(" ".join(rng.choice(words, size=60)) for _ in range(40)) + "\n")
-    return path
 
 
 def _cfg(model_dir: Path, text_file: Path, out: Path, **kw) -> SpectrumConfig:
@@ -65,6 +42,19 @@ def test_full_run_writes_tidy_results_and_meta(model_dir: Path, text_file: Path,
     assert meta["environment"]["attnspec_version"] and meta["status"] == "complete"
     metrics = pd.read_parquet(tmp_path / "run" / "metrics.parquet")
     assert {"effective_rank_mean", "stable_rank_mean", "index_at_0.9_of_mean_curve"} <= set(metrics.columns)
+
+
+def test_default_batch_size_is_the_devices_and_is_recorded(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    from attnspec.spectrum_run import DEFAULT_BATCH_SIZE
+
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "default", batch_size=None, num_sentences=3), progress=False)
+    meta = json.loads((tmp_path / "default" / "meta.json").read_text())
+    assert meta["batch_size"] == DEFAULT_BATCH_SIZE["cpu"] and meta["batch_size_source"] == "default for cpu"
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "b3", batch_size=3, num_sentences=3), progress=False)
+    meta3 = json.loads((tmp_path / "b3" / "meta.json").read_text())
+    assert meta3["batch_size"] == 3 and meta3["batch_size_source"] == "--batch-size"
+    # Full-length inputs: the batch size changes how P is computed, not the curves.
+    np.testing.assert_allclose(_tables(tmp_path / "default")["mean"], _tables(tmp_path / "b3")["mean"], rtol=0, atol=1e-6)
 
 
 def test_interrupted_run_resumes_to_the_uninterrupted_result(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
@@ -146,3 +136,26 @@ def test_bfloat16_and_short_policy_keep(model_dir: Path, tmp_path: Path) -> None
     assert np.isfinite(df["mean"]).all()
     # short documents are zero-extended: at index 8 every short input has already reached 1
     assert (df[df["index"] == SEQ]["mean"] > 1 - 1e-9).all()
+
+
+def test_scaling_run_uses_the_same_documents_at_every_length(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    from attnspec.scaling import fit_scaling, run_scaling, scaling_table
+
+    out = tmp_path / "scaling"
+    outcomes = run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)
+    assert [o.status for o in outcomes] == ["complete", "complete"]
+    m16, m32 = (json.loads((out / f"n{n}" / "meta.json").read_text()) for n in (16, 32))
+    assert m16["corpus"]["cut_from_seq_len"] == 32 and m32["identity"]["seq_len"] == 32
+    # the same inputs, cut: one run per length, each a complete ordinary spectrum run
+    single = tmp_path / "single32"
+    run_spectrum(_cfg(model_dir, text_file, single, num_sentences=6), progress=False)
+    pd.testing.assert_frame_equal(_tables(single), _tables(out / "n32"))
+    # every document is longer than 32 tokens, so a run drawn at 16 picks the same documents' first tokens
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "single16", num_sentences=6, seq_len=16), progress=False)
+    pd.testing.assert_frame_equal(_tables(tmp_path / "single16"), _tables(out / "n16"))
+    table = scaling_table(out)
+    assert set(table["n"]) == {16, 32} and (table["inputs"] == 6).all()
+    fits = fit_scaling(out, resamples=200)
+    assert set(fits["layer"]) == {0, 1, -1} and fits["beta"].notna().all()
+    with pytest.raises(ResultsError, match="complete"):
+        run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)

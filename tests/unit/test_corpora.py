@@ -612,3 +612,48 @@ def test_split_filter_that_matches_nothing_is_a_data_error(roberta_tok, tmp_path
     got = load_inputs(c, roberta_tok, seq_len=20, num_inputs=1, seed=0, split="train")
     assert got.meta["documents"] == 1 and got.meta["split"] == "train"
     assert got.input_ids[0][1:-1] == ids(roberta_tok, sentence(2, 30))[:18]
+
+
+# --------------------------------------------------------------------------- lazy selection (truncate mode)
+
+
+def _eager_rule(tok, texts, width, num_inputs, seed, keep=False):
+    """The documented rule computed the slow way: tokenise everything, visit the documents in
+    default_rng(seed).permutation(D) order, take the first num_inputs acceptable ones."""
+    enc = [ids(tok, t) for t in texts]
+    order = np.random.default_rng(seed).permutation(len(texts))
+    ok = [d for d in order.tolist() if len(enc[d]) >= width or (keep and len(enc[d]) > 0)]
+    return [enc[d][:width] for d in ok[:num_inputs]], len(ok)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_lazy_selection_follows_the_seeded_document_order(roberta_tok, tmp_path, monkeypatch, keep):
+    import attnspec.corpora as corpora
+
+    tok = roberta_tok
+    rng = np.random.default_rng(4)
+    texts = [sentence(i, int(n)) for i, n in enumerate(rng.integers(1, 40, size=300))] + [""] * 20
+    texts = [texts[i] for i in rng.permutation(len(texts))]  # empty documents: never a window
+    f = tmp_path / "docs.jsonl"
+    write_jsonl(f, [{"text": t} for t in texts])
+    seq_len, k, seed = 40, 7, 11
+    prefix, suffix = special(tok)
+    policy = "keep" if keep else "skip"
+    expected, total = _eager_rule(tok, texts, seq_len - 2, k, seed, keep)
+    assert k < total < len(texts)
+    lazy = load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy)
+    assert [split_window(w, prefix, suffix) for w in lazy.input_ids] == expected
+    m = lazy.meta
+    assert not m["num_available_exact"] and k <= m["num_available"] <= total and m["documents_tokenised"] < len(texts)
+    # The exact count tokenises the rest and changes nothing else.
+    counted = load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, count_available=True)
+    assert counted.input_ids == lazy.input_ids and counted.meta["inputs_sha256"] == m["inputs_sha256"]
+    assert counted.meta["num_available"] == total and counted.meta["num_available_exact"]
+    # The chunk sizes are an implementation detail: smaller chunks, same windows; more
+    # inputs with the same seed keep the earlier ones as a prefix.
+    monkeypatch.setattr(corpora, "_FIRST_CHUNK", 1)
+    assert load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy).input_ids == lazy.input_ids
+    more = load_inputs(f, tok, seq_len=seq_len, num_inputs=k + 5, seed=seed, short_policy=policy)
+    assert more.input_ids[:k] == lazy.input_ids
+    with pytest.raises(DataError, match=f"only {total} windows"):
+        load_inputs(f, tok, seq_len=seq_len, num_inputs=total + 1, seed=seed, short_policy=policy)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -164,3 +165,87 @@ def test_short_matrices_count_as_zero_extended() -> None:
         acc.add(0, torch.ones(1, 1, 7, dtype=torch.float64))
     with pytest.raises(InputError, match="layer"):
         acc.add(3, torch.ones(1, 1, 6, dtype=torch.float64))
+
+
+# --- metrics beyond the cumulative curve (issue 14) ------------------------------------
+def _logit_softmax(b: int, h: int, n: int, seed: int, causal: bool = False) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    logits = 3 * torch.randn(b, h, n, n, generator=g, dtype=torch.float64)
+    if causal:
+        logits = logits.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+    return logits.softmax(dim=-1)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_new_metrics_match_direct_numpy(causal: bool) -> None:
+    p = _logit_softmax(2, 3, 7, seed=5, causal=causal)  # (B, H, n, n)
+    sv = sp.singular_values(p, "svd")
+    for b in range(2):
+        for h in range(3):
+            P = p[b, h].numpy()
+            s = np.linalg.svd(P, compute_uv=False)
+            e = np.cumsum(s**2) / np.sum(s**2)
+            np.testing.assert_allclose(sp.energy_curve(sv)[b, h].numpy(), e, rtol=1e-12)
+            tail = np.concatenate([[0.0], np.cumsum(s[1:]) / s[1:].sum()])
+            np.testing.assert_allclose(sp.tail_curve(sv)[b, h].numpy(), tail, rtol=1e-12)
+            assert sp.sigma_ratio(sv)[b, h] == pytest.approx(s[1] / s[0], rel=1e-12)
+            assert int(sp.numerical_rank(sv, 0.05)[b, h]) == int((s > 0.05 * s[0]).sum())
+            for k in range(8):  # Eckart–Young against an explicit truncated SVD
+                u, ss, vt = np.linalg.svd(P)
+                pk = (u[:, :k] * ss[:k]) @ vt[:k]
+                direct = np.linalg.norm(P - pk) / np.linalg.norm(P)
+                assert float(sp.eckart_young_error(sv[b, h], k)) == pytest.approx(direct, abs=1e-12)
+            for eps in (0.1, 0.2, 0.5):
+                errs = np.sqrt(np.maximum(1 - e, 0))
+                assert int(sp.rank_for_error(sv, eps)[b, h]) == int(np.argmax(errs <= eps)) + 1
+            # row entropy normalised by log of each row's length; causal rows have i + 1 entries
+            ents = []
+            for i in range(7):
+                row = P[i, : i + 1] if causal else P[i]
+                if row.size < 2:
+                    continue
+                ents.append(-(row * np.log(row)).sum() / np.log(row.size))
+            assert float(sp.row_entropy(p, causal=causal)[b, h]) == pytest.approx(np.mean(ents), rel=1e-5)
+
+
+def test_row_entropy_padding_and_degenerate_rows() -> None:
+    p = torch.zeros(2, 1, 4, 4)
+    p[0, 0, :3, :3] = 1 / 3  # uniform over 3 real tokens, one padding position
+    p[1, 0, 0, 0] = 1.0  # a one-token input
+    mask = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    got = sp.row_entropy(p, mask)
+    np.testing.assert_allclose(got.numpy(), [[1.0], [1.0]], rtol=1e-6)
+    onehot = torch.eye(4).expand(1, 1, 4, 4)
+    assert float(sp.row_entropy(onehot)) == 0.0
+
+
+def test_new_statistics_merge_exactly_and_survive_state(tmp_path) -> None:
+    L, H, n = 2, 2, 6
+    whole = sp.SpectrumAccumulator(L, H, n, rank_tol=0.01)
+    shards = [sp.SpectrumAccumulator(L, H, n, rank_tol=0.01) for _ in range(2)]
+    for i in range(4):
+        items = []
+        for layer in range(L):
+            p = _logit_softmax(3, H, n, seed=100 * i + layer)
+            items.append((layer, sp.singular_values(p, "svd"), sp.row_entropy(p)))
+        idx = np.arange(3 * i, 3 * i + 3)
+        whole.add_batch(items, idx)
+        shards[i % 2].add_batch(items, idx)
+    merged = sp.merge_accumulators(shards[::-1])
+    a, b = whole.tables(), merged.tables()
+    for col in ("energy_mean", "energy_std", "tail_mean", "tail_std"):
+        np.testing.assert_allclose(a.spectrum[col], b.spectrum[col], rtol=1e-12, atol=1e-14)
+    for name in sp.SpectrumAccumulator.METRICS:
+        np.testing.assert_allclose(a.metrics[f"{name}_mean"], b.metrics[f"{name}_mean"], rtol=1e-12)
+        np.testing.assert_allclose(a.metrics[f"{name}_std"], b.metrics[f"{name}_std"], rtol=1e-9)
+    pd.testing.assert_frame_equal(a.inputs, b.inputs)
+    assert len(a.inputs) == 12 * L and a.inputs["input"].is_monotonic_increasing
+    sp.save_state(tmp_path / "s.npz", merged)
+    back, _ = sp.load_state(tmp_path / "s.npz")
+    assert back.rank_tol == 0.01
+    pd.testing.assert_frame_equal(back.tables().metrics, b.metrics)
+    pd.testing.assert_frame_equal(back.tables().inputs, b.inputs)
+    with pytest.raises(ResultsError, match="rank_tol"):
+        whole.merge(sp.SpectrumAccumulator(L, H, n))
+    with pytest.raises(ResultsError, match="share inputs"):
+        whole.merge(shards[0])

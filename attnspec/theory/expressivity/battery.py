@@ -102,14 +102,12 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     BatteryResult with tables ``sa`` and ``error_map``, the verdict rows, and ``meta``
     (parameters, seed, threads, wall and CPU seconds).
     """
-    import torch
+    from attnspec.threads import torch_threads
 
     config.validate()
     say = progress or (lambda s: None)
-    previous = torch.get_num_threads()
-    torch.set_num_threads(config.threads)
     start, cpu0 = time.time(), time.process_time()
-    try:
+    with torch_threads(config.threads):
         ms = measure(config, progress=say)
         rows = verdicts_of_instance(config, ms)
         sw = sweep(config.grid_L, config.grid_k, eps=config.eps, delta=config.delta, m=config.m, M=config.M,
@@ -121,10 +119,8 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
         rows += check_sweep(sw)
         say("error-map instance")
         em = error_map(config)
-    finally:
-        torch.set_num_threads(previous)
-    meta = {"kind": COMMAND, "command": f"attnspec {COMMAND}", "parameters": config.parameters(),
-            "identity": config.parameters(), "seed": config.seed, "threads": config.threads,
-            "wall_seconds": round(time.time() - start, 2), "cpu_seconds": round(time.process_time() - cpu0, 2)}
+    meta = {"parameters": config.parameters(), "identity": config.identity(), "seed": config.seed,
+            "threads": config.threads, "wall_seconds": round(time.time() - start, 2),
+            "cpu_seconds": round(time.process_time() - cpu0, 2)}
     sa = pd.concat([ms.frame, sw, fits], ignore_index=True)
     return BatteryResult(COMMAND, rows, tables={"sa": sa, "error_map": em}, meta=meta)

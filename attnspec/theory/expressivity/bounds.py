@@ -34,12 +34,30 @@ def bound_on_support(M: float, delta: float) -> float:
 
 
 def exact_on_support(M: float, delta: float) -> float:
-    """The exact worst case on S: ``max |Â − A| = M (e^δ − 1)`` (A_ij = M, B̂_ij = B_ij + δ)."""
+    """The exact worst case on S: ``max |Â − A| = M (e^δ − 1)`` (A_ij = M, B̂_ij = B_ij + δ).
+
+    Parameters
+    ----------
+    M, delta : float
+
+    Returns
+    -------
+    float
+    """
     return float(M * math.expm1(delta))
 
 
 def bound_off_support(eps: float, delta: float) -> tuple[float, float]:
-    """Off S, ``Â_ij = eps e^{B̂_ij}`` with |B̂_ij| <= δ: the range [eps e^{-δ}, eps e^{δ}]."""
+    """Off S, ``Â_ij = eps e^{B̂_ij}`` with |B̂_ij| <= δ: the range [eps e^{-δ}, eps e^{δ}].
+
+    Parameters
+    ----------
+    eps, delta : float
+
+    Returns
+    -------
+    (low, high) : floats
+    """
     return float(eps * math.exp(-delta)), float(eps * math.exp(delta))
 
 
@@ -47,6 +65,15 @@ def bound_san_off_mass(L: int, k: int, m: float, eps: float, delta: float) -> fl
     """Largest SAN mass outside S in a row when ``||B − B̂||_∞ <= δ`` (k nonzeros >= m per row).
 
     ``(L − k) eps e^δ / ((L − k) eps e^δ + k m e^{−δ})``; 0 when k = L.
+
+    Parameters
+    ----------
+    L, k : int
+    m, eps, delta : float
+
+    Returns
+    -------
+    float in [0, 1)
     """
     off = (L - k) * eps * math.exp(delta)
     return float(off / (off + k * m * math.exp(-delta))) if L > k else 0.0
@@ -57,12 +84,31 @@ def jl_failure_bound(L: int, d: int, eps_jl: float) -> float:
 
     ``2 n exp(−ε² d / 8)`` with n = 2L² vectors u_i ± v_j (notes' lemma + polarisation +
     union bound), capped at 1.
+
+    Parameters
+    ----------
+    L, d : int
+    eps_jl : float
+
+    Returns
+    -------
+    float in (0, 1]
     """
     return float(min(1.0, 4.0 * L * L * math.exp(-eps_jl * eps_jl * d / 8.0)))
 
 
 def orthogonal_failure_bound(L: int, d: int, eps_jl: float, c: float) -> float:
-    """The orthogonal variant's bound ``2 (1 − 1/(L+2)) exp(−c ε² d)`` (c unspecified in the notes)."""
+    """The orthogonal variant's bound ``2 (1 − 1/(L+2)) exp(−c ε² d)`` (c unspecified in the notes).
+
+    Parameters
+    ----------
+    L, d : int
+    eps_jl, c : float
+
+    Returns
+    -------
+    float (not capped at 1)
+    """
     return float(2.0 * (1.0 - 1.0 / (L + 2)) * math.exp(-c * eps_jl * eps_jl * d))
 
 
@@ -132,12 +178,33 @@ def jl_norm_moments(L: int, d: int, projection: str = "gaussian", *, scaled: boo
 
 
 def dimension_jl(L: int, eps_jl: float, beta: float) -> int:
-    """Smallest d with ``4 L² exp(−ε² d / 8) <= β``: ``⌈8 ln(4 L² / β) / ε²⌉``."""
+    """Smallest d with ``4 L² exp(−ε² d / 8) <= β``: ``⌈8 ln(4 L² / β) / ε²⌉``.
+
+    Parameters
+    ----------
+    L : int
+    eps_jl, beta : float
+
+    Returns
+    -------
+    int
+    """
     return int(math.ceil(8.0 * math.log(4.0 * L * L / beta) / (eps_jl * eps_jl)))
 
 
 def dimension_stated(L: int, k: int, M: float, delta: float, C: float = 1.0) -> float:
-    """The notes' ``d = C M² k log L / ε'`` (ε' = δ; C the unknown constant)."""
+    """The notes' ``d = C M² k log L / ε'`` (ε' = δ; C the unknown constant).
+
+    Parameters
+    ----------
+    L, k : int
+    M, delta : float
+    C : float, the constant (1 by default)
+
+    Returns
+    -------
+    float
+    """
     return float(C * M * M * k * math.log(L) / delta)
 
 

@@ -106,6 +106,13 @@ class Config:
         out["sweep_L"], out["sweep_k"] = self.grid_L, self.grid_k
         return out
 
+    def identity(self) -> dict[str, Any]:
+        """What defines a run (``--out`` refuses a directory holding another run): every
+        parameter but ``threads``, with the effective sweep grid."""
+        out = self.parameters()
+        out.pop("threads")
+        return out
+
 
 def _int_list(name: str, value: Any) -> tuple[int, ...]:
     """A comma list as typed (``"64,128"``), a single int, or a list of ints."""

@@ -8,6 +8,7 @@ From the exact sampler by galloping and geometric bisection with common random n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,22 +137,28 @@ def find_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials:
             else:
                 lo = mid
         return done(hi)
-    # orthogonal: search the complement s = L − d, success decreasing in s; s = 0 is exact.
+    # orthogonal: d = L is exact
     cache[L] = 1.0
+    return done(_orthogonal_search(lambda d: success(d) >= target, L, rel))
+
+
+def _orthogonal_search(ok: Callable[[int], bool], L: int, rel: float) -> int:
+    """The least d with ``ok(d)`` for orthogonal R, searching the complement s = L − d
+    (success decreasing in s, s = 0 exact): galloping 1, 2, 4, ..., then bisection until
+    the bracket is tight both in d (small d) and in s (d near L)."""
     s_ok, s_bad = 0, None
     s = 1
     while s < L:
-        if success(L - s) >= target:
+        if ok(L - s):
             s_ok = s
             s *= 2
         else:
             s_bad = s
             break
     if s_bad is None:  # every tried d succeeded, down to d = L − 2^j >= 1
-        if success(1) >= target:
-            return done(1)
+        if ok(1):
+            return 1
         s_bad = L - 1
-    # stop when the bracket is tight both in d (small d) and in s = L − d (d near L)
     while s_bad > s_ok + 1 and (s_bad > s_ok * rel or (L - s_ok) > (L - s_bad) * rel):
         if (L - s_ok) > (L - s_bad) * rel:  # bisect geometrically in d
             d_mid = int(round(math.sqrt((L - s_ok) * (L - s_bad))))
@@ -159,8 +166,8 @@ def find_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials:
         else:  # geometrically in s
             mid = int(round(math.sqrt(max(s_ok, 1) * s_bad)))
         mid = min(max(mid, s_ok + 1), s_bad - 1)
-        if success(L - mid) >= target:
+        if ok(L - mid):
             s_ok = mid
         else:
             s_bad = mid
-    return done(L - s_ok)
+    return L - s_ok

@@ -228,6 +228,23 @@ def _notes(config: JLConfig, dims: dict[str, float], sweep: list[int], claims: S
     return notes
 
 
+def _with_eckart_young(table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, name: str, seed: int,
+                       say: Callable[[str], None]) -> pd.DataFrame:
+    """P's Theorem 1 rows with the best rank-k errors (Frobenius, and on the same w) beside each k; says how they compare."""
+    from attnspec.spectrum import best_rank_k_errors
+
+    vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))  # the w of simulate_theorem1
+    best = best_rank_k_errors(P, sorted(table["k"].unique()), vecs)
+    parts = []
+    for k, g in samples.groupby("k") if len(samples) else []:
+        b = best[(best["k"] == k) & (best["w"] == "value")]
+        parts.append(f"k = {k}: median ‖P̃w − Pw‖/‖Pw‖ {g.loc[g['w'] == 'value', 'value'].median():.3g} "
+                     f"vs best rank-k {float(b['eckart_young_w_error'].iloc[0]):.3g}")
+    if parts:
+        say(f"{name}: Eckart–Young optimum beside the random projection (w = value) — " + "; ".join(parts))
+    return table.merge(best, on=["w", "k"], how="left")
+
+
 def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention: np.ndarray | None,
               say: Callable[[str], None]) -> tuple[list[pd.DataFrame], list[pd.DataFrame], list[VerdictRow]]:
     n, seed = config.n, config.seed
@@ -246,6 +263,8 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
     for i, (name, make) in enumerate(sources):
         P = make()
         t, s = T1.simulate_theorem1({name: P}, config.eps, ks1, trials=config.trials, seed=seed, sample_ks=sample_ks)
+        if i >= len(config.attention_kinds):  # real P: the Eckart–Young optimum beside each k
+            t = _with_eckart_young(t, s, P, name, seed, say)
         tables.append(t)
         samples.append(s)
         if i == 0:  # the quantifier on the first matrix (the softmax one by default)

@@ -1,0 +1,209 @@
+"""Differences between spectrum runs, with confidence intervals from the stored statistics.
+
+For every quantity a run stores per (layer, head) as a mean over inputs with its standard
+deviation and count — the cumulative value at a reading index (``c_at``) and each metric of
+``metrics.parquet`` — :func:`compare_runs` gives, per layer and overall, each run's mean
+and its difference from the first run with a Welch interval.
+
+Standard errors. A layer's value is the mean over its heads; the heads of one input are
+not independent, and the runs store no covariances between heads. Two cases:
+
+* ``per-input`` — the metric is in ``inputs.parquet`` (the head mean of every input, per
+  layer): the standard error is the sample standard deviation of those per-input values
+  over √m, with m − 1 degrees of freedom. Exact, as for any mean of independent inputs.
+* ``bound`` — otherwise: the standard deviation of a mean of H variables is at most the
+  mean of their standard deviations (Minkowski's inequality, whatever their correlation),
+  so mean_h(sd_h)/√m bounds the standard error from above; degrees of freedom m − 1.
+  Intervals built on it cover at least their nominal level.
+
+The overall value is the mean over layers (and heads) with the same two rules. Two runs
+are independent samples (different inputs or corpora), so the difference's interval is
+Welch's: d ± t_ν·√(se_a² + se_b²), ν by Welch–Satterthwaite.
+
+:func:`depth_trends` gives, per run and quantity, Spearman's ρ between the layer index
+and the layer means with a Fisher-z interval (:func:`attnspec.stats.spearman_ci`), as the
+report does for Figure 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _sps
+
+from attnspec.errors import InputError, ResultsError
+from attnspec.results import read_meta, read_table
+
+#: Metrics compared when every run has them (older runs lack the later ones).
+METRICS: tuple[str, ...] = (
+    "reach_index", "effective_rank", "stable_rank", "sigma2_over_sigma1", "numerical_rank",
+    "rank_for_error_0.1", "rank_for_error_0.2", "row_entropy",
+)
+
+
+def welch_interval(mean_a: float, se_a: float, dof_a: float, mean_b: float, se_b: float, dof_b: float,
+                   level: float = 0.95) -> tuple[float, float, float]:
+    """Welch interval for mean_a − mean_b from standard errors and degrees of freedom.
+
+    Returns ``(difference, low, high)``; the interval is NaN when a standard error is.
+    """
+    diff = mean_a - mean_b
+    va, vb = se_a**2, se_b**2
+    se = np.sqrt(va + vb)
+    if not np.isfinite(se):
+        return diff, float("nan"), float("nan")
+    if se == 0:
+        return diff, diff, diff
+    denom = (va**2 / dof_a if dof_a > 0 else 0.0) + (vb**2 / dof_b if dof_b > 0 else 0.0)
+    dof = (va + vb) ** 2 / denom if denom > 0 else np.inf  # Welch–Satterthwaite
+    half = float(_sps.t.ppf(0.5 + level / 2, dof)) * se
+    return float(diff), float(diff - half), float(diff + half)
+
+
+def layer_statistics(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, column: str | None = None) -> pd.DataFrame:
+    """Per layer (and overall, ``layer`` = -1): mean, standard error, degrees of freedom, method.
+
+    Parameters
+    ----------
+    per_head : DataFrame
+        One row per (layer, head) with ``mean``, ``std``, ``count`` (over inputs).
+    per_input : DataFrame, optional
+        One row per (input, layer) with the head mean of the quantity in ``column``; when
+        given, standard errors are computed from it (``per-input``), else bounded (``bound``).
+    """
+    rows = []
+    if per_input is not None and column is not None:
+        wide = per_input.pivot(index="input", columns="layer", values=column)  # (m, L)
+        wide = wide.dropna()
+        m = len(wide)
+        cols = {int(layer): wide[layer].to_numpy() for layer in wide.columns}
+        cols[-1] = wide.to_numpy().mean(axis=1)  # mean over layers per input
+        for layer, v in cols.items():
+            se = float(v.std(ddof=1) / np.sqrt(m)) if m > 1 else float("nan")
+            rows.append({"layer": layer, "mean": float(v.mean()), "se": se, "dof": m - 1, "count": m, "method": "per-input"})
+    else:
+        d = per_head[per_head["count"] > 0]
+        groups = [(int(layer), g) for layer, g in d.groupby("layer")] + [(-1, d)]
+        for layer, g in groups:
+            m = int(g["count"].min())
+            se = float(g["std"].mean() / np.sqrt(m)) if m > 1 else float("nan")
+            rows.append({"layer": layer, "mean": float(g["mean"].mean()), "se": se, "dof": m - 1, "count": m, "method": "bound"})
+    return pd.DataFrame(rows)
+
+
+def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]]:
+    """Quantity name → (per-head frame with mean/std/count, per-input frame or None, its column)."""
+    spec = read_table(run, "spectrum")
+    n = int(spec["index"].max())
+    if not 1 <= at <= n:
+        raise InputError(f"--at must be in 1..{n} (the run {run} has n = {n}), got {at}")
+    out: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]] = {}
+    out["c_at"] = (spec.loc[spec["index"] == at, ["layer", "head", "mean", "std", "count"]], None, None)
+    metrics = read_table(run, "metrics")
+    inputs = read_table(run, "inputs") if (Path(run) / "inputs.parquet").is_file() else None
+    for name in METRICS:
+        if f"{name}_mean" not in metrics.columns or metrics[f"{name}_mean"].isna().all():
+            continue
+        frame = metrics[["layer", "head", "count"]].assign(mean=metrics[f"{name}_mean"], std=metrics[f"{name}_std"])
+        has_input = inputs is not None and name in inputs.columns
+        out[name] = (frame, inputs if has_input else None, name if has_input else None)
+    return out
+
+
+def run_label(run: Path) -> str:
+    """``model · data (n=.., inputs)`` from a run's meta.json."""
+    meta = read_meta(run)
+    ident = meta.get("identity", {})
+    return f"{Path(str(ident.get('model'))).name} · {ident.get('data')} (n={ident.get('seq_len')}, {meta.get('inputs_done')} inputs)"
+
+
+def _check_runs(runs: Sequence[Path]) -> list[Path]:
+    runs = [Path(r) for r in runs]
+    if len(runs) < 2:
+        raise InputError(f"compare needs at least two runs, got {len(runs)}")
+    for r in runs:
+        kind = read_meta(r).get("kind")
+        if kind != "spectrum":
+            raise ResultsError(f"{r} holds a {kind!r} result, not a spectrum run")
+    layers = {int(read_table(r, "metrics")["layer"].nunique()) for r in runs}
+    if len(layers) > 1:
+        raise InputError(f"runs with different numbers of layers cannot be compared layer by layer: {sorted(layers)}")
+    return runs
+
+
+def default_reading_index(runs: Sequence[Path]) -> int:
+    """The Figure 1 reading index of the shortest run (128 at n = 512, else n / 4)."""
+    from attnspec.plots.spectrum import default_at
+
+    return default_at(min(int(read_table(r, "spectrum")["index"].max()) for r in runs))
+
+
+def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 0.95) -> pd.DataFrame:
+    """Each run's per-layer and overall values, and their differences from the first run.
+
+    Parameters
+    ----------
+    runs : sequence of paths, length >= 2
+        Spectrum result directories with the same number of layers; the first is the
+        reference.
+    at : int, optional
+        Reading index of ``c_at`` (default: :func:`default_reading_index`).
+    level : float
+        Confidence level.
+
+    Returns
+    -------
+    DataFrame, one row per (quantity, layer, run): ``quantity``, ``layer`` (0-based;
+    -1 = overall), ``run``, ``label``, ``mean``, ``se``, ``count``, ``method``, ``low``/``high``
+    (t-interval of the run's mean), ``diff``, ``diff_low``, ``diff_high`` (run − reference,
+    Welch; 0 for the reference itself), ``at``, ``level``. Quantities are those every run has.
+    """
+    runs = _check_runs(runs)
+    at = default_reading_index(runs) if at is None else int(at)
+    per_run = [_quantities(r, at) for r in runs]
+    names = [q for q in per_run[0] if all(q in p for p in per_run)]
+    rows = []
+    for q in names:
+        stats = []
+        for r, p in zip(runs, per_run):
+            frame, inputs, col = p[q]
+            st = layer_statistics(frame, inputs, col)
+            # both runs must use the same method for one difference; fall back to the bound
+            stats.append(st)
+        methods = {m for st in stats for m in st["method"]}
+        if len(methods) > 1:
+            stats = [layer_statistics(p[q][0]) for p in per_run]
+        ref = stats[0].set_index("layer")
+        for r, st in zip(runs, stats):
+            for row in st.itertuples():
+                t = float(_sps.t.ppf(0.5 + level / 2, row.dof)) if row.dof > 0 else float("nan")
+                b = ref.loc[row.layer]
+                d, lo, hi = welch_interval(row.mean, row.se, row.dof, b["mean"], b["se"], b["dof"], level)
+                rows.append({
+                    "quantity": q, "layer": int(row.layer), "run": str(r), "label": run_label(r), "mean": row.mean, "se": row.se,
+                    "count": row.count, "method": row.method, "low": row.mean - t * row.se, "high": row.mean + t * row.se,
+                    "diff": d, "diff_low": lo, "diff_high": hi, "at": at, "level": level,
+                })
+    return pd.DataFrame(rows)
+
+
+def depth_trends(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Spearman ρ between layer index and layer mean, per run and quantity, with a Fisher-z interval.
+
+    ``table`` is :func:`compare_runs`'s output. Needs at least 4 layers (else ρ is NaN).
+    """
+    from attnspec.stats import spearman_ci
+
+    rows = []
+    per_layer = table[table["layer"] >= 0]
+    for (q, run), g in per_layer.groupby(["quantity", "run"], sort=False):
+        g = g.sort_values("layer")
+        rho = lo = hi = float("nan")
+        if len(g) >= 4 and g["mean"].nunique() > 1:
+            rho, lo, hi = spearman_ci(g["layer"].to_numpy(dtype=float), g["mean"].to_numpy(), level)
+        rows.append({"quantity": q, "run": run, "label": g["label"].iloc[0], "rho": rho, "low": lo, "high": hi,
+                     "layers": len(g), "level": level})
+    return pd.DataFrame(rows)

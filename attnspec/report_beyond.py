@@ -1,0 +1,177 @@
+"""The report's "Beyond Figure 1" section, from saved results only.
+
+Three parts, each a table, a figure and a reading generated from the numbers:
+
+* scaling with n — every experiment whose results are a scaling run (``attnspec spectrum
+  --seq-len A,B,...``): β of k ∝ n^β per layer and overall with bootstrap intervals;
+* the metrics beyond the curve, per layer, for the Figure 1 runs;
+* comparisons — the Figure 1 runs of one group against the first, with Welch intervals.
+
+Readings state what the intervals support and nothing more: a difference is called one
+only when its interval excludes 0, a trend only when ρ's interval does.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+QUANTITY_NAMES = {
+    "c_at": "mean c at the reading index", "reach_index": "k90 (index where c reaches 0.9)",
+    "effective_rank": "effective rank", "stable_rank": "stable rank", "sigma2_over_sigma1": "σ₂/σ₁",
+    "numerical_rank": "numerical rank", "rank_for_error_0.1": "rank for error ≤ 0.1",
+    "rank_for_error_0.2": "rank for error ≤ 0.2", "row_entropy": "row entropy",
+}
+
+
+def _kind(d: Path) -> str | None:
+    meta = d / "meta.json"
+    return json.loads(meta.read_text()).get("kind") if meta.is_file() else None
+
+
+def beyond_figure1_section(experiments: Sequence[Any], results: Path, figures: Path) -> list[str]:
+    """Markdown lines of the section (empty when no experiment has results for it)."""
+    scaling = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum-scaling"]
+    figure1 = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum"]
+    if not scaling and not figure1:
+        return []
+    md = ["## Beyond Figure 1", "",
+          "Linformer's argument needs two premises: P is low rank, and the rank it needs does not grow with n. "
+          "Figure 1 measures the first at one n. This section measures the second, the metrics later papers report, "
+          "and the differences between corpora with confidence intervals (definitions: docs/spectrum.md).", ""]
+    for exp in scaling:
+        md += _scaling_part(exp, results / exp.name, figures / exp.name)
+    if figure1:
+        md += _metrics_part(figure1, results)
+    groups: dict[str, list[Any]] = {}
+    for e in figure1:
+        if e.group:
+            groups.setdefault(e.group, []).append(e)
+    for name, exps in groups.items():
+        if len(exps) > 1:
+            md += _compare_part(name, exps, results, figures / f"beyond-compare-{name}")
+    return md
+
+
+def _copy(paths: Sequence[Path], dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in paths:
+        shutil.copy2(p, dest / p.name)
+
+
+def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
+    from attnspec.plots.scaling import plot_scaling
+    from attnspec.scaling import LINEAR_ABOVE, NO_GROWTH_BELOW, fit_scaling, scaling_table
+
+    try:
+        table = scaling_table(d)
+        fits = fit_scaling(d)
+    except Exception as e:  # noqa: BLE001 - a broken result must not stop the report
+        return [f"### {exp.title}", "", f"_Not available: {e}_", ""]
+    plot_scaling(table, fits, fig_dir, title=exp.title)
+    lengths = sorted(table["n"].unique())
+    md = [f"### {exp.title}", "",
+          f"Lengths n = {', '.join(map(str, lengths))} on the same {int(fits['inputs'].iloc[0])} documents "
+          f"(`results/{exp.name}/`). β of k ∝ n^β, least squares on log–log axes, 95% percentile bootstrap over "
+          f"inputs; verdict thresholds: the whole interval below {NO_GROWTH_BELOW:g} — does not grow, above "
+          f"{LINEAR_ABOVE:g} — grows about linearly.", "",
+          "| metric | layer | β | 95% CI | verdict |", "|---|---|---|---|---|"]
+    for r in fits.itertuples():
+        md.append(f"| {r.metric} | {'all' if r.layer < 0 else r.layer + 1} | {r.beta:.2f} | [{r.low:.2f}, {r.high:.2f}] | {r.verdict} |")
+    md.append("")
+    md.append("k90 of the layer's mean curve per n (rows: layers): " + "; ".join(
+        f"layer {layer + 1}: " + ", ".join(f"{int(v)}" for v in g.sort_values('n')["k_mean_curve"])
+        for layer, g in table.groupby("layer")) + ".")
+    md.append("")
+    overall = fits[fits["layer"] < 0].set_index("metric")
+    per = fits[fits["layer"] >= 0]
+    k90 = overall.loc["reach_index"]
+    reading = (f"Reading: over all layers k90 scales as n^{k90.beta:.2f} (95% CI [{k90.low:.2f}, {k90.high:.2f}]): "
+               f"{k90.verdict}. Per layer β ranges from {per[per['metric'] == 'reach_index']['beta'].min():.2f} to "
+               f"{per[per['metric'] == 'reach_index']['beta'].max():.2f}. ")
+    for eps in ("0.1", "0.2"):
+        f = overall.loc[f"rank_for_error_{eps}"]
+        reading += (f"The rank needed for relative Frobenius error ≤ {eps} scales as n^{f.beta:.2f} "
+                    f"[{f.low:.2f}, {f.high:.2f}] ({f.verdict}). ")
+    reading += (f"These are {int(fits['inputs'].iloc[0])} inputs of one model and corpus between n = {lengths[0]} and "
+                f"{lengths[-1]}; the fit says nothing outside that range.")
+    md += [reading, ""]
+    md += [f"![{exp.name} k90 against n](figures/{exp.name}/scaling_k90.png) "
+           f"![{exp.name} fitted exponents](figures/{exp.name}/scaling_beta.png)", ""]
+    return md
+
+
+def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
+    from attnspec.compare import METRICS
+    from attnspec.results import read_table
+
+    md = ["### The metrics beyond the curve, per layer (Figure 1 runs)", "",
+          "Means over inputs and heads per layer (layer 1 first). σ₂/σ₁: small means one direction dominates; "
+          "row entropy: 1 = uniform rows, 0 = one-hot.", ""]
+    for exp in exps:
+        metrics = read_table(results / exp.name, "metrics")
+        have = [m for m in METRICS if f"{m}_mean" in metrics.columns and metrics[f"{m}_mean"].notna().any()]
+        missing = [m for m in METRICS if m not in have]
+        md.append(f"`{exp.name}`:")
+        md.append("")
+        per_layer = metrics.groupby("layer")[[f"{m}_mean" for m in have]].mean()
+        md += ["| layer | " + " | ".join(QUANTITY_NAMES[m] for m in have) + " |", "|---" * (len(have) + 1) + "|"]
+        for layer, row in per_layer.iterrows():
+            md.append(f"| {layer + 1} | " + " | ".join(f"{row[f'{m}_mean']:.3g}" for m in have) + " |")
+        md.append("")
+        if missing:
+            md += [f"_Not in these results (made by an earlier attnspec): {', '.join(missing)}._", ""]
+        if "row_entropy" in have and "sigma2_over_sigma1" in have:
+            ent = per_layer["row_entropy_mean"]
+            gap = per_layer["sigma2_over_sigma1_mean"]
+            md += [f"Reading: row entropy per layer lies between {ent.min():.2f} (layer {int(ent.idxmin()) + 1}) and "
+                   f"{ent.max():.2f} (layer {int(ent.idxmax()) + 1}); σ₂/σ₁ between {gap.min():.2f} (layer "
+                   f"{int(gap.idxmin()) + 1}) and {gap.max():.2f} (layer {int(gap.idxmax()) + 1}). Their intervals and "
+                   "the comparison between corpora are in the next part.", ""]
+    return md
+
+
+def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) -> list[str]:
+    from attnspec.compare import compare_runs, depth_trends
+    from attnspec.plots.compare import plot_comparison
+
+    runs = [results / e.name for e in exps]
+    table = compare_runs(runs)
+    trends = depth_trends(table)
+    plot_comparison(table, fig_dir)
+    ref, others = exps[0].name, [e.name for e in exps[1:]]
+    at = int(table["at"].iloc[0])
+    md = [f"### Comparison: {', '.join(f'`{o}`' for o in others)} against `{ref}`", "",
+          f"Differences (run − `{ref}`) with 95% Welch intervals; `c_at` is read at index {at}. Standard errors: "
+          "per-input where the runs keep per-input values, else an upper bound (docs/spectrum.md), so those "
+          "intervals are conservative.", "",
+          "| quantity | run | layer | difference | 95% CI | excludes 0 |", "|---|---|---|---|---|---|"]
+    diffs = table[table["run"] != str(runs[0])]
+    for r in diffs.itertuples():
+        excl = "yes" if r.diff_low > 0 or r.diff_high < 0 else "no"
+        md.append(f"| {r.quantity} | `{Path(r.run).name}` | {'all' if r.layer < 0 else r.layer + 1} | {r.diff:+.3g} | "
+                  f"[{r.diff_low:+.3g}, {r.diff_high:+.3g}] | {excl} |")
+    md.append("")
+    md += ["Depth trend per run (Spearman ρ between layer and layer mean, Fisher-z 95% interval over the layers):", "",
+           "| quantity | run | ρ | 95% CI |", "|---|---|---|---|"]
+    for r in trends.itertuples():
+        md.append(f"| {r.quantity} | `{Path(r.run).name}` | {r.rho:+.2f} | [{r.low:+.2f}, {r.high:+.2f}] |")
+    md.append("")
+    overall = diffs[diffs["layer"] < 0]
+    clear = [f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} {'higher' if r.diff > 0 else 'lower'} by {abs(r.diff):.3g} "
+             f"[{r.diff_low:+.3g}, {r.diff_high:+.3g}]" for r in overall.itertuples() if r.diff_low > 0 or r.diff_high < 0]
+    unclear = [QUANTITY_NAMES.get(r.quantity, r.quantity) for r in overall.itertuples() if r.diff_low <= 0 <= r.diff_high]
+    trend_clear = [f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} in `{Path(r.run).name}` (ρ = {r.rho:+.2f})"
+                   for r in trends.itertuples() if r.low > 0 or r.high < 0]
+    reading = (f"Reading: over all layers, {', '.join(others)} against {ref}: "
+               + ("; ".join(clear) if clear else "no difference whose interval excludes 0") + ". "
+               + (f"Intervals include 0 for: {', '.join(unclear)}. " if unclear else "")
+               + ("Depth trends whose interval excludes 0: " + "; ".join(trend_clear) + "." if trend_clear
+                  else "No depth trend has an interval that excludes 0 (few layers make these intervals wide)."))
+    md += [reading, "", f"![compare {name}](figures/beyond-compare-{name}/compare_runs.png) "
+           f"![differences {name}](figures/beyond-compare-{name}/compare_diff.png)", ""]
+    return md

@@ -1,0 +1,346 @@
+"""How the rank attention needs grows with the sequence length n.
+
+Linformer's second premise is that the rank P needs does not grow with n (its projection
+dimension k is O(log n / ε²), "independent of n" in practice). This module measures it:
+
+* :func:`run_scaling` runs the spectrum job at several lengths on the *same documents*
+  (drawn once at the longest length, then cut to each shorter one) with one model load,
+  writing one ordinary spectrum run per length under ``OUT/n<len>/``;
+* :func:`scaling_table` reads them back: per (n, layer) the index where the layer's mean
+  curve reaches 0.9, the effective rank, and the input means of the per-input summaries;
+* :func:`fit_scaling` fits k ∝ n^β per layer and overall by least squares on log–log
+  axes, with a bootstrap interval over inputs (inputs are resampled jointly across
+  lengths, since each length sees the same documents), and :func:`verdict` reads β.
+
+The fitted k is the mean over inputs of a per-input value (the head mean, per layer, of
+the index where that input's curve reaches 0.9, or of the smallest rank whose best
+rank-k approximation has relative Frobenius error <= ε): a mean over inputs is what a
+bootstrap over inputs can resample from the small per-input table each run keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnspec.errors import InputError, ResultsError
+from attnspec.results import check_same_run, environment_meta, holds_files, read_meta, read_table, write_meta
+
+KIND = "spectrum-scaling"
+#: β below this (whole interval) reads "does not grow with n"; above LINEAR (whole
+#: interval) reads "grows about linearly with n".
+NO_GROWTH_BELOW = 0.2
+LINEAR_ABOVE = 0.8
+#: Per-input columns fitted against n, with their labels.
+FITTED: dict[str, str] = {
+    "reach_index": "k90 (index where the curve reaches 0.9)",
+    "rank_for_error_0.1": "rank for relative Frobenius error <= 0.1",
+    "rank_for_error_0.2": "rank for relative Frobenius error <= 0.2",
+}
+
+
+def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
+    """``"64,128,256"`` (or an int, or a sequence) → sorted distinct lengths, each >= 2."""
+    if isinstance(text, (int, np.integer)):
+        items = [int(text)]
+    elif isinstance(text, str):
+        try:
+            items = [int(t) for t in text.replace(" ", "").split(",") if t]
+        except ValueError:
+            raise InputError(f"--seq-len must be an integer or a comma-separated list of integers (64,128,256), got {text!r}") from None
+    else:
+        items = [int(t) for t in text]
+    if not items:
+        raise InputError(f"--seq-len needs at least one length, got {text!r}")
+    bad = [n for n in items if n < 2]
+    if bad:
+        raise InputError(f"--seq-len must be >= 2, got {bad[0]}")
+    if len(set(items)) != len(items):
+        raise InputError(f"--seq-len lists a length twice: {text!r}")
+    return sorted(items)
+
+
+def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
+    """The same documents cut to ``seq_len`` tokens (special tokens kept at both ends).
+
+    Parameters
+    ----------
+    inputs : attnspec.corpora.Inputs
+        Windows drawn at a length >= ``seq_len``.
+    tokenizer : transformers tokenizer
+        The one the windows were made with (its special-token template is re-applied).
+    seq_len : int
+        New length, special tokens included.
+    """
+    from attnspec.corpora import Inputs, _special_template
+
+    prefix, suffix = _special_template(tokenizer)
+    width = seq_len - len(prefix) - len(suffix)
+    if width < 1:
+        raise InputError(f"--seq-len {seq_len} leaves no room for text next to the tokenizer's {len(prefix) + len(suffix)} special tokens")
+    cut = []
+    for ids in inputs.input_ids:
+        text = ids[len(prefix): len(ids) - len(suffix)]  # (l - specials,)
+        cut.append(prefix + text[:width] + suffix)
+    lengths = [len(x) for x in cut]
+    meta = {
+        **inputs.meta,
+        "seq_len": seq_len,
+        "cut_from_seq_len": inputs.meta.get("seq_len"),
+        "text_tokens_per_window": width,
+        "selection": f"{inputs.meta.get('selection')}, drawn at seq_len {inputs.meta.get('seq_len')} and cut to the first {width} text tokens",
+        "input_lengths": {"min": min(lengths), "max": max(lengths), "full": int(sum(n == seq_len for n in lengths))},
+    }
+    return Inputs(input_ids=cut, meta=meta)
+
+
+def run_dir(out: Path, seq_len: int) -> Path:
+    """Where the run at ``seq_len`` lives inside a scaling directory."""
+    return Path(out) / f"n{seq_len}"
+
+
+def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, encoder: Any | None = None) -> list[Any]:
+    """The spectrum job at every length in ``lengths`` on the same documents, one model load.
+
+    Parameters
+    ----------
+    cfg : attnspec.spectrum_run.SpectrumConfig
+        The job; its ``seq_len`` is ignored and its ``out`` becomes the scaling directory.
+    lengths : sequence of int
+        At least two distinct lengths (see :func:`parse_lengths`).
+    encoder : attnspec.models.Encoder, optional
+        An already-built encoder (tests).
+
+    Returns
+    -------
+    list of SpectrumOutcome, one per length, shortest first. A length that stops early
+    (``--max-time``, Ctrl-C) ends the job; ``resume`` continues every length.
+    """
+    from attnspec.corpora import load_inputs
+    from attnspec.models import load_model
+    from attnspec.spectrum_run import inputs_request, run_spectrum
+
+    lengths = parse_lengths(lengths)
+    if len(lengths) < 2:
+        raise InputError(f"a scaling run needs at least two lengths, got {lengths}")
+    longest = lengths[-1]
+    replace(cfg, seq_len=longest).validate()
+    out = Path(cfg.out)
+    identity = {**replace(cfg, seq_len=longest).identity(), "seq_len": lengths}
+    check_same_run(out, identity, kind=KIND)
+    if encoder is None:
+        encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+    if longest > encoder.max_seq_len:
+        raise InputError(f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)")
+    drawn = load_inputs(
+        cfg.data, encoder.tokenizer, seq_len=longest, **inputs_request(cfg.num_sentences), seed=cfg.seed,
+        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths,
+                     "runs": [run_dir(Path("."), n).name for n in lengths], "environment": environment_meta()})
+    outcomes = []
+    for n in lengths:
+        inputs = drawn if n == longest else cut_inputs(drawn, encoder.tokenizer, n)
+        sub = replace(cfg, seq_len=n, out=run_dir(out, n))
+        if cfg.resume and not sub.out.exists():
+            sub = replace(sub, resume=False)
+        if cfg.resume and sub.out.exists() and read_meta(sub.out).get("status") == "complete":
+            outcomes.append(None)  # done in an earlier invocation
+            continue
+        outcome = run_spectrum(sub, progress=progress, encoder=encoder, inputs=inputs)
+        outcomes.append(outcome)
+        if outcome.status != "complete":
+            break
+    return outcomes
+
+
+def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:
+    """Merge shards of one scaling run: every length merges like a spectrum run, into ``out/n<len>``."""
+    from attnspec.spectrum_run import merge_runs
+
+    metas = [read_meta(d) for d in dirs]
+    lengths = metas[0].get("lengths")
+    for d, m in zip(dirs, metas):
+        if m.get("kind") != KIND:
+            raise ResultsError(f"{d} holds a {m.get('kind')!r} result, not a scaling run; merge scaling shards only with each other")
+        if m.get("lengths") != lengths:
+            raise ResultsError(f"{d} has lengths {m.get('lengths')}, {dirs[0]} has {lengths}")
+    out = Path(out)
+    if holds_files(out):  # the lock file of the command that claimed it does not count
+        raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
+    done, total, partial = 0, 0, []
+    missing: set[str] = set()
+    unfinished: set[str] = set()
+    for n in lengths:
+        meta = merge_runs([run_dir(d, n) for d in dirs], run_dir(out, n), csv=csv, allow_partial=allow_partial)
+        done, total = int(meta["inputs_done"]), int(meta["inputs_total"])
+        if meta["status"] != "complete":
+            partial.append(n)
+            missing.update(meta.get("missing_shards", []))
+            unfinished.update(meta.get("unfinished_shards", []))
+    status = "partial" if partial else "complete"
+    identity = {**metas[0]["identity"], "shard": None}
+    write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths, "runs": [f"n{n}" for n in lengths],
+                     "status": status, "partial_lengths": partial,
+                     "merged_from": [str(d) for d in dirs], "environment": environment_meta()})
+    return {"inputs_done": done, "inputs_total": total, "lengths": lengths, "status": status,
+            "missing_shards": sorted(missing), "unfinished_shards": sorted(unfinished)}
+
+
+def _layer_mean_curve(spectrum: pd.DataFrame) -> pd.DataFrame:
+    """Mean over heads of the mean curve, per (layer, index)."""
+    return spectrum.groupby(["layer", "index"], as_index=False)["mean"].mean()
+
+
+def read_runs(out: Path) -> dict[int, Path]:
+    """Length → run directory of a scaling directory (or of a list given in its meta)."""
+    meta = read_meta(out)
+    if meta.get("kind") != KIND:
+        raise ResultsError(f"{out} holds a {meta.get('kind')!r} result, not a scaling run (attnspec spectrum --seq-len 64,128,...)")
+    runs = {int(n): run_dir(out, int(n)) for n in meta["lengths"]}
+    present = {n: d for n, d in runs.items() if (d / "meta.json").is_file()}
+    if len(present) < 2:
+        raise ResultsError(f"{out} holds fewer than two finished lengths ({sorted(present)}); finish it with --resume")
+    return present
+
+
+def scaling_table(out: Path, level: float = 0.9) -> pd.DataFrame:
+    """Per (n, layer): index where the layer's mean curve reaches ``level``, effective rank, per-input means.
+
+    Columns: ``n``, ``layer``, ``k_mean_curve`` (first index where the head-averaged mean
+    curve reaches ``level``), ``effective_rank`` (mean over heads and inputs), ``inputs``,
+    and the input means of every column of ``inputs.parquet``.
+    """
+    from attnspec.spectrum import reach_index
+
+    import torch
+
+    rows = []
+    for n, d in read_runs(out).items():
+        curve = _layer_mean_curve(read_table(d, "spectrum"))
+        metrics = read_table(d, "metrics")
+        inputs = read_table(d, "inputs")
+        per_layer = inputs.groupby("layer").mean(numeric_only=True).drop(columns="input")
+        for layer, g in curve.groupby("layer"):
+            c = torch.tensor(g.sort_values("index")["mean"].to_numpy())
+            row = {"n": n, "layer": int(layer), "k_mean_curve": int(reach_index(c, level)),
+                   "effective_rank": float(metrics.loc[metrics["layer"] == layer, "effective_rank_mean"].mean()),
+                   "inputs": int(inputs.loc[inputs["layer"] == layer, "input"].nunique())}
+            row.update({f"{c}_input_mean": float(per_layer.loc[layer, c]) for c in per_layer.columns})
+            rows.append(row)
+    return pd.DataFrame(rows).sort_values(["layer", "n"]).reset_index(drop=True)
+
+
+def power_law(n: np.ndarray, k: np.ndarray) -> tuple[float, float]:
+    """Least-squares fit of log k = a + β log n; returns (β, exp(a)). ``n``, ``k``: (m,), positive."""
+    x, y = np.log(np.asarray(n, dtype=float)), np.log(np.asarray(k, dtype=float))
+    beta, a = np.polyfit(x, y, 1)
+    return float(beta), float(np.exp(a))
+
+
+@dataclass(frozen=True)
+class PowerFit:
+    """k ∝ n^β for one layer (``layer`` = -1 for the mean over layers) and one metric."""
+
+    metric: str
+    layer: int
+    beta: float
+    low: float
+    high: float
+    scale: float
+    verdict: str
+
+
+def verdict(low: float, high: float) -> str:
+    """Reading of a β interval against :data:`NO_GROWTH_BELOW` and :data:`LINEAR_ABOVE`."""
+    if high < NO_GROWTH_BELOW:
+        return f"does not grow with n (β < {NO_GROWTH_BELOW:g})"
+    if low > LINEAR_ABOVE:
+        return f"grows about linearly with n (β > {LINEAR_ABOVE:g})"
+    if low > NO_GROWTH_BELOW and high < LINEAR_ABOVE:
+        return f"grows with n, sublinearly ({NO_GROWTH_BELOW:g} < β < {LINEAR_ABOVE:g})"
+    return f"inconclusive (interval crosses {NO_GROWTH_BELOW:g} or {LINEAR_ABOVE:g})"
+
+
+def fit_per_input(lengths: Sequence[int], values: np.ndarray, *, metric: str = "k", level: float = 0.95,
+                  resamples: int = 2000, seed: int = 0) -> list[PowerFit]:
+    """Fit k ∝ n^β per layer and overall, with a percentile bootstrap over inputs.
+
+    Parameters
+    ----------
+    lengths : sequence of int, length T
+        The sequence lengths n.
+    values : array, shape (T, m, L)
+        Per-input values at each length (the same m inputs at every length) per layer.
+    resamples, seed, level
+        Bootstrap size, its seed, and the interval's level.
+
+    Returns
+    -------
+    list of PowerFit: layers 0..L-1, then layer -1 for the mean over layers.
+    """
+    from attnspec.stats import numpy_rng
+
+    n = np.asarray(lengths, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 3 or v.shape[0] != n.size:
+        raise InputError(f"values must have shape ({n.size}, inputs, layers), got {v.shape}")
+    if n.size < 2 or v.shape[1] < 2:
+        raise InputError(f"a power-law fit with a bootstrap needs >= 2 lengths and >= 2 inputs, got {n.size} and {v.shape[1]}")
+    if not np.all(v > 0):
+        raise InputError("every value must be positive for a log–log fit")
+    v = np.concatenate([v, v.mean(axis=2, keepdims=True)], axis=2)  # (T, m, L + 1): last = mean over layers
+    x = np.log(n) - np.log(n).mean()
+
+    def slopes(means: np.ndarray) -> np.ndarray:  # (..., T, L+1) → (..., L+1)
+        y = np.log(means)
+        return np.einsum("t,...tl->...l", x, y - y.mean(axis=-2, keepdims=True)) / (x @ x)
+
+    point = slopes(v.mean(axis=1))  # (L+1,)
+    rng = numpy_rng(seed)
+    m = v.shape[1]
+    boot = np.empty((resamples, v.shape[2]))
+    for b0 in range(0, resamples, 50):  # chunks keep memory at 50·T·m·(L+1) floats
+        idx = rng.integers(0, m, size=(min(50, resamples - b0), m))  # (b, m)
+        means = v[:, idx, :].mean(axis=2)  # (T, b, L+1)
+        boot[b0:b0 + idx.shape[0]] = slopes(np.moveaxis(means, 0, 1))
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
+    fits = []
+    for j in range(v.shape[2]):
+        layer = j if j < v.shape[2] - 1 else -1
+        scale = float(np.exp(np.log(v.mean(axis=1)[:, j]).mean() - point[j] * np.log(n).mean()))
+        fits.append(PowerFit(metric, layer, float(point[j]), float(lo[j]), float(hi[j]), scale, verdict(float(lo[j]), float(hi[j]))))
+    return fits
+
+
+def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    """Power-law fits of every :data:`FITTED` metric of a scaling directory, per layer and overall.
+
+    Uses the inputs present at every length (joined on their position in the selection).
+    Columns: ``metric``, ``layer`` (-1 = mean over layers), ``beta``, ``low``, ``high``,
+    ``scale`` (k ≈ scale·n^β), ``verdict``, ``inputs``, ``level``.
+    """
+    runs = read_runs(out)
+    lengths = sorted(runs)
+    tables = {n: read_table(runs[n], "inputs") for n in lengths}
+    common = set.intersection(*(set(t["input"].unique()) for t in tables.values()))
+    if len(common) < 2:
+        raise ResultsError(f"{out}: fewer than two inputs are present at every length")
+    keep = np.array(sorted(common))
+    rows = []
+    for metric in FITTED:
+        stack = []
+        for n in lengths:
+            t = tables[n]
+            wide = t[t["input"].isin(keep)].pivot(index="input", columns="layer", values=metric).loc[keep]
+            stack.append(wide.to_numpy())  # (m, L)
+        for f in fit_per_input(lengths, np.stack(stack), metric=metric, resamples=resamples, seed=seed, level=level):
+            rows.append({**f.__dict__, "inputs": int(keep.size), "level": level})
+    return pd.DataFrame(rows)

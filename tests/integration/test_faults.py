@@ -1,0 +1,402 @@
+"""Fault injection on the spectrum job (issue 10): every outcome is either exactly the
+uninterrupted result, or a one-line refusal that leaves the data as it was.
+
+A tiny random RoBERTa (2 layers, 4 heads) runs 12 inputs in batches of 4 (3 batches).
+Interruptions are injected before the first checkpoint, between a batch's aggregate
+update and its commit, inside an aggregate update, and in the middle of a checkpoint
+write; checkpoints are corrupted in every way the verification claims to catch; a second
+writer meets the lock; shards are merged with one missing, twice, or unfinished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import attnspec.results as results_mod
+import attnspec.spectrum_run as sr
+from attnspec.errors import ResultsError
+from attnspec.spectrum import DIGEST_KEY, SpectrumAccumulator, state_digest
+from attnspec.spectrum_run import SpectrumConfig, merge_runs, run_spectrum
+
+SEQ = 32
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cfg(model_dir: Path, text_file: Path, out: Path, **kw) -> SpectrumConfig:
+    base = dict(model=str(model_dir), data=str(text_file), seq_len=SEQ, num_sentences=12, batch_size=4, seed=3,
+                device="cpu", out=out)
+    base.update(kw)
+    return SpectrumConfig(**base)
+
+
+def _assert_same_result(a: Path, b: Path) -> None:
+    """Bit-identical tables: the run was neither double-counted nor missing a batch."""
+    for name in ("spectrum", "metrics"):
+        pd.testing.assert_frame_equal(pd.read_parquet(a / f"{name}.parquet"), pd.read_parquet(b / f"{name}.parquet"),
+                                      check_exact=True)
+
+
+def _one_line(e: pytest.ExceptionInfo, *must: str) -> str:
+    msg = str(e.value)
+    assert "\n" not in msg, msg
+    for m in must:
+        assert m in msg, msg
+    return msg
+
+
+def _snapshot(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def reference(model_dir: Path, text_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("faults") / "reference"
+    assert run_spectrum(_cfg(model_dir, text_file, out), progress=False).status == "complete"
+    return out
+
+
+@pytest.fixture(scope="module")
+def interrupted(model_dir: Path, text_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run interrupted after its first batch (4 of 12 inputs), kept as a template."""
+    out = tmp_path_factory.mktemp("faults") / "interrupted"
+
+    def stop(done: int) -> None:
+        raise KeyboardInterrupt
+
+    outcome = run_spectrum(_cfg(model_dir, text_file, out, checkpoint_every=1), progress=False, on_checkpoint=stop)
+    assert outcome.status == "interrupted" and outcome.inputs_done == 4
+    return out
+
+
+def _interrupt_at_commit(monkeypatch: pytest.MonkeyPatch, call: int, how: str = "raise") -> None:
+    """Interrupt the run at the ``call``-th point between an aggregate update and its commit."""
+    calls = {"n": 0}
+
+    def hook() -> None:
+        calls["n"] += 1
+        if calls["n"] == call:
+            if how == "raise":
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+            time.sleep(1)  # the handler raises before this returns
+
+    monkeypatch.setattr(sr, "_before_commit", hook)
+
+
+# ---------------------------------------------------------------------------------------
+# Interruptions at every stage
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("call", "how", "done"), [
+    (1, "raise", 0),  # before the first checkpoint (and before the first commit)
+    (2, "raise", 4),  # between batch 2's update and its commit
+    (3, "sigterm", 8),  # the same point, by SIGTERM as timeout/Slurm/docker send it
+    (2, "sigint", 4),  # ... and by a real Ctrl-C
+])
+def test_interrupt_between_update_and_commit_resumes_to_the_exact_result(
+        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch,
+        call: int, how: str, done: int) -> None:
+    _interrupt_at_commit(monkeypatch, call, how)
+    first = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", checkpoint_every=8), progress=False)
+    assert first.status == "interrupted" and first.inputs_done == done
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["inputs_done"] == done
+    monkeypatch.setattr(sr, "_before_commit", lambda: None)
+    second = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", resume=True), progress=False)
+    assert second.status == "complete"
+    _assert_same_result(reference, tmp_path / "run")
+
+
+def test_interrupt_inside_an_aggregate_update_counts_no_batch_twice(
+        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C after one layer of batch 2 was added (the old code then saved that layer's
+    matrices with an inputs_done that did not include them, and a resume added them again)."""
+    original = SpectrumAccumulator.add
+    calls = {"n": 0}
+
+    def add_then_interrupt(self: SpectrumAccumulator, layer: int, sv) -> None:  # noqa: ANN001
+        original(self, layer, sv)
+        calls["n"] += 1
+        if calls["n"] == 3:  # batch 2, layer 0 added; layer 1 not yet
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(SpectrumAccumulator, "add", add_then_interrupt)
+    first = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run"), progress=False)
+    assert first.status == "interrupted" and first.inputs_done == 4
+    monkeypatch.setattr(SpectrumAccumulator, "add", original)
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", resume=True), progress=False)
+    _assert_same_result(reference, tmp_path / "run")
+
+
+def test_interrupt_in_the_middle_of_a_checkpoint_write(
+        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while state.npz is being replaced: the old state stays whole, no temporary file remains."""
+    real_replace = os.replace
+    hits = {"n": 0}
+
+    def replace(src, dst):  # noqa: ANN001, ANN202
+        if Path(dst).name == sr.STATE_FILE:
+            hits["n"] += 1
+            if hits["n"] == 2:  # the second checkpoint's state write (after batch 2)
+                raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(results_mod.os, "replace", replace)
+    first = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", checkpoint_every=1), progress=False)
+    assert first.status == "interrupted" and first.inputs_done == 8  # the final checkpoint saved batch 2
+    assert not list((tmp_path / "run").glob(".attnspec-tmp-*"))
+    monkeypatch.setattr(results_mod.os, "replace", real_replace)
+    run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", resume=True), progress=False)
+    _assert_same_result(reference, tmp_path / "run")
+
+
+def test_a_killed_writer_leaves_nothing_that_blocks_the_resume(
+        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, interrupted: Path) -> None:
+    """SIGKILL mid-write leaves a temporary file and a lock file nobody holds: both are harmless."""
+    run = tmp_path / "run"
+    shutil.copytree(interrupted, run)
+    (run / ".attnspec-tmp-state.npz.abc.tmp").write_bytes(b"PK\x03\x04 half a zip")
+    (run / results_mod.LOCK_FILE).write_text(json.dumps({"pid": 999999, "host": "gone", "command": "x"}))
+    run_spectrum(_cfg(model_dir, text_file, run, resume=True), progress=False)
+    _assert_same_result(reference, run)
+    assert not list(run.glob(".attnspec-tmp-*"))
+
+
+def test_meta_json_deleted_but_state_intact(model_dir: Path, text_file: Path, tmp_path: Path, reference: Path,
+                                            interrupted: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(interrupted, run)
+    (run / "meta.json").unlink()
+    with pytest.raises(ResultsError) as e:
+        run_spectrum(_cfg(model_dir, text_file, run), progress=False)
+    _one_line(e, "no meta.json", "--resume", "4 of 12")
+    with pytest.raises(ResultsError) as e:
+        run_spectrum(_cfg(model_dir, text_file, run, resume=True, seed=4), progress=False)
+    _one_line(e, "different run", "seed")
+    run_spectrum(_cfg(model_dir, text_file, run, resume=True), progress=False)
+    _assert_same_result(reference, run)
+    assert json.loads((run / "meta.json").read_text())["status"] == "complete"
+
+
+# ---------------------------------------------------------------------------------------
+# Corrupted and foreign checkpoints
+# ---------------------------------------------------------------------------------------
+def _rewrite_state(path: Path, change, *, keep_digest: bool = False) -> None:  # noqa: ANN001
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    change(arrays)
+    if not keep_digest:  # a forger who also recomputes the digest: the other checks must catch it
+        arrays[DIGEST_KEY] = np.asarray(state_digest(arrays))
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def _set(key: str, fn):  # noqa: ANN001, ANN202
+    def change(a: dict) -> None:
+        a[key] = fn(a[key].copy())
+    return change
+
+
+def _nan_mean(m: np.ndarray) -> np.ndarray:
+    m[0, 0, 3] = np.nan
+    return m
+
+
+def _above_one(m: np.ndarray) -> np.ndarray:
+    m[1, 2, 5] = 1.5
+    return m
+
+
+CORRUPTIONS = {
+    "nan_mean": (lambda p: _rewrite_state(p, _set("mean", _nan_mean)), "finite check"),
+    "out_of_range": (lambda p: _rewrite_state(p, _set("mean", _above_one)), "range check"),
+    "altered_counts": (lambda p: _rewrite_state(p, _set("count", lambda c: c + 1)), "count check"),
+    "altered_inputs_done": (lambda p: _rewrite_state(p, _set("inputs_done", lambda v: v + 4)), "count check"),
+    "altered_coverage": (lambda p: _rewrite_state(p, _set("covered", lambda c: c + 1)), "coverage check"),
+    "wrong_digest": (lambda p: _rewrite_state(p, _set("m2", lambda m: m * 1.0001), keep_digest=True), "digest check"),
+    "truncated": (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), "unreadable"),
+    "garbage": (lambda p: p.write_bytes(os.urandom(2000)), "unreadable"),
+    "empty": (lambda p: p.write_bytes(b""), "unreadable"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_a_corrupted_checkpoint_is_refused_and_kept(model_dir: Path, text_file: Path, tmp_path: Path,
+                                                    interrupted: Path, kind: str) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(interrupted, run)
+    corrupt, check = CORRUPTIONS[kind]
+    corrupt(run / sr.STATE_FILE)
+    before = _snapshot(run)
+    with pytest.raises(ResultsError) as e:
+        run_spectrum(_cfg(model_dir, text_file, run, resume=True), progress=False)
+    _one_line(e, str(run / sr.STATE_FILE), check)
+    assert _snapshot(run) == before  # nothing overwritten
+    with pytest.raises(ResultsError) as e:  # and a merge trusts it no more than a resume
+        merge_runs([run], tmp_path / "merged", allow_partial=True)
+    _one_line(e, str(run / sr.STATE_FILE))
+
+
+def test_a_foreign_checkpoint_is_refused(model_dir: Path, text_file: Path, tmp_path: Path, interrupted: Path) -> None:
+    """state.npz of another seed under this run's meta.json: the identity inside the state decides."""
+
+    def stop(done: int) -> None:
+        raise KeyboardInterrupt
+
+    other = tmp_path / "other"
+    run_spectrum(_cfg(model_dir, text_file, other, seed=4, checkpoint_every=1), progress=False, on_checkpoint=stop)
+    run = tmp_path / "run"
+    shutil.copytree(interrupted, run)
+    shutil.copy(other / sr.STATE_FILE, run / sr.STATE_FILE)
+    before = _snapshot(run)
+    with pytest.raises(ResultsError) as e:
+        run_spectrum(_cfg(model_dir, text_file, run, resume=True), progress=False)
+    _one_line(e, "identity check", "seed: 4 there vs 3 now")
+    assert _snapshot(run) == before
+
+
+def test_cli_refusal_is_one_line_exit_1(model_dir: Path, text_file: Path, tmp_path: Path, interrupted: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attnspec.cli.main import app
+
+    run = tmp_path / "run"
+    shutil.copytree(interrupted, run)
+    CORRUPTIONS["truncated"][0](run / sr.STATE_FILE)
+    r = CliRunner().invoke(app, ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", str(SEQ),
+                                 "--num-sentences", "12", "--batch-size", "4", "--seed", "3", "--device", "cpu",
+                                 "--out", str(run), "--resume", "--quiet"])
+    assert r.exit_code == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: checkpoint") and "unreadable" in lines[0]
+
+
+# ---------------------------------------------------------------------------------------
+# One writer per output directory
+# ---------------------------------------------------------------------------------------
+def test_a_second_writer_is_refused_with_the_holder_named(model_dir: Path, text_file: Path, tmp_path: Path,
+                                                          reference: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from attnspec.results import OutputLock; "
+         "lock = OutputLock(sys.argv[1], 'attnspec spectrum (the first writer)'); lock.acquire(); "
+         "print('held', flush=True); time.sleep(60)", str(out)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for attempt in (lambda: run_spectrum(_cfg(model_dir, text_file, out), progress=False),
+                        lambda: merge_runs([reference], out)):
+            with pytest.raises(ResultsError) as e:
+                attempt()
+            _one_line(e, f"pid {holder.pid}", "the first writer", "in use")
+        from typer.testing import CliRunner
+
+        from attnspec.cli.main import app
+
+        r = CliRunner().invoke(app, ["osa-check", "--no-timing", "--out", str(out)])
+        assert r.exit_code == 1 and r.stderr.count("\n") == 1 and f"in use by pid {holder.pid}" in r.stderr
+        assert [p.name for p in out.iterdir()] == [results_mod.LOCK_FILE]  # nothing written
+    finally:
+        holder.kill()  # SIGKILL: the kernel drops the lock, the lock file stays behind
+        holder.wait()
+    assert (out / results_mod.LOCK_FILE).exists()
+    run_spectrum(_cfg(model_dir, text_file, out), progress=False)  # the stale lock does not block
+    _assert_same_result(reference, out)
+    assert not (out / results_mod.LOCK_FILE).exists()
+
+
+# ---------------------------------------------------------------------------------------
+# Merges know their shards
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def shards(model_dir: Path, text_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("shards")
+    for i in range(2):
+        run_spectrum(_cfg(model_dir, text_file, d / f"s{i}", shard=(i, 2)), progress=False)
+
+    def stop(done: int) -> None:
+        raise KeyboardInterrupt
+
+    run_spectrum(_cfg(model_dir, text_file, d / "s1-unfinished", shard=(1, 2), checkpoint_every=1), progress=False,
+                 on_checkpoint=stop)
+    return d
+
+
+def test_merge_of_a_missing_shard_is_refused_or_marked_partial(model_dir: Path, text_file: Path, tmp_path: Path,
+                                                               shards: Path) -> None:
+    with pytest.raises(ResultsError) as e:
+        merge_runs([shards / "s0"], tmp_path / "m")
+    _one_line(e, "shard 1/2 missing", "--allow-partial")
+    assert not (tmp_path / "m").exists()
+
+    meta = merge_runs([shards / "s0"], tmp_path / "m", allow_partial=True)
+    assert meta["status"] == "partial" and meta["missing_shards"] == ["1/2"]
+    assert json.loads((tmp_path / "m" / "meta.json").read_text())["status"] == "partial"
+    # a later resume with the whole run's parameters never takes the partial merge for complete
+    for kw in ({"resume": True}, {}):
+        with pytest.raises(ResultsError) as e:
+            run_spectrum(_cfg(model_dir, text_file, tmp_path / "m", **kw), progress=False)
+        msg = _one_line(e)
+        assert "complete" not in msg.replace("incomplete", ""), msg
+
+
+def test_merge_refuses_duplicated_and_unfinished_shards(tmp_path: Path, shards: Path) -> None:
+    with pytest.raises(ResultsError) as e:
+        merge_runs([shards / "s0", shards / "s0"], tmp_path / "m")
+    _one_line(e, "same shard 0/2")
+    with pytest.raises(ResultsError) as e:
+        merge_runs([shards / "s1", shards / "s1-unfinished"], tmp_path / "m")
+    _one_line(e, "same shard 1/2")
+    with pytest.raises(ResultsError) as e:
+        merge_runs([shards / "s0", shards / "s1-unfinished"], tmp_path / "m")
+    _one_line(e, "unfinished: 1/2 (4 of 6 inputs)")
+    meta = merge_runs([shards / "s0", shards / "s1-unfinished"], tmp_path / "m", allow_partial=True)
+    assert meta["status"] == "partial" and meta["inputs_done"] == 10 and meta["missing_shards"] == []
+
+
+def test_complete_merge_is_the_whole_run(model_dir: Path, text_file: Path, tmp_path: Path, shards: Path,
+                                         reference: Path) -> None:
+    meta = merge_runs([shards / "s1", shards / "s0"], tmp_path / "m")
+    assert meta["status"] == "complete" and meta["inputs_done"] == 12 and meta["missing_shards"] == []
+    a, b = pd.read_parquet(reference / "spectrum.parquet"), pd.read_parquet(tmp_path / "m" / "spectrum.parquet")
+    np.testing.assert_array_equal(a["count"], b["count"])
+    np.testing.assert_allclose(a["mean"], b["mean"], rtol=0, atol=1e-12)
+    with pytest.raises(ResultsError, match="already holds this run, complete"):
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / "m", resume=True), progress=False)
+
+
+# ---------------------------------------------------------------------------------------
+# Output files
+# ---------------------------------------------------------------------------------------
+def test_results_are_readable_by_others_and_meta_is_strict_json(tmp_path: Path, reference: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        results_mod.write_meta(tmp_path, {"inf": float("inf"), "ninf": -np.inf, "nan": np.float64("nan"),
+                                          "nested": [1.0, float("nan")]})
+        results_mod.write_table(tmp_path, "t", pd.DataFrame({"x": [1.0]}), csv=True)
+    finally:
+        os.umask(old)
+    for name in ("meta.json", "t.parquet", "t.csv"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"meta.json holds {token}, which is not JSON")
+
+    meta = json.loads((tmp_path / "meta.json").read_text(), parse_constant=refuse)
+    assert meta == {"inf": "inf", "ninf": "-inf", "nan": None, "nested": [1.0, None]}
+    mask = os.umask(0)
+    os.umask(mask)
+    for p in reference.rglob("*"):  # a real run's files get what the umask gives any file
+        if p.is_file():
+            assert p.stat().st_mode & 0o777 == 0o666 & ~mask, p
