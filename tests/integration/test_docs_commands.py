@@ -130,6 +130,8 @@ def _override(argv: list[str]) -> list[str]:
     if sub == "sa-check" and "--sweep" in argv:
         argv.remove("--sweep")  # the full grid is minutes; the small --sweep-L/-k grid runs instead
     for opt, value in rules.items():
+        if sub == "spectrum" and opt == "--seq-len" and "--seq-len" in argv and "," in argv[argv.index("--seq-len") + 1]:
+            continue  # a scaling study: its lengths are the point (the docs' lists are small)
         if sub == "spectrum" and opt == "--num-sentences" and "--num-sentences" in argv \
                 and argv[argv.index("--num-sentences") + 1] != "all" and int(argv[argv.index("--num-sentences") + 1]) <= 2:
             continue
