@@ -356,14 +356,13 @@ def _norm_split(corpus: str, split: str | None) -> str:
 
 
 def shared_data_candidates() -> list[Path]:
-    """Where a folder laid out like the project's shared data is looked for by default.
-
-    ``../shared/data`` beside the current directory (commands run from the repository
-    root) and beside the source tree of this package (an editable install run from
-    elsewhere). Tests replace this function to pretend no such folder exists.
+    """Where a folder laid out like the project's shared data is looked for by default:
+    ``../shared/data`` beside the current directory (the commands are run from the
+    repository root, and ``attnspec report`` always looked there). Only the current
+    directory counts, so a run started elsewhere reaches the hub as documented. Tests
+    replace this function to pretend no such folder exists.
     """
-    source_root = Path(__file__).resolve().parent.parent  # the repository of a source checkout
-    return [Path.cwd().parent / "shared" / "data", source_root.parent / "shared" / "data"]
+    return [Path.cwd().parent / "shared" / "data"]
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> tuple[Path | None, str]:

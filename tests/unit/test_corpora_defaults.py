@@ -82,7 +82,13 @@ def test_named_corpus_found_in_shared_data_without_any_option(tok, tmp_path: Pat
     assert len(got.input_ids) == 3 and got.meta["source"].startswith(str(shared.resolve()))
 
 
-def test_candidates_are_beside_cwd_and_beside_the_source_tree() -> None:
-    cands = corpora.shared_data_candidates()
-    assert Path.cwd().parent / "shared" / "data" in cands
-    assert Path(corpora.__file__).resolve().parents[2] / "shared" / "data" in cands
+def test_the_default_folder_is_beside_the_current_directory(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    assert corpora.shared_data_candidates() == [tmp_path / "shared" / "data"]
+    assert resolve_data_dir(None) == ((tmp_path / "shared" / "data").resolve(), "../shared/data")
+    (tmp_path / "repo" / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "repo" / "sub")  # started elsewhere: no default folder, the hub is next
+    assert resolve_data_dir(None) == (None, "")
