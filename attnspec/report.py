@@ -258,12 +258,10 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
         if exp.command == "spectrum":
             _run_spectrum(_options(args), out)
             return None
-        from attnspec.battery import plot_results, run_battery, write_result
+        from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
 
-        result = run_battery(exp.command, _options(args), progress=progress, out_dir=out)
-        write_result(result, out)
-        plot_results(exp.command, out)
+        result = run_and_write(exp.command, _options(args), out, progress=progress)
         if exp.verdicts:
             (out / VERDICT_FILE).write_text(verdicts_json(result.verdicts) + "\n")
         return None
@@ -288,7 +286,13 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     kw = {k: v for k, v in options.items() if k in fields}
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
-    run_spectrum(SpectrumConfig(**kw, out=out, overwrite=True), progress=False)
+    from attnspec.scaling import parse_lengths, run_scaling
+
+    lengths = parse_lengths(kw.get("seq_len", SpectrumConfig.seq_len))
+    if len(lengths) > 1:  # seq-len = "32,64,...": the scaling job, one run per length under out/n<len>
+        run_scaling(SpectrumConfig(**{**kw, "seq_len": lengths[-1]}, out=out, overwrite=True), lengths, progress=False)
+        return
+    run_spectrum(SpectrumConfig(**{**kw, "seq_len": lengths[0]}, out=out, overwrite=True), progress=False)
 
 
 def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | None:

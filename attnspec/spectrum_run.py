@@ -138,6 +138,15 @@ class SpectrumConfig:
         }
 
 
+def _recorded_figures(out: Path) -> dict[str, Any] | None:
+    """The plotting choices a run's meta.json recorded, if it is there and readable (a
+    resume trusts only state.npz; meta.json may be missing)."""
+    try:
+        return read_meta(out).get("figures")
+    except (ResultsError, OSError, ValueError):
+        return None
+
+
 def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
     """``--num-sentences`` as :func:`attnspec.corpora.load_inputs` arguments: N → exactly N;
     ``"all"`` → every available input; None (the default) → DEFAULT_NUM_SENTENCES, or all
@@ -468,7 +477,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         "inputs_total": total,
         "environment": environment_meta(),
         # how the figures were drawn (attnspec.plots.spectrum.FIGURES_KEY): kept across --resume
-        **({"figures": previous["figures"]} if resuming and previous and "figures" in previous else {}),
+        **({"figures": _recorded_figures(cfg.out)} if resuming and _recorded_figures(cfg.out) else {}),
     }
     pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
 
