@@ -15,7 +15,7 @@ and optionally
 * ``attention_request(config) -> AttentionRequest | None`` — the real attention matrices
   the battery needs (model, corpus, n, count). Theory modules never load a model or data:
   :func:`run_battery`, which sits above them, loads the matrices
-  (:func:`load_attention`, through :func:`attnspec.capture.sample_attention`) and passes
+  (:func:`load_attention`, through :func:`attnspec.real_attention.sample_attention`) and passes
   them to ``run(config, progress=..., attention=array)`` as an array of shape
   (count, n, n).
 
@@ -101,14 +101,14 @@ def check_attention_request(request: AttentionRequest) -> None:
 
 
 def load_attention(request: AttentionRequest) -> np.ndarray:
-    """Load the matrices of ``request`` with :func:`attnspec.capture.sample_attention`.
+    """Load the matrices of ``request`` with :func:`attnspec.real_attention.sample_attention`.
 
     Returns
     -------
     ndarray, shape (count, n, n), float64
         Row-stochastic attention matrices P.
     """
-    from attnspec.capture import sample_attention
+    from attnspec.real_attention import sample_attention
 
     P = sample_attention(request.model, request.data, seq_len=request.seq_len, count=request.count,
                          seed=request.seed, data_dir=request.data_dir)
@@ -215,15 +215,15 @@ def run_battery(
 
 
 def config_identity(config: Any) -> dict[str, Any]:
-    """The parameters that define a run: the config's own ``identity()`` if it has one,
-    else every field of a dataclass config, JSON-ready (tuples as lists; array-valued
-    fields are not part of the identity)."""
+    """The parameters that define a run, JSON-ready (tuples as lists): the config's own
+    ``identity()`` when it defines one (so that e.g. a thread count does not make another
+    run), else every field of a dataclass config (array-valued fields excluded)."""
     import dataclasses
 
     if callable(getattr(config, "identity", None)):
-        return dict(config.identity())
-
-    fields = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
+        fields = dict(config.identity())
+    else:
+        fields = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if not isinstance(v, np.ndarray)}
 
 
@@ -270,3 +270,54 @@ def write_result(result: BatteryResult, out_dir: Path, *, csv: bool = False) -> 
             "claims": sorted({r.claim for r in result.verdicts}), **environment_meta()}
     write_meta(out_dir, meta)
     return out_dir
+
+
+def run_and_write(
+    command: str,
+    options: Mapping[str, Any],
+    out_dir: Path | None = None,
+    *,
+    csv: bool = False,
+    plots: bool = True,
+    progress: Callable[[str], None] | None = None,
+    attention: np.ndarray | None = None,
+) -> BatteryResult:
+    """What every checking command and ``attnspec report`` do: validate, run, write, draw.
+
+    With ``out_dir``: the directory is checked (usable, and empty or holding the same run)
+    and locked before any computation (:func:`attnspec.results.writing_to`); SIGTERM is
+    taken like Ctrl-C; the tables, ``verdicts.parquet``, ``meta.json`` and the figures are
+    written together, an interruption meanwhile being held until they are complete.
+
+    Parameters
+    ----------
+    command : str
+        A key of :data:`BATTERIES`.
+    options : mapping
+        Option values by CLI name (see :func:`run_battery`).
+    out_dir : Path, optional
+        The results directory; nothing is written without it.
+    csv : bool
+        Also write CSV copies of the tables.
+    plots : bool
+        Draw the figures (:data:`PLOTTERS`) from the saved tables.
+    progress : callable, optional
+    attention : ndarray of shape (count, n, n), optional
+        Real attention matrices (see :func:`run_battery`).
+
+    Returns
+    -------
+    BatteryResult
+    """
+    if out_dir is None:
+        return run_battery(command, options, progress=progress, attention=attention)
+    from attnspec.results import writing_to
+    from attnspec.signals import deferred_interrupts, sigterm_as_interrupt
+
+    with writing_to(Path(out_dir), f"attnspec {command}"), sigterm_as_interrupt():
+        result = run_battery(command, options, progress=progress, attention=attention, out_dir=out_dir)
+        with deferred_interrupts():
+            write_result(result, out_dir, csv=csv)
+            if plots:
+                plot_results(command, out_dir)
+    return result

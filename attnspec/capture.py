@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -509,49 +508,3 @@ def collect_attention(model: nn.Module, input_ids: torch.Tensor, attention_mask:
     with capture_attention(model, keep) as cap:
         cap.forward(input_ids, attention_mask)
     return [out[i] for i in sorted(out)]
-
-
-def sample_attention(
-    model: str,
-    data: str,
-    *,
-    seq_len: int,
-    count: int,
-    seed: int,
-    data_dir: str | None = None,
-    device: str = "cpu",
-    split: str | None = None,
-) -> torch.Tensor:
-    """``count`` real attention matrices, pooled over inputs, layers and heads.
-
-    Loads ``model`` and draws just enough inputs of ``seq_len`` tokens from ``data`` to
-    supply ``count`` distinct (input, layer, head) triples, then picks ``count`` of them
-    uniformly without replacement with a generator seeded by ``seed``.
-
-    Returns
-    -------
-    Tensor, shape (count, seq_len, seq_len), float64, rows summing to 1.
-    """
-    import numpy as np
-
-    from attnspec.corpora import load_inputs
-    from attnspec.models import load_model
-
-    if count < 1:
-        raise InputError(f"count must be >= 1, got {count}")
-    enc = load_model(model, device=device)
-    per_input = enc.num_layers * enc.num_heads
-    num_inputs = math.ceil(count / per_input)
-    inputs = load_inputs(data, enc.tokenizer, seq_len=seq_len, num_inputs=num_inputs, seed=seed,
-                         split=split, data_dir=data_dir, short_policy="skip")
-    pool: list[torch.Tensor] = []
-
-    def keep(la: LayerAttention) -> None:
-        pool.append(la.probs.to(torch.float64).cpu())  # (B, H, n, n)
-
-    with capture_attention(enc.model, keep) as cap:
-        for ids in inputs.input_ids:
-            cap.forward(torch.tensor([ids], device=enc.device))
-    stacked = torch.cat([p.reshape(-1, seq_len, seq_len) for p in pool])  # (inputs*layers*heads, n, n)
-    pick = np.random.default_rng(seed).choice(stacked.shape[0], size=count, replace=False)
-    return stacked[torch.as_tensor(np.sort(pick))]

@@ -136,7 +136,7 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
 
 def default_reading_index(runs: Sequence[Path]) -> int:
     """The Figure 1 reading index of the shortest run (128 at n = 512, else n / 4)."""
-    from attnspec.plots.spectrum import default_at
+    from attnspec.spectrum import default_at
 
     return default_at(min(int(read_table(r, "spectrum")["index"].max()) for r in runs))
 

@@ -50,7 +50,7 @@ def check_range(name: str, value: float, *, low: float | None = None, high: floa
         raise InputError(f"{name} must be in {lb}{lo}, {hi}{hb}, got {value!r}")
 
 
-def check_int(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
+def check_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
     """An integer (not a bool, not a float) in ``[low, high]``, else :class:`InputError`.
 
     e.g. ``trials must be an integer, got 2.5`` or ``trials must be in [1, inf), got 0``.
@@ -60,7 +60,7 @@ def check_int(name: str, value: object, *, low: int | None = None, high: int | N
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InputError(f"{name} must be an integer, got {value!r}")
     check_range(name, int(value), low=low, high=high)
-    return int(value)
+    return int(value)  # (numpy integers are numbers.Integral too)
 
 
 def check_choice(name: str, value: object, allowed: "tuple[str, ...] | list[str]") -> str:

@@ -18,6 +18,9 @@ Exit code 0 when no number changed and no old row is missing.
     PYTHONPATH=$PWD python tests/nothing_lost.py --only jl-check      # one experiment
     PYTHONPATH=$PWD python tests/nothing_lost.py --repo /work/main    # where commit 029337d is
     PYTHONPATH=$PWD python tests/nothing_lost.py --only jl-check --full   # the committed sizes
+
+Experiments without verdict rows (osa-train) compare their run table instead
+(:data:`TABLE_ONLY`).
 """
 
 from __future__ import annotations
@@ -88,8 +91,37 @@ def _map_sa(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+#: osa-check before the redesign: prose claims (prefix) -> (claim id, reading or None = map the old reading).
+OSA_CLAIMS: dict[str, tuple[str, str | None]] = {
+    "Thm 2.1 exp(S)": ("osa.thm21", "as-stated"),
+    "exp(S) ∈ SO(N) (fast-path A)": ("osa.thm21.so_n", "low-rank-formula"),
+    "A ∈ SO(N) for the layer's A": ("osa.thm21.so_n", "layer"),
+    "Thm 3.1 bound (10)": ("osa.thm31.eq10", None),
+    "Thm 3.1 bound (11)": ("osa.thm31.eq11", None),
+    "Thm 4.2": ("osa.thm42", "as-stated"),
+    "Thm 2.2": ("osa.thm22", "as-stated"),
+    "Thm 4.1": ("osa.thm41", "as-stated"),
+    "Thm 4.3": ("osa.thm43", "as-stated"),
+    "Thm 4.4, multihead": ("osa.thm44.multihead", "m-osa"),
+    "Thm 4.4 κ(J)": ("osa.thm44", "held-out-c"),
+}
+OSA_READINGS = {"as stated": "as-stated", "σ_max(B) <= 1": "sigma-le-1"}
+
+
+def _map_osa(row: dict[str, Any]) -> dict[str, Any]:
+    """osa-check before the redesign: the prose claim becomes (claim id, reading); Thm 3.1's
+    reading was a parameter ("as stated", "σ_max(B) <= 1")."""
+    row = dict(row)
+    for prefix, (claim, reading) in OSA_CLAIMS.items():
+        if row["claim"].startswith(prefix):
+            row["claim"], row["reading"] = claim, reading or OSA_READINGS[row["reading"]]
+            break
+    return row
+
+
 #: command -> function mapping an old verdict row onto the new ids and readings
-MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _map_jl, "sa-check": _map_sa}
+MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _map_jl, "sa-check": _map_sa,
+                                                                   "osa-check": _map_osa}
 
 #: command -> {(claim, reading): why} rows whose numbers changed on purpose (listed, not failures).
 EXPECTED: dict[str, dict[tuple[str, str], str]] = {
@@ -98,6 +130,12 @@ EXPECTED: dict[str, dict[tuple[str, str], str]] = {
                                                    "it is < 1 (it was the d of the largest exact/bound ratio, often "
                                                    "a d where the bound was capped at 1)",
         ("expressivity.jl.orthogonal", "scaled"): "likewise",
+    },
+    "osa-check": {
+        ("osa.thm44", "held-out-c"): "C is fitted on independent draws and κ(J) tested on fresh ones (before: C fitted "
+                                     "and tested on the same instance), so bound and estimate come from the fresh draws",
+        ("osa.thm43", "as-stated"): "bound ×2 now shown and the estimate is the growth of ||J1||₂/alpha compared with "
+                                    "it (before: Ĉ, still in the evidence and the estimate of osa.thm44 'measured')",
     },
 }
 
@@ -237,6 +275,33 @@ def _params(r: dict[str, Any]) -> str:
     return ", ".join(f"{k}={r[k]}" for k in r if k not in NOT_KEYS and r[k] is not None)
 
 
+#: experiments without verdict rows whose tables are compared: command -> (table, key columns,
+#: columns that may differ: timings).
+TABLE_ONLY: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "osa-train": ("osa_train_runs", ("model", "replicate"), ("wall_seconds",)),
+}
+
+
+def compare_runs_table(old_tree: Path, command: str, args: dict[str, Any], tmp: Path) -> list[str]:
+    """Run the old ``command`` with ``--out`` and the new battery; every old row and column of
+    the table in :data:`TABLE_ONLY` must be equal (timings aside). The differences, as lines."""
+    import pandas as pd
+
+    stem, keys, skip = TABLE_ONLY[command]
+    out = tmp / f"out-{command}"
+    env = {**os.environ, "PYTHONPATH": str(old_tree)}
+    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", command, *_cli_args(args), "--out", str(out)],
+                          capture_output=True, text=True, env=env, cwd=old_tree)
+    if proc.returncode != 0:
+        return [f"old {command} failed: {proc.stderr.strip().splitlines()[-1:]}"]
+    old = pd.read_parquet(out / f"{stem}.parquet").set_index(list(keys)).sort_index()
+    new = new_result(command, args).tables[stem].set_index(list(keys)).sort_index()
+    if list(old.index) != list(new.index):
+        return [f"{stem}: rows differ: {list(old.index)} vs {list(new.index)}"]
+    return [f"{stem}: column {c!r} " + ("lost" if c not in new else "differs") for c in old.columns
+            if c not in skip and (c not in new or not all(_same(x, y) for x, y in zip(old[c].tolist(), new[c].tolist())))]
+
+
 def main() -> int:
     import tomllib
 
@@ -253,9 +318,18 @@ def main() -> int:
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
         for path in sorted((REPO / "experiments").glob("*.toml")):
             spec = tomllib.loads(path.read_text())
-            if not spec.get("verdicts") or (a.only and path.stem not in a.only):
+            if a.only and path.stem not in a.only:
                 continue
             args = {**spec.get("args", {}), **({} if a.full else spec.get("quick", {}))}
+            if spec["command"] in TABLE_ONLY:
+                print(f"## {path.stem}: attnspec {spec['command']} {' '.join(_cli_args(args))}", flush=True)
+                problems = compare_runs_table(Path(tmp), spec["command"], args, Path(tmp))
+                print(f"table {TABLE_ONLY[spec['command']][0]}: "
+                      + ("every old row and column equal (timings aside)" if not problems else "; ".join(problems)))
+                bad += len(problems)
+                continue
+            if not spec.get("verdicts"):
+                continue
             if "data" in args and "data-dir" not in args:
                 if not Path(a.data_dir).is_dir():
                     print(f"## {path.stem}: skipped (no data dir)")

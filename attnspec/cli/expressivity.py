@@ -1,8 +1,8 @@
 """`attnspec sa-check`: sparse expressivity of self-attention (Likhosherstov et al. 2021).
 
-Thin: parse the options → :func:`attnspec.battery.run_battery` (which validates them
-through the battery's config before any computation) → write the tables → draw the figures
-from the saved tables → print.
+Thin: parse the options → :func:`attnspec.battery.run_and_write` (which validates them
+through the battery's config before any computation, then writes the tables and draws the
+figures from them) → print.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from attnspec.cli._common import (
     err_console,
     out_console,
     user_errors,
-    whole_output,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
 
@@ -61,7 +60,7 @@ def sa_check(
     with user_errors():
         from rich.markup import escape
 
-        from attnspec.battery import run_battery
+        from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
 
         options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
@@ -76,17 +75,11 @@ def sa_check(
         def say(msg: str) -> None:
             err_console.print(fmt(msg), highlight=False)
 
-        # run_battery validates every option (one-line errors) and the --out directory before any work
         with progress_printer(err_console, verbose, fmt) as progress:
-            result = run_battery("sa-check", options, progress=progress, out_dir=out)
+            result = run_and_write("sa-check", options, out, plots=plots, progress=progress)
         if out is not None:
-            from attnspec.battery import plot_results, write_result
-
-            with whole_output():  # tables, meta.json and figures, or nothing
-                write_result(result, out)
-                if plots:
-                    plot_results("sa-check", out)
-                    say("figures written")
+            if plots:
+                say("figures written")
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             typer.echo(verdicts_json(result.verdicts))

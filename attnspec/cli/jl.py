@@ -16,7 +16,6 @@ from attnspec.cli._common import (
     err_console,
     out_console,
     user_errors,
-    whole_output,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
 
@@ -58,7 +57,7 @@ def jl_check(
     verbose: VerboseOpt = False,
 ) -> None:
     with user_errors():
-        from attnspec.battery import plot_results, run_battery, write_result
+        from attnspec.battery import run_and_write
 
         options = {"n": n, "eps": eps, "k": k, "trials": trials, "trials_other": trials_other, "seed": seed,
                    "family": family, "claims": claims, "d": d, "temperature": temperature, "model": model,
@@ -69,13 +68,10 @@ def jl_check(
         def fmt(msg: str) -> str:
             return f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]"
 
-        # run_battery validates every option (one-line errors) and the --out directory before any work
+        # validates every option (one-line errors) and checks and locks --out before any work
         with progress_printer(err_console, verbose, fmt) as progress:
-            result = run_battery("jl-check", options, progress=progress, out_dir=out)
+            result = run_and_write("jl-check", options, out, progress=progress)
         if out is not None:
-            with whole_output():  # tables, meta.json and figures, or nothing
-                write_result(result, out)
-                plot_results("jl-check", out)
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
             from attnspec.verdicts import verdicts_json

@@ -22,7 +22,6 @@ from attnspec.cli._common import (
     err_console,
     out_console,
     user_errors,
-    whole_output,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
 
@@ -35,20 +34,14 @@ COMMAND = "osa-check"
 
 def run_and_write(command: str, options: Mapping[str, Any], out: Path | None, *, csv: bool = False,
                   progress: Callable[[str], None] | None = None, plot: bool = False) -> BatteryResult:
-    """Run a battery in-process (an unusable or busy ``out``, or one holding a different run,
-    is refused before computing) and, with ``out``, write its result with
-    :func:`attnspec.battery.write_result` and, with ``plot``, its figures: all of them or,
-    if interrupted before the first file, none (an interrupt is held until the last)."""
-    from attnspec.battery import plot_results, run_battery, write_result
+    """Run a battery in-process and, with ``out``, write its result (and, with ``plot``, its
+    figures) through the shared :func:`attnspec.battery.run_and_write`: ``out`` is claimed
+    (usable, ours, not holding a different run) before computing, and the files are written
+    as one unit (an interrupt is held until the last)."""
+    from attnspec import battery
 
     claim_out_dir(out, f"attnspec {command}")
-    result = run_battery(command, options, progress=progress, out_dir=out)
-    if out is not None:
-        with whole_output():
-            write_result(result, out, csv=csv)
-            if plot:
-                plot_results(command, out)
-    return result
+    return battery.run_and_write(command, options, out, csv=csv, plots=plot, progress=progress)
 
 
 def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:

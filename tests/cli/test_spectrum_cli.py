@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -164,7 +165,7 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
     for i in range(2):
         r = _run("spectrum", *common, "--seq-len", "24,12", "--shard", f"{i}/2", "--out", str(tmp_path / "sh{shard}"), "--no-plots")
         assert r.exit_code == 0, r.output
-    r = _run("merge", str(tmp_path / "sh0of2"), str(tmp_path / "sh1of2"), "--out", str(tmp_path / "shm"))
+    r = _run("merge", str(tmp_path / "sh0of2"), str(tmp_path / "sh1of2"), "--out", str(tmp_path / "shm"), "--no-plots")
     assert r.exit_code == 0, r.output
     import pandas as pd
 
@@ -174,7 +175,7 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
         pd.testing.assert_frame_equal(a, b, rtol=1e-9)
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "sc" / f"n{n}" / "inputs.parquet"),
                                       pd.read_parquet(tmp_path / "shm" / f"n{n}" / "inputs.parquet"))
-    assert (tmp_path / "shm" / "figures" / "scaling_beta.png").is_file()
+    assert json.loads((tmp_path / "shm" / "meta.json").read_text())["kind"] == "spectrum-scaling"
     # compare two runs: tables, figures, one-line errors
     r = _run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "3", "--out", str(tmp_path / "cmp"))
     assert r.exit_code == 0, r.output

@@ -124,11 +124,12 @@ def test_interrupt_inside_an_aggregate_update_counts_no_batch_twice(
     original = SpectrumAccumulator.add
     calls = {"n": 0}
 
-    def add_then_interrupt(self: SpectrumAccumulator, layer: int, sv) -> None:  # noqa: ANN001
-        original(self, layer, sv)
+    def add_then_interrupt(self: SpectrumAccumulator, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        added = original(self, *args, **kwargs)
         calls["n"] += 1
         if calls["n"] == 3:  # batch 2, layer 0 added; layer 1 not yet
             raise KeyboardInterrupt
+        return added
 
     monkeypatch.setattr(SpectrumAccumulator, "add", add_then_interrupt)
     first = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run"), progress=False)

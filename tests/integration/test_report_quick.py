@@ -25,6 +25,7 @@ def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path) -> 
     for exp in experiments:
         rec = json.loads((out / "results" / exp.name / "report_run.json").read_text())
         assert rec["returncode"] == 0 and rec["quick"] is True, exp.name
+        assert rec["how"] == "in-process", exp.name  # library calls, no subprocess, no parsed stdout
         assert f"`{exp.name}`" in report
         if exp.verdicts:
             rows = json.loads((out / "results" / exp.name / "verdicts.json").read_text())
@@ -38,3 +39,7 @@ def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path) -> 
     for link in [l.split("](")[1].rstrip(")") for l in report.split("![")[1:]]:
         assert (out / link.split(")")[0]).is_file(), link
     assert "failed" not in report.split("## Experiments and their cost")[1].split("##")[0]
+    from attnspec.verdicts import VERDICT_MEANINGS
+
+    how = report.split("## How to read a verdict")[1].split("\n## ")[0]
+    assert all(f"**{v}**" in how for v in VERDICT_MEANINGS)

@@ -311,7 +311,7 @@ def test_formulas():
         (lambda: con.sparse_target(4, 2, support="diag"), "support must be one of"),
         (lambda: con.log_targets(np.eye(3), 0.0), r"eps must be in \(0, inf\)"),
         (lambda: con.log_targets(-np.eye(3), 0.1), "nonnegative"),
-        (lambda: con.construct(np.eye(3), 0, 0.1), r"d must be in \[1, inf\], got 0"),
+        (lambda: con.construct(np.eye(3), 0, 0.1), r"d must be in \[1, inf\), got 0"),
         (lambda: con.construct(np.eye(3), 4, 0.1, projection="orthogonal"), "d must be in"),
         (lambda: con.construct(np.eye(3), 2, -1.0), "eps must be in"),
         (lambda: con.construct(np.eye(3), 2, 0.1, projection="sparse"), "projection must be one of"),

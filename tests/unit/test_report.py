@@ -96,7 +96,7 @@ def test_report_runs_reuses_and_reruns_stale(tmp_path: Path) -> None:
     assert "Likhosherstov" in report and "tiny sparse construction" in report
     assert re.search(r"\*\*(holds|violated|vacuous|loose)\*\*", report)
     rec = json.loads((out / "results" / "tiny" / "report_run.json").read_text())
-    assert rec["returncode"] == 0 and rec["command"][:2] == ["attnspec", "sa-check"]
+    assert rec["returncode"] == 0 and rec["command"][:2] == ["attnspec", "sa-check"] and rec["how"] == "in-process"
     assert (out / "results" / "tiny" / "verdicts.json").is_file()
     r = runner.invoke(app, ["report", "--experiments", str(exps), "--out", str(out)])
     assert "tiny: reused" in r.stderr

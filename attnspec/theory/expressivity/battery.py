@@ -41,6 +41,7 @@ from attnspec.theory.expressivity.measure import (
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
 from attnspec.verdicts import VerdictRow
+from attnspec.threads import torch_threads
 
 __all__ = ["COMMAND", "Config", "config_from_options", "run", "verdicts_of_instance"]
 
@@ -102,8 +103,6 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     BatteryResult with tables ``sa`` and ``error_map``, the verdict rows, and ``meta``
     (parameters, seed, threads, wall and CPU seconds).
     """
-    from attnspec.threads import torch_threads
-
     config.validate()
     say = progress or (lambda s: None)
     start, cpu0 = time.time(), time.process_time()

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnspec.errors import InputError, check_range
+from attnspec.errors import InputError, check_choice, check_int, check_range  # noqa: F401 - re-exported
 
 #: Supports of the test matrix A (see :func:`attnspec.theory.expressivity.construction.sparse_target`).
 SUPPORTS: tuple[str, ...] = ("random", "banded", "both", "dense-column")
@@ -20,23 +20,6 @@ PROJECTIONS: tuple[str, ...] = ("gaussian", "orthogonal")
 FACTORIZATIONS: tuple[str, ...] = ("row", "column")
 #: How a success probability was obtained: the exact sampler or the d → ∞ law.
 METHODS: tuple[str, ...] = ("exact", "asymptotic")
-
-
-def check_int(name: str, value: int, low: int, high: int | None = None) -> int:
-    """``value`` as an int in ``[low, high]``; InputError naming ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        hi = "inf" if high is None else str(high)
-        raise InputError(f"{name} must be in [{low}, {hi}], got {value}")
-    return int(value)
-
-
-def check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
-    """``value`` if it is one of ``allowed``; InputError listing them otherwise."""
-    if value not in allowed:
-        raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    return value
 
 
 def check_params(*, L: int, k: int, m: float, M: float, eps: float, delta: float | None = None,

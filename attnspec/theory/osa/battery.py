@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from attnspec.battery import BatteryResult
 from attnspec.errors import InputError
 from attnspec.linalg import SCHEDULES, Coefficients, ns_schedule
+from attnspec.threads import torch_threads
 
 COMMAND = "osa-check"
 DEFAULT_ALPHAS: tuple[float, ...] = (0.05, 0.5, 2.0)
@@ -238,14 +238,12 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
         if progress is not None:
             progress(msg)
 
+    from attnspec.threads import torch_threads
+
     t0 = time.perf_counter()
     # The checks use tiny matrices: one thread avoids oversubscription (restored after).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         rows, tables = _run_checks(config, say)
-    finally:
-        torch.set_num_threads(threads)
     if config.timing:
         from attnspec.theory.osa.timing import time_forward
 

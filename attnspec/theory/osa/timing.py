@@ -15,6 +15,7 @@ import torch
 from attnspec.errors import InputError
 from attnspec.stats import torch_generator
 from attnspec.theory.osa.layer import OrthogonalSelfAttention
+from attnspec.threads import torch_threads
 
 TIMING_METHODS: tuple[str, ...] = ("osa-qr", "osa-ns", "dense-expm", "softmax")
 
@@ -73,19 +74,14 @@ def time_forward(
                 def run() -> torch.Tensor:
                     q, k, v = ((x @ w).unsqueeze(1) for w in (wq, wk, wv))  # (1, 1, N, d_v)
                     return F.scaled_dot_product_attention(q, k, v)
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                with torch.no_grad():
-                    run()  # warm-up
-                    cpu, wall = [], []
-                    for _ in range(repeats):
-                        c0, t0 = time.process_time(), time.perf_counter()
-                        run()
-                        cpu.append(time.process_time() - c0)
-                        wall.append(time.perf_counter() - t0)
-            finally:
-                torch.set_num_threads(threads)
+            with torch_threads(1), torch.no_grad():
+                run()  # warm-up
+                cpu, wall = [], []
+                for _ in range(repeats):
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    run()
+                    cpu.append(time.process_time() - c0)
+                    wall.append(time.perf_counter() - t0)
             recs.append({"method": meth, "n": int(n), "d_v": d_v, "seconds": float(np.min(cpu)),
                          "wall_seconds": float(np.min(wall)), "repeats": repeats})
     return pd.DataFrame(recs)

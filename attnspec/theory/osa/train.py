@@ -63,6 +63,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnspec.errors import InputError, check_range
+from attnspec.errors import check_int as _check_int
 from attnspec.stats import mean_ci, spawn_seeds
 from attnspec.theory.osa.train_models import (  # noqa: F401  (re-exported: the models of the comparison)
     IMAGE_SIDE,
@@ -167,12 +168,6 @@ def quick_config(**overrides: Any) -> TrainConfig:
     base = dict(seeds=2, epochs=2, depth=2, dim=16, heads=2, batch_size=128)
     base.update(overrides)
     return TrainConfig(**base)
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputError(f"{name} must be an integer, got {value!r}")
-    check_range(name, int(value), low=low, high=high)
 
 
 def _check_float(name: str, value: Any, **kw: Any) -> None:

@@ -14,11 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from attnspec.battery import BatteryResult
 from attnspec.errors import InputError
 from attnspec.theory.osa import train as lib
+from attnspec.threads import torch_threads
 from attnspec.verdicts import VerdictRow
 
 COMMAND = "osa-train"
@@ -120,17 +119,13 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
     """
     config.validate()
     cfg = config.train
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(config.threads)
-    try:
+    with torch_threads(config.threads):
         if progress is not None:
             progress(f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, {cfg.epochs} epochs, depth "
                      f"{cfg.depth}, d={cfg.dim}, h={cfg.heads}, {config.threads} thread(s)")
         t0, c0, load0 = time.perf_counter(), time.process_time(), _loadavg()
         result = lib.run_comparison(cfg, progress=progress)
         wall, cpu, load1 = time.perf_counter() - t0, time.process_time() - c0, _loadavg()
-    finally:
-        torch.set_num_threads(old_threads)
     tables = {CURVES_TABLE: result.curves, RUNS_TABLE: result.runs, SUMMARY_TABLE: result.summary,
               SIGNAL_TABLE: result.signal}
     meta = {
