@@ -12,8 +12,9 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from conftest import REPO
+REPO = Path(__file__).resolve().parents[2]
 
 HEAVY = ("torch", "scipy", "pandas", "matplotlib", "transformers")
 
