@@ -69,8 +69,9 @@ seed keeps the earlier ones as a prefix.
 Sources
 -------
 ``data`` is ``"wiki103"``, ``"imdb"`` or a path. A name resolves first to a local copy in
-``data_dir`` (or the folder named by the environment variable ``ATTNSPEC_DATA_DIR``) laid
-out like the project's shared data folder (``wikitext103/wiki.{valid,test}.raw``,
+``data_dir`` (else the folder named by the environment variable ``ATTNSPEC_DATA_DIR``,
+else ``../shared/data`` when it exists: :func:`resolve_data_dir`) laid out like the
+project's shared data folder (``wikitext103/wiki.{valid,test}.raw``,
 ``imdb/*.jsonl`` with a ``split`` field, or ``imdb/aclImdb/{train,test}/{pos,neg}/*.txt``),
 then to the Hugging Face hub (``Salesforce/wikitext`` config ``wikitext-103-raw-v1``,
 ``stanfordnlp/imdb``) through the optional ``datasets`` library. Without ``split``, WikiText's
@@ -118,6 +119,7 @@ __all__ = [
     "SHORT_POLICIES",
     "Inputs",
     "load_inputs",
+    "resolve_data_dir",
 ]
 
 DATA_DIR_ENV = "ATTNSPEC_DATA_DIR"
@@ -353,15 +355,39 @@ def _norm_split(corpus: str, split: str | None) -> str:
     return _SPLITS[corpus][key]
 
 
-def _data_dir(data_dir: str | os.PathLike | None) -> tuple[Path | None, str]:
-    """The local data folder (argument, else environment variable) and how it was named."""
-    if data_dir is not None:
+def shared_data_candidates() -> list[Path]:
+    """Where a folder laid out like the project's shared data is looked for by default:
+    ``../shared/data`` beside the current directory (the commands are run from the
+    repository root, and ``attnspec report`` always looked there). Only the current
+    directory counts, so a run started elsewhere reaches the hub as documented. Tests
+    replace this function to pretend no such folder exists.
+    """
+    return [Path.cwd().parent / "shared" / "data"]
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> tuple[Path | None, str]:
+    """The data folder every command uses by default, and where it came from.
+
+    ``--data-dir`` when given, else ``$ATTNSPEC_DATA_DIR``, else ``../shared/data`` when
+    it exists (see :func:`shared_data_candidates`), else ``(None, "")``. An explicit
+    folder that does not exist is an error; the fallback is only taken when it exists.
+
+    Returns
+    -------
+    (Path or None, str)
+        The folder and how it was named: ``"--data-dir"``, ``"ATTNSPEC_DATA_DIR"`` or
+        ``"../shared/data"``.
+    """
+    if data_dir is not None and str(data_dir) != "":
         where = "--data-dir"
         d = Path(data_dir)
     elif os.environ.get(DATA_DIR_ENV):
         where = DATA_DIR_ENV
         d = Path(os.environ[DATA_DIR_ENV])
     else:
+        for c in shared_data_candidates():
+            if c.is_dir():
+                return c.resolve(), "../shared/data"
         return None, ""
     if not d.is_dir():
         raise DataError(f"data folder {str(d)!r} (from {where}) does not exist or is not a directory; {_WAY_OUT}")
@@ -620,7 +646,7 @@ def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_di
     if key in CORPUS_NAMES:
         corpus = CORPUS_NAMES[key]
         want = _norm_split(corpus, split)
-        d, where = _data_dir(data_dir)
+        d, where = resolve_data_dir(data_dir)
         if d is not None:
             found = _local_named(corpus, want, d)
             if found is not None:
@@ -629,7 +655,7 @@ def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_di
                         else f"imdb/*.jsonl records with split {want!r} or imdb/aclImdb/{want}/")
             looked = f"no local copy in {str(d)!r} (from {where}; looked for {expected})"
         else:
-            looked = f"no local copy (neither --data-dir nor {DATA_DIR_ENV} is set)"
+            looked = f"no local copy (neither --data-dir nor {DATA_DIR_ENV} is set, and no ../shared/data)"
         if split is None:
             want = _HUB_DEFAULT_SPLIT[corpus]
             looked += f"; from the hub the default split is {want!r}"
@@ -827,12 +853,13 @@ def load_inputs(
     tokenizer: Any,
     *,
     seq_len: int,
-    num_inputs: int,
+    num_inputs: int | None,
     seed: int,
     split: str | None = None,
     data_dir: str | os.PathLike | None = None,
     short_policy: str = "skip",
     mode: str | None = None,
+    at_most: bool = False,
     count_available: bool = False,
 ) -> Inputs:
     """Draw ``num_inputs`` token windows of ``seq_len`` tokens from a corpus, reproducibly.
@@ -849,8 +876,9 @@ def load_inputs(
     seq_len : int
         Length of each input, special tokens included; >= 2 and larger than the number of
         special tokens the tokenizer adds.
-    num_inputs : int
-        Number of windows to draw, >= 1; at most the number available.
+    num_inputs : int or None
+        Number of windows to draw, >= 1; at most the number available. ``None``: every
+        available window (``--num-sentences all``), in a seeded random order.
     seed : int
         Seed (>= 0) of the draw without replacement.
     split : str, optional
@@ -859,11 +887,15 @@ def load_inputs(
         ``unsupervised`` (hub only). For paths, see the module docstring.
     data_dir : path, optional
         Folder laid out like the shared data; default: the environment variable
-        ``ATTNSPEC_DATA_DIR``. Only used for the corpus names.
+        ``ATTNSPEC_DATA_DIR``, else ``../shared/data`` when it exists
+        (:func:`resolve_data_dir`). Only used for the corpus names.
     short_policy : {"skip", "keep", "pack"}
         What to do with windows shorter than ``seq_len`` (see the module docstring).
     mode : {"pack", "truncate"}, optional
         Default: ``"pack"`` for WikiText, ``"truncate"`` for everything else.
+    at_most : bool
+        Treat ``num_inputs`` as an upper bound: draw every available window when fewer
+        exist instead of failing (the default of ``attnspec spectrum``).
     count_available : bool
         In mode ``"truncate"`` with short policy ``"skip"`` or ``"keep"`` documents are
         tokenised lazily, only until ``num_inputs`` windows are found, and
@@ -874,7 +906,9 @@ def load_inputs(
     Returns
     -------
     Inputs
-        ``input_ids``: ``num_inputs`` lists of ints (in draw order); ``meta``: the keys
+        ``input_ids``: the drawn windows, lists of ints (in draw order); ``meta``: the keys
+        (``num_inputs`` is the number drawn, ``num_requested`` what was asked: an int or
+        ``"all"``)
         ``corpus, split, source, format, mode, short_policy, seq_len, num_inputs,
         num_available, seed, sha256, files`` plus ``tokenizer, special_tokens,
         text_tokens_per_window, documents, tokens, stream, text_cleaning, selection,
@@ -891,7 +925,7 @@ def load_inputs(
         the hub, or fewer windows available than ``num_inputs``.
     """
     seq_len = _check_int("seq_len", seq_len, 2)
-    num_inputs = _check_int("num_inputs", num_inputs, 1)
+    requested: int | str = "all" if num_inputs is None else _check_int("num_inputs", num_inputs, 1)
     seed = _check_int("seed", seed, 0)
     if short_policy not in SHORT_POLICIES:
         raise InputError(f"short_policy must be one of {', '.join(SHORT_POLICIES)}, got {short_policy!r}")
@@ -918,7 +952,9 @@ def load_inputs(
         # the documents in a seeded order and tokenise them chunk by chunk until
         # num_inputs windows are found (the rest of the corpus is never tokenised unless
         # count_available asks for the exact number of windows).
-        sel = _select_lazily(corpus.documents, tokenizer, width, num_inputs, short_policy, rng, count_available)
+        # "all" (num_inputs None) walks every document: at most one window each
+        target = len(corpus.documents) if num_inputs is None else num_inputs
+        sel = _select_lazily(corpus.documents, tokenizer, width, target, short_policy, rng, count_available)
         windows, num_available, exact = sel.windows, sel.num_available, sel.exact
         tokens, longest, tokenised = sel.tokens, sel.longest, sel.documents_tokenised
         selection = ("documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
@@ -937,18 +973,18 @@ def load_inputs(
         tokens, longest, tokenised = int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0, len(corpus.documents)
         windows = None
         selection = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
-    if num_inputs > num_available:  # only when every document has been tokenised: the count is exact
-        hints = ["ask for fewer (--num-sentences)", "use a smaller --seq-len"]
+    if num_inputs is None or (at_most and num_inputs > num_available):
+        num_inputs = num_available  # "all", or the default upper bound on a smaller corpus (the count is then exact)
+    if num_available == 0 or num_inputs > num_available:  # only when every document has been tokenised: exact
+        hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
         if mode == "truncate" and short_policy == "skip":
             hints.append("short_policy 'pack' or 'keep' (--short-policy)")
-        if mode == "truncate":
-            hints.append("mode 'pack'")
         hints.append("or use more data (another --split or --data PATH)")
         raise DataError(
             f"only {num_available} windows of {seq_len} tokens are available in {corpus.source!r} "
             f"(split {corpus.split}, mode {mode}, short_policy {short_policy}; {len(corpus.documents)} documents, "
             f"{tokens} tokens, longest document {longest} tokens) "
-            f"but num_inputs={num_inputs}; " + ", ".join(hints)
+            f"but num_inputs={requested}; " + ", ".join(hints)
         )
     if windows is None:
         chosen = rng.permutation(num_available)[:num_inputs]
@@ -969,6 +1005,7 @@ def load_inputs(
         "short_policy": short_policy,
         "seq_len": seq_len,
         "num_inputs": num_inputs,
+        "num_requested": requested,
         "num_available": num_available,
         # False: num_available is a lower bound (the documents not needed were not tokenised).
         "num_available_exact": exact,

@@ -27,14 +27,8 @@ from urllib.parse import urlparse
 import torch
 
 from attnspec.errors import InputError, ModelLoadError
+from attnspec.model_names import ALIASES, MINILM_HUB_ID, reject_alias_typo
 
-MINILM_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
-#: Short names accepted by --model, each resolved to a hub id.
-ALIASES: dict[str, str] = {
-    "minilm": MINILM_HUB_ID,
-    "all-minilm-l6-v2": MINILM_HUB_ID,
-    "all-MiniLM-L6-v2": MINILM_HUB_ID,
-}
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 
@@ -130,6 +124,7 @@ def resolve_model(name: str) -> tuple[str, str]:
         if not (local / "config.json").is_file():
             raise ModelLoadError(f"--model {name}: directory has no config.json; it is not a Hugging Face model directory")
         return str(local.resolve()), "local"
+    reject_alias_typo(name)  # before any cache search or hub probe
     hub_id = ALIASES.get(name, name)
     if hub_id == MINILM_HUB_ID:
         pkg = packaged_minilm_path()

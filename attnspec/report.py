@@ -31,6 +31,7 @@ import importlib
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,37 @@ class Experiment:
 
     def effective_args(self, quick: bool) -> dict[str, Any]:
         return {**self.args, **(self.quick if quick else {})}
+
+    def heading(self, quick: bool) -> str:
+        """The title with the parameters that produced the numbers under it.
+
+        ``{name}`` placeholders in the TOML title are filled from the effective arguments
+        (``{n}`` gives 256 in a quick report and 4096 in a full one); in a quick report
+        the overrides the title does not mention are listed after it.
+        """
+        args = self.effective_args(quick)
+        used: set[str] = set()
+
+        def fill(m: re.Match[str]) -> str:
+            key = m.group(1)
+            if key in args:
+                used.add(key)
+                return str(args[key])
+            return m.group(0)
+
+        title = re.sub(r"\{([A-Za-z][\w-]*)\}", fill, self.title)
+        rest = [k for k in self.quick if k not in used] if quick else []
+        if not rest:
+            return title
+        def show(k: str, v: Any) -> str:
+            if v == "default":
+                return f"no --{k}"
+            if isinstance(v, bool):
+                return f"--{k}" if v else f"--no-{k}"
+            return f"{k} = {v}"
+
+        shown = [show(k, self.quick[k]) for k in rest]
+        return f"{title} — quick sizes: {', '.join(shown)}"
 
     def key(self, quick: bool) -> str:
         blob = json.dumps({"command": self.command, "args": self.effective_args(quick), "quick": quick,
@@ -242,9 +274,11 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
 
 
 def _run_spectrum(options: dict[str, Any], out: Path) -> None:
-    """The spectrum job from TOML options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``)."""
+    """The spectrum job from TOML options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``;
+    several ``seq-len`` values, e.g. ``"32,64"``, run the scaling study as the CLI does)."""
     import dataclasses
 
+    from attnspec.scaling import parse_lengths, run_scaling
     from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
 
     fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
@@ -254,13 +288,11 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     kw = {k: v for k, v in options.items() if k in fields}
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
-    from attnspec.scaling import parse_lengths, run_scaling
-
-    lengths = parse_lengths(kw.get("seq_len", SpectrumConfig.seq_len))
-    if len(lengths) > 1:  # seq-len = "32,64,...": the scaling job, one run per length under out/n<len>
-        run_scaling(SpectrumConfig(**{**kw, "seq_len": lengths[-1]}, out=out, overwrite=True), lengths, progress=False)
-        return
-    run_spectrum(SpectrumConfig(**{**kw, "seq_len": lengths[0]}, out=out, overwrite=True), progress=False)
+    lengths = parse_lengths(kw.pop("seq_len", SpectrumConfig.seq_len))
+    if len(lengths) > 1:  # a scaling study: every length on the same documents, one run per length under out
+        run_scaling(SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True), lengths, progress=False)
+    else:
+        run_spectrum(SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True), progress=False)
 
 
 def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | None:
@@ -294,14 +326,14 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
       (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
       intervals.
     """
-    from attnspec.spectrum import default_at
+    from attnspec.plots.spectrum import figure_choices
     from attnspec.results import read_meta, read_table
     from attnspec.stats import mean_ci, spearman_ci
 
     meta = read_meta(run)
     spec = read_table(run, "spectrum")
     n = int(spec["index"].max())
-    at = default_at(n) if at is None else at
+    at = figure_choices(meta, n, at=at)["at"]  # the index the run's figures read
     at_rows = spec[spec["index"] == at]
     per_head = at_rows["mean"].to_numpy()
     per_layer = at_rows.groupby("layer")["mean"].mean()
@@ -462,7 +494,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
             if exp.command == "spectrum":
                 continue
             d = results / exp.name
-            md += [f"### {exp.title}", ""]
+            md += [f"### {exp.heading(quick)}", ""]
             if exp.note:
                 md += [exp.note.strip(), ""]
             if not (d / RUN_FILE).is_file() or records.get(exp.name, RunRecord("", "missing", 0)).status in ("failed", "skipped"):
@@ -614,16 +646,6 @@ def _regenerate_section(quick: bool) -> list[str]:
     ]
 
 
-def resolve_data_dir(data_dir: str | None, experiments_dir: Path) -> str | None:
-    """--data-dir, else $ATTNSPEC_DATA_DIR, else the project's ../shared/data when it exists."""
-    if data_dir:
-        return data_dir
-    if os.environ.get("ATTNSPEC_DATA_DIR"):
-        return os.environ["ATTNSPEC_DATA_DIR"]
-    shared = Path(experiments_dir).resolve().parent.parent / "shared" / "data"
-    return str(shared) if shared.is_dir() else None
-
-
 def run_report(
     *,
     experiments_dir: Path,
@@ -636,7 +658,10 @@ def run_report(
 ) -> tuple[Path, dict[str, RunRecord]]:
     """Run what is missing or stale, then rebuild figures and REPORT.md. Returns (report path, records)."""
     experiments = load_experiments(experiments_dir)
-    data_dir = resolve_data_dir(data_dir, Path(experiments_dir))
+    from attnspec.corpora import resolve_data_dir
+
+    found, _ = resolve_data_dir(data_dir)  # the same default as every other command
+    data_dir = None if found is None else str(found)
     names = {e.name for e in experiments}
     unknown = sorted(set(only or ()) - names)
     if unknown:

@@ -123,7 +123,7 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     """
     from attnspec.corpora import load_inputs
     from attnspec.models import load_model
-    from attnspec.spectrum_run import run_spectrum
+    from attnspec.spectrum_run import inputs_request, run_spectrum
 
     lengths = parse_lengths(lengths)
     if len(lengths) < 2:
@@ -138,7 +138,7 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     if longest > encoder.max_seq_len:
         raise InputError(f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)")
     drawn = load_inputs(
-        cfg.data, encoder.tokenizer, seq_len=longest, num_inputs=cfg.num_sentences, seed=cfg.seed,
+        cfg.data, encoder.tokenizer, seq_len=longest, **inputs_request(cfg.num_sentences), seed=cfg.seed,
         split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
     )
     out.mkdir(parents=True, exist_ok=True)

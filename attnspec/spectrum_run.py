@@ -61,6 +61,10 @@ KIND = "spectrum"
 DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 4}
 
 
+#: Inputs of a spectrum run when --num-sentences is not given (fewer if the corpus has fewer).
+DEFAULT_NUM_SENTENCES = 1000
+
+
 @dataclass
 class SpectrumConfig:
     """Everything that defines a spectrum run (see ``attnspec spectrum --help``)."""
@@ -70,7 +74,9 @@ class SpectrumConfig:
     split: str | None = None
     data_dir: str | None = None
     seq_len: int = 512
-    num_sentences: int = 1000
+    # An int, "all" (every available input) or None: DEFAULT_NUM_SENTENCES, or every
+    # input when the corpus has fewer (so the default never fails on a small corpus).
+    num_sentences: int | str | None = None
     seed: int = 0
     short_policy: str = "skip"
     batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device
@@ -90,8 +96,9 @@ class SpectrumConfig:
     def validate(self) -> None:
         if self.seq_len < 2:
             raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
-        if self.num_sentences <= 0:
-            raise InputError(f"--num-sentences must be >= 1, got {self.num_sentences}")
+        if self.num_sentences is not None and self.num_sentences != "all":
+            if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, int) or self.num_sentences <= 0:
+                raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {self.num_sentences!r}")
         if self.batch_size is not None and self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.seed < 0:
@@ -120,7 +127,8 @@ class SpectrumConfig:
             "data": self.data,
             "split": self.split,
             "seq_len": self.seq_len,
-            "num_sentences": self.num_sentences,
+            "num_sentences": (f"up to {DEFAULT_NUM_SENTENCES}" if self.num_sentences is None
+                              else self.num_sentences),
             "seed": self.seed,
             "short_policy": self.short_policy,
             "dtype": self.dtype,
@@ -128,6 +136,42 @@ class SpectrumConfig:
             "rank_tol": self.rank_tol,
             "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
         }
+
+
+def _recorded_figures(out: Path) -> dict[str, Any] | None:
+    """The plotting choices a run's meta.json recorded, if it is there and readable (a
+    resume trusts only state.npz; meta.json may be missing)."""
+    try:
+        return read_meta(out).get("figures")
+    except (ResultsError, OSError, ValueError):
+        return None
+
+
+def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
+    """``--num-sentences`` as :func:`attnspec.corpora.load_inputs` arguments: N → exactly N;
+    ``"all"`` → every available input; None (the default) → DEFAULT_NUM_SENTENCES, or all
+    of them when fewer exist."""
+    if num_sentences is None:
+        return {"num_inputs": DEFAULT_NUM_SENTENCES, "at_most": True}
+    if num_sentences == "all":
+        return {"num_inputs": None, "at_most": False}
+    return {"num_inputs": num_sentences, "at_most": False}
+
+
+def parse_num_sentences(text: str | None) -> int | str | None:
+    """``--num-sentences``: ``"all"``, a positive integer, or None (the default, see SpectrumConfig)."""
+    if text is None:
+        return None
+    t = text.strip().lower()
+    if t == "all":
+        return "all"
+    try:
+        value = int(t.replace(",", "").replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
+    return value
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -386,9 +430,9 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
     if inputs is None:
         inputs = load_inputs(
-            cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len, num_inputs=cfg.num_sentences,
-            seed=cfg.seed, split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
-            count_available=cfg.count_available,
+            cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,
+            **inputs_request(cfg.num_sentences), seed=cfg.seed, split=cfg.split, data_dir=cfg.data_dir,
+            short_policy=cfg.short_policy, count_available=cfg.count_available,
         )
     selected = inputs.input_ids
     selection_total = len(selected)
@@ -432,6 +476,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
+        # how the figures were drawn (attnspec.plots.spectrum.FIGURES_KEY): kept across --resume
+        **({"figures": _recorded_figures(cfg.out)} if resuming and _recorded_figures(cfg.out) else {}),
     }
     pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
 

@@ -21,6 +21,7 @@ from attnspec.cli._common import (
     out_console,
     user_errors,
 )
+from attnspec.cli._output import VerboseOpt, progress_printer
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -53,6 +54,7 @@ def sa_check(
     seed: SeedOpt = 0,
     out: OutOpt = None,
     json_out: JsonOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Check the sparse-expressivity construction of self-attention (issue 4)."""
     with user_errors():
@@ -67,10 +69,14 @@ def sa_check(
         claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
 
-        def say(msg: str) -> None:
-            err_console.print(f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]", highlight=False)
+        def fmt(msg: str) -> str:
+            return f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]"
 
-        result = run_and_write("sa-check", options, out, plots=plots, progress=say)
+        def say(msg: str) -> None:
+            err_console.print(fmt(msg), highlight=False)
+
+        with progress_printer(err_console, verbose, fmt) as progress:
+            result = run_and_write("sa-check", options, out, plots=plots, progress=progress)
         if out is not None:
             if plots:
                 say("figures written")
@@ -78,13 +84,20 @@ def sa_check(
         if json_out:
             typer.echo(verdicts_json(result.verdicts))
             return
-        _print(result.verdicts, time.time() - start)
+        _print(result.verdicts, time.time() - start, verbose=verbose)
 
 
-def _print(rows: list, wall: float) -> None:
+def _print(rows: list, wall: float, *, verbose: bool = False) -> None:
     from rich.console import Console
 
     from attnspec.verdicts import VERDICTS, print_verdict_table
+
+    if not verbose:
+        from attnspec.verdict_summary import print_verdict_summary
+
+        print_verdict_summary(rows, title=f"sa-check verdicts ({wall:.1f} s)", console=out_console,
+                              hint="the full table: --verbose; every row: --json or --out DIR")
+        return
 
     # a table this wide is unreadable at 80 columns: when stdout is not a terminal, use 200
     console = out_console if out_console.is_terminal else Console(width=200)

@@ -17,6 +17,7 @@ from attnspec.cli._common import (
     out_console,
     user_errors,
 )
+from attnspec.cli._output import VerboseOpt, progress_printer
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -49,10 +50,11 @@ def jl_check(
     model: Annotated[str | None, typer.Option(
         "--model", help="Also check Theorem 1 on real attention from this model (with --data), e.g. minilm.")] = None,
     data: Annotated[str | None, typer.Option("--data", help="Corpus for --model, e.g. wiki103 or imdb.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Local corpus folder (like ../shared/data).")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
     count: Annotated[int, typer.Option("--count", help="Number of real attention matrices to sample, >= 1.")] = 2,
     out: OutOpt = None,
     json_out: JsonOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     with user_errors():
         from attnspec.battery import run_and_write
@@ -63,11 +65,12 @@ def jl_check(
         claim_out_dir(out, "attnspec jl-check")  # writable and ours, before any work
         start = time.time()
 
-        def progress(msg: str) -> None:
-            err_console.print(f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]", highlight=False)
+        def fmt(msg: str) -> str:
+            return f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]"
 
         # validates every option (one-line errors) and checks and locks --out before any work
-        result = run_and_write("jl-check", options, out, progress=progress)
+        with progress_printer(err_console, verbose, fmt) as progress:
+            result = run_and_write("jl-check", options, out, progress=progress)
         if out is not None:
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
@@ -75,7 +78,7 @@ def jl_check(
 
             typer.echo(verdicts_json(result.verdicts))
             return
-        _print_report(result, time.time() - start)
+        _print_report(result, time.time() - start, verbose=verbose)
 
 
 _TITLES = {"lemma1": "Lemma 1 (eqs. 11-12): the worst case per reading and family",
@@ -86,7 +89,7 @@ _COLUMNS = {"lemma1": ["family", "vectors", "rho", "k"], "thm1": ["attention", "
             "thm2": ["construction", "row", "sweep", "eps", "k"], "eq4": ["attention", "n"]}
 
 
-def _print_report(result, wall: float) -> None:  # noqa: ANN001 - BatteryResult, imported lazily
+def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN001 - BatteryResult, imported lazily
     from rich.console import Console
 
     from attnspec.theory.linformer.rows import summarize
@@ -103,6 +106,12 @@ def _print_report(result, wall: float) -> None:  # noqa: ANN001 - BatteryResult,
         f"scikit-learn JL min dim = {int(dims['sklearn_min_dim'])}")
     for note in meta["notes"]:
         console.print(f"[yellow]note:[/] {note}")
+    if not verbose:
+        from attnspec.verdict_summary import print_verdict_summary
+
+        print_verdict_summary(result.verdicts, title=f"jl-check verdicts ({wall:.1f} s)", console=out_console,
+                              hint="the full table: --verbose; every row: --json or --out DIR")
+        return
     ref = 0
     for g, rows in summarize(result.verdicts).items():
         short, notes = [], []

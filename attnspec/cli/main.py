@@ -17,6 +17,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: rich markup would eat bracketed text such as "[m, M]" or "[1, L]"
+    # in help strings (and loading rich's formatter costs start-up time).
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 120},
 )
 
 

@@ -23,6 +23,7 @@ from attnspec.cli._common import (
     out_console,
     user_errors,
 )
+from attnspec.cli._output import VerboseOpt, progress_printer
 
 if TYPE_CHECKING:
     from attnspec.battery import BatteryResult
@@ -73,13 +74,14 @@ def register(app: typer.Typer) -> None:
         trials: Annotated[int, typer.Option("--trials", help="Random instances per configuration (1..1000).")] = 3,
         timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time the forward pass for N = 256..4096.")] = True,
         csv: Annotated[bool, typer.Option("--csv", help="Also write every table as CSV (with --out).")] = False,
+        verbose: VerboseOpt = False,
     ) -> None:
         """Check the OSA theorems (Thm 2.1, SO(N), 3.1, 4.2, 2.2, 4.1/4.3/4.4) and print the verdicts."""
         with user_errors():
             options = {"seed": seed, "alpha": alpha, "steps": steps, "schedule": schedule, "d_model": d_model,
                        "d_v": d_v, "trials": trials, "timing": timing}
-            result = run_and_write(COMMAND, options, out, csv=csv, plot=True,
-                                   progress=lambda m: err_console.print(f"[dim]· {m}[/]"))
+            with progress_printer(err_console, verbose, lambda m: f"[dim]· {m}[/]") as progress:
+                result = run_and_write(COMMAND, options, out, csv=csv, plot=True, progress=progress)
             if out is not None:
                 err_console.print(f"wrote {len(result.tables) + 1} tables, meta.json and figures to {out}")
             from attnspec.theory.osa.battery import summary_line
@@ -87,7 +89,12 @@ def register(app: typer.Typer) -> None:
 
             if json_out:
                 out_console.file.write(verdicts_json(result.verdicts) + "\n")
-            else:
+            elif verbose:
                 print_verdict_table(_compact(result.verdicts), title=f"OSA theorem checks (seed {seed})",
                                     console=out_console)
+            else:
+                from attnspec.verdict_summary import print_verdict_summary
+
+                print_verdict_summary(result.verdicts, title=f"OSA theorem checks (seed {seed})", console=out_console,
+                                      hint="the full table: --verbose; every row: --json or --out DIR")
             err_console.print(f"{summary_line(result)}, in {result.meta.get('wall_seconds', 0):.1f} s")

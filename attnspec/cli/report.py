@@ -16,7 +16,7 @@ def report(
     quick: Annotated[bool, typer.Option("--quick", help="Small sizes: the whole report in a few minutes (CI runs this).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Rerun every experiment even when its results are fresh.")] = False,
     only: Annotated[list[str] | None, typer.Option("--only", help="Run only this experiment (repeatable); the others are reused as they are.")] = None,
-    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data; default $ATTNSPEC_DATA_DIR.")] = None,
+    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
 ) -> None:
     """Regenerate every figure, table and verdict of the report from experiments/.
 

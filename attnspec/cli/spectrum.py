@@ -24,16 +24,16 @@ def spectrum(
     model: Annotated[str, typer.Option(help="Hub id (roberta-base, gpt2, EleutherAI/pythia-160m, ...), local model directory, or alias 'minilm' (installed weights).")] = "roberta-base",
     data: Annotated[str, typer.Option(help="'wiki103', 'imdb', or a PATH (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt).")] = "wiki103",
     split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
-    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR.")] = None,
+    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
     seq_len: Annotated[str, typer.Option("--seq-len", help="n: tokens per input, special tokens included; several (64,128,256,512) run a scaling study on the same documents, one run per length under --out.")] = "512",
-    num_sentences: Annotated[int, typer.Option("--num-sentences", help="Number of inputs (windows or documents) to average over.")] = 1000,
+    num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer.")] = None,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
     count_available: Annotated[bool, typer.Option("--count-available", help="Tokenise the whole corpus to record the exact number of available inputs (IMDB-style corpora otherwise stop once enough are found; the inputs are the same).")] = False,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default per device: 4 on CPU, measured in benchmarks/bench_spectrum.py; 4 on CUDA).")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
-    svd_method: Annotated[str, typer.Option("--svd-method", help="auto (gram on CPU, svd on GPU) | svd | gram. All compute the full spectrum.")] = "auto",
+    svd_method: Annotated[str, typer.Option("--svd-method", help="auto (lapack on the CPU, svd on CUDA) | lapack | svd | gram. All compute the full spectrum; meta.json records the method used.")] = "auto",
     out: Annotated[Path | None, typer.Option(help="Results directory (default results/<model>-<data>-n<seq_len>); with --shard, '{shard}' in it becomes e.g. 0of4.")] = None,
     csv: Annotated[bool, typer.Option("--csv", help="Also write CSV next to the parquet tables.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted or time-limited run in --out.")] = False,
@@ -42,7 +42,7 @@ def spectrum(
     checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", help="Save the aggregate every this many batches.")] = 8,
     shard: Annotated[str | None, typer.Option(help="INDEX/COUNT: process every COUNT-th input from INDEX (or 'auto' from RANK/WORLD_SIZE); merge shards with `attnspec merge`.")] = None,
     rank_tol: Annotated[float, typer.Option("--rank-tol", help="Numerical rank counts σ_i > rank_tol·σ_1.")] = 1e-3,
-    at: Annotated[int | None, typer.Option(help="Heatmap index (default 128 when n = 512, else n/4).")] = None,
+    at: Annotated[int | None, typer.Option(help="Heatmap index, recorded in meta.json for later redraws (default 128 when n = 512, else n/4).")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -53,10 +53,15 @@ def spectrum(
     cumulative singular-value curves, and averages them per (layer, head, index).
     Writes spectrum.parquet, metrics.parquet, state.npz, meta.json and figures/.
     """
+    from attnspec.model_names import reject_alias_typo
+
+    with user_errors():
+        reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.plots.spectrum import plot_run
+    from attnspec.plots.spectrum import figure_choices, plot_run, record_figure_choices
+    from attnspec.results import read_meta
     from attnspec.spectrum import check_at
-    from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
+    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum
 
     from attnspec.scaling import parse_lengths
 
@@ -67,6 +72,7 @@ def spectrum(
             return
         seq_len = lengths[0]
         shard_t = parse_shard(shard)
+        num_sentences_v = parse_num_sentences(num_sentences)
         if out is not None and "{shard}" in str(out):
             if shard_t is None:
                 raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
@@ -74,7 +80,7 @@ def spectrum(
         if at is not None:
             check_at(at, seq_len)
         cfg = SpectrumConfig(
-            model=model, data=data, split=split, data_dir=data_dir, seq_len=seq_len, num_sentences=num_sentences,
+            model=model, data=data, split=split, data_dir=data_dir, seq_len=seq_len, num_sentences=num_sentences_v,
             seed=seed, short_policy=short_policy, batch_size=batch_size, device=device, dtype=dtype,
             svd_method=svd_method, shard=shard_t,
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
@@ -93,6 +99,9 @@ def spectrum(
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
         figures = plot_run(outcome.out, at=at) if plots and outcome.inputs_done > 0 else []
+        if not figures and outcome.inputs_done > 0:
+            # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
+            record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
         if outcome.inputs_done > 0:
             _summary(outcome.out, at)
         out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
@@ -104,7 +113,7 @@ def _scaling(lengths: list[int], opts: dict) -> None:
     """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load."""
     from attnspec.errors import InputError
     from attnspec.scaling import run_scaling
-    from attnspec.spectrum_run import SpectrumConfig, parse_shard
+    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard
 
     if opts["at"] is not None:
         raise InputError("--at applies to one length; with several --seq-len values use `attnspec plot spectrum OUT/n<len> --at I`")
@@ -119,7 +128,7 @@ def _scaling(lengths: list[int], opts: dict) -> None:
         out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
     cfg = SpectrumConfig(
         model=opts["model"], data=opts["data"], split=opts["split"], data_dir=opts["data_dir"], seq_len=lengths[-1],
-        num_sentences=opts["num_sentences"], seed=opts["seed"], short_policy=opts["short_policy"], batch_size=opts["batch_size"],
+        num_sentences=parse_num_sentences(opts["num_sentences"]), seed=opts["seed"], short_policy=opts["short_policy"], batch_size=opts["batch_size"],
         device=opts["device"], dtype=opts["dtype"], svd_method=opts["svd_method"], shard=parse_shard(opts["shard"]), out=out,
         csv=opts["csv"], resume=opts["resume"], overwrite=opts["overwrite"], max_time=opts["max_time"],
         checkpoint_every=opts["checkpoint_every"], rank_tol=opts["rank_tol"], count_available=opts["count_available"],
@@ -187,20 +196,23 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.plots.spectrum import family_note
+    from attnspec.plots.spectrum import family_note, figure_choices
     from attnspec.results import read_meta, read_table
-    from attnspec.spectrum import default_at
 
     note = family_note(read_meta(run))
     spectrum = read_table(run, "spectrum")
     metrics = read_table(run, "metrics")
     n = int(spectrum["index"].max())
-    at = default_at(n) if at is None else at
+    at = figure_choices(read_meta(run), n, at=at)["at"]  # the index the figures read
     heat = spectrum[spectrum["index"] == at].groupby("layer")["mean"].mean()
     per_layer = metrics.groupby("layer").mean(numeric_only=True)
     reach_col = [c for c in metrics.columns if c.endswith("_of_mean_curve")][0]
-    table = Table(title=f"attention spectrum per layer (n = {n}; heads averaged{'; ' + note if note else ''})")
-    for col in ("layer", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
+    meta = read_meta(run)
+    done, total = meta.get("inputs_done"), meta.get("inputs_total")
+    inputs = f"{done} inputs" if meta.get("status") == "complete" else f"partial: {done} of {total} inputs"
+    # short enough not to wrap at 80 columns (the family note must stay whole)
+    table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
+    for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
     for layer in heat.index:
         table.add_row(
@@ -251,17 +263,17 @@ def merge(
 def plot_spectrum(
     runs: Annotated[list[Path], typer.Argument(help="One or more spectrum result directories.")],
     out: Annotated[Path | None, typer.Option(help="Where to write figures (default: RUN/figures, or ./figures for a comparison).")] = None,
-    at: Annotated[int | None, typer.Option(help="Heatmap index (default 128 when n = 512, else n/4).")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Vector format next to PNG: svg | pdf.")] = "svg",
+    at: Annotated[int | None, typer.Option(help="Heatmap index (default: the one the run recorded in meta.json, else 128 when n = 512, else n/4).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="Vector format next to PNG: svg | pdf (default: what the run recorded, else svg).")] = None,
 ) -> None:
     """Figure 1 from saved results: per-layer curves and heatmap per run; a side-by-side comparison for several runs."""
     from attnspec.errors import InputError
     from attnspec.plots.spectrum import plot_compare, plot_run
 
     with user_errors():
-        if fmt not in ("svg", "pdf"):
+        if fmt is not None and fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        formats = ("png", fmt)
+        formats = None if fmt is None else ("png", fmt)
         # figure directories checked and locked before anything is drawn
         for run in runs:
             if not (Path(run) / "spectrum.parquet").is_file():

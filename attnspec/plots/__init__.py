@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # figures are files; never open a window (CI has no screen)
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 FORMATS: tuple[str, ...] = ("png", "svg")
@@ -22,6 +23,38 @@ def style() -> None:
     plt.rcParams["svg.fonttype"] = "none"
     plt.rcParams["svg.hashsalt"] = "attnspec"
     plt.rcParams["savefig.dpi"] = 150
+
+
+def _plain_number(v: float, _pos: object = None) -> str:
+    """1, 20, 0.05 as plain numbers; very large or small values as powers of ten."""
+    if v <= 0:
+        return ""
+    if 1e-3 <= v < 1e5:
+        return f"{v:g}"
+    exp = np.floor(np.log10(v))
+    mant = v / 10**exp
+    return f"$10^{{{int(exp)}}}$" if abs(mant - 1) < 1e-9 else f"${mant:g}\\times10^{{{int(exp)}}}$"
+
+
+def readable_log_ticks(ax, which: str = "both") -> None:  # noqa: ANN001 - matplotlib Axes
+    """Tick labels a reader can read on the log axes of ``ax`` (call after the limits are set).
+
+    Labels are plain numbers (1, 10, 100, 0.01; powers of ten beyond 1e5 or below 1e-3),
+    only on major ticks, so they never run into each other. An axis spanning two decades
+    or less is labelled at 1, 2, 5 × 10^k, one spanning more at powers of ten only.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axes = {"x": [ax.xaxis], "y": [ax.yaxis], "both": [ax.xaxis, ax.yaxis]}[which]
+    for axis in axes:
+        if axis.get_scale() != "log":
+            continue
+        lo, hi = sorted(axis.get_view_interval())
+        decades = np.log10(hi / lo) if lo > 0 else 10
+        subs = (1.0, 2.0, 5.0) if decades <= 2 else (1.0,)
+        axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=9))
+        axis.set_major_formatter(FuncFormatter(_plain_number))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def save_figure(fig: plt.Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:

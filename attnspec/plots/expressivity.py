@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 
-from attnspec.plots import save_figure, style
+from attnspec.plots import readable_log_ticks, save_figure, style
 
 
 def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
@@ -51,7 +51,17 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
         ax.set_title(f"L = {L}, δ = {sub['delta'].iloc[0]:g}, eps = {sub['eps'].iloc[0]:g}")
         ax.set_xlabel("projection dimension d (model width 2d)")
         ax.set_ylabel("P(‖B − B̂‖∞ ≤ δ)")
-        ax.legend(fontsize=6, loc="upper left")
+        readable_log_ticks(ax, "x")
+    # one legend for the figure (the same k and methods in every panel), not one per panel
+    first = axes.ravel()[0]
+    handles, labels = first.get_legend_handles_labels()
+    for ax in axes.ravel()[1:n]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    first.legend(handles, labels, fontsize=8, loc="upper left", framealpha=0.9,
+                 title="k, R, law (dotted: d = L; dashed: 1 − β)", title_fontsize=7.5)
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return save_figure(fig, stem)
@@ -87,7 +97,8 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xlabel("k · log L")
     ax.set_ylabel("d* (success ≥ 1 − β)")
     ax.set_title("d* vs k log L (dotted: d = L per L)")
-    ax.legend(fontsize=7)
+    readable_log_ticks(ax)
+    ax.legend(fontsize=7.5)
     ax = axes[1]
     g = sw[(sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
     xx = g["max_row_norm"] ** 2 * np.log(g["L"]) / g["delta"] ** 2
@@ -103,7 +114,9 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xlabel("max‖b_i‖² · log L / δ²")
     ax.set_ylabel("d* (Gaussian, asymptotic law)")
     ax.set_title("d* vs the JL scale of the instance")
-    ax.legend(fontsize=7)
+    readable_log_ticks(ax)
+    ax.legend(fontsize=7.5)
+    fig.tight_layout()
     return save_figure(fig, stem)
 
 
@@ -119,7 +132,8 @@ def error_maps(em: pd.DataFrame, stem: Path) -> list[Path]:
 
     A, Ah, P, Pt = grid("A"), grid("A_hat"), grid("san"), grid("san_target")
     err = np.abs(Ah - A)
-    fig, axes = plt.subplots(1, 4, figsize=(17, 4.2))
+    # constrained layout keeps each colour bar clear of the next panel's tick labels
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4.4), layout="constrained")
     pos = np.concatenate([A[A > 0], Ah.ravel()])
     norm = LogNorm(vmin=max(pos.min(), 1e-12), vmax=pos.max())
     for ax, M, title in ((axes[0], np.where(A > 0, A, np.nan), "A (white: off support)"),

@@ -14,27 +14,43 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import save_figure, style
+from attnspec.plots import readable_log_ticks, save_figure, style
 from attnspec.results import read_meta, read_table
 
-FLOOR = 1e-8
+FLOOR = 1e-8  # the lowest probability an axis shows
 
 
-def _mc(ax, frame: pd.DataFrame, label: str, color) -> None:  # noqa: ANN001
+def _mc(ax, frame: pd.DataFrame, label: str, color) -> list[float]:  # noqa: ANN001
+    """Monte Carlo estimates with their 95% band; a point with no failure is drawn as what it
+    is, an upper bound (a downward triangle at the interval's upper end), not as a zero
+    plunging to the axis floor. Returns the plotted values (for the axis limits)."""
     f = frame.sort_values("k")
-    est = np.clip(f["estimate"].to_numpy(float), FLOOR, None)
-    ax.plot(f["k"], est, "o-", ms=3, color=color, label=label)
-    ax.fill_between(f["k"], np.clip(f["ci_low"].to_numpy(float), FLOOR, None),
-                    np.clip(f["ci_high"].to_numpy(float), FLOOR, None), color=color, alpha=0.2, lw=0)
+    k = f["k"].to_numpy(float)
+    est = f["estimate"].to_numpy(float)
+    lo, hi = f["ci_low"].to_numpy(float), f["ci_high"].to_numpy(float)
+    seen = est > 0
+    ax.plot(k[seen], est[seen], "o-", ms=3.5, color=color, label=label)
+    ax.fill_between(k[seen], np.clip(lo[seen], FLOOR, None), hi[seen], color=color, alpha=0.18, lw=0)
+    if (~seen).any():
+        ax.plot(k[~seen], hi[~seen], "v", ms=5, color=color, mfc="white", mew=1.2,
+                label=None if seen.any() else label)
+    return [float(v) for v in np.concatenate([est[seen], hi]) if v > 0]
 
 
 def _marks(ax, n: int, k_thm: float, label: str) -> None:  # noqa: ANN001
     ax.axvline(k_thm, color="crimson", ls="--", lw=1, label=f"{label} k = {k_thm:.0f}")
     ax.axvline(n, color="grey", ls=":", lw=1, label=f"n = {n}")
+
+
+def _log_axes(ax, values: list[float]) -> None:  # noqa: ANN001
+    """Log axes with plain tick labels on k (1, 10, 100, 1000) and decades on the probability;
+    the lower limit follows the data (never below FLOOR)."""
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_ylim(FLOOR, 3)
-    ax.set_xlabel("k")
+    low = min([v for v in values if v > 0] or [FLOOR])
+    ax.set_ylim(max(FLOOR, min(low / 3, 1e-2)), 2)  # at least two decades, so ticks can be read
+    readable_log_ticks(ax)
+    ax.set_xlabel("k (projected dimension)")
     ax.set_ylabel("failure probability")
 
 
@@ -63,15 +79,23 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
         panels.append("thm2")
     if not panels:
         return []
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.2), squeeze=False)
+    from matplotlib.lines import Line2D
+
+    cols = 2 if len(panels) > 1 else 1
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 4.4 * rows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, panel in zip(axes[0], panels):
+    for ax, panel in zip(axes.flat, panels):
+        values: list[float] = []
         if panel == "eq11":
             reading = "squared-two-sided"
             c = curves[(curves["claim"] == "linformer.lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound exp(-(ε²-ε³)k/4)")
             ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact (χ²)")
-            _mc(ax, g[g["reading"] == reading], "Monte Carlo", palette[1])
+            values += _mc(ax, g[g["reading"] == reading], "Monte Carlo", palette[1])
+            values += [float(v) for v in c["exact"] if v > 0]
             ax.set_title(f"Lemma 1 eq. 11, |‖Rx‖²−1| > ε (ε = {eps})")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         elif panel == "eq12":
@@ -80,29 +104,33 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound 2 exp(-(ε²-ε³)k/4)")
             if len(c):
                 ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact")
-            _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", palette[1])
+                values += [float(v) for v in c["exact"] if v > 0]
+            values += _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", palette[1])
             ax.set_title(f"Lemma 1 eq. 12, tolerance ε‖x‖‖y‖, ρ = {rho:g}")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         elif panel == "thm1":
             t = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
             c = curves[curves["claim"] == "linformer.thm1.eq3"].sort_values("k")
             ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="union bound 2n exp(-(ε²-ε³)k/4)")
-            for i, ((att, w), f) in enumerate(t.groupby(["attention", "w"], sort=True)):
-                if w not in ("random", "adv_bottom"):
-                    continue
-                _mc(ax, f, f"{att}, w = {w}", palette[i % len(palette)])
+            shown = [(key, f) for key, f in t.groupby(["attention", "w"], sort=True) if key[1] in ("random", "adv_bottom")]
+            for i, ((att, w), f) in enumerate(shown):
+                values += _mc(ax, f, f"{att}, w = {w}", palette[i % len(palette)])
             ax.set_title("Theorem 1, ‖P̃w − Pw‖ > ε‖Pw‖")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
         else:
             t = table[(table["claim"] == "linformer.thm2.eq8") & (table["construction"] == "paper")]
             for i, ((reading, row), f) in enumerate(t.groupby(["reading", "row"], sort=True)):
-                _mc(ax, f, f"‖V‖ {reading}, {row}", palette[i % len(palette)])
+                values += _mc(ax, f, f"‖V‖ {reading}, {row}", palette[i % len(palette)])
             e21 = table[(table["claim"] == "linformer.thm2.eq21") & (table["row"] == "row0")]
             if len(e21):
-                _mc(ax, e21, "eq. 21, row0", "black")
+                values += _mc(ax, e21, "eq. 21, row0", "black")
             ax.set_title("Theorem 2, E = δR, F = exp(−δ)R")
             _marks(ax, n, dims["theorem2_k_main"], "Thm 2")
-        ax.legend(fontsize=7, loc="lower left")
+        _log_axes(ax, values)
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=5))
+        labels.append("no failure seen: 95% upper bound")
+        ax.legend(handles, labels, fontsize=7.5, loc="best", framealpha=0.9)
     fig.tight_layout()
     return save_figure(fig, out_dir / "jl_failure_vs_k")
 
@@ -114,38 +142,44 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     samples = read_table(out_dir, "jl_errors")
     eps = float(read_meta(out_dir)["parameters"]["eps"])
     style()
-    groups = [("linformer.lemma1.eq11", "Lemma 1: ‖Rx‖²/‖x‖² − 1 (Gaussian)"),
-              ("linformer.thm1.eq3", "Theorem 1: log10 ‖P̃w − Pw‖/‖Pw‖"),
-              ("linformer.thm2.eq8", "Theorem 2: error / (‖softmax(w)‖‖V‖₂), paper's E, F")]
-    present = [(c, t) for c, t in groups if (samples["claim"] == c).any()]
+    # (claim, title, x label); Theorems 1 and 2 are read on a log10 scale (errors span decades)
+    groups = [("linformer.lemma1.eq11", "Lemma 1 (Gaussian R)", "‖Rx‖²/‖x‖² − 1"),
+              ("linformer.thm1.eq3", "Theorem 1, w random", "log10 of ‖P̃w − Pw‖ / ‖Pw‖"),
+              ("linformer.thm2.eq8", "Theorem 2, paper's E, F, row 0", "log10 of error / (‖softmax(w)‖ ‖V‖₂)")]
+    present = [g for g in groups if (samples["claim"] == g[0]).any()]
     if not present:
         return []
-    fig, axes = plt.subplots(1, len(present), figsize=(5.2 * len(present), 4.0), squeeze=False)
-    for ax, (claim, title) in zip(axes[0], present):
+    fig, axes = plt.subplots(1, len(present), figsize=(4.6 * len(present), 4.0), squeeze=False)
+    styles = ["-", "--", ":"]
+    for ax, (claim, title, xlabel) in zip(axes[0], present):
         f = samples[samples["claim"] == claim]
         if claim == "linformer.lemma1.eq11":
             f = f[f["family"] == "gaussian"]
-            key = "k"
         elif claim == "linformer.thm1.eq3":
-            f = f[np.isfinite(f["value"]) & (f["value"] > 0)].assign(value=lambda x: np.log10(x["value"]))
-            f = f[f["w"] == "random"]
-            key = "k"
+            f = f[np.isfinite(f["value"]) & (f["value"] > 0) & (f["w"] == "random")]
+            f = f.assign(value=np.log10(f["value"]))
         else:
             f = f[(f["construction"] == "paper") & (f["row"] == "row0")]
-            key = "k"
-        for i, (kval, part) in enumerate(f.groupby(key, sort=True)):
-            lab = f"k = {kval}"
-            if claim == "linformer.thm1.eq3":
-                for att, sub in part.groupby("attention", sort=True):
-                    ax.hist(sub["value"], bins=50, histtype="step", density=True, label=f"{att}, {lab}")
+            f = f[np.isfinite(f["value"]) & (f["value"] > 0)]
+            f = f.assign(value=np.log10(f["value"]))
+        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for i, (kval, part) in enumerate(f.groupby("k", sort=True)):
+            color = palette[i % len(palette)]  # one colour per k
+            if claim == "linformer.thm1.eq3":  # one line style per attention pattern
+                for j, (att, sub) in enumerate(part.groupby("attention", sort=True)):
+                    ax.hist(sub["value"], bins=50, histtype="step", density=True, color=color,
+                            ls=styles[j % len(styles)], label=f"k = {kval}, {att}")
             else:
-                ax.hist(part["value"], bins=50, histtype="step", density=True, label=lab)
-        threshold = {"linformer.lemma1.eq11": None, "linformer.thm1.eq3": float(np.log10(eps)), "linformer.thm2.eq8": eps}[claim]
-        if threshold is not None:
-            ax.axvline(threshold, color="crimson", ls="--", lw=1, label="ε (failure to the right)")
+                ax.hist(part["value"], bins=50, histtype="step", density=True, color=color, label=f"k = {kval}")
+        if claim == "linformer.lemma1.eq11":
+            for x in (-eps, eps):
+                ax.axvline(x, color="crimson", ls="--", lw=1, label="±ε (failure outside)" if x > 0 else None)
+        else:
+            ax.axvline(np.log10(eps), color="crimson", ls="--", lw=1, label="ε (failure to the right)")
         ax.set_title(title)
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("density")
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=7.5, framealpha=0.9)
     fig.tight_layout()
     return save_figure(fig, out_dir / "jl_relative_errors")
 

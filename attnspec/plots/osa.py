@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import save_figure, style
+from attnspec.plots import readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 _FLOOR = 1e-17  # log axes: exact zeros are drawn at this floor
@@ -77,6 +77,8 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
         ax.set_xscale("log")
         ax.set_xlabel("alpha")
     axes[0].set_yscale("log")
+    for ax in axes:
+        readable_log_ticks(ax)
     axes[0].set_ylabel("κ(J) = σ_max / σ_min>0 (median over instances)")
     axes[1].set_ylabel("||J1||₂ / alpha (median)")
     axes[0].legend(fontsize=7)

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from attnspec.plots import save_figure, style
+from attnspec.plots import readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 CURVES_TABLE = "osa_train"
@@ -66,10 +66,15 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
         ax.set_ylabel(col)
         if col == "loss" and (sub[col] > 0).all():
             ax.set_yscale("log")
-    axes[-1].legend(loc="lower right", fontsize="small", title=None)
+            readable_log_ticks(ax, "y")
+    # the legend goes below the panels, where it covers no curve
+    handles, labels = axes[-1].get_legend_handles_labels()
+    axes[-1].get_legend().remove()
     n_rep = curves["replicate"].nunique()
     fig.suptitle(f"8x8 digits, mean ± sd over {n_rep} replicate(s)", y=1.02)
     fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(labels), fontsize=9,
+               frameon=False)
     return save_figure(fig, stem)
 
 
@@ -105,6 +110,7 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
     sns.lineplot(data=s, x="position", y="rms", hue="Model", hue_order=order, style="Model", style_order=order,
                  markers=True, errorbar=("pi", 100), ax=ax)
     ax.set_yscale("log")
+    readable_log_ticks(ax, "y")
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_xlabel("")
     ax.set_ylabel("RMS of token representations")

@@ -17,8 +17,34 @@ import numpy as np
 import pandas as pd
 
 from attnspec.plots import save_figure, style
-from attnspec.results import read_meta, read_table
+from attnspec.results import read_meta, read_table, write_meta
 from attnspec.spectrum import check_at, default_at  # the reading index lives beside the computation
+
+
+#: meta.json key under which a run records how its figures were drawn, so that
+#: ``attnspec plot spectrum RUN`` redraws the same figures.
+FIGURES_KEY = "figures"
+DEFAULT_FORMATS: tuple[str, ...] = ("png", "svg")
+
+
+def figure_choices(meta: dict[str, Any], n: int, *, at: int | None = None,
+                   formats: Sequence[str] | None = None) -> dict[str, Any]:
+    """The plotting choices of a run: what was asked now, else what meta.json recorded, else the defaults.
+
+    Returns ``{"at": int, "formats": [str, ...]}``; ``at`` is checked against n.
+    """
+    saved = meta.get(FIGURES_KEY) or {}
+    at = at if at is not None else saved.get("at")
+    at = check_at(int(at) if at is not None else default_at(n), n)
+    fmts = list(formats) if formats is not None else list(saved.get("formats") or DEFAULT_FORMATS)
+    return {"at": at, "formats": fmts}
+
+
+def record_figure_choices(run: Path, choices: dict[str, Any]) -> None:
+    """Store the plotting choices in ``run/meta.json`` (key ``figures``)."""
+    meta = read_meta(run)
+    meta[FIGURES_KEY] = {**choices, "note": "attnspec plot spectrum RUN redraws with these unless told otherwise"}
+    write_meta(run, meta)
 
 
 def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:
@@ -50,11 +76,23 @@ def family_note(meta: dict[str, Any]) -> str:
     return f"{family}, causal P" if meta.get("causal") else str(family)
 
 
-def _label(meta: dict[str, Any]) -> str:
+def run_label(meta: dict[str, Any]) -> str:
+    """``model · data (n=512, 400 inputs; encoder)``; a run that did not finish says so:
+    ``partial: 12 of 200 inputs``."""
     ident = meta.get("identity", {})
+    done, total = meta.get("inputs_done"), meta.get("inputs_total")
+    if meta.get("status", "complete") != "complete" and total is not None:
+        count = f"partial: {done} of {total} inputs"
+    else:
+        count = f"{done} inputs"
     note = family_note(meta)
     return (f"{ident.get('model', meta.get('model'))} · {ident.get('data')} (n={ident.get('seq_len')}, "
-            f"{meta.get('inputs_done')} inputs{'; ' + note if note else ''})")
+            f"{count}{'; ' + note if note else ''})")
+
+
+def _reading_line(ax: Any, at: int) -> Any:
+    """The dotted vertical line at the heatmap's reading index; returns its legend handle."""
+    return ax.axvline(at, color="0.35", lw=0.9, ls=":", label=f"index {at} (read in the heatmap)")
 
 
 def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str) -> None:
@@ -65,82 +103,130 @@ def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str) -> None:
     palette = sns.color_palette("viridis", n_colors=len(layers))
     for color, layer in zip(palette, layers):
         d = curves[curves["layer"] == layer]
+        # figures number layers and heads from 1 (the tables store them 0-based)
         ax.plot(d["index"], d["mean"], color=color, lw=1.3, label=f"layer {layer + 1}")
         ax.fill_between(d["index"], (d["mean"] - d["std"]).clip(0, 1), (d["mean"] + d["std"]).clip(0, 1), color=color, alpha=0.12, lw=0)
-    ax.set_xlabel("singular value index")
+    ax.set_xlabel("singular value index i (1 = largest)")
     ax.set_ylabel("normalised cumulative singular value")
     ax.set_ylim(0, 1.01)
     ax.set_xlim(1, int(curves["index"].max()))
     ax.set_title(title, fontsize=9)
 
 
-def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, vmin: float | None = None, vmax: float | None = None) -> None:
+def _legend(ax: Any, n_layers: int) -> None:
+    ax.legend(fontsize=7, ncol=2 if n_layers > 6 else 1, loc="lower right", title="mean ± 1 sd (input, head)",
+              title_fontsize=7, framealpha=0.9)
+
+
+def _annotation_size(cell_width_in: float, cell_height_in: float) -> float | None:
+    """Font size (pt) for the cell values, or None when they would be unreadable (< 6 pt)."""
+    # "0.84" is about 2.3 em wide; leave a margin inside the cell
+    size = min(cell_width_in * 72 / 2.8, cell_height_in * 72 / 1.8, 8.0)
+    return size if size >= 6.0 else None
+
+
+def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, *, vmin: float | None = None,
+               vmax: float | None = None, annot_size: float | None = None, cbar: bool = True) -> Any:
     import seaborn as sns
 
     table = heat_at(spectrum, at)
-    # 1-based labels in figures, as in the paper (the tables stay 0-based)
+    # 1-based labels in figures, as in the paper (the tables stay 0-based); the axis labels say so
     table.index = [i + 1 for i in table.index]
     table.columns = [h + 1 for h in table.columns]
-    sns.heatmap(table, ax=ax, cmap="rocket_r", vmin=vmin, vmax=vmax, annot=table.shape[1] <= 16, fmt=".2f",
-                annot_kws={"fontsize": 5}, cbar_kws={"label": f"cumulative value at index {at}"})
-    ax.set_xlabel("head")
-    ax.set_ylabel("layer")
+    sns.heatmap(table, ax=ax, cmap="rocket_r", vmin=vmin, vmax=vmax, annot=annot_size is not None, fmt=".2f",
+                annot_kws={"fontsize": annot_size or 6}, cbar=cbar,
+                cbar_kws={"label": f"cumulative value at index {at}"} if cbar else None)
+    ax.set_xlabel("head (1 = first)")
+    ax.set_ylabel("layer (1 = first)")
     ax.set_title(title, fontsize=9)
+    return ax.collections[0]
 
 
 def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None = None) -> dict[str, Any]:
     """The two figures of one run, drawn from its tables: ``{"spectrum_layers": fig, "spectrum_heatmap": fig}``.
 
     ``spectrum`` is the run's spectrum table (one row per layer, head, index); ``meta`` its
-    meta.json. Nothing is written; :func:`plot_run` saves them.
+    meta.json, whose recorded ``figures.at`` is used when ``at`` is None. Nothing is
+    written; :func:`plot_run` saves them.
     """
     import matplotlib.pyplot as plt
 
     style()
     n = int(spectrum["index"].max())
-    at = check_at(default_at(n) if at is None else at, n)
-    fig_curves, ax = plt.subplots(figsize=(5.2, 4))
-    _draw_curves(ax, spectrum, _label(meta))
-    ax.axvline(at, color="grey", lw=0.8, ls=":")
-    ax.legend(fontsize=6, ncol=2, loc="lower right")
-
+    at = figure_choices(meta, n, at=at)["at"]
+    label = run_label(meta)
     L, H = spectrum["layer"].nunique(), spectrum["head"].nunique()
-    fig_heat, ax = plt.subplots(figsize=(max(4.5, 0.45 * H + 2), max(3.2, 0.35 * L + 1.2)))
-    _draw_heat(ax, spectrum, at, _label(meta))
+
+    fig_curves, ax = plt.subplots(figsize=(5.2, 4))
+    _draw_curves(ax, spectrum, label)
+    _reading_line(ax, at)
+    _legend(ax, L)
+
+    cell_w, cell_h = 0.5, 0.36
+    fig_heat, ax = plt.subplots(figsize=(max(4.5, cell_w * H + 2), max(3.2, cell_h * L + 1.2)))
+    _draw_heat(ax, spectrum, at, label, annot_size=_annotation_size(cell_w, cell_h))
     return {"spectrum_layers": fig_curves, "spectrum_heatmap": fig_heat}
 
 
-def plot_run(run: Path, out: Path | None = None, *, at: int | None = None, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
-    """Per-layer curves and the layer × head heatmap of one results directory."""
+def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
+             formats: Sequence[str] | None = None) -> list[Path]:
+    """Per-layer curves and the layer × head heatmap of one results directory.
+
+    ``at`` and ``formats`` default to what ``meta.json`` recorded (key ``figures``), else
+    to :func:`attnspec.spectrum.default_at` and PNG + SVG. Drawing into the run's own
+    ``figures/`` records the choices used, so a later ``attnspec plot spectrum RUN``
+    redraws the same figures.
+    """
     run = Path(run)
-    figures = run_figures(read_table(run, "spectrum"), read_meta(run), at=at)
+    meta = read_meta(run)
+    spectrum = read_table(run, "spectrum")
+    choices = figure_choices(meta, int(spectrum["index"].max()), at=at, formats=formats)
     out = Path(out) if out is not None else run / "figures"
     paths: list[Path] = []
-    for name, fig in figures.items():
-        paths += save_figure(fig, out / name, formats)
+    for name, fig in run_figures(spectrum, meta, at=choices["at"]).items():
+        paths += save_figure(fig, out / name, choices["formats"])
+    if out.resolve() == (run / "figures").resolve():
+        record_figure_choices(run, choices)
     return paths
 
 
-def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
-    """Figure 1 side by side: one column per run, curves on top, heatmaps below (shared colour scale)."""
+def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
+                 formats: Sequence[str] | None = None) -> list[Path]:
+    """Figure 1 side by side: one column per run, curves on top, heatmaps below.
+
+    Every panel names its run; the layer legend (with the reading-index line) is on the
+    first panel only; the heatmaps share one colour scale and one colour bar. Cell values
+    are printed only while they stay readable (at most two runs of at most 12 heads).
+    """
     import matplotlib.pyplot as plt
 
     style()
     metas = [read_meta(r) for r in runs]
     tables = [read_table(r, "spectrum") for r in runs]
-    lengths = {int(t["index"].max()) for t in tables}
-    n = min(lengths)
-    at = check_at(default_at(n) if at is None else at, n)
+    n = min(int(t["index"].max()) for t in tables)
+    choices = figure_choices(metas[0], n, at=at, formats=formats)
+    at = choices["at"]
     heats = [heat_at(t, at) for t in tables]
     vmin = min(float(h.min().min()) for h in heats)
     vmax = max(float(h.max().max()) for h in heats)
     k = len(runs)
-    fig, axes = plt.subplots(2, k, figsize=(4.6 * k, 7.6), squeeze=False)
+    L = max(t["layer"].nunique() for t in tables)
+    H = max(t["head"].nunique() for t in tables)
+    width = 4.6
+    cell_w = (width - 0.8) / H
+    cell_h = min(3.4 / L, cell_w)
+    annot = _annotation_size(cell_w, cell_h) if k <= 2 else None
+    fig, axes = plt.subplots(2, k, figsize=(width * k + 0.9, 4.0 + cell_h * L + 1.0), squeeze=False,
+                             layout="constrained", height_ratios=[4.0, cell_h * L + 0.6])
+    mappable = None
     for j, (meta, table) in enumerate(zip(metas, tables)):
-        _draw_curves(axes[0, j], table, _label(meta))
-        axes[0, j].axvline(at, color="grey", lw=0.8, ls=":")
-        if j == k - 1:
-            axes[0, j].legend(fontsize=6, ncol=2, loc="lower right")
-        _draw_heat(axes[1, j], table, at, f"index {at} of {int(table['index'].max())}", vmin, vmax)
-    fig.tight_layout()
-    return save_figure(fig, Path(out) / "spectrum_compare", formats)
+        label = run_label(meta)
+        _draw_curves(axes[0, j], table, label)
+        _reading_line(axes[0, j], at)
+        if j == 0:
+            _legend(axes[0, j], table["layer"].nunique())
+        mappable = _draw_heat(axes[1, j], table, at, f"{label}\nc at index {at} of {int(table['index'].max())}",
+                              vmin=vmin, vmax=vmax, annot_size=annot, cbar=False)
+    cb = fig.colorbar(mappable, ax=list(axes[1, :]), shrink=0.9, pad=0.01)
+    cb.set_label(f"cumulative value at index {at}")
+    return save_figure(fig, Path(out) / "spectrum_compare", choices["formats"])

@@ -163,7 +163,10 @@ def test_uncached_dataset_offline_names_how_to_fill_the_cache(tmp_path: Path, mo
     from attnspec.corpora import load_inputs
     from attnspec.errors import DataError
 
+    import attnspec.corpora as corpora
+
     monkeypatch.delenv("ATTNSPEC_DATA_DIR", raising=False)
+    monkeypatch.setattr(corpora, "shared_data_candidates", lambda: [])  # no ../shared/data default either
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "empty-cache")
     tok = make_roberta_tokenizer(tmp_path)
     with pytest.raises(DataError) as e:

@@ -55,7 +55,7 @@ def test_json_rows(runner: CliRunner) -> None:
 
 def test_table_says_vacuous_and_sweeps(runner: CliRunner) -> None:
     res = runner.invoke(app, ["jl-check", "--n", "40", "--eps", "0.2", "--trials", "200", "--trials-other", "100",
-                              "--d", "4", "--claims", "lemma1.eq11,thm1", "--family", "gaussian"])
+                              "--d", "4", "--claims", "lemma1.eq11,thm1", "--family", "gaussian", "--verbose"])
     assert res.exit_code == 0, res.output
     assert "vacuous at these parameters" in res.stdout
     assert "sweeping k below n" in res.stdout
@@ -141,7 +141,8 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
     # the same path writing results and figures (a table without Lemma 1 columns)
     out = tmp_path / "real"
     res = runner.invoke(app, ["jl-check", "--n", str(n), "--eps", "0.3", "--trials", "100", "--claims", "thm1",
-                              "--k", "4,12", "--model", "fake", "--data", "wiki103", "--count", "1", "--out", str(out)])
+                              "--k", "4,12", "--model", "fake", "--data", "wiki103", "--count", "1", "--out", str(out),
+                              "--verbose"])  # the progress lines (stderr) come with --verbose
     assert res.exit_code == 0, res.output
     table = pd.read_parquet(out / "jl.parquet")
     assert "fake[0]" in set(table["attention"]) and (out / "jl_failure_vs_k.png").is_file()

@@ -79,7 +79,8 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
     ("args", "fragments"),
     [
         (["--seq-len", "1"], ["--seq-len must be >= 2", "got 1"]),
-        (["--num-sentences", "0"], ["--num-sentences must be >= 1", "got 0"]),
+        (["--num-sentences", "0"], ["--num-sentences must be an integer >= 1 or 'all'", "got '0'"]),
+        (["--num-sentences", "some"], ["--num-sentences must be an integer >= 1 or 'all'", "got 'some'"]),
         (["--at", "0"], ["--at must be in 1..24", "got 0"]),
         (["--at", "25"], ["--at must be in 1..24"]),
         (["--seq-len", "600"], ["--seq-len 600 exceeds", "62"]),

@@ -45,8 +45,12 @@ def tok(request):
 
 @pytest.fixture(autouse=True)
 def _no_env_data_dir(monkeypatch):
-    # The tests choose their data folder explicitly; a developer's ATTNSPEC_DATA_DIR must not leak in.
+    # The tests choose their data folder explicitly; a developer's ATTNSPEC_DATA_DIR (or a
+    # ../shared/data beside the checkout) must not leak in.
+    import attnspec.corpora as corpora
+
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    monkeypatch.setattr(corpora, "shared_data_candidates", lambda: [])
 
 
 def ids(tok, text: str) -> list[int]:
@@ -428,7 +432,7 @@ def test_name_without_local_copy_and_without_datasets_names_the_way_out(tok, tmp
     assert "\n" not in msg
     for needle in ("'imdb'", "'train'", "not installed", "--data PATH", "--data-dir", DATA_DIR_ENV):
         assert needle in msg
-    with pytest.raises(DataError, match="neither --data-dir nor ATTNSPEC_DATA_DIR is set"):
+    with pytest.raises(DataError, match="neither --data-dir nor ATTNSPEC_DATA_DIR is set, and no ../shared/data"):
         load_inputs("wiki103", tok, seq_len=20, num_inputs=1, seed=0)
 
 
