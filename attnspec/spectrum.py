@@ -37,6 +37,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -846,10 +847,16 @@ class _CallableModule(type(os)):  # type(os) is types.ModuleType
         return spectrum(*args, **kwargs)
 
 
-import inspect as _inspect  # noqa: E402
-import sys as _sys  # noqa: E402
+def __getattr__(name: str) -> Any:
+    # What notebooks show for `attnspec.spectrum(`: the API function's signature, looked up
+    # only when asked, so this low-level module never imports the API layer above it.
+    if name == "__signature__":
+        import inspect
 
-from attnspec.api import spectrum as _api_spectrum  # noqa: E402  (api imports nothing heavy at load)
+        from attnspec.api import spectrum
 
-_sys.modules[__name__].__class__ = _CallableModule
-__signature__ = _inspect.signature(_api_spectrum)  # what notebooks show for attnspec.spectrum(
+        return inspect.signature(spectrum)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+sys.modules[__name__].__class__ = _CallableModule
