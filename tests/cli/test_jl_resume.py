@@ -111,3 +111,25 @@ def test_an_interrupt_never_marks_a_complete_result_partial(
     assert res.exit_code == 130
     assert res.stderr.strip().splitlines()[-1] == f"interrupted after 2 of 4 claim groups; {out} holds a complete result"
     assert (out / "meta.json").read_text() == before and not list(out.glob("jl_partial_*"))
+
+
+def test_an_interrupt_while_finishing_keeps_every_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    out, whole = tmp_path / "run", tmp_path / "whole"
+    options = [*TINY, "--claims", "lemma1.eq11,eq4"]
+    assert runner.invoke(app, [*options, "--out", str(whole)]).exit_code == 0
+
+    def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(B, "_finish", interrupted)
+        assert runner.invoke(app, [*options, "--out", str(out)]).exit_code == 130
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "partial" and meta["runs_done"] == ["lemma1", "eq4"] and meta["runs_missing"] == []
+    called = _count_and_interrupt(monkeypatch, None)
+    assert runner.invoke(app, [*options, "--out", str(out), "--resume"]).exit_code == 0
+    assert called == []
+    for name in TABLES:
+        pd.testing.assert_frame_equal(pd.read_parquet(out / f"{name}.parquet"),
+                                      pd.read_parquet(whole / f"{name}.parquet"), check_exact=True)

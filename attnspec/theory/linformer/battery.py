@@ -488,7 +488,6 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     claims = parse_claims(list(config.claims))
     families = parse_families(list(config.families))
     dims = dimensions(n, eps, config.d)
-    k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
     sweep, ks1, ks2, sample_ks = _k_lists(config, dims, claims)
     notes = _notes(config, dims, sweep, claims)
     groups = run_groups(claims)
@@ -496,16 +495,25 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     if kept:
         say(f"kept from before: claim groups {', '.join(g for g in groups if g in kept)}")
     done: dict[str, _Group] = dict(kept)
-    for group in groups:
-        if group in done:
-            continue
-        try:
-            done[group] = _GROUP_FUNCS[group](config, claims, families, ks2 if group == "thm2" else ks1, sample_ks,
-                                              attention, say)
-        except KeyboardInterrupt as e:
-            with deferred_interrupts():  # a second Ctrl-C must not lose the finished groups
-                partial = _partial_result(config, groups, done)
-            raise InterruptedChecks(partial, len(done), len(groups)) from e
+    try:
+        for group in groups:
+            if group not in done:
+                done[group] = _GROUP_FUNCS[group](config, claims, families, ks2 if group == "thm2" else ks1,
+                                                  sample_ks, attention, say)
+        return _finish(config, claims, groups, done, kept, ks1, notes, dims, sweep, start, say)
+    except KeyboardInterrupt as e:  # also while finishing: the groups are kept, --resume only finishes
+        with deferred_interrupts():  # a second Ctrl-C must not lose the finished groups
+            partial = _partial_result(config, groups, done)
+        raise InterruptedChecks(partial, len(done), len(groups)) from e
+
+
+def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done: Mapping[str, _Group],
+            kept: Mapping[str, _Group], ks1: list[int], notes: list[str], dims: dict[str, float], sweep: list[int],
+            start: float, say: Callable[[str], None]) -> BatteryResult:
+    """The result of a run whose groups are all ``done``: their rows in group order (Theorem 2's
+    (ε, k) grid last), the verdicts read off the whole ``jl`` table, eq. 18, the exact curves."""
+    n, eps = config.n, config.eps
+    k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
     parts = [done[g] for g in groups]
     table = _concat([p.jl for p in parts] + [p.grid for p in parts])
     samp = _concat([p.errors for p in parts])
