@@ -186,7 +186,7 @@ def run_battery(
         (:func:`attnspec.results.check_same_run`: empty, absent, or the same run).
     resume : bool
         When ``out_dir`` holds a result of the same run, pass its tables to the battery's
-        ``run(..., previous=tables)`` (only batteries that can resume: osa-train), which keeps
+        ``run(..., previous=tables)`` (only batteries that can resume: osa-train, jl-check), which keeps
         the work done there. Without it, a ``status: partial`` result there is refused.
 
     Returns
@@ -237,10 +237,22 @@ def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.
     if not resume:
         if meta.get("status") == "partial":
             raise ResultsError(f"--out {out_dir} holds an interrupted {command} run ({len(meta.get('runs_done', []))} "
-                               f"of {meta.get('runs_total')} runs done); continue it with the same command and "
+                               f"of {meta.get('runs_total')} {meta.get('unit', 'runs')} done); continue it with the "
+                               f"same command and "
                                f"--resume, or choose another directory")
         return None
     return {p.stem: read_table(out_dir, p.stem) for p in sorted(out_dir.glob("*.parquet")) if p.stem != VERDICT_TABLE}
+
+
+def _partial_only_tables(out_dir: Path) -> list[str]:
+    """The tables that a partial result in ``out_dir`` lists as its own (``partial_tables`` in
+    meta.json): removed once the complete result is written over it."""
+    from attnspec.results import META_FILE, read_meta
+
+    if not (out_dir / META_FILE).is_file():
+        return []
+    meta = read_meta(out_dir)
+    return [str(t) for t in meta.get("partial_tables", [])] if meta.get("status") == "partial" else []
 
 
 def _holds_complete(out_dir: Path) -> bool:
@@ -352,8 +364,10 @@ def run_and_write(
     ------
     KeyboardInterrupt
         On Ctrl-C or SIGTERM. When the battery's interrupt carries a ``partial``
-        :class:`BatteryResult` (osa-train: the finished runs), it is written to ``out_dir``
-        first (``status: partial`` in meta.json, no figures), for ``resume``.
+        :class:`BatteryResult` (osa-train: the finished runs; jl-check: the finished claim
+        groups), it is written to ``out_dir`` first (``status: partial`` in meta.json, no
+        figures), for ``resume``; the complete result written later removes the tables the
+        partial one lists as its own (``partial_tables``).
     """
     if out_dir is None:
         return run_battery(command, options, progress=progress, attention=attention)
@@ -361,6 +375,7 @@ def run_and_write(
     from attnspec.signals import deferred_interrupts, sigterm_as_interrupt
 
     with writing_to(Path(out_dir), f"attnspec {command}"), sigterm_as_interrupt():
+        stale = _partial_only_tables(Path(out_dir)) if resume else []
         try:
             result = run_battery(command, options, progress=progress, attention=attention, out_dir=out_dir,
                                  resume=resume)
@@ -372,6 +387,10 @@ def run_and_write(
             raise
         with deferred_interrupts():
             write_result(result, out_dir, csv=csv)
+            for name in stale:  # the interrupted run's own tables (jl-check: jl_partial_*), now superseded
+                if name not in result.tables:
+                    for suffix in (".parquet", ".csv"):
+                        (Path(out_dir) / f"{name}{suffix}").unlink(missing_ok=True)
             if plots:
                 plot_results(command, out_dir)
     return result

@@ -50,6 +50,30 @@ def user_errors() -> Iterator[None]:
 EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def interrupted_line(e: KeyboardInterrupt, out: Path | None) -> str:
+    """The one line printed on Ctrl-C or SIGTERM by a command that keeps a partial result
+    (osa-train, jl-check): what was kept in ``out`` and how to continue.
+
+    ``e`` may carry ``done``, ``total`` and ``unit`` (finished and all units of work, and
+    what they are: runs by default); the partial
+    ``meta.json`` names its unit (``unit``, default runs) and lists ``runs_done``.
+    """
+    done, total = getattr(e, "done", None), getattr(e, "total", None)
+    counted = f" after {done} of {total} {getattr(e, 'unit', 'runs')}" if done is not None else ""
+    if out is None:
+        return f"interrupted{counted}; nothing saved (no --out)"
+    from attnspec.results import META_FILE, read_meta
+
+    meta = read_meta(out) if (Path(out) / META_FILE).is_file() else {}
+    if meta.get("status") == "partial":
+        return (f"interrupted; {len(meta.get('runs_done', []))} of {meta.get('runs_total')} "
+                f"{meta.get('unit', 'runs')} kept in {out} (meta.json status: partial); continue with the same "
+                f"command and --resume")
+    if meta:
+        return f"interrupted{counted}; {out} holds a complete result"
+    return f"interrupted{counted}; nothing saved in {out}"
+
+
 def print_error(message: str) -> None:
     """Print ``error: <message>`` on stderr as exactly one line (newlines folded into spaces)."""
     one_line = re.sub(r"\s*\n\s*", " ", str(message).strip())

@@ -9,15 +9,18 @@ from typing import Annotated
 import typer
 
 from attnspec.cli._common import (
+    EXIT_INTERRUPTED,
     JsonOpt,
     OutOpt,
     SeedOpt,
     claim_out_dir,
     err_console,
+    interrupted_line,
     out_console,
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
+from attnspec.errors import InputError
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -55,6 +58,9 @@ def jl_check(
     out: OutOpt = None,
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue an interrupted run in --out (same options): compute only the claim groups "
+                         "it had not finished.")] = False,
 ) -> None:
     with user_errors():
         from attnspec.battery import run_and_write
@@ -62,6 +68,8 @@ def jl_check(
         options = {"n": n, "eps": eps, "k": k, "trials": trials, "trials_other": trials_other, "seed": seed,
                    "family": family, "claims": claims, "d": d, "temperature": temperature, "model": model,
                    "data": data, "data_dir": data_dir, "count": count}
+        if resume and out is None:
+            raise InputError("--resume needs --out: the directory of the interrupted run")
         claim_out_dir(out, "attnspec jl-check")  # writable and ours, before any work
         start = time.time()
 
@@ -69,8 +77,12 @@ def jl_check(
             return f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]"
 
         # validates every option (one-line errors) and checks and locks --out before any work
-        with progress_printer(err_console, verbose, fmt) as progress:
-            result = run_and_write("jl-check", options, out, progress=progress)
+        try:
+            with progress_printer(err_console, verbose, fmt) as progress:
+                result = run_and_write("jl-check", options, out, progress=progress, resume=resume)
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the finished claim groups are kept in --out
+            err_console.print(interrupted_line(e, out), highlight=False, soft_wrap=True)
+            raise typer.Exit(code=EXIT_INTERRUPTED) from None
         if out is not None:
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from attnspec.cli._common import EXIT_INTERRUPTED, OutOpt, err_console, out_console, user_errors
+from attnspec.cli._common import EXIT_INTERRUPTED, OutOpt, err_console, interrupted_line, out_console, user_errors
 from attnspec.errors import InputError
 
 COMMAND = "osa-train"
@@ -53,23 +53,6 @@ def _summary_json(summary: Any) -> str:
     for row in summary.to_dict("records"):
         rows.append({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
     return json.dumps(rows, indent=2)
-
-
-def _interrupted_line(e: KeyboardInterrupt, out: Any) -> str:
-    """The one line printed on Ctrl-C or SIGTERM: what was kept and how to continue."""
-    done, total = getattr(e, "done", None), getattr(e, "total", None)
-    runs = f" after {done} of {total} runs" if done is not None else ""
-    if out is None:
-        return f"interrupted{runs}; nothing saved (no --out)"
-    from attnspec.results import META_FILE, read_meta
-
-    meta = read_meta(out) if (out / META_FILE).is_file() else {}
-    if meta.get("status") == "partial":
-        return (f"interrupted; {len(meta.get('runs_done', []))} of {meta.get('runs_total')} runs kept in {out} "
-                f"(meta.json status: partial); continue with the same command and --resume")
-    if meta:
-        return f"interrupted{runs}; {out} holds a complete result"
-    return f"interrupted{runs}; nothing saved in {out}"
 
 
 def register_train(app: typer.Typer) -> None:
@@ -120,7 +103,7 @@ def register_train(app: typer.Typer) -> None:
                 result = run_and_write(COMMAND, options, out, csv=csv, plot=True, resume=resume,
                                        progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
             except KeyboardInterrupt as e:
-                err_console.print(_interrupted_line(e, out), highlight=False, soft_wrap=True)
+                err_console.print(interrupted_line(e, out), highlight=False, soft_wrap=True)
                 raise typer.Exit(code=EXIT_INTERRUPTED) from None
             if out is not None:
                 err_console.print(f"wrote {out} (tables, meta.json, figures)", highlight=False)

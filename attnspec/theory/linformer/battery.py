@@ -14,6 +14,7 @@ the k formulas, the tolerances), ``eq4`` (eqs. 4/15 as printed).
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,8 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.battery import AttentionRequest, BatteryResult
+from attnspec.battery import AttentionRequest, BatteryResult, config_identity
 from attnspec.errors import InputError, check_choice, check_range
+from attnspec.signals import deferred_interrupts
 from attnspec.stats import child_seed
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
@@ -320,8 +322,139 @@ def _k_lists(config: JLConfig, dims: dict[str, float], claims: Sequence[str],
     return sweep, ks1, ks2, sorted({small[0], small[len(small) // 2], small[-1]})
 
 
+#: The units a run is computed (and an interrupted run kept) in, in this order: each draws its
+#: seeds from ``config.seed`` alone (``child_seed(seed, <its own labels>)``), so a group computed
+#: in a later, resumed process equals the one an uninterrupted run computes.
+RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "eq4")
+#: A group's parts: its ``jl`` rows, Theorem 2's (ε, k)-grid rows (placed after every other
+#: group's rows), its sampled errors, and its verdict rows that are not read off ``jl``.
+_PARTS = ("jl", "grid", "errors", "rows")
+
+
+@dataclass
+class _Group:
+    """What one claim group computed (frames with no rows when it has none of a part)."""
+
+    jl: pd.DataFrame
+    grid: pd.DataFrame
+    errors: pd.DataFrame
+    rows: list[VerdictRow]
+
+
+def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _lemma1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
+                  sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+    lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
+    say(f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
+        f"{config.trials_other} for other families")
+    t, s = L1.simulate_lemma1(config.n, config.eps, ks1, families=families, trials=config.trials,
+                              trials_other=config.trials_other, rhos=config.rhos, seed=config.seed,
+                              sample_ks=sample_ks)
+    return _Group(_concat([t[t["claim"].isin(lemma_claims)]]),
+                  pd.DataFrame(), _concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []), [])
+
+
+def _thm1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
+                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+    t1, s1, x1 = _theorem1(config, ks1, sample_ks, attention, say)
+    return _Group(_concat(t1), pd.DataFrame(), _concat(s1), x1)
+
+
+def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks2: list[int],
+                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+    say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, {config.trials} trials")
+    t, s = T2.simulate_theorem2(config.n, config.d, config.eps, ks2, trials=config.trials, seed=config.seed,
+                                sample_ks=sample_ks)
+    grid, x2 = _theorem2_extras(config, sample_ks, say)
+    return _Group(_concat([t]), _concat(grid), _concat([s]), x2)
+
+
+def _eq4_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks: list[int],
+               sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+    say("eqs. (4)/(15) as printed")
+    s_att = child_seed(config.seed, "attention", "softmax")
+    rows = check_eq4(T1.attention_logits(config.n, seed=s_att, d=config.d, temperature=config.temperature),
+                     name="softmax", seed=s_att)
+    return _Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), rows)
+
+
+_GROUP_FUNCS: dict[str, Callable[..., _Group]] = {"lemma1": _lemma1_group, "thm1": _thm1_group,
+                                                  "thm2": _thm2_group, "eq4": _eq4_group}
+
+
+def run_groups(claims: Sequence[str]) -> list[str]:
+    """The :data:`RUN_GROUPS` that the claim groups ``claims`` (as from :func:`parse_claims`) need."""
+    return [g for g in RUN_GROUPS if any(c == g or c.startswith(g + ".") for c in claims)]
+
+
+def _part_table(group: str, part: str) -> str:
+    return f"jl_partial_{group}_{part}"
+
+
+def _row_json(row: VerdictRow) -> str:
+    """One verdict row as JSON that :func:`_row_from_json` reads back equal (numpy scalars as
+    Python numbers, non-finite floats as JSON's NaN/Infinity extension)."""
+    from attnspec.results import _json_default
+
+    return json.dumps(asdict(row), default=_json_default)
+
+
+def _row_from_json(text: str) -> VerdictRow:
+    return VerdictRow(**json.loads(text))
+
+
+def _group_tables(group: str, g: _Group) -> dict[str, pd.DataFrame]:
+    """A finished group as the tables of a partial result (read back by :func:`_groups_from_tables`)."""
+    return {_part_table(group, "jl"): g.jl, _part_table(group, "grid"): g.grid,
+            _part_table(group, "errors"): g.errors,
+            _part_table(group, "rows"): pd.DataFrame({"row": [_row_json(r) for r in g.rows]}, dtype=object)}
+
+
+def _groups_from_tables(tables: Mapping[str, pd.DataFrame], groups: Sequence[str]) -> dict[str, _Group]:
+    """The finished groups held by the tables of a partial result (a group counts as finished
+    when its verdict-row table is there; parts with no rows were not written)."""
+    out: dict[str, _Group] = {}
+    for group in groups:
+        if _part_table(group, "rows") not in tables:
+            continue
+        part = {p: tables.get(_part_table(group, p), pd.DataFrame()) for p in _PARTS}
+        out[group] = _Group(part["jl"], part["grid"], part["errors"],
+                            [_row_from_json(t) for t in part["rows"].get("row", [])])
+    return out
+
+
+class InterruptedChecks(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during ``jl-check``, carrying the claim groups finished before it.
+
+    ``partial`` is a :class:`BatteryResult` with ``meta["status"] == "partial"`` (written by
+    :func:`attnspec.battery.run_and_write`, resumable with ``--resume``); ``done`` and
+    ``total`` count the groups (:data:`RUN_GROUPS`).
+    """
+
+    def __init__(self, partial: BatteryResult, done: int, total: int) -> None:
+        super().__init__(f"interrupted after {done} of {total} claim groups")
+        self.partial, self.done, self.total, self.unit = partial, done, total, "claim groups"
+
+
+def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, _Group]) -> BatteryResult:
+    tables: dict[str, pd.DataFrame] = {}
+    for group in groups:
+        if group in kept:
+            tables.update(_group_tables(group, kept[group]))
+    meta = {"identity": config_identity(config), "parameters": asdict(config), "seed": config.seed, "status": "partial", "unit": "claim groups",
+            "runs_total": len(groups), "runs_done": [g for g in groups if g in kept],
+            "runs_missing": [g for g in groups if g not in kept], "partial_tables": sorted(tables),
+            "note": "interrupted: the jl_partial_* tables hold the finished claim groups only (no jl table, no "
+                    "verdicts, no figures); the same command with --resume computes the missing groups"}
+    return BatteryResult(command=COMMAND, verdicts=[], tables=tables, meta=meta)
+
+
 def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
-        attention: np.ndarray | None = None) -> BatteryResult:
+        attention: np.ndarray | None = None, previous: Mapping[str, pd.DataFrame] | None = None) -> BatteryResult:
     """Run every selected claim at ``config``.
 
     Parameters
@@ -332,12 +465,21 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     attention : ndarray of shape (count, n, n), optional
         Real row-stochastic attention matrices, checked against Theorem 1 beside the
         synthetic ones (named ``<model>[i]``).
+    previous : mapping of str to DataFrame, optional
+        The tables of an interrupted (partial) result of the same config (``--resume``): its
+        finished claim groups are kept, only the missing ones are computed; the result is
+        that of an uninterrupted run (wall time aside).
 
     Returns
     -------
     BatteryResult
         Tables ``jl``, ``jl_errors``, ``jl_curves``; the verdict rows; meta with the
-        parameters, dimensions, notes and the k sweep.
+        parameters, dimensions, notes, the k sweep and ``status: complete``.
+
+    Raises
+    ------
+    InterruptedChecks
+        On Ctrl-C or SIGTERM, with the finished claim groups as a partial result.
     """
     start = time.time()
     config.validate()
@@ -346,42 +488,36 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     claims = parse_claims(list(config.claims))
     families = parse_families(list(config.families))
     dims = dimensions(n, eps, config.d)
-    k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
     sweep, ks1, ks2, sample_ks = _k_lists(config, dims, claims)
     notes = _notes(config, dims, sweep, claims)
-    tables: list[pd.DataFrame] = []
-    samples: list[pd.DataFrame] = []
-    extra: list[VerdictRow] = []
-    lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
-    if lemma_claims:
-        say(f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
-            f"{config.trials_other} for other families")
-        t, s = L1.simulate_lemma1(n, eps, ks1, families=families, trials=config.trials,
-                                  trials_other=config.trials_other, rhos=config.rhos, seed=config.seed,
-                                  sample_ks=sample_ks)
-        tables.append(t[t["claim"].isin(lemma_claims)])
-        if len(s):
-            samples.append(s[s["claim"].isin(lemma_claims)])
-    if "thm1" in claims:
-        t1, s1, x1 = _theorem1(config, ks1, sample_ks, attention, say)
-        tables += t1
-        samples += s1
-        extra += x1
-    grid_tables: list[pd.DataFrame] = []
-    if "thm2" in claims:
-        say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, {config.trials} trials")
-        t, s = T2.simulate_theorem2(n, config.d, eps, ks2, trials=config.trials, seed=config.seed, sample_ks=sample_ks)
-        tables.append(t)
-        samples.append(s)
-        grid_tables, x2 = _theorem2_extras(config, sample_ks, say)
-        extra += x2
-    if "eq4" in claims:
-        say("eqs. (4)/(15) as printed")
-        s_att = child_seed(config.seed, "attention", "softmax")
-        extra += check_eq4(T1.attention_logits(n, seed=s_att, d=config.d, temperature=config.temperature),
-                           name="softmax", seed=s_att)
-    table = pd.concat(tables + grid_tables, ignore_index=True) if tables or grid_tables else pd.DataFrame()
-    samp = pd.concat([s for s in samples if len(s)], ignore_index=True) if any(len(s) for s in samples) else pd.DataFrame()
+    groups = run_groups(claims)
+    kept = _groups_from_tables(previous, groups) if previous else {}
+    if kept:
+        say(f"kept from before: claim groups {', '.join(g for g in groups if g in kept)}")
+    done: dict[str, _Group] = dict(kept)
+    try:
+        for group in groups:
+            if group not in done:
+                done[group] = _GROUP_FUNCS[group](config, claims, families, ks2 if group == "thm2" else ks1,
+                                                  sample_ks, attention, say)
+        return _finish(config, claims, groups, done, kept, ks1, notes, dims, sweep, start, say)
+    except KeyboardInterrupt as e:  # also while finishing: the groups are kept, --resume only finishes
+        with deferred_interrupts():  # a second Ctrl-C must not lose the finished groups
+            partial = _partial_result(config, groups, done)
+        raise InterruptedChecks(partial, len(done), len(groups)) from e
+
+
+def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done: Mapping[str, _Group],
+            kept: Mapping[str, _Group], ks1: list[int], notes: list[str], dims: dict[str, float], sweep: list[int],
+            start: float, say: Callable[[str], None]) -> BatteryResult:
+    """The result of a run whose groups are all ``done``: their rows in group order (Theorem 2's
+    (ε, k) grid last), the verdicts read off the whole ``jl`` table, eq. 18, the exact curves."""
+    n, eps = config.n, config.eps
+    k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
+    parts = [done[g] for g in groups]
+    table = _concat([p.jl for p in parts] + [p.grid for p in parts])
+    samp = _concat([p.errors for p in parts])
+    extra = [r for p in parts for r in p.rows]
     say("exact curves")
     kmax = max(max(ks1), n)
     dense = sorted({int(round(x)) for x in np.geomspace(1, kmax * 1.05, 60)} | set(ks1))
@@ -392,6 +528,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     if "thm1" in claims:
         extra += eq18_rows(table, k18, k1)
     meta = {"parameters": asdict(config), "seed": config.seed, "dimensions": dims, "notes": notes,
-            "sweep_k": sweep, "wall_seconds": round(time.time() - start, 3)}
+            "sweep_k": sweep, "status": "complete", "groups_kept_from_before": sorted(kept),
+            "wall_seconds": round(time.time() - start, 3)}
     return BatteryResult(command=COMMAND, verdicts=rows + extra,
                          tables={"jl": table, "jl_errors": samp, "jl_curves": curves}, meta=meta)
