@@ -22,7 +22,8 @@
    the difference of their input counts), its fixed costs (the rest: imports, model load,
    input selection, writing results), and peak RSS of both runs. Targets: full job per
    input <= 1.05 x (forward + SVD stage); MPNet-style peak <= RoBERTa-style + 10 %, flat in
-   the number of inputs.
+   the number of inputs. All at one batch size (``--parts-batch``, default the job's
+   default for the device); per-input times divide a batch's time by its size.
 5. Fixed costs (``fixed``) — ``attnspec spectrum --data imdb --num-sentences 16 --seq-len
    256`` on the RoBERTa-style model: wall time minus 16 x the steady per-input cost (from a
    run with 4 inputs), against the baseline ``import torch`` + loading the model alone in a
@@ -236,39 +237,43 @@ def _spectrum_args(model_dir: Path, data: str, n: int, num: int, out: Path, devi
             "--num-sentences", str(num), "--device", device, "--out", str(out), "-q", "--no-plots", *extra]
 
 
-def bench_parts(model_dir: Path, kind: str, inputs: tuple[int, int], repeat: int, device: str = "cpu") -> dict:
+def bench_parts(model_dir: Path, kind: str, inputs: tuple[int, int], repeat: int, device: str = "cpu",
+                batch: int | None = None) -> dict:
+    """Forward alone, SVD stage alone and the CLI job, all at the same batch size (default:
+    the job's default for ``device``); per-input figures divide a batch's time by its size."""
     from attnspec.capture import collect_attention
     from attnspec.models import load_encoder
     from attnspec.spectrum import resolve_method, singular_values
     from attnspec.spectrum_run import DEFAULT_BATCH_SIZE
 
+    bs = batch or DEFAULT_BATCH_SIZE.get(torch.device(device).type, 1)
     enc = load_encoder(str(model_dir), device=device)
-    windows = _windows(enc.tokenizer, 2, seed=4)
-    ids = torch.tensor(windows[:1], device=enc.device)  # (1, n)
+    windows = _windows(enc.tokenizer, bs, seed=4)
+    ids = torch.tensor(windows, device=enc.device)  # (bs, n)
 
     def forward() -> None:
         with torch.inference_mode():
             enc.model(ids)
 
     forward()  # warm-up (allocator, kernels)
-    t_forward = _best(forward, repeat)
-    probs = [p.to(enc.device) for p in collect_attention(enc.model, ids)]  # L x (1, H, n, n)
+    t_forward = _best(forward, repeat) / bs
+    probs = [p.to(enc.device) for p in collect_attention(enc.model, ids)]  # L x (bs, H, n, n)
     method = resolve_method("auto", enc.device)
 
     def svd_stage() -> None:
         for p in probs:
             singular_values(p, method)
 
-    t_svd = _best(svd_stage, repeat)
+    t_svd = _best(svd_stage, repeat) / bs
     del probs, enc
     small, large = inputs
     with tempfile.TemporaryDirectory() as tmp:
-        wall_a, rss_a = _cli(_spectrum_args(model_dir, "wiki103", N, small, Path(tmp) / "a", device))
-        wall_b, rss_b = _cli(_spectrum_args(model_dir, "wiki103", N, large, Path(tmp) / "b", device))
+        wall_a, rss_a = _cli(_spectrum_args(model_dir, "wiki103", N, small, Path(tmp) / "a", device, ("--batch-size", str(bs))))
+        wall_b, rss_b = _cli(_spectrum_args(model_dir, "wiki103", N, large, Path(tmp) / "b", device, ("--batch-size", str(bs))))
     per_input = (wall_b - wall_a) / (large - small)
     return {
         "model": f"{kind}-style, 12 layers x 12 heads, hidden 768 (random weights), n = {N}",
-        "device": device, "batch_size": DEFAULT_BATCH_SIZE.get(torch.device(device).type, 1), "svd_method": method,
+        "device": device, "batch_size": bs, "svd_method": method,
         "forward_s": t_forward, "svd_stage_s": t_svd, "parts_sum_s": t_forward + t_svd,
         "inputs": [small, large], "cli_wall_s": [wall_a, wall_b],
         "job_s_per_input": per_input, "job_vs_parts": per_input / (t_forward + t_svd), "target_job_vs_parts": 1.05,
@@ -329,6 +334,9 @@ def main() -> None:
     ap.add_argument("--skip", nargs="*", default=[], choices=["stage", "e2e", "memory", "parts", "fixed", "batch"])
     ap.add_argument("--parts-inputs", type=int, nargs=2, default=None, metavar=("A", "B"),
                     help="input counts of the two CLI runs of the parts section (default 2 6; --quick 1 3)")
+    ap.add_argument("--parts-batch", type=int, default=None,
+                    help="batch size of the parts section (default: the job's default for the device); "
+                         "the input counts should be multiples of it")
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--batch-inputs", type=int, default=None, help="inputs per batch-size run (default 8; --quick 4)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
@@ -369,7 +377,8 @@ def main() -> None:
             results["parts"] = {}
             for kind in ("roberta", "mpnet"):
                 dirs[kind] = _model_dir_12x12(Path(tmp), kind)
-                r = results["parts"][kind] = bench_parts(dirs[kind], kind, inputs, repeat=1 if args.quick else 3, device=device)
+                r = results["parts"][kind] = bench_parts(dirs[kind], kind, inputs, repeat=1 if args.quick else 3, device=device,
+                                                         batch=args.parts_batch)
                 print(f"parts, {r['model']} ({r['device']}, batch {r['batch_size']}): forward {r['forward_s']:.2f} s, "
                       f"SVD stage {r['svd_stage_s']:.2f} s, full job {r['job_s_per_input']:.2f} s/input at steady state "
                       f"-> {r['job_vs_parts']:.2f} x (forward + SVD) (target <= 1.05); fixed costs {r['fixed_s']:.1f} s; "
