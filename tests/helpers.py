@@ -89,3 +89,14 @@ def make_decoder_tokenizer(tmp_path: Path, *, bos: bool, vocab_size: int = VOCAB
     out = Path(tmp_path) / ("llama-tok" if bos else "gpt2-tok")
     tok.save_pretrained(str(out))
     return tok
+
+
+def save_tiny_roberta(folder: Path, *, n: int = 62) -> Path:
+    """A tiny random RoBERTa (see ``models_tiny.tiny_roberta``) saved with its offline
+    tokenizer under ``folder/model``, loadable with ``--model PATH``; returns that path."""
+    from models_tiny import tiny_roberta
+
+    tok = make_roberta_tokenizer(folder / "tok")
+    tiny_roberta(vocab=len(tok), n=n).save_pretrained(folder / "model")
+    tok.save_pretrained(folder / "model")
+    return folder / "model"

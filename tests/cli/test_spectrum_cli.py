@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import make_roberta_tokenizer
-from models_tiny import tiny_roberta
+from helpers import save_tiny_roberta
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
@@ -18,11 +17,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("tiny-roberta-cli")
-    tok = make_roberta_tokenizer(d / "tok")
-    tiny_roberta(vocab=len(tok), n=62).save_pretrained(d / "model")
-    tok.save_pretrained(d / "model")
-    return d / "model"
+    return save_tiny_roberta(tmp_path_factory.mktemp("tiny-roberta-cli"))
 
 
 @pytest.fixture(scope="module")

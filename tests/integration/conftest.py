@@ -6,19 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import make_roberta_tokenizer
-from models_tiny import tiny_roberta
+from helpers import save_tiny_roberta
 
 
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A saved tiny random RoBERTa (2 layers, 4 heads, 62 positions) with its tokenizer."""
-    d = tmp_path_factory.mktemp("tiny-roberta")
-    tok = make_roberta_tokenizer(d / "tok")
-    model = tiny_roberta(vocab=len(tok), n=62)
-    model.save_pretrained(d / "model")
-    tok.save_pretrained(d / "model")
-    return d / "model"
+    return save_tiny_roberta(tmp_path_factory.mktemp("tiny-roberta"))
 
 
 @pytest.fixture(scope="session")

@@ -34,8 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import make_roberta_tokenizer
-from models_tiny import tiny_roberta
+from helpers import save_tiny_roberta
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
@@ -162,14 +161,12 @@ def _check_options(runner: CliRunner, argv: list[str], doc: DocCommand) -> None:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("docs-tiny")
-    tok = make_roberta_tokenizer(d / "tok")
-    tiny_roberta(vocab=len(tok), n=130).save_pretrained(d / "model")
-    tok.save_pretrained(d / "model")
+    model = save_tiny_roberta(d, n=130)
     rng = np.random.default_rng(0)
     words = "the attention of a movie was low rank and the music was good".split()
     text = d / "text.txt"
     text.write_text("\n".join(" ".join(rng.choice(words, 60)) for _ in range(12)) + "\n")
-    return d / "model", text
+    return model, text
 
 
 def _workdir(root: Path, tiny: tuple[Path, Path], data_dir: Path, runner: CliRunner) -> Path:
