@@ -409,7 +409,12 @@ class AttentionCapture:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         mask = attention_mask.bool()
-        kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask}
+        kwargs: dict[str, Any] = {"input_ids": input_ids}
+        if not bool(mask.all()):
+            # Only a batch with padding needs the mask: without one the model builds none
+            # (or only its causal one) and skips adding a (B, 1, n, n) tensor of zeros to
+            # every layer's scores, which changes no score.
+            kwargs["attention_mask"] = attention_mask
         if bool((~mask[:, :-1] & mask[:, 1:]).any()):
             # a padding position precedes a real token: positions must count real tokens only
             if not self.causal and _check:

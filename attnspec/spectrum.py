@@ -362,7 +362,8 @@ def best_rank_k_errors(P: np.ndarray, ks: Sequence[int], vectors: dict[str, np.n
     return pd.DataFrame(rows)
 
 
-def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False) -> torch.Tensor:
+def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
+                workspace: torch.Tensor | None = None) -> torch.Tensor:
     """Mean normalised entropy of the rows of P, per matrix.
 
     Row i of P over its allowed positions has entropy H_i = −Σ_j P_ij log P_ij; it is
@@ -383,6 +384,11 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
         True on real tokens (default: all real).
     causal : bool
         Whether row i may only attend to positions <= i.
+    workspace : Tensor, optional
+        Scratch space for −p log p: float32, on P's device, with at least as many
+        elements as P. A job passes the same one for every layer, which spares it
+        allocating (and the system zeroing) a fresh P-sized tensor per layer: about 40 %
+        of this function's time at n = 512. The result is the same to the last bit.
 
     Returns
     -------
@@ -394,7 +400,14 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     p = probs.detach().to(torch.float32)
     # −Σ p log p per row, (B, H, n). Clamping at the smallest normal float makes 0·log 0 = 0;
     # this vectorised log is ~20× faster than torch.special.entr, which matters at n = 512.
-    ent = p.clamp_min(torch.finfo(torch.float32).tiny).log_().mul_(p).sum(dim=-1).neg_().to(torch.float64).cpu()
+    tiny = torch.finfo(torch.float32).tiny
+    if workspace is not None and workspace.dtype == torch.float32 and workspace.device == p.device \
+            and workspace.numel() >= p.numel():
+        plogp = workspace.view(-1)[:p.numel()].view(p.shape)  # (B, H, n, n), reused
+        torch.clamp_min(p, tiny, out=plogp)
+    else:
+        plogp = p.clamp_min(tiny)
+    ent = plogp.log_().mul_(p).sum(dim=-1).neg_().to(torch.float64).cpu()
     real = torch.ones(B, n, dtype=torch.bool) if mask is None else mask.detach().cpu().bool()
     if causal:
         lengths = real.to(torch.float64).cumsum(dim=-1)  # (B, n): real positions <= i

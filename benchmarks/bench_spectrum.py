@@ -15,15 +15,17 @@
    values. Target: <= 2.5 GB and independent of --num-sentences.
 
 4. Parts (``--skip`` names: ``parts``) — for a RoBERTa-style and an MPNet-style encoder
-   (12 layers x 12 heads, hidden 768, random weights) at n = 512, on WikiText-103 windows:
-   the forward pass alone (no capture), the SVD stage alone (the singular values of one
-   input's 144 P), the full ``attnspec spectrum`` job per input at steady state (from two
-   runs of the CLI with different --num-sentences: the difference of their wall times over
-   the difference of their input counts), its fixed costs (the rest: imports, model load,
-   input selection, writing results), and peak RSS of both runs. Targets: full job per
-   input <= 1.05 x (forward + SVD stage); MPNet-style peak <= RoBERTa-style + 10 %, flat in
-   the number of inputs. All at one batch size (``--parts-batch``, default the job's
-   default for the device); per-input times divide a batch's time by its size.
+   (12 layers x 12 heads, hidden 768, random weights) at n = 512, on WikiText-103 windows,
+   all in one process: the forward pass alone (no capture), the SVD stage alone (the
+   singular values of one batch's 12 x 12 P), and the full job at steady state: a real
+   ``run_spectrum`` of ``--parts-batches`` batches, each batch after the first timed
+   from one commit to the next (capture, SVD, metrics, merge, checkpoints). The parts are
+   timed before and after the job and every figure is a median. Then two CLI runs (fresh
+   processes, ``--parts-inputs``) give the fixed costs (wall minus inputs x the steady
+   per-input time) and the peak RSS. Targets: full job per input <= 1.05 x (forward + SVD
+   stage); MPNet-style peak <= RoBERTa-style + 10 %, flat in the number of inputs. All at
+   one batch size (``--parts-batch``, default the job's default for the device);
+   per-input times divide a batch's time by its size.
 5. Fixed costs (``fixed``) — ``attnspec spectrum --data imdb --num-sentences 16 --seq-len
    256`` on the RoBERTa-style model: wall time minus 16 x the steady per-input cost (from a
    run with 4 inputs), against the baseline ``import torch`` + loading the model alone in a
@@ -237,10 +239,44 @@ def _spectrum_args(model_dir: Path, data: str, n: int, num: int, out: Path, devi
             "--num-sentences", str(num), "--device", device, "--out", str(out), "-q", "--no-plots", *extra]
 
 
-def bench_parts(model_dir: Path, kind: str, inputs: tuple[int, int], repeat: int, device: str = "cpu",
-                batch: int | None = None) -> dict:
-    """Forward alone, SVD stage alone and the CLI job, all at the same batch size (default:
-    the job's default for ``device``); per-input figures divide a batch's time by its size."""
+def _median(xs: list[float]) -> float:
+    return float(np.median(xs))
+
+
+def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, out: Path) -> list[float]:
+    """Seconds of each batch of a real ``run_spectrum`` job after its first, in this process.
+
+    The job calls ``spectrum_run._before_commit()`` once per batch, just before the batch
+    is committed; the time between two calls is one whole turn of the job's loop (capture,
+    SVD, metrics, merge, progress and, every ``checkpoint_every`` batches, the checkpoint).
+    The first batch has no start mark and warms the kernels up, so it is not counted.
+    """
+    import attnspec.spectrum_run as sr
+
+    marks: list[float] = []
+    original = sr._before_commit
+    sr._before_commit = lambda: marks.append(time.perf_counter())
+    try:
+        cfg = sr.SpectrumConfig(model=str(model_dir), data="wiki103", data_dir=str(_data_dir()), seq_len=N,
+                                num_sentences=batches * bs, seed=4, device=device, batch_size=bs, out=out)
+        sr.run_spectrum(cfg, progress=False, encoder=enc)
+    finally:
+        sr._before_commit = original
+    return [b - a for a, b in zip(marks, marks[1:])]
+
+
+def bench_parts(model_dir: Path, kind: str, batches: int, repeat: int, rss_inputs: tuple[int, int],
+                device: str = "cpu", batch: int | None = None) -> dict:
+    """The job per batch at steady state against its two parts, in one process and at one
+    batch size (default: the job's default for ``device``).
+
+    Order: forward alone and SVD stage alone ``repeat`` times each, then a real job of
+    ``batches`` batches (its per-batch loop times, :func:`_job_batch_times`), then the two
+    parts ``repeat`` times again, so that a change of machine load during the run hits
+    both sides; every figure is a median. Per-input figures divide a batch's time by its
+    size. Then the CLI twice (fresh processes) for the fixed costs and the peak RSS at two
+    input counts.
+    """
     from attnspec.capture import collect_attention
     from attnspec.models import load_encoder
     from attnspec.spectrum import resolve_method, singular_values
@@ -248,15 +284,12 @@ def bench_parts(model_dir: Path, kind: str, inputs: tuple[int, int], repeat: int
 
     bs = batch or DEFAULT_BATCH_SIZE.get(torch.device(device).type, 1)
     enc = load_encoder(str(model_dir), device=device)
-    windows = _windows(enc.tokenizer, bs, seed=4)
-    ids = torch.tensor(windows, device=enc.device)  # (bs, n)
+    ids = torch.tensor(_windows(enc.tokenizer, bs, seed=4), device=enc.device)  # (bs, n): the job's first batch
 
     def forward() -> None:
         with torch.inference_mode():
             enc.model(ids)
 
-    forward()  # warm-up (allocator, kernels)
-    t_forward = _best(forward, repeat) / bs
     probs = [p.to(enc.device) for p in collect_attention(enc.model, ids)]  # L x (bs, H, n, n)
     method = resolve_method("auto", enc.device)
 
@@ -264,20 +297,32 @@ def bench_parts(model_dir: Path, kind: str, inputs: tuple[int, int], repeat: int
         for p in probs:
             singular_values(p, method)
 
-    t_svd = _best(svd_stage, repeat) / bs
+    def timed(fn) -> float:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
+    forward()  # warm-up (allocator, kernels)
+    t_forward = [timed(forward) for _ in range(repeat)]
+    t_svd = [timed(svd_stage) for _ in range(repeat)]
+    with tempfile.TemporaryDirectory() as tmp:
+        t_job = _job_batch_times(model_dir, enc, batches, bs, device, Path(tmp) / "job")
+    t_forward += [timed(forward) for _ in range(repeat)]
+    t_svd += [timed(svd_stage) for _ in range(repeat)]
+    forward_s, svd_s, job_s = _median(t_forward) / bs, _median(t_svd) / bs, _median(t_job) / bs
     del probs, enc
-    small, large = inputs
+    small, large = rss_inputs
     with tempfile.TemporaryDirectory() as tmp:
         wall_a, rss_a = _cli(_spectrum_args(model_dir, "wiki103", N, small, Path(tmp) / "a", device, ("--batch-size", str(bs))))
         wall_b, rss_b = _cli(_spectrum_args(model_dir, "wiki103", N, large, Path(tmp) / "b", device, ("--batch-size", str(bs))))
-    per_input = (wall_b - wall_a) / (large - small)
     return {
         "model": f"{kind}-style, 12 layers x 12 heads, hidden 768 (random weights), n = {N}",
         "device": device, "batch_size": bs, "svd_method": method,
-        "forward_s": t_forward, "svd_stage_s": t_svd, "parts_sum_s": t_forward + t_svd,
+        "forward_s": forward_s, "svd_stage_s": svd_s, "parts_sum_s": forward_s + svd_s,
+        "job_s_per_input": job_s, "job_vs_parts": job_s / (forward_s + svd_s), "target_job_vs_parts": 1.05,
+        "job_batches_timed": len(t_job), "forward_batch_s_all": t_forward, "svd_batch_s_all": t_svd, "job_batch_s_all": t_job,
         "inputs": [small, large], "cli_wall_s": [wall_a, wall_b],
-        "job_s_per_input": per_input, "job_vs_parts": per_input / (t_forward + t_svd), "target_job_vs_parts": 1.05,
-        "fixed_s": wall_a - small * per_input,
+        "fixed_s": wall_a - small * job_s,
         "peak_rss_mb": [rss_a, rss_b],
     }
 
@@ -332,8 +377,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats and inputs")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     ap.add_argument("--skip", nargs="*", default=[], choices=["stage", "e2e", "memory", "parts", "fixed", "batch"])
+    ap.add_argument("--parts-batches", type=int, default=None,
+                    help="batches of the in-process job of the parts section; all but the first are timed "
+                         "(default 6; --quick 3)")
     ap.add_argument("--parts-inputs", type=int, nargs=2, default=None, metavar=("A", "B"),
-                    help="input counts of the two CLI runs of the parts section (default 2 6; --quick 1 3)")
+                    help="input counts of the two CLI runs of the parts section, for fixed costs and peak RSS "
+                         "(default 4 12; --quick 4 8)")
     ap.add_argument("--parts-batch", type=int, default=None,
                     help="batch size of the parts section (default: the job's default for the device); "
                          "the input counts should be multiples of it")
@@ -373,14 +422,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         dirs = {}
         if "parts" not in args.skip:
-            inputs = tuple(args.parts_inputs) if args.parts_inputs else ((1, 3) if args.quick else (2, 6))
+            inputs = tuple(args.parts_inputs) if args.parts_inputs else ((4, 8) if args.quick else (4, 12))
+            batches = args.parts_batches or (3 if args.quick else 6)
             results["parts"] = {}
             for kind in ("roberta", "mpnet"):
                 dirs[kind] = _model_dir_12x12(Path(tmp), kind)
-                r = results["parts"][kind] = bench_parts(dirs[kind], kind, inputs, repeat=1 if args.quick else 3, device=device,
-                                                         batch=args.parts_batch)
+                r = results["parts"][kind] = bench_parts(dirs[kind], kind, batches, repeat=2 if args.quick else 3,
+                                                         rss_inputs=inputs, device=device, batch=args.parts_batch)
                 print(f"parts, {r['model']} ({r['device']}, batch {r['batch_size']}): forward {r['forward_s']:.2f} s, "
                       f"SVD stage {r['svd_stage_s']:.2f} s, full job {r['job_s_per_input']:.2f} s/input at steady state "
+                      f"(median of {r['job_batches_timed']} batches) "
                       f"-> {r['job_vs_parts']:.2f} x (forward + SVD) (target <= 1.05); fixed costs {r['fixed_s']:.1f} s; "
                       f"peak RSS {r['peak_rss_mb'][0]:.0f} MB ({inputs[0]} inputs), {r['peak_rss_mb'][1]:.0f} MB ({inputs[1]})")
             rb, mp = results["parts"]["roberta"], results["parts"]["mpnet"]

@@ -219,6 +219,23 @@ def test_row_entropy_padding_and_degenerate_rows() -> None:
     assert float(sp.row_entropy(onehot)) == 0.0
 
 
+def test_row_entropy_workspace_gives_the_same_bits() -> None:
+    # The job reuses one buffer for every layer; a larger buffer from an earlier, longer
+    # input is used in part. Padding, causality and stale contents must not leak in.
+    workspace = torch.full((3 * 2 * 9 * 9 + 17,), float("nan"))
+    for causal in (False, True):
+        p = _logit_softmax(3, 2, 9, seed=5, causal=causal)
+        mask = torch.ones(3, 9, dtype=torch.bool)
+        mask[1, 6:] = False
+        p = p * (mask[:, None, :, None] & mask[:, None, None, :])
+        plain = sp.row_entropy(p, mask, causal=causal)
+        reused = sp.row_entropy(p, mask, causal=causal, workspace=workspace)
+        assert torch.equal(plain, reused)
+    small = torch.empty(10)  # too small, or of another dtype: ignored rather than overrun
+    assert torch.equal(sp.row_entropy(p, mask, workspace=small), sp.row_entropy(p, mask))
+    assert torch.equal(sp.row_entropy(p, mask, workspace=workspace.double()), sp.row_entropy(p, mask))
+
+
 def test_new_statistics_merge_exactly_and_survive_state(tmp_path) -> None:
     L, H, n = 2, 2, 6
     whole = sp.SpectrumAccumulator(L, H, n, rank_tol=0.01)
