@@ -187,6 +187,7 @@ def spectrum(
     split: str | None = None,
     data_dir: str | Path | None = None,
     short_policy: str | None = None,
+    selection: str = "pool",
     batch_size: int | None = None,
     device: str = "auto",
     dtype: str = "float32",
@@ -224,6 +225,10 @@ def spectrum(
     short_policy : {"skip", "keep", "pack"}, optional
         Documents shorter than ``seq_len``; default ``"skip"`` for ``data``, ``"keep"``
         (each text at its own length) for ``texts``.
+    selection : {"pool", "documents"}
+        How the inputs are drawn, as ``--selection``: ``"pool"`` (default, a seeded
+        permutation of every available input) or ``"documents"`` (the first long-enough
+        documents of a seeded order; tokenises only what it needs).
     batch_size : int, optional
         Inputs per forward pass (default: the CLI's default).
     device, dtype : str
@@ -297,7 +302,7 @@ def spectrum(
     cfg = SpectrumConfig(
         model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
         data_dir=None if data_dir is None else str(data_dir), seq_len=seq_len, num_sentences=num_inputs, seed=seed,
-        short_policy=short_policy, device=device,
+        short_policy=short_policy, selection=selection, device=device,
         dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
         svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
     )

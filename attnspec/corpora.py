@@ -51,17 +51,24 @@ space before tokenisation; this is recorded in ``meta["text_cleaning"]``.
 
 Drawing
 -------
-``mode="truncate"`` with ``short_policy`` ``"skip"`` or ``"keep"`` (IMDB's default): each
-window is one document's, so the documents are visited in the seeded order
-``numpy.random.default_rng(seed).permutation(documents)`` and tokenised chunk by chunk
-until ``num_inputs`` acceptable ones are found; the rest of the corpus is never tokenised,
-and ``meta["num_available"]`` then counts the windows among the documents tokenised (a
-lower bound, ``meta["num_available_exact"] = False``) unless ``count_available=True``.
+``selection="pool"`` (the default, and the rule of every attnspec version before 0.3):
+every window the source offers forms a pool in corpus order, and ``num_inputs`` of them are
+drawn without replacement as ``numpy.random.default_rng(seed).permutation(num_available)
+[:num_inputs]``; ``meta["num_available"]`` is exact. With one window per document
+(``mode="truncate"`` and ``short_policy`` ``"skip"`` or ``"keep"``, IMDB's default) the
+pool needs only each document's token count, which :mod:`attnspec.token_lengths` keeps
+on disk: the first run on a corpus and tokenizer tokenises everything, later runs
+tokenise only the documents drawn (and check their counts against the cached ones).
+Windows cut from a stream (``mode="pack"``, WikiText's default, or ``short_policy="pack"``)
+depend on everything before them, so there the whole source is tokenised every time.
 
-Otherwise (``mode="pack"``, WikiText's default, or ``short_policy="pack"``) a window's
-tokens depend on everything before it in the stream, so the whole source is tokenised, all
-windows form a pool in corpus order and ``num_inputs`` of them are drawn without
-replacement as ``numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]``.
+``selection="documents"`` (one window per document only): the documents are visited in
+the seeded order ``numpy.random.default_rng(seed).permutation(documents)`` and tokenised
+chunk by chunk until ``num_inputs`` acceptable ones are found; the rest of the corpus is
+never tokenised, and ``meta["num_available"]`` then counts the windows among the documents
+tokenised (a lower bound, ``meta["num_available_exact"] = False``) unless
+``count_available=True``. It needs no cache, but draws other inputs than ``"pool"`` for
+the same seed.
 
 Either way the same seed gives the same windows, and asking for more inputs with the same
 seed keeps the earlier ones as a prefix.
@@ -110,14 +117,17 @@ from typing import Any
 import numpy as np
 
 from attnspec.errors import DataError, InputError
+from attnspec.token_lengths import segment_lengths
 
 __all__ = [
     "CORPUS_NAMES",
     "DATA_DIR_ENV",
     "HUB_DATASETS",
     "MODES",
+    "SELECTIONS",
     "SHORT_POLICIES",
     "Inputs",
+    "inputs_digest",
     "load_inputs",
     "resolve_data_dir",
 ]
@@ -125,6 +135,9 @@ __all__ = [
 DATA_DIR_ENV = "ATTNSPEC_DATA_DIR"
 MODES = ("pack", "truncate")
 SHORT_POLICIES = ("skip", "keep", "pack")
+# "pool": a seeded permutation of every window; "documents": the first acceptable documents
+# of a seeded document order (one window per document only; see the module docstring)
+SELECTIONS = ("pool", "documents")
 # Accepted spellings of the two corpus names -> canonical name.
 CORPUS_NAMES = {"wiki103": "wiki103", "wikitext103": "wiki103", "wikitext-103": "wiki103", "imdb": "imdb"}
 # Canonical name -> (hub repository, config).
@@ -811,6 +824,82 @@ def _select_lazily(documents: list[list[str]], tokenizer: Any, width: int, num_i
     return _LazySelection(windows, found, pos >= len(order), tokens, longest, pos)
 
 
+@dataclass
+class _Drawn:
+    windows: list[np.ndarray]  # (<= width,) text tokens of each drawn window, in draw order
+    num_inputs: int
+    num_available: int
+    exact: bool  # num_available is exact (else a lower bound)
+    tokens: int  # tokens of the documents counted
+    longest: int
+    tokenised: int  # documents tokenised in this call
+    counts_from: str | None
+    selection_rule: str
+
+
+class _StaleCounts(Exception):
+    """A drawn document's fresh token count differs from its cached one."""
+
+
+@dataclass
+class _DocumentPool:
+    """Every document's token count; the pool is the acceptable documents in corpus order."""
+
+    doc_lengths: np.ndarray  # (D,) int64
+    pool: np.ndarray  # (M,) indices of the documents that give a window, ascending
+    source: str  # where the counts came from (token_lengths.SegmentLengths.source)
+    flat: np.ndarray | None  # (T,) every token, when the counts were computed just now
+    seg_lengths: np.ndarray  # (S,)
+
+
+def _document_pool(documents: list[list[str]], tokenizer: Any, width: int, short_policy: str,
+                   refresh: bool = False) -> _DocumentPool:
+    segments = [s for doc in documents for s in doc]
+    tokenised: dict[str, np.ndarray] = {}
+
+    def count(segs: list[str]) -> np.ndarray:
+        flat, lengths = _tokenize(tokenizer, segs)  # (T,), (S,)
+        tokenised["flat"] = flat  # kept: the windows come from it without tokenising twice
+        return lengths
+
+    got = segment_lengths(segments, tokenizer, count, refresh=refresh)
+    seg_doc = np.repeat(np.arange(len(documents)), [len(doc) for doc in documents])  # (S,)
+    doc_lengths = np.bincount(seg_doc, weights=got.lengths, minlength=len(documents)).astype(np.int64)  # (D,)
+    ok = doc_lengths >= width if short_policy == "skip" else doc_lengths > 0
+    return _DocumentPool(doc_lengths, np.flatnonzero(ok), got.source, tokenised.get("flat"), got.lengths)
+
+
+def _document_windows(documents: list[list[str]], tokenizer: Any, docs: list[int], width: int,
+                      pool: _DocumentPool) -> list[np.ndarray] | None:
+    """The first ``width`` tokens of each of ``docs``, or None when a document's fresh
+    token count differs from the one in ``pool`` (the cached counts are not to be trusted)."""
+    if pool.flat is not None:  # the whole corpus was tokenised for the counts: cut from it
+        seg_off = np.concatenate([[0], np.cumsum([len(d) for d in documents])])  # (D + 1,) first segment of each
+        tok_off = np.concatenate([[0], np.cumsum(pool.seg_lengths)])  # (S + 1,)
+        starts = tok_off[seg_off[docs]]
+        return [pool.flat[a:a + min(int(pool.doc_lengths[d]), width)].copy() for a, d in zip(starts.tolist(), docs)]
+    flat, seg_lengths = _tokenize(tokenizer, [s for d in docs for s in documents[d]])  # (T,), (S,)
+    offsets = np.concatenate([[0], np.cumsum(seg_lengths)])
+    windows, seg = [], 0
+    for d in docs:
+        start = int(offsets[seg])
+        seg += len(documents[d])
+        n = int(offsets[seg]) - start
+        if n != int(pool.doc_lengths[d]):
+            return None
+        windows.append(flat[start:start + min(n, width)].copy())
+    return windows
+
+
+def inputs_digest(input_ids: Sequence[Sequence[int]]) -> str:
+    """SHA-256 of a selection: every input's ids as int64, in order, each followed by 8 bytes of 0xff."""
+    digest = hashlib.sha256()
+    for ids in input_ids:
+        digest.update(np.asarray(ids, dtype=np.int64).tobytes())
+        digest.update(b"\xff" * 8)  # separator: no id is -1
+    return digest.hexdigest()
+
+
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
@@ -861,6 +950,7 @@ def load_inputs(
     mode: str | None = None,
     at_most: bool = False,
     count_available: bool = False,
+    selection: str = "pool",
 ) -> Inputs:
     """Draw ``num_inputs`` token windows of ``seq_len`` tokens from a corpus, reproducibly.
 
@@ -897,11 +987,16 @@ def load_inputs(
         Treat ``num_inputs`` as an upper bound: draw every available window when fewer
         exist instead of failing (the default of ``attnspec spectrum``).
     count_available : bool
-        In mode ``"truncate"`` with short policy ``"skip"`` or ``"keep"`` documents are
-        tokenised lazily, only until ``num_inputs`` windows are found, and
-        ``meta["num_available"]`` is a lower bound (``meta["num_available_exact"]`` is
-        False). True tokenises the rest too, for the exact count; the windows chosen are
-        the same either way.
+        With ``selection="documents"`` documents are tokenised lazily, only until
+        ``num_inputs`` windows are found, and ``meta["num_available"]`` is a lower bound
+        (``meta["num_available_exact"]`` is False). True tokenises the rest too, for the
+        exact count; the windows chosen are the same either way. ``"pool"`` always counts
+        exactly.
+    selection : {"pool", "documents"}
+        How the windows are drawn (module docstring): ``"pool"``, the default, draws from
+        every window (the rule of earlier versions: the same seed gives the same inputs);
+        ``"documents"`` takes the first acceptable documents of a seeded document order
+        (one window per document only, tokenises only what it needs).
 
     Returns
     -------
@@ -931,6 +1026,8 @@ def load_inputs(
         raise InputError(f"short_policy must be one of {', '.join(SHORT_POLICIES)}, got {short_policy!r}")
     if mode is not None and mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)} (or unset for the corpus default), got {mode!r}")
+    if selection not in SELECTIONS:
+        raise InputError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
     prefix, suffix = _special_template(tokenizer)
     n_special = len(prefix) + len(suffix)
     width = seq_len - n_special
@@ -945,57 +1042,90 @@ def load_inputs(
         where = f" for split {corpus.split!r}" if corpus.split else ""
         raise DataError(f"data {corpus.source!r} contains no text{where}")
 
-    rng = np.random.default_rng(seed)
-    lazy = mode == "truncate" and short_policy in ("skip", "keep")
-    if lazy:
-        # One window per document, so a document's window needs only its own tokens: walk
-        # the documents in a seeded order and tokenise them chunk by chunk until
-        # num_inputs windows are found (the rest of the corpus is never tokenised unless
-        # count_available asks for the exact number of windows).
-        # "all" (num_inputs None) walks every document: at most one window each
-        target = len(corpus.documents) if num_inputs is None else num_inputs
-        sel = _select_lazily(corpus.documents, tokenizer, width, target, short_policy, rng, count_available)
-        windows, num_available, exact = sel.windows, sel.num_available, sel.exact
-        tokens, longest, tokenised = sel.tokens, sel.longest, sel.documents_tokenised
-        selection = ("documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
-                     f"num_inputs with {'>= text_tokens_per_window tokens' if short_policy == 'skip' else 'any token'}, "
-                     "cut to text_tokens_per_window tokens")
-    else:
-        # Windows cut from a stream (mode pack, or short documents packed together) depend on
-        # everything before them: tokenise every segment once; documents are runs of
-        # consecutive segments.
-        segments = [s for doc in corpus.documents for s in doc]
-        flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
-        seg_doc = np.repeat(np.arange(len(corpus.documents)), [len(doc) for doc in corpus.documents])  # (S,)
-        doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(corpus.documents)).astype(np.int64)  # (D,)
-        pool = _pool(flat, doc_lengths, width, mode, short_policy)
-        num_available, exact = len(pool), True
-        tokens, longest, tokenised = int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0, len(corpus.documents)
-        windows = None
-        selection = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
-    if num_inputs is None or (at_most and num_inputs > num_available):
-        num_inputs = num_available  # "all", or the default upper bound on a smaller corpus (the count is then exact)
-    if num_available == 0 or num_inputs > num_available:  # only when every document has been tokenised: exact
-        hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
-        if mode == "truncate" and short_policy == "skip":
-            hints.append("short_policy 'pack' or 'keep' (--short-policy)")
-        hints.append("or use more data (another --split or --data PATH)")
-        raise DataError(
-            f"only {num_available} windows of {seq_len} tokens are available in {corpus.source!r} "
-            f"(split {corpus.split}, mode {mode}, short_policy {short_policy}; {len(corpus.documents)} documents, "
-            f"{tokens} tokens, longest document {longest} tokens) "
-            f"but num_inputs={requested}; " + ", ".join(hints)
-        )
-    if windows is None:
-        chosen = rng.permutation(num_available)[:num_inputs]
-        windows = [pool[i] for i in chosen.tolist()]
+    def draw(refresh: bool) -> _Drawn:
+        rng = np.random.default_rng(seed)
+        one_per_document = mode == "truncate" and short_policy in ("skip", "keep")
+        if selection == "documents" and not one_per_document:
+            raise InputError(f"selection 'documents' needs one window per document (mode truncate with short_policy "
+                             f"skip or keep), got mode {mode} with short_policy {short_policy}; use selection 'pool'")
+        pool: list[np.ndarray] | None = None  # windows of a stream, in corpus order
+        doc_pool: _DocumentPool | None = None  # or: documents that give a window, with every token count
+        windows: list[np.ndarray] | None = None
+        counts_from: str | None = None  # only the pool of documents reads counts (maybe cached)
+        if selection == "documents":
+            # One window per document, so a document's window needs only its own tokens: walk
+            # the documents in a seeded order and tokenise them chunk by chunk until
+            # num_inputs windows are found (the rest of the corpus is never tokenised unless
+            # count_available asks for the exact number of windows).
+            # "all" (num_inputs None) walks every document: at most one window each
+            target = len(corpus.documents) if wanted is None else wanted
+            sel = _select_lazily(corpus.documents, tokenizer, width, target, short_policy, rng, count_available)
+            windows, num_available, exact = sel.windows, sel.num_available, sel.exact
+            tokens, longest, tokenised = sel.tokens, sel.longest, sel.documents_tokenised
+            selection_rule = ("documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
+                              f"num_inputs with {'>= text_tokens_per_window tokens' if short_policy == 'skip' else 'any token'}, "
+                              "cut to text_tokens_per_window tokens")
+        elif one_per_document:
+            # The pool is the acceptable documents in corpus order; it needs every document's
+            # token count (cached on disk) but only the drawn documents' tokens.
+            doc_pool = _document_pool(corpus.documents, tokenizer, width, short_policy, refresh=refresh)
+            num_available, exact = len(doc_pool.pool), True
+            tokens, longest = int(doc_pool.doc_lengths.sum()), int(doc_pool.doc_lengths.max())
+            tokenised = len(corpus.documents) if doc_pool.flat is not None else 0
+            counts_from = doc_pool.source
+            selection_rule = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
+        else:
+            # Windows cut from a stream (mode pack, or short documents packed together) depend on
+            # everything before them: tokenise every segment once; documents are runs of
+            # consecutive segments.
+            segments = [s for doc in corpus.documents for s in doc]
+            flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
+            seg_doc = np.repeat(np.arange(len(corpus.documents)), [len(doc) for doc in corpus.documents])  # (S,)
+            doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(corpus.documents)).astype(np.int64)  # (D,)
+            pool = _pool(flat, doc_lengths, width, mode, short_policy)
+            num_available, exact = len(pool), True
+            tokens, longest, tokenised = int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0, len(corpus.documents)
+            selection_rule = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
+        num_inputs = wanted
+        if num_inputs is None or (at_most and num_inputs > num_available):
+            num_inputs = num_available  # "all", or the default upper bound on a smaller corpus (the count is then exact)
+        if num_available == 0 or num_inputs > num_available:  # only when every document has been tokenised: exact
+            hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
+            if mode == "truncate" and short_policy == "skip":
+                hints.append("short_policy 'pack' or 'keep' (--short-policy)")
+            hints.append("or use more data (another --split or --data PATH)")
+            raise DataError(
+                f"only {num_available} windows of {seq_len} tokens are available in {corpus.source!r} "
+                f"(split {corpus.split}, mode {mode}, short_policy {short_policy}; {len(corpus.documents)} documents, "
+                f"{tokens} tokens, longest document {longest} tokens) "
+                f"but num_inputs={requested}; " + ", ".join(hints)
+            )
+        if windows is None:
+            chosen = rng.permutation(num_available)[:num_inputs]
+            if pool is not None:
+                windows = [pool[i] for i in chosen.tolist()]
+            else:
+                assert doc_pool is not None
+                docs = doc_pool.pool[chosen].tolist()
+                windows = _document_windows(corpus.documents, tokenizer, docs, width, doc_pool)
+                if windows is None:
+                    raise _StaleCounts
+                tokenised = len(corpus.documents) if doc_pool.flat is not None else len(docs)
+        return _Drawn(windows, num_inputs, num_available, exact, tokens, longest, tokenised, counts_from, selection_rule)
+
+    wanted = num_inputs
+    try:
+        drawn = draw(refresh=False)
+    except _StaleCounts:
+        # A drawn document's tokens disagree with its cached count: the cache is not to be
+        # trusted. Count everything again (the cache is rewritten) and draw from the true counts.
+        drawn = draw(refresh=True)
+        drawn.counts_from = "computed (the cached counts disagreed with the tokenizer and were replaced)"
+    windows, num_inputs, num_available, exact = drawn.windows, drawn.num_inputs, drawn.num_available, drawn.exact
+    tokens, longest, tokenised = drawn.tokens, drawn.longest, drawn.tokenised
     input_ids = [prefix + w.tolist() + suffix for w in windows]
 
     lengths = [len(ids) for ids in input_ids]
-    digest = hashlib.sha256()
-    for ids in input_ids:
-        digest.update(np.asarray(ids, dtype=np.int64).tobytes())
-        digest.update(b"\xff" * 8)  # separator: no id is -1
     meta: dict[str, Any] = {
         "corpus": corpus.name,
         "split": corpus.split,
@@ -1019,9 +1149,12 @@ def load_inputs(
         "tokens": tokens,  # of the documents tokenised
         "stream": "whole source, documents concatenated in order" if mode == "pack" else "one document per window",
         "text_cleaning": corpus.text_cleaning,
-        "selection": selection,
+        "selection": drawn.selection_rule,
+        "selection_name": selection,
+        # where the documents' token counts came from (selection "pool", one window per document)
+        **({"token_counts": drawn.counts_from} if drawn.counts_from is not None else {}),
         "input_lengths": {"min": min(lengths), "max": max(lengths), "full": int(sum(n == seq_len for n in lengths))},
-        "inputs_sha256": digest.hexdigest(),
+        "inputs_sha256": inputs_digest(input_ids),
         **corpus.extra,
     }
     return Inputs(input_ids=input_ids, meta=meta)

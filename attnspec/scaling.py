@@ -77,7 +77,7 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
     seq_len : int
         New length, special tokens included.
     """
-    from attnspec.corpora import Inputs, _special_template
+    from attnspec.corpora import Inputs, _special_template, inputs_digest
 
     prefix, suffix = _special_template(tokenizer)
     width = seq_len - len(prefix) - len(suffix)
@@ -95,6 +95,7 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
         "text_tokens_per_window": width,
         "selection": f"{inputs.meta.get('selection')}, drawn at seq_len {inputs.meta.get('seq_len')} and cut to the first {width} text tokens",
         "input_lengths": {"min": min(lengths), "max": max(lengths), "full": int(sum(n == seq_len for n in lengths))},
+        "inputs_sha256": inputs_digest(cut),  # of these cut inputs, not of the longer ones they come from
     }
     return Inputs(input_ids=cut, meta=meta)
 
@@ -139,7 +140,8 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
         raise InputError(f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)")
     drawn = load_inputs(
         cfg.data, encoder.tokenizer, seq_len=longest, **inputs_request(cfg.num_sentences), seed=cfg.seed,
-        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy,
+        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy, selection=cfg.selection,
+        count_available=cfg.count_available,
     )
     out.mkdir(parents=True, exist_ok=True)
     write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths,

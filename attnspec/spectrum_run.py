@@ -15,6 +15,7 @@ tables are derived from it. One process at a time writes a results directory (a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnspec.corpora import SHORT_POLICIES
+from attnspec.corpora import SELECTIONS, SHORT_POLICIES
 from attnspec.errors import InputError, ResultsError
 from attnspec.results import (
     META_FILE,
@@ -91,7 +92,8 @@ class SpectrumConfig:
     max_time: float | None = None  # seconds
     checkpoint_every: int = 8  # batches
     rank_tol: float = RANK_TOL  # relative tolerance of the numerical rank
-    count_available: bool = False  # tokenise the whole corpus for the exact number of windows
+    count_available: bool = False  # selection "documents": tokenise the whole corpus for the exact number of windows
+    selection: str = "pool"  # how inputs are drawn (attnspec.corpora.SELECTIONS)
 
     def validate(self) -> None:
         if self.seq_len < 2:
@@ -113,6 +115,8 @@ class SpectrumConfig:
             raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
         if not 0 < self.rank_tol < 1:
             raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
+        if self.selection not in SELECTIONS:
+            raise InputError(f"--selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
         if self.resume and self.overwrite:
             raise InputError("--resume and --overwrite exclude each other")
         if self.shard is not None:
@@ -135,6 +139,10 @@ class SpectrumConfig:
             "svd_method": self.svd_method,
             "rank_tol": self.rank_tol,
             "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
+            # only when not the default, so that runs made before the option existed (all
+            # "pool", or "documents" for one-window-per-document corpora in one release) keep
+            # their identity; the inputs' digest, checked on resume and merge, tells them apart
+            **({"selection": self.selection} if self.selection != "pool" else {}),
         }
 
 
@@ -234,6 +242,7 @@ class RunState:
     wall_time_s: float
     missing_shards: list[int]  # shards absent from a partial merge (empty otherwise)
     merge_of: int  # N when this state is a merge of N shards, 0 for a run
+    inputs_sha256: str | None = None  # digest of the whole run's selection (None: written before it was kept)
 
     @property
     def complete(self) -> bool:
@@ -248,7 +257,7 @@ def shard_indices(shard: tuple[int, int] | None, count: int) -> np.ndarray:
 
 def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any], inputs_done: int, inputs_total: int,
                 selection_total: int, covered: np.ndarray, wall_time_s: float, missing_shards: list[int] = (),
-                merge_of: int = 0) -> None:
+                merge_of: int = 0, inputs_sha256: str | None = None) -> None:
     """Write the aggregate and the record of what it covers as one atomic, digested file."""
     save_state(path, acc, {
         "identity": np.asarray(json.dumps(identity, sort_keys=True)),
@@ -259,6 +268,7 @@ def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any
         "wall_time_s": np.asarray(float(wall_time_s)),
         "missing_shards": np.asarray(list(missing_shards), dtype=np.int64),
         "merge_of": np.asarray(merge_of, dtype=np.int64),
+        **({"inputs_sha256": np.asarray(inputs_sha256)} if inputs_sha256 else {}),
     })
 
 
@@ -298,8 +308,34 @@ def read_state(path: Path) -> RunState:
         if not np.array_equal(covered, shard_indices(pair, done)):
             raise ResultsError(f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
                                f"{done} of its {'shard ' + str(shard) if shard else 'run'}")
+    digest = str(extra["inputs_sha256"]) if "inputs_sha256" in extra else None
     return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
-                    missing_shards, merge_of)
+                    missing_shards, merge_of, digest)
+
+
+def _recorded_inputs(st: RunState, out: Path) -> tuple[str | None, str | None]:
+    """(inputs_sha256, selection rule) the checkpoint's inputs were drawn with: from the state,
+    else (a state written before it kept the digest) from meta.json's corpus record."""
+    corpus: dict[str, Any] = {}
+    if (out / META_FILE).is_file():
+        with contextlib.suppress(ResultsError):
+            corpus = read_meta(out).get("corpus") or {}
+    return st.inputs_sha256 or corpus.get("inputs_sha256"), corpus.get("selection_name") or corpus.get("selection")
+
+
+def _check_same_inputs(st: RunState, out: Path, corpus_meta: dict[str, Any]) -> None:
+    """Refuse to add to a checkpoint made on other inputs than this run draws (another corpus
+    file, tokenizer or selection rule): the aggregate would silently mix two selections."""
+    recorded, rule = _recorded_inputs(st, out)
+    now = corpus_meta.get("inputs_sha256")
+    if recorded is None or now is None or recorded == now:
+        return
+    hint = ""
+    if rule and str(rule).startswith("documents"):
+        hint = "; it was drawn with --selection documents: resume with that option"
+    raise ResultsError(f"checkpoint {st.path} was computed on other inputs than this run draws (inputs_sha256 "
+                       f"{recorded[:12]}... there, {now[:12]}... now: the corpus, the tokenizer or the selection "
+                       f"changed){hint}; nothing was changed")
 
 
 def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -432,7 +468,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         inputs = load_inputs(
             cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,
             **inputs_request(cfg.num_sentences), seed=cfg.seed, split=cfg.split, data_dir=cfg.data_dir,
-            short_policy=cfg.short_policy, count_available=cfg.count_available,
+            short_policy=cfg.short_policy, count_available=cfg.count_available, selection=cfg.selection,
         )
     selected = inputs.input_ids
     selection_total = len(selected)
@@ -456,6 +492,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             raise ResultsError(f"checkpoint {previous.path} fails the identity check: it belongs to a selection of "
                                f"{previous.selection_total} inputs ({previous.inputs_total} in this shard), this run "
                                f"selects {selection_total} ({total}); was the corpus changed?")
+        _check_same_inputs(previous, cfg.out, inputs.meta)
         state = _Progress(previous.acc, previous.inputs_done)
         wall_before = previous.wall_time_s
 
@@ -485,7 +522,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         # state.npz first: it alone is trusted on resume; tables and meta.json follow from it
         wall = round(wall_before + t_run, 3)
         write_state(cfg.out / STATE_FILE, snap.acc, identity=cfg.identity(), inputs_done=snap.done, inputs_total=total,
-                    selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall)
+                    selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall,
+                    inputs_sha256=inputs.meta.get("inputs_sha256"))
         tables = snap.acc.tables()
         write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
         write_table(cfg.out, "metrics", tables.metrics, csv=cfg.csv)
@@ -625,6 +663,12 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
     selection_total = states[0].selection_total
     if any(st.selection_total != selection_total for st in states):
         raise ResultsError("the shards come from selections of different sizes (was the corpus changed?)")
+    digests = {str(d): _recorded_inputs(st, Path(d))[0] for d, st in zip(dirs, states)}
+    known = {v for v in digests.values() if v is not None}
+    if len(known) > 1:
+        listing = ", ".join(f"{d}: {v[:12]}..." for d, v in digests.items() if v is not None)
+        raise ResultsError(f"the shards were drawn from different inputs (inputs_sha256 {listing}); "
+                           "the corpus, the tokenizer or the selection differs between them")
     merged = merge_accumulators([st.acc for st in states])
     identity = {**base, "shard": None}
     done = int(len(covered))
@@ -647,7 +691,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
     # a partial merge records its missing shards in the state too, so no resume takes it for whole
     write_state(out / STATE_FILE, merged, identity=identity, inputs_done=done, inputs_total=selection_total,
                 selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
-                missing_shards=missing, merge_of=count)
+                missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None)
     write_table(out, "spectrum", tables.spectrum, csv=csv)
     write_table(out, "metrics", tables.metrics, csv=csv)
     write_table(out, "inputs", tables.inputs, csv=csv)

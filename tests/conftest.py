@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 # Nothing in the test suite may touch the network: the Hugging Face libraries read these
 # when first imported, which happens after this module is loaded.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
+# Token counts cached by attnspec.token_lengths go to a folder of this session, not the
+# user's ~/.cache; tests that study the cache point it elsewhere themselves.
+_CACHE = tempfile.mkdtemp(prefix="attnspec-test-cache-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+os.environ["ATTNSPEC_CACHE_DIR"] = _CACHE
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

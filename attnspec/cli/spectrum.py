@@ -29,7 +29,8 @@ def spectrum(
     num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer.")] = None,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
-    count_available: Annotated[bool, typer.Option("--count-available", help="Tokenise the whole corpus to record the exact number of available inputs (IMDB-style corpora otherwise stop once enough are found; the inputs are the same).")] = False,
+    selection: Annotated[str, typer.Option(help="How inputs are drawn. pool (default): a seeded permutation of every available input, the rule of every earlier version; IMDB-style token counts are cached (~/.cache/attnspec, or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than pool.")] = "pool",
+    count_available: Annotated[bool, typer.Option("--count-available", help="With --selection documents: tokenise the whole corpus to record the exact number of available inputs (the inputs are the same). pool always counts exactly.")] = False,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default per device: 4 on CPU, measured in benchmarks/bench_spectrum.py; 4 on CUDA).")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
@@ -86,7 +87,7 @@ def spectrum(
             out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
             csv=csv, resume=resume, overwrite=overwrite, max_time=max_time, checkpoint_every=checkpoint_every,
             rank_tol=rank_tol,
-            count_available=count_available,
+            count_available=count_available, selection=selection,
         )
         cfg.validate()
         claim_out_dir(cfg.out, "attnspec spectrum")  # held through the figures too
@@ -132,6 +133,7 @@ def _scaling(lengths: list[int], opts: dict) -> None:
         device=opts["device"], dtype=opts["dtype"], svd_method=opts["svd_method"], shard=parse_shard(opts["shard"]), out=out,
         csv=opts["csv"], resume=opts["resume"], overwrite=opts["overwrite"], max_time=opts["max_time"],
         checkpoint_every=opts["checkpoint_every"], rank_tol=opts["rank_tol"], count_available=opts["count_available"],
+        selection=opts["selection"],
     )
     outcomes = run_scaling(cfg, lengths, progress=not opts["quiet"])
     done = [o for o in outcomes if o is not None]

@@ -103,26 +103,37 @@ def test_imdb_test_split_by_name(minilm_tok, data_dir):
 
 
 # Regression constants: inputs_sha256 of the selections made by the implementation before
-# lazy selection (commit 029337d, which tokenised every source up front). Windows cut from
-# a stream (mode pack, short_policy pack) must stay exactly the same.
+# lazy selection (commits 029337d and 4a644ce^, which tokenised every source up front; the
+# IMDB digests were computed by running that commit's corpora.py). The default selection
+# ("pool") must give exactly these inputs for the same seed: windows cut from a stream (mode
+# pack, short_policy pack) and one window per document (IMDB's truncate mode), whether the
+# token counts come from the cache or not.
 BEFORE_LAZY = [
     ("wiki103", dict(seq_len=128, num_inputs=5, seed=0), "22cd19b5781c9c353ad0db1e4c96138508769fd9a821e1aadb247b0cfa06abdb", 1894),
     ("wiki103", dict(seq_len=64, num_inputs=3, seed=2, split="test"), "e2428c9143eb1029aa73abd5f8802b79875e839c20de25dc7a58056b2ca16268", 4406),
     ("imdb/aclImdb_test_01.jsonl", dict(seq_len=256, num_inputs=4, seed=1, short_policy="pack"),
      "3fcffef7d5a1b358b647ac20adf26160fa361344734470508e932584caf55b32", 2147),
+    ("imdb", dict(seq_len=256, num_inputs=16, seed=0), "67a515801fb79d5d0897b777536c169a20a046890739e132b37f1913c888c0e2", 10081),
+    ("imdb", dict(seq_len=512, num_inputs=20, seed=3, short_policy="keep"),
+     "f2ce22fe735e6e8715fe168ab72da1dde44c6f660c738fcade2081f9e6cd97fe", 25000),
+    ("imdb/aclImdb_test_02.jsonl", dict(seq_len=128, num_inputs=7, seed=5),
+     "6dee657f7304323c627d417b4cd11f4f2d1fe0a156accd8eb256fa6fdcebdc76", 2387),
 ]
 
 
 @pytest.mark.parametrize(("data", "kwargs", "digest", "available"), BEFORE_LAZY)
-def test_stream_windows_are_those_of_the_previous_implementation(minilm_tok, data_dir, data, kwargs, digest, available):
-    if data == "wiki103":
-        inp = load_inputs(data, minilm_tok, data_dir=data_dir, **kwargs)
-    else:
-        if not (data_dir / data).is_file():
-            pytest.skip(f"{data} absent")
-        inp = load_inputs(data_dir / data, minilm_tok, **kwargs)
-    assert inp.meta["inputs_sha256"] == digest
-    assert inp.meta["num_available"] == available and inp.meta["num_available_exact"]
+def test_default_draw_is_that_of_the_previous_implementation(minilm_tok, data_dir, data, kwargs, digest, available):
+    for _ in range(2):  # the session's token-count cache: cold or warm, then surely warm
+        if data in ("wiki103", "imdb"):
+            inp = load_inputs(data, minilm_tok, data_dir=data_dir, **kwargs)
+        else:
+            if not (data_dir / data).is_file():
+                pytest.skip(f"{data} absent")
+            inp = load_inputs(data_dir / data, minilm_tok, **kwargs)
+        assert inp.meta["inputs_sha256"] == digest
+        assert inp.meta["num_available"] == available and inp.meta["num_available_exact"]
+    if "token_counts" in inp.meta:  # one window per document: the second draw read the cached counts
+        assert inp.meta["token_counts"] == "cache" and inp.meta["documents_tokenised"] == kwargs["num_inputs"]
 
 
 def test_imdb_lazy_selection_tokenises_only_what_it_needs(minilm_tok, data_dir):
@@ -130,7 +141,7 @@ def test_imdb_lazy_selection_tokenises_only_what_it_needs(minilm_tok, data_dir):
     if not files:
         pytest.skip("imdb/*.jsonl absent")
     texts = _reviews(files[:1])
-    inp = load_inputs(files[0], minilm_tok, seq_len=256, num_inputs=6, seed=1)
+    inp = load_inputs(files[0], minilm_tok, seq_len=256, num_inputs=6, seed=1, selection="documents")
     # The documented rule, computed independently: reviews in default_rng(1).permutation order,
     # the first six with >= 254 tokens, cut to 254.
     order = np.random.default_rng(1).permutation(len(texts)).tolist()

@@ -401,3 +401,75 @@ def test_results_are_readable_by_others_and_meta_is_strict_json(tmp_path: Path, 
     for p in reference.rglob("*"):  # a real run's files get what the umask gives any file
         if p.is_file():
             assert p.stat().st_mode & 0o777 == 0o666 & ~mask, p
+
+
+# ---------------------------------------------------------------------------------------
+# The inputs a checkpoint was made on
+# ---------------------------------------------------------------------------------------
+def _mixed_corpus(path: Path) -> Path:
+    """Documents of 5 to 60 words: some are too short for a window, so the two selection
+    rules draw different inputs."""
+    rng = np.random.default_rng(1)
+    words = "attention matrix rank lobster movie actors story music numbers singular value curve".split()
+    path.write_text("\n".join(" ".join(rng.choice(words, size=int(k))) for k in rng.integers(5, 60, size=60)) + "\n")
+    return path
+
+
+def _stop(done: int) -> None:
+    raise KeyboardInterrupt
+
+
+def test_resume_with_another_selection_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    corpus = _mixed_corpus(tmp_path / "mixed.txt")
+    run = tmp_path / "run"
+    run_spectrum(_cfg(model_dir, corpus, run, selection="documents", checkpoint_every=1), progress=False,
+                 on_checkpoint=_stop)
+    before = _snapshot(run)
+    with pytest.raises(ResultsError) as e:
+        run_spectrum(_cfg(model_dir, corpus, run, resume=True), progress=False)
+    _one_line(e, "selection: 'documents' there vs None now")
+    assert _snapshot(run) == before
+    done = run_spectrum(_cfg(model_dir, corpus, run, selection="documents", resume=True), progress=False)
+    assert done.status == "complete"
+    ref = tmp_path / "ref"
+    run_spectrum(_cfg(model_dir, corpus, ref, selection="documents"), progress=False)
+    _assert_same_result(run, ref)
+
+
+def test_a_checkpoint_made_on_other_inputs_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    """A checkpoint written before the state kept the inputs' digest is checked against
+    meta.json's record; one whose inputs differ (here: drawn by the other rule, as a
+    release that defaulted to it would have) is refused, with the way out named."""
+    corpus = _mixed_corpus(tmp_path / "mixed.txt")
+    other = tmp_path / "documents-rule"
+    run_spectrum(_cfg(model_dir, corpus, other, selection="documents"), progress=False)
+    run = tmp_path / "run"
+    run_spectrum(_cfg(model_dir, corpus, run, checkpoint_every=1), progress=False, on_checkpoint=_stop)
+    _rewrite_state(run / sr.STATE_FILE, lambda a: a.pop("inputs_sha256"))  # as an older attnspec wrote it
+    meta = json.loads((run / "meta.json").read_text())
+    meta["corpus"] = json.loads((other / "meta.json").read_text())["corpus"]
+    (run / "meta.json").write_text(json.dumps(meta))
+    before = _snapshot(run)
+    with pytest.raises(ResultsError) as e:
+        run_spectrum(_cfg(model_dir, corpus, run, resume=True), progress=False)
+    _one_line(e, "computed on other inputs than this run draws", "resume with that option", "nothing was changed")
+    assert _snapshot(run) == before
+    # With the true record back, the old-style checkpoint resumes to the uninterrupted result.
+    ref = tmp_path / "ref"
+    run_spectrum(_cfg(model_dir, corpus, ref), progress=False)
+    meta["corpus"] = json.loads((ref / "meta.json").read_text())["corpus"]
+    (run / "meta.json").write_text(json.dumps(meta))
+    assert run_spectrum(_cfg(model_dir, corpus, run, resume=True), progress=False).status == "complete"
+    _assert_same_result(run, ref)
+
+
+def test_shards_of_a_changed_corpus_are_not_merged(model_dir: Path, tmp_path: Path) -> None:
+    corpus = _mixed_corpus(tmp_path / "mixed.txt")
+    run_spectrum(_cfg(model_dir, corpus, tmp_path / "s0", shard=(0, 2)), progress=False)
+    lines = corpus.read_text().splitlines()
+    corpus.write_text("\n".join(lines[::-1]) + "\n")  # same documents, another order: other inputs
+    run_spectrum(_cfg(model_dir, corpus, tmp_path / "s1", shard=(1, 2)), progress=False)
+    with pytest.raises(ResultsError) as e:
+        merge_runs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "m")
+    _one_line(e, "the shards were drawn from different inputs")
+    assert not (tmp_path / "m").exists() or not any(p.name != ".attnspec.lock" for p in (tmp_path / "m").iterdir())

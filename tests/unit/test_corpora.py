@@ -641,19 +641,20 @@ def test_lazy_selection_follows_the_seeded_document_order(roberta_tok, tmp_path,
     policy = "keep" if keep else "skip"
     expected, total = _eager_rule(tok, texts, seq_len - 2, k, seed, keep)
     assert k < total < len(texts)
-    lazy = load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy)
+    lazy = load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, selection="documents")
     assert [split_window(w, prefix, suffix) for w in lazy.input_ids] == expected
     m = lazy.meta
     assert not m["num_available_exact"] and k <= m["num_available"] <= total and m["documents_tokenised"] < len(texts)
     # The exact count tokenises the rest and changes nothing else.
-    counted = load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, count_available=True)
+    counted = load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, count_available=True,
+                         selection="documents")
     assert counted.input_ids == lazy.input_ids and counted.meta["inputs_sha256"] == m["inputs_sha256"]
     assert counted.meta["num_available"] == total and counted.meta["num_available_exact"]
     # The chunk sizes are an implementation detail: smaller chunks, same windows; more
     # inputs with the same seed keep the earlier ones as a prefix.
     monkeypatch.setattr(corpora, "_FIRST_CHUNK", 1)
-    assert load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy).input_ids == lazy.input_ids
-    more = load_inputs(f, tok, seq_len=seq_len, num_inputs=k + 5, seed=seed, short_policy=policy)
+    assert load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, selection="documents").input_ids == lazy.input_ids
+    more = load_inputs(f, tok, seq_len=seq_len, num_inputs=k + 5, seed=seed, short_policy=policy, selection="documents")
     assert more.input_ids[:k] == lazy.input_ids
     with pytest.raises(DataError, match=f"only {total} windows"):
-        load_inputs(f, tok, seq_len=seq_len, num_inputs=total + 1, seed=seed, short_policy=policy)
+        load_inputs(f, tok, seq_len=seq_len, num_inputs=total + 1, seed=seed, short_policy=policy, selection="documents")

@@ -66,7 +66,12 @@ def test_cut_inputs_keeps_the_documents_and_the_special_tokens() -> None:
         def build_inputs_with_special_tokens(self, ids: list[int]) -> list[int]:
             return [0, *ids, 2]
 
-    inputs = Inputs(input_ids=[[0, 5, 6, 7, 8, 2], [0, 9, 2]], meta={"seq_len": 6, "selection": "s"})
+    from attnspec.corpora import inputs_digest
+
+    whole = [[0, 5, 6, 7, 8, 2], [0, 9, 2]]
+    inputs = Inputs(input_ids=whole, meta={"seq_len": 6, "selection": "s", "inputs_sha256": inputs_digest(whole)})
     cut = cut_inputs(inputs, Tok(), 4)
     assert cut.input_ids == [[0, 5, 6, 2], [0, 9, 2]]
     assert cut.meta["seq_len"] == 4 and cut.meta["cut_from_seq_len"] == 6
+    # the record describes the inputs that were run, not the longer ones they were cut from
+    assert cut.meta["inputs_sha256"] == inputs_digest(cut.input_ids) != inputs.meta["inputs_sha256"]
