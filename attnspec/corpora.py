@@ -51,7 +51,7 @@ space before tokenisation; this is recorded in ``meta["text_cleaning"]``.
 
 Drawing
 -------
-``selection="pool"`` (the default, and the rule of every attnspec version before 0.3):
+``selection="pool"`` (the default, and attnspec's original rule):
 every window the source offers forms a pool in corpus order, and ``num_inputs`` of them are
 drawn without replacement as ``numpy.random.default_rng(seed).permutation(num_available)
 [:num_inputs]``; ``meta["num_available"]`` is exact. With one window per document
