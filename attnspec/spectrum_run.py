@@ -513,7 +513,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
-        # how the figures were drawn (attnspec.plots.spectrum.FIGURES_KEY): kept across --resume
+        # how the figures were drawn (attnspec.figure_record.FIGURES_KEY): kept across --resume
         **({"figures": _recorded_figures(cfg.out)} if resuming and _recorded_figures(cfg.out) else {}),
     }
     pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway

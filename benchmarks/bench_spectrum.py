@@ -19,8 +19,8 @@
    all in one process: the forward pass alone (no capture), the SVD stage alone (the
    singular values of one batch's 12 x 12 P), and the full job at steady state: a real
    ``run_spectrum`` of ``--parts-batches`` batches, each batch after the first timed
-   from one commit to the next (capture, SVD, metrics, merge, checkpoints). The parts are
-   timed before and after the job and every figure is a median. Then two CLI runs (fresh
+   from one commit to the next (capture, SVD, metrics, merge, checkpoints). The three
+   alternate over ``--parts-rounds`` rounds and every figure is a median. Then two CLI runs (fresh
    processes, ``--parts-inputs``) give the fixed costs (wall minus inputs x the steady
    per-input time) and the peak RSS. Targets: full job per input <= 1.05 x (forward + SVD
    stage); MPNet-style peak <= RoBERTa-style + 10 %, flat in the number of inputs. All at
@@ -267,17 +267,16 @@ def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, o
     return [b - a for a, b in zip(marks, marks[1:])]
 
 
-def bench_parts(model_dir: Path, kind: str, batches: int, repeat: int, rss_inputs: tuple[int, int],
+def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_inputs: tuple[int, int],
                 device: str = "cpu", batch: int | None = None) -> dict:
     """The job per batch at steady state against its two parts, in one process and at one
     batch size (default: the job's default for ``device``).
 
-    Order: forward alone and SVD stage alone ``repeat`` times each, then a real job of
-    ``batches`` batches (its per-batch loop times, :func:`_job_batch_times`), then the two
-    parts ``repeat`` times again, so that a change of machine load during the run hits
-    both sides; every figure is a median. Per-input figures divide a batch's time by its
-    size. Then the CLI twice (fresh processes) for the fixed costs and the peak RSS at two
-    input counts.
+    ``rounds`` rounds of: forward alone, SVD stage alone, a real job of ``batches`` batches
+    (its per-batch loop times after the first, :func:`_job_batch_times`); every figure is
+    the median over all rounds. Per-input figures divide a batch's time by its size. Then
+    the CLI twice (fresh processes) for the fixed costs and the peak RSS at two input
+    counts.
     """
     from attnspec.capture import collect_attention
     from attnspec.models import load_encoder
@@ -305,14 +304,18 @@ def bench_parts(model_dir: Path, kind: str, batches: int, repeat: int, rss_input
         return time.perf_counter() - t0
 
     forward()  # warm-up (allocator, kernels)
-    t_forward = [timed(forward) for _ in range(repeat)]
-    t_svd = [timed(svd_stage) for _ in range(repeat)]
+    t_forward: list[float] = []
+    t_svd: list[float] = []
+    t_job: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
-        t_job = _job_batch_times(model_dir, enc, batches, bs, device, Path(tmp) / "job")
-    t_forward += [timed(forward) for _ in range(repeat)]
-    t_svd += [timed(svd_stage) for _ in range(repeat)]
+        # Rounds of (forward, SVD stage, a short real job): each figure is measured next to
+        # the others, so a change of machine load during the benchmark hits all three alike.
+        for r in range(rounds):
+            t_forward.append(timed(forward))
+            t_svd.append(timed(svd_stage))
+            t_job += _job_batch_times(model_dir, enc, batches, bs, device, Path(tmp) / f"job{r}")
     forward_s, svd_s, job_s = _median(t_forward) / bs, _median(t_svd) / bs, _median(t_job) / bs
-    del probs, enc
+    probs.clear()  # free the batch's P before the CLI runs measure their peak memory
     small, large = rss_inputs
     with tempfile.TemporaryDirectory() as tmp:
         wall_a, rss_a = _cli(_spectrum_args(model_dir, "wiki103", N, small, Path(tmp) / "a", device, ("--batch-size", str(bs))))
@@ -322,58 +325,59 @@ def bench_parts(model_dir: Path, kind: str, batches: int, repeat: int, rss_input
         "device": device, "batch_size": bs, "svd_method": method,
         "forward_s": forward_s, "svd_stage_s": svd_s, "parts_sum_s": forward_s + svd_s,
         "job_s_per_input": job_s, "job_vs_parts": job_s / (forward_s + svd_s), "target_job_vs_parts": 1.05,
-        "job_batches_timed": len(t_job), "forward_batch_s_all": t_forward, "svd_batch_s_all": t_svd, "job_batch_s_all": t_job,
+        "rounds": rounds, "job_batches_timed": len(t_job), "forward_batch_s_all": t_forward, "svd_batch_s_all": t_svd, "job_batch_s_all": t_job,
         "inputs": [small, large], "cli_wall_s": [wall_a, wall_b],
         "fixed_s": wall_a - small * job_s,
         "peak_rss_mb": [rss_a, rss_b],
     }
 
 
-def bench_fixed(model_dir: Path, device: str = "cpu") -> dict:
+def bench_fixed(model_dir: Path, device: str = "cpu", rounds: int = 3) -> dict:
     """Fixed costs of a 16-input IMDB run at n = 256 (wall minus 16 x the steady per-input
     time), for each way the inputs can be selected, against importing torch and loading the
     model in a fresh process.
 
-    The per-input time comes from a warm 4-input and a warm 16-input run. Then, each in a
-    fresh process: the default selection with a cold token-count cache (a new, empty
-    ATTNSPEC_CACHE_DIR: the corpus is tokenised once, as on a user's first run), the same
-    with the cache warm (every later run), and ``--selection documents`` (no cache).
+    Each of ``rounds`` rounds runs, each in a fresh process: the baseline; the default
+    selection with a cold token-count cache (a new, empty ATTNSPEC_CACHE_DIR: the corpus is
+    tokenised once, as on a user's first run); the same with the cache warm, with 4 and
+    with 16 inputs (their difference gives the per-input time); and ``--selection
+    documents`` (no cache). Every figure is the median over the rounds.
     """
     n, few, many = 256, 4, 16
     code = ("import time; t0 = time.perf_counter(); import torch; from transformers import AutoModel; "
             f"AutoModel.from_pretrained({str(model_dir)!r}); print(time.perf_counter() - t0)")
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    baseline = time.perf_counter() - t0
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    walls: dict[str, list[float]] = {k: [] for k in ("baseline", "cold", "warm_few", "warm", "documents")}
+    old = os.environ.get("ATTNSPEC_CACHE_DIR")
+    try:
+        with tempfile.TemporaryDirectory() as tmp_name:
+            tmp = Path(tmp_name)
+            for r in range(rounds):
+                def run(num: int, name: str, cache: str, extra: tuple[str, ...] = ()) -> float:
+                    os.environ["ATTNSPEC_CACHE_DIR"] = str(tmp / cache)
+                    return _cli(_spectrum_args(model_dir, "imdb", n, num, tmp / f"{name}{r}", device, extra))[0]
 
-        def run(num: int, name: str, cache: str, extra: tuple[str, ...] = ()) -> float:
-            os.environ["ATTNSPEC_CACHE_DIR"] = str(tmp / cache)
-            return _cli(_spectrum_args(model_dir, "imdb", n, num, tmp / name, device, extra))[0]
-
-        old = os.environ.get("ATTNSPEC_CACHE_DIR")
-        try:
-            cold = run(many, "cold", "cache")  # empty cache: counts every review once
-            warm_few = run(few, "warm-few", "cache")
-            warm = run(many, "warm", "cache")
-            documents = run(many, "documents", "unused", ("--selection", "documents"))
-        finally:
-            if old is None:
-                os.environ.pop("ATTNSPEC_CACHE_DIR", None)
-            else:
-                os.environ["ATTNSPEC_CACHE_DIR"] = old
-    per_input = (warm - warm_few) / (many - few)
-    fixed = {k: wall - many * per_input for k, wall in (("cold", cold), ("warm", warm), ("documents", documents))}
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+                walls["baseline"].append(time.perf_counter() - t0)
+                walls["cold"].append(run(many, "cold", f"cache{r}"))  # empty cache: counts every review once
+                walls["warm_few"].append(run(few, "warm-few", f"cache{r}"))
+                walls["warm"].append(run(many, "warm", f"cache{r}"))
+                walls["documents"].append(run(many, "documents", "unused", ("--selection", "documents")))
+    finally:
+        if old is None:
+            os.environ.pop("ATTNSPEC_CACHE_DIR", None)
+        else:
+            os.environ["ATTNSPEC_CACHE_DIR"] = old
+    per_input = [(w - f) / (many - few) for w, f in zip(walls["warm"], walls["warm_few"])]
+    labels = {"cold": "pool_cold_cache", "warm": "pool_warm_cache", "documents": "documents"}
+    fixed = {labels[k]: _median([w - many * p for w, p in zip(walls[k], per_input)]) for k in labels}
+    baseline = _median(walls["baseline"])
     return {
-        "command": f"attnspec spectrum --data imdb --num-sentences {many} --seq-len {n} (RoBERTa-style 12 x 12)",
-        "wall_s": {"pool_cold_cache": cold, "pool_warm_cache": warm, "documents": documents, "pool_warm_4_inputs": warm_few},
-        "per_input_s": per_input,
-        "fixed_s": {"pool_cold_cache": fixed["cold"], "pool_warm_cache": fixed["warm"], "documents": fixed["documents"]},
+        "command": f"attnspec spectrum --data imdb --num-sentences {many} --seq-len {n} --no-plots (RoBERTa-style 12 x 12)",
+        "rounds": rounds, "walls_s": walls, "per_input_s": _median(per_input),
+        "fixed_s": fixed,
         "baseline": "fresh process: import torch + AutoModel.from_pretrained", "baseline_s": baseline,
-        "fixed_vs_baseline": {k: v / baseline for k, v in
-                              (("pool_cold_cache", fixed["cold"]), ("pool_warm_cache", fixed["warm"]),
-                               ("documents", fixed["documents"]))},
+        "fixed_vs_baseline": {k: v / baseline for k, v in fixed.items()},
         "target": 1.5,
     }
 
@@ -408,9 +412,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats and inputs")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     ap.add_argument("--skip", nargs="*", default=[], choices=["stage", "e2e", "memory", "parts", "fixed", "batch"])
-    ap.add_argument("--parts-batches", type=int, default=None,
-                    help="batches of the in-process job of the parts section; all but the first are timed "
-                         "(default 6; --quick 3)")
+    ap.add_argument("--parts-batches", type=int, default=3,
+                    help="batches of each in-process job of the parts section; all but the first are timed")
+    ap.add_argument("--parts-rounds", type=int, default=None,
+                    help="rounds of (forward, SVD stage, job) in the parts section (default 5; --quick 2)")
     ap.add_argument("--parts-inputs", type=int, nargs=2, default=None, metavar=("A", "B"),
                     help="input counts of the two CLI runs of the parts section, for fixed costs and peak RSS "
                          "(default 4 12; --quick 4 8)")
@@ -454,11 +459,12 @@ def main() -> None:
         dirs = {}
         if "parts" not in args.skip:
             inputs = tuple(args.parts_inputs) if args.parts_inputs else ((4, 8) if args.quick else (4, 12))
-            batches = args.parts_batches or (3 if args.quick else 6)
+            batches = args.parts_batches
+            rounds = args.parts_rounds or (2 if args.quick else 5)
             results["parts"] = {}
             for kind in ("roberta", "mpnet"):
                 dirs[kind] = _model_dir_12x12(Path(tmp), kind)
-                r = results["parts"][kind] = bench_parts(dirs[kind], kind, batches, repeat=2 if args.quick else 3,
+                r = results["parts"][kind] = bench_parts(dirs[kind], kind, batches, rounds=rounds,
                                                          rss_inputs=inputs, device=device, batch=args.parts_batch)
                 print(f"parts, {r['model']} ({r['device']}, batch {r['batch_size']}): forward {r['forward_s']:.2f} s, "
                       f"SVD stage {r['svd_stage_s']:.2f} s, full job {r['job_s_per_input']:.2f} s/input at steady state "
@@ -472,7 +478,7 @@ def main() -> None:
             if "roberta" not in dirs:
                 dirs["roberta"] = _model_dir_12x12(Path(tmp), "roberta")
         if "fixed" not in args.skip:
-            f = results["fixed"] = bench_fixed(dirs["roberta"], device=device)
+            f = results["fixed"] = bench_fixed(dirs["roberta"], device=device, rounds=1 if args.quick else 3)
             print(f"fixed costs of {f['command']} ({f['per_input_s']:.2f} s/input); import torch + load the model alone "
                   f"{f['baseline_s']:.1f} s (target <= 1.5 x): " + "; ".join(
                       f"{label} {f['fixed_s'][k]:.1f} s -> {f['fixed_vs_baseline'][k]:.2f} x"

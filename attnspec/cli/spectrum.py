@@ -59,7 +59,7 @@ def spectrum(
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.plots.spectrum import figure_choices, plot_run, record_figure_choices
+    from attnspec.figure_record import figure_choices, record_figure_choices
     from attnspec.results import read_meta
     from attnspec.spectrum import check_at
     from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum
@@ -99,7 +99,11 @@ def spectrum(
         if outcome.status == "partial":
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
-        figures = plot_run(outcome.out, at=at) if plots and outcome.inputs_done > 0 else []
+        figures = []
+        if plots and outcome.inputs_done > 0:
+            from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+
+            figures = plot_run(outcome.out, at=at)
         if not figures and outcome.inputs_done > 0:
             # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
             record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
@@ -198,7 +202,7 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.plots.spectrum import family_note, figure_choices
+    from attnspec.figure_record import family_note, figure_choices
     from attnspec.results import read_meta, read_table
 
     note = family_note(read_meta(run))

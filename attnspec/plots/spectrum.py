@@ -16,35 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from attnspec.figure_record import family_note, figure_choices, record_figure_choices
 from attnspec.plots import save_figure, style
-from attnspec.results import read_meta, read_table, write_meta
-from attnspec.spectrum import check_at, default_at  # the reading index lives beside the computation
-
-
-#: meta.json key under which a run records how its figures were drawn, so that
-#: ``attnspec plot spectrum RUN`` redraws the same figures.
-FIGURES_KEY = "figures"
-DEFAULT_FORMATS: tuple[str, ...] = ("png", "svg")
-
-
-def figure_choices(meta: dict[str, Any], n: int, *, at: int | None = None,
-                   formats: Sequence[str] | None = None) -> dict[str, Any]:
-    """The plotting choices of a run: what was asked now, else what meta.json recorded, else the defaults.
-
-    Returns ``{"at": int, "formats": [str, ...]}``; ``at`` is checked against n.
-    """
-    saved = meta.get(FIGURES_KEY) or {}
-    at = at if at is not None else saved.get("at")
-    at = check_at(int(at) if at is not None else default_at(n), n)
-    fmts = list(formats) if formats is not None else list(saved.get("formats") or DEFAULT_FORMATS)
-    return {"at": at, "formats": fmts}
-
-
-def record_figure_choices(run: Path, choices: dict[str, Any]) -> None:
-    """Store the plotting choices in ``run/meta.json`` (key ``figures``)."""
-    meta = read_meta(run)
-    meta[FIGURES_KEY] = {**choices, "note": "attnspec plot spectrum RUN redraws with these unless told otherwise"}
-    write_meta(run, meta)
+from attnspec.results import read_meta, read_table
 
 
 def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:
@@ -66,14 +40,6 @@ def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:
 def heat_at(spectrum: pd.DataFrame, at: int) -> pd.DataFrame:
     """Layer × head table of the mean cumulative value at index ``at``."""
     return spectrum[spectrum["index"] == at].pivot(index="layer", columns="head", values="mean")
-
-
-def family_note(meta: dict[str, Any]) -> str:
-    """``"decoder, causal P"`` / ``"encoder"`` from a run's meta (empty for runs made before it was recorded)."""
-    family = meta.get("family")
-    if family is None:
-        return ""
-    return f"{family}, causal P" if meta.get("causal") else str(family)
 
 
 def run_label(meta: dict[str, Any]) -> str:
