@@ -129,6 +129,7 @@ __all__ = [
     "Inputs",
     "inputs_digest",
     "load_inputs",
+    "selection_of",
     "resolve_data_dir",
 ]
 
@@ -891,6 +892,23 @@ def _document_windows(documents: list[list[str]], tokenizer: Any, docs: list[int
     return windows
 
 
+POOL_RULE = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
+
+
+def selection_of(meta: dict[str, Any]) -> str | None:
+    """Which rule drew the inputs a corpus record describes: ``"pool"``, ``"documents"``, or
+    None when it cannot tell. Records written before ``selection_name`` existed are read
+    from their ``selection`` formula."""
+    if meta.get("selection_name") in SELECTIONS:
+        return str(meta["selection_name"])
+    text = str(meta.get("selection") or "")
+    if text.startswith("documents in the order"):
+        return "documents"
+    if text.startswith(POOL_RULE):
+        return "pool"
+    return None
+
+
 def inputs_digest(input_ids: Sequence[Sequence[int]]) -> str:
     """SHA-256 of a selection: every input's ids as int64, in order, each followed by 8 bytes of 0xff."""
     digest = hashlib.sha256()
@@ -1073,7 +1091,7 @@ def load_inputs(
             tokens, longest = int(doc_pool.doc_lengths.sum()), int(doc_pool.doc_lengths.max())
             tokenised = len(corpus.documents) if doc_pool.flat is not None else 0
             counts_from = doc_pool.source
-            selection_rule = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
+            selection_rule = POOL_RULE
         else:
             # Windows cut from a stream (mode pack, or short documents packed together) depend on
             # everything before them: tokenise every segment once; documents are runs of
@@ -1085,7 +1103,7 @@ def load_inputs(
             pool = _pool(flat, doc_lengths, width, mode, short_policy)
             num_available, exact = len(pool), True
             tokens, longest, tokenised = int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0, len(corpus.documents)
-            selection_rule = "numpy.random.default_rng(seed).permutation(num_available)[:num_inputs]"
+            selection_rule = POOL_RULE
         num_inputs = wanted
         if num_inputs is None or (at_most and num_inputs > num_available):
             num_inputs = num_available  # "all", or the default upper bound on a smaller corpus (the count is then exact)
@@ -1122,7 +1140,7 @@ def load_inputs(
         drawn = draw(refresh=True)
         drawn.counts_from = "computed (the cached counts disagreed with the tokenizer and were replaced)"
     windows, num_inputs, num_available, exact = drawn.windows, drawn.num_inputs, drawn.num_available, drawn.exact
-    tokens, longest, tokenised = drawn.tokens, drawn.longest, drawn.tokenised
+    tokens, tokenised = drawn.tokens, drawn.tokenised
     input_ids = [prefix + w.tolist() + suffix for w in windows]
 
     lengths = [len(ids) for ids in input_ids]

@@ -174,6 +174,25 @@ def failure_line(stderr: str) -> str:
     return errors[-1] if errors else (lines[-1] if lines else "(no output)")
 
 
+def _drawn_otherwise(exp: Experiment, out: Path, quick: bool) -> bool:
+    """A saved spectrum result whose inputs another selection rule drew than the one the
+    experiment now asks for (the default rule changed once): stale, whatever its key says."""
+    if exp.command != "spectrum":
+        return False
+    from attnspec.corpora import selection_of
+
+    wanted = str(exp.effective_args(quick).get("selection", "pool"))
+    metas = [out / "meta.json"] if (out / "state.npz").is_file() else sorted(out.glob("n*/meta.json"))
+    for path in metas:
+        try:
+            corpus = json.loads(path.read_text()).get("corpus") or {}
+        except (OSError, ValueError):
+            return True
+        if selection_of(corpus) != wanted:
+            return True
+    return not metas
+
+
 def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, data_dir: str | None,
                    log: Callable[[str], None]) -> RunRecord:
     """Run one experiment into ``results/<name>`` unless fresh results are there.
@@ -188,7 +207,7 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
     record_path = out / RUN_FILE
     if not force and record_path.is_file():
         rec = json.loads(record_path.read_text())
-        if rec.get("key") == key and rec.get("returncode") == 0:
+        if rec.get("key") == key and rec.get("returncode") == 0 and not _drawn_otherwise(exp, out, quick):
             return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused")
     args = exp.effective_args(quick)
     if "data" in args and "data-dir" not in args:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnspec.corpora import SELECTIONS, SHORT_POLICIES
+from attnspec.corpora import SELECTIONS, SHORT_POLICIES, selection_of
 from attnspec.errors import InputError, ResultsError
 from attnspec.results import (
     META_FILE,
@@ -320,7 +320,7 @@ def _recorded_inputs(st: RunState, out: Path) -> tuple[str | None, str | None]:
     if (out / META_FILE).is_file():
         with contextlib.suppress(ResultsError):
             corpus = read_meta(out).get("corpus") or {}
-    return st.inputs_sha256 or corpus.get("inputs_sha256"), corpus.get("selection_name") or corpus.get("selection")
+    return st.inputs_sha256 or corpus.get("inputs_sha256"), selection_of(corpus)
 
 
 def _check_same_inputs(st: RunState, out: Path, corpus_meta: dict[str, Any]) -> None:
@@ -331,7 +331,7 @@ def _check_same_inputs(st: RunState, out: Path, corpus_meta: dict[str, Any]) -> 
     if recorded is None or now is None or recorded == now:
         return
     hint = ""
-    if rule and str(rule).startswith("documents"):
+    if rule == "documents":
         hint = "; it was drawn with --selection documents: resume with that option"
     raise ResultsError(f"checkpoint {st.path} was computed on other inputs than this run draws (inputs_sha256 "
                        f"{recorded[:12]}... there, {now[:12]}... now: the corpus, the tokenizer or the selection "

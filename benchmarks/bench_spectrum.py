@@ -245,26 +245,41 @@ def _median(xs: list[float]) -> float:
     return float(np.median(xs))
 
 
-def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, out: Path) -> list[float]:
-    """Seconds of each batch of a real ``run_spectrum`` job after its first, in this process.
+def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, out: Path) -> list[dict[str, float]]:
+    """Each batch of a real ``run_spectrum`` job after its first, in this process:
+    ``{"total", "svd", "entropy"}`` seconds.
 
     The job calls ``spectrum_run._before_commit()`` once per batch, just before the batch
     is committed; the time between two calls is one whole turn of the job's loop (capture,
     SVD, metrics, merge, progress and, every ``checkpoint_every`` batches, the checkpoint).
+    The time inside the job's calls of ``singular_values`` and ``row_entropy`` is summed
+    per batch as well, so the rest is the forward pass with capture and the bookkeeping.
     The first batch has no start mark and warms the kernels up, so it is not counted.
     """
     import attnspec.spectrum_run as sr
 
-    marks: list[float] = []
-    original = sr._before_commit
-    sr._before_commit = lambda: marks.append(time.perf_counter())
+    spent = {"svd": 0.0, "entropy": 0.0}
+
+    def timing(fn, key: str):  # noqa: ANN001, ANN202
+        def wrapped(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[key] += time.perf_counter() - t0
+        return wrapped
+
+    marks: list[tuple[float, float, float]] = []
+    saved = sr._before_commit, sr.singular_values, sr.row_entropy
+    sr._before_commit = lambda: marks.append((time.perf_counter(), spent["svd"], spent["entropy"]))
+    sr.singular_values, sr.row_entropy = timing(saved[1], "svd"), timing(saved[2], "entropy")
     try:
         cfg = sr.SpectrumConfig(model=str(model_dir), data="wiki103", data_dir=str(_data_dir()), seq_len=N,
                                 num_sentences=batches * bs, seed=4, device=device, batch_size=bs, out=out)
         sr.run_spectrum(cfg, progress=False, encoder=enc)
     finally:
-        sr._before_commit = original
-    return [b - a for a, b in zip(marks, marks[1:])]
+        sr._before_commit, sr.singular_values, sr.row_entropy = saved
+    return [{"total": b[0] - a[0], "svd": b[1] - a[1], "entropy": b[2] - a[2]} for a, b in zip(marks, marks[1:])]
 
 
 def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_inputs: tuple[int, int],
@@ -314,7 +329,13 @@ def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_input
             t_forward.append(timed(forward))
             t_svd.append(timed(svd_stage))
             t_job += _job_batch_times(model_dir, enc, batches, bs, device, Path(tmp) / f"job{r}")
-    forward_s, svd_s, job_s = _median(t_forward) / bs, _median(t_svd) / bs, _median(t_job) / bs
+    forward_s, svd_s = _median(t_forward) / bs, _median(t_svd) / bs
+    job_s = _median([b["total"] for b in t_job]) / bs
+    inside = {  # where the job's time goes, per input
+        "svd_s": _median([b["svd"] for b in t_job]) / bs,
+        "row_entropy_s": _median([b["entropy"] for b in t_job]) / bs,
+        "forward_and_rest_s": _median([b["total"] - b["svd"] - b["entropy"] for b in t_job]) / bs,
+    }
     probs.clear()  # free the batch's P before the CLI runs measure their peak memory
     small, large = rss_inputs
     with tempfile.TemporaryDirectory() as tmp:
@@ -325,7 +346,9 @@ def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_input
         "device": device, "batch_size": bs, "svd_method": method,
         "forward_s": forward_s, "svd_stage_s": svd_s, "parts_sum_s": forward_s + svd_s,
         "job_s_per_input": job_s, "job_vs_parts": job_s / (forward_s + svd_s), "target_job_vs_parts": 1.05,
-        "rounds": rounds, "job_batches_timed": len(t_job), "forward_batch_s_all": t_forward, "svd_batch_s_all": t_svd, "job_batch_s_all": t_job,
+        "job_inside": inside,
+        "rounds": rounds, "job_batches_timed": len(t_job), "forward_batch_s_all": t_forward, "svd_batch_s_all": t_svd,
+        "job_batches_s_all": t_job,
         "inputs": [small, large], "cli_wall_s": [wall_a, wall_b],
         "fixed_s": wall_a - small * job_s,
         "peak_rss_mb": [rss_a, rss_b],
@@ -422,6 +445,8 @@ def main() -> None:
     ap.add_argument("--parts-batch", type=int, default=None,
                     help="batch size of the parts section (default: the job's default for the device); "
                          "the input counts should be multiples of it")
+    ap.add_argument("--parts-models", nargs="+", default=["roberta", "mpnet"], choices=["roberta", "mpnet"],
+                    help="models of the parts section (the peak-memory ratio needs both)")
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--batch-inputs", type=int, default=None, help="inputs per batch-size run (default 8; --quick 4)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
@@ -462,18 +487,22 @@ def main() -> None:
             batches = args.parts_batches
             rounds = args.parts_rounds or (2 if args.quick else 5)
             results["parts"] = {}
-            for kind in ("roberta", "mpnet"):
+            for kind in args.parts_models:
                 dirs[kind] = _model_dir_12x12(Path(tmp), kind)
                 r = results["parts"][kind] = bench_parts(dirs[kind], kind, batches, rounds=rounds,
                                                          rss_inputs=inputs, device=device, batch=args.parts_batch)
                 print(f"parts, {r['model']} ({r['device']}, batch {r['batch_size']}): forward {r['forward_s']:.2f} s, "
                       f"SVD stage {r['svd_stage_s']:.2f} s, full job {r['job_s_per_input']:.2f} s/input at steady state "
-                      f"(median of {r['job_batches_timed']} batches) "
+                      f"(median of {r['job_batches_timed']} batches; inside it: forward and the rest "
+                      f"{r['job_inside']['forward_and_rest_s']:.2f} s, SVD {r['job_inside']['svd_s']:.2f} s, row entropy "
+                      f"{r['job_inside']['row_entropy_s']:.2f} s) "
                       f"-> {r['job_vs_parts']:.2f} x (forward + SVD) (target <= 1.05); fixed costs {r['fixed_s']:.1f} s; "
                       f"peak RSS {r['peak_rss_mb'][0]:.0f} MB ({inputs[0]} inputs), {r['peak_rss_mb'][1]:.0f} MB ({inputs[1]})")
-            rb, mp = results["parts"]["roberta"], results["parts"]["mpnet"]
-            results["parts"]["mpnet_vs_roberta_peak_rss"] = max(mp["peak_rss_mb"]) / max(rb["peak_rss_mb"])
-            print(f"parts: MPNet-style peak RSS / RoBERTa-style = {results['parts']['mpnet_vs_roberta_peak_rss']:.2f} (target <= 1.10)")
+            if len(args.parts_models) == 2:
+                rb, mp = results["parts"]["roberta"], results["parts"]["mpnet"]
+                results["parts"]["mpnet_vs_roberta_peak_rss"] = max(mp["peak_rss_mb"]) / max(rb["peak_rss_mb"])
+                print(f"parts: MPNet-style peak RSS / RoBERTa-style = {results['parts']['mpnet_vs_roberta_peak_rss']:.2f} "
+                      "(target <= 1.10)")
         if "fixed" not in args.skip or "batch" not in args.skip:
             if "roberta" not in dirs:
                 dirs["roberta"] = _model_dir_12x12(Path(tmp), "roberta")

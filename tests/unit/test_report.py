@@ -105,3 +105,37 @@ def test_report_runs_reuses_and_reruns_stale(tmp_path: Path) -> None:
     assert "tiny: ran" in r.stderr
     r = runner.invoke(app, ["report", "--experiments", str(exps), "--out", str(out), "--only", "nope"])
     assert r.exit_code == 1 and "no such experiment" in r.stderr
+
+
+def test_a_spectrum_result_drawn_by_another_rule_is_stale(tmp_path: Path) -> None:
+    """The default input selection changed once (documents -> pool): results drawn by the
+    other rule are rerun even though their experiment key is unchanged."""
+    from attnspec.corpora import POOL_RULE
+    from attnspec.report import Experiment, _drawn_otherwise
+
+    documents_rule = "documents in the order numpy.random.default_rng(seed).permutation(documents); the first ..."
+
+    def exp(**args) -> Experiment:  # noqa: ANN003
+        return Experiment(name="x", path=tmp_path / "x.toml", title="x", paper="linformer", command="spectrum",
+                          args={"data": "imdb", **args})
+
+    def save(d: Path, selection: str, *, state: bool) -> None:
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "meta.json").write_text(json.dumps({"corpus": {"selection": selection}}))
+        if state:
+            (d / "state.npz").write_bytes(b"")
+
+    single, scaling = tmp_path / "single", tmp_path / "scaling"
+    save(single, documents_rule, state=True)
+    assert _drawn_otherwise(exp(), single, quick=False)
+    assert not _drawn_otherwise(exp(selection="documents"), single, quick=False)
+    save(single, POOL_RULE, state=True)
+    assert not _drawn_otherwise(exp(), single, quick=False)
+    save(scaling / "n32", POOL_RULE + ", drawn at seq_len 64 and cut to the first 30 text tokens", state=True)
+    save(scaling / "n64", documents_rule, state=True)
+    assert _drawn_otherwise(exp(), scaling, quick=False)  # one length drawn otherwise is enough
+    save(scaling / "n64", POOL_RULE, state=True)
+    assert not _drawn_otherwise(exp(), scaling, quick=False)
+    assert _drawn_otherwise(exp(), tmp_path / "empty", quick=False)  # nothing to reuse
+    other = Experiment(name="j", path=tmp_path / "j.toml", title="j", paper="linformer", command="jl-check", args={})
+    assert not _drawn_otherwise(other, tmp_path / "empty", quick=False)

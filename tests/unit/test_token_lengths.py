@@ -222,3 +222,14 @@ def test_pool_and_documents_draw_differently_and_say_so(tok, corpus):
     assert pool.meta["selection_name"] == "pool" and docs.meta["selection_name"] == "documents"
     assert pool.meta["selection"] != docs.meta["selection"]
     assert pool.input_ids != docs.input_ids  # the two rules are not the same draw
+
+
+def test_the_rule_of_a_record_is_read_from_old_and_new_records() -> None:
+    from attnspec.corpora import POOL_RULE, selection_of
+
+    assert selection_of({"selection_name": "documents", "selection": POOL_RULE}) == "documents"
+    assert selection_of({"selection": POOL_RULE}) == "pool"
+    assert selection_of({"selection": POOL_RULE + ", drawn at seq_len 512 and cut to the first 30 text tokens"}) == "pool"
+    assert selection_of({"selection": "documents in the order numpy.random.default_rng(seed).permutation(documents)"}) \
+        == "documents"
+    assert selection_of({}) is None and selection_of({"selection": "something else"}) is None
