@@ -104,7 +104,10 @@ else:
         res = attnspec.spectrum(model, tokenizer=tok, texts=texts, seq_len=n, num_inputs=count, batch_size=1,
                                 short_policy="skip", progress=False)
     assert res.meta["inputs_done"] == count and res.meta["causal"]
-print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+# its own peak (VmHWM), not ru_maxrss: after fork and exec Linux floors that at the parent's RSS
+peak_kib = next((int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")),
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(json.dumps({"peak_rss_mb": peak_kib / 1024}))
 '''
 
 
