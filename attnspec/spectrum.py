@@ -385,10 +385,12 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     causal : bool
         Whether row i may only attend to positions <= i.
     workspace : Tensor, optional
-        Scratch space for −p log p: float32, on P's device, with at least as many
-        elements as P. A job passes the same one for every layer, which spares it
-        allocating (and the system zeroing) a fresh P-sized tensor per layer: about 40 %
-        of this function's time at n = 512. The result is the same to the last bit.
+        Scratch space for −p log p: float32, on P's device, at least one row long. P is
+        then processed in pieces of as many rows as fit, with no allocation: a job passes
+        the same small buffer (4 MB) for every layer, which spares it a fresh P-sized
+        tensor per layer (its allocation and page faults were about 40 % of this
+        function's time at n = 512) and keeps the pieces in cache. The result is the same
+        to the last bit.
 
     Returns
     -------
@@ -402,12 +404,18 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     # this vectorised log is ~20× faster than torch.special.entr, which matters at n = 512.
     tiny = torch.finfo(torch.float32).tiny
     if workspace is not None and workspace.dtype == torch.float32 and workspace.device == p.device \
-            and workspace.numel() >= p.numel():
-        plogp = workspace.view(-1)[:p.numel()].view(p.shape)  # (B, H, n, n), reused
-        torch.clamp_min(p, tiny, out=plogp)
+            and workspace.numel() >= n and p.is_contiguous():
+        rows = p.view(-1, n)  # (B·H·n, n)
+        ent = torch.empty(rows.shape[0], dtype=torch.float32, device=p.device)  # (B·H·n,)
+        step = workspace.numel() // n
+        for start in range(0, rows.shape[0], step):
+            piece = rows[start:start + step]
+            plogp = workspace.view(-1)[:piece.numel()].view(piece.shape)
+            torch.clamp_min(piece, tiny, out=plogp)
+            torch.sum(plogp.log_().mul_(piece), dim=-1, out=ent[start:start + piece.shape[0]])
+        ent = ent.view(p.shape[:-1]).neg_().to(torch.float64).cpu()
     else:
-        plogp = p.clamp_min(tiny)
-    ent = plogp.log_().mul_(p).sum(dim=-1).neg_().to(torch.float64).cpu()
+        ent = p.clamp_min(tiny).log_().mul_(p).sum(dim=-1).neg_().to(torch.float64).cpu()
     real = torch.ones(B, n, dtype=torch.bool) if mask is None else mask.detach().cpu().bool()
     if causal:
         lengths = real.to(torch.float64).cumsum(dim=-1)  # (B, n): real positions <= i

@@ -535,11 +535,11 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     # running aggregate, which then replaces it (one assignment, see _Progress).
     pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
-    scratch: list[torch.Tensor] = []  # row_entropy's workspace: one P-sized float32 buffer for the whole run
+    scratch: list[torch.Tensor] = []  # row_entropy's workspace, 4 MB for the whole run
 
     def sink(la: LayerAttention) -> None:
-        if not scratch or scratch[0].numel() < la.probs.numel() or scratch[0].device != la.probs.device:
-            scratch[:] = [torch.empty(la.probs.numel(), dtype=torch.float32, device=la.probs.device)]
+        if not scratch or scratch[0].device != la.probs.device:
+            scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
         # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
         pending.append((la.layer, singular_values(la.probs, method),
                         row_entropy(la.probs, la.mask, causal=causal, workspace=scratch[0])))

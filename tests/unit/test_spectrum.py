@@ -231,7 +231,9 @@ def test_row_entropy_workspace_gives_the_same_bits() -> None:
         plain = sp.row_entropy(p, mask, causal=causal)
         reused = sp.row_entropy(p, mask, causal=causal, workspace=workspace)
         assert torch.equal(plain, reused)
-    small = torch.empty(10)  # too small, or of another dtype: ignored rather than overrun
+    for size in (9, 9 * 4 + 5, 9 * 9 * 3):  # one row, a few rows (the last piece shorter), a whole head
+        assert torch.equal(sp.row_entropy(p, mask, workspace=torch.full((size,), float("nan"))), sp.row_entropy(p, mask))
+    small = torch.empty(8)  # shorter than a row, or of another dtype: ignored rather than overrun
     assert torch.equal(sp.row_entropy(p, mask, workspace=small), sp.row_entropy(p, mask))
     assert torch.equal(sp.row_entropy(p, mask, workspace=workspace.double()), sp.row_entropy(p, mask))
 
