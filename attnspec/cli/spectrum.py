@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -68,27 +68,32 @@ def spectrum(
 
     with user_errors():
         lengths = parse_lengths(seq_len)
-        if len(lengths) > 1:
-            _scaling(lengths, locals())
-            return
-        seq_len = lengths[0]
+        scaling = len(lengths) > 1  # several lengths: one run per length under --out
+        if scaling and at is not None:
+            raise InputError("--at applies to one length; with several --seq-len values use "
+                             "`attnspec plot spectrum OUT/n<len> --at I`")
+        seq_len = lengths[-1]
         shard_t = parse_shard(shard)
         num_sentences_v = parse_num_sentences(num_sentences)
         if out is not None and "{shard}" in str(out):
             if shard_t is None:
                 raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
             out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
+        if out is None:
+            out = _default_scaling_out(model, data) if scaling else \
+                _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}")
         if at is not None:
             check_at(at, seq_len)
         cfg = SpectrumConfig(
             model=model, data=data, split=split, data_dir=data_dir, seq_len=seq_len, num_sentences=num_sentences_v,
             seed=seed, short_policy=short_policy, batch_size=batch_size, device=device, dtype=dtype,
-            svd_method=svd_method, shard=shard_t,
-            out=out if out is not None else _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}"),
-            csv=csv, resume=resume, overwrite=overwrite, max_time=max_time, checkpoint_every=checkpoint_every,
-            rank_tol=rank_tol,
+            svd_method=svd_method, shard=shard_t, out=out, csv=csv, resume=resume, overwrite=overwrite,
+            max_time=max_time, checkpoint_every=checkpoint_every, rank_tol=rank_tol,
             count_available=count_available, selection=selection,
         )
+        if scaling:
+            _scaling(cfg, lengths, plots=plots, quiet=quiet)
+            return
         cfg.validate()
         claim_out_dir(cfg.out, "attnspec spectrum")  # held through the figures too
         outcome = run_spectrum(cfg, progress=not quiet)
@@ -114,37 +119,24 @@ def spectrum(
                           + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
 
 
-def _scaling(lengths: list[int], opts: dict) -> None:
-    """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load."""
-    from attnspec.errors import InputError
-    from attnspec.scaling import run_scaling
-    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard
+def _default_scaling_out(model: str, data: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{Path(model).name}-{Path(data).stem}-scaling").strip("-")
+    return Path("results") / slug
 
-    if opts["at"] is not None:
-        raise InputError("--at applies to one length; with several --seq-len values use `attnspec plot spectrum OUT/n<len> --at I`")
-    out = opts["out"]
-    if out is None:
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{Path(opts['model']).name}-{Path(opts['data']).stem}-scaling").strip("-")
-        out = Path("results") / slug
-    if "{shard}" in str(out):
-        shard_t = parse_shard(opts["shard"])
-        if shard_t is None:
-            raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
-        out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
-    cfg = SpectrumConfig(
-        model=opts["model"], data=opts["data"], split=opts["split"], data_dir=opts["data_dir"], seq_len=lengths[-1],
-        num_sentences=parse_num_sentences(opts["num_sentences"]), seed=opts["seed"], short_policy=opts["short_policy"], batch_size=opts["batch_size"],
-        device=opts["device"], dtype=opts["dtype"], svd_method=opts["svd_method"], shard=parse_shard(opts["shard"]), out=out,
-        csv=opts["csv"], resume=opts["resume"], overwrite=opts["overwrite"], max_time=opts["max_time"],
-        checkpoint_every=opts["checkpoint_every"], rank_tol=opts["rank_tol"], count_available=opts["count_available"],
-        selection=opts["selection"],
-    )
-    outcomes = run_scaling(cfg, lengths, progress=not opts["quiet"])
+
+def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
+    """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load.
+
+    ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
+    from attnspec.scaling import run_scaling
+
+    out = cfg.out
+    outcomes = run_scaling(cfg, lengths, progress=not quiet)
     done = [o for o in outcomes if o is not None]
     if done and done[-1].status != "complete":
         err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
         raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
-    if opts["plots"]:
+    if plots:
         for n in lengths:
             from attnspec.plots.spectrum import plot_run
 
