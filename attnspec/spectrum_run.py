@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnspec.corpora import SELECTIONS, SHORT_POLICIES, selection_of
+from attnspec.corpora import CORPUS_NAMES, SELECTIONS, SHORT_POLICIES, selection_of
 from attnspec.errors import InputError, ResultsError
 from attnspec.results import (
     META_FILE,
@@ -117,6 +117,10 @@ class SpectrumConfig:
             raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
         if self.selection not in SELECTIONS:
             raise InputError(f"--selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
+        if self.selection == "documents" and (self.short_policy == "pack" or CORPUS_NAMES.get(self.data) == "wiki103"):
+            # checked again in load_inputs for any source; here the known cases fail before the model loads
+            raise InputError("--selection documents needs one window per document: not with --short-policy pack, "
+                             f"nor with {self.data} (WikiText is packed into windows); use --selection pool")
         if self.resume and self.overwrite:
             raise InputError("--resume and --overwrite exclude each other")
         if self.shard is not None:
@@ -313,20 +317,21 @@ def read_state(path: Path) -> RunState:
                     missing_shards, merge_of, digest)
 
 
-def _recorded_inputs(st: RunState, out: Path) -> tuple[str | None, str | None]:
+def _recorded_inputs(st: RunState, meta: dict[str, Any] | None) -> tuple[str | None, str | None]:
     """(inputs_sha256, selection rule) the checkpoint's inputs were drawn with: from the state,
-    else (a state written before it kept the digest) from meta.json's corpus record."""
-    corpus: dict[str, Any] = {}
-    if (out / META_FILE).is_file():
-        with contextlib.suppress(ResultsError):
-            corpus = read_meta(out).get("corpus") or {}
+    else (a state written before it kept the digest) from its meta.json's corpus record."""
+    corpus = (meta or {}).get("corpus") or {}
     return st.inputs_sha256 or corpus.get("inputs_sha256"), selection_of(corpus)
 
 
 def _check_same_inputs(st: RunState, out: Path, corpus_meta: dict[str, Any]) -> None:
     """Refuse to add to a checkpoint made on other inputs than this run draws (another corpus
     file, tokenizer or selection rule): the aggregate would silently mix two selections."""
-    recorded, rule = _recorded_inputs(st, out)
+    meta = None
+    if (out / META_FILE).is_file():
+        with contextlib.suppress(ResultsError):
+            meta = read_meta(out)
+    recorded, rule = _recorded_inputs(st, meta)
     now = corpus_meta.get("inputs_sha256")
     if recorded is None or now is None or recorded == now:
         return
@@ -663,7 +668,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
     selection_total = states[0].selection_total
     if any(st.selection_total != selection_total for st in states):
         raise ResultsError("the shards come from selections of different sizes (was the corpus changed?)")
-    digests = {str(d): _recorded_inputs(st, Path(d))[0] for d, st in zip(dirs, states)}
+    digests = {str(d): _recorded_inputs(st, meta)[0] for d, st, meta in zip(dirs, states, metas)}
     known = {v for v in digests.values() if v is not None}
     if len(known) > 1:
         listing = ", ".join(f"{d}: {v[:12]}..." for d, v in digests.items() if v is not None)

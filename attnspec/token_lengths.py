@@ -48,10 +48,10 @@ _SUBDIR = "token-lengths"
 
 def cache_dir() -> Path | None:
     """The cache folder, or None when ``$ATTNSPEC_CACHE_DIR`` is ``off``."""
-    env = os.environ.get(CACHE_ENV)
-    if env is not None and env.strip().lower() in ("off", "0", "none", ""):
+    env = (os.environ.get(CACHE_ENV) or "").strip()
+    if env.lower() == "off":
         return None
-    if env:
+    if env:  # empty means unset
         return Path(env).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "attnspec"

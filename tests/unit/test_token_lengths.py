@@ -203,6 +203,8 @@ def test_cache_folder_follows_the_environment(monkeypatch, tmp_path):
     assert token_lengths.cache_dir() == tmp_path / "mine"
     monkeypatch.setenv(token_lengths.CACHE_ENV, "off")
     assert token_lengths.cache_dir() is None
+    monkeypatch.setenv(token_lengths.CACHE_ENV, "")  # empty means unset
+    assert token_lengths.cache_dir() == Path.home() / ".cache" / "attnspec"
 
 
 def test_selection_names_are_checked_before_any_work(tok, corpus, tmp_path):
@@ -213,6 +215,13 @@ def test_selection_names_are_checked_before_any_work(tok, corpus, tmp_path):
         load_inputs(f, tok, seq_len=30, num_inputs=3, seed=0, selection="documents", mode="pack")
     with pytest.raises(InputError, match=r"short_policy pack; use selection 'pool'"):
         load_inputs(f, tok, seq_len=30, num_inputs=3, seed=0, selection="documents", short_policy="pack")
+    # the spectrum job refuses the cases it can tell from its options before loading a model
+    from attnspec.spectrum_run import SpectrumConfig
+
+    for kw in ({"data": "wiki103"}, {"data": "imdb", "short_policy": "pack"}):
+        with pytest.raises(InputError, match=r"^--selection documents needs one window per document"):
+            SpectrumConfig(selection="documents", **kw).validate()
+    SpectrumConfig(data="imdb", selection="documents").validate()
 
 
 def test_pool_and_documents_draw_differently_and_say_so(tok, corpus):
