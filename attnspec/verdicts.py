@@ -16,10 +16,19 @@ The vocabulary (every row carries the numbers it was decided from):
   meets the tolerance, or the claimed failure probability is so close to 1 that even
   every trial failing would not contradict it;
 * ``measured``    — a measurement reported without a verdict (a fitted constant, a ratio
-  the paper calls o(1), a printed formula set beside the intended one).
+  the paper calls o(1), a printed formula set beside the intended one, or a Monte Carlo
+  probability consistent with the claim whose looseness the trials cannot resolve).
 
-One looseness rule for every paper: ``claimed / reference > LOOSE_FACTOR`` (reference: the
-exact value, else the upper end of the confidence interval, else the worst observed value).
+The order of decision is fixed and the same for every claim: hypothesis-unmet, vacuous,
+cannot-fail, violated, then loose / holds. A check that could not have failed is never
+reported as violated or as holding.
+
+One looseness rule for every paper: ``claimed / reference > LOOSE_FACTOR`` is loose, where
+the reference is the exact value (or a computable bound on it), else the worst observed
+value for a deterministic bound. For a Monte Carlo probability without an exact law the
+confidence interval brackets the reference: loose when even its upper end is more than
+LOOSE_FACTOR below the claim, holds when its lower end is within the factor, and otherwise
+(always with zero failures) the looseness is unresolved and the row is ``measured``.
 A fitted constant is never tested on the draws it was fitted on.
 """
 
@@ -47,7 +56,8 @@ VERDICT_MEANINGS: dict[str, str] = {
     "hypothesis-unmet": "the instance does not meet the claim's hypothesis: neither confirmation nor counterexample",
     "cannot-fail": "the check could not have failed here (a trivial output meets the tolerance, or no outcome "
                    "of these trials could contradict the claimed probability)",
-    "measured": "a measurement without a verdict (a fitted constant, a ratio, a printed formula vs the intended one)",
+    "measured": "a measurement without a verdict (a fitted constant, a ratio, a printed formula vs the intended "
+                "one, or a consistent Monte Carlo rate whose looseness the trials cannot resolve)",
 }
 
 #: A claimed bound larger than the exact (or measured) value by this factor is reported as loose.
@@ -61,7 +71,8 @@ class VerdictRow:
 
     ``claim`` is a registered claim id (:mod:`attnspec.claims`), ``reading`` one of its
     readings; ``params`` holds the instance's parameters (n, k, eps, ...), flattened into
-    columns when rows become a table or JSON.
+    columns when rows become a table or JSON. ``at_paper_params`` marks the rows at the
+    paper's own parameters.
     """
 
     claim: str
@@ -76,6 +87,9 @@ class VerdictRow:
     seed: int | None = None
     evidence: str = ""
     reading: str = "as-stated"
+    #: True on the rows whose parameters are the paper's own (e.g. Theorem 1's k at its
+    #: n and eps); the verdict-first summary states the verdict there first.
+    at_paper_params: bool = False
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -120,12 +134,16 @@ def classify_probability(
     """Decide a claim "P(failure) <= claimed" from Monte Carlo counts (and an exact law if known).
 
     In order: ``hypothesis-unmet`` (the reason given), ``vacuous`` (a reason given, or
-    ``claimed >= 1``), ``violated`` (the exact probability, or the lower end of the
-    Clopper–Pearson interval, exceeds ``claimed``), ``cannot-fail`` (a trivial output meets
-    the tolerance — ``trivial`` gives why — or, with no exact law, even ``trials`` failures
-    out of ``trials`` would leave the lower CI end <= ``claimed``), ``loose`` (``claimed``
-    exceeds the exact probability, else the upper CI end, by more than ``loose_factor``),
-    else ``holds``.
+    ``claimed >= 1``), ``cannot-fail`` (a trivial output meets the tolerance — ``trivial``
+    gives why — or, with no exact law, even ``trials`` failures out of ``trials`` would
+    leave the lower CI end <= ``claimed``), ``violated`` (the exact probability, or the
+    lower end of the Clopper–Pearson interval, exceeds ``claimed``). Then, with an exact
+    law: ``loose`` if ``claimed / exact > loose_factor``, else ``holds``. Without one:
+    ``loose`` if ``claimed / ci.high > loose_factor`` (loose even at the upper CI end),
+    ``holds`` if ``claimed / ci.low <= loose_factor`` (within the factor even at the lower
+    end), else ``measured``: consistent, looseness unresolved (always so with 0 failures
+    unless the claim is loose against the upper CI end). Pass ``exact`` — an exact law, or
+    a computable bound on the true probability that makes it no larger — wherever one exists.
 
     Parameters
     ----------
@@ -148,11 +166,8 @@ def classify_probability(
     if not math.isfinite(claimed) or claimed >= 1.0:
         return Decision("vacuous", f"claimed failure probability {claimed:.3g} >= 1 says nothing")
     ci = clopper_pearson(failures, trials, level)
-    if exact is not None and exact > claimed * (1 + 1e-12):
-        return Decision("violated", f"exact failure probability {exact:.4g} > claimed {claimed:.4g}")
-    if ci.low > claimed:
-        return Decision("violated", f"observed {failures}/{trials} = {ci.estimate:.4g}, "
-                                    f"{level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] above claimed {claimed:.4g}")
+    # "cannot-fail" is decided before "violated": a check that could not have failed says
+    # nothing either way, whatever the trials of some construction did.
     if trivial:
         return Decision("cannot-fail", f"a trivial output meets the tolerance ({trivial}); "
                                        f"observed {failures}/{trials}")
@@ -162,13 +177,32 @@ def classify_probability(
             return Decision("cannot-fail", f"claimed {claimed:.4g} is so close to 1 that even {trials}/{trials} "
                                            f"failures (lower CI end {best_case:.4g}) could not contradict it; "
                                            f"observed {failures}/{trials}")
-    reference = exact if exact is not None else ci.high
-    ratio = claimed / reference if reference > 0 else math.inf
-    if ratio > loose_factor:
-        what = "exact" if exact is not None else f"{level:.0%} upper CI"
-        return Decision("loose", f"loose by {_fmt_ratio(ratio)} (claimed {claimed:.4g} vs {what} {reference:.4g})")
-    return Decision("holds", f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] "
-                             f"<= claimed {claimed:.4g}")
+    if exact is not None and exact > claimed * (1 + 1e-12):
+        return Decision("violated", f"exact failure probability {exact:.4g} > claimed {claimed:.4g}")
+    if ci.low > claimed:
+        return Decision("violated", f"observed {failures}/{trials} = {ci.estimate:.4g}, "
+                                    f"{level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] above claimed {claimed:.4g}")
+    if exact is not None:
+        ratio = claimed / exact if exact > 0 else math.inf
+        if ratio > loose_factor:
+            return Decision("loose", f"loose by {_fmt_ratio(ratio)} (claimed {claimed:.4g} vs exact {exact:.4g})")
+        return Decision("holds", f"exact failure probability {exact:.4g} <= claimed {claimed:.4g}, "
+                                 f"within {_fmt_ratio(ratio)}; observed {failures}/{trials}")
+    # No exact law: the CI brackets the true probability. Loose only if even its upper end
+    # is more than loose_factor below the claim; "holds" (within loose_factor) only if its
+    # lower end shows it. In between -- always so with 0 failures -- the trials cannot tell.
+    ratio_high = claimed / ci.high if ci.high > 0 else math.inf
+    if ratio_high > loose_factor:
+        return Decision("loose", f"loose by at least {_fmt_ratio(ratio_high)} (claimed {claimed:.4g} vs "
+                                 f"{level:.0%} upper CI {ci.high:.4g}; observed {failures}/{trials})")
+    ratio_low = claimed / ci.low if ci.low > 0 else math.inf
+    if ratio_low <= loose_factor:
+        return Decision("holds", f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] "
+                                 f"<= claimed {claimed:.4g}, within {_fmt_ratio(ratio_low)}")
+    return Decision("measured", f"consistent: observed {failures}/{trials}, {level:.0%} CI "
+                                f"[{ci.low:.4g}, {ci.high:.4g}] <= claimed {claimed:.4g}; looseness unresolved "
+                                f"(no exact law, and the CI cannot tell whether the claim is within "
+                                f"{loose_factor:g}x)")
 
 
 def classify_bound(
@@ -186,8 +220,8 @@ def classify_bound(
 
     ``observed`` is the largest left-hand side over the instances tried. In order:
     ``hypothesis-unmet``, ``vacuous`` (a reason given, or an infinite/NaN bound),
-    ``violated`` (``observed > bound (1 + rtol) + atol``), ``cannot-fail`` (``trivial``
-    given), ``loose`` (``bound / observed > loose_factor``; ``loose_factor=None`` never
+    ``cannot-fail`` (``trivial`` given: a check that could not have failed is never
+    reported as violated), ``violated`` (``observed > bound (1 + rtol) + atol``), ``loose`` (``bound / observed > loose_factor``; ``loose_factor=None`` never
     calls a bound loose, for bounds whose tightness is not the point), else ``holds``.
 
     Returns
@@ -199,14 +233,14 @@ def classify_bound(
         return pre
     if not math.isfinite(bound):
         return Decision("vacuous", f"the bound is {bound}")
+    if trivial:
+        return Decision("cannot-fail", f"a trivial output meets the bound ({trivial})")
     if not math.isfinite(observed):
         return Decision("violated", f"observed value is {observed} (bound {bound:.4g})")
     if observed > bound * (1 + rtol) + atol:
         return Decision("violated", f"observed {observed:.4g} > bound {bound:.4g} "
                                     f"(by a factor {observed / bound:.3g})" if bound > 0 else
                                     f"observed {observed:.4g} > bound {bound:.4g}")
-    if trivial:
-        return Decision("cannot-fail", f"a trivial output meets the bound ({trivial})")
     if loose_factor is not None:
         ratio = bound / observed if observed > 0 else math.inf
         if ratio > loose_factor:

@@ -61,10 +61,12 @@ def test_probability_too_close_to_one_cannot_fail():
     assert classify_probability(claimed=0.9997, failures=10, trials=10, exact=1.0).verdict == "violated"
 
 
-def test_probability_trivial_output_cannot_fail_but_violation_still_shows():
+def test_probability_cannot_fail_is_decided_before_violated():
+    # An existence claim met by a trivial output cannot fail, whatever a construction did.
     d = classify_probability(claimed=0.1, failures=0, trials=100, trivial="zero output meets it")
     assert d.verdict == "cannot-fail"
-    assert classify_probability(claimed=0.01, failures=90, trials=100, trivial="zero").verdict == "violated"
+    d = classify_probability(claimed=0.01, failures=90, trials=100, trivial="zero")
+    assert d.verdict == "cannot-fail" and "90/100" in d.reason
 
 
 def test_probability_loose_boundary_is_the_one_factor():
@@ -72,10 +74,24 @@ def test_probability_loose_boundary_is_the_one_factor():
     assert classify_probability(claimed=exact * LOOSE_FACTOR, failures=1, trials=100, exact=exact).verdict == "holds"
     assert classify_probability(claimed=exact * LOOSE_FACTOR * 1.01, failures=1, trials=100,
                                 exact=exact).verdict == "loose"
-    # without an exact law the reference is the upper CI end
-    high = clopper_pearson(5, 1000).high
-    assert classify_probability(claimed=high * 9.9, failures=5, trials=1000).verdict == "holds"
-    assert classify_probability(claimed=high * 10.1, failures=5, trials=1000).verdict == "loose"
+    # without an exact law: loose against the upper CI end, holds against the lower one
+    ci = clopper_pearson(5, 1000)
+    assert classify_probability(claimed=ci.high * 10.1, failures=5, trials=1000).verdict == "loose"
+    assert classify_probability(claimed=ci.low * 9.9, failures=5, trials=1000).verdict == "holds"
+    # in between the trials cannot tell: consistent, looseness unresolved
+    d = classify_probability(claimed=ci.high * 9.9, failures=5, trials=1000)
+    assert d.verdict == "measured" and "unresolved" in d.reason
+
+
+def test_probability_zero_failures_never_holds_without_an_exact_law():
+    # 0/200: the upper CI end is 0.018; a claimed 0.1 is within 10x of it, but the true
+    # probability may be 1e-23, so neither "holds" nor "loose" is shown.
+    d = classify_probability(claimed=0.1, failures=0, trials=200)
+    assert d.verdict == "measured" and "unresolved" in d.reason
+    # with the exact law the looseness is decided
+    assert classify_probability(claimed=0.1, failures=0, trials=200, exact=1e-23).verdict == "loose"
+    # loose against the upper CI end even with zero failures
+    assert classify_probability(claimed=0.5, failures=0, trials=2000).verdict == "loose"
 
 
 def test_probability_bad_counts_rejected():
@@ -98,7 +114,7 @@ def test_bound_boundaries():
     assert classify_bound(observed=0.5, bound=math.inf).verdict == "vacuous"
     assert classify_bound(observed=math.nan, bound=1.0).verdict == "violated"
     assert classify_bound(observed=0.5, bound=1.0, trivial="0 meets it").verdict == "cannot-fail"
-    assert classify_bound(observed=2.0, bound=1.0, trivial="0 meets it").verdict == "violated"
+    assert classify_bound(observed=2.0, bound=1.0, trivial="0 meets it").verdict == "cannot-fail"
     assert classify_bound(observed=2.0, bound=1.0, hypothesis_unmet="sigma_max(B) > 1").verdict == "hypothesis-unmet"
     assert classify_bound(observed=0.5, bound=1.0, vacuous="k >= n").verdict == "vacuous"
 
