@@ -73,7 +73,9 @@ def _missing(v: Any) -> bool:
 def as_rows(rows_or_frame: Any) -> list[Any]:
     """Verdict rows from a sequence of :class:`~attnspec.verdicts.VerdictRow` (returned as
     is) or from their flattened table (``verdicts.parquet``, ``result.verdict_frame()``):
-    every column that is not a row field becomes a parameter (missing values dropped)."""
+    every column that is not a row field becomes a parameter (missing values dropped);
+    a ``parameters`` column of dicts (:attr:`attnspec.checks.CheckResult.verdicts`) is
+    unpacked."""
     if hasattr(rows_or_frame, "to_dict") and hasattr(rows_or_frame, "columns"):
         out = []
         for rec in rows_or_frame.to_dict("records"):
@@ -81,7 +83,9 @@ def as_rows(rows_or_frame: Any) -> list[Any]:
             fields["at_paper_params"] = bool(fields["at_paper_params"] or False)
             fields["reading"] = fields["reading"] or ""
             fields["evidence"] = fields["evidence"] or ""
-            params = {k: v for k, v in rec.items() if k not in ROW_FIELDS and not _missing(v)}
+            params = {k: v for k, v in rec.items() if k not in ROW_FIELDS and k != "parameters" and not _missing(v)}
+            if isinstance(rec.get("parameters"), dict):  # the API's .verdicts: parameters as one dict column
+                params.update(rec["parameters"])
             out.append(SimpleNamespace(params=params, **fields))
         return out
     return list(rows_or_frame)

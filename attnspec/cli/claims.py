@@ -22,11 +22,8 @@ def claims_command(
 ) -> None:
     with user_errors():
         from attnspec import claims as registry
-        from attnspec.errors import InputError
 
-        if paper is not None and paper not in registry.PAPERS:
-            raise InputError(f"--paper must be one of {', '.join(registry.PAPERS)}, got {paper!r}")
-        found = registry.catalogue(paper)
+        found = registry.catalogue(registry.check_paper(paper))
         if json_out:
             import json
 
