@@ -114,7 +114,7 @@ class CheckResult:
         Returns
         -------
         list of Path
-            The figure files (PNG), to open or show with ``IPython.display.Image``.
+            The figure files (PNG and SVG), e.g. for ``IPython.display.Image``.
         """
         import tempfile
 
