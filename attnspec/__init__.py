@@ -14,13 +14,7 @@ Python API (imports torch, SciPy and pandas only when first used)::
 See docs/python-api.md.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
-
-try:
-    __version__ = version("attnspec")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
 
 #: The API: name → the module that defines it (imported on first use, not by `import attnspec`).
 _API: dict[str, str] = {
@@ -41,10 +35,23 @@ _SUBMODULES = ("api", "battery", "checks", "claims", "errors", "results", "verdi
 __all__ = sorted([*_API, "__version__"])
 
 
+def _version() -> str:
+    # importlib.metadata costs tens of milliseconds (email, csv, zipfile): only when asked
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("attnspec")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
     # Lazy: `import attnspec` stays light; the API pulls in torch/pandas on first use.
     import importlib
 
+    if name == "__version__":
+        globals()["__version__"] = v = _version()
+        return v
     if name in ("spectrum", "claims"):
         # The module of that name is callable, so `attnspec.spectrum(...)` and
         # `attnspec.claims(...)` work before and after `import attnspec.spectrum` / `.claims`.
