@@ -395,6 +395,19 @@ def wrap(line: str, width: int, *, indent: str = "", subsequent: str = "    ") -
                          break_long_words=False, break_on_hyphens=False) or [indent]
 
 
+def tally(rows: Sequence[Any]) -> str:
+    """``" (4 violated, 3 loose, 11 holds decide something; 20 do not)"``: the rows by verdict."""
+    deciding = [r for r in rows if r.verdict in DECIDING]
+    if not rows:
+        return ""
+    found = sorted(dict.fromkeys(r.verdict for r in deciding), key=_rank)
+    counts = ", ".join(f"{sum(r.verdict == v for r in deciding)} {v}" for v in found)
+    rest = len(rows) - len(deciding)
+    if not deciding:
+        return " (none decides something)"
+    return f" ({counts} decide something" + (f"; {rest} do not)" if rest else ")")
+
+
 def print_verdict_summary(rows: Sequence[Any], *, title: str = "Verdicts", console: Any | None = None,
                           hint: str | None = "the full table: --verbose") -> None:
     """Print the summary under ``title``, each claim's line wrapped to the console width
@@ -405,7 +418,8 @@ def print_verdict_summary(rows: Sequence[Any], *, title: str = "Verdicts", conso
     rows = as_rows(rows)
     width = (console.width or 100) - 1
     claims = summarize(rows)
-    console.print(f"{title}: {len(claims)} claims, {len(rows)} verdict rows", highlight=False, markup=False)
+    console.print(f"{title}: {len(claims)} claims, {len(rows)} verdict rows{tally(rows)}", highlight=False,
+                  markup=False)
     for cs in claims:
         for physical in wrap(claim_line(cs), width, indent="  ", subsequent="      "):
             console.print(physical, highlight=False, markup=False, soft_wrap=True)

@@ -110,7 +110,8 @@ def test_printed_summary_wraps_evidence_and_never_cuts_it() -> None:
     buf = io.StringIO()
     print_verdict_summary(rows, title="jl-check", console=Console(file=buf, width=100, color_system=None))
     out = buf.getvalue().splitlines()
-    assert out[0] == "jl-check: 1 claims, 6 verdict rows" and "--verbose" in out[-1]
+    assert out[0] == "jl-check: 1 claims, 6 verdict rows (2 violated, 1 loose decide something; 3 do not)"
+    assert "--verbose" in out[-1]
     assert all(len(line) <= 100 for line in out) and "…" not in "".join(out)
     body = " ".join(line.strip() for line in out[1:-1])
     assert re.findall(r"word\d+", body) == [f"word{i}" for i in range(200)]
