@@ -138,15 +138,43 @@ def theorem_of(claim_id: str) -> str:
     return ".".join(claim_id.split(".")[:2])
 
 
+def headline(claim_summaries: Sequence[Any]) -> str:
+    """One compact line for a theorem: each claim's name, then per reading its verdict at the
+    paper's parameters (else its most telling deciding verdict) and the deciding-row counts.
+
+    ``Theorem 1 (eq. 3): relative — vacuous at the paper's parameters (144 vacuous) ·
+    additive — …``; the section's opening lines carry the evidence.
+    """
+    from attnspec.verdict_summary import DECIDING, telling_row
+
+    parts = []
+    for cs in claim_summaries:
+        readings = []
+        for rs in cs.readings:
+            deciding = [r for r in rs.rows if r.verdict in DECIDING]
+            if rs.paper:
+                verdict = telling_row(rs.paper).verdict
+                where = " at the paper's parameters"
+            else:
+                verdict = telling_row(deciding or rs.rows).verdict
+                where = ""
+            counts = rs.counts(deciding or rs.rows)
+            tally = ", ".join(f"{c} {v}" for v, c in counts.items())
+            label = "" if rs.reading in ("", "as-stated") and len(cs.readings) == 1 else f"{rs.reading}: "
+            readings.append(f"{label}**{verdict}**{where} ({tally})")
+        parts.append(f"{cs.name} — " + " · ".join(readings))
+    return "; ".join(parts)
+
+
 def theory_summary(experiments: Sequence[Any], results: Path, *, papers: dict[str, str], quick: bool,
                    verdict_file: str) -> list[str]:
     """Per paper, one line per theorem or lemma, linked to the section with the evidence.
 
-    The line is the verdict-first line of the theorem's leading claim — the first of its
-    claims with rows at the paper's own parameters, else its first claim — as the checking
-    command prints it; the section lists the others.
+    A theorem is the group of claims whose ids share their first two parts
+    (:func:`theorem_of`); its line is :func:`headline` of those claims. An experiment that
+    checks a theorem already summarised (a sweep, real attention) is left to its section.
     """
-    from attnspec.verdict_summary import summary_lines
+    from attnspec.verdict_summary import summarize
 
     lines: list[str] = []
     for paper, cite in papers.items():
@@ -158,17 +186,14 @@ def theory_summary(experiments: Sequence[Any], results: Path, *, papers: dict[st
         for exp in exps:
             rows = rows_from_json(json.loads((results / exp.name / verdict_file).read_text()))
             groups: dict[str, list[Any]] = {}
-            for r in rows:
-                groups.setdefault(theorem_of(r.claim), []).append(r)
+            for cs in summarize(rows):
+                groups.setdefault(theorem_of(cs.claim), []).append(cs)
             for theorem, group in groups.items():
-                if theorem in done:  # a later experiment (a sweep, real attention) has its own section
+                if theorem in done:
                     continue
                 done.add(theorem)
-                claims = list(dict.fromkeys(r.claim for r in group))
-                lead = next((c for c in claims if any(r.at_paper_params for r in group if r.claim == c)), claims[0])
-                first = summary_lines([r for r in group if r.claim == lead], width=10_000)[0]
-                more = f" (+{len(claims) - 1} more claims)" if len(claims) > 1 else ""
-                lines.append(f"  - {first.replace('|', chr(92) + '|')}{more} [→](#{anchor(exp.heading(quick))})")
+                text = headline(group).replace("|", chr(92) + "|")
+                lines.append(f"  - {text} [→](#{anchor(exp.heading(quick))})")
     return lines
 
 
@@ -205,6 +230,8 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
     if spectrum:
         md += ["**How low-rank is attention?**", "", *spectrum, ""]
     if theory:
-        md += ["**Do the theorems hold?** One line per claim: the verdict at the paper's own parameters and where it "
-               "changes ([how to read a verdict](#how-to-read-a-verdict)).", "", *theory, ""]
+        md += ["**Do the theorems hold?** One line per theorem or lemma: for each of its claims and readings, the "
+               "verdict at the paper's own parameters (where the check marks them; else the most telling verdict among "
+               "the rows that decide something) and the counts it rests on. Each section opens with the evidence, in "
+               "words; [how to read a verdict](#how-to-read-a-verdict).", "", *theory, ""]
     return md
