@@ -28,10 +28,12 @@ from attnspec.theory.expressivity.fit import (
     fit_d_star,
 )
 from attnspec.theory.expressivity.hypotheses import check_hypotheses
+from attnspec.theory.expressivity.identity import check_construction
 from attnspec.theory.expressivity.jl_lemma import check_jl_lemma, check_orthogonal_norms
 from attnspec.theory.expressivity.measure import (
     SEED_A,
     SEED_GAUSS,
+    SEED_IDENTITY,
     SEED_ORTH,
     SEED_ORTH_NORM,
     Measurements,
@@ -73,11 +75,14 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     trials["seed"] = trials["seed"].astype(np.uint64)
     sd_star = int(at["d_star"]["seed"].iloc[0])
     sd_jl = int(at["d_jl"]["seed"].iloc[0])
-    out = check_on_support(trials, M=cfg.M, m=cfg.m, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star)
+    out = check_construction(L=cfg.L, k=cfg.k, m=cfg.m, M=cfg.M, eps=cfg.eps, support=cfg.support,
+                             seed=ms.seeds[SEED_IDENTITY], params=P)
+    out += check_on_support(trials, M=cfg.M, m=cfg.m, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star)
     out += check_off_support(trials, L=cfg.L, k=cfg.k, m=cfg.m, eps=cfg.eps, delta=cfg.delta,
                              params={**P, "d": dstar}, seed=sd_star, A_seed=ms.seeds[SEED_A])
-    out += check_jl_dimension(at["d_jl"], L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta, beta=cfg.beta,
-                              d_star=dstar, params=P, seed=sd_jl)
+    out += check_jl_dimension(at["d_jl"], B=ms.B, L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta,
+                              beta=cfg.beta, d_star=dstar, params=P, seed=sd_jl, factorization=cfg.factorization,
+                              d_rownorm=ms.d_rownorm)
     out += [check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
             for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))]
     out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)

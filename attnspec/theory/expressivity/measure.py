@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.stats import clopper_pearson, spawn_seeds
-from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed
+from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps_jl_paper
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import construct, log_targets, san, sparse_target
 from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star
@@ -27,9 +27,9 @@ from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_erro
 
 #: The seeds of one run: spawn_seeds(cfg.seed, N_SEEDS); indices below say what each draws.
 #: (SeedSequence children do not depend on the count, so adding seeds keeps the others.)
-N_SEEDS = 14
+N_SEEDS = 15
 (SEED_A, SEED_ASYM, SEED_GAUSS, SEED_ORTH, SEED_AT, SEED_SCALING_A, SEED_SCALING, SEED_MAP, SEED_HELDOUT_DELTA,
- SEED_HELDOUT_EPS, SEED_HYP_A, SEED_HYP_FIT, SEED_HYP_TEST, SEED_ORTH_NORM) = range(14)
+ SEED_HELDOUT_EPS, SEED_HYP_A, SEED_HYP_FIT, SEED_HYP_TEST, SEED_ORTH_NORM, SEED_IDENTITY) = range(15)
 
 
 @dataclass
@@ -47,10 +47,13 @@ class Measurements:
         The draws of the d → ∞ law at the run's instance.
     A : ndarray of shape (L, L)
     eps_jl : float
-        The JL ε that guarantees ``||B − B̂||_∞ <= δ``.
+        The notes' JL ε, δ/(√k max|B|), that guarantees ``||B − B̂||_∞ <= δ``.
     d_jl : int
-        The JL dimension for it.
+        The JL dimension for it, ``8 ln(4L²/β) k max|B|²/δ²``.
     seeds : list of int
+    B : ndarray of shape (L, L), the target logits
+    d_rownorm : int
+        The JL dimension with ``max‖b1_i‖²`` in place of ``k max|B|²`` (what polarisation needs).
     """
 
     frame: pd.DataFrame
@@ -60,6 +63,8 @@ class Measurements:
     eps_jl: float
     d_jl: int
     seeds: list[int]
+    B: np.ndarray | None = None
+    d_rownorm: int | None = None
 
 
 def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
@@ -357,7 +362,8 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     seeds = spawn_seeds(cfg.seed, N_SEEDS)
     A = sparse_target(cfg.L, cfg.k, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_A])
     B = log_targets(A, cfg.eps)
-    eps_jl = eps_jl_needed(B, cfg.delta, cfg.factorization)
+    # the notes' ε = δ/(√k max|B|) and its dimension d_JL = 8 ln(4L²/β) k max|B|²/δ²
+    eps_jl = eps_jl_paper(B, cfg.delta, cfg.factorization)
     rows, lam, ds = _gaussian(cfg, A, seeds, say)
     rows += _orthogonal(cfg, A, seeds, say)
     d_jl = dimension_jl(cfg.L, eps_jl, cfg.beta)
@@ -366,7 +372,9 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     rows += _scaling(cfg, seeds, say)
     rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
     rows += hypotheses(cfg, A, lam, seeds, say)
-    return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds)
+    d_rownorm = dimension_jl(cfg.L, eps_jl_needed(B, cfg.delta, cfg.factorization), cfg.beta)
+    return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds,
+                        B=B, d_rownorm=d_rownorm)
 
 
 def error_map(cfg: Config, size: int = 64) -> pd.DataFrame:
