@@ -147,6 +147,39 @@ def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussia
     return float(law.cdf(s * (1 - eps_jl)) + law.sf(s * (1 + eps_jl)))
 
 
+def exact_jl_deviation_curve(L: int, ds: np.ndarray, eps_jl: float, projection: str = "gaussian", *,
+                             scaled: bool = True) -> np.ndarray:
+    """:func:`exact_jl_deviation` at every d of ``ds`` at once (one vectorised scipy call).
+
+    Parameters
+    ----------
+    L : int
+    ds : array of int, 1 <= d (<= L for orthogonal)
+    eps_jl : float > 0
+    projection : {"gaussian", "orthogonal"}
+    scaled : bool, orthogonal only
+
+    Returns
+    -------
+    ndarray of shape ds.shape, the probabilities
+    """
+    from scipy import stats as sps
+
+    check_range("eps_jl", eps_jl, low=0, low_open=True)
+    check_choice("projection", projection, PROJECTIONS)
+    d = np.asarray(ds, dtype=float)
+    if projection == "gaussian":
+        return sps.chi2.cdf(d * (1 - eps_jl), d) + sps.chi2.sf(d * (1 + eps_jl), d)
+    if np.any(d > L) or np.any(d < 1):
+        raise InputError(f"d must be in [1, L={L}] for orthogonal projections")
+    out = np.zeros_like(d)
+    below = d < L  # d = L: the ratio is exactly 1 (scaled) -> probability 0
+    a, b = d[below] / 2, (L - d[below]) / 2
+    s = d[below] / L if scaled else 1.0
+    out[below] = sps.beta.cdf(s * (1 - eps_jl), a, b) + sps.beta.sf(s * (1 + eps_jl), a, b)
+    return out
+
+
 def jl_norm_moments(L: int, d: int, projection: str = "gaussian", *, scaled: bool = True) -> tuple[float, float]:
     """Exact mean and variance of ``‖Ru‖² / ‖u‖²`` for a fixed u ∈ R^L.
 

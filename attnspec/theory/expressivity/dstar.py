@@ -171,3 +171,73 @@ def _orthogonal_search(ok: Callable[[int], bool], L: int, rel: float) -> int:
         else:
             s_bad = mid
     return L - s_ok
+
+
+#: The exact check of the asymptotic d* at the run's L: grid points d_asym·2^(j/8).
+GRID_STEPS = (-1, 0, 1)
+GRID_REL = 2 ** 0.125
+
+
+def grid_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, d_hint: int,
+                extra: tuple[int, ...] = (), factorization: str = "row", seed: Seed = 0,
+                max_passes: int = 3) -> tuple[DStar, dict[int, pd.DataFrame]]:
+    """d* from the exact sampler on a geometric grid around ``d_hint`` (>= L), one pass of
+    common draws per grid (:func:`~.sampling.sample_errors_grid`), every measure kept.
+
+    The grid is ``d_hint·2^(j/8)`` for j in :data:`GRID_STEPS`; d* is its least point whose
+    success, and that of every larger grid point, is >= 1 − β, and ``d_low`` the point
+    below it (d* ∈ (d_low, d*], a 2^(1/8) bracket, as :func:`find_d_star`). When every
+    point fails (or succeeds) the grid moves up (down) by its width, at most
+    ``max_passes`` times; ``d_low = 0`` if it never brackets from below.
+
+    Parameters
+    ----------
+    A : array (L, L)
+    eps, delta, beta : float
+    trials : int, trials per grid point (the same draws at every point of a pass)
+    d_hint : int >= L, e.g. the asymptotic d*
+    extra : further d (>= L) measured in the same pass (e.g. d_JL), frames returned
+    factorization : str
+    seed : int
+
+    Returns
+    -------
+    (DStar, frames) : frames maps every evaluated d (grid and ``extra``) to its per-trial frame
+    """
+    from attnspec.theory.expressivity.sampling import sample_errors_grid
+
+    L = A.shape[0]
+    target = 1.0 - beta
+    evals: list[tuple[int, float]] = []
+    frames: dict[int, pd.DataFrame] = {}
+    succ: dict[int, float] = {}
+    shift = 0
+    for p in range(max_passes):
+        grid = sorted({max(L, int(round(d_hint * GRID_REL ** (j + shift)))) for j in GRID_STEPS})
+        want = [d for d in grid if d not in succ] + ([int(x) for x in extra if int(x) not in frames] if p == 0 else [])
+        _, fr = sample_errors_grid(A, want, eps=eps, trials=trials, factorization=factorization,
+                                   seed=int(seed) + p,  # a fresh stream per pass
+                                   full_at=tuple(want))
+        frames.update(fr)
+        for d in want:
+            if d in grid:
+                succ[d] = float(np.mean(fr[d]["err_inf"].to_numpy() <= delta))
+                evals.append((d, succ[d]))
+        pts = sorted(succ)
+        ok = [succ[d] >= target for d in pts]
+        if not any(ok):
+            shift += len(GRID_STEPS)
+            continue
+        # least point from which every larger grid point succeeds
+        i = len(ok)
+        while i > 0 and ok[i - 1]:
+            i -= 1
+        if i == 0 and pts[0] > L and p < max_passes - 1:
+            shift -= len(GRID_STEPS)
+            continue
+        d_star = pts[i]
+        d_low = pts[i - 1] if i > 0 else 0
+        return DStar(d_star, succ[d_star], evals, frames[d_star], d_low), frames
+    # never succeeded: the largest point tried, unbracketed from above (success < 1 − β)
+    d_star = max(succ)
+    return DStar(d_star, succ[d_star], evals, frames[d_star], d_star), frames

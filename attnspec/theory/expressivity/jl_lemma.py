@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from attnspec.theory.expressivity import claims as C
-from attnspec.theory.expressivity.bounds import exact_jl_deviation
+from attnspec.theory.expressivity.bounds import exact_jl_deviation_curve
 from attnspec.verdicts import Decision, VerdictRow, classify_bound
 
 
@@ -71,8 +71,8 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
     list of two VerdictRow
     """
     ds = d_grid(L)
-    pg = np.array([exact_jl_deviation(L, int(d), eps_jl, "gaussian") for d in ds])
-    po = np.array([exact_jl_deviation(L, int(d), eps_jl, "orthogonal") for d in ds])
+    pg = exact_jl_deviation_curve(L, ds, eps_jl, "gaussian")
+    po = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal")
     bg = np.minimum(1.0, 2 * np.exp(-eps_jl**2 * ds / 8))
     P = {"L": L, "eps": None, "eps_jl": eps_jl, "varied": f"JL ε = {eps_jl:g}, d = 1..{L}"}
     useful = bg < 1
@@ -99,7 +99,7 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
                                    f"(c is unspecified in the notes); orthogonal <= Gaussian exact probability at "
                                    f"{int(np.sum(po <= pg + 1e-15))}/{len(ds)} d"))
     # as written, R^ort = Q (no √(L/d)): ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) has mean d/L
-    pu = np.array([exact_jl_deviation(L, int(d), eps_jl, "orthogonal", scaled=False) for d in ds])
+    pu = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal", scaled=False)
     dec, i = judge_curve(pu, bo, "2(1−1/(L+2)) exp(−ε²d/8)")
     posu = pu > 0
     with np.errstate(divide="ignore", over="ignore"):
