@@ -242,3 +242,16 @@ def test_defaults_and_full_sweep_pass_the_resource_check() -> None:
     config_from_options({})
     config_from_options({"sweep": True})
     assert seconds_estimate(Config()) < seconds_estimate(Config(sweep=True)) < MAX_SECONDS
+
+
+def test_progress_carries_an_eta() -> None:
+    import time
+
+    from attnspec.theory.expressivity.battery import with_eta
+
+    seen: list[str] = []
+    say = with_eta(seen.append)
+    say("asymptotic law of Gaussian projections")
+    time.sleep(0.6)
+    say("scaling in delta: 0.025")
+    assert "left" not in seen[0] and seen[1].startswith("scaling in delta") and "s left)" in seen[1]
