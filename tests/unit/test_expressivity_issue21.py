@@ -255,3 +255,21 @@ def test_progress_carries_an_eta() -> None:
     time.sleep(0.6)
     say("scaling in delta: 0.025")
     assert "left" not in seen[0] and seen[1].startswith("scaling in delta") and "s left)" in seen[1]
+
+
+@pytest.mark.parametrize("projection", ["gaussian", "orthogonal"])
+def test_curtailment_gives_the_full_decision(projection) -> None:
+    """The search stops drawing at a d once its verdict over all trials is certain: at every d
+    it evaluates, the decision equals the one of all the trials (same batched draws)."""
+    from attnspec.theory.expressivity.dstar import CURTAIL_BATCH, find_d_star
+
+    A = sparse_target(32, 2, m=0.2, M=1.0, seed=11)
+    kw = dict(eps=0.05, trials=100, projection=projection, seed=12)
+    ds = find_d_star(A, delta=0.3, beta=0.2, **kw)
+    assert ds.counts and any(n < 100 for _, n in ds.counts.values())  # it did stop early somewhere
+    for d, (s, n) in ds.counts.items():
+        if projection == "orthogonal" and d == 32:
+            continue
+        full = sample_errors(A, d, only_max=True, batch=CURTAIL_BATCH, **kw)["err_inf"].to_numpy()
+        assert int(np.sum(full[:n] <= 0.3)) == s
+        assert (np.mean(full <= 0.3) >= 0.8) == (d >= ds.d_star if projection == "gaussian" else d >= ds.d_star)

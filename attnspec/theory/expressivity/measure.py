@@ -76,6 +76,14 @@ def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
     return base
 
 
+def _counts(ds: DStar, d: int, p: float, trials: int) -> tuple[int, int]:
+    """(successes, trials drawn) at d: the search's own counts (it may stop drawing once the
+    verdict at d is certain), else the estimate times the trials asked."""
+    if ds.counts and d in ds.counts:
+        return ds.counts[d]
+    return int(round(p * trials)), trials
+
+
 def _curve_row(cfg: Config, d: int, successes: int, trials: int, **values: object) -> dict[str, object]:
     ci = clopper_pearson(successes, trials)
     return row("curve", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=trials, **values)
@@ -122,8 +130,7 @@ def _gaussian(cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int, say: Call
                                                           40).astype(int))})
     rows = [_curve_row(cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic",
                        seed=seeds[SEED_ASYM]) for d in grid]
-    rows += [_curve_row(cfg, d, int(round(p * n_exact)), n_exact, seed=seeds[SEED_GAUSS])
-             for d, p in sorted(ds.evaluations)]
+    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
     # a few exact points below L, where the construction would actually save width
     for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)}):
         if d in dict(ds.evaluations):
@@ -143,8 +150,8 @@ def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str
     say("orthogonal projections: bisection on L − d")
     do = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="orthogonal",
                      factorization=cfg.factorization, seed=seeds[SEED_ORTH])
-    rows = [_curve_row(cfg, d, int(round(p * cfg.trials)), cfg.trials, projection="orthogonal",
-                       seed=seeds[SEED_ORTH]) for d, p in sorted(do.evaluations)]
+    rows = [_curve_row(cfg, d, *_counts(do, d, p, cfg.trials), projection="orthogonal", seed=seeds[SEED_ORTH])
+            for d, p in sorted(do.evaluations)]
     rows.append(row("d_star", cfg, projection="orthogonal", d=do.d_star, estimate=do.d_star, d_low=do.d_low,
                     success=do.success, trials=cfg.trials, seed=seeds[SEED_ORTH], evaluations=len(do.evaluations)))
     return rows

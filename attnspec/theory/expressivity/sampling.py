@@ -8,6 +8,7 @@ Only ``RᵀR`` matters, so trials never form X; one exact trial costs O(L² min(
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -163,7 +164,8 @@ def _csr(B: torch.Tensor) -> torch.Tensor:
 def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection: str = "gaussian",
                   factorization: str = "row", seed: Seed = 0,
                   dtype: torch.dtype = torch.float32, direct: bool = False,
-                  only_max: bool = False) -> pd.DataFrame:
+                  only_max: bool = False, stop: Callable[[np.ndarray], bool] | None = None,
+                  batch: int | None = None) -> pd.DataFrame:
     """Exact Monte Carlo of the construction: one row per trial with :data:`TRIAL_COLUMNS`.
 
     Each trial draws R (d×L) and measures E = B̂ − B (B̂ = B1 RᵀR B2ᵀ) and Â = eps exp(B̂),
@@ -187,6 +189,12 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
         against; costs O(d L²) per trial).
     only_max : bool
         Measure only ``err_inf`` (what a search for d* needs; one pass instead of ~8).
+    stop : callable, optional
+        Curtailment: called after each batch with the ``err_inf`` of the trials so far; when
+        it returns True no further trial is drawn and the frame holds the trials done.
+    batch : int, optional
+        Trials per batch (default: as many as ~192 MB allow). The draws depend on the
+        batching, so a fixed batch keeps results reproducible.
 
     Returns
     -------
@@ -215,9 +223,13 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
     rng = numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
     elem = torch.finfo(dtype).bits // 8
     per = max(1, (192 * 2**20) // (5 * L * max(L, d if direct else min(d, L)) * elem))
+    if batch is not None:
+        per = max(1, min(per, int(batch)))
     parts = []
     done = 0
     while done < trials:
+        if stop is not None and parts and stop(np.concatenate([p["err_inf"] for p in parts])):
+            break
         t = min(per, trials - done)
         Bh = _project_batch(Bl, t, d, projection, g, rng, dtype, direct, Bs)
         if factorization == "column":
@@ -230,7 +242,7 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
         done += t
     cols = ("err_inf",) if only_max else TRIAL_COLUMNS
     out = {c: np.concatenate([p[c] for p in parts]) for c in cols}
-    return pd.DataFrame({"trial": np.arange(trials), **out})
+    return pd.DataFrame({"trial": np.arange(done), **out})
 
 
 def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dict[str, float]:
