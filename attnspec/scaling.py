@@ -45,16 +45,29 @@ FITTED: dict[str, str] = {
 
 
 def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
-    """``"64,128,256"`` (or an int, or a sequence) → sorted distinct lengths, each >= 2."""
-    if isinstance(text, (int, np.integer)):
+    """``"64,128,256"`` (or an int, or a sequence) → the lengths, each an integer >= 2.
+
+    A list must be strictly increasing and have no empty items: ``64,,128`` (a typo for
+    one length more or less?) and ``128,64`` are refused, naming the list, rather than
+    guessed at.
+    """
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
         items = [int(text)]
     elif isinstance(text, str):
+        parts = text.replace(" ", "").split(",")
+        if text.strip() and any(not p for p in parts):
+            raise InputError(f"--seq-len has an empty item in {text!r}; give integers separated by single commas "
+                             "(64,128,256)")
         try:
-            items = [int(t) for t in text.replace(" ", "").split(",") if t]
+            items = [int(t) for t in parts if t]
         except ValueError:
             raise InputError(f"--seq-len must be an integer or a comma-separated list of integers (64,128,256), got {text!r}") from None
-    else:
+    elif isinstance(text, Sequence):
+        if not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in text):
+            raise InputError(f"--seq-len values must be integers, got {list(text)!r}")
         items = [int(t) for t in text]
+    else:
+        raise InputError(f"--seq-len must be an integer or a list of integers, got {text!r}")
     if not items:
         raise InputError(f"--seq-len needs at least one length, got {text!r}")
     bad = [n for n in items if n < 2]
@@ -62,7 +75,10 @@ def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
         raise InputError(f"--seq-len must be >= 2, got {bad[0]}")
     if len(set(items)) != len(items):
         raise InputError(f"--seq-len lists a length twice: {text!r}")
-    return sorted(items)
+    if items != sorted(items):
+        raise InputError(f"--seq-len lengths must be strictly increasing, got {text!r}; "
+                         f"write {','.join(map(str, sorted(items)))}")
+    return items
 
 
 def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
