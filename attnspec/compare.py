@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sps
 
-from attnspec.errors import InputError, ResultsError
+from attnspec.errors import InputError
 from attnspec.results import read_meta, read_table
 
 #: Metrics compared when every run has them (older runs lack the later ones).
@@ -124,10 +124,10 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
     runs = [Path(r) for r in runs]
     if len(runs) < 2:
         raise InputError(f"compare needs at least two runs, got {len(runs)}")
-    for r in runs:
-        kind = read_meta(r).get("kind")
-        if kind != "spectrum":
-            raise ResultsError(f"{r} holds a {kind!r} result, not a spectrum run")
+    from attnspec.result_checks import check_spectrum_run
+
+    for r in runs:  # meta.json and every table checked: no comparison of NaN means or damaged tables
+        check_spectrum_run(r)
     layers = {int(read_table(r, "metrics")["layer"].nunique()) for r in runs}
     if len(layers) > 1:
         raise InputError(f"runs with different numbers of layers cannot be compared layer by layer: {sorted(layers)}")

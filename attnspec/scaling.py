@@ -217,15 +217,17 @@ def _layer_mean_curve(spectrum: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_runs(out: Path) -> dict[int, Path]:
-    """Length → run directory of a scaling directory (or of a list given in its meta)."""
-    meta = read_meta(out)
+    """Length → run directory of the finished lengths of a scaling directory (at least two).
+
+    Every file is checked first (:func:`attnspec.result_checks.check_scaling_run`): the
+    lengths meta.json records must agree with each run's own seq_len and curve table.
+    """
+    from attnspec.result_checks import check_meta, check_scaling_run
+
+    meta = check_meta(out)
     if meta.get("kind") != KIND:
         raise ResultsError(f"{out} holds a {meta.get('kind')!r} result, not a scaling run (attnspec spectrum --seq-len 64,128,...)")
-    runs = {int(n): run_dir(out, int(n)) for n in meta["lengths"]}
-    present = {n: d for n, d in runs.items() if (d / "meta.json").is_file()}
-    if len(present) < 2:
-        raise ResultsError(f"{out} holds fewer than two finished lengths ({sorted(present)}); finish it with --resume")
-    return present
+    return check_scaling_run(out)
 
 
 def scaling_table(out: Path, level: float = 0.9) -> pd.DataFrame:

@@ -238,6 +238,7 @@ def merge(
         from attnspec.results import read_meta
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
+        _check_shards(dirs)  # every shard's meta.json and tables, before --out is touched
         claim_out_dir(out, "attnspec merge")  # held through the figures too
         if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
             meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
@@ -257,6 +258,26 @@ def merge(
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 
+def _check_shards(dirs: list[Path]) -> None:
+    """Refuse, in one line naming the file, shards whose meta.json or tables have the wrong
+    shape, shards of different kinds, and a set of shards that holds no input at all."""
+    from attnspec.errors import InputError
+    from attnspec.result_checks import SCALING_KIND, SPECTRUM_KIND, check_meta, check_spectrum_run
+
+    if not dirs:
+        raise InputError("merge needs at least one results directory")
+    metas = [check_meta(d, kind=(SPECTRUM_KIND, SCALING_KIND)) for d in dirs]
+    kinds = {m["kind"] for m in metas}
+    if len(kinds) > 1:
+        raise InputError(f"merge takes shards of one kind; got {', '.join(sorted(kinds))} results")
+    runs = [Path(d) for d in dirs] if kinds == {SPECTRUM_KIND} else \
+        [Path(d) / f"n{n}" for d, m in zip(dirs, metas) for n in m["lengths"] if (Path(d) / f"n{n}").is_dir()]
+    done = [check_spectrum_run(r, need_inputs=False)["inputs_done"] for r in runs]
+    if runs and not any(done):
+        raise InputError(f"the shards hold no inputs ({', '.join(map(str, dirs))} all record inputs_done 0); "
+                         "nothing to merge")
+
+
 @plot_app.command("spectrum")
 def plot_spectrum(
     runs: Annotated[list[Path], typer.Argument(help="One or more spectrum result directories.")],
@@ -273,9 +294,13 @@ def plot_spectrum(
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         formats = None if fmt is None else ("png", fmt)
         # figure directories checked and locked before anything is drawn
-        for run in runs:
+        from attnspec.result_checks import check_spectrum_run
+
+        for run in runs:  # meta.json and the tables checked: no figure of NaN means or a damaged table
             if not (Path(run) / "spectrum.parquet").is_file():
                 raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
+            check_spectrum_run(run)
+        for run in runs:
             claim_out_dir(out / Path(run).name if (out is not None and len(runs) > 1) else (out or Path(run) / "figures"),
                           "attnspec plot spectrum")
         if len(runs) > 1:
