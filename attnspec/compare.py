@@ -161,8 +161,17 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
     (t-interval of the run's mean), ``diff``, ``diff_low``, ``diff_high`` (run − reference,
     Welch; 0 for the reference itself), ``at``, ``level``. Quantities are those every run has.
     """
+    from attnspec.errors import check_range
+    from attnspec.spectrum import check_at
+
+    if isinstance(level, bool) or not isinstance(level, (int, float)):
+        raise InputError(f"level must be a number in (0, 1), got {level!r}")
+    check_range("level", float(level), low=0, high=1, low_open=True, high_open=True)
+    if isinstance(runs, (str, Path)):
+        raise InputError(f"runs must be a list of at least two result directories, got one: {str(runs)!r}")
     runs = _check_runs(runs)
-    at = default_reading_index(runs) if at is None else int(at)
+    n = min(int(read_table(r, "spectrum")["index"].max()) for r in runs)
+    at = default_reading_index(runs) if at is None else check_at(at, n, "at")
     per_run = [_quantities(r, at) for r in runs]
     names = [q for q in per_run[0] if all(q in p for p in per_run)]
     rows = []

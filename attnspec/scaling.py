@@ -93,7 +93,7 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
     seq_len : int
         New length, special tokens included.
     """
-    from attnspec.corpora import Inputs, _special_template, inputs_digest
+    from attnspec.corpora import Inputs, _special_template, inputs_digest, length_summary
 
     prefix, suffix = _special_template(tokenizer)
     width = seq_len - len(prefix) - len(suffix)
@@ -110,7 +110,7 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
         "cut_from_seq_len": inputs.meta.get("seq_len"),
         "text_tokens_per_window": width,
         "selection": f"{inputs.meta.get('selection')}, drawn at seq_len {inputs.meta.get('seq_len')} and cut to the first {width} text tokens",
-        "input_lengths": {"min": min(lengths), "max": max(lengths), "full": int(sum(n == seq_len for n in lengths))},
+        "input_lengths": length_summary(lengths, seq_len),
         "inputs_sha256": inputs_digest(cut),  # of these cut inputs, not of the longer ones they come from
     }
     return Inputs(input_ids=cut, meta=meta)
@@ -347,9 +347,19 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
     Columns: ``metric``, ``layer`` (-1 = mean over layers), ``beta``, ``low``, ``high``,
     ``scale`` (k ≈ scale·n^β), ``verdict``, ``inputs``, ``level``.
     """
+    from attnspec.errors import check_int, check_memory, check_range
+
+    check_int("resamples", resamples, low=100)  # as `plot scaling --resamples` (min 100)
+    check_int("seed", seed, low=0)
+    if isinstance(level, bool) or not isinstance(level, (int, float)):
+        raise InputError(f"level must be a number in (0, 1), got {level!r}")
+    check_range("level", float(level), low=0, high=1, low_open=True, high_open=True)
     runs = read_runs(out)
     lengths = sorted(runs)
     tables = {n: read_table(runs[n], "inputs") for n in lengths}
+    layers = max(int(t["layer"].nunique()) for t in tables.values())
+    # the bootstrap keeps resamples x (layers + 1) float64 slopes, and np.quantile copies them
+    check_memory(f"--resamples {resamples} (the bootstrap over {layers} layers)", 2 * 8 * resamples * (layers + 1))
     common = set.intersection(*(set(t["input"].unique()) for t in tables.values()))
     if len(common) < 2:
         raise ResultsError(f"{out}: fewer than two inputs are present at every length")

@@ -181,4 +181,4 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
         assert (tmp_path / "cmp" / f).is_file(), f
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "13",
-                         "--out", str(tmp_path / "c2")), "--at must be in 1..12")
+                         "--out", str(tmp_path / "c2")), "at must be in 1..12")
