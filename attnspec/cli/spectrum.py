@@ -113,6 +113,7 @@ def spectrum(
             # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
             record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
         if outcome.inputs_done > 0:
+            _short_inputs_warning(outcome.out, seq_len)
             _summary(outcome.out, at)
         out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
         out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
@@ -212,15 +213,39 @@ def _summary(run: Path, at: int | None) -> None:
     table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
+    from attnspec.spectrum import short_input_note
+
+    undefined = short_input_note(meta, at)  # an input shorter than `at`: c_at is 1 there by construction
     for layer in heat.index:
         table.add_row(
             str(layer + 1),
-            f"{heat[layer]:.3f}",
+            "n/a" if undefined else f"{heat[layer]:.3f}",
             f"{metrics.loc[metrics['layer'] == layer, reach_col].median():.0f}",
             f"{per_layer.loc[layer, 'effective_rank_mean']:.1f}",
             f"{per_layer.loc[layer, 'stable_rank_mean']:.2f}",
         )
     out_console.print(table)
+    from attnspec.spectrum import lengths_text
+
+    if lengths_text(meta):
+        out_console.print(f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
+                          highlight=False, soft_wrap=True)
+    if undefined:
+        out_console.print(f"mean c_{at}: n/a — {undefined}", highlight=False, soft_wrap=True)
+
+
+def _short_inputs_warning(run: Path, seq_len: int) -> None:
+    """Warn on stderr when inputs are shorter than --seq-len, with their real lengths."""
+    from attnspec.results import read_meta
+    from attnspec.spectrum import lengths_text
+
+    meta = read_meta(run)
+    corpus = meta.get("corpus") or {}
+    lengths = corpus.get("input_lengths") or {}
+    if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
+        err_console.print(f"warning: inputs are shorter than --seq-len {seq_len} (real lengths {lengths_text(meta)}; "
+                          f"{lengths.get('full', '?')} of {corpus.get('num_inputs', '?')} have all {seq_len} tokens); "
+                          "a curve is 1 past its input's length by construction", highlight=False, soft_wrap=True)
 
 
 def merge(
