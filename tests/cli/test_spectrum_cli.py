@@ -87,6 +87,7 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
         (["--seq-len", "16,x"], ["comma-separated", "16,x"]),
         (["--seq-len", "16,,24"], ["empty item", "16,,24"]),
         (["--seq-len", "24,16"], ["strictly increasing", "16,24"]),
+        (["--batch-size", "100000000000"], ["--batch-size 100000000000", "needs about", "available"]),
         (["--seq-len", "16,600"], ["--seq-len 600 exceeds", "62"]),
         (["--seq-len", "16,24", "--at", "5"], ["--at applies to one length"]),
     ],
