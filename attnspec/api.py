@@ -127,12 +127,14 @@ class SpectrumResult:
         """
         from attnspec.spectrum import check_at, short_input_note
 
+        from attnspec.figure_record import figure_choices
+
         n = self._n()
         if at is not None:
             at = check_at(at, n, "at")
-            note = short_input_note(self.meta, at)
-            if note is not None:
-                warnings.warn(note + "; the heatmap shows 1 for those inputs", stacklevel=2)
+        note = short_input_note(self.meta, figure_choices(self.meta, n, at=at)["at"])  # the index the heatmap reads
+        if note is not None:
+            warnings.warn(note + "; the heatmap shows 1 for those inputs", stacklevel=2)
         from attnspec.plots.spectrum import run_figures
 
         return run_figures(self.curves, self.meta, at=at)

@@ -147,11 +147,12 @@ class BatteryResult:
 
 
 def battery_module(command: str) -> Any:
-    """The battery module of ``command``; ValueError naming the known commands otherwise."""
-    try:
-        return importlib.import_module(BATTERIES[command])
-    except KeyError:
-        raise ValueError(f"no battery for command {command!r}; known: {sorted(BATTERIES)}") from None
+    """The battery module of ``command``; :class:`InputError` (a ValueError) naming the known commands otherwise."""
+    from attnspec.errors import InputError
+
+    if not isinstance(command, str) or command not in BATTERIES:
+        raise InputError(f"no battery for command {command!r}; known: {', '.join(sorted(BATTERIES))}")
+    return importlib.import_module(BATTERIES[command])
 
 
 def _resolve(spec: str) -> Callable[..., Any]:
@@ -161,7 +162,7 @@ def _resolve(spec: str) -> Callable[..., Any]:
 
 def run_battery(
     command: str,
-    options: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
     *,
     progress: Callable[[str], None] | None = None,
     attention: np.ndarray | None = None,
@@ -174,8 +175,9 @@ def run_battery(
     ----------
     command : str
         ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
-    options : mapping
-        Option values by CLI name (``"trials_other"`` for ``--trials-other``).
+    options : mapping, optional
+        Option values by CLI name (``"trials_other"`` for ``--trials-other``); default: none
+        (every option at its default). A value of the wrong type is an :class:`InputError`.
     progress : callable, optional
         Receives one-line progress messages.
     attention : ndarray of shape (count, n, n), optional
@@ -193,8 +195,20 @@ def run_battery(
     -------
     BatteryResult
     """
+    from attnspec.errors import AttnspecError, InputError
+
     module = battery_module(command)
-    config = module.config_from_options(dict(options))
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise InputError(f"options must be a mapping of option names to values, got {type(options).__name__}")
+    try:
+        config = module.config_from_options(dict(options))
+    except AttnspecError:
+        raise
+    except (ValueError, TypeError) as e:  # a value of the wrong type (int('abc')): the API's one-line contract
+        raise InputError(f"{command}: an option value has the wrong type ({e}); options given: "
+                         f"{', '.join(f'{k}={v!r}' for k, v in options.items())}") from None
     identity = config_identity(config)
     previous = None
     if out_dir is not None:

@@ -112,6 +112,12 @@ def _scaling_dir(root):
     return sc
 
 
+def _battery(*args):
+    from attnspec.battery import run_battery
+
+    return run_battery(*args)
+
+
 def _api_cases():
     import numpy as np
     import torch
@@ -170,6 +176,8 @@ def _api_cases():
         ("singular_values(not square)", InputError, lambda res, run, root: singular_values(torch.zeros(2, 3))),
         ("fit_scaling(level=1.5)", InputError,
          lambda res, run, root: fit_scaling(_scaling_dir(root), level=1.5)),
+        ("run_battery('nosuch')", InputError, lambda res, run, root: _battery("nosuch")),
+        ("run_battery('jl-check', {'n': 'abc'})", InputError, lambda res, run, root: _battery("jl-check", {"n": "abc"})),
         ("np int at is fine", None, lambda res, run, root: res.per_layer(at=np.int64(4))),
     ]
 
