@@ -101,7 +101,15 @@ def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFram
     if not 1 <= at <= n:
         raise InputError(f"--at must be in 1..{n} (the run {run} has n = {n}), got {at}")
     out: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]] = {}
-    out["c_at"] = (spec.loc[spec["index"] == at, ["layer", "head", "mean", "std", "count"]], None, None)
+    from attnspec.spectrum import short_input_note
+
+    note = short_input_note(read_meta(run), at)
+    if note is None:
+        out["c_at"] = (spec.loc[spec["index"] == at, ["layer", "head", "mean", "std", "count"]], None, None)
+    else:  # an input shorter than `at` has c_at = 1 by construction: not compared
+        import warnings
+
+        warnings.warn(f"{run}: {note}; c_{at} is left out of the comparison", stacklevel=3)
     metrics = read_table(run, "metrics")
     inputs = read_table(run, "inputs") if (Path(run) / "inputs.parquet").is_file() else None
     for name in METRICS:

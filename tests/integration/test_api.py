@@ -209,3 +209,20 @@ def test_short_inputs_are_visible_and_c_beyond_them_is_not_one(minilm_path: Path
     at = lengths["min"] // 2
     ok = res.per_layer(at=at)  # within every input: defined
     assert ok[f"mean_c_{at}"].between(0, 1).all()
+
+
+def test_compare_leaves_out_c_at_beyond_a_short_input(llama_like, tmp_path: Path) -> None:
+    from attnspec.compare import compare_runs
+
+    model, tok = llama_like
+    runs = []
+    for seed in (8, 9):
+        with pytest.warns(UserWarning, match="shorter than seq_len"):
+            res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, seed=seed, lo=3, hi=8), seq_len=SEQ,
+                                    progress=False)
+        runs.append(res.save(tmp_path / f"r{seed}"))
+    with pytest.warns(UserWarning, match="c_20 is left out of the comparison"):
+        table = compare_runs(runs, at=20)
+    assert "c_at" not in set(table["quantity"]) and "effective_rank" in set(table["quantity"])
+    inside = compare_runs(runs, at=2)  # within every input: compared
+    assert "c_at" in set(inside["quantity"])
