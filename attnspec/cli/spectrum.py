@@ -263,8 +263,8 @@ def merge(
         from attnspec.results import read_meta
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
-        _check_shards(dirs)  # every shard's meta.json and tables, before --out is touched
         claim_out_dir(out, "attnspec merge")  # held through the figures too
+        _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
         if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
             meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
@@ -321,15 +321,15 @@ def plot_spectrum(
         # figure directories checked and locked before anything is drawn
         from attnspec.result_checks import check_spectrum_run
 
-        for run in runs:  # meta.json and the tables checked: no figure of NaN means or a damaged table
+        for run in runs:
             if not (Path(run) / "spectrum.parquet").is_file():
                 raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
-            check_spectrum_run(run)
-        for run in runs:
             claim_out_dir(out / Path(run).name if (out is not None and len(runs) > 1) else (out or Path(run) / "figures"),
                           "attnspec plot spectrum")
         if len(runs) > 1:
             claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum")
+        for run in runs:  # meta.json and the tables checked: no figure of NaN means or a damaged table
+            check_spectrum_run(run)
         paths = []
         for run in runs:
             paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats)
