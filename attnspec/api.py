@@ -217,9 +217,10 @@ def _check_state(path: Path, state: Any, extra: dict[str, Any], meta: dict[str, 
     if "inputs_done" in extra and int(extra["inputs_done"]) != meta.get("inputs_done"):
         raise ResultsError(f"{where} belongs to another run: it holds {int(extra['inputs_done'])} inputs, meta.json "
                            f"records {meta.get('inputs_done')}")
-    mine = state.tables().spectrum
-    if len(mine) != len(curves) or not np.allclose(mine["mean"].to_numpy(), curves["mean"].to_numpy(),
-                                                   rtol=1e-9, atol=1e-12, equal_nan=True):
+    # the curve table is the aggregate's mean (L, H, n) in (layer, head, index) order (SpectrumAccumulator.tables)
+    ordered = curves.sort_values(["layer", "head", "index"])["mean"].to_numpy()
+    mine = state.curves.mean.ravel()
+    if mine.shape != ordered.shape or not np.allclose(mine, ordered, rtol=1e-9, atol=1e-12, equal_nan=True):
         raise ResultsError(f"{where} belongs to another run: its aggregate does not reproduce {path / 'spectrum.parquet'}")
 
 

@@ -138,13 +138,20 @@ def check_curves(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
     n = int(meta["identity"]["seq_len"])
     done = int(meta["inputs_done"])
     _check_counts(path, frame["count"], done)
-    per_head = frame.groupby(["layer", "head"])["index"]
-    sizes = per_head.size()
-    if (per_head.nunique() != sizes).any() or (sizes != n).any() or frame["index"].min() != 1 or \
-            frame["index"].max() != n:
+    # sorted by (layer, head, index), each (layer, head) must hold exactly the indices 1..n
+    layer, head, index = (frame[c].to_numpy() for c in ("layer", "head", "index"))
+    order = np.lexsort((index, head, layer))
+    layer, head, index = layer[order], head[order], index[order]
+    whole = len(index) % n == 0
+    if whole:
+        blocks = len(index) // n
+        whole = (np.array_equal(index, np.tile(np.arange(1, n + 1), blocks))
+                 and (layer.reshape(blocks, n) == layer[::n, None]).all()
+                 and (head.reshape(blocks, n) == head[::n, None]).all()
+                 and len(set(zip(layer[::n].tolist(), head[::n].tolist()))) == blocks)
+    if not whole:
         raise ResultsError(f"{path}: the curves do not have the indices 1..{n} of meta.json's seq_len once per "
-                           f"(layer, head) (found {int(frame['index'].min())}..{int(frame['index'].max())}, "
-                           f"{int(sizes.min())}..{int(sizes.max())} rows per head)")
+                           f"(layer, head) (found indices {int(index.min())}..{int(index.max())} in {len(index)} rows)")
     counted = frame["count"] > 0
     mean = frame.loc[counted, "mean"].to_numpy(dtype=float)
     if not np.isfinite(mean).all():
