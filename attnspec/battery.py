@@ -253,7 +253,7 @@ class BatteryResult:
 def battery_module(command: str) -> Any:
     """The battery module of ``command``; :class:`~attnspec.errors.InputError` (a
     ValueError) naming the known commands otherwise."""
-    if command not in BATTERIES:
+    if not isinstance(command, str) or command not in BATTERIES:
         from attnspec.errors import InputError
 
         raise InputError(f"no checking command {command!r}; known: {', '.join(sorted(BATTERIES))}")
@@ -267,7 +267,7 @@ def _resolve(spec: str) -> Callable[..., Any]:
 
 def run_battery(
     command: str,
-    options: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
     *,
     progress: Callable[[str], None] | None = None,
     attention: np.ndarray | None = None,
@@ -280,8 +280,9 @@ def run_battery(
     ----------
     command : str
         ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
-    options : mapping
-        Option values by CLI name (``"trials_other"`` for ``--trials-other``).
+    options : mapping, optional
+        Option values by CLI name (``"trials_other"`` for ``--trials-other``); default: none
+        (every option at its default). A value of the wrong type is an :class:`InputError`.
     progress : callable, optional
         Receives one-line progress messages.
     attention : ndarray of shape (count, n, n), optional
@@ -299,7 +300,13 @@ def run_battery(
     -------
     BatteryResult
     """
+    from attnspec.errors import InputError
+
     module = battery_module(command)
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise InputError(f"options must be a mapping of option names to values, got {type(options).__name__}")
     config = _config(command, module, options)
     identity = config_identity(config)
     previous = None

@@ -120,15 +120,18 @@ def load_experiments(folder: Path) -> list[Experiment]:
     out = []
     for path in sorted(folder.glob("*.toml")):
         try:
-            spec = tomllib.loads(path.read_text())
+            spec = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"{path}: not valid TOML ({e})") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"{path}: not readable ({type(e).__name__}: {e})") from None
         command = spec.get("command")
         if command not in COMMANDS:
             raise InputError(f"{path}: command must be one of {', '.join(COMMANDS)}, got {command!r}")
         paper = spec.get("paper", "linformer")
         if paper not in PAPERS:
             raise InputError(f"{path}: paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+        _check_experiment(path, spec)
         out.append(Experiment(
             name=path.stem, path=path, title=spec.get("title", path.stem), paper=paper, command=command,
             args=dict(spec.get("args", {})), verdicts=bool(spec.get("verdicts", False)), group=spec.get("group"),
@@ -147,6 +150,29 @@ def display_command(exp: "Experiment", quick: bool) -> str:
     """
     args = {k: v for k, v in exp.effective_args(quick).items() if k != "data-dir"}
     return " ".join(["attnspec", exp.command, *_cli_args(args)])
+
+
+def _check_experiment(path: Path, spec: dict[str, Any]) -> None:
+    """The shape of an experiment TOML (module docstring), each error naming ``path``:
+    ``[args]`` and ``[quick]`` are tables of options whose values are strings, numbers,
+    booleans or lists of them; ``title``, ``note``, ``group`` are strings; ``verdicts`` a
+    boolean."""
+    scalar = (str, int, float, bool)
+    for section in ("args", "quick"):
+        table = spec.get(section, {})
+        if not isinstance(table, dict):
+            raise InputError(f"{path}: [{section}] must be a table of options (`[{section}]` then `key = value` lines), "
+                             f"got {type(table).__name__} {table!r}")
+        for k, v in table.items():
+            ok = isinstance(v, scalar) or (isinstance(v, list) and all(isinstance(x, scalar) for x in v))
+            if not ok:
+                raise InputError(f"{path}: [{section}] {k} must be a string, a number, a boolean or a list of them, "
+                                 f"got {type(v).__name__}")
+    for key in ("title", "note", "group"):
+        if key in spec and not isinstance(spec[key], str):
+            raise InputError(f"{path}: {key} must be a string, got {spec[key]!r}")
+    if "verdicts" in spec and not isinstance(spec["verdicts"], bool):
+        raise InputError(f"{path}: verdicts must be true or false, got {spec['verdicts']!r}")
 
 
 def _cli_args(args: dict[str, Any]) -> list[str]:
@@ -244,7 +270,8 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
               "attnspec_version": __version__}
     record_path.write_text(json.dumps(record, indent=2) + "\n")
     if error is not None:
-        return RunRecord(exp.name, "failed", seconds, error)
+        # every failure names the experiment file, so the line leads back to what to fix
+        return RunRecord(exp.name, "failed", seconds, f"{exp.path}: {error}")
     return RunRecord(exp.name, "ran", seconds)
 
 

@@ -469,6 +469,12 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         )
     method = resolve_method(cfg.svd_method, encoder.device)
     batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
+    from attnspec.errors import check_memory
+
+    # one layer's scores and P for the whole batch, (B, H, n, n) each, and the copy the SVD factorises
+    if encoder.device.type == "cpu":  # (a GPU's memory is not what /proc/meminfo reports)
+        check_memory(f"--batch-size {batch_size} at --seq-len {cfg.seq_len} ({encoder.num_heads} heads)",
+                     3 * batch_size * encoder.num_heads * cfg.seq_len**2 * max(4, torch.finfo(encoder.dtype).bits // 8))
     if inputs is None:
         inputs = load_inputs(
             cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,

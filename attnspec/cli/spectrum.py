@@ -113,6 +113,7 @@ def spectrum(
             # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
             record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
         if outcome.inputs_done > 0:
+            _short_inputs_warning(outcome.out, seq_len)
             _summary(outcome.out, at)
         out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
         out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
@@ -212,15 +213,39 @@ def _summary(run: Path, at: int | None) -> None:
     table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
+    from attnspec.spectrum import short_input_note
+
+    undefined = short_input_note(meta, at)  # an input shorter than `at`: c_at is 1 there by construction
     for layer in heat.index:
         table.add_row(
             str(layer + 1),
-            f"{heat[layer]:.3f}",
+            "n/a" if undefined else f"{heat[layer]:.3f}",
             f"{metrics.loc[metrics['layer'] == layer, reach_col].median():.0f}",
             f"{per_layer.loc[layer, 'effective_rank_mean']:.1f}",
             f"{per_layer.loc[layer, 'stable_rank_mean']:.2f}",
         )
     out_console.print(table)
+    from attnspec.spectrum import lengths_text
+
+    if lengths_text(meta):
+        out_console.print(f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
+                          highlight=False, soft_wrap=True)
+    if undefined:
+        out_console.print(f"mean c_{at}: n/a — {undefined}", highlight=False, soft_wrap=True)
+
+
+def _short_inputs_warning(run: Path, seq_len: int) -> None:
+    """Warn on stderr when inputs are shorter than --seq-len, with their real lengths."""
+    from attnspec.results import read_meta
+    from attnspec.spectrum import lengths_text
+
+    meta = read_meta(run)
+    corpus = meta.get("corpus") or {}
+    lengths = corpus.get("input_lengths") or {}
+    if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
+        err_console.print(f"warning: inputs are shorter than --seq-len {seq_len} (real lengths {lengths_text(meta)}; "
+                          f"{lengths.get('full', '?')} of {corpus.get('num_inputs', '?')} have all {seq_len} tokens); "
+                          "a curve is 1 past its input's length by construction", highlight=False, soft_wrap=True)
 
 
 def merge(
@@ -239,6 +264,7 @@ def merge(
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
         claim_out_dir(out, "attnspec merge")  # held through the figures too
+        _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
         if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
             meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
@@ -257,6 +283,26 @@ def merge(
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 
+def _check_shards(dirs: list[Path]) -> None:
+    """Refuse, in one line naming the file, shards whose meta.json or tables have the wrong
+    shape, shards of different kinds, and a set of shards that holds no input at all."""
+    from attnspec.errors import InputError
+    from attnspec.result_checks import SCALING_KIND, SPECTRUM_KIND, check_meta, check_spectrum_run
+
+    if not dirs:
+        raise InputError("merge needs at least one results directory")
+    metas = [check_meta(d, kind=(SPECTRUM_KIND, SCALING_KIND)) for d in dirs]
+    kinds = {m["kind"] for m in metas}
+    if len(kinds) > 1:
+        raise InputError(f"merge takes shards of one kind; got {', '.join(sorted(kinds))} results")
+    runs = [Path(d) for d in dirs] if kinds == {SPECTRUM_KIND} else \
+        [Path(d) / f"n{n}" for d, m in zip(dirs, metas) for n in m["lengths"] if (Path(d) / f"n{n}").is_dir()]
+    done = [check_spectrum_run(r, need_inputs=False)["inputs_done"] for r in runs]
+    if runs and not any(done):
+        raise InputError(f"the shards hold no inputs ({', '.join(map(str, dirs))} all record inputs_done 0); "
+                         "nothing to merge")
+
+
 @plot_app.command("spectrum")
 def plot_spectrum(
     runs: Annotated[list[Path], typer.Argument(help="One or more spectrum result directories.")],
@@ -273,6 +319,8 @@ def plot_spectrum(
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         formats = None if fmt is None else ("png", fmt)
         # figure directories checked and locked before anything is drawn
+        from attnspec.result_checks import check_spectrum_run
+
         for run in runs:
             if not (Path(run) / "spectrum.parquet").is_file():
                 raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
@@ -280,6 +328,8 @@ def plot_spectrum(
                           "attnspec plot spectrum")
         if len(runs) > 1:
             claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum")
+        for run in runs:  # meta.json and the tables checked: no figure of NaN means or a damaged table
+            check_spectrum_run(run)
         paths = []
         for run in runs:
             paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats)

@@ -86,7 +86,9 @@ class Config:
         if self.d is not None:
             check_int("d", self.d, 1)
         check_int("sweep-trials", self.sweep_trials, 10)
-        check_int("threads", self.threads, 1)
+        from attnspec.threads import check_threads
+
+        check_threads(self.threads)  # capped: a huge pool makes OpenMP fail allocating it
         if not self.sweep_L or not self.sweep_k:
             raise InputError("sweep-L and sweep-k must each list at least one integer")
         for v in self.sweep_L:
