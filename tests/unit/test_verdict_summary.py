@@ -135,3 +135,21 @@ def test_summary_of_a_real_battery_has_one_line_per_claim() -> None:
     assert len(lines) == len(claims)
     for line, claim in zip(lines, claims, strict=True):
         assert f"[{claim}]: " in line and "…" not in line
+
+
+def test_readings_that_differ_at_the_papers_parameters_are_stated_apart() -> None:
+    rows = [VerdictRow("x.thm", "violated", {"k": 64}, bound=0.1, estimate=0.9, trials=100, reading="relative",
+                       evidence="90/100 > 0.1", at_paper_params=True),
+            VerdictRow("x.thm", "holds", {"k": 64}, bound=0.1, exact=0.05, reading="additive",
+                       evidence="exact 0.05 <= 0.1", at_paper_params=True),
+            VerdictRow("x.thm", "holds", {"k": 32}, bound=0.1, exact=0.06, reading="additive", evidence="exact 0.06")]
+    (line,) = summary_lines(rows)
+    assert line == ("x.thm: at the paper's parameters (k = 64): the relative reading fails (90/100 > 0.1); "
+                    "the additive reading holds (exact 0.05 <= 0.1); the additive reading holds at k = 32 (exact 0.06)")
+
+
+def test_no_change_point_when_the_verdicts_interleave() -> None:
+    rows = [VerdictRow("x.l", v, {"k": k}, bound=1.0, exact=e, reading="r", evidence=v)
+            for v, k, e in (("holds", 4, 0.5), ("loose", 8, 0.01), ("holds", 16, 0.5))]
+    (line,) = summary_lines(rows)
+    assert line.endswith("1 loose, 2 holds of 3 deciding rows") and " at k = 4–16" not in line and "holds at k =" not in line
