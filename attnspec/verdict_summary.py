@@ -38,7 +38,6 @@ Example
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -150,20 +149,14 @@ def telling_row(rows: Sequence[Any]) -> Any:
 
 
 def claim_name(claim_id: str) -> str:
-    """A human name from the registry's ``where``: ``"Theorem 1, eq. (3); Appendix A, eq.
-    (20)"`` → ``"Theorem 1 (eq. 3)"``; the id itself for an unregistered claim."""
-    try:
-        from attnspec import claims
+    """The claim's human name (:attr:`attnspec.claims.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
+    the id itself for an unregistered claim."""
+    from attnspec import claims
 
-        where = claims.get(claim_id).where
-    except (ValueError, ImportError):
+    try:
+        return claims.get(claim_id).name
+    except ValueError:
         return claim_id
-    first = where.split(";")[0].strip()
-    m = re.match(r"^(.*?),\s*(eqs?\.)\s*\((\w+(?:\.\w+)?)\)(?:\s*[–-]\s*\((\w+)\))?(.*)$", first)
-    if m and not m.group(5).lstrip().startswith(","):  # "eqs. (8), (22), (24)": a list, keep as printed
-        head, eq, a, b, rest = m.groups()
-        return f"{head} ({eq} {a}{'–' + b if b else ''}){rest}"
-    return first
 
 
 # --------------------------------------------------------------------------- summary
