@@ -43,7 +43,7 @@ def _thm1() -> list[VerdictRow]:
 
 def test_one_line_per_claim_verdict_at_the_papers_parameters_first() -> None:
     (line,) = summary_lines(_thm1())
-    assert line.startswith("Theorem 1 (eq. 3) [linformer.thm1.eq3]: is vacuous under every reading at the "
+    assert line.startswith("Theorem 1 (eq. 3) [linformer.thm1.eq3]: vacuous under every reading at the "
                            "paper's parameters (k = 4621): k = 4621 ≥ n = 4096; "), line
     assert "the relative reading fails at k = 4095 (10000/10000 at k = 4095, claimed ≤ 0.25)" in line
     assert "violated in all 2 deciding rows" in line and "not counted: 1 vacuous" in line
@@ -68,10 +68,10 @@ def test_a_reading_with_only_non_deciding_rows_is_counted_and_an_all_vacuous_cla
             for k, b in ((6, 488.0), (16, 450.0), (867, 0.4977))]
     (line,) = summary_lines(rows)
     # never k = log n (the first row): the row nearest to saying something
-    assert line == "x.thm: is vacuous as stated in all 3 rows — at k = 867: k = 867"
+    assert line == "x.thm: vacuous as stated in all 3 rows — at k = 867: k = 867"
     assert telling_row(rows).params["k"] == 867
     measured = [VerdictRow("x.m", "measured", {}, evidence="a ratio", reading="as-stated")]
-    assert summary_lines(measured) == ["x.m: is measured without a verdict as stated: a ratio"]
+    assert summary_lines(measured) == ["x.m: measured without a verdict as stated: a ratio"]
 
 
 def test_violation_furthest_above_its_bound_is_the_telling_row() -> None:
