@@ -111,6 +111,18 @@ class Claim:
         """The paper key (the first part of the id)."""
         return self.id.split(".", 1)[0]
 
+    @property
+    def name(self) -> str:
+        """A short human name from :attr:`where`: ``"Theorem 1, eq. (3); Appendix A, eq.
+        (20)"`` → ``"Theorem 1 (eq. 3)"`` (its first place; a list of equations is kept as
+        printed)."""
+        first = self.where.split(";")[0].strip()
+        m = re.match(r"^(.*?),\s*(eqs?\.)\s*\((\w+(?:\.\w+)?)\)(?:\s*[–-]\s*\((\w+)\))?(.*)$", first)
+        if m and not m.group(5).lstrip().startswith(","):  # "eqs. (8), (22), (24)": a list, keep as printed
+            head, eq, a, b, rest = m.groups()
+            return f"{head} ({eq} {a}{'–' + b if b else ''}){rest}"
+        return first
+
     def reading(self, name: str) -> Reading:
         """The reading called ``name``; ValueError naming the allowed ones otherwise."""
         for r in self.readings:
@@ -181,12 +193,10 @@ def catalogue_frame(paper: str | None = None) -> Any:
     """
     import pandas as pd
 
-    from attnspec.verdict_summary import claim_name
-
     found = catalogue(check_paper(paper))
     cols = ["id", "paper", "name", "where", "statement", "readings", "reading_descriptions", "command", "notes"]
     return pd.DataFrame.from_records(
-        [{"id": c.id, "paper": c.paper, "name": claim_name(c.id), "where": c.where, "statement": c.statement,
+        [{"id": c.id, "paper": c.paper, "name": c.name, "where": c.where, "statement": c.statement,
           "readings": [r.name for r in c.readings], "reading_descriptions": {r.name: r.description for r in c.readings},
           "command": c.command, "notes": c.notes} for c in found], columns=cols)
 

@@ -38,7 +38,6 @@ Example
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -150,20 +149,14 @@ def telling_row(rows: Sequence[Any]) -> Any:
 
 
 def claim_name(claim_id: str) -> str:
-    """A human name from the registry's ``where``: ``"Theorem 1, eq. (3); Appendix A, eq.
-    (20)"`` → ``"Theorem 1 (eq. 3)"``; the id itself for an unregistered claim."""
-    try:
-        from attnspec import claims
+    """The claim's human name (:attr:`attnspec.claims.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
+    the id itself for an unregistered claim."""
+    from attnspec import claims
 
-        where = claims.get(claim_id).where
-    except (ValueError, ImportError):
+    try:
+        return claims.get(claim_id).name
+    except ValueError:
         return claim_id
-    first = where.split(";")[0].strip()
-    m = re.match(r"^(.*?),\s*(eqs?\.)\s*\((\w+(?:\.\w+)?)\)(?:\s*[–-]\s*\((\w+)\))?(.*)$", first)
-    if m and not m.group(5).lstrip().startswith(","):  # "eqs. (8), (22), (24)": a list, keep as printed
-        head, eq, a, b, rest = m.groups()
-        return f"{head} ({eq} {a}{'–' + b if b else ''}){rest}"
-    return first
 
 
 # --------------------------------------------------------------------------- summary
@@ -264,8 +257,8 @@ def _verdict_words(v: str, row: Any, group: Sequence[Any]) -> str:
 
 
 def _say(label: str, words: str) -> str:
-    """``the relative reading fails`` / ``fails as stated``."""
-    return f"{words} as stated" if label == "as stated" else f"{label} {words}"
+    """``the relative reading fails`` / ``fails as stated`` (the claim is the subject: no "is")."""
+    return f"{words.removeprefix('is ')} as stated" if label == "as stated" else f"{label} {words}"
 
 
 def _change_point(rows: Sequence[Any], names: Sequence[str]) -> str:
@@ -309,11 +302,16 @@ def _paper_part(cs: ClaimSummary, names: Sequence[str]) -> str:
     where = f"at the paper's parameters{f' ({params})' if params else ''}"
     verdicts = {t.verdict for _, t in tellers}
     single = len(cs.readings) == 1
-    if len(verdicts) == 1 and (len(tellers) == 1 or len({t.evidence for _, t in tellers}) == 1):
+    if len(verdicts) == 1:
         rs, t = tellers[0]
-        who = "" if single else (f" under every reading" if len(tellers) == len(cs.readings) and len(tellers) > 1
-                                 else f" ({_reading_label(rs, single)})")
-        return f"{_verdict_words(t.verdict, t, rs.paper)}{who} {where}: {t.evidence}".strip()
+        who = "" if single else (" under every reading" if len(tellers) == len(cs.readings) and len(tellers) > 1
+                                 else "".join(f" ({_reading_label(r, single)})" for r, _ in tellers[:1])
+                                 if len(tellers) == 1 else f" under the {', '.join(r.reading for r, _ in tellers)} "
+                                                           f"readings")
+        evidence = {x.evidence for _, x in tellers}
+        said = t.evidence if len(evidence) == 1 else "; ".join(f"{r.reading}: {x.evidence}" for r, x in tellers)
+        words = _verdict_words(t.verdict, t, rs.paper).removeprefix("is ")  # the claim is the subject
+        return f"{words}{who} {where}: {said}".strip()
     parts = [f"{_say(_reading_label(rs, single), _verdict_words(t.verdict, t, rs.paper))} ({t.evidence})"
              for rs, t in tellers]
     return f"{where}: " + "; ".join(parts)

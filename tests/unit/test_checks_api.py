@@ -151,7 +151,8 @@ def test_claims_catalogue_as_a_dataframe() -> None:
 
 def test_import_is_light_and_dir_lists_the_api() -> None:
     code = ("import sys, attnspec; names = dir(attnspec); "
-            "print(sorted(m for m in ('torch', 'scipy', 'pandas', 'matplotlib') if m in sys.modules)); print(names)")
+            "print(sorted(m for m in ('torch', 'scipy', 'pandas', 'matplotlib') if m in sys.modules)); print(names); "
+            "assert callable(attnspec.battery.run_battery)")  # the old README line raised AttributeError
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
                           timeout=120)

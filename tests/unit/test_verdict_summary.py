@@ -43,7 +43,7 @@ def _thm1() -> list[VerdictRow]:
 
 def test_one_line_per_claim_verdict_at_the_papers_parameters_first() -> None:
     (line,) = summary_lines(_thm1())
-    assert line.startswith("Theorem 1 (eq. 3) [linformer.thm1.eq3]: is vacuous under every reading at the "
+    assert line.startswith("Theorem 1 (eq. 3) [linformer.thm1.eq3]: vacuous under every reading at the "
                            "paper's parameters (k = 4621): k = 4621 ≥ n = 4096; "), line
     assert "the relative reading fails at k = 4095 (10000/10000 at k = 4095, claimed ≤ 0.25)" in line
     assert "violated in all 2 deciding rows" in line and "not counted: 1 vacuous" in line
@@ -68,10 +68,10 @@ def test_a_reading_with_only_non_deciding_rows_is_counted_and_an_all_vacuous_cla
             for k, b in ((6, 488.0), (16, 450.0), (867, 0.4977))]
     (line,) = summary_lines(rows)
     # never k = log n (the first row): the row nearest to saying something
-    assert line == "x.thm: is vacuous as stated in all 3 rows — at k = 867: k = 867"
+    assert line == "x.thm: vacuous as stated in all 3 rows — at k = 867: k = 867"
     assert telling_row(rows).params["k"] == 867
     measured = [VerdictRow("x.m", "measured", {}, evidence="a ratio", reading="as-stated")]
-    assert summary_lines(measured) == ["x.m: is measured without a verdict as stated: a ratio"]
+    assert summary_lines(measured) == ["x.m: measured without a verdict as stated: a ratio"]
 
 
 def test_violation_furthest_above_its_bound_is_the_telling_row() -> None:
@@ -135,3 +135,21 @@ def test_summary_of_a_real_battery_has_one_line_per_claim() -> None:
     assert len(lines) == len(claims)
     for line, claim in zip(lines, claims, strict=True):
         assert f"[{claim}]: " in line and "…" not in line
+
+
+def test_readings_that_differ_at_the_papers_parameters_are_stated_apart() -> None:
+    rows = [VerdictRow("x.thm", "violated", {"k": 64}, bound=0.1, estimate=0.9, trials=100, reading="relative",
+                       evidence="90/100 > 0.1", at_paper_params=True),
+            VerdictRow("x.thm", "holds", {"k": 64}, bound=0.1, exact=0.05, reading="additive",
+                       evidence="exact 0.05 <= 0.1", at_paper_params=True),
+            VerdictRow("x.thm", "holds", {"k": 32}, bound=0.1, exact=0.06, reading="additive", evidence="exact 0.06")]
+    (line,) = summary_lines(rows)
+    assert line == ("x.thm: at the paper's parameters (k = 64): the relative reading fails (90/100 > 0.1); "
+                    "the additive reading holds (exact 0.05 <= 0.1); the additive reading holds at k = 32 (exact 0.06)")
+
+
+def test_no_change_point_when_the_verdicts_interleave() -> None:
+    rows = [VerdictRow("x.l", v, {"k": k}, bound=1.0, exact=e, reading="r", evidence=v)
+            for v, k, e in (("holds", 4, 0.5), ("loose", 8, 0.01), ("holds", 16, 0.5))]
+    (line,) = summary_lines(rows)
+    assert line.endswith("1 loose, 2 holds of 3 deciding rows") and " at k = 4–16" not in line and "holds at k =" not in line
