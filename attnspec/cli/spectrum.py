@@ -176,7 +176,8 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
 
 
-def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "svg"), resamples: int = 2000, seed: int = 0) -> list[Path]:
+def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "svg"), resamples: int = 2000, seed: int = 0,
+                      label: str | None = None) -> list[Path]:
     """Scaling table, fits and figures of a scaling directory; prints the fits."""
     from rich.table import Table
 
@@ -188,8 +189,11 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     fits = fit_scaling(run, resamples=resamples, seed=seed)
     write_table(run, "scaling", table)
     write_table(run, "scaling_fit", fits)
+    from attnspec.plots import short_name
+
     ident = read_meta(run).get("identity", {})
-    paths = plot_scaling(table, fits, out, title=f"{ident.get('model')} · {ident.get('data')}", formats=formats)
+    title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
+    paths = plot_scaling(table, fits, out, title=title, formats=formats)
     t = Table(title=f"k ∝ n^β, 95% bootstrap CI over {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean over layers)")
     for col in ("metric", "layer", "β", "95% CI", "verdict"):
         t.add_column(col)
@@ -344,6 +348,7 @@ def plot_scaling_cmd(
     resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples of the inputs.")] = 2000,
     seed: SeedOpt = 0,
     fmt: Annotated[str, typer.Option("--format", help="Vector format next to PNG: svg | pdf.")] = "svg",
+    label: Annotated[str | None, typer.Option(help="Figure title instead of model · corpus (the lengths and input count are added).")] = None,
 ) -> None:
     """k90 and effective rank against n (log–log), and the fitted k ∝ n^β per layer with bootstrap CIs and verdicts.
 
@@ -354,7 +359,8 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed):
+        for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed,
+                                   label=label):
             out_console.print(str(p))
 
 
