@@ -69,4 +69,6 @@ def _print(found: list, paper: str | None) -> None:
 
 def register(app: typer.Typer) -> None:
     """Register ``claims`` on ``app``."""
-    app.command("claims", help=_HELP)(claims_command)
+    from attnspec.vocabulary import verdict_epilog
+
+    app.command("claims", help=_HELP, epilog=verdict_epilog())(claims_command)
