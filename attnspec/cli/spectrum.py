@@ -158,9 +158,20 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load.
 
     ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
-    from attnspec.scaling import run_scaling
+    from dataclasses import replace
+
+    from attnspec.scaling import run_dir, run_scaling
+    from attnspec.spectrum_run import up_to_date
 
     out = cfg.out
+    if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
+        # as make: every length is there, complete, with these parameters; nothing is computed
+        if plots and cfg.shard is None and not (out / "figures" / "scaling_k90.png").is_file():
+            _plot_scaling_dir(out, out / "figures")
+        out_console.print(f"up to date: {out} already holds this scaling run, complete (lengths "
+                          f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
+                          "fits; --overwrite recomputes", highlight=False, soft_wrap=True)
+        return
     outcomes = run_scaling(cfg, lengths, progress=not quiet)
     done = [o for o in outcomes if o is not None]
     if done and done[-1].status != "complete":

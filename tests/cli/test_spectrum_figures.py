@@ -183,3 +183,17 @@ def test_rerunning_a_complete_run_is_up_to_date_overwrite_recomputes_other_param
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --out") and "holds a different run" in lines[0]
     assert "num_sentences: 3 there vs 2 now" in lines[0]
+
+
+def test_a_complete_scaling_run_asked_again_is_up_to_date(model_dir, jsonl, tmp_path) -> None:
+    out = tmp_path / "scaling"
+    args = ["spectrum", "--model", str(model_dir), "--data", str(jsonl), "--seq-len", "12,24", "--num-sentences", "2",
+            "--device", "cpu", "-q", "--no-plots", "--out", str(out)]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    stamp = (out / "n24" / "state.npz").stat().st_mtime_ns
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "up to date" in r.stdout and (out / "n24" / "state.npz").stat().st_mtime_ns == stamp
+    r = runner.invoke(app, [*args[:-2], "--seed", "1", "--out", str(out)])  # other parameters: refused in one line
+    assert r.exit_code == 1 and len(r.stderr.strip().splitlines()) == 1 and "different run" in r.stderr

@@ -149,6 +149,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("docs-columns")
     model = save_tiny_roberta(root / "model")
+    (root / "model_path").write_text(str(model))
     rng = np.random.default_rng(0)
     words = "the attention of a movie was low rank and the music was good".split()
     data = root / "t.jsonl"
@@ -197,3 +198,33 @@ def test_spectrum_doc_names_only_columns_that_exist(tiny_run: Path) -> None:
                     assert col in columns[table], f"docs/spectrum.md names {col} in {table}.parquet: {sorted(columns[table])}"
                     seen += 1
     assert seen >= 4
+
+
+# --- the README's set-up runs twice ---------------------------------------------------------
+
+def _setup_spectrum_command() -> list[str]:
+    """The `attnspec spectrum ...` part of the README's set-up command 1."""
+    import shlex
+
+    block = (REPO / "README.md").read_text().split("## Set-up")[1].split("```bash")[1].split("```")[0]
+    line = next(line for line in block.splitlines() if "attnspec spectrum" in line)
+    argv = shlex.split(line[line.index("attnspec spectrum"):])
+    assert argv[:2] == ["attnspec", "spectrum"]
+    return argv[1:]
+
+
+def test_readme_setup_command_runs_twice_in_a_row(tiny_run: Path, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Set-up command 1 as written (its model and corpus swapped for a tiny encoder and text,
+    its size cut): the second run finds the first complete and exits 0, 'up to date'."""
+    argv = _setup_spectrum_command()
+    assert "--out" in argv and "--model" in argv and "--data" in argv
+    root = tiny_run.parent
+    swap = {"--model": (root / "model_path").read_text(), "--data": str(root / "t.jsonl"), "--seq-len": "16", "--num-sentences": "2"}
+    args = [swap.get(argv[i - 1], a) if i else a for i, a in enumerate(argv)]
+    args = [a for i, a in enumerate(args) if not (a == "--data-dir" or (i and args[i - 1] == "--data-dir"))]
+    monkeypatch.chdir(tmp_path)
+    first = runner.invoke(app, [*args, "--device", "cpu", "-q"])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(app, [*args, "--device", "cpu", "-q"])
+    assert second.exit_code == 0, second.output
+    assert "up to date" in second.stdout and "spectrum per layer" in second.stdout
