@@ -13,7 +13,7 @@ from matplotlib.colors import LogNorm
 
 from matplotlib.ticker import FuncFormatter
 
-from attnspec.plots import PAGE_IN, _plain_number, paper_figure, readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, _plain_number, paper_figure, readable_log_ticks, save_figure, style
 
 
 def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
@@ -24,10 +24,10 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
     cur["k"] = cur["k"].astype(int)
     Ls = sorted(cur["L"].unique())
     n = len(Ls)
-    cols = min(n, 4)
+    cols = min(n, 3)
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False, sharey=True,
-                             layout="constrained")
+    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.4 * rows + 1.0,
+                             sharey=True)
     for ax, L in zip(axes.ravel(), Ls):
         sub = cur[cur["L"] == L]
         ks = sorted(sub["k"].unique())
@@ -46,12 +46,12 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
                     ax.errorbar(g["d"], g["estimate"], yerr=yerr, fmt=mk, color=c, ms=4, capsize=2,
                                 label=lab, mfc="none" if proj == "orthogonal" else c)
         ax.axvline(L, color="k", ls=":", lw=1)
-        ax.text(L, 0.02, " d = L", fontsize=8)
+        ax.text(L, 0.02, " d = L", fontsize=7)
         beta = float(sub["beta"].iloc[0])
         ax.axhline(1 - beta, color="grey", ls="--", lw=0.8)
         ax.set_xscale("log")
         ax.set_title(f"L = {L}, δ = {sub['delta'].iloc[0]:g}, eps = {sub['eps'].iloc[0]:g}")
-        ax.set_xlabel("projection dimension d (model width 2d)")
+        ax.set_xlabel("d (projection; model width 2d)")
         ax.set_ylabel("P(‖B − B̂‖∞ ≤ δ)")
         readable_log_ticks(ax, "x")
     # one legend for the figure (the same k and methods in every panel), not one per panel
@@ -62,8 +62,8 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    first.legend(handles, labels, fontsize=8, loc="upper left", framealpha=0.9,
-                 title="k, R, law (dotted: d = L; dashed: 1 − β)", title_fontsize=7.5)
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), frameon=False,
+               title="k, R, law (dotted: d = L; dashed: 1 − β)")
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return save_figure(fig, stem)
@@ -77,7 +77,8 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     sw["L"] = sw["L"].astype(int)
     sw["k"] = sw["k"].astype(int)
     fits = sa[sa["kind"] == "fit"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = paper_figure(1, 2, width=PAGE_IN, height=3.4)
+    axes = axes[0]
     ax = axes[0]
     markers = {("gaussian", "asymptotic"): "o", ("gaussian", "exact"): "x", ("orthogonal", "exact"): "s"}
     Ls = sorted(sw["L"].unique())
@@ -100,7 +101,7 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_ylabel("d* (success ≥ 1 − β)")
     ax.set_title("d* vs k log L (dotted: d = L per L)")
     readable_log_ticks(ax)
-    ax.legend(fontsize=7.5)
+    ax.legend()
     ax = axes[1]
     g = sw[(sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
     xx = g["max_row_norm"] ** 2 * np.log(g["L"]) / g["delta"] ** 2
@@ -117,8 +118,7 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_ylabel("d* (Gaussian, asymptotic law)")
     ax.set_title("d* vs the JL scale of the instance")
     readable_log_ticks(ax)
-    ax.legend(fontsize=7.5)
-    fig.tight_layout()
+    ax.legend()
     return save_figure(fig, stem)
 
 
