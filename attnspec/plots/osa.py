@@ -45,7 +45,7 @@ def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
                        label="error > bound (10)")
         ax.axhspan(_FLOOR, 1e-12, color="0.85", alpha=0.5, lw=0, label="< 1e-12: float64 rounding")
         ax.set_yscale("log")
-        ax.set_title(sch + (f"\n{len(viol)} evaluations above bound (10)" if not viol.empty else "\nnone above bound (10)"))
+        ax.set_title(sch + (f"\n{len(viol)} above bound (10)" if not viol.empty else "\nnone above bound (10)"))
         if j == 0:
             ax.set_ylabel("orthogonality error / bound")
         ax2 = axes[1, j]

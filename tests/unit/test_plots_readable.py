@@ -235,3 +235,33 @@ def test_jl_figures_are_print_ready_with_n_eps_and_few_distinct_series(jl_run, m
     plt.close("all")
     meta = json.loads((jl_run / "meta.json").read_text())
     assert meta["parameters"]["n"] == 32
+
+
+REPORT_RESULTS = Path(__file__).resolve().parents[2] / "reports" / "results"
+
+
+@pytest.mark.parametrize("name, module, function", [
+    ("osa-check", "attnspec.plots.osa", "plot_osa_check"),
+    ("osa-train", "attnspec.plots.osa_train", "plot_osa_train"),
+    ("sa-sweep", "attnspec.plots.expressivity", "plot_expressivity"),
+])
+def test_the_committed_results_figures_are_print_ready(name, module, function, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Every figure of the other checks, drawn from the committed report's tables."""
+    import importlib
+    import shutil
+
+    src = REPORT_RESULTS / name
+    if not (src / "meta.json").is_file():
+        pytest.skip(f"no committed results in {src}")
+    run = tmp_path / name
+    run.mkdir()
+    for f in src.iterdir():
+        if f.suffix in (".parquet", ".json"):
+            shutil.copy(f, run / f.name)
+    mod = importlib.import_module(module)
+    kept = _capture(monkeypatch, mod)
+    getattr(mod, function)(run)
+    assert kept
+    for stem, fig in kept:
+        assert_print_ready(fig, f"{name}/{stem}")
+        plt.close(fig)
