@@ -40,7 +40,7 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     import seaborn as sns
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-    from attnspec.plots import COLUMN_IN, PAGE_IN, _plain_number, fit_title, paper_figure, readable_log_ticks
+    from attnspec.plots import COLUMN_IN, PAGE_IN, fit_title, paper_figure, readable_log_ticks
     from attnspec.scaling import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     style()
