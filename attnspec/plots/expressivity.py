@@ -24,6 +24,8 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
     cur["k"] = cur["k"].astype(int)
     Ls = sorted(cur["L"].unique())
     n = len(Ls)
+    all_k = sorted(cur["k"].unique())  # one colour per k in every panel, as the one legend says
+    colour_of = dict(zip(all_k, plt.cm.viridis(np.linspace(0, 0.9, max(len(all_k), 1)))))
     cols = min(n, 3)
     rows = int(np.ceil(n / cols))
     fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.4 * rows + 1.0,
@@ -31,8 +33,8 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
     for ax, L in zip(axes.ravel(), Ls):
         sub = cur[cur["L"] == L]
         ks = sorted(sub["k"].unique())
-        colors = plt.cm.viridis(np.linspace(0, 0.9, max(len(ks), 1)))
-        for c, k in zip(colors, ks):
+        for k in ks:
+            c = colour_of[k]
             for (proj, method), g in sub[sub["k"] == k].groupby(["projection", "method"]):
                 g = g.sort_values("d")
                 ls = {"asymptotic": "-", "exact": "o"}.get(method, "-")
