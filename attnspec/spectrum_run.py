@@ -349,6 +349,22 @@ def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]
     return [f"{k}: {stored.get(k)!r} there vs {wanted.get(k)!r} now" for k in keys if stored.get(k) != wanted.get(k)]
 
 
+def up_to_date(cfg: SpectrumConfig) -> bool:
+    """True when ``cfg.out`` already holds this very run, complete, with its tables: there is
+    nothing to compute, and the command reports the run as ``make`` does ("up to date").
+
+    Asked before the model loads. ``--overwrite`` (recompute) and ``--resume`` keep their
+    meaning (False here). An ``--out`` holding another run is refused in one line
+    (:class:`ResultsError` naming the parameters that differ), as before.
+    """
+    if cfg.overwrite or cfg.resume or not (cfg.out / META_FILE).is_file():
+        return False
+    check_same_run(cfg.out, cfg.identity(), kind=KIND)  # raises on another run's directory
+    meta = read_meta(cfg.out)
+    tables = all((cfg.out / f"{name}.parquet").is_file() for name in ("spectrum", "metrics"))
+    return meta.get("status") == "complete" and tables and meta.get("inputs_done") == meta.get("inputs_total")
+
+
 def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
     """Decide, before anything is computed, whether ``cfg.out`` is started, resumed or refused.
 

@@ -91,4 +91,6 @@ def fast_path(argv: list[str]) -> int | None:
 
 def register(app: typer.Typer) -> None:
     """Register ``claims`` on ``app``."""
-    app.command("claims", help=_HELP)(claims_command)
+    from attnspec.vocabulary import verdict_epilog
+
+    app.command("claims", help=_HELP, epilog=verdict_epilog())(claims_command)
