@@ -112,7 +112,8 @@ class OsaCheckConfig:
     schedules : tuple
         Newton–Schulz schedules: names or custom coefficient tuples.
     d_model, d_v : int
-        Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model).
+        Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model); its instance
+        has N = 3 d_v tokens (low-rank regime), plus one full-span case N = max(2, 2 d_v − 1).
     trials : int
         Random instances per configuration (>= 1).
     timing : bool
@@ -124,7 +125,7 @@ class OsaCheckConfig:
     steps: int = 12
     schedules: tuple[Any, ...] = DEFAULT_SCHEDULES
     d_model: int = 8
-    d_v: int = 4
+    d_v: int = 2
     trials: int = 3
     timing: bool = True
     timing_ns: tuple[int, ...] = field(default=(256, 512, 1024, 2048, 4096))
@@ -169,6 +170,18 @@ class OsaCheckConfig:
         d["schedules"] = [s if isinstance(s, str) else [list(t) for t in s] for s in self.schedules]
         d["timing_ns"] = list(self.timing_ns)
         return d
+
+
+def jacobian_n(d_v: int) -> int:
+    """N of the default Jacobian instance: 3 d_v > 2 d_v, so span(Q, K) (dimension 2 d_v) is a
+    proper subspace of R^N — the low-rank regime of Theorems 4.1, 4.3, 4.4."""
+    return 3 * d_v
+
+
+def jacobian_full_span_n(d_v: int) -> int:
+    """N of the one full-span case kept beside it: N = max(2, 2 d_v − 1) <= 2 d_v, where
+    span(Q, K) is all of R^N (the case the old default N = 6 < 2·4 was)."""
+    return max(2, 2 * d_v - 1)
 
 
 def _display(sch: Any) -> str:
@@ -229,7 +242,7 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     BatteryResult
         Verdict rows keyed on ``osa.*`` claim ids; tables ``thm21``,
         ``layer_orthogonality``, ``thm31``, ``thm31_violations``, ``thm42``, ``thm22``,
-        ``jacobian``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
+        ``jacobian``, ``jacobian_full_span``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
         (and ``timing``).
     """
     config.validate()
@@ -280,21 +293,30 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
              + [("newton-schulz", "polar-express", KERNEL_STEPS)])
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
-    say("Theorems 4.1, 4.3, 4.4 (Jacobian by autograd; C fitted on independent draws)")
+    draws = max(jacobian.THM44_FIT_DRAWS, cfg.trials)
+    say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by forward-mode AD; C fitted on {draws} draws, tested on {draws} others)")
     jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
-    r, tables["jacobian"] = jacobian.check_jacobian(seed, d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
-                                                    trials=cfg.trials, multihead=2 if cfg.d_model % 2 == 0 else 0)
+    # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
+    r, tables["jacobian"] = jacobian.check_jacobian(seed, n=jacobian_n(cfg.d_v), d_model=cfg.d_model, d_v=cfg.d_v,
+                                                    bases=jb, trials=draws,
+                                                    multihead=2 if cfg.d_model % 2 == 0 else 0)
     rows += r
-    say("Issue #12: Lemmas C.2, C.3, C.7, Algorithm 1's sign fix, printed formulas")
+    r, tables["jacobian_full_span"] = jacobian.check_jacobian(seed, n=jacobian_full_span_n(cfg.d_v),
+                                                              d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
+                                                              trials=draws, multihead=0)
+    rows += r
+    say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
     rows += _paper_details(cfg, tables)
     return rows, tables
 
 
 def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
     """Lemmas C.2/C.3/C.7, Algorithm 1 and the printed formulas (their own tables)."""
-    from attnspec.theory.osa import algorithm1, lemmas, printed
+    from attnspec.theory.osa import algorithm1, lemc1, lemmas, printed
 
     seed, rows = cfg.seed, []
+    rows += lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
+    rows += lemc1.eq9_range_rows(tables["thm31"], cfg.steps, seed)
     tables["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
     rows += lemmas.lemma_c2_rows(tables["lemma_c2"], seed)
     tables["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
