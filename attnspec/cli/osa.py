@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
         d_model: Annotated[int, typer.Option("--d-model", help="Width d of the Jacobian check.")] = 8,
         d_v: Annotated[int, typer.Option("--d-v", help="Head width of the Jacobian check (1 <= d_v, 2*d_v <= d_model); "
                                                        "its instance has N = 3*d_v tokens (low-rank), plus one "
-                                                       "full-span case N = max(2, 2*d_v - 1).")] = 2,
+                                                       "full-span case N = 2*d_v.")] = 2,
         trials: Annotated[int, typer.Option("--trials", help="Random instances per configuration (1..1000).")] = 3,
         timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time the forward pass for N = 256..4096.")] = True,
         csv: Annotated[bool, typer.Option("--csv", help="Also write every table as CSV (with --out).")] = False,

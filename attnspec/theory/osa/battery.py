@@ -113,7 +113,7 @@ class OsaCheckConfig:
         Newton–Schulz schedules: names or custom coefficient tuples.
     d_model, d_v : int
         Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model); its instance
-        has N = 3 d_v tokens (low-rank regime), plus one full-span case N = max(2, 2 d_v − 1).
+        has N = 3 d_v tokens (low-rank regime), plus one full-span case N = 2 d_v.
     trials : int
         Random instances per configuration (>= 1).
     timing : bool
@@ -179,9 +179,9 @@ def jacobian_n(d_v: int) -> int:
 
 
 def jacobian_full_span_n(d_v: int) -> int:
-    """N of the one full-span case kept beside it: N = max(2, 2 d_v − 1) <= 2 d_v, where
-    span(Q, K) is all of R^N (the case the old default N = 6 < 2·4 was)."""
-    return max(2, 2 * d_v - 1)
+    """N of the one full-span case kept beside it: N = 2 d_v, where span(Q, K) is all of R^N
+    (as in the old default N = 6 < 2·4) and the basis is square."""
+    return 2 * d_v
 
 
 def _display(sch: Any) -> str:

@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.linalg import Coefficients, skew_small
+from attnspec.linalg import Coefficients, ns_schedule, skew_small
 from attnspec.stats import spawn_seeds, torch_generator
 from attnspec.theory.osa.instances import effective_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
@@ -112,22 +112,40 @@ def _kron(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
                                                                        p.shape[2] * q.shape[2])
 
 
-def _forward_heads(x, w_q, w_k, w_v, w_o, scale, basis, ns_steps, ns_coefficients, eps):
-    """OSA(X) and every head's A, batched over leading dims.
+def _tangent_basis(m, dm, basis, ns_steps, ns_coefficients, eps):
+    """(B, dB): the OSA basis of M and its directional derivatives along dM.
 
-    x (..., N, d); w_q, w_k, w_v (..., H, d, d_v); w_o (..., H, d_v, d); scale (..., H).
-    Returns (out (..., N, d), A (..., H, N, N)). The output is the layer's low-rank route
-    V + B (exp[S] − I)(Bᵀ V), summed over heads through W_O (as :func:`osa_heads`).
+    m (..., 1, H, N, r) primal, dm (..., P, H, N, r) tangents (P directions). Newton–Schulz:
+    the product rule through M_0 = M/(||M||_F + eps) and every step a M + b M G + c M G².
+    QR with N >= r: the sign-fixed reduced QR (diag R > 0, Algorithm 1) and its derivative
+    dQ = dM R⁻¹ − Q U, U = C − Ω, C = Qᵀ dM R⁻¹, Ω = tril(C, −1) − tril(C, −1)ᵀ (QᵀdQ is
+    skew, dR R⁻¹ upper triangular). QR with N < r is handled by the caller (B is square).
     """
-    n = x.shape[-2]
-    xh = x.unsqueeze(-3)  # (..., 1, N, d)
-    q, k, v = xh @ w_q, xh @ w_k, xh @ w_v  # (..., H, N, d_v)
-    b = osa_basis(torch.cat([q, k], -1), basis, ns_steps, ns_coefficients, eps)  # (..., H, N, r)
-    ss = skew_small(b, q, k, scale)  # [S], (..., H, r, r)
-    c = torch.linalg.matrix_exp(ss) - torch.eye(ss.shape[-1], dtype=x.dtype)
-    a = torch.eye(n, dtype=x.dtype) + b @ c @ b.mT  # (..., H, N, N)
-    y = v + b @ (c @ (b.mT @ v))  # (..., H, N, d_v)
-    return (y @ w_o).sum(-3), a
+    if basis == "newton-schulz":
+        fro = (m * m).sum((-2, -1), keepdim=True).sqrt()
+        den = fro + eps
+        b = m / den
+        # d(M/(||M|| + eps)) = dM/den − M ⟨M, dM⟩ / (||M|| den²)
+        db = dm / den - m * ((m * dm).sum((-2, -1), keepdim=True) / (fro * den * den))
+        for c in ns_schedule(ns_coefficients, ns_steps):
+            if len(c) == 1:
+                b, db = c[0] * b, c[0] * db
+                continue
+            g = b.mT @ b
+            dg = db.mT @ b + b.mT @ db
+            poly, dpoly = c[1] * g, c[1] * dg
+            if len(c) == 3:
+                poly, dpoly = poly + c[2] * (g @ g), dpoly + c[2] * (dg @ g + g @ dg)
+            b, db = c[0] * b + b @ poly, c[0] * db + db @ poly + b @ dpoly
+        return b, db
+    q, r = torch.linalg.qr(m, mode="reduced")
+    sgn = torch.where(torch.diagonal(r, dim1=-2, dim2=-1) < 0, -1.0, 1.0).to(m.dtype)  # (..., r)
+    q, r = q * sgn.unsqueeze(-2), r * sgn.unsqueeze(-1)
+    rinv = torch.linalg.inv(r)
+    dm_rinv = dm @ rinv
+    cc = q.mT @ dm_rinv
+    low = torch.tril(cc, -1)
+    return q, dm_rinv - q @ (cc - (low - low.mT))
 
 
 def jacobian_batch(
@@ -142,12 +160,17 @@ def jacobian_batch(
     ns_coefficients: Coefficients = "cubic",
     eps: float = 0.0,
 ) -> dict[str, torch.Tensor]:
-    """:func:`jacobian_split` for a batch of instances at once, by forward-mode AD.
+    """:func:`jacobian_split` for a batch of instances at once, by a written-out forward-mode
+    derivative (exact, like autograd; ~1e-15 from :func:`jacobian_split`, which the tests
+    and the battery check it against).
 
-    Every column of J is the directional derivative along one unit perturbation of vec X;
-    all N d directions of all B instances go through one forward pass (dual tensors), so
-    the cost is a few batched small matrix products instead of B·N·d backward passes.
-    Exact to rounding: it agrees with the reverse-mode :func:`jacobian_split` to ~1e-15.
+    Every column of J is the directional derivative of vec OSA(X) along one unit
+    perturbation of vec X; all N d directions of all B instances are propagated together
+    through the layer's own steps (basis, [S] = Bᵀ S B, exp[S] by the block-matrix identity
+    exp([[S, E], [0, S]]) = [[exp S, D exp(S)[E]], [0, exp S]], the low-rank apply), as a
+    few batched small matrix products. With the QR basis and N <= 2 d_v (span(Q, K) = R^N)
+    B is square orthogonal and A = exp(S) exactly, so A and its derivative are taken from
+    the dense N×N exponential.
 
     Parameters
     ----------
@@ -157,32 +180,64 @@ def jacobian_batch(
     -------
     dict with ``J``, ``J1``, ``J2``, ``J_thm41`` (B, Nd, Nd) and ``A`` (B, H, N, N).
     """
-    import torch.autograd.forward_ad as fwad
-
     bsz, n, d = x.shape
     heads, d_v = w_q.shape[1], w_q.shape[-1]
     nd = n * d
-    # tangent j = unvec(e_j) (column-major vec, as the paper's): (Nd, N, d)
-    tangents = torch.eye(nd, dtype=x.dtype).reshape(nd, d, n).mT
-    xp = x[:, None].expand(bsz, nd, n, d).contiguous()
-    tg = tangents[None].expand(bsz, nd, n, d).contiguous()
-    scale = (alpha.to(x.dtype) / math.sqrt(d_v)).reshape(bsz, 1, 1).expand(bsz, 1, heads)
-    ws = [w[:, None] for w in (w_q, w_k, w_v, w_o)]
-    with fwad.dual_level():
-        out, a = _forward_heads(fwad.make_dual(xp, tg), *ws, scale, basis, ns_steps, ns_coefficients, eps)
-        d_out = fwad.unpack_dual(out).tangent  # (B, Nd_in, N, d)
-        d_a = fwad.unpack_dual(a).tangent  # (B, Nd_in, H, N, N)
-        a = fwad.unpack_dual(a).primal[:, 0].clone()  # (B, H, N, N)
+    dtype = x.dtype
+    # tangent j = unvec(e_j) (column-major vec, as the paper's): (1, P = Nd, 1, N, d)
+    dx = torch.eye(nd, dtype=dtype).reshape(nd, d, n).mT[None, :, None]
+    xx = x[:, None, None]  # (B, 1, 1, N, d)
+    wq, wk, wv, wo = (w[:, None] for w in (w_q, w_k, w_v, w_o))  # (B, 1, H, ., .)
+    q, k, v = xx @ wq, xx @ wk, xx @ wv  # (B, 1, H, N, d_v)
+    dq, dk, dv = dx @ wq, dx @ wk, dx @ wv  # (B, P, H, N, d_v)
+    scale = (alpha.to(dtype) / math.sqrt(d_v)).reshape(bsz, 1, 1, 1, 1)
+    eye_n = torch.eye(n, dtype=dtype)
+    if basis == "qr" and n <= 2 * d_v:
+        s_mat = scale * (q @ k.mT - k @ q.mT)  # (B, 1, H, N, N)
+        ds = scale * (dq @ k.mT + q @ dk.mT - dk @ q.mT - k @ dq.mT)  # (B, P, H, N, N)
+        a, da = _expm_and_derivative(s_mat, ds)
+        y, dy = a @ v, da @ v + a @ dv
+    else:
+        b, db = _tangent_basis(torch.cat([q, k], -1), torch.cat([dq, dk], -1), basis, ns_steps, ns_coefficients,
+                               eps)
+        bq, bk = b.mT @ q, b.mT @ k  # (B, 1, H, r, d_v)
+        dbq, dbk = db.mT @ q + b.mT @ dq, db.mT @ k + b.mT @ dk
+        prod = bq @ bk.mT
+        dprod = dbq @ bk.mT + bq @ dbk.mT
+        ss, dss = scale * (prod - prod.mT), scale * (dprod - dprod.mT)  # [S] and its derivative
+        e, de = _expm_and_derivative(ss, dss)
+        c = e - torch.eye(ss.shape[-1], dtype=dtype)
+        a = eye_n + b @ c @ b.mT
+        da = db @ c @ b.mT + b @ de @ b.mT + b @ c @ db.mT
+        btv = b.mT @ v
+        y = v + b @ (c @ btv)  # the layer's low-rank route
+        dy = dv + db @ (c @ btv) + b @ (de @ btv) + b @ (c @ (db.mT @ v + b.mT @ dv))
+    d_out = (dy @ wo).sum(2)  # (B, P, N, d)
+    a = a[:, 0]  # (B, H, N, N)
     jac = d_out.mT.reshape(bsz, nd, nd).mT  # J[b, out, in], out = column-major vec of OSA(X)
-    da = d_a.mT.reshape(bsz, nd, heads, n * n).permute(0, 2, 3, 1)  # (B, H, N², Nd): ∂vec A_h/∂vec X
+    dam = da.mT.reshape(bsz, nd, heads, n * n).permute(0, 2, 3, 1)  # (B, H, N², Nd): ∂vec A_h/∂vec X
     j2 = torch.zeros_like(jac)
     j41 = torch.zeros_like(jac)
     for h in range(heads):
         w = w_v[:, h] @ w_o[:, h]  # (B, d, d)
         j2 = j2 + _kron(w.mT, a[:, h])
-        y = x @ w  # (B, N, d): (X W ⊗ I_N)ᵀ ∂vec A = Σ_i Y_ij ∂vec A[i-th column block]
-        j41 = j41 + torch.einsum("bij,bikc->bjkc", y, da[:, h].reshape(bsz, n, n, nd)).reshape(bsz, nd, nd)
+        yw = x @ w  # (B, N, d): (X W ⊗ I_N)ᵀ ∂vec A = Σ_i (XW)_ij ∂vec A[i-th column block]
+        j41 = j41 + torch.einsum("bij,bikc->bjkc", yw, dam[:, h].reshape(bsz, n, n, nd)).reshape(bsz, nd, nd)
     return {"J": jac, "J1": jac - j2, "J2": j2, "J_thm41": j41 + j2, "A": a}
+
+
+def _expm_and_derivative(s: torch.Tensor, ds: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """exp(S) and its directional derivatives D exp(S)[dS] from one block exponential.
+
+    s (..., 1, H, r, r), ds (..., P, H, r, r): exp([[S, dS], [0, S]]) has exp(S) on its
+    diagonal blocks and D exp(S)[dS] in its upper-right block (exact, Van Loan 1978).
+    """
+    r = s.shape[-1]
+    s_full = s.expand_as(ds)
+    top = torch.cat([s_full, ds], -1)
+    bottom = torch.cat([torch.zeros_like(ds), s_full], -1)
+    big = torch.linalg.matrix_exp(torch.cat([top, bottom], -2))
+    return big[..., :1, :, :r, :r], big[..., :r, r:]  # exp(S) from the first direction's block
 
 
 def _condition(sv: torch.Tensor, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -229,7 +284,7 @@ def jacobian_table(
     configs: list[tuple[str, str, Coefficients, int, int, int]] = []
     for basis, sch, k in bases:
         configs.append(("single", basis, sch, k, 1, d_v))
-    if multihead and multihead > 1:
+    if multihead and multihead > 1 and role == "fit":  # the multihead reading reads only the fit draws
         configs.append(("multihead", "qr", "cubic", 0, multihead, d_model // multihead))
     xs, weights = [], {}
     for s in seeds:
