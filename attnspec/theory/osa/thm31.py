@@ -353,17 +353,75 @@ def simulate_orthogonality(
         raise InputError(f"trials must be >= 1, got {trials}")
     configs = [(n, dv, w) for n in ns for dv in d_vs for w in weights for _ in range(trials)]
     seeds = spawn_seeds(seed, len(configs))
+    # Instances of one (N, d_v, weights) share their shapes: every (instance, alpha) of a group
+    # is one batch through the K loop (same numbers as orthogonality_errors per instance).
+    groups: dict[tuple, list] = {}
+    for (n, dv, w), s in zip(configs, seeds):
+        groups.setdefault((n, dv, w), []).append((s, make_instance(s, n, max(d, 2 * dv), dv, w)))
+    per: dict[tuple, list] = {}
+    for (n, dv, w), members in groups.items():
+        x = torch.stack([m[1][0] for m in members])
+        w_q = torch.stack([m[1][1] for m in members])
+        w_k = torch.stack([m[1][2] for m in members])
+        for sch in schedules:
+            errs = _errors_batched(x, w_q, w_k, [float(a) for a in alphas], max_steps, sch, eps)
+            for (i, ai), lst in errs.items():
+                per[(members[i][0], ai, schedule_name(sch))] = (n, dv, w, lst)
     recs = []
     for (n, dv, w), s in zip(configs, seeds):
-        x, w_q, w_k = make_instance(s, n, max(d, 2 * dv), dv, w)
-        for a in alphas:
+        for ai, a in enumerate(alphas):
             for sch in schedules:
                 name = schedule_name(sch)
-                for e in orthogonality_errors(x, w_q, w_k, a, max_steps, sch, eps):
+                for e in per[(s, ai, name)][3]:
                     recs.append({"schedule": name, "steps": e.steps, "n": n, "d_v": dv, "alpha": float(a),
                                  "weights": w, "seed": s, **{k: v for k, v in e.to_dict().items() if k != "steps"}})
     return pd.DataFrame(recs)
 
+
+def _errors_batched(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alphas: list[float], steps: int,
+                    coefficients: Coefficients, eps: float) -> dict[tuple[int, int], list[OrthogonalityError]]:
+    """:func:`orthogonality_errors` for T instances × A alphas at once.
+
+    x (T, N, d), w_q and w_k (T, d, d_v). Returns {(instance, alpha index): [K = 0..steps]}.
+    """
+    for a in alphas:
+        _check_alpha(a)
+    schedule = ns_schedule(coefficients, steps)
+    t, na = x.shape[0], len(alphas)
+    d_v = w_q.shape[-1]
+    m = torch.cat([x @ w_q, x @ w_k], dim=-1)  # (T, N, 2 d_v)
+    scale = torch.tensor(alphas, dtype=torch.float64) / math.sqrt(d_v)  # (A,)
+    j = _skew_J(d_v)
+    _, rm = torch.linalg.qr(m, mode="reduced")
+    s_norm = (scale.abs()[None, :] * torch.linalg.matrix_norm(rm @ j @ rm.mT, ord=2)[:, None])  # (T, A)
+    b = m / (torch.linalg.matrix_norm(m, ord="fro", keepdim=True) + eps)  # M_0, (T, N, r)
+    r = m.shape[-1]
+    eye = torch.eye(r, dtype=torch.float64)
+    out: dict[tuple[int, int], list[OrthogonalityError]] = {(i, ai): [] for i in range(t) for ai in range(na)}
+    growth = [[_growth(float(s_norm[i, ai])) for ai in range(na)] for i in range(t)]
+    for k in range(steps + 1):
+        if k > 0:
+            b = ns_step(b, schedule[k - 1])
+        bm = b.mT @ m  # (T, r, 2 d_v)
+        base = bm @ j @ bm.mT  # (T, r, r)
+        s_small = scale[None, :, None, None] * base[:, None]  # (T, A, r, r)
+        c = expm_skew_eigh(s_small) - eye
+        g = (b.mT @ b)[:, None]  # (T, 1, r, r)
+        h = c + c.mT + c.mT @ g @ c
+        _, rb = torch.linalg.qr(b, mode="reduced")  # (T, r', r)
+        err = torch.linalg.matrix_norm(rb[:, None] @ h @ rb[:, None].mT, ord=2)  # (T, A)
+        det = torch.linalg.det(eye + c @ g)
+        svr = torch.linalg.svdvals(rb)  # σ(B) from R_B
+        sv = torch.linalg.svdvals(b)
+        factor = (sv**2 * (sv**2 - 1)).abs().amax(-1)  # (T,)
+        for i in range(t):
+            f = float(factor[i]) if sv.shape[-1] else 0.0
+            for ai in range(na):
+                gr = growth[i][ai]
+                b10 = gr * f if f > 0 else 0.0
+                out[(i, ai)].append(OrthogonalityError(k, float(err[i, ai]), float(s_norm[i, ai]), float(svr[i].min()),
+                                                       float(svr[i].max()), b10, 0.25 * gr, float(det[i, ai])))
+    return out
 
 
 def orthogonality_violations(frame: pd.DataFrame) -> pd.DataFrame:
