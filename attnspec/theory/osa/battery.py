@@ -254,8 +254,12 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     from attnspec.threads import torch_threads
 
     t0 = time.perf_counter()
-    # The checks use tiny matrices: one thread avoids oversubscription (restored after).
-    with torch_threads(1):
+    # The checks use tiny matrices: one thread avoids oversubscription (restored after) — for
+    # torch and for the BLAS under NumPy/SciPy (SciPy's expm of a 96×96 matrix took 0.2 s with
+    # two OpenBLAS threads on a busy 2-core machine, 3 ms with one).
+    from threadpoolctl import threadpool_limits
+
+    with torch_threads(1), threadpool_limits(limits=1, user_api="blas"):
         rows, tables = _run_checks(config, say)
     if config.timing:
         from attnspec.theory.osa.timing import time_forward
@@ -294,7 +298,7 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
     draws = max(jacobian.THM44_FIT_DRAWS, cfg.trials)
-    say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by forward-mode AD; C fitted on {draws} draws, tested on {draws} others)")
+    say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)")
     jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
     # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
     r, tables["jacobian"] = jacobian.check_jacobian(seed, n=jacobian_n(cfg.d_v), d_model=cfg.d_model, d_v=cfg.d_v,

@@ -309,8 +309,12 @@ def jacobian_table(
         js = jacobian_batch(x_b, *w, alpha_b, basis, k, sch, eps=0.0)
         sv = torch.linalg.svdvals(js["J"])
         kappa, rank, smin, smax = _condition(sv)
-        j1 = torch.linalg.matrix_norm(js["J1"], ord=2).numpy()
-        j2k = _condition(torch.linalg.svdvals(js["J2"]))[0]
+        j1 = torch.linalg.matrix_norm(js["J1"], ord=2).numpy()  # (B,)
+        if heads == 1:  # σ(Wᵀ ⊗ A) = {σ_i(W) σ_j(A)}: exact, without an Nd×Nd SVD
+            sv2 = (torch.linalg.svdvals(w_sum)[:, :, None] * torch.linalg.svdvals(js["A"][:, 0])[:, None, :])
+            j2k = _condition(sv2.flatten(1).sort(-1, descending=True).values)[0]
+        else:
+            j2k = _condition(torch.linalg.svdvals(js["J2"]))[0]
         res = (js["J"] - js["J_thm41"]).abs().amax((-2, -1)).numpy()
         if heads == 1:
             delta = (torch.linalg.svdvals(js["A"][:, 0]) - 1).abs().amax(-1).numpy()
