@@ -309,9 +309,26 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
                                                               d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
                                                               trials=draws, multihead=0)
     rows += r
+    _mark_paper_params(rows)
     say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
     rows += _paper_details(cfg, tables)
     return rows, tables
+
+
+#: The paper's own settings (Sec. 5: QR, or cubic Newton–Schulz with K = 6; Sec. 4's initialisation).
+PAPER_BASES = frozenset({"qr", f"NS cubic K={LAYER_STEPS}"})
+
+
+def _mark_paper_params(rows: list) -> None:
+    """Set ``at_paper_params`` on the rows at the paper's own settings: the layer and kernel
+    checks with its bases, Theorem 4.2 (its initialisation, up to its width d = 64) and the
+    multihead reading (which evaluates the paper's d = 64, h = 4). Rows decided elsewhere
+    (Thm 3.1, 4.3, 4.4) set it themselves."""
+    for r in rows:
+        if r.claim in ("osa.thm21.so_n", "osa.thm22") and r.params.get("basis") in PAPER_BASES:
+            r.at_paper_params = True
+        elif r.claim in ("osa.thm42", "osa.thm44.multihead"):
+            r.at_paper_params = True
 
 
 def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
