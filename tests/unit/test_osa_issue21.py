@@ -190,3 +190,19 @@ def test_claims_catalogue_of_osa_imports_no_torch():
     from attnspec.theory.osa import OrthogonalSelfAttention  # the lazy re-export still works
 
     assert OrthogonalSelfAttention.__name__ == "OrthogonalSelfAttention"
+
+
+def test_progress_messages_count_the_steps_and_estimate_the_time_left(monkeypatch):
+    from attnspec.theory.osa import battery as bat
+
+    def fake_checks(cfg, say):
+        for key, _ in bat.STAGE_WEIGHTS[:-1]:  # every stage but the timing
+            say(key + " ...")
+        return [], {}
+
+    monkeypatch.setattr(bat, "_run_checks", fake_checks)
+    seen: list[str] = []
+    bat.run(bat.config_from_options({"timing": False}), progress=seen.append)
+    n = len(bat.STAGE_WEIGHTS) - 1
+    assert len(seen) == n and seen[0].endswith(f"step 1/{n}, estimating the time left")
+    assert all(f"step {i + 1}/{n}, about " in m and m.endswith(" s left") for i, m in enumerate(seen[1:], 1))

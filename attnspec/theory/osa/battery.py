@@ -39,6 +39,14 @@ SIGMA_MAX = 10.0
 LAYER_STEPS = 6
 KERNEL_STEPS = 14
 
+#: The stages of a run (prefix of their progress message) and their measured shares of its
+#: CPU time (seed 0, defaults): the progress line's estimate of the time left scales the
+#: elapsed time by them.
+STAGE_WEIGHTS: tuple[tuple[str, float], ...] = (
+    ("Theorem 2.1", 0.45), ("orthogonality of the layer", 0.35), ("Theorem 3.1", 1.4), ("Theorem 4.2", 0.25),
+    ("Theorem 2.2", 0.9), ("Theorems 4.1", 4.4), ("Lemmas C.1", 1.7), ("timing", 3.0),
+)
+
 _OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "timing")
 
 
@@ -246,10 +254,21 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
         (and ``timing``).
     """
     config.validate()
+    stages = [w for w in STAGE_WEIGHTS if config.timing or w[0] != "timing"]
+    total = sum(w for _, w in stages)
+    seen: list[float] = []
+    t_start = time.perf_counter()
 
     def say(msg: str) -> None:
-        if progress is not None:
-            progress(msg)
+        # "step i/n, about X s left": the elapsed time scaled by the stages' measured shares
+        if progress is None:
+            return
+        weight = next((w for key, w in stages if msg.startswith(key)), 0.0)
+        done = sum(seen)
+        seen.append(weight)
+        elapsed = time.perf_counter() - t_start
+        eta = f"about {elapsed / done * (total - done):.0f} s left" if done > 0 else "estimating the time left"
+        progress(f"{msg} — step {len(seen)}/{len(stages)}, {eta}")
 
     from attnspec.threads import torch_threads
 
