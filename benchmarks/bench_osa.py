@@ -161,7 +161,7 @@ def _run_check(tree: Path, args: list[str]) -> dict[str, float]:
             "rows": len(json.loads(proc.stdout))}
 
 
-def bench_check(old: Path | None, repeats: int) -> dict[str, object]:
+def bench_check(old: Path | None, repeats: int, configs: int = 2) -> dict[str, object]:
     """``attnspec osa-check`` defaults (and ``--no-timing``), new against old, alternately."""
     import tempfile
 
@@ -172,7 +172,7 @@ def bench_check(old: Path | None, repeats: int) -> dict[str, object]:
             subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
             old = Path(tmp)
         res: dict[str, object] = {"old_commit": OLD_COMMIT, "cpu_count": __import__("os").cpu_count()}
-        for label, args in (("default", []), ("no_timing", ["--no-timing"])):
+        for label, args in (("default", []), ("no_timing", ["--no-timing"]))[:configs]:
             runs: dict[str, list] = {"old": [], "new": []}
             for _ in range(repeats):
                 for which, tree in (("old", old), ("new", repo)):
@@ -197,11 +197,12 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="time `attnspec osa-check` (new vs aa144d7) instead")
     ap.add_argument("--old", type=Path, help="a tree of the old code (default: git archive aa144d7)")
     ap.add_argument("--repeats", type=int, default=1, help="runs per version with --check (best kept)")
+    ap.add_argument("--defaults-only", action="store_true", help="with --check: skip the --no-timing pair")
     args = ap.parse_args()
     if args.check:
         out = Path(__file__).with_suffix(".json")
         data = json.loads(out.read_text()) if out.is_file() else {}
-        data["osa_check"] = bench_check(args.old, args.repeats)
+        data["osa_check"] = bench_check(args.old, args.repeats, 1 if args.defaults_only else 2)
         out.write_text(json.dumps(data, indent=2, default=float) + "\n")
         print(f"wrote {out}")
         return

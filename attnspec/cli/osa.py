@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
                                                        "its instance has N = 3*d_v tokens (low-rank), plus one "
                                                        "full-span case N = 2*d_v.")] = 2,
         trials: Annotated[int, typer.Option("--trials", help="Random instances per configuration (1..1000).")] = 3,
-        timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time the forward pass for N = 256..4096.")] = True,
+        timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time the forward pass for N = 256..2048.")] = True,
         csv: Annotated[bool, typer.Option("--csv", help="Also write every table as CSV (with --out).")] = False,
         verbose: VerboseOpt = False,
     ) -> None:
