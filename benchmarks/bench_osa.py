@@ -2,6 +2,14 @@
 
     python benchmarks/bench_osa.py            # full run (~1-3 min on the 2-core machine)
     python benchmarks/bench_osa.py --quick    # N up to 4,096, fewer repeats
+    PYTHONPATH=$PWD python benchmarks/bench_osa.py --check   # `attnspec osa-check` run time, new vs aa144d7
+
+``--check`` (issue 21): the default ``attnspec osa-check --json`` of this checkout and of
+commit aa144d7 (``git archive`` into a temporary folder, or ``--old DIR``), each run as a
+subprocess with ``PYTHONPATH`` set to its tree, alternately, in the same run: wall time,
+CPU time (user + system of the child) and the load average before each run; the ratios
+old/new. Written under ``"osa_check"`` in ``bench_osa.json`` (the forward-pass figures are
+kept).
 
 Layer: d_model = 128, 2 heads, d_v = 64 per head, batch 1, float32, no autograd, CPU,
 one torch thread by default (``--threads``; on the shared 2-core machine one thread per
@@ -131,12 +139,73 @@ def slope(ns, ys) -> float:
     return float(np.polyfit(np.log(np.asarray(ns, float)), np.log(np.asarray(ys, float)), 1)[0])
 
 
+OLD_COMMIT = "aa144d7"
+
+
+def _run_check(tree: Path, args: list[str]) -> dict[str, float]:
+    """Wall and CPU seconds of one ``attnspec osa-check`` subprocess on ``tree``."""
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", "osa-check", *args, "--json"],
+                          capture_output=True, text=True, env=env, cwd=tree)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"osa-check on {tree} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "load_1min": round(load, 2),
+            "rows": len(json.loads(proc.stdout))}
+
+
+def bench_check(old: Path | None, repeats: int, configs: int = 2) -> dict[str, object]:
+    """``attnspec osa-check`` defaults (and ``--no-timing``), new against old, alternately."""
+    import tempfile
+
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="attnspec-old-osa-") as tmp:
+        if old is None:
+            archive = subprocess.run(["git", "-C", str(repo), "archive", OLD_COMMIT], capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+            old = Path(tmp)
+        res: dict[str, object] = {"old_commit": OLD_COMMIT, "cpu_count": __import__("os").cpu_count()}
+        for label, args in (("default", []), ("no_timing", ["--no-timing"]))[:configs]:
+            runs: dict[str, list] = {"old": [], "new": []}
+            for _ in range(repeats):
+                for which, tree in (("old", old), ("new", repo)):
+                    r = _run_check(tree, args)
+                    runs[which].append(r)
+                    print(f"osa-check {' '.join(args) or '(defaults)'} [{which}]: wall {r['wall_s']:.1f} s, "
+                          f"cpu {r['cpu_s']:.1f} s, load {r['load_1min']:.1f}, {r['rows']} rows", flush=True)
+            best = {w: {k: min(r[k] for r in runs[w]) for k in ("wall_s", "cpu_s")} for w in runs}
+            res[label] = {"runs": runs, "best": best,
+                          "ratio_wall_old_over_new": round(best["old"]["wall_s"] / best["new"]["wall_s"], 2),
+                          "ratio_cpu_old_over_new": round(best["old"]["cpu_s"] / best["new"]["cpu_s"], 2)}
+            print(f"  {label}: old/new wall ×{res[label]['ratio_wall_old_over_new']}, "
+                  f"cpu ×{res[label]['ratio_cpu_old_over_new']}")
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="N up to 4,096 and fewer repeats")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for every method (default 1)")
     ap.add_argument("--memory-child", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
+    ap.add_argument("--check", action="store_true", help="time `attnspec osa-check` (new vs aa144d7) instead")
+    ap.add_argument("--old", type=Path, help="a tree of the old code (default: git archive aa144d7)")
+    ap.add_argument("--repeats", type=int, default=1, help="runs per version with --check (best kept)")
+    ap.add_argument("--defaults-only", action="store_true", help="with --check: skip the --no-timing pair")
     args = ap.parse_args()
+    if args.check:
+        out = Path(__file__).with_suffix(".json")
+        data = json.loads(out.read_text()) if out.is_file() else {}
+        data["osa_check"] = bench_check(args.old, args.repeats, 1 if args.defaults_only else 2)
+        out.write_text(json.dumps(data, indent=2, default=float) + "\n")
+        print(f"wrote {out}")
+        return
     torch.set_num_threads(args.threads)
     if args.memory_child:
         memory_child(args.memory_child[0], int(args.memory_child[1]))

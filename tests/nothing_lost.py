@@ -108,14 +108,24 @@ OSA_CLAIMS: dict[str, tuple[str, str | None]] = {
 OSA_READINGS = {"as stated": "as-stated", "σ_max(B) <= 1": "sigma-le-1"}
 
 
+#: osa-check ids renamed by issue 21: the term of eq. (48) is on the line numbered (49).
+OSA_RENAMED = {"osa.eq48": "osa.eq49"}
+#: issue 21: Thm 3.1 rows of a schedule other than eq. (9)'s cubic measure a variant.
+OSA_VARIANT = {"as-stated": "variant", "sigma-le-1": "variant-sigma-le-1"}
+
+
 def _map_osa(row: dict[str, Any]) -> dict[str, Any]:
     """osa-check before the redesign: the prose claim becomes (claim id, reading); Thm 3.1's
-    reading was a parameter ("as stated", "σ_max(B) <= 1")."""
+    reading was a parameter ("as stated", "σ_max(B) <= 1"). Issue 21 renames osa.eq48 and
+    gives Thm 3.1 rows of non-cubic schedules their own readings."""
     row = dict(row)
     for prefix, (claim, reading) in OSA_CLAIMS.items():
         if row["claim"].startswith(prefix):
             row["claim"], row["reading"] = claim, reading or OSA_READINGS[row["reading"]]
             break
+    row["claim"] = OSA_RENAMED.get(row["claim"], row["claim"])
+    if row["claim"].startswith("osa.thm31.") and row.get("schedule") not in ("cubic", "custom(1.5,-0.5)"):
+        row["reading"] = OSA_VARIANT.get(row["reading"], row["reading"])
     return row
 
 

@@ -72,9 +72,11 @@ def register(app: typer.Typer) -> None:
             "--schedule", help="Newton–Schulz schedule: cubic, muon, polar-express, or custom 'a,b[,c]' / "
                                "'a,b,c;a,b,c' (repeat the option; default: the three named).")] = None,
         d_model: Annotated[int, typer.Option("--d-model", help="Width d of the Jacobian check.")] = 8,
-        d_v: Annotated[int, typer.Option("--d-v", help="Head width of the Jacobian check (1 <= d_v, 2*d_v <= d_model).")] = 4,
+        d_v: Annotated[int, typer.Option("--d-v", help="Head width of the Jacobian check (1 <= d_v, 2*d_v <= d_model); "
+                                                       "its instance has N = 3*d_v tokens (low-rank), plus one "
+                                                       "full-span case N = 2*d_v.")] = 2,
         trials: Annotated[int, typer.Option("--trials", help="Random instances per configuration (1..1000).")] = 3,
-        timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time the forward pass for N = 256..4096.")] = True,
+        timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time the forward pass for N = 256..2048.")] = True,
         csv: Annotated[bool, typer.Option("--csv", help="Also write every table as CSV (with --out).")] = False,
         verbose: VerboseOpt = False,
     ) -> None:

@@ -62,9 +62,9 @@ def test_layer_so_n_with_finite_newton_schulz_is_hypothesis_unmet():
 def test_thm31_no_instance_meeting_sigma_le_1_is_hypothesis_unmet():
     """Old label: "vacuous". When every evaluation has σ_max(B) > 1 the proof's hypothesis
     is unmet; the bound itself is not vacuous."""
-    frame = pd.DataFrame({"schedule": "s", "steps": [1, 2], "n": 8, "d_v": 2, "alpha": 0.5, "weights": "stiefel",
-                          "seed": 1, "error": [1e-3, 2e-3], "s_norm": 0.3, "sigma_min": 0.5, "sigma_max": [1.1, 1.2],
-                          "bound10": [1e-4, 1e-4], "bound11": [1e-2, 1e-2], "det": 1.0})
+    frame = pd.DataFrame({"schedule": "cubic", "steps": [1, 2], "n": 8, "d_v": 2, "alpha": 0.5,
+                          "weights": "stiefel", "seed": 1, "error": [1e-3, 2e-3], "s_norm": 0.3, "sigma_min": 0.5,
+                          "sigma_max": [1.1, 1.2], "bound10": [1e-4, 1e-4], "bound11": [1e-2, 1e-2], "det": 1.0})
     rows = {(r.claim, r.reading): r for r in verdicts_orthogonality(frame, 0)}
     assert rows[("osa.thm31.eq10", "sigma-le-1")].verdict == "hypothesis-unmet"
     # as stated (no hypothesis on σ(B) in the statement) the same numbers are a violation

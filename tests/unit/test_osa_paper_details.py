@@ -80,18 +80,26 @@ def test_algorithm1_sign_fix_known_means():
 
 
 def test_printed_formulas_as_printed_fail_and_corrected_hold():
+    """As printed: not conformable at the general shape (hypothesis-unmet: no counterexample
+    there), wrong at the square shape where it is defined (violated). Corrected: holds.
+    Issue 21: the (48) term is on the line numbered (49): id osa.eq49; osa.eq48 is gone."""
     assert printed.conformable((4, 3), (3, 2)) and not printed.conformable((12, 4), (4, 4), (12, 4))
     rows, frame = printed.printed_rows(1)
-    got = {(r.claim, r.reading): r.verdict for r in rows}
-    for claim in ("osa.eq26", "osa.eq48", "osa.eq89"):
-        assert got[(claim, "as-printed")] == "violated"
-        assert got[(claim, "corrected")] == "holds"
+    got = {(r.claim, r.reading, r.params["N"]): r for r in rows}
+    assert not any(r.claim == "osa.eq48" for r in rows)
+    for claim, general, square in (("osa.eq26", 12, 4), ("osa.eq49", 5, 4), ("osa.eq89", 9, 4)):
+        unmet = got[(claim, "as-printed", general)]
+        assert unmet.verdict == "hypothesis-unmet" and "not conformable" in unmet.evidence and unmet.estimate is None
+        assert got[(claim, "as-printed", square)].verdict == "violated"
+        assert got[(claim, "corrected", general)].verdict == "holds"
+    eq49 = got[("osa.eq49", "as-printed", 4)]
+    assert eq49.params == {"N": 4, "d_v": 4, "d": 4} and "N = d_v = d" in got[("osa.eq49", "as-printed", 5)].evidence
     assert (frame.corrected_residual < 1e-12).all() and (frame.printed_residual_square > 1e-3).all()
 
 
 def test_thm44_constant_row_is_a_measurement():
     jac = pd.DataFrame({"reading": "single", "role": "fit", "basis": "NS cubic K=6", "alpha": [0.01, 0.1, 1.0],
-                        "j1_over_alpha": [1.9, 1.95, 2.0], "delta": [0.0, 0.01, 0.1]})
+                        "j1_over_alpha": [1.9, 1.95, 2.0], "delta": [0.0, 0.01, 0.1], "seed": 5})
     row = printed.thm44_constant_row(jac, 0)
     assert row.verdict == "measured" and row.estimate == 2.0
     assert "α < 0.5" in row.evidence and "2 of the 3 alphas" in row.evidence

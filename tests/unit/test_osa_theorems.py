@@ -77,22 +77,27 @@ def test_orthogonality_error_bad_input():
 
 
 def test_thm31_verdicts_find_the_muon_violation():
-    """Muon's quintic pushes σ(B) above 1 and breaks bound (10) as stated; under the
-    proof's hypothesis σ_max <= 1 it holds. The cubic schedule holds throughout."""
+    """Muon's quintic pushes σ(B) above 1 and breaks bound (11); under the proof's hypothesis
+    σ_max <= 1 it holds. The cubic schedule holds throughout. Issue 21: the theorem's B(X) is
+    eq. (9)'s cubic, so Muon's rows are a variant's measurements (reading ``variant``,
+    verdict ``measured``) that still say the bound is exceeded."""
     frame = simulate_orthogonality(
         7, schedules=("cubic", "muon"), max_steps=6, alphas=(0.05, 0.5), ns=(16,), d_vs=(2,), trials=2
     )
     rows = {(r.params["schedule"], r.reading, r.claim): r for r in verdicts_orthogonality(frame, 7)}
     assert rows[("cubic", "as-stated", "osa.thm31.eq10")].verdict in ("holds", "loose")
     assert rows[("cubic", "as-stated", "osa.thm31.eq11")].verdict in ("holds", "loose")
-    bad = rows[("muon", "as-stated", "osa.thm31.eq11")]
-    assert bad.verdict == "violated"
+    assert ("muon", "as-stated", "osa.thm31.eq11") not in rows
+    bad = rows[("muon", "variant", "osa.thm31.eq11")]
+    assert bad.verdict == "measured" and "variant" in bad.evidence
+    assert "against the bound of the theorem: violated" in bad.evidence
     assert "seed=" in bad.evidence and "σ(B)" in bad.evidence
     # every violating case has σ_max(B) > 1, and the restricted reading holds
     muon = frame[frame.schedule == "muon"]
     viol = muon[muon.error > muon.bound11 * (1 + 1e-9) + 1e-12]
     assert len(viol) > 0 and (viol.sigma_max > 1).all()
-    assert rows[("muon", "sigma-le-1", "osa.thm31.eq10")].verdict in ("holds", "loose")
+    ok = rows[("muon", "variant-sigma-le-1", "osa.thm31.eq10")]
+    assert ok.verdict == "measured" and "against the bound of the theorem: holds" in ok.evidence
 
 
 def test_simulation_is_seeded():

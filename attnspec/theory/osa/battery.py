@@ -39,6 +39,14 @@ SIGMA_MAX = 10.0
 LAYER_STEPS = 6
 KERNEL_STEPS = 14
 
+#: The stages of a run (prefix of their progress message) and their measured shares of its
+#: CPU time (seed 0, defaults): the progress line's estimate of the time left scales the
+#: elapsed time by them.
+STAGE_WEIGHTS: tuple[tuple[str, float], ...] = (
+    ("Theorem 2.1", 0.45), ("orthogonality of the layer", 0.35), ("Theorem 3.1", 1.4), ("Theorem 4.2", 0.25),
+    ("Theorem 2.2", 0.9), ("Theorems 4.1", 4.4), ("Lemmas C.1", 1.7), ("timing", 3.0),
+)
+
 _OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "timing")
 
 
@@ -112,7 +120,8 @@ class OsaCheckConfig:
     schedules : tuple
         Newton–Schulz schedules: names or custom coefficient tuples.
     d_model, d_v : int
-        Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model).
+        Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model); its instance
+        has N = 3 d_v tokens (low-rank regime), plus one full-span case N = 2 d_v.
     trials : int
         Random instances per configuration (>= 1).
     timing : bool
@@ -124,10 +133,12 @@ class OsaCheckConfig:
     steps: int = 12
     schedules: tuple[Any, ...] = DEFAULT_SCHEDULES
     d_model: int = 8
-    d_v: int = 4
+    d_v: int = 2
     trials: int = 3
     timing: bool = True
-    timing_ns: tuple[int, ...] = field(default=(256, 512, 1024, 2048, 4096))
+    #: N of the timing sweep: up to 2,048 (N = 4,096 doubled the sweep's time; the exponents
+    #: over 256..16,384 are in benchmarks/bench_osa.py).
+    timing_ns: tuple[int, ...] = field(default=(256, 512, 1024, 2048))
 
     def validate(self) -> OsaCheckConfig:
         """Raise :class:`InputError` naming the first bad option and its allowed range."""
@@ -169,6 +180,18 @@ class OsaCheckConfig:
         d["schedules"] = [s if isinstance(s, str) else [list(t) for t in s] for s in self.schedules]
         d["timing_ns"] = list(self.timing_ns)
         return d
+
+
+def jacobian_n(d_v: int) -> int:
+    """N of the default Jacobian instance: 3 d_v > 2 d_v, so span(Q, K) (dimension 2 d_v) is a
+    proper subspace of R^N — the low-rank regime of Theorems 4.1, 4.3, 4.4."""
+    return 3 * d_v
+
+
+def jacobian_full_span_n(d_v: int) -> int:
+    """N of the one full-span case kept beside it: N = 2 d_v, where span(Q, K) is all of R^N
+    (as in the old default N = 6 < 2·4) and the basis is square."""
+    return 2 * d_v
 
 
 def _display(sch: Any) -> str:
@@ -229,20 +252,35 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     BatteryResult
         Verdict rows keyed on ``osa.*`` claim ids; tables ``thm21``,
         ``layer_orthogonality``, ``thm31``, ``thm31_violations``, ``thm42``, ``thm22``,
-        ``jacobian``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
+        ``jacobian``, ``jacobian_full_span``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
         (and ``timing``).
     """
     config.validate()
+    stages = [w for w in STAGE_WEIGHTS if config.timing or w[0] != "timing"]
+    total = sum(w for _, w in stages)
+    seen: list[float] = []
+    t_start = time.perf_counter()
 
     def say(msg: str) -> None:
-        if progress is not None:
-            progress(msg)
+        # "step i/n, about X s left": the elapsed time scaled by the stages' measured shares
+        if progress is None:
+            return
+        weight = next((w for key, w in stages if msg.startswith(key)), 0.0)
+        done = sum(seen)
+        seen.append(weight)
+        elapsed = time.perf_counter() - t_start
+        eta = f"about {elapsed / done * (total - done):.0f} s left" if done > 0 else "estimating the time left"
+        progress(f"{msg} — step {len(seen)}/{len(stages)}, {eta}")
 
     from attnspec.threads import torch_threads
 
     t0 = time.perf_counter()
-    # The checks use tiny matrices: one thread avoids oversubscription (restored after).
-    with torch_threads(1):
+    # The checks use tiny matrices: one thread avoids oversubscription (restored after) — for
+    # torch and for the BLAS under NumPy/SciPy (SciPy's expm of a 96×96 matrix took 0.2 s with
+    # two OpenBLAS threads on a busy 2-core machine, 3 ms with one).
+    from threadpoolctl import threadpool_limits
+
+    with torch_threads(1), threadpool_limits(limits=1, user_api="blas"):
         rows, tables = _run_checks(config, say)
     if config.timing:
         from attnspec.theory.osa.timing import time_forward
@@ -280,21 +318,47 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
              + [("newton-schulz", "polar-express", KERNEL_STEPS)])
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
-    say("Theorems 4.1, 4.3, 4.4 (Jacobian by autograd; C fitted on independent draws)")
+    draws = max(jacobian.THM44_FIT_DRAWS, cfg.trials)
+    say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)")
     jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
-    r, tables["jacobian"] = jacobian.check_jacobian(seed, d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
-                                                    trials=cfg.trials, multihead=2 if cfg.d_model % 2 == 0 else 0)
+    # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
+    r, tables["jacobian"] = jacobian.check_jacobian(seed, n=jacobian_n(cfg.d_v), d_model=cfg.d_model, d_v=cfg.d_v,
+                                                    bases=jb, trials=draws,
+                                                    multihead=2 if cfg.d_model % 2 == 0 else 0)
     rows += r
-    say("Issue #12: Lemmas C.2, C.3, C.7, Algorithm 1's sign fix, printed formulas")
+    r, tables["jacobian_full_span"] = jacobian.check_jacobian(seed, n=jacobian_full_span_n(cfg.d_v),
+                                                              d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
+                                                              trials=draws, multihead=0)
+    rows += r
+    _mark_paper_params(rows)
+    say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
     rows += _paper_details(cfg, tables)
     return rows, tables
 
 
+#: The paper's own settings (Sec. 5: QR, or cubic Newton–Schulz with K = 6; Sec. 4's initialisation).
+PAPER_BASES = frozenset({"qr", f"NS cubic K={LAYER_STEPS}"})
+
+
+def _mark_paper_params(rows: list) -> None:
+    """Set ``at_paper_params`` on the rows at the paper's own settings: the layer and kernel
+    checks with its bases, Theorem 4.2 (its initialisation, up to its width d = 64) and the
+    multihead reading (which evaluates the paper's d = 64, h = 4). Rows decided elsewhere
+    (Thm 3.1, 4.3, 4.4) set it themselves."""
+    for r in rows:
+        if r.claim in ("osa.thm21.so_n", "osa.thm22") and r.params.get("basis") in PAPER_BASES:
+            r.at_paper_params = True
+        elif r.claim in ("osa.thm42", "osa.thm44.multihead"):
+            r.at_paper_params = True
+
+
 def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
     """Lemmas C.2/C.3/C.7, Algorithm 1 and the printed formulas (their own tables)."""
-    from attnspec.theory.osa import algorithm1, lemmas, printed
+    from attnspec.theory.osa import algorithm1, lemc1, lemmas, printed
 
     seed, rows = cfg.seed, []
+    rows += lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
+    rows += lemc1.eq9_range_rows(tables["thm31"], cfg.steps, seed)
     tables["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
     rows += lemmas.lemma_c2_rows(tables["lemma_c2"], seed)
     tables["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)

@@ -32,14 +32,20 @@ CLAIMS: tuple[Claim, ...] = (
           _CHECK, notes="attnspec/theory/osa/thm22.py"),
     Claim("osa.thm31.eq10", "Theorem 3.1, eq. (10)",
           "||YᵀY − I_N||₂ <= (e^{||S||₂} − 1)² max_i |σ_i(B)²(σ_i(B)² − 1)| for Y = I + B(exp[S] − I)Bᵀ.",
-          (Reading("as-stated", "every Newton–Schulz instance: the statement names no hypothesis on σ(B)"),
+          (Reading("as-stated", "eq. (9)'s cubic B (the B the theorem defines), every instance: the statement names "
+                                "no hypothesis on σ(B)"),
            Reading("sigma-le-1", "only instances with σ_max(B) <= 1, the proof's hypothesis (guaranteed by eq. (9)'s "
-                                 "cubic iteration); a schedule with none gets hypothesis-unmet")),
+                                 "cubic iteration); a schedule with none gets hypothesis-unmet"),
+           Reading("variant", "B from another schedule (Muon, Polar Express, custom), every instance: the theorem "
+                              "defines B(X) by eq. (9)'s cubic iteration, so this measures a variant (measured)"),
+           Reading("variant-sigma-le-1", "B from another schedule, instances with σ_max(B) <= 1 (measured)")),
           _CHECK, notes="attnspec/theory/osa/thm31.py"),
     Claim("osa.thm31.eq11", "Theorem 3.1, eq. (11)",
           "||YᵀY − I_N||₂ <= ¼ (e^{||S||₂} − 1)².",
-          (Reading("as-stated", "every Newton–Schulz instance: the statement names no hypothesis on σ(B)"),
-           Reading("sigma-le-1", "only instances with σ_max(B) <= 1, the proof's hypothesis")),
+          (Reading("as-stated", "eq. (9)'s cubic B, every instance: the statement names no hypothesis on σ(B)"),
+           Reading("sigma-le-1", "only instances with σ_max(B) <= 1, the proof's hypothesis"),
+           Reading("variant", "B from another schedule, every instance (a variant: measured)"),
+           Reading("variant-sigma-le-1", "B from another schedule, instances with σ_max(B) <= 1 (measured)")),
           _CHECK, notes="attnspec/theory/osa/thm31.py"),
     Claim("osa.thm41", "Theorem 4.1, eq. (13)",
           "J = (X W_V W_O ⊗ I_N)ᵀ ∂vec A/∂vec X + (W_V W_O)ᵀ ⊗ A.",
@@ -64,6 +70,19 @@ CLAIMS: tuple[Claim, ...] = (
           "κ(J) of the multihead layer (a sum of h heads of width d/h) at small alpha.",
           (Reading("m-osa", "measured κ(J) and its alpha → 0 limit κ(Σ_h W_V,h W_O,h); the theorem is single-head"),),
           _CHECK, notes="attnspec/theory/osa/jacobian.py"),
+    Claim("osa.lemc1", "Lemma C.1, eq. (54)",
+          "There exists C > 0 with ||B||₂ <= C; the proof: the pre-normalised singular values are <= 1 and "
+          "Newton–Schulz cannot increase them beyond √3 for any K.",
+          (Reading("cubic", "eq. (9)'s cubic: the largest σ(B) over σ(M_0) ∈ (0, 1] and K = 0..steps (exact scalar "
+                            "iteration) against the proof's C = √3"),
+           Reading("other-schedule", "Muon, Polar Express, custom schedules against √3: a variant (measured)")),
+          _CHECK, notes="attnspec/theory/osa/lemc1.py"),
+    Claim("osa.eq9.range", "Eq. (9), the cubic Newton–Schulz iteration (Theorem 3.1's proof: 'by construction')",
+          "From M_0 = M/||M||_F the cubic iteration M_{k+1} = 3/2 M_k − 1/2 M_k M_kᵀ M_k keeps every nonzero "
+          "singular value of B in (0, 1].",
+          (Reading("scalar", "the exact scalar iteration on a grid of (0, 1], K = 0..steps: min > 0, max <= 1"),
+           Reading("instances", "σ(B) of the cubic instances of the Theorem 3.1 table: min > 0, max <= 1")),
+          _CHECK, notes="attnspec/theory/osa/lemc1.py"),
     Claim("osa.lemc2", "Lemma C.2, eqs. (56)–(57)",
           "||S||₂ <= (alpha/sqrt(d_v)) ||X||₂², using ||W̃||₂ = 1 from the query-key initialisation.",
           (Reading("as-stated", "random X and adversarial X (rows along W_Q[:, 0], W_K[:, 0]: equality), Stiefel "
@@ -95,9 +114,10 @@ CLAIMS: tuple[Claim, ...] = (
           (Reading("as-printed", "the second term B Δᵀ B: shapes, and its value where defined (N = 2 d_v)"),
            Reading("corrected", "with B Δᵀ Bᵀ: against YᵀY − I, <= 1e-10")),
           _CHECK, notes="attnspec/theory/osa/printed.py"),
-    Claim("osa.eq48", "Appendix C.4, eq. (48) as printed",
-          "∂vec OSA = ((XW)ᵀ ⊗ I_N)∂vec A + (Wᵀ ⊗ A)∂vec X + (I_{d_v} ⊗ A)∂vec(W_V W_O).",
-          (Reading("as-printed", "the third term (I_{d_v} ⊗ A): shapes, and its value where defined (N = d_v = d)"),
+    Claim("osa.eq49", "Appendix C.4, eqs. (48)–(49) as printed: the term on the line numbered (49)",
+          "∂vec OSA = ((XW)ᵀ ⊗ I_N)∂vec A + (Wᵀ ⊗ A)∂vec X   (48)   + (I_{d_v} ⊗ A)∂vec(W_V W_O)   (49).",
+          (Reading("as-printed", "the term (I_{d_v} ⊗ A) of line (49): conformable only when N = d_v = d (not even "
+                                 "at N = 2 d_v), so hypothesis-unmet at other shapes; its value at N = d_v = d"),
            Reading("corrected", "with (I_d ⊗ A X): against the autograd derivative in W = W_V W_O, <= 1e-10")),
           _CHECK, notes="attnspec/theory/osa/printed.py"),
     Claim("osa.eq89", "Appendix C.6, eq. (89) as printed",

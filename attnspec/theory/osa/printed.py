@@ -6,10 +6,11 @@ where it is defined, where it is numerically wrong:
 
 * eq. (26) (``osa.eq26``): the second term is printed ``B Δᵀ B`` — (N, r)(r, r)(N, r) is
   conformable only when N = r = 2 d_v; meant ``B Δᵀ Bᵀ`` (as in (24) and (27)).
-* eq. (48) (``osa.eq48``): the third term is printed ``(I_{d_v} ⊗ A) ∂vec(W_V W_O)``:
-  (N d_v, N d_v) against a vector of length d², producing N d_v entries where vec OSA has
-  N d; meant ``(I_d ⊗ A X) ∂vec(W_V W_O)``. The term vanishes for ∂/∂X, so Theorem 4.1 is
-  unaffected.
+* eqs. (48)–(49) (``osa.eq49``): the term on the line numbered (49) is printed
+  ``(I_{d_v} ⊗ A) ∂vec(W_V W_O)``: (N d_v, N d_v) against a vector of length d², producing
+  N d_v entries where vec OSA has N d — conformable only when N = d_v = d, so not even at
+  N = 2 d_v; meant ``(I_d ⊗ A X) ∂vec(W_V W_O)``. The term vanishes for ∂/∂X, so Theorem
+  4.1 is unaffected.
 * eq. (89) (``osa.eq89``): ``E₂ = (B ⊗ Bᵀ) ∂vec(exp[S] − I)/∂vec X``: (N r, r N) against
   r² rows; vec(B M Bᵀ) = (B ⊗ B) vec M, so meant ``(B ⊗ B)``.
 * Theorem 4.4's condition (``osa.thm44.constant``): printed "for any α > 0 such that
@@ -89,7 +90,7 @@ def eq26_check(seed: int, n: int = 12, d: int = 8, d_v: int = 2, alpha: float = 
 
 
 def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
-    """The W-term of eq. (48): ∂vec(A X W)/∂vec W, W = W_V W_O, against the printed
+    """The W-term of eqs. (48)–(49), on the line numbered (49): ∂vec(A X W)/∂vec W, W = W_V W_O, against the printed
     (I_{d_v} ⊗ A) and the corrected (I_d ⊗ A X).
 
     A does not depend on W, so the autograd Jacobian in W is exact. The printed matrix is
@@ -156,8 +157,12 @@ def eq89_check(seed: int, n: int = 9, d: int = 8, d_v: int = 2) -> dict:
 
 
 def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
-    """Rows for eqs. (26), (48), (89), as printed (not conformable, and wrong where defined)
-    and corrected (an identity), each decided by the classifier.
+    """Rows for eqs. (26), (49), (89) as printed and corrected, each decided by the classifier.
+
+    As printed, each equation gets two rows: at the general shape N the printed product is
+    not conformable, so it cannot be evaluated there (``hypothesis-unmet``: neither a
+    confirmation nor a counterexample); at the one square shape where it is defined it is
+    evaluated and compared (``violated`` when wrong there). Corrected: an identity.
 
     Parameters
     ----------
@@ -166,29 +171,39 @@ def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
     Returns
     -------
     rows : list of VerdictRow
-        Two per equation.
+        Three per equation.
     frame : DataFrame
         One row per equation with its shapes and residuals.
     """
     rows: list[VerdictRow] = []
     recs = []
+    c26, c49, c89 = eq26_check(seed), eq48_check(seed), eq89_check(seed)
     checks = (
-        ("osa.eq26", eq26_check(seed), "B Δᵀ B", "B Δᵀ Bᵀ", "for N ≠ 2 d_v"),
-        ("osa.eq48", eq48_check(seed), "(I_{d_v} ⊗ A) ∂vec(W_V W_O)", "(I_d ⊗ A X) ∂vec(W_V W_O)",
-         "unless N = d_v = d"),
-        ("osa.eq89", eq89_check(seed), "(B ⊗ Bᵀ)", "(B ⊗ B)", "for N ≠ 2 d_v"),
+        ("osa.eq26", c26, "B Δᵀ B", "B Δᵀ Bᵀ", "only when N = r = 2 d_v", {"N": c26["r"]}),
+        ("osa.eq49", c49, "(I_{d_v} ⊗ A) ∂vec(W_V W_O) (the line numbered (49))", "(I_d ⊗ A X) ∂vec(W_V W_O)",
+         "only when N = d_v = d (not even at N = 2 d_v)", {"N": c49["d"], "d_v": c49["d"], "d": c49["d"]}),
+        ("osa.eq89", c89, "(B ⊗ Bᵀ)", "(B ⊗ B)", "only when N = r", {"N": c89["r"]}),
     )
-    for claim, c, printed, fixed, when in checks:
+    for claim, c, printed, fixed, when, square in checks:
         recs.append({"claim": claim, **{k: (str(v) if isinstance(v, (tuple, list)) else v) for k, v in c.items()}})
         shapes = c.get("printed_shapes", c.get("printed_shape"))
+        needs = f", and the result needs shape {c['needed_shape']}" if "needed_shape" in c else ""
+        d = classify_identity(residual=math.nan, tol=F64_TOL,
+                              hypothesis_unmet=f"the printed {printed} is not conformable at N = {c['n']}: shapes "
+                                               f"{shapes}{needs}; it is defined {when}")
+        rows.append(VerdictRow(
+            claim=claim, reading="as-printed", verdict=d.verdict, params={"N": c["n"]}, bound=F64_TOL,
+            trials=1, seed=seed,
+            evidence=f"{d.reason}; it cannot be evaluated here, so this is no counterexample (see the row at "
+                     f"{', '.join(f'{k} = {v}' for k, v in square.items())})",
+        ))
         d = classify_identity(residual=c["printed_residual_square"], tol=F64_TOL)
         rows.append(VerdictRow(
-            claim=claim, reading="as-printed", verdict=d.verdict, params={"N": c["n"]},
-            bound=F64_TOL, estimate=c["printed_residual_square"], trials=1, seed=seed,
-            evidence=(f"printed {printed}: shapes {shapes} are not conformable {when} (here N = {c['n']})"
-                      + (f", and the result needs shape {c['needed_shape']}" if "needed_shape" in c else "")
-                      + f"; at the square shape where it is defined it is off by {c['printed_residual_square']:.3g}; "
-                        f"{d.reason}"),
+            claim=claim, reading="as-printed", verdict=d.verdict, params=dict(square), bound=F64_TOL,
+            estimate=c["printed_residual_square"], trials=1, seed=seed,
+            evidence=(f"printed {printed} at the square shape where it is defined "
+                      f"({', '.join(f'{k} = {v}' for k, v in square.items())}): off by "
+                      f"{c['printed_residual_square']:.3g} from the true value; {d.reason}"),
         ))
         d = classify_identity(residual=c["corrected_residual"], tol=F64_TOL)
         rows.append(VerdictRow(
@@ -222,12 +237,20 @@ def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
     alpha_max = (1 - delta) / c if c > 0 else math.inf
     alphas = np.sort(grp.alpha.unique())
     ok = [a for a in alphas if 1 - delta - c * a > 0]
+    from attnspec.theory.osa.jacobian import c_spread
+
+    sp = c_spread(grp)
     return VerdictRow(
         claim="osa.thm44.constant", reading="as-printed", verdict="measured",
-        params={"basis": str(grp.basis.iloc[0])}, estimate=c, trials=len(grp), seed=seed,
+        params={"basis": str(grp.basis.iloc[0]), "c_min": round(float(sp.c.min()), 4),
+                "c_median": round(float(sp.c.median()), 4), "c_max": round(float(sp.c.max()), 4),
+                "alpha_max_min": round(float(sp.alpha_max.min()), 4),
+                "alpha_max_max": round(float(sp.alpha_max.max()), 4)}, estimate=c, trials=len(grp), seed=seed,
         evidence=(f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; "
-                  f"with the fitted C = {c:.4g} and δ = {delta:.3g}, 1 − δ − C·α > 0 for α < {alpha_max:.3g} "
-                  f"({len(ok)} of the {len(alphas)} alphas checked), while C_α read as a constant C >= 1 − δ makes "
+                  f"with the fitted C = {c:.4g} (max over {len(sp)} fit draws) and δ = {delta:.3g}, 1 − δ − C·α > 0 "
+                  f"for α < {alpha_max:.3g} ({len(ok)} of the {len(alphas)} alphas checked); this range depends on "
+                  f"the draw: one draw's C ({sp.c.min():.3g}..{sp.c.max():.3g}, median {sp.c.median():.3g}) gives "
+                  f"α < {sp.alpha_max.min():.3g}..{sp.alpha_max.max():.3g}; while C_α read as a constant C >= 1 − δ makes "
                   f"the condition unsatisfiable at every α; C itself is not given (it depends on the bound on "
                   f"||X||₂); the proof's (98) also drops the transpose of W_V W_O in J₂ (harmless for singular "
                   f"values)"),
