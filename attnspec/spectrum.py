@@ -363,14 +363,16 @@ def best_rank_k_errors(P: np.ndarray, ks: Sequence[int], vectors: dict[str, np.n
 
 
 def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
-                workspace: torch.Tensor | None = None) -> torch.Tensor:
+                window: int | None = None, workspace: torch.Tensor | None = None) -> torch.Tensor:
     """Mean normalised entropy of the rows of P, per matrix.
 
     Row i of P over its allowed positions has entropy H_i = −Σ_j P_ij log P_ij; it is
     divided by log(ℓ_i), where ℓ_i is the number of positions row i may attend to: the
     input's real length for bidirectional attention, and the real positions up to i for
-    causal attention (row i of a causal P has i + 1 entries). The result is 1 for uniform
-    rows and 0 for one-hot rows, comparable across rows of different lengths.
+    causal attention (row i of a causal P has i + 1 entries), at most ``window`` of them for
+    a causal sliding window (ℓ_i = min(i + 1, w): the layer cannot attend further back; see
+    :mod:`attnspec.windows`). The result is 1 for rows uniform over their allowed positions
+    and 0 for one-hot rows, comparable across rows of different lengths.
 
     A row of length 1 has no choice to make (its entropy and its maximum are both 0); it
     is left out of the mean. A matrix with no row longer than 1 (a one-token input) gets 1,
@@ -384,6 +386,10 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
         True on real tokens (default: all real).
     causal : bool
         Whether row i may only attend to positions <= i.
+    window : int, optional
+        The layer's causal sliding window w (row i attends to i − w < j <= i); needs
+        ``causal``. None: no window. Padding lies on one side of each input, so the window
+        holds min(real positions <= i, w) real positions.
     workspace : Tensor, optional
         Scratch space for −p log p: float32, on P's device, at least one row long. P is
         then processed in pieces of as many rows as fit, with no allocation: a job passes
@@ -398,6 +404,8 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     """
     if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
         raise InputError(f"expected probabilities of shape (B, H, n, n), got {tuple(probs.shape)}")
+    if window is not None and (not causal or isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise InputError(f"window must be a positive int on causal attention, got window={window!r}, causal={causal}")
     B, _, n, _ = probs.shape
     p = probs.detach().to(torch.float32)
     # −Σ p log p per row, (B, H, n). Clamping at the smallest normal float makes 0·log 0 = 0;
@@ -419,6 +427,8 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     real = torch.ones(B, n, dtype=torch.bool) if mask is None else mask.detach().cpu().bool()
     if causal:
         lengths = real.to(torch.float64).cumsum(dim=-1)  # (B, n): real positions <= i
+        if window is not None:
+            lengths = lengths.clamp_max(float(window))  # (B, n): real positions in (i − w, i]
     else:
         lengths = real.sum(dim=-1, keepdim=True).to(torch.float64).expand(B, n)
     use = real & (lengths > 1)  # (B, n) rows that count

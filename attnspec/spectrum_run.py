@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from attnspec.corpora import CORPUS_NAMES, SELECTIONS, SHORT_POLICIES, selection_of
-from attnspec.errors import InputError, ResultsError
+from attnspec.errors import InputError, ModelLoadError, ResultsError
 from attnspec.results import (
     META_FILE,
     check_same_run,
@@ -457,6 +457,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     from attnspec.capture import LayerAttention, capture_attention
     from attnspec.corpora import load_inputs
     from attnspec.models import load_model
+    from attnspec.windows import window_violation
 
     t_start = time.perf_counter()
     resuming, previous = prepare_out(cfg)
@@ -484,6 +485,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         positions = positions[i::n]
     total = len(selected)
     causal = bool(encoder.causal)  # row i of a causal P has i + 1 allowed entries (row entropy)
+    windows = _layer_windows(encoder)  # causal sliding window per layer (None: full), before any work
 
     shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
     state = _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0)
@@ -513,6 +515,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             + ("; causal P: lower-triangular, its real block is the P of the input alone" if encoder.causal else "")
         ),
         "svd_method": method,
+        **_attention_meta(encoder, windows),
         "batch_size": batch_size,
         "batch_size_source": "--batch-size" if cfg.batch_size is not None else f"default for {encoder.device.type}",
         "seed": cfg.seed,
@@ -541,13 +544,22 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
     scratch: list[torch.Tensor] = []  # row_entropy's workspace, 4 MB for the whole run
+    window_checked: set[int] = set()  # layers whose window was checked against P (first batch)
 
     def sink(la: LayerAttention) -> None:
         if not scratch or scratch[0].device != la.probs.device:
             scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
         # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
+        window = windows[la.layer]
+        if window is not None and la.layer not in window_checked:
+            worst = window_violation(la.probs, la.mask, window)
+            if worst > 0:
+                raise ModelLoadError(f"layer {la.layer} of {cfg.model}: its config gives a sliding window of {window} "
+                                     f"but P is {worst:.3g} outside it; the model does not apply the window its "
+                                     "config declares, so its row entropy cannot be normalised")
+            window_checked.add(la.layer)
         pending.append((la.layer, singular_values(la.probs, method),
-                        row_entropy(la.probs, la.mask, causal=causal, workspace=scratch[0])))
+                        row_entropy(la.probs, la.mask, causal=causal, window=window, workspace=scratch[0])))
 
     status = "complete"
     bar = None
@@ -591,6 +603,25 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         status = "partial"
     checkpoint(state, status, time.perf_counter() - t_start)
     return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _layer_windows(encoder: Any) -> list[int | None]:
+    """Each captured layer's causal sliding window, from the model's config (attnspec.windows)."""
+    from attnspec.windows import check_windows, layer_windows
+
+    windows = layer_windows(encoder.config, encoder.num_layers)
+    check_windows(windows, causal=bool(encoder.causal), model=str(encoder.name))
+    return windows
+
+
+def _attention_meta(encoder: Any, windows: list[int | None]) -> dict[str, Any]:
+    """meta.json: per layer, the kind of attention and the window its row entropy is normalised by."""
+    kind = "decoder_self_causal" if encoder.causal else "encoder_self"
+    return {
+        "layers": [{"layer": i, "kind": kind, "sliding_window": w} for i, w in enumerate(windows)],
+        "row_entropy_normaliser": "log of the positions row i may attend to: the real length (encoder), "
+                                  "real positions <= i (causal), at most the layer's sliding window w",
+    }
 
 
 def _before_commit() -> None:

@@ -95,6 +95,18 @@ def tiny_gemma(seed: int = 0):
     return _build("GemmaConfig", "GemmaModel", seed, **_LLAMA_LIKE, head_dim=8)
 
 
+def tiny_gemma2(seed: int = 0, window: int = 4):
+    """Gemma-2 alternates sliding (even layers) and full (odd layers) attention: layer_types."""
+    return _build("Gemma2Config", "Gemma2Model", seed, **_LLAMA_LIKE, head_dim=8, sliding_window=window,
+                  layer_types=["sliding_attention", "full_attention"])
+
+
+def tiny_qwen2_windowed(seed: int = 0, window: int = 6):
+    """Qwen2 with a sliding window from layer 1 on (max_window_layers=1): layer_types derived."""
+    return _build("Qwen2Config", "Qwen2Model", seed, **_LLAMA_LIKE, use_sliding_window=True, sliding_window=window,
+                  max_window_layers=1)
+
+
 #: family name -> (builder, causal P)
 FAMILIES = {
     "bert": (tiny_bert, False),
