@@ -130,6 +130,18 @@ def _configs(config: Any) -> Iterator[Any]:
             yield from _configs(sub)
 
 
+def refuse_encoder_decoder(config: Any, what: str) -> None:
+    """One line before any work for an encoder–decoder (BART, T5, Marian, mBART, ...): its
+    encoder self-, decoder causal self- and cross-attention are different kinds of P, which
+    one stream of layers would mix (and T5 cannot even run without decoder inputs)."""
+    get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
+    if config is not None and get("is_encoder_decoder", False):
+        family = get("model_type", None) or what
+        raise ModelLoadError(f"{what} is an encoder-decoder ({family}); attnspec captures encoder-only models "
+                             "(BERT, RoBERTa, MPNet, ...) and decoder-only language models (GPT-2, Llama, Mistral, "
+                             "Qwen2, Gemma, ...), not encoder-decoders")
+
+
 def _accepts(model: nn.Module, name: str) -> bool:
     try:
         params = inspect.signature(model.forward).parameters
@@ -312,6 +324,7 @@ class AttentionCapture:
         """Find how to capture P (registry first, then hooks) with a 6-token probe forward."""
         model_name = type(self.model).__name__
         config = getattr(self.model, "config", None)
+        refuse_encoder_decoder(config, model_name)
         reorder = any(getattr(m, "reorder_and_upcast_attn", False) for m in self.model.modules())
         if "registry" not in self.allowed:
             self.tried.append("not the attention-function registry (path='hooks' was asked for)")

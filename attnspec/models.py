@@ -58,6 +58,7 @@ class LoadedModel:
     causal: bool = False  # P is lower-triangular
     capture_path: str = "registry"
     pad_token_id: int = 0  # id used for padding (the tokenizer's, else its EOS, else 0); masked out
+    gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.gguf)
 
     def describe(self) -> dict[str, Any]:
         """JSON-able facts for meta.json."""
@@ -76,6 +77,7 @@ class LoadedModel:
             "max_seq_len": self.max_seq_len,
             "dtype": str(self.dtype).removeprefix("torch."),
             "device": str(self.device),
+            **({"gguf": self.gguf} if self.gguf else {}),
         }
 
     @property
@@ -215,7 +217,15 @@ def model_max_seq_len(name: str) -> int | None:
     """
     from transformers import AutoConfig
 
-    path, _ = resolve_model(name)
+    from attnspec.gguf import cached_config_folder, gguf_file
+
+    if gguf_file(name) is not None:
+        folder = cached_config_folder(name)
+        if folder is None:
+            return None  # not dequantised yet: loading it answers
+        path = str(folder)
+    else:
+        path, _ = resolve_model(name)
     try:
         config = AutoConfig.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError):
@@ -244,6 +254,9 @@ def load_model(
 
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype)
+    gguf_loaded = load_gguf_model(name, device=device, dtype=dtype)
+    if gguf_loaded is not None:
+        return gguf_loaded
     path, source = resolve_model(name)
 
     kwargs: dict[str, Any] = {}
@@ -279,6 +292,9 @@ def load_model(
                 config = AutoConfig.from_pretrained(path, **kwargs)
             except (OSError, ValueError) as e:
                 raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
+        from attnspec.capture import refuse_encoder_decoder
+
+        refuse_encoder_decoder(config, f"--model {name}")  # before the weights load
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
             with warnings.catch_warnings():
@@ -368,6 +384,23 @@ def wrap_model(
         capture_path=info.path,
         pad_token_id=_pad_id(tokenizer, config),
     )
+
+
+def load_gguf_model(name: str, *, device: str = "auto", dtype: str = "float32") -> LoadedModel | None:
+    """Load ``--model`` as a GGUF model (alias, .gguf file or folder of one; see :mod:`attnspec.gguf`),
+    dequantised once into the attnspec cache; None when ``name`` names no GGUF model."""
+    from attnspec.gguf import dequantised_folder, gguf_file
+
+    path = gguf_file(name)
+    if path is None:
+        return None
+    folder, facts, cached = dequantised_folder(path)
+    loaded = load_model(str(folder), device=device, dtype=dtype)
+    loaded.name = name
+    loaded.source = "gguf"
+    loaded.path = str(path)
+    loaded.gguf = {**facts, "dequantized_folder": str(folder), "from_cache": cached}
+    return loaded
 
 
 #: Former names, kept for callers written when only encoders were supported.

@@ -123,3 +123,24 @@ FAMILIES = {
     "mistral": (tiny_mistral, True),
     "gemma": (tiny_gemma, True),
 }
+
+
+# Encoder–decoders (refused by the capture; see attnspec.capture.refuse_encoder_decoder).
+_ENC_DEC = dict(vocab_size=1000, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64)
+
+
+def tiny_bart(seed: int = 0):
+    return _build("BartConfig", "BartModel", seed, **_ENC_DEC)
+
+
+def tiny_marian(seed: int = 0):
+    return _build("MarianConfig", "MarianModel", seed, **_ENC_DEC, decoder_start_token_id=2, pad_token_id=1)
+
+
+def tiny_t5(seed: int = 0):
+    return _build("T5Config", "T5Model", seed, vocab_size=1000, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                  num_decoder_layers=2, num_heads=4, decoder_start_token_id=0)
+
+
+ENCODER_DECODERS = {"bart": tiny_bart, "marian": tiny_marian, "t5": tiny_t5}

@@ -268,3 +268,23 @@ def test_at_most_one_layer_p_alive_when_the_sink_runs(family: str) -> None:
         finally:
             handle.remove()
         assert seen == [2]
+
+
+@pytest.mark.parametrize("family", ["bart", "marian", "t5"])
+def test_encoder_decoders_are_refused_in_one_line_before_any_forward(family: str, tmp_path) -> None:
+    from models_tiny import ENCODER_DECODERS
+
+    from attnspec.models import load_model
+
+    model = ENCODER_DECODERS[family]()
+    calls = []
+    handle = model.register_forward_pre_hook(lambda *a: calls.append(1))
+    with pytest.raises(ModelLoadError, match=f"encoder-decoder \\({family}\\).*encoder-only.*decoder-only") as e:
+        with capture_attention(model, lambda la: None):
+            pass
+    handle.remove()
+    assert calls == [] and "\n" not in str(e.value)  # no probe forward ran
+    _assert_clean(model)
+    model.save_pretrained(tmp_path / family)  # --model PATH: refused from its config, before the weights load
+    with pytest.raises(ModelLoadError, match=f"--model .* is an encoder-decoder \\({family}\\)"):
+        load_model(str(tmp_path / family), device="cpu")
