@@ -135,6 +135,7 @@ def _cache_root() -> Path | None:
 
 def _dequantise(path: Path, out: Path) -> None:
     """transformers' GGUF reader: tokenizer and causal-LM weights, dequantised, saved to ``out``."""
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     for pkg in ("gguf", "accelerate"):
@@ -148,7 +149,21 @@ def _dequantise(path: Path, out: Path) -> None:
             model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype="float32")
     except (OSError, ValueError, KeyError, RuntimeError) as e:
         raise ModelLoadError(f"cannot read GGUF model {path}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
-    model.save_pretrained(str(out))
+    # A model loaded from GGUF refuses save_pretrained (transformers marks it quantized,
+    # though its weights are plain float32 by now): move the weights into a plain model of
+    # the same config and save that one.
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        delattr(config, "quantization_config")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = plain.load_state_dict(model.state_dict(), strict=False)
+    tied = set(getattr(plain, "_tied_weights_keys", None) or {})
+    if unexpected or [k for k in missing if k not in tied]:
+        raise ModelLoadError(f"cannot dequantise {path.name}: weights missing {missing[:3]} or unexpected {unexpected[:3]}")
+    del model
+    plain.save_pretrained(str(out))
     tokenizer.save_pretrained(str(out))
 
 

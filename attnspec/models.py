@@ -38,7 +38,8 @@ class LoadedModel:
     """A loaded transformer and what results must record about it.
 
     ``family`` is ``"decoder"`` when the probe finds a causal (lower-triangular) P in every
-    layer, ``"encoder"`` otherwise; ``capture_path`` says how P is captured ("registry":
+    layer, ``"encoder-decoder"`` for models with cross-attention (``kinds`` then says which
+    layer is which kind), ``"encoder"`` otherwise; ``capture_path`` says how P is captured ("registry":
     an attention function registered with transformers; "hooks": forward hooks).
     """
 
@@ -54,11 +55,13 @@ class LoadedModel:
     num_heads: int  # query heads (P is per query head under grouped-query attention)
     max_seq_len: int  # longest input (special tokens included) the position table allows
     config: dict[str, Any] = field(default_factory=dict)
-    family: str = "encoder"  # "encoder" or "decoder"
+    family: str = "encoder"  # "encoder", "decoder" or "encoder-decoder"
     causal: bool = False  # P is lower-triangular
     capture_path: str = "registry"
     pad_token_id: int = 0  # id used for padding (the tokenizer's, else its EOS, else 0); masked out
     gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.gguf)
+    kinds: list[str] = field(default_factory=list)  # per layer: "self", or attnspec.capture.KINDS (encoder-decoders)
+    layer_causal: list[bool] = field(default_factory=list)  # per layer: P lower-triangular
 
     def describe(self) -> dict[str, Any]:
         """JSON-able facts for meta.json."""
@@ -292,9 +295,11 @@ def load_model(
                 config = AutoConfig.from_pretrained(path, **kwargs)
             except (OSError, ValueError) as e:
                 raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
-        from attnspec.capture import refuse_encoder_decoder
+        from attnspec.capture import is_encoder_decoder, refuse_encoder_decoder
 
-        refuse_encoder_decoder(config, f"--model {name}")  # before the weights load
+        if is_encoder_decoder(config) and getattr(config, "decoder_start_token_id", None) is None:
+            refuse_encoder_decoder(config, f"--model {name}",  # before the weights load
+                                   "its config has no decoder_start_token_id to teacher-force from")
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
             with warnings.catch_warnings():
@@ -381,6 +386,8 @@ def wrap_model(
         config=config.to_dict(),
         family=info.family,
         causal=info.causal,
+        kinds=list(info.kinds),
+        layer_causal=list(info.layer_causal),
         capture_path=info.path,
         pad_token_id=_pad_id(tokenizer, config),
     )
