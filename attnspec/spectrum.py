@@ -138,14 +138,14 @@ def _run_pool(call: Any, m: int, workers: int, what: str) -> None:
 
 
 def _svdvals_gesdd(a: np.ndarray, workers: int) -> np.ndarray:
-    """Singular values (descending) of a (m, n, n) C-contiguous float32/float64 stack; destroys ``a``."""
+    """Singular values (descending) of a (m, r, c) C-contiguous float32/float64 stack; destroys ``a``."""
     routine = "sgesdd" if a.dtype == np.float32 else "dgesdd"
     fn = _lapack(routine)
-    m, n, _ = a.shape
-    out = np.empty((m, n), dtype=a.dtype)
+    m, r, c = a.shape
+    out = np.empty((m, min(r, c)), dtype=a.dtype)
 
     def one(i: int) -> int:
-        return fn(_ROW_MAJOR, b"N", n, n, a[i].ctypes.data, n, out[i].ctypes.data, None, 1, None, 1)
+        return fn(_ROW_MAJOR, b"N", r, c, a[i].ctypes.data, c, out[i].ctypes.data, None, 1, None, 1)
 
     _run_pool(one, m, workers, routine)
     return out
@@ -180,8 +180,9 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
 
     Parameters
     ----------
-    probs : Tensor, shape (..., n, n)
-        Square matrices (any float dtype, any device).
+    probs : Tensor, shape (..., r, c)
+        Matrices (any float dtype, any device); square for self-attention, r = n_dec by
+        c = n_enc for the cross-attention of an encoder-decoder.
     method : {"auto", "lapack", "svd", "gram"}
         See the module docstring.
     workers : int, optional
@@ -189,13 +190,17 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
 
     Returns
     -------
-    Tensor, shape (..., n), float64, on the CPU, descending, non-negative.
+    Tensor, shape (..., min(r, c)), float64, on the CPU, descending, non-negative.
     """
-    if probs.dim() < 2 or probs.shape[-1] != probs.shape[-2]:
-        raise InputError(f"expected a stack of square matrices (..., n, n), got shape {tuple(probs.shape)}")
+    if probs.dim() < 2:
+        raise InputError(f"expected a stack of matrices (..., r, c), got shape {tuple(probs.shape)}")
     method = resolve_method(method, probs.device)
-    lead, n = probs.shape[:-2], probs.shape[-1]
-    flat = probs.reshape(-1, n, n)  # (m, n, n)
+    lead, r, c = probs.shape[:-2], probs.shape[-2], probs.shape[-1]
+    if r < c:  # the same singular values; the routines below then see (m, n, k) with n >= k
+        probs = probs.mT
+        r, c = c, r
+    n = c  # how many singular values
+    flat = probs.reshape(-1, r, c)  # (m, r, c), r >= c
     if flat.dtype not in (torch.float32, torch.float64):
         flat = flat.float()  # bfloat16/float16 models: factorise in float32
     workers = workers or torch.get_num_threads()
@@ -204,11 +209,12 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     elif method == "lapack":
         if _lapack("sgesdd") is None:
             raise InputError("--svd-method lapack needs SciPy's bundled OpenBLAS, which was not found; use svd or gram")
-        a = flat.detach().cpu().numpy().copy()  # gesdd overwrites its input
+        a = np.ascontiguousarray(flat.detach().cpu().numpy()).copy()  # gesdd overwrites its input
         sv = torch.from_numpy(_svdvals_gesdd(a, workers)).to(torch.float64)
     else:  # gram
         x = flat.to(torch.float64)
-        gram = x @ x.mT  # (m, n, n), symmetric positive semi-definite
+        # (m, c, c), symmetric positive semi-definite: P Pᵀ when square, else the smaller Pᵀ P
+        gram = x @ x.mT if r == c else x.mT @ x
         if gram.device.type == "cpu" and _lapack("dsyevd_2stage") is not None:
             lam = torch.from_numpy(_eigvalsh_2stage(np.ascontiguousarray(gram.numpy()), workers))
         else:

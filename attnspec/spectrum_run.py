@@ -486,6 +486,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     total = len(selected)
     causal = bool(encoder.causal)  # row i of a causal P has i + 1 allowed entries (row entropy)
     windows = _layer_windows(encoder)  # causal sliding window per layer (None: full), before any work
+    # per layer: P lower-triangular (encoder-decoders mix kinds; decoder-only models are causal throughout)
+    layer_causal = list(encoder.layer_causal) or [causal] * encoder.num_layers
 
     shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
     state = _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0)
@@ -559,7 +561,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                                      "config declares, so its row entropy cannot be normalised")
             window_checked.add(la.layer)
         pending.append((la.layer, singular_values(la.probs, method),
-                        row_entropy(la.probs, la.mask, causal=causal, window=window, workspace=scratch[0])))
+                        row_entropy(la.probs, la.mask, causal=layer_causal[la.layer], window=window,
+                                    workspace=scratch[0])))
 
     status = "complete"
     bar = None
@@ -616,12 +619,18 @@ def _layer_windows(encoder: Any) -> list[int | None]:
 
 def _attention_meta(encoder: Any, windows: list[int | None]) -> dict[str, Any]:
     """meta.json: per layer, the kind of attention and the window its row entropy is normalised by."""
-    kind = "decoder_self_causal" if encoder.causal else "encoder_self"
-    return {
-        "layers": [{"layer": i, "kind": kind, "sliding_window": w} for i, w in enumerate(windows)],
-        "row_entropy_normaliser": "log of the positions row i may attend to: the real length (encoder), "
-                                  "real positions <= i (causal), at most the layer's sliding window w",
+    own = "decoder_self_causal" if encoder.causal else "encoder_self"
+    kinds = [own if k == "self" else k for k in (encoder.kinds or ["self"] * len(windows))]
+    meta: dict[str, Any] = {
+        "layers": [{"layer": i, "kind": k, "sliding_window": w} for i, (k, w) in enumerate(zip(kinds, windows))],
+        "row_entropy_normaliser": "log of the positions row i may attend to: the real length (encoder self, "
+                                  "cross), real positions <= i (causal), at most the layer's sliding window w",
     }
+    if "cross" in kinds:
+        meta["decoder_input"] = ("teacher-forced on the same window: decoder_start_token_id followed by the encoder "
+                                 "input shifted right by one (same length, same padding), so cross-attention P is "
+                                 "n x n with the encoder's real positions as columns")
+    return meta
 
 
 def _before_commit() -> None:

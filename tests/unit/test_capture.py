@@ -338,3 +338,27 @@ def test_encoder_decoder_refused_when_it_cannot_be_captured_by_kind(tmp_path) ->
     model.save_pretrained(tmp_path / "bart")  # --model PATH: refused from its config, before the weights load
     with pytest.raises(ModelLoadError, match="--model .* is an encoder-decoder \\(bart\\).*decoder_start_token_id"):
         load_model(str(tmp_path / "bart"), device="cpu")
+
+
+@pytest.mark.parametrize("family", ["bart", "t5"])
+def test_spectrum_run_on_an_encoder_decoder_records_kinds_and_pads_exactly(family: str, tmp_path) -> None:
+    """The job on an encoder-decoder: kinds per layer in meta.json, the decoder input choice,
+    and right padding (both sides) giving the spectra of the inputs run alone."""
+    import numpy as np
+    from helpers import make_decoder_tokenizer
+    from models_tiny import ENCODER_DECODERS
+
+    import attnspec
+
+    model = ENCODER_DECODERS[family]()
+    tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
+    texts = ["attention matrix rank of the movie", "the story was a decoder and the music numbers quotes brackets",
+             "singular value curve"]
+    one = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=12, batch_size=1, progress=False)
+    three = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=12, batch_size=3, progress=False)
+    assert one.meta["family"] == "encoder-decoder" and one.meta["causal"] is False
+    assert [d["kind"] for d in one.meta["layers"]] == ["encoder_self"] * 2 + ["decoder_self_causal", "cross"] * 2
+    assert "teacher-forced" in one.meta["decoder_input"]
+    assert one.meta["corpus"]["input_lengths"]["min"] < 12  # really padded in the batch of 3
+    np.testing.assert_allclose(three.curves["mean"], one.curves["mean"], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(three.metrics["row_entropy_mean"], one.metrics["row_entropy_mean"], rtol=0, atol=1e-6)
