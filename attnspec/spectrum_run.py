@@ -536,7 +536,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                     inputs_sha256=inputs.meta.get("inputs_sha256"))
         tables = snap.acc.tables()
         write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
-        write_table(cfg.out, "metrics", tables.metrics, csv=cfg.csv)
+        write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
         write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
         write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
 
@@ -631,6 +631,16 @@ def _attention_meta(encoder: Any, windows: list[int | None]) -> dict[str, Any]:
                                  "input shifted right by one (same length, same padding), so cross-attention P is "
                                  "n x n with the encoder's real positions as columns")
     return meta
+
+
+def _with_kinds(metrics: Any, meta: dict[str, Any]) -> Any:
+    """The metrics table with each layer's kind of attention (meta.json ``layers``), when recorded."""
+    kinds = {int(d["layer"]): str(d["kind"]) for d in meta.get("layers") or []}
+    if not kinds or "layer" not in metrics:
+        return metrics
+    out = metrics.copy()
+    out.insert(int(list(out.columns).index("layer")) + 1, "kind", out["layer"].map(kinds))
+    return out
 
 
 def _before_commit() -> None:
@@ -738,7 +748,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
                 selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
                 missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None)
     write_table(out, "spectrum", tables.spectrum, csv=csv)
-    write_table(out, "metrics", tables.metrics, csv=csv)
+    write_table(out, "metrics", _with_kinds(tables.metrics, meta), csv=csv)
     write_table(out, "inputs", tables.inputs, csv=csv)
     write_meta(out, meta)
     return meta

@@ -359,6 +359,8 @@ def test_spectrum_run_on_an_encoder_decoder_records_kinds_and_pads_exactly(famil
     assert one.meta["family"] == "encoder-decoder" and one.meta["causal"] is False
     assert [d["kind"] for d in one.meta["layers"]] == ["encoder_self"] * 2 + ["decoder_self_causal", "cross"] * 2
     assert "teacher-forced" in one.meta["decoder_input"]
+    kinds = one.metrics.groupby("layer")["kind"].first().tolist()  # the metrics table names each layer's kind
+    assert kinds == ["encoder_self"] * 2 + ["decoder_self_causal", "cross"] * 2
     assert one.meta["corpus"]["input_lengths"]["min"] < 12  # really padded in the batch of 3
     np.testing.assert_allclose(three.curves["mean"], one.curves["mean"], rtol=0, atol=1e-6)
     np.testing.assert_allclose(three.metrics["row_entropy_mean"], one.metrics["row_entropy_mean"], rtol=0, atol=1e-6)
