@@ -25,6 +25,16 @@ Two ways to get P, tried in this order by :func:`capture_attention`:
    sink and replaces it by ``None`` in the module's output, so transformers does not keep
    every layer's P until the forward pass ends.
 
+Encoder–decoders (BART, T5, Marian, mBART, ...) go through the registry path only. Their
+layers are numbered in the order they run (encoder self-attention, then per decoder block
+its causal self-attention and its cross-attention) and each carries its kind
+(:data:`KINDS`), told apart by the shape of P on a probe whose decoder input (4 tokens) is
+shorter than its encoder input (6). In a run the decoder reads the same window,
+teacher-forced (``decoder_start_token_id`` + the input shifted right by one), so every P is
+n × n with the same real positions. T5's encoder and decoder stacks hold their own copies of
+the config; the capture switches (and restores) those too. An encoder–decoder that cannot
+be captured by kind is refused in one line before any forward pass.
+
 Everything installed (hooks, registry entries, the config's implementation name) is
 removed in a ``finally`` when the context exits, also when the forward pass, the sink or
 the body raises (the TransformerLens ``hooks()`` pattern).
