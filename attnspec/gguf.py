@@ -16,7 +16,7 @@ takes minutes for a 135M model on a loaded 2-core CPU, so it is done once: the d
 model and its tokenizer are saved (``save_pretrained``) into the attnspec cache
 (``$ATTNSPEC_CACHE_DIR``, else ``~/.cache/attnspec``) under ``gguf/<sha256 of the file>``,
 and later runs load that folder like any local model. ``ATTNSPEC_CACHE_DIR=off`` dequantises
-on every load instead. A folder is complete only once its ``gguf.json`` (written last,
+on every load instead, into a temporary folder removed once the model is loaded. A folder is complete only once its ``gguf.json`` (written last,
 after an atomic rename of the whole folder) exists.
 
 meta.json records ``gguf``: the file, its SHA-256, its architecture, its quantisation
@@ -126,6 +126,11 @@ def describe_gguf(path: Path, digest: str) -> dict[str, Any]:
     }
 
 
+def cache_enabled() -> bool:
+    """False when ``ATTNSPEC_CACHE_DIR=off``: every load dequantises into a temporary folder."""
+    return _cache_root() is not None
+
+
 def _cache_root() -> Path | None:
     from attnspec.token_lengths import cache_dir
 
@@ -172,7 +177,8 @@ def dequantised_folder(path: Path) -> tuple[Path, dict[str, Any], bool]:
 
     The folder lives in the attnspec cache, keyed by the file's SHA-256, and is written once
     (into a temporary sibling, renamed into place, ``gguf.json`` last). With the cache off
-    it is a fresh temporary folder (left to the OS's temporary-file cleanup).
+    it is a fresh temporary folder, which :func:`attnspec.models.load_gguf_model` removes
+    once the model is loaded.
     """
     digest = file_digest(path)
     root = _cache_root()

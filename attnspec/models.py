@@ -401,12 +401,20 @@ def load_gguf_model(name: str, *, device: str = "auto", dtype: str = "float32") 
     path = gguf_file(name)
     if path is None:
         return None
+    from attnspec.gguf import cache_enabled
+
     folder, facts, cached = dequantised_folder(path)
-    loaded = load_model(str(folder), device=device, dtype=dtype)
+    try:
+        loaded = load_model(str(folder), device=device, dtype=dtype)
+    finally:
+        if not cache_enabled():  # ATTNSPEC_CACHE_DIR=off: a temporary folder, gone once loaded
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
     loaded.name = name
     loaded.source = "gguf"
     loaded.path = str(path)
-    loaded.gguf = {**facts, "dequantized_folder": str(folder), "from_cache": cached}
+    loaded.gguf = {**facts, "dequantized_folder": str(folder) if cache_enabled() else None, "from_cache": cached}
     return loaded
 
 
