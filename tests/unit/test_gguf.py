@@ -100,3 +100,43 @@ def test_spectrum_on_smollm2_at_a_tiny_n(smollm2, tmp_path: Path) -> None:
     assert [d["sliding_window"] for d in res.meta["layers"]] == [None] * 30
     assert len(res.metrics) == 30 * 9 and res.curves["mean"].between(0, 1 + 1e-9).all()
     json.dumps(res.meta)  # JSON-able
+
+
+def test_dequantised_once_per_digest_and_removed_with_the_cache_off(tmp_path: Path, monkeypatch) -> None:
+    """The cache logic, with transformers' GGUF reader replaced by a tiny Llama (no real file read)."""
+    import attnspec.gguf as g
+    from helpers import make_decoder_tokenizer
+    from models_tiny import tiny_llama
+
+    from attnspec.models import load_model
+
+    tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
+    calls: list[Path] = []
+    outs: list[Path] = []
+
+    def fake_dequantise(path: Path, out: Path) -> None:
+        calls.append(path)
+        outs.append(out)
+        tiny_llama().save_pretrained(out)
+        tok.save_pretrained(out)
+
+    monkeypatch.setattr(g, "_dequantise", fake_dequantise)
+    monkeypatch.setattr(g, "describe_gguf", lambda path, digest: {"file": str(path), "sha256": digest,
+                                                                   "architecture": "llama", "quantization": "Q4_0"})
+    model_file = tmp_path / "m.gguf"
+    model_file.write_bytes(b"GGUF fake")
+    monkeypatch.setenv("ATTNSPEC_CACHE_DIR", str(tmp_path / "cache"))
+    first = load_model(str(model_file), device="cpu")
+    second = load_model(str(model_file), device="cpu")
+    assert len(calls) == 1 and not first.gguf["from_cache"] and second.gguf["from_cache"]
+    folder = Path(second.gguf["dequantized_folder"])
+    assert folder == tmp_path / "cache" / "gguf" / g.file_digest(model_file) and (folder / "gguf.json").is_file()
+    assert second.describe()["gguf"]["quantization"] == "Q4_0" and second.source == "gguf"
+    assert [p.name for p in (tmp_path / "cache" / "gguf").iterdir()] == [folder.name]  # no temporary left over
+    model_file.write_bytes(b"GGUF other")  # another file, another digest: dequantised again
+    load_model(str(model_file), device="cpu")
+    assert len(calls) == 2
+    monkeypatch.setenv("ATTNSPEC_CACHE_DIR", "off")
+    off = load_model(str(model_file), device="cpu")
+    assert len(calls) == 3 and off.gguf["dequantized_folder"] is None and not off.gguf["from_cache"]
+    assert not outs[-1].exists()  # the temporary folder is gone once loaded
