@@ -557,7 +557,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
     scratch: list[torch.Tensor] = []  # row_entropy's workspace, 4 MB for the whole run
-    window_checked: set[int] = set()  # layers whose window was checked against P (first batch)
+    window_checked: set[int] = set()  # layers whose window was checked against P (first long-enough batch)
 
     def sink(la: LayerAttention) -> None:
         if not scratch or scratch[0].device != la.probs.device:
@@ -566,11 +566,12 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         window = windows[la.layer]
         if window is not None and la.layer not in window_checked:
             worst = window_violation(la.probs, la.mask, window)
-            if worst > 0:
+            if worst is not None and worst > 0:
                 raise ModelLoadError(f"layer {la.layer} of {cfg.model}: its config gives a sliding window of {window} "
                                      f"but P is {worst:.3g} outside it; the model does not apply the window its "
                                      "config declares, so its row entropy cannot be normalised")
-            window_checked.add(la.layer)
+            if worst is not None:  # checked once on an input longer than the window
+                window_checked.add(la.layer)
         pending.append((la.layer, singular_values(la.probs, method),
                         row_entropy(la.probs, la.mask, causal=layer_causal[la.layer], window=window,
                                     workspace=scratch[0])))

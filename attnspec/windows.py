@@ -77,16 +77,16 @@ def check_windows(windows: Sequence[int | None], *, causal: bool, model: str) ->
                          "on causal (decoder) attention only")
 
 
-def window_violation(probs: Any, mask: Any, window: int) -> float:
+def window_violation(probs: Any, mask: Any, window: int) -> float | None:
     """Largest |P| at a position the window forbids, read on one column per input (cheap).
 
     ``probs`` (B, H, n, n), ``mask`` (B, n). Padding is on one side only, so the first real
     position f of input b is seen by rows f..f+w−1 alone; rows >= f + w must hold 0 there.
-    Returns 0.0 when the window is applied (or n <= w).
+    Returns 0.0 when the window is applied, None when no input is long enough to tell.
     """
     import torch
 
-    worst = 0.0
+    worst: float | None = None
     n = probs.shape[-1]
     for b in range(probs.shape[0]):
         real = torch.nonzero(mask[b]).flatten()
@@ -94,5 +94,5 @@ def window_violation(probs: Any, mask: Any, window: int) -> float:
             continue
         f = int(real[0])
         if f + window < n:
-            worst = max(worst, float(probs[b, :, f + window:, f].abs().max()))
+            worst = max(worst or 0.0, float(probs[b, :, f + window:, f].abs().max()))
     return worst

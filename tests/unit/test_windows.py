@@ -103,6 +103,7 @@ def test_window_violation_sees_a_window_the_model_ignores() -> None:
     ids = torch.randint(5, 900, (1, 12), generator=torch.Generator().manual_seed(0))
     p = collect_attention(model, ids)[0]
     assert window_violation(p, torch.ones(1, 12, dtype=torch.bool), 4) > 0
+    assert window_violation(p, torch.ones(1, 12, dtype=torch.bool), 12) is None  # too short to tell
 
 
 def test_spectrum_run_records_the_window_per_layer(tmp_path) -> None:
@@ -115,3 +116,17 @@ def test_spectrum_run_records_the_window_per_layer(tmp_path) -> None:
                             progress=False)
     assert [(d["layer"], d["kind"], d["sliding_window"]) for d in res.meta["layers"]] == \
         [(0, "decoder_self_causal", 4), (1, "decoder_self_causal", None)]
+
+
+def test_a_run_stops_when_the_model_ignores_its_declared_window(tmp_path) -> None:
+    import attnspec
+    from helpers import make_decoder_tokenizer
+
+    from attnspec.errors import ModelLoadError
+
+    tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
+    model = tiny_llama()  # full attention; its config claims a window of 3 that Llama never applies
+    model.config.sliding_window = 3
+    texts = ["attention matrix rank of the movie and the story was a decoder " * 3] * 2
+    with pytest.raises(ModelLoadError, match="sliding window of 3 but P is .* outside it"):
+        attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=16, batch_size=2, progress=False)
