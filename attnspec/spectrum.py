@@ -162,14 +162,14 @@ def _run_pool(call: Any, m: int, workers: int, what: str) -> None:
 
 
 def _svdvals_gesdd(a: np.ndarray, workers: int) -> np.ndarray:
-    """Singular values (descending) of a (m, n, n) C-contiguous float32/float64 stack; destroys ``a``."""
+    """Singular values (descending) of a (m, r, c) C-contiguous float32/float64 stack; destroys ``a``."""
     routine = "sgesdd" if a.dtype == np.float32 else "dgesdd"
     fn = _lapack(routine)
-    m, n, _ = a.shape
-    out = np.empty((m, n), dtype=a.dtype)
+    m, r, c = a.shape
+    out = np.empty((m, min(r, c)), dtype=a.dtype)
 
     def one(i: int) -> int:
-        return fn(_ROW_MAJOR, b"N", n, n, a[i].ctypes.data, n, out[i].ctypes.data, None, 1, None, 1)
+        return fn(_ROW_MAJOR, b"N", r, c, a[i].ctypes.data, c, out[i].ctypes.data, None, 1, None, 1)
 
     _run_pool(one, m, workers, routine)
     return out
@@ -204,8 +204,9 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
 
     Parameters
     ----------
-    probs : Tensor, shape (..., n, n)
-        Square matrices (any float dtype, any device).
+    probs : Tensor, shape (..., r, c)
+        Matrices (any float dtype, any device); square for self-attention, r = n_dec by
+        c = n_enc for the cross-attention of an encoder-decoder.
     method : {"auto", "lapack", "svd", "gram"}
         See the module docstring.
     workers : int, optional
@@ -213,17 +214,21 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
 
     Returns
     -------
-    Tensor, shape (..., n), float64, on the CPU, descending, non-negative.
+    Tensor, shape (..., min(r, c)), float64, on the CPU, descending, non-negative.
     """
-    if probs.dim() < 2 or probs.shape[-1] != probs.shape[-2]:
-        raise InputError(f"expected a stack of square matrices (..., n, n), got shape {tuple(probs.shape)}")
+    if probs.dim() < 2:
+        raise InputError(f"expected a stack of matrices (..., r, c), got shape {tuple(probs.shape)}")
     if not bool(torch.isfinite(probs).all()):  # LAPACK would return garbage or fail on NaN/inf entries
         bad = int((~torch.isfinite(probs)).sum())
         raise InputError(f"singular_values needs finite matrices; got {bad} NaN or infinite entries in a stack of "
                          f"shape {tuple(probs.shape)}")
     method = resolve_method(method, probs.device)
-    lead, n = probs.shape[:-2], probs.shape[-1]
-    flat = probs.reshape(-1, n, n)  # (m, n, n)
+    lead, r, c = probs.shape[:-2], probs.shape[-2], probs.shape[-1]
+    if r < c:  # the same singular values; the routines below then see (m, n, k) with n >= k
+        probs = probs.mT
+        r, c = c, r
+    n = c  # how many singular values
+    flat = probs.reshape(-1, r, c)  # (m, r, c), r >= c
     if flat.dtype not in (torch.float32, torch.float64):
         flat = flat.float()  # bfloat16/float16 models: factorise in float32
     workers = workers or torch.get_num_threads()
@@ -232,11 +237,12 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     elif method == "lapack":
         if _lapack("sgesdd") is None:
             raise InputError("--svd-method lapack needs SciPy's bundled OpenBLAS, which was not found; use svd or gram")
-        a = flat.detach().cpu().numpy().copy()  # gesdd overwrites its input
+        a = np.ascontiguousarray(flat.detach().cpu().numpy()).copy()  # gesdd overwrites its input
         sv = torch.from_numpy(_svdvals_gesdd(a, workers)).to(torch.float64)
     else:  # gram
         x = flat.to(torch.float64)
-        gram = x @ x.mT  # (m, n, n), symmetric positive semi-definite
+        # (m, c, c), symmetric positive semi-definite: P Pᵀ when square, else the smaller Pᵀ P
+        gram = x @ x.mT if r == c else x.mT @ x
         if gram.device.type == "cpu" and _lapack("dsyevd_2stage") is not None:
             lam = torch.from_numpy(_eigvalsh_2stage(np.ascontiguousarray(gram.numpy()), workers))
         else:
@@ -391,14 +397,16 @@ def best_rank_k_errors(P: np.ndarray, ks: Sequence[int], vectors: dict[str, np.n
 
 
 def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
-                workspace: torch.Tensor | None = None) -> torch.Tensor:
+                window: int | None = None, workspace: torch.Tensor | None = None) -> torch.Tensor:
     """Mean normalised entropy of the rows of P, per matrix.
 
     Row i of P over its allowed positions has entropy H_i = −Σ_j P_ij log P_ij; it is
     divided by log(ℓ_i), where ℓ_i is the number of positions row i may attend to: the
     input's real length for bidirectional attention, and the real positions up to i for
-    causal attention (row i of a causal P has i + 1 entries). The result is 1 for uniform
-    rows and 0 for one-hot rows, comparable across rows of different lengths.
+    causal attention (row i of a causal P has i + 1 entries), at most ``window`` of them for
+    a causal sliding window (ℓ_i = min(i + 1, w): the layer cannot attend further back; see
+    :mod:`attnspec.windows`). The result is 1 for rows uniform over their allowed positions
+    and 0 for one-hot rows, comparable across rows of different lengths.
 
     A row of length 1 has no choice to make (its entropy and its maximum are both 0); it
     is left out of the mean. A matrix with no row longer than 1 (a one-token input) gets 1,
@@ -412,6 +420,10 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
         True on real tokens (default: all real).
     causal : bool
         Whether row i may only attend to positions <= i.
+    window : int, optional
+        The layer's causal sliding window w (row i attends to i − w < j <= i); needs
+        ``causal``. None: no window. Padding lies on one side of each input, so the window
+        holds min(real positions <= i, w) real positions.
     workspace : Tensor, optional
         Scratch space for −p log p: float32, on P's device, at least one row long. P is
         then processed in pieces of as many rows as fit, with no allocation: a job passes
@@ -426,6 +438,8 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     """
     if probs.dim() != 4 or probs.shape[-1] != probs.shape[-2]:
         raise InputError(f"expected probabilities of shape (B, H, n, n), got {tuple(probs.shape)}")
+    if window is not None and (not causal or isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise InputError(f"window must be a positive int on causal attention, got window={window!r}, causal={causal}")
     B, _, n, _ = probs.shape
     p = probs.detach().to(torch.float32)
     # −Σ p log p per row, (B, H, n). Clamping at the smallest normal float makes 0·log 0 = 0;
@@ -447,6 +461,8 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     real = torch.ones(B, n, dtype=torch.bool) if mask is None else mask.detach().cpu().bool()
     if causal:
         lengths = real.to(torch.float64).cumsum(dim=-1)  # (B, n): real positions <= i
+        if window is not None:
+            lengths = lengths.clamp_max(float(window))  # (B, n): real positions in (i − w, i]
     else:
         lengths = real.sum(dim=-1, keepdim=True).to(torch.float64).expand(B, n)
     use = real & (lengths > 1)  # (B, n) rows that count

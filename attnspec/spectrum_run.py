@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from attnspec.corpora import CORPUS_NAMES, SELECTIONS, SHORT_POLICIES, selection_of
-from attnspec.errors import InputError, ResultsError
+from attnspec.errors import InputError, ModelLoadError, ResultsError
 from attnspec.results import (
     META_FILE,
     check_same_run,
@@ -61,6 +61,16 @@ KIND = "spectrum"
 # machines); 4 as on the CPU. The benchmark's batch section measures it where a GPU exists.
 DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 4}
 
+
+#: Measured error of each engine method against float64 SVD (numpy dgesdd) on real attention:
+#: benchmarks/bench_long_context.py on SmolLM2-135M (one WikiText-103 window, layers 0 and 29,
+#: 9 heads each), largest over the lengths measured; docs/spectrum.md "Long context".
+SVD_METHOD_ERROR: dict[str, dict[str, Any]] = {
+    "lapack": {"curve_max_abs": 8.5e-8, "effective_rank_max_rel": 2.4e-7, "stable_rank_max_rel": 7.1e-7,
+               "measured_at_n": [128, 512, 1024], "by": "benchmarks/bench_long_context.py (SmolLM2-135M)"},
+    "gram": {"curve_max_abs": 1.3e-9, "effective_rank_max_rel": 2.4e-8, "stable_rank_max_rel": 1.5e-15,
+             "measured_at_n": [128, 512, 1024], "by": "benchmarks/bench_long_context.py (SmolLM2-135M)"},
+}
 
 #: Inputs of a spectrum run when --num-sentences is not given (fewer if the corpus has fewer).
 DEFAULT_NUM_SENTENCES = 1000
@@ -473,6 +483,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     from attnspec.capture import LayerAttention, capture_attention
     from attnspec.corpora import load_inputs
     from attnspec.models import load_model
+    from attnspec.windows import window_violation
 
     t_start = time.perf_counter()
     resuming, previous = prepare_out(cfg)
@@ -506,6 +517,9 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         positions = positions[i::n]
     total = len(selected)
     causal = bool(encoder.causal)  # row i of a causal P has i + 1 allowed entries (row entropy)
+    windows = _layer_windows(encoder)  # causal sliding window per layer (None: full), before any work
+    # per layer: P lower-triangular (encoder-decoders mix kinds; decoder-only models are causal throughout)
+    layer_causal = list(encoder.layer_causal) or [causal] * encoder.num_layers
 
     shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
     state = _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0)
@@ -535,6 +549,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             + ("; causal P: lower-triangular, its real block is the P of the input alone" if encoder.causal else "")
         ),
         "svd_method": method,
+        "svd_method_error": SVD_METHOD_ERROR.get(method),
+        **_attention_meta(encoder, windows),
         "batch_size": batch_size,
         "batch_size_source": "--batch-size" if cfg.batch_size is not None else f"default for {encoder.device.type}",
         "seed": cfg.seed,
@@ -553,7 +569,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                     inputs_sha256=inputs.meta.get("inputs_sha256"))
         tables = snap.acc.tables()
         write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
-        write_table(cfg.out, "metrics", tables.metrics, csv=cfg.csv)
+        write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
         write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
         write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
 
@@ -563,13 +579,24 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
     scratch: list[torch.Tensor] = []  # row_entropy's workspace, 4 MB for the whole run
+    window_checked: set[int] = set()  # layers whose window was checked against P (first long-enough batch)
 
     def sink(la: LayerAttention) -> None:
         if not scratch or scratch[0].device != la.probs.device:
             scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
         # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
+        window = windows[la.layer]
+        if window is not None and la.layer not in window_checked:
+            worst = window_violation(la.probs, la.mask, window)
+            if worst is not None and worst > 0:
+                raise ModelLoadError(f"layer {la.layer} of {cfg.model}: its config gives a sliding window of {window} "
+                                     f"but P is {worst:.3g} outside it; the model does not apply the window its "
+                                     "config declares, so its row entropy cannot be normalised")
+            if worst is not None:  # checked once on an input longer than the window
+                window_checked.add(la.layer)
         pending.append((la.layer, singular_values(la.probs, method),
-                        row_entropy(la.probs, la.mask, causal=causal, workspace=scratch[0])))
+                        row_entropy(la.probs, la.mask, causal=layer_causal[la.layer], window=window,
+                                    workspace=scratch[0])))
 
     status = "complete"
     bar = None
@@ -613,6 +640,41 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         status = "partial"
     checkpoint(state, status, time.perf_counter() - t_start)
     return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _layer_windows(encoder: Any) -> list[int | None]:
+    """Each captured layer's causal sliding window, from the model's config (attnspec.windows)."""
+    from attnspec.windows import check_windows, layer_windows
+
+    windows = layer_windows(encoder.config, encoder.num_layers)
+    check_windows(windows, causal=bool(encoder.causal), model=str(encoder.name))
+    return windows
+
+
+def _attention_meta(encoder: Any, windows: list[int | None]) -> dict[str, Any]:
+    """meta.json: per layer, the kind of attention and the window its row entropy is normalised by."""
+    own = "decoder_self_causal" if encoder.causal else "encoder_self"
+    kinds = [own if k == "self" else k for k in (encoder.kinds or ["self"] * len(windows))]
+    meta: dict[str, Any] = {
+        "layers": [{"layer": i, "kind": k, "sliding_window": w} for i, (k, w) in enumerate(zip(kinds, windows))],
+        "row_entropy_normaliser": "log of the positions row i may attend to: the real length (encoder self, "
+                                  "cross), real positions <= i (causal), at most the layer's sliding window w",
+    }
+    if "cross" in kinds:
+        meta["decoder_input"] = ("teacher-forced on the same window: decoder_start_token_id followed by the encoder "
+                                 "input shifted right by one (same length, same padding), so cross-attention P is "
+                                 "n x n with the encoder's real positions as columns")
+    return meta
+
+
+def _with_kinds(metrics: Any, meta: dict[str, Any]) -> Any:
+    """The metrics table with each layer's kind of attention (meta.json ``layers``), when recorded."""
+    kinds = {int(d["layer"]): str(d["kind"]) for d in meta.get("layers") or []}
+    if not kinds or "layer" not in metrics:
+        return metrics
+    out = metrics.copy()
+    out.insert(int(list(out.columns).index("layer")) + 1, "kind", out["layer"].map(kinds))
+    return out
 
 
 def _before_commit() -> None:
@@ -720,7 +782,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
                 selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
                 missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None)
     write_table(out, "spectrum", tables.spectrum, csv=csv)
-    write_table(out, "metrics", tables.metrics, csv=csv)
+    write_table(out, "metrics", _with_kinds(tables.metrics, meta), csv=csv)
     write_table(out, "inputs", tables.inputs, csv=csv)
     write_meta(out, meta)
     return meta

@@ -95,6 +95,18 @@ def tiny_gemma(seed: int = 0):
     return _build("GemmaConfig", "GemmaModel", seed, **_LLAMA_LIKE, head_dim=8)
 
 
+def tiny_gemma2(seed: int = 0, window: int = 4):
+    """Gemma-2 alternates sliding (even layers) and full (odd layers) attention: layer_types."""
+    return _build("Gemma2Config", "Gemma2Model", seed, **_LLAMA_LIKE, head_dim=8, sliding_window=window,
+                  layer_types=["sliding_attention", "full_attention"])
+
+
+def tiny_qwen2_windowed(seed: int = 0, window: int = 6):
+    """Qwen2 with a sliding window from layer 1 on (max_window_layers=1): layer_types derived."""
+    return _build("Qwen2Config", "Qwen2Model", seed, **_LLAMA_LIKE, use_sliding_window=True, sliding_window=window,
+                  max_window_layers=1)
+
+
 #: family name -> (builder, causal P)
 FAMILIES = {
     "bert": (tiny_bert, False),
@@ -111,3 +123,24 @@ FAMILIES = {
     "mistral": (tiny_mistral, True),
     "gemma": (tiny_gemma, True),
 }
+
+
+# Encoder–decoders (refused by the capture; see attnspec.capture.refuse_encoder_decoder).
+_ENC_DEC = dict(vocab_size=1000, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64)
+
+
+def tiny_bart(seed: int = 0):
+    return _build("BartConfig", "BartModel", seed, **_ENC_DEC)
+
+
+def tiny_marian(seed: int = 0):
+    return _build("MarianConfig", "MarianModel", seed, **_ENC_DEC, decoder_start_token_id=2, pad_token_id=1)
+
+
+def tiny_t5(seed: int = 0):
+    return _build("T5Config", "T5Model", seed, vocab_size=1000, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                  num_decoder_layers=2, num_heads=4, decoder_start_token_id=0)
+
+
+ENCODER_DECODERS = {"bart": tiny_bart, "marian": tiny_marian, "t5": tiny_t5}

@@ -268,3 +268,99 @@ def test_at_most_one_layer_p_alive_when_the_sink_runs(family: str) -> None:
         finally:
             handle.remove()
         assert seen == [2]
+
+
+@pytest.mark.parametrize("family", ["bart", "marian", "t5"])
+def test_encoder_decoders_are_captured_by_kind_exactly(family: str) -> None:
+    """Each kind against transformers' own encoder_attentions, decoder_attentions and
+    cross_attentions, with padding on the encoder and the (teacher-forced) decoder side."""
+    from models_tiny import ENCODER_DECODERS
+
+    from attnspec.capture import CROSS, DECODER_SELF, ENCODER_SELF
+
+    model = ENCODER_DECODERS[family]()
+    n = 9
+    ids = _ids(2, n, seed=3)
+    mask = torch.ones(2, n, dtype=torch.long)
+    mask[1, 6:] = 0  # input 1: 6 real tokens, right-padded on both sides
+    pad = model.config.pad_token_id
+    dec = torch.cat([torch.full((2, 1), model.config.decoder_start_token_id), ids[:, :-1]], dim=1)
+    dec = dec.masked_fill(mask == 0, pad if pad is not None else 0)
+    with torch.inference_mode():
+        ref = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec, decoder_attention_mask=mask,
+                    output_attentions=True)
+    captured: dict[int, tuple[str, torch.Tensor]] = {}
+    with capture_attention(model, lambda la: captured.__setitem__(la.layer, (la.kind, la.probs.clone()))) as cap:
+        assert cap.path == "registry" and cap.encoder_decoder and cap.causal is False
+        assert cap.kinds == [ENCODER_SELF] * 2 + [DECODER_SELF, CROSS] * 2
+        assert cap.layer_causal == [False, False, True, False, True, False]
+        out = cap.forward(ids, mask)
+    _assert_clean(model)
+    assert all(c.config._attn_implementation == "eager" for c in (model.encoder, model.decoder))  # T5's own copies
+    torch.testing.assert_close(out.last_hidden_state[0], ref.last_hidden_state[0], rtol=0, atol=1e-5)
+    torch.testing.assert_close(out.last_hidden_state[1, :6], ref.last_hidden_state[1, :6], rtol=0, atol=1e-5)
+    keep = (mask.bool()[:, None, :, None] & mask.bool()[:, None, None, :])  # (2, 1, n, n)
+    expected = {ENCODER_SELF: list(ref.encoder_attentions), DECODER_SELF: list(ref.decoder_attentions),
+                CROSS: list(ref.cross_attentions)}
+    for layer in sorted(captured):
+        kind, p = captured[layer]
+        want = expected[kind].pop(0)
+        assert p.shape == want.shape == (2, 4, n, n)
+        torch.testing.assert_close(p, want * keep, rtol=0, atol=1e-6)
+        if kind == DECODER_SELF:
+            assert bool((torch.triu(p, diagonal=1) == 0).all())
+        else:  # encoder self and cross attention see every real position
+            assert bool((p[0, :, 0, 1:] > 0).all())
+        rows = p.sum(-1)  # real rows sum to 1, padding rows are 0
+        torch.testing.assert_close(rows, mask[:, None, :].float().expand_as(rows), rtol=0, atol=1e-5)
+    assert all(not v for v in expected.values())
+
+
+def test_encoder_decoder_refused_when_it_cannot_be_captured_by_kind(tmp_path) -> None:
+    from models_tiny import tiny_bart
+
+    from attnspec.models import load_model
+
+    model = tiny_bart()
+    with pytest.raises(ModelLoadError, match="encoder-decoder \\(bart\\).*hooks path cannot tell") as e:
+        with capture_attention(model, lambda la: None, path="hooks"):
+            pass
+    assert "\n" not in str(e.value) and "supported: encoder-only" in str(e.value)
+    _assert_clean(model)
+    model.config.decoder_start_token_id = None
+    calls = []
+    handle = model.register_forward_pre_hook(lambda *a: calls.append(1))
+    with pytest.raises(ModelLoadError, match="no decoder_start_token_id"):
+        with capture_attention(model, lambda la: None):
+            pass
+    handle.remove()
+    assert calls == []  # refused before any forward
+    model.save_pretrained(tmp_path / "bart")  # --model PATH: refused from its config, before the weights load
+    with pytest.raises(ModelLoadError, match="--model .* is an encoder-decoder \\(bart\\).*decoder_start_token_id"):
+        load_model(str(tmp_path / "bart"), device="cpu")
+
+
+@pytest.mark.parametrize("family", ["bart", "t5"])
+def test_spectrum_run_on_an_encoder_decoder_records_kinds_and_pads_exactly(family: str, tmp_path) -> None:
+    """The job on an encoder-decoder: kinds per layer in meta.json, the decoder input choice,
+    and right padding (both sides) giving the spectra of the inputs run alone."""
+    import numpy as np
+    from helpers import make_decoder_tokenizer
+    from models_tiny import ENCODER_DECODERS
+
+    import attnspec
+
+    model = ENCODER_DECODERS[family]()
+    tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
+    texts = ["attention matrix rank of the movie", "the story was a decoder and the music numbers quotes brackets",
+             "singular value curve"]
+    one = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=12, batch_size=1, progress=False)
+    three = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=12, batch_size=3, progress=False)
+    assert one.meta["family"] == "encoder-decoder" and one.meta["causal"] is False
+    assert [d["kind"] for d in one.meta["layers"]] == ["encoder_self"] * 2 + ["decoder_self_causal", "cross"] * 2
+    assert "teacher-forced" in one.meta["decoder_input"]
+    kinds = one.metrics.groupby("layer")["kind"].first().tolist()  # the metrics table names each layer's kind
+    assert kinds == ["encoder_self"] * 2 + ["decoder_self_causal", "cross"] * 2
+    assert one.meta["corpus"]["input_lengths"]["min"] < 12  # really padded in the batch of 3
+    np.testing.assert_allclose(three.curves["mean"], one.curves["mean"], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(three.metrics["row_entropy_mean"], one.metrics["row_entropy_mean"], rtol=0, atol=1e-6)

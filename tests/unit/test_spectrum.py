@@ -75,8 +75,10 @@ def test_singular_values_shape_order_and_batch_dims() -> None:
     sv = sp.singular_values(p)
     assert sv.shape == (2, 3, 20) and sv.dtype == torch.float64
     assert bool((sv[..., :-1] >= sv[..., 1:] - 1e-12).all())
-    with pytest.raises(InputError, match="square"):
-        sp.singular_values(torch.ones(3, 4))
+    # rectangular (cross-attention) stacks have min(r, c) values; a vector is no matrix
+    assert sp.singular_values(torch.ones(3, 4)).shape == (3,)
+    with pytest.raises(InputError, match="stack of matrices"):
+        sp.singular_values(torch.ones(4))
     with pytest.raises(InputError, match="svd-method"):
         sp.singular_values(p, "randomized")
 
@@ -268,3 +270,15 @@ def test_new_statistics_merge_exactly_and_survive_state(tmp_path) -> None:
         whole.merge(sp.SpectrumAccumulator(L, H, n))
     with pytest.raises(ResultsError, match="share inputs"):
         whole.merge(shards[0])
+
+
+@pytest.mark.parametrize("method", ["svd", "lapack", "gram"])
+def test_singular_values_of_rectangular_cross_attention(method: str) -> None:
+    """Cross-attention P is n_dec × n_enc: min(n_dec, n_enc) singular values, both orientations."""
+    g = torch.Generator().manual_seed(4)
+    for shape in ((2, 3, 5, 9), (2, 3, 9, 5)):
+        p = torch.softmax(torch.randn(*shape, generator=g), dim=-1)
+        got = sp.singular_values(p, method)
+        assert got.shape == (2, 3, 5)
+        want = np.linalg.svd(p.double().numpy(), compute_uv=False)
+        np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=1e-6)

@@ -1,0 +1,146 @@
+"""Long context: time and peak memory per input of the spectrum engine on a real decoder, against
+a naive ``output_attentions`` + numpy loop, and each method's error against float64 SVD.
+
+    python benchmarks/bench_long_context.py --n 256,512 --layers 0,29 [--model smollm2]
+        [--methods lapack,gram] [--naive-max 1024] [--json FILE]
+
+For each n, one WikiText-103 window of n tokens (seed 0) goes through the model once per
+method, each in a fresh subprocess (so that its peak RSS, ``ru_maxrss``, is its own):
+
+* ``engine:<method>`` — attnspec's capture (one layer's P alive at a time) and
+  ``singular_values(P, method)`` + ``row_entropy`` on every captured layer, as the job does;
+* ``naive`` — ``model(..., output_attentions=True)`` (every layer's P kept until the end),
+  then ``numpy.linalg.svd(P, compute_uv=False)`` head by head; run only while n <= --naive-max
+  (at n = 4096 the 30 × 9 float32 P of SmolLM2 alone take 18 GB).
+
+Only the layers in ``--layers`` are reduced (the forward pass runs every layer); the
+per-input time of the whole model is extrapolated as forward + (reduction time per layer) ×
+num_layers and labelled so. Errors, on the captured layers: largest |c_i − c_i(float64 SVD)|
+over the curves, and the largest relative error of the effective and stable ranks.
+Timings on the shared machine are noisy: compare the ratios within one run, and read the
+load average printed with them. The goal of issue 24 (≤ 2 min per input at n = 4096 for the
+30 × 9 model) needs the long measurements, not made yet (see docs/spectrum.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str) -> dict:
+    import numpy as np
+    import torch
+
+    from attnspec.capture import capture_attention
+    from attnspec.corpora import load_inputs
+    from attnspec.models import load_model
+    from attnspec.spectrum import cumulative_curve, effective_rank, row_entropy, singular_values, stable_rank
+
+    torch.set_num_threads(1)
+    loaded = load_model(model_name, device="cpu")
+    inputs = load_inputs("wiki103", loaded.tokenizer, seq_len=n, num_inputs=1, seed=0, data_dir=data_dir)
+    ids = torch.tensor([inputs.input_ids[0]], dtype=torch.long)
+    rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    svs: dict[int, np.ndarray] = {}
+    reference: dict[int, np.ndarray] = {}
+    reduce_s = 0.0
+    t0 = time.perf_counter()
+    if method == "naive":
+        with torch.inference_mode():
+            out = loaded.model(input_ids=ids, output_attentions=True, use_cache=False)
+        t_fwd = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        for layer in layers:
+            p = out.attentions[layer][0].numpy()  # (H, n, n)
+            svs[layer] = np.stack([np.linalg.svd(p[h], compute_uv=False) for h in range(p.shape[0])])
+        reduce_s = time.perf_counter() - t1
+        for layer in layers:
+            reference[layer] = np.linalg.svd(out.attentions[layer][0].double().numpy(), compute_uv=False)
+        total = t_fwd + reduce_s
+    else:
+        kept: dict[int, torch.Tensor] = {}
+
+        def sink(la) -> None:
+            nonlocal reduce_s
+            t = time.perf_counter()
+            svs[la.layer] = singular_values(la.probs, method)[0].numpy()
+            row_entropy(la.probs, la.mask, causal=True)
+            reduce_s += time.perf_counter() - t
+            kept[la.layer] = la.probs[0].double().clone()  # for the float64 reference, after timing
+
+        with capture_attention(loaded.model, sink, layers=layers) as cap:
+            t0 = time.perf_counter()  # the capture's probe forward is set-up, not per input
+            cap.forward(ids)
+        total = time.perf_counter() - t0
+        t_fwd = total - reduce_s
+        for layer, p in kept.items():
+            reference[layer] = np.linalg.svd(p.numpy(), compute_uv=False)
+    curve_err = max(float((cumulative_curve(torch.from_numpy(svs[la].copy())) -
+                           cumulative_curve(torch.from_numpy(reference[la]))).abs().max()) for la in layers)
+
+    def rel(f) -> float:
+        return max(float(((f(torch.from_numpy(svs[la].copy())) - f(torch.from_numpy(reference[la]))).abs()
+                          / f(torch.from_numpy(reference[la]))).max()) for la in layers)
+
+    return {"n": n, "method": method, "layers_reduced": layers, "num_layers": loaded.num_layers,
+            "num_heads": loaded.num_heads, "forward_s": round(t_fwd, 3), "reduce_s": round(reduce_s, 3),
+            "measured_s": round(total, 3),
+            "extrapolated_all_layers_s": round(t_fwd + reduce_s / len(layers) * loaded.num_layers, 2),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "rss_after_load_mb": round(rss_loaded, 1),
+            "curve_max_abs_error": curve_err, "effective_rank_max_rel_error": rel(effective_rank),
+            "stable_rank_max_rel_error": rel(stable_rank)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="smollm2")
+    ap.add_argument("--n", default="256,512")
+    ap.add_argument("--layers", default="0,29", help="layers reduced (0-based); the forward runs all")
+    ap.add_argument("--methods", default="lapack,gram")
+    ap.add_argument("--naive-max", type=int, default=1024)
+    ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    layers = [int(x) for x in args.layers.split(",")]
+    if args._one:
+        n, method, _ = args._one
+        print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir)))
+        return
+    rows = []
+    print(f"load average {os.getloadavg()[0]:.2f} at start", flush=True)
+    for n in (int(x) for x in args.n.split(",")):
+        methods = [*args.methods.split(","), *(["naive"] if n <= args.naive_max else [])]
+        for method in methods:
+            cmd = [sys.executable, __file__, "--model", args.model, "--layers", args.layers, "--data-dir",
+                   args.data_dir, "--_one", str(n), method, "x"]
+            res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+            if res.returncode != 0:
+                print(f"n={n} {method}: failed: {res.stderr.strip().splitlines()[-1:]}", flush=True)
+                continue
+            row = json.loads(res.stdout.strip().splitlines()[-1])
+            row["load_average"] = round(os.getloadavg()[0], 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    for n in sorted({r["n"] for r in rows}):
+        base = next((r for r in rows if r["n"] == n and r["method"] == "naive"), None)
+        for r in rows:
+            if r["n"] == n and base is not None and r is not base:
+                print(f"n={n} {r['method']}: naive/method time ratio {base['measured_s'] / r['measured_s']:.2f}, "
+                      f"peak RSS {r['peak_rss_mb']:.0f} vs naive {base['peak_rss_mb']:.0f} MB")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
