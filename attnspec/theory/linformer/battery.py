@@ -56,6 +56,14 @@ MAX_SIMULATED_K = 20_000
 #: draws of Gaussian V for the ‖V‖₂ <= ε‖V‖_F fraction, and of R per rank for the quantifier
 TOLERANCE_DRAWS = 200
 QUANTIFIER_DRAWS = 2
+#: input limits, checked before any work (issue 25): values of k, trials, n with dense n×n
+#: attention (Theorem 1, eq. 4), n otherwise, d, and the memory any one part may need
+MAX_K_VALUES = 1_000
+MAX_TRIALS = 10_000_000
+MAX_N_DENSE = 16_384
+MAX_N = 1_000_000
+MAX_D = 4_096
+MEMORY_LIMIT_BYTES = 8 * 2**30
 
 
 def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
@@ -108,6 +116,10 @@ def parse_ks(spec: str) -> list[int]:
                     raise InputError(f"k range step must be >= 1, got {step} in {part!r}")
                 if stop < start:
                     raise InputError(f"k range {part!r} is empty (stop < start)")
+                count = (stop - start) // step + 1
+                if count + len(out) > MAX_K_VALUES:
+                    raise InputError(f"k range {part!r} has {count:,} values (about {count * 8 / 2**30:.3g} GiB as a "
+                                     f"list, each a Monte Carlo point); at most {MAX_K_VALUES:,} values of k allowed")
                 out.extend(range(start, stop + 1, step))
             else:
                 out.append(int(part))
@@ -172,6 +184,40 @@ class JLConfig:
             check_choice("attention kind", a, T1.ATTENTION_KINDS)
         if (self.model is None) != (self.data is None):
             raise InputError("--model and --data go together: give both (real attention) or neither")
+        self.check_budget()
+
+    def check_budget(self) -> None:
+        """Refuse, in one line naming the value, its estimate and the limit, what could not
+        run: k > n (Lemma 1 needs 1 <= k <= n; at k >= n the theorems reduce nothing), and
+        sizes whose memory (or time) is out of reach on one machine."""
+        n, d = int(self.n), int(self.d)
+        claims = parse_claims(list(self.claims))
+        if self.ks is not None:
+            big = [int(k) for k in self.ks if int(k) > n]
+            if big:
+                raise InputError(f"k = {big[0]} > n = {n}: Lemma 1 needs 1 <= k <= n and at k >= n the theorems reduce "
+                                 f"nothing; give k <= n (the theorems' own k is added and reported by itself)")
+        gib = 2**30
+        dense = any(c in ("thm1", "eq4") for c in claims)
+        mem_dense = 3 * 8 * n * n  # P (float64), its float32 copy and the LU of the inverse iteration
+        if dense and n > MAX_N_DENSE:
+            raise InputError(f"n = {n:,} needs about {mem_dense / gib:.3g} GiB for Theorem 1's dense n×n attention "
+                             f"(and eq. 4's); at most n = {MAX_N_DENSE:,} with thm1 or eq4 (or choose --claims "
+                             f"lemma1,thm2)")
+        if n > MAX_N:
+            raise InputError(f"n = {n:,} needs about {16 * n * max(self.trials_other, 1) / gib:.3g} GiB for Lemma 1's "
+                             f"pair sampler; at most n = {MAX_N:,}")
+        if "thm2" in claims or "eq4" in claims:
+            mem_d = 8 * (3 * n * d + 2 * d * d + 3 * 500 * d)
+            if d > MAX_D or mem_d > MEMORY_LIMIT_BYTES:
+                raise InputError(f"d = {d:,} needs about {mem_d / gib:.3g} GiB for Theorem 2's Q, K, V ({n}×{d} each) "
+                                 f"and O(d²) work per row; at most d = {MAX_D:,}")
+        for name, t in (("trials", self.trials), ("trials_other", self.trials_other)):
+            if t > MAX_TRIALS:
+                mem = 8 * 8 * t  # the Gaussian chi-square draws held per k, their failure masks and samples
+                raise InputError(f"{name} = {t:,} needs about {mem / gib:.3g} GiB for Lemma 1's draws held per k and "
+                                 f"about {t * 1e-6:.3g} CPU-hours at ~1 µs per trial and point; at most "
+                                 f"{MAX_TRIALS:,}")
 
 
 def config_from_options(options: Mapping[str, Any]) -> JLConfig:

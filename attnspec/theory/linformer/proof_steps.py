@@ -257,7 +257,7 @@ def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
 
 
 def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, seed: int,
-                    size: int = 512) -> list[VerdictRow]:
+                    size: int = 256) -> list[VerdictRow]:
     """Claim ``linformer.thm2.proof``: Theorem 2's proof steps (Appendix B, eqs. 25–26 and
     the chain after them) that do not follow as written, each measured on the instance
     (its first ``size`` rows and columns, to keep the SVDs small).

@@ -309,17 +309,29 @@ def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *,
     return out
 
 
-def structured_apply(P: np.ndarray) -> Callable[[torch.Tensor], torch.Tensor] | None:
-    """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
-    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise."""
+def structured_params(P: np.ndarray) -> tuple[float, float] | None:
+    """(α, β) when P = αI + β11ᵀ exactly (uniform attention: α = 0; near-identity
+    softmax(cI): α = P00 − P01), else None. Checked entrywise, without an n×n temporary."""
     n = P.shape[0]
     off = P[0, 1] if n > 1 else 0.0
     alpha = float(P[0, 0] - off)
     beta = float(off)
-    expected = np.full((n, n), beta)
-    np.fill_diagonal(expected, alpha + beta)
-    if not np.array_equal(P, expected):
+    diag = np.diagonal(P)
+    if not np.all(diag == alpha + beta):
         return None
+    # off-diagonal entries: every entry equals beta except the diagonal
+    if np.count_nonzero(P != beta) != (0 if alpha == 0 else n):
+        return None
+    return alpha, beta
+
+
+def structured_apply(P: np.ndarray) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
+    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise."""
+    ab = structured_params(P)
+    if ab is None:
+        return None
+    alpha, beta = ab
 
     def apply(G: torch.Tensor) -> torch.Tensor:  # (n, c) -> (n, c)
         return alpha * G + beta * G.sum(0, keepdim=True)

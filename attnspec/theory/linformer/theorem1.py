@@ -120,12 +120,27 @@ def theorem1_vectors(P: np.ndarray, *, seed: int, d: int = 64, iterations: int =
     random = rng.standard_normal(n)
     # smallest right singular vector: x <- (PᵀP)^{-1} x through an LU of P + σI
     shift = 1e-10 * max(1.0, float(np.abs(P).max()))
-    lu = sla.lu_factor(P + shift * np.eye(n), check_finite=False)
     x = rng.standard_normal(n)
-    for _ in range(iterations):
-        y = sla.lu_solve(lu, x, trans=1, check_finite=False)
-        x = sla.lu_solve(lu, y, check_finite=False)
-        x /= np.linalg.norm(x)
+    from attnspec.theory.linformer.samplers import structured_params
+
+    ab = structured_params(P)
+    if ab is not None:
+        # P = αI + β11ᵀ (uniform, near-identity attention): (P + σI)^{-1} in closed form
+        # (Sherman–Morrison), symmetric, O(n) per solve instead of an O(n³) LU
+        a, b = ab[0] + shift, ab[1]
+
+        def solve(v: np.ndarray) -> np.ndarray:
+            return (v - b * v.sum() / (a + n * b)) / a
+
+        for _ in range(iterations):
+            x = solve(solve(x))
+            x /= np.linalg.norm(x)
+    else:
+        lu = sla.lu_factor(P + shift * np.eye(n), check_finite=False)
+        for _ in range(iterations):
+            y = sla.lu_solve(lu, x, trans=1, check_finite=False)
+            x = sla.lu_solve(lu, y, check_finite=False)
+            x /= np.linalg.norm(x)
     bottom = x
     x = rng.standard_normal(n)
     for _ in range(4 * iterations):
