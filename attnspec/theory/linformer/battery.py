@@ -45,7 +45,7 @@ from attnspec.theory.linformer.dimensions import (
 )
 from attnspec.theory.linformer.printed import check_eq4
 from attnspec.theory.linformer.quantifier import check_quantifier
-from attnspec.theory.linformer.rows import eq18_rows, verdict_rows
+from attnspec.theory.linformer.rows import clipped_rows, eq18_rows, verdict_rows
 from attnspec.verdicts import VerdictRow, classify_measurement
 
 COMMAND = "jl-check"
@@ -584,6 +584,7 @@ def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done
         table = table.assign(verdict=[r.verdict for r in own], evidence=[r.evidence for r in own])
     if "thm1" in claims:
         extra += eq18_rows(table, k18, k1)
+        extra += clipped_rows(table, k1)
     meta = {"parameters": asdict(config), "seed": config.seed, "dimensions": dims, "notes": notes,
             "sweep_k": sweep, "status": "complete", "groups_kept_from_before": sorted(kept),
             "wall_seconds": round(time.time() - start, 3)}

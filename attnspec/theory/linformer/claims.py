@@ -23,6 +23,8 @@ CLAIMS: tuple[Claim, ...] = (
           "P̃ = P RᵀR satisfies Pr(‖P̃wᵀ − Pwᵀ‖ < ε‖Pwᵀ‖) > 1 − o(1) at k = 5 ln(n)/(ε² − ε³); the proof's "
           "failure bound is 2n e^{−(ε²−ε³)k/4}",
           (Reading("relative", "as stated: tolerance ε‖Pw‖"),
+           Reading("relative-clipped", "where the theorem's k is >= n (vacuous as stated): the relative reading at "
+                                       "k = n − 1, the theorem's k clipped below n"),
            Reading("additive", "tolerance ε‖P‖_F‖w‖, what the union bound over eq. (12)'s product reading gives; "
                                "cannot fail where ‖Pw‖ <= ε‖P‖_F‖w‖ (P̃ = 0 meets it)")), _CMD),
     Claim("linformer.thm1.eq18", "Appendix A, eq. (18)",

@@ -222,6 +222,37 @@ def eq18_rows(table: pd.DataFrame, k_log: int, k_thm: int) -> list[VerdictRow]:
     return out
 
 
+def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
+    """Theorem 1 at its own k when that k is >= n: the theorem is vacuous as stated, and the
+    largest k below n (n − 1, the theorem's k clipped) shows what the construction does there.
+
+    One row per attention matrix and w, claim ``linformer.thm1.eq3``, reading
+    ``relative-clipped``, at the paper's parameters (``at_paper_params``): the relative
+    reading's counts at k = n − 1, against the bound 2n e^{−c(ε)(n−1)} there, with the
+    theorem's own k and its promised failure probability in the evidence.
+    """
+    rel = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
+    if not len(rel):
+        return []
+    n = int(rel["n"].iloc[0])
+    if k_thm < n:
+        return []
+    own, below = rel[rel["k"] == k_thm], rel[rel["k"] == n - 1]
+    out = []
+    for r in verdict_rows(below):
+        match = own[(own["attention"] == r.params.get("attention")) & (own["w"] == r.params.get("w"))]
+        at_own = ""
+        if len(match):
+            m = match.iloc[0]
+            at_own = (f"; at the theorem's own k = {k_thm} >= n (vacuous as stated) the relative error exceeds ε in "
+                      f"{int(m['failures'])}/{int(m['trials'])} trials, claimed <= {float(m['bound']):.3g}")
+        out.append(VerdictRow(claim=r.claim, reading="relative-clipped", verdict=r.verdict, params=r.params,
+                              bound=r.bound, exact=r.exact, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
+                              trials=r.trials, seed=r.seed, at_paper_params=True,
+                              evidence=f"Theorem 1's k = {k_thm} clipped to n − 1 = {n - 1}: {r.evidence}{at_own}"))
+    return out
+
+
 def _pick(rows: list[VerdictRow]) -> VerdictRow:
     """The row that best represents a group: the worst violation, else the tightest
     non-vacuous row, else the largest-k vacuous row."""
