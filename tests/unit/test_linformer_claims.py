@@ -248,7 +248,7 @@ def test_step23_statement_is_the_printed_eq23_and_its_exact_value_is_the_rms_not
 
     c = get("linformer.thm2.step23")
     assert "exp(δxRᵀ) − exp(δx)Rᵀ" in c.statement
-    assert "RMS" in c.reading("x-zero").meaning
+    assert "RMS" in c.reading("x-zero").description
     n, k = 4096, 16
     r = proof_steps.step23_ratios(np.zeros(n), [k], 4000, delta=1 / (2 * n), seed=0)[0]
     rms = math.sqrt((k * math.exp(-2 / (2 * n)) + n) / n)
