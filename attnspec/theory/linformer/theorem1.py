@@ -144,7 +144,11 @@ def theorem1_vectors(P: np.ndarray, *, seed: int, d: int = 64, iterations: int =
     bottom = x
     x = rng.standard_normal(n)
     for _ in range(4 * iterations):
-        x = P.T @ (P @ x)
+        if ab is not None:  # P = αI + β11ᵀ is symmetric: PᵀPx = P(Px) in O(n)
+            for _ in range(2):
+                x = ab[0] * x + ab[1] * x.sum()
+        else:
+            x = P.T @ (P @ x)
         x /= np.linalg.norm(x)
     return {"value": value, "random": random, "adv_bottom": bottom, "adv_top": x}
 
