@@ -44,10 +44,15 @@ NOT_KEYS = set(NUMBERS) | {"claim", "reading", "verdict", "evidence", "pw_ratio"
 
 
 def _map_jl(row: dict[str, Any]) -> dict[str, Any]:
-    """jl-check before the redesign: ids without the paper key, readings with underscores."""
+    """jl-check before the redesign: ids without the paper key, readings with underscores.
+    Before issue 21 (commit aa144d7): Theorem 2 eq. (8)'s construction rows were the readings
+    spectral / frobenius; they are now proof-* (E = δR, F = e^{−δ}R) and plain-* (E = F = R)."""
     row = dict(row)
-    row["claim"] = "linformer." + row["claim"]
+    if not row["claim"].startswith("linformer."):
+        row["claim"] = "linformer." + row["claim"]
     row["reading"] = str(row.get("reading", "as-stated")).replace("_", "-")
+    if row["claim"] == "linformer.thm2.eq8" and row.get("construction") in ("paper", "plain"):
+        row["reading"] = ("proof-" if row["construction"] == "paper" else "plain-") + row["reading"]
     return row
 
 
