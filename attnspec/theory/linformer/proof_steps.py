@@ -208,7 +208,8 @@ def formula_rows(n: int, d: int, eps: float) -> list[VerdictRow]:
                                        f"{int(f['pairs'])} pairs 2·pairs·e^(−c(ε)k) = {bound:.3g}", vacuous=vac)
         rows.append(VerdictRow(claim="linformer.thm2.k", reading=reading, verdict=d_.verdict,
                                params={"n": n, "d": d, "eps": eps, "k": int(math.ceil(k))}, bound=bound,
-                               estimate=k, evidence=d_.reason if vac is None else f"{d_.reason}; {where}: {text}"))
+                               estimate=k, evidence=d_.reason if vac is None else f"{d_.reason}; {where}: {text}",
+                               at_paper_params=True))
     return rows
 
 
@@ -253,7 +254,7 @@ def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
                  f"k×n ({ok_kn}) and with n×k only when k = n ({ok_nk}, n = {n}, k = {k}); the tool reads E, F, R "
                  f"as k×n throughout (eq. (23)'s xR is then Rxᵀ)")
     return VerdictRow(claim="linformer.thm2.orientation", reading="as-printed", verdict=d.verdict,
-                      params={"n": n, "k": k, "eps": eps}, evidence=d.reason)
+                      params={"n": n, "k": k, "eps": eps}, evidence=d.reason, at_paper_params=True)
 
 
 def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, seed: int,
@@ -283,11 +284,11 @@ def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, 
     rank_a = int(np.linalg.matrix_rank(A))
     rows = []
     dec = classify_bound(observed=float(rank_e), bound=float(d), loose_factor=None)
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="exp-low-rank", verdict=dec.verdict,
+    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="exp-low-rank", verdict=dec.verdict, at_paper_params=True,
                            params={"n": m, "d": d, "eps": eps}, bound=float(d), estimate=float(rank_e), seed=seed,
                            evidence=f"rank(A) = {rank_a} on the {m}×{m} block of A = QKᵀ/√d, but the entrywise "
                                     f"exp(A) has numerical rank {rank_e} (singular values above {tol:.2g}): {dec.reason}"))
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="inverse-4d-by-d", verdict="violated",
+    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="inverse-4d-by-d", verdict="violated", at_paper_params=True,
                            params={"n": n, "d": d, "eps": eps}, estimate=float(4 * d),
                            evidence=f"eq. (26) writes [exp(A_sEᵀ)FV; exp(A_s)V]^(-1): two stacked 2d×d blocks, a "
                                     f"{4 * d}×{d} matrix, which has no inverse (not square); Γ ∈ R^(n×2d) as defined "
@@ -298,7 +299,7 @@ def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, 
     Es = EV[: 2 * d]  # (2d, d)
     G = EV @ np.linalg.pinv(Es)  # (m, 2d)
     gmax = float(np.linalg.norm(G, axis=1).max())
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="gamma-theta-d", verdict="measured",
+    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="gamma-theta-d", verdict="measured", at_paper_params=True,
                            params={"n": m, "d": d, "eps": eps}, bound=float(d), estimate=gmax, seed=seed,
                            evidence=f"‖Γ_i‖ = Θ(d) is asserted without argument; with Γ = exp(A)V·pinv(exp(A_s)V) "
                                     f"(A_s: {2 * d} rows of A) on the {m}-row block, max_i ‖Γ_i‖ = {gmax:.4g} = "
@@ -307,7 +308,7 @@ def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, 
     M = rng.standard_normal((2 * d, d))
     fro, rowsum = float(np.linalg.norm(M)), float(np.linalg.norm(M, axis=1).sum())
     dec = classify_identity(residual=abs(rowsum - fro) / fro, tol=1e-12)
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="frobenius-rows", verdict=dec.verdict,
+    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="frobenius-rows", verdict=dec.verdict, at_paper_params=True,
                            params={"n": 2 * d, "d": d, "eps": eps}, estimate=rowsum / fro, seed=seed,
                            evidence=f"printed ‖M‖_F = Σ_i ‖M_i‖: on a Gaussian {2 * d}×{d} M, ‖M‖_F = {fro:.4g} but "
                                     f"Σ_i ‖M_i‖ = {rowsum:.4g} ({dec.reason}); only ‖M‖_F <= Σ_i ‖M_i‖ holds, which "
