@@ -131,7 +131,7 @@ MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _m
 #: command -> {(claim, reading): why} rows whose numbers changed on purpose (listed, not failures).
 _JL_SEQ = ("issue 21: Theorems 1-2 stop drawing once every verdict is settled (sequential Monte Carlo, error "
            "rate <= 0.01), so trials/estimate/CI change where a point stopped early; Theorem 2's (eps, k) grid "
-           "shares the main sweep's draws (seed of the row w, not of eps)")
+           "is now run on the main sweep's instance Q, K, V and draws (before: a fresh instance and seed per eps)")
 EXPECTED: dict[str, dict[tuple[str, str], str]] = {
     "jl-check": {
         **{("linformer.lemma1.eq11", r): "issue 21: achlioptas/sparse flat-pair signed counts drawn by inverse CDF "
