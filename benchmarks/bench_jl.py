@@ -8,6 +8,13 @@ the ratio, and writes bench_jl.json next to this file.
 
     python benchmarks/bench_jl.py            # n = 4096, the default jl-check size
     python benchmarks/bench_jl.py --n 1024   # quicker
+    python benchmarks/bench_jl.py --default-run   # also: the whole default `attnspec jl-check --n 4096
+                                                  # --eps 0.1`, this checkout against commit aa144d7
+
+``--default-run`` extracts commit aa144d7 (before issue 21) with ``git archive`` into a temporary
+folder and times both commands as subprocesses in the same run (wall and CPU seconds of the
+child, from ``resource.getrusage``), old first, and records the load average before each: the
+machine is shared, so the ratio is the figure to quote.
 """
 
 from __future__ import annotations
@@ -27,6 +34,44 @@ from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import samplers as S
 
 
+def time_command(pythonpath: str, args: list[str]) -> dict:
+    """Run ``python -m attnspec.cli.main *args`` with ``PYTHONPATH`` and return wall / CPU seconds."""
+    import resource
+    import subprocess
+    import sys
+
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": pythonpath}, cwd=pythonpath)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1:])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load_avg_1min_before": round(load, 2),
+            "rows": len(json.loads(proc.stdout)) if "--json" in args else None}
+
+
+def default_run(commit: str = "aa144d7") -> dict:
+    """The default `jl-check --n 4096 --eps 0.1 --json`, commit ``commit`` and this checkout."""
+    import subprocess
+    import tempfile
+
+    repo = Path(__file__).resolve().parents[1]
+    args = ["jl-check", "--n", "4096", "--eps", "0.1", "--json", "-q"]
+    with tempfile.TemporaryDirectory(prefix="attnspec-old-") as tmp:
+        archive = subprocess.run(["git", "-C", str(repo), "archive", commit], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        old = time_command(tmp, args[:-1])  # the old command has no -q
+    new = time_command(str(repo), args)
+    out = {"command": "attnspec " + " ".join(args[:-1]), "baseline_commit": commit, "old": old, "new": new,
+           "wall_ratio": round(old["wall_s"] / new["wall_s"], 2), "cpu_ratio": round(old["cpu_s"] / new["cpu_s"], 2)}
+    print(json.dumps(out, indent=2), flush=True)
+    return out
+
+
 def rate(fn, trials: int) -> float:  # noqa: ANN001
     t = time.perf_counter()
     fn()
@@ -40,7 +85,17 @@ def main() -> None:
     ap.add_argument("--direct-trials", type=int, default=4)
     ap.add_argument("--reduced-trials", type=int, default=10_000)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--default-run", action="store_true",
+                    help="also time the whole default jl-check against commit aa144d7 (minutes)")
+    ap.add_argument("--only-default-run", action="store_true", help="only that")
     args = ap.parse_args()
+    if args.only_default_run:
+        res = default_run()
+        path = Path(__file__).with_suffix(".json")
+        old = json.loads(path.read_text()) if path.exists() else {}
+        old = old if isinstance(old, dict) else {"samplers": old}
+        path.write_text(json.dumps({**old, "default_run": res}, indent=2) + "\n")
+        return
     torch.set_num_threads(args.threads)
     n, eps = args.n, args.eps
     k1 = int(math.ceil(D.linformer_k(n, eps)))
@@ -90,6 +145,8 @@ def main() -> None:
 
     out = {"results": results, "threads": args.threads, "loadavg_at_end": os.getloadavg(),
            "torch": torch.__version__, "cpu_count": os.cpu_count()}
+    if args.default_run:
+        out["default_run"] = default_run()
     path = Path(__file__).with_name("bench_jl.json")
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"load average at the end: {out['loadavg_at_end']}; written {path}")

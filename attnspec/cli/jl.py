@@ -61,8 +61,13 @@ def jl_check(
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue an interrupted run in --out (same options): compute only the claim groups "
                          "it had not finished.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
 ) -> None:
     with user_errors():
+        if quiet:
+            from attnspec.progress import set_quiet
+
+            set_quiet(True)
         from attnspec.battery import run_and_write
 
         options = {"n": n, "eps": eps, "k": k, "trials": trials, "trials_other": trials_other, "seed": seed,

@@ -167,3 +167,27 @@ def test_real_attention_minilm(minilm_path, data_dir) -> None:
     table = res.tables["jl"]
     assert set(table["attention"]) == {"minilm[0]"}
     assert (table["trials"] == 200).all()
+
+
+# ----------------------------------------------------------------------------- issue 25: refused up front
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--n", "64", "--k", "65"], "k = 65 > n = 64"),
+    (["--n", "1000000000000"], "n = 1,000,000,000,000 needs about"),
+    (["--k", "1:1000000000000"], "has 1,000,000,000,000 values"),
+    (["--d", "1000000000000"], "d = 1,000,000,000,000 needs about"),
+    (["--trials", "1000000000000"], "trials = 1,000,000,000,000 needs about"),
+    (["--n", "1e12"], "--n"),
+])
+def test_impossible_sizes_are_refused_in_one_line_before_any_work(args: list[str], needle: str) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", "jl-check", *args], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode != 0
+    lines = [x for x in proc.stderr.strip().splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], proc.stderr
+    if "needs about" in needle:
+        assert "at most" in lines[0]  # the estimate and the limit

@@ -40,11 +40,12 @@ from attnspec.theory.linformer.dimensions import (
     check_n,
     dimensions,
     theorem1_union_bound,
+    theorem2_k_main,
     union_bound_min_k,
 )
 from attnspec.theory.linformer.printed import check_eq4
 from attnspec.theory.linformer.quantifier import check_quantifier
-from attnspec.theory.linformer.rows import eq18_rows, verdict_rows
+from attnspec.theory.linformer.rows import clipped_rows, eq18_rows, verdict_rows
 from attnspec.verdicts import VerdictRow, classify_measurement
 
 COMMAND = "jl-check"
@@ -55,6 +56,14 @@ MAX_SIMULATED_K = 20_000
 #: draws of Gaussian V for the ‖V‖₂ <= ε‖V‖_F fraction, and of R per rank for the quantifier
 TOLERANCE_DRAWS = 200
 QUANTIFIER_DRAWS = 2
+#: input limits, checked before any work (issue 25): values of k, trials, n with dense n×n
+#: attention (Theorem 1, eq. 4), n otherwise, d, and the memory any one part may need
+MAX_K_VALUES = 1_000
+MAX_TRIALS = 10_000_000
+MAX_N_DENSE = 16_384
+MAX_N = 1_000_000
+MAX_D = 4_096
+MEMORY_LIMIT_BYTES = 8 * 2**30
 
 
 def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
@@ -107,6 +116,10 @@ def parse_ks(spec: str) -> list[int]:
                     raise InputError(f"k range step must be >= 1, got {step} in {part!r}")
                 if stop < start:
                     raise InputError(f"k range {part!r} is empty (stop < start)")
+                count = (stop - start) // step + 1
+                if count + len(out) > MAX_K_VALUES:
+                    raise InputError(f"k range {part!r} has {count:,} values (about {count * 8 / 2**30:.3g} GiB as a "
+                                     f"list, each a Monte Carlo point); at most {MAX_K_VALUES:,} values of k allowed")
                 out.extend(range(start, stop + 1, step))
             else:
                 out.append(int(part))
@@ -171,6 +184,40 @@ class JLConfig:
             check_choice("attention kind", a, T1.ATTENTION_KINDS)
         if (self.model is None) != (self.data is None):
             raise InputError("--model and --data go together: give both (real attention) or neither")
+        self.check_budget()
+
+    def check_budget(self) -> None:
+        """Refuse, in one line naming the value, its estimate and the limit, what could not
+        run: k > n (Lemma 1 needs 1 <= k <= n; at k >= n the theorems reduce nothing), and
+        sizes whose memory (or time) is out of reach on one machine."""
+        n, d = int(self.n), int(self.d)
+        claims = parse_claims(list(self.claims))
+        if self.ks is not None:
+            big = [int(k) for k in self.ks if int(k) > n]
+            if big:
+                raise InputError(f"k = {big[0]} > n = {n}: Lemma 1 needs 1 <= k <= n and at k >= n the theorems reduce "
+                                 f"nothing; give k <= n (the theorems' own k is added and reported by itself)")
+        gib = 2**30
+        dense = any(c in ("thm1", "eq4") for c in claims)
+        mem_dense = 3 * 8 * n * n  # P (float64), its float32 copy and the LU of the inverse iteration
+        if dense and n > MAX_N_DENSE:
+            raise InputError(f"n = {n:,} needs about {mem_dense / gib:.3g} GiB for Theorem 1's dense n×n attention "
+                             f"(and eq. 4's); at most n = {MAX_N_DENSE:,} with thm1 or eq4 (or choose --claims "
+                             f"lemma1,thm2)")
+        if n > MAX_N:
+            raise InputError(f"n = {n:,} needs about {16 * n * max(self.trials_other, 1) / gib:.3g} GiB for Lemma 1's "
+                             f"pair sampler; at most n = {MAX_N:,}")
+        if "thm2" in claims or "eq4" in claims:
+            mem_d = 8 * (3 * n * d + 2 * d * d + 3 * 500 * d)
+            if d > MAX_D or mem_d > MEMORY_LIMIT_BYTES:
+                raise InputError(f"d = {d:,} needs about {mem_d / gib:.3g} GiB for Theorem 2's Q, K, V ({n}×{d} each) "
+                                 f"and O(d²) work per row; at most d = {MAX_D:,}")
+        for name, t in (("trials", self.trials), ("trials_other", self.trials_other)):
+            if t > MAX_TRIALS:
+                mem = 8 * 8 * t  # the Gaussian chi-square draws held per k, their failure masks and samples
+                raise InputError(f"{name} = {t:,} needs about {mem / gib:.3g} GiB for Lemma 1's draws held per k and "
+                                 f"about {t * 1e-6:.3g} CPU-hours at ~1 µs per trial and point; at most "
+                                 f"{MAX_TRIALS:,}")
 
 
 def config_from_options(options: Mapping[str, Any]) -> JLConfig:
@@ -262,24 +309,29 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
     say(f"Theorem 1: {len(sources)} attention matrices x {len(T1.W_KINDS)} vectors w, {len(ks1)} values of k, "
         f"{config.trials} trials")
     tables, samples, extra = [], [], []
+    from attnspec.progress import Progress
+
+    prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials")
     for i, (name, make) in enumerate(sources):
         P = make()
-        t, s = T1.simulate_theorem1({name: P}, config.eps, ks1, trials=config.trials, seed=seed, sample_ks=sample_ks)
+        # the w of simulate_theorem1, computed once (the inverse iteration's LU is O(n³))
+        vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))
+        t, s = T1.simulate_theorem1({name: P}, config.eps, ks1, trials=config.trials, seed=seed, sample_ks=sample_ks,
+                                    vectors={name: vecs}, progress=prog)
         if i >= len(config.attention_kinds):  # real P: the Eckart–Young optimum beside each k
             t = _with_eckart_young(t, s, P, name, seed, say)
         tables.append(t)
         samples.append(s)
         if i == 0:  # the quantifier on the first matrix (the softmax one by default)
             say(f"Theorem 1's quantifier on {name}")
-            vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))
             # ranks up to n/2 only: the kernel of R costs O(n k²), and w in ker R gives P̃w = 0 at any k < n
             extra += check_quantifier(P, vecs, config.eps, [k for k in sample_ks if k <= max(1, n // 2)], name=name,
                                       seed=child_seed(seed, "thm1", "quantifier"), draws=QUANTIFIER_DRAWS)
+    prog.close()
     return tables, samples, extra
 
 
-def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str], None],
-                     ) -> tuple[list[pd.DataFrame], list[VerdictRow]]:
+def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str], None]) -> list[VerdictRow]:
     n, d, eps, seed = config.n, config.d, config.eps, config.seed
     extra = PS.formula_rows(n, d, eps)
     s_setup = child_seed(seed, "thm2", "setup")
@@ -288,9 +340,10 @@ def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str]
     x_row = setup["Q"][0] @ setup["K"].T / math.sqrt(d)
     extra += PS.step23_rows({"x-zero": np.zeros(n), "x-row": x_row}, sample_ks, config.trials_other,
                             delta=1.0 / (2 * n), eps=eps, seed=child_seed(seed, "thm2", "step23"))
+    extra.append(PS.orientation_row(n, int(math.ceil(theorem2_k_main(n, d, eps))), eps))
+    extra += PS.proof_step_rows(setup["Q"], setup["K"], setup["V"], eps, seed=child_seed(seed, "thm2", "proof"))
     extra += PS.tolerance_rows(setup["Q"], setup["K"], setup["V"], eps, draws=min(TOLERANCE_DRAWS, config.trials_other),
                                seed=child_seed(seed, "thm2", "gaussian-v"), setup_seed=s_setup)
-    tables = []
     for eps_g, ks in PS.eq8_grid(n, d).items():
         if not ks:
             kmin = union_bound_min_k(n, eps_g, pairs=n * d)
@@ -300,11 +353,7 @@ def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str]
                 extra.append(VerdictRow(claim="linformer.thm2.eq8", reading=reading, verdict=dec.verdict,
                                         params={"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"},
                                         evidence=dec.reason))
-            continue
-        say(f"Theorem 2 eq. (8) where its union bound is < 1: eps = {eps_g:.3g}, k = {ks}")
-        t, _ = T2.simulate_theorem2(n, d, eps_g, ks, trials=config.trials, seed=child_seed(seed, "thm2-grid", eps_g))
-        tables.append(t[t["claim"] == "linformer.thm2.eq8"].assign(sweep="eps-k-grid"))
-    return tables, extra
+    return extra
 
 
 def _k_lists(config: JLConfig, dims: dict[str, float], claims: Sequence[str],
@@ -366,11 +415,18 @@ def _thm1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str]
 
 def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks2: list[int],
                 sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
-    say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, {config.trials} trials")
-    t, s = T2.simulate_theorem2(config.n, config.d, config.eps, ks2, trials=config.trials, seed=config.seed,
-                                sample_ks=sample_ks)
-    grid, x2 = _theorem2_extras(config, sample_ks, say)
-    return _Group(_concat([t]), _concat(grid), _concat([s]), x2)
+    from attnspec.progress import Progress
+
+    grid = PS.eq8_grid(config.n, config.d)
+    say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
+        f"where its union bound is < 1: " + "; ".join(f"eps = {e:.3g}, k = {g}" for e, g in grid.items() if g))
+    with Progress("Theorem 2", total=3 * config.trials, unit="trials") as prog:
+        t, s = T2.simulate_theorem2(config.n, config.d, config.eps, ks2, trials=config.trials, seed=config.seed,
+                                    sample_ks=sample_ks, grid=grid, progress=prog)
+    x2 = _theorem2_extras(config, sample_ks, say)
+    in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
+    return _Group(_concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")]), _concat([t[in_grid]]),
+                  _concat([s]), x2)
 
 
 def _eq4_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks: list[int],
@@ -524,9 +580,11 @@ def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done
     curves = L1.exact_curves(n, eps, dense)
     rows = verdict_rows(table) if len(table) else []
     if len(table):
-        table = table.assign(verdict=[r.verdict for r in rows], evidence=[r.evidence for r in rows])
+        own = [r for r in rows if r.params.get("construction") != "exists"]  # one per table row
+        table = table.assign(verdict=[r.verdict for r in own], evidence=[r.evidence for r in own])
     if "thm1" in claims:
         extra += eq18_rows(table, k18, k1)
+        extra += clipped_rows(table, k1)
     meta = {"parameters": asdict(config), "seed": config.seed, "dimensions": dims, "notes": notes,
             "sweep_k": sweep, "status": "complete", "groups_kept_from_before": sorted(kept),
             "wall_seconds": round(time.time() - start, 3)}

@@ -163,9 +163,12 @@ def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
     """P(a X − b Y > t) for independent X, Y ~ χ²_k and a, b >= 0 (not both 0).
 
     With Y = v² (v ~ χ_k) the probability is ∫ f_χk(v) · P(X > (t + b v²)/a) dv, whose
-    log-integrand is concave; it is integrated by adaptive quadrature around its mode,
-    over the window where it is within e^{−60} of its maximum (relative error ~1e-10
-    down to probabilities of ~1e-300).
+    log-integrand is concave. It is located on a coarse vectorised grid and integrated by
+    composite Simpson's rule on 2001 points over the window where it is within e^{−60} of
+    its maximum (a few ms a call; agrees with adaptive quadrature at epsrel 1e-13 to ~1e-10
+    relative, tested — the earlier adaptive quadrature at epsrel 1e-10 was off by up to 2e-6
+    relative for ρ near 1). Where the coarse grid cannot resolve the peak, and for k = 1, the
+    adaptive quadrature (:func:`_diff_chi2_sf_quad`) is used.
     """
     if a < 0 or b < 0 or (a == 0 and b == 0):
         raise InputError(f"a and b must be >= 0 and not both 0, got a={a}, b={b}")
@@ -173,7 +176,67 @@ def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
         return float(sps.chi2.sf(t / a, k))
     if a == 0:
         return float(sps.chi2.cdf(-t / b, k))
+    # k = 1: the tail P(χ²_1 > x) has a square-root kink where x reaches 0, which Simpson's
+    # rule resolves slowly; the adaptive quadrature handles it
+    got = _diff_chi2_sf_grid(a, b, k, t) if k >= 2 else None
+    return _diff_chi2_sf_quad(a, b, k, t) if got is None else got
 
+
+def _diff_chi2_logf(a: float, b: float, k: int, t: float):  # noqa: ANN202 - a vectorised function
+    """log of the integrand f_χk(v)·P(χ²_k > (t + b v²)/a), vectorised over v."""
+    half = k / 2.0
+    chi_const = -(half - 1.0) * math.log(2.0) - math.lgamma(half)
+
+    def logf_vec(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        x = np.maximum((t + b * v * v) / a, 0.0)
+        with np.errstate(divide="ignore"):
+            return (k - 1) * np.log(v) - v * v / 2 + chi_const + np.log(special.gammaincc(half, x / 2))
+
+    return logf_vec
+
+
+def _simpson_log(logf, lo: float, hi: float, points: int, lmax: float) -> float:  # noqa: ANN001
+    """∫_lo^hi exp(logf(v) − lmax) dv by composite Simpson's rule on ``points`` (odd) points."""
+    if hi <= lo:
+        return 0.0
+    v = np.linspace(lo, hi, points)
+    fv = logf(v)
+    y = np.exp(np.where(np.isfinite(fv), fv, -np.inf) - lmax)
+    w = np.ones(points)
+    w[1:-1:2], w[2:-1:2] = 4.0, 2.0
+    return float((v[1] - v[0]) / 3.0 * (w @ y))
+
+
+def _diff_chi2_sf_grid(a: float, b: float, k: int, t: float, points: int = 2001) -> float | None:
+    """:func:`diff_chi2_sf` by Simpson's rule on the e^{−60} window (split at the kink
+    v = sqrt(−t/b) where the tail probability reaches 1 when t < 0); None if the coarse grid
+    does not resolve the peak (fewer than 40 coarse points inside the window, or the window
+    reaching the grid's end)."""
+    logf = _diff_chi2_logf(a, b, k, t)
+    vmax = math.sqrt(k) + 60.0
+    grid = np.linspace(1e-12, vmax, 2001)
+    vals = logf(grid)
+    finite = np.isfinite(vals)
+    if not np.any(finite):
+        return 0.0
+    vals = np.where(finite, vals, -np.inf)
+    lmax = float(vals.max())
+    inside = np.flatnonzero(vals >= lmax - 60.0)
+    if inside.size < 40 or inside[-1] == grid.size - 1:
+        return None
+    lo = float(grid[max(int(inside[0]) - 1, 0)])
+    hi = float(grid[int(inside[-1]) + 1])
+    kink = math.sqrt(-t / b) if t < 0 else None
+    if kink is not None and lo < kink < hi:
+        val = _simpson_log(logf, lo, kink, points, lmax) + _simpson_log(logf, kink, hi, points, lmax)
+    else:
+        val = _simpson_log(logf, lo, hi, points, lmax)
+    return float(min(1.0, val * math.exp(lmax)))
+
+
+def _diff_chi2_sf_quad(a: float, b: float, k: int, t: float) -> float:
+    """:func:`diff_chi2_sf` by adaptive quadrature around the mode (the reference; slower)."""
     half = k / 2.0
     chi_const = -(half - 1.0) * math.log(2.0) - math.lgamma(half)
 

@@ -71,7 +71,8 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None) -> list[Verd
     target = row_softmax(A)
     rows = []
     n = A.shape[0]
-    for reading, P in (("as-printed", eq4_as_printed(A)), ("row-normalised", _row_normalised(A))):
+    E = _exp_shifted(np.asarray(A, dtype=np.float64))  # shared by both forms (one n×n exp, not two)
+    for reading, P in (("as-printed", E / E.sum(0, keepdims=True)), ("row-normalised", (1.0 / E.sum(1))[:, None] * E)):
         residual = float(np.abs(P - target).max())
         sums = P.sum(1)
         d: Decision = classify_identity(residual=residual, tol=IDENTITY_TOL)

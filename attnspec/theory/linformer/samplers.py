@@ -39,6 +39,7 @@ reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -213,14 +214,53 @@ def reduced_pair_units(family: str, n: int, k_max: int, trials: int, *, vectors:
     m = n // 2
     sizes = [m, m] + ([n - 2 * m] if n - 2 * m else [])
     sums = []
-    prob = torch.full((trials, k_max), p, dtype=torch.float64)
-    half = torch.full((trials, k_max), 0.5, dtype=torch.float64)
     for h in sizes:
-        nz = torch.binomial(torch.full((trials, k_max), float(h), dtype=torch.float64), prob, generator=gen)
-        plus = torch.binomial(nz, half, generator=gen)
-        sums.append(2 * plus - nz)  # integer-valued
+        # the signed count S over a part of size h, drawn by inverse CDF from its exact law
+        # (one uniform per entry; the binomial pair N_nz ~ Bin(h, p), N+ | N_nz ~ Bin(N_nz, 1/2)
+        # it replaces cost two slow torch.binomial calls)
+        values, cdf = signed_count_law(h, p)
+        u = torch.rand((trials, k_max), generator=gen, dtype=torch.float64)
+        idx = torch.searchsorted(torch.from_numpy(cdf), u.reshape(-1), right=True).clamp_(max=len(values) - 1)
+        sums.append(torch.from_numpy(values)[idx].reshape(trials, k_max))  # integer-valued
     total = sum(sums)
     return torch.stack([total, sums[0] - sums[1]], dim=2), (mag / math.sqrt(n), mag / math.sqrt(2 * m))
+
+
+@functools.lru_cache(maxsize=16)
+def signed_count_law(h: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """The exact law of S = Σ_{i<=h} X_i with X_i = ±1 w.p. p/2 each and 0 otherwise.
+
+    P(S = s) = Σ_N Bin(N; h, p)·Bin((N + s)/2; N, 1/2) over N ≡ s (mod 2); N and S are
+    kept within 12 standard deviations of their means (the rest has probability < 1e-30, far
+    below the 2^-53 resolution of the inverse-CDF draw).
+
+    Returns
+    -------
+    values : ndarray of float64, the support (integers)
+    cdf : ndarray of float64, P(S <= value), the last entry exactly 1
+    """
+    from scipy import special
+    from scipy import stats as sps
+
+    mean, sd = h * p, math.sqrt(max(h * p * (1 - p), 1e-12))
+    lo, hi = max(0, int(mean - 12 * sd) - 1), min(h, int(mean + 12 * sd) + 2)
+    N = np.arange(lo, hi + 1)
+    wN = sps.binom.pmf(N, h, p)  # (len(N),)
+    # |S| beyond 12 standard deviations (sd = sqrt(h p)) has probability < 1e-30 as well
+    smax = int(min(N.max(), 12 * math.sqrt(h * p) + 2))
+    values = np.arange(-smax, smax + 1)
+    plus = (N[:, None] + values[None, :]) / 2.0  # (len(N), len(values))
+    ok = (plus == np.floor(plus)) & (plus >= 0) & (plus <= N[:, None])
+    pl = np.where(ok, plus, 0.0)
+    Nf = N[:, None].astype(float)
+    logpm = special.gammaln(Nf + 1) - special.gammaln(pl + 1) - special.gammaln(Nf - pl + 1) - Nf * math.log(2.0)
+    pm = np.where(ok, np.exp(logpm), 0.0)
+    pmf = wN @ pm
+    keep = pmf > 0
+    values, pmf = values[keep], pmf[keep]
+    cdf = np.cumsum(pmf)
+    cdf /= cdf[-1]
+    return values.astype(np.float64), cdf
 
 
 def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
@@ -269,17 +309,29 @@ def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *,
     return out
 
 
-def structured_apply(P: np.ndarray) -> Callable[[torch.Tensor], torch.Tensor] | None:
-    """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
-    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise."""
+def structured_params(P: np.ndarray) -> tuple[float, float] | None:
+    """(α, β) when P = αI + β11ᵀ exactly (uniform attention: α = 0; near-identity
+    softmax(cI): α = P00 − P01), else None. Checked entrywise, without an n×n temporary."""
     n = P.shape[0]
     off = P[0, 1] if n > 1 else 0.0
     alpha = float(P[0, 0] - off)
     beta = float(off)
-    expected = np.full((n, n), beta)
-    np.fill_diagonal(expected, alpha + beta)
-    if not np.array_equal(P, expected):
+    diag = np.diagonal(P)
+    if not np.all(diag == alpha + beta):
         return None
+    # off-diagonal entries: every entry equals beta except the diagonal
+    if np.count_nonzero(P != beta) != (0 if alpha == 0 else n):
+        return None
+    return alpha, beta
+
+
+def structured_apply(P: np.ndarray) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
+    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise."""
+    ab = structured_params(P)
+    if ab is None:
+        return None
+    alpha, beta = ab
 
     def apply(G: torch.Tensor) -> torch.Tensor:  # (n, c) -> (n, c)
         return alpha * G + beta * G.sum(0, keepdim=True)
@@ -295,13 +347,38 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
     With e = w/‖w‖, u = P e and v_t = P g_t − (eᵀg_t) u (g_t ~ N(0, I_n), shared by all
     columns and all k), returns ``alpha = uᵀv`` and ``beta = ‖v‖²`` of shape (m, trials),
     ``unorm2 = ‖u‖²`` and ``wnorm = ‖w‖`` of shape (m,). The error for a projection with k
-    rows is then :func:`theorem1_errors_from_parts`.
+    rows is then :func:`theorem1_errors_from_parts`. The draws come in chunks of ``chunk``
+    trials (:func:`theorem1_parts_chunks`), so the first ``c·chunk`` trials are the same
+    whatever ``trials`` is.
 
     Parameters
     ----------
     P : ndarray (n, n)
     W : ndarray (n, m)
         The vectors w, one per column.
+    """
+    gen = theorem1_parts_chunks(P, W, seed=seed, chunk=chunk, dtype=dtype, fast=fast)
+    head = next(gen)
+    alpha = np.empty((W.shape[1], trials))
+    beta = np.empty((W.shape[1], trials))
+    done = 0
+    while done < trials:
+        a, b = gen.send(min(chunk, trials - done))
+        alpha[:, done : done + a.shape[1]] = a
+        beta[:, done : done + a.shape[1]] = b
+        done += a.shape[1]
+    gen.close()
+    return {"alpha": alpha, "beta": beta, **head}
+
+
+def theorem1_parts_chunks(P: np.ndarray, W: np.ndarray, *, seed: Seed, chunk: int = 2000,
+                          dtype: torch.dtype = torch.float32, fast: bool = True):  # noqa: ANN201 - a generator
+    """A generator of Theorem-1 parts, one chunk at a time (for sequential Monte Carlo).
+
+    The first ``next()`` returns ``{"unorm2": (m,), "wnorm": (m,)}``; then each
+    ``send(c)`` (c <= chunk) returns ``(alpha, beta)`` of shape (m, c) for the next c trials.
+    Draws: one (n, chunk) block of g per send, so sending ``chunk`` each time reproduces
+    :func:`theorem1_reduced_parts` exactly.
     """
     P = np.asarray(P, dtype=np.float64)
     W = np.asarray(W, dtype=np.float64)
@@ -321,10 +398,8 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
     PtU = torch.from_numpy(P.T @ U)  # (n, m): uᵀ(Pg) = (Pᵀu)ᵀg, computed in float64
     Et = torch.from_numpy(E)
     u2 = (U * U).sum(0)[:, None]  # (m, 1)
-    alpha = np.empty((W.shape[1], trials))
-    beta = np.empty((W.shape[1], trials))
-    for start in range(0, trials, chunk):
-        c = min(chunk, trials - start)
+    c = yield {"unorm2": (U * U).sum(0), "wnorm": wnorm}
+    while True:
         g = torch.randn((n, c), generator=gen, dtype=dtype)  # (n, c)
         h = apply(g)  # (n, c): P g, the one O(n²) step (O(n) for P = αI + β11ᵀ)
         hh = torch.linalg.vector_norm(h, dim=0).double().numpy() ** 2  # (c,): ‖Pg‖²
@@ -332,16 +407,21 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
         uh = (PtU.T @ g64).numpy()  # (m, c): uᵀPg
         eg = (Et.T @ g64).numpy()  # (m, c): eᵀg
         # v = Pg − (eᵀg) u:  uᵀv = uᵀPg − (eᵀg)‖u‖²,  ‖v‖² = ‖Pg‖² − 2(eᵀg)uᵀPg + (eᵀg)²‖u‖²
-        alpha[:, start : start + c] = uh - eg * u2
-        beta[:, start : start + c] = np.maximum(hh[None, :] - 2 * eg * uh + eg * eg * u2, 0.0)
-    return {"alpha": alpha, "beta": beta, "unorm2": (U * U).sum(0), "wnorm": wnorm}
+        alpha = uh - eg * u2
+        beta = np.maximum(hh[None, :] - 2 * eg * uh + eg * eg * u2, 0.0)
+        c = yield alpha, beta
 
 
 def theorem1_errors_from_parts(parts: dict[str, np.ndarray], j: int, k: int, *, seed: Seed) -> np.ndarray:
     """‖P(RᵀR − I) w_j‖ for a projection with k rows, one value per trial of ``parts``."""
+    return theorem1_errors_chunk(parts, j, k, numpy_rng(seed))
+
+
+def theorem1_errors_chunk(parts: dict[str, np.ndarray], j: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """As :func:`theorem1_errors_from_parts` with the chi-square draws taken from ``rng``
+    (successive chunks from one generator reproduce one draw of all trials)."""
     alpha = parts["alpha"][j]
     beta = parts["beta"][j]
-    rng = numpy_rng(seed)
     chi = rng.chisquare(k, size=alpha.shape[0]) / k
     a = chi - 1.0
     b = np.sqrt(chi / k)
@@ -520,3 +600,121 @@ def _split_along_w(
     Vperp = V - np.outer(what, c)  # (n, d)
     lam, Q = np.linalg.eigh(Vperp.T @ Vperp)
     return w, wn, what, c, Vperp, torch.from_numpy(Q * np.sqrt(np.clip(lam, 0, None)))  # L: (d, d)
+
+
+# --------------------------------------------------------------------------- Theorem 2, by looks
+
+
+def _series_order(xmax: float, rtol: float = 1e-12) -> int | None:
+    """The smallest P with (2x)^{P+1}/(P+1)!·e^{2x} <= rtol (x = max |c z|): the truncation
+    error of exp(c z) and exp(2 c z) at order P, relative; None when P would exceed 8."""
+    x2 = 2.0 * xmax
+    for p in range(1, 9):
+        if x2 ** (p + 1) / math.factorial(p + 1) * math.exp(x2) <= rtol:
+            return p
+    return None
+
+
+class Theorem2Looks:
+    """Theorem-2 statistics for every k in ``ks``, one look of trials at a time.
+
+    Draws are those of :func:`theorem2_reduced_all` (chunks of ``chunk`` trials: z (m, k_max)
+    and g (m, d) in ``work_dtype``, g1 (m,) in float64, in that order), so the first looks
+    see the same Gaussian draws as a fixed-size run. The paper's construction (E = δR,
+    F = e^{−δ}R) and eq. (21) need Σ_j exp(c z_j), Σ_j exp(c z_j) z_j and Σ_j exp(2c z_j)
+    over the first k draws, c = δ‖w‖/√k; with |c z| tiny (δ = 1/(2n)) they are evaluated
+    from the power sums Σ z_j^p by the exponential series, truncated where the remainder is
+    <= 1e-12 relative (checked per chunk; the direct exp where it is not), in float64 —
+    more accurate than the float32 exp of :func:`theorem2_reduced_all`, and O(k_max) per
+    trial whatever the number of k. ``plain`` (E = F = R) needs a softmax per k: computed
+    only when asked (the first look).
+    """
+
+    def __init__(self, w: np.ndarray, V: np.ndarray, ks: np.ndarray, *, delta: float, seed: Seed,
+                 chunk: int = 500, y_index: int = 0, work_dtype: torch.dtype = torch.float32) -> None:
+        self.ks = np.asarray(ks, dtype=np.int64)
+        w, wn, what, c, Vperp, L = _split_along_w(w, V)
+        self.wn, self.delta = wn, delta
+        self.c = c  # (d,)
+        self.cy = float(c[y_index])
+        self.yperp = float(np.linalg.norm(Vperp[:, y_index]))
+        self.L = L.to(work_dtype)
+        self.ct = torch.from_numpy(c).to(work_dtype)
+        self.gen = torch_generator(seed)
+        self.k_max = int(self.ks.max())
+        self.d = V.shape[1]
+        self.chunk, self.work_dtype = chunk, work_dtype
+
+    def draw(self, trials: int, *, plain: bool, active: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The next ``trials`` (a multiple of ``chunk``, or the last few) trials.
+
+        Returns ``paper`` (len(ks), trials, d), ``eq21`` (len(ks), trials) and, with
+        ``plain``, ``plain`` (len(ks), min(trials, chunk), d) from the first chunk only; rows
+        of ks not in ``active`` (a boolean mask) are NaN.
+        """
+        ks = self.ks
+        act = np.ones(len(ks), bool) if active is None else np.asarray(active, bool)
+        nk = len(ks)
+        paper = np.full((nk, trials, self.d), np.nan)
+        eq21 = np.full((nk, trials), np.nan)
+        plain_out = np.full((nk, min(trials, self.chunk), self.d), np.nan) if plain else None
+        ed = math.exp(-self.delta)
+        for start in range(0, trials, self.chunk):
+            m = min(self.chunk, trials - start)
+            z = torch.randn((m, self.k_max), generator=self.gen, dtype=self.work_dtype)  # sqrt(k)·(R ŵ)
+            g = torch.randn((m, self.d), generator=self.gen, dtype=self.work_dtype)
+            g1 = torch.randn((m,), generator=self.gen, dtype=torch.float64)
+            lg = (g @ self.L.T).double().numpy()  # (m, d) ~ N(0, V⊥ᵀV⊥)
+            g1n = g1.numpy()
+            idx = np.flatnonzero(act)
+            if idx.size == 0:
+                continue
+            kk = ks[idx]
+            z64 = z[:, : int(kk.max())].double().numpy()  # (m, k): exact widening of the draws
+            zmax = float(np.abs(z64).max()) if z64.size else 0.0
+            cs = self.delta * self.wn / np.sqrt(kk.astype(float))  # (len(kk),)
+            order = _series_order(float(cs.max()) * zmax)
+            if order is not None:
+                # power sums S_p(k) = Σ_{j<=k} z_j^p, p = 0..order+1, at every active k
+                bounds = np.concatenate([[0], kk])
+                seg = [slice(int(bounds[i]), int(bounds[i + 1])) for i in range(len(kk))]
+                S = np.empty((order + 2, m, len(kk)))
+                zp = np.ones_like(z64)
+                for p in range(order + 2):
+                    if p:
+                        zp = zp * z64
+                    part = np.stack([zp[:, sl].sum(1) for sl in seg], axis=1)  # (m, len(kk))
+                    S[p] = np.cumsum(part, axis=1)
+                fac = np.array([1.0 / math.factorial(p) for p in range(order + 1)])
+                cp = cs[None, :] ** np.arange(order + 1)[:, None] * fac[:, None]  # (order+1, len(kk))
+                c2p = (2 * cs[None, :]) ** np.arange(order + 1)[:, None] * fac[:, None]
+                qs = np.einsum("pk,pmk->mk", cp, S[: order + 1])  # Σ exp(c z)
+                qz = np.einsum("pk,pmk->mk", cp, S[1 : order + 2])  # Σ exp(c z) z
+                q2 = np.einsum("pk,pmk->mk", c2p, S[: order + 1])  # Σ exp(2 c z)
+            else:  # not small enough for the series: the direct exponentials, in float64
+                qs = np.empty((m, len(kk)))
+                qz = np.empty((m, len(kk)))
+                q2 = np.empty((m, len(kk)))
+                for i, k in enumerate(kk):
+                    q = np.exp(cs[i] * z64[:, :k])
+                    qs[:, i], qz[:, i], q2[:, i] = q.sum(1), (q * z64[:, :k]).sum(1), (q * q).sum(1)
+            rk = 1.0 / np.sqrt(kk.astype(float))  # (len(kk),)
+            qa = qz * rk  # Σ q_j (R ŵ)_j
+            qn = np.sqrt(np.maximum(q2, 0.0))
+            # softmax(δ w Rᵀ) e^{−δ} R V = e^{−δ}[(qa/qs) c + (qn/qs)/√k · L g]
+            paper[idx, start : start + m] = ed * ((qa / qs).T[:, :, None] * self.c[None, None, :]
+                                                  + ((qn / qs) * rk).T[:, :, None] * lg[None, :, :])
+            eq21[idx, start : start + m] = (ed * (self.cy * qa + qn * self.yperp * rk * g1n[:, None])).T
+            if plain and start == 0:  # E = F = R: a comparison, on the first chunk only (a softmax per k)
+                for i, k in zip(idx, kk):
+                    zk = z[:, :k]
+                    r = 1.0 / math.sqrt(k)
+                    p_ = torch.softmax((self.wn * r) * zk, dim=1)  # E = F = R
+                    pa = (p_ * zk).sum(1, keepdim=True) * r
+                    pn = torch.linalg.vector_norm(p_, dim=1, keepdim=True)
+                    lgw = g @ self.L.T
+                    plain_out[i, start : start + m] = (pa * self.ct + pn * r * lgw).numpy()
+        out = {"paper": paper, "eq21": eq21}
+        if plain:
+            out["plain"] = plain_out
+        return out

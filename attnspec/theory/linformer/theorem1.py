@@ -120,38 +120,70 @@ def theorem1_vectors(P: np.ndarray, *, seed: int, d: int = 64, iterations: int =
     random = rng.standard_normal(n)
     # smallest right singular vector: x <- (PᵀP)^{-1} x through an LU of P + σI
     shift = 1e-10 * max(1.0, float(np.abs(P).max()))
-    lu = sla.lu_factor(P + shift * np.eye(n), check_finite=False)
     x = rng.standard_normal(n)
-    for _ in range(iterations):
-        y = sla.lu_solve(lu, x, trans=1, check_finite=False)
-        x = sla.lu_solve(lu, y, check_finite=False)
-        x /= np.linalg.norm(x)
+    from attnspec.theory.linformer.samplers import structured_params
+
+    ab = structured_params(P)
+    if ab is not None:
+        # P = αI + β11ᵀ (uniform, near-identity attention): (P + σI)^{-1} in closed form
+        # (Sherman–Morrison), symmetric, O(n) per solve instead of an O(n³) LU
+        a, b = ab[0] + shift, ab[1]
+
+        def solve(v: np.ndarray) -> np.ndarray:
+            return (v - b * v.sum() / (a + n * b)) / a
+
+        for _ in range(iterations):
+            x = solve(solve(x))
+            x /= np.linalg.norm(x)
+    else:
+        lu = sla.lu_factor(P + shift * np.eye(n), check_finite=False)
+        for _ in range(iterations):
+            y = sla.lu_solve(lu, x, trans=1, check_finite=False)
+            x = sla.lu_solve(lu, y, check_finite=False)
+            x /= np.linalg.norm(x)
     bottom = x
     x = rng.standard_normal(n)
     for _ in range(4 * iterations):
-        x = P.T @ (P @ x)
+        if ab is not None:  # P = αI + β11ᵀ is symmetric: PᵀPx = P(Px) in O(n)
+            for _ in range(2):
+                x = ab[0] * x + ab[1] * x.sum()
+        else:
+            x = P.T @ (P @ x)
         x /= np.linalg.norm(x)
     return {"value": value, "random": random, "adv_bottom": bottom, "adv_top": x}
 
 
 def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Sequence[int], *,
                       trials: int = 10_000, seed: int = 0, w_kinds: Sequence[str] = W_KINDS,
-                      sample_ks: Sequence[int] = (), sample_size: int = 2000,
+                      sample_ks: Sequence[int] = (), sample_size: int = 2000, look: int = 2000,
+                      sequential: bool = True, vectors: Mapping[str, dict[str, np.ndarray]] | None = None,
+                      progress=None,  # noqa: ANN001 - an attnspec.progress.Progress or None
                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Theorem 1 (Gaussian R) for each attention matrix and each w.
+
+    Trials come in looks of ``look`` (each one P·g block shared by every w and k); with
+    ``sequential`` the draws stop after the first look at which every row's verdict is
+    settled (:mod:`attnspec.theory.linformer.sequential`: error rate <= 0.01 for a row that
+    stops early), else all ``trials`` are drawn. The same seed gives the same table.
 
     Parameters
     ----------
     attention : mapping name -> ndarray (n, n)
         Row-stochastic matrices P (synthetic kinds or captured ones).
     ks : the projection dimensions (k > n allowed: the law is still defined).
+    trials : int
+        The most trials per point.
+    vectors : mapping name -> {w kind: ndarray (n,)}, optional
+        The vectors w per matrix, if already computed (:func:`theorem1_vectors`).
 
     Returns
     -------
     table : DataFrame, one row per (reading, attention, w, k): bound 2n e^{−c(ε)k},
         failures, trials, estimate and 95% CI, plus ``pw_ratio`` = ‖Pw‖/(‖P‖_F‖w‖).
-    samples : relative errors ‖P̃w − Pw‖/‖Pw‖ at ``sample_ks``.
+    samples : relative errors ‖P̃w − Pw‖/‖Pw‖ at ``sample_ks`` (from the first look).
     """
+    from attnspec.theory.linformer import sequential as SQ
+
     check_eps(eps)
     ks = check_ks(ks)
     check_range("trials", trials, low=1)
@@ -159,37 +191,69 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
         check_choice("w kind", wk, W_KINDS)
     rows: list[dict] = []
     samples: list[pd.DataFrame] = []
+    sample_set = {int(x) for x in sample_ks}
+    n_looks = SQ.looks(trials, look)
     for name, P in attention.items():
         P = np.asarray(P, dtype=np.float64)
         if P.ndim != 2 or P.shape[0] != P.shape[1]:
             raise InputError(f"attention {name!r} must be a square matrix, got shape {P.shape}")
         n = check_n(P.shape[0])
         s_vec = child_seed(seed, "thm1", "vectors", name)
-        vecs = theorem1_vectors(P, seed=s_vec)
+        vecs = vectors[name] if vectors is not None and name in vectors else theorem1_vectors(P, seed=s_vec)
         vecs = {wk: vecs[wk] for wk in w_kinds}
         W = np.stack(list(vecs.values()), axis=1)  # (n, m)
         s_parts = child_seed(seed, "thm1", "parts", name)
-        parts = S.theorem1_reduced_parts(P, W, trials, seed=s_parts)
+        gen = S.theorem1_parts_chunks(P, W, seed=s_parts, chunk=look)
+        head = next(gen)
         pf = float(np.linalg.norm(P))
+        # per (w, k): the chi-square generator, the failure counts, the tolerances
+        state: dict[tuple[str, int], dict] = {}
         for j, wk in enumerate(vecs):
-            wn = parts["wnorm"][j]
-            pw = math.sqrt(parts["unorm2"][j]) * wn
+            wn = head["wnorm"][j]
+            pw = math.sqrt(head["unorm2"][j]) * wn
             for k in ks:
                 s_k = child_seed(seed, "thm1", "chi", name, wk, int(k))
-                err = S.theorem1_errors_from_parts(parts, j, int(k), seed=s_k)
-                rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
-                common = {"attention": name, "w": wk, "n": n, "k": int(k), "eps": eps,
-                          "bound": float(theorem1_union_bound(n, k, eps)), "exact": np.nan}
-                for reading, fails, zero_ok in (("relative", int((err > eps * pw).sum()), False),
-                                                ("additive", int((err > eps * pf * wn).sum()), pw <= eps * pf * wn)):
-                    # zero_ok: P̃ = 0 meets the tolerance (‖Pw‖ <= tolerance), so the
-                    # existence claim cannot fail at this w.
-                    rows.append({"claim": "linformer.thm1.eq3", "reading": reading, **common,
-                                 **mc_columns(fails, trials), "seed": s_k, "parts_seed": s_parts,
-                                 "vectors_seed": s_vec, "pw_ratio": pw / (pf * wn),
-                                 "zero_output_passes": bool(zero_ok)})
-                if int(k) in set(int(x) for x in sample_ks):
+                bound = float(theorem1_union_bound(n, k, eps))
+                zero_ok = pw <= eps * pf * wn
+                # rows whose verdict the counts cannot change need no more than one look
+                fixed = SQ.fixed_verdict(bound, trials_max=trials, vacuous=int(k) >= n)
+                state[(wk, int(k))] = {"j": j, "rng": numpy_rng(s_k), "seed": s_k, "pw": pw, "wn": wn, "bound": bound,
+                                       "zero_ok": zero_ok, "rel": 0, "add": 0, "fixed_rel": fixed,
+                                       "fixed_add": fixed or zero_ok}
+        done = 0
+        while done < trials:
+            c = min(look, trials - done)
+            alpha, beta = gen.send(c)
+            parts = {"alpha": alpha, "beta": beta, **head}
+            done += c
+            for (wk, k), st in state.items():
+                err = S.theorem1_errors_chunk(parts, st["j"], k, st["rng"])
+                st["rel"] += int((err > eps * st["pw"]).sum())
+                st["add"] += int((err > eps * pf * st["wn"]).sum())
+                if done == c and k in sample_set:
+                    pw = st["pw"]
+                    rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
                     v = rel[:sample_size]
                     samples.append(pd.DataFrame({"claim": "linformer.thm1.eq3", "reading": "relative", "attention": name,
-                                                 "w": wk, "k": int(k), "sample": np.arange(v.size), "value": v}))
+                                                 "w": wk, "k": k, "sample": np.arange(v.size), "value": v}))
+            if progress is not None:
+                progress.advance(c)
+            if sequential and done < trials and all(
+                    (st["fixed_rel"] or SQ.settled(st["rel"], done, st["bound"], n_looks=n_looks))
+                    and (st["fixed_add"] or SQ.settled(st["add"], done, st["bound"], n_looks=n_looks))
+                    for st in state.values()):
+                if progress is not None:
+                    progress.advance(0, total=progress.total - (trials - done))
+                break
+        gen.close()
+        for (wk, k), st in state.items():
+            common = {"attention": name, "w": wk, "n": n, "k": k, "eps": eps, "bound": st["bound"], "exact": np.nan}
+            pw, wn = st["pw"], st["wn"]
+            for reading, fails, zero_ok in (("relative", st["rel"], False), ("additive", st["add"], st["zero_ok"])):
+                # zero_ok: P̃ = 0 meets the tolerance (‖Pw‖ <= tolerance), so the
+                # existence claim cannot fail at this w.
+                rows.append({"claim": "linformer.thm1.eq3", "reading": reading, **common,
+                             **mc_columns(fails, done), "seed": st["seed"], "parts_seed": s_parts,
+                             "vectors_seed": s_vec, "pw_ratio": pw / (pf * wn), "zero_output_passes": bool(zero_ok),
+                             "trials_max": trials})
     return pd.DataFrame(rows), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())

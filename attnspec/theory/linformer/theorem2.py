@@ -81,19 +81,40 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 def simulate_theorem2(n: int, d: int, eps: float, ks: Sequence[int], *, trials: int = 10_000, seed: int = 0,
-                      sample_ks: Sequence[int] = (), sample_size: int = 2000) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      sample_ks: Sequence[int] = (), sample_size: int = 2000,
+                      grid: dict[float, list[int]] | None = None, look: int = 2000, sequential: bool = True,
+                      progress=None,  # noqa: ANN001 - an attnspec.progress.Progress or None
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Theorem 2 (eq. 8 under both readings of ‖V‖, both constructions) and eq. 21.
+
+    One set of draws per row w of A serves every k, the main ε and every ε of ``grid``
+    (common random numbers: only the tolerance depends on ε). Trials come in looks of
+    ``look``; with ``sequential`` a k stops drawing once the verdicts of its proof-construction
+    and eq.-21 rows are settled (:mod:`attnspec.theory.linformer.sequential`), else all
+    ``trials`` are drawn. E = F = R (``plain``, not the paper's; reported as a measurement)
+    is computed on the first chunk of 500 trials only.
 
     Returns
     -------
-    table : DataFrame, one row per (claim, reading, construction, row, k).
+    table : DataFrame, one row per (claim, reading, construction, row, k); the ``grid`` rows
+        (``sweep = "eps-k-grid"``) last. Readings of eq. 8: ``proof-spectral`` /
+        ``proof-frobenius`` (construction ``paper``) and ``plain-spectral`` /
+        ``plain-frobenius`` (construction ``plain``), with ``zero_output_passes`` (the
+        zero output meets the tolerance: the existence statement cannot fail there).
     samples : relative errors ‖out − softmax(w)V‖/(‖softmax(w)‖‖V‖_2) at ``sample_ks``.
     """
+    from attnspec.theory.linformer import sequential as SQ
+
     check_n(n)
     check_range("d", d, low=2)
     check_eps(eps)
     ks = check_ks(ks)
     check_range("trials", trials, low=1)
+    grid = {float(e): sorted({int(k) for k in g}) for e, g in (grid or {}).items() if g}
+    for e in grid:
+        check_eps(e)
+    all_ks = check_ks(sorted(set(ks.tolist()) | {k for g in grid.values() for k in g}))
+    kpos = {int(k): i for i, k in enumerate(all_ks)}
     s_setup = child_seed(seed, "thm2", "setup")
     setup = theorem2_setup(n, d, seed=s_setup)
     Q, K, V = setup["Q"], setup["K"], setup["V"]
@@ -101,38 +122,108 @@ def simulate_theorem2(n: int, d: int, eps: float, ks: Sequence[int], *, trials: 
     v2 = float(np.linalg.norm(V, 2))
     vf = float(np.linalg.norm(V))
     delta = 1.0 / (2 * n)
-    rows: list[dict] = []
+    n_looks = SQ.looks(trials, look)
+    sample_set = {int(k) for k in sample_ks}
+    main_rows: list[dict] = []
+    grid_rows: dict[float, list[dict]] = {e: [] for e in grid}
     samples: list[pd.DataFrame] = []
-    sample_ks = set(int(k) for k in sample_ks)
+    # the (ε, k) points: the main ε at ks, each grid ε at its ks
+    points = [(float(eps), int(k), "main") for k in ks] + [(e, k, "grid") for e, g in grid.items() for k in g]
     for rname, i in row_index.items():
         w = Q[i] @ K.T / math.sqrt(d)  # (n,): row i of A
         s = _softmax(w)
         target = s @ V  # (d,)
         sn = float(np.linalg.norm(s))
         zero_err = float(np.linalg.norm(target))
+        tgt21 = float(np.exp(w) @ V[:, 0])
         sd = child_seed(seed, "thm2", rname)
-        res = S.theorem2_reduced_all(w, V, ks, trials, delta=delta, seed=sd)
+        looks_ = S.Theorem2Looks(w, V, all_ks, delta=delta, seed=sd)
+        fails = {}  # (construction, eps, k, reading) -> failures
+        eq21_fail = {int(k): 0 for k in ks}
+        counted = np.zeros(len(all_ks), dtype=np.int64)  # trials drawn per k
+        plain_trials = 0
+        active = np.ones(len(all_ks), bool)
+        done = 0
+        while done < trials:
+            c = min(look, trials - done)
+            first = done == 0
+            res = looks_.draw(c, plain=first, active=active)
+            done += c
+            for cons in (("paper", "plain") if first else ("paper",)):
+                err = np.linalg.norm(res[cons] - target, axis=2)  # (len(all_ks), c), NaN where inactive
+                for e, k, _ in points:
+                    if not active[kpos[k]] and cons == "paper":
+                        continue
+                    for reading, vnorm in (("spectral", v2), ("frobenius", vf)):
+                        key = (cons, e, k, reading)
+                        fails[key] = fails.get(key, 0) + int((err[kpos[k]] > e * sn * vnorm).sum())
+                if first:
+                    for k in sorted(sample_set & set(kpos)):
+                        v = err[kpos[k]][:sample_size] / (sn * v2)
+                        samples.append(pd.DataFrame({"claim": "linformer.thm2.eq8", "reading": "spectral",
+                                                     "construction": cons, "row": rname, "k": int(k),
+                                                     "sample": np.arange(v.size), "value": v}))
+            for k in eq21_fail:
+                if active[kpos[k]]:
+                    eq21_fail[k] += int((np.abs(res["eq21"][kpos[k]] - tgt21) > eps * abs(tgt21)).sum())
+            counted[active] += c
+            if first:
+                plain_trials = res["plain"].shape[1]
+            if progress is not None:
+                progress.advance(c * int(active.sum()) / len(all_ks))
+            if not sequential or done >= trials:
+                continue
+            for ik, k in enumerate(all_ks):
+                if not active[ik]:
+                    continue
+                k = int(k)
+                ok = True
+                for e, kk, _ in points:
+                    if kk != k:
+                        continue
+                    bound = float(theorem2_union_bound(n, d, k, e))
+                    if SQ.fixed_verdict(bound, trials_max=trials, vacuous=k >= n):
+                        continue
+                    ok &= all(SQ.settled(fails[("paper", e, k, r)], int(counted[ik]), bound, n_looks=n_looks)
+                              for r in ("spectral", "frobenius"))
+                if k in eq21_fail:
+                    b21 = float(lemma1_inner_bound(k, eps))
+                    if not SQ.fixed_verdict(b21, trials_max=trials):
+                        ok &= SQ.settled(eq21_fail[k], int(counted[ik]), b21, n_looks=n_looks)
+                if ok:
+                    active[ik] = False
+            if not active.any():
+                break
+        if progress is not None:
+            progress.advance(0, total=progress.total - (trials - done) if done < trials else None)
+
+        def row(cons: str, e: float, k: int, reading: str, vnorm: float, sweep: str | None) -> dict:
+            tol = e * sn * vnorm
+            t_k = plain_trials if cons == "plain" else int(counted[kpos[k]])
+            out = {"claim": "linformer.thm2.eq8", "reading": f"{'proof' if cons == 'paper' else 'plain'}-{reading}",
+                   "construction": cons, "row": rname, "row_index": i, "n": n, "d": d, "k": int(k), "eps": e,
+                   "bound": float(theorem2_union_bound(n, d, k, e)), "exact": np.nan,
+                   **mc_columns(fails[(cons, e, k, reading)], t_k), "seed": sd, "setup_seed": s_setup,
+                   "zero_output_passes": bool(zero_err <= tol), "zero_output_error": zero_err, "tolerance": tol,
+                   "trials_max": trials}
+            if sweep:
+                out["sweep"] = sweep
+            return out
+
         for cons in THM2_CONSTRUCTIONS:
-            err = np.linalg.norm(res[cons] - target, axis=2)  # (len(ks), T)
-            for ik, k in enumerate(ks):
+            for k in ks:
                 for reading, vnorm in (("spectral", v2), ("frobenius", vf)):
-                    tol = eps * sn * vnorm
-                    rows.append({"claim": "linformer.thm2.eq8", "reading": reading, "construction": cons, "row": rname,
-                                 "row_index": i, "n": n, "d": d, "k": int(k), "eps": eps,
-                                 "bound": float(theorem2_union_bound(n, d, k, eps)), "exact": np.nan,
-                                 **mc_columns(int((err[ik] > tol).sum()), trials), "seed": sd,
-                                 "setup_seed": s_setup, "zero_output_passes": bool(zero_err <= tol)})
-                if int(k) in sample_ks:
-                    v = err[ik][:sample_size] / (sn * v2)
-                    samples.append(pd.DataFrame({"claim": "linformer.thm2.eq8", "reading": "spectral", "construction": cons,
-                                                 "row": rname, "k": int(k), "sample": np.arange(v.size), "value": v}))
-        # eq. 21: the single (row, column) statement with unnormalised exp, y = V[:, 0]
-        tgt = float(np.exp(w) @ V[:, 0])
-        for ik, k in enumerate(ks):
-            fails = int((np.abs(res["eq21"][ik] - tgt) > eps * abs(tgt)).sum())
-            rows.append({"claim": "linformer.thm2.eq21", "reading": "as-stated", "construction": "paper", "row": rname,
-                         "row_index": i, "n": n, "d": d, "k": int(k), "eps": eps,
-                         "bound": float(lemma1_inner_bound(k, eps)), "exact": np.nan,
-                         **mc_columns(fails, trials), "seed": sd, "setup_seed": s_setup,
-                         "zero_output_passes": False})
-    return pd.DataFrame(rows), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())
+                    main_rows.append(row(cons, float(eps), int(k), reading, vnorm, None))
+        for k in ks:
+            main_rows.append({"claim": "linformer.thm2.eq21", "reading": "as-stated", "construction": "paper",
+                              "row": rname, "row_index": i, "n": n, "d": d, "k": int(k), "eps": eps,
+                              "bound": float(lemma1_inner_bound(k, eps)), "exact": np.nan,
+                              **mc_columns(eq21_fail[int(k)], int(counted[kpos[int(k)]])), "seed": sd,
+                              "setup_seed": s_setup, "zero_output_passes": False, "trials_max": trials})
+        for e, g in grid.items():
+            for cons in THM2_CONSTRUCTIONS:
+                for k in g:
+                    for reading, vnorm in (("spectral", v2), ("frobenius", vf)):
+                        grid_rows[e].append(row(cons, e, int(k), reading, vnorm, "eps-k-grid"))
+    ordered = main_rows + [r for e in grid for r in grid_rows[e]]
+    return pd.DataFrame(ordered), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())

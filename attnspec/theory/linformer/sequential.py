@@ -1,0 +1,65 @@
+"""Sequential Monte Carlo for `jl-check`: stop drawing once every verdict is decided.
+
+A Monte Carlo point is run in *looks* of ``look`` trials, up to ``trials`` (at most
+``ceil(trials / look)`` looks, J). After each look a row is **settled** when more trials
+could not change its verdict except with small probability:
+
+* its verdict does not depend on the trials (a precondition: vacuous, hypothesis-unmet, the
+  zero output meets the tolerance, an exact law decides it, or the claimed probability is
+  so close to 1 that even ``trials``/``trials`` failures could not contradict it);
+* or its Clopper–Pearson interval at level 1 − ALPHA/J (Bonferroni over the J looks) lies
+  on one side of each threshold of :func:`attnspec.verdicts.classify_probability`:
+  above the claim (violated), below claim/10 (loose), or inside [claim/10, claim] (holds).
+
+**Error rate.** The J intervals cover the true failure probability simultaneously with
+probability >= 1 − ALPHA (Bonferroni), so a row that stops early carries the verdict of
+the full run's classifier — computed on the counts at the stop with the usual 95% interval,
+which is narrower than the stopping interval and so on the same side of every threshold —
+and that verdict is wrong with probability at most ALPHA = 0.01 (tested in
+``tests/unit/test_jl_sequential.py``). A row that never settles runs all ``trials`` and is
+classified exactly as a fixed-size run. Fixed seeds give the same looks, the same stops
+and the same table every time.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from attnspec.stats import clopper_pearson
+
+
+@functools.lru_cache(maxsize=65536)
+def _cp(failures: int, trials: int, level: float):  # noqa: ANN202 - an Interval
+    return clopper_pearson(failures, trials, level)
+from attnspec.verdicts import LOOSE_FACTOR
+
+#: the total probability that some stopping interval misses the truth (Bonferroni over looks)
+ALPHA = 0.01
+
+
+def looks(trials: int, look: int) -> int:
+    """The number J of looks of ``look`` trials needed for ``trials``."""
+    return max(1, math.ceil(trials / max(1, look)))
+
+
+def fixed_verdict(claimed: float, *, trials_max: int, exact: float | None = None, vacuous: bool = False,
+                  trivial: bool = False) -> bool:
+    """True when the verdict of a row does not depend on its Monte Carlo counts."""
+    if vacuous or trivial or exact is not None or not math.isfinite(claimed) or claimed >= 1.0:
+        return True
+    # "cannot-fail" by the trial count: even trials_max/trials_max failures leave the lower
+    # 95% end below the claim, so no outcome of up to trials_max trials can contradict it
+    return _cp(int(trials_max), int(trials_max), 0.95).low <= claimed
+
+
+def settled(failures: int, trials: int, claimed: float, *, n_looks: int, alpha: float = ALPHA,
+            loose_factor: float = LOOSE_FACTOR) -> bool:
+    """True when the interval at level 1 − alpha/n_looks is on one side of every threshold."""
+    ci = _cp(int(failures), int(trials), 1.0 - alpha / max(1, n_looks))
+    if ci.low > claimed:
+        return True  # violated
+    ref = claimed / loose_factor
+    if ci.high < ref:
+        return True  # loose
+    return ci.low >= ref and ci.high <= claimed  # holds

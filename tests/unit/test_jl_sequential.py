@@ -1,0 +1,179 @@
+"""Issue 21, section 2: the speed-ups of `jl-check` keep every number honest.
+
+* the sequential stopping rule's error rate (<= ALPHA = 0.01 for a row that stops early);
+* the new exact evaluations against independent ones (scipy quadrature, scipy laws, direct
+  exponentials): the inner-product law, the signed-count law, Bartlett's Wishart draws,
+  the series form of the paper's Theorem-2 construction;
+* a fixed-size run is reproduced exactly with ``sequential=False``;
+* the progress reporter (silent under its delay, sparse off a terminal, quiet).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import integrate
+from scipy import stats as sps
+
+from attnspec.progress import Progress
+from attnspec.theory.linformer import lemma1 as L1
+from attnspec.theory.linformer import proof_steps as PS
+from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import sequential as SQ
+from attnspec.theory.linformer import theorem1 as T1
+
+
+# ----------------------------------------------------------------------------- stopping rule
+
+
+@pytest.mark.parametrize("kind", ["violated", "loose"])
+def test_sequential_rule_wrongly_settles_at_most_alpha_of_the_time(kind: str) -> None:
+    """At the worst case — the true failure probability exactly on a threshold — the rule
+    settles on the wrong side (violated at p = claim; loose at p = claim/10) with probability
+    <= ALPHA over all looks. 3000 replications, fixed seed: the bound plus 3 binomial sd."""
+    claimed = 0.05
+    p = claimed if kind == "violated" else claimed / 10
+    trials, look = 10_000, 2_000
+    n_looks = SQ.looks(trials, look)
+    rng = np.random.default_rng(0)
+    reps, wrong = 3000, 0
+    for _ in range(reps):
+        f = t = 0
+        for _ in range(n_looks):
+            f += int(rng.binomial(look, p))
+            t += look
+            ci = SQ._cp(f, t, 1 - SQ.ALPHA / n_looks)  # noqa: SLF001
+            if (kind == "violated" and ci.low > claimed) or (kind == "loose" and ci.high < claimed / 10):
+                wrong += 1
+                break
+    assert wrong / reps <= SQ.ALPHA + 3 * math.sqrt(SQ.ALPHA * (1 - SQ.ALPHA) / reps)
+
+
+def test_rows_whose_verdict_the_counts_cannot_change_are_fixed() -> None:
+    assert SQ.fixed_verdict(1.5, trials_max=10_000)  # vacuous
+    assert SQ.fixed_verdict(0.9997, trials_max=10_000)  # cannot-fail by the trial count
+    assert not SQ.fixed_verdict(0.82, trials_max=10_000)
+    assert SQ.settled(2000, 2000, 0.82, n_looks=5)  # clearly violated
+    assert SQ.settled(0, 2000, 0.82, n_looks=5)  # clearly loose
+    assert not SQ.settled(0, 2000, 1e-6, n_looks=5)  # 0 failures against a tiny claim: undecided
+
+
+def test_theorem1_fixed_size_run_is_reproduced_and_early_stops_keep_the_verdicts() -> None:
+    from attnspec.theory.linformer.rows import verdict_rows
+
+    P = T1.attention_matrix("softmax", 128, seed=3)
+    ks = [8, 64, 127]
+    full, _ = T1.simulate_theorem1({"softmax": P}, 0.5, ks, trials=6000, seed=1, sequential=False)
+    seq, _ = T1.simulate_theorem1({"softmax": P}, 0.5, ks, trials=6000, seed=1)
+    assert (full["trials"] == 6000).all()
+    assert (seq["trials"] <= 6000).all()
+    # the first look of the sequential run is the fixed run's first 2000 trials: same seeds
+    assert list(seq["seed"]) == list(full["seed"])
+    assert [r.verdict for r in verdict_rows(seq)] == [r.verdict for r in verdict_rows(full)]
+
+
+# ----------------------------------------------------------------------------- exact laws
+
+
+@pytest.mark.parametrize("k,rho,tau", [(16, 0.99, 0.3), (30, 0.99, 0.3), (348, 0.5, 0.1), (4095, 0.99, 0.01),
+                                       (4621, 0.1, 0.1), (2, 0.5, 0.3)])
+def test_inner_product_law_by_simpson_matches_tight_adaptive_quadrature(k: int, rho: float, tau: float) -> None:
+    a, b = (1 + rho) / 2, (1 - rho) / 2
+    for A, B, t in ((a, b, k * (rho + tau)), (b, a, k * (tau - rho))):
+        f = L1._diff_chi2_logf(A, B, k, t)  # noqa: SLF001
+        pts = [math.sqrt(-t / B)] if t < 0 else None
+        ref = integrate.quad(lambda v: math.exp(f(np.array([v]))[0]), 0, math.sqrt(k) + 60, limit=4000,
+                             epsabs=0, epsrel=1e-13, points=pts)[0]
+        assert L1.diff_chi2_sf(A, B, k, t) == pytest.approx(ref, rel=1e-8)
+
+
+def test_signed_count_law_matches_its_definition() -> None:
+    h, p = 40, 0.3
+    values, cdf = S.signed_count_law(h, p)
+    pmf = np.diff(np.r_[0.0, cdf])
+    # direct: N ~ Bin(h, p), S = 2·Bin(N, 1/2) − N
+    direct = {}
+    for N in range(h + 1):
+        for plus in range(N + 1):
+            s = 2 * plus - N
+            direct[s] = direct.get(s, 0.0) + sps.binom.pmf(N, h, p) * sps.binom.pmf(plus, N, 0.5)
+    for v, q in zip(values, pmf):
+        assert q == pytest.approx(direct[int(v)], abs=1e-15)
+    assert (pmf * values * values).sum() == pytest.approx(h * p)
+
+
+def test_flat_pair_sampler_matches_the_direct_sampler() -> None:
+    """The reduced (inverse-CDF) flat-pair images against the direct sampler at fixed seeds:
+    the laws are discrete (KS does not apply), so the atoms are compared by a chi-square
+    test of homogeneity on the values seen at least 20 times in both samples."""
+    n, k = 64, 6
+    red = S.reduced_pair_images("achlioptas", n, k, 6000, vectors="flat", seed=1).numpy()
+    dirc = S.direct_pair_images("achlioptas", n, k, 1500, vectors="flat", seed=2) * math.sqrt(k)
+    for j in range(2):
+        a, b = np.round(red[:, :, j].ravel(), 9), np.round(dirc[:, :, j].ravel(), 9)
+        vals = [v for v in np.unique(np.r_[a, b]) if (a == v).sum() >= 20 and (b == v).sum() >= 20]
+        table = np.array([[(a == v).sum() for v in vals] + [(~np.isin(a, vals)).sum()],
+                          [(b == v).sum() for v in vals] + [(~np.isin(b, vals)).sum()]])
+        assert sps.chi2_contingency(table).pvalue > 1e-3
+
+
+def test_bartlett_wishart_fraction_matches_direct_gaussian_v() -> None:
+    n, d, eps, draws = 200, 12, 0.4, 400
+    fast = PS.gaussian_v_fraction(n, d, eps, draws, seed=3)
+    rng = np.random.default_rng(4)
+    direct = sum(np.linalg.norm(V := rng.standard_normal((n, d)), 2) <= eps * np.linalg.norm(V) for _ in range(draws))
+    # both are Binomial(draws, q) for the same q: their difference is within 4 sd
+    q = (fast + direct) / (2 * draws)
+    assert abs(fast - direct) <= 4 * math.sqrt(2 * draws * q * (1 - q)) + 1
+
+
+def test_theorem2_series_matches_direct_exponentials_on_the_same_draws() -> None:
+    n, d = 256, 4
+    rng = np.random.default_rng(0)
+    w, V = rng.standard_normal(n) * 3, rng.standard_normal((n, d))
+    ks = np.array([8, 64, 200])
+    looks = S.Theorem2Looks(w, V, ks, delta=1 / (2 * n), seed=5, work_dtype=torch.float64)
+    new = looks.draw(700, plain=False)
+    old = S.theorem2_reduced_all(w, V, ks, 700, delta=1 / (2 * n), seed=5, work_dtype=torch.float64)
+    assert np.allclose(new["paper"], old["paper"], rtol=1e-10, atol=1e-12)
+    assert np.allclose(new["eq21"], old["eq21"], rtol=1e-10, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_progress_is_silent_under_its_delay_and_sparse_off_a_terminal() -> None:
+    out, clock = io.StringIO(), _Clock()
+    p = Progress("work", total=100, unit="trials", stream=out, clock=clock, quiet=False)
+    p.advance(10)
+    assert out.getvalue() == ""  # < 2 s: nothing
+    clock.t = 3.0
+    p.advance(20)
+    assert out.getvalue().count("\n") == 1 and "30/100 trials (30%)" in out.getvalue() and "ETA 7.0 s" in out.getvalue()
+    clock.t = 4.0
+    p.advance(10)  # within the 10 s sparse interval: no new line
+    assert out.getvalue().count("\n") == 1
+    clock.t = 14.0
+    p.advance(10)
+    assert out.getvalue().count("\n") == 2
+
+
+def test_progress_quiet_prints_nothing() -> None:
+    out, clock = io.StringIO(), _Clock()
+    p = Progress("work", total=10, stream=out, clock=clock, quiet=True)
+    clock.t = 100.0
+    p.advance(5)
+    p.close()
+    assert out.getvalue() == ""
