@@ -108,8 +108,35 @@ class Experiment:
 
     def key(self, quick: bool) -> str:
         blob = json.dumps({"command": self.command, "args": self.effective_args(quick), "quick": quick,
-                           "version": __version__}, sort_keys=True)
+                           "version": __version__, "code": checking_code_digest(self.command)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+#: The code a checking command's verdicts depend on, besides its theory package: a change
+#: to any of it makes the saved result stale (the version number alone did not move when
+#: the labels changed). The spectrum job is left out: its results are costly and are kept
+#: bit-identical across refactors by the tests; its key is the version and the arguments.
+_CHECKING_CODE = ("verdicts.py", "vocabulary.py", "stats.py", "battery.py", "linalg.py")
+
+
+def checking_code_digest(command: str) -> str | None:
+    """SHA-256 over the source of a checking command's theory package and the shared modules
+    its verdicts come from; None for the spectrum job."""
+    if command == "spectrum":
+        return None
+    from attnspec.battery import BATTERIES
+
+    root = Path(__file__).resolve().parent
+    module = BATTERIES.get(command)
+    package = root.joinpath(*module.split(".")[1:-1]) if module else None
+    # osa-train shares its package with osa-check but runs only the training modules and the layer
+    pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
+    files = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
+    files += [root / f for f in _CHECKING_CODE if (root / f).is_file()]
+    h = hashlib.sha256()
+    for path in files:
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def load_experiments(folder: Path) -> list[Experiment]:
