@@ -8,7 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors
+from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors, whole_output
+
+#: Result kinds (meta.json "kind") a figures folder may live in: its run, or its scaling study.
+_FIGURES_NEST_IN = ("spectrum", "spectrum-scaling")
 
 plot_app = typer.Typer(help="Figures from saved results (never recomputes).", no_args_is_help=True)
 
@@ -95,7 +98,10 @@ def spectrum(
             _scaling(cfg, lengths, plots=plots, quiet=quiet)
             return
         cfg.validate()
-        claim_out_dir(cfg.out, "attnspec spectrum")  # held through the figures too
+        from attnspec.scaling import KIND as SCALING
+
+        # held through the figures too; a run may live inside its scaling study, not in another result
+        claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "interrupted":
             err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
@@ -105,13 +111,17 @@ def spectrum(
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
         figures = []
-        if plots and outcome.inputs_done > 0:
-            from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+        from attnspec.results import result_files
 
-            figures = plot_run(outcome.out, at=at)
-        if not figures and outcome.inputs_done > 0:
-            # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
-            record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
+        # the figures and the meta.json that records them: all or none, Ctrl-C held until written
+        with whole_output(), result_files(outcome.out):
+            if plots and outcome.inputs_done > 0:
+                from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+
+                figures = plot_run(outcome.out, at=at)
+            if not figures and outcome.inputs_done > 0:
+                # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
+                record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
         if outcome.inputs_done > 0:
             _summary(outcome.out, at)
         out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
@@ -128,21 +138,25 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load.
 
     ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
-    from attnspec.scaling import run_scaling
+    from attnspec.results import result_files
+    from attnspec.scaling import KIND, run_scaling
 
     out = cfg.out
+    # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
+    claim_out_dir(out, f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND)
     outcomes = run_scaling(cfg, lengths, progress=not quiet)
     done = [o for o in outcomes if o is not None]
     if done and done[-1].status != "complete":
         err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
         raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
     if plots:
-        for n in lengths:
-            from attnspec.plots.spectrum import plot_run
+        from attnspec.plots.spectrum import plot_run
 
-            plot_run(out / f"n{n}")
-        if cfg.shard is None:
-            _plot_scaling_dir(out, out / "figures")
+        with whole_output(), result_files(out):  # every figure of the study, and its fit tables, or none
+            for n in lengths:
+                plot_run(out / f"n{n}")
+            if cfg.shard is None:
+                _plot_scaling_dir(out, out / "figures")
     out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
 
 
@@ -154,12 +168,15 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     from attnspec.results import read_meta, write_table
     from attnspec.scaling import fit_scaling, scaling_table
 
+    from attnspec.results import result_files
+
     table = scaling_table(run)
     fits = fit_scaling(run, resamples=resamples, seed=seed)
-    write_table(run, "scaling", table)
-    write_table(run, "scaling_fit", fits)
     ident = read_meta(run).get("identity", {})
-    paths = plot_scaling(table, fits, out, title=f"{ident.get('model')} · {ident.get('data')}", formats=formats)
+    with whole_output(), result_files(run):  # the fit tables and both figures together
+        write_table(run, "scaling", table)
+        write_table(run, "scaling_fit", fits)
+        paths = plot_scaling(table, fits, out, title=f"{ident.get('model')} · {ident.get('data')}", formats=formats)
     t = Table(title=f"k ∝ n^β, 95% bootstrap CI over {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean over layers)")
     for col in ("metric", "layer", "β", "95% CI", "verdict"):
         t.add_column(col)
@@ -235,20 +252,25 @@ def merge(
     from attnspec.spectrum_run import merge_runs
 
     with user_errors():
-        from attnspec.results import read_meta
+        from attnspec.results import read_meta, result_files
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
-        claim_out_dir(out, "attnspec merge")  # held through the figures too
-        if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
+        scaling = bool(dirs) and read_meta(dirs[0]).get("kind") == SCALING  # shards of a scaling run: every length
+        # held through the figures too; refused when it holds or lies inside another kind of result
+        claim_out_dir(out, "attnspec merge", kind=SCALING if scaling else "spectrum",
+                      nests_in=() if scaling else (SCALING,))
+        if scaling:
             meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
-                for n in meta["lengths"]:
-                    plot_run(out / f"n{n}")
-                _plot_scaling_dir(out, out / "figures")
+                with whole_output(), result_files(out):
+                    for n in meta["lengths"]:
+                        plot_run(out / f"n{n}")
+                    _plot_scaling_dir(out, out / "figures")
         else:
             meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
-                plot_run(out)
+                with whole_output(), result_files(out):
+                    plot_run(out)
         if meta["status"] != "complete":
             missing = ", ".join(meta.get("missing_shards", []) + meta.get("unfinished_shards", []))
             err_console.print(f"warning: the merged result is PARTIAL ({meta['inputs_done']} of {meta['inputs_total']} "
@@ -272,19 +294,30 @@ def plot_spectrum(
         if fmt is not None and fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         formats = None if fmt is None else ("png", fmt)
+        from attnspec.results import check_not_being_written, result_files
+
         # figure directories checked and locked before anything is drawn
         for run in runs:
+            check_not_being_written(run)  # a run its writer still holds is not read
             if not (Path(run) / "spectrum.parquet").is_file():
                 raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
-            claim_out_dir(out / Path(run).name if (out is not None and len(runs) > 1) else (out or Path(run) / "figures"),
-                          "attnspec plot spectrum")
+            own = out is None or (len(runs) == 1 and Path(out).resolve() == (Path(run) / "figures").resolve())
+            if own:  # RUN/figures and RUN/meta.json (the recorded choices): the run itself is locked
+                claim_out_dir(run, "attnspec plot spectrum", option="RUN", kind="spectrum",
+                              nests_in=_FIGURES_NEST_IN)
+            else:
+                claim_out_dir(out / Path(run).name if len(runs) > 1 else out, "attnspec plot spectrum",
+                              kind="figures", nests_in=_FIGURES_NEST_IN)
         if len(runs) > 1:
-            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum")
+            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum", kind="figures",
+                          nests_in=_FIGURES_NEST_IN)
         paths = []
-        for run in runs:
-            paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats)
-        if len(runs) > 1:
-            paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats)
+        with whole_output(), result_files(out if out is not None else Path(runs[0])):  # every figure, or none
+            for run in runs:
+                paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at,
+                                  formats=formats)
+            if len(runs) > 1:
+                paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats)
         for p in paths:
             out_console.print(str(p))
 
@@ -306,6 +339,15 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
+        from attnspec.results import check_not_being_written, read_meta
+        from attnspec.scaling import KIND
+
+        check_not_being_written(run)  # a study its writer still holds is not read
+        read_meta(run)  # a missing or foreign RUN is refused before anything is locked or created
+        # RUN gets scaling.parquet and scaling_fit.parquet: it is locked like any output
+        claim_out_dir(run, "attnspec plot scaling", option="RUN", kind=KIND)
+        if out is not None:
+            claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)
         for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed):
             out_console.print(str(p))
 

@@ -152,11 +152,11 @@ def test_interrupt_in_the_middle_of_a_checkpoint_write(
                 raise KeyboardInterrupt
         return real_replace(src, dst)
 
-    monkeypatch.setattr(results_mod.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)
     first = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", checkpoint_every=1), progress=False)
     assert first.status == "interrupted" and first.inputs_done == 8  # the final checkpoint saved batch 2
     assert not list((tmp_path / "run").glob(".attnspec-tmp-*"))
-    monkeypatch.setattr(results_mod.os, "replace", real_replace)
+    monkeypatch.setattr(os, "replace", real_replace)
     run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", resume=True), progress=False)
     _assert_same_result(reference, tmp_path / "run")
 
