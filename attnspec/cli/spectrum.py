@@ -339,11 +339,10 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        from attnspec.results import check_not_being_written, read_meta
-        from attnspec.scaling import KIND
+        from attnspec.scaling import KIND, read_runs
 
-        check_not_being_written(run)  # a study its writer still holds is not read
-        read_meta(run)  # a missing or foreign RUN is refused before anything is locked or created
+        # a missing or foreign RUN, or one its writer still holds, is refused before anything is locked or created
+        read_runs(run)
         # RUN gets scaling.parquet and scaling_fit.parquet: it is locked like any output
         claim_out_dir(run, "attnspec plot scaling", option="RUN", kind=KIND)
         if out is not None:
