@@ -6,6 +6,13 @@ Interruptions are injected before the first checkpoint, between a batch's aggreg
 update and its commit, inside an aggregate update, and in the middle of a checkpoint
 write; checkpoints are corrupted in every way the verification claims to catch; a second
 writer meets the lock; shards are merged with one missing, twice, or unfinished.
+
+Every writer (issue 25): SIGINT and SIGTERM between two figure files (a deterministic hook
+in ``Figure.savefig``), a KeyboardInterrupt raised there, a full disk (ENOSPC simulated at
+the n-th table or figure, and a real 2 MB tmpfs when it can be mounted), symbolic and hard
+links planted inside ``--out``, readers and a second compare meeting the lock, an
+``--out`` of another kind, report's linked results folder, the cache's umask. The table of
+these classes is docs/spectrum.md, "What survives what".
 """
 
 from __future__ import annotations
@@ -743,10 +750,13 @@ def test_spectrum_and_merge_replace_a_planted_lock_link(model_dir: Path, text_fi
     run_spectrum(_cfg(model_dir, text_file, tmp_path / "run"), progress=False)
     _planted(tmp_path / "m" / results_mod.LOCK_FILE, victim)
     merge_runs([shards / "s0", shards / "s1"], tmp_path / "m")
-    r = _cli("osa-check", "--no-timing", "--trials", "1", "--out", tmp_path / "osa-out")  # a checking command too
+    _planted(tmp_path / "jl" / results_mod.LOCK_FILE, victim)  # a checking command too
+    r = _cli("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4",
+             "--k", "4,8", "--claims", "lemma1", "--out", tmp_path / "jl")
+    assert r.exit_code == 0, r.output
     assert victim.read_text() == "precious\n"
-    assert (tmp_path / "run" / "meta.json").is_file() and (tmp_path / "m" / "meta.json").is_file()
-    del r
+    for d in ("run", "m", "jl"):
+        assert (tmp_path / d / "meta.json").is_file() and not (tmp_path / d / results_mod.LOCK_FILE).exists()
 
 
 @pytest.mark.parametrize("where", ["figure", "folder"])
