@@ -434,13 +434,22 @@ def check_not_being_written(run: Path) -> None:
         os.close(fd)
 
 
-def _meta_kind(folder: Path) -> tuple[bool, Any]:
-    """(whether ``folder`` holds an attnspec meta.json, its ``kind``)."""
+def _meta_kind(folder: Path, *, strict: bool = False) -> tuple[bool, Any]:
+    """(whether ``folder`` holds an attnspec meta.json, its ``kind``).
+
+    ``strict`` also asks for what every attnspec result records besides its kind (the
+    environment, or the package version), so an unrelated ``meta.json`` with a ``kind``
+    higher up the tree is not taken for a result.
+    """
     try:
         meta = json.loads((folder / META_FILE).read_text())
     except (OSError, ValueError):
         return False, None
-    return (True, meta.get("kind")) if isinstance(meta, dict) and "kind" in meta else (False, None)
+    if not isinstance(meta, dict) or "kind" not in meta:
+        return False, None
+    if strict and not ({"environment", "attnspec_version", "identity"} & set(meta)):
+        return False, None
+    return True, meta.get("kind")
 
 
 def check_out_kind(out_dir: Path, kind: str, *, option: str = "--out", nests_in: tuple[str, ...] = ()) -> None:
@@ -459,7 +468,7 @@ def check_out_kind(out_dir: Path, kind: str, *, option: str = "--out", nests_in:
         if there != kind:
             raise ResultsError(f"{option} {out_dir} holds a {there!r} result, not {kind!r}; choose another directory")
     for parent in Path(os.path.abspath(out_dir)).parents:
-        ours, there = _meta_kind(parent)
+        ours, there = _meta_kind(parent, strict=True)
         if ours:
             if there not in nests_in:
                 raise ResultsError(f"{option} {out_dir} is inside {parent}, which holds a {there!r} result; "

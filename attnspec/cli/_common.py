@@ -110,6 +110,9 @@ class OneLineErrorsGroup(TyperGroup):
         except typer.Abort:  # EOF at a prompt
             print_error("aborted")
             rv = EXIT_USER_ERROR
+        except AttnspecError as e:  # raised while a claimed --out is released (a full disk met by a library's own write)
+            print_error(str(e))
+            rv = EXIT_USER_ERROR
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
         if standalone_mode:
             sys.exit(code)

@@ -252,13 +252,13 @@ def merge(
     from attnspec.spectrum_run import merge_runs
 
     with user_errors():
-        from attnspec.results import read_meta, result_files
+        from attnspec.results import check_out_kind, read_meta, result_files
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
+        claim_out_dir(out, "attnspec merge")  # usable and ours before anything is read; held through the figures too
         scaling = bool(dirs) and read_meta(dirs[0]).get("kind") == SCALING  # shards of a scaling run: every length
-        # held through the figures too; refused when it holds or lies inside another kind of result
-        claim_out_dir(out, "attnspec merge", kind=SCALING if scaling else "spectrum",
-                      nests_in=() if scaling else (SCALING,))
+        # refused when it holds or lies inside another kind of result
+        check_out_kind(out, SCALING if scaling else "spectrum", nests_in=() if scaling else (SCALING,))
         if scaling:
             meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:

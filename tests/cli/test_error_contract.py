@@ -126,7 +126,7 @@ def test_writers_refuse_an_unusable_out_before_any_work(tmp_path, request, write
     f.write_text("x")
     other = tmp_path / "jl"
     other.mkdir()
-    (other / "meta.json").write_text(json.dumps({"kind": "jl-check"}))
+    (other / "meta.json").write_text(json.dumps({"kind": "jl-check", "attnspec_version": "0"}))
     out = {"a file": str(f), "under a file": str(f / "sub"), "in /proc": "/proc/attnspec-out",
            "another kind": str(other / "inside")}.get(bad)
     if bad == "read-only":

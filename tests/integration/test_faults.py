@@ -888,7 +888,8 @@ def test_an_out_holding_or_inside_another_kind_of_result_is_refused(tmp_path: Pa
                                                                    shards: Path) -> None:
     jl = tmp_path / "jl"
     jl.mkdir()
-    (jl / "meta.json").write_text(json.dumps({"kind": "jl-check"}))
+    (jl / "meta.json").write_text(json.dumps({"kind": "jl-check", "command": "attnspec jl-check",
+                                              "attnspec_version": "0"}))
     run = tmp_path / "run"
     shutil.copytree(reference, run)
     before = _snapshot(run)
