@@ -165,10 +165,8 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     from rich.table import Table
 
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.results import read_meta, write_table
+    from attnspec.results import read_meta, result_files, write_table
     from attnspec.scaling import fit_scaling, scaling_table
-
-    from attnspec.results import result_files
 
     table = scaling_table(run)
     fits = fit_scaling(run, resamples=resamples, seed=seed)
