@@ -130,8 +130,9 @@ class _Stage:
     def commit(self) -> None:
         from attnspec.signals import deferred_interrupts
 
-        # meta.json last in each folder: a reader never sees a meta.json before its tables
-        order = sorted(self.files, key=lambda p: (p.name == META_FILE, len(p.parts)))
+        # every meta.json after every other file, the deepest first (a scaling study's own
+        # meta.json after those of its lengths): a reader never meets a meta.json before its files
+        order = sorted(self.files, key=lambda p: (p.name == META_FILE, -len(p.parts) if p.name == META_FILE else 0))
         folders = []
         with deferred_interrupts():  # renames need no space; hold Ctrl-C until all are done
             try:
