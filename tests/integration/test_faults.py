@@ -945,3 +945,32 @@ def test_token_count_cache_files_follow_the_umask(tmp_path: Path, umask: int, mo
     finally:
         os.umask(old)
     assert (tmp_path / "c" / "x.npz").stat().st_mode & 0o777 == mode
+
+
+# ---- the unit of one result ------------------------------------------------------------------------------
+def test_a_result_is_renamed_with_every_meta_json_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files of one result become visible together, meta.json files last and the study's own after its lengths'."""
+    real = os.replace
+    order: list[str] = []
+
+    def replace(src, dst):  # noqa: ANN001, ANN202
+        order.append(Path(dst).relative_to(tmp_path).as_posix())
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with results_mod.result_files(tmp_path):
+        results_mod.atomic_write_bytes(tmp_path / "n16" / "state.npz", b"s")
+        results_mod.atomic_write_bytes(tmp_path / "n16" / "meta.json", b"{}")
+        results_mod.atomic_write_bytes(tmp_path / "meta.json", b"{}")
+        results_mod.atomic_write_bytes(tmp_path / "figures" / "a.png", b"p")
+        assert not (tmp_path / "n16" / "state.npz").exists()  # nothing visible before the end of the result
+    assert order == ["n16/state.npz", "figures/a.png", "n16/meta.json", "meta.json"]
+
+
+def test_an_unrelated_meta_json_above_out_is_not_taken_for_a_result(tmp_path: Path) -> None:
+    (tmp_path / "meta.json").write_text(json.dumps({"kind": "photo-album"}))  # some other tool's file
+    results_mod.check_out_kind(tmp_path / "cmp", "compare")  # no refusal
+    (tmp_path / "meta.json").write_text(json.dumps({"kind": "jl-check", "attnspec_version": "0"}))
+    with pytest.raises(ResultsError) as e:
+        results_mod.check_out_kind(tmp_path / "cmp", "compare")
+    _one_line(e, "inside", "'jl-check'")
