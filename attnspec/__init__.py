@@ -1,36 +1,68 @@
 """attnspec: spectral analysis of self-attention and numerical checks of its theorems.
 
-Python API (imports torch and transformers only when first used)::
+Python API (imports torch, SciPy and pandas only when first used)::
 
     import attnspec
     res = attnspec.spectrum(model="minilm", texts=["..."], seq_len=64)
     res.curves, res.metrics, res.meta, res.plot(), res.save("dir")
     res = attnspec.load("dir")
 
+    chk = attnspec.jl_check(n=1024, eps=0.2)     # also sa_check, osa_check, osa_train
+    chk.summary(), chk.verdicts, chk.tables, chk.plot(), chk.save("dir")
+    attnspec.claims(paper="linformer")          # the catalogue, as a DataFrame
+
 See docs/python-api.md.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-try:
-    __version__ = version("attnspec")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
+#: The API: name → the module that defines it (imported on first use, not by `import attnspec`).
+_API: dict[str, str] = {
+    "spectrum": "attnspec.spectrum",  # the module itself: callable, runs attnspec.api.spectrum
+    "load": "attnspec.api",
+    "SpectrumResult": "attnspec.api",
+    "jl_check": "attnspec.checks",
+    "sa_check": "attnspec.checks",
+    "osa_check": "attnspec.checks",
+    "osa_train": "attnspec.checks",
+    "CheckResult": "attnspec.checks",
+    "claims": "attnspec.claims",  # the registry module: callable, returns the catalogue as a DataFrame
+}
 
-__all__ = ["SpectrumResult", "__version__", "load", "spectrum"]
+#: Submodules reachable as attributes after a bare `import attnspec` (e.g. attnspec.battery).
+_SUBMODULES = ("api", "battery", "checks", "claims", "errors", "results", "verdict_summary", "verdicts")
+
+__all__ = sorted([*_API, "__version__"])
+
+
+def _version() -> str:
+    # importlib.metadata costs tens of milliseconds (email, csv, zipfile): only when asked
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("attnspec")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0+unknown"
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: `import attnspec` stays light; the API pulls in torch on first use.
-    if name == "spectrum":
-        # The engine module of that name is callable and runs attnspec.api.spectrum, so
-        # `attnspec.spectrum(...)` works before and after `import attnspec.spectrum`.
-        import importlib
+    # Lazy: `import attnspec` stays light; the API pulls in torch/pandas on first use.
+    import importlib
 
-        return importlib.import_module("attnspec.spectrum")
-    if name in ("load", "SpectrumResult"):
-        from attnspec import api
-
-        return getattr(api, name)
+    if name == "__version__":
+        globals()["__version__"] = v = _version()
+        return v
+    if name in ("spectrum", "claims"):
+        # The module of that name is callable, so `attnspec.spectrum(...)` and
+        # `attnspec.claims(...)` work before and after `import attnspec.spectrum` / `.claims`.
+        return importlib.import_module(_API[name])
+    if name in _API:
+        return getattr(importlib.import_module(_API[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"attnspec.{name}")
     raise AttributeError(f"module 'attnspec' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # the API and the public submodules (not the helpers this file imports)
+    return sorted({*_API, *_SUBMODULES, "__version__"})

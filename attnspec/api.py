@@ -74,8 +74,12 @@ class SpectrumResult:
         family = m.get("family", "?") + (", causal P" if m.get("causal") else "")
         layers = int(self.curves["layer"].nunique()) if len(self.curves) else 0
         heads = int(self.curves["head"].nunique()) if len(self.curves) else 0
+        from attnspec.spectrum import lengths_text
+
+        lengths = lengths_text(m)
         return (f"SpectrumResult(model={ident.get('model', m.get('model'))!r} [{family}], data={ident.get('data')!r}, "
-                f"n={ident.get('seq_len')}, inputs={m.get('inputs_done')}, layers={layers}, heads={heads}, "
+                f"n={ident.get('seq_len')}{f' (input lengths {lengths})' if lengths else ''}, "
+                f"inputs={m.get('inputs_done')}, layers={layers}, heads={heads}, "
                 f"status={m.get('status')!r}{f', path={str(self.path)!r}' if self.path else ''})")
 
     @property
@@ -91,13 +95,24 @@ class SpectrumResult:
     def per_layer(self, at: int | None = None) -> pd.DataFrame:
         """Per layer, heads averaged: mean c_at, median reach index, mean effective and stable rank.
 
-        ``at`` defaults to the figures' reading point (128 when n = 512, else n / 4).
-        """
-        from attnspec.spectrum import check_at, default_at
+        ``at`` defaults to the figures' reading point (128 when n = 512, else n / 4); an
+        integer in 1..n. When an input is shorter than ``at`` tokens, c_at is not defined
+        (its curve is 1 there by construction): the column is NaN and a warning says why.
 
-        n = int(self.curves["index"].max())
-        at = check_at(default_at(n) if at is None else at, n)
+        Raises
+        ------
+        InputError
+            ``at`` not an integer in 1..n, or a result that holds no inputs.
+        """
+        from attnspec.spectrum import check_at, default_at, short_input_note
+
+        n = self._n()
+        at = check_at(default_at(n) if at is None else at, n, "at")
         heat = self.curves[self.curves["index"] == at].groupby("layer")["mean"].mean().rename(f"mean_c_{at}")
+        note = short_input_note(self.meta, at)
+        if note is not None:
+            warnings.warn(note + f"; mean_c_{at} is NaN", stacklevel=2)
+            heat[:] = float("nan")
         reach = [c for c in self.metrics.columns if c.endswith("_of_mean_curve")][0]
         g = self.metrics.groupby("layer")
         out = g[["effective_rank_mean", "stable_rank_mean"]].mean()
@@ -110,9 +125,26 @@ class SpectrumResult:
         The per-layer mean curves (± one std over inputs and heads) and the layer × head
         heatmap of c_at (``at`` as in :meth:`per_layer`). Nothing is recomputed or written.
         """
+        from attnspec.spectrum import check_at, short_input_note
+
+        from attnspec.figure_record import figure_choices
+
+        n = self._n()
+        if at is not None:
+            at = check_at(at, n, "at")
+        note = short_input_note(self.meta, figure_choices(self.meta, n, at=at)["at"])  # the index the heatmap reads
+        if note is not None:
+            warnings.warn(note + "; the heatmap shows 1 for those inputs", stacklevel=2)
         from attnspec.plots.spectrum import run_figures
 
         return run_figures(self.curves, self.meta, at=at)
+
+    def _n(self) -> int:
+        """n of the curves; :class:`InputError` for a result that holds no inputs."""
+        done = self.meta.get("inputs_done")
+        if not len(self.curves) or done == 0:
+            raise InputError("this result holds no inputs (inputs_done 0): nothing to read or draw")
+        return int(self.curves["index"].max())
 
     def save(self, path: str | Path, *, csv: bool = False) -> Path:
         """Write the result as a results directory (the CLI's layout); returns its path.
@@ -120,17 +152,25 @@ class SpectrumResult:
         ``path`` must be absent or empty (or this result's own directory). The directory
         then works with ``attnspec plot spectrum``, ``attnspec merge`` (when the state is
         held) and :func:`load`.
+
+        Raises
+        ------
+        InputError
+            ``path`` is not a path (``None``, a number, ...).
+        ResultsError
+            ``path`` is a file, under a file, in /proc, read-only, not writable, or not
+            empty; checked before anything is written.
         """
+        from attnspec.errors import check_path
         from attnspec.results import holds_files, result_files, write_meta, write_table, writing_to
         from attnspec.scaling import KIND as SCALING
 
-        path = Path(path)
-        if path.exists() and not path.is_dir():
-            raise ResultsError(f"{path} exists and is not a directory")
+        path = check_path("path", path)
+        _refuse_read_only(path)
         same = self.path is not None and path.exists() and path.resolve() == Path(self.path).resolve()
         # the CLI's writer: checked (under a file, /proc, read-only, full, another kind of result), locked,
         # every file renamed into place together with meta.json last
-        with writing_to(path, "attnspec.SpectrumResult.save", option="path", kind="spectrum", nests_in=(SCALING,)):
+        with writing_to(path, "attnspec.SpectrumResult.save", option="save path", kind="spectrum", nests_in=(SCALING,)):
             if holds_files(path) and not same:
                 raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
             with result_files(path):
@@ -150,27 +190,73 @@ class SpectrumResult:
         return path
 
 
+def _refuse_read_only(path: Path) -> None:
+    """A folder without its owner's write permission is refused even where the process
+    could write anyway (root ignores the mode): saving there would defeat its owner's
+    intent and, for other users, fail half-way."""
+    import os
+    import stat
+
+    target = path if path.exists() else next((p for p in path.parents if p.exists()), None)
+    if target is not None and target.is_dir() and not target.stat().st_mode & stat.S_IWUSR:
+        raise ResultsError(f"cannot save to {path}: {target} is read-only (mode {stat.S_IMODE(target.stat().st_mode):o})")
+    if target is not None and target.is_dir() and not os.access(target, os.W_OK):
+        raise ResultsError(f"cannot save to {path}: {target} is not writable by this user")
+
+
+def _check_state(path: Path, state: Any, extra: dict[str, Any], meta: dict[str, Any], curves: pd.DataFrame) -> None:
+    """Refuse a state.npz that is not this run's: its identity (when recorded), its number
+    of inputs and its aggregate must agree with meta.json and the curve table."""
+    import json
+
+    import numpy as np
+
+    where = path / STATE_FILE
+    if "identity" in extra:
+        try:
+            ident = json.loads(str(extra["identity"]))
+        except json.JSONDecodeError:
+            ident = None
+        if ident != meta.get("identity"):
+            raise ResultsError(f"{where} belongs to another run: its identity differs from {path / 'meta.json'}'s")
+    if "inputs_done" in extra and int(extra["inputs_done"]) != meta.get("inputs_done"):
+        raise ResultsError(f"{where} belongs to another run: it holds {int(extra['inputs_done'])} inputs, meta.json "
+                           f"records {meta.get('inputs_done')}")
+    # the curve table is the aggregate's mean (L, H, n) in (layer, head, index) order (SpectrumAccumulator.tables)
+    ordered = curves.sort_values(["layer", "head", "index"])["mean"].to_numpy()
+    mine = state.curves.mean.ravel()
+    if mine.shape != ordered.shape or not np.allclose(mine, ordered, rtol=1e-9, atol=1e-12, equal_nan=True):
+        raise ResultsError(f"{where} belongs to another run: its aggregate does not reproduce {path / 'spectrum.parquet'}")
+
+
 def load(path: str | Path) -> SpectrumResult:
     """Load a spectrum results directory (made by :meth:`SpectrumResult.save` or ``attnspec spectrum``).
 
+    meta.json and every table are checked first (:mod:`attnspec.result_checks`), and a
+    state.npz must be this run's (identity, inputs and aggregate agree with the tables).
+
     Raises
     ------
+    InputError
+        ``path`` is not a path (``None``, a number, ...).
     ResultsError
-        When ``path`` is not a results directory of a spectrum run.
+        When ``path`` is not a results directory of a spectrum run, or a file in it has the
+        wrong shape or belongs to another run (one line naming the file).
     """
-    from attnspec.results import read_meta, read_table
+    from attnspec.errors import check_path
+    from attnspec.result_checks import check_curves, check_inputs, check_meta, check_metrics
 
-    path = Path(path)
-    meta = read_meta(path)
-    if meta.get("kind") != KIND:
-        raise ResultsError(f"{path} holds a {meta.get('kind')!r} result, not a spectrum run")
+    path = check_path("path", path)
+    meta = check_meta(path, kind=KIND)
+    curves, metrics = check_curves(path, meta), check_metrics(path, meta)
+    check_inputs(path)
     state = None
     if (path / STATE_FILE).is_file():
         from attnspec.spectrum import load_state
 
-        state, _ = load_state(path / STATE_FILE)
-    return SpectrumResult(curves=read_table(path, "spectrum"), metrics=read_table(path, "metrics"), meta=meta,
-                          path=path, state=state)
+        state, extra = load_state(path / STATE_FILE)
+        _check_state(path, state, extra, meta, curves)
+    return SpectrumResult(curves=curves, metrics=metrics, meta=meta, path=path, state=state)
 
 
 def _texts_label(texts: list[str]) -> str:
@@ -260,6 +346,20 @@ def spectrum(
     ------
     InputError
         Bad arguments (named in the message), before anything is computed.
+    ResultsError
+        An unusable ``out`` (a file, under a file, read-only, another run), before anything
+        is computed.
+    ModelLoadError
+        A model that cannot be loaded (a folder without a tokenizer, damaged weights, ...).
+    KeyboardInterrupt
+        Ctrl-C or SIGTERM during the run, after the partial result is saved when ``out`` is
+        given (continue with ``resume=True``); nothing is returned.
+
+    Warns
+    -----
+    UserWarning
+        When inputs are shorter than ``seq_len`` (their real lengths are in ``meta["corpus"]
+        ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
     """
     import torch
 
@@ -280,6 +380,15 @@ def spectrum(
                               ("batch_size", 1 if batch_size is None else batch_size, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
+    for label, value in (("resume", resume), ("overwrite", overwrite), ("progress", progress)):
+        if not isinstance(value, bool):
+            raise InputError(f"{label} must be True or False, got {value!r}")
+    if data is not None and not isinstance(data, (str, Path)):
+        raise InputError(f"data must be a corpus name or a path, got {data!r}")
+    if out is not None:
+        from attnspec.errors import check_path
+
+        out = check_path("out", out)
     if short_policy is None:
         short_policy = "keep" if texts is not None else "skip"
 
@@ -314,13 +423,29 @@ def spectrum(
     )
     try:
         outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
-        result = load(outcome.out)
+        result = load(outcome.out) if outcome.status != "interrupted" else None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+    if outcome.status == "interrupted":
+        # Ctrl-C (or SIGTERM) is the caller's to handle: a script or notebook must not carry
+        # on with a partial result as if it were whole. With out= the partial result is kept
+        # there (resumable with resume=True); without, nothing is kept.
+        kept = (f"; {outcome.inputs_done} of {outcome.inputs_total} inputs kept in {outcome.out} "
+                "(continue with resume=True)") if out is not None else "; nothing kept (no out=)"
+        raise KeyboardInterrupt(f"attnspec.spectrum interrupted{kept}")
+    assert result is not None
     if tmp is not None:
         result.path = None
     if outcome.status != "complete":
         warnings.warn(f"the spectrum run is {outcome.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)",
                       stacklevel=2)
+    lengths = (result.meta.get("corpus") or {}).get("input_lengths") or {}
+    if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
+        from attnspec.spectrum import lengths_text
+
+        warnings.warn(f"inputs are shorter than seq_len={seq_len} (real lengths {lengths_text(result.meta)}; "
+                      f"{lengths.get('full', '?')} of {result.meta.get('corpus', {}).get('num_inputs', '?')} have all "
+                      f"{seq_len} tokens): every curve is 1 past its input's length by construction, so c_i at an "
+                      "index beyond the shortest input is not a measurement", stacklevel=2)
     return result

@@ -57,6 +57,110 @@ PLOTTERS: dict[str, str] = {
 #: The table every battery writes its verdict rows to (``verdicts.parquet``).
 VERDICT_TABLE = "verdicts"
 
+#: The type of every option of each command, as its CLI declares it (name as in the
+#: options mapping → accepted kinds; ``None`` in the kinds: the option may be left unset).
+#: :func:`run_battery` checks values against it before the battery sees them, so a value of
+#: the wrong type is one :class:`~attnspec.errors.InputError` with the CLI's message, not a
+#: bare ``int("abc")`` failure inside a config. tests/unit/test_checks_api.py compares it
+#: with the typer definitions (and the Python API's signatures), so it cannot drift.
+OPTION_TYPES: dict[str, dict[str, tuple[str | None, ...]]] = {
+    "jl-check": {"n": ("int",), "eps": ("float",), "k": ("str", "ints", None), "trials": ("int",),
+                 "trials_other": ("int",), "seed": ("int",), "family": ("str",), "claims": ("str",), "d": ("int",),
+                 "temperature": ("float",), "model": ("str", None), "data": ("str", None),
+                 "data_dir": ("path", None), "count": ("int",)},
+    "sa-check": {"L": ("int",), "k": ("int",), "eps": ("float",), "delta": ("float",), "m": ("float",),
+                 "M": ("float",), "beta": ("float",), "trials": ("int",), "d": ("int", None), "support": ("str",),
+                 "factorization": ("str",), "sweep": ("bool",), "sweep_L": ("str",), "sweep_k": ("str",),
+                 "sweep_trials": ("int",), "threads": ("int",), "seed": ("int",)},
+    "osa-check": {"seed": ("int",), "alpha": ("floats", None), "steps": ("int",), "schedule": ("strs", None),
+                  "d_model": ("int",), "d_v": ("int",), "trials": ("int",), "timing": ("bool",)},
+    "osa-train": {"models": ("str", None), "seeds": ("int", None), "seed": ("int",), "epochs": ("int", None),
+                  "batch_size": ("int", None), "lr": ("float", None), "weight_decay": ("float", None),
+                  "grad_clip": ("float", None), "depth": ("int", None), "dim": ("int", None), "heads": ("int", None),
+                  "mlp_ratio": ("int", None), "patch_size": ("int", None), "alpha_init": ("float", None),
+                  "ns_steps": ("int", None), "ns_coefficients": ("str", None), "test_fraction": ("float", None),
+                  "quick": ("bool",), "threads": ("int",)},
+}
+
+_KIND_WORDS = {"int": "integer", "float": "float", "str": "string", "bool": "boolean", "path": "path",
+               "floats": "list of floats", "strs": "list of strings", "ints": "list of integers"}
+_TRUE, _FALSE = ("1", "true", "t", "yes", "y", "on"), ("0", "false", "f", "no", "n", "off")
+
+
+def option_flag(name: str) -> str:
+    """The command-line flag of an option: ``trials_other`` → ``--trials-other``."""
+    return "--" + name.replace("_", "-")
+
+
+def _convert(kind: str, v: Any) -> Any:
+    """``v`` as ``kind``, or raise ValueError. Text is read as on the command line."""
+    import numbers
+    import os
+
+    is_bool = isinstance(v, (bool, np.bool_))
+    if kind == "int":
+        if isinstance(v, numbers.Integral) and not is_bool:
+            return int(v)
+        if isinstance(v, str):
+            return int(v.strip())
+    elif kind == "float":
+        if isinstance(v, numbers.Real) and not is_bool:
+            return float(v)
+        if isinstance(v, str):
+            return float(v.strip())
+    elif kind == "bool":
+        if is_bool:
+            return bool(v)
+        if isinstance(v, str) and v.strip().lower() in _TRUE + _FALSE:
+            return v.strip().lower() in _TRUE
+    elif kind == "str":
+        if isinstance(v, str):
+            return v
+    elif kind == "path":
+        if isinstance(v, (str, os.PathLike)):
+            return v
+    elif kind in ("floats", "strs", "ints"):
+        items = list(v) if isinstance(v, (list, tuple)) else [v]
+        return [_convert(kind[:-1], x) for x in items]
+    raise ValueError(kind)
+
+
+def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool = True) -> dict[str, Any]:
+    """``options`` with each value checked (and text converted) against :data:`OPTION_TYPES`.
+
+    Options the table does not list are passed through (the battery's own validation
+    names them). ``lists=False`` leaves list-valued options to the battery (which also
+    takes objects, e.g. osa-check schedules as coefficient tuples).
+
+    Raises
+    ------
+    InputError
+        ``Invalid value for '--n': 'abc' is not a valid integer.`` (the CLI's message).
+    """
+    from attnspec.errors import InputError
+
+    types = OPTION_TYPES.get(command, {})
+    out = dict(options)
+    for name, value in options.items():
+        kinds = types.get(name)
+        if kinds is None or (value is None and None in kinds):
+            continue
+        if not lists and any(k in ("floats", "strs", "ints") for k in kinds):
+            continue
+        for kind in kinds:
+            if kind is None:
+                continue
+            try:
+                out[name] = _convert(kind, value)
+                break
+            except (TypeError, ValueError, OverflowError):
+                continue
+        else:
+            word = " or ".join(_KIND_WORDS[k] for k in kinds if k is not None)
+            unset = " or None" if None in kinds else ""
+            raise InputError(f"Invalid value for '{option_flag(name)}': {value!r} is not a valid {word}{unset}.")
+    return out
+
 
 @dataclass(frozen=True)
 class AttentionRequest:
@@ -147,11 +251,13 @@ class BatteryResult:
 
 
 def battery_module(command: str) -> Any:
-    """The battery module of ``command``; ValueError naming the known commands otherwise."""
-    try:
-        return importlib.import_module(BATTERIES[command])
-    except KeyError:
-        raise ValueError(f"no battery for command {command!r}; known: {sorted(BATTERIES)}") from None
+    """The battery module of ``command``; :class:`~attnspec.errors.InputError` (a
+    ValueError) naming the known commands otherwise."""
+    if not isinstance(command, str) or command not in BATTERIES:
+        from attnspec.errors import InputError
+
+        raise InputError(f"no checking command {command!r}; known: {', '.join(sorted(BATTERIES))}")
+    return importlib.import_module(BATTERIES[command])
 
 
 def _resolve(spec: str) -> Callable[..., Any]:
@@ -161,7 +267,7 @@ def _resolve(spec: str) -> Callable[..., Any]:
 
 def run_battery(
     command: str,
-    options: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
     *,
     progress: Callable[[str], None] | None = None,
     attention: np.ndarray | None = None,
@@ -174,8 +280,9 @@ def run_battery(
     ----------
     command : str
         ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
-    options : mapping
-        Option values by CLI name (``"trials_other"`` for ``--trials-other``).
+    options : mapping, optional
+        Option values by CLI name (``"trials_other"`` for ``--trials-other``); default: none
+        (every option at its default). A value of the wrong type is an :class:`InputError`.
     progress : callable, optional
         Receives one-line progress messages.
     attention : ndarray of shape (count, n, n), optional
@@ -193,8 +300,14 @@ def run_battery(
     -------
     BatteryResult
     """
+    from attnspec.errors import InputError
+
     module = battery_module(command)
-    config = module.config_from_options(dict(options))
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise InputError(f"options must be a mapping of option names to values, got {type(options).__name__}")
+    config = _config(command, module, options)
     identity = config_identity(config)
     previous = None
     if out_dir is not None:
@@ -225,6 +338,20 @@ def run_battery(
     claims.check_rows(result.verdicts)
     result.meta.setdefault("identity", identity)
     return result
+
+
+def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
+    """The battery's validated config; every bad option is one InputError, never a bare
+    TypeError/ValueError from inside the config (the types are checked first)."""
+    from attnspec.errors import AttnspecError, InputError
+
+    checked = check_option_types(command, options, lists=False)
+    try:
+        return module.config_from_options(checked)
+    except AttnspecError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise InputError(f"invalid options for {command}: {e}") from None
 
 
 def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.DataFrame] | None:

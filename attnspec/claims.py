@@ -26,8 +26,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
 
 #: The papers, by the short key used as the first part of every claim id.
 PAPERS: dict[str, str] = {
@@ -108,6 +111,18 @@ class Claim:
         """The paper key (the first part of the id)."""
         return self.id.split(".", 1)[0]
 
+    @property
+    def name(self) -> str:
+        """A short human name from :attr:`where`: ``"Theorem 1, eq. (3); Appendix A, eq.
+        (20)"`` → ``"Theorem 1 (eq. 3)"`` (its first place; a list of equations is kept as
+        printed)."""
+        first = self.where.split(";")[0].strip()
+        m = re.match(r"^(.*?),\s*(eqs?\.)\s*\((\w+(?:\.\w+)?)\)(?:\s*[–-]\s*\((\w+)\))?(.*)$", first)
+        if m and not m.group(5).lstrip().startswith(","):  # "eqs. (8), (22), (24)": a list, keep as printed
+            head, eq, a, b, rest = m.groups()
+            return f"{head} ({eq} {a}{'–' + b if b else ''}){rest}"
+        return first
+
     def reading(self, name: str) -> Reading:
         """The reading called ``name``; ValueError naming the allowed ones otherwise."""
         for r in self.readings:
@@ -158,6 +173,34 @@ def catalogue(paper: str | None = None) -> list[Claim]:
     return sorted((c for c in _REGISTRY.values() if paper is None or c.paper == paper), key=lambda c: c.id)
 
 
+def check_paper(paper: str | None) -> str | None:
+    """``paper`` if it is None or a key of :data:`PAPERS`, else the CLI's one-line
+    :class:`~attnspec.errors.InputError` (``--paper must be one of linformer, osa, ...``)."""
+    if paper is not None and paper not in PAPERS:
+        from attnspec.errors import InputError
+
+        raise InputError(f"--paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    return paper
+
+
+def catalogue_frame(paper: str | None = None) -> Any:
+    """The catalogue as a DataFrame, one row per claim, sorted by id: ``id, paper, name``
+    (e.g. "Theorem 1 (eq. 3)"), ``where, statement, readings`` (their names, in order),
+    ``reading_descriptions`` (name → what is tested), ``command, notes``.
+
+    This is ``attnspec.claims(paper=None)``. ``paper`` is one of :data:`PAPERS` (else
+    :class:`~attnspec.errors.InputError`).
+    """
+    import pandas as pd
+
+    found = catalogue(check_paper(paper))
+    cols = ["id", "paper", "name", "where", "statement", "readings", "reading_descriptions", "command", "notes"]
+    return pd.DataFrame.from_records(
+        [{"id": c.id, "paper": c.paper, "name": c.name, "where": c.where, "statement": c.statement,
+          "readings": [r.name for r in c.readings], "reading_descriptions": {r.name: r.description for r in c.readings},
+          "command": c.command, "notes": c.notes} for c in found], columns=cols)
+
+
 def get(claim_id: str) -> Claim:
     """The claim with this id; ValueError with the nearest ids if there is none."""
     if claim_id not in _REGISTRY:
@@ -180,3 +223,14 @@ def check_rows(rows: Iterable[object]) -> None:
     """
     for r in rows:
         get(r.claim).reading(r.reading)  # type: ignore[attr-defined]
+
+
+class _CallableModule(ModuleType):
+    """``attnspec.claims`` is this module (``claims.get``, ``claims.catalogue``, ...) and,
+    called, the Python API's catalogue: ``attnspec.claims(paper=None)`` → DataFrame."""
+
+    def __call__(self, paper: str | None = None) -> Any:
+        return catalogue_frame(paper)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _sps
 
-from attnspec.errors import InputError, ResultsError
+from attnspec.errors import InputError
 from attnspec.results import read_meta, read_table
 
 #: ``meta.json`` kind of a comparison's output folder (``attnspec compare --out``).
@@ -104,7 +104,15 @@ def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFram
     if not 1 <= at <= n:
         raise InputError(f"--at must be in 1..{n} (the run {run} has n = {n}), got {at}")
     out: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]] = {}
-    out["c_at"] = (spec.loc[spec["index"] == at, ["layer", "head", "mean", "std", "count"]], None, None)
+    from attnspec.spectrum import short_input_note
+
+    note = short_input_note(read_meta(run), at)
+    if note is None:
+        out["c_at"] = (spec.loc[spec["index"] == at, ["layer", "head", "mean", "std", "count"]], None, None)
+    else:  # an input shorter than `at` has c_at = 1 by construction: not compared
+        import warnings
+
+        warnings.warn(f"{run}: {note}; c_{at} is left out of the comparison", stacklevel=3)
     metrics = read_table(run, "metrics")
     inputs = read_table(run, "inputs") if (Path(run) / "inputs.parquet").is_file() else None
     for name in METRICS:
@@ -127,10 +135,10 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
     runs = [Path(r) for r in runs]
     if len(runs) < 2:
         raise InputError(f"compare needs at least two runs, got {len(runs)}")
-    for r in runs:
-        kind = read_meta(r).get("kind")
-        if kind != "spectrum":
-            raise ResultsError(f"{r} holds a {kind!r} result, not a spectrum run")
+    from attnspec.result_checks import check_spectrum_run
+
+    for r in runs:  # meta.json and every table checked: no comparison of NaN means or damaged tables
+        check_spectrum_run(r)
     layers = {int(read_table(r, "metrics")["layer"].nunique()) for r in runs}
     if len(layers) > 1:
         raise InputError(f"runs with different numbers of layers cannot be compared layer by layer: {sorted(layers)}")
@@ -164,8 +172,17 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
     (t-interval of the run's mean), ``diff``, ``diff_low``, ``diff_high`` (run − reference,
     Welch; 0 for the reference itself), ``at``, ``level``. Quantities are those every run has.
     """
+    from attnspec.errors import check_range
+    from attnspec.spectrum import check_at
+
+    if isinstance(level, bool) or not isinstance(level, (int, float)):
+        raise InputError(f"level must be a number in (0, 1), got {level!r}")
+    check_range("level", float(level), low=0, high=1, low_open=True, high_open=True)
+    if isinstance(runs, (str, Path)):
+        raise InputError(f"runs must be a list of at least two result directories, got one: {str(runs)!r}")
     runs = _check_runs(runs)
-    at = default_reading_index(runs) if at is None else int(at)
+    n = min(int(read_table(r, "spectrum")["index"].max()) for r in runs)
+    at = default_reading_index(runs) if at is None else check_at(at, n, "at")
     per_run = [_quantities(r, at) for r in runs]
     names = [q for q in per_run[0] if all(q in p for p in per_run)]
     rows = []

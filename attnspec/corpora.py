@@ -909,6 +909,17 @@ def selection_of(meta: dict[str, Any]) -> str | None:
     return None
 
 
+def length_summary(lengths: Sequence[int], seq_len: int) -> dict[str, float | int]:
+    """Real token lengths of the inputs (special tokens included): ``min``, ``median``,
+    ``max`` and ``full`` (how many have all ``seq_len`` tokens). Curves of an input shorter
+    than ``seq_len`` are 1 past its length by construction, so readers need these."""
+    import statistics
+
+    med = statistics.median(lengths)
+    return {"min": int(min(lengths)), "median": int(med) if float(med).is_integer() else float(med),
+            "max": int(max(lengths)), "full": int(sum(n == seq_len for n in lengths))}
+
+
 def inputs_digest(input_ids: Sequence[Sequence[int]]) -> str:
     """SHA-256 of a selection: every input's ids as int64, in order, each followed by 8 bytes of 0xff."""
     digest = hashlib.sha256()
@@ -1171,7 +1182,7 @@ def load_inputs(
         "selection_name": selection,
         # where the documents' token counts came from (selection "pool", one window per document)
         **({"token_counts": drawn.counts_from} if drawn.counts_from is not None else {}),
-        "input_lengths": {"min": min(lengths), "max": max(lengths), "full": int(sum(n == seq_len for n in lengths))},
+        "input_lengths": length_summary(lengths, seq_len),
         "inputs_sha256": inputs_digest(input_ids),
         **corpus.extra,
     }

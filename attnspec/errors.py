@@ -69,3 +69,65 @@ def check_choice(name: str, value: object, allowed: "tuple[str, ...] | list[str]
     if value not in allowed:
         raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return str(value)
+
+
+def check_index(name: str, value: object, n: int) -> int:
+    """A 1-based index into a curve of length ``n``: an integer (not a bool, a float or a
+    string such as ``'5'``) in ``[1, n]``, else :class:`InputError`,
+    e.g. ``at must be an integer in 1..512, got '5'``."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= n:
+        raise InputError(f"{name} must be an integer in 1..{n} (the run's seq_len), got {value!r}")
+    return int(value)
+
+
+def check_path(name: str, value: object) -> "Path":
+    """A path given as ``str`` or ``os.PathLike`` (not ``None``, a number, ...), non-empty,
+    else :class:`InputError`, e.g. ``path must be a path (str or os.PathLike), got 123``."""
+    import os
+    from pathlib import Path
+
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes) and str(value).strip():
+        return Path(value)
+    raise InputError(f"{name} must be a path (str or os.PathLike), got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# Resources: a request that cannot fit the machine is refused before it starts
+# ---------------------------------------------------------------------------------------
+def available_memory_bytes() -> int | None:
+    """Memory the machine can give now: ``MemAvailable`` of /proc/meminfo (Linux), else the
+    physical memory from ``os.sysconf``; None when neither is known."""
+    import os
+
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.3g} PiB"  # pragma: no cover
+
+
+def check_memory(what: str, estimate_bytes: float, *, limit_bytes: int | None = None) -> None:
+    """Refuse (:class:`InputError`) a request whose memory estimate exceeds what the machine
+    has available, naming both, e.g. ``--resamples 1000000000000 needs about 50.9 TiB of
+    memory, more than the 5.2 GiB available``. ``limit_bytes`` defaults to
+    :func:`available_memory_bytes` (no check when it is unknown)."""
+    limit = available_memory_bytes() if limit_bytes is None else limit_bytes
+    if limit is not None and estimate_bytes > limit:
+        raise InputError(f"{what} needs about {_bytes(estimate_bytes)} of memory, more than the {_bytes(limit)} "
+                         "available on this machine; ask for less")

@@ -20,16 +20,22 @@ DEFAULT_FORMATS: tuple[str, ...] = ("png", "svg")
 
 
 def figure_choices(meta: dict[str, Any], n: int, *, at: int | None = None,
-                   formats: Sequence[str] | None = None) -> dict[str, Any]:
+                   formats: Sequence[str] | None = None, label: str | None = None) -> dict[str, Any]:
     """The plotting choices of a run: what was asked now, else what meta.json recorded, else the defaults.
 
-    Returns ``{"at": int, "formats": [str, ...]}``; ``at`` is checked against n.
+    Returns ``{"at": int, "formats": [str, ...]}``, plus ``"label"`` (the title that
+    replaces the run's own label, ``--label``) when one was given now or recorded; ``at``
+    is checked against n.
     """
     saved = meta.get(FIGURES_KEY) or {}
     at = at if at is not None else saved.get("at")
     at = check_at(int(at) if at is not None else default_at(n), n)
     fmts = list(formats) if formats is not None else list(saved.get("formats") or DEFAULT_FORMATS)
-    return {"at": at, "formats": fmts}
+    choices: dict[str, Any] = {"at": at, "formats": fmts}
+    label = label if label is not None else saved.get("label")
+    if label:
+        choices["label"] = str(label)
+    return choices
 
 
 def record_figure_choices(run: Path, choices: dict[str, Any]) -> None:

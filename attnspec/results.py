@@ -116,9 +116,12 @@ def read_meta(out_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ResultsError(f"{out_dir} is not a results directory: {META_FILE} is missing")
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
+        meta = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path} is not valid JSON: {e}") from None
+    if not isinstance(meta, dict):  # every reader calls .get(): a list or a number is one line here
+        raise ResultsError(f"{path} is not a results record: it holds a JSON {type(meta).__name__}, not an object")
+    return meta
 
 
 def write_table(out_dir: Path, name: str, frame: pd.DataFrame, *, csv: bool = False) -> Path:

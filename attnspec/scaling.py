@@ -54,16 +54,29 @@ FITTED: dict[str, str] = {
 
 
 def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
-    """``"64,128,256"`` (or an int, or a sequence) → sorted distinct lengths, each >= 2."""
-    if isinstance(text, (int, np.integer)):
+    """``"64,128,256"`` (or an int, or a sequence) → the lengths, each an integer >= 2.
+
+    A list must be strictly increasing and have no empty items: ``64,,128`` (a typo for
+    one length more or less?) and ``128,64`` are refused, naming the list, rather than
+    guessed at.
+    """
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
         items = [int(text)]
     elif isinstance(text, str):
+        parts = text.replace(" ", "").split(",")
+        if text.strip() and any(not p for p in parts):
+            raise InputError(f"--seq-len has an empty item in {text!r}; give integers separated by single commas "
+                             "(64,128,256)")
         try:
-            items = [int(t) for t in text.replace(" ", "").split(",") if t]
+            items = [int(t) for t in parts if t]
         except ValueError:
             raise InputError(f"--seq-len must be an integer or a comma-separated list of integers (64,128,256), got {text!r}") from None
-    else:
+    elif isinstance(text, Sequence):
+        if not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in text):
+            raise InputError(f"--seq-len values must be integers, got {list(text)!r}")
         items = [int(t) for t in text]
+    else:
+        raise InputError(f"--seq-len must be an integer or a list of integers, got {text!r}")
     if not items:
         raise InputError(f"--seq-len needs at least one length, got {text!r}")
     bad = [n for n in items if n < 2]
@@ -71,7 +84,10 @@ def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
         raise InputError(f"--seq-len must be >= 2, got {bad[0]}")
     if len(set(items)) != len(items):
         raise InputError(f"--seq-len lists a length twice: {text!r}")
-    return sorted(items)
+    if items != sorted(items):
+        raise InputError(f"--seq-len lengths must be strictly increasing, got {text!r}; "
+                         f"write {','.join(map(str, sorted(items)))}")
+    return items
 
 
 def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
@@ -86,7 +102,7 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
     seq_len : int
         New length, special tokens included.
     """
-    from attnspec.corpora import Inputs, _special_template, inputs_digest
+    from attnspec.corpora import Inputs, _special_template, inputs_digest, length_summary
 
     prefix, suffix = _special_template(tokenizer)
     width = seq_len - len(prefix) - len(suffix)
@@ -103,7 +119,7 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
         "cut_from_seq_len": inputs.meta.get("seq_len"),
         "text_tokens_per_window": width,
         "selection": f"{inputs.meta.get('selection')}, drawn at seq_len {inputs.meta.get('seq_len')} and cut to the first {width} text tokens",
-        "input_lengths": {"min": min(lengths), "max": max(lengths), "full": int(sum(n == seq_len for n in lengths))},
+        "input_lengths": length_summary(lengths, seq_len),
         "inputs_sha256": inputs_digest(cut),  # of these cut inputs, not of the longer ones they come from
     }
     return Inputs(input_ids=cut, meta=meta)
@@ -223,15 +239,17 @@ def _layer_mean_curve(spectrum: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_runs(out: Path) -> dict[int, Path]:
-    """Length → run directory of a scaling directory (or of a list given in its meta)."""
-    meta = read_meta(out)
+    """Length → run directory of the finished lengths of a scaling directory (at least two).
+
+    Every file is checked first (:func:`attnspec.result_checks.check_scaling_run`): the
+    lengths meta.json records must agree with each run's own seq_len and curve table.
+    """
+    from attnspec.result_checks import check_meta, check_scaling_run
+
+    meta = check_meta(out)
     if meta.get("kind") != KIND:
         raise ResultsError(f"{out} holds a {meta.get('kind')!r} result, not a scaling run (attnspec spectrum --seq-len 64,128,...)")
-    runs = {int(n): run_dir(out, int(n)) for n in meta["lengths"]}
-    present = {n: d for n, d in runs.items() if (d / "meta.json").is_file()}
-    if len(present) < 2:
-        raise ResultsError(f"{out} holds fewer than two finished lengths ({sorted(present)}); finish it with --resume")
-    return present
+    return check_scaling_run(out)
 
 
 def scaling_table(out: Path, level: float = 0.9) -> pd.DataFrame:
@@ -351,9 +369,19 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
     Columns: ``metric``, ``layer`` (-1 = mean over layers), ``beta``, ``low``, ``high``,
     ``scale`` (k ≈ scale·n^β), ``verdict``, ``inputs``, ``level``.
     """
+    from attnspec.errors import check_int, check_memory, check_range
+
+    check_int("resamples", resamples, low=100)  # as `plot scaling --resamples` (min 100)
+    check_int("seed", seed, low=0)
+    if isinstance(level, bool) or not isinstance(level, (int, float)):
+        raise InputError(f"level must be a number in (0, 1), got {level!r}")
+    check_range("level", float(level), low=0, high=1, low_open=True, high_open=True)
     runs = read_runs(out)
     lengths = sorted(runs)
     tables = {n: read_table(runs[n], "inputs") for n in lengths}
+    layers = max(int(t["layer"].nunique()) for t in tables.values())
+    # the bootstrap keeps resamples x (layers + 1) float64 slopes, and np.quantile copies them
+    check_memory(f"--resamples {resamples} (the bootstrap over {layers} layers)", 2 * 8 * resamples * (layers + 1))
     common = set.intersection(*(set(t["input"].unique()) for t in tables.values()))
     if len(common) < 2:
         raise ResultsError(f"{out}: fewer than two inputs are present at every length")

@@ -65,11 +65,35 @@ def default_at(seq_len: int) -> int:
     return at if seq_len == n else max(1, round(seq_len / 4))
 
 
-def check_at(at: int, seq_len: int) -> int:
-    """``at`` in 1..n, else :class:`InputError` naming it."""
+def check_at(at: int, seq_len: int, name: str = "--at") -> int:
+    """``at`` an integer (not a bool, a float or a string) in 1..n, else :class:`InputError` naming it."""
+    import numbers
+
+    if isinstance(at, bool) or not isinstance(at, numbers.Integral):
+        raise InputError(f"{name} must be an integer index in 1..{seq_len}, got {at!r}")
     if not 1 <= at <= seq_len:
-        raise InputError(f"--at must be in 1..{seq_len} (the run's seq_len), got {at}")
-    return at
+        raise InputError(f"{name} must be in 1..{seq_len} (the run's seq_len), got {at!r}")
+    return int(at)
+
+
+def short_input_note(meta: dict[str, Any], at: int) -> str | None:
+    """Why c_at is not defined for a run, or None when it is.
+
+    A matrix shorter than the run's seq_len counts as zero-extended: its cumulative curve
+    is 1 past its real length by construction, not by measurement. c_at is defined only
+    when every input has at least ``at`` tokens (``meta["corpus"]["input_lengths"]``)."""
+    lengths = (meta.get("corpus") or {}).get("input_lengths") or {}
+    shortest = lengths.get("min")
+    if isinstance(shortest, (int, float)) and shortest < at:
+        return (f"c_{at} is not defined: the shortest input has {int(shortest)} tokens (lengths "
+                f"{lengths_text(meta)}), and a curve is 1 past its input's length by construction")
+    return None
+
+
+def lengths_text(meta: dict[str, Any]) -> str:
+    """``"min 18, median 20, max 22"`` of a run's real input lengths ("" when not recorded)."""
+    lengths = (meta.get("corpus") or {}).get("input_lengths") or {}
+    return ", ".join(f"{k} {lengths[k]:g}" for k in ("min", "median", "max") if isinstance(lengths.get(k), (int, float)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -193,6 +217,10 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     """
     if probs.dim() < 2 or probs.shape[-1] != probs.shape[-2]:
         raise InputError(f"expected a stack of square matrices (..., n, n), got shape {tuple(probs.shape)}")
+    if not bool(torch.isfinite(probs).all()):  # LAPACK would return garbage or fail on NaN/inf entries
+        bad = int((~torch.isfinite(probs)).sum())
+        raise InputError(f"singular_values needs finite matrices; got {bad} NaN or infinite entries in a stack of "
+                         f"shape {tuple(probs.shape)}")
     method = resolve_method(method, probs.device)
     lead, n = probs.shape[:-2], probs.shape[-1]
     flat = probs.reshape(-1, n, n)  # (m, n, n)

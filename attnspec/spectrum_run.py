@@ -351,6 +351,22 @@ def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]
     return [f"{k}: {stored.get(k)!r} there vs {wanted.get(k)!r} now" for k in keys if stored.get(k) != wanted.get(k)]
 
 
+def up_to_date(cfg: SpectrumConfig) -> bool:
+    """True when ``cfg.out`` already holds this very run, complete, with its tables: there is
+    nothing to compute, and the command reports the run as ``make`` does ("up to date").
+
+    Asked before the model loads. ``--overwrite`` (recompute) and ``--resume`` keep their
+    meaning (False here). An ``--out`` holding another run is refused in one line
+    (:class:`ResultsError` naming the parameters that differ), as before.
+    """
+    if cfg.overwrite or cfg.resume or not (cfg.out / META_FILE).is_file():
+        return False
+    check_same_run(cfg.out, cfg.identity(), kind=KIND)  # raises on another run's directory
+    meta = read_meta(cfg.out)
+    tables = all((cfg.out / f"{name}.parquet").is_file() for name in ("spectrum", "metrics"))
+    return meta.get("status") == "complete" and tables and meta.get("inputs_done") == meta.get("inputs_total")
+
+
 def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
     """Decide, before anything is computed, whether ``cfg.out`` is started, resumed or refused.
 
@@ -472,6 +488,12 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         )
     method = resolve_method(cfg.svd_method, encoder.device)
     batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
+    from attnspec.errors import check_memory
+
+    # one layer's scores and P for the whole batch, (B, H, n, n) each, and the copy the SVD factorises
+    if encoder.device.type == "cpu":  # (a GPU's memory is not what /proc/meminfo reports)
+        check_memory(f"--batch-size {batch_size} at --seq-len {cfg.seq_len} ({encoder.num_heads} heads)",
+                     3 * batch_size * encoder.num_heads * cfg.seq_len**2 * max(4, torch.finfo(encoder.dtype).bits // 8))
     if inputs is None:
         inputs = load_inputs(
             cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,

@@ -6,13 +6,30 @@ a generator and never touches global RNG state; the seed is recorded with the re
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import torch
-from scipy import stats as _sps
 
-Seed = int | np.random.Generator | torch.Generator | None
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+# torch and SciPy are imported where they are used, not here: `attnspec claims`, `--help`
+# and the verdict classifier (which needs only clopper_pearson) must not pay for them.
+Seed = Union[int, np.random.Generator, "torch.Generator", None]
+
+
+def _sps() -> Any:
+    from scipy import stats
+
+    return stats
+
+
+def _is_torch_generator(seed: object) -> bool:
+    # a torch Generator can only exist once torch is imported: no import needed to tell
+    torch_module = sys.modules.get("torch")
+    return torch_module is not None and isinstance(seed, torch_module.Generator)
 
 
 def _check_seed_int(seed: int) -> int:
@@ -29,13 +46,15 @@ def numpy_rng(seed: Seed) -> np.random.Generator:
         return seed
     if seed is None:
         raise ValueError("seed is required (an int >= 0): attnspec never draws unseeded numbers")
-    if isinstance(seed, torch.Generator):
+    if _is_torch_generator(seed):
         return np.random.default_rng(seed.initial_seed())
     return np.random.default_rng(_check_seed_int(seed))
 
 
 def torch_generator(seed: Seed, device: str | torch.device = "cpu") -> torch.Generator:
     """A torch Generator on ``device`` from an int seed (or the generator, passed through)."""
+    import torch
+
     if isinstance(seed, torch.Generator):
         return seed
     if seed is None:
@@ -128,8 +147,8 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> Interva
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
     alpha = 1.0 - level
-    low = 0.0 if successes == 0 else float(_sps.beta.ppf(alpha / 2, successes, trials - successes + 1))
-    high = 1.0 if successes == trials else float(_sps.beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
+    low = 0.0 if successes == 0 else float(_sps().beta.ppf(alpha / 2, successes, trials - successes + 1))
+    high = 1.0 if successes == trials else float(_sps().beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
     return Interval(successes / trials, low, high, level)
 
 
@@ -142,7 +161,7 @@ def mean_ci(values: np.ndarray, level: float = 0.95) -> Interval:
         raise ValueError("values contain NaN or infinity")
     m = float(x.mean())
     se = float(x.std(ddof=1) / np.sqrt(x.size))
-    half = float(_sps.t.ppf(0.5 + level / 2, x.size - 1)) * se
+    half = float(_sps().t.ppf(0.5 + level / 2, x.size - 1)) * se
     return Interval(m, m - half, m + half, level)
 
 
@@ -158,9 +177,9 @@ def spearman_ci(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[floa
     n = x.size
     if n < 4:
         raise ValueError(f"need at least 4 pairs, got {n}")
-    rho = float(_sps.spearmanr(x, y).statistic)
+    rho = float(_sps().spearmanr(x, y).statistic)
     r = float(np.clip(rho, -0.999999, 0.999999))
     se = np.sqrt((1 + r * r / 2) / (n - 3))
     z = np.arctanh(r)
-    q = _sps.norm.ppf(0.5 + level / 2)
+    q = _sps().norm.ppf(0.5 + level / 2)
     return rho, float(np.tanh(z - q * se)), float(np.tanh(z + q * se))

@@ -1,151 +1,425 @@
-"""The short verdict summary the checking commands print by default.
+"""Verdict first: one sentence per claim (theorem, lemma, equation) from its verdict rows.
 
-One line per (claim, reading): how many parameter sets gave each verdict, and the most
-telling row — the one a reader should look at first (a violation before a loose bound,
-before a holding one, before a vacuous one), with its parameters and evidence. The full
-table stays available (``--verbose``, and the tables in the results directory).
+The checking commands print these lines by default (``--verbose`` prints the full table),
+and the report opens each section with them. They are built from the row fields alone
+(``claim, reading, verdict, params, bound, exact, estimate, ci_low, ci_high, trials,
+evidence, at_paper_params``), so any battery's rows, today's or tomorrow's, summarise the
+same way. A line says, in this order:
+
+1. **The verdict at the paper's own parameters**: the rows marked ``at_paper_params``
+   (per reading, the most telling one). When no row is marked, nothing is claimed about
+   "the paper's parameters"; each reading then leads with its most telling row (below).
+2. **Per reading, what was decided and where it changes**: the most telling row among
+   the rows that *decide something* (verdict ``violated``, ``loose`` or ``holds``), with
+   its parameters and evidence; the counts of those rows by verdict; and, when one
+   parameter separates the verdicts (e.g. ``holds at k = 6–64, loose at k = 128–255``),
+   that parameter's ranges.
+3. **What was not counted**: rows that decide nothing (``measured``,
+   ``hypothesis-unmet``, ``cannot-fail``, ``vacuous``) are left out of the counts and
+   named at the end ("not counted: 56 hypothesis-unmet"). When a reading has *only* such
+   rows, they are what it says, and are counted: e.g. "vacuous in all 144 rows".
+
+The most telling row: a violation furthest above its bound, else the *tightest* loose row
+(the label rests on it; the range of looseness is given), else the first holding row;
+among rows that decide nothing: measured, hypothesis-unmet, cannot-fail, vacuous in that
+order, and for vacuous rows the one with the smallest bound (nearest to saying something:
+for Linformer's Theorem 1, the theorem's own k, never k = log n).
+
+Evidence is never cut: :func:`summary_lines` returns one unwrapped string per claim;
+:func:`print_verdict_summary` wraps them to the terminal width.
+
+Example
+-------
+>>> from attnspec.verdict_summary import summary_lines
+>>> for line in summary_lines(result.verdicts):   # a BatteryResult, or verdicts.parquet as a DataFrame
+...     print(line)                                # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
-#: Which verdict tells the most, first to last: a contradiction, then a bound that is far
-#: from the truth, then a confirmation, then a bare measurement, then the rows that could
-#: not decide anything (hypothesis not met, could not have failed, says nothing here).
-#: Verdicts not listed (a newer vocabulary) come last, in order of appearance.
-TELLING_ORDER: tuple[str, ...] = ("violated", "loose", "holds", "measured", "hypothesis-unmet", "cannot-fail",
-                                  "vacuous")
+#: Verdicts that decide something about the claim, most telling first.
+DECIDING: tuple[str, ...] = ("violated", "loose", "holds")
+#: Verdicts that decide nothing (a number without a verdict, or a check that could not
+#: apply or could not fail), most telling first.
+NON_DECIDING: tuple[str, ...] = ("measured", "hypothesis-unmet", "cannot-fail", "vacuous")
+#: Which verdict tells the most, first to last. Verdicts not listed come last.
+TELLING_ORDER: tuple[str, ...] = DECIDING + NON_DECIDING
+
+#: The fields of a verdict row that are not parameters (a flattened table's other columns are).
+ROW_FIELDS: tuple[str, ...] = ("claim", "reading", "verdict", "bound", "exact", "estimate", "ci_low", "ci_high",
+                               "trials", "seed", "evidence", "at_paper_params")
 
 
-@dataclass
-class SummaryLine:
-    """One (claim, reading) of a verdict table, summarised."""
-
-    claim: str
-    reading: str | None
-    counts: dict[str, int]  # verdict -> number of rows, in TELLING_ORDER
-    telling: Any  # the VerdictRow a reader should look at first
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
+# --------------------------------------------------------------------------- rows
 
 
-def _reading(row: Any) -> str | None:
+def _missing(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(isinstance(v, float) and math.isnan(v)) or (hasattr(v, "dtype") and bool(v != v))
+    except (TypeError, ValueError):
+        return False
+
+
+def as_rows(rows_or_frame: Any) -> list[Any]:
+    """Verdict rows from a sequence of :class:`~attnspec.verdicts.VerdictRow` (returned as
+    is) or from their flattened table (``verdicts.parquet``, ``result.verdict_frame()``):
+    every column that is not a row field becomes a parameter (missing values dropped);
+    a ``parameters`` column of dicts (:attr:`attnspec.checks.CheckResult.verdicts`) is
+    unpacked."""
+    if hasattr(rows_or_frame, "to_dict") and hasattr(rows_or_frame, "columns"):
+        out = []
+        for rec in rows_or_frame.to_dict("records"):
+            fields = {k: (None if _missing(rec.get(k)) else rec.get(k)) for k in ROW_FIELDS}
+            fields["at_paper_params"] = bool(fields["at_paper_params"] or False)
+            fields["reading"] = fields["reading"] or ""
+            fields["evidence"] = fields["evidence"] or ""
+            params = {k: v for k, v in rec.items() if k not in ROW_FIELDS and k != "parameters" and not _missing(v)}
+            if isinstance(rec.get("parameters"), dict):  # the API's .verdicts: parameters as one dict column
+                params.update(rec["parameters"])
+            out.append(SimpleNamespace(params=params, **fields))
+        return out
+    return list(rows_or_frame)
+
+
+def _reading(row: Any) -> str:
     reading = getattr(row, "reading", None)
-    return None if reading in (None, "") else str(reading)
+    return "" if reading in (None, "") else str(reading)
 
 
-def _claim(row: Any) -> str:
-    return str(row.claim)
+def _num(v: Any) -> float | None:
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
 
 
 def _excess(row: Any) -> float:
-    """How far the row is from its bound, for ranking rows of the same verdict: the
-    estimate (or exact value) over the bound; 0 when either is missing."""
-    value = row.exact if getattr(row, "exact", None) is not None else getattr(row, "estimate", None)
-    bound = getattr(row, "bound", None)
-    if value is None or bound is None:
-        return 0.0
-    try:
-        value, bound = float(value), float(bound)
-    except (TypeError, ValueError):
-        return 0.0
-    if not (math.isfinite(value) and math.isfinite(bound)) or bound <= 0:
+    """The value over the bound (the exact value, else the estimate): how far a violated
+    row is above its bound, how close a loose one comes to it; 0 when either is missing."""
+    value = _num(getattr(row, "exact", None))
+    value = _num(getattr(row, "estimate", None)) if value is None else value
+    bound = _num(getattr(row, "bound", None))
+    if value is None or bound is None or bound <= 0:
         return 0.0
     return value / bound
 
 
-def summarize(rows: Sequence[Any]) -> list[SummaryLine]:
-    """Group verdict rows by (claim, reading) in order of first appearance.
+def looseness(row: Any) -> float | None:
+    """bound / (exact value, else upper CI end, else estimate): how many times the claimed
+    bound exceeds what was shown; None when the row has no such numbers."""
+    bound = _num(getattr(row, "bound", None))
+    ref = next((x for x in (_num(getattr(row, a, None)) for a in ("exact", "ci_high", "estimate")) if x is not None),
+               None)
+    if bound is None or ref is None:
+        return None
+    return math.inf if ref <= 0 else bound / ref
+
+
+def _rank(verdict: str) -> int:
+    return TELLING_ORDER.index(verdict) if verdict in TELLING_ORDER else len(TELLING_ORDER)
+
+
+def telling_row(rows: Sequence[Any]) -> Any:
+    """The row a reader should look at first (module docstring)."""
+    verdict = min((r.verdict for r in rows), key=_rank)
+    candidates = [r for r in rows if r.verdict == verdict]
+    if verdict == "violated":
+        return max(candidates, key=_excess)
+    if verdict == "loose":
+        return min(candidates, key=lambda r: looseness(r) or math.inf)
+    if verdict == "vacuous":
+        return min(candidates, key=lambda r: _num(getattr(r, "bound", None)) if _num(getattr(r, "bound", None))
+                   is not None else math.inf)
+    return candidates[0]
+
+
+# --------------------------------------------------------------------------- names
+
+
+def claim_name(claim_id: str) -> str:
+    """The claim's human name (:attr:`attnspec.claims.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
+    the id itself for an unregistered claim."""
+    from attnspec import claims
+
+    try:
+        return claims.get(claim_id).name
+    except ValueError:
+        return claim_id
+
+
+# --------------------------------------------------------------------------- summary
+
+
+@dataclass
+class ReadingSummary:
+    """The rows of one (claim, reading)."""
+
+    reading: str
+    rows: list[Any]
+    paper: list[Any] = field(default_factory=list)  # its rows at the paper's parameters
+
+    @property
+    def deciding(self) -> list[Any]:
+        return [r for r in self.rows if r.verdict in DECIDING]
+
+    def counts(self, rows: Sequence[Any] | None = None) -> dict[str, int]:
+        rows = self.rows if rows is None else rows
+        found = sorted(dict.fromkeys(r.verdict for r in rows), key=_rank)
+        return {v: sum(1 for r in rows if r.verdict == v) for v in found}
+
+
+@dataclass
+class ClaimSummary:
+    """One claim: its readings in order of first appearance."""
+
+    claim: str
+    name: str
+    readings: list[ReadingSummary]
+
+    @property
+    def rows(self) -> list[Any]:
+        return [r for rs in self.readings for r in rs.rows]
+
+
+def summarize(rows_or_frame: Any) -> list[ClaimSummary]:
+    """Group verdict rows by claim, then reading, in order of first appearance."""
+    rows = as_rows(rows_or_frame)
+    claims: dict[str, dict[str, ReadingSummary]] = {}
+    for r in rows:
+        by_reading = claims.setdefault(str(r.claim), {})
+        rs = by_reading.setdefault(_reading(r), ReadingSummary(_reading(r), []))
+        rs.rows.append(r)
+        if getattr(r, "at_paper_params", False):
+            rs.paper.append(r)
+    return [ClaimSummary(c, claim_name(c), list(by.values())) for c, by in claims.items()]
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _varying(rows: Sequence[Any]) -> list[str]:
+    """The parameter names whose values differ between ``rows`` (in order of appearance)."""
+    keys: dict[str, set[str]] = {}
+    for r in rows:
+        for k in (getattr(r, "params", None) or {}):
+            keys.setdefault(k, set())
+    for k in keys:
+        for r in rows:
+            keys[k].add(_fmt_value((getattr(r, "params", None) or {}).get(k)))
+    return [k for k, vals in keys.items() if len(vals) > 1]
+
+
+def _params(row: Any, names: Sequence[str]) -> str:
+    params = getattr(row, "params", None) or {}
+    return ", ".join(f"{k} = {_fmt_value(params[k])}" for k in names if k in params and params[k] is not None)
+
+
+def _fmt_ratio(r: float) -> str:
+    if math.isinf(r):
+        return "unboundedly"
+    if r >= 100:
+        return f"{r:,.0f}×" if r < 1e6 else f"{r:.1e}×"
+    return f"{r:.3g}×"
+
+
+_VERBS = {"holds": "holds", "violated": "fails", "vacuous": "is vacuous", "cannot-fail": "cannot fail",
+          "hypothesis-unmet": "does not apply (hypothesis not met)", "measured": "is measured without a verdict"}
+
+
+def _verdict_words(v: str, row: Any, group: Sequence[Any]) -> str:
+    if v == "loose":
+        ratios = [x for x in (looseness(r) for r in group if r.verdict == "loose") if x is not None]
+        if not ratios:
+            return "holds but is loose"
+        lo, hi = min(ratios), max(ratios)
+        span = _fmt_ratio(lo) if _fmt_ratio(lo) == _fmt_ratio(hi) else f"{_fmt_ratio(lo)} (up to {_fmt_ratio(hi)})"
+        return f"holds but is {span} loose"
+    return _VERBS.get(v, v)
+
+
+def _say(label: str, words: str) -> str:
+    """``the relative reading fails`` / ``fails as stated`` (the claim is the subject: no "is")."""
+    return f"{words.removeprefix('is ')} as stated" if label == "as stated" else f"{label} {words}"
+
+
+def _change_point(rows: Sequence[Any], names: Sequence[str]) -> str:
+    """Where the verdict changes: the first numeric parameter (k first) whose ranges per
+    verdict do not overlap, as ``holds at k = 6–64, loose at k = 128–255``; else ""."""
+    verdicts = sorted(dict.fromkeys(r.verdict for r in rows), key=_rank)
+    if len(verdicts) < 2:
+        return ""
+    for name in sorted(names, key=lambda n: (n != "k",)):
+        values = [_num((getattr(r, "params", None) or {}).get(name)) for r in rows]
+        if any(v is None for v in values):
+            continue
+        spans = []
+        for v in verdicts:
+            vs = [x for r, x in zip(rows, values, strict=True) if r.verdict == v]
+            spans.append((min(vs), max(vs), v))
+        spans.sort()
+        if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
+            parts = [f"{v} at {name} = {_fmt_value(lo)}" + (f"–{_fmt_value(hi)}" if hi != lo else "")
+                     for lo, hi, v in spans]
+            return ", ".join(parts)
+    return ""
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{c} {v}" for v, c in counts.items())
+
+
+def _reading_label(rs: ReadingSummary, single: bool) -> str:
+    if single and rs.reading in ("", "as-stated"):
+        return "as stated"
+    return f"the {rs.reading} reading" if rs.reading else "as stated"
+
+
+def _paper_part(cs: ClaimSummary, names: Sequence[str]) -> str:
+    marked = [rs for rs in cs.readings if rs.paper]
+    if not marked:
+        return ""
+    tellers = [(rs, telling_row(rs.paper)) for rs in marked]
+    params = _params(tellers[0][1], names)
+    where = f"at the paper's parameters{f' ({params})' if params else ''}"
+    verdicts = {t.verdict for _, t in tellers}
+    single = len(cs.readings) == 1
+    if len(verdicts) == 1:
+        rs, t = tellers[0]
+        who = "" if single else (" under every reading" if len(tellers) == len(cs.readings) and len(tellers) > 1
+                                 else "".join(f" ({_reading_label(r, single)})" for r, _ in tellers[:1])
+                                 if len(tellers) == 1 else f" under the {', '.join(r.reading for r, _ in tellers)} "
+                                                           f"readings")
+        evidence = {x.evidence for _, x in tellers}
+        said = t.evidence if len(evidence) == 1 else "; ".join(f"{r.reading}: {x.evidence}" for r, x in tellers)
+        words = _verdict_words(t.verdict, t, rs.paper).removeprefix("is ")  # the claim is the subject
+        return f"{words}{who} {where}: {said}".strip()
+    parts = [f"{_say(_reading_label(rs, single), _verdict_words(t.verdict, t, rs.paper))} ({t.evidence})"
+             for rs, t in tellers]
+    return f"{where}: " + "; ".join(parts)
+
+
+def _reading_part(rs: ReadingSummary, names: Sequence[str], single: bool, has_paper: bool) -> str:
+    label = _reading_label(rs, single)
+    # with rows at the paper's parameters stated first, the rest is "elsewhere"
+    rest = [r for r in rs.rows if not getattr(r, "at_paper_params", False)] if has_paper else rs.rows
+    if not rest:
+        return ""
+    deciding = [r for r in rest if r.verdict in DECIDING]
+    other = rs.counts([r for r in rest if r.verdict not in DECIDING])
+    if deciding:
+        t = telling_row(deciding)
+        counts = rs.counts(deciding)
+        at = _params(t, names)
+        text = _say(label, _verdict_words(t.verdict, t, deciding)) + (f" at {at}" if at else "")
+        if t.evidence:
+            text += f" ({t.evidence})"
+        if len(deciding) > 1:
+            text += (f"; {t.verdict} in all {len(deciding)} deciding rows" if len(counts) == 1 else
+                     f"; {_counts_text(counts)} of {len(deciding)} deciding rows")
+        change = _change_point(deciding, names)
+        if change:
+            text += f"; {change}"
+        if other:
+            text += f"; not counted: {_counts_text(other)}"
+        return text
+    counts = rs.counts(rest)
+    if has_paper and rs.paper:
+        return f"{label}: nothing decided elsewhere ({_counts_text(counts)})"
+    t = telling_row(rest)
+    at = _params(t, names)
+    n = len(rest)
+    how = (f"in all {n} rows" if n > 1 else "") if len(counts) == 1 else f"({_counts_text(counts)} of {n} rows)"
+    text = _say(label, _VERBS.get(t.verdict, t.verdict)) + (f" {how}" if how else "")
+    if at or t.evidence:
+        text += f"{f' — at {at}' if at else ''}: {t.evidence}" if n > 1 else f": {t.evidence}"
+    return text
+
+
+def claim_line(cs: ClaimSummary) -> str:
+    """The one sentence of a claim (module docstring), unwrapped."""
+    names = _varying(cs.rows)
+    has_paper = any(rs.paper for rs in cs.readings)
+    single = len(cs.readings) == 1
+    parts = [_paper_part(cs, names)] + [_reading_part(rs, names, single, has_paper) for rs in cs.readings]
+    head = cs.name if cs.name == cs.claim else f"{cs.name} [{cs.claim}]"
+    return f"{head}: " + "; ".join(p for p in parts if p)
+
+
+def summary_lines(rows_or_frame: Any, *, width: int | None = None) -> list[str]:
+    """The verdict-first summary: one line per claim, in order of first appearance.
 
     Parameters
     ----------
-    rows : sequence of VerdictRow
-        :class:`attnspec.verdicts.VerdictRow` (``claim`` is the claim id, ``reading`` one
-        of its readings), or anything with the same attributes.
+    rows_or_frame : sequence of VerdictRow, or DataFrame
+        ``BatteryResult.verdicts``, or the flattened table (``verdicts.parquet``,
+        ``BatteryResult.verdict_frame()``, an API result's ``.verdicts``).
+    width : int, optional
+        Wrap each claim's line to this many characters (continuation lines indented by
+        four spaces, joined by newlines: one string per claim still). Default: unwrapped.
+        Nothing is ever cut.
 
     Returns
     -------
-    list of SummaryLine
-        One per (claim, reading). The telling row is the first verdict of
-        :data:`TELLING_ORDER` present; among violated rows the one furthest above its
-        bound, among loose rows the one furthest below it.
+    list of str
     """
-    groups: dict[tuple[str, str | None], list[Any]] = {}
-    for r in rows:
-        groups.setdefault((_claim(r), _reading(r)), []).append(r)
-    out = []
-    for (claim, reading), members in groups.items():
-        order = list(TELLING_ORDER) + [v for v in dict.fromkeys(r.verdict for r in members) if v not in TELLING_ORDER]
-        counts = {v: sum(1 for r in members if r.verdict == v) for v in order}
-        counts = {v: c for v, c in counts.items() if c}
-        verdict = next(iter(counts))
-        candidates = [r for r in members if r.verdict == verdict]
-        if verdict == "violated":
-            telling = max(candidates, key=_excess)
-        elif verdict == "loose":
-            telling = min(candidates, key=lambda r: _excess(r) or math.inf)
-        else:
-            telling = candidates[0]
-        out.append(SummaryLine(claim, reading, counts, telling))
-    return out
+    lines = [claim_line(cs) for cs in summarize(rows_or_frame)]
+    if width is None:
+        return lines
+    return ["\n".join(wrap(line, width)) for line in lines]
 
 
-def _fmt_params(params: dict[str, Any], limit: int = 4) -> str:
-    items = [(k, v) for k, v in params.items() if v is not None]
-    shown = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in items[:limit])
-    return shown + (", …" if len(items) > limit else "")
+def wrap(line: str, width: int, *, indent: str = "", subsequent: str = "    ") -> list[str]:
+    """``line`` wrapped to ``width`` at spaces; a word longer than the width stays whole."""
+    return textwrap.wrap(line, width=max(width, 20), initial_indent=indent, subsequent_indent=subsequent,
+                         break_long_words=False, break_on_hyphens=False) or [indent]
 
 
-_STYLE = {"holds": "green", "violated": "bold red", "vacuous": "yellow", "loose": "cyan",
-          "hypothesis-unmet": "magenta", "cannot-fail": "yellow", "measured": "blue"}
-
-
-def _line(s: SummaryLine, width: int, markup: bool) -> str:
-    from rich.markup import escape
-
-    def paint(v: str, text: str) -> str:
-        return f"[{_STYLE[v]}]{text}[/]" if markup and v in _STYLE else text
-
-    esc = escape if markup else (lambda t: t)
-    head = s.claim + (f" [{s.reading}]" if s.reading else "")
-    counts_plain = ", ".join(f"{c} {v}" for v, c in s.counts.items())
-    counts = ", ".join(f"{c} {paint(v, v)}" for v, c in s.counts.items())
-    of = f" of {s.total}" if len(s.counts) > 1 or s.total > 1 else ""
-    r = s.telling
-    # with one row, the counts already name its verdict and its parameters are the run's;
-    # with several, say which row is shown and where it sits
-    params = _fmt_params(getattr(r, "params", {}) or {}, limit=3) if s.total > 1 else ""
-    lead_plain = f"{r.verdict}" + (f" at {params}" if params else "") if s.total > 1 else ""
-    lead = (paint(r.verdict, r.verdict) + esc(f" at {params}" if params else "")) if s.total > 1 else ""
-    evidence = str(r.evidence or "")
-    sep = ": " if lead_plain and evidence else ""
-    room = width - len(f"{head}: {counts_plain}{of} — {lead_plain}{sep}")
-    if len(evidence) > max(room, 0):
-        evidence = evidence[: max(room - 1, 0)] + "…"
-    return f"{esc(head)}: {counts}{of} — {lead}{sep}{esc(evidence)}"
-
-
-def summary_lines(rows: Sequence[Any], *, width: int = 140) -> list[str]:
-    """The summary as plain text lines, each at most ``width`` characters (the detail is cut)."""
-    return [_line(s, width, markup=False) for s in summarize(rows)]
+def tally(rows: Sequence[Any]) -> str:
+    """``" (4 violated, 3 loose, 11 holds decide something; 20 do not)"``: the rows by verdict."""
+    deciding = [r for r in rows if r.verdict in DECIDING]
+    if not rows:
+        return ""
+    found = sorted(dict.fromkeys(r.verdict for r in deciding), key=_rank)
+    counts = ", ".join(f"{sum(r.verdict == v for r in deciding)} {v}" for v in found)
+    rest = len(rows) - len(deciding)
+    if not deciding:
+        return " (none decides something)"
+    return f" ({counts} decide something" + (f"; {rest} do not)" if rest else ")")
 
 
 def print_verdict_summary(rows: Sequence[Any], *, title: str = "Verdicts", console: Any | None = None,
                           hint: str | None = "the full table: --verbose") -> None:
-    """Print the summary under ``title``, verdict words coloured, then ``hint``."""
+    """Print the summary under ``title``, each claim's line wrapped to the console width
+    (never cut), then ``hint``."""
     from rich.console import Console
-    from rich.markup import escape
 
     console = console or Console()
-    width = max(60, min(console.width or 140, 160)) - 2
-    console.print(f"[bold]{escape(title)}[/]: {len(rows)} verdict rows", highlight=False)
-    for s in summarize(rows):
-        console.print("  " + _line(s, width, markup=True), highlight=False, soft_wrap=True)
+    rows = as_rows(rows)
+    width = (console.width or 100) - 1
+    claims = summarize(rows)
+    console.print(f"{title}: {len(claims)} claims, {len(rows)} verdict rows{tally(rows)}", highlight=False,
+                  markup=False)
+    for cs in claims:
+        for physical in wrap(claim_line(cs), width, indent="  ", subsequent="      "):
+            console.print(physical, highlight=False, markup=False, soft_wrap=True)
     if hint:
-        console.print(f"[dim]{escape(hint)}[/]", highlight=False)
+        console.print(hint, highlight=False, markup=False, style="dim")

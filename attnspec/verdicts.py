@@ -45,20 +45,8 @@ import pandas as pd
 from attnspec.stats import clopper_pearson
 
 VerdictKind = Literal["holds", "loose", "violated", "vacuous", "hypothesis-unmet", "cannot-fail", "measured"]
-VERDICTS: tuple[str, ...] = ("holds", "loose", "violated", "vacuous", "hypothesis-unmet", "cannot-fail", "measured")
-
-#: What each verdict means, for tables, ``attnspec claims`` and the report.
-VERDICT_MEANINGS: dict[str, str] = {
-    "holds": "consistent with the claim, and the claim is within 10x of what was measured",
-    "loose": "consistent with the claim, but the claimed value exceeds the exact/measured one by more than 10x",
-    "violated": "contradicted at an instance that meets the claim's hypotheses (evidence names it)",
-    "vacuous": "the claim says nothing at these parameters (bound >= 1, required dimension >= ambient one)",
-    "hypothesis-unmet": "the instance does not meet the claim's hypothesis: neither confirmation nor counterexample",
-    "cannot-fail": "the check could not have failed here (a trivial output meets the tolerance, or no outcome "
-                   "of these trials could contradict the claimed probability)",
-    "measured": "a measurement without a verdict (a fitted constant, a ratio, a printed formula vs the intended "
-                "one, or a consistent Monte Carlo rate whose looseness the trials cannot resolve)",
-}
+# the vocabulary lives in a module with no heavy import, so that every --help can quote it
+from attnspec.vocabulary import VERDICT_MEANINGS, VERDICTS  # noqa: E402
 
 #: A claimed bound larger than the exact (or measured) value by this factor is reported as loose.
 LOOSE_FACTOR = 10.0

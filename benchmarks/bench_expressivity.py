@@ -15,7 +15,15 @@ Prints per-trial times and the speed-up ratios; writes bench_expressivity.json n
 this file. ``--quick`` uses fewer trials. The end-to-end default run
 (``attnspec sa-check``, target <= 60 s) is timed with ``--e2e``.
 
+``--vs-old DIR`` (issue 21) times the whole default command, ``attnspec sa-check --json``
+as a user runs it (imports included, no figures), of this checkout and of the code in DIR
+(a worktree of commit aa144d7: ``git worktree add /tmp/old-sa aa144d7``), alternately in
+the same run, as subprocesses with ``PYTHONPATH`` pointing at each tree; wall and CPU
+seconds (the children's user + system time) and their ratios, with the load average. It
+also checks that two runs of the new code print the same table (fixed seeds).
+
     python benchmarks/bench_expressivity.py [--quick] [--e2e] [--threads 1]
+    python benchmarks/bench_expressivity.py --vs-old /tmp/old-sa [--repeats 2]
 """
 
 from __future__ import annotations
@@ -54,12 +62,71 @@ def per_trial(fn, trials: int) -> float:
     return (time.perf_counter() - t0) / trials
 
 
+def run_command(tree: Path, args: list[str]) -> tuple[float, float, str]:
+    """(wall s, CPU s of the child, stdout) of ``python -m attnspec.cli.main`` run on ``tree``."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
+                          env=env, cwd=tree)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{tree}: {proc.stderr.strip().splitlines()[-1:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.stdout
+
+
+def vs_old(old: Path, repeats: int) -> dict:
+    """The default ``sa-check --json`` of this checkout against the code in ``old``, alternately."""
+    import os
+
+    new = Path(__file__).resolve().parents[1]
+    args = ["sa-check", "--json"]
+    rows = []
+    tables = []
+    for i in range(repeats):
+        for name, tree in (("old", old), ("new", new)):
+            load = os.getloadavg()[0]
+            wall, cpu, out = run_command(tree, args)
+            if name == "new":
+                tables.append(out)
+            rows.append({"code": name, "repeat": i, "wall_s": wall, "cpu_s": cpu, "load_1min": load})
+            print(f"{name} (repeat {i}): {wall:6.1f} s wall, {cpu:6.1f} s CPU, load {load:.1f}", flush=True)
+    med = {c: {k: float(np.median([r[k] for r in rows if r["code"] == c])) for k in ("wall_s", "cpu_s")}
+           for c in ("old", "new")}
+    same = all(t == tables[0] for t in tables)
+    out = {"command": "attnspec sa-check --json (defaults, imports included, no figures)", "old_tree": str(old),
+           "old_commit": "aa144d7", "runs": rows, "median": med,
+           "ratio_wall": med["old"]["wall_s"] / med["new"]["wall_s"],
+           "ratio_cpu": med["old"]["cpu_s"] / med["new"]["cpu_s"], "new_tables_identical": same}
+    print(f"median: old {med['old']['wall_s']:.1f} s wall / {med['old']['cpu_s']:.1f} s CPU, new "
+          f"{med['new']['wall_s']:.1f} s wall / {med['new']['cpu_s']:.1f} s CPU: {out['ratio_wall']:.1f}x wall, "
+          f"{out['ratio_cpu']:.1f}x CPU; new tables identical across runs: {same}", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer trials")
     ap.add_argument("--e2e", action="store_true", help="also time the default sa-check computation")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--vs-old", type=Path, default=None, help="a worktree of commit aa144d7: time the default "
+                                                              "command against it (only this)")
+    ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
+    if args.vs_old is not None:
+        path = Path(__file__).with_suffix(".json")
+        prev = json.loads(path.read_text()) if path.exists() else {}
+        prev["vs_aa144d7"] = vs_old(args.vs_old, args.repeats)
+        path.write_text(json.dumps(prev, indent=2) + "\n")
+        print(f"written {path}")
+        return
     torch.set_num_threads(args.threads)
     L, k, eps = 512, 8, 0.01
     A = sparse_target(L, k, m=0.1, M=1.0, seed=0)

@@ -1,6 +1,7 @@
 """How much the checking commands print: a short summary by default, everything with --verbose.
 
-By default the verdicts are summarised (one line per claim and reading, see
+By default the verdicts are summarised verdict first (one sentence per claim: the verdict
+at the paper's parameters, then per reading what was decided and where it changes, see
 :mod:`attnspec.verdict_summary`) and progress messages replace each other on one
 transient status line; ``--verbose`` prints the full verdict table and every progress
 message on its own line. ``--json`` and ``--out`` are unaffected (they hold every row).
@@ -15,8 +16,8 @@ from typing import Annotated
 import typer
 
 VerboseOpt = Annotated[bool, typer.Option(
-    "--verbose", "-v", help="Print the full verdict table and every progress line (default: one summary line "
-                            "per claim and reading; the full table is also in --out DIR and --json).")]
+    "--verbose", "-v", help="Print the full verdict table and every progress line (default: one sentence per "
+                            "claim, verdict first; the full table is also in --out DIR and --json).")]
 
 
 @contextmanager

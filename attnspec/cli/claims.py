@@ -22,11 +22,8 @@ def claims_command(
 ) -> None:
     with user_errors():
         from attnspec import claims as registry
-        from attnspec.errors import InputError
 
-        if paper is not None and paper not in registry.PAPERS:
-            raise InputError(f"--paper must be one of {', '.join(registry.PAPERS)}, got {paper!r}")
-        found = registry.catalogue(paper)
+        found = registry.catalogue(registry.check_paper(paper))
         if json_out:
             import json
 
@@ -67,6 +64,33 @@ def _print(found: list, paper: str | None) -> None:
     console.print(f"{len(found)} claims. Rows of every checking command carry these ids (--json: field 'claim').")
 
 
+def fast_path(argv: list[str]) -> int | None:
+    """Run ``claims`` directly when ``argv`` is ``claims`` with only ``--paper P`` and
+    ``--json`` (the exit code); None for anything else, which typer then parses (help,
+    errors, other commands). Saves typer's per-invocation set-up (pydantic) on the one
+    command that only prints static text."""
+    if not argv or argv[0] != "claims":
+        return None
+    paper, json_out, rest = None, False, list(argv[1:])
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--json" and not json_out:
+            json_out = True
+        elif arg == "--paper" and paper is None and rest and not rest[0].startswith("-"):
+            paper = rest.pop(0)
+        elif arg.startswith("--paper=") and paper is None and len(arg) > len("--paper="):
+            paper = arg.split("=", 1)[1]
+        else:
+            return None
+    try:
+        claims_command(paper=paper, json_out=json_out)
+    except typer.Exit as e:
+        return e.exit_code
+    return 0
+
+
 def register(app: typer.Typer) -> None:
     """Register ``claims`` on ``app``."""
-    app.command("claims", help=_HELP)(claims_command)
+    from attnspec.vocabulary import verdict_epilog
+
+    app.command("claims", help=_HELP, epilog=verdict_epilog())(claims_command)

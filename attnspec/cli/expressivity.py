@@ -109,4 +109,6 @@ def _print(rows: list, wall: float, *, verbose: bool = False) -> None:
 
 def register(app: typer.Typer) -> None:
     """Register ``sa-check`` on ``app``."""
-    app.command("sa-check", help=_HELP)(sa_check)
+    from attnspec.vocabulary import verdict_epilog
+
+    app.command("sa-check", help=_HELP, epilog=verdict_epilog())(sa_check)

@@ -24,9 +24,9 @@ from attnspec.errors import InputError
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
-Prints a verdict table per claim id and reading (holds / loose / violated / vacuous /
-cannot-fail / measured); with --json, every verdict row as JSON on stdout. When a theorem's
-k is >= n it says so and sweeps k below n.
+Prints one summary line per claim id and reading (its verdict counts and the most telling
+row; --verbose prints the full verdict table); with --json, every verdict row as JSON on
+stdout. When a theorem's k is >= n it says so and sweeps k below n.
 """
 
 
@@ -143,4 +143,6 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
 
 def register(app: typer.Typer) -> None:
     """Register ``jl-check`` on ``app``."""
-    app.command("jl-check", help=_HELP)(jl_check)
+    from attnspec.vocabulary import verdict_epilog
+
+    app.command("jl-check", help=_HELP, epilog=verdict_epilog())(jl_check)

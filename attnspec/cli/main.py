@@ -5,9 +5,10 @@ Each command group lives in its own module and registers itself on ``app``.
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
-from attnspec import __version__
 from attnspec.cli._common import OneLineErrorsGroup
 
 app = typer.Typer(
@@ -26,6 +27,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from attnspec import __version__
+
         typer.echo(f"attnspec {__version__}")
         raise typer.Exit()
 
@@ -58,6 +61,12 @@ _claims.register(app)
 
 
 def main() -> None:
+    # `attnspec claims [--paper P] [--json]` prints static text: answered without typer's
+    # runtime parameter layer (which imports pydantic); anything else (--help, a typo) goes
+    # through typer as usual.
+    code = _claims.fast_path(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
     app()
 
 

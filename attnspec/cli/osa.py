@@ -56,7 +56,9 @@ def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:
 def register(app: typer.Typer) -> None:
     """Register ``osa-check`` on ``app``."""
 
-    @app.command("osa-check")
+    from attnspec.vocabulary import verdict_epilog
+
+    @app.command("osa-check", epilog=verdict_epilog())
     def osa_check(
         seed: SeedOpt = 0,
         out: OutOpt = None,

@@ -48,6 +48,7 @@ def spectrum(
     rank_tol: Annotated[float, typer.Option("--rank-tol", help="Numerical rank counts σ_i > rank_tol·σ_1.")] = 1e-3,
     at: Annotated[int | None, typer.Option(help="Heatmap index, recorded in meta.json for later redraws (default 128 when n = 512, else n/4).")] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
+    label: Annotated[str | None, typer.Option(help="Figure title instead of the run's own (model · corpus · n · inputs); recorded in meta.json for later redraws.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Spectrum of the attention matrices P of a pretrained transformer (Linformer Figure 1).
@@ -56,6 +57,8 @@ def spectrum(
     family). Captures P for every layer and head on n-token inputs, computes the normalised
     cumulative singular-value curves, and averages them per (layer, head, index).
     Writes spectrum.parquet, metrics.parquet, state.npz, meta.json and figures/.
+    Run again with the same --out and parameters, a complete run is up to date: its summary
+    is printed and nothing is computed (exit 0); --overwrite recomputes it.
     """
     from attnspec.model_names import reject_alias_typo
 
@@ -65,7 +68,7 @@ def spectrum(
     from attnspec.figure_record import figure_choices, record_figure_choices
     from attnspec.results import read_meta
     from attnspec.spectrum import check_at
-    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum
+    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum, up_to_date
 
     from attnspec.scaling import parse_lengths
 
@@ -102,6 +105,9 @@ def spectrum(
 
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
+        if up_to_date(cfg):  # as make: a complete run of these parameters is not computed again
+            _up_to_date(cfg.out, at=at, label=label, plots=plots, seq_len=seq_len)
+            return
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "interrupted":
             err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
@@ -118,15 +124,42 @@ def spectrum(
             if plots and outcome.inputs_done > 0:
                 from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
 
-                figures = plot_run(outcome.out, at=at)
+                figures = plot_run(outcome.out, at=at, label=label)
             if not figures and outcome.inputs_done > 0:
                 # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
-                record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at))
+                record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at, label=label))
         if outcome.inputs_done > 0:
+            _short_inputs_warning(outcome.out, seq_len)
             _summary(outcome.out, at)
         out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
         out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
                           + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
+
+
+def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
+    """A complete run asked again: its summary, and its figures only when missing or asked
+    differently (--at, --label); nothing is computed."""
+    from attnspec.figure_record import figure_choices, record_figure_choices
+    from attnspec.results import read_meta
+
+    meta = read_meta(out)
+    figures_dir = out / "figures"
+    missing = not (figures_dir / "spectrum_layers.png").is_file() or not (figures_dir / "spectrum_heatmap.png").is_file()
+    drew = False
+    if plots and (missing or at is not None or label is not None):
+        from attnspec.plots.spectrum import plot_run
+        from attnspec.results import result_files
+
+        with whole_output(), result_files(out):  # every figure and the recorded choices, or none
+            plot_run(out, at=at, label=label)
+        drew = True
+    elif at is not None or label is not None:
+        record_figure_choices(out, figure_choices(meta, seq_len, at=at, label=label))
+    _summary(out, at)
+    out_console.print(_what_ran(out), highlight=False, soft_wrap=True)
+    out_console.print(f"up to date: {out} already holds this run, complete ({meta.get('inputs_done')} inputs); "
+                      f"nothing computed{' (figures redrawn)' if drew else ''}; --overwrite recomputes it",
+                      highlight=False, soft_wrap=True)
 
 
 def _default_scaling_out(model: str, data: str) -> Path:
@@ -138,12 +171,23 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load.
 
     ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
+    from dataclasses import replace
+
     from attnspec.results import result_files
-    from attnspec.scaling import KIND, run_scaling
+    from attnspec.scaling import KIND, run_dir, run_scaling
+    from attnspec.spectrum_run import up_to_date
 
     out = cfg.out
     # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
     claim_out_dir(out, f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND)
+    if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
+        # as make: every length is there, complete, with these parameters; nothing is computed
+        if plots and cfg.shard is None and not (out / "figures" / "scaling_k90.png").is_file():
+            _plot_scaling_dir(out, out / "figures")
+        out_console.print(f"up to date: {out} already holds this scaling run, complete (lengths "
+                          f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
+                          "fits; --overwrite recomputes", highlight=False, soft_wrap=True)
+        return
     outcomes = run_scaling(cfg, lengths, progress=not quiet)
     done = [o for o in outcomes if o is not None]
     if done and done[-1].status != "complete":
@@ -160,7 +204,8 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
 
 
-def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "svg"), resamples: int = 2000, seed: int = 0) -> list[Path]:
+def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "svg"), resamples: int = 2000, seed: int = 0,
+                      label: str | None = None) -> list[Path]:
     """Scaling table, fits and figures of a scaling directory; prints the fits."""
     from rich.table import Table
 
@@ -170,11 +215,14 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
 
     table = scaling_table(run)
     fits = fit_scaling(run, resamples=resamples, seed=seed)
+    from attnspec.plots import short_name
+
     ident = read_meta(run).get("identity", {})
+    title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
     with whole_output(), result_files(run):  # the fit tables and both figures together
         write_table(run, "scaling", table)
         write_table(run, "scaling_fit", fits)
-        paths = plot_scaling(table, fits, out, title=f"{ident.get('model')} · {ident.get('data')}", formats=formats)
+        paths = plot_scaling(table, fits, out, title=title, formats=formats)
     t = Table(title=f"k ∝ n^β, 95% bootstrap CI over {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean over layers)")
     for col in ("metric", "layer", "β", "95% CI", "verdict"):
         t.add_column(col)
@@ -227,15 +275,39 @@ def _summary(run: Path, at: int | None) -> None:
     table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
+    from attnspec.spectrum import short_input_note
+
+    undefined = short_input_note(meta, at)  # an input shorter than `at`: c_at is 1 there by construction
     for layer in heat.index:
         table.add_row(
             str(layer + 1),
-            f"{heat[layer]:.3f}",
+            "n/a" if undefined else f"{heat[layer]:.3f}",
             f"{metrics.loc[metrics['layer'] == layer, reach_col].median():.0f}",
             f"{per_layer.loc[layer, 'effective_rank_mean']:.1f}",
             f"{per_layer.loc[layer, 'stable_rank_mean']:.2f}",
         )
     out_console.print(table)
+    from attnspec.spectrum import lengths_text
+
+    if lengths_text(meta):
+        out_console.print(f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
+                          highlight=False, soft_wrap=True)
+    if undefined:
+        out_console.print(f"mean c_{at}: n/a — {undefined}", highlight=False, soft_wrap=True)
+
+
+def _short_inputs_warning(run: Path, seq_len: int) -> None:
+    """Warn on stderr when inputs are shorter than --seq-len, with their real lengths."""
+    from attnspec.results import read_meta
+    from attnspec.spectrum import lengths_text
+
+    meta = read_meta(run)
+    corpus = meta.get("corpus") or {}
+    lengths = corpus.get("input_lengths") or {}
+    if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
+        err_console.print(f"warning: inputs are shorter than --seq-len {seq_len} (real lengths {lengths_text(meta)}; "
+                          f"{lengths.get('full', '?')} of {corpus.get('num_inputs', '?')} have all {seq_len} tokens); "
+                          "a curve is 1 past its input's length by construction", highlight=False, soft_wrap=True)
 
 
 def merge(
@@ -254,6 +326,7 @@ def merge(
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
         claim_out_dir(out, "attnspec merge")  # usable and ours before anything is read; held through the figures too
+        _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
         scaling = bool(dirs) and read_meta(dirs[0]).get("kind") == SCALING  # shards of a scaling run: every length
         # refused when it holds or lies inside another kind of result
         check_out_kind(out, SCALING if scaling else "spectrum", nests_in=() if scaling else (SCALING,))
@@ -277,24 +350,52 @@ def merge(
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 
+def _check_shards(dirs: list[Path]) -> None:
+    """Refuse, in one line naming the file, shards whose meta.json or tables have the wrong
+    shape, shards of different kinds, and a set of shards that holds no input at all."""
+    from attnspec.errors import InputError
+    from attnspec.result_checks import SCALING_KIND, SPECTRUM_KIND, check_meta, check_spectrum_run
+
+    if not dirs:
+        raise InputError("merge needs at least one results directory")
+    metas = [check_meta(d, kind=(SPECTRUM_KIND, SCALING_KIND)) for d in dirs]
+    kinds = {m["kind"] for m in metas}
+    if len(kinds) > 1:
+        raise InputError(f"merge takes shards of one kind; got {', '.join(sorted(kinds))} results")
+    runs = [Path(d) for d in dirs] if kinds == {SPECTRUM_KIND} else \
+        [Path(d) / f"n{n}" for d, m in zip(dirs, metas) for n in m["lengths"] if (Path(d) / f"n{n}").is_dir()]
+    done = [check_spectrum_run(r, need_inputs=False)["inputs_done"] for r in runs]
+    if runs and not any(done):
+        raise InputError(f"the shards hold no inputs ({', '.join(map(str, dirs))} all record inputs_done 0); "
+                         "nothing to merge")
+
+
 @plot_app.command("spectrum")
 def plot_spectrum(
     runs: Annotated[list[Path], typer.Argument(help="One or more spectrum result directories.")],
     out: Annotated[Path | None, typer.Option(help="Where to write figures (default: RUN/figures, or ./figures for a comparison).")] = None,
     at: Annotated[int | None, typer.Option(help="Heatmap index (default: the one the run recorded in meta.json, else 128 when n = 512, else n/4).")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="Vector format next to PNG: svg | pdf (default: what the run recorded, else svg).")] = None,
+    label: Annotated[list[str] | None, typer.Option(help="Title of a run's panels instead of model · corpus · n · inputs; give it once per RUN, in order.")] = None,
 ) -> None:
-    """Figure 1 from saved results: per-layer curves and heatmap per run; a side-by-side comparison for several runs."""
+    """Figure 1 from saved results: per-layer curves and heatmap per run; a side-by-side comparison for several runs.
+
+    Several runs share one heatmap colour scale, in their own figures and in the comparison.
+    """
     from attnspec.errors import InputError
     from attnspec.plots.spectrum import plot_compare, plot_run
 
     with user_errors():
         if fmt is not None and fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
+        if label and len(label) != len(runs):
+            raise InputError(f"--label must be given once per run: {len(label)} labels for {len(runs)} runs")
         formats = None if fmt is None else ("png", fmt)
         from attnspec.results import check_not_being_written, result_files
 
         # figure directories checked and locked before anything is drawn
+        from attnspec.result_checks import check_spectrum_run
+
         for run in runs:
             check_not_being_written(run)  # a run its writer still holds is not read
             if not (Path(run) / "spectrum.parquet").is_file():
@@ -309,13 +410,27 @@ def plot_spectrum(
         if len(runs) > 1:
             claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum", kind="figures",
                           nests_in=_FIGURES_NEST_IN)
+        for run in runs:  # meta.json and the tables checked: no figure of NaN means or a damaged table
+            check_spectrum_run(run)
         paths = []
+        scale: dict[str, float] = {}
+        if len(runs) > 1:  # one colour scale for every heatmap of the runs compared
+            from attnspec.figure_record import figure_choices
+            from attnspec.plots.spectrum import heat_range
+            from attnspec.results import read_meta, read_table
+
+            ranges = []
+            for r in runs:  # each run's heatmap is read at its own (recorded) index, the comparison at the first's
+                t = read_table(r, "spectrum")
+                ranges.append(heat_range([t], figure_choices(read_meta(r), int(t["index"].max()), at=at)["at"]))
+            scale = {"vmin": min(lo for lo, _ in ranges), "vmax": max(hi for _, hi in ranges)}
         with whole_output(), result_files(out if out is not None else Path(runs[0])):  # every figure, or none
-            for run in runs:
+            for i, run in enumerate(runs):
                 paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at,
-                                  formats=formats)
+                                  formats=formats, label=label[i] if label else None, **scale)
             if len(runs) > 1:
-                paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats)
+                paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats,
+                                      labels=label)
         for p in paths:
             out_console.print(str(p))
 
@@ -327,6 +442,7 @@ def plot_scaling_cmd(
     resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples of the inputs.")] = 2000,
     seed: SeedOpt = 0,
     fmt: Annotated[str, typer.Option("--format", help="Vector format next to PNG: svg | pdf.")] = "svg",
+    label: Annotated[str | None, typer.Option(help="Figure title instead of model · corpus (the lengths and input count are added).")] = None,
 ) -> None:
     """k90 and effective rank against n (log–log), and the fitted k ∝ n^β per layer with bootstrap CIs and verdicts.
 
@@ -345,7 +461,8 @@ def plot_scaling_cmd(
         claim_out_dir(run, "attnspec plot scaling", option="RUN", kind=KIND)
         if out is not None:
             claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)
-        for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed):
+        for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed,
+                                   label=label):
             out_console.print(str(p))
 
 

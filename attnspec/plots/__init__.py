@@ -16,6 +16,14 @@ import seaborn as sns  # noqa: E402
 
 FORMATS: tuple[str, ...] = ("png", "svg")
 
+#: Print sizes a figure is drawn at (inches): one column of a two-column paper, and the
+#: full page width a multi-panel figure spans. Figures are drawn at the size they are
+#: printed at, so the font sizes below are the sizes a reader sees.
+COLUMN_IN = 3.5
+PAGE_IN = 7.0
+#: The smallest text (pt) a figure may carry at its print size.
+MIN_FONT_PT = 7.0
+
 
 def style() -> None:
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
@@ -23,6 +31,47 @@ def style() -> None:
     plt.rcParams["svg.fonttype"] = "none"
     plt.rcParams["svg.hashsalt"] = "attnspec"
     plt.rcParams["savefig.dpi"] = 150
+    # sizes a reader sees at print size (seaborn's "paper" context is a little larger)
+    plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7.5,
+                         "ytick.labelsize": 7.5, "legend.fontsize": 7, "legend.title_fontsize": 7,
+                         "figure.titlesize": 8.5})
+
+
+def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, height: float | None = None,
+                 **kwargs):  # noqa: ANN201 - (Figure, axes array)
+    """A figure drawn at its print size with constrained layout, so that a plain ``savefig``
+    (no ``bbox_inches``) clips no title, label or colour bar. ``width`` is COLUMN_IN for one
+    panel, PAGE_IN for a row of panels; ``height`` defaults to 0.75 of a panel's width per row.
+    Returns ``(fig, axes)`` with ``axes`` a 2-D array."""
+    height = height if height is not None else 0.75 * width / ncols * nrows
+    return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
+
+
+def fit_title(text: str, width_in: float, fontsize: float) -> str:
+    """``text`` broken at its `` · `` separators (else at spaces) into lines no wider than
+    ``width_in`` inches at ``fontsize`` pt, so that titles of neighbouring panels never overprint."""
+    import textwrap
+
+    chars = max(12, int(width_in * 72 / (0.56 * fontsize)))  # a DejaVu Sans character is ~0.56 em wide
+    lines: list[str] = []
+    for part in text.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= chars:
+            lines[-1] += " · " + part
+        else:
+            lines += textwrap.wrap(part, chars) or [""]
+    return "\n".join(lines)
+
+
+def short_name(value: object) -> str:
+    """A model or corpus as a reader names it: an alias or hub id as given, a local path by its
+    last component (never an absolute path of the machine that made the figure)."""
+    import os
+
+    s = str(value)
+    if os.path.isabs(s) or s.startswith((".", "~")) or s.count("/") > 1 or os.sep in s and os.path.exists(s):
+        name = Path(s).name
+        return Path(name).stem if Path(name).suffix in {".raw", ".jsonl", ".csv", ".txt", ".json"} else name
+    return s
 
 
 def _plain_number(v: float, _pos: object = None) -> str:

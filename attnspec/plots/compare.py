@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, save_figure, style
 
 LABELS = {
     "c_at": "mean c at index {at}",
@@ -31,7 +31,6 @@ LABELS = {
 
 def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, stem: str, zero: bool,
             formats: Sequence[str]) -> list[Path]:
-    import matplotlib.pyplot as plt
     import seaborn as sns
 
     quantities = list(dict.fromkeys(table["quantity"]))
@@ -40,7 +39,7 @@ def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, ste
         runs = runs[1:]  # the reference's difference from itself is 0
     cols = min(3, len(quantities))
     rows = int(np.ceil(len(quantities) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.2 * rows + 0.7)
     palette = sns.color_palette("deep", len(runs))
     width = 0.7 / max(len(runs), 1)
     for ax, q in zip(axes.ravel(), quantities):
@@ -56,14 +55,13 @@ def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, ste
             ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(range(len(layers) + 1), [str(v + 1) for v in layers] + ["all"])
         ax.set_xlabel("layer")
-        ax.set_title(LABELS.get(q, q).format(at=int(d["at"].iloc[0])) + (" − reference" if zero else ""), fontsize=9)
+        ax.set_title(LABELS.get(q, q).format(at=int(d["at"].iloc[0])) + (" − reference" if zero else ""))
     for ax in axes.ravel()[len(quantities):]:
         ax.axis("off")
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
     level = float(table["level"].iloc[0])
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=7, frameon=False,
-               title=f"{level:.0%} intervals" + ("; reference: " + table["label"].iloc[0] if zero else ""), title_fontsize=7)
-    fig.tight_layout(rect=(0, 0.08 if rows > 1 else 0.14, 1, 1))
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(2, len(labels)), frameon=False,
+               title=f"{level:.0%} intervals" + ("; reference: " + table["label"].iloc[0] if zero else ""))
     return save_figure(fig, Path(out) / stem, formats)
 
 

@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 
-from attnspec.plots import readable_log_ticks, save_figure, style
+from matplotlib.ticker import FuncFormatter
+
+from attnspec.plots import COLUMN_IN, PAGE_IN, _plain_number, paper_figure, readable_log_ticks, save_figure, style
 
 
 def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
@@ -22,15 +24,17 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
     cur["k"] = cur["k"].astype(int)
     Ls = sorted(cur["L"].unique())
     n = len(Ls)
-    cols = min(n, 4)
+    all_k = sorted(cur["k"].unique())  # one colour per k in every panel, as the one legend says
+    colour_of = dict(zip(all_k, plt.cm.viridis(np.linspace(0, 0.9, max(len(all_k), 1)))))
+    cols = min(n, 3)
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False, sharey=True,
-                             layout="constrained")
+    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.4 * rows + 1.0,
+                             sharey=True)
     for ax, L in zip(axes.ravel(), Ls):
         sub = cur[cur["L"] == L]
         ks = sorted(sub["k"].unique())
-        colors = plt.cm.viridis(np.linspace(0, 0.9, max(len(ks), 1)))
-        for c, k in zip(colors, ks):
+        for k in ks:
+            c = colour_of[k]
             for (proj, method), g in sub[sub["k"] == k].groupby(["projection", "method"]):
                 g = g.sort_values("d")
                 ls = {"asymptotic": "-", "exact": "o"}.get(method, "-")
@@ -44,12 +48,12 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
                     ax.errorbar(g["d"], g["estimate"], yerr=yerr, fmt=mk, color=c, ms=4, capsize=2,
                                 label=lab, mfc="none" if proj == "orthogonal" else c)
         ax.axvline(L, color="k", ls=":", lw=1)
-        ax.text(L, 0.02, " d = L", fontsize=8)
+        ax.text(L, 0.02, " d = L", fontsize=7)
         beta = float(sub["beta"].iloc[0])
         ax.axhline(1 - beta, color="grey", ls="--", lw=0.8)
         ax.set_xscale("log")
         ax.set_title(f"L = {L}, δ = {sub['delta'].iloc[0]:g}, eps = {sub['eps'].iloc[0]:g}")
-        ax.set_xlabel("projection dimension d (model width 2d)")
+        ax.set_xlabel("d (projection; model width 2d)")
         ax.set_ylabel("P(‖B − B̂‖∞ ≤ δ)")
         readable_log_ticks(ax, "x")
     # one legend for the figure (the same k and methods in every panel), not one per panel
@@ -60,8 +64,8 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    first.legend(handles, labels, fontsize=8, loc="upper left", framealpha=0.9,
-                 title="k, R, law (dotted: d = L; dashed: 1 − β)", title_fontsize=7.5)
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), frameon=False,
+               title="k, R, law (dotted: d = L; dashed: 1 − β)")
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return save_figure(fig, stem)
@@ -75,7 +79,8 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     sw["L"] = sw["L"].astype(int)
     sw["k"] = sw["k"].astype(int)
     fits = sa[sa["kind"] == "fit"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = paper_figure(1, 2, width=PAGE_IN, height=3.4)
+    axes = axes[0]
     ax = axes[0]
     markers = {("gaussian", "asymptotic"): "o", ("gaussian", "exact"): "x", ("orthogonal", "exact"): "s"}
     Ls = sorted(sw["L"].unique())
@@ -98,7 +103,7 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_ylabel("d* (success ≥ 1 − β)")
     ax.set_title("d* vs k log L (dotted: d = L per L)")
     readable_log_ticks(ax)
-    ax.legend(fontsize=7.5)
+    ax.legend()
     ax = axes[1]
     g = sw[(sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
     xx = g["max_row_norm"] ** 2 * np.log(g["L"]) / g["delta"] ** 2
@@ -115,13 +120,14 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_ylabel("d* (Gaussian, asymptotic law)")
     ax.set_title("d* vs the JL scale of the instance")
     readable_log_ticks(ax)
-    ax.legend(fontsize=7.5)
-    fig.tight_layout()
+    ax.legend()
     return save_figure(fig, stem)
 
 
 def error_maps(em: pd.DataFrame, stem: Path) -> list[Path]:
-    """Heatmaps of A, Â = eps·SA(X), |Â − A| and the SAN rows vs the row-normalised A."""
+    """One instance as four maps on ONE logarithmic colour scale with one colour bar: A (on
+    its support), Â = eps·SA(X), |Â − A| and |SAN(X) − row-normalised A|; rows and columns
+    labelled, the suptitle giving only the instance's parameters and its ‖B − B̂‖∞."""
     style()
     L = int(em["i"].max()) + 1
 
@@ -131,31 +137,31 @@ def error_maps(em: pd.DataFrame, stem: Path) -> list[Path]:
         return out
 
     A, Ah, P, Pt = grid("A"), grid("A_hat"), grid("san"), grid("san_target")
-    err = np.abs(Ah - A)
-    # constrained layout keeps each colour bar clear of the next panel's tick labels
-    fig, axes = plt.subplots(1, 4, figsize=(17, 4.4), layout="constrained")
-    pos = np.concatenate([A[A > 0], Ah.ravel()])
-    norm = LogNorm(vmin=max(pos.min(), 1e-12), vmax=pos.max())
-    for ax, M, title in ((axes[0], np.where(A > 0, A, np.nan), "A (white: off support)"),
-                         (axes[1], Ah, "Â = eps·SA(X)")):
-        im = ax.imshow(M, norm=norm, cmap="viridis", interpolation="nearest")
+    maps = [(np.where(A > 0, A, np.nan), "A (white: off the support)"),
+            (Ah, "Â = eps·SA(X)"),
+            (np.abs(Ah - A), "|Â − A| (off the support ≈ eps)"),
+            (np.abs(P - Pt), "|SAN(X) − row-normalised A|")]
+    pos = np.concatenate([m[np.isfinite(m) & (m > 0)] for m, _ in maps])
+    # one scale for all four: at most 8 decades below the largest value, so that round-off
+    # zeros do not stretch it
+    vmax = float(pos.max())
+    norm = LogNorm(vmin=max(float(pos.min()), vmax * 1e-8), vmax=vmax)
+    fig, axes = paper_figure(2, 2, width=PAGE_IN, height=6.6)
+    im = None
+    for ax, (M, title) in zip(axes.flat, maps):
+        shown = np.where(np.isfinite(M) & (M > 0), M, np.nan)
+        im = ax.imshow(np.clip(shown, norm.vmin, None), norm=norm, cmap="viridis", interpolation="nearest")
         ax.set_title(title)
-        fig.colorbar(im, ax=ax, fraction=0.046)
-    im = axes[2].imshow(err, norm=LogNorm(vmin=max(err[err > 0].min(), 1e-12), vmax=err.max()), cmap="magma",
-                        interpolation="nearest")
-    axes[2].set_title("|Â − A| (off S ≈ eps)")
-    fig.colorbar(im, ax=axes[2], fraction=0.046)
-    im = axes[3].imshow(P - Pt, cmap="RdBu_r", interpolation="nearest",
-                        vmin=-np.abs(P - Pt).max(), vmax=np.abs(P - Pt).max())
-    axes[3].set_title("SAN(X) − row-normalised A")
-    fig.colorbar(im, ax=axes[3], fraction=0.046)
-    d = int(em["d"].iloc[0])
-    for ax in axes:
+        ax.set_xlabel("column j")
+        ax.set_ylabel("row i")
         ax.grid(False)
-    extra = f" (d* = {int(em['d_star'].iloc[0])}, capped)" if "d_star" in em and int(em["d_star"].iloc[0]) != d else ""
-    err = f", ‖B − B̂‖∞ = {float(em['err_inf'].iloc[0]):.3g}" if "err_inf" in em else ""
-    fig.suptitle(f"one instance: L = {L}, k = {int(em['k'].iloc[0])}, d = {d}{extra} (width 2d){err}, "
-                 f"seed {int(em['seed'].iloc[0])}")
+    cb = fig.colorbar(im, ax=list(axes.flat), shrink=0.8, pad=0.02)
+    cb.set_label("entry (log scale, one scale for all four maps)")
+    cb.ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
+    err = f"; ‖B − B̂‖∞ = {float(em['err_inf'].iloc[0]):.2g}" if "err_inf" in em else ""
+    d = int(em["d"].iloc[0])
+    below = f" (< d* = {int(em['d_star'].iloc[0]):,})" if "d_star" in em and int(em["d_star"].iloc[0]) > d else ""
+    fig.suptitle(f"One instance: L = {L}, k = {int(em['k'].iloc[0])} nonzeros per row, d = {d:,}{below}{err}")
     return save_figure(fig, stem)
 
 

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_meta, read_table
 
 FLOOR = 1e-8  # the lowest probability an axis shows
 
 
-def _mc(ax, frame: pd.DataFrame, label: str, color) -> list[float]:  # noqa: ANN001
+#: distinct colours, none of them the crimson of the theorem's k or the black of the bound
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
+
+
+def _mc(ax, frame: pd.DataFrame, label: str | None, color, ls: str = "-", marker: str = "o") -> list[float]:  # noqa: ANN001
     """Monte Carlo estimates with their 95% band; a point with no failure is drawn as what it
     is, an upper bound (a downward triangle at the interval's upper end), not as a zero
     plunging to the axis floor. Returns the plotted values (for the axis limits)."""
@@ -29,17 +32,24 @@ def _mc(ax, frame: pd.DataFrame, label: str, color) -> list[float]:  # noqa: ANN
     est = f["estimate"].to_numpy(float)
     lo, hi = f["ci_low"].to_numpy(float), f["ci_high"].to_numpy(float)
     seen = est > 0
-    ax.plot(k[seen], est[seen], "o-", ms=3.5, color=color, label=label)
+    ax.plot(k[seen], est[seen], marker=marker, ls=ls, ms=3, lw=1.1, color=color, label=label)
     ax.fill_between(k[seen], np.clip(lo[seen], FLOOR, None), hi[seen], color=color, alpha=0.18, lw=0)
     if (~seen).any():
-        ax.plot(k[~seen], hi[~seen], "v", ms=5, color=color, mfc="white", mew=1.2,
+        ax.plot(k[~seen], hi[~seen], "v", ms=4.5, color=color, mfc="white", mew=1.1,
                 label=None if seen.any() else label)
     return [float(v) for v in np.concatenate([est[seen], hi]) if v > 0]
 
 
 def _marks(ax, n: int, k_thm: float, label: str) -> None:  # noqa: ANN001
-    ax.axvline(k_thm, color="crimson", ls="--", lw=1, label=f"{label} k = {k_thm:.0f}")
-    ax.axvline(n, color="grey", ls=":", lw=1, label=f"n = {n}")
+    """The theorem's k and n as vertical lines, named beside them (not in the legend)."""
+    ax.axvline(k_thm, color="crimson", ls="--", lw=1)
+    ax.axvline(n, color="0.4", ls=":", lw=1)
+    left, right = (n, k_thm) if n <= k_thm else (k_thm, n)
+    y = 0.97
+    ax.text(left, y, f"{'n' if left == n else label + ' k'} ", transform=ax.get_xaxis_transform(), ha="right",
+            va="top", fontsize=7, color="0.3" if left == n else "crimson")
+    ax.text(right, y, f" {'n' if right == n else label + ' k'}", transform=ax.get_xaxis_transform(), ha="left",
+            va="top", fontsize=7, color="0.3" if right == n else "crimson")
 
 
 def _log_axes(ax, values: list[float]) -> None:  # noqa: ANN001
@@ -52,6 +62,18 @@ def _log_axes(ax, values: list[float]) -> None:  # noqa: ANN001
     readable_log_ticks(ax)
     ax.set_xlabel("k (projected dimension)")
     ax.set_ylabel("failure probability")
+
+
+def _style_key(ax, colours: dict[str, str], styles: dict[str, tuple[str, str]], extra: list | None = None) -> None:  # noqa: ANN001
+    """A compact legend: one entry per colour and one per line style, instead of every pair."""
+    from matplotlib.lines import Line2D
+
+    handles = list(extra or [])
+    handles += [Line2D([], [], color=c, lw=1.5, label=name) for name, c in colours.items()]
+    handles += [Line2D([], [], color="0.3", ls=ls, marker=m, ms=3, lw=1, label=name) for name, (ls, m) in styles.items()]
+    # below the panel: the curves fill the panel down to its upper-bound markers
+    ax.legend(handles=handles, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False,
+              columnspacing=0.8, handlelength=1.8)
 
 
 def plot_failure_vs_k(out_dir: Path) -> list[Path]:
@@ -83,56 +105,83 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
 
     cols = 2 if len(panels) > 1 else 1
     rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(5.6 * cols, 4.4 * rows), squeeze=False)
+    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN,
+                             height=2.75 * rows + 0.9)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, panel in zip(axes.flat, panels):
         values: list[float] = []
         if panel == "eq11":
             reading = "squared-two-sided"
             c = curves[(curves["claim"] == "linformer.lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound exp(-(ε²-ε³)k/4)")
-            ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact (χ²)")
-            values += _mc(ax, g[g["reading"] == reading], "Monte Carlo", palette[1])
+            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1, label="bound exp(−(ε²−ε³)k/4)")
+            ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=PALETTE[0], ls="-.", lw=1.1, label="exact (χ²)")
+            values += _mc(ax, g[g["reading"] == reading], "Monte Carlo", PALETTE[1])
             values += [float(v) for v in c["exact"] if v > 0]
-            ax.set_title(f"Lemma 1 eq. 11, |‖Rx‖²−1| > ε (ε = {eps})")
+            ax.set_title("Lemma 1 eq. 11: P(|‖Rx‖² − 1| > ε)")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
+            ax.legend(loc="lower left", framealpha=0.9)
         elif panel == "eq12":
             rho = float(g12["rho"].max())
             c = curves[(curves["claim"] == "linformer.lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="bound 2 exp(-(ε²-ε³)k/4)")
+            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1, label="bound 2 exp(−(ε²−ε³)k/4)")
             if len(c):
-                ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=palette[0], ls="-.", label="exact")
+                ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=PALETTE[0], ls="-.", lw=1.1, label="exact")
                 values += [float(v) for v in c["exact"] if v > 0]
-            values += _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", palette[1])
-            ax.set_title(f"Lemma 1 eq. 12, tolerance ε‖x‖‖y‖, ρ = {rho:g}")
+            values += _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", PALETTE[1])
+            ax.set_title(f"Lemma 1 eq. 12: tolerance ε‖x‖‖y‖, ρ = {rho:g}")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
+            ax.legend(loc="lower left", framealpha=0.9)
         elif panel == "thm1":
             t = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
             c = curves[curves["claim"] == "linformer.thm1.eq3"].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", label="union bound 2n exp(-(ε²-ε³)k/4)")
-            shown = [(key, f) for key, f in t.groupby(["attention", "w"], sort=True) if key[1] in ("random", "adv_bottom")]
-            for i, ((att, w), f) in enumerate(shown):
-                values += _mc(ax, f, f"{att}, w = {w}", palette[i % len(palette)])
-            ax.set_title("Theorem 1, ‖P̃w − Pw‖ > ε‖Pw‖")
+            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1)
+            atts = sorted(t["attention"].dropna().unique())
+            colours = {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(atts)}
+            ws = {"random": ("-", "o"), "adv_bottom": ("--", "s")}
+            for (att, w), f in t.groupby(["attention", "w"], sort=True):
+                if w in ws:
+                    values += _mc(ax, f, None, colours[att], *ws[w])
+            ax.set_title("Theorem 1: P(‖P̃w − Pw‖ > ε‖Pw‖)")
             _marks(ax, n, dims["linformer_k"], "Thm 1")
+            _style_key(ax, {a.replace("_", " "): col for a, col in colours.items()},
+                       {f"w {w.replace('_', ' ')}": st for w, st in ws.items()},
+                       [Line2D([], [], color="black", lw=1.1, label="union bound")])
         else:
             t = table[(table["claim"] == "linformer.thm2.eq8") & (table["construction"] == "paper")]
-            for i, ((reading, row), f) in enumerate(t.groupby(["reading", "row"], sort=True)):
-                values += _mc(ax, f, f"‖V‖ {reading}, {row}", palette[i % len(palette)])
+            rows_ = sorted(t["row"].dropna().unique())
+            colours = {r: PALETTE[i % len(PALETTE)] for i, r in enumerate(rows_)}
+            readings = {"frobenius": ("-", "o"), "spectral": ("--", "s")}
+            for (reading, row), f in t.groupby(["reading", "row"], sort=True):
+                values += _mc(ax, f, None, colours[row], *readings.get(reading, ("-.", "^")))
             e21 = table[(table["claim"] == "linformer.thm2.eq21") & (table["row"] == "row0")]
+            extra = []
             if len(e21):
-                values += _mc(ax, e21, "eq. 21, row0", "black")
-            ax.set_title("Theorem 2, E = δR, F = exp(−δ)R")
+                values += _mc(ax, e21, None, "black", ":", "D")
+                extra = [Line2D([], [], color="black", ls=":", marker="D", ms=3, lw=1, label="eq. 21, row0")]
+            ax.set_title("Theorem 2 eq. 8: E = δR, F = exp(−δ)R")
             _marks(ax, n, dims["theorem2_k_main"], "Thm 2")
+            _style_key(ax, {f"row {r.removeprefix('row')}" if r.startswith("row") else r: c for r, c in colours.items()},
+                       {f"‖V‖ {r}": st for r, st in readings.items()}, extra)
         _log_axes(ax, values)
-        handles, labels = ax.get_legend_handles_labels()
-        handles.append(Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=5))
-        labels.append("no failure seen: 95% upper bound")
-        ax.legend(handles, labels, fontsize=7.5, loc="best", framealpha=0.9)
-    fig.tight_layout()
+    trials = int(meta["parameters"].get("trials") or 0)
+    fig.legend(handles=[Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5,
+                               label="no failure seen: 95% upper bound"),
+                        Line2D([], [], color="crimson", ls="--", lw=1, label="the theorem's k"),
+                        Line2D([], [], color="0.4", ls=":", lw=1, label="n")],
+               loc="outside lower center", ncol=3, frameon=False)
+    fig.suptitle(f"Failure probability against k: n = {n}, ε = {eps:g}"
+                 + (f", {trials:,} trials per point, Gaussian R" if trials else ", Gaussian R"))
     return save_figure(fig, out_dir / "jl_failure_vs_k")
+
+
+def _quantile_range(values: np.ndarray, marks: list[float], q: float = 0.005) -> tuple[float, float]:
+    """An x range that shows the bulk of the distributions (quantiles q, 1 − q) and the
+    marked thresholds, with a margin; no outlier stretches it."""
+    lo, hi = np.quantile(values, [q, 1 - q]) if len(values) else (0.0, 1.0)
+    lo, hi = min([lo, *marks]), max([hi, *marks])
+    pad = 0.05 * (hi - lo or 1.0)
+    return float(lo - pad), float(hi + pad)
 
 
 def plot_relative_errors(out_dir: Path) -> list[Path]:
@@ -140,47 +189,54 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     if not (out_dir / "jl_errors.parquet").is_file():
         return []  # the table is optional (no sampled errors when no claim was run)
     samples = read_table(out_dir, "jl_errors")
-    eps = float(read_meta(out_dir)["parameters"]["eps"])
+    params = read_meta(out_dir)["parameters"]
+    eps, n = float(params["eps"]), int(params["n"])
     style()
     # (claim, title, x label); Theorems 1 and 2 are read on a log10 scale (errors span decades)
-    groups = [("linformer.lemma1.eq11", "Lemma 1 (Gaussian R)", "‖Rx‖²/‖x‖² − 1"),
-              ("linformer.thm1.eq3", "Theorem 1, w random", "log10 of ‖P̃w − Pw‖ / ‖Pw‖"),
-              ("linformer.thm2.eq8", "Theorem 2, paper's E, F, row 0", "log10 of error / (‖softmax(w)‖ ‖V‖₂)")]
+    groups = [("linformer.lemma1.eq11", "Lemma 1, Gaussian R", "‖Rx‖²/‖x‖² − 1"),
+              ("linformer.thm1.eq3", "Theorem 1, softmax P, random w", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖"),
+              ("linformer.thm2.eq8", "Theorem 2, paper's E, F, row 0", "log₁₀ error / (‖softmax‖ ‖V‖₂)")]
     present = [g for g in groups if (samples["claim"] == g[0]).any()]
     if not present:
         return []
-    fig, axes = plt.subplots(1, len(present), figsize=(4.6 * len(present), 4.0), squeeze=False)
-    styles = ["-", "--", ":"]
+    fig, axes = paper_figure(1, len(present), width=PAGE_IN if len(present) > 1 else COLUMN_IN,
+                             height=2.8)
+    colour_of = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(sorted(samples["k"].dropna().unique()))}
     for ax, (claim, title, xlabel) in zip(axes[0], present):
         f = samples[samples["claim"] == claim]
         if claim == "linformer.lemma1.eq11":
             f = f[f["family"] == "gaussian"]
-        elif claim == "linformer.thm1.eq3":
-            f = f[np.isfinite(f["value"]) & (f["value"] > 0) & (f["w"] == "random")]
-            f = f.assign(value=np.log10(f["value"]))
+            marks = [-eps, eps]
         else:
-            f = f[(f["construction"] == "paper") & (f["row"] == "row0")]
-            f = f[np.isfinite(f["value"]) & (f["value"] > 0)]
-            f = f.assign(value=np.log10(f["value"]))
-        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for i, (kval, part) in enumerate(f.groupby("k", sort=True)):
-            color = palette[i % len(palette)]  # one colour per k
-            if claim == "linformer.thm1.eq3":  # one line style per attention pattern
-                for j, (att, sub) in enumerate(part.groupby("attention", sort=True)):
-                    ax.hist(sub["value"], bins=50, histtype="step", density=True, color=color,
-                            ls=styles[j % len(styles)], label=f"k = {kval}, {att}")
+            if claim == "linformer.thm1.eq3":
+                f = f[np.isfinite(f["value"]) & (f["value"] > 0) & (f["w"] == "random")]
+                if "attention" in f.columns and (f["attention"] == "softmax").any():
+                    f = f[f["attention"] == "softmax"]  # one pattern: three distributions, not nine
             else:
-                ax.hist(part["value"], bins=50, histtype="step", density=True, color=color, label=f"k = {kval}")
-        if claim == "linformer.lemma1.eq11":
-            for x in (-eps, eps):
-                ax.axvline(x, color="crimson", ls="--", lw=1, label="±ε (failure outside)" if x > 0 else None)
-        else:
-            ax.axvline(np.log10(eps), color="crimson", ls="--", lw=1, label="ε (failure to the right)")
+                f = f[(f["construction"] == "paper") & (f["row"] == "row0")]
+                f = f[np.isfinite(f["value"]) & (f["value"] > 0)]
+            f = f.assign(value=np.log10(f["value"]))
+            marks = [float(np.log10(eps))]
+        lo, hi = _quantile_range(f["value"].to_numpy(float), marks)
+        bins = np.linspace(lo, hi, 60)
+        for kval, part in f.groupby("k", sort=True):
+            ax.hist(part["value"].clip(lo, hi), bins=bins, histtype="step", density=True, lw=1.2,
+                    color=colour_of[kval], label=f"k = {kval}")
+        for x in marks:
+            ax.axvline(x, color="crimson", ls="--", lw=1)
+        ax.set_xlim(lo, hi)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("density")
-        ax.legend(fontsize=7.5, framealpha=0.9)
-    fig.tight_layout()
+    from matplotlib.lines import Line2D
+
+    handles = {h.get_label(): h for ax in axes[0] for h in ax.get_legend_handles_labels()[0]}
+    keys = sorted(handles, key=lambda lab: int(lab.split("= ")[1]))
+    fig.legend([Line2D([], [], color=handles[k].get_edgecolor(), lw=1.2) for k in keys]
+               + [Line2D([], [], color="crimson", ls="--", lw=1)],
+               keys + ["ε (Lemma 1: ±ε): failure beyond the dashed line"], loc="outside lower center",
+               ncol=len(keys) + 1, frameon=False)
+    fig.suptitle(f"Relative errors at three k: n = {n}, ε = {eps:g} (x range: 0.5–99.5% of the samples)")
     return save_figure(fig, out_dir / "jl_relative_errors")
 
 

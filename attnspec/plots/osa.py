@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 _FLOOR = 1e-17  # log axes: exact zeros are drawn at this floor
@@ -26,8 +25,8 @@ def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
     """Theorem 3.1 figure from the ``thm31`` table."""
     style()
     schedules = list(dict.fromkeys(frame["schedule"]))
-    fig, axes = plt.subplots(2, len(schedules), figsize=(4.2 * len(schedules), 6.4), sharex=True, squeeze=False,
-                             gridspec_kw={"height_ratios": [2.2, 1]})
+    fig, axes = paper_figure(2, len(schedules), width=PAGE_IN if len(schedules) > 1 else COLUMN_IN, height=4.8,
+                             sharex=True, gridspec_kw={"height_ratios": [2.2, 1]})
     for j, sch in enumerate(schedules):
         sub = frame[frame["schedule"] == sch]
         g = sub.groupby("steps")
@@ -42,13 +41,12 @@ def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
         viol = sub[sub["error"] > sub["bound10"] * (1 + 1e-9) + 1e-12]
         if not viol.empty:
             ax.scatter(viol["steps"], np.maximum(viol["error"], _FLOOR), marker="x", color="C3", s=18, zorder=5,
-                       label=f"error > bound (10) ({len(viol)})")
+                       label="error > bound (10)")
         ax.axhspan(_FLOOR, 1e-12, color="0.85", alpha=0.5, lw=0, label="< 1e-12: float64 rounding")
         ax.set_yscale("log")
-        ax.set_title(sch)
+        ax.set_title(sch + (f"\n{len(viol)} above bound (10)" if not viol.empty else "\nnone above bound (10)"))
         if j == 0:
             ax.set_ylabel("orthogonality error / bound")
-        ax.legend(fontsize=7, loc="lower left")
         ax2 = axes[1, j]
         ax2.fill_between(k, g["sigma_min"].min().to_numpy(), g["sigma_max"].max().to_numpy(), alpha=0.3, color="C4", lw=0)
         ax2.plot(k, g["sigma_max"].max().to_numpy(), color="C4", lw=1, label="σ(B) range over instances")
@@ -56,7 +54,12 @@ def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
         ax2.set_xlabel("Newton–Schulz steps K")
         if j == 0:
             ax2.set_ylabel("σ(B)")
-        ax2.legend(fontsize=7, loc="lower right")
+    # one legend below the panels (the same entries in every column), covering no data
+    entries: dict = {}
+    for ax in axes.ravel():
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(lab, h)
+    fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=3, frameon=False)
     fig.suptitle("Theorem 3.1: orthogonality error of the Newton–Schulz basis vs bounds (10), (11)")
     return save_figure(fig, stem)
 
@@ -64,7 +67,8 @@ def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
 def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
     """Theorems 4.3/4.4 figure from the ``jacobian`` table."""
     style()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = paper_figure(1, 2, width=PAGE_IN, height=3.0)
+    axes = axes[0]
     for i, ((reading, basis), sub) in enumerate(frame.groupby(["reading", "basis"], sort=False)):
         g = sub.groupby("alpha")
         a = np.array(sorted(sub["alpha"].unique()))
@@ -81,7 +85,7 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
         readable_log_ticks(ax)
     axes[0].set_ylabel("κ(J) = σ_max / σ_min>0 (median over instances)")
     axes[1].set_ylabel("||J1||₂ / alpha (median)")
-    axes[0].legend(fontsize=7)
+    axes[0].legend(loc="upper left")
     fig.suptitle("Theorems 4.3 / 4.4: input–output Jacobian of OSA at the paper's initialisation")
     return save_figure(fig, stem)
 
@@ -89,7 +93,8 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
 def plot_timing(frame: pd.DataFrame, stem: Path) -> list[Path]:
     """Forward time vs N, log–log, with the fitted exponent of each method in the legend."""
     style()
-    fig, ax = plt.subplots(figsize=(6, 4.2))
+    fig, axes = paper_figure(width=COLUMN_IN, height=2.8)
+    ax = axes[0, 0]
     for i, (meth, sub) in enumerate(frame.groupby("method", sort=False)):
         sub = sub.sort_values("n")
         if len(sub) >= 2:
@@ -103,8 +108,8 @@ def plot_timing(frame: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xlabel("sequence length N")
     ax.set_ylabel("forward CPU time (s, min of repeats)")
     d_v = int(frame["d_v"].iloc[0]) if "d_v" in frame else None
-    ax.set_title(f"OSA forward time, d_v = {d_v}, one head, float32, 1 CPU thread")
-    ax.legend(fontsize=8)
+    ax.set_title(f"OSA forward time, d_v = {d_v}, one head,\nfloat32, 1 CPU thread")
+    ax.legend()
     return save_figure(fig, stem)
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from attnspec.plots import readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 CURVES_TABLE = "osa_train"
@@ -54,7 +53,8 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     ep = _labels(epoch_curves(curves))
     order = list(dict.fromkeys(curves["model"]))
     hue_order = [_LABELS.get(m, m) for m in order]
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    fig, axes = paper_figure(1, 3, width=PAGE_IN, height=2.9)
+    axes = axes[0]
     panels = [("train", "loss", "train loss (mean mini-batch, per epoch)"),
               ("test", "loss", "test loss"),
               ("test", "accuracy", "test accuracy")]
@@ -71,10 +71,8 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     handles, labels = axes[-1].get_legend_handles_labels()
     axes[-1].get_legend().remove()
     n_rep = curves["replicate"].nunique()
-    fig.suptitle(f"8x8 digits, mean ± sd over {n_rep} replicate(s)", y=1.02)
-    fig.tight_layout()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(labels), fontsize=9,
-               frameon=False)
+    fig.suptitle(f"8x8 digits, mean ± sd over {n_rep} replicate(s)")
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False)
     return save_figure(fig, stem)
 
 
@@ -83,16 +81,18 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
     style()
     r = _labels(runs)
     order = list(dict.fromkeys(r["Model"]))
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, axes = paper_figure(width=COLUMN_IN, height=3.0)
+    ax = axes[0, 0]
     sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color="#9ecae1", ax=ax)
     sns.stripplot(data=r, x="Model", y="test_accuracy", order=order, color="black", size=5, jitter=0.15, ax=ax)
     ax.set_ylabel("final test accuracy")
     ax.set_xlabel("")
     ax.set_ylim(0, 1)
     ax.axhline(0.1, ls=":", color="grey", lw=1)  # chance level, 10 classes
-    ax.tick_params(axis="x", rotation=15)
-    ax.set_title(f"final test accuracy ({r['replicate'].nunique()} replicate(s), dotted = chance)")
-    fig.tight_layout()
+    ax.tick_params(axis="x", rotation=30)
+    for t in ax.get_xticklabels():
+        t.set_ha("right")
+    ax.set_title(f"final test accuracy, {r['replicate'].nunique()} replicate(s)\n(dotted: chance)")
     return save_figure(fig, stem)
 
 
@@ -105,7 +105,8 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
              for st, b in stages.itertuples(index=False)]
     pos = {tuple(k): i for i, k in enumerate(stages.itertuples(index=False))}
     s["position"] = [pos[(st, b)] for st, b in zip(s["stage"], s["block"])]
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, axes = paper_figure(width=PAGE_IN, height=3.2)
+    ax = axes[0, 0]
     order = list(dict.fromkeys(s["Model"]))
     sns.lineplot(data=s, x="position", y="rms", hue="Model", hue_order=order, style="Model", style_order=order,
                  markers=True, errorbar=("pi", 100), ax=ax)
@@ -115,8 +116,7 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xlabel("")
     ax.set_ylabel("RMS of token representations")
     ax.set_title("signal at initialisation (256 training images; band = range over replicates)")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
+    ax.legend()
     return save_figure(fig, stem)
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.figure_record import family_note, figure_choices, record_figure_choices
-from attnspec.plots import save_figure, style
+from attnspec.figure_record import FIGURES_KEY, family_note, figure_choices, record_figure_choices
+from attnspec.plots import COLUMN_IN, MIN_FONT_PT, PAGE_IN, fit_title, paper_figure, save_figure, short_name, style
 from attnspec.results import read_meta, read_table
 
 
@@ -42,9 +42,16 @@ def heat_at(spectrum: pd.DataFrame, at: int) -> pd.DataFrame:
     return spectrum[spectrum["index"] == at].pivot(index="layer", columns="head", values="mean")
 
 
-def run_label(meta: dict[str, Any]) -> str:
-    """``model · data (n=512, 400 inputs; encoder)``; a run that did not finish says so:
-    ``partial: 12 of 200 inputs``."""
+def run_label(meta: dict[str, Any], label: str | None = None) -> str:
+    """A run as a figure names it: ``minilm · wiki103 · n = 512 · 400 inputs · encoder``.
+
+    Model and corpus by alias, hub id or the last component of a local path (never an
+    absolute path); a run that did not finish says so (``partial: 12 of 200 inputs``).
+    ``label`` (``--label``), else the label the run recorded in meta.json, replaces it.
+    """
+    label = label if label is not None else (meta.get(FIGURES_KEY) or {}).get("label")
+    if label:
+        return str(label)
     ident = meta.get("identity", {})
     done, total = meta.get("inputs_done"), meta.get("inputs_total")
     if meta.get("status", "complete") != "complete" and total is not None:
@@ -52,16 +59,17 @@ def run_label(meta: dict[str, Any]) -> str:
     else:
         count = f"{done} inputs"
     note = family_note(meta)
-    return (f"{ident.get('model', meta.get('model'))} · {ident.get('data')} (n={ident.get('seq_len')}, "
-            f"{count}{'; ' + note if note else ''})")
+    parts = [short_name(ident.get("model", meta.get("model"))), short_name(ident.get("data")),
+             f"n = {ident.get('seq_len')}", count] + ([note] if note else [])
+    return " · ".join(parts)
 
 
 def _reading_line(ax: Any, at: int) -> Any:
     """The dotted vertical line at the heatmap's reading index; returns its legend handle."""
-    return ax.axvline(at, color="0.35", lw=0.9, ls=":", label=f"index {at} (read in the heatmap)")
+    return ax.axvline(at, color="0.35", lw=0.9, ls=":", label=f"index {at} (heatmap)")
 
 
-def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str) -> None:
+def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str, width_in: float) -> None:
     import seaborn as sns
 
     curves = layer_curves(spectrum)
@@ -70,28 +78,34 @@ def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str) -> None:
     for color, layer in zip(palette, layers):
         d = curves[curves["layer"] == layer]
         # figures number layers and heads from 1 (the tables store them 0-based)
-        ax.plot(d["index"], d["mean"], color=color, lw=1.3, label=f"layer {layer + 1}")
+        ax.plot(d["index"], d["mean"], color=color, lw=1.2, label=f"layer {layer + 1}")
         ax.fill_between(d["index"], (d["mean"] - d["std"]).clip(0, 1), (d["mean"] + d["std"]).clip(0, 1), color=color, alpha=0.12, lw=0)
     ax.set_xlabel("singular value index i (1 = largest)")
-    ax.set_ylabel("normalised cumulative singular value")
+    ax.set_ylabel("share of Σσ in the first i values")
     ax.set_ylim(0, 1.01)
     ax.set_xlim(1, int(curves["index"].max()))
-    ax.set_title(title, fontsize=9)
+    ax.set_title(fit_title(title, width_in, 8), fontsize=8)
 
 
 def _legend(ax: Any, n_layers: int) -> None:
-    ax.legend(fontsize=7, ncol=2 if n_layers > 6 else 1, loc="lower right", title="mean ± 1 sd (input, head)",
-              title_fontsize=7, framealpha=0.9)
+    ax.legend(ncol=2 if n_layers > 3 else 1, loc="lower right", title="mean ± 1 sd over (input, head)", framealpha=0.9,
+              columnspacing=0.8, handlelength=1.5)
 
 
 def _annotation_size(cell_width_in: float, cell_height_in: float) -> float | None:
-    """Font size (pt) for the cell values, or None when they would be unreadable (< 6 pt)."""
-    # "0.84" is about 2.3 em wide; leave a margin inside the cell
-    size = min(cell_width_in * 72 / 2.8, cell_height_in * 72 / 1.8, 8.0)
-    return size if size >= 6.0 else None
+    """Font size (pt) for the cell values, or None when they would be smaller than MIN_FONT_PT."""
+    # "0.84" is about 2.2 em wide; leave a small margin inside the cell
+    size = min(cell_width_in * 72 / 2.4, cell_height_in * 72 / 1.5, 8.0)
+    return size if size >= MIN_FONT_PT else None
 
 
-def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, *, vmin: float | None = None,
+def heat_range(tables: Sequence[pd.DataFrame], at: int) -> tuple[float, float]:
+    """One colour scale for heatmaps that are compared: the range of every run's values at ``at``."""
+    heats = [heat_at(t, at) for t in tables]
+    return min(float(h.min().min()) for h in heats), max(float(h.max().max()) for h in heats)
+
+
+def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, width_in: float, *, vmin: float | None = None,
                vmax: float | None = None, annot_size: float | None = None, cbar: bool = True) -> Any:
     import seaborn as sns
 
@@ -100,56 +114,68 @@ def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, *, vmin: fl
     table.index = [i + 1 for i in table.index]
     table.columns = [h + 1 for h in table.columns]
     sns.heatmap(table, ax=ax, cmap="rocket_r", vmin=vmin, vmax=vmax, annot=annot_size is not None, fmt=".2f",
-                annot_kws={"fontsize": annot_size or 6}, cbar=cbar,
-                cbar_kws={"label": f"cumulative value at index {at}"} if cbar else None)
+                annot_kws={"fontsize": annot_size or MIN_FONT_PT}, cbar=cbar,
+                cbar_kws={"label": f"c at index {at} (share of Σσ)"} if cbar else None)
     ax.set_xlabel("head (1 = first)")
     ax.set_ylabel("layer (1 = first)")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(fit_title(title, width_in, 8), fontsize=8)
     return ax.collections[0]
 
 
-def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None = None) -> dict[str, Any]:
+def _heat_width(heads: int) -> float:
+    """Width (in) of a one-run heatmap: a column, or up to the page for many heads."""
+    return min(PAGE_IN, max(COLUMN_IN, 0.4 * heads + 1.5))
+
+
+def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None = None, label: str | None = None,
+                vmin: float | None = None, vmax: float | None = None) -> dict[str, Any]:
     """The two figures of one run, drawn from its tables: ``{"spectrum_layers": fig, "spectrum_heatmap": fig}``.
 
     ``spectrum`` is the run's spectrum table (one row per layer, head, index); ``meta`` its
-    meta.json, whose recorded ``figures.at`` is used when ``at`` is None. Nothing is
-    written; :func:`plot_run` saves them.
+    meta.json, whose recorded ``figures.at`` (and ``figures.label``) are used when ``at``
+    (``label``) is None. ``vmin``/``vmax`` fix the heatmap's colour scale (shared when runs
+    are compared). Figures are drawn at print size with constrained layout, so a plain
+    ``fig.savefig(path)`` clips nothing. Nothing is written; :func:`plot_run` saves them.
     """
-    import matplotlib.pyplot as plt
-
     style()
     n = int(spectrum["index"].max())
-    at = figure_choices(meta, n, at=at)["at"]
-    label = run_label(meta)
+    choices = figure_choices(meta, n, at=at, label=label)
+    at = choices["at"]
+    title = run_label(meta, choices.get("label"))
     L, H = spectrum["layer"].nunique(), spectrum["head"].nunique()
 
-    fig_curves, ax = plt.subplots(figsize=(5.2, 4))
-    _draw_curves(ax, spectrum, label)
-    _reading_line(ax, at)
-    _legend(ax, L)
+    fig_curves, axes = paper_figure(width=COLUMN_IN, height=3.0)
+    _draw_curves(axes[0, 0], spectrum, title, COLUMN_IN)
+    _reading_line(axes[0, 0], at)
+    _legend(axes[0, 0], L)
 
-    cell_w, cell_h = 0.5, 0.36
-    fig_heat, ax = plt.subplots(figsize=(max(4.5, cell_w * H + 2), max(3.2, cell_h * L + 1.2)))
-    _draw_heat(ax, spectrum, at, label, annot_size=_annotation_size(cell_w, cell_h))
+    width = _heat_width(H)
+    cell_w = (width - 1.3) / H
+    cell_h = 0.3
+    fig_heat, axes = paper_figure(width=width, height=cell_h * L + 1.1)
+    _draw_heat(axes[0, 0], spectrum, at, title, width, vmin=vmin, vmax=vmax, annot_size=_annotation_size(cell_w, cell_h))
     return {"spectrum_layers": fig_curves, "spectrum_heatmap": fig_heat}
 
 
 def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
-             formats: Sequence[str] | None = None) -> list[Path]:
+             formats: Sequence[str] | None = None, label: str | None = None,
+             vmin: float | None = None, vmax: float | None = None) -> list[Path]:
     """Per-layer curves and the layer × head heatmap of one results directory.
 
-    ``at`` and ``formats`` default to what ``meta.json`` recorded (key ``figures``), else
-    to :func:`attnspec.spectrum.default_at` and PNG + SVG. Drawing into the run's own
-    ``figures/`` records the choices used, so a later ``attnspec plot spectrum RUN``
-    redraws the same figures.
+    ``at``, ``formats`` and ``label`` default to what ``meta.json`` recorded (key
+    ``figures``), else to :func:`attnspec.spectrum.default_at`, PNG + SVG and the run's own
+    label. Drawing into the run's own ``figures/`` records the choices used, so a later
+    ``attnspec plot spectrum RUN`` redraws the same figures. ``vmin``/``vmax``: a colour
+    scale shared with other runs (``attnspec plot spectrum A B`` passes the common range).
     """
     run = Path(run)
     meta = read_meta(run)
     spectrum = read_table(run, "spectrum")
-    choices = figure_choices(meta, int(spectrum["index"].max()), at=at, formats=formats)
+    choices = figure_choices(meta, int(spectrum["index"].max()), at=at, formats=formats, label=label)
     out = Path(out) if out is not None else run / "figures"
     paths: list[Path] = []
-    for name, fig in run_figures(spectrum, meta, at=choices["at"]).items():
+    for name, fig in run_figures(spectrum, meta, at=choices["at"], label=choices.get("label"),
+                                 vmin=vmin, vmax=vmax).items():
         paths += save_figure(fig, out / name, choices["formats"])
     if out.resolve() == (run / "figures").resolve():
         record_figure_choices(run, choices)
@@ -157,42 +183,47 @@ def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
 
 
 def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
-                 formats: Sequence[str] | None = None) -> list[Path]:
+                 formats: Sequence[str] | None = None, labels: Sequence[str] | None = None) -> list[Path]:
     """Figure 1 side by side: one column per run, curves on top, heatmaps below.
 
-    Every panel names its run; the layer legend (with the reading-index line) is on the
-    first panel only; the heatmaps share one colour scale and one colour bar. Cell values
-    are printed only while they stay readable (at most two runs of at most 12 heads).
+    Every panel names its run (``labels`` override, one per run); the layer legend (with the
+    reading-index line) is on the first panel only; the heatmaps share one colour scale and
+    one colour bar. Cell values are printed only while they stay readable (>= 7 pt).
     """
-    import matplotlib.pyplot as plt
-
     style()
     metas = [read_meta(r) for r in runs]
     tables = [read_table(r, "spectrum") for r in runs]
     n = min(int(t["index"].max()) for t in tables)
     choices = figure_choices(metas[0], n, at=at, formats=formats)
     at = choices["at"]
-    heats = [heat_at(t, at) for t in tables]
-    vmin = min(float(h.min().min()) for h in heats)
-    vmax = max(float(h.max().max()) for h in heats)
+    vmin, vmax = heat_range(tables, at)
     k = len(runs)
     L = max(t["layer"].nunique() for t in tables)
     H = max(t["head"].nunique() for t in tables)
-    width = 4.6
-    cell_w = (width - 0.8) / H
-    cell_h = min(3.4 / L, cell_w)
-    annot = _annotation_size(cell_w, cell_h) if k <= 2 else None
-    fig, axes = plt.subplots(2, k, figsize=(width * k + 0.9, 4.0 + cell_h * L + 1.0), squeeze=False,
-                             layout="constrained", height_ratios=[4.0, cell_h * L + 0.6])
+    width = min(PAGE_IN, COLUMN_IN * k)
+    col = (width - 0.7) / k  # a column's share of the page, the colour bar taken off
+    cell_w = (col - 0.5) / H
+    cell_h = min(0.3, 2.6 / L)
+    annot = _annotation_size(cell_w, cell_h)
+    fig, axes = plt_subplots_compare(k, width, cell_h * L)
     mappable = None
     for j, (meta, table) in enumerate(zip(metas, tables)):
-        label = run_label(meta)
-        _draw_curves(axes[0, j], table, label)
+        label = run_label(meta, labels[j] if labels else None)
+        _draw_curves(axes[0, j], table, label, col)
         _reading_line(axes[0, j], at)
         if j == 0:
             _legend(axes[0, j], table["layer"].nunique())
-        mappable = _draw_heat(axes[1, j], table, at, f"{label}\nc at index {at} of {int(table['index'].max())}",
+        else:
+            axes[0, j].set_ylabel("")
+        mappable = _draw_heat(axes[1, j], table, at, f"{label} · c at index {at} of {int(table['index'].max())}", col,
                               vmin=vmin, vmax=vmax, annot_size=annot, cbar=False)
-    cb = fig.colorbar(mappable, ax=list(axes[1, :]), shrink=0.9, pad=0.01)
-    cb.set_label(f"cumulative value at index {at}")
-    return save_figure(fig, Path(out) / "spectrum_compare", choices["formats"])
+        if j:
+            axes[1, j].set_ylabel("")
+    cb = axes[1, 0].figure.colorbar(mappable, ax=list(axes[1, :]), shrink=0.9, pad=0.01)
+    cb.set_label(f"c at index {at} (one scale)")
+    return save_figure(axes[0, 0].figure, Path(out) / "spectrum_compare", choices["formats"])
+
+
+def plt_subplots_compare(k: int, width: float, heat_h: float):  # noqa: ANN201
+    """Curves on top, heatmaps below, ``k`` columns, at print size with constrained layout."""
+    return paper_figure(2, k, width=width, height=2.9 + heat_h + 0.9, height_ratios=[2.9, heat_h + 0.6])

@@ -62,7 +62,7 @@ def test_truncated_parquet_given_to_plot_is_one_line(tmp_path: Path) -> None:
     frame = pd.DataFrame({"layer": [0] * 8, "head": [0] * 8, "index": range(1, 9), "mean": [0.5] * 8,
                           "std": [0.0] * 8, "count": [1] * 8})
     frame.to_parquet(run / "spectrum.parquet")
-    (run / "meta.json").write_text('{"kind": "spectrum", "identity": {"model": "m", "data": "d", "seq_len": 8}}')
+    (run / "meta.json").write_text('{"kind": "spectrum", "identity": {"model": "m", "data": "d", "seq_len": 8}, "inputs_done": 1}')
     data = (run / "spectrum.parquet").read_bytes()
     (run / "spectrum.parquet").write_bytes(data[: len(data) // 2])
     r = CliRunner().invoke(app, ["plot", "spectrum", str(run)])

@@ -151,3 +151,124 @@ def test_save_refuses_an_unusable_folder_in_one_line(tmp_path, read_only_dir) ->
         with pytest.raises(ResultsError) as e:
             result.save(bad)
         assert "\n" not in str(e.value) and str(bad) in str(e.value)
+
+
+# --------------------------------------------------------------------------------- the Python API (issue 25)
+# The API has the CLI's contract: a bad argument or a bad file is ONE attnspec error
+# (InputError / ResultsError / ModelLoadError) with a one-line message, raised before any
+# work; never a bare TypeError, KeyError, OSError or a library's own exception.
+@pytest.fixture(scope="module")
+def api_run(tmp_path_factory: pytest.TempPathFactory):
+    from helpers import make_roberta_tokenizer
+    from models_tiny import tiny_roberta
+
+    import attnspec
+
+    root = tmp_path_factory.mktemp("api-contract")
+    tok = make_roberta_tokenizer(root / "tok")
+    texts = ["attention is low rank and the spectrum decays quickly in every layer of the model " * 2] * 3
+    res = attnspec.spectrum(tiny_roberta(vocab=len(tok), n=62), tokenizer=tok, texts=texts, seq_len=16,
+                            progress=False)
+    return res, res.save(root / "run"), root
+
+
+def _scaling_dir(root):
+    """A scaling directory made by the CLI on a tiny model (shared by the fit_scaling cases)."""
+    import json
+
+    from helpers import save_tiny_roberta
+
+    sc = root / "sc"
+    if not sc.exists():
+        model = save_tiny_roberta(root / "m")
+        (root / "d.jsonl").write_text("\n".join(json.dumps({"text": "the attention of a movie was low rank " * 6})
+                                                for _ in range(4)))
+        r = _run("spectrum", "--model", str(model), "--data", str(root / "d.jsonl"), "--num-sentences", "4",
+                 "--seq-len", "12,16", "--device", "cpu", "-q", "--no-plots", "--out", str(sc))
+        assert r.exit_code == 0, r.output
+    return sc
+
+
+def _battery(*args):
+    from attnspec.battery import run_battery
+
+    return run_battery(*args)
+
+
+def _api_cases():
+    import numpy as np
+    import torch
+
+    import attnspec
+    from attnspec.compare import compare_runs
+    from attnspec.errors import InputError, ModelLoadError, ResultsError
+    from attnspec.scaling import fit_scaling
+    from attnspec.spectrum import singular_values
+
+    def meta_list(res, run, root):
+        import shutil
+
+        bad = root / "meta-list"
+        shutil.rmtree(bad, ignore_errors=True)
+        shutil.copytree(run, bad)
+        (bad / "meta.json").write_text("[]")
+        attnspec.load(bad)
+
+    def save_under_file(res, run, root):
+        (root / "a-file").write_text("x")
+        res.save(root / "a-file" / "run")
+
+    def no_tokenizer(res, run, root):
+        from helpers import save_tiny_roberta
+
+        folder = save_tiny_roberta(root / "nt")
+        for p in folder.iterdir():
+            if p.name.startswith(("tokenizer", "vocab", "merges", "special")):
+                p.unlink()
+        attnspec.spectrum(str(folder), texts=["a b c"], seq_len=8, device="cpu", progress=False)
+
+    return [
+        ("load(123)", InputError, lambda res, run, root: attnspec.load(123)),
+        ("load(None)", InputError, lambda res, run, root: attnspec.load(None)),
+        ("load(meta.json a list)", ResultsError, meta_list),
+        ("plot(at='5')", InputError, lambda res, run, root: res.plot(at="5")),
+        ("plot(at=1.5)", InputError, lambda res, run, root: res.plot(at=1.5)),
+        ("per_layer(at='5')", InputError, lambda res, run, root: res.per_layer(at="5")),
+        ("per_layer(at=0)", InputError, lambda res, run, root: res.per_layer(at=0)),
+        ("save('/proc/...')", ResultsError, lambda res, run, root: res.save("/proc/attnspec-run")),
+        ("save(under a file)", ResultsError, save_under_file),
+        ("save(123)", InputError, lambda res, run, root: res.save(123)),
+        ("compare_runs(level=2)", InputError, lambda res, run, root: compare_runs([run, run], level=2)),
+        ("compare_runs(at='5')", InputError, lambda res, run, root: compare_runs([run, run], at="5")),
+        ("fit_scaling(resamples=0)", InputError, lambda res, run, root: fit_scaling(_scaling_dir(root), resamples=0)),
+        ("fit_scaling(resamples=10**12)", InputError,
+         lambda res, run, root: fit_scaling(_scaling_dir(root), resamples=10**12)),
+        ("singular_values(NaN)", InputError,
+         lambda res, run, root: singular_values(torch.full((2, 4, 4), float("nan")))),
+        ("spectrum(seq_len='64')", InputError,
+         lambda res, run, root: attnspec.spectrum("minilm", texts=["a"], seq_len="64")),
+        ("spectrum(out=123)", InputError,
+         lambda res, run, root: attnspec.spectrum("minilm", texts=["a"], out=123)),
+        ("spectrum(model without tokenizer)", ModelLoadError, no_tokenizer),
+        ("singular_values(not square)", InputError, lambda res, run, root: singular_values(torch.zeros(2, 3))),
+        ("fit_scaling(level=1.5)", InputError,
+         lambda res, run, root: fit_scaling(_scaling_dir(root), level=1.5)),
+        ("run_battery('nosuch')", InputError, lambda res, run, root: _battery("nosuch")),
+        ("run_battery('jl-check', {'n': 'abc'})", InputError, lambda res, run, root: _battery("jl-check", {"n": "abc"})),
+        ("np int at is fine", None, lambda res, run, root: res.per_layer(at=np.int64(4))),
+    ]
+
+
+@pytest.mark.parametrize("case", _api_cases(), ids=lambda c: c[0])
+def test_api_errors_are_one_attnspec_error_with_one_line(api_run, case) -> None:
+    from attnspec.errors import AttnspecError
+
+    _, call, expected = case[0], case[2], case[1]
+    res, run, root = api_run
+    if expected is None:
+        call(res, run, root)  # accepted
+        return
+    with pytest.raises(AttnspecError) as e:
+        call(res, run, root)
+    assert isinstance(e.value, expected), repr(e.value)
+    assert str(e.value) and "\n" not in str(e.value)

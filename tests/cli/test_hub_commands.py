@@ -115,7 +115,7 @@ def test_roberta_base_on_imdb_from_the_warm_cache(runs: dict) -> None:
     assert c["hub_revision"] == DATASET_REVISIONS["stanfordnlp/imdb"] and c["hub_fingerprint"]
     # IMDB reviews, one per input, truncated to n = 512 (short ones skipped): the test split.
     assert (c["split"], c["mode"], c["short_policy"], c["seq_len"]) == ("test", "truncate", "skip", 512)
-    assert c["input_lengths"] == {"min": 512, "max": 512, "full": 4} and c["documents"] == 25_000
+    assert c["input_lengths"] == {"min": 512, "median": 512, "max": 512, "full": 4} and c["documents"] == 25_000
     # The same reviews as the local copy of the same text, and the same curves.
     assert c["inputs_sha256"] == local["corpus"]["inputs_sha256"]
     assert hub["status"] == "complete" and hub["inputs_done"] == 4
@@ -140,7 +140,7 @@ def test_roberta_large_on_wikitext_from_the_warm_cache(runs: dict) -> None:
     assert c["hub_revision"] == DATASET_REVISIONS["Salesforce/wikitext"] and c["hub_fingerprint"]
     # From the hub, wiki103 defaults to the train split; WikiText is packed into windows.
     assert (c["split"], c["mode"], c["seq_len"], c["num_inputs"]) == ("train", "pack", 512, 1000)
-    assert c["num_available_exact"] and c["input_lengths"] == {"min": 512, "max": 512, "full": 1000}
+    assert c["num_available_exact"] and c["input_lengths"] == {"min": 512, "median": 512, "max": 512, "full": 1000}
     assert c["inputs_sha256"] == local["corpus"]["inputs_sha256"]
     assert hub["status"] == "partial" and hub["inputs_done"] == 0 and "--max-time reached" in runs["large_hub"]["stderr"]
     _same_curves(runs["dirs"]["large_hub_64"], runs["dirs"]["large_local_64"])

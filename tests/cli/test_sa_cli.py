@@ -84,6 +84,11 @@ def test_table_output_and_same_seed(runner: CliRunner, run_dir) -> None:
         (["--sweep-L", "1,64"], "sweep-L values must be in [2, inf), got 1"),
         # issue #10 item 7: this was a KeyError traceback after minutes of computation
         (["--sweep-L", "32", "--sweep-k", "64"], "sweep-k values must be <= the largest sweep-L (32)"),
+        # issue 25: these reached numpy's allocator (MemoryError traceback)
+        (["--L", "1000000000000"], "--L 1000000000000 needs about"),
+        (["--trials", "1000000000000"], "--trials 1000000000000 needs about"),
+        (["--sweep-trials", "1000000000000"], "--sweep-trials 1000000000000 needs about"),
+        (["--delta", "1e-300"], "beyond the limit 2^53"),
     ],
 )
 def test_bad_input_one_line_error(runner: CliRunner, args: list[str], message: str) -> None:

@@ -85,6 +85,9 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
         (["--svd-method", "fast"], ["--svd-method must be one of", "fast"]),
         (["--rank-tol", "2"], ["--rank-tol must be in (0, 1)", "2"]),
         (["--seq-len", "16,x"], ["comma-separated", "16,x"]),
+        (["--seq-len", "16,,24"], ["empty item", "16,,24"]),
+        (["--seq-len", "24,16"], ["strictly increasing", "16,24"]),
+        (["--batch-size", "100000000000"], ["--batch-size 100000000000", "needs about", "available"]),
         (["--seq-len", "16,600"], ["--seq-len 600 exceeds", "62"]),
         (["--seq-len", "16,24", "--at", "5"], ["--at applies to one length"]),
     ],
@@ -146,7 +149,7 @@ def test_real_minilm_on_real_text(minilm_path: Path, data_dir: Path, tmp_path: P
 
 def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
     common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "6", "--device", "cpu", "-q"]
-    r = _run("spectrum", *common, "--seq-len", "24,12", "--out", str(tmp_path / "sc"))
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--out", str(tmp_path / "sc"))
     assert r.exit_code == 0, r.output
     assert "grow" in r.stdout or "inconclusive" in r.stdout
     for f in ("n12/spectrum.parquet", "n24/inputs.parquet", "scaling.parquet", "scaling_fit.parquet",
@@ -158,7 +161,7 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
     _one_line_error(_run("plot", "scaling", str(tmp_path / "sc" / "n12")), "not a scaling run")
     # shards of a scaling run merge length by length into a scaling directory equal to the whole run
     for i in range(2):
-        r = _run("spectrum", *common, "--seq-len", "24,12", "--shard", f"{i}/2", "--out", str(tmp_path / "sh{shard}"), "--no-plots")
+        r = _run("spectrum", *common, "--seq-len", "12,24", "--shard", f"{i}/2", "--out", str(tmp_path / "sh{shard}"), "--no-plots")
         assert r.exit_code == 0, r.output
     r = _run("merge", str(tmp_path / "sh0of2"), str(tmp_path / "sh1of2"), "--out", str(tmp_path / "shm"), "--no-plots")
     assert r.exit_code == 0, r.output
@@ -179,4 +182,4 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
         assert (tmp_path / "cmp" / f).is_file(), f
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "13",
-                         "--out", str(tmp_path / "c2")), "--at must be in 1..12")
+                         "--out", str(tmp_path / "c2")), "at must be in 1..12")

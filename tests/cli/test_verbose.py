@@ -1,4 +1,4 @@
-"""Checking commands print a short summary by default and the full table with --verbose."""
+"""Checking commands print one sentence per claim by default and the full table with --verbose."""
 
 from __future__ import annotations
 
@@ -16,15 +16,22 @@ SA = ["sa-check", "--L", "24", "--k", "2", "--eps", "0.05", "--delta", "0.3", "-
 
 def test_sa_check_summary_by_default_full_table_with_verbose() -> None:
     rows = json.loads(runner.invoke(app, [*SA, "--json"]).stdout)
-    groups = list(dict.fromkeys((r["claim"], r["reading"]) for r in rows))
+    claims = list(dict.fromkeys(r["claim"] for r in rows))
     short = runner.invoke(app, SA, env={"COLUMNS": "140"})
     assert short.exit_code == 0, short.output
     lines = [l for l in short.stdout.splitlines() if l.strip()]
-    # a title, one line per (claim, reading), the hint
-    assert len(lines) == len(groups) + 2, short.stdout
-    assert max(len(l) for l in lines) <= 140
-    for claim, reading in groups:
-        assert any(l.strip().startswith(f"{claim} [{reading}]:") for l in lines), (claim, reading)
+    # a title, one sentence per claim (wrapped: continuation lines indented further), the hint
+    blocks: list[str] = []
+    for l in lines[1:-1]:
+        if l.startswith("      "):
+            blocks[-1] += " " + l.strip()
+        else:
+            blocks.append(l)
+    assert lines[0].startswith("sa-check verdicts") and f"{len(claims)} claims, {len(rows)} verdict rows" in lines[0]
+    assert len(blocks) == len(claims), short.stdout
+    assert max(len(l) for l in lines) <= 140 and "…" not in short.stdout
+    for block, claim in zip(blocks, claims, strict=True):
+        assert block.startswith("  ") and f"[{claim}]: " in block, (block, claim)
     assert "--verbose" in lines[-1]
     assert short.stderr.count("\n") <= 2  # no pile of progress lines when stderr is not a terminal
     full = runner.invoke(app, [*SA, "--verbose"], env={"COLUMNS": "140"})

@@ -128,3 +128,101 @@ def test_import_attnspec_is_light_and_spectrum_stays_callable() -> None:
             "import attnspec.spectrum_run; assert callable(attnspec.spectrum); print('ok')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+# ---------------------------------------------------------------------------------------- issue 25: the edge
+@pytest.fixture(scope="module")
+def saved_run(llama_like, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    model, tok = llama_like
+    res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, seed=5, lo=30, hi=40), seq_len=SEQ,
+                            progress=False)
+    return res.save(tmp_path_factory.mktemp("api-edge") / "run")
+
+
+def test_load_refuses_a_state_copied_from_another_run(llama_like, saved_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    model, tok = llama_like
+    other = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, seed=6, lo=30, hi=40), seq_len=SEQ,
+                              progress=False).save(tmp_path / "other")
+    mixed = tmp_path / "mixed"
+    shutil.copytree(saved_run, mixed)
+    shutil.copy(other / "state.npz", mixed / "state.npz")
+    with pytest.raises(ResultsError, match="state.npz belongs to another run"):
+        attnspec.load(mixed)
+    assert attnspec.load(saved_run).state is not None  # its own state is accepted
+
+
+def test_save_refuses_a_read_only_folder_instead_of_returning(saved_run: Path, tmp_path: Path) -> None:
+    res = attnspec.load(saved_run)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        with pytest.raises(ResultsError, match="read-only"):
+            res.save(ro / "run")
+        assert list(ro.iterdir()) == []  # nothing written, even as root
+    finally:
+        ro.chmod(0o755)
+
+
+def test_ctrl_c_raises_keyboard_interrupt_after_keeping_the_partial_result(llama_like, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnspec.spectrum_run as sr
+
+    model, tok = llama_like
+    calls = []
+
+    def interrupt_on_second_batch() -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sr, "_before_commit", interrupt_on_second_batch)
+    texts = _texts(6, seed=7, lo=30, hi=40)
+    with pytest.raises(KeyboardInterrupt, match="1 of 6 inputs kept in"):
+        attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, out=tmp_path / "run",
+                          progress=False)
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    assert (meta["status"], meta["inputs_done"]) == ("interrupted", 1)
+    calls.clear()
+    with pytest.raises(KeyboardInterrupt, match="nothing kept"):
+        attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, progress=False)
+    monkeypatch.setattr(sr, "_before_commit", lambda: None)
+    done = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, out=tmp_path / "run",
+                             resume=True, progress=False)
+    assert done.meta["status"] == "complete" and done.meta["inputs_done"] == 6
+
+
+def test_short_inputs_are_visible_and_c_beyond_them_is_not_one(minilm_path: Path) -> None:
+    """Two texts of about 20 tokens at n = 128: the lengths are stated and c_32 is not 1."""
+    texts = ["Attention matrices of pretrained transformers are said to be low rank in practice.",
+             "The spectrum of each head decays quickly, which Linformer uses to project keys and values."]
+    with pytest.warns(UserWarning, match="inputs are shorter than seq_len=128"):
+        res = attnspec.spectrum("minilm", texts=texts, seq_len=128, device="cpu", progress=False)
+    lengths = res.meta["corpus"]["input_lengths"]
+    assert lengths["max"] < 32 and set(lengths) >= {"min", "median", "max"}
+    assert f"input lengths min {lengths['min']}, median" in repr(res)
+    with pytest.warns(UserWarning, match="c_32 is not defined: the shortest input has"):
+        table = res.per_layer()
+    assert table["mean_c_32"].isna().all()  # never the 1.0 of zero-extension
+    at = lengths["min"] // 2
+    ok = res.per_layer(at=at)  # within every input: defined
+    assert ok[f"mean_c_{at}"].between(0, 1).all()
+
+
+def test_compare_leaves_out_c_at_beyond_a_short_input(llama_like, tmp_path: Path) -> None:
+    from attnspec.compare import compare_runs
+
+    model, tok = llama_like
+    runs = []
+    for seed in (8, 9):
+        with pytest.warns(UserWarning, match="shorter than seq_len"):
+            res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, seed=seed, lo=3, hi=8), seq_len=SEQ,
+                                    progress=False)
+        runs.append(res.save(tmp_path / f"r{seed}"))
+    with pytest.warns(UserWarning, match="c_20 is left out of the comparison"):
+        table = compare_runs(runs, at=20)
+    assert "c_at" not in set(table["quantity"]) and "effective_rank" in set(table["quantity"])
+    inside = compare_runs(runs, at=2)  # within every input: compared
+    assert "c_at" in set(inside["quantity"])

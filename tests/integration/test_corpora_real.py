@@ -97,7 +97,7 @@ def test_imdb_test_split_by_name(minilm_tok, data_dir):
     # 25,000 reviews directly, as the previous test does for one part (about 3,100 reviews
     # have 400 words or more, says the data README).
     assert meta["num_available"] == 3097
-    assert meta["input_lengths"] == {"min": 512, "max": 512, "full": 20}
+    assert meta["input_lengths"] == {"min": 512, "median": 512, "max": 512, "full": 20}
     cls, sep = minilm_tok.cls_token_id, minilm_tok.sep_token_id
     assert all(w[0] == cls and w[-1] == sep for w in inp.input_ids)
 

@@ -68,7 +68,9 @@ def test_heldout_delta_known_answer(small) -> None:
         r = measure.heldout_delta(SMALL, As, ms.frame, fresh, exponent=p)
         verdicts[p] = fit.check_stated_heldout(pd.DataFrame([r]), beta=SMALL.beta)[0].verdict
     assert verdicts[1.0] == "violated"
-    assert verdicts[2.5] in ("holds", "loose")
+    # a correct power passes: not violated. With 0 failures the classifier of d4ed619 says
+    # "measured" (looseness unresolved without an exact law); before it said "holds".
+    assert verdicts[2.5] in ("holds", "loose", "measured")
 
 
 def _sweep_frame(d_of, ci_low_of) -> pd.DataFrame:
@@ -120,7 +122,8 @@ def test_config_from_options_types() -> None:
         ({"sweep_L": "1"}, "sweep-L values must be in [2, inf), got 1"),
         ({"sweep_L": "x"}, "sweep-L must be a comma list of integers"),
         ({"L": 1, "k": 1}, "L must be in [2, inf), got 1"),
-        ({"threads": 0}, "threads must be in [1, inf), got 0"),
+        ({"threads": 0}, "threads must be in [1, "),  # capped at attnspec.threads.max_threads()
+        ({"threads": 1_000_000}, "got 1000000"),
         ({"sweep_trials": 5}, "sweep-trials must be in [10, inf), got 5"),
         ({"lenght": 5}, "unknown sa-check option(s) lenght"),
     ],
@@ -132,13 +135,22 @@ def test_config_errors_before_computing(options, message) -> None:
 
 
 def test_orthogonal_sweep_verdicts_match_ratio() -> None:
-    """The orthogonal-vs-Gaussian row is decided from the worst ratio d*_orth / d*_gauss."""
+    """The orthogonal-vs-Gaussian row (issue 21: under the one looseness rule). Where every
+    Gaussian d* is >= L the claim cannot fail (orthogonal d <= L, d = L exact): cannot-fail,
+    not holds (the assertion before issue 21 was "holds"). Where some Gaussian d* < L the
+    worst exercised ratio decides: violated above 1, loose more than 10x below, else holds."""
     from attnspec.theory.expressivity.sweep import check_sweep
 
-    sw = _sweep_frame(lambda L, kl: 50 * kl, lambda L, kl: 40 * kl)
+    sw = _sweep_frame(lambda L, kl: 50 * kl, lambda L, kl: 40 * kl)  # d*_gauss >= L everywhere
     o = sw.assign(projection="orthogonal", method="exact", d=sw["L"])
-    rows = {(r.claim, r.reading): r for r in check_sweep(pd.concat([sw, o]))}
-    assert rows["expressivity.jl.orthogonaldim", "vs-gaussian"].verdict == "holds"
-    o2 = o.assign(d=np.where(o["L"] == 64, 10_000, o["L"]))
-    rows = {(r.claim, r.reading): r for r in check_sweep(pd.concat([sw, o2]))}
-    assert rows["expressivity.jl.orthogonaldim", "vs-gaussian"].verdict == "violated"
+    row = {(r.claim, r.reading): r for r in check_sweep(pd.concat([sw, o]))}["expressivity.jl.orthogonaldim",
+                                                                                 "vs-gaussian"]
+    assert row.verdict == "cannot-fail" and "0/9 configurations exercise" in row.evidence
+    small = _sweep_frame(lambda L, kl: L // 2, lambda L, kl: L // 4)  # d*_gauss = L/2 < L
+    for d_orth, verdict in ((lambda L: L // 4, "holds"), (lambda L: L // 64, "loose"),
+                            (lambda L: L - 1, "violated")):
+        o = small.assign(projection="orthogonal", method="exact", d=[d_orth(L) for L in small["L"]])
+        row = {(r.claim, r.reading): r for r in check_sweep(pd.concat([small, o]))}["expressivity.jl.orthogonaldim",
+                                                                                        "vs-gaussian"]
+        assert row.verdict == verdict, (verdict, row.evidence)
+        assert row.params["tightest"] >= row.params["typical"] and "the label rests on the tightest" in row.evidence

@@ -88,3 +88,83 @@ def test_decoder_is_described_as_causal_and_pads_with_eos() -> None:
     facts = enc.describe()
     assert facts["family"] == "decoder" and facts["causal"] is True and facts["capture"] == "registry"
     assert wrap_model(tiny_mpnet(), tokenizer=None).describe()["capture"] == "hooks"
+
+
+# ---------------------------------------------------------------------------------------- foreign model folders
+def _damage_safetensors(how: str):
+    def apply(folder: Path) -> None:
+        st = folder / "model.safetensors"
+        data = bytearray(st.read_bytes())
+        if how == "truncated":
+            st.write_bytes(bytes(data[: len(data) // 2]))
+        elif how == "empty":
+            st.write_bytes(b"")
+        elif how == "garbage":
+            st.write_bytes(b"\x93NUMPY garbage " * 500)
+        elif how == "bit-flipped":  # a flipped bit in the JSON header
+            data[20] ^= 0x40
+            st.write_bytes(bytes(data))
+        elif how == "zero-header":
+            data[:8] = bytes(8)
+            st.write_bytes(bytes(data))
+    return apply
+
+
+def _config_edit(**changes):
+    def apply(folder: Path) -> None:
+        import json
+
+        cfg = json.loads((folder / "config.json").read_text())
+        cfg.update(changes)
+        (folder / "config.json").write_text(json.dumps(cfg))
+    return apply
+
+
+def _pickle_only(folder: Path) -> None:
+    import pickle
+
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"weights": [1, 2, 3]}))
+
+
+def _no_tokenizer(folder: Path) -> None:
+    for p in folder.iterdir():
+        if p.name.startswith(("tokenizer", "vocab", "merges", "special_tokens")):
+            p.unlink()
+
+
+@pytest.fixture(scope="module")
+def saved_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from helpers import save_tiny_roberta
+
+    return save_tiny_roberta(tmp_path_factory.mktemp("tiny-model-ok"))
+
+
+@pytest.mark.parametrize(("damage", "names", "says"), [
+    (_no_tokenizer, "", "has no tokenizer"),
+    (_damage_safetensors("truncated"), "model.safetensors", "truncated"),
+    (_damage_safetensors("empty"), "model.safetensors", "empty"),
+    (_damage_safetensors("garbage"), "model.safetensors", "not safetensors"),
+    (_damage_safetensors("bit-flipped"), "model.safetensors", "header is not JSON"),
+    (_damage_safetensors("zero-header"), "model.safetensors", "header length 0"),
+    (_config_edit(intermediate_size=128), "model.safetensors", "do not fit its config.json"),
+    (_config_edit(num_hidden_layers=4), "model.safetensors", "config and the weights are of different sizes"),
+    (_pickle_only, "pytorch_model.bin", "not a torch zip archive"),
+], ids=["no-tokenizer", "truncated", "empty", "garbage", "bit-flipped", "zero-header", "sizes-differ",
+        "layers-differ", "pickle-only"])
+def test_foreign_model_folders_are_one_line_naming_the_file(saved_tiny: Path, tmp_path: Path, damage, names: str,
+                                                             says: str) -> None:
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(saved_tiny, folder)
+    damage(folder)
+    with pytest.raises(ModelLoadError) as e:
+        load_model(str(folder), device="cpu")
+    msg = str(e.value)
+    assert "\n" not in msg and says in msg and str(folder / names) in msg, msg
+
+
+def test_an_intact_saved_folder_still_loads(saved_tiny: Path) -> None:
+    enc = load_model(str(saved_tiny), device="cpu")
+    assert enc.num_layers == 2 and enc.source == "local"

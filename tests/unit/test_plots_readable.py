@@ -28,3 +28,240 @@ def test_zero_failures_are_upper_bounds_not_a_plunge_to_the_floor() -> None:
     assert "100" in labels and "1000" in labels  # plain numbers on k, not 10^2
     plt.close(fig)
     assert np.all(np.asarray(values) > 0)
+
+
+# --- every figure at print size: readable text, nothing clipped, nothing overprinted ---------
+
+import itertools  # noqa: E402
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from attnspec.plots import MIN_FONT_PT, PAGE_IN, fit_title, short_name  # noqa: E402
+
+
+def _texts(fig) -> list[Text]:  # noqa: ANN001
+    """Every text a reader sees: titles, axis and tick labels (on ticks inside the view), legends, notes."""
+    found: list[Text] = list(fig.texts) + ([fig._suptitle] if fig._suptitle else [])
+    found += [t for leg in fig.legends for t in [*leg.get_texts(), leg.get_title()]]
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        found += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        if ax.get_legend():
+            found += [*ax.get_legend().get_texts(), ax.get_legend().get_title()]
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if lo - 1e-9 * abs(hi) <= tick.get_loc() <= hi + 1e-9 * abs(hi):
+                    found += [tick.label1, tick.label2]
+    return [t for t in found if t.get_visible() and t.get_text().strip()]
+
+
+def assert_print_ready(fig, name: str) -> None:  # noqa: ANN001
+    """Drawn at print size (no wider than a page), no text under MIN_FONT_PT, every text inside
+    the figure after a plain savefig, and no two axes titles overprinting each other."""
+    assert fig.get_figwidth() <= PAGE_IN + 1e-6, (name, fig.get_figwidth())
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    for t in _texts(fig):
+        assert t.get_fontsize() >= MIN_FONT_PT, (name, t.get_text(), t.get_fontsize())
+        e = t.get_window_extent(renderer)
+        if e.width == 0:
+            continue
+        assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1, (name, t.get_text())
+    titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    for a, b in itertools.combinations(titles, 2):
+        assert not a.overlaps(b), (name, "titles overprint")
+
+
+def _capture(monkeypatch, module) -> list:  # noqa: ANN001
+    """Keep the figures a plotting module saves (the files are still written)."""
+    kept: list = []
+
+    def keep(fig, stem, formats=("png", "svg")):  # noqa: ANN001, ANN202
+        kept.append((Path(stem).name, fig))
+        return []
+
+    monkeypatch.setattr(module, "save_figure", keep)
+    return kept
+
+
+def test_titles_break_at_separators_and_names_are_never_paths() -> None:
+    title = fit_title("a-long-model-name · a-long-corpus-name · n = 512 · 400 inputs · encoder", 2.0, 8)
+    assert all(len(line) <= int(2.0 * 72 / (0.56 * 8)) for line in title.splitlines())
+    assert "n = 512" in title.replace("\n", " · ")
+    assert short_name("/home/someone/models/my-encoder") == "my-encoder"
+    assert short_name("/data/reviews.jsonl") == "reviews"
+    assert short_name("EleutherAI/pythia-160m") == "EleutherAI/pythia-160m" and short_name("minilm") == "minilm"
+
+
+def _spectrum_table(layers: int, heads: int, n: int, shift: float) -> pd.DataFrame:
+    rows = []
+    for layer, head in itertools.product(range(layers), range(heads)):
+        rate = 0.02 * (1 + layer + 0.3 * head) + shift
+        for i in range(1, n + 1):
+            rows.append({"layer": layer, "head": head, "index": i, "mean": 1 - np.exp(-rate * i) * (1 - i / n),
+                         "std": 0.05, "count": 10})
+    return pd.DataFrame(rows)
+
+
+def _spectrum_meta(model: str, data: str, n: int) -> dict:
+    return {"kind": "spectrum", "identity": {"model": model, "data": data, "seq_len": n}, "status": "complete",
+            "inputs_done": 10, "inputs_total": 10, "family": "encoder", "causal": False}
+
+
+def test_spectrum_figures_are_print_ready_and_comparisons_share_one_scale(tmp_path, monkeypatch) -> None:
+    from attnspec.plots import spectrum as sp
+    from attnspec.results import write_meta, write_table
+
+    runs = []
+    for j, (model, shift) in enumerate((("/abs/path/to/model-a", 0.0), ("roberta-base", 0.05))):
+        run = tmp_path / f"run{j}"
+        run.mkdir()
+        write_table(run, "spectrum", _spectrum_table(6, 12, 64, shift))
+        write_meta(run, _spectrum_meta(model, "/abs/data/wiki.valid.raw", 64))
+        runs.append(run)
+    figs = sp.run_figures(_spectrum_table(6, 12, 64, 0.0), _spectrum_meta("/abs/path/to/model-a", "wiki103", 64))
+    for name, fig in figs.items():
+        assert_print_ready(fig, name)
+        assert all("/abs" not in t.get_text() for t in _texts(fig))
+        plt.close(fig)
+    kept = _capture(monkeypatch, sp)
+    sp.plot_compare(runs, tmp_path / "cmp")
+    (name, fig), = kept
+    assert_print_ready(fig, name)
+    heat = [ax.collections[0].get_clim() for ax in fig.axes if ax.get_ylabel() == "layer (1 = first)" or
+            ax.get_xlabel() == "head (1 = first)"]
+    assert len(heat) == 2 and heat[0] == heat[1]  # one colour scale
+    assert sum(1 for ax in fig.axes if ax.get_label() == "<colorbar>") == 1  # and one colour bar
+    assert all("/abs" not in t.get_text() for t in _texts(fig))
+    plt.close(fig)
+
+
+def test_scaling_references_go_through_the_data_and_ticks_are_plain(tmp_path, monkeypatch) -> None:
+    from attnspec.plots import scaling
+
+    ns = [32, 64, 128, 256]
+    table = pd.DataFrame([{"n": n, "layer": layer, "k_mean_curve": 0.3 * n * (layer + 1) ** 0.5, "effective_rank": 0.2 * n + layer}
+                          for n in ns for layer in range(4)])
+    fits = pd.DataFrame([{"metric": "reach_index", "layer": layer, "beta": 1.0, "low": 0.9, "high": 1.1, "inputs": 37,
+                          "verdict": "grows about linearly"} for layer in (-1, 0, 1, 2, 3)])
+    kept = _capture(monkeypatch, scaling)
+    scaling.plot_scaling(table, fits, tmp_path, title="minilm · wiki103")
+    (k90_name, k90), (beta_name, beta) = kept
+    for name, fig in kept:
+        assert_print_ready(fig, name)
+    assert [t.get_text() for t in beta.axes[0].get_legend().get_texts()] == ["k90 (index where the curve reaches 0.9)"]
+    assert "n = 32–256" in k90._suptitle.get_text() and "37 inputs" in k90._suptitle.get_text()
+    ax = k90.axes[0]
+    flat = [line for line in ax.lines if line.get_label().startswith("β = 0")][0]
+    slope = [line for line in ax.lines if line.get_label().startswith("β = 1")][0]
+    centre_n = np.exp(np.mean(np.log(ns)))
+    centre_v = np.exp(np.mean(np.log(table["k_mean_curve"])))
+    assert np.allclose(flat.get_ydata(), centre_v)  # anchored at the data's geometric centre
+    assert np.allclose(np.interp(np.log(centre_n), np.log(slope.get_xdata()), np.log(slope.get_ydata())), np.log(centre_v))
+    labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert labels and all("times" not in lab and "×" not in lab for lab in labels)  # no "6×10⁰"
+    plt.close("all")
+
+
+def test_sa_error_map_uses_one_colour_scale_and_no_internals(tmp_path, monkeypatch) -> None:
+    from attnspec.plots import expressivity
+
+    L = 16
+    rng = np.random.default_rng(0)
+    i, j = np.meshgrid(range(L), range(L), indexing="ij")
+    A = np.where(rng.random((L, L)) < 0.2, rng.uniform(0.05, 1, (L, L)), 0.0)
+    em = pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "A": A.ravel(), "A_hat": (A + 0.01).ravel(),
+                       "san": rng.random(L * L), "san_target": rng.random(L * L), "d": 500, "d_star": 232412,
+                       "k": 3, "seed": 8123779382384759428, "err_inf": 0.25})
+    kept = _capture(monkeypatch, expressivity)
+    expressivity.error_maps(em, tmp_path / "sa_error_map")
+    (name, fig), = kept
+    assert_print_ready(fig, name)
+    images = [ax.images[0] for ax in fig.axes if ax.images]
+    assert len(images) == 4 and len({im.cmap.name for im in images}) == 1
+    assert len({(im.norm.vmin, im.norm.vmax) for im in images}) == 1
+    assert sum(1 for ax in fig.axes if ax.get_label() == "<colorbar>") == 1
+    assert all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes if ax.images)
+    title = fig._suptitle.get_text()
+    assert "8123779382384759428" not in title and "capped" not in title and "width 2d" not in title
+    plt.close(fig)
+
+
+def test_relative_error_range_follows_the_samples_not_an_outlier() -> None:
+    from attnspec.plots.jl import _quantile_range
+
+    values = np.concatenate([np.random.default_rng(0).normal(0.0, 0.1, 10_000), [25.0]])
+    lo, hi = _quantile_range(values, [-1.0])
+    assert lo < -1.0 and hi < 1.0  # the threshold is shown, the outlier at 25 does not squeeze the rest
+
+
+@pytest.fixture(scope="module")
+def jl_run(tmp_path_factory) -> Path:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from attnspec.cli.main import app
+
+    out = tmp_path_factory.mktemp("jl") / "run"
+    r = CliRunner().invoke(app, ["jl-check", "--n", "32", "--eps", "0.3", "--trials", "100", "--trials-other", "20", "--d", "4",
+                                 "--family", "gaussian", "--claims", "lemma1.eq11,lemma1.eq12,thm1,thm2", "--k", "4,8,16,31",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_jl_figures_are_print_ready_with_n_eps_and_few_distinct_series(jl_run, monkeypatch) -> None:
+    from attnspec.plots import jl
+
+    kept = _capture(monkeypatch, jl)
+    jl.plot_jl(jl_run)
+    names = [name for name, _ in kept]
+    assert names == ["jl_failure_vs_k", "jl_relative_errors"]
+    for name, fig in kept:
+        assert_print_ready(fig, name)
+        assert 0.5 <= fig.get_figheight() / fig.get_figwidth() <= 1.2 or name == "jl_relative_errors"  # no 5:1 strip
+        title = fig._suptitle.get_text()
+        assert "n = 32" in title and "ε = 0.3" in title
+    errors = kept[1][1]
+    for ax in errors.axes:
+        assert ax.get_xlabel()
+        colours = [tuple(p.get_edgecolor()) for p in ax.patches]
+        assert len(colours) == len(set(colours)) <= 3  # one distinct colour per k, three k at most
+    plt.close("all")
+    meta = json.loads((jl_run / "meta.json").read_text())
+    assert meta["parameters"]["n"] == 32
+
+
+REPORT_RESULTS = Path(__file__).resolve().parents[2] / "reports" / "results"
+
+
+@pytest.mark.parametrize("name, module, function", [
+    ("osa-check", "attnspec.plots.osa", "plot_osa_check"),
+    ("osa-train", "attnspec.plots.osa_train", "plot_osa_train"),
+    ("sa-sweep", "attnspec.plots.expressivity", "plot_expressivity"),
+])
+def test_the_committed_results_figures_are_print_ready(name, module, function, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Every figure of the other checks, drawn from the committed report's tables."""
+    import importlib
+    import shutil
+
+    src = REPORT_RESULTS / name
+    if not (src / "meta.json").is_file():
+        pytest.skip(f"no committed results in {src}")
+    run = tmp_path / name
+    run.mkdir()
+    for f in src.iterdir():
+        if f.suffix in (".parquet", ".json"):
+            shutil.copy(f, run / f.name)
+    mod = importlib.import_module(module)
+    kept = _capture(monkeypatch, mod)
+    getattr(mod, function)(run)
+    assert kept
+    for stem, fig in kept:
+        assert_print_ready(fig, f"{name}/{stem}")
+        plt.close(fig)

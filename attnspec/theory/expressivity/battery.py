@@ -28,10 +28,12 @@ from attnspec.theory.expressivity.fit import (
     fit_d_star,
 )
 from attnspec.theory.expressivity.hypotheses import check_hypotheses
+from attnspec.theory.expressivity.identity import check_construction
 from attnspec.theory.expressivity.jl_lemma import check_jl_lemma, check_orthogonal_norms
 from attnspec.theory.expressivity.measure import (
     SEED_A,
     SEED_GAUSS,
+    SEED_IDENTITY,
     SEED_ORTH,
     SEED_ORTH_NORM,
     Measurements,
@@ -73,11 +75,14 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     trials["seed"] = trials["seed"].astype(np.uint64)
     sd_star = int(at["d_star"]["seed"].iloc[0])
     sd_jl = int(at["d_jl"]["seed"].iloc[0])
-    out = check_on_support(trials, M=cfg.M, m=cfg.m, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star)
+    out = check_construction(L=cfg.L, k=cfg.k, m=cfg.m, M=cfg.M, eps=cfg.eps, support=cfg.support,
+                             seed=ms.seeds[SEED_IDENTITY], params=P)
+    out += check_on_support(trials, M=cfg.M, m=cfg.m, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star)
     out += check_off_support(trials, L=cfg.L, k=cfg.k, m=cfg.m, eps=cfg.eps, delta=cfg.delta,
                              params={**P, "d": dstar}, seed=sd_star, A_seed=ms.seeds[SEED_A])
-    out += check_jl_dimension(at["d_jl"], L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta, beta=cfg.beta,
-                              d_star=dstar, params=P, seed=sd_jl)
+    out += check_jl_dimension(at["d_jl"], B=ms.B, L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta,
+                              beta=cfg.beta, d_star=dstar, params=P, seed=sd_jl, factorization=cfg.factorization,
+                              d_rownorm=ms.d_rownorm)
     out += [check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
             for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))]
     out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)
@@ -87,6 +92,39 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     out += check_orthogonal_norms(cfg.L, trials=ORTH_NORM_TRIALS, seed=ms.seeds[SEED_ORTH_NORM])
     out += check_hypotheses(frame.query("kind == 'hypotheses'"), at["d_star"], delta=cfg.delta,
                             params={**P, "d": dstar}, seed_at=sd_star)
+    return out
+
+
+#: The phases of :func:`run` in order, by the first words of their progress messages, with
+#: their share of the default run's CPU time (measured: issue 21); the ETA reads them.
+PHASES: tuple[tuple[str, float], ...] = (
+    ("asymptotic law", 0.09), ("exact", 0.25), ("orthogonal projections", 0.05), ("error measures", 0.01),
+    ("scaling", 0.15), ("held-out", 0.01), ("hypotheses", 0.11), ("sweep", 0.26), ("error-map", 0.06),
+)
+
+
+def with_eta(say: Callable[[str], None]) -> Callable[[str], None]:
+    """Wrap a progress callable: each message gets the elapsed time's extrapolation to the end
+    of the run, from the share of the default run's time its phase starts at (:data:`PHASES`).
+
+    The estimate is for the default proportions; a run with a large sweep or many trials
+    may see it move. (When ``attnspec.progress`` exists, this is where it plugs in.)
+    """
+    start = time.time()
+
+    def out(msg: str) -> None:
+        done = 0.0
+        for prefix, share in PHASES:
+            if msg.startswith(prefix):
+                break
+            done += share
+        elapsed = time.time() - start
+        if 0.05 < done < 1.0 and elapsed > 0.5:
+            left = elapsed * (1.0 - done) / done
+            say(f"{msg} (about {left:.0f} s left)")
+        else:
+            say(msg)
+
     return out
 
 
@@ -104,7 +142,7 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     (parameters, seed, threads, wall and CPU seconds).
     """
     config.validate()
-    say = progress or (lambda s: None)
+    say = with_eta(progress) if progress else (lambda s: None)
     start, cpu0 = time.time(), time.process_time()
     with torch_threads(config.threads):
         ms = measure(config, progress=say)

@@ -147,6 +147,39 @@ def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussia
     return float(law.cdf(s * (1 - eps_jl)) + law.sf(s * (1 + eps_jl)))
 
 
+def exact_jl_deviation_curve(L: int, ds: np.ndarray, eps_jl: float, projection: str = "gaussian", *,
+                             scaled: bool = True) -> np.ndarray:
+    """:func:`exact_jl_deviation` at every d of ``ds`` at once (one vectorised scipy call).
+
+    Parameters
+    ----------
+    L : int
+    ds : array of int, 1 <= d (<= L for orthogonal)
+    eps_jl : float > 0
+    projection : {"gaussian", "orthogonal"}
+    scaled : bool, orthogonal only
+
+    Returns
+    -------
+    ndarray of shape ds.shape, the probabilities
+    """
+    from scipy import stats as sps
+
+    check_range("eps_jl", eps_jl, low=0, low_open=True)
+    check_choice("projection", projection, PROJECTIONS)
+    d = np.asarray(ds, dtype=float)
+    if projection == "gaussian":
+        return sps.chi2.cdf(d * (1 - eps_jl), d) + sps.chi2.sf(d * (1 + eps_jl), d)
+    if np.any(d > L) or np.any(d < 1):
+        raise InputError(f"d must be in [1, L={L}] for orthogonal projections")
+    out = np.zeros_like(d)
+    below = d < L  # d = L: the ratio is exactly 1 (scaled) -> probability 0
+    a, b = d[below] / 2, (L - d[below]) / 2
+    s = d[below] / L if scaled else 1.0
+    out[below] = sps.beta.cdf(s * (1 - eps_jl), a, b) + sps.beta.sf(s * (1 + eps_jl), a, b)
+    return out
+
+
 def jl_norm_moments(L: int, d: int, projection: str = "gaussian", *, scaled: bool = True) -> tuple[float, float]:
     """Exact mean and variance of ``‖Ru‖² / ‖u‖²`` for a fixed u ∈ R^L.
 
@@ -226,3 +259,119 @@ def eps_jl_needed(B: np.ndarray, delta: float, factorization: str = "row") -> fl
     n2 = np.linalg.norm(B2, axis=1).max()
     return float(delta / (n1 * n2))
 
+
+
+def eps_jl_paper(B: np.ndarray, delta: float, factorization: str = "row") -> float:
+    """The notes' JL ε: ``δ / (√k max|B_ij|)``, k the most nonzeros in a row of B (row
+    factorization) or a column (column factorization).
+
+    The notes bound ‖b1_i‖ by "O(√k M), M a sup of the coefficients" (of B), which gives
+    ``d = 8 ln(4L²/β) k max|B|² / δ²`` (:func:`dimension_jl` of this ε). The polarisation
+    step itself only needs ``max‖b1_i‖ max‖b2_j‖`` (:func:`eps_jl_needed`), which is
+    smaller: ‖b1_i‖² <= k max|B|².
+
+    Parameters
+    ----------
+    B : array of shape (L, L)
+    delta : float > 0
+    factorization : {"row", "column"}
+
+    Returns
+    -------
+    float
+    """
+    check_choice("factorization", factorization, ("row", "column"))
+    nz = (B != 0).sum(axis=1 if factorization == "row" else 0)
+    k = max(1, int(nz.max()))
+    bmax = float(np.abs(B).max())
+    if bmax == 0:
+        return math.inf
+    return float(delta / (math.sqrt(k) * bmax))
+
+
+def pair_log_tail(rho: np.ndarray, x: np.ndarray, d: int) -> np.ndarray:
+    """Chernoff bound, natural log, on ``P(⟨Ru, Rv⟩ − ρ >= x)`` for unit u, v with ⟨u, v⟩ = ρ.
+
+    For Gaussian R = P/√d (d×L), ``d⟨Ru, Rv⟩ = Σ_r a_r c_r`` with (a_r, c_r) i.i.d. standard
+    normal pairs of correlation ρ, and ``a c = ((1+ρ)/2) U² − ((1−ρ)/2) V²`` (U, V
+    independent N(0, 1)): the cumulant generating function is
+    ``Λ(t) = −½ log(1 − 2ρt − (1 − ρ²)t²)`` on ``(−1/(1−ρ), 1/(1+ρ))``. The bound is
+    ``−d sup_t (t(ρ + x) − Λ(t))`` (the exact rate of the inner-product law; the sup is the
+    root of a quadratic, closed form). The lower tail is this with ρ → −ρ.
+
+    Parameters
+    ----------
+    rho : array, in [−1, 1]
+    x : array, > 0 (broadcast with rho)
+    d : int >= 1
+
+    Returns
+    -------
+    ndarray, log of the bound (−inf where the event is impossible), <= 0
+    """
+    rho = np.clip(np.asarray(rho, dtype=float), -1.0, 1.0)
+    x = np.asarray(x, dtype=float)
+    y = rho + x
+    one = 1.0 - rho * rho
+    a, b, c = y * one, 2.0 * rho * y + one, rho - y
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        disc = np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))
+        den = b + disc
+        t = np.where(den > 0, -2.0 * c / den, np.inf)  # the positive root, stable form
+        q = 1.0 - 2.0 * rho * t - one * t * t
+        rate = np.where(np.isfinite(t) & (q > 0), t * y + 0.5 * np.log(q), np.inf)
+    return np.minimum(0.0, -d * rate)
+
+
+def pairs_log_union_bound(B: np.ndarray, d: int, *, allowance: float, relative: bool,
+                          factorization: str = "row") -> float:
+    """Natural log of an upper bound on the true ``P(∃ i, j: |(B̂ − B)_ij| > a_ij)``, Gaussian R.
+
+    The union over the L² pairs of :func:`pair_log_tail` (both tails): every term is the
+    Chernoff bound of that pair's exact inner-product law, so the sum bounds the true
+    probability from above (no Monte Carlo). ``relative``: ``a_ij = allowance ·
+    ‖b1_i‖‖b2_j‖`` (the per-pair JL condition with ε = allowance); otherwise ``a_ij =
+    allowance`` (‖B − B̂‖∞ > δ with δ = allowance).
+
+    Parameters
+    ----------
+    B : array of shape (L, L), the target logits
+    d : int >= 1
+    allowance : float > 0
+    relative : bool
+    factorization : {"row", "column"}
+
+    Returns
+    -------
+    float, log of the bound (may be far below the float range: that is why it is a log)
+    """
+    B1, B2 = factorize(B, factorization)
+    n1 = np.linalg.norm(B1, axis=1)  # (L,)
+    n2 = np.linalg.norm(B2, axis=1)  # (L,)
+    L = B.shape[0]
+    terms: list[np.ndarray] = []
+    # the pairs on the support of B: their own ρ; (B1 B2ᵀ)_ij = B_ij
+    i, j = np.nonzero(B)
+    scale = n1[i] * n2[j]
+    rho = B[i, j] / scale
+    x = np.full(rho.shape, allowance) if relative else allowance / scale
+    terms += [pair_log_tail(rho, x, d), pair_log_tail(-rho, x, d)]
+    # off the support ρ = 0 and the pair law depends only on x: count the pairs per row
+    # (B2 = I, ‖b2_j‖ = 1) or per column (B1 = I)
+    zero_row = n1 == 0
+    off_per_row = L - (B != 0).sum(1)
+    off_per_col = L - (B != 0).sum(0)
+    if factorization == "row":
+        keep = ~zero_row & (off_per_row > 0)
+        xo = np.full(keep.sum(), allowance) if relative else allowance / n1[keep]
+        terms.append(math.log(2.0) + np.log(off_per_row[keep]) + pair_log_tail(0.0 * xo, xo, d))
+    else:
+        keep = (n2 > 0) & (off_per_col > 0)
+        xo = np.full(keep.sum(), allowance) if relative else allowance / n2[keep]
+        terms.append(math.log(2.0) + np.log(off_per_col[keep]) + pair_log_tail(0.0 * xo, xo, d))
+    allt = np.concatenate([np.atleast_1d(t).ravel() for t in terms])
+    allt = allt[np.isfinite(allt)]
+    if allt.size == 0:
+        return -math.inf
+    mx = float(allt.max())
+    return mx + math.log(float(np.exp(allt - mx).sum()))

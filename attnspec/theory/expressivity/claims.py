@@ -40,14 +40,17 @@ SAN_MASS = Claim(
 JL_PAIRS = Claim(
     "expressivity.jl.pairs", "notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
     "P(∃ i, j: |⟨R b1_i, R b2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖) <= 4 L² exp(−ε² d/8) for Gaussian R = P/√d.",
-    (Reading("union-bound", "at d = d_JL with ε = δ / max‖b1_i‖‖b2_j‖: Monte Carlo failure rate against "
-                            "4 L² exp(−ε² d/8)"),),
+    (Reading("union-bound", "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
+                            "a computable upper bound on the true failure probability (the exact inner-product law "
+                            "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate"),),
     COMMAND)
 
 DIMENSION = Claim(
     "expressivity.thm1.dimension", "notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
     "With d = 8 ln(4L²/β) k max|B|² / δ² (the JL dimension with its constant), P(‖B − B̂‖∞ > δ) <= β.",
-    (Reading("jl-constant", "at d = d_JL: Monte Carlo rate of ‖B − B̂‖∞ > δ against β"),),
+    (Reading("jl-constant", "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
+                            "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
+                            "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate"),),
     COMMAND)
 
 WIDTH = Claim(
@@ -114,7 +117,9 @@ JL_ORTH_NORM = Claim(
 ORTH_WIDTH = Claim(
     "expressivity.jl.orthogonaldim", "notes p. 4, remark: orthogonal projections in the construction",
     "Orthogonal projections need no larger d than Gaussian ones.",
-    (Reading("vs-gaussian", "the sweep: d*_orthogonal <= d*_Gaussian at every configuration"),),
+    (Reading("vs-gaussian", "the sweep: d*_orthogonal <= d*_Gaussian at every configuration where the claim can "
+                            "fail (d*_Gaussian < L: orthogonal R has d <= L and d = L is exact, so elsewhere it "
+                            "cannot fail); one looseness rule on the worst exercised ratio"),),
     COMMAND)
 
 ASYMPTOTIC = Claim(
@@ -141,6 +146,17 @@ HYPOTHESES = Claim(
                                 "additive precision δ, from the same draws of the d → ∞ law (a measurement)")),
     COMMAND)
 
-CLAIMS = (ONSUPPORT, OFFSUPPORT, SAN_MASS, JL_PAIRS, DIMENSION, WIDTH, KLOGL, STATED, JL_GAUSSIAN, JL_ORTHOGONAL,
+CONSTRUCTION = Claim(
+    "expressivity.thm1.construction", "notes p. 2, 'Compresser la matrice': the construction of X, W_Q, W_K",
+    "With X = (B̂1, B̂2) ∈ R^{L×2d}, W_Q = I_{2d} and W_K = [[0, 0], [I_d, 0]]: X W_Q W_Kᵀ Xᵀ = B̂1 B̂2ᵀ "
+    "(exactly), so SA(X) = exp(B̂1 B̂2ᵀ).",
+    (Reading("identity", "the construction materialised (X, W_Q, W_K from B̂1 = B1 Rᵀ, B̂2 = B2 Rᵀ, Gaussian R): worst "
+                         "|X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| relative to max|B1 Rᵀ R B2ᵀ|, against float64 round-off, "
+                         "row and column factorizations, d below and above L"),
+     Reading("exact-choice", "the d = L choice X = (B, I): X W_Q W_Kᵀ Xᵀ = B exactly (the width the construction "
+                             "must beat)")),
+    COMMAND)
+
+CLAIMS = (CONSTRUCTION, ONSUPPORT, OFFSUPPORT, SAN_MASS, JL_PAIRS, DIMENSION, WIDTH, KLOGL, STATED, JL_GAUSSIAN, JL_ORTHOGONAL,
           JL_ORTH_NORM, ORTH_WIDTH, ASYMPTOTIC, HYPOTHESES)
 register(*CLAIMS)

@@ -86,7 +86,9 @@ class Config:
         if self.d is not None:
             check_int("d", self.d, 1)
         check_int("sweep-trials", self.sweep_trials, 10)
-        check_int("threads", self.threads, 1)
+        from attnspec.threads import check_threads
+
+        check_threads(self.threads)  # capped: a huge pool makes OpenMP fail allocating it
         if not self.sweep_L or not self.sweep_k:
             raise InputError("sweep-L and sweep-k must each list at least one integer")
         for v in self.sweep_L:
@@ -99,6 +101,10 @@ class Config:
         if too_big:
             raise InputError(f"sweep-k values must be <= the largest sweep-L ({max(self.grid_L)}): every k needs "
                              f"a configuration with k <= L, got sweep-k {','.join(map(str, too_big))}")
+        # resources last: memory, time and the dimensions searched (issue 25)
+        from attnspec.theory.expressivity.resources import check_resources
+
+        check_resources(self)
 
     def parameters(self) -> dict[str, Any]:
         """The config as a plain dict (for ``meta.json``), with the effective sweep grid."""

@@ -20,6 +20,11 @@ from attnspec.stats import Seed
 from attnspec.theory.expressivity.construction import check_matrix
 from attnspec.theory.expressivity.sampling import sample_errors
 
+#: Trials per batch of the search's exact sampler: after each batch the search stops
+#: drawing at that d if its verdict is already certain (curtailment: no error added, the
+#: decision is the one all trials would give on these draws).
+CURTAIL_BATCH = 25
+
 
 def asymptotic_d_star(lam: np.ndarray, delta: float, beta: float, level: float = 0.95) -> tuple[int, float, float]:
     """d* = min{d : P̂(Λ <= δ sqrt(d)) >= 1 − β} from the asymptotic draws, with a
@@ -62,6 +67,9 @@ class DStar:
     evaluations: list[tuple[int, float]]  # (d, success) in the order evaluated
     frame: pd.DataFrame | None = None  # the per-trial measures at d_star (None if exact, d = L)
     d_low: int = 0  # the largest evaluated d below d_star that failed (0 if none): d* ∈ (d_low, d_star]
+    #: d -> (successes, trials drawn): the search stops drawing at a d once its verdict is
+    #: certain (curtailment), so the trials drawn may be fewer than asked
+    counts: dict[int, tuple[int, int]] | None = None
 
 
 def find_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int,
@@ -101,45 +109,62 @@ def find_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials:
         raise InputError(f"rel must be > 1, got {rel}")
     evals: list[tuple[int, float]] = []
     cache: dict[int, float] = {}
+    counts: dict[int, tuple[int, int]] = {}
+    dec: dict[int, bool] = {}
     frames: dict[int, pd.DataFrame] = {}
+
+    def decided(err: np.ndarray) -> bool:
+        # curtailment: the verdict "success >= 1 − β over all `trials`" is already certain
+        # (the same float test as below, with the remaining trials all failing / succeeding)
+        s = int(np.sum(err <= delta))
+        return s / trials >= target or (s + trials - err.size) / trials < target
 
     def success(d: int) -> float:
         if d not in cache:
             df = sample_errors(A, d, eps=eps, trials=trials, projection=projection,
-                               factorization=factorization, seed=seed, dtype=dtype, only_max=not full_stats)
+                               factorization=factorization, seed=seed, dtype=dtype, only_max=not full_stats,
+                               stop=None if full_stats else decided, batch=CURTAIL_BATCH)
             frames[d] = df
-            cache[d] = float(np.mean(df["err_inf"].to_numpy() <= delta))
+            ok = df["err_inf"].to_numpy() <= delta
+            counts[d] = (int(ok.sum()), len(df))
+            # the decision over all `trials` (curtailed or not); the estimate from the trials done
+            cache[d] = float(np.mean(ok))
+            dec[d] = ok.sum() / trials >= target or (len(df) == trials and float(np.mean(ok)) >= target)
             evals.append((d, cache[d]))
         return cache[d]
 
+    def succeeds(d: int) -> bool:
+        success(d)
+        return dec[d]
+
     def done(d: int) -> DStar:
-        below = [x for x, p in cache.items() if x < d and p < target]
-        return DStar(d, cache[d], evals, frames.get(d), max(below, default=0))
+        below = [x for x in cache if x < d and not dec[x]]
+        return DStar(d, cache[d], evals, frames.get(d), max(below, default=0), counts=dict(counts))
 
     target = 1.0 - beta
     if projection == "gaussian":
         step = rel if d_hint else 2.0
         hi = max(1, int(d_hint) if d_hint else L)
         lo = hi
-        while success(hi) < target:
+        while not succeeds(hi):
             lo, hi = hi, max(hi + 1, int(math.ceil(hi * step)))
         if lo == hi:  # the start succeeded: walk down
-            while lo > 1 and success(lo) >= target:
+            while lo > 1 and succeeds(lo):
                 hi = lo
                 lo = max(1, int(lo / step))
-            if success(lo) >= target:
+            if succeeds(lo):
                 return done(lo)
         while hi > lo + 1 and hi > lo * rel:
             mid = int(round(math.sqrt(lo * hi)))
             mid = min(max(mid, lo + 1), hi - 1)
-            if success(mid) >= target:
+            if succeeds(mid):
                 hi = mid
             else:
                 lo = mid
         return done(hi)
     # orthogonal: d = L is exact
-    cache[L] = 1.0
-    return done(_orthogonal_search(lambda d: success(d) >= target, L, rel))
+    cache[L], dec[L], counts[L] = 1.0, True, (trials, trials)
+    return done(_orthogonal_search(succeeds, L, rel))
 
 
 def _orthogonal_search(ok: Callable[[int], bool], L: int, rel: float) -> int:
@@ -171,3 +196,73 @@ def _orthogonal_search(ok: Callable[[int], bool], L: int, rel: float) -> int:
         else:
             s_bad = mid
     return L - s_ok
+
+
+#: The exact check of the asymptotic d* at the run's L: grid points d_asym·2^(j/8).
+GRID_STEPS = (-1, 0, 1)
+GRID_REL = 2 ** 0.125
+
+
+def grid_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, d_hint: int,
+                extra: tuple[int, ...] = (), factorization: str = "row", seed: Seed = 0,
+                max_passes: int = 3) -> tuple[DStar, dict[int, pd.DataFrame]]:
+    """d* from the exact sampler on a geometric grid around ``d_hint`` (>= L), one pass of
+    common draws per grid (:func:`~.sampling.sample_errors_grid`), every measure kept.
+
+    The grid is ``d_hint·2^(j/8)`` for j in :data:`GRID_STEPS`; d* is its least point whose
+    success, and that of every larger grid point, is >= 1 − β, and ``d_low`` the point
+    below it (d* ∈ (d_low, d*], a 2^(1/8) bracket, as :func:`find_d_star`). When every
+    point fails (or succeeds) the grid moves up (down) by its width, at most
+    ``max_passes`` times; ``d_low = 0`` if it never brackets from below.
+
+    Parameters
+    ----------
+    A : array (L, L)
+    eps, delta, beta : float
+    trials : int, trials per grid point (the same draws at every point of a pass)
+    d_hint : int >= L, e.g. the asymptotic d*
+    extra : further d (>= L) measured in the same pass (e.g. d_JL), frames returned
+    factorization : str
+    seed : int
+
+    Returns
+    -------
+    (DStar, frames) : frames maps every evaluated d (grid and ``extra``) to its per-trial frame
+    """
+    from attnspec.theory.expressivity.sampling import sample_errors_grid
+
+    L = A.shape[0]
+    target = 1.0 - beta
+    evals: list[tuple[int, float]] = []
+    frames: dict[int, pd.DataFrame] = {}
+    succ: dict[int, float] = {}
+    shift = 0
+    for p in range(max_passes):
+        grid = sorted({max(L, int(round(d_hint * GRID_REL ** (j + shift)))) for j in GRID_STEPS})
+        want = [d for d in grid if d not in succ] + ([int(x) for x in extra if int(x) not in frames] if p == 0 else [])
+        _, fr = sample_errors_grid(A, want, eps=eps, trials=trials, factorization=factorization,
+                                   seed=int(seed) + p,  # a fresh stream per pass
+                                   full_at=tuple(want))
+        frames.update(fr)
+        for d in want:
+            if d in grid:
+                succ[d] = float(np.mean(fr[d]["err_inf"].to_numpy() <= delta))
+                evals.append((d, succ[d]))
+        pts = sorted(succ)
+        ok = [succ[d] >= target for d in pts]
+        if not any(ok):
+            shift += len(GRID_STEPS)
+            continue
+        # least point from which every larger grid point succeeds
+        i = len(ok)
+        while i > 0 and ok[i - 1]:
+            i -= 1
+        if i == 0 and pts[0] > L and p < max_passes - 1:
+            shift -= len(GRID_STEPS)
+            continue
+        d_star = pts[i]
+        d_low = pts[i - 1] if i > 0 else 0
+        return DStar(d_star, succ[d_star], evals, frames[d_star], d_low), frames
+    # never succeeded: the largest point tried, unbracketed from above (success < 1 − β)
+    d_star = max(succ)
+    return DStar(d_star, succ[d_star], evals, frames[d_star], d_star), frames

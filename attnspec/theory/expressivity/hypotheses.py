@@ -67,7 +67,7 @@ def row_only_test(*, L: int, k: int, m: float, M: float, eps: float, delta: floa
 
 
 def ratio_test(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, seed: int,
-               lam_add: np.ndarray | None = None) -> dict[str, object]:
+               lam_add: np.ndarray | None = None, lam_ratio: np.ndarray | None = None) -> dict[str, object]:
     """d* for ratio precision δ and for additive precision δ, from the same Z draws.
 
     Parameters
@@ -78,14 +78,15 @@ def ratio_test(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: 
     seed : int, shared by both statistics (paired comparison)
     lam_add : array of shape (trials,), optional
         The additive draws for this seed, if already drawn (they are the run's own).
+    lam_ratio : array of shape (trials,), optional
+        The ratio draws of the same Z, if already drawn (``statistic="both"``).
 
     Returns
     -------
     dict : one ``hypotheses`` row with d (additive d*), d_ratio and both intervals
     """
-    if lam_add is None:
-        lam_add = asymptotic_errors(A, eps=eps, trials=trials, seed=seed)
-    lam_ratio = asymptotic_errors(A, eps=eps, trials=trials, seed=seed, statistic="ratio")
+    if lam_add is None or lam_ratio is None:
+        lam_add, lam_ratio = asymptotic_errors(A, eps=eps, trials=trials, seed=seed, statistic="both")
     d_add, lo_a, hi_a = asymptotic_d_star(lam_add, delta, beta)
     d_rat, lo_r, hi_r = asymptotic_d_star(lam_ratio, delta, beta)
     return {"kind": "hypotheses", "test": "ratio", "factorization": "row", "L": A.shape[0],

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from attnspec.theory.expressivity import claims as C
-from attnspec.theory.expressivity.bounds import exact_jl_deviation
+from attnspec.theory.expressivity.bounds import exact_jl_deviation_curve
 from attnspec.verdicts import Decision, VerdictRow, classify_bound
 
 
@@ -45,6 +45,16 @@ def judge_curve(exact: np.ndarray, bound: np.ndarray, what: str) -> tuple[Decisi
     return classify_bound(observed=float(exact[tight]), bound=float(bound[tight]), rtol=1e-12), tight
 
 
+def tightest_typical(exact: np.ndarray, bound: np.ndarray) -> dict[str, float]:
+    """bound/exact at the tightest d (the smallest ratio, where the label is decided) and its
+    median over the d where the bound says something (< 1); NaN where it says nothing."""
+    useful = bound < 1
+    if not useful.any():
+        return {"tightest": math.nan, "typical": math.nan}
+    r = bound[useful] / np.maximum(exact[useful], 1e-300)
+    return {"tightest": float(r.min()), "typical": float(np.median(r))}
+
+
 def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
     """:data:`~.claims.JL_GAUSSIAN` and :data:`~.claims.JL_ORTHOGONAL` (reading ``scaled``).
 
@@ -61,30 +71,35 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
     list of two VerdictRow
     """
     ds = d_grid(L)
-    pg = np.array([exact_jl_deviation(L, int(d), eps_jl, "gaussian") for d in ds])
-    po = np.array([exact_jl_deviation(L, int(d), eps_jl, "orthogonal") for d in ds])
+    pg = exact_jl_deviation_curve(L, ds, eps_jl, "gaussian")
+    po = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal")
     bg = np.minimum(1.0, 2 * np.exp(-eps_jl**2 * ds / 8))
     P = {"L": L, "eps": None, "eps_jl": eps_jl, "varied": f"JL ε = {eps_jl:g}, d = 1..{L}"}
     useful = bg < 1
     dec, i = judge_curve(pg, bg, "2 exp(−ε²d/8)")
     ratio = float(np.min(bg[useful] / np.maximum(pg[useful], 1e-300))) if useful.any() else math.inf
+    tt = tightest_typical(pg, bg)
     ev = (f"bound < 1 only from d = {int(ds[useful][0])}; where it says something it exceeds the exact "
-          f"probability by >= {ratio:.3g}×" if useful.any() else f"for every d <= L = {L}")
-    out = [VerdictRow(C.JL_GAUSSIAN.id, dec.verdict, {**P, "d": int(ds[i])}, bound=float(bg[i]), exact=float(pg[i]),
-                      reading="exact-law", evidence=f"{dec.reason}; {ev}")]
+          f"probability by >= {ratio:.3g}× (bound/exact: tightest {tt['tightest']:.3g}, on which the label rests; "
+          f"median over those d {tt['typical']:.3g})" if useful.any() else f"for every d <= L = {L}")
+    out = [VerdictRow(C.JL_GAUSSIAN.id, dec.verdict, {**P, "d": int(ds[i]), **tt}, bound=float(bg[i]),
+                      exact=float(pg[i]), reading="exact-law", evidence=f"{dec.reason}; {ev}")]
     cst = 2 * (1 - 1 / (L + 2))
     pos = po > 0
     with np.errstate(divide="ignore", over="ignore"):
         cmax = float(np.min(np.log(cst / po[pos]) / (eps_jl**2 * ds[pos]))) if pos.any() else math.inf
     bo = np.minimum(1.0, cst * np.exp(-eps_jl**2 * ds / 8))
     dec, i = judge_curve(po, bo, "2(1−1/(L+2)) exp(−ε²d/8)")
-    out.append(VerdictRow(C.JL_ORTHOGONAL.id, dec.verdict, {**P, "d": int(ds[i])}, bound=float(bo[i]),
+    tt = tightest_typical(po, bo)
+    tts = (f"; bound/exact where the bound is < 1: tightest {tt['tightest']:.3g} (the label rests on it), median "
+           f"{tt['typical']:.3g}" if (bo < 1).any() else "")
+    out.append(VerdictRow(C.JL_ORTHOGONAL.id, dec.verdict, {**P, "d": int(ds[i]), **tt}, bound=float(bo[i]),
                           exact=float(po[i]), reading="scaled",
-                          evidence=f"{dec.reason}; largest c for which the bound holds at every d <= L: {cmax:.4g} "
+                          evidence=f"{dec.reason}{tts}; largest c for which the bound holds at every d <= L: {cmax:.4g} "
                                    f"(c is unspecified in the notes); orthogonal <= Gaussian exact probability at "
                                    f"{int(np.sum(po <= pg + 1e-15))}/{len(ds)} d"))
     # as written, R^ort = Q (no √(L/d)): ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) has mean d/L
-    pu = np.array([exact_jl_deviation(L, int(d), eps_jl, "orthogonal", scaled=False) for d in ds])
+    pu = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal", scaled=False)
     dec, i = judge_curve(pu, bo, "2(1−1/(L+2)) exp(−ε²d/8)")
     posu = pu > 0
     with np.errstate(divide="ignore", over="ignore"):

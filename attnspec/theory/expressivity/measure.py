@@ -19,17 +19,17 @@ import numpy as np
 import pandas as pd
 
 from attnspec.stats import clopper_pearson, spawn_seeds
-from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed
+from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps_jl_paper
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import construct, log_targets, san, sparse_target
-from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star
+from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star, grid_d_star
 from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_errors, sample_errors
 
 #: The seeds of one run: spawn_seeds(cfg.seed, N_SEEDS); indices below say what each draws.
 #: (SeedSequence children do not depend on the count, so adding seeds keeps the others.)
-N_SEEDS = 14
+N_SEEDS = 15
 (SEED_A, SEED_ASYM, SEED_GAUSS, SEED_ORTH, SEED_AT, SEED_SCALING_A, SEED_SCALING, SEED_MAP, SEED_HELDOUT_DELTA,
- SEED_HELDOUT_EPS, SEED_HYP_A, SEED_HYP_FIT, SEED_HYP_TEST, SEED_ORTH_NORM) = range(14)
+ SEED_HELDOUT_EPS, SEED_HYP_A, SEED_HYP_FIT, SEED_HYP_TEST, SEED_ORTH_NORM, SEED_IDENTITY) = range(15)
 
 
 @dataclass
@@ -47,10 +47,13 @@ class Measurements:
         The draws of the d → ∞ law at the run's instance.
     A : ndarray of shape (L, L)
     eps_jl : float
-        The JL ε that guarantees ``||B − B̂||_∞ <= δ``.
+        The notes' JL ε, δ/(√k max|B|), that guarantees ``||B − B̂||_∞ <= δ``.
     d_jl : int
-        The JL dimension for it.
+        The JL dimension for it, ``8 ln(4L²/β) k max|B|²/δ²``.
     seeds : list of int
+    B : ndarray of shape (L, L), the target logits
+    d_rownorm : int
+        The JL dimension with ``max‖b1_i‖²`` in place of ``k max|B|²`` (what polarisation needs).
     """
 
     frame: pd.DataFrame
@@ -60,6 +63,8 @@ class Measurements:
     eps_jl: float
     d_jl: int
     seeds: list[int]
+    B: np.ndarray | None = None
+    d_rownorm: int | None = None
 
 
 def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
@@ -71,39 +76,73 @@ def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
     return base
 
 
+def _counts(ds: DStar, d: int, p: float, trials: int) -> tuple[int, int]:
+    """(successes, trials drawn) at d: the search's own counts (it may stop drawing once the
+    verdict at d is certain), else the estimate times the trials asked."""
+    if ds.counts and d in ds.counts:
+        return ds.counts[d]
+    return int(round(p * trials)), trials
+
+
 def _curve_row(cfg: Config, d: int, successes: int, trials: int, **values: object) -> dict[str, object]:
     ci = clopper_pearson(successes, trials)
     return row("curve", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=trials, **values)
 
 
-def _gaussian(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]
-              ) -> tuple[list[dict[str, object]], np.ndarray, DStar]:
-    """The asymptotic law (whole curve), the exact bisection around it, a few d < L."""
+#: Exact-sampler trials at the run's L when d* >= 2L (the grid check of the asymptotic d*):
+#: the d → ∞ law gives d* from ``trials`` draws; the exact law confirms it on this many.
+EXACT_TRIALS = 40
+#: Trials at the few exact points below L drawn for the success curve.
+BELOW_L_TRIALS = 20
+
+
+def _gaussian(cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int, say: Callable[[str], None]
+              ) -> tuple[list[dict[str, object]], tuple[np.ndarray, np.ndarray | None], DStar,
+                         dict[int, pd.DataFrame]]:
+    """The asymptotic law (whole curve), the exact d* around it, a few d < L.
+
+    When the asymptotic d* is >= 2L (the Wishart regime; the default instance has
+    d* ≈ 670 L), the exact sampler runs once on a 2^(1/8) grid around it with common draws,
+    d_JL included (:func:`~.dstar.grid_d_star`, ``min(trials, EXACT_TRIALS)`` trials);
+    otherwise the galloping/bisection search :func:`~.dstar.find_d_star` with ``trials``.
+    """
     say("asymptotic law of Gaussian projections")
-    lam = asymptotic_errors(A, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_ASYM])
+    # the row factorization also gets the ratio statistic of the same Z (for :mod:`.hypotheses`)
+    lam = asymptotic_errors(A, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_ASYM],
+                            statistic="both" if cfg.factorization == "row" else "max")
+    lam_ratio = None
+    if isinstance(lam, tuple):
+        lam, lam_ratio = lam
     d_asym, d_asym_lo, d_asym_hi = asymptotic_d_star(lam, cfg.delta, cfg.beta)
-    say(f"exact bisection for d* (hint {d_asym})")
-    ds = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="gaussian",
-                     factorization=cfg.factorization, seed=seeds[SEED_GAUSS], d_hint=d_asym, full_stats=True)
+    frames: dict[int, pd.DataFrame] = {}
+    if d_asym >= 2 * cfg.L:
+        n_exact = min(cfg.trials, EXACT_TRIALS)
+        say(f"exact sampler on a grid around the asymptotic d* = {d_asym} and at d_JL = {d_jl} ({n_exact} trials)")
+        ds, frames = grid_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=n_exact, d_hint=d_asym,
+                                 extra=(d_jl,), factorization=cfg.factorization, seed=seeds[SEED_GAUSS])
+    else:
+        n_exact = cfg.trials
+        say(f"exact bisection for d* (hint {d_asym})")
+        ds = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=n_exact, projection="gaussian",
+                         factorization=cfg.factorization, seed=seeds[SEED_GAUSS], d_hint=d_asym, full_stats=True)
     evaluated = [d for d, _ in ds.evaluations]
     grid = sorted({int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2,
                                                           40).astype(int))})
     rows = [_curve_row(cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic",
                        seed=seeds[SEED_ASYM]) for d in grid]
-    rows += [_curve_row(cfg, d, int(round(p * cfg.trials)), cfg.trials, seed=seeds[SEED_GAUSS])
-             for d, p in sorted(ds.evaluations)]
+    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
     # a few exact points below L, where the construction would actually save width
     for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)}):
         if d in dict(ds.evaluations):
             continue
-        df = sample_errors(A, d, eps=cfg.eps, trials=min(cfg.trials, 50), seed=seeds[SEED_GAUSS],
-                           factorization=cfg.factorization)
+        df = sample_errors(A, d, eps=cfg.eps, trials=min(cfg.trials, BELOW_L_TRIALS), seed=seeds[SEED_GAUSS],
+                           factorization=cfg.factorization, only_max=True)
         rows.append(_curve_row(cfg, d, int(np.sum(df["err_inf"] <= cfg.delta)), len(df), seed=seeds[SEED_GAUSS]))
     rows.append(row("d_star", cfg, method="exact", d=ds.d_star, estimate=ds.d_star, d_low=ds.d_low,
-                    success=ds.success, trials=cfg.trials, seed=seeds[SEED_GAUSS], evaluations=len(ds.evaluations)))
+                    success=ds.success, trials=n_exact, seed=seeds[SEED_GAUSS], evaluations=len(ds.evaluations)))
     rows.append(row("d_star", cfg, method="asymptotic", d=d_asym, estimate=d_asym, ci_low=d_asym_lo,
                     ci_high=d_asym_hi, trials=cfg.trials, seed=seeds[SEED_ASYM]))
-    return rows, lam, ds
+    return rows, (lam, lam_ratio), ds, frames
 
 
 def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
@@ -111,8 +150,8 @@ def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str
     say("orthogonal projections: bisection on L − d")
     do = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="orthogonal",
                      factorization=cfg.factorization, seed=seeds[SEED_ORTH])
-    rows = [_curve_row(cfg, d, int(round(p * cfg.trials)), cfg.trials, projection="orthogonal",
-                       seed=seeds[SEED_ORTH]) for d, p in sorted(do.evaluations)]
+    rows = [_curve_row(cfg, d, *_counts(do, d, p, cfg.trials), projection="orthogonal", seed=seeds[SEED_ORTH])
+            for d, p in sorted(do.evaluations)]
     rows.append(row("d_star", cfg, projection="orthogonal", d=do.d_star, estimate=do.d_star, d_low=do.d_low,
                     success=do.success, trials=cfg.trials, seed=seeds[SEED_ORTH], evaluations=len(do.evaluations)))
     return rows
@@ -128,14 +167,18 @@ def _at_d_row(cfg: Config, df: pd.DataFrame, d: int, eps_jl: float, **values: ob
 
 
 def _at_d(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar, eps_jl: float, d_jl: int,
-          say: Callable[[str], None]) -> tuple[list[dict[str, object]], dict[str, pd.DataFrame]]:
-    """Every error measure at d* (the bisection's own draws), at d_JL and at ``cfg.d``."""
+          frames: dict[int, pd.DataFrame], say: Callable[[str], None]
+          ) -> tuple[list[dict[str, object]], dict[str, pd.DataFrame]]:
+    """Every error measure at d* (the search's own draws), at d_JL (the grid pass's draws
+    when it measured d_JL, else fresh draws) and at ``cfg.d``."""
     rows: list[dict[str, object]] = []
     at: dict[str, pd.DataFrame] = {}
     for name, d in (("d_star", ds.d_star), ("d_jl", d_jl)):
         say(f"error measures at d = {d} ({name})")
         if name == "d_star" and ds.frame is not None:
             df, sd = ds.frame, seeds[SEED_GAUSS]
+        elif d in frames:
+            df, sd = frames[d], seeds[SEED_GAUSS]
         else:
             df, sd = sample_errors(A, d, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization,
                                    seed=seeds[SEED_AT]), seeds[SEED_AT]
@@ -310,7 +353,7 @@ HYPOTHESES_MAX_L = 256
 
 
 def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
-               say: Callable[[str], None]) -> list[dict[str, object]]:
+               say: Callable[[str], None], lam_ratio: np.ndarray | None = None) -> list[dict[str, object]]:
     """The hypotheses rows (kind ``hypotheses``): row-only sparsity under both
     factorizations (at L = min(L, :data:`HYPOTHESES_MAX_L`)), and ratio vs additive
     precision at the run's A (:mod:`.hypotheses`).
@@ -336,7 +379,7 @@ def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
                       seed_test=seeds[SEED_HYP_TEST]) for f in ("row", "column")]
     # the same Z draws as the run's asymptotic law: a paired comparison of the two precisions
     rows.append(ratio_test(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials,
-                           seed=seeds[SEED_ASYM], lam_add=lam))
+                           seed=seeds[SEED_ASYM], lam_add=lam, lam_ratio=lam_ratio))
     return rows
 
 
@@ -357,16 +400,19 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     seeds = spawn_seeds(cfg.seed, N_SEEDS)
     A = sparse_target(cfg.L, cfg.k, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_A])
     B = log_targets(A, cfg.eps)
-    eps_jl = eps_jl_needed(B, cfg.delta, cfg.factorization)
-    rows, lam, ds = _gaussian(cfg, A, seeds, say)
-    rows += _orthogonal(cfg, A, seeds, say)
+    # the notes' ε = δ/(√k max|B|) and its dimension d_JL = 8 ln(4L²/β) k max|B|²/δ²
+    eps_jl = eps_jl_paper(B, cfg.delta, cfg.factorization)
     d_jl = dimension_jl(cfg.L, eps_jl, cfg.beta)
-    at_rows, at = _at_d(cfg, A, seeds, ds, eps_jl, d_jl, say)
+    rows, (lam, lam_ratio), ds, frames = _gaussian(cfg, A, seeds, d_jl, say)
+    rows += _orthogonal(cfg, A, seeds, say)
+    at_rows, at = _at_d(cfg, A, seeds, ds, eps_jl, d_jl, frames, say)
     rows += at_rows
     rows += _scaling(cfg, seeds, say)
     rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
-    rows += hypotheses(cfg, A, lam, seeds, say)
-    return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds)
+    rows += hypotheses(cfg, A, lam, seeds, say, lam_ratio=lam_ratio)
+    d_rownorm = dimension_jl(cfg.L, eps_jl_needed(B, cfg.delta, cfg.factorization), cfg.beta)
+    return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds,
+                        B=B, d_rownorm=d_rownorm)
 
 
 def error_map(cfg: Config, size: int = 64) -> pd.DataFrame:

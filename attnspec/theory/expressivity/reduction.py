@@ -42,11 +42,17 @@ def check_on_support(trials: pd.DataFrame, *, M: float, m: float, delta: float, 
     cid = C.ONSUPPORT.id
     if len(ok):
         worst = float(ok["on_abs"].max())
+        typ = float(ok["on_abs"].median())
         dec = classify_bound(observed=worst, bound=b)
-        out.append(VerdictRow(cid, dec.verdict, params, bound=b, exact=exact_on_support(M, delta), estimate=worst,
-                              trials=len(ok), seed=seed, reading="given-delta",
+        # tightest case (the worst trial, on which a deterministic bound's label rests) and
+        # typical case (the median trial), as bound/observed
+        tt = {"tightest": b / worst if worst > 0 else math.inf, "typical": b / typ if typ > 0 else math.inf}
+        out.append(VerdictRow(cid, dec.verdict, {**params, **tt}, bound=b, exact=exact_on_support(M, delta),
+                              estimate=worst, trials=len(ok), seed=seed, reading="given-delta",
                               evidence=f"{dec.reason}; max over {len(ok)} trials; exact worst case "
-                                       f"M(e^δ−1) = {exact_on_support(M, delta):.4g}"))
+                                       f"M(e^δ−1) = {exact_on_support(M, delta):.4g}; bound/observed: tightest "
+                                       f"{tt['tightest']:.3g} (worst trial; the label rests on it), typical "
+                                       f"{tt['typical']:.3g} (median trial)"))
         rel = float(ok["on_rel"].max())
         dec = classify_bound(observed=rel, bound=math.exp(delta) * delta)
         out.append(VerdictRow(cid, dec.verdict, params, bound=math.exp(delta) * delta, exact=math.expm1(delta),

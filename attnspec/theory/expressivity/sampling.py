@@ -8,6 +8,7 @@ Only ``RᵀR`` matters, so trials never form X; one exact trial costs O(L² min(
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -163,7 +164,8 @@ def _csr(B: torch.Tensor) -> torch.Tensor:
 def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection: str = "gaussian",
                   factorization: str = "row", seed: Seed = 0,
                   dtype: torch.dtype = torch.float32, direct: bool = False,
-                  only_max: bool = False) -> pd.DataFrame:
+                  only_max: bool = False, stop: Callable[[np.ndarray], bool] | None = None,
+                  batch: int | None = None) -> pd.DataFrame:
     """Exact Monte Carlo of the construction: one row per trial with :data:`TRIAL_COLUMNS`.
 
     Each trial draws R (d×L) and measures E = B̂ − B (B̂ = B1 RᵀR B2ᵀ) and Â = eps exp(B̂),
@@ -187,6 +189,12 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
         against; costs O(d L²) per trial).
     only_max : bool
         Measure only ``err_inf`` (what a search for d* needs; one pass instead of ~8).
+    stop : callable, optional
+        Curtailment: called after each batch with the ``err_inf`` of the trials so far; when
+        it returns True no further trial is drawn and the frame holds the trials done.
+    batch : int, optional
+        Trials per batch (default: as many as ~192 MB allow). The draws depend on the
+        batching, so a fixed batch keeps results reproducible.
 
     Returns
     -------
@@ -215,9 +223,13 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
     rng = numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
     elem = torch.finfo(dtype).bits // 8
     per = max(1, (192 * 2**20) // (5 * L * max(L, d if direct else min(d, L)) * elem))
+    if batch is not None:
+        per = max(1, min(per, int(batch)))
     parts = []
     done = 0
     while done < trials:
+        if stop is not None and parts and stop(np.concatenate([p["err_inf"] for p in parts])):
+            break
         t = min(per, trials - done)
         Bh = _project_batch(Bl, t, d, projection, g, rng, dtype, direct, Bs)
         if factorization == "column":
@@ -230,7 +242,7 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
         done += t
     cols = ("err_inf",) if only_max else TRIAL_COLUMNS
     out = {c: np.concatenate([p[c] for p in parts]) for c in cols}
-    return pd.DataFrame({"trial": np.arange(trials), **out})
+    return pd.DataFrame({"trial": np.arange(done), **out})
 
 
 def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dict[str, float]:
@@ -258,7 +270,8 @@ def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dic
 
 
 def asymptotic_errors(A: np.ndarray, *, eps: float, trials: int, factorization: str = "row",
-                      seed: Seed = 0, dtype: torch.dtype = torch.float32, statistic: str = "max") -> np.ndarray:
+                      seed: Seed = 0, dtype: torch.dtype = torch.float32,
+                      statistic: str = "max") -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """The d → ∞ law of Gaussian projections: ``sqrt(d) ||B − B̂||_∞ → max |B Z|`` (row) or
     ``max |Z B|`` (column), Z symmetric with N(0, 1) off and N(0, 2) on the diagonal.
 
@@ -276,38 +289,42 @@ def asymptotic_errors(A: np.ndarray, *, eps: float, trials: int, factorization: 
         ``max``: ``Λ = max|BZ|`` (additive precision). ``ratio`` (row factorization only):
         ``max_i (max_{j∈S_i} − min_{j∈S_i}) (BZ)_ij``, the d → ∞ law of the worst error of
         the log-ratios ``log(Â_ij/Â_il)`` within the support of a row (ratio precision).
-        The same seed gives the same Z for both.
+        The same seed gives the same Z for both. ``both``: the pair ``(max, ratio)`` from
+        one set of draws (what two calls with the same seed would return, at half the cost).
 
     Returns
     -------
-    lam : ndarray of shape (trials,)
+    lam : ndarray of shape (trials,), or a pair of them for ``both``
         The draws of Λ; ``P(||B − B̂||_∞ <= δ) ≈ P(Λ <= δ sqrt(d))`` (likewise for ratios).
     """
     A = check_matrix(A)
     L = A.shape[0]
     check_int("trials", trials, 1)
     check_choice("factorization", factorization, FACTORIZATIONS)
-    check_choice("statistic", statistic, ("max", "ratio"))
-    if statistic == "ratio" and factorization != "row":
+    check_choice("statistic", statistic, ("max", "ratio", "both"))
+    if statistic != "max" and factorization != "row":
         raise InputError("statistic 'ratio' needs factorization 'row'")
     Bn = log_targets(A, eps)
     B = torch.from_numpy(Bn if factorization == "row" else Bn.T.copy()).to(dtype)
     Bs = _csr(B) if L >= 256 else B
-    idx = _support_index(A) if statistic == "ratio" else None
+    idx = _support_index(A) if statistic != "max" else None
     rows = torch.arange(L)[:, None]
     g = torch_generator(seed)
     out = np.empty(trials)
+    out_ratio = np.empty(trials)
     for t in range(trials):  # each draw is one O(L²) sparse product; batching adds nothing
         N = torch.randn(L, L, generator=g, dtype=dtype)
         Z = (N + N.T) * (1.0 / math.sqrt(2.0))  # (L, L) symmetric, var 1 off / 2 on diagonal
         # column factorization: Z B = (Bᵀ Z)ᵀ, same max
         BZ = Bs @ Z  # (L, L)
-        if idx is None:
+        if statistic != "ratio":
             out[t] = float(BZ.abs().amax())
-        else:  # range of each row's support entries (padding repeats an entry: harmless)
+        if idx is not None:  # range of each row's support entries (padding repeats an entry: harmless)
             on = BZ[rows, idx]  # (L, kmax)
-            out[t] = float((on.amax(-1) - on.amin(-1)).amax())
-    return out
+            out_ratio[t] = float((on.amax(-1) - on.amin(-1)).amax())
+    if statistic == "both":
+        return out, out_ratio
+    return out_ratio if statistic == "ratio" else out
 
 
 def success_ci(errors: np.ndarray, delta: float, level: float = 0.95) -> tuple[int, int, float, float, float]:
@@ -355,3 +372,88 @@ def gram_diagonal_draws(L: int, d: int, projection: str, trials: int, seed: Seed
     # B = e_1ᵀ (1 × L): B RᵀR is the first row of RᵀR
     G = _project_batch(e1, trials, d, projection, g, rng, torch.float64)  # (trials, 1, L)
     return G[:, 0, 0].numpy().copy()
+
+
+def sample_errors_grid(A: np.ndarray, ds: list[int] | tuple[int, ...], *, eps: float, trials: int,
+                       factorization: str = "row", seed: Seed = 0, full_at: tuple[int, ...] = (),
+                       dtype: torch.dtype = torch.float32) -> tuple[np.ndarray, dict[int, pd.DataFrame]]:
+    """Exact Monte Carlo of Gaussian projections at several d >= L in one pass (common draws).
+
+    Bartlett: ``RᵀR ~ T Tᵀ / d`` with ``T = N + D_d``, N strictly lower triangular N(0, 1)
+    and ``D_d = diag(sqrt(χ²_{d−i}))``. N does not depend on d, so per trial
+    ``B T Tᵀ = (B N) Nᵀ + (B N) D + B (D Nᵀ) + B D²``: the one O(L³) product ``(B N) Nᵀ`` is
+    shared by every d, and each further d costs O(k L²) (B sparse) instead of O(L³). Every d
+    gets its own χ² draws; the marginal law at each d is exactly that of
+    :func:`sample_errors` (the draws differ: this is a different stream of the same law).
+
+    Parameters
+    ----------
+    A : array (L, L), nonnegative
+    ds : the d to evaluate, each >= L
+    eps : float > 0
+    trials : int >= 1
+    factorization : {"row", "column"}
+    seed : int or generator
+    full_at : the d (among ``ds``) at which every measure of :data:`TRIAL_COLUMNS` is kept
+    dtype : torch dtype of the products
+
+    Returns
+    -------
+    (err, frames) : err of shape (trials, len(ds)), ``||B − B̂||_∞`` per trial and d; frames
+        maps each d of ``full_at`` to the per-trial frame of :func:`sample_errors`.
+    """
+    A = check_matrix(A)
+    L = A.shape[0]
+    ds = [int(d) for d in ds]
+    for d in ds:
+        check_int("d", d, L)
+    check_int("trials", trials, 1)
+    check_choice("factorization", factorization, FACTORIZATIONS)
+    check_range("eps", eps, low=0, low_open=True)
+    Bn = log_targets(A, eps)
+    B1, B2 = factorize(Bn, factorization)
+    n1 = torch.from_numpy(np.linalg.norm(B1, axis=1)).to(dtype)
+    n2 = torch.from_numpy(np.linalg.norm(B2, axis=1)).to(dtype)
+    B = torch.from_numpy(Bn).to(dtype)
+    Bl = B if factorization == "row" else B.T.contiguous()  # column: B̂ = (Bᵀ RᵀR)ᵀ
+    sparse = L >= 128 and float((Bl != 0).float().mean()) < 0.25
+    Bs = _csr(Bl) if sparse else None
+
+    def left(M: torch.Tensor) -> torch.Tensor:  # Bl @ M, M (t, L, n)
+        return Bl @ M if Bs is None else _sparse_left(Bs, M)
+
+    At = torch.from_numpy(A).to(dtype)
+    S = At > 0
+    idx = _support_index(A)
+    g = torch_generator(seed)
+    rng = numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
+    elem = torch.finfo(dtype).bits // 8
+    per = max(1, (160 * 2**20) // (6 * L * L * elem))
+    err = np.empty((trials, len(ds)))
+    parts: dict[int, list[dict[str, np.ndarray]]] = {d: [] for d in full_at}
+    done = 0
+    while done < trials:
+        t = min(per, trials - done)
+        N = torch.randn(t, L, L, generator=g, dtype=torch.float64).to(dtype).tril_(-1)  # (t, L, L)
+        BN = left(N)  # (t, L, L)
+        P1 = BN @ N.mT  # (t, L, L), the shared O(L³) product
+        for j, d in enumerate(ds):
+            diag = torch.from_numpy(np.sqrt(rng.chisquare(d - np.arange(L), size=(t, L)))).to(dtype)  # (t, L)
+            # B T Tᵀ = P1 + (BN) D + B (D Nᵀ) + B D²   (D = diag(diag), per trial)
+            BD2 = Bl.unsqueeze(0) * (diag * diag).unsqueeze(1)  # (t, L, L): columns of B scaled by D²
+            E = P1 + BN * diag.unsqueeze(1) + left(diag.unsqueeze(2) * N.mT) + BD2
+            E.mul_(1.0 / d)
+            if factorization == "column":
+                E = E.mT.contiguous()
+            E.sub_(B)  # (t, L, L), E = B̂ − B
+            if d in parts:
+                st = _trial_stats(E, At, S, idx, eps, n1, n2)
+                parts[d].append(st)
+                err[done:done + t, j] = st["err_inf"]
+            else:
+                err[done:done + t, j] = E.abs_().flatten(1).amax(1).double().numpy()
+        done += t
+    frames = {d: pd.DataFrame({"trial": np.arange(trials),
+                               **{c: np.concatenate([p[c] for p in ps]) for c in TRIAL_COLUMNS}})
+              for d, ps in parts.items()}
+    return err, frames

@@ -64,8 +64,9 @@ class OsaTrainConfig:
     def validate(self) -> OsaTrainConfig:
         """Raise :class:`InputError` naming the bad option and its allowed range."""
         lib.validate_config(self.train)
-        if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
-            raise InputError(f"--threads must be an integer >= 1, got {self.threads!r}")
+        from attnspec.threads import check_threads
+
+        check_threads(self.threads, "--threads")  # capped: a huge pool makes OpenMP fail allocating it
         return self
 
     def identity(self) -> dict[str, Any]:

@@ -1,0 +1,237 @@
+"""The summary that opens REPORT.md: the headline answers, each computed from saved results.
+
+Two parts, at most a screen together:
+
+* the spectrum study — the share of singular-value mass in the first indices (Linformer's
+  Figure 1 reading), the depth trend, and the growth exponent β of the rank with n, each
+  with its interval and what it means for Linformer's premise;
+* the theorems — one line per claim of each paper's main check: its verdict at the paper's
+  own parameters and where it changes (the lines ``jl-check`` and the others print by
+  default), with a link to the section that holds the evidence.
+
+Every number is read from the results the report was built from; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub (and most Markdown renderers) give a heading: lower case, punctuation
+    dropped, spaces to hyphens (``Figure 1: the spectrum`` → ``figure-1-the-spectrum``)."""
+    text = unicodedata.normalize("NFC", heading.strip().lower())
+    text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return re.sub(r" ", "-", text)
+
+
+def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
+    """The paper's qualitative statements, measured on one spectrum run.
+
+    * long tail: the mean cumulative value at index ``at`` (128 of 512), over layers and
+      heads, with a t-interval over the (layer, head) means;
+    * "higher layers are more skewed": Spearman's rho of c_at against depth, over layers
+      (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
+      intervals.
+    """
+    from attnspec.figure_record import figure_choices
+    from attnspec.results import read_meta, read_table
+    from attnspec.stats import mean_ci, spearman_ci
+
+    meta = read_meta(run)
+    spec = read_table(run, "spectrum")
+    n = int(spec["index"].max())
+    at = figure_choices(meta, n, at=at)["at"]  # the index the run's figures read
+    at_rows = spec[spec["index"] == at]
+    per_head = at_rows["mean"].to_numpy()
+    per_layer = at_rows.groupby("layer")["mean"].mean()
+    overall = mean_ci(per_head) if len(per_head) >= 2 else None
+    out: dict[str, Any] = {
+        "model": meta.get("identity", {}).get("model"), "data": meta.get("identity", {}).get("data"),
+        "split": meta.get("corpus", {}).get("split"), "n": n, "at": at, "inputs": meta.get("inputs_done"),
+        "mean_at": float(per_head.mean()), "ci": None if overall is None else (overall.low, overall.high),
+        "per_layer": [float(v) for v in per_layer.to_numpy()],
+        "min_head": float(per_head.min()), "max_head": float(per_head.max()),
+    }
+    if len(per_layer) >= 4:
+        out["rho_layers"] = spearman_ci(per_layer.index.to_numpy(dtype=float), per_layer.to_numpy())
+    if len(at_rows) >= 4:
+        out["rho_heads"] = spearman_ci(at_rows["layer"].to_numpy(dtype=float), at_rows["mean"].to_numpy())
+    metrics = read_table(run, "metrics")
+    out["effective_rank"] = float(metrics["effective_rank_mean"].mean())
+    out["stable_rank"] = float(metrics["stable_rank_mean"].mean())
+    return out
+
+
+def _kind(d: Path) -> str | None:
+    meta = d / "meta.json"
+    return json.loads(meta.read_text()).get("kind") if meta.is_file() else None
+
+
+def _run_label(s: dict[str, Any]) -> str:
+    return f"`{s['model']}` on {s['data']} ({s['split']}), n = {s['n']}, {s['inputs']} inputs"
+
+
+def spectrum_summary(experiments: Sequence[Any], results: Path, *, figure1_heading: str) -> list[str]:
+    """Bullet lines: mass share at the reading index, depth trend, β of k90 with n."""
+    figure1 = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum"]
+    scaling = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum-scaling"]
+    lines: list[str] = []
+    link = f"[Figure 1](#{anchor(figure1_heading)})"
+    for exp in figure1:
+        s = spectrum_statements(results / exp.name)
+        ci = s["ci"]
+        ci_txt = f" (95% CI over heads [{ci[0]:.1%}, {ci[1]:.1%}])" if ci else ""
+        line = (f"- **Low rank at one n** ({_run_label(s)}): {s['mean_at']:.1%} of the singular-value mass of P lies "
+                f"in the first {s['at']} of {s['n']} indices{ci_txt}; heads range from {s['min_head']:.0%} to "
+                f"{s['max_head']:.0%}. {link}.")
+        lines.append(line)
+        rh = s.get("rho_heads")
+        if rh is not None:
+            if rh[1] > 0:
+                trend = "rises with depth, as the paper says"
+            elif rh[2] < 0:
+                trend = "falls with depth, against the paper"
+            else:
+                trend = "shows no depth trend the interval supports"
+            lines.append(f"  - Depth: the share {trend} (Spearman ρ = {rh[0]:+.2f}, 95% CI [{rh[1]:+.2f}, {rh[2]:+.2f}] "
+                         "over (layer, head) values).")
+    for exp in scaling:
+        beta = _k90_beta(results / exp.name)
+        if beta is None:
+            continue
+        b, low, high, lengths, inputs, verdict = beta
+        meaning = ("against Linformer's premise that the rank needed stays fixed as n grows: a fixed projection "
+                   "dimension k keeps a shrinking share of the spectrum" if low > 0.8 else
+                   "consistent with Linformer's premise that the rank needed does not grow with n" if high < 0.2 else
+                   "the rank needed grows with n, more slowly than n")
+        lines.append(f"- **Rank against n** ({exp.title}; n = {lengths[0]}–{lengths[-1]}, {inputs} inputs): k90, the "
+                     f"index where the curve reaches 0.9, grows as n^{b:.2f} (95% bootstrap CI [{low:.2f}, {high:.2f}]; "
+                     f"{verdict}) — {meaning}. [Scaling](#{anchor(exp.title)}).")
+    return lines
+
+
+def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | None:
+    from attnspec.scaling import fit_scaling, scaling_table
+
+    try:
+        table = scaling_table(run)
+        fits = fit_scaling(run)
+    except Exception:  # noqa: BLE001 - a broken result is reported in its own section
+        return None
+    overall = fits[(fits["layer"] < 0) & (fits["metric"] == "reach_index")]
+    if overall.empty:
+        return None
+    r = overall.iloc[0]
+    return (float(r["beta"]), float(r["low"]), float(r["high"]), sorted(int(n) for n in table["n"].unique()),
+            int(fits["inputs"].iloc[0]), str(r["verdict"]))
+
+
+def theorem_of(claim_id: str) -> str:
+    """The theorem, lemma or equation a claim belongs to: its id up to the second dot
+    (``linformer.thm1.eq3`` and ``linformer.thm1.quantifier`` → ``linformer.thm1``)."""
+    return ".".join(claim_id.split(".")[:2])
+
+
+def headline(claim_summaries: Sequence[Any]) -> str:
+    """One compact line for a theorem: each claim's name, then per reading its verdict at the
+    paper's parameters (else its most telling deciding verdict) and the deciding-row counts.
+
+    ``Theorem 1 (eq. 3): relative — vacuous at the paper's parameters (144 vacuous) ·
+    additive — …``; the section's opening lines carry the evidence.
+    """
+    from attnspec.verdict_summary import DECIDING, telling_row
+
+    parts = []
+    for cs in claim_summaries:
+        readings = []
+        for rs in cs.readings:
+            deciding = [r for r in rs.rows if r.verdict in DECIDING]
+            if rs.paper:
+                verdict = telling_row(rs.paper).verdict
+                where = " at the paper's parameters"
+            else:
+                verdict = telling_row(deciding or rs.rows).verdict
+                where = ""
+            counts = rs.counts(deciding or rs.rows)
+            tally = ", ".join(f"{c} {v}" for v, c in counts.items())
+            label = "" if rs.reading in ("", "as-stated") and len(cs.readings) == 1 else f"{rs.reading}: "
+            readings.append(f"{label}**{verdict}**{where} ({tally})")
+        parts.append(f"{cs.name} — " + " · ".join(readings))
+    return "; ".join(parts)
+
+
+def theory_summary(experiments: Sequence[Any], results: Path, *, papers: dict[str, str], quick: bool,
+                   verdict_file: str) -> list[str]:
+    """Per paper, one line per theorem or lemma, linked to the section with the evidence.
+
+    A theorem is the group of claims whose ids share their first two parts
+    (:func:`theorem_of`); its line is :func:`headline` of those claims. An experiment that
+    checks a theorem already summarised (a sweep, real attention) is left to its section.
+    """
+    from attnspec.verdict_summary import summarize
+
+    lines: list[str] = []
+    for paper, cite in papers.items():
+        exps = [e for e in experiments if e.paper == paper and e.verdicts and (results / e.name / verdict_file).is_file()]
+        if not exps:
+            continue
+        lines.append(f"- **{_short(cite)}** ({cite.split(', *')[0]}), [section](#{anchor(cite)}):")
+        done: set[str] = set()
+        for exp in exps:
+            rows = rows_from_json(json.loads((results / exp.name / verdict_file).read_text()))
+            groups: dict[str, list[Any]] = {}
+            for cs in summarize(rows):
+                groups.setdefault(theorem_of(cs.claim), []).append(cs)
+            for theorem, group in groups.items():
+                if theorem in done:
+                    continue
+                done.add(theorem)
+                text = headline(group).replace("|", chr(92) + "|")
+                lines.append(f"  - {text} [→](#{anchor(exp.heading(quick))})")
+    return lines
+
+
+def rows_from_json(rows: Sequence[dict[str, Any]]) -> list[Any]:
+    """Verdict rows saved as flat JSON objects (``verdicts.json``) back as VerdictRow objects."""
+    import dataclasses
+
+    from attnspec.verdicts import VerdictRow
+
+    fields = {f.name for f in dataclasses.fields(VerdictRow)} - {"params"}
+    out = []
+    for r in rows:
+        known = {k: v for k, v in r.items() if k in fields}
+        params = {k: v for k, v in r.items() if k not in fields}
+        out.append(VerdictRow(**known, params=params))
+    return out
+
+
+def _short(cite: str) -> str:
+    m = re.search(r"\*(.+?)\*", cite)
+    return m.group(1) if m else cite
+
+
+def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[str, str], quick: bool,
+                    verdict_file: str, figure1_heading: str) -> list[str]:
+    """The whole "Summary" section (empty when there are no results yet)."""
+    spectrum = spectrum_summary(experiments, results, figure1_heading=figure1_heading)
+    theory = theory_summary(experiments, results, papers=papers, quick=quick, verdict_file=verdict_file)
+    if not spectrum and not theory:
+        return []
+    md = ["## Summary", ""]
+    if quick:
+        md += ["_Quick mode: small sizes, the numbers are illustrative only._", ""]
+    if spectrum:
+        md += ["**How low-rank is attention?**", "", *spectrum, ""]
+    if theory:
+        md += ["**Do the theorems hold?** One line per theorem or lemma: for each of its claims and readings, the "
+               "verdict at the paper's own parameters (where the check marks them; else the most telling verdict among "
+               "the rows that decide something) and the counts it rests on. Each section opens with the evidence, in "
+               "words; [how to read a verdict](#how-to-read-a-verdict).", "", *theory, ""]
+    return md
