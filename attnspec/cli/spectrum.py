@@ -455,12 +455,12 @@ def plot_scaling_cmd(
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         from attnspec.scaling import KIND, read_runs
 
-        # a missing or foreign RUN, or one its writer still holds, is refused before anything is locked or created
+        if out is not None:  # --out first, before anything is read (a folder made here and left empty goes again)
+            claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)
+        # a missing, damaged or foreign RUN, or one its writer still holds, is refused before RUN is locked
         read_runs(run)
         # RUN gets scaling.parquet and scaling_fit.parquet: it is locked like any output
         claim_out_dir(run, "attnspec plot scaling", option="RUN", kind=KIND)
-        if out is not None:
-            claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)
         for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed,
                                    label=label):
             out_console.print(str(p))
