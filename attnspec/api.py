@@ -162,25 +162,30 @@ class SpectrumResult:
             empty; checked before anything is written.
         """
         from attnspec.errors import check_path
-        from attnspec.results import prepare_out_dir, write_meta, write_table
+        from attnspec.results import holds_files, result_files, write_meta, write_table, writing_to
+        from attnspec.scaling import KIND as SCALING
 
         path = check_path("path", path)
         _refuse_read_only(path)
-        prepare_out_dir(path, option="save path")  # under a file, /proc, no permission: one line, nothing written
         same = self.path is not None and path.exists() and path.resolve() == Path(self.path).resolve()
-        if path.exists() and any(path.iterdir()) and not same:
-            raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
-        path.mkdir(parents=True, exist_ok=True)
-        write_table(path, "spectrum", self.curves, csv=csv)
-        write_table(path, "metrics", self.metrics, csv=csv)
-        if self.state is not None:
-            import numpy as np
+        # the CLI's writer: checked (under a file, /proc, read-only, full, another kind of result), locked,
+        # every file renamed into place together with meta.json last
+        with writing_to(path, "attnspec.SpectrumResult.save", option="save path", kind="spectrum", nests_in=(SCALING,)):
+            if holds_files(path) and not same:
+                raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
+            with result_files(path):
+                write_table(path, "spectrum", self.curves, csv=csv)
+                write_table(path, "metrics", self.metrics, csv=csv)
+                if self.state is not None:
+                    import numpy as np
 
-            from attnspec.spectrum import save_state
+                    from attnspec.spectrum import save_state
 
-            save_state(path / STATE_FILE, self.state, {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
-            write_table(path, "inputs", self.state.inputs_table(), csv=csv)  # per-input summaries (attnspec compare)
-        write_meta(path, self.meta)
+                    save_state(path / STATE_FILE, self.state,
+                               {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
+                    # per-input summaries (attnspec compare)
+                    write_table(path, "inputs", self.state.inputs_table(), csv=csv)
+                write_meta(path, self.meta)
         self.path = path
         return path
 

@@ -433,17 +433,18 @@ def write_result(result: BatteryResult, out_dir: Path, *, csv: bool = False) -> 
     Path
         ``out_dir``.
     """
-    from attnspec.results import environment_meta, write_meta, write_table
+    from attnspec.results import environment_meta, result_files, write_meta, write_table
 
     out_dir = Path(out_dir)
-    for name, frame in result.tables.items():
-        if frame is not None and len(frame.columns):
-            write_table(out_dir, name, frame, csv=csv)
-    write_table(out_dir, VERDICT_TABLE, result.verdict_frame(), csv=csv)
     meta = {"kind": result.command, "command": f"attnspec {result.command}", "identity": result_identity(result),
             **{k: v for k, v in result.meta.items() if k != "identity"},
             "claims": sorted({r.claim for r in result.verdicts}), **environment_meta()}
-    write_meta(out_dir, meta)
+    with result_files(out_dir):  # every table, then meta.json, renamed together: a full disk leaves no half result
+        for name, frame in result.tables.items():
+            if frame is not None and len(frame.columns):
+                write_table(out_dir, name, frame, csv=csv)
+        write_table(out_dir, VERDICT_TABLE, result.verdict_frame(), csv=csv)
+        write_meta(out_dir, meta)
     return out_dir
 
 

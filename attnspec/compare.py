@@ -37,6 +37,9 @@ from scipy import stats as _sps
 from attnspec.errors import InputError
 from attnspec.results import read_meta, read_table
 
+#: ``meta.json`` kind of a comparison's output folder (``attnspec compare --out``).
+KIND = "compare"
+
 #: Metrics compared when every run has them (older runs lack the later ones).
 METRICS: tuple[str, ...] = (
     "reach_index", "effective_rank", "stable_rank", "sigma2_over_sigma1", "numerical_rank",
@@ -224,3 +227,33 @@ def depth_trends(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         rows.append({"quantity": q, "run": run, "label": g["label"].iloc[0], "rho": rho, "low": lo, "high": hi,
                      "layers": len(g), "level": level})
     return pd.DataFrame(rows)
+
+
+def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, runs: Sequence[Path],
+                     plots: bool = True, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Write a comparison into ``out`` as one result: ``compare.parquet``, ``trends.parquet``,
+    the figures (``figures/compare_runs``, ``figures/compare_diff``) and ``meta.json`` last.
+
+    The caller holds ``out`` (:func:`attnspec.results.writing_to` with ``kind=KIND``);
+    everything is renamed into place together (:func:`attnspec.results.result_files`),
+    so an interrupt or a full disk leaves the whole comparison or the previous one.
+    Returns the figure paths.
+    """
+    from attnspec.results import environment_meta, result_files, write_meta, write_table
+    from attnspec.signals import deferred_interrupts
+
+    out = Path(out)
+    paths: list[Path] = []
+    with deferred_interrupts(), result_files(out):
+        write_table(out, "compare", table)
+        write_table(out, "trends", trends)
+        if plots:
+            from attnspec.plots.compare import plot_comparison
+
+            paths = plot_comparison(table, out / "figures", formats=formats)
+        at = int(table["at"].iloc[0]) if len(table) else None
+        level = float(table["level"].iloc[0]) if len(table) else None
+        write_meta(out, {"kind": KIND, "command": "attnspec compare", "runs": [str(r) for r in runs],
+                         "at": at, "level": level, "figures": [p.relative_to(out).as_posix() for p in paths],
+                         "environment": environment_meta()})
+    return paths

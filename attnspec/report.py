@@ -47,6 +47,7 @@ import pandas as pd
 from attnspec import __version__
 from attnspec.errors import InputError, ResultsError
 from attnspec.report_summary import spectrum_statements
+from attnspec.writer import atomic_write_bytes
 
 PAPERS: dict[str, str] = {
     "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
@@ -279,6 +280,7 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
         if data_dir is None:
             return RunRecord(exp.name, "skipped", 0.0, "no local corpora (set ATTNSPEC_DATA_DIR or --data-dir)")
         args = {**args, "data-dir": data_dir}
+    _refuse_link(out)  # checked for all experiments up front (run_report); again here for direct callers
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -295,7 +297,7 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
               "returncode": 0 if error is None else 1, "how": how,
               "seconds": round(seconds, 2), "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "attnspec_version": __version__}
-    record_path.write_text(json.dumps(record, indent=2) + "\n")
+    atomic_write_bytes(record_path, (json.dumps(record, indent=2) + "\n").encode())
     if error is not None:
         # every failure names the experiment file, so the line leads back to what to fix
         return RunRecord(exp.name, "failed", seconds, f"{exp.path}: {error}")
@@ -482,13 +484,21 @@ def _copy_figures(src: Path, dest: Path) -> list[Path]:
     out = []
     for p in _figures_of(src):
         target = dest / p.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(p, target)
+        # written like every file (temporary name, then renamed): never through a link at the target
+        atomic_write_bytes(target, p.read_bytes())
         svg = p.with_suffix(".svg")
         if svg.is_file():
-            shutil.copy2(svg, target.with_suffix(".svg"))
+            atomic_write_bytes(target.with_suffix(".svg"), svg.read_bytes())
         out.append(target)
     return out
+
+
+def _refuse_link(folder: Path) -> None:
+    """A results folder that is a symbolic link is refused in one line: the report deletes and
+    rewrites results folders, and would otherwise do so wherever the link points."""
+    if folder.is_symlink():
+        raise ResultsError(f"{folder} is a symbolic link (to {os.readlink(folder)}); the report replaces its results "
+                           "folders and never follows a link there: remove the link or choose another --out")
 
 
 def build_report(experiments: list[Experiment], out: Path, records: dict[str, RunRecord], *, quick: bool,
@@ -500,7 +510,9 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
 
     results = out / "results"
     figures = out / "figures"
-    if figures.exists():
+    if figures.is_symlink():  # a link planted in the report folder: replaced, never followed nor emptied
+        figures.unlink()
+    elif figures.exists():
         shutil.rmtree(figures)
     figures.mkdir(parents=True)
     env = environment_meta()
@@ -581,7 +593,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
         {"plotting_code_sha256": plotting_code_digest(), "files": list(PLOTTING_CODE),
          "note": "every figure here was drawn by this plotting code in one `attnspec report`"}, indent=2) + "\n")
     path = out / "REPORT.md"
-    path.write_text("\n".join(md) + "\n")
+    atomic_write_bytes(path, ("\n".join(md) + "\n").encode())
     return path
 
 
@@ -808,6 +820,9 @@ def run_report(
         raise InputError(f"--only {', '.join(unknown)}: no such experiment (have {', '.join(sorted(names))})")
     out = Path(out)
     results = out / "results"
+    _refuse_link(results)
+    for exp in experiments:  # before any experiment runs: nothing is deleted through a link
+        _refuse_link(results / exp.name)
     results.mkdir(parents=True, exist_ok=True)
     records: dict[str, RunRecord] = {}
     for exp in experiments:

@@ -4,11 +4,13 @@ Every result directory says how it was made (DESIGN.md): the command, its parame
 seed, package and library versions, wall time. The guarantees (docs/spectrum.md, "What
 survives what"):
 
-* an output directory is checked for writability before any computation
-  (:func:`prepare_out_dir`), and held by one writer at a time (:class:`OutputLock`);
-* every write is atomic (a temporary file in the same directory, then ``os.replace``), so
-  an interruption never leaves a half-written file behind; files get the ordinary
-  permissions of the process's umask (0644 under the usual umask), never mkstemp's 0600;
+* every file is written by :mod:`attnspec.writer`: the output directory checked before
+  any computation and locked (one writer at a time), each file atomic (a temporary file in
+  the same directory, then ``os.replace``) with the ordinary permissions of the umask, the
+  files of one result renamed together with ``meta.json`` last (:func:`result_files`), no
+  link inside the directory followed, a full disk one line;
+* readers (:func:`read_meta`, :func:`read_table`) refuse a directory whose writer still
+  holds its lock;
 * ``meta.json`` is strict JSON: NaN becomes null, ±infinity the strings "inf" / "-inf".
 """
 
@@ -16,14 +18,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
-import socket
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +30,22 @@ import pandas as pd
 
 from attnspec import __version__
 from attnspec.errors import ResultsError
-
-META_FILE = "meta.json"
-#: Lock file held (flock) by the one process writing into a results directory.
-LOCK_FILE = ".attnspec.lock"
-#: Prefix of every temporary file; leftovers of a killed process are ignored and cleaned up.
-TMP_PREFIX = ".attnspec-tmp-"
-
+from attnspec.writer import (  # noqa: F401 - the writing machinery lives in attnspec.writer; re-exported here
+    LOCK_FILE,
+    META_FILE,
+    TMP_PREFIX,
+    OutputLock,
+    atomic_path,
+    atomic_write_bytes,
+    check_not_being_written,
+    check_out_kind,
+    holds_files,
+    is_no_space,
+    no_space_error,
+    prepare_out_dir,
+    result_files,
+    writing_to,
+)
 
 def environment_meta() -> dict[str, Any]:
     """Versions and machine facts recorded with every result."""
@@ -95,192 +102,8 @@ def strict_json(value: Any) -> Any:
     return value
 
 
-def _file_mode() -> int:
-    """The mode a plain ``open(path, "w")`` would give: 0o666 minus the umask."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically.
-
-    The temporary file gets ordinary permissions (umask), so results are readable by
-    others on a shared machine; on any exception (Ctrl-C included) it is removed and
-    ``path`` is left as it was.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f"{TMP_PREFIX}{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        os.chmod(tmp, _file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-
-
-# ---------------------------------------------------------------------------------------
-# Output directories: usable before any work, one writer at a time
-# ---------------------------------------------------------------------------------------
-def prepare_out_dir(path: Path, *, option: str = "--out") -> Path:
-    """Create ``path`` if needed and prove a file can be written there; before any work.
-
-    Raises :class:`ResultsError` (one line naming the path and the reason) for a path
-    under a file, in /proc, on a read-only file system, without permission, ...
-    """
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ResultsError(f"{option} {path} exists and is not a directory")
-    for parent in path.parents:  # a path under a file: name the file
-        if parent.exists():
-            if not parent.is_dir():
-                raise ResultsError(f"{option} {path} is under {parent}, which is a file, not a directory")
-            break
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=path, prefix=f"{TMP_PREFIX}probe.")
-        os.close(fd)
-        Path(probe).unlink(missing_ok=True)
-    except OSError as e:
-        raise ResultsError(f"{option} {path} is not a usable output directory: {e.strerror or e}") from None
-    return path
-
-
-def _holder_text(path: Path) -> str:
-    try:
-        info = json.loads(path.read_text() or "{}")
-    except (OSError, json.JSONDecodeError):
-        return "another process"
-    if not info:
-        return "another process"
-    return (f"pid {info.get('pid')} on {info.get('host')}, running '{info.get('command')}' "
-            f"since {info.get('since')}")
-
-
-class OutputLock:
-    """An exclusive lock on a results directory for as long as one command writes there.
-
-    ``fcntl.flock`` on ``LOCK_FILE`` inside the directory; the holder's pid, host and
-    command are written into it so a second writer is told who holds it. The kernel
-    drops the lock when its process dies, so a killed run leaves no stale lock: the file
-    may remain, but the next writer locks it at once. (flock is advisory and, on some
-    network file systems, local to one machine.)
-
-    Use as a context manager; raises :class:`ResultsError` when the directory is held.
-    Re-entrant within one process (a command that locks its directory and then calls
-    :func:`attnspec.spectrum_run.run_spectrum`, which locks it too).
-    """
-
-    #: Directories this process holds, with how many nested holders.
-    _held: dict[str, int] = {}
-
-    def __init__(self, out_dir: Path, command: str, *, option: str = "--out", remove_if_empty: bool = False) -> None:
-        self.out_dir = Path(out_dir)
-        self.remove_if_empty = remove_if_empty  # a directory made for a run that wrote nothing goes again
-        self.path = self.out_dir / LOCK_FILE
-        self.command = command
-        self.option = option
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        import fcntl
-
-        key = str(self.out_dir.resolve())
-        if key in OutputLock._held:
-            OutputLock._held[key] += 1
-            self._nested = key
-            return
-        self._nested = None
-        while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise ResultsError(f"{self.option} {self.out_dir} is in use by {_holder_text(self.path)}; wait for it "
-                                   f"to finish or choose another {self.option}") from None
-            # The previous holder may have removed the file between our open and our lock:
-            # then we hold a lock on an orphan inode; start again on the current file.
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
-                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps(info).encode())
-        self._fd = fd
-        OutputLock._held[key] = 1
-        self._key = key
-        # leftovers of a killed writer (temporary files) can go now that we own the directory
-        for leftover in self.out_dir.glob(f"{TMP_PREFIX}*"):
-            leftover.unlink(missing_ok=True)
-
-    def release(self) -> None:
-        if getattr(self, "_nested", None) is not None:
-            OutputLock._held[self._nested] -= 1
-            self._nested = None
-            return
-        if self._fd is None:
-            return
-        OutputLock._held.pop(self._key, None)
-        try:
-            self.path.unlink(missing_ok=True)  # unlink while holding: nobody can hold this inode
-        finally:
-            os.close(self._fd)
-            self._fd = None
-        if self.remove_if_empty:
-            try:
-                self.out_dir.rmdir()  # only succeeds when nothing was written
-            except OSError:
-                pass
-
-    def __enter__(self) -> OutputLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-
-@contextmanager
-def writing_to(out_dir: Path, command: str, *, option: str = "--out") -> Iterator[Path]:
-    """Check ``out_dir`` (:func:`prepare_out_dir`) and hold its :class:`OutputLock` meanwhile."""
-    existed = Path(out_dir).exists()
-    path = prepare_out_dir(out_dir, option=option)
-    with OutputLock(path, command, option=option, remove_if_empty=not existed):
-        yield path
-
-
-def _is_bookkeeping(p: Path) -> bool:
-    """Files that do not make a directory "hold something": the lock and temporary files."""
-    return p.name == LOCK_FILE or p.name.startswith(TMP_PREFIX)
-
-
-def holds_files(out_dir: Path) -> bool:
-    """Whether ``out_dir`` holds anything besides the lock file and temporary files."""
-    out_dir = Path(out_dir)
-    return out_dir.is_dir() and any(not _is_bookkeeping(p) for p in out_dir.iterdir())
-
-
 def write_meta(out_dir: Path, meta: Mapping[str, Any]) -> Path:
+    """Write ``out_dir/meta.json`` (strict JSON, atomically; last within :func:`result_files`)."""
     path = Path(out_dir) / META_FILE
     text = json.dumps(strict_json(dict(meta)), indent=2, sort_keys=False, default=_json_default, allow_nan=False)
     atomic_write_bytes(path, (text + "\n").encode())
@@ -289,6 +112,7 @@ def write_meta(out_dir: Path, meta: Mapping[str, Any]) -> Path:
 
 def read_meta(out_dir: Path) -> dict[str, Any]:
     path = Path(out_dir) / META_FILE
+    check_not_being_written(out_dir)
     if not path.is_file():
         raise ResultsError(f"{out_dir} is not a results directory: {META_FILE} is missing")
     try:
@@ -335,6 +159,7 @@ def write_table(out_dir: Path, name: str, frame: pd.DataFrame, *, csv: bool = Fa
 def read_table(out_dir: Path, name: str) -> pd.DataFrame:
     """Read ``out_dir/name.parquet``; a missing, truncated or foreign file is a :class:`ResultsError`."""
     path = Path(out_dir) / f"{name}.parquet"
+    check_not_being_written(out_dir)
     if not path.is_file():
         raise ResultsError(f"{out_dir} has no {name}.parquet")
     try:

@@ -29,7 +29,16 @@ import numpy as np
 import pandas as pd
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.results import check_same_run, environment_meta, holds_files, read_meta, read_table, write_meta
+from attnspec.results import (
+    check_same_run,
+    environment_meta,
+    holds_files,
+    read_meta,
+    read_table,
+    result_files,
+    write_meta,
+    writing_to,
+)
 
 KIND = "spectrum-scaling"
 #: β below this (whole interval) reads "does not grow with n"; above LINEAR (whole
@@ -138,15 +147,21 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     list of SpectrumOutcome, one per length, shortest first. A length that stops early
     (``--max-time``, Ctrl-C) ends the job; ``resume`` continues every length.
     """
+    lengths = parse_lengths(lengths)
+    if len(lengths) < 2:
+        raise InputError(f"a scaling run needs at least two lengths, got {lengths}")
+    replace(cfg, seq_len=lengths[-1]).validate()
+    # checked and locked before the model loads (re-entrant: the CLI has claimed it already)
+    with writing_to(Path(cfg.out), f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND):
+        return _run_scaling_locked(cfg, lengths, progress=progress, encoder=encoder)
+
+
+def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None) -> list[Any]:
     from attnspec.corpora import load_inputs
     from attnspec.models import load_model
     from attnspec.spectrum_run import inputs_request, run_spectrum
 
-    lengths = parse_lengths(lengths)
-    if len(lengths) < 2:
-        raise InputError(f"a scaling run needs at least two lengths, got {lengths}")
     longest = lengths[-1]
-    replace(cfg, seq_len=longest).validate()
     out = Path(cfg.out)
     identity = {**replace(cfg, seq_len=longest).identity(), "seq_len": lengths}
     check_same_run(out, identity, kind=KIND)
@@ -180,8 +195,6 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
 
 def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:
     """Merge shards of one scaling run: every length merges like a spectrum run, into ``out/n<len>``."""
-    from attnspec.spectrum_run import merge_runs
-
     metas = [read_meta(d) for d in dirs]
     lengths = metas[0].get("lengths")
     for d, m in zip(dirs, metas):
@@ -190,8 +203,17 @@ def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_p
         if m.get("lengths") != lengths:
             raise ResultsError(f"{d} has lengths {m.get('lengths')}, {dirs[0]} has {lengths}")
     out = Path(out)
-    if holds_files(out):  # the lock file of the command that claimed it does not count
-        raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
+    with writing_to(out, "attnspec merge", kind=KIND):  # re-entrant: the CLI has claimed it already
+        if holds_files(out):  # the lock file of the command that claimed it does not count
+            raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
+        with result_files(out):  # every length and the study's meta.json, or nothing (a full disk)
+            return _merge_scaling_locked(dirs, metas, out, lengths, csv=csv, allow_partial=allow_partial)
+
+
+def _merge_scaling_locked(dirs: Sequence[Path], metas: list[dict[str, Any]], out: Path, lengths: list[int], *,
+                          csv: bool, allow_partial: bool) -> dict[str, Any]:
+    from attnspec.spectrum_run import merge_runs
+
     done, total, partial = 0, 0, []
     missing: set[str] = set()
     unfinished: set[str] = set()

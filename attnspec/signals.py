@@ -14,6 +14,10 @@ from contextlib import contextmanager
 from typing import Any
 
 
+#: Non-empty while a :func:`deferred_interrupts` block is active (it then holds the signals).
+_deferring: list[bool] = []
+
+
 def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
@@ -42,8 +46,10 @@ def deferred_interrupts() -> Iterator[None]:
     For writing a result's tables, meta.json and figures together: an interruption during
     the block lets the block finish, so the directory holds a whole result, never tables
     without figures. (Main thread only; elsewhere signals cannot be caught anyway.)
+    Re-entrant: a block inside another one holds nothing itself, so the signal is raised
+    when the outermost block ends, not in the middle of it.
     """
-    if not _in_main_thread():
+    if not _in_main_thread() or _deferring:
         yield
         return
     received: list[int] = []
@@ -52,9 +58,11 @@ def deferred_interrupts() -> Iterator[None]:
         received.append(signum)
 
     previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    _deferring.append(True)
     try:
         yield
     finally:
+        _deferring.pop()
         for s, h in previous.items():
             signal.signal(s, h)
     if received:

@@ -34,10 +34,12 @@ from attnspec.results import (
     environment_meta,
     holds_files,
     read_meta,
+    result_files,
     write_meta,
     write_table,
     writing_to,
 )
+from attnspec.scaling import KIND as SCALING_KIND  # a run may live inside its scaling study
 from attnspec.signals import sigterm_as_interrupt
 from attnspec.spectrum import (
     METHODS,
@@ -474,7 +476,8 @@ def run_spectrum(
     documents cut to each length.
     """
     cfg.validate()
-    with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}"), sigterm_as_interrupt():
+    with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}", kind=KIND,
+                    nests_in=(SCALING_KIND,)), sigterm_as_interrupt():
         return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint, inputs=inputs)
 
 
@@ -564,6 +567,10 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     def checkpoint(snap: _Progress, status: str, t_run: float) -> None:
         # state.npz first: it alone is trusted on resume; tables and meta.json follow from it
         wall = round(wall_before + t_run, 3)
+        with result_files(cfg.out):  # all renamed together at the end, meta.json last
+            _write_checkpoint(snap, status, wall)
+
+    def _write_checkpoint(snap: _Progress, status: str, wall: float) -> None:
         write_state(cfg.out / STATE_FILE, snap.acc, identity=cfg.identity(), inputs_done=snap.done, inputs_total=total,
                     selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall,
                     inputs_sha256=inputs.meta.get("inputs_sha256"))
@@ -694,7 +701,7 @@ def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial:
     if len(dirs) < 1:
         raise InputError("merge needs at least one results directory")
     out = Path(out)
-    with writing_to(out, "attnspec merge"):  # usable and ours before anything is read
+    with writing_to(out, "attnspec merge", kind=KIND, nests_in=(SCALING_KIND,)):  # usable and ours before anything is read
         if holds_files(out):
             raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
         return _merge_locked(dirs, out, csv=csv, allow_partial=allow_partial)
@@ -777,12 +784,13 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         "environment": environment_meta(),
     }
     tables = merged.tables()
-    # a partial merge records its missing shards in the state too, so no resume takes it for whole
-    write_state(out / STATE_FILE, merged, identity=identity, inputs_done=done, inputs_total=selection_total,
-                selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
-                missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None)
-    write_table(out, "spectrum", tables.spectrum, csv=csv)
-    write_table(out, "metrics", _with_kinds(tables.metrics, meta), csv=csv)
-    write_table(out, "inputs", tables.inputs, csv=csv)
-    write_meta(out, meta)
+    with result_files(out):  # whole or nothing: a full disk leaves no lone state.npz
+        # a partial merge records its missing shards in the state too, so no resume takes it for whole
+        write_state(out / STATE_FILE, merged, identity=identity, inputs_done=done, inputs_total=selection_total,
+                    selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
+                    missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None)
+        write_table(out, "spectrum", tables.spectrum, csv=csv)
+        write_table(out, "metrics", _with_kinds(tables.metrics, meta), csv=csv)
+        write_table(out, "inputs", tables.inputs, csv=csv)
+        write_meta(out, meta)
     return meta

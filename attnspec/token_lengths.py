@@ -104,6 +104,13 @@ def _read(path: Path, key: str, count: int) -> np.ndarray | None:
         return None
 
 
+def _umask_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give: 0o666 minus the process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _write(path: Path, key: str, lengths: np.ndarray) -> str | None:
     """Write atomically; the reason it could not be written, or None."""
     try:
@@ -112,7 +119,7 @@ def _write(path: Path, key: str, lengths: np.ndarray) -> str | None:
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, key=np.asarray(key), lengths=lengths, sha256=np.asarray(_digest(lengths)))
-            os.chmod(tmp, 0o644)
+            os.chmod(tmp, _umask_mode())  # mkstemp makes 0600; the cache follows the umask like every file
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -110,6 +110,9 @@ class OneLineErrorsGroup(TyperGroup):
         except typer.Abort:  # EOF at a prompt
             print_error("aborted")
             rv = EXIT_USER_ERROR
+        except AttnspecError as e:  # raised while a claimed --out is released (a full disk met by a library's own write)
+            print_error(str(e))
+            rv = EXIT_USER_ERROR
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
         if standalone_mode:
             sys.exit(code)
@@ -121,19 +124,21 @@ class OneLineErrorsGroup(TyperGroup):
 _claimed_dirs = ExitStack()
 
 
-def claim_out_dir(out: Path | None, command: str, *, option: str = "--out") -> Path | None:
+def claim_out_dir(out: Path | None, command: str, *, option: str = "--out", kind: str | None = None,
+                  nests_in: tuple[str, ...] = ()) -> Path | None:
     """Check that ``out`` can hold results and lock it for the rest of the command.
 
     Call before any computation (inside :func:`user_errors`): an unusable directory (under
-    a file, in /proc, read-only) or one another attnspec process writes to is a one-line
-    error now, not a traceback after the work. A directory this creates and leaves empty
-    is removed again.
+    a file, in /proc, read-only, full) or one another attnspec process writes to is a
+    one-line error now, not a traceback after the work; with ``kind``, so is one that
+    holds or lies inside another kind of result (:func:`attnspec.results.check_out_kind`).
+    A directory this creates and leaves empty is removed again.
     """
     if out is None:
         return None
     from attnspec.results import writing_to
 
-    return _claimed_dirs.enter_context(writing_to(Path(out), command, option=option))
+    return _claimed_dirs.enter_context(writing_to(Path(out), command, option=option, kind=kind, nests_in=nests_in))
 
 
 @contextmanager

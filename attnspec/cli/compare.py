@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import JsonOpt, out_console, user_errors
+from attnspec.cli._common import JsonOpt, claim_out_dir, out_console, user_errors
 
 
 def compare(
@@ -28,24 +28,20 @@ def compare(
     """
     from rich.table import Table
 
-    from attnspec.compare import compare_runs, depth_trends
+    from attnspec.compare import KIND, compare_runs, depth_trends, write_comparison
     from attnspec.errors import InputError
-    from attnspec.results import write_table
 
     with user_errors():
         if not 0 < level < 1:
             raise InputError(f"--level must be in (0, 1), got {level}")
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        table = compare_runs(runs, at=at, level=level)
+        # before any work: usable, not another kind of result (a spectrum run, a jl-check
+        # result, or a folder inside one), and locked (a second compare is refused)
+        claim_out_dir(out, "attnspec compare", kind=KIND)
+        table = compare_runs(runs, at=at, level=level)  # refuses a run whose writer holds its lock
         trends = depth_trends(table, level)
-        write_table(out, "compare", table)
-        write_table(out, "trends", trends)
-        paths = []
-        if plots:
-            from attnspec.plots.compare import plot_comparison
-
-            paths = plot_comparison(table, out / "figures", formats=("png", fmt))
+        paths = write_comparison(out, table, trends, runs=runs, plots=plots, formats=("png", fmt))
         if as_json:
             typer.echo(json.dumps({"compare": table.to_dict(orient="records"), "trends": trends.to_dict(orient="records")},
                                   default=float))

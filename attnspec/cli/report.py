@@ -27,7 +27,7 @@ def report(
 
     with user_errors():
         folder = out if out is not None else Path("reports-quick" if quick else "reports")
-        claim_out_dir(folder, "attnspec report")
+        claim_out_dir(folder, "attnspec report", kind="report")  # never into, or inside, a result
         path, records = run_report(experiments_dir=experiments, out=folder, quick=quick, force=force, only=only,
                                    data_dir=data_dir, log=lambda m: err_console.print(m, highlight=False))
         failed = [r for r in records.values() if r.status == "failed"]

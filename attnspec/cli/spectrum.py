@@ -8,7 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors
+from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors, whole_output
+
+#: Result kinds (meta.json "kind") a figures folder may live in: its run, or its scaling study.
+_FIGURES_NEST_IN = ("spectrum", "spectrum-scaling")
 
 plot_app = typer.Typer(help="Figures from saved results (never recomputes).", no_args_is_help=True)
 
@@ -98,7 +101,10 @@ def spectrum(
             _scaling(cfg, lengths, plots=plots, quiet=quiet)
             return
         cfg.validate()
-        claim_out_dir(cfg.out, "attnspec spectrum")  # held through the figures too
+        from attnspec.scaling import KIND as SCALING
+
+        # held through the figures too; a run may live inside its scaling study, not in another result
+        claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
         if up_to_date(cfg):  # as make: a complete run of these parameters is not computed again
             _up_to_date(cfg.out, at=at, label=label, plots=plots, seq_len=seq_len)
             return
@@ -111,13 +117,17 @@ def spectrum(
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
         figures = []
-        if plots and outcome.inputs_done > 0:
-            from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+        from attnspec.results import result_files
 
-            figures = plot_run(outcome.out, at=at, label=label)
-        if not figures and outcome.inputs_done > 0:
-            # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
-            record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at, label=label))
+        # the figures and the meta.json that records them: all or none, Ctrl-C held until written
+        with whole_output(), result_files(outcome.out):
+            if plots and outcome.inputs_done > 0:
+                from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+
+                figures = plot_run(outcome.out, at=at, label=label)
+            if not figures and outcome.inputs_done > 0:
+                # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
+                record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at, label=label))
         if outcome.inputs_done > 0:
             _short_inputs_warning(outcome.out, seq_len)
             _summary(outcome.out, at)
@@ -138,8 +148,10 @@ def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, se
     drew = False
     if plots and (missing or at is not None or label is not None):
         from attnspec.plots.spectrum import plot_run
+        from attnspec.results import result_files
 
-        plot_run(out, at=at, label=label)
+        with whole_output(), result_files(out):  # every figure and the recorded choices, or none
+            plot_run(out, at=at, label=label)
         drew = True
     elif at is not None or label is not None:
         record_figure_choices(out, figure_choices(meta, seq_len, at=at, label=label))
@@ -161,10 +173,13 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
     from dataclasses import replace
 
-    from attnspec.scaling import run_dir, run_scaling
+    from attnspec.results import result_files
+    from attnspec.scaling import KIND, run_dir, run_scaling
     from attnspec.spectrum_run import up_to_date
 
     out = cfg.out
+    # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
+    claim_out_dir(out, f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND)
     if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
         # as make: every length is there, complete, with these parameters; nothing is computed
         if plots and cfg.shard is None and not (out / "figures" / "scaling_k90.png").is_file():
@@ -179,12 +194,13 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
         err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
         raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
     if plots:
-        for n in lengths:
-            from attnspec.plots.spectrum import plot_run
+        from attnspec.plots.spectrum import plot_run
 
-            plot_run(out / f"n{n}")
-        if cfg.shard is None:
-            _plot_scaling_dir(out, out / "figures")
+        with whole_output(), result_files(out):  # every figure of the study, and its fit tables, or none
+            for n in lengths:
+                plot_run(out / f"n{n}")
+            if cfg.shard is None:
+                _plot_scaling_dir(out, out / "figures")
     out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
 
 
@@ -194,18 +210,19 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     from rich.table import Table
 
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.results import read_meta, write_table
+    from attnspec.results import read_meta, result_files, write_table
     from attnspec.scaling import fit_scaling, scaling_table
 
     table = scaling_table(run)
     fits = fit_scaling(run, resamples=resamples, seed=seed)
-    write_table(run, "scaling", table)
-    write_table(run, "scaling_fit", fits)
     from attnspec.plots import short_name
 
     ident = read_meta(run).get("identity", {})
     title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
-    paths = plot_scaling(table, fits, out, title=title, formats=formats)
+    with whole_output(), result_files(run):  # the fit tables and both figures together
+        write_table(run, "scaling", table)
+        write_table(run, "scaling_fit", fits)
+        paths = plot_scaling(table, fits, out, title=title, formats=formats)
     t = Table(title=f"k ∝ n^β, 95% bootstrap CI over {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean over layers)")
     for col in ("metric", "layer", "β", "95% CI", "verdict"):
         t.add_column(col)
@@ -305,21 +322,26 @@ def merge(
     from attnspec.spectrum_run import merge_runs
 
     with user_errors():
-        from attnspec.results import read_meta
+        from attnspec.results import check_out_kind, read_meta, result_files
         from attnspec.scaling import KIND as SCALING, merge_scaling
 
-        claim_out_dir(out, "attnspec merge")  # held through the figures too
+        claim_out_dir(out, "attnspec merge")  # usable and ours before anything is read; held through the figures too
         _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
-        if dirs and read_meta(dirs[0]).get("kind") == SCALING:  # shards of a scaling run: every length
+        scaling = bool(dirs) and read_meta(dirs[0]).get("kind") == SCALING  # shards of a scaling run: every length
+        # refused when it holds or lies inside another kind of result
+        check_out_kind(out, SCALING if scaling else "spectrum", nests_in=() if scaling else (SCALING,))
+        if scaling:
             meta = merge_scaling(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
-                for n in meta["lengths"]:
-                    plot_run(out / f"n{n}")
-                _plot_scaling_dir(out, out / "figures")
+                with whole_output(), result_files(out):
+                    for n in meta["lengths"]:
+                        plot_run(out / f"n{n}")
+                    _plot_scaling_dir(out, out / "figures")
         else:
             meta = merge_runs(list(dirs), out, csv=csv, allow_partial=allow_partial)
             if plots:
-                plot_run(out)
+                with whole_output(), result_files(out):
+                    plot_run(out)
         if meta["status"] != "complete":
             missing = ", ".join(meta.get("missing_shards", []) + meta.get("unfinished_shards", []))
             err_console.print(f"warning: the merged result is PARTIAL ({meta['inputs_done']} of {meta['inputs_total']} "
@@ -369,16 +391,25 @@ def plot_spectrum(
         if label and len(label) != len(runs):
             raise InputError(f"--label must be given once per run: {len(label)} labels for {len(runs)} runs")
         formats = None if fmt is None else ("png", fmt)
+        from attnspec.results import check_not_being_written, result_files
+
         # figure directories checked and locked before anything is drawn
         from attnspec.result_checks import check_spectrum_run
 
         for run in runs:
+            check_not_being_written(run)  # a run its writer still holds is not read
             if not (Path(run) / "spectrum.parquet").is_file():
                 raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
-            claim_out_dir(out / Path(run).name if (out is not None and len(runs) > 1) else (out or Path(run) / "figures"),
-                          "attnspec plot spectrum")
+            own = out is None or (len(runs) == 1 and Path(out).resolve() == (Path(run) / "figures").resolve())
+            if own:  # RUN/figures and RUN/meta.json (the recorded choices): the run itself is locked
+                claim_out_dir(run, "attnspec plot spectrum", option="RUN", kind="spectrum",
+                              nests_in=_FIGURES_NEST_IN)
+            else:
+                claim_out_dir(out / Path(run).name if len(runs) > 1 else out, "attnspec plot spectrum",
+                              kind="figures", nests_in=_FIGURES_NEST_IN)
         if len(runs) > 1:
-            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum")
+            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum", kind="figures",
+                          nests_in=_FIGURES_NEST_IN)
         for run in runs:  # meta.json and the tables checked: no figure of NaN means or a damaged table
             check_spectrum_run(run)
         paths = []
@@ -393,11 +424,13 @@ def plot_spectrum(
                 t = read_table(r, "spectrum")
                 ranges.append(heat_range([t], figure_choices(read_meta(r), int(t["index"].max()), at=at)["at"]))
             scale = {"vmin": min(lo for lo, _ in ranges), "vmax": max(hi for _, hi in ranges)}
-        for i, run in enumerate(runs):
-            paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at, formats=formats,
-                              label=label[i] if label else None, **scale)
-        if len(runs) > 1:
-            paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats, labels=label)
+        with whole_output(), result_files(out if out is not None else Path(runs[0])):  # every figure, or none
+            for i, run in enumerate(runs):
+                paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at,
+                                  formats=formats, label=label[i] if label else None, **scale)
+            if len(runs) > 1:
+                paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats,
+                                      labels=label)
         for p in paths:
             out_console.print(str(p))
 
@@ -420,6 +453,14 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
+        from attnspec.scaling import KIND, read_runs
+
+        if out is not None:  # --out first, before anything is read (a folder made here and left empty goes again)
+            claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)
+        # a missing, damaged or foreign RUN, or one its writer still holds, is refused before RUN is locked
+        read_runs(run)
+        # RUN gets scaling.parquet and scaling_fit.parquet: it is locked like any output
+        claim_out_dir(run, "attnspec plot scaling", option="RUN", kind=KIND)
         for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed,
                                    label=label):
             out_console.print(str(p))

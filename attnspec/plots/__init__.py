@@ -107,13 +107,25 @@ def readable_log_ticks(ax, which: str = "both") -> None:  # noqa: ANN001 - matpl
 
 
 def save_figure(fig: plt.Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
-    """Save ``fig`` as ``stem.png`` and ``stem.svg`` (or ``formats``), close it, return the paths."""
+    """Save ``fig`` as ``stem.png`` and ``stem.svg`` (or ``formats``), close it, return the paths.
+
+    Each file is written like a table (:func:`attnspec.results.atomic_path`): to a
+    temporary name in the same folder, then renamed, so an interrupt or a full disk never
+    leaves a truncated figure, and a link planted at the figure's name or at its folder is
+    replaced, not written through. Inside :func:`attnspec.results.result_files` the
+    renames wait for the rest of the result.
+    """
+    from attnspec.results import atomic_path
+
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
     paths = []
-    for fmt in formats:
-        p = stem.with_suffix(f".{fmt}")
-        fig.savefig(p, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
-        paths.append(p)
-    plt.close(fig)
+    try:
+        for fmt in formats:
+            p = stem.with_suffix(f".{fmt}")
+            with atomic_path(p) as tmp:
+                # the temporary name ends in .tmp: the format must be given, not guessed from it
+                fig.savefig(tmp, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+            paths.append(p)
+    finally:
+        plt.close(fig)
     return paths

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -74,6 +76,81 @@ def test_report_shows_the_error_line_not_a_box_border() -> None:
     assert failure_line(stderr) == "error: --n must be >= 2, got 1"
     assert failure_line("Traceback ...\n  File x\nValueError: boom\n") == "ValueError: boom"
     assert failure_line("") == "(no output)"
+
+
+# ---------------------------------------------------------------------------------------
+# Writers check --out before any work (issue 25): a file, under a file, /proc, read-only,
+# a full disk, another kind of result. The model and runs named below do not exist: a
+# refusal that names --out proves the check came first.
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def read_only_dir(tmp_path_factory):  # noqa: ANN001, ANN201
+    """A read-only file system (a tmpfs mounted ro; root can write to any chmod-ed folder)."""
+    import shutil
+    import subprocess
+
+    mnt = tmp_path_factory.mktemp("ro")
+    if shutil.which("mount") is None or subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mnt)],
+                                                       capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a read-only tmpfs here (needs root)")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def _fake_study(tmp_path):  # noqa: ANN001, ANN202
+    """The files `plot scaling` reads first: a scaling meta.json and two finished lengths."""
+    import json
+
+    sc = tmp_path / "sc"
+    for n in (16, 32):
+        (sc / f"n{n}").mkdir(parents=True)
+        (sc / f"n{n}" / "meta.json").write_text(json.dumps({"kind": "spectrum"}))
+    (sc / "meta.json").write_text(json.dumps({"kind": "spectrum-scaling", "lengths": [16, 32]}))
+    return sc
+
+
+WRITERS = {
+    "scaling path": lambda out, tmp: ("spectrum", "--model", str(tmp / "no-model"), "--data", str(tmp / "no.txt"),
+                                      "--seq-len", "16,32", "--out", out, "--quiet"),
+    "compare": lambda out, tmp: ("compare", str(tmp / "run-a"), str(tmp / "run-b"), "--out", out),
+    "plot scaling": lambda out, tmp: ("plot", "scaling", str(_fake_study(tmp)), "--out", out),
+}
+
+
+@pytest.mark.parametrize("bad", ["a file", "under a file", "in /proc", "read-only", "another kind"])
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_writers_refuse_an_unusable_out_before_any_work(tmp_path, request, writer: str, bad: str) -> None:  # noqa: ANN001
+    import json
+
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    other = tmp_path / "jl"
+    other.mkdir()
+    (other / "meta.json").write_text(json.dumps({"kind": "jl-check", "attnspec_version": "0"}))
+    out = {"a file": str(f), "under a file": str(f / "sub"), "in /proc": "/proc/attnspec-out",
+           "another kind": str(other / "inside")}.get(bad)
+    if bad == "read-only":
+        out = str(request.getfixturevalue("read_only_dir") / "out")
+    r = _run(*WRITERS[writer](out, tmp_path))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "--out" in line and out in line, line
+    assert f.read_text() == "x"
+
+
+def test_save_refuses_an_unusable_folder_in_one_line(tmp_path, read_only_dir) -> None:  # noqa: ANN001
+    import pandas as pd
+
+    from attnspec.api import SpectrumResult
+    from attnspec.errors import ResultsError
+
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    result = SpectrumResult(pd.DataFrame({"x": [1]}), pd.DataFrame({"y": [1]}), {"kind": "spectrum"})
+    for bad in (f, f / "sub", Path("/proc/attnspec-save"), read_only_dir / "out"):
+        with pytest.raises(ResultsError) as e:
+            result.save(bad)
+        assert "\n" not in str(e.value) and str(bad) in str(e.value)
 
 
 # --------------------------------------------------------------------------------- the Python API (issue 25)
