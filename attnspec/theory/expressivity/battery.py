@@ -11,6 +11,7 @@ by entry); the verdict rows are the result's ``verdicts``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -39,7 +40,9 @@ from attnspec.theory.expressivity.measure import (
     Measurements,
     error_map,
     measure,
+    scaling_rows,
 )
+from attnspec.theory.expressivity.parallel import Forked, available_cores
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
 from attnspec.verdicts import VerdictRow
@@ -103,7 +106,16 @@ PHASES: tuple[tuple[str, float], ...] = (
 )
 
 
-def with_eta(say: Callable[[str], None]) -> Callable[[str], None]:
+#: The same with ``jobs = 2``: the scaling sweeps, the sweep and the error map run in the
+#: second process; the main one waits for them at the end (measured, issue 21).
+PHASES_PARALLEL: tuple[tuple[str, float], ...] = (
+    ("scaling sweeps", 0.0), ("asymptotic law", 0.32), ("exact", 0.33), ("orthogonal projections", 0.01),
+    ("error measures", 0.02), ("held-out", 0.02), ("hypotheses", 0.2), ("sweep", 0.1), ("error-map", 0.0),
+)
+
+
+def with_eta(say: Callable[[str], None],
+             phases: tuple[tuple[str, float], ...] = PHASES) -> Callable[[str], None]:
     """Wrap a progress callable: each message gets the elapsed time's extrapolation to the end
     of the run, from the share of the default run's time its phase starts at (:data:`PHASES`).
 
@@ -114,7 +126,7 @@ def with_eta(say: Callable[[str], None]) -> Callable[[str], None]:
 
     def out(msg: str) -> None:
         done = 0.0
-        for prefix, share in PHASES:
+        for prefix, share in phases:
             if msg.startswith(prefix):
                 break
             done += share
@@ -142,22 +154,44 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     (parameters, seed, threads, wall and CPU seconds).
     """
     config.validate()
-    say = with_eta(progress) if progress else (lambda s: None)
+    parallel = config.jobs >= 2 and available_cores() >= 2 and hasattr(os, "fork")
+    say = with_eta(progress, PHASES_PARALLEL if parallel else PHASES) if progress else (lambda s: None)
     start, cpu0 = time.time(), time.process_time()
+
+    def sweep_part() -> pd.DataFrame:
+        return sweep(config.grid_L, config.grid_k, eps=config.eps, delta=config.delta, m=config.m, M=config.M,
+                     beta=config.beta, trials=config.sweep_trials, support=config.support,
+                     factorization=config.factorization, seed=config.seed, progress=None if parallel else say)
+
+    child = None
     with torch_threads(config.threads):
-        ms = measure(config, progress=say)
-        rows = verdicts_of_instance(config, ms)
-        sw = sweep(config.grid_L, config.grid_k, eps=config.eps, delta=config.delta, m=config.m, M=config.M,
-                   beta=config.beta, trials=config.sweep_trials, support=config.support,
-                   factorization=config.factorization, seed=config.seed, progress=say)
-        fits = fit_d_star(sw)
-        rows += check_klogl_measured(sw, fits)
-        rows += check_klogl_heldout(sw)
-        rows += check_sweep(sw)
-        say("error-map instance")
-        em = error_map(config)
+        try:
+            if parallel:
+                # the parts that need nothing from the main measurement, each on its own seeds:
+                # the same numbers as in one process (tested); scipy.stats first, so both share it
+                import scipy.stats  # noqa: F401
+
+                child = Forked([lambda: scaling_rows(config), sweep_part, lambda: error_map(config)],
+                               threads=config.threads)
+                say("scaling sweeps, (L, k) sweep and error-map instance: in a second process")
+            ms = measure(config, progress=say, scaling=child.next if child is not None else None)
+            rows = verdicts_of_instance(config, ms)
+            if child is not None:
+                say("sweep: waiting for the second process")
+            sw = child.next() if child is not None else sweep_part()
+            fits = fit_d_star(sw)
+            rows += check_klogl_measured(sw, fits)
+            rows += check_klogl_heldout(sw)
+            rows += check_sweep(sw)
+            say("error-map instance")
+            em = child.next() if child is not None else error_map(config)
+        finally:
+            if child is not None:
+                child.close()
+    cpu_child = child.cpu_seconds if child is not None else 0.0
     meta = {"parameters": config.parameters(), "identity": config.identity(), "seed": config.seed,
             "threads": config.threads, "wall_seconds": round(time.time() - start, 2),
-            "cpu_seconds": round(time.process_time() - cpu0, 2)}
+            "cpu_seconds": round(time.process_time() - cpu0 + cpu_child, 2),
+            "processes": 2 if parallel else 1}
     sa = pd.concat([ms.frame, sw, fits], ignore_index=True)
     return BatteryResult(COMMAND, rows, tables={"sa": sa, "error_map": em}, meta=meta)

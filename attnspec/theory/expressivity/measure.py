@@ -227,6 +227,12 @@ def scaling_trials(cfg: Config) -> int:
     return max(50, cfg.trials // 2)
 
 
+def scaling_rows(cfg: Config) -> list[dict[str, object]]:
+    """The rows of the δ, eps and M/m scaling sweeps of :func:`measure` for ``cfg`` (its own
+    seeds: the same rows wherever they are computed)."""
+    return _scaling(cfg, spawn_seeds(cfg.seed, N_SEEDS), lambda s: None)
+
+
 def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
     """d* as δ, M/m and eps vary (exact sampler) at L = min(scaling_L, L)."""
     Ls = min(cfg.scaling_L, cfg.L)
@@ -383,13 +389,17 @@ def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
     return rows
 
 
-def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Measurements:
+def measure(cfg: Config, *, progress: Callable[[str], None] | None = None,
+            scaling: Callable[[], list[dict[str, object]]] | None = None) -> Measurements:
     """Run every measurement at the instance of ``cfg``.
 
     Parameters
     ----------
     cfg : Config (validated here)
     progress : callable, optional, receives one-line messages
+    scaling : callable, optional
+        Returns the rows of :func:`scaling_rows` for ``cfg`` (computed elsewhere, e.g. in a
+        second process); by default they are computed here.
 
     Returns
     -------
@@ -407,7 +417,7 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     rows += _orthogonal(cfg, A, seeds, say)
     at_rows, at = _at_d(cfg, A, seeds, ds, eps_jl, d_jl, frames, say)
     rows += at_rows
-    rows += _scaling(cfg, seeds, say)
+    rows += scaling() if scaling is not None else _scaling(cfg, seeds, say)
     rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
     rows += hypotheses(cfg, A, lam, seeds, say, lam_ratio=lam_ratio)
     d_rownorm = dimension_jl(cfg.L, eps_jl_needed(B, cfg.delta, cfg.factorization), cfg.beta)
