@@ -74,3 +74,12 @@ def test_jobs_is_one_or_two(jobs) -> None:
 
 def test_jobs_does_not_change_the_run_identity() -> None:
     assert Config(jobs=1).identity() == Config(jobs=2).identity()
+
+
+def test_phase_shares_cover_the_run() -> None:
+    """The ETA reads the phases' shares: each table covers the whole run (sums to 1)."""
+    from attnspec.theory.expressivity.battery import PHASES, PHASES_PARALLEL
+
+    for phases in (PHASES, PHASES_PARALLEL):
+        assert abs(sum(s for _, s in phases) - 1.0) < 0.02
+        assert all(s >= 0 for _, s in phases)
