@@ -45,7 +45,7 @@ class Config:
         torch CPU threads during the run, >= 1.
     jobs : int
         Processes, 1 or 2: with 2 (and at least two cores available) the scaling sweeps,
-        the (L, k) sweep and the error-map instance run in a second process while the main
+        the row-only hypotheses and the (L, k) sweep run in a second process while the main
         one measures the instance. Every part draws from its own seed: the tables are the
         same for 1 and 2.
     """
