@@ -71,7 +71,7 @@ OPTION_TYPES: dict[str, dict[str, tuple[str | None, ...]]] = {
     "sa-check": {"L": ("int",), "k": ("int",), "eps": ("float",), "delta": ("float",), "m": ("float",),
                  "M": ("float",), "beta": ("float",), "trials": ("int",), "d": ("int", None), "support": ("str",),
                  "factorization": ("str",), "sweep": ("bool",), "sweep_L": ("str",), "sweep_k": ("str",),
-                 "sweep_trials": ("int",), "threads": ("int",), "seed": ("int",)},
+                 "sweep_trials": ("int",), "threads": ("int",), "jobs": ("int",), "seed": ("int",)},
     "osa-check": {"seed": ("int",), "alpha": ("floats", None), "steps": ("int",), "schedule": ("strs", None),
                   "d_model": ("int",), "d_v": ("int",), "trials": ("int",), "timing": ("bool",)},
     "osa-train": {"models": ("str", None), "seeds": ("int", None), "seed": ("int",), "epochs": ("int", None),

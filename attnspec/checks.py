@@ -323,6 +323,7 @@ def sa_check(
     sweep_k: str = "1,2,4,8",
     sweep_trials: int = 100,
     threads: int = 1,
+    jobs: int = 2,
     seed: int = 0,
     out: str | Path | None = None,
     csv: bool = False,
@@ -363,6 +364,9 @@ def sa_check(
         Draws per sweep configuration, >= 10.
     threads : int
         torch CPU threads, >= 1.
+    jobs : int
+        Processes, 1 or 2: 2 runs the sweeps in a forked second process when two cores are
+        available (the same numbers).
     seed : int
         Seed of every random draw, >= 0.
     out : str or Path, optional
@@ -385,7 +389,7 @@ def sa_check(
     """
     options = dict(L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, trials=trials, d=d, support=support,
                    factorization=factorization, sweep=sweep, sweep_L=sweep_L, sweep_k=sweep_k,
-                   sweep_trials=sweep_trials, threads=threads, seed=seed)
+                   sweep_trials=sweep_trials, threads=threads, jobs=jobs, seed=seed)
     return _run("sa-check", "sa_check", options, unknown, out=out, csv=csv, plots=plots, progress=progress)
 
 

@@ -23,7 +23,15 @@ seconds (the children's user + system time) and their ratios, with the load aver
 also checks that two runs of the new code print the same table (fixed seeds).
 
     python benchmarks/bench_expressivity.py [--quick] [--e2e] [--threads 1]
-    python benchmarks/bench_expressivity.py --vs-old /tmp/old-sa [--repeats 2]
+    python benchmarks/bench_expressivity.py --vs-old /tmp/old-sa [--vs-main /tmp/main-sa] [--repeats 2]
+
+With ``--vs-main`` the code before the two-process run (e.g. ``git archive 54e6285``) is
+timed too. The new code runs sa-check in two processes (``--jobs 2``): on a loaded machine
+its wall time says little, so the benchmark also splits one extra run (with ``--out``, whose
+meta.json gives the second process's CPU and the CPU before the fork) into CPU before the
+fork and the two processes' CPU after it: on an idle 2-core machine the wall time is about
+"before + the longer of the two" (the idle wall estimate; CPU seconds under load run long,
+so it errs high).
 """
 
 from __future__ import annotations
@@ -82,32 +90,77 @@ def run_command(tree: Path, args: list[str]) -> tuple[float, float, str]:
     return wall, cpu, proc.stdout
 
 
-def vs_old(old: Path, repeats: int) -> dict:
-    """The default ``sa-check --json`` of this checkout against the code in ``old``, alternately."""
+def main_process_cpu(tree: Path) -> dict:
+    """One default run of ``tree`` with ``--out``, its CPU split at the fork (``meta.json``)
+    and the CPU measured from outside (imports included): the idle 2-core wall estimate."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out_dir = Path(tmp) / "run"
+        wall, cpu, _ = run_command(tree, ["sa-check", "--no-plots", "--out", str(out_dir)])
+        meta = json.loads((out_dir / "meta.json").read_text())
+    second = float(meta.get("cpu_seconds_second_process", 0.0))
+    # before the fork: everything outside the battery (interpreter, imports, writing) plus the
+    # battery's own start; after it the two processes run side by side
+    outside = cpu - float(meta["cpu_seconds"])
+    before = outside + float(meta.get("cpu_seconds_before_second_process", 0.0))
+    main_after = cpu - second - before
+    return {"wall_s": wall, "cpu_s": cpu, "cpu_second_process_s": second, "cpu_main_process_s": cpu - second,
+            "cpu_before_fork_s": before, "cpu_main_after_fork_s": main_after,
+            "battery_cpu_s": float(meta["cpu_seconds"]),
+            "battery_before_fork_s": float(meta.get("cpu_seconds_before_second_process", 0.0)),
+            "idle_wall_estimate_s": before + max(main_after, second), "processes": meta.get("processes", 1)}
+
+
+def vs_old(old: Path, repeats: int, main_tree: Path | None = None) -> dict:
+    """The default ``sa-check --json`` of this checkout against the code in ``old`` (and in
+    ``main_tree``, the previous state, when given), alternately in the same run."""
     import os
 
     new = Path(__file__).resolve().parents[1]
     args = ["sa-check", "--json"]
+    trees = [("old", old)] + ([("main", main_tree)] if main_tree is not None else []) + [("new", new)]
     rows = []
-    tables = []
+    tables: dict[str, list[str]] = {name: [] for name, _ in trees}
     for i in range(repeats):
-        for name, tree in (("old", old), ("new", new)):
+        for name, tree in trees:
             load = os.getloadavg()[0]
             wall, cpu, out = run_command(tree, args)
-            if name == "new":
-                tables.append(out)
+            tables[name].append(out)
             rows.append({"code": name, "repeat": i, "wall_s": wall, "cpu_s": cpu, "load_1min": load})
             print(f"{name} (repeat {i}): {wall:6.1f} s wall, {cpu:6.1f} s CPU, load {load:.1f}", flush=True)
     med = {c: {k: float(np.median([r[k] for r in rows if r["code"] == c])) for k in ("wall_s", "cpu_s")}
-           for c in ("old", "new")}
-    same = all(t == tables[0] for t in tables)
+           for c, _ in trees}
+    same = all(t == tables["new"][0] for t in tables["new"])
     out = {"command": "attnspec sa-check --json (defaults, imports included, no figures)", "old_tree": str(old),
            "old_commit": "aa144d7", "runs": rows, "median": med,
            "ratio_wall": med["old"]["wall_s"] / med["new"]["wall_s"],
            "ratio_cpu": med["old"]["cpu_s"] / med["new"]["cpu_s"], "new_tables_identical": same}
+    if main_tree is not None:
+        out["main_tree"] = str(main_tree)
+        out["ratio_wall_vs_main"] = med["main"]["wall_s"] / med["new"]["wall_s"]
+        out["ratio_cpu_vs_main"] = med["main"]["cpu_s"] / med["new"]["cpu_s"]
+        out["new_verdicts_equal_main"] = tables["main"][0] == tables["new"][0]
+    # on an idle 2-core machine: the CPU before the fork, then the longer of the two processes
+    load = os.getloadavg()[0]
+    split = main_process_cpu(new)
+    # the same estimate for the --json runs timed above (no parquet writing): their CPU outside
+    # the battery, then the battery's split of the --out run
+    json_est = (med["new"]["cpu_s"] - split["battery_cpu_s"] + split["battery_before_fork_s"]
+                + max(split["cpu_main_after_fork_s"], split["cpu_second_process_s"]))
+    out["new_processes"] = {**split, "load_1min": load, "target_s": 10.0, "idle_wall_estimate_json_s": json_est}
     print(f"median: old {med['old']['wall_s']:.1f} s wall / {med['old']['cpu_s']:.1f} s CPU, new "
           f"{med['new']['wall_s']:.1f} s wall / {med['new']['cpu_s']:.1f} s CPU: {out['ratio_wall']:.1f}x wall, "
           f"{out['ratio_cpu']:.1f}x CPU; new tables identical across runs: {same}", flush=True)
+    if main_tree is not None:
+        print(f"against main: {med['main']['wall_s']:.1f} s wall / {med['main']['cpu_s']:.1f} s CPU: "
+              f"{out['ratio_wall_vs_main']:.2f}x wall, {out['ratio_cpu_vs_main']:.2f}x CPU; same verdict rows: "
+              f"{out['new_verdicts_equal_main']}", flush=True)
+    print(f"new, one run with --out: {split['processes']} processes, {split['cpu_s']:.1f} s CPU: "
+          f"{split['cpu_before_fork_s']:.1f} s before the fork, then {split['cpu_main_after_fork_s']:.1f} s (main) "
+          f"beside {split['cpu_second_process_s']:.1f} s (second): idle 2-core wall estimate "
+          f"{split['idle_wall_estimate_s']:.1f} s (before + the longer of the two; target 10 s), load {load:.1f}; "
+          f"the same for the --json runs above: {json_est:.1f} s", flush=True)
     return out
 
 
@@ -118,12 +171,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--vs-old", type=Path, default=None, help="a worktree of commit aa144d7: time the default "
                                                               "command against it (only this)")
+    ap.add_argument("--vs-main", type=Path, default=None, help="with --vs-old: also time this tree (the "
+                                                               "previous state, e.g. main's code)")
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
     if args.vs_old is not None:
         path = Path(__file__).with_suffix(".json")
         prev = json.loads(path.read_text()) if path.exists() else {}
-        prev["vs_aa144d7"] = vs_old(args.vs_old, args.repeats)
+        prev["vs_aa144d7"] = vs_old(args.vs_old, args.repeats, args.vs_main)
         path.write_text(json.dumps(prev, indent=2) + "\n")
         print(f"written {path}")
         return

@@ -50,6 +50,7 @@ def sa_check(
     sweep_k: Annotated[str, typer.Option("--sweep-k", help="Comma list of k for the sweep, each <= the largest sweep-L.")] = "1,2,4,8",
     sweep_trials: Annotated[int, typer.Option("--sweep-trials", help="Draws per sweep configuration (40 from L >= 2048), >= 10.")] = 100,
     threads: Annotated[int, typer.Option("--threads", help="torch CPU threads (1 is fastest on a shared 2-core machine), >= 1.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", help="Processes, 1 or 2: 2 runs the sweeps in a second process when two cores are available (the same numbers).")] = 2,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures with --out.")] = True,
     seed: SeedOpt = 0,
     out: OutOpt = None,
@@ -65,7 +66,7 @@ def sa_check(
 
         options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
                    "d": d, "support": support, "factorization": factorization, "sweep": sweep, "sweep_L": sweep_L,
-                   "sweep_k": sweep_k, "sweep_trials": sweep_trials, "threads": threads, "seed": seed}
+                   "sweep_k": sweep_k, "sweep_trials": sweep_trials, "threads": threads, "jobs": jobs, "seed": seed}
         claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
 

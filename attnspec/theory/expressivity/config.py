@@ -43,6 +43,11 @@ class Config:
         Draws per sweep configuration (40 from L >= 2048), >= 10.
     threads : int
         torch CPU threads during the run, >= 1.
+    jobs : int
+        Processes, 1 or 2: with 2 (and at least two cores available) the scaling sweeps,
+        the row-only hypotheses and the (L, k) sweep run in a second process while the main
+        one measures the instance. Every part draws from its own seed: the tables are the
+        same for 1 and 2.
     """
 
     L: int = 512
@@ -63,6 +68,7 @@ class Config:
     sweep_k: tuple[int, ...] = field(default=(1, 2, 4, 8))
     sweep_trials: int = 100
     threads: int = 1
+    jobs: int = 2
 
     @property
     def grid_L(self) -> list[int]:
@@ -89,6 +95,7 @@ class Config:
         from attnspec.threads import check_threads
 
         check_threads(self.threads)  # capped: a huge pool makes OpenMP fail allocating it
+        check_int("jobs", self.jobs, 1, 2)  # two independent halves: a third process has nothing to do
         if not self.sweep_L or not self.sweep_k:
             raise InputError("sweep-L and sweep-k must each list at least one integer")
         for v in self.sweep_L:
@@ -114,9 +121,11 @@ class Config:
 
     def identity(self) -> dict[str, Any]:
         """What defines a run (``--out`` refuses a directory holding another run): every
-        parameter but ``threads``, with the effective sweep grid."""
+        parameter but ``threads`` and ``jobs`` (neither changes a number), with the effective
+        sweep grid."""
         out = self.parameters()
         out.pop("threads")
+        out.pop("jobs")
         return out
 
 

@@ -227,6 +227,12 @@ def scaling_trials(cfg: Config) -> int:
     return max(50, cfg.trials // 2)
 
 
+def scaling_rows(cfg: Config) -> list[dict[str, object]]:
+    """The rows of the δ, eps and M/m scaling sweeps of :func:`measure` for ``cfg`` (its own
+    seeds: the same rows wherever they are computed)."""
+    return _scaling(cfg, spawn_seeds(cfg.seed, N_SEEDS), lambda s: None)
+
+
 def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
     """d* as δ, M/m and eps vary (exact sampler) at L = min(scaling_L, L)."""
     Ls = min(cfg.scaling_L, cfg.L)
@@ -352,8 +358,20 @@ def heldout(cfg: Config, frame: pd.DataFrame, seeds: list[int], say: Callable[[s
 HYPOTHESES_MAX_L = 256
 
 
+def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str, object]]:
+    """The two row-only sparsity rows of :func:`hypotheses` (row and column factorization),
+    on their own seeds: the same rows wherever they are computed."""
+    from attnspec.theory.expressivity.hypotheses import row_only_test
+
+    seeds = spawn_seeds(cfg.seed, N_SEEDS) if seeds is None else seeds
+    return [row_only_test(L=min(cfg.L, HYPOTHESES_MAX_L), k=min(cfg.k, HYPOTHESES_MAX_L), m=cfg.m, M=cfg.M, eps=cfg.eps,
+                          delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, factorization=f, seed_A=seeds[SEED_HYP_A],
+                          seed_fit=seeds[SEED_HYP_FIT], seed_test=seeds[SEED_HYP_TEST]) for f in ("row", "column")]
+
+
 def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
-               say: Callable[[str], None], lam_ratio: np.ndarray | None = None) -> list[dict[str, object]]:
+               say: Callable[[str], None], lam_ratio: np.ndarray | None = None,
+               row_only: Callable[[], list[dict[str, object]]] | None = None) -> list[dict[str, object]]:
     """The hypotheses rows (kind ``hypotheses``): row-only sparsity under both
     factorizations (at L = min(L, :data:`HYPOTHESES_MAX_L`)), and ratio vs additive
     precision at the run's A (:mod:`.hypotheses`).
@@ -365,31 +383,36 @@ def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
     lam : array of shape (trials,), the run's draws of the d → ∞ law (seed SEED_ASYM)
     seeds : list of int
     say : callable
+    row_only : callable, optional, returns :func:`row_only_rows` (computed elsewhere)
 
     Returns
     -------
     list of three row dicts
     """
-    from attnspec.theory.expressivity.hypotheses import ratio_test, row_only_test
+    from attnspec.theory.expressivity.hypotheses import ratio_test
 
     say("hypotheses: row-only sparsity, ratio precision")
-    rows: list[dict[str, object]] = [
-        row_only_test(L=min(cfg.L, HYPOTHESES_MAX_L), k=min(cfg.k, HYPOTHESES_MAX_L), m=cfg.m, M=cfg.M, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta,
-                      trials=cfg.trials, factorization=f, seed_A=seeds[SEED_HYP_A], seed_fit=seeds[SEED_HYP_FIT],
-                      seed_test=seeds[SEED_HYP_TEST]) for f in ("row", "column")]
+    rows: list[dict[str, object]] = row_only() if row_only is not None else row_only_rows(cfg, seeds)
     # the same Z draws as the run's asymptotic law: a paired comparison of the two precisions
     rows.append(ratio_test(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials,
                            seed=seeds[SEED_ASYM], lam_add=lam, lam_ratio=lam_ratio))
     return rows
 
 
-def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Measurements:
+def measure(cfg: Config, *, progress: Callable[[str], None] | None = None,
+            scaling: Callable[[], list[dict[str, object]]] | None = None,
+            row_only: Callable[[], list[dict[str, object]]] | None = None) -> Measurements:
     """Run every measurement at the instance of ``cfg``.
 
     Parameters
     ----------
     cfg : Config (validated here)
     progress : callable, optional, receives one-line messages
+    scaling : callable, optional
+        Returns the rows of :func:`scaling_rows` for ``cfg`` (computed elsewhere, e.g. in a
+        second process); by default they are computed here.
+    row_only : callable, optional
+        Likewise for :func:`row_only_rows`.
 
     Returns
     -------
@@ -407,9 +430,9 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     rows += _orthogonal(cfg, A, seeds, say)
     at_rows, at = _at_d(cfg, A, seeds, ds, eps_jl, d_jl, frames, say)
     rows += at_rows
-    rows += _scaling(cfg, seeds, say)
+    rows += scaling() if scaling is not None else _scaling(cfg, seeds, say)
     rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
-    rows += hypotheses(cfg, A, lam, seeds, say, lam_ratio=lam_ratio)
+    rows += hypotheses(cfg, A, lam, seeds, say, lam_ratio=lam_ratio, row_only=row_only)
     d_rownorm = dimension_jl(cfg.L, eps_jl_needed(B, cfg.delta, cfg.factorization), cfg.beta)
     return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds,
                         B=B, d_rownorm=d_rownorm)
