@@ -282,7 +282,7 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
 
     with torch_threads(1), threadpool_limits(limits=1, user_api="blas"):
         rows, tables = _run_checks(config, say)
-    if config.timing:
+    if config.timing and "timing" not in tables:  # (the parallel run times it while its worker computes)
         from attnspec.theory.osa.timing import time_forward
 
         say(f"timing the forward pass, N = {', '.join(map(str, config.timing_ns))}")
@@ -292,8 +292,81 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     return BatteryResult(COMMAND, rows, tables, meta)
 
 
+def _parallel() -> bool:
+    """Whether the checks run in two processes: on Linux-like systems with >= 2 cores (fork
+    shares the imported modules), unless ``ATTNSPEC_OSA_PROCESSES=1``. The stages are
+    independent and every instance draws from its own seed, so the rows and tables are the
+    same either way (tested)."""
+    import multiprocessing
+    import os
+
+    if os.environ.get("ATTNSPEC_OSA_PROCESSES", "").strip() == "1":
+        return False
+    return (os.cpu_count() or 1) >= 2 and "fork" in multiprocessing.get_all_start_methods()
+
+
 def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
-    from attnspec.theory.osa import jacobian, thm21, thm22, thm31, thm42
+    """Every check: stages A (Thm 2.1, the layer's orthogonality, Thm 3.1, Thm 4.2) and B
+    (Thm 2.2, the Jacobian theorems, the lemmas and printed formulas), then eq. (9)'s range
+    (which reads the Thm 3.1 table). With :func:`_parallel`, B runs in a forked child while
+    this process runs A and then the timing sweep (one core each on a 2-core machine: the
+    forward pass is timed in CPU seconds, which the other process does not count);
+    rows and tables are put in the serial order."""
+    if not _parallel():
+        a = _stage_a(cfg, say)
+        b = _stage_b(cfg, say)
+        return _assemble(cfg, a, b)
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_stage_b_child, args=(cfg, send), daemon=True)
+    child.start()
+    send.close()
+    try:
+        say(f"Theorem 2.2 kernel eigenvalues, Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on "
+            f"{_fit_draws(cfg)} draws) and Lemmas C.1–C.7 run in a second process")
+        a = _stage_a(cfg, say)
+        if cfg.timing:
+            from attnspec.theory.osa.timing import time_forward
+
+            say(f"timing the forward pass, N = {', '.join(map(str, cfg.timing_ns))}")
+            a[1]["timing"] = time_forward(cfg.timing_ns, seed=cfg.seed)
+        try:
+            ok, b = recv.recv()
+        except EOFError:
+            raise RuntimeError(f"the osa-check worker process died (exit code {child.exitcode})") from None
+        if not ok:
+            raise RuntimeError(f"the osa-check worker process failed:\n{b}")
+    finally:
+        recv.close()
+        child.join(timeout=5)
+        if child.is_alive():
+            child.terminate()
+            child.join()
+    return _assemble(cfg, a, b)
+
+
+def _fit_draws(cfg: OsaCheckConfig) -> int:
+    from attnspec.theory.osa import jacobian
+
+    return max(jacobian.THM44_FIT_DRAWS, cfg.trials)
+
+
+def _stage_b_child(cfg: OsaCheckConfig, send: Any) -> None:
+    """Target of the forked worker: send ``(True, stage B)`` or ``(False, traceback)``."""
+    import traceback
+
+    try:
+        out = (True, _stage_b(cfg, lambda _msg: None))
+    except BaseException:  # noqa: BLE001 - everything is reported to the parent, which raises
+        out = (False, traceback.format_exc())
+    send.send(out)
+    send.close()
+
+
+def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
+    from attnspec.theory.osa import thm21, thm31, thm42
 
     seed, alphas, schedules = cfg.seed, cfg.alphas, list(cfg.schedules)
     rows: list = []
@@ -313,12 +386,22 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     say("Theorem 4.2 κ(W̃)")
     r, tables["thm42"] = thm42.check_wtilde(seed)
     rows += r
+    return rows, tables
+
+
+def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
+    """Theorem 2.2, the Jacobian theorems, and the paper's details that do not read stage A."""
+    from attnspec.theory.osa import jacobian, thm22
+
+    seed, schedules = cfg.seed, list(cfg.schedules)
+    rows: list = []
+    tables: dict[str, pd.DataFrame] = {}
     say("Theorem 2.2 kernel eigenvalues")
     bases = ([("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
              + [("newton-schulz", "polar-express", KERNEL_STEPS)])
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
-    draws = max(jacobian.THM44_FIT_DRAWS, cfg.trials)
+    draws = _fit_draws(cfg)
     say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)")
     jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
     # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
@@ -330,9 +413,27 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
                                                               d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
                                                               trials=draws, multihead=0)
     rows += r
-    _mark_paper_params(rows)
     say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
-    rows += _paper_details(cfg, tables)
+    details, detail_tables = _paper_details(cfg, tables)
+    tables.update(detail_tables)
+    return {"rows": rows, "tables": tables, "lemma_c1": details[0], "details": details[1]}
+
+
+def _assemble(cfg: OsaCheckConfig, a: tuple[list, dict[str, pd.DataFrame]],
+              b: dict[str, Any]) -> tuple[list, dict[str, pd.DataFrame]]:
+    """Rows and tables of stages A and B in the serial order (eq. (9)'s range rows after Lemma C.1's)."""
+    from attnspec.theory.osa import lemc1
+
+    a_rows, a_tables = a
+    rows = a_rows + b["rows"]
+    _mark_paper_params(rows)
+    rows += b["lemma_c1"]
+    rows += lemc1.eq9_range_rows(a_tables["thm31"], cfg.steps, cfg.seed)
+    rows += b["details"]
+    tables = {k: v for k, v in a_tables.items() if k != "timing"}
+    tables.update(b["tables"])
+    if "timing" in a_tables:
+        tables["timing"] = a_tables["timing"]
     return rows, tables
 
 
@@ -352,25 +453,25 @@ def _mark_paper_params(rows: list) -> None:
             r.at_paper_params = True
 
 
-def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
-    """Lemmas C.2/C.3/C.7, Algorithm 1 and the printed formulas (their own tables)."""
+def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> tuple[tuple[list, list], dict[str, pd.DataFrame]]:
+    """Lemma C.1's rows, then Lemmas C.2/C.3/C.7, Algorithm 1, the printed formulas and
+    Theorem 4.4's constant (which reads ``tables["jacobian"]``) with their own tables."""
     from attnspec.theory.osa import algorithm1, lemc1, lemmas, printed
 
-    seed, rows = cfg.seed, []
-    rows += lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
-    rows += lemc1.eq9_range_rows(tables["thm31"], cfg.steps, seed)
-    tables["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
-    rows += lemmas.lemma_c2_rows(tables["lemma_c2"], seed)
-    tables["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
-    rows += lemmas.lemma_c3_rows(tables["lemma_c3"], seed)
-    tables["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
-    rows += lemmas.lemma_c7_rows(tables["lemma_c7"], seed)
-    tables["algorithm1"] = algorithm1.algorithm1_table(seed)
-    rows += algorithm1.algorithm1_rows(tables["algorithm1"], seed)
-    r, tables["printed"] = printed.printed_rows(seed)
+    seed, rows, out = cfg.seed, [], {}
+    c1 = lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
+    out["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c2_rows(out["lemma_c2"], seed)
+    out["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
+    rows += lemmas.lemma_c3_rows(out["lemma_c3"], seed)
+    out["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
+    rows += lemmas.lemma_c7_rows(out["lemma_c7"], seed)
+    out["algorithm1"] = algorithm1.algorithm1_table(seed)
+    rows += algorithm1.algorithm1_rows(out["algorithm1"], seed)
+    r, out["printed"] = printed.printed_rows(seed)
     rows += r
     rows.append(printed.thm44_constant_row(tables["jacobian"], seed))
-    return rows
+    return (c1, rows), out
 
 
 def summary_line(result: BatteryResult) -> str:
