@@ -278,6 +278,11 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     # The checks use tiny matrices: one thread avoids oversubscription (restored after) — for
     # torch and for the BLAS under NumPy/SciPy (SciPy's expm of a 96×96 matrix took 0.2 s with
     # two OpenBLAS threads on a busy 2-core machine, 3 ms with one).
+    # SciPy brings its own OpenBLAS, loaded by its first import: threadpool_limits only limits
+    # the libraries loaded when it is entered, so SciPy is imported first (imported lazily
+    # inside the checks, its BLAS kept two threads and scipy.linalg.expm of N <= 96 took
+    # ~50 ms instead of ~3 ms: Thm 2.1's stage 3.2 CPU-s instead of 0.45).
+    import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     with torch_threads(1), threadpool_limits(limits=1, user_api="blas"):
