@@ -311,8 +311,8 @@ def _parallel() -> bool:
 
 
 def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
-    """Every check: stages A (Thm 2.1, the layer's orthogonality, Thm 3.1, Thm 4.2) and B
-    (Thm 2.2, the Jacobian theorems, the lemmas and printed formulas), then eq. (9)'s range
+    """Every check: stages A (Thm 2.1, the layer's orthogonality, Thm 3.1, Thm 4.2, Thm 2.2)
+    and B (the Jacobian theorems, the lemmas and printed formulas), then eq. (9)'s range
     (which reads the Thm 3.1 table). With :func:`_parallel`, B runs in a forked child while
     this process runs A and then the timing sweep (one core each on a 2-core machine: the
     forward pass is timed in CPU seconds, which the other process does not count);
@@ -329,8 +329,8 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     child.start()
     send.close()
     try:
-        say(f"Theorem 2.2 kernel eigenvalues, Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on "
-            f"{_fit_draws(cfg)} draws) and Lemmas C.1–C.7 run in a second process")
+        say(f"Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws) and Lemmas C.1–C.7 "
+            f"run in a second process")
         a = _stage_a(cfg, say)
         if cfg.timing:
             from attnspec.theory.osa.timing import time_forward
@@ -371,7 +371,9 @@ def _stage_b_child(cfg: OsaCheckConfig, send: Any) -> None:
 
 
 def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
-    from attnspec.theory.osa import thm21, thm31, thm42
+    """Theorems 2.1 (and SO(N)), the layer's orthogonality, 3.1, 4.2 and 2.2 (~2/5 of the CPU
+    time; with the timing sweep, about half)."""
+    from attnspec.theory.osa import thm21, thm22, thm31, thm42
 
     seed, alphas, schedules = cfg.seed, cfg.alphas, list(cfg.schedules)
     rows: list = []
@@ -391,21 +393,21 @@ def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dic
     say("Theorem 4.2 κ(W̃)")
     r, tables["thm42"] = thm42.check_wtilde(seed)
     rows += r
-    return rows, tables
-
-
-def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
-    """Theorem 2.2, the Jacobian theorems, and the paper's details that do not read stage A."""
-    from attnspec.theory.osa import jacobian, thm22
-
-    seed, schedules = cfg.seed, list(cfg.schedules)
-    rows: list = []
-    tables: dict[str, pd.DataFrame] = {}
     say("Theorem 2.2 kernel eigenvalues")
     bases = ([("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
              + [("newton-schulz", "polar-express", KERNEL_STEPS)])
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
+    return rows, tables
+
+
+def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
+    """The Jacobian theorems (4.1, 4.3, 4.4), and the paper's details that do not read stage A."""
+    from attnspec.theory.osa import jacobian
+
+    seed, schedules = cfg.seed, list(cfg.schedules)
+    rows: list = []
+    tables: dict[str, pd.DataFrame] = {}
     draws = _fit_draws(cfg)
     say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)")
     jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
