@@ -47,6 +47,10 @@ STAGE_WEIGHTS: tuple[tuple[str, float], ...] = (
     ("Theorem 2.2", 0.9), ("Theorems 4.1", 4.4), ("Lemmas C.1", 1.7), ("timing", 3.0),
 )
 
+#: The stages a parallel run leaves to its worker process, and the message that says so.
+WORKER_STAGES = ("Theorems 4.1", "Lemmas C.1")
+PARALLEL_NOTE = "in a second process"
+
 _OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "timing")
 
 
@@ -257,6 +261,10 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     """
     config.validate()
     stages = [w for w in STAGE_WEIGHTS if config.timing or w[0] != "timing"]
+    if _parallel():
+        # the worker's stages run beside this process's (balanced to take about as long):
+        # the estimate of the time left follows this process's stages only
+        stages = [(PARALLEL_NOTE, 0.0)] + [w for w in stages if w[0] not in WORKER_STAGES]
     total = sum(w for _, w in stages)
     seen: list[float] = []
     t_start = time.perf_counter()
@@ -329,8 +337,8 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     child.start()
     send.close()
     try:
-        say(f"Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws) and Lemmas C.1–C.7 "
-            f"run in a second process")
+        say(f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
+            f"Lemmas C.1–C.7, Algorithm 1 and the printed formulas")
         a = _stage_a(cfg, say)
         if cfg.timing:
             from attnspec.theory.osa.timing import time_forward
