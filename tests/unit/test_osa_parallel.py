@@ -48,7 +48,7 @@ def test_a_failure_in_the_worker_is_raised_in_the_parent(monkeypatch):
     def broken(cfg, say):
         raise ValueError("broken on purpose")
 
-    monkeypatch.setattr(bat, "_stage_a", lambda cfg, say: ([], {}))
+    monkeypatch.setattr(bat, "_stage_a", lambda cfg, say: ([], {}, {}))
     monkeypatch.setattr(bat, "_stage_b", broken)  # the forked worker inherits the patch
     with pytest.raises(RuntimeError, match="worker process failed(.|\n)*broken on purpose"):
         bat.run(bat.config_from_options(SMALL))

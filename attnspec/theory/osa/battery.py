@@ -338,7 +338,7 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     send.close()
     try:
         say(f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
-            f"Lemmas C.1–C.7, Algorithm 1 and the printed formulas")
+            f"Lemmas C.1 and C.7, the printed formulas")
         a = _stage_a(cfg, say)
         if cfg.timing:
             from attnspec.theory.osa.timing import time_forward
@@ -378,9 +378,9 @@ def _stage_b_child(cfg: OsaCheckConfig, send: Any) -> None:
     send.close()
 
 
-def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
-    """Theorems 2.1 (and SO(N)), the layer's orthogonality, 3.1, 4.2 and 2.2 (~2/5 of the CPU
-    time; with the timing sweep, about half)."""
+def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame], dict]:
+    """Theorems 2.1 (and SO(N)), the layer's orthogonality, 3.1, 4.2 and 2.2, Lemmas C.2/C.3 and
+    Algorithm 1 (~2/5 of the CPU time; with the timing sweep, about half)."""
     from attnspec.theory.osa import thm21, thm22, thm31, thm42
 
     seed, alphas, schedules = cfg.seed, cfg.alphas, list(cfg.schedules)
@@ -406,7 +406,9 @@ def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dic
              + [("newton-schulz", "polar-express", KERNEL_STEPS)])
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
-    return rows, tables
+    details, detail_tables = _details_a(cfg)
+    tables.update(detail_tables)
+    return rows, tables, details
 
 
 def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
@@ -429,26 +431,33 @@ def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
                                                               trials=draws, multihead=0)
     rows += r
     say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
-    details, detail_tables = _paper_details(cfg, tables)
+    details, detail_tables = _details_b(cfg, tables)
     tables.update(detail_tables)
-    return {"rows": rows, "tables": tables, "lemma_c1": details[0], "details": details[1]}
+    return {"rows": rows, "tables": tables, "details": details}
 
 
-def _assemble(cfg: OsaCheckConfig, a: tuple[list, dict[str, pd.DataFrame]],
+#: The tables of a run in the serial order (the timing last).
+TABLE_ORDER = ("thm21", "layer_orthogonality", "thm31", "thm31_violations", "thm42", "thm22", "jacobian",
+               "jacobian_full_span", "lemma_c2", "lemma_c3", "lemma_c7", "algorithm1", "printed", "timing")
+
+
+def _assemble(cfg: OsaCheckConfig, a: tuple[list, dict[str, pd.DataFrame], dict],
               b: dict[str, Any]) -> tuple[list, dict[str, pd.DataFrame]]:
-    """Rows and tables of stages A and B in the serial order (eq. (9)'s range rows after Lemma C.1's)."""
+    """Rows and tables of stages A and B in the serial order: the theorems, then Lemma C.1,
+    eq. (9)'s range (which reads the Thm 3.1 table), C.2, C.3, C.7, Algorithm 1, the printed formulas."""
     from attnspec.theory.osa import lemc1
 
-    a_rows, a_tables = a
+    a_rows, a_tables, a_details = a
+    details = {**a_details, **b["details"]}
     rows = a_rows + b["rows"]
     _mark_paper_params(rows)
-    rows += b["lemma_c1"]
+    rows += details["c1"]
     rows += lemc1.eq9_range_rows(a_tables["thm31"], cfg.steps, cfg.seed)
-    rows += b["details"]
-    tables = {k: v for k, v in a_tables.items() if k != "timing"}
-    tables.update(b["tables"])
-    if "timing" in a_tables:
-        tables["timing"] = a_tables["timing"]
+    for key in ("c2", "c3", "c7", "alg1", "printed"):
+        rows += details[key]
+    both = {**a_tables, **b["tables"]}
+    tables = {k: both[k] for k in TABLE_ORDER if k in both}
+    tables.update({k: v for k, v in both.items() if k not in tables})
     return rows, tables
 
 
@@ -468,25 +477,32 @@ def _mark_paper_params(rows: list) -> None:
             r.at_paper_params = True
 
 
-def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> tuple[tuple[list, list], dict[str, pd.DataFrame]]:
-    """Lemma C.1's rows, then Lemmas C.2/C.3/C.7, Algorithm 1, the printed formulas and
-    Theorem 4.4's constant (which reads ``tables["jacobian"]``) with their own tables."""
-    from attnspec.theory.osa import algorithm1, lemc1, lemmas, printed
+def _details_a(cfg: OsaCheckConfig) -> tuple[dict[str, list], dict[str, pd.DataFrame]]:
+    """Lemmas C.2, C.3 and Algorithm 1's sign fix: rows by part, and their tables."""
+    from attnspec.theory.osa import algorithm1, lemmas
 
-    seed, rows, out = cfg.seed, [], {}
-    c1 = lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
+    seed, parts, out = cfg.seed, {}, {}
     out["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
-    rows += lemmas.lemma_c2_rows(out["lemma_c2"], seed)
+    parts["c2"] = lemmas.lemma_c2_rows(out["lemma_c2"], seed)
     out["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
-    rows += lemmas.lemma_c3_rows(out["lemma_c3"], seed)
-    out["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
-    rows += lemmas.lemma_c7_rows(out["lemma_c7"], seed)
+    parts["c3"] = lemmas.lemma_c3_rows(out["lemma_c3"], seed)
     out["algorithm1"] = algorithm1.algorithm1_table(seed)
-    rows += algorithm1.algorithm1_rows(out["algorithm1"], seed)
+    parts["alg1"] = algorithm1.algorithm1_rows(out["algorithm1"], seed)
+    return parts, out
+
+
+def _details_b(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> tuple[dict[str, list], dict[str, pd.DataFrame]]:
+    """Lemmas C.1 and C.7, the printed formulas and Theorem 4.4's constant (which reads
+    ``tables["jacobian"]``): rows by part, and their tables."""
+    from attnspec.theory.osa import lemc1, lemmas, printed
+
+    seed, parts, out = cfg.seed, {}, {}
+    parts["c1"] = lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
+    out["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
+    parts["c7"] = lemmas.lemma_c7_rows(out["lemma_c7"], seed)
     r, out["printed"] = printed.printed_rows(seed)
-    rows += r
-    rows.append(printed.thm44_constant_row(tables["jacobian"], seed))
-    return (c1, rows), out
+    parts["printed"] = r + [printed.thm44_constant_row(tables["jacobian"], seed)]
+    return parts, out
 
 
 def summary_line(result: BatteryResult) -> str:
