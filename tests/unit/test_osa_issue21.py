@@ -201,6 +201,7 @@ def test_progress_messages_count_the_steps_and_estimate_the_time_left(monkeypatc
         return [], {}
 
     monkeypatch.setattr(bat, "_run_checks", fake_checks)
+    monkeypatch.setattr(bat, "_parallel", lambda: False)  # the serial run (the parallel one: test_osa_parallel.py)
     seen: list[str] = []
     bat.run(bat.config_from_options({"timing": False}), progress=seen.append)
     n = len(bat.STAGE_WEIGHTS) - 1

@@ -47,6 +47,10 @@ STAGE_WEIGHTS: tuple[tuple[str, float], ...] = (
     ("Theorem 2.2", 0.9), ("Theorems 4.1", 4.4), ("Lemmas C.1", 1.7), ("timing", 3.0),
 )
 
+#: The stages a parallel run leaves to its worker process, and the message that says so.
+WORKER_STAGES = ("Theorems 4.1", "Lemmas C.1")
+PARALLEL_NOTE = "in a second process"
+
 _OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "timing")
 
 
@@ -257,6 +261,10 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     """
     config.validate()
     stages = [w for w in STAGE_WEIGHTS if config.timing or w[0] != "timing"]
+    if _parallel():
+        # the worker's stages run beside this process's (balanced to take about as long):
+        # the estimate of the time left follows this process's stages only
+        stages = [(PARALLEL_NOTE, 0.0)] + [w for w in stages if w[0] not in WORKER_STAGES]
     total = sum(w for _, w in stages)
     seen: list[float] = []
     t_start = time.perf_counter()
@@ -278,11 +286,16 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     # The checks use tiny matrices: one thread avoids oversubscription (restored after) — for
     # torch and for the BLAS under NumPy/SciPy (SciPy's expm of a 96×96 matrix took 0.2 s with
     # two OpenBLAS threads on a busy 2-core machine, 3 ms with one).
+    # SciPy brings its own OpenBLAS, loaded by its first import: threadpool_limits only limits
+    # the libraries loaded when it is entered, so SciPy is imported first (imported lazily
+    # inside the checks, its BLAS kept two threads and scipy.linalg.expm of N <= 96 took
+    # ~50 ms instead of ~3 ms: Thm 2.1's stage 3.2 CPU-s instead of 0.45).
+    import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     with torch_threads(1), threadpool_limits(limits=1, user_api="blas"):
         rows, tables = _run_checks(config, say)
-    if config.timing:
+    if config.timing and "timing" not in tables:  # (the parallel run times it while its worker computes)
         from attnspec.theory.osa.timing import time_forward
 
         say(f"timing the forward pass, N = {', '.join(map(str, config.timing_ns))}")
@@ -292,8 +305,83 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     return BatteryResult(COMMAND, rows, tables, meta)
 
 
+def _parallel() -> bool:
+    """Whether the checks run in two processes: on Linux-like systems with >= 2 cores (fork
+    shares the imported modules), unless ``ATTNSPEC_OSA_PROCESSES=1``. The stages are
+    independent and every instance draws from its own seed, so the rows and tables are the
+    same either way (tested)."""
+    import multiprocessing
+    import os
+
+    if os.environ.get("ATTNSPEC_OSA_PROCESSES", "").strip() == "1":
+        return False
+    return (os.cpu_count() or 1) >= 2 and "fork" in multiprocessing.get_all_start_methods()
+
+
 def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
-    from attnspec.theory.osa import jacobian, thm21, thm22, thm31, thm42
+    """Every check: stages A (Thm 2.1, the layer's orthogonality, Thm 3.1, Thm 4.2, Thm 2.2)
+    and B (the Jacobian theorems, the lemmas and printed formulas), then eq. (9)'s range
+    (which reads the Thm 3.1 table). With :func:`_parallel`, B runs in a forked child while
+    this process runs A and then the timing sweep (one core each on a 2-core machine: the
+    forward pass is timed in CPU seconds, which the other process does not count);
+    rows and tables are put in the serial order."""
+    if not _parallel():
+        a = _stage_a(cfg, say)
+        b = _stage_b(cfg, say)
+        return _assemble(cfg, a, b)
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_stage_b_child, args=(cfg, send), daemon=True)
+    child.start()
+    send.close()
+    try:
+        say(f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
+            f"Lemmas C.1 and C.7, the printed formulas")
+        a = _stage_a(cfg, say)
+        if cfg.timing:
+            from attnspec.theory.osa.timing import time_forward
+
+            say(f"timing the forward pass, N = {', '.join(map(str, cfg.timing_ns))}")
+            a[1]["timing"] = time_forward(cfg.timing_ns, seed=cfg.seed)
+        try:
+            ok, b = recv.recv()
+        except EOFError:
+            raise RuntimeError(f"the osa-check worker process died (exit code {child.exitcode})") from None
+        if not ok:
+            raise RuntimeError(f"the osa-check worker process failed:\n{b}")
+    finally:
+        recv.close()
+        child.join(timeout=5)
+        if child.is_alive():
+            child.terminate()
+            child.join()
+    return _assemble(cfg, a, b)
+
+
+def _fit_draws(cfg: OsaCheckConfig) -> int:
+    from attnspec.theory.osa import jacobian
+
+    return max(jacobian.THM44_FIT_DRAWS, cfg.trials)
+
+
+def _stage_b_child(cfg: OsaCheckConfig, send: Any) -> None:
+    """Target of the forked worker: send ``(True, stage B)`` or ``(False, traceback)``."""
+    import traceback
+
+    try:
+        out = (True, _stage_b(cfg, lambda _msg: None))
+    except BaseException:  # noqa: BLE001 - everything is reported to the parent, which raises
+        out = (False, traceback.format_exc())
+    send.send(out)
+    send.close()
+
+
+def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame], dict]:
+    """Theorems 2.1 (and SO(N)), the layer's orthogonality, 3.1, 4.2 and 2.2, Lemmas C.2/C.3 and
+    Algorithm 1 (~2/5 of the CPU time; with the timing sweep, about half)."""
+    from attnspec.theory.osa import thm21, thm22, thm31, thm42
 
     seed, alphas, schedules = cfg.seed, cfg.alphas, list(cfg.schedules)
     rows: list = []
@@ -318,7 +406,19 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
              + [("newton-schulz", "polar-express", KERNEL_STEPS)])
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
-    draws = max(jacobian.THM44_FIT_DRAWS, cfg.trials)
+    details, detail_tables = _details_a(cfg)
+    tables.update(detail_tables)
+    return rows, tables, details
+
+
+def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
+    """The Jacobian theorems (4.1, 4.3, 4.4), and the paper's details that do not read stage A."""
+    from attnspec.theory.osa import jacobian
+
+    seed, schedules = cfg.seed, list(cfg.schedules)
+    rows: list = []
+    tables: dict[str, pd.DataFrame] = {}
+    draws = _fit_draws(cfg)
     say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)")
     jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
     # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
@@ -330,9 +430,34 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
                                                               d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
                                                               trials=draws, multihead=0)
     rows += r
-    _mark_paper_params(rows)
     say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
-    rows += _paper_details(cfg, tables)
+    details, detail_tables = _details_b(cfg, tables)
+    tables.update(detail_tables)
+    return {"rows": rows, "tables": tables, "details": details}
+
+
+#: The tables of a run in the serial order (the timing last).
+TABLE_ORDER = ("thm21", "layer_orthogonality", "thm31", "thm31_violations", "thm42", "thm22", "jacobian",
+               "jacobian_full_span", "lemma_c2", "lemma_c3", "lemma_c7", "algorithm1", "printed", "timing")
+
+
+def _assemble(cfg: OsaCheckConfig, a: tuple[list, dict[str, pd.DataFrame], dict],
+              b: dict[str, Any]) -> tuple[list, dict[str, pd.DataFrame]]:
+    """Rows and tables of stages A and B in the serial order: the theorems, then Lemma C.1,
+    eq. (9)'s range (which reads the Thm 3.1 table), C.2, C.3, C.7, Algorithm 1, the printed formulas."""
+    from attnspec.theory.osa import lemc1
+
+    a_rows, a_tables, a_details = a
+    details = {**a_details, **b["details"]}
+    rows = a_rows + b["rows"]
+    _mark_paper_params(rows)
+    rows += details["c1"]
+    rows += lemc1.eq9_range_rows(a_tables["thm31"], cfg.steps, cfg.seed)
+    for key in ("c2", "c3", "c7", "alg1", "printed"):
+        rows += details[key]
+    both = {**a_tables, **b["tables"]}
+    tables = {k: both[k] for k in TABLE_ORDER if k in both}
+    tables.update({k: v for k, v in both.items() if k not in tables})
     return rows, tables
 
 
@@ -352,25 +477,32 @@ def _mark_paper_params(rows: list) -> None:
             r.at_paper_params = True
 
 
-def _paper_details(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> list:
-    """Lemmas C.2/C.3/C.7, Algorithm 1 and the printed formulas (their own tables)."""
-    from attnspec.theory.osa import algorithm1, lemc1, lemmas, printed
+def _details_a(cfg: OsaCheckConfig) -> tuple[dict[str, list], dict[str, pd.DataFrame]]:
+    """Lemmas C.2, C.3 and Algorithm 1's sign fix: rows by part, and their tables."""
+    from attnspec.theory.osa import algorithm1, lemmas
 
-    seed, rows = cfg.seed, []
-    rows += lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
-    rows += lemc1.eq9_range_rows(tables["thm31"], cfg.steps, seed)
-    tables["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
-    rows += lemmas.lemma_c2_rows(tables["lemma_c2"], seed)
-    tables["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
-    rows += lemmas.lemma_c3_rows(tables["lemma_c3"], seed)
-    tables["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
-    rows += lemmas.lemma_c7_rows(tables["lemma_c7"], seed)
-    tables["algorithm1"] = algorithm1.algorithm1_table(seed)
-    rows += algorithm1.algorithm1_rows(tables["algorithm1"], seed)
-    r, tables["printed"] = printed.printed_rows(seed)
-    rows += r
-    rows.append(printed.thm44_constant_row(tables["jacobian"], seed))
-    return rows
+    seed, parts, out = cfg.seed, {}, {}
+    out["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
+    parts["c2"] = lemmas.lemma_c2_rows(out["lemma_c2"], seed)
+    out["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
+    parts["c3"] = lemmas.lemma_c3_rows(out["lemma_c3"], seed)
+    out["algorithm1"] = algorithm1.algorithm1_table(seed)
+    parts["alg1"] = algorithm1.algorithm1_rows(out["algorithm1"], seed)
+    return parts, out
+
+
+def _details_b(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> tuple[dict[str, list], dict[str, pd.DataFrame]]:
+    """Lemmas C.1 and C.7, the printed formulas and Theorem 4.4's constant (which reads
+    ``tables["jacobian"]``): rows by part, and their tables."""
+    from attnspec.theory.osa import lemc1, lemmas, printed
+
+    seed, parts, out = cfg.seed, {}, {}
+    parts["c1"] = lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
+    out["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
+    parts["c7"] = lemmas.lemma_c7_rows(out["lemma_c7"], seed)
+    r, out["printed"] = printed.printed_rows(seed)
+    parts["printed"] = r + [printed.thm44_constant_row(tables["jacobian"], seed)]
+    return parts, out
 
 
 def summary_line(result: BatteryResult) -> str:

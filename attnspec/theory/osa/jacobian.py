@@ -485,10 +485,14 @@ def _thm43_row(grp: pd.DataFrame, label: str, seed: int, alphas: Sequence[float]
     small = grp[grp.alpha <= 0.1]
     slopes = [float(np.polyfit(np.log(g.alpha), np.log(g.j1_norm), 1)[0])
               for _, g in small.groupby("seed") if g.alpha.nunique() >= 2] or [math.nan]
-    growth = grp.groupby("seed").apply(
-        lambda g: g.loc[g.alpha.idxmin(), "j1_over_alpha"] / g.loc[(g.alpha - 0.1).abs().idxmin(), "j1_over_alpha"],
-        include_groups=False,
-    )
+    # per draw: ||J1||/alpha at its smallest alpha over that at the alpha nearest 0.1 (first
+    # occurrence on ties, as idxmin); plain arrays: groupby.apply cost ~0.4 CPU-s per run
+    a, j, sd = grp.alpha.to_numpy(), grp.j1_over_alpha.to_numpy(), grp.seed.to_numpy()
+    per_draw = []
+    for s in np.unique(sd):
+        idx = np.flatnonzero(sd == s)
+        per_draw.append(j[idx[np.argmin(a[idx])]] / j[idx[np.argmin(np.abs(a[idx] - 0.1))]])
+    growth = pd.Series(per_draw, dtype=float)
     c_hat = float(grp.j1_over_alpha.max())
     d = classify_bound(observed=float(growth.max()), bound=THM43_GROWTH, loose_factor=None,
                        hypothesis_unmet=_qr_unmet(label))
