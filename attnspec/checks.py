@@ -400,7 +400,7 @@ def osa_check(
     steps: int = 12,
     schedule: str | Sequence[str] | None = None,
     d_model: int = 8,
-    d_v: int = 4,
+    d_v: int = 2,
     trials: int = 3,
     timing: bool = True,
     out: str | Path | None = None,
@@ -424,7 +424,8 @@ def osa_check(
     d_model : int
         Width d of the Jacobian check.
     d_v : int
-        Head width of the Jacobian check (1 <= d_v, 2*d_v <= d_model).
+        Head width of the Jacobian check (1 <= d_v, 2*d_v <= d_model); its instance has
+        N = 3*d_v tokens (the low-rank regime), plus one full-span case N = 2*d_v.
     trials : int
         Random instances per configuration (1..1000).
     timing : bool

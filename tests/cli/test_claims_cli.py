@@ -17,7 +17,7 @@ def test_claims_json_lists_the_catalogue() -> None:
     assert [r["id"] for r in rows] == [c.id for c in catalogue("linformer")]
     eq3 = next(r for r in rows if r["id"] == "linformer.thm1.eq3")
     assert eq3["command"] == "jl-check" and "Theorem 1" in eq3["where"]
-    assert [r["name"] for r in eq3["readings"]] == ["relative", "additive"]
+    assert [r["name"] for r in eq3["readings"]] == ["relative", "relative-clipped", "additive"]
 
 
 def test_claims_table_and_bad_paper() -> None:

@@ -25,7 +25,7 @@ from attnspec.verdict_summary import summary_lines
 REPO = Path(__file__).resolve().parents[2]
 FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
              "osa-train": checks.osa_train}
-CLI_ONLY = {"json_out", "verbose"}  # what the terminal needs; Python has the result object
+CLI_ONLY = {"json_out", "verbose", "quiet"}  # what the terminal needs; Python has the result object (and progress=)
 SA = {"L": 24, "k": 2, "eps": 0.05, "delta": 0.3, "m": 0.2, "M": 1.0, "beta": 0.2, "trials": 20, "sweep_L": "12,24",
       "sweep_k": "1,2", "sweep_trials": 20, "seed": 3}
 
@@ -144,7 +144,7 @@ def test_claims_catalogue_as_a_dataframe() -> None:
     assert list(frame["id"]) == [c.id for c in catalogue()]
     lin = attnspec.claims(paper="linformer")
     eq3 = lin.set_index("id").loc["linformer.thm1.eq3"]
-    assert eq3["name"] == "Theorem 1 (eq. 3)" and eq3["readings"] == ["relative", "additive"]
+    assert eq3["name"] == "Theorem 1 (eq. 3)" and eq3["readings"] == ["relative", "relative-clipped", "additive"]
     assert eq3["command"] == "jl-check" and set(lin["paper"]) == {"linformer"}
     assert attnspec.claims.get("linformer.thm1.eq3").where.startswith("Theorem 1")  # still the registry module
 
