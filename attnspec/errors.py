@@ -114,12 +114,16 @@ def available_memory_bytes() -> int | None:
         return None
 
 
-def _bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(n) < 1024 or unit == "PiB":
+def format_bytes(n: float) -> str:
+    """``3.35 PiB``, ``21.5 GiB``: a byte count in binary units, up to EiB."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(n) < 1024 or unit == "EiB":
             return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1024
-    return f"{n:.3g} PiB"  # pragma: no cover
+    return f"{n:.3g} EiB"  # pragma: no cover
+
+
+_bytes = format_bytes
 
 
 def check_memory(what: str, estimate_bytes: float, *, limit_bytes: int | None = None) -> None:

@@ -38,34 +38,16 @@ MAX_DIMENSION = 2.0**53
 
 
 def _bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if abs(n) < 1024 or unit == "EiB":
-            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.3g} EiB"  # pragma: no cover
+    from attnspec.errors import format_bytes
+
+    return format_bytes(n)
 
 
 def _available_memory() -> int | None:
     """MemAvailable (Linux), else the physical memory; None when unknown."""
-    try:  # the shared helper of issue 25, where present
-        from attnspec.errors import available_memory_bytes  # type: ignore[attr-defined]
+    from attnspec.errors import available_memory_bytes
 
-        return available_memory_bytes()
-    except ImportError:
-        pass
-    import os
-
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (OSError, ValueError, AttributeError):  # pragma: no cover - not POSIX
-        return None
+    return available_memory_bytes()
 
 
 def _largest_L(cfg: Config) -> tuple[str, int]:
