@@ -679,9 +679,12 @@ class Theorem2Looks:
                 bounds = np.concatenate([[0], kk])
                 seg = [slice(int(bounds[i]), int(bounds[i + 1])) for i in range(len(kk))]
                 S = np.empty((order + 2, m, len(kk)))
-                zp = np.ones_like(z64)
-                for p in range(order + 2):
-                    if p:
+                # S_0(k) = k exactly (the sum of k ones, which is what summing ones gave); S_1 from
+                # z itself (1·z = z exactly): the same values, without two passes over (m, k_max)
+                S[0] = kk.astype(np.float64)[None, :]
+                zp = z64
+                for p in range(1, order + 2):
+                    if p > 1:
                         zp = zp * z64
                     part = np.stack([zp[:, sl].sum(1) for sl in seg], axis=1)  # (m, len(kk))
                     S[p] = np.cumsum(part, axis=1)
