@@ -14,7 +14,6 @@ the k formulas, the tolerances), ``eq4`` (eqs. 4/15 as printed).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import time
@@ -564,12 +563,14 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     side_groups = PAR.plan(pending)
     side = PAR.SideProcess(compute, side_groups) if side_groups else None
     try:
-        with PAR.one_thread() if side is not None else contextlib.nullcontext():
+        # one thread per process always (forked or not, resumed or not): the floating-point
+        # summation order, hence every bit of the tables, does not depend on the scheduling
+        with PAR.one_thread():
             for group in pending:
                 if group not in side_groups:
                     done[group] = compute(group)
             if side is not None:
-                done.update(side.result())
+                done.update(side.result(keep=done))
         return _finish(config, claims, groups, done, kept, ks1, notes, dims, sweep, start, say)
     except KeyboardInterrupt as e:  # also while finishing: the groups are kept, --resume only finishes
         if side is not None:

@@ -6,8 +6,9 @@ in another process gives exactly the rows it gives in this one; only wall time c
 
 :func:`side_process` forks one child that computes the groups of :data:`SIDE_GROUPS` (Theorem 2
 and eq. 4: about as much CPU as Lemma 1 and Theorem 1 together) while this process computes
-the rest. During that phase each process uses one thread (torch's pool and, when threadpoolctl
-is installed, the BLAS pool), so two processes do not fight over two cores. Nothing is forked
+the rest. Every group is computed with one thread (torch's pool and, when threadpoolctl is
+installed, the BLAS pool), forked or not, so two processes do not fight over two cores and the
+tables are the same to the last bit however the groups were scheduled (forked, in turn, resumed). Nothing is forked
 when fewer than two cores are available, when fewer than two groups are pending, or on a
 platform without ``fork``; the groups then run in turn in this process, as before.
 
@@ -66,15 +67,17 @@ def _child(conn: Any, compute: Callable[[str], Any], groups: Sequence[str]) -> N
     from attnspec.progress import set_quiet
 
     set_quiet(True)
+    out: dict[str, Any] = {}
     try:
         with one_thread():
-            out = {g: compute(g) for g in groups}
-        conn.send(("ok", out))
+            for g in groups:
+                out[g] = compute(g)
+        conn.send(("ok", out, None))
     except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
-        try:
-            conn.send(("error", e))
+        try:  # the groups finished before the error go along (kept for --resume)
+            conn.send(("error", out, e))
         except Exception:  # noqa: BLE001 - an exception that does not pickle
-            conn.send(("error", RuntimeError(f"{type(e).__name__}: {e}")))
+            conn.send(("error", out, RuntimeError(f"{type(e).__name__}: {e}")))
     finally:
         conn.close()
         sys.stdout.flush()
@@ -94,18 +97,21 @@ class SideProcess:
         self._proc.start()
         send.close()
 
-    def result(self) -> dict[str, Any]:
-        """The child's groups by name (raises what the child raised)."""
+    def result(self, keep: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The child's groups by name. If the child raised, its groups finished before that
+        are put in ``keep`` and the exception is raised here."""
         try:
-            status, payload = self._recv.recv()
+            status, out, error = self._recv.recv()
         except EOFError:
             self._proc.join()
             raise RuntimeError(f"the side process computing {', '.join(self.groups)} died "
                                f"(exit code {self._proc.exitcode})") from None
         self._proc.join()
         if status == "error":
-            raise payload
-        return payload
+            if keep is not None:
+                keep.update(out)
+            raise error
+        return out
 
     def stop(self) -> None:
         if self._proc.is_alive():
