@@ -250,7 +250,7 @@ def _api_cases():
         ("spectrum(out=123)", InputError,
          lambda res, run, root: attnspec.spectrum("minilm", texts=["a"], out=123)),
         ("spectrum(model without tokenizer)", ModelLoadError, no_tokenizer),
-        ("singular_values(not square)", InputError, lambda res, run, root: singular_values(torch.zeros(2, 3))),
+        ("singular_values(not a matrix)", InputError, lambda res, run, root: singular_values(torch.zeros(3))),
         ("fit_scaling(level=1.5)", InputError,
          lambda res, run, root: fit_scaling(_scaling_dir(root), level=1.5)),
         ("run_battery('nosuch')", InputError, lambda res, run, root: _battery("nosuch")),

@@ -19,6 +19,13 @@ TINY = ["jl-check", "--n", "64", "--eps", "0.5", "--trials", "50", "--trials-oth
 TABLES = ("jl", "jl_errors", "jl_curves", "verdicts")
 
 
+@pytest.fixture(autouse=True)
+def _in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests count and interrupt group calls in this process, so nothing is forked here
+    (the module's uninterrupted run may fork: the tables are the same to the last bit)."""
+    monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("jl") / "whole"

@@ -137,3 +137,12 @@ def test_structured_product_is_exact(kind: str) -> None:
     slow = S.theorem1_reduced_parts(P, W, 300, seed=1, dtype=torch.float64, fast=False)
     for key in ("alpha", "beta"):
         np.testing.assert_allclose(fast[key], slow[key], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("h,p", [(2048, 1 / 64), (2048, 1 / 3), (10, 0.3), (1, 1 / 3)])
+def test_inverse_cdf_index_equals_searchsorted(h: int, p: float) -> None:
+    """The bucket table gives exactly the binary search's index, edges included."""
+    _values, cdf = S.signed_count_law(h, p)
+    u = np.random.default_rng(0).random(200_000)
+    u[:6] = [0.0, cdf[0], cdf[len(cdf) // 2], np.nextafter(cdf[0], 0), np.nextafter(cdf[-2], 1), 1 - 2**-53]
+    np.testing.assert_array_equal(S.inverse_cdf_index(cdf, u), np.searchsorted(cdf, u, side="right"))

@@ -29,6 +29,7 @@ from attnspec.errors import InputError, check_choice, check_range
 from attnspec.signals import deferred_interrupts
 from attnspec.stats import child_seed
 from attnspec.theory.linformer import lemma1 as L1
+from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer import theorem1 as T1
@@ -551,16 +552,35 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     if kept:
         say(f"kept from before: claim groups {', '.join(g for g in groups if g in kept)}")
     done: dict[str, _Group] = dict(kept)
+
+    def compute(group: str) -> _Group:
+        return _GROUP_FUNCS[group](config, claims, families, ks2 if group == "thm2" else ks1, sample_ks, attention,
+                                   say)
+
+    pending = [g for g in groups if g not in done]
+    # Theorem 2 and eq. 4 in a forked process beside Lemma 1 and Theorem 1 (both cores; the same
+    # rows, since every group draws its seeds from config.seed alone): see .parallel
+    side_groups = PAR.plan(pending)
+    side = PAR.SideProcess(compute, side_groups) if side_groups else None
     try:
-        for group in groups:
-            if group not in done:
-                done[group] = _GROUP_FUNCS[group](config, claims, families, ks2 if group == "thm2" else ks1,
-                                                  sample_ks, attention, say)
+        # one thread per process always (forked or not, resumed or not): the floating-point
+        # summation order, hence every bit of the tables, does not depend on the scheduling
+        with PAR.one_thread():
+            for group in pending:
+                if group not in side_groups:
+                    done[group] = compute(group)
+            if side is not None:
+                done.update(side.result(keep=done))
         return _finish(config, claims, groups, done, kept, ks1, notes, dims, sweep, start, say)
     except KeyboardInterrupt as e:  # also while finishing: the groups are kept, --resume only finishes
+        if side is not None:
+            side.stop()
         with deferred_interrupts():  # a second Ctrl-C must not lose the finished groups
             partial = _partial_result(config, groups, done)
         raise InterruptedChecks(partial, len(done), len(groups)) from e
+    finally:
+        if side is not None:
+            side.stop()
 
 
 def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done: Mapping[str, _Group],

@@ -220,10 +220,37 @@ def reduced_pair_units(family: str, n: int, k_max: int, trials: int, *, vectors:
         # it replaces cost two slow torch.binomial calls)
         values, cdf = signed_count_law(h, p)
         u = torch.rand((trials, k_max), generator=gen, dtype=torch.float64)
-        idx = torch.searchsorted(torch.from_numpy(cdf), u.reshape(-1), right=True).clamp_(max=len(values) - 1)
-        sums.append(torch.from_numpy(values)[idx].reshape(trials, k_max))  # integer-valued
+        idx = np.minimum(inverse_cdf_index(cdf, u.reshape(-1).numpy()), len(values) - 1)
+        sums.append(torch.from_numpy(values[idx]).reshape(trials, k_max))  # integer-valued
     total = sum(sums)
     return torch.stack([total, sums[0] - sums[1]], dim=2), (mag / math.sqrt(n), mag / math.sqrt(2 * m))
+
+
+#: buckets of the inverse-CDF lookup table (a power of 2: u·M and b/M are exact in float64)
+_CDF_BUCKETS = 2**16
+
+
+@functools.lru_cache(maxsize=16)
+def _cdf_buckets(cdf_bytes: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """For bucket b = [b/M, (b+1)/M): lo = #{cdf <= b/M}, hi = #{cdf < (b+1)/M}."""
+    cdf = np.frombuffer(cdf_bytes, dtype=np.float64)
+    edges = np.arange(_CDF_BUCKETS + 1, dtype=np.float64) / _CDF_BUCKETS
+    return np.searchsorted(cdf, edges[:-1], side="right"), np.searchsorted(cdf, edges[1:], side="left")
+
+
+def inverse_cdf_index(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(cdf, u, side="right")`` (the number of cdf entries <= u) for u in [0, 1),
+    exactly, through a bucket table: for u in bucket b the answer lies in [lo_b, hi_b], so it
+    is lo_b wherever lo_b == hi_b (all but the <= len(cdf) buckets holding a cdf value); the
+    rest go through the binary search. About 20× faster than the search alone for millions of u.
+    """
+    lo, hi = _cdf_buckets(np.ascontiguousarray(cdf, dtype=np.float64).tobytes())
+    b = np.minimum((u * _CDF_BUCKETS).astype(np.int64), _CDF_BUCKETS - 1)  # floor(u·M), exact
+    idx = lo[b]
+    odd = np.flatnonzero(lo[b] != hi[b])
+    if odd.size:
+        idx[odd] = np.searchsorted(cdf, u[odd], side="right")
+    return idx
 
 
 @functools.lru_cache(maxsize=16)
@@ -679,9 +706,12 @@ class Theorem2Looks:
                 bounds = np.concatenate([[0], kk])
                 seg = [slice(int(bounds[i]), int(bounds[i + 1])) for i in range(len(kk))]
                 S = np.empty((order + 2, m, len(kk)))
-                zp = np.ones_like(z64)
-                for p in range(order + 2):
-                    if p:
+                # S_0(k) = k exactly (the sum of k ones, which is what summing ones gave); S_1 from
+                # z itself (1·z = z exactly): the same values, without two passes over (m, k_max)
+                S[0] = kk.astype(np.float64)[None, :]
+                zp = z64
+                for p in range(1, order + 2):
+                    if p > 1:
                         zp = zp * z64
                     part = np.stack([zp[:, sl].sum(1) for sl in seg], axis=1)  # (m, len(kk))
                     S[p] = np.cumsum(part, axis=1)
