@@ -19,8 +19,9 @@ Each experiment runs in-process — a checking command through
 :func:`attnspec.battery.run_battery` and :func:`attnspec.battery.write_result`, the
 spectrum job through :func:`attnspec.spectrum_run.run_spectrum` — unless its results are
 present and fresh: a key made of the command, its effective
-arguments, the mode and the package version is stored with the results, and a change of any
-of them reruns the experiment. Figures and REPORT.md are always rebuilt from the saved
+arguments, the mode, the package version and, for a checking command, the digest of the code
+its verdicts come from (:func:`checking_code_digest`) is stored with the results, and a change
+of any of them reruns the experiment. Figures and REPORT.md are always rebuilt from the saved
 results, never by recomputing (DESIGN.md: compute and plot apart).
 """
 

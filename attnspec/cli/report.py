@@ -20,8 +20,10 @@ def report(
 ) -> None:
     """Regenerate every figure, table and verdict of the report from experiments/.
 
-    An experiment reruns when its results are missing, when its TOML arguments or the
-    package version changed, or with --force; otherwise its saved results are reused.
+    An experiment reruns when its results are missing, when its TOML arguments, the
+    package version or (for the checking commands) the code its verdicts come from
+    changed, or with --force; otherwise its saved results are reused. Every figure is
+    redrawn by the current plotting code, and REPORT.md opens with a computed summary.
     """
     from attnspec.report import run_report
 
