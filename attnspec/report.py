@@ -351,13 +351,13 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
 
         result = run_and_write(exp.command, _options(args), out, progress=progress)
         if exp.verdicts:
-            (out / VERDICT_FILE).write_text(verdicts_json(result.verdicts) + "\n")
+            _write_text(out / VERDICT_FILE, verdicts_json(result.verdicts) + "\n")
         return None
     except AttnspecError as e:
-        (out / "stderr.txt").write_text(f"error: {e}\n")
+        _write_text(out / "stderr.txt", f"error: {e}\n")
         return f"error: {e}"
     except Exception as e:  # a bug: keep its traceback, let the other experiments run
-        (out / "stderr.txt").write_text(traceback.format_exc())
+        _write_text(out / "stderr.txt", traceback.format_exc())
         return f"error: {type(e).__name__}: {e}"
 
 
@@ -391,14 +391,14 @@ def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | N
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        (out / "stderr.txt").write_text(proc.stderr)
+        _write_text(out / "stderr.txt", proc.stderr)
         return failure_line(proc.stderr)
     if exp.verdicts:
         try:
             rows = json.loads(proc.stdout)
         except json.JSONDecodeError as e:
             raise ResultsError(f"{exp.name}: attnspec {exp.command} --json printed no JSON ({e})") from None
-        (out / VERDICT_FILE).write_text(json.dumps(rows, indent=1) + "\n")
+        _write_text(out / VERDICT_FILE, json.dumps(rows, indent=1) + "\n")
     return None
 
 
@@ -590,12 +590,20 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
 
     md += beyond_figure1_section(experiments, results, figures)
     md += _regenerate_section(quick)
-    (figures / DRAWN_BY_FILE).write_text(json.dumps(
+    _write_text(figures / DRAWN_BY_FILE, json.dumps(
         {"plotting_code_sha256": plotting_code_digest(), "files": list(PLOTTING_CODE),
          "note": "every figure here was drawn by this plotting code in one `attnspec report`"}, indent=2) + "\n")
     path = out / "REPORT.md"
     atomic_write_bytes(path, ("\n".join(md) + "\n").encode())
     return path
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write a report file whole (a temporary name, then renamed): an interrupt or a full disk
+    never leaves half of it."""
+    from attnspec.writer import atomic_write_bytes
+
+    atomic_write_bytes(path, text.encode())
 
 
 def _redraw(command: str, result_dir: Path) -> None:
@@ -719,6 +727,7 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     groups: dict[str, list[Path]] = {}
     statements = {exp.name: spectrum_statements(results / exp.name) for exp in runs}
+    scales = _shared_heat_scales(runs, results, statements)
     for exp in runs:
         d = results / exp.name
         s = statements[exp.name]
@@ -732,7 +741,8 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
             + (f"{rh[0]:+.2f} [{rh[1]:+.2f}, {rh[2]:+.2f}]" if rh else "—")
             + f" | {s['effective_rank']:.1f} | {s['stable_rank']:.2f} |"
         )
-        plot_run(d, figures / exp.name)
+        vmin, vmax = scales.get(exp.name, (None, None))
+        plot_run(d, figures / exp.name, vmin=vmin, vmax=vmax)
         groups.setdefault(exp.group or exp.name, []).append(d)
     md.append("")
     md.append("Per-layer mean c at the reading index (layer 1 first), and what the numbers say about the paper's statements:")
@@ -762,6 +772,25 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
         md.append(f"![{exp.name} layers](figures/{exp.name}/spectrum_layers.png) ![{exp.name} heatmap](figures/{exp.name}/spectrum_heatmap.png)")
     md.append("")
     return md
+
+
+def _shared_heat_scales(runs: list[Experiment], results: Path,
+                        statements: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """One heatmap colour scale per group of runs shown side by side (same group, same
+    reading index), so their heatmaps can be compared by eye."""
+    from attnspec.plots.spectrum import heat_range
+    from attnspec.results import read_table
+
+    by_group: dict[tuple[str, int], list[Experiment]] = {}
+    for exp in runs:
+        if exp.group:
+            by_group.setdefault((exp.group, int(statements[exp.name]["at"])), []).append(exp)
+    scales: dict[str, tuple[float, float]] = {}
+    for (_, at), exps in by_group.items():
+        if len(exps) > 1:
+            scale = heat_range([read_table(results / e.name, "spectrum") for e in exps], at)
+            scales.update({e.name: scale for e in exps})
+    return scales
 
 
 def _osa_train_section(d: Path) -> list[str]:
