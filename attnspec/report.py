@@ -109,8 +109,11 @@ class Experiment:
         return f"{title} — quick sizes: {', '.join(shown)}"
 
     def key(self, quick: bool) -> str:
-        blob = json.dumps({"command": self.command, "args": self.effective_args(quick), "quick": quick,
-                           "version": __version__, "code": checking_code_digest(self.command)}, sort_keys=True)
+        fields = {"command": self.command, "args": self.effective_args(quick), "quick": quick, "version": __version__}
+        code = checking_code_digest(self.command)
+        if code is not None:  # the spectrum job's key stays what it was: its saved results stay fresh
+            fields["code"] = code
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -249,7 +252,11 @@ def _drawn_otherwise(exp: Experiment, out: Path, quick: bool) -> bool:
     from attnspec.corpora import selection_of
 
     wanted = str(exp.effective_args(quick).get("selection", "pool"))
-    metas = [out / "meta.json"] if (out / "state.npz").is_file() else sorted(out.glob("n*/meta.json"))
+    # a scaling study keeps one run per length under n<len>/; a single run its meta.json at the
+    # top (its state.npz is not committed, so it cannot tell the two apart)
+    top = out / "meta.json"
+    scaling = top.is_file() and '"spectrum-scaling"' in top.read_text()
+    metas = sorted(out.glob("n*/meta.json")) if scaling or not top.is_file() else [top]
     for path in metas:
         try:
             corpus = json.loads(path.read_text()).get("corpus") or {}

@@ -161,7 +161,11 @@ def headline(claim_summaries: Sequence[Any]) -> str:
             counts = rs.counts(deciding or rs.rows)
             tally = ", ".join(f"{c} {v}" for v, c in counts.items())
             label = "" if rs.reading in ("", "as-stated") and len(cs.readings) == 1 else f"{rs.reading}: "
-            readings.append(f"{label}**{verdict}**{where} ({tally})")
+            if rs.paper:
+                which = "rows that decide something" if deciding else "all rows"
+                readings.append(f"{label}**{verdict}**{where}; {which}: {tally}")
+            else:
+                readings.append(f"{label}**{verdict}** ({tally})")
         parts.append(f"{cs.name} — " + " · ".join(readings))
     return "; ".join(parts)
 

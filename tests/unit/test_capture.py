@@ -336,6 +336,9 @@ def test_encoder_decoder_refused_when_it_cannot_be_captured_by_kind(tmp_path) ->
     handle.remove()
     assert calls == []  # refused before any forward
     model.save_pretrained(tmp_path / "bart")  # --model PATH: refused from its config, before the weights load
+    from helpers import make_decoder_tokenizer
+
+    make_decoder_tokenizer(tmp_path / "tok", bos=True).save_pretrained(tmp_path / "bart")  # a whole model folder
     with pytest.raises(ModelLoadError, match="--model .* is an encoder-decoder \\(bart\\).*decoder_start_token_id"):
         load_model(str(tmp_path / "bart"), device="cpu")
 
