@@ -161,6 +161,21 @@ def _csr(B: torch.Tensor) -> torch.Tensor:
         return B.to_sparse_csr()
 
 
+def _targets(A: np.ndarray, eps: float, factorization: str, dtype: torch.dtype):
+    """What both samplers start from: the log targets B (L, L), the row norms of its two
+    factors (L,), B as a tensor, the side R multiplies (row: B̂ = B RᵀR; column:
+    B̂ = RᵀR B = (Bᵀ RᵀR)ᵀ, RᵀR being symmetric), and that side in CSR when sparse."""
+    L = A.shape[0]
+    Bn = log_targets(A, eps)
+    B1, B2 = factorize(Bn, factorization)
+    n1 = torch.from_numpy(np.linalg.norm(B1, axis=1)).to(dtype)
+    n2 = torch.from_numpy(np.linalg.norm(B2, axis=1)).to(dtype)
+    B = torch.from_numpy(Bn).to(dtype)
+    Bl = B if factorization == "row" else B.T.contiguous()
+    sparse = L >= 128 and float((Bl != 0).float().mean()) < 0.25
+    return Bn, n1, n2, B, Bl, (_csr(Bl) if sparse else None)
+
+
 def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection: str = "gaussian",
                   factorization: str = "row", seed: Seed = 0,
                   dtype: torch.dtype = torch.float32, direct: bool = False,
@@ -207,15 +222,7 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
     check_choice("projection", projection, PROJECTIONS)
     check_choice("factorization", factorization, FACTORIZATIONS)
     check_range("eps", eps, low=0, low_open=True)
-    Bn = log_targets(A, eps)
-    B1, B2 = factorize(Bn, factorization)
-    n1 = torch.from_numpy(np.linalg.norm(B1, axis=1)).to(dtype)
-    n2 = torch.from_numpy(np.linalg.norm(B2, axis=1)).to(dtype)
-    # row: B̂ = B RᵀR; column: B̂ = RᵀR B = (Bᵀ RᵀR)ᵀ (RᵀR is symmetric)
-    B = torch.from_numpy(Bn).to(dtype)
-    Bl = B if factorization == "row" else B.T.contiguous()
-    sparse = L >= 128 and float((Bl != 0).float().mean()) < 0.25
-    Bs = _csr(Bl) if sparse else None
+    Bn, n1, n2, B, Bl, Bs = _targets(A, eps, factorization, dtype)
     At = torch.from_numpy(A).to(dtype)
     S = At > 0
     idx = _support_index(A)
@@ -410,14 +417,7 @@ def sample_errors_grid(A: np.ndarray, ds: list[int] | tuple[int, ...], *, eps: f
     check_int("trials", trials, 1)
     check_choice("factorization", factorization, FACTORIZATIONS)
     check_range("eps", eps, low=0, low_open=True)
-    Bn = log_targets(A, eps)
-    B1, B2 = factorize(Bn, factorization)
-    n1 = torch.from_numpy(np.linalg.norm(B1, axis=1)).to(dtype)
-    n2 = torch.from_numpy(np.linalg.norm(B2, axis=1)).to(dtype)
-    B = torch.from_numpy(Bn).to(dtype)
-    Bl = B if factorization == "row" else B.T.contiguous()  # column: B̂ = (Bᵀ RᵀR)ᵀ
-    sparse = L >= 128 and float((Bl != 0).float().mean()) < 0.25
-    Bs = _csr(Bl) if sparse else None
+    Bn, n1, n2, B, Bl, Bs = _targets(A, eps, factorization, dtype)
 
     def left(M: torch.Tensor) -> torch.Tensor:  # Bl @ M, M (t, L, n)
         return Bl @ M if Bs is None else _sparse_left(Bs, M)
