@@ -237,16 +237,7 @@ def _diff_chi2_sf_grid(a: float, b: float, k: int, t: float, points: int = 2001)
 
 def _diff_chi2_sf_quad(a: float, b: float, k: int, t: float) -> float:
     """:func:`diff_chi2_sf` by adaptive quadrature around the mode (the reference; slower)."""
-    half = k / 2.0
-    chi_const = -(half - 1.0) * math.log(2.0) - math.lgamma(half)
-
-    def logf_vec(v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=float)
-        x = np.maximum((t + b * v * v) / a, 0.0)
-        with np.errstate(divide="ignore"):
-            lpdf = (k - 1) * np.log(v) - v * v / 2 + chi_const
-            lsf = np.log(special.gammaincc(half, x / 2))
-        return lpdf + lsf
+    logf_vec = _diff_chi2_logf(a, b, k, t)
 
     def logf(v: float) -> float:
         return float(logf_vec(np.array([v]))[0])
