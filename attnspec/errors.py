@@ -7,6 +7,11 @@ expect (``ValueError``, ``FileNotFoundError``), so ``except ValueError`` keeps w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: errors.py stays import-light
+    import pathlib
+
 
 class AttnspecError(Exception):
     """Base class of every user-facing attnspec error."""
@@ -82,7 +87,7 @@ def check_index(name: str, value: object, n: int) -> int:
     return int(value)
 
 
-def check_path(name: str, value: object) -> "Path":
+def check_path(name: str, value: object) -> "pathlib.Path":
     """A path given as ``str`` or ``os.PathLike`` (not ``None``, a number, ...), non-empty,
     else :class:`InputError`, e.g. ``path must be a path (str or os.PathLike), got 123``."""
     import os

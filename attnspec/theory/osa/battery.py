@@ -280,8 +280,6 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
         eta = f"about {elapsed / done * (total - done):.0f} s left" if done > 0 else "estimating the time left"
         progress(f"{msg} — step {len(seen)}/{len(stages)}, {eta}")
 
-    from attnspec.threads import torch_threads
-
     t0 = time.perf_counter()
     # The checks use tiny matrices: one thread avoids oversubscription (restored after) — for
     # torch and for the BLAS under NumPy/SciPy (SciPy's expm of a 96×96 matrix took 0.2 s with
