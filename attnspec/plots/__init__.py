@@ -85,6 +85,15 @@ def _plain_number(v: float, _pos: object = None) -> str:
     return f"$10^{{{int(exp)}}}$" if abs(mant - 1) < 1e-9 else f"${mant:g}\\times10^{{{int(exp)}}}$"
 
 
+def _minor_marks_drawn(axis_name: str) -> bool:
+    """Whether the current style draws minor tick marks or a minor grid on this axis."""
+    rc = plt.rcParams
+    sides = ("bottom", "top") if axis_name == "x" else ("left", "right")
+    marks = any(rc[f"{axis_name}tick.{side}"] and rc[f"{axis_name}tick.minor.{side}"] for side in sides)
+    grid = rc["axes.grid"] and rc["axes.grid.which"] in ("minor", "both")
+    return (marks and rc[f"{axis_name}tick.minor.size"] > 0) or grid
+
+
 def readable_log_ticks(ax, which: str = "both") -> None:  # noqa: ANN001 - matplotlib Axes
     """Tick labels a reader can read on the log axes of ``ax`` (call after the limits are set).
 
@@ -92,7 +101,7 @@ def readable_log_ticks(ax, which: str = "both") -> None:  # noqa: ANN001 - matpl
     only on major ticks, so they never run into each other. An axis spanning two decades
     or less is labelled at 1, 2, 5 × 10^k, one spanning more at powers of ten only.
     """
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
     axes = {"x": [ax.xaxis], "y": [ax.yaxis], "both": [ax.xaxis, ax.yaxis]}[which]
     for axis in axes:
@@ -104,6 +113,27 @@ def readable_log_ticks(ax, which: str = "both") -> None:  # noqa: ANN001 - matpl
         axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=9))
         axis.set_major_formatter(FuncFormatter(_plain_number))
         axis.set_minor_formatter(NullFormatter())
+        # Unlabelled minor ticks: the style draws no tick marks and a major-only grid, so they
+        # show nothing, yet every one is measured at each layout (most of the drawing time
+        # of a four-panel log figure). Keep them only where the style draws them.
+        if not _minor_marks_drawn(axis.axis_name):
+            axis.set_minor_locator(NullLocator())
+
+
+def _frozen_layout(fig: plt.Figure) -> object:
+    """Lay ``fig`` out once and return its tight bounding box (inches, padded as
+    ``bbox_inches="tight"`` pads it), with the layout engine then switched off.
+
+    Constrained layout and the tight box each measure every tick label of every axis, and
+    ``savefig(bbox_inches="tight")`` redoes both for each format (a dry draw, then the real
+    one): four layouts for a PNG and an SVG. Done once at the saving resolution, the files
+    carry the same layout for a third of the drawing time (benchmarks/bench_jl.py).
+    """
+    fig.set_dpi(plt.rcParams["savefig.dpi"] if plt.rcParams["savefig.dpi"] != "figure" else fig.dpi)
+    fig.canvas.draw()
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
+    fig.set_layout_engine("none")
+    return bbox
 
 
 def save_figure(fig: plt.Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
@@ -120,11 +150,12 @@ def save_figure(fig: plt.Figure, stem: Path, formats: Sequence[str] = FORMATS) -
     stem = Path(stem)
     paths = []
     try:
+        bbox = _frozen_layout(fig)
         for fmt in formats:
             p = stem.with_suffix(f".{fmt}")
             with atomic_path(p) as tmp:
                 # the temporary name ends in .tmp: the format must be given, not guessed from it
-                fig.savefig(tmp, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+                fig.savefig(tmp, format=fmt, bbox_inches=bbox, metadata={"Date": None} if fmt == "svg" else None)
             paths.append(p)
     finally:
         plt.close(fig)
