@@ -60,12 +60,18 @@ def environment_meta() -> dict[str, Any]:
         "platform": platform.platform(),
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    try:
-        import transformers
+    # The version from the installed distribution's metadata: importing transformers only to
+    # read it costs seconds (its import-structure scan), most of a checking command's writing time.
+    loaded = sys.modules.get("transformers")
+    if loaded is not None:
+        meta["transformers"] = loaded.__version__
+    else:
+        from importlib import metadata
 
-        meta["transformers"] = transformers.__version__
-    except ImportError:  # pragma: no cover - transformers is a hard dependency
-        pass
+        try:
+            meta["transformers"] = metadata.version("transformers")
+        except metadata.PackageNotFoundError:  # pragma: no cover - transformers is a hard dependency
+            pass
     return meta
 
 
