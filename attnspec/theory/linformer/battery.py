@@ -558,7 +558,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
                                    say)
 
     pending = [g for g in groups if g not in done]
-    # Theorem 2 and eq. 4 in a forked process beside Lemma 1 and Theorem 1 (both cores; the same
+    # some groups in a forked process beside the others (both cores, split by cost; the same
     # rows, since every group draws its seeds from config.seed alone): see .parallel
     side_groups = PAR.plan(pending)
     side = PAR.SideProcess(compute, side_groups) if side_groups else None

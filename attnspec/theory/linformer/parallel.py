@@ -4,9 +4,9 @@ The claim groups of a run are independent: each draws every seed from ``config.s
 (``child_seed(seed, <its own labels>)``, see :data:`.battery.RUN_GROUPS`), so computing one
 in another process gives exactly the rows it gives in this one; only wall time changes.
 
-:func:`side_process` forks one child that computes the groups of :data:`SIDE_GROUPS` (Theorem 2
-and eq. 4: about as much CPU as Lemma 1 and Theorem 1 together) while this process computes
-the rest. Every group is computed with one thread (torch's pool and, when threadpoolctl is
+:class:`SideProcess` forks one child that computes the groups :func:`plan` hands it (by
+default Lemma 1, Theorem 2 and eq. 4: about as much CPU as Theorem 1 alone) while this
+process computes the rest. Every group is computed with one thread (torch's pool and, when threadpoolctl is
 installed, the BLAS pool), forked or not, so two processes do not fight over two cores and the
 tables are the same to the last bit however the groups were scheduled (forked, in turn, resumed). Nothing is forked
 when fewer than two cores are available, when fewer than two groups are pending, or on a
@@ -25,8 +25,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-#: the groups a side process computes (the others stay in this process)
-SIDE_GROUPS: tuple[str, ...] = ("thm2", "eq4")
+#: Relative cost of each claim group (single-thread CPU seconds of the default run, n = 4096,
+#: ε = 0.1, measured with benchmarks/bench_jl.py's group timings): Theorem 1's LU and P·g
+#: products weigh about as much as the other three groups together.
+GROUP_COST: dict[str, float] = {"lemma1": 3.6, "thm1": 11.7, "thm2": 6.2, "eq4": 2.4}
 
 
 def cores() -> int:
@@ -121,8 +123,24 @@ class SideProcess:
 
 
 def plan(pending: Sequence[str]) -> list[str]:
-    """The pending groups to hand to a side process (none when forking would not help)."""
-    side = [g for g in pending if g in SIDE_GROUPS]
-    if not side or len(side) == len(pending) or not can_fork():
+    """The pending groups to hand to a side process (none when forking would not help).
+
+    The split that finishes first: of every way to divide the pending groups between this
+    process and one child, the one with the smallest larger share of :data:`GROUP_COST`
+    (ties: the child takes the later groups). At most four groups, so all splits are tried.
+    """
+    import itertools
+
+    pending = list(pending)
+    if len(pending) < 2 or not can_fork():
         return []
-    return side
+    cost = [GROUP_COST.get(g, 1.0) for g in pending]
+    total = sum(cost)
+    best: tuple[float, list[int]] | None = None
+    for size in range(1, len(pending)):
+        for side in itertools.combinations(range(len(pending)), size):
+            side_cost = sum(cost[i] for i in side)
+            span = max(side_cost, total - side_cost)
+            if best is None or span < best[0] - 1e-12 or (abs(span - best[0]) <= 1e-12 and side > tuple(best[1])):
+                best = (span, list(side))
+    return [pending[i] for i in best[1]] if best is not None else []
