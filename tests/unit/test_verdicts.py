@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 
 from attnspec import claims
@@ -153,3 +155,22 @@ def test_claim_ids_and_readings_are_validated():
 def test_unknown_claim_id_names_close_ones():
     with pytest.raises(ValueError, match="unknown claim id"):
         claims.get("linformer.no-such-claim")
+
+
+def test_clopper_pearson_fast_path_matches_scipy_stats() -> None:
+    """The interval comes from SciPy's beta quantile ufunc (cached); it must give the bits of
+    the public scipy.stats.beta.ppf on every kind of count, level and edge (0 and all failures)."""
+    from scipy import stats as sps
+
+    from attnspec.stats import clopper_pearson
+
+    rng = np.random.default_rng(21)
+    cases = [(0, 1), (1, 1), (0, 10_000), (10_000, 10_000), (3, 7), (1, 2_000_000)]
+    cases += [(int(s), int(t)) for t in rng.integers(1, 50_000, 300) for s in (rng.integers(0, t + 1),)]
+    for level in (0.95, 1 - 0.01 / 5, 0.5):
+        a = 1 - level
+        for s, t in cases:
+            ci = clopper_pearson(s, t, level)
+            low = 0.0 if s == 0 else float(sps.beta.ppf(a / 2, s, t - s + 1))
+            high = 1.0 if s == t else float(sps.beta.ppf(1 - a / 2, s + 1, t - s))
+            assert (ci.low, ci.high, ci.estimate) == (low, high, s / t), (s, t, level)
