@@ -43,6 +43,9 @@ def test_other_dimension_formulas() -> None:
     from sklearn.random_projection import johnson_lindenstrauss_min_dim
 
     assert D.sklearn_min_dim(4096, 0.1) == int(johnson_lindenstrauss_min_dim(4096, eps=0.1))
+    for n in (2, 3, 64, 512, 1000, 4096, 10**6):
+        for eps in (0.01, 0.1, 1 / 3, 0.5, 0.9, 0.99):
+            assert D.sklearn_min_dim(n, eps) == int(johnson_lindenstrauss_min_dim(n, eps=eps)), (n, eps)
 
 
 def test_union_bound_min_k_is_the_threshold() -> None:

@@ -127,12 +127,16 @@ def theorem2_k_appendix_d(d: int, eps: float) -> float:
 
 
 def sklearn_min_dim(n: int, eps: float) -> int:
-    """scikit-learn's ``johnson_lindenstrauss_min_dim``: 4 ln(n) / (ε²/2 − ε³/3)."""
-    from sklearn.random_projection import johnson_lindenstrauss_min_dim
+    """scikit-learn's ``johnson_lindenstrauss_min_dim``: 4 ln(n) / (ε²/2 − ε³/3), truncated.
 
+    Computed as sklearn.random_projection computes it (``4 * np.log(n) / denominator``, cast to
+    int64) rather than by importing scikit-learn, which costs a second of every jl-check's start;
+    tests/unit/test_jl.py compares the two over a grid of n and ε.
+    """
     check_n(n)
     check_eps(eps)
-    return int(johnson_lindenstrauss_min_dim(n, eps=eps))
+    denominator = (eps**2 / 2) - (eps**3 / 3)
+    return int((4 * np.log(n) / denominator).astype(np.int64))
 
 
 def union_bound_min_k(n: int, eps: float, pairs: int | None = None) -> int:
