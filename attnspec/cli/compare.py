@@ -28,7 +28,7 @@ def compare(
     """
     from rich.table import Table
 
-    from attnspec.compare import KIND, compare_runs, depth_trends, write_comparison
+    from attnspec.spectra.compare import KIND, compare_runs, depth_trends, write_comparison
     from attnspec.errors import InputError
 
     with user_errors():

@@ -60,17 +60,18 @@ def spectrum(
     Run again with the same --out and parameters, a complete run is up to date: its summary
     is printed and nothing is computed (exit 0); --overwrite recomputes it.
     """
-    from attnspec.model_names import reject_alias_typo
+    from attnspec.spectra.model_names import reject_alias_typo
 
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.figure_record import figure_choices, record_figure_choices
+    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
     from attnspec.results import read_meta
-    from attnspec.spectrum import check_at
-    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum, up_to_date
+    from attnspec.spectra.reading import check_at
+    from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
+    from attnspec.spectra.job import run_spectrum, up_to_date
 
-    from attnspec.scaling import parse_lengths
+    from attnspec.spectra.scaling import parse_lengths
 
     with user_errors():
         lengths = parse_lengths(seq_len)
@@ -101,7 +102,7 @@ def spectrum(
             _scaling(cfg, lengths, plots=plots, quiet=quiet)
             return
         cfg.validate()
-        from attnspec.scaling import KIND as SCALING
+        from attnspec.spectra.scaling import KIND as SCALING
 
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
@@ -139,7 +140,7 @@ def spectrum(
 def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
     """A complete run asked again: its summary, and its figures only when missing or asked
     differently (--at, --label); nothing is computed."""
-    from attnspec.figure_record import figure_choices, record_figure_choices
+    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
     from attnspec.results import read_meta
 
     meta = read_meta(out)
@@ -174,8 +175,8 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     from dataclasses import replace
 
     from attnspec.results import result_files
-    from attnspec.scaling import KIND, run_dir, run_scaling
-    from attnspec.spectrum_run import up_to_date
+    from attnspec.spectra.scaling import KIND, run_dir, run_scaling
+    from attnspec.spectra.job import up_to_date
 
     out = cfg.out
     # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
@@ -211,7 +212,7 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
 
     from attnspec.plots.scaling import plot_scaling
     from attnspec.results import read_meta, result_files, write_table
-    from attnspec.scaling import fit_scaling, scaling_table
+    from attnspec.spectra.scaling import fit_scaling, scaling_table
 
     table = scaling_table(run)
     fits = fit_scaling(run, resamples=resamples, seed=seed)
@@ -257,7 +258,7 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.figure_record import family_note, figure_choices
+    from attnspec.spectra.figure_record import family_note, figure_choices
     from attnspec.results import read_meta, read_table
 
     note = family_note(read_meta(run))
@@ -275,7 +276,7 @@ def _summary(run: Path, at: int | None) -> None:
     table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
-    from attnspec.spectrum import short_input_note
+    from attnspec.spectra.reading import short_input_note
 
     undefined = short_input_note(meta, at)  # an input shorter than `at`: c_at is 1 there by construction
     for layer in heat.index:
@@ -287,7 +288,7 @@ def _summary(run: Path, at: int | None) -> None:
             f"{per_layer.loc[layer, 'stable_rank_mean']:.2f}",
         )
     out_console.print(table)
-    from attnspec.spectrum import lengths_text
+    from attnspec.spectra.reading import lengths_text
 
     if lengths_text(meta):
         out_console.print(f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
@@ -299,7 +300,7 @@ def _summary(run: Path, at: int | None) -> None:
 def _short_inputs_warning(run: Path, seq_len: int) -> None:
     """Warn on stderr when inputs are shorter than --seq-len, with their real lengths."""
     from attnspec.results import read_meta
-    from attnspec.spectrum import lengths_text
+    from attnspec.spectra.reading import lengths_text
 
     meta = read_meta(run)
     corpus = meta.get("corpus") or {}
@@ -319,11 +320,11 @@ def merge(
 ) -> None:
     """Merge spectrum shards (exact: count, mean and squared deviations combine pairwise)."""
     from attnspec.plots.spectrum import plot_run
-    from attnspec.spectrum_run import merge_runs
+    from attnspec.spectra.merge import merge_runs
 
     with user_errors():
         from attnspec.results import check_out_kind, read_meta, result_files
-        from attnspec.scaling import KIND as SCALING, merge_scaling
+        from attnspec.spectra.scaling import KIND as SCALING, merge_scaling
 
         claim_out_dir(out, "attnspec merge")  # usable and ours before anything is read; held through the figures too
         _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
@@ -354,7 +355,7 @@ def _check_shards(dirs: list[Path]) -> None:
     """Refuse, in one line naming the file, shards whose meta.json or tables have the wrong
     shape, shards of different kinds, and a set of shards that holds no input at all."""
     from attnspec.errors import InputError
-    from attnspec.result_checks import SCALING_KIND, SPECTRUM_KIND, check_meta, check_spectrum_run
+    from attnspec.spectra.result_checks import SCALING_KIND, SPECTRUM_KIND, check_meta, check_spectrum_run
 
     if not dirs:
         raise InputError("merge needs at least one results directory")
@@ -394,7 +395,7 @@ def plot_spectrum(
         from attnspec.results import check_not_being_written, result_files
 
         # figure directories checked and locked before anything is drawn
-        from attnspec.result_checks import check_spectrum_run
+        from attnspec.spectra.result_checks import check_spectrum_run
 
         for run in runs:
             check_not_being_written(run)  # a run its writer still holds is not read
@@ -415,7 +416,7 @@ def plot_spectrum(
         paths = []
         scale: dict[str, float] = {}
         if len(runs) > 1:  # one colour scale for every heatmap of the runs compared
-            from attnspec.figure_record import figure_choices
+            from attnspec.spectra.figure_record import figure_choices
             from attnspec.plots.spectrum import heat_range
             from attnspec.results import read_meta, read_table
 
@@ -453,7 +454,7 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        from attnspec.scaling import KIND, read_runs
+        from attnspec.spectra.scaling import KIND, read_runs
 
         if out is not None:  # --out first, before anything is read (a folder made here and left empty goes again)
             claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)

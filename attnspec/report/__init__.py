@@ -17,7 +17,7 @@ An experiment is a TOML file in ``experiments/``::
 
 Each experiment runs in-process — a checking command through
 :func:`attnspec.battery.run_battery` and :func:`attnspec.battery.write_result`, the
-spectrum job through :func:`attnspec.spectrum_run.run_spectrum` — unless its results are
+spectrum job through :func:`attnspec.spectra.job.run_spectrum` — unless its results are
 present and fresh: a key made of the command, its effective
 arguments, the mode, the package version and, for a checking command, the digest of the code
 its verdicts come from (:func:`checking_code_digest`) is stored with the results, and a change
@@ -47,7 +47,7 @@ import pandas as pd
 
 from attnspec import __version__
 from attnspec.errors import InputError, ResultsError
-from attnspec.report_summary import spectrum_statements
+from attnspec.report.summary import spectrum_statements
 from attnspec.writer import atomic_write_bytes
 
 PAPERS: dict[str, str] = {
@@ -131,7 +131,7 @@ def checking_code_digest(command: str) -> str | None:
         return None
     from attnspec.battery import BATTERIES
 
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the attnspec package
     module = BATTERIES.get(command)
     package = root.joinpath(*module.split(".")[1:-1]) if module else None
     # osa-train shares its package with osa-check but runs only the training modules and the layer
@@ -249,7 +249,7 @@ def _drawn_otherwise(exp: Experiment, out: Path, quick: bool) -> bool:
     experiment now asks for (the default rule changed once): stale, whatever its key says."""
     if exp.command != "spectrum":
         return False
-    from attnspec.corpora import selection_of
+    from attnspec.spectra.data.selection import selection_of
 
     wanted = str(exp.effective_args(quick).get("selection", "pool"))
     # a scaling study keeps one run per length under n<len>/; a single run its meta.json at the
@@ -273,7 +273,7 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
 
     Checking commands run in-process through :func:`attnspec.battery.run_battery` and
     :func:`attnspec.battery.write_result`; the spectrum job through
-    :func:`attnspec.spectrum_run.run_spectrum`. A command whose battery module is not
+    :func:`attnspec.spectra.job.run_spectrum`. A command whose battery module is not
     importable (a paper package not built yet) falls back to the CLI in a subprocess.
     """
     out = results / exp.name
@@ -373,8 +373,9 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     several ``seq-len`` values, e.g. ``"32,64"``, run the scaling study as the CLI does)."""
     import dataclasses
 
-    from attnspec.scaling import parse_lengths, run_scaling
-    from attnspec.spectrum_run import SpectrumConfig, parse_shard, run_spectrum
+    from attnspec.spectra.scaling import parse_lengths, run_scaling
+    from attnspec.spectra.config import SpectrumConfig, parse_shard
+    from attnspec.spectra.job import run_spectrum
 
     fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
     unknown = sorted(set(options) - fields - _SPECTRUM_CLI_ONLY)
@@ -513,7 +514,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
                  data_dir: str | None) -> Path:
     """Write ``out/REPORT.md`` and ``out/figures/`` from the saved results in ``out/results``."""
     from attnspec.plots.spectrum import plot_compare, plot_run
-    from attnspec.report_summary import summary_section
+    from attnspec.report.summary import summary_section
     from attnspec.results import environment_meta
 
     results = out / "results"
@@ -593,7 +594,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
             for fig in _copy_figures(d, figures / exp.name):
                 md.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})")
             md.append("")
-    from attnspec.report_beyond import beyond_figure1_section
+    from attnspec.report.beyond import beyond_figure1_section
 
     md += beyond_figure1_section(experiments, results, figures)
     md += _regenerate_section(quick)
@@ -626,13 +627,13 @@ def _redraw(command: str, result_dir: Path) -> None:
 
 #: The code that draws every figure of the report: its digest is recorded with the figures,
 #: so a test can tell committed figures that an older plotting code drew.
-PLOTTING_CODE = ("plots/*.py", "figure_record.py")
+PLOTTING_CODE = ("plots/*.py", "spectra/figure_record.py")
 DRAWN_BY_FILE = "DRAWN_BY.json"
 
 
 def plotting_code_digest() -> str:
     """SHA-256 over the plotting modules' source, in a fixed order."""
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the attnspec package
     h = hashlib.sha256()
     for pattern in PLOTTING_CODE:
         for path in sorted(root.glob(pattern)):
@@ -670,7 +671,7 @@ def verdict_lines_md(rows: list[dict[str, Any]]) -> list[str]:
     """The verdict-first lines the checking commands print, as a markdown list (one per claim)."""
     if not rows:
         return []
-    from attnspec.report_summary import rows_from_json
+    from attnspec.report.summary import rows_from_json
     from attnspec.verdict_summary import summary_lines
 
     return [*(f"- {_md(line)}" for line in summary_lines(rows_from_json(rows), width=10_000)), ""]
@@ -847,7 +848,7 @@ def run_report(
 ) -> tuple[Path, dict[str, RunRecord]]:
     """Run what is missing or stale, then rebuild figures and REPORT.md. Returns (report path, records)."""
     experiments = load_experiments(experiments_dir)
-    from attnspec.corpora import resolve_data_dir
+    from attnspec.spectra.data.sources import resolve_data_dir
 
     found, _ = resolve_data_dir(data_dir)  # the same default as every other command
     data_dir = None if found is None else str(found)

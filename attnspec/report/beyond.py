@@ -65,7 +65,7 @@ def _copy(paths: Sequence[Path], dest: Path) -> None:
 
 def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.scaling import LINEAR_ABOVE, NO_GROWTH_BELOW, fit_scaling, scaling_table
+    from attnspec.spectra.scaling import LINEAR_ABOVE, NO_GROWTH_BELOW, fit_scaling, scaling_table
 
     try:
         table = scaling_table(d)
@@ -106,7 +106,7 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
 
 
 def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
-    from attnspec.compare import METRICS
+    from attnspec.spectra.compare import METRICS
     from attnspec.results import read_table
 
     md = ["### The metrics beyond the curve, per layer (Figure 1 runs)", "",
@@ -136,7 +136,7 @@ def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
 
 
 def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) -> list[str]:
-    from attnspec.compare import compare_runs, depth_trends
+    from attnspec.spectra.compare import compare_runs, depth_trends
     from attnspec.plots.compare import plot_comparison
 
     runs = [results / e.name for e in exps]

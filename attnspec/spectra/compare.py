@@ -104,7 +104,7 @@ def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFram
     if not 1 <= at <= n:
         raise InputError(f"--at must be in 1..{n} (the run {run} has n = {n}), got {at}")
     out: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]] = {}
-    from attnspec.spectrum import short_input_note
+    from attnspec.spectra.reading import short_input_note
 
     note = short_input_note(read_meta(run), at)
     if note is None:
@@ -135,7 +135,7 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
     runs = [Path(r) for r in runs]
     if len(runs) < 2:
         raise InputError(f"compare needs at least two runs, got {len(runs)}")
-    from attnspec.result_checks import check_spectrum_run
+    from attnspec.spectra.result_checks import check_spectrum_run
 
     for r in runs:  # meta.json and every table checked: no comparison of NaN means or damaged tables
         check_spectrum_run(r)
@@ -147,7 +147,7 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
 
 def default_reading_index(runs: Sequence[Path]) -> int:
     """The Figure 1 reading index of the shortest run (128 at n = 512, else n / 4)."""
-    from attnspec.spectrum import default_at
+    from attnspec.spectra.reading import default_at
 
     return default_at(min(int(read_table(r, "spectrum")["index"].max()) for r in runs))
 
@@ -173,7 +173,7 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
     Welch; 0 for the reference itself), ``at``, ``level``. Quantities are those every run has.
     """
     from attnspec.errors import check_range
-    from attnspec.spectrum import check_at
+    from attnspec.spectra.reading import check_at
 
     if isinstance(level, bool) or not isinstance(level, (int, float)):
         raise InputError(f"level must be a number in (0, 1), got {level!r}")

@@ -19,14 +19,13 @@ import contextlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from attnspec.corpora import CORPUS_NAMES, SELECTIONS, SHORT_POLICIES, selection_of
 from attnspec.errors import InputError, ModelLoadError, ResultsError
 from attnspec.results import (
     META_FILE,
@@ -39,127 +38,21 @@ from attnspec.results import (
     write_table,
     writing_to,
 )
-from attnspec.scaling import KIND as SCALING_KIND  # a run may live inside its scaling study
 from attnspec.signals import sigterm_as_interrupt
-from attnspec.spectrum import (
-    METHODS,
-    RANK_TOL,
-    SpectrumAccumulator,
-    load_state,
-    merge_accumulators,
-    resolve_method,
-    row_entropy,
-    save_state,
-    singular_values,
+from attnspec.spectra.aggregate import SpectrumAccumulator
+from attnspec.spectra.checkpoint import STATE_FILE, RunState, read_state, shard_indices, write_state
+from attnspec.spectra.config import (
+    DEFAULT_BATCH_SIZE,
+    KIND,
+    SVD_METHOD_ERROR,
+    SpectrumConfig,
+    SpectrumOutcome,
+    inputs_request,
 )
-
-STATE_FILE = "state.npz"
-KIND = "spectrum"
-# Inputs per forward pass when --batch-size is not given, per device type. CPU: measured by
-# benchmarks/bench_spectrum.py (section "batch": a 12-layer, 12-head RoBERTa-style encoder
-# at n = 512, the same 4 inputs, batch sizes interleaved, best of 2 rounds, on the loaded
-# 2-core machine): batch 4 took 17.9 s/input against 24.9 s/input for batch 1, with 1.6 %
-# more peak RSS (1,238 vs 1,218 MB), so 4 stays. CUDA: not measured (no GPU on the project's
-# machines); 4 as on the CPU. The benchmark's batch section measures it where a GPU exists.
-DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 4}
-
-
-#: Measured error of each engine method against float64 SVD (numpy dgesdd) on real attention:
-#: benchmarks/bench_long_context.py on SmolLM2-135M (one WikiText-103 window, layers 0 and 29,
-#: 9 heads each), largest over the lengths measured; docs/spectrum.md "Long context".
-SVD_METHOD_ERROR: dict[str, dict[str, Any]] = {
-    "lapack": {"curve_max_abs": 8.5e-8, "effective_rank_max_rel": 2.4e-7, "stable_rank_max_rel": 7.1e-7,
-               "measured_at_n": [128, 512, 1024], "by": "benchmarks/bench_long_context.py (SmolLM2-135M)"},
-    "gram": {"curve_max_abs": 1.3e-9, "effective_rank_max_rel": 2.4e-8, "stable_rank_max_rel": 1.5e-15,
-             "measured_at_n": [128, 512, 1024], "by": "benchmarks/bench_long_context.py (SmolLM2-135M)"},
-}
-
-#: Inputs of a spectrum run when --num-sentences is not given (fewer if the corpus has fewer).
-DEFAULT_NUM_SENTENCES = 1000
-
-
-@dataclass
-class SpectrumConfig:
-    """Everything that defines a spectrum run (see ``attnspec spectrum --help``)."""
-
-    model: str = "roberta-base"
-    data: str = "wiki103"
-    split: str | None = None
-    data_dir: str | None = None
-    seq_len: int = 512
-    # An int, "all" (every available input) or None: DEFAULT_NUM_SENTENCES, or every
-    # input when the corpus has fewer (so the default never fails on a small corpus).
-    num_sentences: int | str | None = None
-    seed: int = 0
-    short_policy: str = "skip"
-    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device
-    device: str = "auto"
-    dtype: str = "float32"
-    svd_method: str = "auto"
-    shard: tuple[int, int] | None = None  # (index, count), 0-based index
-    out: Path = field(default_factory=lambda: Path("results/spectrum"))
-    csv: bool = False
-    resume: bool = False
-    overwrite: bool = False
-    max_time: float | None = None  # seconds
-    checkpoint_every: int = 8  # batches
-    rank_tol: float = RANK_TOL  # relative tolerance of the numerical rank
-    count_available: bool = False  # selection "documents": tokenise the whole corpus for the exact number of windows
-    selection: str = "pool"  # how inputs are drawn (attnspec.corpora.SELECTIONS)
-
-    def validate(self) -> None:
-        if self.seq_len < 2:
-            raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
-        if self.num_sentences is not None and self.num_sentences != "all":
-            if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, int) or self.num_sentences <= 0:
-                raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {self.num_sentences!r}")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
-        if self.seed < 0:
-            raise InputError(f"--seed must be >= 0, got {self.seed}")
-        if self.short_policy not in SHORT_POLICIES:
-            raise InputError(f"--short-policy must be one of {', '.join(SHORT_POLICIES)}, got {self.short_policy!r}")
-        if self.svd_method not in METHODS:
-            raise InputError(f"--svd-method must be one of {', '.join(METHODS)}, got {self.svd_method!r}")
-        if self.max_time is not None and not self.max_time > 0:
-            raise InputError(f"--max-time must be > 0 seconds, got {self.max_time}")
-        if self.checkpoint_every < 1:
-            raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
-        if not 0 < self.rank_tol < 1:
-            raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
-        if self.selection not in SELECTIONS:
-            raise InputError(f"--selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
-        if self.selection == "documents" and (self.short_policy == "pack" or CORPUS_NAMES.get(self.data) == "wiki103"):
-            # checked again in load_inputs for any source; here the known cases fail before the model loads
-            raise InputError("--selection documents needs one window per document: not with --short-policy pack, "
-                             f"nor with {self.data} (WikiText is packed into windows); use --selection pool")
-        if self.resume and self.overwrite:
-            raise InputError("--resume and --overwrite exclude each other")
-        if self.shard is not None:
-            i, n = self.shard
-            if n < 1 or not 0 <= i < n:
-                raise InputError(f"--shard must be INDEX/COUNT with 0 <= INDEX < COUNT, got {i}/{n}")
-
-    def identity(self) -> dict[str, Any]:
-        """The parameters that make two runs the same run (resume and merge check them)."""
-        return {
-            "model": self.model,
-            "data": self.data,
-            "split": self.split,
-            "seq_len": self.seq_len,
-            "num_sentences": (f"up to {DEFAULT_NUM_SENTENCES}" if self.num_sentences is None
-                              else self.num_sentences),
-            "seed": self.seed,
-            "short_policy": self.short_policy,
-            "dtype": self.dtype,
-            "svd_method": self.svd_method,
-            "rank_tol": self.rank_tol,
-            "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
-            # only when not the default, so that runs made before the option existed (all
-            # "pool", or "documents" for one-window-per-document corpora in one release) keep
-            # their identity; the inputs' digest, checked on resume and merge, tells them apart
-            **({"selection": self.selection} if self.selection != "pool" else {}),
-        }
+from attnspec.spectra.data.selection import selection_of
+from attnspec.spectra.engine import resolve_method, singular_values
+from attnspec.spectra.metrics import row_entropy
+from attnspec.spectra.scaling import KIND as SCALING_KIND  # a run may live inside its scaling study
 
 
 def _recorded_figures(out: Path) -> dict[str, Any] | None:
@@ -171,59 +64,12 @@ def _recorded_figures(out: Path) -> dict[str, Any] | None:
         return None
 
 
-def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
-    """``--num-sentences`` as :func:`attnspec.corpora.load_inputs` arguments: N → exactly N;
-    ``"all"`` → every available input; None (the default) → DEFAULT_NUM_SENTENCES, or all
-    of them when fewer exist."""
-    if num_sentences is None:
-        return {"num_inputs": DEFAULT_NUM_SENTENCES, "at_most": True}
-    if num_sentences == "all":
-        return {"num_inputs": None, "at_most": False}
-    return {"num_inputs": num_sentences, "at_most": False}
 
 
-def parse_num_sentences(text: str | None) -> int | str | None:
-    """``--num-sentences``: ``"all"``, a positive integer, or None (the default, see SpectrumConfig)."""
-    if text is None:
-        return None
-    t = text.strip().lower()
-    if t == "all":
-        return "all"
-    try:
-        value = int(t.replace(",", "").replace("_", ""))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
-    return value
 
 
-def parse_shard(text: str | None) -> tuple[int, int] | None:
-    """``"i/N"`` → (i, N); ``"auto"`` reads RANK and WORLD_SIZE (torchrun, accelerate)."""
-    import os
-
-    if text is None:
-        return None
-    if text == "auto":
-        if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-            raise InputError("--shard auto needs the RANK and WORLD_SIZE environment variables (set by torchrun / accelerate launch)")
-        text = f"{os.environ['RANK']}/{os.environ['WORLD_SIZE']}"
-    try:
-        i, n = (int(p) for p in text.split("/"))
-    except ValueError:
-        raise InputError(f"--shard must be INDEX/COUNT (e.g. 0/4) or auto, got {text!r}") from None
-    if n < 1 or not 0 <= i < n:
-        raise InputError(f"--shard must be INDEX/COUNT with 0 <= INDEX < COUNT, got {text!r}")
-    return i, n
 
 
-@dataclass
-class SpectrumOutcome:
-    out: Path
-    status: str  # "complete", "partial" (max-time) or "interrupted"
-    inputs_done: int
-    inputs_total: int
-    wall_time_s: float
 
 
 def _pad_batch(batch: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -237,96 +83,12 @@ def _pad_batch(batch: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch
     return ids, mask
 
 
-# ---------------------------------------------------------------------------------------
-# The checkpoint: one verified file
-# ---------------------------------------------------------------------------------------
-@dataclass
-class RunState:
-    """A verified ``state.npz``: the aggregate and everything needed to trust it.
-
-    ``covered`` holds the indices, in the seeded selection of the whole run, of the
-    inputs the aggregate contains (shard i of N covers i, i + N, i + 2N, ...).
-    """
-
-    path: Path
-    acc: SpectrumAccumulator
-    identity: dict[str, Any]
-    inputs_done: int
-    inputs_total: int  # inputs this run (or shard) has to cover
-    selection_total: int  # inputs in the whole run's selection (all shards)
-    covered: np.ndarray  # (inputs_done,) int64
-    wall_time_s: float
-    missing_shards: list[int]  # shards absent from a partial merge (empty otherwise)
-    merge_of: int  # N when this state is a merge of N shards, 0 for a run
-    inputs_sha256: str | None = None  # digest of the whole run's selection (None: written before it was kept)
-
-    @property
-    def complete(self) -> bool:
-        return self.inputs_done == self.inputs_total and not self.missing_shards
 
 
-def shard_indices(shard: tuple[int, int] | None, count: int) -> np.ndarray:
-    """Indices in the whole selection of a shard's first ``count`` inputs, shape (count,)."""
-    i, n = shard if shard is not None else (0, 1)
-    return i + n * np.arange(count, dtype=np.int64)
 
 
-def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any], inputs_done: int, inputs_total: int,
-                selection_total: int, covered: np.ndarray, wall_time_s: float, missing_shards: list[int] = (),
-                merge_of: int = 0, inputs_sha256: str | None = None) -> None:
-    """Write the aggregate and the record of what it covers as one atomic, digested file."""
-    save_state(path, acc, {
-        "identity": np.asarray(json.dumps(identity, sort_keys=True)),
-        "inputs_done": np.asarray(inputs_done, dtype=np.int64),
-        "inputs_total": np.asarray(inputs_total, dtype=np.int64),
-        "selection_total": np.asarray(selection_total, dtype=np.int64),
-        "covered": np.asarray(covered, dtype=np.int64),
-        "wall_time_s": np.asarray(float(wall_time_s)),
-        "missing_shards": np.asarray(list(missing_shards), dtype=np.int64),
-        "merge_of": np.asarray(merge_of, dtype=np.int64),
-        **({"inputs_sha256": np.asarray(inputs_sha256)} if inputs_sha256 else {}),
-    })
 
 
-def read_state(path: Path) -> RunState:
-    """Load and verify ``path``: readable, digest, structure, statistics, coverage.
-
-    Raises :class:`ResultsError` naming the file and the failed check; changes nothing.
-    """
-    path = Path(path)
-    acc, extra = load_state(path)  # readable, digest, structure, counts vs inputs_done, ranges
-    needed = ("identity", "inputs_done", "inputs_total", "selection_total", "covered")
-    missing = [k for k in needed if k not in extra]
-    if missing:
-        raise ResultsError(f"checkpoint {path} fails the structure check: no {', '.join(missing)} "
-                           "(written by an older attnspec?); recompute with --overwrite")
-    try:
-        identity = json.loads(str(extra["identity"]))
-    except json.JSONDecodeError:
-        raise ResultsError(f"checkpoint {path} fails the identity check: its identity is not JSON") from None
-    done, total, sel = (int(extra[k]) for k in ("inputs_done", "inputs_total", "selection_total"))
-    covered = np.asarray(extra["covered"], dtype=np.int64).ravel()
-    if len(covered) != done:
-        raise ResultsError(f"checkpoint {path} fails the coverage check: it records {done} inputs done but covers "
-                           f"{len(covered)}")
-    if not 0 <= done <= total <= sel:
-        raise ResultsError(f"checkpoint {path} fails the coverage check: {done} done of {total} (selection {sel})")
-    if len(covered) and (len(np.unique(covered)) != len(covered) or covered.min() < 0 or covered.max() >= sel):
-        raise ResultsError(f"checkpoint {path} fails the coverage check: input indices repeated or outside 0..{sel - 1}")
-    missing_shards = [int(v) for v in np.asarray(extra.get("missing_shards", np.zeros(0))).ravel()]
-    merge_of = int(extra.get("merge_of", 0))
-    if not merge_of:  # a run (or shard) processes its inputs in order: it covers a prefix of them
-        shard = identity.get("shard")
-        try:
-            pair = None if shard is None else tuple(int(v) for v in str(shard).split("/"))
-        except ValueError:
-            raise ResultsError(f"checkpoint {path} fails the identity check: shard {shard!r} is not INDEX/COUNT") from None
-        if not np.array_equal(covered, shard_indices(pair, done)):
-            raise ResultsError(f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
-                               f"{done} of its {'shard ' + str(shard) if shard else 'run'}")
-    digest = str(extra["inputs_sha256"]) if "inputs_sha256" in extra else None
-    return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
-                    missing_shards, merge_of, digest)
 
 
 def _recorded_inputs(st: RunState, meta: dict[str, Any] | None) -> tuple[str | None, str | None]:
@@ -464,14 +226,14 @@ def run_spectrum(
     """Run (or resume) the spectrum job described by ``cfg``; write results to ``cfg.out``.
 
     The one implementation behind ``attnspec spectrum`` and :func:`attnspec.spectrum`.
-    ``encoder`` is an already-loaded :class:`attnspec.models.LoadedModel` (the Python API
+    ``encoder`` is an already-loaded :class:`attnspec.spectra.models.LoadedModel` (the Python API
     and the tests pass one; default: load ``cfg.model``). ``texts`` replaces the corpus
     ``cfg.data`` by a list of texts (``cfg.data`` then only labels them).
     ``cfg.out`` is checked (writable, not held by another process, holding nothing or a
     resumable checkpoint of this run) before anything is computed, and locked for the
     whole run. SIGTERM is handled like Ctrl-C: the partial result is saved, resumable.
     ``on_checkpoint(inputs_done)`` is called after each checkpoint (tests use it to
-    simulate an interruption). ``inputs`` (an :class:`attnspec.corpora.Inputs` of at most
+    simulate an interruption). ``inputs`` (an :class:`attnspec.spectra.data.inputs.Inputs` of at most
     ``seq_len`` tokens each) replaces the corpus draw; the multi-length job passes the same
     documents cut to each length.
     """
@@ -483,10 +245,10 @@ def run_spectrum(
 
 def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, texts: list[str] | None,
                 on_checkpoint: Callable[[int], None] | None, inputs: Any | None = None) -> SpectrumOutcome:
-    from attnspec.capture import LayerAttention, capture_attention
-    from attnspec.corpora import load_inputs
-    from attnspec.models import load_model
-    from attnspec.windows import window_violation
+    from attnspec.spectra.capture import LayerAttention, capture_attention
+    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.layer_windows import window_violation
+    from attnspec.spectra.models import load_model
 
     t_start = time.perf_counter()
     resuming, previous = prepare_out(cfg)
@@ -559,7 +321,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         "seed": cfg.seed,
         "inputs_total": total,
         "environment": environment_meta(),
-        # how the figures were drawn (attnspec.figure_record.FIGURES_KEY): kept across --resume
+        # how the figures were drawn (attnspec.spectra.figure_record.FIGURES_KEY): kept across --resume
         **({"figures": _recorded_figures(cfg.out)} if resuming and _recorded_figures(cfg.out) else {}),
     }
     pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
@@ -650,8 +412,8 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
 
 
 def _layer_windows(encoder: Any) -> list[int | None]:
-    """Each captured layer's causal sliding window, from the model's config (attnspec.windows)."""
-    from attnspec.windows import check_windows, layer_windows
+    """Each captured layer's causal sliding window, from the model's config (attnspec.spectra.layer_windows)."""
+    from attnspec.spectra.layer_windows import check_windows, layer_windows
 
     windows = layer_windows(encoder.config, encoder.num_layers)
     check_windows(windows, causal=bool(encoder.causal), model=str(encoder.name))
@@ -689,108 +451,5 @@ def _before_commit() -> None:
     replace it to interrupt the run exactly there."""
 
 
-def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:
-    """Merge shard directories of one run into ``out`` (tables, state and meta).
-
-    Each shard's verified state says which shard i of N it is and which inputs it covers.
-    The merge refuses shards of different runs, a shard given twice, overlapping inputs,
-    and, unless ``allow_partial``, a missing or unfinished shard; with ``allow_partial``
-    the result is marked ``status: partial`` with the missing and unfinished shards
-    listed (and a later ``--resume`` refuses it instead of taking it for complete).
-    """
-    if len(dirs) < 1:
-        raise InputError("merge needs at least one results directory")
-    out = Path(out)
-    with writing_to(out, "attnspec merge", kind=KIND, nests_in=(SCALING_KIND,)):  # usable and ours before anything is read
-        if holds_files(out):
-            raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
-        return _merge_locked(dirs, out, csv=csv, allow_partial=allow_partial)
 
 
-def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool) -> dict[str, Any]:
-    states: list[RunState] = []
-    metas: list[dict[str, Any]] = []
-    for d in dirs:
-        meta = read_meta(d)
-        if meta.get("kind") != KIND:
-            raise ResultsError(f"{d} holds a {meta.get('kind')!r} result, not a spectrum run")
-        states.append(read_state(Path(d) / STATE_FILE))
-        metas.append(meta)
-    base = {k: v for k, v in states[0].identity.items() if k != "shard"}
-    for d, st in zip(dirs[1:], states[1:]):
-        other = {k: v for k, v in st.identity.items() if k != "shard"}
-        diffs = [f"{k}: {base.get(k)!r} vs {other.get(k)!r}" for k in sorted(set(base) | set(other))
-                 if base.get(k) != other.get(k)]
-        if diffs:
-            raise ResultsError(f"{d} is not a shard of the same run as {dirs[0]} ({'; '.join(diffs)})")
-    shards = [st.identity.get("shard") for st in states]
-    if len(dirs) > 1 and any(s is None for s in shards):
-        whole = [str(d) for d, s in zip(dirs, shards) if s is None][0]
-        raise ResultsError(f"{whole} is a whole run, not a shard; its inputs overlap every shard of the same run")
-    if len(set(map(str, shards))) != len(shards):
-        dup = sorted({str(s) for s in shards if list(map(str, shards)).count(str(s)) > 1})
-        raise ResultsError(f"the same shard {', '.join(dup)} appears twice among {', '.join(map(str, dirs))}")
-    count = 1
-    present: list[int] = []
-    if shards[0] is not None:
-        pairs = [tuple(int(v) for v in s.split("/")) for s in shards]
-        counts = {n for _, n in pairs}
-        if len(counts) > 1:
-            raise ResultsError(f"shards of different splits cannot be merged: {', '.join(shards)}")
-        count = counts.pop()
-        present = [i for i, _ in pairs]
-    else:
-        present = [0]
-    missing = sorted(set(range(count)) - set(present))
-    unfinished = [f"{s} ({st.inputs_done} of {st.inputs_total} inputs)" for s, st in zip(shards, states)
-                  if not st.complete]
-    if (missing or unfinished) and not allow_partial:
-        what = []
-        if missing:
-            what.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} "
-                        f"missing")
-        if unfinished:
-            what.append(f"unfinished: {', '.join(unfinished)}")
-        raise ResultsError(f"cannot merge an incomplete run ({'; '.join(what)}); finish and add the missing shards "
-                           "(--resume), or pass --allow-partial to write a result marked partial")
-    covered = np.concatenate([st.covered for st in states])
-    if len(np.unique(covered)) != len(covered):
-        raise ResultsError("the shards cover some inputs twice; they are not disjoint shards of one run")
-    selection_total = states[0].selection_total
-    if any(st.selection_total != selection_total for st in states):
-        raise ResultsError("the shards come from selections of different sizes (was the corpus changed?)")
-    digests = {str(d): _recorded_inputs(st, meta)[0] for d, st, meta in zip(dirs, states, metas)}
-    known = {v for v in digests.values() if v is not None}
-    if len(known) > 1:
-        listing = ", ".join(f"{d}: {v[:12]}..." for d, v in digests.items() if v is not None)
-        raise ResultsError(f"the shards were drawn from different inputs (inputs_sha256 {listing}); "
-                           "the corpus, the tokenizer or the selection differs between them")
-    merged = merge_accumulators([st.acc for st in states])
-    identity = {**base, "shard": None}
-    done = int(len(covered))
-    complete = not missing and not unfinished
-    meta = {
-        **{k: v for k, v in metas[0].items()
-           if k not in ("identity", "inputs_done", "inputs_total", "wall_time_s", "status", "environment")},
-        "identity": identity,
-        "status": "complete" if complete else "partial",
-        "inputs_done": done,
-        "inputs_total": selection_total,
-        "missing_shards": [f"{i}/{count}" for i in missing],
-        "unfinished_shards": unfinished,
-        "wall_time_s": round(sum(st.wall_time_s for st in states), 3),
-        "merged_from": [{"dir": str(d), "shard": s, "inputs_done": st.inputs_done}
-                        for d, s, st in zip(dirs, shards, states)],
-        "environment": environment_meta(),
-    }
-    tables = merged.tables()
-    with result_files(out):  # whole or nothing: a full disk leaves no lone state.npz
-        # a partial merge records its missing shards in the state too, so no resume takes it for whole
-        write_state(out / STATE_FILE, merged, identity=identity, inputs_done=done, inputs_total=selection_total,
-                    selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
-                    missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None)
-        write_table(out, "spectrum", tables.spectrum, csv=csv)
-        write_table(out, "metrics", _with_kinds(tables.metrics, meta), csv=csv)
-        write_table(out, "inputs", tables.inputs, csv=csv)
-        write_meta(out, meta)
-    return meta

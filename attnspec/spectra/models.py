@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 import torch
 
 from attnspec.errors import InputError, ModelLoadError
-from attnspec.model_names import ALIASES, MINILM_HUB_ID, reject_alias_typo
+from attnspec.spectra.model_names import ALIASES, MINILM_HUB_ID, reject_alias_typo
 
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
@@ -59,8 +59,8 @@ class LoadedModel:
     causal: bool = False  # P is lower-triangular
     capture_path: str = "registry"
     pad_token_id: int = 0  # id used for padding (the tokenizer's, else its EOS, else 0); masked out
-    gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.gguf)
-    kinds: list[str] = field(default_factory=list)  # per layer: "self", or attnspec.capture.KINDS (encoder-decoders)
+    gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.spectra.gguf)
+    kinds: list[str] = field(default_factory=list)  # per layer: "self", or attnspec.spectra.capture.KINDS (encoder-decoders)
     layer_causal: list[bool] = field(default_factory=list)  # per layer: P lower-triangular
 
     def describe(self) -> dict[str, Any]:
@@ -342,7 +342,7 @@ def model_max_seq_len(name: str) -> int | None:
     """
     from transformers import AutoConfig
 
-    from attnspec.gguf import cached_config_folder, gguf_file
+    from attnspec.spectra.gguf import cached_config_folder, gguf_file
 
     if gguf_file(name) is not None:
         folder = cached_config_folder(name)
@@ -419,7 +419,7 @@ def load_model(
                 config = AutoConfig.from_pretrained(path, **kwargs)
             except (OSError, ValueError) as e:
                 raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
-        from attnspec.capture import is_encoder_decoder, refuse_encoder_decoder
+        from attnspec.spectra.capture import is_encoder_decoder, refuse_encoder_decoder
 
         if is_encoder_decoder(config) and getattr(config, "decoder_start_token_id", None) is None:
             refuse_encoder_decoder(config, f"--model {name}",  # before the weights load
@@ -514,7 +514,7 @@ def wrap_model(
     ModelLoadError
         When no capture path yields P (one line naming the model class and what was tried).
     """
-    from attnspec.capture import describe_attention
+    from attnspec.spectra.capture import describe_attention
 
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
@@ -549,14 +549,14 @@ def wrap_model(
 
 
 def load_gguf_model(name: str, *, device: str = "auto", dtype: str = "float32") -> LoadedModel | None:
-    """Load ``--model`` as a GGUF model (alias, .gguf file or folder of one; see :mod:`attnspec.gguf`),
+    """Load ``--model`` as a GGUF model (alias, .gguf file or folder of one; see :mod:`attnspec.spectra.gguf`),
     dequantised once into the attnspec cache; None when ``name`` names no GGUF model."""
-    from attnspec.gguf import dequantised_folder, gguf_file
+    from attnspec.spectra.gguf import dequantised_folder, gguf_file
 
     path = gguf_file(name)
     if path is None:
         return None
-    from attnspec.gguf import cache_enabled
+    from attnspec.spectra.gguf import cache_enabled
 
     folder, facts, cached = dequantised_folder(path)
     try:
