@@ -39,8 +39,8 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
       (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
       intervals.
     """
-    from attnspec.spectra.figure_record import figure_choices
     from attnspec.results import read_meta, read_table
+    from attnspec.spectra.figure_record import figure_choices
     from attnspec.stats import mean_ci, spearman_ci
 
     meta = read_meta(run)

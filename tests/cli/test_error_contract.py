@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
-from attnspec.report import failure_line
+from attnspec.report.runner import failure_line
 
 
 def _run(*args: str):

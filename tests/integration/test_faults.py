@@ -921,7 +921,8 @@ def test_report_refuses_a_results_folder_that_is_a_link(tmp_path: Path, which: s
 
 
 def test_report_figures_link_is_replaced_not_emptied(tmp_path: Path) -> None:
-    from attnspec.report import build_report, load_experiments
+    from attnspec.report import build_report
+    from attnspec.report.experiments import load_experiments
 
     exps = tmp_path / "experiments"
     exps.mkdir()
