@@ -41,7 +41,7 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     from attnspec.plots import COLUMN_IN, PAGE_IN, fit_title, paper_figure, readable_log_ticks
-    from attnspec.spectra.scaling import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
+    from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     style()
     title = full_title(title, table, fits)

@@ -64,7 +64,8 @@ def _copy(paths: Sequence[Path], dest: Path) -> None:
 
 def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.spectra.scaling import LINEAR_ABOVE, NO_GROWTH_BELOW, fit_scaling, scaling_table
+    from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
+    from attnspec.spectra.scaling import fit_scaling, scaling_table
 
     try:
         table = scaling_table(d)

@@ -27,7 +27,7 @@ report does for Figure 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -230,14 +230,16 @@ def depth_trends(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 
 
 def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, runs: Sequence[Path],
-                     plots: bool = True, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+                     draw: Callable[[pd.DataFrame, Path], list[Path]] | None = None) -> list[Path]:
     """Write a comparison into ``out`` as one result: ``compare.parquet``, ``trends.parquet``,
     the figures (``figures/compare_runs``, ``figures/compare_diff``) and ``meta.json`` last.
 
     The caller holds ``out`` (:func:`attnspec.results.writing_to` with ``kind=KIND``);
     everything is renamed into place together (:func:`attnspec.results.result_files`),
     so an interrupt or a full disk leaves the whole comparison or the previous one.
-    Returns the figure paths.
+    ``draw(table, out / "figures")`` draws the figures and returns their paths (the CLI passes
+    :func:`attnspec.plots.compare.plot_comparison`; the spectrum wing never imports the plots);
+    None draws none. Returns the figure paths.
     """
     from attnspec.results import environment_meta, result_files, write_meta, write_table
     from attnspec.signals import deferred_interrupts
@@ -247,10 +249,8 @@ def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, ru
     with deferred_interrupts(), result_files(out):
         write_table(out, "compare", table)
         write_table(out, "trends", trends)
-        if plots:
-            from attnspec.plots.compare import plot_comparison
-
-            paths = plot_comparison(table, out / "figures", formats=formats)
+        if draw is not None:
+            paths = draw(table, out / "figures")
         at = int(table["at"].iloc[0]) if len(table) else None
         level = float(table["level"].iloc[0]) if len(table) else None
         write_meta(out, {"kind": KIND, "command": "attnspec compare", "runs": [str(r) for r in runs],

@@ -14,8 +14,10 @@ from attnspec.spectra.data.selection import SELECTIONS
 from attnspec.spectra.data.windows import SHORT_POLICIES
 from attnspec.spectra.engine import METHODS
 from attnspec.spectra.metrics import RANK_TOL
+from attnspec.spectra.result_checks import SPECTRUM_KIND
 
-KIND = "spectrum"
+#: The kind a spectrum run's meta.json records (named once, in result_checks, which reads it back).
+KIND = SPECTRUM_KIND
 
 
 # Inputs per forward pass when --batch-size is not given, per device type. CPU: measured by

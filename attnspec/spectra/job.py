@@ -52,7 +52,7 @@ from attnspec.spectra.config import (
 from attnspec.spectra.data.selection import selection_of
 from attnspec.spectra.engine import resolve_method, singular_values
 from attnspec.spectra.metrics import row_entropy
-from attnspec.spectra.scaling import KIND as SCALING_KIND  # a run may live inside its scaling study
+from attnspec.spectra.result_checks import SCALING_KIND  # a run may live inside its scaling study
 
 
 def _recorded_figures(out: Path) -> dict[str, Any] | None:

@@ -26,7 +26,7 @@ from attnspec.spectra.aggregate import merge_accumulators
 from attnspec.spectra.checkpoint import STATE_FILE, RunState, read_state, write_state
 from attnspec.spectra.config import KIND
 from attnspec.spectra.job import _recorded_inputs, _with_kinds
-from attnspec.spectra.scaling import KIND as SCALING_KIND  # a run may live inside its scaling study
+from attnspec.spectra.result_checks import SCALING_KIND  # a run may live inside its scaling study
 
 
 def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:

@@ -53,3 +53,17 @@ def lengths_text(meta: dict[str, Any]) -> str:
     """``"min 18, median 20, max 22"`` of a run's real input lengths ("" when not recorded)."""
     lengths = (meta.get("corpus") or {}).get("input_lengths") or {}
     return ", ".join(f"{k} {lengths[k]:g}" for k in ("min", "median", "max") if isinstance(lengths.get(k), (int, float)))
+
+
+# How a scaling study's fitted exponent β (metric ∝ n^β) is read: the plots and the report
+# read these with the saved fits, the study computes with them.
+#: β below this (whole interval) reads "does not grow with n"; above LINEAR (whole
+#: interval) reads "grows about linearly with n".
+NO_GROWTH_BELOW = 0.2
+LINEAR_ABOVE = 0.8
+#: Per-input columns fitted against n, with their labels.
+FITTED: dict[str, str] = {
+    "reach_index": "k90 (index where the curve reaches 0.9)",
+    "rank_for_error_0.1": "rank for relative Frobenius error <= 0.1",
+    "rank_for_error_0.2": "rank for relative Frobenius error <= 0.2",
+}

@@ -39,18 +39,11 @@ from attnspec.results import (
     write_meta,
     writing_to,
 )
+from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW  # noqa: F401  (read with the fits)
+from attnspec.spectra.result_checks import SCALING_KIND
 
-KIND = "spectrum-scaling"
-#: β below this (whole interval) reads "does not grow with n"; above LINEAR (whole
-#: interval) reads "grows about linearly with n".
-NO_GROWTH_BELOW = 0.2
-LINEAR_ABOVE = 0.8
-#: Per-input columns fitted against n, with their labels.
-FITTED: dict[str, str] = {
-    "reach_index": "k90 (index where the curve reaches 0.9)",
-    "rank_for_error_0.1": "rank for relative Frobenius error <= 0.1",
-    "rank_for_error_0.2": "rank for relative Frobenius error <= 0.2",
-}
+#: The kind a scaling study's meta.json records (named once, in result_checks, which reads it back).
+KIND = SCALING_KIND
 
 
 def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
