@@ -360,12 +360,44 @@ def spectrum(
         When inputs are shorter than ``seq_len`` (their real lengths are in ``meta["corpus"]
         ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
     """
-    import torch
-
-    from attnspec.spectra.models import LoadedModel, wrap_model
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.job import run_spectrum
 
+    texts, num_inputs, out, short_policy = _checked_arguments(
+        data, texts, seq_len=seq_len, num_inputs=num_inputs, seed=seed, batch_size=batch_size, resume=resume,
+        overwrite=overwrite, progress=progress, out=out, short_policy=short_policy)
+    loaded, name = _model_of(model, tokenizer)
+
+    tmp: str | None = None
+    if out is None:
+        if resume:
+            raise InputError("resume=True needs out= (the directory of the run to continue)")
+        tmp = tempfile.mkdtemp(prefix="attnspec-spectrum-")
+    run_dir = Path(out) if out is not None else Path(tmp) / "run"
+    kwargs: dict[str, Any] = {}
+    if batch_size is not None:
+        kwargs["batch_size"] = batch_size
+    cfg = SpectrumConfig(
+        model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
+        data_dir=None if data_dir is None else str(data_dir), seq_len=seq_len, num_sentences=num_inputs, seed=seed,
+        short_policy=short_policy, selection=selection, device=device,
+        dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
+        svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
+    )
+    try:
+        outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
+        result = load(outcome.out) if outcome.status != "interrupted" else None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return _finished(result, outcome, kept=out is not None, seq_len=seq_len)
+
+
+def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, seed: Any, batch_size: Any,
+                       resume: Any, overwrite: Any, progress: Any, out: Any,
+                       short_policy: str | None) -> tuple[list[str] | None, int, Path | None, str]:
+    """:func:`spectrum`'s arguments checked before anything is computed, with their defaults
+    filled in: (texts, num_inputs, out, short_policy)."""
     if (data is None) == (texts is None):
         raise InputError("give exactly one of data= (a corpus name or path) and texts= (a list of strings)")
     if texts is not None:
@@ -391,55 +423,43 @@ def spectrum(
         out = check_path("out", out)
     if short_policy is None:
         short_policy = "keep" if texts is not None else "skip"
+    return texts, num_inputs, out, short_policy
 
-    loaded: LoadedModel | None = None
+
+def _model_of(model: Any, tokenizer: Any) -> tuple[Any, str]:
+    """(the loaded model or None when it is to be loaded by name, the name the run records)."""
+    import torch
+
+    from attnspec.spectra.models import LoadedModel, wrap_model
+
     if isinstance(model, LoadedModel):
-        loaded = model
-    elif isinstance(model, torch.nn.Module):
+        return model, model.name
+    if isinstance(model, torch.nn.Module):
         if tokenizer is None:
             raise InputError(f"a model object ({type(model).__name__}) needs its tokenizer: pass tokenizer=")
         loaded = wrap_model(model, tokenizer)
-    elif isinstance(model, (str, Path)):
-        model = str(model)
-    else:
-        raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
-    name = loaded.name if loaded is not None else model
+        return loaded, loaded.name
+    if isinstance(model, (str, Path)):
+        return None, str(model)
+    raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
 
-    tmp: str | None = None
-    if out is None:
-        if resume:
-            raise InputError("resume=True needs out= (the directory of the run to continue)")
-        tmp = tempfile.mkdtemp(prefix="attnspec-spectrum-")
-    run_dir = Path(out) if out is not None else Path(tmp) / "run"
-    kwargs: dict[str, Any] = {}
-    if batch_size is not None:
-        kwargs["batch_size"] = batch_size
-    cfg = SpectrumConfig(
-        model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
-        data_dir=None if data_dir is None else str(data_dir), seq_len=seq_len, num_sentences=num_inputs, seed=seed,
-        short_policy=short_policy, selection=selection, device=device,
-        dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
-        svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
-    )
-    try:
-        outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
-        result = load(outcome.out) if outcome.status != "interrupted" else None
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+def _finished(result: SpectrumResult | None, outcome: Any, *, kept: bool, seq_len: int) -> SpectrumResult:
+    """The result, or KeyboardInterrupt for an interrupted run; warnings for a run stopped early
+    and for inputs shorter than seq_len."""
     if outcome.status == "interrupted":
         # Ctrl-C (or SIGTERM) is the caller's to handle: a script or notebook must not carry
         # on with a partial result as if it were whole. With out= the partial result is kept
         # there (resumable with resume=True); without, nothing is kept.
-        kept = (f"; {outcome.inputs_done} of {outcome.inputs_total} inputs kept in {outcome.out} "
-                "(continue with resume=True)") if out is not None else "; nothing kept (no out=)"
-        raise KeyboardInterrupt(f"attnspec.spectrum interrupted{kept}")
+        note = (f"; {outcome.inputs_done} of {outcome.inputs_total} inputs kept in {outcome.out} "
+                "(continue with resume=True)") if kept else "; nothing kept (no out=)"
+        raise KeyboardInterrupt(f"attnspec.spectrum interrupted{note}")
     assert result is not None
-    if tmp is not None:
+    if not kept:
         result.path = None
     if outcome.status != "complete":
         warnings.warn(f"the spectrum run is {outcome.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)",
-                      stacklevel=2)
+                      stacklevel=3)
     lengths = (result.meta.get("corpus") or {}).get("input_lengths") or {}
     if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
         from attnspec.spectra.reading import lengths_text
@@ -447,5 +467,5 @@ def spectrum(
         warnings.warn(f"inputs are shorter than seq_len={seq_len} (real lengths {lengths_text(result.meta)}; "
                       f"{lengths.get('full', '?')} of {result.meta.get('corpus', {}).get('num_inputs', '?')} have all "
                       f"{seq_len} tokens): every curve is 1 past its input's length by construction, so c_i at an "
-                      "index beyond the shortest input is not a measurement", stacklevel=2)
+                      "index beyond the shortest input is not a measurement", stacklevel=3)
     return result

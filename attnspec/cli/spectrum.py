@@ -29,7 +29,7 @@ def spectrum(
     split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
     data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
     seq_len: Annotated[str, typer.Option("--seq-len", help="n: tokens per input, special tokens included; several (64,128,256,512) run a scaling study on the same documents, one run per length under --out.")] = "512",
-    num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer.")] = None,
+    num_sentences: Annotated[str | None, typer.Option("--num-sentences", "--num-inputs", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer. --num-inputs is the same option under the Python API's name (num_inputs).")] = None,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
     selection: Annotated[str, typer.Option(help="How inputs are drawn. pool (default): a seeded permutation of every available input, the rule of every earlier version; IMDB-style token counts are cached (~/.cache/attnspec, or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than pool.")] = "pool",
@@ -65,8 +65,6 @@ def spectrum(
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
-    from attnspec.results import read_meta
     from attnspec.spectra.reading import check_at
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
     from attnspec.spectra.job import run_spectrum, up_to_date
@@ -82,13 +80,7 @@ def spectrum(
         seq_len = lengths[-1]
         shard_t = parse_shard(shard)
         num_sentences_v = parse_num_sentences(num_sentences)
-        if out is not None and "{shard}" in str(out):
-            if shard_t is None:
-                raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
-            out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
-        if out is None:
-            out = _default_scaling_out(model, data) if scaling else \
-                _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}")
+        out = _resolve_out(out, model, data, seq_len, shard_t, scaling=scaling)
         if at is not None:
             check_at(at, seq_len)
         cfg = SpectrumConfig(
@@ -117,24 +109,46 @@ def spectrum(
         if outcome.status == "partial":
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
-        figures = []
-        from attnspec.results import result_files
+        _after_run(outcome, at=at, label=label, plots=plots, seq_len=seq_len)
 
-        # the figures and the meta.json that records them: all or none, Ctrl-C held until written
-        with whole_output(), result_files(outcome.out):
-            if plots and outcome.inputs_done > 0:
-                from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+def _resolve_out(out: Path | None, model: str, data: str, seq_len: int, shard_t: tuple[int, int] | None, *,
+                 scaling: bool) -> Path:
+    """--out with '{shard}' filled in, or the default results folder of the run (or scaling study)."""
+    from attnspec.errors import InputError
 
-                figures = plot_run(outcome.out, at=at, label=label)
-            if not figures and outcome.inputs_done > 0:
-                # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
-                record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at, label=label))
-        if outcome.inputs_done > 0:
-            _short_inputs_warning(outcome.out, seq_len)
-            _summary(outcome.out, at)
-        out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
-        out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
-                          + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
+    if out is not None and "{shard}" in str(out):
+        if shard_t is None:
+            raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
+        out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
+    if out is None:
+        out = _default_scaling_out(model, data) if scaling else \
+            _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}")
+    return out
+
+
+def _after_run(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
+    """The figures (and the choices meta.json records for them), the summary and where the results are."""
+    from attnspec.results import read_meta
+    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
+
+    figures = []
+    from attnspec.results import result_files
+
+    # the figures and the meta.json that records them: all or none, Ctrl-C held until written
+    with whole_output(), result_files(outcome.out):
+        if plots and outcome.inputs_done > 0:
+            from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+
+            figures = plot_run(outcome.out, at=at, label=label)
+        if not figures and outcome.inputs_done > 0:
+            # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
+            record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at, label=label))
+    if outcome.inputs_done > 0:
+        _short_inputs_warning(outcome.out, seq_len)
+        _summary(outcome.out, at)
+    out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
+    out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
+                      + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
 
 
 def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:

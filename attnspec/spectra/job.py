@@ -245,13 +245,42 @@ def run_spectrum(
 
 def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, texts: list[str] | None,
                 on_checkpoint: Callable[[int], None] | None, inputs: Any | None = None) -> SpectrumOutcome:
-    from attnspec.spectra.capture import LayerAttention, capture_attention
-    from attnspec.spectra.data.inputs import load_inputs
-    from attnspec.spectra.layer_windows import window_violation
-    from attnspec.spectra.models import load_model
-
     t_start = time.perf_counter()
     resuming, previous = prepare_out(cfg)
+    encoder, method, batch_size = _prepare_model(cfg, encoder)
+    inputs, selected, positions, selection_total = _select_inputs(cfg, encoder, texts, inputs)
+    total = len(selected)
+    windows = _layer_windows(encoder)  # causal sliding window per layer (None: full), before any work
+    shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
+    state, wall_before = _start_state(cfg, previous if resuming else None, shape, total, selection_total, inputs.meta)
+    base_meta = _base_meta(cfg, encoder, inputs.meta, method=method, windows=windows, batch_size=batch_size,
+                           total=total, resuming=resuming)
+
+    def checkpoint(snap: _Progress, status: str, t_run: float) -> None:
+        # state.npz first: it alone is trusted on resume; tables and meta.json follow from it
+        wall = round(wall_before + t_run, 3)
+        with result_files(cfg.out):  # all renamed together at the end, meta.json last
+            write_state(cfg.out / STATE_FILE, snap.acc, identity=cfg.identity(), inputs_done=snap.done, inputs_total=total,
+                        selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall,
+                        inputs_sha256=inputs.meta.get("inputs_sha256"))
+            tables = snap.acc.tables()
+            write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
+            write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
+            write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
+            write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
+
+    sink = _Sink(cfg.model, method, windows, list(encoder.layer_causal) or [bool(encoder.causal)] * encoder.num_layers)
+    state, status = _run_batches(cfg, encoder, sink, state, selected, positions, batch_size=batch_size, shape=shape,
+                                 t_start=t_start, progress=progress, checkpoint=checkpoint, on_checkpoint=on_checkpoint)
+    checkpoint(state, status, time.perf_counter() - t_start)
+    return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _prepare_model(cfg: SpectrumConfig, encoder: Any | None) -> tuple[Any, str, int]:
+    """The model (loaded unless given), the engine method and the batch size, checked
+    against the run's length and the memory one batch needs."""
+    from attnspec.errors import check_memory
+    from attnspec.spectra.models import load_model
 
     if encoder is None:
         encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
@@ -261,12 +290,18 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         )
     method = resolve_method(cfg.svd_method, encoder.device)
     batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
-    from attnspec.errors import check_memory
-
     # one layer's scores and P for the whole batch, (B, H, n, n) each, and the copy the SVD factorises
     if encoder.device.type == "cpu":  # (a GPU's memory is not what /proc/meminfo reports)
         check_memory(f"--batch-size {batch_size} at --seq-len {cfg.seq_len} ({encoder.num_heads} heads)",
                      3 * batch_size * encoder.num_heads * cfg.seq_len**2 * max(4, torch.finfo(encoder.dtype).bits // 8))
+    return encoder, method, batch_size
+
+
+def _select_inputs(cfg: SpectrumConfig, encoder: Any, texts: list[str] | None,
+                   inputs: Any | None) -> tuple[Any, list[list[int]], np.ndarray, int]:
+    """The seeded selection (unless given), this shard's part of it, and each input's place in it."""
+    from attnspec.spectra.data.inputs import load_inputs
+
     if inputs is None:
         inputs = load_inputs(
             cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,
@@ -274,40 +309,38 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             short_policy=cfg.short_policy, count_available=cfg.count_available, selection=cfg.selection,
         )
     selected = inputs.input_ids
-    selection_total = len(selected)
     positions = np.arange(len(selected))  # place of each input in the seeded selection
     if cfg.shard is not None:
         i, n = cfg.shard
-        selected = selected[i::n]
-        positions = positions[i::n]
-    total = len(selected)
-    causal = bool(encoder.causal)  # row i of a causal P has i + 1 allowed entries (row entropy)
-    windows = _layer_windows(encoder)  # causal sliding window per layer (None: full), before any work
-    # per layer: P lower-triangular (encoder-decoders mix kinds; decoder-only models are causal throughout)
-    layer_causal = list(encoder.layer_causal) or [causal] * encoder.num_layers
+        return inputs, selected[i::n], positions[i::n], len(selected)
+    return inputs, selected, positions, len(selected)
 
-    shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
-    state = _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0)
-    wall_before = 0.0
-    if resuming:
-        assert previous is not None
-        if previous.acc.shape != shape:
-            raise ResultsError(f"checkpoint {previous.path} fails the identity check: its aggregate has shape "
-                               f"{previous.acc.shape}, this run needs {shape}")
-        if (previous.inputs_total, previous.selection_total) != (total, selection_total):
-            raise ResultsError(f"checkpoint {previous.path} fails the identity check: it belongs to a selection of "
-                               f"{previous.selection_total} inputs ({previous.inputs_total} in this shard), this run "
-                               f"selects {selection_total} ({total}); was the corpus changed?")
-        _check_same_inputs(previous, cfg.out, inputs.meta)
-        state = _Progress(previous.acc, previous.inputs_done)
-        wall_before = previous.wall_time_s
 
-    base_meta: dict[str, Any] = {
+def _start_state(cfg: SpectrumConfig, previous: RunState | None, shape: tuple[int, int, int], total: int,
+                 selection_total: int, corpus_meta: dict[str, Any]) -> tuple[_Progress, float]:
+    """An empty aggregate, or the checkpoint to resume once it is shown to be this run's."""
+    if previous is None:
+        return _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0), 0.0
+    if previous.acc.shape != shape:
+        raise ResultsError(f"checkpoint {previous.path} fails the identity check: its aggregate has shape "
+                           f"{previous.acc.shape}, this run needs {shape}")
+    if (previous.inputs_total, previous.selection_total) != (total, selection_total):
+        raise ResultsError(f"checkpoint {previous.path} fails the identity check: it belongs to a selection of "
+                           f"{previous.selection_total} inputs ({previous.inputs_total} in this shard), this run "
+                           f"selects {selection_total} ({total}); was the corpus changed?")
+    _check_same_inputs(previous, cfg.out, corpus_meta)
+    return _Progress(previous.acc, previous.inputs_done), previous.wall_time_s
+
+
+def _base_meta(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any], *, method: str,
+               windows: list[int | None], batch_size: int, total: int, resuming: bool) -> dict[str, Any]:
+    """meta.json of the run, without what changes per checkpoint (status, inputs done, time)."""
+    return {
         "kind": KIND,
         "identity": cfg.identity(),
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()},
         **encoder.describe(),
-        "corpus": inputs.meta,
+        "corpus": corpus_meta,
         "padding_policy": (
             f"short_policy={cfg.short_policy}; padding rows and columns removed (P restricted to real tokens); "
             "a matrix shorter than seq_len counts as zero-extended (its curve is 1 past its length)"
@@ -324,49 +357,55 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         # how the figures were drawn (attnspec.spectra.figure_record.FIGURES_KEY): kept across --resume
         **({"figures": _recorded_figures(cfg.out)} if resuming and _recorded_figures(cfg.out) else {}),
     }
-    pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
 
-    def checkpoint(snap: _Progress, status: str, t_run: float) -> None:
-        # state.npz first: it alone is trusted on resume; tables and meta.json follow from it
-        wall = round(wall_before + t_run, 3)
-        with result_files(cfg.out):  # all renamed together at the end, meta.json last
-            _write_checkpoint(snap, status, wall)
 
-    def _write_checkpoint(snap: _Progress, status: str, wall: float) -> None:
-        write_state(cfg.out / STATE_FILE, snap.acc, identity=cfg.identity(), inputs_done=snap.done, inputs_total=total,
-                    selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall,
-                    inputs_sha256=inputs.meta.get("inputs_sha256"))
-        tables = snap.acc.tables()
-        write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
-        write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
-        write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
-        write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
+class _Sink:
+    """Receives one layer's P at a time under capture: its singular values and row entropy
+    are computed as it appears and kept in ``pending`` until the batch is aggregated.
 
-    # Singular values are computed as each layer's P appears, and added to a fresh batch
-    # aggregate; only once the whole batch went through is it merged into a copy of the
-    # running aggregate, which then replaces it (one assignment, see _Progress).
-    pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
+    ``singular_values`` and ``row_entropy`` are looked up in this module at each call
+    (benchmarks/bench_spectrum.py times them by replacing them here)."""
 
-    scratch: list[torch.Tensor] = []  # row_entropy's workspace, 4 MB for the whole run
-    window_checked: set[int] = set()  # layers whose window was checked against P (first long-enough batch)
+    def __init__(self, model: str, method: str, windows: list[int | None], layer_causal: list[bool]) -> None:
+        self.model, self.method, self.windows, self.layer_causal = model, method, windows, layer_causal
+        self.pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
+        self.scratch: list[torch.Tensor] = []  # row_entropy's workspace, 4 MB for the whole run
+        self.window_checked: set[int] = set()  # layers whose window was checked against P (first long-enough batch)
 
-    def sink(la: LayerAttention) -> None:
-        if not scratch or scratch[0].device != la.probs.device:
-            scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
+    def __call__(self, la: Any) -> None:
+        from attnspec.spectra.layer_windows import window_violation
+
+        if not self.scratch or self.scratch[0].device != la.probs.device:
+            self.scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
         # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
-        window = windows[la.layer]
-        if window is not None and la.layer not in window_checked:
+        window = self.windows[la.layer]
+        if window is not None and la.layer not in self.window_checked:
             worst = window_violation(la.probs, la.mask, window)
             if worst is not None and worst > 0:
-                raise ModelLoadError(f"layer {la.layer} of {cfg.model}: its config gives a sliding window of {window} "
+                raise ModelLoadError(f"layer {la.layer} of {self.model}: its config gives a sliding window of {window} "
                                      f"but P is {worst:.3g} outside it; the model does not apply the window its "
                                      "config declares, so its row entropy cannot be normalised")
             if worst is not None:  # checked once on an input longer than the window
-                window_checked.add(la.layer)
-        pending.append((la.layer, singular_values(la.probs, method),
-                        row_entropy(la.probs, la.mask, causal=layer_causal[la.layer], window=window,
-                                    workspace=scratch[0])))
+                self.window_checked.add(la.layer)
+        self.pending.append((la.layer, singular_values(la.probs, self.method),
+                             row_entropy(la.probs, la.mask, causal=self.layer_causal[la.layer], window=window,
+                                         workspace=self.scratch[0])))
 
+
+def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progress, selected: list[list[int]],
+                 positions: np.ndarray, *, batch_size: int, shape: tuple[int, int, int], t_start: float,
+                 progress: bool, checkpoint: Callable[[_Progress, str, float], None],
+                 on_checkpoint: Callable[[int], None] | None) -> tuple[_Progress, str]:
+    """The batches still to do, each committed whole; a checkpoint every ``checkpoint_every``.
+
+    Singular values are computed as each layer's P appears, and added to a fresh batch
+    aggregate; only once the whole batch went through is it merged into a copy of the
+    running aggregate, which then replaces it (one assignment, see _Progress).
+    Returns the state reached and the status: complete, partial (max_time) or interrupted."""
+    from attnspec.spectra.capture import capture_attention
+
+    total = len(selected)
+    pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
     status = "complete"
     bar = None
     if progress:
@@ -383,11 +422,11 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                     break
                 batch = selected[state.done : state.done + batch_size]
                 ids, mask = _pad_batch(batch, pad_id)
-                pending.clear()
+                sink.pending.clear()
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
                 batch_acc = SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol)
-                batch_acc.add_batch(pending, positions[state.done : state.done + len(batch)])
-                pending.clear()
+                batch_acc.add_batch(sink.pending, positions[state.done : state.done + len(batch)])
+                sink.pending.clear()
                 updated = state.acc.copy()
                 updated.merge(batch_acc)
                 _before_commit()
@@ -407,8 +446,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             bar.close()
     if status == "complete" and state.done < total:  # pragma: no cover - defensive
         status = "partial"
-    checkpoint(state, status, time.perf_counter() - t_start)
-    return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+    return state, status
 
 
 def _layer_windows(encoder: Any) -> list[int | None]:

@@ -48,51 +48,9 @@ def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial:
 
 
 def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool) -> dict[str, Any]:
-    states: list[RunState] = []
-    metas: list[dict[str, Any]] = []
-    for d in dirs:
-        meta = read_meta(d)
-        if meta.get("kind") != KIND:
-            raise ResultsError(f"{d} holds a {meta.get('kind')!r} result, not a spectrum run")
-        states.append(read_state(Path(d) / STATE_FILE))
-        metas.append(meta)
-    base = {k: v for k, v in states[0].identity.items() if k != "shard"}
-    for d, st in zip(dirs[1:], states[1:]):
-        other = {k: v for k, v in st.identity.items() if k != "shard"}
-        diffs = [f"{k}: {base.get(k)!r} vs {other.get(k)!r}" for k in sorted(set(base) | set(other))
-                 if base.get(k) != other.get(k)]
-        if diffs:
-            raise ResultsError(f"{d} is not a shard of the same run as {dirs[0]} ({'; '.join(diffs)})")
+    states, metas, base = _read_shards(dirs)
     shards = [st.identity.get("shard") for st in states]
-    if len(dirs) > 1 and any(s is None for s in shards):
-        whole = [str(d) for d, s in zip(dirs, shards) if s is None][0]
-        raise ResultsError(f"{whole} is a whole run, not a shard; its inputs overlap every shard of the same run")
-    if len(set(map(str, shards))) != len(shards):
-        dup = sorted({str(s) for s in shards if list(map(str, shards)).count(str(s)) > 1})
-        raise ResultsError(f"the same shard {', '.join(dup)} appears twice among {', '.join(map(str, dirs))}")
-    count = 1
-    present: list[int] = []
-    if shards[0] is not None:
-        pairs = [tuple(int(v) for v in s.split("/")) for s in shards]
-        counts = {n for _, n in pairs}
-        if len(counts) > 1:
-            raise ResultsError(f"shards of different splits cannot be merged: {', '.join(shards)}")
-        count = counts.pop()
-        present = [i for i, _ in pairs]
-    else:
-        present = [0]
-    missing = sorted(set(range(count)) - set(present))
-    unfinished = [f"{s} ({st.inputs_done} of {st.inputs_total} inputs)" for s, st in zip(shards, states)
-                  if not st.complete]
-    if (missing or unfinished) and not allow_partial:
-        what = []
-        if missing:
-            what.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} "
-                        f"missing")
-        if unfinished:
-            what.append(f"unfinished: {', '.join(unfinished)}")
-        raise ResultsError(f"cannot merge an incomplete run ({'; '.join(what)}); finish and add the missing shards "
-                           "(--resume), or pass --allow-partial to write a result marked partial")
+    count, missing, unfinished = _shard_layout(dirs, shards, states, allow_partial=allow_partial)
     covered = np.concatenate([st.covered for st in states])
     if len(np.unique(covered)) != len(covered):
         raise ResultsError("the shards cover some inputs twice; they are not disjoint shards of one run")
@@ -134,3 +92,61 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         write_table(out, "inputs", tables.inputs, csv=csv)
         write_meta(out, meta)
     return meta
+
+
+def _read_shards(dirs: list[Path]) -> tuple[list[RunState], list[dict[str, Any]], dict[str, Any]]:
+    """Every directory's verified state and meta.json, refused unless all are spectrum runs of
+    one run (the same identity but for the shard). Returns the states, metas and that identity."""
+    states: list[RunState] = []
+    metas: list[dict[str, Any]] = []
+    for d in dirs:
+        meta = read_meta(d)
+        if meta.get("kind") != KIND:
+            raise ResultsError(f"{d} holds a {meta.get('kind')!r} result, not a spectrum run")
+        states.append(read_state(Path(d) / STATE_FILE))
+        metas.append(meta)
+    base = {k: v for k, v in states[0].identity.items() if k != "shard"}
+    for d, st in zip(dirs[1:], states[1:]):
+        other = {k: v for k, v in st.identity.items() if k != "shard"}
+        diffs = [f"{k}: {base.get(k)!r} vs {other.get(k)!r}" for k in sorted(set(base) | set(other))
+                 if base.get(k) != other.get(k)]
+        if diffs:
+            raise ResultsError(f"{d} is not a shard of the same run as {dirs[0]} ({'; '.join(diffs)})")
+    return states, metas, base
+
+
+def _shard_layout(dirs: list[Path], shards: list[Any], states: list[RunState], *,
+                  allow_partial: bool) -> tuple[int, list[int], list[str]]:
+    """(N of the split, the missing shard indices, the unfinished shards), refused where the
+    shards cannot form one run (a whole run among shards, a shard twice, different splits) or,
+    unless ``allow_partial``, where a shard is missing or unfinished."""
+    if len(dirs) > 1 and any(s is None for s in shards):
+        whole = [str(d) for d, s in zip(dirs, shards) if s is None][0]
+        raise ResultsError(f"{whole} is a whole run, not a shard; its inputs overlap every shard of the same run")
+    if len(set(map(str, shards))) != len(shards):
+        dup = sorted({str(s) for s in shards if list(map(str, shards)).count(str(s)) > 1})
+        raise ResultsError(f"the same shard {', '.join(dup)} appears twice among {', '.join(map(str, dirs))}")
+    count = 1
+    present: list[int] = []
+    if shards[0] is not None:
+        pairs = [tuple(int(v) for v in s.split("/")) for s in shards]
+        counts = {n for _, n in pairs}
+        if len(counts) > 1:
+            raise ResultsError(f"shards of different splits cannot be merged: {', '.join(shards)}")
+        count = counts.pop()
+        present = [i for i, _ in pairs]
+    else:
+        present = [0]
+    missing = sorted(set(range(count)) - set(present))
+    unfinished = [f"{s} ({st.inputs_done} of {st.inputs_total} inputs)" for s, st in zip(shards, states)
+                  if not st.complete]
+    if (missing or unfinished) and not allow_partial:
+        what = []
+        if missing:
+            what.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} "
+                        f"missing")
+        if unfinished:
+            what.append(f"unfinished: {', '.join(unfinished)}")
+        raise ResultsError(f"cannot merge an incomplete run ({'; '.join(what)}); finish and add the missing shards "
+                           "(--resume), or pass --allow-partial to write a result marked partial")
+    return count, missing, unfinished

@@ -276,7 +276,7 @@ def test_encoder_decoders_are_captured_by_kind_exactly(family: str) -> None:
     cross_attentions, with padding on the encoder and the (teacher-forced) decoder side."""
     from models_tiny import ENCODER_DECODERS
 
-    from attnspec.spectra.capture import CROSS, DECODER_SELF, ENCODER_SELF
+    from attnspec.spectra.kinds import CROSS, DECODER_SELF, ENCODER_SELF
 
     model = ENCODER_DECODERS[family]()
     n = 9

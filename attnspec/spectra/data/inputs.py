@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from attnspec.errors import DataError, InputError
+from attnspec.spectra.data.corpus import _Corpus
 from attnspec.spectra.data.selection import (
     POOL_RULE,
     SELECTIONS,
@@ -257,12 +258,7 @@ def load_inputs(
     seq_len = _check_int("seq_len", seq_len, 2)
     requested: int | str = "all" if num_inputs is None else _check_int("num_inputs", num_inputs, 1)
     seed = _check_int("seed", seed, 0)
-    if short_policy not in SHORT_POLICIES:
-        raise InputError(f"short_policy must be one of {', '.join(SHORT_POLICIES)}, got {short_policy!r}")
-    if mode is not None and mode not in MODES:
-        raise InputError(f"mode must be one of {', '.join(MODES)} (or unset for the corpus default), got {mode!r}")
-    if selection not in SELECTIONS:
-        raise InputError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+    _check_choices(short_policy, mode, selection)
     prefix, suffix = _special_template(tokenizer)
     n_special = len(prefix) + len(suffix)
     width = seq_len - n_special
@@ -276,120 +272,173 @@ def load_inputs(
     if not corpus.documents:
         where = f" for split {corpus.split!r}" if corpus.split else ""
         raise DataError(f"data {corpus.source!r} contains no text{where}")
-
-    def draw(refresh: bool) -> _Drawn:
-        rng = np.random.default_rng(seed)
-        one_per_document = mode == "truncate" and short_policy in ("skip", "keep")
-        if selection == "documents" and not one_per_document:
-            raise InputError(f"selection 'documents' needs one window per document (mode truncate with short_policy "
-                             f"skip or keep), got mode {mode} with short_policy {short_policy}; use selection 'pool'")
-        pool: list[np.ndarray] | None = None  # windows of a stream, in corpus order
-        doc_pool: _DocumentPool | None = None  # or: documents that give a window, with every token count
-        windows: list[np.ndarray] | None = None
-        counts_from: str | None = None  # only the pool of documents reads counts (maybe cached)
-        if selection == "documents":
-            # One window per document, so a document's window needs only its own tokens: walk
-            # the documents in a seeded order and tokenise them chunk by chunk until
-            # num_inputs windows are found (the rest of the corpus is never tokenised unless
-            # count_available asks for the exact number of windows).
-            # "all" (num_inputs None) walks every document: at most one window each
-            target = len(corpus.documents) if wanted is None else wanted
-            sel = _select_lazily(corpus.documents, tokenizer, width, target, short_policy, rng, count_available)
-            windows, num_available, exact = sel.windows, sel.num_available, sel.exact
-            tokens, longest, tokenised = sel.tokens, sel.longest, sel.documents_tokenised
-            selection_rule = ("documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
-                              f"num_inputs with {'>= text_tokens_per_window tokens' if short_policy == 'skip' else 'any token'}, "
-                              "cut to text_tokens_per_window tokens")
-        elif one_per_document:
-            # The pool is the acceptable documents in corpus order; it needs every document's
-            # token count (cached on disk) but only the drawn documents' tokens.
-            doc_pool = _document_pool(corpus.documents, tokenizer, width, short_policy, refresh=refresh)
-            num_available, exact = len(doc_pool.pool), True
-            tokens, longest = int(doc_pool.doc_lengths.sum()), int(doc_pool.doc_lengths.max())
-            tokenised = len(corpus.documents) if doc_pool.flat is not None else 0
-            counts_from = doc_pool.source
-            selection_rule = POOL_RULE
-        else:
-            # Windows cut from a stream (mode pack, or short documents packed together) depend on
-            # everything before them: tokenise every segment once; documents are runs of
-            # consecutive segments.
-            segments = [s for doc in corpus.documents for s in doc]
-            flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
-            seg_doc = np.repeat(np.arange(len(corpus.documents)), [len(doc) for doc in corpus.documents])  # (S,)
-            doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(corpus.documents)).astype(np.int64)  # (D,)
-            pool = _pool(flat, doc_lengths, width, mode, short_policy)
-            num_available, exact = len(pool), True
-            tokens, longest, tokenised = int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0, len(corpus.documents)
-            selection_rule = POOL_RULE
-        num_inputs = wanted
-        if num_inputs is None or (at_most and num_inputs > num_available):
-            num_inputs = num_available  # "all", or the default upper bound on a smaller corpus (the count is then exact)
-        if num_available == 0 or num_inputs > num_available:  # only when every document has been tokenised: exact
-            hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
-            if mode == "truncate" and short_policy == "skip":
-                hints.append("short_policy 'pack' or 'keep' (--short-policy)")
-            hints.append("or use more data (another --split or --data PATH)")
-            raise DataError(
-                f"only {num_available} windows of {seq_len} tokens are available in {corpus.source!r} "
-                f"(split {corpus.split}, mode {mode}, short_policy {short_policy}; {len(corpus.documents)} documents, "
-                f"{tokens} tokens, longest document {longest} tokens) "
-                f"but num_inputs={requested}; " + ", ".join(hints)
-            )
-        if windows is None:
-            chosen = rng.permutation(num_available)[:num_inputs]
-            if pool is not None:
-                windows = [pool[i] for i in chosen.tolist()]
-            else:
-                assert doc_pool is not None
-                docs = doc_pool.pool[chosen].tolist()
-                windows = _document_windows(corpus.documents, tokenizer, docs, width, doc_pool)
-                if windows is None:
-                    raise _StaleCounts
-                tokenised = len(corpus.documents) if doc_pool.flat is not None else len(docs)
-        return _Drawn(windows, num_inputs, num_available, exact, tokens, longest, tokenised, counts_from, selection_rule)
-
-    wanted = num_inputs
+    req = _DrawRequest(corpus=corpus, tokenizer=tokenizer, seq_len=seq_len, width=width, wanted=num_inputs,
+                       requested=requested, seed=seed, mode=mode, short_policy=short_policy, selection=selection,
+                       at_most=at_most, count_available=count_available)
     try:
-        drawn = draw(refresh=False)
+        drawn = _draw(req, refresh=False)
     except _StaleCounts:
         # A drawn document's tokens disagree with its cached count: the cache is not to be
         # trusted. Count everything again (the cache is rewritten) and draw from the true counts.
-        drawn = draw(refresh=True)
+        drawn = _draw(req, refresh=True)
         drawn.counts_from = "computed (the cached counts disagreed with the tokenizer and were replaced)"
-    windows, num_inputs, num_available, exact = drawn.windows, drawn.num_inputs, drawn.num_available, drawn.exact
-    tokens, tokenised = drawn.tokens, drawn.tokenised
-    input_ids = [prefix + w.tolist() + suffix for w in windows]
+    input_ids = [prefix + w.tolist() + suffix for w in drawn.windows]
+    return Inputs(input_ids=input_ids, meta=_inputs_meta(req, drawn, input_ids, n_special))
 
+
+def _check_choices(short_policy: str, mode: str | None, selection: str) -> None:
+    if short_policy not in SHORT_POLICIES:
+        raise InputError(f"short_policy must be one of {', '.join(SHORT_POLICIES)}, got {short_policy!r}")
+    if mode is not None and mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)} (or unset for the corpus default), got {mode!r}")
+    if selection not in SELECTIONS:
+        raise InputError(f"selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
+
+
+@dataclass(frozen=True)
+class _DrawRequest:
+    """What :func:`load_inputs` was asked for, checked (``wanted`` None: every window)."""
+
+    corpus: _Corpus
+    tokenizer: Any
+    seq_len: int
+    width: int  # text tokens per window (seq_len minus the special tokens)
+    wanted: int | None
+    requested: int | str  # as recorded: an int or "all"
+    seed: int
+    mode: str
+    short_policy: str
+    selection: str
+    at_most: bool
+    count_available: bool
+
+
+@dataclass
+class _Candidates:
+    """The windows a draw chooses from: already chosen (``windows``), a pool of windows cut
+    from the stream (``pool``) or a pool of documents (``doc_pool``)."""
+
+    num_available: int
+    exact: bool
+    tokens: int
+    longest: int
+    tokenised: int
+    selection_rule: str
+    windows: list[np.ndarray] | None = None
+    pool: list[np.ndarray] | None = None  # windows of a stream, in corpus order
+    doc_pool: _DocumentPool | None = None  # or: documents that give a window, with every token count
+    counts_from: str | None = None  # only the pool of documents reads counts (maybe cached)
+
+
+def _candidates(req: _DrawRequest, rng: np.random.Generator, refresh: bool) -> _Candidates:
+    """Tokenise what the selection rule needs and return what it will choose from."""
+    documents, tokenizer, width = req.corpus.documents, req.tokenizer, req.width
+    one_per_document = req.mode == "truncate" and req.short_policy in ("skip", "keep")
+    if req.selection == "documents" and not one_per_document:
+        raise InputError(f"selection 'documents' needs one window per document (mode truncate with short_policy "
+                         f"skip or keep), got mode {req.mode} with short_policy {req.short_policy}; use selection 'pool'")
+    if req.selection == "documents":
+        # One window per document, so a document's window needs only its own tokens: walk
+        # the documents in a seeded order and tokenise them chunk by chunk until
+        # num_inputs windows are found (the rest of the corpus is never tokenised unless
+        # count_available asks for the exact number of windows).
+        # "all" (num_inputs None) walks every document: at most one window each
+        target = len(documents) if req.wanted is None else req.wanted
+        sel = _select_lazily(documents, tokenizer, width, target, req.short_policy, rng, req.count_available)
+        rule = ("documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
+                f"num_inputs with {'>= text_tokens_per_window tokens' if req.short_policy == 'skip' else 'any token'}, "
+                "cut to text_tokens_per_window tokens")
+        return _Candidates(sel.num_available, sel.exact, sel.tokens, sel.longest, sel.documents_tokenised, rule,
+                           windows=sel.windows)
+    if one_per_document:
+        # The pool is the acceptable documents in corpus order; it needs every document's
+        # token count (cached on disk) but only the drawn documents' tokens.
+        doc_pool = _document_pool(documents, tokenizer, width, req.short_policy, refresh=refresh)
+        return _Candidates(len(doc_pool.pool), True, int(doc_pool.doc_lengths.sum()), int(doc_pool.doc_lengths.max()),
+                           len(documents) if doc_pool.flat is not None else 0, POOL_RULE, doc_pool=doc_pool,
+                           counts_from=doc_pool.source)
+    # Windows cut from a stream (mode pack, or short documents packed together) depend on
+    # everything before them: tokenise every segment once; documents are runs of
+    # consecutive segments.
+    segments = [s for doc in documents for s in doc]
+    flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
+    seg_doc = np.repeat(np.arange(len(documents)), [len(doc) for doc in documents])  # (S,)
+    doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(documents)).astype(np.int64)  # (D,)
+    pool = _pool(flat, doc_lengths, width, req.mode, req.short_policy)
+    return _Candidates(len(pool), True, int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0,
+                       len(documents), POOL_RULE, pool=pool)
+
+
+def _draw(req: _DrawRequest, refresh: bool) -> _Drawn:
+    """The seeded draw: the candidates, how many to take, then the chosen windows."""
+    rng = np.random.default_rng(req.seed)
+    c = _candidates(req, rng, refresh)
+    num_inputs = req.wanted
+    if num_inputs is None or (req.at_most and num_inputs > c.num_available):
+        num_inputs = c.num_available  # "all", or the default upper bound on a smaller corpus (the count is then exact)
+    if c.num_available == 0 or num_inputs > c.num_available:  # only when every document has been tokenised: exact
+        raise DataError(_too_few(req, c))
+    windows, tokenised = c.windows, c.tokenised
+    if windows is None:
+        chosen = rng.permutation(c.num_available)[:num_inputs]
+        if c.pool is not None:
+            windows = [c.pool[i] for i in chosen.tolist()]
+        else:
+            assert c.doc_pool is not None
+            docs = c.doc_pool.pool[chosen].tolist()
+            windows = _document_windows(req.corpus.documents, req.tokenizer, docs, req.width, c.doc_pool)
+            if windows is None:
+                raise _StaleCounts
+            tokenised = len(req.corpus.documents) if c.doc_pool.flat is not None else len(docs)
+    return _Drawn(windows, num_inputs, c.num_available, c.exact, c.tokens, c.longest, tokenised, c.counts_from,
+                  c.selection_rule)
+
+
+def _too_few(req: _DrawRequest, c: _Candidates) -> str:
+    """The one line that says how many windows there are, why, and the ways out."""
+    hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
+    if req.mode == "truncate" and req.short_policy == "skip":
+        hints.append("short_policy 'pack' or 'keep' (--short-policy)")
+    hints.append("or use more data (another --split or --data PATH)")
+    corpus = req.corpus
+    return (f"only {c.num_available} windows of {req.seq_len} tokens are available in {corpus.source!r} "
+            f"(split {corpus.split}, mode {req.mode}, short_policy {req.short_policy}; {len(corpus.documents)} documents, "
+            f"{c.tokens} tokens, longest document {c.longest} tokens) "
+            f"but {req.requested} were asked for (--num-sentences / num_inputs); " + ", ".join(hints))
+
+
+def _inputs_meta(req: _DrawRequest, drawn: _Drawn, input_ids: list[list[int]], n_special: int) -> dict[str, Any]:
+    """The record of how the inputs were made (:attr:`Inputs.meta`)."""
+    corpus, mode, tokenizer = req.corpus, req.mode, req.tokenizer
     lengths = [len(ids) for ids in input_ids]
-    meta: dict[str, Any] = {
+    return {
         "corpus": corpus.name,
         "split": corpus.split,
         "source": corpus.source,
         "format": corpus.format,
         "mode": mode,
-        "short_policy": short_policy,
-        "seq_len": seq_len,
-        "num_inputs": num_inputs,
-        "num_requested": requested,
-        "num_available": num_available,
+        "short_policy": req.short_policy,
+        "seq_len": req.seq_len,
+        "num_inputs": drawn.num_inputs,
+        "num_requested": req.requested,
+        "num_available": drawn.num_available,
         # False: num_available is a lower bound (the documents not needed were not tokenised).
-        "num_available_exact": exact,
-        "seed": seed,
+        "num_available_exact": drawn.exact,
+        "seed": req.seed,
         **_sha256_meta(corpus),
         "tokenizer": str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__),
         "special_tokens": n_special,
-        "text_tokens_per_window": width,
+        "text_tokens_per_window": req.width,
         "documents": len(corpus.documents),
-        "documents_tokenised": tokenised,
-        "tokens": tokens,  # of the documents tokenised
+        "documents_tokenised": drawn.tokenised,
+        "tokens": drawn.tokens,  # of the documents tokenised
         "stream": "whole source, documents concatenated in order" if mode == "pack" else "one document per window",
         "text_cleaning": corpus.text_cleaning,
         "selection": drawn.selection_rule,
-        "selection_name": selection,
+        "selection_name": req.selection,
         # where the documents' token counts came from (selection "pool", one window per document)
         **({"token_counts": drawn.counts_from} if drawn.counts_from is not None else {}),
-        "input_lengths": length_summary(lengths, seq_len),
+        "input_lengths": length_summary(lengths, req.seq_len),
         "inputs_sha256": inputs_digest(input_ids),
         **corpus.extra,
     }
-    return Inputs(input_ids=input_ids, meta=meta)
