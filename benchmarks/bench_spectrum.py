@@ -257,7 +257,7 @@ def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, o
     """Each batch of a real ``run_spectrum`` job after its first, in this process:
     ``{"total", "svd", "entropy"}`` seconds.
 
-    The job calls ``spectrum_run._before_commit()`` once per batch, just before the batch
+    The job calls ``attnspec.spectra.job._before_commit()`` once per batch, just before the batch
     is committed; the time between two calls is one whole turn of the job's loop (capture,
     SVD, metrics, merge, progress and, every ``checkpoint_every`` batches, the checkpoint).
     The time inside the job's calls of ``singular_values`` and ``row_entropy`` is summed

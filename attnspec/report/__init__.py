@@ -20,9 +20,16 @@ Each experiment runs in-process — a checking command through
 spectrum job through :func:`attnspec.spectra.job.run_spectrum` — unless its results are
 present and fresh: a key made of the command, its effective
 arguments, the mode, the package version and, for a checking command, the digest of the code
-its verdicts come from (:func:`checking_code_digest`) is stored with the results, and a change
+its verdicts come from (:func:`~attnspec.report.experiments.checking_code_digest`) is stored with the results, and a change
 of any of them reruns the experiment. Figures and REPORT.md are always rebuilt from the saved
 results, never by recomputing (DESIGN.md: compute and plot apart).
+
+This module holds the two entry points, :func:`run_report` (run what is missing or stale,
+then build) and :func:`build_report` (REPORT.md and figures/ from saved results), and the
+plotting-code digest. The rest, one concern per module: ``experiments`` (the TOML files and
+their keys), ``runner`` (one experiment), ``markdown`` and ``files`` (how the report is
+written), and one module per section: ``summary`` (the opening), ``figure1`` (Figure 1 and
+the models and data), ``papers`` (a section per paper), ``beyond`` ("Beyond Figure 1").
 """
 
 from __future__ import annotations

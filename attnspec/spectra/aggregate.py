@@ -253,7 +253,7 @@ class SpectrumAccumulator:
         return acc
 
     def copy(self) -> SpectrumAccumulator:
-        """An independent copy (the run updates a copy, then swaps it in: see spectrum_run)."""
+        """An independent copy (the run updates a copy, then swaps it in: see attnspec.spectra.job)."""
         return SpectrumAccumulator.from_state({k: np.array(v, copy=True) for k, v in self.state().items()})
 
     def verify(self, inputs_done: int | None = None, *, tol: float = 1e-9) -> None:

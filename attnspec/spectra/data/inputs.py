@@ -194,7 +194,7 @@ def load_inputs(
     ----------
     data : str, path or list of str
         ``"wiki103"``, ``"imdb"`` (also ``"wikitext103"``, ``"wikitext-103"``), a path
-        to a file or directory in one of the local formats of the module docstring, or a
+        to a file or directory in one of the local formats of the package docstring (attnspec.spectra.data), or a
         list of texts (one document each, see :func:`texts_corpus`).
     tokenizer : transformers tokenizer
         The model's tokenizer (a fast tokenizer is much quicker). Its special tokens wrap
@@ -210,13 +210,13 @@ def load_inputs(
     split : str, optional
         wiki103: ``valid``/``validation`` (default for a local copy), ``test``, ``train``
         (default from the hub; hub only unless a local ``wiki.train.raw`` exists). imdb: ``test`` (default), ``train``,
-        ``unsupervised`` (hub only). For paths, see the module docstring.
+        ``unsupervised`` (hub only). For paths, see the package docstring (attnspec.spectra.data).
     data_dir : path, optional
         Folder laid out like the shared data; default: the environment variable
         ``ATTNSPEC_DATA_DIR``, else ``../shared/data`` when it exists
         (:func:`resolve_data_dir`). Only used for the corpus names.
     short_policy : {"skip", "keep", "pack"}
-        What to do with windows shorter than ``seq_len`` (see the module docstring).
+        What to do with windows shorter than ``seq_len`` (see the package docstring (attnspec.spectra.data)).
     mode : {"pack", "truncate"}, optional
         Default: ``"pack"`` for WikiText, ``"truncate"`` for everything else.
     at_most : bool
@@ -229,7 +229,7 @@ def load_inputs(
         exact count; the windows chosen are the same either way. ``"pool"`` always counts
         exactly.
     selection : {"pool", "documents"}
-        How the windows are drawn (module docstring): ``"pool"``, the default, draws from
+        How the windows are drawn (package docstring): ``"pool"``, the default, draws from
         every window (the rule of earlier versions: the same seed gives the same inputs);
         ``"documents"`` takes the first acceptable documents of a seeded document order
         (one window per document only, tokenises only what it needs).

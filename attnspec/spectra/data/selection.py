@@ -13,7 +13,7 @@ from attnspec.spectra.data.token_counts import segment_lengths
 from attnspec.spectra.data.windows import _TOKENIZE_BATCH, _tokenize
 
 # "pool": a seeded permutation of every window; "documents": the first acceptable documents
-# of a seeded document order (one window per document only; see the module docstring)
+# of a seeded document order (one window per document only; see the docstring of attnspec.spectra.data)
 SELECTIONS = ("pool", "documents")
 
 
@@ -89,7 +89,7 @@ class _DocumentPool:
 
     doc_lengths: np.ndarray  # (D,) int64
     pool: np.ndarray  # (M,) indices of the documents that give a window, ascending
-    source: str  # where the counts came from (token_lengths.SegmentLengths.source)
+    source: str  # where the counts came from (token_counts.SegmentLengths.source)
     flat: np.ndarray | None  # (T,) every token, when the counts were computed just now
     seg_lengths: np.ndarray  # (S,)
 
