@@ -18,7 +18,7 @@ from typing import Any
 
 #: The API: name → the module that defines it (imported on first use, not by `import attnspec`).
 _API: dict[str, str] = {
-    "spectrum": "attnspec.spectrum",  # the module itself: callable, runs attnspec.api.spectrum
+    "spectrum": "attnspec.api",
     "load": "attnspec.api",
     "SpectrumResult": "attnspec.api",
     "jl_check": "attnspec.checks",
@@ -30,7 +30,7 @@ _API: dict[str, str] = {
 }
 
 #: Submodules reachable as attributes after a bare `import attnspec` (e.g. attnspec.battery).
-_SUBMODULES = ("api", "battery", "checks", "claims", "errors", "results", "verdict_summary", "verdicts")
+_SUBMODULES = ("api", "battery", "checks", "claims", "errors", "results", "spectra", "verdict_summary", "verdicts")
 
 __all__ = sorted([*_API, "__version__"])
 
@@ -52,9 +52,9 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         globals()["__version__"] = v = _version()
         return v
-    if name in ("spectrum", "claims"):
-        # The module of that name is callable, so `attnspec.spectrum(...)` and
-        # `attnspec.claims(...)` work before and after `import attnspec.spectrum` / `.claims`.
+    if name == "claims":
+        # The registry module of that name is callable, so `attnspec.claims(...)` works
+        # before and after `import attnspec.claims`.
         return importlib.import_module(_API[name])
     if name in _API:
         return getattr(importlib.import_module(_API[name]), name)

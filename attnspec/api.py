@@ -1,14 +1,13 @@
 """The Python API of the spectrum study: ``attnspec.spectrum(...)``, ``attnspec.load(dir)``.
 
 ``attnspec.spectrum`` runs the same job as ``attnspec spectrum`` (it calls
-:func:`attnspec.spectrum_run.run_spectrum`, the one implementation behind both) and returns
+:func:`attnspec.spectra.job.run_spectrum`, the one implementation behind both) and returns
 a :class:`SpectrumResult` holding the tidy tables in memory. It accepts a model name (hub
 id, local directory, ``"minilm"``) or an already-loaded ``transformers`` model with its
 tokenizer, and a corpus (``data=``) or a list of texts (``texts=``).
 
-``attnspec.spectrum`` is also the name of the engine module (:mod:`attnspec.spectrum`);
-that module is callable and forwards the call to :func:`spectrum` here, so
-``attnspec.spectrum(...)`` works whether or not the module has been imported.
+``attnspec.spectrum`` is this module's plain function :func:`spectrum` (``help(attnspec.spectrum)``
+shows its parameters); the engine behind it is :mod:`attnspec.spectra.engine`.
 
 Examples
 --------
@@ -74,7 +73,7 @@ class SpectrumResult:
         family = m.get("family", "?") + (", causal P" if m.get("causal") else "")
         layers = int(self.curves["layer"].nunique()) if len(self.curves) else 0
         heads = int(self.curves["head"].nunique()) if len(self.curves) else 0
-        from attnspec.spectrum import lengths_text
+        from attnspec.spectra.reading import lengths_text
 
         lengths = lengths_text(m)
         return (f"SpectrumResult(model={ident.get('model', m.get('model'))!r} [{family}], data={ident.get('data')!r}, "
@@ -104,7 +103,7 @@ class SpectrumResult:
         InputError
             ``at`` not an integer in 1..n, or a result that holds no inputs.
         """
-        from attnspec.spectrum import check_at, default_at, short_input_note
+        from attnspec.spectra.reading import check_at, default_at, short_input_note
 
         n = self._n()
         at = check_at(default_at(n) if at is None else at, n, "at")
@@ -125,9 +124,9 @@ class SpectrumResult:
         The per-layer mean curves (± one std over inputs and heads) and the layer × head
         heatmap of c_at (``at`` as in :meth:`per_layer`). Nothing is recomputed or written.
         """
-        from attnspec.spectrum import check_at, short_input_note
+        from attnspec.spectra.reading import check_at, short_input_note
 
-        from attnspec.figure_record import figure_choices
+        from attnspec.spectra.figure_record import figure_choices
 
         n = self._n()
         if at is not None:
@@ -163,7 +162,7 @@ class SpectrumResult:
         """
         from attnspec.errors import check_path
         from attnspec.results import holds_files, result_files, write_meta, write_table, writing_to
-        from attnspec.scaling import KIND as SCALING
+        from attnspec.spectra.scaling import KIND as SCALING
 
         path = check_path("path", path)
         _refuse_read_only(path)
@@ -179,7 +178,7 @@ class SpectrumResult:
                 if self.state is not None:
                     import numpy as np
 
-                    from attnspec.spectrum import save_state
+                    from attnspec.spectra.checkpoint import save_state
 
                     save_state(path / STATE_FILE, self.state,
                                {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
@@ -232,7 +231,7 @@ def _check_state(path: Path, state: Any, extra: dict[str, Any], meta: dict[str, 
 def load(path: str | Path) -> SpectrumResult:
     """Load a spectrum results directory (made by :meth:`SpectrumResult.save` or ``attnspec spectrum``).
 
-    meta.json and every table are checked first (:mod:`attnspec.result_checks`), and a
+    meta.json and every table are checked first (:mod:`attnspec.spectra.result_checks`), and a
     state.npz must be this run's (identity, inputs and aggregate agree with the tables).
 
     Raises
@@ -244,7 +243,7 @@ def load(path: str | Path) -> SpectrumResult:
         wrong shape or belongs to another run (one line naming the file).
     """
     from attnspec.errors import check_path
-    from attnspec.result_checks import check_curves, check_inputs, check_meta, check_metrics
+    from attnspec.spectra.result_checks import check_curves, check_inputs, check_meta, check_metrics
 
     path = check_path("path", path)
     meta = check_meta(path, kind=KIND)
@@ -252,7 +251,7 @@ def load(path: str | Path) -> SpectrumResult:
     check_inputs(path)
     state = None
     if (path / STATE_FILE).is_file():
-        from attnspec.spectrum import load_state
+        from attnspec.spectra.checkpoint import load_state
 
         state, extra = load_state(path / STATE_FILE)
         _check_state(path, state, extra, meta, curves)
@@ -294,7 +293,7 @@ def spectrum(
 
     Parameters
     ----------
-    model : str, transformers model, or attnspec.models.LoadedModel
+    model : str, transformers model, or attnspec.spectra.models.LoadedModel
         A hub id, local directory or alias (``"minilm"``), loaded with eager attention; or
         an already-loaded ``transformers`` model (then pass ``tokenizer``), encoder or
         decoder, whose device and dtype are used as they are.
@@ -361,11 +360,44 @@ def spectrum(
         When inputs are shorter than ``seq_len`` (their real lengths are in ``meta["corpus"]
         ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
     """
-    import torch
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
 
-    from attnspec.models import LoadedModel, wrap_model
-    from attnspec.spectrum_run import SpectrumConfig, run_spectrum
+    texts, num_inputs, out, short_policy = _checked_arguments(
+        data, texts, seq_len=seq_len, num_inputs=num_inputs, seed=seed, batch_size=batch_size, resume=resume,
+        overwrite=overwrite, progress=progress, out=out, short_policy=short_policy)
+    loaded, name = _model_of(model, tokenizer)
 
+    tmp: str | None = None
+    if out is None:
+        if resume:
+            raise InputError("resume=True needs out= (the directory of the run to continue)")
+        tmp = tempfile.mkdtemp(prefix="attnspec-spectrum-")
+    run_dir = Path(out) if out is not None else Path(tmp) / "run"
+    kwargs: dict[str, Any] = {}
+    if batch_size is not None:
+        kwargs["batch_size"] = batch_size
+    cfg = SpectrumConfig(
+        model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
+        data_dir=None if data_dir is None else str(data_dir), seq_len=seq_len, num_sentences=num_inputs, seed=seed,
+        short_policy=short_policy, selection=selection, device=device,
+        dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
+        svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
+    )
+    try:
+        outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
+        result = load(outcome.out) if outcome.status != "interrupted" else None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return _finished(result, outcome, kept=out is not None, seq_len=seq_len)
+
+
+def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, seed: Any, batch_size: Any,
+                       resume: Any, overwrite: Any, progress: Any, out: Any,
+                       short_policy: str | None) -> tuple[list[str] | None, int, Path | None, str]:
+    """:func:`spectrum`'s arguments checked before anything is computed, with their defaults
+    filled in: (texts, num_inputs, out, short_policy)."""
     if (data is None) == (texts is None):
         raise InputError("give exactly one of data= (a corpus name or path) and texts= (a list of strings)")
     if texts is not None:
@@ -391,61 +423,49 @@ def spectrum(
         out = check_path("out", out)
     if short_policy is None:
         short_policy = "keep" if texts is not None else "skip"
+    return texts, num_inputs, out, short_policy
 
-    loaded: LoadedModel | None = None
+
+def _model_of(model: Any, tokenizer: Any) -> tuple[Any, str]:
+    """(the loaded model or None when it is to be loaded by name, the name the run records)."""
+    import torch
+
+    from attnspec.spectra.models import LoadedModel, wrap_model
+
     if isinstance(model, LoadedModel):
-        loaded = model
-    elif isinstance(model, torch.nn.Module):
+        return model, model.name
+    if isinstance(model, torch.nn.Module):
         if tokenizer is None:
             raise InputError(f"a model object ({type(model).__name__}) needs its tokenizer: pass tokenizer=")
         loaded = wrap_model(model, tokenizer)
-    elif isinstance(model, (str, Path)):
-        model = str(model)
-    else:
-        raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
-    name = loaded.name if loaded is not None else model
+        return loaded, loaded.name
+    if isinstance(model, (str, Path)):
+        return None, str(model)
+    raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
 
-    tmp: str | None = None
-    if out is None:
-        if resume:
-            raise InputError("resume=True needs out= (the directory of the run to continue)")
-        tmp = tempfile.mkdtemp(prefix="attnspec-spectrum-")
-    run_dir = Path(out) if out is not None else Path(tmp) / "run"
-    kwargs: dict[str, Any] = {}
-    if batch_size is not None:
-        kwargs["batch_size"] = batch_size
-    cfg = SpectrumConfig(
-        model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
-        data_dir=None if data_dir is None else str(data_dir), seq_len=seq_len, num_sentences=num_inputs, seed=seed,
-        short_policy=short_policy, selection=selection, device=device,
-        dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
-        svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
-    )
-    try:
-        outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
-        result = load(outcome.out) if outcome.status != "interrupted" else None
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+def _finished(result: SpectrumResult | None, outcome: Any, *, kept: bool, seq_len: int) -> SpectrumResult:
+    """The result, or KeyboardInterrupt for an interrupted run; warnings for a run stopped early
+    and for inputs shorter than seq_len."""
     if outcome.status == "interrupted":
         # Ctrl-C (or SIGTERM) is the caller's to handle: a script or notebook must not carry
         # on with a partial result as if it were whole. With out= the partial result is kept
         # there (resumable with resume=True); without, nothing is kept.
-        kept = (f"; {outcome.inputs_done} of {outcome.inputs_total} inputs kept in {outcome.out} "
-                "(continue with resume=True)") if out is not None else "; nothing kept (no out=)"
-        raise KeyboardInterrupt(f"attnspec.spectrum interrupted{kept}")
+        note = (f"; {outcome.inputs_done} of {outcome.inputs_total} inputs kept in {outcome.out} "
+                "(continue with resume=True)") if kept else "; nothing kept (no out=)"
+        raise KeyboardInterrupt(f"attnspec.spectrum interrupted{note}")
     assert result is not None
-    if tmp is not None:
+    if not kept:
         result.path = None
     if outcome.status != "complete":
         warnings.warn(f"the spectrum run is {outcome.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)",
-                      stacklevel=2)
+                      stacklevel=3)
     lengths = (result.meta.get("corpus") or {}).get("input_lengths") or {}
     if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
-        from attnspec.spectrum import lengths_text
+        from attnspec.spectra.reading import lengths_text
 
         warnings.warn(f"inputs are shorter than seq_len={seq_len} (real lengths {lengths_text(result.meta)}; "
                       f"{lengths.get('full', '?')} of {result.meta.get('corpus', {}).get('num_inputs', '?')} have all "
                       f"{seq_len} tokens): every curve is 1 past its input's length by construction, so c_i at an "
-                      "index beyond the shortest input is not a measurement", stacklevel=2)
+                      "index beyond the shortest input is not a measurement", stacklevel=3)
     return result

@@ -15,7 +15,7 @@ and optionally
 * ``attention_request(config) -> AttentionRequest | None`` — the real attention matrices
   the battery needs (model, corpus, n, count). Theory modules never load a model or data:
   :func:`run_battery`, which sits above them, loads the matrices
-  (:func:`load_attention`, through :func:`attnspec.real_attention.sample_attention`) and passes
+  (:func:`load_attention`, through :func:`attnspec.spectra.real_attention.sample_attention`) and passes
   them to ``run(config, progress=..., attention=array)`` as an array of shape
   (count, n, n).
 
@@ -197,7 +197,7 @@ def check_attention_request(request: AttentionRequest) -> None:
     """Refuse, before anything is loaded or computed, an n beyond the model's position table
     (read from its config alone); a one-line :class:`attnspec.errors.InputError`."""
     from attnspec.errors import InputError
-    from attnspec.models import model_max_seq_len
+    from attnspec.spectra.models import model_max_seq_len
 
     longest = model_max_seq_len(request.model)
     if longest is not None and request.seq_len > longest:
@@ -206,14 +206,14 @@ def check_attention_request(request: AttentionRequest) -> None:
 
 
 def load_attention(request: AttentionRequest) -> np.ndarray:
-    """Load the matrices of ``request`` with :func:`attnspec.real_attention.sample_attention`.
+    """Load the matrices of ``request`` with :func:`attnspec.spectra.real_attention.sample_attention`.
 
     Returns
     -------
     ndarray, shape (count, n, n), float64
         Row-stochastic attention matrices P.
     """
-    from attnspec.real_attention import sample_attention
+    from attnspec.spectra.real_attention import sample_attention
 
     P = sample_attention(request.model, request.data, seq_len=request.seq_len, count=request.count,
                          seed=request.seed, data_dir=request.data_dir)

@@ -297,7 +297,7 @@ class OutputLock:
 
     Use as a context manager; raises :class:`ResultsError` when the directory is held.
     Re-entrant within one process (a command that locks its directory and then calls
-    :func:`attnspec.spectrum_run.run_spectrum`, which locks it too).
+    :func:`attnspec.spectra.job.run_spectrum`, which locks it too).
     """
 
     #: Directories this process holds, with how many nested holders.

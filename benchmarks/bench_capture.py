@@ -43,8 +43,8 @@ def _encoder(layers: int, heads: int, hidden: int, positions: int):
 
 
 def bench_overhead(inputs: int, n: int, rounds: int) -> dict:
-    from attnspec.capture import capture_attention
-    from attnspec.spectrum import singular_values
+    from attnspec.spectra.capture import capture_attention
+    from attnspec.spectra.engine import singular_values
 
     model = _encoder(6, 12, 384, n)
     g = torch.Generator().manual_seed(1)
@@ -120,7 +120,7 @@ def _child(mode: str, n: int, count: int, layers: int, tok_path: str) -> float:
 
 
 def bench_memory(n: int, layers: int, counts: tuple[int, int]) -> dict:
-    from attnspec.models import packaged_minilm_path
+    from attnspec.spectra.models import packaged_minilm_path
 
     tok = packaged_minilm_path()
     if tok is None:

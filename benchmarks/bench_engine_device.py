@@ -3,7 +3,7 @@
     python benchmarks/bench_engine_device.py --device cuda [--n 512] [--count 144] [--json FILE]
     python benchmarks/bench_spectrum.py --device cuda          # the same, from the main benchmark
 
-Methods (all compute every singular value; see attnspec/spectrum.py):
+Methods (all compute every singular value; see attnspec/spectra/engine.py):
 
 * ``svd``  — ``torch.linalg.svdvals`` in float32 on the device;
 * ``gram`` — eigenvalues of P Pᵀ formed in float64 on the device (``torch.linalg.eigvalsh``);
@@ -40,9 +40,9 @@ def _matrices(n: int, count: int, seed: int = 0) -> tuple[torch.Tensor, str]:
     from attnspec.errors import AttnspecError
 
     try:
-        from attnspec.capture import collect_attention
-        from attnspec.corpora import load_inputs
-        from attnspec.models import load_model, packaged_minilm_path
+        from attnspec.spectra.capture import collect_attention
+        from attnspec.spectra.data.inputs import load_inputs
+        from attnspec.spectra.models import load_model, packaged_minilm_path
 
         data = next((Path(c) for c in (os.environ.get("ATTNSPEC_DATA_DIR"), REPO.parent / "shared" / "data")
                      if c and (Path(c) / "wikitext103").is_dir()), None)
@@ -75,7 +75,8 @@ def _timed(fn, device: torch.device, repeat: int) -> tuple[float, torch.Tensor]:
 
 def compare(device: str = "cuda", *, n: int = 512, count: int = 144, repeat: int = 3) -> dict | None:
     """Time ``svd`` and ``gram`` on ``device`` and ``lapack`` on the CPU; None when CUDA is asked for but absent."""
-    from attnspec.spectrum import cumulative_curve, singular_values
+    from attnspec.spectra.metrics import cumulative_curve
+    from attnspec.spectra.engine import singular_values
 
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():

@@ -40,10 +40,11 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str)
     import numpy as np
     import torch
 
-    from attnspec.capture import capture_attention
-    from attnspec.corpora import load_inputs
-    from attnspec.models import load_model
-    from attnspec.spectrum import cumulative_curve, effective_rank, row_entropy, singular_values, stable_rank
+    from attnspec.spectra.capture import capture_attention
+    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.models import load_model
+    from attnspec.spectra.metrics import cumulative_curve, effective_rank, row_entropy, stable_rank
+    from attnspec.spectra.engine import singular_values
 
     torch.set_num_threads(1)
     loaded = load_model(model_name, device="cpu")

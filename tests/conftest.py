@@ -12,7 +12,7 @@ from pathlib import Path
 # when first imported, which happens after this module is loaded.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
-# Token counts cached by attnspec.token_lengths go to a folder of this session, not the
+# Token counts cached by attnspec.spectra.data.token_counts go to a folder of this session, not the
 # user's ~/.cache; tests that study the cache point it elsewhere themselves.
 _CACHE = tempfile.mkdtemp(prefix="attnspec-test-cache-")
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)

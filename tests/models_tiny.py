@@ -125,7 +125,7 @@ FAMILIES = {
 }
 
 
-# Encoder–decoders (refused by the capture; see attnspec.capture.refuse_encoder_decoder).
+# Encoder–decoders (refused by the capture; see attnspec.spectra.kinds.refuse_encoder_decoder).
 _ENC_DEC = dict(vocab_size=1000, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
                 decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64)
 

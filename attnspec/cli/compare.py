@@ -28,7 +28,7 @@ def compare(
     """
     from rich.table import Table
 
-    from attnspec.compare import KIND, compare_runs, depth_trends, write_comparison
+    from attnspec.spectra.compare import KIND, compare_runs, depth_trends, write_comparison
     from attnspec.errors import InputError
 
     with user_errors():
@@ -41,7 +41,13 @@ def compare(
         claim_out_dir(out, "attnspec compare", kind=KIND)
         table = compare_runs(runs, at=at, level=level)  # refuses a run whose writer holds its lock
         trends = depth_trends(table, level)
-        paths = write_comparison(out, table, trends, runs=runs, plots=plots, formats=("png", fmt))
+        draw = None
+        if plots:
+            from attnspec.plots.compare import plot_comparison  # matplotlib: only when drawing
+
+            def draw(table, folder):
+                return plot_comparison(table, folder, formats=("png", fmt))
+        paths = write_comparison(out, table, trends, runs=runs, draw=draw)
         if as_json:
             typer.echo(json.dumps({"compare": table.to_dict(orient="records"), "trends": trends.to_dict(orient="records")},
                                   default=float))

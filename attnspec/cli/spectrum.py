@@ -29,7 +29,7 @@ def spectrum(
     split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
     data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
     seq_len: Annotated[str, typer.Option("--seq-len", help="n: tokens per input, special tokens included; several (64,128,256,512) run a scaling study on the same documents, one run per length under --out.")] = "512",
-    num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer.")] = None,
+    num_sentences: Annotated[str | None, typer.Option("--num-sentences", "--num-inputs", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer. --num-inputs is the same option under the Python API's name (num_inputs).")] = None,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
     selection: Annotated[str, typer.Option(help="How inputs are drawn. pool (default): a seeded permutation of every available input, the rule of every earlier version; IMDB-style token counts are cached (~/.cache/attnspec, or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than pool.")] = "pool",
@@ -60,17 +60,16 @@ def spectrum(
     Run again with the same --out and parameters, a complete run is up to date: its summary
     is printed and nothing is computed (exit 0); --overwrite recomputes it.
     """
-    from attnspec.model_names import reject_alias_typo
+    from attnspec.spectra.model_names import reject_alias_typo
 
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.figure_record import figure_choices, record_figure_choices
-    from attnspec.results import read_meta
-    from attnspec.spectrum import check_at
-    from attnspec.spectrum_run import SpectrumConfig, parse_num_sentences, parse_shard, run_spectrum, up_to_date
+    from attnspec.spectra.reading import check_at
+    from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
+    from attnspec.spectra.job import run_spectrum, up_to_date
 
-    from attnspec.scaling import parse_lengths
+    from attnspec.spectra.scaling import parse_lengths
 
     with user_errors():
         lengths = parse_lengths(seq_len)
@@ -81,13 +80,7 @@ def spectrum(
         seq_len = lengths[-1]
         shard_t = parse_shard(shard)
         num_sentences_v = parse_num_sentences(num_sentences)
-        if out is not None and "{shard}" in str(out):
-            if shard_t is None:
-                raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
-            out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
-        if out is None:
-            out = _default_scaling_out(model, data) if scaling else \
-                _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}")
+        out = _resolve_out(out, model, data, seq_len, shard_t, scaling=scaling)
         if at is not None:
             check_at(at, seq_len)
         cfg = SpectrumConfig(
@@ -101,7 +94,7 @@ def spectrum(
             _scaling(cfg, lengths, plots=plots, quiet=quiet)
             return
         cfg.validate()
-        from attnspec.scaling import KIND as SCALING
+        from attnspec.spectra.scaling import KIND as SCALING
 
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
@@ -116,30 +109,52 @@ def spectrum(
         if outcome.status == "partial":
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
-        figures = []
-        from attnspec.results import result_files
+        _after_run(outcome, at=at, label=label, plots=plots, seq_len=seq_len)
 
-        # the figures and the meta.json that records them: all or none, Ctrl-C held until written
-        with whole_output(), result_files(outcome.out):
-            if plots and outcome.inputs_done > 0:
-                from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+def _resolve_out(out: Path | None, model: str, data: str, seq_len: int, shard_t: tuple[int, int] | None, *,
+                 scaling: bool) -> Path:
+    """--out with '{shard}' filled in, or the default results folder of the run (or scaling study)."""
+    from attnspec.errors import InputError
 
-                figures = plot_run(outcome.out, at=at, label=label)
-            if not figures and outcome.inputs_done > 0:
-                # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
-                record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at, label=label))
-        if outcome.inputs_done > 0:
-            _short_inputs_warning(outcome.out, seq_len)
-            _summary(outcome.out, at)
-        out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
-        out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
-                          + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
+    if out is not None and "{shard}" in str(out):
+        if shard_t is None:
+            raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
+        out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
+    if out is None:
+        out = _default_scaling_out(model, data) if scaling else \
+            _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}")
+    return out
+
+
+def _after_run(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
+    """The figures (and the choices meta.json records for them), the summary and where the results are."""
+    from attnspec.results import read_meta
+    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
+
+    figures = []
+    from attnspec.results import result_files
+
+    # the figures and the meta.json that records them: all or none, Ctrl-C held until written
+    with whole_output(), result_files(outcome.out):
+        if plots and outcome.inputs_done > 0:
+            from attnspec.plots.spectrum import plot_run  # matplotlib: only when drawing
+
+            figures = plot_run(outcome.out, at=at, label=label)
+        if not figures and outcome.inputs_done > 0:
+            # no figures now: still record --at so that `attnspec plot spectrum RUN` draws what was asked
+            record_figure_choices(outcome.out, figure_choices(read_meta(outcome.out), seq_len, at=at, label=label))
+    if outcome.inputs_done > 0:
+        _short_inputs_warning(outcome.out, seq_len)
+        _summary(outcome.out, at)
+    out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
+    out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
+                      + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
 
 
 def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
     """A complete run asked again: its summary, and its figures only when missing or asked
     differently (--at, --label); nothing is computed."""
-    from attnspec.figure_record import figure_choices, record_figure_choices
+    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
     from attnspec.results import read_meta
 
     meta = read_meta(out)
@@ -174,8 +189,8 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     from dataclasses import replace
 
     from attnspec.results import result_files
-    from attnspec.scaling import KIND, run_dir, run_scaling
-    from attnspec.spectrum_run import up_to_date
+    from attnspec.spectra.scaling import KIND, run_dir, run_scaling
+    from attnspec.spectra.job import up_to_date
 
     out = cfg.out
     # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
@@ -211,7 +226,7 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
 
     from attnspec.plots.scaling import plot_scaling
     from attnspec.results import read_meta, result_files, write_table
-    from attnspec.scaling import fit_scaling, scaling_table
+    from attnspec.spectra.scaling import fit_scaling, scaling_table
 
     table = scaling_table(run)
     fits = fit_scaling(run, resamples=resamples, seed=seed)
@@ -257,7 +272,7 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.figure_record import family_note, figure_choices
+    from attnspec.spectra.figure_record import family_note, figure_choices
     from attnspec.results import read_meta, read_table
 
     note = family_note(read_meta(run))
@@ -275,7 +290,7 @@ def _summary(run: Path, at: int | None) -> None:
     table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
     for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
         table.add_column(col, justify="right")
-    from attnspec.spectrum import short_input_note
+    from attnspec.spectra.reading import short_input_note
 
     undefined = short_input_note(meta, at)  # an input shorter than `at`: c_at is 1 there by construction
     for layer in heat.index:
@@ -287,7 +302,7 @@ def _summary(run: Path, at: int | None) -> None:
             f"{per_layer.loc[layer, 'stable_rank_mean']:.2f}",
         )
     out_console.print(table)
-    from attnspec.spectrum import lengths_text
+    from attnspec.spectra.reading import lengths_text
 
     if lengths_text(meta):
         out_console.print(f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
@@ -299,7 +314,7 @@ def _summary(run: Path, at: int | None) -> None:
 def _short_inputs_warning(run: Path, seq_len: int) -> None:
     """Warn on stderr when inputs are shorter than --seq-len, with their real lengths."""
     from attnspec.results import read_meta
-    from attnspec.spectrum import lengths_text
+    from attnspec.spectra.reading import lengths_text
 
     meta = read_meta(run)
     corpus = meta.get("corpus") or {}
@@ -319,11 +334,11 @@ def merge(
 ) -> None:
     """Merge spectrum shards (exact: count, mean and squared deviations combine pairwise)."""
     from attnspec.plots.spectrum import plot_run
-    from attnspec.spectrum_run import merge_runs
+    from attnspec.spectra.merge import merge_runs
 
     with user_errors():
         from attnspec.results import check_out_kind, read_meta, result_files
-        from attnspec.scaling import KIND as SCALING, merge_scaling
+        from attnspec.spectra.scaling import KIND as SCALING, merge_scaling
 
         claim_out_dir(out, "attnspec merge")  # usable and ours before anything is read; held through the figures too
         _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
@@ -354,7 +369,7 @@ def _check_shards(dirs: list[Path]) -> None:
     """Refuse, in one line naming the file, shards whose meta.json or tables have the wrong
     shape, shards of different kinds, and a set of shards that holds no input at all."""
     from attnspec.errors import InputError
-    from attnspec.result_checks import SCALING_KIND, SPECTRUM_KIND, check_meta, check_spectrum_run
+    from attnspec.spectra.result_checks import SCALING_KIND, SPECTRUM_KIND, check_meta, check_spectrum_run
 
     if not dirs:
         raise InputError("merge needs at least one results directory")
@@ -394,7 +409,7 @@ def plot_spectrum(
         from attnspec.results import check_not_being_written, result_files
 
         # figure directories checked and locked before anything is drawn
-        from attnspec.result_checks import check_spectrum_run
+        from attnspec.spectra.result_checks import check_spectrum_run
 
         for run in runs:
             check_not_being_written(run)  # a run its writer still holds is not read
@@ -415,7 +430,7 @@ def plot_spectrum(
         paths = []
         scale: dict[str, float] = {}
         if len(runs) > 1:  # one colour scale for every heatmap of the runs compared
-            from attnspec.figure_record import figure_choices
+            from attnspec.spectra.figure_record import figure_choices
             from attnspec.plots.spectrum import heat_range
             from attnspec.results import read_meta, read_table
 
@@ -453,7 +468,7 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        from attnspec.scaling import KIND, read_runs
+        from attnspec.spectra.scaling import KIND, read_runs
 
         if out is not None:  # --out first, before anything is read (a folder made here and left empty goes again)
             claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)

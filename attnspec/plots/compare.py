@@ -1,4 +1,4 @@
-"""Spectrum runs side by side with confidence intervals, from :func:`attnspec.compare.compare_runs`.
+"""Spectrum runs side by side with confidence intervals, from :func:`attnspec.spectra.compare.compare_runs`.
 
 * ``compare_runs``: one panel per quantity; per layer (and "all"), each run's mean with its
   interval, runs offset side by side;

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -110,59 +111,9 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, panel in zip(axes.flat, panels):
-        values: list[float] = []
-        if panel == "eq11":
-            reading = "squared-two-sided"
-            c = curves[(curves["claim"] == "linformer.lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1, label="bound exp(−(ε²−ε³)k/4)")
-            ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=PALETTE[0], ls="-.", lw=1.1, label="exact (χ²)")
-            values += _mc(ax, g[g["reading"] == reading], "Monte Carlo", PALETTE[1])
-            values += [float(v) for v in c["exact"] if v > 0]
-            ax.set_title("Lemma 1 eq. 11: P(|‖Rx‖² − 1| > ε)")
-            _marks(ax, n, dims["linformer_k"], "Thm 1")
-            ax.legend(loc="lower left", framealpha=0.9)
-        elif panel == "eq12":
-            rho = float(g12["rho"].max())
-            c = curves[(curves["claim"] == "linformer.lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1, label="bound 2 exp(−(ε²−ε³)k/4)")
-            if len(c):
-                ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=PALETTE[0], ls="-.", lw=1.1, label="exact")
-                values += [float(v) for v in c["exact"] if v > 0]
-            values += _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", PALETTE[1])
-            ax.set_title(f"Lemma 1 eq. 12: tolerance ε‖x‖‖y‖, ρ = {rho:g}")
-            _marks(ax, n, dims["linformer_k"], "Thm 1")
-            ax.legend(loc="lower left", framealpha=0.9)
-        elif panel == "thm1":
-            t = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
-            c = curves[curves["claim"] == "linformer.thm1.eq3"].sort_values("k")
-            ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1)
-            atts = sorted(t["attention"].dropna().unique())
-            colours = {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(atts)}
-            ws = {"random": ("-", "o"), "adv_bottom": ("--", "s")}
-            for (att, w), f in t.groupby(["attention", "w"], sort=True):
-                if w in ws:
-                    values += _mc(ax, f, None, colours[att], *ws[w])
-            ax.set_title("Theorem 1: P(‖P̃w − Pw‖ > ε‖Pw‖)")
-            _marks(ax, n, dims["linformer_k"], "Thm 1")
-            _style_key(ax, {a.replace("_", " "): col for a, col in colours.items()},
-                       {f"w {w.replace('_', ' ')}": st for w, st in ws.items()},
-                       [Line2D([], [], color="black", lw=1.1, label="union bound")])
-        else:
-            t = table[(table["claim"] == "linformer.thm2.eq8") & (table["construction"] == "paper")]
-            rows_ = sorted(t["row"].dropna().unique())
-            colours = {r: PALETTE[i % len(PALETTE)] for i, r in enumerate(rows_)}
-            readings = {"frobenius": ("-", "o"), "spectral": ("--", "s")}
-            for (reading, row), f in t.groupby(["reading", "row"], sort=True):
-                values += _mc(ax, f, None, colours[row], *readings.get(reading, ("-.", "^")))
-            e21 = table[(table["claim"] == "linformer.thm2.eq21") & (table["row"] == "row0")]
-            extra = []
-            if len(e21):
-                values += _mc(ax, e21, None, "black", ":", "D")
-                extra = [Line2D([], [], color="black", ls=":", marker="D", ms=3, lw=1, label="eq. 21, row0")]
-            ax.set_title("Theorem 2 eq. 8: E = δR, F = exp(−δ)R")
-            _marks(ax, n, dims["theorem2_k_main"], "Thm 2")
-            _style_key(ax, {f"row {r.removeprefix('row')}" if r.startswith("row") else r: c for r, c in colours.items()},
-                       {f"‖V‖ {r}": st for r, st in readings.items()}, extra)
+        draw = {"eq11": lambda: _panel_eq11(ax, curves, g, n, dims), "eq12": lambda: _panel_eq12(ax, curves, g12, n, dims),
+                "thm1": lambda: _panel_thm1(ax, table, curves, n, dims), "thm2": lambda: _panel_thm2(ax, table, n, dims)}
+        values = draw[panel]()
         _log_axes(ax, values)
     trials = int(meta["parameters"].get("trials") or 0)
     fig.legend(handles=[Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5,
@@ -173,6 +124,82 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     fig.suptitle(f"Failure probability against k: n = {n}, ε = {eps:g}"
                  + (f", {trials:,} trials per point, Gaussian R" if trials else ", Gaussian R"))
     return save_figure(fig, out_dir / "jl_failure_vs_k")
+
+
+def _panel_eq11(ax: Any, curves: pd.DataFrame, g: pd.DataFrame, n: int, dims: dict[str, Any]) -> list[float]:
+    """Lemma 1 eq. 11: Monte Carlo beside the bound and the exact χ² law. Returns the values drawn (for the axes' range)."""
+    values: list[float] = []
+    reading = "squared-two-sided"
+    c = curves[(curves["claim"] == "linformer.lemma1.eq11") & (curves["reading"] == reading)].sort_values("k")
+    ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1, label="bound exp(−(ε²−ε³)k/4)")
+    ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=PALETTE[0], ls="-.", lw=1.1, label="exact (χ²)")
+    values += _mc(ax, g[g["reading"] == reading], "Monte Carlo", PALETTE[1])
+    values += [float(v) for v in c["exact"] if v > 0]
+    ax.set_title("Lemma 1 eq. 11: P(|‖Rx‖² − 1| > ε)")
+    _marks(ax, n, dims["linformer_k"], "Thm 1")
+    ax.legend(loc="lower left", framealpha=0.9)
+    return values
+
+
+def _panel_eq12(ax: Any, curves: pd.DataFrame, g12: pd.DataFrame, n: int, dims: dict[str, Any]) -> list[float]:
+    """Lemma 1 eq. 12 at the largest ρ: Monte Carlo, bound and exact law. Returns the values drawn (for the axes' range)."""
+    values: list[float] = []
+    rho = float(g12["rho"].max())
+    c = curves[(curves["claim"] == "linformer.lemma1.eq12") & (curves["rho"] == rho)].sort_values("k")
+    ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1, label="bound 2 exp(−(ε²−ε³)k/4)")
+    if len(c):
+        ax.plot(c["k"], np.clip(c["exact"], FLOOR, None), color=PALETTE[0], ls="-.", lw=1.1, label="exact")
+        values += [float(v) for v in c["exact"] if v > 0]
+    values += _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", PALETTE[1])
+    ax.set_title(f"Lemma 1 eq. 12: tolerance ε‖x‖‖y‖, ρ = {rho:g}")
+    _marks(ax, n, dims["linformer_k"], "Thm 1")
+    ax.legend(loc="lower left", framealpha=0.9)
+    return values
+
+
+def _panel_thm1(ax: Any, table: pd.DataFrame, curves: pd.DataFrame, n: int, dims: dict[str, Any]) -> list[float]:
+    """Theorem 1 (relative reading): one colour per attention, one style per w. Returns the values drawn (for the axes' range)."""
+    from matplotlib.lines import Line2D
+
+    values: list[float] = []
+    t = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
+    c = curves[curves["claim"] == "linformer.thm1.eq3"].sort_values("k")
+    ax.plot(c["k"], np.clip(c["bound"], FLOOR, None), color="black", lw=1.1)
+    atts = sorted(t["attention"].dropna().unique())
+    colours = {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(atts)}
+    ws = {"random": ("-", "o"), "adv_bottom": ("--", "s")}
+    for (att, w), f in t.groupby(["attention", "w"], sort=True):
+        if w in ws:
+            values += _mc(ax, f, None, colours[att], *ws[w])
+    ax.set_title("Theorem 1: P(‖P̃w − Pw‖ > ε‖Pw‖)")
+    _marks(ax, n, dims["linformer_k"], "Thm 1")
+    _style_key(ax, {a.replace("_", " "): col for a, col in colours.items()},
+               {f"w {w.replace('_', ' ')}": st for w, st in ws.items()},
+               [Line2D([], [], color="black", lw=1.1, label="union bound")])
+    return values
+
+
+def _panel_thm2(ax: Any, table: pd.DataFrame, n: int, dims: dict[str, Any]) -> list[float]:
+    """Theorem 2 eq. 8 (the proof's construction), with eq. 21 on row 0. Returns the values drawn (for the axes' range)."""
+    from matplotlib.lines import Line2D
+
+    values: list[float] = []
+    t = table[(table["claim"] == "linformer.thm2.eq8") & (table["construction"] == "paper")]
+    rows_ = sorted(t["row"].dropna().unique())
+    colours = {r: PALETTE[i % len(PALETTE)] for i, r in enumerate(rows_)}
+    readings = {"frobenius": ("-", "o"), "spectral": ("--", "s")}
+    for (reading, row), f in t.groupby(["reading", "row"], sort=True):
+        values += _mc(ax, f, None, colours[row], *readings.get(reading, ("-.", "^")))
+    e21 = table[(table["claim"] == "linformer.thm2.eq21") & (table["row"] == "row0")]
+    extra = []
+    if len(e21):
+        values += _mc(ax, e21, None, "black", ":", "D")
+        extra = [Line2D([], [], color="black", ls=":", marker="D", ms=3, lw=1, label="eq. 21, row0")]
+    ax.set_title("Theorem 2 eq. 8: E = δR, F = exp(−δ)R")
+    _marks(ax, n, dims["theorem2_k_main"], "Thm 2")
+    _style_key(ax, {f"row {r.removeprefix('row')}" if r.startswith("row") else r: c for r, c in colours.items()},
+               {f"‖V‖ {r}": st for r, st in readings.items()}, extra)
+    return values
 
 
 def _quantile_range(values: np.ndarray, marks: list[float], q: float = 0.005) -> tuple[float, float]:

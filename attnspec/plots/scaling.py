@@ -33,7 +33,7 @@ def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
 
 def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: str = "",
                  formats: Sequence[str] = ("png", "svg")) -> list[Path]:
-    """Draw both figures from :func:`attnspec.scaling.scaling_table` and :func:`~attnspec.scaling.fit_scaling`.
+    """Draw both figures from :func:`attnspec.spectra.scaling.scaling_table` and :func:`~attnspec.spectra.scaling.fit_scaling`.
 
     ``title`` names the run (model · corpus); the lengths and the number of inputs are added.
     """
@@ -41,7 +41,7 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     from attnspec.plots import COLUMN_IN, PAGE_IN, fit_title, paper_figure, readable_log_ticks
-    from attnspec.scaling import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
+    from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     style()
     title = full_title(title, table, fits)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.figure_record import FIGURES_KEY, family_note, figure_choices, record_figure_choices
+from attnspec.spectra.figure_record import FIGURES_KEY, family_note, figure_choices, record_figure_choices
 from attnspec.plots import COLUMN_IN, MIN_FONT_PT, PAGE_IN, fit_title, paper_figure, save_figure, short_name, style
 from attnspec.results import read_meta, read_table
 
@@ -163,7 +163,7 @@ def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
     """Per-layer curves and the layer × head heatmap of one results directory.
 
     ``at``, ``formats`` and ``label`` default to what ``meta.json`` recorded (key
-    ``figures``), else to :func:`attnspec.spectrum.default_at`, PNG + SVG and the run's own
+    ``figures``), else to :func:`attnspec.spectra.reading.default_at`, PNG + SVG and the run's own
     label. Drawing into the run's own ``figures/`` records the choices used, so a later
     ``attnspec plot spectrum RUN`` redraws the same figures. ``vmin``/``vmax``: a colour
     scale shared with other runs (``attnspec plot spectrum A B`` passes the common range).

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
-from attnspec.report import failure_line
+from attnspec.report.runner import failure_line
 
 
 def _run(*args: str):
@@ -200,10 +200,10 @@ def _api_cases():
     import torch
 
     import attnspec
-    from attnspec.compare import compare_runs
+    from attnspec.spectra.compare import compare_runs
     from attnspec.errors import InputError, ModelLoadError, ResultsError
-    from attnspec.scaling import fit_scaling
-    from attnspec.spectrum import singular_values
+    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.engine import singular_values
 
     def meta_list(res, run, root):
         import shutil

@@ -53,7 +53,7 @@ def test_sa_check_help_keeps_its_interval() -> None:
 
 
 def test_svd_method_help_says_what_auto_is() -> None:
-    from attnspec.spectrum import resolve_method
+    from attnspec.spectra.engine import resolve_method
 
     res = runner.invoke(app, ["spectrum", "--help"])
     text = " ".join(res.output.split())

@@ -160,13 +160,13 @@ def test_uncached_dataset_offline_names_how_to_fill_the_cache(tmp_path: Path, mo
     datasets = pytest.importorskip("datasets")
     from helpers import make_roberta_tokenizer
 
-    from attnspec.corpora import load_inputs
+    from attnspec.spectra.data.inputs import load_inputs
     from attnspec.errors import DataError
 
-    import attnspec.corpora as corpora
+    from attnspec.spectra.data import sources
 
     monkeypatch.delenv("ATTNSPEC_DATA_DIR", raising=False)
-    monkeypatch.setattr(corpora, "shared_data_candidates", lambda: [])  # no ../shared/data default either
+    monkeypatch.setattr(sources, "shared_data_candidates", lambda: [])  # no ../shared/data default either
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "empty-cache")
     tok = make_roberta_tokenizer(tmp_path)
     with pytest.raises(DataError) as e:

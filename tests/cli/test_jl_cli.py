@@ -159,7 +159,7 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
 
 
 def test_real_attention_minilm(minilm_path, data_dir) -> None:
-    """Real MiniLM attention on WikiText-103 through the library path (attnspec.real_attention.sample_attention)."""
+    """Real MiniLM attention on WikiText-103 through the library path (attnspec.spectra.real_attention.sample_attention)."""
     cfg = B.JLConfig(n=64, eps=0.3, ks=[8, 32], trials=200, claims=("thm1",), families=("gaussian",),
                      attention_kinds=(), model="minilm", data="wiki103", data_dir=str(data_dir), count=1, seed=0)
     P = battery.load_attention(B.attention_request(cfg))  # the loader above the theory

@@ -125,7 +125,7 @@ def test_import_attnspec_is_light_and_spectrum_stays_callable() -> None:
     import sys
 
     code = ("import sys, attnspec; assert 'torch' not in sys.modules, 'torch imported'; "
-            "import attnspec.spectrum_run; assert callable(attnspec.spectrum); print('ok')")
+            "import attnspec.spectra.job; assert callable(attnspec.spectrum); print('ok')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
@@ -168,7 +168,7 @@ def test_save_refuses_a_read_only_folder_instead_of_returning(saved_run: Path, t
 
 def test_ctrl_c_raises_keyboard_interrupt_after_keeping_the_partial_result(llama_like, tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    import attnspec.spectrum_run as sr
+    import attnspec.spectra.job as sr
 
     model, tok = llama_like
     calls = []
@@ -212,7 +212,7 @@ def test_short_inputs_are_visible_and_c_beyond_them_is_not_one(minilm_path: Path
 
 
 def test_compare_leaves_out_c_at_beyond_a_short_input(llama_like, tmp_path: Path) -> None:
-    from attnspec.compare import compare_runs
+    from attnspec.spectra.compare import compare_runs
 
     model, tok = llama_like
     runs = []

@@ -1,4 +1,4 @@
-"""attnspec.corpora on the real corpora of ../shared/data (skipped when the folder is absent).
+"""attnspec.spectra.data on the real corpora of ../shared/data (skipped when the folder is absent).
 
 Every expected count is recomputed here from the files with the tokenizer directly (an
 independent path: one batch call on the raw lines / reviews), never copied from a run.
@@ -15,7 +15,8 @@ import numpy as np
 
 import pytest
 
-from attnspec.corpora import DATA_DIR_ENV, load_inputs
+from attnspec.spectra.data.corpus import DATA_DIR_ENV
+from attnspec.spectra.data.inputs import load_inputs
 from attnspec.errors import DataError
 
 pytestmark = [pytest.mark.realdata, pytest.mark.minilm]

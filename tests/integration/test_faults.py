@@ -32,10 +32,13 @@ import pandas as pd
 import pytest
 
 import attnspec.results as results_mod
-import attnspec.spectrum_run as sr
+import attnspec.spectra.job as sr
 from attnspec.errors import ResultsError
-from attnspec.spectrum import DIGEST_KEY, SpectrumAccumulator, state_digest
-from attnspec.spectrum_run import SpectrumConfig, merge_runs, run_spectrum
+from attnspec.spectra.checkpoint import DIGEST_KEY, state_digest
+from attnspec.spectra.aggregate import SpectrumAccumulator
+from attnspec.spectra.config import SpectrumConfig
+from attnspec.spectra.merge import merge_runs
+from attnspec.spectra.job import run_spectrum
 
 SEQ = 32
 REPO = Path(__file__).resolve().parents[2]
@@ -814,7 +817,7 @@ def test_save_replaces_a_planted_lock_link(tmp_path: Path, reference: Path, vict
 # ---- a scaling study: plot scaling's links and locks ---------------------------------------------
 @pytest.fixture(scope="module")
 def study(model_dir: Path, text_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from attnspec.scaling import run_scaling
+    from attnspec.spectra.scaling import run_scaling
 
     out = tmp_path_factory.mktemp("study") / "sc"
     outcomes = run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)
@@ -918,7 +921,8 @@ def test_report_refuses_a_results_folder_that_is_a_link(tmp_path: Path, which: s
 
 
 def test_report_figures_link_is_replaced_not_emptied(tmp_path: Path) -> None:
-    from attnspec.report import build_report, load_experiments
+    from attnspec.report import build_report
+    from attnspec.report.experiments import load_experiments
 
     exps = tmp_path / "experiments"
     exps.mkdir()
@@ -937,7 +941,7 @@ def test_report_figures_link_is_replaced_not_emptied(tmp_path: Path) -> None:
 # ---- the token-count cache follows the umask ----------------------------------------------------------
 @pytest.mark.parametrize(("umask", "mode"), [(0o077, 0o600), (0o002, 0o664), (0o022, 0o644)])
 def test_token_count_cache_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
-    from attnspec import token_lengths
+    from attnspec.spectra.data import token_counts as token_lengths
 
     old = os.umask(umask)
     try:

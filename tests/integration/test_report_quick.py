@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
-from attnspec.report import PAPERS, load_experiments
+from attnspec.report.experiments import PAPERS, load_experiments
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.spectrum_run import SpectrumConfig, merge_runs, run_spectrum
+from attnspec.spectra.config import SpectrumConfig
+from attnspec.spectra.merge import merge_runs
+from attnspec.spectra.job import run_spectrum
 
 SEQ = 32
 
@@ -45,7 +47,7 @@ def test_full_run_writes_tidy_results_and_meta(model_dir: Path, text_file: Path,
 
 
 def test_default_batch_size_is_the_devices_and_is_recorded(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
-    from attnspec.spectrum_run import DEFAULT_BATCH_SIZE
+    from attnspec.spectra.config import DEFAULT_BATCH_SIZE
 
     run_spectrum(_cfg(model_dir, text_file, tmp_path / "default", batch_size=None, num_sentences=3), progress=False)
     meta = json.loads((tmp_path / "default" / "meta.json").read_text())
@@ -139,7 +141,7 @@ def test_bfloat16_and_short_policy_keep(model_dir: Path, tmp_path: Path) -> None
 
 
 def test_scaling_run_uses_the_same_documents_at_every_length(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
-    from attnspec.scaling import fit_scaling, run_scaling, scaling_table
+    from attnspec.spectra.scaling import fit_scaling, run_scaling, scaling_table
 
     out = tmp_path / "scaling"
     outcomes = run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)

@@ -7,7 +7,7 @@ import pytest
 import torch
 from models_tiny import FAMILIES, tiny_bert, tiny_llama, tiny_mpnet, tiny_roberta
 
-from attnspec.capture import LayerAttention, capture_attention, collect_attention, describe_attention
+from attnspec.spectra.capture import LayerAttention, capture_attention, collect_attention, describe_attention
 from attnspec.errors import InputError, ModelLoadError
 
 #: The families that return P only under output_attentions (older-style modules): hooks path.
@@ -276,7 +276,7 @@ def test_encoder_decoders_are_captured_by_kind_exactly(family: str) -> None:
     cross_attentions, with padding on the encoder and the (teacher-forced) decoder side."""
     from models_tiny import ENCODER_DECODERS
 
-    from attnspec.capture import CROSS, DECODER_SELF, ENCODER_SELF
+    from attnspec.spectra.kinds import CROSS, DECODER_SELF, ENCODER_SELF
 
     model = ENCODER_DECODERS[family]()
     n = 9
@@ -319,7 +319,7 @@ def test_encoder_decoders_are_captured_by_kind_exactly(family: str) -> None:
 def test_encoder_decoder_refused_when_it_cannot_be_captured_by_kind(tmp_path) -> None:
     from models_tiny import tiny_bart
 
-    from attnspec.models import load_model
+    from attnspec.spectra.models import load_model
 
     model = tiny_bart()
     with pytest.raises(ModelLoadError, match="encoder-decoder \\(bart\\).*hooks path cannot tell") as e:

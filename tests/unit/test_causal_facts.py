@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from attnspec.spectrum import singular_values
+from attnspec.spectra.engine import singular_values
 
 
 def _causal_p(n: int, seed: int, sink: float = 0.0) -> torch.Tensor:

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from attnspec.compare import layer_statistics, welch_interval
+from attnspec.spectra.compare import layer_statistics, welch_interval
 
 
 def _simulated_run(mu: np.ndarray, m: int, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:

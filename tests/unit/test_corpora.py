@@ -1,4 +1,4 @@
-"""Unit tests of attnspec.corpora on small files written here (no real corpora needed).
+"""Unit tests of attnspec.spectra.data on small files written here (no real corpora needed).
 
 Tokenizers: the real all-MiniLM-L6-v2 WordPiece tokenizer ([CLS] ... [SEP]; skipped when
 the weights package is absent) and a tiny byte-level BPE RoBERTa tokenizer built offline
@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnspec.corpora import DATA_DIR_ENV, Inputs, load_inputs
+from attnspec.spectra.data.corpus import DATA_DIR_ENV
+from attnspec.spectra.data.inputs import Inputs, load_inputs
 from attnspec.errors import DataError, InputError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,10 +48,10 @@ def tok(request):
 def _no_env_data_dir(monkeypatch):
     # The tests choose their data folder explicitly; a developer's ATTNSPEC_DATA_DIR (or a
     # ../shared/data beside the checkout) must not leak in.
-    import attnspec.corpora as corpora
+    from attnspec.spectra.data import sources
 
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
-    monkeypatch.setattr(corpora, "shared_data_candidates", lambda: [])
+    monkeypatch.setattr(sources, "shared_data_candidates", lambda: [])
 
 
 def ids(tok, text: str) -> list[int]:
@@ -628,7 +629,7 @@ def _eager_rule(tok, texts, width, num_inputs, seed, keep=False):
 
 @pytest.mark.parametrize("keep", [False, True])
 def test_lazy_selection_follows_the_seeded_document_order(roberta_tok, tmp_path, monkeypatch, keep):
-    import attnspec.corpora as corpora
+    from attnspec.spectra.data import selection
 
     tok = roberta_tok
     rng = np.random.default_rng(4)
@@ -652,7 +653,7 @@ def test_lazy_selection_follows_the_seeded_document_order(roberta_tok, tmp_path,
     assert counted.meta["num_available"] == total and counted.meta["num_available_exact"]
     # The chunk sizes are an implementation detail: smaller chunks, same windows; more
     # inputs with the same seed keep the earlier ones as a prefix.
-    monkeypatch.setattr(corpora, "_FIRST_CHUNK", 1)
+    monkeypatch.setattr(selection, "_FIRST_CHUNK", 1)
     assert load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, selection="documents").input_ids == lazy.input_ids
     more = load_inputs(f, tok, seq_len=seq_len, num_inputs=k + 5, seed=seed, short_policy=policy, selection="documents")
     assert more.input_ids[:k] == lazy.input_ids

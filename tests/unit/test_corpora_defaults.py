@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import make_roberta_tokenizer
 
-import attnspec.corpora as corpora
-from attnspec.corpora import DATA_DIR_ENV, load_inputs, resolve_data_dir
+from attnspec.spectra.data import sources
+from attnspec.spectra.data.corpus import DATA_DIR_ENV
+from attnspec.spectra.data.inputs import load_inputs
+from attnspec.spectra.data.sources import resolve_data_dir
 from attnspec.errors import DataError
 
 
@@ -47,7 +49,7 @@ def test_all_draws_every_window_in_a_seeded_order(tok, docs) -> None:
 
 
 def test_too_many_fails_with_the_count_unless_at_most(tok, docs) -> None:
-    with pytest.raises(DataError, match=r"only 5 windows .* but num_inputs=9; .*--num-sentences all"):
+    with pytest.raises(DataError, match=r"only 5 windows .* but 9 were asked for \(--num-sentences / num_inputs\); .*--num-sentences all"):
         load_inputs(docs, tok, seq_len=20, num_inputs=9, seed=0)
     capped = load_inputs(docs, tok, seq_len=20, num_inputs=9, seed=0, at_most=True)
     assert len(capped.input_ids) == 5 and capped.meta["num_requested"] == 9
@@ -59,7 +61,7 @@ def test_data_dir_default_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     shared, env, given = (tmp_path / n for n in ("shared", "env", "given"))
     for d in (shared, env, given):
         d.mkdir()
-    monkeypatch.setattr(corpora, "shared_data_candidates", lambda: [tmp_path / "absent", shared])
+    monkeypatch.setattr(sources, "shared_data_candidates", lambda: [tmp_path / "absent", shared])
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
     assert resolve_data_dir(None) == (shared.resolve(), "../shared/data")
     monkeypatch.setenv(DATA_DIR_ENV, str(env))
@@ -68,7 +70,7 @@ def test_data_dir_default_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(DataError, match="from --data-dir"):
         resolve_data_dir(str(tmp_path / "nope"))
     monkeypatch.delenv(DATA_DIR_ENV)
-    monkeypatch.setattr(corpora, "shared_data_candidates", lambda: [tmp_path / "absent"])
+    monkeypatch.setattr(sources, "shared_data_candidates", lambda: [tmp_path / "absent"])
     assert resolve_data_dir(None) == (None, "")
 
 
@@ -77,7 +79,7 @@ def test_named_corpus_found_in_shared_data_without_any_option(tok, tmp_path: Pat
     (shared / "imdb").mkdir(parents=True)
     write_jsonl(shared / "imdb" / "part.jsonl", [{"split": "test", "text": sentence(i, 40)} for i in range(3)])
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
-    monkeypatch.setattr(corpora, "shared_data_candidates", lambda: [shared])
+    monkeypatch.setattr(sources, "shared_data_candidates", lambda: [shared])
     got = load_inputs("imdb", tok, seq_len=20, num_inputs=None, seed=0)
     assert len(got.input_ids) == 3 and got.meta["source"].startswith(str(shared.resolve()))
 
@@ -87,7 +89,7 @@ def test_the_default_folder_is_beside_the_current_directory(tmp_path: Path, monk
     (tmp_path / "repo").mkdir()
     monkeypatch.chdir(tmp_path / "repo")
     monkeypatch.delenv(DATA_DIR_ENV, raising=False)
-    assert corpora.shared_data_candidates() == [tmp_path / "shared" / "data"]
+    assert sources.shared_data_candidates() == [tmp_path / "shared" / "data"]
     assert resolve_data_dir(None) == ((tmp_path / "shared" / "data").resolve(), "../shared/data")
     (tmp_path / "repo" / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "repo" / "sub")  # started elsewhere: no default folder, the hub is next

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from attnspec.errors import InputError
-from attnspec.report import load_experiments, run_experiment
+from attnspec.report.experiments import load_experiments
+from attnspec.report.runner import run_experiment
 
 
 def _write(folder: Path, text: str) -> Path:

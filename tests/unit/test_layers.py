@@ -1,5 +1,15 @@
-"""The package's layering, read from the source: no import cycle among module-level imports,
-theory never loads models or data, plots import neither theory nor the CLI."""
+"""The package's layering, read from the source.
+
+Every import of an attnspec module counts, at any depth: a lazy import inside a function is
+an arrow all the same (it runs as soon as the function does). Only imports under
+``if TYPE_CHECKING:`` are left out (they never run). On that graph:
+
+* no import cycle anywhere in the package;
+* theory never loads models or data (no spectra models, capture, data, job or real attention);
+* the spectrum wing (``attnspec.spectra``) never imports the CLI, the report or the plots;
+* the plots import neither theory, the CLI, the report, nor the spectrum job or engine: they
+  read saved tables.
+"""
 
 from __future__ import annotations
 
@@ -14,39 +24,42 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    """attnspec modules imported when ``path`` is imported (not inside functions or TYPE_CHECKING)."""
-    tree = ast.parse(path.read_text())
-    this = _module_name(path)
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (imports for annotations only; never run)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for stmt in node.body:
+                skip.update(id(n) for n in ast.walk(stmt))
+    return skip
+
+
+def imports_of(source: str, this: str, is_package: bool = False) -> set[str]:
+    """attnspec modules (and ``module.name`` candidates) that ``source`` imports, at any depth."""
+    tree = ast.parse(source)
+    skip = _type_checking_only(tree)
     found: set[str] = set()
-
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                continue
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names if a.name.startswith("attnspec"))
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:  # relative import
-                    pkg = this.split(".")[: -node.level] if not path.name == "__init__.py" else this.split(".")[: len(this.split(".")) - node.level + 1]
-                    base = ".".join(pkg + ([base] if base else []))
-                if base.startswith("attnspec"):
-                    found.add(base)
-                    found.update(f"{base}.{a.name}" for a in node.names)
-            elif isinstance(node, (ast.If, ast.Try, ast.With)):
-                visit(node.body)
-                visit(getattr(node, "orelse", []))
-                for h in getattr(node, "handlers", []):
-                    visit(h.body)
-
-    visit(tree.body)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("attnspec"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import: from the module's package, one level up per extra dot
+                pkg = this.split(".") if is_package else this.split(".")[:-1]
+                pkg = pkg[: len(pkg) - (node.level - 1)]
+                base = ".".join(pkg + ([base] if base else []))
+            if base.startswith("attnspec"):
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
     return found
 
 
 def _graph() -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    return {name: {m for m in _top_level_imports(p) if m in modules and m != name} for name, p in modules.items()}
+    return {name: {m for m in imports_of(p.read_text(), name, p.name == "__init__.py") if m in modules and m != name}
+            for name, p in modules.items()}
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -74,15 +87,63 @@ def test_cycle_finder_finds_a_cycle_and_ignores_reexports():
     assert find_cycles({"a": {"a.x"}, "a.x": {"a"}}) == []
 
 
+def test_lazy_imports_count_and_type_checking_imports_do_not():
+    source = '''
+from typing import TYPE_CHECKING
+import attnspec.errors
+if TYPE_CHECKING:
+    from attnspec.battery import BatteryResult
+def f():
+    from attnspec.spectra.job import run_spectrum
+    class C:
+        def g(self):
+            import attnspec.plots.spectrum
+'''
+    found = imports_of(source, "attnspec.x")
+    assert {"attnspec.errors", "attnspec.spectra.job", "attnspec.plots.spectrum"} <= found
+    assert "attnspec.battery" not in found
+    # relative imports resolve against the module's package
+    assert "attnspec.spectra.engine" in imports_of("from .engine import singular_values", "attnspec.spectra.job")
+    assert "attnspec.spectra.data.inputs" in imports_of("from .data import inputs", "attnspec.spectra", is_package=True)
+
+
+def test_the_graph_covers_the_spectrum_wing_and_sees_lazy_arrows():
+    graph = _graph()
+    assert {"attnspec.spectra.job", "attnspec.spectra.engine", "attnspec.spectra.data.inputs", "attnspec.report.papers"} <= set(graph)
+    # api.spectrum imports the job inside the function only: a lazy arrow the graph must hold
+    assert "attnspec.spectra.job" in graph["attnspec.api"]
+
+
 def test_no_import_cycles():
     cycles = find_cycles(_graph())
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-def test_theory_loads_no_models_or_data_and_plots_stay_below_theory_and_cli():
-    graph = _graph()
-    for name, deps in graph.items():
-        if name.startswith("attnspec.theory"):
-            assert not deps & {"attnspec.models", "attnspec.corpora", "attnspec.capture", "attnspec.real_attention"}, name
-        if name.startswith("attnspec.plots"):
-            assert not any(d.startswith(("attnspec.theory", "attnspec.cli")) for d in deps), name
+def _under(name: str, *prefixes: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_theory_loads_no_models_or_data():
+    loading = ("attnspec.spectra.models", "attnspec.spectra.capture", "attnspec.spectra.data", "attnspec.spectra.job",
+               "attnspec.spectra.real_attention", "attnspec.spectra.gguf")
+    for name, deps in _graph().items():
+        if _under(name, "attnspec.theory"):
+            bad = sorted(d for d in deps if _under(d, *loading))
+            assert not bad, f"{name} imports {bad}"
+
+
+def test_spectra_never_imports_cli_report_or_plots():
+    for name, deps in _graph().items():
+        if _under(name, "attnspec.spectra"):
+            bad = sorted(d for d in deps if _under(d, "attnspec.cli", "attnspec.report", "attnspec.plots", "attnspec.api"))
+            assert not bad, f"{name} imports {bad}"
+
+
+def test_plots_read_saved_tables_only():
+    computing = ("attnspec.spectra.job", "attnspec.spectra.engine", "attnspec.spectra.config", "attnspec.spectra.merge",
+                 "attnspec.spectra.models", "attnspec.spectra.capture", "attnspec.spectra.data", "attnspec.spectra.scaling",
+                 "attnspec.spectra.compare")
+    for name, deps in _graph().items():
+        if _under(name, "attnspec.plots"):
+            bad = sorted(d for d in deps if _under(d, "attnspec.theory", "attnspec.cli", "attnspec.report", *computing))
+            assert not bad, f"{name} imports {bad}"

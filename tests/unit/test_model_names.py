@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from attnspec.cli.main import app
 from attnspec.errors import InputError
-from attnspec.model_names import ALIASES, reject_alias_typo
+from attnspec.spectra.model_names import ALIASES, reject_alias_typo
 
 
 @pytest.mark.parametrize("typo, alias", [("minlm", "minilm"), ("MiniLM", "minilm"), ("all-minilm-l6v2", "all-minilm-l6-v2")])
@@ -23,7 +23,7 @@ def test_aliases_and_hub_ids_pass(name: str) -> None:
 
 
 def test_resolve_model_rejects_the_typo_before_any_hub_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    import attnspec.models as models
+    import attnspec.spectra.models as models
 
     def no_probe(*a, **k):  # noqa: ANN002, ANN003
         raise AssertionError("the hub was probed for a misspelt alias")

@@ -9,7 +9,7 @@ import torch
 from models_tiny import tiny_bert
 
 from attnspec.errors import InputError, ModelLoadError
-from attnspec.models import MINILM_HUB_ID, load_model, resolve_device, resolve_dtype, resolve_model, wrap_model
+from attnspec.spectra.models import MINILM_HUB_ID, load_model, resolve_device, resolve_dtype, resolve_model, wrap_model
 
 
 def test_device_and_dtype_validation() -> None:

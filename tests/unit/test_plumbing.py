@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnspec.errors import InputError, check_choice, check_int, check_range
-from attnspec.spectrum import default_at
+from attnspec.spectra.reading import default_at
 from attnspec.stats import child_seed, spawn_seeds
 from attnspec.threads import torch_threads
 

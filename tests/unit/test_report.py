@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from attnspec.cli.main import app
 from attnspec.errors import InputError
-from attnspec.report import _cli_args, load_experiments, summarise_verdicts
+from attnspec.report.experiments import _cli_args, load_experiments
+from attnspec.report.markdown import summarise_verdicts
 
 TINY = """
 title = "tiny sparse construction"
@@ -110,8 +111,9 @@ def test_report_runs_reuses_and_reruns_stale(tmp_path: Path) -> None:
 def test_a_spectrum_result_drawn_by_another_rule_is_stale(tmp_path: Path) -> None:
     """The default input selection changed once (documents -> pool): results drawn by the
     other rule are rerun even though their experiment key is unchanged."""
-    from attnspec.corpora import POOL_RULE
-    from attnspec.report import Experiment, _drawn_otherwise
+    from attnspec.spectra.data.selection import POOL_RULE
+    from attnspec.report.experiments import Experiment
+    from attnspec.report.runner import _drawn_otherwise
 
     documents_rule = "documents in the order numpy.random.default_rng(seed).permutation(documents); the first ..."
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attnspec.report import Experiment, load_experiments
+from attnspec.report.experiments import Experiment, load_experiments
 
 
 def _exp(title: str, args: dict, quick: dict) -> Experiment:

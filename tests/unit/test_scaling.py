@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnspec.errors import InputError
-from attnspec.scaling import cut_inputs, fit_per_input, parse_lengths, verdict
+from attnspec.spectra.scaling import cut_inputs, fit_per_input, parse_lengths, verdict
 
 
 def _synthetic(betas: list[float], lengths: list[int], m: int, seed: int) -> np.ndarray:
@@ -55,7 +55,7 @@ def test_verdict_thresholds_and_bad_input() -> None:
 
 
 def test_cut_inputs_keeps_the_documents_and_the_special_tokens() -> None:
-    from attnspec.corpora import Inputs
+    from attnspec.spectra.data.inputs import Inputs
 
     class Tok:  # a tokenizer whose template is [0] text [2]
         def num_special_tokens_to_add(self, pair: bool = False) -> int:
@@ -67,7 +67,7 @@ def test_cut_inputs_keeps_the_documents_and_the_special_tokens() -> None:
         def build_inputs_with_special_tokens(self, ids: list[int]) -> list[int]:
             return [0, *ids, 2]
 
-    from attnspec.corpora import inputs_digest
+    from attnspec.spectra.data.inputs import inputs_digest
 
     whole = [[0, 5, 6, 7, 8, 2], [0, 9, 2]]
     inputs = Inputs(input_ids=whole, meta={"seq_len": 6, "selection": "s", "inputs_sha256": inputs_digest(whole)})

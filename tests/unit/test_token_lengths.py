@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import attnspec.corpora as corpora
-from attnspec import token_lengths
-from attnspec.corpora import load_inputs
+from attnspec.spectra.data import inputs as inputs_mod, selection
+from attnspec.spectra.data import token_counts as token_lengths
+from attnspec.spectra.data.inputs import load_inputs
 from attnspec.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -57,17 +57,19 @@ def pool_rule(tok, texts, width, k, seed, keep=False):
 
 
 class Counting:
-    """Wraps corpora._tokenize to count the segments it is asked to tokenise."""
+    """Wraps the tokenising of attnspec.spectra.data (bound in inputs and selection) to count the
+    segments it is asked to tokenise."""
 
     def __init__(self, monkeypatch) -> None:
         self.segments = 0
-        real = corpora._tokenize
+        real = selection._tokenize
 
         def wrapped(tokenizer, segments):
             self.segments += len(segments)
             return real(tokenizer, segments)
 
-        monkeypatch.setattr(corpora, "_tokenize", wrapped)
+        for module in (inputs_mod, selection):  # every module that binds the name
+            monkeypatch.setattr(module, "_tokenize", wrapped)
 
 
 def windows(inp, tok):
@@ -216,7 +218,7 @@ def test_selection_names_are_checked_before_any_work(tok, corpus, tmp_path):
     with pytest.raises(InputError, match=r"short_policy pack; use selection 'pool'"):
         load_inputs(f, tok, seq_len=30, num_inputs=3, seed=0, selection="documents", short_policy="pack")
     # the spectrum job refuses the cases it can tell from its options before loading a model
-    from attnspec.spectrum_run import SpectrumConfig
+    from attnspec.spectra.config import SpectrumConfig
 
     for kw in ({"data": "wiki103"}, {"data": "imdb", "short_policy": "pack"}):
         with pytest.raises(InputError, match=r"^--selection documents needs one window per document"):
@@ -234,7 +236,7 @@ def test_pool_and_documents_draw_differently_and_say_so(tok, corpus):
 
 
 def test_the_rule_of_a_record_is_read_from_old_and_new_records() -> None:
-    from attnspec.corpora import POOL_RULE, selection_of
+    from attnspec.spectra.data.selection import POOL_RULE, selection_of
 
     assert selection_of({"selection_name": "documents", "selection": POOL_RULE}) == "documents"
     assert selection_of({"selection": POOL_RULE}) == "pool"

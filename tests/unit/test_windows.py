@@ -10,10 +10,10 @@ import pytest
 import torch
 from models_tiny import tiny_gemma2, tiny_llama, tiny_mistral, tiny_qwen2_windowed
 
-from attnspec import spectrum as sp
-from attnspec.capture import collect_attention
+from attnspec.spectra import metrics
+from attnspec.spectra.capture import collect_attention
 from attnspec.errors import InputError
-from attnspec.windows import check_windows, layer_windows, window_violation
+from attnspec.spectra.layer_windows import check_windows, layer_windows, window_violation
 
 
 def _uniform_window(n: int, w: int, pad_left: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -29,23 +29,23 @@ def _uniform_window(n: int, w: int, pad_left: int = 0) -> tuple[torch.Tensor, to
 
 def test_rows_uniform_over_their_window_give_one() -> None:
     p, mask = _uniform_window(256, 64)
-    assert float(sp.row_entropy(p, causal=True, window=64)) == pytest.approx(1.0, abs=1e-6)
+    assert float(metrics.row_entropy(p, causal=True, window=64)) == pytest.approx(1.0, abs=1e-6)
     # the figure: normalising by log(i + 1) instead gives 0.876, so the test can fail
-    assert float(sp.row_entropy(p, causal=True)) == pytest.approx(0.876, abs=1e-3)
+    assert float(metrics.row_entropy(p, causal=True)) == pytest.approx(0.876, abs=1e-3)
     p, mask = _uniform_window(40, 7, pad_left=9)  # left padding: the window counts real positions
-    assert float(sp.row_entropy(p, mask, causal=True, window=7)) == pytest.approx(1.0, abs=1e-6)
+    assert float(metrics.row_entropy(p, mask, causal=True, window=7)) == pytest.approx(1.0, abs=1e-6)
     # a window at least n long changes nothing
     p, _ = _uniform_window(30, 30)
-    assert torch.equal(sp.row_entropy(p, causal=True, window=30), sp.row_entropy(p, causal=True))
+    assert torch.equal(metrics.row_entropy(p, causal=True, window=30), metrics.row_entropy(p, causal=True))
 
 
 def test_window_needs_causal_and_a_positive_int() -> None:
     p, _ = _uniform_window(8, 3)
     for bad in (0, -2, 2.5, True):
         with pytest.raises(InputError, match="window must be a positive int"):
-            sp.row_entropy(p, causal=True, window=bad)
+            metrics.row_entropy(p, causal=True, window=bad)
     with pytest.raises(InputError, match="window must be a positive int"):
-        sp.row_entropy(p, causal=False, window=3)
+        metrics.row_entropy(p, causal=False, window=3)
 
 
 def test_layer_windows_from_configs() -> None:
@@ -85,12 +85,12 @@ def test_real_sliding_window_layers_give_the_window_aware_entropy(build) -> None
     windows = layer_windows(model.config.to_dict(), len(probs))
     assert any(w is not None for w in windows)
     for layer, (p, w) in enumerate(zip(probs, windows)):
-        got = sp.row_entropy(p, mask.bool(), causal=True, window=w)
+        got = metrics.row_entropy(p, mask.bool(), causal=True, window=w)
         if w is not None:
             assert window_violation(p, mask.bool(), w) == 0.0
             # the window really cuts: the last row sees w positions, not all of them
             assert int((p[0, 0, -1] > 0).sum()) == w
-            assert not torch.allclose(got, sp.row_entropy(p, mask.bool(), causal=True), atol=1e-3)
+            assert not torch.allclose(got, metrics.row_entropy(p, mask.bool(), causal=True), atol=1e-3)
         for b in range(2):
             real = mask[b].bool().numpy()
             for h in range(p.shape[1]):

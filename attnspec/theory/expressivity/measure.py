@@ -23,6 +23,7 @@ from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import construct, log_targets, san, sparse_target
 from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star, grid_d_star
+from attnspec.theory.expressivity.params import EXACT_TRIALS
 from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_errors, sample_errors
 
 #: The seeds of one run: spawn_seeds(cfg.seed, N_SEEDS); indices below say what each draws.
@@ -89,9 +90,6 @@ def _curve_row(cfg: Config, d: int, successes: int, trials: int, **values: objec
     return row("curve", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=trials, **values)
 
 
-#: Exact-sampler trials at the run's L when d* >= 2L (the grid check of the asymptotic d*):
-#: the d → ∞ law gives d* from ``trials`` draws; the exact law confirms it on this many.
-EXACT_TRIALS = 40
 #: Trials at the few exact points below L drawn for the success curve.
 BELOW_L_TRIALS = 20
 

@@ -21,6 +21,10 @@ FACTORIZATIONS: tuple[str, ...] = ("row", "column")
 #: How a success probability was obtained: the exact sampler or the d → ∞ law.
 METHODS: tuple[str, ...] = ("exact", "asymptotic")
 
+#: Exact-sampler trials at the run's L when d* >= 2L (the grid check of the asymptotic d*):
+#: the d → ∞ law gives d* from ``trials`` draws; the exact law confirms it on this many.
+EXACT_TRIALS = 40  # here, below config, resources and measure: all three read it
+
 
 def check_params(*, L: int, k: int, m: float, M: float, eps: float, delta: float | None = None,
                  beta: float | None = None) -> None:

@@ -73,7 +73,7 @@ def memory_estimate(cfg: Config) -> float:
 
 def seconds_estimate(cfg: Config) -> float:
     """Seconds of computation at :data:`FLOPS` (upper-end model, module docstring)."""
-    from attnspec.theory.expressivity.measure import EXACT_TRIALS
+    from attnspec.theory.expressivity.params import EXACT_TRIALS
 
     L, k, n = float(cfg.L), float(cfg.k), float(cfg.trials)
     flops = n * (L * L * (4 + 2 * k))  # the d → ∞ law at the run's L (and its hypotheses' L <= 256)

@@ -281,7 +281,7 @@ def _notes(config: JLConfig, dims: dict[str, float], sweep: list[int], claims: S
 def _with_eckart_young(table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, name: str, seed: int,
                        say: Callable[[str], None]) -> pd.DataFrame:
     """P's Theorem 1 rows with the best rank-k errors (Frobenius, and on the same w) beside each k; says how they compare."""
-    from attnspec.spectrum import best_rank_k_errors
+    from attnspec.spectra.metrics import best_rank_k_errors
 
     vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))  # the w of simulate_theorem1
     best = best_rank_k_errors(P, sorted(table["k"].unique()), vecs)

@@ -4,7 +4,7 @@ Decoders such as Mistral, Qwen2, Gemma-2/3 and gpt-oss restrict some or all laye
 causal *sliding window* of ``w`` positions: row i attends to the positions j with
 i − w < j <= i (transformers' ``sliding_window_overlay``: ``kv_idx > q_idx - sliding_window``),
 so ℓ_i = min(i + 1, w) positions when nothing is padded. The row entropy divides by
-log ℓ_i (:func:`attnspec.spectrum.row_entropy`), so it needs the window of every layer.
+log ℓ_i (:func:`attnspec.spectra.metrics.row_entropy`), so it needs the window of every layer.
 
 Where the window comes from (a config dict, as ``LoadedModel.config`` holds it):
 

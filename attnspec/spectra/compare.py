@@ -27,7 +27,7 @@ report does for Figure 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +104,7 @@ def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFram
     if not 1 <= at <= n:
         raise InputError(f"--at must be in 1..{n} (the run {run} has n = {n}), got {at}")
     out: dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]] = {}
-    from attnspec.spectrum import short_input_note
+    from attnspec.spectra.reading import short_input_note
 
     note = short_input_note(read_meta(run), at)
     if note is None:
@@ -135,7 +135,7 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
     runs = [Path(r) for r in runs]
     if len(runs) < 2:
         raise InputError(f"compare needs at least two runs, got {len(runs)}")
-    from attnspec.result_checks import check_spectrum_run
+    from attnspec.spectra.result_checks import check_spectrum_run
 
     for r in runs:  # meta.json and every table checked: no comparison of NaN means or damaged tables
         check_spectrum_run(r)
@@ -147,7 +147,7 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
 
 def default_reading_index(runs: Sequence[Path]) -> int:
     """The Figure 1 reading index of the shortest run (128 at n = 512, else n / 4)."""
-    from attnspec.spectrum import default_at
+    from attnspec.spectra.reading import default_at
 
     return default_at(min(int(read_table(r, "spectrum")["index"].max()) for r in runs))
 
@@ -173,7 +173,7 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
     Welch; 0 for the reference itself), ``at``, ``level``. Quantities are those every run has.
     """
     from attnspec.errors import check_range
-    from attnspec.spectrum import check_at
+    from attnspec.spectra.reading import check_at
 
     if isinstance(level, bool) or not isinstance(level, (int, float)):
         raise InputError(f"level must be a number in (0, 1), got {level!r}")
@@ -230,14 +230,16 @@ def depth_trends(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 
 
 def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, runs: Sequence[Path],
-                     plots: bool = True, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+                     draw: Callable[[pd.DataFrame, Path], list[Path]] | None = None) -> list[Path]:
     """Write a comparison into ``out`` as one result: ``compare.parquet``, ``trends.parquet``,
     the figures (``figures/compare_runs``, ``figures/compare_diff``) and ``meta.json`` last.
 
     The caller holds ``out`` (:func:`attnspec.results.writing_to` with ``kind=KIND``);
     everything is renamed into place together (:func:`attnspec.results.result_files`),
     so an interrupt or a full disk leaves the whole comparison or the previous one.
-    Returns the figure paths.
+    ``draw(table, out / "figures")`` draws the figures and returns their paths (the CLI passes
+    :func:`attnspec.plots.compare.plot_comparison`; the spectrum wing never imports the plots);
+    None draws none. Returns the figure paths.
     """
     from attnspec.results import environment_meta, result_files, write_meta, write_table
     from attnspec.signals import deferred_interrupts
@@ -247,10 +249,8 @@ def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, ru
     with deferred_interrupts(), result_files(out):
         write_table(out, "compare", table)
         write_table(out, "trends", trends)
-        if plots:
-            from attnspec.plots.compare import plot_comparison
-
-            paths = plot_comparison(table, out / "figures", formats=formats)
+        if draw is not None:
+            paths = draw(table, out / "figures")
         at = int(table["at"].iloc[0]) if len(table) else None
         level = float(table["level"].iloc[0]) if len(table) else None
         write_meta(out, {"kind": KIND, "command": "attnspec compare", "runs": [str(r) for r in runs],

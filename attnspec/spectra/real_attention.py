@@ -1,6 +1,6 @@
 """Real attention matrices for the theory checks: load a model and a corpus, capture P, pick some.
 
-This sits above :mod:`attnspec.models`, :mod:`attnspec.corpora` and :mod:`attnspec.capture`
+This sits above :mod:`attnspec.spectra.models`, :mod:`attnspec.corpora` and :mod:`attnspec.spectra.capture`
 (which import none of it), and below :mod:`attnspec.battery`, which calls it for a battery
 that requests real attention; theory modules never import it.
 """
@@ -36,9 +36,9 @@ def sample_attention(
     Parameters
     ----------
     model : str
-        A model name or alias (``"minilm"``), as :func:`attnspec.models.load_model` takes.
+        A model name or alias (``"minilm"``), as :func:`attnspec.spectra.models.load_model` takes.
     data : str
-        A corpus (``"wiki103"``, ``"imdb"``) or a path, as :func:`attnspec.corpora.load_inputs` takes.
+        A corpus (``"wiki103"``, ``"imdb"``) or a path, as :func:`attnspec.spectra.data.inputs.load_inputs` takes.
     seq_len : int
         n: tokens per input, special tokens included.
     count : int
@@ -56,9 +56,9 @@ def sample_attention(
     import numpy as np
     import torch
 
-    from attnspec.capture import LayerAttention, capture_attention
-    from attnspec.corpora import load_inputs
-    from attnspec.models import load_model
+    from attnspec.spectra.capture import LayerAttention, capture_attention
+    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.models import load_model
 
     if count < 1:
         raise InputError(f"count must be >= 1, got {count}")

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 import torch
 
 from attnspec.errors import InputError, ModelLoadError
-from attnspec.model_names import ALIASES, MINILM_HUB_ID, reject_alias_typo
+from attnspec.spectra.model_names import ALIASES, MINILM_HUB_ID, reject_alias_typo
 
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
@@ -59,8 +59,8 @@ class LoadedModel:
     causal: bool = False  # P is lower-triangular
     capture_path: str = "registry"
     pad_token_id: int = 0  # id used for padding (the tokenizer's, else its EOS, else 0); masked out
-    gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.gguf)
-    kinds: list[str] = field(default_factory=list)  # per layer: "self", or attnspec.capture.KINDS (encoder-decoders)
+    gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.spectra.gguf)
+    kinds: list[str] = field(default_factory=list)  # per layer: "self", or attnspec.spectra.kinds.KINDS (encoder-decoders)
     layer_causal: list[bool] = field(default_factory=list)  # per layer: P lower-triangular
 
     def describe(self) -> dict[str, Any]:
@@ -342,7 +342,7 @@ def model_max_seq_len(name: str) -> int | None:
     """
     from transformers import AutoConfig
 
-    from attnspec.gguf import cached_config_folder, gguf_file
+    from attnspec.spectra.gguf import cached_config_folder, gguf_file
 
     if gguf_file(name) is not None:
         folder = cached_config_folder(name)
@@ -374,7 +374,6 @@ def load_model(
         ``--model PATH``), or when no capture path yields its P (the message names the
         model class and what was tried).
     """
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     torch_device = resolve_device(device)
@@ -387,59 +386,18 @@ def load_model(
     kwargs: dict[str, Any] = {}
     if revision is not None:
         kwargs["revision"] = revision
-    weights: Path | None = None  # the local weights file, named in load errors
     verbosity = hf_logging.get_verbosity()
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # no "some weights were not used" noise for pooler-less checkpoints
     hf_logging.disable_progress_bar()  # attnspec draws its own progress bar
     try:
-        if source == "hub":
-            try:
-                config = AutoConfig.from_pretrained(path, local_files_only=True, **kwargs)
-                source = "hub-cache"
-                kwargs["local_files_only"] = True
-            except OSError:
-                if not _hub_reachable():
-                    raise ModelLoadError(_offline_message(name, "it is not in the local Hugging Face cache and the hub is unreachable")) from None
-                try:
-                    config = AutoConfig.from_pretrained(path, **kwargs)
-                except OSError as e:
-                    raise ModelLoadError(_offline_message(name, str(e).splitlines()[0])) from None
-            if source == "hub-cache":
-                # ModelLoadError is an OSError: raised here, outside the try above.
-                gaps = _cache_gaps(path, revision)
-                if gaps:
-                    raise ModelLoadError(
-                        f"cannot load model {name!r}: the local Hugging Face cache holds its config.json but not its "
-                        f"{' nor its '.join(gaps)} (a partial download); {_download_hint(path)}"
-                    )
-        else:
-            weights = check_model_dir(Path(path), name)  # local folder or installed package
-            try:
-                config = AutoConfig.from_pretrained(path, **kwargs)
-            except (OSError, ValueError) as e:
-                raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
-        from attnspec.capture import is_encoder_decoder, refuse_encoder_decoder
+        config, source, weights = _load_config(name, path, source, revision, kwargs)
+        from attnspec.spectra.kinds import is_encoder_decoder, refuse_encoder_decoder
 
         if is_encoder_decoder(config) and getattr(config, "decoder_start_token_id", None) is None:
             refuse_encoder_decoder(config, f"--model {name}",  # before the weights load
                                    "its config has no decoder_start_token_id to teacher-force from")
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-        except Exception as e:  # tokenizers raises its own Exception subclasses on damaged files
-            raise ModelLoadError(f"cannot load the tokenizer of model {name!r} from {path}: {_first_line(e)}") from None
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                # the loading report, not random weights: a tensor the config asks for that the
-                # checkpoint lacks or holds at another size is refused below
-                model, info = AutoModel.from_pretrained(path, attn_implementation="eager", dtype=torch_dtype,
-                                                        output_loading_info=True, ignore_mismatched_sizes=True,
-                                                        **kwargs)
-        except Exception as e:  # safetensors, torch and transformers errors: one line naming the file
-            where = weights if weights is not None else path
-            raise ModelLoadError(f"cannot load model {name!r} from {where}: {_first_line(e)}") from None
-        _check_loading_info(info, name, weights if weights is not None else path)
+        tokenizer, model = _load_weights(name, path, weights, torch_dtype, kwargs)
     finally:
         hf_logging.set_verbosity(verbosity)
         if bars:
@@ -454,6 +412,65 @@ def load_model(
         path=path,
         revision=getattr(config, "_commit_hash", None) or (_cached_revision(path, revision) if source == "hub-cache" else None) or revision,
     )
+
+
+def _load_config(name: str, path: str, source: str, revision: str | None,
+                 kwargs: dict[str, Any]) -> tuple[Any, str, Path | None]:
+    """The model's config from the hub cache, the hub or a local folder: (config, source, the
+    local weights file or None). A config found in the cache makes the rest load from the cache
+    (``kwargs["local_files_only"]``); a partial download is refused, naming what is missing."""
+    from transformers import AutoConfig
+
+    if source != "hub":
+        weights = check_model_dir(Path(path), name)  # local folder or installed package
+        try:
+            return AutoConfig.from_pretrained(path, **kwargs), source, weights
+        except (OSError, ValueError) as e:
+            raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
+    try:
+        config = AutoConfig.from_pretrained(path, local_files_only=True, **kwargs)
+        source = "hub-cache"
+        kwargs["local_files_only"] = True
+    except OSError:
+        if not _hub_reachable():
+            raise ModelLoadError(_offline_message(name, "it is not in the local Hugging Face cache and the hub is unreachable")) from None
+        try:
+            config = AutoConfig.from_pretrained(path, **kwargs)
+        except OSError as e:
+            raise ModelLoadError(_offline_message(name, str(e).splitlines()[0])) from None
+    if source == "hub-cache":
+        # ModelLoadError is an OSError: raised here, outside the try above.
+        gaps = _cache_gaps(path, revision)
+        if gaps:
+            raise ModelLoadError(
+                f"cannot load model {name!r}: the local Hugging Face cache holds its config.json but not its "
+                f"{' nor its '.join(gaps)} (a partial download); {_download_hint(path)}"
+            )
+    return config, source, None
+
+
+def _load_weights(name: str, path: str, weights: Path | None, torch_dtype: torch.dtype,
+                  kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """(tokenizer, model with eager attention); every failure one line naming the file."""
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    except Exception as e:  # tokenizers raises its own Exception subclasses on damaged files
+        raise ModelLoadError(f"cannot load the tokenizer of model {name!r} from {path}: {_first_line(e)}") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # the loading report, not random weights: a tensor the config asks for that the
+            # checkpoint lacks or holds at another size is refused below
+            model, info = AutoModel.from_pretrained(path, attn_implementation="eager", dtype=torch_dtype,
+                                                    output_loading_info=True, ignore_mismatched_sizes=True,
+                                                    **kwargs)
+    except Exception as e:  # safetensors, torch and transformers errors: one line naming the file
+        where = weights if weights is not None else path
+        raise ModelLoadError(f"cannot load model {name!r} from {where}: {_first_line(e)}") from None
+    _check_loading_info(info, name, weights if weights is not None else path)
+    return tokenizer, model
 
 
 def _check_loading_info(info: dict[str, Any], name: str, where: Any) -> None:
@@ -514,7 +531,7 @@ def wrap_model(
     ModelLoadError
         When no capture path yields P (one line naming the model class and what was tried).
     """
-    from attnspec.capture import describe_attention
+    from attnspec.spectra.capture import describe_attention
 
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
@@ -549,14 +566,14 @@ def wrap_model(
 
 
 def load_gguf_model(name: str, *, device: str = "auto", dtype: str = "float32") -> LoadedModel | None:
-    """Load ``--model`` as a GGUF model (alias, .gguf file or folder of one; see :mod:`attnspec.gguf`),
+    """Load ``--model`` as a GGUF model (alias, .gguf file or folder of one; see :mod:`attnspec.spectra.gguf`),
     dequantised once into the attnspec cache; None when ``name`` names no GGUF model."""
-    from attnspec.gguf import dequantised_folder, gguf_file
+    from attnspec.spectra.gguf import dequantised_folder, gguf_file
 
     path = gguf_file(name)
     if path is None:
         return None
-    from attnspec.gguf import cache_enabled
+    from attnspec.spectra.gguf import cache_enabled
 
     folder, facts, cached = dequantised_folder(path)
     try:

@@ -39,18 +39,11 @@ from attnspec.results import (
     write_meta,
     writing_to,
 )
+from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW  # noqa: F401  (read with the fits)
+from attnspec.spectra.result_checks import SCALING_KIND
 
-KIND = "spectrum-scaling"
-#: β below this (whole interval) reads "does not grow with n"; above LINEAR (whole
-#: interval) reads "grows about linearly with n".
-NO_GROWTH_BELOW = 0.2
-LINEAR_ABOVE = 0.8
-#: Per-input columns fitted against n, with their labels.
-FITTED: dict[str, str] = {
-    "reach_index": "k90 (index where the curve reaches 0.9)",
-    "rank_for_error_0.1": "rank for relative Frobenius error <= 0.1",
-    "rank_for_error_0.2": "rank for relative Frobenius error <= 0.2",
-}
+#: The kind a scaling study's meta.json records (named once, in result_checks, which reads it back).
+KIND = SCALING_KIND
 
 
 def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
@@ -95,14 +88,15 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
 
     Parameters
     ----------
-    inputs : attnspec.corpora.Inputs
+    inputs : attnspec.spectra.data.inputs.Inputs
         Windows drawn at a length >= ``seq_len``.
     tokenizer : transformers tokenizer
         The one the windows were made with (its special-token template is re-applied).
     seq_len : int
         New length, special tokens included.
     """
-    from attnspec.corpora import Inputs, _special_template, inputs_digest, length_summary
+    from attnspec.spectra.data.inputs import Inputs, inputs_digest, length_summary
+    from attnspec.spectra.data.windows import _special_template
 
     prefix, suffix = _special_template(tokenizer)
     width = seq_len - len(prefix) - len(suffix)
@@ -135,11 +129,11 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
 
     Parameters
     ----------
-    cfg : attnspec.spectrum_run.SpectrumConfig
+    cfg : attnspec.spectra.config.SpectrumConfig
         The job; its ``seq_len`` is ignored and its ``out`` becomes the scaling directory.
     lengths : sequence of int
         At least two distinct lengths (see :func:`parse_lengths`).
-    encoder : attnspec.models.Encoder, optional
+    encoder : attnspec.spectra.models.Encoder, optional
         An already-built encoder (tests).
 
     Returns
@@ -157,9 +151,10 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
 
 
 def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None) -> list[Any]:
-    from attnspec.corpora import load_inputs
-    from attnspec.models import load_model
-    from attnspec.spectrum_run import inputs_request, run_spectrum
+    from attnspec.spectra.config import inputs_request
+    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.models import load_model
 
     longest = lengths[-1]
     out = Path(cfg.out)
@@ -212,7 +207,7 @@ def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_p
 
 def _merge_scaling_locked(dirs: Sequence[Path], metas: list[dict[str, Any]], out: Path, lengths: list[int], *,
                           csv: bool, allow_partial: bool) -> dict[str, Any]:
-    from attnspec.spectrum_run import merge_runs
+    from attnspec.spectra.merge import merge_runs
 
     done, total, partial = 0, 0, []
     missing: set[str] = set()
@@ -241,10 +236,10 @@ def _layer_mean_curve(spectrum: pd.DataFrame) -> pd.DataFrame:
 def read_runs(out: Path) -> dict[int, Path]:
     """Length → run directory of the finished lengths of a scaling directory (at least two).
 
-    Every file is checked first (:func:`attnspec.result_checks.check_scaling_run`): the
+    Every file is checked first (:func:`attnspec.spectra.result_checks.check_scaling_run`): the
     lengths meta.json records must agree with each run's own seq_len and curve table.
     """
-    from attnspec.result_checks import check_meta, check_scaling_run
+    from attnspec.spectra.result_checks import check_meta, check_scaling_run
 
     meta = check_meta(out)
     if meta.get("kind") != KIND:
@@ -259,9 +254,9 @@ def scaling_table(out: Path, level: float = 0.9) -> pd.DataFrame:
     curve reaches ``level``), ``effective_rank`` (mean over heads and inputs), ``inputs``,
     and the input means of every column of ``inputs.parquet``.
     """
-    from attnspec.spectrum import reach_index
-
     import torch
+
+    from attnspec.spectra.metrics import reach_index
 
     rows = []
     for n, d in read_runs(out).items():

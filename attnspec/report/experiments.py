@@ -1,0 +1,201 @@
+"""The experiments of the report: one TOML file each in ``experiments/`` (see :mod:`attnspec.report`),
+validated, with the key that says whether saved results are fresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attnspec import __version__
+from attnspec.errors import InputError
+
+PAPERS: dict[str, str] = {
+    "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
+    "expressivity": "Likhosherstov, Choromanski & Weller 2021, *On the expressive power of self-attention matrices* (arXiv 2106.03764)",
+    "osa": "Zhang & Martens, *Orthogonal Self-Attention* (arXiv 2602.05996)",
+}
+
+
+COMMANDS = ("spectrum", "jl-check", "sa-check", "osa-check", "osa-train")
+
+
+RUN_FILE = "report_run.json"
+
+
+FIGURE1_HEADING = "Figure 1: the spectrum of P in pretrained encoders"
+
+
+VERDICT_FILE = "verdicts.json"
+
+
+@dataclass
+class Experiment:
+    name: str
+    path: Path
+    title: str
+    paper: str
+    command: str
+    args: dict[str, Any]
+    verdicts: bool = False
+    group: str | None = None
+    note: str = ""
+    quick: dict[str, Any] = field(default_factory=dict)
+
+    def effective_args(self, quick: bool) -> dict[str, Any]:
+        return {**self.args, **(self.quick if quick else {})}
+
+    def heading(self, quick: bool) -> str:
+        """The title with the parameters that produced the numbers under it.
+
+        ``{name}`` placeholders in the TOML title are filled from the effective arguments
+        (``{n}`` gives 256 in a quick report and 4096 in a full one); in a quick report
+        the overrides the title does not mention are listed after it.
+        """
+        args = self.effective_args(quick)
+        used: set[str] = set()
+
+        def fill(m: re.Match[str]) -> str:
+            key = m.group(1)
+            if key in args:
+                used.add(key)
+                return str(args[key])
+            return m.group(0)
+
+        title = re.sub(r"\{([A-Za-z][\w-]*)\}", fill, self.title)
+        rest = [k for k in self.quick if k not in used] if quick else []
+        if not rest:
+            return title
+        def show(k: str, v: Any) -> str:
+            if v == "default":
+                return f"no --{k}"
+            if isinstance(v, bool):
+                return f"--{k}" if v else f"--no-{k}"
+            return f"{k} = {v}"
+
+        shown = [show(k, self.quick[k]) for k in rest]
+        return f"{title} — quick sizes: {', '.join(shown)}"
+
+    def key(self, quick: bool) -> str:
+        fields = {"command": self.command, "args": self.effective_args(quick), "quick": quick, "version": __version__}
+        code = checking_code_digest(self.command)
+        if code is not None:  # the spectrum job's key stays what it was: its saved results stay fresh
+            fields["code"] = code
+        blob = json.dumps(fields, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+#: The code a checking command's verdicts depend on, besides its theory package: a change
+#: to any of it makes the saved result stale (the version number alone did not move when
+#: the labels changed). The spectrum job is left out: its results are costly and are kept
+#: bit-identical across refactors by the tests; its key is the version and the arguments.
+_CHECKING_CODE = ("verdicts.py", "vocabulary.py", "stats.py", "battery.py", "linalg.py")
+
+
+def checking_code_digest(command: str) -> str | None:
+    """SHA-256 over the source of a checking command's theory package and the shared modules
+    its verdicts come from; None for the spectrum job."""
+    if command == "spectrum":
+        return None
+    from attnspec.battery import BATTERIES
+
+    root = Path(__file__).resolve().parents[1]  # the attnspec package
+    module = BATTERIES.get(command)
+    package = root.joinpath(*module.split(".")[1:-1]) if module else None
+    # osa-train shares its package with osa-check but runs only the training modules and the layer
+    pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
+    files = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
+    files += [root / f for f in _CHECKING_CODE if (root / f).is_file()]
+    h = hashlib.sha256()
+    for path in files:
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def load_experiments(folder: Path) -> list[Experiment]:
+    """Every ``*.toml`` in ``folder``, validated, in name order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"--experiments {folder} is not a directory")
+    out = []
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            spec = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(f"{path}: not valid TOML ({e})") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"{path}: not readable ({type(e).__name__}: {e})") from None
+        command = spec.get("command")
+        if command not in COMMANDS:
+            raise InputError(f"{path}: command must be one of {', '.join(COMMANDS)}, got {command!r}")
+        paper = spec.get("paper", "linformer")
+        if paper not in PAPERS:
+            raise InputError(f"{path}: paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+        _check_experiment(path, spec)
+        out.append(Experiment(
+            name=path.stem, path=path, title=spec.get("title", path.stem), paper=paper, command=command,
+            args=dict(spec.get("args", {})), verdicts=bool(spec.get("verdicts", False)), group=spec.get("group"),
+            note=spec.get("note", ""), quick=dict(spec.get("quick", {})),
+        ))
+    if not out:
+        raise InputError(f"--experiments {folder} holds no *.toml experiment")
+    return out
+
+
+def display_command(exp: "Experiment", quick: bool) -> str:
+    """The command that reproduces ``exp`` from the repository root, as REPORT.md shows it.
+
+    It holds no path of the machine that made the report: the data folder is left to the
+    default every command shares (``$ATTNSPEC_DATA_DIR``, else ``../shared/data``).
+    """
+    args = {k: v for k, v in exp.effective_args(quick).items() if k != "data-dir"}
+    return " ".join(["attnspec", exp.command, *_cli_args(args)])
+
+
+def _check_experiment(path: Path, spec: dict[str, Any]) -> None:
+    """The shape of an experiment TOML (module docstring), each error naming ``path``:
+    ``[args]`` and ``[quick]`` are tables of options whose values are strings, numbers,
+    booleans or lists of them; ``title``, ``note``, ``group`` are strings; ``verdicts`` a
+    boolean."""
+    scalar = (str, int, float, bool)
+    for section in ("args", "quick"):
+        table = spec.get(section, {})
+        if not isinstance(table, dict):
+            raise InputError(f"{path}: [{section}] must be a table of options (`[{section}]` then `key = value` lines), "
+                             f"got {type(table).__name__} {table!r}")
+        for k, v in table.items():
+            ok = isinstance(v, scalar) or (isinstance(v, list) and all(isinstance(x, scalar) for x in v))
+            if not ok:
+                raise InputError(f"{path}: [{section}] {k} must be a string, a number, a boolean or a list of them, "
+                                 f"got {type(v).__name__}")
+    for key in ("title", "note", "group"):
+        if key in spec and not isinstance(spec[key], str):
+            raise InputError(f"{path}: {key} must be a string, got {spec[key]!r}")
+    if "verdicts" in spec and not isinstance(spec["verdicts"], bool):
+        raise InputError(f"{path}: verdicts must be true or false, got {spec['verdicts']!r}")
+
+
+def _cli_args(args: dict[str, Any]) -> list[str]:
+    """{"seq-len": 512, "csv": True, "alpha": [0.1, 1]} → ["--seq-len", "512", "--csv", "--alpha", "0.1", "--alpha", "1"].
+
+    ``false`` gives ``--no-KEY``; the string ``"default"`` drops the option, so that a
+    ``[quick]`` section can undo a flag of ``[args]`` that has no negative form.
+    """
+    out: list[str] = []
+    for k, v in args.items():
+        opt = f"--{k}"
+        if v == "default":
+            continue
+        if isinstance(v, bool):
+            out.append(opt if v else f"--no-{k}")
+        elif isinstance(v, list):
+            for item in v:
+                out += [opt, str(item)]
+        else:
+            out += [opt, str(v)]
+    return out

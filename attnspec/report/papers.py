@@ -1,0 +1,123 @@
+"""One section per paper: each checking experiment's verdict lines, its table of the rows it adds,
+the basis it rests on and its figures (redrawn from the saved results).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from attnspec.report.experiments import PAPERS, RUN_FILE, VERDICT_FILE, Experiment, display_command
+from attnspec.report.figure1 import _spectrum_section
+from attnspec.report.markdown import _frame_md, _new_rows, summarise_verdicts, verdict_lines_md
+from attnspec.report.runner import RunRecord
+from attnspec.writer import atomic_write_bytes
+
+
+def _figures_of(result_dir: Path) -> list[Path]:
+    return sorted(p for p in result_dir.rglob("*.png"))
+
+
+def _copy_figures(src: Path, dest: Path) -> list[Path]:
+    out = []
+    for p in _figures_of(src):
+        target = dest / p.relative_to(src)
+        # written like every file (temporary name, then renamed): never through a link at the target
+        atomic_write_bytes(target, p.read_bytes())
+        svg = p.with_suffix(".svg")
+        if svg.is_file():
+            atomic_write_bytes(target.with_suffix(".svg"), svg.read_bytes())
+        out.append(target)
+    return out
+
+
+def _redraw(command: str, result_dir: Path) -> None:
+    """Draw a saved checking result's figures again with the current plotting code (figures
+    are never reused from an earlier run: the code that draws them may have changed)."""
+    from attnspec.battery import PLOTTERS, plot_results
+
+    if command in PLOTTERS:
+        for old in [*result_dir.rglob("*.png"), *result_dir.rglob("*.svg")]:
+            old.unlink()  # a figure the current code no longer draws must not be copied on
+        plot_results(command, result_dir)
+
+
+def _basis_lines(result_dir: Path) -> list[str]:
+    """What a check on real attention rests on: how many matrices, of which model and corpus."""
+    meta_path = result_dir / "meta.json"
+    if not meta_path.is_file():
+        return []
+    ident = json.loads(meta_path.read_text()).get("identity") or {}
+    if not ident.get("model"):
+        return []
+    count, n = ident.get("count"), ident.get("n")
+    return [f"Basis: {count} real attention matrices P ({n} × {n}, `--count {count}`) of `{ident['model']}` on "
+            f"{ident.get('data')} text; every Monte Carlo row of this section is drawn on these {count} matrices, "
+            "so the verdicts speak for them, not for the model's attention in general.", ""]
+
+
+def _osa_train_section(d: Path) -> list[str]:
+    summary = next((p for p in (d / "summary.parquet", d / "osa_train_summary.parquet") if p.is_file()), None)
+    if summary is None:
+        return []
+    df = pd.read_parquet(summary)
+    return ["Summary (test accuracy over seeds):", "", _frame_md(df), ""]
+
+
+def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord], out: Path, *, quick: bool) -> list[str]:
+    """One ``## <paper>`` section per paper with experiments: Figure 1 first where the paper
+    has spectrum runs, then each checking experiment (rows already shown for the same
+    command are counted, not repeated)."""
+    from attnspec.plots.spectrum import plot_compare, plot_run
+
+    results, figures = out / "results", out / "figures"
+    md: list[str] = []
+    shown_rows: dict[str, set[str]] = {}
+    for paper, cite in PAPERS.items():
+        exps = [e for e in experiments if e.paper == paper]
+        if not exps:
+            continue
+        md += [f"## {cite}", ""]
+        spectrum_runs = [e for e in exps if e.command == "spectrum" and (results / e.name / "spectrum.parquet").is_file()]
+        if spectrum_runs:
+            md += _spectrum_section(spectrum_runs, results, figures, plot_run, plot_compare)
+        for exp in exps:
+            if exp.command != "spectrum":
+                md += _experiment_section(exp, records, out, quick=quick, shown_rows=shown_rows)
+    return md
+
+
+def _experiment_section(exp: Experiment, records: dict[str, RunRecord], out: Path, *, quick: bool,
+                        shown_rows: dict[str, set[str]]) -> list[str]:
+    """``### <experiment>``: command, basis, verdict lines, the table of new rows, figures."""
+    d = out / "results" / exp.name
+    figures = out / "figures"
+    md = [f"### {exp.heading(quick)}", ""]
+    if exp.note:
+        md += [exp.note.strip(), ""]
+    if not (d / RUN_FILE).is_file() or records.get(exp.name, RunRecord("", "missing", 0)).status in ("failed", "skipped"):
+        rec = records.get(exp.name)
+        md += [f"_Not available: {rec.status if rec else 'missing'}{(' — ' + rec.detail) if rec and rec.detail else ''}._", ""]
+        return md
+    rec = json.loads((d / RUN_FILE).read_text())
+    md += [f"Command: `{display_command(exp, quick)}` ({rec['seconds']:.0f} s). "
+           f"Tidy results: `results/{exp.name}/`.", ""]
+    md += _basis_lines(d)
+    if (d / VERDICT_FILE).is_file():
+        rows = json.loads((d / VERDICT_FILE).read_text())
+        fresh, repeated = _new_rows(rows, shown_rows.setdefault(exp.command, set()))
+        md += verdict_lines_md(rows)
+        if repeated:
+            md += [f"{repeated} of these {len(rows)} rows repeat rows shown above for the same command "
+                   f"(same claim, reading, parameters and verdict); the table shows what this experiment "
+                   "adds.", ""]
+        md.append(summarise_verdicts(fresh))
+    if exp.command == "osa-train":
+        md += _osa_train_section(d)
+    _redraw(exp.command, d)
+    for fig in _copy_figures(d, figures / exp.name):
+        md.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})")
+    md.append("")
+    return md

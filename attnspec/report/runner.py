@@ -1,0 +1,205 @@
+"""Running one experiment: in-process through the same library call as its command (or a
+subprocess for a command without one), unless its saved results are present and fresh.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attnspec import __version__
+from attnspec.errors import InputError, ResultsError
+from attnspec.report.experiments import RUN_FILE, VERDICT_FILE, Experiment, _cli_args
+from attnspec.report.files import _refuse_link, _write_text
+from attnspec.writer import atomic_write_bytes
+
+
+@dataclass
+class RunRecord:
+    name: str
+    status: str  # "ran", "reused", "skipped", "failed"
+    seconds: float
+    detail: str = ""
+
+
+def failure_line(stderr: str) -> str:
+    """The line that says why a command failed: its last ``error:`` line (the CLI's one-line
+    error contract), else the last line of a traceback, else the last line at all."""
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("error:")]
+    return errors[-1] if errors else (lines[-1] if lines else "(no output)")
+
+
+def _drawn_otherwise(exp: Experiment, out: Path, quick: bool) -> bool:
+    """A saved spectrum result whose inputs another selection rule drew than the one the
+    experiment now asks for (the default rule changed once): stale, whatever its key says."""
+    if exp.command != "spectrum":
+        return False
+    from attnspec.spectra.data.selection import selection_of
+
+    wanted = str(exp.effective_args(quick).get("selection", "pool"))
+    # a scaling study keeps one run per length under n<len>/; a single run its meta.json at the
+    # top (its state.npz is not committed, so it cannot tell the two apart)
+    top = out / "meta.json"
+    scaling = top.is_file() and '"spectrum-scaling"' in top.read_text()
+    metas = sorted(out.glob("n*/meta.json")) if scaling or not top.is_file() else [top]
+    for path in metas:
+        try:
+            corpus = json.loads(path.read_text()).get("corpus") or {}
+        except (OSError, ValueError):
+            return True
+        if selection_of(corpus) != wanted:
+            return True
+    return not metas
+
+
+def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, data_dir: str | None,
+                   log: Callable[[str], None]) -> RunRecord:
+    """Run one experiment into ``results/<name>`` unless fresh results are there.
+
+    Checking commands run in-process through :func:`attnspec.battery.run_battery` and
+    :func:`attnspec.battery.write_result`; the spectrum job through
+    :func:`attnspec.spectra.job.run_spectrum`. A command whose battery module is not
+    importable (a paper package not built yet) falls back to the CLI in a subprocess.
+    """
+    out = results / exp.name
+    key = exp.key(quick)
+    record_path = out / RUN_FILE
+    if not force and record_path.is_file():
+        rec = json.loads(record_path.read_text())
+        if rec.get("key") == key and rec.get("returncode") == 0 and not _drawn_otherwise(exp, out, quick):
+            return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused")
+    args = exp.effective_args(quick)
+    if "data" in args and "data-dir" not in args:
+        if data_dir is None:
+            return RunRecord(exp.name, "skipped", 0.0, "no local corpora (set ATTNSPEC_DATA_DIR or --data-dir)")
+        args = {**args, "data-dir": data_dir}
+    _refuse_link(out)  # checked for all experiments up front (run_report); again here for direct callers
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    log(f"running {exp.name}: attnspec {exp.command} {' '.join(_cli_args(args))}")
+    t0 = time.perf_counter()
+    if _in_process(exp.command):
+        error = _run_in_process(exp, args, out, log)
+        how = "in-process"
+    else:
+        error = _run_subprocess(exp, args, out)
+        how = "subprocess"
+    seconds = time.perf_counter() - t0
+    record = {"key": key, "command": ["attnspec", exp.command, *_cli_args(args)], "quick": quick,
+              "returncode": 0 if error is None else 1, "how": how,
+              "seconds": round(seconds, 2), "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "attnspec_version": __version__}
+    atomic_write_bytes(record_path, (json.dumps(record, indent=2) + "\n").encode())
+    if error is not None:
+        # every failure names the experiment file, so the line leads back to what to fix
+        return RunRecord(exp.name, "failed", seconds, f"{exp.path}: {error}")
+    return RunRecord(exp.name, "ran", seconds)
+
+
+def _in_process(command: str) -> bool:
+    """True when ``command`` runs as a library call: the spectrum job, or a battery whose module imports."""
+    if command == "spectrum":
+        return True
+    from attnspec.battery import BATTERIES
+
+    module = BATTERIES.get(command)
+    if module is None:
+        return False
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        # only the battery package itself may be missing; an import error inside it is a bug
+        if exc.name != module and not module.startswith(f"{exc.name}."):
+            raise
+        return False
+    return True
+
+
+def _options(args: dict[str, Any]) -> dict[str, Any]:
+    """TOML arguments as library options: ``seq-len`` → ``seq_len``; ``"default"`` drops the option."""
+    return {k.replace("-", "_"): v for k, v in args.items() if v != "default"}
+
+
+#: spectrum options that only concern the CLI's figures and output (the report draws its own)
+_SPECTRUM_CLI_ONLY = frozenset({"at", "plots", "quiet"})
+
+
+def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Callable[[str], None]) -> str | None:
+    """Run ``exp`` through the library; None on success, else the one-line error (traceback in stderr.txt)."""
+    import traceback
+
+    from attnspec.errors import AttnspecError
+
+    def progress(msg: str) -> None:
+        log(f"  {exp.name}: {msg}")
+
+    try:
+        if exp.command == "spectrum":
+            _run_spectrum(_options(args), out)
+            return None
+        from attnspec.battery import run_and_write
+        from attnspec.verdicts import verdicts_json
+
+        result = run_and_write(exp.command, _options(args), out, progress=progress)
+        if exp.verdicts:
+            _write_text(out / VERDICT_FILE, verdicts_json(result.verdicts) + "\n")
+        return None
+    except AttnspecError as e:
+        _write_text(out / "stderr.txt", f"error: {e}\n")
+        return f"error: {e}"
+    except Exception as e:  # a bug: keep its traceback, let the other experiments run
+        _write_text(out / "stderr.txt", traceback.format_exc())
+        return f"error: {type(e).__name__}: {e}"
+
+
+def _run_spectrum(options: dict[str, Any], out: Path) -> None:
+    """The spectrum job from TOML options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``;
+    several ``seq-len`` values, e.g. ``"32,64"``, run the scaling study as the CLI does)."""
+    import dataclasses
+
+    from attnspec.spectra.config import SpectrumConfig, parse_shard
+    from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.scaling import parse_lengths, run_scaling
+
+    fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
+    unknown = sorted(set(options) - fields - _SPECTRUM_CLI_ONLY)
+    if unknown:
+        raise InputError(f"spectrum has no option {', '.join(unknown)}")
+    kw = {k: v for k, v in options.items() if k in fields}
+    if "shard" in kw:
+        kw["shard"] = parse_shard(kw["shard"])
+    lengths = parse_lengths(kw.pop("seq_len", SpectrumConfig.seq_len))
+    if len(lengths) > 1:  # a scaling study: every length on the same documents, one run per length under out
+        run_scaling(SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True), lengths, progress=False)
+    else:
+        run_spectrum(SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True), progress=False)
+
+
+def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | None:
+    """The CLI in a subprocess (for commands without an importable battery); None on success."""
+    cmd = [sys.executable, "-m", "attnspec.cli.main", exp.command, *_cli_args(args), "--out", str(out)]
+    if exp.verdicts:
+        cmd += ["--json"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        _write_text(out / "stderr.txt", proc.stderr)
+        return failure_line(proc.stderr)
+    if exp.verdicts:
+        try:
+            rows = json.loads(proc.stdout)
+        except json.JSONDecodeError as e:
+            raise ResultsError(f"{exp.name}: attnspec {exp.command} --json printed no JSON ({e})") from None
+        _write_text(out / VERDICT_FILE, json.dumps(rows, indent=1) + "\n")
+    return None

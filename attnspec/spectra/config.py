@@ -1,0 +1,183 @@
+"""What a spectrum run is asked to do: :class:`SpectrumConfig` (its identity is what a resume and a
+merge compare), the defaults, and the parsers of ``--num-sentences`` and ``--shard``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attnspec.errors import InputError
+from attnspec.spectra.data.corpus import CORPUS_NAMES
+from attnspec.spectra.data.selection import SELECTIONS
+from attnspec.spectra.data.windows import SHORT_POLICIES
+from attnspec.spectra.engine import METHODS
+from attnspec.spectra.metrics import RANK_TOL
+from attnspec.spectra.result_checks import SPECTRUM_KIND
+
+#: The kind a spectrum run's meta.json records (named once, in result_checks, which reads it back).
+KIND = SPECTRUM_KIND
+
+
+# Inputs per forward pass when --batch-size is not given, per device type. CPU: measured by
+# benchmarks/bench_spectrum.py (section "batch": a 12-layer, 12-head RoBERTa-style encoder
+# at n = 512, the same 4 inputs, batch sizes interleaved, best of 2 rounds, on the loaded
+# 2-core machine): batch 4 took 17.9 s/input against 24.9 s/input for batch 1, with 1.6 %
+# more peak RSS (1,238 vs 1,218 MB), so 4 stays. CUDA: not measured (no GPU on the project's
+# machines); 4 as on the CPU. The benchmark's batch section measures it where a GPU exists.
+DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 4}
+
+
+#: Measured error of each engine method against float64 SVD (numpy dgesdd) on real attention:
+#: benchmarks/bench_long_context.py on SmolLM2-135M (one WikiText-103 window, layers 0 and 29,
+#: 9 heads each), largest over the lengths measured; docs/spectrum.md "Long context".
+SVD_METHOD_ERROR: dict[str, dict[str, Any]] = {
+    "lapack": {"curve_max_abs": 8.5e-8, "effective_rank_max_rel": 2.4e-7, "stable_rank_max_rel": 7.1e-7,
+               "measured_at_n": [128, 512, 1024], "by": "benchmarks/bench_long_context.py (SmolLM2-135M)"},
+    "gram": {"curve_max_abs": 1.3e-9, "effective_rank_max_rel": 2.4e-8, "stable_rank_max_rel": 1.5e-15,
+             "measured_at_n": [128, 512, 1024], "by": "benchmarks/bench_long_context.py (SmolLM2-135M)"},
+}
+
+
+#: Inputs of a spectrum run when --num-sentences is not given (fewer if the corpus has fewer).
+DEFAULT_NUM_SENTENCES = 1000
+
+
+@dataclass
+class SpectrumConfig:
+    """Everything that defines a spectrum run (see ``attnspec spectrum --help``)."""
+
+    model: str = "roberta-base"
+    data: str = "wiki103"
+    split: str | None = None
+    data_dir: str | None = None
+    seq_len: int = 512
+    # An int, "all" (every available input) or None: DEFAULT_NUM_SENTENCES, or every
+    # input when the corpus has fewer (so the default never fails on a small corpus).
+    num_sentences: int | str | None = None
+    seed: int = 0
+    short_policy: str = "skip"
+    batch_size: int | None = None  # None: DEFAULT_BATCH_SIZE of the device
+    device: str = "auto"
+    dtype: str = "float32"
+    svd_method: str = "auto"
+    shard: tuple[int, int] | None = None  # (index, count), 0-based index
+    out: Path = field(default_factory=lambda: Path("results/spectrum"))
+    csv: bool = False
+    resume: bool = False
+    overwrite: bool = False
+    max_time: float | None = None  # seconds
+    checkpoint_every: int = 8  # batches
+    rank_tol: float = RANK_TOL  # relative tolerance of the numerical rank
+    count_available: bool = False  # selection "documents": tokenise the whole corpus for the exact number of windows
+    selection: str = "pool"  # how inputs are drawn (attnspec.spectra.data.selection.SELECTIONS)
+
+    def validate(self) -> None:
+        if self.seq_len < 2:
+            raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
+        if self.num_sentences is not None and self.num_sentences != "all":
+            if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, int) or self.num_sentences <= 0:
+                raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {self.num_sentences!r}")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
+        if self.seed < 0:
+            raise InputError(f"--seed must be >= 0, got {self.seed}")
+        if self.short_policy not in SHORT_POLICIES:
+            raise InputError(f"--short-policy must be one of {', '.join(SHORT_POLICIES)}, got {self.short_policy!r}")
+        if self.svd_method not in METHODS:
+            raise InputError(f"--svd-method must be one of {', '.join(METHODS)}, got {self.svd_method!r}")
+        if self.max_time is not None and not self.max_time > 0:
+            raise InputError(f"--max-time must be > 0 seconds, got {self.max_time}")
+        if self.checkpoint_every < 1:
+            raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
+        if not 0 < self.rank_tol < 1:
+            raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
+        if self.selection not in SELECTIONS:
+            raise InputError(f"--selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
+        if self.selection == "documents" and (self.short_policy == "pack" or CORPUS_NAMES.get(self.data) == "wiki103"):
+            # checked again in load_inputs for any source; here the known cases fail before the model loads
+            raise InputError("--selection documents needs one window per document: not with --short-policy pack, "
+                             f"nor with {self.data} (WikiText is packed into windows); use --selection pool")
+        if self.resume and self.overwrite:
+            raise InputError("--resume and --overwrite exclude each other")
+        if self.shard is not None:
+            i, n = self.shard
+            if n < 1 or not 0 <= i < n:
+                raise InputError(f"--shard must be INDEX/COUNT with 0 <= INDEX < COUNT, got {i}/{n}")
+
+    def identity(self) -> dict[str, Any]:
+        """The parameters that make two runs the same run (resume and merge check them)."""
+        return {
+            "model": self.model,
+            "data": self.data,
+            "split": self.split,
+            "seq_len": self.seq_len,
+            "num_sentences": (f"up to {DEFAULT_NUM_SENTENCES}" if self.num_sentences is None
+                              else self.num_sentences),
+            "seed": self.seed,
+            "short_policy": self.short_policy,
+            "dtype": self.dtype,
+            "svd_method": self.svd_method,
+            "rank_tol": self.rank_tol,
+            "shard": None if self.shard is None else f"{self.shard[0]}/{self.shard[1]}",
+            # only when not the default, so that runs made before the option existed (all
+            # "pool", or "documents" for one-window-per-document corpora in one release) keep
+            # their identity; the inputs' digest, checked on resume and merge, tells them apart
+            **({"selection": self.selection} if self.selection != "pool" else {}),
+        }
+
+
+def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
+    """``--num-sentences`` as :func:`attnspec.spectra.data.inputs.load_inputs` arguments: N → exactly N;
+    ``"all"`` → every available input; None (the default) → DEFAULT_NUM_SENTENCES, or all
+    of them when fewer exist."""
+    if num_sentences is None:
+        return {"num_inputs": DEFAULT_NUM_SENTENCES, "at_most": True}
+    if num_sentences == "all":
+        return {"num_inputs": None, "at_most": False}
+    return {"num_inputs": num_sentences, "at_most": False}
+
+
+def parse_num_sentences(text: str | None) -> int | str | None:
+    """``--num-sentences``: ``"all"``, a positive integer, or None (the default, see SpectrumConfig)."""
+    if text is None:
+        return None
+    t = text.strip().lower()
+    if t == "all":
+        return "all"
+    try:
+        value = int(t.replace(",", "").replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
+    return value
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"i/N"`` → (i, N); ``"auto"`` reads RANK and WORLD_SIZE (torchrun, accelerate)."""
+    import os
+
+    if text is None:
+        return None
+    if text == "auto":
+        if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+            raise InputError("--shard auto needs the RANK and WORLD_SIZE environment variables (set by torchrun / accelerate launch)")
+        text = f"{os.environ['RANK']}/{os.environ['WORLD_SIZE']}"
+    try:
+        i, n = (int(p) for p in text.split("/"))
+    except ValueError:
+        raise InputError(f"--shard must be INDEX/COUNT (e.g. 0/4) or auto, got {text!r}") from None
+    if n < 1 or not 0 <= i < n:
+        raise InputError(f"--shard must be INDEX/COUNT with 0 <= INDEX < COUNT, got {text!r}")
+    return i, n
+
+
+@dataclass
+class SpectrumOutcome:
+    out: Path
+    status: str  # "complete", "partial" (max-time) or "interrupted"
+    inputs_done: int
+    inputs_total: int
+    wall_time_s: float
