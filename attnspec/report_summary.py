@@ -224,7 +224,10 @@ def _short(cite: str) -> str:
 def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[str, str], quick: bool,
                     verdict_file: str, figure1_heading: str) -> list[str]:
     """The whole "Summary" section (empty when there are no results yet)."""
+    from attnspec.report_decoder import decoder_summary
+
     spectrum = spectrum_summary(experiments, results, figure1_heading=figure1_heading)
+    spectrum += decoder_summary(experiments, results, quick=quick)
     theory = theory_summary(experiments, results, papers=papers, quick=quick, verdict_file=verdict_file)
     if not spectrum and not theory:
         return []
