@@ -136,7 +136,7 @@ def run_frames(run: Path, at: int | None = None) -> dict[str, tuple[pd.DataFrame
     return {q: frames[q] for q in QUANTITIES if q in frames}
 
 
-def layer_stats(per_head: pd.DataFrame, per_input: pd.DataFrame | None, column: str | None, *, scale: float = 1.0,
+def layer_stats(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, column: str | None = None, *, scale: float = 1.0,
                 level: float = 0.95) -> pd.DataFrame:
     """:func:`attnspec.compare.layer_statistics` with a t-interval and relative depth.
 
