@@ -50,6 +50,11 @@ QUANTITIES: dict[str, tuple[str, bool]] = {
     "sigma2_over_sigma1": ("σ₂/σ₁", False),
     "row_entropy": ("row entropy", False),
 }
+#: Where each quantity lies by construction: an interval is cut to it (the true value lies
+#: there, so the cut interval covers it whenever the whole one did; tiny samples give
+#: t-intervals far wider than the range).
+RANGES: dict[str, tuple[float, float]] = {q: (0.0, 1.0) for q in QUANTITIES if q != "stable_rank"} | {
+    "stable_rank": (1.0, np.inf)}
 #: Fewer inputs than this in any run of the study: its numbers are shown, not read.
 FEW_INPUTS = 8
 
@@ -161,7 +166,8 @@ def layer_stats(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, c
 
 def run_statistics(run: Path, at: int | None = None, level: float = 0.95) -> pd.DataFrame:
     """Every :data:`QUANTITIES` of a run per layer and overall, with ``quantity``, ``label``,
-    ``n``, ``at`` added (see :func:`layer_stats`); the run's quantities only."""
+    ``n``, ``at`` added (see :func:`layer_stats`); the run's quantities only. Intervals are
+    cut to :data:`RANGES`."""
     from attnspec.compare import default_reading_index
 
     at = default_reading_index([run]) if at is None else at
@@ -170,6 +176,8 @@ def run_statistics(run: Path, at: int | None = None, level: float = 0.95) -> pd.
     for q, (per_head, per_input, col) in run_frames(run, at).items():
         label, per_n = QUANTITIES[q]
         st = layer_stats(per_head, per_input, col, scale=1.0 / n if per_n else 1.0, level=level)
+        low, high = RANGES[q]
+        st["low"], st["high"] = st["low"].clip(low, high), st["high"].clip(low, high)
         out.append(st.assign(quantity=q, label=label, n=n, at=at))
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 

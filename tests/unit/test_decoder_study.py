@@ -111,23 +111,25 @@ def test_layer_stats_t_intervals_cover_the_layer_means() -> None:
 # ---------------------------------------------------------------------------------------
 # Synthetic saved runs: real accumulators over P matrices of known spectra
 # ---------------------------------------------------------------------------------------
-def _spectra(n: int, m: int, L: int, H: int, beta: float, causal: bool, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _spectra(n: int, m: int, L: int, H: int, beta: float, causal: bool, seed: int,
+             spread: float = 0.05) -> tuple[torch.Tensor, torch.Tensor]:
     """Singular values (m, L, H, n) whose k90 grows as n^beta, and row entropies (m, L, H)."""
     g = torch.Generator().manual_seed(seed)
     scale = 1.0 * n**beta * torch.exp(0.1 * torch.randn(m, 1, 1, 1, generator=g))  # input effect, every n alike
     depth = torch.linspace(1.0, 0.6, L).view(1, L, 1, 1)  # later layers decay faster: lower rank with depth
     j = torch.arange(n, dtype=torch.float64).view(1, 1, 1, n)
     sv = torch.exp(-j / (scale * depth * (1 + 0.05 * torch.rand(m, L, H, 1, generator=g))))
-    ent = (0.5 if causal else 0.7) + 0.05 * torch.rand(m, L, H, generator=g, dtype=torch.float64)
+    base = 0.5 if causal else 0.7
+    ent = base - spread / 2 + spread * torch.rand(m, L, H, generator=g, dtype=torch.float64)
     return sv.to(torch.float64), ent
 
 
 def _write_run(out: Path, *, n: int, m: int, L: int, H: int, beta: float, causal: bool, model: str, data: str,
-               seed: int) -> None:
+               seed: int, spread: float = 0.05) -> None:
     from attnspec.results import write_meta, write_table
     from attnspec.spectrum import SpectrumAccumulator
 
-    sv, ent = _spectra(n, m, L, H, beta, causal, seed)
+    sv, ent = _spectra(n, m, L, H, beta, causal, seed, spread)
     acc = SpectrumAccumulator(L, H, n)
     for i in range(m):
         acc.add_batch([(layer, sv[i:i + 1, layer], ent[i:i + 1, layer]) for layer in range(L)], [i])
@@ -271,3 +273,24 @@ def test_quick_report_builds_with_the_decoder_section(tmp_path: Path) -> None:
     assert "**Causal decoder (SmolLM2-135M), low rank?**" in summary and "**Causal against encoder P**" in summary
     for link in [l.split("](")[1].split(")")[0] for l in text.split("![")[1:]]:
         assert (out / link).is_file(), link
+
+
+def test_run_statistics_cut_intervals_to_where_the_quantity_lies(tmp_path: Path) -> None:
+    from attnspec.decoder_study import RANGES, run_statistics
+
+    # two inputs whose row entropies spread over most of [0, 1]: t-intervals with 1 degree of freedom leave it
+    _write_run(tmp_path / "r", n=32, m=2, L=3, H=2, beta=0.9, causal=True, model="smollm2", data="wiki103", seed=5,
+               spread=0.9)
+    st = run_statistics(tmp_path / "r")
+    assert set(st["quantity"]) == set(RANGES)
+    for q, (low, high) in RANGES.items():
+        s = st[st["quantity"] == q]
+        assert (s["low"] >= low).all() and (s["high"] <= high).all() and (s["low"] <= s["mean"]).all(), q
+    # the cut interval is the t-interval clipped, nothing else
+    from attnspec.decoder_study import run_frames
+
+    raw = layer_stats(*run_frames(tmp_path / "r")["row_entropy"])
+    assert (raw["low"] < 0).any() and (raw["high"] > 1).any()  # so the cut below is tested
+    cut = st[st["quantity"] == "row_entropy"]
+    assert np.allclose(cut["low"], raw["low"].clip(0, 1)) and np.allclose(cut["high"], raw["high"].clip(0, 1))
+    assert np.allclose(cut["mean"], raw["mean"])
