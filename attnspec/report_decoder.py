@@ -391,7 +391,9 @@ def _q4(study: Study, figures: Path) -> list[str]:
           "singular: all n singular values are positive and low rank can only be approximate, which the curve and "
           "the ranks for error ε measure. Its row i spreads over i + 1 positions only; row entropy is normalised by "
           "log of the positions each row may attend to, so 1 means uniform over what the row can see for both kinds. "
-          "Overall means with 95% intervals, and decoder − encoder with a Welch interval (independent inputs).", ""]
+          "Overall means with 95% intervals, and decoder − encoder with a Welch interval (independent inputs). The "
+          "documents are each model's own draw (its tokenizer cuts the windows, and an IMDB review must be long "
+          "enough in its tokens), so a difference is one of model and inputs together.", ""]
     any_table = False
     for c in study.corpora:
         for n, ct in c.contrasts.items():
