@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from attnspec.decoder_study import FEW_INPUTS, Run
+from attnspec.decoder_study import FEW_INPUTS, QUANTITIES, Run
 
 HEADING = "A causal decoder: SmolLM2-135M"
 #: Names a reader knows the models by (meta.json records the alias the run was given).
@@ -232,7 +232,7 @@ def _q1(study: Study) -> list[str]:
             r = c.runs[(causal, n)]
             md.append(f"| {_name(r)} | {n} | {r.inputs} | " + " | ".join(_cell(st, q) for q in HEADLINE) + " |")
     md.append("")
-    md += _per_layer_c(study)
+    md += _per_layer(study, "c_at", "Per layer, c at n/4 of the decoder")
     for c in study.corpora:
         st = c.stats[(True, c.decoder.n)]
         cat, k90 = _overall(st, "c_at"), _overall(st, "reach_index")
@@ -253,14 +253,14 @@ def _q1(study: Study) -> list[str]:
     return md
 
 
-def _per_layer_c(study: Study) -> list[str]:
-    """Per-layer c at n/4 of the decoder, one column per corpus."""
+def _per_layer(study: Study, quantity: str, title: str) -> list[str]:
+    """One quantity of the decoder per layer, with its 95% intervals, one column per corpus."""
     cols = [(c, c.stats[(True, c.decoder.n)]) for c in study.corpora]
-    per = [st[(st["quantity"] == "c_at") & (st["layer"] >= 0)].set_index("layer") for _, st in cols]
+    per = [st[(st["quantity"] == quantity) & (st["layer"] >= 0)].set_index("layer") for _, st in cols]
     if not any(len(p) for p in per):
         return []
     layers = sorted(set().union(*(p.index for p in per)))
-    md = ["Per layer, c at n/4 of the decoder (95% intervals, layer 1 first):", "",
+    md = [f"{title} (95% intervals, layer 1 first):", "",
           "| layer | " + " | ".join(f"{_name(c.decoder)}, n = {c.decoder.n}" for c, _ in cols) + " |",
           "|---" * (len(cols) + 1) + "|"]
     for layer in layers:
@@ -360,6 +360,10 @@ def _q3(study: Study, figures: Path) -> list[str]:
                           f"{_ci(t.change, t.change_low, t.change_high, '+.3f')} | {_ci(t.slope, t.low, t.high, '+.3f')} | "
                           f"{t.method} |")
     md.append("")
+    tables = [line for q in DEPTH[1:] for line in _per_layer(study, q, f"{QUANTITIES[q][0]} of the decoder per layer")]
+    if tables:  # long (one row per layer): folded, the figure below shows the same numbers
+        md += ["<details><summary>The decoder's per-layer values with their intervals</summary>", "", *tables,
+               "</details>", ""]
     for c in study.corpora:
         tr = c.trends.get(True)
         if tr is None or tr.empty:
