@@ -238,10 +238,10 @@ def _q1(study: Study) -> list[str]:
         cat, k90 = _overall(st, "c_at"), _overall(st, "reach_index")
         if cat is None or k90 is None:
             continue
-        most = ("yes: the whole interval lies above 0.5" if cat["low"] > 0.5 else
-                "no: the whole interval lies below 0.5" if cat["high"] < 0.5 else "undecided: the interval contains 0.5")
+        most = ("yes, the whole interval lies above 0.5" if cat["low"] > 0.5 else
+                "no, the whole interval lies below 0.5" if cat["high"] < 0.5 else "undecided, the interval contains 0.5")
         line = (f"Reading ({_name(c.decoder)}, n = {c.decoder.n}): c at index {int(cat['at'])} is "
-                f"{_ci(cat['mean'], cat['low'], cat['high'])} — most of the mass in the first quarter: {most}; but "
+                f"{_ci(cat['mean'], cat['low'], cat['high'])} — most of the mass in the first quarter? {most}; but "
                 f"90% of the mass needs k90 = {_ci(k90['mean'], k90['low'], k90['high'], '.1%')} of n.")
         enc = c.stats.get((False, c.decoder.n))
         if enc is not None and _overall(enc, "c_at") is not None:
@@ -389,6 +389,23 @@ def _q3(study: Study, figures: Path) -> list[str]:
     return md
 
 
+def _shape_note(ct: pd.DataFrame) -> str:
+    """What two clear differences say together when they point opposite ways: a P whose first
+    singular direction dominates more (lower stable rank) while its curve needs more indices
+    to reach 0.9 (higher k90) has a stronger head and a longer tail at once."""
+    clear = {r.quantity: r.diff for r in ct.itertuples() if r.outside}
+    if "stable_rank" not in clear or "reach_index" not in clear:
+        return ""
+    if clear["stable_rank"] < 0 < clear["reach_index"]:
+        return (" The two measures of rank disagree in direction: the decoder's P is more dominated by its first "
+                "singular direction (lower stable rank) yet needs more indices for 90% of the mass (higher k90/n) — a "
+                "stronger head over a longer tail, so \"lower rank\" depends on which measure is read.")
+    if clear["stable_rank"] > 0 > clear["reach_index"]:
+        return (" The two measures of rank disagree in direction: the decoder's P is less dominated by its first "
+                "singular direction (higher stable rank) yet reaches 90% of the mass sooner (lower k90/n).")
+    return ""
+
+
 def _q4(study: Study, figures: Path) -> list[str]:
     md = ["### 4. A causal, lower-triangular P against an encoder's P at the same n", "",
           "A causal P is lower triangular with a positive diagonal (softmax weights are positive), so it is never "
@@ -415,7 +432,7 @@ def _q4(study: Study, figures: Path) -> list[str]:
             unclear = [r.label for r in ct.itertuples() if not r.outside]
             md += [f"Reading (n = {n}, {c.data}): the decoder's P against the encoder's: "
                    + ("; ".join(clear) if clear else "no difference whose interval excludes 0") + "."
-                   + (f" Intervals include 0 for: {', '.join(unclear)}." if unclear else ""), ""]
+                   + (f" Intervals include 0 for: {', '.join(unclear)}." if unclear else "") + _shape_note(ct), ""]
     if not any_table:
         md += ["_No encoder run at the decoder's lengths on the same corpus: nothing to set beside._", ""]
     return md

@@ -294,3 +294,15 @@ def test_run_statistics_cut_intervals_to_where_the_quantity_lies(tmp_path: Path)
     cut = st[st["quantity"] == "row_entropy"]
     assert np.allclose(cut["low"], raw["low"].clip(0, 1)) and np.allclose(cut["high"], raw["high"].clip(0, 1))
     assert np.allclose(cut["mean"], raw["mean"])
+
+
+def test_shape_note_only_when_two_clear_rank_measures_point_opposite_ways() -> None:
+    from attnspec.report_decoder import _shape_note
+
+    def ct(stable: float, k90: float, outside: bool = True) -> pd.DataFrame:
+        return pd.DataFrame({"quantity": ["stable_rank", "reach_index"], "diff": [stable, k90], "outside": [outside, True]})
+
+    assert "stronger head over a longer tail" in _shape_note(ct(-2.0, 0.05))
+    assert "reaches 90% of the mass sooner" in _shape_note(ct(2.0, -0.05))
+    assert _shape_note(ct(-2.0, -0.05)) == ""  # both lower: no disagreement
+    assert _shape_note(ct(-2.0, 0.05, outside=False)) == ""  # stable rank's interval includes 0: nothing to say
