@@ -26,13 +26,21 @@ import pandas as pd
 
 from attnspec.decoder_study import FEW_INPUTS, QUANTITIES, Run
 
-HEADING = "A causal decoder: SmolLM2-135M"
+#: The section's heading: this prefix, then the decoder models the results hold
+#: ("A causal decoder: SmolLM2-135M"); the summary links to it.
+HEADING = "A causal decoder"
 #: Names a reader knows the models by (meta.json records the alias the run was given).
 DISPLAY = {"smollm2": "SmolLM2-135M", "smollm2-135m": "SmolLM2-135M", "minilm": "MiniLM-L6",
            "all-minilm-l6-v2": "MiniLM-L6", "all-MiniLM-L6-v2": "MiniLM-L6"}
 #: The quantities the tables show (all of them are in the contrast of question 4).
 HEADLINE = ("c_at", "reach_index", "effective_rank", "rank_for_error_0.1")
 DEPTH = ("c_at", "reach_index", "effective_rank", "row_entropy")
+
+
+def heading(study: "Study") -> str:
+    """``A causal decoder: SmolLM2-135M`` — the decoder models whose results the section reads."""
+    models = list(dict.fromkeys(display(c.decoder.model) for c in study.corpora))
+    return f"{HEADING}: {', '.join(models)}" if models else HEADING
 
 
 def display(model: str) -> str:
@@ -196,7 +204,7 @@ def decoder_section(experiments: Sequence[Any], results: Path, figures: Path, *,
             return []
         return [f"## {HEADING}", "", f"_Not available: no results of {', '.join(f'`{w}`' for w in wanted)} "
                 "(run `attnspec report`)._", ""]
-    md = [f"## {HEADING}", "",
+    md = [f"## {heading(study)}", "",
           "Issue 24's four questions, asked of a causal language model's lower-triangular P beside the encoder's P "
           "on the same corpora: intervals are 95% over inputs (documents); quantities kept per input (k90, ranks, "
           "effective rank) have exact t-intervals, the others (c at n/4, row entropy, stable rank, σ₂/σ₁, numerical "
@@ -451,7 +459,7 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
         return []
     if study is None or not study.corpora:
         return []
-    link = f"[→](#{anchor(HEADING)})"
+    link = f"[→](#{anchor(heading(study))})"
     note = " (too few inputs for conclusions)" if study.few or quick else ""
     lines = []
     q1 = []

@@ -210,7 +210,7 @@ def test_section_answers_the_four_questions_from_saved_results(tmp_path: Path) -
     results = _results(tmp_path, m_dec=10, m_enc=12)
     figures = tmp_path / "figures"
     md = "\n".join(decoder_section(exps, results, figures, quick=False))
-    assert md.startswith(f"## {HEADING}") and "Too few numbers" not in md
+    assert md.startswith(f"## {HEADING}: SmolLM2-135M\n") and "Too few numbers" not in md
     for q in ("### 1.", "### 2.", "### 3.", "### 4."):
         assert q in md
     # the encoder beside the decoder at the two longest shared lengths; its n = 128 run is the one with more inputs
