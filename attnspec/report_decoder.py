@@ -85,7 +85,10 @@ def _signature(experiments: Sequence[Any], results: Path) -> tuple[Any, ...]:
 
 def build_study(experiments: Sequence[Any], results: Path) -> Study | None:
     """The study from the saved results; None when no causal run is there."""
-    key = _signature(experiments, results)
+    try:
+        key = _signature(experiments, results)
+    except OSError:  # a file went away while being listed (a run still writing): no caching
+        return _build_study(experiments, results)
     if key not in _LAST:
         _LAST.clear()
         _LAST[key] = _build_study(experiments, results)
