@@ -111,7 +111,8 @@ def collect_runs(experiments: Sequence[Any], results: Path) -> tuple[list[Run], 
             elif kind == "spectrum":
                 runs.append(_run_of(d, exp.name, None))
         except (ResultsError, InputError, OSError, ValueError) as e:
-            problems.append(f"`{exp.name}`: {e}")
+            # the report shows this line: the results folder by its name in the report, no path of this machine
+            problems.append(f"`{exp.name}`: {str(e).replace(str(Path(results)), 'results')}")
     return runs, problems
 
 
