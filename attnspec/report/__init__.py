@@ -107,6 +107,9 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     from attnspec.report.beyond import beyond_figure1_section
 
     md += beyond_figure1_section(experiments, results, figures)
+    from attnspec.report.decoder import decoder_section
+
+    md += decoder_section(experiments, results, figures, quick=quick)
     md += _regenerate_section(quick)
     _write_text(figures / DRAWN_BY_FILE, json.dumps(
         {"plotting_code_sha256": plotting_code_digest(), "files": list(PLOTTING_CODE),

@@ -16,18 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
-def anchor(heading: str) -> str:
-    """The anchor GitHub (and most Markdown renderers) give a heading: lower case, punctuation
-    dropped, spaces to hyphens (``Figure 1: the spectrum`` → ``figure-1-the-spectrum``)."""
-    text = unicodedata.normalize("NFC", heading.strip().lower())
-    text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
-    return re.sub(r" ", "-", text)
+from attnspec.report.anchors import anchor
 
 
 def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
@@ -224,7 +217,10 @@ def _short(cite: str) -> str:
 def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[str, str], quick: bool,
                     verdict_file: str, figure1_heading: str) -> list[str]:
     """The whole "Summary" section (empty when there are no results yet)."""
+    from attnspec.report.decoder import decoder_summary
+
     spectrum = spectrum_summary(experiments, results, figure1_heading=figure1_heading)
+    spectrum += decoder_summary(experiments, results, quick=quick)
     theory = theory_summary(experiments, results, papers=papers, quick=quick, verdict_file=verdict_file)
     if not spectrum and not theory:
         return []

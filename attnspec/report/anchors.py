@@ -1,0 +1,15 @@
+"""Markdown heading anchors, shared by the report's sections and its summary (a leaf module:
+the summary links into every section, and sections link back into it)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub (and most Markdown renderers) give a heading: lower case, punctuation
+    dropped, spaces to hyphens (``Figure 1: the spectrum`` → ``figure-1-the-spectrum``)."""
+    text = unicodedata.normalize("NFC", heading.strip().lower())
+    text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return re.sub(r" ", "-", text)

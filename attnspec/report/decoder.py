@@ -1,0 +1,508 @@
+"""The report's section "A causal decoder", and its lines in the summary, from saved results only.
+
+Four questions of issue 24, each answered with 95% intervals over inputs by
+:mod:`attnspec.spectra.decoder_study` and read in sentences generated from the numbers:
+
+1. Is a causal LM's attention low rank in Linformer's sense? (c at n/4, k90/n)
+2. Does the rank it needs grow with n, as for the encoder? (β of k90 ∝ n^β)
+3. How do the metrics change with depth? (slope over relative depth, first vs last third)
+4. How does a causal lower-triangular P differ from an encoder's P at the same n?
+
+The decoder runs are the spectrum results whose meta.json says ``causal``; the encoder
+runs those that do not, matched by corpus and n (the one with the most inputs). The
+section is left out when no experiment has a causal model; it says "not available" when
+the results are missing, and that the numbers are too few for conclusions when a run has
+fewer than :data:`attnspec.spectra.decoder_study.FEW_INPUTS` inputs (the quick report).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from attnspec.spectra.decoder_study import FEW_INPUTS, QUANTITIES, Run
+
+#: The section's heading: this prefix, then the decoder models the results hold
+#: ("A causal decoder: SmolLM2-135M"); the summary links to it.
+HEADING = "A causal decoder"
+#: Names a reader knows the models by (meta.json records the alias the run was given).
+DISPLAY = {"smollm2": "SmolLM2-135M", "smollm2-135m": "SmolLM2-135M", "minilm": "MiniLM-L6",
+           "all-minilm-l6-v2": "MiniLM-L6", "all-MiniLM-L6-v2": "MiniLM-L6"}
+#: The quantities the tables show (all of them are in the contrast of question 4).
+HEADLINE = ("c_at", "reach_index", "effective_rank", "rank_for_error_0.1")
+DEPTH = ("c_at", "reach_index", "effective_rank", "row_entropy")
+
+
+def heading(study: "Study") -> str:
+    """``A causal decoder: SmolLM2-135M`` — the decoder models whose results the section reads."""
+    models = list(dict.fromkeys(display(c.decoder.model) for c in study.corpora))
+    return f"{HEADING}: {', '.join(models)}" if models else HEADING
+
+
+def display(model: str) -> str:
+    from attnspec.plots import short_name
+
+    return DISPLAY.get(model, short_name(model))
+
+
+@dataclass
+class Corpus:
+    """Everything the section says about one corpus."""
+
+    data: str
+    decoder: Run  # the decoder run the depth part reads (the longest n shared with the encoder, else the longest)
+    compare_ns: list[int]  # lengths with both a decoder and an encoder run (the two longest)
+    stats: dict[tuple[bool, int], pd.DataFrame] = field(default_factory=dict)  # (causal, n) → run_statistics
+    runs: dict[tuple[bool, int], Run] = field(default_factory=dict)
+    contrasts: dict[int, pd.DataFrame] = field(default_factory=dict)  # n → contrast(decoder, encoder)
+    trends: dict[bool, pd.DataFrame] = field(default_factory=dict)  # causal → depth trends at the depth n
+    fits: list[tuple[Run, pd.DataFrame]] = field(default_factory=list)  # beta fits (full range and shared range)
+
+
+@dataclass
+class Study:
+    corpora: list[Corpus]
+    problems: list[str]
+    few: bool  # a run has fewer than FEW_INPUTS inputs
+
+
+#: The last study built, under the signature of the results it was built from: the summary
+#: and the section read the same study, computed once per report.
+_LAST: dict[tuple[Any, ...], Study | None] = {}
+
+
+def _signature(experiments: Sequence[Any], results: Path) -> tuple[Any, ...]:
+    """Which experiments, and the size and time of every result table they could read."""
+    root = Path(results)
+    files = sorted(p for e in experiments for p in (root / e.name).rglob("*") if p.suffix in (".json", ".parquet"))
+    return (str(root.resolve()), tuple(e.name for e in experiments),
+            tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+
+
+def build_study(experiments: Sequence[Any], results: Path) -> Study | None:
+    """The study from the saved results; None when no causal run is there."""
+    try:
+        key = _signature(experiments, results)
+    except OSError:  # a file went away while being listed (a run still writing): no caching
+        return _build_study(experiments, results)
+    if key not in _LAST:
+        _LAST.clear()
+        _LAST[key] = _build_study(experiments, results)
+    return _LAST[key]
+
+
+def _build_study(experiments: Sequence[Any], results: Path) -> Study | None:
+    from attnspec.spectra.decoder_study import best_run, collect_runs, shared_lengths
+
+    runs, problems = collect_runs(experiments, results)
+    corpora = []
+    for data in dict.fromkeys(r.data for r in runs if r.causal):
+        shared = shared_lengths(runs, data)
+        compare_ns = shared[-2:][::-1]  # longest first
+        depth_n = compare_ns[0] if compare_ns else max(r.n for r in runs if r.causal and r.data == data)
+        dec = best_run(runs, causal=True, data=data, n=depth_n)
+        c = Corpus(data=data, decoder=dec, compare_ns=compare_ns)
+        try:
+            _fill(c, runs)
+        except Exception as e:  # noqa: BLE001 - a broken result must not stop the report
+            problems.append(f"{data}: {type(e).__name__}: {e}")
+            continue
+        corpora.append(c)
+    if not corpora and not problems:
+        return None
+    used = [r for c in corpora for r in c.runs.values()]
+    return Study(corpora=corpora, problems=problems, few=any(r.inputs < FEW_INPUTS for r in used))
+
+
+def _fill(c: Corpus, runs: Sequence[Run]) -> None:
+    import warnings
+
+    from attnspec.spectra.decoder_study import best_run, contrast, run_depth_trends, run_statistics
+
+    with warnings.catch_warnings():  # a short input leaves c_at out, which the tables show as missing
+        warnings.simplefilter("ignore")
+        for n in c.compare_ns or [c.decoder.n]:
+            for causal in (True, False):
+                r = best_run(runs, causal=causal, data=c.data, n=n)
+                if r is not None:
+                    c.runs[(causal, n)] = r
+                    c.stats[(causal, n)] = run_statistics(r.path)
+            if (False, n) in c.stats:
+                c.contrasts[n] = contrast(c.stats[(True, n)], c.stats[(False, n)])
+        n = c.decoder.n
+        for causal in (True, False):
+            if (causal, n) in c.runs:
+                c.trends[causal] = run_depth_trends(c.runs[(causal, n)].path, DEPTH)
+    c.fits = _fits(c, runs)
+
+
+def _fits(c: Corpus, runs: Sequence[Run]) -> list[tuple[Run, pd.DataFrame]]:
+    """β of k90 for the decoder's and the encoder's scaling runs on this corpus: each over
+    its own lengths, then both over the lengths they share (when that is another range)."""
+    from attnspec.spectra.decoder_study import beta_fits
+
+    scaling: dict[bool, Run] = {}
+    for causal in (True, False):
+        found = [r for r in runs if r.causal == causal and r.data == c.data and r.scaling is not None]
+        if found:
+            best = max(found, key=lambda r: r.inputs)
+            scaling[causal] = best
+    out = [(r, beta_fits(r.scaling)) for r in scaling.values()]
+    if len(scaling) == 2:
+        lengths = {causal: {x.n for x in runs if x.scaling == r.scaling} for causal, r in scaling.items()}
+        shared = sorted(lengths[True] & lengths[False])
+        if len(shared) >= 2 and any(set(shared) != v for v in lengths.values()):
+            # only the runs whose own range is wider are fitted again (no row twice)
+            out += [(r, beta_fits(r.scaling, shared)) for causal, r in scaling.items() if lengths[causal] != set(shared)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Formatting
+# ---------------------------------------------------------------------------------------
+def _ci(v: float, lo: float, hi: float, fmt: str = ".3f") -> str:
+    if pd.isna(v):
+        return "—"
+    if pd.isna(lo) or pd.isna(hi):
+        return f"{v:{fmt}} [—]"
+    return f"{v:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def _overall(stats: pd.DataFrame, q: str) -> pd.Series | None:
+    row = stats[(stats["quantity"] == q) & (stats["layer"] < 0)]
+    return None if row.empty else row.iloc[0]
+
+
+def _cell(stats: pd.DataFrame | None, q: str) -> str:
+    row = None if stats is None else _overall(stats, q)
+    return "—" if row is None else _ci(row["mean"], row["low"], row["high"])
+
+
+def _name(r: Run) -> str:
+    return f"{display(r.model)} · {r.data}"
+
+
+def _caveat(study: Study, quick: bool) -> list[str]:
+    if not (study.few or quick):
+        return []
+    inputs = sorted({r.inputs for c in study.corpora for r in c.runs.values()})
+    return [f"_Too few numbers for conclusions: {'quick sizes, ' if quick else ''}runs of "
+            f"{', '.join(map(str, inputs))} inputs (a reading needs at least {FEW_INPUTS}); the tables and sentences "
+            "below show how the study is read, not what it finds._", ""]
+
+
+# ---------------------------------------------------------------------------------------
+# The section
+# ---------------------------------------------------------------------------------------
+def decoder_section(experiments: Sequence[Any], results: Path, figures: Path, *, quick: bool) -> list[str]:
+    """Markdown lines of the section (empty when no experiment concerns a causal model)."""
+    study = build_study(experiments, results)
+    if study is None:
+        wanted = [e.name for e in experiments if e.command == "spectrum" and _names_decoder(e)]
+        if not wanted:
+            return []
+        return [f"## {HEADING}", "", f"_Not available: no results of {', '.join(f'`{w}`' for w in wanted)} "
+                "(run `attnspec report`)._", ""]
+    md = [f"## {heading(study)}", "",
+          "Issue 24's four questions, asked of a causal language model's lower-triangular P beside the encoder's P "
+          "on the same corpora: intervals are 95% over inputs (documents); quantities kept per input (k90, ranks, "
+          "effective rank) have exact t-intervals, the others (c at n/4, row entropy, stable rank, σ₂/σ₁, numerical "
+          "rank) intervals from an upper bound of the standard error (at least the nominal coverage; "
+          "docs/spectrum.md, \"The decoder study\"). Ranks are divided by n; depth is relative (0 = first layer, "
+          "1 = last), so a 30-layer decoder and a 6-layer encoder share one axis.", ""]
+    md += _caveat(study, quick)
+    md += [f"- _{p}_" for p in study.problems] + ([""] if study.problems else [])
+    if not study.corpora:
+        return md
+    md += _q1(study)
+    md += _q2(study, figures)
+    md += _q3(study, figures)
+    md += _q4(study, figures)
+    return md
+
+
+def _names_decoder(exp: Any) -> bool:
+    from attnspec.spectra.model_names import GGUF_ALIASES
+
+    model = str(exp.args.get("model", ""))
+    return model in GGUF_ALIASES or model.endswith(".gguf")
+
+
+def _q1(study: Study) -> list[str]:
+    md = ["### 1. Is a causal LM's attention low rank in Linformer's sense?", "",
+          "Linformer's reading (its Figure 1): most of the singular-value mass of P in the first n/4 indices. "
+          "Overall means (over layers and heads) with 95% intervals; the encoder at the same n and corpus beside.", "",
+          "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
+          "|---|---|---|---|---|---|---|"]
+    for c in study.corpora:
+        for (causal, n), st in c.stats.items():
+            r = c.runs[(causal, n)]
+            md.append(f"| {_name(r)} | {n} | {r.inputs} | " + " | ".join(_cell(st, q) for q in HEADLINE) + " |")
+    md.append("")
+    md += _per_layer(study, "c_at", "Per layer, c at n/4 of the decoder")
+    for c in study.corpora:
+        st = c.stats[(True, c.decoder.n)]
+        cat, k90 = _overall(st, "c_at"), _overall(st, "reach_index")
+        if cat is None or k90 is None:
+            continue
+        most = ("yes, the whole interval lies above 0.5" if cat["low"] > 0.5 else
+                "no, the whole interval lies below 0.5" if cat["high"] < 0.5 else "undecided, the interval contains 0.5")
+        line = (f"Reading ({_name(c.decoder)}, n = {c.decoder.n}): c at index {int(cat['at'])} is "
+                f"{_ci(cat['mean'], cat['low'], cat['high'])} — most of the mass in the first quarter? {most}; but "
+                f"90% of the mass needs k90 = {_ci(k90['mean'], k90['low'], k90['high'], '.1%')} of n.")
+        enc = c.stats.get((False, c.decoder.n))
+        if enc is not None and _overall(enc, "c_at") is not None:
+            e = _overall(enc, "c_at")
+            ek = _overall(enc, "reach_index")
+            line += (f" The encoder at the same n: c = {_ci(e['mean'], e['low'], e['high'])}, k90 = "
+                     f"{_ci(ek['mean'], ek['low'], ek['high'], '.1%')} of n.")
+        md += [line, ""]
+    return md
+
+
+def _per_layer(study: Study, quantity: str, title: str) -> list[str]:
+    """One quantity of the decoder per layer, with its 95% intervals, one column per corpus."""
+    cols = [(c, c.stats[(True, c.decoder.n)]) for c in study.corpora]
+    per = [st[(st["quantity"] == quantity) & (st["layer"] >= 0)].set_index("layer") for _, st in cols]
+    if not any(len(p) for p in per):
+        return []
+    layers = sorted(set().union(*(p.index for p in per)))
+    md = [f"{title} (95% intervals, layer 1 first):", "",
+          "| layer | " + " | ".join(f"{_name(c.decoder)}, n = {c.decoder.n}" for c, _ in cols) + " |",
+          "|---" * (len(cols) + 1) + "|"]
+    for layer in layers:
+        md.append(f"| {layer + 1} | " + " | ".join(_ci(p.loc[layer, "mean"], p.loc[layer, "low"], p.loc[layer, "high"])
+                                                   if layer in p.index else "—" for p in per) + " |")
+    return md + [""]
+
+
+def _verdict_counts(per: pd.DataFrame) -> str:
+    short = {"does not grow": "no growth", "grows with n, sublinearly": "sublinear", "grows about linearly": "linear",
+             "inconclusive": "inconclusive"}
+    counts: dict[str, int] = {}
+    for v in per["verdict"]:
+        key = next((s for k, s in short.items() if v.startswith(k)), v)
+        counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in counts.items())
+
+
+def _q2(study: Study, figures: Path) -> list[str]:
+    from attnspec.spectra.decoder_study import beta_difference
+
+    md = ["### 2. Does the rank it needs grow with n?", "",
+          "β of k90 ∝ n^β (k90: the index where an input's curve reaches 0.9, head mean per layer), least squares "
+          "on log–log axes, 95% percentile bootstrap over inputs (`attnspec.scaling.fit_per_input`); each model over "
+          "its own lengths, then both over the lengths they share.", "",
+          "| model · corpus | n | inputs | β, all layers | verdict | β per layer (min–max) | layers by verdict |",
+          "|---|---|---|---|---|---|---|"]
+    drawn = []
+    for c in study.corpora:
+        for r, fits in c.fits:
+            allr = fits[fits["layer"] < 0].iloc[0]
+            per = fits[fits["layer"] >= 0]
+            md.append(f"| {_name(r)} | {allr['lengths']} | {int(allr['inputs'])} | "
+                      f"{_ci(allr['beta'], allr['low'], allr['high'], '.2f')} | {allr['verdict']} | "
+                      f"{per['beta'].min():.2f}–{per['beta'].max():.2f} | {_verdict_counts(per)} |")
+            drawn.append(fits.assign(model=display(r.model), data=r.data))
+    md.append("")
+    for c in study.corpora:
+        by_range: dict[str, dict[bool, pd.Series]] = {}
+        for r, fits in c.fits:
+            by_range.setdefault(fits["lengths"].iloc[0], {})[r.causal] = fits[fits["layer"] < 0].iloc[0]
+        parts = []
+        for lengths, pair in by_range.items():
+            if True in pair and False in pair:
+                d, lo, hi = beta_difference(pair[True], pair[False])
+                parts.append(f"over n = {lengths} the decoder's β is {pair[True]['beta']:.2f} "
+                             f"[{pair[True]['low']:.2f}, {pair[True]['high']:.2f}], the encoder's "
+                             f"{pair[False]['beta']:.2f} [{pair[False]['low']:.2f}, {pair[False]['high']:.2f}]: "
+                             f"difference {d:+.2f} [{lo:+.2f}, {hi:+.2f}] (normal approximation from the two bootstrap "
+                             f"intervals), {'an interval that excludes 0' if lo > 0 or hi < 0 else 'an interval that includes 0'}")
+        own = [(r, f[f["layer"] < 0].iloc[0]) for r, f in c.fits if r.causal]
+        if own:
+            r, a = own[0]
+            head = (f"Reading ({_name(r)}): over its own lengths n = {a['lengths']} the rank it needs "
+                    f"{_growth(a)} (β = {_ci(a['beta'], a['low'], a['high'], '.2f')})")
+            md += [head + ("; " + "; ".join(parts) if parts else "") + ".", ""]
+    if drawn:
+        from attnspec.plots.decoder import plot_betas
+
+        full = pd.concat(drawn, ignore_index=True)
+        first = full.groupby(["model", "data"], sort=False)["lengths"].transform("first")
+        plot_betas(full[full["lengths"] == first], figures / "decoder", title="β of k90 ∝ n^β per layer")
+        md += ["![β per layer against relative depth](figures/decoder/decoder_beta.png)", ""]
+    return md
+
+
+def _growth(row: pd.Series) -> str:
+    from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
+
+    if row["low"] > LINEAR_ABOVE:
+        return "grows about linearly with n"
+    if row["high"] < NO_GROWTH_BELOW:
+        return "does not grow with n"
+    if row["low"] > NO_GROWTH_BELOW and row["high"] < LINEAR_ABOVE:
+        return "grows with n, sublinearly"
+    return "grows at a rate the interval leaves open"
+
+
+def _direction(lo: float, hi: float, up: str = "rises", down: str = "falls") -> str:
+    if pd.isna(lo) or pd.isna(hi):
+        return "has no interval"
+    return up if lo > 0 else down if hi < 0 else "has no trend the interval supports"
+
+
+def _q3(study: Study, figures: Path) -> list[str]:
+    md = ["### 3. How do the metrics change with depth?", "",
+          "Per run: the mean of the first and of the last third of the layers, their difference, and the "
+          "least-squares slope of the layer means against relative depth (the fitted change from the first layer to "
+          "the last), each with a 95% interval over inputs (method: `per-input` exact, `bound` conservative).", "",
+          "| model · corpus | n | quantity | first third | last third | last − first [95% CI] | slope over depth [95% CI] | method |",
+          "|---|---|---|---|---|---|---|---|"]
+    for c in study.corpora:
+        for causal, tr in c.trends.items():
+            r = c.runs[(causal, c.decoder.n)]
+            for t in tr.itertuples():
+                md.append(f"| {_name(r)} | {r.n} | {t.label} | {t.first:.3f} | {t.last:.3f} | "
+                          f"{_ci(t.change, t.change_low, t.change_high, '+.3f')} | {_ci(t.slope, t.low, t.high, '+.3f')} | "
+                          f"{t.method} |")
+    md.append("")
+    tables = [line for q in DEPTH[1:] for line in _per_layer(study, q, f"{QUANTITIES[q][0]} of the decoder per layer")]
+    if tables:  # long (one row per layer): folded, the figure below shows the same numbers
+        md += ["<details><summary>The decoder's per-layer values with their intervals</summary>", "", *tables,
+               "</details>", ""]
+    for c in study.corpora:
+        tr = c.trends.get(True)
+        if tr is None or tr.empty:
+            continue
+        parts = [f"{t.label} {_direction(t.low, t.high)} ({t.first:.3f} → {t.last:.3f}, slope "
+                 f"{_ci(t.slope, t.low, t.high, '+.3f')})" for t in tr.itertuples()]
+        line = f"Reading ({_name(c.decoder)}, n = {c.decoder.n}, {c.decoder.layers} layers): " + "; ".join(parts) + "."
+        enc = c.trends.get(False)
+        if enc is not None and not enc.empty:
+            same = [t.label for t, e in zip(tr.itertuples(), enc.itertuples())
+                    if _direction(t.low, t.high) == _direction(e.low, e.high) and not pd.isna(t.low)]
+            line += (f" The encoder's trends point the same way for: {', '.join(same) if same else 'none of them'} "
+                     "(same direction, or both without a supported trend).")
+        md += [line, ""]
+    stats = [st.assign(model=display(c.runs[(causal, n)].model), data=c.data)
+             for c in study.corpora for (causal, n), st in c.stats.items() if n == c.decoder.n]
+    if stats:
+        from attnspec.plots.decoder import plot_depth
+
+        plot_depth(pd.concat(stats, ignore_index=True), figures / "decoder",
+                   title="Per-layer metrics against relative depth, decoder beside encoder")
+        md += ["![per-layer metrics against relative depth](figures/decoder/decoder_depth.png)", ""]
+    return md
+
+
+def _shape_note(ct: pd.DataFrame) -> str:
+    """What two clear differences say together when they point opposite ways: a P whose first
+    singular direction dominates more (lower stable rank) while its curve needs more indices
+    to reach 0.9 (higher k90) has a stronger head and a longer tail at once."""
+    clear = {r.quantity: r.diff for r in ct.itertuples() if r.outside}
+    if "stable_rank" not in clear or "reach_index" not in clear:
+        return ""
+    if clear["stable_rank"] < 0 < clear["reach_index"]:
+        return (" The two measures of rank disagree in direction: the decoder's P is more dominated by its first "
+                "singular direction (lower stable rank) yet needs more indices for 90% of the mass (higher k90/n) — a "
+                "stronger head over a longer tail, so \"lower rank\" depends on which measure is read.")
+    if clear["stable_rank"] > 0 > clear["reach_index"]:
+        return (" The two measures of rank disagree in direction: the decoder's P is less dominated by its first "
+                "singular direction (higher stable rank) yet reaches 90% of the mass sooner (lower k90/n).")
+    return ""
+
+
+def _q4(study: Study, figures: Path) -> list[str]:
+    md = ["### 4. A causal, lower-triangular P against an encoder's P at the same n", "",
+          "A causal P is lower triangular with a positive diagonal (softmax weights are positive), so it is never "
+          "singular: all n singular values are positive and low rank can only be approximate, which the curve and "
+          "the ranks for error ε measure. Its row i spreads over i + 1 positions only; row entropy is normalised by "
+          "log of the positions each row may attend to, so 1 means uniform over what the row can see for both kinds. "
+          "Overall means with 95% intervals, and decoder − encoder with a Welch interval (independent inputs). The "
+          "documents are each model's own draw (its tokenizer cuts the windows, and an IMDB review must be long "
+          "enough in its tokens), so a difference is one of model and inputs together.", ""]
+    any_table = False
+    for c in study.corpora:
+        for n, ct in c.contrasts.items():
+            dec, enc = c.runs[(True, n)], c.runs[(False, n)]
+            any_table = True
+            md += [f"{_name(dec)} ({dec.inputs} inputs) against {_name(enc)} ({enc.inputs} inputs), n = {n}:", "",
+                   f"| quantity | {display(dec.model)} | {display(enc.model)} | difference [95% CI] | outside the CI of no difference |",
+                   "|---|---|---|---|---|"]
+            for r in ct.itertuples():
+                md.append(f"| {r.label} | {_ci(r.a, r.a_low, r.a_high)} | {_ci(r.b, r.b_low, r.b_high)} | "
+                          f"{_ci(r.diff, r.diff_low, r.diff_high, '+.3f')} | {'yes' if r.outside else 'no'} |")
+            md.append("")
+            clear = [f"{r.label} {'higher' if r.diff > 0 else 'lower'} by {abs(r.diff):.3f} "
+                     f"[{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in ct.itertuples() if r.outside]
+            unclear = [r.label for r in ct.itertuples() if not r.outside]
+            md += [f"Reading (n = {n}, {c.data}): the decoder's P against the encoder's: "
+                   + ("; ".join(clear) if clear else "no difference whose interval excludes 0") + "."
+                   + (f" Intervals include 0 for: {', '.join(unclear)}." if unclear else "") + _shape_note(ct), ""]
+    if not any_table:
+        md += ["_No encoder run at the decoder's lengths on the same corpus: nothing to set beside._", ""]
+    return md
+
+
+# ---------------------------------------------------------------------------------------
+# The summary's lines
+# ---------------------------------------------------------------------------------------
+def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = False) -> list[str]:
+    """One bullet line per question (empty without causal results), each linked to the section."""
+    from attnspec.report.anchors import anchor
+
+    try:
+        study = build_study(experiments, results)
+    except Exception:  # noqa: BLE001 - the section reports what is broken
+        return []
+    if study is None or not study.corpora:
+        return []
+    link = f"[→](#{anchor(heading(study))})"
+    note = " (too few inputs for conclusions)" if study.few or quick else ""
+    lines = []
+    q1 = []
+    for c in study.corpora:
+        dec, enc = c.stats[(True, c.decoder.n)], c.stats.get((False, c.decoder.n))
+        cat, k90 = _overall(dec, "c_at"), _overall(dec, "reach_index")
+        if cat is None or k90 is None:
+            continue
+        text = (f"{c.data}, n = {c.decoder.n}: c at n/4 {_ci(cat['mean'], cat['low'], cat['high'], '.2f')}, "
+                f"k90 {_ci(k90['mean'], k90['low'], k90['high'], '.0%')} of n")
+        if enc is not None and _overall(enc, "c_at") is not None:
+            e, ek = _overall(enc, "c_at"), _overall(enc, "reach_index")
+            text += f" (encoder {e['mean']:.2f}, {ek['mean']:.0%})"
+        q1.append(text)
+    if q1:
+        lines.append(f"- **Causal decoder ({display(study.corpora[0].decoder.model)}), low rank?**{note} "
+                     + "; ".join(q1) + f". {link}")
+    q2 = []
+    for c in study.corpora:
+        for r, fits in c.fits:
+            a = fits[fits["layer"] < 0].iloc[0]
+            q2.append(f"{display(r.model)} · {r.data} (n = {a['lengths']}) β = {_ci(a['beta'], a['low'], a['high'], '.2f')}")
+    if q2:
+        lines.append(f"- **Decoder rank against n**{note}: k90 ∝ n^β with " + "; ".join(q2) + f". {link}")
+    q3 = []
+    for c in study.corpora:
+        tr = c.trends.get(True)
+        if tr is not None and not tr.empty:
+            q3.append(f"{c.data}: " + ", ".join(f"{t.label} {_direction(t.low, t.high, 'rises', 'falls').replace('has no trend the interval supports', 'no supported trend')} "
+                                                f"(slope {_ci(t.slope, t.low, t.high, '+.2f')})" for t in tr.itertuples()))
+    if q3:
+        lines.append(f"- **Decoder, depth**{note}: over relative depth, " + "; ".join(q3) + f". {link}")
+    q4 = []
+    for c in study.corpora:
+        if c.decoder.n in c.contrasts:
+            ct = c.contrasts[c.decoder.n]
+            out = [f"{r.label} {r.diff:+.3f}" for r in ct.itertuples() if r.outside]
+            q4.append(f"{c.data}, n = {c.decoder.n}: " + (", ".join(out) if out else "none")
+                      + f" (of {len(ct)} quantities)")
+    if q4:
+        lines.append(f"- **Causal against encoder P**{note}: decoder − encoder differences outside their 95% "
+                     "intervals: " + "; ".join(q4) + f". {link}")
+    return lines
