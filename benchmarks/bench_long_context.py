@@ -36,14 +36,37 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str) -> dict:
+def _errors(svs: dict, reference: dict) -> dict:
+    """Largest errors over the captured layers' heads: curves (max abs), metrics (max rel or abs)."""
+    import torch
+
+    from attnspec.spectrum import (cumulative_curve, effective_rank, energy_curve, numerical_rank, rank_for_error,
+                                   reach_index, sigma_ratio, stable_rank, tail_curve)
+
+    out: dict = {}
+    for layer in reference:
+        a, b = torch.from_numpy(svs[layer].copy()), torch.from_numpy(reference[layer])
+        for name, f in (("curve", cumulative_curve), ("energy_curve", energy_curve), ("tail_curve", tail_curve)):
+            out[f"{name}_max_abs_error"] = max(out.get(f"{name}_max_abs_error", 0.0), float((f(a) - f(b)).abs().max()))
+        for name, f in (("effective_rank", effective_rank), ("stable_rank", stable_rank), ("sigma2_over_sigma1", sigma_ratio),
+                        ("nuclear_norm", lambda s: s.sum(-1))):
+            key = f"{name}_max_rel_error"
+            out[key] = max(out.get(key, 0.0), float(((f(a) - f(b)).abs() / f(b)).max()))
+        for name, f in (("reach_index", lambda s: reach_index(cumulative_curve(s))),
+                        ("rank_for_error_0.1", lambda s: rank_for_error(s, 0.1)), ("numerical_rank", numerical_rank)):
+            key = f"{name}_max_abs_error"
+            out[key] = max(out.get(key, 0), int((f(a) - f(b)).abs().max()))
+    return out
+
+
+def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str, reference_max: int) -> dict:
     import numpy as np
     import torch
 
     from attnspec.capture import capture_attention
     from attnspec.corpora import load_inputs
     from attnspec.models import load_model
-    from attnspec.spectrum import cumulative_curve, effective_rank, row_entropy, singular_values, stable_rank
+    from attnspec.spectrum import row_entropy, singular_values
 
     torch.set_num_threads(1)
     loaded = load_model(model_name, device="cpu")
@@ -63,8 +86,9 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str)
             p = out.attentions[layer][0].numpy()  # (H, n, n)
             svs[layer] = np.stack([np.linalg.svd(p[h], compute_uv=False) for h in range(p.shape[0])])
         reduce_s = time.perf_counter() - t1
-        for layer in layers:
-            reference[layer] = np.linalg.svd(out.attentions[layer][0].double().numpy(), compute_uv=False)
+        if n <= reference_max:
+            for layer in layers:
+                reference[layer] = np.linalg.svd(out.attentions[layer][0].double().numpy(), compute_uv=False)
         total = t_fwd + reduce_s
     else:
         kept: dict[int, torch.Tensor] = {}
@@ -75,7 +99,8 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str)
             svs[la.layer] = singular_values(la.probs, method)[0].numpy()
             row_entropy(la.probs, la.mask, causal=True)
             reduce_s += time.perf_counter() - t
-            kept[la.layer] = la.probs[0].double().clone()  # for the float64 reference, after timing
+            if n <= reference_max:  # for the float64 reference, after timing (not kept past --reference-max)
+                kept[la.layer] = la.probs[0].double().clone()
 
         with capture_attention(loaded.model, sink, layers=layers) as cap:
             t0 = time.perf_counter()  # the capture's probe forward is set-up, not per input
@@ -84,21 +109,20 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str)
         t_fwd = total - reduce_s
         for layer, p in kept.items():
             reference[layer] = np.linalg.svd(p.numpy(), compute_uv=False)
-    curve_err = max(float((cumulative_curve(torch.from_numpy(svs[la].copy())) -
-                           cumulative_curve(torch.from_numpy(reference[la]))).abs().max()) for la in layers)
-
-    def rel(f) -> float:
-        return max(float(((f(torch.from_numpy(svs[la].copy())) - f(torch.from_numpy(reference[la]))).abs()
-                          / f(torch.from_numpy(reference[la]))).max()) for la in layers)
-
+    rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the reference's copies count
     return {"n": n, "method": method, "layers_reduced": layers, "num_layers": loaded.num_layers,
             "num_heads": loaded.num_heads, "forward_s": round(t_fwd, 3), "reduce_s": round(reduce_s, 3),
             "measured_s": round(total, 3),
             "extrapolated_all_layers_s": round(t_fwd + reduce_s / len(layers) * loaded.num_layers, 2),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "rss_after_load_mb": round(rss_loaded, 1),
-            "curve_max_abs_error": curve_err, "effective_rank_max_rel_error": rel(effective_rank),
-            "stable_rank_max_rel_error": rel(stable_rank)}
+            "peak_rss_mb": round(rss_peak, 1), "rss_after_load_mb": round(rss_loaded, 1),
+            **({"method_params": _method_params(method)} if method == "longn" else {}),
+            **(_errors(svs, reference) if reference else {"errors": f"not measured (n > --reference-max {reference_max})"})}
+
+
+def _method_params(method: str) -> dict:
+    from attnspec.spectra.longn import LongnParams
+
+    return LongnParams().as_dict()
 
 
 def main() -> None:
@@ -108,6 +132,8 @@ def main() -> None:
     ap.add_argument("--layers", default="0,29", help="layers reduced (0-based); the forward runs all")
     ap.add_argument("--methods", default="lapack,gram")
     ap.add_argument("--naive-max", type=int, default=1024)
+    ap.add_argument("--reference-max", type=int, default=2048,
+                    help="largest n whose errors are measured against float64 SVD (its cost is n³ per matrix)")
     ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--json", type=Path)
     ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
@@ -115,7 +141,7 @@ def main() -> None:
     layers = [int(x) for x in args.layers.split(",")]
     if args._one:
         n, method, _ = args._one
-        print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir)))
+        print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir, args.reference_max)))
         return
     rows = []
     print(f"load average {os.getloadavg()[0]:.2f} at start", flush=True)
@@ -123,7 +149,7 @@ def main() -> None:
         methods = [*args.methods.split(","), *(["naive"] if n <= args.naive_max else [])]
         for method in methods:
             cmd = [sys.executable, __file__, "--model", args.model, "--layers", args.layers, "--data-dir",
-                   args.data_dir, "--_one", str(n), method, "x"]
+                   args.data_dir, "--reference-max", str(args.reference_max), "--_one", str(n), method, "x"]
             res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
             if res.returncode != 0:
                 print(f"n={n} {method}: failed: {res.stderr.strip().splitlines()[-1:]}", flush=True)

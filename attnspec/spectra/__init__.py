@@ -1,0 +1,1 @@
+"""Spectrum methods (the long-context approximation lives in longn)."""
