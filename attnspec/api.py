@@ -325,7 +325,7 @@ def spectrum(
         Inputs per forward pass (default: the CLI's default).
     device, dtype : str
         For a model given by name: ``auto | cpu | cuda`` and ``float32 | float64 | bfloat16``.
-    svd_method : {"auto", "lapack", "svd", "gram"}
+    svd_method : {"auto", "lapack", "svd", "gram", "longn"}
         Singular-value engine; all exact.
     out : str or path, optional
         Results directory to write (as the CLI does, with checkpoints); default: a
