@@ -2,7 +2,7 @@
 a naive ``output_attentions`` + numpy loop, and each method's error against float64 SVD.
 
     python benchmarks/bench_long_context.py --n 256,512 --layers 0,29 [--model smollm2]
-        [--methods lapack,gram] [--naive-max 1024] [--json FILE]
+        [--methods lapack,gram,longn] [--naive-max 1024] [--reference-max 2048] [--json FILE]
 
 For each n, one WikiText-103 window of n tokens (seed 0) goes through the model once per
 method, each in a fresh subprocess (so that its peak RSS, ``ru_maxrss``, is its own):
@@ -16,10 +16,15 @@ method, each in a fresh subprocess (so that its peak RSS, ``ru_maxrss``, is its 
 Only the layers in ``--layers`` are reduced (the forward pass runs every layer); the
 per-input time of the whole model is extrapolated as forward + (reduction time per layer) ×
 num_layers and labelled so. Errors, on the captured layers: largest |c_i − c_i(float64 SVD)|
-over the curves, and the largest relative error of the effective and stable ranks.
+over the cumulative, energy and σ₁-less curves, the largest relative error of the effective
+and stable ranks, σ₂/σ₁ and Σσ, and the largest absolute error of the integer metrics (index
+where c reaches 0.9, rank for error 0.1, numerical rank). Errors are measured only while
+n <= --reference-max (float64 SVD costs n³ per matrix; above it the reduced layers' P are not
+kept either, so the peak RSS is the method's own; below it the float64 copies kept for the
+reference count in the peak). ``longn`` is the approximate method (attnspec.spectra.longn).
 Timings on the shared machine are noisy: compare the ratios within one run, and read the
-load average printed with them. The goal of issue 24 (≤ 2 min per input at n = 4096 for the
-30 × 9 model) needs the long measurements, not made yet (see docs/spectrum.md).
+load average printed with them. Issue 24's goal (≤ 2 min per input at n = 4096 for the
+30 × 9 model, curve error ≤ 1e-3) and what stands in its way: docs/spectrum.md, "Long context".
 """
 
 from __future__ import annotations
