@@ -8,40 +8,41 @@ working precision; the rest is estimated.
 
 Algorithm, per matrix P (r × c, r >= c; all matrices of a stack at once, float32 matmuls):
 
-1. **Top k + p** (randomised subspace iteration, Halko, Martinsson & Tropp 2011, Alg. 4.4):
-   Y = P Ω with Ω Gaussian (c × b), b = k + p; ``power`` times Y ← P (Pᵀ Q(Y)) with a QR
-   in between; V = the right singular vectors of Q(Y)ᵀ P (c × b, orthonormal). The values
-   kept are the singular values of P V (the Rayleigh–Ritz values on that subspace: lower
-   bounds of σ_1..σ_b, accurate to ~(σ_{b+1}/σ_i)^(2·power+1) relative).
-2. **The rest** (the n − b values of the deflated operator A = (I − VVᵀ) Pᵀ P (I − VVᵀ)):
-   its trace is exact and cheap, tr A = ‖P‖_F² − ‖P V‖_F². Its nuclear mass
-   T = tr A^½ = Σ_{i>b} σ_i is estimated by stochastic Lanczos quadrature (SLQ, Ubaru, Chen &
-   Saad 2017): ``probes`` Rademacher vectors z_j, each projected off V, ``steps`` Lanczos
-   steps on A from z_j give a Gauss quadrature rule (nodes θ, weights w) of the spectral
-   measure of A seen from z_j; x_j = ‖z_j‖² Σ w f(θ) estimates z_jᵀ A^½ z_j, whose mean over
-   Rademacher z is exactly T. The same rule gives y_j = z_jᵀ A z_j exactly (a degree-1
-   polynomial), whose mean is the known tr A: the estimate of T uses it as a control
-   variate, T̂ = mean(x) − β (mean(y) − tr A), β = cov(x, y) / var(y) (on real SmolLM2 P,
-   corr(x, y) ≈ 0.93–0.97, a 8–16× smaller variance). The n − b values themselves are the
-   quantiles of the pooled quadrature measure (all probes' nodes, weights ‖z_j‖² w), read on
-   the σ = √θ scale with linear interpolation, then scaled so that they sum to T̂.
+1. **Top b = k + oversample values** (block Krylov, Musco & Musco 2015): the left space
+   K = [P Ω, (P Pᵀ) P Ω, ..., (P Pᵀ)^power P Ω] (r × b·(power + 1); Ω Gaussian c × b; each block
+   orthonormalised), then the top b right Ritz vectors V (c × b) of Kᵀ P. The values kept
+   are the singular values of P V, the Rayleigh–Ritz values on span V: lower bounds of
+   σ_1..σ_b (interlacing), converged where the spectrum has decayed within the Krylov space.
+2. **The rest** (the c − b values of P with span V projected out, i.e. the eigenvalues of
+   A = (I − VVᵀ) Pᵀ P (I − VVᵀ), square-rooted). Their energy is exact and cheap:
+   tr A = ‖P‖_F² − ‖P V‖_F². Their sum T = tr A^½ is estimated by stochastic Lanczos
+   quadrature (SLQ, Ubaru, Chen & Saad 2017): ``probes`` Rademacher vectors z_j, projected
+   off V, and ``steps`` Lanczos steps on A from each give a Gauss rule (nodes θ, weights w) of
+   the spectral measure of A seen from z_j; x_j = ‖z_j‖² Σ w √θ estimates z_jᵀ A^½ z_j, whose
+   mean over Rademacher z is T. The same rule gives y_j = z_jᵀ A z_j exactly (a degree-1
+   polynomial), whose mean is the known tr A, so T̂ = mean(x) − β (mean(y) − tr A), with
+   β = cov(x, y) / var(y) (a control variate: on real SmolLM2 P corr(x, y) ≈ 0.93–0.97, 8–16×
+   less variance). The c − b values are the quantiles of the pooled quadrature measure (all
+   probes' nodes, weights ‖z_j‖² w), log σ interpolated between the nodes, then bent by the
+   one power γ (a·v^γ) that makes their sum T̂ and their energy tr A.
 
 The result is sorted descending and clamped at 0: shape (..., min(r, c)), float64, CPU.
 
-Cost per matrix: (2·power + 3)·b + 2·probes·steps products of P with a vector, i.e.
-O(n² (b·power + probes·steps)) flops, batched as (m, n, n) @ (m, n, columns) matmuls, plus
-an (n × b) QR per power step. Memory: the stack itself, plus O(m · n · (b + probes)).
+Cost per matrix: about b·(3·power + 3) + 2·probes·steps products of P (or Pᵀ) with a vector
+(1,936 with the defaults: 2·n²·1,936 flops, 65 GFLOP at n = 4096 against about 230 GFLOP for
+the exact ``gram``), batched as (m, n, n) @ (m, n, columns) matmuls, plus QRs of n × b·(power+1)
+blocks. Extra memory: O(m · n · b · (power + 1)) floats beside the stack (64 MB for 9 heads
+at n = 4096).
 
-Error. The top b values are deterministic up to the subspace iteration's convergence. The
-rest are random: the error of T̂, hence of every curve, has a standard error that the
-method estimates from the spread of the probes (returned by :func:`longn_singular_values`
-with ``return_error=True``: the curve error bound it states is
-``ERROR_SIGMAS`` standard errors of T̂ / Σσ, plus the quadrature's own error, checked
-against exact spectra in tests/unit/test_longn.py and measured against the exact engine on
-real SmolLM2 attention by benchmarks/bench_long_context.py; docs/spectrum.md gives the
-table). The tail's *shape* (how T̂ is spread over the indices past b) comes from the
-quadrature nodes; it errs where the spectrum past b has structure finer than
-``probes·steps`` nodes can resolve.
+Error. What the method promises (tests/unit/test_longn.py checks each on known spectra):
+a matrix of rank <= b is found exactly; Σσ̂² = ‖P‖_F² (when γ is inside [1/4, 4]); Σσ̂ is
+within the per-matrix bound returned with ``return_error=True``, ERROR_SIGMAS standard
+errors of T̂ over the probes (divided by Σσ̂), and so is the curve on the first k indices
+(there |ĉ_i − c_i| <= |Σσ̂ − Σσ| / Σσ̂ once the top values have converged). Past k the
+curve's error comes from the shape of the rest, which the quadrature resolves to roughly one
+part in probes·steps of the rest's mass; that error is not bounded by the method, it is
+measured against the exact engine on real SmolLM2 attention (benchmarks/bench_long_context.py;
+attnspec.spectrum_run.SVD_METHOD_ERROR["longn"], recorded in meta.json; docs/spectrum.md).
 """
 
 from __future__ import annotations
@@ -54,9 +55,8 @@ import torch
 
 from attnspec.errors import InputError
 
-#: The method name used by ``--svd-method`` and meta.json.
-NAME = "longn"
-#: Standard errors in the stated error bound (≈ 99.99% two-sided for a normal error).
+#: Standard errors in the returned bound of Σσ: two-sided ≈ 99.5% per matrix for 8 probes
+#: (Student's t, 7 degrees of freedom), ≈ 99.99% for many probes (normal).
 ERROR_SIGMAS = 4.0
 
 
@@ -66,7 +66,7 @@ class LongnParams:
 
     k: int = 128  # singular values computed to working precision (the top block is k + oversample)
     oversample: int = 16
-    power: int = 2  # subspace-iteration steps
+    power: int = 2  # Krylov blocks beyond the first
     probes: int = 8  # Rademacher vectors of the SLQ estimate of the rest
     steps: int = 40  # Lanczos steps per probe (quadrature nodes per probe)
     seed: int = 0
@@ -97,7 +97,8 @@ def _orth(y: torch.Tensor) -> torch.Tensor:
     return torch.linalg.qr(y, mode="reduced").Q
 
 
-def _top(p: torch.Tensor, b: int, keep: int, power: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _top(p: torch.Tensor, b: int, keep: int, power: int,
+         gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Top ``keep`` (<= b) Rayleigh–Ritz values of P (m, r, c) from a block Krylov space.
 
     Left space K = [P Ω, (P Pᵀ) P Ω, ..., (P Pᵀ)^power P Ω] (m, r, b·(power + 1)), Ω Gaussian
@@ -124,6 +125,9 @@ def _top(p: torch.Tensor, b: int, keep: int, power: int, gen: torch.Generator) -
 
 def _lanczos(p: torch.Tensor, v: torch.Tensor, z: torch.Tensor, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Lanczos on A = (I − VVᵀ) Pᵀ P (I − VVᵀ) from each column of z (m, c, q), all at once.
+
+    No reorthogonalisation: lost orthogonality only repeats converged nodes, and the Gauss
+    rule of the measure stays accurate (Knizhnerman 1996; Chen, Trogdon & Ubaru 2021).
 
     Returns the tridiagonal coefficients alpha (m, q, s) and beta (m, q, s − 1), float64,
     with s <= ``steps`` (stops early where every probe's Krylov space is exhausted; a
@@ -227,9 +231,10 @@ def longn_singular_values(probs: torch.Tensor, params: LongnParams | None = None
     params : LongnParams, optional
         Defaults: ``LongnParams()``.
     return_error : bool
-        Also return the stated bound of the curve error per matrix, shape (...): ERROR_SIGMAS
-        standard errors of the estimated rest mass T̂, divided by the total Σσ (the largest
-        |ĉ_i − c_i| from the total alone; the shape of the rest adds its own, measured error).
+        Also return, per matrix (shape (...)), the bound of the relative error of Σσ:
+        ERROR_SIGMAS standard errors of the estimated rest mass T̂ over the probes, divided by
+        Σσ̂. It bounds the curve's error on the first k indices too; past them the shape of
+        the rest adds an error the method does not bound (measured: docs/spectrum.md).
 
     Returns
     -------
