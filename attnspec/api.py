@@ -324,8 +324,9 @@ def spectrum(
         Inputs per forward pass (default: the CLI's default).
     device, dtype : str
         For a model given by name: ``auto | cpu | cuda`` and ``float32 | float64 | bfloat16``.
-    svd_method : {"auto", "lapack", "svd", "gram"}
-        Singular-value engine; all exact.
+    svd_method : {"auto", "lapack", "svd", "gram", "longn"}
+        Singular-value engine; all exact but ``longn`` (approximate, for long n:
+        attnspec.spectra.longn; meta.json states its error).
     out : str or path, optional
         Results directory to write (as the CLI does, with checkpoints); default: a
         temporary directory, removed once the tables are in memory (``.save()`` later).

@@ -13,6 +13,9 @@ spectrum (no truncation, no randomisation):
 * ``gram`` — the eigenvalues λ of G = P Pᵀ formed in float64 (LAPACK's two-stage
   ``dsyevd_2stage`` on the CPU, ``torch.linalg.eigvalsh`` elsewhere), σ = √λ. Squaring
   costs √ε₆₄ ≈ 1e-8·σ₁ per value: the most accurate route, slower than ``lapack`` on float32.
+* ``longn`` — approximate, for long n: the top values from a block Krylov space, the rest
+  estimated by stochastic Lanczos quadrature (:mod:`attnspec.spectra.longn`: algorithm,
+  cost, measured error). Not exact: its curve error is stated in meta.json.
 * ``auto`` (default) — ``lapack`` on the CPU (``svd`` if SciPy's OpenBLAS is missing),
   ``svd`` on CUDA.
 """
@@ -31,7 +34,7 @@ import torch
 
 from attnspec.errors import InputError
 
-METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram")
+METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "longn")
 
 
 
@@ -150,8 +153,8 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     probs : Tensor, shape (..., r, c)
         Matrices (any float dtype, any device); square for self-attention, r = n_dec by
         c = n_enc for the cross-attention of an encoder-decoder.
-    method : {"auto", "lapack", "svd", "gram"}
-        See the module docstring.
+    method : {"auto", "lapack", "svd", "gram", "longn"}
+        See the module docstring (``longn`` is approximate).
     workers : int, optional
         Threads for the CPU LAPACK paths (default: ``torch.get_num_threads()``).
 
@@ -175,7 +178,11 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     if flat.dtype not in (torch.float32, torch.float64):
         flat = flat.float()  # bfloat16/float16 models: factorise in float32
     workers = workers or torch.get_num_threads()
-    if method == "svd":
+    if method == "longn":  # approximate; its parameters and measured error: attnspec.spectra.longn
+        from attnspec.spectra.longn import longn_singular_values
+
+        sv = longn_singular_values(flat)
+    elif method == "svd":
         sv = torch.linalg.svdvals(flat).to(torch.float64).cpu()  # descending already
     elif method == "lapack":
         if _lapack("sgesdd") is None:
