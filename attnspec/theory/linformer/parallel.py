@@ -25,10 +25,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-#: Relative cost of each claim group (single-thread CPU seconds of the default run, n = 4096,
-#: ε = 0.1, measured with benchmarks/bench_jl.py's group timings): Theorem 1's LU and P·g
-#: products weigh about as much as the other three groups together.
-GROUP_COST: dict[str, float] = {"lemma1": 3.6, "thm1": 11.7, "thm2": 6.2, "eq4": 2.4}
+#: Relative cost of each claim group: single-thread seconds of the default run (n = 4096,
+#: ε = 0.1), each group alone on an idle machine (docs/jl-check.md, "Performance"). Theorem
+#: 1's LU and P·g products weigh about as much as the other three groups together.
+GROUP_COST: dict[str, float] = {"lemma1": 2.6, "thm1": 8.9, "thm2": 5.3, "eq4": 2.3}
 
 
 def cores() -> int:
