@@ -69,16 +69,31 @@ def _reading_line(ax: Any, at: int) -> Any:
     return ax.axvline(at, color="0.35", lw=0.9, ls=":", label=f"index {at} (heatmap)")
 
 
-def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str, width_in: float) -> None:
+#: How a figure names a layer's kind of attention when a model has more than one
+#: (an encoder–decoder: meta.json's ``layers`` records each layer's kind).
+KIND_SHORT = {"encoder_self": "enc", "decoder_self_causal": "dec", "cross": "cross"}
+
+
+def layer_names(meta: dict[str, Any], layers: Sequence[int]) -> dict[int, str]:
+    """Each layer's name in a figure: its number from 1, and, when the run mixes kinds of
+    attention (encoder self, decoder causal self, cross), the kind: ``"3 cross"``."""
+    kinds = {int(d["layer"]): str(d.get("kind")) for d in meta.get("layers") or [] if "layer" in d}
+    mixed = len(set(kinds.values())) > 1
+    return {int(layer): f"{int(layer) + 1} {KIND_SHORT.get(kinds.get(int(layer), ''), kinds.get(int(layer), '?'))}"
+            if mixed else str(int(layer) + 1) for layer in layers}
+
+
+def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str, width_in: float, meta: dict[str, Any] | None = None) -> None:
     import seaborn as sns
 
     curves = layer_curves(spectrum)
     layers = sorted(curves["layer"].unique())
+    names = layer_names(meta or {}, layers)
     palette = sns.color_palette("viridis", n_colors=len(layers))
     for color, layer in zip(palette, layers):
         d = curves[curves["layer"] == layer]
         # figures number layers and heads from 1 (the tables store them 0-based)
-        ax.plot(d["index"], d["mean"], color=color, lw=1.2, label=f"layer {layer + 1}")
+        ax.plot(d["index"], d["mean"], color=color, lw=1.2, label=f"layer {names[int(layer)]}")
         ax.fill_between(d["index"], (d["mean"] - d["std"]).clip(0, 1), (d["mean"] + d["std"]).clip(0, 1), color=color, alpha=0.12, lw=0)
     ax.set_xlabel("singular value index i (1 = largest)")
     ax.set_ylabel("share of Σσ in the first i values")
@@ -106,12 +121,15 @@ def heat_range(tables: Sequence[pd.DataFrame], at: int) -> tuple[float, float]:
 
 
 def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, width_in: float, *, vmin: float | None = None,
-               vmax: float | None = None, annot_size: float | None = None, cbar: bool = True) -> Any:
+               vmax: float | None = None, annot_size: float | None = None, cbar: bool = True,
+               meta: dict[str, Any] | None = None) -> Any:
     import seaborn as sns
 
     table = heat_at(spectrum, at)
-    # 1-based labels in figures, as in the paper (the tables stay 0-based); the axis labels say so
-    table.index = [i + 1 for i in table.index]
+    # 1-based labels in figures, as in the paper (the tables stay 0-based); the axis labels say
+    # so; an encoder–decoder's rows also name their kind
+    names = layer_names(meta or {}, list(table.index))
+    table.index = [names[int(i)] for i in table.index]
     table.columns = [h + 1 for h in table.columns]
     sns.heatmap(table, ax=ax, cmap="rocket_r", vmin=vmin, vmax=vmax, annot=annot_size is not None, fmt=".2f",
                 annot_kws={"fontsize": annot_size or MIN_FONT_PT}, cbar=cbar,
@@ -145,7 +163,7 @@ def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None 
     L, H = spectrum["layer"].nunique(), spectrum["head"].nunique()
 
     fig_curves, axes = paper_figure(width=COLUMN_IN, height=3.0)
-    _draw_curves(axes[0, 0], spectrum, title, COLUMN_IN)
+    _draw_curves(axes[0, 0], spectrum, title, COLUMN_IN, meta)
     _reading_line(axes[0, 0], at)
     _legend(axes[0, 0], L)
 
@@ -153,7 +171,8 @@ def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None 
     cell_w = (width - 1.3) / H
     cell_h = 0.3
     fig_heat, axes = paper_figure(width=width, height=cell_h * L + 1.1)
-    _draw_heat(axes[0, 0], spectrum, at, title, width, vmin=vmin, vmax=vmax, annot_size=_annotation_size(cell_w, cell_h))
+    _draw_heat(axes[0, 0], spectrum, at, title, width, vmin=vmin, vmax=vmax, annot_size=_annotation_size(cell_w, cell_h),
+               meta=meta)
     return {"spectrum_layers": fig_curves, "spectrum_heatmap": fig_heat}
 
 
@@ -209,14 +228,14 @@ def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
     mappable = None
     for j, (meta, table) in enumerate(zip(metas, tables)):
         label = run_label(meta, labels[j] if labels else None)
-        _draw_curves(axes[0, j], table, label, col)
+        _draw_curves(axes[0, j], table, label, col, meta)
         _reading_line(axes[0, j], at)
         if j == 0:
             _legend(axes[0, j], table["layer"].nunique())
         else:
             axes[0, j].set_ylabel("")
         mappable = _draw_heat(axes[1, j], table, at, f"{label} · c at index {at} of {int(table['index'].max())}", col,
-                              vmin=vmin, vmax=vmax, annot_size=annot, cbar=False)
+                              vmin=vmin, vmax=vmax, annot_size=annot, cbar=False, meta=meta)
         if j:
             axes[1, j].set_ylabel("")
     cb = axes[1, 0].figure.colorbar(mappable, ax=list(axes[1, :]), shrink=0.9, pad=0.01)
