@@ -6,7 +6,7 @@ study already has (all-MiniLM-L6-v2), each answered from saved spectrum results 
 1. Is its attention low rank in Linformer's sense?  :func:`run_statistics` — c at the reading
    index n/4, k90/n and the other metrics per layer and over layers, with 95% intervals.
 2. Does the rank it needs grow with n?  :func:`beta_fits` — β of k ∝ n^β per layer and over
-   layers (:func:`attnspec.scaling.fit_per_input`, bootstrap over inputs), on any subset of
+   layers (:func:`attnspec.spectra.scaling.fit_per_input`, bootstrap over inputs), on any subset of
    a scaling run's lengths (the range both models share); :func:`beta_difference`.
 3. How do the metrics change with depth?  :func:`depth_trend` — the least-squares slope of
    a metric against relative depth (0 = first layer, 1 = last) with an interval, and the
@@ -15,7 +15,7 @@ study already has (all-MiniLM-L6-v2), each answered from saved spectrum results 
    difference of the overall means with a Welch interval.
 
 Intervals are over inputs (independent documents), never over heads or layers (the heads
-and layers of one input are correlated). As in :mod:`attnspec.compare`, a quantity kept per
+and layers of one input are correlated). As in :mod:`attnspec.spectra.compare`, a quantity kept per
 input (``inputs.parquet``: k90, the ranks for error ε, effective rank) gets the exact
 standard error of a mean of independent inputs; the others (c at n/4, row entropy, stable
 rank, σ₂/σ₁, numerical rank) only have per-head standard deviations over inputs, and the
@@ -134,7 +134,7 @@ def shared_lengths(runs: Sequence[Run], data: str) -> list[int]:
 # ---------------------------------------------------------------------------------------
 def run_frames(run: Path, at: int | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]]:
     """Quantity → (per-head mean/std/count, per-input frame or None, its column), as
-    :mod:`attnspec.compare` reads them; ``c_at`` at ``at`` (default n/4, 128 at n = 512)."""
+    :mod:`attnspec.spectra.compare` reads them; ``c_at`` at ``at`` (default n/4, 128 at n = 512)."""
     from attnspec.spectra.compare import _quantities, default_reading_index
 
     at = default_reading_index([run]) if at is None else at
@@ -144,7 +144,7 @@ def run_frames(run: Path, at: int | None = None) -> dict[str, tuple[pd.DataFrame
 
 def layer_stats(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, column: str | None = None, *, scale: float = 1.0,
                 level: float = 0.95) -> pd.DataFrame:
-    """:func:`attnspec.compare.layer_statistics` with a t-interval and relative depth.
+    """:func:`attnspec.spectra.compare.layer_statistics` with a t-interval and relative depth.
 
     Returns one row per layer (``layer`` 0-based, ``depth`` = layer / (L − 1), 0 when L = 1)
     and the overall row (``layer`` −1, ``depth`` NaN): ``mean``, ``se``, ``dof``, ``low``,
@@ -290,7 +290,7 @@ def contrast(a: pd.DataFrame, b: pd.DataFrame, level: float = 0.95) -> pd.DataFr
 # ---------------------------------------------------------------------------------------
 def beta_fits(scaling_dir: Path, lengths: Sequence[int] | None = None, metric: str = "reach_index", *,
               resamples: int = 2000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
-    """β of k ∝ n^β per layer and over layers (:func:`attnspec.scaling.fit_per_input`) on
+    """β of k ∝ n^β per layer and over layers (:func:`attnspec.spectra.scaling.fit_per_input`) on
     ``lengths`` (default: every finished length), on the inputs present at each of them.
 
     Columns: ``metric``, ``layer`` (−1 = mean over layers), ``depth`` (relative, NaN overall),
