@@ -1,6 +1,6 @@
 """Real attention matrices for the theory checks: load a model and a corpus, capture P, pick some.
 
-This sits above :mod:`attnspec.spectra.models`, :mod:`attnspec.corpora` and :mod:`attnspec.spectra.capture`
+This sits above :mod:`attnspec.spectra.models`, :mod:`attnspec.spectra.data` and :mod:`attnspec.spectra.capture`
 (which import none of it), and below :mod:`attnspec.battery`, which calls it for a battery
 that requests real attention; theory modules never import it.
 """

@@ -2,7 +2,7 @@
 
 Why
 ---
-The default input selection (``selection="pool"`` in :mod:`attnspec.corpora`) draws
+The default input selection (``selection="pool"`` in :mod:`attnspec.spectra.data.selection`) draws
 without replacement from every window a corpus offers, so it must know, for every
 document, whether it has enough tokens: that is a tokenisation of the whole corpus (about
 7 s for the 25,000 IMDB test reviews with a fast WordPiece tokenizer on two cores, several
@@ -20,7 +20,7 @@ What makes a cached count trustworthy
 - The file repeats its key and carries a SHA-256 of the counts; a file that is unreadable,
   truncated, of the wrong length or whose digest fails is ignored and rewritten.
 - The caller tokenises the documents it draws anyway and compares their counts with the
-  cached ones (:mod:`attnspec.corpora`); a disagreement discards the cache.
+  cached ones (:mod:`attnspec.spectra.data.selection`); a disagreement discards the cache.
 
 Files are written atomically (a temporary file, then ``os.replace``). The folder is
 ``$ATTNSPEC_CACHE_DIR``, else ``$XDG_CACHE_HOME/attnspec``, else ``~/.cache/attnspec``;
