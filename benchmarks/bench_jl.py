@@ -32,6 +32,7 @@ import torch
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem2_samplers as S2
 
 
 def time_command(pythonpath: str, args: list[str]) -> dict:
@@ -139,8 +140,8 @@ def main() -> None:
     rng = np.random.default_rng(2)
     Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))
     wrow = Q[0] @ K.T / math.sqrt(d)
-    direct = rate(lambda: S.theorem2_direct_outputs(wrow, V, kb, D, delta=1 / (2 * n), seed=0), D)
-    red = rate(lambda: S.theorem2_reduced_all(wrow, V, np.array([kb]), T, delta=1 / (2 * n), seed=1), T)
+    direct = rate(lambda: S2.theorem2_direct_outputs(wrow, V, kb, D, delta=1 / (2 * n), seed=0), D)
+    red = rate(lambda: S2.theorem2_reduced_all(wrow, V, np.array([kb]), T, delta=1 / (2 * n), seed=1), T)
     record("theorem2 (paper + plain + eq. 21)", kb, direct, red, "reduced gives three statistics per trial")
 
     out = {"results": results, "threads": args.threads, "loadavg_at_end": os.getloadavg(),

@@ -17,6 +17,7 @@ from attnspec.errors import InputError
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem2_samplers as S2
 
 P_MIN = 1e-3
 
@@ -99,17 +100,17 @@ def test_theorem2_reduced_matches_direct() -> None:
     V = rng.standard_normal((n, d))
     ks = np.array([3, 6])
     delta = 1 / (2 * n)
-    red = S.theorem2_reduced_all(w, V, ks, trials, delta=delta, seed=3)
-    old = S.theorem2_reduced_outputs(w, V, ks, trials, delta=None, seed=4)
-    e21 = S.theorem2_eq21_reduced(w, V[:, 0], ks, trials, delta=delta, seed=5)
+    red = S2.theorem2_reduced_all(w, V, ks, trials, delta=delta, seed=3)
+    old = S2.theorem2_reduced_outputs(w, V, ks, trials, delta=None, seed=4)
+    e21 = S2.theorem2_eq21_reduced(w, V[:, 0], ks, trials, delta=delta, seed=5)
     for i, k in enumerate(ks):
-        dp = S.theorem2_direct_outputs(w, V, int(k), trials, delta=delta, seed=30 + i)
-        dq = S.theorem2_direct_outputs(w, V, int(k), trials, delta=None, seed=40 + i)
+        dp = S2.theorem2_direct_outputs(w, V, int(k), trials, delta=delta, seed=30 + i)
+        dq = S2.theorem2_direct_outputs(w, V, int(k), trials, delta=None, seed=40 + i)
         for c in range(d):  # every output coordinate
             assert _ks(red["paper"][i, :, c], dp[:, c]) > P_MIN
             assert _ks(red["plain"][i, :, c], dq[:, c]) > P_MIN
             assert _ks(old[i, :, c], dq[:, c]) > P_MIN
-        d21 = S.theorem2_eq21_direct(w, V[:, 0], int(k), trials, delta=delta, seed=50 + i)
+        d21 = S2.theorem2_eq21_direct(w, V[:, 0], int(k), trials, delta=delta, seed=50 + i)
         assert _ks(red["eq21"][i], d21) > P_MIN
         assert _ks(e21[i], d21) > P_MIN
 

@@ -23,6 +23,7 @@ from attnspec.progress import Progress
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem2_samplers as S2
 from attnspec.theory.linformer import sequential as SQ
 from attnspec.theory.linformer import theorem1 as T1
 
@@ -136,9 +137,9 @@ def test_theorem2_series_matches_direct_exponentials_on_the_same_draws() -> None
     rng = np.random.default_rng(0)
     w, V = rng.standard_normal(n) * 3, rng.standard_normal((n, d))
     ks = np.array([8, 64, 200])
-    looks = S.Theorem2Looks(w, V, ks, delta=1 / (2 * n), seed=5, work_dtype=torch.float64)
+    looks = S2.Theorem2Looks(w, V, ks, delta=1 / (2 * n), seed=5, work_dtype=torch.float64)
     new = looks.draw(700, plain=False)
-    old = S.theorem2_reduced_all(w, V, ks, 700, delta=1 / (2 * n), seed=5, work_dtype=torch.float64)
+    old = S2.theorem2_reduced_all(w, V, ks, 700, delta=1 / (2 * n), seed=5, work_dtype=torch.float64)
     assert np.allclose(new["paper"], old["paper"], rtol=1e-10, atol=1e-12)
     assert np.allclose(new["eq21"], old["eq21"], rtol=1e-10, atol=1e-12)
 

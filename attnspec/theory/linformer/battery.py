@@ -14,7 +14,6 @@ the k formulas, the tolerances), ``eq4`` (eqs. 4/15 as printed).
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +31,7 @@ from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer.groups import Group, concat, group_tables, groups_from_tables
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
 from attnspec.theory.linformer.dimensions import (
@@ -376,46 +376,26 @@ def _k_lists(config: JLConfig, dims: dict[str, float], claims: Sequence[str],
 #: seeds from ``config.seed`` alone (``child_seed(seed, <its own labels>)``), so a group computed
 #: in a later, resumed process equals the one an uninterrupted run computes.
 RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "eq4")
-#: A group's parts: its ``jl`` rows, Theorem 2's (ε, k)-grid rows (placed after every other
-#: group's rows), its sampled errors, and its verdict rows that are not read off ``jl``.
-_PARTS = ("jl", "grid", "errors", "rows")
-
-
-@dataclass
-class _Group:
-    """What one claim group computed (frames with no rows when it has none of a part)."""
-
-    jl: pd.DataFrame
-    grid: pd.DataFrame
-    errors: pd.DataFrame
-    rows: list[VerdictRow]
-
-
-def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
 def _lemma1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
-                  sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+                  sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
     lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
     say(f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
         f"{config.trials_other} for other families")
     t, s = L1.simulate_lemma1(config.n, config.eps, ks1, families=families, trials=config.trials,
                               trials_other=config.trials_other, rhos=config.rhos, seed=config.seed,
                               sample_ks=sample_ks)
-    return _Group(_concat([t[t["claim"].isin(lemma_claims)]]),
-                  pd.DataFrame(), _concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []), [])
+    return Group(concat([t[t["claim"].isin(lemma_claims)]]),
+                  pd.DataFrame(), concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []), [])
 
 
 def _thm1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
-                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
     t1, s1, x1 = _theorem1(config, ks1, sample_ks, attention, say)
-    return _Group(_concat(t1), pd.DataFrame(), _concat(s1), x1)
+    return Group(concat(t1), pd.DataFrame(), concat(s1), x1)
 
 
 def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks2: list[int],
-                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
     from attnspec.progress import Progress
 
     grid = PS.eq8_grid(config.n, config.d)
@@ -426,62 +406,26 @@ def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str]
                                     sample_ks=sample_ks, grid=grid, progress=prog)
     x2 = _theorem2_extras(config, sample_ks, say)
     in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
-    return _Group(_concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")]), _concat([t[in_grid]]),
-                  _concat([s]), x2)
+    return Group(concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")]), concat([t[in_grid]]),
+                  concat([s]), x2)
 
 
 def _eq4_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks: list[int],
-               sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> _Group:
+               sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
     say("eqs. (4)/(15) as printed")
     s_att = child_seed(config.seed, "attention", "softmax")
     rows = check_eq4(T1.attention_logits(config.n, seed=s_att, d=config.d, temperature=config.temperature),
                      name="softmax", seed=s_att)
-    return _Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), rows)
+    return Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), rows)
 
 
-_GROUP_FUNCS: dict[str, Callable[..., _Group]] = {"lemma1": _lemma1_group, "thm1": _thm1_group,
+_GROUP_FUNCS: dict[str, Callable[..., Group]] = {"lemma1": _lemma1_group, "thm1": _thm1_group,
                                                   "thm2": _thm2_group, "eq4": _eq4_group}
 
 
 def run_groups(claims: Sequence[str]) -> list[str]:
     """The :data:`RUN_GROUPS` that the claim groups ``claims`` (as from :func:`parse_claims`) need."""
     return [g for g in RUN_GROUPS if any(c == g or c.startswith(g + ".") for c in claims)]
-
-
-def _part_table(group: str, part: str) -> str:
-    return f"jl_partial_{group}_{part}"
-
-
-def _row_json(row: VerdictRow) -> str:
-    """One verdict row as JSON that :func:`_row_from_json` reads back equal (numpy scalars as
-    Python numbers, non-finite floats as JSON's NaN/Infinity extension)."""
-    from attnspec.results import _json_default
-
-    return json.dumps(asdict(row), default=_json_default)
-
-
-def _row_from_json(text: str) -> VerdictRow:
-    return VerdictRow(**json.loads(text))
-
-
-def _group_tables(group: str, g: _Group) -> dict[str, pd.DataFrame]:
-    """A finished group as the tables of a partial result (read back by :func:`_groups_from_tables`)."""
-    return {_part_table(group, "jl"): g.jl, _part_table(group, "grid"): g.grid,
-            _part_table(group, "errors"): g.errors,
-            _part_table(group, "rows"): pd.DataFrame({"row": [_row_json(r) for r in g.rows]}, dtype=object)}
-
-
-def _groups_from_tables(tables: Mapping[str, pd.DataFrame], groups: Sequence[str]) -> dict[str, _Group]:
-    """The finished groups held by the tables of a partial result (a group counts as finished
-    when its verdict-row table is there; parts with no rows were not written)."""
-    out: dict[str, _Group] = {}
-    for group in groups:
-        if _part_table(group, "rows") not in tables:
-            continue
-        part = {p: tables.get(_part_table(group, p), pd.DataFrame()) for p in _PARTS}
-        out[group] = _Group(part["jl"], part["grid"], part["errors"],
-                            [_row_from_json(t) for t in part["rows"].get("row", [])])
-    return out
 
 
 class InterruptedChecks(KeyboardInterrupt):
@@ -497,11 +441,11 @@ class InterruptedChecks(KeyboardInterrupt):
         self.partial, self.done, self.total, self.unit = partial, done, total, "claim groups"
 
 
-def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, _Group]) -> BatteryResult:
+def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, Group]) -> BatteryResult:
     tables: dict[str, pd.DataFrame] = {}
     for group in groups:
         if group in kept:
-            tables.update(_group_tables(group, kept[group]))
+            tables.update(group_tables(group, kept[group]))
     meta = {"identity": config_identity(config), "parameters": asdict(config), "seed": config.seed, "status": "partial", "unit": "claim groups",
             "runs_total": len(groups), "runs_done": [g for g in groups if g in kept],
             "runs_missing": [g for g in groups if g not in kept], "partial_tables": sorted(tables),
@@ -548,12 +492,12 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     sweep, ks1, ks2, sample_ks = _k_lists(config, dims, claims)
     notes = _notes(config, dims, sweep, claims)
     groups = run_groups(claims)
-    kept = _groups_from_tables(previous, groups) if previous else {}
+    kept = groups_from_tables(previous, groups) if previous else {}
     if kept:
         say(f"kept from before: claim groups {', '.join(g for g in groups if g in kept)}")
-    done: dict[str, _Group] = dict(kept)
+    done: dict[str, Group] = dict(kept)
 
-    def compute(group: str) -> _Group:
+    def compute(group: str) -> Group:
         return _GROUP_FUNCS[group](config, claims, families, ks2 if group == "thm2" else ks1, sample_ks, attention,
                                    say)
 
@@ -583,16 +527,16 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
             side.stop()
 
 
-def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done: Mapping[str, _Group],
-            kept: Mapping[str, _Group], ks1: list[int], notes: list[str], dims: dict[str, float], sweep: list[int],
+def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done: Mapping[str, Group],
+            kept: Mapping[str, Group], ks1: list[int], notes: list[str], dims: dict[str, float], sweep: list[int],
             start: float, say: Callable[[str], None]) -> BatteryResult:
     """The result of a run whose groups are all ``done``: their rows in group order (Theorem 2's
     (ε, k) grid last), the verdicts read off the whole ``jl`` table, eq. 18, the exact curves."""
     n, eps = config.n, config.eps
     k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
     parts = [done[g] for g in groups]
-    table = _concat([p.jl for p in parts] + [p.grid for p in parts])
-    samp = _concat([p.errors for p in parts])
+    table = concat([p.jl for p in parts] + [p.grid for p in parts])
+    samp = concat([p.errors for p in parts])
     extra = [r for p in parts for r in p.rows]
     say("exact curves")
     kmax = max(max(ks1), n)

@@ -153,6 +153,14 @@ def theorem1_vectors(P: np.ndarray, *, seed: int, d: int = 64, iterations: int =
     return {"value": value, "random": random, "adv_bottom": bottom, "adv_top": x}
 
 
+def _square_attention(name: str, P: np.ndarray) -> tuple[np.ndarray, int]:
+    """``P`` as a float64 square matrix and its n, or an InputError naming the matrix."""
+    P = np.asarray(P, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] != P.shape[1]:
+        raise InputError(f"attention {name!r} must be a square matrix, got shape {P.shape}")
+    return P, check_n(P.shape[0])
+
+
 def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Sequence[int], *,
                       trials: int = 10_000, seed: int = 0, w_kinds: Sequence[str] = W_KINDS,
                       sample_ks: Sequence[int] = (), sample_size: int = 2000, look: int = 2000,
@@ -194,10 +202,7 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
     sample_set = {int(x) for x in sample_ks}
     n_looks = SQ.looks(trials, look)
     for name, P in attention.items():
-        P = np.asarray(P, dtype=np.float64)
-        if P.ndim != 2 or P.shape[0] != P.shape[1]:
-            raise InputError(f"attention {name!r} must be a square matrix, got shape {P.shape}")
-        n = check_n(P.shape[0])
+        P, n = _square_attention(name, P)
         s_vec = child_seed(seed, "thm1", "vectors", name)
         vecs = vectors[name] if vectors is not None and name in vectors else theorem1_vectors(P, seed=s_vec)
         vecs = {wk: vecs[wk] for wk in w_kinds}

@@ -62,9 +62,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnspec.errors import InputError, check_range
+from attnspec.errors import InputError
 from attnspec.errors import check_int as _check_int
 from attnspec.stats import mean_ci, spawn_seeds
+from attnspec.theory.osa.train_data import (  # noqa: F401  (patchify: re-exported, the data of the comparison)
+    DigitsSplit,
+    _check_float,
+    _check_test_fraction,
+    load_digits_split,
+    patchify,
+)
 from attnspec.theory.osa.train_models import (  # noqa: F401  (re-exported: the models of the comparison)
     IMAGE_SIDE,
     MLP,
@@ -88,12 +95,6 @@ MODEL_LABELS: dict[str, str] = {
     "osa-qr": "OSA (QR)",
     "osa-ns": "OSA (NS)",
 }
-
-#: The bundled digits data set: 1,797 images.
-N_DIGITS = 1797
-#: test_fraction range for which both stratified splits hold at least one image per class
-#: (sklearn's train_test_split takes ceil(test_fraction · N) test images).
-TEST_FRACTION_RANGE: tuple[float, float] = ((NUM_CLASSES - 1) / N_DIGITS, (N_DIGITS - NUM_CLASSES) / N_DIGITS)
 
 #: Where this check departs from the paper's Appendix D (stored in meta.json).
 DEPARTURES: tuple[str, ...] = (
@@ -170,24 +171,6 @@ def quick_config(**overrides: Any) -> TrainConfig:
     return TrainConfig(**base)
 
 
-def _check_float(name: str, value: Any, **kw: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise InputError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise InputError(f"{name} must be finite, got {value!r}")
-    check_range(name, value, **kw)
-
-
-def _check_test_fraction(value: Any) -> None:
-    _check_float("test_fraction", value, low=0.0, high=1.0, low_open=True, high_open=True)
-    low, high = TEST_FRACTION_RANGE
-    if not low < float(value) <= high:
-        raise InputError(
-            f"test_fraction must be in ({low:.4g}, {high:.4g}] so that both stratified splits of the {N_DIGITS:,} "
-            f"digits hold at least one image of each of the {NUM_CLASSES} classes, got {value!r}")
-
-
 def validate_config(cfg: TrainConfig) -> None:
     """Raise :class:`InputError` naming the first bad value of ``cfg`` and what is allowed.
 
@@ -236,98 +219,6 @@ def validate_config(cfg: TrainConfig) -> None:
             f"the OSA initialisation needs 2*d_v <= dim (d_v = dim/heads), got d_v={d_v}, dim={cfg.dim}; "
             "use heads >= 2"
         )
-
-
-# ----------------------------------------------------------------------------- data
-
-
-@dataclass(frozen=True)
-class DigitsSplit:
-    """Digits as patch tokens, split into train and test.
-
-    ``x_*`` have shape (n, P, p²) with P = (8/p)² patches of p×p pixels, row-major;
-    ``y_*`` have shape (n,) with labels 0..9; ``*_index`` are the rows of
-    ``sklearn.datasets.load_digits()`` each split holds.
-    """
-
-    x_train: torch.Tensor
-    y_train: torch.Tensor
-    x_test: torch.Tensor
-    y_test: torch.Tensor
-    patch_size: int
-    seed: int
-    mean: float
-    std: float
-    train_index: np.ndarray
-    test_index: np.ndarray
-
-    @property
-    def patch_dim(self) -> int:
-        return self.patch_size**2
-
-
-def patchify(images: np.ndarray | torch.Tensor, patch_size: int) -> torch.Tensor:
-    """(n, H, W) images → (n, (H/p)(W/p), p²) non-overlapping patches, row-major.
-
-    Parameters
-    ----------
-    images : ndarray or Tensor (n, H, W)
-    patch_size : int
-        p, dividing H and W.
-
-    Returns
-    -------
-    Tensor (n, (H/p)(W/p), p²), float32
-    """
-    x = torch.as_tensor(images, dtype=torch.float32)
-    if x.ndim != 3:
-        raise InputError(f"images must have shape (n, H, W), got {tuple(x.shape)}")
-    n, h, w = x.shape
-    p = patch_size
-    if p < 1 or h % p or w % p:
-        raise InputError(f"patch_size must divide the image sides {h}x{w}, got {p}")
-    x = x.reshape(n, h // p, p, w // p, p)  # (n, H/p, p, W/p, p)
-    x = x.permute(0, 1, 3, 2, 4)  # (n, H/p, W/p, p, p)
-    return x.reshape(n, (h // p) * (w // p), p * p)  # (n, P, p²)
-
-
-def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int = 0) -> DigitsSplit:
-    """scikit-learn's bundled digits as patch tokens, stratified split seeded by ``seed``.
-
-    Pixels (0..16) are standardised with the training split's scalar mean and std, so
-    the test split never informs the preprocessing.
-
-    Parameters
-    ----------
-    patch_size : {1, 2, 4, 8}
-    test_fraction : float
-        In :data:`TEST_FRACTION_RANGE` (each split keeps an image of every class).
-    seed : int
-
-    Returns
-    -------
-    DigitsSplit
-        x_train (n_train, P, p²), y_train (n_train,), x_test, y_test likewise.
-    """
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
-
-    if patch_size not in (1, 2, 4, 8):
-        raise InputError(f"patch_size must divide the 8x8 image (1, 2, 4 or 8), got {patch_size!r}")
-    _check_test_fraction(test_fraction)
-    _check_int("seed", seed, 0)
-    digits = load_digits()
-    images = digits.images.astype(np.float32)  # (1797, 8, 8)
-    labels = digits.target.astype(np.int64)  # (1797,)
-    idx = np.arange(len(labels))
-    tr, te = train_test_split(idx, test_size=test_fraction, stratify=labels, random_state=int(seed) % 2**32)
-    mean = float(images[tr].mean())
-    std = float(images[tr].std())
-    images = (images - mean) / std
-    x = patchify(images, patch_size)  # (1797, P, p²)
-    y = torch.as_tensor(labels)
-    tr_t, te_t = torch.as_tensor(tr), torch.as_tensor(te)
-    return DigitsSplit(x[tr_t], y[tr_t], x[te_t], y[te_t], patch_size, int(seed), mean, std, tr, te)
 
 
 # ----------------------------------------------------------------------------- training
