@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from attnspec.errors import InputError
 from attnspec.linalg import Coefficients, sample_stiefel
-from attnspec.stats import torch_generator
-from attnspec.theory.osa.layer import init_qk
+from attnspec.stats import spawn_seeds, torch_generator
+from attnspec.theory.osa.layer import init_qk, init_vo
 
 #: Absolute tolerance of a float64 identity between orthogonal N×N matrices (entries <= 1).
 F64_TOL = 1e-10
@@ -111,3 +112,24 @@ def effective_condition(m: torch.Tensor, rtol: float = 1e-10) -> tuple[float, in
     smax = float(sv.max())
     nz = sv[sv > rtol * smax]
     return smax / float(nz.min()), int(nz.numel()), float(nz.min()), smax
+
+
+def multihead_vo_condition(d_model: int, heads: int, draws: int, seed: int) -> np.ndarray:
+    """κ(Σ_h W_V,h W_O,h) under the Sec. 4.1 initialisation (d_v = d_model / heads), per draw.
+
+    As alpha → 0 every A_h → I and the multihead Jacobian tends to (Σ_h W_V,h W_O,h)ᵀ ⊗ I_N,
+    so this is the limit of κ(J) for the multihead layer.
+
+    Parameters
+    ----------
+    d_model, heads, draws, seed : int
+
+    Returns
+    -------
+    ndarray (draws,)
+    """
+    out = []
+    for s in spawn_seeds(seed, draws):
+        w_v, w_o = init_vo(d_model, d_model // heads, heads, s, torch.float64)
+        out.append(effective_condition(sum(w_v[h] @ w_o[h] for h in range(heads)))[0])
+    return np.asarray(out)

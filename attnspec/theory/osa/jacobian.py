@@ -28,7 +28,7 @@ import torch
 from attnspec.errors import InputError, check_range
 from attnspec.linalg import Coefficients, ns_schedule, skew_small
 from attnspec.stats import spawn_seeds, torch_generator
-from attnspec.theory.osa.instances import effective_condition, schedule_name
+from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
 from attnspec.verdicts import VerdictRow, classify_bound, classify_identity
 
@@ -408,28 +408,6 @@ def regime(n: int, d_v: int) -> str:
     """``low-rank`` when span(Q, K) (dimension <= 2 d_v) is a proper subspace of R^N, else
     ``full-span`` (N <= 2 d_v: the basis spans R^N and exp(S) needs no low-rank formula)."""
     return "low-rank" if n > 2 * d_v else "full-span"
-
-
-def multihead_vo_condition(d_model: int, heads: int, draws: int, seed: int) -> np.ndarray:
-    """κ(Σ_h W_V,h W_O,h) under the Sec. 4.1 initialisation (d_v = d_model / heads), per draw.
-
-    As alpha → 0 every A_h → I and the multihead Jacobian tends to (Σ_h W_V,h W_O,h)ᵀ ⊗ I_N,
-    so this is the limit of κ(J) for the multihead layer.
-
-    Parameters
-    ----------
-    d_model, heads, draws, seed : int
-
-    Returns
-    -------
-    ndarray (draws,)
-    """
-    out = []
-    for s in spawn_seeds(seed, draws):
-        w_v, w_o = init_vo(d_model, d_model // heads, heads, s, torch.float64)
-        out.append(effective_condition(sum(w_v[h] @ w_o[h] for h in range(heads)))[0])
-    return np.asarray(out)
-
 
 
 def _case_params(frame: pd.DataFrame) -> dict:
