@@ -167,8 +167,9 @@ def _beta_ppf() -> Any:
 
     ``scipy.stats.beta.ppf`` checks its arguments and then calls the ufunc
     ``scipy.special._ufuncs._beta_ppf`` (SciPy >= 1.10, Boost's ibeta_inv), adding loc 0 and
-    scale 1; for the valid arguments used here calling the ufunc gives the same bits at a
-    thirtieth of the cost (tests/unit/test_stats.py compares them). Older SciPy: the public path.
+    scale 1; for the valid arguments used here calling the ufunc gives the same bits without
+    the argument checks that cost more than the quantile itself (tests/unit/test_verdicts.py
+    compares the two). Older SciPy: the public path.
     """
     try:
         from scipy.special import _ufuncs

@@ -114,7 +114,7 @@ def readable_log_ticks(ax, which: str = "both") -> None:  # noqa: ANN001 - matpl
         axis.set_major_formatter(FuncFormatter(_plain_number))
         axis.set_minor_formatter(NullFormatter())
         # Unlabelled minor ticks: the style draws no tick marks and a major-only grid, so they
-        # show nothing, yet every one is measured at each layout (most of the drawing time
+        # show nothing, yet every one is measured at each layout (the bulk of the drawing
         # of a four-panel log figure). Keep them only where the style draws them.
         if not _minor_marks_drawn(axis.axis_name):
             axis.set_minor_locator(NullLocator())
@@ -127,7 +127,7 @@ def _frozen_layout(fig: plt.Figure) -> object:
     Constrained layout and the tight box each measure every tick label of every axis, and
     ``savefig(bbox_inches="tight")`` redoes both for each format (a dry draw, then the real
     one): four layouts for a PNG and an SVG. Done once at the saving resolution, the files
-    carry the same layout for a third of the drawing time (benchmarks/bench_jl.py).
+    carry the same layout with one layout pass instead of four.
     """
     fig.set_dpi(plt.rcParams["savefig.dpi"] if plt.rcParams["savefig.dpi"] != "figure" else fig.dpi)
     fig.canvas.draw()

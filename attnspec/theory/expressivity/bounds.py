@@ -260,7 +260,6 @@ def eps_jl_needed(B: np.ndarray, delta: float, factorization: str = "row") -> fl
     return float(delta / (n1 * n2))
 
 
-
 def eps_jl_paper(B: np.ndarray, delta: float, factorization: str = "row") -> float:
     """The notes' JL ε: ``δ / (√k max|B_ij|)``, k the most nonzeros in a row of B (row
     factorization) or a column (column factorization).

@@ -23,15 +23,9 @@ and the same table every time.
 
 from __future__ import annotations
 
-import functools
 import math
 
-from attnspec.stats import clopper_pearson
-
-
-@functools.lru_cache(maxsize=65536)
-def _cp(failures: int, trials: int, level: float):  # noqa: ANN202 - an Interval
-    return clopper_pearson(failures, trials, level)
+from attnspec.stats import clopper_pearson  # cached there: the same interval is asked for at every look
 from attnspec.verdicts import LOOSE_FACTOR
 
 #: the total probability that some stopping interval misses the truth (Bonferroni over looks)
@@ -50,13 +44,13 @@ def fixed_verdict(claimed: float, *, trials_max: int, exact: float | None = None
         return True
     # "cannot-fail" by the trial count: even trials_max/trials_max failures leave the lower
     # 95% end below the claim, so no outcome of up to trials_max trials can contradict it
-    return _cp(int(trials_max), int(trials_max), 0.95).low <= claimed
+    return clopper_pearson(int(trials_max), int(trials_max), 0.95).low <= claimed
 
 
 def settled(failures: int, trials: int, claimed: float, *, n_looks: int, alpha: float = ALPHA,
             loose_factor: float = LOOSE_FACTOR) -> bool:
     """True when the interval at level 1 − alpha/n_looks is on one side of every threshold."""
-    ci = _cp(int(failures), int(trials), 1.0 - alpha / max(1, n_looks))
+    ci = clopper_pearson(int(failures), int(trials), 1.0 - alpha / max(1, n_looks))
     if ci.low > claimed:
         return True  # violated
     ref = claimed / loose_factor
