@@ -101,7 +101,7 @@ def main() -> None:
     n, eps = args.n, args.eps
     k1 = int(math.ceil(D.linformer_k(n, eps)))
     kb = min(k1, n - 1)
-    D, T = args.direct_trials, args.reduced_trials
+    n_direct, n_reduced = args.direct_trials, args.reduced_trials
     results = []
 
     def record(name: str, k: int, direct: float, reduced: float, note: str) -> None:
@@ -111,27 +111,27 @@ def main() -> None:
               flush=True)
 
     # Lemma 1, Gaussian R at the theorem's k: ‖Rx‖² and <Rx, Ry>
-    direct = rate(lambda: S.direct_pair_images("gaussian", n, k1, D, seed=0), D)
+    direct = rate(lambda: S.direct_pair_images("gaussian", n, k1, n_direct, seed=0), n_direct)
     rng = np.random.default_rng(0)
-    red = rate(lambda: (rng.chisquare(k1, T), 0.75 * rng.chisquare(k1, T) - 0.25 * rng.chisquare(k1, T)), T)
+    red = rate(lambda: (rng.chisquare(k1, n_reduced), 0.75 * rng.chisquare(k1, n_reduced) - 0.25 * rng.chisquare(k1, n_reduced)), n_reduced)
     record("lemma1 gaussian (chi-square law)", k1, direct, red, "both statistics per trial")
     red2 = rate(lambda: S.prefix_pair_stats(S.reduced_pair_images("gaussian", n, k1, 1000, seed=1),
                                             np.array([k1]), which=("aa", "ab")), 1000)
     record("lemma1 gaussian (k x 2 images)", k1, direct, red2, "the pair sampler the other families use")
-    direct = rate(lambda: S.direct_pair_images("sparse", n, kb, D, seed=0), D)
+    direct = rate(lambda: S.direct_pair_images("sparse", n, kb, n_direct, seed=0), n_direct)
     red = rate(lambda: S.reduced_pair_images("sparse", n, kb, 1000, vectors="flat", seed=1), 1000)
     record("lemma1 sparse, flat pair", kb, direct, red, "two binomials per row and half")
 
     # Theorem 1: softmax P, one w, k below n
     P = T1.attention_matrix("softmax", n, seed=0)
     w = np.random.default_rng(1).standard_normal(n)
-    direct = rate(lambda: S.theorem1_direct_errors(P, w, kb, D, seed=0), D)
+    direct = rate(lambda: S.theorem1_direct_errors(P, w, kb, n_direct, seed=0), n_direct)
 
     def thm1() -> None:
-        parts = S.theorem1_reduced_parts(P, w[:, None], T, seed=1)
+        parts = S.theorem1_reduced_parts(P, w[:, None], n_reduced, seed=1)
         S.theorem1_errors_from_parts(parts, 0, kb, seed=2)
 
-    red = rate(thm1, T)
+    red = rate(thm1, n_reduced)
     record("theorem1 (one w, one k)", kb, direct, red,
            "reduced cost is shared by every w and k: one P g per trial")
 
@@ -140,8 +140,8 @@ def main() -> None:
     rng = np.random.default_rng(2)
     Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))
     wrow = Q[0] @ K.T / math.sqrt(d)
-    direct = rate(lambda: S2.theorem2_direct_outputs(wrow, V, kb, D, delta=1 / (2 * n), seed=0), D)
-    red = rate(lambda: S2.theorem2_reduced_all(wrow, V, np.array([kb]), T, delta=1 / (2 * n), seed=1), T)
+    direct = rate(lambda: S2.theorem2_direct_outputs(wrow, V, kb, n_direct, delta=1 / (2 * n), seed=0), n_direct)
+    red = rate(lambda: S2.theorem2_reduced_all(wrow, V, np.array([kb]), n_reduced, delta=1 / (2 * n), seed=1), n_reduced)
     record("theorem2 (paper + plain + eq. 21)", kb, direct, red, "reduced gives three statistics per trial")
 
     out = {"results": results, "threads": args.threads, "loadavg_at_end": os.getloadavg(),
