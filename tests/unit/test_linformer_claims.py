@@ -100,6 +100,24 @@ def test_eq4_as_printed_is_column_normalised() -> None:
     assert {r.verdict for r in printed.check_eq4(circ, name="circulant")} == {"holds"}
 
 
+def test_eq4_in_row_blocks_gives_the_whole_matrix_numbers_bit_for_bit() -> None:
+    # check_eq4 works a block of rows at a time (speed); every number must be the one the
+    # whole-matrix formulas give, whatever the block size (column sums included)
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((97, 97)) * rng.uniform(0.1, 6.0, size=(97, 1))  # rows of unequal scale
+    target = printed.row_softmax(A)
+    E = np.exp(A - A.max())
+    whole = {"as-printed": E / E.sum(0, keepdims=True), "row-normalised": (1.0 / E.sum(1))[:, None] * E}
+    for block in (1, 7, 64, 97, 500):
+        rows = {r.reading: r for r in printed.check_eq4(A, name="x", block=block)}
+        for reading, P in whole.items():
+            sums = P.sum(1)
+            assert rows[reading].estimate == float(np.abs(sums - 1).max())
+            assert (f"row sums in [{sums.min():.4g}, {sums.max():.4g}], column sums in "
+                    f"[{P.sum(0).min():.4g}, {P.sum(0).max():.4g}]") in rows[reading].evidence
+            assert f"worst residual {float(np.abs(P - target).max()):.3g}" in rows[reading].evidence
+
+
 def test_appendix_a_k_is_log_n_and_its_union_bound_is_vacuous() -> None:
     assert D.appendix_a_k(4096) == 9 and D.linformer_k(4096, 0.1) > 500 * D.appendix_a_k(4096)
     assert D.theorem1_union_bound(4096, D.appendix_a_k(4096), 0.1) > 1

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from scipy import integrate, optimize, special
-from scipy import stats as sps
 
+from attnspec import laws
 from attnspec.errors import InputError, check_range
 from attnspec.stats import child_seed, clopper_pearson, numpy_rng, torch_generator
 from attnspec.theory.linformer import samplers as S
@@ -103,9 +103,9 @@ def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -
     check_range("k", k, low=1)
     check_eps(eps)
     hi, lo = _norm_thresholds(eps, reading)
-    p = float(sps.chi2.sf(k * hi, k))
+    p = float(laws.chi2_sf(k * hi, k))
     if lo is not None:
-        p += float(sps.chi2.cdf(k * lo, k))
+        p += float(laws.chi2_cdf(k * lo, k))
     return p
 
 
@@ -116,10 +116,9 @@ def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "sq
     hi, lo = _norm_thresholds(eps, reading)
     if k == n:
         return 0.0  # R is sqrt(n/k)·orthogonal = orthogonal: norms are preserved exactly
-    law = sps.beta(k / 2, (n - k) / 2)
-    p = float(law.sf(hi * k / n))
+    p = float(laws.beta_sf(hi * k / n, k / 2, (n - k) / 2))
     if lo is not None:
-        p += float(law.cdf(lo * k / n))
+        p += float(laws.beta_cdf(lo * k / n, k / 2, (n - k) / 2))
     return p
 
 
@@ -135,11 +134,10 @@ def discrete_spiky_norm_failure_exact(family: str, n: int, k: int, eps: float,
     check_eps(eps)
     hi, lo = _norm_thresholds(eps, reading)
     p, mag = S._discrete_params(family, n)
-    law = sps.binom(k, p)
-    # failure iff N > hi·k/m² (or N < lo·k/m²)
-    prob = float(law.sf(math.floor(hi * k / mag**2)))
+    # failure iff N > hi·k/m² (or N < lo·k/m²), N ~ Binomial(k, p)
+    prob = float(laws.binom_sf(math.floor(hi * k / mag**2), k, p))
     if lo is not None:
-        prob += float(law.cdf(math.ceil(lo * k / mag**2) - 1))
+        prob += float(laws.binom_cdf(math.ceil(lo * k / mag**2) - 1, k, p))
     return prob
 
 
@@ -155,7 +153,7 @@ def discrete_spiky_orthogonal_failure_exact(family: str, n: int, k: int) -> floa
     S.check_dims(n, k)
     p, _ = S._discrete_params(family, n)
     N = np.arange(0, k + 1, 2)
-    zero = float(np.sum(sps.binom.pmf(N, k, p * p) * sps.binom.pmf(N // 2, N, 0.5)))
+    zero = float(np.sum(laws.binom_pmf(N, k, p * p) * laws.binom_pmf(N // 2, N, 0.5)))
     return 1.0 - zero
 
 
@@ -173,9 +171,9 @@ def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
     if a < 0 or b < 0 or (a == 0 and b == 0):
         raise InputError(f"a and b must be >= 0 and not both 0, got a={a}, b={b}")
     if b == 0:
-        return float(sps.chi2.sf(t / a, k))
+        return float(laws.chi2_sf(t / a, k))
     if a == 0:
-        return float(sps.chi2.cdf(-t / b, k))
+        return float(laws.chi2_cdf(-t / b, k))
     # k = 1: the tail P(χ²_1 > x) has a square-root kink where x reaches 0, which Simpson's
     # rule resolves slowly; the adaptive quadrature handles it
     got = _diff_chi2_sf_grid(a, b, k, t) if k >= 2 else None

@@ -264,12 +264,13 @@ def signed_count_law(h: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     cdf : ndarray of float64, P(S <= value), the last entry exactly 1
     """
     from scipy import special
-    from scipy import stats as sps
+
+    from attnspec.laws import binom_pmf
 
     mean, sd = h * p, math.sqrt(max(h * p * (1 - p), 1e-12))
     lo, hi = max(0, int(mean - 12 * sd) - 1), min(h, int(mean + 12 * sd) + 2)
     N = np.arange(lo, hi + 1)
-    wN = sps.binom.pmf(N, h, p)  # (len(N),)
+    wN = binom_pmf(N, h, p)  # (len(N),)
     # |S| beyond 12 standard deviations (sd = sqrt(h p)) has probability < 1e-30 as well
     smax = int(min(N.max(), 12 * math.sqrt(h * p) + 2))
     values = np.arange(-smax, smax + 1)

@@ -80,10 +80,11 @@ def attention_matrix(kind: str, n: int, *, seed: int, d: int = 64, temperature: 
         np.fill_diagonal(P, math.exp(beta))
         return P / P.sum(1, keepdims=True)
     if kind == "softmax":
-        A = attention_logits(n, seed=seed, d=d, temperature=temperature)
-        A -= A.max(1, keepdims=True)
-        P = np.exp(A)
-        return P / P.sum(1, keepdims=True)
+        P = attention_logits(n, seed=seed, d=d, temperature=temperature)  # (n, n), worked on in place
+        P -= P.max(1, keepdims=True)
+        np.exp(P, out=P)
+        P /= P.sum(1, keepdims=True)
+        return P
     raise InputError(f"attention kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}")
 
 
@@ -136,7 +137,9 @@ def theorem1_vectors(P: np.ndarray, *, seed: int, d: int = 64, iterations: int =
             x = solve(solve(x))
             x /= np.linalg.norm(x)
     else:
-        lu = sla.lu_factor(P + shift * np.eye(n), check_finite=False)
+        shifted = P.copy()  # P + σI without an n×n identity (adding 0.0 off the diagonal changes no bit)
+        shifted.flat[:: n + 1] += shift
+        lu = sla.lu_factor(shifted, check_finite=False, overwrite_a=True)
         for _ in range(iterations):
             y = sla.lu_solve(lu, x, trans=1, check_finite=False)
             x = sla.lu_solve(lu, y, check_finite=False)
