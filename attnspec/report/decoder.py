@@ -8,6 +8,9 @@ Four questions of issue 24, each answered with 95% intervals over inputs by
 3. How do the metrics change with depth? (slope over relative depth, first vs last third)
 4. How does a causal lower-triangular P differ from an encoder's P at the same n?
 
+and, past the scaling study's lengths (the long-context experiments, few inputs), 5. the long
+end: the decoder at longer n against what the fitted β predicts there.
+
 The decoder runs are the spectrum results whose meta.json says ``causal``; the encoder
 runs those that do not, matched by corpus and n (the one with the most inputs). The
 section is left out when no experiment has a causal model; it says "not available" when
@@ -61,6 +64,10 @@ class Corpus:
     contrasts: dict[int, pd.DataFrame] = field(default_factory=dict)  # n → contrast(decoder, encoder)
     trends: dict[bool, pd.DataFrame] = field(default_factory=dict)  # causal → depth trends at the depth n
     fits: list[tuple[Run, pd.DataFrame]] = field(default_factory=list)  # beta fits (full range and shared range)
+    # the long end: decoder runs longer than its scaling study (n → run, run_statistics), and the
+    # scaling study's longest run with its statistics, which the long runs are read against
+    long: dict[int, tuple[Run, pd.DataFrame]] = field(default_factory=dict)
+    base: tuple[Run, pd.DataFrame] | None = None
 
 
 @dataclass
@@ -138,6 +145,25 @@ def _fill(c: Corpus, runs: Sequence[Run]) -> None:
             if (causal, n) in c.runs:
                 c.trends[causal] = run_depth_trends(c.runs[(causal, n)].path, DEPTH)
     c.fits = _fits(c, runs)
+    _fill_long(c, runs)
+
+
+def _fill_long(c: Corpus, runs: Sequence[Run]) -> None:
+    """The decoder runs on this corpus longer than every length of its scaling study (the
+    long-context experiments), and that study's longest run, each with its statistics."""
+    from attnspec.spectra.decoder_study import best_run, run_statistics
+
+    scaled = [r for r in runs if r.causal and r.data == c.data and r.scaling is not None]
+    if not scaled:
+        return
+    top = max(r.n for r in scaled)
+    base = max((r for r in scaled if r.n == top), key=lambda r: r.inputs)
+    for n in sorted({r.n for r in runs if r.causal and r.data == c.data and r.scaling is None and r.n > top}):
+        r = best_run([x for x in runs if x.scaling is None], causal=True, data=c.data, n=n)
+        if r is not None:
+            c.long[n] = (r, run_statistics(r.path))
+    if c.long:
+        c.base = (base, run_statistics(base.path))
 
 
 def _fits(c: Corpus, runs: Sequence[Run]) -> list[tuple[Run, pd.DataFrame]]:
@@ -208,7 +234,7 @@ def decoder_section(experiments: Sequence[Any], results: Path, figures: Path, *,
         return [f"## {HEADING}", "", f"_Not available: no results of {', '.join(f'`{w}`' for w in wanted)} "
                 "(run `attnspec report`)._", ""]
     md = [f"## {heading(study)}", "",
-          "Issue 24's four questions, asked of a causal language model's lower-triangular P beside the encoder's P "
+          "Issue 24's four questions (and the long end), asked of a causal language model's lower-triangular P beside the encoder's P "
           "on the same corpora: intervals are 95% over inputs (documents); quantities kept per input (k90, ranks, "
           "effective rank) have exact t-intervals, the others (c at n/4, row entropy, stable rank, σ₂/σ₁, numerical "
           "rank) intervals from an upper bound of the standard error (at least the nominal coverage; "
@@ -222,6 +248,7 @@ def decoder_section(experiments: Sequence[Any], results: Path, figures: Path, *,
     md += _q2(study, figures)
     md += _q3(study, figures)
     md += _q4(study, figures)
+    md += _long_end(study)
     return md
 
 
@@ -449,6 +476,63 @@ def _q4(study: Study, figures: Path) -> list[str]:
     return md
 
 
+def predicted_share(base: pd.Series, beta: pd.Series, n0: int, n: int) -> tuple[float, float, float]:
+    """k90/n at ``n`` predicted from k90/n at ``n0`` (``base``: mean, low, high) and β of
+    k90 ∝ n^β (``beta``: beta, low, high): k90(n)/n = k90(n0)/n0 · (n/n0)^(β − 1).
+
+    The interval takes both 95% intervals at their ends (the prediction rises with each when
+    n > n0), so it covers with probability at least 90% when both do."""
+    r = n / n0
+    return (float(base["mean"]) * r ** (float(beta["beta"]) - 1), float(base["low"]) * r ** (float(beta["low"]) - 1),
+            float(base["high"]) * r ** (float(beta["high"]) - 1))
+
+
+def _long_fit(c: Corpus) -> pd.Series | None:
+    """The decoder's β over all layers, fitted on its own scaling lengths."""
+    own = [f for r, f in c.fits if r.causal and c.base is not None and r.scaling == c.base[0].scaling]
+    return None if not own else own[0][own[0]["layer"] < 0].iloc[0]
+
+
+def _long_end(study: Study) -> list[str]:
+    """Past the scaling study: the decoder at longer n (few inputs each), against what β predicts."""
+    corpora = [c for c in study.corpora if c.long and c.base is not None]
+    if not corpora:
+        return []
+    md = ["### 5. The long end", "",
+          "The exact spectrum past the scaling study's lengths (the long-context experiments; each input's 270 "
+          "matrices take minutes at n = 2048, so these runs have few inputs and wide intervals). Beside each, the "
+          "scaling study's longest run, and k90/n as the power law fitted there predicts it: "
+          "k90(n)/n = k90(n₀)/n₀ · (n/n₀)^(β − 1), its interval from the two 95% intervals at their ends "
+          "(coverage at least 90%). The long runs draw their own documents (windows of n tokens), so they are "
+          "another sample than the scaling study's.", "",
+          "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
+          "|---|---|---|---|---|---|---|"]
+    for c in corpora:
+        for r, st in [c.base, *c.long.values()]:
+            md.append(f"| {_name(r)} | {r.n} | {r.inputs} | " + " | ".join(_cell(st, q) for q in HEADLINE) + " |")
+    md.append("")
+    for c in corpora:
+        base_run, base_st = c.base
+        k0, c0 = _overall(base_st, "reach_index"), _overall(base_st, "c_at")
+        beta = _long_fit(c)
+        for n, (r, st) in c.long.items():
+            k, cat = _overall(st, "reach_index"), _overall(st, "c_at")
+            if k is None or cat is None or k0 is None or c0 is None:
+                continue
+            line = (f"Reading ({_name(r)}, n = {n}, {r.inputs} inputs): c at index {int(cat['at'])} is "
+                    f"{_ci(cat['mean'], cat['low'], cat['high'])} (n = {base_run.n}: {_ci(c0['mean'], c0['low'], c0['high'])}); "
+                    f"k90 is {_ci(k['mean'], k['low'], k['high'], '.1%')} of n "
+                    f"(n = {base_run.n}: {_ci(k0['mean'], k0['low'], k0['high'], '.1%')})")
+            if beta is not None:
+                p, lo, hi = predicted_share(k0, beta, base_run.n, n)
+                meets = k["low"] <= hi and lo <= k["high"]
+                line += (f"; the power law of n = {beta['lengths']} (β = {_ci(beta['beta'], beta['low'], beta['high'], '.2f')}) "
+                         f"predicts {p:.1%} [{lo:.1%}, {hi:.1%}], which the measured interval "
+                         f"{'overlaps: no sign that the growth changes past ' + str(base_run.n) if meets else 'misses: the growth changes past ' + str(base_run.n)}")
+            md += [line + ".", ""]
+    return md
+
+
 # ---------------------------------------------------------------------------------------
 # The summary's lines
 # ---------------------------------------------------------------------------------------
@@ -505,4 +589,12 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
     if q4:
         lines.append(f"- **Causal against encoder P**{note}: decoder − encoder differences outside their 95% "
                      "intervals: " + "; ".join(q4) + f". {link}")
+    q5 = []
+    for c in study.corpora:
+        for n, (r, st) in c.long.items():
+            k = _overall(st, "reach_index")
+            if k is not None:
+                q5.append(f"{c.data}, n = {n} ({r.inputs} inputs): k90 {_ci(k['mean'], k['low'], k['high'], '.0%')} of n")
+    if q5:
+        lines.append(f"- **Decoder, long end**{note}: " + "; ".join(q5) + f". {link}")
     return lines

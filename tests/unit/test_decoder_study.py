@@ -307,3 +307,37 @@ def test_shape_note_only_when_two_clear_rank_measures_point_opposite_ways() -> N
     assert "reaches 90% of the mass sooner" in _shape_note(ct(2.0, -0.05))
     assert _shape_note(ct(-2.0, -0.05)) == ""  # both lower: no disagreement
     assert _shape_note(ct(-2.0, 0.05, outside=False)) == ""  # stable rank's interval includes 0: nothing to say
+
+
+def test_predicted_share_follows_the_power_law_and_brackets_with_both_intervals() -> None:
+    from attnspec.report.decoder import predicted_share
+
+    base = {"mean": 0.3, "low": 0.25, "high": 0.35}
+    assert predicted_share(base, {"beta": 1.0, "low": 1.0, "high": 1.0}, 1024, 2048) == pytest.approx((0.3, 0.25, 0.35))
+    p, lo, hi = predicted_share(base, {"beta": 0.0, "low": -1.0, "high": 2.0}, 1024, 2048)
+    assert (p, lo, hi) == pytest.approx((0.15, 0.25 / 4, 0.7))  # k90 flat: the share halves when n doubles
+
+
+@pytest.mark.parametrize(("beta", "word"), [(0.9, "overlaps"), (1.6, "misses")])
+def test_long_end_reads_a_longer_run_against_the_fitted_growth(tmp_path: Path, beta: float, word: str) -> None:
+    # the synthetic spectra have k90 ∝ n^0.9 at n = 32–128; a run at n = 512 drawn with the same
+    # growth must agree with the prediction, one drawn with a much steeper growth must not
+    from attnspec.report.decoder import decoder_section, decoder_summary
+
+    folder = tmp_path / "experiments"
+    _experiments(folder)
+    (folder / "long-smollm2-wiki103.toml").write_text('title = "long"\ncommand = "spectrum"\n[args]\nmodel = "smollm2"\n'
+                                                      'data = "wiki103"\nseq-len = 512\n')
+    from attnspec.report import load_experiments
+
+    exps = load_experiments(folder)
+    results = _results(tmp_path, m_dec=10, m_enc=12)
+    _write_run(results / "long-smollm2-wiki103", n=512, m=4, L=6, H=2, beta=beta, causal=True, model="smollm2",
+               data="wiki103", seed=7)
+    md = "\n".join(decoder_section(exps, results, tmp_path / "figures", quick=False))
+    long = md.split("### 5. The long end")[1]
+    assert "| SmolLM2-135M · wiki103 | 128 | 10 |" in long and "| SmolLM2-135M · wiki103 | 512 | 4 |" in long
+    reading = next(line for line in long.splitlines() if line.startswith("Reading"))
+    assert "n = 512, 4 inputs" in reading and "the power law of n = 32–128" in reading and f"interval {word}" in reading
+    summary = decoder_summary(exps, results)
+    assert len(summary) == 5 and "long end" in summary[-1] and "n = 512 (4 inputs)" in summary[-1]
