@@ -73,12 +73,17 @@ class Progress:
         Seconds between updates on a terminal / in a non-terminal stream.
     clock : callable, optional
         Time source (tests).
+    at_most : bool
+        ``total`` is an upper bound (sequential Monte Carlo stops once the verdicts are
+        settled, often far earlier): the line says "of at most" and "at most … left" instead
+        of promising an ETA the run will usually beat.
     """
 
     def __init__(self, label: str, total: float, *, unit: str = "steps", stream: TextIO | None = None,
                  quiet: bool | None = None, delay: float = DELAY_SECONDS, interval: float = 0.2,
-                 sparse_interval: float = 10.0, clock=time.monotonic) -> None:  # noqa: ANN001 - a callable
-        self.label, self.unit = label, unit
+                 sparse_interval: float = 10.0, clock=time.monotonic,  # noqa: ANN001 - a callable
+                 at_most: bool = False) -> None:
+        self.label, self.unit, self.at_most = label, unit, at_most
         self.total = max(float(total), 1e-12)
         self.done = 0.0
         self.stream = stream if stream is not None else sys.stderr
@@ -99,6 +104,12 @@ class Progress:
         elapsed = self.clock() - self.start
         frac = min(1.0, self.done / self.total)
         total = int(round(self.total))
+        if self.at_most:
+            text = (f"{self.label}: {int(round(self.done)):,} of at most {total:,} {self.unit} ({frac:.0%}), "
+                    f"{_fmt_seconds(elapsed)}")
+            if 0 < frac < 1:
+                text += f", at most {_fmt_seconds(elapsed * (1 - frac) / frac)} left (stops once settled)"
+            return text
         text = f"{self.label}: {int(round(self.done)):,}/{total:,} {self.unit} ({frac:.0%}), {_fmt_seconds(elapsed)}"
         if 0 < frac < 1:
             text += f", ETA {_fmt_seconds(elapsed * (1 - frac) / frac)}"

@@ -179,3 +179,14 @@ def test_progress_quiet_prints_nothing() -> None:
     p.advance(5)
     p.close()
     assert out.getvalue() == ""
+
+
+def test_progress_of_a_sequential_run_promises_only_an_upper_bound() -> None:
+    # sequential Monte Carlo usually stops at its first look: "ETA 1 min 23 s" would mislead
+    out, clock = io.StringIO(), _Clock()
+    p = Progress("Theorem 1", total=30_000, unit="trials", stream=out, clock=clock, quiet=False, at_most=True)
+    clock.t = 6.0
+    p.advance(2000)
+    line = out.getvalue()
+    assert "2,000 of at most 30,000 trials (7%)" in line and "at most 1 min 24 s left (stops once settled)" in line
+    assert "ETA" not in line
