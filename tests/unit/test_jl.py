@@ -260,8 +260,8 @@ def test_plan_balances_the_two_processes() -> None:
         pytest.skip("needs fork and two cores")
     assert PAR.plan(["thm2"]) == []
     assert PAR.plan(["thm1", "thm2"]) == ["thm2"]
-    assert sorted(PAR.plan(["lemma1", "thm2", "eq4"])) == ["thm2"]  # 5.3 against 2.6 + 2.3
-    assert PAR.plan(["lemma1", "thm1"]) == ["thm1"]  # 8.9 against 2.6
+    assert sorted(PAR.plan(["lemma1", "thm2", "eq4"])) == ["thm2"]  # 4.3 against 2.2 + 0.9
+    assert PAR.plan(["lemma1", "thm1"]) == ["thm1"]  # 7.35 against 2.2
 
 
 def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -277,7 +277,7 @@ def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delenv("ATTNSPEC_NO_FORK")
     if not PAR.can_fork():
         pytest.skip("needs fork and two cores")
-    assert PAR.plan(["lemma1", "thm1", "thm2", "eq4"]) == ["thm1"]  # 8.9 against 2.6 + 5.3 + 2.3
+    assert PAR.plan(["lemma1", "thm1", "thm2", "eq4"]) == ["thm1"]  # 7.35 against 2.2 + 4.3 + 0.9
     forked = B.run(cfg)
     a, b = serial.tables["jl"], forked.tables["jl"]
     assert list(a.columns) == list(b.columns) and len(a) == len(b)

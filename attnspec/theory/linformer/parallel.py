@@ -28,7 +28,7 @@ from typing import Any
 #: Relative cost of each claim group: single-thread seconds of the default run (n = 4096,
 #: ε = 0.1), each group alone on an idle machine (docs/jl-check.md, "Performance"). Theorem
 #: 1's LU and P·g products weigh about as much as the other three groups together.
-GROUP_COST: dict[str, float] = {"lemma1": 2.6, "thm1": 8.9, "thm2": 5.3, "eq4": 2.3}
+GROUP_COST: dict[str, float] = {"lemma1": 2.2, "thm1": 7.35, "thm2": 4.3, "eq4": 0.9}
 
 
 def cores() -> int:
