@@ -13,11 +13,12 @@ only when its interval excludes 0, a trend only when ρ's interval does.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from attnspec.report.experiments import spectrum_runs
 
 QUANTITY_NAMES = {
     "c_at": "mean c at the reading index", "reach_index": "k90 (index where c reaches 0.9)",
@@ -27,15 +28,10 @@ QUANTITY_NAMES = {
 }
 
 
-def _kind(d: Path) -> str | None:
-    meta = d / "meta.json"
-    return json.loads(meta.read_text()).get("kind") if meta.is_file() else None
-
-
 def beyond_figure1_section(experiments: Sequence[Any], results: Path, figures: Path) -> list[str]:
     """Markdown lines of the section (empty when no experiment has results for it)."""
-    scaling = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum-scaling"]
-    figure1 = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum"]
+    scaling = spectrum_runs(experiments, results, "scaling")
+    figure1 = spectrum_runs(experiments, results, "figure1")
     if not scaling and not figure1:
         return []
     md = ["## Beyond Figure 1", "",

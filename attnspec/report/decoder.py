@@ -594,7 +594,8 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
         for n, (r, st) in c.long.items():
             k = _overall(st, "reach_index")
             if k is not None:
-                q5.append(f"{c.data}, n = {n} ({r.inputs} inputs): k90 {_ci(k['mean'], k['low'], k['high'], '.0%')} of n")
+                q5.append(f"{c.data}, n = {n} ({r.inputs} inputs): k90 {_ci(k['mean'], k['low'], k['high'], '.1%')} of n "
+                          f"(n = {c.base[0].n}: {_overall(c.base[1], 'reach_index')['mean']:.1%})")
     if q5:
         lines.append(f"- **Decoder, long end**{note}: " + "; ".join(q5) + f". {link}")
     return lines

@@ -147,6 +147,30 @@ def load_experiments(folder: Path) -> list[Experiment]:
     return out
 
 
+def spectrum_runs(experiments: "list[Experiment] | Any", results: Path, kind: str) -> list[Experiment]:
+    """The spectrum experiments whose saved results are of ``kind``, in their order.
+
+    ``"figure1"``: one length of an encoder (``meta.json`` kind ``spectrum``, not ``causal``):
+    the runs Figure 1 ("the spectrum of P in pretrained encoders"), its summary lines and the
+    per-layer metrics read. A causal decoder's single-length runs (the long-context
+    experiments) are the decoder section's. ``"scaling"``: several lengths on the same inputs.
+    Experiments without results are left out.
+    """
+    if kind not in ("figure1", "scaling"):
+        raise ValueError(f"kind must be figure1 or scaling, got {kind!r}")
+    found = []
+    for exp in experiments:
+        meta = Path(results) / exp.name / "meta.json"
+        if exp.command != "spectrum" or not meta.is_file():
+            continue
+        m = json.loads(meta.read_text())
+        if kind == "scaling" and m.get("kind") == "spectrum-scaling":
+            found.append(exp)
+        elif kind == "figure1" and m.get("kind") == "spectrum" and not m.get("causal", False):
+            found.append(exp)
+    return found
+
+
 def display_command(exp: "Experiment", quick: bool) -> str:
     """The command that reproduces ``exp`` from the repository root, as REPORT.md shows it.
 

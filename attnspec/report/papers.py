@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnspec.report.experiments import PAPERS, RUN_FILE, VERDICT_FILE, Experiment, display_command
+from attnspec.report.experiments import PAPERS, RUN_FILE, VERDICT_FILE, Experiment, display_command, spectrum_runs
 from attnspec.report.figure1 import _spectrum_section
 from attnspec.report.markdown import _frame_md, _new_rows, summarise_verdicts, verdict_lines_md
 from attnspec.report.runner import RunRecord
@@ -80,9 +80,9 @@ def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord],
         if not exps:
             continue
         md += [f"## {cite}", ""]
-        spectrum_runs = [e for e in exps if e.command == "spectrum" and (results / e.name / "spectrum.parquet").is_file()]
-        if spectrum_runs:
-            md += _spectrum_section(spectrum_runs, results, figures, plot_run, plot_compare)
+        figure1 = spectrum_runs(exps, results, "figure1")
+        if figure1:
+            md += _spectrum_section(figure1, results, figures, plot_run, plot_compare)
         for exp in exps:
             if exp.command != "spectrum":
                 md += _experiment_section(exp, records, out, quick=quick, shown_rows=shown_rows)

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from attnspec.report.experiments import spectrum_runs
+
 from attnspec.report.anchors import anchor
 
 
@@ -61,19 +63,14 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     return out
 
 
-def _kind(d: Path) -> str | None:
-    meta = d / "meta.json"
-    return json.loads(meta.read_text()).get("kind") if meta.is_file() else None
-
-
 def _run_label(s: dict[str, Any]) -> str:
     return f"`{s['model']}` on {s['data']} ({s['split']}), n = {s['n']}, {s['inputs']} inputs"
 
 
 def spectrum_summary(experiments: Sequence[Any], results: Path, *, figure1_heading: str) -> list[str]:
     """Bullet lines: mass share at the reading index, depth trend, β of k90 with n."""
-    figure1 = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum"]
-    scaling = [e for e in experiments if e.command == "spectrum" and _kind(results / e.name) == "spectrum-scaling"]
+    figure1 = spectrum_runs(experiments, results, "figure1")
+    scaling = spectrum_runs(experiments, results, "scaling")
     lines: list[str] = []
     link = f"[Figure 1](#{anchor(figure1_heading)})"
     for exp in figure1:

@@ -341,3 +341,25 @@ def test_long_end_reads_a_longer_run_against_the_fitted_growth(tmp_path: Path, b
     assert "n = 512, 4 inputs" in reading and "the power law of n = 32–128" in reading and f"interval {word}" in reading
     summary = decoder_summary(exps, results)
     assert len(summary) == 5 and "long end" in summary[-1] and "n = 512 (4 inputs)" in summary[-1]
+
+
+def test_a_decoders_single_runs_are_the_decoder_sections_not_figure_1s(tmp_path: Path) -> None:
+    # Figure 1 is "the spectrum of P in pretrained encoders": the long-context decoder runs are
+    # read by the decoder section (its long end), not listed among Figure 1's runs or lines
+    from attnspec.report import load_experiments
+    from attnspec.report.experiments import spectrum_runs
+    from attnspec.report.summary import spectrum_summary
+
+    folder = tmp_path / "experiments"
+    _experiments(folder)
+    (folder / "long-smollm2-wiki103.toml").write_text('title = "long"\ncommand = "spectrum"\n[args]\nmodel = "smollm2"\n'
+                                                      'data = "wiki103"\nseq-len = 512\n')
+    exps = load_experiments(folder)
+    results = _results(tmp_path, m_dec=10, m_enc=12)
+    _write_run(results / "long-smollm2-wiki103", n=512, m=4, L=6, H=2, beta=0.9, causal=True, model="smollm2",
+               data="wiki103", seed=7)
+    assert [e.name for e in spectrum_runs(exps, results, "figure1")] == ["spectrum-minilm-wiki103"]
+    assert sorted(e.name for e in spectrum_runs(exps, results, "scaling")) == ["scaling-minilm-wiki103",
+                                                                              "scaling-smollm2-wiki103"]
+    lines = "\n".join(spectrum_summary(exps, results, figure1_heading="Figure 1"))
+    assert "minilm" in lines and "n = 512, 4 inputs" not in lines
