@@ -318,22 +318,28 @@ def test_predicted_share_follows_the_power_law_and_brackets_with_both_intervals(
     assert (p, lo, hi) == pytest.approx((0.15, 0.25 / 4, 0.7))  # k90 flat: the share halves when n doubles
 
 
+def _with_long_run(tmp_path: Path, beta: float) -> tuple[list, Path]:
+    """The synthetic study (decoder and encoder scaling at n = 32–128, an encoder run at 128)
+    plus a long-context decoder run at n = 512 (4 inputs) whose k90 grows as n^beta."""
+    from attnspec.report import load_experiments
+
+    folder = tmp_path / "experiments"
+    _experiments(folder)
+    (folder / "long-smollm2-wiki103.toml").write_text('title = "long"\ncommand = "spectrum"\n[args]\nmodel = "smollm2"\n'
+                                                      'data = "wiki103"\nseq-len = 512\n')
+    results = _results(tmp_path, m_dec=10, m_enc=12)
+    _write_run(results / "long-smollm2-wiki103", n=512, m=4, L=6, H=2, beta=beta, causal=True, model="smollm2",
+               data="wiki103", seed=7)
+    return load_experiments(folder), results
+
+
 @pytest.mark.parametrize(("beta", "word"), [(0.9, "overlaps"), (1.6, "misses")])
 def test_long_end_reads_a_longer_run_against_the_fitted_growth(tmp_path: Path, beta: float, word: str) -> None:
     # the synthetic spectra have k90 ∝ n^0.9 at n = 32–128; a run at n = 512 drawn with the same
     # growth must agree with the prediction, one drawn with a much steeper growth must not
     from attnspec.report.decoder import decoder_section, decoder_summary
 
-    folder = tmp_path / "experiments"
-    _experiments(folder)
-    (folder / "long-smollm2-wiki103.toml").write_text('title = "long"\ncommand = "spectrum"\n[args]\nmodel = "smollm2"\n'
-                                                      'data = "wiki103"\nseq-len = 512\n')
-    from attnspec.report import load_experiments
-
-    exps = load_experiments(folder)
-    results = _results(tmp_path, m_dec=10, m_enc=12)
-    _write_run(results / "long-smollm2-wiki103", n=512, m=4, L=6, H=2, beta=beta, causal=True, model="smollm2",
-               data="wiki103", seed=7)
+    exps, results = _with_long_run(tmp_path, beta)
     md = "\n".join(decoder_section(exps, results, tmp_path / "figures", quick=False))
     long = md.split("### 5. The long end")[1]
     assert "| SmolLM2-135M · wiki103 | 128 | 10 |" in long and "| SmolLM2-135M · wiki103 | 512 | 4 |" in long
@@ -346,18 +352,10 @@ def test_long_end_reads_a_longer_run_against_the_fitted_growth(tmp_path: Path, b
 def test_a_decoders_single_runs_are_the_decoder_sections_not_figure_1s(tmp_path: Path) -> None:
     # Figure 1 is "the spectrum of P in pretrained encoders": the long-context decoder runs are
     # read by the decoder section (its long end), not listed among Figure 1's runs or lines
-    from attnspec.report import load_experiments
     from attnspec.report.experiments import spectrum_runs
     from attnspec.report.summary import spectrum_summary
 
-    folder = tmp_path / "experiments"
-    _experiments(folder)
-    (folder / "long-smollm2-wiki103.toml").write_text('title = "long"\ncommand = "spectrum"\n[args]\nmodel = "smollm2"\n'
-                                                      'data = "wiki103"\nseq-len = 512\n')
-    exps = load_experiments(folder)
-    results = _results(tmp_path, m_dec=10, m_enc=12)
-    _write_run(results / "long-smollm2-wiki103", n=512, m=4, L=6, H=2, beta=0.9, causal=True, model="smollm2",
-               data="wiki103", seed=7)
+    exps, results = _with_long_run(tmp_path, 0.9)
     assert [e.name for e in spectrum_runs(exps, results, "figure1")] == ["spectrum-minilm-wiki103"]
     assert sorted(e.name for e in spectrum_runs(exps, results, "scaling")) == ["scaling-minilm-wiki103",
                                                                               "scaling-smollm2-wiki103"]
