@@ -476,17 +476,6 @@ def _q4(study: Study, figures: Path) -> list[str]:
     return md
 
 
-def predicted_share(base: pd.Series, beta: pd.Series, n0: int, n: int) -> tuple[float, float, float]:
-    """k90/n at ``n`` predicted from k90/n at ``n0`` (``base``: mean, low, high) and β of
-    k90 ∝ n^β (``beta``: beta, low, high): k90(n)/n = k90(n0)/n0 · (n/n0)^(β − 1).
-
-    The interval takes both 95% intervals at their ends (the prediction rises with each when
-    n > n0), so it covers with probability at least 90% when both do."""
-    r = n / n0
-    return (float(base["mean"]) * r ** (float(beta["beta"]) - 1), float(base["low"]) * r ** (float(beta["low"]) - 1),
-            float(base["high"]) * r ** (float(beta["high"]) - 1))
-
-
 def _long_fit(c: Corpus) -> pd.Series | None:
     """The decoder's β over all layers, fitted on its own scaling lengths."""
     own = [f for r, f in c.fits if r.causal and c.base is not None and r.scaling == c.base[0].scaling]
@@ -495,6 +484,8 @@ def _long_fit(c: Corpus) -> pd.Series | None:
 
 def _long_end(study: Study) -> list[str]:
     """Past the scaling study: the decoder at longer n (few inputs each), against what β predicts."""
+    from attnspec.spectra.decoder_study import predicted_share
+
     corpora = [c for c in study.corpora if c.long and c.base is not None]
     if not corpora:
         return []

@@ -332,3 +332,15 @@ def beta_difference(a: pd.Series | dict[str, float], b: pd.Series | dict[str, fl
     d = float(a["beta"]) - float(b["beta"])
     half = z * float(np.hypot(se_a, se_b))
     return d, d - half, d + half
+
+
+def predicted_share(base: pd.Series | dict[str, float], beta: pd.Series | dict[str, float], n0: int,
+                    n: int) -> tuple[float, float, float]:
+    """k90/n at ``n`` predicted from k90/n at ``n0`` (``base``: mean, low, high) and β of
+    k90 ∝ n^β (``beta``: beta, low, high): k90(n)/n = k90(n0)/n0 · (n/n0)^(β − 1).
+
+    The interval takes both 95% intervals at their ends (the prediction rises with each when
+    n > n0), so it covers with probability at least 90% when both do."""
+    r = n / n0
+    return (float(base["mean"]) * r ** (float(beta["beta"]) - 1), float(base["low"]) * r ** (float(beta["low"]) - 1),
+            float(base["high"]) * r ** (float(beta["high"]) - 1))

@@ -93,6 +93,11 @@ def interrupted(model_dir: Path, text_file: Path, tmp_path_factory: pytest.TempP
 def _interrupt_at_commit(monkeypatch: pytest.MonkeyPatch, call: int, how: str = "raise") -> None:
     """Interrupt the run at the ``call``-th point between an aggregate update and its commit."""
     calls = {"n": 0}
+    if how == "sigint" and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # pytest started in the background of a non-interactive shell (`cmd &`) inherits SIGINT
+        # ignored (POSIX), and Python then installs no KeyboardInterrupt handler: restore the
+        # handler of an interactive Python, which is what a real Ctrl-C meets
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def hook() -> None:
         calls["n"] += 1

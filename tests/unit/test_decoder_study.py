@@ -310,7 +310,7 @@ def test_shape_note_only_when_two_clear_rank_measures_point_opposite_ways() -> N
 
 
 def test_predicted_share_follows_the_power_law_and_brackets_with_both_intervals() -> None:
-    from attnspec.report.decoder import predicted_share
+    from attnspec.spectra.decoder_study import predicted_share
 
     base = {"mean": 0.3, "low": 0.25, "high": 0.35}
     assert predicted_share(base, {"beta": 1.0, "low": 1.0, "high": 1.0}, 1024, 2048) == pytest.approx((0.3, 0.25, 0.35))
