@@ -157,13 +157,14 @@ def _fill_long(c: Corpus, runs: Sequence[Run]) -> None:
     if not scaled:
         return
     top = max(r.n for r in scaled)
-    base = max((r for r in scaled if r.n == top), key=lambda r: r.inputs)
-    for n in sorted({r.n for r in runs if r.causal and r.data == c.data and r.scaling is None and r.n > top}):
-        r = best_run([x for x in runs if x.scaling is None], causal=True, data=c.data, n=n)
-        if r is not None:
-            c.long[n] = (r, run_statistics(r.path))
+    singles = [r for r in runs if r.causal and r.data == c.data and r.scaling is None and r.n > top]
+    for n in sorted({r.n for r in singles}):
+        r = best_run(singles, causal=True, data=c.data, n=n)
+        c.long[n] = (r, run_statistics(r.path))
     if c.long:
-        c.base = (base, run_statistics(base.path))
+        base = best_run(scaled, causal=True, data=c.data, n=top)
+        shown = c.stats.get((True, top)) if c.runs.get((True, top)) == base else None  # computed already
+        c.base = (base, shown if shown is not None else run_statistics(base.path))
 
 
 def _fits(c: Corpus, runs: Sequence[Run]) -> list[tuple[Run, pd.DataFrame]]:
@@ -478,7 +479,7 @@ def _q4(study: Study, figures: Path) -> list[str]:
 
 def _long_fit(c: Corpus) -> pd.Series | None:
     """The decoder's β over all layers, fitted on its own scaling lengths."""
-    own = [f for r, f in c.fits if r.causal and c.base is not None and r.scaling == c.base[0].scaling]
+    own = [f for r, f in c.fits if r.causal and r.scaling == c.base[0].scaling]  # the full range comes first
     return None if not own else own[0][own[0]["layer"] < 0].iloc[0]
 
 
@@ -517,9 +518,9 @@ def _long_end(study: Study) -> list[str]:
             if beta is not None:
                 p, lo, hi = predicted_share(k0, beta, base_run.n, n)
                 meets = k["low"] <= hi and lo <= k["high"]
+                said = "overlaps: no sign that the growth changes" if meets else "misses: the growth changes"
                 line += (f"; the power law of n = {beta['lengths']} (β = {_ci(beta['beta'], beta['low'], beta['high'], '.2f')}) "
-                         f"predicts {p:.1%} [{lo:.1%}, {hi:.1%}], which the measured interval "
-                         f"{'overlaps: no sign that the growth changes past ' + str(base_run.n) if meets else 'misses: the growth changes past ' + str(base_run.n)}")
+                         f"predicts {p:.1%} [{lo:.1%}, {hi:.1%}], which the measured interval {said} past {base_run.n}")
             md += [line + ".", ""]
     return md
 

@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def load_experiments(folder: Path) -> list[Experiment]:
     return out
 
 
-def spectrum_runs(experiments: "list[Experiment] | Any", results: Path, kind: str) -> list[Experiment]:
+def spectrum_runs(experiments: "Sequence[Experiment]", results: Path, kind: str) -> list[Experiment]:
     """The spectrum experiments whose saved results are of ``kind``, in their order.
 
     ``"figure1"``: one length of an encoder (``meta.json`` kind ``spectrum``, not ``causal``):

@@ -20,9 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attnspec.report.experiments import spectrum_runs
-
 from attnspec.report.anchors import anchor
+from attnspec.report.experiments import spectrum_runs
 
 
 def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:

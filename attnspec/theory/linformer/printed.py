@@ -84,7 +84,7 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
     residual = {"as-printed": 0.0, "row-normalised": 0.0}
     row_sums: dict[str, list[np.ndarray]] = {"as-printed": [], "row-normalised": []}
     col_sums = {"as-printed": np.zeros(n), "row-normalised": np.zeros(n)}
-    for i in range(0, n, block):
+    for i in range(0, n, block):  # exp(a − top) again: cheaper than keeping an n×n array between the passes
         a = A[i : i + block]  # (b, n)
         target = np.exp(a - a.max(1, keepdims=True))  # the row softmax (row_softmax), this block's rows
         target /= target.sum(1, keepdims=True)
@@ -106,10 +106,3 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
             evidence=(f"{d.reason} (max |entry − row softmax|); row sums in [{sums.min():.4g}, {sums.max():.4g}], "
                       f"column sums in [{cols.min():.4g}, {cols.max():.4g}]")))
     return rows
-
-
-def _row_normalised(A: np.ndarray) -> np.ndarray:
-    # the intended form: the paper's product with D on the left (row sums); a diagonal
-    # matrix times exp(A) is a row scaling, done as one (no n×n×n product)
-    E = _exp_shifted(np.asarray(A, dtype=np.float64))
-    return (1.0 / E.sum(1))[:, None] * E  # D^{-1} exp(A), (n, n)
