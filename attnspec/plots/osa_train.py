@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -84,7 +85,12 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
     fig, axes = paper_figure(width=COLUMN_IN, height=3.0)
     ax = axes[0, 0]
     sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color="#9ecae1", ax=ax)
-    sns.stripplot(data=r, x="Model", y="test_accuracy", order=order, color="black", size=5, jitter=0.15, ax=ax)
+    # one dot per replicate, spread evenly across the bar (seaborn's jitter draws from numpy's
+    # global random state: the committed figure changed at every redraw)
+    reps = sorted(r["replicate"].unique())
+    spread = dict(zip(reps, np.linspace(-0.15, 0.15, len(reps)) if len(reps) > 1 else [0.0], strict=True))
+    ax.scatter([order.index(m) + spread[k] for m, k in zip(r["Model"], r["replicate"], strict=True)],
+               r["test_accuracy"], color="black", s=25, zorder=3)
     ax.set_ylabel("final test accuracy")
     ax.set_xlabel("")
     ax.set_ylim(0, 1)

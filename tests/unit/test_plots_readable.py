@@ -265,3 +265,17 @@ def test_the_committed_results_figures_are_print_ready(name, module, function, t
     for stem, fig in kept:
         assert_print_ready(fig, f"{name}/{stem}")
         plt.close(fig)
+
+
+def test_the_training_accuracy_figure_is_the_same_at_every_redraw(tmp_path) -> None:  # noqa: ANN001
+    # the report redraws every figure on every run; a figure drawn from the same results must
+    # come out byte for byte the same (its dots were jittered from numpy's global random state)
+    from attnspec.plots.osa_train import plot_accuracy
+    from attnspec.results import read_table
+
+    runs = read_table(Path(__file__).resolve().parents[2] / "reports" / "results" / "osa-train", "osa_train_runs")
+    np.random.seed(1)
+    a = plot_accuracy(runs, tmp_path / "a" / "acc")
+    np.random.seed(2)
+    b = plot_accuracy(runs, tmp_path / "b" / "acc")
+    assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
