@@ -8,6 +8,8 @@ the ratio, and writes bench_jl.json next to this file.
 
     python benchmarks/bench_jl.py            # n = 4096, the default jl-check size
     python benchmarks/bench_jl.py --n 1024   # quicker
+    python benchmarks/bench_jl.py --eq4           # eq. (4) in row blocks against the whole-matrix formulas
+    python benchmarks/bench_jl.py --only-default-run --baseline dfed67b --repeats 3   # against another commit
     python benchmarks/bench_jl.py --default-run   # also: the whole default `attnspec jl-check --n 4096
                                                   # --eps 0.1`, this checkout against commit aa144d7
 
@@ -55,21 +57,72 @@ def time_command(pythonpath: str, args: list[str]) -> dict:
             "rows": len(json.loads(proc.stdout)) if "--json" in args else None}
 
 
-def default_run(commit: str = "aa144d7") -> dict:
-    """The default `jl-check --n 4096 --eps 0.1 --json`, commit ``commit`` and this checkout."""
+def default_run(commit: str = "aa144d7", repeats: int = 1) -> dict:
+    """The default `jl-check --n 4096 --eps 0.1 --json`, commit ``commit`` and this checkout,
+    ``repeats`` times each, alternating (old first), with the best and every time kept."""
     import subprocess
+    import sys
     import tempfile
 
     repo = Path(__file__).resolve().parents[1]
-    args = ["jl-check", "--n", "4096", "--eps", "0.1", "--json", "-q"]
+    args = ["jl-check", "--n", "4096", "--eps", "0.1", "--json"]  # no -q: commit aa144d7 has none
+    olds, news = [], []
     with tempfile.TemporaryDirectory(prefix="attnspec-old-") as tmp:
         archive = subprocess.run(["git", "-C", str(repo), "archive", commit], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        old = time_command(tmp, args[:-1])  # the old command has no -q
-    new = time_command(str(repo), args)
-    out = {"command": "attnspec " + " ".join(args[:-1]), "baseline_commit": commit, "old": old, "new": new,
+        # byte-code for both trees first: with PYTHONDONTWRITEBYTECODE (set on the project's
+        # machines) a fresh tree would otherwise compile every module at every run
+        for tree in (tmp, str(repo)):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(tree) / "attnspec")], check=True)
+        for _ in range(repeats):
+            olds.append(time_command(tmp, args))
+            news.append(time_command(str(repo), args))
+    old, new = min(olds, key=lambda r: r["wall_s"]), min(news, key=lambda r: r["wall_s"])
+    out = {"command": "attnspec " + " ".join(args), "baseline_commit": commit, "repeats": repeats, "old": old,
+           "new": new, "old_wall_s_all": [r["wall_s"] for r in olds], "new_wall_s_all": [r["wall_s"] for r in news],
            "wall_ratio": round(old["wall_s"] / new["wall_s"], 2), "cpu_ratio": round(old["cpu_s"] / new["cpu_s"], 2)}
     print(json.dumps(out, indent=2), flush=True)
+    return out
+
+
+def _eq4_once(variant: str, n: int) -> float:
+    """Seconds of one eq. (4) check at size n, one thread, in this (fresh) process: ``blocks``
+    (``check_eq4``) or ``whole`` (the whole-matrix formulas it replaced, commit dfed67b)."""
+    from threadpoolctl import threadpool_limits
+
+    from attnspec.stats import child_seed
+    from attnspec.theory.linformer import printed
+
+    A = T1.attention_logits(n, seed=child_seed(0, "attention", "softmax"))
+    with threadpool_limits(1):
+        t = time.perf_counter()
+        if variant == "blocks":
+            printed.check_eq4(A, name="softmax")
+        else:  # the baseline: row softmax, the shifted exp and both forms as n×n arrays
+            target = printed.row_softmax(A)
+            E = printed._exp_shifted(A)
+            for P in (E / E.sum(0, keepdims=True), (1.0 / E.sum(1))[:, None] * E):
+                float(np.abs(P - target).max()), P.sum(1).min(), P.sum(0).min()
+        return time.perf_counter() - t
+
+
+def eq4_blocks(n: int = 4096, repeats: int = 3) -> dict:
+    """eq. (4)/(15) in row blocks against the whole-matrix formulas, each timed once in a fresh
+    process (as jl-check runs it: once, where the n×n temporaries are first-touched memory),
+    alternating, ``repeats`` times. The numbers are compared in tests/unit/test_linformer_claims.py."""
+    import subprocess
+    import sys
+
+    times: dict[str, list[float]] = {"whole": [], "blocks": []}
+    for _ in range(repeats):
+        for variant in times:
+            code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_jl; "
+                    f"print(bench_jl._eq4_once({variant!r}, {n}))")
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            times[variant].append(round(float(proc.stdout.strip().splitlines()[-1]), 3))
+    out = {"n": n, "whole_matrix_s": times["whole"], "blocks_s": times["blocks"],
+           "ratio_of_medians": round(float(np.median(times["whole"]) / np.median(times["blocks"])), 2)}
+    print(json.dumps(out), flush=True)
     return out
 
 
@@ -89,13 +142,25 @@ def main() -> None:
     ap.add_argument("--default-run", action="store_true",
                     help="also time the whole default jl-check against commit aa144d7 (minutes)")
     ap.add_argument("--only-default-run", action="store_true", help="only that")
+    ap.add_argument("--baseline", default="aa144d7",
+                    help="the commit the default run is compared with (default aa144d7, before issue 21)")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each command, alternating (the best is kept)")
+    ap.add_argument("--eq4", action="store_true",
+                    help="only eq. (4) in row blocks against the whole-matrix formulas of commit dfed67b")
     args = ap.parse_args()
+    if args.eq4:
+        res = eq4_blocks(args.n)
+        path = Path(__file__).with_suffix(".json")
+        old = json.loads(path.read_text()) if path.exists() else {}
+        path.write_text(json.dumps({**old, "eq4_blocks": res}, indent=2) + "\n")
+        return
     if args.only_default_run:
-        res = default_run()
+        res = default_run(args.baseline, args.repeats)
         path = Path(__file__).with_suffix(".json")
         old = json.loads(path.read_text()) if path.exists() else {}
         old = old if isinstance(old, dict) else {"samplers": old}
-        path.write_text(json.dumps({**old, "default_run": res}, indent=2) + "\n")
+        key = "default_run" if args.baseline == "aa144d7" else f"default_run_vs_{args.baseline}"
+        path.write_text(json.dumps({**old, key: res}, indent=2) + "\n")
         return
     torch.set_num_threads(args.threads)
     n, eps = args.n, args.eps
