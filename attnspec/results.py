@@ -47,16 +47,29 @@ from attnspec.writer import (  # noqa: F401 - the writing machinery lives in att
     writing_to,
 )
 
+def _torch_version() -> str | None:
+    """torch's version, without importing it for this (two seconds a checking command that ran
+    without torch need not pay): the loaded module's, else the installed distribution's."""
+    loaded = sys.modules.get("torch")
+    if loaded is not None:
+        return str(loaded.__version__)
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:  # pragma: no cover - torch is a dependency
+        return None
+
+
 def environment_meta() -> dict[str, Any]:
     """Versions and machine facts recorded with every result."""
     import numpy
-    import torch
 
     meta: dict[str, Any] = {
         "attnspec_version": __version__,
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
-        "torch": torch.__version__,
+        "torch": _torch_version(),
         "platform": platform.platform(),
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

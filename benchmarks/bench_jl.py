@@ -34,6 +34,7 @@ import torch
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem1_samplers as S1
 from attnspec.theory.linformer import theorem2_samplers as S2
 
 
@@ -193,8 +194,8 @@ def main() -> None:
     direct = rate(lambda: S.theorem1_direct_errors(P, w, kb, n_direct, seed=0), n_direct)
 
     def thm1() -> None:
-        parts = S.theorem1_reduced_parts(P, w[:, None], n_reduced, seed=1)
-        S.theorem1_errors_from_parts(parts, 0, kb, seed=2)
+        parts = S1.theorem1_reduced_parts(P, w[:, None], n_reduced, seed=1)
+        S1.theorem1_errors_from_parts(parts, 0, kb, seed=2)
 
     red = rate(thm1, n_reduced)
     record("theorem1 (one w, one k)", kb, direct, red,

@@ -375,7 +375,10 @@ def _k_lists(config: JLConfig, dims: dict[str, float], claims: Sequence[str],
 #: The units a run is computed (and an interrupted run kept) in, in this order: each draws its
 #: seeds from ``config.seed`` alone (``child_seed(seed, <its own labels>)``), so a group computed
 #: in a later, resumed process equals the one an uninterrupted run computes.
-RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "eq4")
+RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "thm2-proof", "eq4")
+
+#: The claim group each run group serves, where their names differ.
+_SERVES: dict[str, str] = {"thm2-proof": "thm2"}
 def _lemma1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
                   sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
     lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
@@ -404,10 +407,16 @@ def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str]
     with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True) as prog:
         t, s = T2.simulate_theorem2(config.n, config.d, config.eps, ks2, trials=config.trials, seed=config.seed,
                                     sample_ks=sample_ks, grid=grid, progress=prog)
-    x2 = _theorem2_extras(config, sample_ks, say)
     in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
     return Group(concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")]), concat([t[in_grid]]),
-                  concat([s]), x2)
+                  concat([s]), [])
+
+
+def _thm2_proof_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks2: list[int],
+                      sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
+    """Theorem 2's printed formulas, proof steps and tolerances: no Monte Carlo of eq. (8), no
+    torch, so a group of its own that the process computing Theorem 1 can take (see .parallel)."""
+    return Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), _theorem2_extras(config, sample_ks, say))
 
 
 def _eq4_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks: list[int],
@@ -420,12 +429,14 @@ def _eq4_group(config: JLConfig, claims: Sequence[str], families: Sequence[str],
 
 
 _GROUP_FUNCS: dict[str, Callable[..., Group]] = {"lemma1": _lemma1_group, "thm1": _thm1_group,
-                                                  "thm2": _thm2_group, "eq4": _eq4_group}
+                                                  "thm2": _thm2_group, "thm2-proof": _thm2_proof_group,
+                                                  "eq4": _eq4_group}
 
 
 def run_groups(claims: Sequence[str]) -> list[str]:
     """The :data:`RUN_GROUPS` that the claim groups ``claims`` (as from :func:`parse_claims`) need."""
-    return [g for g in RUN_GROUPS if any(c == g or c.startswith(g + ".") for c in claims)]
+    return [g for g in RUN_GROUPS
+            if any(c == _SERVES.get(g, g) or c.startswith(_SERVES.get(g, g) + ".") for c in claims)]
 
 
 class InterruptedChecks(KeyboardInterrupt):
@@ -498,8 +509,8 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     done: dict[str, Group] = dict(kept)
 
     def compute(group: str) -> Group:
-        return _GROUP_FUNCS[group](config, claims, families, ks2 if group == "thm2" else ks1, sample_ks, attention,
-                                   say)
+        ks = ks2 if group.startswith("thm2") else ks1
+        return _GROUP_FUNCS[group](config, claims, families, ks, sample_ks, attention, say)
 
     pending = [g for g in groups if g not in done]
     # some groups in a forked process beside the others (both cores, split by cost; the same
@@ -509,7 +520,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
     try:
         # one thread per process always (forked or not, resumed or not): the floating-point
         # summation order, hence every bit of the tables, does not depend on the scheduling
-        with PAR.one_thread():
+        with PAR.one_thread(import_torch=PAR.needs_torch([g for g in pending if g not in side_groups])):
             for group in pending:
                 if group not in side_groups:
                     done[group] = compute(group)

@@ -4,13 +4,16 @@ The claim groups of a run are independent: each draws every seed from ``config.s
 (``child_seed(seed, <its own labels>)``, see :data:`.battery.RUN_GROUPS`), so computing one
 in another process gives exactly the rows it gives in this one; only wall time changes.
 
-:class:`SideProcess` forks one child that computes the groups :func:`plan` hands it (by
-default Lemma 1, Theorem 2 and eq. 4: about as much CPU as Theorem 1 alone) while this
-process computes the rest. Every group is computed with one thread (torch's pool and, when threadpoolctl is
-installed, the BLAS pool), forked or not, so two processes do not fight over two cores and the
-tables are the same to the last bit however the groups were scheduled (forked, in turn, resumed). Nothing is forked
-when fewer than two cores are available, when fewer than two groups are pending, or on a
-platform without ``fork``; the groups then run in turn in this process, as before.
+:class:`SideProcess` forks one child that computes the groups :func:`plan` hands it while
+this process computes the rest. The fork comes before torch is imported: Theorem 1 and
+eq. (4) are computed in NumPy alone (:data:`TORCH_FREE`), so the child that computes them
+never loads torch, and this process loads it (about two seconds, :data:`TORCH_IMPORT_COST`)
+while the child is already at work. Every group is computed with one thread (torch's pool
+and, when threadpoolctl is installed, the BLAS pool), forked or not, so two processes do not
+fight over two cores and the tables are the same to the last bit however the groups were
+scheduled (forked, in turn, resumed). Nothing is forked when fewer than two cores are
+available, when fewer than two groups are pending, or on a platform without ``fork``; the
+groups then run in turn in this process, as before.
 
 The child's progress bars are quiet (two bars rewriting one terminal line would garble it);
 its one-line messages are printed. On Ctrl-C or SIGTERM the child is terminated and only this
@@ -26,9 +29,17 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 #: Relative cost of each claim group: single-thread seconds of the default run (n = 4096,
-#: ε = 0.1), each group alone on an idle machine (docs/jl-check.md, "Performance"). Theorem
-#: 1's LU and P·g products weigh about as much as the other three groups together.
-GROUP_COST: dict[str, float] = {"lemma1": 2.2, "thm1": 7.35, "thm2": 4.3, "eq4": 0.9}
+#: ε = 0.1), each group alone on an idle machine, torch already imported (docs/jl-check.md,
+#: "Performance"). Theorem 1's LU weighs almost half of its group.
+GROUP_COST: dict[str, float] = {"lemma1": 2.2, "thm1": 6.4, "thm2": 4.0, "thm2-proof": 1.4, "eq4": 1.0}
+
+#: The claim groups computed without torch (NumPy and SciPy only): a process that computes
+#: only these never imports it.
+TORCH_FREE: frozenset[str] = frozenset({"thm1", "thm2-proof", "eq4"})
+
+#: Seconds of `import torch` on the same machine, paid by a process that computes a group
+#: outside :data:`TORCH_FREE` (once; nothing when torch is already imported).
+TORCH_IMPORT_COST = 2.0
 
 
 def cores() -> int:
@@ -45,13 +56,27 @@ def can_fork() -> bool:
     return "fork" in mp.get_all_start_methods() and cores() >= 2 and os.environ.get("ATTNSPEC_NO_FORK") != "1"
 
 
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """Torch's intra-op pool and (if threadpoolctl is installed) the BLAS pools at one thread."""
-    import torch
+def needs_torch(groups: Sequence[str]) -> bool:
+    """True when computing ``groups`` imports torch (some group is not :data:`TORCH_FREE`)."""
+    return any(g not in TORCH_FREE for g in groups)
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+
+@contextlib.contextmanager
+def one_thread(*, import_torch: bool = True) -> Iterator[None]:
+    """Torch's intra-op pool and (if threadpoolctl is installed) the BLAS pools at one thread.
+
+    With ``import_torch=False`` torch is not imported for this (a process computing only
+    :data:`TORCH_FREE` groups): its pool is set only if torch is loaded already, and
+    ``OMP_NUM_THREADS=1`` makes a later import start with one thread too.
+    """
+    torch = None
+    if import_torch or "torch" in sys.modules:
+        import torch
+    else:
+        os.environ["OMP_NUM_THREADS"] = "1"
+    previous = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(1)
     try:
         try:
             from threadpoolctl import threadpool_limits
@@ -62,7 +87,8 @@ def one_thread() -> Iterator[None]:
         with limits:
             yield
     finally:
-        torch.set_num_threads(previous)
+        if torch is not None:
+            torch.set_num_threads(previous)
 
 
 def _child(conn: Any, compute: Callable[[str], Any], groups: Sequence[str]) -> None:  # noqa: ANN401
@@ -71,7 +97,7 @@ def _child(conn: Any, compute: Callable[[str], Any], groups: Sequence[str]) -> N
     set_quiet(True)
     out: dict[str, Any] = {}
     try:
-        with one_thread():
+        with one_thread(import_torch=needs_torch(groups)):
             for g in groups:
                 out[g] = compute(g)
         conn.send(("ok", out, None))
@@ -126,21 +152,27 @@ def plan(pending: Sequence[str]) -> list[str]:
     """The pending groups to hand to a side process (none when forking would not help).
 
     The split that finishes first: of every way to divide the pending groups between this
-    process and one child, the one with the smallest larger share of :data:`GROUP_COST`
-    (ties: the child takes the later groups). At most four groups, so all splits are tried.
+    process and one child, the one with the smallest larger share of :data:`GROUP_COST`,
+    each share counting :data:`TORCH_IMPORT_COST` when it needs torch and torch is not
+    imported yet (ties: the child takes the later groups). At most five groups, so all
+    splits are tried.
     """
     import itertools
 
     pending = list(pending)
     if len(pending) < 2 or not can_fork():
         return []
-    cost = [GROUP_COST.get(g, 1.0) for g in pending]
-    total = sum(cost)
+    imported = "torch" in sys.modules
+
+    def share(groups: list[str]) -> float:
+        torch_cost = TORCH_IMPORT_COST if needs_torch(groups) and not imported else 0.0
+        return sum(GROUP_COST.get(g, 1.0) for g in groups) + torch_cost
+
     best: tuple[float, list[int]] | None = None
     for size in range(1, len(pending)):
         for side in itertools.combinations(range(len(pending)), size):
-            side_cost = sum(cost[i] for i in side)
-            span = max(side_cost, total - side_cost)
+            span = max(share([pending[i] for i in side]),
+                       share([g for i, g in enumerate(pending) if i not in side]))
             if best is None or span < best[0] - 1e-12 or (abs(span - best[0]) <= 1e-12 and side > tuple(best[1])):
                 best = (span, list(side))
     return [pending[i] for i in best[1]] if best is not None else []

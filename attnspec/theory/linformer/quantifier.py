@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnspec.stats import child_seed, torch_generator
+from attnspec.stats import child_seed, numpy_rng
 from attnspec.theory.linformer.dimensions import check_eps
 from attnspec.verdicts import VerdictRow, classify_bound
 
@@ -56,11 +56,9 @@ def kernel_vector_error(P: np.ndarray, k: int, *, seed: int) -> tuple[float, flo
         ‖P̃w − Pw‖/‖Pw‖ (1 up to round-off) and ‖Rw‖/‖w‖ (round-off).
     """
     n = P.shape[0]
-    gen = torch_generator(seed)
-    import torch
-
-    R = (torch.randn((k, n), generator=gen, dtype=torch.float64) / np.sqrt(k)).numpy()
-    g = torch.randn((n,), generator=gen, dtype=torch.float64).numpy()
+    rng = numpy_rng(seed)  # NumPy, not torch: Theorem 1's group runs without torch (see .parallel)
+    R = rng.standard_normal((k, n)) / np.sqrt(k)  # (k, n)
+    g = rng.standard_normal(n)
     w = g - R.T @ np.linalg.solve(R @ R.T, R @ g)
     Pw = P @ w
     approx = P @ (R.T @ (R @ w))

@@ -27,10 +27,8 @@ reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
 * Gaussian R for a single statistic reduces further to chi-square laws, used by
   :func:`attnspec.theory.linformer.lemma1.simulate_lemma1`:
   ``k‖Rx‖² ~ χ²_k`` and ``k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k``.
-* Theorem 1, Gaussian R, fixed P and w = ‖w‖e: rotating e to e1,
-  ``RᵀR e = χ e + sqrt(χ/k) Π⊥ g`` with ``χ = ‖Re‖² ~ χ²_k/k`` independent of
-  ``g ~ N(0, I_n)`` and Π⊥ = I − eeᵀ; hence
-  ``P(RᵀR − I)w = ‖w‖[(χ − 1) Pe + sqrt(χ/k) (Pg − (eᵀg) Pe)]``.
+* Theorem 1: :mod:`attnspec.theory.linformer.theorem1_samplers` (reduced, NumPy only);
+  its direct reference is :func:`theorem1_direct_errors` here.
 * Theorem 2: :mod:`attnspec.theory.linformer.theorem2_samplers`.
 """
 
@@ -38,13 +36,18 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from attnspec.errors import InputError, check_choice, check_range
 from attnspec.stats import Seed, numpy_rng, torch_generator
+
+if TYPE_CHECKING:
+    import torch
+
+# torch is imported in the functions that draw with it: `jl-check`'s main process imports this
+# module but computes only torch-free claim groups (see .parallel), so torch loads in the child.
 
 FAMILIES: tuple[str, ...] = ("gaussian", "orthogonal", "achlioptas", "sparse")
 VECTOR_PAIRS: tuple[str, ...] = ("spiky", "flat")
@@ -81,6 +84,8 @@ def sparse_density(n: int) -> float:
 def _discrete_entries(family: str, n: int, shape: tuple[int, ...], gen: torch.Generator,
                       *, units: bool = False) -> torch.Tensor:
     """Unscaled entries (±magnitude or 0; ±1 or 0 with ``units``), float64, before 1/sqrt(k)."""
+    import torch
+
     p, mag = _discrete_params(family, n)
     u = torch.rand(shape, generator=gen, dtype=torch.float64)
     out = torch.zeros(shape, dtype=torch.float64)
@@ -104,6 +109,8 @@ def projection_matrix(family: str, k: int, n: int, seed: Seed) -> np.ndarray:
     -------
     R : ndarray of shape (k, n), float64, with E[RᵀR] = I_n.
     """
+    import torch
+
     check_family(family)
     check_dims(n, k, family=family)
     gen = torch_generator(seed)
@@ -147,6 +154,8 @@ def direct_pair_images(family: str, n: int, k: int, trials: int, *, vectors: str
     -------
     images : ndarray of shape (trials, k, 2)
     """
+    import torch
+
     check_family(family)
     check_dims(n, k, family=family)
     check_range("trials", trials, low=1)
@@ -171,6 +180,8 @@ def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors
     -------
     images : torch.Tensor of shape (trials, k_max, 2), float64
     """
+    import torch
+
     units, scales = reduced_pair_units(family, n, k_max, trials, vectors=vectors, seed=seed)
     return units * torch.tensor(scales, dtype=torch.float64)
 
@@ -186,6 +197,8 @@ def reduced_pair_units(family: str, n: int, k_max: int, trials: int, *, vectors:
     units : torch.Tensor of shape (trials, k_max, 2), float64
     scales : the factor of each column
     """
+    import torch
+
     check_family(family)
     check_dims(n, k_max, family=family)
     check_range("trials", trials, low=1)
@@ -297,6 +310,8 @@ def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
     Returns a dict of arrays of shape (len(ks), T): ``aa`` = ‖R x1‖², ``bb`` = ‖R x2‖²,
     ``ab`` = ⟨R x1, R x2⟩, under the projection with k rows.
     """
+    import torch
+
     a = images[:, :, 0]
     b = images[:, :, 1]
     idx = torch.as_tensor(np.asarray(ks, dtype=np.int64) - 1)
@@ -321,6 +336,8 @@ def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *,
     -------
     errors : ndarray of shape (trials,)
     """
+    import torch
+
     n = P.shape[0]
     gen = torch_generator(seed)
     Pt = torch.from_numpy(np.asarray(P, dtype=np.float64))
@@ -332,123 +349,3 @@ def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *,
         approx = Pt @ (r.T @ (r @ wt))  # (n,): P Rᵀ R w, cheapest order
         out[t] = float(torch.linalg.vector_norm(approx - target))
     return out
-
-
-def structured_params(P: np.ndarray) -> tuple[float, float] | None:
-    """(α, β) when P = αI + β11ᵀ exactly (uniform attention: α = 0; near-identity
-    softmax(cI): α = P00 − P01), else None. Checked entrywise, without an n×n temporary."""
-    n = P.shape[0]
-    off = P[0, 1] if n > 1 else 0.0
-    alpha = float(P[0, 0] - off)
-    beta = float(off)
-    diag = np.diagonal(P)
-    if not np.all(diag == alpha + beta):
-        return None
-    # off-diagonal entries: every entry equals beta except the diagonal
-    if np.count_nonzero(P != beta) != (0 if alpha == 0 else n):
-        return None
-    return alpha, beta
-
-
-def structured_apply(P: np.ndarray) -> Callable[[torch.Tensor], torch.Tensor] | None:
-    """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
-    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise."""
-    ab = structured_params(P)
-    if ab is None:
-        return None
-    alpha, beta = ab
-
-    def apply(G: torch.Tensor) -> torch.Tensor:  # (n, c) -> (n, c)
-        return alpha * G + beta * G.sum(0, keepdim=True)
-
-    return apply
-
-
-def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: Seed,
-                           chunk: int = 2000, dtype: torch.dtype = torch.float32,
-                           fast: bool = True) -> dict[str, np.ndarray]:
-    """The k-free parts of the Theorem-1 error for every column w of ``W``.
-
-    With e = w/‖w‖, u = P e and v_t = P g_t − (eᵀg_t) u (g_t ~ N(0, I_n), shared by all
-    columns and all k), returns ``alpha = uᵀv`` and ``beta = ‖v‖²`` of shape (m, trials),
-    ``unorm2 = ‖u‖²`` and ``wnorm = ‖w‖`` of shape (m,). The error for a projection with k
-    rows is then :func:`theorem1_errors_from_parts`. The draws come in chunks of ``chunk``
-    trials (:func:`theorem1_parts_chunks`), so the first ``c·chunk`` trials are the same
-    whatever ``trials`` is.
-
-    Parameters
-    ----------
-    P : ndarray (n, n)
-    W : ndarray (n, m)
-        The vectors w, one per column.
-    """
-    gen = theorem1_parts_chunks(P, W, seed=seed, chunk=chunk, dtype=dtype, fast=fast)
-    head = next(gen)
-    alpha = np.empty((W.shape[1], trials))
-    beta = np.empty((W.shape[1], trials))
-    done = 0
-    while done < trials:
-        a, b = gen.send(min(chunk, trials - done))
-        alpha[:, done : done + a.shape[1]] = a
-        beta[:, done : done + a.shape[1]] = b
-        done += a.shape[1]
-    gen.close()
-    return {"alpha": alpha, "beta": beta, **head}
-
-
-def theorem1_parts_chunks(P: np.ndarray, W: np.ndarray, *, seed: Seed, chunk: int = 2000,
-                          dtype: torch.dtype = torch.float32, fast: bool = True):  # noqa: ANN201 - a generator
-    """A generator of Theorem-1 parts, one chunk at a time (for sequential Monte Carlo).
-
-    The first ``next()`` returns ``{"unorm2": (m,), "wnorm": (m,)}``; then each
-    ``send(c)`` (c <= chunk) returns ``(alpha, beta)`` of shape (m, c) for the next c trials.
-    Draws: one (n, chunk) block of g per send, so sending ``chunk`` each time reproduces
-    :func:`theorem1_reduced_parts` exactly.
-    """
-    P = np.asarray(P, dtype=np.float64)
-    W = np.asarray(W, dtype=np.float64)
-    n = P.shape[0]
-    wnorm = np.linalg.norm(W, axis=0)  # (m,)
-    if np.any(wnorm == 0):
-        raise InputError("every w must be non-zero")
-    E = W / wnorm  # (n, m)
-    U = P @ E  # (n, m)
-    gen = torch_generator(seed)
-    apply = structured_apply(P) if fast else None
-    if apply is None:
-        Pt = torch.from_numpy(P).to(dtype)
-
-        def apply(G: torch.Tensor) -> torch.Tensor:
-            return Pt @ G
-    PtU = torch.from_numpy(P.T @ U)  # (n, m): uᵀ(Pg) = (Pᵀu)ᵀg, computed in float64
-    Et = torch.from_numpy(E)
-    u2 = (U * U).sum(0)[:, None]  # (m, 1)
-    c = yield {"unorm2": (U * U).sum(0), "wnorm": wnorm}
-    while True:
-        g = torch.randn((n, c), generator=gen, dtype=dtype)  # (n, c)
-        h = apply(g)  # (n, c): P g, the one O(n²) step (O(n) for P = αI + β11ᵀ)
-        hh = torch.linalg.vector_norm(h, dim=0).double().numpy() ** 2  # (c,): ‖Pg‖²
-        g64 = g.double()  # exact widening: the float64 products below see the same draws
-        uh = (PtU.T @ g64).numpy()  # (m, c): uᵀPg
-        eg = (Et.T @ g64).numpy()  # (m, c): eᵀg
-        # v = Pg − (eᵀg) u:  uᵀv = uᵀPg − (eᵀg)‖u‖²,  ‖v‖² = ‖Pg‖² − 2(eᵀg)uᵀPg + (eᵀg)²‖u‖²
-        alpha = uh - eg * u2
-        beta = np.maximum(hh[None, :] - 2 * eg * uh + eg * eg * u2, 0.0)
-        c = yield alpha, beta
-
-
-def theorem1_errors_from_parts(parts: dict[str, np.ndarray], j: int, k: int, *, seed: Seed) -> np.ndarray:
-    """‖P(RᵀR − I) w_j‖ for a projection with k rows, one value per trial of ``parts``."""
-    return theorem1_errors_chunk(parts, j, k, numpy_rng(seed))
-
-
-def theorem1_errors_chunk(parts: dict[str, np.ndarray], j: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """As :func:`theorem1_errors_from_parts` with the chi-square draws taken from ``rng``
-    (successive chunks from one generator reproduce one draw of all trials)."""
-    alpha = parts["alpha"][j]
-    beta = parts["beta"][j]
-    chi = rng.chisquare(k, size=alpha.shape[0]) / k
-    a = chi - 1.0
-    b = np.sqrt(chi / k)
-    sq = a * a * parts["unorm2"][j] + 2 * a * b * alpha + b * b * beta
-    return parts["wnorm"][j] * np.sqrt(np.maximum(sq, 0.0))

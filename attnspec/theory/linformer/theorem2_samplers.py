@@ -4,18 +4,24 @@ Gaussian R, softmax(δ wRᵀ) (e^{−δ}R) V: with ŵ = w/‖w‖, a = Rŵ and V
 of R V⊥ are independent of a and i.i.d. N(0, V⊥ᵀV⊥/k), so
 ``pᵀRV = (pᵀa) cᵀ + (‖p‖/sqrt(k)) (L g)ᵀ`` for any p that depends on a only, with
 ``L Lᵀ = V⊥ᵀV⊥`` and ``g ~ N(0, I_d)``. The projection families and the Lemma 1 and
-Theorem 1 samplers are in :mod:`attnspec.theory.linformer.samplers`.
+Theorem 1 samplers are in :mod:`attnspec.theory.linformer.theorem1_samplers`.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from attnspec.errors import InputError
 from attnspec.stats import Seed, torch_generator
+
+if TYPE_CHECKING:
+    import torch
+
+# torch is imported in the functions that draw with it: `jl-check`'s main process imports this
+# module but computes only torch-free claim groups (see .parallel), so torch loads in the child.
 
 
 def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *, delta: float | None,
@@ -27,6 +33,8 @@ def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *
     -------
     outputs : ndarray of shape (trials, d)
     """
+    import torch
+
     n = w.shape[0]
     gen = torch_generator(seed)
     wt = torch.from_numpy(np.asarray(w, dtype=np.float64))
@@ -51,6 +59,8 @@ def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trial
     -------
     outputs : ndarray of shape (len(ks), trials, d)
     """
+    import torch
+
     ks = np.asarray(ks, dtype=np.int64)
     w, wn, what, c, Vperp, L = _split_along_w(w, V)
     ct = torch.from_numpy(c)
@@ -78,6 +88,8 @@ def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trial
 def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, delta: float,
                          seed: Seed) -> np.ndarray:
     """Reference sampler of exp(x Eᵀ) F yᵀ = e^{−δ} Σ_j exp(δ (Rx)_j) (Ry)_j (eq. 21)."""
+    import torch
+
     n = x.shape[0]
     gen = torch_generator(seed)
     xy = torch.from_numpy(np.stack([x, y], axis=1).astype(np.float64))  # (n, 2)
@@ -96,6 +108,8 @@ def theorem2_eq21_reduced(x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: 
     With x̂ = x/‖x‖, a = R x̂, y = (x̂ᵀy) x̂ + y⊥: Ry = (x̂ᵀy) a + R y⊥ and, given a,
     Σ_j q_j (R y⊥)_j ~ N(0, ‖q‖² ‖y⊥‖²/k) for q = exp(δ‖x‖ a).
     """
+    import torch
+
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     ks = np.asarray(ks, dtype=np.int64)
@@ -120,7 +134,7 @@ def theorem2_eq21_reduced(x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: 
 
 def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *, delta: float,
                          seed: Seed, chunk: int = 500, y_index: int = 0,
-                         work_dtype: torch.dtype = torch.float32) -> dict[str, np.ndarray]:
+                         work_dtype: torch.dtype | None = None) -> dict[str, np.ndarray]:
     """All Theorem-2 statistics from one set of draws (common random numbers).
 
     Returns ``paper`` and ``plain`` outputs of shape (len(ks), trials, d) — as
@@ -128,6 +142,10 @@ def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: i
     (len(ks), trials), as :func:`theorem2_eq21_reduced` with y = V[:, y_index]. Each is
     exact in distribution; they share the Gaussian draws.
     """
+    import torch
+
+    work_dtype = torch.float32 if work_dtype is None else work_dtype
+
     ks = np.asarray(ks, dtype=np.int64)
     w, wn, what, c, Vperp, L = _split_along_w(w, V)
     ct = torch.from_numpy(c)
@@ -176,6 +194,8 @@ def _split_along_w(
     Shapes: w (n,), V (n, d), c (d,), V⊥ (n, d), L (d, d). L comes from an eigendecomposition, since
     V⊥ᵀV⊥ may be singular (no Cholesky).
     """
+    import torch
+
     w = np.asarray(w, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     wn = float(np.linalg.norm(w))
@@ -217,7 +237,10 @@ class Theorem2Looks:
     """
 
     def __init__(self, w: np.ndarray, V: np.ndarray, ks: np.ndarray, *, delta: float, seed: Seed,
-                 chunk: int = 500, y_index: int = 0, work_dtype: torch.dtype = torch.float32) -> None:
+                 chunk: int = 500, y_index: int = 0, work_dtype: torch.dtype | None = None) -> None:
+        import torch
+        work_dtype = torch.float32 if work_dtype is None else work_dtype
+
         self.ks = np.asarray(ks, dtype=np.int64)
         w, wn, what, c, Vperp, L = _split_along_w(w, V)
         self.wn, self.delta = wn, delta
@@ -238,6 +261,8 @@ class Theorem2Looks:
         ``plain``, ``plain`` (len(ks), min(trials, chunk), d) from the first chunk only; rows
         of ks not in ``active`` (a boolean mask) are NaN.
         """
+        import torch
+
         ks = self.ks
         act = np.ones(len(ks), bool) if active is None else np.asarray(active, bool)
         nk = len(ks)
