@@ -81,7 +81,12 @@ def default_run(commit: str = "aa144d7", repeats: int = 1) -> dict:
     old, new = min(olds, key=lambda r: r["wall_s"]), min(news, key=lambda r: r["wall_s"])
     out = {"command": "attnspec " + " ".join(args), "baseline_commit": commit, "repeats": repeats, "old": old,
            "new": new, "old_wall_s_all": [r["wall_s"] for r in olds], "new_wall_s_all": [r["wall_s"] for r in news],
-           "wall_ratio": round(old["wall_s"] / new["wall_s"], 2), "cpu_ratio": round(old["cpu_s"] / new["cpu_s"], 2)}
+           "old_wall_s_median": float(np.median([r["wall_s"] for r in olds])),
+           "new_wall_s_median": float(np.median([r["wall_s"] for r in news])),
+           "new_load_avg_1min_before_all": [r["load_avg_1min_before"] for r in news],
+           "wall_ratio": round(old["wall_s"] / new["wall_s"], 2), "cpu_ratio": round(old["cpu_s"] / new["cpu_s"], 2),
+           "median_wall_ratio": round(float(np.median([r["wall_s"] for r in olds]) /
+                                            np.median([r["wall_s"] for r in news])), 2)}
     print(json.dumps(out, indent=2), flush=True)
     return out
 

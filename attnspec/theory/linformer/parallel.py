@@ -31,7 +31,7 @@ from typing import Any
 #: Relative cost of each claim group: single-thread seconds of the default run (n = 4096,
 #: ε = 0.1), each group alone on an idle machine, torch already imported (docs/jl-check.md,
 #: "Performance"). Theorem 1's LU weighs almost half of its group.
-GROUP_COST: dict[str, float] = {"lemma1": 2.2, "thm1": 6.4, "thm2": 4.0, "thm2-proof": 1.4, "eq4": 1.0}
+GROUP_COST: dict[str, float] = {"lemma1": 2.0, "thm1": 5.1, "thm2": 1.7, "thm2-proof": 1.1, "eq4": 0.95}
 
 #: The claim groups computed without torch (NumPy and SciPy only): a process that computes
 #: only these never imports it.

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from attnspec.theory.linformer import sequential as SQ
 from attnspec.verdicts import VerdictRow, classify_probability
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).
@@ -97,8 +98,13 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     stopped = ""
     tmax = row.get("trials_max")
     if tmax is not None and not (isinstance(tmax, float) and math.isnan(tmax)) and int(row["trials"]) < int(tmax):
-        stopped = (f" (sequential: stopped at {int(row['trials'])} of up to {int(tmax)} trials once the verdict was "
-                   f"settled, error rate <= 0.01)")
+        if SQ.searched(int(row["failures"]), int(row["trials"]), float(row["bound"]), trials_max=int(tmax)):
+            stopped = (f" (violation search: stopped at {int(row['trials'])} of up to {int(tmax)} trials with no "
+                       f"failure; the claim is below what {int(tmax)} trials resolve, and a failure rate >= "
+                       f"{SQ.SEARCH_RATE:g} would have shown one with probability >= {1 - SQ.SEARCH_BETA:g})")
+        else:
+            stopped = (f" (sequential: stopped at {int(row['trials'])} of up to {int(tmax)} trials once the verdict "
+                       f"was settled, error rate <= {SQ.ALPHA:g})")
     measured = (f"measured {row['failures']}/{row['trials']} = {row['estimate']:.4g} "
                 f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]" + (f", exact {exact:.4g}" if exact is not None else ""))
     if claim == "linformer.thm2.eq8" and reading.startswith("plain-"):

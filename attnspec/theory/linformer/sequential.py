@@ -9,7 +9,17 @@ could not change its verdict except with small probability:
   so close to 1 that even ``trials``/``trials`` failures could not contradict it);
 * or its Clopper–Pearson interval at level 1 − ALPHA/J (Bonferroni over the J looks) lies
   on one side of each threshold of :func:`attnspec.verdicts.classify_probability`:
-  above the claim (violated), below claim/10 (loose), or inside [claim/10, claim] (holds).
+  above the claim (violated), below claim/10 (loose), or inside [claim/10, claim] (holds);
+* or its claim is beyond what the trials resolve and the violation search below is done.
+
+**Beyond resolution: a violation search.** A row whose claimed probability is below what
+``trials`` trials resolve (even 0 failures leave the 95% interval's upper end above the
+claim, so neither "holds" nor "loose" can ever be shown) can only come out ``violated`` or
+``measured``: its Monte Carlo is a search for violations. It stops, with no failure seen,
+once a failure rate of :data:`SEARCH_RATE` or more would have given at least one failure with
+probability >= 1 − :data:`SEARCH_BETA` (:func:`search_trials` trials: 1,840); its evidence
+says so. This is the rule's one departure from the full run's verdict: a violation rarer than
+SEARCH_RATE, which the full budget might still have met, is not searched for.
 
 **Error rate.** The J intervals cover the true failure probability simultaneously with
 probability >= 1 − ALPHA (Bonferroni), so a row that stops early carries the verdict of
@@ -45,6 +55,29 @@ def fixed_verdict(claimed: float, *, trials_max: int, exact: float | None = None
     # "cannot-fail" by the trial count: even trials_max/trials_max failures leave the lower
     # 95% end below the claim, so no outcome of up to trials_max trials can contradict it
     return clopper_pearson(int(trials_max), int(trials_max), 0.95).low <= claimed
+
+
+#: The violation search's power: a failure rate of SEARCH_RATE or more shows a failure with
+#: probability >= 1 − SEARCH_BETA before the search stops.
+SEARCH_RATE = 0.0025
+SEARCH_BETA = 0.01
+
+
+def beyond_resolution(claimed: float, *, trials_max: int) -> bool:
+    """True when no count of up to ``trials_max`` trials could show the claim to hold or be
+    loose: 0/trials_max already leaves the 95% upper end above ``claimed``."""
+    return clopper_pearson(0, int(trials_max), 0.95).high > claimed
+
+
+def search_trials(rate: float = SEARCH_RATE, beta: float = SEARCH_BETA) -> int:
+    """The fewest trials t with (1 − rate)^t <= beta: after them, a failure rate >= ``rate``
+    would have shown a failure with probability >= 1 − beta."""
+    return math.ceil(math.log(beta) / math.log1p(-rate))
+
+
+def searched(failures: int, trials: int, claimed: float, *, trials_max: int) -> bool:
+    """True when a row beyond resolution has drawn :func:`search_trials` trials without a failure."""
+    return failures == 0 and trials >= search_trials() and beyond_resolution(claimed, trials_max=trials_max)
 
 
 def settled(failures: int, trials: int, claimed: float, *, n_looks: int, alpha: float = ALPHA,

@@ -107,7 +107,8 @@ def _error_samples(err: np.ndarray, cons: str, rname: str, ks: Sequence[int], kp
 def _stop_settled(active: np.ndarray, all_ks: np.ndarray, points: Sequence[tuple[float, int, str]], fails: dict,
                   eq21_fail: dict[int, int], counted: np.ndarray, *, n: int, d: int, eps: float, trials: int,
                   n_looks: int) -> None:
-    """Stop drawing for every k whose proof-construction and eq.-21 rows are all settled
+    """Stop drawing for every k whose proof-construction and eq.-21 rows are all settled, or
+    searched for violations where their claim is beyond resolution
     (:mod:`attnspec.theory.linformer.sequential`): ``active[ik] = False``."""
     from attnspec.theory.linformer import sequential as SQ
 
@@ -123,11 +124,13 @@ def _stop_settled(active: np.ndarray, all_ks: np.ndarray, points: Sequence[tuple
             if SQ.fixed_verdict(bound, trials_max=trials, vacuous=k >= n):
                 continue
             ok &= all(SQ.settled(fails[("paper", e, k, r)], int(counted[ik]), bound, n_looks=n_looks)
+                      or SQ.searched(fails[("paper", e, k, r)], int(counted[ik]), bound, trials_max=trials)
                       for r in ("spectral", "frobenius"))
         if k in eq21_fail:
             b21 = float(lemma1_inner_bound(k, eps))
             if not SQ.fixed_verdict(b21, trials_max=trials):
-                ok &= SQ.settled(eq21_fail[k], int(counted[ik]), b21, n_looks=n_looks)
+                ok &= (SQ.settled(eq21_fail[k], int(counted[ik]), b21, n_looks=n_looks)
+                       or SQ.searched(eq21_fail[k], int(counted[ik]), b21, trials_max=trials))
         if ok:
             active[ik] = False
 
