@@ -67,7 +67,15 @@ def main() -> None:
     code = _claims.fast_path(sys.argv[1:])
     if code is not None:
         sys.exit(code)
-    app()
+    try:
+        app()
+    finally:
+        # The command is done: spare the interpreter's last garbage collection over every
+        # object the run left (torch's alone are ~0.35 s of a checking command's wall time).
+        # Objects are still freed by reference counting; only the cycle search is skipped.
+        import gc
+
+        gc.freeze()
 
 
 if __name__ == "__main__":

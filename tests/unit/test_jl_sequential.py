@@ -26,6 +26,7 @@ from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer import theorem2_samplers as S2
 from attnspec.theory.linformer import sequential as SQ
+from attnspec.theory.linformer import theorem2 as T2
 from attnspec.theory.linformer import theorem1 as T1
 
 
@@ -73,7 +74,7 @@ def test_theorem1_fixed_size_run_is_reproduced_and_early_stops_keep_the_verdicts
     seq, _ = T1.simulate_theorem1({"softmax": P}, 0.5, ks, trials=6000, seed=1)
     assert (full["trials"] == 6000).all()
     assert (seq["trials"] <= 6000).all()
-    # the first look of the sequential run is the fixed run's first 2000 trials: same seeds
+    # the first look of the sequential run is the fixed run's first 500 trials: same seeds
     assert list(seq["seed"]) == list(full["seed"])
     assert [r.verdict for r in verdict_rows(seq)] == [r.verdict for r in verdict_rows(full)]
 
@@ -190,3 +191,44 @@ def test_progress_of_a_sequential_run_promises_only_an_upper_bound() -> None:
     line = out.getvalue()
     assert "2,000 of at most 30,000 trials (7%)" in line and "at most 1 min 24 s left (stops once settled)" in line
     assert "ETA" not in line
+
+
+# ----------------------------------------------------------------------------- violation search
+
+
+def test_violation_search_has_its_stated_power_and_applies_only_beyond_resolution() -> None:
+    t = SQ.search_trials()
+    assert (1 - SQ.SEARCH_RATE) ** t <= SQ.SEARCH_BETA < (1 - SQ.SEARCH_RATE) ** (t - 1)
+    # beyond resolution: 0/10000 leaves the upper 95% end (3.7e-4) above the claim
+    assert SQ.beyond_resolution(6.35e-6, trials_max=10_000)
+    assert not SQ.beyond_resolution(1e-3, trials_max=10_000)
+    assert SQ.searched(0, t, 1e-6, trials_max=10_000)
+    assert not SQ.searched(0, t - 1, 1e-6, trials_max=10_000)  # not searched long enough
+    assert not SQ.searched(1, 10_000, 1e-6, trials_max=10_000)  # a failure: only the interval rule may stop it
+    assert not SQ.searched(0, 10_000, 1e-3, trials_max=10_000)  # a resolvable claim: decided by its interval
+    # the promise: a true failure rate of SEARCH_RATE ends a search with no failure seen at most
+    # SEARCH_BETA of the time (20000 searches of t trials, fixed seed: the bound plus 3 sd)
+    reps = 20_000
+    missed = float((np.random.default_rng(0).binomial(t, SQ.SEARCH_RATE, size=reps) == 0).mean())
+    assert missed <= SQ.SEARCH_BETA + 3 * math.sqrt(SQ.SEARCH_BETA * (1 - SQ.SEARCH_BETA) / reps)
+
+
+def test_theorem2_rows_beyond_resolution_stop_after_the_search_and_say_so() -> None:
+    """n = 1024, d = 2: at eps = 0.9, k = 1023 eq. (8)'s union bound is 4.1e-6, below what 6000
+    trials resolve. Its rows stop at the first look of 2000 (>= 1840) with no failure, keep the
+    full run's verdict, and their evidence names the violation search and its power."""
+    from attnspec.theory.linformer.rows import verdict_rows
+
+    kw = {"trials": 6000, "seed": 2, "grid": {0.9: [1023]}}
+    seq, _ = T2.simulate_theorem2(1024, 2, 0.3, [16], **kw)
+    full, _ = T2.simulate_theorem2(1024, 2, 0.3, [16], sequential=False, **kw)
+    grid = seq["sweep"].eq("eps-k-grid") & seq["reading"].str.startswith("proof-")
+    assert grid.sum() == 6 and (seq.loc[grid, "failures"] == 0).all()
+    assert (seq.loc[grid, "trials"] == 2000).all() and (full.loc[grid, "trials"] == 6000).all()
+    assert (full.loc[grid, "failures"] == 0).all()
+    rows_seq, rows_full = verdict_rows(seq), verdict_rows(full)
+    assert [r.verdict for r in rows_seq] == [r.verdict for r in rows_full]
+    searched = [r for r in rows_seq if r.params.get("sweep") == "eps-k-grid" and r.reading.startswith("proof-")]
+    assert len(searched) == 6 and all(r.verdict == "measured" and "violation search: stopped at 2000 of up to 6000 trials" in r.evidence
+               and "a failure rate >= 0.0025 would have shown one with probability >= 0.99" in r.evidence
+               for r in searched)

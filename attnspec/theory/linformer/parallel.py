@@ -23,6 +23,7 @@ process's finished groups are kept (``--resume`` computes the rest).
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -119,10 +120,15 @@ class SideProcess:
         import multiprocessing as mp
 
         ctx = mp.get_context("fork")
+        # the objects of the imports so far out of every later collection, in both processes:
+        # the child's collections then do not write to (and copy) the parent's pages (the
+        # gc module's advice for fork without exec)
+        gc.freeze()
         self.groups = list(groups)
         self._recv, send = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(target=_child, args=(send, compute, self.groups), daemon=True)
         self._proc.start()
+        gc.unfreeze()  # this process collects as before (the child keeps them frozen)
         send.close()
 
     def result(self, keep: dict[str, Any] | None = None) -> dict[str, Any]:
