@@ -5,8 +5,8 @@ The claim groups of a run are independent: each draws every seed from ``config.s
 in another process gives exactly the rows it gives in this one; only wall time changes.
 
 :class:`SideProcess` forks one child that computes the groups :func:`plan` hands it while
-this process computes the rest. The fork comes before torch is imported: Theorem 1 and
-eq. (4) are computed in NumPy alone (:data:`TORCH_FREE`), so the child that computes them
+this process computes the rest. The fork comes before torch is imported: Theorem 1, Theorem
+2's proof steps and eq. (4) are computed in NumPy alone (:data:`TORCH_FREE`), so the child that computes them
 never loads torch, and this process loads it (about two seconds, :data:`TORCH_IMPORT_COST`)
 while the child is already at work. Every group is computed with one thread (torch's pool
 and, when threadpoolctl is installed, the BLAS pool), forked or not, so two processes do not
@@ -67,14 +67,13 @@ def one_thread(*, import_torch: bool = True) -> Iterator[None]:
     """Torch's intra-op pool and (if threadpoolctl is installed) the BLAS pools at one thread.
 
     With ``import_torch=False`` torch is not imported for this (a process computing only
-    :data:`TORCH_FREE` groups): its pool is set only if torch is loaded already, and
-    ``OMP_NUM_THREADS=1`` makes a later import start with one thread too.
+    :data:`TORCH_FREE` groups, which never import it:
+    ``tests/unit/test_jl.py::test_the_torch_free_groups_never_import_torch``); its pool is
+    set only if torch is loaded already.
     """
     torch = None
     if import_torch or "torch" in sys.modules:
         import torch
-    else:
-        os.environ["OMP_NUM_THREADS"] = "1"
     previous = torch.get_num_threads() if torch is not None else None
     if torch is not None:
         torch.set_num_threads(1)
