@@ -115,17 +115,17 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
                 "thm1": lambda: _panel_thm1(ax, table, curves, n, dims), "thm2": lambda: _panel_thm2(ax, table, n, dims)}
         values = draw[panel]()
         _log_axes(ax, values)
-    # the trials actually drawn: sequential points stop once their verdict settles
-    drawn = table["trials"].dropna().astype(int) if "trials" in table else pd.Series(dtype=int)
-    span = (f"{drawn.min():,}–{drawn.max():,}" if len(drawn) and drawn.min() != drawn.max()
-            else f"{int(drawn.max() if len(drawn) else meta['parameters'].get('trials') or 0):,}")
+    # the trials actually drawn, not the budget: sequential points stop once their verdict settles
+    drawn = table["trials"].dropna() if "trials" in table else pd.Series(dtype=float)
+    lo, hi = (int(drawn.min()), int(drawn.max())) if len(drawn) else (0, 0)
+    per_point = f", {lo:,} trials per point" if lo == hi else f", {lo:,}–{hi:,} trials per point"
     fig.legend(handles=[Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5,
                                label="no failure seen: 95% upper bound"),
                         Line2D([], [], color="crimson", ls="--", lw=1, label="the theorem's k"),
                         Line2D([], [], color="0.4", ls=":", lw=1, label="n")],
                loc="outside lower center", ncol=3, frameon=False)
     fig.suptitle(f"Failure probability against k: n = {n}, ε = {eps:g}"
-                 + (f", {span} trials per point, Gaussian R" if span != "0" else ", Gaussian R"))
+                 + (per_point if hi else "") + ", Gaussian R")
     return save_figure(fig, out_dir / "jl_failure_vs_k")
 
 

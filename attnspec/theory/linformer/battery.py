@@ -379,6 +379,8 @@ RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "thm2-proof", "eq4")
 
 #: The claim group each run group serves, where their names differ.
 _SERVES: dict[str, str] = {"thm2-proof": "thm2"}
+
+
 def _lemma1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
                   sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
     lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]

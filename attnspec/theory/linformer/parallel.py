@@ -71,11 +71,11 @@ def one_thread(*, import_torch: bool = True) -> Iterator[None]:
     ``tests/unit/test_jl.py::test_the_torch_free_groups_never_import_torch``); its pool is
     set only if torch is loaded already.
     """
-    torch = None
+    torch, previous = None, None
     if import_torch or "torch" in sys.modules:
         import torch
-    previous = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
+
+        previous = torch.get_num_threads()
         torch.set_num_threads(1)
     try:
         try:

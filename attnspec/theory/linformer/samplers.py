@@ -46,8 +46,9 @@ from attnspec.stats import Seed, numpy_rng, torch_generator
 if TYPE_CHECKING:
     import torch
 
-# torch is imported in the functions that draw with it: `jl-check`'s main process imports this
-# module but computes only torch-free claim groups (see .parallel), so torch loads in the child.
+# torch is imported in the functions that draw with it, not here: `jl-check` imports this module
+# before it forks, and only the process that computes a torch group should pay torch's import
+# (see .parallel: the forked process computes the torch-free groups and never loads it).
 
 FAMILIES: tuple[str, ...] = ("gaussian", "orthogonal", "achlioptas", "sparse")
 VECTOR_PAIRS: tuple[str, ...] = ("spiky", "flat")

@@ -80,6 +80,13 @@ def searched(failures: int, trials: int, claimed: float, *, trials_max: int) -> 
     return failures == 0 and trials >= search_trials() and beyond_resolution(claimed, trials_max=trials_max)
 
 
+def can_stop(failures: int, trials: int, claimed: float, *, n_looks: int, trials_max: int) -> bool:
+    """True when a row whose verdict depends on its counts may stop drawing: :func:`settled`,
+    or :func:`searched` where its claim is beyond resolution."""
+    return (settled(failures, trials, claimed, n_looks=n_looks)
+            or searched(failures, trials, claimed, trials_max=trials_max))
+
+
 def settled(failures: int, trials: int, claimed: float, *, n_looks: int, alpha: float = ALPHA,
             loose_factor: float = LOOSE_FACTOR) -> bool:
     """True when the interval at level 1 − alpha/n_looks is on one side of every threshold."""

@@ -254,10 +254,9 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
             if progress is not None:
                 progress.advance(c)
             if sequential and done < trials and all(
-                    (st["fixed_rel"] or SQ.settled(st["rel"], done, st["bound"], n_looks=n_looks)
-                     or SQ.searched(st["rel"], done, st["bound"], trials_max=trials))
-                    and (st["fixed_add"] or SQ.settled(st["add"], done, st["bound"], n_looks=n_looks)
-                         or SQ.searched(st["add"], done, st["bound"], trials_max=trials))
+                    (st["fixed_rel"] or SQ.can_stop(st["rel"], done, st["bound"], n_looks=n_looks, trials_max=trials))
+                    and (st["fixed_add"]
+                         or SQ.can_stop(st["add"], done, st["bound"], n_looks=n_looks, trials_max=trials))
                     for st in state.values()):
                 if progress is not None:
                     progress.advance(0, total=progress.total - (trials - done))

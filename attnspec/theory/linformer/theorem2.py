@@ -123,14 +123,12 @@ def _stop_settled(active: np.ndarray, all_ks: np.ndarray, points: Sequence[tuple
             bound = float(theorem2_union_bound(n, d, k, e))
             if SQ.fixed_verdict(bound, trials_max=trials, vacuous=k >= n):
                 continue
-            ok &= all(SQ.settled(fails[("paper", e, k, r)], int(counted[ik]), bound, n_looks=n_looks)
-                      or SQ.searched(fails[("paper", e, k, r)], int(counted[ik]), bound, trials_max=trials)
-                      for r in ("spectral", "frobenius"))
+            ok &= all(SQ.can_stop(fails[("paper", e, k, r)], int(counted[ik]), bound, n_looks=n_looks,
+                                  trials_max=trials) for r in ("spectral", "frobenius"))
         if k in eq21_fail:
             b21 = float(lemma1_inner_bound(k, eps))
             if not SQ.fixed_verdict(b21, trials_max=trials):
-                ok &= (SQ.settled(eq21_fail[k], int(counted[ik]), b21, n_looks=n_looks)
-                       or SQ.searched(eq21_fail[k], int(counted[ik]), b21, trials_max=trials))
+                ok &= SQ.can_stop(eq21_fail[k], int(counted[ik]), b21, n_looks=n_looks, trials_max=trials)
         if ok:
             active[ik] = False
 

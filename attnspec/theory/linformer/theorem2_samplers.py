@@ -3,8 +3,9 @@
 Gaussian R, softmax(δ wRᵀ) (e^{−δ}R) V: with ŵ = w/‖w‖, a = Rŵ and V = ŵcᵀ + V⊥, the rows
 of R V⊥ are independent of a and i.i.d. N(0, V⊥ᵀV⊥/k), so
 ``pᵀRV = (pᵀa) cᵀ + (‖p‖/sqrt(k)) (L g)ᵀ`` for any p that depends on a only, with
-``L Lᵀ = V⊥ᵀV⊥`` and ``g ~ N(0, I_d)``. The projection families and the Lemma 1 and
-Theorem 1 samplers are in :mod:`attnspec.theory.linformer.theorem1_samplers`.
+``L Lᵀ = V⊥ᵀV⊥`` and ``g ~ N(0, I_d)``. The projection families and Lemma 1's samplers are
+in :mod:`attnspec.theory.linformer.samplers`, Theorem 1's in
+:mod:`attnspec.theory.linformer.theorem1_samplers`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from attnspec.stats import Seed, torch_generator
 if TYPE_CHECKING:
     import torch
 
-# torch is imported in the functions that draw with it: `jl-check`'s main process imports this
-# module but computes only torch-free claim groups (see .parallel), so torch loads in the child.
+# torch is imported in the functions that draw with it, not here: `jl-check` imports this module
+# before it forks, and only the process that computes a torch group should pay torch's import
+# (see .parallel: the forked process computes the torch-free groups and never loads it).
 
 
 def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *, delta: float | None,
@@ -239,6 +241,7 @@ class Theorem2Looks:
     def __init__(self, w: np.ndarray, V: np.ndarray, ks: np.ndarray, *, delta: float, seed: Seed,
                  chunk: int = 500, y_index: int = 0, work_dtype: torch.dtype | None = None) -> None:
         import torch
+
         work_dtype = torch.float32 if work_dtype is None else work_dtype
 
         self.ks = np.asarray(ks, dtype=np.int64)
