@@ -57,7 +57,7 @@ def test_svd_method_help_says_what_auto_is() -> None:
 
     res = runner.invoke(app, ["spectrum", "--help"])
     text = " ".join(res.output.split())
-    auto_on_cpu = resolve_method("auto", "cpu")
-    assert f"auto ({auto_on_cpu} on the CPU, svd on CUDA)" in text or auto_on_cpu == "svd"
+    auto_on_cpu, auto_on_cuda = resolve_method("auto", "cpu"), resolve_method("auto", "cuda")
+    assert f"auto ({auto_on_cpu} on the CPU, {auto_on_cuda} on CUDA)" in text or auto_on_cpu == "svd"
     for method in ("lapack", "svd", "gram"):
         assert method in text

@@ -25,12 +25,6 @@ def test_engine_on_cuda_matches_lapack_on_cpu(method):
     assert float((gpu - cpu).abs().max()) < 1e-5
 
 
-def test_auto_is_svd_on_cuda():
-    from attnspec.spectra.engine import resolve_method
-
-    assert resolve_method("auto", "cuda") == "svd"
-
-
 def test_spectrum_of_a_model_on_cuda_matches_the_cpu(tmp_path):
     import attnspec
     from helpers import make_roberta_tokenizer

@@ -60,6 +60,11 @@ def test_fallbacks_without_scipys_openblas(monkeypatch: pytest.MonkeyPatch) -> N
         engine.singular_values(p, "lapack")
 
 
+def test_auto_is_gram_on_cuda() -> None:
+    # Chosen by measurement on an H200 (benchmarks/device_check.json): faster and exact to 1e-10.
+    assert engine.resolve_method("auto", "cuda") == "gram"
+
+
 def test_lapack_routines_are_found_on_this_machine() -> None:
     # Documents which path the CPU default takes here; the fallbacks are tested above.
     if engine._lapack("sgesdd") is None:
