@@ -329,8 +329,8 @@ def print_verdict_table(
 ) -> None:
     """Print the rows as a rich table: claim, parameters, bound, exact, estimate ± CI, verdict."""
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
     if param_columns is None:
@@ -351,18 +351,18 @@ def print_verdict_table(
         est = _fmt(r.estimate)
         if r.ci_low is not None and r.ci_high is not None:
             est += f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]"
-        # Claims and evidence quote brackets ("[gaussian]", CIs): escape them, or rich
-        # would read them as markup and drop them.
+        # Text cells, never markup: claims and evidence quote brackets ("[gaussian]", CIs)
+        # that must print as written on any console.
         table.add_row(
-            escape(r.claim),
-            escape(r.reading),
-            *[escape(_fmt(r.params.get(p))) for p in param_columns],
-            _fmt(r.bound),
-            _fmt(r.exact),
-            escape(est),
-            _fmt(r.trials),
-            f"[{_STYLE[r.verdict]}]{r.verdict}[/]",
-            escape(r.evidence),
+            Text(r.claim),
+            Text(r.reading),
+            *[Text(_fmt(r.params.get(p))) for p in param_columns],
+            Text(_fmt(r.bound)),
+            Text(_fmt(r.exact)),
+            Text(est),
+            Text(_fmt(r.trials)),
+            Text(r.verdict, style=_STYLE[r.verdict]),
+            Text(r.evidence),
         )
     console.print(table)
 

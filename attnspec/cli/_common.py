@@ -32,9 +32,11 @@ from rich.console import Console
 from attnspec.errors import AttnspecError
 
 # Results and tables go to stdout; progress, warnings and errors to stderr, so that
-# `--json` output can be piped.
-out_console = Console()
-err_console = Console(stderr=True)
+# `--json` output can be piped. Markup is off: messages carry paths, install commands
+# ("pip install 'attnspec[decoders]'") and intervals whose brackets must print as written;
+# styled text is built with rich.text.Text.
+out_console = Console(markup=False)
+err_console = Console(stderr=True, markup=False)
 
 
 @contextmanager

@@ -23,12 +23,20 @@ VerboseOpt = Annotated[bool, typer.Option(
 @contextmanager
 def progress_printer(console, verbose: bool, fmt: Callable[[str], str] = lambda m: m) -> Iterator[Callable[[str], None]]:  # noqa: ANN001 - rich Console
     """Yield a ``progress(message)`` callable: one line per message with ``verbose``, else a
-    single transient status line on a terminal (nothing when stderr is not a terminal)."""
+    single transient status line on a terminal (nothing when stderr is not a terminal).
+
+    ``fmt`` returns plain text, drawn dim; brackets in it (paths, "[gaussian]") print as
+    they are, never as rich markup."""
+    from rich.text import Text
+
+    def line(m: str) -> Text:
+        return Text(fmt(m), style="dim")
+
     if verbose:
-        yield lambda m: console.print(fmt(m), highlight=False)
+        yield lambda m: console.print(line(m), highlight=False)
         return
     if not console.is_terminal:
         yield lambda m: None
         return
     with console.status("") as status:
-        yield lambda m: status.update(fmt(m))
+        yield lambda m: status.update(line(m))

@@ -59,7 +59,7 @@ def sa_check(
 ) -> None:
     """Check the sparse-expressivity construction of self-attention (issue 4)."""
     with user_errors():
-        from rich.markup import escape
+        from rich.text import Text
 
         from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
@@ -71,10 +71,10 @@ def sa_check(
         start = time.time()
 
         def fmt(msg: str) -> str:
-            return f"[dim]{time.time() - start:6.1f} s  {escape(msg)}[/]"
+            return f"{time.time() - start:6.1f} s  {msg}"
 
         def say(msg: str) -> None:
-            err_console.print(fmt(msg), highlight=False)
+            err_console.print(Text(fmt(msg), style="dim"), highlight=False)
 
         with progress_printer(err_console, verbose, fmt) as progress:
             result = run_and_write("sa-check", options, out, plots=plots, progress=progress)

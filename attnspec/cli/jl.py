@@ -79,7 +79,7 @@ def jl_check(
         start = time.time()
 
         def fmt(msg: str) -> str:
-            return f"[dim]\\[{time.time() - start:6.1f} s] {msg}[/]"
+            return f"[{time.time() - start:6.1f} s] {msg}"
 
         # validates every option (one-line errors) and checks and locks --out before any work
         try:

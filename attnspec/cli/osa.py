@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
         with user_errors():
             options = {"seed": seed, "alpha": alpha, "steps": steps, "schedule": schedule, "d_model": d_model,
                        "d_v": d_v, "trials": trials, "timing": timing}
-            with progress_printer(err_console, verbose, lambda m: f"[dim]· {m}[/]") as progress:
+            with progress_printer(err_console, verbose, lambda m: f"· {m}") as progress:
                 result = run_and_write(COMMAND, options, out, csv=csv, plot=True, progress=progress)
             if out is not None:
                 err_console.print(f"wrote {len(result.tables) + 1} tables, meta.json and figures to {out}")

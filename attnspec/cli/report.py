@@ -25,6 +25,8 @@ def report(
     changed, or with --force; otherwise its saved results are reused. Every figure is
     redrawn by the current plotting code, and REPORT.md opens with a computed summary.
     """
+    from rich.text import Text
+
     from attnspec.report import run_report
 
     with user_errors():
@@ -36,7 +38,8 @@ def report(
         out_console.print(f"report: {path}")
         if failed:
             for r in failed:
-                err_console.print(f"[bold red]failed:[/] {r.name}: {r.detail}", highlight=False, soft_wrap=True)
+                err_console.print(Text.assemble(("failed:", "bold red"), f" {r.name}: {r.detail}"), highlight=False,
+                                  soft_wrap=True)
             raise typer.Exit(code=1)
 
 
