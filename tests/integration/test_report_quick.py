@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path) -> None:
+def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path, minilm_path: Path,
+                                            smollm2_installed: None) -> None:
     out = tmp_path / "report"
     r = CliRunner().invoke(app, ["report", "--quick", "--experiments", str(REPO / "experiments"), "--out", str(out),
                                  "--data-dir", str(data_dir)])

