@@ -262,7 +262,7 @@ def long_context(device, tiny: bool, work: Path, budget: Budget, layers: int, le
 
 def cuda_tests(tiny: bool) -> dict:
     """The suite's CUDA tests (``-m cuda``); on the CPU they skip, which the dry run shows."""
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "cuda", "-p", "no:cacheprovider", "tests"]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-m", "cuda", "-p", "no:cacheprovider", "tests"]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240)
     lines = [line for line in p.stdout.splitlines() if line.strip()]
