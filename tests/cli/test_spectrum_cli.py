@@ -45,6 +45,7 @@ def _one_line_error(result, *fragments: str) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
     common = ["--model", str(model_dir), "--data", str(jsonl), "--seq-len", "24", "--num-sentences", "8", "--device", "cpu", "-q"]
     r = _run("spectrum", *common, "--out", str(tmp_path / "run"), "--csv", "--at", "5")
@@ -128,6 +129,7 @@ def test_help_explains_the_options() -> None:
         assert opt in r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 @pytest.mark.minilm
 def test_real_minilm_on_real_text(minilm_path: Path, data_dir: Path, tmp_path: Path) -> None:

@@ -122,6 +122,7 @@ BEFORE_LAZY = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("data", "kwargs", "digest", "available"), BEFORE_LAZY)
 def test_default_draw_is_that_of_the_previous_implementation(minilm_tok, data_dir, data, kwargs, digest, available):
     for _ in range(2):  # the session's token-count cache: cold or warm, then surely warm

@@ -57,6 +57,7 @@ def test_python_api_doc_examples_run(minilm_path: Path, data_dir: Path, monkeypa
     assert namespace["shapes"] and namespace["shapes"][0][1][1] == 4
 
 
+@pytest.mark.slow
 def test_python_api_doc_checks_run_and_print_what_the_doc_says() -> None:
     tail = _parts()[1]
     expected = {m.group(1): m.group(2) for m in
@@ -77,6 +78,7 @@ def test_python_api_doc_checks_run_and_print_what_the_doc_says() -> None:
     assert (namespace["run_dir"] / "meta.json").is_file() and namespace["figures"]
 
 
+@pytest.mark.slow
 def test_readme_python_snippet_for_the_checks_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S) if "osa_check(" in b]
     assert len(blocks) == 1

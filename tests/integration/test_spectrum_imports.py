@@ -6,6 +6,8 @@ costs); a run that draws no figure must not pay it, summary included.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import subprocess
@@ -33,6 +35,7 @@ def _run(args: list[str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_no_plots_run_loads_no_plotting_library(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
     base = ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", "32", "--num-sentences", "4",
             "--device", "cpu", "-q"]

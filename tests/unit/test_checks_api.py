@@ -109,6 +109,7 @@ def test_result_holds_verdicts_tables_and_the_summary(sa_result: checks.CheckRes
     assert text.startswith("CheckResult('sa-check', ") and f"{len(v)} verdict rows" in text and ".summary()" in text
 
 
+@pytest.mark.slow
 def test_save_writes_the_clis_out_layout(sa_result: checks.CheckResult, tmp_path: Path) -> None:
     cli_dir, api_dir = tmp_path / "cli", tmp_path / "api"
     argv = ["sa-check"]

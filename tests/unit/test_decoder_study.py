@@ -230,6 +230,7 @@ def test_section_answers_the_four_questions_from_saved_results(tmp_path: Path) -
     assert len(summary) == 4 and all("(#a-causal-decoder-smollm2-135m)" in s for s in summary)
 
 
+@pytest.mark.slow
 def test_section_at_quick_sizes_says_the_numbers_are_too_few(tmp_path: Path) -> None:
     from attnspec.report.decoder import decoder_section, decoder_summary
 
@@ -259,6 +260,7 @@ def test_section_when_results_are_missing_or_broken(tmp_path: Path) -> None:
     assert str(tmp_path) not in md and "results/scaling-smollm2-wiki103/n64" in md  # no path of this machine
 
 
+@pytest.mark.slow
 def test_quick_report_builds_with_the_decoder_section(tmp_path: Path) -> None:
     """The report's own path (build_report) over quick-sized saved results: the section and its
     summary lines are in REPORT.md, and every figure it links exists."""
@@ -333,6 +335,7 @@ def _with_long_run(tmp_path: Path, beta: float) -> tuple[list, Path]:
     return load_experiments(folder), results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("beta", "word"), [(0.9, "overlaps"), (1.6, "misses")])
 def test_long_end_reads_a_longer_run_against_the_fitted_growth(tmp_path: Path, beta: float, word: str) -> None:
     # the synthetic spectra have k90 ∝ n^0.9 at n = 32–128; a run at n = 512 drawn with the same

@@ -26,6 +26,7 @@ def _rows(result):
     return [{k: norm(v) for k, v in asdict(r).items()} for r in result.verdicts]
 
 
+@pytest.mark.slow
 @needs_fork
 def test_parallel_and_serial_runs_give_the_same_rows_and_tables(monkeypatch):
     cfg = bat.config_from_options(SMALL)

@@ -85,6 +85,7 @@ def test_summary_of_many_rows_groups_by_claim() -> None:
     assert few.count("\n| c1") == 3 and "**violated**" in few
 
 
+@pytest.mark.slow
 def test_report_runs_reuses_and_reruns_stale(tmp_path: Path) -> None:
     exps = tmp_path / "experiments"
     _write(exps, "tiny", TINY.format(seed=0).replace("no-plots = true", ""))
