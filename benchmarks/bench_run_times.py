@@ -1,4 +1,4 @@
-"""Expected run times of `attnspec spectrum` for the common sizes, for the README.
+"""Expected run times of `attnspec spectrum` for the common sizes, for docs/performance.md.
 
     python benchmarks/bench_run_times.py            # MiniLM and a base-size encoder, n = 128 and 512
     python benchmarks/bench_run_times.py --inputs-512 4 --inputs-128 16   # quicker

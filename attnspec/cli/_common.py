@@ -1,6 +1,6 @@
 """What every command shares: one-line user errors, the stderr console, common options.
 
-The error contract of the whole CLI (README "Exit codes"): every failure is ONE line
+The error contract of the whole CLI (docs/conventions.md, "Errors and exit codes"): every failure is ONE line
 ``error: ...`` on stderr, and the exit code says which kind it was:
 
 * 0 — success;

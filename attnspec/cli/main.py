@@ -13,7 +13,7 @@ from attnspec.cli._common import OneLineErrorsGroup
 
 app = typer.Typer(
     name="attnspec",
-    cls=OneLineErrorsGroup,  # one-line `error:` for parse errors too (exit codes: _common.py, README)
+    cls=OneLineErrorsGroup,  # one-line `error:` for parse errors too (exit codes: _common.py, docs/conventions.md)
     help="Spectral analysis of self-attention, and numerical checks of the theorems about it.",
     no_args_is_help=True,
     add_completion=False,

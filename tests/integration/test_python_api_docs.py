@@ -4,7 +4,7 @@ Blocks whose first line is ``# needs the hub`` are only shown (this machine has 
 The spectrum part needs the installed MiniLM weights and ../shared/data (skips otherwise);
 the theorem-checks part (from "## The theorem checks from Python") needs neither, and its
 printed output is compared with the ``prints`` block that follows a block. The README's
-Python snippet for the checks runs too.
+Python example runs too.
 """
 
 from __future__ import annotations
@@ -79,13 +79,24 @@ def test_python_api_doc_checks_run_and_print_what_the_doc_says() -> None:
 
 
 @pytest.mark.slow
-def test_readme_python_snippet_for_the_checks_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S) if "osa_check(" in b]
-    assert len(blocks) == 1
-    code = blocks[0]  # as written
-    monkeypatch.chdir(tmp_path)  # res.save("results/osa") writes relative to the working directory
+def test_readme_python_example_runs(minilm_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                    tmp_path: Path) -> None:
+    """The README's Python example, as written, from a working directory laid out as it assumes
+    (the shared data at ../shared/data): a spectrum run saved, and a check's verdicts."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) == 1 and "attnspec.spectrum(" in blocks[0] and "osa_check(" in blocks[0]
+    cwd = tmp_path / "repo"
+    cwd.mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(data_dir.resolve(), target_is_directory=True)
+    monkeypatch.chdir(cwd)  # res.save("results/...") writes relative to the working directory
     namespace: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(code + "\nres.plot(); res.save('results/osa')\n", str(README), "exec"), namespace)  # noqa: S102
-    assert (tmp_path / "results" / "osa" / "verdicts.parquet").is_file()
-    plt.close("all")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            exec(compile(blocks[0], str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    finally:
+        plt.close("all")
+    assert (cwd / "results" / "minilm-py" / "meta.json").is_file()
+    assert namespace["res"].meta["inputs_done"] == 8
+    chk = namespace["chk"]
+    assert chk.command == "osa-check" and len(out.getvalue().splitlines()) >= chk.verdicts["claim"].nunique()
