@@ -62,3 +62,11 @@ def test_ci_runs_the_readme_test_command() -> None:
     test_commands = [line for line in _setup_block()[1:] if "pytest" in line]
     assert test_commands == ["python -m pytest -q"]
     assert test_commands[0] in _ci_lines(), ".ci/run does not run the README's test command as written"
+
+
+def test_ci_runs_the_slow_tests_the_default_run_leaves_out() -> None:
+    import tomllib
+
+    addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "-m 'not slow'" in addopts  # the README's command deselects them ...
+    assert "python -m pytest -q -m slow" in _ci_lines()  # ... and CI runs them as a second step
