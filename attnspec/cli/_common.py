@@ -37,6 +37,10 @@ from attnspec.errors import AttnspecError
 # styled text is built with rich.text.Text.
 out_console = Console(markup=False)
 err_console = Console(stderr=True, markup=False)
+# rich fixes a console's width from COLUMNS when the console is made; these two live as long
+# as the process (a notebook, a test session running many commands), so their width follows
+# COLUMNS and the terminal at each print instead.
+out_console.width = err_console.width = None  # type: ignore[assignment]
 
 
 @contextmanager

@@ -22,3 +22,19 @@ def test_verdict_table_keeps_brackets_on_a_console_without_markup(capsys):
     print_verdict_table([row], console=Console(markup=False, width=200))
     text = capsys.readouterr().out
     assert "[gaussian]" in text and "CI [0.1, 0.2] <= 0.5" in text and "\\[" not in text
+
+
+def test_console_width_follows_columns_at_each_print(monkeypatch):
+    import importlib
+
+    import attnspec.cli._common as common
+
+    monkeypatch.setenv("COLUMNS", "57")  # the consoles are made while COLUMNS says 57 ...
+    fresh = importlib.reload(common)
+    try:
+        assert fresh.out_console.width == 57
+        monkeypatch.setenv("COLUMNS", "143")  # ... and a later command runs at 143
+        assert fresh.out_console.width == 143 and fresh.err_console.width == 143
+    finally:
+        monkeypatch.delenv("COLUMNS")
+        importlib.reload(common)
