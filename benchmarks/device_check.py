@@ -175,11 +175,13 @@ def exactness(device, tiny: bool, work: Path) -> dict:
     return out
 
 
-def throughput(device, tiny: bool, work: Path, budget: Budget, max_inputs: int) -> dict:
+def throughput(device, tiny: bool, work: Path, budget: Budget, max_inputs: int,
+               methods: tuple[str, ...] = ("svd", "gram")) -> dict:
     """End-to-end spectrum jobs at n = 512 for the RoBERTa-base and -large shapes.
 
-    Per shape: ``svd`` and ``gram`` at the default batch size, then the faster of the two at
-    batch 32. Each timed run gets an equal share of the budget left: the number of inputs is
+    Per shape: each of ``methods`` (default ``svd`` and ``gram`` on the device; ``lapack`` keeps
+    the model on the device and factorises on the CPU) at the default batch size, then the
+    fastest at batch 32. Each timed run gets an equal share of the budget left: the number of inputs is
     chosen from a warm-up run's time per input (at least one batch, at most ``max_inputs``).
     """
     from attnspec.spectra.config import DEFAULT_BATCH_SIZE
@@ -191,15 +193,15 @@ def throughput(device, tiny: bool, work: Path, budget: Budget, max_inputs: int) 
     out = {"n": n, "default_batch_size": default_batch,
            "how": "wall time of attnspec.spectrum(...) over the inputs timed, after a warm-up; 10,000 inputs "
                   "extrapolated linearly"}
-    runs_left = 6
+    runs_left = 2 * (len(methods) + 1)
     for name, shape in (("roberta_base_shape", ROBERTA_BASE), ("roberta_large_shape", ROBERTA_LARGE)):
         model = _roberta(TINY if tiny else shape, len(tok), n, device)
         row = {"layers_x_heads": f"{model.config.num_hidden_layers} x {model.config.num_attention_heads}"}
         per_input = _spectrum_seconds(model, tok, texts[:default_batch], n, default_batch, device) / default_batch
-        plan = [("svd", default_batch), ("gram", default_batch), (None, 32)]
+        plan = [*((m, default_batch) for m in methods), (None, 32)]
         for method, batch in plan:
             if method is None:  # the faster method of the two at the larger batch
-                timed = {m: row[f"{m}_batch_{default_batch}"] for m in ("svd", "gram")}
+                timed = {m: row[f"{m}_batch_{default_batch}"] for m in methods}
                 timed = {m: r for m, r in timed.items() if "s_per_input" in r}
                 if not timed:
                     break
@@ -291,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inputs", type=int, default=128, help="most inputs timed per throughput run (default 128)")
     ap.add_argument("--long-layers", type=int, default=2, help="SmolLM2-shaped layers built for long context")
     ap.add_argument("--long-n", default="4096,8192", help="long-context lengths (default 4096,8192)")
+    ap.add_argument("--sections", default="exactness,throughput,long_context,tests",
+                    help="which sections to run, comma-separated (default: all four)")
+    ap.add_argument("--methods", default="svd,gram",
+                    help="engine methods timed in the throughput section (default svd,gram; lapack: CPU)")
     args = ap.parse_args(argv)
     import torch
 
@@ -310,9 +316,17 @@ def main(argv: list[str] | None = None) -> int:
                     "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "environment": environment(device)}
     lengths = [64, 128] if args.dry_run else [int(x) for x in args.long_n.split(",")]
     sections = (("exactness", lambda: exactness(device, args.dry_run, work)),
-                ("throughput", lambda: throughput(device, args.dry_run, work, budget, 32 if args.dry_run else args.inputs)),
+                ("throughput", lambda: throughput(device, args.dry_run, work, budget, 32 if args.dry_run else args.inputs,
+                                                  tuple(args.methods.split(",")))),
                 ("long_context", lambda: long_context(device, args.dry_run, work, budget, args.long_layers, lengths)),
                 ("tests", lambda: cuda_tests(args.dry_run)))
+    wanted = args.sections.split(",")
+    unknown = sorted(set(wanted) - {name for name, _ in sections})
+    if unknown:
+        print(f"device_check: --sections got {', '.join(unknown)}; allowed: "
+              f"{', '.join(name for name, _ in sections)}", file=sys.stderr)
+        return 2
+    sections = tuple((name, run) for name, run in sections if name in wanted)
     for name, run in sections:
         t0 = time.perf_counter()
         print(f"[{name}] ...", flush=True)
