@@ -108,7 +108,7 @@ class Config:
         if too_big:
             raise InputError(f"sweep-k values must be <= the largest sweep-L ({max(self.grid_L)}): every k needs "
                              f"a configuration with k <= L, got sweep-k {','.join(map(str, too_big))}")
-        # resources last: memory, time and the dimensions searched (issue 25)
+        # resources last: memory, time and the dimensions searched
         from attnspec.theory.expressivity.resources import check_resources
 
         check_resources(self)

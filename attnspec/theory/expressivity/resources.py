@@ -1,9 +1,9 @@
 """What one ``sa-check`` run will cost, estimated from its parameters before any work.
 
-``--L 1000000000000`` or ``--trials 1000000000000`` used to reach numpy's allocator
-(MemoryError after the imports); :func:`check_resources` refuses such a request in one line
-naming the option, its value, the estimate and the limit (issue 25). The estimates are
-upper-end models of the code, not measurements:
+A request such as ``--L 1000000000000`` or ``--trials 1000000000000`` would otherwise reach
+numpy's allocator (MemoryError after the imports); :func:`check_resources` refuses it in one
+line naming the option, its value, the estimate and the limit. The estimates are upper-end
+models of the code, not measurements:
 
 * memory: the dense L×L arrays of the largest L the run touches (A, B, masks, the
   d → ∞ draws: about :data:`BYTES_PER_ENTRY` bytes per entry), one batch of the exact
@@ -19,12 +19,33 @@ upper-end models of the code, not measurements:
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from attnspec.errors import InputError
 
-if TYPE_CHECKING:
-    from attnspec.theory.expressivity.config import Config
+
+class RunSize(Protocol):
+    """The parameters of an ``sa-check`` run that its cost depends on; a
+    :class:`attnspec.theory.expressivity.config.Config` provides them (this module does not
+    import it: the config calls :func:`check_resources` while it validates itself)."""
+
+    L: int
+    k: int
+    eps: float
+    delta: float
+    m: float
+    M: float
+    beta: float
+    trials: int
+    scaling_L: int
+    d: int | None
+    sweep_trials: int
+
+    @property
+    def grid_L(self) -> list[int]: ...
+
+    @property
+    def grid_k(self) -> list[int]: ...
 
 BYTES_PER_ENTRY = 96
 BATCH_BYTES = 200 * 2**20
@@ -50,13 +71,13 @@ def _available_memory() -> int | None:
     return available_memory_bytes()
 
 
-def _largest_L(cfg: Config) -> tuple[str, int]:
+def _largest_L(cfg: RunSize) -> tuple[str, int]:
     """The option that sets the largest L of the run, and that L."""
     sweep_max = max(cfg.grid_L)
     return ("--L", cfg.L) if cfg.L >= sweep_max else ("--sweep-L", sweep_max)
 
 
-def memory_parts(cfg: Config) -> dict[str, float]:
+def memory_parts(cfg: RunSize) -> dict[str, float]:
     """Bytes the run holds at its peak, per option that drives them (upper-end model,
     module docstring): the largest L, ``--trials`` and ``--sweep-trials``."""
     opt, L = _largest_L(cfg)
@@ -66,12 +87,12 @@ def memory_parts(cfg: Config) -> dict[str, float]:
             f"--sweep-trials {cfg.sweep_trials}": float(BYTES_PER_TRIAL) * configs * cfg.sweep_trials}
 
 
-def memory_estimate(cfg: Config) -> float:
+def memory_estimate(cfg: RunSize) -> float:
     """Bytes the run holds at its peak (the sum of :func:`memory_parts`)."""
     return float(sum(memory_parts(cfg).values()))
 
 
-def seconds_estimate(cfg: Config) -> float:
+def seconds_estimate(cfg: RunSize) -> float:
     """Seconds of computation at :data:`FLOPS` (upper-end model, module docstring)."""
     from attnspec.theory.expressivity.params import EXACT_TRIALS
 
@@ -96,13 +117,13 @@ def seconds_estimate(cfg: Config) -> float:
     return flops / FLOPS
 
 
-def check_resources(cfg: Config) -> None:
+def check_resources(cfg: RunSize) -> None:
     """Refuse (:class:`InputError`) a run whose memory, time or dimension estimate exceeds
     the limit, naming the option, its value, the estimate and the limit.
 
     Parameters
     ----------
-    cfg : Config (its ranges already checked)
+    cfg : RunSize (a Config whose ranges are already checked)
     """
     # dimensions: the notes' d_JL = 8 ln(4L²/β) k max|B|²/δ² is the largest d searched
     bmax = max(abs(math.log(cfg.M) - math.log(cfg.eps)), abs(math.log(cfg.m) - math.log(cfg.eps)))
