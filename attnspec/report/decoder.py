@@ -1,6 +1,6 @@
 """The report's section "A causal decoder", and its lines in the summary, from saved results only.
 
-Four questions of issue 24, each answered with 95% intervals over inputs by
+Four questions about a causal decoder, each answered with 95% intervals over inputs by
 :mod:`attnspec.spectra.decoder_study` and read in sentences generated from the numbers:
 
 1. Is a causal LM's attention low rank in Linformer's sense? (c at n/4, k90/n)
@@ -235,7 +235,7 @@ def decoder_section(experiments: Sequence[Any], results: Path, figures: Path, *,
         return [f"## {HEADING}", "", f"_Not available: no results of {', '.join(f'`{w}`' for w in wanted)} "
                 "(run `attnspec report`)._", ""]
     md = [f"## {heading(study)}", "",
-          "Issue 24's four questions (and the long end), asked of a causal language model's lower-triangular P beside the encoder's P "
+          "Four questions (and the long end), asked of a causal language model's lower-triangular P beside the encoder's P "
           "on the same corpora: intervals are 95% over inputs (documents); quantities kept per input (k90, ranks, "
           "effective rank) have exact t-intervals, the others (c at n/4, row entropy, stable rank, σ₂/σ₁, numerical "
           "rank) intervals from an upper bound of the standard error (at least the nominal coverage; "

@@ -1,6 +1,6 @@
 """The decoder study: a causal language model's P beside an encoder's, with intervals over inputs.
 
-Issue 24 asks four questions of a causal decoder (SmolLM2-135M) against the encoder the
+Four questions are asked of a causal decoder (SmolLM2-135M) against the encoder the
 study already has (all-MiniLM-L6-v2), each answered from saved spectrum results only:
 
 1. Is its attention low rank in Linformer's sense?  :func:`run_statistics` — c at the reading

@@ -100,7 +100,7 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
 
 
 #: The phases of :func:`run` in order, by the first words of their progress messages, with
-#: their share of the default run's CPU time (measured: issue 21); the ETA reads them.
+#: their share of the default run's CPU time (measured on the default run); the ETA reads them.
 PHASES: tuple[tuple[str, float], ...] = (
     ("asymptotic law", 0.09), ("exact", 0.25), ("orthogonal projections", 0.05), ("error measures", 0.01),
     ("scaling", 0.15), ("held-out", 0.01), ("hypotheses", 0.11), ("sweep", 0.26), ("error-map", 0.06),
@@ -109,7 +109,7 @@ PHASES: tuple[tuple[str, float], ...] = (
 
 #: The same with ``jobs = 2``: the scaling sweeps, the row-only hypotheses and the sweep run
 #: in the second process; the main one draws the error map before it waits for the sweep
-#: (shares of the main process's time after the fork, measured: issue 21).
+#: (shares of the main process's time after the fork, measured on the default run).
 PHASES_PARALLEL: tuple[tuple[str, float], ...] = (
     ("scaling sweeps", 0.0), ("asymptotic law", 0.21), ("exact", 0.56), ("orthogonal projections", 0.01),
     ("error measures", 0.02), ("held-out", 0.01), ("hypotheses", 0.08), ("error-map", 0.1), ("sweep", 0.01),

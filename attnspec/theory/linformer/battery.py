@@ -57,7 +57,7 @@ MAX_SIMULATED_K = 20_000
 #: draws of Gaussian V for the ‖V‖₂ <= ε‖V‖_F fraction, and of R per rank for the quantifier
 TOLERANCE_DRAWS = 200
 QUANTIFIER_DRAWS = 2
-#: input limits, checked before any work (issue 25): values of k, trials, n with dense n×n
+#: input limits, checked before any work: values of k, trials, n with dense n×n
 #: attention (Theorem 1, eq. 4), n otherwise, d, and the memory any one part may need
 MAX_K_VALUES = 1_000
 MAX_TRIALS = 10_000_000
