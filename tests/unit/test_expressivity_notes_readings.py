@@ -1,4 +1,4 @@
-"""Issue #12 checks of sa-check (Likhosherstov et al.): the orthogonal JL variant as the
+"""sa-check against the notes (Likhosherstov et al.): the orthogonal JL variant as the
 notes write it (R^ort = Q, no √(L/d)) and the theorem's hypotheses in the notes' and the
 paper's readings. Each with a known answer."""
 

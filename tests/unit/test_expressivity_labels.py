@@ -1,4 +1,4 @@
-"""Issue 21 (sa-check): labels that say exactly what was shown, the exact bounds they rest
+"""sa-check labels that say exactly what was shown, the exact bounds they rest
 on, the construction identity as a claim, the grid sampler and its d*, the resource checks."""
 
 from __future__ import annotations
@@ -92,9 +92,9 @@ def test_eps_jl_paper_is_k_max_B() -> None:
 # --- the labels -----------------------------------------------------------------------------
 
 def test_zero_failures_at_d_jl_are_judged_against_the_exact_bound() -> None:
-    """Issue 21: 0/200 failures at d_JL used to read "holds" against 0.1 while the true failure
-    probability is ~1e-23 (then "measured, looseness unresolved"). With the union of exact
-    per-pair bounds passed as ``exact`` both rows are loose, at the paper's parameters."""
+    """0/200 failures at d_JL cannot tell "holds" from "loose" against a claimed 0.1 when the
+    true failure probability is ~1e-23. With the union of exact per-pair bounds passed as
+    ``exact`` both rows are loose, at the paper's parameters."""
     A = sparse_target(512, 8, m=0.1, M=1.0, seed=0)
     B = log_targets(A, 0.01)
     eps = bounds.eps_jl_paper(B, 0.1)
@@ -215,7 +215,7 @@ def test_exact_curve_equals_pointwise() -> None:
         assert np.array_equal(bounds.exact_jl_deviation_curve(64, ds, 0.25, proj, scaled=sc), pw)
 
 
-# --- resources (issue 25) ---------------------------------------------------------------------
+# --- resources --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(
     "options, words",
