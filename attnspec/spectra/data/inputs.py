@@ -55,89 +55,6 @@ class Inputs:
                 f"seed={m.get('seed')})")
 
 
-
-
-# --------------------------------------------------------------------------- reading
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# --------------------------------------------------------------------------- resolving
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# --------------------------------------------------------------------------- tokenising
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def length_summary(lengths: Sequence[int], seq_len: int) -> dict[str, float | int]:
     """Real token lengths of the inputs (special tokens included): ``min``, ``median``,
     ``max`` and ``full`` (how many have all ``seq_len`` tokens). Curves of an input shorter
@@ -156,10 +73,6 @@ def inputs_digest(input_ids: Sequence[Sequence[int]]) -> str:
         digest.update(np.asarray(ids, dtype=np.int64).tobytes())
         digest.update(b"\xff" * 8)  # separator: no id is -1
     return digest.hexdigest()
-
-
-
-
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
