@@ -95,10 +95,17 @@ class ClaimVerdict:
 # --------------------------------------------------------------------------- the why
 
 
+#: Row fields that describe a measurement rather than set the instance: never quoted as "at ...".
+#: The parameters quoted first, in this order (then the rest by name).
+WHERE_FIRST = ("k", "n", "d", "L", "N", "eps", "delta")
+NOT_WHERE = frozenset({"tightest", "typical", "label_on", "pw_ratio", "c_min", "c_median", "c_max"})
+
+
 def _where(row: Any, names: Sequence[str], most: int = 1) -> str:
-    """The row's varying parameters (k first, at most ``most``), e.g. ``k = 4095, w = random``."""
+    """The row's varying parameters (k first, at most ``most``), e.g. ``k = 4095``."""
     params = getattr(row, "params", None) or {}
-    order = sorted((n for n in names if n in params and params[n] is not None), key=lambda n: n != "k")
+    order = sorted((n for n in names if n in params and params[n] is not None and n not in NOT_WHERE),
+                   key=lambda n: (WHERE_FIRST.index(n) if n in WHERE_FIRST else len(WHERE_FIRST), n))
     return ", ".join(f"{n} = {_fmt_value(params[n])}" for n in order[:most])
 
 
@@ -116,6 +123,8 @@ _CLAUSES: tuple[tuple[str, str], ...] = (
     (rf"loose by a factor ({_NUM}) \(bound ({_NUM}) vs worst observed ({_NUM})\)",
      r"bound \2 is \1× the worst observed \3"),
     (rf"observed ({_NUM}) > bound ({_NUM})", r"observed \1 > bound \2"),
+    (rf"loose by an unbounded factor \(reference is 0\) \((bound|claimed) ({_NUM}) vs ([^()]*?) ({_NUM})\)",
+     r"\1 \2 vs \3 \4: unboundedly loose"),
     (rf"worst residual ({_NUM}) ([<>]=?) tolerance ({_NUM})", r"worst residual \1 \2 tolerance \3"),
     (rf"worst observed ({_NUM}) <= bound ({_NUM})", r"worst observed \1 <= bound \2"),
     (rf"exact failure probability ({_NUM}) <= claimed ({_NUM})", r"exact failure probability \1 <= claimed \2"),
@@ -169,15 +178,22 @@ def _says_nothing(row: Any) -> str:
                                               if k is not None and n is not None and k > n else "")
     if k is not None and n is not None and k >= n:
         return f"its k = {_fmt_value(k)} ≥ n = {_fmt_value(n)}"
-    if bound is not None and bound >= 1:
-        return f"its bound {bound:.3g} ≥ 1"
+    # else the evidence's first clause, when it is a short comparison ("d* = 342224 >= L = 512")
+    first = str(getattr(row, "evidence", "") or "").split(":")[0].split(";")[0].strip()
+    if len(first) <= 48 and any(op in first for op in (">=", "<=", ">", "<")):
+        return first.replace(">=", "≥").replace("<=", "≤")
     return "it says nothing here"
 
 
 def _varying(rows: Sequence[Any]) -> list[str]:
-    from attnspec.verdict_summary import _varying as varying
-
-    return varying(rows)
+    """The parameter names whose values differ between ``rows``, in order of first
+    appearance; a missing value (None) is no value, so rows and their flattened table agree."""
+    values: dict[str, set[str]] = {}
+    for r in rows:
+        for k, v in (getattr(r, "params", None) or {}).items():
+            if v is not None and not (isinstance(v, float) and math.isnan(v)):
+                values.setdefault(k, set()).add(_fmt_value(v))
+    return [k for k, vals in values.items() if len(vals) > 1]
 
 
 def _row_text(row: Any, names: Sequence[str], pool: Sequence[Any]) -> str:
@@ -363,6 +379,3 @@ def count_line(rows_or_frame: Any) -> str:
     rows = as_rows(rows_or_frame)
     return f"{len({r.claim for r in rows})} claims, {len(rows)} verdict rows"
 
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and math.isfinite(v)
