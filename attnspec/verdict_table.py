@@ -147,6 +147,10 @@ def _numbers(row: Any) -> str:
     (:data:`_CLAUSES`), shortened; else its estimate."""
     import re
 
+    if hidden_failure(row) and getattr(row, "trials", None) and _num(row.estimate) is not None:
+        # a probability row by definition: its counts against its stated bound
+        est, bound = _num(row.estimate), _num(row.bound)
+        return f"{round(est * int(row.trials))}/{int(row.trials)} fail, claimed ≤ {bound:.4g}"
     evidence = str(getattr(row, "evidence", "") or "")
     for pattern, short in _CLAUSES:
         m = re.search(pattern, evidence)
@@ -238,7 +242,8 @@ def claim_verdict(cs: ClaimSummary) -> ClaimVerdict:
         else:
             change = _change(deciding)
             verdict = change or found
-        parts.append(_row_text(worst, names, deciding + hidden))
+        pool = deciding + hidden if deciding else [r for r in main if r.verdict == "vacuous"]
+        parts.append(_row_text(worst, names, pool))
     else:
         t = telling_row(main)
         verdict = t.verdict
