@@ -176,7 +176,7 @@ def _reading_words(row: Any) -> str:
 def _says_nothing(row: Any) -> str:
     """Why a vacuous or hypothesis-unmet row says nothing, in a few words."""
     params = getattr(row, "params", None) or {}
-    k, n, bound = _num(params.get("k")), _num(params.get("n")), _num(getattr(row, "bound", None))
+    k, n = _num(params.get("k")), _num(params.get("n"))
     if row.verdict == "hypothesis-unmet":
         return "its hypothesis is not met" + (f" (k = {_fmt_value(k)} > n = {_fmt_value(n)})"
                                               if k is not None and n is not None and k > n else "")

@@ -60,7 +60,7 @@ class VerdictRow:
     ``claim`` is a registered claim id (:mod:`attnspec.claims`), ``reading`` one of its
     readings; ``params`` holds the instance's parameters (n, k, eps, ...), flattened into
     columns when rows become a table or JSON. ``at_paper_params`` marks the rows at the
-    paper's own parameters.
+    claim's own setting (below).
     """
 
     claim: str
@@ -75,8 +75,10 @@ class VerdictRow:
     seed: int | None = None
     evidence: str = ""
     reading: str = "as-stated"
-    #: True on the rows whose parameters are the paper's own (e.g. Theorem 1's k at its
-    #: n and eps); the verdict-first summary states the verdict there first.
+    #: True on the rows at the claim's own setting: a theorem's own k (at the run's n and
+    #: eps), or settings the paper fixes (its bases, its sizes). Summaries call them "at the
+    #: paper's parameters" only where the registry says the paper fixes them
+    #: (:attr:`attnspec.claims.Claim.paper_params`), else "at attnspec's default".
     at_paper_params: bool = False
 
     def __post_init__(self) -> None:

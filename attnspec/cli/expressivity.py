@@ -103,7 +103,7 @@ def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
     shown = {"L": "L", "k": "k", "eps": "ε", "delta": "δ"}
     whose = ("attnspec's defaults" if all(defaults[k].default == cfg[k] for k in shown) else "attnspec's defaults are "
              + ", ".join(f"{v} = {defaults[k].default:g}" for k, v in shown.items()))
-    return (f"sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
+    return ("sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
             f"the notes fix none, only the construction and its formula for d). {count_line(result.verdicts)}, "
             f"{wall:.1f} s.")
 

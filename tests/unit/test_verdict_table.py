@@ -16,7 +16,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnspec.verdict_summary import agreeing, hidden_failure, summarize, summary_lines, telling_row
+from attnspec.verdict_summary import (
+    agreeing,
+    hidden_failure,
+    summarize,
+    summary_lines,
+    telling_row,
+)
 from attnspec.verdict_table import claim_verdicts, markdown, summary_frame, table_lines
 from attnspec.verdicts import VerdictRow, classify_probability, detectable_rate
 
@@ -199,7 +205,7 @@ def test_the_summary_takes_each_theorem_from_the_main_experiment() -> None:
     exps = [e for e in load_experiments(REPO / "experiments") if e.paper == "linformer"]
     names = [e.name for e in exps]
     assert names.index("jl-check-real") < names.index("jl-check")  # the order that misled the summary
-    assert [e.name for e in main_first(exps)][0] == "jl-check"
+    assert next(e.name for e in main_first(exps)) == "jl-check"
     if not (RESULTS / "jl-check" / "verdicts.json").is_file():
         pytest.skip("no committed jl-check run")
     lines = theory_summary(exps, RESULTS, papers={"linformer": "Wang et al., *Linformer*"}, quick=False,
