@@ -176,17 +176,33 @@ def screen_notes(result) -> list[str]:  # noqa: ANN001 - BatteryResult
     n, eps = cfg["n"], cfg["eps"]
     sweep = result.meta.get("sweep_k") or []
     notes = []
-    over = [name for name, key in (("Theorem 1", "linformer_k"), ("Theorem 2", "theorem2_k_main"))
-            if key in dims and dims[key] >= n]
+    run = cfg.get("claims") or []
+    over = [name for name, key, group in (("Theorem 1", "linformer_k", "thm1"), ("Theorem 2", "theorem2_k_main", "thm2"))
+            if key in dims and dims[key] >= n and group in run]
     if over and sweep:
         notes.append(f"{' and '.join(over)}: k ≥ n = {n}, vacuous as stated; {len(sweep)} k below n swept, "
                      f"{min(sweep)}–{max(sweep)}.")
     if "theorem1_union_bound_min_k" in dims and "appendix_a_k" in dims:
-        k18 = int(dims["appendix_a_k"])
+        k18, kmin = int(dims["appendix_a_k"]), int(dims["theorem1_union_bound_min_k"])
         at18 = 2 * n * math.exp(-(eps ** 2 - eps ** 3) * k18 / 4)
-        notes.append(f"Theorem 1's union bound 2n e^(−(ε²−ε³)k/4) < 1 only for k ≥ "
-                     f"{int(dims['theorem1_union_bound_min_k'])}; {at18:.4g} at eq. 18's k = {k18}.")
+        undecided = f" > n: {undecidable(result.verdicts, n)}" if kmin >= n else ""
+        notes.append(f"Theorem 1's union bound 2n e^(−(ε²−ε³)k/4) < 1 only for k ≥ {kmin}{undecided}; {at18:.4g} "
+                     f"at eq. 18's k = {k18}.")
     return notes
+
+
+def undecidable(rows, n: int) -> str:  # noqa: ANN001 - VerdictRow list
+    """Why no row below n can decide Theorem 1 (its union bound is >= 1 at every k < n), and
+    what was measured just below n all the same: the worst failure rate of the relative
+    reading at k = n − 1."""
+    below = [r for r in rows if r.claim == "linformer.thm1.eq3" and r.reading == "relative"
+             and r.params.get("k") == n - 1 and r.trials]
+    text = "no k below n can decide Theorem 1"
+    if below:
+        worst = max(below, key=lambda r: r.estimate or 0.0)
+        fails = round((worst.estimate or 0.0) * worst.trials)
+        text += f", yet at k = {n - 1} the relative error exceeds ε in {fails}/{worst.trials} trials (worst row)"
+    return text
 
 
 def screen_footer(result) -> list[str]:  # noqa: ANN001 - BatteryResult

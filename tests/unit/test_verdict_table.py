@@ -216,3 +216,14 @@ def test_the_summary_takes_each_theorem_from_the_main_experiment() -> None:
 
     assert f"(#{anchor(main.heading(False))})" in thm1  # linked to, and taken from, the n = 4096 run
     assert "relative-clipped" in thm1  # a reading only the main run has
+
+
+def test_where_no_k_below_n_can_decide_theorem1_the_note_says_so_with_the_rate_at_n_minus_1() -> None:
+    from attnspec.cli.jl import undecidable
+
+    rows = [VerdictRow("linformer.thm1.eq3", "vacuous", {"n": 512, "k": 511, "w": w}, bound=2.5, estimate=e,
+                       trials=500, reading="relative") for w, e in (("value", 0.2), ("random", 1.0))]
+    text = undecidable(rows, 512)
+    assert text.startswith("no k below n can decide Theorem 1")
+    assert "at k = 511 the relative error exceeds ε in 500/500 trials (worst row)" in text
+    assert undecidable([], 512) == "no k below n can decide Theorem 1"
