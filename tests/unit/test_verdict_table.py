@@ -204,7 +204,7 @@ def test_the_summary_takes_each_theorem_from_the_main_experiment() -> None:
 
     exps = [e for e in load_experiments(REPO / "experiments") if e.paper == "linformer"]
     names = [e.name for e in exps]
-    assert names.index("jl-check-real") < names.index("jl-check")  # the order that misled the summary
+    assert names.index("jl-check-real") < names.index("jl-check")  # in file order the real-attention run comes first
     assert next(e.name for e in main_first(exps)) == "jl-check"
     if not (RESULTS / "jl-check" / "verdicts.json").is_file():
         pytest.skip("no committed jl-check run")
