@@ -17,7 +17,7 @@ Example
 -------
 >>> import attnspec
 >>> res = attnspec.osa_check(trials=2, timing=False, progress=False)   # doctest: +SKIP
->>> print("\\n".join(res.summary()))                                    # doctest: +SKIP
+>>> res.summary()                                                      # doctest: +SKIP
 >>> res.verdicts.query("verdict == 'violated'")                         # doctest: +SKIP
 >>> res.save("results/osa")                                             # doctest: +SKIP
 """
@@ -54,9 +54,10 @@ class CheckResult:
     command : str
         ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
     verdicts : pandas.DataFrame
-        One row per verdict row: ``claim, reading, verdict, parameters`` (a dict: the
-        instance's parameters), ``evidence``, then ``bound, exact, estimate, ci_low,
-        ci_high, trials, seed, at_paper_params``.
+        One row per verdict row: ``claim, reading, verdict``, then one column per parameter
+        the rows vary (``n, k, eps, d, L, family, ...``; missing where a row has no such
+        parameter), then ``evidence, bound, exact, estimate, ci_low, ci_high, trials, seed,
+        at_paper_params``. ``v[v.k == 4095]`` selects rows by a parameter.
     tables : dict of str to pandas.DataFrame
         The battery's tidy tables by file stem (``"jl"`` is ``jl.parquet`` under ``--out``).
     meta : dict
@@ -95,9 +96,16 @@ class CheckResult:
             self._verdicts = verdict_table(self.rows)
         return self._verdicts
 
-    def summary(self, width: int | None = None) -> list[str]:
-        """The verdict-first lines the CLI prints by default: one per claim
-        (:func:`attnspec.verdict_summary.summary_lines`; ``width`` wraps them)."""
+    def summary(self) -> pd.DataFrame:
+        """The table the CLI prints by default, one row per claim: ``claim_id, claim, verdict,
+        why, rows`` (:func:`attnspec.verdict_table.summary_frame`; a notebook shows it as HTML)."""
+        from attnspec.verdict_table import summary_frame
+
+        return summary_frame(self.rows)
+
+    def sentences(self, width: int | None = None) -> list[str]:
+        """One sentence per claim, verdict first, with its evidence (what the report's sections
+        say; :func:`attnspec.verdict_summary.summary_lines`, ``width`` wraps them)."""
         from attnspec.verdict_summary import summary_lines
 
         return summary_lines(self.rows, width=width)
@@ -161,17 +169,30 @@ class CheckResult:
                 f"{counts or 'none'}; {shown}{more}{where}) — .summary(), .verdicts, .tables, .plot(), .save(dir)")
 
 
+#: The verdict table's columns after the parameters.
+ROW_COLUMNS = ("evidence", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "at_paper_params")
+
+
 def verdict_table(rows: Sequence[Any]) -> pd.DataFrame:
-    """Verdict rows as a DataFrame: claim, reading, verdict, parameters (dict), evidence, numbers."""
+    """Verdict rows as a DataFrame: claim, reading, verdict, one column per parameter (in
+    order of first appearance; a parameter named like a row field gets the prefix
+    ``param_``), then evidence and the numbers."""
     import pandas as pd
 
-    cols = ["claim", "reading", "verdict", "parameters", "evidence", "bound", "exact", "estimate", "ci_low",
-            "ci_high", "trials", "seed", "at_paper_params"]
-    records = [{"claim": r.claim, "reading": r.reading, "verdict": r.verdict, "parameters": dict(r.params),
-                "evidence": r.evidence, "bound": r.bound, "exact": r.exact, "estimate": r.estimate,
-                "ci_low": r.ci_low, "ci_high": r.ci_high, "trials": r.trials, "seed": r.seed,
-                "at_paper_params": bool(getattr(r, "at_paper_params", False))} for r in rows]
-    return pd.DataFrame.from_records(records, columns=cols)
+    fixed = {"claim", "reading", "verdict", *ROW_COLUMNS}
+    names: dict[str, None] = {}
+    for r in rows:
+        for k in r.params:
+            names.setdefault(f"param_{k}" if k in fixed else k, None)
+    records = []
+    for r in rows:
+        rec: dict[str, Any] = {"claim": r.claim, "reading": r.reading, "verdict": r.verdict}
+        rec.update({(f"param_{k}" if k in fixed else k): v for k, v in r.params.items()})
+        rec.update({"evidence": r.evidence, "bound": r.bound, "exact": r.exact, "estimate": r.estimate,
+                    "ci_low": r.ci_low, "ci_high": r.ci_high, "trials": r.trials, "seed": r.seed,
+                    "at_paper_params": bool(getattr(r, "at_paper_params", False))})
+        records.append(rec)
+    return pd.DataFrame.from_records(records, columns=["claim", "reading", "verdict", *names, *ROW_COLUMNS])
 
 
 def _path_arg(name: str, value: Any) -> str | Path:

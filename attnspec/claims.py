@@ -83,6 +83,13 @@ class Claim:
         The readings under which it is checked (at least one).
     command : str
         The attnspec command whose output carries its rows, e.g. ``"jl-check"``.
+    notes : str, optional
+        The module that checks it.
+    paper_params : str, optional
+        The parameters the paper itself fixes for this claim, in words (e.g. ``"QR or cubic
+        Newton–Schulz with K = 6 (Sec. 5)"``). Empty when the paper fixes none: the rows a
+        check marks ``at_paper_params`` are then the claim's own setting (a theorem's k) at
+        attnspec's default parameters, and are called so.
     """
 
     id: str
@@ -91,6 +98,7 @@ class Claim:
     readings: tuple[Reading, ...]
     command: str
     notes: str = field(default="")
+    paper_params: str = field(default="")
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
@@ -123,6 +131,12 @@ class Claim:
             return f"{head} ({eq} {a}{'–' + b if b else ''}){rest}"
         return first
 
+    @property
+    def label(self) -> str:
+        """The name a one-screen table shows: a short name registered with
+        :func:`register_short_names`, else :attr:`name`."""
+        return _SHORT.get(self.id, self.name)
+
     def reading(self, name: str) -> Reading:
         """The reading called ``name``; ValueError naming the allowed ones otherwise."""
         for r in self.readings:
@@ -132,6 +146,13 @@ class Claim:
 
 
 _REGISTRY: dict[str, Claim] = {}
+#: claim id -> a short name for one-screen tables (:attr:`Claim.label`), where :attr:`Claim.name` is long
+_SHORT: dict[str, str] = {}
+
+
+def register_short_names(names: dict[str, str]) -> None:
+    """Short names for claims whose :attr:`Claim.name` does not fit a table column."""
+    _SHORT.update(names)
 
 
 def register(*claims: Claim) -> None:

@@ -6,9 +6,12 @@ and the report opens each section with them. They are built from the row fields 
 evidence, at_paper_params``), so any battery's rows, today's or tomorrow's, summarise the
 same way. A line says, in this order:
 
-1. **The verdict at the paper's own parameters**: the rows marked ``at_paper_params``
-   (per reading, the most telling one). When no row is marked, nothing is claimed about
-   "the paper's parameters"; each reading then leads with its most telling row (below).
+1. **The verdict at the claim's own setting**: the rows marked ``at_paper_params`` (per
+   reading, the most telling one, and how many of the marked rows agree with it). They are
+   called "at the paper's parameters" only where the paper fixes them
+   (:attr:`attnspec.claims.Claim.paper_params`), else "at attnspec's default" (a theorem's
+   own k at attnspec's n and ε). When no row is marked, each reading leads with its most
+   telling row (below).
 2. **Per reading, what was decided and where it changes**: the most telling row among
    the rows that *decide something* (verdict ``violated``, ``loose`` or ``holds``), with
    its parameters and evidence; the counts of those rows by verdict; and, when one
@@ -23,7 +26,9 @@ The most telling row: a violation furthest above its bound, else the *tightest* 
 (the label rests on it; the range of looseness is given), else the first holding row;
 among rows that decide nothing: measured, hypothesis-unmet, cannot-fail, vacuous in that
 order, and for vacuous rows the one with the smallest bound (nearest to saying something:
-for Linformer's Theorem 1, the theorem's own k, never k = log n).
+for Linformer's Theorem 1, the theorem's own k, never k = log n). Rows that tie are broken
+towards the most contradicting one (the largest lower CI end over the bound), so a row that
+fails is never hidden behind one that does not.
 
 Evidence is never cut: :func:`summary_lines` returns one unwrapped string per claim;
 :func:`print_verdict_summary` wraps them to the terminal width.
@@ -131,8 +136,33 @@ def _rank(verdict: str) -> int:
     return TELLING_ORDER.index(verdict) if verdict in TELLING_ORDER else len(TELLING_ORDER)
 
 
+def contradiction(row: Any) -> float:
+    """How far a row's measurement goes against its bound: the lower CI end (else the exact
+    value, else the estimate) over the bound; 0 when either is missing. Above 1, the
+    measurement exceeds what the claim allows."""
+    bound = _num(getattr(row, "bound", None))
+    ref = next((x for x in (_num(getattr(row, a, None)) for a in ("ci_low", "exact", "estimate")) if x is not None),
+               None)
+    if bound is None or ref is None or bound <= 0:
+        return 0.0
+    return ref / bound
+
+
+def hidden_failure(row: Any) -> bool:
+    """True for a ``vacuous`` row whose stated probability bound (< 1) was measured and
+    fails: the rank statement says nothing there, but the number it states is exceeded
+    (the CI's lower end, or the exact law, is above it)."""
+    bound = _num(getattr(row, "bound", None))
+    if getattr(row, "verdict", None) != "vacuous" or bound is None or not 0 < bound < 1:
+        return False
+    ref = next((x for x in (_num(getattr(row, a, None)) for a in ("exact", "ci_low")) if x is not None), None)
+    return ref is not None and ref > bound
+
+
 def telling_row(rows: Sequence[Any]) -> Any:
-    """The row a reader should look at first (module docstring)."""
+    """The row a reader should look at first (module docstring). Among rows that tie (the
+    same verdict, and for vacuous rows the same smallest bound) it is the most
+    contradicting one (:func:`contradiction`), never merely the first."""
     verdict = min((r.verdict for r in rows), key=_rank)
     candidates = [r for r in rows if r.verdict == verdict]
     if verdict == "violated":
@@ -140,9 +170,20 @@ def telling_row(rows: Sequence[Any]) -> Any:
     if verdict == "loose":
         return min(candidates, key=lambda r: looseness(r) or math.inf)
     if verdict == "vacuous":
-        return min(candidates, key=lambda r: _num(getattr(r, "bound", None)) if _num(getattr(r, "bound", None))
-                   is not None else math.inf)
-    return candidates[0]
+        def bound(r: Any) -> float:
+            b = _num(getattr(r, "bound", None))
+            return math.inf if b is None else b
+
+        smallest = min(bound(r) for r in candidates)
+        candidates = [r for r in candidates if bound(r) == smallest]
+    return max(candidates, key=contradiction)
+
+
+def agreeing(row: Any, rows: Sequence[Any]) -> int:
+    """How many of ``rows`` agree with ``row``: the same verdict, and the measurement on the
+    same side of the bound (both exceed it, or neither does)."""
+    side = contradiction(row) > 1
+    return sum(1 for r in rows if r.verdict == row.verdict and (contradiction(r) > 1) == side)
 
 
 # --------------------------------------------------------------------------- names
@@ -293,13 +334,30 @@ def _reading_label(rs: ReadingSummary, single: bool) -> str:
     return f"the {rs.reading} reading" if rs.reading else "as stated"
 
 
+def paper_fixes(claim_id: str) -> str:
+    """What the paper itself fixes for this claim (:attr:`attnspec.claims.Claim.paper_params`);
+    "" when it fixes nothing or the claim is not registered."""
+    from attnspec import claims
+
+    try:
+        return claims.get(claim_id).paper_params
+    except ValueError:
+        return ""
+
+
+def own_setting(claim_id: str) -> str:
+    """The words for a claim's marked rows: "at the paper's parameters" only where the paper
+    fixes them; else "at attnspec's default" (e.g. a theorem's own k at attnspec's n and ε)."""
+    return "at the paper's parameters" if paper_fixes(claim_id) else "at attnspec's default"
+
+
 def _paper_part(cs: ClaimSummary, names: Sequence[str]) -> str:
     marked = [rs for rs in cs.readings if rs.paper]
     if not marked:
         return ""
     tellers = [(rs, telling_row(rs.paper)) for rs in marked]
     params = _params(tellers[0][1], names)
-    where = f"at the paper's parameters{f' ({params})' if params else ''}"
+    where = f"{own_setting(cs.claim)}{f' ({params})' if params else ''}"
     verdicts = {t.verdict for _, t in tellers}
     single = len(cs.readings) == 1
     if len(verdicts) == 1:
@@ -310,9 +368,13 @@ def _paper_part(cs: ClaimSummary, names: Sequence[str]) -> str:
                                                            f"readings")
         evidence = {x.evidence for _, x in tellers}
         said = t.evidence if len(evidence) == 1 else "; ".join(f"{r.reading}: {x.evidence}" for r, x in tellers)
+        shown = [x for r, _ in tellers for x in r.paper]
+        if len(shown) > 1:
+            said += f" ({agreeing(t, shown)} of {len(shown)} rows there agree)"
         words = _verdict_words(t.verdict, t, rs.paper).removeprefix("is ")  # the claim is the subject
         return f"{words}{who} {where}: {said}".strip()
-    parts = [f"{_say(_reading_label(rs, single), _verdict_words(t.verdict, t, rs.paper))} ({t.evidence})"
+    parts = [f"{_say(_reading_label(rs, single), _verdict_words(t.verdict, t, rs.paper))} ({t.evidence}"
+             + (f"; {agreeing(t, rs.paper)} of {len(rs.paper)} rows agree)" if len(rs.paper) > 1 else ")")
              for rs, t in tellers]
     return f"{where}: " + "; ".join(parts)
 

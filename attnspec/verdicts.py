@@ -60,7 +60,7 @@ class VerdictRow:
     ``claim`` is a registered claim id (:mod:`attnspec.claims`), ``reading`` one of its
     readings; ``params`` holds the instance's parameters (n, k, eps, ...), flattened into
     columns when rows become a table or JSON. ``at_paper_params`` marks the rows at the
-    paper's own parameters.
+    claim's own setting (below).
     """
 
     claim: str
@@ -75,8 +75,10 @@ class VerdictRow:
     seed: int | None = None
     evidence: str = ""
     reading: str = "as-stated"
-    #: True on the rows whose parameters are the paper's own (e.g. Theorem 1's k at its
-    #: n and eps); the verdict-first summary states the verdict there first.
+    #: True on the rows at the claim's own setting: a theorem's own k (at the run's n and
+    #: eps), or settings the paper fixes (its bases, its sizes). Summaries call them "at the
+    #: paper's parameters" only where the registry says the paper fixes them
+    #: (:attr:`attnspec.claims.Claim.paper_params`), else "at attnspec's default".
     at_paper_params: bool = False
 
     def __post_init__(self) -> None:
@@ -187,12 +189,44 @@ def classify_probability(
                                  f"{level:.0%} upper CI {ci.high:.4g}; observed {failures}/{trials})")
     ratio_low = claimed / ci.low if ci.low > 0 else math.inf
     if ratio_low <= loose_factor:
-        return Decision("holds", f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] "
-                                 f"<= claimed {claimed:.4g}, within {_fmt_ratio(ratio_low)}")
+        return Decision("holds", f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}]: "
+                                 f"{_ci_against(ci.low, ci.high, claimed)}, within {_fmt_ratio(ratio_low)}")
+    if failures == 0:
+        # no failure seen: what the trials show is a rate they would have caught, not an interval
+        # "<=" a claim far below its upper end
+        why = (f"the claimed {claimed:.4g} is below what they resolve ({level:.0%} CI [0, {ci.high:.4g}])"
+               if ci.high > claimed else f"{level:.0%} CI [0, {ci.high:.4g}] cannot tell whether the claimed "
+                                         f"{claimed:.4g} is within {loose_factor:g}x")
+        return Decision("measured", f"consistent: no failure in {trials} trials, {search_power(trials)}; {why}, "
+                                    f"so its looseness is unresolved")
     return Decision("measured", f"consistent: observed {failures}/{trials}, {level:.0%} CI "
-                                f"[{ci.low:.4g}, {ci.high:.4g}] <= claimed {claimed:.4g}; looseness unresolved "
-                                f"(no exact law, and the CI cannot tell whether the claim is within "
+                                f"[{ci.low:.4g}, {ci.high:.4g}]: {_ci_against(ci.low, ci.high, claimed)}; looseness "
+                                f"unresolved (no exact law, and the CI cannot tell whether the claim is within "
                                 f"{loose_factor:g}x)")
+
+
+def _ci_against(low: float, high: float, claimed: float) -> str:
+    """How an interval that does not exceed the claim stands against it, in words true to
+    both ends: the whole interval below the claim, or only its lower end (it straddles it)."""
+    if high <= claimed:
+        return f"all <= claimed {claimed:.4g}"
+    return f"lower end <= claimed {claimed:.4g} < upper end (the interval straddles the claim)"
+
+
+#: The power a failure-free run is quoted at: a failure rate that would have shown at least
+#: one failure with this probability.
+SEARCH_POWER = 0.99
+
+
+def detectable_rate(trials: int, power: float = SEARCH_POWER) -> float:
+    """The smallest failure rate p that ``trials`` independent trials would have met at least
+    once with probability >= ``power``: 1 − (1 − p)^trials = power."""
+    return -math.expm1(math.log1p(-power) / trials)
+
+
+def search_power(trials: int, power: float = SEARCH_POWER) -> str:
+    """``"power 0.99 against failure rates >= 0.23 %"``: what ``trials`` failure-free trials rule out."""
+    return f"power {power:g} against failure rates >= {detectable_rate(trials, power):.2%}".replace("%", " %")
 
 
 def classify_bound(

@@ -40,7 +40,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 OLD_COMMIT = "029337d"
 NUMBERS = ("bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed")
-NOT_KEYS = set(NUMBERS) | {"claim", "reading", "verdict", "evidence", "pw_ratio"}
+#: fields that are not part of a row's key: its numbers and its labels (``at_paper_params`` says
+#: where a row stands, and is compared like a verdict, not used to match rows)
+NOT_KEYS = set(NUMBERS) | {"claim", "reading", "verdict", "evidence", "pw_ratio", "at_paper_params"}
 
 
 def _map_jl(row: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +53,8 @@ def _map_jl(row: dict[str, Any]) -> dict[str, Any]:
     if not row["claim"].startswith("linformer."):
         row["claim"] = "linformer." + row["claim"]
     row["reading"] = str(row.get("reading", "as-stated")).replace("_", "-")
-    if row["claim"] == "linformer.thm2.eq8" and row.get("construction") in ("paper", "plain"):
+    if (row["claim"] == "linformer.thm2.eq8" and row.get("construction") in ("paper", "plain")
+            and not row["reading"].startswith(("proof-", "plain-"))):  # an old commit that already has them
         row["reading"] = ("proof-" if row["construction"] == "paper" else "plain-") + row["reading"]
     return row
 
@@ -301,7 +304,7 @@ def compare(command: str, old: list[dict[str, Any]], new: list[dict[str, Any]]) 
             out["expected"].append((r, n, diffs, expected[(r["claim"], r["reading"])]))
         elif diffs:
             out["changed"].append((r, n, diffs))
-        elif r["verdict"] != n["verdict"]:
+        elif r["verdict"] != n["verdict"] or bool(r.get("at_paper_params")) != bool(n.get("at_paper_params")):
             out["relabelled"].append((r, n))
         else:
             out["equal"] += 1
@@ -387,7 +390,9 @@ def main() -> int:
                 print(f"table {table[0]}: " + ("every old row and column equal" if not table_problems else
                                                "; ".join(table_problems)))
             for r, n in res["relabelled"]:
-                print(f"- relabelled {r['claim']} [{r['reading']}] {_params(r)}: {r['verdict']} -> {n['verdict']}: "
+                flag = ("" if bool(r.get("at_paper_params")) == bool(n.get("at_paper_params")) else
+                        f" (at_paper_params {bool(r.get('at_paper_params'))} -> {bool(n.get('at_paper_params'))})")
+                print(f"- relabelled {r['claim']} [{r['reading']}] {_params(r)}: {r['verdict']} -> {n['verdict']}{flag}: "
                       f"{n['evidence']}")
             for r, n, diffs, why in res["expected"]:
                 print(f"- changed on purpose {r['claim']} [{r['reading']}] {_params(r)}: "

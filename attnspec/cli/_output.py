@@ -1,23 +1,23 @@
 """How much the checking commands print: a short summary by default, everything with --verbose.
 
-By default the verdicts are summarised verdict first (one sentence per claim: the verdict
-at the paper's parameters, then per reading what was decided and where it changes, see
-:mod:`attnspec.verdict_summary`) and progress messages replace each other on one
-transient status line; ``--verbose`` prints the full verdict table and every progress
+By default the verdicts are one table, one row per claim (claim, verdict, why; see
+:mod:`attnspec.verdict_table`) under a header line with the parameters and a few short
+notes, with one footer pointing to ``--verbose``, ``--json`` and ``--out``; progress
+messages replace each other on one transient status line; ``--verbose`` prints the full verdict table and every progress
 message on its own line. ``--json`` and ``--out`` are unaffected (they hold every row).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 
 VerboseOpt = Annotated[bool, typer.Option(
-    "--verbose", "-v", help="Print the full verdict table and every progress line (default: one sentence per "
-                            "claim, verdict first; the full table is also in --out DIR and --json).")]
+    "--verbose", "-v", help="Print the full verdict table and every progress line (default: one row per "
+                            "claim: its verdict and why; every row is also in --out DIR and --json).")]
 
 
 @contextmanager
@@ -40,3 +40,33 @@ def progress_printer(console, verbose: bool, fmt: Callable[[str], str] = lambda 
         return
     with console.status("") as status:
         yield lambda m: status.update(line(m))
+
+
+#: The footer every checking command's table ends with (said once, not on every row).
+FOOTER = "(k/N rows): k of N rows agree. Every row with its seed and evidence: --verbose, --json, --out DIR."
+
+
+def screen_lines(rows, *, width: int, header: str, notes: Sequence[str] = (), footer: Sequence[str] = (),  # noqa: ANN001
+                 budget: int | None = None) -> list[str]:
+    """The default output of a checking command as lines of at most ``width`` characters:
+    ``header``, its ``notes``, the verdict table (:mod:`attnspec.verdict_table`, one row per
+    claim) and the footer lines, wrapped, never cut. With ``budget`` (lines), the table is
+    fitted into what the header, notes and footer leave."""
+    from attnspec.verdict_summary import wrap
+    from attnspec.verdict_table import table_lines
+
+    def say(text: str, indent: str = "") -> list[str]:
+        return wrap(text, width, indent="", subsequent=indent)
+
+    head = say(header, "  ") + [x for note in notes for x in say(f"note: {note}", "      ")]
+    foot = [x for line in (*footer, FOOTER) for x in say(line, "  ")]
+    room = None if budget is None else budget - len(head) - len(foot)
+    return head + table_lines(rows, width=width, max_lines=room) + foot
+
+
+def print_verdict_screen(rows, *, console, header: str, notes: Sequence[str] = (),  # noqa: ANN001 - rich Console
+                         footer: Sequence[str] = (), budget: int | None = None) -> None:
+    """Print :func:`screen_lines` at the console's width."""
+    width = max(console.width or 100, 60)
+    for line in screen_lines(rows, width=width, header=header, notes=notes, footer=footer, budget=budget):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)

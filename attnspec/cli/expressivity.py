@@ -85,19 +85,39 @@ def sa_check(
         if json_out:
             typer.echo(verdicts_json(result.verdicts))
             return
-        _print(result.verdicts, time.time() - start, verbose=verbose)
+        _print(result, time.time() - start, verbose=verbose)
 
 
-def _print(rows: list, wall: float, *, verbose: bool = False) -> None:
+#: The most lines the default output may take at 100 columns.
+SCREEN_LINES = 30
+
+
+def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
+    """The instance, and which of its parameters the notes fix (none: only the construction)."""
+    import inspect
+
+    from attnspec.verdict_table import count_line
+
+    cfg = result.meta["parameters"]
+    defaults = inspect.signature(sa_check).parameters
+    shown = {"L": "L", "k": "k", "eps": "ε", "delta": "δ"}
+    whose = ("attnspec's defaults" if all(defaults[k].default == cfg[k] for k in shown) else "attnspec's defaults are "
+             + ", ".join(f"{v} = {defaults[k].default:g}" for k, v in shown.items()))
+    return ("sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
+            f"the notes fix none, only the construction and its formula for d). {count_line(result.verdicts)}, "
+            f"{wall:.1f} s.")
+
+
+def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN001 - BatteryResult
     from rich.console import Console
 
     from attnspec.verdicts import VERDICTS, print_verdict_table
 
+    rows = result.verdicts
     if not verbose:
-        from attnspec.verdict_summary import print_verdict_summary
+        from attnspec.cli._output import print_verdict_screen
 
-        print_verdict_summary(rows, title=f"sa-check verdicts ({wall:.1f} s)", console=out_console,
-                              hint="the full table: --verbose; every row: --json or --out DIR")
+        print_verdict_screen(rows, console=out_console, header=screen_header(result, wall), budget=SCREEN_LINES)
         return
 
     # a table this wide is unreadable at 80 columns: when stdout is not a terminal, use 200

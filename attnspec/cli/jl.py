@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Annotated
@@ -98,6 +99,9 @@ def jl_check(
         _print_report(result, time.time() - start, verbose=verbose)
 
 
+#: The most lines the default output may take at 100 columns.
+SCREEN_LINES = 30
+
 _TITLES = {"lemma1": "Lemma 1 (eqs. 11-12): the worst case per reading and family",
            "thm1": "Theorem 1 (eq. 3, eq. 18, its quantifier): the worst case per reading and attention matrix",
            "thm2": "Theorem 2 (eq. 8, eq. 21, step 23, k formulas, tolerances): the worst case per reading",
@@ -108,11 +112,18 @@ _COLUMNS = {"lemma1": ["family", "vectors", "rho", "k"], "thm1": ["attention", "
 
 def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN001 - BatteryResult, imported lazily
     from rich.console import Console
+    from rich.text import Text
 
     from attnspec.theory.linformer.rows import summarize
     from attnspec.verdicts import VERDICTS, VerdictRow, print_verdict_table
 
     # Tables are wide: never squeeze them into 80 columns when stdout is not a terminal.
+    if not verbose:
+        from attnspec.cli._output import print_verdict_screen
+
+        print_verdict_screen(result.verdicts, console=out_console, header=screen_header(result, wall),
+                             notes=screen_notes(result), footer=screen_footer(result), budget=SCREEN_LINES)
+        return
     console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
     meta = result.meta
     cfg, dims = meta["parameters"], meta["dimensions"]
@@ -122,13 +133,7 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
         f"(appendix {dims['theorem2_k_appendix_nd']:.1f} / {dims['theorem2_k_appendix_d']:.1f}), "
         f"scikit-learn JL min dim = {int(dims['sklearn_min_dim'])}")
     for note in meta["notes"]:
-        console.print(f"[yellow]note:[/] {note}")
-    if not verbose:
-        from attnspec.verdict_summary import print_verdict_summary
-
-        print_verdict_summary(result.verdicts, title=f"jl-check verdicts ({wall:.1f} s)", console=out_console,
-                              hint="the full table: --verbose; every row: --json or --out DIR")
-        return
+        console.print(Text.assemble(("note:", "yellow"), f" {note}"))  # a note may quote brackets
     ref = 0
     for g, rows in summarize(result.verdicts).items():
         short, notes = [], []
@@ -144,6 +149,78 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
     counts = {v: sum(1 for r in result.verdicts if r.verdict == v) for v in VERDICTS}
     console.print(f"{len(result.verdicts)} verdict rows: " + ", ".join(f"{c} {v}" for v, c in counts.items() if c)
                   + f"; {wall:.1f} s. Every row: --json or --out DIR (verdicts.parquet, jl.parquet).")
+
+
+def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
+    """The parameters, and which of them the paper fixes (only its formulas for k)."""
+    import inspect
+
+    from attnspec.verdict_table import count_line
+
+    cfg, dims = result.meta["parameters"], result.meta["dimensions"]
+    defaults = inspect.signature(jl_check).parameters
+    chosen = {"n": cfg["n"], "eps": cfg["eps"], "d": cfg["d"]}
+    whose = ("attnspec's defaults" if all(defaults[k].default == v for k, v in chosen.items())
+             else "attnspec's defaults are n = 4096, ε = 0.1, d = 64")
+    ks = []
+    if "linformer_k" in dims:
+        ks.append(f"Theorem 1's k = {math.ceil(dims['linformer_k'])}")
+    if "theorem2_k_main" in dims and any(c.startswith("thm2") for c in cfg.get("claims", [])):
+        ks.append(f"Theorem 2's k = {math.ceil(dims['theorem2_k_main'])}")
+    return (f"jl-check: n = {cfg['n']}, ε = {cfg['eps']:g}, d = {cfg['d']}, seed {cfg['seed']} ({whose}; the paper "
+            f"fixes none, only its formulas for k: {', '.join(ks)}). {count_line(result.verdicts)}, {wall:.1f} s.")
+
+
+def screen_notes(result) -> list[str]:  # noqa: ANN001 - BatteryResult
+    """The run's notes, short: where the theorems are vacuous and where the union bound is < 1."""
+    cfg, dims = result.meta["parameters"], result.meta["dimensions"]
+    n, eps = cfg["n"], cfg["eps"]
+    sweep = result.meta.get("sweep_k") or []
+    notes = []
+    run = cfg.get("claims") or []
+    over = [name for name, key, group in (("Theorem 1", "linformer_k", "thm1"), ("Theorem 2", "theorem2_k_main", "thm2"))
+            if key in dims and dims[key] >= n and group in run]
+    if over and sweep:
+        notes.append(f"{' and '.join(over)}: k ≥ n = {n}, vacuous as stated; {len(sweep)} k below n swept, "
+                     f"{min(sweep)}–{max(sweep)}.")
+    if "theorem1_union_bound_min_k" in dims and "appendix_a_k" in dims:
+        k18, kmin = int(dims["appendix_a_k"]), int(dims["theorem1_union_bound_min_k"])
+        at18 = 2 * n * math.exp(-(eps ** 2 - eps ** 3) * k18 / 4)
+        undecided = f" > n: {undecidable(result.verdicts, n)}" if kmin >= n else ""
+        notes.append(f"Theorem 1's union bound 2n e^(−(ε²−ε³)k/4) < 1 only for k ≥ {kmin}{undecided}; {at18:.4g} "
+                     f"at eq. 18's k = {k18}.")
+    return notes
+
+
+def undecidable(rows, n: int) -> str:  # noqa: ANN001 - VerdictRow list
+    """Why no row below n can decide Theorem 1 (its union bound is >= 1 at every k < n), and
+    what was measured just below n all the same: the worst failure rate of the relative
+    reading at k = n − 1."""
+    below = [r for r in rows if r.claim == "linformer.thm1.eq3" and r.reading == "relative"
+             and r.params.get("k") == n - 1 and r.trials]
+    text = "no k below n can decide Theorem 1"
+    if below:
+        worst = max(below, key=lambda r: r.estimate or 0.0)
+        fails = round((worst.estimate or 0.0) * worst.trials)
+        text += f", yet at k = {n - 1} the relative error exceeds ε in {fails}/{worst.trials} trials (worst row)"
+    return text
+
+
+def screen_footer(result) -> list[str]:  # noqa: ANN001 - BatteryResult
+    """Said once: the sequential stopping rule, and what a violation search can miss."""
+    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.verdicts import search_power
+
+    lines = [f"Trials stop once the verdict is settled (error rate ≤ {SQ.ALPHA:g})."]
+    searched = [r for r in result.verdicts if "violation search: stopped at" in (r.evidence or "")]
+    if searched:
+        t = min(int(r.trials) for r in searched)
+        tmax = int(result.meta["parameters"]["trials"])
+        p = 0.001
+        lines[0] += (f" {len(searched)} rows below what {tmax} trials resolve stop after {t} with no failure: "
+                     f"{search_power(t)}, but a rate of {p:g} goes unseen with probability "
+                     f"{SQ.miss_rate(p, t):.1%} ({SQ.miss_rate(p, tmax):.1g} in all {tmax}).")
+    return lines
 
 
 def register(app: typer.Typer) -> None:

@@ -53,6 +53,24 @@ def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:
     return [replace(r, params={"setting": ", ".join(f"{k}={v}" for k, v in r.params.items())}) for r in rows]
 
 
+#: The most lines the default output may take at 100 columns.
+SCREEN_LINES = 35
+
+
+def screen_header(result) -> str:  # noqa: ANN001 - BatteryResult
+    """The instance sizes, and what the paper fixes (its experiments' sizes and K)."""
+    from attnspec.theory.osa.jacobian import PAPER_SIZES
+    from attnspec.verdict_table import count_line
+
+    cfg = result.meta["parameters"]
+    dv = cfg["d_v"]
+    alphas = ", ".join(f"{a:g}" for a in cfg["alphas"])
+    return (f"osa-check: α = {alphas}, Newton–Schulz K ≤ {cfg['steps']}, Theorems 4.1–4.4 at d = {cfg['d_model']}, "
+            f"d_v = {dv}, N = {3 * dv} and {2 * dv}, {cfg['trials']} trials, seed {cfg['seed']} (attnspec's choice; "
+            f"the paper's experiments use N = {PAPER_SIZES['N']}, d = {PAPER_SIZES['d']}, h = {PAPER_SIZES['heads']}, "
+            f"K = 6). {count_line(result.verdicts)}, {result.meta.get('wall_seconds', 0):.1f} s.")
+
+
 def register(app: typer.Typer) -> None:
     """Register ``osa-check`` on ``app``."""
 
@@ -97,8 +115,8 @@ def register(app: typer.Typer) -> None:
                 print_verdict_table(_compact(result.verdicts), title=f"OSA theorem checks (seed {seed})",
                                     console=out_console)
             else:
-                from attnspec.verdict_summary import print_verdict_summary
+                from attnspec.cli._output import print_verdict_screen
 
-                print_verdict_summary(result.verdicts, title=f"OSA theorem checks (seed {seed})", console=out_console,
-                                      hint="the full table: --verbose; every row: --json or --out DIR")
+                print_verdict_screen(result.verdicts, console=out_console, header=screen_header(result),
+                                     budget=SCREEN_LINES)
             err_console.print(f"{summary_line(result)}, in {result.meta.get('wall_seconds', 0):.1f} s")

@@ -5,9 +5,9 @@ Two parts, at most a screen together:
 * the spectrum study — the share of singular-value mass in the first indices (Linformer's
   Figure 1 reading), the depth trend, and the growth exponent β of the rank with n, each
   with its interval and what it means for Linformer's premise;
-* the theorems — one line per claim of each paper's main check: its verdict at the paper's
-  own parameters and where it changes (the lines ``jl-check`` and the others print by
-  default), with a link to the section that holds the evidence.
+* the theorems — one line per theorem of each paper's main check (:func:`main_first`): each
+  claim's verdict as the verdict table gives it and its rows' counts, with a link to the
+  section that holds the evidence.
 
 Every number is read from the results the report was built from; nothing is typed in.
 """
@@ -128,34 +128,24 @@ def theorem_of(claim_id: str) -> str:
 
 
 def headline(claim_summaries: Sequence[Any]) -> str:
-    """One compact line for a theorem: each claim's name, then per reading its verdict at the
-    paper's parameters (else its most telling deciding verdict) and the deciding-row counts.
+    """One compact line for a theorem: each claim's name, its verdict as the verdict table
+    gives it (:func:`attnspec.verdict_table.claim_verdict`: "vacuous → violated" where the
+    claim says nothing at its own setting but a measured bound fails, never a bare "vacuous"
+    over a failure), then per reading the counts of its rows by verdict.
 
-    ``Theorem 1 (eq. 3): relative — vacuous at the paper's parameters (144 vacuous) ·
-    additive — …``; the section's opening lines carry the evidence.
+    ``Theorem 1 (eq. 3) — **vacuous → violated** (relative: 8 violated, 4 loose, 132 vacuous; …)``;
+    the section's opening lines carry the evidence.
     """
-    from attnspec.verdict_summary import DECIDING, telling_row
+    from attnspec.verdict_table import claim_verdict
 
     parts = []
     for cs in claim_summaries:
         readings = []
         for rs in cs.readings:
-            deciding = [r for r in rs.rows if r.verdict in DECIDING]
-            if rs.paper:
-                verdict = telling_row(rs.paper).verdict
-                where = " at the paper's parameters"
-            else:
-                verdict = telling_row(deciding or rs.rows).verdict
-                where = ""
-            counts = rs.counts(deciding or rs.rows)
-            tally = ", ".join(f"{c} {v}" for v, c in counts.items())
+            tally = ", ".join(f"{c} {v}" for v, c in rs.counts().items())
             label = "" if rs.reading in ("", "as-stated") and len(cs.readings) == 1 else f"{rs.reading}: "
-            if rs.paper:
-                which = "rows that decide something" if deciding else "all rows"
-                readings.append(f"{label}**{verdict}**{where}; {which}: {tally}")
-            else:
-                readings.append(f"{label}**{verdict}** ({tally})")
-        parts.append(f"{cs.name} — " + " · ".join(readings))
+            readings.append(f"{label}{tally}")
+        parts.append(f"{cs.name} — **{claim_verdict(cs).verdict}** ({'; '.join(readings)})")
     return "; ".join(parts)
 
 
@@ -164,14 +154,18 @@ def theory_summary(experiments: Sequence[Any], results: Path, *, papers: dict[st
     """Per paper, one line per theorem or lemma, linked to the section with the evidence.
 
     A theorem is the group of claims whose ids share their first two parts
-    (:func:`theorem_of`); its line is :func:`headline` of those claims. An experiment that
-    checks a theorem already summarised (a sweep, real attention) is left to its section.
+    (:func:`theorem_of`); its line is :func:`headline` of those claims. Each theorem is taken
+    from the paper's main experiment — the one named after its command (``jl-check``, not
+    ``jl-check-real`` nor ``sa-sweep``) — and from another experiment only when the main one
+    does not check it (:func:`main_first`); the other experiments (sweeps, real attention)
+    are left to their sections.
     """
     from attnspec.verdict_summary import summarize
 
     lines: list[str] = []
     for paper, cite in papers.items():
-        exps = [e for e in experiments if e.paper == paper and e.verdicts and (results / e.name / verdict_file).is_file()]
+        exps = main_first([e for e in experiments
+                           if e.paper == paper and e.verdicts and (results / e.name / verdict_file).is_file()])
         if not exps:
             continue
         lines.append(f"- **{_short(cite)}** ({cite.split(', *')[0]}), [section](#{anchor(cite)}):")
@@ -188,6 +182,12 @@ def theory_summary(experiments: Sequence[Any], results: Path, *, papers: dict[st
                 text = headline(group).replace("|", chr(92) + "|")
                 lines.append(f"  - {text} [→](#{anchor(exp.heading(quick))})")
     return lines
+
+
+def main_first(experiments: Sequence[Any]) -> list[Any]:
+    """The experiments with each command's main one (named after the command) first, the
+    others after it in their given order."""
+    return sorted(experiments, key=lambda e: e.name != e.command)
 
 
 def rows_from_json(rows: Sequence[dict[str, Any]]) -> list[Any]:
@@ -226,8 +226,8 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
     if spectrum:
         md += ["**How low-rank is attention?**", "", *spectrum, ""]
     if theory:
-        md += ["**Do the theorems hold?** One line per theorem or lemma: for each of its claims and readings, the "
-               "verdict at the paper's own parameters (where the check marks them; else the most telling verdict among "
-               "the rows that decide something) and the counts it rests on. Each section opens with the evidence, in "
-               "words; [how to read a verdict](#how-to-read-a-verdict).", "", *theory, ""]
+        md += ["**Do the theorems hold?** One line per theorem or lemma, from each paper's main check: for each of "
+               "its claims, its verdict (two joined by → where it changes inside the rows' range, e.g. vacuous at the "
+               "theorem's own k, violated below it) and the counts of its rows per reading. Each section opens with "
+               "the evidence, in words; [how to read a verdict](#how-to-read-a-verdict).", "", *theory, ""]
     return md

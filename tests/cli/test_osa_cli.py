@@ -102,7 +102,8 @@ def test_refuses_a_different_run_in_out(out_run):
 def test_table_output():
     res = runner.invoke(app, ["osa-check", "--seed", "1", *SMALL], env={"COLUMNS": "250"})
     assert res.exit_code == 0
-    assert "OSA theorem checks" in res.stdout and "violated" in res.stdout
+    assert res.stdout.startswith("osa-check: ") and "violated" in res.stdout
+    assert "\nclaim " in res.stdout and "Theorem 2.1 (eqs. 6–7)" in res.stdout  # the table, one row per claim
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from attnspec import battery, checks
 from attnspec.cli.main import app
 from attnspec.errors import InputError
 from attnspec.verdict_summary import summary_lines
+from attnspec.verdict_table import summary_frame
 
 REPO = Path(__file__).resolve().parents[2]
 FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
@@ -100,11 +101,19 @@ def sa_result() -> checks.CheckResult:
 
 def test_result_holds_verdicts_tables_and_the_summary(sa_result: checks.CheckResult) -> None:
     v = sa_result.verdicts
-    assert list(v.columns[:5]) == ["claim", "reading", "verdict", "parameters", "evidence"]
-    assert len(v) == len(sa_result.rows) and isinstance(v["parameters"][0], dict)
+    assert list(v.columns[:3]) == ["claim", "reading", "verdict"] and "parameters" not in v
+    params = {k for r in sa_result.rows for k in r.params}
+    assert params <= set(v.columns) and {"L", "k", "eps"} <= params  # real columns, not a dict column
+    assert list(v.columns[-9:]) == list(checks.ROW_COLUMNS)
+    assert len(v) == len(sa_result.rows)
+    first = sa_result.rows[0]
+    assert all(v.iloc[0][k] == val for k, val in first.params.items())
+    assert len(v[v.L == first.params["L"]]) >= 1  # select by a parameter without .apply
     assert set(sa_result.tables) >= {"sa"} and isinstance(sa_result.tables["sa"], pd.DataFrame)
-    assert sa_result.summary() == summary_lines(sa_result.rows) == summary_lines(v)
-    assert len(sa_result.summary()) == v["claim"].nunique()
+    s = sa_result.summary()
+    assert list(s.columns) == ["claim_id", "claim", "verdict", "why", "rows"] and len(s) == v["claim"].nunique()
+    assert s.equals(summary_frame(v))  # the same table from the rows or from the flattened frame
+    assert sa_result.sentences() == summary_lines(sa_result.rows)
     text = repr(sa_result)
     assert text.startswith("CheckResult('sa-check', ") and f"{len(v)} verdict rows" in text and ".summary()" in text
 

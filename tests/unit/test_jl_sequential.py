@@ -230,5 +230,5 @@ def test_theorem2_rows_beyond_resolution_stop_after_the_search_and_say_so() -> N
     assert [r.verdict for r in rows_seq] == [r.verdict for r in rows_full]
     searched = [r for r in rows_seq if r.params.get("sweep") == "eps-k-grid" and r.reading.startswith("proof-")]
     assert len(searched) == 6 and all(r.verdict == "measured" and "violation search: stopped at 2000 of up to 6000 trials" in r.evidence
-               and "a failure rate >= 0.0025 would have shown one with probability >= 0.99" in r.evidence
+               and "no failure in 2000 trials, power 0.99 against failure rates >= 0.23 %" in r.evidence
                for r in searched)

@@ -43,8 +43,8 @@ def _thm1() -> list[VerdictRow]:
 
 def test_one_line_per_claim_verdict_at_the_papers_parameters_first() -> None:
     (line,) = summary_lines(_thm1())
-    assert line.startswith("Theorem 1 (eq. 3) [linformer.thm1.eq3]: vacuous under every reading at the "
-                           "paper's parameters (k = 4621): k = 4621 ≥ n = 4096; "), line
+    assert line.startswith("Theorem 1 (eq. 3) [linformer.thm1.eq3]: vacuous under every reading at "
+                           "attnspec's default (k = 4621): k = 4621 ≥ n = 4096"), line
     assert "the relative reading fails at k = 4095 (10000/10000 at k = 4095, claimed ≤ 0.25)" in line
     assert "violated in all 2 deciding rows" in line and "not counted: 1 vacuous" in line
     assert "the additive reading holds but is 2,273× loose at k = 4095" in line
@@ -144,7 +144,8 @@ def test_readings_that_differ_at_the_papers_parameters_are_stated_apart() -> Non
                        evidence="exact 0.05 <= 0.1", at_paper_params=True),
             VerdictRow("x.thm", "holds", {"k": 32}, bound=0.1, exact=0.06, reading="additive", evidence="exact 0.06")]
     (line,) = summary_lines(rows)
-    assert line == ("x.thm: at the paper's parameters (k = 64): the relative reading fails (90/100 > 0.1); "
+    # x.thm is not registered: nothing says the paper fixes k = 64, so it is attnspec's default
+    assert line == ("x.thm: at attnspec's default (k = 64): the relative reading fails (90/100 > 0.1); "
                     "the additive reading holds (exact 0.05 <= 0.1); the additive reading holds at k = 32 (exact 0.06)")
 
 

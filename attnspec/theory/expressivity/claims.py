@@ -9,7 +9,7 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 
 from __future__ import annotations
 
-from attnspec.claims import Claim, Reading, register
+from attnspec.claims import Claim, Reading, register, register_short_names
 
 COMMAND = "sa-check"
 
@@ -160,3 +160,21 @@ CONSTRUCTION = Claim(
 CLAIMS = (CONSTRUCTION, ONSUPPORT, OFFSUPPORT, SAN_MASS, JL_PAIRS, DIMENSION, WIDTH, KLOGL, STATED, JL_GAUSSIAN, JL_ORTHOGONAL,
           JL_ORTH_NORM, ORTH_WIDTH, ASYMPTOTIC, HYPOTHESES)
 register(*CLAIMS)
+# names for one-screen tables, where the claim's name is long
+register_short_names({
+    "expressivity.jl.gaussian": "JL lemma (p. 3)",
+    "expressivity.jl.orthnorm": "Orthogonal R, norms",
+    "expressivity.jl.orthogonal": "Orthogonal R (p. 4)",
+    "expressivity.jl.orthogonaldim": "Orthogonal R, d*",
+    "expressivity.jl.pairs": "JL + union bound",
+    "expressivity.notes.dstated": "d = O(M² k log L / ε')",
+    "expressivity.san.mass": "SAN row mass",
+    "expressivity.thm1.construction": "Construction (p. 2)",
+    "expressivity.thm1.dimension": "JL dimension (p. 3)",
+    "expressivity.thm1.hypotheses": "Hypotheses",
+    "expressivity.thm1.klogl": "d = O(k log L), fit",
+    "expressivity.thm1.width": "d = O(k log L), width",
+    "expressivity.thm1.offsupport": "Off S (p. 2)",
+    "expressivity.thm1.onsupport": "On S (p. 2)",
+    "expressivity.tool.asymptotic": "attnspec's d → ∞ law",
+})

@@ -28,6 +28,15 @@ def _exact_or_none(log_bound: float, claimed: float) -> tuple[float | None, str]
     return None, what + ", not below the claim: the trials decide"
 
 
+def _chernoff_words(reason: str, exact: float | None) -> str:
+    """The classifier's reason with its ``exact`` named for what it is here: an upper bound
+    (the union of exact per-pair Chernoff bounds), not the exact probability."""
+    if exact is None:
+        return reason
+    return (reason.replace("vs exact", "vs its Chernoff upper bound")
+            .replace("exact failure probability", "Chernoff upper bound on the failure probability"))
+
+
 def check_jl_dimension(trials: pd.DataFrame, *, B: np.ndarray, L: int, d_jl: int, eps_jl: float, delta: float,
                        beta: float, d_star: int, params: dict, seed: int, factorization: str = "row",
                        d_rownorm: int | None = None) -> list[VerdictRow]:
@@ -65,7 +74,7 @@ def check_jl_dimension(trials: pd.DataFrame, *, B: np.ndarray, L: int, d_jl: int
     out = [VerdictRow(C.JL_PAIRS.id, dec.verdict, {**params, "d": d_jl}, bound=claimed, exact=exact,
                       estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=n, seed=seed,
                       reading="union-bound", at_paper_params=True,
-                      evidence=f"ε = δ/(√k max|B|) = {eps_jl:.4g}; {what}; {dec.reason}")]
+                      evidence=f"ε = δ/(√k max|B|) = {eps_jl:.4g}; {what}; {_chernoff_words(dec.reason, exact)}")]
     fails_inf = int(np.sum(trials["err_inf"] > delta))
     exact, what = _exact_or_none(pairs_log_union_bound(B, d_jl, allowance=delta, relative=False,
                                                        factorization=factorization), beta)
@@ -76,7 +85,7 @@ def check_jl_dimension(trials: pd.DataFrame, *, B: np.ndarray, L: int, d_jl: int
     out.append(VerdictRow(C.DIMENSION.id, dec.verdict, {**params, "d": d_jl}, bound=beta, exact=exact,
                           estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=n, seed=seed,
                           reading="jl-constant", at_paper_params=True,
-                          evidence=f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {d_jl}; {what}; {dec.reason}; "
+                          evidence=f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {d_jl}; {what}; {_chernoff_words(dec.reason, exact)}; "
                                    f"d_JL / d* = {d_jl / d_star:.3g}{rn}"))
     return out
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnspec.claims import Claim, Reading, register
+from attnspec.claims import Claim, Reading, register, register_short_names
 
 _CMD = "jl-check"
 
@@ -95,3 +95,16 @@ PROOF_CLAIMS: tuple[Claim, ...] = (
 )
 
 register(*CLAIMS, *PROOF_CLAIMS)
+# names for one-screen tables, where the claim's name is long
+register_short_names({
+    "linformer.eq4": "Section 3 (eq. 4)",
+    "linformer.lemma1.eq11": "Lemma 1 (eq. 11)",
+    "linformer.lemma1.eq12": "Lemma 1 (eq. 12)",
+    "linformer.thm1.quantifier": "Theorem 1, quantifier",
+    "linformer.thm2.eq21": "Appendix B (eq. 21)",
+    "linformer.thm2.k": "Theorem 2, its k",
+    "linformer.thm2.orientation": "Lemma 1 vs eq. 23",
+    "linformer.thm2.proof": "Theorem 2, proof steps",
+    "linformer.thm2.step23": "Step 22(b), eq. 23",
+    "linformer.thm2.tolerance": "Theorem 2, tolerances",
+})

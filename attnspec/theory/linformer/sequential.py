@@ -63,6 +63,13 @@ SEARCH_RATE = 0.0025
 SEARCH_BETA = 0.01
 
 
+def miss_rate(rate: float, trials: int) -> float:
+    """The probability that ``trials`` independent trials at true failure rate ``rate`` show
+    no failure: (1 − rate)^trials. A violation search stopped at ``trials`` ends ``measured``
+    with this probability where the claim is in fact violated at that rate."""
+    return math.exp(trials * math.log1p(-rate))
+
+
 def beyond_resolution(claimed: float, *, trials_max: int) -> bool:
     """True when no count of up to ``trials_max`` trials could show the claim to hold or be
     loose: 0/trials_max already leaves the 95% upper end above ``claimed``."""

@@ -5,7 +5,7 @@ Each claim names the module that checks it; ``attnspec claims`` lists them.
 
 from __future__ import annotations
 
-from attnspec.claims import Claim, Reading, register
+from attnspec.claims import Claim, Reading, register, register_short_names
 
 _CHECK = "osa-check"
 
@@ -23,13 +23,13 @@ CLAIMS: tuple[Claim, ...] = (
            Reading("layer", "the A the layer applies at its default K: a finite-K Newton–Schulz basis is not "
                             "orthonormal, so Theorem 2.1's hypothesis is not met (hypothesis-unmet, deviation "
                             "measured)")),
-          _CHECK, notes="attnspec/theory/osa/thm21.py"),
+          _CHECK, paper_params="QR or cubic Newton–Schulz with K = 6 (Sec. 5)", notes="attnspec/theory/osa/thm21.py"),
     Claim("osa.thm22", "Theorem 2.2, eq. (8)",
           "In a skipless single-head OSA-only stack with W_V W_O orthogonal, Σ_l = A Σ_0 Aᵀ with A orthogonal: "
           "the eigenvalues of X_l X_lᵀ are those of X_0 X_0ᵀ.",
           (Reading("as-stated", "max relative eigenvalue change over depth <= 1e-10, where every layer's A is "
                                 "orthogonal; finite-K Newton–Schulz bases give non-orthogonal A: hypothesis-unmet"),),
-          _CHECK, notes="attnspec/theory/osa/thm22.py"),
+          _CHECK, paper_params="QR or cubic Newton–Schulz with K = 6 (Sec. 5)", notes="attnspec/theory/osa/thm22.py"),
     Claim("osa.thm31.eq10", "Theorem 3.1, eq. (10)",
           "||YᵀY − I_N||₂ <= (e^{||S||₂} − 1)² max_i |σ_i(B)²(σ_i(B)² − 1)| for Y = I + B(exp[S] − I)Bᵀ.",
           (Reading("as-stated", "eq. (9)'s cubic B (the B the theorem defines), every instance: the statement names "
@@ -39,14 +39,14 @@ CLAIMS: tuple[Claim, ...] = (
            Reading("variant", "B from another schedule (Muon, Polar Express, custom), every instance: the theorem "
                               "defines B(X) by eq. (9)'s cubic iteration, so this measures a variant (measured)"),
            Reading("variant-sigma-le-1", "B from another schedule, instances with σ_max(B) <= 1 (measured)")),
-          _CHECK, notes="attnspec/theory/osa/thm31.py"),
+          _CHECK, paper_params="eq. (9)'s cubic Newton–Schulz basis", notes="attnspec/theory/osa/thm31.py"),
     Claim("osa.thm31.eq11", "Theorem 3.1, eq. (11)",
           "||YᵀY − I_N||₂ <= ¼ (e^{||S||₂} − 1)².",
           (Reading("as-stated", "eq. (9)'s cubic B, every instance: the statement names no hypothesis on σ(B)"),
            Reading("sigma-le-1", "only instances with σ_max(B) <= 1, the proof's hypothesis"),
            Reading("variant", "B from another schedule, every instance (a variant: measured)"),
            Reading("variant-sigma-le-1", "B from another schedule, instances with σ_max(B) <= 1 (measured)")),
-          _CHECK, notes="attnspec/theory/osa/thm31.py"),
+          _CHECK, paper_params="eq. (9)'s cubic Newton–Schulz basis", notes="attnspec/theory/osa/thm31.py"),
     Claim("osa.thm41", "Theorem 4.1, eq. (13)",
           "J = (X W_V W_O ⊗ I_N)ᵀ ∂vec A/∂vec X + (W_V W_O)ᵀ ⊗ A.",
           (Reading("as-stated", "autograd Jacobian against eq. (13), max entrywise difference <= 1e-10"),),
@@ -54,18 +54,18 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("osa.thm42", "Theorem 4.2, eq. (14)",
           "With [W_Q, W_K] orthonormal (2 d_v <= d), the nonzero singular values of W̃ = W_Q W_Kᵀ − W_K W_Qᵀ are 1.",
           (Reading("as-stated", "max |σ − 1| over nonzero σ(W̃) <= 1e-10 and rank W̃ = 2 d_v, Stiefel draws"),),
-          _CHECK, notes="attnspec/theory/osa/thm42.py"),
+          _CHECK, paper_params="the Section 4 initialisation", notes="attnspec/theory/osa/thm42.py"),
     Claim("osa.thm43", "Theorem 4.3, eq. (15)",
           "Under the Section 4 initialisation, bounded ||X||₂ and a Newton–Schulz basis, ||J1||₂ <= C alpha.",
           (Reading("as-stated", "||J1||₂/alpha grows by at most ×2 from alpha = 0.1 to the smallest alpha; QR bases "
                                 "do not meet the hypothesis (Remark 4.5)"),),
-          _CHECK, notes="attnspec/theory/osa/jacobian.py"),
+          _CHECK, paper_params="N = 50, d = 64, h = 4 (Sec. 5)", notes="attnspec/theory/osa/jacobian.py"),
     Claim("osa.thm44", "Theorem 4.4, eq. (16)",
           "With |σ_i(A) − 1| <= δ < 1, κ(J) <= (1 + δ + Cα)/(1 − δ − Cα) when 1 − δ − Cα > 0 (C unspecified).",
           (Reading("held-out-c", "C fitted as max ||J1||₂/alpha on independent fit draws, the bound tested on fresh "
                                  "test draws"),
            Reading("measured", "the fitted C and the κ(J)-against-alpha curve, without a verdict")),
-          _CHECK, notes="attnspec/theory/osa/jacobian.py"),
+          _CHECK, paper_params="N = 50, d = 64, h = 4 (Sec. 5)", notes="attnspec/theory/osa/jacobian.py"),
     Claim("osa.thm44.multihead", "Theorem 4.4 for M-OSA (eq. (3)), outside the statement",
           "κ(J) of the multihead layer (a sum of h heads of width d/h) at small alpha.",
           (Reading("m-osa", "measured κ(J) and its alpha → 0 limit κ(Σ_h W_V,h W_O,h); the theorem is single-head"),),
@@ -76,13 +76,13 @@ CLAIMS: tuple[Claim, ...] = (
           (Reading("cubic", "eq. (9)'s cubic: the largest σ(B) over σ(M_0) ∈ (0, 1] and K = 0..steps (exact scalar "
                             "iteration) against the proof's C = √3"),
            Reading("other-schedule", "Muon, Polar Express, custom schedules against √3: a variant (measured)")),
-          _CHECK, notes="attnspec/theory/osa/lemc1.py"),
+          _CHECK, paper_params="eq. (9)'s cubic iteration", notes="attnspec/theory/osa/lemc1.py"),
     Claim("osa.eq9.range", "Eq. (9), the cubic Newton–Schulz iteration (Theorem 3.1's proof: 'by construction')",
           "From M_0 = M/||M||_F the cubic iteration M_{k+1} = 3/2 M_k − 1/2 M_k M_kᵀ M_k keeps every nonzero "
           "singular value of B in (0, 1].",
           (Reading("scalar", "the exact scalar iteration on a grid of (0, 1], K = 0..steps: min > 0, max <= 1"),
            Reading("instances", "σ(B) of the cubic instances of the Theorem 3.1 table: min > 0, max <= 1")),
-          _CHECK, notes="attnspec/theory/osa/lemc1.py"),
+          _CHECK, paper_params="eq. (9)'s cubic iteration", notes="attnspec/theory/osa/lemc1.py"),
     Claim("osa.lemc2", "Lemma C.2, eqs. (56)–(57)",
           "||S||₂ <= (alpha/sqrt(d_v)) ||X||₂², using ||W̃||₂ = 1 from the query-key initialisation.",
           (Reading("as-stated", "random X and adversarial X (rows along W_Q[:, 0], W_K[:, 0]: equality), Stiefel "
@@ -139,3 +139,16 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 register(*CLAIMS)
+# names for one-screen tables, where the claim's name is long
+register_short_names({
+    "osa.alg1": "Algorithm 1",
+    "osa.eq26": "Eq. 26 as printed",
+    "osa.eq49": "Eqs. 48–49 as printed",
+    "osa.eq89": "Eq. 89 as printed",
+    "osa.eq9.range": "Eq. 9, range of σ(B)",
+    "osa.lemc7.eq79": "Eq. 79 as printed",
+    "osa.sec5": "Section 5",
+    "osa.thm21": "Theorem 2.1 (eqs. 6–7)",
+    "osa.thm44.constant": "Theorem 4.4, condition",
+    "osa.thm44.multihead": "Theorem 4.4, M-OSA",
+})
