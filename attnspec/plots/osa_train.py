@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 CURVES_TABLE = "osa_train"
@@ -122,7 +122,9 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xlabel("")
     ax.set_ylabel("RMS of token representations")
     ax.set_title("signal at initialisation (256 training images; band = range over replicates)")
-    ax.legend()
+    handles, labels = ax.get_legend_handles_labels()
+    ax.get_legend().remove()
+    legend_below(fig, handles, labels)
     return save_figure(fig, stem)
 
 
