@@ -107,7 +107,7 @@ def _legend(ax: Any, n_layers: int) -> None:
     from attnspec.plots import legend_below
 
     handles, labels = ax.get_legend_handles_labels()
-    legend_below(ax.figure, handles, labels, ncol=min(len(labels), 4), title="mean ± 1 sd over (input, head)")
+    legend_below(ax.figure, handles, labels, title="mean ± 1 sd over (input, head)")
 
 
 def _annotation_size(cell_width_in: float, cell_height_in: float) -> float | None:
