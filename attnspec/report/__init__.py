@@ -129,6 +129,11 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
         # a table put first goes after the section's opening paragraph
         at = next((k for k in range(2, len(moved)) if moved[k] == ""), len(moved)) + 1
         body += moved[:at] + first + moved[at:]
+    from attnspec.report.appendix import experiment_page
+
+    for exp in experiments:  # every experiment has its page; the checking ones have theirs already
+        pages.setdefault(exp.name, experiment_page(exp, records.get(exp.name), out, quick=quick,
+                                                   verdict_file=VERDICT_FILE, run_file=RUN_FILE))
     body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
     body += _how_to_read()
     body += index_section(experiments, records, pages)

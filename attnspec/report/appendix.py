@@ -123,7 +123,7 @@ def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: di
     for exp in experiments:
         if exp.name in pages:
             rec = records.get(exp.name)
-            cost = f", {rec.seconds / 60:.1f} min" if rec is not None else ""
+            cost = f", {rec.seconds / 60:.1f} min, {rec.status}" if rec is not None else ", missing"
             md.append(f"- [{exp.name}]({FOLDER}/{exp.name}.md): {exp.title}{cost}")
     names = {e.name for e in experiments}
     for name, lines in pages.items():

@@ -287,7 +287,7 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
         out.append("**For Linformer.** " + ("So a fixed truncation rank keeps a shrinking share of P, and Figure 1 is no "
                    "evidence for an n-independent rank of P" if linear else "The growth exponents do not all support "
                    "linear growth; see the scaling section") + ". This does not test Linformer's learned projections, "
-                   "which approximate PV, not P.")
+                   "which approximate PV, not P. [Scaling](#beyond-figure-1)")
     return out
 
 
