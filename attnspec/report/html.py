@@ -74,8 +74,8 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
         for i, tok in enumerate(tokens):
             if tok.type != "heading_open":
                 continue
-            title = tokens[i + 1].content
-            base = anchor(_plain(title))
+            inline = tokens[i + 1]
+            base = anchor(inline.content)  # as the Markdown's own links make it (attnspec.report.anchors)
             count = seen.get(base, 0)
             seen[base] = count + 1
             ident = base if count == 0 else f"{base}-{count}"
@@ -85,7 +85,7 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
                 first = False
             level = int(tok.tag[1])
             if k == 0 and level in (2, 3):
-                toc.append((level, ident, _plain(title)))
+                toc.append((level, ident, _plain(inline)))
     parts = []
     for k, (name, tokens) in enumerate(parsed):
         for tok in tokens:
@@ -99,9 +99,9 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
     return "".join(parts), toc
 
 
-def _plain(inline: str) -> str:
-    """A heading's text without Markdown emphasis or code marks (as its anchor is made)."""
-    return re.sub(r"[*_`]", "", inline)
+def _plain(inline) -> str:  # noqa: ANN001 - a markdown-it inline token
+    """A heading's text as a reader sees it: its text and code spans, without the marks."""
+    return "".join(c.content for c in (inline.children or []) if c.type in ("text", "code_inline"))
 
 
 def _data_uri(path: Path) -> str:
