@@ -61,7 +61,7 @@ def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(lab, h)
     fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncol=3, frameon=False)
-    fig.suptitle("Theorem 3.1: orthogonality error of the Newton–Schulz basis vs bounds (10), (11)")
+    fig.suptitle("osa-check · Theorem 3.1")
     return save_figure(fig, stem)
 
 
@@ -117,7 +117,7 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
     handles += [Line2D([], [], color="0.3", ls=ls, marker="o" if stat == "max" else None, ms=3, label=label)
                 for stat, (ls, label) in KAPPA_STATS.items()]
     legend_below(fig, handles, [h.get_label() for h in handles], ncol=3)
-    fig.suptitle("osa-check · Jacobian of OSA at the paper's initialisation")
+    fig.suptitle("osa-check · Theorems 4.3, 4.4")
     return save_figure(fig, stem)
 
 
