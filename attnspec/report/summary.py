@@ -252,7 +252,8 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
         meta = json.loads((results / exp.name / "meta.json").read_text())
         if meta.get("kind") == "spectrum-scaling":
             meta = json.loads((results / exp.name / f"n{max(meta['lengths'])}" / "meta.json").read_text())
-        name = f"{display(str(meta.get('model')))} ({'decoder' if meta.get('causal') else 'encoder'}, " \
+        model = meta.get("model") or (meta.get("identity") or {}).get("model")
+        name = f"{display(str(model))} ({'decoder' if meta.get('causal') else 'encoder'}, " \
                f"{meta.get('num_layers')} layers × {meta.get('num_heads')} heads)"
         if name not in models:
             models.append(name)
