@@ -68,7 +68,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     with a numbered caption (:mod:`attnspec.report.captions`).
     """
     from attnspec.plots.spectrum import plot_compare, plot_run
-    from attnspec.report.appendix import index_section, move_subsections, move_tables, page_name, write_appendix
+    from attnspec.report.appendix import drop_empty, index_section, move_subsections, move_tables, section_page, write_appendix
     from attnspec.report.beyond import beyond_figure1_section, scaling_table
     from attnspec.report.captions import place_figures
     from attnspec.report.decoder import decoder_section
@@ -109,23 +109,23 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     runs = spectrum_runs(experiments, results, "figure1")
     if runs:
         figure1 = ["## " + FIGURE1_HEADING, "", *_spectrum_section(runs, results, figures, plot_run, plot_compare)[2:]]
-        sections.append((move_subsections(figure1, page_name(FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ",
+        sections.append((move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ",
                          []))
     beyond = beyond_figure1_section(experiments, results, figures)
     if beyond:  # per-run scaling fits and per-layer metrics: the appendix; the k90 figures stay
-        beyond = move_subsections(beyond, page_name(beyond[0][3:]), pages, ["Scaling with n", "The metrics beyond"],
+        beyond = move_subsections(beyond, section_page(pages, beyond[0][3:]), pages, ["Scaling with n", "The metrics beyond"],
                                   keep_figures=["scaling_k90"])
     sections.append((beyond, 0, "## ", scaling_table(experiments, results)))
     decoder = decoder_section(experiments, results, figures, quick=quick)
     if decoder:  # the depth profile: the appendix
-        decoder = move_subsections(decoder, page_name(decoder[0][3:]), pages, ["3. How do the metrics"])
+        decoder = move_subsections(decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics"])
     sections.append((decoder, 1, "## ", []))
     sections.append((paper_sections(experiments, records, out, quick=quick, pages=pages, figure1=False), 1, "### ", []))
     body: list[str] = list(head)
     for lines, keep, per, first in sections:
         if not lines:
             continue
-        moved = move_tables(lines, page_name(lines[0].lstrip("#").strip()), pages, keep=keep, per=per)
+        moved = move_tables(lines, section_page(pages, lines[0].lstrip("#").strip()), pages, keep=keep, per=per)
         # a table put first goes after the section's opening paragraph
         at = next((k for k in range(2, len(moved)) if moved[k] == ""), len(moved)) + 1
         body += moved[:at] + first + moved[at:]
@@ -136,8 +136,10 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
                                                    verdict_file=VERDICT_FILE, run_file=RUN_FILE))
     body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
     body += _how_to_read()
-    body += index_section(experiments, records, pages)
-    body += _regenerate_section(quick)
+    pages = drop_empty(pages)
+    pages["how-to-regenerate"] = ["# How to regenerate", "", "[Back to the report](../REPORT.md)", "",
+                                  *_regenerate_section(quick)[2:]]
+    body += index_section(experiments, records, pages, quick=quick)
     placed: dict[str, str] = {}
     body = place_figures(body, out, placed=placed)
     numbered = 0

@@ -27,6 +27,23 @@ def page_name(title: str) -> str:
     return re.sub(r"-+", "-", anchor(title)).strip("-") or "section"
 
 
+#: The lines every appendix page opens with, before what is moved to it.
+def _page_head(title: str) -> list[str]:
+    return [f"# {title}", "", "[Back to the report](../REPORT.md)", ""]
+
+
+def section_page(pages: dict[str, list[str]], heading: str) -> str:
+    """The name of the appendix page of the body section ``heading``, opened with its title."""
+    name = page_name(heading)
+    pages.setdefault(name, _page_head(heading))
+    return name
+
+
+def drop_empty(pages: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The pages that received something beyond their opening lines."""
+    return {name: lines for name, lines in pages.items() if len(lines) > len(_page_head(""))}
+
+
 def move_tables(lines: Sequence[str], page: str, pages: dict[str, list[str]], *, keep: int = 1,
                 per: str = "## ") -> list[str]:
     """``lines`` with their tables moved to ``pages[page]`` (under a heading named after the body
@@ -73,7 +90,7 @@ def experiment_page(exp: Any, record: Any, out: Path, *, quick: bool, verdict_fi
     from attnspec.report.markdown import _md, summarise_verdicts, verdict_lines_md
 
     d = out / "results" / exp.name
-    md = [f"# {exp.name}: {exp.heading(quick)}", "", "[Back to the report](../REPORT.md)", ""]
+    md = _page_head(f"{exp.name}: {exp.heading(quick)}")
     if exp.note:
         md += [exp.note.strip(), ""]
     status = getattr(record, "status", "missing")
@@ -87,6 +104,12 @@ def experiment_page(exp: Any, record: Any, out: Path, *, quick: bool, verdict_fi
            f"- Tidy results: `results/{exp.name}/`", ""]
     md += [line.replace(f"- `{exp.name}`: ", "- Provenance: ", 1) for line in _provenance([exp], out / "results")
            if line.startswith(f"- `{exp.name}`")]
+    if (d / "osa_train_summary.parquet").is_file():  # the training check's every column
+        import pandas as pd
+
+        from attnspec.report.markdown import _frame_md
+
+        md += ["", "## Summary over seeds", "", _frame_md(pd.read_parquet(d / "osa_train_summary.parquet")), ""]
     if (d / verdict_file).is_file():
         rows = json.loads((d / verdict_file).read_text())
         md += ["", "## Verdicts, one line per claim", "", *verdict_lines_md(rows),
@@ -106,16 +129,15 @@ def write_appendix(pages: dict[str, list[str]], out: Path) -> list[Path]:
     folder.mkdir(parents=True)
     paths = []
     for name, lines in pages.items():
-        text = "\n".join(lines).rstrip() + "\n"
-        if not lines or not lines[0].startswith("# "):
-            text = f"# {name}\n\n[Back to the report](../REPORT.md)\n\n" + text
+        text = "\n".join(lines if lines and lines[0].startswith("# ") else [*_page_head(name), *lines]).rstrip() + "\n"
         path = folder / f"{name}.md"
         _write_text(path, text)
         paths.append(path)
     return paths
 
 
-def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: dict[str, list[str]]) -> list[str]:
+def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: dict[str, list[str]], *,
+                  quick: bool) -> list[str]:
     """``## Appendix``: one line per page, experiments first, with each experiment's cost."""
     md = ["## Appendix", "",
           "Per experiment: the command that reproduces it, its cost, its provenance and every verdict row; then the "
@@ -124,11 +146,12 @@ def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: di
         if exp.name in pages:
             rec = records.get(exp.name)
             cost = f", {rec.seconds / 60:.1f} min, {rec.status}" if rec is not None else ", missing"
-            md.append(f"- [{exp.name}]({FOLDER}/{exp.name}.md): {exp.title}{cost}")
+            md.append(f"- [{exp.name}]({FOLDER}/{exp.name}.md): {exp.heading(quick)}{cost}")
     names = {e.name for e in experiments}
     for name, lines in pages.items():
         if name not in names:
-            md.append(f"- [{name}]({FOLDER}/{name}.md): long tables")
+            title = lines[0].lstrip("#").strip() if lines else name
+            md.append(f"- [{title}]({FOLDER}/{name}.md)")
     return [*md, ""]
 
 

@@ -11,7 +11,6 @@ import pandas as pd
 
 from attnspec.report.experiments import PAPERS, RUN_FILE, VERDICT_FILE, Experiment, spectrum_runs
 from attnspec.report.figure1 import _spectrum_section
-from attnspec.report.markdown import _frame_md
 from attnspec.report.runner import RunRecord
 from attnspec.writer import atomic_write_bytes
 
@@ -59,11 +58,21 @@ def _basis_lines(result_dir: Path) -> list[str]:
 
 
 def _osa_train_section(d: Path) -> list[str]:
+    """The training check's one table: per model, test accuracy over seeds and the paired
+    difference to the ViT with its 95% t interval over seeds (every column: the appendix page
+    and ``results/osa-train/``)."""
     summary = next((p for p in (d / "summary.parquet", d / "osa_train_summary.parquet") if p.is_file()), None)
     if summary is None:
         return []
     df = pd.read_parquet(summary)
-    return ["Summary (test accuracy over seeds):", "", _frame_md(df), ""]
+    md = ["| model | seeds | test accuracy, mean ± sd | min–max | − ViT, paired [95% t interval] | diverged |",
+          "|---|---|---|---|---|---|"]
+    for r in df.itertuples():
+        diff = "—" if pd.isna(r.diff_vs_vit_mean) else (f"{r.diff_vs_vit_mean:+.3f} [{r.diff_vs_vit_ci_low:+.3f}, "
+                                                         f"{r.diff_vs_vit_ci_high:+.3f}]")
+        md.append(f"| {r.label} | {r.n_seeds} | {r.test_accuracy_mean:.3f} ± {r.test_accuracy_std:.3f} | "
+                  f"{r.test_accuracy_min:.3f}–{r.test_accuracy_max:.3f} | {diff} | {r.diverged_runs} |")
+    return [*md, ""]
 
 
 def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord], out: Path, *, quick: bool,
@@ -81,7 +90,7 @@ def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord],
         exps = [e for e in experiments if e.paper == paper]
         if not exps:
             continue
-        md += [f"## {cite}", ""]
+        md += [f"## {cite}", "", *_paper_paragraph(exps, results)]
         runs = spectrum_runs(exps, results, "figure1")
         if runs and figure1:
             md += _spectrum_section(runs, results, figures, plot_run, plot_compare)
@@ -89,6 +98,25 @@ def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord],
             if exp.command != "spectrum":
                 md += _experiment_section(exp, records, out, quick=quick, pages=pages)
     return md
+
+
+def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:
+    """What the checks of one paper found, in a paragraph: its claims by verdict as stated
+    (the claim's first reading), the ones that fail, and where the evidence is."""
+    from attnspec.report.anchors import anchor
+    from attnspec.report.ledger import HEADING, ledger_rows
+    from attnspec.verdicts import VERDICTS
+
+    rows = ledger_rows(exps, results, VERDICT_FILE)
+    if not rows:
+        return []
+    counts = {v: sum(r["stated"] == v for r in rows) for v in VERDICTS}
+    tally = ", ".join(f"{c} {v}" for v, c in counts.items() if c)
+    failing = [r["id"] for r in rows if r["stated"] == "violated"]
+    return [f"{len(rows)} claims of this paper are checked; as stated, {tally}"
+            + (f"; the statements that fail: {', '.join(f'`{i}`' for i in failing)}" if failing else "")
+            + f". Each experiment below lists its claims by verdict; the [ledger](#{anchor(HEADING)}) gives each "
+            "claim's reason, its appendix page every row.", ""]
 
 
 def _experiment_section(exp: Experiment, records: dict[str, RunRecord], out: Path, *, quick: bool,
