@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from attnspec.plots import COLUMN_IN, PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 CURVES_TABLE = "osa_train"
@@ -84,7 +84,7 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
     order = list(dict.fromkeys(r["Model"]))
     fig, axes = paper_figure(width=COLUMN_IN, height=3.0)
     ax = axes[0, 0]
-    sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color="#9ecae1", ax=ax)
+    sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color=OKABE_ITO[4], saturation=1, ax=ax)
     # one dot per replicate, spread evenly across the bar (seaborn's jitter draws from numpy's
     # global random state: the committed figure changed at every redraw)
     reps = sorted(r["replicate"].unique())

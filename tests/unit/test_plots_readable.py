@@ -76,10 +76,45 @@ def legends_off_the_data(fig, renderer) -> list[str]:  # noqa: ANN001
     return found
 
 
+def off_palette(fig) -> list[str]:  # noqa: ANN001
+    """The colours of a figure's data (lines, markers, bars, fills, images) that are neither
+    grey nor Okabe–Ito's nor on the viridis or cividis scale: the palettes the figures may use."""
+    import matplotlib as mpl
+    from matplotlib.colors import to_hex, to_rgb
+
+    from attnspec.plots import MARK, OKABE_ITO
+
+    allowed = np.array([to_rgb(c) for c in (*OKABE_ITO, MARK)])
+    scales = np.vstack([mpl.colormaps[m](np.linspace(0, 1, 256))[:, :3] for m in ("viridis", "cividis")])
+    found: list = []
+    for ax in fig.axes:
+        if ax.get_label() == "<colorbar>":
+            continue
+        for line in ax.lines:
+            found += [line.get_color(), line.get_markerfacecolor(), line.get_markeredgecolor()]
+        for patch in ax.patches:
+            found += [patch.get_facecolor(), patch.get_edgecolor()]
+        for coll in ax.collections:
+            found += [*coll.get_facecolors(), *coll.get_edgecolors()]
+    bad = set()
+    for colour in found:
+        if isinstance(colour, str) and colour in ("none", "None"):
+            continue
+        rgb = np.array(to_rgb(colour))
+        if len(np.asarray(mpl.colors.to_rgba(colour))) == 4 and mpl.colors.to_rgba(colour)[3] == 0:
+            continue  # transparent
+        if np.ptp(rgb) < 0.02:  # grey, black, white
+            continue
+        if np.min(np.abs(allowed - rgb).max(axis=1)) < 0.01 or np.min(np.abs(scales - rgb).max(axis=1)) < 0.02:
+            continue
+        bad.add(to_hex(rgb))
+    return sorted(bad)
+
+
 def assert_print_ready(fig, name: str) -> None:  # noqa: ANN001
     """Drawn at one of the print widths (a column or a page), no text under MIN_FONT_PT, every
     text inside the figure after a plain savefig, no two axes titles overprinting each other,
-    and no legend over a panel's data area."""
+    no legend over a panel's data area, and data drawn only in the colour-blind-safe palettes."""
     assert any(abs(fig.get_figwidth() - w) < 1e-6 for w in WIDTHS), (name, fig.get_figwidth())
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -94,6 +129,7 @@ def assert_print_ready(fig, name: str) -> None:  # noqa: ANN001
     for a, b in itertools.combinations(titles, 2):
         assert not a.overlaps(b), (name, "titles overprint")
     assert not legends_off_the_data(fig, renderer), (name, legends_off_the_data(fig, renderer))
+    assert not off_palette(fig), (name, "colours outside Okabe–Ito, viridis and cividis", off_palette(fig))
 
 
 def _capture(monkeypatch, module) -> list:  # noqa: ANN001
