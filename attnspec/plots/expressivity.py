@@ -98,7 +98,7 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_yscale("log")
     ax.set_xlabel("k · log L")
     ax.set_ylabel("d* (success ≥ 1 − β)")
-    ax.set_title("d* vs k log L (dotted: d = L per L)")
+    ax.set_title("d* against k log L")
     readable_log_ticks(ax)
     _legend_under(ax)
     ax = axes[1]
@@ -115,7 +115,7 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_yscale("log")
     ax.set_xlabel("max‖b_i‖² · log L / δ²")
     ax.set_ylabel("d* (Gaussian, asymptotic law)")
-    ax.set_title("d* vs the JL scale of the instance")
+    ax.set_title("d* against the JL scale")
     readable_log_ticks(ax)
     _legend_under(ax)
     return save_figure(fig, stem)

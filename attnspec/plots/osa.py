@@ -139,7 +139,7 @@ def plot_timing(frame: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xlabel("sequence length N")
     ax.set_ylabel("forward CPU time (s, min of repeats)")
     d_v = int(frame["d_v"].iloc[0]) if "d_v" in frame else None
-    ax.set_title(f"OSA forward time, d_v = {d_v}, one head,\nfloat32, 1 CPU thread")
+    ax.set_title(f"osa-check · d_v = {d_v}, one head")
     handles, labels = ax.get_legend_handles_labels()
     legend_below(fig, handles, labels, ncol=1)
     return save_figure(fig, stem)

@@ -72,7 +72,7 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     handles, labels = axes[-1].get_legend_handles_labels()
     axes[-1].get_legend().remove()
     n_rep = curves["replicate"].nunique()
-    fig.suptitle(f"8x8 digits, mean ± sd over {n_rep} replicate(s)")
+    fig.suptitle(f"osa-train · 8×8 digits · {n_rep} replicate(s)")
     fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False)
     return save_figure(fig, stem)
 
@@ -98,7 +98,7 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
     ax.tick_params(axis="x", rotation=30)
     for t in ax.get_xticklabels():
         t.set_ha("right")
-    ax.set_title(f"final test accuracy, {r['replicate'].nunique()} replicate(s)\n(dotted: chance)")
+    ax.set_title(f"osa-train · {r['replicate'].nunique()} replicate(s)")
     return save_figure(fig, stem)
 
 
@@ -121,7 +121,7 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_xlabel("")
     ax.set_ylabel("RMS of token representations")
-    ax.set_title("signal at initialisation (256 training images; band = range over replicates)")
+    ax.set_title("osa-train · at initialisation")
     handles, labels = ax.get_legend_handles_labels()
     ax.get_legend().remove()
     legend_below(fig, handles, labels)

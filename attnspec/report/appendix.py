@@ -140,8 +140,8 @@ def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: di
                   quick: bool) -> list[str]:
     """``## Appendix``: one line per page, experiments first, with each experiment's cost."""
     md = ["## Appendix", "",
-          "Per experiment: the command that reproduces it, its cost, its provenance and every verdict row; then the "
-          "long tables of the sections above. Tidy results: `results/<experiment>/`.", ""]
+          ("Per experiment: the command that reproduces it, its cost, its provenance and every verdict row; then the "
+           "long tables of the sections above. Tidy results: `results/<experiment>/`."), ""]
     for exp in experiments:
         if exp.name in pages:
             rec = records.get(exp.name)
@@ -188,8 +188,8 @@ def move_subsections(lines: Sequence[str], page: str, pages: dict[str, list[str]
         block = list(lines[i + 1:j])
         mine = [img for b in block for img in re.findall(r"!\[[^\]]*\]\(figures/[^)]+\)", b)
                 if Path(re.search(r"\(([^)]+)\)", img).group(1)).stem in keep_figures]
-        rest = [re.sub(r"!\[[^\]]*\]\(figures/[^)]+\)", lambda m: "" if m.group(0) in mine else m.group(0), b)
-                for b in block]
+        rest = [re.sub(r"!\[[^\]]*\]\(figures/[^)]+\)", lambda m, mine=mine: "" if m.group(0) in mine else m.group(0),
+                       b) for b in block]
         pages.setdefault(page, []).extend(
             [f"## {title}", "", *(b.replace("](figures/", "](../figures/") for b in rest)])
         links.append(f"[{title}]({FOLDER}/{page}.md#{anchor(title)})")

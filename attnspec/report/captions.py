@@ -128,8 +128,9 @@ def _sa_success(_: Path) -> str:
 
 
 def _sa_dstar(_: Path) -> str:
-    return ("The smallest width d* that reaches success 1 − β, against k·log L (left) and against the JL scale of "
-            "the instance (right), with least-squares lines through the origin; each point is one (L, k).")
+    return ("The smallest width d* that reaches success 1 − β, against k·log L (left; dotted: d = L for each L) and "
+            "against the JL scale max‖b_i‖² log L / δ² of the instance (right), with least-squares lines through the "
+            "origin; each point is one (L, k).")
 
 
 def _sa_row_error(run: Path) -> str:
@@ -160,13 +161,13 @@ def _kappa(run: Path) -> str:
 
 
 def _timing(_: Path) -> str:
-    return ("Forward time of one OSA layer against N on log–log axes (minimum over repeats, one CPU thread), with "
-            "the fitted exponent of each method in the legend.")
+    return ("Forward time of one OSA layer against N on log–log axes (float32, the minimum over repeats, one CPU "
+            "thread), with the fitted exponent of each method in the legend.")
 
 
 def _train_curves(run: Path) -> str:
     seeds = _meta(run).get("identity", {}).get("seeds")
-    return (f"Training curves per model: mean over {seeds} seeds with ± 1 sd bands, per epoch.")
+    return f"Training curves per model on 8×8 digits: mean over {seeds} seeds with ± 1 sd bands, per epoch."
 
 
 def _train_accuracy(run: Path) -> str:
@@ -176,8 +177,9 @@ def _train_accuracy(run: Path) -> str:
 
 
 def _train_signal(_: Path) -> str:
-    return ("RMS of the token representations at initialisation, stage by stage (log scale), per model; the band "
-            "is the range over replicates. A collapsing or exploding signal shows as a falling or rising line.")
+    return ("RMS of the token representations at initialisation on one batch of training images, stage by stage "
+            "(log scale), per model; the band is the range over replicates. A collapsing or exploding signal shows as a falling or "
+            "rising line.")
 
 
 CAPTIONS: dict[str, Callable[[Path], str]] = {

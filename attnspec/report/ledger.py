@@ -85,9 +85,9 @@ def ledger_section(experiments: Sequence[Any], results: Path, *, verdict_file: s
         return []
     short = {p: cite.split(" 20")[0].split(",")[0] for p, cite in papers.items()}
     md = [f"## {HEADING}", "",
-          f"{len(rows)} claims, one row each: the verdict of every reading (at the paper's parameters where the check "
-          "marks them) and the first clause of the evidence that decided it. "
-          "[How to read a verdict](#how-to-read-a-verdict); every row in full: the appendix pages.", "",
+          (f"{len(rows)} claims, one row each: the verdict of every reading (at the paper's parameters where the check "
+           "marks them) and the first clause of the evidence that decided it. "
+           "[How to read a verdict](#how-to-read-a-verdict); every row in full: the appendix pages."), "",
           "| claim | paper, place | verdict | reason |", "|---|---|---|---|"]
     for r in rows:
         md.append(f"| `{r['id']}` | {_md(short.get(r['paper'], r['paper']))}, {_md(r['place'])} | **{_md(r['verdict'])}** "

@@ -233,12 +233,12 @@ def test_the_html_edition_in_a_real_browser(tmp_path: Path) -> None:
     probe.write_text(page.read_text().replace("</body>", script + "</body>"))
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=20000"]
     dom = subprocess.run([str(CHROMIUM), *flags, "--dump-dom", probe.as_uri()], capture_output=True, text=True,
-                         timeout=240).stdout
+                         timeout=240, check=False).stdout
     found = re.search(r"<title>images (\d+) unloaded (\d+) deadlinks (\d+)</title>", dom)
     assert found, dom[:300]
     images, unloaded, dead = map(int, found.groups())
     assert images > 0 and unloaded == 0 and dead == 0
     shot = tmp_path / "top.png"
     subprocess.run([str(CHROMIUM), *flags, "--window-size=1100,1400", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=240)
+                   capture_output=True, timeout=240, check=False)
     assert shot.is_file() and shot.stat().st_size > 20_000  # a page drawn, not a blank one
