@@ -264,9 +264,9 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
     stats = [(exp, spectrum_statements(results / exp.name)) for exp in figure1]
     if stats:
         s0 = stats[0][1]
-        share = "; ".join(f"{_pct_ci(s)} on {s['data']}" for _, s in stats)
-        out.append(f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold {share} "
-                   f"of Σσ ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% CI over heads); single heads range "
+        share = " and ".join(f"{_pct_ci(s)} on {s['data']}" for _, s in stats)
+        out.append(f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
+                   f"{share} ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% CI over heads); single heads range "
                    f"{min(s['min_head'] for _, s in stats):.0%}–{max(s['max_head'] for _, s in stats):.0%}. {link}")
         rhos = [(s["data"], s["rho_heads"]) for _, s in stats if s.get("rho_heads") is not None]
         if rhos:
