@@ -19,10 +19,18 @@ FORMATS: tuple[str, ...] = ("png", "svg")
 #: Print sizes a figure is drawn at (inches): one column of a two-column paper, and the
 #: full page width a multi-panel figure spans. Figures are drawn at the size they are
 #: printed at, so the font sizes below are the sizes a reader sees.
-COLUMN_IN = 3.5
+COLUMN_IN = 3.3
 PAGE_IN = 7.0
+#: The only widths a figure is drawn at: the report places each at one of them, unscaled.
+WIDTHS: tuple[float, ...] = (COLUMN_IN, PAGE_IN)
 #: The smallest text (pt) a figure may carry at its print size.
 MIN_FONT_PT = 7.0
+#: Okabe & Ito's palette for categories (distinguishable with every common colour-vision
+#: deficiency); sequences use viridis or cividis. Black is left for references and bounds.
+OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: The colour of a reference line a figure marks (a theorem's k, a bound's edge): vermillion,
+#: set apart from the category colours without a red–green pair.
+MARK = "#D55E00"
 
 
 def style() -> None:
@@ -35,6 +43,8 @@ def style() -> None:
     plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7.5,
                          "ytick.labelsize": 7.5, "legend.fontsize": 7, "legend.title_fontsize": 7,
                          "figure.titlesize": 8.5})
+    # category colours C0, C1, ... are Okabe–Ito's (seaborn's default pairs red with green)
+    plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(OKABE_ITO))
 
 
 def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, height: float | None = None,
@@ -45,6 +55,19 @@ def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, he
     Returns ``(fig, axes)`` with ``axes`` a 2-D array."""
     height = height if height is not None else 0.75 * width / ncols * nrows
     return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
+
+
+def legend_below(fig: plt.Figure, handles: Sequence, labels: Sequence[str], *, ncol: int | None = None,
+                 title: str | None = None) -> None:
+    """One legend for the whole figure, below its panels, where it covers no data (constrained
+    layout makes room for it). ``ncol`` defaults to as many columns as fit the figure's width."""
+    if not labels:
+        return
+    if ncol is None:
+        longest = max(len(str(lab)) for lab in labels) * 0.56 * plt.rcParams["legend.fontsize"] / 72 + 0.5
+        ncol = max(1, min(len(labels), int(fig.get_figwidth() // longest)))
+    fig.legend(list(handles), list(labels), loc="outside lower center", ncol=ncol, frameon=False, title=title,
+               columnspacing=1.0, handlelength=1.8)
 
 
 def fit_title(text: str, width_in: float, fontsize: float) -> str:

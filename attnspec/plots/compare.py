@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, save_figure, style
+from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure, save_figure, style
 
 LABELS = {
     "c_at": "mean c at index {at}",
@@ -31,8 +31,6 @@ LABELS = {
 
 def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, stem: str, zero: bool,
             formats: Sequence[str]) -> list[Path]:
-    import seaborn as sns
-
     quantities = list(dict.fromkeys(table["quantity"]))
     runs = list(dict.fromkeys(table["run"]))
     if zero:
@@ -40,7 +38,7 @@ def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, ste
     cols = min(3, len(quantities))
     rows = int(np.ceil(len(quantities) / cols))
     fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.2 * rows + 0.7)
-    palette = sns.color_palette("deep", len(runs))
+    palette = OKABE_ITO
     width = 0.7 / max(len(runs), 1)
     for ax, q in zip(axes.ravel(), quantities):
         d = table[table["quantity"] == q]
@@ -55,7 +53,8 @@ def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, ste
             ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(range(len(layers) + 1), [str(v + 1) for v in layers] + ["all"])
         ax.set_xlabel("layer")
-        ax.set_title(LABELS.get(q, q).format(at=int(d["at"].iloc[0])) + (" − reference" if zero else ""))
+        ax.set_title(fit_title(LABELS.get(q, q).format(at=int(d["at"].iloc[0])) + (" − reference" if zero else ""),
+                               ax.figure.get_figwidth() / cols - 0.5, 8))
     for ax in axes.ravel()[len(quantities):]:
         ax.axis("off")
     handles, labels = axes.ravel()[0].get_legend_handles_labels()

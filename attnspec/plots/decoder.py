@@ -24,12 +24,12 @@ DEPTH_QUANTITIES: tuple[str, ...] = ("c_at", "reach_index", "effective_rank", "r
 LINESTYLES = ("-", "--", ":", "-.")
 
 
-def _styles(frame: pd.DataFrame) -> tuple[dict[str, tuple[float, float, float]], dict[str, str]]:
-    import seaborn as sns
+def _styles(frame: pd.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
+    from attnspec.plots import OKABE_ITO
 
     models = list(dict.fromkeys(frame["model"]))
     corpora = list(dict.fromkeys(frame["data"]))
-    colours = dict(zip(models, sns.color_palette("deep", len(models))))
+    colours = {m: OKABE_ITO[i % len(OKABE_ITO)] for i, m in enumerate(models)}
     return colours, {c: LINESTYLES[i % len(LINESTYLES)] for i, c in enumerate(corpora)}
 
 

@@ -1,6 +1,6 @@
 """Figures of ``attnspec sa-check``, made only from its saved tables (``sa.parquet``,
 ``error_map.parquet``): success probability vs d, d* vs k·log L with the least-squares
-fit, and the error maps of A vs Â for one instance."""
+fit, and one instance's per-row error split on and off the target's support."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.colors import LogNorm
 
-from matplotlib.ticker import FuncFormatter
-
-from attnspec.plots import COLUMN_IN, PAGE_IN, _plain_number, paper_figure, readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
 
 
 def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
@@ -79,12 +76,12 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     sw["L"] = sw["L"].astype(int)
     sw["k"] = sw["k"].astype(int)
     fits = sa[sa["kind"] == "fit"]
-    fig, axes = paper_figure(1, 2, width=PAGE_IN, height=3.4)
+    fig, axes = paper_figure(1, 2, width=PAGE_IN, height=4.0)
     axes = axes[0]
     ax = axes[0]
     markers = {("gaussian", "asymptotic"): "o", ("gaussian", "exact"): "x", ("orthogonal", "exact"): "s"}
     Ls = sorted(sw["L"].unique())
-    colors = dict(zip(Ls, plt.cm.plasma(np.linspace(0, 0.85, len(Ls)))))
+    colors = dict(zip(Ls, plt.cm.viridis(np.linspace(0, 0.85, len(Ls)))))
     for (proj, method), g in sw.groupby(["projection", "method"]):
         for n, (L, gl) in enumerate(g.groupby("L")):
             mk = markers.get((proj, method), ".")
@@ -101,9 +98,9 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_yscale("log")
     ax.set_xlabel("k · log L")
     ax.set_ylabel("d* (success ≥ 1 − β)")
-    ax.set_title("d* vs k log L (dotted: d = L per L)")
+    ax.set_title("d* against k log L")
     readable_log_ticks(ax)
-    ax.legend()
+    _legend_under(ax)
     ax = axes[1]
     g = sw[(sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
     xx = g["max_row_norm"] ** 2 * np.log(g["L"]) / g["delta"] ** 2
@@ -118,50 +115,54 @@ def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_yscale("log")
     ax.set_xlabel("max‖b_i‖² · log L / δ²")
     ax.set_ylabel("d* (Gaussian, asymptotic law)")
-    ax.set_title("d* vs the JL scale of the instance")
+    ax.set_title("d* against the JL scale")
     readable_log_ticks(ax)
-    ax.legend()
+    _legend_under(ax)
     return save_figure(fig, stem)
 
 
-def error_maps(em: pd.DataFrame, stem: Path) -> list[Path]:
-    """One instance as four maps on ONE logarithmic colour scale with one colour bar: A (on
-    its support), Â = eps·SA(X), |Â − A| and |SAN(X) − row-normalised A|; rows and columns
-    labelled, the suptitle giving only the instance's parameters and its ‖B − B̂‖∞."""
+def _legend_under(ax) -> None:  # noqa: ANN001
+    """A panel's legend under its x label, where it covers no point."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False, ncol=1)
+
+
+def row_error_mass(em: pd.DataFrame) -> pd.DataFrame:
+    """Per row i of one instance: the absolute error Σ_j |Â_ij − A_ij| split into its part on
+    A's support and its part off it (where A = 0 and Â = eps·SA(X) > 0), rows ordered by
+    their total. Columns: i, on, off, total, off_share."""
+    err = (em["A_hat"] - em["A"]).abs()
+    on_support = em["A"] > 0
+    rows = pd.DataFrame({"i": em["i"], "on": err.where(on_support, 0.0), "off": err.where(~on_support, 0.0)})
+    out = rows.groupby("i", as_index=False).sum()
+    out["total"] = out["on"] + out["off"]
+    out["off_share"] = out["off"] / out["total"]
+    return out.sort_values("total", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def row_mass_bars(em: pd.DataFrame, stem: Path) -> list[Path]:
+    """One instance's rows as stacked bars: the error Σ_j |Â_ij − A_ij| on A's support and off
+    it, rows ordered by their total. Off the support every entry of Â is about eps, small one
+    by one; the bars show what the entries add up to per row."""
+    from attnspec.plots import OKABE_ITO, legend_below
+
     style()
+    mass = row_error_mass(em)
     L = int(em["i"].max()) + 1
-
-    def grid(col: str) -> np.ndarray:
-        out = np.zeros((L, L))
-        out[em["i"].to_numpy(), em["j"].to_numpy()] = em[col].to_numpy()
-        return out
-
-    A, Ah, P, Pt = grid("A"), grid("A_hat"), grid("san"), grid("san_target")
-    maps = [(np.where(A > 0, A, np.nan), "A (white: off the support)"),
-            (Ah, "Â = eps·SA(X)"),
-            (np.abs(Ah - A), "|Â − A| (off the support ≈ eps)"),
-            (np.abs(P - Pt), "|SAN(X) − row-normalised A|")]
-    pos = np.concatenate([m[np.isfinite(m) & (m > 0)] for m, _ in maps])
-    # one scale for all four: at most 8 decades below the largest value, so that round-off
-    # zeros do not stretch it
-    vmax = float(pos.max())
-    norm = LogNorm(vmin=max(float(pos.min()), vmax * 1e-8), vmax=vmax)
-    fig, axes = paper_figure(2, 2, width=PAGE_IN, height=6.6)
-    im = None
-    for ax, (M, title) in zip(axes.flat, maps):
-        shown = np.where(np.isfinite(M) & (M > 0), M, np.nan)
-        im = ax.imshow(np.clip(shown, norm.vmin, None), norm=norm, cmap="viridis", interpolation="nearest")
-        ax.set_title(title)
-        ax.set_xlabel("column j")
-        ax.set_ylabel("row i")
-        ax.grid(False)
-    cb = fig.colorbar(im, ax=list(axes.flat), shrink=0.8, pad=0.02)
-    cb.set_label("entry (log scale, one scale for all four maps)")
-    cb.ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
-    err = f"; ‖B − B̂‖∞ = {float(em['err_inf'].iloc[0]):.2g}" if "err_inf" in em else ""
+    fig, axes = paper_figure(width=COLUMN_IN, height=2.6)
+    ax = axes[0, 0]
+    x = np.arange(len(mass))
+    on = ax.bar(x, mass["on"], width=0.85, color=OKABE_ITO[0], lw=0, label="on A's support")
+    off = ax.bar(x, mass["off"], bottom=mass["on"], width=0.85, color=OKABE_ITO[1], lw=0,
+                 label="off the support (A = 0, Â ≈ eps)")
+    ax.set_xlim(-0.8, len(mass) - 0.2)
+    ax.set_xticks([])
+    ax.set_xlabel(f"row i of the instance ({L} rows, largest error first)")
+    ax.set_ylabel("Σ over the row of |Â − A|")
+    ax.grid(axis="x", visible=False)
+    legend_below(fig, [on, off], [on.get_label(), off.get_label()], ncol=1)
     d = int(em["d"].iloc[0])
     below = f" (< d* = {int(em['d_star'].iloc[0]):,})" if "d_star" in em and int(em["d_star"].iloc[0]) > d else ""
-    fig.suptitle(f"One instance: L = {L}, k = {int(em['k'].iloc[0])} nonzeros per row, d = {d:,}{below}{err}")
+    fig.suptitle(f"L = {L}, k = {int(em['k'].iloc[0])}, d = {d:,}{below}")
     return save_figure(fig, stem)
 
 
@@ -184,5 +185,5 @@ def plot_expressivity(out_dir: Path) -> list[Path]:
     if (sa["kind"] == "sweep").any():
         paths += d_star_fit(sa, out_dir / "sa_dstar_vs_klogL")
     if (out_dir / "error_map.parquet").is_file():
-        paths += error_maps(read_table(out_dir, "error_map"), out_dir / "sa_error_map")
+        paths += row_mass_bars(read_table(out_dir, "error_map"), out_dir / "sa_row_error")
     return paths

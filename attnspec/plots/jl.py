@@ -2,8 +2,11 @@
 
 * ``jl_failure_vs_k``: failure probability against k for the key claims — the paper's
   bound, the exact curve (Gaussian R), the Monte Carlo estimate with its 95% band, a
-  mark at the theorem's k and at n.
-* ``jl_relative_errors``: distributions of the relative errors at three values of k.
+  mark at the theorem's k and at n. A run on real attention matrices (``--model``) shows
+  Theorem 1 on those matrices only, for the two choices of w that separate them (w = V's
+  column and the adversarial w = adv_top), in both readings, for k up to n.
+* ``jl_relative_errors``: distributions of the relative errors at three values of k (on
+  the real matrices, for a run that has them).
 """
 
 from __future__ import annotations
@@ -14,14 +17,34 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, MARK, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_meta, read_table
 
 FLOOR = 1e-8  # the lowest probability an axis shows
 
 
-#: distinct colours, none of them the crimson of the theorem's k or the black of the bound
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
+#: Okabe–Ito colours, without the vermillion of the theorem's k (MARK) or the black of the bound
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#F0E442", "#999999")
+#: The two choices of w a real-attention figure shows: w = a column of V, the case the
+#: theorem is about, and adv_top, the w that makes the additive reading hardest.
+REAL_W = {"value": ("-", "o"), "adv_top": ("--", "s")}
+
+
+def real_matrices(table: pd.DataFrame, meta: dict[str, Any]) -> list[str]:
+    """The attention matrices of a run that are real (``minilm[0]``, ...): every name in the
+    table's ``attention`` column that is not one of the synthetic kinds the run drew."""
+    if "attention" not in table.columns:
+        return []
+    synthetic = set(meta.get("parameters", {}).get("attention_kinds") or ())
+    return sorted(a for a in table["attention"].dropna().unique() if a not in synthetic)
+
+
+def run_title(meta: dict[str, Any]) -> str:
+    """The run label a jl-check figure carries: model and corpus for a run on real attention,
+    then n and ε (the rest belongs in the caption)."""
+    params = meta["parameters"]
+    head = [str(params["model"]), str(params.get("data"))] if params.get("model") else ["jl-check"]
+    return " · ".join([*head, f"n = {int(params['n'])}", f"ε = {float(params['eps']):g}"])
 
 
 def _mc(ax, frame: pd.DataFrame, label: str | None, color, ls: str = "-", marker: str = "o") -> list[float]:  # noqa: ANN001
@@ -43,14 +66,14 @@ def _mc(ax, frame: pd.DataFrame, label: str | None, color, ls: str = "-", marker
 
 def _marks(ax, n: int, k_thm: float, label: str) -> None:  # noqa: ANN001
     """The theorem's k and n as vertical lines, named beside them (not in the legend)."""
-    ax.axvline(k_thm, color="crimson", ls="--", lw=1)
+    ax.axvline(k_thm, color=MARK, ls="--", lw=1)
     ax.axvline(n, color="0.4", ls=":", lw=1)
     left, right = (n, k_thm) if n <= k_thm else (k_thm, n)
     y = 0.97
     ax.text(left, y, f"{'n' if left == n else label + ' k'} ", transform=ax.get_xaxis_transform(), ha="right",
-            va="top", fontsize=7, color="0.3" if left == n else "crimson")
+            va="top", fontsize=7, color="0.3" if left == n else MARK)
     ax.text(right, y, f" {'n' if right == n else label + ' k'}", transform=ax.get_xaxis_transform(), ha="left",
-            va="top", fontsize=7, color="0.3" if right == n else "crimson")
+            va="top", fontsize=7, color="0.3" if right == n else MARK)
 
 
 def _log_axes(ax, values: list[float]) -> None:  # noqa: ANN001
@@ -73,7 +96,12 @@ def _style_key(ax, colours: dict[str, str], styles: dict[str, tuple[str, str]], 
     handles += [Line2D([], [], color=c, lw=1.5, label=name) for name, c in colours.items()]
     handles += [Line2D([], [], color="0.3", ls=ls, marker=m, ms=3, lw=1, label=name) for name, (ls, m) in styles.items()]
     # below the panel: the curves fill the panel down to its upper-bound markers
-    ax.legend(handles=handles, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False,
+    _key_below(ax, handles, ncol=3)
+
+
+def _key_below(ax, handles: list, ncol: int = 2) -> None:  # noqa: ANN001
+    """A panel's own legend under its x label, where it covers no data."""
+    ax.legend(handles=handles, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False,
               columnspacing=0.8, handlelength=1.8)
 
 
@@ -83,9 +111,10 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     table = read_table(out_dir, "jl")
     if "sweep" in table.columns:  # the (eps, k) grid of Theorem 2 is at other eps: not on these panels
         table = table[table["sweep"].isna()]
+    if real_matrices(table, meta):
+        return _plot_real_failure(table, meta, out_dir)
     curves = read_table(out_dir, "jl_curves")
     n = int(meta["parameters"]["n"])
-    eps = float(meta["parameters"]["eps"])
     dims = meta["dimensions"]
     style()
     panels = []
@@ -115,17 +144,58 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
                 "thm1": lambda: _panel_thm1(ax, table, curves, n, dims), "thm2": lambda: _panel_thm2(ax, table, n, dims)}
         values = draw[panel]()
         _log_axes(ax, values)
-    # the trials actually drawn, not the budget: sequential points stop once their verdict settles
-    drawn = table["trials"].dropna() if "trials" in table else pd.Series(dtype=float)
-    lo, hi = (int(drawn.min()), int(drawn.max())) if len(drawn) else (0, 0)
-    per_point = f", {lo:,} trials per point" if lo == hi else f", {lo:,}–{hi:,} trials per point"
     fig.legend(handles=[Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5,
                                label="no failure seen: 95% upper bound"),
-                        Line2D([], [], color="crimson", ls="--", lw=1, label="the theorem's k"),
+                        Line2D([], [], color=MARK, ls="--", lw=1, label="the theorem's k"),
                         Line2D([], [], color="0.4", ls=":", lw=1, label="n")],
                loc="outside lower center", ncol=3, frameon=False)
-    fig.suptitle(f"Failure probability against k: n = {n}, ε = {eps:g}"
-                 + (per_point if hi else "") + ", Gaussian R")
+    fig.suptitle(run_title(meta))
+    return save_figure(fig, out_dir / "jl_failure_vs_k")
+
+
+def trials_span(table: pd.DataFrame) -> tuple[int, int]:
+    """The fewest and the most trials drawn at one point (sequential points stop once their
+    verdict settles, so the budget is not what was drawn); (0, 0) without a trials column."""
+    drawn = table["trials"].dropna() if "trials" in table else pd.Series(dtype=float)
+    return (int(drawn.min()), int(drawn.max())) if len(drawn) else (0, 0)
+
+
+def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path) -> list[Path]:
+    """Theorem 1 on real attention matrices: one panel per reading, one colour per matrix,
+    one line style per w (REAL_W), k from the sweep's smallest up to n. The theorem's own k
+    lies beyond n at these parameters (no rank reduction), so the axis stops at n and the
+    panel says where that k is."""
+    from matplotlib.lines import Line2D
+
+    style()
+    n = int(meta["parameters"]["n"])
+    k_thm = float(meta["dimensions"]["linformer_k"])
+    mats = real_matrices(table, meta)
+    t = table[(table["claim"] == "linformer.thm1.eq3") & table["attention"].isin(mats) & table["w"].isin(list(REAL_W))
+              & (table["k"] <= n)]
+    readings = [r for r in ("relative", "additive") if (t["reading"] == r).any()]
+    if not readings:
+        return []
+    titles = {"relative": "relative: ‖P̃w − Pw‖ > ε‖Pw‖", "additive": "additive: ‖P̃w − Pw‖ > ε‖P‖_F‖w‖"}
+    colours = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(mats)}
+    fig, axes = paper_figure(1, len(readings), width=PAGE_IN if len(readings) > 1 else COLUMN_IN, height=3.1)
+    for ax, reading in zip(axes[0], readings):
+        values: list[float] = []
+        for (mat, w), f in t[t["reading"] == reading].groupby(["attention", "w"], sort=True):
+            values += _mc(ax, f, None, colours[mat], *REAL_W[w])
+        _log_axes(ax, values)
+        ax.set_xlim(float(t["k"].min()) / 1.3, n * 1.3)
+        ax.axvline(n, color="0.4", ls=":", lw=1)
+        ax.text(n, 0.03, "n ", transform=ax.get_xaxis_transform(), ha="right", va="bottom", fontsize=7, color="0.3")
+        if k_thm > n:  # named on the axis, not drawn: it lies beyond every k a matrix can take
+            ax.set_xlabel(f"k (projected dimension; Theorem 1's k = {k_thm:.0f} > n)")
+        ax.set_title(titles.get(reading, reading))
+    handles = [Line2D([], [], color=c, lw=1.5, label=m) for m, c in colours.items()]
+    handles += [Line2D([], [], color="0.3", ls=ls, marker=mk, ms=3, lw=1, label=f"w = {w.replace('_', ' ')}")
+                for w, (ls, mk) in REAL_W.items()]
+    handles += [Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5, label="no failure seen: 95% upper bound")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+    fig.suptitle(run_title(meta))
     return save_figure(fig, out_dir / "jl_failure_vs_k")
 
 
@@ -140,7 +210,7 @@ def _panel_eq11(ax: Any, curves: pd.DataFrame, g: pd.DataFrame, n: int, dims: di
     values += [float(v) for v in c["exact"] if v > 0]
     ax.set_title("Lemma 1 eq. 11: P(|‖Rx‖² − 1| > ε)")
     _marks(ax, n, dims["linformer_k"], "Thm 1")
-    ax.legend(loc="lower left", framealpha=0.9)
+    _key_below(ax, ax.get_legend_handles_labels()[0])
     return values
 
 
@@ -156,7 +226,7 @@ def _panel_eq12(ax: Any, curves: pd.DataFrame, g12: pd.DataFrame, n: int, dims: 
     values += _mc(ax, g12[g12["rho"] == rho], "Monte Carlo", PALETTE[1])
     ax.set_title(f"Lemma 1 eq. 12: tolerance ε‖x‖‖y‖, ρ = {rho:g}")
     _marks(ax, n, dims["linformer_k"], "Thm 1")
-    ax.legend(loc="lower left", framealpha=0.9)
+    _key_below(ax, ax.get_legend_handles_labels()[0])
     return values
 
 
@@ -219,29 +289,35 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     if not (out_dir / "jl_errors.parquet").is_file():
         return []  # the table is optional (no sampled errors when no claim was run)
     samples = read_table(out_dir, "jl_errors")
-    params = read_meta(out_dir)["parameters"]
-    eps, n = float(params["eps"]), int(params["n"])
+    meta = read_meta(out_dir)
+    eps = float(meta["parameters"]["eps"])
     style()
-    # (claim, title, x label); Theorems 1 and 2 are read on a log10 scale (errors span decades)
-    groups = [("linformer.lemma1.eq11", "Lemma 1, Gaussian R", "‖Rx‖²/‖x‖² − 1"),
-              ("linformer.thm1.eq3", "Theorem 1, softmax P, random w", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖"),
-              ("linformer.thm2.eq8", "Theorem 2, paper's E, F, row 0", "log₁₀ error / (‖softmax‖ ‖V‖₂)")]
-    present = [g for g in groups if (samples["claim"] == g[0]).any()]
+    real = real_matrices(samples, meta)
+    # (selection, title, x label); Theorems 1 and 2 are read on a log10 scale (errors span decades)
+    if real:  # the real matrices only: a synthetic P has no place beside them
+        groups = [(("linformer.thm1.eq3", m), f"Theorem 1, {m}, w = V's column", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖")
+                  for m in real]
+    else:
+        groups = [(("linformer.lemma1.eq11", None), "Lemma 1, Gaussian R", "‖Rx‖²/‖x‖² − 1"),
+                  (("linformer.thm1.eq3", "softmax"), "Theorem 1, softmax P, random w", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖"),
+                  (("linformer.thm2.eq8", None), "Theorem 2, paper's E, F, row 0", "log₁₀ error / (‖softmax‖ ‖V‖₂)")]
+    present = [g for g in groups if (samples["claim"] == g[0][0]).any()]
     if not present:
         return []
-    fig, axes = paper_figure(1, len(present), width=PAGE_IN if len(present) > 1 else COLUMN_IN,
-                             height=2.8)
+    cols = min(len(present), 3)
+    fig, axes = paper_figure(1, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.8)
     colour_of = {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(sorted(samples["k"].dropna().unique()))}
-    for ax, (claim, title, xlabel) in zip(axes[0], present):
+    for ax, ((claim, which), title, xlabel) in zip(axes[0], present):
         f = samples[samples["claim"] == claim]
         if claim == "linformer.lemma1.eq11":
             f = f[f["family"] == "gaussian"]
             marks = [-eps, eps]
         else:
             if claim == "linformer.thm1.eq3":
-                f = f[np.isfinite(f["value"]) & (f["value"] > 0) & (f["w"] == "random")]
-                if "attention" in f.columns and (f["attention"] == "softmax").any():
-                    f = f[f["attention"] == "softmax"]  # one pattern: three distributions, not nine
+                w = "value" if real else "random"
+                f = f[np.isfinite(f["value"]) & (f["value"] > 0) & (f["w"] == w)]
+                if "attention" in f.columns and (f["attention"] == which).any():
+                    f = f[f["attention"] == which]  # one pattern: three distributions, not nine
             else:
                 f = f[(f["construction"] == "paper") & (f["row"] == "row0")]
                 f = f[np.isfinite(f["value"]) & (f["value"] > 0)]
@@ -253,7 +329,7 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
             ax.hist(part["value"].clip(lo, hi), bins=bins, histtype="step", density=True, lw=1.2,
                     color=colour_of[kval], label=f"k = {kval}")
         for x in marks:
-            ax.axvline(x, color="crimson", ls="--", lw=1)
+            ax.axvline(x, color=MARK, ls="--", lw=1)
         ax.set_xlim(lo, hi)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
@@ -263,10 +339,11 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     handles = {h.get_label(): h for ax in axes[0] for h in ax.get_legend_handles_labels()[0]}
     keys = sorted(handles, key=lambda lab: int(lab.split("= ")[1]))
     fig.legend([Line2D([], [], color=handles[k].get_edgecolor(), lw=1.2) for k in keys]
-               + [Line2D([], [], color="crimson", ls="--", lw=1)],
-               keys + ["ε (Lemma 1: ±ε): failure beyond the dashed line"], loc="outside lower center",
-               ncol=len(keys) + 1, frameon=False)
-    fig.suptitle(f"Relative errors at three k: n = {n}, ε = {eps:g} (x range: 0.5–99.5% of the samples)")
+               + [Line2D([], [], color=MARK, ls="--", lw=1)],
+               keys + ["log₁₀ ε: failure right of the dashed line" if real else
+                       "ε (Lemma 1: ±ε): failure beyond the dashed line"], loc="outside lower center",
+               ncol=len(keys) + 1 if cols > 1 else 2, frameon=False)
+    fig.suptitle(run_title(meta))
     return save_figure(fig, out_dir / "jl_relative_errors")
 
 

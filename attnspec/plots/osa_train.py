@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
+from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 CURVES_TABLE = "osa_train"
@@ -72,7 +72,7 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     handles, labels = axes[-1].get_legend_handles_labels()
     axes[-1].get_legend().remove()
     n_rep = curves["replicate"].nunique()
-    fig.suptitle(f"8x8 digits, mean ± sd over {n_rep} replicate(s)")
+    fig.suptitle(f"osa-train · 8×8 digits · {n_rep} replicate(s)")
     fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False)
     return save_figure(fig, stem)
 
@@ -84,7 +84,7 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
     order = list(dict.fromkeys(r["Model"]))
     fig, axes = paper_figure(width=COLUMN_IN, height=3.0)
     ax = axes[0, 0]
-    sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color="#9ecae1", ax=ax)
+    sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color=OKABE_ITO[4], saturation=1, ax=ax)
     # one dot per replicate, spread evenly across the bar (seaborn's jitter draws from numpy's
     # global random state: the committed figure changed at every redraw)
     reps = sorted(r["replicate"].unique())
@@ -98,7 +98,7 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
     ax.tick_params(axis="x", rotation=30)
     for t in ax.get_xticklabels():
         t.set_ha("right")
-    ax.set_title(f"final test accuracy, {r['replicate'].nunique()} replicate(s)\n(dotted: chance)")
+    ax.set_title(f"osa-train · {r['replicate'].nunique()} replicate(s)")
     return save_figure(fig, stem)
 
 
@@ -121,8 +121,10 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_xlabel("")
     ax.set_ylabel("RMS of token representations")
-    ax.set_title("signal at initialisation (256 training images; band = range over replicates)")
-    ax.legend()
+    ax.set_title("osa-train · at initialisation")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.get_legend().remove()
+    legend_below(fig, handles, labels)
     return save_figure(fig, stem)
 
 

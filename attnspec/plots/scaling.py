@@ -40,7 +40,7 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     import seaborn as sns
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-    from attnspec.plots import COLUMN_IN, PAGE_IN, fit_title, paper_figure, readable_log_ticks
+    from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
     from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     style()
@@ -79,11 +79,12 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     paths = save_figure(fig, Path(out) / "scaling_k90", formats)
 
     metrics = [m for m in FITTED if m in set(fits["metric"])]
-    fig, axes = paper_figure(width=max(COLUMN_IN, min(PAGE_IN, 0.45 * (len(layers) + 1) + 1.5)), height=3.2)
+    # a column while a layer's group of error bars keeps 0.2 in, else the page
+    fig, axes = paper_figure(width=COLUMN_IN if 0.2 * (len(layers) + 1) + 1.0 <= COLUMN_IN else PAGE_IN, height=3.2)
     ax = axes[0, 0]
     width = 0.8 / max(len(metrics), 1)
     xs = np.arange(len(layers) + 1)  # layers, then "all"
-    for j, (metric, color, marker) in enumerate(zip(metrics, sns.color_palette("deep", len(metrics)), MARKERS)):
+    for j, (metric, color, marker) in enumerate(zip(metrics, OKABE_ITO, MARKERS)):
         f = fits[fits["metric"] == metric].copy()
         f["pos"] = f["layer"].where(f["layer"] >= 0, len(layers))
         f = f.sort_values("pos")

@@ -103,8 +103,11 @@ def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str, width_in: float, m
 
 
 def _legend(ax: Any, n_layers: int) -> None:
-    ax.legend(ncol=2 if n_layers > 3 else 1, loc="lower right", title="mean ± 1 sd over (input, head)", framealpha=0.9,
-              columnspacing=0.8, handlelength=1.5)
+    """The layer key below the figure's panels, where it covers no curve."""
+    from attnspec.plots import legend_below
+
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(ax.figure, handles, labels, title="mean ± 1 sd over (input, head)")
 
 
 def _annotation_size(cell_width_in: float, cell_height_in: float) -> float | None:
@@ -131,7 +134,7 @@ def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, width_in: f
     names = layer_names(meta or {}, list(table.index))
     table.index = [names[int(i)] for i in table.index]
     table.columns = [h + 1 for h in table.columns]
-    sns.heatmap(table, ax=ax, cmap="rocket_r", vmin=vmin, vmax=vmax, annot=annot_size is not None, fmt=".2f",
+    sns.heatmap(table, ax=ax, cmap="viridis", vmin=vmin, vmax=vmax, annot=annot_size is not None, fmt=".2f",
                 annot_kws={"fontsize": annot_size or MIN_FONT_PT}, cbar=cbar,
                 cbar_kws={"label": f"c at index {at} (share of Σσ)"} if cbar else None)
     ax.set_xlabel("head (1 = first)")
@@ -141,8 +144,9 @@ def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, width_in: f
 
 
 def _heat_width(heads: int) -> float:
-    """Width (in) of a one-run heatmap: a column, or up to the page for many heads."""
-    return min(PAGE_IN, max(COLUMN_IN, 0.4 * heads + 1.5))
+    """Width (in) of a one-run heatmap: a column, or the page when a column's cells would be
+    narrower than 0.15 in."""
+    return COLUMN_IN if (COLUMN_IN - 1.3) / max(heads, 1) >= 0.15 else PAGE_IN
 
 
 def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None = None, label: str | None = None,
@@ -162,7 +166,7 @@ def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None 
     title = run_label(meta, choices.get("label"))
     L, H = spectrum["layer"].nunique(), spectrum["head"].nunique()
 
-    fig_curves, axes = paper_figure(width=COLUMN_IN, height=3.0)
+    fig_curves, axes = paper_figure(width=COLUMN_IN, height=3.0 + 0.15 * ((L + 3) // 4))
     _draw_curves(axes[0, 0], spectrum, title, COLUMN_IN, meta)
     _reading_line(axes[0, 0], at)
     _legend(axes[0, 0], L)
@@ -219,7 +223,7 @@ def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
     k = len(runs)
     L = max(t["layer"].nunique() for t in tables)
     H = max(t["head"].nunique() for t in tables)
-    width = min(PAGE_IN, COLUMN_IN * k)
+    width = COLUMN_IN if k == 1 else PAGE_IN
     col = (width - 0.7) / k  # a column's share of the page, the colour bar taken off
     cell_w = (col - 0.5) / H
     cell_h = min(0.3, 2.6 / L)

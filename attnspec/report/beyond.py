@@ -171,3 +171,30 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
     md += [reading, "", f"![compare {name}](figures/beyond-compare-{name}/compare_runs.png) "
            f"![differences {name}](figures/beyond-compare-{name}/compare_diff.png)", ""]
     return md
+
+
+def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
+    """The question's one small table: per scaling run, β of k90 and of the rank for error ≤ 0.1
+    over all layers, with 95% bootstrap intervals over inputs (the per-layer fits are in the
+    appendix)."""
+    from attnspec.spectra.scaling import fit_scaling, scaling_table as lengths_table
+
+    rows = []
+    for exp in spectrum_runs(experiments, results, "scaling"):
+        try:
+            fits = fit_scaling(results / exp.name)
+            ns = sorted(int(n) for n in lengths_table(results / exp.name)["n"].unique())
+        except Exception:  # noqa: BLE001 - a broken result is reported in its own part
+            continue
+        overall = fits[fits["layer"] < 0].set_index("metric")
+        cells = [f"{overall.loc[m, 'beta']:.2f} [{overall.loc[m, 'low']:.2f}, {overall.loc[m, 'high']:.2f}]"
+                 if m in overall.index else "—" for m in ("reach_index", "rank_for_error_0.1")]
+        verdict = overall.loc["reach_index", "verdict"] if "reach_index" in overall.index else "—"
+        rows.append(f"| {exp.title.split(': ', 1)[-1]} | {ns[0]}–{ns[-1]} | {int(fits['inputs'].iloc[0])} | "
+                    f"{cells[0]} | {cells[1]} | {verdict} |")
+    if not rows:
+        return []
+    return ["β of k ∝ n^β over all layers, least squares on log–log axes, 95% percentile bootstrap over inputs "
+            "(documents):", "",
+            "| model on corpus | n | inputs | β of k90 | β of rank for error ≤ 0.1 | verdict (k90) |",
+            "|---|---|---|---|---|---|", *rows, ""]

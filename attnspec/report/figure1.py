@@ -84,24 +84,13 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
         plot_run(d, figures / exp.name, vmin=vmin, vmax=vmax)
         groups.setdefault(exp.group or exp.name, []).append(d)
     md.append("")
-    md.append("Per-layer mean c at the reading index (layer 1 first), and what the numbers say about the paper's statements:")
-    md.append("")
+    # the per-layer values follow the figures, in a subsection of their own (the report moves it
+    # to the appendix)
+    details = ["### Per-layer values", "",
+               "Per-layer mean c at the reading index (layer 1 first), and what the numbers say about the paper's "
+               "statements:", ""]
     for exp in runs:
-        s = statements[exp.name]
-        md.append(f"- `{exp.name}`: " + ", ".join(f"{v:.3f}" for v in s["per_layer"]))
-        md.append(f"  - long tail: on average {s['mean_at']:.1%} of the singular-value mass lies in the first "
-                  f"{s['at']} of {s['n']} values ({s['at'] / s['n']:.0%} of the indices).")
-        rh, rl = s.get("rho_heads"), s.get("rho_layers")
-        if rh is not None:
-            sign = "increases" if rh[1] > 0 else ("decreases" if rh[2] < 0 else "shows no clear trend")
-            md.append(f"  - depth: over the (layer, head) values c {sign} with depth (ρ = {rh[0]:+.2f}, 95% CI "
-                      f"[{rh[1]:+.2f}, {rh[2]:+.2f}]; the interval treats heads as independent draws)"
-                      + (f"; over the {len(s['per_layer'])} layer means alone ρ = {rl[0]:+.2f} [{rl[1]:+.2f}, {rl[2]:+.2f}]"
-                         + (" — too few layers for a 95% statement" if rl[1] <= 0 <= rl[2] else "") if rl is not None else "")
-                      + ("; not monotone: " + ", ".join(f"layer {i + 2} < layer {i + 1}" for i in range(len(s['per_layer']) - 1)
-                                                        if s["per_layer"][i + 1] < s["per_layer"][i])
-                         if any(b < a for a, b in zip(s["per_layer"], s["per_layer"][1:])) else "") + ".")
-    md.append("")
+        details += _per_layer_lines(exp.name, statements[exp.name])
     for name, dirs in groups.items():
         if len(dirs) > 1:
             plot_compare(dirs, figures / f"compare-{name}")
@@ -110,6 +99,24 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
     for exp in runs:
         md.append(f"![{exp.name} layers](figures/{exp.name}/spectrum_layers.png) ![{exp.name} heatmap](figures/{exp.name}/spectrum_heatmap.png)")
     md.append("")
+    return md + details + [""]
+
+
+def _per_layer_lines(name: str, s: dict[str, Any]) -> list[str]:
+    """One run's per-layer means and what they say about the long tail and the depth trend."""
+    md = [f"- `{name}`: " + ", ".join(f"{v:.3f}" for v in s["per_layer"]),
+          f"  - long tail: on average {s['mean_at']:.1%} of the singular-value mass lies in the first "
+          f"{s['at']} of {s['n']} values ({s['at'] / s['n']:.0%} of the indices)."]
+    rh, rl = s.get("rho_heads"), s.get("rho_layers")
+    if rh is not None:
+        sign = "increases" if rh[1] > 0 else ("decreases" if rh[2] < 0 else "shows no clear trend")
+        md.append(f"  - depth: over the (layer, head) values c {sign} with depth (ρ = {rh[0]:+.2f}, 95% CI "
+                  f"[{rh[1]:+.2f}, {rh[2]:+.2f}]; the interval treats heads as independent draws)"
+                  + (f"; over the {len(s['per_layer'])} layer means alone ρ = {rl[0]:+.2f} [{rl[1]:+.2f}, {rl[2]:+.2f}]"
+                     + (" — too few layers for a 95% statement" if rl[1] <= 0 <= rl[2] else "") if rl is not None else "")
+                  + ("; not monotone: " + ", ".join(f"layer {i + 2} < layer {i + 1}" for i in range(len(s['per_layer']) - 1)
+                                                    if s["per_layer"][i + 1] < s["per_layer"][i])
+                     if any(b < a for a, b in zip(s["per_layer"], s["per_layer"][1:])) else "") + ".")
     return md
 
 

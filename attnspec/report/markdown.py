@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -78,18 +77,6 @@ def _row_md(r: dict[str, Any], params: Sequence[str]) -> str:
         est += f" [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
     return (f"| {_md(r['claim'])} | {_md(p)} | {_fmt(r.get('bound'))} | {_fmt(r.get('exact'))} | {est} | "
             f"**{r['verdict']}** | {_md(r.get('evidence', ''))} |")
-
-
-def _row_key(row: dict[str, Any]) -> str:
-    keep = {k: v for k, v in row.items() if k not in ("evidence", "seed")}
-    return json.dumps(keep, sort_keys=True, default=str)
-
-
-def _new_rows(rows: list[dict[str, Any]], seen: set[str]) -> tuple[list[dict[str, Any]], int]:
-    """The rows not already shown by an earlier experiment of the same command, and how many were."""
-    fresh = [r for r in rows if _row_key(r) not in seen]
-    seen.update(_row_key(r) for r in rows)
-    return fresh, len(rows) - len(fresh)
 
 
 def verdict_lines_md(rows: list[dict[str, Any]]) -> list[str]:

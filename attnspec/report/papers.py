@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnspec.report.experiments import PAPERS, RUN_FILE, VERDICT_FILE, Experiment, display_command, spectrum_runs
+from attnspec.report.experiments import PAPERS, RUN_FILE, VERDICT_FILE, Experiment, spectrum_runs
 from attnspec.report.figure1 import _spectrum_section
-from attnspec.report.markdown import _frame_md, _new_rows, summarise_verdicts, verdict_lines_md
 from attnspec.report.runner import RunRecord
 from attnspec.writer import atomic_write_bytes
 
@@ -59,61 +58,86 @@ def _basis_lines(result_dir: Path) -> list[str]:
 
 
 def _osa_train_section(d: Path) -> list[str]:
+    """The training check's one table: per model, test accuracy over seeds and the paired
+    difference to the ViT with its 95% t interval over seeds (every column: the appendix page
+    and ``results/osa-train/``)."""
     summary = next((p for p in (d / "summary.parquet", d / "osa_train_summary.parquet") if p.is_file()), None)
     if summary is None:
         return []
     df = pd.read_parquet(summary)
-    return ["Summary (test accuracy over seeds):", "", _frame_md(df), ""]
+    md = ["| model | seeds | test accuracy, mean ± sd | min–max | − ViT, paired [95% t interval] | diverged |",
+          "|---|---|---|---|---|---|"]
+    for r in df.itertuples():
+        diff = "—" if pd.isna(r.diff_vs_vit_mean) else (f"{r.diff_vs_vit_mean:+.3f} [{r.diff_vs_vit_ci_low:+.3f}, "
+                                                         f"{r.diff_vs_vit_ci_high:+.3f}]")
+        md.append(f"| {r.label} | {r.n_seeds} | {r.test_accuracy_mean:.3f} ± {r.test_accuracy_std:.3f} | "
+                  f"{r.test_accuracy_min:.3f}–{r.test_accuracy_max:.3f} | {diff} | {r.diverged_runs} |")
+    return [*md, ""]
 
 
-def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord], out: Path, *, quick: bool) -> list[str]:
+def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord], out: Path, *, quick: bool,
+                   pages: dict[str, list[str]] | None = None, figure1: bool = True) -> list[str]:
     """One ``## <paper>`` section per paper with experiments: Figure 1 first where the paper
-    has spectrum runs, then each checking experiment (rows already shown for the same
-    command are counted, not repeated)."""
+    has spectrum runs (unless ``figure1`` is False: the report shows it as its own question),
+    then each checking experiment: a paragraph, a table of its claims by verdict and its
+    figures; each experiment's command, cost and verdict rows go to ``pages`` (the appendix)."""
     from attnspec.plots.spectrum import plot_compare, plot_run
 
     results, figures = out / "results", out / "figures"
+    pages = {} if pages is None else pages
     md: list[str] = []
-    shown_rows: dict[str, set[str]] = {}
     for paper, cite in PAPERS.items():
         exps = [e for e in experiments if e.paper == paper]
         if not exps:
             continue
-        md += [f"## {cite}", ""]
-        figure1 = spectrum_runs(exps, results, "figure1")
-        if figure1:
-            md += _spectrum_section(figure1, results, figures, plot_run, plot_compare)
+        md += [f"## {cite}", "", *_paper_paragraph(exps, results)]
+        runs = spectrum_runs(exps, results, "figure1")
+        if runs and figure1:
+            md += _spectrum_section(runs, results, figures, plot_run, plot_compare)
         for exp in exps:
             if exp.command != "spectrum":
-                md += _experiment_section(exp, records, out, quick=quick, shown_rows=shown_rows)
+                md += _experiment_section(exp, records, out, quick=quick, pages=pages)
     return md
 
 
+def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:
+    """What the checks of one paper found, in a paragraph: its claims by verdict as stated
+    (the claim's first reading), the ones that fail, and where the evidence is."""
+    from attnspec.report.anchors import anchor
+    from attnspec.report.ledger import HEADING, ledger_rows
+    from attnspec.verdicts import VERDICTS
+
+    rows = ledger_rows(exps, results, VERDICT_FILE)
+    if not rows:
+        return []
+    counts = {v: sum(r["stated"] == v for r in rows) for v in VERDICTS}
+    tally = ", ".join(f"{c} {v}" for v, c in counts.items() if c)
+    failing = [r["id"] for r in rows if r["stated"] == "violated"]
+    return [f"{len(rows)} claims of this paper are checked; as stated, {tally}"
+            + (f"; the statements that fail: {', '.join(f'`{i}`' for i in failing)}" if failing else "")
+            + f". Each experiment below lists its claims by verdict; the [ledger](#{anchor(HEADING)}) gives each "
+            "claim's reason, its appendix page every row.", ""]
+
+
 def _experiment_section(exp: Experiment, records: dict[str, RunRecord], out: Path, *, quick: bool,
-                        shown_rows: dict[str, set[str]]) -> list[str]:
-    """``### <experiment>``: command, basis, verdict lines, the table of new rows, figures."""
+                        pages: dict[str, list[str]]) -> list[str]:
+    """``### <experiment>``: note, basis, its claims by verdict, figures; the appendix page."""
+    from attnspec.report.appendix import FOLDER, experiment_page
+
     d = out / "results" / exp.name
     figures = out / "figures"
     md = [f"### {exp.heading(quick)}", ""]
     if exp.note:
         md += [exp.note.strip(), ""]
-    if not (d / RUN_FILE).is_file() or records.get(exp.name, RunRecord("", "missing", 0)).status in ("failed", "skipped"):
-        rec = records.get(exp.name)
+    rec = records.get(exp.name)
+    pages[exp.name] = experiment_page(exp, rec, out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE)
+    if not (d / RUN_FILE).is_file() or (rec is not None and rec.status in ("failed", "skipped")):
         md += [f"_Not available: {rec.status if rec else 'missing'}{(' — ' + rec.detail) if rec and rec.detail else ''}._", ""]
         return md
-    rec = json.loads((d / RUN_FILE).read_text())
-    md += [f"Command: `{display_command(exp, quick)}` ({rec['seconds']:.0f} s). "
-           f"Tidy results: `results/{exp.name}/`.", ""]
     md += _basis_lines(d)
     if (d / VERDICT_FILE).is_file():
-        rows = json.loads((d / VERDICT_FILE).read_text())
-        fresh, repeated = _new_rows(rows, shown_rows.setdefault(exp.command, set()))
-        md += verdict_lines_md(rows)
-        if repeated:
-            md += [f"{repeated} of these {len(rows)} rows repeat rows shown above for the same command "
-                   f"(same claim, reading, parameters and verdict); the table shows what this experiment "
-                   "adds.", ""]
-        md.append(summarise_verdicts(fresh))
+        md += _verdict_counts(exp, out / "results")
+    md += [f"Command, cost and every verdict row: [{FOLDER}/{exp.name}.md]({FOLDER}/{exp.name}.md).", ""]
     if exp.command == "osa-train":
         md += _osa_train_section(d)
     _redraw(exp.command, d)
@@ -121,3 +145,18 @@ def _experiment_section(exp: Experiment, records: dict[str, RunRecord], out: Pat
         md.append(f"![{fig.stem}]({fig.relative_to(out).as_posix()})")
     md.append("")
     return md
+
+
+def _verdict_counts(exp: Experiment, results: Path) -> list[str]:
+    """A small table: per verdict of a claim as stated (its first reading, as in the ledger),
+    how many of this experiment's claims have it, and which."""
+    from attnspec.report.ledger import ledger_rows
+
+    by: dict[str, list[str]] = {}
+    for row in ledger_rows([exp], results, VERDICT_FILE):
+        by.setdefault(row["stated"], []).append(row["id"])
+    if not by:
+        return []
+    md = ["| verdict as stated | claims | ids |", "|---|---|---|"]
+    md += [f"| **{v}** | {len(ids)} | {', '.join(f'`{i}`' for i in ids)} |" for v, ids in by.items()]
+    return [*md, ""]

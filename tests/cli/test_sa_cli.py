@@ -45,7 +45,7 @@ def test_json_only_on_stdout(run_dir) -> None:
 def test_out_dir_contents(run_dir) -> None:
     out, _ = run_dir
     for name in ("sa.parquet", "verdicts.parquet", "error_map.parquet", "meta.json",
-                 "sa_success_vs_d.png", "sa_success_vs_d.svg", "sa_dstar_vs_klogL.png", "sa_error_map.png"):
+                 "sa_success_vs_d.png", "sa_success_vs_d.svg", "sa_dstar_vs_klogL.png", "sa_row_error.png"):
         assert (out / name).is_file(), name
     sa = pd.read_parquet(out / "sa.parquet")
     assert list(sa.columns[:2]) == ["kind", "L"]  # identifier columns first

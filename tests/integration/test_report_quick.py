@@ -27,7 +27,7 @@ def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path, min
         rec = json.loads((out / "results" / exp.name / "report_run.json").read_text())
         assert rec["returncode"] == 0 and rec["quick"] is True, exp.name
         assert rec["how"] == "in-process", exp.name  # library calls, no subprocess, no parsed stdout
-        assert f"`{exp.name}`" in report
+        assert f"(appendix/{exp.name}.md)" in report and (out / "appendix" / f"{exp.name}.md").is_file()
         if exp.verdicts:
             rows = json.loads((out / "results" / exp.name / "verdicts.json").read_text())
             assert rows and {"claim", "verdict", "evidence"} <= set(rows[0])
@@ -39,7 +39,8 @@ def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path, min
         assert part in beyond, part
     for link in [l.split("](")[1].rstrip(")") for l in report.split("![")[1:]]:
         assert (out / link.split(")")[0]).is_file(), link
-    assert "failed" not in report.split("## Experiments and their cost")[1].split("##")[0]
+    assert "failed" not in report.split("## Appendix")[1].split("\n## ")[0]
+    assert (out / "REPORT.html").is_file() and "data:image/png;base64," in (out / "REPORT.html").read_text()
     from attnspec.verdicts import VERDICT_MEANINGS
 
     how = report.split("## How to read a verdict")[1].split("\n## ")[0]

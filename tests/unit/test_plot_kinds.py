@@ -36,7 +36,7 @@ def test_encoder_decoder_figures_label_the_kinds() -> None:
 
     meta = {"layers": BART_LAYERS, "identity": {"model": "tiny-bart", "data": "texts", "seq_len": 8}, "inputs_done": 2}
     figs = run_figures(_spectrum(4, 2, 8), meta, at=2)
-    legend = [t.get_text() for t in figs["spectrum_layers"].axes[0].get_legend().get_texts()]
+    legend = [t.get_text() for t in figs["spectrum_layers"].legends[0].get_texts()]
     assert legend == ["layer 1 enc", "layer 2 enc", "layer 3 dec", "layer 4 cross", "index 2 (heatmap)"]
     rows = [t.get_text() for t in figs["spectrum_heatmap"].axes[0].get_yticklabels()]
     assert rows == ["1 enc", "2 enc", "3 dec", "4 cross"]

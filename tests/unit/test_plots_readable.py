@@ -39,7 +39,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from attnspec.plots import MIN_FONT_PT, PAGE_IN, fit_title, short_name  # noqa: E402
+from attnspec.plots import MIN_FONT_PT, PAGE_IN, WIDTHS, fit_title, short_name  # noqa: E402
 
 
 def _texts(fig) -> list[Text]:  # noqa: ANN001
@@ -60,10 +60,62 @@ def _texts(fig) -> list[Text]:  # noqa: ANN001
     return [t for t in found if t.get_visible() and t.get_text().strip()]
 
 
+def legends_off_the_data(fig, renderer) -> list[str]:  # noqa: ANN001
+    """The legends that cover a panel's data area (an axes' box, colour bars included), as
+    ``"legend 'first entry' over axes 'title'"`` lines; empty when every legend lies outside."""
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    found = []
+    for leg in legends:
+        if not leg.get_visible():
+            continue
+        box = leg.get_window_extent(renderer).shrunk(0.999, 0.999)  # shared edges are no overlap
+        for ax in fig.axes:
+            if ax.get_visible() and box.overlaps(ax.get_window_extent(renderer).shrunk(0.99, 0.99)):
+                first = leg.get_texts()[0].get_text() if leg.get_texts() else ""
+                found.append(f"legend {first!r} over axes {ax.get_title() or ax.get_label()!r}")
+    return found
+
+
+def off_palette(fig) -> list[str]:  # noqa: ANN001
+    """The colours of a figure's data (lines, markers, bars, fills, images) that are neither
+    grey nor Okabe–Ito's nor on the viridis or cividis scale: the palettes the figures may use."""
+    import matplotlib as mpl
+    from matplotlib.colors import to_hex, to_rgb
+
+    from attnspec.plots import MARK, OKABE_ITO
+
+    allowed = np.array([to_rgb(c) for c in (*OKABE_ITO, MARK)])
+    scales = np.vstack([mpl.colormaps[m](np.linspace(0, 1, 256))[:, :3] for m in ("viridis", "cividis")])
+    found: list = []
+    for ax in fig.axes:
+        if ax.get_label() == "<colorbar>":
+            continue
+        for line in ax.lines:
+            found += [line.get_color(), line.get_markerfacecolor(), line.get_markeredgecolor()]
+        for patch in ax.patches:
+            found += [patch.get_facecolor(), patch.get_edgecolor()]
+        for coll in ax.collections:
+            found += [*coll.get_facecolors(), *coll.get_edgecolors()]
+    bad = set()
+    for colour in found:
+        if isinstance(colour, str) and colour in ("none", "None"):
+            continue
+        rgb = np.array(to_rgb(colour))
+        if len(np.asarray(mpl.colors.to_rgba(colour))) == 4 and mpl.colors.to_rgba(colour)[3] == 0:
+            continue  # transparent
+        if np.ptp(rgb) < 0.02:  # grey, black, white
+            continue
+        if np.min(np.abs(allowed - rgb).max(axis=1)) < 0.01 or np.min(np.abs(scales - rgb).max(axis=1)) < 0.02:
+            continue
+        bad.add(to_hex(rgb))
+    return sorted(bad)
+
+
 def assert_print_ready(fig, name: str) -> None:  # noqa: ANN001
-    """Drawn at print size (no wider than a page), no text under MIN_FONT_PT, every text inside
-    the figure after a plain savefig, and no two axes titles overprinting each other."""
-    assert fig.get_figwidth() <= PAGE_IN + 1e-6, (name, fig.get_figwidth())
+    """Drawn at one of the print widths (a column or a page), no text under MIN_FONT_PT, every
+    text inside the figure after a plain savefig, no two axes titles overprinting each other,
+    no legend over a panel's data area, and data drawn only in the colour-blind-safe palettes."""
+    assert any(abs(fig.get_figwidth() - w) < 1e-6 for w in WIDTHS), (name, fig.get_figwidth())
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     box = fig.bbox
@@ -76,6 +128,8 @@ def assert_print_ready(fig, name: str) -> None:  # noqa: ANN001
     titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_visible() and ax.get_title()]
     for a, b in itertools.combinations(titles, 2):
         assert not a.overlaps(b), (name, "titles overprint")
+    assert not legends_off_the_data(fig, renderer), (name, legends_off_the_data(fig, renderer))
+    assert not off_palette(fig), (name, "colours outside Okabe–Ito, viridis and cividis", off_palette(fig))
 
 
 def _capture(monkeypatch, module) -> list:  # noqa: ANN001
@@ -169,27 +223,32 @@ def test_scaling_references_go_through_the_data_and_ticks_are_plain(tmp_path, mo
     plt.close("all")
 
 
-def test_sa_error_map_uses_one_colour_scale_and_no_internals(tmp_path, monkeypatch) -> None:
+def test_sa_row_error_bars_split_each_row_on_and_off_the_support(tmp_path, monkeypatch) -> None:
     from attnspec.plots import expressivity
 
-    L = 16
+    L, eps = 16, 0.01
     rng = np.random.default_rng(0)
     i, j = np.meshgrid(range(L), range(L), indexing="ij")
     A = np.where(rng.random((L, L)) < 0.2, rng.uniform(0.05, 1, (L, L)), 0.0)
-    em = pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "A": A.ravel(), "A_hat": (A + 0.01).ravel(),
-                       "san": rng.random(L * L), "san_target": rng.random(L * L), "d": 500, "d_star": 232412,
-                       "k": 3, "seed": 8123779382384759428, "err_inf": 0.25})
+    A_hat = np.where(A > 0, A * (1 + rng.normal(0, 0.1, (L, L))), eps)
+    em = pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "A": A.ravel(), "A_hat": A_hat.ravel(), "d": 500,
+                       "d_star": 232412, "k": 3, "seed": 8123779382384759428, "err_inf": 0.25})
     kept = _capture(monkeypatch, expressivity)
-    expressivity.error_maps(em, tmp_path / "sa_error_map")
+    expressivity.row_mass_bars(em, tmp_path / "sa_row_error")
     (name, fig), = kept
     assert_print_ready(fig, name)
-    images = [ax.images[0] for ax in fig.axes if ax.images]
-    assert len(images) == 4 and len({im.cmap.name for im in images}) == 1
-    assert len({(im.norm.vmin, im.norm.vmax) for im in images}) == 1
-    assert sum(1 for ax in fig.axes if ax.get_label() == "<colorbar>") == 1
-    assert all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes if ax.images)
-    title = fig._suptitle.get_text()
-    assert "8123779382384759428" not in title and "capped" not in title and "width 2d" not in title
+    ax = fig.axes[0]
+    bars = [b.get_height() for b in ax.patches]
+    on, off = np.array(bars[:L]), np.array(bars[L:])
+    # the same sums computed here, row by row, independently of the module
+    err = np.abs(A_hat - A)
+    want_on = np.where(A > 0, err, 0).sum(axis=1)
+    want_off = np.where(A > 0, 0, err).sum(axis=1)
+    order = np.argsort(-(want_on + want_off), kind="stable")
+    assert np.allclose(on, want_on[order]) and np.allclose(off, want_off[order])
+    assert np.all(np.diff(on + off) <= 1e-12)  # largest row first
+    assert np.allclose(off, eps * (L - (A > 0).sum(axis=1))[order])  # off the support: eps per entry
+    assert "8123779382384759428" not in fig._suptitle.get_text()
     plt.close(fig)
 
 

