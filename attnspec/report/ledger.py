@@ -40,11 +40,14 @@ def reason(evidence: str, limit: int = REASON_CHARS) -> str:
 def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) -> list[dict[str, str]]:
     """One dict per claim id, in the order the experiments first show the claims; the rows of
     every experiment that checks a claim are pooled. Keys: id, paper, place, verdict (every
-    reading's), stated (the verdict of the claim's first registered reading, the paper's own
-    statement) and reason (the first clause of the most telling reading's evidence)."""
+    reading's), stated (the claim's verdict as the checking commands print it,
+    :func:`attnspec.verdict_table.claim_verdict`: e.g. "vacuous → violated" where the claim says
+    nothing at its own setting but its stated probability bound fails below it) and reason
+    (the first clause of the most telling reading's evidence)."""
     from attnspec import claims
     from attnspec.report.summary import rows_from_json
     from attnspec.verdict_summary import summarize
+    from attnspec.verdict_table import claim_verdict
 
     rows: list[Any] = []
     for exp in experiments:
@@ -55,12 +58,11 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     for cs in summarize(rows):
         try:
             claim = claims.get(cs.claim)
-            place, first = claim.where, claim.readings[0].name
+            place = claim.where
         except ValueError:
-            place, first = cs.name, ""
+            place = cs.name
         verdicts = [(rs.reading, *reading_verdict(rs)) for rs in cs.readings]
-        # the claim as the paper states it: its first registered reading (else the first checked)
-        stated = next((v for reading, v, _ in verdicts if reading == first), verdicts[0][1])
+        stated = claim_verdict(cs).verdict
         distinct = list(dict.fromkeys(v for _, v, _ in verdicts))
         if len(distinct) == 1:
             verdict = distinct[0]

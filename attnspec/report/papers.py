@@ -101,8 +101,8 @@ def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord],
 
 
 def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:
-    """What the checks of one paper found, in a paragraph: its claims by verdict as stated
-    (the claim's first reading), the ones that fail, and where the evidence is."""
+    """What the checks of one paper found, in a paragraph: its claims by verdict (as the
+    checking commands print it), the ones that fail, and where the evidence is."""
     from attnspec.report.anchors import anchor
     from attnspec.report.ledger import HEADING, ledger_rows
     from attnspec.verdicts import VERDICTS
@@ -110,10 +110,12 @@ def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:
     rows = ledger_rows(exps, results, VERDICT_FILE)
     if not rows:
         return []
-    counts = {v: sum(r["stated"] == v for r in rows) for v in VERDICTS}
-    tally = ", ".join(f"{c} {v}" for v, c in counts.items() if c)
-    failing = [r["id"] for r in rows if r["stated"] == "violated"]
-    return [f"{len(rows)} claims of this paper are checked; as stated, {tally}"
+    stated = [r["stated"] for r in rows]
+    # single verdicts in the vocabulary's order, then the changing ones ("vacuous → violated")
+    keys = [v for v in VERDICTS if v in stated] + sorted({v for v in stated if v not in VERDICTS})
+    tally = ", ".join(f"{stated.count(v)} {v}" for v in keys)
+    failing = [r["id"] for r in rows if "violated" in r["stated"]]
+    return [f"{len(rows)} claims of this paper are checked: {tally}"
             + (f"; the statements that fail: {', '.join(f'`{i}`' for i in failing)}" if failing else "")
             + f". Each experiment below lists its claims by verdict; the [ledger](#{anchor(HEADING)}) gives each "
             "claim's reason, its appendix page every row.", ""]
@@ -148,8 +150,8 @@ def _experiment_section(exp: Experiment, records: dict[str, RunRecord], out: Pat
 
 
 def _verdict_counts(exp: Experiment, results: Path) -> list[str]:
-    """A small table: per verdict of a claim as stated (its first reading, as in the ledger),
-    how many of this experiment's claims have it, and which."""
+    """A small table: per claim verdict (as the command prints it, and as in the ledger), how
+    many of this experiment's claims have it, and which."""
     from attnspec.report.ledger import ledger_rows
 
     by: dict[str, list[str]] = {}
@@ -157,6 +159,6 @@ def _verdict_counts(exp: Experiment, results: Path) -> list[str]:
         by.setdefault(row["stated"], []).append(row["id"])
     if not by:
         return []
-    md = ["| verdict as stated | claims | ids |", "|---|---|---|"]
+    md = ["| verdict | claims | ids |", "|---|---|---|"]
     md += [f"| **{v}** | {len(ids)} | {', '.join(f'`{i}`' for i in ids)} |" for v, ids in by.items()]
     return [*md, ""]

@@ -323,10 +323,12 @@ def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str,
         for r in mine:
             counts[r["stated"]] = counts.get(r["stated"], 0) + 1
         order = ("holds", "loose", "violated", "vacuous", "cannot-fail", "hypothesis-unmet", "measured")
-        tally = ", ".join(f"{counts[v]} {v}" for v in order if v in counts)
-        failing = [r["id"] for r in mine if r["stated"] == "violated"]
+        # single verdicts in the vocabulary's order, then the changing ones ("vacuous → violated")
+        keys = [v for v in order if v in counts] + sorted(v for v in counts if v not in order)
+        tally = ", ".join(f"{counts[v]} {v}" for v in keys)
+        failing = [r["id"] for r in mine if "violated" in r["stated"]]
         fails = f"; fails: {', '.join(f'`{i}`' for i in failing)}" if failing else ""
-        out.append(f"**{_short(cite)}.** {len(mine)} claims, as stated: {tally}{fails}. "
+        out.append(f"**{_short(cite)}.** {len(mine)} claims: {tally}{fails}. "
                    f"[Ledger](#{anchor(HEADING)})")
     return out
 
