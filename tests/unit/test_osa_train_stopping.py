@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from pathlib import Path
@@ -140,7 +141,7 @@ def test_the_cosine_schedule_decays_to_zero_over_the_budget() -> None:
     assert ot.lr_factor("cosine", 900, 600) == pytest.approx(0.0, abs=1e-12)
     assert all(ot.lr_factor("constant", t, 600) == 1.0 for t in (0, 300, 600))
     f = [ot.lr_factor("cosine", t, 50) for t in range(51)]
-    assert all(a > b for a, b in zip(f, f[1:]))
+    assert all(a > b for a, b in itertools.pairwise(f))
 
 
 # ----------------------------------------------------------------------------- the paper's Table 2
