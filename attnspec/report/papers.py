@@ -72,8 +72,11 @@ def _osa_train_section(d: Path) -> list[str]:
     meta = json.loads((d / "meta.json").read_text()) if (d / "meta.json").is_file() else {}
     if meta.get("budget"):
         md += [f"Budget and stopping rule (every model, every seed): {meta['budget']['rule']}; validation split "
-               f"{meta['budget']['val_fraction']:g} of the training split. Runs took "
-               f"{int(summary['steps_mean'].min())}–{int(summary['steps'].max())} steps (mean per model, max).", ""]
+               f"{meta['budget']['val_fraction']:g} of the training split. Mean steps per run, by model: "
+               f"{summary['steps_mean'].min():.0f}–{summary['steps_mean'].max():.0f}; "
+               f"{int(summary['stopped_by_patience'].sum())} of {int(summary['n_seeds'].sum())} runs ended by the "
+               "patience rule, the others at the end of the budget (learning rate 0 there under the cosine "
+               "schedule).", ""]
     paper, orders = d / "osa_train_paper.parquet", d / "osa_train_orderings.parquet"
     if paper.is_file():
         table2 = (meta.get("paper_setup") or {}).get("table2") or {}
@@ -84,9 +87,11 @@ def _osa_train_section(d: Path) -> list[str]:
                "| model | paper (MNIST), % | attnspec (8×8 digits), % | 95% CI over seeds | per seed | rank paper / here |",
                "|---|---|---|---|---|---|"]
         for r in t.to_dict("records"):
+            # list columns are stored as JSON text (attnspec.results)
+            seeds = json.loads(r["accuracies"]) if isinstance(r["accuracies"], str) else r["accuracies"]
             md.append(f"| {r['label']} | {_pct(r['paper_accuracy'])} | {_pct(r['accuracy_mean'])} | "
                       f"[{_pct(r['accuracy_ci_low'])}, {_pct(r['accuracy_ci_high'])}] | "
-                      f"{' '.join(_pct(a) for a in r['accuracies'])} | {r['paper_rank']} / {r['rank']} |")
+                      f"{' '.join(_pct(a) for a in seeds)} | {r['paper_rank']} / {r['rank']} |")
         md.append("")
     if orders.is_file():
         o = pd.read_parquet(orders)
@@ -95,8 +100,9 @@ def _osa_train_section(d: Path) -> list[str]:
                "test accuracy, mean over seeds, 95% t interval over seeds; *not resolved* = the interval holds 0):", "",
                "| pair | paper Δ, points | attnspec Δ, points [95% CI over seeds] | outcome |", "|---|---|---|---|"]
         for r in o.to_dict("records"):
+            paper_diff = "0.0 (equal)" if abs(r["paper_diff"]) < 5e-4 else f"{100 * r['paper_diff']:+.1f}"
             md.append(f"| {labels.get(r['a'], r['a'])} vs {labels.get(r['b'], r['b'])} | "
-                      f"{100 * r['paper_diff']:+.1f} | {100 * r['diff_mean']:+.1f} "
+                      f"{paper_diff} | {100 * r['diff_mean']:+.1f} "
                       f"[{100 * r['diff_ci_low']:+.1f}, {100 * r['diff_ci_high']:+.1f}] | {r['outcome']} |")
         md.append("")
     md += ["Per model (test accuracy over seeds; Δ vs ViT paired by seed):", "",
