@@ -203,3 +203,34 @@ def test_paper_table_sets_each_model_beside_table2() -> None:
     assert (t.loc["osa-qr", "paper_rank"], t.loc["vit", "paper_rank"]) == (1, 1)  # a tie in the paper
     lines = tp.ordering_sentence(tp.orderings(runs), {"vit": "ViT", "osa-qr": "OSA (QR)"})
     assert lines == ["consistent (1): OSA (QR) = ViT"]  # paired differences 0.05, 0.10, 0.15: the interval holds 0
+
+
+def test_the_accuracy_figure_prints_at_a_column_width_with_the_papers_values(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from attnspec.plots import MIN_FONT_PT
+    from attnspec.plots import osa_train as po
+
+    kept = []
+    monkeypatch.setattr(po, "save_figure", lambda fig, stem, formats=("png", "svg"): kept.append(fig) or [])
+    runs = _runs({"osa-qr": [0.95, 0.96, 0.97], "vit": [0.96, 0.95, 0.97], "vit-noskip-noln": [0.80, 0.85, 0.9]})
+    summary = ot.summarise(runs.assign(test_loss=0.1, train_loss=0.1, train_accuracy=1.0, diverged=False, steps=10,
+                                       n_params=1, wall_seconds=1.0), ["vit", "vit-noskip-noln", "osa-qr"])
+    po.plot_accuracy(runs, tmp_path / "acc", tp.paper_table(summary))
+    fig = kept[0]
+    assert fig.get_figwidth() == pytest.approx(3.3)
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert texts and min(t.get_fontsize() for t in texts) >= MIN_FONT_PT
+    ax = fig.axes[0]
+    diamonds = [c for c in ax.collections if c.get_label() == "paper, Table 2 (MNIST)"]
+    assert len(diamonds) == 1
+    # x follows the order in which the runs list the models, y is the paper's value of each
+    xy = {round(x): y for x, y in diamonds[0].get_offsets()}
+    order = list(dict.fromkeys(runs["model"]))
+    assert {order[x]: y for x, y in xy.items()} == pytest.approx(
+        {m: tp.PAPER_TABLE2[m] for m in order})
+    assert ax.get_ylim()[0] < 0.796  # the lowest paper value is inside the axes
+    plt.close(fig)

@@ -550,8 +550,9 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
             runs.append(res.summary)
             if progress is not None:
                 s = res.summary
+                which = "best validation" if cfg.patience else "last epoch"  # the weights the summary reports
                 progress(f"{name:<16} replicate {r}: test accuracy {s['test_accuracy']:.4f} at epoch "
-                         f"{s['best_epoch']} (best validation), {s['epochs_done']} epochs = {s['steps']} steps "
+                         f"{s['best_epoch']} ({which}), {s['epochs_done']} epochs = {s['steps']} steps "
                          f"(stopped by {s['stopped_by']}), {s['wall_seconds']:.1f} s"
                          + (" (kept from before)" if kept else ""))
     curves_df = pd.DataFrame(curves, columns=["model", "replicate", "seed", "split", "step", "epoch", "loss", "accuracy"])
