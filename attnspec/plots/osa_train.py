@@ -3,8 +3,8 @@
 * ``osa_train_curves``: training loss (mean mini-batch loss per epoch), test loss and
   test accuracy against epochs, mean over replicates with a ±1 sd band (the paper's
   Figure 1, plus accuracy);
-* ``osa_train_accuracy``: final test accuracy per model, bar = mean over replicates,
-  error bar = ±1 sd, dots = the individual replicates (the paper's Table 2);
+* ``osa_train_accuracy``: test accuracy per model, dots = the seeds, bar = mean with a 95 %
+  t interval over seeds, open diamond = the paper's Table 2 value on MNIST;
 * ``osa_train_signal``: RMS of the token representations through the network at
   initialisation (embedding, after each attention and MLP sub-layer, logits' sd).
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
+from attnspec.plots import PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
 from attnspec.results import read_table
 
 CURVES_TABLE = "osa_train"
@@ -26,6 +26,7 @@ SIGNAL_TABLE = "osa_train_signal"
 
 
 SUMMARY_TABLE = "osa_train_summary"
+PAPER_TABLE = "osa_train_paper"
 #: Display names of the models, read from the saved summary table (its ``label`` column)
 #: by :func:`plot_osa_train`; plots never import the theory package.
 _LABELS: dict[str, str] = {}
@@ -77,28 +78,56 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     return save_figure(fig, stem)
 
 
-def plot_accuracy(runs: pd.DataFrame, stem: Path) -> list[Path]:
-    """Final test accuracy per model: mean bar, ±1 sd error bar, one dot per replicate."""
+#: Okabe–Ito colours (readable with every common colour-vision deficiency), told apart by
+#: marker shape as well.
+_MEASURED, _SEED, _PAPER = "#000000", "#999999", "#D55E00"
+#: Width the accuracy figure is printed at (inches): a column of a two-column paper.
+ACCURACY_WIDTH_IN = 3.3
+
+
+def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = None) -> list[Path]:
+    """Final test accuracy per model: one grey dot per seed, the mean (black) with its 95 %
+    t interval over seeds, and the paper's Table 2 value (MNIST, open diamond) where
+    ``paper`` (the saved ``osa_train_paper`` table) is given."""
     style()
     r = _labels(runs)
     order = list(dict.fromkeys(r["Model"]))
-    fig, axes = paper_figure(width=COLUMN_IN, height=3.0)
+    models = list(dict.fromkeys(r["model"]))
+    fig, axes = paper_figure(width=ACCURACY_WIDTH_IN, height=2.9)
     ax = axes[0, 0]
-    sns.barplot(data=r, x="Model", y="test_accuracy", order=order, errorbar="sd", color=OKABE_ITO[4], saturation=1, ax=ax)
-    # one dot per replicate, spread evenly across the bar (seaborn's jitter draws from numpy's
-    # global random state: the committed figure changed at every redraw)
+    # seeds side by side at fixed offsets (seaborn's jitter draws from numpy's global random
+    # state: the committed figure would change at every redraw)
     reps = sorted(r["replicate"].unique())
-    spread = dict(zip(reps, np.linspace(-0.15, 0.15, len(reps)) if len(reps) > 1 else [0.0], strict=True))
+    spread = dict(zip(reps, np.linspace(-0.18, 0.18, len(reps)) if len(reps) > 1 else [0.0], strict=True))
     ax.scatter([order.index(m) + spread[k] for m, k in zip(r["Model"], r["replicate"], strict=True)],
-               r["test_accuracy"], color="black", s=25, zorder=3)
-    ax.set_ylabel("final test accuracy")
+               r["test_accuracy"], color=_SEED, s=12, marker="o", zorder=2, label="one seed")
+    means = r.groupby("model")["test_accuracy"].mean()
+    ys = [float(means[m]) for m in models]
+    lows = highs = None
+    if paper is not None and {"accuracy_ci_low", "accuracy_ci_high"} <= set(paper.columns):
+        ci = paper.set_index("model")
+        if all(m in ci.index for m in models) and np.isfinite(ci.loc[models, "accuracy_ci_low"]).all():
+            lows = [y - float(ci.loc[m, "accuracy_ci_low"]) for m, y in zip(models, ys, strict=True)]
+            highs = [float(ci.loc[m, "accuracy_ci_high"]) - y for m, y in zip(models, ys, strict=True)]
+    ax.errorbar(range(len(models)), ys, yerr=None if lows is None else [lows, highs], fmt="_", color=_MEASURED,
+                markersize=14, capsize=3, lw=1.2, zorder=3,
+                label="mean, 95% CI over seeds" if lows is not None else "mean over seeds")
+    values = list(r["test_accuracy"])
+    if paper is not None and "paper_accuracy" in paper:
+        pv = paper.set_index("model")["paper_accuracy"]
+        xs = [i for i, m in enumerate(models) if m in pv.index]
+        ax.scatter(xs, [float(pv[models[i]]) for i in xs], marker="D", s=28, facecolors="none",
+                   edgecolors=_PAPER, linewidths=1.3, zorder=4, label="paper, Table 2 (MNIST)")
+        values += [float(pv[models[i]]) for i in xs]
+        if lows is not None:
+            values += [y - lo for y, lo in zip(ys, lows, strict=True)]
+    low = min(values)
+    ax.set_ylim(max(0.0, low - 0.05 * (1.0 - low) - 0.02), 1.0)
+    ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
+    ax.set_ylabel("test accuracy")
     ax.set_xlabel("")
-    ax.set_ylim(0, 1)
-    ax.axhline(0.1, ls=":", color="grey", lw=1)  # chance level, 10 classes
-    ax.tick_params(axis="x", rotation=30)
-    for t in ax.get_xticklabels():
-        t.set_ha("right")
-    ax.set_title(f"osa-train · {r['replicate'].nunique()} replicate(s)")
+    ax.set_title(f"8x8 digits, {r['replicate'].nunique()} seed(s)")
+    fig.legend(loc="outside lower center", ncol=2, frameon=False)
     return save_figure(fig, stem)
 
 
@@ -137,7 +166,9 @@ def plot_osa_train(out_dir: Path) -> list[Path]:
             _LABELS.update(zip(summary["model"], summary["label"]))
     curves = read_table(out_dir, CURVES_TABLE)
     runs = read_table(out_dir, RUNS_TABLE)
-    paths = plot_curves(curves, out_dir / "osa_train_curves") + plot_accuracy(runs, out_dir / "osa_train_accuracy")
+    paper = read_table(out_dir, PAPER_TABLE) if (out_dir / f"{PAPER_TABLE}.parquet").is_file() else None
+    paths = (plot_curves(curves, out_dir / "osa_train_curves")
+             + plot_accuracy(runs, out_dir / "osa_train_accuracy", paper))
     if (out_dir / f"{SIGNAL_TABLE}.parquet").is_file():
         paths += plot_signal(read_table(out_dir, SIGNAL_TABLE), out_dir / "osa_train_signal")
     return paths

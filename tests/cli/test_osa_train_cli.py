@@ -34,7 +34,7 @@ def test_quick_json_prints_only_the_summary_rows(quick_run: tuple[Path, object])
     for r in rows:
         assert r["n_seeds"] == 2 and len(r["test_accuracies"]) == 2
         assert 0.0 <= r["test_accuracy_mean"] <= 1.0
-        assert r["steps"] == 12
+        assert r["steps"] == 10  # --quick: batch 128 on the 1,221 fit images, one epoch
     assert rows[0]["diff_vs_vit_mean"] is None  # the baseline has no difference to itself
     assert "osa-qr" in result.stderr  # progress goes to stderr
 
@@ -44,8 +44,8 @@ def test_quick_run_writes_tidy_tables_meta_and_figures(quick_run: tuple[Path, ob
     assert result.exit_code == 0, result.output
     curves = read_table(out, "osa_train")
     assert list(curves.columns[:5]) == ["model", "replicate", "seed", "split", "step"]
-    assert set(curves["split"]) == {"train", "test"}
-    # per (model, replicate): 12 train steps + test at step 0 and after the epoch
+    assert set(curves["split"]) == {"train", "val", "test"}
+    # per (model, replicate): 10 train steps + validation and test at step 0 and after the epoch
     assert (curves.groupby(["model", "replicate"]).size() == 14).all()
     runs = read_table(out, "osa_train_runs")
     assert len(runs) == 2 * len(MODELS)
@@ -57,7 +57,16 @@ def test_quick_run_writes_tidy_tables_meta_and_figures(quick_run: tuple[Path, ob
     assert summary.set_index("model")["test_accuracy_mean"].to_dict() == pytest.approx(means.to_dict())
     meta = read_meta(out)
     assert meta["kind"] == "osa-train" and meta["seed"] == 3 and meta["quick"] is True
-    assert meta["config"]["epochs"] == 1 and meta["config"]["depth"] == 1 and meta["config"]["lr"] == 3e-4
+    assert meta["config"]["epochs"] == 1 and meta["config"]["depth"] == 1 and meta["config"]["lr"] == 3e-3
+    assert meta["budget"]["max_steps"] == 10 and meta["budget"]["patience"] == 10
+    assert "at most 1 epochs = 10 steps per run" in meta["budget"]["rule"]
+    assert meta["paper_setup"]["table2"]["test_accuracy"]["osa-ns"] == 0.969
+    paper = read_table(out, "osa_train_paper")
+    assert paper["model"].tolist() == ["osa-qr", "osa-ns", "vit", "vit-noskip", "vit-noskip-noln"]
+    assert paper.set_index("model")["accuracy_mean"].to_dict() == pytest.approx(means.to_dict())
+    orders = read_table(out, "osa_train_orderings")
+    assert len(orders) == 10 and set(orders["outcome"]) <= {"reproduced", "reversed", "not resolved", "consistent",
+                                                            "not reproduced"}
     assert len(meta["replicate_seeds"]) == 2 and meta["wall_seconds"] > 0
     assert meta["departures"] and meta["paper_setup"]["epochs"] == 10
     assert "torch" in meta and "numpy" in meta
@@ -73,6 +82,8 @@ def test_same_seed_same_numbers_and_table_output(quick_run: tuple[Path, object],
     again = runner.invoke(app, [*QUICK, "--models", "vit,osa-ns", "--out", str(tmp_path / "b")])
     assert again.exit_code == 0, again.output
     assert "osa-ns" in again.stdout and "Δ vs ViT" in again.stdout
+    assert "Table 2" in again.stdout and "paper's orderings" in again.stdout
+    assert "at most 1 epochs = 10 steps per run" in again.stdout
     first = read_table(out, "osa_train_runs").set_index(["model", "replicate"])
     second = read_table(tmp_path / "b", "osa_train_runs").set_index(["model", "replicate"])
     pd.testing.assert_series_equal(first.loc[second.index, "test_accuracy"], second["test_accuracy"])
@@ -135,7 +146,8 @@ def _train_counting(monkeypatch: pytest.MonkeyPatch, interrupt_at: int | None = 
 
 
 def _same_tables(a: Path, b: Path) -> None:
-    for name in ("osa_train", "osa_train_runs", "osa_train_summary", "osa_train_signal", "verdicts"):
+    for name in ("osa_train", "osa_train_runs", "osa_train_summary", "osa_train_signal", "osa_train_paper",
+                 "osa_train_orderings", "verdicts"):
         x, y = read_table(a, name), read_table(b, name)
         wall = [c for c in x.columns if c.startswith("wall_seconds")]  # timings differ between any two runs
         pd.testing.assert_frame_equal(x.drop(columns=wall), y.drop(columns=wall), check_exact=True)

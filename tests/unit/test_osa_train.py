@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -42,15 +43,17 @@ def test_patchify_takes_row_major_blocks() -> None:
 def test_digits_split_shapes_stratified_and_standardised(digits: ot.DigitsSplit) -> None:
     from sklearn.datasets import load_digits
 
-    assert digits.x_train.shape == (1437, 16, 4) and digits.x_test.shape == (360, 16, 4)
-    assert digits.y_train.shape == (1437,) and digits.y_test.shape == (360,)
+    # 360 test images; of the 1,437 left, 216 (15 %) validate and 1,221 fit
+    assert digits.x_train.shape == (1221, 16, 4) and digits.x_val.shape == (216, 16, 4)
+    assert digits.x_test.shape == (360, 16, 4)
+    assert digits.y_train.shape == (1221,) and digits.y_val.shape == (216,) and digits.y_test.shape == (360,)
     assert digits.x_train.dtype == torch.float32 and digits.y_train.dtype == torch.int64
     assert set(digits.train_index).isdisjoint(digits.test_index)
-    assert len(set(digits.train_index) | set(digits.test_index)) == 1797
+    assert len(set(digits.train_index) | set(digits.val_index) | set(digits.test_index)) == 1797
     # stratified: every class is about 20 % test
     counts = np.bincount(digits.y_test.numpy(), minlength=10)
     assert counts.min() >= 34 and counts.max() <= 38
-    # standardised with the training split's statistics only
+    # standardised with the fit split's statistics only
     assert abs(float(digits.x_train.mean())) < 1e-4
     assert abs(float(digits.x_train.std(unbiased=False)) - 1) < 1e-4
     # the tokens are the real images: undo the scaling and the patching
@@ -248,13 +251,13 @@ def test_summary_reports_mean_sd_and_paired_difference() -> None:
 
 def test_a_diverging_run_is_stopped_and_reported(digits: ot.DigitsSplit) -> None:
     cfg = ot.TrainConfig(**{**TINY, "epochs": 2, "models": ("vit",)})
-    data = ot.DigitsSplit(digits.x_train.clone(), digits.y_train, digits.x_test, digits.y_test, 2, 7,
-                          digits.mean, digits.std, digits.train_index, digits.test_index)
+    data = dataclasses.replace(digits, x_train=digits.x_train.clone())
     data.x_train[0, 0, 0] = float("nan")  # poisons the batch that holds image 0
     res = ot.train_model("vit", cfg, data, init_seed=0, order_seed=0)
-    assert res.summary["diverged"]
-    assert res.summary["steps"] <= 12
-    assert not math.isfinite(res.curves[-2]["loss"])  # the last train row, before the final test row
+    assert res.summary["diverged"] and res.summary["stopped_by"] == "diverged"
+    assert res.summary["steps"] <= 2 * math.ceil(len(data.y_train) / cfg.batch_size)
+    assert not math.isfinite(res.curves[-3]["loss"])  # the last train row, before the final val and test rows
+    assert [r["split"] for r in res.curves[-2:]] == ["val", "test"]
 
 
 # ----------------------------------------------------------------------------- validation

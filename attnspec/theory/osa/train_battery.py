@@ -1,7 +1,8 @@
 """The osa-train battery: ``config_from_options → run → BatteryResult``.
 
 Trains the five models of :mod:`attnspec.theory.osa.train` and returns their curves, runs,
-summary and signal tables, with one ``measured`` row per model for claim ``osa.sec5``
+summary and signal tables, the paper's Table 2 beside the measurement and the orderings
+(:mod:`attnspec.theory.osa.train_paper`), with one ``measured`` row per model for claim ``osa.sec5``
 (the paper's Section 5 sentences are measured, not decided: the setup is scaled down).
 """
 
@@ -20,6 +21,7 @@ from attnspec.battery import BatteryResult
 from attnspec.errors import InputError
 from attnspec.signals import deferred_interrupts
 from attnspec.theory.osa import train as lib
+from attnspec.theory.osa import train_paper as paper
 from attnspec.threads import torch_threads
 from attnspec.verdicts import VerdictRow
 
@@ -29,9 +31,11 @@ CURVES_TABLE = "osa_train"
 RUNS_TABLE = "osa_train_runs"
 SUMMARY_TABLE = "osa_train_summary"
 SIGNAL_TABLE = "osa_train_signal"
+PAPER_TABLE = "osa_train_paper"
+ORDERINGS_TABLE = "osa_train_orderings"
 
-_FIELDS = ("models", "seeds", "seed", "epochs", "batch_size", "lr", "weight_decay", "grad_clip", "depth", "dim",
-           "heads", "mlp_ratio", "patch_size", "alpha_init", "ns_steps", "ns_coefficients", "test_fraction")
+_FIELDS = ("models", "seeds", "seed", "epochs", "patience", "val_fraction", "batch_size", "lr", "schedule",
+           "weight_decay", "grad_clip", "depth", "dim", "heads", "mlp_ratio", "patch_size", "alpha_init", "ns_steps", "ns_coefficients", "test_fraction")
 _OPTIONS = (*_FIELDS, "quick", "threads")
 
 #: What the paper used (Appendix D), recorded beside the scaled-down run in meta.json.
@@ -39,7 +43,7 @@ PAPER_SETUP: dict[str, Any] = {
     "data": "MNIST 28x28, patch 4, 50 tokens", "depth": 6, "dim": 64, "heads": 4, "mlp_ratio": 4,
     "activation": "GELU", "dropout": 0, "optimiser": "AdamW", "lr": 3e-4, "weight_decay": 0.05,
     "batch_size": 128, "grad_clip": 1.0, "epochs": 10, "alpha_init": 0.1, "ns_steps": 6,
-    "table2": "values not recoverable from the text extraction of the paper",
+    "table2": {"source": paper.CITATION, "test_accuracy": paper.PAPER_TABLE2},
 }
 
 
@@ -192,7 +196,7 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
     -------
     BatteryResult
         Tables ``osa_train`` (curves), ``osa_train_runs``, ``osa_train_summary``,
-        ``osa_train_signal``; one ``osa.sec5`` row (``measured``) per model;
+        ``osa_train_signal``, ``osa_train_paper``, ``osa_train_orderings``; one ``osa.sec5`` row (``measured``) per model;
         ``meta["status"] == "complete"``.
 
     Raises
@@ -206,8 +210,9 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
     finished: list[tuple[str, int, lib.RunResult]] = []
     with torch_threads(config.threads):
         if progress is not None:
-            progress(f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, {cfg.epochs} epochs, depth "
-                     f"{cfg.depth}, d={cfg.dim}, h={cfg.heads}, {config.threads} thread(s)"
+            progress(f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, depth {cfg.depth}, d={cfg.dim}, "
+                     f"h={cfg.heads}, lr {cfg.lr:g} ({cfg.schedule}), batch {cfg.batch_size}, {config.threads} thread(s); "
+                     f"{budget(cfg)['rule']}"
                      + (f"; {len(done)} run(s) kept from before" if done else ""))
         t0, c0, load0 = time.perf_counter(), time.process_time(), _loadavg()
         try:
@@ -220,14 +225,15 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
             raise InterruptedTraining(partial, len(kept), len(cfg.models) * cfg.seeds) from e
         wall, cpu, load1 = time.perf_counter() - t0, time.process_time() - c0, _loadavg()
     tables = {CURVES_TABLE: result.curves, RUNS_TABLE: result.runs, SUMMARY_TABLE: result.summary,
-              SIGNAL_TABLE: result.signal}
+              SIGNAL_TABLE: result.signal, PAPER_TABLE: paper.paper_table(result.summary),
+              ORDERINGS_TABLE: paper.orderings(result.runs, cfg.models)}
     meta = {
         "identity": config.identity(), "config": config.identity(), "quick": config.quick, "seed": cfg.seed,
         "status": "complete", "runs_kept_from_before": len(done),
         "replicate_seeds": result.replicate_seeds,
         "seeding": "replicate r: (split, init, batch-order) seeds = spawn_seeds(replicate_seeds[r], 3), "
                    "shared by every model of the replicate",
-        "steps_per_run": int(result.runs["steps"].max()), "threads": config.threads,
+        "steps_per_run": int(result.runs["steps"].max()), "budget": budget(cfg), "threads": config.threads,
         "wall_seconds": wall, "cpu_seconds": cpu, "load_average_1min": {"start": load0, "end": load1},
         "paper_setup": PAPER_SETUP, "departures": list(lib.DEPARTURES),
         "tables": {
@@ -238,9 +244,38 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
                            "with a 95% t interval",
             SIGNAL_TABLE: "one row per (model, replicate, stage, block): RMS of the token representations at "
                           "initialisation on 256 training images (logits: sd)",
+            PAPER_TABLE: "one row per model: the paper's Table 2 accuracy (MNIST) beside the mean test accuracy "
+                         "with a 95% t interval over seeds (8x8 digits)",
+            ORDERINGS_TABLE: "one row per pair of models, the paper's higher first: the paper's difference, the "
+                             "paired difference with a 95% t interval over seeds, and whether the ordering reproduces",
         },
     }
     return BatteryResult(COMMAND, training_rows(result.summary, cfg), tables, meta)
+
+
+def budget(cfg: lib.TrainConfig) -> dict[str, Any]:
+    """The training budget and stopping rule of ``cfg``, as stated in meta.json and the summary.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+
+    Returns
+    -------
+    dict
+        max_epochs, patience, val_fraction, steps_per_epoch (on the fit split), max_steps,
+        and ``rule``, one sentence.
+    """
+    from attnspec.theory.osa.train_data import N_DIGITS
+
+    n_train = N_DIGITS - math.ceil(cfg.test_fraction * N_DIGITS)
+    n_fit = n_train - math.ceil(cfg.val_fraction * n_train)  # sklearn's split sizes
+    per_epoch = math.ceil(n_fit / cfg.batch_size)
+    rule = (f"stop after {cfg.patience} epochs without a higher validation accuracy, report the best-validation "
+            f"checkpoint" if cfg.patience else "no early stopping: the whole budget, last model reported")
+    return {"max_epochs": cfg.epochs, "patience": cfg.patience, "val_fraction": cfg.val_fraction,
+            "steps_per_epoch": per_epoch, "max_steps": per_epoch * cfg.epochs,
+            "rule": f"at most {cfg.epochs} epochs = {per_epoch * cfg.epochs} steps per run; {rule}"}
 
 
 def training_rows(summary: Any, cfg: lib.TrainConfig) -> list[VerdictRow]:
@@ -266,10 +301,13 @@ def training_rows(summary: Any, cfg: lib.TrainConfig) -> list[VerdictRow]:
             ev += f"; paired difference to ViT {diff:+.4f}"
             if math.isfinite(lo):
                 ev += f", 95% t interval [{lo:+.4f}, {hi:+.4f}]"
+        if r["model"] in paper.PAPER_TABLE2:
+            ev += f"; paper's Table 2 (MNIST): {paper.PAPER_TABLE2[r['model']]:.3f}"
         ev += f"; {r['diverged_runs']} diverged; scaled-down setup on 8×8 digits (see meta.json departures)"
         rows.append(VerdictRow(
             claim="osa.sec5", reading="test-accuracy", verdict="measured",
-            params={"model": r["model"], "epochs": cfg.epochs, "depth": cfg.depth, "dim": cfg.dim},
+            params={"model": r["model"], "epochs": cfg.epochs, "patience": cfg.patience, "depth": cfg.depth,
+                    "dim": cfg.dim},
             estimate=float(r["test_accuracy_mean"]), trials=int(r["n_seeds"]), seed=cfg.seed, evidence=ev,
         ))
     return rows

@@ -1,5 +1,9 @@
 """The data of the OSA training comparison: scikit-learn's 8×8 digits as patch tokens,
-split into train and test reproducibly (:func:`load_digits_split`)."""
+split into fit, validation and test reproducibly (:func:`load_digits_split`).
+
+The test split is held out first; the validation split, which the stopping rule reads
+(:mod:`attnspec.theory.osa.train_stopping`), is carved from what remains; the optimiser sees
+only the fit split, and the pixels are standardised by the fit split's statistics alone."""
 
 from __future__ import annotations
 
@@ -39,10 +43,31 @@ def _check_test_fraction(value: Any) -> None:
             f"digits hold at least one image of each of the {NUM_CLASSES} classes, got {value!r}")
 
 
+def val_fraction_range(test_fraction: float) -> tuple[float, float]:
+    """The val_fraction range for which the fit and validation splits of the training split
+    (what ``test_fraction`` leaves) both hold at least one image per class (sklearn takes
+    ceil(val_fraction · n_train) validation images)."""
+    n_train = N_DIGITS - math.ceil(float(test_fraction) * N_DIGITS)
+    return (NUM_CLASSES - 1) / n_train, (n_train - NUM_CLASSES) / n_train
+
+
+def _check_val_fraction(value: Any, test_fraction: float) -> None:
+    _check_float("val_fraction", value, low=0.0, high=1.0, low_open=True, high_open=True)
+    low, high = val_fraction_range(test_fraction)
+    if low >= high:  # fewer than 2 images per class left: no val_fraction can split them
+        raise InputError(
+            f"test_fraction {test_fraction:g} leaves too few training images to split into fit and validation "
+            f"splits that hold every class; use test_fraction <= {(N_DIGITS - 2 * NUM_CLASSES) / N_DIGITS:.4g}")
+    if not low < float(value) <= high:
+        raise InputError(
+            f"val_fraction must be in ({low:.4g}, {high:.4g}] so that the fit and validation splits of the "
+            f"training split (test_fraction {test_fraction:g}) hold at least one image of each of the "
+            f"{NUM_CLASSES} classes, got {value!r}")
+
 
 @dataclass(frozen=True)
 class DigitsSplit:
-    """Digits as patch tokens, split into train and test.
+    """Digits as patch tokens, split into fit (``*_train``), validation (``*_val``) and test.
 
     ``x_*`` have shape (n, P, p²) with P = (8/p)² patches of p×p pixels, row-major;
     ``y_*`` have shape (n,) with labels 0..9; ``*_index`` are the rows of
@@ -59,6 +84,9 @@ class DigitsSplit:
     std: float
     train_index: np.ndarray
     test_index: np.ndarray
+    x_val: torch.Tensor
+    y_val: torch.Tensor
+    val_index: np.ndarray
 
     @property
     def patch_dim(self) -> int:
@@ -90,11 +118,14 @@ def patchify(images: np.ndarray | torch.Tensor, patch_size: int) -> torch.Tensor
     return x.reshape(n, (h // p) * (w // p), p * p)  # (n, P, p²)
 
 
-def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int = 0) -> DigitsSplit:
-    """scikit-learn's bundled digits as patch tokens, stratified split seeded by ``seed``.
+def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int = 0,
+                      val_fraction: float = 0.15) -> DigitsSplit:
+    """scikit-learn's bundled digits as patch tokens, stratified splits seeded by ``seed``.
 
-    Pixels (0..16) are standardised with the training split's scalar mean and std, so
-    the test split never informs the preprocessing.
+    ``test_fraction`` of the 1,797 images is held out as the test split; ``val_fraction`` of
+    the rest is the validation split; the remainder is the fit split (``x_train``). Pixels
+    (0..16) are standardised with the fit split's scalar mean and std, so neither held-out
+    split informs the preprocessing.
 
     Parameters
     ----------
@@ -102,11 +133,13 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
     test_fraction : float
         In :data:`TEST_FRACTION_RANGE` (each split keeps an image of every class).
     seed : int
+    val_fraction : float
+        Share of the training split held out for validation, in :func:`val_fraction_range`.
 
     Returns
     -------
     DigitsSplit
-        x_train (n_train, P, p²), y_train (n_train,), x_test, y_test likewise.
+        x_train (n_fit, P, p²), y_train (n_fit,), x_val, y_val, x_test, y_test likewise.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -114,16 +147,20 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
     if patch_size not in (1, 2, 4, 8):
         raise InputError(f"patch_size must divide the 8x8 image (1, 2, 4 or 8), got {patch_size!r}")
     _check_test_fraction(test_fraction)
+    _check_val_fraction(val_fraction, test_fraction)
     _check_int("seed", seed, 0)
     digits = load_digits()
     images = digits.images.astype(np.float32)  # (1797, 8, 8)
     labels = digits.target.astype(np.int64)  # (1797,)
     idx = np.arange(len(labels))
     tr, te = train_test_split(idx, test_size=test_fraction, stratify=labels, random_state=int(seed) % 2**32)
-    mean = float(images[tr].mean())
-    std = float(images[tr].std())
+    # the validation split from the same seed: the test split above is the same for every val_fraction
+    fit, va = train_test_split(tr, test_size=val_fraction, stratify=labels[tr], random_state=int(seed) % 2**32)
+    mean = float(images[fit].mean())
+    std = float(images[fit].std())
     images = (images - mean) / std
     x = patchify(images, patch_size)  # (1797, P, p²)
     y = torch.as_tensor(labels)
-    tr_t, te_t = torch.as_tensor(tr), torch.as_tensor(te)
-    return DigitsSplit(x[tr_t], y[tr_t], x[te_t], y[te_t], patch_size, int(seed), mean, std, tr, te)
+    fit_t, va_t, te_t = torch.as_tensor(fit), torch.as_tensor(va), torch.as_tensor(te)
+    return DigitsSplit(x[fit_t], y[fit_t], x[te_t], y[te_t], patch_size, int(seed), mean, std, fit, te,
+                       x[va_t], y[va_t], va)
