@@ -183,3 +183,37 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "13",
                          "--out", str(tmp_path / "c2")), "at must be in 1..12")
+
+
+def test_null_baselines_beside_a_run_and_a_scaling_study(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "4", "--device", "cpu", "-q"]
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--out", str(tmp_path / "sc"), "--baseline", "entropy-matched",
+             "--baseline", "uniform", "--no-plots")
+    assert r.exit_code == 0, r.output
+    for n in (12, 24):
+        meta = json.loads((tmp_path / "sc" / f"n{n}" / "meta.json").read_text())
+        assert meta["baselines"]["names"] == ["entropy-matched", "uniform"] and meta["baselines"]["seed"] == 0
+        assert meta["baselines"]["entropy_match"]["max_abs_error"] < 0.05
+    r = _run("plot", "scaling", str(tmp_path / "sc"), "--resamples", "200")
+    assert r.exit_code == 0, r.output
+    assert "real attention beside its null baselines" in r.stdout and "entropy-matched null gives β" in r.stdout
+    import pandas as pd
+
+    nulls = pd.read_parquet(tmp_path / "sc" / "scaling_null.parquet")
+    assert nulls["source"].tolist() == ["real", "entropy-matched", "uniform"]
+    assert nulls.loc[2, "resampled"].startswith("exact") and nulls.loc[2, "low"] == nulls.loc[2, "high"]
+    # one run: a null asked for later is computed from the saved tables and added beside the first
+    one = ["spectrum", *common, "--seq-len", "24", "--out", str(tmp_path / "one"), "--no-plots"]
+    assert _run(*one, "--baseline", "uniform").exit_code == 0
+    r = _run(*one, "--baseline", "entropy-matched")
+    assert r.exit_code == 0 and "up to date" in r.stdout and "null columns: the same statistics" in r.stdout
+    assert json.loads((tmp_path / "one" / "meta.json").read_text())["baselines"]["names"] == ["uniform", "entropy-matched"]
+    import attnspec
+
+    res = attnspec.load(tmp_path / "one")
+    assert {"median_index_at_0.9_of_mean_curve_uniform_null",
+            "median_index_at_0.9_of_mean_curve_entropy-matched_null"} <= set(res.per_layer().columns)
+    _one_line_error(_run(*one, "--baseline", "random"), "--baseline must be one of", "'random'")
+    _one_line_error(_run("spectrum", *common, "--seq-len", "24", "--shard", "0/2", "--baseline", "uniform",
+                         "--out", str(tmp_path / "sh")), "merge the shards")
+    assert not (tmp_path / "sh").exists()
