@@ -50,6 +50,7 @@ def spectrum(
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
     label: Annotated[str | None, typer.Option(help="Figure title instead of the run's own (model · corpus · n · inputs); recorded in meta.json for later redraws.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    projection_k: Annotated[str, typer.Option("--projection-k", metavar="K,K,...|none", help="With several --seq-len values: the Linformer-projection measurement on real Q, K, V at these projection dimensions (each n > k), on the first 8 documents: relative error of softmax(Q(RK)ᵀ)(RV) against PV (Gaussian R) beside the best rank-k error; none: not run.")] = "64,128,256",
     baseline: Annotated[list[str] | None, typer.Option("--baseline", metavar="NAME", help="Null baseline computed beside the result and shown beside the real values: entropy-matched (random softmax with each head's mean row entropy, its mask and window) | uniform (rows uniform over their allowed positions). Repeat the option or separate names by commas; meta.json records them.")] = None,
 ) -> None:
     """Spectrum of the attention matrices P of a pretrained transformer (Linformer Figure 1).
@@ -74,7 +75,10 @@ def spectrum(
     from attnspec.spectra.scaling import parse_lengths
 
     with user_errors():
+        from attnspec.spectra.projection import parse_ks
+
         baselines = parse_baselines(baseline)
+        ks = parse_ks(projection_k)
         if baselines and shard is not None:
             raise InputError(f"--baseline {','.join(baselines)} needs the whole run's row entropy, not a shard's: "
                              "merge the shards, then run the same command without --shard")
@@ -97,7 +101,7 @@ def spectrum(
             count_available=count_available, selection=selection,
         )
         if scaling:
-            _scaling(cfg, lengths, plots=plots, quiet=quiet, baselines=baselines)
+            _scaling(cfg, lengths, plots=plots, quiet=quiet, baselines=baselines, projection_k=ks)
             return
         cfg.validate()
         from attnspec.spectra.scaling import KIND as SCALING
@@ -199,7 +203,8 @@ def _default_scaling_out(model: str, data: str) -> Path:
     return Path("results") / slug
 
 
-def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baselines: list[str] | None = None) -> None:
+def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baselines: list[str] | None = None,
+             projection_k: list[int] | None = None) -> None:
     """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load.
 
     ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
@@ -224,7 +229,7 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
                           f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
                           "fits; --overwrite recomputes", highlight=False, soft_wrap=True)
         return
-    outcomes = run_scaling(cfg, lengths, progress=not quiet)
+    outcomes = run_scaling(cfg, lengths, progress=not quiet, projection_k=projection_k or ())
     done = [o for o in outcomes if o is not None]
     if done and done[-1].status != "complete":
         err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
@@ -288,7 +293,40 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
                       *(f"{getattr(r, c):.3f}" for c in shares))
         out_console.print(t)
         out_console.print(null_sentence(nulls), highlight=False, soft_wrap=True)
+    _print_projection(run)
     return paths
+
+
+def _print_projection(run: Path) -> None:
+    """The Linformer-projection measurement of a scaling study, when it holds one."""
+    from rich.table import Table
+
+    from attnspec.results import read_meta, read_table
+    from attnspec.spectra.projection import projection_sentence
+    from attnspec.stats import format_interval
+
+    record = read_meta(run).get("projection")
+    if not record:
+        return
+    if record.get("not_measured"):
+        out_console.print(f"Linformer-projection error not measured: {record['not_measured']}", highlight=False,
+                          soft_wrap=True)
+        return
+    if not (run / "projection_summary.parquet").is_file():
+        out_console.print(f"Linformer-projection error not measured: no length exceeds k = {min(record['k'])}",
+                          highlight=False, soft_wrap=True)
+        return
+    s = read_table(run, "projection_summary")
+    t = Table(title=f"Linformer-style attention with a random projection R (k × n): relative error against PV, "
+                    f"mean over layers and heads, 95% CI resampling {int(s['inputs'].iloc[0])} inputs")
+    for col in ("k", "n", "‖softmax(Q(RK)ᵀ)(RV) − PV‖/‖PV‖", "95% CI", "best rank-k ‖(P − P_k)V‖/‖PV‖"):
+        t.add_column(col, justify="right")
+    for r in s.sort_values(["k", "n"]).itertuples():
+        t.add_row(str(r.k), str(r.n), f"{r.linformer_error:.3f}",
+                  format_interval(r.linformer_error_low, r.linformer_error_high, 3), f"{r.best_rank_error:.3f}")
+    out_console.print(t)
+    k = 128 if 128 in set(s["k"]) else int(s["k"].min())
+    out_console.print(projection_sentence(s, k=k), highlight=False, soft_wrap=True)
 
 
 def _what_ran(run: Path) -> str:

@@ -140,9 +140,22 @@ def measure_projection(encoder: Any, inputs_by_length: dict[int, list[list[int]]
                 ids, mask = _pad_batch(batch, encoder.pad_token_id)
                 sink.input_index = list(range(start, start + len(batch)))
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
-        frames.append(pd.DataFrame(sink.rows))
-    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return out
+        frames.append(pd.DataFrame(sink.rows, columns=COLUMNS))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+
+
+#: Columns of the per-(n, k, input, layer, head) table.
+COLUMNS = ["n", "k", "input", "layer", "head", "linformer_error", "best_rank_error"]
+
+
+def unmeasurable(encoder: Any) -> str | None:
+    """Why the measurement cannot run on ``encoder`` (None when it can)."""
+    causal = list(encoder.layer_causal) or [bool(encoder.causal)] * encoder.num_layers
+    if all(causal):
+        return "every layer is causal: a projection along the sequence would mix future positions into each row"
+    if getattr(encoder, "capture_path", "registry") != "registry":
+        return "P is captured through hooks, which do not see Q, K, V (the attention-function registry does)"
+    return None
 
 
 def summarise(errors: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:

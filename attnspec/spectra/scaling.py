@@ -37,6 +37,7 @@ from attnspec.results import (
     read_table,
     result_files,
     write_meta,
+    write_table,
     writing_to,
 )
 from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW  # noqa: F401  (read with the fits)
@@ -124,7 +125,8 @@ def run_dir(out: Path, seq_len: int) -> Path:
     return Path(out) / f"n{seq_len}"
 
 
-def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, encoder: Any | None = None) -> list[Any]:
+def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, encoder: Any | None = None,
+                projection_k: Sequence[int] = ()) -> list[Any]:
     """The spectrum job at every length in ``lengths`` on the same documents, one model load.
 
     Parameters
@@ -135,6 +137,11 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
         At least two distinct lengths (see :func:`parse_lengths`).
     encoder : attnspec.spectra.models.Encoder, optional
         An already-built encoder (tests).
+    projection_k : sequence of int
+        Projection dimensions of the Linformer-projection measurement
+        (:mod:`attnspec.spectra.projection`), run once every length is complete on the first
+        :data:`~attnspec.spectra.projection.DEFAULT_INPUTS` documents at each n with n > k;
+        written to ``projection.parquet`` and ``projection_summary.parquet``. Empty: not run.
 
     Returns
     -------
@@ -147,10 +154,11 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     replace(cfg, seq_len=lengths[-1]).validate()
     # checked and locked before the model loads (re-entrant: the CLI has claimed it already)
     with writing_to(Path(cfg.out), f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND):
-        return _run_scaling_locked(cfg, lengths, progress=progress, encoder=encoder)
+        return _run_scaling_locked(cfg, lengths, progress=progress, encoder=encoder, projection_k=list(projection_k))
 
 
-def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None) -> list[Any]:
+def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None,
+                        projection_k: list[int]) -> list[Any]:
     from attnspec.spectra.config import inputs_request
     from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.job import run_spectrum
@@ -185,7 +193,34 @@ def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder
         outcomes.append(outcome)
         if outcome.status != "complete":
             break
+    else:
+        if projection_k and cfg.shard is None:
+            _projection(out, encoder, drawn, lengths, projection_k, seed=cfg.seed)
     return outcomes
+
+
+def _projection(out: Path, encoder: Any, drawn: Any, lengths: list[int], ks: list[int], *, seed: int) -> None:
+    """The Linformer-projection measurement of a finished study (kept when already made with these ks)."""
+    from attnspec.results import result_files
+    from attnspec.spectra.projection import DEFAULT_INPUTS, measure_projection, summarise, unmeasurable
+
+    meta = read_meta(out)
+    record = {"k": ks, "inputs": DEFAULT_INPUTS, "seed": seed, "lengths": lengths,
+              "projection": "E = F = R, Gaussian k x n with entries N(0, 1/k), one R per (n, k, input, layer)"}
+    if meta.get("projection") == record and (out / "projection.parquet").is_file():
+        return
+    reason = unmeasurable(encoder)
+    if reason is not None:
+        write_meta(out, {**meta, "projection": {**record, "not_measured": reason}})
+        return
+    first = type(drawn)(input_ids=drawn.input_ids[:DEFAULT_INPUTS], meta=drawn.meta)
+    by_length = {n: (first if n == lengths[-1] else cut_inputs(first, encoder.tokenizer, n)).input_ids for n in lengths}
+    errors = measure_projection(encoder, by_length, ks, seed=seed)
+    with result_files(out):
+        write_table(out, "projection", errors)
+        if len(errors):
+            write_table(out, "projection_summary", summarise(errors, seed=seed))
+        write_meta(out, {**meta, "projection": record})
 
 
 def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:

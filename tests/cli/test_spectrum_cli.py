@@ -217,3 +217,20 @@ def test_null_baselines_beside_a_run_and_a_scaling_study(model_dir: Path, jsonl:
     _one_line_error(_run("spectrum", *common, "--seq-len", "24", "--shard", "0/2", "--baseline", "uniform",
                          "--out", str(tmp_path / "sh")), "merge the shards")
     assert not (tmp_path / "sh").exists()
+
+
+def test_scaling_study_measures_the_linformer_projection(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "4", "--device", "cpu", "-q"]
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--projection-k", "4,16", "--out", str(tmp_path / "sc"))
+    assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    errors = pd.read_parquet(tmp_path / "sc" / "projection.parquet")
+    assert sorted(set(zip(errors["n"], errors["k"]))) == [(12, 4), (24, 4), (24, 16)]  # only k < n
+    assert errors["input"].nunique() == 4 and np.all((errors["best_rank_error"] >= 0) & np.isfinite(errors["linformer_error"]))
+    meta = json.loads((tmp_path / "sc" / "meta.json").read_text())
+    assert meta["projection"]["k"] == [4, 16] and meta["projection"]["inputs"] == 8
+    assert "Linformer-style attention with a random Gaussian projection of k = 4" in r.stdout
+    assert "resampling 4 inputs" in r.stdout
+    _one_line_error(_run("spectrum", *common, "--seq-len", "12,24", "--projection-k", "4,x", "--out", str(tmp_path / "b")),
+                    "--projection-k")
