@@ -10,8 +10,9 @@ head), on the model's own Q, K, V (captured with P through the attention-functio
   Gaussian Johnson–Lindenstrauss matrix (k × n, entries N(0, 1/k), as in the proof), one R per
   (n, k, input, layer) shared by the layer's heads, and s the layer's own score scaling;
 * ``best_rank_error`` = ‖(P − P_k) V‖_F / ‖P V‖_F with P_k the best rank-k approximation of P
-  (truncated SVD): what any rank-k factorisation of P achieves on these V — a reference,
-  since E and F act on K and V, not on P.
+  (truncated SVD, computed as Σ_{i>k} σ_i² ‖w_iᵀV‖² from the eigenvectors w_i of PᵀP): the
+  error of the best rank-k approximation of P applied to these V — a reference, since E and
+  F act on K and V, not on P.
 
 What this does not test: Linformer *trains* E and F; trained projections may do much better
 than a random R. Causal (decoder) layers are left out: a projection along the sequence mixes
@@ -74,7 +75,11 @@ def input_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Ten
     q64, p64 = q.double(), p.double()
     pv = p64 @ v64  # (H, l, d)
     norm = torch.linalg.matrix_norm(pv)  # (H,)
-    u, s, vh = torch.linalg.svd(p64)  # (H, l, l), (H, l), (H, l, l)
+    # P = Σ σ_i u_i w_iᵀ, so ‖(P − P_k) V‖_F² = Σ_{i>k} σ_i² ‖w_iᵀ V‖²: the right singular vectors
+    # and σ² from eigh(PᵀP) (several times cheaper than a full SVD), a sum of non-negative terms
+    lam, w = torch.linalg.eigh(p64.mT @ p64)  # (H, l) ascending, (H, l, l)
+    lam, w = lam.flip(-1).clamp_min(0), w.flip(-1)  # descending: column i is w_i
+    mass = lam * (w.mT @ v64).square().sum(-1)  # (H, l): σ_i² ‖w_iᵀ V‖²
     lin = np.empty((len(ks), H))
     best = np.empty((len(ks), H))
     for i, (kk, g) in enumerate(zip(ks, generators)):
@@ -84,8 +89,7 @@ def input_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Ten
         scores = scaling * (q64 @ (r @ k64).mT)  # (H, l, k)
         approx = torch.softmax(scores, dim=-1) @ (r @ v64)  # (H, l, d)
         lin[i] = (torch.linalg.matrix_norm(approx - pv) / norm).numpy()
-        pkv = (u[:, :, :kk] * s[:, None, :kk]) @ (vh[:, :kk, :] @ v64)  # P_k V, (H, l, d)
-        best[i] = (torch.linalg.matrix_norm(pv - pkv) / norm).numpy()
+        best[i] = (mass[:, kk:].sum(-1).sqrt() / norm).numpy()
     return lin, best
 
 

@@ -35,7 +35,7 @@ def test_both_errors_match_a_direct_computation() -> None:
             assert lin[i, h] == pytest.approx(np.linalg.norm(a @ (r @ V) - pv) / np.linalg.norm(pv), rel=1e-9)
             U, S, Vt = np.linalg.svd(P)
             pk = (U[:, :kk] * S[:kk]) @ Vt[:kk]
-            assert best[i, h] == pytest.approx(np.linalg.norm((P - pk) @ V) / np.linalg.norm(pv), rel=1e-7, abs=1e-12)
+            assert best[i, h] == pytest.approx(np.linalg.norm((P - pk) @ V) / np.linalg.norm(pv), rel=1e-6, abs=1e-7)
     assert np.all(best[1] <= best[0] + 1e-12)  # a larger k approximates P at least as well
 
 
@@ -43,7 +43,8 @@ def test_best_rank_error_is_zero_for_a_p_of_rank_k_and_k_must_fit() -> None:
     q, k, v, _ = _layer(2, 2, 12, 4, seed=3)
     p = torch.full((2, 12, 12), 1 / 12)  # uniform rows: rank 1
     _, best = input_errors(q, k, v, p, 0.5, [1], [torch.Generator().manual_seed(0)])
-    assert np.all(best < 1e-12)
+    # eigh(PᵀP) resolves the discarded mass to about √(float64 eps)·σ_1, far below the 3 digits reported
+    assert np.all(best < 1e-6)
     with pytest.raises(InputError, match="k = 12 must be in 1..11"):
         input_errors(q, k, v, p, 0.5, [12], [torch.Generator().manual_seed(0)])
     assert parse_ks("128,64") == [64, 128] and parse_ks("none") == []
