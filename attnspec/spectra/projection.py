@@ -201,6 +201,7 @@ def projection_sentence(summary: pd.DataFrame, k: int = 128) -> str:
                 f"at n = {int(r['n'])} (best rank-{k}: {r['best_rank_error']:.3f})")
 
     span = one(a) if len(s) == 1 else f"{one(a)} to {one(b)}"
+    worse = " (above 1: farther from PV than the zero matrix)" if float(s["linformer_error"].min()) >= 1 else ""
     return (f"For this model on this corpus, Linformer-style attention with a random Gaussian projection of k = {k} "
-            f"has relative error ‖softmax(Q(RK)ᵀ)(RV) − PV‖_F/‖PV‖_F of {span}, intervals resampling "
+            f"has relative error ‖softmax(Q(RK)ᵀ)(RV) − PV‖_F/‖PV‖_F of {span}{worse}, intervals resampling "
             f"{int(a['inputs'])} inputs; Linformer trains its projections, which may do better than a random R.")

@@ -518,5 +518,5 @@ def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
         text += "; " + "; ".join(parts)
     text += f". At n = {n}, {what}/n is {real[last]:.3g}"
     for r in table[table["source"] != REAL].itertuples():
-        text += f" against {getattr(r, last):.3g} for the {LABELS.get(r.source, r.source)} ({r.share_ratio:.2f}×)"
+        text += f" against {getattr(r, last):.3g} for the {LABELS.get(r.source, r.source)} (real/null = {r.share_ratio:.2f})"
     return text + "."

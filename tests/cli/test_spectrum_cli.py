@@ -234,3 +234,10 @@ def test_scaling_study_measures_the_linformer_projection(model_dir: Path, jsonl:
     assert "resampling 4 inputs" in r.stdout
     _one_line_error(_run("spectrum", *common, "--seq-len", "12,24", "--projection-k", "4,x", "--out", str(tmp_path / "b")),
                     "--projection-k")
+    import inspect
+
+    from attnspec.cli.spectrum import spectrum
+    from attnspec.spectra.projection import DEFAULT_KS
+
+    default = inspect.signature(spectrum).parameters["projection_k"].default  # the help's default is the library's
+    assert default == ",".join(map(str, DEFAULT_KS))
