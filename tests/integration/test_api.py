@@ -226,3 +226,22 @@ def test_compare_leaves_out_c_at_beyond_a_short_input(llama_like, tmp_path: Path
     assert "c_at" not in set(table["quantity"]) and "effective_rank" in set(table["quantity"])
     inside = compare_runs(runs, at=2)  # within every input: compared
     assert "c_at" in set(inside["quantity"])
+
+
+def test_api_null_baselines_on_a_causal_decoder_survive_save_and_load(llama_like, tmp_path: Path) -> None:
+    model, tok = llama_like
+    res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, lo=30, hi=40), seq_len=16, seed=2,
+                            progress=False, baseline="entropy-matched,uniform")
+    assert res.meta["baselines"]["names"] == ["entropy-matched", "uniform"] and res.meta["baselines"]["seed"] == 2
+    m = res.baselines["baseline_metrics"]
+    uniform = m[m["baseline"] == "uniform"]
+    # causal layers: the lower-triangular uniform matrix, whose k90 is above 1 (not the encoder's rank-1 matrix)
+    assert (uniform["reach_index_mean"] > 1).all() and np.allclose(uniform["row_entropy_mean"], 1.0)
+    table = res.per_layer()
+    assert {"median_index_at_0.9_of_mean_curve_uniform_null",
+            "median_index_at_0.9_of_mean_curve_entropy-matched_null"} <= set(table.columns)
+    again = attnspec.load(res.save(tmp_path / "saved"))
+    for name, frame in res.baselines.items():
+        pd.testing.assert_frame_equal(again.baselines[name], frame)
+    with pytest.raises(InputError, match="--baseline must be one of"):
+        attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(2), seq_len=16, progress=False, baseline="noise")
