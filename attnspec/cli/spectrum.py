@@ -287,8 +287,10 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
         t = Table(title="k90 ∝ n^β (mean over layers) and k90/n: real attention beside its null baselines")
         for col in ("source", "β", "95% CI", "resamples", *(f"k90/n, n={c[len('share_n'):]}" for c in shares)):
             t.add_column(col)
+        from attnspec.spectra.baselines import SHORT
+
         for r in nulls.itertuples():
-            t.add_row(r.source, f"{r.beta:.2f}", format_interval(r.low, r.high, exact=r.resampled.startswith("exact")),
+            t.add_row(SHORT.get(r.source, r.source), f"{r.beta:.2f}", format_interval(r.low, r.high, exact=r.resampled.startswith("exact")),
                       r.resampled.split(" (")[0],
                       *(f"{getattr(r, c):.3f}" for c in shares))
         out_console.print(t)

@@ -510,10 +510,12 @@ def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
     parts = []
     for r in table[table["source"] != REAL].itertuples():
         ci = format_interval(r.low, r.high, exact=r.resampled.startswith("exact"))
-        same = r.low <= real["high"] and real["low"] <= r.high
+        overlap = r.low <= real["high"] and real["low"] <= r.high
+        alike = r.verdict == real["verdict"]  # e.g. both "grows about linearly with n"
         parts.append(f"the {LABELS.get(r.source, r.source)} gives β = {r.beta:.2f} "
                      f"({ci}{'' if ci == 'exact' else ', resampling ' + r.resampled})"
-                     + (", the same exponent: β does not tell this attention from chance" if same else ""))
+                     + (", the same exponent: β does not tell this attention from chance" if overlap else
+                        f", read alike ({r.verdict}): β does not tell this attention from chance" if alike else ""))
     if parts:
         text += "; " + "; ".join(parts)
     text += f". At n = {n}, {what}/n is {real[last]:.3g}"

@@ -76,11 +76,14 @@ def test_entropy_matched_null_is_seeded() -> None:
 
 
 def _comparison(real_beta: tuple[float, float, float], null_beta: tuple[float, float, float]) -> pd.DataFrame:
+    from attnspec.spectra.scaling import verdict
+
     rows = [{"source": "real", "metric": "reach_index", "beta": real_beta[0], "low": real_beta[1], "high": real_beta[2],
-             "resampled": "inputs (documents, jointly across lengths)", "share_n64": 0.35, "share_n128": 0.32},
+             "resampled": "inputs (documents, jointly across lengths)", "share_n64": 0.35, "share_n128": 0.32,
+             "verdict": verdict(real_beta[1], real_beta[2])},
             {"source": "entropy-matched", "metric": "reach_index", "beta": null_beta[0], "low": null_beta[1],
              "high": null_beta[2], "resampled": "draws of the null (jointly across lengths)", "share_n64": 0.64,
-             "share_n128": 0.63}]
+             "share_n128": 0.63, "verdict": verdict(null_beta[1], null_beta[2])}]
     t = pd.DataFrame(rows)
     t["share_ratio"] = 0.32 / t["share_n128"]
     return t
@@ -93,7 +96,10 @@ def test_a_null_with_the_same_exponent_is_said_in_the_same_sentence() -> None:
     assert "this model on this corpus" in same and "resampling inputs" in same
     assert "the same exponent" in same and "0.32 against 0.63 for the entropy-matched null (real/null = 0.51)" in same
     apart = null_sentence(_comparison((0.5, 0.4, 0.6), (1.0, 0.99, 1.01)))
-    assert "the same exponent" not in apart
+    assert "the same exponent" not in apart and "does not tell" not in apart
+    # intervals apart but both read "grows about linearly": still said in the same sentence
+    near = null_sentence(_comparison((0.98, 0.97, 0.99), (1.01, 1.006, 1.010)))
+    assert "the same exponent" not in near and "read alike (grows about linearly" in near
 
 
 def test_intervals_never_print_alike() -> None:
