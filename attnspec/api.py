@@ -354,7 +354,7 @@ def spectrum(
         Show a progress bar.
     baseline : str or sequence of str, optional
         Null baselines computed beside the result, as ``--baseline``: ``"entropy-matched"``,
-        ``"uniform"``, a list of them or a comma list (attnspec.spectra.baselines); recorded
+        ``"uniform"``, ``"random-init"``, a list of them or a comma list (attnspec.spectra.baselines); recorded
         in ``meta["baselines"]``, their tables in ``.baselines``, and beside the real values
         in :meth:`SpectrumResult.per_layer`.
 
@@ -413,7 +413,7 @@ def spectrum(
     try:
         outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
         if baselines and outcome.status == "complete":
-            _add_baselines(outcome.out, baselines)
+            _add_baselines(cfg, baselines, loaded, texts)
         result = load(outcome.out) if outcome.status != "interrupted" else None
     finally:
         if tmp is not None:
@@ -421,14 +421,14 @@ def spectrum(
     return _finished(result, outcome, kept=out is not None, seq_len=seq_len)
 
 
-def _add_baselines(run: Path, baselines: list[str]) -> None:
+def _add_baselines(cfg: Any, baselines: list[str], loaded: Any, texts: list[str] | None) -> None:
     """The null baselines of a complete run, written beside its tables under its lock."""
     from attnspec.results import writing_to
-    from attnspec.spectra.baselines import add_baselines
+    from attnspec.spectra.baselines import add_to_study
     from attnspec.spectra.scaling import KIND as SCALING
 
-    with writing_to(run, "attnspec.spectrum(baseline=...)", kind="spectrum", nests_in=(SCALING,)):
-        add_baselines(run, baselines)
+    with writing_to(cfg.out, "attnspec.spectrum(baseline=...)", kind="spectrum", nests_in=(SCALING,)):
+        add_to_study(cfg, baselines, encoder=loaded, texts=texts)
 
 
 def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, seed: Any, batch_size: Any,

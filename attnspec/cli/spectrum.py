@@ -51,7 +51,7 @@ def spectrum(
     label: Annotated[str | None, typer.Option(help="Figure title instead of the run's own (model · corpus · n · inputs); recorded in meta.json for later redraws.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     projection_k: Annotated[str, typer.Option("--projection-k", metavar="K,K,...|none", help="With several --seq-len values: the Linformer-projection measurement on real Q, K, V at these projection dimensions (each n > k), on the first 8 documents: relative error of softmax(Q(RK)ᵀ)(RV) against PV (Gaussian R) beside the best rank-k error; none: not run.")] = "64,128,256",
-    baseline: Annotated[list[str] | None, typer.Option("--baseline", metavar="NAME", help="Null baseline computed beside the result and shown beside the real values: entropy-matched (random softmax with each head's mean row entropy, its mask and window) | uniform (rows uniform over their allowed positions). Repeat the option or separate names by commas; meta.json records them.")] = None,
+    baseline: Annotated[list[str] | None, typer.Option("--baseline", metavar="NAME", help="Null baseline computed beside the result and shown beside the real values: entropy-matched (random softmax with each head's mean row entropy, its mask and window) | uniform (rows uniform over their allowed positions) | random-init (the same architecture and inputs, weights re-initialised by the seed; a second spectrum job). Repeat the option or separate names by commas; meta.json records them.")] = None,
 ) -> None:
     """Spectrum of the attention matrices P of a pretrained transformer (Linformer Figure 1).
 
@@ -109,12 +109,12 @@ def spectrum(
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
         if up_to_date(cfg):  # as make: a complete run of these parameters is not computed again
-            _add_baselines(cfg.out, baselines)  # nulls asked for now and not there yet: from the saved tables
+            _add_baselines(cfg, baselines)  # nulls asked for now and not there yet
             _up_to_date(cfg.out, at=at, label=label, plots=plots, seq_len=seq_len)
             return
         outcome = run_spectrum(cfg, progress=not quiet)
         if outcome.status == "complete":
-            _add_baselines(cfg.out, baselines)
+            _add_baselines(cfg, baselines)
         if outcome.status == "interrupted":
             err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
                               f"{outcome.out}; continue with the same command and --resume")
@@ -124,12 +124,12 @@ def spectrum(
                               f"{outcome.out}; continue with the same command and --resume")
         _after_run(outcome, at=at, label=label, plots=plots, seq_len=seq_len)
 
-def _add_baselines(run: Path, baselines: list[str]) -> None:
-    """The null baselines asked for, computed from a complete run's saved tables (the caller holds ``run``)."""
+def _add_baselines(cfg: Any, baselines: list[str], lengths: list[int] | None = None) -> None:
+    """The null baselines asked for, beside a complete run or study (the caller holds ``cfg.out``)."""
     if baselines:
-        from attnspec.spectra.baselines import add_baselines
+        from attnspec.spectra.baselines import add_to_study
 
-        add_baselines(run, baselines)
+        add_to_study(cfg, baselines, lengths=lengths)
 
 
 def _resolve_out(out: Path | None, model: str, data: str, seq_len: int, shard_t: tuple[int, int] | None, *,
@@ -221,8 +221,8 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
     if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
         # as make: every length is there, complete, with these parameters; nothing is computed
         missing = [n for n in lengths if not set(baselines or ()) <= set(baselines_of(run_dir(out, n)))]
-        for n in missing:
-            _add_baselines(run_dir(out, n), baselines or [])
+        if missing and cfg.shard is None:
+            _add_baselines(cfg, baselines or [], lengths)
         if plots and cfg.shard is None and (missing or not (out / "figures" / "scaling_k90.png").is_file()):
             _plot_scaling_dir(out, out / "figures")
         out_console.print(f"up to date: {out} already holds this scaling run, complete (lengths "
@@ -235,8 +235,7 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
         err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
         raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
     if cfg.shard is None:  # a shard's nulls would need the merged row entropy: computed after the merge
-        for n in lengths:
-            _add_baselines(run_dir(out, n), baselines or [])
+        _add_baselines(cfg, baselines or [], lengths)
     if plots:
         from attnspec.plots.spectrum import plot_run
 

@@ -21,10 +21,12 @@ column: ``baseline_spectrum``, ``baseline_metrics``, ``baseline_inputs`` (an "in
 is a draw) in the run's own folder; meta.json records ``baselines`` (names, seed, draws, the
 entropy match reached).
 
-What this does not test: the nulls are P matrices of the full length n; real inputs shorter
-than n (``--short-policy keep``) are compared with a null of length n. A random-init model
-(the same architecture with re-initialised weights) is a third null that needs the model
-and is not computed here.
+A third null, ``random-init`` (the same architecture, tokenizer and inputs with re-initialised
+weights, :mod:`attnspec.spectra.random_init`), needs the model: :func:`add_to_study` computes
+it with the others.
+
+What this does not test: the random nulls are P matrices of the full length n; real inputs
+shorter than n (``--short-policy keep``) are compared with a null of length n.
 """
 
 from __future__ import annotations
@@ -44,11 +46,16 @@ BASELINES: dict[str, str] = {
     "entropy-matched": "softmax of Gaussian logits per (layer, head), the logit scale fitted to the head's mean row "
                        "entropy, the head's causal mask and window",
     "uniform": "every row uniform over its allowed positions (closed form; lower-triangular for causal layers)",
+    "random-init": "the same architecture, tokenizer and inputs with re-initialised weights (seeded; "
+                   "attnspec.spectra.random_init)",
 }
+#: Nulls that need the model (a forward pass), not only the run's saved tables.
+MODEL_NULLS: tuple[str, ...] = ("random-init",)
 #: Short labels for tables and figures.
-LABELS: dict[str, str] = {"entropy-matched": "entropy-matched null", "uniform": "uniform null"}
+LABELS: dict[str, str] = {"entropy-matched": "entropy-matched null", "uniform": "uniform null",
+                          "random-init": "random-init model"}
 #: Shorter still, for table headers.
-SHORT: dict[str, str] = {"entropy-matched": "entropy null", "uniform": "uniform null"}
+SHORT: dict[str, str] = {"entropy-matched": "entropy null", "uniform": "uniform null", "random-init": "random init"}
 #: Independent matrices per (layer, head) of a random null (the uniform null has one per layer).
 DEFAULT_DRAWS = 8
 #: The calibration grid of the logit scale σ (σ = 0 is the uniform row, entropy 1).
@@ -176,8 +183,8 @@ def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal:
     from attnspec.spectra.metrics import row_entropy
     from attnspec.stats import child_seed, torch_generator
 
-    if name not in BASELINES:
-        raise InputError(f"baseline must be one of {', '.join(BASELINES)}, got {name!r}")
+    if name not in BASELINES or name in MODEL_NULLS:
+        raise InputError(f"baseline must be one of {', '.join(b for b in BASELINES if b not in MODEL_NULLS)}, got {name!r}")
     targets = np.asarray(targets, dtype=float)
     L, H = targets.shape
     n = int(seq_len)
@@ -211,14 +218,28 @@ def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal:
     return acc, how
 
 
-def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, draws: int = DEFAULT_DRAWS) -> list[str]:
+def missing(run: Path, names: Sequence[str], *, draws: int = DEFAULT_DRAWS) -> list[str]:
+    """The nulls of ``names`` a complete run does not hold yet (with its seed and ``draws``)."""
+    from attnspec.results import read_meta
+
+    recorded = read_meta(Path(run)).get("baselines") or {}
+    same = (recorded.get("seed"), recorded.get("draws")) == (read_meta(Path(run)).get("seed", 0), draws)
+    have = set(recorded.get("names") or []) if same else set()
+    return [b for b in names if b not in have]
+
+
+def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, draws: int = DEFAULT_DRAWS,
+                  model_tables: dict[str, pd.DataFrame] | None = None) -> list[str]:
     """Compute the nulls ``names`` of a complete spectrum run and write them beside its tables.
 
     Writes ``baseline_spectrum``, ``baseline_metrics`` (with ``target_row_entropy``,
     ``logit_scale``) and ``baseline_inputs`` (one row per draw and layer) and records
     ``baselines`` in meta.json, all as one result. Nulls the run already holds with the same
     seed and draws are kept, not recomputed. ``seed`` defaults to the run's seed.
-    The caller holds the run's output lock. Returns the names the run now holds.
+    ``model_tables``: the ``random-init`` null's spectrum, metrics and inputs tables at this
+    run's length (:func:`attnspec.spectra.random_init.random_init_tables`), needed when it is
+    asked for and not held yet. The caller holds the run's output lock. Returns the names the
+    run now holds.
     """
     from attnspec.results import read_meta, read_table, result_files, write_meta, write_table
     from attnspec.spectra.engine import METHODS
@@ -248,16 +269,26 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
             frames[t].append(read_table(run, f"baseline_{t}"))
     matched: dict[str, Any] = dict(recorded.get("entropy_match") or {}) if have else {}
     for name in todo:
-        acc, how = null_accumulator(name, targets, n, causal, windows, seed=seed, draws=draws, method=method)
-        tables = acc.tables()
-        m = tables.metrics.merge(how, on=["layer", "head"])
-        for t, frame in (("spectrum", tables.spectrum), ("metrics", m), ("inputs", tables.inputs)):
+        if name in MODEL_NULLS:
+            if model_tables is None:
+                raise ResultsError(f"the {name} null needs the model: it is computed with the run "
+                                   f"(attnspec spectrum ... --baseline {name}), not from {run}'s saved tables")
+            new = {t: model_tables[t] for t in ("spectrum", "metrics", "inputs")}
+        else:
+            acc, how = null_accumulator(name, targets, n, causal, windows, seed=seed, draws=draws, method=method)
+            tables = acc.tables()
+            new = {"spectrum": tables.spectrum, "metrics": tables.metrics.merge(how, on=["layer", "head"]),
+                   "inputs": tables.inputs}
+        for t, frame in new.items():
             frames[t].append(frame.assign(baseline=name)[["baseline", *frame.columns]])
         if name == "entropy-matched":
+            m = new["metrics"]
             err = (m["row_entropy_mean"] - m["target_row_entropy"]).abs()
             matched = {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}
     done = have + todo
-    record = {"names": done, "seed": seed, "draws": draws, "matrices_per_head": {b: (1 if b == "uniform" else draws) for b in done},
+    inputs_done = int(meta.get("inputs_done") or 0)
+    per_head = {b: 1 if b == "uniform" else inputs_done if b in MODEL_NULLS else draws for b in done}
+    record = {"names": done, "seed": seed, "draws": draws, "matrices_per_head": per_head,
               "descriptions": {b: BASELINES[b] for b in done}, "seq_len": n,
               **({"entropy_match": matched} if "entropy-matched" in done else {})}
     with result_files(run):
@@ -283,3 +314,29 @@ def read_baseline(run: Path, name: str, table: str) -> pd.DataFrame:
                            f"compute it with attnspec spectrum ... --baseline {name}")
     frame = read_table(run, f"baseline_{table}")
     return frame[frame["baseline"] == name].drop(columns="baseline").reset_index(drop=True)
+
+
+def add_to_study(cfg: Any, names: Sequence[str], *, lengths: Sequence[int] | None = None,
+                 encoder: Any | None = None, texts: list[str] | None = None) -> None:
+    """The nulls ``names`` of a complete run (``cfg.out``) or scaling study (``lengths``: one run
+    per length under ``cfg.out``), the random-init null included: its model is ``encoder``
+    re-initialised (loaded from ``cfg.model`` when not given, and only when that null is
+    missing; ``texts`` when the run was given texts). The caller holds ``cfg.out``'s lock."""
+    from attnspec.spectra.scaling import run_dir
+
+    names = parse_baselines(list(names))
+    if not names:
+        return
+    several = lengths is not None and len(lengths) > 1
+    runs = {n: run_dir(Path(cfg.out), n) for n in lengths} if several else {cfg.seq_len: Path(cfg.out)}
+    tables: dict[int, dict[str, pd.DataFrame]] = {}
+    if any(b in MODEL_NULLS for run in runs.values() for b in missing(run, names)):
+        from attnspec.spectra.random_init import random_init_tables
+
+        if encoder is None:
+            from attnspec.spectra.models import load_model
+
+            encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+        tables = random_init_tables(cfg, encoder, list(lengths) if several else None, texts)
+    for n, run in runs.items():
+        add_baselines(run, names, model_tables=tables.get(n))

@@ -434,8 +434,11 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
     if len(common) < 2 and not exact:
         raise ResultsError(f"{out}: fewer than two {'inputs' if source == REAL else 'draws'} are present at every length")
     keep = np.array(sorted(common))
+    from attnspec.spectra.baselines import MODEL_NULLS
+
     resampled = "exact (one deterministic matrix per length)" if exact else \
-        "inputs (documents, jointly across lengths)" if source == REAL else "draws of the null (jointly across lengths)"
+        "inputs (documents, jointly across lengths)" if source == REAL or source in MODEL_NULLS else \
+        "draws of the null (jointly across lengths)"
     rows = []
     for metric in FITTED:
         stack = []

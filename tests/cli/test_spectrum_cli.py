@@ -241,3 +241,23 @@ def test_scaling_study_measures_the_linformer_projection(model_dir: Path, jsonl:
 
     default = inspect.signature(spectrum).parameters["projection_k"].default  # the help's default is the library's
     assert default == ",".join(map(str, DEFAULT_KS))
+
+
+def test_random_init_null_beside_a_scaling_study(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "3", "--device", "cpu", "-q",
+              "--projection-k", "none", "--out", str(tmp_path / "sc")]
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--no-plots")
+    assert r.exit_code == 0, r.output
+    # asked for later on the complete study: the model is loaded again, re-initialised, run on the same inputs
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--baseline", "random-init")
+    assert r.exit_code == 0 and "up to date" in r.stdout, r.output
+    import pandas as pd
+
+    for n in (12, 24):
+        meta = json.loads((tmp_path / "sc" / f"n{n}" / "meta.json").read_text())
+        assert meta["baselines"]["names"] == ["random-init"] and meta["baselines"]["matrices_per_head"]["random-init"] == 3
+        null = pd.read_parquet(tmp_path / "sc" / f"n{n}" / "baseline_inputs.parquet")
+        real = pd.read_parquet(tmp_path / "sc" / f"n{n}" / "inputs.parquet")
+        assert sorted(null["input"].unique()) == sorted(real["input"].unique())
+    nulls = pd.read_parquet(tmp_path / "sc" / "scaling_null.parquet")
+    assert nulls["source"].tolist() == ["real", "random-init"] and nulls.loc[1, "resampled"].startswith("inputs")
