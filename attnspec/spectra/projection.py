@@ -77,7 +77,9 @@ def input_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Ten
     norm = torch.linalg.matrix_norm(pv)  # (H,)
     # P = Σ σ_i u_i w_iᵀ, so ‖(P − P_k) V‖_F² = Σ_{i>k} σ_i² ‖w_iᵀ V‖²: the right singular vectors
     # and σ² from eigh(PᵀP) (several times cheaper than a full SVD), a sum of non-negative terms
-    lam, w = torch.linalg.eigh(p64.mT @ p64)  # (H, l) ascending, (H, l, l)
+    from attnspec.spectra.engine import symmetric_eigh
+
+    lam, w = symmetric_eigh(p64.mT @ p64)  # (H, l) ascending, (H, l, l); LAPACK per matrix (torch's batched eigh is slow on CPU)
     lam, w = lam.flip(-1).clamp_min(0), w.flip(-1)  # descending: column i is w_i
     mass = lam * (w.mT @ v64).square().sum(-1)  # (H, l): σ_i² ‖w_iᵀ V‖²
     lin = np.empty((len(ks), H))

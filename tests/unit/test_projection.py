@@ -90,3 +90,13 @@ def test_measurement_on_a_tiny_encoder_and_its_summary() -> None:
     assert (s["resampled"] == "inputs (documents)").all() and (s["linformer_error_low"] <= s["linformer_error"]).all()
     text = projection_sentence(s, k=4)
     assert "this model on this corpus" in text and "at n = 12" in text and "at n = 24" in text and "trains" in text
+
+
+def test_symmetric_eigh_agrees_with_torch() -> None:
+    from attnspec.spectra.engine import symmetric_eigh
+
+    p = torch.softmax(torch.randn(3, 20, 20, generator=torch.Generator().manual_seed(0), dtype=torch.float64), -1)
+    g = p.mT @ p
+    lam, w = symmetric_eigh(g)
+    assert torch.allclose(lam, torch.linalg.eigvalsh(g), atol=1e-12)
+    assert torch.allclose(g @ w, w * lam[:, None, :], atol=1e-12)  # columns are the eigenvectors
