@@ -384,7 +384,7 @@ def spectrum(
         When inputs are shorter than ``seq_len`` (their real lengths are in ``meta["corpus"]
         ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
     """
-    from attnspec.spectra.baselines import parse_baselines
+    from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.job import run_spectrum
 

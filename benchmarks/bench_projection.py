@@ -44,7 +44,11 @@ def main() -> None:
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.models import load_model
-    from attnspec.spectra.projection import DEFAULT_INPUTS, DEFAULT_KS, measure_projection
+    from attnspec.spectra.projection import (
+        DEFAULT_INPUTS,
+        DEFAULT_KS,
+        measure_projection,
+    )
     from attnspec.spectra.scaling import cut_inputs, parse_lengths, run_scaling
 
     lengths = parse_lengths(args.lengths)
@@ -67,7 +71,7 @@ def main() -> None:
     result = {
         "model": "minilm", "corpus": "wiki103 validation", "lengths": lengths, "ks": list(DEFAULT_KS),
         "study_inputs_timed": args.inputs, "study_s": round(study, 2), "study_s_per_input": round(per_input, 3),
-        "projection_inputs": DEFAULT_INPUTS, "projection_rows": int(len(rows)), "projection_s": round(projection, 2),
+        "projection_inputs": DEFAULT_INPUTS, "projection_rows": len(rows), "projection_s": round(projection, 2),
         "study_inputs_for_ratio": args.study_inputs, "ratio_with_projection": round(ratio, 3), "target": 1.5,
         "cpu_count": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
     }

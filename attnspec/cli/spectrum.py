@@ -71,7 +71,7 @@ def spectrum(
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
     from attnspec.spectra.job import run_spectrum, up_to_date
 
-    from attnspec.spectra.baselines import parse_baselines
+    from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.scaling import parse_lengths
 
     with user_errors():
@@ -211,7 +211,7 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
     from dataclasses import replace
 
     from attnspec.results import result_files
-    from attnspec.spectra.baselines import baselines_of
+    from attnspec.spectra.nulls import baselines_of
     from attnspec.spectra.scaling import KIND, run_dir, run_scaling
     from attnspec.spectra.job import up_to_date
 
@@ -286,7 +286,7 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
         t = Table(title="k90 ∝ n^β (mean over layers) and k90/n: real attention beside its null baselines")
         for col in ("source", "β", "95% CI", "resamples", *(f"k90/n, n={c[len('share_n'):]}" for c in shares)):
             t.add_column(col)
-        from attnspec.spectra.baselines import SHORT
+        from attnspec.spectra.nulls import SHORT
 
         for r in nulls.itertuples():
             t.add_row(SHORT.get(r.source, r.source), f"{r.beta:.2f}", format_interval(r.low, r.high, exact=r.resampled.startswith("exact")),
@@ -402,7 +402,7 @@ def _summary(run: Path, at: int | None) -> None:
 
 def _null_columns(run: Path, at: int) -> dict[str, dict[int, float]]:
     """Per null baseline of the run: its median-head k90 per layer (the real column's statistic)."""
-    from attnspec.spectra.baselines import SHORT, baselines_of, read_baseline
+    from attnspec.spectra.nulls import SHORT, baselines_of, read_baseline
 
     out: dict[str, dict[int, float]] = {}
     for name in baselines_of(run):

@@ -58,7 +58,7 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     from attnspec.plots import COLUMN_IN, PAGE_IN, fit_title, paper_figure, readable_log_ticks
-    from attnspec.spectra.baselines import LABELS
+    from attnspec.spectra.nulls import LABELS
     from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     style()

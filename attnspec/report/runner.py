@@ -180,7 +180,8 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
     lengths = parse_lengths(kw.pop("seq_len", SpectrumConfig.seq_len))
-    from attnspec.spectra.baselines import add_to_study, parse_baselines
+    from attnspec.spectra.baselines import add_to_study
+    from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.projection import DEFAULT_KS, parse_ks
 
     baselines = parse_baselines(options.get("baseline"))  # as --baseline and --projection-k on the command line

@@ -40,48 +40,14 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, ResultsError
+from attnspec.spectra.nulls import BASELINES, MODEL_NULLS, parse_baselines
 
-#: The null baselines, with the one-line description meta.json and the docs use.
-BASELINES: dict[str, str] = {
-    "entropy-matched": "softmax of Gaussian logits per (layer, head), the logit scale fitted to the head's mean row "
-                       "entropy, the head's causal mask and window",
-    "uniform": "every row uniform over its allowed positions (closed form; lower-triangular for causal layers)",
-    "random-init": "the same architecture, tokenizer and inputs with re-initialised weights (seeded; "
-                   "attnspec.spectra.random_init)",
-}
-#: Nulls that need the model (a forward pass), not only the run's saved tables.
-MODEL_NULLS: tuple[str, ...] = ("random-init",)
-#: Short labels for tables and figures.
-LABELS: dict[str, str] = {"entropy-matched": "entropy-matched null", "uniform": "uniform null",
-                          "random-init": "random-init model"}
-#: Shorter still, for table headers.
-SHORT: dict[str, str] = {"entropy-matched": "entropy null", "uniform": "uniform null", "random-init": "random init"}
 #: Independent matrices per (layer, head) of a random null (the uniform null has one per layer).
 DEFAULT_DRAWS = 8
 #: The calibration grid of the logit scale σ (σ = 0 is the uniform row, entropy 1).
 _SIGMAS = np.concatenate([[0.0], np.logspace(-2, 2.5, 91)])
 #: Matrices the calibration curve H(σ) is averaged over.
 _CALIBRATION_DRAWS = 2
-
-
-def parse_baselines(value: str | Sequence[str] | None) -> list[str]:
-    """``"entropy-matched,uniform"``, a list of names (each may hold commas), or None → the names.
-
-    Unknown or repeated names are refused in one line naming the value and the allowed names.
-    """
-    if value is None:
-        return []
-    items = [value] if isinstance(value, str) else list(value)
-    if not all(isinstance(v, str) for v in items):
-        raise InputError(f"--baseline must be names ({', '.join(BASELINES)}), got {value!r}")
-    names = [p.strip() for v in items for p in v.split(",")]
-    bad = [p for p in names if p not in BASELINES]
-    if bad:
-        raise InputError(f"--baseline must be one of {', '.join(BASELINES)} (repeat it or separate by commas), "
-                         f"got {bad[0]!r}")
-    if len(set(names)) != len(names):
-        raise InputError(f"--baseline names a baseline twice: {value!r}")
-    return names
 
 
 def allowed_positions(n: int, causal: bool, window: int | None) -> torch.Tensor:
@@ -241,7 +207,13 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
     asked for and not held yet. The caller holds the run's output lock. Returns the names the
     run now holds.
     """
-    from attnspec.results import read_meta, read_table, result_files, write_meta, write_table
+    from attnspec.results import (
+        read_meta,
+        read_table,
+        result_files,
+        write_meta,
+        write_table,
+    )
     from attnspec.spectra.engine import METHODS
 
     names = parse_baselines(list(names))
@@ -296,24 +268,6 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
             write_table(run, f"baseline_{t}", pd.concat(parts, ignore_index=True))
         write_meta(run, {**meta, "baselines": record})
     return done
-
-
-def baselines_of(run: Path) -> list[str]:
-    """The nulls a run holds (meta.json ``baselines``), in the order computed."""
-    from attnspec.results import read_meta
-
-    return list((read_meta(Path(run)).get("baselines") or {}).get("names") or [])
-
-
-def read_baseline(run: Path, name: str, table: str) -> pd.DataFrame:
-    """One null's ``spectrum``, ``metrics`` or ``inputs`` table of a run, without the ``baseline`` column."""
-    from attnspec.results import read_table
-
-    if name not in baselines_of(run):
-        raise ResultsError(f"{run} holds no {name!r} baseline (it holds: {', '.join(baselines_of(run)) or 'none'}); "
-                           f"compute it with attnspec spectrum ... --baseline {name}")
-    frame = read_table(run, f"baseline_{table}")
-    return frame[frame["baseline"] == name].drop(columns="baseline").reset_index(drop=True)
 
 
 def add_to_study(cfg: Any, names: Sequence[str], *, lengths: Sequence[int] | None = None,

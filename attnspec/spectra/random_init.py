@@ -44,9 +44,9 @@ def random_init_tables(cfg: Any, encoder: Any, lengths: list[int] | None = None,
     (the same documents cut to each n).
     Returns n → {"spectrum", "metrics", "inputs"} frames.
     """
-    from attnspec.spectra.scaling import run_dir, run_scaling
-    from attnspec.spectra.job import run_spectrum
     from attnspec.results import read_table
+    from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.scaling import run_dir, run_scaling
 
     null = reinitialised(encoder, cfg.seed)
     with tempfile.TemporaryDirectory(prefix="attnspec-random-init-") as tmp:

@@ -286,7 +286,7 @@ def _source_table(run: Path, source: str, table: str) -> pd.DataFrame:
     """A run's ``table`` (spectrum, metrics, inputs) for ``source``: "real" or a null baseline's name."""
     if source == REAL:
         return read_table(run, table)
-    from attnspec.spectra.baselines import read_baseline
+    from attnspec.spectra.nulls import read_baseline
 
     return read_baseline(run, source, table)
 
@@ -434,7 +434,7 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
     if len(common) < 2 and not exact:
         raise ResultsError(f"{out}: fewer than two {'inputs' if source == REAL else 'draws'} are present at every length")
     keep = np.array(sorted(common))
-    from attnspec.spectra.baselines import MODEL_NULLS
+    from attnspec.spectra.nulls import MODEL_NULLS
 
     resampled = "exact (one deterministic matrix per length)" if exact else \
         "inputs (documents, jointly across lengths)" if source == REAL or source in MODEL_NULLS else \
@@ -473,7 +473,7 @@ def null_comparison(out: Path, *, resamples: int = 2000, seed: int = 0, level: f
     and per length ``share_n<len>`` = mean over layers and inputs (draws) of k/n, and
     ``share_ratio`` = real k/n over this source's k/n at the longest length (1 for real).
     """
-    from attnspec.spectra.baselines import baselines_of
+    from attnspec.spectra.nulls import baselines_of
 
     runs = read_runs(out)
     lengths = sorted(runs)
@@ -500,7 +500,7 @@ def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
     same exponent: the exponent then does not tell this model's attention from chance, and
     the constant k/n is the finding.
     """
-    from attnspec.spectra.baselines import LABELS
+    from attnspec.spectra.nulls import LABELS
     from attnspec.stats import format_interval
 
     shares = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n"):]))

@@ -13,17 +13,17 @@ from attnspec.spectra.baselines import (
     allowed_positions,
     calibration_curve,
     null_accumulator,
-    parse_baselines,
     softmax_null,
     uniform_matrix,
 )
+from attnspec.spectra.nulls import parse_baselines
 
 
 def test_names_parse_from_commas_and_repeats_and_bad_names_are_refused() -> None:
     assert parse_baselines(None) == []
     assert parse_baselines("entropy-matched,uniform") == ["entropy-matched", "uniform"]
     assert parse_baselines(["uniform", "entropy-matched"]) == ["uniform", "entropy-matched"]
-    with pytest.raises(InputError, match="one of entropy-matched, uniform.*'random'"):
+    with pytest.raises(InputError, match="one of entropy-matched, uniform, random-init .*'random'"):
         parse_baselines("uniform,random")
     with pytest.raises(InputError, match="twice"):
         parse_baselines(["uniform", "uniform"])
@@ -54,7 +54,7 @@ def test_window_and_causal_mask_are_respected() -> None:
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_entropy_matched_null_reaches_each_heads_entropy(causal: bool) -> None:
-    sigmas, ent = calibration_curve(64, causal, None, seed=0)
+    _, ent = calibration_curve(64, causal, None, seed=0)
     assert ent[0] == pytest.approx(1.0, abs=1e-6) and np.all(np.diff(ent) <= 0) and ent[-1] < 0.05
     targets = np.array([[0.95, 0.8, 0.6], [0.4, 0.25, 0.1]])  # (L, H)
     acc, how = null_accumulator("entropy-matched", targets, 64, [causal] * 2, [None] * 2, seed=3, draws=4)

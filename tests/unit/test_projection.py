@@ -9,7 +9,12 @@ import torch
 from models_tiny import tiny_bert, tiny_llama
 
 from attnspec.errors import InputError
-from attnspec.spectra.projection import input_errors, parse_ks, projection_sentence, summarise
+from attnspec.spectra.projection import (
+    input_errors,
+    parse_ks,
+    projection_sentence,
+    summarise,
+)
 
 
 def _layer(h: int, h_kv: int, l: int, d: int, seed: int) -> tuple[torch.Tensor, ...]:
@@ -58,7 +63,7 @@ def test_captured_q_k_and_scaling_reproduce_the_captured_p() -> None:
 
     seen = []
 
-    def sink(la) -> None:  # noqa: ANN001
+    def sink(la) -> None:
         rep = la.query.shape[1] // la.key.shape[1]
         scores = la.scaling * la.query @ la.key.repeat_interleave(rep, 1).mT  # (B, H, n, n)
         if la.probs[0, 0, 0, 1] == 0:  # causal
