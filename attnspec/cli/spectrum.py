@@ -236,6 +236,11 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
         raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
     if cfg.shard is None:  # a shard's nulls would need the merged row entropy: computed after the merge
         _add_baselines(cfg, baselines or [], lengths)
+    if not plots and cfg.shard is None:  # no figures and fit tables: still the real-against-null reading
+        from attnspec.spectra.scaling import null_comparison
+
+        _print_nulls(null_comparison(out))
+        _print_projection(out)
     if plots:
         from attnspec.plots.spectrum import plot_run
 
@@ -256,7 +261,7 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     from attnspec.results import read_meta, result_files, write_table
     from attnspec.spectra.scaling import fit_scaling, scaling_table
 
-    from attnspec.spectra.scaling import null_comparison, null_sentence
+    from attnspec.spectra.scaling import null_comparison
     from attnspec.stats import format_interval
 
     table = scaling_table(run)
@@ -281,21 +286,31 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
         t.add_row(r.metric, "all" if r.layer < 0 else str(r.layer + 1), f"{r.beta:.2f}", format_interval(r.low, r.high),
                   r.verdict)
     out_console.print(t)
-    if len(nulls) > 1:
-        shares = [c for c in nulls.columns if c.startswith("share_n")]
-        t = Table(title="k90 ∝ n^β (mean over layers) and k90/n: real attention beside its null baselines")
-        for col in ("source", "β", "95% CI", "resamples", *(f"k90/n, n={c[len('share_n'):]}" for c in shares)):
-            t.add_column(col)
-        from attnspec.spectra.nulls import SHORT
-
-        for r in nulls.itertuples():
-            t.add_row(SHORT.get(r.source, r.source), f"{r.beta:.2f}", format_interval(r.low, r.high, exact=r.resampled.startswith("exact")),
-                      r.resampled.split(" (")[0],
-                      *(f"{getattr(r, c):.3f}" for c in shares))
-        out_console.print(t)
-        out_console.print(null_sentence(nulls), highlight=False, soft_wrap=True)
+    _print_nulls(nulls)
     _print_projection(run)
     return paths
+
+
+def _print_nulls(nulls: Any) -> None:
+    """β and k90/n of the real P beside each null (:func:`attnspec.spectra.scaling.null_comparison`), and the sentence."""
+    from rich.table import Table
+
+    from attnspec.spectra.nulls import SHORT
+    from attnspec.spectra.scaling import null_sentence
+    from attnspec.stats import format_interval
+
+    if len(nulls) < 2:
+        return
+    shares = [c for c in nulls.columns if c.startswith("share_n")]
+    t = Table(title="k90 ∝ n^β (mean over layers) and k90/n: real attention beside its null baselines")
+    for col in ("source", "β", "95% CI", "resamples", *(f"k90/n, n={c[len('share_n'):]}" for c in shares)):
+        t.add_column(col)
+    for r in nulls.itertuples():
+        t.add_row(SHORT.get(r.source, r.source), f"{r.beta:.2f}",
+                  format_interval(r.low, r.high, exact=r.resampled.startswith("exact")), r.resampled.split(" (")[0],
+                  *(f"{getattr(r, c):.3f}" for c in shares))
+    out_console.print(t)
+    out_console.print(null_sentence(nulls), highlight=False, soft_wrap=True)
 
 
 def _print_projection(run: Path) -> None:

@@ -190,6 +190,7 @@ def test_null_baselines_beside_a_run_and_a_scaling_study(model_dir: Path, jsonl:
     r = _run("spectrum", *common, "--seq-len", "12,24", "--out", str(tmp_path / "sc"), "--baseline", "entropy-matched",
              "--baseline", "uniform", "--no-plots")
     assert r.exit_code == 0, r.output
+    assert "real attention beside its null baselines" in r.stdout  # without figures too
     for n in (12, 24):
         meta = json.loads((tmp_path / "sc" / f"n{n}" / "meta.json").read_text())
         assert meta["baselines"]["names"] == ["entropy-matched", "uniform"] and meta["baselines"]["seed"] == 0
