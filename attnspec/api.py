@@ -26,6 +26,7 @@ import hashlib
 import shutil
 import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +60,10 @@ class SpectrumResult:
         the contents of meta.json.
     path : Path or None
         The results directory the result was loaded from or last saved to.
+    baselines : dict of str to pandas.DataFrame
+        The null baselines' tables (``baseline_spectrum``, ``baseline_metrics``,
+        ``baseline_inputs``: the tables above with a ``baseline`` column), when the run has
+        any (``meta["baselines"]``); empty otherwise.
     """
 
     curves: pd.DataFrame
@@ -66,6 +71,7 @@ class SpectrumResult:
     meta: dict[str, Any]
     path: Path | None = None
     state: Any = field(default=None, repr=False)  # SpectrumAccumulator: what `attnspec merge` needs
+    baselines: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         m = self.meta
@@ -116,6 +122,10 @@ class SpectrumResult:
         g = self.metrics.groupby("layer")
         out = g[["effective_rank_mean", "stable_rank_mean"]].mean()
         out.insert(0, "median_" + reach, g[reach].median())
+        if "baseline_metrics" in self.baselines:  # the same statistic of each null, beside the real one
+            nulls = self.baselines["baseline_metrics"]
+            for name, m in nulls.groupby("baseline", sort=False):
+                out.insert(1, f"median_{reach}_{name}_null", m.groupby("layer")[reach].median())
         return out.join(heat, how="left").reset_index()
 
     def plot(self, *, at: int | None = None) -> dict[str, Any]:
@@ -184,6 +194,8 @@ class SpectrumResult:
                                {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
                     # per-input summaries (attnspec compare)
                     write_table(path, "inputs", self.state.inputs_table(), csv=csv)
+                for name, frame in self.baselines.items():
+                    write_table(path, name, frame, csv=csv)
                 write_meta(path, self.meta)
         self.path = path
         return path
@@ -255,7 +267,12 @@ def load(path: str | Path) -> SpectrumResult:
 
         state, extra = load_state(path / STATE_FILE)
         _check_state(path, state, extra, meta, curves)
-    return SpectrumResult(curves=curves, metrics=metrics, meta=meta, path=path, state=state)
+    baselines: dict[str, pd.DataFrame] = {}
+    if (meta.get("baselines") or {}).get("names"):
+        from attnspec.results import read_table
+
+        baselines = {f"baseline_{t}": read_table(path, f"baseline_{t}") for t in ("spectrum", "metrics", "inputs")}
+    return SpectrumResult(curves=curves, metrics=metrics, meta=meta, path=path, state=state, baselines=baselines)
 
 
 def _texts_label(texts: list[str]) -> str:
@@ -287,6 +304,7 @@ def spectrum(
     resume: bool = False,
     overwrite: bool = False,
     progress: bool = True,
+    baseline: str | Sequence[str] | None = None,
 ) -> SpectrumResult:
     """The attention spectrum of a transformer: per (layer, head), the mean normalised cumulative
     singular-value curve of P over ``num_inputs`` inputs of ``seq_len`` tokens.
@@ -334,6 +352,11 @@ def spectrum(
         As ``--resume`` / ``--overwrite`` for ``out``.
     progress : bool
         Show a progress bar.
+    baseline : str or sequence of str, optional
+        Null baselines computed beside the result, as ``--baseline``: ``"entropy-matched"``,
+        ``"uniform"``, ``"random-init"``, a list of them or a comma list (attnspec.spectra.baselines); recorded
+        in ``meta["baselines"]``, their tables in ``.baselines``, and beside the real values
+        in :meth:`SpectrumResult.per_layer`.
 
     Returns
     -------
@@ -361,9 +384,11 @@ def spectrum(
         When inputs are shorter than ``seq_len`` (their real lengths are in ``meta["corpus"]
         ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
     """
+    from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.job import run_spectrum
 
+    baselines = parse_baselines(baseline)
     texts, num_inputs, out, short_policy = _checked_arguments(
         data, texts, seq_len=seq_len, num_inputs=num_inputs, seed=seed, batch_size=batch_size, resume=resume,
         overwrite=overwrite, progress=progress, out=out, short_policy=short_policy)
@@ -387,11 +412,23 @@ def spectrum(
     )
     try:
         outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
+        if baselines and outcome.status == "complete":
+            _add_baselines(cfg, baselines, loaded, texts)
         result = load(outcome.out) if outcome.status != "interrupted" else None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return _finished(result, outcome, kept=out is not None, seq_len=seq_len)
+
+
+def _add_baselines(cfg: Any, baselines: list[str], loaded: Any, texts: list[str] | None) -> None:
+    """The null baselines of a complete run, written beside its tables under its lock."""
+    from attnspec.results import writing_to
+    from attnspec.spectra.baselines import add_to_study
+    from attnspec.spectra.scaling import KIND as SCALING
+
+    with writing_to(cfg.out, "attnspec.spectrum(baseline=...)", kind="spectrum", nests_in=(SCALING,)):
+        add_to_study(cfg, baselines, encoder=loaded, texts=texts)
 
 
 def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, seed: Any, batch_size: Any,

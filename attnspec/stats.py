@@ -212,3 +212,70 @@ def spearman_ci(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[floa
     z = np.arctanh(r)
     q = _sps().norm.ppf(0.5 + level / 2)
     return rho, float(np.tanh(z - q * se)), float(np.tanh(z + q * se))
+
+
+def format_interval(low: float, high: float, digits: int = 2, *, signed: bool = False, exact: bool = False) -> str:
+    """``"[0.981, 0.994]"``: an interval rounded to ``digits`` decimals, more where that would
+    print its ends alike (an interval never reads [0.99, 0.99]); up to 6 decimals.
+
+    An interval of zero width prints as ``"exact"`` when the value is exact (``exact``: a
+    deterministic quantity), else as ``"zero width (every resample equal)"``; NaN ends as ``"n/a"``.
+    """
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "n/a"
+    if low == high:
+        return "exact" if exact else "zero width (every resample equal)"
+    sign = "+" if signed else ""
+    d = digits
+    while d < 6 and f"{low:{sign}.{d}f}" == f"{high:{sign}.{d}f}":
+        d += 1
+    return f"[{low:{sign}.{d}f}, {high:{sign}.{d}f}]"
+
+
+def layer_bootstrap_trend(layer_means: np.ndarray, *, resamples: int = 2000, seed: int = 0,
+                          level: float = 0.95) -> tuple[float, float, float]:
+    """Spearman's ρ between layer index and layer mean, with a percentile bootstrap over layers.
+
+    A statement about a model's layers has the layers as its unit: the (index, mean) pairs are
+    resampled with replacement, so the interval says how much the ordering of these L layers
+    supports a trend, not how precisely each layer mean is known. ``layer_means`` (L,), L >= 4.
+    Resamples whose layer indices are all tied give no ρ and are left out.
+
+    Returns ``(rho, low, high)``.
+    """
+    y = np.asarray(layer_means, dtype=float)
+    if y.ndim != 1 or y.size < 4 or not np.all(np.isfinite(y)):
+        raise ValueError(f"need at least 4 finite layer means (1-D), got shape {y.shape}")
+    L = y.size
+    x = np.arange(L, dtype=float)
+
+    def rho(idx: np.ndarray) -> np.ndarray:  # idx (B, L) → ρ per resample (B,), ranks with ties averaged
+        sps = _sps()
+        rx = sps.rankdata(x[idx], axis=1)
+        ry = sps.rankdata(y[idx], axis=1)
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+
+    point = float(rho(np.arange(L)[None, :])[0])
+    boot = rho(numpy_rng(seed).integers(0, L, size=(resamples, L)))
+    boot = boot[np.isfinite(boot)]
+    alpha = (1 - level) / 2
+    low, high = np.quantile(boot, [alpha, 1 - alpha])
+    return point, float(low), float(high)
+
+
+def depth_statement(quantity: str, rho: float, low: float, high: float, *, layers: int,
+                    level: float = 0.95) -> str:
+    """A sentence on the trend of ``quantity`` over depth, read from a layer-level interval.
+
+    A trend is named only when the interval over layers excludes 0; otherwise the sentence
+    says "no trend shown". It speaks of this model on this corpus.
+    """
+    ci = f"Spearman ρ = {rho:+.2f}, {level:.0%} interval {format_interval(low, high, signed=True)} resampling its {layers} layers"
+    if np.isfinite(low) and low > 0:
+        return f"For this model on this corpus, {quantity} rises with depth ({ci})."
+    if np.isfinite(high) and high < 0:
+        return f"For this model on this corpus, {quantity} falls with depth ({ci})."
+    return f"For this model on this corpus, no trend shown in {quantity} over depth ({ci}: it includes 0)."

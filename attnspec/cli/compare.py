@@ -66,11 +66,16 @@ def compare(
                 t.add_row("all" if layer < 0 else str(layer + 1), *(f"{v:.3f}" for v in g["mean"]),
                           *(f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in g.iloc[1:].itertuples()))
             out_console.print(t)
-        t = Table(title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} Fisher-z interval")
-        for col in ("quantity", "run", "ρ", "interval"):
+        from attnspec.stats import format_interval
+
+        t = Table(title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
+                        "(Fisher-z; bootstrap)")
+        for col in ("quantity", "run", "ρ", "Fisher-z", "bootstrap", "reading"):
             t.add_column(col)
         for r in trends.itertuples():
-            t.add_row(r.quantity, r.label, f"{r.rho:+.2f}", f"[{r.low:+.2f}, {r.high:+.2f}]")
+            reading = "no trend shown" if not (r.layer_low > 0 or r.layer_high < 0) else "rises" if r.layer_low > 0 else "falls"
+            t.add_row(r.quantity, r.label, f"{r.rho:+.2f}", format_interval(r.low, r.high, signed=True),
+                      format_interval(r.layer_low, r.layer_high, signed=True), reading)
         out_console.print(t)
         out_console.print(f"tables: {out / 'compare.parquet'}, {out / 'trends.parquet'}"
                           + (f"; figures: {out / 'figures'}" if paths else ""))

@@ -50,6 +50,8 @@ def spectrum(
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
     label: Annotated[str | None, typer.Option(help="Figure title instead of the run's own (model · corpus · n · inputs); recorded in meta.json for later redraws.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    projection_k: Annotated[str, typer.Option("--projection-k", metavar="K,K,...|none", help="With several --seq-len values: the Linformer-projection measurement on real Q, K, V at these projection dimensions (each n > k), on the first 8 documents: relative error of softmax(Q(RK)ᵀ)(RV) against PV (Gaussian R) beside the best rank-k error; none: not run.")] = "64,128,256",
+    baseline: Annotated[list[str] | None, typer.Option("--baseline", metavar="NAME", help="Null baseline computed beside the result and shown beside the real values: entropy-matched (random softmax with each head's mean row entropy, its mask and window) | uniform (rows uniform over their allowed positions) | random-init (the same architecture and inputs, weights re-initialised by the seed; a second spectrum job). Repeat the option or separate names by commas; meta.json records them.")] = None,
 ) -> None:
     """Spectrum of the attention matrices P of a pretrained transformer (Linformer Figure 1).
 
@@ -69,9 +71,17 @@ def spectrum(
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
     from attnspec.spectra.job import run_spectrum, up_to_date
 
+    from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.scaling import parse_lengths
 
     with user_errors():
+        from attnspec.spectra.projection import parse_ks
+
+        baselines = parse_baselines(baseline)
+        ks = parse_ks(projection_k)
+        if baselines and shard is not None:
+            raise InputError(f"--baseline {','.join(baselines)} needs the whole run's row entropy, not a shard's: "
+                             "merge the shards, then run the same command without --shard")
         lengths = parse_lengths(seq_len)
         scaling = len(lengths) > 1  # several lengths: one run per length under --out
         if scaling and at is not None:
@@ -91,7 +101,7 @@ def spectrum(
             count_available=count_available, selection=selection,
         )
         if scaling:
-            _scaling(cfg, lengths, plots=plots, quiet=quiet)
+            _scaling(cfg, lengths, plots=plots, quiet=quiet, baselines=baselines, projection_k=ks)
             return
         cfg.validate()
         from attnspec.spectra.scaling import KIND as SCALING
@@ -99,9 +109,12 @@ def spectrum(
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
         if up_to_date(cfg):  # as make: a complete run of these parameters is not computed again
+            _add_baselines(cfg, baselines)  # nulls asked for now and not there yet
             _up_to_date(cfg.out, at=at, label=label, plots=plots, seq_len=seq_len)
             return
         outcome = run_spectrum(cfg, progress=not quiet)
+        if outcome.status == "complete":
+            _add_baselines(cfg, baselines)
         if outcome.status == "interrupted":
             err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
                               f"{outcome.out}; continue with the same command and --resume")
@@ -110,6 +123,14 @@ def spectrum(
             err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
                               f"{outcome.out}; continue with the same command and --resume")
         _after_run(outcome, at=at, label=label, plots=plots, seq_len=seq_len)
+
+def _add_baselines(cfg: Any, baselines: list[str], lengths: list[int] | None = None) -> None:
+    """The null baselines asked for, beside a complete run or study (the caller holds ``cfg.out``)."""
+    if baselines:
+        from attnspec.spectra.baselines import add_to_study
+
+        add_to_study(cfg, baselines, lengths=lengths)
+
 
 def _resolve_out(out: Path | None, model: str, data: str, seq_len: int, shard_t: tuple[int, int] | None, *,
                  scaling: bool) -> Path:
@@ -182,13 +203,15 @@ def _default_scaling_out(model: str, data: str) -> Path:
     return Path("results") / slug
 
 
-def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
+def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baselines: list[str] | None = None,
+             projection_k: list[int] | None = None) -> None:
     """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load.
 
     ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
     from dataclasses import replace
 
     from attnspec.results import result_files
+    from attnspec.spectra.nulls import baselines_of
     from attnspec.spectra.scaling import KIND, run_dir, run_scaling
     from attnspec.spectra.job import up_to_date
 
@@ -197,17 +220,27 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     claim_out_dir(out, f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND)
     if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
         # as make: every length is there, complete, with these parameters; nothing is computed
-        if plots and cfg.shard is None and not (out / "figures" / "scaling_k90.png").is_file():
+        missing = [n for n in lengths if not set(baselines or ()) <= set(baselines_of(run_dir(out, n)))]
+        if missing and cfg.shard is None:
+            _add_baselines(cfg, baselines or [], lengths)
+        if plots and cfg.shard is None and (missing or not (out / "figures" / "scaling_k90.png").is_file()):
             _plot_scaling_dir(out, out / "figures")
         out_console.print(f"up to date: {out} already holds this scaling run, complete (lengths "
                           f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
                           "fits; --overwrite recomputes", highlight=False, soft_wrap=True)
         return
-    outcomes = run_scaling(cfg, lengths, progress=not quiet)
+    outcomes = run_scaling(cfg, lengths, progress=not quiet, projection_k=projection_k or ())
     done = [o for o in outcomes if o is not None]
     if done and done[-1].status != "complete":
         err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
         raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
+    if cfg.shard is None:  # a shard's nulls would need the merged row entropy: computed after the merge
+        _add_baselines(cfg, baselines or [], lengths)
+    if not plots and cfg.shard is None:  # no figures and fit tables: still the real-against-null reading
+        from attnspec.spectra.scaling import null_comparison
+
+        _print_nulls(null_comparison(out))
+        _print_projection(out)
     if plots:
         from attnspec.plots.spectrum import plot_run
 
@@ -228,8 +261,13 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     from attnspec.results import read_meta, result_files, write_table
     from attnspec.spectra.scaling import fit_scaling, scaling_table
 
+    from attnspec.spectra.scaling import null_comparison
+    from attnspec.stats import format_interval
+
     table = scaling_table(run)
     fits = fit_scaling(run, resamples=resamples, seed=seed)
+    nulls = null_comparison(run, resamples=resamples, seed=seed)
+    null_tables = {s: scaling_table(run, source=s) for s in nulls["source"] if s != "real"}
     from attnspec.plots import short_name
 
     ident = read_meta(run).get("identity", {})
@@ -237,14 +275,74 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     with whole_output(), result_files(run):  # the fit tables and both figures together
         write_table(run, "scaling", table)
         write_table(run, "scaling_fit", fits)
-        paths = plot_scaling(table, fits, out, title=title, formats=formats)
-    t = Table(title=f"k ∝ n^β, 95% bootstrap CI over {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean over layers)")
+        if len(nulls) > 1:
+            write_table(run, "scaling_null", nulls)
+        paths = plot_scaling(table, fits, out, title=title, formats=formats, nulls=null_tables)
+    t = Table(title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "
+                    "over layers); this model on this corpus")
     for col in ("metric", "layer", "β", "95% CI", "verdict"):
         t.add_column(col)
     for r in fits.itertuples():
-        t.add_row(r.metric, "all" if r.layer < 0 else str(r.layer + 1), f"{r.beta:.2f}", f"[{r.low:.2f}, {r.high:.2f}]", r.verdict)
+        t.add_row(r.metric, "all" if r.layer < 0 else str(r.layer + 1), f"{r.beta:.2f}", format_interval(r.low, r.high),
+                  r.verdict)
     out_console.print(t)
+    _print_nulls(nulls)
+    _print_projection(run)
     return paths
+
+
+def _print_nulls(nulls: Any) -> None:
+    """β and k90/n of the real P beside each null (:func:`attnspec.spectra.scaling.null_comparison`), and the sentence."""
+    from rich.table import Table
+
+    from attnspec.spectra.nulls import SHORT
+    from attnspec.spectra.scaling import null_sentence
+    from attnspec.stats import format_interval
+
+    if len(nulls) < 2:
+        return
+    shares = [c for c in nulls.columns if c.startswith("share_n")]
+    t = Table(title="k90 ∝ n^β (mean over layers) and k90/n: real attention beside its null baselines")
+    for col in ("source", "β", "95% CI", "resamples", *(f"k90/n, n={c[len('share_n'):]}" for c in shares)):
+        t.add_column(col)
+    for r in nulls.itertuples():
+        t.add_row(SHORT.get(r.source, r.source), f"{r.beta:.2f}",
+                  format_interval(r.low, r.high, exact=r.resampled.startswith("exact")), r.resampled.split(" (")[0],
+                  *(f"{getattr(r, c):.3f}" for c in shares))
+    out_console.print(t)
+    out_console.print(null_sentence(nulls), highlight=False, soft_wrap=True)
+
+
+def _print_projection(run: Path) -> None:
+    """The Linformer-projection measurement of a scaling study, when it holds one."""
+    from rich.table import Table
+
+    from attnspec.results import read_meta, read_table
+    from attnspec.spectra.projection import projection_sentence
+    from attnspec.stats import format_interval
+
+    record = read_meta(run).get("projection")
+    if not record:
+        return
+    if record.get("not_measured"):
+        out_console.print(f"Linformer-projection error not measured: {record['not_measured']}", highlight=False,
+                          soft_wrap=True)
+        return
+    if not (run / "projection_summary.parquet").is_file():
+        out_console.print(f"Linformer-projection error not measured: no length exceeds k = {min(record['k'])}",
+                          highlight=False, soft_wrap=True)
+        return
+    s = read_table(run, "projection_summary")
+    t = Table(title=f"Linformer-style attention with a random projection R (k × n): relative error against PV, "
+                    f"mean over layers and heads, 95% CI resampling {int(s['inputs'].iloc[0])} inputs")
+    for col in ("k", "n", "‖softmax(Q(RK)ᵀ)(RV) − PV‖/‖PV‖", "95% CI", "best rank-k ‖(P − P_k)V‖/‖PV‖"):
+        t.add_column(col, justify="right")
+    for r in s.sort_values(["k", "n"]).itertuples():
+        t.add_row(str(r.k), str(r.n), f"{r.linformer_error:.3f}",
+                  format_interval(r.linformer_error_low, r.linformer_error_high, 3), f"{r.best_rank_error:.3f}")
+    out_console.print(t)
+    k = 128 if 128 in set(s["k"]) else int(s["k"].min())
+    out_console.print(projection_sentence(s, k=k), highlight=False, soft_wrap=True)
 
 
 def _what_ran(run: Path) -> str:
@@ -288,7 +386,8 @@ def _summary(run: Path, at: int | None) -> None:
     inputs = f"{done} inputs" if meta.get("status") == "complete" else f"partial: {done} of {total} inputs"
     # short enough not to wrap at 80 columns (the family note must stay whole)
     table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
-    for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", "effective rank", "stable rank"):
+    nulls = _null_columns(run, at)
+    for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", *nulls, "effective rank", "stable rank"):
         table.add_column(col, justify="right")
     from attnspec.spectra.reading import short_input_note
 
@@ -298,10 +397,15 @@ def _summary(run: Path, at: int | None) -> None:
             str(layer + 1),
             "n/a" if undefined else f"{heat[layer]:.3f}",
             f"{metrics.loc[metrics['layer'] == layer, reach_col].median():.0f}",
+            *(f"{v.get(layer, float('nan')):.0f}" for v in nulls.values()),
             f"{per_layer.loc[layer, 'effective_rank_mean']:.1f}",
             f"{per_layer.loc[layer, 'stable_rank_mean']:.2f}",
         )
     out_console.print(table)
+    if nulls:
+        out_console.print("null columns: the same statistics of the run's null baselines (meta.json baselines), "
+                          "computed per (layer, head) at this n; this model on this corpus", highlight=False,
+                          soft_wrap=True)
     from attnspec.spectra.reading import lengths_text
 
     if lengths_text(meta):
@@ -309,6 +413,18 @@ def _summary(run: Path, at: int | None) -> None:
                           highlight=False, soft_wrap=True)
     if undefined:
         out_console.print(f"mean c_{at}: n/a — {undefined}", highlight=False, soft_wrap=True)
+
+
+def _null_columns(run: Path, at: int) -> dict[str, dict[int, float]]:
+    """Per null baseline of the run: its median-head k90 per layer (the real column's statistic)."""
+    from attnspec.spectra.nulls import SHORT, baselines_of, read_baseline
+
+    out: dict[str, dict[int, float]] = {}
+    for name in baselines_of(run):
+        m = read_baseline(run, name, "metrics")
+        reach_col = [c for c in m.columns if c.endswith("_of_mean_curve")][0]
+        out[f"k90, {SHORT[name]}"] = m.groupby("layer")[reach_col].median().to_dict()
+    return out
 
 
 def _short_inputs_warning(run: Path, seq_len: int) -> None:

@@ -1,7 +1,9 @@
 """Figures of a scaling run (spectrum at several n on the same documents), from saved results.
 
-* ``scaling_k90``: per layer, against n on log–log axes, the index where the layer's mean
-  curve reaches 0.9 and the effective rank, with the slopes β = 0 and β = 1 for reference;
+* ``scaling_k90``: against n on log–log axes, the index where a layer's mean curve reaches
+  0.9 and the effective rank: the mean over layers with the min–max band over layers, the
+  first, middle and last layer, each null baseline's band and mean, and the slopes β = 0 and
+  β = 1 for reference (readable for 30 layers as for 6);
 * ``scaling_beta``: per layer and overall, the fitted exponent β of k ∝ n^β with its
   bootstrap interval, for k90 and the ranks needed for relative Frobenius error 0.1 and
   0.2, against the thresholds of the verdict.
@@ -31,39 +33,62 @@ def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
     return " · ".join(parts)
 
 
+def highlighted_layers(layers: Sequence[int]) -> list[int]:
+    """The first, middle and last layer (fewer when there are fewer layers)."""
+    layers = sorted(layers)
+    return sorted({layers[0], layers[len(layers) // 2], layers[-1]})
+
+
+def _layer_summary(table: pd.DataFrame, col: str) -> pd.DataFrame:
+    """Per n: mean, min and max over layers of ``col``."""
+    return table.groupby("n")[col].agg(["mean", "min", "max"]).sort_index()
+
+
 def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: str = "",
-                 formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+                 formats: Sequence[str] = ("png", "svg"), nulls: dict[str, pd.DataFrame] | None = None) -> list[Path]:
     """Draw both figures from :func:`attnspec.spectra.scaling.scaling_table` and :func:`~attnspec.spectra.scaling.fit_scaling`.
 
     ``title`` names the run (model · corpus); the lengths and the number of inputs are added.
+    ``nulls``: null baseline name → its scaling table (``scaling_table(..., source=name)``),
+    drawn as a band (min–max over layers) with its layer mean. Every point sits at its own n:
+    nothing is offset along the log axis; layers are summarised by their mean and min–max band,
+    with the first, middle and last layer drawn on their own.
     """
     import seaborn as sns
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
+    from attnspec.spectra.nulls import LABELS
     from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     style()
     title = full_title(title, table, fits)
     layers = sorted(table["layer"].unique())
-    palette = sns.color_palette("viridis", n_colors=len(layers))
+    shown = highlighted_layers(layers)
+    colours = sns.color_palette("colorblind", 3 + len(nulls or {}))
     ns = np.array(sorted(table["n"].unique()), dtype=float)
-    fig, axes = paper_figure(1, 2, width=PAGE_IN, height=3.1)
-    # layers drawn side by side at each n (a small shift on the log axis) with their own marker,
-    # so that layers with the same values stay distinguishable
-    shift = {layer: 2 ** (0.06 * (i - (len(layers) - 1) / 2)) for i, layer in enumerate(layers)}
+    fig, axes = paper_figure(1, 2, width=PAGE_IN, height=4.2)
     for ax, col, label in ((axes[0, 0], "k_mean_curve", "k90: index where the mean curve reaches 0.9"),
                            (axes[0, 1], "effective_rank", "effective rank (mean over heads)")):
-        for color, layer, marker in zip(palette, layers, MARKERS * 3):
+        for j, (name, null) in enumerate((nulls or {}).items()):
+            s = _layer_summary(null, col)
+            colour = colours[3 + j]
+            ax.fill_between(s.index, s["min"], s["max"], color=colour, alpha=0.25, lw=0,
+                            label=f"{LABELS.get(name, name)}: layer min–max")
+            ax.plot(s.index, s["mean"], color=colour, ls="-.", lw=1.1, label=f"{LABELS.get(name, name)}: layer mean")
+        s = _layer_summary(table, col)
+        ax.fill_between(s.index, s["min"], s["max"], color=colours[0], alpha=0.2, lw=0,
+                        label=f"real: min–max over {len(layers)} layers")
+        ax.plot(s.index, s["mean"], color=colours[0], lw=1.8, marker="o", ms=3.5, label="real: layer mean")
+        for layer, marker, ls in zip(shown, ("s", "^", "D"), ((0, (1, 1)), (0, (4, 1.5)), (0, (2, 1, 1, 1)))):
             d = table[table["layer"] == layer].sort_values("n")
-            ax.plot(d["n"] * shift[layer], d[col], marker=marker, ls="-", color=color, lw=1.0, ms=3.5,
-                    label=f"layer {layer + 1}")
+            ax.plot(d["n"], d[col], marker=marker, ls=ls, color="0.25", lw=0.9, ms=3, label=f"real: layer {layer + 1}")
         # the references go through the data's geometric centre: slope 0 and slope 1 there
         v = table[col].to_numpy(float)
         v = v[np.isfinite(v) & (v > 0)]
         centre_n, centre_v = float(np.exp(np.log(ns).mean())), float(np.exp(np.log(v).mean()))
-        ax.plot(ns, np.full_like(ns, centre_v), color="0.35", ls=":", lw=1.0, label="β = 0 (no growth)")
-        ax.plot(ns, centre_v * ns / centre_n, color="0.35", ls="--", lw=1.0, label="β = 1 (linear)")
+        ax.plot(ns, np.full_like(ns, centre_v), color="0.6", ls=":", lw=1.0, label="β = 0 (no growth)")
+        ax.plot(ns, centre_v * ns / centre_n, color="0.6", ls="--", lw=1.0, label="β = 1 (linear)")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.xaxis.set_major_locator(FixedLocator(ns))
@@ -74,7 +99,7 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
         ax.set_xlabel("sequence length n (tokens)")
         ax.set_ylabel(label)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside right center", frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)  # off the data, below the panels
     fig.suptitle(fit_title(title, PAGE_IN, 8.5))
     paths = save_figure(fig, Path(out) / "scaling_k90", formats)
 

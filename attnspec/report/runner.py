@@ -132,7 +132,7 @@ def _options(args: dict[str, Any]) -> dict[str, Any]:
 
 
 #: spectrum options that only concern the CLI's figures and output (the report draws its own)
-_SPECTRUM_CLI_ONLY = frozenset({"at", "plots", "quiet"})
+_SPECTRUM_CLI_ONLY = frozenset({"at", "plots", "quiet", "baseline", "projection_k"})
 
 
 def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Callable[[str], None]) -> str | None:
@@ -180,10 +180,19 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
     lengths = parse_lengths(kw.pop("seq_len", SpectrumConfig.seq_len))
+    from attnspec.spectra.baselines import add_to_study
+    from attnspec.spectra.nulls import parse_baselines
+    from attnspec.spectra.projection import DEFAULT_KS, parse_ks
+
+    baselines = parse_baselines(options.get("baseline"))  # as --baseline and --projection-k on the command line
+    ks = parse_ks(options.get("projection_k", ",".join(map(str, DEFAULT_KS))))
     if len(lengths) > 1:  # a scaling study: every length on the same documents, one run per length under out
-        run_scaling(SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True), lengths, progress=False)
+        cfg = SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True)
+        run_scaling(cfg, lengths, progress=False, projection_k=ks)
     else:
-        run_spectrum(SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True), progress=False)
+        cfg = SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True)
+        run_spectrum(cfg, progress=False)
+    add_to_study(cfg, baselines, lengths=lengths)
 
 
 def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | None:

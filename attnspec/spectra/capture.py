@@ -88,6 +88,13 @@ class LayerAttention:
     probs: torch.Tensor
     mask: torch.Tensor
     kind: str = "self"  # "self" (encoder-only / decoder-only), or KINDS of an encoder-decoder
+    #: What the attention function received (registry path only; None through hooks):
+    #: query (B, H, n, d), key and value (B, H_kv, n, d) as the layer used them (rotary
+    #: embeddings applied), and the score scaling (1/√d unless the model sets its own).
+    query: torch.Tensor | None = None
+    key: torch.Tensor | None = None
+    value: torch.Tensor | None = None
+    scaling: float | None = None
 
     @property
     def lengths(self) -> torch.Tensor:
@@ -220,7 +227,8 @@ class AttentionCapture:
             if id(module) not in self._layer_of:
                 self._layer_of[id(module)] = len(self._discover)
                 self._discover.append(module)
-        self._emit(self._layer_of.get(id(module)), probs)
+        scaling = kwargs.get("scaling", args[0] if args and isinstance(args[0], float) else None)
+        self._emit(self._layer_of.get(id(module)), probs, (query, key, value, scaling))
         return out, None
 
     def _register(self) -> None:
@@ -307,7 +315,8 @@ class AttentionCapture:
         return found
 
     # -- shared ------------------------------------------------------------------------
-    def _emit(self, layer: int | None, probs: torch.Tensor) -> None:
+    def _emit(self, layer: int | None, probs: torch.Tensor,
+              qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor, float | None] | None = None) -> None:
         if layer is None or self._mask is None or (not self._probing and layer not in self._wanted):
             return  # the probe sees every layer; a run only the requested ones
         if probs.dim() != 4 or (probs.shape[-1] != probs.shape[-2] and not self.encoder_decoder):
@@ -321,7 +330,12 @@ class AttentionCapture:
             keep = mask[:, None, :, None] & mask[:, None, None, :]
             probs = probs * keep
         kind = self.kinds[layer] if layer < len(self.kinds) else "self"
-        self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask, kind=kind))
+        extra = {}
+        if qkv is not None:
+            q, k, v, scaling = qkv
+            extra = {"query": q.detach(), "key": k.detach(), "value": v.detach(),
+                     "scaling": float(scaling) if scaling is not None else float(q.shape[-1]) ** -0.5}
+        self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask, kind=kind, **extra))
 
     def _decoder_inputs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> dict[str, torch.Tensor]:
         """Teacher forcing on the same window: the decoder reads the encoder input shifted right

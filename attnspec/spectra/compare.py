@@ -210,21 +210,29 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
     return pd.DataFrame(rows)
 
 
-def depth_trends(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+def depth_trends(table: pd.DataFrame, level: float = 0.95, *, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Spearman ρ between layer index and layer mean, per run and quantity, with a Fisher-z interval.
 
     ``table`` is :func:`compare_runs`'s output. Needs at least 4 layers (else ρ is NaN).
+    Both intervals take the layers as the unit: ``low``/``high`` by Fisher's z with L pairs,
+    ``layer_low``/``layer_high`` by a percentile bootstrap over layers
+    (:func:`attnspec.stats.layer_bootstrap_trend`); ``statement`` reads the bootstrap interval
+    (:func:`attnspec.stats.depth_statement`: a trend only when it excludes 0).
     """
-    from attnspec.stats import spearman_ci
+    from attnspec.stats import depth_statement, layer_bootstrap_trend, spearman_ci
 
     rows = []
     per_layer = table[table["layer"] >= 0]
     for (q, run), g in per_layer.groupby(["quantity", "run"], sort=False):
         g = g.sort_values("layer")
-        rho = lo = hi = float("nan")
+        rho = lo = hi = b_lo = b_hi = float("nan")
+        statement = f"{q}: fewer than 4 layers or no variation over depth; no trend shown"
         if len(g) >= 4 and g["mean"].nunique() > 1:
             rho, lo, hi = spearman_ci(g["layer"].to_numpy(dtype=float), g["mean"].to_numpy(), level)
+            _, b_lo, b_hi = layer_bootstrap_trend(g["mean"].to_numpy(), resamples=resamples, seed=seed, level=level)
+            statement = depth_statement(str(g["label"].iloc[0]), rho, b_lo, b_hi, layers=len(g), level=level)
         rows.append({"quantity": q, "run": run, "label": g["label"].iloc[0], "rho": rho, "low": lo, "high": hi,
+                     "layer_low": b_lo, "layer_high": b_hi, "resampled": "layers", "statement": statement,
                      "layers": len(g), "level": level})
     return pd.DataFrame(rows)
 

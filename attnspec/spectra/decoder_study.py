@@ -248,13 +248,29 @@ def depth_trend(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, c
 
 
 def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None, level: float = 0.95) -> pd.DataFrame:
-    """:func:`depth_trend` of each of ``quantities`` the run has, one row each."""
+    """:func:`depth_trend` of each of ``quantities`` the run has, one row each.
+
+    The slope's interval (``low``, ``high``) resamples inputs: it says how precisely these
+    layers' profile is known on this corpus. Whether the model's layers show a trend is a
+    statement about layers: ``rho`` (Spearman, layer index against layer mean) with
+    ``layer_low``, ``layer_high`` from a bootstrap over layers, and ``statement``, which names
+    a trend only when that interval excludes 0 (:func:`attnspec.stats.depth_statement`).
+    """
+    from attnspec.stats import depth_statement, layer_bootstrap_trend
+
     n = _seq_len(run)
     rows = []
     for q, (per_head, per_input, col) in run_frames(run, at).items():
         if q in quantities:
-            rows.append({"quantity": q, "label": QUANTITIES[q][0],
-                         **depth_trend(per_head, per_input, col, scale=1.0 / n if QUANTITIES[q][1] else 1.0, level=level)})
+            scale = 1.0 / n if QUANTITIES[q][1] else 1.0
+            row = {"quantity": q, "label": QUANTITIES[q][0], **depth_trend(per_head, per_input, col, scale=scale, level=level)}
+            means = per_head[per_head["count"] > 0].groupby("layer")["mean"].mean().sort_index().to_numpy() * scale
+            rho = lo = hi = float("nan")
+            statement = f"{QUANTITIES[q][0]}: fewer than 4 layers or no variation over depth; no trend shown"
+            if means.size >= 4 and np.unique(means).size > 1:
+                rho, lo, hi = layer_bootstrap_trend(means, level=level)
+                statement = depth_statement(QUANTITIES[q][0], rho, lo, hi, layers=int(means.size), level=level)
+            rows.append({**row, "rho": rho, "layer_low": lo, "layer_high": hi, "statement": statement})
     return pd.DataFrame(rows)
 
 

@@ -58,6 +58,8 @@ _SIGNATURES: dict[str, list[Any]] = {
     # lapack_int LAPACKE_dsyevd_2stage(int layout, char jobz, char uplo, lapack_int n, double* a,
     #                                  lapack_int lda, double* w)
     "dsyevd_2stage": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
+    # lapack_int LAPACKE_dsyevd(int layout, char jobz, char uplo, lapack_int n, double* a, lapack_int lda, double* w)
+    "dsyevd": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
 }
 _ROW_MAJOR = 101
 
@@ -135,6 +137,27 @@ def _eigvalsh_2stage(gram: np.ndarray, workers: int) -> np.ndarray:
 
     _run_pool(one, m, workers, "dsyevd_2stage")
     return out
+
+
+def symmetric_eigh(gram: torch.Tensor, *, workers: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eigenvalues (ascending) and eigenvectors (columns) of a (m, n, n) stack of symmetric matrices.
+
+    float64 on the CPU. Through SciPy's LAPACK ``dsyevd``, one matrix per thread (as the
+    singular values above: independent problems parallelise better than one inside BLAS),
+    else ``torch.linalg.eigh``. Returns (Tensor (m, n), Tensor (m, n, n)).
+    """
+    fn = _lapack("dsyevd")
+    if fn is None:
+        return torch.linalg.eigh(gram.to(torch.float64).cpu())
+    a = np.array(gram.detach().to(torch.float64).cpu().numpy(), order="C", copy=True)  # overwritten by the vectors
+    m, n, _ = a.shape
+    w = np.empty((m, n), dtype=np.float64)
+
+    def one(i: int) -> int:
+        return fn(_ROW_MAJOR, b"V", b"L", n, a[i].ctypes.data, n, w[i].ctypes.data)
+
+    _run_pool(one, m, workers or torch.get_num_threads(), "dsyevd")
+    return torch.from_numpy(w), torch.from_numpy(a)
 
 
 def resolve_method(method: str, device: torch.device | str) -> str:

@@ -37,6 +37,7 @@ from attnspec.results import (
     read_table,
     result_files,
     write_meta,
+    write_table,
     writing_to,
 )
 from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW  # noqa: F401  (read with the fits)
@@ -124,7 +125,8 @@ def run_dir(out: Path, seq_len: int) -> Path:
     return Path(out) / f"n{seq_len}"
 
 
-def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, encoder: Any | None = None) -> list[Any]:
+def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, encoder: Any | None = None,
+                projection_k: Sequence[int] = ()) -> list[Any]:
     """The spectrum job at every length in ``lengths`` on the same documents, one model load.
 
     Parameters
@@ -135,6 +137,11 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
         At least two distinct lengths (see :func:`parse_lengths`).
     encoder : attnspec.spectra.models.Encoder, optional
         An already-built encoder (tests).
+    projection_k : sequence of int
+        Projection dimensions of the Linformer-projection measurement
+        (:mod:`attnspec.spectra.projection`), run once every length is complete on the first
+        :data:`~attnspec.spectra.projection.DEFAULT_INPUTS` documents at each n with n > k;
+        written to ``projection.parquet`` and ``projection_summary.parquet``. Empty: not run.
 
     Returns
     -------
@@ -147,10 +154,11 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
     replace(cfg, seq_len=lengths[-1]).validate()
     # checked and locked before the model loads (re-entrant: the CLI has claimed it already)
     with writing_to(Path(cfg.out), f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND):
-        return _run_scaling_locked(cfg, lengths, progress=progress, encoder=encoder)
+        return _run_scaling_locked(cfg, lengths, progress=progress, encoder=encoder, projection_k=list(projection_k))
 
 
-def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None) -> list[Any]:
+def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None,
+                        projection_k: list[int]) -> list[Any]:
     from attnspec.spectra.config import inputs_request
     from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.job import run_spectrum
@@ -185,7 +193,34 @@ def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder
         outcomes.append(outcome)
         if outcome.status != "complete":
             break
+    else:
+        if projection_k and cfg.shard is None:
+            _projection(out, encoder, drawn, lengths, projection_k, seed=cfg.seed)
     return outcomes
+
+
+def _projection(out: Path, encoder: Any, drawn: Any, lengths: list[int], ks: list[int], *, seed: int) -> None:
+    """The Linformer-projection measurement of a finished study (kept when already made with these ks)."""
+    from attnspec.results import result_files
+    from attnspec.spectra.projection import DEFAULT_INPUTS, measure_projection, summarise, unmeasurable
+
+    meta = read_meta(out)
+    record = {"k": ks, "inputs": DEFAULT_INPUTS, "seed": seed, "lengths": lengths,
+              "projection": "E = F = R, Gaussian k x n with entries N(0, 1/k), one R per (n, k, input, layer)"}
+    if meta.get("projection") == record and (out / "projection.parquet").is_file():
+        return
+    reason = unmeasurable(encoder)
+    if reason is not None:
+        write_meta(out, {**meta, "projection": {**record, "not_measured": reason}})
+        return
+    first = type(drawn)(input_ids=drawn.input_ids[:DEFAULT_INPUTS], meta=drawn.meta)
+    by_length = {n: (first if n == lengths[-1] else cut_inputs(first, encoder.tokenizer, n)).input_ids for n in lengths}
+    errors = measure_projection(encoder, by_length, ks, seed=seed)
+    with result_files(out):
+        write_table(out, "projection", errors)
+        if len(errors):
+            write_table(out, "projection_summary", summarise(errors, seed=seed))
+        write_meta(out, {**meta, "projection": record})
 
 
 def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:
@@ -247,12 +282,26 @@ def read_runs(out: Path) -> dict[int, Path]:
     return check_scaling_run(out)
 
 
-def scaling_table(out: Path, level: float = 0.9) -> pd.DataFrame:
+def _source_table(run: Path, source: str, table: str) -> pd.DataFrame:
+    """A run's ``table`` (spectrum, metrics, inputs) for ``source``: "real" or a null baseline's name."""
+    if source == REAL:
+        return read_table(run, table)
+    from attnspec.spectra.nulls import read_baseline
+
+    return read_baseline(run, source, table)
+
+
+#: The source of a scaling table or fit measured on the model's own P (the others are null baselines).
+REAL = "real"
+
+
+def scaling_table(out: Path, level: float = 0.9, source: str = REAL) -> pd.DataFrame:
     """Per (n, layer): index where the layer's mean curve reaches ``level``, effective rank, per-input means.
 
     Columns: ``n``, ``layer``, ``k_mean_curve`` (first index where the head-averaged mean
     curve reaches ``level``), ``effective_rank`` (mean over heads and inputs), ``inputs``,
-    and the input means of every column of ``inputs.parquet``.
+    and the input means of every column of ``inputs.parquet``. ``source``: ``"real"`` (the
+    model's P) or a null baseline every length holds (an "input" of a null is a draw).
     """
     import torch
 
@@ -260,9 +309,9 @@ def scaling_table(out: Path, level: float = 0.9) -> pd.DataFrame:
 
     rows = []
     for n, d in read_runs(out).items():
-        curve = _layer_mean_curve(read_table(d, "spectrum"))
-        metrics = read_table(d, "metrics")
-        inputs = read_table(d, "inputs")
+        curve = _layer_mean_curve(_source_table(d, source, "spectrum"))
+        metrics = _source_table(d, source, "metrics")
+        inputs = _source_table(d, source, "inputs")
         per_layer = inputs.groupby("layer").mean(numeric_only=True).drop(columns="input")
         for layer, g in curve.groupby("layer"):
             c = torch.tensor(g.sort_values("index")["mean"].to_numpy())
@@ -357,12 +406,15 @@ def fit_per_input(lengths: Sequence[int], values: np.ndarray, *, metric: str = "
     return fits
 
 
-def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95,
+                source: str = REAL) -> pd.DataFrame:
     """Power-law fits of every :data:`FITTED` metric of a scaling directory, per layer and overall.
 
     Uses the inputs present at every length (joined on their position in the selection).
     Columns: ``metric``, ``layer`` (-1 = mean over layers), ``beta``, ``low``, ``high``,
-    ``scale`` (k ≈ scale·n^β), ``verdict``, ``inputs``, ``level``.
+    ``scale`` (k ≈ scale·n^β), ``verdict``, ``inputs``, ``level``, ``resampled`` (what the
+    bootstrap resamples). ``source``: ``"real"`` or a null baseline; a deterministic null
+    (one matrix per length: uniform) is fitted exactly, its interval is the point.
     """
     from attnspec.errors import check_int, check_memory, check_range
 
@@ -373,14 +425,20 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
     check_range("level", float(level), low=0, high=1, low_open=True, high_open=True)
     runs = read_runs(out)
     lengths = sorted(runs)
-    tables = {n: read_table(runs[n], "inputs") for n in lengths}
+    tables = {n: _source_table(runs[n], source, "inputs") for n in lengths}
     layers = max(int(t["layer"].nunique()) for t in tables.values())
     # the bootstrap keeps resamples x (layers + 1) float64 slopes, and np.quantile copies them
     check_memory(f"--resamples {resamples} (the bootstrap over {layers} layers)", 2 * 8 * resamples * (layers + 1))
     common = set.intersection(*(set(t["input"].unique()) for t in tables.values()))
-    if len(common) < 2:
-        raise ResultsError(f"{out}: fewer than two inputs are present at every length")
+    exact = source != REAL and len(common) == 1  # a deterministic null: one matrix per length
+    if len(common) < 2 and not exact:
+        raise ResultsError(f"{out}: fewer than two {'inputs' if source == REAL else 'draws'} are present at every length")
     keep = np.array(sorted(common))
+    from attnspec.spectra.nulls import MODEL_NULLS
+
+    resampled = "exact (one deterministic matrix per length)" if exact else \
+        "inputs (documents, jointly across lengths)" if source == REAL or source in MODEL_NULLS else \
+        "draws of the null (jointly across lengths)"
     rows = []
     for metric in FITTED:
         stack = []
@@ -388,6 +446,82 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
             t = tables[n]
             wide = t[t["input"].isin(keep)].pivot(index="input", columns="layer", values=metric).loc[keep]
             stack.append(wide.to_numpy())  # (m, L)
-        for f in fit_per_input(lengths, np.stack(stack), metric=metric, resamples=resamples, seed=seed, level=level):
-            rows.append({**f.__dict__, "inputs": int(keep.size), "level": level})
+        fits = _exact_fits(lengths, np.stack(stack), metric) if exact else \
+            fit_per_input(lengths, np.stack(stack), metric=metric, resamples=resamples, seed=seed, level=level)
+        for f in fits:
+            rows.append({**f.__dict__, "inputs": int(keep.size), "level": level, "resampled": resampled})
     return pd.DataFrame(rows)
+
+
+def _exact_fits(lengths: Sequence[int], values: np.ndarray, metric: str) -> list[PowerFit]:
+    """Least-squares β per layer and over layers of one deterministic series, values (T, 1, L)."""
+    v = np.asarray(values, dtype=float)[:, 0, :]  # (T, L)
+    v = np.concatenate([v, v.mean(axis=1, keepdims=True)], axis=1)  # (T, L + 1)
+    fits = []
+    for j in range(v.shape[1]):
+        beta, scale = power_law(np.asarray(lengths), v[:, j])
+        fits.append(PowerFit(metric, j if j < v.shape[1] - 1 else -1, beta, beta, beta, scale, verdict(beta, beta)))
+    return fits
+
+
+def null_comparison(out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95,
+                    metric: str = "reach_index") -> pd.DataFrame:
+    """β and the constant k/n of the model's P beside every null baseline the study holds.
+
+    One row per source (``real`` first, then each null every length holds): ``beta``,
+    ``low``, ``high`` (over layers' mean, :func:`fit_scaling`), ``verdict``, ``resampled``,
+    and per length ``share_n<len>`` = mean over layers and inputs (draws) of k/n, and
+    ``share_ratio`` = real k/n over this source's k/n at the longest length (1 for real).
+    """
+    from attnspec.spectra.nulls import baselines_of
+
+    runs = read_runs(out)
+    lengths = sorted(runs)
+    nulls = [b for b in baselines_of(runs[lengths[0]]) if all(b in baselines_of(runs[n]) for n in lengths)]
+    rows = []
+    for source in (REAL, *nulls):
+        fit = fit_scaling(out, resamples=resamples, seed=seed, level=level, source=source)
+        f = fit[(fit["metric"] == metric) & (fit["layer"] == -1)].iloc[0]
+        row = {"source": source, "metric": metric, "beta": float(f["beta"]), "low": float(f["low"]),
+               "high": float(f["high"]), "verdict": f["verdict"], "resampled": f["resampled"], "inputs": int(f["inputs"])}
+        for n in lengths:
+            row[f"share_n{n}"] = float(_source_table(runs[n], source, "inputs")[metric].mean()) / n
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    last = f"share_n{lengths[-1]}"
+    table["share_ratio"] = float(table.loc[0, last]) / table[last]
+    return table
+
+
+def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
+    """The real β and k/n beside each null's, in one sentence (:func:`null_comparison`'s table).
+
+    A null whose β interval overlaps the real one is said, in the same sentence, to give the
+    same exponent: the exponent then does not tell this model's attention from chance, and
+    the constant k/n is the finding.
+    """
+    from attnspec.spectra.nulls import LABELS
+    from attnspec.stats import format_interval
+
+    shares = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n"):]))
+    last = shares[-1]
+    n = int(last[len("share_n"):])
+    real = table[table["source"] == REAL].iloc[0]
+    what = "k90" if real["metric"] == "reach_index" else str(real["metric"])
+    text = (f"For this model on this corpus, {what} grows as n^{real['beta']:.2f} "
+            f"({level:.0%} interval {format_interval(real['low'], real['high'])}, resampling {real['resampled']})")
+    parts = []
+    for r in table[table["source"] != REAL].itertuples():
+        ci = format_interval(r.low, r.high, exact=r.resampled.startswith("exact"))
+        overlap = r.low <= real["high"] and real["low"] <= r.high
+        alike = r.verdict == real["verdict"]  # e.g. both "grows about linearly with n"
+        parts.append(f"the {LABELS.get(r.source, r.source)} gives β = {r.beta:.2f} "
+                     f"({ci}{'' if ci == 'exact' else ', resampling ' + r.resampled})"
+                     + (", the same exponent: β does not tell this attention from chance" if overlap else
+                        f", read alike ({r.verdict}): β does not tell this attention from chance" if alike else ""))
+    if parts:
+        text += "; " + "; ".join(parts)
+    text += f". At n = {n}, {what}/n is {real[last]:.3g}"
+    for r in table[table["source"] != REAL].itertuples():
+        text += f" against {getattr(r, last):.3g} for the {LABELS.get(r.source, r.source)} (real/null = {r.share_ratio:.2f})"
+    return text + "."

@@ -185,3 +185,82 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "13",
                          "--out", str(tmp_path / "c2")), "at must be in 1..12")
+
+
+def test_null_baselines_beside_a_run_and_a_scaling_study(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "4", "--device", "cpu", "-q"]
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--out", str(tmp_path / "sc"), "--baseline", "entropy-matched",
+             "--baseline", "uniform", "--no-plots")
+    assert r.exit_code == 0, r.output
+    assert "real attention beside its null baselines" in r.stdout  # without figures too
+    for n in (12, 24):
+        meta = json.loads((tmp_path / "sc" / f"n{n}" / "meta.json").read_text())
+        assert meta["baselines"]["names"] == ["entropy-matched", "uniform"] and meta["baselines"]["seed"] == 0
+        assert meta["baselines"]["entropy_match"]["max_abs_error"] < 0.05
+    r = _run("plot", "scaling", str(tmp_path / "sc"), "--resamples", "200")
+    assert r.exit_code == 0, r.output
+    assert "real attention beside its null baselines" in r.stdout and "entropy-matched null gives β" in r.stdout
+    import pandas as pd
+
+    nulls = pd.read_parquet(tmp_path / "sc" / "scaling_null.parquet")
+    assert nulls["source"].tolist() == ["real", "entropy-matched", "uniform"]
+    assert nulls.loc[2, "resampled"].startswith("exact") and nulls.loc[2, "low"] == nulls.loc[2, "high"]
+    # one run: a null asked for later is computed from the saved tables and added beside the first
+    one = ["spectrum", *common, "--seq-len", "24", "--out", str(tmp_path / "one"), "--no-plots"]
+    assert _run(*one, "--baseline", "uniform").exit_code == 0
+    r = _run(*one, "--baseline", "entropy-matched")
+    assert r.exit_code == 0 and "up to date" in r.stdout and "null columns: the same statistics" in r.stdout
+    assert json.loads((tmp_path / "one" / "meta.json").read_text())["baselines"]["names"] == ["uniform", "entropy-matched"]
+    import attnspec
+
+    res = attnspec.load(tmp_path / "one")
+    assert {"median_index_at_0.9_of_mean_curve_uniform_null",
+            "median_index_at_0.9_of_mean_curve_entropy-matched_null"} <= set(res.per_layer().columns)
+    _one_line_error(_run(*one, "--baseline", "random"), "--baseline must be one of", "'random'")
+    _one_line_error(_run("spectrum", *common, "--seq-len", "24", "--shard", "0/2", "--baseline", "uniform",
+                         "--out", str(tmp_path / "sh")), "merge the shards")
+    assert not (tmp_path / "sh").exists()
+
+
+def test_scaling_study_measures_the_linformer_projection(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "4", "--device", "cpu", "-q"]
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--projection-k", "4,16", "--out", str(tmp_path / "sc"))
+    assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    errors = pd.read_parquet(tmp_path / "sc" / "projection.parquet")
+    assert sorted(set(zip(errors["n"], errors["k"]))) == [(12, 4), (24, 4), (24, 16)]  # only k < n
+    assert errors["input"].nunique() == 4 and np.all((errors["best_rank_error"] >= 0) & np.isfinite(errors["linformer_error"]))
+    meta = json.loads((tmp_path / "sc" / "meta.json").read_text())
+    assert meta["projection"]["k"] == [4, 16] and meta["projection"]["inputs"] == 8
+    assert "Linformer-style attention with a random Gaussian projection of k = 4" in r.stdout
+    assert "resampling 4 inputs" in r.stdout
+    _one_line_error(_run("spectrum", *common, "--seq-len", "12,24", "--projection-k", "4,x", "--out", str(tmp_path / "b")),
+                    "--projection-k")
+    import inspect
+
+    from attnspec.cli.spectrum import spectrum
+    from attnspec.spectra.projection import DEFAULT_KS
+
+    default = inspect.signature(spectrum).parameters["projection_k"].default  # the help's default is the library's
+    assert default == ",".join(map(str, DEFAULT_KS))
+
+
+def test_random_init_null_beside_a_scaling_study(model_dir: Path, jsonl: Path, tmp_path: Path) -> None:
+    common = ["--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "3", "--device", "cpu", "-q",
+              "--projection-k", "none", "--out", str(tmp_path / "sc")]
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--no-plots")
+    assert r.exit_code == 0, r.output
+    # asked for later on the complete study: the model is loaded again, re-initialised, run on the same inputs
+    r = _run("spectrum", *common, "--seq-len", "12,24", "--baseline", "random-init")
+    assert r.exit_code == 0 and "up to date" in r.stdout, r.output
+    import pandas as pd
+
+    for n in (12, 24):
+        meta = json.loads((tmp_path / "sc" / f"n{n}" / "meta.json").read_text())
+        assert meta["baselines"]["names"] == ["random-init"] and meta["baselines"]["matrices_per_head"]["random-init"] == 3
+        null = pd.read_parquet(tmp_path / "sc" / f"n{n}" / "baseline_inputs.parquet")
+        real = pd.read_parquet(tmp_path / "sc" / f"n{n}" / "inputs.parquet")
+        assert sorted(null["input"].unique()) == sorted(real["input"].unique())
+    nulls = pd.read_parquet(tmp_path / "sc" / "scaling_null.parquet")
+    assert nulls["source"].tolist() == ["real", "random-init"] and nulls.loc[1, "resampled"].startswith("inputs")

@@ -226,3 +226,49 @@ def test_compare_leaves_out_c_at_beyond_a_short_input(llama_like, tmp_path: Path
     assert "c_at" not in set(table["quantity"]) and "effective_rank" in set(table["quantity"])
     inside = compare_runs(runs, at=2)  # within every input: compared
     assert "c_at" in set(inside["quantity"])
+
+
+def test_api_null_baselines_on_a_causal_decoder_survive_save_and_load(llama_like, tmp_path: Path) -> None:
+    model, tok = llama_like
+    res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, lo=30, hi=40), seq_len=16, seed=2,
+                            progress=False, baseline="entropy-matched,uniform")
+    assert res.meta["baselines"]["names"] == ["entropy-matched", "uniform"] and res.meta["baselines"]["seed"] == 2
+    m = res.baselines["baseline_metrics"]
+    uniform = m[m["baseline"] == "uniform"]
+    # causal layers: the lower-triangular uniform matrix, whose k90 is above 1 (not the encoder's rank-1 matrix)
+    assert (uniform["reach_index_mean"] > 1).all() and np.allclose(uniform["row_entropy_mean"], 1.0)
+    table = res.per_layer()
+    assert {"median_index_at_0.9_of_mean_curve_uniform_null",
+            "median_index_at_0.9_of_mean_curve_entropy-matched_null"} <= set(table.columns)
+    again = attnspec.load(res.save(tmp_path / "saved"))
+    for name, frame in res.baselines.items():
+        pd.testing.assert_frame_equal(again.baselines[name], frame)
+    with pytest.raises(InputError, match="--baseline must be one of"):
+        attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(2), seq_len=16, progress=False, baseline="noise")
+
+
+def test_random_init_null_runs_the_same_architecture_on_the_same_inputs(llama_like) -> None:
+    import torch
+
+    from attnspec.spectra.random_init import reinitialised
+    from attnspec.spectra.models import wrap_model
+
+    model, tok = llama_like
+    texts = _texts(3, lo=30, hi=40)
+    state = torch.get_rng_state()
+    res = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=16, seed=5, progress=False,
+                            baseline="random-init")
+    assert torch.equal(torch.get_rng_state(), state)  # the caller's global random state is untouched
+    assert res.meta["baselines"]["names"] == ["random-init"] and res.meta["baselines"]["matrices_per_head"] == {"random-init": 3}
+    real = res.state.inputs_table()
+    null = res.baselines["baseline_inputs"]
+    assert sorted(null["input"].unique()) == sorted(real["input"].unique())  # the run's own inputs
+    m = res.baselines["baseline_metrics"]
+    assert not np.allclose(m["row_entropy_mean"].to_numpy(), res.metrics["row_entropy_mean"].to_numpy())
+    # the same seed gives the same weights; another seed other weights; the trained model is not touched
+    loaded = wrap_model(model, tok)
+    a, b, c = reinitialised(loaded, 5).model, reinitialised(loaded, 5).model, reinitialised(loaded, 6).model
+    first = next(iter(model.state_dict()))
+    assert torch.equal(a.state_dict()[first], b.state_dict()[first])
+    assert not torch.equal(a.state_dict()[first], c.state_dict()[first])
+    assert not torch.equal(a.state_dict()[first], model.state_dict()[first])

@@ -1,0 +1,296 @@
+"""Null baselines: what the spectrum of P looks like by chance, beside every spectrum result.
+
+A low-rank reading of real attention ("k90 ≈ 0.3 n", "β ≈ 1") means something only next to
+what a P with no learned structure gives. Two nulls, each computed per (layer, head) with
+the head's own shape (length n, causal mask, sliding window):
+
+* ``entropy-matched`` — P = softmax(σ·G) row by row over the positions the head may attend
+  to, G with i.i.d. N(0, 1) entries, and σ chosen per (layer, head) so that the mean
+  normalised row entropy (:func:`attnspec.spectra.metrics.row_entropy`) equals the head's
+  measured mean row entropy. For fixed G the entropy of every row decreases in σ
+  (dH/dσ = −σ·Var_p(g) ≤ 0), so σ is read off a calibration curve H(σ) measured on separate
+  draws of the same shape; the entropy each head's null actually reaches is recorded beside
+  its target. ``draws`` independent matrices per (layer, head) (seeded, recorded).
+* ``uniform`` — every row uniform over its allowed positions: (1/n)·11ᵀ for bidirectional
+  attention (rank 1, k90 = 1), the lower-triangular matrix with rows 1/(i+1) for causal
+  attention (within the window for a sliding window). Deterministic: one matrix per layer.
+
+Each null goes through the same accumulator as real P (:class:`SpectrumAccumulator`), so its
+curves, metrics and per-draw summaries are the tables of a spectrum run with a ``baseline``
+column: ``baseline_spectrum``, ``baseline_metrics``, ``baseline_inputs`` (an "input" of a null
+is a draw) in the run's own folder; meta.json records ``baselines`` (names, seed, draws, the
+entropy match reached).
+
+A third null, ``random-init`` (the same architecture, tokenizer and inputs with re-initialised
+weights, :mod:`attnspec.spectra.random_init`), needs the model: :func:`add_to_study` computes
+it with the others.
+
+What this does not test: the random nulls are P matrices of the full length n; real inputs
+shorter than n (``--short-policy keep``) are compared with a null of length n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from attnspec.errors import InputError, ResultsError
+from attnspec.spectra.nulls import BASELINES, MODEL_NULLS, parse_baselines
+
+#: Independent matrices per (layer, head) of a random null (the uniform null has one per layer).
+DEFAULT_DRAWS = 8
+#: The calibration grid of the logit scale σ (σ = 0 is the uniform row, entropy 1).
+_SIGMAS = np.concatenate([[0.0], np.logspace(-2, 2.5, 91)])
+#: Matrices the calibration curve H(σ) is averaged over.
+_CALIBRATION_DRAWS = 2
+
+
+def allowed_positions(n: int, causal: bool, window: int | None) -> torch.Tensor:
+    """(n, n) bool: True where row i may attend to column j (all; j <= i; i − w < j <= i)."""
+    i = torch.arange(n)[:, None]
+    j = torch.arange(n)[None, :]
+    allowed = torch.ones(n, n, dtype=torch.bool)
+    if causal:
+        allowed &= j <= i
+        if window is not None:
+            allowed &= j > i - window
+    return allowed
+
+
+def uniform_matrix(n: int, causal: bool, window: int | None) -> torch.Tensor:
+    """(n, n) float64: every row uniform over its allowed positions."""
+    allowed = allowed_positions(n, causal, window).to(torch.float64)
+    return allowed / allowed.sum(dim=1, keepdim=True)
+
+
+def softmax_null(logits: torch.Tensor, sigma: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Row softmax of σ·G over the allowed positions.
+
+    ``logits`` G (..., H, n, n); ``sigma`` (H,) or a scalar; ``allowed`` (n, n) bool.
+    Returns P of G's shape, zero outside ``allowed``.
+    """
+    s = sigma.to(logits.dtype).reshape(-1, 1, 1) if sigma.dim() else sigma.to(logits.dtype)
+    z = (logits * s).masked_fill(~allowed, float("-inf"))  # (..., H, n, n)
+    return torch.softmax(z, dim=-1)
+
+
+def calibration_curve(n: int, causal: bool, window: int | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """H(σ): mean normalised row entropy of softmax(σ·G) on the grid :data:`_SIGMAS`.
+
+    Averaged over :data:`_CALIBRATION_DRAWS` matrices drawn for this shape only (not the
+    matrices whose spectrum is taken). Returns (σ grid, H), H non-increasing.
+    """
+    from attnspec.spectra.metrics import row_entropy
+    from attnspec.stats import child_seed, torch_generator
+
+    g = torch_generator(child_seed(seed, "entropy-matched", "calibration", n, causal, window))
+    logits = torch.randn(_CALIBRATION_DRAWS, 1, n, n, generator=g)  # (D, 1, n, n)
+    allowed = allowed_positions(n, causal, window)
+    ent = np.empty(_SIGMAS.size)
+    for i, s in enumerate(_SIGMAS):
+        p = softmax_null(logits, torch.tensor(float(s)), allowed)
+        ent[i] = float(row_entropy(p, causal=causal, window=window).mean())
+    return _SIGMAS, np.minimum.accumulate(ent)  # monotone in exact arithmetic; rounding made so
+
+
+def scale_for(target: np.ndarray, sigmas: np.ndarray, entropy: np.ndarray) -> np.ndarray:
+    """σ with H(σ) = target by linear interpolation of the calibration curve (any shape).
+
+    A target at or above H(0) = 1 gives σ = 0 (uniform rows); one below the grid's lowest
+    entropy gives the grid's largest σ, and the entropy reached says so (it is recorded).
+    """
+    t = np.asarray(target, dtype=float)
+    # np.interp needs increasing x: entropy decreases along the grid, so read it reversed
+    return np.interp(t, entropy[::-1], sigmas[::-1], left=sigmas[-1], right=0.0)
+
+
+def _layer_facts(meta: dict[str, Any]) -> tuple[list[bool], list[int | None]]:
+    """Per layer: causal (lower-triangular P) and the sliding window, from a run's meta.json."""
+    from attnspec.spectra.kinds import DECODER_SELF
+
+    layers = meta.get("layers") or []
+    L = int(meta.get("num_layers") or len(layers))
+    if len(layers) != L:
+        causal = [bool(meta.get("causal"))] * L
+        return causal, [None] * L
+    return [str(d.get("kind")) == DECODER_SELF for d in layers], [d.get("sliding_window") for d in layers]
+
+
+def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal: Sequence[bool],
+                     windows: Sequence[int | None], *, seed: int, draws: int = DEFAULT_DRAWS,
+                     method: str = "auto") -> tuple[Any, pd.DataFrame]:
+    """The aggregate of one null at length ``seq_len``, and per (layer, head) how it was matched.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BASELINES`.
+    targets : array, shape (L, H)
+        The real heads' mean normalised row entropy (used by ``entropy-matched``).
+    seq_len : int
+        n, the matrices' size.
+    layer_causal, windows : sequences of length L
+        Each layer's causal flag and sliding window.
+    seed, draws, method
+        Seed of the draws, matrices per (layer, head), singular-value engine.
+
+    Returns
+    -------
+    (SpectrumAccumulator of shape (L, H, n) holding ``draws`` "inputs" (1 for uniform),
+    DataFrame with ``layer``, ``head``, ``target_row_entropy``, ``logit_scale``).
+    """
+    from attnspec.spectra.aggregate import SpectrumAccumulator
+    from attnspec.spectra.engine import singular_values
+    from attnspec.spectra.metrics import row_entropy
+    from attnspec.stats import child_seed, torch_generator
+
+    if name not in BASELINES or name in MODEL_NULLS:
+        raise InputError(f"baseline must be one of {', '.join(b for b in BASELINES if b not in MODEL_NULLS)}, got {name!r}")
+    targets = np.asarray(targets, dtype=float)
+    L, H = targets.shape
+    n = int(seq_len)
+    if name == "entropy-matched" and not np.all(np.isfinite(targets)):
+        raise ResultsError("the run has no row entropy for every head; the entropy-matched null needs it")
+    acc = SpectrumAccumulator(L, H, n)
+    scales = np.zeros((L, H))
+    curves: dict[tuple[int, bool, int | None], tuple[np.ndarray, np.ndarray]] = {}
+    for layer in range(L):
+        shape = (n, bool(layer_causal[layer]), windows[layer])
+        if name == "entropy-matched":
+            if shape not in curves:
+                curves[shape] = calibration_curve(*shape, seed=seed)
+            scales[layer] = scale_for(targets[layer], *curves[shape])
+    count = 1 if name == "uniform" else int(draws)
+    for d in range(count):
+        items = []
+        for layer in range(L):
+            causal, window = bool(layer_causal[layer]), windows[layer]
+            if name == "uniform":
+                p = uniform_matrix(n, causal, window).expand(1, H, n, n)  # (1, H, n, n), every head alike
+            else:
+                g = torch_generator(child_seed(seed, name, n, d, layer))
+                logits = torch.randn(1, H, n, n, generator=g)  # (1, H, n, n)
+                p = softmax_null(logits, torch.from_numpy(scales[layer]), allowed_positions(n, causal, window))
+            items.append((layer, singular_values(p, method), row_entropy(p, causal=causal, window=window)))
+        acc.add_batch(items, [d])
+    layer, head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
+    how = pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), "target_row_entropy": targets.ravel(),
+                        "logit_scale": scales.ravel() if name == "entropy-matched" else np.nan})
+    return acc, how
+
+
+def missing(run: Path, names: Sequence[str], *, draws: int = DEFAULT_DRAWS) -> list[str]:
+    """The nulls of ``names`` a complete run does not hold yet (with its seed and ``draws``)."""
+    from attnspec.results import read_meta
+
+    recorded = read_meta(Path(run)).get("baselines") or {}
+    same = (recorded.get("seed"), recorded.get("draws")) == (read_meta(Path(run)).get("seed", 0), draws)
+    have = set(recorded.get("names") or []) if same else set()
+    return [b for b in names if b not in have]
+
+
+def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, draws: int = DEFAULT_DRAWS,
+                  model_tables: dict[str, pd.DataFrame] | None = None) -> list[str]:
+    """Compute the nulls ``names`` of a complete spectrum run and write them beside its tables.
+
+    Writes ``baseline_spectrum``, ``baseline_metrics`` (with ``target_row_entropy``,
+    ``logit_scale``) and ``baseline_inputs`` (one row per draw and layer) and records
+    ``baselines`` in meta.json, all as one result. Nulls the run already holds with the same
+    seed and draws are kept, not recomputed. ``seed`` defaults to the run's seed.
+    ``model_tables``: the ``random-init`` null's spectrum, metrics and inputs tables at this
+    run's length (:func:`attnspec.spectra.random_init.random_init_tables`), needed when it is
+    asked for and not held yet. The caller holds the run's output lock. Returns the names the
+    run now holds.
+    """
+    from attnspec.results import (
+        read_meta,
+        read_table,
+        result_files,
+        write_meta,
+        write_table,
+    )
+    from attnspec.spectra.engine import METHODS
+
+    names = parse_baselines(list(names))
+    run = Path(run)
+    meta = read_meta(run)
+    if meta.get("status") != "complete":
+        raise ResultsError(f"{run} holds a {meta.get('status')} run; null baselines are computed for complete runs")
+    seed = int(meta.get("seed", 0)) if seed is None else int(seed)
+    recorded = meta.get("baselines") or {}
+    have = list(recorded.get("names") or []) if (recorded.get("seed"), recorded.get("draws")) == (seed, draws) else []
+    todo = [b for b in names if b not in have]
+    if not todo:
+        return have
+    metrics = read_table(run, "metrics")
+    n = int(meta["identity"]["seq_len"])
+    L, H = int(metrics["layer"].max()) + 1, int(metrics["head"].max()) + 1
+    targets = np.full((L, H), np.nan)
+    if "row_entropy_mean" in metrics:
+        targets[metrics["layer"].to_numpy(), metrics["head"].to_numpy()] = metrics["row_entropy_mean"].to_numpy()
+    causal, windows = _layer_facts(meta)
+    method = meta.get("svd_method") if meta.get("svd_method") in METHODS else "auto"
+    frames: dict[str, list[pd.DataFrame]] = {"spectrum": [], "metrics": [], "inputs": []}
+    if have:  # keep what is there: the tables hold every null together
+        for t in frames:
+            frames[t].append(read_table(run, f"baseline_{t}"))
+    matched: dict[str, Any] = dict(recorded.get("entropy_match") or {}) if have else {}
+    for name in todo:
+        if name in MODEL_NULLS:
+            if model_tables is None:
+                raise ResultsError(f"the {name} null needs the model: it is computed with the run "
+                                   f"(attnspec spectrum ... --baseline {name}), not from {run}'s saved tables")
+            new = {t: model_tables[t] for t in ("spectrum", "metrics", "inputs")}
+        else:
+            acc, how = null_accumulator(name, targets, n, causal, windows, seed=seed, draws=draws, method=method)
+            tables = acc.tables()
+            new = {"spectrum": tables.spectrum, "metrics": tables.metrics.merge(how, on=["layer", "head"]),
+                   "inputs": tables.inputs}
+        for t, frame in new.items():
+            frames[t].append(frame.assign(baseline=name)[["baseline", *frame.columns]])
+        if name == "entropy-matched":
+            m = new["metrics"]
+            err = (m["row_entropy_mean"] - m["target_row_entropy"]).abs()
+            matched = {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}
+    done = have + todo
+    inputs_done = int(meta.get("inputs_done") or 0)
+    per_head = {b: 1 if b == "uniform" else inputs_done if b in MODEL_NULLS else draws for b in done}
+    record = {"names": done, "seed": seed, "draws": draws, "matrices_per_head": per_head,
+              "descriptions": {b: BASELINES[b] for b in done}, "seq_len": n,
+              **({"entropy_match": matched} if "entropy-matched" in done else {})}
+    with result_files(run):
+        for t, parts in frames.items():
+            write_table(run, f"baseline_{t}", pd.concat(parts, ignore_index=True))
+        write_meta(run, {**meta, "baselines": record})
+    return done
+
+
+def add_to_study(cfg: Any, names: Sequence[str], *, lengths: Sequence[int] | None = None,
+                 encoder: Any | None = None, texts: list[str] | None = None) -> None:
+    """The nulls ``names`` of a complete run (``cfg.out``) or scaling study (``lengths``: one run
+    per length under ``cfg.out``), the random-init null included: its model is ``encoder``
+    re-initialised (loaded from ``cfg.model`` when not given, and only when that null is
+    missing; ``texts`` when the run was given texts). The caller holds ``cfg.out``'s lock."""
+    from attnspec.spectra.scaling import run_dir
+
+    names = parse_baselines(list(names))
+    if not names:
+        return
+    several = lengths is not None and len(lengths) > 1
+    runs = {n: run_dir(Path(cfg.out), n) for n in lengths} if several else {cfg.seq_len: Path(cfg.out)}
+    tables: dict[int, dict[str, pd.DataFrame]] = {}
+    if any(b in MODEL_NULLS for run in runs.values() for b in missing(run, names)):
+        from attnspec.spectra.random_init import random_init_tables
+
+        if encoder is None:
+            from attnspec.spectra.models import load_model
+
+            encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+        tables = random_init_tables(cfg, encoder, list(lengths) if several else None, texts)
+    for n, run in runs.items():
+        add_baselines(run, names, model_tables=tables.get(n))

@@ -1,0 +1,61 @@
+"""The random-init null: the same architecture, tokenizer and inputs, weights re-initialised.
+
+The nulls of :mod:`attnspec.spectra.baselines` are random P matrices; this one keeps
+everything a model is made of but what training taught it: the model's own class is built
+again from its config, so its weights are the library's initialisation drawn from a seed
+(``child_seed(seed, "random-init")``, inside ``torch.random.fork_rng``, so the caller's
+global random state is untouched). The spectrum job then runs on the very inputs of the
+real run, and its tables join the other nulls' (``baseline = "random-init"``).
+
+What this does not test: the initialisation is the library's default for the class
+(e.g. BERT's N(0, 0.02) weights), one draw per seed; another initialisation scale would give
+another null.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+
+def reinitialised(encoder: Any, seed: int) -> Any:
+    """A copy of ``encoder`` (a LoadedModel) whose model has freshly initialised weights."""
+    from attnspec.stats import child_seed
+
+    model = encoder.model
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(child_seed(seed, "random-init"))
+        fresh = type(model)(model.config)
+    fresh = fresh.to(device=encoder.device, dtype=encoder.dtype).eval()
+    return replace(encoder, model=fresh)
+
+
+def random_init_tables(cfg: Any, encoder: Any, lengths: list[int] | None = None,
+                       texts: list[str] | None = None) -> dict[int, dict[str, pd.DataFrame]]:
+    """The spectrum tables of the re-initialised model on the run's own inputs.
+
+    ``cfg`` is the real run's SpectrumConfig (its seed draws the same inputs; ``texts`` when
+    the run was given texts); ``lengths``: several lengths run it as the scaling study did
+    (the same documents cut to each n).
+    Returns n → {"spectrum", "metrics", "inputs"} frames.
+    """
+    from attnspec.results import read_table
+    from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.scaling import run_dir, run_scaling
+
+    null = reinitialised(encoder, cfg.seed)
+    with tempfile.TemporaryDirectory(prefix="attnspec-random-init-") as tmp:
+        out = Path(tmp) / "run"
+        base = replace(cfg, out=out, resume=False, overwrite=False, shard=None, max_time=None)
+        if lengths and len(lengths) > 1:
+            run_scaling(base, lengths, progress=False, encoder=null)
+            dirs = {n: run_dir(out, n) for n in lengths}
+        else:
+            run_spectrum(base, progress=False, encoder=null, texts=texts)
+            dirs = {cfg.seq_len: out}
+        return {n: {t: read_table(d, t) for t in ("spectrum", "metrics", "inputs")} for n, d in dirs.items()}
