@@ -83,7 +83,12 @@ class Experiment:
         return f"{title} — quick sizes: {', '.join(shown)}"
 
     def key(self, quick: bool) -> str:
-        fields = {"command": self.command, "args": self.effective_args(quick), "quick": quick, "version": __version__}
+        args = self.effective_args(quick)
+        if self.command == "spectrum":
+            # nulls are computed from a run's saved tables (attnspec.spectra.baselines): asking for
+            # one adds it beside fresh results and leaves the run itself fresh
+            args = {k: v for k, v in args.items() if k != "baseline"}
+        fields = {"command": self.command, "args": args, "quick": quick, "version": __version__}
         code = checking_code_digest(self.command)
         if code is not None:  # the spectrum job's key stays what it was: its saved results stay fresh
             fields["code"] = code

@@ -77,6 +77,8 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
     if not force and record_path.is_file():
         rec = json.loads(record_path.read_text())
         if rec.get("key") == key and rec.get("returncode") == 0 and not _drawn_otherwise(exp, out, quick):
+            if exp.command == "spectrum" and _add_nulls(exp, out, quick, data_dir, log):
+                return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused, nulls added")
             return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused")
     args = exp.effective_args(quick)
     if "data" in args and "data-dir" not in args:
@@ -193,6 +195,31 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
         cfg = SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True)
         run_spectrum(cfg, progress=False)
     add_to_study(cfg, baselines, lengths=lengths)
+
+
+def _add_nulls(exp: Experiment, out: Path, quick: bool, data_dir: str | None, log: Callable[[str], None]) -> bool:
+    """Add the null baselines ``exp`` asks for and its saved results lack, from those results;
+    True when some were added."""
+    import dataclasses
+
+    from attnspec.spectra.baselines import add_to_study, missing
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.nulls import parse_baselines
+    from attnspec.spectra.scaling import parse_lengths, run_dir
+
+    options = _options(exp.effective_args(quick))
+    names = parse_baselines(options.get("baseline"))
+    lengths = parse_lengths(options.get("seq_len", SpectrumConfig.seq_len))
+    runs = [run_dir(out, n) for n in lengths] if len(lengths) > 1 else [out]
+    if not names or not any(missing(run, names) for run in runs):
+        return False
+    log(f"adding null baselines {', '.join(names)} to {exp.name} (from its saved tables)")
+    fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
+    kw = {k: v for k, v in options.items() if k in fields and k not in ("seq_len", "shard")}
+    if "data" in kw and data_dir is not None:
+        kw.setdefault("data_dir", data_dir)
+    add_to_study(SpectrumConfig(**kw, seq_len=lengths[-1], out=out), names, lengths=lengths)
+    return True
 
 
 def _run_subprocess(exp: Experiment, args: dict[str, Any], out: Path) -> str | None:

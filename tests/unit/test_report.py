@@ -74,6 +74,19 @@ def test_key_changes_with_arguments_and_mode(tmp_path: Path) -> None:
     assert exp3.key(False) == exp2.key(False)
 
 
+def test_asking_a_spectrum_experiment_for_nulls_keeps_its_results_fresh(tmp_path: Path) -> None:
+    # nulls come from the saved tables (attnspec.spectra.baselines): the run itself is unchanged
+    spectrum = 'title = "t"\npaper = "linformer"\ncommand = "spectrum"\n\n[args]\nmodel = "minilm"\nseq-len = 64\n'
+    _write(tmp_path, "s", spectrum)
+    (plain,) = load_experiments(tmp_path)
+    _write(tmp_path, "s", spectrum + 'baseline = "entropy-matched"\n')
+    (nulls,) = load_experiments(tmp_path)
+    assert nulls.key(False) == plain.key(False)
+    _write(tmp_path, "s", spectrum.replace("seq-len = 64", "seq-len = 128"))
+    (other,) = load_experiments(tmp_path)
+    assert other.key(False) != plain.key(False)  # any other argument still makes it stale
+
+
 def test_summary_of_many_rows_groups_by_claim() -> None:
     rows = [{"claim": "c1", "n": i, "verdict": "holds" if i else "violated", "bound": 0.1, "exact": None, "estimate": 0.5,
              "ci_low": 0.4, "ci_high": 0.6, "trials": 10, "seed": 0, "evidence": f"row {i}"} for i in range(50)]
