@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from attnspec.report.anchors import anchor
 from attnspec.report.experiments import spectrum_runs
 
@@ -235,14 +237,38 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
     return [*md, ""]
 
 
-def _pct_ci(s: dict[str, Any]) -> str:
-    ci = s["ci"]
-    return f"{s['mean_at']:.1%}" + (f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else "")
+def _pct_layers(s: dict[str, Any]) -> str:
+    """The mean share with a t interval over the run's layer means (the unit that varies)."""
+    from attnspec.stats import mean_ci
+
+    layers = np.asarray(s["per_layer"])
+    if len(layers) < 2:
+        return f"{s['mean_at']:.1%}"
+    ci = mean_ci(layers)
+    return f"{layers.mean():.1%} [{ci.low:.1%}, {ci.high:.1%}]"
+
+
+def _null_constant(run: Path) -> tuple[str, float, float, float] | None:
+    """The entropy-matched null beside the real P in a scaling study: (null name, null β,
+    real k90/n, null k90/n at the longest n); None when the study holds no such null."""
+    from attnspec.spectra.scaling import null_comparison
+
+    try:
+        table = null_comparison(run, resamples=500)
+    except Exception:  # noqa: BLE001 - a broken result is reported in its own section
+        return None
+    share = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[7:]))
+    if not share or "entropy-matched" not in set(table["source"]):
+        return None
+    real = table[table["source"] == "real"].iloc[0]
+    null = table[table["source"] == "entropy-matched"].iloc[0]
+    return ("entropy-matched", float(null["beta"]), float(real[share[-1]]), float(null[share[-1]]))
 
 
 def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_heading: str) -> list[str]:
     """Models and data; share of Σσ at one n; depth; growth with n; what it means for Linformer."""
     from attnspec.report.decoder import display
+    from attnspec.stats import format_interval, layer_bootstrap_trend
 
     figure1 = spectrum_runs(experiments, results, "figure1")
     scaling = spectrum_runs(experiments, results, "scaling")
@@ -264,30 +290,41 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
     stats = [(exp, spectrum_statements(results / exp.name)) for exp in figure1]
     if stats:
         s0 = stats[0][1]
-        share = " and ".join(f"{_pct_ci(s)} on {s['data']}" for _, s in stats)
+        share = " and ".join(f"{_pct_layers(s)} on {s['data']}" for _, s in stats)
         out.append(f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
-                   f"{share} ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% CI over heads); single heads range "
+                   f"{share} ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% t interval over its "
+                   f"{len(s0['per_layer'])} layer means); single heads range "
                    f"{min(s['min_head'] for _, s in stats):.0%}–{max(s['max_head'] for _, s in stats):.0%}. {link}")
-        rhos = [(s["data"], s["rho_heads"]) for _, s in stats if s.get("rho_heads") is not None]
-        if rhos:
-            up = all(r[1] > 0 for _, r in rhos)
-            out.append(f"**Depth.** The share {'rises' if up else 'does not clearly rise'} with depth, "
-                       + "; ".join(f"Spearman ρ = {r[0]:+.2f} [{r[1]:+.2f}, {r[2]:+.2f}] on {d}" for d, r in rhos)
-                       + f" (CI over (layer, head) values). {link}")
+        trends = [(s["data"], layer_bootstrap_trend(np.asarray(s["per_layer"])), len(s["per_layer"]))
+                  for _, s in stats if len(s["per_layer"]) >= 4]
+        if trends:
+            shown = [t for t in trends if t[1][1] > 0 or t[1][2] < 0]
+            word = "rises with depth" if shown and len(shown) == len(trends) else "shows no depth trend"
+            out.append(f"**Depth.** The share {word} for this model: "
+                       + "; ".join(f"ρ = {r[0]:+.2f} {format_interval(r[1], r[2], signed=True)} on {d}"
+                                   for d, r, _ in trends)
+                       + f" (Spearman, bootstrap over its {trends[0][2]} layers). {link}")
     betas = []
     for exp in scaling:
         b = _k90_beta(results / exp.name)
         if b is not None:
             betas.append((exp, b))
     if betas:
-        parts = "; ".join(f"n^{b[0]:.2f} [{b[1]:.2f}, {b[2]:.2f}] ({_scaling_label(results / exp.name)}, n = "
+        parts = "; ".join(f"n^{b[0]:.2f} {format_interval(b[1], b[2])} ({_scaling_label(results / exp.name)}, n = "
                           f"{b[3][0]}–{b[3][-1]})" for exp, b in betas)
         out.append(f"**The rank needed grows with n.** k90, the index where the curve reaches 0.9, scales as {parts}; "
                    f"95% bootstrap CI over inputs. [Scaling](#beyond-figure-1)")
+        chance = [(exp, c) for exp, c in ((exp, _null_constant(results / exp.name)) for exp, _ in betas) if c]
+        if chance:
+            out.append("**Against chance.** An entropy-matched random softmax grows as fast (β "
+                       + ", ".join(sorted({f"{c[1]:.2f}" for _, c in chance})) + "), so the exponent does not set this "
+                       "attention apart; the constant does: at the longest n, k90/n is "
+                       + "; ".join(f"{c[2]:.2f} against {c[3]:.2f} ({_scaling_label(results / exp.name)})"
+                                   for exp, c in chance) + ". [Scaling](#beyond-figure-1)")
         linear = all(b[1] > 0.8 for _, b in betas)
-        out.append("**For Linformer.** " + ("So a fixed truncation rank keeps a shrinking share of P, and Figure 1 is no "
+        out.append("**For Linformer.** " + ("A fixed truncation rank keeps a shrinking share of P: Figure 1 is no "
                    "evidence for an n-independent rank of P" if linear else "The growth exponents do not all support "
-                   "linear growth; see the scaling section") + ". This does not test Linformer's learned projections, "
+                   "linear growth; see the scaling section") + ". Not tested: Linformer's learned projections, "
                    "which approximate PV, not P. [Scaling](#beyond-figure-1)")
     return out
 
