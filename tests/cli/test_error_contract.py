@@ -272,3 +272,106 @@ def test_api_errors_are_one_attnspec_error_with_one_line(api_run, case) -> None:
         call(res, run, root)
     assert isinstance(e.value, expected), repr(e.value)
     assert str(e.value) and "\n" not in str(e.value)
+
+
+# ------------------------------------------------------------------- what a result was computed on
+# A run's identity holds names and paths; the content record beside it (weights, tokenizer and
+# inputs digests, attnspec.spectra.content) is what resume, merge, "up to date" and the scaling
+# fit compare. The same folder holding other weights is refused in one line naming what changed.
+def _tiny_model_and_data(root: Path) -> tuple[Path, Path]:
+    import json
+
+    from helpers import save_tiny_roberta
+
+    model = save_tiny_roberta(root / "m")
+    data = root / "d.jsonl"
+    data.write_text("\n".join(json.dumps({"text": f"the attention of movie {i} was low rank and quick " * 4})
+                              for i in range(8)))
+    return model, data
+
+
+def _swap_weights(model: Path, seed: int = 1) -> None:
+    """Other weights of the same architecture written over the folder's, same file names."""
+    from models_tiny import tiny_roberta
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(model)
+    tiny_roberta(vocab=cfg.vocab_size, n=cfg.max_position_embeddings - 2, seed=seed).save_pretrained(model)
+
+
+def _spectrum_args(model: Path, data: Path, out: Path, *extra: str) -> tuple[str, ...]:
+    return ("spectrum", "--model", str(model), "--data", str(data), "--num-sentences", "8", "--seq-len", "16",
+            "--batch-size", "2", "--device", "cpu", "-q", "--no-plots", "--out", str(out), *extra)
+
+
+def test_resume_refuses_weights_swapped_in_place(tmp_path) -> None:  # noqa: ANN001
+    from attnspec.errors import ResultsError
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
+
+    model, data = _tiny_model_and_data(tmp_path)
+    cfg = SpectrumConfig(model=str(model), data=str(data), seq_len=16, num_sentences=8, batch_size=2, device="cpu",
+                         out=tmp_path / "run", checkpoint_every=1)
+
+    def swap_then_stop(done: int) -> None:
+        _swap_weights(model)
+        raise KeyboardInterrupt
+
+    assert run_spectrum(cfg, progress=False, on_checkpoint=swap_then_stop).status == "interrupted"
+    before = (tmp_path / "run" / "state.npz").read_bytes()
+    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "model's weights changed" in line and "tokenizer" not in line.split("changed")[0], line
+    assert (tmp_path / "run" / "state.npz").read_bytes() == before  # nothing was changed
+    with pytest.raises(ResultsError, match="weights changed"):
+        run_spectrum(SpectrumConfig(**{**cfg.__dict__, "resume": True}), progress=False)
+
+
+def test_merge_refuses_shards_with_other_weights_under_the_same_path(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "s0", "--shard", "0/2")).exit_code == 0
+    _swap_weights(model)
+    assert _run(*_spectrum_args(model, data, tmp_path / "s1", "--shard", "1/2")).exit_code == 0
+    recorded = [json.loads((tmp_path / s / "meta.json").read_text())["content"] for s in ("s0", "s1")]
+    assert recorded[0]["weights_sha256"] != recorded[1]["weights_sha256"]
+    assert recorded[0]["tokenizer_sha256"] == recorded[1]["tokenizer_sha256"]
+    r = _run("merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "merged"))
+    assert r.exit_code == 1, r.output
+    assert "model's weights changed" in _one_error_line(r.stderr)
+    assert not (tmp_path / "merged" / "meta.json").exists()
+
+
+def test_up_to_date_check_sees_weights_and_data_edited_in_place(tmp_path) -> None:  # noqa: ANN001
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "run")).exit_code == 0
+    assert _run(*_spectrum_args(model, data, tmp_path / "run")).exit_code == 0  # up to date
+    data.write_text(data.read_text().replace("movie 3", "movie three"))
+    r = _run(*_spectrum_args(model, data, tmp_path / "run"))
+    assert r.exit_code == 1 and "data file changed" in _one_error_line(r.stderr)
+    data.write_text(data.read_text().replace("movie three", "movie 3"))
+    _swap_weights(model)
+    r = _run(*_spectrum_args(model, data, tmp_path / "run"))
+    assert r.exit_code == 1 and "model's weights changed" in _one_error_line(r.stderr)
+
+
+def test_scaling_fit_refuses_a_length_run_on_other_documents(tmp_path) -> None:  # noqa: ANN001
+    import shutil
+
+    from attnspec.errors import ResultsError
+    from attnspec.spectra.scaling import fit_scaling
+
+    model, data = _tiny_model_and_data(tmp_path)
+    sc = tmp_path / "sc"
+    assert _run(*_spectrum_args(model, data, sc, "--seq-len", "12,16")).exit_code == 0
+    fit_scaling(sc, resamples=100)  # paired: accepted
+    assert _run(*_spectrum_args(model, data, tmp_path / "other", "--seq-len", "12", "--seed", "1")).exit_code == 0
+    shutil.rmtree(sc / "n12")
+    shutil.copytree(tmp_path / "other", sc / "n12")
+    with pytest.raises(ResultsError, match="not computed on the same documents") as e:
+        fit_scaling(sc, resamples=100)
+    assert "\n" not in str(e.value)
+    r = _run("plot", "scaling", str(sc), "--out", str(tmp_path / "figs"))
+    assert r.exit_code == 1 and "same documents" in _one_error_line(r.stderr)
