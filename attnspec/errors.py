@@ -98,6 +98,31 @@ def check_path(name: str, value: object) -> "pathlib.Path":
     raise InputError(f"{name} must be a path (str or os.PathLike), got {value!r}")
 
 
+def check_name(name: str, value: object) -> str:
+    """A name that becomes ONE folder or file name under a folder attnspec owns (an experiment's
+    TOML file stem): non-empty, printable, no path separator, not made of dots only (``.``,
+    ``..``, ``...`` would name the folder itself or the ones above it) and not starting with a
+    dot (attnspec's temporary and lock files do); else :class:`InputError`, e.g.
+    ``experiment name '..' must be a plain name (letters, digits, - _ .; no separators), got '..'``."""
+    text = value if isinstance(value, str) else None
+    bad = (text is None or not text or text.startswith(".") or set(text) <= {"."}
+           or any(sep in text for sep in ("/", "\\", "\0")) or not text.isprintable())
+    if bad:
+        raise InputError(f"{name} must be a plain name (letters, digits, - _ .; not starting with a dot, no "
+                         f"separators), got {printable(repr(value))}")
+    return text
+
+
+def printable(text: object) -> str:
+    """``text`` with every non-printable character escaped (``\\x1b``, ``\\n``, ``\\u202e``), so a
+    name or a path printed to a terminal cannot move the cursor, set the window title, write
+    the clipboard or clear the screen (ESC sequences); printable text is unchanged."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
+
+
 # ---------------------------------------------------------------------------------------
 # Resources: a request that cannot fit the machine is refused before it starts
 # ---------------------------------------------------------------------------------------

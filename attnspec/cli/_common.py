@@ -33,8 +33,20 @@ from attnspec.errors import AttnspecError
 
 # Results and tables go to stdout; progress, warnings and errors to stderr, so that
 # `--json` output can be piped.
-out_console = Console()
-err_console = Console(stderr=True)
+class _EscapingConsole(Console):
+    """A rich Console whose plain-text arguments have their non-printable characters escaped
+    (:func:`attnspec.errors.printable`): run folders, paths and names printed by a command
+    are shown, never obeyed as terminal control sequences. Tables escape their own cells
+    (:func:`attnspec.errors.printable` at the call)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - rich's name
+        from attnspec.errors import printable
+
+        super().print(*(printable(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out_console = _EscapingConsole()
+err_console = _EscapingConsole(stderr=True)
 
 
 @contextmanager
@@ -76,8 +88,11 @@ def interrupted_line(e: KeyboardInterrupt, out: Path | None) -> str:
 
 def print_error(message: str) -> None:
     """Print ``error: <message>`` on stderr as exactly one line (newlines folded into spaces)."""
+    from attnspec.errors import printable
+
     one_line = re.sub(r"\s*\n\s*", " ", str(message).strip())
-    print(f"error: {one_line}", file=sys.stderr, flush=True)
+    # names and paths in a message are the user's: a control sequence in one is shown, not obeyed
+    print(f"error: {printable(one_line)}", file=sys.stderr, flush=True)
 
 
 class OneLineErrorsGroup(TyperGroup):

@@ -375,3 +375,80 @@ def test_scaling_fit_refuses_a_length_run_on_other_documents(tmp_path) -> None: 
     assert "\n" not in str(e.value)
     r = _run("plot", "scaling", str(sc), "--out", str(tmp_path / "figs"))
     assert r.exit_code == 1 and "same documents" in _one_error_line(r.stderr)
+
+
+# ----------------------------------------------------------------------- names never form paths
+TINY_SA = 'title = "t"\npaper = "expressivity"\ncommand = "sa-check"\nverdicts = true\n[args]\nL = 16\nk = 1\ntrials = 10\n'
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("stem", ["..", ".", "...", ".hidden", "a\x1b]0;title\x07"])
+def test_report_experiment_named_dots_removes_nothing(tmp_path, stem: str) -> None:  # noqa: ANN001
+    """`results/..` is `--out` itself, `results/.` is `results/`: a rerun that emptied the
+    experiment's folder would delete every other result and the user's own files."""
+    exps = tmp_path / "experiments"
+    exps.mkdir()
+    (exps / f"{stem}.toml").write_text(TINY_SA)
+    out = tmp_path / "reports"
+    (out / "results" / "other").mkdir(parents=True)
+    (out / "results" / "other" / "kept.json").write_text("{}")
+    (out / "mine.txt").write_text("a user's own file")
+    (tmp_path / "beside.txt").write_text("beside --out")
+    before = _tree(tmp_path)
+    r = _run("report", "--experiments", str(exps), "--out", str(out))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "plain name" in line and "\x1b" not in line and "\x07" not in line
+    assert _tree(tmp_path) == before
+
+
+def test_report_removes_only_an_experiments_own_folder(tmp_path) -> None:  # noqa: ANN001
+    """Even past the name check (a direct caller of run_experiment), nothing but results/<name> is removed."""
+    from attnspec.errors import InputError
+    from attnspec.report.experiments import Experiment
+    from attnspec.report.runner import run_experiment
+
+    results = tmp_path / "out" / "results"
+    (results / "other").mkdir(parents=True)
+    (results / "other" / "kept.json").write_text("{}")
+    before = _tree(tmp_path)
+    exp = Experiment(name="..", path=tmp_path / "...toml", title="t", paper="expressivity", command="sa-check",
+                     args={"L": 16}, verdicts=False, group=None, note="", quick={})
+    with pytest.raises(InputError, match="nothing was removed"):
+        run_experiment(exp, results, quick=True, force=True, data_dir=None, log=lambda m: None)
+    assert _tree(tmp_path) == before
+
+
+def test_labels_are_titles_never_paths(tmp_path) -> None:  # noqa: ANN001
+    """`--label ../../x` titles the figures; every file is written under --out."""
+    model, data = _tiny_model_and_data(tmp_path)
+    run = tmp_path / "run"
+    assert _run(*_spectrum_args(model, data, run)).exit_code == 0
+    outside = set(tmp_path.parent.iterdir())
+    r = _run("plot", "spectrum", str(run), "--label", "../../escaped", "--out", str(tmp_path / "figs"))
+    assert r.exit_code == 0, r.output
+    assert set(tmp_path.parent.iterdir()) == outside
+    assert not any("escaped" in str(p) for p in tmp_path.rglob("*"))
+
+
+def test_control_sequences_in_run_names_are_escaped_when_printed(tmp_path) -> None:  # noqa: ANN001
+    """ESC]0; (window title), ESC]52; (clipboard) and ESC[2J (clear screen) in a corpus path,
+    a run folder or --out reach the terminal as text: compare's tables, its file lines and an
+    error line escape them."""
+    model, data = _tiny_model_and_data(tmp_path)
+    odd = data.rename(tmp_path / "d\x1b]0;pwned\x07.jsonl")
+    a, b = tmp_path / "a\x1b]52;c;Zm9v\x07", tmp_path / "b"
+    assert _run(*_spectrum_args(model, odd, a)).exit_code == 0
+    assert _run(*_spectrum_args(model, odd, b, "--seed", "1")).exit_code == 0
+    r = _run("compare", str(a), str(b), "--out", str(tmp_path / "cmp\x1b[2J"), "--no-plots")
+    assert r.exit_code == 0, r.output
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout, repr(r.stdout)
+    flat = r.stdout.replace("\n", "")  # rich wraps long lines
+    assert "\\x1b]0;pwned" in flat and "\\x1b[2J" in flat
+    r = _run("compare", str(a), str(tmp_path / "nosuch\x1b[2J"), "--out", str(tmp_path / "cmp2"))
+    assert r.exit_code == 1
+    line = _one_error_line(r.stderr)
+    assert "\x1b" not in line and "\\x1b[2J" in line
