@@ -452,3 +452,93 @@ def test_control_sequences_in_run_names_are_escaped_when_printed(tmp_path) -> No
     assert r.exit_code == 1
     line = _one_error_line(r.stderr)
     assert "\x1b" not in line and "\\x1b[2J" in line
+
+
+# ------------------------------------------------------------------ forked workers die with their parent
+# jl-check, osa-check and sa-check compute part of their work in a forked second process. A
+# parent killed outright must not leave it computing, or blocked for ever on a pipe nobody
+# reads; Ctrl-C (delivered to every process of the terminal's group) is the parent's to report.
+FORKING = {
+    "jl-check": ("jl-check", "--out", "{tmp}/jl"),
+    "osa-check": ("osa-check", "--no-timing"),
+    "sa-check": ("sa-check",),
+}
+
+
+def _start_with_worker(tmp_path, name: str):  # noqa: ANN001, ANN202
+    """The command in a new session, once its forked worker exists: (process, worker pid)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    args = [a.format(tmp=tmp_path) for a in FORKING[name]]
+    import attnspec
+
+    # the attnspec this test imported, in the child too
+    env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1]), "ATTNSPEC_NO_FORK": "0"}
+    env.pop("ATTNSPEC_OSA_PROCESSES", None)
+    proc = subprocess.Popen([sys.executable, "-m", "attnspec.cli.main", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        kids = _children(proc.pid)
+        if kids:
+            return proc, kids[0]
+        time.sleep(0.02)
+    proc.kill()
+    pytest.skip(f"{name} ran without a second process here (one core, or no fork)")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie nobody reaped is dead: it computes nothing and holds no core)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads process children from /proc")
+@pytest.mark.parametrize("name", sorted(FORKING))
+def test_a_forked_worker_exits_when_its_parent_is_killed(tmp_path, name: str) -> None:  # noqa: ANN001
+    import os
+    import signal
+    import time
+
+    proc, worker = _start_with_worker(tmp_path, name)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survived = _alive(worker)
+    if survived:
+        os.kill(worker, signal.SIGKILL)  # the test's own orphan, not left behind
+    assert not survived, f"{name}'s worker {worker} outlived its killed parent"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads process children from /proc")
+@pytest.mark.parametrize("name", sorted(FORKING))
+def test_ctrl_c_is_the_parents_to_report(tmp_path, name: str) -> None:  # noqa: ANN001
+    """SIGINT to the worker alone changes nothing (the run finishes, exit 0, no traceback); to
+    the whole group (a terminal's Ctrl-C) it ends the run with exit 130 and at most one line."""
+    import os
+    import signal
+
+    proc, worker = _start_with_worker(tmp_path, name)
+    os.kill(worker, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in err.decode(), err.decode()[-2000:]
+    proc, worker = _start_with_worker(tmp_path / "again", name)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    lines = [ln for ln in err.decode().splitlines() if ln.strip()]
+    assert proc.returncode == 130 and len(lines) <= 1 and "Traceback" not in err.decode(), err.decode()[-2000:]
+    assert not _alive(worker)
