@@ -418,6 +418,7 @@ class _Sink:
 
     def __call__(self, la: Any) -> None:
         from attnspec.spectra.layer_windows import window_violation
+        from attnspec.spectra.stochastic import check_stochastic
 
         if not self.scratch or self.scratch[0].device != la.probs.device:
             self.scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
@@ -431,6 +432,7 @@ class _Sink:
                                      "config declares, so its row entropy cannot be normalised")
             if worst is not None:  # checked once on an input longer than the window
                 self.window_checked.add(la.layer)
+        check_stochastic(la.probs, la.mask, layer=la.layer, model=self.model)  # before its spectrum is taken
         self.pending.append((la.layer, singular_values(la.probs, self.method),
                              row_entropy(la.probs, la.mask, causal=self.layer_causal[la.layer], window=window,
                                          workspace=self.scratch[0])))

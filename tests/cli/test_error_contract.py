@@ -466,7 +466,7 @@ FORKING = {
 
 
 def _start_with_worker(tmp_path, name: str):  # noqa: ANN001, ANN202
-    """The command in a new session, once its forked worker exists: (process, worker pid)."""
+    """The command, once its forked worker exists: (process, worker pid)."""
     import os
     import subprocess
     import sys
@@ -478,13 +478,17 @@ def _start_with_worker(tmp_path, name: str):  # noqa: ANN001, ANN202
     # the attnspec this test imported, in the child too
     env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1]), "ATTNSPEC_NO_FORK": "0"}
     env.pop("ATTNSPEC_OSA_PROCESSES", None)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    # cwd: `python -m` puts the working directory first on the path, before PYTHONPATH
     proc = subprocess.Popen([sys.executable, "-m", "attnspec.cli.main", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, cwd=tmp_path)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        kids = _children(proc.pid)
-        if kids:
-            return proc, kids[0]
+        if _children(proc.pid):
+            time.sleep(1.0)  # past any short-lived helper process: the worker computes for seconds
+            kids = [k for k in _children(proc.pid) if _alive(k)]
+            if kids:
+                return proc, kids[0]
         time.sleep(0.02)
     proc.kill()
     pytest.skip(f"{name} ran without a second process here (one core, or no fork)")
@@ -514,13 +518,16 @@ def test_a_forked_worker_exits_when_its_parent_is_killed(tmp_path, name: str) ->
 
     proc, worker = _start_with_worker(tmp_path, name)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
-    deadline = time.monotonic() + 10
+    proc.wait()  # not communicate(): the worker holds the output pipes too, reading them waits for it
+    # promptly: long before the worker could finish its share and exit by itself
+    deadline = time.monotonic() + 1.5
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.05)
     survived = _alive(worker)
     if survived:
         os.kill(worker, signal.SIGKILL)  # the test's own orphan, not left behind
+    proc.stdout.close()
+    proc.stderr.close()
     assert not survived, f"{name}'s worker {worker} outlived its killed parent"
 
 
@@ -537,7 +544,8 @@ def test_ctrl_c_is_the_parents_to_report(tmp_path, name: str) -> None:  # noqa: 
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0 and "Traceback" not in err.decode(), err.decode()[-2000:]
     proc, worker = _start_with_worker(tmp_path / "again", name)
-    os.killpg(proc.pid, signal.SIGINT)
+    for pid in (worker, proc.pid):  # as a terminal's Ctrl-C: every process of the group
+        os.kill(pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     lines = [ln for ln in err.decode().splitlines() if ln.strip()]
     assert proc.returncode == 130 and len(lines) <= 1 and "Traceback" not in err.decode(), err.decode()[-2000:]
