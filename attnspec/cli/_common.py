@@ -166,6 +166,6 @@ def whole_output() -> Iterator[None]:
         yield
 
 
-SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of every random draw; recorded with the results.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of every random draw; recorded with the results.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the verdict rows as JSON on stdout (and nothing else there).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Directory for tidy results, meta.json and figures.")]

@@ -550,3 +550,117 @@ def test_ctrl_c_is_the_parents_to_report(tmp_path, name: str) -> None:  # noqa: 
     lines = [ln for ln in err.decode().splitlines() if ln.strip()]
     assert proc.returncode == 130 and len(lines) <= 1 and "Traceback" not in err.decode(), err.decode()[-2000:]
     assert not _alive(worker)
+
+
+# ------------------------------------------------------------ P is a probability matrix, or refused
+def test_weights_holding_inf_are_refused_naming_layer_and_head(tmp_path) -> None:  # noqa: ANN001
+    import torch
+    from transformers import AutoModel
+
+    model, data = _tiny_model_and_data(tmp_path)
+    m = AutoModel.from_pretrained(model)
+    with torch.no_grad():
+        m.encoder.layer[1].attention.self.query.weight[0, 0] = float("inf")  # head 0 of layer 1
+    m.save_pretrained(model)
+    r = _run(*_spectrum_args(model, data, tmp_path / "run"))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "layer 1, head 0" in line and "NaN or infinite" in line, line
+    assert not (tmp_path / "run" / "spectrum.parquet").exists()
+
+
+def test_check_stochastic_accepts_p_and_refuses_what_is_not() -> None:
+    import torch
+
+    from attnspec.errors import ModelLoadError
+    from attnspec.spectra.stochastic import check_stochastic
+
+    g = torch.Generator().manual_seed(0)
+    mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])  # (B=2, n=6), input 1 padded
+    scores = torch.randn(2, 3, 6, 6, generator=g).masked_fill(~mask[:, None, None, :], float("-inf"))
+    p = torch.softmax(scores, dim=-1) * mask[:, None, :, None]  # (B, H, n, n), padding rows zero
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        check_stochastic(p.to(dtype), mask, layer=0, model="m")  # a probability matrix passes
+    cases = {
+        "NaN or infinite": lambda q: q.__setitem__((1, 2, 0, 0), float("nan")),
+        "summing to": lambda q: q[0, 1, 3].mul_(0.9),
+        "negative entry": lambda q: (q[1, 0, 2, 0].sub_(0.5), q[1, 0, 2, 1].add_(0.5)),
+        "not 0": lambda q: q.__setitem__((1, 1, 5, 0), 0.5),  # a padding row that is not zero
+    }
+    for words, spoil in cases.items():
+        q = p.clone()
+        spoil(q)
+        with pytest.raises(ModelLoadError, match=words) as e:
+            check_stochastic(q, mask, layer=7, model="m")
+        assert "layer 7, head" in str(e.value) and "\n" not in str(e.value)
+
+
+# --------------------------------------------------------------------------- the API's types, one rule
+# Integers: any numbers.Integral (not bool); booleans: bool only; lists: any sequence or array;
+# texts: a sequence of str; seeds: 0 <= seed < 2**63 (attnspec.errors, battery._convert).
+def _api_type_cases():
+    import numpy as np
+
+    import attnspec
+
+    def gen():
+        yield "a b c"
+
+    return [
+        ("osa_check(timing='no')", lambda m, t: attnspec.osa_check(timing="no"), "--timing"),
+        ("sa_check(sweep='yes')", lambda m, t: attnspec.sa_check(sweep="yes"), "--sweep"),
+        ("sa_check(L='64')", lambda m, t: attnspec.sa_check(L="64"), "--L"),
+        ("jl_check(seed=2**70)", lambda m, t: attnspec.jl_check(seed=2**70), "2**63"),
+        ("jl_check(seed=-1)", lambda m, t: attnspec.jl_check(seed=-1), "2**63"),
+        ("jl_check(eps=1e-320)", lambda m, t: attnspec.jl_check(eps=1e-320), "eps"),
+        ("jl_check(resume='no')", lambda m, t: attnspec.jl_check(resume="no"), "resume"),
+        ("spectrum(texts=dict)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts={"a b": 1, "c d": 2}), "a dict"),
+        ("spectrum(texts=set)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts={"a b", "c d"}), "a set"),
+        ("spectrum(texts=generator)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=gen()), "generator"),
+        ("spectrum(texts=[1, 2])", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a", 2]), "int"),
+        ("spectrum(seed=2**63)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], seed=2**63), "2**63"),
+        ("spectrum(progress='no')", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], progress="no"),
+         "progress"),
+        ("spectrum(seq_len=True)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], seq_len=True),
+         "seq_len"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def tiny_api_model(tmp_path_factory: pytest.TempPathFactory):
+    from helpers import make_roberta_tokenizer
+    from models_tiny import tiny_roberta
+
+    tok = make_roberta_tokenizer(tmp_path_factory.mktemp("api-types"))
+    return tiny_roberta(vocab=len(tok), n=62), tok
+
+
+@pytest.mark.parametrize("case", _api_type_cases(), ids=lambda c: c[0])
+def test_api_types_are_one_rule(tiny_api_model, case) -> None:  # noqa: ANN001
+    from attnspec.errors import InputError
+
+    model, tok = tiny_api_model
+    _, call, words = case
+    with pytest.raises(InputError) as e:
+        call(model, tok)
+    assert words in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(tiny_api_model) -> None:  # noqa: ANN001
+    import numpy as np
+    import pandas as pd
+
+    import attnspec
+    from attnspec.battery import check_option_types
+
+    model, tok = tiny_api_model
+    model.train()
+    model.embeddings.eval()  # a mixed state, restored module by module
+    before = {name: m.training for name, m in model.named_modules()}
+    texts = pd.Series(["the attention of a movie was low rank " * 3, "a spectrum decays quickly in layers " * 3])
+    res = attnspec.spectrum(model, tokenizer=tok, texts=texts, seq_len=np.int64(16), num_inputs=np.int64(2),
+                            seed=np.uint8(3), progress=np.bool_(False))
+    assert res.meta["seed"] == 3 and res.meta["inputs_done"] == 2
+    assert {name: m.training for name, m in model.named_modules()} == before
+    checked = check_option_types("osa-check", {"alpha": np.array([0.1, 1.0]), "seed": np.uint8(3)}, text=False)
+    assert checked == {"alpha": [0.1, 1.0], "seed": 3} and type(checked["seed"]) is int
