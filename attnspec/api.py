@@ -449,6 +449,10 @@ def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, 
         check_bool(label, value)
     if data is not None and not isinstance(data, (str, Path)):
         raise InputError(f"data must be a corpus name or a path, got {data!r}")
+    if data is not None:
+        from attnspec.spectra.data.corpus import check_data_name
+
+        check_data_name(data, "data")  # before the model loads
     if out is not None:
         from attnspec.errors import check_path
 

@@ -21,6 +21,12 @@ class InputError(AttnspecError, ValueError):
     """A parameter or input value outside what is allowed; the message names both."""
 
 
+class OptionError(InputError):
+    """A value the command line can read but not accept as its option's kind (``--num-sentences
+    abc``, ``--data imbd``): a usage error, exit code 2 like click's own, found before anything
+    loads."""
+
+
 class DataError(AttnspecError, ValueError):
     """Input data that is missing, unreadable, empty or in an unknown format."""
 

@@ -51,12 +51,15 @@ err_console = _EscapingConsole(stderr=True)
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn attnspec's user errors into ``error: <message>`` and exit code 1 (no traceback)."""
+    """Turn attnspec's user errors into ``error: <message>`` and exit code 1 (no traceback); an
+    :class:`~attnspec.errors.OptionError` (a value not of its option's kind) exits 2, a usage error."""
+    from attnspec.errors import OptionError
+
     try:
         yield
     except AttnspecError as e:
         print_error(str(e))
-        raise typer.Exit(code=EXIT_USER_ERROR) from None
+        raise typer.Exit(code=EXIT_USAGE if isinstance(e, OptionError) else EXIT_USER_ERROR) from None
 
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

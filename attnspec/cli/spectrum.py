@@ -67,6 +67,7 @@ def spectrum(
     from attnspec.errors import InputError
     from attnspec.spectra.reading import check_at
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
+    from attnspec.spectra.data.corpus import check_data_name
     from attnspec.spectra.job import run_spectrum, up_to_date
 
     from attnspec.spectra.scaling import parse_lengths
@@ -98,6 +99,7 @@ def spectrum(
 
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
+        check_data_name(cfg.data)  # a misspelt corpus name: after --out, before the model loads
         if up_to_date(cfg):  # as make: a complete run of these parameters is not computed again
             _up_to_date(cfg.out, at=at, label=label, plots=plots, seq_len=seq_len)
             return
@@ -189,12 +191,14 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool) -> None:
     from dataclasses import replace
 
     from attnspec.results import result_files
+    from attnspec.spectra.data.corpus import check_data_name
     from attnspec.spectra.scaling import KIND, run_dir, run_scaling
     from attnspec.spectra.job import up_to_date
 
     out = cfg.out
     # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
     claim_out_dir(out, f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND)
+    check_data_name(cfg.data)  # after --out, before the model loads
     if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
         # as make: every length is there, complete, with these parameters; nothing is computed
         if plots and cfg.shard is None and not (out / "figures" / "scaling_k90.png").is_file():

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnspec.errors import InputError
+from attnspec.errors import InputError, OptionError
 from attnspec.spectra.data.corpus import CORPUS_NAMES
 from attnspec.spectra.data.selection import SELECTIONS
 from attnspec.spectra.data.windows import SHORT_POLICIES
@@ -162,7 +162,7 @@ def parse_num_sentences(text: str | None) -> int | str | None:
     except ValueError:
         value = 0
     if value < 1:
-        raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
+        raise OptionError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
     return value
 
 

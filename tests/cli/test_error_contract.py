@@ -664,3 +664,28 @@ def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(
     assert {name: m.training for name, m in model.named_modules()} == before
     checked = check_option_types("osa-check", {"alpha": np.array([0.1, 1.0]), "seed": np.uint8(3)}, text=False)
     assert checked == {"alpha": [0.1, 1.0], "seed": 3} and type(checked["seed"]) is int
+
+
+# ------------------------------------------------------- values refused before anything loads or runs
+# The model named does not exist: a refusal naming the value (not the model) shows the value
+# was checked first. A value the command line reads but cannot take as its option's kind is
+# a usage error (exit 2); a value of the right kind outside what is allowed exits 1.
+@pytest.mark.parametrize(("args", "code", "words"), [
+    (("spectrum", "--data", "imbd"), 2, "did you mean imdb?"),
+    (("spectrum", "--data", "wikitext"), 2, "did you mean wiki103?"),
+    (("spectrum", "--data", "imdb", "--num-sentences", "abc"), 2, "--num-sentences"),
+    (("jl-check", "--k", "64,", "--claims", "lemma1"), 1, "empty item"),
+    (("jl-check", "--k", "64,,128", "--claims", "lemma1"), 1, "empty item"),
+    (("jl-check", "--k", "9" * 30, "--claims", "lemma1"), 1, "k must be in [1,"),
+    (("jl-check", "--seed", str(2**63)), 2, "--seed"),
+    (("jl-check", "--eps", "1e-320"), 1, "eps must be >= 1e-150"),
+    (("sa-check", "--sweep-L", "16,16"), 1, "more than once"),
+    (("sa-check", "--sweep-k", "1,,2"), 1, "empty item"),
+])
+def test_values_are_refused_before_any_work(tmp_path, args: tuple[str, ...], code: int, words: str) -> None:  # noqa: ANN001
+    if args[0] == "spectrum":
+        args = (*args, "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "out"), "-q")
+    r = _run(*args)
+    assert r.exit_code == code, r.output
+    assert words in _one_error_line(r.stderr)
+    assert not (tmp_path / "out").exists()
