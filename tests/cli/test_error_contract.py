@@ -689,3 +689,23 @@ def test_values_are_refused_before_any_work(tmp_path, args: tuple[str, ...], cod
     assert r.exit_code == code, r.output
     assert words in _one_error_line(r.stderr)
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------- compare refuses what it cannot interpret
+def test_compare_refuses_a_one_input_run_and_nan_spreads(tmp_path) -> None:  # noqa: ANN001
+    import shutil
+
+    import pandas as pd
+
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "a")).exit_code == 0
+    assert _run(*_spectrum_args(model, data, tmp_path / "one", "--num-sentences", "1")).exit_code == 0
+    r = _run("compare", str(tmp_path / "a"), str(tmp_path / "one"), "--out", str(tmp_path / "c1"), "--no-plots")
+    assert r.exit_code == 1 and "holds 1 input" in _one_error_line(r.stderr)
+    shutil.copytree(tmp_path / "a", tmp_path / "nan")
+    t = pd.read_parquet(tmp_path / "nan" / "spectrum.parquet")
+    t.loc[t.index[5], "std"] = float("nan")  # a hand-edited spread
+    t.to_parquet(tmp_path / "nan" / "spectrum.parquet")
+    r = _run("compare", str(tmp_path / "a"), str(tmp_path / "nan"), "--out", str(tmp_path / "c2"), "--no-plots")
+    assert r.exit_code == 1 and "'std' holds NaN" in _one_error_line(r.stderr)
+    assert not (tmp_path / "c1" / "compare.parquet").exists() and not (tmp_path / "c2" / "compare.parquet").exists()
