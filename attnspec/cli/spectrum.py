@@ -409,6 +409,14 @@ def plot_spectrum(
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         if label and len(label) != len(runs):
             raise InputError(f"--label must be given once per run: {len(label)} labels for {len(runs)} runs")
+        if out is not None and len(runs) > 1:  # each run's figures go to OUT/<its folder name>
+            seen: dict[str, Path] = {}
+            for run in runs:
+                other = seen.setdefault(Path(run).name, Path(run))
+                if other != Path(run):
+                    raise InputError(f"runs {other} and {run} would write their figures to the same "
+                                     f"{Path(out) / Path(run).name}; plot them with distinct folder names, or one "
+                                     "at a time with its own --out")
         formats = None if fmt is None else ("png", fmt)
         from attnspec.results import check_not_being_written, result_files
 

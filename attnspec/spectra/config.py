@@ -157,12 +157,13 @@ def parse_num_sentences(text: str | None) -> int | str | None:
     t = text.strip().lower()
     if t == "all":
         return "all"
+    message = f"--num-sentences must be an integer >= 1 or 'all', got {text!r}"
     try:
         value = int(t.replace(",", "").replace("_", ""))
     except ValueError:
-        value = 0
+        raise OptionError(message) from None  # not a number at all: a usage error (exit 2)
     if value < 1:
-        raise OptionError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
+        raise InputError(message)
     return value
 
 

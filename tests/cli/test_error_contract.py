@@ -676,7 +676,7 @@ def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(
     (("spectrum", "--data", "imdb", "--num-sentences", "abc"), 2, "--num-sentences"),
     (("jl-check", "--k", "64,", "--claims", "lemma1"), 1, "empty item"),
     (("jl-check", "--k", "64,,128", "--claims", "lemma1"), 1, "empty item"),
-    (("jl-check", "--k", "9" * 30, "--claims", "lemma1"), 1, "k must be in [1,"),
+    (("jl-check", "--k", "9" * 30, "--claims", "lemma1"), 1, "larger than the largest n allowed"),
     (("jl-check", "--seed", str(2**63)), 2, "--seed"),
     (("jl-check", "--eps", "1e-320"), 1, "eps must be >= 1e-150"),
     (("sa-check", "--sweep-L", "16,16"), 1, "more than once"),
@@ -709,3 +709,15 @@ def test_compare_refuses_a_one_input_run_and_nan_spreads(tmp_path) -> None:  # n
     r = _run("compare", str(tmp_path / "a"), str(tmp_path / "nan"), "--out", str(tmp_path / "c2"), "--no-plots")
     assert r.exit_code == 1 and "'std' holds NaN" in _one_error_line(r.stderr)
     assert not (tmp_path / "c1" / "compare.parquet").exists() and not (tmp_path / "c2" / "compare.parquet").exists()
+
+
+def test_plot_spectrum_refuses_two_runs_that_would_share_a_figure_folder(tmp_path) -> None:  # noqa: ANN001
+    """a/r64 and b/r64 drawn into one --out would both write OUT/r64/: one would overwrite the other."""
+    import shutil
+
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "a" / "r")).exit_code == 0
+    shutil.copytree(tmp_path / "a" / "r", tmp_path / "b" / "r")
+    r = _run("plot", "spectrum", str(tmp_path / "a" / "r"), str(tmp_path / "b" / "r"), "--out", str(tmp_path / "figs"))
+    assert r.exit_code == 1 and "same" in _one_error_line(r.stderr)
+    assert not list((tmp_path / "figs").rglob("*.png")) if (tmp_path / "figs").exists() else True

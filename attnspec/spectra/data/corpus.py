@@ -23,7 +23,7 @@ def check_data_name(data: object, option: str = "--data") -> None:
     import difflib
     import os
 
-    from attnspec.errors import OptionError
+    from attnspec.errors import DataError, OptionError
 
     if not isinstance(data, (str, os.PathLike)):
         return
@@ -32,7 +32,9 @@ def check_data_name(data: object, option: str = "--data") -> None:
         return
     close = difflib.get_close_matches(text.lower(), list(CORPUS_NAMES), n=1, cutoff=0.6)
     hint = f"; did you mean {CORPUS_NAMES[close[0]]}?" if close else ""  # the canonical spelling
-    raise OptionError(f"{option} {text!r} is neither a corpus name ({', '.join(sorted(set(CORPUS_NAMES.values())))}) "
+    # a path that is not there is missing data (exit 1); a bare word is a misspelt name (a usage error)
+    error = DataError if any(c in text for c in "/\\.~") else OptionError
+    raise error(f"{option} {text!r} is neither a corpus name ({', '.join(sorted(set(CORPUS_NAMES.values())))}) "
                       f"nor an existing file or directory{hint}")
 
 

@@ -132,7 +132,9 @@ def parse_ks(spec: str) -> list[int]:
     if not out:
         raise InputError(f"k must hold at least one value, got {spec!r}")
     for k in out:
-        check_range("k", k, low=1, high=MAX_N)  # k <= n <= MAX_N; also keeps k an int64
+        check_range("k", k, low=1)
+        if k > MAX_N:  # k <= n <= MAX_N; also keeps every k an int64
+            raise InputError(f"k = {k} is larger than the largest n allowed ({MAX_N:,}); Lemma 1 needs k <= n")
     return sorted(set(out))
 
 
