@@ -94,8 +94,10 @@ def _pad_batch(batch: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch
 def _recorded_inputs(st: RunState, meta: dict[str, Any] | None) -> tuple[str | None, str | None]:
     """(inputs_sha256, selection rule) the checkpoint's inputs were drawn with: from the state,
     else (a state written before it kept the digest) from its meta.json's corpus record."""
-    corpus = (meta or {}).get("corpus") or {}
-    return st.inputs_sha256 or corpus.get("inputs_sha256"), selection_of(corpus)
+    corpus = (meta or {}).get("corpus")
+    corpus = corpus if isinstance(corpus, dict) else {}  # a meta.json edited into another shape records nothing
+    recorded = st.inputs_sha256 or corpus.get("inputs_sha256")
+    return recorded if isinstance(recorded, str) else None, selection_of(corpus)
 
 
 def _check_same_inputs(st: RunState, out: Path, corpus_meta: dict[str, Any]) -> None:

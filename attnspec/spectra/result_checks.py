@@ -170,6 +170,9 @@ def check_metrics(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame
     path = run / "metrics.parquet"
     frame = read_table(run, "metrics")
     _check_columns(path, frame, METRIC_COLUMNS, "metrics")
+    if not any(str(c).startswith("index_at_") and str(c).endswith("_of_mean_curve") for c in frame.columns):
+        raise ResultsError(f"{path} is not a metrics table: no 'index_at_<level>_of_mean_curve' column "
+                           "(the reach index the per-layer summary reads)")
     _check_counts(path, frame["count"], int(meta["inputs_done"]))
     counted = frame["count"] > 0
     for c in ("effective_rank_mean", "stable_rank_mean"):

@@ -721,3 +721,35 @@ def test_plot_spectrum_refuses_two_runs_that_would_share_a_figure_folder(tmp_pat
     r = _run("plot", "spectrum", str(tmp_path / "a" / "r"), str(tmp_path / "b" / "r"), "--out", str(tmp_path / "figs"))
     assert r.exit_code == 1 and "same" in _one_error_line(r.stderr)
     assert not list((tmp_path / "figs").rglob("*.png")) if (tmp_path / "figs").exists() else True
+
+
+# -------------------------------------------------------------- malformed files: one line naming file and field
+def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> None:  # noqa: ANN001
+    import json
+    import shutil
+
+    import pandas as pd
+
+    import attnspec
+    from attnspec.errors import ResultsError
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
+
+    model, data = _tiny_model_and_data(tmp_path)
+    cfg = SpectrumConfig(model=str(model), data=str(data), seq_len=16, num_sentences=8, batch_size=2, device="cpu",
+                         out=tmp_path / "run", checkpoint_every=1)
+
+    def stop(done: int) -> None:
+        raise KeyboardInterrupt
+
+    run_spectrum(cfg, progress=False, on_checkpoint=stop)
+    shutil.copytree(tmp_path / "run", tmp_path / "whole")
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    (tmp_path / "run" / "meta.json").write_text(json.dumps({**meta, "corpus": ["a", "list"]}))
+    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))  # the corpus record is ignored, not fatal
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    t = pd.read_parquet(tmp_path / "run" / "metrics.parquet")
+    t.drop(columns=[c for c in t.columns if c.endswith("_of_mean_curve")]).to_parquet(tmp_path / "run" / "metrics.parquet")
+    with pytest.raises(ResultsError, match="metrics.parquet is not a metrics table: no 'index_at_") as e:
+        attnspec.load(tmp_path / "run").per_layer()
+    assert "\n" not in str(e.value)
