@@ -753,3 +753,20 @@ def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> N
     with pytest.raises(ResultsError, match="metrics.parquet is not a metrics table: no 'index_at_") as e:
         attnspec.load(tmp_path / "run").per_layer()
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [("claims",), ("claims", "--json")])
+def test_a_full_stdout_is_one_error_line(tmp_path, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    import os
+    import subprocess
+    import sys
+
+    import attnspec
+
+    env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1])}
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], stdout=full, stderr=subprocess.PIPE,
+                           text=True, env=env, cwd=tmp_path, timeout=120)
+    assert r.returncode == 1
+    assert "No space left" in _one_error_line(r.stderr)
