@@ -385,13 +385,46 @@ def spectrum(
         ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
     """
     from attnspec.spectra.nulls import parse_baselines
-    from attnspec.spectra.config import SpectrumConfig
-    from attnspec.spectra.job import run_spectrum
 
     baselines = parse_baselines(baseline)
     texts, num_inputs, out, short_policy = _checked_arguments(
         data, texts, seq_len=seq_len, num_inputs=num_inputs, seed=seed, batch_size=batch_size, resume=resume,
         overwrite=overwrite, progress=progress, out=out, short_policy=short_policy)
+    # checked above: NumPy integers and booleans become Python ones (meta.json, the identity)
+    seq_len, num_inputs, seed = int(seq_len), int(num_inputs), int(seed)
+    batch_size = None if batch_size is None else int(batch_size)
+    resume, overwrite, progress = bool(resume), bool(overwrite), bool(progress)
+    modes = _training_modes(model)
+    try:
+        return _spectrum_run(model, tokenizer, data=data, texts=texts, split=split, data_dir=data_dir,
+                             seq_len=seq_len, num_inputs=num_inputs, seed=seed, batch_size=batch_size,
+                             short_policy=short_policy, selection=selection, device=device, dtype=dtype,
+                             svd_method=svd_method, out=out, resume=resume, overwrite=overwrite, progress=progress,
+                             baselines=baselines)
+    finally:
+        for module, training in modes:  # the caller's train/eval state, module by module
+            module.train(training)
+
+
+def _training_modes(model: Any) -> list[tuple[Any, bool]]:
+    """(module, training) of every module of a model object the caller passed (the run puts it in
+    eval mode; it is given back as it came); empty for a model named by a string."""
+    import torch
+
+    module = getattr(model, "model", model)  # a LoadedModel holds its module
+    if not isinstance(module, torch.nn.Module):
+        return []
+    return [(m, m.training) for m in module.modules()]
+
+
+def _spectrum_run(model: Any, tokenizer: Any, *, data: Any, texts: list[str] | None, split: Any, data_dir: Any,
+                  seq_len: int, num_inputs: int, seed: int, batch_size: int | None, short_policy: str,
+                  selection: str, device: str, dtype: str, svd_method: str, out: Path | None, resume: bool,
+                  overwrite: bool, progress: bool, baselines: list[str]) -> SpectrumResult:
+    """:func:`spectrum` once its arguments are checked."""
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
+
     loaded, name = _model_of(model, tokenizer)
 
     tmp: str | None = None
@@ -438,23 +471,27 @@ def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, 
     filled in: (texts, num_inputs, out, short_policy)."""
     if (data is None) == (texts is None):
         raise InputError("give exactly one of data= (a corpus name or path) and texts= (a list of strings)")
+    import numbers
+
+    from attnspec.errors import check_bool, check_seed, check_texts
+
     if texts is not None:
-        if isinstance(texts, (str, bytes)) or not all(isinstance(t, str) for t in texts):
-            raise InputError(f"texts must be a list of strings, got {type(texts).__name__}")
-        texts = list(texts)
-        if not texts:
-            raise InputError("texts is empty")
+        texts = check_texts("texts", texts)
     if num_inputs is None:
         num_inputs = len(texts) if texts is not None else 1000
-    for label, value, low in (("seq_len", seq_len, 2), ("num_inputs", num_inputs, 1), ("seed", seed, 0),
+    for label, value, low in (("seq_len", seq_len, 2), ("num_inputs", num_inputs, 1),
                               ("batch_size", 1 if batch_size is None else batch_size, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
+    check_seed("seed", seed)
     for label, value in (("resume", resume), ("overwrite", overwrite), ("progress", progress)):
-        if not isinstance(value, bool):
-            raise InputError(f"{label} must be True or False, got {value!r}")
+        check_bool(label, value)
     if data is not None and not isinstance(data, (str, Path)):
         raise InputError(f"data must be a corpus name or a path, got {data!r}")
+    if data is not None:
+        from attnspec.spectra.data.corpus import check_data_name
+
+        check_data_name(data, "data")  # before the model loads
     if out is not None:
         from attnspec.errors import check_path
 

@@ -94,26 +94,31 @@ def option_flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _convert(kind: str, v: Any) -> Any:
-    """``v`` as ``kind``, or raise ValueError. Text is read as on the command line."""
+def _convert(kind: str, v: Any, text: bool = True) -> Any:
+    """``v`` as ``kind``, or raise ValueError. With ``text``, a string is read as on the command
+    line (``"64"`` for an integer, ``"yes"`` for a boolean); without it (the Python API), an
+    integer is a ``numbers.Integral``, a float a ``numbers.Real`` and a boolean a ``bool``
+    only: ``timing='no'`` is refused, not taken for true."""
     import numbers
     import os
+
+    from attnspec.errors import InputError, as_list
 
     is_bool = isinstance(v, (bool, np.bool_))
     if kind == "int":
         if isinstance(v, numbers.Integral) and not is_bool:
             return int(v)
-        if isinstance(v, str):
+        if isinstance(v, str) and text:
             return int(v.strip())
     elif kind == "float":
         if isinstance(v, numbers.Real) and not is_bool:
             return float(v)
-        if isinstance(v, str):
+        if isinstance(v, str) and text:
             return float(v.strip())
     elif kind == "bool":
         if is_bool:
             return bool(v)
-        if isinstance(v, str) and v.strip().lower() in _TRUE + _FALSE:
+        if isinstance(v, str) and text and v.strip().lower() in _TRUE + _FALSE:
             return v.strip().lower() in _TRUE
     elif kind == "str":
         if isinstance(v, str):
@@ -122,24 +127,33 @@ def _convert(kind: str, v: Any) -> Any:
         if isinstance(v, (str, os.PathLike)):
             return v
     elif kind in ("floats", "strs", "ints"):
-        items = list(v) if isinstance(v, (list, tuple)) else [v]
-        return [_convert(kind[:-1], x) for x in items]
+        if isinstance(v, (str, bytes, numbers.Number)):
+            items = [v]
+        else:
+            try:
+                items = as_list("", v)  # any sequence or array
+            except InputError:
+                raise ValueError(kind) from None
+        return [_convert(kind[:-1], x, text) for x in items]
     raise ValueError(kind)
 
 
-def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool = True) -> dict[str, Any]:
+def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool = True,
+                       text: bool = True) -> dict[str, Any]:
     """``options`` with each value checked (and text converted) against :data:`OPTION_TYPES`.
 
     Options the table does not list are passed through (the battery's own validation
     names them). ``lists=False`` leaves list-valued options to the battery (which also
-    takes objects, e.g. osa-check schedules as coefficient tuples).
+    takes objects, e.g. osa-check schedules as coefficient tuples). ``text=False`` (the
+    Python API) takes numbers and booleans only as such, never as strings (:func:`_convert`).
+    A seed (``seed``, ``seeds``) is ``0 <= seed < 2**63`` (:func:`attnspec.errors.check_seed`).
 
     Raises
     ------
     InputError
         ``Invalid value for '--n': 'abc' is not a valid integer.`` (the CLI's message).
     """
-    from attnspec.errors import InputError
+    from attnspec.errors import InputError, check_seed
 
     types = OPTION_TYPES.get(command, {})
     out = dict(options)
@@ -153,7 +167,7 @@ def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool 
             if kind is None:
                 continue
             try:
-                out[name] = _convert(kind, value)
+                out[name] = _convert(kind, value, text)
                 break
             except (TypeError, ValueError, OverflowError):
                 continue
@@ -161,6 +175,8 @@ def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool 
             word = " or ".join(_KIND_WORDS[k] for k in kinds if k is not None)
             unset = " or None" if None in kinds else ""
             raise InputError(f"Invalid value for '{option_flag(name)}': {value!r} is not a valid {word}{unset}.")
+        if name in ("seed", "seeds") and isinstance(out[name], int):
+            check_seed(option_flag(name), out[name])
     return out
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnspec.errors import InputError
+from attnspec.errors import InputError, check_bool
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -213,12 +213,6 @@ def _progress(value: Progress) -> Callable[[str], None] | None:
     raise InputError(f"progress must be True, False or a callable taking one message, got {value!r}")
 
 
-def _bool_arg(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise InputError(f"{name} must be True or False, got {value!r}")
-    return value
-
-
 def _run(command: str, function: str, options: Mapping[str, Any], unknown: Mapping[str, Any], *,
          out: str | Path | None, resume: bool = False, csv: bool = False, plots: bool = True,
          progress: Progress = True) -> CheckResult:
@@ -231,9 +225,9 @@ def _run(command: str, function: str, options: Mapping[str, Any], unknown: Mappi
         known = ", ".join(p for p in inspect.signature(globals()[function]).parameters if p != "unknown")
         names = ", ".join(repr(k) for k in unknown)
         raise InputError(f"{function}() has no option {names}; its options: {known}")
-    checked = battery.check_option_types(command, options)
+    checked = battery.check_option_types(command, options, text=False)  # the API's types (battery._convert)
     say = _progress(progress)
-    resume, csv, plots = _bool_arg("resume", resume), _bool_arg("csv", csv), _bool_arg("plots", plots)
+    resume, csv, plots = check_bool("resume", resume), check_bool("csv", csv), check_bool("plots", plots)
     if out is None:
         if resume:
             raise InputError("resume=True needs out=: the directory of the interrupted run")

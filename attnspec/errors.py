@@ -21,6 +21,12 @@ class InputError(AttnspecError, ValueError):
     """A parameter or input value outside what is allowed; the message names both."""
 
 
+class OptionError(InputError):
+    """A value the command line can read but not accept as its option's kind (``--num-sentences
+    abc``, ``--data imbd``): a usage error, exit code 2 like click's own, found before anything
+    loads."""
+
+
 class DataError(AttnspecError, ValueError):
     """Input data that is missing, unreadable, empty or in an unknown format."""
 
@@ -68,6 +74,64 @@ def check_int(name: str, value: object, low: int | None = None, high: int | None
     return int(value)  # (numpy integers are numbers.Integral too)
 
 
+#: Seeds are 0 <= seed < SEED_LIMIT: what NumPy's and torch's generators take as one 64-bit
+#: word (a larger int would be folded or refused deep inside a library).
+SEED_LIMIT = 2**63
+
+
+def check_seed(name: str, value: object) -> int:
+    """A seed: an integer (any ``numbers.Integral``, not a bool) with ``0 <= seed < 2**63``,
+    else :class:`InputError`, e.g. ``seed must be an integer with 0 <= seed < 2**63, got -1``."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) < SEED_LIMIT:
+        raise InputError(f"{name} must be an integer with 0 <= {name.lstrip('-')} < 2**63, got {value!r}")
+    return int(value)
+
+
+def check_bool(name: str, value: object) -> bool:
+    """A boolean: ``True``/``False`` (or a NumPy bool), never a string such as ``'no'`` (which
+    Python would take for true) nor a number; else :class:`InputError`."""
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"{name} must be True or False, got {value!r}")
+
+
+def as_list(name: str, value: object) -> list:
+    """A list from any sequence or array (list, tuple, range, NumPy array, pandas Series),
+    element order kept. A string, a mapping, a set (no order), an iterator or a generator
+    (consumed once, nothing left to check or record) is refused with :class:`InputError`."""
+    from collections.abc import Iterator, Mapping, Sequence, Set
+
+    if isinstance(value, (str, bytes, Mapping, Set, Iterator)):
+        kind = ("a string" if isinstance(value, (str, bytes)) else "a dict" if isinstance(value, Mapping)
+                else "a set (it has no order)" if isinstance(value, Set) else "an iterator or generator")
+        raise InputError(f"{name} must be a list (any sequence or array), got {kind}: pass list(...) of it")
+    if isinstance(value, Sequence) or hasattr(value, "__array__") or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else list(value)
+        if isinstance(items, list):
+            return items
+    raise InputError(f"{name} must be a list (any sequence or array), got {type(value).__name__}")
+
+
+def check_texts(name: str, value: object) -> list[str]:
+    """A non-empty sequence of ``str`` (see :func:`as_list`), else :class:`InputError`."""
+    try:
+        items = as_list(name, value)
+    except InputError as e:
+        raise InputError(str(e).replace(" must be a list (any sequence or array)",
+                                        " must be a list of strings (any sequence of str)")) from None
+    bad = next((x for x in items if not isinstance(x, str)), None)
+    if bad is not None:
+        raise InputError(f"{name} must be a list of strings (any sequence of str), got an item of type "
+                         f"{type(bad).__name__}: {printable(repr(bad))[:60]}")
+    if not items:
+        raise InputError(f"{name} is empty")
+    return items
+
+
 def check_choice(name: str, value: object, allowed: "tuple[str, ...] | list[str]") -> str:
     """``value`` if it is one of ``allowed``, else :class:`InputError` listing them,
     e.g. ``family must be one of gaussian, orthogonal, got 'cauchy'``."""
@@ -96,6 +160,31 @@ def check_path(name: str, value: object) -> "pathlib.Path":
     if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes) and str(value).strip():
         return Path(value)
     raise InputError(f"{name} must be a path (str or os.PathLike), got {value!r}")
+
+
+def check_name(name: str, value: object) -> str:
+    """A name that becomes ONE folder or file name under a folder attnspec owns (an experiment's
+    TOML file stem): non-empty, printable, no path separator, not made of dots only (``.``,
+    ``..``, ``...`` would name the folder itself or the ones above it) and not starting with a
+    dot (attnspec's temporary and lock files do); else :class:`InputError`, e.g.
+    ``experiment name '..' must be a plain name (letters, digits, - _ .; no separators), got '..'``."""
+    text = value if isinstance(value, str) else None
+    bad = (text is None or not text or text.startswith(".") or set(text) <= {"."}
+           or any(sep in text for sep in ("/", "\\", "\0")) or not text.isprintable())
+    if bad:
+        raise InputError(f"{name} must be a plain name (letters, digits, - _ .; not starting with a dot, no "
+                         f"separators), got {printable(repr(value))}")
+    return text
+
+
+def printable(text: object) -> str:
+    """``text`` with every non-printable character escaped (``\\x1b``, ``\\n``, ``\\u202e``), so a
+    name or a path printed to a terminal cannot move the cursor, set the window title, write
+    the clipboard or clear the screen (ESC sequences); printable text is unchanged."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in s)
 
 
 # ---------------------------------------------------------------------------------------

@@ -67,3 +67,47 @@ def deferred_interrupts() -> Iterator[None]:
             signal.signal(s, h)
     if received:
         raise KeyboardInterrupt(f"signal {signal.Signals(received[0]).name} (held until the results were written)")
+
+
+def become_worker(parent_pid: int) -> None:
+    """First call in a forked worker process (jl-check's, osa-check's and sa-check's second
+    process): it dies with its parent, and leaves interrupts to it.
+
+    - A parent killed outright (SIGKILL, the OOM killer, a script ended by a signal it does not
+      handle) must not leave the worker computing, or blocked for ever writing a result to a
+      pipe nobody reads: on Linux the kernel sends it SIGKILL when the parent dies
+      (``prctl(PR_SET_PDEATHSIG)``); elsewhere a daemon thread checks the parent once a second.
+      A parent already gone before this call (the fork raced its death) ends the worker here.
+    - Ctrl-C reaches every process of the terminal's group: the worker ignores SIGINT, and
+      takes SIGTERM's default action, so only the parent reports the interruption (one line)
+      and ends the worker itself.
+    """
+    import os
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not _die_with_parent():
+        def watch() -> None:
+            import time
+
+            while os.getppid() == parent_pid:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="attnspec-parent-watch", daemon=True).start()
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _die_with_parent() -> bool:
+    """Ask the Linux kernel to SIGKILL this process when its parent dies; False where it cannot."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False

@@ -34,11 +34,11 @@ def _is_torch_generator(seed: object) -> bool:
 
 
 def _check_seed_int(seed: int) -> int:
+    from attnspec.errors import check_seed
+
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int or a generator, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    return int(seed)
+    return check_seed("seed", seed)  # 0 <= seed < 2**63; an InputError, which is a ValueError
 
 
 def numpy_rng(seed: Seed) -> np.random.Generator:

@@ -35,8 +35,20 @@ from attnspec.errors import AttnspecError
 # `--json` output can be piped. Markup is off: messages carry paths, install commands
 # ("pip install 'attnspec[decoders]'") and intervals whose brackets must print as written;
 # styled text is built with rich.text.Text.
-out_console = Console(markup=False)
-err_console = Console(stderr=True, markup=False)
+class _EscapingConsole(Console):
+    """A rich Console whose plain-text arguments have their non-printable characters escaped
+    (:func:`attnspec.errors.printable`): run folders, paths and names printed by a command
+    are shown, never obeyed as terminal control sequences. Tables escape their own cells
+    (:func:`attnspec.errors.printable` at the call)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: A003 - rich's name
+        from attnspec.errors import printable
+
+        super().print(*(printable(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out_console = _EscapingConsole(markup=False)
+err_console = _EscapingConsole(stderr=True, markup=False)
 # rich fixes a console's width from COLUMNS when the console is made; these two live as long
 # as the process (a notebook, a test session running many commands), so their width follows
 # COLUMNS and the terminal at each print instead.
@@ -45,12 +57,15 @@ out_console.width = err_console.width = None  # type: ignore[assignment]
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn attnspec's user errors into ``error: <message>`` and exit code 1 (no traceback)."""
+    """Turn attnspec's user errors into ``error: <message>`` and exit code 1 (no traceback); an
+    :class:`~attnspec.errors.OptionError` (a value not of its option's kind) exits 2, a usage error."""
+    from attnspec.errors import OptionError
+
     try:
         yield
     except AttnspecError as e:
         print_error(str(e))
-        raise typer.Exit(code=EXIT_USER_ERROR) from None
+        raise typer.Exit(code=EXIT_USAGE if isinstance(e, OptionError) else EXIT_USER_ERROR) from None
 
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -82,8 +97,11 @@ def interrupted_line(e: KeyboardInterrupt, out: Path | None) -> str:
 
 def print_error(message: str) -> None:
     """Print ``error: <message>`` on stderr as exactly one line (newlines folded into spaces)."""
+    from attnspec.errors import printable
+
     one_line = re.sub(r"\s*\n\s*", " ", str(message).strip())
-    print(f"error: {one_line}", file=sys.stderr, flush=True)
+    # names and paths in a message are the user's: a control sequence in one is shown, not obeyed
+    print(f"error: {printable(one_line)}", file=sys.stderr, flush=True)
 
 
 class OneLineErrorsGroup(TyperGroup):
@@ -157,6 +175,6 @@ def whole_output() -> Iterator[None]:
         yield
 
 
-SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of every random draw; recorded with the results.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of every random draw; recorded with the results.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the verdict rows as JSON on stdout (and nothing else there).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Directory for tidy results, meta.json and figures.")]

@@ -29,7 +29,7 @@ def compare(
     from rich.table import Table
 
     from attnspec.spectra.compare import KIND, compare_runs, depth_trends, write_comparison
-    from attnspec.errors import InputError
+    from attnspec.errors import InputError, printable
 
     with user_errors():
         if not 0 < level < 1:
@@ -53,14 +53,15 @@ def compare(
                                   default=float))
             return
         labels = list(dict.fromkeys(table["label"]))
+        shown = {lab: printable(lab) for lab in labels}  # run folders are the user's names: escaped
         for q, d in table.groupby("quantity", sort=False):
             t = Table(title=f"{q}" + (f" (index {int(d['at'].iloc[0])})" if q == "c_at" else "")
-                      + f": run − {labels[0]}, {level:.0%} Welch intervals ({d['method'].iloc[0]} standard errors)")
+                      + f": run − {shown[labels[0]]}, {level:.0%} Welch intervals ({d['method'].iloc[0]} standard errors)")
             t.add_column("layer", justify="right")
             for lab in labels:
-                t.add_column(lab, justify="right")
+                t.add_column(shown[lab], justify="right")
             for lab in labels[1:]:
-                t.add_column(f"diff vs ref [{lab.split(' (')[0]}]", justify="right")
+                t.add_column(f"diff vs ref [{shown[lab].split(' (')[0]}]", justify="right")
             for layer, g in sorted(d.groupby("layer"), key=lambda kv: (kv[0] < 0, kv[0])):  # layers, then "all"
                 g = g.set_index("label").loc[labels]
                 t.add_row("all" if layer < 0 else str(layer + 1), *(f"{v:.3f}" for v in g["mean"]),
@@ -74,7 +75,7 @@ def compare(
             t.add_column(col)
         for r in trends.itertuples():
             reading = "no trend shown" if not (r.layer_low > 0 or r.layer_high < 0) else "rises" if r.layer_low > 0 else "falls"
-            t.add_row(r.quantity, r.label, f"{r.rho:+.2f}", format_interval(r.low, r.high, signed=True),
+            t.add_row(r.quantity, printable(r.label), f"{r.rho:+.2f}", format_interval(r.low, r.high, signed=True),
                       format_interval(r.layer_low, r.layer_high, signed=True), reading)
         out_console.print(t)
         out_console.print(f"tables: {out / 'compare.parquet'}, {out / 'trends.parquet'}"

@@ -64,11 +64,13 @@ def main() -> None:
     # `attnspec claims [--paper P] [--json]` prints static text: answered without typer's
     # runtime parameter layer (which imports pydantic); anything else (--help, a typo) goes
     # through typer as usual.
-    code = _claims.fast_path(sys.argv[1:])
-    if code is not None:
-        sys.exit(code)
     try:
+        code = _claims.fast_path(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
         app()
+    except OSError as e:
+        _stdout_failed(e)
     finally:
         # The command is done: spare the interpreter's last garbage collection over every
         # object the run left (torch's alone are ~0.35 s of a checking command's wall time).
@@ -76,6 +78,24 @@ def main() -> None:
         import gc
 
         gc.freeze()
+
+
+def _stdout_failed(e: OSError) -> None:
+    """A write to stdout that failed (``> /dev/full``, a quota, a file-size limit): one line
+    on stderr and exit 1, as for every other error. attnspec's own files are written through
+    attnspec.writer, which turns these errors into ResultsError, so an OSError of these kinds
+    that reaches here came from printing. Anything else is a bug and keeps its traceback."""
+    import errno
+    import os
+
+    if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+        raise e
+    from attnspec.cli._common import print_error
+
+    # stdout is pointed at /dev/null: the interpreter's last flush at exit would fail again
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print_error(f"cannot write the output to stdout: {e.strerror or e}")
+    sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ def spectrum(
     from attnspec.errors import InputError
     from attnspec.spectra.reading import check_at
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
+    from attnspec.spectra.data.corpus import check_data_name
     from attnspec.spectra.job import run_spectrum, up_to_date
 
     from attnspec.spectra.nulls import parse_baselines
@@ -108,6 +109,7 @@ def spectrum(
 
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
+        check_data_name(cfg.data)  # a misspelt corpus name: after --out, before the model loads
         if up_to_date(cfg):  # as make: a complete run of these parameters is not computed again
             _add_baselines(cfg, baselines)  # nulls asked for now and not there yet
             _up_to_date(cfg.out, at=at, label=label, plots=plots, seq_len=seq_len)
@@ -212,12 +214,14 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
 
     from attnspec.results import result_files
     from attnspec.spectra.nulls import baselines_of
+    from attnspec.spectra.data.corpus import check_data_name
     from attnspec.spectra.scaling import KIND, run_dir, run_scaling
     from attnspec.spectra.job import up_to_date
 
     out = cfg.out
     # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
     claim_out_dir(out, f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND)
+    check_data_name(cfg.data)  # after --out, before the model loads
     if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
         # as make: every length is there, complete, with these parameters; nothing is computed
         missing = [n for n in lengths if not set(baselines or ()) <= set(baselines_of(run_dir(out, n)))]
@@ -521,6 +525,14 @@ def plot_spectrum(
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
         if label and len(label) != len(runs):
             raise InputError(f"--label must be given once per run: {len(label)} labels for {len(runs)} runs")
+        if out is not None and len(runs) > 1:  # each run's figures go to OUT/<its folder name>
+            seen: dict[str, Path] = {}
+            for run in runs:
+                other = seen.setdefault(Path(run).name, Path(run))
+                if other != Path(run):
+                    raise InputError(f"runs {other} and {run} would write their figures to the same "
+                                     f"{Path(out) / Path(run).name}; plot them with distinct folder names, or one "
+                                     "at a time with its own --out")
         formats = None if fmt is None else ("png", fmt)
         from attnspec.results import check_not_being_written, result_files
 

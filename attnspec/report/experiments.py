@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from attnspec import __version__
-from attnspec.errors import InputError
+from attnspec.errors import InputError, check_name
 
 PAPERS: dict[str, str] = {
     "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
@@ -130,6 +130,8 @@ def load_experiments(folder: Path) -> list[Experiment]:
         raise InputError(f"--experiments {folder} is not a directory")
     out = []
     for path in sorted(folder.glob("*.toml")):
+        # the stem names the experiment's folder results/<name>, which a rerun empties
+        check_name(f"{path}: the experiment's name (its file name without .toml)", path.stem)
         try:
             spec = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from attnspec import __version__
-from attnspec.errors import InputError, ResultsError
+from attnspec.errors import InputError, ResultsError, printable
 from attnspec.report.experiments import RUN_FILE, VERDICT_FILE, Experiment, _cli_args
 from attnspec.report.files import _refuse_link, _write_text
 from attnspec.writer import atomic_write_bytes
@@ -86,6 +86,10 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
             return RunRecord(exp.name, "skipped", 0.0, "no local corpora (set ATTNSPEC_DATA_DIR or --data-dir)")
         args = {**args, "data-dir": data_dir}
     _refuse_link(out)  # checked for all experiments up front (run_report); again here for direct callers
+    if out.resolve().parent != Path(results).resolve() or out.name != exp.name:
+        # an experiment only ever empties its own folder results/<name>, never results/ or above
+        raise InputError(f"{exp.path}: experiment name {printable(repr(exp.name))} does not name one folder "
+                         f"inside {results}; nothing was removed")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)

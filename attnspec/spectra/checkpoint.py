@@ -137,6 +137,7 @@ class RunState:
     missing_shards: list[int]  # shards absent from a partial merge (empty otherwise)
     merge_of: int  # N when this state is a merge of N shards, 0 for a run
     inputs_sha256: str | None = None  # digest of the whole run's selection (None: written before it was kept)
+    content: dict[str, Any] | None = None  # what it was computed on (attnspec.spectra.content); None: not recorded
 
     @property
     def complete(self) -> bool:
@@ -151,7 +152,7 @@ def shard_indices(shard: tuple[int, int] | None, count: int) -> np.ndarray:
 
 def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any], inputs_done: int, inputs_total: int,
                 selection_total: int, covered: np.ndarray, wall_time_s: float, missing_shards: list[int] = (),
-                merge_of: int = 0, inputs_sha256: str | None = None) -> None:
+                merge_of: int = 0, inputs_sha256: str | None = None, content: dict[str, Any] | None = None) -> None:
     """Write the aggregate and the record of what it covers as one atomic, digested file."""
     save_state(path, acc, {
         "identity": np.asarray(json.dumps(identity, sort_keys=True)),
@@ -163,6 +164,7 @@ def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any
         "missing_shards": np.asarray(list(missing_shards), dtype=np.int64),
         "merge_of": np.asarray(merge_of, dtype=np.int64),
         **({"inputs_sha256": np.asarray(inputs_sha256)} if inputs_sha256 else {}),
+        **({"content": np.asarray(json.dumps(content, sort_keys=True))} if content else {}),
     })
 
 
@@ -203,5 +205,13 @@ def read_state(path: Path) -> RunState:
             raise ResultsError(f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
                                f"{done} of its {'shard ' + str(shard) if shard else 'run'}")
     digest = str(extra["inputs_sha256"]) if "inputs_sha256" in extra else None
+    content = None
+    if "content" in extra:
+        try:
+            content = json.loads(str(extra["content"]))
+        except (ValueError, RecursionError):
+            content = None
+        if not isinstance(content, dict):
+            raise ResultsError(f"checkpoint {path} fails the identity check: its content record is not a JSON object")
     return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
-                    missing_shards, merge_of, digest)
+                    missing_shards, merge_of, digest, content)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -131,6 +132,26 @@ def run_label(run: Path) -> str:
     return f"{Path(str(ident.get('model'))).name} · {ident.get('data')} (n={ident.get('seq_len')}, {meta.get('inputs_done')} inputs)"
 
 
+def _check_spread(run: Path, meta: dict[str, Any]) -> None:
+    """Refuse a run whose intervals could not be computed from what it holds: fewer than two
+    inputs (no spread to estimate a standard error from), or a spread that is NaN, infinite or
+    negative (an edited table), in the curves or the metrics."""
+    from attnspec.errors import ResultsError
+
+    done = int(meta["inputs_done"])
+    if done < 2:
+        raise ResultsError(f"{run} holds {done} input{'s' if done != 1 else ''}: an interval needs the spread over "
+                           "at least 2 inputs; compare runs of 2 or more inputs")
+    for name in ("spectrum", "metrics"):
+        table = read_table(run, name)
+        spreads = [c for c in table.columns if c == "std" or c.endswith("_std")]
+        for c in spreads:
+            v = table.loc[table["count"] >= 2, c].to_numpy(dtype=float)
+            if len(v) and not (np.isfinite(v) & (v >= 0)).all():
+                raise ResultsError(f"{run / (name + '.parquet')}: column {c!r} holds NaN, infinite or negative "
+                                   "spreads where 2 or more inputs were counted; its intervals cannot be computed")
+
+
 def _check_runs(runs: Sequence[Path]) -> list[Path]:
     runs = [Path(r) for r in runs]
     if len(runs) < 2:
@@ -138,7 +159,7 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
     from attnspec.spectra.result_checks import check_spectrum_run
 
     for r in runs:  # meta.json and every table checked: no comparison of NaN means or damaged tables
-        check_spectrum_run(r)
+        _check_spread(r, check_spectrum_run(r))
     layers = {int(read_table(r, "metrics")["layer"].nunique()) for r in runs}
     if len(layers) > 1:
         raise InputError(f"runs with different numbers of layers cannot be compared layer by layer: {sorted(layers)}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnspec.errors import InputError
+from attnspec.errors import InputError, OptionError
 from attnspec.spectra.data.corpus import CORPUS_NAMES
 from attnspec.spectra.data.selection import SELECTIONS
 from attnspec.spectra.data.windows import SHORT_POLICIES
@@ -158,12 +158,13 @@ def parse_num_sentences(text: str | None) -> int | str | None:
     t = text.strip().lower()
     if t == "all":
         return "all"
+    message = f"--num-sentences must be an integer >= 1 or 'all', got {text!r}"
     try:
         value = int(t.replace(",", "").replace("_", ""))
     except ValueError:
-        value = 0
+        raise OptionError(message) from None  # not a number at all: a usage error (exit 2)
     if value < 1:
-        raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {text!r}")
+        raise InputError(message)
     return value
 
 

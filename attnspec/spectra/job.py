@@ -94,8 +94,10 @@ def _pad_batch(batch: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch
 def _recorded_inputs(st: RunState, meta: dict[str, Any] | None) -> tuple[str | None, str | None]:
     """(inputs_sha256, selection rule) the checkpoint's inputs were drawn with: from the state,
     else (a state written before it kept the digest) from its meta.json's corpus record."""
-    corpus = (meta or {}).get("corpus") or {}
-    return st.inputs_sha256 or corpus.get("inputs_sha256"), selection_of(corpus)
+    corpus = (meta or {}).get("corpus")
+    corpus = corpus if isinstance(corpus, dict) else {}  # a meta.json edited into another shape records nothing
+    recorded = st.inputs_sha256 or corpus.get("inputs_sha256")
+    return recorded if isinstance(recorded, str) else None, selection_of(corpus)
 
 
 def _check_same_inputs(st: RunState, out: Path, corpus_meta: dict[str, Any]) -> None:
@@ -135,8 +137,29 @@ def up_to_date(cfg: SpectrumConfig) -> bool:
         return False
     check_same_run(cfg.out, cfg.identity(), kind=KIND)  # raises on another run's directory
     meta = read_meta(cfg.out)
+    _check_same_files(cfg, meta)
     tables = all((cfg.out / f"{name}.parquet").is_file() for name in ("spectrum", "metrics"))
     return meta.get("status") == "complete" and tables and meta.get("inputs_done") == meta.get("inputs_total")
+
+
+def _check_same_files(cfg: SpectrumConfig, meta: dict[str, Any]) -> None:
+    """Refuse a finished run whose model or data files changed since (found before anything
+    loads: the weights and tokenizer files, and a corpus given as one file)."""
+    from attnspec.spectra.content import cached_file_digest, content_diffs, named_content
+
+    recorded = meta.get("content")
+    if not isinstance(recorded, dict):
+        return  # a run written before its content was recorded
+    diffs = content_diffs(recorded, named_content(cfg.model))
+    corpus = meta.get("corpus") if isinstance(meta.get("corpus"), dict) else {}
+    data = Path(cfg.data).expanduser()
+    if data.is_file() and isinstance(corpus.get("sha256"), str) and corpus.get("files") == 1:
+        now = cached_file_digest(data)
+        if now != corpus["sha256"]:
+            diffs.append(f"the data file changed (sha256 {corpus['sha256'][:12]}... there, {now[:12]}... now)")
+    if diffs:
+        raise ResultsError(f"--out {cfg.out} holds this run computed on other content: {'; '.join(diffs)}; "
+                           "use --overwrite to recompute or choose another --out")
 
 
 def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
@@ -252,9 +275,11 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     total = len(selected)
     windows = _layer_windows(encoder)  # causal sliding window per layer (None: full), before any work
     shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
-    state, wall_before = _start_state(cfg, previous if resuming else None, shape, total, selection_total, inputs.meta)
-    base_meta = _base_meta(cfg, encoder, inputs.meta, method=method, windows=windows, batch_size=batch_size,
-                           total=total, resuming=resuming)
+    content = _content(cfg, encoder, inputs.meta)
+    state, wall_before = _start_state(cfg, previous if resuming else None, shape, total, selection_total, inputs.meta,
+                                      content)
+    base_meta = {**_base_meta(cfg, encoder, inputs.meta, method=method, windows=windows, batch_size=batch_size,
+                              total=total, resuming=resuming), "content": content}
 
     def checkpoint(snap: _Progress, status: str, t_run: float) -> None:
         # state.npz first: it alone is trusted on resume; tables and meta.json follow from it
@@ -262,7 +287,7 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
         with result_files(cfg.out):  # all renamed together at the end, meta.json last
             write_state(cfg.out / STATE_FILE, snap.acc, identity=cfg.identity(), inputs_done=snap.done, inputs_total=total,
                         selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall,
-                        inputs_sha256=inputs.meta.get("inputs_sha256"))
+                        inputs_sha256=inputs.meta.get("inputs_sha256"), content=content)
             tables = snap.acc.tables()
             write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
             write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
@@ -274,6 +299,15 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
                                  t_start=t_start, progress=progress, checkpoint=checkpoint, on_checkpoint=on_checkpoint)
     checkpoint(state, status, time.perf_counter() - t_start)
     return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _content(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any]) -> dict[str, Any]:
+    """What this run computes on (attnspec.spectra.content): weights, tokenizer, inputs and, in a
+    scaling study, the documents every length is cut from."""
+    from attnspec.spectra.content import loaded_content
+
+    keys = ("inputs_sha256", "documents_sha256")
+    return {**loaded_content(cfg.model, encoder), **{k: corpus_meta[k] for k in keys if corpus_meta.get(k)}}
 
 
 def _prepare_model(cfg: SpectrumConfig, encoder: Any | None) -> tuple[Any, str, int]:
@@ -317,7 +351,7 @@ def _select_inputs(cfg: SpectrumConfig, encoder: Any, texts: list[str] | None,
 
 
 def _start_state(cfg: SpectrumConfig, previous: RunState | None, shape: tuple[int, int, int], total: int,
-                 selection_total: int, corpus_meta: dict[str, Any]) -> tuple[_Progress, float]:
+                 selection_total: int, corpus_meta: dict[str, Any], content: dict[str, Any]) -> tuple[_Progress, float]:
     """An empty aggregate, or the checkpoint to resume once it is shown to be this run's."""
     if previous is None:
         return _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0), 0.0
@@ -329,7 +363,19 @@ def _start_state(cfg: SpectrumConfig, previous: RunState | None, shape: tuple[in
                            f"{previous.selection_total} inputs ({previous.inputs_total} in this shard), this run "
                            f"selects {selection_total} ({total}); was the corpus changed?")
     _check_same_inputs(previous, cfg.out, corpus_meta)
+    _check_same_content(previous, content)
     return _Progress(previous.acc, previous.inputs_done), previous.wall_time_s
+
+
+def _check_same_content(st: RunState, content: dict[str, Any]) -> None:
+    """Refuse to add to a checkpoint computed on other weights or another tokenizer under the
+    same names (a folder overwritten in place): the aggregate would match neither model."""
+    from attnspec.spectra.content import content_diffs
+
+    diffs = content_diffs(st.content, content)
+    if diffs:
+        raise ResultsError(f"checkpoint {st.path} was computed on other content than this run: {'; '.join(diffs)}; "
+                           "nothing was changed (recompute with --overwrite, or restore what changed)")
 
 
 def _base_meta(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any], *, method: str,
@@ -374,6 +420,7 @@ class _Sink:
 
     def __call__(self, la: Any) -> None:
         from attnspec.spectra.layer_windows import window_violation
+        from attnspec.spectra.stochastic import check_stochastic
 
         if not self.scratch or self.scratch[0].device != la.probs.device:
             self.scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
@@ -387,6 +434,7 @@ class _Sink:
                                      "config declares, so its row entropy cannot be normalised")
             if worst is not None:  # checked once on an input longer than the window
                 self.window_checked.add(la.layer)
+        check_stochastic(la.probs, la.mask, layer=la.layer, model=self.model)  # before its spectrum is taken
         self.pending.append((la.layer, singular_values(la.probs, self.method),
                              row_entropy(la.probs, la.mask, causal=self.layer_causal[la.layer], window=window,
                                          workspace=self.scratch[0])))

@@ -63,6 +63,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         listing = ", ".join(f"{d}: {v[:12]}..." for d, v in digests.items() if v is not None)
         raise ResultsError(f"the shards were drawn from different inputs (inputs_sha256 {listing}); "
                            "the corpus, the tokenizer or the selection differs between them")
+    content = _same_content(dirs, states)
     merged = merge_accumulators([st.acc for st in states])
     identity = {**base, "shard": None}
     done = int(len(covered))
@@ -77,6 +78,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         "missing_shards": [f"{i}/{count}" for i in missing],
         "unfinished_shards": unfinished,
         "wall_time_s": round(sum(st.wall_time_s for st in states), 3),
+        **({"content": content} if content else {}),
         "merged_from": [{"dir": str(d), "shard": s, "inputs_done": st.inputs_done}
                         for d, s, st in zip(dirs, shards, states)],
         "environment": environment_meta(),
@@ -86,12 +88,28 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         # a partial merge records its missing shards in the state too, so no resume takes it for whole
         write_state(out / STATE_FILE, merged, identity=identity, inputs_done=done, inputs_total=selection_total,
                     selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
-                    missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None)
+                    missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None,
+                    content=content)
         write_table(out, "spectrum", tables.spectrum, csv=csv)
         write_table(out, "metrics", _with_kinds(tables.metrics, meta), csv=csv)
         write_table(out, "inputs", tables.inputs, csv=csv)
         write_meta(out, meta)
     return meta
+
+
+def _same_content(dirs: list[Path], states: list[RunState]) -> dict[str, Any] | None:
+    """The content record the shards share (attnspec.spectra.content), refused in one line where
+    two were computed on other weights, tokenizer or inputs under the same names; None when
+    no shard recorded one."""
+    from attnspec.spectra.content import content_diffs
+
+    recorded = [(d, st.content) for d, st in zip(dirs, states) if st.content]
+    for d, c in recorded[1:]:
+        diffs = content_diffs(recorded[0][1], c)
+        if diffs:
+            raise ResultsError(f"{d} was computed on other content than {recorded[0][0]} ('there' is the first, "
+                               f"'now' this one): {'; '.join(diffs)}; they are not shards of one run")
+    return dict(recorded[0][1]) if recorded else None
 
 
 def _read_shards(dirs: list[Path]) -> tuple[list[RunState], list[dict[str, Any]], dict[str, Any]]:

@@ -170,6 +170,9 @@ def check_metrics(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame
     path = run / "metrics.parquet"
     frame = read_table(run, "metrics")
     _check_columns(path, frame, METRIC_COLUMNS, "metrics")
+    if not any(str(c).startswith("index_at_") and str(c).endswith("_of_mean_curve") for c in frame.columns):
+        raise ResultsError(f"{path} is not a metrics table: no 'index_at_<level>_of_mean_curve' column "
+                           "(the reach index the per-layer summary reads)")
     _check_counts(path, frame["count"], int(meta["inputs_done"]))
     counted = frame["count"] > 0
     for c in ("effective_rank_mean", "stable_rank_mean"):
@@ -219,6 +222,7 @@ def check_scaling_run(run: Path) -> dict[int, Path]:
     run = Path(run)
     meta = check_meta(run, kind=SCALING_KIND)
     present: dict[int, Path] = {}
+    metas: dict[int, dict[str, Any]] = {}
     for n in meta["lengths"]:
         sub = run / f"n{n}"
         if not (sub / META_FILE).is_file():
@@ -229,6 +233,34 @@ def check_scaling_run(run: Path) -> dict[int, Path]:
             raise ResultsError(f"{run / META_FILE} records length {n} for {sub}, whose meta.json says seq_len "
                                f"{recorded}; the directory was edited or put together from other runs")
         present[int(n)] = sub
+        metas[int(n)] = sub_meta
     if len(present) < 2:
         raise ResultsError(f"{run} holds fewer than two finished lengths ({sorted(present)}); finish it with --resume")
+    _check_paired(run, metas)
     return present
+
+
+def _check_paired(run: Path, metas: dict[int, dict[str, Any]]) -> None:
+    """Refuse a scaling directory whose lengths were not computed on the same documents with
+    the same model: its fit pairs each input across lengths. Compared: the identities but for
+    the length, and the recorded content (the documents every length was cut from, the
+    weights, the tokenizer; attnspec.spectra.content)."""
+    from attnspec.spectra.content import content_diffs
+
+    lengths = sorted(metas)
+    first = metas[lengths[0]]
+    base = {k: v for k, v in first["identity"].items() if k != "seq_len"}
+    for n in lengths[1:]:
+        other = {k: v for k, v in metas[n]["identity"].items() if k != "seq_len"}
+        diffs = [f"{k}: {base.get(k)!r} at n={lengths[0]} vs {other.get(k)!r} at n={n}"
+                 for k in sorted(set(base) | set(other)) if base.get(k) != other.get(k)]
+        contents = [m.get("content") if isinstance(m.get("content"), dict) else {} for m in (first, metas[n])]
+        diffs += content_diffs({k: v for k, v in contents[0].items() if k != "inputs_sha256"},
+                               {k: v for k, v in contents[1].items() if k != "inputs_sha256"})
+        recorded = ["documents_sha256" in c for c in contents]
+        if any(recorded) and not all(recorded):
+            diffs.append(f"only one of n={lengths[0]} and n={n} records the documents it was cut from")
+        if diffs:
+            raise ResultsError(f"{run}: the runs at n={lengths[0]} and n={n} were not computed on the same documents "
+                               f"with the same model ({'; '.join(diffs)}); a scaling fit pairs each input across "
+                               "lengths, so these cannot be fitted together")

@@ -177,6 +177,8 @@ def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder
         split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy, selection=cfg.selection,
         count_available=cfg.count_available,
     )
+    # every length is cut from these documents: recorded in each length's content, checked by the fit
+    drawn.meta["documents_sha256"] = drawn.meta.get("inputs_sha256")
     out.mkdir(parents=True, exist_ok=True)
     write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths,
                      "runs": [run_dir(Path("."), n).name for n in lengths], "environment": environment_meta()})

@@ -272,3 +272,501 @@ def test_api_errors_are_one_attnspec_error_with_one_line(api_run, case) -> None:
         call(res, run, root)
     assert isinstance(e.value, expected), repr(e.value)
     assert str(e.value) and "\n" not in str(e.value)
+
+
+# ------------------------------------------------------------------- what a result was computed on
+# A run's identity holds names and paths; the content record beside it (weights, tokenizer and
+# inputs digests, attnspec.spectra.content) is what resume, merge, "up to date" and the scaling
+# fit compare. The same folder holding other weights is refused in one line naming what changed.
+def _tiny_model_and_data(root: Path) -> tuple[Path, Path]:
+    import json
+
+    from helpers import save_tiny_roberta
+
+    model = save_tiny_roberta(root / "m")
+    data = root / "d.jsonl"
+    data.write_text("\n".join(json.dumps({"text": f"the attention of movie {i} was low rank and quick " * 4})
+                              for i in range(8)))
+    return model, data
+
+
+def _swap_weights(model: Path, seed: int = 1) -> None:
+    """Other weights of the same architecture written over the folder's, same file names."""
+    from models_tiny import tiny_roberta
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(model)
+    tiny_roberta(vocab=cfg.vocab_size, n=cfg.max_position_embeddings - 2, seed=seed).save_pretrained(model)
+
+
+def _spectrum_args(model: Path, data: Path, out: Path, *extra: str) -> tuple[str, ...]:
+    return ("spectrum", "--model", str(model), "--data", str(data), "--num-sentences", "8", "--seq-len", "16",
+            "--batch-size", "2", "--device", "cpu", "-q", "--no-plots", "--out", str(out), *extra)
+
+
+def test_resume_refuses_weights_swapped_in_place(tmp_path) -> None:  # noqa: ANN001
+    from attnspec.errors import ResultsError
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
+
+    model, data = _tiny_model_and_data(tmp_path)
+    cfg = SpectrumConfig(model=str(model), data=str(data), seq_len=16, num_sentences=8, batch_size=2, device="cpu",
+                         out=tmp_path / "run", checkpoint_every=1)
+
+    def swap_then_stop(done: int) -> None:
+        _swap_weights(model)
+        raise KeyboardInterrupt
+
+    assert run_spectrum(cfg, progress=False, on_checkpoint=swap_then_stop).status == "interrupted"
+    before = (tmp_path / "run" / "state.npz").read_bytes()
+    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "model's weights changed" in line and "tokenizer" not in line.split("changed")[0], line
+    assert (tmp_path / "run" / "state.npz").read_bytes() == before  # nothing was changed
+    with pytest.raises(ResultsError, match="weights changed"):
+        run_spectrum(SpectrumConfig(**{**cfg.__dict__, "resume": True}), progress=False)
+
+
+def test_merge_refuses_shards_with_other_weights_under_the_same_path(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "s0", "--shard", "0/2")).exit_code == 0
+    _swap_weights(model)
+    assert _run(*_spectrum_args(model, data, tmp_path / "s1", "--shard", "1/2")).exit_code == 0
+    recorded = [json.loads((tmp_path / s / "meta.json").read_text())["content"] for s in ("s0", "s1")]
+    assert recorded[0]["weights_sha256"] != recorded[1]["weights_sha256"]
+    assert recorded[0]["tokenizer_sha256"] == recorded[1]["tokenizer_sha256"]
+    r = _run("merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "merged"))
+    assert r.exit_code == 1, r.output
+    assert "model's weights changed" in _one_error_line(r.stderr)
+    assert not (tmp_path / "merged" / "meta.json").exists()
+
+
+def test_up_to_date_check_sees_weights_and_data_edited_in_place(tmp_path) -> None:  # noqa: ANN001
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "run")).exit_code == 0
+    assert _run(*_spectrum_args(model, data, tmp_path / "run")).exit_code == 0  # up to date
+    data.write_text(data.read_text().replace("movie 3", "movie three"))
+    r = _run(*_spectrum_args(model, data, tmp_path / "run"))
+    assert r.exit_code == 1 and "data file changed" in _one_error_line(r.stderr)
+    data.write_text(data.read_text().replace("movie three", "movie 3"))
+    _swap_weights(model)
+    r = _run(*_spectrum_args(model, data, tmp_path / "run"))
+    assert r.exit_code == 1 and "model's weights changed" in _one_error_line(r.stderr)
+
+
+def test_scaling_fit_refuses_a_length_run_on_other_documents(tmp_path) -> None:  # noqa: ANN001
+    import shutil
+
+    from attnspec.errors import ResultsError
+    from attnspec.spectra.scaling import fit_scaling
+
+    model, data = _tiny_model_and_data(tmp_path)
+    sc = tmp_path / "sc"
+    assert _run(*_spectrum_args(model, data, sc, "--seq-len", "12,16")).exit_code == 0
+    fit_scaling(sc, resamples=100)  # paired: accepted
+    assert _run(*_spectrum_args(model, data, tmp_path / "other", "--seq-len", "12", "--seed", "1")).exit_code == 0
+    shutil.rmtree(sc / "n12")
+    shutil.copytree(tmp_path / "other", sc / "n12")
+    with pytest.raises(ResultsError, match="not computed on the same documents") as e:
+        fit_scaling(sc, resamples=100)
+    assert "\n" not in str(e.value)
+    r = _run("plot", "scaling", str(sc), "--out", str(tmp_path / "figs"))
+    assert r.exit_code == 1 and "same documents" in _one_error_line(r.stderr)
+
+
+# ----------------------------------------------------------------------- names never form paths
+TINY_SA = 'title = "t"\npaper = "expressivity"\ncommand = "sa-check"\nverdicts = true\n[args]\nL = 16\nk = 1\ntrials = 10\n'
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("stem", ["..", ".", "...", ".hidden", "a\x1b]0;title\x07"])
+def test_report_experiment_named_dots_removes_nothing(tmp_path, stem: str) -> None:  # noqa: ANN001
+    """`results/..` is `--out` itself, `results/.` is `results/`: a rerun that emptied the
+    experiment's folder would delete every other result and the user's own files."""
+    exps = tmp_path / "experiments"
+    exps.mkdir()
+    (exps / f"{stem}.toml").write_text(TINY_SA)
+    out = tmp_path / "reports"
+    (out / "results" / "other").mkdir(parents=True)
+    (out / "results" / "other" / "kept.json").write_text("{}")
+    (out / "mine.txt").write_text("a user's own file")
+    (tmp_path / "beside.txt").write_text("beside --out")
+    before = _tree(tmp_path)
+    r = _run("report", "--experiments", str(exps), "--out", str(out))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "plain name" in line and "\x1b" not in line and "\x07" not in line
+    assert _tree(tmp_path) == before
+
+
+def test_report_removes_only_an_experiments_own_folder(tmp_path) -> None:  # noqa: ANN001
+    """Even past the name check (a direct caller of run_experiment), nothing but results/<name> is removed."""
+    from attnspec.errors import InputError
+    from attnspec.report.experiments import Experiment
+    from attnspec.report.runner import run_experiment
+
+    results = tmp_path / "out" / "results"
+    (results / "other").mkdir(parents=True)
+    (results / "other" / "kept.json").write_text("{}")
+    before = _tree(tmp_path)
+    exp = Experiment(name="..", path=tmp_path / "...toml", title="t", paper="expressivity", command="sa-check",
+                     args={"L": 16}, verdicts=False, group=None, note="", quick={})
+    with pytest.raises(InputError, match="nothing was removed"):
+        run_experiment(exp, results, quick=True, force=True, data_dir=None, log=lambda m: None)
+    assert _tree(tmp_path) == before
+
+
+def test_labels_are_titles_never_paths(tmp_path) -> None:  # noqa: ANN001
+    """`--label ../../x` titles the figures; every file is written under --out."""
+    model, data = _tiny_model_and_data(tmp_path)
+    run = tmp_path / "run"
+    assert _run(*_spectrum_args(model, data, run)).exit_code == 0
+    outside = set(tmp_path.parent.iterdir())
+    r = _run("plot", "spectrum", str(run), "--label", "../../escaped", "--out", str(tmp_path / "figs"))
+    assert r.exit_code == 0, r.output
+    assert set(tmp_path.parent.iterdir()) == outside
+    assert not any("escaped" in str(p) for p in tmp_path.rglob("*"))
+
+
+def test_control_sequences_in_run_names_are_escaped_when_printed(tmp_path) -> None:  # noqa: ANN001
+    """ESC]0; (window title), ESC]52; (clipboard) and ESC[2J (clear screen) in a corpus path,
+    a run folder or --out reach the terminal as text: compare's tables, its file lines and an
+    error line escape them."""
+    model, data = _tiny_model_and_data(tmp_path)
+    odd = data.rename(tmp_path / "d\x1b]0;pwned\x07.jsonl")
+    a, b = tmp_path / "a\x1b]52;c;Zm9v\x07", tmp_path / "b"
+    assert _run(*_spectrum_args(model, odd, a)).exit_code == 0
+    assert _run(*_spectrum_args(model, odd, b, "--seed", "1")).exit_code == 0
+    r = _run("compare", str(a), str(b), "--out", str(tmp_path / "cmp\x1b[2J"), "--no-plots")
+    assert r.exit_code == 0, r.output
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout, repr(r.stdout)
+    flat = r.stdout.replace("\n", "")  # rich wraps long lines
+    assert "\\x1b]0;pwned" in flat and "\\x1b[2J" in flat
+    r = _run("compare", str(a), str(tmp_path / "nosuch\x1b[2J"), "--out", str(tmp_path / "cmp2"))
+    assert r.exit_code == 1
+    line = _one_error_line(r.stderr)
+    assert "\x1b" not in line and "\\x1b[2J" in line
+
+
+# ------------------------------------------------------------------ forked workers die with their parent
+# jl-check, osa-check and sa-check compute part of their work in a forked second process. A
+# parent killed outright must not leave it computing, or blocked for ever on a pipe nobody
+# reads; Ctrl-C (delivered to every process of the terminal's group) is the parent's to report.
+FORKING = {
+    "jl-check": ("jl-check", "--out", "{tmp}/jl"),
+    "osa-check": ("osa-check", "--no-timing"),
+    "sa-check": ("sa-check",),
+}
+
+
+def _start_with_worker(tmp_path, name: str):  # noqa: ANN001, ANN202
+    """The command, once its forked worker exists: (process, worker pid)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    args = [a.format(tmp=tmp_path) for a in FORKING[name]]
+    import attnspec
+
+    # the attnspec this test imported, in the child too
+    env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1]), "ATTNSPEC_NO_FORK": "0"}
+    env.pop("ATTNSPEC_OSA_PROCESSES", None)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    # cwd: `python -m` puts the working directory first on the path, before PYTHONPATH
+    proc = subprocess.Popen([sys.executable, "-m", "attnspec.cli.main", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if _children(proc.pid):
+            time.sleep(1.0)  # past any short-lived helper process: the worker computes for seconds
+            kids = [k for k in _children(proc.pid) if _alive(k)]
+            if kids:
+                return proc, kids[0]
+        time.sleep(0.02)
+    proc.kill()
+    pytest.skip(f"{name} ran without a second process here (one core, or no fork)")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie nobody reaped is dead: it computes nothing and holds no core)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads process children from /proc")
+@pytest.mark.parametrize("name", sorted(FORKING))
+def test_a_forked_worker_exits_when_its_parent_is_killed(tmp_path, name: str) -> None:  # noqa: ANN001
+    import os
+    import signal
+    import time
+
+    proc, worker = _start_with_worker(tmp_path, name)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()  # not communicate(): the worker holds the output pipes too, reading them waits for it
+    # promptly: long before the worker could finish its share and exit by itself
+    deadline = time.monotonic() + 1.5
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survived = _alive(worker)
+    if survived:
+        os.kill(worker, signal.SIGKILL)  # the test's own orphan, not left behind
+    proc.stdout.close()
+    proc.stderr.close()
+    assert not survived, f"{name}'s worker {worker} outlived its killed parent"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads process children from /proc")
+@pytest.mark.parametrize("name", sorted(FORKING))
+def test_ctrl_c_is_the_parents_to_report(tmp_path, name: str) -> None:  # noqa: ANN001
+    """SIGINT to the worker alone changes nothing (the run finishes, exit 0, no traceback); to
+    the whole group (a terminal's Ctrl-C) it ends the run with exit 130 and at most one line."""
+    import os
+    import signal
+
+    proc, worker = _start_with_worker(tmp_path, name)
+    os.kill(worker, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in err.decode(), err.decode()[-2000:]
+    proc, worker = _start_with_worker(tmp_path / "again", name)
+    for pid in (worker, proc.pid):  # as a terminal's Ctrl-C: every process of the group
+        os.kill(pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    lines = [ln for ln in err.decode().splitlines() if ln.strip()]
+    assert proc.returncode == 130 and len(lines) <= 1 and "Traceback" not in err.decode(), err.decode()[-2000:]
+    assert not _alive(worker)
+
+
+# ------------------------------------------------------------ P is a probability matrix, or refused
+def test_weights_holding_inf_are_refused_naming_layer_and_head(tmp_path) -> None:  # noqa: ANN001
+    import torch
+    from transformers import AutoModel
+
+    model, data = _tiny_model_and_data(tmp_path)
+    m = AutoModel.from_pretrained(model)
+    with torch.no_grad():
+        m.encoder.layer[1].attention.self.query.weight[0, 0] = float("inf")  # head 0 of layer 1
+    m.save_pretrained(model)
+    r = _run(*_spectrum_args(model, data, tmp_path / "run"))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "layer 1, head 0" in line and "NaN or infinite" in line, line
+    assert not (tmp_path / "run" / "spectrum.parquet").exists()
+
+
+def test_check_stochastic_accepts_p_and_refuses_what_is_not() -> None:
+    import torch
+
+    from attnspec.errors import ModelLoadError
+    from attnspec.spectra.stochastic import check_stochastic
+
+    g = torch.Generator().manual_seed(0)
+    mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])  # (B=2, n=6), input 1 padded
+    scores = torch.randn(2, 3, 6, 6, generator=g).masked_fill(~mask[:, None, None, :], float("-inf"))
+    p = torch.softmax(scores, dim=-1) * mask[:, None, :, None]  # (B, H, n, n), padding rows zero
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        check_stochastic(p.to(dtype), mask, layer=0, model="m")  # a probability matrix passes
+    cases = {
+        "NaN or infinite": lambda q: q.__setitem__((1, 2, 0, 0), float("nan")),
+        "summing to": lambda q: q[0, 1, 3].mul_(0.9),
+        "negative entry": lambda q: (q[1, 0, 2, 0].sub_(0.5), q[1, 0, 2, 1].add_(0.5)),
+        "not 0": lambda q: q.__setitem__((1, 1, 5, 0), 0.5),  # a padding row that is not zero
+    }
+    for words, spoil in cases.items():
+        q = p.clone()
+        spoil(q)
+        with pytest.raises(ModelLoadError, match=words) as e:
+            check_stochastic(q, mask, layer=7, model="m")
+        assert "layer 7, head" in str(e.value) and "\n" not in str(e.value)
+
+
+# --------------------------------------------------------------------------- the API's types, one rule
+# Integers: any numbers.Integral (not bool); booleans: bool only; lists: any sequence or array;
+# texts: a sequence of str; seeds: 0 <= seed < 2**63 (attnspec.errors, battery._convert).
+def _api_type_cases():
+    import numpy as np
+
+    import attnspec
+
+    def gen():
+        yield "a b c"
+
+    return [
+        ("osa_check(timing='no')", lambda m, t: attnspec.osa_check(timing="no"), "--timing"),
+        ("sa_check(sweep='yes')", lambda m, t: attnspec.sa_check(sweep="yes"), "--sweep"),
+        ("sa_check(L='64')", lambda m, t: attnspec.sa_check(L="64"), "--L"),
+        ("jl_check(seed=2**70)", lambda m, t: attnspec.jl_check(seed=2**70), "2**63"),
+        ("jl_check(seed=-1)", lambda m, t: attnspec.jl_check(seed=-1), "2**63"),
+        ("jl_check(eps=1e-320)", lambda m, t: attnspec.jl_check(eps=1e-320), "eps"),
+        ("jl_check(resume='no')", lambda m, t: attnspec.jl_check(resume="no"), "resume"),
+        ("spectrum(texts=dict)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts={"a b": 1, "c d": 2}), "a dict"),
+        ("spectrum(texts=set)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts={"a b", "c d"}), "a set"),
+        ("spectrum(texts=generator)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=gen()), "generator"),
+        ("spectrum(texts=[1, 2])", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a", 2]), "int"),
+        ("spectrum(seed=2**63)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], seed=2**63), "2**63"),
+        ("spectrum(progress='no')", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], progress="no"),
+         "progress"),
+        ("spectrum(seq_len=True)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], seq_len=True),
+         "seq_len"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def tiny_api_model(tmp_path_factory: pytest.TempPathFactory):
+    from helpers import make_roberta_tokenizer
+    from models_tiny import tiny_roberta
+
+    tok = make_roberta_tokenizer(tmp_path_factory.mktemp("api-types"))
+    return tiny_roberta(vocab=len(tok), n=62), tok
+
+
+@pytest.mark.parametrize("case", _api_type_cases(), ids=lambda c: c[0])
+def test_api_types_are_one_rule(tiny_api_model, case) -> None:  # noqa: ANN001
+    from attnspec.errors import InputError
+
+    model, tok = tiny_api_model
+    _, call, words = case
+    with pytest.raises(InputError) as e:
+        call(model, tok)
+    assert words in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(tiny_api_model) -> None:  # noqa: ANN001
+    import numpy as np
+    import pandas as pd
+
+    import attnspec
+    from attnspec.battery import check_option_types
+
+    model, tok = tiny_api_model
+    model.train()
+    model.embeddings.eval()  # a mixed state, restored module by module
+    before = {name: m.training for name, m in model.named_modules()}
+    texts = pd.Series(["the attention of a movie was low rank " * 3, "a spectrum decays quickly in layers " * 3])
+    res = attnspec.spectrum(model, tokenizer=tok, texts=texts, seq_len=np.int64(16), num_inputs=np.int64(2),
+                            seed=np.uint8(3), progress=np.bool_(False))
+    assert res.meta["seed"] == 3 and res.meta["inputs_done"] == 2
+    assert {name: m.training for name, m in model.named_modules()} == before
+    checked = check_option_types("osa-check", {"alpha": np.array([0.1, 1.0]), "seed": np.uint8(3)}, text=False)
+    assert checked == {"alpha": [0.1, 1.0], "seed": 3} and type(checked["seed"]) is int
+
+
+# ------------------------------------------------------- values refused before anything loads or runs
+# The model named does not exist: a refusal naming the value (not the model) shows the value
+# was checked first. A value the command line reads but cannot take as its option's kind is
+# a usage error (exit 2); a value of the right kind outside what is allowed exits 1.
+@pytest.mark.parametrize(("args", "code", "words"), [
+    (("spectrum", "--data", "imbd"), 2, "did you mean imdb?"),
+    (("spectrum", "--data", "wikitext"), 2, "did you mean wiki103?"),
+    (("spectrum", "--data", "imdb", "--num-sentences", "abc"), 2, "--num-sentences"),
+    (("jl-check", "--k", "64,", "--claims", "lemma1"), 1, "empty item"),
+    (("jl-check", "--k", "64,,128", "--claims", "lemma1"), 1, "empty item"),
+    (("jl-check", "--k", "9" * 30, "--claims", "lemma1"), 1, "larger than the largest n allowed"),
+    (("jl-check", "--seed", str(2**63)), 2, "--seed"),
+    (("jl-check", "--eps", "1e-320"), 1, "eps must be >= 1e-150"),
+    (("sa-check", "--sweep-L", "16,16"), 1, "more than once"),
+    (("sa-check", "--sweep-k", "1,,2"), 1, "empty item"),
+])
+def test_values_are_refused_before_any_work(tmp_path, args: tuple[str, ...], code: int, words: str) -> None:  # noqa: ANN001
+    if args[0] == "spectrum":
+        args = (*args, "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "out"), "-q")
+    r = _run(*args)
+    assert r.exit_code == code, r.output
+    assert words in _one_error_line(r.stderr)
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------- compare refuses what it cannot interpret
+def test_compare_refuses_a_one_input_run_and_nan_spreads(tmp_path) -> None:  # noqa: ANN001
+    import shutil
+
+    import pandas as pd
+
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "a")).exit_code == 0
+    assert _run(*_spectrum_args(model, data, tmp_path / "one", "--num-sentences", "1")).exit_code == 0
+    r = _run("compare", str(tmp_path / "a"), str(tmp_path / "one"), "--out", str(tmp_path / "c1"), "--no-plots")
+    assert r.exit_code == 1 and "holds 1 input" in _one_error_line(r.stderr)
+    shutil.copytree(tmp_path / "a", tmp_path / "nan")
+    t = pd.read_parquet(tmp_path / "nan" / "spectrum.parquet")
+    t.loc[t.index[5], "std"] = float("nan")  # a hand-edited spread
+    t.to_parquet(tmp_path / "nan" / "spectrum.parquet")
+    r = _run("compare", str(tmp_path / "a"), str(tmp_path / "nan"), "--out", str(tmp_path / "c2"), "--no-plots")
+    assert r.exit_code == 1 and "'std' holds NaN" in _one_error_line(r.stderr)
+    assert not (tmp_path / "c1" / "compare.parquet").exists() and not (tmp_path / "c2" / "compare.parquet").exists()
+
+
+def test_plot_spectrum_refuses_two_runs_that_would_share_a_figure_folder(tmp_path) -> None:  # noqa: ANN001
+    """a/r64 and b/r64 drawn into one --out would both write OUT/r64/: one would overwrite the other."""
+    import shutil
+
+    model, data = _tiny_model_and_data(tmp_path)
+    assert _run(*_spectrum_args(model, data, tmp_path / "a" / "r")).exit_code == 0
+    shutil.copytree(tmp_path / "a" / "r", tmp_path / "b" / "r")
+    r = _run("plot", "spectrum", str(tmp_path / "a" / "r"), str(tmp_path / "b" / "r"), "--out", str(tmp_path / "figs"))
+    assert r.exit_code == 1 and "same" in _one_error_line(r.stderr)
+    assert not list((tmp_path / "figs").rglob("*.png")) if (tmp_path / "figs").exists() else True
+
+
+# -------------------------------------------------------------- malformed files: one line naming file and field
+def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> None:  # noqa: ANN001
+    import json
+    import shutil
+
+    import pandas as pd
+
+    import attnspec
+    from attnspec.errors import ResultsError
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.job import run_spectrum
+
+    model, data = _tiny_model_and_data(tmp_path)
+    cfg = SpectrumConfig(model=str(model), data=str(data), seq_len=16, num_sentences=8, batch_size=2, device="cpu",
+                         out=tmp_path / "run", checkpoint_every=1)
+
+    def stop(done: int) -> None:
+        raise KeyboardInterrupt
+
+    run_spectrum(cfg, progress=False, on_checkpoint=stop)
+    shutil.copytree(tmp_path / "run", tmp_path / "whole")
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    (tmp_path / "run" / "meta.json").write_text(json.dumps({**meta, "corpus": ["a", "list"]}))
+    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))  # the corpus record is ignored, not fatal
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    t = pd.read_parquet(tmp_path / "run" / "metrics.parquet")
+    t.drop(columns=[c for c in t.columns if c.endswith("_of_mean_curve")]).to_parquet(tmp_path / "run" / "metrics.parquet")
+    with pytest.raises(ResultsError, match="metrics.parquet is not a metrics table: no 'index_at_") as e:
+        attnspec.load(tmp_path / "run").per_layer()
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [("claims",), ("claims", "--json")])
+def test_a_full_stdout_is_one_error_line(tmp_path, args: tuple[str, ...]) -> None:  # noqa: ANN001
+    import os
+    import subprocess
+    import sys
+
+    import attnspec
+
+    env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1])}
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], stdout=full, stderr=subprocess.PIPE,
+                           text=True, env=env, cwd=tmp_path, timeout=120)
+    assert r.returncode == 1
+    assert "No space left" in _one_error_line(r.stderr)

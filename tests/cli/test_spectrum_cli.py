@@ -35,8 +35,8 @@ def _run(*args: str):
     return runner.invoke(app, list(args))
 
 
-def _one_line_error(result, *fragments: str) -> None:
-    assert result.exit_code == 1, result.output
+def _one_line_error(result, *fragments: str, code: int = 1) -> None:
+    assert result.exit_code == code, result.output
     lines = [l for l in result.stderr.splitlines() if l.strip()]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error:")
@@ -99,7 +99,8 @@ def test_bad_input_gives_one_line_errors(model_dir: Path, jsonl: Path, tmp_path:
         base[k] = v
     flat = [x for kv in base.items() for x in kv]
     r = _run("spectrum", *flat, "--out", str(tmp_path / "run"), "-q")
-    _one_line_error(r, *fragments)
+    # a value that is not a number at all is a usage error (exit 2); one out of range exits 1
+    _one_line_error(r, *fragments, code=2 if args == ["--num-sentences", "some"] else 1)
     assert not (tmp_path / "run").exists()  # nothing half-written
 
 

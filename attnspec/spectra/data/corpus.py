@@ -16,6 +16,28 @@ DATA_DIR_ENV = "ATTNSPEC_DATA_DIR"
 CORPUS_NAMES = {"wiki103": "wiki103", "wikitext103": "wiki103", "wikitext-103": "wiki103", "imdb": "imdb"}
 
 
+def check_data_name(data: object, option: str = "--data") -> None:
+    """Refuse, before anything loads, a ``--data`` that is neither a corpus name (any spelling
+    of :data:`CORPUS_NAMES`) nor an existing path, with the closest name when there is one
+    (``--data imbd: ... did you mean imdb?``). Texts handed to the API are not checked here."""
+    import difflib
+    import os
+
+    from attnspec.errors import DataError, OptionError
+
+    if not isinstance(data, (str, os.PathLike)):
+        return
+    text = str(data).strip()
+    if text.lower() in CORPUS_NAMES or (text and Path(text).expanduser().exists()):
+        return
+    close = difflib.get_close_matches(text.lower(), list(CORPUS_NAMES), n=1, cutoff=0.6)
+    hint = f"; did you mean {CORPUS_NAMES[close[0]]}?" if close else ""  # the canonical spelling
+    # a path that is not there is missing data (exit 1); a bare word is a misspelt name (a usage error)
+    error = DataError if any(c in text for c in "/\\.~") else OptionError
+    raise error(f"{option} {text!r} is neither a corpus name ({', '.join(sorted(set(CORPUS_NAMES.values())))}) "
+                      f"nor an existing file or directory{hint}")
+
+
 # Default split of a local copy (the shared data folder holds WikiText's validation and test
 # files and IMDB's test split) and of the hub. The Linformer study averages over 10k inputs of
 # n = 512 tokens; WikiText-103's validation split holds only ~550 such windows, its train split

@@ -130,22 +130,34 @@ class Config:
 
 
 def _int_list(name: str, value: Any) -> tuple[int, ...]:
-    """A comma list as typed (``"64,128"``), a single int, or a list of ints."""
+    """A comma list as typed (``"64,128"``), a single int, or any sequence or array of ints;
+    an empty item (``"64,"``) and a value given twice (``"16,16"``: the sweep would count its
+    configurations twice in the fit) are refused."""
+    import numbers
+
+    from attnspec.errors import as_list
+
     if isinstance(value, str):
+        parts = [x.strip() for x in value.split(",")]
+        if any(not p for p in parts):
+            raise InputError(f"{name} has an empty item in {value!r}; write the values separated by single commas")
         try:
-            vals = [int(x) for x in value.split(",") if x.strip()]
+            vals: list[Any] = [int(x) for x in parts]
         except ValueError:
             raise InputError(f"{name} must be a comma list of integers, got {value!r}") from None
-    elif isinstance(value, (list, tuple)):
-        vals = list(value)
-    else:
+    elif isinstance(value, numbers.Integral):
         vals = [value]
+    else:
+        vals = as_list(name, value)
     for v in vals:
-        if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise InputError(f"{name} must be a comma list of integers, got {value!r}")
     if not vals:
         raise InputError(f"{name} must list at least one integer, got {value!r}")
-    return tuple(vals)
+    twice = sorted({int(v) for v in vals if [int(x) for x in vals].count(int(v)) > 1})
+    if twice:
+        raise InputError(f"{name} lists {', '.join(map(str, twice))} more than once; give each value once")
+    return tuple(int(v) for v in vals)
 
 
 def config_from_options(options: Mapping[str, Any]) -> Config:

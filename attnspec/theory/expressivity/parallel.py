@@ -43,10 +43,14 @@ class Forked:
         sys.stdout.flush()
         sys.stderr.flush()
         r, w = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: compute, send, and leave without running the parent's exit code
             code = 0
             try:
+                from attnspec.signals import become_worker
+
+                become_worker(parent)  # dies with the parent; Ctrl-C is the parent's to report
                 os.close(r)
                 import torch
 

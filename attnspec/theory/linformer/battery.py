@@ -104,8 +104,9 @@ def parse_ks(spec: str) -> list[int]:
     """
     out: list[int] = []
     for part in (p.strip() for p in spec.split(",")):
-        if not part:
-            continue
+        if not part:  # "64," or "64,,128": a value was left out, not an empty sweep to skip
+            raise InputError(f"k has an empty item in {spec!r}; write the values separated by single commas, "
+                             "e.g. 64,128")
         try:
             if ":" in part:
                 fields = [int(x) for x in part.split(":")]
@@ -132,6 +133,8 @@ def parse_ks(spec: str) -> list[int]:
         raise InputError(f"k must hold at least one value, got {spec!r}")
     for k in out:
         check_range("k", k, low=1)
+        if k > MAX_N:  # k <= n <= MAX_N; also keeps every k an int64
+            raise InputError(f"k = {k} is larger than the largest n allowed ({MAX_N:,}); Lemma 1 needs k <= n")
     return sorted(set(out))
 
 

@@ -30,7 +30,14 @@ from attnspec.errors import InputError, check_range
 def check_eps(eps: float) -> float:
     """ε in (0, 1), else :class:`InputError` naming it."""
     check_range("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
+    if float(eps) < EPS_MIN:  # the dimensions ∝ 1/eps² would overflow or divide by an underflowed 0
+        raise InputError(f"eps must be >= {EPS_MIN:g} (the dimensions the claims give grow as 1/eps², which must be "
+                         f"a finite number), got {eps!r}")
     return float(eps)
+
+
+#: Smallest ε taken: 1/ε² stays a finite float (about 1e300) and ε² is not rounded to 0.
+EPS_MIN = 1e-150
 
 
 def check_n(n: int) -> int:

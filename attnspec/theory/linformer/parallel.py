@@ -91,8 +91,11 @@ def one_thread(*, import_torch: bool = True) -> Iterator[None]:
             torch.set_num_threads(previous)
 
 
-def _child(conn: Any, compute: Callable[[str], Any], groups: Sequence[str]) -> None:  # noqa: ANN401
+def _child(conn: Any, compute: Callable[[str], Any], groups: Sequence[str], parent_pid: int) -> None:  # noqa: ANN401
     from attnspec.progress import set_quiet
+    from attnspec.signals import become_worker
+
+    become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
 
     set_quiet(True)
     out: dict[str, Any] = {}
@@ -125,7 +128,7 @@ class SideProcess:
         gc.freeze()
         self.groups = list(groups)
         self._recv, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_child, args=(send, compute, self.groups), daemon=True)
+        self._proc = ctx.Process(target=_child, args=(send, compute, self.groups, os.getpid()), daemon=True)
         self._proc.start()
         gc.unfreeze()  # this process collects as before (the child keeps them frozen)
         send.close()

@@ -328,10 +328,11 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
         b = _stage_b(cfg, say)
         return _assemble(cfg, a, b)
     import multiprocessing
+    import os
 
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_stage_b_child, args=(cfg, send), daemon=True)
+    child = ctx.Process(target=_stage_b_child, args=(cfg, send, os.getpid()), daemon=True)
     child.start()
     send.close()
     try:
@@ -364,9 +365,13 @@ def _fit_draws(cfg: OsaCheckConfig) -> int:
     return max(jacobian.THM44_FIT_DRAWS, cfg.trials)
 
 
-def _stage_b_child(cfg: OsaCheckConfig, send: Any) -> None:
+def _stage_b_child(cfg: OsaCheckConfig, send: Any, parent_pid: int) -> None:
     """Target of the forked worker: send ``(True, stage B)`` or ``(False, traceback)``."""
     import traceback
+
+    from attnspec.signals import become_worker
+
+    become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
 
     try:
         out = (True, _stage_b(cfg, lambda _msg: None))
