@@ -134,9 +134,8 @@ class SpectrumResult:
         The per-layer mean curves (± one std over inputs and heads) and the layer × head
         heatmap of c_at (``at`` as in :meth:`per_layer`). Nothing is recomputed or written.
         """
-        from attnspec.spectra.reading import check_at, short_input_note
-
         from attnspec.spectra.figure_record import figure_choices
+        from attnspec.spectra.reading import check_at, short_input_note
 
         n = self._n()
         if at is not None:

@@ -132,7 +132,7 @@ def check_texts(name: str, value: object) -> list[str]:
     return items
 
 
-def check_choice(name: str, value: object, allowed: "tuple[str, ...] | list[str]") -> str:
+def check_choice(name: str, value: object, allowed: tuple[str, ...] | list[str]) -> str:
     """``value`` if it is one of ``allowed``, else :class:`InputError` listing them,
     e.g. ``family must be one of gaussian, orthogonal, got 'cauchy'``."""
     if value not in allowed:
@@ -151,7 +151,7 @@ def check_index(name: str, value: object, n: int) -> int:
     return int(value)
 
 
-def check_path(name: str, value: object) -> "pathlib.Path":
+def check_path(name: str, value: object) -> pathlib.Path:
     """A path given as ``str`` or ``os.PathLike`` (not ``None``, a number, ...), non-empty,
     else :class:`InputError`, e.g. ``path must be a path (str or os.PathLike), got 123``."""
     import os

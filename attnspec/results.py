@@ -47,6 +47,7 @@ from attnspec.writer import (  # noqa: F401 - the writing machinery lives in att
     writing_to,
 )
 
+
 def _torch_version() -> str | None:
     """torch's version, without importing it for this (two seconds a checking command that ran
     without torch need not pay): the loaded module's, else the installed distribution's."""

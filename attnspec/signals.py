@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-
 #: Non-empty while a :func:`deferred_interrupts` block is active (it then holds the signals).
 _deferring: list[bool] = []
 

@@ -75,8 +75,8 @@ def _timed(fn, device: torch.device, repeat: int) -> tuple[float, torch.Tensor]:
 
 def compare(device: str = "cuda", *, n: int = 512, count: int = 144, repeat: int = 3) -> dict | None:
     """Time ``svd`` and ``gram`` on ``device`` and ``lapack`` on the CPU; None when CUDA is asked for but absent."""
-    from attnspec.spectra.metrics import cumulative_curve
     from attnspec.spectra.engine import singular_values
+    from attnspec.spectra.metrics import cumulative_curve
 
     dev = torch.device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():

@@ -32,8 +32,8 @@ import numpy as np
 import torch
 
 from attnspec.theory.linformer import dimensions as D
-from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem1_samplers as S1
 from attnspec.theory.linformer import theorem2_samplers as S2
 

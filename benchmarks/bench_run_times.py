@@ -37,10 +37,10 @@ from bench_spectrum import _base_sized_model_dir, _data_dir  # noqa: E402  the s
 
 
 def measure(model_dir: str, name: str, n: int, inputs: int, batch_size: int) -> dict:
-    from attnspec.spectra.data.inputs import load_inputs
-    from attnspec.spectra.models import load_encoder
     from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.models import load_encoder
 
     d = _data_dir()
     t0 = time.perf_counter()

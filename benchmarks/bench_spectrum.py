@@ -72,8 +72,9 @@ def _data_dir() -> Path | None:
 
 
 def _tokenizer():
-    from attnspec.spectra.models import packaged_minilm_path
     from transformers import AutoTokenizer
+
+    from attnspec.spectra.models import packaged_minilm_path
 
     path = packaged_minilm_path()
     if path is None:
@@ -110,9 +111,9 @@ def _numpy_curves(p: np.ndarray) -> np.ndarray:
 
 def bench_stage(repeat: int) -> dict:
     from attnspec.spectra.capture import collect_attention
-    from attnspec.spectra.models import load_encoder
-    from attnspec.spectra.metrics import cumulative_curve
     from attnspec.spectra.engine import resolve_method, singular_values
+    from attnspec.spectra.metrics import cumulative_curve
+    from attnspec.spectra.models import load_encoder
 
     enc = load_encoder("minilm", device="cpu")
     ids = torch.tensor(_windows(enc.tokenizer, 2, seed=1))
@@ -151,9 +152,9 @@ def _base_sized_model_dir(tmp: Path) -> Path:
 
 
 def bench_end_to_end(model_dir: Path, inputs: int) -> dict:
-    from attnspec.spectra.models import load_encoder
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.models import load_encoder
 
     enc = load_encoder(str(model_dir), device="cpu")
     windows = _windows(enc.tokenizer, inputs, seed=2)
@@ -302,9 +303,9 @@ def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_input
     counts.
     """
     from attnspec.spectra.capture import collect_attention
-    from attnspec.spectra.models import load_encoder
-    from attnspec.spectra.engine import resolve_method, singular_values
     from attnspec.spectra.config import DEFAULT_BATCH_SIZE
+    from attnspec.spectra.engine import resolve_method, singular_values
+    from attnspec.spectra.models import load_encoder
 
     bs = batch or DEFAULT_BATCH_SIZE.get(torch.device(device).type, 1)
     enc = load_encoder(str(model_dir), device=device)
@@ -385,7 +386,7 @@ def bench_fixed(model_dir: Path, device: str = "cpu", rounds: int = 3) -> dict:
             for r in range(rounds):
                 def run(num: int, name: str, cache: str, extra: tuple[str, ...] = ()) -> float:
                     os.environ["ATTNSPEC_CACHE_DIR"] = str(tmp / cache)
-                    return _cli(_spectrum_args(model_dir, "imdb", n, num, tmp / f"{name}{r}", device, extra))[0]
+                    return _cli(_spectrum_args(model_dir, "imdb", n, num, tmp / f"{name}{r}", device, extra))[0]  # noqa: B023 - called within this iteration
 
                 t0 = time.perf_counter()
                 subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -417,9 +418,9 @@ def bench_batch(model_dir: Path, sizes: list[int], inputs: int, rounds: int, dev
     """Time of the job on the same inputs per --batch-size, the model loaded once, the sizes
     interleaved over ``rounds`` (best kept, so that load from other jobs hits all alike);
     then peak RSS of the CLI per size (fresh processes)."""
-    from attnspec.spectra.models import load_encoder
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.models import load_encoder
 
     enc = load_encoder(str(model_dir), device=device)
     times: dict[int, list[float]] = {b: [] for b in sizes}

@@ -51,7 +51,7 @@ def _best(fn, repeat: int) -> float:
 
 def _old_aggregation(acc_old, layer: int, sv: torch.Tensor) -> None:
     """The aggregation before issue 14: curve moments and three metrics (the baseline)."""
-    from attnspec.spectra import aggregate, engine, metrics
+    from attnspec.spectra import metrics
 
     curves = metrics.cumulative_curve(sv)
     acc_old["curve"].add_samples(curves.numpy(), (layer,))
@@ -112,9 +112,9 @@ def bench_metrics(inputs: int, repeat: int) -> dict:
 
 
 def bench_lengths(count: int, repeat: int) -> dict:
-    from attnspec.spectra.scaling import run_scaling
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.scaling import run_scaling
 
     lengths = [64, 128, 256, 512]
     data_dir = _data_dir()

@@ -31,6 +31,7 @@ from rich.console import Console
 
 from attnspec.errors import AttnspecError
 
+
 # Results and tables go to stdout; progress, warnings and errors to stderr, so that
 # `--json` output can be piped. Markup is off: messages carry paths, install commands
 # ("pip install 'attnspec[decoders]'") and intervals whose brackets must print as written;

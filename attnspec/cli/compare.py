@@ -28,8 +28,8 @@ def compare(
     """
     from rich.table import Table
 
-    from attnspec.spectra.compare import KIND, compare_runs, depth_trends, write_comparison
     from attnspec.errors import InputError, printable
+    from attnspec.spectra.compare import KIND, compare_runs, depth_trends, write_comparison
 
     with user_errors():
         if not 0 < level < 1:

@@ -41,14 +41,14 @@ def _root(
 
 
 # Command groups. Each module exposes `register(app)`.
-from attnspec.cli import spectrum as _spectrum  # noqa: E402
+from attnspec.cli import claims as _claims  # noqa: E402
+from attnspec.cli import compare as _compare  # noqa: E402
 from attnspec.cli import expressivity as _expressivity  # noqa: E402
 from attnspec.cli import jl as _jl  # noqa: E402
 from attnspec.cli import osa as _osa  # noqa: E402
 from attnspec.cli import osa_train as _osa_train  # noqa: E402
 from attnspec.cli import report as _report  # noqa: E402
-from attnspec.cli import compare as _compare  # noqa: E402
-from attnspec.cli import claims as _claims  # noqa: E402
+from attnspec.cli import spectrum as _spectrum  # noqa: E402
 
 _spectrum.register(app)
 _expressivity.register(app)

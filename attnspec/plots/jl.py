@@ -140,8 +140,8 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, panel in zip(axes.flat, panels):
-        draw = {"eq11": lambda: _panel_eq11(ax, curves, g, n, dims), "eq12": lambda: _panel_eq12(ax, curves, g12, n, dims),
-                "thm1": lambda: _panel_thm1(ax, table, curves, n, dims), "thm2": lambda: _panel_thm2(ax, table, n, dims)}
+        draw = {"eq11": lambda: _panel_eq11(ax, curves, g, n, dims), "eq12": lambda: _panel_eq12(ax, curves, g12, n, dims),  # noqa: B023 - called within this iteration
+                "thm1": lambda: _panel_thm1(ax, table, curves, n, dims), "thm2": lambda: _panel_thm2(ax, table, n, dims)}  # noqa: B023 - called within this iteration
         values = draw[panel]()
         _log_axes(ax, values)
     fig.legend(handles=[Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5,

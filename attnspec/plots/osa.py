@@ -79,8 +79,9 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
     κ axis the bases coincide with one another and with the multi-head curve's floor. QR and
     the cubic Newton–Schulz basis agree to three digits: QR is drawn last, with open markers
     on a dashed line, so it shows where it lies on top of the other."""
-    from attnspec.plots import OKABE_ITO, legend_below
     from matplotlib.lines import Line2D
+
+    from attnspec.plots import OKABE_ITO, legend_below
 
     style()
     single = frame[frame["reading"] == "single"]

@@ -19,7 +19,6 @@ import pandas as pd
 
 from attnspec.plots import save_figure, style
 
-
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 
 

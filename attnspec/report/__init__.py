@@ -48,11 +48,9 @@ from attnspec.report.experiments import (
     RUN_FILE,
     VERDICT_FILE,
     Experiment,
-    display_command,
     load_experiments,
 )
 from attnspec.report.files import _refuse_link, _write_text
-from attnspec.report.markdown import _md
 from attnspec.report.runner import RunRecord, run_experiment
 from attnspec.writer import atomic_write_bytes
 
@@ -68,17 +66,24 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     with a numbered caption (:mod:`attnspec.report.captions`).
     """
     from attnspec.plots.spectrum import plot_compare, plot_run
-    from attnspec.report.appendix import drop_empty, index_section, move_subsections, move_tables, section_page, write_appendix
+    from attnspec.report.appendix import (
+        drop_empty,
+        index_section,
+        move_subsections,
+        move_tables,
+        section_page,
+        write_appendix,
+    )
     from attnspec.report.beyond import beyond_figure1_section, scaling_table
     from attnspec.report.captions import place_figures
     from attnspec.report.decoder import decoder_section
+    from attnspec.report.experiments import spectrum_runs
     from attnspec.report.figure1 import _spectrum_section
     from attnspec.report.html import write_html
     from attnspec.report.ledger import ledger_section
     from attnspec.report.papers import paper_sections
     from attnspec.report.summary import summary_section
     from attnspec.results import environment_meta
-    from attnspec.report.experiments import spectrum_runs
 
     results = out / "results"
     figures = out / "figures"

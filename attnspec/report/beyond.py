@@ -177,7 +177,8 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
     """The question's one small table: per scaling run, β of k90 and of the rank for error ≤ 0.1
     over all layers, with 95% bootstrap intervals over inputs (the per-layer fits are in the
     appendix)."""
-    from attnspec.spectra.scaling import fit_scaling, scaling_table as lengths_table
+    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling import scaling_table as lengths_table
 
     rows = []
     for exp in spectrum_runs(experiments, results, "scaling"):

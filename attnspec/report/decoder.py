@@ -40,7 +40,7 @@ HEADLINE = ("c_at", "reach_index", "effective_rank", "rank_for_error_0.1")
 DEPTH = ("c_at", "reach_index", "effective_rank", "row_entropy")
 
 
-def heading(study: "Study") -> str:
+def heading(study: Study) -> str:
     """``A causal decoder: SmolLM2-135M`` — the decoder models whose results the section reads."""
     models = list(dict.fromkeys(display(c.decoder.model) for c in study.corpora))
     return f"{HEADING}: {', '.join(models)}" if models else HEADING

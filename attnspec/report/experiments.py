@@ -7,11 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from attnspec import __version__
 from attnspec.errors import InputError, check_name
@@ -155,7 +156,7 @@ def load_experiments(folder: Path) -> list[Experiment]:
     return out
 
 
-def spectrum_runs(experiments: "Sequence[Experiment]", results: Path, kind: str) -> list[Experiment]:
+def spectrum_runs(experiments: Sequence[Experiment], results: Path, kind: str) -> list[Experiment]:
     """The spectrum experiments whose saved results are of ``kind``, in their order.
 
     ``"figure1"``: one length of an encoder (``meta.json`` kind ``spectrum``, not ``causal``):
@@ -179,7 +180,7 @@ def spectrum_runs(experiments: "Sequence[Experiment]", results: Path, kind: str)
     return found
 
 
-def display_command(exp: "Experiment", quick: bool) -> str:
+def display_command(exp: Experiment, quick: bool) -> str:
     """The command that reproduces ``exp`` from the repository root, as REPORT.md shows it.
 
     It holds no path of the machine that made the report: the data folder is left to the

@@ -69,7 +69,7 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
         tokens = md.parse(text)
         parsed.append((name, tokens))
     toc: list[tuple[int, str, str]] = []
-    for k, (name, tokens) in enumerate(parsed):
+    for k, (_name, tokens) in enumerate(parsed):
         first = True
         for i, tok in enumerate(tokens):
             if tok.type != "heading_open":
@@ -87,7 +87,7 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
             if k == 0 and level in (2, 3):
                 toc.append((level, ident, _plain(inline)))
     parts = []
-    for k, (name, tokens) in enumerate(parsed):
+    for k, (_name, tokens) in enumerate(parsed):
         for tok in tokens:
             for child in [tok, *(tok.children or [])]:
                 if child.type == "image":

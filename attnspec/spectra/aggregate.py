@@ -185,7 +185,7 @@ class SpectrumAccumulator:
         if sorted(layer for layer, _, _ in items) != list(range(L)):
             raise InputError(f"add_batch needs exactly one entry per layer 0..{L - 1}")
         idx = np.asarray(input_index, dtype=np.int64)
-        for layer, sv, ent in items:
+        for _layer, sv, _ent in items:
             if sv.shape[0] != idx.size:
                 raise InputError(f"input_index has {idx.size} entries but the batch holds {sv.shape[0]} inputs")
         rows = {name: np.empty((idx.size, L)) for name in self.PER_INPUT}

@@ -209,7 +209,7 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
     rows = []
     for q in names:
         stats = []
-        for r, p in zip(runs, per_run):
+        for _run, p in zip(runs, per_run):
             frame, inputs, col = p[q]
             st = layer_statistics(frame, inputs, col)
             # both runs must use the same method for one difference; fall back to the bound

@@ -26,7 +26,7 @@ def sample_attention(
     data_dir: str | None = None,
     device: str = "cpu",
     split: str | None = None,
-) -> "torch.Tensor":
+) -> torch.Tensor:
     """``count`` real attention matrices, pooled over inputs, layers and heads.
 
     Loads ``model`` and draws just enough inputs of ``seq_len`` tokens from ``data`` to

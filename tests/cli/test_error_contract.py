@@ -200,10 +200,10 @@ def _api_cases():
     import torch
 
     import attnspec
-    from attnspec.spectra.compare import compare_runs
     from attnspec.errors import InputError, ModelLoadError, ResultsError
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.compare import compare_runs
     from attnspec.spectra.engine import singular_values
+    from attnspec.spectra.scaling import fit_scaling
 
     def meta_list(res, run, root):
         import shutil
@@ -599,7 +599,6 @@ def test_check_stochastic_accepts_p_and_refuses_what_is_not() -> None:
 # Integers: any numbers.Integral (not bool); booleans: bool only; lists: any sequence or array;
 # texts: a sequence of str; seeds: 0 <= seed < 2**63 (attnspec.errors, battery._convert).
 def _api_type_cases():
-    import numpy as np
 
     import attnspec
 

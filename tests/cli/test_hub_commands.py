@@ -160,10 +160,9 @@ def test_uncached_dataset_offline_names_how_to_fill_the_cache(tmp_path: Path, mo
     datasets = pytest.importorskip("datasets")
     from helpers import make_roberta_tokenizer
 
-    from attnspec.spectra.data.inputs import load_inputs
     from attnspec.errors import DataError
-
     from attnspec.spectra.data import sources
+    from attnspec.spectra.data.inputs import load_inputs
 
     monkeypatch.delenv("ATTNSPEC_DATA_DIR", raising=False)
     monkeypatch.setattr(sources, "shared_data_candidates", lambda: [])  # no ../shared/data default either

@@ -250,8 +250,8 @@ def test_api_null_baselines_on_a_causal_decoder_survive_save_and_load(llama_like
 def test_random_init_null_runs_the_same_architecture_on_the_same_inputs(llama_like) -> None:
     import torch
 
-    from attnspec.spectra.random_init import reinitialised
     from attnspec.spectra.models import wrap_model
+    from attnspec.spectra.random_init import reinitialised
 
     model, tok = llama_like
     texts = _texts(3, lo=30, hi=40)

@@ -12,12 +12,11 @@ import json
 import re
 
 import numpy as np
-
 import pytest
 
+from attnspec.errors import DataError
 from attnspec.spectra.data.corpus import DATA_DIR_ENV
 from attnspec.spectra.data.inputs import load_inputs
-from attnspec.errors import DataError
 
 pytestmark = [pytest.mark.realdata, pytest.mark.minilm]
 

@@ -34,11 +34,11 @@ import pytest
 import attnspec.results as results_mod
 import attnspec.spectra.job as sr
 from attnspec.errors import ResultsError
-from attnspec.spectra.checkpoint import DIGEST_KEY, state_digest
 from attnspec.spectra.aggregate import SpectrumAccumulator
+from attnspec.spectra.checkpoint import DIGEST_KEY, state_digest
 from attnspec.spectra.config import SpectrumConfig
-from attnspec.spectra.merge import merge_runs
 from attnspec.spectra.job import run_spectrum
+from attnspec.spectra.merge import merge_runs
 
 SEQ = 32
 REPO = Path(__file__).resolve().parents[2]

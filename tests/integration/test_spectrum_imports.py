@@ -6,13 +6,13 @@ costs); a run that draws no figure must not pay it, summary included.
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,8 +11,8 @@ import pytest
 
 from attnspec.errors import InputError, ResultsError
 from attnspec.spectra.config import SpectrumConfig
-from attnspec.spectra.merge import merge_runs
 from attnspec.spectra.job import run_spectrum
+from attnspec.spectra.merge import merge_runs
 
 SEQ = 32
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 from models_tiny import FAMILIES, tiny_bert, tiny_llama, tiny_mpnet, tiny_roberta
 
-from attnspec.spectra.capture import LayerAttention, capture_attention, collect_attention, describe_attention
 from attnspec.errors import InputError, ModelLoadError
+from attnspec.spectra.capture import LayerAttention, capture_attention, collect_attention, describe_attention
 
 #: The families that return P only under output_attentions (older-style modules): hooks path.
 HOOKED = {"mpnet", "deberta-v2"}
@@ -84,7 +84,7 @@ def test_real_block_under_padding_equals_the_input_run_alone(family: str) -> Non
                 mask[b, n - length:] = 1
         ids[mask == 0] = pad
         layers: dict[int, LayerAttention] = {}
-        with capture_attention(model, lambda la: layers.__setitem__(la.layer, la)) as cap:
+        with capture_attention(model, lambda la: layers.__setitem__(la.layer, la)) as cap:  # noqa: B023 - called within this iteration
             cap.forward(ids, mask)
         alone = [collect_attention(model, ids[b][mask[b].bool()][None]) for b in range(3)]
         for layer, la in layers.items():
@@ -204,7 +204,7 @@ def test_hooks_forced_on_a_registry_model_give_the_same_p() -> None:
     by_path = {}
     for path in ("registry", "hooks"):
         got: dict[int, torch.Tensor] = {}
-        with capture_attention(model, lambda la: got.__setitem__(la.layer, la.probs.clone()), path=path) as cap:
+        with capture_attention(model, lambda la: got.__setitem__(la.layer, la.probs.clone()), path=path) as cap:  # noqa: B023 - called within this iteration
             assert cap.path == path
             cap.forward(ids)
         by_path[path] = got

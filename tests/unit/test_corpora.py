@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attnspec.errors import DataError, InputError
 from attnspec.spectra.data.corpus import DATA_DIR_ENV
 from attnspec.spectra.data.inputs import Inputs, load_inputs
-from attnspec.errors import DataError, InputError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers import make_roberta_tokenizer  # noqa: E402

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from helpers import make_roberta_tokenizer
 
+from attnspec.errors import DataError
 from attnspec.spectra.data import sources
 from attnspec.spectra.data.corpus import DATA_DIR_ENV
 from attnspec.spectra.data.inputs import load_inputs
 from attnspec.spectra.data.sources import resolve_data_dir
-from attnspec.errors import DataError
 
 
 def sentence(i: int, n_words: int) -> str:

@@ -26,9 +26,10 @@ def test_engine_on_cuda_matches_lapack_on_cpu(method):
 
 
 def test_spectrum_of_a_model_on_cuda_matches_the_cpu(tmp_path):
-    import attnspec
     from helpers import make_roberta_tokenizer
     from models_tiny import tiny_roberta
+
+    import attnspec
 
     tok = make_roberta_tokenizer(tmp_path)
     texts = ["The attention probability matrix of a pretrained encoder is approximately low rank. " * 4,

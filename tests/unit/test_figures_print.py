@@ -14,7 +14,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
-
 from test_plots_readable import assert_print_ready  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,10 +61,10 @@ def test_every_check_figure_is_print_ready(name, kept, tmp_path) -> None:  # noq
 
 def test_every_spectrum_figure_the_report_draws_is_print_ready(kept, tmp_path) -> None:  # noqa: ANN001
     """Figure 1, the scaling study, the comparison of corpora and the decoder section."""
+    from attnspec.plots.spectrum import plot_compare, plot_run
     from attnspec.report.beyond import beyond_figure1_section
     from attnspec.report.decoder import decoder_section
     from attnspec.report.experiments import load_experiments, spectrum_runs
-    from attnspec.plots.spectrum import plot_compare, plot_run
 
     experiments = load_experiments(REPO / "experiments")
     runs = spectrum_runs(experiments, RESULTS, "figure1")

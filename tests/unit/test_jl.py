@@ -11,13 +11,13 @@ from scipy import stats
 
 from attnspec.errors import InputError
 from attnspec.stats import clopper_pearson
+from attnspec.theory.linformer import battery as B
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import lemma1 as L1
-from attnspec.theory.linformer import theorem1 as T1
-from attnspec.theory.linformer import theorem2 as T2
-from attnspec.theory.linformer import battery as B
 from attnspec.theory.linformer import rows as RW
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem1 as T1
+from attnspec.theory.linformer import theorem2 as T2
 
 LEVEL = 0.999  # CI level for exact-vs-Monte-Carlo checks (fixed seeds; a wrong law misses by far)
 

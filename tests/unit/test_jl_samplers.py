@@ -14,9 +14,8 @@ import pytest
 from scipy import stats
 
 from attnspec.errors import InputError
-from attnspec.theory.linformer import dimensions as D
-from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import samplers as S
+from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem1_samplers as S1
 from attnspec.theory.linformer import theorem2_samplers as S2
 

@@ -24,11 +24,10 @@ from attnspec.stats import clopper_pearson
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
-from attnspec.theory.linformer import theorem2_samplers as S2
 from attnspec.theory.linformer import sequential as SQ
-from attnspec.theory.linformer import theorem2 as T2
 from attnspec.theory.linformer import theorem1 as T1
-
+from attnspec.theory.linformer import theorem2 as T2
+from attnspec.theory.linformer import theorem2_samplers as S2
 
 # ----------------------------------------------------------------------------- stopping rule
 
@@ -89,7 +88,7 @@ def test_inner_product_law_by_simpson_matches_tight_adaptive_quadrature(k: int, 
     for A, B, t in ((a, b, k * (rho + tau)), (b, a, k * (tau - rho))):
         f = L1._diff_chi2_logf(A, B, k, t)  # noqa: SLF001
         pts = [math.sqrt(-t / B)] if t < 0 else None
-        ref = integrate.quad(lambda v: math.exp(f(np.array([v]))[0]), 0, math.sqrt(k) + 60, limit=4000,
+        ref = integrate.quad(lambda v: math.exp(f(np.array([v]))[0]), 0, math.sqrt(k) + 60, limit=4000,  # noqa: B023 - called within this iteration
                              epsabs=0, epsrel=1e-13, points=pts)[0]
         assert L1.diff_chi2_sf(A, B, k, t) == pytest.approx(ref, rel=1e-8)
 

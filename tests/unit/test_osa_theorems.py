@@ -166,7 +166,7 @@ def test_jacobian_split_matches_theorem_41_and_finite_differences():
         from attnspec.theory.osa import osa_heads
 
         def f(xx):
-            y = osa_heads(xx.unsqueeze(0), w_q, w_k, w_v, 0.4, basis=basis, ns_steps=6)
+            y = osa_heads(xx.unsqueeze(0), w_q, w_k, w_v, 0.4, basis=basis, ns_steps=6)  # noqa: B023 - called within this iteration
             return torch.einsum("bhnv,hvd->bnd", y, w_o)[0].mT.reshape(-1)
 
         h = 1e-6

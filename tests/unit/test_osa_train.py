@@ -13,8 +13,8 @@ from torch import nn
 
 from attnspec.errors import InputError
 from attnspec.stats import mean_ci
-from attnspec.theory.osa import train as ot
 from attnspec.theory.osa import OrthogonalSelfAttention
+from attnspec.theory.osa import train as ot
 
 TINY = dict(seeds=2, epochs=1, depth=2, dim=16, heads=2)
 

@@ -39,7 +39,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from attnspec.plots import MIN_FONT_PT, PAGE_IN, WIDTHS, fit_title, short_name  # noqa: E402
+from attnspec.plots import MIN_FONT_PT, WIDTHS, fit_title, short_name  # noqa: E402
 
 
 def _texts(fig) -> list[Text]:  # noqa: ANN001

@@ -125,9 +125,9 @@ def test_report_runs_reuses_and_reruns_stale(tmp_path: Path) -> None:
 def test_a_spectrum_result_drawn_by_another_rule_is_stale(tmp_path: Path) -> None:
     """The default input selection changed once (documents -> pool): results drawn by the
     other rule are rerun even though their experiment key is unchanged."""
-    from attnspec.spectra.data.selection import POOL_RULE
     from attnspec.report.experiments import Experiment
     from attnspec.report.runner import _drawn_otherwise
+    from attnspec.spectra.data.selection import POOL_RULE
 
     documents_rule = "documents in the order numpy.random.default_rng(seed).permutation(documents); the first ..."
 

@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnspec.spectra.data import inputs as inputs_mod, selection
+from attnspec.errors import InputError
+from attnspec.spectra.data import inputs as inputs_mod
+from attnspec.spectra.data import selection
 from attnspec.spectra.data import token_counts as token_lengths
 from attnspec.spectra.data.inputs import load_inputs
-from attnspec.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_corpora import ids, sentence, special, split_window, write_jsonl  # noqa: E402

@@ -10,9 +10,9 @@ import pytest
 import torch
 from models_tiny import tiny_gemma2, tiny_llama, tiny_mistral, tiny_qwen2_windowed
 
+from attnspec.errors import InputError
 from attnspec.spectra import metrics
 from attnspec.spectra.capture import collect_attention
-from attnspec.errors import InputError
 from attnspec.spectra.layer_windows import check_windows, layer_windows, window_violation
 
 
@@ -107,8 +107,9 @@ def test_window_violation_sees_a_window_the_model_ignores() -> None:
 
 
 def test_spectrum_run_records_the_window_per_layer(tmp_path) -> None:
-    import attnspec
     from helpers import make_decoder_tokenizer
+
+    import attnspec
 
     tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
     texts = ["attention matrix rank of the movie and the story was a decoder " * 3] * 2
@@ -119,9 +120,9 @@ def test_spectrum_run_records_the_window_per_layer(tmp_path) -> None:
 
 
 def test_a_run_stops_when_the_model_ignores_its_declared_window(tmp_path) -> None:
-    import attnspec
     from helpers import make_decoder_tokenizer
 
+    import attnspec
     from attnspec.errors import ModelLoadError
 
     tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)

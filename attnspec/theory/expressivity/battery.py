@@ -46,8 +46,8 @@ from attnspec.theory.expressivity.measure import (
 from attnspec.theory.expressivity.parallel import Forked, available_cores
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
-from attnspec.verdicts import VerdictRow
 from attnspec.threads import torch_threads
+from attnspec.verdicts import VerdictRow
 
 __all__ = ["COMMAND", "Config", "config_from_options", "run", "verdicts_of_instance"]
 

@@ -9,7 +9,6 @@ matrices compared with ``B1 Rᵀ R B2ᵀ`` computed directly from R. The sampler
 
 from __future__ import annotations
 
-
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import construct, exact_construction, sparse_target
 from attnspec.verdicts import VerdictRow, classify_identity

@@ -6,10 +6,6 @@ value and the allowed range, before any computation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
-
 from attnspec.errors import InputError, check_choice, check_int, check_range  # noqa: F401 - re-exported
 
 #: Supports of the test matrix A (see :func:`attnspec.theory.expressivity.construction.sparse_target`).

@@ -14,7 +14,12 @@ import pandas as pd
 
 from attnspec.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
-from attnspec.theory.expressivity.bounds import bound_off_support, bound_on_support, bound_san_off_mass, exact_on_support
+from attnspec.theory.expressivity.bounds import (
+    bound_off_support,
+    bound_on_support,
+    bound_san_off_mass,
+    exact_on_support,
+)
 from attnspec.verdicts import VerdictRow, classify_bound
 
 UNMET = "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"

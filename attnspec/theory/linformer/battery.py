@@ -31,7 +31,6 @@ from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
-from attnspec.theory.linformer.groups import Group, concat, group_tables, groups_from_tables
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
 from attnspec.theory.linformer.dimensions import (
@@ -44,6 +43,7 @@ from attnspec.theory.linformer.dimensions import (
     theorem2_k_main,
     union_bound_min_k,
 )
+from attnspec.theory.linformer.groups import Group, concat, group_tables, groups_from_tables
 from attnspec.theory.linformer.printed import check_eq4
 from attnspec.theory.linformer.quantifier import check_quantifier
 from attnspec.theory.linformer.rows import clipped_rows, eq18_rows, verdict_rows

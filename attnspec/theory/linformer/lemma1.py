@@ -399,7 +399,7 @@ class _Collector:
 
 def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequence[float], seed: int) -> None:
     """Gaussian R through the chi-square laws: k‖Rx‖² ~ χ²_k, k⟨Rx, Ry⟩ = aχ²_k − bχ'²_k."""
-    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    eps, base, rows, add_sample = out.eps, out.base, out.rows, out.add_sample
     family = "gaussian"
     for k in ks:
         s = child_seed(seed, "lemma1", family, int(k))

@@ -273,7 +273,7 @@ def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, 
     * ``frobenius-rows``: ‖M‖_F = Σ_i ‖M_i‖ is printed; on a Gaussian 2d×d matrix the two
       differ (only ≤ holds).
     """
-    from attnspec.verdicts import Decision, classify_bound, classify_identity
+    from attnspec.verdicts import classify_bound, classify_identity
 
     n, d = Q.shape
     m = min(n, size)

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attnspec.errors import InputError, check_choice, check_range
-from attnspec.stats import Seed, numpy_rng, torch_generator
+from attnspec.stats import Seed, torch_generator
 
 if TYPE_CHECKING:
     import torch

@@ -196,7 +196,7 @@ def jacobian_batch(
         s_mat = scale * (q @ k.mT - k @ q.mT)  # (B, 1, H, N, N)
         ds = scale * (dq @ k.mT + q @ dk.mT - dk @ q.mT - k @ dq.mT)  # (B, P, H, N, N)
         a, da = _expm_and_derivative(s_mat, ds)
-        y, dy = a @ v, da @ v + a @ dv
+        dy = da @ v + a @ dv  # the derivative of y = A v
     else:
         b, db = _tangent_basis(torch.cat([q, k], -1), torch.cat([dq, dk], -1), basis, ns_steps, ns_coefficients,
                                eps)
@@ -210,7 +210,7 @@ def jacobian_batch(
         a = eye_n + b @ c @ b.mT
         da = db @ c @ b.mT + b @ de @ b.mT + b @ c @ db.mT
         btv = b.mT @ v
-        y = v + b @ (c @ btv)  # the layer's low-rank route
+        # the derivative of the layer's low-rank route y = v + B C Bᵀ v
         dy = dv + db @ (c @ btv) + b @ (de @ btv) + b @ (c @ (db.mT @ v + b.mT @ dv))
     d_out = (dy @ wo).sum(2)  # (B, P, N, d)
     a = a[:, 0]  # (B, H, N, N)

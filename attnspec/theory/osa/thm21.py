@@ -26,6 +26,7 @@ from attnspec.theory.osa.instances import F64_TOL, SHARED_SPAN, instance_label, 
 from attnspec.theory.osa.thm31 import _error_from_basis, orthogonality_error
 from attnspec.verdicts import VerdictRow, classify_identity
 
+
 def converged_ns_basis(m: torch.Tensor, max_steps: int = 100, tol: float = 1e-14) -> tuple[torch.Tensor, int, bool]:
     """Newton–Schulz (Polar Express, then its fixed quintic) until BᵀB is a projector.
 

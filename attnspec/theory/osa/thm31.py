@@ -37,6 +37,7 @@ from attnspec.theory.osa.layer import _check_alpha
 from attnspec.theory.osa.thm31_bounds import _growth, bound_10, bound_11
 from attnspec.verdicts import LOOSE_FACTOR, VerdictRow, classify_bound
 
+
 @dataclass(frozen=True)
 class OrthogonalityError:
     """One evaluation of Theorem 3.1 (all spectral norms; computed without N×N matrices).

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
+
 def bound_10(s_norm: float, sigmas: Sequence[float] | torch.Tensor) -> float:
     """Right-hand side of Theorem 3.1 eq. (10): (e^{||S||₂} − 1)² max_i |σ_i²(σ_i² − 1)|.
 
