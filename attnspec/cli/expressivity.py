@@ -57,7 +57,7 @@ def sa_check(
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Check the sparse-expressivity construction of self-attention (issue 4)."""
+    """Check the sparse-expressivity construction of self-attention (Likhosherstov et al. 2021)."""
     with user_errors():
         from rich.text import Text
 

@@ -1,5 +1,5 @@
-"""Run independent parts of the ``sa-check`` battery in a second process (issue 21: the
-default run in seconds on a 2-core machine).
+"""Run independent parts of the ``sa-check`` battery in a second process, so that the
+default run takes seconds on a 2-core machine.
 
 Why a process and not threads: the battery is many small torch/numpy calls run at one
 torch thread (more threads only slow a shared machine down, and the batches are too small

@@ -1,8 +1,9 @@
-"""Issue 21 (OSA): every label says exactly what was shown, and the default run is fast.
+"""osa-check: every label says exactly what was shown, and the default run is fast.
 
-Each test here fails on the code before issue 21 (commit aa144d7): the Jacobian instance had
-N = 6 < 2 d_v = 8, C was fitted on 3 draws, Muon/Polar-Express rows of Theorem 3.1 said
-"violated", ``osa.eq48`` named the line (49), and Lemma C.1 / eq. (9)'s σ range had no rows.
+What each test pins down: the Jacobian instance has N >= 2 d_v (a low-rank regime where
+span(Q, K) is a proper subspace), C is fitted on enough draws, the Muon/Polar-Express rows
+of Theorem 3.1 measure a variant rather than violate the theorem, the eq. (48) term is named
+by the line it is printed on (49), and Lemma C.1 / eq. (9)'s σ range has rows.
 """
 
 from __future__ import annotations
