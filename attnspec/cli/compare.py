@@ -59,7 +59,7 @@ def compare(
                       + f": run − {shown[labels[0]]}, {level:.0%} Welch intervals ({d['method'].iloc[0]} standard errors)")
             t.add_column("layer", justify="right")
             for lab in labels:
-                t.add_column(shown[lab], justify="right")
+                t.add_column(shown[lab], justify="right", overflow="fold")
             for lab in labels[1:]:
                 t.add_column(f"diff vs ref [{shown[lab].split(' (')[0]}]", justify="right")
             for layer, g in sorted(d.groupby("layer"), key=lambda kv: (kv[0] < 0, kv[0])):  # layers, then "all"
@@ -72,7 +72,7 @@ def compare(
         t = Table(title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
                         "(Fisher-z; bootstrap)")
         for col in ("quantity", "run", "ρ", "Fisher-z", "bootstrap", "reading"):
-            t.add_column(col)
+            t.add_column(col, overflow="fold")  # run names are the user's: folded, never cut
         for r in trends.itertuples():
             reading = "no trend shown" if not (r.layer_low > 0 or r.layer_high < 0) else "rises" if r.layer_low > 0 else "falls"
             t.add_row(r.quantity, printable(r.label), f"{r.rho:+.2f}", format_interval(r.low, r.high, signed=True),
