@@ -145,7 +145,8 @@ def resolve_method(method: str, device: torch.device | str) -> str:
     return method
 
 
-def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int | None = None) -> torch.Tensor:
+def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int | None = None,
+                    seeds: torch.Tensor | None = None, return_error: bool = False) -> Any:
     """All singular values of each matrix in a stack, in descending order.
 
     Parameters
@@ -157,10 +158,17 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         See the module docstring (``longn`` is approximate).
     workers : int, optional
         Threads for the CPU LAPACK paths (default: ``torch.get_num_threads()``).
+    seeds : int tensor, shape (...), optional
+        ``longn`` only: one seed per matrix (its random draws depend on nothing else, so a
+        result does not depend on the stack the matrix came in); ignored by the exact methods.
+    return_error : bool
+        Also return the per-matrix error bounds of ``longn`` (a dict of (...) tensors,
+        :func:`attnspec.spectra.longn.longn_singular_values`); None for the exact methods.
 
     Returns
     -------
-    Tensor, shape (..., min(r, c)), float64, on the CPU, descending, non-negative.
+    Tensor, shape (..., min(r, c)), float64, on the CPU, descending, non-negative; with
+    ``return_error``, the pair (values, bounds or None).
     """
     if probs.dim() < 2:
         raise InputError(f"expected a stack of matrices (..., r, c), got shape {tuple(probs.shape)}")
@@ -178,10 +186,16 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     if flat.dtype not in (torch.float32, torch.float64):
         flat = flat.float()  # bfloat16/float16 models: factorise in float32
     workers = workers or torch.get_num_threads()
-    if method == "longn":  # approximate; its parameters and measured error: attnspec.spectra.longn
+    bounds = None
+    if method == "longn":  # approximate; its parameters and per-matrix error bounds: attnspec.spectra.longn
         from attnspec.spectra.longn import longn_singular_values
 
-        sv = longn_singular_values(flat)
+        if seeds is not None and tuple(torch.as_tensor(seeds).shape) != tuple(lead):
+            raise InputError(f"seeds must have the stack's leading shape {tuple(lead)}, got "
+                             f"{tuple(torch.as_tensor(seeds).shape)}")
+        sv, bounds = longn_singular_values(flat, seeds=None if seeds is None else torch.as_tensor(seeds).reshape(-1),
+                                           return_error=True)
+        bounds = {k: v.reshape(lead) for k, v in bounds.items()}
     elif method == "svd":
         sv = torch.linalg.svdvals(flat).to(torch.float64).cpu()  # descending already
     elif method == "lapack":
@@ -198,4 +212,5 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         else:
             lam = torch.linalg.eigvalsh(gram).cpu()
         sv = lam.clamp_min(0).sqrt().flip(-1)  # ascending eigenvalues -> descending σ
-    return sv.clamp_min(0).reshape(*lead, n)
+    sv = sv.clamp_min(0).reshape(*lead, n)
+    return (sv, bounds) if return_error else sv
