@@ -41,6 +41,30 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _coverage(svs: dict, reference: dict, bounds: dict) -> dict:
+    """longn's per-matrix bounds against the truth: matrices whose exact error exceeds their bound,
+    the largest bound, and the largest ratio error / bound (curve and σ₁-less curve)."""
+    import torch
+
+    from attnspec.spectra.metrics import cumulative_curve, tail_curve
+
+    out: dict = {}
+    for name, f in (("curve", cumulative_curve), ("tail_curve", tail_curve)):
+        over, ratio, largest, count = 0, 0.0, 0.0, 0
+        for layer in reference:
+            a, b = torch.from_numpy(svs[layer].copy()), torch.from_numpy(reference[layer])
+            err = (f(a) - f(b)).abs().amax(-1)  # (H,)
+            bound = torch.as_tensor(bounds[layer][name])
+            over += int((err > bound).sum())
+            ratio = max(ratio, float((err / bound).max()))
+            largest = max(largest, float(bound.max()))
+            count += int(err.numel())
+        out[f"{name}_bound_violations"] = f"{over} of {count}"
+        out[f"{name}_bound_max"] = largest
+        out[f"{name}_error_over_bound_max"] = round(ratio, 4)
+    return out
+
+
 def _errors(svs: dict, reference: dict) -> dict:
     """Largest errors over the captured layers' heads: curves (max abs), metrics (max rel or abs)."""
     import torch
@@ -74,6 +98,8 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str,
     from attnspec.spectra.metrics import cumulative_curve, effective_rank, row_entropy, stable_rank
     from attnspec.spectra.engine import singular_values
 
+    from attnspec.spectra.longn import input_seeds
+
     torch.set_num_threads(1)
     loaded = load_model(model_name, device="cpu")
     inputs = load_inputs("wiki103", loaded.tokenizer, seq_len=n, num_inputs=1, seed=0, data_dir=data_dir)
@@ -81,17 +107,20 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str,
     rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     svs: dict[int, np.ndarray] = {}
     reference: dict[int, np.ndarray] = {}
-    reduce_s = 0.0
+    bounds: dict[int, dict] = {}
+    reduce_s = reduce_cpu = 0.0
+    cpu0 = time.process_time()
     t0 = time.perf_counter()
     if method == "naive":
         with torch.inference_mode():
             out = loaded.model(input_ids=ids, output_attentions=True, use_cache=False)
         t_fwd = time.perf_counter() - t0
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         for layer in layers:
             p = out.attentions[layer][0].numpy()  # (H, n, n)
             svs[layer] = np.stack([np.linalg.svd(p[h], compute_uv=False) for h in range(p.shape[0])])
-        reduce_s = time.perf_counter() - t1
+        reduce_s, reduce_cpu = time.perf_counter() - t1, time.process_time() - c1
+        total_cpu = time.process_time() - cpu0
         if n <= reference_max:
             for layer in layers:
                 reference[layer] = np.linalg.svd(out.attentions[layer][0].double().numpy(), compute_uv=False)
@@ -100,29 +129,76 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str,
         kept: dict[int, torch.Tensor] = {}
 
         def sink(la) -> None:
-            nonlocal reduce_s
-            t = time.perf_counter()
-            svs[la.layer] = singular_values(la.probs, method)[0].numpy()
+            nonlocal reduce_s, reduce_cpu
+            t, c = time.perf_counter(), time.process_time()
+            if method == "longn":  # seeded per input, as the job does; its per-matrix bounds kept
+                sv, b = singular_values(la.probs, method, seeds=input_seeds(ids.tolist(), la.layer, la.probs.shape[1]),
+                                        return_error=True)
+                bounds[la.layer] = {k: v[0].numpy() for k, v in b.items()}
+            else:
+                sv = singular_values(la.probs, method)
+            svs[la.layer] = sv[0].numpy()
             row_entropy(la.probs, la.mask, causal=True)
             reduce_s += time.perf_counter() - t
+            reduce_cpu += time.process_time() - c
             if n <= reference_max:  # for the float64 reference, after timing (not kept past --reference-max)
                 kept[la.layer] = la.probs[0].double().clone()
 
         with capture_attention(loaded.model, sink, layers=layers) as cap:
             t0 = time.perf_counter()  # the capture's probe forward is set-up, not per input
+            cpu0 = time.process_time()
             cap.forward(ids)
         total = time.perf_counter() - t0
+        total_cpu = time.process_time() - cpu0
         t_fwd = total - reduce_s
         for layer, p in kept.items():
             reference[layer] = np.linalg.svd(p.numpy(), compute_uv=False)
+    fwd_cpu = total_cpu - reduce_cpu  # CPU seconds of this process (one torch thread), forward and set-up
     rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the reference's copies count
     return {"n": n, "method": method, "layers_reduced": layers, "num_layers": loaded.num_layers,
             "num_heads": loaded.num_heads, "forward_s": round(t_fwd, 3), "reduce_s": round(reduce_s, 3),
             "measured_s": round(total, 3),
             "extrapolated_all_layers_s": round(t_fwd + reduce_s / len(layers) * loaded.num_layers, 2),
+            "forward_cpu_s": round(fwd_cpu, 3),
+            "reduce_cpu_s_per_matrix": round(reduce_cpu / (len(layers) * loaded.num_heads), 3),
+            "extrapolated_all_layers_cpu_s": round(fwd_cpu + reduce_cpu / len(layers) * loaded.num_layers, 1),
             "peak_rss_mb": round(rss_peak, 1), "rss_after_load_mb": round(rss_loaded, 1),
             **({"method_params": _method_params(method)} if method == "longn" else {}),
-            **(_errors(svs, reference) if reference else {"errors": f"not measured (n > --reference-max {reference_max})"})}
+            **(_errors(svs, reference) if reference else {"errors": f"not measured (n > --reference-max {reference_max})"}),
+            **(_coverage(svs, reference, bounds) if reference and bounds else {}),
+            **({"curve_bound_max": max(float(b["curve"].max()) for b in bounds.values())} if bounds else {})}
+
+
+def _dtype_check(model_name: str, n: int, windows: int, data_dir: str) -> dict:
+    """The model run in bfloat16 against float32 on the same windows, every layer and head, both
+    factorised exactly (lapack, in float32): the largest difference of the cumulative and σ₁-less
+    curves. What a bfloat16 run's meta.json states (attnspec.spectra.run_error)."""
+    import torch
+
+    from attnspec.spectra.capture import capture_attention
+    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.engine import singular_values
+    from attnspec.spectra.metrics import cumulative_curve, tail_curve
+    from attnspec.spectra.models import load_model
+
+    torch.set_num_threads(1)
+    curves: dict[str, dict] = {}
+    for dtype in ("float32", "bfloat16"):
+        loaded = load_model(model_name, device="cpu", dtype=dtype)
+        inputs = load_inputs("wiki103", loaded.tokenizer, seq_len=n, num_inputs=windows, seed=0, data_dir=data_dir)
+        got: dict = {}
+
+        def sink(la) -> None:
+            sv = singular_values(la.probs.float(), "lapack")  # (B, H, n)
+            got[la.layer] = (cumulative_curve(sv), tail_curve(sv))
+
+        with capture_attention(loaded.model, sink) as cap:
+            cap.forward(torch.tensor(inputs.input_ids, dtype=torch.long))
+        curves[dtype] = got
+    diff = max(float((curves["float32"][k][0] - curves["bfloat16"][k][0]).abs().max()) for k in curves["float32"])
+    tail = max(float((curves["float32"][k][1] - curves["bfloat16"][k][1]).abs().max()) for k in curves["float32"])
+    return {"dtype_check": "bfloat16 vs float32 model", "model": model_name, "n": n, "windows": windows,
+            "layers": len(curves["float32"]), "curve_max_abs_diff": diff, "tail_curve_max_abs_diff": tail}
 
 
 def _method_params(method: str) -> dict:
@@ -142,9 +218,17 @@ def main() -> None:
                     help="largest n whose errors are measured against float64 SVD (its cost is n³ per matrix)")
     ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--dtype-check", action="store_true",
+                    help="instead: bfloat16 against float32 model curves on 2 windows of the first --n, every layer")
     ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     layers = [int(x) for x in args.layers.split(",")]
+    if args.dtype_check:
+        row = _dtype_check(args.model, int(args.n.split(",")[0]), 2, args.data_dir)
+        print(json.dumps(row))
+        if args.json:
+            args.json.write_text(json.dumps(row, indent=1))
+        return
     if args._one:
         n, method, _ = args._one
         print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir, args.reference_max)))

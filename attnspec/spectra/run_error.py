@@ -31,11 +31,13 @@ BOUND_KEYS: tuple[str, ...] = ("curve", "tail_curve", "nuclear")
 LONGN_COVERAGE = "COVERAGE-TBD"
 
 #: Running the model in bfloat16 changes P itself: measured on SmolLM2-135M (WikiText-103, 2
-#: windows of n = 512 tokens, all 30 layers x 9 heads), the largest difference of the cumulative
-#: curve from the float32 model's, each factorised exactly (benchmarks/bench_long_context.py --dtype-check).
+#: windows of n = 512 tokens, all 30 layers x 9 heads), the largest difference of the curves from
+#: the float32 model's, each factorised exactly (benchmarks/bench_long_context_dtype.json). It is a
+#: measurement on those matrices, not a bound: longer inputs and other models may differ more.
 BFLOAT16_MODEL_ERROR: dict[str, Any] = {
-    "curve_max_abs_vs_float32_model": 3.4e-3,
-    "by": "benchmarks/bench_long_context.py --dtype-check (SmolLM2-135M, n = 512, 2 windows, all layers)",
+    "curve_max_abs_vs_float32_model": 9.6e-3,
+    "tail_curve_max_abs_vs_float32_model": 2.0e-2,
+    "by": "benchmarks/bench_long_context.py --dtype-check --n 512 (SmolLM2-135M, 2 windows, all layers and heads)",
 }
 
 
@@ -49,7 +51,7 @@ def stated_error(method: str, dtype: str) -> dict[str, Any]:
                 "measured_float32_figures_do_not_apply": True, "by": "LAPACK dgesdd error analysis"}
     elif dtype == "float64" and method == "gram":
         base = {**base, "note": "gram squares P in float64 at every dtype: the figures are its own"}
-    if dtype in ("bfloat16", "float16"):
+    if dtype == "bfloat16":
         base = {**base, "model_dtype": dtype, "approximate": True,
                 "model_precision": {**BFLOAT16_MODEL_ERROR,
                                     "note": f"P computed by a {dtype} model differs from the float32 model's; "
@@ -68,8 +70,8 @@ def is_approximate(meta: dict[str, Any]) -> str | None:
                                         f"{run.get('coverage', '?')})" if bound is not None else ""))
     if stated.get("model_dtype"):
         curve = (stated.get("model_precision") or {}).get("curve_max_abs_vs_float32_model")
-        parts.append(f"{stated['model_dtype']} model (curves differ from the float32 model's by up to {curve:g}, "
-                     "measured)" if curve is not None else f"{stated['model_dtype']} model")
+        parts.append(f"{stated['model_dtype']} model (curves differed from the float32 model's by up to {curve:g} "
+                     "on SmolLM2-135M at n = 512)" if curve is not None else f"{stated['model_dtype']} model")
     return ("approximate: " + "; ".join(parts)) if parts else None
 
 

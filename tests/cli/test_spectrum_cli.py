@@ -183,3 +183,20 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), str(tmp_path / "sc" / "n24"), "--at", "13",
                          "--out", str(tmp_path / "c2")), "at must be in 1..12")
+
+
+@pytest.mark.parametrize("extra, first", [
+    (["--svd-method", "longn"], "approximate: longn spectra (curve error <="),
+    (["--dtype", "bfloat16"], "approximate: bfloat16 model (curves differed from the float32 model's by up to"),
+    ([], None),
+])
+def test_approximate_runs_say_so_in_the_first_line(model_dir: Path, jsonl: Path, tmp_path: Path, extra: list[str],
+                                                   first: str | None) -> None:
+    r = _run("spectrum", "--model", str(model_dir), "--data", str(jsonl), "--seq-len", "24", "--num-sentences", "2",
+             "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "run"), *extra)
+    assert r.exit_code == 0, r.output
+    line = r.stdout.splitlines()[0]
+    if first is None:
+        assert not line.startswith("approximate"), line
+    else:
+        assert line.startswith(first), line
