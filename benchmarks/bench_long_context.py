@@ -69,7 +69,7 @@ def _errors(svs: dict, reference: dict) -> dict:
     """Largest errors over the captured layers' heads: curves (max abs), metrics (max rel or abs)."""
     import torch
 
-    from attnspec.spectrum import (cumulative_curve, effective_rank, energy_curve, numerical_rank, rank_for_error,
+    from attnspec.spectra.metrics import (cumulative_curve, effective_rank, energy_curve, numerical_rank, rank_for_error,
                                    reach_index, sigma_ratio, stable_rank, tail_curve)
 
     out: dict = {}
