@@ -75,8 +75,9 @@ import torch
 
 from attnspec.errors import InputError
 
-#: Standard errors in the returned bound of Σσ: two-sided ≈ 99.5% per matrix for 8 probes
-#: (Student's t, 7 degrees of freedom), ≈ 99.99% for many probes (normal).
+#: Standard errors in the statistical part of the returned bounds: two-sided ≈ 99.3% at each τ
+#: for 8 probes (Student's t, 6 degrees of freedom: q − 2, the control variate's β is fitted on
+#: the same probes), ≈ 99.99% for many probes (normal).
 ERROR_SIGMAS = 4.0
 
 
@@ -328,7 +329,9 @@ def _rest_bound(rest: torch.Tensor, theta: torch.Tensor, w: torch.Tensor, theta_
     beta = (dy[:, None] * (x - x.mean(0))).sum(0) / vy if vy > 0 else torch.zeros(x.shape[1], dtype=torch.float64)
     resid = x - beta[None, :] * (y - tr_a)[:, None]  # (q, T): control-variate estimates of G_ρ(τ)
     est = resid.mean(0)
-    margin = ERROR_SIGMAS * resid.std(0) / q**0.5 + (x.mean(0) - x_half.mean(0)).abs()
+    # β was fitted on the same q probes: the residuals keep q − 2 degrees of freedom
+    se = ((resid - est) ** 2).sum(0).div(max(q - 2, 1)).sqrt() / q**0.5
+    margin = ERROR_SIGMAS * se + (x.mean(0) - x_half.mean(0)).abs()
     upper, lower = est + margin, (est - margin).clamp_min(0)
     g_hat = torch.from_numpy(_excess(desc, taus.numpy()))
     at_points = torch.maximum(upper - g_hat, g_hat - lower)  # (T,)
