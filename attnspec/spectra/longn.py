@@ -341,6 +341,61 @@ def _rest_bound(rest: torch.Tensor, theta: torch.Tensor, w: torch.Tensor, theta_
     return float(torch.cat([at_points, between, beyond]).max())
 
 
+def _dominated(p: torch.Tensor, iterations: int = 3) -> torch.Tensor:
+    """(m,) bool: matrices whose σ₁² holds at least half of ‖P‖_F² (the dominant direction is at
+    least as large as all the rest together), from a lower bound on σ₁ by a few power iterations
+    started at the column norms (which point at an attention sink's column). Float64 sums, one
+    matrix's norms at a time: no float64 copy of the stack."""
+    frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(p.shape[0])])
+    v = torch.stack([torch.linalg.vector_norm(p[i], dim=0) for i in range(p.shape[0])])  # (m, c)
+    sigma = torch.zeros(p.shape[0], dtype=torch.float64)
+    for _ in range(iterations):
+        v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        u = (p @ v[..., None])[..., 0]  # (m, r)
+        sigma = u.double().norm(dim=-1)  # ‖P v‖ <= σ₁
+        v = (u[:, None, :] @ p)[:, 0]  # (m, c): Pᵀ u
+    return sigma**2 >= 0.5 * frob
+
+
+def _stack(p: torch.Tensor, seed_list: list[int], params: LongnParams) -> tuple[torch.Tensor, torch.Tensor]:
+    """Values (m, c) float64 (unsorted: top block, then the rest) and ε (m,) of a (m, r, c) stack."""
+    m, r, c = p.shape
+    b = min(params.k + params.oversample, c)
+    omega, z = _draws(seed_list, c, b, params.probes, p.dtype)  # (m, c, b), (m, c, q)
+    # all k + oversample Ritz values are kept: deflating only the top k puts more mass in the
+    # estimated rest (curve error 5.9e-3 instead of 4.1e-3 on real SmolLM2 P at n = 1024)
+    top, v, top_energy, e_nuclear = _top(p, omega, b, params.power)  # (m, b), (m, c, b), (m,), (m,)
+    out = torch.zeros(m, c, dtype=torch.float64)
+    eps = 2 * e_nuclear  # (m,) ε: the top block's part (module docstring, "Error")
+    out[:, :b] = top
+    rest = c - b
+    if rest > 0:
+        # ‖P‖_F² in float64, one matrix at a time (a float64 copy of the whole stack would add
+        # 2 × 8·m·r·c bytes: 2.4 GB for a 9-head layer at n = 4096, measured)
+        frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(m)])
+        tr_a = (frob - top_energy).clamp_min(0)  # exact trace of the deflated operator
+        z = z - v @ (v.mT @ z)  # off the top subspace (A annihilates it)
+        znorm2 = (z.double() ** 2).sum(dim=1)  # (m, q)
+        alpha, beta = _lanczos(p, v, z, min(params.steps, rest))
+        theta, w = _quadrature(alpha, beta)  # (m, q, s)
+        half = max(1, alpha.shape[-1] // 2)
+        theta_h, w_h = _quadrature(alpha[..., :half], beta[..., :half - 1])  # the half-step rules (m, q, half)
+        x = znorm2 * (w * theta.sqrt()).sum(-1)  # (m, q): estimates of zᵀ A^½ z
+        y = znorm2 * alpha[..., 0]  # zᵀ A z, exact up to rounding
+        for i in range(m):
+            xi, yi = x[i], y[i]
+            vy = yi.var()
+            beta_cv = (((xi - xi.mean()) * (yi - yi.mean())).mean() * len(yi) / (len(yi) - 1) / vy
+                       if float(vy) > 0 else torch.tensor(0.0, dtype=torch.float64))
+            resid = xi - beta_cv * (yi - tr_a[i])
+            # Cauchy–Schwarz: the rest's c − b values with energy tr A sum to at most √((c − b) tr A)
+            t_hat = min(float(resid.mean().clamp_min(0)), (rest * float(tr_a[i])) ** 0.5)
+            vals = _quantiles(theta[i].reshape(-1), (znorm2[i, :, None] * w[i]).reshape(-1), rest)
+            out[i, b:] = _match_masses(vals, t_hat, float(tr_a[i]))
+            eps[i] += _rest_bound(out[i, b:], theta[i], w[i], theta_h[i], w_h[i], znorm2[i], yi, float(tr_a[i]))
+    return out, eps
+
+
 def longn_singular_values(probs: torch.Tensor, params: LongnParams | None = None, *,
                           seeds: torch.Tensor | list[int] | None = None,
                           return_error: bool = False) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -381,39 +436,18 @@ def longn_singular_values(probs: torch.Tensor, params: LongnParams | None = None
         if len(seed_list) != m:
             raise InputError(f"longn needs one seed per matrix: {m} matrices of shape {tuple(lead)}, "
                              f"got {len(seed_list)} seeds")
-    b = min(params.k + params.oversample, c)
-    omega, z = _draws(seed_list, c, b, params.probes, p.dtype)  # (m, c, b), (m, c, q)
-    # all k + oversample Ritz values are kept: deflating only the top k puts more mass in the
-    # estimated rest (curve error 5.9e-3 instead of 4.1e-3 on real SmolLM2 P at n = 1024)
-    top, v, top_energy, e_nuclear = _top(p, omega, b, params.power)  # (m, b), (m, c, b), (m,), (m,)
+    # float32 products carry rounding of about ε₃₂·σ₁ per entry; where σ₁ dominates (an attention
+    # sink) that floor swamps the small values of the rest, so those matrices are computed in float64
+    dominated = _dominated(p) if p.dtype == torch.float32 else torch.zeros(m, dtype=torch.bool)
     out = torch.zeros(m, c, dtype=torch.float64)
-    eps = 2 * e_nuclear  # (m,) ε: the top block's part (module docstring, "Error")
-    out[:, :b] = top
-    rest = c - b
-    if rest > 0:
-        # ‖P‖_F² in float64, one matrix at a time (a float64 copy of the whole stack would add
-        # 2 × 8·m·r·c bytes: 2.4 GB for a 9-head layer at n = 4096, measured)
-        frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(m)])
-        tr_a = (frob - top_energy).clamp_min(0)  # exact trace of the deflated operator
-        z = z - v @ (v.mT @ z)  # off the top subspace (A annihilates it)
-        znorm2 = (z.double() ** 2).sum(dim=1)  # (m, q)
-        alpha, beta = _lanczos(p, v, z, min(params.steps, rest))
-        theta, w = _quadrature(alpha, beta)  # (m, q, s)
-        half = max(1, alpha.shape[-1] // 2)
-        theta_h, w_h = _quadrature(alpha[..., :half], beta[..., :half - 1])  # the half-step rules (m, q, half)
-        x = znorm2 * (w * theta.sqrt()).sum(-1)  # (m, q): estimates of zᵀ A^½ z
-        y = znorm2 * alpha[..., 0]  # zᵀ A z, exact up to rounding
-        for i in range(m):
-            xi, yi = x[i], y[i]
-            vy = yi.var()
-            beta_cv = (((xi - xi.mean()) * (yi - yi.mean())).mean() * len(yi) / (len(yi) - 1) / vy
-                       if float(vy) > 0 else torch.tensor(0.0, dtype=torch.float64))
-            resid = xi - beta_cv * (yi - tr_a[i])
-            # Cauchy–Schwarz: the rest's c − b values with energy tr A sum to at most √((c − b) tr A)
-            t_hat = min(float(resid.mean().clamp_min(0)), (rest * float(tr_a[i])) ** 0.5)
-            vals = _quantiles(theta[i].reshape(-1), (znorm2[i, :, None] * w[i]).reshape(-1), rest)
-            out[i, b:] = _match_masses(vals, t_hat, float(tr_a[i]))
-            eps[i] += _rest_bound(out[i, b:], theta[i], w[i], theta_h[i], w_h[i], znorm2[i], yi, float(tr_a[i]))
+    eps = torch.zeros(m, dtype=torch.float64)
+    for group in (~dominated, dominated):
+        idx = torch.nonzero(group).reshape(-1)
+        if idx.numel() == 0:
+            continue
+        sub = p if idx.numel() == m else p[idx]
+        sub = sub.double().contiguous() if bool(dominated[idx[0]]) else sub
+        out[idx], eps[idx] = _stack(sub, [seed_list[i] for i in idx.tolist()], params)
     sv, _ = torch.sort(out.clamp_min(0), dim=-1, descending=True)
     if not return_error:
         return sv.reshape(*lead, c)

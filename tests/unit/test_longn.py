@@ -5,11 +5,12 @@ flat and power-law spectra.
 What is checked against the truth (module docstring of attnspec.spectra.longn, "Error"):
 * every returned per-matrix bound holds: the cumulative curve, the curve without σ₁ and Σσ are
   within their bounds on every planted matrix (the bounds are statistical, at ERROR_SIGMAS
-  standard errors; the coverage here is 100 % of 24 matrices, fixed seeds);
+  standard errors; the coverage here is 100 % of 28 matrices, fixed seeds);
 * the bounds are not vacuous: each is below 0.1 (curve) on these spectra;
 * Σσ̂² = ‖P‖_F² (the energy of the rest is exact);
 * a matrix of rank <= k + oversample is found exactly;
-* a matrix's result depends on its seed only, not on the stack it came in.
+* a matrix's result depends on its seed only, not on the stack it came in;
+* a matrix whose σ₁ dominates is computed in float64 (float32 rounding would break its bound).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ SPECTRA = {
     "power-law": (_I + 1) ** -0.8,
     "two-exponentials": 5 * torch.exp(-_I / 40) + 0.02 * torch.exp(-_I / 300),
     "attention-like": torch.cat([torch.tensor([8.0], dtype=torch.float64), 1.5 * torch.exp(-_I[1:] / 60)]),
+    # an attention sink as SmolLM2's layer 18 head 8 has it at n = 1024 (σ₁ = 32, σ₂ = 0.03): float32
+    # rounding (≈ ε₃₂·σ₁ per product) would swamp the rest, so longn computes it in float64
+    "extreme-sink": torch.cat([torch.tensor([32.0], dtype=torch.float64), 0.03 * torch.logspace(0, -4.5, N - 1,
+                                                                                                 dtype=torch.float64)]),
     "sink-and-plateau": torch.cat([torch.tensor([20.0], dtype=torch.float64), 0.3 * torch.exp(-_I[1:] / 20)
                                    + 0.02 * torch.ones(N - 1, dtype=torch.float64)]),
 }
@@ -146,3 +151,16 @@ def test_wrong_number_of_seeds_is_refused() -> None:
 def test_unknown_method_names_longn() -> None:
     with pytest.raises(InputError, match="longn"):
         singular_values(torch.eye(3)[None], "nope")
+
+
+def test_a_dominant_sigma_1_is_computed_in_float64(monkeypatch) -> None:
+    """The extreme sink in float32 throughout breaks its bound; longn's float64 path keeps it."""
+    import attnspec.spectra.longn as longn
+
+    s = SPECTRA["extreme-sink"]
+    p = torch.stack([_with_spectrum(s, seed) for seed in range(2)])
+    assert bool(longn._dominated(p).all())
+    monkeypatch.setattr(longn, "_dominated", lambda x: torch.zeros(x.shape[0], dtype=torch.bool))
+    sv, bounds = longn_singular_values(p, return_error=True)
+    err = (cumulative_curve(sv) - cumulative_curve(s.expand(2, N))).abs().amax(-1)
+    assert bool((err > bounds["curve"]).any()), (err, bounds["curve"])
