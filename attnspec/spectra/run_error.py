@@ -66,8 +66,8 @@ def is_approximate(meta: dict[str, Any]) -> str | None:
     parts = []
     if meta.get("svd_method") == "longn":
         bound = run.get("curve_max_abs_bound")
-        parts.append("longn spectra" + (f" (curve error <= {bound:.2g}, per-matrix bound at "
-                                        f"{run.get('coverage', '?')})" if bound is not None else ""))
+        parts.append("longn spectra" + (f" (curve error <= {bound:.2g}, the largest per-matrix bound; its "
+                                        "coverage: meta.json svd_error_run)" if bound is not None else ""))
     if stated.get("model_dtype"):
         curve = (stated.get("model_precision") or {}).get("curve_max_abs_vs_float32_model")
         parts.append(f"{stated['model_dtype']} model (curves differed from the float32 model's by up to {curve:g} "
