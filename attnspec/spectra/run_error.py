@@ -28,7 +28,9 @@ BOUND_KEYS: tuple[str, ...] = ("curve", "tail_curve", "nuclear")
 #: What the per-matrix bounds' coverage was measured to be (each bound is ERROR_SIGMAS standard
 #: errors of the probes plus deterministic terms; tests/unit/test_longn.py and
 #: benchmarks/bench_long_context.py count the matrices whose exact error exceeds it).
-LONGN_COVERAGE = "COVERAGE-TBD"
+LONGN_COVERAGE = ("measured: every bound held on 28 of 28 planted matrices (tests/unit/test_longn.py) and the "
+                  "curve bounds on 72 of 72 real SmolLM2-135M P at n = 1024 (8 layers, 2 WikiText-103 windows; "
+                  "docs/spectrum.md, Long context); statistical bounds (4 standard errors of 8 probes), not sure ones")
 
 #: Running the model in bfloat16 changes P itself: measured on SmolLM2-135M (WikiText-103, 2
 #: windows of n = 512 tokens, all 30 layers x 9 heads), the largest difference of the curves from
