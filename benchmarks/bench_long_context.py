@@ -1,30 +1,34 @@
-"""Long context: time and peak memory per input of the spectrum engine on a real decoder, against
-a naive ``output_attentions`` + numpy loop, and each method's error against float64 SVD.
+"""Long context: CPU time and peak memory per input of the spectrum engine on a real decoder, against
+a naive ``output_attentions`` + numpy loop, each method's error against float64 SVD, and the
+coverage of ``longn``'s per-matrix bounds.
 
     python benchmarks/bench_long_context.py --n 256,512 --layers 0,29 [--model smollm2]
         [--methods lapack,gram,longn] [--naive-max 1024] [--reference-max 2048] [--json FILE]
+    python benchmarks/bench_long_context.py --dtype-check --n 512 [--json FILE]
 
 For each n, one WikiText-103 window of n tokens (seed 0) goes through the model once per
 method, each in a fresh subprocess (so that its peak RSS, ``ru_maxrss``, is its own):
 
 * ``engine:<method>`` — attnspec's capture (one layer's P alive at a time) and
-  ``singular_values(P, method)`` + ``row_entropy`` on every captured layer, as the job does;
+  ``singular_values(P, method)`` + ``row_entropy`` on every captured layer, as the job does
+  (``longn`` seeded per input and returning its per-matrix bounds, as the job does);
 * ``naive`` — ``model(..., output_attentions=True)`` (every layer's P kept until the end),
   then ``numpy.linalg.svd(P, compute_uv=False)`` head by head; run only while n <= --naive-max
   (at n = 4096 the 30 × 9 float32 P of SmolLM2 alone take 18 GB).
 
 Only the layers in ``--layers`` are reduced (the forward pass runs every layer); the
-per-input time of the whole model is extrapolated as forward + (reduction time per layer) ×
-num_layers and labelled so. Errors, on the captured layers: largest |c_i − c_i(float64 SVD)|
-over the cumulative, energy and σ₁-less curves, the largest relative error of the effective
-and stable ranks, σ₂/σ₁ and Σσ, and the largest absolute error of the integer metrics (index
-where c reaches 0.9, rank for error 0.1, numerical rank). Errors are measured only while
-n <= --reference-max (float64 SVD costs n³ per matrix; above it the reduced layers' P are not
-kept either, so the peak RSS is the method's own; below it the float64 copies kept for the
-reference count in the peak). ``longn`` is the approximate method (attnspec.spectra.longn).
-Timings on the shared machine are noisy: compare the ratios within one run, and read the
-load average printed with them. Issue 24's goal (≤ 2 min per input at n = 4096 for the
-30 × 9 model, curve error ≤ 1e-3) and what stands in its way: docs/spectrum.md, "Long context".
+per-input cost of the whole model is extrapolated as forward + (reduction per layer) ×
+num_layers and labelled so, in wall seconds and in CPU seconds of the process (one torch
+thread; on a shared machine the CPU figures are the ones to compare). Errors, on the captured
+layers: largest |c_i − c_i(float64 SVD)| over the cumulative, energy and σ₁-less curves, the
+largest relative error of the effective and stable ranks, σ₂/σ₁ and Σσ, the largest absolute
+error of the integer metrics (index where c reaches 0.9, rank for error 0.1, numerical rank),
+and for ``longn`` how many matrices' exact curve errors exceed their bounds. Errors are
+measured only while n <= --reference-max (float64 SVD costs n³ per matrix; above it the reduced
+layers' P are not kept either, so the peak RSS is the method's own; below it the float64
+copies kept for the reference count in the peak). ``--dtype-check`` instead compares the
+curves of the model run in bfloat16 with the float32 model's (2 windows, every layer), what a
+bfloat16 run's meta.json states. Figures and the long-context goal: docs/spectrum.md, "Long context".
 """
 
 from __future__ import annotations
