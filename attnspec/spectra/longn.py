@@ -28,11 +28,13 @@ Algorithm, per matrix P (r × c, r >= c; all matrices of a stack at once, float3
 
 The result is sorted descending and clamped at 0: shape (..., min(r, c)), float64, CPU.
 
-Cost per matrix: about b·(3·power + 3) + 2·probes·steps products of P (or Pᵀ) with a vector
-(1,936 with the defaults: 2·n²·1,936 flops, 65 GFLOP at n = 4096 against about 230 GFLOP for
+Cost per matrix: about b·(3·power + 4) + 2·probes·steps products of P (or Pᵀ) with a vector
+(2,080 with the defaults: 2·n²·2,080 flops, 70 GFLOP at n = 4096 against about 230 GFLOP for
 the exact ``gram``), batched as (m, n, n) @ (m, n, columns) matmuls, plus QRs of n × b·(power+1)
 blocks. Extra memory: O(m · n · b · (power + 1)) floats beside the stack (64 MB for 9 heads
-at n = 4096).
+at n = 4096). A matrix whose σ₁² holds at least half of ‖P‖_F² (an attention sink) is computed
+in float64: float32 rounding, about ε₃₂·σ₁ per product, would swamp its small values and is not
+part of the bound below. That costs a float64 copy of the matrix and about twice the time.
 
 Random draws. Each matrix's Ω and probes come from its own seed (``seeds``; the spectrum job
 derives it from the input's token ids, the layer and the head: :func:`input_seeds`), so a
