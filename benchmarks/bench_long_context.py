@@ -1,30 +1,34 @@
-"""Long context: time and peak memory per input of the spectrum engine on a real decoder, against
-a naive ``output_attentions`` + numpy loop, and each method's error against float64 SVD.
+"""Long context: CPU time and peak memory per input of the spectrum engine on a real decoder, against
+a naive ``output_attentions`` + numpy loop, each method's error against float64 SVD, and the
+coverage of ``longn``'s per-matrix bounds.
 
     python benchmarks/bench_long_context.py --n 256,512 --layers 0,29 [--model smollm2]
         [--methods lapack,gram,longn] [--naive-max 1024] [--reference-max 2048] [--json FILE]
+    python benchmarks/bench_long_context.py --dtype-check --n 512 [--json FILE]
 
 For each n, one WikiText-103 window of n tokens (seed 0) goes through the model once per
 method, each in a fresh subprocess (so that its peak RSS, ``ru_maxrss``, is its own):
 
 * ``engine:<method>`` — attnspec's capture (one layer's P alive at a time) and
-  ``singular_values(P, method)`` + ``row_entropy`` on every captured layer, as the job does;
+  ``singular_values(P, method)`` + ``row_entropy`` on every captured layer, as the job does
+  (``longn`` seeded per input and returning its per-matrix bounds, as the job does);
 * ``naive`` — ``model(..., output_attentions=True)`` (every layer's P kept until the end),
   then ``numpy.linalg.svd(P, compute_uv=False)`` head by head; run only while n <= --naive-max
   (at n = 4096 the 30 × 9 float32 P of SmolLM2 alone take 18 GB).
 
 Only the layers in ``--layers`` are reduced (the forward pass runs every layer); the
-per-input time of the whole model is extrapolated as forward + (reduction time per layer) ×
-num_layers and labelled so. Errors, on the captured layers: largest |c_i − c_i(float64 SVD)|
-over the cumulative, energy and σ₁-less curves, the largest relative error of the effective
-and stable ranks, σ₂/σ₁ and Σσ, and the largest absolute error of the integer metrics (index
-where c reaches 0.9, rank for error 0.1, numerical rank). Errors are measured only while
-n <= --reference-max (float64 SVD costs n³ per matrix; above it the reduced layers' P are not
-kept either, so the peak RSS is the method's own; below it the float64 copies kept for the
-reference count in the peak). ``longn`` is the approximate method (attnspec.spectra.longn).
-Timings on the shared machine are noisy: compare the ratios within one run, and read the
-load average printed with them. Issue 24's goal (≤ 2 min per input at n = 4096 for the
-30 × 9 model, curve error ≤ 1e-3) and what stands in its way: docs/spectrum.md, "Long context".
+per-input cost of the whole model is extrapolated as forward + (reduction per layer) ×
+num_layers and labelled so, in wall seconds and in CPU seconds of the process (one torch
+thread; on a shared machine the CPU figures are the ones to compare). Errors, on the captured
+layers: largest |c_i − c_i(float64 SVD)| over the cumulative, energy and σ₁-less curves, the
+largest relative error of the effective and stable ranks, σ₂/σ₁ and Σσ, the largest absolute
+error of the integer metrics (index where c reaches 0.9, rank for error 0.1, numerical rank),
+and for ``longn`` how many matrices' exact curve errors exceed their bounds. Errors are
+measured only while n <= --reference-max (float64 SVD costs n³ per matrix; above it the reduced
+layers' P are not kept either, so the peak RSS is the method's own; below it the float64
+copies kept for the reference count in the peak). ``--dtype-check`` instead compares the
+curves of the model run in bfloat16 with the float32 model's (2 windows, every layer), what a
+bfloat16 run's meta.json states. Figures and the long-context goal: docs/spectrum.md, "Long context".
 """
 
 from __future__ import annotations
@@ -41,11 +45,35 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _coverage(svs: dict, reference: dict, bounds: dict) -> dict:
+    """longn's per-matrix bounds against the truth: matrices whose exact error exceeds their bound,
+    the largest bound, and the largest ratio error / bound (curve and σ₁-less curve)."""
+    import torch
+
+    from attnspec.spectra.metrics import cumulative_curve, tail_curve
+
+    out: dict = {}
+    for name, f in (("curve", cumulative_curve), ("tail_curve", tail_curve)):
+        over, ratio, largest, count = 0, 0.0, 0.0, 0
+        for layer in reference:
+            a, b = torch.from_numpy(svs[layer].copy()), torch.from_numpy(reference[layer])
+            err = (f(a) - f(b)).abs().amax(-1)  # (H,)
+            bound = torch.as_tensor(bounds[layer][name])
+            over += int((err > bound).sum())
+            ratio = max(ratio, float((err / bound).max()))
+            largest = max(largest, float(bound.max()))
+            count += int(err.numel())
+        out[f"{name}_bound_violations"] = f"{over} of {count}"
+        out[f"{name}_bound_max"] = largest
+        out[f"{name}_error_over_bound_max"] = round(ratio, 4)
+    return out
+
+
 def _errors(svs: dict, reference: dict) -> dict:
     """Largest errors over the captured layers' heads: curves (max abs), metrics (max rel or abs)."""
     import torch
 
-    from attnspec.spectrum import (cumulative_curve, effective_rank, energy_curve, numerical_rank, rank_for_error,
+    from attnspec.spectra.metrics import (cumulative_curve, effective_rank, energy_curve, numerical_rank, rank_for_error,
                                    reach_index, sigma_ratio, stable_rank, tail_curve)
 
     out: dict = {}
@@ -74,6 +102,8 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str,
     from attnspec.spectra.metrics import cumulative_curve, effective_rank, row_entropy, stable_rank
     from attnspec.spectra.engine import singular_values
 
+    from attnspec.spectra.longn import input_seeds
+
     torch.set_num_threads(1)
     loaded = load_model(model_name, device="cpu")
     inputs = load_inputs("wiki103", loaded.tokenizer, seq_len=n, num_inputs=1, seed=0, data_dir=data_dir)
@@ -81,17 +111,20 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str,
     rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     svs: dict[int, np.ndarray] = {}
     reference: dict[int, np.ndarray] = {}
-    reduce_s = 0.0
+    bounds: dict[int, dict] = {}
+    reduce_s = reduce_cpu = 0.0
+    cpu0 = time.process_time()
     t0 = time.perf_counter()
     if method == "naive":
         with torch.inference_mode():
             out = loaded.model(input_ids=ids, output_attentions=True, use_cache=False)
         t_fwd = time.perf_counter() - t0
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         for layer in layers:
             p = out.attentions[layer][0].numpy()  # (H, n, n)
             svs[layer] = np.stack([np.linalg.svd(p[h], compute_uv=False) for h in range(p.shape[0])])
-        reduce_s = time.perf_counter() - t1
+        reduce_s, reduce_cpu = time.perf_counter() - t1, time.process_time() - c1
+        total_cpu = time.process_time() - cpu0
         if n <= reference_max:
             for layer in layers:
                 reference[layer] = np.linalg.svd(out.attentions[layer][0].double().numpy(), compute_uv=False)
@@ -100,29 +133,76 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str,
         kept: dict[int, torch.Tensor] = {}
 
         def sink(la) -> None:
-            nonlocal reduce_s
-            t = time.perf_counter()
-            svs[la.layer] = singular_values(la.probs, method)[0].numpy()
+            nonlocal reduce_s, reduce_cpu
+            t, c = time.perf_counter(), time.process_time()
+            if method == "longn":  # seeded per input, as the job does; its per-matrix bounds kept
+                sv, b = singular_values(la.probs, method, seeds=input_seeds(ids.tolist(), la.layer, la.probs.shape[1]),
+                                        return_error=True)
+                bounds[la.layer] = {k: v[0].numpy() for k, v in b.items()}
+            else:
+                sv = singular_values(la.probs, method)
+            svs[la.layer] = sv[0].numpy()
             row_entropy(la.probs, la.mask, causal=True)
             reduce_s += time.perf_counter() - t
+            reduce_cpu += time.process_time() - c
             if n <= reference_max:  # for the float64 reference, after timing (not kept past --reference-max)
                 kept[la.layer] = la.probs[0].double().clone()
 
         with capture_attention(loaded.model, sink, layers=layers) as cap:
             t0 = time.perf_counter()  # the capture's probe forward is set-up, not per input
+            cpu0 = time.process_time()
             cap.forward(ids)
         total = time.perf_counter() - t0
+        total_cpu = time.process_time() - cpu0
         t_fwd = total - reduce_s
         for layer, p in kept.items():
             reference[layer] = np.linalg.svd(p.numpy(), compute_uv=False)
+    fwd_cpu = total_cpu - reduce_cpu  # CPU seconds of this process (one torch thread), forward and set-up
     rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the reference's copies count
     return {"n": n, "method": method, "layers_reduced": layers, "num_layers": loaded.num_layers,
             "num_heads": loaded.num_heads, "forward_s": round(t_fwd, 3), "reduce_s": round(reduce_s, 3),
             "measured_s": round(total, 3),
             "extrapolated_all_layers_s": round(t_fwd + reduce_s / len(layers) * loaded.num_layers, 2),
+            "forward_cpu_s": round(fwd_cpu, 3),
+            "reduce_cpu_s_per_matrix": round(reduce_cpu / (len(layers) * loaded.num_heads), 3),
+            "extrapolated_all_layers_cpu_s": round(fwd_cpu + reduce_cpu / len(layers) * loaded.num_layers, 1),
             "peak_rss_mb": round(rss_peak, 1), "rss_after_load_mb": round(rss_loaded, 1),
             **({"method_params": _method_params(method)} if method == "longn" else {}),
-            **(_errors(svs, reference) if reference else {"errors": f"not measured (n > --reference-max {reference_max})"})}
+            **(_errors(svs, reference) if reference else {"errors": f"not measured (n > --reference-max {reference_max})"}),
+            **(_coverage(svs, reference, bounds) if reference and bounds else {}),
+            **({"curve_bound_max": max(float(b["curve"].max()) for b in bounds.values())} if bounds else {})}
+
+
+def _dtype_check(model_name: str, n: int, windows: int, data_dir: str) -> dict:
+    """The model run in bfloat16 against float32 on the same windows, every layer and head, both
+    factorised exactly (lapack, in float32): the largest difference of the cumulative and σ₁-less
+    curves. What a bfloat16 run's meta.json states (attnspec.spectra.run_error)."""
+    import torch
+
+    from attnspec.spectra.capture import capture_attention
+    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.engine import singular_values
+    from attnspec.spectra.metrics import cumulative_curve, tail_curve
+    from attnspec.spectra.models import load_model
+
+    torch.set_num_threads(1)
+    curves: dict[str, dict] = {}
+    for dtype in ("float32", "bfloat16"):
+        loaded = load_model(model_name, device="cpu", dtype=dtype)
+        inputs = load_inputs("wiki103", loaded.tokenizer, seq_len=n, num_inputs=windows, seed=0, data_dir=data_dir)
+        got: dict = {}
+
+        def sink(la) -> None:
+            sv = singular_values(la.probs.float(), "lapack")  # (B, H, n)
+            got[la.layer] = (cumulative_curve(sv), tail_curve(sv))
+
+        with capture_attention(loaded.model, sink) as cap:
+            cap.forward(torch.tensor(inputs.input_ids, dtype=torch.long))
+        curves[dtype] = got
+    diff = max(float((curves["float32"][k][0] - curves["bfloat16"][k][0]).abs().max()) for k in curves["float32"])
+    tail = max(float((curves["float32"][k][1] - curves["bfloat16"][k][1]).abs().max()) for k in curves["float32"])
+    return {"dtype_check": "bfloat16 vs float32 model", "model": model_name, "n": n, "windows": windows,
+            "layers": len(curves["float32"]), "curve_max_abs_diff": diff, "tail_curve_max_abs_diff": tail}
 
 
 def _method_params(method: str) -> dict:
@@ -142,9 +222,17 @@ def main() -> None:
                     help="largest n whose errors are measured against float64 SVD (its cost is n³ per matrix)")
     ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--dtype-check", action="store_true",
+                    help="instead: bfloat16 against float32 model curves on 2 windows of the first --n, every layer")
     ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     layers = [int(x) for x in args.layers.split(",")]
+    if args.dtype_check:
+        row = _dtype_check(args.model, int(args.n.split(",")[0]), 2, args.data_dir)
+        print(json.dumps(row))
+        if args.json:
+            args.json.write_text(json.dumps(row, indent=1))
+        return
     if args._one:
         n, method, _ = args._one
         print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir, args.reference_max)))

@@ -377,6 +377,11 @@ def _summary(run: Path, at: int | None) -> None:
     from attnspec.spectra.figure_record import family_note, figure_choices
     from attnspec.results import read_meta, read_table
 
+    from attnspec.spectra.run_error import is_approximate
+
+    approximate = is_approximate(read_meta(run))  # an approximate or bfloat16 run says so first
+    if approximate:
+        out_console.print(approximate, highlight=False, soft_wrap=True)
     note = family_note(read_meta(run))
     spectrum = read_table(run, "spectrum")
     metrics = read_table(run, "metrics")

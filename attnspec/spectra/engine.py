@@ -12,7 +12,9 @@ spectrum (no truncation, no randomisation):
 * ``svd``  — ``torch.linalg.svdvals`` in the input's precision, on its device.
 * ``gram`` — the eigenvalues λ of G = P Pᵀ formed in float64 (LAPACK's two-stage
   ``dsyevd_2stage`` on the CPU, ``torch.linalg.eigvalsh`` elsewhere), σ = √λ. Squaring
-  costs √ε₆₄ ≈ 1e-8·σ₁ per value: the most accurate route, slower than ``lapack`` on float32.
+  costs √ε₆₄ ≈ 1e-8·σ₁ per value; where σ₁ dominates (attention sinks: σ₂/σ₁ < 0.45) the
+  dominant pair is found by power iteration and taken out first (:func:`_deflate_dominant`),
+  so the small values are resolved relative to σ₂, not σ₁.
 * ``longn`` — approximate, for long n: the top values from a block Krylov space, the rest
   estimated by stochastic Lanczos quadrature (:mod:`attnspec.spectra.longn`: algorithm,
   cost, measured error). Not exact: its curve error is stated in meta.json.
@@ -160,6 +162,53 @@ def symmetric_eigh(gram: torch.Tensor, *, workers: int | None = None) -> tuple[t
     return torch.from_numpy(w), torch.from_numpy(a)
 
 
+#: Power iterations of the dominant-direction deflation of ``gram``: they reach float64 accuracy
+#: where σ₂/σ₁ < 0.45 (the error falls by (σ₂/σ₁)² per iteration); other matrices are not deflated.
+DEFLATE_ITERATIONS = 20
+#: A dominant pair counts as converged when ‖Pᵀu − σ₁v‖ <= DEFLATE_TOL · σ₁.
+DEFLATE_TOL = 1e-13
+
+
+def _deflate_dominant(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Take σ₁ u vᵀ out of each float64 matrix (m, r, c) whose dominant pair converges.
+
+    Why: ``gram`` squares P, so each eigenvalue of P Pᵀ is off by about ε₆₄·σ₁², and a small
+    σ_i = √λ_i by ε₆₄·σ₁²/(2σ_i). On attention-sink heads σ₁ dwarfs the rest (σ₁² of thousands
+    at n = 2048) and the small values, which fill the σ₁-less curve, lose most of their digits.
+    With the dominant pair (u, v) converged to float64 accuracy, P − σ₁ u vᵀ has the singular
+    values σ₂..σ_n and 0, and its Gram matrix is accurate to ε₆₄·σ₂² instead.
+
+    Returns the deflated stack (the input where nothing converged) and σ₁ per matrix (0 where
+    the matrix was left whole: σ₂/σ₁ too close to 1 for the iterations, or a zero matrix).
+    """
+    m = x.shape[0]
+    v = torch.linalg.vector_norm(x, dim=-2)  # (m, c) column norms: a sink's column dominates them
+    v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    sigma = torch.zeros(m, dtype=x.dtype, device=x.device)
+    u = torch.zeros(x.shape[:2], dtype=x.dtype, device=x.device)  # (m, r)
+    resid = torch.full((m,), float("inf"), dtype=x.dtype, device=x.device)
+    for i in range(DEFLATE_ITERATIONS):
+        u = (x @ v[..., None])[..., 0]  # (m, r)
+        u = u / u.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+        w = (u[:, None, :] @ x)[:, 0]  # (m, c): Pᵀ u
+        sigma = w.norm(dim=-1)
+        before, resid = resid, (w - sigma[:, None] * v).norm(dim=-1)
+        v = w / sigma[:, None].clamp_min(1e-300)
+        done = resid <= DEFLATE_TOL * sigma
+        # the residual falls by about (σ₂/σ₁)² per iteration: above 0.2 it cannot converge in time
+        hopeless = (resid > 0.2 * before) if i >= 3 else torch.zeros_like(done)
+        if bool((done | hopeless).all()):
+            break
+    ok = (resid <= DEFLATE_TOL * sigma) & (sigma > 0)
+    if not bool(ok.any()):
+        return x, torch.zeros(m, dtype=x.dtype, device=x.device)
+    u = (x @ v[..., None])[..., 0]
+    sigma = u.norm(dim=-1)  # σ₁ = ‖P v‖ for the final v
+    u = u / sigma[:, None].clamp_min(1e-300)
+    scale = torch.where(ok, sigma, torch.zeros_like(sigma))
+    return x - scale[:, None, None] * u[:, :, None] * v[:, None, :], scale
+
+
 def resolve_method(method: str, device: torch.device | str) -> str:
     """``auto`` → ``lapack`` on the CPU (``svd`` where SciPy's OpenBLAS is missing), ``gram`` on CUDA."""
     if method not in METHODS:
@@ -171,7 +220,8 @@ def resolve_method(method: str, device: torch.device | str) -> str:
     return method
 
 
-def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int | None = None) -> torch.Tensor:
+def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int | None = None,
+                    seeds: torch.Tensor | None = None, return_error: bool = False) -> Any:
     """All singular values of each matrix in a stack, in descending order.
 
     Parameters
@@ -183,10 +233,17 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         See the module docstring (``longn`` is approximate).
     workers : int, optional
         Threads for the CPU LAPACK paths (default: ``torch.get_num_threads()``).
+    seeds : int tensor, shape (...), optional
+        ``longn`` only: one seed per matrix (its random draws depend on nothing else, so a
+        result does not depend on the stack the matrix came in); ignored by the exact methods.
+    return_error : bool
+        Also return the per-matrix error bounds of ``longn`` (a dict of (...) tensors,
+        :func:`attnspec.spectra.longn.longn_singular_values`); None for the exact methods.
 
     Returns
     -------
-    Tensor, shape (..., min(r, c)), float64, on the CPU, descending, non-negative.
+    Tensor, shape (..., min(r, c)), float64, on the CPU, descending, non-negative; with
+    ``return_error``, the pair (values, bounds or None).
     """
     if probs.dim() < 2:
         raise InputError(f"expected a stack of matrices (..., r, c), got shape {tuple(probs.shape)}")
@@ -204,10 +261,16 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     if flat.dtype not in (torch.float32, torch.float64):
         flat = flat.float()  # bfloat16/float16 models: factorise in float32
     workers = workers or torch.get_num_threads()
-    if method == "longn":  # approximate; its parameters and measured error: attnspec.spectra.longn
+    bounds = None
+    if method == "longn":  # approximate; its parameters and per-matrix error bounds: attnspec.spectra.longn
         from attnspec.spectra.longn import longn_singular_values
 
-        sv = longn_singular_values(flat)
+        if seeds is not None and tuple(torch.as_tensor(seeds).shape) != tuple(lead):
+            raise InputError(f"seeds must have the stack's leading shape {tuple(lead)}, got "
+                             f"{tuple(torch.as_tensor(seeds).shape)}")
+        sv, bounds = longn_singular_values(flat, seeds=None if seeds is None else torch.as_tensor(seeds).reshape(-1),
+                                           return_error=True)
+        bounds = {k: v.reshape(lead) for k, v in bounds.items()}
     elif method == "svd":
         sv = torch.linalg.svdvals(flat).to(torch.float64).cpu()  # descending already
     elif method == "lapack":
@@ -217,6 +280,7 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         sv = torch.from_numpy(_svdvals_gesdd(a, workers)).to(torch.float64)
     else:  # gram
         x = flat.to(torch.float64)
+        x, dominant = _deflate_dominant(x)  # (m, r, c) with σ₁ u vᵀ taken out where it dominates; (m,)
         # (m, c, c), symmetric positive semi-definite: P Pᵀ when square, else the smaller Pᵀ P
         gram = x @ x.mT if r == c else x.mT @ x
         if gram.device.type == "cpu" and _lapack("dsyevd_2stage") is not None:
@@ -224,4 +288,9 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         else:
             lam = torch.linalg.eigvalsh(gram).cpu()
         sv = lam.clamp_min(0).sqrt().flip(-1)  # ascending eigenvalues -> descending σ
-    return sv.clamp_min(0).reshape(*lead, n)
+        deflated = torch.nonzero(dominant.cpu() > 0).reshape(-1)
+        if deflated.numel():  # σ₁ back in, the deflated direction's zero (the smallest value) out
+            rows = torch.cat([dominant.cpu()[deflated, None], sv[deflated, :-1]], dim=-1)
+            sv[deflated] = torch.sort(rows, dim=-1, descending=True).values
+    sv = sv.clamp_min(0).reshape(*lead, n)
+    return (sv, bounds) if return_error else sv

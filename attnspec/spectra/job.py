@@ -44,7 +44,6 @@ from attnspec.spectra.checkpoint import STATE_FILE, RunState, read_state, shard_
 from attnspec.spectra.config import (
     DEFAULT_BATCH_SIZE,
     KIND,
-    SVD_METHOD_ERROR,
     SpectrumConfig,
     SpectrumOutcome,
     inputs_request,
@@ -52,7 +51,16 @@ from attnspec.spectra.config import (
 from attnspec.spectra.data.selection import selection_of
 from attnspec.spectra.engine import resolve_method, singular_values
 from attnspec.spectra.metrics import row_entropy
+from attnspec.spectra.run_error import LONGN_COVERAGE, RunBounds, stated_error
 from attnspec.spectra.result_checks import SCALING_KIND  # a run may live inside its scaling study
+
+
+def _previous_meta(out: Path) -> dict[str, Any] | None:
+    """A resumed run's meta.json, if it is there and readable."""
+    try:
+        return read_meta(out)
+    except (ResultsError, OSError, ValueError):
+        return None
 
 
 def _recorded_figures(out: Path) -> dict[str, Any] | None:
@@ -292,9 +300,15 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
             write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
             write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
             write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
-            write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall})
+            write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall,
+                                 **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {})})
 
-    sink = _Sink(cfg.model, method, windows, list(encoder.layer_causal) or [bool(encoder.causal)] * encoder.num_layers)
+    bounds = None
+    if method == "longn":  # a resumed run's bounds so far come back from its meta.json
+        previous_meta = _previous_meta(cfg.out) if resuming else None
+        bounds = RunBounds.from_meta((previous_meta or {}).get("svd_error_run"), encoder.num_layers, encoder.num_heads)
+    sink = _Sink(cfg.model, method, windows, list(encoder.layer_causal) or [bool(encoder.causal)] * encoder.num_layers,
+                 bounds)
     state, status = _run_batches(cfg, encoder, sink, state, selected, positions, batch_size=batch_size, shape=shape,
                                  t_start=t_start, progress=progress, checkpoint=checkpoint, on_checkpoint=on_checkpoint)
     checkpoint(state, status, time.perf_counter() - t_start)
@@ -393,7 +407,7 @@ def _base_meta(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any], *
             + ("; causal P: lower-triangular, its real block is the P of the input alone" if encoder.causal else "")
         ),
         "svd_method": method,
-        "svd_method_error": SVD_METHOD_ERROR.get(method),
+        "svd_method_error": stated_error(method, str(encoder.dtype).removeprefix("torch.")),
         **_attention_meta(encoder, windows),
         "batch_size": batch_size,
         "batch_size_source": "--batch-size" if cfg.batch_size is not None else f"default for {encoder.device.type}",
@@ -412,9 +426,13 @@ class _Sink:
     ``singular_values`` and ``row_entropy`` are looked up in this module at each call
     (benchmarks/bench_spectrum.py times them by replacing them here)."""
 
-    def __init__(self, model: str, method: str, windows: list[int | None], layer_causal: list[bool]) -> None:
+    def __init__(self, model: str, method: str, windows: list[int | None], layer_causal: list[bool],
+                 bounds: RunBounds | None = None) -> None:
         self.model, self.method, self.windows, self.layer_causal = model, method, windows, layer_causal
         self.pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
+        self.tokens: list[list[int]] = []  # the batch's inputs: longn seeds each matrix from its own input
+        self.bounds = bounds  # longn's per-matrix bounds over the committed batches
+        self.pending_bounds: list[tuple[int, dict[str, torch.Tensor]]] = []
         self.scratch: list[torch.Tensor] = []  # row_entropy's workspace, 4 MB for the whole run
         self.window_checked: set[int] = set()  # layers whose window was checked against P (first long-enough batch)
 
@@ -435,9 +453,23 @@ class _Sink:
             if worst is not None:  # checked once on an input longer than the window
                 self.window_checked.add(la.layer)
         check_stochastic(la.probs, la.mask, layer=la.layer, model=self.model)  # before its spectrum is taken
-        self.pending.append((la.layer, singular_values(la.probs, self.method),
-                             row_entropy(la.probs, la.mask, causal=self.layer_causal[la.layer], window=window,
-                                         workspace=self.scratch[0])))
+        if self.bounds is not None:  # longn: draws seeded per input, per-matrix bounds kept
+            from attnspec.spectra.longn import input_seeds
+
+            seeds = input_seeds(self.tokens, la.layer, la.probs.shape[1])  # (B, H)
+            sv, bounds = singular_values(la.probs, self.method, seeds=seeds, return_error=True)
+            self.pending_bounds.append((la.layer, bounds))
+        else:
+            sv = singular_values(la.probs, self.method)
+        self.pending.append((la.layer, sv, row_entropy(la.probs, la.mask, causal=self.layer_causal[la.layer],
+                                                       window=window, workspace=self.scratch[0])))
+
+    def commit_bounds(self) -> None:
+        """The batch went into the aggregate: its bounds join the run's."""
+        for layer, bounds in self.pending_bounds:
+            if self.bounds is not None:
+                self.bounds.add(layer, bounds)
+        self.pending_bounds.clear()
 
 
 def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progress, selected: list[list[int]],
@@ -471,6 +503,8 @@ def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progres
                 batch = selected[state.done : state.done + batch_size]
                 ids, mask = _pad_batch(batch, pad_id)
                 sink.pending.clear()
+                sink.pending_bounds.clear()
+                sink.tokens = batch
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
                 batch_acc = SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol)
                 batch_acc.add_batch(sink.pending, positions[state.done : state.done + len(batch)])
@@ -479,6 +513,7 @@ def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progres
                 updated.merge(batch_acc)
                 _before_commit()
                 state = _Progress(updated, state.done + len(batch))  # the commit: one assignment
+                sink.commit_bounds()
                 if bar is not None:
                     bar.update(len(batch))
                 batches_since += 1

@@ -82,6 +82,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         "merged_from": [{"dir": str(d), "shard": s, "inputs_done": st.inputs_done}
                         for d, s, st in zip(dirs, shards, states)],
         "environment": environment_meta(),
+        **_merged_bounds(metas, merged.shape),
     }
     tables = merged.tables()
     with result_files(out):  # whole or nothing: a full disk leaves no lone state.npz
@@ -168,3 +169,16 @@ def _shard_layout(dirs: list[Path], shards: list[Any], states: list[RunState], *
         raise ResultsError(f"cannot merge an incomplete run ({'; '.join(what)}); finish and add the missing shards "
                            "(--resume), or pass --allow-partial to write a result marked partial")
     return count, missing, unfinished
+
+
+def _merged_bounds(metas: list[dict[str, Any]], shape: tuple[int, int, int]) -> dict[str, Any]:
+    """longn shards: the largest per-matrix bound of any shard, per (layer, head) (empty otherwise)."""
+    from attnspec.spectra.run_error import LONGN_COVERAGE, RunBounds
+
+    records = [m.get("svd_error_run") for m in metas if m.get("svd_error_run")]
+    if not records:
+        return {}
+    out = RunBounds(shape[0], shape[1])
+    for record in records:
+        out.merge(RunBounds.from_meta(record, shape[0], shape[1]))
+    return {"svd_error_run": out.to_meta(records[0].get("coverage", LONGN_COVERAGE))}

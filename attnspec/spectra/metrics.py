@@ -200,7 +200,8 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
         ``causal``. None: no window. Padding lies on one side of each input, so the window
         holds min(real positions <= i, w) real positions.
     workspace : Tensor, optional
-        Scratch space for −p log p: float32, on P's device, at least one row long. P is
+        Scratch space for −p log p: of P's working dtype (float32, or float64 for float64 P; else
+        unused), on P's device, at least one row long. P is
         then processed in pieces of as many rows as fit, with no allocation: a job passes
         the same small buffer (4 MB) for every layer, which spares it a fresh P-sized
         tensor per layer (its allocation and page faults were about 40 % of this
@@ -216,14 +217,15 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     if window is not None and (not causal or isinstance(window, bool) or not isinstance(window, int) or window < 1):
         raise InputError(f"window must be a positive int on causal attention, got window={window!r}, causal={causal}")
     B, _, n, _ = probs.shape
-    p = probs.detach().to(torch.float32)
+    # float64 P (a float64 model) stays float64; any other precision is summed in float32
+    p = probs.detach() if probs.dtype == torch.float64 else probs.detach().to(torch.float32)
     # −Σ p log p per row, (B, H, n). Clamping at the smallest normal float makes 0·log 0 = 0;
     # this vectorised log is ~20× faster than torch.special.entr, which matters at n = 512.
-    tiny = torch.finfo(torch.float32).tiny
-    if workspace is not None and workspace.dtype == torch.float32 and workspace.device == p.device \
+    tiny = torch.finfo(p.dtype).tiny
+    if workspace is not None and workspace.dtype == p.dtype and workspace.device == p.device \
             and workspace.numel() >= n and p.is_contiguous():
         rows = p.view(-1, n)  # (B·H·n, n)
-        ent = torch.empty(rows.shape[0], dtype=torch.float32, device=p.device)  # (B·H·n,)
+        ent = torch.empty(rows.shape[0], dtype=p.dtype, device=p.device)  # (B·H·n,)
         step = workspace.numel() // n
         for start in range(0, rows.shape[0], step):
             piece = rows[start:start + step]

@@ -265,3 +265,20 @@ def test_random_init_null_beside_a_scaling_study(model_dir: Path, jsonl: Path, t
         assert sorted(null["input"].unique()) == sorted(real["input"].unique())
     nulls = pd.read_parquet(tmp_path / "sc" / "scaling_null.parquet")
     assert nulls["source"].tolist() == ["real", "random-init"] and nulls.loc[1, "resampled"].startswith("inputs")
+
+
+@pytest.mark.parametrize("extra, first", [
+    (["--svd-method", "longn"], "approximate: longn spectra (curve error <="),
+    (["--dtype", "bfloat16"], "approximate: bfloat16 model (curves differed from the float32 model's by up to"),
+    ([], None),
+])
+def test_approximate_runs_say_so_in_the_first_line(model_dir: Path, jsonl: Path, tmp_path: Path, extra: list[str],
+                                                   first: str | None) -> None:
+    r = _run("spectrum", "--model", str(model_dir), "--data", str(jsonl), "--seq-len", "24", "--num-sentences", "2",
+             "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "run"), *extra)
+    assert r.exit_code == 0, r.output
+    line = r.stdout.splitlines()[0]
+    if first is None:
+        assert not line.startswith("approximate"), line
+    else:
+        assert line.startswith(first), line

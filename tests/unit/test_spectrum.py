@@ -287,3 +287,15 @@ def test_singular_values_of_rectangular_cross_attention(method: str) -> None:
         assert got.shape == (2, 3, 5)
         want = np.linalg.svd(p.double().numpy(), compute_uv=False)
         np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=1e-6)
+
+
+def test_row_entropy_of_float64_p_is_computed_in_float64() -> None:
+    g = torch.Generator().manual_seed(0)
+    p = torch.softmax(torch.randn(1, 2, 64, 64, generator=g, dtype=torch.float64) * 3, dim=-1)
+    ent = -(p * p.log()).sum(-1) / torch.log(torch.tensor(64.0, dtype=torch.float64))  # (1, 2, 64)
+    exact = ent.mean(-1)
+    got = metrics.row_entropy(p)
+    assert float((got - exact).abs().max()) < 1e-13  # float32 summation is off by about 1e-7
+    assert float((metrics.row_entropy(p.float()) - exact).abs().max()) > 1e-12  # the float32 path, for contrast
+    workspace = torch.empty(1 << 12, dtype=torch.float64)
+    assert torch.equal(metrics.row_entropy(p, workspace=workspace), got)
