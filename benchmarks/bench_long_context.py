@@ -73,8 +73,17 @@ def _errors(svs: dict, reference: dict) -> dict:
     """Largest errors over the captured layers' heads: curves (max abs), metrics (max rel or abs)."""
     import torch
 
-    from attnspec.spectra.metrics import (cumulative_curve, effective_rank, energy_curve, numerical_rank, rank_for_error,
-                                   reach_index, sigma_ratio, stable_rank, tail_curve)
+    from attnspec.spectra.metrics import (
+        cumulative_curve,
+        effective_rank,
+        energy_curve,
+        numerical_rank,
+        rank_for_error,
+        reach_index,
+        sigma_ratio,
+        stable_rank,
+        tail_curve,
+    )
 
     out: dict = {}
     for layer in reference:
@@ -98,11 +107,10 @@ def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str,
 
     from attnspec.spectra.capture import capture_attention
     from attnspec.spectra.data.inputs import load_inputs
-    from attnspec.spectra.models import load_model
-    from attnspec.spectra.metrics import cumulative_curve, effective_rank, row_entropy, stable_rank
     from attnspec.spectra.engine import singular_values
-
     from attnspec.spectra.longn import input_seeds
+    from attnspec.spectra.metrics import row_entropy
+    from attnspec.spectra.models import load_model
 
     torch.set_num_threads(1)
     loaded = load_model(model_name, device="cpu")

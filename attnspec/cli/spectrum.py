@@ -67,12 +67,11 @@ def spectrum(
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError
-    from attnspec.spectra.reading import check_at
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
     from attnspec.spectra.data.corpus import check_data_name
     from attnspec.spectra.job import run_spectrum, up_to_date
-
     from attnspec.spectra.nulls import parse_baselines
+    from attnspec.spectra.reading import check_at
     from attnspec.spectra.scaling import parse_lengths
 
     with user_errors():
@@ -177,8 +176,8 @@ def _after_run(outcome: Any, *, at: int | None, label: str | None, plots: bool, 
 def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
     """A complete run asked again: its summary, and its figures only when missing or asked
     differently (--at, --label); nothing is computed."""
-    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
     from attnspec.results import read_meta
+    from attnspec.spectra.figure_record import figure_choices, record_figure_choices
 
     meta = read_meta(out)
     figures_dir = out / "figures"
@@ -213,10 +212,10 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
     from dataclasses import replace
 
     from attnspec.results import result_files
-    from attnspec.spectra.nulls import baselines_of
     from attnspec.spectra.data.corpus import check_data_name
-    from attnspec.spectra.scaling import KIND, run_dir, run_scaling
     from attnspec.spectra.job import up_to_date
+    from attnspec.spectra.nulls import baselines_of
+    from attnspec.spectra.scaling import KIND, run_dir, run_scaling
 
     out = cfg.out
     # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
@@ -263,9 +262,7 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
 
     from attnspec.plots.scaling import plot_scaling
     from attnspec.results import read_meta, result_files, write_table
-    from attnspec.spectra.scaling import fit_scaling, scaling_table
-
-    from attnspec.spectra.scaling import null_comparison
+    from attnspec.spectra.scaling import fit_scaling, null_comparison, scaling_table
     from attnspec.stats import format_interval
 
     table = scaling_table(run)
@@ -374,9 +371,8 @@ def _summary(run: Path, at: int | None) -> None:
     """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.spectra.figure_record import family_note, figure_choices
     from attnspec.results import read_meta, read_table
-
+    from attnspec.spectra.figure_record import family_note, figure_choices
     from attnspec.spectra.run_error import is_approximate
 
     approximate = is_approximate(read_meta(run))  # an approximate or bfloat16 run says so first
@@ -463,7 +459,8 @@ def merge(
 
     with user_errors():
         from attnspec.results import check_out_kind, read_meta, result_files
-        from attnspec.spectra.scaling import KIND as SCALING, merge_scaling
+        from attnspec.spectra.scaling import KIND as SCALING
+        from attnspec.spectra.scaling import merge_scaling
 
         claim_out_dir(out, "attnspec merge")  # usable and ours before anything is read; held through the figures too
         _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
@@ -563,9 +560,9 @@ def plot_spectrum(
         paths = []
         scale: dict[str, float] = {}
         if len(runs) > 1:  # one colour scale for every heatmap of the runs compared
-            from attnspec.spectra.figure_record import figure_choices
             from attnspec.plots.spectrum import heat_range
             from attnspec.results import read_meta, read_table
+            from attnspec.spectra.figure_record import figure_choices
 
             ranges = []
             for r in runs:  # each run's heatmap is read at its own (recorded) index, the comparison at the first's

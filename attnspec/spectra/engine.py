@@ -30,7 +30,7 @@ from __future__ import annotations
 import ctypes
 import glob
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ _SIGNATURES: dict[str, list[Any]] = {
 _ROW_MAJOR = 101
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lapack(routine: str) -> Any | None:
     """``LAPACKE_<routine>`` from the OpenBLAS that SciPy ships (32-bit ints), or None when absent.
 

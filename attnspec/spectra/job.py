@@ -51,8 +51,8 @@ from attnspec.spectra.config import (
 from attnspec.spectra.data.selection import selection_of
 from attnspec.spectra.engine import resolve_method, singular_values
 from attnspec.spectra.metrics import row_entropy
-from attnspec.spectra.run_error import LONGN_COVERAGE, RunBounds, stated_error
 from attnspec.spectra.result_checks import SCALING_KIND  # a run may live inside its scaling study
+from attnspec.spectra.run_error import LONGN_COVERAGE, RunBounds, stated_error
 
 
 def _previous_meta(out: Path) -> dict[str, Any] | None:

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 import torch
 
-from attnspec.spectra import aggregate, checkpoint, engine, metrics
 from attnspec.errors import InputError, ResultsError
+from attnspec.spectra import aggregate, checkpoint, engine, metrics
 
 
 def _softmax_stack(m: int, n: int, temperature: float, seed: int) -> torch.Tensor:
