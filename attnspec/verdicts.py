@@ -46,7 +46,7 @@ from attnspec.stats import clopper_pearson
 
 VerdictKind = Literal["holds", "loose", "violated", "vacuous", "hypothesis-unmet", "cannot-fail", "measured"]
 # the vocabulary lives in a module with no heavy import, so that every --help can quote it
-from attnspec.vocabulary import VERDICTS  # noqa: E402
+from attnspec.vocabulary import VERDICT_MEANINGS, VERDICTS  # noqa: E402, F401 - VERDICT_MEANINGS is read from here too
 
 #: A claimed bound larger than the exact (or measured) value by this factor is reported as loose.
 LOOSE_FACTOR = 10.0
