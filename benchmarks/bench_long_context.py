@@ -23,7 +23,7 @@ n <= --reference-max (float64 SVD costs n³ per matrix; above it the reduced lay
 kept either, so the peak RSS is the method's own; below it the float64 copies kept for the
 reference count in the peak). ``longn`` is the approximate method (attnspec.spectra.longn).
 Timings on the shared machine are noisy: compare the ratios within one run, and read the
-load average printed with them. Issue 24's goal (≤ 2 min per input at n = 4096 for the
+load average printed with them. The goal (≤ 2 min per input at n = 4096 for the
 30 × 9 model, curve error ≤ 1e-3) and what stands in its way: docs/spectrum.md, "Long context".
 """
 

@@ -2,10 +2,10 @@
 
     python benchmarks/bench_osa.py            # full run (~1-3 min on the 2-core machine)
     python benchmarks/bench_osa.py --quick    # N up to 4,096, fewer repeats
-    PYTHONPATH=$PWD python benchmarks/bench_osa.py --check   # `attnspec osa-check` run time, new vs aa144d7
+    PYTHONPATH=$PWD python benchmarks/bench_osa.py --check   # `attnspec osa-check` run time, this checkout vs aa144d7
 
-``--check`` (issue 21): the default ``attnspec osa-check --json`` of this checkout and of
-commit aa144d7 (``git archive`` into a temporary folder, or ``--old DIR``), each run as a
+``--check``: the default ``attnspec osa-check --json`` of this checkout and of
+commit aa144d7 (the tree with the checks in one process and 3 + 3 Jacobian draws; ``git archive`` into a temporary folder, or ``--old DIR``), each run as a
 subprocess with ``PYTHONPATH`` set to its tree, alternately, in the same run: wall time,
 CPU time (user + system of the child and its worker) and the load average before each run;
 the ratios old/new. Then the critical path of this checkout's run: the CPU seconds of the
@@ -35,7 +35,7 @@ input, runs a tiny warm-up, resets the kernel's peak-RSS counter (``echo 5 >
 memory (everything torch allocates on the CPU counts, unlike tracemalloc). Where
 clear_refs is unavailable it falls back to the ``ru_maxrss`` difference (a lower bound).
 
-Targets (issue 5): fitted exponent of OSA time in N <= 1.15 over N = 256..16,384; at
+Targets: fitted exponent of OSA time in N <= 1.15 over N = 256..16,384; at
 N = 4,096 OSA >= 20× faster than the dense matrix_exp; at N = 16,384 OSA faster than
 softmax attention; peak memory linear in N (fitted exponent of the memory delta ~1).
 Prints the ratios and writes ``bench_osa.json`` next to this file.
