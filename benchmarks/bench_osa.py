@@ -238,7 +238,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads for every method (default 1)")
     ap.add_argument("--memory-child", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--check", action="store_true", help="time `attnspec osa-check` (new vs aa144d7) instead")
-    ap.add_argument("--old", type=Path, help="a tree of the old code (default: git archive aa144d7)")
+    ap.add_argument("--old", type=Path, help="a tree of the baseline code (default: git archive aa144d7)")
     ap.add_argument("--repeats", type=int, default=1, help="runs per version with --check (best kept)")
     ap.add_argument("--defaults-only", action="store_true", help="with --check: skip the --no-timing pair")
     args = ap.parse_args()

@@ -135,8 +135,8 @@ def test_interrupt_between_update_and_commit_resumes_to_the_exact_result(
 
 def test_interrupt_inside_an_aggregate_update_counts_no_batch_twice(
         model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C after one layer of batch 2 was added (the old code then saved that layer's
-    matrices with an inputs_done that did not include them, and a resume added them again)."""
+    """Ctrl-C after one layer of batch 2 was added: a checkpoint must not save that layer's
+    matrices with an inputs_done that does not include them, or a resume adds them again."""
     original = SpectrumAccumulator.add
     calls = {"n": 0}
 

@@ -67,8 +67,8 @@ def test_heldout_delta_known_answer(small) -> None:
         r = measure.heldout_delta(SMALL, As, ms.frame, fresh, exponent=p)
         verdicts[p] = fit.check_stated_heldout(pd.DataFrame([r]), beta=SMALL.beta)[0].verdict
     assert verdicts[1.0] == "violated"
-    # a correct power passes: not violated. With 0 failures the classifier of d4ed619 says
-    # "measured" (looseness unresolved without an exact law); before it said "holds".
+    # a correct power passes: not violated. With 0 failures the classifier says "measured"
+    # (looseness unresolved without an exact law) or, with an exact law, "holds" or "loose".
     assert verdicts[2.5] in ("holds", "loose", "measured")
 
 

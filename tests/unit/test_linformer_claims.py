@@ -29,8 +29,8 @@ def _mc_row(**kw: object) -> dict:
 
 
 def test_thm2_eq8_where_zero_meets_the_tolerance_is_cannot_fail_not_holds() -> None:
-    """`jl-check --n 4096 --eps 0.5 --claims thm2 --k ...,1024,2048` said "holds" for eq. 8
-    spectral where its own evidence said the zero output also meets the tolerance. The
+    """At `jl-check --n 4096 --eps 0.5 --claims thm2 --k ...,1024,2048`, eq. 8 spectral is not
+    "holds" where its own evidence says the zero output also meets the tolerance. The
     as-stated (existence) rows are their own rows, beside the proof's construction."""
     n, d, eps = 256, 2, 0.5
     t, _ = T2.simulate_theorem2(n, d, eps, [240], trials=200, seed=0)
@@ -215,8 +215,8 @@ def test_plain_construction_is_never_a_verdict_on_the_paper() -> None:
 
 
 def test_zero_output_meets_the_tolerance_at_every_default_grid_point() -> None:
-    """docs/jl-check.md said 'at every other grid point'; it is every grid point (36 = 4 eps x 3 k
-    x 3 rows, each norm reading): ‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖₂ at ε >= 0.25."""
+    """At every default grid point, not every other one (36 = 4 eps x 3 k x 3 rows, each norm
+    reading), as docs/jl-check.md says: ‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖₂ at ε >= 0.25."""
     from attnspec.stats import child_seed
 
     n, d = 4096, 64
