@@ -2,8 +2,9 @@
 
 Runs the OLD code (commit 029337d, the tree before the verdict-row redesign, extracted
 with ``git archive`` into a temporary folder and run in a subprocess with ``PYTHONPATH``
-pointing there) and the NEW code (this checkout, in-process through :func:`attnspec.battery.run_battery`) on the committed
-experiments' parameters at their ``[quick]`` sizes, and compares the verdict rows:
+pointing there) and the NEW code (this checkout, in-process through
+:func:`attnspec.battery.run_battery`) on the committed experiments' parameters at their
+``[quick]`` sizes, and compares the verdict rows:
 
 * every old row must have a new row with the same key (claim, reading, parameters) and
   the same numbers (bound, exact, estimate, CI, trials, seed);
