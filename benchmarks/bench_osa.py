@@ -6,9 +6,10 @@
 
 ``--check``: the default ``attnspec osa-check --json`` of this checkout and of
 commit aa144d7 (the tree with the checks in one process and 3 + 3 Jacobian draws;
-``git archive`` into a temporary folder, or ``--old DIR``), each run as a subprocess with ``PYTHONPATH`` set to its tree, alternately, in the same run: wall time,
-CPU time (user + system of the child and its worker) and the load average before each run;
-the ratios baseline/this checkout. Then the critical path of this checkout's run: the CPU seconds of the
+``git archive`` into a temporary folder, or ``--old DIR``), each run as a subprocess with
+``PYTHONPATH`` set to its tree, alternately, in the same run: wall time, CPU time (user +
+system of the child and its worker) and the load average before each run; the ratios
+baseline/this checkout. Then the critical path of this checkout's run: the CPU seconds of the
 imports plus the larger of the two processes' (osa-check runs its checks in two processes,
 one thread each), i.e. the wall time on an idle 2-core machine. Written under ``"osa_check"`` in ``bench_osa.json`` (the forward-pass figures are
 kept).
