@@ -126,7 +126,7 @@ OSA_VARIANT = {"as-stated": "variant", "sigma-le-1": "variant-sigma-le-1"}
 def _map_osa(row: dict[str, Any]) -> dict[str, Any]:
     """osa-check before the redesign: the prose claim becomes (claim id, reading); Thm 3.1's
     reading was a parameter ("as stated", "σ_max(B) <= 1"). osa.eq48 maps to osa.eq49, and
-    Thm 3.1 rows of non-cubic schedules their own readings."""
+    Thm 3.1 rows of non-cubic schedules get their own readings."""
     row = dict(row)
     for prefix, (claim, reading) in OSA_CLAIMS.items():
         if row["claim"].startswith(prefix):

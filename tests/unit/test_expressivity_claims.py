@@ -136,7 +136,7 @@ def test_config_errors_before_computing(options, message) -> None:
 def test_orthogonal_sweep_verdicts_match_ratio() -> None:
     """The orthogonal-vs-Gaussian row, under the one looseness rule. Where every
     Gaussian d* is >= L the claim cannot fail (orthogonal d <= L, d = L exact): cannot-fail,
-    not holds (no exercised ratio could have shown a violation). Where some Gaussian d* < L the
+    not holds (the claim could not have failed there). Where some Gaussian d* < L the
     worst exercised ratio decides: violated above 1, loose more than 10x below, else holds."""
     from attnspec.theory.expressivity.sweep import check_sweep
 

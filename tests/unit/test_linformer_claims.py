@@ -1,6 +1,6 @@
 """Linformer verdicts where a tolerance or a hypothesis decides the label, and the printed
-statements, each against a known answer: a case where the statement must hold and, where one exists, one
-where it must fail."""
+statements, each against a known answer: a case where the statement must hold and, where one
+exists, one where it must fail."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _mc_row(**kw: object) -> dict:
             "eps": 0.5, **kw}
 
 
-# ----------------------------------------------------------------------------- labels decided by the tolerance or the hypothesis
+# --------------------------------------------- labels decided by the tolerance or the hypothesis
 
 
 def test_thm2_eq8_where_zero_meets_the_tolerance_is_cannot_fail_not_holds() -> None:
@@ -85,7 +85,7 @@ def test_lemma1_outside_its_hypothesis_is_hypothesis_unmet_not_violated() -> Non
         "hypothesis-unmet"
 
 
-# ----------------------------------------------------------------------------- the printed statements and formulas
+# ------------------------------------------------------------ the printed statements and formulas
 
 
 def test_eq4_as_printed_is_column_normalised() -> None:
