@@ -15,18 +15,19 @@ Prints per-trial times and the speed-up ratios; writes bench_expressivity.json n
 this file. ``--quick`` uses fewer trials. The end-to-end default run
 (``attnspec sa-check``, target <= 60 s) is timed with ``--e2e``.
 
-``--vs-old DIR`` (issue 21) times the whole default command, ``attnspec sa-check --json``
+``--vs-old DIR`` times the whole default command, ``attnspec sa-check --json``
 as a user runs it (imports included, no figures), of this checkout and of the code in DIR
-(a worktree of commit aa144d7: ``git worktree add /tmp/old-sa aa144d7``), alternately in
+(a worktree of commit aa144d7, the tree before the single-pass exact grid and the curtailed
+d* searches: ``git worktree add /tmp/old-sa aa144d7``), alternately in
 the same run, as subprocesses with ``PYTHONPATH`` pointing at each tree; wall and CPU
 seconds (the children's user + system time) and their ratios, with the load average. It
-also checks that two runs of the new code print the same table (fixed seeds).
+also checks that two runs of this checkout print the same table (fixed seeds).
 
     python benchmarks/bench_expressivity.py [--quick] [--e2e] [--threads 1]
     python benchmarks/bench_expressivity.py --vs-old /tmp/old-sa [--vs-main /tmp/main-sa] [--repeats 2]
 
-With ``--vs-main`` the code before the two-process run (e.g. ``git archive 54e6285``) is
-timed too. The new code runs sa-check in two processes (``--jobs 2``): on a loaded machine
+With ``--vs-main`` a tree that runs the same battery in one process (e.g. ``git archive 54e6285``) is
+timed too. This checkout runs sa-check in two processes (``--jobs 2``): on a loaded machine
 its wall time says little, so the benchmark also splits one extra run (with ``--out``, whose
 meta.json gives the second process's CPU and the CPU before the fork) into CPU before the
 fork and the two processes' CPU after it: on an idle 2-core machine the wall time is about
@@ -169,10 +170,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer trials")
     ap.add_argument("--e2e", action="store_true", help="also time the default sa-check computation")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--vs-old", type=Path, default=None, help="a worktree of commit aa144d7: time the default "
+    ap.add_argument("--vs-old", type=Path, default=None, help="a worktree of commit aa144d7 (before the exact grid "
+                                                              "pass): time the default "
                                                               "command against it (only this)")
     ap.add_argument("--vs-main", type=Path, default=None, help="with --vs-old: also time this tree (the "
-                                                               "previous state, e.g. main's code)")
+                                                               "battery in one process, e.g. 54e6285)")
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
     if args.vs_old is not None:

@@ -13,7 +13,8 @@ the ratio, and writes bench_jl.json next to this file.
     python benchmarks/bench_jl.py --default-run   # also: the whole default `attnspec jl-check --n 4096
                                                   # --eps 0.1`, this checkout against commit aa144d7
 
-``--default-run`` extracts commit aa144d7 (before issue 21) with ``git archive`` into a temporary
+``--default-run`` extracts commit aa144d7 (the tree before sequential Monte Carlo, the exact
+laws through SciPy's ufuncs and the two-process run) with ``git archive`` into a temporary
 folder and times both commands as subprocesses in the same run (wall and CPU seconds of the
 child, from ``resource.getrusage``), old first, and records the load average before each: the
 machine is shared, so the ratio is the figure to quote.
@@ -93,7 +94,7 @@ def default_run(commit: str = "aa144d7", repeats: int = 1) -> dict:
 
 def _eq4_once(variant: str, n: int) -> float:
     """Seconds of one eq. (4) check at size n, one thread, in this (fresh) process: ``blocks``
-    (``check_eq4``) or ``whole`` (the whole-matrix formulas it replaced, commit dfed67b)."""
+    (``check_eq4``) or ``whole`` (the whole-matrix formulas, as at commit dfed67b)."""
     from threadpoolctl import threadpool_limits
 
     from attnspec.stats import child_seed
@@ -149,7 +150,8 @@ def main() -> None:
                     help="also time the whole default jl-check against commit aa144d7 (minutes)")
     ap.add_argument("--only-default-run", action="store_true", help="only that")
     ap.add_argument("--baseline", default="aa144d7",
-                    help="the commit the default run is compared with (default aa144d7, before issue 21)")
+                    help="the commit the default run is compared with (default aa144d7, the tree before "
+                         "sequential Monte Carlo)")
     ap.add_argument("--repeats", type=int, default=1, help="runs of each command, alternating (the best is kept)")
     ap.add_argument("--eq4", action="store_true",
                     help="only eq. (4) in row blocks against the whole-matrix formulas of commit dfed67b")

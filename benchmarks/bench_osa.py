@@ -2,13 +2,14 @@
 
     python benchmarks/bench_osa.py            # full run (~1-3 min on the 2-core machine)
     python benchmarks/bench_osa.py --quick    # N up to 4,096, fewer repeats
-    PYTHONPATH=$PWD python benchmarks/bench_osa.py --check   # `attnspec osa-check` run time, new vs aa144d7
+    PYTHONPATH=$PWD python benchmarks/bench_osa.py --check   # `attnspec osa-check` run time, this checkout vs aa144d7
 
-``--check`` (issue 21): the default ``attnspec osa-check --json`` of this checkout and of
-commit aa144d7 (``git archive`` into a temporary folder, or ``--old DIR``), each run as a
-subprocess with ``PYTHONPATH`` set to its tree, alternately, in the same run: wall time,
-CPU time (user + system of the child and its worker) and the load average before each run;
-the ratios old/new. Then the critical path of this checkout's run: the CPU seconds of the
+``--check``: the default ``attnspec osa-check --json`` of this checkout and of
+commit aa144d7 (the tree with the checks in one process and 3 + 3 Jacobian draws;
+``git archive`` into a temporary folder, or ``--old DIR``), each run as a subprocess with
+``PYTHONPATH`` set to its tree, alternately, in the same run: wall time, CPU time (user +
+system of the child and its worker) and the load average before each run; the ratios
+baseline/this checkout. Then the critical path of this checkout's run: the CPU seconds of the
 imports plus the larger of the two processes' (osa-check runs its checks in two processes,
 one thread each), i.e. the wall time on an idle 2-core machine. Written under ``"osa_check"`` in ``bench_osa.json`` (the forward-pass figures are
 kept).
@@ -35,7 +36,7 @@ input, runs a tiny warm-up, resets the kernel's peak-RSS counter (``echo 5 >
 memory (everything torch allocates on the CPU counts, unlike tracemalloc). Where
 clear_refs is unavailable it falls back to the ``ru_maxrss`` difference (a lower bound).
 
-Targets (issue 5): fitted exponent of OSA time in N <= 1.15 over N = 256..16,384; at
+Targets: fitted exponent of OSA time in N <= 1.15 over N = 256..16,384; at
 N = 4,096 OSA >= 20× faster than the dense matrix_exp; at N = 16,384 OSA faster than
 softmax attention; peak memory linear in N (fitted exponent of the memory delta ~1).
 Prints the ratios and writes ``bench_osa.json`` next to this file.
@@ -238,7 +239,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads for every method (default 1)")
     ap.add_argument("--memory-child", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--check", action="store_true", help="time `attnspec osa-check` (new vs aa144d7) instead")
-    ap.add_argument("--old", type=Path, help="a tree of the old code (default: git archive aa144d7)")
+    ap.add_argument("--old", type=Path, help="a tree of the baseline code (default: git archive aa144d7)")
     ap.add_argument("--repeats", type=int, default=1, help="runs per version with --check (best kept)")
     ap.add_argument("--defaults-only", action="store_true", help="with --check: skip the --no-timing pair")
     args = ap.parse_args()

@@ -1,10 +1,10 @@
-"""Cost of issue 14's additions to the spectrum job, each against a named baseline in the same run.
+"""Cost of the spectrum job's metrics beyond the cumulative curve, each against a named baseline in the same run.
 
     python benchmarks/bench_spectrum_beyond.py [--inputs 2] [--count 4] [--json benchmarks/bench_spectrum_beyond.json]
 
-1. New metrics — on a 12-layer, 12-head, hidden-768 BERT (random weights: timing does not
-   depend on them) at n = 512: the job's time per input with the aggregation of before
-   this change (curve moments, effective rank, stable rank, reach index: the baseline,
+1. Metrics — on a 12-layer, 12-head, hidden-768 BERT (random weights: timing does not
+   depend on them) at n = 512: the job's time per input with an aggregation of curve
+   moments, effective rank, stable rank and reach index only (the baseline,
    re-implemented here) against the same with the shipped aggregation (energy and tail
    curves, σ2/σ1, numerical rank, rank for error ε, row entropy from P, per-input
    summaries). Forward pass and SVD are timed once; the two aggregations are timed on the
@@ -50,7 +50,7 @@ def _best(fn, repeat: int) -> float:
 
 
 def _old_aggregation(acc_old, layer: int, sv: torch.Tensor) -> None:
-    """The aggregation before issue 14: curve moments and three metrics (the baseline)."""
+    """The aggregation with curve moments and three metrics only (the baseline)."""
     from attnspec.spectra import metrics
 
     curves = metrics.cumulative_curve(sv)

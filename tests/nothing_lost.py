@@ -1,9 +1,10 @@
 """Nothing lost: the redesigned batteries against the code before the redesign, row by row.
 
-Runs the OLD code (commit 029337d, extracted with ``git archive`` into a temporary folder
-and run in a subprocess with ``PYTHONPATH`` pointing there) and the NEW code (this
-checkout, in-process through :func:`attnspec.battery.run_battery`) on the committed
-experiments' parameters at their ``[quick]`` sizes, and compares the verdict rows:
+Runs the OLD code (commit 029337d, the tree before the verdict-row redesign, extracted
+with ``git archive`` into a temporary folder and run in a subprocess with ``PYTHONPATH``
+pointing there) and the NEW code (this checkout, in-process through
+:func:`attnspec.battery.run_battery`) on the committed experiments' parameters at their
+``[quick]`` sizes, and compares the verdict rows:
 
 * every old row must have a new row with the same key (claim, reading, parameters) and
   the same numbers (bound, exact, estimate, CI, trials, seed);
@@ -47,8 +48,8 @@ NOT_KEYS = set(NUMBERS) | {"claim", "reading", "verdict", "evidence", "pw_ratio"
 
 def _map_jl(row: dict[str, Any]) -> dict[str, Any]:
     """jl-check before the redesign: ids without the paper key, readings with underscores.
-    Before issue 21 (commit aa144d7): Theorem 2 eq. (8)'s construction rows were the readings
-    spectral / frobenius; they are now proof-* (E = δR, F = e^{−δ}R) and plain-* (E = F = R)."""
+    The old code's Theorem 2 eq. (8) construction rows are the readings spectral /
+    frobenius; this checkout's are proof-* (E = δR, F = e^{−δ}R) and plain-* (E = F = R)."""
     row = dict(row)
     if not row["claim"].startswith("linformer."):
         row["claim"] = "linformer." + row["claim"]
@@ -116,16 +117,16 @@ OSA_CLAIMS: dict[str, tuple[str, str | None]] = {
 OSA_READINGS = {"as stated": "as-stated", "σ_max(B) <= 1": "sigma-le-1"}
 
 
-#: osa-check ids renamed by issue 21: the term of eq. (48) is on the line numbered (49).
+#: osa-check ids renamed: the term of eq. (48) is on the line numbered (49).
 OSA_RENAMED = {"osa.eq48": "osa.eq49"}
-#: issue 21: Thm 3.1 rows of a schedule other than eq. (9)'s cubic measure a variant.
+#: Thm 3.1 rows of a schedule other than eq. (9)'s cubic measure a variant.
 OSA_VARIANT = {"as-stated": "variant", "sigma-le-1": "variant-sigma-le-1"}
 
 
 def _map_osa(row: dict[str, Any]) -> dict[str, Any]:
     """osa-check before the redesign: the prose claim becomes (claim id, reading); Thm 3.1's
-    reading was a parameter ("as stated", "σ_max(B) <= 1"). Issue 21 renames osa.eq48 and
-    gives Thm 3.1 rows of non-cubic schedules their own readings."""
+    reading was a parameter ("as stated", "σ_max(B) <= 1"). osa.eq48 maps to osa.eq49, and
+    Thm 3.1 rows of non-cubic schedules get their own readings."""
     row = dict(row)
     for prefix, (claim, reading) in OSA_CLAIMS.items():
         if row["claim"].startswith(prefix):
@@ -142,18 +143,18 @@ MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _m
                                                                    "osa-check": _map_osa}
 
 #: command -> {(claim, reading): why} rows whose numbers changed on purpose (listed, not failures).
-_JL_SEQ = ("issue 21: Theorems 1-2 stop drawing once every verdict is settled (sequential Monte Carlo, error "
+_JL_SEQ = ("Theorems 1-2 stop drawing once every verdict is settled (sequential Monte Carlo, error "
            "rate <= 0.01), so trials/estimate/CI change where a point stopped early; Theorem 2's (eps, k) grid "
            "is now run on the main sweep's instance Q, K, V and draws (before: a fresh instance and seed per eps); "
            "Theorem 1's g drawn by NumPy (its group runs without torch) in looks of 500; Theorem 2 rows whose "
            "claim is beyond what --trials resolves stop after a violation search of 1,840+ trials")
 EXPECTED: dict[str, dict[tuple[str, str], str]] = {
     "jl-check": {
-        **{("linformer.lemma1.eq11", r): "issue 21: achlioptas/sparse flat-pair signed counts drawn by inverse CDF "
+        **{("linformer.lemma1.eq11", r): "achlioptas/sparse flat-pair signed counts drawn by inverse CDF "
                                          "from their exact law instead of torch.binomial (new draws, same law, "
                                          "tested)" for r in ("norm-upper", "norm-two-sided", "squared-upper",
                                                              "squared-two-sided")},
-        **{("linformer.lemma1.eq12", r): "issue 21: as eq. 11 for the flat pairs; the Gaussian inner-product law "
+        **{("linformer.lemma1.eq12", r): "as eq. 11 for the flat pairs; the Gaussian inner-product law "
                                          "by Simpson's rule on its e^-60 window (the old adaptive quadrature erred "
                                          "by up to 2e-6 relative, checked against quadrature at epsrel 1e-13)"
            for r in ("product", "absolute")},
@@ -163,7 +164,7 @@ EXPECTED: dict[str, dict[tuple[str, str], str]] = {
            for r in ("proof-spectral", "proof-frobenius", "plain-spectral", "plain-frobenius")},
         ("linformer.thm2.eq21", "as-stated"): _JL_SEQ + "; the construction's sums in float64 by the exponential "
                                                         "series (was float32 exp)",
-        ("linformer.thm2.tolerance", "gaussian-v"): "issue 21: Gaussian V drawn through Bartlett's Wishart "
+        ("linformer.thm2.tolerance", "gaussian-v"): "Gaussian V drawn through Bartlett's Wishart "
                                                     "decomposition (new draws, same law, tested)",
     },
     "sa-check": {

@@ -1,5 +1,6 @@
-"""Clean failure (issue 10, items 5-7): an unusable --out is found before any work in every
-command; SIGTERM takes Ctrl-C's path; the inputs that used to end in a traceback are one line."""
+"""Clean failure: an unusable --out is found before any work in every command; SIGTERM
+takes Ctrl-C's path; a bad input (a truncated table, an option out of its range) is one line,
+not a traceback."""
 
 from __future__ import annotations
 

@@ -84,9 +84,9 @@ print(json.dumps({"codes": codes, "ids": ids, "heavy": sorted(h for h in HEAVY i
 """
 
 
-# Until osa's package __init__ stops importing its layer (torch) -- the osa helper's change
-# for issue 21 -- `attnspec claims` imports torch through attnspec.theory.osa. Strict: once
-# that import is gone this test must pass.
+# While osa's package __init__ imports its layer (torch) eagerly, `attnspec claims` imports
+# torch through attnspec.theory.osa and the test below is an expected failure. Strict: with
+# the layer loaded lazily this test must pass.
 _OSA_INIT_IMPORTS_LAYER = "from attnspec.theory.osa.layer import" in (
     REPO / "attnspec" / "theory" / "osa" / "__init__.py").read_text()
 

@@ -79,7 +79,7 @@ def test_report_shows_the_error_line_not_a_box_border() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Writers check --out before any work (issue 25): a file, under a file, /proc, read-only,
+# Writers check --out before any work: a file, under a file, /proc, read-only,
 # a full disk, another kind of result. The model and runs named below do not exist: a
 # refusal that names --out proves the check came first.
 # ---------------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def test_save_refuses_an_unusable_folder_in_one_line(tmp_path, read_only_dir) ->
         assert "\n" not in str(e.value) and str(bad) in str(e.value)
 
 
-# --------------------------------------------------------------------------------- the Python API (issue 25)
+# --------------------------------------------------------------------------------- the Python API
 # The API has the CLI's contract: a bad argument or a bad file is ONE attnspec error
 # (InputError / ResultsError / ModelLoadError) with a one-line message, raised before any
 # work; never a bare TypeError, KeyError, OSError or a library's own exception.

@@ -1,4 +1,4 @@
-"""Saved results are foreign input (issue 25): a meta.json or a table of the wrong shape is
+"""Saved results are foreign input: a meta.json or a table of the wrong shape is
 ONE `error:` line naming the file (exit 1) in every reader — merge, plot spectrum, plot
 scaling, compare — and a ResultsError from attnspec.load; never a traceback, never a
 figure or comparison of NaN means. One case per class of damage."""

@@ -169,7 +169,7 @@ def test_real_attention_minilm(minilm_path, data_dir) -> None:
     assert (table["trials"] == 200).all()
 
 
-# ----------------------------------------------------------------------------- issue 25: refused up front
+# ----------------------------------------------------------------------------- refused up front
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -82,9 +82,9 @@ def test_table_output_and_same_seed(runner: CliRunner, run_dir) -> None:
         (["--support", "diag"], "support must be one of random, banded, both, dense-column, got 'diag'"),
         (["--sweep-L", "64,x"], "sweep-L must be a comma list of integers"),
         (["--sweep-L", "1,64"], "sweep-L values must be in [2, inf), got 1"),
-        # issue #10 item 7: this was a KeyError traceback after minutes of computation
+        # checked before any computation, not a KeyError after minutes of it
         (["--sweep-L", "32", "--sweep-k", "64"], "sweep-k values must be <= the largest sweep-L (32)"),
-        # issue 25: these reached numpy's allocator (MemoryError traceback)
+        # sized before allocating: refused with the memory needed, not a MemoryError from numpy
         (["--L", "1000000000000"], "--L 1000000000000 needs about"),
         (["--trials", "1000000000000"], "--trials 1000000000000 needs about"),
         (["--sweep-trials", "1000000000000"], "--sweep-trials 1000000000000 needs about"),

@@ -130,7 +130,7 @@ def test_import_attnspec_is_light_and_spectrum_stays_callable() -> None:
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
-# ---------------------------------------------------------------------------------------- issue 25: the edge
+# ---------------------------------------------------------------------------------------- the edge
 @pytest.fixture(scope="module")
 def saved_run(llama_like, tmp_path_factory: pytest.TempPathFactory) -> Path:
     model, tok = llama_like

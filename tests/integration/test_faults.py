@@ -1,4 +1,4 @@
-"""Fault injection on the spectrum job (issue 10): every outcome is either exactly the
+"""Fault injection on the spectrum job: every outcome is either exactly the
 uninterrupted result, or a one-line refusal that leaves the data as it was.
 
 A tiny random RoBERTa (2 layers, 4 heads) runs 12 inputs in batches of 4 (3 batches).
@@ -7,7 +7,7 @@ update and its commit, inside an aggregate update, and in the middle of a checkp
 write; checkpoints are corrupted in every way the verification claims to catch; a second
 writer meets the lock; shards are merged with one missing, twice, or unfinished.
 
-Every writer (issue 25): SIGINT and SIGTERM between two figure files (a deterministic hook
+Every writer: SIGINT and SIGTERM between two figure files (a deterministic hook
 in ``Figure.savefig``), a KeyboardInterrupt raised there, a full disk (ENOSPC simulated at
 the n-th table or figure, and a real 2 MB tmpfs when it can be mounted), symbolic and hard
 links planted inside ``--out``, readers and a second compare meeting the lock, an
@@ -135,8 +135,8 @@ def test_interrupt_between_update_and_commit_resumes_to_the_exact_result(
 
 def test_interrupt_inside_an_aggregate_update_counts_no_batch_twice(
         model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C after one layer of batch 2 was added (the old code then saved that layer's
-    matrices with an inputs_done that did not include them, and a resume added them again)."""
+    """Ctrl-C after one layer of batch 2 was added: a checkpoint must not save that layer's
+    matrices with an inputs_done that does not include them, or a resume adds them again."""
     original = SpectrumAccumulator.add
     calls = {"n": 0}
 
@@ -492,7 +492,7 @@ def test_shards_of_a_changed_corpus_are_not_merged(model_dir: Path, tmp_path: Pa
 
 
 # ---------------------------------------------------------------------------------------
-# Writers (issue 25): whole files only, under interrupts, full disks and planted links
+# Writers: whole files only, under interrupts, full disks and planted links
 # ---------------------------------------------------------------------------------------
 FIGURES = ("spectrum_layers.png", "spectrum_layers.svg", "spectrum_heatmap.png", "spectrum_heatmap.svg")
 COMPARE_FILES = ("compare.parquet", "trends.parquet", "meta.json", "figures/compare_runs.png",

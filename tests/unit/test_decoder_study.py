@@ -1,4 +1,4 @@
-"""The decoder study (issue 24): depth trends, contrasts and β fits on synthetic saved tables,
+"""The decoder study: depth trends, contrasts and β fits on synthetic saved tables,
 with intervals that cover at their stated rate; the report section built from saved results,
 at full and at quick sizes, and when results are missing."""
 

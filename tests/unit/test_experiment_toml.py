@@ -1,4 +1,4 @@
-"""Experiment TOMLs are foreign files (issue 25): every error names the file."""
+"""Experiment TOMLs are foreign files: every error names the file."""
 
 from __future__ import annotations
 

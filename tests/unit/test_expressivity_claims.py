@@ -67,8 +67,8 @@ def test_heldout_delta_known_answer(small) -> None:
         r = measure.heldout_delta(SMALL, As, ms.frame, fresh, exponent=p)
         verdicts[p] = fit.check_stated_heldout(pd.DataFrame([r]), beta=SMALL.beta)[0].verdict
     assert verdicts[1.0] == "violated"
-    # a correct power passes: not violated. With 0 failures the classifier of d4ed619 says
-    # "measured" (looseness unresolved without an exact law); before it said "holds".
+    # a correct power passes: not violated. With 0 failures the classifier says "measured"
+    # (looseness unresolved without an exact law) or, with an exact law, "holds" or "loose".
     assert verdicts[2.5] in ("holds", "loose", "measured")
 
 
@@ -134,9 +134,9 @@ def test_config_errors_before_computing(options, message) -> None:
 
 
 def test_orthogonal_sweep_verdicts_match_ratio() -> None:
-    """The orthogonal-vs-Gaussian row (issue 21: under the one looseness rule). Where every
+    """The orthogonal-vs-Gaussian row, under the one looseness rule. Where every
     Gaussian d* is >= L the claim cannot fail (orthogonal d <= L, d = L exact): cannot-fail,
-    not holds (the assertion before issue 21 was "holds"). Where some Gaussian d* < L the
+    not holds (the claim could not have failed there). Where some Gaussian d* < L the
     worst exercised ratio decides: violated above 1, loose more than 10x below, else holds."""
     from attnspec.theory.expressivity.sweep import check_sweep
 

@@ -69,8 +69,8 @@ def test_row_only_known_answers() -> None:
     frame = pd.DataFrame(rows)
     at = pd.DataFrame({"err_inf": [0.1, 0.2], "ratio_on": [0.15, 0.3]})
     out = {r.reading: r for r in hypotheses.check_hypotheses(frame, at, delta=0.3, params={"L": 64}, seed_at=0)}
-    # not violated; with few failures the classifier of d4ed619 may leave the looseness
-    # unresolved ("measured") where it said "holds" before
+    # not violated; with few failures the classifier may leave the looseness unresolved
+    # ("measured") rather than "holds"
     assert out["row-only"].verdict in ("holds", "loose", "measured")
     col = out["row-only-column"]
     assert col.verdict == "hypothesis-unmet" and col.estimate > 0.9  # it does fail, and says why

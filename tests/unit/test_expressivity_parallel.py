@@ -1,4 +1,4 @@
-"""sa-check in two processes (issue 21, "in seconds"): the same numbers as in one, errors
+"""sa-check in two processes: the same numbers as in one, errors
 of the second process reach the caller, and nothing is left running."""
 
 from __future__ import annotations

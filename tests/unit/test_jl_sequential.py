@@ -1,7 +1,7 @@
-"""Issue 21, section 2: the speed-ups of `jl-check` keep every number honest.
+"""The speed-ups of `jl-check` keep every number honest.
 
 * the sequential stopping rule's error rate (<= ALPHA = 0.01 for a row that stops early);
-* the new exact evaluations against independent ones (scipy quadrature, scipy laws, direct
+* the exact evaluations against independent ones (scipy quadrature, scipy laws, direct
   exponentials): the inner-product law, the signed-count law, Bartlett's Wishart draws,
   the series form of the paper's Theorem-2 construction;
 * a fixed-size run is reproduced exactly with ``sequential=False``;

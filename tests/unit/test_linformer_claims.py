@@ -1,6 +1,6 @@
-"""Linformer rows that used to read wrong (issue 11) and the statements issue 12 added, each
-against a known answer: a case where the statement must hold and, where one exists, one
-where it must fail."""
+"""Linformer verdicts where a tolerance or a hypothesis decides the label, and the printed
+statements, each against a known answer: a case where the statement must hold and, where one
+exists, one where it must fail."""
 
 from __future__ import annotations
 
@@ -25,17 +25,17 @@ def _mc_row(**kw: object) -> dict:
             "eps": 0.5, **kw}
 
 
-# ----------------------------------------------------------------------------- the wrong labels of issue 11
+# --------------------------------------------- labels decided by the tolerance or the hypothesis
 
 
 def test_thm2_eq8_where_zero_meets_the_tolerance_is_cannot_fail_not_holds() -> None:
-    """`jl-check --n 4096 --eps 0.5 --claims thm2 --k ...,1024,2048` said "holds" for eq. 8
-    spectral where its own evidence said the zero output also meets the tolerance. Issue 21:
-    the as-stated (existence) rows are their own rows, beside the proof's construction."""
+    """At `jl-check --n 4096 --eps 0.5 --claims thm2 --k ...,1024,2048`, eq. 8 spectral is not
+    "holds" where its own evidence says the zero output also meets the tolerance. The
+    as-stated (existence) rows are their own rows, beside the proof's construction."""
     n, d, eps = 256, 2, 0.5
     t, _ = T2.simulate_theorem2(n, d, eps, [240], trials=200, seed=0)
     eq8 = t[t["claim"] == "linformer.thm2.eq8"]
-    assert (eq8["bound"] < 1).all()  # not vacuous: the old code went on to "holds"
+    assert (eq8["bound"] < 1).all()  # not vacuous: the bound alone would say "holds"
     trivial = eq8[eq8["zero_output_passes"]]
     assert len(trivial)
     rows = RW.verdict_rows(trivial)
@@ -85,7 +85,7 @@ def test_lemma1_outside_its_hypothesis_is_hypothesis_unmet_not_violated() -> Non
         "hypothesis-unmet"
 
 
-# ----------------------------------------------------------------------------- issue 12
+# ------------------------------------------------------------ the printed statements and formulas
 
 
 def test_eq4_as_printed_is_column_normalised() -> None:
@@ -190,7 +190,7 @@ def test_every_linformer_claim_is_registered_with_the_command() -> None:
     assert {c.command for c in catalogue("linformer")} == {"jl-check"}
 
 
-# ----------------------------------------------------------------------------- issue 21: every label says what was shown
+# ----------------------------------------------------------------------------- every label says what was shown
 
 
 def test_proof_construction_violation_is_its_own_reading_and_says_it_is_about_the_proof() -> None:
@@ -215,8 +215,8 @@ def test_plain_construction_is_never_a_verdict_on_the_paper() -> None:
 
 
 def test_zero_output_meets_the_tolerance_at_every_default_grid_point() -> None:
-    """docs/jl-check.md said 'at every other grid point'; it is every grid point (36 = 4 eps x 3 k
-    x 3 rows, each norm reading): ‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖₂ at ε >= 0.25."""
+    """At every default grid point, not every other one (36 = 4 eps x 3 k x 3 rows, each norm
+    reading), as docs/jl-check.md says: ‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖₂ at ε >= 0.25."""
     from attnspec.stats import child_seed
 
     n, d = 4096, 64

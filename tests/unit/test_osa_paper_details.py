@@ -1,4 +1,4 @@
-"""Issue #12's OSA checks, each against a known answer: Lemmas C.2, C.3, C.7, Algorithm 1's
+"""OSA checks, each against a known answer: Lemmas C.2, C.3, C.7, Algorithm 1's
 sign fix, and the printed formulas (26), (48), (89) and Theorem 4.4's condition."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_algorithm1_sign_fix_known_means():
 def test_printed_formulas_as_printed_fail_and_corrected_hold():
     """As printed: not conformable at the general shape (hypothesis-unmet: no counterexample
     there), wrong at the square shape where it is defined (violated). Corrected: holds.
-    Issue 21: the (48) term is on the line numbered (49): id osa.eq49; osa.eq48 is gone."""
+    The (48) term is on the line numbered (49), so its id is osa.eq49; there is no osa.eq48."""
     assert printed.conformable((4, 3), (3, 2)) and not printed.conformable((12, 4), (4, 4), (12, 4))
     rows, frame = printed.printed_rows(1)
     got = {(r.claim, r.reading, r.params["N"]): r for r in rows}

@@ -78,7 +78,7 @@ def test_orthogonality_error_bad_input():
 
 def test_thm31_verdicts_find_the_muon_violation():
     """Muon's quintic pushes σ(B) above 1 and breaks bound (11); under the proof's hypothesis
-    σ_max <= 1 it holds. The cubic schedule holds throughout. Issue 21: the theorem's B(X) is
+    σ_max <= 1 it holds. The cubic schedule holds throughout. The theorem's B(X) is
     eq. (9)'s cubic, so Muon's rows are a variant's measurements (reading ``variant``,
     verdict ``measured``) that still say the bound is exceeded."""
     frame = simulate_orthogonality(

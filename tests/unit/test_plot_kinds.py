@@ -1,4 +1,4 @@
-"""Figures of an encoder–decoder name each layer's kind of attention (issue 24)."""
+"""Figures of an encoder–decoder name each layer's kind of attention."""
 
 from __future__ import annotations
 

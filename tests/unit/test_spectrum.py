@@ -174,7 +174,7 @@ def test_short_matrices_count_as_zero_extended() -> None:
         acc.add(3, torch.ones(1, 1, 6, dtype=torch.float64))
 
 
-# --- metrics beyond the cumulative curve (issue 14) ------------------------------------
+# --- metrics beyond the cumulative curve -------------------------------------------------
 def _logit_softmax(b: int, h: int, n: int, seed: int, causal: bool = False) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     logits = 3 * torch.randn(b, h, n, n, generator=g, dtype=torch.float64)

@@ -125,7 +125,7 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(tok, corpus, cache, damag
         path.write_bytes(path.read_bytes()[:100])
     elif damage == "garbage":
         path.write_bytes(b"not an npz at all")
-    elif damage == "digest":  # a bit flipped in the counts: the stored digest no longer matches
+    elif damage == "digest":  # a bit flipped in the counts: the stored digest does not match them
         bad = lengths.copy()
         bad[0] ^= 1
         np.savez(path, key=np.asarray(key), lengths=bad, sha256=good["sha256"])
