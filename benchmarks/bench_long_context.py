@@ -202,7 +202,7 @@ def _dtype_check(model_name: str, n: int, windows: int, data_dir: str) -> dict:
 
         def sink(la) -> None:
             sv = singular_values(la.probs.float(), "lapack")  # (B, H, n)
-            got[la.layer] = (cumulative_curve(sv), tail_curve(sv))
+            got[la.layer] = (cumulative_curve(sv), tail_curve(sv))  # noqa: B023 - the sink runs within this iteration
 
         with capture_attention(loaded.model, sink) as cap:
             cap.forward(torch.tensor(inputs.input_ids, dtype=torch.long))
