@@ -415,3 +415,15 @@ def _fmt(v: Any) -> str:
             return f"{v:.4g}"
         return f"{v:.3e}"
     return str(v)
+
+
+def rows_from_json(rows: Sequence[dict[str, Any]]) -> list[VerdictRow]:
+    """Verdict rows saved as flat JSON objects (``verdicts.json``) back as VerdictRow objects:
+    the row's own fields by name, every other key a parameter."""
+    names = {f.name for f in fields(VerdictRow)} - {"params"}
+    out = []
+    for r in rows:
+        known = {k: v for k, v in r.items() if k in names}
+        params = {k: v for k, v in r.items() if k not in names}
+        out.append(VerdictRow(**known, params=params))
+    return out

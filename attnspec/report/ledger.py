@@ -45,9 +45,9 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     nothing at its own setting but its stated probability bound fails below it) and reason
     (the first clause of the most telling reading's evidence)."""
     from attnspec import claims
-    from attnspec.report.summary import rows_from_json
     from attnspec.verdict_summary import summarize
     from attnspec.verdict_table import claim_verdict
+    from attnspec.verdicts import rows_from_json
 
     rows: list[Any] = []
     for exp in experiments:

@@ -83,8 +83,8 @@ def verdict_lines_md(rows: list[dict[str, Any]]) -> list[str]:
     """The verdict-first lines the checking commands print, as a markdown list (one per claim)."""
     if not rows:
         return []
-    from attnspec.report.summary import rows_from_json
     from attnspec.verdict_summary import summary_lines
+    from attnspec.verdicts import rows_from_json
 
     return [*(f"- {_md(line)}" for line in summary_lines(rows_from_json(rows), width=10_000)), ""]
 

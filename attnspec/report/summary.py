@@ -163,6 +163,7 @@ def theory_summary(experiments: Sequence[Any], results: Path, *, papers: dict[st
     are left to their sections.
     """
     from attnspec.verdict_summary import summarize
+    from attnspec.verdicts import rows_from_json
 
     lines: list[str] = []
     for paper, cite in papers.items():
@@ -190,21 +191,6 @@ def main_first(experiments: Sequence[Any]) -> list[Any]:
     """The experiments with each command's main one (named after the command) first, the
     others after it in their given order."""
     return sorted(experiments, key=lambda e: e.name != e.command)
-
-
-def rows_from_json(rows: Sequence[dict[str, Any]]) -> list[Any]:
-    """Verdict rows saved as flat JSON objects (``verdicts.json``) back as VerdictRow objects."""
-    import dataclasses
-
-    from attnspec.verdicts import VerdictRow
-
-    fields = {f.name for f in dataclasses.fields(VerdictRow)} - {"params"}
-    out = []
-    for r in rows:
-        known = {k: v for k, v in r.items() if k in fields}
-        params = {k: v for k, v in r.items() if k not in fields}
-        out.append(VerdictRow(**known, params=params))
-    return out
 
 
 def _short(cite: str) -> str:

@@ -1,9 +1,10 @@
-"""No module over 600 lines, no function over 80 (DESIGN.md: split along concepts).
+"""No module over 800 lines, no function over 80 (DESIGN.md: split along concepts).
 
-A module counts every line of its file. A function counts from its first decorator to its
-last line, less its docstring: a numpydoc docstring of a public function (parameters,
-returns, raises) is documentation, not length of code, and splitting it would not make the
-function any clearer.
+The module cap is what one concept needs, not a number to split concepts at. A module counts
+every line of its file. A function counts its decorators, its ``def`` line and its body, less
+its docstring: the signature's parameter lines (a CLI command's option declarations) and a
+numpydoc docstring (parameters, returns, raises) are declarations and documentation, not
+length of code, and splitting them would not make the function any clearer.
 
 Known exceptions, modules and functions over the limit in the theory packages, the
 batteries' verdict classifier and the check API, are listed with a size they may not
@@ -17,7 +18,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "attnspec"
-MAX_MODULE_LINES = 600
+MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 80
 
 #: path relative to attnspec/ -> lines when this test was written (may shrink, not grow)
@@ -29,13 +30,14 @@ KNOWN_FUNCTIONS: dict[str, int] = {
 
 
 def function_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-    """Lines from the first decorator to the end, less the docstring's lines."""
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    n = node.end_lineno - start + 1
-    first = node.body[0] if node.body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        n -= first.end_lineno - first.lineno + 1
-    return n
+    """Decorator lines, one for the ``def`` and its signature, and the body less its docstring."""
+    decorators = sum(d.end_lineno - d.lineno + 1 for d in node.decorator_list)
+    body = node.body
+    first = body[0]
+    if len(body) > 1 and isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str):
+        body = body[1:]
+    return decorators + 1 + (node.end_lineno - body[0].lineno + 1)
 
 
 def _sizes() -> tuple[dict[str, int], dict[str, int]]:
@@ -51,14 +53,16 @@ def _sizes() -> tuple[dict[str, int], dict[str, int]]:
     return modules, functions
 
 
-def test_the_counter_leaves_out_docstrings_only():
+def test_the_counter_leaves_out_docstrings_and_parameter_lines_only():
     tree = ast.parse('@dec\ndef f(x):\n    """Doc\n\n    more doc\n    """\n    y = x\n    return y\n')
     assert function_lines(tree.body[0]) == 4  # decorator, def, two lines of code
     tree = ast.parse("def g():\n    return 1\n")
     assert function_lines(tree.body[0]) == 2
+    tree = ast.parse("def h(\n    a: int = 1,\n    b: int = 2,\n):\n    x = a\n    return x + b\n")
+    assert function_lines(tree.body[0]) == 3  # the signature counts once, as its def line
 
 
-def test_no_module_over_600_lines():
+def test_no_module_over_the_cap():
     modules, _ = _sizes()
     over = {m: n for m, n in modules.items() if n > MAX_MODULE_LINES and n > KNOWN_MODULES.get(m, 0)}
     assert not over, f"modules over {MAX_MODULE_LINES} lines (split them along their concepts): {over}"

@@ -180,7 +180,7 @@ def test_the_frame_and_the_rows_give_the_same_table() -> None:
 
 
 def _committed(name: str) -> list:
-    from attnspec.report.summary import rows_from_json
+    from attnspec.verdicts import rows_from_json
 
     path = RESULTS / name / "verdicts.json"
     if not path.is_file():
