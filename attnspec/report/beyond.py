@@ -68,7 +68,14 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
         fits = fit_scaling(d)
     except Exception as e:  # noqa: BLE001 - a broken result must not stop the report
         return [f"### {exp.title}", "", f"_Not available: {e}_", ""]
-    plot_scaling(table, fits, fig_dir, title=exp.title)
+    from attnspec.spectra.scaling import null_comparison
+
+    try:  # the nulls the study holds, drawn as bands beside the real layers
+        sources = [s for s in null_comparison(d, resamples=200)["source"] if s != "real"]
+        nulls = {s: scaling_table(d, source=s) for s in sources}
+    except Exception:  # noqa: BLE001 - a study without nulls is drawn alone
+        nulls = {}
+    plot_scaling(table, fits, fig_dir, title=exp.title, nulls=nulls)
     lengths = sorted(table["n"].unique())
     md = [f"### {exp.title}", "",
           f"Lengths n = {', '.join(map(str, lengths))} on the same {int(fits['inputs'].iloc[0])} documents "
@@ -179,6 +186,7 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
     appendix)."""
     from attnspec.spectra.scaling import fit_scaling
     from attnspec.spectra.scaling import scaling_table as lengths_table
+    from attnspec.stats import format_interval
 
     rows = []
     for exp in spectrum_runs(experiments, results, "scaling"):
@@ -188,7 +196,7 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
         except Exception:  # noqa: BLE001 - a broken result is reported in its own part
             continue
         overall = fits[fits["layer"] < 0].set_index("metric")
-        cells = [f"{overall.loc[m, 'beta']:.2f} [{overall.loc[m, 'low']:.2f}, {overall.loc[m, 'high']:.2f}]"
+        cells = [f"{overall.loc[m, 'beta']:.2f} {format_interval(overall.loc[m, 'low'], overall.loc[m, 'high'])}"
                  if m in overall.index else "—" for m in ("reach_index", "rank_for_error_0.1")]
         verdict = overall.loc["reach_index", "verdict"] if "reach_index" in overall.index else "—"
         rows.append(f"| {exp.title.split(': ', 1)[-1]} | {ns[0]}–{ns[-1]} | {int(fits['inputs'].iloc[0])} | "

@@ -56,9 +56,11 @@ def _spectrum_compare(_: Path) -> str:
 
 
 def _scaling_k90(run: Path) -> str:
-    return ("k90, the index where a layer's mean curve reaches 0.9, against n on log–log axes (one line per layer, "
-            "means over inputs), with reference slopes β = 0 (a rank that does not grow) and β = 1 (a rank in "
-            "proportion to n). Lines parallel to β = 1 mean a fixed rank keeps a shrinking share of P.")
+    return ("k90, the index where a layer's mean curve reaches 0.9 (left), and the effective rank (right), against n "
+            "on log–log axes: the mean over layers, the min–max band over layers, the first, middle and last layer, "
+            "and the band of each null baseline the study holds (entropy-matched random softmax; uniform attention), "
+            "with reference slopes β = 0 and β = 1. Lines parallel to β = 1 mean a fixed rank keeps a shrinking "
+            "share of P; the gap to the entropy-matched band is how much more concentrated than chance P is.")
 
 
 def _scaling_beta(run: Path) -> str:

@@ -9,8 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from attnspec.report.experiments import FIGURE1_HEADING, Experiment
 from attnspec.report.summary import spectrum_statements
+from attnspec.stats import format_interval, mean_ci
 
 
 def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
@@ -61,9 +64,11 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
           "Claim (Section 3): P is low rank — the normalised cumulative singular-value curve has a long tail "
           "(most of the mass in the first singular values; the paper reads index 128 of n = 512), and "
           "\"higher layers are more skewed than lower layers\" (read: c at index 128 increases with depth).", "",
-          "| run | model | corpus (split) | n | inputs | mean c at index | 95% CI (over heads) | min–max over heads | "
-          "Spearman ρ(c, depth), layers [95% CI] | Spearman ρ, heads [95% CI] | effective rank | stable rank |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "The unit that varies is the layer: intervals are over the run's layer means (t interval for the mean, "
+          "Fisher-z for Spearman's ρ), not over heads, which are not independent draws.", "",
+          "| run | model | corpus (split) | n | inputs | mean c at index | 95% CI (over layer means) | min–max over heads | "
+          "Spearman ρ(c, depth) over layers [95% CI] | effective rank | stable rank |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
     groups: dict[str, list[Path]] = {}
     statements = {exp.name: spectrum_statements(results / exp.name) for exp in runs}
     scales = _shared_heat_scales(runs, results, statements)
@@ -71,13 +76,12 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
         d = results / exp.name
         s = statements[exp.name]
         rl = s.get("rho_layers")
-        rh = s.get("rho_heads")
-        ci = s["ci"]
+        layers = np.asarray(s["per_layer"])
+        ci = mean_ci(layers) if len(layers) >= 2 else None
         md.append(
             f"| `{exp.name}` | {s['model']} | {s['data']} ({s['split']}) | {s['n']} | {s['inputs']} | {s['mean_at']:.3f} at {s['at']} | "
-            + (f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "—") + f" | {s['min_head']:.3f}–{s['max_head']:.3f} | "
-            + (f"{rl[0]:+.2f} [{rl[1]:+.2f}, {rl[2]:+.2f}]" if rl else "—") + " | "
-            + (f"{rh[0]:+.2f} [{rh[1]:+.2f}, {rh[2]:+.2f}]" if rh else "—")
+            + (format_interval(ci.low, ci.high, 3) if ci else "—") + f" | {s['min_head']:.3f}–{s['max_head']:.3f} | "
+            + (f"{rl[0]:+.2f} {format_interval(rl[1], rl[2], signed=True)}" if rl else "—")
             + f" | {s['effective_rank']:.1f} | {s['stable_rank']:.2f} |"
         )
         vmin, vmax = scales.get(exp.name, (None, None))
