@@ -63,9 +63,9 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
     md = [f"### {FIGURE1_HEADING}", "",
           "Claim (Section 3): P is low rank — the normalised cumulative singular-value curve has a long tail "
           "(most of the mass in the first singular values; the paper reads index 128 of n = 512), and "
-          "\"higher layers are more skewed than lower layers\" (read: c at index 128 increases with depth).", "",
-          "The unit that varies is the layer: intervals are over the run's layer means (t interval for the mean, "
-          "Fisher-z for Spearman's ρ), not over heads, which are not independent draws.", "",
+          "\"higher layers are more skewed than lower layers\" (read: c at index 128 increases with depth). The unit "
+          "that varies is the layer: intervals are over the run's layer means (t interval for the mean, Fisher-z for "
+          "Spearman's ρ), not over heads, which are not independent draws.", "",
           "| run | model | corpus (split) | n | inputs | mean c at index | 95% CI (over layer means) | min–max over heads | "
           "Spearman ρ(c, depth) over layers [95% CI] | effective rank | stable rank |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]

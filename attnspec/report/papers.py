@@ -75,12 +75,14 @@ def _osa_train_section(d: Path) -> list[str]:
                f"{summary['steps_mean'].min():.0f}–{summary['steps_mean'].max():.0f}; "
                f"{int(summary['stopped_by_patience'].sum())} of {int(summary['n_seeds'].sum())} runs ended by the "
                "patience rule, the others at the end of the budget (learning rate 0 there under the cosine "
-               "schedule).", ""]
+               "schedule)."]
     paper, orders = d / "osa_train_paper.parquet", d / "osa_train_orderings.parquet"
+    if md and not paper.is_file():
+        md.append("")
     if paper.is_file():
         table2 = (meta.get("paper_setup") or {}).get("table2") or {}
         t = pd.read_parquet(paper)
-        md += [f"Against the paper's Table 2 ({table2.get('source', 'Zhang & Martens, Appendix D, Table 2')}). "
+        md += [(md.pop() + " " if md else "") + f"Against the paper's Table 2 ({table2.get('source', 'Zhang & Martens, Appendix D, Table 2')}). "
                "attnspec: the same five models on scikit-learn's 8×8 digits, scaled down (meta.json `departures`); "
                "the interval resamples seeds (replicates: split, initialisation and batch order).", "",
                "| model | paper (MNIST), % | attnspec (8×8 digits), % | 95% CI over seeds | per seed | rank paper / here |",
