@@ -69,7 +69,7 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
         tokens = md.parse(text)
         parsed.append((name, tokens))
     toc: list[tuple[int, str, str]] = []
-    for k, (_name, tokens) in enumerate(parsed):
+    for k, (name, tokens) in enumerate(parsed):
         first = True
         for i, tok in enumerate(tokens):
             if tok.type != "heading_open":
