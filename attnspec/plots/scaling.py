@@ -53,7 +53,6 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     nothing is offset along the log axis; layers are summarised by their mean and min–max band,
     with the first, middle and last layer drawn on their own.
     """
-    import seaborn as sns
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
@@ -64,7 +63,7 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     title = full_title(title, table, fits)
     layers = sorted(table["layer"].unique())
     shown = highlighted_layers(layers)
-    colours = sns.color_palette("colorblind", 3 + len(nulls or {}))
+    colours = list(OKABE_ITO)  # colour-blind safe categories: the real layers first, then each null
     ns = np.array(sorted(table["n"].unique()), dtype=float)
     fig, axes = paper_figure(1, 2, width=PAGE_IN, height=4.2)
     for ax, col, label in ((axes[0, 0], "k_mean_curve", "k90: index where the mean curve reaches 0.9"),
