@@ -181,7 +181,8 @@ def _train_accuracy(run: Path) -> str:
 def _train_signal(_: Path) -> str:
     return ("RMS of the token representations at initialisation on one batch of training images, stage by stage "
             "(log scale), per model; the band is the range over replicates. A collapsing or exploding signal shows as a falling or "
-            "rising line.")
+            "rising line. OSA (QR) and OSA (NS) lie on one line: their bases span the same subspace (Newton–Schulz "
+            "orthonormalises what QR does), so the two layers compute the same output at initialisation.")
 
 
 CAPTIONS: dict[str, Callable[[Path], str]] = {
