@@ -44,7 +44,9 @@ def _redraw(command: str, result_dir: Path) -> None:
 
 
 def _basis_lines(result_dir: Path) -> list[str]:
-    """What a check on real attention rests on: how many matrices, of which model and corpus."""
+    """What a check on real attention rests on: how many real matrices, of which model and corpus,
+    which reference matrices are drawn beside them, and, for Theorem 1, what the rows just below
+    n measured (the theorem's own k exceeds n there, so as stated it says nothing at that n)."""
     meta_path = result_dir / "meta.json"
     if not meta_path.is_file():
         return []
@@ -52,9 +54,25 @@ def _basis_lines(result_dir: Path) -> list[str]:
     if not ident.get("model"):
         return []
     count, n = ident.get("count"), ident.get("n")
-    return [f"Basis: {count} real attention matrices P ({n} × {n}, `--count {count}`) of `{ident['model']}` on "
-            f"{ident.get('data')} text; every Monte Carlo row of this section is drawn on these {count} matrices, "
-            "so the verdicts speak for them, not for the model's attention in general.", ""]
+    text = (f"Basis: {count} real attention matrices P ({n} × {n}, `--count {count}`) of `{ident['model']}` on "
+            f"{ident.get('data')} text")
+    table = result_dir / "jl.parquet"
+    if not table.is_file():
+        return [text + "; the verdicts speak for these matrices, not for the model's attention in general.", ""]
+    rows = pd.read_parquet(table)
+    real = rows["attention"].astype(str).str.startswith(f"{ident['model']}[")
+    reference = sorted(set(rows.loc[~real, "attention"].astype(str)))
+    if reference:
+        text += f", beside {len(reference)} reference matrices drawn for comparison ({', '.join(reference)})"
+    text += "; the real-attention rows speak for these matrices, not for the model's attention in general."
+    mine = rows[real & (rows["k"] < rows["n"])]
+    if not mine.empty and "reading" in mine:
+        top = mine[mine["k"] == mine["k"].max()]
+        parts = [f"{r} reading {int(g['failures'].sum())}/{int(g['trials'].sum())}" for r, g in top.groupby("reading")]
+        text += (f" Theorem 1's own k exceeds n = {int(mine['n'].max())} here, so the theorem as stated says nothing at "
+                 f"this n; just below n (k = {int(top['k'].iloc[0])}) the real matrices' projections miss ε in "
+                 + " and ".join(parts) + " trials (all choices of w pooled).")
+    return [text, ""]
 
 
 def _pct(x: float) -> str:
