@@ -68,13 +68,13 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
         fits = fit_scaling(d)
     except Exception as e:  # noqa: BLE001 - a broken result must not stop the report
         return [f"### {exp.title}", "", f"_Not available: {e}_", ""]
-    from attnspec.spectra.scaling import null_comparison
+    from attnspec.spectra.nulls import baselines_of
+    from attnspec.spectra.scaling import run_dir
 
-    try:  # the nulls the study holds, drawn as bands beside the real layers
-        sources = [s for s in null_comparison(d, resamples=200)["source"] if s != "real"]
-        nulls = {s: scaling_table(d, source=s) for s in sources}
-    except Exception:  # noqa: BLE001 - a study without nulls is drawn alone
-        nulls = {}
+    # the nulls every length holds, drawn as bands beside the real layers
+    held = [set(baselines_of(run_dir(d, int(n)))) for n in table["n"].unique()]
+    nulls = {s: scaling_table(d, source=s) for s in baselines_of(run_dir(d, int(table["n"].max())))
+             if all(s in h for h in held)}
     plot_scaling(table, fits, fig_dir, title=exp.title, nulls=nulls)
     lengths = sorted(table["n"].unique())
     md = [f"### {exp.title}", "",

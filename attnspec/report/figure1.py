@@ -9,11 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from attnspec.report.experiments import FIGURE1_HEADING, Experiment
 from attnspec.report.summary import spectrum_statements
-from attnspec.stats import format_interval, mean_ci
+from attnspec.stats import format_interval
 
 
 def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
@@ -76,11 +74,10 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
         d = results / exp.name
         s = statements[exp.name]
         rl = s.get("rho_layers")
-        layers = np.asarray(s["per_layer"])
-        ci = mean_ci(layers) if len(layers) >= 2 else None
+        ci = s["ci"]  # over the layer means
         md.append(
             f"| `{exp.name}` | {s['model']} | {s['data']} ({s['split']}) | {s['n']} | {s['inputs']} | {s['mean_at']:.3f} at {s['at']} | "
-            + (format_interval(ci.low, ci.high, 3) if ci else "—") + f" | {s['min_head']:.3f}–{s['max_head']:.3f} | "
+            + (format_interval(ci[0], ci[1], 3) if ci else "—") + f" | {s['min_head']:.3f}–{s['max_head']:.3f} | "
             + (f"{rl[0]:+.2f} {format_interval(rl[1], rl[2], signed=True)}" if rl else "—")
             + f" | {s['effective_rank']:.1f} | {s['stable_rank']:.2f} |"
         )

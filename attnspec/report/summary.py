@@ -1,15 +1,12 @@
-"""The summary that opens REPORT.md: the headline answers, each computed from saved results.
+"""The summary that opens REPORT.md: numbered findings, each computed from saved results.
 
-Two parts, at most a screen together:
-
-* the spectrum study — the share of singular-value mass in the first indices (Linformer's
-  Figure 1 reading), the depth trend, and the growth exponent β of the rank with n, each
-  with its interval and what it means for Linformer's premise;
-* the theorems — one line per theorem of each paper's main check (:func:`main_first`): each
-  claim's verdict as the verdict table gives it and its rows' counts, with a link to the
-  section that holds the evidence.
-
-Every number is read from the results the report was built from; nothing is typed in.
+The spectrum study (the share of singular-value mass in the first indices with an interval
+over layer means, the depth trend resampling layers, the growth exponent β of k90 with n,
+the same beside the entropy-matched null, and what that means for Linformer's premise), the
+causal decoder, one line per paper (its claims by the verdict the checking commands print,
+from the claims ledger, which pools every experiment that checks a claim), and OSA training
+beside the paper's Table 2. Every number is read from the results the report was built
+from; nothing is typed in. At most :data:`MAX_LINES` lines and :data:`MAX_WORDS` words.
 """
 
 from __future__ import annotations
@@ -30,7 +27,8 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     """The paper's qualitative statements, measured on one spectrum run.
 
     * long tail: the mean cumulative value at index ``at`` (128 of 512), over layers and
-      heads, with a t-interval over the (layer, head) means;
+      heads, with a t interval over the layer means (``ci``: the layer is the unit that
+      varies; a model's heads are not independent draws);
     * "higher layers are more skewed": Spearman's rho of c_at against depth, over layers
       (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
       intervals.
@@ -46,7 +44,7 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     at_rows = spec[spec["index"] == at]
     per_head = at_rows["mean"].to_numpy()
     per_layer = at_rows.groupby("layer")["mean"].mean()
-    overall = mean_ci(per_head) if len(per_head) >= 2 else None
+    overall = mean_ci(per_layer.to_numpy()) if len(per_layer) >= 2 else None
     out: dict[str, Any] = {
         "model": meta.get("identity", {}).get("model"), "data": meta.get("identity", {}).get("data"),
         "split": meta.get("corpus", {}).get("split"), "n": n, "at": at, "inputs": meta.get("inputs_done"),
@@ -64,49 +62,6 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     return out
 
 
-def _run_label(s: dict[str, Any]) -> str:
-    return f"`{s['model']}` on {s['data']} ({s['split']}), n = {s['n']}, {s['inputs']} inputs"
-
-
-def spectrum_summary(experiments: Sequence[Any], results: Path, *, figure1_heading: str) -> list[str]:
-    """Bullet lines: mass share at the reading index, depth trend, β of k90 with n."""
-    figure1 = spectrum_runs(experiments, results, "figure1")
-    scaling = spectrum_runs(experiments, results, "scaling")
-    lines: list[str] = []
-    link = f"[Figure 1](#{anchor(figure1_heading)})"
-    for exp in figure1:
-        s = spectrum_statements(results / exp.name)
-        ci = s["ci"]
-        ci_txt = f" (95% CI over heads [{ci[0]:.1%}, {ci[1]:.1%}])" if ci else ""
-        line = (f"- **Low rank at one n** ({_run_label(s)}): {s['mean_at']:.1%} of the singular-value mass of P lies "
-                f"in the first {s['at']} of {s['n']} indices{ci_txt}; heads range from {s['min_head']:.0%} to "
-                f"{s['max_head']:.0%}. {link}.")
-        lines.append(line)
-        rh = s.get("rho_heads")
-        if rh is not None:
-            if rh[1] > 0:
-                trend = "rises with depth, as the paper says"
-            elif rh[2] < 0:
-                trend = "falls with depth, against the paper"
-            else:
-                trend = "shows no depth trend the interval supports"
-            lines.append(f"  - Depth: the share {trend} (Spearman ρ = {rh[0]:+.2f}, 95% CI [{rh[1]:+.2f}, {rh[2]:+.2f}] "
-                         "over (layer, head) values).")
-    for exp in scaling:
-        beta = _k90_beta(results / exp.name)
-        if beta is None:
-            continue
-        b, low, high, lengths, inputs, verdict = beta
-        meaning = ("against Linformer's premise that the rank needed stays fixed as n grows: a fixed projection "
-                   "dimension k keeps a shrinking share of the spectrum" if low > 0.8 else
-                   "consistent with Linformer's premise that the rank needed does not grow with n" if high < 0.2 else
-                   "the rank needed grows with n, more slowly than n")
-        lines.append(f"- **Rank against n** ({exp.title}; n = {lengths[0]}–{lengths[-1]}, {inputs} inputs): k90, the "
-                     f"index where the curve reaches 0.9, grows as n^{b:.2f} (95% bootstrap CI [{low:.2f}, {high:.2f}]; "
-                     f"{verdict}) — {meaning}. [Scaling](#{anchor(exp.title)}).")
-    return lines
-
-
 def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | None:
     from attnspec.spectra.scaling import fit_scaling, scaling_table
 
@@ -121,76 +76,6 @@ def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | No
     r = overall.iloc[0]
     return (float(r["beta"]), float(r["low"]), float(r["high"]), sorted(int(n) for n in table["n"].unique()),
             int(fits["inputs"].iloc[0]), str(r["verdict"]))
-
-
-def theorem_of(claim_id: str) -> str:
-    """The theorem, lemma or equation a claim belongs to: its id up to the second dot
-    (``linformer.thm1.eq3`` and ``linformer.thm1.quantifier`` → ``linformer.thm1``)."""
-    return ".".join(claim_id.split(".")[:2])
-
-
-def headline(claim_summaries: Sequence[Any]) -> str:
-    """One compact line for a theorem: each claim's name, its verdict as the verdict table
-    gives it (:func:`attnspec.verdict_table.claim_verdict`: "vacuous → violated" where the
-    claim says nothing at its own setting but a measured bound fails, never a bare "vacuous"
-    over a failure), then per reading the counts of its rows by verdict.
-
-    ``Theorem 1 (eq. 3) — **vacuous → violated** (relative: 8 violated, 4 loose, 132 vacuous; …)``;
-    the section's opening lines carry the evidence.
-    """
-    from attnspec.verdict_table import claim_verdict
-
-    parts = []
-    for cs in claim_summaries:
-        readings = []
-        for rs in cs.readings:
-            tally = ", ".join(f"{c} {v}" for v, c in rs.counts().items())
-            label = "" if rs.reading in ("", "as-stated") and len(cs.readings) == 1 else f"{rs.reading}: "
-            readings.append(f"{label}{tally}")
-        parts.append(f"{cs.name} — **{claim_verdict(cs).verdict}** ({'; '.join(readings)})")
-    return "; ".join(parts)
-
-
-def theory_summary(experiments: Sequence[Any], results: Path, *, papers: dict[str, str], quick: bool,
-                   verdict_file: str) -> list[str]:
-    """Per paper, one line per theorem or lemma, linked to the section with the evidence.
-
-    A theorem is the group of claims whose ids share their first two parts
-    (:func:`theorem_of`); its line is :func:`headline` of those claims. Each theorem is taken
-    from the paper's main experiment — the one named after its command (``jl-check``, not
-    ``jl-check-real`` nor ``sa-sweep``) — and from another experiment only when the main one
-    does not check it (:func:`main_first`); the other experiments (sweeps, real attention)
-    are left to their sections.
-    """
-    from attnspec.verdict_summary import summarize
-    from attnspec.verdicts import rows_from_json
-
-    lines: list[str] = []
-    for paper, cite in papers.items():
-        exps = main_first([e for e in experiments
-                           if e.paper == paper and e.verdicts and (results / e.name / verdict_file).is_file()])
-        if not exps:
-            continue
-        lines.append(f"- **{_short(cite)}** ({cite.split(', *')[0]}), [section](#{anchor(cite)}):")
-        done: set[str] = set()
-        for exp in exps:
-            rows = rows_from_json(json.loads((results / exp.name / verdict_file).read_text()))
-            groups: dict[str, list[Any]] = {}
-            for cs in summarize(rows):
-                groups.setdefault(theorem_of(cs.claim), []).append(cs)
-            for theorem, group in groups.items():
-                if theorem in done:
-                    continue
-                done.add(theorem)
-                text = headline(group).replace("|", chr(92) + "|")
-                lines.append(f"  - {text} [→](#{anchor(exp.heading(quick))})")
-    return lines
-
-
-def main_first(experiments: Sequence[Any]) -> list[Any]:
-    """The experiments with each command's main one (named after the command) first, the
-    others after it in their given order."""
-    return sorted(experiments, key=lambda e: e.name != e.command)
 
 
 def _short(cite: str) -> str:
@@ -224,14 +109,9 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
 
 
 def _pct_layers(s: dict[str, Any]) -> str:
-    """The mean share with a t interval over the run's layer means (the unit that varies)."""
-    from attnspec.stats import mean_ci
-
-    layers = np.asarray(s["per_layer"])
-    if len(layers) < 2:
-        return f"{s['mean_at']:.1%}"
-    ci = mean_ci(layers)
-    return f"{layers.mean():.1%} [{ci.low:.1%}, {ci.high:.1%}]"
+    """The mean share with its t interval over the run's layer means (:func:`spectrum_statements`)."""
+    ci = s["ci"]
+    return f"{s['mean_at']:.1%}" + (f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else "")
 
 
 def _null_constant(run: Path) -> tuple[str, float, float, float] | None:

@@ -356,12 +356,13 @@ def test_long_end_reads_a_longer_run_against_the_fitted_growth(tmp_path: Path, b
 def test_a_decoders_single_runs_are_the_decoder_sections_not_figure_1s(tmp_path: Path) -> None:
     # Figure 1 is "the spectrum of P in pretrained encoders": the long-context decoder runs are
     # read by the decoder section (its long end), not listed among Figure 1's runs or lines
-    from attnspec.report.experiments import spectrum_runs
-    from attnspec.report.summary import spectrum_summary
+    from attnspec.report.experiments import PAPERS, spectrum_runs
+    from attnspec.report.summary import summary_section
 
     exps, results = _with_long_run(tmp_path, 0.9)
     assert [e.name for e in spectrum_runs(exps, results, "figure1")] == ["spectrum-minilm-wiki103"]
     assert sorted(e.name for e in spectrum_runs(exps, results, "scaling")) == ["scaling-minilm-wiki103",
                                                                               "scaling-smollm2-wiki103"]
-    lines = "\n".join(spectrum_summary(exps, results, figure1_heading="Figure 1"))
-    assert "minilm" in lines and "n = 512, 4 inputs" not in lines
+    lines = "\n".join(summary_section(exps, results, papers=PAPERS, quick=False, verdict_file="verdicts.json",
+                                      figure1_heading="Figure 1"))
+    assert "MiniLM" in lines and "n = 512, 4 inputs" not in lines

@@ -19,7 +19,6 @@ import pytest
 from attnspec.verdict_summary import (
     agreeing,
     hidden_failure,
-    summarize,
     summary_lines,
     telling_row,
 )
@@ -189,33 +188,28 @@ def _committed(name: str) -> list:
 
 
 def test_the_committed_real_attention_run_is_never_headlined_bare_vacuous() -> None:
-    from attnspec.report.summary import headline
-
     rows = _committed("jl-check-real")
     hidden = [r for r in rows if hidden_failure(r)]
     assert hidden, "real MiniLM matrices exceed Theorem 1's stated probability at its own k"
-    line = headline([cs for cs in summarize(rows) if cs.claim == "linformer.thm1.eq3"])
-    assert "**vacuous → violated**" in line
+    (thm1,) = [cv for cv in claim_verdicts(rows) if cv.claim == "linformer.thm1.eq3"]
+    assert thm1.verdict == "vacuous → violated"
 
 
-def test_the_summary_takes_each_theorem_from_the_main_experiment() -> None:
+def test_the_reports_claim_verdicts_are_the_tables_whichever_experiment_comes_first() -> None:
+    """The report's summary and ledger pool every experiment that checks a claim: Theorem 1
+    reads as the commands print it, with the real-attention run first in file order or last."""
     from attnspec.report.experiments import load_experiments
-    from attnspec.report.summary import main_first, theory_summary
+    from attnspec.report.ledger import ledger_rows
 
     exps = [e for e in load_experiments(REPO / "experiments") if e.paper == "linformer"]
     names = [e.name for e in exps]
     assert names.index("jl-check-real") < names.index("jl-check")  # in file order the real-attention run comes first
-    assert next(e.name for e in main_first(exps)) == "jl-check"
     if not (RESULTS / "jl-check" / "verdicts.json").is_file():
         pytest.skip("no committed jl-check run")
-    lines = theory_summary(exps, RESULTS, papers={"linformer": "Wang et al., *Linformer*"}, quick=False,
-                           verdict_file="verdicts.json")
-    (thm1,) = [x for x in lines if "Theorem 1 (eq. 3)" in x]
-    main = next(e for e in exps if e.name == "jl-check")
-    from attnspec.report.anchors import anchor
-
-    assert f"(#{anchor(main.heading(False))})" in thm1  # linked to, and taken from, the n = 4096 run
-    assert "relative-clipped" in thm1  # a reading only the main run has
+    for order in (exps, exps[::-1]):
+        (thm1,) = [r for r in ledger_rows(order, RESULTS, "verdicts.json") if r["id"] == "linformer.thm1.eq3"]
+        assert thm1["stated"] == "vacuous → violated"
+        assert "relative-clipped" in thm1["verdict"]  # a reading only the n = 4096 run has: both runs pooled
 
 
 def test_where_no_k_below_n_can_decide_theorem1_the_note_says_so_with_the_rate_at_n_minus_1() -> None:
