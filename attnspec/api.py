@@ -100,9 +100,22 @@ class SpectrumResult:
     def per_layer(self, at: int | None = None) -> pd.DataFrame:
         """Per layer, heads averaged: mean c_at, median reach index, mean effective and stable rank.
 
-        ``at`` defaults to the figures' reading point (128 when n = 512, else n / 4); an
-        integer in 1..n. When an input is shorter than ``at`` tokens, c_at is not defined
-        (its curve is 1 there by construction): the column is NaN and a warning says why.
+        When an input is shorter than ``at`` tokens, c_at is not defined (its curve is 1
+        there by construction): the column is NaN and a warning says why.
+
+        Parameters
+        ----------
+        at : int, optional
+            The index i at which c_i is read, an integer in 1..n. Default: the figures'
+            reading point, 128 when n = 512, else n / 4 (rounded, at least 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per layer (0-based ``layer`` column): ``median_index_at_0.9_of_mean_curve``
+            (the median over heads), a ``median_..._<null>_null`` column per null baseline
+            when the run has baselines, ``effective_rank_mean``, ``stable_rank_mean`` (means
+            over heads) and ``mean_c_<at>`` (the mean over heads of c_at).
 
         Raises
         ------
@@ -132,7 +145,24 @@ class SpectrumResult:
         """Figure 1 from the tables: ``{"spectrum_layers": Figure, "spectrum_heatmap": Figure}``.
 
         The per-layer mean curves (± one std over inputs and heads) and the layer × head
-        heatmap of c_at (``at`` as in :meth:`per_layer`). Nothing is recomputed or written.
+        heatmap of c_at. Nothing is recomputed or written. When an input is shorter than
+        ``at`` tokens, a warning says that the heatmap shows 1 for it.
+
+        Parameters
+        ----------
+        at : int, optional
+            The index read by the heatmap, an integer in 1..n. Default: the ``--at`` the run
+            recorded, else the figures' reading point (128 when n = 512, else n / 4).
+
+        Returns
+        -------
+        dict of str to matplotlib.figure.Figure
+            ``"spectrum_layers"`` (the curves) and ``"spectrum_heatmap"`` (c_at per layer and head).
+
+        Raises
+        ------
+        InputError
+            ``at`` not an integer in 1..n, or a result that holds no inputs.
         """
         from attnspec.spectra.figure_record import figure_choices
         from attnspec.spectra.reading import check_at, short_input_note
@@ -157,9 +187,22 @@ class SpectrumResult:
     def save(self, path: str | Path, *, csv: bool = False) -> Path:
         """Write the result as a results directory (the CLI's layout); returns its path.
 
-        ``path`` must be absent or empty (or this result's own directory). The directory
-        then works with ``attnspec plot spectrum``, ``attnspec merge`` (when the state is
-        held) and :func:`load`.
+        The directory then works with ``attnspec plot spectrum``, ``attnspec merge`` (when
+        the state is held) and :func:`load`. Written are ``spectrum.parquet``,
+        ``metrics.parquet``, with the state ``state.npz`` and ``inputs.parquet``, the
+        baselines' tables, and ``meta.json`` last; no figures. :attr:`path` is set to it.
+
+        Parameters
+        ----------
+        path : str or Path
+            The results directory: absent, empty, or this result's own directory.
+        csv : bool
+            Also write a CSV copy of each table.
+
+        Returns
+        -------
+        Path
+            The directory written.
 
         Raises
         ------
@@ -244,6 +287,19 @@ def load(path: str | Path) -> SpectrumResult:
 
     meta.json and every table are checked first (:mod:`attnspec.spectra.result_checks`), and a
     state.npz must be this run's (identity, inputs and aggregate agree with the tables).
+
+    Parameters
+    ----------
+    path : str or Path
+        A spectrum results directory (``meta.json``, ``spectrum.parquet``,
+        ``metrics.parquet``; ``state.npz``, ``inputs.parquet`` and the baselines' tables
+        when present).
+
+    Returns
+    -------
+    SpectrumResult
+        The tables, meta.json, the state when saved (``state``, else None), the null
+        baselines' tables when the run has any, and ``path``.
 
     Raises
     ------

@@ -97,15 +97,34 @@ class CheckResult:
         return self._verdicts
 
     def summary(self) -> pd.DataFrame:
-        """The table the CLI prints by default, one row per claim: ``claim_id, claim, verdict,
-        why, rows`` (:func:`attnspec.verdict_table.summary_frame`; a notebook shows it as HTML)."""
+        """The table the CLI prints by default, one row per claim (a notebook shows it as HTML).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per claim, in order of first appearance: ``claim_id``, ``claim`` (its
+            label), ``verdict`` (the claim's verdict over its rows), ``why`` and ``rows``
+            (:func:`attnspec.verdict_table.summary_frame`).
+        """
         from attnspec.verdict_table import summary_frame
 
         return summary_frame(self.rows)
 
     def sentences(self, width: int | None = None) -> list[str]:
-        """One sentence per claim, verdict first, with its evidence (what the report's sections
-        say; :func:`attnspec.verdict_summary.summary_lines`, ``width`` wraps them)."""
+        """One sentence per claim, verdict first, with its evidence (what the report's sections say).
+
+        Parameters
+        ----------
+        width : int, optional
+            Wrap each sentence to this many characters (continuation lines indented by four
+            spaces, joined by newlines: still one string per claim). Default: unwrapped.
+
+        Returns
+        -------
+        list of str
+            One sentence per claim, in order of first appearance
+            (:func:`attnspec.verdict_summary.summary_lines`).
+        """
         from attnspec.verdict_summary import summary_lines
 
         return summary_lines(self.rows, width=width)
@@ -138,8 +157,28 @@ class CheckResult:
         """Write the CLI's ``--out`` layout: every table, ``verdicts.parquet``,
         ``meta.json`` and (with ``plots``) the figures.
 
-        ``out`` must be absent, empty, or hold this same run (as for the CLI's ``--out``);
-        it is locked while writing. Returns ``out``.
+        The directory is locked while writing, and the tables, ``meta.json`` and the figures
+        are written as one unit (Ctrl-C waits for them). :attr:`path` is set to ``out``.
+
+        Parameters
+        ----------
+        out : str or Path
+            The results directory: absent, empty, or holding this same run (as for the
+            CLI's ``--out``).
+        csv : bool
+            Also write a CSV copy of each table.
+        plots : bool
+            Also draw the command's figures (PNG and SVG) into ``out``.
+
+        Returns
+        -------
+        Path
+            ``out``.
+
+        Raises
+        ------
+        ResultsError
+            ``out`` is a file, not writable, or holds another run or another kind of result.
         """
         from attnspec.battery import plot_results, result_identity, write_result
         from attnspec.results import check_same_run, writing_to

@@ -138,7 +138,17 @@ class Claim:
         return _SHORT.get(self.id, self.name)
 
     def reading(self, name: str) -> Reading:
-        """The reading called ``name``; ValueError naming the allowed ones otherwise."""
+        """The reading called ``name``; ValueError naming the allowed ones otherwise.
+
+        Parameters
+        ----------
+        name : str
+            A reading's key, e.g. ``"as-stated"``.
+
+        Returns
+        -------
+        Reading
+        """
         for r in self.readings:
             if r.name == name:
                 return r
@@ -151,12 +161,30 @@ _SHORT: dict[str, str] = {}
 
 
 def register_short_names(names: dict[str, str]) -> None:
-    """Short names for claims whose :attr:`Claim.name` does not fit a table column."""
+    """Short names for claims whose :attr:`Claim.name` does not fit a table column.
+
+    Parameters
+    ----------
+    names : dict of str to str
+        Claim id → the short name :attr:`Claim.label` gives (a later name for an id replaces
+        an earlier one).
+    """
     _SHORT.update(names)
 
 
 def register(*claims: Claim) -> None:
-    """Add claims to the registry. Registering the same id twice with different content is an error."""
+    """Add claims to the registry. Registering the same id twice with different content is an error.
+
+    Parameters
+    ----------
+    *claims : Claim
+        The claims to add; one identical to a registered claim is accepted again.
+
+    Raises
+    ------
+    ValueError
+        An id already registered with different content.
+    """
     for c in claims:
         old = _REGISTRY.get(c.id)
         if old is not None and old != c:
@@ -195,8 +223,23 @@ def catalogue(paper: str | None = None) -> list[Claim]:
 
 
 def check_paper(paper: str | None) -> str | None:
-    """``paper`` if it is None or a key of :data:`PAPERS`, else the CLI's one-line
-    :class:`~attnspec.errors.InputError` (``--paper must be one of linformer, osa, ...``)."""
+    """``paper`` if it is None or a key of :data:`PAPERS`, else the CLI's one-line error.
+
+    Parameters
+    ----------
+    paper : str or None
+        The value of ``--paper`` (``paper=``).
+
+    Returns
+    -------
+    str or None
+        ``paper``, unchanged.
+
+    Raises
+    ------
+    InputError
+        ``paper`` is not a key of :data:`PAPERS` (``--paper must be one of linformer, osa, ...``).
+    """
     if paper is not None and paper not in PAPERS:
         from attnspec.errors import InputError
 
@@ -209,8 +252,23 @@ def catalogue_frame(paper: str | None = None) -> Any:
     (e.g. "Theorem 1 (eq. 3)"), ``where, statement, readings`` (their names, in order),
     ``reading_descriptions`` (name → what is tested), ``command, notes``.
 
-    This is ``attnspec.claims(paper=None)``. ``paper`` is one of :data:`PAPERS` (else
-    :class:`~attnspec.errors.InputError`).
+    This is ``attnspec.claims(paper=None)``.
+
+    Parameters
+    ----------
+    paper : str, optional
+        Only this paper's claims: a key of :data:`PAPERS` (``"linformer"``, ``"osa"``,
+        ``"expressivity"``). Default: every paper.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per claim, with the columns above.
+
+    Raises
+    ------
+    InputError
+        ``paper`` is not a key of :data:`PAPERS`.
     """
     import pandas as pd
 
@@ -223,7 +281,18 @@ def catalogue_frame(paper: str | None = None) -> Any:
 
 
 def get(claim_id: str) -> Claim:
-    """The claim with this id; ValueError with the nearest ids if there is none."""
+    """The claim with this id; ValueError with the nearest ids if there is none.
+
+    Parameters
+    ----------
+    claim_id : str
+        A registered claim id, e.g. ``"linformer.thm1.eq3"``; its paper's catalogue is
+        loaded first when needed.
+
+    Returns
+    -------
+    Claim
+    """
     if claim_id not in _REGISTRY:
         paper = claim_id.split(".", 1)[0]
         _load([paper] if paper in CATALOGUE_MODULES else None)
@@ -238,9 +307,13 @@ def get(claim_id: str) -> Claim:
 def check_rows(rows: Iterable[object]) -> None:
     """Raise ValueError unless every row names a registered claim and one of its readings.
 
-    ``rows`` are :class:`attnspec.verdicts.VerdictRow` (anything with ``claim`` and
-    ``reading`` attributes). Batteries call this on their output, so a typo in an id or a
-    reading cannot reach a table.
+    Batteries call this on their output, so a typo in an id or a reading cannot reach a table.
+
+    Parameters
+    ----------
+    rows : iterable of VerdictRow
+        :class:`attnspec.verdicts.VerdictRow` objects, or anything with ``claim`` and
+        ``reading`` attributes.
     """
     for r in rows:
         get(r.claim).reading(r.reading)  # type: ignore[attr-defined]
