@@ -52,7 +52,23 @@ def welch_interval(mean_a: float, se_a: float, dof_a: float, mean_b: float, se_b
                    level: float = 0.95) -> tuple[float, float, float]:
     """Welch interval for mean_a − mean_b from standard errors and degrees of freedom.
 
-    Returns ``(difference, low, high)``; the interval is NaN when a standard error is.
+    The interval's degrees of freedom are Welch–Satterthwaite's; a sample with ``dof <= 0``
+    adds nothing to their denominator.
+
+    Parameters
+    ----------
+    mean_a, se_a, dof_a : float
+        Mean, standard error and degrees of freedom of the first sample.
+    mean_b, se_b, dof_b : float
+        The same of the second sample.
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    difference, low, high : float
+        mean_a − mean_b and the interval's ends; the interval is NaN when a standard error
+        is, and a point when both are 0.
     """
     diff = mean_a - mean_b
     va, vb = se_a**2, se_b**2
@@ -77,6 +93,18 @@ def layer_statistics(per_head: pd.DataFrame, per_input: pd.DataFrame | None = No
     per_input : DataFrame, optional
         One row per (input, layer) with the head mean of the quantity in ``column``; when
         given, standard errors are computed from it (``per-input``), else bounded (``bound``).
+    column : str, optional
+        The column of ``per_input`` holding the quantity; both ``per_input`` and ``column``
+        are needed for the per-input method.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per layer, then ``layer`` = -1 (the mean over layers): ``layer, mean, se,
+        dof, count, method``. ``per-input``: the inputs with every layer present, se =
+        std / sqrt(m); ``bound``: the mean over heads, se from the mean of the heads' std
+        and the smallest head count m (an upper bound: heads are not independent). dof is
+        m − 1; se is NaN for m < 2.
     """
     rows = []
     if per_input is not None and column is not None:
@@ -126,7 +154,18 @@ def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFram
 
 
 def run_label(run: Path) -> str:
-    """``model · data (n=.., inputs)`` from a run's meta.json."""
+    """``model · data (n=.., inputs)`` from a run's meta.json.
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+
+    Returns
+    -------
+    str
+        The model's last path component, the corpus, n and the number of inputs done.
+    """
     meta = read_meta(run)
     ident = meta.get("identity", {})
     return f"{Path(str(ident.get('model'))).name} · {ident.get('data')} (n={ident.get('seq_len')}, {meta.get('inputs_done')} inputs)"
@@ -167,7 +206,18 @@ def _check_runs(runs: Sequence[Path]) -> list[Path]:
 
 
 def default_reading_index(runs: Sequence[Path]) -> int:
-    """The Figure 1 reading index of the shortest run (128 at n = 512, else n / 4)."""
+    """The Figure 1 reading index of the shortest run (128 at n = 512, else n / 4).
+
+    Parameters
+    ----------
+    runs : sequence of Path
+        Spectrum results directories.
+
+    Returns
+    -------
+    int
+        The index, for the smallest n among the runs.
+    """
     from attnspec.spectra.reading import default_at
 
     return default_at(min(int(read_table(r, "spectrum")["index"].max()) for r in runs))
@@ -239,6 +289,24 @@ def depth_trends(table: pd.DataFrame, level: float = 0.95, *, resamples: int = 2
     ``layer_low``/``layer_high`` by a percentile bootstrap over layers
     (:func:`attnspec.stats.layer_bootstrap_trend`); ``statement`` reads the bootstrap interval
     (:func:`attnspec.stats.depth_statement`: a trend only when it excludes 0).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`compare_runs`'s output (its rows with ``layer`` >= 0 are used).
+    level : float
+        Confidence level of both intervals, in (0, 1).
+    resamples : int
+        Bootstrap resamples over layers.
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (quantity, run): ``quantity, run, label, rho, low, high, layer_low,
+        layer_high, resampled`` (``"layers"``), ``statement, layers, level``; ρ and the
+        intervals are NaN with fewer than 4 layers or no variation over depth.
     """
     from attnspec.stats import depth_statement, layer_bootstrap_trend, spearman_ci
 
@@ -267,8 +335,27 @@ def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, ru
     everything is renamed into place together (:func:`attnspec.results.result_files`),
     so an interrupt or a full disk leaves the whole comparison or the previous one.
     ``draw(table, out / "figures")`` draws the figures and returns their paths (the CLI passes
-    :func:`attnspec.plots.compare.plot_comparison`; the spectrum wing never imports the plots);
-    None draws none. Returns the figure paths.
+    :func:`attnspec.plots.compare.plot_comparison`; the spectrum wing never imports the plots).
+
+    Parameters
+    ----------
+    out : Path
+        The comparison's folder, held by the caller.
+    table : pandas.DataFrame
+        :func:`compare_runs`'s output, written as ``compare.parquet``; its ``at`` and
+        ``level`` are recorded in ``meta.json``.
+    trends : pandas.DataFrame
+        :func:`depth_trends`'s output, written as ``trends.parquet``.
+    runs : sequence of Path
+        The runs compared, recorded in ``meta.json``.
+    draw : callable, optional
+        ``draw(table, out / "figures")`` draws the figures and returns their paths. None
+        (default) draws none.
+
+    Returns
+    -------
+    list of Path
+        The figure files written.
     """
     from attnspec.results import environment_meta, result_files, write_meta, write_table
     from attnspec.signals import deferred_interrupts

@@ -146,7 +146,22 @@ def symmetric_eigh(gram: torch.Tensor, *, workers: int | None = None) -> tuple[t
 
     float64 on the CPU. Through SciPy's LAPACK ``dsyevd``, one matrix per thread (as the
     singular values above: independent problems parallelise better than one inside BLAS),
-    else ``torch.linalg.eigh``. Returns (Tensor (m, n), Tensor (m, n, n)).
+    else ``torch.linalg.eigh``.
+
+    Parameters
+    ----------
+    gram : torch.Tensor, shape (m, n, n)
+        Symmetric matrices (only the lower triangle is read on the LAPACK path), any float
+        dtype and device; computed in float64 on the CPU.
+    workers : int, optional
+        Threads of the LAPACK path, one matrix each (default: ``torch.get_num_threads()``).
+
+    Returns
+    -------
+    eigenvalues : torch.Tensor, shape (m, n), float64
+        Ascending.
+    eigenvectors : torch.Tensor, shape (m, n, n), float64
+        The eigenvector of ``eigenvalues[i, j]`` is ``eigenvectors[i, :, j]``.
     """
     fn = _lapack("dsyevd")
     if fn is None:
@@ -210,7 +225,25 @@ def _deflate_dominant(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def resolve_method(method: str, device: torch.device | str) -> str:
-    """``auto`` → ``lapack`` on the CPU (``svd`` where SciPy's OpenBLAS is missing), ``gram`` on CUDA."""
+    """``auto`` → ``lapack`` on the CPU (``svd`` where SciPy's OpenBLAS is missing), ``gram`` on CUDA.
+
+    Parameters
+    ----------
+    method : str
+        ``--svd-method``: one of ``auto``, ``lapack``, ``svd``, ``gram``, ``longn``.
+    device : torch.device or str
+        The device the matrices are on.
+
+    Returns
+    -------
+    str
+        The method to use; a method other than ``auto`` is returned unchanged.
+
+    Raises
+    ------
+    InputError
+        ``method`` is not one of the methods.
+    """
     if method not in METHODS:
         raise InputError(f"--svd-method must be one of {', '.join(METHODS)}, got {method!r}")
     if method == "auto":

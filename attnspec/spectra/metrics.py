@@ -25,7 +25,23 @@ from attnspec.spectra.reading import REACH_LEVEL
 
 
 def cumulative_curve(sv: torch.Tensor) -> torch.Tensor:
-    """c_i = (σ_1 + ... + σ_i) / Σσ along the last axis; shape unchanged."""
+    """c_i = (σ_1 + ... + σ_i) / Σσ along the last axis; shape unchanged.
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., n)
+        The curve, rising to 1 at i = n.
+
+    Raises
+    ------
+    InputError
+        A matrix whose singular values are all zero.
+    """
     total = sv.sum(dim=-1, keepdim=True)
     if bool((total <= 0).any()):
         raise InputError("a matrix with all singular values zero has no normalised curve")
@@ -33,19 +49,55 @@ def cumulative_curve(sv: torch.Tensor) -> torch.Tensor:
 
 
 def effective_rank(sv: torch.Tensor) -> torch.Tensor:
-    """exp(entropy of p = σ/Σσ) along the last axis (Roy & Vetterli 2007); shape (...)."""
+    """exp(entropy of p = σ/Σσ) along the last axis (Roy & Vetterli 2007).
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+
+    Returns
+    -------
+    torch.Tensor, shape (...)
+        The effective rank, in [1, n].
+    """
     p = sv / sv.sum(dim=-1, keepdim=True)
     ent = -(p * torch.where(p > 0, p.log(), torch.zeros_like(p))).sum(dim=-1)
     return ent.exp()
 
 
 def stable_rank(sv: torch.Tensor) -> torch.Tensor:
-    """‖P‖_F² / ‖P‖_2² = Σσ² / σ_1² along the last axis; shape (...)."""
+    """‖P‖_F² / ‖P‖_2² = Σσ² / σ_1² along the last axis.
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+
+    Returns
+    -------
+    torch.Tensor, shape (...)
+        The stable rank, in [1, n].
+    """
     return (sv**2).sum(dim=-1) / sv[..., 0] ** 2
 
 
 def reach_index(curves: torch.Tensor, level: float = REACH_LEVEL) -> torch.Tensor:
-    """1-based first index i with c_i >= level, along the last axis; shape (...)."""
+    """1-based first index i with c_i >= level, along the last axis.
+
+    Parameters
+    ----------
+    curves : torch.Tensor, shape (..., n)
+        Non-decreasing curves (:func:`cumulative_curve`, :func:`energy_curve`).
+    level : float
+        The level to reach (default 0.9, the reading of Figure 1); 1e-12 of slack absorbs
+        rounding in the curve.
+
+    Returns
+    -------
+    torch.Tensor of int, shape (...)
+        The index, in 1..n (n + 1 when a curve never reaches ``level``).
+    """
     return (curves < level - 1e-12).sum(dim=-1) + 1
 
 
@@ -64,6 +116,21 @@ def energy_curve(sv: torch.Tensor) -> torch.Tensor:
 
     By Eckart–Young, 1 − e_k is the squared relative Frobenius error of the best rank-k
     approximation: ‖P − P_k‖_F² / ‖P‖_F².
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., n)
+        The energy curve, rising to 1 at k = n.
+
+    Raises
+    ------
+    InputError
+        A matrix whose singular values are all zero.
     """
     sq = sv**2
     total = sq.sum(dim=-1, keepdim=True)
@@ -78,6 +145,16 @@ def tail_curve(sv: torch.Tensor) -> torch.Tensor:
     t_1 = 0 and t_i = (σ_2 + ... + σ_i) / (σ_2 + ... + σ_n) for i >= 2. A row-stochastic
     P has σ_1 >= 1, so σ_1 alone can dominate the ordinary curve; t shows how the rest of
     the spectrum is spread. A matrix of rank one (nothing beyond σ_1) has t_i = 1 for i >= 2.
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., n)
+        The curve t.
     """
     rest = sv[..., 1:]
     total = rest.sum(dim=-1, keepdim=True)  # (..., 1)
@@ -87,14 +164,43 @@ def tail_curve(sv: torch.Tensor) -> torch.Tensor:
 
 
 def sigma_ratio(sv: torch.Tensor) -> torch.Tensor:
-    """σ_2 / σ_1 along the last axis (the spectral gap as a ratio: small = large gap); shape (...)."""
+    """σ_2 / σ_1 along the last axis (the spectral gap as a ratio: small = large gap).
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+
+    Returns
+    -------
+    torch.Tensor, shape (...)
+        σ_2 / σ_1 in [0, 1]; 0 for 1 × 1 matrices (n = 1).
+    """
     if sv.shape[-1] < 2:
         return torch.zeros(sv.shape[:-1], dtype=sv.dtype)
     return sv[..., 1] / sv[..., 0]
 
 
 def numerical_rank(sv: torch.Tensor, tol: float = RANK_TOL) -> torch.Tensor:
-    """Number of singular values above ``tol``·σ_1 along the last axis; shape (...)."""
+    """Number of singular values above ``tol``·σ_1 along the last axis.
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+    tol : float
+        Relative tolerance, in (0, 1); default :data:`RANK_TOL` (1e-3).
+
+    Returns
+    -------
+    torch.Tensor of int, shape (...)
+        The numerical rank, in 1..n.
+
+    Raises
+    ------
+    InputError
+        ``tol`` outside (0, 1).
+    """
     if not 0 < tol < 1:
         raise InputError(f"--rank-tol must be in (0, 1), got {tol}")
     return (sv > tol * sv[..., :1]).sum(dim=-1)
@@ -104,7 +210,24 @@ def rank_for_error(sv: torch.Tensor, eps: float) -> torch.Tensor:
     """Smallest k whose best rank-k approximation has relative Frobenius error <= ``eps``.
 
     Eckart–Young: that error is sqrt(1 − e_k), so k is the first index with
-    e_k >= 1 − eps². Shape (...), 1-based.
+    e_k >= 1 − eps².
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of each matrix, descending along the last axis.
+    eps : float
+        Relative Frobenius error ‖P − P_k‖_F / ‖P‖_F to reach, in (0, 1).
+
+    Returns
+    -------
+    torch.Tensor of int, shape (...)
+        k, 1-based.
+
+    Raises
+    ------
+    InputError
+        ``eps`` outside (0, 1).
     """
     if not 0 < eps < 1:
         raise InputError(f"eps must be in (0, 1), got {eps}")
