@@ -103,7 +103,7 @@ def layer_statistics(per_head: pd.DataFrame, per_input: pd.DataFrame | None = No
         One row per layer, then ``layer`` = -1 (the mean over layers): ``layer, mean, se,
         dof, count, method``. ``per-input``: the inputs with every layer present, se =
         std / sqrt(m); ``bound``: the mean over heads, se from the mean of the heads' std
-        and the smallest head count m (an upper bound: heads are not independent). dof is
+        and the smallest head count m (at least the standard error of the head mean). dof is
         m − 1; se is NaN for m < 2.
     """
     rows = []
