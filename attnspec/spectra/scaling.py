@@ -53,6 +53,22 @@ def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
     A list must be strictly increasing and have no empty items: ``64,,128`` (a typo for
     one length more or less?) and ``128,64`` are refused, naming the list, rather than
     guessed at.
+
+    Parameters
+    ----------
+    text : str, int or sequence of int
+        ``--seq-len``: ``"64,128,256"`` (spaces ignored), one length, or a list of lengths.
+
+    Returns
+    -------
+    list of int
+        The lengths, strictly increasing, each >= 2.
+
+    Raises
+    ------
+    InputError
+        A value that is not an integer, an empty item, a length below 2, a repeated length
+        or lengths out of order.
     """
     if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
         items = [int(text)]
@@ -95,6 +111,17 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
         The one the windows were made with (its special-token template is re-applied).
     seq_len : int
         New length, special tokens included.
+
+    Returns
+    -------
+    attnspec.spectra.data.inputs.Inputs
+        The first ``seq_len`` minus the special tokens' count of text tokens of each window,
+        between the special tokens; its meta records the cut and the new inputs' digest.
+
+    Raises
+    ------
+    InputError
+        ``seq_len`` leaves no room for text next to the special tokens.
     """
     from attnspec.spectra.data.inputs import Inputs, inputs_digest, length_summary
     from attnspec.spectra.data.windows import _special_template
@@ -121,7 +148,20 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
 
 
 def run_dir(out: Path, seq_len: int) -> Path:
-    """Where the run at ``seq_len`` lives inside a scaling directory."""
+    """Where the run at ``seq_len`` lives inside a scaling directory.
+
+    Parameters
+    ----------
+    out : Path
+        The scaling directory.
+    seq_len : int
+        One of its lengths n.
+
+    Returns
+    -------
+    Path
+        ``out/n<seq_len>``.
+    """
     return Path(out) / f"n{seq_len}"
 
 
@@ -135,6 +175,8 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
         The job; its ``seq_len`` is ignored and its ``out`` becomes the scaling directory.
     lengths : sequence of int
         At least two distinct lengths (see :func:`parse_lengths`).
+    progress : bool
+        Print each length's progress lines on stderr.
     encoder : attnspec.spectra.models.Encoder, optional
         An already-built encoder (tests).
     projection_k : sequence of int
@@ -226,7 +268,35 @@ def _projection(out: Path, encoder: Any, drawn: Any, lengths: list[int], ks: lis
 
 
 def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:
-    """Merge shards of one scaling run: every length merges like a spectrum run, into ``out/n<len>``."""
+    """Merge shards of one scaling run: every length merges like a spectrum run, into ``out/n<len>``.
+
+    ``out`` is written whole or not at all, its ``meta.json`` last.
+
+    Parameters
+    ----------
+    dirs : sequence of Path
+        The shards' scaling directories (the same lengths in each).
+    out : Path
+        The merged scaling directory: absent or empty.
+    csv : bool
+        Also write a CSV copy of each table.
+    allow_partial : bool
+        Merge even when shards are missing or unfinished (``attnspec merge --allow-partial``);
+        the result is then marked ``partial``.
+
+    Returns
+    -------
+    dict
+        ``inputs_done`` and ``inputs_total`` (of the longest length), ``lengths``,
+        ``status`` (``"complete"`` or ``"partial"``), ``missing_shards``,
+        ``unfinished_shards``.
+
+    Raises
+    ------
+    ResultsError
+        A directory that is not a scaling run, lengths that differ, or an ``out`` that is
+        not empty.
+    """
     metas = [read_meta(d) for d in dirs]
     lengths = metas[0].get("lengths")
     for d, m in zip(dirs, metas):
@@ -275,6 +345,21 @@ def read_runs(out: Path) -> dict[int, Path]:
 
     Every file is checked first (:func:`attnspec.spectra.result_checks.check_scaling_run`): the
     lengths meta.json records must agree with each run's own seq_len and curve table.
+
+    Parameters
+    ----------
+    out : Path
+        A scaling directory (``attnspec spectrum --seq-len 64,128,...``).
+
+    Returns
+    -------
+    dict of int to Path
+        n → the run directory ``out/n<n>``, for each finished length.
+
+    Raises
+    ------
+    ResultsError
+        ``out`` is not a scaling run, or a file in it is damaged or disagrees with meta.json.
     """
     from attnspec.spectra.result_checks import check_meta, check_scaling_run
 
@@ -304,6 +389,20 @@ def scaling_table(out: Path, level: float = 0.9, source: str = REAL) -> pd.DataF
     curve reaches ``level``), ``effective_rank`` (mean over heads and inputs), ``inputs``,
     and the input means of every column of ``inputs.parquet``. ``source``: ``"real"`` (the
     model's P) or a null baseline every length holds (an "input" of a null is a draw).
+
+    Parameters
+    ----------
+    out : Path
+        A scaling directory.
+    level : float
+        The level the head-averaged mean curve must reach, in (0, 1].
+    source : str
+        ``"real"`` or the name of a null baseline.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (layer, n), sorted by layer then n, with the columns above.
     """
     import torch
 
@@ -326,7 +425,20 @@ def scaling_table(out: Path, level: float = 0.9, source: str = REAL) -> pd.DataF
 
 
 def power_law(n: np.ndarray, k: np.ndarray) -> tuple[float, float]:
-    """Least-squares fit of log k = a + β log n; returns (β, exp(a)). ``n``, ``k``: (m,), positive."""
+    """Least-squares fit of log k = a + β log n.
+
+    Parameters
+    ----------
+    n : numpy.ndarray, shape (m,)
+        Lengths, positive.
+    k : numpy.ndarray, shape (m,)
+        The values at those lengths, positive.
+
+    Returns
+    -------
+    beta, scale : float
+        The exponent β and exp(a): k ≈ scale·n^β.
+    """
     x, y = np.log(np.asarray(n, dtype=float)), np.log(np.asarray(k, dtype=float))
     beta, a = np.polyfit(x, y, 1)
     return float(beta), float(np.exp(a))
@@ -346,7 +458,19 @@ class PowerFit:
 
 
 def verdict(low: float, high: float) -> str:
-    """Reading of a β interval against :data:`NO_GROWTH_BELOW` and :data:`LINEAR_ABOVE`."""
+    """Reading of a β interval against :data:`NO_GROWTH_BELOW` and :data:`LINEAR_ABOVE`.
+
+    Parameters
+    ----------
+    low, high : float
+        The interval's ends.
+
+    Returns
+    -------
+    str
+        "does not grow with n", "grows about linearly with n", "grows with n, sublinearly"
+        or "inconclusive", each with the thresholds it was read against.
+    """
     if high < NO_GROWTH_BELOW:
         return f"does not grow with n (β < {NO_GROWTH_BELOW:g})"
     if low > LINEAR_ABOVE:
@@ -365,9 +489,16 @@ def fit_per_input(lengths: Sequence[int], values: np.ndarray, *, metric: str = "
     lengths : sequence of int, length T
         The sequence lengths n.
     values : array, shape (T, m, L)
-        Per-input values at each length (the same m inputs at every length) per layer.
-    resamples, seed, level
-        Bootstrap size, its seed, and the interval's level.
+        Per-input values at each length (the same m inputs at every length) per layer;
+        positive, at least 2 lengths and 2 inputs.
+    metric : str
+        The metric's name, recorded in each fit.
+    level : float
+        The interval's level.
+    resamples : int
+        Bootstrap resamples (of the m inputs, jointly across lengths).
+    seed : int
+        Seed of the bootstrap.
 
     Returns
     -------
@@ -415,8 +546,33 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
     Uses the inputs present at every length (joined on their position in the selection).
     Columns: ``metric``, ``layer`` (-1 = mean over layers), ``beta``, ``low``, ``high``,
     ``scale`` (k ≈ scale·n^β), ``verdict``, ``inputs``, ``level``, ``resampled`` (what the
-    bootstrap resamples). ``source``: ``"real"`` or a null baseline; a deterministic null
-    (one matrix per length: uniform) is fitted exactly, its interval is the point.
+    bootstrap resamples). A deterministic null (one matrix per length: uniform) is fitted
+    exactly, its interval is the point.
+
+    Parameters
+    ----------
+    out : Path
+        A scaling directory.
+    resamples : int
+        Bootstrap resamples, >= 100.
+    seed : int
+        Seed of the bootstrap, >= 0.
+    level : float
+        The intervals' level, in (0, 1).
+    source : str
+        ``"real"`` (the model's P) or the name of a null baseline every length holds.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, layer), with the columns above.
+
+    Raises
+    ------
+    InputError
+        An argument out of range, or a bootstrap that would not fit in memory.
+    ResultsError
+        Fewer than two inputs (draws) present at every length.
     """
     from attnspec.errors import check_int, check_memory, check_range
 
@@ -474,6 +630,24 @@ def null_comparison(out: Path, *, resamples: int = 2000, seed: int = 0, level: f
     ``low``, ``high`` (over layers' mean, :func:`fit_scaling`), ``verdict``, ``resampled``,
     and per length ``share_n<len>`` = mean over layers and inputs (draws) of k/n, and
     ``share_ratio`` = real k/n over this source's k/n at the longest length (1 for real).
+
+    Parameters
+    ----------
+    out : Path
+        A scaling directory.
+    resamples : int
+        Bootstrap resamples of each fit, >= 100.
+    seed : int
+        Seed of the bootstraps, >= 0.
+    level : float
+        The intervals' level, in (0, 1).
+    metric : str
+        The fitted metric compared (default ``reach_index``, k90).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per source, with the columns above and ``source``, ``metric``, ``inputs``.
     """
     from attnspec.spectra.nulls import baselines_of
 
@@ -501,6 +675,18 @@ def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
     A null whose β interval overlaps the real one is said, in the same sentence, to give the
     same exponent: the exponent then does not tell this model's attention from chance, and
     the constant k/n is the finding.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`null_comparison`'s table.
+    level : float
+        The intervals' level, as the sentence states it.
+
+    Returns
+    -------
+    str
+        The sentence.
     """
     from attnspec.spectra.nulls import LABELS
     from attnspec.stats import format_interval

@@ -97,7 +97,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.spectra.reading": 4,
     "attnspec.spectra.result_checks": 6,
     "attnspec.spectra.run_error": 7,
-    "attnspec.spectra.scaling": 13,
     "attnspec.spectra.stochastic": 2,
     "attnspec.stats": 8,
     "attnspec.theory.expressivity.config": 2,
