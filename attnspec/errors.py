@@ -44,7 +44,24 @@ def check_range(name: str, value: float, *, low: float | None = None, high: floa
     """Raise :class:`InputError` unless ``low (<|<=) value (<|<=) high``.
 
     The message names the parameter, the value, and the allowed range, e.g.
-    ``eps must be in (0, 1), got 1.5``.
+    ``eps must be in (0, 1), got 1.5``. A float NaN or infinity is refused too.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : float
+        The value.
+    low, high : float, optional
+        The ends of the range (None: unbounded on that side).
+    low_open, high_open : bool
+        Whether the range excludes that end.
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
     """
     import math
 
@@ -65,6 +82,26 @@ def check_int(name: str, value: object, low: int | None = None, high: int | None
     """An integer (not a bool, not a float) in ``[low, high]``, else :class:`InputError`.
 
     e.g. ``trials must be an integer, got 2.5`` or ``trials must be in [1, inf), got 0``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The value; any ``numbers.Integral`` but a bool (NumPy integers included).
+    low, high : int, optional
+        The inclusive ends of the range (None: unbounded on that side).
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
     """
     import numbers
 
@@ -81,7 +118,26 @@ SEED_LIMIT = 2**63
 
 def check_seed(name: str, value: object) -> int:
     """A seed: an integer (any ``numbers.Integral``, not a bool) with ``0 <= seed < 2**63``,
-    else :class:`InputError`, e.g. ``seed must be an integer with 0 <= seed < 2**63, got -1``."""
+    else :class:`InputError`, e.g. ``seed must be an integer with 0 <= seed < 2**63, got -1``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The seed.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     import numbers
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) < SEED_LIMIT:
@@ -91,7 +147,25 @@ def check_seed(name: str, value: object) -> int:
 
 def check_bool(name: str, value: object) -> bool:
     """A boolean: ``True``/``False`` (or a NumPy bool), never a string such as ``'no'`` (which
-    Python would take for true) nor a number; else :class:`InputError`."""
+    Python would take for true) nor a number; else :class:`InputError`.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The value.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     import numpy as np
 
     if isinstance(value, (bool, np.bool_)):
@@ -102,7 +176,26 @@ def check_bool(name: str, value: object) -> bool:
 def as_list(name: str, value: object) -> list:
     """A list from any sequence or array (list, tuple, range, NumPy array, pandas Series),
     element order kept. A string, a mapping, a set (no order), an iterator or a generator
-    (consumed once, nothing left to check or record) is refused with :class:`InputError`."""
+    (consumed once, nothing left to check or record) is refused with :class:`InputError`.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The sequence or array.
+
+    Returns
+    -------
+    list
+        Its elements, in order (an array's as Python scalars, by ``tolist``).
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     from collections.abc import Iterator, Mapping, Sequence, Set
 
     if isinstance(value, (str, bytes, Mapping, Set, Iterator)):
@@ -117,7 +210,25 @@ def as_list(name: str, value: object) -> list:
 
 
 def check_texts(name: str, value: object) -> list[str]:
-    """A non-empty sequence of ``str`` (see :func:`as_list`), else :class:`InputError`."""
+    """A non-empty sequence of ``str`` (see :func:`as_list`), else :class:`InputError`.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The texts.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     try:
         items = as_list(name, value)
     except InputError as e:
@@ -134,7 +245,28 @@ def check_texts(name: str, value: object) -> list[str]:
 
 def check_choice(name: str, value: object, allowed: tuple[str, ...] | list[str]) -> str:
     """``value`` if it is one of ``allowed``, else :class:`InputError` listing them,
-    e.g. ``family must be one of gaussian, orthogonal, got 'cauchy'``."""
+    e.g. ``family must be one of gaussian, orthogonal, got 'cauchy'``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The value.
+    allowed : tuple or list of str
+        The allowed values, in the order the message lists them.
+
+    Returns
+    -------
+    str
+        ``value``.
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     if value not in allowed:
         raise InputError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return str(value)
@@ -143,7 +275,28 @@ def check_choice(name: str, value: object, allowed: tuple[str, ...] | list[str])
 def check_index(name: str, value: object, n: int) -> int:
     """A 1-based index into a curve of length ``n``: an integer (not a bool, a float or a
     string such as ``'5'``) in ``[1, n]``, else :class:`InputError`,
-    e.g. ``at must be an integer in 1..512, got '5'``."""
+    e.g. ``at must be an integer in 1..512, got '5'``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The index.
+    n : int
+        The curve's length (the run's seq_len).
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     import numbers
 
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= n:
@@ -153,7 +306,25 @@ def check_index(name: str, value: object, n: int) -> int:
 
 def check_path(name: str, value: object) -> pathlib.Path:
     """A path given as ``str`` or ``os.PathLike`` (not ``None``, a number, ...), non-empty,
-    else :class:`InputError`, e.g. ``path must be a path (str or os.PathLike), got 123``."""
+    else :class:`InputError`, e.g. ``path must be a path (str or os.PathLike), got 123``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The path; bytes and blank strings are refused.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     import os
     from pathlib import Path
 
@@ -167,7 +338,26 @@ def check_name(name: str, value: object) -> str:
     TOML file stem): non-empty, printable, no path separator, not made of dots only (``.``,
     ``..``, ``...`` would name the folder itself or the ones above it) and not starting with a
     dot (attnspec's temporary and lock files do); else :class:`InputError`, e.g.
-    ``experiment name '..' must be a plain name (letters, digits, - _ .; no separators), got '..'``."""
+    ``experiment name '..' must be a plain name (letters, digits, - _ .; no separators), got '..'``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name as the user wrote it (``"trials"``, ``"--seq-len"``), quoted by
+        the message.
+    value : object
+        The name.
+
+    Returns
+    -------
+    str
+        ``value``.
+
+    Raises
+    ------
+    InputError
+        The value is refused; the message names it.
+    """
     text = value if isinstance(value, str) else None
     bad = (text is None or not text or text.startswith(".") or set(text) <= {"."}
            or any(sep in text for sep in ("/", "\\", "\0")) or not text.isprintable())
@@ -180,7 +370,17 @@ def check_name(name: str, value: object) -> str:
 def printable(text: object) -> str:
     """``text`` with every non-printable character escaped (``\\x1b``, ``\\n``, ``\\u202e``), so a
     name or a path printed to a terminal cannot move the cursor, set the window title, write
-    the clipboard or clear the screen (ESC sequences); printable text is unchanged."""
+    the clipboard or clear the screen (ESC sequences); printable text is unchanged.
+
+    Parameters
+    ----------
+    text : object
+        Anything; its ``str`` is escaped.
+
+    Returns
+    -------
+    str
+    """
     s = str(text)
     if s.isprintable():
         return s
@@ -192,7 +392,13 @@ def printable(text: object) -> str:
 # ---------------------------------------------------------------------------------------
 def available_memory_bytes() -> int | None:
     """Memory the machine can give now: ``MemAvailable`` of /proc/meminfo (Linux), else the
-    physical memory from ``os.sysconf``; None when neither is known."""
+    physical memory from ``os.sysconf``; None when neither is known.
+
+    Returns
+    -------
+    int or None
+        Bytes.
+    """
     import os
 
     try:
@@ -209,7 +415,18 @@ def available_memory_bytes() -> int | None:
 
 
 def format_bytes(n: float) -> str:
-    """``3.35 PiB``, ``21.5 GiB``: a byte count in binary units, up to EiB."""
+    """``3.35 PiB``, ``21.5 GiB``: a byte count in binary units, up to EiB.
+
+    Parameters
+    ----------
+    n : float
+        Bytes.
+
+    Returns
+    -------
+    str
+        Three significant digits and the unit (whole bytes below 1 KiB).
+    """
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if abs(n) < 1024 or unit == "EiB":
             return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
@@ -224,7 +441,22 @@ def check_memory(what: str, estimate_bytes: float, *, limit_bytes: int | None = 
     """Refuse (:class:`InputError`) a request whose memory estimate exceeds what the machine
     has available, naming both, e.g. ``--resamples 1000000000000 needs about 50.9 TiB of
     memory, more than the 5.2 GiB available``. ``limit_bytes`` defaults to
-    :func:`available_memory_bytes` (no check when it is unknown)."""
+    :func:`available_memory_bytes` (no check when it is unknown).
+
+    Parameters
+    ----------
+    what : str
+        The request, as the message names it (``"--resamples 1000"``).
+    estimate_bytes : float
+        Its memory estimate, in bytes.
+    limit_bytes : int, optional
+        The memory available, in bytes (default: :func:`available_memory_bytes`).
+
+    Raises
+    ------
+    InputError
+        The estimate exceeds the limit.
+    """
     limit = available_memory_bytes() if limit_bytes is None else limit_bytes
     if limit is not None and estimate_bytes > limit:
         raise InputError(f"{what} needs about {_bytes(estimate_bytes)} of memory, more than the {_bytes(limit)} "

@@ -86,6 +86,13 @@ class VerdictRow:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
     def flat(self) -> dict[str, Any]:
+        """The row as one flat record: ``claim``, ``reading``, the parameters, then the other fields.
+
+        Returns
+        -------
+        dict
+            Keys in that order (a parameter named like a field is overwritten by the field).
+        """
         # fields read directly: dataclasses.asdict deep-copies every value, which made the
         # JSON and the table of a jl-check run (~1,800 rows) cost seconds
         d = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -145,10 +152,28 @@ def classify_probability(
         Monte Carlo counts, ``0 <= failures <= trials``, ``trials >= 1``.
     exact : float, optional
         The exact failure probability, where a law gives it.
+    level : float
+        Confidence level of the Clopper–Pearson interval.
+    loose_factor : float
+        How many times larger than the failure probability a claim may be before it is
+        ``loose`` (default :data:`LOOSE_FACTOR`, 10).
+    trivial : str, optional
+        Why a trivial output meets the tolerance (the row is then ``cannot-fail``).
+    vacuous : str, optional
+        Why the claim says nothing here (the row is then ``vacuous``).
+    hypothesis_unmet : str, optional
+        Which hypothesis of the claim the instance does not meet (the row is then
+        ``hypothesis-unmet``; decided first).
 
     Returns
     -------
     Decision
+        The verdict and its one-line reason.
+
+    Raises
+    ------
+    ValueError
+        ``trials < 1`` or ``failures`` outside 0..trials.
     """
     if trials < 1 or not 0 <= failures <= trials:
         raise ValueError(f"need trials >= 1 and 0 <= failures <= trials, got failures={failures}, trials={trials}")
@@ -220,12 +245,38 @@ SEARCH_POWER = 0.99
 
 def detectable_rate(trials: int, power: float = SEARCH_POWER) -> float:
     """The smallest failure rate p that ``trials`` independent trials would have met at least
-    once with probability >= ``power``: 1 − (1 − p)^trials = power."""
+    once with probability >= ``power``: 1 − (1 − p)^trials = power.
+
+    Parameters
+    ----------
+    trials : int
+        Independent trials, >= 1.
+    power : float
+        The probability of at least one failure, in (0, 1); default :data:`SEARCH_POWER`.
+
+    Returns
+    -------
+    float
+        p, in (0, 1).
+    """
     return -math.expm1(math.log1p(-power) / trials)
 
 
 def search_power(trials: int, power: float = SEARCH_POWER) -> str:
-    """``"power 0.99 against failure rates >= 0.23 %"``: what ``trials`` failure-free trials rule out."""
+    """``"power 0.99 against failure rates >= 0.23 %"``: what ``trials`` failure-free trials rule out.
+
+    Parameters
+    ----------
+    trials : int
+        Independent trials, >= 1.
+    power : float
+        The power quoted, in (0, 1); default :data:`SEARCH_POWER`.
+
+    Returns
+    -------
+    str
+        The phrase, with the rate of :func:`detectable_rate` as a percentage.
+    """
     return f"power {power:g} against failure rates >= {detectable_rate(trials, power):.2%}".replace("%", " %")
 
 
@@ -248,9 +299,29 @@ def classify_bound(
     reported as violated), ``violated`` (``observed > bound (1 + rtol) + atol``), ``loose`` (``bound / observed > loose_factor``; ``loose_factor=None`` never
     calls a bound loose, for bounds whose tightness is not the point), else ``holds``.
 
+    Parameters
+    ----------
+    observed : float
+        The worst (largest) left-hand side over the instances; NaN or infinite is ``violated``.
+    bound : float
+        The right-hand side; infinite or NaN is ``vacuous``.
+    rtol, atol : float
+        Relative and absolute slack for round-off before ``violated``.
+    loose_factor : float or None
+        How many times larger than ``observed`` the bound may be before it is ``loose``
+        (default :data:`LOOSE_FACTOR`, 10); None: never ``loose``.
+    trivial : str, optional
+        Why a trivial output meets the bound (the row is then ``cannot-fail``).
+    vacuous : str, optional
+        Why the claim says nothing here (the row is then ``vacuous``).
+    hypothesis_unmet : str, optional
+        Which hypothesis of the claim the instance does not meet (the row is then
+        ``hypothesis-unmet``; decided first).
+
     Returns
     -------
     Decision
+        The verdict and its one-line reason.
     """
     pre = _precondition(vacuous, hypothesis_unmet)
     if pre:
@@ -281,6 +352,20 @@ def classify_identity(
     """Decide an exact identity from its worst residual: ``holds`` if ``residual <= tol``.
 
     Identities have no looseness: they hold to round-off or they do not.
+
+    Parameters
+    ----------
+    residual : float
+        The worst residual over the instances; NaN or infinite is ``violated``.
+    tol : float
+        The round-off tolerance.
+    hypothesis_unmet : str, optional
+        Which hypothesis the instance does not meet (the row is then ``hypothesis-unmet``).
+
+    Returns
+    -------
+    Decision
+        ``holds`` or ``violated`` (or ``hypothesis-unmet``), with its reason.
     """
     pre = _precondition(None, hypothesis_unmet)
     if pre:
@@ -304,6 +389,16 @@ def classify_measurement(
     ----------
     what : str
         One line saying what was measured (it becomes the reason).
+    vacuous : str, optional
+        Why the claim says nothing here (the row is then ``vacuous``).
+    hypothesis_unmet : str, optional
+        Which hypothesis of the claim the instance does not meet (the row is then
+        ``hypothesis-unmet``; decided first).
+
+    Returns
+    -------
+    Decision
+        ``measured`` (or the precondition's verdict), with its reason.
     """
     pre = _precondition(vacuous, hypothesis_unmet)
     if pre:
@@ -333,12 +428,34 @@ def _fmt_ratio(r: float) -> str:
 
 
 def verdicts_frame(rows: Iterable[VerdictRow]) -> pd.DataFrame:
-    """Tidy table, identifier columns (claim, parameters) first."""
+    """Tidy table, identifier columns (claim, parameters) first.
+
+    Parameters
+    ----------
+    rows : iterable of VerdictRow
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per verdict row, the columns of :meth:`VerdictRow.flat` (a parameter that
+        only some rows have is NaN elsewhere).
+    """
     return pd.DataFrame([r.flat() for r in rows])
 
 
 def verdicts_json(rows: Iterable[VerdictRow]) -> str:
-    """The rows as a JSON array; NaN and infinities become null."""
+    """The rows as a JSON array; NaN and infinities become null.
+
+    Parameters
+    ----------
+    rows : iterable of VerdictRow
+
+    Returns
+    -------
+    str
+        A JSON array (indented by 2) of :meth:`VerdictRow.flat` objects; numpy scalars are
+        written as Python numbers.
+    """
 
     def clean(v: Any) -> Any:
         if isinstance(v, float) and not math.isfinite(v):
@@ -361,7 +478,22 @@ def print_verdict_table(
     param_columns: Sequence[str] | None = None,
     console: Any | None = None,
 ) -> None:
-    """Print the rows as a rich table: claim, parameters, bound, exact, estimate ± CI, verdict."""
+    """Print the rows as a rich table: claim, parameters, bound, exact, estimate ± CI, verdict.
+
+    Every cell is printed as plain text (no rich markup), so brackets in claims and
+    evidence print as written.
+
+    Parameters
+    ----------
+    rows : sequence of VerdictRow
+    title : str
+        The table's title.
+    param_columns : sequence of str, optional
+        The parameters shown, one column each. Default: every parameter of the rows, in
+        order of first appearance.
+    console : rich.console.Console, optional
+        Where to print (default: a new console on stdout).
+    """
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -419,7 +551,17 @@ def _fmt(v: Any) -> str:
 
 def rows_from_json(rows: Sequence[dict[str, Any]]) -> list[VerdictRow]:
     """Verdict rows saved as flat JSON objects (``verdicts.json``) back as VerdictRow objects:
-    the row's own fields by name, every other key a parameter."""
+    the row's own fields by name, every other key a parameter.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        The objects of :func:`verdicts_json`'s array.
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     names = {f.name for f in fields(VerdictRow)} - {"params"}
     out = []
     for r in rows:
