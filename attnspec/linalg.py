@@ -124,7 +124,25 @@ def ns_schedule(coefficients: Coefficients, steps: int) -> list[tuple[float, ...
 
 
 def ns_normalise(m: torch.Tensor, eps: float = 0.0) -> torch.Tensor:
-    """``M / (||M||_F + eps)`` over the last two axes (the paper's pre-normalisation)."""
+    """``M / (||M||_F + eps)`` over the last two axes (the paper's pre-normalisation).
+
+    Parameters
+    ----------
+    m : torch.Tensor, shape (..., N, r)
+        The matrices.
+    eps : float
+        Added to each Frobenius norm, >= 0 and finite.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., N, r)
+        Each matrix with Frobenius norm 1 (below 1 when ``eps`` > 0).
+
+    Raises
+    ------
+    InputError
+        ``eps`` negative or not finite.
+    """
     if not (math.isfinite(eps) and eps >= 0):
         raise InputError(f"eps must be in [0, inf), got {eps!r}")
     return m / (torch.linalg.matrix_norm(m, ord="fro", keepdim=True) + eps)
@@ -133,7 +151,19 @@ def ns_normalise(m: torch.Tensor, eps: float = 0.0) -> torch.Tensor:
 def ns_step(m: torch.Tensor, coeffs: Sequence[float]) -> torch.Tensor:
     """One odd-polynomial step ``a M + b M G + c M G²`` with ``G = MᵀM`` (r×r, never N×N).
 
-    ``m`` has shape (..., N, r); the cost is O(N r²).
+    The cost is O(N r²).
+
+    Parameters
+    ----------
+    m : torch.Tensor, shape (..., N, r)
+        The current iterate.
+    coeffs : sequence of float
+        ``(a,)``, ``(a, b)`` or ``(a, b, c)``: the odd polynomial's coefficients.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., N, r)
+        The next iterate.
     """
     g = m.mT @ m  # (..., r, r)
     a = coeffs[0]
@@ -187,8 +217,18 @@ def newton_schulz(
 def qr_basis(m: torch.Tensor) -> torch.Tensor:
     """Orthonormal basis of span(M) by reduced QR with Algorithm 1's sign fix.
 
-    ``m`` (..., N, r) → (..., N, min(N, r)); columns multiplied by sign(R_ii) (zero → +1),
-    which makes the basis a continuous function of ``M`` where R has a nonzero diagonal.
+    The columns are multiplied by sign(R_ii) (zero → +1), which makes the basis a
+    continuous function of ``M`` where R has a nonzero diagonal.
+
+    Parameters
+    ----------
+    m : torch.Tensor, shape (..., N, r)
+        The matrices whose column span is wanted.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., N, min(N, r))
+        Orthonormal columns.
     """
     q, r = torch.linalg.qr(m, mode="reduced")
     d = torch.diagonal(r, dim1=-2, dim2=-1)  # (..., k)
@@ -199,7 +239,19 @@ def qr_basis(m: torch.Tensor) -> torch.Tensor:
 def skew_small(b: torch.Tensor, q: torch.Tensor, k: torch.Tensor, scale: float | torch.Tensor) -> torch.Tensor:
     """``[S] = Bᵀ S B`` for ``S = scale (Q Kᵀ − K Qᵀ)``, from (r, d_v) factors.
 
-    ``b`` (..., N, r), ``q`` and ``k`` (..., N, d_v); returns (..., r, r), skew-symmetric.
+    Parameters
+    ----------
+    b : torch.Tensor, shape (..., N, r)
+        The basis B.
+    q, k : torch.Tensor, shape (..., N, d_v)
+        The factors Q and K.
+    scale : float or torch.Tensor
+        The scale of S; a tensor of the batch shape (...) gives one scale per matrix.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., r, r)
+        ``[S]``, skew-symmetric.
     """
     bq = b.mT @ q  # (..., r, d_v)
     bk = b.mT @ k  # (..., r, d_v)
@@ -212,7 +264,18 @@ def skew_small(b: torch.Tensor, q: torch.Tensor, k: torch.Tensor, scale: float |
 def lowrank_expm_apply(b: torch.Tensor, s_small: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """``(I_N + B (exp([S]) − I_r) Bᵀ) V`` without forming N×N (Theorem 2.1, eq. (6)).
 
-    ``b`` (..., N, r), ``s_small`` (..., r, r), ``v`` (..., N, p) → (..., N, p).
+    Parameters
+    ----------
+    b : torch.Tensor, shape (..., N, r)
+        The basis B, orthonormal columns.
+    s_small : torch.Tensor, shape (..., r, r)
+        ``[S] = Bᵀ S B`` (:func:`skew_small`).
+    v : torch.Tensor, shape (..., N, p)
+        The matrix the exponential is applied to.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., N, p)
     """
     r = s_small.shape[-1]
     eye = torch.eye(r, dtype=s_small.dtype, device=s_small.device)
@@ -221,7 +284,19 @@ def lowrank_expm_apply(b: torch.Tensor, s_small: torch.Tensor, v: torch.Tensor) 
 
 
 def lowrank_expm_dense(b: torch.Tensor, s_small: torch.Tensor) -> torch.Tensor:
-    """The N×N matrix ``I_N + B (exp([S]) − I_r) Bᵀ`` (for tests and small-N checks only)."""
+    """The N×N matrix ``I_N + B (exp([S]) − I_r) Bᵀ`` (for tests and small-N checks only).
+
+    Parameters
+    ----------
+    b : torch.Tensor, shape (..., N, r)
+        The basis B, orthonormal columns.
+    s_small : torch.Tensor, shape (..., r, r)
+        ``[S] = Bᵀ S B`` (:func:`skew_small`).
+
+    Returns
+    -------
+    torch.Tensor, shape (..., N, N)
+    """
     n, r = b.shape[-2], s_small.shape[-1]
     eye_r = torch.eye(r, dtype=s_small.dtype, device=s_small.device)
     eye_n = torch.eye(n, dtype=b.dtype, device=b.device)
@@ -269,6 +344,16 @@ def expm_skew_eigh(s: torch.Tensor) -> torch.Tensor:
     Hermitian matrix iS (complex128): a third, independent reference for expm.
 
     iS = V diag(w) Vᴴ  ⇒  exp(S) = exp(−i · iS) = V diag(e^{−i w}) Vᴴ (real up to rounding).
+
+    Parameters
+    ----------
+    s : torch.Tensor, shape (..., N, N)
+        Real skew-symmetric matrices.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., N, N), float64
+        The real part of exp(S).
     """
     h = 1j * s.to(torch.complex128)
     w, v = torch.linalg.eigh(h)

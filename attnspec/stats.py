@@ -42,7 +42,23 @@ def _check_seed_int(seed: int) -> int:
 
 
 def numpy_rng(seed: Seed) -> np.random.Generator:
-    """A numpy Generator from an int seed (or the generator itself, passed through)."""
+    """A numpy Generator from an int seed (or the generator itself, passed through).
+
+    Parameters
+    ----------
+    seed : int, numpy.random.Generator or torch.Generator
+        An int in [0, 2**63); a NumPy generator is returned as is; a torch generator gives
+        a NumPy generator seeded with its initial seed. None is refused.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is None.
+    """
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is None:
@@ -53,7 +69,25 @@ def numpy_rng(seed: Seed) -> np.random.Generator:
 
 
 def torch_generator(seed: Seed, device: str | torch.device = "cpu") -> torch.Generator:
-    """A torch Generator on ``device`` from an int seed (or the generator, passed through)."""
+    """A torch Generator on ``device`` from an int seed (or the generator, passed through).
+
+    Parameters
+    ----------
+    seed : int, torch.Generator or numpy.random.Generator
+        An int in [0, 2**63); a torch generator is returned as is (whatever its device); a
+        NumPy generator gives the seed by one draw from it. None is refused.
+    device : str or torch.device
+        The new generator's device.
+
+    Returns
+    -------
+    torch.Generator
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is None.
+    """
     import torch
 
     if isinstance(seed, torch.Generator):
@@ -140,6 +174,17 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> Interva
         Number of independent trials, >= 1.
     level : float
         Confidence level in (0, 1).
+
+    Returns
+    -------
+    Interval
+        ``estimate`` = successes / trials and the interval's ends (0 when no event was
+        seen, 1 when every trial was one).
+
+    Raises
+    ------
+    ValueError
+        An argument outside its range.
     """
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
@@ -180,7 +225,25 @@ def _beta_ppf() -> Any:
 
 
 def mean_ci(values: np.ndarray, level: float = 0.95) -> Interval:
-    """Student-t interval for the mean of ``values`` (1-D, at least 2 finite values)."""
+    """Student-t interval for the mean of ``values`` (1-D, at least 2 finite values).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The sample (flattened), at least 2 values, all finite.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    Interval
+        The mean and the interval mean ± t·s/sqrt(m).
+
+    Raises
+    ------
+    ValueError
+        Fewer than 2 values, or a NaN or infinite one.
+    """
     x = np.asarray(values, dtype=float).ravel()
     if x.size < 2:
         raise ValueError(f"need at least 2 values for a confidence interval, got {x.size}")
@@ -197,7 +260,22 @@ def mean_ci(values: np.ndarray, level: float = 0.95) -> Interval:
 def spearman_ci(x: np.ndarray, y: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
     """Spearman's rho with a Fisher-z interval (Bonett–Wright standard error).
 
-    Returns ``(rho, low, high)``. Needs at least 4 pairs.
+    Parameters
+    ----------
+    x, y : numpy.ndarray, shape (m,)
+        The pairs, m >= 4.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    rho, low, high : float
+        ρ and the interval's ends.
+
+    Raises
+    ------
+    ValueError
+        Arrays not 1-D of equal length, or fewer than 4 pairs.
     """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -220,6 +298,21 @@ def format_interval(low: float, high: float, digits: int = 2, *, signed: bool = 
 
     An interval of zero width prints as ``"exact"`` when the value is exact (``exact``: a
     deterministic quantity), else as ``"zero width (every resample equal)"``; NaN ends as ``"n/a"``.
+
+    Parameters
+    ----------
+    low, high : float
+        The interval's ends.
+    digits : int
+        Decimals at least.
+    signed : bool
+        Print a ``+`` before positive ends.
+    exact : bool
+        The quantity is deterministic: a zero-width interval prints as ``"exact"``.
+
+    Returns
+    -------
+    str
     """
     if not (np.isfinite(low) and np.isfinite(high)):
         return "n/a"
@@ -238,10 +331,29 @@ def layer_bootstrap_trend(layer_means: np.ndarray, *, resamples: int = 2000, see
 
     A statement about a model's layers has the layers as its unit: the (index, mean) pairs are
     resampled with replacement, so the interval says how much the ordering of these L layers
-    supports a trend, not how precisely each layer mean is known. ``layer_means`` (L,), L >= 4.
-    Resamples whose layer indices are all tied give no ρ and are left out.
+    supports a trend, not how precisely each layer mean is known. Resamples whose layer
+    indices are all tied give no ρ and are left out.
 
-    Returns ``(rho, low, high)``.
+    Parameters
+    ----------
+    layer_means : numpy.ndarray, shape (L,)
+        One mean per layer, in layer order, L >= 4, all finite.
+    resamples : int
+        Bootstrap resamples.
+    seed : int
+        Seed of the bootstrap.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    rho, low, high : float
+        ρ of the L layers and the percentile interval's ends.
+
+    Raises
+    ------
+    ValueError
+        Fewer than 4 layer means, or a NaN or infinite one.
     """
     y = np.asarray(layer_means, dtype=float)
     if y.ndim != 1 or y.size < 4 or not np.all(np.isfinite(y)):
@@ -272,6 +384,25 @@ def depth_statement(quantity: str, rho: float, low: float, high: float, *, layer
 
     A trend is named only when the interval over layers excludes 0; otherwise the sentence
     says "no trend shown". It speaks of this model on this corpus.
+
+    Parameters
+    ----------
+    quantity : str
+        The quantity's name, as the sentence says it.
+    rho : float
+        Spearman's ρ between layer index and layer mean.
+    low, high : float
+        The interval over layers (:func:`layer_bootstrap_trend`).
+    layers : int
+        The number of layers resampled.
+    level : float
+        The interval's level.
+
+    Returns
+    -------
+    str
+        One sentence: rises with depth, falls with depth, or no trend shown, with ρ and
+        its interval.
     """
     ci = f"Spearman ρ = {rho:+.2f}, {level:.0%} interval {format_interval(low, high, signed=True)} resampling its {layers} layers"
     if np.isfinite(low) and low > 0:
