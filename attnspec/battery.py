@@ -213,7 +213,18 @@ class AttentionRequest:
 
 def check_attention_request(request: AttentionRequest) -> None:
     """Refuse, before anything is loaded or computed, an n beyond the model's position table
-    (read from its config alone); a one-line :class:`attnspec.errors.InputError`."""
+    (read from its config alone); a one-line :class:`attnspec.errors.InputError`.
+
+    Parameters
+    ----------
+    request : AttentionRequest
+        The model, corpus, n, number of matrices and seed a battery asks for.
+
+    Raises
+    ------
+    InputError
+        ``request.seq_len`` exceeds the model's position table.
+    """
     from attnspec.errors import InputError
     from attnspec.spectra.models import model_max_seq_len
 
@@ -225,6 +236,11 @@ def check_attention_request(request: AttentionRequest) -> None:
 
 def load_attention(request: AttentionRequest) -> np.ndarray:
     """Load the matrices of ``request`` with :func:`attnspec.spectra.real_attention.sample_attention`.
+
+    Parameters
+    ----------
+    request : AttentionRequest
+        The model, corpus, n, number of matrices and seed a battery asks for.
 
     Returns
     -------
@@ -264,13 +280,32 @@ class BatteryResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def verdict_frame(self) -> pd.DataFrame:
-        """The verdict rows as one tidy table (claim, reading, parameters, numbers, verdict, evidence)."""
+        """The verdict rows as one tidy table (claim, reading, parameters, numbers, verdict, evidence).
+
+        Returns
+        -------
+        pandas.DataFrame
+            :func:`attnspec.verdicts.verdicts_frame` of :attr:`verdicts`.
+        """
         return verdicts_frame(self.verdicts)
 
 
 def battery_module(command: str) -> Any:
     """The battery module of ``command``; :class:`~attnspec.errors.InputError` (a
-    ValueError) naming the known commands otherwise."""
+    ValueError) naming the known commands otherwise.
+
+    Parameters
+    ----------
+    command : str
+        A key of :data:`BATTERIES` (``"jl-check"``, ``"sa-check"``, ``"osa-check"``,
+        ``"osa-train"``).
+
+    Returns
+    -------
+    module
+        The imported module (``config_from_options``, ``run``, optionally
+        ``attention_request``).
+    """
     if not isinstance(command, str) or command not in BATTERIES:
         from attnspec.errors import InputError
 
@@ -410,7 +445,18 @@ def _holds_complete(out_dir: Path) -> bool:
 def config_identity(config: Any) -> dict[str, Any]:
     """The parameters that define a run, JSON-ready (tuples as lists): the config's own
     ``identity()`` when it defines one (so that e.g. a thread count does not make another
-    run), else every field of a dataclass config (array-valued fields excluded)."""
+    run), else every field of a dataclass config (array-valued fields excluded).
+
+    Parameters
+    ----------
+    config : object
+        A battery's config: an object with ``identity()``, a dataclass or a mapping.
+
+    Returns
+    -------
+    dict
+        Parameter name → value; tuples become lists and NumPy arrays are left out.
+    """
     import dataclasses
 
     if callable(getattr(config, "identity", None)):
@@ -421,12 +467,30 @@ def config_identity(config: Any) -> dict[str, Any]:
 
 
 def plot_results(command: str, out_dir: Path) -> None:
-    """Draw the figures of a saved ``command`` result from its tables only."""
+    """Draw the figures of a saved ``command`` result from its tables only.
+
+    Parameters
+    ----------
+    command : str
+        A key of :data:`PLOTTERS`: the command that wrote the result.
+    out_dir : Path
+        The result's directory; the figures (PNG and SVG) are written into it.
+    """
     _resolve(PLOTTERS[command])(Path(out_dir))
 
 
 def result_identity(result: BatteryResult) -> dict[str, Any]:
-    """The parameters that define a run (``meta["identity"]``, else ``meta["parameters"]``), JSON-ready."""
+    """The parameters that define a run (``meta["identity"]``, else ``meta["parameters"]``), JSON-ready.
+
+    Parameters
+    ----------
+    result : BatteryResult
+
+    Returns
+    -------
+    dict
+        Parameter name → value, tuples as lists.
+    """
     ident = result.meta.get("identity", result.meta.get("parameters", {}))
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(ident).items()}
 
