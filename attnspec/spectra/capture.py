@@ -101,7 +101,18 @@ class LayerAttention:
         return self.mask.sum(dim=1)
 
     def real(self, b: int) -> torch.Tensor:
-        """P of input ``b`` restricted to its real tokens, shape (H, l_b, l_b)."""
+        """P of input ``b`` restricted to its real tokens.
+
+        Parameters
+        ----------
+        b : int
+            The input's index in the batch, 0-based.
+
+        Returns
+        -------
+        torch.Tensor, shape (H, l_b, l_b)
+            l_b is the input's number of real tokens.
+        """
         keep = self.mask[b]
         return self.probs[b][:, keep][:, :, keep]
 
@@ -167,6 +178,17 @@ def _accepts(model: nn.Module, name: str) -> bool:
 
 class AttentionCapture:
     """Capture state for one model; use through :func:`capture_attention`.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers model.
+    sink : callable
+        Called with one :class:`LayerAttention` per captured layer during :meth:`forward`.
+    layers : sequence of int, optional
+        0-based layers to capture (default: all).
+    path : {"auto", "registry", "hooks"}
+        How P is obtained; ``auto`` tries the registry, then hooks.
 
     Attributes
     ----------
@@ -574,6 +596,11 @@ def capture_attention(
         ``auto`` tries the registry, then hooks; the others force one path (benchmarks
         compare them; forcing ``hooks`` on a registry model needs eager attention).
 
+    Yields
+    ------
+    AttentionCapture
+        Set up (its path, layers and heads known); call its ``forward``.
+
     Raises
     ------
     ModelLoadError
@@ -595,7 +622,19 @@ def capture_attention(
 
 
 def describe_attention(model: nn.Module) -> CaptureInfo:
-    """Probe ``model`` once (a 6-token forward) and undo everything: how P would be captured."""
+    """Probe ``model`` once (a 6-token forward) and undo everything: how P would be captured.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers model.
+
+    Returns
+    -------
+    CaptureInfo
+        The path (``registry``/``hooks``), whether P is causal, the numbers of layers and
+        heads, whether ``output_attentions`` is needed, and each layer's kind and causality.
+    """
     with capture_attention(model, lambda la: None) as cap:
         return CaptureInfo(path=str(cap.path), causal=cap.causal, num_layers=cap.num_layers,
                            num_heads=cap.num_heads, output_attentions=cap.needs_output_attentions,
@@ -603,7 +642,22 @@ def describe_attention(model: nn.Module) -> CaptureInfo:
 
 
 def collect_attention(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
-    """Every layer's P for one batch, as a list of (B, H, n, n) tensors (small inputs only)."""
+    """Every layer's P for one batch (small inputs only: every layer's P is kept).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers model.
+    input_ids : torch.Tensor of int, shape (B, n)
+        Token ids.
+    attention_mask : torch.Tensor, shape (B, n), optional
+        1 on real tokens, 0 on padding (default: all real).
+
+    Returns
+    -------
+    list of torch.Tensor, shape (B, H, n, n)
+        One per layer, in depth order.
+    """
     out: dict[int, torch.Tensor] = {}
 
     def keep(la: LayerAttention) -> None:

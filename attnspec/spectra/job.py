@@ -257,16 +257,34 @@ def run_spectrum(
     """Run (or resume) the spectrum job described by ``cfg``; write results to ``cfg.out``.
 
     The one implementation behind ``attnspec spectrum`` and :func:`attnspec.spectrum`.
-    ``encoder`` is an already-loaded :class:`attnspec.spectra.models.LoadedModel` (the Python API
-    and the tests pass one; default: load ``cfg.model``). ``texts`` replaces the corpus
-    ``cfg.data`` by a list of texts (``cfg.data`` then only labels them).
     ``cfg.out`` is checked (writable, not held by another process, holding nothing or a
     resumable checkpoint of this run) before anything is computed, and locked for the
     whole run. SIGTERM is handled like Ctrl-C: the partial result is saved, resumable.
-    ``on_checkpoint(inputs_done)`` is called after each checkpoint (tests use it to
-    simulate an interruption). ``inputs`` (an :class:`attnspec.spectra.data.inputs.Inputs` of at most
-    ``seq_len`` tokens each) replaces the corpus draw; the multi-length job passes the same
-    documents cut to each length.
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The job: model, corpus, n, inputs, seed, engine, ``out``, ``resume``/``overwrite``;
+        validated first.
+    progress : bool
+        Print progress lines on stderr.
+    encoder : attnspec.spectra.models.LoadedModel, optional
+        An already-loaded model (the Python API and the tests pass one). Default: load
+        ``cfg.model``.
+    texts : list of str, optional
+        Texts that replace the corpus ``cfg.data`` (``cfg.data`` then only labels them).
+    on_checkpoint : callable, optional
+        Called with the number of inputs done after each checkpoint (tests use it to
+        simulate an interruption).
+    inputs : attnspec.spectra.data.inputs.Inputs, optional
+        Token windows of at most ``seq_len`` tokens each that replace the corpus draw; the
+        multi-length job passes the same documents cut to each length.
+
+    Returns
+    -------
+    SpectrumOutcome
+        ``out``, ``status`` (``"complete"``, ``"partial"`` when ``--max-time`` stopped it,
+        ``"interrupted"``), inputs done and total, wall time.
     """
     cfg.validate()
     with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}", kind=KIND,

@@ -9,8 +9,9 @@ classes it defines (those of its ``__all__`` when it has one) whose names do not
 attributes and are left out) and an ``__init__`` it defines.
 
 A public callable is documented when its docstring has a numpydoc ``Parameters`` section
-that names exactly its parameters, in the signature's order (``self`` and ``cls`` left out;
-an explicit ``__init__`` may be documented in the class docstring), and, when it returns a
+that names exactly its parameters, in the signature's order (``self``, ``cls`` and private
+parameters, named with a leading ``_``, left out; an explicit ``__init__`` may be documented
+in the class docstring), and, when it returns a
 value, a ``Returns`` (or, for a generator, ``Yields``) section. A callable with neither
 parameters nor a value to return needs neither section.
 
@@ -69,7 +70,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.signals": 3,
     "attnspec.spectra.aggregate": 10,
     "attnspec.spectra.baselines": 8,
-    "attnspec.spectra.capture": 6,
     "attnspec.spectra.checkpoint": 7,
     "attnspec.spectra.config": 4,
     "attnspec.spectra.content": 8,
@@ -81,7 +81,7 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.spectra.decoder_study": 12,
     "attnspec.spectra.figure_record": 3,
     "attnspec.spectra.gguf": 7,
-    "attnspec.spectra.job": 3,
+    "attnspec.spectra.job": 2,
     "attnspec.spectra.kinds": 2,
     "attnspec.spectra.layer_windows": 3,
     "attnspec.spectra.longn": 4,
@@ -223,7 +223,7 @@ def signature_names(node: ast.FunctionDef, cls: ast.ClassDef | None) -> list[str
     names += [a.vararg.arg] if a.vararg else []
     names += [p.arg for p in a.kwonlyargs]
     names += [a.kwarg.arg] if a.kwarg else []
-    return names
+    return [n for n in names if not n.startswith("_")]  # a private parameter is not the caller's to pass
 
 
 def returns_value(node: ast.FunctionDef) -> bool:
