@@ -40,6 +40,11 @@ def layer_windows(config: Mapping[str, Any], num_layers: int) -> list[int | None
     num_layers : int
         Number of captured self-attention layers.
 
+    Returns
+    -------
+    list of int or None
+        One entry per layer: the window w, or None for full attention.
+
     Raises
     ------
     InputError
@@ -71,7 +76,22 @@ def layer_windows(config: Mapping[str, Any], num_layers: int) -> list[int | None
 
 def check_windows(windows: Sequence[int | None], *, causal: bool, model: str) -> None:
     """Refuse windows on bidirectional attention (ModernBERT's local layers): row entropy
-    and the window check know causal windows only."""
+    and the window check know causal windows only.
+
+    Parameters
+    ----------
+    windows : sequence of int or None
+        The layers' windows (:func:`layer_windows`).
+    causal : bool
+        Whether the model's attention is causal.
+    model : str
+        The model's name, quoted by the message.
+
+    Raises
+    ------
+    InputError
+        A window on bidirectional attention.
+    """
     if not causal and any(w is not None for w in windows):
         raise InputError(f"{model} has bidirectional sliding-window layers; attnspec supports sliding windows "
                          "on causal (decoder) attention only")
@@ -80,9 +100,23 @@ def check_windows(windows: Sequence[int | None], *, causal: bool, model: str) ->
 def window_violation(probs: Any, mask: Any, window: int) -> float | None:
     """Largest |P| at a position the window forbids, read on one column per input (cheap).
 
-    ``probs`` (B, H, n, n), ``mask`` (B, n). Padding is on one side only, so the first real
-    position f of input b is seen by rows f..f+w−1 alone; rows >= f + w must hold 0 there.
-    Returns 0.0 when the window is applied, None when no input is long enough to tell.
+    Padding is on one side only, so the first real position f of input b is seen by rows
+    f..f+w−1 alone; rows >= f + w must hold 0 there.
+
+    Parameters
+    ----------
+    probs : torch.Tensor, shape (B, H, n, n)
+        One layer's P.
+    mask : torch.Tensor of bool, shape (B, n)
+        True on real tokens.
+    window : int
+        The layer's window w.
+
+    Returns
+    -------
+    float or None
+        The largest such |P| (0.0 when the window is applied); None when no input is long
+        enough to tell.
     """
     import torch
 

@@ -95,6 +95,19 @@ class LongnParams:
     seed: int = 0
 
     def check(self) -> LongnParams:
+        """Refuse parameters the method cannot run with.
+
+        Returns
+        -------
+        LongnParams
+            ``self``, unchanged.
+
+        Raises
+        ------
+        InputError
+            ``k``, ``steps`` < 1, ``probes`` < 2 (the error estimate needs a spread), or
+            ``oversample``, ``power`` < 0.
+        """
         for name in ("k", "probes", "steps"):
             if getattr(self, name) < 1:
                 raise InputError(f"longn {name} must be >= 1, got {getattr(self, name)}")
@@ -106,6 +119,13 @@ class LongnParams:
         return self
 
     def as_dict(self) -> dict[str, Any]:
+        """The parameters as a dict, as meta.json records them.
+
+        Returns
+        -------
+        dict
+            Field name → value.
+        """
         return asdict(self)
 
 
@@ -263,7 +283,20 @@ def _draws(seeds: list[int], c: int, b: int, probes: int, dtype: torch.dtype) ->
 
 def matrix_seeds(seed: int, count: int) -> list[int]:
     """Default per-matrix seeds when the caller names none: matrix i of the stack gets (seed, i).
-    A caller whose stacks vary (batches, shards) passes :func:`input_seeds` instead."""
+    A caller whose stacks vary (batches, shards) passes :func:`input_seeds` instead.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed, >= 0.
+    count : int
+        The number of matrices in the stack.
+
+    Returns
+    -------
+    list of int
+        One seed in [0, 2**63) per matrix.
+    """
     return [int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0] >> 1) for i in range(count)]
 
 
@@ -273,6 +306,22 @@ def input_seeds(tokens: list[list[int]], layer: int, num_heads: int, seed: int =
     Matrix (input b, layer, head h) gets a seed from the SHA-256 of input b's token ids, the
     layer, the head and ``seed``: the same input gives the same draws whatever batch, shard or
     order it is computed in, so a longn result does not depend on them.
+
+    Parameters
+    ----------
+    tokens : list of list of int
+        The batch's inputs' token ids (B inputs).
+    layer : int
+        The layer, 0-based.
+    num_heads : int
+        H, the layer's number of heads.
+    seed : int
+        The run's seed (default: :class:`LongnParams`' seed, 0).
+
+    Returns
+    -------
+    torch.Tensor of int64, shape (B, H)
+        Seeds in [0, 2**63).
     """
     out = torch.empty(len(tokens), num_heads, dtype=torch.int64)
     for i, ids in enumerate(tokens):

@@ -58,7 +58,20 @@ class Inputs:
 def length_summary(lengths: Sequence[int], seq_len: int) -> dict[str, float | int]:
     """Real token lengths of the inputs (special tokens included): ``min``, ``median``,
     ``max`` and ``full`` (how many have all ``seq_len`` tokens). Curves of an input shorter
-    than ``seq_len`` are 1 past its length by construction, so readers need these."""
+    than ``seq_len`` are 1 past its length by construction, so readers need these.
+
+    Parameters
+    ----------
+    lengths : sequence of int
+        Each input's length in tokens (at least one input).
+    seq_len : int
+        The window length n.
+
+    Returns
+    -------
+    dict
+        ``min``, ``median`` (an int when whole), ``max``, ``full``.
+    """
     import statistics
 
     med = statistics.median(lengths)
@@ -67,7 +80,18 @@ def length_summary(lengths: Sequence[int], seq_len: int) -> dict[str, float | in
 
 
 def inputs_digest(input_ids: Sequence[Sequence[int]]) -> str:
-    """SHA-256 of a selection: every input's ids as int64, in order, each followed by 8 bytes of 0xff."""
+    """SHA-256 of a selection: every input's ids as int64, in order, each followed by 8 bytes of 0xff.
+
+    Parameters
+    ----------
+    input_ids : sequence of sequence of int
+        The inputs' token ids, in selection order.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     digest = hashlib.sha256()
     for ids in input_ids:
         digest.update(np.asarray(ids, dtype=np.int64).tobytes())

@@ -44,6 +44,11 @@ def shared_data_candidates() -> list[Path]:
     repository root, and ``attnspec report`` always looked there). Only the current
     directory counts, so a run started elsewhere reaches the hub as documented. Tests
     replace this function to pretend no such folder exists.
+
+    Returns
+    -------
+    list of Path
+        The candidate folders, in the order they are tried (they may not exist).
     """
     return [Path.cwd().parent / "shared" / "data"]
 
@@ -54,6 +59,11 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> tuple[Path | 
     ``--data-dir`` when given, else ``$ATTNSPEC_DATA_DIR``, else ``../shared/data`` when
     it exists (see :func:`shared_data_candidates`), else ``(None, "")``. An explicit
     folder that does not exist is an error; the fallback is only taken when it exists.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike, optional
+        ``--data-dir``; None or ``""``: not given.
 
     Returns
     -------
@@ -223,6 +233,23 @@ def texts_corpus(texts: Sequence[str]) -> _Corpus:
     The texts are cleaned like IMDB-style text (``<br />`` replaced by a space) and cut to
     the window (``mode="truncate"``) like every document corpus; ``sha256`` is the digest of
     the texts themselves, so two runs on the same texts are recognisably the same.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The texts, at least one; texts that are blank after cleaning are dropped.
+
+    Returns
+    -------
+    _Corpus
+        A corpus named ``"texts"``, format ``"texts"``, with ``texts_sha256`` among its facts.
+
+    Raises
+    ------
+    InputError
+        ``texts`` is not a list of strings.
+    DataError
+        ``texts`` is empty.
     """
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
         raise InputError(f"texts must be a list of strings, got {type(texts).__name__}")
