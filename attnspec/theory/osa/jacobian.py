@@ -63,7 +63,22 @@ def jacobian_split(
 
     Parameters
     ----------
-    x : (N, d); w_q, w_k, w_v : (heads, d, d_v); w_o : (heads, d_v, d). float64.
+    x : torch.Tensor, shape (N, d)
+        One input, float64 (as every argument).
+    w_q, w_k, w_v : torch.Tensor, shape (heads, d, d_v)
+        The query, key and value weights.
+    w_o : torch.Tensor, shape (heads, d_v, d)
+        The output weights.
+    alpha : float
+        The scale of S (S is scaled by alpha / sqrt(d_v)).
+    basis : {"qr", "newton-schulz"}
+        How the basis B of span(Q, K) is computed.
+    ns_steps : int
+        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
+    ns_coefficients : str or tuple or list
+        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+    eps : float
+        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 
     Returns
     -------
@@ -174,7 +189,22 @@ def jacobian_batch(
 
     Parameters
     ----------
-    x : (B, N, d); w_q, w_k, w_v : (B, H, d, d_v); w_o : (B, H, d_v, d); alpha : (B,). float64.
+    x : torch.Tensor, shape (B, N, d)
+        B inputs, float64 (as every argument).
+    w_q, w_k, w_v : torch.Tensor, shape (B, H, d, d_v)
+        Each instance's query, key and value weights.
+    w_o : torch.Tensor, shape (B, H, d_v, d)
+        Each instance's output weights.
+    alpha : torch.Tensor, shape (B,)
+        Each instance's scale of S.
+    basis : {"qr", "newton-schulz"}
+        How the basis B of span(Q, K) is computed.
+    ns_steps : int
+        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
+    ns_coefficients : str or tuple or list
+        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+    eps : float
+        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 
     Returns
     -------
@@ -406,7 +436,20 @@ def check_jacobian(
 
 def regime(n: int, d_v: int) -> str:
     """``low-rank`` when span(Q, K) (dimension <= 2 d_v) is a proper subspace of R^N, else
-    ``full-span`` (N <= 2 d_v: the basis spans R^N and exp(S) needs no low-rank formula)."""
+    ``full-span`` (N <= 2 d_v: the basis spans R^N and exp(S) needs no low-rank formula).
+
+    Parameters
+    ----------
+    n : int
+        The sequence length N.
+    d_v : int
+        The head width.
+
+    Returns
+    -------
+    str
+        ``"low-rank"`` or ``"full-span"``.
+    """
     return "low-rank" if n > 2 * d_v else "full-span"
 
 

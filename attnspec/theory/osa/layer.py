@@ -97,6 +97,15 @@ def osa_heads(
     x : Tensor (batch, N, d)
     w_q, w_k, w_v : Tensor (heads, d, d_v)
     alpha : float or Tensor (heads,)
+        The per-head scale of S_h (S_h is scaled by alpha / sqrt(d_v)).
+    basis : {"qr", "newton-schulz"}
+        How the basis B of span(Q, K) is computed (:func:`osa_basis`).
+    ns_steps : int
+        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
+    ns_coefficients : str or tuple or list
+        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+    eps : float
+        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 
     Returns
     -------
@@ -293,6 +302,12 @@ class OrthogonalSelfAttention(nn.Module):
         self.alpha = nn.Parameter(torch.full((heads,), float(alpha_init), dtype=dtype))
 
     def extra_repr(self) -> str:
+        """The sizes and the basis, shown by ``print(layer)``.
+
+        Returns
+        -------
+        str
+        """
         s = f"d_model={self.d_model}, heads={self.heads}, d_v={self.d_v}, basis={self.basis!r}"
         if self.basis == "newton-schulz":
             s += f", ns_steps={self.ns_steps}, ns_coefficients={self.ns_coefficients!r}"
@@ -303,6 +318,22 @@ class OrthogonalSelfAttention(nn.Module):
             raise InputError(f"input must have shape (batch, N, {self.d_model}), got {tuple(x.shape)}")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``sum_h exp(S_h) X W_V,h W_O,h`` by the low-rank route (no N×N matrix).
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (batch, N, d_model)
+            The tokens.
+
+        Returns
+        -------
+        torch.Tensor, shape (batch, N, d_model)
+
+        Raises
+        ------
+        InputError
+            ``x`` not of shape (batch, N, d_model).
+        """
         self._check_input(x)
         y = osa_heads(
             x, self.w_q, self.w_k, self.w_v, self.alpha,
@@ -311,13 +342,34 @@ class OrthogonalSelfAttention(nn.Module):
         return torch.einsum("bhnv,hvd->bnd", y, self.w_o)  # (B, N, d)
 
     def forward_dense(self, x: torch.Tensor) -> torch.Tensor:
-        """The same layer with the dense N×N ``matrix_exp(S)`` (exact A; small N only)."""
+        """The same layer with the dense N×N ``matrix_exp(S)`` (exact A; small N only).
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (batch, N, d_model)
+            The tokens.
+
+        Returns
+        -------
+        torch.Tensor, shape (batch, N, d_model)
+        """
         self._check_input(x)
         y = osa_dense_heads(x, self.w_q, self.w_k, self.w_v, self.alpha)
         return torch.einsum("bhnv,hvd->bnd", y, self.w_o)
 
     def attention_matrices(self, x: torch.Tensor) -> torch.Tensor:
-        """The N×N matrices A_h the fast path applies, (batch, heads, N, N) (small N only)."""
+        """The N×N matrices A_h the fast path applies (small N only).
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (batch, N, d_model)
+            The tokens.
+
+        Returns
+        -------
+        torch.Tensor, shape (batch, heads, N, N)
+            ``I_N + B (exp([S]) − I_r) Bᵀ`` per input and head.
+        """
         self._check_input(x)
         n = x.shape[1]
         eye = torch.eye(n, dtype=x.dtype, device=x.device).expand(self.heads, n, n)

@@ -62,11 +62,17 @@ def lemma_c2_table(seed: int, alphas: Sequence[float] = (0.1, 1.0, 4.0), trials:
     Parameters
     ----------
     seed : int
+        Seed of every draw.
     alphas : sequence of float
+        The scales alpha.
     trials : int
         Draws per (N, d_v, alpha).
-    ns, d_vs : sequence of int
+    ns : sequence of int
+        The sequence lengths N.
     d : int
+        The token width.
+    d_vs : sequence of int
+        The head widths d_v.
 
     Returns
     -------

@@ -34,6 +34,16 @@ def attention_matrix(
     ----------
     x : Tensor (batch, N, d)
     w_q, w_k : Tensor (heads, d, d_v)
+    alpha : float
+        The scale of S (S is scaled by alpha / sqrt(d_v)).
+    basis : {"qr", "newton-schulz"}
+        How the basis B of span(Q, K) is computed.
+    ns_steps : int
+        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
+    ns_coefficients : str or tuple or list
+        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+    eps : float
+        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 
     Returns
     -------

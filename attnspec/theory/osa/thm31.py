@@ -57,6 +57,12 @@ class OrthogonalityError:
     det: float
 
     def to_dict(self) -> dict[str, float]:
+        """The fields as a dict (a table row).
+
+        Returns
+        -------
+        dict of str to float
+        """
         return asdict(self)
 
 
