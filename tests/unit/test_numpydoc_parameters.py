@@ -100,7 +100,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.expressivity.resources": 3,
     "attnspec.theory.expressivity.sweep": 2,
     "attnspec.theory.linformer.battery": 8,
-    "attnspec.theory.linformer.dimensions": 13,
     "attnspec.theory.linformer.groups": 4,
     "attnspec.theory.linformer.lemma1": 7,
     "attnspec.theory.linformer.parallel": 7,

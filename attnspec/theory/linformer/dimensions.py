@@ -28,7 +28,23 @@ from attnspec.errors import InputError, check_range
 
 
 def check_eps(eps: float) -> float:
-    """ε in (0, 1), else :class:`InputError` naming it."""
+    """ε in (0, 1), else :class:`InputError` naming it.
+
+    Parameters
+    ----------
+    eps : float
+        Distortion ε; at least :data:`EPS_MIN` so that 1/ε² is a finite float.
+
+    Returns
+    -------
+    float
+        ``eps``.
+
+    Raises
+    ------
+    InputError
+        An argument out of range.
+    """
     check_range("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
     if float(eps) < EPS_MIN:  # the dimensions ∝ 1/eps² would overflow or divide by an underflowed 0
         raise InputError(f"eps must be >= {EPS_MIN:g} (the dimensions the claims give grow as 1/eps², which must be "
@@ -41,13 +57,43 @@ EPS_MIN = 1e-150
 
 
 def check_n(n: int) -> int:
-    """n >= 2, else :class:`InputError`."""
+    """n >= 2, else :class:`InputError`.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+        An argument out of range.
+    """
     check_range("n", n, low=2)
     return int(n)
 
 
 def check_ks(ks: Iterable[int]) -> np.ndarray:
-    """Sorted distinct k >= 1 as an int64 array of shape (m,), m >= 1."""
+    """Sorted distinct k >= 1 as an int64 array of shape (m,), m >= 1.
+
+    Parameters
+    ----------
+    ks : iterable of int
+        Projection dimensions, in any order, repeats allowed.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (m,)
+
+    Raises
+    ------
+    InputError
+        No value, or a k below 1.
+    """
     arr = np.asarray(sorted({int(k) for k in ks}), dtype=np.int64)
     if arr.size == 0:
         raise InputError("k must hold at least one value, got none")
@@ -57,7 +103,17 @@ def check_ks(ks: Iterable[int]) -> np.ndarray:
 
 
 def c_eps(eps: float) -> float:
-    """The exponent rate c(ε) = (ε² − ε³)/4 of Lemma 1's bounds."""
+    """The exponent rate c(ε) = (ε² − ε³)/4 of Lemma 1's bounds.
+
+    Parameters
+    ----------
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    float
+    """
     return (eps * eps - eps**3) / 4.0
 
 
@@ -90,20 +146,56 @@ def linformer_k(n: int, eps: float) -> float:
 
 
 def appendix_a_k(n: int) -> int:
-    """Appendix A, eq. (18): "when k = log(n)", as an integer dimension ⌈ln n⌉ (at least 1)."""
+    """Appendix A, eq. (18): "when k = log(n)", as an integer dimension ⌈ln n⌉ (at least 1).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+
+    Returns
+    -------
+    int
+    """
     check_n(n)
     return max(1, int(math.ceil(math.log(n))))
 
 
 def theorem2_k_main_d(d: int, eps: float) -> float:
-    """Theorem 2, main text, first term: 9 d ln(d)/ε² (Θ constant taken as 1)."""
+    """Theorem 2, main text, first term: 9 d ln(d)/ε² (Θ constant taken as 1).
+
+    Parameters
+    ----------
+    d : int
+        Head dimension, >= 2.
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    float
+        Not rounded.
+    """
     check_eps(eps)
     check_range("d", d, low=2)
     return 9.0 * d * math.log(d) / eps**2
 
 
 def theorem2_k_main_n(n: int, eps: float) -> float:
-    """Theorem 2, main text, second term: 5 ln(n)/ε² (Θ constant taken as 1)."""
+    """Theorem 2, main text, second term: 5 ln(n)/ε² (Θ constant taken as 1).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    float
+        Not rounded.
+    """
     check_n(n)
     check_eps(eps)
     return 5.0 * math.log(n) / eps**2
@@ -114,12 +206,41 @@ def theorem2_k_main(n: int, d: int, eps: float) -> float:
 
     The minimum hides that the two terms come from different arguments; the battery
     reports each formula (:func:`theorem2_formulas`) and uses this only for its sweep.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+    d : int
+        Head dimension, >= 2.
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    float
+        Not rounded.
     """
     return min(theorem2_k_main_d(d, eps), theorem2_k_main_n(n, eps))
 
 
 def theorem2_k_appendix_nd(n: int, d: int, eps: float) -> float:
-    """Appendix B, after eq. 24: 5 ln(nd) / (ε² − ε³)."""
+    """Appendix B, after eq. 24: 5 ln(nd) / (ε² − ε³).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+    d : int
+        Head dimension, >= 1.
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    float
+        Not rounded.
+    """
     check_n(n)
     check_eps(eps)
     check_range("d", d, low=1)
@@ -127,7 +248,20 @@ def theorem2_k_appendix_nd(n: int, d: int, eps: float) -> float:
 
 
 def theorem2_k_appendix_d(d: int, eps: float) -> float:
-    """Appendix B, before eq. 25: 9 ln(d) / (ε² − ε³)."""
+    """Appendix B, before eq. 25: 9 ln(d) / (ε² − ε³).
+
+    Parameters
+    ----------
+    d : int
+        Head dimension, >= 2.
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    float
+        Not rounded.
+    """
     check_eps(eps)
     check_range("d", d, low=2)
     return 9.0 * math.log(d) / (eps * eps - eps**3)
@@ -139,6 +273,17 @@ def sklearn_min_dim(n: int, eps: float) -> int:
     Computed as sklearn.random_projection computes it (``4 * np.log(n) / denominator``, cast to
     int64) rather than by importing scikit-learn, which costs a second of every jl-check's start;
     tests/unit/test_jl.py compares the two over a grid of n and ε.
+
+    Parameters
+    ----------
+    n : int
+        Number of points, >= 2.
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    int
     """
     check_n(n)
     check_eps(eps)
@@ -210,6 +355,15 @@ def theorem2_formulas(n: int, d: int, eps: float) -> dict[str, dict[str, float]]
     The n-dependent formulas union eq. (21) over the n·d (row, column) pairs of A and V;
     the rank(A) = d ones over the 2d·d pairs of the submatrix A_s (eq. 25).
 
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+    d : int
+        Head dimension, >= 2.
+    eps : float
+        Distortion ε, in (0, 1).
+
     Returns
     -------
     dict
@@ -249,7 +403,20 @@ def lemma1_norm_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
 
 
 def lemma1_inner_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
-    """Eq. 12's failure bound 2e^{−(ε² − ε³)k/4}."""
+    """Eq. 12's failure bound 2e^{−(ε² − ε³)k/4}.
+
+    Parameters
+    ----------
+    k : int or ndarray of shape (m,)
+        Projection dimensions.
+    eps : float
+        Distortion ε, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray of shape (m,)
+        The bound at each k (may exceed 1).
+    """
     return 2.0 * lemma1_norm_bound(k, eps)
 
 
