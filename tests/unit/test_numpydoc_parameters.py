@@ -101,7 +101,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.expressivity.sweep": 2,
     "attnspec.theory.linformer.battery": 8,
     "attnspec.theory.linformer.groups": 4,
-    "attnspec.theory.linformer.lemma1": 7,
     "attnspec.theory.linformer.parallel": 7,
     "attnspec.theory.linformer.printed": 1,
     "attnspec.theory.linformer.proof_steps": 8,

@@ -110,7 +110,24 @@ def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -
 
 
 def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "squared-two-sided") -> float:
-    """Exact failure probability of eq. 11 for scaled Haar rows: ‖Rx‖² = (n/k)·Beta(k/2, (n−k)/2)."""
+    """Exact failure probability of eq. 11 for scaled Haar rows: ‖Rx‖² = (n/k)·Beta(k/2, (n−k)/2).
+
+    Parameters
+    ----------
+    n : int
+        Ambient dimension (sequence length), >= 2.
+    k : int
+        Rows of R, in 1..n.
+    eps : float
+        Distortion ε, in (0, 1).
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    float
+        The probability, in [0, 1].
+    """
     S.check_dims(n, k, family="orthogonal")
     check_eps(eps)
     hi, lo = _norm_thresholds(eps, reading)
@@ -127,6 +144,24 @@ def discrete_spiky_norm_failure_exact(family: str, n: int, k: int, eps: float,
     """Exact failure probability of eq. 11 for Achlioptas / very sparse R and x = e1.
 
     ‖Re1‖² = (m²/k)·N with N ~ Binomial(k, p) (p, m: the family's density and magnitude).
+
+    Parameters
+    ----------
+    family : {"achlioptas", "sparse"}
+        The projection family.
+    n : int
+        Ambient dimension (sequence length), >= 1.
+    k : int
+        Rows of R, >= 1.
+    eps : float
+        Distortion ε, in (0, 1).
+    reading : str
+        One of :data:`NORM_READINGS`.
+
+    Returns
+    -------
+    float
+        The probability, in [0, 1].
     """
     if family not in ("achlioptas", "sparse"):
         raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
@@ -147,6 +182,20 @@ def discrete_spiky_orthogonal_failure_exact(family: str, n: int, k: int) -> floa
 
     k⟨Re1, Re2⟩/m² = Σ_j a_j b_j, a sum of N ~ Binomial(k, p²) independent signs, which
     is 0 iff N is even and half the signs are +.
+
+    Parameters
+    ----------
+    family : {"achlioptas", "sparse"}
+        The projection family.
+    n : int
+        Ambient dimension (sequence length), >= 1.
+    k : int
+        Rows of R, >= 1.
+
+    Returns
+    -------
+    float
+        The probability, in [0, 1].
     """
     if family not in ("achlioptas", "sparse"):
         raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
@@ -167,6 +216,20 @@ def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
     relative, tested — the earlier adaptive quadrature at epsrel 1e-10 was off by up to 2e-6
     relative for ρ near 1). Where the coarse grid cannot resolve the peak, and for k = 1, the
     adaptive quadrature (:func:`_diff_chi2_sf_quad`) is used.
+
+    Parameters
+    ----------
+    a, b : float
+        The weights, >= 0 and not both 0.
+    k : int
+        Degrees of freedom of X and Y, >= 1.
+    t : float
+        The threshold.
+
+    Returns
+    -------
+    float
+        The probability, in [0, 1].
     """
     if a < 0 or b < 0 or (a == 0 and b == 0):
         raise InputError(f"a and b must be >= 0 and not both 0, got a={a}, b={b}")
@@ -284,6 +347,22 @@ def inner_product_failure_exact(k: int, eps: float, rho: float, tolerance: str =
     Failure is |⟨Rx, Ry⟩ − ρ| > τ with τ = ε (``product``: ε‖x‖‖y‖) or τ = ε|ρ|
     (``absolute``: ε|⟨x, y⟩|). By rotational invariance the law depends on (k, ρ) only:
     k⟨Rx, Ry⟩ = a χ²_k − b χ'²_k with a = (1+ρ)/2, b = (1−ρ)/2.
+
+    Parameters
+    ----------
+    k : int
+        Rows of R, >= 1.
+    eps : float
+        Distortion ε, in (0, 1).
+    rho : float
+        The cosine ⟨x, y⟩, in [-1, 1].
+    tolerance : {"product", "absolute"}
+        Which tolerance τ the reading takes.
+
+    Returns
+    -------
+    float
+        The probability, in [0, 1] (1 when τ = 0: a continuous law misses a point).
     """
     check_range("k", k, low=1)
     check_eps(eps)
@@ -321,7 +400,20 @@ def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) 
 
 
 def mc_columns(failures: int, trials: int) -> dict[str, float]:
-    """failures, trials, estimate and the 95% Clopper–Pearson interval, as table columns."""
+    """failures, trials, estimate and the 95% Clopper–Pearson interval, as table columns.
+
+    Parameters
+    ----------
+    failures : int
+        Failures observed, in 0..trials.
+    trials : int
+        Monte Carlo trials, >= 1.
+
+    Returns
+    -------
+    dict
+        ``failures``, ``trials``, ``estimate``, ``ci_low``, ``ci_high``.
+    """
     ci = clopper_pearson(int(failures), int(trials))
     return {"failures": int(failures), "trials": int(trials), "estimate": ci.estimate,
             "ci_low": ci.low, "ci_high": ci.high}
@@ -351,6 +443,29 @@ def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence
     Gaussian R uses the exact chi-square reductions; the other families the reduced pair
     sampler (:func:`attnspec.theory.linformer.samplers.reduced_pair_images`) with the ``spiky``
     and ``flat`` vector pairs, for k <= n only (Lemma 1's range).
+
+    Parameters
+    ----------
+    n : int
+        Ambient dimension (sequence length), >= 2.
+    eps : float
+        Distortion ε, in (0, 1).
+    ks : sequence of int
+        Projection dimensions k, >= 1.
+    families : sequence of str
+        Projection families, of :data:`attnspec.theory.linformer.samplers.FAMILIES`.
+    trials : int
+        Monte Carlo trials per point for Gaussian R, >= 1.
+    trials_other : int, optional
+        Trials per point for the other families (default: ``trials``).
+    rhos : sequence of float
+        The cosines ρ of the vector pairs of eq. 12, each in [-1, 1].
+    seed : int
+        Seed of every draw.
+    sample_ks : sequence of int
+        The k at which relative errors are kept for the figures.
+    sample_size : int
+        How many relative errors are kept per (reading, family, vectors, ρ, k).
 
     Returns
     -------
