@@ -115,7 +115,7 @@ def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "sq
     Parameters
     ----------
     n : int
-        Ambient dimension (sequence length), >= 2.
+        Ambient dimension (sequence length), >= 1.
     k : int
         Rows of R, in 1..n.
     eps : float
