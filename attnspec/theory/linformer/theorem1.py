@@ -41,6 +41,17 @@ def attention_logits(n: int, *, seed: int, d: int = 64, temperature: float = 1.0
 
     Q, K ∈ R^{n×d} are standard normal, drawn from ``seed`` in that order.
 
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    seed : int
+        Seed of Q and K.
+    d : int
+        Head dimension.
+    temperature : float
+        Softmax temperature, > 0.
+
     Returns
     -------
     A : ndarray of shape (n, n), float64
@@ -188,11 +199,29 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
     ----------
     attention : mapping name -> ndarray (n, n)
         Row-stochastic matrices P (synthetic kinds or captured ones).
-    ks : the projection dimensions (k > n allowed: the law is still defined).
+    eps : float
+        Distortion ε, in (0, 1).
+    ks : sequence of int
+        The projection dimensions (k > n allowed: the law is still defined).
     trials : int
         The most trials per point.
+    seed : int
+        Seed of every draw.
+    w_kinds : sequence of str
+        The kinds of vector w, of :data:`W_KINDS`.
+    sample_ks : sequence of int
+        The k at which relative errors are kept for the figures.
+    sample_size : int
+        How many relative errors are kept per (attention, w, k).
+    look : int
+        Trials per look (one shared P·g block).
+    sequential : bool
+        Stop after the first look at which every row's verdict is settled.
     vectors : mapping name -> {w kind: ndarray (n,)}, optional
         The vectors w per matrix, if already computed (:func:`theorem1_vectors`).
+    progress : attnspec.progress.Progress, optional
+        Advanced by the trials of each look drawn (its total lowered when the looks stop
+        early); None: silent.
 
     Returns
     -------
