@@ -109,7 +109,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.linformer.samplers": 11,
     "attnspec.theory.linformer.sequential": 8,
     "attnspec.theory.linformer.theorem1_samplers": 6,
-    "attnspec.theory.linformer.theorem2": 2,
     "attnspec.theory.linformer.theorem2_samplers": 7,
     "attnspec.theory.osa.battery": 5,
     "attnspec.theory.osa.instances": 2,

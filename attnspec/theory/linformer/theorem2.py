@@ -43,6 +43,15 @@ def theorem2_setup(n: int, d: int, *, seed: int) -> dict[str, np.ndarray]:
     """Random Q, K, V ∈ R^{n×d} (standard normal; W's absorbed as in Appendix A); A = QKᵀ/√d
     is formed by rows when needed (:func:`theorem2_rows`).
 
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    seed : int
+        Seed of Q, K and V.
+
     Returns
     -------
     dict
@@ -194,6 +203,33 @@ def simulate_theorem2(n: int, d: int, eps: float, ks: Sequence[int], *, trials: 
     and eq.-21 rows are settled (:mod:`attnspec.theory.linformer.sequential`), else all
     ``trials`` are drawn. E = F = R (``plain``, not the paper's; reported as a measurement)
     is computed on the first chunk of 500 trials only.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, >= 2.
+    d : int
+        Head dimension.
+    eps : float
+        The main distortion ε, in (0, 1).
+    ks : sequence of int
+        Projection dimensions at the main ε.
+    trials : int
+        The most trials per point.
+    seed : int
+        Seed of every draw.
+    sample_ks : sequence of int
+        The k at which relative errors are kept for the figures.
+    sample_size : int
+        How many relative errors are kept per (construction, row, k).
+    grid : dict of float to list of int, optional
+        Further ε, each with its own k, sharing the main ε's draws.
+    look : int
+        Trials per look.
+    sequential : bool
+        Stop a k once its verdicts are settled.
+    progress : attnspec.progress.Progress, optional
+        Advanced as trials are drawn; None: silent.
 
     Returns
     -------
