@@ -96,6 +96,10 @@ def find_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials:
     seed : int or generator
     d_hint : int, optional, the starting point (e.g. the asymptotic d*)
     rel : float > 1, the relative width of the final bracket
+    dtype : torch.dtype
+        Working dtype of the sampler.
+    full_stats : bool
+        Keep every measure of :func:`sample_errors` at d* (``DStar.frame``), not only ``err_inf``.
 
     Returns
     -------
@@ -224,6 +228,8 @@ def grid_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials:
     extra : further d (>= L) measured in the same pass (e.g. d_JL), frames returned
     factorization : str
     seed : int
+    max_passes : int
+        How many times the grid may move up or down when it does not bracket d*.
 
     Returns
     -------

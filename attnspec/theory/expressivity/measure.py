@@ -381,6 +381,8 @@ def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
     lam : array of shape (trials,), the run's draws of the d → ∞ law (seed SEED_ASYM)
     seeds : list of int
     say : callable
+    lam_ratio : array of shape (trials,), optional
+        The same draws' law under ratio precision; computed from them when None.
     row_only : callable, optional, returns :func:`row_only_rows` (computed elsewhere)
 
     Returns

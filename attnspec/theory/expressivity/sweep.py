@@ -46,6 +46,14 @@ def sweep(Ls: Sequence[int], ks: Sequence[int], *, eps: float, delta: float, m: 
     trials : int, draws per configuration
     support, factorization : str
     seed : int; each configuration's seeds come from (seed, L, k) (:func:`config_seeds`)
+    exact_max_L : int
+        Largest L at which the exact bisection checks the asymptotic law (Gaussian R).
+    orthogonal_max_L : int
+        Largest L searched for orthogonal R.
+    large_L : int
+        From this L on, ``large_trials`` draws per configuration.
+    large_trials : int
+        Draws per configuration from L >= ``large_L``.
     progress : callable, optional
 
     Returns
