@@ -382,7 +382,8 @@ def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
     seeds : list of int
     say : callable
     lam_ratio : array of shape (trials,), optional
-        The same draws' law under ratio precision; computed from them when None.
+        The ratio-precision draws of the same Z, if already drawn; None: both laws are
+        drawn again from the same seed.
     row_only : callable, optional, returns :func:`row_only_rows` (computed elsewhere)
 
     Returns
