@@ -63,7 +63,14 @@ def _torch_version() -> str | None:
 
 
 def environment_meta() -> dict[str, Any]:
-    """Versions and machine facts recorded with every result."""
+    """Versions and machine facts recorded with every result.
+
+    Returns
+    -------
+    dict
+        ``attnspec_version``, ``python``, ``numpy``, ``torch``, ``platform``,
+        ``created_utc`` and, when installed, ``transformers``.
+    """
     import numpy
 
     meta: dict[str, Any] = {
@@ -105,6 +112,17 @@ def strict_json(value: Any) -> Any:
     """``value`` with every non-finite float replaced: NaN → None, ±inf → "inf" / "-inf".
 
     ``json.dumps`` would otherwise write ``NaN`` and ``Infinity``, which are not JSON.
+
+    Parameters
+    ----------
+    value : object
+        A JSON-like value: mappings (keys become strings), lists, tuples and sets (become
+        lists), NumPy scalars and arrays (become Python values), paths (become strings).
+
+    Returns
+    -------
+    object
+        The value with those replacements, nested containers included.
     """
     if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value, "ndim", 1) == 0):
         v = value.item() if hasattr(value, "item") else value
@@ -123,7 +141,20 @@ def strict_json(value: Any) -> Any:
 
 
 def write_meta(out_dir: Path, meta: Mapping[str, Any]) -> Path:
-    """Write ``out_dir/meta.json`` (strict JSON, atomically; last within :func:`result_files`)."""
+    """Write ``out_dir/meta.json`` (strict JSON, atomically; last within :func:`result_files`).
+
+    Parameters
+    ----------
+    out_dir : Path
+        The results directory.
+    meta : mapping
+        The record; non-finite floats are stored as :func:`strict_json` says.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
     path = Path(out_dir) / META_FILE
     text = json.dumps(strict_json(dict(meta)), indent=2, sort_keys=False, default=_json_default, allow_nan=False)
     atomic_write_bytes(path, (text + "\n").encode())
@@ -131,6 +162,23 @@ def write_meta(out_dir: Path, meta: Mapping[str, Any]) -> Path:
 
 
 def read_meta(out_dir: Path) -> dict[str, Any]:
+    """Read ``out_dir/meta.json``.
+
+    Parameters
+    ----------
+    out_dir : Path
+        The results directory.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ResultsError
+        The directory is being written by another process, has no meta.json, or its
+        meta.json is not a JSON object.
+    """
     path = Path(out_dir) / META_FILE
     check_not_being_written(out_dir)
     if not path.is_file():
@@ -177,7 +225,19 @@ def write_table(out_dir: Path, name: str, frame: pd.DataFrame, *, csv: bool = Fa
 
 
 def read_table(out_dir: Path, name: str) -> pd.DataFrame:
-    """Read ``out_dir/name.parquet``; a missing, truncated or foreign file is a :class:`ResultsError`."""
+    """Read ``out_dir/name.parquet``; a missing, truncated or foreign file is a :class:`ResultsError`.
+
+    Parameters
+    ----------
+    out_dir : Path
+        The results directory.
+    name : str
+        The table's file stem (``"spectrum"``, ``"metrics"``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     path = Path(out_dir) / f"{name}.parquet"
     check_not_being_written(out_dir)
     if not path.is_file():
@@ -192,10 +252,26 @@ def read_table(out_dir: Path, name: str) -> pd.DataFrame:
 def check_same_run(out_dir: Path, identity: Mapping[str, Any], *, kind: str) -> bool:
     """Refuse to write into a directory that holds a different run.
 
-    ``identity`` holds the parameters that define a run (model, corpus, seq_len, ...).
-    Returns True when ``out_dir`` already holds a run with the same identity (so it may be
-    resumed or overwritten), False when it is empty or absent. Raises
-    :class:`ResultsError` when it holds another run or unrelated files.
+    Parameters
+    ----------
+    out_dir : Path
+        The ``--out`` directory.
+    identity : mapping
+        The parameters that define a run (model, corpus, seq_len, ...), compared with
+        meta.json's ``identity``.
+    kind : str
+        The kind of result to be written (``"spectrum"``, ``"jl-check"``, ...).
+
+    Returns
+    -------
+    bool
+        True when ``out_dir`` already holds a run of this kind with the same identity (so
+        it may be resumed or overwritten), False when it is empty or absent.
+
+    Raises
+    ------
+    ResultsError
+        ``out_dir`` is a file, or holds another run, another kind of result or unrelated files.
     """
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():

@@ -66,7 +66,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.report.papers": 1,
     "attnspec.report.runner": 2,
     "attnspec.report.summary": 2,
-    "attnspec.results": 6,
     "attnspec.signals": 3,
     "attnspec.spectra.aggregate": 10,
     "attnspec.spectra.baselines": 8,
@@ -123,7 +122,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.verdict_table": 7,
     "attnspec.verdicts": 1,
     "attnspec.vocabulary": 2,
-    "attnspec.writer": 11,
 }
 
 _HEADER = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.M)
