@@ -13,13 +13,30 @@ THREADS_PER_CORE = 4
 
 
 def max_threads() -> int:
-    """The largest ``--threads`` accepted: :data:`THREADS_PER_CORE` × the cores (>= 4)."""
+    """The largest ``--threads`` accepted: :data:`THREADS_PER_CORE` × the cores (>= 4).
+
+    Returns
+    -------
+    int
+    """
     return THREADS_PER_CORE * max(1, os.cpu_count() or 1)
 
 
 def check_threads(threads: object, name: str = "threads") -> int:
     """``threads`` as an int in ``[1, max_threads()]``, else :class:`attnspec.errors.InputError`,
-    e.g. ``threads must be in [1, 8], got 1000000``."""
+    e.g. ``threads must be in [1, 8], got 1000000``.
+
+    Parameters
+    ----------
+    threads : object
+        The value; an integer, not a bool.
+    name : str
+        The parameter's name, quoted by the message.
+
+    Returns
+    -------
+    int
+    """
     from attnspec.errors import check_int
 
     return check_int(name, threads, low=1, high=max_threads())
@@ -33,6 +50,10 @@ def torch_threads(threads: int | None) -> Iterator[None]:
     ----------
     threads : int or None
         Threads for torch's intra-op pool, in ``[1, max_threads()]``; None leaves the count alone.
+
+    Yields
+    ------
+    None
 
     Example
     -------

@@ -24,10 +24,26 @@ VERDICT_MEANINGS: dict[str, str] = {
 
 
 def verdict_lines(bullet: str = "") -> list[str]:
-    """``holds: consistent with ...``, one line per verdict, in the classifier's order."""
+    """``holds: consistent with ...``, one line per verdict, in the classifier's order.
+
+    Parameters
+    ----------
+    bullet : str
+        Text put before each line (``"  "``, ``"- "``).
+
+    Returns
+    -------
+    list of str
+    """
     return [f"{bullet}{v}: {VERDICT_MEANINGS[v]}" for v in VERDICTS]
 
 
 def verdict_epilog() -> str:
-    """The seven verdicts as the last block of a command's --help (kept unwrapped, one a line)."""
+    """The seven verdicts as the last block of a command's --help (kept unwrapped, one a line).
+
+    Returns
+    -------
+    str
+        Click's no-rewrap marker ``\\b``, a heading, then :func:`verdict_lines` indented by two spaces.
+    """
     return "\b\nVerdicts (the same seven everywhere; `attnspec claims` lists the claims):\n" + "\n".join(verdict_lines("  "))

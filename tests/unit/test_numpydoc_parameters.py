@@ -117,11 +117,9 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.osa.train_data": 1,
     "attnspec.theory.osa.train_models": 14,
     "attnspec.theory.osa.train_stopping": 1,
-    "attnspec.threads": 3,
     "attnspec.verdict_summary": 15,
     "attnspec.verdict_table": 7,
     "attnspec.verdicts": 1,
-    "attnspec.vocabulary": 2,
 }
 
 _HEADER = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.M)
