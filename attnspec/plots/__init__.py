@@ -50,9 +50,25 @@ def style() -> None:
 def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, height: float | None = None,
                  **kwargs):  # noqa: ANN201 - (Figure, axes array)
     """A figure drawn at its print size with constrained layout, so that a plain ``savefig``
-    (no ``bbox_inches``) clips no title, label or colour bar. ``width`` is COLUMN_IN for one
-    panel, PAGE_IN for a row of panels; ``height`` defaults to 0.75 of a panel's width per row.
-    Returns ``(fig, axes)`` with ``axes`` a 2-D array."""
+    (no ``bbox_inches``) clips no title, label or colour bar.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        The grid of panels.
+    width : float
+        Figure width in inches: :data:`COLUMN_IN` for one panel, :data:`PAGE_IN` for a row
+        of panels.
+    height : float, optional
+        Figure height in inches; default 0.75 of a panel's width per row.
+    **kwargs
+        Passed to ``matplotlib.pyplot.subplots`` (``sharex``, ``sharey``, ...).
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : numpy.ndarray of Axes, shape (nrows, ncols)
+    """
     height = height if height is not None else 0.75 * width / ncols * nrows
     return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
 
@@ -60,7 +76,21 @@ def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, he
 def legend_below(fig: plt.Figure, handles: Sequence, labels: Sequence[str], *, ncol: int | None = None,
                  title: str | None = None) -> None:
     """One legend for the whole figure, below its panels, where it covers no data (constrained
-    layout makes room for it). ``ncol`` defaults to as many columns as fit the figure's width."""
+    layout makes room for it). Nothing is drawn when ``labels`` is empty.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A figure with constrained layout.
+    handles : sequence of Artist
+        The legend's handles.
+    labels : sequence of str
+        Their labels.
+    ncol : int, optional
+        Columns; default: as many as fit the figure's width.
+    title : str, optional
+        The legend's title.
+    """
     if not labels:
         return
     if ncol is None:
@@ -72,7 +102,22 @@ def legend_below(fig: plt.Figure, handles: Sequence, labels: Sequence[str], *, n
 
 def fit_title(text: str, width_in: float, fontsize: float) -> str:
     """``text`` broken at its `` · `` separators (else at spaces) into lines no wider than
-    ``width_in`` inches at ``fontsize`` pt, so that titles of neighbouring panels never overprint."""
+    ``width_in`` inches at ``fontsize`` pt, so that titles of neighbouring panels never overprint.
+
+    Parameters
+    ----------
+    text : str
+        The title.
+    width_in : float
+        The width available, in inches.
+    fontsize : float
+        The title's font size, in points.
+
+    Returns
+    -------
+    str
+        The title with newlines (at least 12 characters a line).
+    """
     import textwrap
 
     chars = max(12, int(width_in * 72 / (0.56 * fontsize)))  # a DejaVu Sans character is ~0.56 em wide
@@ -87,7 +132,19 @@ def fit_title(text: str, width_in: float, fontsize: float) -> str:
 
 def short_name(value: object) -> str:
     """A model or corpus as a reader names it: an alias or hub id as given, a local path by its
-    last component (never an absolute path of the machine that made the figure)."""
+    last component (never an absolute path of the machine that made the figure).
+
+    Parameters
+    ----------
+    value : object
+        A model or corpus as recorded (alias, hub id or path).
+
+    Returns
+    -------
+    str
+        The alias or hub id unchanged; a path's last component, without a data file's
+        suffix (``.raw``, ``.jsonl``, ``.csv``, ``.txt``, ``.json``).
+    """
     import os
 
     s = str(value)
@@ -123,6 +180,13 @@ def readable_log_ticks(ax, which: str = "both") -> None:  # noqa: ANN001 - matpl
     Labels are plain numbers (1, 10, 100, 0.01; powers of ten beyond 1e5 or below 1e-3),
     only on major ticks, so they never run into each other. An axis spanning two decades
     or less is labelled at 1, 2, 5 × 10^k, one spanning more at powers of ten only.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes; its axes not on a log scale are left alone.
+    which : {"both", "x", "y"}
+        The axes to label.
     """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 

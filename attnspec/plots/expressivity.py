@@ -14,7 +14,20 @@ from attnspec.plots import COLUMN_IN, PAGE_IN, paper_figure, readable_log_ticks,
 
 
 def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
-    """P(‖B − B̂‖∞ <= δ) vs d with 95% CIs: one panel per L, one line per (k, method)."""
+    """P(‖B − B̂‖∞ <= δ) vs d with 95% CIs: one panel per L, one line per (k, method).
+
+    Parameters
+    ----------
+    sa : pandas.DataFrame
+        The ``sa`` table.
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     style()
     cur = sa[sa["kind"].isin(["curve", "sweep_curve"])].copy()
     cur["L"] = cur["L"].astype(int)
@@ -70,7 +83,20 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
 
 def d_star_fit(sa: pd.DataFrame, stem: Path) -> list[Path]:
     """d* vs k·log L (log-log) for Gaussian (asymptotic and exact) and orthogonal R, with
-    the least-squares line d* = C k log L and the line d = L."""
+    the least-squares line d* = C k log L and the line d = L.
+
+    Parameters
+    ----------
+    sa : pandas.DataFrame
+        The ``sa`` table.
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     style()
     sw = sa[sa["kind"] == "sweep"].copy()
     sw["L"] = sw["L"].astype(int)
@@ -129,7 +155,18 @@ def _legend_under(ax) -> None:  # noqa: ANN001
 def row_error_mass(em: pd.DataFrame) -> pd.DataFrame:
     """Per row i of one instance: the absolute error Σ_j |Â_ij − A_ij| split into its part on
     A's support and its part off it (where A = 0 and Â = eps·SA(X) > 0), rows ordered by
-    their total. Columns: i, on, off, total, off_share."""
+    their total.
+
+    Parameters
+    ----------
+    em : pandas.DataFrame
+        The ``error_map`` table of one instance (one row per entry (i, j)).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``i, on, off, total, off_share``.
+    """
     err = (em["A_hat"] - em["A"]).abs()
     on_support = em["A"] > 0
     rows = pd.DataFrame({"i": em["i"], "on": err.where(on_support, 0.0), "off": err.where(~on_support, 0.0)})
@@ -142,7 +179,20 @@ def row_error_mass(em: pd.DataFrame) -> pd.DataFrame:
 def row_mass_bars(em: pd.DataFrame, stem: Path) -> list[Path]:
     """One instance's rows as stacked bars: the error Σ_j |Â_ij − A_ij| on A's support and off
     it, rows ordered by their total. Off the support every entry of Â is about eps, small one
-    by one; the bars show what the entries add up to per row."""
+    by one; the bars show what the entries add up to per row.
+
+    Parameters
+    ----------
+    em : pandas.DataFrame
+        The ``error_map`` table.
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     from attnspec.plots import OKABE_ITO, legend_below
 
     style()

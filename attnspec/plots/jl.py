@@ -32,7 +32,20 @@ REAL_W = {"value": ("-", "o"), "adv_top": ("--", "s")}
 
 def real_matrices(table: pd.DataFrame, meta: dict[str, Any]) -> list[str]:
     """The attention matrices of a run that are real (``minilm[0]``, ...): every name in the
-    table's ``attention`` column that is not one of the synthetic kinds the run drew."""
+    table's ``attention`` column that is not one of the synthetic kinds the run drew.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A jl-check table (``jl``, ``jl_errors``).
+    meta : dict
+        The run's meta.json (its ``parameters.attention_kinds``).
+
+    Returns
+    -------
+    list of str
+        The real matrices' names, sorted.
+    """
     if "attention" not in table.columns:
         return []
     synthetic = set(meta.get("parameters", {}).get("attention_kinds") or ())
@@ -41,7 +54,18 @@ def real_matrices(table: pd.DataFrame, meta: dict[str, Any]) -> list[str]:
 
 def run_title(meta: dict[str, Any]) -> str:
     """The run label a jl-check figure carries: model and corpus for a run on real attention,
-    then n and ε (the rest belongs in the caption)."""
+    then n and ε (the rest belongs in the caption).
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json.
+
+    Returns
+    -------
+    str
+        The parts joined by `` · ``.
+    """
     params = meta["parameters"]
     head = [str(params["model"]), str(params.get("data"))] if params.get("model") else ["jl-check"]
     return " · ".join([*head, f"n = {int(params['n'])}", f"ε = {float(params['eps']):g}"])
@@ -106,6 +130,19 @@ def _key_below(ax, handles: list, ncol: int = 2) -> None:  # noqa: ANN001
 
 
 def plot_failure_vs_k(out_dir: Path) -> list[Path]:
+    """Failure probability against k: Lemma 1, Theorem 1 and Theorem 2 beside their bounds
+    (``jl_failure_vs_k``); on real attention, one panel per reading, one colour per matrix.
+
+    Parameters
+    ----------
+    out_dir : Path
+        A results directory written by ``attnspec jl-check --out``; the figure is written into it.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     out_dir = Path(out_dir)
     meta = read_meta(out_dir)
     table = read_table(out_dir, "jl")
@@ -155,7 +192,17 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
 
 def trials_span(table: pd.DataFrame) -> tuple[int, int]:
     """The fewest and the most trials drawn at one point (sequential points stop once their
-    verdict settles, so the budget is not what was drawn); (0, 0) without a trials column."""
+    verdict settles, so the budget is not what was drawn); (0, 0) without a trials column.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The ``jl`` table.
+
+    Returns
+    -------
+    fewest, most : int
+    """
     drawn = table["trials"].dropna() if "trials" in table else pd.Series(dtype=float)
     return (int(drawn.min()), int(drawn.max())) if len(drawn) else (0, 0)
 
@@ -285,6 +332,19 @@ def _quantile_range(values: np.ndarray, marks: list[float], q: float = 0.005) ->
 
 
 def plot_relative_errors(out_dir: Path) -> list[Path]:
+    """The sampled relative errors' distributions (``jl_relative_errors``); none when the
+    run kept no samples (no ``jl_errors`` table).
+
+    Parameters
+    ----------
+    out_dir : Path
+        A results directory written by ``attnspec jl-check --out``; the figure is written into it.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     out_dir = Path(out_dir)
     if not (out_dir / "jl_errors.parquet").is_file():
         return []  # the table is optional (no sampled errors when no claim was run)
@@ -348,5 +408,16 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
 
 
 def plot_jl(out_dir: Path) -> list[Path]:
-    """Every jl-check figure from ``out_dir`` (jl.parquet, jl_curves.parquet, jl_errors.parquet, meta.json)."""
+    """Every jl-check figure from ``out_dir`` (jl.parquet, jl_curves.parquet, jl_errors.parquet, meta.json).
+
+    Parameters
+    ----------
+    out_dir : Path
+        A results directory written by ``attnspec jl-check --out``; the figures are written into it.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     return plot_failure_vs_k(out_dir) + plot_relative_errors(out_dir)

@@ -23,7 +23,20 @@ _FLOOR = 1e-17  # log axes: exact zeros are drawn at this floor
 
 
 def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
-    """Theorem 3.1 figure from the ``thm31`` table."""
+    """Theorem 3.1 figure from the ``thm31`` table.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The ``thm31`` table (``thm31.parquet``).
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     style()
     schedules = list(dict.fromkeys(frame["schedule"]))
     fig, axes = paper_figure(2, len(schedules), width=PAGE_IN if len(schedules) > 1 else COLUMN_IN, height=4.8,
@@ -78,7 +91,20 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
     κ(J) − 1 rather than κ(J): near alpha → 0 every single-head κ is 1 + O(alpha), so on a
     κ axis the bases coincide with one another and with the multi-head curve's floor. QR and
     the cubic Newton–Schulz basis agree to three digits: QR is drawn last, with open markers
-    on a dashed line, so it shows where it lies on top of the other."""
+    on a dashed line, so it shows where it lies on top of the other.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The ``jacobian`` table (``jacobian.parquet``).
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     from matplotlib.lines import Line2D
 
     from attnspec.plots import OKABE_ITO, legend_below
@@ -123,7 +149,20 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
 
 
 def plot_timing(frame: pd.DataFrame, stem: Path) -> list[Path]:
-    """Forward time vs N, log–log, with the fitted exponent of each method in the legend."""
+    """Forward time vs N, log–log, with the fitted exponent of each method in the legend.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The ``timing`` table (``timing.parquet``).
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     style()
     fig, axes = paper_figure(width=COLUMN_IN, height=3.3)
     ax = axes[0, 0]
@@ -147,7 +186,18 @@ def plot_timing(frame: pd.DataFrame, stem: Path) -> list[Path]:
 
 
 def plot_osa_check(out_dir: Path) -> list[Path]:
-    """Every osa-check figure from the tables saved in ``out_dir``."""
+    """Every osa-check figure from the tables saved in ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : Path
+        A results directory written by ``attnspec osa-check --out``; the figures are written into it.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     out_dir = Path(out_dir)
     paths = plot_orthogonality(read_table(out_dir, "thm31"), out_dir / "orthogonality_vs_K")
     paths += plot_kappa(read_table(out_dir, "jacobian"), out_dir / "kappa_vs_alpha")

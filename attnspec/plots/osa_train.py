@@ -40,7 +40,20 @@ def _labels(frame: pd.DataFrame) -> pd.DataFrame:
 
 def epoch_curves(curves: pd.DataFrame) -> pd.DataFrame:
     """Tidy per-(model, replicate, epoch) curves: train loss (mean mini-batch loss over the
-    epoch), test loss and test accuracy (evaluated after the epoch; epoch 0 = at init)."""
+    epoch), test loss and test accuracy (evaluated after the epoch; epoch 0 = at init).
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        The training curves (the ``osa_train`` table): train rows per mini-batch, test
+        rows per epoch.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (model, replicate, split, epoch): ``model, replicate, split, epoch,
+        loss, accuracy``.
+    """
     train = (curves[curves["split"] == "train"].groupby(["model", "replicate", "epoch"], as_index=False)
              .agg(loss=("loss", "mean"), accuracy=("accuracy", "mean")))
     train["split"] = "train"
@@ -50,7 +63,20 @@ def epoch_curves(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
-    """Train loss, test loss and test accuracy against epoch; one line per model."""
+    """Train loss, test loss and test accuracy against epoch; one line per model.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        The training curves (the ``osa_train`` table).
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     style()
     ep = _labels(epoch_curves(curves))
     order = list(dict.fromkeys(curves["model"]))
@@ -88,7 +114,22 @@ ACCURACY_WIDTH_IN = 3.3
 def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = None) -> list[Path]:
     """Final test accuracy per model: one grey dot per seed, the mean (black) with its 95 %
     t interval over seeds, and the paper's Table 2 value (MNIST, open diamond) where
-    ``paper`` (the saved ``osa_train_paper`` table) is given."""
+    ``paper`` (the saved ``osa_train_paper`` table) is given.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per (model, seed) run (``osa_train_runs``).
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+    paper : pandas.DataFrame, optional
+        The paper's Table 2 values (``osa_train_paper``).
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     style()
     r = _labels(runs)
     order = list(dict.fromkeys(r["Model"]))
@@ -132,7 +173,20 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = N
 
 
 def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
-    """RMS of the representations at initialisation, stage by stage, log scale."""
+    """RMS of the representations at initialisation, stage by stage, log scale.
+
+    Parameters
+    ----------
+    signal : pandas.DataFrame
+        The signal-propagation table (``osa_train_signal``).
+    stem : Path
+        The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     style()
     s = _labels(signal)
     stages = s[["stage", "block"]].drop_duplicates()
@@ -158,7 +212,18 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
 
 
 def plot_osa_train(out_dir: Path) -> list[Path]:
-    """Make every figure from the tables saved in ``out_dir``."""
+    """Make every figure from the tables saved in ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : Path
+        A results directory written by ``attnspec osa-train --out``; the figures are written into it.
+
+    Returns
+    -------
+    list of Path
+        The files written (PNG and SVG).
+    """
     out_dir = Path(out_dir)
     if (out_dir / f"{SUMMARY_TABLE}.parquet").is_file():
         summary = read_table(out_dir, SUMMARY_TABLE)
