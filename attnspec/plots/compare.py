@@ -65,7 +65,22 @@ def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, ste
 
 
 def plot_comparison(table: pd.DataFrame, out: Path, *, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
-    """``compare_runs`` (each run's means) and ``compare_diff`` (differences from the first run)."""
+    """``compare_runs`` (each run's means) and ``compare_diff`` (differences from the first run).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`attnspec.spectra.compare.compare_runs`'s output.
+    out : Path
+        The folder the figures are written to.
+    formats : sequence of str
+        The file formats (matplotlib's names), one file each.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
     style()
     paths = _panels(table, "mean", "low", "high", out, "compare_runs", False, formats)
     return paths + _panels(table, "diff", "diff_low", "diff_high", out, "compare_diff", True, formats)

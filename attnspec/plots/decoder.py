@@ -40,6 +40,24 @@ def plot_depth(stats: pd.DataFrame, out: Path, *, title: str = "", quantities: S
     ``stats``: rows of :func:`attnspec.spectra.decoder_study.run_statistics` of several runs with
     ``model`` (display name), ``data`` and ``n`` added; the overall rows (layer −1) are
     left out.
+
+    Parameters
+    ----------
+    stats : pandas.DataFrame
+        The rows described above.
+    out : Path
+        The folder the figure ``decoder_depth`` is written to.
+    title : str
+        The figure's title; may be empty.
+    quantities : sequence of str
+        The quantities drawn, one panel each.
+    formats : sequence of str
+        The file formats (matplotlib's names), one file each.
+
+    Returns
+    -------
+    list of Path
+        The files written.
     """
     style()
     d = stats[stats["layer"] >= 0]
@@ -76,6 +94,22 @@ def plot_betas(fits: pd.DataFrame, out: Path, *, title: str = "", formats: Seque
     ``fits``: rows of :func:`attnspec.spectra.decoder_study.beta_fits` with ``model`` and ``data``
     added; the overall fit (layer −1) of each series is drawn as a horizontal band at the
     right edge and named in the legend.
+
+    Parameters
+    ----------
+    fits : pandas.DataFrame
+        The rows described above.
+    out : Path
+        The folder the figure ``decoder_beta`` is written to.
+    title : str
+        The figure's title; may be empty.
+    formats : sequence of str
+        The file formats (matplotlib's names), one file each.
+
+    Returns
+    -------
+    list of Path
+        The files written.
     """
     from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
 

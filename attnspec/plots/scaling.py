@@ -23,7 +23,21 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 
 
 def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
-    """``title`` (model · corpus) with the lengths and the input count the fits rest on."""
+    """``title`` (model · corpus) with the lengths and the input count the fits rest on.
+
+    Parameters
+    ----------
+    title : str
+        The run's name; may be empty.
+    table : pandas.DataFrame
+        :func:`attnspec.spectra.scaling.scaling_table`'s output (its ``n``).
+    fits : pandas.DataFrame
+        :func:`attnspec.spectra.scaling.fit_scaling`'s output (its ``inputs``).
+
+    Returns
+    -------
+    str
+    """
     ns = sorted(int(n) for n in table["n"].unique())
     parts = [title] if title else []
     parts.append(f"n = {ns[0]}–{ns[-1]}" if len(ns) > 1 else f"n = {ns[0]}")
@@ -33,7 +47,17 @@ def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
 
 
 def highlighted_layers(layers: Sequence[int]) -> list[int]:
-    """The first, middle and last layer (fewer when there are fewer layers)."""
+    """The first, middle and last layer (fewer when there are fewer layers).
+
+    Parameters
+    ----------
+    layers : sequence of int
+        The layers, in order.
+
+    Returns
+    -------
+    list of int
+    """
     layers = sorted(layers)
     return sorted({layers[0], layers[len(layers) // 2], layers[-1]})
 
@@ -52,6 +76,26 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     drawn as a band (min–max over layers) with its layer mean. Every point sits at its own n:
     nothing is offset along the log axis; layers are summarised by their mean and min–max band,
     with the first, middle and last layer drawn on their own.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`attnspec.spectra.scaling.scaling_table`'s output.
+    fits : pandas.DataFrame
+        :func:`attnspec.spectra.scaling.fit_scaling`'s output.
+    out : Path
+        The folder the figures are written to (``scaling_k90``, ``scaling_beta``).
+    title : str
+        The run's name (model · corpus).
+    formats : sequence of str
+        The file formats (matplotlib's names), one file each.
+    nulls : dict of str to pandas.DataFrame, optional
+        Null baseline name → its scaling table.
+
+    Returns
+    -------
+    list of Path
+        The files written.
     """
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 

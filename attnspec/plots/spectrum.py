@@ -27,6 +27,16 @@ def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:
     With c the count per head (equal across heads of a run), the pooled second moment is
     the mean over heads of var_h·(c−1)/c + mean_h², so the std is that of all (input, head)
     curves of the layer.
+
+    Parameters
+    ----------
+    spectrum : pandas.DataFrame
+        A run's spectrum table (one row per layer, head, index).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``layer, index, mean, std``; heads that counted no input are left out.
     """
     df = spectrum[spectrum["count"] > 0].copy()
     c = df["count"].astype(float)
@@ -38,7 +48,20 @@ def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:
 
 
 def heat_at(spectrum: pd.DataFrame, at: int) -> pd.DataFrame:
-    """Layer × head table of the mean cumulative value at index ``at``."""
+    """Layer × head table of the mean cumulative value at index ``at``.
+
+    Parameters
+    ----------
+    spectrum : pandas.DataFrame
+        A run's spectrum table (one row per layer, head, index).
+    at : int
+        The index read, in 1..n.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by layer, one column per head.
+    """
     return spectrum[spectrum["index"] == at].pivot(index="layer", columns="head", values="mean")
 
 
@@ -48,6 +71,17 @@ def run_label(meta: dict[str, Any], label: str | None = None) -> str:
     Model and corpus by alias, hub id or the last component of a local path (never an
     absolute path); a run that did not finish says so (``partial: 12 of 200 inputs``).
     ``label`` (``--label``), else the label the run recorded in meta.json, replaces it.
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json.
+    label : str, optional
+        A label that replaces the run's own.
+
+    Returns
+    -------
+    str
     """
     label = label if label is not None else (meta.get(FIGURES_KEY) or {}).get("label")
     if label:
@@ -76,7 +110,19 @@ KIND_SHORT = {"encoder_self": "enc", "decoder_self_causal": "dec", "cross": "cro
 
 def layer_names(meta: dict[str, Any], layers: Sequence[int]) -> dict[int, str]:
     """Each layer's name in a figure: its number from 1, and, when the run mixes kinds of
-    attention (encoder self, decoder causal self, cross), the kind: ``"3 cross"``."""
+    attention (encoder self, decoder causal self, cross), the kind: ``"3 cross"``.
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json (its ``layers`` record each layer's kind).
+    layers : sequence of int
+        The layers, 0-based.
+
+    Returns
+    -------
+    dict of int to str
+    """
     kinds = {int(d["layer"]): str(d.get("kind")) for d in meta.get("layers") or [] if "layer" in d}
     mixed = len(set(kinds.values())) > 1
     return {int(layer): f"{int(layer) + 1} {KIND_SHORT.get(kinds.get(int(layer), ''), kinds.get(int(layer), '?'))}"
@@ -118,7 +164,19 @@ def _annotation_size(cell_width_in: float, cell_height_in: float) -> float | Non
 
 
 def heat_range(tables: Sequence[pd.DataFrame], at: int) -> tuple[float, float]:
-    """One colour scale for heatmaps that are compared: the range of every run's values at ``at``."""
+    """One colour scale for heatmaps that are compared: the range of every run's values at ``at``.
+
+    Parameters
+    ----------
+    tables : sequence of pandas.DataFrame
+        The runs' spectrum tables.
+    at : int
+        The index read.
+
+    Returns
+    -------
+    vmin, vmax : float
+    """
     heats = [heat_at(t, at) for t in tables]
     return min(float(h.min().min()) for h in heats), max(float(h.max().max()) for h in heats)
 
@@ -158,6 +216,23 @@ def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None 
     (``label``) is None. ``vmin``/``vmax`` fix the heatmap's colour scale (shared when runs
     are compared). Figures are drawn at print size with constrained layout, so a plain
     ``fig.savefig(path)`` clips nothing. Nothing is written; :func:`plot_run` saves them.
+
+    Parameters
+    ----------
+    spectrum : pandas.DataFrame
+        A run's spectrum table (one row per layer, head, index).
+    meta : dict
+        The run's meta.json.
+    at : int, optional
+        The index the heatmap reads.
+    label : str, optional
+        A title that replaces the run's own label.
+    vmin, vmax : float, optional
+        The heatmap's colour scale (default: its own range).
+
+    Returns
+    -------
+    dict of str to matplotlib.figure.Figure
     """
     style()
     n = int(spectrum["index"].max())
@@ -190,6 +265,26 @@ def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
     label. Drawing into the run's own ``figures/`` records the choices used, so a later
     ``attnspec plot spectrum RUN`` redraws the same figures. ``vmin``/``vmax``: a colour
     scale shared with other runs (``attnspec plot spectrum A B`` passes the common range).
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    out : Path, optional
+        The folder the figures are written to (default: ``run/figures``).
+    at : int, optional
+        The index the heatmap reads.
+    formats : sequence of str, optional
+        The file formats.
+    label : str, optional
+        A title that replaces the run's own label.
+    vmin, vmax : float, optional
+        The heatmap's colour scale.
+
+    Returns
+    -------
+    list of Path
+        The files written.
     """
     run = Path(run)
     meta = read_meta(run)
@@ -212,6 +307,25 @@ def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
     Every panel names its run (``labels`` override, one per run); the layer legend (with the
     reading-index line) is on the first panel only; the heatmaps share one colour scale and
     one colour bar. Cell values are printed only while they stay readable (>= 7 pt).
+
+    Parameters
+    ----------
+    runs : sequence of Path
+        Spectrum results directories.
+    out : Path
+        The folder the figure ``spectrum_compare`` is written to.
+    at : int, optional
+        The index the heatmaps read (default: the first run's recorded choice, else the
+        reading point of the shortest run).
+    formats : sequence of str, optional
+        The file formats (default: the first run's recorded choice, else PNG and SVG).
+    labels : sequence of str, optional
+        One title per run, replacing the runs' own labels.
+
+    Returns
+    -------
+    list of Path
+        The files written.
     """
     style()
     metas = [read_meta(r) for r in runs]
@@ -248,5 +362,20 @@ def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
 
 
 def plt_subplots_compare(k: int, width: float, heat_h: float):  # noqa: ANN201
-    """Curves on top, heatmaps below, ``k`` columns, at print size with constrained layout."""
+    """Curves on top, heatmaps below, ``k`` columns, at print size with constrained layout.
+
+    Parameters
+    ----------
+    k : int
+        Columns (runs).
+    width : float
+        Figure width, inches.
+    heat_h : float
+        Height of the heatmaps' row, inches.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : numpy.ndarray of Axes, shape (2, k)
+    """
     return paper_figure(2, k, width=width, height=2.9 + heat_h + 0.9, height_ratios=[2.9, heat_h + 0.6])

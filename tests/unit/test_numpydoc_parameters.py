@@ -44,10 +44,6 @@ FROM_OPTION_DECLARATIONS = frozenset({
 KNOWN_GAPS: dict[str, int] = {
     "attnspec.battery": 2,
     "attnspec.plots": 1,
-    "attnspec.plots.compare": 1,
-    "attnspec.plots.decoder": 2,
-    "attnspec.plots.scaling": 3,
-    "attnspec.plots.spectrum": 9,
     "attnspec.progress": 3,
     "attnspec.report": 3,
     "attnspec.report.anchors": 1,
