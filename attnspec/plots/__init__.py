@@ -231,6 +231,20 @@ def save_figure(fig: plt.Figure, stem: Path, formats: Sequence[str] = FORMATS) -
     leaves a truncated figure, and a link planted at the figure's name or at its folder is
     replaced, not written through. Inside :func:`attnspec.results.result_files` the
     renames wait for the rest of the result.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure; closed afterwards, also on error.
+    stem : Path
+        The files' path without suffix; its folder must exist.
+    formats : sequence of str
+        The file formats (default PNG and SVG).
+
+    Returns
+    -------
+    list of Path
+        The files written, one per format.
     """
     from attnspec.results import atomic_path
 
