@@ -164,7 +164,26 @@ class SpectrumAccumulator:
         Curves of matrices shorter than ``seq_len`` (inputs shorter than the window) are
         those of the zero-extended matrix: c_i = 1 for i beyond their length.
         ``row_entropy`` (B, H) comes from :func:`row_entropy` on the same P; without it
-        the row-entropy statistic receives no samples. Returns the per-matrix metrics.
+        the row-entropy statistic receives no samples.
+
+        Parameters
+        ----------
+        layer : int
+            The layer, 0-based.
+        sv : torch.Tensor, shape (B, H, l)
+            Singular values of each input's and head's P, descending, l <= seq_len.
+        row_entropy : torch.Tensor, shape (B, H), optional
+            The mean normalised row entropy of the same matrices.
+
+        Returns
+        -------
+        dict of str to torch.Tensor, shape (B, H)
+            The per-matrix metrics, by name (:attr:`METRICS`).
+
+        Raises
+        ------
+        InputError
+            A layer out of range or arrays of the wrong shape.
         """
         sv = self._check(layer, sv, row_entropy)
         curves, metrics = self._per_matrix(sv, row_entropy)
@@ -177,9 +196,19 @@ class SpectrumAccumulator:
     def add_batch(self, items: Sequence[tuple[int, torch.Tensor, torch.Tensor | None]], input_index: Sequence[int]) -> None:
         """Add one batch for every layer and record its per-input summaries.
 
-        ``items`` holds (layer, singular values (B, H, l), row entropy (B, H) or None),
-        exactly one per layer; ``input_index`` (B,) says which inputs of the run's
-        selection the batch holds (so shards merge into one table of inputs).
+        Parameters
+        ----------
+        items : sequence of (int, torch.Tensor, torch.Tensor or None)
+            (layer, singular values (B, H, l), row entropy (B, H) or None), exactly one per
+            layer.
+        input_index : sequence of int, length B
+            Which inputs of the run's selection the batch holds (so shards merge into one
+            table of inputs).
+
+        Raises
+        ------
+        InputError
+            Not exactly one item per layer, or an ``input_index`` of the wrong length.
         """
         L = self.shape[0]
         if sorted(layer for layer, _, _ in items) != list(range(L)):
@@ -198,7 +227,18 @@ class SpectrumAccumulator:
             self.per_input[name] = np.concatenate([self.per_input[name], rows[name]])
 
     def merge(self, other: SpectrumAccumulator) -> None:
-        """Fold ``other`` (a shard of the same shape) into this accumulator."""
+        """Fold ``other`` (a shard of the same shape) into this accumulator.
+
+        Parameters
+        ----------
+        other : SpectrumAccumulator
+            A shard of the same shape and rank tolerance, holding other inputs.
+
+        Raises
+        ------
+        ResultsError
+            Another shape or rank tolerance, or inputs held by both.
+        """
         if other.shape != self.shape:
             raise ResultsError(f"cannot merge aggregates of shape {other.shape} into {self.shape}")
         if other.rank_tol != self.rank_tol:
@@ -224,6 +264,15 @@ class SpectrumAccumulator:
         return out
 
     def state(self) -> dict[str, np.ndarray]:
+        """The arrays that ``state.npz`` stores, from which :meth:`from_state` rebuilds the aggregate.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``shape``, ``rank_tol``, each statistic's ``count``, ``mean`` and ``m2`` (the
+            curve's under bare names, the others prefixed by their name), and the
+            ``per_input.*`` arrays.
+        """
         out = {"shape": np.asarray(self.shape), "rank_tol": np.asarray(self.rank_tol)}
         for prefix, mom in self._state_keys().items():
             out[f"{prefix}count"] = mom.count
@@ -236,6 +285,22 @@ class SpectrumAccumulator:
 
     @classmethod
     def from_state(cls, state: dict[str, np.ndarray]) -> SpectrumAccumulator:
+        """Rebuild an aggregate from :meth:`state`'s arrays.
+
+        Parameters
+        ----------
+        state : dict of str to numpy.ndarray
+            The arrays, e.g. read from ``state.npz``.
+
+        Returns
+        -------
+        SpectrumAccumulator
+
+        Raises
+        ------
+        ResultsError
+            An array missing or of the wrong shape.
+        """
         try:
             acc = cls(*(int(v) for v in state["shape"]), rank_tol=float(state["rank_tol"]))
             for prefix, mom in acc._state_keys().items():
@@ -253,7 +318,12 @@ class SpectrumAccumulator:
         return acc
 
     def copy(self) -> SpectrumAccumulator:
-        """An independent copy (the run updates a copy, then swaps it in: see attnspec.spectra.job)."""
+        """An independent copy (the run updates a copy, then swaps it in: see attnspec.spectra.job).
+
+        Returns
+        -------
+        SpectrumAccumulator
+        """
         return SpectrumAccumulator.from_state({k: np.array(v, copy=True) for k, v in self.state().items()})
 
     def verify(self, inputs_done: int | None = None, *, tol: float = 1e-9) -> None:
@@ -264,6 +334,18 @@ class SpectrumAccumulator:
         ``inputs_done``), then specific to the statistics: a mean cumulative curve lies
         in [0, 1], does not decrease, and ends at 1; squared deviations are >= 0; mean
         effective and stable rank and reach index lie in [1, seq_len].
+
+        Parameters
+        ----------
+        inputs_done : int, optional
+            The number of inputs the run records; every count must equal it.
+        tol : float
+            Slack for round-off in the range checks.
+
+        Raises
+        ------
+        ResultsError
+            A check fails.
         """
         state = self.state()
         for name, a in state.items():
@@ -316,6 +398,13 @@ class SpectrumAccumulator:
 
     # -- output ------------------------------------------------------------------------
     def tables(self) -> SpectrumTables:
+        """The run's tables: ``spectrum`` (one row per layer, head, index), ``metrics`` (one
+        row per layer, head) and ``inputs`` (:meth:`inputs_table`).
+
+        Returns
+        -------
+        SpectrumTables
+        """
         L, H, n = self.shape
         layer, head, index = np.meshgrid(np.arange(L), np.arange(H), np.arange(1, n + 1), indexing="ij")
         count = np.broadcast_to(self.curves.count[:, :, None], self.shape)
@@ -343,7 +432,14 @@ class SpectrumAccumulator:
         return SpectrumTables(spectrum=spectrum, metrics=metrics, inputs=self.inputs_table())
 
     def inputs_table(self) -> pd.DataFrame:
-        """One row per (input, layer): the :attr:`PER_INPUT` metrics averaged over heads."""
+        """One row per (input, layer): the :attr:`PER_INPUT` metrics averaged over heads.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``input`` (the position in the run's selection), ``layer``, then one column per
+            :attr:`PER_INPUT` metric.
+        """
         m, L = self.input_index.size, self.shape[0]
         frame = pd.DataFrame({"input": np.repeat(self.input_index, L), "layer": np.tile(np.arange(L), m)})
         for name, values in self.per_input.items():
@@ -352,6 +448,22 @@ class SpectrumAccumulator:
 
 
 def merge_accumulators(accs: Sequence[SpectrumAccumulator]) -> SpectrumAccumulator:
+    """Merge the shards of one run into a new aggregate (:meth:`SpectrumAccumulator.merge`).
+
+    Parameters
+    ----------
+    accs : sequence of SpectrumAccumulator
+        The shards, at least one, of the same shape and rank tolerance.
+
+    Returns
+    -------
+    SpectrumAccumulator
+
+    Raises
+    ------
+    ResultsError
+        No shard, or shards that cannot be merged.
+    """
     if not accs:
         raise ResultsError("nothing to merge")
     out = SpectrumAccumulator(*accs[0].shape, rank_tol=accs[0].rank_tol)

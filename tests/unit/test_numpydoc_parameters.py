@@ -58,7 +58,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.report.runner": 2,
     "attnspec.report.summary": 2,
     "attnspec.signals": 3,
-    "attnspec.spectra.aggregate": 10,
     "attnspec.spectra.baselines": 8,
     "attnspec.spectra.checkpoint": 7,
     "attnspec.spectra.config": 4,
