@@ -90,6 +90,19 @@ def collect_runs(experiments: Sequence[Any], results: Path) -> tuple[list[Run], 
     could not be read (missing results are not listed: the report says which experiments ran).
 
     A scaling experiment gives one :class:`Run` per finished length.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments (``command``, ``name``); those of other commands are skipped.
+    results : Path
+        The folder holding one results directory per experiment, by name.
+
+    Returns
+    -------
+    runs : list of Run
+    problems : list of str
+        One line per result that could not be read, naming the experiment.
     """
     from attnspec.spectra.scaling import read_runs
 
@@ -117,13 +130,40 @@ def collect_runs(experiments: Sequence[Any], results: Path) -> tuple[list[Run], 
 
 
 def best_run(runs: Sequence[Run], *, causal: bool, data: str, n: int) -> Run | None:
-    """The run of that kind, corpus and length with the most inputs (ties: the first)."""
+    """The run of that kind, corpus and length with the most inputs (ties: the first).
+
+    Parameters
+    ----------
+    runs : sequence of Run
+    causal : bool
+        A decoder's (causal P) run, or an encoder's.
+    data : str
+        The corpus.
+    n : int
+        The length.
+
+    Returns
+    -------
+    Run or None
+        None when no run matches.
+    """
     found = [r for r in runs if r.causal == causal and r.data == data and r.n == n]
     return max(found, key=lambda r: r.inputs) if found else None
 
 
 def shared_lengths(runs: Sequence[Run], data: str) -> list[int]:
-    """The lengths at which both a causal and an encoder run exist on ``data``, increasing."""
+    """The lengths at which both a causal and an encoder run exist on ``data``, increasing.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+    data : str
+        The corpus.
+
+    Returns
+    -------
+    list of int
+    """
     dec = {r.n for r in runs if r.causal and r.data == data}
     enc = {r.n for r in runs if not r.causal and r.data == data}
     return sorted(dec & enc)
@@ -134,7 +174,19 @@ def shared_lengths(runs: Sequence[Run], data: str) -> list[int]:
 # ---------------------------------------------------------------------------------------
 def run_frames(run: Path, at: int | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame | None, str | None]]:
     """Quantity → (per-head mean/std/count, per-input frame or None, its column), as
-    :mod:`attnspec.spectra.compare` reads them; ``c_at`` at ``at`` (default n/4, 128 at n = 512)."""
+    :mod:`attnspec.spectra.compare` reads them; ``c_at`` at ``at`` (default n/4, 128 at n = 512).
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    at : int, optional
+        The index at which c is read (default n/4, 128 at n = 512).
+
+    Returns
+    -------
+    dict of str to tuple
+    """
     from attnspec.spectra.compare import _quantities, default_reading_index
 
     at = default_reading_index([run]) if at is None else at
@@ -149,6 +201,23 @@ def layer_stats(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, c
     Returns one row per layer (``layer`` 0-based, ``depth`` = layer / (L − 1), 0 when L = 1)
     and the overall row (``layer`` −1, ``depth`` NaN): ``mean``, ``se``, ``dof``, ``low``,
     ``high``, ``count``, ``method``; values multiplied by ``scale`` (1/n for ranks).
+
+    Parameters
+    ----------
+    per_head : pandas.DataFrame
+        One row per (layer, head) with ``mean``, ``std``, ``count`` (over inputs).
+    per_input : pandas.DataFrame, optional
+        One row per (input, layer) with the head mean of the quantity in ``column``.
+    column : str, optional
+        The quantity's column in ``per_input``.
+    scale : float
+        Factor applied to every value (1/n for ranks, making them shares of n).
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     from scipy import stats as sps
 
@@ -168,7 +237,21 @@ def layer_stats(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, c
 def run_statistics(run: Path, at: int | None = None, level: float = 0.95) -> pd.DataFrame:
     """Every :data:`QUANTITIES` of a run per layer and overall, with ``quantity``, ``label``,
     ``n``, ``at`` added (see :func:`layer_stats`); the run's quantities only. Intervals are
-    cut to :data:`RANGES`."""
+    cut to :data:`RANGES`.
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    at : int, optional
+        The index at which c is read (default n/4, 128 at n = 512).
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     from attnspec.spectra.compare import default_reading_index
 
     at = default_reading_index([run]) if at is None else at
@@ -207,6 +290,23 @@ def depth_trend(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, c
     Returns a dict: ``slope``, ``low``, ``high``, ``first``, ``last``, ``change``,
     ``change_low``, ``change_high``, ``method``, ``inputs``, ``layers``; NaN intervals with
     fewer than two inputs or two layers.
+
+    Parameters
+    ----------
+    per_head : pandas.DataFrame
+        One row per (layer, head) with ``mean``, ``std``, ``count`` (over inputs).
+    per_input : pandas.DataFrame, optional
+        One row per (input, layer) with the head mean of the quantity in ``column``.
+    column : str, optional
+        The quantity's column in ``per_input``.
+    scale : float
+        Factor applied to every value (1/n for ranks, making them shares of n).
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    dict
     """
     from scipy import stats as sps
 
@@ -255,6 +355,21 @@ def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None
     statement about layers: ``rho`` (Spearman, layer index against layer mean) with
     ``layer_low``, ``layer_high`` from a bootstrap over layers, and ``statement``, which names
     a trend only when that interval excludes 0 (:func:`attnspec.stats.depth_statement`).
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    quantities : sequence of str
+        The quantities wanted (of :data:`QUANTITIES`).
+    at : int, optional
+        The index at which c is read (default n/4, 128 at n = 512).
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     from attnspec.stats import depth_statement, layer_bootstrap_trend
 
@@ -284,6 +399,17 @@ def contrast(a: pd.DataFrame, b: pd.DataFrame, level: float = 0.95) -> pd.DataFr
     quantity both have: ``quantity``, ``label``, ``a``, ``a_low``, ``a_high``, ``b``, ``b_low``,
     ``b_high``, ``diff``, ``diff_low``, ``diff_high``, ``outside`` (the interval excludes 0),
     ``method`` (``bound`` when either side's standard error is only bounded).
+
+    Parameters
+    ----------
+    a, b : pandas.DataFrame
+        :func:`run_statistics` of the two runs.
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     from attnspec.spectra.compare import welch_interval
 
@@ -311,6 +437,25 @@ def beta_fits(scaling_dir: Path, lengths: Sequence[int] | None = None, metric: s
 
     Columns: ``metric``, ``layer`` (−1 = mean over layers), ``depth`` (relative, NaN overall),
     ``beta``, ``low``, ``high``, ``verdict``, ``inputs``, ``lengths`` (a string "64–512").
+
+    Parameters
+    ----------
+    scaling_dir : Path
+        A scaling directory.
+    lengths : sequence of int, optional
+        The lengths fitted (default: every finished length).
+    metric : str
+        The per-input metric fitted (default ``reach_index``, k90).
+    resamples : int
+        Bootstrap resamples.
+    seed : int
+        Seed of the bootstrap.
+    level : float
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     from attnspec.results import read_table
     from attnspec.spectra.scaling import fit_per_input, read_runs
@@ -339,6 +484,17 @@ def beta_difference(a: pd.Series | dict[str, float], b: pd.Series | dict[str, fl
     The two fits rest on independent inputs; each interval's half-width over z gives a
     standard error, and the difference's interval is d ± z·√(se_a² + se_b²) — an
     approximation (percentile intervals need not be symmetric), labelled as such where shown.
+
+    Parameters
+    ----------
+    a, b : pandas.Series or dict
+        Fits with ``beta``, ``low``, ``high`` (:func:`beta_fits`' rows).
+    level : float
+        The level of both intervals, and of the difference's.
+
+    Returns
+    -------
+    difference, low, high : float
     """
     from scipy import stats as sps
 
@@ -356,7 +512,23 @@ def predicted_share(base: pd.Series | dict[str, float], beta: pd.Series | dict[s
     k90 ∝ n^β (``beta``: beta, low, high): k90(n)/n = k90(n0)/n0 · (n/n0)^(β − 1).
 
     The interval takes both 95% intervals at their ends (the prediction rises with each when
-    n > n0), so it covers with probability at least 90% when both do."""
+    n > n0), so it covers with probability at least 90% when both do.
+
+    Parameters
+    ----------
+    base : pandas.Series or dict
+        k90/n at ``n0``: ``mean``, ``low``, ``high``.
+    beta : pandas.Series or dict
+        The exponent: ``beta``, ``low``, ``high``.
+    n0 : int
+        The length ``base`` was measured at.
+    n : int
+        The length predicted for.
+
+    Returns
+    -------
+    share, low, high : float
+    """
     r = n / n0
     return (float(base["mean"]) * r ** (float(beta["beta"]) - 1), float(base["low"]) * r ** (float(beta["low"]) - 1),
             float(base["high"]) * r ** (float(beta["high"]) - 1))

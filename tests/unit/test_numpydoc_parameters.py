@@ -65,7 +65,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.spectra.data.corpus": 1,
     "attnspec.spectra.data.selection": 1,
     "attnspec.spectra.data.token_counts": 3,
-    "attnspec.spectra.decoder_study": 12,
     "attnspec.spectra.figure_record": 3,
     "attnspec.spectra.gguf": 7,
     "attnspec.spectra.job": 2,
