@@ -51,7 +51,21 @@ _CALIBRATION_DRAWS = 2
 
 
 def allowed_positions(n: int, causal: bool, window: int | None) -> torch.Tensor:
-    """(n, n) bool: True where row i may attend to column j (all; j <= i; i − w < j <= i)."""
+    """(n, n) bool: True where row i may attend to column j (all; j <= i; i − w < j <= i).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    causal : bool
+        Row i attends to j <= i only.
+    window : int, optional
+        The causal sliding window w (row i attends to i − w < j <= i); None: no window.
+
+    Returns
+    -------
+    torch.Tensor of bool, shape (n, n)
+    """
     i = torch.arange(n)[:, None]
     j = torch.arange(n)[None, :]
     allowed = torch.ones(n, n, dtype=torch.bool)
@@ -63,7 +77,21 @@ def allowed_positions(n: int, causal: bool, window: int | None) -> torch.Tensor:
 
 
 def uniform_matrix(n: int, causal: bool, window: int | None) -> torch.Tensor:
-    """(n, n) float64: every row uniform over its allowed positions."""
+    """(n, n) float64: every row uniform over its allowed positions.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    causal : bool
+        Row i attends to j <= i only.
+    window : int, optional
+        The causal sliding window w (row i attends to i − w < j <= i); None: no window.
+
+    Returns
+    -------
+    torch.Tensor of float64, shape (n, n)
+    """
     allowed = allowed_positions(n, causal, window).to(torch.float64)
     return allowed / allowed.sum(dim=1, keepdim=True)
 
@@ -71,8 +99,19 @@ def uniform_matrix(n: int, causal: bool, window: int | None) -> torch.Tensor:
 def softmax_null(logits: torch.Tensor, sigma: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     """Row softmax of σ·G over the allowed positions.
 
-    ``logits`` G (..., H, n, n); ``sigma`` (H,) or a scalar; ``allowed`` (n, n) bool.
-    Returns P of G's shape, zero outside ``allowed``.
+    Parameters
+    ----------
+    logits : torch.Tensor, shape (..., H, n, n)
+        The Gaussian logits G.
+    sigma : torch.Tensor, shape (H,) or ()
+        The scale per head, or one for all.
+    allowed : torch.Tensor of bool, shape (n, n)
+        :func:`allowed_positions`.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., H, n, n)
+        P, zero outside ``allowed``.
     """
     s = sigma.to(logits.dtype).reshape(-1, 1, 1) if sigma.dim() else sigma.to(logits.dtype)
     z = (logits * s).masked_fill(~allowed, float("-inf"))  # (..., H, n, n)
@@ -83,7 +122,25 @@ def calibration_curve(n: int, causal: bool, window: int | None, seed: int) -> tu
     """H(σ): mean normalised row entropy of softmax(σ·G) on the grid :data:`_SIGMAS`.
 
     Averaged over :data:`_CALIBRATION_DRAWS` matrices drawn for this shape only (not the
-    matrices whose spectrum is taken). Returns (σ grid, H), H non-increasing.
+    matrices whose spectrum is taken).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    causal : bool
+        Row i attends to j <= i only.
+    window : int, optional
+        The causal sliding window w (row i attends to i − w < j <= i); None: no window.
+    seed : int
+        The run's seed (the calibration's draws come from a child seed of it).
+
+    Returns
+    -------
+    sigmas : numpy.ndarray
+        The σ grid.
+    entropy : numpy.ndarray
+        H at each σ, non-increasing.
     """
     from attnspec.spectra.metrics import row_entropy
     from attnspec.stats import child_seed, torch_generator
@@ -103,6 +160,18 @@ def scale_for(target: np.ndarray, sigmas: np.ndarray, entropy: np.ndarray) -> np
 
     A target at or above H(0) = 1 gives σ = 0 (uniform rows); one below the grid's lowest
     entropy gives the grid's largest σ, and the entropy reached says so (it is recorded).
+
+    Parameters
+    ----------
+    target : numpy.ndarray
+        The row entropies to match.
+    sigmas, entropy : numpy.ndarray
+        :func:`calibration_curve`'s grid and entropies.
+
+    Returns
+    -------
+    numpy.ndarray
+        σ for each target, of ``target``'s shape.
     """
     t = np.asarray(target, dtype=float)
     # np.interp needs increasing x: entropy decreases along the grid, so read it reversed
@@ -185,7 +254,22 @@ def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal:
 
 
 def missing(run: Path, names: Sequence[str], *, draws: int = DEFAULT_DRAWS) -> list[str]:
-    """The nulls of ``names`` a complete run does not hold yet (with its seed and ``draws``)."""
+    """The nulls of ``names`` a complete run does not hold yet (with its seed and ``draws``).
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    names : sequence of str
+        Null baseline names.
+    draws : int
+        The draws per null wanted; nulls held with other draws or another seed count as missing.
+
+    Returns
+    -------
+    list of str
+        The names missing, in the order given.
+    """
     from attnspec.results import read_meta
 
     recorded = read_meta(Path(run)).get("baselines") or {}
@@ -204,8 +288,25 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
     seed and draws are kept, not recomputed. ``seed`` defaults to the run's seed.
     ``model_tables``: the ``random-init`` null's spectrum, metrics and inputs tables at this
     run's length (:func:`attnspec.spectra.random_init.random_init_tables`), needed when it is
-    asked for and not held yet. The caller holds the run's output lock. Returns the names the
-    run now holds.
+    asked for and not held yet. The caller holds the run's output lock.
+
+    Parameters
+    ----------
+    run : Path
+        A complete spectrum results directory.
+    names : sequence of str
+        Null baseline names.
+    seed : int, optional
+        Seed of the nulls' draws (default: the run's seed).
+    draws : int
+        Matrices drawn per null and layer.
+    model_tables : dict of str to pandas.DataFrame, optional
+        The random-init null's tables at this run's length.
+
+    Returns
+    -------
+    list of str
+        The names the run now holds.
     """
     from attnspec.results import (
         read_meta,
@@ -275,7 +376,21 @@ def add_to_study(cfg: Any, names: Sequence[str], *, lengths: Sequence[int] | Non
     """The nulls ``names`` of a complete run (``cfg.out``) or scaling study (``lengths``: one run
     per length under ``cfg.out``), the random-init null included: its model is ``encoder``
     re-initialised (loaded from ``cfg.model`` when not given, and only when that null is
-    missing; ``texts`` when the run was given texts). The caller holds ``cfg.out``'s lock."""
+    missing; ``texts`` when the run was given texts). The caller holds ``cfg.out``'s lock.
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The run's (or study's) config.
+    names : sequence of str
+        Null baseline names.
+    lengths : sequence of int, optional
+        The study's lengths; None (or one length) for a single run.
+    encoder : LoadedModel, optional
+        The model, already loaded.
+    texts : list of str, optional
+        The texts the run was given instead of a corpus.
+    """
     from attnspec.spectra.scaling import run_dir
 
     names = parse_baselines(list(names))

@@ -94,6 +94,16 @@ def cached_file_digest(path: Path) -> str:
 
     A file replaced in place (``save_pretrained`` over the old one, ``cp``, an editor's
     save) changes its modification time or inode, so its digest is recomputed.
+
+    Parameters
+    ----------
+    path : Path
+        A file.
+
+    Returns
+    -------
+    str
+        The hex digest.
     """
     path = Path(path)
     key = _stat_key(path)
@@ -117,7 +127,20 @@ def cached_file_digest(path: Path) -> str:
 
 def files_digest(files: Iterable[Path], root: Path) -> str | None:
     """Digest of the ``sha256sum``-style listing ``"<sha256>  <name relative to root>\\n"``
-    sorted by name (None for no files): one file renamed, added, removed or edited changes it."""
+    sorted by name (None for no files): one file renamed, added, removed or edited changes it.
+
+    Parameters
+    ----------
+    files : iterable of Path
+        Files under ``root``.
+    root : Path
+        The folder the names are taken relative to.
+
+    Returns
+    -------
+    str or None
+        The hex digest; None for no files.
+    """
     sums = {str(Path(p).relative_to(root)): cached_file_digest(Path(p)) for p in files}
     if not sums:
         return None
@@ -125,7 +148,19 @@ def files_digest(files: Iterable[Path], root: Path) -> str | None:
 
 
 def folder_content(folder: Path) -> dict[str, Any]:
-    """``weights_sha256`` and ``tokenizer_sha256`` of a model folder's files (keys with no file omitted)."""
+    """``weights_sha256`` and ``tokenizer_sha256`` of a model folder's files (keys with no file omitted).
+
+    Parameters
+    ----------
+    folder : Path
+        A model folder.
+
+    Returns
+    -------
+    dict
+        ``weights_sha256``, ``weights_from`` (``"files"`` or ``"parameters"``) and
+        ``tokenizer_sha256``, each where known.
+    """
     folder = Path(folder)
     weights = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES)
                      and p.name != "training_args.bin")
@@ -141,7 +176,20 @@ def folder_content(folder: Path) -> dict[str, Any]:
 
 def model_folder(name: str) -> tuple[Path | None, Path | None]:
     """(model folder, GGUF file) that ``--model name`` loads from, found without loading
-    anything; (None, None) when it is only on the hub or cannot be resolved."""
+    anything; (None, None) when it is only on the hub or cannot be resolved.
+
+    Parameters
+    ----------
+    name : str
+        ``--model``: a directory, hub id, alias or GGUF model.
+
+    Returns
+    -------
+    folder : Path or None
+        The local or cached model folder.
+    gguf : Path or None
+        The GGUF file, for a GGUF model.
+    """
     from attnspec.errors import AttnspecError
 
     try:
@@ -166,7 +214,19 @@ def model_folder(name: str) -> tuple[Path | None, Path | None]:
 
 
 def named_content(name: str) -> dict[str, Any]:
-    """The content record of ``--model name`` from its files, before anything loads (may be empty)."""
+    """The content record of ``--model name`` from its files, before anything loads (may be empty).
+
+    Parameters
+    ----------
+    name : str
+        ``--model``: a directory, hub id, alias or GGUF model.
+
+    Returns
+    -------
+    dict
+        ``weights_sha256``, ``weights_from`` (``"files"`` or ``"parameters"``) and
+        ``tokenizer_sha256``, each where known.
+    """
     folder, gguf = model_folder(name)
     if gguf is not None:
         d = cached_file_digest(gguf)
@@ -175,7 +235,17 @@ def named_content(name: str) -> dict[str, Any]:
 
 
 def parameters_digest(model: Any) -> str:
-    """SHA-256 over a torch module's state dict (name, dtype, shape, bytes of each tensor)."""
+    """SHA-256 over a torch module's state dict (name, dtype, shape, bytes of each tensor).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     import torch
 
     h = hashlib.sha256()
@@ -188,7 +258,21 @@ def parameters_digest(model: Any) -> str:
 
 def loaded_content(name: str, loaded: Any) -> dict[str, Any]:
     """The content record of a loaded model (:class:`attnspec.spectra.models.LoadedModel`):
-    from its files when ``name`` or the loaded path points at them, else from the objects."""
+    from its files when ``name`` or the loaded path points at them, else from the objects.
+
+    Parameters
+    ----------
+    name : str
+        ``--model``: a directory, hub id, alias or GGUF model.
+    loaded : LoadedModel
+        The model as loaded (a model given in memory is digested from its parameters).
+
+    Returns
+    -------
+    dict
+        ``weights_sha256``, ``weights_from`` (``"files"`` or ``"parameters"``) and
+        ``tokenizer_sha256``, each where known.
+    """
     from attnspec.spectra.data.token_counts import tokenizer_fingerprint
 
     out = named_content(name) if loaded.source != "memory" else {}
@@ -202,7 +286,20 @@ def loaded_content(name: str, loaded: Any) -> dict[str, Any]:
 
 
 def content_diffs(there: dict[str, Any] | None, now: dict[str, Any] | None) -> list[str]:
-    """What differs between two content records, one phrase per digest present in both."""
+    """What differs between two content records, one phrase per digest present in both.
+
+    Parameters
+    ----------
+    there : dict or None
+        The record a results directory holds.
+    now : dict or None
+        The record of what would be used now.
+
+    Returns
+    -------
+    list of str
+        Empty when nothing differs.
+    """
     there, now = there or {}, now or {}
     diffs = []
     for key, what in WHAT.items():
