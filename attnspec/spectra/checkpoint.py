@@ -31,6 +31,16 @@ def state_digest(arrays: dict[str, np.ndarray]) -> str:
 
     Generic on purpose: whatever arrays the accumulator or the run adds to the state are
     covered without listing them here.
+
+    Parameters
+    ----------
+    arrays : dict of str to numpy.ndarray
+        The state's arrays (a ``digest`` entry is left out).
+
+    Returns
+    -------
+    str
+        The hex digest.
     """
     import hashlib
 
@@ -50,6 +60,15 @@ def save_state(path: Path, acc: SpectrumAccumulator, extra: dict[str, np.ndarray
     Everything a resume or a merge needs (the aggregate, how many and which inputs it
     covers, the run's identity) goes into this one file, so the aggregate and the record
     of what it covers can never disagree after an interruption.
+
+    Parameters
+    ----------
+    path : Path
+        The ``state.npz`` file.
+    acc : SpectrumAccumulator
+        The aggregate.
+    extra : dict of str to numpy.ndarray, optional
+        Further arrays stored beside it (``inputs_done``, ``identity``, ...).
     """
     from attnspec.results import atomic_path
 
@@ -66,7 +85,17 @@ def save_state(path: Path, acc: SpectrumAccumulator, extra: dict[str, np.ndarray
 
 
 def read_state_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array of the state file at ``path``, digest verified; :class:`ResultsError` otherwise."""
+    """Every array of the state file at ``path``, digest verified; :class:`ResultsError` otherwise.
+
+    Parameters
+    ----------
+    path : Path
+        A ``state.npz`` file.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+    """
     path = Path(path)
     if not path.is_file():
         raise ResultsError(f"{path.parent} has no aggregate state ({path.name})")
@@ -92,6 +121,13 @@ def load_state(path: Path, *, inputs_done: int | None = None) -> tuple[SpectrumA
     right shape; :meth:`SpectrumAccumulator.verify` against the stored ``inputs_done``
     (or the ``inputs_done`` given). Any failure raises :class:`ResultsError` naming the
     file and the failed check; nothing is modified.
+
+    Parameters
+    ----------
+    path : Path
+        A ``state.npz`` file.
+    inputs_done : int, optional
+        The inputs the aggregate must hold (default: the stored ``inputs_done``).
 
     Returns
     -------
@@ -145,7 +181,20 @@ class RunState:
 
 
 def shard_indices(shard: tuple[int, int] | None, count: int) -> np.ndarray:
-    """Indices in the whole selection of a shard's first ``count`` inputs, shape (count,)."""
+    """Indices in the whole selection of a shard's first ``count`` inputs, shape (count,).
+
+    Parameters
+    ----------
+    shard : (int, int) or None
+        (index i, count N) of the shard; None: the whole run.
+    count : int
+        How many of its inputs.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (count,)
+        i, i + N, i + 2N, ...
+    """
     i, n = shard if shard is not None else (0, 1)
     return i + n * np.arange(count, dtype=np.int64)
 
@@ -153,7 +202,35 @@ def shard_indices(shard: tuple[int, int] | None, count: int) -> np.ndarray:
 def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any], inputs_done: int, inputs_total: int,
                 selection_total: int, covered: np.ndarray, wall_time_s: float, missing_shards: list[int] = (),
                 merge_of: int = 0, inputs_sha256: str | None = None, content: dict[str, Any] | None = None) -> None:
-    """Write the aggregate and the record of what it covers as one atomic, digested file."""
+    """Write the aggregate and the record of what it covers as one atomic, digested file.
+
+    Parameters
+    ----------
+    path : Path
+        The ``state.npz`` file.
+    acc : SpectrumAccumulator
+        The aggregate.
+    identity : dict
+        The run's identity (stored as JSON).
+    inputs_done : int
+        Inputs the aggregate holds.
+    inputs_total : int
+        Inputs this run (or shard) has to cover.
+    selection_total : int
+        Inputs in the whole run's selection (all shards).
+    covered : numpy.ndarray of int, shape (inputs_done,)
+        The indices, in the whole selection, of the inputs the aggregate holds.
+    wall_time_s : float
+        Seconds spent so far.
+    missing_shards : list of int
+        Shards absent from a partial merge.
+    merge_of : int
+        N when the state merges N shards; 0 for a run.
+    inputs_sha256 : str, optional
+        Digest of the whole run's selection.
+    content : dict, optional
+        What the run was computed on (:mod:`attnspec.spectra.content`).
+    """
     save_state(path, acc, {
         "identity": np.asarray(json.dumps(identity, sort_keys=True)),
         "inputs_done": np.asarray(inputs_done, dtype=np.int64),
@@ -172,6 +249,15 @@ def read_state(path: Path) -> RunState:
     """Load and verify ``path``: readable, digest, structure, statistics, coverage.
 
     Raises :class:`ResultsError` naming the file and the failed check; changes nothing.
+
+    Parameters
+    ----------
+    path : Path
+        A ``state.npz`` file written by :func:`write_state`.
+
+    Returns
+    -------
+    RunState
     """
     path = Path(path)
     acc, extra = load_state(path)  # readable, digest, structure, counts vs inputs_done, ranges

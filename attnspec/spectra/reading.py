@@ -19,13 +19,38 @@ PAPER_READING = (128, 512)
 
 def default_at(seq_len: int) -> int:
     """The index at which a cumulative curve of length n is read: 128 when n = 512 (the
-    paper's reading point), else n / 4 (rounded, at least 1)."""
+    paper's reading point), else n / 4 (rounded, at least 1).
+
+    Parameters
+    ----------
+    seq_len : int
+        The curve's length n.
+
+    Returns
+    -------
+    int
+    """
     at, n = PAPER_READING
     return at if seq_len == n else max(1, round(seq_len / 4))
 
 
 def check_at(at: int, seq_len: int, name: str = "--at") -> int:
-    """``at`` an integer (not a bool, a float or a string) in 1..n, else :class:`InputError` naming it."""
+    """``at`` an integer (not a bool, a float or a string) in 1..n, else :class:`InputError` naming it.
+
+    Parameters
+    ----------
+    at : int
+        The index.
+    seq_len : int
+        The curve's length n.
+    name : str
+        The option or parameter named by the message.
+
+    Returns
+    -------
+    int
+        ``at``.
+    """
     import numbers
 
     if isinstance(at, bool) or not isinstance(at, numbers.Integral):
@@ -40,7 +65,20 @@ def short_input_note(meta: dict[str, Any], at: int) -> str | None:
 
     A matrix shorter than the run's seq_len counts as zero-extended: its cumulative curve
     is 1 past its real length by construction, not by measurement. c_at is defined only
-    when every input has at least ``at`` tokens (``meta["corpus"]["input_lengths"]``)."""
+    when every input has at least ``at`` tokens (``meta["corpus"]["input_lengths"]``).
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json (its ``corpus.input_lengths``).
+    at : int
+        The index read.
+
+    Returns
+    -------
+    str or None
+        One sentence; None when c_at is defined (or the lengths were not recorded).
+    """
     lengths = (meta.get("corpus") or {}).get("input_lengths") or {}
     shortest = lengths.get("min")
     if isinstance(shortest, (int, float)) and shortest < at:
@@ -50,7 +88,17 @@ def short_input_note(meta: dict[str, Any], at: int) -> str | None:
 
 
 def lengths_text(meta: dict[str, Any]) -> str:
-    """``"min 18, median 20, max 22"`` of a run's real input lengths ("" when not recorded)."""
+    """``"min 18, median 20, max 22"`` of a run's real input lengths ("" when not recorded).
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json (its ``corpus.input_lengths``).
+
+    Returns
+    -------
+    str
+    """
     lengths = (meta.get("corpus") or {}).get("input_lengths") or {}
     return ", ".join(f"{k} {lengths[k]:g}" for k in ("min", "median", "max") if isinstance(lengths.get(k), (int, float)))
 
