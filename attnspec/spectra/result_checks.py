@@ -56,8 +56,22 @@ def _is_int(v: Any) -> bool:
 def check_meta(run: Path, *, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
     """``run/meta.json`` read and checked (module docstring); returns it.
 
-    ``kind`` (one or several): the kinds of result accepted, else a :class:`ResultsError`
-    naming the kind found.
+    Parameters
+    ----------
+    run : Path
+        A results directory.
+    kind : str or tuple of str, optional
+        The kinds of result accepted (None: any), else a :class:`ResultsError` naming the
+        kind found.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ResultsError
+        One line naming the file and what is wrong with it.
     """
     run = Path(run)
     path = run / META_FILE
@@ -129,7 +143,24 @@ def _check_counts(path: Path, counts: pd.Series, inputs_done: int | None) -> Non
 
 
 def check_curves(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
-    """``run/spectrum.parquet`` read and checked against ``meta`` (default: :func:`check_meta`)."""
+    """``run/spectrum.parquet`` read and checked against ``meta`` (default: :func:`check_meta`).
+
+    Parameters
+    ----------
+    run : Path
+        A results directory.
+    meta : dict, optional
+        Its meta.json, already checked (default: read with :func:`check_meta`).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ResultsError
+        One line naming the file and what is wrong with it.
+    """
     run = Path(run)
     meta = check_meta(run, kind=SPECTRUM_KIND) if meta is None else meta
     path = run / "spectrum.parquet"
@@ -164,7 +195,24 @@ def check_curves(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
 
 
 def check_metrics(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
-    """``run/metrics.parquet`` read and checked against ``meta``."""
+    """``run/metrics.parquet`` read and checked against ``meta``.
+
+    Parameters
+    ----------
+    run : Path
+        A results directory.
+    meta : dict, optional
+        Its meta.json, already checked (default: read with :func:`check_meta`).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ResultsError
+        One line naming the file and what is wrong with it.
+    """
     run = Path(run)
     meta = check_meta(run, kind=SPECTRUM_KIND) if meta is None else meta
     path = run / "metrics.parquet"
@@ -183,7 +231,22 @@ def check_metrics(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame
 
 
 def check_inputs(run: Path) -> pd.DataFrame | None:
-    """``run/inputs.parquet`` read and checked (None when the run has none)."""
+    """``run/inputs.parquet`` read and checked (None when the run has none).
+
+    Parameters
+    ----------
+    run : Path
+        A results directory.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+
+    Raises
+    ------
+    ResultsError
+        One line naming the file and what is wrong with it.
+    """
     run = Path(run)
     if not (run / "inputs.parquet").is_file():
         return None
@@ -201,8 +264,23 @@ def check_inputs(run: Path) -> pd.DataFrame | None:
 def check_spectrum_run(run: Path, *, need_inputs: bool = True) -> dict[str, Any]:
     """Every file of a spectrum run checked; returns its meta.json.
 
-    ``need_inputs``: refuse a run that holds no input at all (``inputs_done`` 0), which has
-    nothing to draw, compare or summarise (a merge may still take a zero-input shard).
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    need_inputs : bool
+        Refuse a run that holds no input at all (``inputs_done`` 0), which has nothing to
+        draw, compare or summarise (a merge may still take a zero-input shard).
+
+    Returns
+    -------
+    dict
+        Its meta.json.
+
+    Raises
+    ------
+    ResultsError
+        One line naming the file and what is wrong with it.
     """
     run = Path(run)
     meta = check_meta(run, kind=SPECTRUM_KIND)
@@ -218,7 +296,21 @@ def check_scaling_run(run: Path) -> dict[int, Path]:
     """A scaling directory checked: its meta.json, and every finished length a spectrum run
     whose own seq_len and curve table agree with the length the directory records for it.
 
-    Returns length → run directory of the finished lengths (at least two)."""
+    Parameters
+    ----------
+    run : Path
+        A scaling directory.
+
+    Returns
+    -------
+    dict of int to Path
+        Length → run directory of the finished lengths (at least two).
+
+    Raises
+    ------
+    ResultsError
+        One line naming the file and what is wrong with it.
+    """
     run = Path(run)
     meta = check_meta(run, kind=SCALING_KIND)
     present: dict[int, Path] = {}
