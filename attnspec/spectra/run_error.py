@@ -44,7 +44,21 @@ BFLOAT16_MODEL_ERROR: dict[str, Any] = {
 
 
 def stated_error(method: str, dtype: str) -> dict[str, Any]:
-    """meta.json's ``svd_method_error``: the error of ``method`` on P from a model run in ``dtype``."""
+    """meta.json's ``svd_method_error``: the error of ``method`` on P from a model run in ``dtype``.
+
+    Parameters
+    ----------
+    method : str
+        The engine's method (``lapack``, ``svd``, ``gram``, ``longn``).
+    dtype : str
+        The model's dtype (``float32``, ``float64``, ``bfloat16``).
+
+    Returns
+    -------
+    dict
+        The measured or stated error figures and how they were obtained; for a bfloat16
+        model also ``approximate`` and the model's own precision.
+    """
     base = dict(SVD_METHOD_ERROR.get(method) or {})
     if dtype == "float64" and method in ("lapack", "svd"):
         # the same backward-stable factorisations in float64: each σ within about 1e-16·σ₁·n of P's;
@@ -62,7 +76,18 @@ def stated_error(method: str, dtype: str) -> dict[str, Any]:
 
 
 def is_approximate(meta: dict[str, Any]) -> str | None:
-    """The first line a summary owes its reader when the run is approximate, else None."""
+    """The first line a summary owes its reader when the run is approximate, else None.
+
+    Parameters
+    ----------
+    meta : dict
+        A spectrum run's meta.json.
+
+    Returns
+    -------
+    str or None
+        ``"approximate: ..."`` naming longn spectra (with their bound) and a bfloat16 model.
+    """
     stated = meta.get("svd_method_error") or {}
     run = meta.get("svd_error_run") or {}
     parts = []
@@ -78,25 +103,59 @@ def is_approximate(meta: dict[str, Any]) -> str | None:
 
 
 class RunBounds:
-    """Largest per-matrix bound per (layer, head), over the matrices computed so far."""
+    """Largest per-matrix bound per (layer, head), over the matrices computed so far.
+
+    Parameters
+    ----------
+    num_layers, num_heads : int
+        The run's shape.
+    """
 
     def __init__(self, num_layers: int, num_heads: int) -> None:
         self.max = {k: np.zeros((num_layers, num_heads)) for k in BOUND_KEYS}
         self.matrices = 0
 
     def add(self, layer: int, bounds: dict[str, torch.Tensor]) -> None:
-        """One layer of a batch: bounds[k] of shape (B, H)."""
+        """One layer of a batch: bounds[k] of shape (B, H).
+
+        Parameters
+        ----------
+        layer : int
+            The layer, 0-based.
+        bounds : dict of str to torch.Tensor, shape (B, H)
+            The longn per-matrix bounds, by :data:`BOUND_KEYS`.
+        """
         for k in BOUND_KEYS:
             b = bounds[k].detach().to(torch.float64).numpy()  # (B, H)
             self.max[k][layer] = np.maximum(self.max[k][layer], b.max(axis=0))
         self.matrices += int(bounds[BOUND_KEYS[0]].numel())
 
     def merge(self, other: RunBounds) -> None:
+        """Fold another shard's bounds into these (largest values, matrices added).
+
+        Parameters
+        ----------
+        other : RunBounds
+            Of the same shape.
+        """
         for k in BOUND_KEYS:
             self.max[k] = np.maximum(self.max[k], other.max[k])
         self.matrices += other.matrices
 
     def to_meta(self, coverage: str) -> dict[str, Any]:
+        """meta.json's ``svd_error_run`` record.
+
+        Parameters
+        ----------
+        coverage : str
+            Which matrices the bounds cover, in words.
+
+        Returns
+        -------
+        dict
+            What the bounds are, their coverage, the matrices counted, the largest value of
+            each bound, and each per (layer, head).
+        """
         return {
             "what": "per-matrix a-posteriori bounds computed in this run (attnspec.spectra.longn, 'Error'): "
                     "curve = max_i |c_i - exact c_i|, tail_curve the same without sigma_1, nuclear = "
@@ -110,7 +169,19 @@ class RunBounds:
 
     @classmethod
     def from_meta(cls, record: dict[str, Any] | None, num_layers: int, num_heads: int) -> RunBounds:
-        """A record read back (a resumed run, a shard); an empty record when absent or of another shape."""
+        """A record read back (a resumed run, a shard); an empty record when absent or of another shape.
+
+        Parameters
+        ----------
+        record : dict or None
+            A :meth:`to_meta` record.
+        num_layers, num_heads : int
+            The run's shape.
+
+        Returns
+        -------
+        RunBounds
+        """
         out = cls(num_layers, num_heads)
         per = (record or {}).get("per_layer_head") or {}
         try:

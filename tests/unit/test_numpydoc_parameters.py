@@ -70,7 +70,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.spectra.nulls": 3,
     "attnspec.spectra.projection": 7,
     "attnspec.spectra.random_init": 2,
-    "attnspec.spectra.run_error": 7,
     "attnspec.spectra.stochastic": 2,
     "attnspec.theory.expressivity.config": 2,
     "attnspec.theory.expressivity.construction": 3,
