@@ -23,9 +23,24 @@ def figure_choices(meta: dict[str, Any], n: int, *, at: int | None = None,
                    formats: Sequence[str] | None = None, label: str | None = None) -> dict[str, Any]:
     """The plotting choices of a run: what was asked now, else what meta.json recorded, else the defaults.
 
-    Returns ``{"at": int, "formats": [str, ...]}``, plus ``"label"`` (the title that
-    replaces the run's own label, ``--label``) when one was given now or recorded; ``at``
-    is checked against n.
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json.
+    n : int
+        The run's length; ``at`` is checked against it.
+    at : int, optional
+        The index the heatmap reads (default: recorded, else the reading point of n).
+    formats : sequence of str, optional
+        The file formats (default: recorded, else PNG and SVG).
+    label : str, optional
+        The title that replaces the run's own label (``--label``).
+
+    Returns
+    -------
+    dict
+        ``{"at": int, "formats": [str, ...]}``, plus ``"label"`` when one was given now or
+        recorded.
     """
     saved = meta.get(FIGURES_KEY) or {}
     at = at if at is not None else saved.get("at")
@@ -39,14 +54,32 @@ def figure_choices(meta: dict[str, Any], n: int, *, at: int | None = None,
 
 
 def record_figure_choices(run: Path, choices: dict[str, Any]) -> None:
-    """Store the plotting choices in ``run/meta.json`` (key ``figures``)."""
+    """Store the plotting choices in ``run/meta.json`` (key ``figures``).
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    choices : dict
+        :func:`figure_choices`' result.
+    """
     meta = read_meta(run)
     meta[FIGURES_KEY] = {**choices, "note": "attnspec plot spectrum RUN redraws with these unless told otherwise"}
     write_meta(run, meta)
 
 
 def family_note(meta: dict[str, Any]) -> str:
-    """``"decoder, causal P"`` / ``"encoder"`` from a run's meta (empty for runs made before it was recorded)."""
+    """``"decoder, causal P"`` / ``"encoder"`` from a run's meta (empty for runs made before it was recorded).
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json.
+
+    Returns
+    -------
+    str
+    """
     family = meta.get("family")
     if family is None:
         return ""

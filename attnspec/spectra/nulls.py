@@ -36,6 +36,21 @@ def parse_baselines(value: str | Sequence[str] | None) -> list[str]:
     """``"entropy-matched,uniform"``, a list of names (each may hold commas), or None → the names.
 
     Unknown or repeated names are refused in one line naming the value and the allowed names.
+
+    Parameters
+    ----------
+    value : str, sequence of str or None
+        ``--baseline`` / ``baselines=``; None: no null.
+
+    Returns
+    -------
+    list of str
+        The names, in the order given.
+
+    Raises
+    ------
+    InputError
+        An unknown or repeated name.
     """
     if value is None:
         return []
@@ -53,14 +68,43 @@ def parse_baselines(value: str | Sequence[str] | None) -> list[str]:
 
 
 def baselines_of(run: Path) -> list[str]:
-    """The nulls a run holds (meta.json ``baselines``), in the order computed."""
+    """The nulls a run holds (meta.json ``baselines``), in the order computed.
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+
+    Returns
+    -------
+    list of str
+    """
     from attnspec.results import read_meta
 
     return list((read_meta(Path(run)).get("baselines") or {}).get("names") or [])
 
 
 def read_baseline(run: Path, name: str, table: str) -> pd.DataFrame:
-    """One null's ``spectrum``, ``metrics`` or ``inputs`` table of a run, without the ``baseline`` column."""
+    """One null's ``spectrum``, ``metrics`` or ``inputs`` table of a run, without the ``baseline`` column.
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    name : str
+        The null's name.
+    table : {"spectrum", "metrics", "inputs"}
+        Which table.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ResultsError
+        The run holds no such null.
+    """
     from attnspec.results import read_table
 
     if name not in baselines_of(run):

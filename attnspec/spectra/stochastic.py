@@ -20,7 +20,17 @@ from attnspec.errors import ModelLoadError
 
 def tolerance(dtype: Any) -> float:
     """Allowed |row sum − 1| and most negative entry: 3e-2 for 16-bit P (bfloat16 keeps 8 bits
-    of each entry), 1e-3 otherwise."""
+    of each entry), 1e-3 otherwise.
+
+    Parameters
+    ----------
+    dtype : torch.dtype
+        P's dtype.
+
+    Returns
+    -------
+    float
+    """
     import torch
 
     return 3e-2 if dtype in (torch.bfloat16, torch.float16) else 1e-3
@@ -30,8 +40,21 @@ def check_stochastic(probs: Any, mask: Any, *, layer: int, model: str) -> None:
     """Refuse (:class:`ModelLoadError`, one line naming layer and head) a P that is not finite,
     has an entry below ``-tol`` or a real row whose sum is not 1 within ``tol``.
 
-    ``probs`` (B, H, n, n) with padding rows and columns zero; ``mask`` (B, n), True on real
-    tokens (a padding row must sum to 0).
+    Parameters
+    ----------
+    probs : torch.Tensor, shape (B, H, n, n)
+        One layer's P, padding rows and columns zero.
+    mask : torch.Tensor of bool, shape (B, n)
+        True on real tokens (a padding row must sum to 0).
+    layer : int
+        The layer, named by the message.
+    model : str
+        The model, named by the message.
+
+    Raises
+    ------
+    ModelLoadError
+        P is not row-stochastic within :func:`tolerance`.
     """
     import torch
 

@@ -47,7 +47,12 @@ _SUBDIR = "token-lengths"
 
 
 def cache_dir() -> Path | None:
-    """The cache folder, or None when ``$ATTNSPEC_CACHE_DIR`` is ``off``."""
+    """The cache folder, or None when ``$ATTNSPEC_CACHE_DIR`` is ``off``.
+
+    Returns
+    -------
+    Path or None
+    """
     env = (os.environ.get(CACHE_ENV) or "").strip()
     if env.lower() == "off":
         return None
@@ -58,7 +63,17 @@ def cache_dir() -> Path | None:
 
 
 def tokenizer_fingerprint(tokenizer: Any) -> str | None:
-    """SHA-256 of the tokenizer's full serialisation, or None when it has none."""
+    """SHA-256 of the tokenizer's full serialisation, or None when it has none.
+
+    Parameters
+    ----------
+    tokenizer : transformers tokenizer
+
+    Returns
+    -------
+    str or None
+        The hex digest.
+    """
     backend = getattr(tokenizer, "backend_tokenizer", None)
     to_str = getattr(backend, "to_str", None)
     if not callable(to_str):
@@ -133,8 +148,22 @@ def segment_lengths(segments: Sequence[str], tokenizer: Any, count: Callable[[li
                     *, refresh: bool = False) -> SegmentLengths:
     """Tokens of every segment, from the cache when it holds them, else ``count(segments)``.
 
-    ``count`` tokenises a list of segments and returns their lengths, shape (S,). With
-    ``refresh`` the cache is not read (the caller found it wrong) but is rewritten.
+    Parameters
+    ----------
+    segments : sequence of str
+        The S text segments.
+    tokenizer : transformers tokenizer
+        The tokenizer (its fingerprint keys the cache).
+    count : callable
+        Tokenises a list of segments and returns their lengths, shape (S,).
+    refresh : bool
+        Do not read the cache (the caller found it wrong), but rewrite it.
+
+    Returns
+    -------
+    SegmentLengths
+        ``lengths`` (S,) int64, ``source`` (``"cache"``, ``"computed"`` or why it was not
+        cached), ``path`` (the cache file, if any).
     """
     folder = cache_dir()
     fingerprint = tokenizer_fingerprint(tokenizer)
