@@ -27,12 +27,37 @@ KINDS: tuple[str, ...] = (ENCODER_SELF, DECODER_SELF, CROSS)
 
 
 def is_encoder_decoder(config: Any) -> bool:
+    """Whether a model's config (a transformers config or its dict) is an encoder-decoder's.
+
+    Parameters
+    ----------
+    config : transformers.PretrainedConfig, dict or None
+
+    Returns
+    -------
+    bool
+    """
     get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
     return config is not None and bool(get("is_encoder_decoder", False))
 
 
 def refuse_encoder_decoder(config: Any, what: str, reason: str) -> None:
-    """One line, before any more work, for an encoder-decoder that cannot be captured by kind."""
+    """One line, before any more work, for an encoder-decoder that cannot be captured by kind.
+
+    Parameters
+    ----------
+    config : transformers.PretrainedConfig or dict
+        The model's config (its model type is named).
+    what : str
+        How the model was given (``"--model NAME"``).
+    reason : str
+        Why it cannot be captured.
+
+    Raises
+    ------
+    ModelLoadError
+        Always.
+    """
     get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
     if is_encoder_decoder(config):
         family = get("model_type", None) or what

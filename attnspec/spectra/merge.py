@@ -37,6 +37,29 @@ def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial:
     and, unless ``allow_partial``, a missing or unfinished shard; with ``allow_partial``
     the result is marked ``status: partial`` with the missing and unfinished shards
     listed (and a later ``--resume`` refuses it instead of taking it for complete).
+
+    Parameters
+    ----------
+    dirs : list of Path
+        The shards' results directories.
+    out : Path
+        The merged run's directory: absent or empty.
+    csv : bool
+        Also write a CSV copy of each table.
+    allow_partial : bool
+        Merge even when shards are missing or unfinished.
+
+    Returns
+    -------
+    dict
+        The merged run's meta.json (``status``, ``inputs_done``, ``inputs_total``,
+        ``missing_shards``, ``unfinished_shards``, ...).
+
+    Raises
+    ------
+    ResultsError
+        Shards of different runs, a shard given twice, overlapping inputs, a missing or
+        unfinished shard without ``allow_partial``, or an ``out`` that is not empty.
     """
     if len(dirs) < 1:
         raise InputError("merge needs at least one results directory")

@@ -30,6 +30,11 @@ def reject_alias_typo(name: str) -> None:
     typed without an organisation (``roberta-base``, ``bert-base-uncased``) are far from
     every alias, while a near miss of ``minilm`` would otherwise cost a cache search and a
     network probe before failing with a less helpful message.
+
+    Parameters
+    ----------
+    name : str
+        ``--model``.
     """
     from pathlib import Path
 

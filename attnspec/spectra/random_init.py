@@ -24,7 +24,19 @@ import torch
 
 
 def reinitialised(encoder: Any, seed: int) -> Any:
-    """A copy of ``encoder`` (a LoadedModel) whose model has freshly initialised weights."""
+    """A copy of ``encoder`` (a LoadedModel) whose model has freshly initialised weights.
+
+    Parameters
+    ----------
+    encoder : LoadedModel
+        The real model (unchanged).
+    seed : int
+        Seed of the initialisation.
+
+    Returns
+    -------
+    LoadedModel
+    """
     from attnspec.stats import child_seed
 
     model = encoder.model
@@ -42,7 +54,22 @@ def random_init_tables(cfg: Any, encoder: Any, lengths: list[int] | None = None,
     ``cfg`` is the real run's SpectrumConfig (its seed draws the same inputs; ``texts`` when
     the run was given texts); ``lengths``: several lengths run it as the scaling study did
     (the same documents cut to each n).
-    Returns n → {"spectrum", "metrics", "inputs"} frames.
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The real run's config.
+    encoder : LoadedModel
+        The real model, re-initialised here.
+    lengths : list of int, optional
+        The scaling study's lengths; None: the run's own length.
+    texts : list of str, optional
+        The texts the run was given instead of a corpus.
+
+    Returns
+    -------
+    dict of int to dict of str to pandas.DataFrame
+        n → ``{"spectrum", "metrics", "inputs"}`` tables.
     """
     from attnspec.results import read_table
     from attnspec.spectra.job import run_spectrum

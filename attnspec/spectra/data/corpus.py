@@ -19,7 +19,15 @@ CORPUS_NAMES = {"wiki103": "wiki103", "wikitext103": "wiki103", "wikitext-103": 
 def check_data_name(data: object, option: str = "--data") -> None:
     """Refuse, before anything loads, a ``--data`` that is neither a corpus name (any spelling
     of :data:`CORPUS_NAMES`) nor an existing path, with the closest name when there is one
-    (``--data imbd: ... did you mean imdb?``). Texts handed to the API are not checked here."""
+    (``--data imbd: ... did you mean imdb?``). Texts handed to the API are not checked here.
+
+    Parameters
+    ----------
+    data : object
+        ``--data``.
+    option : str
+        The option named by the message.
+    """
     import difflib
     import os
 

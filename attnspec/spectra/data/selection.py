@@ -139,7 +139,17 @@ POOL_RULE = "numpy.random.default_rng(seed).permutation(num_available)[:num_inpu
 def selection_of(meta: dict[str, Any]) -> str | None:
     """Which rule drew the inputs a corpus record describes: ``"pool"``, ``"documents"``, or
     None when it cannot tell. Records written before ``selection_name`` existed are read
-    from their ``selection`` formula."""
+    from their ``selection`` formula.
+
+    Parameters
+    ----------
+    meta : dict
+        A corpus record (meta.json's ``corpus``).
+
+    Returns
+    -------
+    str or None
+    """
     if meta.get("selection_name") in SELECTIONS:
         return str(meta["selection_name"])
     text = str(meta.get("selection") or "")
