@@ -38,7 +38,22 @@ DEFAULT_INPUTS = 8
 
 def parse_ks(value: str | int | Sequence[int] | None) -> list[int]:
     """``"64,128,256"``, an int or a sequence → the projection dimensions (each >= 1, distinct);
-    ``"none"`` or None → []."""
+    ``"none"`` or None → [].
+
+    Parameters
+    ----------
+    value : str, int, sequence of int or None
+        ``--projection-k``.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    InputError
+        A value that is not an integer >= 1, or a repeated one.
+    """
     if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
         return []
     try:
@@ -57,8 +72,13 @@ def input_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Ten
 
     Parameters
     ----------
-    q : Tensor (H, l, d); k, v : Tensor (H_kv, l, d), H a multiple of H_kv (grouped-query heads
-        share their key and value head); p : Tensor (H, l, l), the layer's P on the real tokens.
+    q : Tensor (H, l, d)
+        The queries.
+    k, v : Tensor (H_kv, l, d)
+        Keys and values, H a multiple of H_kv (grouped-query heads share their key and
+        value head).
+    p : Tensor (H, l, l)
+        The layer's P on the real tokens.
     scaling : float
         The layer's score scaling s (scores = s·Q Kᵀ).
     ks : sequence of int, each < l
@@ -96,7 +116,22 @@ def input_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Ten
 
 
 class ProjectionSink:
-    """Capture sink: per layer and input, both errors for every k < the input's length."""
+    """Capture sink: per layer and input, both errors for every k < the input's length.
+
+    Causal layers are not measured (a sequence projection would mix future positions into
+    their rows).
+
+    Parameters
+    ----------
+    ks : sequence of int
+        Projection dimensions k.
+    seed : int
+        Seed of the projections R.
+    n : int
+        The window length, recorded in each row.
+    layer_causal : sequence of bool
+        Per layer, whether its P is causal.
+    """
 
     def __init__(self, ks: Sequence[int], seed: int, n: int, layer_causal: Sequence[bool]) -> None:
         self.ks, self.seed, self.n, self.layer_causal = list(ks), int(seed), int(n), list(layer_causal)
@@ -130,8 +165,24 @@ def measure_projection(encoder: Any, inputs_by_length: dict[int, list[list[int]]
                        seed: int, batch_size: int = 4) -> pd.DataFrame:
     """Both errors for every length, input, layer, head and k < n (see the module docstring).
 
-    ``inputs_by_length``: n → token lists (the same documents cut to each n). Returns one row
-    per (n, k, input, layer, head); ``input`` is the position in each list.
+    Parameters
+    ----------
+    encoder : LoadedModel
+        The model (captured through the attention-function registry).
+    inputs_by_length : dict of int to list of list of int
+        n → token lists (the same documents cut to each n).
+    ks : sequence of int
+        Projection dimensions k; only k < n is measured.
+    seed : int
+        Seed of the projections R.
+    batch_size : int
+        Inputs per forward pass.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (n, k, input, layer, head): ``linformer_error``, ``best_rank_error``;
+        ``input`` is the position in each list.
     """
     from attnspec.spectra.capture import capture_attention
     from attnspec.spectra.job import _pad_batch
@@ -155,7 +206,16 @@ COLUMNS = ["n", "k", "input", "layer", "head", "linformer_error", "best_rank_err
 
 
 def unmeasurable(encoder: Any) -> str | None:
-    """Why the measurement cannot run on ``encoder`` (None when it can)."""
+    """Why the measurement cannot run on ``encoder`` (None when it can).
+
+    Parameters
+    ----------
+    encoder : LoadedModel
+
+    Returns
+    -------
+    str or None
+    """
     causal = list(encoder.layer_causal) or [bool(encoder.causal)] * encoder.num_layers
     if all(causal):
         return "every layer is causal: a projection along the sequence would mix future positions into each row"
@@ -166,7 +226,24 @@ def unmeasurable(encoder: Any) -> str | None:
 
 def summarise(errors: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Per (n, k): the mean over inputs, layers and heads of both errors, with a percentile
-    bootstrap over inputs (``resampled`` says so), and the layer means' min and max."""
+    bootstrap over inputs (``resampled`` says so), and the layer means' min and max.
+
+    Parameters
+    ----------
+    errors : pandas.DataFrame
+        :func:`measure_projection`'s rows.
+    resamples : int
+        Bootstrap resamples.
+    seed : int
+        Seed of the bootstrap.
+    level : float
+        The intervals' level.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (n, k).
+    """
     from attnspec.stats import numpy_rng
 
     rows = []
@@ -190,7 +267,19 @@ def summarise(errors: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, lev
 
 
 def projection_sentence(summary: pd.DataFrame, k: int = 128) -> str:
-    """How the error at fixed ``k`` moves from the smallest to the largest n (one sentence)."""
+    """How the error at fixed ``k`` moves from the smallest to the largest n (one sentence).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`summarise`'s table.
+    k : int
+        The projection dimension read.
+
+    Returns
+    -------
+    str
+    """
     from attnspec.stats import format_interval
 
     s = summary[summary["k"] == k].sort_values("n")

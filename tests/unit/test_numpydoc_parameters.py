@@ -60,7 +60,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.signals": 3,
     "attnspec.spectra.config": 4,
     "attnspec.spectra.job": 2,
-    "attnspec.spectra.projection": 7,
     "attnspec.theory.expressivity.config": 2,
     "attnspec.theory.expressivity.construction": 3,
     "attnspec.theory.expressivity.fit": 2,
