@@ -57,12 +57,36 @@ INVARIANT_FAMILIES: frozenset[str] = frozenset({"gaussian", "orthogonal"})
 
 
 def check_family(family: str) -> str:
-    """``family`` if it is one of :data:`FAMILIES`, else :class:`InputError`."""
+    """``family`` if it is one of :data:`FAMILIES`, else :class:`InputError`.
+
+    Parameters
+    ----------
+    family : str
+
+    Returns
+    -------
+    str
+    """
     return check_choice("family", family, FAMILIES)
 
 
 def check_dims(n: int, k: int, *, family: str = "gaussian") -> None:
-    """Validate n >= 1 and k >= 1 (and k <= n for ``orthogonal``)."""
+    """Validate n >= 1 and k >= 1 (and k <= n for ``orthogonal``).
+
+    Parameters
+    ----------
+    n : int
+        Ambient dimension.
+    k : int
+        Output dimension (rows of R).
+    family : str
+        The projection family.
+
+    Raises
+    ------
+    InputError
+        A dimension out of range.
+    """
     check_range("n", n, low=1)
     check_range("k", k, low=1)
     if family == "orthogonal" and k > n:
@@ -78,7 +102,17 @@ def _discrete_params(family: str, n: int) -> tuple[float, float]:
 
 
 def sparse_density(n: int) -> float:
-    """Probability that an entry of a very sparse projection is non-zero (1/sqrt(n))."""
+    """Probability that an entry of a very sparse projection is non-zero (1/sqrt(n)).
+
+    Parameters
+    ----------
+    n : int
+        Ambient dimension.
+
+    Returns
+    -------
+    float
+    """
     return _discrete_params("sparse", n)[0]
 
 
@@ -130,6 +164,17 @@ def pair_vectors(n: int, vectors: str) -> np.ndarray:
 
     ``spiky``: e1, e2. ``flat``: 1/sqrt(n) everywhere, and +1/sqrt(2m) on the first m
     coordinates, −1/sqrt(2m) on the next m (m = n // 2; a last coordinate 0 when n is odd).
+
+    Parameters
+    ----------
+    n : int
+        Ambient dimension.
+    vectors : {"spiky", "flat"}
+        Which pair.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, 2)
     """
     if n < 2:
         raise InputError(f"n must be >= 2 for a pair of orthogonal vectors, got {n}")
@@ -150,6 +195,21 @@ def pair_vectors(n: int, vectors: str) -> np.ndarray:
 def direct_pair_images(family: str, n: int, k: int, trials: int, *, vectors: str = "spiky",
                        seed: Seed) -> np.ndarray:
     """Reference sampler: draw R (k×n) per trial and return R x1, R x2.
+
+    Parameters
+    ----------
+    family : {"gaussian", "orthogonal", "achlioptas", "sparse"}
+        The projection family.
+    n : int
+        Ambient dimension.
+    k : int
+        Rows of R.
+    trials : int
+        Draws.
+    vectors : {"spiky", "flat"}
+        The pair (:func:`pair_vectors`).
+    seed : int or generator
+        Seed of the draws.
 
     Returns
     -------
@@ -177,6 +237,21 @@ def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors
     k <= k_max (for ``orthogonal`` the factor sqrt(n/k) is folded in as sqrt(n), so the
     same ``/ sqrt(k)`` applies).
 
+    Parameters
+    ----------
+    family : {"gaussian", "orthogonal", "achlioptas", "sparse"}
+        The projection family.
+    n : int
+        Ambient dimension.
+    k_max : int
+        The most rows of R.
+    trials : int
+        Draws.
+    vectors : {"spiky", "flat"}
+        The pair (:func:`pair_vectors`).
+    seed : int or generator
+        Seed of the draws.
+
     Returns
     -------
     images : torch.Tensor of shape (trials, k_max, 2), float64
@@ -192,6 +267,21 @@ def reduced_pair_units(family: str, n: int, k_max: int, trials: int, *, vectors:
     """:func:`reduced_pair_images` as ``units * scales``, with ``units`` integer-valued for
     the discrete families (so sums of products are exact and an inner product that is
     exactly 0 stays 0; floating-point rounding would otherwise hide those atoms).
+
+    Parameters
+    ----------
+    family : {"gaussian", "orthogonal", "achlioptas", "sparse"}
+        The projection family.
+    n : int
+        Ambient dimension.
+    k_max : int
+        The most rows of R.
+    trials : int
+        Draws.
+    vectors : {"spiky", "flat"}
+        The pair (:func:`pair_vectors`).
+    seed : int or generator
+        Seed of the draws.
 
     Returns
     -------
@@ -254,6 +344,17 @@ def inverse_cdf_index(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
     exactly, through a bucket table: for u in bucket b the answer lies in [lo_b, hi_b], so it
     is lo_b wherever lo_b == hi_b (all but the <= len(cdf) buckets holding a cdf value); the
     rest go through the binary search. About 20× faster than the search alone for millions of u.
+
+    Parameters
+    ----------
+    cdf : numpy.ndarray
+        A non-decreasing cdf.
+    u : numpy.ndarray
+        Uniform draws in [0, 1), any shape.
+
+    Returns
+    -------
+    numpy.ndarray of int, of ``u``'s shape
     """
     lo, hi = _cdf_buckets(np.ascontiguousarray(cdf, dtype=np.float64).tobytes())
     b = np.minimum((u * _CDF_BUCKETS).astype(np.int64), _CDF_BUCKETS - 1)  # floor(u·M), exact
@@ -271,6 +372,13 @@ def signed_count_law(h: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     P(S = s) = Σ_N Bin(N; h, p)·Bin((N + s)/2; N, 1/2) over N ≡ s (mod 2); N and S are
     kept within 12 standard deviations of their means (the rest has probability < 1e-30, far
     below the 2^-53 resolution of the inverse-CDF draw).
+
+    Parameters
+    ----------
+    h : int
+        The number of terms.
+    p : float
+        The probability that a term is non-zero.
 
     Returns
     -------
@@ -308,8 +416,22 @@ def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
     """From unscaled images (T, k_max, 2) (times ``scales`` per column), the Gram entries
     for every k in ``ks``. Integer-valued images are summed exactly before scaling.
 
-    Returns a dict of arrays of shape (len(ks), T): ``aa`` = ‖R x1‖², ``bb`` = ‖R x2‖²,
-    ``ab`` = ⟨R x1, R x2⟩, under the projection with k rows.
+    Parameters
+    ----------
+    images : torch.Tensor, shape (T, k_max, 2)
+        Unscaled images (:func:`reduced_pair_images` or :func:`reduced_pair_units`).
+    ks : numpy.ndarray of int
+        The numbers of rows k, each <= k_max.
+    which : tuple of str
+        The entries wanted, of ``"aa"``, ``"bb"``, ``"ab"``.
+    scales : (float, float)
+        The factor of each column.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray, shape (len(ks), T)
+        ``aa`` = ‖R x1‖², ``bb`` = ‖R x2‖², ``ab`` = ⟨R x1, R x2⟩, under the projection with
+        k rows.
     """
     import torch
 
@@ -332,6 +454,19 @@ def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
 
 def theorem1_direct_errors(P: np.ndarray, w: np.ndarray, k: int, trials: int, *, seed: Seed) -> np.ndarray:
     """Reference sampler: ‖P RᵀR w − P w‖ with R drawn in full each trial (Gaussian).
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (n, n)
+        The attention matrix.
+    w : numpy.ndarray, shape (n,)
+        The vector.
+    k : int
+        Rows of R.
+    trials : int
+        Draws.
+    seed : int or generator
+        Seed of the draws.
 
     Returns
     -------
