@@ -75,7 +75,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.linformer.proof_steps": 8,
     "attnspec.theory.linformer.quantifier": 1,
     "attnspec.theory.linformer.rows": 6,
-    "attnspec.theory.linformer.sequential": 8,
     "attnspec.theory.linformer.theorem1_samplers": 6,
     "attnspec.theory.linformer.theorem2_samplers": 7,
     "attnspec.theory.osa.battery": 5,

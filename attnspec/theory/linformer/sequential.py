@@ -43,13 +43,44 @@ ALPHA = 0.01
 
 
 def looks(trials: int, look: int) -> int:
-    """The number J of looks of ``look`` trials needed for ``trials``."""
+    """The number J of looks of ``look`` trials needed for ``trials``.
+
+    Parameters
+    ----------
+    trials : int
+        The trials wanted.
+    look : int
+        Trials per look (at least 1 is taken).
+
+    Returns
+    -------
+    int
+        J >= 1.
+    """
     return max(1, math.ceil(trials / max(1, look)))
 
 
 def fixed_verdict(claimed: float, *, trials_max: int, exact: float | None = None, vacuous: bool = False,
                   trivial: bool = False) -> bool:
-    """True when the verdict of a row does not depend on its Monte Carlo counts."""
+    """True when the verdict of a row does not depend on its Monte Carlo counts.
+
+    Parameters
+    ----------
+    claimed : float
+        The claimed failure probability.
+    trials_max : int
+        The most trials the row may draw.
+    exact : float, optional
+        The exact failure probability, where a law gives it (the verdict is read from it).
+    vacuous : bool
+        The row is vacuous.
+    trivial : bool
+        A trivial output meets the tolerance (the row cannot fail).
+
+    Returns
+    -------
+    bool
+    """
     if vacuous or trivial or exact is not None or not math.isfinite(claimed) or claimed >= 1.0:
         return True
     # "cannot-fail" by the trial count: even trials_max/trials_max failures leave the lower
@@ -66,37 +97,130 @@ SEARCH_BETA = 0.01
 def miss_rate(rate: float, trials: int) -> float:
     """The probability that ``trials`` independent trials at true failure rate ``rate`` show
     no failure: (1 − rate)^trials. A violation search stopped at ``trials`` ends ``measured``
-    with this probability where the claim is in fact violated at that rate."""
+    with this probability where the claim is in fact violated at that rate.
+
+    Parameters
+    ----------
+    rate : float
+        The true failure rate, in [0, 1).
+    trials : int
+        Independent trials.
+
+    Returns
+    -------
+    float
+    """
     return math.exp(trials * math.log1p(-rate))
 
 
 def beyond_resolution(claimed: float, *, trials_max: int) -> bool:
     """True when no count of up to ``trials_max`` trials could show the claim to hold or be
-    loose: 0/trials_max already leaves the 95% upper end above ``claimed``."""
+    loose: 0/trials_max already leaves the 95% upper end above ``claimed``.
+
+    Parameters
+    ----------
+    claimed : float
+        The claimed failure probability.
+    trials_max : int
+        The most trials the row may draw.
+
+    Returns
+    -------
+    bool
+    """
     return clopper_pearson(0, int(trials_max), 0.95).high > claimed
 
 
 def search_trials(rate: float = SEARCH_RATE, beta: float = SEARCH_BETA) -> int:
     """The fewest trials t with (1 − rate)^t <= beta: after them, a failure rate >= ``rate``
-    would have shown a failure with probability >= 1 − beta."""
+    would have shown a failure with probability >= 1 − beta.
+
+    Parameters
+    ----------
+    rate : float
+        The failure rate to catch, in (0, 1).
+    beta : float
+        The probability allowed of missing it, in (0, 1).
+
+    Returns
+    -------
+    int
+    """
     return math.ceil(math.log(beta) / math.log1p(-rate))
 
 
 def searched(failures: int, trials: int, claimed: float, *, trials_max: int) -> bool:
-    """True when a row beyond resolution has drawn :func:`search_trials` trials without a failure."""
+    """True when a row beyond resolution has drawn :func:`search_trials` trials without a failure.
+
+    Parameters
+    ----------
+    failures : int
+        Failures seen so far.
+    trials : int
+        Trials drawn so far.
+    claimed : float
+        The claimed failure probability.
+    trials_max : int
+        The most trials the row may draw.
+
+    Returns
+    -------
+    bool
+    """
     return failures == 0 and trials >= search_trials() and beyond_resolution(claimed, trials_max=trials_max)
 
 
 def can_stop(failures: int, trials: int, claimed: float, *, n_looks: int, trials_max: int) -> bool:
     """True when a row whose verdict depends on its counts may stop drawing: :func:`settled`,
-    or :func:`searched` where its claim is beyond resolution."""
+    or :func:`searched` where its claim is beyond resolution.
+
+    Parameters
+    ----------
+    failures : int
+        Failures seen so far.
+    trials : int
+        Trials drawn so far.
+    claimed : float
+        The claimed failure probability.
+    n_looks : int
+        The looks planned (the interval's level is corrected for them).
+    trials_max : int
+        The most trials the row may draw.
+
+    Returns
+    -------
+    bool
+    """
     return (settled(failures, trials, claimed, n_looks=n_looks)
             or searched(failures, trials, claimed, trials_max=trials_max))
 
 
 def settled(failures: int, trials: int, claimed: float, *, n_looks: int, alpha: float = ALPHA,
             loose_factor: float = LOOSE_FACTOR) -> bool:
-    """True when the interval at level 1 − alpha/n_looks is on one side of every threshold."""
+    """True when the interval at level 1 − alpha/n_looks is on one side of every threshold.
+
+    The thresholds are the claim (violated above it) and the claim over ``loose_factor``
+    (loose below it); between them the row holds.
+
+    Parameters
+    ----------
+    failures : int
+        Failures seen so far.
+    trials : int
+        Trials drawn so far.
+    claimed : float
+        The claimed failure probability.
+    n_looks : int
+        The looks planned.
+    alpha : float
+        The error rate allowed over all looks (default :data:`ALPHA`).
+    loose_factor : float
+        How many times larger than the failure probability a claim may be before it is loose.
+
+    Returns
+    -------
+    bool
+    """
     ci = clopper_pearson(int(failures), int(trials), 1.0 - alpha / max(1, n_looks))
     if ci.low > claimed:
         return True  # violated
