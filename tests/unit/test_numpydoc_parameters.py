@@ -72,7 +72,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.linformer.groups": 4,
     "attnspec.theory.linformer.parallel": 7,
     "attnspec.theory.linformer.printed": 1,
-    "attnspec.theory.linformer.proof_steps": 8,
     "attnspec.theory.linformer.quantifier": 1,
     "attnspec.theory.linformer.rows": 6,
     "attnspec.theory.linformer.theorem1_samplers": 6,

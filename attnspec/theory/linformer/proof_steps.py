@@ -77,7 +77,27 @@ def step23_ratios(x: np.ndarray, ks: Sequence[int], trials: int, *, delta: float
 
 def step23_rows(x_by_name: dict[str, np.ndarray], ks: Sequence[int], trials: int, *, delta: float, eps: float,
                 seed: int) -> list[VerdictRow]:
-    """``measured`` rows of claim ``linformer.thm2.step23``, one per (x, k): the mean ratio and its t-interval."""
+    """``measured`` rows of claim ``linformer.thm2.step23``, one per (x, k): the mean ratio and its t-interval.
+
+    Parameters
+    ----------
+    x_by_name : dict of str to ndarray of shape (n,)
+        The vectors x (rows of A, or 0), by reading name.
+    ks : sequence of int
+        Projection dimensions.
+    trials : int
+        Draws of R per k (an interval needs 2).
+    delta : float
+        The paper's δ (= 1/(2n)).
+    eps : float
+        Distortion ε, recorded.
+    seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rows = []
     n = len(next(iter(x_by_name.values())))
     for name, x in x_by_name.items():
@@ -108,6 +128,8 @@ def zero_output_fractions(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: floa
     Q, K, V : ndarray of shape (n, d)
         A = QKᵀ/√d.
     eps : float
+    block : int
+        Rows of A formed at a time (memory).
 
     Returns
     -------
@@ -142,6 +164,22 @@ def gaussian_v_fraction(n: int, d: int, eps: float, draws: int, *, seed: int) ->
     exactly by Bartlett's decomposition VᵀV = TTᵀ with T lower-triangular, T_ii² ~ χ²_{n−i+1}
     and T_ij ~ N(0, 1) below the diagonal: d(d+1)/2 draws instead of n·d (requires n >= d;
     else V is drawn in full).
+
+    Parameters
+    ----------
+    n, d : int
+        V's shape.
+    eps : float
+        Distortion ε.
+    draws : int
+        Draws of V.
+    seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    int
+        The count.
     """
     rng = numpy_rng(seed)
     if n < d:
@@ -171,7 +209,25 @@ def gaussian_v_fraction(n: int, d: int, eps: float, draws: int, *, seed: int) ->
 
 def tolerance_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, draws: int, seed: int,
                    setup_seed: int) -> list[VerdictRow]:
-    """``measured`` rows of claim ``linformer.thm2.tolerance``: the fractions where zero meets each tolerance."""
+    """``measured`` rows of claim ``linformer.thm2.tolerance``: the fractions where zero meets each tolerance.
+
+    Parameters
+    ----------
+    Q, K, V : ndarray of shape (n, d)
+        The instance (A = QKᵀ/√d).
+    eps : float
+        Distortion ε.
+    draws : int
+        Draws of the Gaussian-V reading.
+    seed : int
+        Seed of those draws.
+    setup_seed : int
+        The seed of the instance, recorded on its rows.
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     n, d = Q.shape
     counts = zero_output_fractions(Q, K, V, eps)
     counts["gaussian-v"] = (gaussian_v_fraction(n, d, eps, draws, seed=seed), draws)
@@ -195,7 +251,21 @@ def tolerance_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, d
 
 
 def formula_rows(n: int, d: int, eps: float) -> list[VerdictRow]:
-    """One row of claim ``linformer.thm2.k`` per formula: its k, its union bound, vacuous or measured."""
+    """One row of claim ``linformer.thm2.k`` per formula: its k, its union bound, vacuous or measured.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    eps : float
+        Distortion ε.
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rows = []
     for reading, f in theorem2_formulas(n, d, eps).items():
         where, text, pairs = THEOREM2_FORMULAS[reading]
@@ -221,6 +291,17 @@ def eq8_grid(n: int, d: int, eps_values: Sequence[float] = SWEEP_EPS, points: in
     """For each ε, up to ``points`` k < n (geometric from the smallest k whose union bound
     2nd·e^{−c(ε)k} is < 1, to n − 1); an empty list where no such k is below n.
 
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    eps_values : sequence of float
+        The ε of the grid.
+    points : int
+        The most k per ε.
+
     Returns
     -------
     dict of float to list of int
@@ -243,7 +324,22 @@ def eq8_grid(n: int, d: int, eps_values: Sequence[float] = SWEEP_EPS, points: in
 def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
     """Claim ``linformer.thm2.orientation``: R is k×n in Lemma 1 (and in the proof sketch after
     Theorem 2) but n×k in Appendix B's proof of Theorem 2 and eq. (23), and E, F are n×k in the
-    statement; softmax(wEᵀ)FV with w ∈ R^{1×n}, V ∈ R^{n×d} type-checks only for E, F ∈ R^{k×n}."""
+    statement; softmax(wEᵀ)FV with w ∈ R^{1×n}, V ∈ R^{n×d} type-checks only for E, F ∈ R^{k×n}.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    k : int
+        Projection dimension.
+    eps : float
+        Distortion ε, recorded.
+
+    Returns
+    -------
+    VerdictRow
+        ``violated`` unless k = n (then ``measured``).
+    """
     from attnspec.verdicts import Decision
 
     # conformability as printed: w (1×n) · Eᵀ needs Eᵀ with n rows, i.e. E k×n; then (1×k) · F needs F k×n
@@ -272,6 +368,21 @@ def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, 
       conformable Γ = exp(A)V·pinv(exp(A_s)V) (n×2d), as max_i ‖Γ_i‖ / d.
     * ``frobenius-rows``: ‖M‖_F = Σ_i ‖M_i‖ is printed; on a Gaussian 2d×d matrix the two
       differ (only ≤ holds).
+
+    Parameters
+    ----------
+    Q, K, V : ndarray of shape (n, d)
+        The instance (A = QKᵀ/√d).
+    eps : float
+        Distortion ε.
+    seed : int
+        Seed of the Gaussian matrix of the frobenius-rows reading (recorded on every row).
+    size : int
+        The block measured: the instance's first ``size`` rows and columns.
+
+    Returns
+    -------
+    list of VerdictRow
     """
     from attnspec.verdicts import classify_bound, classify_identity
 
