@@ -73,7 +73,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.linformer.parallel": 7,
     "attnspec.theory.linformer.printed": 1,
     "attnspec.theory.linformer.quantifier": 1,
-    "attnspec.theory.linformer.rows": 6,
     "attnspec.theory.linformer.theorem1_samplers": 6,
     "attnspec.theory.linformer.theorem2_samplers": 7,
     "attnspec.theory.osa.battery": 5,

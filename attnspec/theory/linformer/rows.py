@@ -40,7 +40,17 @@ _PARAM_COLS = {
 
 
 def group_of(claim: str) -> str:
-    """``"linformer.thm1.eq3"`` → ``"thm1"``: the table group of a claim id."""
+    """``"linformer.thm1.eq3"`` → ``"thm1"``: the table group of a claim id.
+
+    Parameters
+    ----------
+    claim : str
+        A claim id.
+
+    Returns
+    -------
+    str
+    """
     return claim.split(".")[1]
 
 
@@ -72,7 +82,17 @@ def _paper_k(row: dict[str, Any]) -> int | None:
 def at_paper_params(row: dict[str, Any]) -> bool:
     """True for a Monte Carlo row of a theorem at its own k (and not on Theorem 2's (ε, k) grid).
     Lemma 1 has no k of its own (Theorem 1's k is only where the theorem applies it), so its
-    rows are never marked."""
+    rows are never marked.
+
+    Parameters
+    ----------
+    row : dict
+        A row of the ``jl`` table (``claim``, ``k``, ``n``, ``eps``, ``sweep``).
+
+    Returns
+    -------
+    bool
+    """
     if row.get("sweep") == "eps-k-grid" or group_of(row["claim"]) == "lemma1":
         return False
     return _paper_k(row) == int(row["k"])
@@ -156,7 +176,21 @@ def existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
     Vacuous where k >= n or the claimed probability is >= 1; ``cannot-fail`` where the zero
     output (E = F = 0) meets the tolerance; otherwise ``measured``: one construction failing
     does not refute existence, so the statement is not decided (the proof's construction
-    has its own row, reading ``proof-*``)."""
+    has its own row, reading ``proof-*``).
+
+    Parameters
+    ----------
+    rec : dict
+        The ``jl`` table's record of the proof-construction row (``n``, ``k``, ``bound``,
+        ``zero_output_error``, ``tolerance``).
+    proof : VerdictRow
+        The proof-construction row.
+
+    Returns
+    -------
+    VerdictRow
+        Reading ``proof-*`` without its prefix, construction ``exists``.
+    """
     n, k = int(rec["n"]), int(rec["k"])
     reading = proof.reading.removeprefix("proof-")
     zero_err, tol = float(rec["zero_output_error"]), float(rec["tolerance"])
@@ -217,7 +251,21 @@ def verdict_rows(table: pd.DataFrame) -> list[VerdictRow]:
 
 def eq18_rows(table: pd.DataFrame, k_log: int, k_thm: int) -> list[VerdictRow]:
     """Appendix A eq. (18): the relative Theorem-1 rows at k = ⌈ln n⌉ and at the theorem's k,
-    relabelled as claim ``linformer.thm1.eq18`` (readings ``log-n``, ``theorem-k``)."""
+    relabelled as claim ``linformer.thm1.eq18`` (readings ``log-n``, ``theorem-k``).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The ``jl`` table.
+    k_log : int
+        ⌈ln n⌉.
+    k_thm : int
+        The theorem's k.
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     rel = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
     out = []
     for reading, k in (("log-n", k_log), ("theorem-k", k_thm)):
@@ -240,6 +288,17 @@ def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
     ``relative-clipped``, at the paper's parameters (``at_paper_params``): the relative
     reading's counts at k = n − 1, against the bound 2n e^{−c(ε)(n−1)} there, with the
     theorem's own k and its promised failure probability in the evidence.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The ``jl`` table.
+    k_thm : int
+        The theorem's k.
+
+    Returns
+    -------
+    list of VerdictRow
     """
     rel = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
     if not len(rel):
@@ -294,7 +353,17 @@ def _pick(rows: list[VerdictRow]) -> VerdictRow:
 
 
 def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
-    """One representative row per (claim, reading, family | attention | construction), by group."""
+    """One representative row per (claim, reading, family | attention | construction), by group.
+
+    Parameters
+    ----------
+    rows : list of VerdictRow
+
+    Returns
+    -------
+    dict of str to list of VerdictRow
+        Group (``lemma1``, ``thm1``, ``thm2``, ...) → its representative rows.
+    """
     third = {"lemma1": "family", "thm1": "attention", "thm2": "construction"}
     groups: dict[tuple, list[VerdictRow]] = {}
     for r in rows:
