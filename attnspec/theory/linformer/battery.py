@@ -141,7 +141,24 @@ def parse_ks(spec: str) -> list[int]:
 def default_ks(n: int, eps: float, points: int = 10, *, union_threshold: bool = True) -> list[int]:
     """The default sweep, below n: geometric from 16 (or 1) to n − 1, plus (with
     ``union_threshold``) the smallest k at which Theorem 1's union bound drops below 1
-    (when that is below n)."""
+    (when that is below n).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    eps : float
+        Distortion ε.
+    points : int
+        Points of the geometric sweep.
+    union_threshold : bool
+        Add the union bound's threshold k.
+
+    Returns
+    -------
+    list of int
+        Sorted, distinct, each below n.
+    """
     lo = min(16, max(1, n // 4))
     ks = {int(round(x)) for x in np.geomspace(lo, n - 1, points)} if n > 2 else {1}
     kub = union_bound_min_k(n, eps)
@@ -253,7 +270,17 @@ def config_from_options(options: Mapping[str, Any]) -> JLConfig:
 
 
 def attention_request(config: JLConfig) -> AttentionRequest | None:
-    """The real attention matrices Theorem 1 is checked on, when ``--model``/``--data`` are given."""
+    """The real attention matrices Theorem 1 is checked on, when ``--model``/``--data`` are given.
+
+    Parameters
+    ----------
+    config : JLConfig
+
+    Returns
+    -------
+    AttentionRequest or None
+        None without ``--model``.
+    """
     if config.model is None or "thm1" not in parse_claims(list(config.claims)):
         return None
     return AttentionRequest(model=config.model, data=config.data, seq_len=config.n, count=config.count,
@@ -439,7 +466,18 @@ _GROUP_FUNCS: dict[str, Callable[..., Group]] = {"lemma1": _lemma1_group, "thm1"
 
 
 def run_groups(claims: Sequence[str]) -> list[str]:
-    """The :data:`RUN_GROUPS` that the claim groups ``claims`` (as from :func:`parse_claims`) need."""
+    """The :data:`RUN_GROUPS` that the claim groups ``claims`` (as from :func:`parse_claims`) need.
+
+    Parameters
+    ----------
+    claims : sequence of str
+        Claim groups.
+
+    Returns
+    -------
+    list of str
+        In :data:`RUN_GROUPS`' order.
+    """
     return [g for g in RUN_GROUPS
             if any(c == _SERVES.get(g, g) or c.startswith(_SERVES.get(g, g) + ".") for c in claims)]
 

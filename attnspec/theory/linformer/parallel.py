@@ -44,7 +44,12 @@ TORCH_IMPORT_COST = 2.0
 
 
 def cores() -> int:
-    """Cores this process may run on."""
+    """Cores this process may run on.
+
+    Returns
+    -------
+    int
+    """
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -52,13 +57,30 @@ def cores() -> int:
 
 
 def can_fork() -> bool:
+    """Whether a side process may be forked: the platform forks, two or more cores, and
+    ``ATTNSPEC_NO_FORK`` is not ``1``.
+
+    Returns
+    -------
+    bool
+    """
     import multiprocessing as mp
 
     return "fork" in mp.get_all_start_methods() and cores() >= 2 and os.environ.get("ATTNSPEC_NO_FORK") != "1"
 
 
 def needs_torch(groups: Sequence[str]) -> bool:
-    """True when computing ``groups`` imports torch (some group is not :data:`TORCH_FREE`)."""
+    """True when computing ``groups`` imports torch (some group is not :data:`TORCH_FREE`).
+
+    Parameters
+    ----------
+    groups : sequence of str
+        Claim groups (of :data:`RUN_GROUPS`).
+
+    Returns
+    -------
+    bool
+    """
     return any(g not in TORCH_FREE for g in groups)
 
 
@@ -70,6 +92,15 @@ def one_thread(*, import_torch: bool = True) -> Iterator[None]:
     :data:`TORCH_FREE` groups, which never import it:
     ``tests/unit/test_jl.py::test_the_torch_free_groups_never_import_torch``); its pool is
     set only if torch is loaded already.
+
+    Parameters
+    ----------
+    import_torch : bool
+        Import torch to set its pool.
+
+    Yields
+    ------
+    None
     """
     torch, previous = None, None
     if import_torch or "torch" in sys.modules:
@@ -116,7 +147,15 @@ def _child(conn: Any, compute: Callable[[str], Any], groups: Sequence[str], pare
 
 
 class SideProcess:
-    """A forked child computing ``groups`` with ``compute(group)``; :meth:`result` waits for them."""
+    """A forked child computing ``groups`` with ``compute(group)``; :meth:`result` waits for them.
+
+    Parameters
+    ----------
+    compute : callable
+        ``compute(group)`` returns the group's result (sent back to this process).
+    groups : sequence of str
+        Claim groups (of :data:`RUN_GROUPS`).
+    """
 
     def __init__(self, compute: Callable[[str], Any], groups: Sequence[str]) -> None:
         import multiprocessing as mp
@@ -135,7 +174,23 @@ class SideProcess:
 
     def result(self, keep: dict[str, Any] | None = None) -> dict[str, Any]:
         """The child's groups by name. If the child raised, its groups finished before that
-        are put in ``keep`` and the exception is raised here."""
+        are put in ``keep`` and the exception is raised here.
+
+        Parameters
+        ----------
+        keep : dict, optional
+            Receives the finished groups when the child raised.
+
+        Returns
+        -------
+        dict
+            Group → its result.
+
+        Raises
+        ------
+        RuntimeError
+            The child died without answering.
+        """
         try:
             status, out, error = self._recv.recv()
         except EOFError:
@@ -164,6 +219,16 @@ def plan(pending: Sequence[str]) -> list[str]:
     each share counting :data:`TORCH_IMPORT_COST` when it needs torch and torch is not
     imported yet (ties: the child takes the later groups). At most five groups, so all
     splits are tried.
+
+    Parameters
+    ----------
+    pending : sequence of str
+        The groups still to compute.
+
+    Returns
+    -------
+    list of str
+        The child's groups; empty when one process is as fast.
     """
     import itertools
 
