@@ -29,7 +29,16 @@ from attnspec.stats import Seed, numpy_rng
 
 def structured_params(P: np.ndarray) -> tuple[float, float] | None:
     """(α, β) when P = αI + β11ᵀ exactly (uniform attention: α = 0; near-identity
-    softmax(cI): α = P00 − P01), else None. Checked entrywise, without an n×n temporary."""
+    softmax(cI): α = P00 − P01), else None. Checked entrywise, without an n×n temporary.
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (n, n)
+
+    Returns
+    -------
+    (float, float) or None
+    """
     n = P.shape[0]
     off = P[0, 1] if n > 1 else 0.0
     alpha = float(P[0, 0] - off)
@@ -45,7 +54,17 @@ def structured_params(P: np.ndarray) -> tuple[float, float] | None:
 
 def structured_apply(P: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
     """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
-    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise."""
+    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise.
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (n, n)
+
+    Returns
+    -------
+    callable or None
+        G (n, c) → P G (n, c), in G's dtype.
+    """
     ab = structured_params(P)
     if ab is None:
         return None
@@ -74,9 +93,22 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
     P : ndarray (n, n)
     W : ndarray (n, m)
         The vectors w, one per column.
+    trials : int
+        Draws of g.
+    seed : int or generator
+        Seed of the draws.
+    chunk : int
+        Trials per block of draws.
     dtype : numpy float type
         Precision of g and of the product P g (float32: the error it adds is far below the
         Monte Carlo error; float64 for reference computations).
+    fast : bool
+        Use the exact fast product of :func:`structured_apply` when P has that structure.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``alpha``, ``beta`` (m, trials); ``unorm2``, ``wnorm`` (m,).
     """
     gen = theorem1_parts_chunks(P, W, seed=seed, chunk=chunk, dtype=dtype, fast=fast)
     head = next(gen)
@@ -101,6 +133,26 @@ def theorem1_parts_chunks(P: np.ndarray, W: np.ndarray, *, seed: Seed, chunk: in
     ``send(c)`` (c <= chunk) returns ``(alpha, beta)`` of shape (m, c) for the next c trials.
     Draws: one (n, c) block of g per send from one NumPy generator, so sending ``chunk``
     each time reproduces :func:`theorem1_reduced_parts` exactly.
+
+    Parameters
+    ----------
+    P : ndarray (n, n)
+        The attention matrix.
+    W : ndarray (n, m)
+        The vectors w, one per column.
+    seed : int or generator
+        Seed of the draws.
+    chunk : int
+        The most trials a send may ask for.
+    dtype : numpy float type
+        Precision of g and of the product P g.
+    fast : bool
+        Use the exact fast product of :func:`structured_apply` when P has that structure.
+
+    Yields
+    ------
+    dict, then (numpy.ndarray, numpy.ndarray)
+        As above.
     """
     P = np.asarray(P, dtype=np.float64)
     W = np.asarray(W, dtype=np.float64)
@@ -134,13 +186,45 @@ def theorem1_parts_chunks(P: np.ndarray, W: np.ndarray, *, seed: Seed, chunk: in
 
 
 def theorem1_errors_from_parts(parts: dict[str, np.ndarray], j: int, k: int, *, seed: Seed) -> np.ndarray:
-    """‖P(RᵀR − I) w_j‖ for a projection with k rows, one value per trial of ``parts``."""
+    """‖P(RᵀR − I) w_j‖ for a projection with k rows, one value per trial of ``parts``.
+
+    Parameters
+    ----------
+    parts : dict of str to numpy.ndarray
+        :func:`theorem1_reduced_parts`' result.
+    j : int
+        The column of W.
+    k : int
+        Rows of R.
+    seed : int or generator
+        Seed of the chi-square draws.
+
+    Returns
+    -------
+    numpy.ndarray, shape (trials,)
+    """
     return theorem1_errors_chunk(parts, j, k, numpy_rng(seed))
 
 
 def theorem1_errors_chunk(parts: dict[str, np.ndarray], j: int, k: int, rng: np.random.Generator) -> np.ndarray:
     """As :func:`theorem1_errors_from_parts` with the chi-square draws taken from ``rng``
-    (successive chunks from one generator reproduce one draw of all trials)."""
+    (successive chunks from one generator reproduce one draw of all trials).
+
+    Parameters
+    ----------
+    parts : dict of str to numpy.ndarray
+        The parts of one chunk (``alpha``, ``beta`` (m, c); ``unorm2``, ``wnorm`` (m,)).
+    j : int
+        The column of W.
+    k : int
+        Rows of R.
+    rng : numpy.random.Generator
+        The chi-square draws' generator.
+
+    Returns
+    -------
+    numpy.ndarray, shape (c,)
+    """
     alpha = parts["alpha"][j]
     beta = parts["beta"][j]
     chi = rng.chisquare(k, size=alpha.shape[0]) / k
