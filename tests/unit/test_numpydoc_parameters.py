@@ -72,7 +72,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.linformer.groups": 4,
     "attnspec.theory.linformer.printed": 1,
     "attnspec.theory.linformer.quantifier": 1,
-    "attnspec.theory.linformer.theorem2_samplers": 7,
     "attnspec.theory.osa.battery": 5,
     "attnspec.theory.osa.instances": 2,
     "attnspec.theory.osa.printed": 1,

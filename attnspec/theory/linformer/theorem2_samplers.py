@@ -31,6 +31,21 @@ def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *
     """Reference sampler: softmax(w Eᵀ) F V with E = δR, F = e^{−δ}R (or E = F = R when
     ``delta`` is None), R ∈ R^{k×n} Gaussian drawn in full each trial.
 
+    Parameters
+    ----------
+    w : ndarray of shape (n,)
+        A row of A (the softmax's argument).
+    V : ndarray of shape (n, d)
+        The values.
+    k : int
+        Rows of R.
+    trials : int
+        Draws.
+    delta : float or None
+        The paper's δ; None: E = F = R.
+    seed : int or generator
+        Seed of the draws.
+
     Returns
     -------
     outputs : ndarray of shape (trials, d)
@@ -56,6 +71,23 @@ def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *
 def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *,
                              delta: float | None, seed: Seed, chunk: int = 1000) -> np.ndarray:
     """Reduced sampler for :func:`theorem2_direct_outputs`, every k in ``ks`` at once.
+
+    Parameters
+    ----------
+    w : ndarray of shape (n,)
+        A row of A (the softmax's argument).
+    V : ndarray of shape (n, d)
+        The values.
+    ks : ndarray of int
+        The projection dimensions.
+    trials : int
+        Draws.
+    delta : float or None
+        The paper's δ; None: E = F = R.
+    seed : int or generator
+        Seed of the draws.
+    chunk : int
+        Trials drawn at a time (memory; the same draws whatever ``trials`` is).
 
     Returns
     -------
@@ -89,7 +121,27 @@ def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trial
 
 def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, delta: float,
                          seed: Seed) -> np.ndarray:
-    """Reference sampler of exp(x Eᵀ) F yᵀ = e^{−δ} Σ_j exp(δ (Rx)_j) (Ry)_j (eq. 21)."""
+    """Reference sampler of exp(x Eᵀ) F yᵀ = e^{−δ} Σ_j exp(δ (Rx)_j) (Ry)_j (eq. 21).
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,)
+        A row of A.
+    y : ndarray of shape (n,)
+        A column of V.
+    k : int
+        Rows of R.
+    trials : int
+        Draws.
+    delta : float
+        The paper's δ (= 1/(2n)).
+    seed : int or generator
+        Seed of the draws.
+
+    Returns
+    -------
+    numpy.ndarray, shape (trials,)
+    """
     import torch
 
     n = x.shape[0]
@@ -109,6 +161,27 @@ def theorem2_eq21_reduced(x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: 
 
     With x̂ = x/‖x‖, a = R x̂, y = (x̂ᵀy) x̂ + y⊥: Ry = (x̂ᵀy) a + R y⊥ and, given a,
     Σ_j q_j (R y⊥)_j ~ N(0, ‖q‖² ‖y⊥‖²/k) for q = exp(δ‖x‖ a).
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,)
+        A row of A.
+    y : ndarray of shape (n,)
+        A column of V.
+    ks : ndarray of int
+        The projection dimensions.
+    trials : int
+        Draws.
+    delta : float
+        The paper's δ (= 1/(2n)).
+    seed : int or generator
+        Seed of the draws.
+    chunk : int
+        Trials drawn at a time (memory; the same draws whatever ``trials`` is).
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(ks), trials)
     """
     import torch
 
@@ -143,6 +216,32 @@ def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: i
     :func:`theorem2_reduced_outputs` with ``delta`` and with None — and ``eq21`` of shape
     (len(ks), trials), as :func:`theorem2_eq21_reduced` with y = V[:, y_index]. Each is
     exact in distribution; they share the Gaussian draws.
+
+    Parameters
+    ----------
+    w : ndarray of shape (n,)
+        A row of A (the softmax's argument).
+    V : ndarray of shape (n, d)
+        The values.
+    ks : ndarray of int
+        The projection dimensions.
+    trials : int
+        Draws.
+    delta : float
+        The paper's δ (= 1/(2n)).
+    seed : int or generator
+        Seed of the draws.
+    chunk : int
+        Trials drawn at a time (memory; the same draws whatever ``trials`` is).
+    y_index : int
+        The column of V that eq. (21) reads.
+    work_dtype : torch.dtype, optional
+        Precision of the Gaussian draws and products (default float32).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``paper``, ``plain``, ``eq21``.
     """
     import torch
 
@@ -236,6 +335,25 @@ class Theorem2Looks:
     more accurate than the float32 exp of :func:`theorem2_reduced_all`, and O(k_max) per
     trial whatever the number of k. ``plain`` (E = F = R) needs a softmax per k: computed
     only when asked (the first look).
+
+    Parameters
+    ----------
+    w : ndarray of shape (n,)
+        A row of A (the softmax's argument).
+    V : ndarray of shape (n, d)
+        The values.
+    ks : ndarray of int
+        The projection dimensions.
+    delta : float
+        The paper's δ (= 1/(2n)).
+    seed : int or generator
+        Seed of the draws.
+    chunk : int
+        Trials drawn at a time (memory; the same draws whatever ``trials`` is).
+    y_index : int
+        The column of V that eq. (21) reads.
+    work_dtype : torch.dtype, optional
+        Precision of the Gaussian draws (default float32).
     """
 
     def __init__(self, w: np.ndarray, V: np.ndarray, ks: np.ndarray, *, delta: float, seed: Seed,
@@ -260,9 +378,20 @@ class Theorem2Looks:
     def draw(self, trials: int, *, plain: bool, active: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """The next ``trials`` (a multiple of ``chunk``, or the last few) trials.
 
-        Returns ``paper`` (len(ks), trials, d), ``eq21`` (len(ks), trials) and, with
-        ``plain``, ``plain`` (len(ks), min(trials, chunk), d) from the first chunk only; rows
-        of ks not in ``active`` (a boolean mask) are NaN.
+        Parameters
+        ----------
+        trials : int
+            Trials to draw.
+        plain : bool
+            Also compute the ``plain`` construction (from the first chunk only).
+        active : numpy.ndarray of bool, shape (len(ks),), optional
+            The k still drawing (default: all); the others' rows are NaN.
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            ``paper`` (len(ks), trials, d), ``eq21`` (len(ks), trials) and, with ``plain``,
+            ``plain`` (len(ks), min(trials, chunk), d).
         """
         import torch
 
