@@ -30,11 +30,36 @@ class Group:
 
 
 def concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The non-empty frames one under the other (an empty frame when none).
+
+    Parameters
+    ----------
+    frames : sequence of pandas.DataFrame
+
+    Returns
+    -------
+    pandas.DataFrame
+        With a fresh index.
+    """
     frames = [f for f in frames if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def part_table(group: str, part: str) -> str:
+    """The file stem of one part of a finished group in a partial result.
+
+    Parameters
+    ----------
+    group : str
+        The claim group.
+    part : str
+        The part (a table's name, or its verdict rows).
+
+    Returns
+    -------
+    str
+        ``jl_partial_<group>_<part>``.
+    """
     return f"jl_partial_{group}_{part}"
 
 
@@ -51,7 +76,20 @@ def _row_from_json(text: str) -> VerdictRow:
 
 
 def group_tables(group: str, g: Group) -> dict[str, pd.DataFrame]:
-    """A finished group as the tables of a partial result (read back by :func:`groups_from_tables`)."""
+    """A finished group as the tables of a partial result (read back by :func:`groups_from_tables`).
+
+    Parameters
+    ----------
+    group : str
+        The claim group.
+    g : Group
+        Its rows and tables.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        :func:`part_table` stem → table.
+    """
     return {part_table(group, "jl"): g.jl, part_table(group, "grid"): g.grid,
             part_table(group, "errors"): g.errors,
             part_table(group, "rows"): pd.DataFrame({"row": [_row_json(r) for r in g.rows]}, dtype=object)}
@@ -59,7 +97,19 @@ def group_tables(group: str, g: Group) -> dict[str, pd.DataFrame]:
 
 def groups_from_tables(tables: Mapping[str, pd.DataFrame], groups: Sequence[str]) -> dict[str, Group]:
     """The finished groups held by the tables of a partial result (a group counts as finished
-    when its verdict-row table is there; parts with no rows were not written)."""
+    when its verdict-row table is there; parts with no rows were not written).
+
+    Parameters
+    ----------
+    tables : mapping of str to pandas.DataFrame
+        The partial result's tables by stem.
+    groups : sequence of str
+        The claim groups to look for.
+
+    Returns
+    -------
+    dict of str to Group
+    """
     out: dict[str, Group] = {}
     for group in groups:
         if part_table(group, "rows") not in tables:

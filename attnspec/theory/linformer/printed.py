@@ -44,7 +44,17 @@ def eq4_as_printed(A: np.ndarray) -> np.ndarray:
 
 
 def row_softmax(A: np.ndarray) -> np.ndarray:
-    """D^{−1}·exp(A) with D_ii = Σ_j exp(A_ij): softmax over each row, shape (n, n)."""
+    """D^{−1}·exp(A) with D_ii = Σ_j exp(A_ij): softmax over each row, shape (n, n).
+
+    Parameters
+    ----------
+    A : numpy.ndarray, shape (n, n)
+        The logits.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+    """
     A = np.asarray(A, dtype=np.float64)
     E = np.exp(A - A.max(1, keepdims=True))
     return E / E.sum(1, keepdims=True)

@@ -50,6 +50,15 @@ def kernel_vector_error(P: np.ndarray, k: int, *, seed: int) -> tuple[float, flo
 
     w = g − Rᵀ(RRᵀ)^{−1}Rg for a Gaussian g (the projection of g on ker R).
 
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (n, n)
+        The attention matrix.
+    k : int
+        Rows of R, below n.
+    seed : int
+        Seed of R and g.
+
     Returns
     -------
     (relative_error, kernel_residual)
