@@ -76,7 +76,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.osa.train": 1,
     "attnspec.theory.osa.train_battery": 3,
     "attnspec.theory.osa.train_data": 1,
-    "attnspec.theory.osa.train_models": 14,
     "attnspec.theory.osa.train_stopping": 1,
     "attnspec.verdict_summary": 15,
     "attnspec.verdict_table": 7,

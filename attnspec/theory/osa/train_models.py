@@ -52,7 +52,17 @@ def suo_(weight: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 
 class PatchEmbedding(nn.Module):
-    """(B, P, p²) patches → (B, P+1, d) tokens: linear projection, [cls] first, learnable 1-D positions."""
+    """(B, P, p²) patches → (B, P+1, d) tokens: linear projection, [cls] first, learnable 1-D positions.
+
+    Parameters
+    ----------
+    patch_dim : int
+        p², the values of one patch.
+    n_patches : int
+        P, the patches per image.
+    dim : int
+        Token width d.
+    """
 
     def __init__(self, patch_dim: int, n_patches: int, dim: int) -> None:
         super().__init__()
@@ -61,12 +71,29 @@ class PatchEmbedding(nn.Module):
         self.pos = nn.Parameter(torch.zeros(1, n_patches + 1, dim))
 
     def init_(self, gen: torch.Generator) -> None:
+        """Xavier-uniform projection, zero bias, [cls] and positions from a truncated normal (std 0.02).
+
+        Parameters
+        ----------
+        gen : torch.Generator
+            The one generator every initialisation draws from.
+        """
         nn.init.xavier_uniform_(self.proj.weight, generator=gen)
         nn.init.zeros_(self.proj.bias)
         _trunc_normal_(self.cls, 0.02, gen)
         _trunc_normal_(self.pos, 0.02, gen)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The tokens of a batch of patched images.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, P, p²)
+
+        Returns
+        -------
+        torch.Tensor, shape (B, P + 1, d)
+        """
         b = x.shape[0]
         x = self.proj(x)  # (B, P, d)
         x = torch.cat([self.cls.expand(b, -1, -1), x], dim=1)  # (B, N, d), N = P + 1
@@ -74,7 +101,15 @@ class PatchEmbedding(nn.Module):
 
 
 class SoftmaxAttention(nn.Module):
-    """Multi-head softmax self-attention (SSA), non-causal, no dropout."""
+    """Multi-head softmax self-attention (SSA), non-causal, no dropout.
+
+    Parameters
+    ----------
+    dim : int
+        Token width d (divisible by ``heads``).
+    heads : int
+        Number of heads.
+    """
 
     def __init__(self, dim: int, heads: int) -> None:
         super().__init__()
@@ -85,11 +120,28 @@ class SoftmaxAttention(nn.Module):
         self.o = nn.Linear(dim, dim)
 
     def init_(self, gen: torch.Generator) -> None:
+        """Xavier-uniform weights, zero biases.
+
+        Parameters
+        ----------
+        gen : torch.Generator
+            The one generator every initialisation draws from.
+        """
         for lin in (self.q, self.k, self.v, self.o):
             nn.init.xavier_uniform_(lin.weight, generator=gen)
             nn.init.zeros_(lin.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Attention over the tokens.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, N, d)
+
+        Returns
+        -------
+        torch.Tensor, shape (B, N, d)
+        """
         b, n, d = x.shape
         h = self.heads
 
@@ -102,7 +154,15 @@ class SoftmaxAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """Token-wise d → ratio·d → d with GELU."""
+    """Token-wise d → ratio·d → d with GELU.
+
+    Parameters
+    ----------
+    dim : int
+        Token width d.
+    ratio : int
+        Hidden width over d.
+    """
 
     def __init__(self, dim: int, ratio: int) -> None:
         super().__init__()
@@ -110,6 +170,15 @@ class MLP(nn.Module):
         self.fc2 = nn.Linear(ratio * dim, dim)
 
     def init_(self, gen: torch.Generator, scheme: str) -> None:
+        """Weights by ``scheme``, zero biases.
+
+        Parameters
+        ----------
+        gen : torch.Generator
+            The one generator every initialisation draws from.
+        scheme : {"xavier", "suo"}
+            Xavier-uniform (the ViT baselines) or :func:`suo_` (the OSA models).
+        """
         for lin in (self.fc1, self.fc2):
             if scheme == "xavier":
                 nn.init.xavier_uniform_(lin.weight, generator=gen)
@@ -118,11 +187,34 @@ class MLP(nn.Module):
             nn.init.zeros_(lin.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The MLP on each token.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (..., d)
+
+        Returns
+        -------
+        torch.Tensor, shape (..., d)
+        """
         return self.fc2(F.gelu(self.fc1(x)))
 
 
 class Block(nn.Module):
-    """One transformer block; ``skip`` and ``norm`` switch the residuals and the pre-LNs."""
+    """One transformer block; ``skip`` and ``norm`` switch the residuals and the pre-LNs.
+
+    Parameters
+    ----------
+    attn : torch.nn.Module
+        The attention layer (softmax or OSA).
+    mlp : MLP
+    dim : int
+        Token width d.
+    skip : bool
+        Residual connections around the attention and the MLP.
+    norm : bool
+        A LayerNorm before each (else identity).
+    """
 
     def __init__(self, attn: nn.Module, mlp: MLP, dim: int, *, skip: bool, norm: bool) -> None:
         super().__init__()
@@ -133,6 +225,16 @@ class Block(nn.Module):
         self.norm2: nn.Module = nn.LayerNorm(dim) if norm else nn.Identity()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block on the tokens.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, N, d)
+
+        Returns
+        -------
+        torch.Tensor, shape (B, N, d)
+        """
         if self.skip:
             x = x + self.attn(self.norm1(x))
             return x + self.mlp(self.norm2(x))
@@ -141,7 +243,17 @@ class Block(nn.Module):
 
 
 class Classifier(nn.Module):
-    """Patch tokens (B, P, p²) → logits (B, 10) from the [cls] token."""
+    """Patch tokens (B, P, p²) → logits (B, 10) from the [cls] token.
+
+    Parameters
+    ----------
+    embed : PatchEmbedding
+    blocks : sequence of Block
+    dim : int
+        Token width d.
+    final_norm : bool
+        A LayerNorm before the head (else identity).
+    """
 
     def __init__(self, embed: PatchEmbedding, blocks: Sequence[Block], dim: int, *, final_norm: bool) -> None:
         super().__init__()
@@ -151,6 +263,16 @@ class Classifier(nn.Module):
         self.head = nn.Linear(dim, NUM_CLASSES)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The class logits of a batch of patched images.
+
+        Parameters
+        ----------
+        x : torch.Tensor, shape (B, P, p²)
+
+        Returns
+        -------
+        torch.Tensor, shape (B, 10)
+        """
         x = self.embed(x)  # (B, N, d)
         for blk in self.blocks:
             x = blk(x)  # (B, N, d)
@@ -226,6 +348,15 @@ def _build_model(name: str, cfg: TrainConfig, gen: torch.Generator) -> Classifie
 
 
 def count_parameters(model: nn.Module) -> int:
-    """The number of trainable parameters of ``model``."""
+    """The number of trainable parameters of ``model``.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+
+    Returns
+    -------
+    int
+    """
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
