@@ -188,13 +188,33 @@ class OsaCheckConfig:
 
 def jacobian_n(d_v: int) -> int:
     """N of the default Jacobian instance: 3 d_v > 2 d_v, so span(Q, K) (dimension 2 d_v) is a
-    proper subspace of R^N — the low-rank regime of Theorems 4.1, 4.3, 4.4."""
+    proper subspace of R^N — the low-rank regime of Theorems 4.1, 4.3, 4.4.
+
+    Parameters
+    ----------
+    d_v : int
+        The head width.
+
+    Returns
+    -------
+    int
+    """
     return 3 * d_v
 
 
 def jacobian_full_span_n(d_v: int) -> int:
     """N of the one full-span case kept beside it: N = 2 d_v, where span(Q, K) is all of R^N
-    (as in the old default N = 6 < 2·4) and the basis is square."""
+    and the basis is square.
+
+    Parameters
+    ----------
+    d_v : int
+        The head width.
+
+    Returns
+    -------
+    int
+    """
     return 2 * d_v
 
 
@@ -250,6 +270,13 @@ def config_from_options(options: Mapping[str, Any]) -> OsaCheckConfig:
 
 def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None) -> BatteryResult:
     """Run every OSA check and, if ``config.timing``, the timing sweep.
+
+    Parameters
+    ----------
+    config : OsaCheckConfig
+        The validated options.
+    progress : callable, optional
+        Receives one line per step; None: silent.
 
     Returns
     -------

@@ -65,12 +65,31 @@ def make_instance(
 
 
 def instance_label(**kw: object) -> str:
-    """``k=v, ...`` for evidence strings (floats to 4 significant digits)."""
+    """``k=v, ...`` for evidence strings (floats to 4 significant digits).
+
+    Parameters
+    ----------
+    **kw : object
+        The parameters, in order.
+
+    Returns
+    -------
+    str
+    """
     return ", ".join(f"{k}={short(v)}" for k, v in kw.items())
 
 
 def short(v: object) -> str:
-    """A value for evidence strings: floats to 4 significant digits."""
+    """A value for evidence strings: floats to 4 significant digits.
+
+    Parameters
+    ----------
+    v : object
+
+    Returns
+    -------
+    str
+    """
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)

@@ -62,6 +62,25 @@ def eq26_check(seed: int, n: int = 12, d: int = 8, d_v: int = 2, alpha: float = 
     Returns the shapes of the printed second term at (n, r), whether they are conformable,
     the residual of the corrected (26) and of (28) against YᵀY − I at (n, r), and of the
     printed (26) at the square shape N = r where it is defined.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the instance.
+    n : int
+        Sequence length N.
+    d : int
+        Token width.
+    d_v : int
+        Head width (r = 2 d_v).
+    alpha : float
+        The scale of S.
+    steps : int
+        Newton–Schulz iterations K.
+
+    Returns
+    -------
+    dict
     """
     out: dict = {"n": n, "r": 2 * d_v, "seed": seed}
     for label, nn in (("general", n), ("square", 2 * d_v)):

@@ -38,8 +38,29 @@ def time_forward(
     Newton–Schulz), ``dense-expm`` (S formed, ``torch.linalg.matrix_exp(S) @ V``; only up
     to ``dense_max_n``), ``softmax`` (``scaled_dot_product_attention`` of the same width).
     float32, no autograd. The defaults (dense up to N = 512, 3 repeats) keep the sweep near
-    2 s: the dense N = 1024 exponential alone took ~5 s of the default osa-check. Returns a tidy frame (method, n, d_v, seconds, wall_seconds,
-    repeats).
+    2 s: the dense N = 1024 exponential takes about 5 s by itself.
+
+    Parameters
+    ----------
+    ns : sequence of int
+        The sequence lengths N.
+    d_v : int
+        The head width.
+    seed : int
+        Seed of the inputs and weights.
+    methods : sequence of str
+        Of :data:`TIMING_METHODS`.
+    dense_max_n : int
+        Largest N at which ``dense-expm`` is timed.
+    repeats : int
+        Runs per point; the minimum is kept.
+    ns_steps : int
+        Newton–Schulz iterations K of ``osa-ns``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``method, n, d_v, seconds, wall_seconds, repeats``.
     """
     import time
 

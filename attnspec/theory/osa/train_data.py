@@ -46,7 +46,18 @@ def _check_test_fraction(value: Any) -> None:
 def val_fraction_range(test_fraction: float) -> tuple[float, float]:
     """The val_fraction range for which the fit and validation splits of the training split
     (what ``test_fraction`` leaves) both hold at least one image per class (sklearn takes
-    ceil(val_fraction · n_train) validation images)."""
+    ceil(val_fraction · n_train) validation images).
+
+    Parameters
+    ----------
+    test_fraction : float
+        The share of the images held out for the test split.
+
+    Returns
+    -------
+    low, high : float
+        The allowed val_fraction range.
+    """
     n_train = N_DIGITS - math.ceil(float(test_fraction) * N_DIGITS)
     return (NUM_CLASSES - 1) / n_train, (n_train - NUM_CLASSES) / n_train
 

@@ -55,6 +55,17 @@ class PatienceStop:
 
         Only a strictly higher accuracy counts: on a plateau the earliest checkpoint is kept
         and the patience keeps running out. A NaN accuracy is never a new best.
+
+        Parameters
+        ----------
+        epoch : int
+            The epoch just finished.
+        accuracy : float
+            Its validation accuracy.
+
+        Returns
+        -------
+        bool
         """
         if accuracy > self.best:  # False for NaN
             self.best, self.best_epoch, self.since_best = float(accuracy), int(epoch), 0
