@@ -103,7 +103,17 @@ def log_targets(A: np.ndarray, eps: float) -> np.ndarray:
 
 
 def check_matrix(A: np.ndarray) -> np.ndarray:
-    """A as a float64 (L, L) array; InputError unless square, finite and nonnegative."""
+    """A as a float64 (L, L) array; InputError unless square, finite and nonnegative.
+
+    Parameters
+    ----------
+    A : array_like, shape (L, L)
+        The target matrix.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (L, L)
+    """
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1:
         raise InputError(f"A must be a square L×L matrix, got shape {A.shape}")
@@ -190,11 +200,21 @@ class Construction:
     d: int
 
     def logits(self) -> torch.Tensor:
-        """B̂ = X W_Q W_Kᵀ Xᵀ = (X W_Q)(X W_K)ᵀ, shape (L, L)."""
+        """B̂ = X W_Q W_Kᵀ Xᵀ = (X W_Q)(X W_K)ᵀ, shape (L, L).
+
+        Returns
+        -------
+        torch.Tensor, shape (L, L)
+        """
         return _matmul(self.X, self.W_Q) @ _matmul(self.X, self.W_K).T
 
     def approximation(self) -> torch.Tensor:
-        """Â = eps · SA(X), shape (L, L)."""
+        """Â = eps · SA(X), shape (L, L).
+
+        Returns
+        -------
+        torch.Tensor, shape (L, L)
+        """
         return self.eps * sa(self.X, self.W_Q, self.W_K)
 
 

@@ -20,7 +20,18 @@ from attnspec.verdicts import Decision, VerdictRow
 
 
 def measured(reason: str) -> Decision:
-    """The decision for a number reported without a verdict (fitted and read on the same draws)."""
+    """The decision for a number reported without a verdict (fitted and read on the same draws).
+
+    Parameters
+    ----------
+    reason : str
+        What was measured.
+
+    Returns
+    -------
+    Decision
+        ``measured``, with ``reason``.
+    """
     return Decision("measured", reason)
 
 
@@ -142,7 +153,17 @@ def _sweep_params(g: pd.DataFrame) -> dict:
 
 
 def gaussian_sweep(sw: pd.DataFrame) -> pd.DataFrame:
-    """The Gaussian, asymptotic-law rows of a sweep (one per configuration)."""
+    """The Gaussian, asymptotic-law rows of a sweep (one per configuration).
+
+    Parameters
+    ----------
+    sw : pandas.DataFrame
+        The output of :func:`attnspec.theory.expressivity.sweep.sweep`.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     return sw[(sw["kind"] == "sweep") & (sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
 
 

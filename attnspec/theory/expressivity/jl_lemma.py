@@ -18,7 +18,18 @@ from attnspec.verdicts import Decision, VerdictRow, classify_bound
 
 
 def d_grid(L: int) -> np.ndarray:
-    """The d at which the lemmas are judged: 1..L, geometric, at most 200 values."""
+    """The d at which the lemmas are judged: 1..L, geometric, at most 200 values.
+
+    Parameters
+    ----------
+    L : int
+        The sequence length.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Increasing, distinct.
+    """
     return np.unique(np.geomspace(1, L, min(L, 200)).astype(int))
 
 
@@ -47,7 +58,20 @@ def judge_curve(exact: np.ndarray, bound: np.ndarray, what: str) -> tuple[Decisi
 
 def tightest_typical(exact: np.ndarray, bound: np.ndarray) -> dict[str, float]:
     """bound/exact at the tightest d (the smallest ratio, where the label is decided) and its
-    median over the d where the bound says something (< 1); NaN where it says nothing."""
+    median over the d where the bound says something (< 1); NaN where it says nothing.
+
+    Parameters
+    ----------
+    exact : numpy.ndarray
+        The exact probability at each d of the grid.
+    bound : numpy.ndarray
+        The lemma's bound at the same d.
+
+    Returns
+    -------
+    dict of str to float
+        ``tightest`` and ``typical``.
+    """
     useful = bound < 1
     if not useful.any():
         return {"tightest": math.nan, "typical": math.nan}
