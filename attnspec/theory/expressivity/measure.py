@@ -69,7 +69,21 @@ class Measurements:
 
 
 def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
-    """One row of the tidy frame: the run's parameters, then ``values``."""
+    """One row of the tidy frame: the run's parameters, then ``values``.
+
+    Parameters
+    ----------
+    kind : str
+        The row's ``kind`` column.
+    cfg : Config
+        The sa-check run's validated options.
+    **values : object
+        The row's measured columns.
+
+    Returns
+    -------
+    dict
+    """
     base = {"kind": kind, "L": cfg.L, "k": cfg.k, "eps": cfg.eps, "delta": cfg.delta, "m": cfg.m,
             "M": cfg.M, "beta": cfg.beta, "support": cfg.support, "factorization": cfg.factorization,
             "projection": "gaussian", "method": "exact", "d": np.nan, "seed": cfg.seed}
@@ -221,13 +235,33 @@ EPS_FACTORS = (0.5, 1e-1, 1e-2, 1e-3, 1e-4)
 
 
 def scaling_trials(cfg: Config) -> int:
-    """Trials per scaling point: half the run's, at least 50."""
+    """Trials per scaling point: half the run's, at least 50.
+
+    Parameters
+    ----------
+    cfg : Config
+        The sa-check run's validated options.
+
+    Returns
+    -------
+    int
+    """
     return max(50, cfg.trials // 2)
 
 
 def scaling_rows(cfg: Config) -> list[dict[str, object]]:
     """The rows of the δ, eps and M/m scaling sweeps of :func:`measure` for ``cfg`` (its own
-    seeds: the same rows wherever they are computed)."""
+    seeds: the same rows wherever they are computed).
+
+    Parameters
+    ----------
+    cfg : Config
+        The sa-check run's validated options.
+
+    Returns
+    -------
+    list of dict
+    """
     return _scaling(cfg, spawn_seeds(cfg.seed, N_SEEDS), lambda s: None)
 
 
@@ -358,7 +392,19 @@ HYPOTHESES_MAX_L = 256
 
 def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str, object]]:
     """The two row-only sparsity rows of :func:`hypotheses` (row and column factorization),
-    on their own seeds: the same rows wherever they are computed."""
+    on their own seeds: the same rows wherever they are computed.
+
+    Parameters
+    ----------
+    cfg : Config
+        The sa-check run's validated options.
+    seeds : list of int, optional
+        The run's child seeds (default: spawned from ``cfg.seed``).
+
+    Returns
+    -------
+    list of dict
+    """
     from attnspec.theory.expressivity.hypotheses import row_only_test
 
     seeds = spawn_seeds(cfg.seed, N_SEEDS) if seeds is None else seeds

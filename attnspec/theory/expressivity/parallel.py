@@ -24,7 +24,12 @@ from typing import Any
 
 
 def available_cores() -> int:
-    """CPU cores this process may run on (the affinity mask where the OS has one)."""
+    """CPU cores this process may run on (the affinity mask where the OS has one).
+
+    Returns
+    -------
+    int
+    """
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
@@ -37,6 +42,13 @@ class Forked:
     Exceptions raised in the child are raised again by :meth:`next` in the parent. If the
     parent stops early (an exception, Ctrl-C), :meth:`close` ends the child and reaps it.
     ``cpu_seconds`` is the child's CPU time (user + system), known once it has ended.
+
+    Parameters
+    ----------
+    fns : sequence of callable
+        Functions of no argument, computed in order in the child.
+    threads : int
+        Torch threads of the child.
     """
 
     def __init__(self, fns: Sequence[Callable[[], Any]], threads: int = 1) -> None:
@@ -76,7 +88,18 @@ class Forked:
         self.cpu_seconds = 0.0
 
     def next(self) -> Any:
-        """The next result, in the order of ``fns`` (waits for it)."""
+        """The next result, in the order of ``fns`` (waits for it).
+
+        Returns
+        -------
+        object
+            What the function returned.
+
+        Raises
+        ------
+        RuntimeError
+            No result left, or the child ended without its results.
+        """
         if self._left <= 0:
             raise RuntimeError("no result left in the second process")
         try:

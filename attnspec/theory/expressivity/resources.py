@@ -79,7 +79,18 @@ def _largest_L(cfg: RunSize) -> tuple[str, int]:
 
 def memory_parts(cfg: RunSize) -> dict[str, float]:
     """Bytes the run holds at its peak, per option that drives them (upper-end model,
-    module docstring): the largest L, ``--trials`` and ``--sweep-trials``."""
+    module docstring): the largest L, ``--trials`` and ``--sweep-trials``.
+
+    Parameters
+    ----------
+    cfg : RunSize
+        The run's sizes (its config).
+
+    Returns
+    -------
+    dict of str to float
+        Option → bytes.
+    """
     opt, L = _largest_L(cfg)
     configs = len(cfg.grid_L) * len(cfg.grid_k)
     return {f"{opt} {L}": float(BYTES_PER_ENTRY) * L * L + min(BATCH_BYTES, 24.0 * L * L),
@@ -88,12 +99,32 @@ def memory_parts(cfg: RunSize) -> dict[str, float]:
 
 
 def memory_estimate(cfg: RunSize) -> float:
-    """Bytes the run holds at its peak (the sum of :func:`memory_parts`)."""
+    """Bytes the run holds at its peak (the sum of :func:`memory_parts`).
+
+    Parameters
+    ----------
+    cfg : RunSize
+        The run's sizes (its config).
+
+    Returns
+    -------
+    float
+    """
     return float(sum(memory_parts(cfg).values()))
 
 
 def seconds_estimate(cfg: RunSize) -> float:
-    """Seconds of computation at :data:`FLOPS` (upper-end model, module docstring)."""
+    """Seconds of computation at :data:`FLOPS` (upper-end model, module docstring).
+
+    Parameters
+    ----------
+    cfg : RunSize
+        The run's sizes (its config).
+
+    Returns
+    -------
+    float
+    """
     from attnspec.theory.expressivity.params import EXACT_TRIALS
 
     L, k, n = float(cfg.L), float(cfg.k), float(cfg.trials)

@@ -21,7 +21,22 @@ from attnspec.verdicts import VerdictRow, classify_bound
 
 
 def config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
-    """Independent seeds for configuration (L, k) of a sweep, derived from the run seed."""
+    """Independent seeds for configuration (L, k) of a sweep, derived from the run seed.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed.
+    L, k : int
+        The configuration.
+    count : int
+        How many seeds.
+
+    Returns
+    -------
+    list of int
+        Seeds in [0, 2**63).
+    """
     ss = np.random.SeedSequence([int(seed), int(L), int(k)])
     return [int(x >> 1) for x in ss.generate_state(count, dtype=np.uint64)]
 
