@@ -64,6 +64,24 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     against encoder; each paper's theorems; the claims ledger); its long tables, every
     experiment's command, cost and verdict rows go to the appendix; every figure is placed
     with a numbered caption (:mod:`attnspec.report.captions`).
+
+    Parameters
+    ----------
+    experiments : list of Experiment
+        The report's experiments.
+    out : Path
+        The report folder (results in ``out/results``).
+    records : dict of str to RunRecord
+        How each experiment's results came about (ran, reused, ...).
+    quick : bool
+        The results are those of the quick arguments (the report says so).
+    data_dir : str, optional
+        The data folder the experiments used.
+
+    Returns
+    -------
+    Path
+        ``out/REPORT.md``.
     """
     from attnspec.plots.spectrum import plot_compare, plot_run
     from attnspec.report.appendix import (
@@ -200,7 +218,13 @@ DRAWN_BY_FILE = "DRAWN_BY.json"
 
 
 def plotting_code_digest() -> str:
-    """SHA-256 over the plotting modules' source, in a fixed order."""
+    """SHA-256 over the plotting modules' source, in a fixed order.
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
     root = Path(__file__).resolve().parents[1]  # the attnspec package
     h = hashlib.sha256()
     for pattern in PLOTTING_CODE:
@@ -269,7 +293,36 @@ def run_report(
     data_dir: str | None = None,
     log: Callable[[str], None] = print,
 ) -> tuple[Path, dict[str, RunRecord]]:
-    """Run what is missing or stale, then rebuild figures and REPORT.md. Returns (report path, records)."""
+    """Run what is missing or stale, then rebuild figures and REPORT.md.
+
+    Parameters
+    ----------
+    experiments_dir : Path
+        The folder of the experiments' TOML files.
+    out : Path
+        The report folder.
+    quick : bool
+        Run every experiment's quick arguments.
+    force : bool
+        Run experiments even when their results are fresh.
+    only : sequence of str, optional
+        Run only these experiments (the others' results are reused as they are).
+    data_dir : str, optional
+        The data folder (default: :func:`attnspec.spectra.data.sources.resolve_data_dir`'s).
+    log : callable
+        Receives one line per experiment.
+
+    Returns
+    -------
+    path : Path
+        ``out/REPORT.md``.
+    records : dict of str to RunRecord
+
+    Raises
+    ------
+    InputError
+        ``only`` names an unknown experiment.
+    """
     experiments = load_experiments(experiments_dir)
     from attnspec.spectra.data.sources import resolve_data_dir
 

@@ -23,7 +23,16 @@ MAX_BODY_ROWS = 12
 
 
 def page_name(title: str) -> str:
-    """A file name for an appendix page: the title's anchor (``Beyond Figure 1`` → ``beyond-figure-1``)."""
+    """A file name for an appendix page: the title's anchor (``Beyond Figure 1`` → ``beyond-figure-1``).
+
+    Parameters
+    ----------
+    title : str
+
+    Returns
+    -------
+    str
+    """
     return re.sub(r"-+", "-", anchor(title)).strip("-") or "section"
 
 
@@ -33,14 +42,36 @@ def _page_head(title: str) -> list[str]:
 
 
 def section_page(pages: dict[str, list[str]], heading: str) -> str:
-    """The name of the appendix page of the body section ``heading``, opened with its title."""
+    """The name of the appendix page of the body section ``heading``, opened with its title.
+
+    Parameters
+    ----------
+    pages : dict of str to list of str
+        The appendix pages' lines, by page name (changed in place).
+    heading : str
+        The body section's heading.
+
+    Returns
+    -------
+    str
+        The page's name (a new page is opened in ``pages``).
+    """
     name = page_name(heading)
     pages.setdefault(name, _page_head(heading))
     return name
 
 
 def drop_empty(pages: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The pages that received something beyond their opening lines."""
+    """The pages that received something beyond their opening lines.
+
+    Parameters
+    ----------
+    pages : dict of str to list of str
+
+    Returns
+    -------
+    dict of str to list of str
+    """
     return {name: lines for name, lines in pages.items() if len(lines) > len(_page_head(""))}
 
 
@@ -49,7 +80,26 @@ def move_tables(lines: Sequence[str], page: str, pages: dict[str, list[str]], *,
     """``lines`` with their tables moved to ``pages[page]`` (under a heading named after the body
     heading above each), a linked line left in each one's place; the body keeps the first
     ``keep`` tables of at most MAX_BODY_ROWS rows after each heading that starts with ``per``
-    (``"## "``: per section; ``"### "``: per subsection)."""
+    (``"## "``: per section; ``"### "``: per subsection).
+
+    Parameters
+    ----------
+    lines : sequence of str
+        A body section's Markdown lines.
+    page : str
+        The appendix page the tables go to.
+    pages : dict of str to list of str
+        The appendix pages' lines, by page name (changed in place).
+    keep : int
+        Tables kept in the body per heading.
+    per : str
+        The heading level the count restarts at.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     out: list[str] = []
     heading = page
     kept = 0
@@ -84,7 +134,27 @@ def move_tables(lines: Sequence[str], page: str, pages: dict[str, list[str]], *,
 
 def experiment_page(exp: Any, record: Any, out: Path, *, quick: bool, verdict_file: str, run_file: str) -> list[str]:
     """The appendix page of one experiment: command, status, cost, provenance, verdict lines and
-    the table of every verdict row."""
+    the table of every verdict row.
+
+    Parameters
+    ----------
+    exp : Experiment
+    record : RunRecord or None
+        How its results came about in this invocation (None: missing).
+    out : Path
+        The report folder.
+    quick : bool
+        The quick arguments were run.
+    verdict_file : str
+        The verdict table's file name in the results directory.
+    run_file : str
+        The run record's file name in the results directory.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     from attnspec.report.experiments import display_command
     from attnspec.report.figure1 import _provenance
     from attnspec.report.markdown import _md, summarise_verdicts, verdict_lines_md
@@ -118,7 +188,20 @@ def experiment_page(exp: Any, record: Any, out: Path, *, quick: bool, verdict_fi
 
 
 def write_appendix(pages: dict[str, list[str]], out: Path) -> list[Path]:
-    """Write every page to ``out/appendix/<name>.md`` (the folder is rebuilt whole)."""
+    """Write every page to ``out/appendix/<name>.md`` (the folder is rebuilt whole).
+
+    Parameters
+    ----------
+    pages : dict of str to list of str
+        The appendix pages' lines, by page name (changed in place).
+    out : Path
+        The report folder.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
     from attnspec.report.files import _write_text
 
     folder = out / FOLDER
@@ -138,7 +221,22 @@ def write_appendix(pages: dict[str, list[str]], out: Path) -> list[Path]:
 
 def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: dict[str, list[str]], *,
                   quick: bool) -> list[str]:
-    """``## Appendix``: one line per page, experiments first, with each experiment's cost."""
+    """``## Appendix``: one line per page, experiments first, with each experiment's cost.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+    records : dict of str to RunRecord
+    pages : dict of str to list of str
+        The appendix pages' lines, by page name (changed in place).
+    quick : bool
+        The quick arguments were run.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     md = ["## Appendix", "",
           ("Per experiment: the command that reproduces it, its cost, its provenance and every verdict row; then the "
            "long tables of the sections above. Tidy results: `results/<experiment>/`."), ""]
@@ -160,7 +258,26 @@ def move_subsections(lines: Sequence[str], page: str, pages: dict[str, list[str]
     """``lines`` with every ``###`` subsection whose heading starts with one of ``moved`` moved
     whole to ``pages[page]`` (its figures linked from there). A run of moved subsections leaves
     one line in the body that links each, then the figures whose file stem is in
-    ``keep_figures``, which stay in the body."""
+    ``keep_figures``, which stay in the body.
+
+    Parameters
+    ----------
+    lines : sequence of str
+        A body section's Markdown lines.
+    page : str
+        The appendix page the subsections go to.
+    pages : dict of str to list of str
+        The appendix pages' lines, by page name (changed in place).
+    moved : sequence of str
+        Heading prefixes of the subsections moved.
+    keep_figures : sequence of str
+        File stems of figures that stay in the body.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     out: list[str] = []
     links: list[str] = []
     kept: list[str] = []

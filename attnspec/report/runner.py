@@ -33,7 +33,17 @@ class RunRecord:
 
 def failure_line(stderr: str) -> str:
     """The line that says why a command failed: its last ``error:`` line (the CLI's one-line
-    error contract), else the last line of a traceback, else the last line at all."""
+    error contract), else the last line of a traceback, else the last line at all.
+
+    Parameters
+    ----------
+    stderr : str
+        The command's standard error.
+
+    Returns
+    -------
+    str
+    """
     lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("error:")]
     return errors[-1] if errors else (lines[-1] if lines else "(no output)")
@@ -70,6 +80,27 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
     :func:`attnspec.battery.write_result`; the spectrum job through
     :func:`attnspec.spectra.job.run_spectrum`. A command whose battery module is not
     importable (a paper package not built yet) falls back to the CLI in a subprocess.
+
+    Parameters
+    ----------
+    exp : Experiment
+        The experiment.
+    results : Path
+        The folder of every experiment's results directory.
+    quick : bool
+        Run the experiment's quick arguments.
+    force : bool
+        Run it even when fresh results are there.
+    data_dir : str, optional
+        The data folder passed on.
+    log : callable
+        Receives progress lines.
+
+    Returns
+    -------
+    RunRecord
+        ``name``, ``status`` (``ran``, ``reused``, ``skipped``, ``failed``), ``seconds``,
+        ``detail``.
     """
     out = results / exp.name
     key = exp.key(quick)

@@ -44,9 +44,6 @@ FROM_OPTION_DECLARATIONS = frozenset({
 KNOWN_GAPS: dict[str, int] = {
     "attnspec.battery": 2,
     "attnspec.progress": 3,
-    "attnspec.report": 3,
-    "attnspec.report.anchors": 1,
-    "attnspec.report.appendix": 8,
     "attnspec.report.beyond": 2,
     "attnspec.report.captions": 2,
     "attnspec.report.decoder": 5,
@@ -55,7 +52,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.report.ledger": 4,
     "attnspec.report.markdown": 2,
     "attnspec.report.papers": 1,
-    "attnspec.report.runner": 2,
     "attnspec.report.summary": 2,
     "attnspec.signals": 3,
     "attnspec.spectra.config": 4,
