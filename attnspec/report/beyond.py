@@ -29,7 +29,22 @@ QUANTITY_NAMES = {
 
 
 def beyond_figure1_section(experiments: Sequence[Any], results: Path, figures: Path) -> list[str]:
-    """Markdown lines of the section (empty when no experiment has results for it)."""
+    """Markdown lines of the section (empty when no experiment has results for it).
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+    figures : Path
+        The report's figure folder (figures are drawn there).
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     scaling = spectrum_runs(experiments, results, "scaling")
     figure1 = spectrum_runs(experiments, results, "figure1")
     if not scaling and not figure1:
@@ -183,7 +198,20 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
 def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
     """The question's one small table: per scaling run, β of k90 and of the rank for error ≤ 0.1
     over all layers, with 95% bootstrap intervals over inputs (the per-layer fits are in the
-    appendix)."""
+    appendix).
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     from attnspec.spectra.scaling import fit_scaling
     from attnspec.spectra.scaling import scaling_table as lengths_table
     from attnspec.stats import format_interval

@@ -198,7 +198,24 @@ CAPTIONS: dict[str, Callable[[Path], str]] = {
 
 def caption(stem: str, run: Path) -> str:
     """The caption of figure ``stem`` drawn from the results in ``run``; a figure without a
-    caption is an error (every figure of the report has one)."""
+    caption is an error (every figure of the report has one).
+
+    Parameters
+    ----------
+    stem : str
+        The figure's file stem.
+    run : Path
+        The results directory that drew it.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    KeyError
+        No caption is registered for ``stem``.
+    """
     if stem not in CAPTIONS:
         raise KeyError(f"figure {stem!r} has no caption: add one to attnspec.report.captions.CAPTIONS")
     return CAPTIONS[stem](run)
@@ -214,6 +231,24 @@ def place_figures(md: list[str], out: Path, *, label: str = "Figure", placed: di
     an appendix page) is captioned from ``results/<folder>``, the experiment that drew it.
     ``label`` names the figures (``Figure`` in the body, ``Figure A`` in the appendix); their
     numbers follow ``start``.
+
+    Parameters
+    ----------
+    md : list of str
+        Markdown lines.
+    out : Path
+        The report folder.
+    label : str
+        The figures' label.
+    placed : dict of str to str, optional
+        Figures already placed (sha256 of the PNG → path), extended here.
+    start : int
+        The number before the first figure's.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
     """
     placed = {} if placed is None else placed
     lines: list[str] = []

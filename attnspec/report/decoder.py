@@ -41,12 +41,32 @@ DEPTH = ("c_at", "reach_index", "effective_rank", "row_entropy")
 
 
 def heading(study: Study) -> str:
-    """``A causal decoder: SmolLM2-135M`` — the decoder models whose results the section reads."""
+    """``A causal decoder: SmolLM2-135M`` — the decoder models whose results the section reads.
+
+    Parameters
+    ----------
+    study : Study
+
+    Returns
+    -------
+    str
+    """
     models = list(dict.fromkeys(display(c.decoder.model) for c in study.corpora))
     return f"{HEADING}: {', '.join(models)}" if models else HEADING
 
 
 def display(model: str) -> str:
+    """A model as the report names it (``SmolLM2-135M``, ``MiniLM-L6``), else as a figure does.
+
+    Parameters
+    ----------
+    model : str
+        The model as the run recorded it.
+
+    Returns
+    -------
+    str
+    """
     from attnspec.plots import short_name
 
     return DISPLAY.get(model, short_name(model))
@@ -91,7 +111,19 @@ def _signature(experiments: Sequence[Any], results: Path) -> tuple[Any, ...]:
 
 
 def build_study(experiments: Sequence[Any], results: Path) -> Study | None:
-    """The study from the saved results; None when no causal run is there."""
+    """The study from the saved results; None when no causal run is there.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    Study or None
+    """
     try:
         key = _signature(experiments, results)
     except OSError:  # a file went away while being listed (a run still writing): no caching
@@ -226,7 +258,24 @@ def _caveat(study: Study, quick: bool) -> list[str]:
 # The section
 # ---------------------------------------------------------------------------------------
 def decoder_section(experiments: Sequence[Any], results: Path, figures: Path, *, quick: bool) -> list[str]:
-    """Markdown lines of the section (empty when no experiment concerns a causal model)."""
+    """Markdown lines of the section (empty when no experiment concerns a causal model).
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+    figures : Path
+        The report's figure folder (figures are drawn there).
+    quick : bool
+        The quick arguments were run (the text says so).
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     study = build_study(experiments, results)
     if study is None:
         wanted = [e.name for e in experiments if e.command == "spectrum" and _names_decoder(e)]
@@ -529,7 +578,22 @@ def _long_end(study: Study) -> list[str]:
 # The summary's lines
 # ---------------------------------------------------------------------------------------
 def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = False) -> list[str]:
-    """One bullet line per question (empty without causal results), each linked to the section."""
+    """One bullet line per question (empty without causal results), each linked to the section.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+    quick : bool
+        The quick arguments were run (the text says so).
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     from attnspec.report.anchors import anchor
 
     try:

@@ -44,9 +44,6 @@ FROM_OPTION_DECLARATIONS = frozenset({
 KNOWN_GAPS: dict[str, int] = {
     "attnspec.battery": 2,
     "attnspec.progress": 3,
-    "attnspec.report.beyond": 2,
-    "attnspec.report.captions": 2,
-    "attnspec.report.decoder": 5,
     "attnspec.report.experiments": 7,
     "attnspec.report.html": 2,
     "attnspec.report.ledger": 4,
