@@ -50,6 +50,17 @@ class Experiment:
     quick: dict[str, Any] = field(default_factory=dict)
 
     def effective_args(self, quick: bool) -> dict[str, Any]:
+        """The command's arguments: ``args``, with ``quick``'s overrides in a quick report.
+
+        Parameters
+        ----------
+        quick : bool
+            The quick report (the ``quick`` table's overrides apply).
+
+        Returns
+        -------
+        dict
+        """
         return {**self.args, **(self.quick if quick else {})}
 
     def heading(self, quick: bool) -> str:
@@ -58,6 +69,15 @@ class Experiment:
         ``{name}`` placeholders in the TOML title are filled from the effective arguments
         (``{n}`` gives 256 in a quick report and 4096 in a full one); in a quick report
         the overrides the title does not mention are listed after it.
+
+        Parameters
+        ----------
+        quick : bool
+            The quick report (the ``quick`` table's overrides apply).
+
+        Returns
+        -------
+        str
         """
         args = self.effective_args(quick)
         used: set[str] = set()
@@ -84,6 +104,20 @@ class Experiment:
         return f"{title} — quick sizes: {', '.join(shown)}"
 
     def key(self, quick: bool) -> str:
+        """What makes saved results fresh: a digest of the command, its effective arguments
+        (a spectrum run's ``baseline`` left out: nulls are added beside fresh results),
+        ``quick``, the version and, for a checking command, :func:`checking_code_digest`.
+
+        Parameters
+        ----------
+        quick : bool
+            The quick report (the ``quick`` table's overrides apply).
+
+        Returns
+        -------
+        str
+            16 hex digits.
+        """
         args = self.effective_args(quick)
         if self.command == "spectrum":
             # nulls are computed from a run's saved tables (attnspec.spectra.baselines): asking for
@@ -106,7 +140,18 @@ _CHECKING_CODE = ("verdicts.py", "vocabulary.py", "stats.py", "battery.py", "lin
 
 def checking_code_digest(command: str) -> str | None:
     """SHA-256 over the source of a checking command's theory package and the shared modules
-    its verdicts come from; None for the spectrum job."""
+    its verdicts come from; None for the spectrum job.
+
+    Parameters
+    ----------
+    command : str
+        The experiment's command.
+
+    Returns
+    -------
+    str or None
+        The hex digest.
+    """
     if command == "spectrum":
         return None
     from attnspec.battery import BATTERIES
@@ -125,7 +170,23 @@ def checking_code_digest(command: str) -> str | None:
 
 
 def load_experiments(folder: Path) -> list[Experiment]:
-    """Every ``*.toml`` in ``folder``, validated, in name order."""
+    """Every ``*.toml`` in ``folder``, validated, in name order.
+
+    Parameters
+    ----------
+    folder : Path
+        The experiments folder.
+
+    Returns
+    -------
+    list of Experiment
+
+    Raises
+    ------
+    InputError
+        Not a folder, no experiment in it, or a file that is not valid TOML, names an
+        unknown command or paper, or has keys of the wrong type.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"--experiments {folder} is not a directory")
@@ -164,6 +225,17 @@ def spectrum_runs(experiments: Sequence[Experiment], results: Path, kind: str) -
     per-layer metrics read. A causal decoder's single-length runs (the long-context
     experiments) are the decoder section's. ``"scaling"``: several lengths on the same inputs.
     Experiments without results are left out.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+    results : Path
+        The folder of every experiment's results directory.
+    kind : {"figure1", "scaling"}
+
+    Returns
+    -------
+    list of Experiment
     """
     if kind not in ("figure1", "scaling"):
         raise ValueError(f"kind must be figure1 or scaling, got {kind!r}")
@@ -185,6 +257,16 @@ def display_command(exp: Experiment, quick: bool) -> str:
 
     It holds no path of the machine that made the report: the data folder is left to the
     default every command shares (``$ATTNSPEC_DATA_DIR``, else ``../shared/data``).
+
+    Parameters
+    ----------
+    exp : Experiment
+    quick : bool
+        Show the quick arguments.
+
+    Returns
+    -------
+    str
     """
     args = {k: v for k, v in exp.effective_args(quick).items() if k != "data-dir"}
     return " ".join(["attnspec", exp.command, *_cli_args(args)])

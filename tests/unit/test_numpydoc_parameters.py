@@ -44,7 +44,6 @@ FROM_OPTION_DECLARATIONS = frozenset({
 KNOWN_GAPS: dict[str, int] = {
     "attnspec.battery": 2,
     "attnspec.progress": 3,
-    "attnspec.report.experiments": 7,
     "attnspec.report.html": 2,
     "attnspec.report.ledger": 4,
     "attnspec.report.markdown": 2,
