@@ -60,7 +60,20 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
     """The body HTML of Markdown ``pages`` (name, text) in order, and the (level, id, text) of
     every heading of the first page at levels 2–3 (for the table of contents).
 
-    Images are read from ``root`` and embedded; links between pages are made internal."""
+    Images are read from ``root`` and embedded; links between pages are made internal.
+
+    Parameters
+    ----------
+    pages : list of (str, str)
+        (page name, Markdown text), the report first.
+    root : Path
+        The report folder.
+
+    Returns
+    -------
+    body : str
+    toc : list of (int, str, str)
+    """
     md = _renderer()
     seen: dict[str, int] = {}
     page_ids: dict[str, str] = {}
@@ -125,7 +138,18 @@ def _toc_html(toc: list[tuple[int, str, str]]) -> str:
 
 def write_html(out: Path) -> Path:
     """Render ``out/REPORT.md`` and ``out/appendix/*.md`` (in the order REPORT.md links them)
-    into ``out/REPORT.html``."""
+    into ``out/REPORT.html``.
+
+    Parameters
+    ----------
+    out : Path
+        The report folder.
+
+    Returns
+    -------
+    Path
+        ``out/REPORT.html``.
+    """
     from attnspec.report.files import _write_text
 
     report = (out / "REPORT.md").read_text()

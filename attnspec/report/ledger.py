@@ -21,7 +21,19 @@ HEADING = "Claims ledger"
 
 
 def reading_verdict(rs: Any) -> tuple[str, Any]:
-    """(verdict, deciding row) of one reading (module docstring)."""
+    """(verdict, deciding row) of one reading (module docstring).
+
+    Parameters
+    ----------
+    rs : attnspec.verdict_summary.ReadingSummary
+        One reading of one claim: its rows, and those at the paper's parameters.
+
+    Returns
+    -------
+    verdict : str
+    row : VerdictRow
+        The row that decides it.
+    """
     from attnspec.verdict_summary import DECIDING, telling_row
 
     deciding = [r for r in rs.rows if r.verdict in DECIDING]
@@ -30,7 +42,17 @@ def reading_verdict(rs: Any) -> tuple[str, Any]:
 
 
 def reason(evidence: str, limit: int = REASON_CHARS) -> str:
-    """The evidence's first clause (up to its first ``;``), cut at a word to ``limit`` characters."""
+    """The evidence's first clause (up to its first ``;``), cut at a word to ``limit`` characters.
+
+    Parameters
+    ----------
+    evidence : str
+    limit : int
+
+    Returns
+    -------
+    str
+    """
     first = str(evidence or "").split(";")[0].strip()
     if len(first) <= limit:
         return first
@@ -43,7 +65,21 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     reading's), stated (the claim's verdict as the checking commands print it,
     :func:`attnspec.verdict_table.claim_verdict`: e.g. "vacuous → violated" where the claim says
     nothing at its own setting but its stated probability bound fails below it) and reason
-    (the first clause of the most telling reading's evidence)."""
+    (the first clause of the most telling reading's evidence).
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+    verdict_file : str
+        The verdict table's file name in a results directory.
+
+    Returns
+    -------
+    list of dict of str to str
+    """
     from attnspec import claims
     from attnspec.verdict_summary import summarize
     from attnspec.verdict_table import claim_verdict
@@ -79,7 +115,24 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
 
 def ledger_section(experiments: Sequence[Any], results: Path, *, verdict_file: str,
                    papers: dict[str, str]) -> list[str]:
-    """``## Claims ledger``: one table, one row per claim (empty without verdict rows)."""
+    """``## Claims ledger``: one table, one row per claim (empty without verdict rows).
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+    verdict_file : str
+        The verdict table's file name in a results directory.
+    papers : dict of str to str
+        Paper key → its citation (:data:`attnspec.claims.PAPERS`).
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     from attnspec.report.markdown import _md
 
     rows = ledger_rows(experiments, results, verdict_file)

@@ -35,7 +35,19 @@ def _md(text: Any) -> str:
 
 
 def summarise_verdicts(rows: list[dict[str, Any]], max_rows: int = 40) -> str:
-    """A markdown table: every row when few, else one row per claim (and reading) with counts and the worst case."""
+    """A markdown table: every row when few, else one row per claim (and reading) with counts and the worst case.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Flat verdict rows (``verdicts.parquet``'s records).
+    max_rows : int
+        The most rows shown one by one.
+
+    Returns
+    -------
+    str
+    """
     if not rows:
         return "_no verdict rows_\n"
     df = pd.DataFrame(rows)
@@ -80,7 +92,18 @@ def _row_md(r: dict[str, Any], params: Sequence[str]) -> str:
 
 
 def verdict_lines_md(rows: list[dict[str, Any]]) -> list[str]:
-    """The verdict-first lines the checking commands print, as a markdown list (one per claim)."""
+    """The verdict-first lines the checking commands print, as a markdown list (one per claim).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Flat verdict rows.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     if not rows:
         return []
     from attnspec.verdict_summary import summary_lines

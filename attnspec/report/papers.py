@@ -137,7 +137,26 @@ def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord],
     """One ``## <paper>`` section per paper with experiments: Figure 1 first where the paper
     has spectrum runs (unless ``figure1`` is False: the report shows it as its own question),
     then each checking experiment: a paragraph, a table of its claims by verdict and its
-    figures; each experiment's command, cost and verdict rows go to ``pages`` (the appendix)."""
+    figures; each experiment's command, cost and verdict rows go to ``pages`` (the appendix).
+
+    Parameters
+    ----------
+    experiments : list of Experiment
+    records : dict of str to RunRecord
+    out : Path
+        The report folder.
+    quick : bool
+        The quick arguments were run.
+    pages : dict of str to list of str, optional
+        The appendix pages, extended here.
+    figure1 : bool
+        Open a paper's section with Figure 1 where it has spectrum runs.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     from attnspec.plots.spectrum import plot_compare, plot_run
 
     results, figures = out / "results", out / "figures"

@@ -32,6 +32,17 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     * "higher layers are more skewed": Spearman's rho of c_at against depth, over layers
       (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
       intervals.
+
+    Parameters
+    ----------
+    run : Path
+        A spectrum results directory.
+    at : int, optional
+        The index read (default: the reading point of the run's n).
+
+    Returns
+    -------
+    dict
     """
     from attnspec.results import read_meta, read_table
     from attnspec.spectra.figure_record import figure_choices
@@ -94,7 +105,28 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
     link to its section, in the order models and data; the spectrum at one n; its depth trend;
     its growth with n and what that means for Linformer; the causal decoder; one line per paper;
     OSA training. Empty when there are no results yet. At most MAX_LINES lines and MAX_WORDS
-    words (a test holds it to that)."""
+    words (a test holds it to that).
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+    papers : dict of str to str
+        Paper key → its citation (:data:`attnspec.claims.PAPERS`).
+    quick : bool
+        The quick arguments were run.
+    verdict_file : str
+        The verdict table's file name in a results directory.
+    figure1_heading : str
+        The heading of the Figure 1 section, linked to.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
     findings = [*_spectrum_findings(experiments, results, figure1_heading),
                 *_decoder_finding(experiments, results, quick),
                 *_paper_findings(experiments, results, papers, verdict_file),

@@ -44,11 +44,6 @@ FROM_OPTION_DECLARATIONS = frozenset({
 KNOWN_GAPS: dict[str, int] = {
     "attnspec.battery": 2,
     "attnspec.progress": 3,
-    "attnspec.report.html": 2,
-    "attnspec.report.ledger": 4,
-    "attnspec.report.markdown": 2,
-    "attnspec.report.papers": 1,
-    "attnspec.report.summary": 2,
     "attnspec.signals": 3,
     "attnspec.spectra.config": 4,
     "attnspec.spectra.job": 2,
