@@ -79,7 +79,17 @@ def as_rows(rows_or_frame: Any) -> list[Any]:
     is) or from their flattened table (``verdicts.parquet``, ``result.verdict_frame()``):
     every column that is not a row field becomes a parameter (missing values dropped);
     a ``parameters`` column of dicts (:attr:`attnspec.checks.CheckResult.verdicts`) is
-    unpacked."""
+    unpacked.
+
+    Parameters
+    ----------
+    rows_or_frame : sequence of VerdictRow, or pandas.DataFrame
+        The rows, or their flattened table.
+
+    Returns
+    -------
+    list of VerdictRow
+    """
     if hasattr(rows_or_frame, "to_dict") and hasattr(rows_or_frame, "columns"):
         out = []
         for rec in rows_or_frame.to_dict("records"):
@@ -123,7 +133,16 @@ def _excess(row: Any) -> float:
 
 def looseness(row: Any) -> float | None:
     """bound / (exact value, else upper CI end, else estimate): how many times the claimed
-    bound exceeds what was shown; None when the row has no such numbers."""
+    bound exceeds what was shown; None when the row has no such numbers.
+
+    Parameters
+    ----------
+    row : VerdictRow
+
+    Returns
+    -------
+    float or None
+    """
     bound = _num(getattr(row, "bound", None))
     ref = next((x for x in (_num(getattr(row, a, None)) for a in ("exact", "ci_high", "estimate")) if x is not None),
                None)
@@ -139,7 +158,16 @@ def _rank(verdict: str) -> int:
 def contradiction(row: Any) -> float:
     """How far a row's measurement goes against its bound: the lower CI end (else the exact
     value, else the estimate) over the bound; 0 when either is missing. Above 1, the
-    measurement exceeds what the claim allows."""
+    measurement exceeds what the claim allows.
+
+    Parameters
+    ----------
+    row : VerdictRow
+
+    Returns
+    -------
+    float
+    """
     bound = _num(getattr(row, "bound", None))
     ref = next((x for x in (_num(getattr(row, a, None)) for a in ("ci_low", "exact", "estimate")) if x is not None),
                None)
@@ -151,7 +179,16 @@ def contradiction(row: Any) -> float:
 def hidden_failure(row: Any) -> bool:
     """True for a ``vacuous`` row whose stated probability bound (< 1) was measured and
     fails: the rank statement says nothing there, but the number it states is exceeded
-    (the CI's lower end, or the exact law, is above it)."""
+    (the CI's lower end, or the exact law, is above it).
+
+    Parameters
+    ----------
+    row : VerdictRow
+
+    Returns
+    -------
+    bool
+    """
     bound = _num(getattr(row, "bound", None))
     if getattr(row, "verdict", None) != "vacuous" or bound is None or not 0 < bound < 1:
         return False
@@ -162,7 +199,17 @@ def hidden_failure(row: Any) -> bool:
 def telling_row(rows: Sequence[Any]) -> Any:
     """The row a reader should look at first (module docstring). Among rows that tie (the
     same verdict, and for vacuous rows the same smallest bound) it is the most
-    contradicting one (:func:`contradiction`), never merely the first."""
+    contradicting one (:func:`contradiction`), never merely the first.
+
+    Parameters
+    ----------
+    rows : sequence of VerdictRow
+        At least one.
+
+    Returns
+    -------
+    VerdictRow
+    """
     verdict = min((r.verdict for r in rows), key=_rank)
     candidates = [r for r in rows if r.verdict == verdict]
     if verdict == "violated":
@@ -181,7 +228,17 @@ def telling_row(rows: Sequence[Any]) -> Any:
 
 def agreeing(row: Any, rows: Sequence[Any]) -> int:
     """How many of ``rows`` agree with ``row``: the same verdict, and the measurement on the
-    same side of the bound (both exceed it, or neither does)."""
+    same side of the bound (both exceed it, or neither does).
+
+    Parameters
+    ----------
+    row : VerdictRow
+    rows : sequence of VerdictRow
+
+    Returns
+    -------
+    int
+    """
     side = contradiction(row) > 1
     return sum(1 for r in rows if r.verdict == row.verdict and (contradiction(r) > 1) == side)
 
@@ -191,7 +248,16 @@ def agreeing(row: Any, rows: Sequence[Any]) -> int:
 
 def claim_name(claim_id: str) -> str:
     """The claim's human name (:attr:`attnspec.claims.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
-    the id itself for an unregistered claim."""
+    the id itself for an unregistered claim.
+
+    Parameters
+    ----------
+    claim_id : str
+
+    Returns
+    -------
+    str
+    """
     from attnspec import claims
 
     try:
@@ -216,6 +282,18 @@ class ReadingSummary:
         return [r for r in self.rows if r.verdict in DECIDING]
 
     def counts(self, rows: Sequence[Any] | None = None) -> dict[str, int]:
+        """Rows by verdict, in the telling order.
+
+        Parameters
+        ----------
+        rows : sequence of VerdictRow, optional
+            The rows counted (default: this reading's).
+
+        Returns
+        -------
+        dict of str to int
+            Verdict → rows; only the verdicts present.
+        """
         rows = self.rows if rows is None else rows
         found = sorted(dict.fromkeys(r.verdict for r in rows), key=_rank)
         return {v: sum(1 for r in rows if r.verdict == v) for v in found}
@@ -235,7 +313,17 @@ class ClaimSummary:
 
 
 def summarize(rows_or_frame: Any) -> list[ClaimSummary]:
-    """Group verdict rows by claim, then reading, in order of first appearance."""
+    """Group verdict rows by claim, then reading, in order of first appearance.
+
+    Parameters
+    ----------
+    rows_or_frame : sequence of VerdictRow, or pandas.DataFrame
+        The rows, or their flattened table.
+
+    Returns
+    -------
+    list of ClaimSummary
+    """
     rows = as_rows(rows_or_frame)
     claims: dict[str, dict[str, ReadingSummary]] = {}
     for r in rows:
@@ -336,7 +424,16 @@ def _reading_label(rs: ReadingSummary, single: bool) -> str:
 
 def paper_fixes(claim_id: str) -> str:
     """What the paper itself fixes for this claim (:attr:`attnspec.claims.Claim.paper_params`);
-    "" when it fixes nothing or the claim is not registered."""
+    "" when it fixes nothing or the claim is not registered.
+
+    Parameters
+    ----------
+    claim_id : str
+
+    Returns
+    -------
+    str
+    """
     from attnspec import claims
 
     try:
@@ -347,7 +444,16 @@ def paper_fixes(claim_id: str) -> str:
 
 def own_setting(claim_id: str) -> str:
     """The words for a claim's marked rows: "at the paper's parameters" only where the paper
-    fixes them; else "at attnspec's default" (e.g. a theorem's own k at attnspec's n and ε)."""
+    fixes them; else "at attnspec's default" (e.g. a theorem's own k at attnspec's n and ε).
+
+    Parameters
+    ----------
+    claim_id : str
+
+    Returns
+    -------
+    str
+    """
     return "at the paper's parameters" if paper_fixes(claim_id) else "at attnspec's default"
 
 
@@ -417,7 +523,16 @@ def _reading_part(rs: ReadingSummary, names: Sequence[str], single: bool, has_pa
 
 
 def claim_line(cs: ClaimSummary) -> str:
-    """The one sentence of a claim (module docstring), unwrapped."""
+    """The one sentence of a claim (module docstring), unwrapped.
+
+    Parameters
+    ----------
+    cs : ClaimSummary
+
+    Returns
+    -------
+    str
+    """
     names = _varying(cs.rows)
     has_paper = any(rs.paper for rs in cs.readings)
     single = len(cs.readings) == 1
@@ -450,13 +565,37 @@ def summary_lines(rows_or_frame: Any, *, width: int | None = None) -> list[str]:
 
 
 def wrap(line: str, width: int, *, indent: str = "", subsequent: str = "    ") -> list[str]:
-    """``line`` wrapped to ``width`` at spaces; a word longer than the width stays whole."""
+    """``line`` wrapped to ``width`` at spaces; a word longer than the width stays whole.
+
+    Parameters
+    ----------
+    line : str
+    width : int
+        Characters per line (at least 20 are taken).
+    indent : str
+        Put before the first line.
+    subsequent : str
+        Put before the others.
+
+    Returns
+    -------
+    list of str
+    """
     return textwrap.wrap(line, width=max(width, 20), initial_indent=indent, subsequent_indent=subsequent,
                          break_long_words=False, break_on_hyphens=False) or [indent]
 
 
 def tally(rows: Sequence[Any]) -> str:
-    """``" (4 violated, 3 loose, 11 holds decide something; 20 do not)"``: the rows by verdict."""
+    """``" (4 violated, 3 loose, 11 holds decide something; 20 do not)"``: the rows by verdict.
+
+    Parameters
+    ----------
+    rows : sequence of VerdictRow
+
+    Returns
+    -------
+    str
+    """
     deciding = [r for r in rows if r.verdict in DECIDING]
     if not rows:
         return ""
@@ -471,7 +610,18 @@ def tally(rows: Sequence[Any]) -> str:
 def print_verdict_summary(rows: Sequence[Any], *, title: str = "Verdicts", console: Any | None = None,
                           hint: str | None = "the full table: --verbose") -> None:
     """Print the summary under ``title``, each claim's line wrapped to the console width
-    (never cut), then ``hint``."""
+    (never cut), then ``hint``.
+
+    Parameters
+    ----------
+    rows : sequence of VerdictRow
+    title : str
+        Printed first.
+    console : rich.console.Console, optional
+        Where to print (default: a new console on stdout).
+    hint : str, optional
+        Printed last; None or empty: nothing.
+    """
     from rich.console import Console
 
     console = console or Console()
