@@ -71,7 +71,16 @@ ROW_LINES = 2
 
 
 def secondary(reading: str) -> bool:
-    """True for a reading that checks a construction or a variant, not the statement."""
+    """True for a reading that checks a construction or a variant, not the statement.
+
+    Parameters
+    ----------
+    reading : str
+
+    Returns
+    -------
+    bool
+    """
     return reading.startswith(SECONDARY_PREFIXES) or reading.endswith(SECONDARY_SUFFIXES)
 
 
@@ -215,7 +224,17 @@ def _row_text(row: Any, names: Sequence[str], pool: Sequence[Any]) -> str:
 
 
 def claim_verdict(cs: ClaimSummary) -> ClaimVerdict:
-    """The verdict and why of one claim (module docstring)."""
+    """The verdict and why of one claim (module docstring).
+
+    Parameters
+    ----------
+    cs : ClaimSummary
+        The claim's rows, by reading.
+
+    Returns
+    -------
+    ClaimVerdict
+    """
     rows = cs.rows
     main = [r for r in rows if not secondary(str(getattr(r, "reading", "")))] or rows
     extra = [r for r in rows if r not in main]
@@ -297,7 +316,17 @@ def _label(claim_id: str) -> str:
 
 
 def claim_verdicts(rows_or_frame: Any) -> list[ClaimVerdict]:
-    """One :class:`ClaimVerdict` per claim id, in order of first appearance."""
+    """One :class:`ClaimVerdict` per claim id, in order of first appearance.
+
+    Parameters
+    ----------
+    rows_or_frame : sequence of VerdictRow, or pandas.DataFrame
+        The rows, or their flattened table (``verdicts.parquet``).
+
+    Returns
+    -------
+    list of ClaimVerdict
+    """
     return [claim_verdict(cs) for cs in summarize(rows_or_frame)]
 
 
@@ -305,7 +334,17 @@ def claim_verdicts(rows_or_frame: Any) -> list[ClaimVerdict]:
 
 
 def summary_frame(rows_or_frame: Any) -> Any:
-    """The table as a DataFrame: ``claim_id, claim, verdict, why, rows`` (one row per claim)."""
+    """The table as a DataFrame: ``claim_id, claim, verdict, why, rows`` (one row per claim).
+
+    Parameters
+    ----------
+    rows_or_frame : sequence of VerdictRow, or pandas.DataFrame
+        The rows, or their flattened table (``verdicts.parquet``).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     import pandas as pd
 
     return pd.DataFrame([{"claim_id": c.claim, "claim": c.label, "verdict": c.verdict, "why": c.why, "rows": c.rows}
@@ -339,7 +378,21 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
     """The table as text lines of at most ``width`` characters: a heading, then one row of
     at most two lines per claim. Nothing is cut with "…". With ``max_lines``, rows of two
     lines give up their last part (a count of other verdicts, a secondary finding), from the
-    bottom up, until the table fits or nothing more can go."""
+    bottom up, until the table fits or nothing more can go.
+
+    Parameters
+    ----------
+    rows_or_frame : sequence of VerdictRow, or pandas.DataFrame
+        The rows, or their flattened table (``verdicts.parquet``).
+    width : int
+        Characters per line.
+    max_lines : int, optional
+        The most lines wanted.
+
+    Returns
+    -------
+    list of str
+    """
     cvs = claim_verdicts(rows_or_frame)
     cw = min(CLAIM_WIDTH, max([len("claim")] + [len(c.label) for c in cvs]))
     vw = min(VERDICT_WIDTH, max([len("verdict")] + [max(len(x) for x in _verdict_cell(c.verdict, VERDICT_WIDTH))
@@ -369,7 +422,17 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
 
 
 def markdown(rows_or_frame: Any) -> str:
-    """The table in Markdown (the report opens each checking section with it)."""
+    """The table in Markdown (the report opens each checking section with it).
+
+    Parameters
+    ----------
+    rows_or_frame : sequence of VerdictRow, or pandas.DataFrame
+        The rows, or their flattened table (``verdicts.parquet``).
+
+    Returns
+    -------
+    str
+    """
     lines = ["| claim | verdict | why |", "|---|---|---|"]
     for c in claim_verdicts(rows_or_frame):
         cells = [c.label, c.verdict, c.why]
@@ -378,7 +441,17 @@ def markdown(rows_or_frame: Any) -> str:
 
 
 def count_line(rows_or_frame: Any) -> str:
-    """``"13 claims, 1841 verdict rows"``."""
+    """``"13 claims, 1841 verdict rows"``.
+
+    Parameters
+    ----------
+    rows_or_frame : sequence of VerdictRow, or pandas.DataFrame
+        The rows, or their flattened table (``verdicts.parquet``).
+
+    Returns
+    -------
+    str
+    """
     from attnspec.verdict_summary import as_rows
 
     rows = as_rows(rows_or_frame)

@@ -52,7 +52,6 @@ KNOWN_GAPS: dict[str, int] = {
     "attnspec.theory.osa.battery": 2,
     "attnspec.theory.osa.train": 1,
     "attnspec.theory.osa.train_battery": 3,
-    "attnspec.verdict_table": 7,
     "attnspec.verdicts": 1,
 }
 
