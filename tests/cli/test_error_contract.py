@@ -745,8 +745,22 @@ def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> N
     shutil.copytree(tmp_path / "run", tmp_path / "whole")
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     (tmp_path / "run" / "meta.json").write_text(json.dumps({**meta, "corpus": ["a", "list"]}))
-    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))  # the corpus record is ignored, not fatal
-    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))
+    assert r.exit_code == 1 and "meta.json: field 'corpus' is list" in _one_error_line(r.stderr), r.output
+    (tmp_path / "run" / "meta.json").write_text(json.dumps(meta))
+    assert _run(*_spectrum_args(model, data, tmp_path / "run", "--resume")).exit_code == 0
+    whole_meta = json.loads((tmp_path / "whole" / "meta.json").read_text())
+    for field, value in (("identity", ["a"]), ("figures", "png"), ("family", ["x"]), ("layers", {"a": 1}),
+                         ("svd_method_error", [1])):
+        (tmp_path / "whole" / "meta.json").write_text(json.dumps({**whole_meta, field: value}))
+        r = _run(*_spectrum_args(model, data, tmp_path / "whole"))  # the "up to date" check
+        assert r.exit_code == 1 and "meta.json" in _one_error_line(r.stderr), (field, r.output)
+        with pytest.raises(ResultsError, match=f"meta.json: field '{field}' is") as e:
+            repr(attnspec.load(tmp_path / "whole"))
+        assert "\n" not in str(e.value)
+    (tmp_path / "whole" / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ResultsError, match="nested deeper"):
+        attnspec.load(tmp_path / "whole")
     t = pd.read_parquet(tmp_path / "run" / "metrics.parquet")
     t.drop(columns=[c for c in t.columns if c.endswith("_of_mean_curve")]).to_parquet(tmp_path / "run" / "metrics.parquet")
     with pytest.raises(ResultsError, match="metrics.parquet is not a metrics table: no 'index_at_") as e:
@@ -769,3 +783,41 @@ def test_a_full_stdout_is_one_error_line(tmp_path, args: tuple[str, ...]) -> Non
                            text=True, env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 1
     assert "No space left" in _one_error_line(r.stderr)
+
+
+# ------------------------------------------------- malformed model and data files: one line naming the file
+def _deep_json() -> str:
+    return "[" * 100_000 + "]" * 100_000
+
+
+def _edit_config(folder: Path, **fields: object) -> None:
+    import json
+
+    cfg = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**cfg, **fields}))
+
+
+@pytest.mark.parametrize(("case", "words"), [
+    ("hidden_size '32'", "field 'hidden_size' is '32' (str), not a positive integer"),
+    ("num_hidden_layers [2]", "field 'num_hidden_layers' is [2] (list)"),
+    ("config nested too deeply", "config.json is not readable JSON (nested deeper"),
+    ("JSONL line nested too deeply", "line 1 is not valid JSON (nested deeper"),
+    ("empty .gguf", "is empty (0 bytes)"),
+    ("garbage .gguf", "is not a readable GGUF file"),
+])
+def test_malformed_model_and_data_files_are_one_line(tmp_path, case: str, words: str) -> None:  # noqa: ANN001
+    model, data = _tiny_model_and_data(tmp_path)
+    if case.startswith("hidden_size"):
+        _edit_config(model, hidden_size="32")
+    elif case.startswith("num_hidden_layers"):
+        _edit_config(model, num_hidden_layers=[2])
+    elif case.startswith("config"):
+        (model / "config.json").write_text('{"a": ' + _deep_json() + "}")
+    elif case.startswith("JSONL"):
+        data.write_text('{"text": ' + _deep_json() + "}\n")
+    else:
+        model = tmp_path / "model.gguf"
+        model.write_bytes(b"" if case.startswith("empty") else b"garbage, not a GGUF header " * 4)
+    r = _run(*_spectrum_args(model, data, tmp_path / "out"))
+    assert r.exit_code == 1, r.output
+    assert words in _one_error_line(r.stderr)
