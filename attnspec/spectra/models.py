@@ -294,7 +294,7 @@ def _check_config_sizes(parsed: dict[str, Any], config: Path, name: str) -> None
     for key in _CONFIG_SIZES:
         v = parsed.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ModelLoadError(f"--model {name}: {config} key {key!r} is {v!r} ({type(v).__name__}), not a "
+            raise ModelLoadError(f"--model {name}: {config} field {key!r} is {v!r} ({type(v).__name__}), not a "
                                  "positive integer")
 
 
