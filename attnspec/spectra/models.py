@@ -543,6 +543,20 @@ def _pad_id(tokenizer: Any, config: Any) -> int:
     return 0
 
 
+def _check_unknown_token(tokenizer: Any, name: str) -> None:
+    """Refuse a word-level tokenizer (WordPiece, WordLevel) whose unknown-word token is missing
+    from its vocabulary: the first word outside the vocabulary would fail inside the tokenizers
+    library. Byte-level BPE and Unigram encode any text without it and are not checked."""
+    model = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
+    unk = getattr(model, "unk_token", None)
+    if type(model).__name__ not in ("WordPiece", "WordLevel") or not isinstance(unk, str) or not unk:
+        return
+    if model.token_to_id(unk) is None:
+        raise ModelLoadError(f"the tokenizer of model {name!r} names {unk!r} its unknown-word token, but its "
+                             f"{type(model).__name__} vocabulary has no {unk!r}; a word outside the vocabulary could "
+                             "not be encoded: repair tokenizer.json (or vocab.txt)")
+
+
 def wrap_model(
     model: torch.nn.Module,
     tokenizer: Any,
@@ -568,6 +582,7 @@ def wrap_model(
 
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
+    _check_unknown_token(tokenizer, name or type(model).__name__)
     model.eval()
     config = model.config
     info = describe_attention(model)

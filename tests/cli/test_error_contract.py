@@ -821,3 +821,28 @@ def test_malformed_model_and_data_files_are_one_line(tmp_path, case: str, words:
     r = _run(*_spectrum_args(model, data, tmp_path / "out"))
     assert r.exit_code == 1, r.output
     assert words in _one_error_line(r.stderr)
+
+
+def _wordpiece_tokenizer(with_unk: bool):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["[PAD]", "[CLS]", "[SEP]", "the", "movie", "was", "low", "rank"] + (["[UNK]"] if with_unk else [])
+    backend = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]")
+
+
+def test_a_wordpiece_tokenizer_without_its_unknown_token_is_refused() -> None:
+    from models_tiny import tiny_bert
+
+    import attnspec
+    from attnspec.errors import ModelLoadError
+
+    texts = ["the movie was low rank and a snowman ☃ watched " * 3] * 2
+    model = tiny_bert(vocab=16)
+    attnspec.spectrum(model, tokenizer=_wordpiece_tokenizer(True), texts=texts, seq_len=8, progress=False)
+    with pytest.raises(ModelLoadError, match="has no '\\[UNK\\]'") as e:
+        attnspec.spectrum(model, tokenizer=_wordpiece_tokenizer(False), texts=texts, seq_len=8, progress=False)
+    assert "\n" not in str(e.value)
