@@ -680,6 +680,10 @@ def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(
     (("jl-check", "--eps", "1e-320"), 1, "eps must be >= 1e-150"),
     (("sa-check", "--sweep-L", "16,16"), 1, "more than once"),
     (("sa-check", "--sweep-k", "1,,2"), 1, "empty item"),
+    (("sa-check", "--d", str(10**14)), 1, "d must be <= 2^44"),
+    (("osa-check", "--d-model", "100000", "--no-timing"), 1, "--d-model 100000 with --d-v 2 (the Jacobian check) needs"),
+    (("osa-check", "--schedule", "1", "--no-timing"), 1, "needs 2 or 3 coefficients"),
+    (("osa-train", "--ns-coefficients", "x", "--quick"), 1, "schedule must be one of"),
 ])
 def test_values_are_refused_before_any_work(tmp_path, args: tuple[str, ...], code: int, words: str) -> None:  # noqa: ANN001
     if args[0] == "spectrum":
