@@ -358,6 +358,12 @@ def run_battery(
     return result
 
 
+def battery_config(command: str, options: Mapping[str, Any]) -> Any:
+    """The validated config ``command`` would run with ``options``, without running anything
+    (a batch of runs, such as the report's experiments, is checked whole before the first)."""
+    return _config(command, battery_module(command), options)
+
+
 def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
     """The battery's validated config; every bad option is one InputError, never a bare
     TypeError/ValueError from inside the config (the types are checked first)."""

@@ -405,6 +405,28 @@ def test_report_experiment_named_dots_removes_nothing(tmp_path, stem: str) -> No
     assert _tree(tmp_path) == before
 
 
+@pytest.mark.parametrize(("bad", "words"), [
+    ('command = "jl-check"\n[args]\nn = "abc"\n', "Invalid value for '--n'"),
+    ('command = "sa-check"\n[args]\ntrials = 0\n', "trials"),
+    ('command = "osa-check"\n[args]\nbogus = 1\n', "bogus"),
+    ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imbd"\n', "did you mean imdb?"),
+    ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imdb"\nseq-len = "16,16"\n', "seq-len"),
+])
+def test_report_checks_every_experiment_before_the_first_runs(tmp_path, bad: str, words: str) -> None:  # noqa: ANN001
+    """a.toml is fine and would run first; z.toml's bad option refuses the whole report (a
+    usage error, exit 2) before a runs: nothing is written under results/a."""
+    exps = tmp_path / "exps"
+    exps.mkdir()
+    (exps / "a.toml").write_text(TINY_SA)
+    (exps / "z.toml").write_text('title = "z"\npaper = "expressivity"\n' + bad)
+    out = tmp_path / "reports"
+    r = _run("report", "--experiments", str(exps), "--out", str(out))
+    assert r.exit_code == 2, r.output
+    line = _one_error_line(r.stderr)
+    assert "z.toml" in line and words in line, line
+    assert not (out / "results" / "a").exists()
+
+
 def test_report_removes_only_an_experiments_own_folder(tmp_path) -> None:  # noqa: ANN001
     """Even past the name check (a direct caller of run_experiment), nothing but results/<name> is removed."""
     from attnspec.errors import InputError
