@@ -872,3 +872,19 @@ def test_a_wordpiece_tokenizer_without_its_unknown_token_is_refused() -> None:
     with pytest.raises(ModelLoadError, match="has no '\\[UNK\\]'") as e:
         attnspec.spectrum(model, tokenizer=_wordpiece_tokenizer(False), texts=texts, seq_len=8, progress=False)
     assert "\n" not in str(e.value)
+
+
+def test_a_rerun_draws_every_figure_a_scaling_study_lacks(tmp_path) -> None:  # noqa: ANN001
+    """A study whose figures were never drawn (interrupted after its last length, or run with
+    --no-plots) is up to date: a plain rerun computes nothing and draws the per-length figures
+    as well as the study's."""
+    model, data = _tiny_model_and_data(tmp_path)
+    sc = tmp_path / "sc"
+    assert _run(*_spectrum_args(model, data, sc, "--seq-len", "12,16")).exit_code == 0
+    assert not list(sc.rglob("*.png"))
+    args = [a for a in _spectrum_args(model, data, sc, "--seq-len", "12,16") if a != "--no-plots"]
+    r = _run(*args)
+    assert r.exit_code == 0 and "up to date" in r.output, r.output
+    for n in (12, 16):
+        assert (sc / f"n{n}" / "figures" / "spectrum_layers.png").is_file()
+    assert (sc / "figures" / "scaling_k90.png").is_file()
