@@ -888,3 +888,29 @@ def test_a_rerun_draws_every_figure_a_scaling_study_lacks(tmp_path) -> None:  # 
     for n in (12, 16):
         assert (sc / f"n{n}" / "figures" / "spectrum_layers.png").is_file()
     assert (sc / "figures" / "scaling_k90.png").is_file()
+
+
+def test_a_full_disk_while_drawing_a_checking_commands_figures_leaves_no_result(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The tables and meta.json are written, then the disk fills at the second figure: no
+    figure is kept, the tables and meta.json go too, and the line says so (every checking
+    command writes through the same run_and_write)."""
+    import errno
+
+    from matplotlib.figure import Figure
+
+    real, calls = Figure.savefig, []
+
+    def savefig(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    out = tmp_path / "jl"
+    r = _run("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4",
+             "--k", "4,8", "--claims", "lemma1", "--out", str(out))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "drawing the figures" in line and "tables and meta.json were removed" in line, line
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()], list(out.rglob("*"))
