@@ -393,6 +393,12 @@ def run_battery(
     return result
 
 
+def battery_config(command: str, options: Mapping[str, Any]) -> Any:
+    """The validated config ``command`` would run with ``options``, without running anything
+    (a batch of runs, such as the report's experiments, is checked whole before the first)."""
+    return _config(command, battery_module(command), options)
+
+
 def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
     """The battery's validated config; every bad option is one InputError, never a bare
     TypeError/ValueError from inside the config (the types are checked first)."""
@@ -602,5 +608,27 @@ def run_and_write(
                     for suffix in (".parquet", ".csv"):
                         (Path(out_dir) / f"{name}{suffix}").unlink(missing_ok=True)
             if plots:
-                plot_results(command, out_dir)
+                _draw_or_remove(command, result, Path(out_dir))
     return result
+
+
+def _draw_or_remove(command: str, result: BatteryResult, out_dir: Path) -> None:
+    """Draw the figures of the result just written; if any cannot be written (a full disk, a
+    bug), none is kept and the result's tables and meta.json are removed as well: a result is
+    whole or absent, never tables without their figures."""
+    from attnspec.errors import NoSpaceError
+    from attnspec.results import META_FILE, result_files
+
+    try:
+        with result_files(out_dir):  # the figures are renamed into place together, or discarded
+            plot_results(command, out_dir)
+    except BaseException as e:
+        (out_dir / META_FILE).unlink(missing_ok=True)  # first: no reader takes the folder for a result
+        for name in [*result.tables, VERDICT_TABLE]:
+            for suffix in (".parquet", ".csv"):
+                (out_dir / f"{name}{suffix}").unlink(missing_ok=True)
+        if isinstance(e, NoSpaceError):
+            raise NoSpaceError(f"no space left on device drawing the figures of {out_dir}; no figure was kept and "
+                               "the result's tables and meta.json were removed too (a result is whole or absent): "
+                               "free some space and run the command again") from None
+        raise

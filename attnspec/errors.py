@@ -39,6 +39,10 @@ class ResultsError(AttnspecError, ValueError):
     """A results directory that is missing, incomplete, or holds a different run."""
 
 
+class NoSpaceError(ResultsError):
+    """A full disk (or quota) while a result was written; the message says what is left."""
+
+
 def check_range(name: str, value: float, *, low: float | None = None, high: float | None = None,
                 low_open: bool = False, high_open: bool = False) -> None:
     """Raise :class:`InputError` unless ``low (<|<=) value (<|<=) high``.

@@ -161,6 +161,29 @@ def write_meta(out_dir: Path, meta: Mapping[str, Any]) -> Path:
     return path
 
 
+#: The JSON type of each meta.json field that readers look inside (``.get``, iteration,
+#: string joins), for every kind of result (``None``) and for one kind. A field is absent,
+#: null or of this type; anything else (a hand edit, another tool) is refused on read, so no
+#: reader meets a list where it expects an object.
+META_FIELD_TYPES: dict[str | None, dict[str, type]] = {
+    None: {"kind": str, "status": str, "identity": dict, "config": dict, "content": dict, "corpus": dict,
+           "environment": dict, "baselines": dict, "svd_method_error": dict},
+    "spectrum": {"figures": dict, "layers": list, "family": str, "model": str, "architecture": str},
+    "spectrum-scaling": {"lengths": list},
+}
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _check_meta_fields(path: Path, meta: dict[str, Any]) -> None:
+    kind = meta.get("kind")
+    wanted = {**META_FIELD_TYPES[None], **(META_FIELD_TYPES.get(kind, {}) if isinstance(kind, str) else {})}
+    for field, kind in wanted.items():
+        v = meta.get(field)
+        if v is not None and not isinstance(v, kind):
+            raise ResultsError(f"{path}: field {field!r} is {type(v).__name__} {str(v)[:40]!r}, not "
+                               f"{_JSON_NAMES[kind]}; the file was edited or written by another tool")
+
+
 def read_meta(out_dir: Path) -> dict[str, Any]:
     """Read ``out_dir/meta.json``.
 
@@ -187,8 +210,11 @@ def read_meta(out_dir: Path) -> dict[str, Any]:
         meta = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path} is not valid JSON: {e}") from None
+    except RecursionError:  # e.g. 100000 nested lists: Python's parser recurses once per level
+        raise ResultsError(f"{path} is not a results record: its JSON is nested deeper than Python can parse") from None
     if not isinstance(meta, dict):  # every reader calls .get(): a list or a number is one line here
         raise ResultsError(f"{path} is not a results record: it holds a JSON {type(meta).__name__}, not an object")
+    _check_meta_fields(path, meta)
     return meta
 
 

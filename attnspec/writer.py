@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from attnspec.errors import ResultsError
+from attnspec.errors import NoSpaceError, ResultsError
 
 META_FILE = "meta.json"
 #: Lock file held (flock) by the one process writing into a results directory.
@@ -87,7 +87,7 @@ def no_space_error(folder: Path, what: Path | str, e: BaseException) -> ResultsE
         The error to raise.
     """
     reason = "disk quota exceeded" if getattr(e, "errno", None) == errno.EDQUOT else "No space left on device"
-    return ResultsError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
+    return NoSpaceError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
                         "result that were not complete have been removed, earlier files are as they were)")
 
 

@@ -211,7 +211,6 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
     ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
     from dataclasses import replace
 
-    from attnspec.results import result_files
     from attnspec.spectra.data.corpus import check_data_name
     from attnspec.spectra.job import up_to_date
     from attnspec.spectra.nulls import baselines_of
@@ -226,8 +225,9 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
         missing = [n for n in lengths if not set(baselines or ()) <= set(baselines_of(run_dir(out, n)))]
         if missing and cfg.shard is None:
             _add_baselines(cfg, baselines or [], lengths)
-        if plots and cfg.shard is None and (missing or not (out / "figures" / "scaling_k90.png").is_file()):
-            _plot_scaling_dir(out, out / "figures")
+        if plots:  # figures an interruption or a --no-plots run left out, per length and of the study
+            _plot_study(out, [n for n in lengths if not (run_dir(out, n) / "figures" / "spectrum_layers.png").is_file()],
+                        scaling=cfg.shard is None and (bool(missing) or not (out / "figures" / "scaling_k90.png").is_file()))
         out_console.print(f"up to date: {out} already holds this scaling run, complete (lengths "
                           f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
                           "fits; --overwrite recomputes", highlight=False, soft_wrap=True)
@@ -245,14 +245,25 @@ def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baseline
         _print_nulls(null_comparison(out))
         _print_projection(out)
     if plots:
+        _plot_study(out, lengths, scaling=cfg.shard is None)
+    out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
+
+
+def _plot_study(out: Path, lengths: list[int], *, scaling: bool) -> None:
+    """The figures of the lengths ``lengths`` of a scaling study, and its fit figures and tables
+    when ``scaling``: all or none, Ctrl-C and SIGTERM held from before matplotlib is imported
+    (seconds, the likeliest moment for an interruption) until every file is in place."""
+    from attnspec.results import result_files
+
+    if not lengths and not scaling:
+        return
+    with whole_output(), result_files(out):
         from attnspec.plots.spectrum import plot_run
 
-        with whole_output(), result_files(out):  # every figure of the study, and its fit tables, or none
-            for n in lengths:
-                plot_run(out / f"n{n}")
-            if cfg.shard is None:
-                _plot_scaling_dir(out, out / "figures")
-    out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
+        for n in lengths:
+            plot_run(out / f"n{n}")
+        if scaling:
+            _plot_scaling_dir(out, out / "figures")
 
 
 def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "svg"), resamples: int = 2000, seed: int = 0,

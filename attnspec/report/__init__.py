@@ -51,7 +51,7 @@ from attnspec.report.experiments import (
     load_experiments,
 )
 from attnspec.report.files import _refuse_link, _write_text
-from attnspec.report.runner import RunRecord, run_experiment
+from attnspec.report.runner import RunRecord, check_options, run_experiment
 from attnspec.writer import atomic_write_bytes
 
 
@@ -335,8 +335,10 @@ def run_report(
     out = Path(out)
     results = out / "results"
     _refuse_link(results)
-    for exp in experiments:  # before any experiment runs: nothing is deleted through a link
+    for exp in experiments:  # before any experiment runs: nothing is deleted through a link, no option is bad
         _refuse_link(results / exp.name)
+        if not only or exp.name in only:
+            check_options(exp, results, quick=quick)
     results.mkdir(parents=True, exist_ok=True)
     records: dict[str, RunRecord] = {}
     for exp in experiments:

@@ -200,14 +200,17 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
         return f"error: {type(e).__name__}: {e}"
 
 
-def _run_spectrum(options: dict[str, Any], out: Path) -> None:
-    """The spectrum job from TOML options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``;
-    several ``seq-len`` values, e.g. ``"32,64"``, run the scaling study as the CLI does)."""
+def _spectrum_plan(options: dict[str, Any], out: Path) -> tuple[Any, list[int], list[str], list[int]]:
+    """(config, lengths, null baselines, projection ks) of a spectrum experiment's TOML
+    options (``SpectrumConfig`` fields; ``shard`` as ``"i/N"``; several ``seq-len`` values,
+    e.g. ``"32,64"``, make a scaling study as on the command line), every value checked."""
     import dataclasses
 
     from attnspec.spectra.config import SpectrumConfig, parse_shard
-    from attnspec.spectra.job import run_spectrum
-    from attnspec.spectra.scaling import parse_lengths, run_scaling
+    from attnspec.spectra.data.corpus import check_data_name
+    from attnspec.spectra.nulls import parse_baselines
+    from attnspec.spectra.projection import DEFAULT_KS, parse_ks
+    from attnspec.spectra.scaling import parse_lengths
 
     fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
     unknown = sorted(set(options) - fields - _SPECTRUM_CLI_ONLY)
@@ -217,19 +220,47 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
     lengths = parse_lengths(kw.pop("seq_len", SpectrumConfig.seq_len))
-    from attnspec.spectra.baselines import add_to_study
-    from attnspec.spectra.nulls import parse_baselines
-    from attnspec.spectra.projection import DEFAULT_KS, parse_ks
-
     baselines = parse_baselines(options.get("baseline"))  # as --baseline and --projection-k on the command line
     ks = parse_ks(options.get("projection_k", ",".join(map(str, DEFAULT_KS))))
+    check_data_name(kw.get("data"))
+    cfg = SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True)
+    try:
+        cfg.validate()
+    except TypeError:  # a TOML value of another type than the option's (a string for a number)
+        raise InputError(f"spectrum options {options!r} hold a value of the wrong type") from None
+    return cfg, lengths, baselines, ks
+
+
+def _run_spectrum(options: dict[str, Any], out: Path) -> None:
+    """The spectrum job from TOML options (:func:`_spectrum_plan`)."""
+    from attnspec.spectra.baselines import add_to_study
+    from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.scaling import run_scaling
+
+    cfg, lengths, baselines, ks = _spectrum_plan(options, out)
     if len(lengths) > 1:  # a scaling study: every length on the same documents, one run per length under out
-        cfg = SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True)
         run_scaling(cfg, lengths, progress=False, projection_k=ks)
     else:
-        cfg = SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True)
         run_spectrum(cfg, progress=False)
     add_to_study(cfg, baselines, lengths=lengths)
+
+
+def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
+    """Refuse (:class:`OptionError`, exit 2, naming the experiment file) options ``exp``'s command would
+    refuse, without running it: the report checks every experiment before the first runs.
+    A command that runs only through the CLI (no importable battery) is checked when it runs."""
+    from attnspec.errors import AttnspecError, OptionError
+
+    options = _options(exp.effective_args(quick))
+    try:
+        if exp.command == "spectrum":
+            _spectrum_plan(options, results / exp.name)
+        elif _in_process(exp.command):
+            from attnspec.battery import battery_config
+
+            battery_config(exp.command, options)
+    except AttnspecError as e:  # a usage error, as a bad option on the command line is
+        raise OptionError(f"{exp.path}: {e}") from None
 
 
 def _add_nulls(exp: Experiment, out: Path, quick: bool, data_dir: str | None, log: Callable[[str], None]) -> bool:

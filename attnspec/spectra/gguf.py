@@ -154,7 +154,14 @@ def describe_gguf(path: Path, digest: str) -> dict[str, Any]:
     except ImportError as e:
         raise ModelLoadError("reading a .gguf model needs the gguf package: pip install gguf accelerate "
                              "(or pip install 'attnspec[decoders]')") from e
-    reader = gguf.GGUFReader(str(path))
+    if path.stat().st_size == 0:
+        raise ModelLoadError(f"GGUF model {path} is empty (0 bytes): not a model file")
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except Exception as e:  # noqa: BLE001 - the gguf package raises ValueError, struct.error, IndexError... on damage
+        reason = " ".join(str(e).split())[:120] or type(e).__name__
+        raise ModelLoadError(f"GGUF model {path} is not a readable GGUF file ({reason}); it is damaged, "
+                             "truncated or not GGUF") from None
 
     def field(key: str) -> Any:
         f = reader.fields.get(key)

@@ -289,16 +289,20 @@ def _check_safetensors(path: Path) -> None:
         raise ModelLoadError(f"{bad}: it is empty")
     if size < 8:
         raise ModelLoadError(f"{bad}: {size} bytes, shorter than the 8-byte header length (truncated)")
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        if n == 0 or n > size - 8:
-            raise ModelLoadError(f"{bad}: its header length {n} does not fit in the file's {size} bytes "
-                                 "(truncated, zeroed or not safetensors)")
-        raw = f.read(n)
+    try:
+        with open(path, "rb") as f:
+            n = int.from_bytes(f.read(8), "little")
+            raw = f.read(n) if 0 < n <= size - 8 else b""
+    except OSError as e:  # unreadable for this user (PermissionError), or an I/O error
+        raise ModelLoadError(f"weights file {path} cannot be read: {e.strerror or type(e).__name__}") from None
+    if n == 0 or n > size - 8:
+        raise ModelLoadError(f"{bad}: its header length {n} does not fit in the file's {size} bytes "
+                             "(truncated, zeroed or not safetensors)")
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ModelLoadError(f"{bad}: its header is not JSON (damaged or not safetensors)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise ModelLoadError(f"{bad}: its header is not JSON of the depth a header has (damaged or not "
+                             "safetensors)") from None
     if not isinstance(header, dict):
         raise ModelLoadError(f"{bad}: its header is not a JSON object")
     data = size - 8 - n
@@ -333,9 +337,30 @@ def _check_torch_bin(path: Path) -> None:
 
     if path.stat().st_size == 0:
         raise ModelLoadError(f"weights file {path} is empty")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise ModelLoadError(f"weights file {path} cannot be read: {e.strerror or type(e).__name__}") from None
     if not zipfile.is_zipfile(path):
         raise ModelLoadError(f"weights file {path} is not a torch zip archive (a legacy or foreign pickle, truncated "
                              "or damaged); attnspec never unpickles it: convert the model to safetensors")
+
+
+#: Sizes a config.json states as integers (the names of encoder and decoder families alike):
+#: transformers builds the model from them, and a string ("32") or a list there fails inside it.
+_CONFIG_SIZES = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                 "intermediate_size", "vocab_size", "max_position_embeddings", "head_dim", "n_embd", "n_layer",
+                 "n_head", "n_positions", "d_model")
+
+
+def _check_config_sizes(parsed: dict[str, Any], config: Path, name: str) -> None:
+    """Refuse a config.json whose sizes are not positive integers, naming the field."""
+    for key in _CONFIG_SIZES:
+        v = parsed.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ModelLoadError(f"--model {name}: {config} field {key!r} is {v!r} ({type(v).__name__}), not a "
+                                 "positive integer")
 
 
 def check_model_dir(folder: Path, name: str) -> Path:
@@ -369,10 +394,12 @@ def check_model_dir(folder: Path, name: str) -> Path:
     config = folder / "config.json"
     try:
         parsed = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ModelLoadError(f"--model {name}: {config} is not readable JSON ({type(e).__name__})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        why = "nested deeper than a config is" if isinstance(e, RecursionError) else type(e).__name__
+        raise ModelLoadError(f"--model {name}: {config} is not readable JSON ({why})") from None
     if not isinstance(parsed, dict):
         raise ModelLoadError(f"--model {name}: {config} is not a JSON object")
+    _check_config_sizes(parsed, config, name)
     if not any((folder / f).is_file() for f in _TOKENIZER_FILES):
         raise ModelLoadError(f"--model {name}: {folder} has no tokenizer (none of {', '.join(_TOKENIZER_FILES)}); "
                              "save the tokenizer next to the model (tokenizer.save_pretrained(folder))")
@@ -529,10 +556,16 @@ def _load_config(name: str, path: str, source: str, revision: str | None,
 
     if source != "hub":
         weights = check_model_dir(Path(path), name)  # local folder or installed package
+        try:  # a config field of the wrong type for transformers' typed configs
+            from huggingface_hub.errors import StrictDataclassError
+        except ImportError:  # pragma: no cover - an older huggingface_hub has no typed configs
+            StrictDataclassError = TypeError  # noqa: N806
+
         try:
             return AutoConfig.from_pretrained(path, **kwargs), source, weights
-        except (OSError, ValueError) as e:
-            raise ModelLoadError(f"cannot load model {name!r} from {path}: {str(e).splitlines()[0]}") from None
+        except (OSError, ValueError, TypeError, StrictDataclassError) as e:
+            reason = " ".join(str(e).split()) or type(e).__name__
+            raise ModelLoadError(f"cannot load model {name!r} from {path}: {reason}") from None
     try:
         config = AutoConfig.from_pretrained(path, local_files_only=True, **kwargs)
         source = "hub-cache"
@@ -616,6 +649,20 @@ def _pad_id(tokenizer: Any, config: Any) -> int:
     return 0
 
 
+def _check_unknown_token(tokenizer: Any, name: str) -> None:
+    """Refuse a word-level tokenizer (WordPiece, WordLevel) whose unknown-word token is missing
+    from its vocabulary: the first word outside the vocabulary would fail inside the tokenizers
+    library. Byte-level BPE and Unigram encode any text without it and are not checked."""
+    model = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
+    unk = getattr(model, "unk_token", None)
+    if type(model).__name__ not in ("WordPiece", "WordLevel") or not isinstance(unk, str) or not unk:
+        return
+    if model.token_to_id(unk) is None:
+        raise ModelLoadError(f"the tokenizer of model {name!r} names {unk!r} its unknown-word token, but its "
+                             f"{type(model).__name__} vocabulary has no {unk!r}; a word outside the vocabulary could "
+                             "not be encoded: repair tokenizer.json (or vocab.txt)")
+
+
 def wrap_model(
     model: torch.nn.Module,
     tokenizer: Any,
@@ -662,6 +709,7 @@ def wrap_model(
 
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
+    _check_unknown_token(tokenizer, name or type(model).__name__)
     model.eval()
     config = model.config
     info = describe_attention(model)

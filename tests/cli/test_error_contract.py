@@ -405,6 +405,28 @@ def test_report_experiment_named_dots_removes_nothing(tmp_path, stem: str) -> No
     assert _tree(tmp_path) == before
 
 
+@pytest.mark.parametrize(("bad", "words"), [
+    ('command = "jl-check"\n[args]\nn = "abc"\n', "Invalid value for '--n'"),
+    ('command = "sa-check"\n[args]\ntrials = 0\n', "trials"),
+    ('command = "osa-check"\n[args]\nbogus = 1\n', "bogus"),
+    ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imbd"\n', "did you mean imdb?"),
+    ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imdb"\nseq-len = "16,16"\n', "seq-len"),
+])
+def test_report_checks_every_experiment_before_the_first_runs(tmp_path, bad: str, words: str) -> None:  # noqa: ANN001
+    """a.toml is fine and would run first; z.toml's bad option refuses the whole report (a
+    usage error, exit 2) before a runs: nothing is written under results/a."""
+    exps = tmp_path / "exps"
+    exps.mkdir()
+    (exps / "a.toml").write_text(TINY_SA)
+    (exps / "z.toml").write_text('title = "z"\npaper = "expressivity"\n' + bad)
+    out = tmp_path / "reports"
+    r = _run("report", "--experiments", str(exps), "--out", str(out))
+    assert r.exit_code == 2, r.output
+    line = _one_error_line(r.stderr)
+    assert "z.toml" in line and words in line, line
+    assert not (out / "results" / "a").exists()
+
+
 def test_report_removes_only_an_experiments_own_folder(tmp_path) -> None:  # noqa: ANN001
     """Even past the name check (a direct caller of run_experiment), nothing but results/<name> is removed."""
     from attnspec.errors import InputError
@@ -680,6 +702,10 @@ def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(
     (("jl-check", "--eps", "1e-320"), 1, "eps must be >= 1e-150"),
     (("sa-check", "--sweep-L", "16,16"), 1, "more than once"),
     (("sa-check", "--sweep-k", "1,,2"), 1, "empty item"),
+    (("sa-check", "--d", str(10**14)), 1, "d must be <= 2^44"),
+    (("osa-check", "--d-model", "100000", "--no-timing"), 1, "--d-model 100000 with --d-v 2 (the Jacobian check) needs"),
+    (("osa-check", "--schedule", "1", "--no-timing"), 1, "needs 2 or 3 coefficients"),
+    (("osa-train", "--ns-coefficients", "x", "--quick"), 1, "schedule must be one of"),
 ])
 def test_values_are_refused_before_any_work(tmp_path, args: tuple[str, ...], code: int, words: str) -> None:  # noqa: ANN001
     if args[0] == "spectrum":
@@ -745,8 +771,22 @@ def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> N
     shutil.copytree(tmp_path / "run", tmp_path / "whole")
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     (tmp_path / "run" / "meta.json").write_text(json.dumps({**meta, "corpus": ["a", "list"]}))
-    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))  # the corpus record is ignored, not fatal
-    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    r = _run(*_spectrum_args(model, data, tmp_path / "run", "--resume"))
+    assert r.exit_code == 1 and "meta.json: field 'corpus' is list" in _one_error_line(r.stderr), r.output
+    (tmp_path / "run" / "meta.json").write_text(json.dumps(meta))
+    assert _run(*_spectrum_args(model, data, tmp_path / "run", "--resume")).exit_code == 0
+    whole_meta = json.loads((tmp_path / "whole" / "meta.json").read_text())
+    for field, value in (("identity", ["a"]), ("figures", "png"), ("family", ["x"]), ("layers", {"a": 1}),
+                         ("svd_method_error", [1])):
+        (tmp_path / "whole" / "meta.json").write_text(json.dumps({**whole_meta, field: value}))
+        r = _run(*_spectrum_args(model, data, tmp_path / "whole"))  # the "up to date" check
+        assert r.exit_code == 1 and "meta.json" in _one_error_line(r.stderr), (field, r.output)
+        with pytest.raises(ResultsError, match=f"meta.json: field '{field}' is") as e:
+            repr(attnspec.load(tmp_path / "whole"))
+        assert "\n" not in str(e.value)
+    (tmp_path / "whole" / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ResultsError, match="nested deeper"):
+        attnspec.load(tmp_path / "whole")
     t = pd.read_parquet(tmp_path / "run" / "metrics.parquet")
     t.drop(columns=[c for c in t.columns if c.endswith("_of_mean_curve")]).to_parquet(tmp_path / "run" / "metrics.parquet")
     with pytest.raises(ResultsError, match="metrics.parquet is not a metrics table: no 'index_at_") as e:
@@ -769,3 +809,108 @@ def test_a_full_stdout_is_one_error_line(tmp_path, args: tuple[str, ...]) -> Non
                            text=True, env=env, cwd=tmp_path, timeout=120)
     assert r.returncode == 1
     assert "No space left" in _one_error_line(r.stderr)
+
+
+# ------------------------------------------------- malformed model and data files: one line naming the file
+def _deep_json() -> str:
+    return "[" * 100_000 + "]" * 100_000
+
+
+def _edit_config(folder: Path, **fields: object) -> None:
+    import json
+
+    cfg = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**cfg, **fields}))
+
+
+@pytest.mark.parametrize(("case", "words"), [
+    ("hidden_size '32'", "field 'hidden_size' is '32' (str), not a positive integer"),
+    ("num_hidden_layers [2]", "field 'num_hidden_layers' is [2] (list)"),
+    ("config nested too deeply", "config.json is not readable JSON (nested deeper"),
+    ("JSONL line nested too deeply", "line 1 is not valid JSON (nested deeper"),
+    ("empty .gguf", "is empty (0 bytes)"),
+    ("garbage .gguf", "is not a readable GGUF file"),
+])
+def test_malformed_model_and_data_files_are_one_line(tmp_path, case: str, words: str) -> None:  # noqa: ANN001
+    model, data = _tiny_model_and_data(tmp_path)
+    if case.startswith("hidden_size"):
+        _edit_config(model, hidden_size="32")
+    elif case.startswith("num_hidden_layers"):
+        _edit_config(model, num_hidden_layers=[2])
+    elif case.startswith("config"):
+        (model / "config.json").write_text('{"a": ' + _deep_json() + "}")
+    elif case.startswith("JSONL"):
+        data.write_text('{"text": ' + _deep_json() + "}\n")
+    else:
+        model = tmp_path / "model.gguf"
+        model.write_bytes(b"" if case.startswith("empty") else b"garbage, not a GGUF header " * 4)
+    r = _run(*_spectrum_args(model, data, tmp_path / "out"))
+    assert r.exit_code == 1, r.output
+    assert words in _one_error_line(r.stderr)
+
+
+def _wordpiece_tokenizer(with_unk: bool):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["[PAD]", "[CLS]", "[SEP]", "the", "movie", "was", "low", "rank"] + (["[UNK]"] if with_unk else [])
+    backend = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]")
+
+
+def test_a_wordpiece_tokenizer_without_its_unknown_token_is_refused() -> None:
+    from models_tiny import tiny_bert
+
+    import attnspec
+    from attnspec.errors import ModelLoadError
+
+    texts = ["the movie was low rank and a snowman ☃ watched " * 3] * 2
+    model = tiny_bert(vocab=16)
+    attnspec.spectrum(model, tokenizer=_wordpiece_tokenizer(True), texts=texts, seq_len=8, progress=False)
+    with pytest.raises(ModelLoadError, match="has no '\\[UNK\\]'") as e:
+        attnspec.spectrum(model, tokenizer=_wordpiece_tokenizer(False), texts=texts, seq_len=8, progress=False)
+    assert "\n" not in str(e.value)
+
+
+def test_a_rerun_draws_every_figure_a_scaling_study_lacks(tmp_path) -> None:  # noqa: ANN001
+    """A study whose figures were never drawn (interrupted after its last length, or run with
+    --no-plots) is up to date: a plain rerun computes nothing and draws the per-length figures
+    as well as the study's."""
+    model, data = _tiny_model_and_data(tmp_path)
+    sc = tmp_path / "sc"
+    assert _run(*_spectrum_args(model, data, sc, "--seq-len", "12,16")).exit_code == 0
+    assert not list(sc.rglob("*.png"))
+    args = [a for a in _spectrum_args(model, data, sc, "--seq-len", "12,16") if a != "--no-plots"]
+    r = _run(*args)
+    assert r.exit_code == 0 and "up to date" in r.output, r.output
+    for n in (12, 16):
+        assert (sc / f"n{n}" / "figures" / "spectrum_layers.png").is_file()
+    assert (sc / "figures" / "scaling_k90.png").is_file()
+
+
+def test_a_full_disk_while_drawing_a_checking_commands_figures_leaves_no_result(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The tables and meta.json are written, then the disk fills at the second figure: no
+    figure is kept, the tables and meta.json go too, and the line says so (every checking
+    command writes through the same run_and_write)."""
+    import errno
+
+    from matplotlib.figure import Figure
+
+    real, calls = Figure.savefig, []
+
+    def savefig(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    out = tmp_path / "jl"
+    r = _run("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4",
+             "--k", "4,8", "--claims", "lemma1", "--out", str(out))
+    assert r.exit_code == 1, r.output
+    line = _one_error_line(r.stderr)
+    assert "drawing the figures" in line and "tables and meta.json were removed" in line, line
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()], list(out.rglob("*"))

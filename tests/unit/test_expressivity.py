@@ -235,6 +235,22 @@ def test_float32_matches_float64():
     np.testing.assert_allclose(a["on_abs"], b["on_abs"], rtol=1e-4)
 
 
+def test_a_d_beyond_what_float32_resolves_is_refused():
+    """√d · err_inf does not depend on d (the same draws, scaled): float64 keeps it at 2^52,
+    float32 keeps it at 1e10 to its rounding (≈ 2^-24 |B| √d relative) and refuses past 2^44."""
+    A = con.sparse_target(64, 4, seed=3)
+
+    def scaled(d: int, dt: torch.dtype) -> np.ndarray:
+        return sampling.sample_errors(A, d, eps=0.01, trials=8, seed=4, dtype=dt)["err_inf"].to_numpy() * math.sqrt(d)
+
+    ref = scaled(10**10, torch.float64)
+    np.testing.assert_allclose(scaled(2**52, torch.float64), ref, rtol=1e-4)
+    np.testing.assert_allclose(scaled(10**10, torch.float32), ref, rtol=1e-2)
+    assert sampling.largest_d(torch.float32) < 2**52 <= sampling.largest_d(torch.float64)
+    with pytest.raises(InputError, match="d must be in"):
+        sampling.sample_errors(A, 2**45, eps=0.01, trials=8, seed=4, dtype=torch.float32)
+
+
 def test_seeds_reproducible():
     A1 = con.sparse_target(32, 4, seed=1)
     assert np.array_equal(A1, con.sparse_target(32, 4, seed=1))

@@ -226,7 +226,8 @@ def test_exact_curve_equals_pointwise() -> None:
         ({"sweep_L": "64,100000"}, ["--sweep-L 100000", "of memory"]),
         ({"trials": 3_000_000}, ["h of computation", "limit of 24 h"]),
         ({"delta": 1e-300}, ["delta=1e-300", "2^53"]),
-        ({"d": 2**60}, ["d must be <= 2^53", f"got d={2**60}"]),
+        ({"d": 2**60}, ["d must be <= 2^44", f"got d={2**60}"]),
+        ({"d": 10**14}, ["d must be <= 2^44", "float32", f"got d={10**14}"]),
     ],
 )
 def test_resources_refused_up_front(options, words) -> None:

@@ -87,8 +87,9 @@ def _read_jsonl(path: Path, split: str | None) -> tuple[list[str], bool]:
             continue
         try:
             rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{str(path)!r} line {lineno} is not valid JSON ({exc.msg}); JSONL needs one object per line") from None
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested deeper than Python can parse"
+            raise DataError(f"{str(path)!r} line {lineno} is not valid JSON ({why}); JSONL needs one object per line") from None
         if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
             what = "has no 'text' field" if not isinstance(rec, dict) or "text" not in rec else "has a 'text' field that is not a string"
             raise DataError(f"{str(path)!r} line {lineno} {what}; JSONL records need a string field 'text'")

@@ -13,7 +13,9 @@ models of the code, not measurements:
   O(k L²) per draw, the orthogonal search's QR) at :data:`FLOPS` per second, against
   :data:`MAX_SECONDS`;
 * dimensions: every d the run searches must stay below 2^53, where float64 still counts
-  degrees of freedom exactly (a tiny ``--delta`` or ``--eps`` pushes the JL dimension past it).
+  degrees of freedom exactly (a tiny ``--delta`` or ``--eps`` pushes the JL dimension past it);
+  a ``--d`` the user asks for must stay below 2^44, where the float32 products still resolve
+  its draws (:data:`MAX_MEASURED_DIMENSION`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,11 @@ FLOPS = 2e9
 MAX_SECONDS = 86_400.0
 #: The largest dimension d searched: float64 counts integers exactly below 2^53.
 MAX_DIMENSION = 2.0**53
+#: The largest ``--d`` measured: the exact sampler forms RᵀR = T Tᵀ / d in float32, and T's
+#: diagonal sqrt(χ²_{d−i}) ≈ √d ± 0.7 loses that fluctuation to rounding once √d nears 2^24
+#: (the median error times √d, constant in d, drifts 4 % at d = 3e14 and 25 % at 1e15; it
+#: is exact to 4 digits at 1e14). Two bits below that: 2^44 ≈ 1.8e13.
+MAX_MEASURED_DIMENSION = 2**44
 
 
 def _bytes(n: float) -> str:
@@ -165,9 +172,9 @@ def check_resources(cfg: RunSize) -> None:
         raise InputError(f"delta={cfg.delta:g} with eps={cfg.eps:g} needs projection dimensions up to about "
                          f"{'1e+304 or more' if log_d_jl > 700 else f'{d_jl:.3g}'} (the JL dimension), beyond the limit 2^53 = {MAX_DIMENSION:.3g}; use a larger "
                          f"delta or eps")
-    if cfg.d is not None and cfg.d > MAX_DIMENSION:
-        raise InputError(f"d must be <= 2^53 = {int(MAX_DIMENSION)} (float64 counts degrees of freedom exactly "
-                         f"below it), got d={cfg.d}")
+    if cfg.d is not None and cfg.d > MAX_MEASURED_DIMENSION:
+        raise InputError(f"d must be <= 2^44 = {MAX_MEASURED_DIMENSION} (the float32 products of the exact sampler "
+                         f"resolve the draws of a larger d no more), got d={cfg.d}")
     est = memory_estimate(cfg)
     limit = _available_memory()
     if limit is not None and est > limit:

@@ -176,6 +176,15 @@ def _targets(A: np.ndarray, eps: float, factorization: str, dtype: torch.dtype):
     return Bn, n1, n2, B, Bl, (_csr(Bl) if sparse else None)
 
 
+def largest_d(dtype: torch.dtype) -> int:
+    """The largest d whose draws products in ``dtype`` resolve (2^44 in float32, where the
+    χ² fluctuation of √d rounds away beyond; 2^53 in float64, where counts stay exact);
+    see :data:`attnspec.theory.expressivity.resources.MAX_MEASURED_DIMENSION`."""
+    from attnspec.theory.expressivity.resources import MAX_DIMENSION, MAX_MEASURED_DIMENSION
+
+    return MAX_MEASURED_DIMENSION if torch.finfo(dtype).bits <= 32 else int(MAX_DIMENSION)
+
+
 def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection: str = "gaussian",
                   factorization: str = "row", seed: Seed = 0,
                   dtype: torch.dtype = torch.float32, direct: bool = False,
@@ -217,7 +226,7 @@ def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection:
     """
     A = check_matrix(A)
     L = A.shape[0]
-    check_int("d", d, 1, L if projection == "orthogonal" else None)
+    check_int("d", d, 1, L if projection == "orthogonal" else largest_d(dtype))
     check_int("trials", trials, 1)
     check_choice("projection", projection, PROJECTIONS)
     check_choice("factorization", factorization, FACTORIZATIONS)
@@ -413,7 +422,7 @@ def sample_errors_grid(A: np.ndarray, ds: list[int] | tuple[int, ...], *, eps: f
     L = A.shape[0]
     ds = [int(d) for d in ds]
     for d in ds:
-        check_int("d", d, L)
+        check_int("d", d, L, largest_d(dtype))
     check_int("trials", trials, 1)
     check_choice("factorization", factorization, FACTORIZATIONS)
     check_range("eps", eps, low=0, low_open=True)

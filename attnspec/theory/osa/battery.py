@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.battery import BatteryResult
-from attnspec.errors import InputError
+from attnspec.errors import InputError, check_memory
 from attnspec.linalg import SCHEDULES, Coefficients, ns_schedule
 from attnspec.threads import torch_threads
 
@@ -157,9 +157,13 @@ class OsaCheckConfig:
             raise InputError(f"--schedule needs at least one of {', '.join(SCHEDULES)} or custom coefficients")
         for sch in self.schedules:
             try:
-                ns_schedule(sch, 1)
+                steps = ns_schedule(sch, max(self.steps, LAYER_STEPS, 1))
             except InputError as exc:
                 raise InputError(f"--schedule: {exc}") from None
+            if any(len(t) < 2 for t in steps):
+                raise InputError(f"--schedule {_display(sch)}: each Newton–Schulz step needs 2 or 3 coefficients "
+                                 "(a σ + b σ³ [+ c σ⁵]); one coefficient scales every singular value alike and "
+                                 "cannot orthogonalise")
             top = schedule_range(sch, max(self.steps, LAYER_STEPS))
             if not top <= SIGMA_MAX:
                 raise InputError(
@@ -170,6 +174,12 @@ class OsaCheckConfig:
         if 2 * self.d_v > self.d_model:
             raise InputError(f"--d-v: the initialisation needs 2*d_v <= d_model, got d_v={self.d_v}, "
                              f"d_model={self.d_model}")
+        # One draw of the Jacobian check holds J, its Theorem 4.1 form and a term of it, each
+        # (N d_model)² float64 with N = 3 d_v, and the d_model × d_model weight factors: a lower
+        # bound of the peak, so a request refused here could never have run.
+        nd = jacobian_n(self.d_v) * self.d_model
+        check_memory(f"--d-model {self.d_model} with --d-v {self.d_v} (the Jacobian check)",
+                     8.0 * (3 * nd * nd + 2 * self.d_model * self.d_model))
         _int("--trials", self.trials, 1, 1000)
         if not isinstance(self.timing, bool):
             raise InputError(f"--timing must be true or false, got {self.timing!r}")
