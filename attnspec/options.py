@@ -144,7 +144,9 @@ def convert(kind: str, v: Any, text: bool = True) -> Any:
     line (``"64"`` for an integer, ``"yes"`` for a boolean); without it (the Python API), an
     integer is a ``numbers.Integral``, a float a ``numbers.Real`` and a boolean a ``bool``
     only: ``timing='no'`` is refused, not taken for true."""
-    is_bool = type(v).__name__ in ("bool", "bool_")  # bool or numpy.bool_, without importing numpy
+    import numpy as np  # here, not at import: `attnspec --help` loads no numpy
+
+    is_bool = isinstance(v, (bool, np.bool_))
     if kind in ("int", "seed"):
         if isinstance(v, numbers.Integral) and not is_bool:
             return int(v)
@@ -299,7 +301,7 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
     values as a dict: typer sees one option per declaration (flag, type, default, help), put
     where ``options`` stands among the function's own (CLI-only) parameters, and each alias
     as a hidden flag. A value given under an alias counts as the option's; both at once is a
-    usage error (:class:`~attnspec.errors.OptionError`)."""
+    usage error (exit code 2)."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         import functools
@@ -325,10 +327,10 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
                     given = kwargs.pop(_alias_key(o, i))
                     if given is not None:
                         if values[o.name] != o.default:
-                            from attnspec.cli._common import print_error
+                            import typer
 
-                            print_error(f"{o.label} and {option_flag(a)} are the same option; give it once")
-                            raise SystemExit(2)
+                            raise typer.BadParameter(f"{o.label} and {option_flag(a)} are the same option; give it "
+                                                     "once")
                         values[o.name] = given
             return func(options=values, **kwargs)
 
