@@ -32,9 +32,9 @@ JL_CHECK: tuple[Option, ...] = (
            low=1),
     Option("seed", "seed", 0, _SEED_HELP),
     Option("family", "str", "all", "Projection families for Lemma 1: 'all' or a comma list of gaussian, orthogonal, "
-           "achlioptas, sparse. Theorems 1–2 use the paper's Gaussian R."),
+           "achlioptas, sparse. Theorems 1–2 use the paper's Gaussian R.", also=("strs",)),
     Option("claims", "str", "all", "'all', 'lemma1', or a comma list of lemma1.eq11, lemma1.eq12, thm1, thm2, eq4 "
-           "(`attnspec claims --paper linformer` lists every claim id)."),
+           "(`attnspec claims --paper linformer` lists every claim id).", also=("strs",)),
     Option("d", "int", 64, "Head dimension d for Theorem 2 (and the synthetic Q, K), >= 2.", low=2),
     Option("temperature", "float", 1.0, "Softmax temperature of the synthetic attention softmax(QKᵀ/(√d·T)), > 0.",
            low=0.0, low_open=True),
@@ -60,9 +60,10 @@ SA_CHECK: tuple[Option, ...] = (
            "(k per row, one full column).", choices=("random", "banded", "both", "dense-column")),
     Option("factorization", "str", "row", "B = B1 B2ᵀ: row (B, I) or column (I, Bᵀ).", choices=("row", "column")),
     Option("sweep", "bool", False, "Full (L, k) sweep: L in 64..4096, k in 1..32 (minutes)."),
-    Option("sweep_L", "str", "64,128,256", "Comma list of L (>= 2) for the d* vs k log L sweep.", flag="--sweep-L"),
+    Option("sweep_L", "str", "64,128,256", "Comma list of L (>= 2) for the d* vs k log L sweep.", flag="--sweep-L",
+           also=("ints",)),
     Option("sweep_k", "str", "1,2,4,8", "Comma list of k for the sweep, each <= the largest sweep-L.",
-           flag="--sweep-k"),
+           flag="--sweep-k", also=("ints",)),
     Option("sweep_trials", "int", 100, "Draws per sweep configuration (40 from L >= 2048), >= 10.", low=10),
     Option("threads", "int", 1, "torch CPU threads (1 is fastest on a shared 2-core machine), >= 1.", low=1),
     Option("jobs", "int", 2, "Processes, 1 or 2: 2 runs the sweeps in a second process when two cores are available "
@@ -87,7 +88,7 @@ OSA_CHECK: tuple[Option, ...] = (
 
 OSA_TRAIN: tuple[Option, ...] = (
     Option("models", "str", None, "Comma-separated models among vit, vit-noskip, vit-noskip-noln, osa-qr, osa-ns "
-           "(default: all five).", nullable=True),
+           "(default: all five).", also=("strs",), nullable=True),
     Option("seeds", "int", None, "Number of replicates (seeds) per model (default 3; --quick: 2).", nullable=True,
            low=1),
     Option("seed", "seed", 0, "Base seed; replicate seeds are spawned from it."),

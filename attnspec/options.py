@@ -129,7 +129,7 @@ class Option:
 
     def doc_type(self) -> str:
         """The numpydoc type: ``"str or sequence of int, optional"``."""
-        words = " or ".join(dict.fromkeys(_DOC_TYPES[k] for k in (self.kind, *self.also)))
+        words = " or ".join(dict.fromkeys(w for k in (self.kind, *self.also) for w in _DOC_TYPES[k].split(" or ")))
         return words + (", optional" if self.nullable else "")
 
 
