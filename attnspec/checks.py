@@ -241,18 +241,17 @@ _RAISES = """    Raises
 def _run(command: str, function: str, arguments: Mapping[str, Any], run_arguments: Sequence[str]) -> CheckResult:
     """Validate everything (before any work), run the battery, wrap the result."""
     from attnspec import battery
-    from attnspec.options import check_names, with_defaults
+    from attnspec.options import check_names
 
     declared = options_of(command)
     allowed = (*declared, *(RUN_ARGUMENTS[a] for a in run_arguments))
     given = check_names(allowed, arguments, owner=f"{function}()", also=("progress",))
-    run = with_defaults(allowed, {k: v for k, v in given.items() if k in RUN_ARGUMENTS})
     options = {o.name: given.get(o.name, o.default) for o in declared}
     checked = battery.check_option_types(command, options, text=False)  # the API's types: options.convert
     say = _progress(given.get("progress", True))
-    resume, csv, plots = (check_bool(name, run.get(name, RUN_ARGUMENTS[name].default))
+    resume, csv, plots = (check_bool(name, given.get(name, RUN_ARGUMENTS[name].default))
                           for name in ("resume", "csv", "plots"))
-    out = run.get("out")
+    out = given.get("out")
     if out is None:
         if resume:
             raise InputError("resume=True needs out=: the directory of the interrupted run")

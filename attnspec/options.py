@@ -300,8 +300,9 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
     """Decorate a command function whose parameter ``options`` receives the declared options'
     values as a dict: typer sees one option per declaration (flag, type, default, help), put
     where ``options`` stands among the function's own (CLI-only) parameters, and each alias
-    as a hidden flag. A value given under an alias counts as the option's; both at once is a
-    usage error (exit code 2)."""
+    as a hidden flag. A value given under an alias counts as the option's; an alias given
+    beside the option's own flag set to another value than its default is a usage error
+    (exit code 2)."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         import functools

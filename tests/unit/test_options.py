@@ -159,3 +159,14 @@ def test_a_hidden_alias_reaches_the_option_and_stays_out_of_help() -> None:
     assert runner.invoke(app_, ["--num-inputs", "5"]).output.strip() == "5"
     both = runner.invoke(app_, ["--num-inputs", "5", "--num-sentences", "7"])
     assert both.exit_code == 2
+
+
+def test_the_api_takes_as_lists_what_the_batteries_read_as_lists() -> None:
+    assert battery.check_option_types("sa-check", {"sweep_L": (12, 24)}, text=False) == {"sweep_L": [12, 24]}
+    assert battery.check_option_types("osa-train", {"models": ["vit", "osa-qr"]}, text=False)["models"] == ["vit",
+                                                                                                            "osa-qr"]
+    assert battery.check_option_types("jl-check", {"claims": "thm1"}, text=False) == {"claims": "thm1"}
+    cfg = battery.battery_module("sa-check").config_from_options({"sweep_L": [12, 24], "sweep_k": [1, 2]})
+    assert cfg.sweep_L == (12, 24) and cfg.sweep_k == (1, 2)
+    with pytest.raises(InputError, match="'--sweep-L'"):
+        battery.check_option_types("sa-check", {"sweep_L": [12, "x"]}, text=False)
