@@ -170,3 +170,15 @@ def test_the_api_takes_as_lists_what_the_batteries_read_as_lists() -> None:
     assert cfg.sweep_L == (12, 24) and cfg.sweep_k == (1, 2)
     with pytest.raises(InputError, match="'--sweep-L'"):
         battery.check_option_types("sa-check", {"sweep_L": [12, "x"]}, text=False)
+
+
+@pytest.mark.parametrize("command", sorted(OPTIONS))
+def test_the_declared_defaults_are_the_batteries_own(command: str) -> None:
+    # run_battery fills in the declared defaults; a battery's config used directly has its own:
+    # the same run either way (the report's saved results stay those of the same parameters)
+    from attnspec.options import with_defaults
+
+    module = battery.battery_module(command)
+    own = battery.config_identity(module.config_from_options({}))
+    declared = battery.config_identity(module.config_from_options(with_defaults(OPTIONS[command], {})))
+    assert declared == own
