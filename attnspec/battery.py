@@ -4,9 +4,10 @@ A *battery* checks the claims of one paper. Its module (``attnspec.theory.<paper
 listed in :data:`BATTERIES`) provides
 
 * ``config_from_options(options: Mapping[str, Any]) -> Config`` — the command's options by
-  their CLI names (dashes as underscores, values as typed on the command line or in an
-  experiment TOML) → a validated config; raises :class:`attnspec.errors.InputError` naming
-  the option and the allowed range, before any computation;
+  name (declared once in :mod:`attnspec.check_options`; :func:`run_battery` passes every one,
+  its type checked and, when not given, at its declared default) → a validated config;
+  raises :class:`attnspec.errors.InputError` naming the option and the allowed range,
+  before any computation;
 * ``run(config, *, progress=None) -> BatteryResult`` — the computation, returning tidy
   tables, the verdict rows (keyed on claim ids, :mod:`attnspec.claims`) and the meta data.
 
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from attnspec.options import option_flag as option_flag  # the flag of an option name, for callers
 from attnspec.verdicts import VerdictRow, verdicts_frame
 
 #: command → battery module.
@@ -57,127 +59,30 @@ PLOTTERS: dict[str, str] = {
 #: The table every battery writes its verdict rows to (``verdicts.parquet``).
 VERDICT_TABLE = "verdicts"
 
-#: The type of every option of each command, as its CLI declares it (name as in the
-#: options mapping → accepted kinds; ``None`` in the kinds: the option may be left unset).
-#: :func:`run_battery` checks values against it before the battery sees them, so a value of
-#: the wrong type is one :class:`~attnspec.errors.InputError` with the CLI's message, not a
-#: bare ``int("abc")`` failure inside a config. tests/unit/test_checks_api.py compares it
-#: with the typer definitions (and the Python API's signatures), so it cannot drift.
-OPTION_TYPES: dict[str, dict[str, tuple[str | None, ...]]] = {
-    "jl-check": {"n": ("int",), "eps": ("float",), "k": ("str", "ints", None), "trials": ("int",),
-                 "trials_other": ("int",), "seed": ("int",), "family": ("str",), "claims": ("str",), "d": ("int",),
-                 "temperature": ("float",), "model": ("str", None), "data": ("str", None),
-                 "data_dir": ("path", None), "count": ("int",)},
-    "sa-check": {"L": ("int",), "k": ("int",), "eps": ("float",), "delta": ("float",), "m": ("float",),
-                 "M": ("float",), "beta": ("float",), "trials": ("int",), "d": ("int", None), "support": ("str",),
-                 "factorization": ("str",), "sweep": ("bool",), "sweep_L": ("str",), "sweep_k": ("str",),
-                 "sweep_trials": ("int",), "threads": ("int",), "jobs": ("int",), "seed": ("int",)},
-    "osa-check": {"seed": ("int",), "alpha": ("floats", None), "steps": ("int",), "schedule": ("strs", None),
-                  "d_model": ("int",), "d_v": ("int",), "trials": ("int",), "timing": ("bool",)},
-    "osa-train": {"models": ("str", None), "seeds": ("int", None), "seed": ("int",), "epochs": ("int", None),
-                  "patience": ("int", None), "val_fraction": ("float", None),
-                  "batch_size": ("int", None), "lr": ("float", None), "schedule": ("str", None),
-                  "weight_decay": ("float", None),
-                  "grad_clip": ("float", None), "depth": ("int", None), "dim": ("int", None), "heads": ("int", None),
-                  "mlp_ratio": ("int", None), "patch_size": ("int", None), "alpha_init": ("float", None),
-                  "ns_steps": ("int", None), "ns_coefficients": ("str", None), "test_fraction": ("float", None),
-                  "quick": ("bool",), "threads": ("int",)},
-}
+def _declared_types() -> dict[str, dict[str, tuple[str | None, ...]]]:
+    from attnspec.check_options import OPTIONS
 
-_KIND_WORDS = {"int": "integer", "float": "float", "str": "string", "bool": "boolean", "path": "path",
-               "floats": "list of floats", "strs": "list of strings", "ints": "list of integers"}
-_TRUE, _FALSE = ("1", "true", "t", "yes", "y", "on"), ("0", "false", "f", "no", "n", "off")
+    return {command: {o.name: o.kinds for o in options} for command, options in OPTIONS.items()}
 
 
-def option_flag(name: str) -> str:
-    """The command-line flag of an option: ``trials_other`` → ``--trials-other``."""
-    return "--" + name.replace("_", "-")
-
-
-def _convert(kind: str, v: Any, text: bool = True) -> Any:
-    """``v`` as ``kind``, or raise ValueError. With ``text``, a string is read as on the command
-    line (``"64"`` for an integer, ``"yes"`` for a boolean); without it (the Python API), an
-    integer is a ``numbers.Integral``, a float a ``numbers.Real`` and a boolean a ``bool``
-    only: ``timing='no'`` is refused, not taken for true."""
-    import numbers
-    import os
-
-    from attnspec.errors import InputError, as_list
-
-    is_bool = isinstance(v, (bool, np.bool_))
-    if kind == "int":
-        if isinstance(v, numbers.Integral) and not is_bool:
-            return int(v)
-        if isinstance(v, str) and text:
-            return int(v.strip())
-    elif kind == "float":
-        if isinstance(v, numbers.Real) and not is_bool:
-            return float(v)
-        if isinstance(v, str) and text:
-            return float(v.strip())
-    elif kind == "bool":
-        if is_bool:
-            return bool(v)
-        if isinstance(v, str) and text and v.strip().lower() in _TRUE + _FALSE:
-            return v.strip().lower() in _TRUE
-    elif kind == "str":
-        if isinstance(v, str):
-            return v
-    elif kind == "path":
-        if isinstance(v, (str, os.PathLike)):
-            return v
-    elif kind in ("floats", "strs", "ints"):
-        if isinstance(v, (str, bytes, numbers.Number)):
-            items = [v]
-        else:
-            try:
-                items = as_list("", v)  # any sequence or array
-            except InputError:
-                raise ValueError(kind) from None
-        return [_convert(kind[:-1], x, text) for x in items]
-    raise ValueError(kind)
+#: The kinds of value every option of each command takes (name as in the options mapping →
+#: accepted kinds; ``None`` among them: the option may be left unset), read off the
+#: declarations in :mod:`attnspec.check_options`.
+OPTION_TYPES: dict[str, dict[str, tuple[str | None, ...]]] = _declared_types()
 
 
 def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool = True,
                        text: bool = True) -> dict[str, Any]:
-    """``options`` with each value checked (and text converted) against :data:`OPTION_TYPES`.
+    """``options`` with each value checked (and text converted) against the command's declared
+    options (:func:`attnspec.options.check_types`): a value of the wrong type is one
+    :class:`~attnspec.errors.InputError` with the command line's message, e.g.
+    ``Invalid value for '--n': 'abc' is not a valid integer.``, and a seed is
+    ``0 <= seed < 2**63``. ``text=False`` (the Python API) takes numbers and booleans only as
+    such, never as strings; ``lists=False`` leaves list-valued options to the battery."""
+    from attnspec.check_options import OPTIONS
+    from attnspec.options import check_types
 
-    Options the table does not list are passed through (the battery's own validation
-    names them). ``lists=False`` leaves list-valued options to the battery (which also
-    takes objects, e.g. osa-check schedules as coefficient tuples). ``text=False`` (the
-    Python API) takes numbers and booleans only as such, never as strings (:func:`_convert`).
-    A seed (``seed``, ``seeds``) is ``0 <= seed < 2**63`` (:func:`attnspec.errors.check_seed`).
-
-    Raises
-    ------
-    InputError
-        ``Invalid value for '--n': 'abc' is not a valid integer.`` (the CLI's message).
-    """
-    from attnspec.errors import InputError, check_seed
-
-    types = OPTION_TYPES.get(command, {})
-    out = dict(options)
-    for name, value in options.items():
-        kinds = types.get(name)
-        if kinds is None or (value is None and None in kinds):
-            continue
-        if not lists and any(k in ("floats", "strs", "ints") for k in kinds):
-            continue
-        for kind in kinds:
-            if kind is None:
-                continue
-            try:
-                out[name] = _convert(kind, value, text)
-                break
-            except (TypeError, ValueError, OverflowError):
-                continue
-        else:
-            word = " or ".join(_KIND_WORDS[k] for k in kinds if k is not None)
-            unset = " or None" if None in kinds else ""
-            raise InputError(f"Invalid value for '{option_flag(name)}': {value!r} is not a valid {word}{unset}.")
-        if name in ("seed", "seeds") and isinstance(out[name], int):
-            check_seed(option_flag(name), out[name])
-    return out
+    return check_types(OPTIONS.get(command, ()), options, lists=lists, text=text)
 
 
 @dataclass(frozen=True)
@@ -400,17 +305,25 @@ def battery_config(command: str, options: Mapping[str, Any]) -> Any:
 
 
 def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
-    """The battery's validated config; every bad option is one InputError, never a bare
-    TypeError/ValueError from inside the config (the types are checked first)."""
+    """The battery's validated config, before any computation: the names, the types and the
+    bounds of :mod:`attnspec.check_options`, every option missing at its declared default,
+    and the battery's own checks between them; every bad option is one InputError, never a
+    bare TypeError/ValueError from inside the config."""
+    from attnspec.check_options import options_of
     from attnspec.errors import AttnspecError, InputError
+    from attnspec.options import check_bounds, check_names, with_defaults
 
-    checked = check_option_types(command, options, lists=False)
+    declared = options_of(command)
+    named = check_names(declared, options, owner=command)
+    checked = with_defaults(declared, check_option_types(command, named, lists=False))
     try:
-        return module.config_from_options(checked)
+        config = module.config_from_options(checked)
     except AttnspecError:
         raise
     except (TypeError, ValueError) as e:
         raise InputError(f"invalid options for {command}: {e}") from None
+    check_bounds(declared, checked)  # after the battery's own checks, which word the message their way
+    return config
 
 
 def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.DataFrame] | None:

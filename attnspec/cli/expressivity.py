@@ -8,20 +8,21 @@ figures from them) → print.
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from attnspec.check_options import SA_CHECK
 from attnspec.cli._common import (
     JsonOpt,
     OutOpt,
-    SeedOpt,
     claim_out_dir,
     err_console,
     out_console,
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
+from attnspec.options import typer_command
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -33,26 +34,10 @@ error_map.parquet, meta.json and figures; --json prints the verdict rows only.
 """
 
 
+@typer_command(SA_CHECK)
 def sa_check(
-    L: Annotated[int, typer.Option("--L", help="Sequence length L (A is L×L), >= 2.")] = 512,
-    k: Annotated[int, typer.Option("--k", help="Nonzeros per row of A, in [1, L].")] = 8,
-    eps: Annotated[float, typer.Option("--eps", help="The eps of B = log(A/eps) (off-support level), > 0.")] = 0.01,
-    delta: Annotated[float, typer.Option("--delta", help="Target ‖B − B̂‖∞ <= delta (the notes' ε'), > 0.")] = 0.1,
-    m: Annotated[float, typer.Option("--m", help="Smallest nonzero entry of A, > 0.")] = 0.1,
-    M: Annotated[float, typer.Option("--M", help="Largest entry of A, >= m.")] = 1.0,
-    beta: Annotated[float, typer.Option("--beta", help="d* is the least d with success >= 1 − beta; in (0, 1).")] = 0.1,
-    trials: Annotated[int, typer.Option("--trials", help="Monte Carlo trials per d, >= 10.")] = 200,
-    d: Annotated[int | None, typer.Option("--d", help="Also measure every error at this projection dimension, >= 1.")] = None,
-    support: Annotated[str, typer.Option("--support", help="Support of A: random, banded, both (k per row and column) or dense-column (k per row, one full column).")] = "random",
-    factorization: Annotated[str, typer.Option("--factorization", help="B = B1 B2ᵀ: row (B, I) or column (I, Bᵀ).")] = "row",
-    sweep: Annotated[bool, typer.Option("--sweep", help="Full (L, k) sweep: L in 64..4096, k in 1..32 (minutes).")] = False,
-    sweep_L: Annotated[str, typer.Option("--sweep-L", help="Comma list of L (>= 2) for the d* vs k log L sweep.")] = "64,128,256",
-    sweep_k: Annotated[str, typer.Option("--sweep-k", help="Comma list of k for the sweep, each <= the largest sweep-L.")] = "1,2,4,8",
-    sweep_trials: Annotated[int, typer.Option("--sweep-trials", help="Draws per sweep configuration (40 from L >= 2048), >= 10.")] = 100,
-    threads: Annotated[int, typer.Option("--threads", help="torch CPU threads (1 is fastest on a shared 2-core machine), >= 1.")] = 1,
-    jobs: Annotated[int, typer.Option("--jobs", help="Processes, 1 or 2: 2 runs the sweeps in a second process when two cores are available (the same numbers).")] = 2,
+    options: dict[str, Any],
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures with --out.")] = True,
-    seed: SeedOpt = 0,
     out: OutOpt = None,
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -64,9 +49,6 @@ def sa_check(
         from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
 
-        options = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "trials": trials,
-                   "d": d, "support": support, "factorization": factorization, "sweep": sweep, "sweep_L": sweep_L,
-                   "sweep_k": sweep_k, "sweep_trials": sweep_trials, "threads": threads, "jobs": jobs, "seed": seed}
         claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
 
@@ -94,15 +76,13 @@ SCREEN_LINES = 30
 
 def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
     """The instance, and which of its parameters the notes fix (none: only the construction)."""
-    import inspect
-
     from attnspec.verdict_table import count_line
 
     cfg = result.meta["parameters"]
-    defaults = inspect.signature(sa_check).parameters
+    defaults = {o.name: o.default for o in SA_CHECK}
     shown = {"L": "L", "k": "k", "eps": "ε", "delta": "δ"}
-    whose = ("attnspec's defaults" if all(defaults[k].default == cfg[k] for k in shown) else "attnspec's defaults are "
-             + ", ".join(f"{v} = {defaults[k].default:g}" for k, v in shown.items()))
+    whose = ("attnspec's defaults" if all(defaults[k] == cfg[k] for k in shown) else "attnspec's defaults are "
+             + ", ".join(f"{v} = {defaults[k]:g}" for k, v in shown.items()))
     return ("sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
             f"the notes fix none, only the construction and its formula for d). {count_line(result.verdicts)}, "
             f"{wall:.1f} s.")

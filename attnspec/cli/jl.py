@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from attnspec.check_options import JL_CHECK
 from attnspec.cli._common import (
     EXIT_INTERRUPTED,
     JsonOpt,
     OutOpt,
-    SeedOpt,
     claim_out_dir,
     err_console,
     interrupted_line,
@@ -22,6 +21,7 @@ from attnspec.cli._common import (
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
 from attnspec.errors import InputError
+from attnspec.options import typer_command
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -31,31 +31,9 @@ stdout. When a theorem's k is >= n it says so and sweeps k below n.
 """
 
 
+@typer_command(JL_CHECK)
 def jl_check(
-    n: Annotated[int, typer.Option("--n", help="Sequence length n (ambient dimension), >= 2.")] = 4096,
-    eps: Annotated[float, typer.Option("--eps", help="Distortion eps, in (0, 1).")] = 0.1,
-    k: Annotated[str | None, typer.Option(
-        "--k", help="Projection dimensions: comma list of integers and inclusive ranges start:stop[:step], "
-                    "e.g. '64,128,256' or '64:4096:64'. Default: a geometric sweep below n. The theorems' own k "
-                    "is always added.")] = None,
-    trials: Annotated[int, typer.Option("--trials", help="Monte Carlo trials per point (Gaussian R), >= 1.")] = 10_000,
-    trials_other: Annotated[int, typer.Option(
-        "--trials-other", help="Trials per point for the orthogonal, achlioptas and sparse families, >= 1.")] = 1_000,
-    seed: SeedOpt = 0,
-    family: Annotated[str, typer.Option(
-        "--family", help="Projection families for Lemma 1: 'all' or a comma list of gaussian, orthogonal, "
-                         "achlioptas, sparse. Theorems 1–2 use the paper's Gaussian R.")] = "all",
-    claims: Annotated[str, typer.Option(
-        "--claims", help="'all', 'lemma1', or a comma list of lemma1.eq11, lemma1.eq12, thm1, thm2, eq4 "
-                         "(`attnspec claims --paper linformer` lists every claim id).")] = "all",
-    d: Annotated[int, typer.Option("--d", help="Head dimension d for Theorem 2 (and the synthetic Q, K), >= 2.")] = 64,
-    temperature: Annotated[float, typer.Option(
-        "--temperature", help="Softmax temperature of the synthetic attention softmax(QKᵀ/(√d·T)), > 0.")] = 1.0,
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Also check Theorem 1 on real attention from this model (with --data), e.g. minilm.")] = None,
-    data: Annotated[str | None, typer.Option("--data", help="Corpus for --model, e.g. wiki103 or imdb.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
-    count: Annotated[int, typer.Option("--count", help="Number of real attention matrices to sample, >= 1.")] = 2,
+    options: dict[str, Any],
     out: OutOpt = None,
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -71,9 +49,6 @@ def jl_check(
             set_quiet(True)
         from attnspec.battery import run_and_write
 
-        options = {"n": n, "eps": eps, "k": k, "trials": trials, "trials_other": trials_other, "seed": seed,
-                   "family": family, "claims": claims, "d": d, "temperature": temperature, "model": model,
-                   "data": data, "data_dir": data_dir, "count": count}
         if resume and out is None:
             raise InputError("--resume needs --out: the directory of the interrupted run")
         claim_out_dir(out, "attnspec jl-check")  # writable and ours, before any work
@@ -153,15 +128,13 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
 
 def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
     """The parameters, and which of them the paper fixes (only its formulas for k)."""
-    import inspect
-
     from attnspec.verdict_table import count_line
 
     cfg, dims = result.meta["parameters"], result.meta["dimensions"]
-    defaults = inspect.signature(jl_check).parameters
+    defaults = {o.name: o.default for o in JL_CHECK}
     chosen = {"n": cfg["n"], "eps": cfg["eps"], "d": cfg["d"]}
-    whose = ("attnspec's defaults" if all(defaults[k].default == v for k, v in chosen.items())
-             else "attnspec's defaults are n = 4096, ε = 0.1, d = 64")
+    whose = ("attnspec's defaults" if all(defaults[k] == v for k, v in chosen.items())
+             else f"attnspec's defaults are n = {defaults['n']}, ε = {defaults['eps']:g}, d = {defaults['d']}")
     ks = []
     if "linformer_k" in dims:
         ks.append(f"Theorem 1's k = {math.ceil(dims['linformer_k'])}")

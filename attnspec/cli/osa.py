@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from attnspec.check_options import OSA_CHECK
 from attnspec.cli._common import (
     JsonOpt,
     OutOpt,
-    SeedOpt,
     claim_out_dir,
     err_console,
     out_console,
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
+from attnspec.options import typer_command
 
 if TYPE_CHECKING:
     from attnspec.battery import BatteryResult
@@ -77,31 +78,16 @@ def register(app: typer.Typer) -> None:
     from attnspec.vocabulary import verdict_epilog
 
     @app.command("osa-check", epilog=verdict_epilog())
+    @typer_command(OSA_CHECK)
     def osa_check(
-        seed: SeedOpt = 0,
+        options: dict[str, Any],
         out: OutOpt = None,
         json_out: JsonOpt = False,
-        alpha: Annotated[list[float] | None, typer.Option(
-            "--alpha", help="alpha of the Thm 2.1/3.1/2.2 instances (finite, |alpha| <= 1000; repeat the option; "
-                            "default 0.05, 0.5, 2).")] = None,
-        steps: Annotated[int, typer.Option(
-            "--steps", help="Largest Newton–Schulz step K of the Thm 3.1 sweep (K = 0..steps, 0..100).")] = 12,
-        schedule: Annotated[list[str] | None, typer.Option(
-            "--schedule", help="Newton–Schulz schedule: cubic, muon, polar-express, or custom 'a,b[,c]' / "
-                               "'a,b,c;a,b,c' (repeat the option; default: the three named).")] = None,
-        d_model: Annotated[int, typer.Option("--d-model", help="Width d of the Jacobian check.")] = 8,
-        d_v: Annotated[int, typer.Option("--d-v", help="Head width of the Jacobian check (1 <= d_v, 2*d_v <= d_model); "
-                                                       "its instance has N = 3*d_v tokens (low-rank), plus one "
-                                                       "full-span case N = 2*d_v.")] = 2,
-        trials: Annotated[int, typer.Option("--trials", help="Random instances per configuration (1..1000).")] = 3,
-        timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time the forward pass for N = 256..2048.")] = True,
         csv: Annotated[bool, typer.Option("--csv", help="Also write every table as CSV (with --out).")] = False,
         verbose: VerboseOpt = False,
     ) -> None:
         """Check the OSA theorems (Thm 2.1, SO(N), 3.1, 4.2, 2.2, 4.1/4.3/4.4) and print the verdicts."""
         with user_errors():
-            options = {"seed": seed, "alpha": alpha, "steps": steps, "schedule": schedule, "d_model": d_model,
-                       "d_v": d_v, "trials": trials, "timing": timing}
             with progress_printer(err_console, verbose, lambda m: f"· {m}") as progress:
                 result = run_and_write(COMMAND, options, out, csv=csv, plot=True, progress=progress)
             if out is not None:
@@ -112,7 +98,7 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 out_console.file.write(verdicts_json(result.verdicts) + "\n")
             elif verbose:
-                print_verdict_table(_compact(result.verdicts), title=f"OSA theorem checks (seed {seed})",
+                print_verdict_table(_compact(result.verdicts), title=f"OSA theorem checks (seed {options['seed']})",
                                     console=out_console)
             else:
                 from attnspec.cli._output import print_verdict_screen

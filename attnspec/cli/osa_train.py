@@ -14,8 +14,10 @@ from typing import Annotated, Any
 
 import typer
 
+from attnspec.check_options import OSA_TRAIN
 from attnspec.cli._common import EXIT_INTERRUPTED, OutOpt, err_console, interrupted_line, out_console, user_errors
 from attnspec.errors import InputError
+from attnspec.options import typer_command
 
 COMMAND = "osa-train"
 
@@ -79,31 +81,9 @@ def register_train(app: typer.Typer) -> None:
     """Register ``osa-train`` on ``app``."""
 
     @app.command("osa-train")
+    @typer_command(OSA_TRAIN)
     def osa_train(
-        models: Annotated[str | None, typer.Option(
-            "--models", help="Comma-separated models among vit, vit-noskip, vit-noskip-noln, osa-qr, osa-ns (default: all five).")] = None,
-        seeds: Annotated[int | None, typer.Option("--seeds", help="Number of replicates (seeds) per model (default 3; --quick: 2).")] = None,
-        seed: Annotated[int, typer.Option("--seed", help="Base seed; replicate seeds are spawned from it.")] = 0,
-        epochs: Annotated[int | None, typer.Option("--epochs", help="Budget: at most this many epochs per run, the same for every model (default 30; --quick: 2; the paper: 10 MNIST epochs).")] = None,
-        patience: Annotated[int | None, typer.Option("--patience", help="Stop after this many epochs without a higher validation accuracy and report the best-validation checkpoint; 0 = the whole budget, last model, as the paper (default 10).")] = None,
-        val_fraction: Annotated[float | None, typer.Option("--val-fraction", help="Share of the training split held out for validation, read by the stopping rule (default 0.15, stratified).")] = None,
-        batch_size: Annotated[int | None, typer.Option("--batch-size", help="Mini-batch size (default 64; --quick: 128; the paper: 128).")] = None,
-        lr: Annotated[float | None, typer.Option("--lr", help="AdamW peak learning rate (default 3e-3; the paper: 3e-4).")] = None,
-        schedule: Annotated[str | None, typer.Option("--schedule", help="Learning-rate schedule: cosine (from --lr to 0 over the budget of --epochs) or constant (the paper states none) (default cosine).")] = None,
-        weight_decay: Annotated[float | None, typer.Option("--weight-decay", help="AdamW weight decay (default 0.05, as the paper).")] = None,
-        grad_clip: Annotated[float | None, typer.Option("--grad-clip", help="Gradient-norm clipping (default 1.0, as the paper).")] = None,
-        depth: Annotated[int | None, typer.Option("--depth", help="Transformer blocks (default 3; paper 6; --quick: 2).")] = None,
-        dim: Annotated[int | None, typer.Option("--dim", help="Token width d (default 32; paper 64; --quick: 16).")] = None,
-        heads: Annotated[int | None, typer.Option("--heads", help="Attention heads h (default 4 as the paper; --quick: 2).")] = None,
-        mlp_ratio: Annotated[int | None, typer.Option("--mlp-ratio", help="MLP width ratio (default 4, as the paper).")] = None,
-        patch_size: Annotated[int | None, typer.Option("--patch-size", help="Patch side on the 8x8 images: 1, 2, 4 or 8 (default 2: 16 patches plus a cls token).")] = None,
-        alpha_init: Annotated[float | None, typer.Option("--alpha-init", help="Initial OSA alpha, finite (default 0.1, as the paper).")] = None,
-        ns_steps: Annotated[int | None, typer.Option("--ns-steps", help="Newton–Schulz iterations K for osa-ns, >= 0 (default 6, as the paper).")] = None,
-        ns_coefficients: Annotated[str | None, typer.Option(
-            "--ns-coefficients", help="Newton–Schulz schedule: cubic, muon or polar-express (default cubic).")] = None,
-        test_fraction: Annotated[float | None, typer.Option("--test-fraction", help="Held-out test fraction, in (0, 1) (default 0.2, stratified).")] = None,
-        quick: Annotated[bool, typer.Option("--quick", help="Tiny models, 2 seeds, 2 epochs: runs in seconds (smoke test).")] = False,
-        threads: Annotated[int, typer.Option("--threads", help="torch CPU threads (the machines are shared).")] = 1,
+        options: dict[str, Any],
         csv: Annotated[bool, typer.Option("--csv", help="Also write CSV copies of the tables.")] = False,
         json_out: Annotated[bool, typer.Option("--json", help="Print the per-model summary rows as JSON on stdout (and nothing else there).")] = False,
         out: OutOpt = None,
@@ -117,11 +97,6 @@ def register_train(app: typer.Typer) -> None:
         with user_errors():
             from attnspec.cli.osa import run_and_write
 
-            options = dict(models=models, seeds=seeds, seed=seed, epochs=epochs, patience=patience,
-                           val_fraction=val_fraction, batch_size=batch_size, lr=lr, schedule=schedule,
-                           weight_decay=weight_decay, grad_clip=grad_clip, depth=depth, dim=dim, heads=heads,
-                           mlp_ratio=mlp_ratio, patch_size=patch_size, alpha_init=alpha_init, ns_steps=ns_steps,
-                           ns_coefficients=ns_coefficients, test_fraction=test_fraction, quick=quick, threads=threads)
             if resume and out is None:
                 raise InputError("--resume needs --out: the directory of the interrupted run")
             try:

@@ -29,7 +29,8 @@ def spectrum(
     split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
     data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
     seq_len: Annotated[str, typer.Option("--seq-len", help="n: tokens per input, special tokens included; several (64,128,256,512) run a scaling study on the same documents, one run per length under --out.")] = "512",
-    num_sentences: Annotated[str | None, typer.Option("--num-sentences", "--num-inputs", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer. --num-inputs is the same option under the Python API's name (num_inputs).")] = None,
+    num_inputs: Annotated[str | None, typer.Option("--num-inputs", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer. The Python API's num_inputs; --num-sentences, the name experiment TOMLs use, is the same option.")] = None,
+    num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", hidden=True, help="The same as --num-inputs.")] = None,
     seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
     short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
     selection: Annotated[str, typer.Option(help="How inputs are drawn. pool (default): a seeded permutation of every available input, the rule of every earlier version; IMDB-style token counts are cached (~/.cache/attnspec, or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than pool.")] = "pool",
@@ -66,7 +67,7 @@ def spectrum(
 
     with user_errors():
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
-    from attnspec.errors import InputError
+    from attnspec.errors import InputError, OptionError
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
     from attnspec.spectra.data.corpus import check_data_name
     from attnspec.spectra.job import run_spectrum, up_to_date
@@ -89,7 +90,10 @@ def spectrum(
                              "`attnspec plot spectrum OUT/n<len> --at I`")
         seq_len = lengths[-1]
         shard_t = parse_shard(shard)
-        num_sentences_v = parse_num_sentences(num_sentences)
+        if num_inputs is not None and num_sentences is not None:
+            raise OptionError("--num-inputs and --num-sentences are the same option; give it once")
+        num_sentences_v = parse_num_sentences(num_inputs if num_sentences is None else num_sentences,
+                                              option="--num-inputs" if num_sentences is None else "--num-sentences")
         out = _resolve_out(out, model, data, seq_len, shard_t, scaling=scaling)
         if at is not None:
             check_at(at, seq_len)

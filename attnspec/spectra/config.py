@@ -1,5 +1,5 @@
 """What a spectrum run is asked to do: :class:`SpectrumConfig` (its identity is what a resume and a
-merge compare), the defaults, and the parsers of ``--num-sentences`` and ``--shard``.
+merge compare), the defaults, and the parsers of ``--num-inputs`` and ``--shard``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ SVD_METHOD_ERROR: dict[str, dict[str, Any]] = {
 }
 
 
-#: Inputs of a spectrum run when --num-sentences is not given (fewer if the corpus has fewer).
+#: Inputs of a spectrum run when --num-inputs is not given (fewer if the corpus has fewer).
 DEFAULT_NUM_SENTENCES = 1000
 
 
@@ -65,8 +65,9 @@ class SpectrumConfig:
     split: str | None = None
     data_dir: str | None = None
     seq_len: int = 512
-    # An int, "all" (every available input) or None: DEFAULT_NUM_SENTENCES, or every
-    # input when the corpus has fewer (so the default never fails on a small corpus).
+    # --num-inputs: an int, "all" (every available input) or None: DEFAULT_NUM_SENTENCES, or
+    # every input when the corpus has fewer (so the default never fails on a small corpus).
+    # The field keeps the name recorded in meta.json and state.npz: a run's identity compares it.
     num_sentences: int | str | None = None
     seed: int = 0
     short_policy: str = "skip"
@@ -90,7 +91,7 @@ class SpectrumConfig:
             raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
         if self.num_sentences is not None and self.num_sentences != "all":
             if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, int) or self.num_sentences <= 0:
-                raise InputError(f"--num-sentences must be an integer >= 1 or 'all', got {self.num_sentences!r}")
+                raise InputError(f"--num-inputs must be an integer >= 1 or 'all', got {self.num_sentences!r}")
         if self.batch_size is not None and self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.seed < 0:
@@ -141,7 +142,7 @@ class SpectrumConfig:
 
 
 def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
-    """``--num-sentences`` as :func:`attnspec.spectra.data.inputs.load_inputs` arguments: N → exactly N;
+    """``--num-inputs`` as :func:`attnspec.spectra.data.inputs.load_inputs` arguments: N → exactly N;
     ``"all"`` → every available input; None (the default) → DEFAULT_NUM_SENTENCES, or all
     of them when fewer exist."""
     if num_sentences is None:
@@ -151,14 +152,15 @@ def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
     return {"num_inputs": num_sentences, "at_most": False}
 
 
-def parse_num_sentences(text: str | None) -> int | str | None:
-    """``--num-sentences``: ``"all"``, a positive integer, or None (the default, see SpectrumConfig)."""
+def parse_num_sentences(text: str | None, option: str = "--num-inputs") -> int | str | None:
+    """``--num-inputs`` (or ``--num-sentences``, the same option, named ``option`` in an error):
+    ``"all"``, a positive integer, or None (the default, see SpectrumConfig)."""
     if text is None:
         return None
     t = text.strip().lower()
     if t == "all":
         return "all"
-    message = f"--num-sentences must be an integer >= 1 or 'all', got {text!r}"
+    message = f"{option} must be an integer >= 1 or 'all', got {text!r}"
     try:
         value = int(t.replace(",", "").replace("_", ""))
     except ValueError:

@@ -619,7 +619,7 @@ def test_check_stochastic_accepts_p_and_refuses_what_is_not() -> None:
 
 # --------------------------------------------------------------------------- the API's types, one rule
 # Integers: any numbers.Integral (not bool); booleans: bool only; lists: any sequence or array;
-# texts: a sequence of str; seeds: 0 <= seed < 2**63 (attnspec.errors, battery._convert).
+# texts: a sequence of str; seeds: 0 <= seed < 2**63 (attnspec.errors, attnspec.options.convert).
 def _api_type_cases():
 
     import attnspec

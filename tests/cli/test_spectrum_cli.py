@@ -77,6 +77,8 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
         (["--seq-len", "1"], ["--seq-len must be >= 2", "got 1"]),
         (["--num-sentences", "0"], ["--num-sentences must be an integer >= 1 or 'all'", "got '0'"]),
         (["--num-sentences", "some"], ["--num-sentences must be an integer >= 1 or 'all'", "got 'some'"]),
+        (["--num-inputs", "0"], ["--num-inputs must be an integer >= 1 or 'all'", "got '0'"]),
+        (["--num-inputs", "3", "--num-sentences", "3"], ["--num-inputs and --num-sentences are the same option"]),
         (["--at", "0"], ["--at must be in 1..24", "got 0"]),
         (["--at", "25"], ["--at must be in 1..24"]),
         (["--seq-len", "600"], ["--seq-len 600 exceeds", "62"]),
@@ -94,13 +96,17 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
     ],
 )
 def test_bad_input_gives_one_line_errors(model_dir: Path, jsonl: Path, tmp_path: Path, args: list[str], fragments: list[str]) -> None:
-    base = {"--model": str(model_dir), "--data": str(jsonl), "--seq-len": "24", "--num-sentences": "4", "--device": "cpu"}
+    base = {"--model": str(model_dir), "--data": str(jsonl), "--seq-len": "24", "--num-inputs": "4", "--device": "cpu"}
+    if "--num-sentences" in args:  # the same option under its other name
+        del base["--num-inputs"]
     for k, v in zip(args[::2], args[1::2]):
         base[k] = v
     flat = [x for kv in base.items() for x in kv]
     r = _run("spectrum", *flat, "--out", str(tmp_path / "run"), "-q")
-    # a value that is not a number at all is a usage error (exit 2); one out of range exits 1
-    _one_line_error(r, *fragments, code=2 if args == ["--num-sentences", "some"] else 1)
+    # a value that is not a number at all, or one option given twice, is a usage error (exit 2); one out of
+    # range exits 1
+    usage = args == ["--num-sentences", "some"] or {"--num-inputs", "--num-sentences"} <= set(args)
+    _one_line_error(r, *fragments, code=2 if usage else 1)
     assert not (tmp_path / "run").exists()  # nothing half-written
 
 
@@ -126,7 +132,7 @@ def test_unreadable_or_empty_data(model_dir: Path, tmp_path: Path) -> None:
 def test_help_explains_the_options() -> None:
     r = _run("spectrum", "--help")
     assert r.exit_code == 0
-    for opt in ("--model", "--data", "--seq-len", "--num-sentences", "--resume", "--max-time", "--shard", "--at", "--csv"):
+    for opt in ("--model", "--data", "--seq-len", "--num-inputs", "--resume", "--max-time", "--shard", "--at", "--csv"):
         assert opt in r.stdout
 
 

@@ -46,12 +46,14 @@ DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 #: Later options win in click, so replacing keeps the command otherwise as written.
 OVERRIDES: dict[str, dict[str, str | None]] = {
     # real MiniLM on the real corpora: n = 64 and 2 inputs instead of 512 and up to 1,000
-    "spectrum": {"--seq-len": "64", "--num-sentences": "2"},
+    "spectrum": {"--seq-len": "64", "--num-inputs": "2"},
     "jl-check": {"--n": "64", "--trials": "100", "--trials-other": "20", "--count": "2"},
     "sa-check": {"--L": "32", "--k": "2", "--trials": "20", "--sweep-L": "32", "--sweep-k": "1,2", "--sweep-trials": "10"},
     "osa-check": {"--trials": "1", "--timing": None, "--steps": "2"},
     "osa-train": {"--quick": None, "--epochs": "1", "--seeds": "1", "--models": "vit,osa-qr"},
 }
+#: Flags that name the same option as another (a hidden alias → the option's own flag).
+SAME_OPTION = {"--num-sentences": "--num-inputs"}
 #: jl-check's --k grids are replaced only when the command gives one (keeps k < the small n).
 JL_K = "8,16,32"
 HUB_MODEL = re.compile(r"--model\s+(roberta|bert-base|gpt)")
@@ -128,11 +130,12 @@ def _override(argv: list[str]) -> list[str]:
         argv[argv.index("--k") + 1] = JL_K
     if sub == "sa-check" and "--sweep" in argv:
         argv.remove("--sweep")  # the full grid is minutes; the small --sweep-L/-k grid runs instead
+    argv = [SAME_OPTION.get(a, a) for a in argv]  # one flag per option, so an override replaces it
     for opt, value in rules.items():
         if sub == "spectrum" and opt == "--seq-len" and "--seq-len" in argv and "," in argv[argv.index("--seq-len") + 1]:
             continue  # a scaling study: its lengths are the point (the docs' lists are small)
-        if sub == "spectrum" and opt == "--num-sentences" and "--num-sentences" in argv \
-                and argv[argv.index("--num-sentences") + 1] != "all" and int(argv[argv.index("--num-sentences") + 1]) <= 2:
+        if sub == "spectrum" and opt == "--num-inputs" and "--num-inputs" in argv \
+                and argv[argv.index("--num-inputs") + 1] != "all" and int(argv[argv.index("--num-inputs") + 1]) <= 2:
             continue
         if value is None:  # a flag
             flag = "--no-timing" if opt == "--timing" else opt

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.battery import AttentionRequest, BatteryResult, config_identity
+from attnspec.check_options import option_names
 from attnspec.errors import InputError, check_choice, check_range
 from attnspec.signals import deferred_interrupts
 from attnspec.stats import child_seed
@@ -250,8 +251,7 @@ def config_from_options(options: Mapping[str, Any]) -> JLConfig:
         Naming the option and what is allowed, before any computation.
     """
     o = dict(options)
-    unknown = set(o) - {"n", "eps", "k", "trials", "trials_other", "seed", "family", "claims", "d", "temperature",
-                        "model", "data", "data_dir", "count"}
+    unknown = set(o) - set(option_names(COMMAND))  # declared in attnspec.check_options
     if unknown:
         raise InputError(f"jl-check has no option {', '.join(sorted(unknown))}")
     k = o.get("k")

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.battery import BatteryResult
+from attnspec.check_options import option_names
 from attnspec.errors import InputError, check_memory
 from attnspec.linalg import SCHEDULES, Coefficients, ns_schedule
 from attnspec.threads import torch_threads
@@ -50,8 +51,6 @@ STAGE_WEIGHTS: tuple[tuple[str, float], ...] = (
 #: The stages a parallel run leaves to its worker process, and the message that says so.
 WORKER_STAGES = ("Theorems 4.1", "Lemmas C.1")
 PARALLEL_NOTE = "in a second process"
-
-_OPTIONS = ("seed", "alpha", "steps", "schedule", "d_model", "d_v", "trials", "timing")
 
 
 def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
@@ -263,9 +262,10 @@ def config_from_options(options: Mapping[str, Any]) -> OsaCheckConfig:
     OsaCheckConfig
     """
     opts = {str(k).replace("-", "_"): v for k, v in options.items() if v is not None}
-    unknown = sorted(set(opts) - set(_OPTIONS))
+    names = option_names(COMMAND)  # declared in attnspec.check_options
+    unknown = sorted(set(opts) - set(names))
     if unknown:
-        raise InputError(f"osa-check has no option {unknown[0]!r}; options: {', '.join(_OPTIONS)}")
+        raise InputError(f"osa-check has no option {unknown[0]!r}; options: {', '.join(names)}")
     kw: dict[str, Any] = {}
     if "alpha" in opts and _as_tuple(opts["alpha"]):
         kw["alphas"] = tuple(float(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from attnspec.battery import BatteryResult
+from attnspec.check_options import option_names
 from attnspec.errors import InputError
 from attnspec.signals import deferred_interrupts
 from attnspec.theory.osa import train as lib
@@ -34,9 +35,6 @@ SIGNAL_TABLE = "osa_train_signal"
 PAPER_TABLE = "osa_train_paper"
 ORDERINGS_TABLE = "osa_train_orderings"
 
-_FIELDS = ("models", "seeds", "seed", "epochs", "patience", "val_fraction", "batch_size", "lr", "schedule",
-           "weight_decay", "grad_clip", "depth", "dim", "heads", "mlp_ratio", "patch_size", "alpha_init", "ns_steps", "ns_coefficients", "test_fraction")
-_OPTIONS = (*_FIELDS, "quick", "threads")
 
 #: What the paper used (Appendix D), recorded beside the scaled-down run in meta.json.
 PAPER_SETUP: dict[str, Any] = {
@@ -93,9 +91,10 @@ def config_from_options(options: Mapping[str, Any]) -> OsaTrainConfig:
     OsaTrainConfig
     """
     opts = {str(k).replace("-", "_"): v for k, v in options.items() if v is not None}
-    unknown = sorted(set(opts) - set(_OPTIONS))
+    names = option_names(COMMAND)  # declared in attnspec.check_options
+    unknown = sorted(set(opts) - set(names))
     if unknown:
-        raise InputError(f"osa-train has no option {unknown[0]!r}; options: {', '.join(_OPTIONS)}")
+        raise InputError(f"osa-train has no option {unknown[0]!r}; options: {', '.join(names)}")
     if isinstance(opts.get("models"), str):
         raw = opts["models"]
         opts["models"] = tuple(m.strip() for m in raw.split(",") if m.strip())
