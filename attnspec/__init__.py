@@ -6,6 +6,8 @@ Python API (imports torch, SciPy and pandas only when first used)::
     res = attnspec.spectrum(model="minilm", texts=["..."], seq_len=64)
     res.curves, res.metrics, res.meta, res.plot(), res.save("dir")
     res = attnspec.load("dir")
+    study = attnspec.spectrum(model="minilm", data="wiki103", seq_len=[64, 128, 256])   # a scaling study
+    study.runs[64], study.fits, study.sentence(), study.plot(), study.save("dir")
 
     chk = attnspec.jl_check(n=1024, eps=0.2)     # also sa_check, osa_check, osa_train
     chk.summary(), chk.verdicts, chk.tables, chk.plot(), chk.save("dir")
@@ -21,6 +23,7 @@ _API: dict[str, str] = {
     "spectrum": "attnspec.api",
     "load": "attnspec.api",
     "SpectrumResult": "attnspec.api",
+    "ScalingResult": "attnspec.api",
     "jl_check": "attnspec.checks",
     "sa_check": "attnspec.checks",
     "osa_check": "attnspec.checks",

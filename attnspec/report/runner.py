@@ -175,8 +175,8 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     import dataclasses
 
     from attnspec.spectra.config import SpectrumConfig, parse_shard
-    from attnspec.spectra.job import run_spectrum
-    from attnspec.spectra.scaling import parse_lengths, run_scaling
+    from attnspec.spectra.scaling import parse_lengths
+    from attnspec.spectra.study import run_study
 
     fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
     unknown = sorted(set(options) - fields - _SPECTRUM_CLI_ONLY)
@@ -186,19 +186,14 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
     lengths = parse_lengths(kw.pop("seq_len", SpectrumConfig.seq_len))
-    from attnspec.spectra.baselines import add_to_study
     from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.projection import DEFAULT_KS, parse_ks
 
     baselines = parse_baselines(options.get("baseline"))  # as --baseline and --projection-k on the command line
     ks = parse_ks(options.get("projection_k", ",".join(map(str, DEFAULT_KS))))
-    if len(lengths) > 1:  # a scaling study: every length on the same documents, one run per length under out
-        cfg = SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True)
-        run_scaling(cfg, lengths, progress=False, projection_k=ks)
-    else:
-        cfg = SpectrumConfig(**kw, seq_len=lengths[0], out=out, overwrite=True)
-        run_spectrum(cfg, progress=False)
-    add_to_study(cfg, baselines, lengths=lengths)
+    # several lengths: a scaling study, every length on the same documents, one run per length under out
+    cfg = SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True)
+    run_study(cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report")
 
 
 def _add_nulls(exp: Experiment, out: Path, quick: bool, data_dir: str | None, log: Callable[[str], None]) -> bool:
