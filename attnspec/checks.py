@@ -24,7 +24,6 @@ Example
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,16 +202,6 @@ def _path_arg(name: str, value: Any) -> str | Path:
     return value
 
 
-def _progress(value: Progress) -> Callable[[str], None] | None:
-    if value is None or value is False:
-        return None
-    if value is True:
-        return lambda message: print(message, file=sys.stderr, flush=True)
-    if callable(value):
-        return value
-    raise InputError(f"progress must be True, False or a callable taking one message, got {value!r}")
-
-
 def _run(command: str, function: str, options: Mapping[str, Any], unknown: Mapping[str, Any], *,
          out: str | Path | None, resume: bool = False, csv: bool = False, plots: bool = True,
          progress: Progress = True) -> CheckResult:
@@ -226,7 +215,9 @@ def _run(command: str, function: str, options: Mapping[str, Any], unknown: Mappi
         names = ", ".join(repr(k) for k in unknown)
         raise InputError(f"{function}() has no option {names}; its options: {known}")
     checked = battery.check_option_types(command, options, text=False)  # the API's types (battery._convert)
-    say = _progress(progress)
+    from attnspec.progress import progress_sink
+
+    say = progress_sink(progress)
     resume, csv, plots = check_bool("resume", resume), check_bool("csv", csv), check_bool("plots", plots)
     if out is None:
         if resume:

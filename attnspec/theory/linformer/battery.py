@@ -315,7 +315,7 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
     tables, samples, extra = [], [], []
     from attnspec.progress import Progress
 
-    prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials", at_most=True)
+    prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials", at_most=True, say=say)
     for i, (name, make) in enumerate(sources):
         P = make()
         # the w of simulate_theorem1, computed once (the inverse iteration's LU is O(n³))
@@ -409,7 +409,7 @@ def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str]
     grid = PS.eq8_grid(config.n, config.d)
     say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
         f"where its union bound is < 1: " + "; ".join(f"eps = {e:.3g}, k = {g}" for e, g in grid.items() if g))
-    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True) as prog:
+    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True, say=say) as prog:
         t, s = T2.simulate_theorem2(config.n, config.d, config.eps, ks2, trials=config.trials, seed=config.seed,
                                     sample_ks=sample_ks, grid=grid, progress=prog)
     in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
