@@ -25,7 +25,7 @@ import pandas as pd
 
 from attnspec.battery import AttentionRequest, BatteryResult, config_identity
 from attnspec.errors import InputError, check_choice, check_range
-from attnspec.signals import deferred_interrupts
+from attnspec.signals import InterruptedRun, deferred_interrupts
 from attnspec.stats import child_seed
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import parallel as PAR
@@ -444,19 +444,6 @@ def run_groups(claims: Sequence[str]) -> list[str]:
             if any(c == _SERVES.get(g, g) or c.startswith(_SERVES.get(g, g) + ".") for c in claims)]
 
 
-class InterruptedChecks(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during ``jl-check``, carrying the claim groups finished before it.
-
-    ``partial`` is a :class:`BatteryResult` with ``meta["status"] == "partial"`` (written by
-    :func:`attnspec.battery.run_and_write`, resumable with ``--resume``); ``done`` and
-    ``total`` count the groups (:data:`RUN_GROUPS`).
-    """
-
-    def __init__(self, partial: BatteryResult, done: int, total: int) -> None:
-        super().__init__(f"interrupted after {done} of {total} claim groups")
-        self.partial, self.done, self.total, self.unit = partial, done, total, "claim groups"
-
-
 def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, Group]) -> BatteryResult:
     tables: dict[str, pd.DataFrame] = {}
     for group in groups:
@@ -495,7 +482,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
 
     Raises
     ------
-    InterruptedChecks
+    attnspec.signals.InterruptedRun
         On Ctrl-C or SIGTERM, with the finished claim groups as a partial result.
     """
     start = time.time()
@@ -537,7 +524,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
             side.stop()
         with deferred_interrupts():  # a second Ctrl-C must not lose the finished groups
             partial = _partial_result(config, groups, done)
-        raise InterruptedChecks(partial, len(done), len(groups)) from e
+        raise InterruptedRun(partial, len(done), len(groups), "claim groups") from e
     finally:
         if side is not None:
             side.stop()
