@@ -29,11 +29,11 @@ _API: dict[str, str] = {
     "osa_check": "attnspec.checks",
     "osa_train": "attnspec.checks",
     "CheckResult": "attnspec.checks",
-    "claims": "attnspec.claims",  # the registry module: callable, returns the catalogue as a DataFrame
+    "claims": "attnspec.checks",
 }
 
 #: Submodules reachable as attributes after a bare `import attnspec` (e.g. attnspec.battery).
-_SUBMODULES = ("api", "battery", "checks", "claims", "errors", "results", "spectra", "verdict_summary", "verdicts")
+_SUBMODULES = ("api", "battery", "checks", "claim_registry", "errors", "results", "spectra", "verdict_summary", "verdicts")
 
 __all__ = sorted([*_API, "__version__"])
 
@@ -55,10 +55,6 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         globals()["__version__"] = v = _version()
         return v
-    if name == "claims":
-        # The registry module of that name is callable, so `attnspec.claims(...)` works
-        # before and after `import attnspec.claims`.
-        return importlib.import_module(_API[name])
     if name in _API:
         return getattr(importlib.import_module(_API[name]), name)
     if name in _SUBMODULES:

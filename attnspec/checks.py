@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from attnspec.battery import BatteryResult
 
-__all__ = ["CheckResult", "jl_check", "osa_check", "osa_train", "sa_check"]
+__all__ = ["CheckResult", "claims", "jl_check", "osa_check", "osa_train", "sa_check"]
 
 Progress = bool | Callable[[str], None] | None
 
@@ -555,3 +555,28 @@ def osa_train(
                    mlp_ratio=mlp_ratio, patch_size=patch_size, alpha_init=alpha_init, ns_steps=ns_steps,
                    ns_coefficients=ns_coefficients, test_fraction=test_fraction, quick=quick, threads=threads)
     return _run("osa-train", "osa_train", options, unknown, out=out, resume=resume, csv=csv, progress=progress)
+
+
+def claims(paper: str | None = None) -> pd.DataFrame:
+    """The catalogue of every claim attnspec checks, as ``attnspec claims`` prints it.
+
+    Parameters
+    ----------
+    paper : {"linformer", "osa", "expressivity"}, optional
+        Only this paper's claims; default every paper's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (claim, reading): the claim id, the paper and the place in it, the
+        statement, the reading and the command that checks it
+        (:func:`attnspec.claim_registry.catalogue_frame`).
+
+    Raises
+    ------
+    InputError
+        ``paper`` is not one of the papers.
+    """
+    from attnspec.claim_registry import catalogue_frame
+
+    return catalogue_frame(paper)

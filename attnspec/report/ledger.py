@@ -44,7 +44,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     :func:`attnspec.verdict_table.claim_verdict`: e.g. "vacuous → violated" where the claim says
     nothing at its own setting but its stated probability bound fails below it) and reason
     (the first clause of the most telling reading's evidence)."""
-    from attnspec import claims
+    from attnspec import claim_registry
     from attnspec.verdict_summary import summarize
     from attnspec.verdict_table import claim_verdict
     from attnspec.verdicts import rows_from_json
@@ -57,7 +57,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     out = []
     for cs in summarize(rows):
         try:
-            claim = claims.get(cs.claim)
+            claim = claim_registry.get(cs.claim)
             place = claim.where
         except ValueError:
             place = cs.name
