@@ -14,10 +14,8 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from attnspec.battery import BatteryResult
 
 class InterruptedRun(KeyboardInterrupt):
     """Ctrl-C or SIGTERM during a resumable run, carrying what it finished before.
@@ -28,7 +26,8 @@ class InterruptedRun(KeyboardInterrupt):
     (``"runs"`` of osa-train, ``"claim groups"`` of jl-check).
     """
 
-    def __init__(self, partial: BatteryResult, done: int, total: int, unit: str) -> None:
+    # partial is a BatteryResult; not annotated as one: attnspec.battery imports this module
+    def __init__(self, partial: Any, done: int, total: int, unit: str) -> None:
         super().__init__(f"interrupted after {done} of {total} {unit}")
         self.partial, self.done, self.total, self.unit = partial, done, total, unit
 
