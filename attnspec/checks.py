@@ -92,7 +92,9 @@ class CheckResult:
     @property
     def verdicts(self) -> pd.DataFrame:
         if self._verdicts is None:
-            self._verdicts = verdict_table(self.rows)
+            from attnspec.verdicts import verdicts_frame
+
+            self._verdicts = verdicts_frame(self.rows)
         return self._verdicts
 
     def summary(self) -> pd.DataFrame:
@@ -166,32 +168,6 @@ class CheckResult:
         where = f", path={str(self.path)!r}" if self.path else ""
         return (f"CheckResult({self.command!r}, {len({r.claim for r in rows})} claims, {len(rows)} verdict rows: "
                 f"{counts or 'none'}; {shown}{more}{where}) — .summary(), .verdicts, .tables, .plot(), .save(dir)")
-
-
-#: The verdict table's columns after the parameters.
-ROW_COLUMNS = ("evidence", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "at_paper_params")
-
-
-def verdict_table(rows: Sequence[Any]) -> pd.DataFrame:
-    """Verdict rows as a DataFrame: claim, reading, verdict, one column per parameter (in
-    order of first appearance; a parameter named like a row field gets the prefix
-    ``param_``), then evidence and the numbers."""
-    import pandas as pd
-
-    fixed = {"claim", "reading", "verdict", *ROW_COLUMNS}
-    names: dict[str, None] = {}
-    for r in rows:
-        for k in r.params:
-            names.setdefault(f"param_{k}" if k in fixed else k, None)
-    records = []
-    for r in rows:
-        rec: dict[str, Any] = {"claim": r.claim, "reading": r.reading, "verdict": r.verdict}
-        rec.update({(f"param_{k}" if k in fixed else k): v for k, v in r.params.items()})
-        rec.update({"evidence": r.evidence, "bound": r.bound, "exact": r.exact, "estimate": r.estimate,
-                    "ci_low": r.ci_low, "ci_high": r.ci_high, "trials": r.trials, "seed": r.seed,
-                    "at_paper_params": bool(getattr(r, "at_paper_params", False))})
-        records.append(rec)
-    return pd.DataFrame.from_records(records, columns=["claim", "reading", "verdict", *names, *ROW_COLUMNS])
 
 
 def _path_arg(name: str, value: Any) -> str | Path:

@@ -23,6 +23,7 @@ from attnspec.cli.main import app
 from attnspec.errors import InputError
 from attnspec.verdict_summary import summary_lines
 from attnspec.verdict_table import summary_frame
+from attnspec.verdicts import ROW_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
 FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
@@ -105,7 +106,7 @@ def test_result_holds_verdicts_tables_and_the_summary(sa_result: checks.CheckRes
     assert list(v.columns[:3]) == ["claim", "reading", "verdict"] and "parameters" not in v
     params = {k for r in sa_result.rows for k in r.params}
     assert params <= set(v.columns) and {"L", "k", "eps"} <= params  # real columns, not a dict column
-    assert list(v.columns[-9:]) == list(checks.ROW_COLUMNS)
+    assert list(v.columns[-9:]) == list(ROW_COLUMNS)
     assert len(v) == len(sa_result.rows)
     first = sa_result.rows[0]
     assert all(v.iloc[0][k] == val for k, val in first.params.items())
