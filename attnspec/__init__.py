@@ -6,6 +6,8 @@ Python API (imports torch, SciPy and pandas only when first used)::
     res = attnspec.spectrum(model="minilm", texts=["..."], seq_len=64)
     res.curves, res.metrics, res.meta, res.plot(), res.save("dir")
     res = attnspec.load("dir")
+    study = attnspec.spectrum(model="minilm", data="wiki103", seq_len=[64, 128, 256])   # a scaling study
+    study.runs[64], study.fits, study.sentence(), study.plot(), study.save("dir")
 
     chk = attnspec.jl_check(n=1024, eps=0.2)     # also sa_check, osa_check, osa_train
     chk.summary(), chk.verdicts, chk.tables, chk.plot(), chk.save("dir")
@@ -21,16 +23,17 @@ _API: dict[str, str] = {
     "spectrum": "attnspec.api",
     "load": "attnspec.api",
     "SpectrumResult": "attnspec.api",
+    "ScalingResult": "attnspec.api",
     "jl_check": "attnspec.checks",
     "sa_check": "attnspec.checks",
     "osa_check": "attnspec.checks",
     "osa_train": "attnspec.checks",
     "CheckResult": "attnspec.checks",
-    "claims": "attnspec.claims",  # the registry module: callable, returns the catalogue as a DataFrame
+    "claims": "attnspec.checks",
 }
 
 #: Submodules reachable as attributes after a bare `import attnspec` (e.g. attnspec.battery).
-_SUBMODULES = ("api", "battery", "checks", "claims", "errors", "results", "spectra", "verdict_summary", "verdicts")
+_SUBMODULES = ("api", "battery", "checks", "claim_registry", "errors", "results", "spectra", "verdict_summary", "verdicts")
 
 __all__ = sorted([*_API, "__version__"])
 
@@ -52,10 +55,6 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         globals()["__version__"] = v = _version()
         return v
-    if name == "claims":
-        # The registry module of that name is callable, so `attnspec.claims(...)` works
-        # before and after `import attnspec.claims`.
-        return importlib.import_module(_API[name])
     if name in _API:
         return getattr(importlib.import_module(_API[name]), name)
     if name in _SUBMODULES:

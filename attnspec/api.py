@@ -36,7 +36,7 @@ from attnspec.errors import InputError, ResultsError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["SpectrumResult", "load", "spectrum"]
+__all__ = ["ScalingResult", "SpectrumResult", "load", "spectrum"]
 
 KIND = "spectrum"
 STATE_FILE = "state.npz"
@@ -100,14 +100,17 @@ class SpectrumResult:
     def per_layer(self, at: int | None = None) -> pd.DataFrame:
         """Per layer, heads averaged: mean c_at, median reach index, mean effective and stable rank.
 
-        When an input is shorter than ``at`` tokens, c_at is not defined (its curve is 1
-        there by construction): the column is NaN and a warning says why.
+        The same table as ``attnspec spectrum`` prints
+        (:func:`attnspec.spectra.layer_summary.per_layer`). When an input is shorter than
+        ``at`` tokens, c_at is not defined (its curve is 1 there by construction): the column
+        is NaN and a warning says why.
 
         Parameters
         ----------
         at : int, optional
             The index i at which c_i is read, an integer in 1..n. Default: the figures'
-            reading point, 128 when n = 512, else n / 4 (rounded, at least 1).
+            reading point (the index the run's figures recorded, else 128 when n = 512, else
+            n / 4, rounded, at least 1).
 
         Returns
         -------
@@ -122,24 +125,15 @@ class SpectrumResult:
         InputError
             ``at`` not an integer in 1..n, or a result that holds no inputs.
         """
-        from attnspec.spectra.reading import check_at, default_at, short_input_note
+        from attnspec.spectra.layer_summary import per_layer, reading_index
+        from attnspec.spectra.reading import short_input_note
 
-        n = self._n()
-        at = check_at(default_at(n) if at is None else at, n, "at")
-        heat = self.curves[self.curves["index"] == at].groupby("layer")["mean"].mean().rename(f"mean_c_{at}")
+        at = reading_index(self.meta, self._n(), at, "at")
         note = short_input_note(self.meta, at)
         if note is not None:
             warnings.warn(note + f"; mean_c_{at} is NaN", stacklevel=2)
-            heat[:] = float("nan")
-        reach = [c for c in self.metrics.columns if c.endswith("_of_mean_curve")][0]
-        g = self.metrics.groupby("layer")
-        out = g[["effective_rank_mean", "stable_rank_mean"]].mean()
-        out.insert(0, "median_" + reach, g[reach].median())
-        if "baseline_metrics" in self.baselines:  # the same statistic of each null, beside the real one
-            nulls = self.baselines["baseline_metrics"]
-            for name, m in nulls.groupby("baseline", sort=False):
-                out.insert(1, f"median_{reach}_{name}_null", m.groupby("layer")[reach].median())
-        return out.join(heat, how="left").reset_index()
+        return per_layer(self.curves, self.metrics, self.meta, at,
+                         baseline_metrics=self.baselines.get("baseline_metrics"))
 
     def plot(self, *, at: int | None = None) -> dict[str, Any]:
         """Figure 1 from the tables: ``{"spectrum_layers": Figure, "spectrum_heatmap": Figure}``.
@@ -243,6 +237,123 @@ class SpectrumResult:
         return path
 
 
+@dataclass
+class ScalingResult:
+    """A scaling study held in memory: one :class:`SpectrumResult` per length n, on the same
+    documents, and the fit of k ∝ n^β (:mod:`attnspec.spectra.scaling`).
+
+    Attributes
+    ----------
+    runs : dict of int to SpectrumResult
+        Length n → its run, shortest first.
+    table : pandas.DataFrame
+        Per (n, layer): ``k_mean_curve`` (k90 of the head-averaged mean curve),
+        ``effective_rank``, ``inputs`` and the input means of the per-input summaries.
+    fits : pandas.DataFrame
+        Per fitted metric and layer (``layer`` -1: the mean over layers): ``beta``, its
+        bootstrap interval ``low``, ``high`` over inputs, ``scale`` and ``verdict``.
+    nulls : pandas.DataFrame
+        The real β and k90/n (``real`` first) beside each null baseline every length holds.
+    projection : pandas.DataFrame or None
+        The Linformer-projection measurement's summary per (k, n), when it was made.
+    meta : dict
+        The study's meta.json (``identity``, ``lengths``, ``projection``, ...).
+    path : Path or None
+        The study's directory it was loaded from or last saved to.
+    """
+
+    runs: dict[int, SpectrumResult]
+    fit: Any = field(repr=False)  # attnspec.spectra.scaling.StudyFit
+    meta: dict[str, Any] = field(repr=False)
+    path: Path | None = None
+    projection: pd.DataFrame | None = field(default=None, repr=False)
+    projection_errors: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def lengths(self) -> list[int]:
+        return sorted(self.runs)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self.fit.table
+
+    @property
+    def fits(self) -> pd.DataFrame:
+        return self.fit.fits
+
+    @property
+    def nulls(self) -> pd.DataFrame:
+        return self.fit.nulls
+
+    def __repr__(self) -> str:
+        ident = self.meta.get("identity", {})
+        overall = self.fits[(self.fits["metric"] == "reach_index") & (self.fits["layer"] == -1)]
+        beta = f", k90 beta={overall['beta'].iloc[0]:.2f}" if len(overall) else ""
+        first = self.runs[self.lengths[0]].meta
+        return (f"ScalingResult(model={ident.get('model')!r}, data={ident.get('data')!r}, n={self.lengths}, "
+                f"inputs={first.get('inputs_done')}{beta}{f', path={str(self.path)!r}' if self.path else ''})")
+
+    def sentence(self) -> str:
+        """The real β and k90/n, beside each null's, in one sentence."""
+        from attnspec.spectra.scaling import null_sentence
+
+        return null_sentence(self.nulls)
+
+    def plot(self, *, label: str | None = None) -> dict[str, Any]:
+        """``{"scaling_k90": Figure, "scaling_beta": Figure}``, the figures ``attnspec plot
+        scaling`` saves; nothing is written. ``label`` replaces the title (model · corpus)."""
+        from attnspec.plots.scaling import scaling_figures, study_title
+
+        return scaling_figures(self.table, self.fits, title=study_title(self.meta, label), nulls=self.fit.null_tables)
+
+    def save(self, path: str | Path, *, csv: bool = False) -> Path:
+        """Write the study as ``attnspec spectrum --seq-len A,B,...`` lays it out (one run per
+        length under ``path/n<len>``, the fit tables, meta.json); returns ``path``.
+
+        Raises
+        ------
+        InputError
+            ``path`` is not a path.
+        ResultsError
+            ``path`` is a file, under a file, read-only, or not empty; checked first.
+        """
+        from attnspec.errors import check_path
+        from attnspec.results import holds_files, result_files, write_meta, write_table, writing_to
+        from attnspec.spectra.scaling import KIND as SCALING
+        from attnspec.spectra.scaling import run_dir
+
+        path = check_path("path", path)
+        _refuse_read_only(path)
+        same = self.path is not None and path.exists() and path.resolve() == Path(self.path).resolve()
+        with writing_to(path, "attnspec.ScalingResult.save", option="save path", kind=SCALING):
+            if holds_files(path) and not same:
+                raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
+            with result_files(path):  # every length, the fits and meta.json, or nothing
+                for n, run in self.runs.items():
+                    if not same:
+                        run.save(run_dir(path, n), csv=csv)
+                self.fit.save(path, csv=csv)
+                for name, frame in (("projection", self.projection_errors), ("projection_summary", self.projection)):
+                    if frame is not None:
+                        write_table(path, name, frame, csv=csv)
+                write_meta(path, self.meta)
+        self.path = path
+        return path
+
+
+def _load_study(path: Path) -> ScalingResult:
+    """A scaling study's directory, every length checked and loaded, the fits computed as
+    ``attnspec spectrum --seq-len A,B,...`` computes them (2000 resamples, seed 0)."""
+    from attnspec.results import read_meta, read_table
+    from attnspec.spectra.scaling import fit_study, read_runs
+
+    runs = {n: load(d) for n, d in sorted(read_runs(path).items())}
+    tables = {t: read_table(path, t) if (path / f"{t}.parquet").is_file() else None
+              for t in ("projection", "projection_summary")}
+    return ScalingResult(runs=runs, fit=fit_study(path), meta=read_meta(path), path=path,
+                         projection=tables["projection_summary"], projection_errors=tables["projection"])
+
+
 def _refuse_read_only(path: Path) -> None:
     """A folder without its owner's write permission is refused even where the process
     could write anyway (root ignores the mode): saving there would defeat its owner's
@@ -282,8 +393,9 @@ def _check_state(path: Path, state: Any, extra: dict[str, Any], meta: dict[str, 
         raise ResultsError(f"{where} belongs to another run: its aggregate does not reproduce {path / 'spectrum.parquet'}")
 
 
-def load(path: str | Path) -> SpectrumResult:
-    """Load a spectrum results directory (made by :meth:`SpectrumResult.save` or ``attnspec spectrum``).
+def load(path: str | Path) -> SpectrumResult | ScalingResult:
+    """Load a spectrum results directory (made by :meth:`SpectrumResult.save` or ``attnspec spectrum``),
+    or a scaling study's (``attnspec spectrum --seq-len A,B,...``, :meth:`ScalingResult.save`).
 
     meta.json and every table are checked first (:mod:`attnspec.spectra.result_checks`), and a
     state.npz must be this run's (identity, inputs and aggregate agree with the tables).
@@ -311,9 +423,12 @@ def load(path: str | Path) -> SpectrumResult:
     """
     from attnspec.errors import check_path
     from attnspec.spectra.result_checks import check_curves, check_inputs, check_meta, check_metrics
+    from attnspec.spectra.scaling import KIND as SCALING
 
     path = check_path("path", path)
-    meta = check_meta(path, kind=KIND)
+    meta = check_meta(path, kind=(KIND, SCALING))
+    if meta["kind"] == SCALING:
+        return _load_study(path)
     curves, metrics = check_curves(path, meta), check_metrics(path, meta)
     check_inputs(path)
     state = None
@@ -344,7 +459,7 @@ def spectrum(
     *,
     texts: list[str] | None = None,
     tokenizer: Any = None,
-    seq_len: int = 512,
+    seq_len: int | Sequence[int] = 512,
     num_inputs: int | None = None,
     seed: int = 0,
     split: str | None = None,
@@ -360,7 +475,8 @@ def spectrum(
     overwrite: bool = False,
     progress: bool = True,
     baseline: str | Sequence[str] | None = None,
-) -> SpectrumResult:
+    projection_k: str | Sequence[int] | None = "64,128,256",
+) -> SpectrumResult | ScalingResult:
     """The attention spectrum of a transformer: per (layer, head), the mean normalised cumulative
     singular-value curve of P over ``num_inputs`` inputs of ``seq_len`` tokens.
 
@@ -377,8 +493,11 @@ def spectrum(
         The inputs themselves, one document each, cut to ``seq_len`` tokens.
     tokenizer : transformers tokenizer, optional
         Required with a model object; ignored with a name.
-    seq_len : int
-        n, tokens per input, special tokens included.
+    seq_len : int or sequence of int
+        n, tokens per input, special tokens included. Several strictly increasing lengths
+        (``[64, 128, 256]``) run a scaling study: the documents are drawn once at the longest
+        length and cut to each shorter one, one ordinary run per length (under ``out/n<len>``
+        with ``out=``), then k ∝ n^β is fitted; a :class:`ScalingResult` is returned.
     num_inputs : int, optional
         Inputs to average over. Default: 1000 for ``data`` (the CLI's default), every text
         for ``texts``.
@@ -403,6 +522,9 @@ def spectrum(
     out : str or path, optional
         Results directory to write (as the CLI does, with checkpoints); default: a
         temporary directory, removed once the tables are in memory (``.save()`` later).
+        A directory that already holds this run (or study), complete, with these
+        parameters, is up to date: it is loaded and nothing is computed, as on the
+        command line (only null baselines asked for now and not there yet are added).
     resume, overwrite : bool
         As ``--resume`` / ``--overwrite`` for ``out``.
     progress : bool
@@ -412,18 +534,23 @@ def spectrum(
         ``"uniform"``, ``"random-init"``, a list of them or a comma list (attnspec.spectra.baselines); recorded
         in ``meta["baselines"]``, their tables in ``.baselines``, and beside the real values
         in :meth:`SpectrumResult.per_layer`.
+    projection_k : str or sequence of int, optional
+        A scaling study's Linformer-projection measurement at these projection dimensions
+        (``--projection-k``; attnspec.spectra.projection); None or ``"none"``: not run.
 
     Returns
     -------
-    SpectrumResult
-        ``.curves`` (layers × heads × seq_len rows), ``.metrics`` (layers × heads rows),
-        ``.meta`` (``family``, ``causal`` and everything meta.json records), ``.plot()``,
-        ``.save(dir)``.
+    SpectrumResult or ScalingResult
+        For one length: ``.curves`` (layers × heads × seq_len rows), ``.metrics`` (layers ×
+        heads rows), ``.meta`` (``family``, ``causal`` and everything meta.json records),
+        ``.plot()``, ``.save(dir)``. For several: a :class:`ScalingResult` (``.runs`` by
+        length, ``.table``, ``.fits``, ``.nulls``, ``.plot()``, ``.save(dir)``).
 
     Raises
     ------
     InputError
-        Bad arguments (named in the message), before anything is computed.
+        Bad arguments (named in the message), before anything is computed; ``texts=``
+        with several lengths (a scaling study draws its documents from ``data=``).
     ResultsError
         An unusable ``out`` (a file, under a file, read-only, another run), before anything
         is computed.
@@ -440,25 +567,45 @@ def spectrum(
         ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
     """
     from attnspec.spectra.nulls import parse_baselines
+    from attnspec.spectra.projection import parse_ks
 
-    baselines = parse_baselines(baseline)
+    baselines, ks = parse_baselines(baseline), parse_ks(projection_k)
+    lengths = _lengths(seq_len)
     texts, num_inputs, out, short_policy = _checked_arguments(
-        data, texts, seq_len=seq_len, num_inputs=num_inputs, seed=seed, batch_size=batch_size, resume=resume,
+        data, texts, num_inputs=num_inputs, seed=seed, batch_size=batch_size, resume=resume,
         overwrite=overwrite, progress=progress, out=out, short_policy=short_policy)
     # checked above: NumPy integers and booleans become Python ones (meta.json, the identity)
-    seq_len, num_inputs, seed = int(seq_len), int(num_inputs), int(seed)
+    num_inputs, seed = int(num_inputs), int(seed)
     batch_size = None if batch_size is None else int(batch_size)
     resume, overwrite, progress = bool(resume), bool(overwrite), bool(progress)
     modes = _training_modes(model)
     try:
         return _spectrum_run(model, tokenizer, data=data, texts=texts, split=split, data_dir=data_dir,
-                             seq_len=seq_len, num_inputs=num_inputs, seed=seed, batch_size=batch_size,
+                             lengths=lengths, num_inputs=num_inputs, seed=seed, batch_size=batch_size,
                              short_policy=short_policy, selection=selection, device=device, dtype=dtype,
                              svd_method=svd_method, out=out, resume=resume, overwrite=overwrite, progress=progress,
-                             baselines=baselines)
+                             baselines=baselines, projection_k=ks)
     finally:
         for module, training in modes:  # the caller's train/eval state, module by module
             module.train(training)
+
+
+def _lengths(seq_len: Any) -> list[int]:
+    """``seq_len`` checked: one integer >= 2, or several strictly increasing ones."""
+    import numbers
+
+    if isinstance(seq_len, numbers.Integral) and not isinstance(seq_len, bool):
+        if seq_len < 2:
+            raise InputError(f"seq_len must be an integer >= 2, got {seq_len!r}")
+        return [int(seq_len)]
+    if isinstance(seq_len, (str, bytes)) or not isinstance(seq_len, Sequence):
+        raise InputError(f"seq_len must be an integer >= 2 or a list of them (a scaling study), got {seq_len!r}")
+    from attnspec.spectra.scaling import parse_lengths
+
+    try:
+        return parse_lengths(list(seq_len))
+    except InputError as e:  # the library names the CLI's option; this is the API's argument
+        raise InputError(str(e).replace("--seq-len", "seq_len")) from None
 
 
 def _training_modes(model: Any) -> list[tuple[Any, bool]]:
@@ -473,12 +620,14 @@ def _training_modes(model: Any) -> list[tuple[Any, bool]]:
 
 
 def _spectrum_run(model: Any, tokenizer: Any, *, data: Any, texts: list[str] | None, split: Any, data_dir: Any,
-                  seq_len: int, num_inputs: int, seed: int, batch_size: int | None, short_policy: str,
+                  lengths: list[int], num_inputs: int, seed: int, batch_size: int | None, short_policy: str,
                   selection: str, device: str, dtype: str, svd_method: str, out: Path | None, resume: bool,
-                  overwrite: bool, progress: bool, baselines: list[str]) -> SpectrumResult:
-    """:func:`spectrum` once its arguments are checked."""
+                  overwrite: bool, progress: bool, baselines: list[str],
+                  projection_k: list[int]) -> SpectrumResult | ScalingResult:
+    """:func:`spectrum` once its arguments are checked: :func:`attnspec.spectra.study.run_study`,
+    the function behind ``attnspec spectrum`` too."""
     from attnspec.spectra.config import SpectrumConfig
-    from attnspec.spectra.job import run_spectrum
+    from attnspec.spectra.study import run_study
 
     loaded, name = _model_of(model, tokenizer)
 
@@ -493,33 +642,22 @@ def _spectrum_run(model: Any, tokenizer: Any, *, data: Any, texts: list[str] | N
         kwargs["batch_size"] = batch_size
     cfg = SpectrumConfig(
         model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
-        data_dir=None if data_dir is None else str(data_dir), seq_len=seq_len, num_sentences=num_inputs, seed=seed,
-        short_policy=short_policy, selection=selection, device=device,
+        data_dir=None if data_dir is None else str(data_dir), seq_len=lengths[-1], num_sentences=num_inputs,
+        seed=seed, short_policy=short_policy, selection=selection, device=device,
         dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
         svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
     )
     try:
-        outcome = run_spectrum(cfg, progress=progress, encoder=loaded, texts=texts)
-        if baselines and outcome.status == "complete":
-            _add_baselines(cfg, baselines, loaded, texts)
-        result = load(outcome.out) if outcome.status != "interrupted" else None
+        study = run_study(cfg, lengths, progress=progress, baselines=baselines, projection_k=projection_k,
+                          encoder=loaded, texts=texts, command="attnspec.spectrum")
+        result = None if study.status == "interrupted" else load(study.out)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    return _finished(result, outcome, kept=out is not None, seq_len=seq_len)
+    return _finished(result, study, kept=out is not None)
 
 
-def _add_baselines(cfg: Any, baselines: list[str], loaded: Any, texts: list[str] | None) -> None:
-    """The null baselines of a complete run, written beside its tables under its lock."""
-    from attnspec.results import writing_to
-    from attnspec.spectra.baselines import add_to_study
-    from attnspec.spectra.scaling import KIND as SCALING
-
-    with writing_to(cfg.out, "attnspec.spectrum(baseline=...)", kind="spectrum", nests_in=(SCALING,)):
-        add_to_study(cfg, baselines, encoder=loaded, texts=texts)
-
-
-def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, seed: Any, batch_size: Any,
+def _checked_arguments(data: Any, texts: Any, *, num_inputs: Any, seed: Any, batch_size: Any,
                        resume: Any, overwrite: Any, progress: Any, out: Any,
                        short_policy: str | None) -> tuple[list[str] | None, int, Path | None, str]:
     """:func:`spectrum`'s arguments checked before anything is computed, with their defaults
@@ -534,7 +672,7 @@ def _checked_arguments(data: Any, texts: Any, *, seq_len: Any, num_inputs: Any, 
         texts = check_texts("texts", texts)
     if num_inputs is None:
         num_inputs = len(texts) if texts is not None else 1000
-    for label, value, low in (("seq_len", seq_len, 2), ("num_inputs", num_inputs, 1),
+    for label, value, low in (("num_inputs", num_inputs, 1),
                               ("batch_size", 1 if batch_size is None else batch_size, 1)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
@@ -574,10 +712,11 @@ def _model_of(model: Any, tokenizer: Any) -> tuple[Any, str]:
     raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
 
 
-def _finished(result: SpectrumResult | None, outcome: Any, *, kept: bool, seq_len: int) -> SpectrumResult:
+def _finished(result: SpectrumResult | ScalingResult | None, study: Any, *, kept: bool) -> SpectrumResult | ScalingResult:
     """The result, or KeyboardInterrupt for an interrupted run; warnings for a run stopped early
     and for inputs shorter than seq_len."""
-    if outcome.status == "interrupted":
+    outcome = study.last
+    if study.status == "interrupted":
         # Ctrl-C (or SIGTERM) is the caller's to handle: a script or notebook must not carry
         # on with a partial result as if it were whole. With out= the partial result is kept
         # there (resumable with resume=True); without, nothing is kept.
@@ -587,15 +726,17 @@ def _finished(result: SpectrumResult | None, outcome: Any, *, kept: bool, seq_le
     assert result is not None
     if not kept:
         result.path = None
-    if outcome.status != "complete":
-        warnings.warn(f"the spectrum run is {outcome.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)",
-                      stacklevel=3)
-    lengths = (result.meta.get("corpus") or {}).get("input_lengths") or {}
-    if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
-        from attnspec.spectra.reading import lengths_text
+    if study.status != "complete":
+        warnings.warn(f"the spectrum run{f' at n = {outcome.out.name[1:]}' if study.scaling else ''} is "
+                      f"{study.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)", stacklevel=3)
+    runs = result.runs if isinstance(result, ScalingResult) else {study.lengths[0]: result}
+    for seq_len, run in runs.items():
+        lengths = (run.meta.get("corpus") or {}).get("input_lengths") or {}
+        if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
+            from attnspec.spectra.reading import lengths_text
 
-        warnings.warn(f"inputs are shorter than seq_len={seq_len} (real lengths {lengths_text(result.meta)}; "
-                      f"{lengths.get('full', '?')} of {result.meta.get('corpus', {}).get('num_inputs', '?')} have all "
-                      f"{seq_len} tokens): every curve is 1 past its input's length by construction, so c_i at an "
-                      "index beyond the shortest input is not a measurement", stacklevel=3)
+            warnings.warn(f"inputs are shorter than seq_len={seq_len} (real lengths {lengths_text(run.meta)}; "
+                          f"{lengths.get('full', '?')} of {run.meta.get('corpus', {}).get('num_inputs', '?')} have "
+                          f"all {seq_len} tokens): every curve is 1 past its input's length by construction, so c_i "
+                          "at an index beyond the shortest input is not a measurement", stacklevel=3)
     return result

@@ -9,7 +9,7 @@ listed in :data:`BATTERIES`) provides
   raises :class:`attnspec.errors.InputError` naming the option and the allowed range,
   before any computation;
 * ``run(config, *, progress=None) -> BatteryResult`` — the computation, returning tidy
-  tables, the verdict rows (keyed on claim ids, :mod:`attnspec.claims`) and the meta data.
+  tables, the verdict rows (keyed on claim ids, :mod:`attnspec.claim_registry`) and the meta data.
 
 and optionally
 
@@ -291,9 +291,9 @@ def run_battery(
         result = module.run(config, progress=progress, **extra)
     if result.command != command:
         raise RuntimeError(f"battery {BATTERIES[command]} returned a result for {result.command!r}")
-    from attnspec import claims
+    from attnspec import claim_registry
 
-    claims.check_rows(result.verdicts)
+    claim_registry.check_rows(result.verdicts)
     result.meta.setdefault("identity", identity)
     return result
 

@@ -26,7 +26,6 @@ Example
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from attnspec.battery import BatteryResult
 
-__all__ = ["CheckResult", "jl_check", "osa_check", "osa_train", "sa_check"]
+__all__ = ["CheckResult", "claims", "jl_check", "osa_check", "osa_train", "sa_check"]
 
 Progress = bool | Callable[[str], None] | None
 
@@ -97,7 +96,9 @@ class CheckResult:
     @property
     def verdicts(self) -> pd.DataFrame:
         if self._verdicts is None:
-            self._verdicts = verdict_table(self.rows)
+            from attnspec.verdicts import verdicts_frame
+
+            self._verdicts = verdicts_frame(self.rows)
         return self._verdicts
 
     def summary(self) -> pd.DataFrame:
@@ -212,48 +213,12 @@ class CheckResult:
                 f"{counts or 'none'}; {shown}{more}{where}) — .summary(), .verdicts, .tables, .plot(), .save(dir)")
 
 
-#: The verdict table's columns after the parameters.
-ROW_COLUMNS = ("evidence", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "at_paper_params")
-
-
-def verdict_table(rows: Sequence[Any]) -> pd.DataFrame:
-    """Verdict rows as a DataFrame: claim, reading, verdict, one column per parameter (in
-    order of first appearance; a parameter named like a row field gets the prefix
-    ``param_``), then evidence and the numbers."""
-    import pandas as pd
-
-    fixed = {"claim", "reading", "verdict", *ROW_COLUMNS}
-    names: dict[str, None] = {}
-    for r in rows:
-        for k in r.params:
-            names.setdefault(f"param_{k}" if k in fixed else k, None)
-    records = []
-    for r in rows:
-        rec: dict[str, Any] = {"claim": r.claim, "reading": r.reading, "verdict": r.verdict}
-        rec.update({(f"param_{k}" if k in fixed else k): v for k, v in r.params.items()})
-        rec.update({"evidence": r.evidence, "bound": r.bound, "exact": r.exact, "estimate": r.estimate,
-                    "ci_low": r.ci_low, "ci_high": r.ci_high, "trials": r.trials, "seed": r.seed,
-                    "at_paper_params": bool(getattr(r, "at_paper_params", False))})
-        records.append(rec)
-    return pd.DataFrame.from_records(records, columns=["claim", "reading", "verdict", *names, *ROW_COLUMNS])
-
-
 def _path_arg(name: str, value: Any) -> str | Path:
     import os
 
     if not isinstance(value, (str, os.PathLike)):
         raise InputError(f"{name} must be a directory path (str or Path), got {value!r}")
     return value
-
-
-def _progress(value: Progress) -> Callable[[str], None] | None:
-    if value is None or value is False:
-        return None
-    if value is True:
-        return lambda message: print(message, file=sys.stderr, flush=True)
-    if callable(value):
-        return value
-    raise InputError(f"progress must be True, False or a callable taking one message, got {value!r}")
 
 
 #: The arguments of the checking functions that are not battery options (the command line
@@ -287,7 +252,9 @@ def _run(command: str, function: str, arguments: Mapping[str, Any], run_argument
     given = check_names(allowed, arguments, owner=f"{function}()", also=("progress",))
     options = {o.name: given.get(o.name, o.default) for o in declared}
     checked = battery.check_option_types(command, options, text=False)  # the API's types: options.convert
-    say = _progress(given.get("progress", True))
+    from attnspec.progress import progress_sink
+
+    say = progress_sink(given.get("progress", True))
     resume, csv, plots = (check_bool(name, given.get(name, RUN_ARGUMENTS[name].default))
                           for name in ("resume", "csv", "plots"))
     out = given.get("out")
@@ -342,3 +309,28 @@ osa_train = check_function(
     returns="CheckResult\n        ``tables[\"osa_train_summary\"]`` holds test accuracy mean ± sd per model;\n"
             "        ``tables[\"osa_train_paper\"]`` sets it beside the paper's Table 2 and\n"
             "        ``tables[\"osa_train_orderings\"]`` says which of the paper's orderings reproduce.")
+
+
+def claims(paper: str | None = None) -> pd.DataFrame:
+    """The catalogue of every claim attnspec checks, as ``attnspec claims`` prints it.
+
+    Parameters
+    ----------
+    paper : {"linformer", "osa", "expressivity"}, optional
+        Only this paper's claims; default every paper's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (claim, reading): the claim id, the paper and the place in it, the
+        statement, the reading and the command that checks it
+        (:func:`attnspec.claim_registry.catalogue_frame`).
+
+    Raises
+    ------
+    InputError
+        ``paper`` is not one of the papers.
+    """
+    from attnspec.claim_registry import catalogue_frame
+
+    return catalogue_frame(paper)

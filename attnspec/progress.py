@@ -1,23 +1,31 @@
-"""A small, generic progress reporter with an ETA, on stderr, for work that takes more than 2 s.
+"""Where progress goes: one sink, a callable taking one line, that every long computation writes to.
+
+``progress=`` of the Python API (``attnspec.spectrum``, ``attnspec.jl_check``, ...) and of the
+batteries' ``run`` becomes that callable through :func:`progress_sink`: ``True`` is a
+:class:`StreamSink` on stderr, ``False`` (or ``None``) is nothing at all, and a callable is
+used as it is (the CLI's printer, a notebook's logger). Everything a run reports goes
+through it: the batteries' stage messages, and the counted progress of long loops with an
+ETA (:class:`Progress`), so ``progress=False`` writes nothing to stderr.
 
 Usage (any check)::
 
     from attnspec.progress import Progress
 
-    with Progress("Theorem 2", total=12_000, unit="trials") as p:
+    with Progress("Theorem 2", total=12_000, unit="trials", say=say) as p:
         for chunk in chunks:
             ...
             p.advance(len(chunk))
 
-Behaviour:
+Behaviour of :class:`Progress`:
 
-* nothing is printed until the work has run for ``delay`` seconds (2 s by default): short
+* nothing is said until the work has run for ``delay`` seconds (2 s by default): short
   work stays silent;
-* on a terminal, one line is rewritten in place (``\\r``) at most every ``interval`` seconds:
-  ``Theorem 2: 4,000/12,000 trials (33%), 3.1 s, ETA 6.2 s``;
-* when the stream is not a terminal (logs, CI), sparse whole lines instead: at most one per
-  ``sparse_interval`` seconds (10 s by default), so a log is not flooded;
-* ``quiet=True`` (the CLI's ``-q``) prints nothing;
+* a live sink (a terminal: ``say.live`` is true) gets a line at most every 0.2 s, which it
+  rewrites in place (:class:`ProgressLine`): ``Theorem 2: 4,000/12,000 trials (33%), 3.1 s,
+  ETA 6.2 s``; any other sink (logs, CI, a callable) at most one line per 10 s, so a log is
+  not flooded;
+* :func:`set_quiet` (a forked worker, whose lines would garble its parent's) or the
+  environment variable ``ATTNSPEC_QUIET`` silence the counted lines, not the messages;
 * the ETA is the elapsed time scaled by the remaining fraction (work units are assumed to
   cost alike); ``advance`` may be told that the total shrank (``total=``), e.g. when a
   sequential Monte Carlo stops early.
@@ -30,18 +38,72 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
+
+#: A progress sink: receives one line (no newline) at a time.
+Say = Callable[[str], None]
 
 #: seconds of work before the first progress output
 DELAY_SECONDS = 2.0
-#: the process-wide default of ``quiet`` (the CLI's ``-q`` sets it with :func:`set_quiet`)
+#: the process-wide default of ``quiet`` for counted progress (:func:`set_quiet`)
 _QUIET = False
 
 
 def set_quiet(quiet: bool = True) -> None:
-    """Make every later :class:`Progress` quiet (or not) unless told otherwise."""
+    """Make every later :class:`Progress` of this process quiet (or not) unless told otherwise."""
     global _QUIET
     _QUIET = bool(quiet)
+
+
+class ProgressLine(str):
+    """A counted-progress line: a live sink replaces the previous one with it (a terminal
+    rewrites its line); to any other sink it is a plain ``str``."""
+
+
+class StreamSink:
+    """The sink of ``progress=True``: each message on its own line of ``stream`` (stderr by
+    default); on a terminal, :class:`ProgressLine` s rewrite one line in place."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        try:
+            self.live = bool(self.stream.isatty())
+        except (AttributeError, ValueError):
+            self.live = False
+        self._open_line = False
+
+    def __call__(self, message: str) -> None:
+        if self.live and isinstance(message, ProgressLine):
+            self.stream.write("\r" + message + "\x1b[K")
+            self._open_line = True
+        else:
+            self.end_line()
+            self.stream.write(message + "\n")
+        self.stream.flush()
+
+    def end_line(self) -> None:
+        """End a line left open by a rewritten progress line (its last state stays visible)."""
+        if self._open_line:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open_line = False
+
+
+def progress_sink(progress: bool | Say | None, *, name: str = "progress") -> Say | None:
+    """``progress=`` → the sink: True → a :class:`StreamSink` on stderr; False or None →
+    None (nothing is written); a callable → itself. Anything else is refused in one line."""
+    if progress is None:
+        return None
+    if callable(progress):
+        return progress
+    from attnspec.errors import InputError, check_bool
+
+    try:
+        on = check_bool(name, progress)
+    except InputError:
+        raise InputError(f"{name} must be True, False or a callable taking one message, got {progress!r}") from None
+    return StreamSink() if on else None
 
 
 def _fmt_seconds(s: float) -> str:
@@ -52,7 +114,7 @@ def _fmt_seconds(s: float) -> str:
 
 
 class Progress:
-    """Progress of ``total`` work units with an ETA (see the module docstring).
+    """Progress of ``total`` work units with an ETA, said to a sink (see the module docstring).
 
     Parameters
     ----------
@@ -62,96 +124,94 @@ class Progress:
         Work units in all (> 0).
     unit : str
         Their name (``"trials"``, ``"steps"``).
-    stream : text stream, optional
-        Default ``sys.stderr``.
+    say : callable, optional
+        The sink (:func:`progress_sink`); None: nothing is said.
     quiet : bool, optional
-        Print nothing (default: the process-wide setting of :func:`set_quiet`, or the
+        Say nothing (default: the process-wide setting of :func:`set_quiet`, or the
         environment variable ``ATTNSPEC_QUIET``).
-    delay : float
-        Seconds before the first output.
+    delay : float, optional
+        Seconds before the first line (default :data:`DELAY_SECONDS`).
     interval, sparse_interval : float
-        Seconds between updates on a terminal / in a non-terminal stream.
+        Seconds between lines to a live sink / to any other.
     clock : callable, optional
         Time source (tests).
     at_most : bool
         ``total`` is an upper bound (sequential Monte Carlo stops once the verdicts are
         settled, often far earlier): the line says "of at most" and "at most … left" instead
         of promising an ETA the run will usually beat.
+    done : float
+        Units already done before this start (a resumed run): the ETA counts only the
+        units done since.
     """
 
-    def __init__(self, label: str, total: float, *, unit: str = "steps", stream: TextIO | None = None,
-                 quiet: bool | None = None, delay: float = DELAY_SECONDS, interval: float = 0.2,
-                 sparse_interval: float = 10.0, clock=time.monotonic,  # noqa: ANN001 - a callable
-                 at_most: bool = False) -> None:
+    def __init__(self, label: str, total: float, *, unit: str = "steps", say: Say | None = None,
+                 quiet: bool | None = None, delay: float | None = None, interval: float = 0.2,
+                 sparse_interval: float = 10.0, clock: Callable[[], float] = time.monotonic,
+                 at_most: bool = False, done: float = 0.0) -> None:
         self.label, self.unit, self.at_most = label, unit, at_most
         self.total = max(float(total), 1e-12)
-        self.done = 0.0
-        self.stream = stream if stream is not None else sys.stderr
-        self.quiet = (_QUIET if quiet is None else quiet) or os.environ.get("ATTNSPEC_QUIET", "") not in ("", "0")
-        self.delay, self.interval, self.sparse_interval = delay, interval, sparse_interval
+        self.done = self._start_done = float(done)
+        self.say = say
+        quiet = (_QUIET if quiet is None else quiet) or os.environ.get("ATTNSPEC_QUIET", "") not in ("", "0")
+        self.quiet = quiet or say is None
+        self.delay = DELAY_SECONDS if delay is None else delay
+        self.live = bool(getattr(say, "live", False))
+        self.gap = interval if self.live else sparse_interval
         self.clock = clock
         self.start = clock()
         self._last = -1e300
-        self._open_line = False
-        try:
-            self.tty = bool(self.stream.isatty())
-        except (AttributeError, ValueError):
-            self.tty = False
+        self._said = False
 
     # ----------------------------------------------------------------- text
-    def line(self) -> str:
+    def line(self) -> ProgressLine:
         """The current progress line (without newline)."""
         elapsed = self.clock() - self.start
         frac = min(1.0, self.done / self.total)
+        # the rate of this start only: units a resumed run had done before cost nothing now
+        new = min(1.0, (self.done - self._start_done) / max(self.total - self._start_done, 1e-12))
+        left = elapsed * (1 - new) / new if 0 < new < 1 else None
         total = int(round(self.total))
         if self.at_most:
             text = (f"{self.label}: {int(round(self.done)):,} of at most {total:,} {self.unit} ({frac:.0%}), "
                     f"{_fmt_seconds(elapsed)}")
-            if 0 < frac < 1:
-                text += f", at most {_fmt_seconds(elapsed * (1 - frac) / frac)} left (stops once settled)"
-            return text
+            if left is not None:
+                text += f", at most {_fmt_seconds(left)} left (stops once settled)"
+            return ProgressLine(text)
         text = f"{self.label}: {int(round(self.done)):,}/{total:,} {self.unit} ({frac:.0%}), {_fmt_seconds(elapsed)}"
-        if 0 < frac < 1:
-            text += f", ETA {_fmt_seconds(elapsed * (1 - frac) / frac)}"
-        return text
+        if left is not None:
+            text += f", ETA {_fmt_seconds(left)}"
+        return ProgressLine(text)
 
     # ----------------------------------------------------------------- updates
     def advance(self, units: float = 1.0, *, total: float | None = None) -> None:
-        """Count ``units`` more done (and, optionally, a new total); print if it is time."""
+        """Count ``units`` more done (and, optionally, a new total); say the line if it is time."""
         self.done += units
         if total is not None:
             self.total = max(float(total), 1e-12)
-        self._maybe_print()
+        self._maybe_say()
 
-    def _maybe_print(self, force: bool = False) -> None:
+    def _maybe_say(self, force: bool = False) -> None:
         if self.quiet:
             return
         now = self.clock()
-        if now - self.start < self.delay and not force:
-            return
-        gap = self.interval if self.tty else self.sparse_interval
-        if not force and now - self._last < gap:
+        if not force and (now - self.start < self.delay or now - self._last < self.gap):
             return
         self._last = now
-        if self.tty:
-            self.stream.write("\r" + self.line() + "\x1b[K")
-            self._open_line = True
-        else:
-            self.stream.write(self.line() + "\n")
-        self.stream.flush()
+        self._said = True
+        self.say(self.line())
 
     def close(self) -> None:
-        """End the line on a terminal (the last state stays visible), if anything was printed."""
-        if self.quiet:
+        """The last state, once more, to a live sink that was shown any (it stays visible)."""
+        if self.quiet or not self._said or not self.live:
             return
-        if self._open_line:
-            self.done = min(self.done, self.total)
-            self.stream.write("\r" + self.line() + "\x1b[K\n")
-            self.stream.flush()
-            self._open_line = False
+        self.done = min(self.done, self.total)
+        self._maybe_say(force=True)
+        end = getattr(self.say, "end_line", None)
+        if end is not None:
+            end()
 
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.close()

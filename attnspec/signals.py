@@ -1,8 +1,11 @@
-"""SIGTERM handled like Ctrl-C, and sections that an interruption must not cut in two.
+"""SIGTERM handled like Ctrl-C, sections that an interruption must not cut in two, and the
+interrupt that carries what a run finished.
 
 ``timeout``, Slurm and ``docker stop`` send SIGTERM, whose default action kills the
 process on the spot; attnspec turns it into :class:`KeyboardInterrupt`, so a terminated
 run takes the same path as Ctrl-C (partial results kept, resumable, exit code 130).
+A battery that can resume raises :class:`InterruptedRun`, a :class:`KeyboardInterrupt`
+holding its finished part.
 """
 
 from __future__ import annotations
@@ -12,6 +15,22 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+
+class InterruptedRun(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a resumable run, carrying what it finished before.
+
+    ``partial`` is a :class:`~attnspec.battery.BatteryResult` with ``meta["status"] ==
+    "partial"`` (written by :func:`attnspec.battery.run_and_write`, resumable with
+    ``--resume``); ``done`` and ``total`` count the run's parts, named by ``unit``
+    (``"runs"`` of osa-train, ``"claim groups"`` of jl-check).
+    """
+
+    # partial is a BatteryResult; not annotated as one: attnspec.battery imports this module
+    def __init__(self, partial: Any, done: int, total: int, unit: str) -> None:
+        super().__init__(f"interrupted after {done} of {total} {unit}")
+        self.partial, self.done, self.total, self.unit = partial, done, total, unit
+
 
 #: Non-empty while a :func:`deferred_interrupts` block is active (it then holds the signals).
 _deferring: list[bool] = []

@@ -9,7 +9,7 @@ same way. A line says, in this order:
 1. **The verdict at the claim's own setting**: the rows marked ``at_paper_params`` (per
    reading, the most telling one, and how many of the marked rows agree with it). They are
    called "at the paper's parameters" only where the paper fixes them
-   (:attr:`attnspec.claims.Claim.paper_params`), else "at attnspec's default" (a theorem's
+   (:attr:`attnspec.claim_registry.Claim.paper_params`), else "at attnspec's default" (a theorem's
    own k at attnspec's n and ε). When no row is marked, each reading leads with its most
    telling row (below).
 2. **Per reading, what was decided and where it changes**: the most telling row among
@@ -247,7 +247,7 @@ def agreeing(row: Any, rows: Sequence[Any]) -> int:
 
 
 def claim_name(claim_id: str) -> str:
-    """The claim's human name (:attr:`attnspec.claims.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
+    """The claim's human name (:attr:`attnspec.claim_registry.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
     the id itself for an unregistered claim.
 
     Parameters
@@ -258,10 +258,10 @@ def claim_name(claim_id: str) -> str:
     -------
     str
     """
-    from attnspec import claims
+    from attnspec import claim_registry
 
     try:
-        return claims.get(claim_id).name
+        return claim_registry.get(claim_id).name
     except ValueError:
         return claim_id
 
@@ -423,7 +423,7 @@ def _reading_label(rs: ReadingSummary, single: bool) -> str:
 
 
 def paper_fixes(claim_id: str) -> str:
-    """What the paper itself fixes for this claim (:attr:`attnspec.claims.Claim.paper_params`);
+    """What the paper itself fixes for this claim (:attr:`attnspec.claim_registry.Claim.paper_params`);
     "" when it fixes nothing or the claim is not registered.
 
     Parameters
@@ -434,10 +434,10 @@ def paper_fixes(claim_id: str) -> str:
     -------
     str
     """
-    from attnspec import claims
+    from attnspec import claim_registry
 
     try:
-        return claims.get(claim_id).paper_params
+        return claim_registry.get(claim_id).paper_params
     except ValueError:
         return ""
 

@@ -2,7 +2,7 @@
 
 Each claim id gets one row with three cells:
 
-* **claim** — its short name (:attr:`attnspec.claims.Claim.label`, e.g. "Theorem 1 (eq. 3)");
+* **claim** — its short name (:attr:`attnspec.claim_registry.Claim.label`, e.g. "Theorem 1 (eq. 3)");
 * **verdict** — one of the seven words, or two joined by "→" where the verdict changes
   inside the range the rows cover (:func:`claim_verdict`);
 * **why** — at most two lines with the one or two deciding numbers, the row they come from,
@@ -174,10 +174,10 @@ def _numbers(row: Any) -> str:
 
 def _reading_words(row: Any) -> str:
     """What the row's reading tests (the registry's words), for a row without numbers."""
-    from attnspec import claims
+    from attnspec import claim_registry
 
     try:
-        return claims.get(str(row.claim)).reading(str(row.reading)).description
+        return claim_registry.get(str(row.claim)).reading(str(row.reading)).description
     except ValueError:
         return ""
 
@@ -307,10 +307,10 @@ def _change(rows: Sequence[Any]) -> str:
 
 
 def _label(claim_id: str) -> str:
-    from attnspec import claims
+    from attnspec import claim_registry
 
     try:
-        return claims.get(claim_id).label
+        return claim_registry.get(claim_id).label
     except ValueError:
         return claim_id
 

@@ -57,7 +57,7 @@ DEFAULT_LOOSE_FACTOR = LOOSE_FACTOR  # the name used before the classifier was u
 class VerdictRow:
     """One claim, under one reading, at one parameter set, with its evidence.
 
-    ``claim`` is a registered claim id (:mod:`attnspec.claims`), ``reading`` one of its
+    ``claim`` is a registered claim id (:mod:`attnspec.claim_registry`), ``reading`` one of its
     readings; ``params`` holds the instance's parameters (n, k, eps, ...), flattened into
     columns when rows become a table or JSON. ``at_paper_params`` marks the rows at the
     claim's own setting (below).
@@ -78,7 +78,7 @@ class VerdictRow:
     #: True on the rows at the claim's own setting: a theorem's own k (at the run's n and
     #: eps), or settings the paper fixes (its bases, its sizes). Summaries call them "at the
     #: paper's parameters" only where the registry says the paper fixes them
-    #: (:attr:`attnspec.claims.Claim.paper_params`), else "at attnspec's default".
+    #: (:attr:`attnspec.claim_registry.Claim.paper_params`), else "at attnspec's default".
     at_paper_params: bool = False
 
     def __post_init__(self) -> None:
@@ -98,7 +98,7 @@ class VerdictRow:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         params = dict(d.pop("params"))
         out: dict[str, Any] = {"claim": d.pop("claim"), "reading": d.pop("reading")}
-        out.update(params)
+        out.update({param_column(k): v for k, v in params.items()})  # a parameter never shadows a field
         out.update(d)
         return out
 
@@ -427,8 +427,26 @@ def _fmt_ratio(r: float) -> str:
     return f"a factor {r:.3g}"
 
 
+#: The verdict table's columns after the parameters.
+ROW_COLUMNS = ("evidence", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "at_paper_params")
+#: Row fields a parameter may not shadow: such a parameter's column is ``param_<name>``.
+_FIXED = frozenset({"claim", "reading", "verdict", *ROW_COLUMNS})
+
+
+def param_column(name: str) -> str:
+    """The column of parameter ``name`` in the verdict table (``param_<name>`` where it would
+    shadow a row field, e.g. a parameter called ``seed``)."""
+    return f"param_{name}" if name in _FIXED else name
+
+
 def verdicts_frame(rows: Iterable[VerdictRow]) -> pd.DataFrame:
-    """Tidy table, identifier columns (claim, parameters) first.
+    """The verdict table: ``verdicts.parquet`` of every battery and the Python API's
+    ``result.verdicts`` alike.
+
+    Columns: ``claim, reading, verdict``, then one column per parameter the rows vary
+    (``n, k, eps, d, L, family, ...`` in order of first appearance, :func:`param_column`;
+    missing where a row has no such parameter), then :data:`ROW_COLUMNS` (evidence and the
+    numbers). ``v[v.k == 4095]`` selects rows by a parameter.
 
     Parameters
     ----------
@@ -437,10 +455,22 @@ def verdicts_frame(rows: Iterable[VerdictRow]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per verdict row, the columns of :meth:`VerdictRow.flat` (a parameter that
-        only some rows have is NaN elsewhere).
+        One row per verdict row.
     """
-    return pd.DataFrame([r.flat() for r in rows])
+    rows = list(rows)
+    names: dict[str, None] = {}
+    for r in rows:
+        for k in r.params:
+            names.setdefault(param_column(k), None)
+    records = []
+    for r in rows:
+        rec: dict[str, Any] = {"claim": r.claim, "reading": r.reading, "verdict": r.verdict}
+        rec.update({param_column(k): v for k, v in r.params.items()})
+        rec.update({"evidence": r.evidence, "bound": r.bound, "exact": r.exact, "estimate": r.estimate,
+                    "ci_low": r.ci_low, "ci_high": r.ci_high, "trials": r.trials, "seed": r.seed,
+                    "at_paper_params": bool(r.at_paper_params)})
+        records.append(rec)
+    return pd.DataFrame.from_records(records, columns=["claim", "reading", "verdict", *names, *ROW_COLUMNS])
 
 
 def verdicts_json(rows: Iterable[VerdictRow]) -> str:

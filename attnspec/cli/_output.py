@@ -39,7 +39,11 @@ def progress_printer(console, verbose: bool, fmt: Callable[[str], str] = lambda 
         yield lambda m: None
         return
     with console.status("") as status:
-        yield lambda m: status.update(line(m))
+        def update(m: str) -> None:
+            status.update(line(m))
+
+        update.live = True  # type: ignore[attr-defined]  # one line, replaced: counted progress may come often
+        yield update
 
 
 #: The footer every checking command's table ends with (said once, not on every row).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,13 +13,6 @@ from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_consol
 _FIGURES_NEST_IN = ("spectrum", "spectrum-scaling")
 
 plot_app = typer.Typer(help="Figures from saved results (never recomputes).", no_args_is_help=True)
-
-
-def _default_out(model: str, data: str, seq_len: int, shard: str | None) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{Path(model).name}-{Path(data).stem}-n{seq_len}").strip("-")
-    if shard:
-        slug += "-shard" + shard.replace("/", "of")
-    return Path("results") / slug
 
 
 def spectrum(
@@ -69,87 +61,59 @@ def spectrum(
         reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
     from attnspec.errors import InputError, OptionError
     from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
-    from attnspec.spectra.data.corpus import check_data_name
-    from attnspec.spectra.job import run_spectrum, up_to_date
     from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.reading import check_at
     from attnspec.spectra.scaling import parse_lengths
+    from attnspec.spectra.study import check_study, resolve_out, run_study, study_kind
 
     with user_errors():
         from attnspec.spectra.projection import parse_ks
 
         baselines = parse_baselines(baseline)
         ks = parse_ks(projection_k)
-        if baselines and shard is not None:
-            raise InputError(f"--baseline {','.join(baselines)} needs the whole run's row entropy, not a shard's: "
-                             "merge the shards, then run the same command without --shard")
         lengths = parse_lengths(seq_len)
-        scaling = len(lengths) > 1  # several lengths: one run per length under --out
-        if scaling and at is not None:
+        if len(lengths) > 1 and at is not None:
             raise InputError("--at applies to one length; with several --seq-len values use "
                              "`attnspec plot spectrum OUT/n<len> --at I`")
-        seq_len = lengths[-1]
         shard_t = parse_shard(shard)
         if num_inputs is not None and num_sentences is not None:
             raise OptionError("--num-inputs and --num-sentences are the same option; give it once")
         num_sentences_v = parse_num_sentences(num_inputs if num_sentences is None else num_sentences,
                                               option="--num-inputs" if num_sentences is None else "--num-sentences")
-        out = _resolve_out(out, model, data, seq_len, shard_t, scaling=scaling)
-        if at is not None:
-            check_at(at, seq_len)
         cfg = SpectrumConfig(
-            model=model, data=data, split=split, data_dir=data_dir, seq_len=seq_len, num_sentences=num_sentences_v,
-            seed=seed, short_policy=short_policy, batch_size=batch_size, device=device, dtype=dtype,
-            svd_method=svd_method, shard=shard_t, out=out, csv=csv, resume=resume, overwrite=overwrite,
+            model=model, data=data, split=split, data_dir=data_dir, seq_len=lengths[-1],
+            num_sentences=num_sentences_v, seed=seed, short_policy=short_policy,
+            batch_size=batch_size, device=device, dtype=dtype, svd_method=svd_method, shard=shard_t,
+            out=resolve_out(out, model, data, lengths, shard_t), csv=csv, resume=resume, overwrite=overwrite,
             max_time=max_time, checkpoint_every=checkpoint_every, rank_tol=rank_tol,
             count_available=count_available, selection=selection,
         )
-        if scaling:
-            _scaling(cfg, lengths, plots=plots, quiet=quiet, baselines=baselines, projection_k=ks)
-            return
-        cfg.validate()
-        from attnspec.spectra.scaling import KIND as SCALING
-
+        if at is not None:
+            check_at(at, cfg.seq_len)
+        cfg, lengths = check_study(cfg, lengths, baselines)
+        kind, nests_in = study_kind(lengths)
+        command = "attnspec spectrum" + (f" --seq-len {','.join(map(str, lengths))}" if len(lengths) > 1 else "")
         # held through the figures too; a run may live inside its scaling study, not in another result
-        claim_out_dir(cfg.out, "attnspec spectrum", kind="spectrum", nests_in=(SCALING,))
-        check_data_name(cfg.data)  # a misspelt corpus name: after --out, before the model loads
-        if up_to_date(cfg):  # as make: a complete run of these parameters is not computed again
-            _add_baselines(cfg, baselines)  # nulls asked for now and not there yet
-            _up_to_date(cfg.out, at=at, label=label, plots=plots, seq_len=seq_len)
-            return
-        outcome = run_spectrum(cfg, progress=not quiet)
-        if outcome.status == "complete":
-            _add_baselines(cfg, baselines)
-        if outcome.status == "interrupted":
-            err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
-                              f"{outcome.out}; continue with the same command and --resume")
-            raise typer.Exit(code=130)
-        if outcome.status == "partial":
-            err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
-                              f"{outcome.out}; continue with the same command and --resume")
-        _after_run(outcome, at=at, label=label, plots=plots, seq_len=seq_len)
-
-def _add_baselines(cfg: Any, baselines: list[str], lengths: list[int] | None = None) -> None:
-    """The null baselines asked for, beside a complete run or study (the caller holds ``cfg.out``)."""
-    if baselines:
-        from attnspec.spectra.baselines import add_to_study
-
-        add_to_study(cfg, baselines, lengths=lengths)
+        claim_out_dir(cfg.out, command, kind=kind, nests_in=nests_in)
+        study = run_study(cfg, lengths, progress=not quiet, baselines=baselines, projection_k=ks, command=command)
+        if study.scaling:
+            _scaling(study, shard=shard_t, plots=plots)
+        elif study.up_to_date:
+            _up_to_date(study.out, at=at, label=label, plots=plots, seq_len=cfg.seq_len)
+        else:
+            _single(study.last, at=at, label=label, plots=plots, seq_len=cfg.seq_len)
 
 
-def _resolve_out(out: Path | None, model: str, data: str, seq_len: int, shard_t: tuple[int, int] | None, *,
-                 scaling: bool) -> Path:
-    """--out with '{shard}' filled in, or the default results folder of the run (or scaling study)."""
-    from attnspec.errors import InputError
-
-    if out is not None and "{shard}" in str(out):
-        if shard_t is None:
-            raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
-        out = Path(str(out).replace("{shard}", f"{shard_t[0]}of{shard_t[1]}"))
-    if out is None:
-        out = _default_scaling_out(model, data) if scaling else \
-            _default_out(model, data, seq_len, None if shard_t is None else f"{shard_t[0]}/{shard_t[1]}")
-    return out
+def _single(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
+    """A run computed now: how it ended, then its figures and summary."""
+    if outcome.status == "interrupted":
+        err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
+                          f"{outcome.out}; continue with the same command and --resume")
+        raise typer.Exit(code=130)
+    if outcome.status == "partial":
+        err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
+                          f"{outcome.out}; continue with the same command and --resume")
+    _after_run(outcome, at=at, label=label, plots=plots, seq_len=seq_len)
 
 
 def _after_run(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
@@ -203,53 +167,30 @@ def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, se
                       highlight=False, soft_wrap=True)
 
 
-def _default_scaling_out(model: str, data: str) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{Path(model).name}-{Path(data).stem}-scaling").strip("-")
-    return Path("results") / slug
-
-
-def _scaling(cfg: Any, lengths: list[int], *, plots: bool, quiet: bool, baselines: list[str] | None = None,
-             projection_k: list[int] | None = None) -> None:
-    """`attnspec spectrum --seq-len A,B,...`: every length on the same documents, one model load.
-
-    ``cfg`` is the job at the longest length; its ``out`` is the scaling directory."""
-    from dataclasses import replace
-
-    from attnspec.spectra.data.corpus import check_data_name
-    from attnspec.spectra.job import up_to_date
-    from attnspec.spectra.nulls import baselines_of
-    from attnspec.spectra.scaling import KIND, run_dir, run_scaling
-
-    out = cfg.out
-    # checked (a file, under a file, /proc, read-only, full, another kind of result) and locked before the model loads
-    claim_out_dir(out, f"attnspec spectrum --seq-len {','.join(map(str, lengths))}", kind=KIND)
-    check_data_name(cfg.data)  # after --out, before the model loads
-    if all(up_to_date(replace(cfg, seq_len=n, out=run_dir(out, n))) for n in lengths):
-        # as make: every length is there, complete, with these parameters; nothing is computed
-        missing = [n for n in lengths if not set(baselines or ()) <= set(baselines_of(run_dir(out, n)))]
-        if missing and cfg.shard is None:
-            _add_baselines(cfg, baselines or [], lengths)
+def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
+    """`attnspec spectrum --seq-len A,B,...` once :func:`attnspec.spectra.study.run_study` is done:
+    how it ended, every length's figures, the fits and their figures (the fits need the whole
+    study: not for a shard)."""
+    out, lengths = study.out, study.lengths
+    if study.up_to_date:
         if plots:  # figures an interruption or a --no-plots run left out, per length and of the study
-            _plot_study(out, [n for n in lengths if not (run_dir(out, n) / "figures" / "spectrum_layers.png").is_file()],
-                        scaling=cfg.shard is None and (bool(missing) or not (out / "figures" / "scaling_k90.png").is_file()))
+            _plot_study(out, [n for n in lengths if not (out / f"n{n}" / "figures" / "spectrum_layers.png").is_file()],
+                        scaling=shard is None and (study.added or not (out / "figures" / "scaling_k90.png").is_file()))
         out_console.print(f"up to date: {out} already holds this scaling run, complete (lengths "
                           f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
                           "fits; --overwrite recomputes", highlight=False, soft_wrap=True)
         return
-    outcomes = run_scaling(cfg, lengths, progress=not quiet, projection_k=projection_k or ())
-    done = [o for o in outcomes if o is not None]
-    if done and done[-1].status != "complete":
-        err_console.print(f"stopped at n = {done[-1].out.name[1:]} ({done[-1].status}); continue with the same command and --resume")
-        raise typer.Exit(code=130 if done[-1].status == "interrupted" else 0)
-    if cfg.shard is None:  # a shard's nulls would need the merged row entropy: computed after the merge
-        _add_baselines(cfg, baselines or [], lengths)
-    if not plots and cfg.shard is None:  # no figures and fit tables: still the real-against-null reading
+    if study.status != "complete":
+        err_console.print(f"stopped at n = {study.last.out.name[1:]} ({study.status}); continue with the same command "
+                          "and --resume")
+        raise typer.Exit(code=130 if study.status == "interrupted" else 0)
+    if not plots and shard is None:  # no figures and fit tables: still the real-against-null reading
         from attnspec.spectra.scaling import null_comparison
 
         _print_nulls(null_comparison(out))
         _print_projection(out)
     if plots:
-        _plot_study(out, lengths, scaling=cfg.shard is None)
+        _plot_study(out, lengths, scaling=shard is None)
     out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
 
 
@@ -275,25 +216,17 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     """Scaling table, fits and figures of a scaling directory; prints the fits."""
     from rich.table import Table
 
-    from attnspec.plots.scaling import plot_scaling
-    from attnspec.results import read_meta, result_files, write_table
-    from attnspec.spectra.scaling import fit_scaling, null_comparison, scaling_table
+    from attnspec.plots.scaling import plot_scaling, study_title
+    from attnspec.results import read_meta, result_files
+    from attnspec.spectra.scaling import fit_study
     from attnspec.stats import format_interval
 
-    table = scaling_table(run)
-    fits = fit_scaling(run, resamples=resamples, seed=seed)
-    nulls = null_comparison(run, resamples=resamples, seed=seed)
-    null_tables = {s: scaling_table(run, source=s) for s in nulls["source"] if s != "real"}
-    from attnspec.plots import short_name
-
-    ident = read_meta(run).get("identity", {})
-    title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
+    fit = fit_study(run, resamples=resamples, seed=seed)
     with whole_output(), result_files(run):  # the fit tables and both figures together
-        write_table(run, "scaling", table)
-        write_table(run, "scaling_fit", fits)
-        if len(nulls) > 1:
-            write_table(run, "scaling_null", nulls)
-        paths = plot_scaling(table, fits, out, title=title, formats=formats, nulls=null_tables)
+        fit.save(run)
+        paths = plot_scaling(fit.table, fit.fits, out, title=study_title(read_meta(run), label), formats=formats,
+                             nulls=fit.null_tables)
+    fits, nulls = fit.fits, fit.nulls
     t = Table(title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "
                     "over layers); this model on this corpus")
     for col in ("metric", "layer", "β", "95% CI", "verdict"):
@@ -383,68 +316,56 @@ def _what_ran(run: Path) -> str:
 
 
 def _summary(run: Path, at: int | None) -> None:
-    """Per layer: mean cumulative value at `at`, index where the mean curve reaches 0.9, effective and stable rank."""
+    """Per layer (:func:`attnspec.spectra.layer_summary.per_layer`): mean c_at, index where the
+    mean curve reaches 0.9, its nulls, effective and stable rank."""
     from rich.table import Table
 
     from attnspec.results import read_meta, read_table
-    from attnspec.spectra.figure_record import family_note, figure_choices
+    from attnspec.spectra.figure_record import family_note
+    from attnspec.spectra.layer_summary import per_layer, reach_column, reading_index
+    from attnspec.spectra.nulls import SHORT, baselines_of
+    from attnspec.spectra.reading import lengths_text, short_input_note
     from attnspec.spectra.run_error import is_approximate
 
-    approximate = is_approximate(read_meta(run))  # an approximate or bfloat16 run says so first
+    meta = read_meta(run)
+    approximate = is_approximate(meta)  # an approximate or bfloat16 run says so first
     if approximate:
         out_console.print(approximate, highlight=False, soft_wrap=True)
-    note = family_note(read_meta(run))
-    spectrum = read_table(run, "spectrum")
-    metrics = read_table(run, "metrics")
+    note = family_note(meta)
+    spectrum, metrics = read_table(run, "spectrum"), read_table(run, "metrics")
     n = int(spectrum["index"].max())
-    at = figure_choices(read_meta(run), n, at=at)["at"]  # the index the figures read
-    heat = spectrum[spectrum["index"] == at].groupby("layer")["mean"].mean()
-    per_layer = metrics.groupby("layer").mean(numeric_only=True)
-    reach_col = [c for c in metrics.columns if c.endswith("_of_mean_curve")][0]
-    meta = read_meta(run)
+    at = reading_index(meta, n, at, "--at")  # the index the figures read
+    nulls = baselines_of(run)
+    table = per_layer(spectrum, metrics, meta, at,
+                      baseline_metrics=read_table(run, "baseline_metrics") if nulls else None)
+    reach = "median_" + reach_column(metrics)
     done, total = meta.get("inputs_done"), meta.get("inputs_total")
     inputs = f"{done} inputs" if meta.get("status") == "complete" else f"partial: {done} of {total} inputs"
     # short enough not to wrap at 80 columns (the family note must stay whole)
-    table = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
-    nulls = _null_columns(run, at)
-    for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", *nulls, "effective rank", "stable rank"):
-        table.add_column(col, justify="right")
-    from attnspec.spectra.reading import short_input_note
-
+    shown = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
+    for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", *(f"k90, {SHORT[b]}" for b in nulls),
+                "effective rank", "stable rank"):
+        shown.add_column(col, justify="right")
     undefined = short_input_note(meta, at)  # an input shorter than `at`: c_at is 1 there by construction
-    for layer in heat.index:
-        table.add_row(
-            str(layer + 1),
-            "n/a" if undefined else f"{heat[layer]:.3f}",
-            f"{metrics.loc[metrics['layer'] == layer, reach_col].median():.0f}",
-            *(f"{v.get(layer, float('nan')):.0f}" for v in nulls.values()),
-            f"{per_layer.loc[layer, 'effective_rank_mean']:.1f}",
-            f"{per_layer.loc[layer, 'stable_rank_mean']:.2f}",
+    for r in table.to_dict("records"):
+        shown.add_row(
+            str(r["layer"] + 1),
+            "n/a" if undefined else f"{r[f'mean_c_{at}']:.3f}",
+            f"{r[reach]:.0f}",
+            *(f"{r.get(f'{reach}_{b}_null', float('nan')):.0f}" for b in nulls),
+            f"{r['effective_rank_mean']:.1f}",
+            f"{r['stable_rank_mean']:.2f}",
         )
-    out_console.print(table)
+    out_console.print(shown)
     if nulls:
         out_console.print("null columns: the same statistics of the run's null baselines (meta.json baselines), "
                           "computed per (layer, head) at this n; this model on this corpus", highlight=False,
                           soft_wrap=True)
-    from attnspec.spectra.reading import lengths_text
-
     if lengths_text(meta):
         out_console.print(f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
                           highlight=False, soft_wrap=True)
     if undefined:
         out_console.print(f"mean c_{at}: n/a — {undefined}", highlight=False, soft_wrap=True)
-
-
-def _null_columns(run: Path, at: int) -> dict[str, dict[int, float]]:
-    """Per null baseline of the run: its median-head k90 per layer (the real column's statistic)."""
-    from attnspec.spectra.nulls import SHORT, baselines_of, read_baseline
-
-    out: dict[str, dict[int, float]] = {}
-    for name in baselines_of(run):
-        m = read_baseline(run, name, "metrics")
-        reach_col = [c for c in m.columns if c.endswith("_of_mean_curve")][0]
-        out[f"k90, {SHORT[name]}"] = m.groupby("layer")[reach_col].median().to_dict()
-    return out
 
 
 def _short_inputs_warning(run: Path, seq_len: int) -> None:

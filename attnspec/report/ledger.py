@@ -80,7 +80,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     -------
     list of dict of str to str
     """
-    from attnspec import claims
+    from attnspec import claim_registry
     from attnspec.verdict_summary import summarize
     from attnspec.verdict_table import claim_verdict
     from attnspec.verdicts import rows_from_json
@@ -93,7 +93,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     out = []
     for cs in summarize(rows):
         try:
-            claim = claims.get(cs.claim)
+            claim = claim_registry.get(cs.claim)
             place = claim.where
         except ValueError:
             place = cs.name
@@ -126,7 +126,7 @@ def ledger_section(experiments: Sequence[Any], results: Path, *, verdict_file: s
     verdict_file : str
         The verdict table's file name in a results directory.
     papers : dict of str to str
-        Paper key → its citation (:data:`attnspec.claims.PAPERS`).
+        Paper key → its citation (:data:`attnspec.claim_registry.PAPERS`).
 
     Returns
     -------

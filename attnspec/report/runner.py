@@ -232,17 +232,12 @@ def _spectrum_plan(options: dict[str, Any], out: Path) -> tuple[Any, list[int], 
 
 
 def _run_spectrum(options: dict[str, Any], out: Path) -> None:
-    """The spectrum job from TOML options (:func:`_spectrum_plan`)."""
-    from attnspec.spectra.baselines import add_to_study
-    from attnspec.spectra.job import run_spectrum
-    from attnspec.spectra.scaling import run_scaling
+    """The spectrum job from TOML options (:func:`_spectrum_plan`): one run, or a scaling study
+    (every length on the same documents, one run per length under ``out``), then its nulls."""
+    from attnspec.spectra.study import run_study
 
     cfg, lengths, baselines, ks = _spectrum_plan(options, out)
-    if len(lengths) > 1:  # a scaling study: every length on the same documents, one run per length under out
-        run_scaling(cfg, lengths, progress=False, projection_k=ks)
-    else:
-        run_spectrum(cfg, progress=False)
-    add_to_study(cfg, baselines, lengths=lengths)
+    run_study(cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report")
 
 
 def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:

@@ -114,7 +114,7 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
     results : Path
         The folder of every experiment's results directory.
     papers : dict of str to str
-        Paper key → its citation (:data:`attnspec.claims.PAPERS`).
+        Paper key → its citation (:data:`attnspec.claim_registry.PAPERS`).
     quick : bool
         The quick arguments were run.
     verdict_file : str

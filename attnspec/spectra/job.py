@@ -505,12 +505,10 @@ def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progres
     total = len(selected)
     pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
     status = "complete"
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    from attnspec.progress import Progress, progress_sink
 
-        bar = tqdm(total=total, initial=state.done, unit="sent", desc=f"spectrum {cfg.model} · {cfg.data}",
-                   dynamic_ncols=True)
+    bar = Progress(f"spectrum {cfg.model} · {cfg.data}", total, unit="inputs", say=progress_sink(progress),
+                   done=state.done)
     batches_since = 0
     try:
         with capture_attention(encoder.model, sink) as cap:
@@ -532,8 +530,7 @@ def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progres
                 _before_commit()
                 state = _Progress(updated, state.done + len(batch))  # the commit: one assignment
                 sink.commit_bounds()
-                if bar is not None:
-                    bar.update(len(batch))
+                bar.advance(len(batch))
                 batches_since += 1
                 if batches_since >= cfg.checkpoint_every and state.done < total:
                     checkpoint(state, "partial", time.perf_counter() - t_start)
@@ -543,8 +540,7 @@ def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progres
     except KeyboardInterrupt:
         status = "interrupted"
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if status == "complete" and state.done < total:  # pragma: no cover - defensive
         status = "partial"
     return state, status

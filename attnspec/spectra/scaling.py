@@ -669,6 +669,43 @@ def null_comparison(out: Path, *, resamples: int = 2000, seed: int = 0, level: f
     return table
 
 
+@dataclass(frozen=True)
+class StudyFit:
+    """The fits of a scaling study (:func:`fit_study`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        :func:`scaling_table`: per (n, layer), k90 of the mean curve, effective rank, input means.
+    fits : pandas.DataFrame
+        :func:`fit_scaling`: k ∝ n^β per metric and layer (-1 = mean over layers), CI, verdict.
+    nulls : pandas.DataFrame
+        :func:`null_comparison`: the real β and k/n beside every null the study holds.
+    null_tables : dict of str to pandas.DataFrame
+        Each null's :func:`scaling_table`.
+    """
+
+    table: pd.DataFrame
+    fits: pd.DataFrame
+    nulls: pd.DataFrame
+    null_tables: dict[str, pd.DataFrame]
+
+    def save(self, out: Path, *, csv: bool = False) -> None:
+        """``scaling.parquet``, ``scaling_fit.parquet`` and, with nulls, ``scaling_null.parquet`` in ``out``, as one unit."""
+        with result_files(out):
+            write_table(out, "scaling", self.table, csv=csv)
+            write_table(out, "scaling_fit", self.fits, csv=csv)
+            if len(self.nulls) > 1:
+                write_table(out, "scaling_null", self.nulls, csv=csv)
+
+
+def fit_study(out: Path, *, resamples: int = 2000, seed: int = 0) -> StudyFit:
+    """Every table and fit of a finished scaling study (nothing is written: :meth:`StudyFit.save`)."""
+    nulls = null_comparison(out, resamples=resamples, seed=seed)
+    return StudyFit(table=scaling_table(out), fits=fit_scaling(out, resamples=resamples, seed=seed), nulls=nulls,
+                    null_tables={s: scaling_table(out, source=s) for s in nulls["source"] if s != REAL})
+
+
 def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
     """The real β and k/n beside each null's, in one sentence (:func:`null_comparison`'s table).
 

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from attnspec.claims import catalogue
+from attnspec.claim_registry import catalogue
 from attnspec.cli.main import app
 
 

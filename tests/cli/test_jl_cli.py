@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnspec import battery
-from attnspec.claims import catalogue
+from attnspec.claim_registry import catalogue
 from attnspec.cli.main import app
 from attnspec.theory.linformer import battery as B
 from attnspec.theory.linformer import dimensions as D

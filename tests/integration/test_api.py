@@ -272,3 +272,43 @@ def test_random_init_null_runs_the_same_architecture_on_the_same_inputs(llama_li
     assert torch.equal(a.state_dict()[first], b.state_dict()[first])
     assert not torch.equal(a.state_dict()[first], c.state_dict()[first])
     assert not torch.equal(a.state_dict()[first], model.state_dict()[first])
+
+
+def test_a_scaling_study_from_python_is_the_one_the_cli_runs(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from attnspec.cli.main import app
+    from attnspec.spectra.reading import FITTED
+
+    opts = dict(data=str(text_file), num_inputs=4, device="cpu", progress=False)
+    out = tmp_path / "study"
+    res = attnspec.spectrum(str(model_dir), seq_len=[12, 24], baseline="uniform", projection_k=[4], out=out, **opts)
+    assert isinstance(res, attnspec.ScalingResult) and res.lengths == [12, 24] and res.path == out
+    assert {n: r.meta["identity"]["seq_len"] for n, r in res.runs.items()} == {12: 12, 24: 24}
+    assert res.runs[12].meta["corpus"]["cut_from_seq_len"] == 24  # the same documents, cut
+    assert set(res.fits["metric"]) == set(FITTED) and sorted(res.fits["layer"].unique()) == [-1, 0, 1]
+    assert res.nulls["source"].tolist() == ["real", "uniform"] and "uniform null gives" in res.sentence()
+    assert sorted(set(zip(res.projection["k"], res.projection["n"]))) == [(4, 12), (4, 24)]
+    assert set(res.plot()) == {"scaling_k90", "scaling_beta"} and "n=[12, 24]" in repr(res)
+    # the command line on the same study: up to date, nothing recomputed; its fits are the API's
+    stamp = (out / "n24" / "state.npz").stat().st_mtime_ns
+    cli = ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", "12,24", "--num-sentences",
+           "4", "--device", "cpu", "-q", "--baseline", "uniform", "--projection-k", "4", "--out", str(out)]
+    r = CliRunner().invoke(app, cli)
+    assert r.exit_code == 0 and "up to date" in r.stdout, r.output
+    assert (out / "n24" / "state.npz").stat().st_mtime_ns == stamp
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "scaling_fit.parquet"), res.fits)
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "scaling_null.parquet"), res.nulls)
+    again = attnspec.spectrum(str(model_dir), seq_len=[12, 24], baseline="uniform", projection_k=[4], out=out, **opts)
+    assert (out / "n24" / "state.npz").stat().st_mtime_ns == stamp  # Python asked again: up to date too
+    pd.testing.assert_frame_equal(again.table, res.table)
+    # without out=: held in memory, saved and loaded whole
+    mem = attnspec.spectrum(str(model_dir), seq_len=[12, 24], projection_k=None, **opts)
+    assert mem.path is None and mem.nulls["source"].tolist() == ["real"]
+    loaded = attnspec.load(mem.save(tmp_path / "saved"))
+    pd.testing.assert_frame_equal(loaded.fits, mem.fits)
+    pd.testing.assert_frame_equal(loaded.runs[12].curves, mem.runs[12].curves)
+    with pytest.raises(InputError, match="texts="):
+        attnspec.spectrum(str(model_dir), texts=["a b c"], seq_len=[12, 24], progress=False)
+    with pytest.raises(InputError, match="seq_len lengths must be strictly increasing"):
+        attnspec.spectrum(str(model_dir), seq_len=[24, 12], **opts)

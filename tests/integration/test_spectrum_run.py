@@ -161,3 +161,24 @@ def test_scaling_run_uses_the_same_documents_at_every_length(model_dir: Path, te
     assert set(fits["layer"]) == {0, 1, -1} and fits["beta"].notna().all()
     with pytest.raises(ResultsError, match="complete"):
         run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)
+
+
+def test_the_report_runs_the_study_the_command_line_runs(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
+    """The report's spectrum experiments go through the same study function: the same tables,
+    and the nulls asked for beside every length."""
+    from attnspec.report.runner import _run_spectrum
+    from attnspec.spectra.study import run_study
+
+    options = {"model": str(model_dir), "data": str(text_file), "seq_len": "16,32", "num_sentences": 3,
+               "device": "cpu", "seed": 3, "batch_size": 4, "baseline": "uniform", "projection_k": "none"}
+    _run_spectrum(options, tmp_path / "report")
+    study = run_study(_cfg(model_dir, text_file, tmp_path / "study", num_sentences=3), [16, 32], progress=False,
+                      baselines=["uniform"])
+    assert study.status == "complete" and study.added == ["uniform"] and not study.up_to_date
+    for n in (16, 32):
+        pd.testing.assert_frame_equal(_tables(tmp_path / "report" / f"n{n}"), _tables(tmp_path / "study" / f"n{n}"))
+        meta = json.loads((tmp_path / "report" / f"n{n}" / "meta.json").read_text())
+        assert meta["baselines"]["names"] == ["uniform"]
+    again = run_study(_cfg(model_dir, text_file, tmp_path / "study", num_sentences=3), [16, 32], progress=False,
+                      baselines=["uniform"])
+    assert again.up_to_date and again.added == [] and again.outcomes == []

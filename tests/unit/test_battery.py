@@ -47,6 +47,27 @@ def test_write_result_writes_tables_verdicts_and_meta_with_claim_ids(tmp_path: P
     assert (out / "verdicts.csv").is_file() and (out / "jl.csv").is_file()
 
 
+def test_verdicts_parquet_is_the_api_verdict_table(tmp_path: Path) -> None:
+    """One shape: the table a battery writes is the API's ``result.verdicts``, parameters as
+    real columns (missing where a row lacks one), a parameter named like a field prefixed."""
+    from attnspec.checks import CheckResult
+    from attnspec.verdicts import ROW_COLUMNS
+
+    rows = [*_result().verdicts,
+            VerdictRow(claim="linformer.lemma1.eq11", reading="squared-two-sided", verdict="violated",
+                       params={"n": 16, "eps": 0.1, "seed": 7}, trials=20, seed=2, evidence="f")]
+    result = BatteryResult(command="jl-check", verdicts=rows, tables={}, meta={"parameters": {}, "seed": 0})
+    saved = read_table(write_result(result, tmp_path / "r"), "verdicts")
+    api = CheckResult(result).verdicts
+    assert list(saved.columns) == list(api.columns) == ["claim", "reading", "verdict", "n", "k", "eps", "param_seed",
+                                                         *ROW_COLUMNS]
+    pd.testing.assert_frame_equal(saved, api, check_dtype=False)
+    assert api["param_seed"].tolist()[1] == 7 and api["seed"].tolist() == [1, 2] and np.isnan(api["k"][1])
+    from attnspec.verdicts import verdicts_json
+
+    assert json.loads(verdicts_json(rows))[1]["param_seed"] == 7  # --json: the same names
+
+
 @pytest.fixture
 def fake_battery(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """A battery that asks for real attention; records what run() received."""

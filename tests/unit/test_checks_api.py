@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import traceback
 import typing
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from attnspec.cli.main import app
 from attnspec.errors import InputError
 from attnspec.verdict_summary import summary_lines
 from attnspec.verdict_table import summary_frame
+from attnspec.verdicts import ROW_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
 FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
@@ -104,7 +106,7 @@ def test_result_holds_verdicts_tables_and_the_summary(sa_result: checks.CheckRes
     assert list(v.columns[:3]) == ["claim", "reading", "verdict"] and "parameters" not in v
     params = {k for r in sa_result.rows for k in r.params}
     assert params <= set(v.columns) and {"L", "k", "eps"} <= params  # real columns, not a dict column
-    assert list(v.columns[-9:]) == list(checks.ROW_COLUMNS)
+    assert list(v.columns[-9:]) == list(ROW_COLUMNS)
     assert len(v) == len(sa_result.rows)
     first = sa_result.rows[0]
     assert all(v.iloc[0][k] == val for k, val in first.params.items())
@@ -148,7 +150,7 @@ def test_ctrl_c_raises_and_keeps_nothing_half_written(tmp_path: Path) -> None:
 
 
 def test_claims_catalogue_as_a_dataframe() -> None:
-    from attnspec.claims import catalogue
+    from attnspec.claim_registry import catalogue
 
     frame = attnspec.claims()
     assert list(frame["id"]) == [c.id for c in catalogue()]
@@ -156,7 +158,12 @@ def test_claims_catalogue_as_a_dataframe() -> None:
     eq3 = lin.set_index("id").loc["linformer.thm1.eq3"]
     assert eq3["name"] == "Theorem 1 (eq. 3)" and eq3["readings"] == ["relative", "relative-clipped", "additive"]
     assert eq3["command"] == "jl-check" and set(lin["paper"]) == {"linformer"}
-    assert attnspec.claims.get("linformer.thm1.eq3").where.startswith("Theorem 1")  # still the registry module
+    import types
+
+    assert isinstance(attnspec.claims, types.FunctionType) and attnspec.claims is checks.claims
+    with pytest.raises(TypeError, match=r"claims\(\) got an unexpected keyword argument 'nosuch'") as e:
+        attnspec.claims(nosuch=1)
+    assert "__call__" not in "".join(traceback.format_exception(e.value))  # a plain function, no module trick
 
 
 def test_import_is_light_and_dir_lists_the_api() -> None:

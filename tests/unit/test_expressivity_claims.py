@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import pytest
 
-from attnspec import claims
+from attnspec import claim_registry as claims
 from attnspec.errors import InputError
 from attnspec.stats import spawn_seeds
 from attnspec.theory.expressivity import fit, measure

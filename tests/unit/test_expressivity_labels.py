@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from attnspec import claims
+from attnspec import claim_registry as claims
 from attnspec.errors import InputError
 from attnspec.stats import clopper_pearson
 from attnspec.theory.expressivity import bounds, measure

@@ -19,7 +19,7 @@ import torch
 from scipy import integrate
 from scipy import stats as sps
 
-from attnspec.progress import Progress
+from attnspec.progress import Progress, StreamSink
 from attnspec.stats import clopper_pearson
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
@@ -158,7 +158,7 @@ class _Clock:
 
 def test_progress_is_silent_under_its_delay_and_sparse_off_a_terminal() -> None:
     out, clock = io.StringIO(), _Clock()
-    p = Progress("work", total=100, unit="trials", stream=out, clock=clock, quiet=False)
+    p = Progress("work", total=100, unit="trials", say=StreamSink(out), clock=clock, quiet=False)
     p.advance(10)
     assert out.getvalue() == ""  # < 2 s: nothing
     clock.t = 3.0
@@ -174,7 +174,7 @@ def test_progress_is_silent_under_its_delay_and_sparse_off_a_terminal() -> None:
 
 def test_progress_quiet_prints_nothing() -> None:
     out, clock = io.StringIO(), _Clock()
-    p = Progress("work", total=10, stream=out, clock=clock, quiet=True)
+    p = Progress("work", total=10, say=StreamSink(out), clock=clock, quiet=True)
     clock.t = 100.0
     p.advance(5)
     p.close()
@@ -184,7 +184,7 @@ def test_progress_quiet_prints_nothing() -> None:
 def test_progress_of_a_sequential_run_promises_only_an_upper_bound() -> None:
     # sequential Monte Carlo usually stops at its first look: "ETA 1 min 23 s" would mislead
     out, clock = io.StringIO(), _Clock()
-    p = Progress("Theorem 1", total=30_000, unit="trials", stream=out, clock=clock, quiet=False, at_most=True)
+    p = Progress("Theorem 1", total=30_000, unit="trials", say=StreamSink(out), clock=clock, quiet=False, at_most=True)
     clock.t = 6.0
     p.advance(2000)
     line = out.getvalue()

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from attnspec.claims import catalogue
+from attnspec.claim_registry import catalogue
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import printed, proof_steps, quantifier
 from attnspec.theory.linformer import rows as RW
@@ -262,7 +262,7 @@ def test_theorem1_rows_at_the_theorems_own_k_are_at_paper_params_and_clipped_row
 
 
 def test_step23_statement_is_the_printed_eq23_and_its_exact_value_is_the_rms_not_the_mean() -> None:
-    from attnspec.claims import get
+    from attnspec.claim_registry import get
 
     c = get("linformer.thm2.step23")
     assert "exp(δxRᵀ) − exp(δx)Rᵀ" in c.statement

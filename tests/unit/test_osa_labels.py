@@ -114,7 +114,7 @@ def test_thm44_reports_tightest_and_typical_case(small_run):
 
 
 def test_lemma_c1_and_the_cubic_sigma_range():
-    from attnspec import claims as registry
+    from attnspec import claim_registry as registry
 
     for cid in ("osa.lemc1", "osa.eq9.range"):
         assert registry.get(cid).command == "osa-check"

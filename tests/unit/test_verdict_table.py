@@ -76,7 +76,7 @@ def test_the_row_shown_is_the_worst_of_rows_tied_on_the_bound() -> None:
 
 
 def test_at_the_papers_parameters_only_where_the_paper_fixes_them() -> None:
-    from attnspec import claims
+    from attnspec import claim_registry as claims
     from attnspec.verdict_summary import own_setting
 
     assert own_setting("linformer.thm1.eq3") == "at attnspec's default"

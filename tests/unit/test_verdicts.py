@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from attnspec import claims
+from attnspec import claim_registry as claims
 from attnspec.stats import clopper_pearson
 from attnspec.verdicts import (
     LOOSE_FACTOR,

@@ -26,7 +26,7 @@ import pandas as pd
 from attnspec.battery import AttentionRequest, BatteryResult, config_identity
 from attnspec.check_options import option_names
 from attnspec.errors import InputError, check_choice, check_range
-from attnspec.signals import deferred_interrupts
+from attnspec.signals import InterruptedRun, deferred_interrupts
 from attnspec.stats import child_seed
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import parallel as PAR
@@ -342,7 +342,7 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
     tables, samples, extra = [], [], []
     from attnspec.progress import Progress
 
-    prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials", at_most=True)
+    prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials", at_most=True, say=say)
     for i, (name, make) in enumerate(sources):
         P = make()
         # the w of simulate_theorem1, computed once (the inverse iteration's LU is O(n³))
@@ -436,7 +436,7 @@ def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str]
     grid = PS.eq8_grid(config.n, config.d)
     say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
         f"where its union bound is < 1: " + "; ".join(f"eps = {e:.3g}, k = {g}" for e, g in grid.items() if g))
-    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True) as prog:
+    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True, say=say) as prog:
         t, s = T2.simulate_theorem2(config.n, config.d, config.eps, ks2, trials=config.trials, seed=config.seed,
                                     sample_ks=sample_ks, grid=grid, progress=prog)
     in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
@@ -482,19 +482,6 @@ def run_groups(claims: Sequence[str]) -> list[str]:
             if any(c == _SERVES.get(g, g) or c.startswith(_SERVES.get(g, g) + ".") for c in claims)]
 
 
-class InterruptedChecks(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during ``jl-check``, carrying the claim groups finished before it.
-
-    ``partial`` is a :class:`BatteryResult` with ``meta["status"] == "partial"`` (written by
-    :func:`attnspec.battery.run_and_write`, resumable with ``--resume``); ``done`` and
-    ``total`` count the groups (:data:`RUN_GROUPS`).
-    """
-
-    def __init__(self, partial: BatteryResult, done: int, total: int) -> None:
-        super().__init__(f"interrupted after {done} of {total} claim groups")
-        self.partial, self.done, self.total, self.unit = partial, done, total, "claim groups"
-
-
 def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, Group]) -> BatteryResult:
     tables: dict[str, pd.DataFrame] = {}
     for group in groups:
@@ -533,7 +520,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
 
     Raises
     ------
-    InterruptedChecks
+    attnspec.signals.InterruptedRun
         On Ctrl-C or SIGTERM, with the finished claim groups as a partial result.
     """
     start = time.time()
@@ -575,7 +562,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
             side.stop()
         with deferred_interrupts():  # a second Ctrl-C must not lose the finished groups
             partial = _partial_result(config, groups, done)
-        raise InterruptedChecks(partial, len(done), len(groups)) from e
+        raise InterruptedRun(partial, len(done), len(groups), "claim groups") from e
     finally:
         if side is not None:
             side.stop()

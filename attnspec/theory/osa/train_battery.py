@@ -20,7 +20,7 @@ import pandas as pd
 from attnspec.battery import BatteryResult
 from attnspec.check_options import option_names
 from attnspec.errors import InputError
-from attnspec.signals import deferred_interrupts
+from attnspec.signals import InterruptedRun, deferred_interrupts
 from attnspec.theory.osa import train as lib
 from attnspec.theory.osa import train_paper as paper
 from attnspec.threads import torch_threads
@@ -140,19 +140,6 @@ def runs_from_tables(tables: Mapping[str, Any]) -> dict[tuple[str, int], lib.Run
             for key, rows in by_run(tables[RUNS_TABLE]).items()}
 
 
-class InterruptedTraining(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM during training, carrying the runs finished before it.
-
-    ``partial`` is a :class:`BatteryResult` with ``meta["status"] == "partial"`` (written
-    by :func:`attnspec.battery.run_and_write`, resumable with ``--resume``); ``done`` and
-    ``total`` count the (model, replicate) runs.
-    """
-
-    def __init__(self, partial: BatteryResult, done: int, total: int) -> None:
-        super().__init__(f"interrupted after {done} of {total} runs")
-        self.partial, self.done, self.total = partial, done, total
-
-
 def _partial_result(config: OsaTrainConfig, kept: Mapping[tuple[str, int], lib.RunResult],
                     rseeds: list[int]) -> BatteryResult:
     """The finished runs of an interrupted training as a result marked ``status: partial``."""
@@ -200,7 +187,7 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
 
     Raises
     ------
-    InterruptedTraining
+    attnspec.signals.InterruptedRun
         On Ctrl-C or SIGTERM during training, with the finished runs as a partial result.
     """
     config.validate()
@@ -221,7 +208,7 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
             with deferred_interrupts():  # a second Ctrl-C must not lose the finished runs
                 kept = {**done, **{(m, r): res for m, r, res in finished}}
                 partial = _partial_result(config, kept, lib.replicate_seeds(cfg))
-            raise InterruptedTraining(partial, len(kept), len(cfg.models) * cfg.seeds) from e
+            raise InterruptedRun(partial, len(kept), len(cfg.models) * cfg.seeds, "runs") from e
         wall, cpu, load1 = time.perf_counter() - t0, time.process_time() - c0, _loadavg()
     tables = {CURVES_TABLE: result.curves, RUNS_TABLE: result.runs, SUMMARY_TABLE: result.summary,
               SIGNAL_TABLE: result.signal, PAPER_TABLE: paper.paper_table(result.summary),

@@ -10,16 +10,13 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from attnspec.errors import InputError
-
-if TYPE_CHECKING:
-    from attnspec.theory.osa.train import TrainConfig
 
 IMAGE_SIDE = 8  # load_digits images are 8×8
 NUM_CLASSES = 10
@@ -279,13 +276,27 @@ class Classifier(nn.Module):
         return self.head(self.norm(x[:, 0]))  # (B, 10)
 
 
+class ModelShape(Protocol):
+    """The parameters a model is built from; a :class:`attnspec.theory.osa.train.TrainConfig`
+    provides them (this module does not import it: the training imports the models)."""
+
+    depth: int
+    dim: int
+    heads: int
+    mlp_ratio: int
+    patch_size: int
+    alpha_init: float
+    ns_steps: int
+    ns_coefficients: str
+
+
 def _osa_class() -> type[nn.Module]:
     from attnspec.theory.osa.layer import OrthogonalSelfAttention
 
     return OrthogonalSelfAttention
 
 
-def build_model(name: str, cfg: TrainConfig, seed: int) -> Classifier:
+def build_model(name: str, cfg: ModelShape, seed: int) -> Classifier:
     """Build and initialise model ``name`` for ``cfg`` from ``seed``.
 
     Every initialisation, including the OSA layer's own Stiefel sampling (its ``seed``
@@ -296,7 +307,8 @@ def build_model(name: str, cfg: TrainConfig, seed: int) -> Classifier:
     ----------
     name : str
         One of :data:`MODELS`.
-    cfg : TrainConfig
+    cfg : ModelShape
+        Depth, width, heads, patch size and the OSA layer's parameters (a ``TrainConfig``).
     seed : int
 
     Returns
@@ -314,7 +326,7 @@ def build_model(name: str, cfg: TrainConfig, seed: int) -> Classifier:
         return _build_model(name, cfg, torch.Generator().manual_seed(int(seed)))
 
 
-def _build_model(name: str, cfg: TrainConfig, gen: torch.Generator) -> Classifier:
+def _build_model(name: str, cfg: ModelShape, gen: torch.Generator) -> Classifier:
     n_patches = (IMAGE_SIDE // cfg.patch_size) ** 2
     embed = PatchEmbedding(cfg.patch_size**2, n_patches, cfg.dim)
     embed.init_(gen)

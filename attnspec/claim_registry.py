@@ -15,8 +15,8 @@ module in one step; :func:`catalogue` imports those modules on first use.
 
 Example
 -------
->>> from attnspec import claims
->>> c = claims.get("linformer.thm1.eq3")          # doctest: +SKIP
+>>> from attnspec import claim_registry
+>>> c = claim_registry.get("linformer.thm1.eq3")  # doctest: +SKIP
 >>> [r.name for r in c.readings]                  # doctest: +SKIP
 ['relative', 'additive']
 """
@@ -26,10 +26,8 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 #: The papers, by the short key used as the first part of every claim id.
@@ -317,14 +315,3 @@ def check_rows(rows: Iterable[object]) -> None:
     """
     for r in rows:
         get(r.claim).reading(r.reading)  # type: ignore[attr-defined]
-
-
-class _CallableModule(ModuleType):
-    """``attnspec.claims`` is this module (``claims.get``, ``claims.catalogue``, ...) and,
-    called, the Python API's catalogue: ``attnspec.claims(paper=None)`` → DataFrame."""
-
-    def __call__(self, paper: str | None = None) -> Any:
-        return catalogue_frame(paper)
-
-
-sys.modules[__name__].__class__ = _CallableModule
