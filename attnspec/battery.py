@@ -564,7 +564,8 @@ def _draw_or_remove(command: str, result: BatteryResult, out_dir: Path) -> None:
             for suffix in (".parquet", ".csv"):
                 (out_dir / f"{name}{suffix}").unlink(missing_ok=True)
         if isinstance(e, NoSpaceError):
-            raise NoSpaceError(f"no space left on device drawing the figures of {out_dir}; no figure was kept and "
-                               "the result's tables and meta.json were removed too (a result is whole or absent): "
-                               "free some space and run the command again") from None
+            reason = getattr(e, "reason", "No space left on device")
+            raise NoSpaceError(f"{reason} drawing the figures of {out_dir}; no figure was kept and the result's "
+                               "tables and meta.json were removed too (a result is whole or absent): free some "
+                               "space and run the command again") from None
         raise

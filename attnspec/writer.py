@@ -49,7 +49,9 @@ def _file_mode() -> int:
 
 
 #: errno values that mean "the disk (or the user's quota) is full".
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+#: A full disk, a full quota, and a file-size limit (``ulimit -f``; the CLI ignores SIGXFSZ,
+#: so a write past the limit fails with EFBIG instead of killing the process).
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def is_no_space(e: BaseException) -> bool:
@@ -61,9 +63,12 @@ def is_no_space(e: BaseException) -> bool:
 
 def no_space_error(folder: Path, what: Path | str, e: BaseException) -> ResultsError:
     """The one line for a full disk: ``no space left on device writing DIR (...)``."""
-    reason = "disk quota exceeded" if getattr(e, "errno", None) == errno.EDQUOT else "No space left on device"
-    return NoSpaceError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
-                        "result that were not complete have been removed, earlier files are as they were)")
+    reason = {errno.EDQUOT: "disk quota exceeded", errno.EFBIG: "file too large for the file-size limit (ulimit -f)"
+              }.get(getattr(e, "errno", None), "No space left on device")
+    err = NoSpaceError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
+                       "result that were not complete have been removed, earlier files are as they were)")
+    err.reason = reason  # what filled up, for a caller that rewrites the line
+    return err
 
 
 def _fsync_path(path: Path) -> None:

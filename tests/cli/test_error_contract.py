@@ -914,3 +914,65 @@ def test_a_full_disk_while_drawing_a_checking_commands_figures_leaves_no_result(
     line = _one_error_line(r.stderr)
     assert "drawing the figures" in line and "tables and meta.json were removed" in line, line
     assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()], list(out.rglob("*"))
+
+
+# ------------------------------------------------------------ the process's surroundings: one line, never a traceback
+JL_SMALL = ("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4", "--k", "4,8",
+            "--claims", "lemma1")
+
+
+def _cli_process(tmp_path: Path, args: tuple[str, ...], env: dict[str, str] | None = None, preexec=None):  # noqa: ANN001, ANN202
+    import os
+    import subprocess
+    import sys
+
+    import attnspec
+
+    full_env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1]), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
+                          env=full_env, cwd=tmp_path, timeout=300, preexec_fn=preexec)
+
+
+def test_an_ascii_terminal_gets_escaped_characters_not_a_traceback(tmp_path) -> None:  # noqa: ANN001
+    r = _cli_process(tmp_path, ("claims",), {"PYTHONIOENCODING": "ascii"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "\\u" in r.stdout or "\\x" in r.stdout  # a character ASCII lacks, escaped
+
+
+def test_an_unknown_mplbackend_does_not_stop_the_figures(tmp_path) -> None:  # noqa: ANN001
+    r = _cli_process(tmp_path, (*JL_SMALL, "--out", str(tmp_path / "jl")), {"MPLBACKEND": "nosuch"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert list((tmp_path / "jl").rglob("*.png"))
+
+
+def test_a_file_size_limit_is_one_line_and_no_half_result(tmp_path) -> None:  # noqa: ANN001
+    import resource
+
+    def limit() -> None:  # 20 KiB: the tables fit, a figure does not
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20 * 1024, resource.RLIM_INFINITY))
+
+    r = _cli_process(tmp_path, (*JL_SMALL, "--out", str(tmp_path / "jl")), preexec=limit)
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert "file-size limit" in _one_error_line(r.stderr)
+    out = tmp_path / "jl"
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
+
+
+def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """(Simulated: root reads any file, so the denial is raised by open itself.)"""
+    import builtins
+
+    import attnspec.spectra.models as models
+
+    model, data = _tiny_model_and_data(tmp_path)
+    real_open = builtins.open
+
+    def denied(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if str(path).endswith("model.safetensors"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(models, "open", denied, raising=False)
+    r = _run(*_spectrum_args(model, data, tmp_path / "out"))
+    assert r.exit_code == 1, r.output
+    assert "cannot be read: Permission denied" in _one_error_line(r.stderr)
