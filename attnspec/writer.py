@@ -152,7 +152,17 @@ class _Stage:
                 self.discard()
                 if is_no_space(e):
                     raise no_space_error(self.out_dir, path.name, e) from None
+                if isinstance(e, FileNotFoundError):
+                    raise vanished_error(self.out_dir, path.name) from None
                 raise
+
+
+def vanished_error(folder: Path, what: str) -> ResultsError:
+    """The one line for a file this command was writing that another program removed (its lock
+    file deleted while held lets a second writer in, which clears the first one's temporary files)."""
+    return ResultsError(f"{folder}: the file being written for {what} was removed by another program while this "
+                        f"command held the folder (was its lock file {LOCK_FILE} deleted, letting a second writer "
+                        "in?); nothing of this result was kept: run it again with the folder to itself")
 
 
 #: The result being written (innermost last); see :func:`result_files`.
@@ -217,9 +227,12 @@ def atomic_path(path: Path) -> Iterator[Path]:
         else:
             os.replace(tmp, path)
     except BaseException as e:
+        vanished = isinstance(e, FileNotFoundError) and not tmp.exists()  # removed by another program
         tmp.unlink(missing_ok=True)
         if is_no_space(e):
             raise no_space_error(_stages[-1].out_dir if _stages else folder, path.name, e) from None
+        if vanished:
+            raise vanished_error(_stages[-1].out_dir if _stages else folder, path.name) from None
         raise
 
 

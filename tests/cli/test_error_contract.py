@@ -976,3 +976,28 @@ def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) 
     r = _run(*_spectrum_args(model, data, tmp_path / "out"))
     assert r.exit_code == 1, r.output
     assert "cannot be read: Permission denied" in _one_error_line(r.stderr)
+
+
+def test_a_lock_file_deleted_under_a_writer_is_one_line(tmp_path) -> None:  # noqa: ANN001
+    """A third party deletes the lock file of a writer; a second writer then gets in and clears
+    the first one's temporary files as a killed writer's leftovers. The first writer ends in one
+    line saying so, and keeps nothing half-written."""
+    import os
+    import subprocess
+    import sys
+
+    import attnspec
+    from attnspec.errors import ResultsError
+    from attnspec.writer import LOCK_FILE, OutputLock, atomic_write_bytes, result_files
+
+    out = tmp_path / "r"
+    out.mkdir()
+    second = f"from pathlib import Path; from attnspec.writer import OutputLock; OutputLock(Path({str(out)!r}), 'b').acquire()"
+    env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1])}
+    with OutputLock(out, "a"):
+        with pytest.raises(ResultsError, match="removed by another program") as e, result_files(out):
+            atomic_write_bytes(out / "a.bin", b"x")
+            (out / LOCK_FILE).unlink()
+            subprocess.run([sys.executable, "-c", second], check=True, env=env, timeout=120)
+        assert "\n" not in str(e.value) and LOCK_FILE in str(e.value)
+    assert not (out / "a.bin").exists()
