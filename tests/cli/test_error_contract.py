@@ -1001,3 +1001,47 @@ def test_a_lock_file_deleted_under_a_writer_is_one_line(tmp_path) -> None:  # no
             subprocess.run([sys.executable, "-c", second], check=True, env=env, timeout=120)
         assert "\n" not in str(e.value) and LOCK_FILE in str(e.value)
     assert not (out / "a.bin").exists()
+
+
+# ------------------------------------------------------------------ families whose P is not captured: refused by name
+def _tiny_family(kind: str, vocab: int):
+    import torch
+    import transformers as T
+
+    torch.manual_seed(0)
+    if kind == "albert":
+        return T.AlbertModel(T.AlbertConfig(vocab_size=vocab, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                                            num_attention_heads=4, intermediate_size=64, max_position_embeddings=64))
+    return T.ModernBertModel(T.ModernBertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=3,
+                                                num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                                                pad_token_id=1, bos_token_id=0, eos_token_id=2, cls_token_id=0,
+                                                sep_token_id=2))
+
+
+@pytest.mark.parametrize(("kind", "words"), [("albert", "is ALBERT, which shares one attention layer"),
+                                             ("modernbert", "is ModernBERT, whose local layers attend within a "
+                                                            "bidirectional sliding window")])
+def test_families_that_cannot_be_captured_are_refused_by_name(tmp_path, kind: str, words: str) -> None:  # noqa: ANN001
+    from helpers import make_roberta_tokenizer
+
+    import attnspec
+    from attnspec.errors import ModelLoadError
+
+    tok = make_roberta_tokenizer(tmp_path / "tok")
+    model = _tiny_family(kind, len(tok))
+    with pytest.raises(ModelLoadError, match=words) as e:
+        attnspec.spectrum(model, tokenizer=tok, texts=["attention is low rank " * 8] * 2, seq_len=16, progress=False)
+    assert "\n" not in str(e.value)
+    folder = tmp_path / kind
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    data = tmp_path / "d.txt"
+    data.write_text("attention is low rank and the spectrum decays quickly in every layer\n" * 8)
+    r = _run("spectrum", "--model", str(folder), "--data", str(data), "--num-sentences", "2", "--seq-len", "16",
+             "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1 and words in _one_error_line(r.stderr), r.output
+    if kind == "modernbert":  # a config.json whose window is null fails inside transformers' own config
+        _edit_config(folder, sliding_window=None)
+        r = _run("spectrum", "--model", str(folder), "--data", str(data), "--num-sentences", "2", "--seq-len", "16",
+                 "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "out2"))
+        assert r.exit_code == 1 and "cannot load model" in _one_error_line(r.stderr), r.output
