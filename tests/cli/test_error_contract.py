@@ -1045,3 +1045,15 @@ def test_families_that_cannot_be_captured_are_refused_by_name(tmp_path, kind: st
         r = _run("spectrum", "--model", str(folder), "--data", str(data), "--num-sentences", "2", "--seq-len", "16",
                  "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "out2"))
         assert r.exit_code == 1 and "cannot load model" in _one_error_line(r.stderr), r.output
+
+
+def test_every_shard_placeholder_in_out_is_filled_as_documented(tmp_path) -> None:  # noqa: ANN001
+    from attnspec.cli.spectrum import _resolve_out
+    from attnspec.errors import InputError
+
+    out = _resolve_out(tmp_path / "runs" / "{shard}" / "part{shard}-{rank}", "m", "d", 16, (0, 2), scaling=False)
+    assert out == tmp_path / "runs" / "0of2" / "part0of2-{rank}"
+    with pytest.raises(InputError, match="no --shard"):
+        _resolve_out(tmp_path / "{shard}", "m", "d", 16, None, scaling=False)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "spectrum.md").read_text()
+    assert "`runs/{shard}/part{shard}` → `runs/0of2/part0of2`" in doc
