@@ -227,6 +227,15 @@ def _api_cases():
                 p.unlink()
         attnspec.spectrum(str(folder), texts=["a b c"], seq_len=8, device="cpu", progress=False)
 
+    def tokenizer_of_another_model(res, run, root):
+        from helpers import make_roberta_tokenizer
+        from models_tiny import tiny_bert
+
+        tok = make_roberta_tokenizer(root / "tok-other")
+        assert len(tok) > 50
+        attnspec.spectrum(tiny_bert(vocab=50), tokenizer=tok, texts=["attention is low rank " * 8], seq_len=8,
+                          progress=False)
+
     return [
         ("load(123)", InputError, lambda res, run, root: attnspec.load(123)),
         ("load(None)", InputError, lambda res, run, root: attnspec.load(None)),
@@ -256,6 +265,9 @@ def _api_cases():
         ("run_battery('nosuch')", InputError, lambda res, run, root: _battery("nosuch")),
         ("run_battery('jl-check', {'n': 'abc'})", InputError, lambda res, run, root: _battery("jl-check", {"n": "abc"})),
         ("np int at is fine", None, lambda res, run, root: res.per_layer(at=np.int64(4))),
+        ("claims(nosuch=1)", InputError, lambda res, run, root: attnspec.claims(nosuch=1)),
+        ("claims('osa', 3)", InputError, lambda res, run, root: attnspec.claims("osa", 3)),
+        ("spectrum(tokenizer larger than the embedding)", InputError, tokenizer_of_another_model),
     ]
 
 
