@@ -250,14 +250,7 @@ class _CallableModule(ModuleType):
     """``attnspec.claims`` is this module (``claims.get``, ``claims.catalogue``, ...) and,
     called, the Python API's catalogue: ``attnspec.claims(paper=None)`` → DataFrame."""
 
-    def __call__(self, paper: str | None = None, *extra: Any, **unknown: Any) -> Any:
-        # refused here, as every API argument is: Python's own TypeError would name this class
-        if extra or unknown:
-            from attnspec.errors import InputError
-
-            got = ", ".join([repr(v) for v in extra] + [f"{k}=" for k in sorted(unknown)])
-            raise InputError(f"attnspec.claims() takes one argument, paper (one of {', '.join(PAPERS)} or None); "
-                             f"got also {got}")
+    def __call__(self, paper: str | None = None) -> Any:
         return catalogue_frame(paper)
 
 

@@ -55,14 +55,39 @@ _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def is_no_space(e: BaseException) -> bool:
-    """Whether ``e`` says the disk or quota is full (pyarrow and PIL keep only the message)."""
+    """Whether ``e`` says the disk or quota is full (pyarrow and PIL keep only the message).
+
+    Parameters
+    ----------
+    e : BaseException
+        Any exception; only an ``OSError`` can say so.
+
+    Returns
+    -------
+    bool
+    """
     if not isinstance(e, OSError):
         return False
     return e.errno in _NO_SPACE or "No space left on device" in str(e) or "Disk quota exceeded" in str(e)
 
 
 def no_space_error(folder: Path, what: Path | str, e: BaseException) -> ResultsError:
-    """The one line for a full disk: ``no space left on device writing DIR (...)``."""
+    """The one line for a full disk: ``no space left on device writing DIR (...)``.
+
+    Parameters
+    ----------
+    folder : Path
+        The result's directory, named first.
+    what : Path or str
+        What was being written.
+    e : BaseException
+        The error; ``EDQUOT`` is reported as a quota, ``EFBIG`` as the file-size limit.
+
+    Returns
+    -------
+    ResultsError
+        The error to raise (a :class:`NoSpaceError` whose ``reason`` says what filled up).
+    """
     reason = {errno.EDQUOT: "disk quota exceeded", errno.EFBIG: "file too large for the file-size limit (ulimit -f)"
               }.get(getattr(e, "errno", None), "No space left on device")
     err = NoSpaceError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
@@ -159,7 +184,20 @@ class _Stage:
 
 def vanished_error(folder: Path, what: str) -> ResultsError:
     """The one line for a file this command was writing that another program removed (its lock
-    file deleted while held lets a second writer in, which clears the first one's temporary files)."""
+    file deleted while held lets a second writer in, which clears the first one's temporary files).
+
+    Parameters
+    ----------
+    folder : Path
+        The result's directory, named first.
+    what : str
+        The file whose temporary copy vanished.
+
+    Returns
+    -------
+    ResultsError
+        The error to raise.
+    """
     return ResultsError(f"{folder}: the file being written for {what} was removed by another program while this "
                         f"command held the folder (was its lock file {LOCK_FILE} deleted, letting a second writer "
                         "in?); nothing of this result was kept: run it again with the folder to itself")
@@ -179,6 +217,15 @@ def result_files(out_dir: Path) -> Iterator[None]:
     full disk, Ctrl-C, a bug), the temporary files are removed and the files that were
     there before are untouched: the result is the new one, whole, or the old one.
     Nested blocks join the outermost one. Do not read back inside the block what it wrote.
+
+    Parameters
+    ----------
+    out_dir : Path
+        The result's directory (named in a full-disk error).
+
+    Yields
+    ------
+    None
     """
     if _stages:
         yield
@@ -206,6 +253,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
     the held output directory are replaced too (:func:`_real_dirs`). Inside
     :func:`result_files` the rename waits for the end of the result. A full disk raises
     :class:`ResultsError` (``no space left on device writing DIR (...)``).
+
+    Parameters
+    ----------
+    path : Path
+        The final file; its folder must exist.
+
+    Yields
+    ------
+    Path
+        The temporary file to write.
     """
     path = Path(path)
     folder = _root_of(path.parent) or path.parent
@@ -237,7 +294,15 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_path`).
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    data : bytes
+        Its whole content.
+    """
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             f.write(data)
@@ -249,8 +314,23 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def prepare_out_dir(path: Path, *, option: str = "--out") -> Path:
     """Create ``path`` if needed and prove a file can be written there; before any work.
 
-    Raises :class:`ResultsError` (one line naming the path and the reason) for a path
-    under a file, in /proc, on a read-only file system, without permission, on a full disk, ...
+    Parameters
+    ----------
+    path : Path
+        The output directory.
+    option : str
+        The option that named the directory (``--out``, ``save path``), quoted by the messages.
+
+    Returns
+    -------
+    Path
+        ``path``, existing.
+
+    Raises
+    ------
+    ResultsError
+        One line naming the path and the reason: a path that is a file or under one, in
+        /proc, on a read-only file system, without permission, on a full disk, ...
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
@@ -316,6 +396,17 @@ class OutputLock:
     Use as a context manager; raises :class:`ResultsError` when the directory is held.
     Re-entrant within one process (a command that locks its directory and then calls
     :func:`attnspec.spectra.job.run_spectrum`, which locks it too).
+
+    Parameters
+    ----------
+    out_dir : Path
+        The results directory to hold.
+    command : str
+        The holder's command, written into the lock file for a second writer's message.
+    option : str
+        The option that named the directory (``--out``, ``save path``), quoted by the messages.
+    remove_if_empty : bool
+        Remove the directory on release when it holds nothing (it was made for this run).
     """
 
     #: Directories this process holds, with how many nested holders.
@@ -428,8 +519,17 @@ def check_not_being_written(run: Path) -> None:
 
     A reader (``plot scaling``, ``compare``, ``plot spectrum``, ``merge``, :func:`read_meta`)
     would otherwise see a half-updated result: new tables under an old meta.json. The
-    lock of this process's own writer does not count. Raises :class:`ResultsError`
-    naming the holder's pid and command.
+    lock of this process's own writer does not count.
+
+    Parameters
+    ----------
+    run : Path
+        A results directory.
+
+    Raises
+    ------
+    ResultsError
+        Another process holds it (the message names its pid and command).
     """
     import fcntl
 
@@ -477,6 +577,23 @@ def check_out_kind(out_dir: Path, kind: str, *, option: str = "--out", nests_in:
     ``out_dir`` may hold a result of ``kind`` (to be resumed, overwritten or redrawn) or
     nothing; the nearest enclosing results directory, if any, must be of a kind in
     ``nests_in`` (a spectrum run inside its scaling study, figures inside their run).
+
+    Parameters
+    ----------
+    out_dir : Path
+        The output directory.
+    kind : str
+        The kind of result to be written there.
+    option : str
+        The option that named the directory (``--out``, ``save path``), quoted by the messages.
+    nests_in : tuple of str
+        The kinds of result ``out_dir`` may lie inside.
+
+    Raises
+    ------
+    ResultsError
+        ``out_dir`` holds a foreign meta.json or another kind of result, or lies inside a
+        result of a kind not in ``nests_in``.
     """
     out_dir = Path(out_dir)
     if (out_dir / META_FILE).is_file():
@@ -503,6 +620,25 @@ def writing_to(out_dir: Path, command: str, *, option: str = "--out", kind: str 
     With ``kind``, an ``out_dir`` holding or inside another kind of result is refused
     (:func:`check_out_kind`). A full disk anywhere in the block is one
     :class:`ResultsError` naming ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : Path
+        The output directory, created if missing (and removed again on exit when this
+        call made it and nothing was written).
+    command : str
+        The command, recorded in the lock file.
+    option : str
+        The option that named the directory (``--out``, ``save path``), quoted by the messages.
+    kind : str, optional
+        The kind of result to be written; None: not checked.
+    nests_in : tuple of str
+        The kinds of result ``out_dir`` may lie inside.
+
+    Yields
+    ------
+    Path
+        ``out_dir``, held.
     """
     existed = Path(out_dir).exists()
     path = prepare_out_dir(out_dir, option=option)
@@ -523,6 +659,16 @@ def _is_bookkeeping(p: Path) -> bool:
 
 
 def holds_files(out_dir: Path) -> bool:
-    """Whether ``out_dir`` holds anything besides the lock file and temporary files."""
+    """Whether ``out_dir`` holds anything besides the lock file and temporary files.
+
+    Parameters
+    ----------
+    out_dir : Path
+        A directory (absent counts as empty).
+
+    Returns
+    -------
+    bool
+    """
     out_dir = Path(out_dir)
     return out_dir.is_dir() and any(not _is_bookkeeping(p) for p in out_dir.iterdir())

@@ -265,8 +265,6 @@ def _api_cases():
         ("run_battery('nosuch')", InputError, lambda res, run, root: _battery("nosuch")),
         ("run_battery('jl-check', {'n': 'abc'})", InputError, lambda res, run, root: _battery("jl-check", {"n": "abc"})),
         ("np int at is fine", None, lambda res, run, root: res.per_layer(at=np.int64(4))),
-        ("claims(nosuch=1)", InputError, lambda res, run, root: attnspec.claims(nosuch=1)),
-        ("claims('osa', 3)", InputError, lambda res, run, root: attnspec.claims("osa", 3)),
         ("spectrum(tokenizer larger than the embedding)", InputError, tokenizer_of_another_model),
     ]
 
