@@ -81,12 +81,12 @@ def no_space_error(folder: Path, what: Path | str, e: BaseException) -> ResultsE
     what : Path or str
         What was being written.
     e : BaseException
-        The error; ``EDQUOT`` is reported as a quota, ``EFBIG`` as the file-size limit.
+        The error; ``EDQUOT`` is reported as a quota.
 
     Returns
     -------
     ResultsError
-        The error to raise (a :class:`NoSpaceError` whose ``reason`` says what filled up).
+        The error to raise.
     """
     reason = {errno.EDQUOT: "disk quota exceeded", errno.EFBIG: "file too large for the file-size limit (ulimit -f)"
               }.get(getattr(e, "errno", None), "No space left on device")
