@@ -1058,12 +1058,16 @@ def test_families_that_cannot_be_captured_are_refused_by_name(tmp_path, kind: st
 
 
 def test_every_shard_placeholder_in_out_is_filled_as_documented(tmp_path) -> None:  # noqa: ANN001
-    from attnspec.cli.spectrum import _resolve_out
-    from attnspec.errors import InputError
-
-    out = _resolve_out(tmp_path / "runs" / "{shard}" / "part{shard}-{rank}", "m", "d", 16, (0, 2), scaling=False)
-    assert out == tmp_path / "runs" / "0of2" / "part0of2-{rank}"
-    with pytest.raises(InputError, match="no --shard"):
-        _resolve_out(tmp_path / "{shard}", "m", "d", 16, None, scaling=False)
+    """Every {shard} becomes 0of2, at any depth; other braces stay. The filled path is what
+    --out is checked as (here: under a file, refused before the model is looked up)."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "0of2").write_text("x")
+    args = ("spectrum", "--model", str(tmp_path / "no-model"), "--data", str(tmp_path / "d.jsonl"), "-q",
+            "--out", str(tmp_path / "runs" / "{shard}" / "part{shard}-{rank}"))
+    r = _run(*args, "--shard", "0/2")
+    assert r.exit_code == 1 and f"--out {tmp_path / 'runs' / '0of2' / 'part0of2-{rank}'} is under" in \
+        _one_error_line(r.stderr), r.output
+    r = _run(*args)
+    assert r.exit_code != 0 and "no --shard" in _one_error_line(r.stderr)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "spectrum.md").read_text()
     assert "`runs/{shard}/part{shard}` → `runs/0of2/part0of2`" in doc
