@@ -557,25 +557,6 @@ def _check_unknown_token(tokenizer: Any, name: str) -> None:
                              "not be encoded: repair tokenizer.json (or vocab.txt)")
 
 
-def _check_family(config: Any, name: str) -> None:
-    """Refuse, by family and in one line, models whose P attnspec cannot capture as it is:
-    ALBERT runs one shared attention module at every depth (a capture per module would see
-    one layer, not one per depth); ModernBERT's local layers attend within a bidirectional
-    sliding window, and windows are handled on causal attention only."""
-    kind = getattr(config, "model_type", None)
-    if kind == "albert":
-        raise ModelLoadError(f"model {name!r} is ALBERT, which shares one attention layer across all "
-                             f"{getattr(config, 'num_hidden_layers', '?')} depths; attnspec captures P once per "
-                             "attention module and does not support shared layers")
-    if kind == "modernbert":
-        types = list(getattr(config, "layer_types", None) or [])
-        every = getattr(config, "global_attn_every_n_layers", None)
-        if "sliding_attention" in types or (not types and every != 1):
-            raise ModelLoadError(f"model {name!r} is ModernBERT, whose local layers attend within a bidirectional "
-                                 "sliding window; attnspec supports sliding windows on causal (decoder) attention "
-                                 "only")
-
-
 def wrap_model(
     model: torch.nn.Module,
     tokenizer: Any,
@@ -598,11 +579,12 @@ def wrap_model(
         When no capture path yields P (one line naming the model class and what was tried).
     """
     from attnspec.spectra.capture import describe_attention
+    from attnspec.spectra.unsupported import refuse_unsupported_family
 
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
     _check_unknown_token(tokenizer, name or type(model).__name__)
-    _check_family(model.config, name or type(model).__name__)
+    refuse_unsupported_family(model.config, name or type(model).__name__)
     model.eval()
     config = model.config
     info = describe_attention(model)
