@@ -360,7 +360,20 @@ def run_battery(
 
 def battery_config(command: str, options: Mapping[str, Any]) -> Any:
     """The validated config ``command`` would run with ``options``, without running anything
-    (a batch of runs, such as the report's experiments, is checked whole before the first)."""
+    (a batch of runs, such as the report's experiments, is checked whole before the first).
+
+    Parameters
+    ----------
+    command : str
+        A key of :data:`BATTERIES`.
+    options : mapping
+        Option values by CLI name (see :func:`run_battery`).
+
+    Returns
+    -------
+    config
+        The command's validated config.
+    """
     return _config(command, battery_module(command), options)
 
 
