@@ -300,7 +300,20 @@ def run_battery(
 
 def battery_config(command: str, options: Mapping[str, Any]) -> Any:
     """The validated config ``command`` would run with ``options``, without running anything
-    (a batch of runs, such as the report's experiments, is checked whole before the first)."""
+    (a batch of runs, such as the report's experiments, is checked whole before the first).
+
+    Parameters
+    ----------
+    command : str
+        A key of :data:`BATTERIES`.
+    options : mapping
+        Option values by CLI name (see :func:`run_battery`).
+
+    Returns
+    -------
+    config
+        The command's validated config.
+    """
     return _config(command, battery_module(command), options)
 
 
@@ -541,7 +554,8 @@ def _draw_or_remove(command: str, result: BatteryResult, out_dir: Path) -> None:
             for suffix in (".parquet", ".csv"):
                 (out_dir / f"{name}{suffix}").unlink(missing_ok=True)
         if isinstance(e, NoSpaceError):
-            raise NoSpaceError(f"no space left on device drawing the figures of {out_dir}; no figure was kept and "
-                               "the result's tables and meta.json were removed too (a result is whole or absent): "
-                               "free some space and run the command again") from None
+            reason = getattr(e, "reason", "No space left on device")
+            raise NoSpaceError(f"{reason} drawing the figures of {out_dir}; no figure was kept and the result's "
+                               "tables and meta.json were removed too (a result is whole or absent): free some "
+                               "space and run the command again") from None
         raise

@@ -49,7 +49,9 @@ def _file_mode() -> int:
 
 
 #: errno values that mean "the disk (or the user's quota) is full".
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+#: A full disk, a full quota, and a file-size limit (``ulimit -f``; the CLI ignores SIGXFSZ,
+#: so a write past the limit fails with EFBIG instead of killing the process).
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def is_no_space(e: BaseException) -> bool:
@@ -86,9 +88,12 @@ def no_space_error(folder: Path, what: Path | str, e: BaseException) -> ResultsE
     ResultsError
         The error to raise.
     """
-    reason = "disk quota exceeded" if getattr(e, "errno", None) == errno.EDQUOT else "No space left on device"
-    return NoSpaceError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
-                        "result that were not complete have been removed, earlier files are as they were)")
+    reason = {errno.EDQUOT: "disk quota exceeded", errno.EFBIG: "file too large for the file-size limit (ulimit -f)"
+              }.get(getattr(e, "errno", None), "No space left on device")
+    err = NoSpaceError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
+                       "result that were not complete have been removed, earlier files are as they were)")
+    err.reason = reason  # what filled up, for a caller that rewrites the line
+    return err
 
 
 def _fsync_path(path: Path) -> None:
@@ -172,7 +177,30 @@ class _Stage:
                 self.discard()
                 if is_no_space(e):
                     raise no_space_error(self.out_dir, path.name, e) from None
+                if isinstance(e, FileNotFoundError):
+                    raise vanished_error(self.out_dir, path.name) from None
                 raise
+
+
+def vanished_error(folder: Path, what: str) -> ResultsError:
+    """The one line for a file this command was writing that another program removed (its lock
+    file deleted while held lets a second writer in, which clears the first one's temporary files).
+
+    Parameters
+    ----------
+    folder : Path
+        The result's directory, named first.
+    what : str
+        The file whose temporary copy vanished.
+
+    Returns
+    -------
+    ResultsError
+        The error to raise.
+    """
+    return ResultsError(f"{folder}: the file being written for {what} was removed by another program while this "
+                        f"command held the folder (was its lock file {LOCK_FILE} deleted, letting a second writer "
+                        "in?); nothing of this result was kept: run it again with the folder to itself")
 
 
 #: The result being written (innermost last); see :func:`result_files`.
@@ -256,9 +284,12 @@ def atomic_path(path: Path) -> Iterator[Path]:
         else:
             os.replace(tmp, path)
     except BaseException as e:
+        vanished = isinstance(e, FileNotFoundError) and not tmp.exists()  # removed by another program
         tmp.unlink(missing_ok=True)
         if is_no_space(e):
             raise no_space_error(_stages[-1].out_dir if _stages else folder, path.name, e) from None
+        if vanished:
+            raise vanished_error(_stages[-1].out_dir if _stages else folder, path.name) from None
         raise
 
 

@@ -60,7 +60,22 @@ _compare.register(app)
 _claims.register(app)
 
 
+def _robust_streams() -> None:
+    """Output that cannot kill the command: a character the terminal's encoding lacks
+    (``PYTHONIOENCODING=ascii``; attnspec prints ≥, ·, σ) is written escaped, and a write past
+    a file-size limit (``ulimit -f``) fails with EFBIG, reported in one line, instead of
+    SIGXFSZ ending the process without a word."""
+    import signal
+
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def main() -> None:
+    _robust_streams()
     # `attnspec claims [--paper P] [--json]` prints static text: answered without typer's
     # runtime parameter layer (which imports pydantic); anything else (--help, a typo) goes
     # through typer as usual.

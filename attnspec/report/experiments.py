@@ -200,6 +200,8 @@ def load_experiments(folder: Path) -> list[Experiment]:
             raise InputError(f"{path}: not valid TOML ({e})") from None
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"{path}: not readable ({type(e).__name__}: {e})") from None
+        except RecursionError:  # tomllib recurses once per level of nested arrays or tables
+            raise InputError(f"{path}: not valid TOML (nested deeper than Python can parse)") from None
         command = spec.get("command")
         if command not in COMMANDS:
             raise InputError(f"{path}: command must be one of {', '.join(COMMANDS)}, got {command!r}")

@@ -243,7 +243,17 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
 def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
     """Refuse (:class:`OptionError`, exit 2, naming the experiment file) options ``exp``'s command would
     refuse, without running it: the report checks every experiment before the first runs.
-    A command that runs only through the CLI (no importable battery) is checked when it runs."""
+    A command that runs only through the CLI (no importable battery) is checked when it runs.
+
+    Parameters
+    ----------
+    exp : Experiment
+        One experiment of the report.
+    results : Path
+        The report's ``results/`` folder (the experiment's would be ``results/<name>``).
+    quick : bool
+        Check the ``[quick]`` options over ``[args]``, as a ``--quick`` report runs them.
+    """
     from attnspec.errors import AttnspecError, OptionError
 
     options = _options(exp.effective_args(quick))

@@ -375,11 +375,27 @@ def _select_inputs(cfg: SpectrumConfig, encoder: Any, texts: list[str] | None,
             short_policy=cfg.short_policy, count_available=cfg.count_available, selection=cfg.selection,
         )
     selected = inputs.input_ids
+    _check_ids_fit(encoder, selected)
     positions = np.arange(len(selected))  # place of each input in the seeded selection
     if cfg.shard is not None:
         i, n = cfg.shard
         return inputs, selected[i::n], positions[i::n], len(selected)
     return inputs, selected, positions, len(selected)
+
+
+def _check_ids_fit(encoder: Any, selected: list[list[int]]) -> None:
+    """Refuse, before any forward pass, token ids the model's embedding table has no row for
+    (a tokenizer that is not the model's: a GPT-2 tokenizer on a BERT, a config with a smaller
+    vocabulary); the embedding lookup would fail with a bare IndexError. The ids actually
+    drawn are compared, not ``len(tokenizer)``: many embeddings are padded past the tokenizer."""
+    embedding = getattr(getattr(encoder, "model", None), "get_input_embeddings", lambda: None)()
+    rows = getattr(embedding, "num_embeddings", None)
+    top = max((max(ids) for ids in selected if ids), default=-1)
+    if isinstance(rows, int) and top >= rows:
+        size = len(encoder.tokenizer) if hasattr(encoder.tokenizer, "__len__") else "?"
+        raise InputError(f"the tokenizer produced token id {top}, but the model's embedding has {rows} rows (ids "
+                         f"0..{rows - 1}; the tokenizer has {size} tokens): the tokenizer is not this model's; use "
+                         "the tokenizer saved with the model")
 
 
 def _start_state(cfg: SpectrumConfig, previous: RunState | None, shape: tuple[int, int, int], total: int,

@@ -706,10 +706,12 @@ def wrap_model(
         When no capture path yields P (one line naming the model class and what was tried).
     """
     from attnspec.spectra.capture import describe_attention
+    from attnspec.spectra.unsupported import refuse_unsupported_family
 
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
     _check_unknown_token(tokenizer, name or type(model).__name__)
+    refuse_unsupported_family(model.config, name or type(model).__name__)
     model.eval()
     config = model.config
     info = describe_attention(model)

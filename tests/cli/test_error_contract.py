@@ -227,6 +227,15 @@ def _api_cases():
                 p.unlink()
         attnspec.spectrum(str(folder), texts=["a b c"], seq_len=8, device="cpu", progress=False)
 
+    def tokenizer_of_another_model(res, run, root):
+        from helpers import make_roberta_tokenizer
+        from models_tiny import tiny_bert
+
+        tok = make_roberta_tokenizer(root / "tok-other")
+        assert len(tok) > 50
+        attnspec.spectrum(tiny_bert(vocab=50), tokenizer=tok, texts=["attention is low rank " * 8], seq_len=8,
+                          progress=False)
+
     return [
         ("load(123)", InputError, lambda res, run, root: attnspec.load(123)),
         ("load(None)", InputError, lambda res, run, root: attnspec.load(None)),
@@ -256,6 +265,7 @@ def _api_cases():
         ("run_battery('nosuch')", InputError, lambda res, run, root: _battery("nosuch")),
         ("run_battery('jl-check', {'n': 'abc'})", InputError, lambda res, run, root: _battery("jl-check", {"n": "abc"})),
         ("np int at is fine", None, lambda res, run, root: res.per_layer(at=np.int64(4))),
+        ("spectrum(tokenizer larger than the embedding)", InputError, tokenizer_of_another_model),
     ]
 
 
@@ -914,3 +924,150 @@ def test_a_full_disk_while_drawing_a_checking_commands_figures_leaves_no_result(
     line = _one_error_line(r.stderr)
     assert "drawing the figures" in line and "tables and meta.json were removed" in line, line
     assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()], list(out.rglob("*"))
+
+
+# ------------------------------------------------------------ the process's surroundings: one line, never a traceback
+JL_SMALL = ("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4", "--k", "4,8",
+            "--claims", "lemma1")
+
+
+def _cli_process(tmp_path: Path, args: tuple[str, ...], env: dict[str, str] | None = None, preexec=None):  # noqa: ANN001, ANN202
+    import os
+    import subprocess
+    import sys
+
+    import attnspec
+
+    full_env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1]), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
+                          env=full_env, cwd=tmp_path, timeout=300, preexec_fn=preexec)
+
+
+def test_an_ascii_terminal_gets_escaped_characters_not_a_traceback(tmp_path) -> None:  # noqa: ANN001
+    r = _cli_process(tmp_path, ("claims",), {"PYTHONIOENCODING": "ascii"})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "\\u" in r.stdout or "\\x" in r.stdout  # a character ASCII lacks, escaped
+
+
+def test_an_unknown_mplbackend_does_not_stop_the_figures(tmp_path) -> None:  # noqa: ANN001
+    r = _cli_process(tmp_path, (*JL_SMALL, "--out", str(tmp_path / "jl")), {"MPLBACKEND": "nosuch"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert list((tmp_path / "jl").rglob("*.png"))
+
+
+def test_a_file_size_limit_is_one_line_and_no_half_result(tmp_path) -> None:  # noqa: ANN001
+    import resource
+
+    def limit() -> None:  # 20 KiB: the tables fit, a figure does not
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20 * 1024, resource.RLIM_INFINITY))
+
+    r = _cli_process(tmp_path, (*JL_SMALL, "--out", str(tmp_path / "jl")), preexec=limit)
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert "file-size limit" in _one_error_line(r.stderr)
+    out = tmp_path / "jl"
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
+
+
+def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """(Simulated: root reads any file, so the denial is raised by open itself.)"""
+    import builtins
+
+    import attnspec.spectra.models as models
+
+    model, data = _tiny_model_and_data(tmp_path)
+    real_open = builtins.open
+
+    def denied(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if str(path).endswith("model.safetensors"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(models, "open", denied, raising=False)
+    r = _run(*_spectrum_args(model, data, tmp_path / "out"))
+    assert r.exit_code == 1, r.output
+    assert "cannot be read: Permission denied" in _one_error_line(r.stderr)
+
+
+def test_a_lock_file_deleted_under_a_writer_is_one_line(tmp_path) -> None:  # noqa: ANN001
+    """A third party deletes the lock file of a writer; a second writer then gets in and clears
+    the first one's temporary files as a killed writer's leftovers. The first writer ends in one
+    line saying so, and keeps nothing half-written."""
+    import os
+    import subprocess
+    import sys
+
+    import attnspec
+    from attnspec.errors import ResultsError
+    from attnspec.writer import LOCK_FILE, OutputLock, atomic_write_bytes, result_files
+
+    out = tmp_path / "r"
+    out.mkdir()
+    second = f"from pathlib import Path; from attnspec.writer import OutputLock; OutputLock(Path({str(out)!r}), 'b').acquire()"
+    env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1])}
+    with OutputLock(out, "a"):
+        with pytest.raises(ResultsError, match="removed by another program") as e, result_files(out):
+            atomic_write_bytes(out / "a.bin", b"x")
+            (out / LOCK_FILE).unlink()
+            subprocess.run([sys.executable, "-c", second], check=True, env=env, timeout=120)
+        assert "\n" not in str(e.value) and LOCK_FILE in str(e.value)
+    assert not (out / "a.bin").exists()
+
+
+# ------------------------------------------------------------------ families whose P is not captured: refused by name
+def _tiny_family(kind: str, vocab: int):
+    import torch
+    import transformers as T
+
+    torch.manual_seed(0)
+    if kind == "albert":
+        return T.AlbertModel(T.AlbertConfig(vocab_size=vocab, embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                                            num_attention_heads=4, intermediate_size=64, max_position_embeddings=64))
+    return T.ModernBertModel(T.ModernBertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=3,
+                                                num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
+                                                pad_token_id=1, bos_token_id=0, eos_token_id=2, cls_token_id=0,
+                                                sep_token_id=2))
+
+
+@pytest.mark.parametrize(("kind", "words"), [("albert", "is ALBERT, which shares one attention layer"),
+                                             ("modernbert", "is ModernBERT, whose local layers attend within a "
+                                                            "bidirectional sliding window")])
+def test_families_that_cannot_be_captured_are_refused_by_name(tmp_path, kind: str, words: str) -> None:  # noqa: ANN001
+    from helpers import make_roberta_tokenizer
+
+    import attnspec
+    from attnspec.errors import ModelLoadError
+
+    tok = make_roberta_tokenizer(tmp_path / "tok")
+    model = _tiny_family(kind, len(tok))
+    with pytest.raises(ModelLoadError, match=words) as e:
+        attnspec.spectrum(model, tokenizer=tok, texts=["attention is low rank " * 8] * 2, seq_len=16, progress=False)
+    assert "\n" not in str(e.value)
+    folder = tmp_path / kind
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    data = tmp_path / "d.txt"
+    data.write_text("attention is low rank and the spectrum decays quickly in every layer\n" * 8)
+    r = _run("spectrum", "--model", str(folder), "--data", str(data), "--num-sentences", "2", "--seq-len", "16",
+             "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "out"))
+    assert r.exit_code == 1 and words in _one_error_line(r.stderr), r.output
+    if kind == "modernbert":  # a config.json whose window is null fails inside transformers' own config
+        _edit_config(folder, sliding_window=None)
+        r = _run("spectrum", "--model", str(folder), "--data", str(data), "--num-sentences", "2", "--seq-len", "16",
+                 "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "out2"))
+        assert r.exit_code == 1 and "cannot load model" in _one_error_line(r.stderr), r.output
+
+
+def test_every_shard_placeholder_in_out_is_filled_as_documented(tmp_path) -> None:  # noqa: ANN001
+    """Every {shard} becomes 0of2, at any depth; other braces stay. The filled path is what
+    --out is checked as (here: under a file, refused before the model is looked up)."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "0of2").write_text("x")
+    args = ("spectrum", "--model", str(tmp_path / "no-model"), "--data", str(tmp_path / "d.jsonl"), "-q",
+            "--out", str(tmp_path / "runs" / "{shard}" / "part{shard}-{rank}"))
+    r = _run(*args, "--shard", "0/2")
+    assert r.exit_code == 1 and f"--out {tmp_path / 'runs' / '0of2' / 'part0of2-{rank}'} is under" in \
+        _one_error_line(r.stderr), r.output
+    r = _run(*args)
+    assert r.exit_code != 0 and "no --shard" in _one_error_line(r.stderr)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "spectrum.md").read_text()
+    assert "`runs/{shard}/part{shard}` → `runs/0of2/part0of2`" in doc

@@ -27,6 +27,7 @@ def _write(folder: Path, text: str) -> Path:
     ('command = "jl-check"\nverdicts = "yes"\n', "verdicts must be true or false"),
     ('command = "jl-check"\n[args\n', "not valid TOML"),
     ('command = "nosuch"\n', "command must be one of"),
+    ('command = "jl-check"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n", "nested deeper"),
 ])
 def test_a_malformed_experiment_is_one_error_naming_the_file(tmp_path: Path, text: str, says: str) -> None:
     path = _write(tmp_path / "exp", text)

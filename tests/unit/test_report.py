@@ -155,3 +155,41 @@ def test_a_spectrum_result_drawn_by_another_rule_is_stale(tmp_path: Path) -> Non
     assert _drawn_otherwise(exp(), tmp_path / "empty", quick=False)  # nothing to reuse
     other = Experiment(name="j", path=tmp_path / "j.toml", title="j", paper="linformer", command="jl-check", args={})
     assert not _drawn_otherwise(other, tmp_path / "empty", quick=False)
+
+
+def test_a_fresh_spectrum_experiment_gets_the_nulls_it_now_asks_for_from_its_saved_tables(tmp_path: Path) -> None:
+    """Asking a finished experiment for a null adds it beside the run (reused, not recomputed:
+    the run's own tables stay byte for byte); asking again adds nothing."""
+    from helpers import save_tiny_roberta
+
+    from attnspec.report.experiments import Experiment
+    from attnspec.report.runner import run_experiment
+
+    model = save_tiny_roberta(tmp_path / "m")
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n".join(json.dumps({"text": f"the attention of movie {i} was low rank and quick " * 4})
+                              for i in range(4)))
+    args = {"model": str(model), "data": str(data), "num-sentences": 4, "seq-len": 16, "batch-size": 2, "device": "cpu"}
+
+    def exp(**more) -> Experiment:  # noqa: ANN003
+        return Experiment(name="s", path=tmp_path / "s.toml", title="s", paper="linformer", command="spectrum",
+                          args={**args, **more})
+
+    results = tmp_path / "results"
+    results.mkdir()
+
+    def run(e: Experiment):  # noqa: ANN202
+        return run_experiment(e, results, quick=False, force=False, data_dir=str(tmp_path), log=lambda m: None)
+
+    assert run(exp()).status == "ran"
+    run_dir = results / "s"
+    tables = {p.name: p.read_bytes() for p in run_dir.glob("*.parquet")}
+    assert "baseline_spectrum.parquet" not in tables
+    rec = run(exp(baseline="uniform"))
+    assert (rec.status, rec.detail) == ("reused", "fresh results reused, nulls added")
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["baselines"]["names"] == ["uniform"]
+    assert (run_dir / "baseline_spectrum.parquet").is_file()
+    assert {name: (run_dir / name).read_bytes() for name in tables} == tables  # the run itself untouched
+    rec = run(exp(baseline="uniform"))
+    assert (rec.status, rec.detail) == ("reused", "fresh results reused")

@@ -179,7 +179,18 @@ def _targets(A: np.ndarray, eps: float, factorization: str, dtype: torch.dtype):
 def largest_d(dtype: torch.dtype) -> int:
     """The largest d whose draws products in ``dtype`` resolve (2^44 in float32, where the
     χ² fluctuation of √d rounds away beyond; 2^53 in float64, where counts stay exact);
-    see :data:`attnspec.theory.expressivity.resources.MAX_MEASURED_DIMENSION`."""
+    see :data:`attnspec.theory.expressivity.resources.MAX_MEASURED_DIMENSION`.
+
+    Parameters
+    ----------
+    dtype : torch.dtype
+        The dtype of the sampler's products.
+
+    Returns
+    -------
+    int
+        The largest d accepted.
+    """
     from attnspec.theory.expressivity.resources import MAX_DIMENSION, MAX_MEASURED_DIMENSION
 
     return MAX_MEASURED_DIMENSION if torch.finfo(dtype).bits <= 32 else int(MAX_DIMENSION)
