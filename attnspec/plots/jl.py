@@ -162,9 +162,9 @@ def trials_span(table: pd.DataFrame) -> tuple[int, int]:
 
 def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path) -> list[Path]:
     """Theorem 1 on real attention matrices: one panel per reading, one colour per matrix,
-    one line style per w (REAL_W), k from the sweep's smallest up to n. The theorem's own k
-    lies beyond n at these parameters (no rank reduction), so the axis stops at n and the
-    panel says where that k is."""
+    one line style per w (REAL_W), k from the sweep's smallest up to n, and the claimed failure
+    probability where it is below 1. The axis stops at n: where the theorem's own k lies beyond
+    it (no rank reduction) the label says where; below n it is drawn dashed."""
     from matplotlib.lines import Line2D
 
     style()
@@ -183,6 +183,12 @@ def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path)
         values: list[float] = []
         for (mat, w), f in t[t["reading"] == reading].groupby(["attention", "w"], sort=True):
             values += _mc(ax, f, None, colours[mat], *REAL_W[w])
+        claim = t[(t["reading"] == reading) & (t["bound"] < 1)].drop_duplicates("k").sort_values("k")
+        if len(claim):  # the claimed failure probability, where it says something
+            ax.plot(claim["k"], claim["bound"], color="black", lw=1.1)
+            values += [float(v) for v in claim["bound"]]
+        if k_thm < n:
+            ax.axvline(k_thm, color="0.4", ls="--", lw=1)
         _log_axes(ax, values)
         ax.set_xlim(float(t["k"].min()) / 1.3, n * 1.3)
         ax.axvline(n, color="0.4", ls=":", lw=1)
@@ -194,6 +200,10 @@ def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path)
     handles += [Line2D([], [], color="0.3", ls=ls, marker=mk, ms=3, lw=1, label=f"w = {w.replace('_', ' ')}")
                 for w, (ls, mk) in REAL_W.items()]
     handles += [Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5, label="no failure seen: 95% upper bound")]
+    if (t["bound"] < 1).any():
+        handles += [Line2D([], [], color="black", lw=1.1, label="claimed 2n·exp(−(ε²−ε³)k/4)")]
+    if k_thm < n:
+        handles += [Line2D([], [], color="0.4", ls="--", lw=1, label=f"Theorem 1's k = {k_thm:.0f}")]
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
     fig.suptitle(run_title(meta))
     return save_figure(fig, out_dir / "jl_failure_vs_k")
