@@ -44,7 +44,7 @@ def run_title(meta: dict[str, Any]) -> str:
     then n and ε (the rest belongs in the caption)."""
     params = meta["parameters"]
     head = [str(params["model"]), str(params.get("data"))] if params.get("model") else ["jl-check"]
-    return " · ".join([*head, f"n = {int(params['n'])}", f"ε = {float(params['eps']):g}"])
+    return " · ".join([*head, f"n = {int(params['n'])}", f"ε = {float(params['eps']):.3g}"])
 
 
 def _mc(ax, frame: pd.DataFrame, label: str | None, color, ls: str = "-", marker: str = "o") -> list[float]:  # noqa: ANN001

@@ -247,5 +247,5 @@ def _shares(run: Path) -> str:
     except Exception:  # noqa: BLE001 - a broken result is reported in its own part
         return "—"
     last = max((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n"):]))
-    return " · ".join(f"{r[last]:.2f}" if r["source"] == REAL else f"{SHORT.get(r['source'], r['source'])} {r[last]:.2f}"
+    return " · ".join(f"{r[last]:.2g}" if r["source"] == REAL else f"{SHORT.get(r['source'], r['source'])} {r[last]:.2g}"
                       for r in table.to_dict("records"))

@@ -127,7 +127,7 @@ def _jl_errors(run: Path) -> str:
     eps = float(m["parameters"]["eps"])
     if real_matrices(samples, m):
         return (f"Relative error ‖P̃w − Pw‖/‖Pw‖ (log₁₀) of each real attention matrix with w = a column of V, "
-                f"over {count} draws of R at each of three k; a draw fails right of the dashed line (ε = {eps:g}).")
+                f"over {count} draws of R at each of three k; a draw fails right of the dashed line (ε = {eps:.3g}).")
     return (f"Distributions of the relative errors over {count} draws of R at each of three k (x range: the "
             f"0.5–99.5% quantiles); a draw fails beyond the dashed line(s) at ε = {eps:g}.")
 

@@ -120,5 +120,24 @@ def test_the_scaling_table_gives_k90_over_n_of_every_null_the_study_holds(monkey
                           "share_n256": [0.3, 0.6, 0.9, 0.5], "share_n512": [0.321, 0.634, 0.95, 0.48]})
     monkeypatch.setattr(scaling, "null_comparison", lambda run, **kw: table)
     cell = _shares(Path("unused"))
-    assert cell == " · ".join(["0.32", *(f"{SHORT[s]} {v:.2f}" for s, v in zip(table["source"][1:], table["share_n512"][1:]))])
+    assert cell == " · ".join(["0.32", *(f"{SHORT[s]} {v:.2g}" for s, v in zip(table["source"][1:], table["share_n512"][1:]))])
 
+
+
+def test_the_summary_says_what_linformer_needs_and_what_was_measured(studies: tuple[list[Experiment], Path]) -> None:
+    from attnspec.report.projection import READ_K
+    from attnspec.report.summary import _linformer_finding
+    from attnspec.results import read_table
+    from attnspec.stats import format_interval
+
+    exps, results = studies
+    line = _linformer_finding(exps, results, linear=True)
+    assert line.startswith("**For Linformer.** Its argument needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k")
+    for name in ("a", "b"):
+        t = read_table(results / name, "projection_summary")
+        t = t[t["k"] == READ_K].sort_values("n")
+        ci = format_interval(t["linformer_error_low"].iloc[-1], t["linformer_error_high"].iloc[-1])
+        assert f"{t['linformer_error'].iloc[0]:.2f} at n = 256 to {t['linformer_error'].iloc[-1]:.2f} {ci} at 512" in line
+    assert "95% CI over documents" in line and "trained E, F may do better" in line
+    # without the measurement: what the spectrum alone says, and that the learned projections are untested
+    assert "Not tested: Linformer's learned projections" in _linformer_finding(exps[2:], results, linear=True)
