@@ -185,13 +185,13 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
             by_model.setdefault(model, []).append((corpus, b))
         parts = "; ".join(", ".join(f"n^{b[0]:.2f} {format_interval(b[1], b[2])} on {corpus}" for corpus, b in fits)
                           + f" for {model} (n = {fits[0][1][3][0]}–{fits[0][1][3][-1]})" for model, fits in by_model.items())
-        out.append(f"**The rank needed grows with n.** k90 (index where c reaches 0.9) scales as {parts}; "
+        out.append(f"**The rank needed grows with n.** k90 (90% of Σσ) scales as {parts}; "
                    f"95% CIs over inputs. [Scaling](#beyond-figure-1)")
         chance = [(exp, c) for exp, c in ((exp, _null_constant(results / exp.name)) for exp, _ in betas) if c]
         if chance:
             nulls = sorted(c[1] for _, c in chance)
             out.append(f"**Against chance.** An entropy-matched random softmax grows as fast (β {nulls[0]:.2f}–"
-                       f"{nulls[-1]:.2f}): the exponent does not set this attention apart, the constant does. k90/n at "
+                       f"{nulls[-1]:.2f}): the constant, not the exponent, sets this attention apart. k90/n at "
                        f"the longest n, real vs null: {_against_chance(chance, results)}. [Scaling](#beyond-figure-1)")
         out.append(_linformer_finding([exp for exp, _ in betas], results, all(b[1] > 0.8 for _, b in betas)))
     return out
@@ -209,7 +209,7 @@ def _against_chance(chance: Sequence[tuple[Any, tuple]], results: Path) -> str:
         text = f"{model} " + ", ".join(f"{c[2]:.2f} vs {c[3]:.2f} ({corpus})" for corpus, c in runs)
         inits = [c[4] for _, c in runs if c[4] is not None]
         if len(inits) == len(runs):
-            text += ", random-init model " + ", ".join(f"{v:.2f}" for v in inits)
+            text += ", random-init " + ", ".join(f"{v:.2f}" for v in inits)
         parts.append(text)
     return "; ".join(parts)
 
@@ -231,7 +231,7 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
             a, b = t.iloc[0], t.iloc[-1]
             model, corpus = _scaling_label(results / exp.name).split(" · ")
             by_model.setdefault((model, int(a["n"]), int(b["n"])), []).append(
-                f"{a['linformer_error']:.2f} to {b['linformer_error']:.2f} "
+                f"{a['linformer_error']:.2f}→{b['linformer_error']:.2f} "
                 f"{format_interval(b['linformer_error_low'], b['linformer_error_high'])} ({corpus})")
             above &= float(t["linformer_error"].min()) >= 1
     if not by_model:
@@ -239,11 +239,11 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
                 "evidence for an n-independent rank of P" if linear else "The growth exponents do not all support "
                 "linear growth; see the scaling section") + ". Not tested: Linformer's learned projections, "
                 "which approximate PV, not P. [Scaling](#beyond-figure-1)")
-    measured = "; ".join(", ".join(parts) + f" from n = {n0} to {n1} for {model}" for (model, n0, n1), parts in by_model.items())
-    return (f"**For Linformer.** Its argument needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. With random Gaussian E = F, "
-            f"k = {READ_K}, the relative error goes {measured} (95% CI over documents)"
-            + (", above 1: worse than a zero output" if above else "") + "; trained E, F may do better. "
-            "[Scaling](#beyond-figure-1)")
+    measured = "; ".join(", ".join(parts) + f" relative error, n = {n0}→{n1}, {model}"
+                         for (model, n0, n1), parts in by_model.items())
+    return (f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}, "
+            f"miss PV by {measured}, 95% CI over documents" + (": worse than a zero output" if above else "")
+            + "; trained E, F may do better. [Scaling](#beyond-figure-1)")
 
 
 def _scaling_label(run: Path) -> str:

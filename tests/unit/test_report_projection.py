@@ -132,14 +132,14 @@ def test_the_summary_says_what_linformer_needs_and_what_was_measured(studies: tu
 
     exps, results = studies
     line = _linformer_finding(exps, results, linear=True)
-    assert line.startswith("**For Linformer.** Its argument needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k")
+    assert line.startswith("**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k")
     for name in ("a", "b"):
         t = read_table(results / name, "projection_summary")
         t = t[t["k"] == READ_K].sort_values("n")
         ci = format_interval(t["linformer_error_low"].iloc[-1], t["linformer_error_high"].iloc[-1])
         corpus = "imdb" if name == "a" else "wiki103"
-        assert f"{t['linformer_error'].iloc[0]:.2f} to {t['linformer_error'].iloc[-1]:.2f} {ci} ({corpus})" in line
-    assert "from n = 256 to 512 for MiniLM-L6" in line and "above 1" not in line  # the errors here are below 1
+        assert f"{t['linformer_error'].iloc[0]:.2f}→{t['linformer_error'].iloc[-1]:.2f} {ci} ({corpus})" in line
+    assert "relative error, n = 256→512, MiniLM-L6" in line and "zero output" not in line  # the errors here are below 1
     assert "95% CI over documents" in line and "trained E, F may do better" in line
     # without the measurement: what the spectrum alone says, and that the learned projections are untested
     assert "Not tested: Linformer's learned projections" in _linformer_finding(exps[2:], results, linear=True)
