@@ -36,8 +36,9 @@ def beyond_figure1_section(experiments: Sequence[Any], results: Path, figures: P
         return []
     md = ["## Beyond Figure 1", "",
           "Linformer's argument needs two premises: P is low rank, and the rank it needs does not grow with n. "
-          "Figure 1 measures the first at one n. This section measures the second, the metrics later papers report, "
-          "and the differences between corpora with confidence intervals (definitions: docs/spectrum.md).", ""]
+          "Figure 1 measures the first at one n. This section measures the second, the error of Linformer-style "
+          "attention with a random projection (what its method needs), the metrics later papers report, and the "
+          "differences between corpora with confidence intervals (definitions: docs/spectrum.md).", ""]
     for exp in scaling:
         md += _scaling_part(exp, results / exp.name, figures / exp.name)
     if figure1:
