@@ -143,3 +143,13 @@ def test_the_summary_says_what_linformer_needs_and_what_was_measured(studies: tu
     assert "95% CI over documents" in line and "trained E, F may do better" in line
     # without the measurement: what the spectrum alone says, and that the learned projections are untested
     assert "Not tested: Linformer's learned projections" in _linformer_finding(exps[2:], results, linear=True)
+
+
+def test_errors_above_1_are_said_to_be_worse_than_a_zero_output(tmp_path: Path) -> None:
+    from attnspec.report.summary import _linformer_finding
+
+    results = tmp_path / "results"
+    above = _errors(1.5, 0).assign(linformer_error=lambda f: f["linformer_error"] + 2.5)
+    exp = _study(results, "a", model="minilm", data="imdb", causal=False, errors=above)
+    assert "95% CI over documents: worse than a zero output; trained E, F may do better" in _linformer_finding(
+        [exp], results, linear=True)
