@@ -201,10 +201,10 @@ def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path)
                 for w, (ls, mk) in REAL_W.items()]
     handles += [Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5, label="no failure seen: 95% upper bound")]
     if (t["bound"] < 1).any():
-        handles += [Line2D([], [], color="black", lw=1.1, label="claimed 2n·exp(−(ε²−ε³)k/4)")]
+        handles += [Line2D([], [], color="black", lw=1.1, label="claimed (eq. 20)")]
     if k_thm < n:
         handles += [Line2D([], [], color="0.4", ls="--", lw=1, label=f"Theorem 1's k = {k_thm:.0f}")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 4), frameon=False)
     fig.suptitle(run_title(meta))
     return save_figure(fig, out_dir / "jl_failure_vs_k")
 
