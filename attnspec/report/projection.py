@@ -68,7 +68,7 @@ def projection_part(experiments: Sequence[Any], results: Path) -> list[str]:
         run = results / exp.name
         s = _summary(run)
         if s is None or s.empty:
-            missing.append((_scaling_label(run).split(" · ")[0], _why_not(run)))
+            missing.append((_scaling_label(run), _why_not(run)))
         else:
             held.append((_scaling_label(run), s))
     if not held:
@@ -110,9 +110,26 @@ def _reading(held: list[tuple[str, pd.DataFrame]], missing: list[tuple[str, str]
     text += (" One draw of R per input and layer, for this model on these corpora: Linformer trains E and F, and "
              "trained projections may do much better. The best rank-k column is a reference (P truncated to rank k), "
              "not a lower bound: E and F act on K and V, and PV has rank at most the head dimension.")
-    for model, why in dict(missing).items():
-        text += f" {model} is not measured ({why})."
+    for why, labels in _by_reason(missing, [label for label, _ in held]).items():
+        text += f" Not measured for {' and '.join(labels)}: {why}."
     return text
+
+
+def _by_reason(missing: list[tuple[str, str]], held: list[str]) -> dict[str, list[str]]:
+    """reason → the runs (``model · corpus``) it keeps out; a model none of whose runs holds the
+    measurement, all for this reason, is named alone."""
+    out: dict[str, list[str]] = {}
+    for label, why in missing:
+        out.setdefault(why, []).append(label)
+    for why, labels in out.items():
+        names: list[str] = []
+        for model in dict.fromkeys(lab.split(" · ")[0] for lab in labels):
+            mine = [lab for lab in labels if lab.split(" · ")[0] == model]
+            alone = (all(lab.split(" · ")[0] != model for lab in held)
+                     and all(w == why for lab, w in missing if lab.split(" · ")[0] == model))
+            names += [model] if alone else mine
+        out[why] = names
+    return out
 
 
 def run_projection_lines(run: Path) -> list[str]:

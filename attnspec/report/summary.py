@@ -191,8 +191,8 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
         if chance:
             nulls = sorted(c[1] for _, c in chance)
             out.append(f"**Against chance.** An entropy-matched random softmax grows as fast (β {nulls[0]:.2f}–"
-                       f"{nulls[-1]:.2f}): the constant, not the exponent, sets this attention apart. k90/n at "
-                       f"the longest n, real vs null: {_against_chance(chance, results)}. [Scaling](#beyond-figure-1)")
+                       f"{nulls[-1]:.2f}); the constant, not the exponent, differs. Longest-n k90/n, real vs null: "
+                       f"{_against_chance(chance, results)}. [Scaling](#beyond-figure-1)")
         out.append(_linformer_finding([exp for exp, _ in betas], results, all(b[1] > 0.8 for _, b in betas)))
     return out
 
@@ -239,10 +239,10 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
                 "evidence for an n-independent rank of P" if linear else "The growth exponents do not all support "
                 "linear growth; see the scaling section") + ". Not tested: Linformer's learned projections, "
                 "which approximate PV, not P. [Scaling](#beyond-figure-1)")
-    measured = "; ".join(", ".join(parts) + f" relative error, n = {n0}→{n1}, {model}"
+    measured = "; ".join(f"{model}'s error goes " + ", ".join(parts) + f" as n = {n0}→{n1}"
                          for (model, n0, n1), parts in by_model.items())
-    return (f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}, "
-            f"miss PV by {measured}, 95% CI over documents" + (": worse than a zero output" if above else "")
+    return (f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}: "
+            f"{measured} (95% CI over documents)" + (": worse than outputting zero" if above else "")
             + "; trained E, F may do better. [Scaling](#beyond-figure-1)")
 
 

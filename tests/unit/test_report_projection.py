@@ -86,7 +86,7 @@ def test_the_reading_says_how_the_error_moves_and_what_is_not_tested(studies: tu
             "MiniLM-L6 · imdb (a rise") in reading
     assert "wiki103 (no change shown" in reading  # run b: the same error at both lengths
     assert "Linformer trains E and F" in reading and "may do much better" in reading
-    assert "SmolLM2" in reading and "every layer is causal" in reading  # the decoder, named with the reason
+    assert "Not measured for SmolLM2-135M: every layer is causal" in reading  # the decoder, named with the reason
 
 
 def test_nothing_renders_without_a_measurement(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_the_summary_says_what_linformer_needs_and_what_was_measured(studies: tu
         ci = format_interval(t["linformer_error_low"].iloc[-1], t["linformer_error_high"].iloc[-1])
         corpus = "imdb" if name == "a" else "wiki103"
         assert f"{t['linformer_error'].iloc[0]:.2f}→{t['linformer_error'].iloc[-1]:.2f} {ci} ({corpus})" in line
-    assert "relative error, n = 256→512, MiniLM-L6" in line and "zero output" not in line  # the errors here are below 1
+    assert "MiniLM-L6's error goes" in line and "as n = 256→512" in line and "zero" not in line  # errors below 1 here
     assert "95% CI over documents" in line and "trained E, F may do better" in line
     # without the measurement: what the spectrum alone says, and that the learned projections are untested
     assert "Not tested: Linformer's learned projections" in _linformer_finding(exps[2:], results, linear=True)
@@ -151,5 +151,13 @@ def test_errors_above_1_are_said_to_be_worse_than_a_zero_output(tmp_path: Path) 
     results = tmp_path / "results"
     above = _errors(1.5, 0).assign(linformer_error=lambda f: f["linformer_error"] + 2.5)
     exp = _study(results, "a", model="minilm", data="imdb", causal=False, errors=above)
-    assert "95% CI over documents: worse than a zero output; trained E, F may do better" in _linformer_finding(
+    assert "(95% CI over documents): worse than outputting zero; trained E, F may do better" in _linformer_finding(
         [exp], results, linear=True)
+
+
+def test_runs_left_out_are_named_by_reason_and_a_model_alone_only_when_none_of_its_runs_holds_it() -> None:
+    from attnspec.report.projection import _by_reason
+
+    causal = "every layer is causal"
+    missing = [("SmolLM2-135M · imdb", causal), ("SmolLM2-135M · wiki103", causal), ("MiniLM-L6 · wiki103", "not run")]
+    assert _by_reason(missing, ["MiniLM-L6 · imdb"]) == {causal: ["SmolLM2-135M"], "not run": ["MiniLM-L6 · wiki103"]}
