@@ -61,16 +61,16 @@ def _trend(s: pd.DataFrame, col: str) -> str:
 def projection_part(experiments: Sequence[Any], results: Path) -> list[str]:
     """Markdown lines for the body: what is measured, one table over the runs that hold the
     measurement, and a reading; empty when no scaling run holds it."""
-    from attnspec.report.summary import _scaling_label
+    from attnspec.report.decoder import scaling_label
 
     held, missing = [], []
     for exp in spectrum_runs(experiments, results, "scaling"):
         run = results / exp.name
         s = _summary(run)
         if s is None or s.empty:
-            missing.append((_scaling_label(run), _why_not(run)))
+            missing.append((scaling_label(run), _why_not(run)))
         else:
-            held.append((_scaling_label(run), s))
+            held.append((scaling_label(run), s))
     if not held:
         return []
     inputs = sorted({int(v) for _, s in held for v in s["inputs"]})

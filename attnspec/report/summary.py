@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from attnspec.report.anchors import anchor
+from attnspec.report.decoder import scaling_label
 from attnspec.report.experiments import spectrum_runs
 
 
@@ -181,7 +182,7 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
     if betas:
         by_model: dict[str, list[tuple[str, Any]]] = {}  # model -> [(corpus, fit)], in the experiments' order
         for exp, b in betas:
-            model, corpus = _scaling_label(results / exp.name).split(" · ")
+            model, corpus = scaling_label(results / exp.name).split(" · ")
             by_model.setdefault(model, []).append((corpus, b))
         parts = "; ".join(", ".join(f"n^{b[0]:.2f} {format_interval(b[1], b[2])} on {corpus}" for corpus, b in fits)
                           + f" for {model} (n = {fits[0][1][3][0]}–{fits[0][1][3][-1]})" for model, fits in by_model.items())
@@ -202,7 +203,7 @@ def _against_chance(chance: Sequence[tuple[Any, tuple]], results: Path) -> str:
     real vs entropy-matched k90/n per model and corpus, then the random-init model's where held."""
     by_model: dict[str, list[tuple[str, tuple]]] = {}
     for exp, c in chance:
-        model, corpus = _scaling_label(results / exp.name).split(" · ")
+        model, corpus = scaling_label(results / exp.name).split(" · ")
         by_model.setdefault(model, []).append((corpus, c))
     parts = []
     for model, runs in by_model.items():
@@ -229,7 +230,7 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
         t = s[s["k"] == READ_K].sort_values("n") if s is not None else []
         if len(t) >= 2:
             a, b = t.iloc[0], t.iloc[-1]
-            model, corpus = _scaling_label(results / exp.name).split(" · ")
+            model, corpus = scaling_label(results / exp.name).split(" · ")
             by_model.setdefault((model, int(a["n"]), int(b["n"])), []).append(
                 f"{a['linformer_error']:.2f}→{b['linformer_error']:.2f} "
                 f"{format_interval(b['linformer_error_low'], b['linformer_error_high'])} ({corpus})")
@@ -244,15 +245,6 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
     return (f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}: "
             f"{measured} (95% CI over documents)" + (": worse than outputting zero" if above else "")
             + "; trained E, F may do better. [Scaling](#beyond-figure-1)")
-
-
-def _scaling_label(run: Path) -> str:
-    """``MiniLM-L6 · imdb``: a scaling run's model and corpus, from its longest length's meta.json."""
-    from attnspec.report.decoder import display
-
-    top = json.loads((run / "meta.json").read_text())
-    meta = json.loads((run / f"n{max(top['lengths'])}" / "meta.json").read_text())
-    return f"{display(str(meta.get('model')))} · {(meta.get('identity') or {}).get('data')}"
 
 
 def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> list[str]:
