@@ -68,7 +68,7 @@ def run_title(meta: dict[str, Any]) -> str:
     """
     params = meta["parameters"]
     head = [str(params["model"]), str(params.get("data"))] if params.get("model") else ["jl-check"]
-    return " · ".join([*head, f"n = {int(params['n'])}", f"ε = {float(params['eps']):g}"])
+    return " · ".join([*head, f"n = {int(params['n'])}", f"ε = {float(params['eps']):.3g}"])
 
 
 def _mc(ax, frame: pd.DataFrame, label: str | None, color, ls: str = "-", marker: str = "o") -> list[float]:  # noqa: ANN001
@@ -209,9 +209,9 @@ def trials_span(table: pd.DataFrame) -> tuple[int, int]:
 
 def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path) -> list[Path]:
     """Theorem 1 on real attention matrices: one panel per reading, one colour per matrix,
-    one line style per w (REAL_W), k from the sweep's smallest up to n. The theorem's own k
-    lies beyond n at these parameters (no rank reduction), so the axis stops at n and the
-    panel says where that k is."""
+    one line style per w (REAL_W), k from the sweep's smallest up to n, and the claimed failure
+    probability where it is below 1. The axis stops at n: where the theorem's own k lies beyond
+    it (no rank reduction) the label says where; below n it is drawn dashed."""
     from matplotlib.lines import Line2D
 
     style()
@@ -230,6 +230,12 @@ def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path)
         values: list[float] = []
         for (mat, w), f in t[t["reading"] == reading].groupby(["attention", "w"], sort=True):
             values += _mc(ax, f, None, colours[mat], *REAL_W[w])
+        claim = t[(t["reading"] == reading) & (t["bound"] < 1)].drop_duplicates("k").sort_values("k")
+        if len(claim):  # the claimed failure probability, where it says something
+            ax.plot(claim["k"], claim["bound"], color="black", lw=1.1)
+            values += [float(v) for v in claim["bound"]]
+        if k_thm < n:
+            ax.axvline(k_thm, color="0.4", ls="--", lw=1)
         _log_axes(ax, values)
         ax.set_xlim(float(t["k"].min()) / 1.3, n * 1.3)
         ax.axvline(n, color="0.4", ls=":", lw=1)
@@ -241,7 +247,11 @@ def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path)
     handles += [Line2D([], [], color="0.3", ls=ls, marker=mk, ms=3, lw=1, label=f"w = {w.replace('_', ' ')}")
                 for w, (ls, mk) in REAL_W.items()]
     handles += [Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5, label="no failure seen: 95% upper bound")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+    if (t["bound"] < 1).any():
+        handles += [Line2D([], [], color="black", lw=1.1, label="claimed (eq. 20)")]
+    if k_thm < n:
+        handles += [Line2D([], [], color="0.4", ls="--", lw=1, label=f"Theorem 1's k = {k_thm:.0f}")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 4), frameon=False)
     fig.suptitle(run_title(meta))
     return save_figure(fig, out_dir / "jl_failure_vs_k")
 

@@ -121,7 +121,9 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     if beyond:  # per-run scaling fits and per-layer metrics: the appendix; the k90 figures stay
         beyond = move_subsections(beyond, section_page(pages, beyond[0][3:]), pages, ["Scaling with n", "The metrics beyond"],
                                   keep_figures=["scaling_k90"])
-    sections.append((beyond, 0, "## ", scaling_table(experiments, results)))
+    from attnspec.report.projection import projection_part
+
+    sections.append((beyond, 0, "## ", scaling_table(experiments, results) + projection_part(experiments, results)))
     decoder = decoder_section(experiments, results, figures, quick=quick)
     if decoder:  # the depth profile: the appendix
         decoder = move_subsections(decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics"])

@@ -56,9 +56,15 @@ def _spectrum_compare(_: Path) -> str:
 
 
 def _scaling_k90(run: Path) -> str:
+    from attnspec.spectra.nulls import LABELS, baselines_of
+
+    m = _meta(run)
+    held = [set(baselines_of(run / f"n{n}")) for n in m.get("lengths") or []]
+    nulls = [LABELS.get(b, b) for b in (baselines_of(run / f"n{max(m['lengths'])}") if held else [])
+             if all(b in h for h in held)]
     return ("k90, the index where a layer's mean curve reaches 0.9 (left), and the effective rank (right), against n "
             "on log–log axes: the mean over layers, the min–max band over layers, the first, middle and last layer, "
-            "and the band of each null baseline the study holds (entropy-matched random softmax; uniform attention), "
+            f"and the band of each null baseline the study holds ({'; '.join(nulls) or 'none'}), "
             "with reference slopes β = 0 and β = 1. Lines parallel to β = 1 mean a fixed rank keeps a shrinking "
             "share of P; the gap to the entropy-matched band is how much more concentrated than chance P is.")
 
@@ -100,8 +106,11 @@ def _jl_failure(run: Path) -> str:
     if mats:
         return (f"Theorem 1 on {len(mats)} real attention matrices: the failure probability over {trials} draws of R "
                 f"per point (95% Clopper–Pearson band) against k ≤ n = {n}, for w = a column of V and the "
-                f"adversarial w, in both readings. Theorem 1's own k = {k:.0f} exceeds n, so the theorem promises "
-                "nothing on this axis; the curves show what a smaller k does.")
+                f"adversarial w, in both readings. "
+                + (f"Theorem 1's own k = {k:.0f} exceeds n, so the theorem promises nothing on this axis; the curves "
+                   "show what a smaller k does." if k >= n else
+                   f"Black: the claimed failure probability 2n·e^(−(ε²−ε³)k/4) where it is below 1; dashed: Theorem "
+                   f"1's own k = {k:.0f}. Points above the black line contradict the claim."))
     return (f"Failure probability against k: Monte Carlo estimates over {trials} draws of R per point (95% "
             "Clopper–Pearson band; a triangle where no failure was seen, drawn at the interval's upper end) beside "
             f"the paper's bound (black) and the exact law where one is known; n = {n}. Where the bound lies far "
@@ -118,7 +127,7 @@ def _jl_errors(run: Path) -> str:
     eps = float(m["parameters"]["eps"])
     if real_matrices(samples, m):
         return (f"Relative error ‖P̃w − Pw‖/‖Pw‖ (log₁₀) of each real attention matrix with w = a column of V, "
-                f"over {count} draws of R at each of three k; a draw fails right of the dashed line (ε = {eps:g}).")
+                f"over {count} draws of R at each of three k; a draw fails right of the dashed line (ε = {eps:.3g}).")
     return (f"Distributions of the relative errors over {count} draws of R at each of three k (x range: the "
             f"0.5–99.5% quantiles); a draw fails beyond the dashed line(s) at ε = {eps:g}.")
 

@@ -20,6 +20,7 @@ fewer than :data:`attnspec.spectra.decoder_study.FEW_INPUTS` inputs (the quick r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,13 @@ def display(model: str) -> str:
     from attnspec.plots import short_name
 
     return DISPLAY.get(model, short_name(model))
+
+
+def scaling_label(run: Path) -> str:
+    """``MiniLM-L6 · imdb``: a scaling run's model and corpus, from its longest length's meta.json."""
+    top = json.loads((run / "meta.json").read_text())
+    meta = json.loads((run / f"n{max(top['lengths'])}" / "meta.json").read_text())
+    return f"{display(str(meta.get('model')))} · {(meta.get('identity') or {}).get('data')}"
 
 
 @dataclass

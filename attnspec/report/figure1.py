@@ -92,15 +92,18 @@ def _spectrum_section(runs: list[Experiment], results: Path, figures: Path, plot
                "statements:", ""]
     for exp in runs:
         details += _per_layer_lines(exp.name, statements[exp.name])
+    compared = False
     for name, dirs in groups.items():
         if len(dirs) > 1:
             plot_compare(dirs, figures / f"compare-{name}")
             md.append(f"![Figure 1, {name}](figures/compare-{name}/spectrum_compare.png)")
             md.append("")
-    for exp in runs:
-        md.append(f"![{exp.name} layers](figures/{exp.name}/spectrum_layers.png) ![{exp.name} heatmap](figures/{exp.name}/spectrum_heatmap.png)")
-    md.append("")
-    return md + details + [""]
+            compared = True
+    per_run = [f"![{exp.name} layers](figures/{exp.name}/spectrum_layers.png) ![{exp.name} heatmap](figures/{exp.name}/spectrum_heatmap.png)"
+               for exp in runs]
+    if compared:  # the side-by-side figure shows every run's curves and heatmap: each run's own go with its values
+        return md + details + ["", *per_run, ""]
+    return md + per_run + [""] + details + [""]
 
 
 def _per_layer_lines(name: str, s: dict[str, Any]) -> list[str]:

@@ -201,9 +201,9 @@ def test_violation_search_has_its_stated_power_and_applies_only_beyond_resolutio
     # beyond resolution: 0/10000 leaves the upper 95% end (3.7e-4) above the claim
     assert SQ.beyond_resolution(6.35e-6, trials_max=10_000)
     assert not SQ.beyond_resolution(1e-3, trials_max=10_000)
-    assert SQ.searched(0, t, 1e-6, trials_max=10_000)
-    assert not SQ.searched(0, t - 1, 1e-6, trials_max=10_000)  # not searched long enough
-    assert not SQ.searched(1, 10_000, 1e-6, trials_max=10_000)  # a failure: only the interval rule may stop it
+    assert SQ.searched(0, t, 1e-9, trials_max=10_000)
+    assert not SQ.searched(0, t - 1, 1e-9, trials_max=10_000)  # not searched long enough
+    assert not SQ.searched(1, 10_000, 1e-9, trials_max=10_000)  # a failure: only the interval rule may stop it
     assert not SQ.searched(0, 10_000, 1e-3, trials_max=10_000)  # a resolvable claim: decided by its interval
     # the promise: a true failure rate of SEARCH_RATE ends a search with no failure seen at most
     # SEARCH_BETA of the time (20000 searches of t trials, fixed seed: the bound plus 3 sd)
@@ -212,13 +212,41 @@ def test_violation_search_has_its_stated_power_and_applies_only_beyond_resolutio
     assert missed <= SQ.SEARCH_BETA + 3 * math.sqrt(SQ.SEARCH_BETA * (1 - SQ.SEARCH_BETA) / reps)
 
 
+def test_claims_near_the_resolution_limit_draw_the_whole_budget() -> None:
+    limit = clopper_pearson(0, 10_000, 0.95).high  # 3.7e-4
+    assert SQ.near_resolution(6.35e-6, trials_max=10_000)  # 58 times below the limit
+    assert SQ.near_resolution(limit / SQ.NEAR_FACTOR, trials_max=10_000)
+    assert not SQ.near_resolution(limit / SQ.NEAR_FACTOR / 1.01, trials_max=10_000)
+    assert not SQ.near_resolution(1e-3, trials_max=10_000)  # resolvable: the interval rule decides it
+    # a near row never stops on an empty search; a far one does
+    assert not SQ.searched(0, 8000, 6.35e-6, trials_max=10_000)
+    assert SQ.searched(0, 2000, 2.28e-9, trials_max=10_000)
+
+
+def test_a_violation_near_the_resolution_limit_is_missed_as_rarely_as_by_the_full_budget() -> None:
+    """Seeded simulation of the rule, looks of 2000 up to 10000 trials, true failure rate 0.001
+    against a claim of 6.35e-6 (Theorem 2's eq. (8) at ε = 0.25, k = 2145, n = 4096): the short
+    search would end ``measured`` in (1 − 0.001)^2000 = 13.5% of runs; near the limit the row
+    draws all 10000 and ends measured only when at most one failure is seen (one failure leaves
+    the 95% lower end, 2.5e-6, below the claim): P(Bin(10000, 0.001) <= 1) = 5.0e-4."""
+    near = SQ.simulated_miss_rate(0.001, 6.35e-6, trials_max=10_000, look=2000, reps=20_000, seed=0)
+    far = SQ.simulated_miss_rate(0.001, 2.28e-9, trials_max=10_000, look=2000, reps=20_000, seed=0)
+    full = float(sps.binom.cdf(1, 10_000, 0.001))
+    assert full == pytest.approx(5.0e-4, rel=0.02)
+    assert near <= full + 4 * math.sqrt(full * (1 - full) / 20_000)  # 0.0003 at this seed
+    short = (1 - 0.001) ** 2000  # far below the limit the search still stops at 2000
+    assert abs(far - short) <= 4 * math.sqrt(short * (1 - short) / 20_000)  # 0.134 at this seed
+
+
 def test_theorem2_rows_beyond_resolution_stop_after_the_search_and_say_so() -> None:
-    """n = 1024, d = 2: at eps = 0.9, k = 1023 eq. (8)'s union bound is 4.1e-6, below what 6000
-    trials resolve. Its rows stop at the first look of 2000 (>= 1840) with no failure, keep the
-    full run's verdict, and their evidence names the violation search and its power."""
+    """n = 1024, d = 2: at eps = 2/3, k = 1023 eq. (8)'s union bound is 1.4e-13, far below what
+    6000 trials resolve. Its rows stop at the first look of 2000 (>= 1840) with no failure, keep
+    the full run's verdict, and their evidence names the violation search and its power. At
+    eps = 0.9 the bound, 4.1e-6, is within NEAR_FACTOR of the limit (6.1e-4): those rows draw
+    all 6000 trials."""
     from attnspec.theory.linformer.rows import verdict_rows
 
-    kw = {"trials": 6000, "seed": 2, "grid": {0.9: [1023]}}
+    kw = {"trials": 6000, "seed": 2, "grid": {2.0 / 3.0: [1023]}}
     seq, _ = T2.simulate_theorem2(1024, 2, 0.3, [16], **kw)
     full, _ = T2.simulate_theorem2(1024, 2, 0.3, [16], sequential=False, **kw)
     grid = seq["sweep"].eq("eps-k-grid") & seq["reading"].str.startswith("proof-")
@@ -231,3 +259,6 @@ def test_theorem2_rows_beyond_resolution_stop_after_the_search_and_say_so() -> N
     assert len(searched) == 6 and all(r.verdict == "measured" and "violation search: stopped at 2000 of up to 6000 trials" in r.evidence
                and "no failure in 2000 trials, power 0.99 against failure rates >= 0.23 %" in r.evidence
                for r in searched)
+    near, _ = T2.simulate_theorem2(1024, 2, 0.3, [16], **{**kw, "grid": {0.9: [1023]}})
+    grid = near["sweep"].eq("eps-k-grid") & near["reading"].str.startswith("proof-")
+    assert grid.sum() == 6 and (near.loc[grid, "trials"] == 6000).all()

@@ -189,10 +189,11 @@ def _committed(name: str) -> list:
 
 def test_the_committed_real_attention_run_is_never_headlined_bare_vacuous() -> None:
     rows = _committed("jl-check-real")
-    hidden = [r for r in rows if hidden_failure(r)]
-    assert hidden, "real MiniLM matrices exceed Theorem 1's stated probability at its own k"
     (thm1,) = [cv for cv in claim_verdicts(rows) if cv.claim == "linformer.thm1.eq3"]
-    assert thm1.verdict == "vacuous → violated"
+    # "vacuous → violated" where no k < n decides the theorem (eps = 0.1), "violated" where one does (eps = 2/3)
+    assert thm1.verdict in ("vacuous → violated", "violated")
+    if thm1.verdict == "vacuous → violated":
+        assert [r for r in rows if hidden_failure(r)], "the failure a vacuous row hides is what the headline shows"
 
 
 def test_the_reports_claim_verdicts_are_the_tables_whichever_experiment_comes_first() -> None:

@@ -311,6 +311,24 @@ def union_bound_min_k(n: int, eps: float, pairs: int | None = None) -> int:
     return int(math.floor(math.log(2 * m) / c_eps(eps))) + 1
 
 
+#: The ε that maximises ε² − ε³, so c(ε) = (ε² − ε³)/4 = 1/27, the rate of every bound.
+EPS_FASTEST = 2.0 / 3.0
+
+
+def theorem1_decisive_from() -> int:
+    """The smallest n at which some ε gives a k < n with Theorem 1's union bound
+    2n·e^{−c(ε)k} < 1 (eq. 20): at ε = 2/3, where c(ε) is largest, ``union_bound_min_k(n, 2/3)
+    <= n − 1``. Below it every row of Theorem 1 at k < n is vacuous, whatever ε.
+
+    >>> theorem1_decisive_from()
+    157
+    """
+    n = 2
+    while union_bound_min_k(n, EPS_FASTEST) > n - 1:
+        n += 1
+    return n
+
+
 def dimensions(n: int, eps: float, d: int = 64) -> dict[str, float]:
     """Every dimension formula of the paper (and scikit-learn's), by name, for meta.json and the report.
 
