@@ -730,7 +730,8 @@ def fit_study(out: Path, *, resamples: int = 2000, seed: int = 0) -> StudyFit:
     InputError
         ``resamples`` or ``seed`` out of range, or a bootstrap that would not fit in memory.
     ResultsError
-        Fewer than two inputs (draws) present at every length.
+        ``out`` is not a scaling run, a file in it is damaged or disagrees with meta.json,
+        or fewer than two inputs (draws) are present at every length.
     """
     nulls = null_comparison(out, resamples=resamples, seed=seed)
     return StudyFit(table=scaling_table(out), fits=fit_scaling(out, resamples=resamples, seed=seed), nulls=nulls,
