@@ -294,14 +294,34 @@ class ScalingResult:
                 f"inputs={first.get('inputs_done')}{beta}{f', path={str(self.path)!r}' if self.path else ''})")
 
     def sentence(self) -> str:
-        """The real β and k90/n, beside each null's, in one sentence."""
+        """The real β and k90/n, beside each null's, in one sentence.
+
+        Returns
+        -------
+        str
+            The sentence (:func:`attnspec.spectra.scaling.null_sentence` of :attr:`nulls`),
+            each β with its bootstrap interval, stated as a 95% interval.
+        """
         from attnspec.spectra.scaling import null_sentence
 
         return null_sentence(self.nulls)
 
     def plot(self, *, label: str | None = None) -> dict[str, Any]:
         """``{"scaling_k90": Figure, "scaling_beta": Figure}``, the figures ``attnspec plot
-        scaling`` saves; nothing is written. ``label`` replaces the title (model · corpus)."""
+        scaling`` saves; nothing is written.
+
+        Parameters
+        ----------
+        label : str, optional
+            The figures' title in place of the study's model · corpus; the lengths and the
+            number of inputs are added to it.
+
+        Returns
+        -------
+        dict of str to matplotlib.figure.Figure
+            ``"scaling_k90"`` (k90 and effective rank against n) and ``"scaling_beta"`` (the
+            fitted β per layer and overall, with its bootstrap interval).
+        """
         from attnspec.plots.scaling import scaling_figures, study_title
 
         return scaling_figures(self.table, self.fits, title=study_title(self.meta, label), nulls=self.fit.null_tables)
@@ -309,6 +329,21 @@ class ScalingResult:
     def save(self, path: str | Path, *, csv: bool = False) -> Path:
         """Write the study as ``attnspec spectrum --seq-len A,B,...`` lays it out (one run per
         length under ``path/n<len>``, the fit tables, meta.json); returns ``path``.
+
+        :attr:`path` is set to it. Saved to its own directory, only the fit tables, the
+        projection's tables and meta.json are rewritten.
+
+        Parameters
+        ----------
+        path : str or Path
+            The study's directory: absent, empty, or this study's own directory.
+        csv : bool
+            Also write a CSV copy of each table.
+
+        Returns
+        -------
+        Path
+            The directory written.
 
         Raises
         ------

@@ -78,7 +78,33 @@ def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool 
     :class:`~attnspec.errors.InputError` with the command line's message, e.g.
     ``Invalid value for '--n': 'abc' is not a valid integer.``, and a seed is
     ``0 <= seed < 2**63``. ``text=False`` (the Python API) takes numbers and booleans only as
-    such, never as strings; ``lists=False`` leaves list-valued options to the battery."""
+    such, never as strings; ``lists=False`` leaves list-valued options to the battery.
+
+    Parameters
+    ----------
+    command : str
+        The command whose declared options the values are checked against (``"jl-check"``,
+        ``"sa-check"``, ``"osa-check"``, ``"osa-train"``); any other declares none, and its
+        values pass unchecked.
+    options : mapping of str to object
+        Option name (the Python parameter's, ``"seq_len"``) → value; names the command does
+        not declare, and None for an option that may be unset, pass through unchanged.
+    lists : bool
+        Check list-valued options too; False leaves them as given.
+    text : bool
+        Convert text (``"12"``, ``"true"``) to the option's type, as the command line does;
+        False refuses text where a number or a boolean is declared.
+
+    Returns
+    -------
+    dict of str to object
+        A copy of ``options`` with each checked value converted to its declared type.
+
+    Raises
+    ------
+    InputError
+        A value not of its option's type, or a seed outside ``0 <= seed < 2**63``.
+    """
     from attnspec.check_options import OPTIONS
     from attnspec.options import check_types
 

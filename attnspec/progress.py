@@ -51,7 +51,14 @@ _QUIET = False
 
 
 def set_quiet(quiet: bool = True) -> None:
-    """Make every later :class:`Progress` of this process quiet (or not) unless told otherwise."""
+    """Make every later :class:`Progress` of this process quiet (or not) unless told otherwise.
+
+    Parameters
+    ----------
+    quiet : bool
+        True: later :class:`Progress` objects made without ``quiet=`` say no counted lines
+        (``ATTNSPEC_QUIET`` silences them either way); False: they say them again.
+    """
     global _QUIET
     _QUIET = bool(quiet)
 
@@ -63,7 +70,14 @@ class ProgressLine(str):
 
 class StreamSink:
     """The sink of ``progress=True``: each message on its own line of ``stream`` (stderr by
-    default); on a terminal, :class:`ProgressLine` s rewrite one line in place."""
+    default); on a terminal, :class:`ProgressLine` s rewrite one line in place.
+
+    Parameters
+    ----------
+    stream : text stream, optional
+        Where the lines are written (default ``sys.stderr``); it is live (lines rewritten in
+        place) when its ``isatty()`` is true.
+    """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -92,7 +106,25 @@ class StreamSink:
 
 def progress_sink(progress: bool | Say | None, *, name: str = "progress") -> Say | None:
     """``progress=`` → the sink: True → a :class:`StreamSink` on stderr; False or None →
-    None (nothing is written); a callable → itself. Anything else is refused in one line."""
+    None (nothing is written); a callable → itself. Anything else is refused in one line.
+
+    Parameters
+    ----------
+    progress : bool, callable or None
+        The ``progress=`` argument as the caller passed it.
+    name : str
+        The argument's name, as the error message calls it.
+
+    Returns
+    -------
+    callable or None
+        The sink, taking one line at a time; None when nothing is to be said.
+
+    Raises
+    ------
+    InputError
+        ``progress`` is neither a bool, None nor a callable.
+    """
     if progress is None:
         return None
     if callable(progress):
@@ -164,7 +196,15 @@ class Progress:
 
     # ----------------------------------------------------------------- text
     def line(self) -> ProgressLine:
-        """The current progress line (without newline)."""
+        """The current progress line (without newline).
+
+        Returns
+        -------
+        ProgressLine
+            ``label: done/total unit (percent), elapsed`` with the ETA once any unit of
+            this start is done and the work is not finished (with ``at_most``: "of at
+            most" and "at most … left").
+        """
         elapsed = self.clock() - self.start
         frac = min(1.0, self.done / self.total)
         # the rate of this start only: units a resumed run had done before cost nothing now
@@ -184,7 +224,16 @@ class Progress:
 
     # ----------------------------------------------------------------- updates
     def advance(self, units: float = 1.0, *, total: float | None = None) -> None:
-        """Count ``units`` more done (and, optionally, a new total); say the line if it is time."""
+        """Count ``units`` more done (and, optionally, a new total); say the line if it is time.
+
+        Parameters
+        ----------
+        units : float
+            Work units done since the last call.
+        total : float, optional
+            The total from now on (e.g. smaller once a sequential Monte Carlo stops early);
+            None keeps it.
+        """
         self.done += units
         if total is not None:
             self.total = max(float(total), 1e-12)

@@ -24,6 +24,17 @@ class InterruptedRun(KeyboardInterrupt):
     "partial"`` (written by :func:`attnspec.battery.run_and_write`, resumable with
     ``--resume``); ``done`` and ``total`` count the run's parts, named by ``unit``
     (``"runs"`` of osa-train, ``"claim groups"`` of jl-check).
+
+    Parameters
+    ----------
+    partial : BatteryResult
+        The finished part, ``meta["status"] == "partial"``.
+    done : int
+        Parts finished before the interruption.
+    total : int
+        Parts of the whole run.
+    unit : str
+        The parts' name, as the message says it (``"runs"``, ``"claim groups"``).
     """
 
     # partial is a BatteryResult; not annotated as one: attnspec.battery imports this module
@@ -46,7 +57,15 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """While active (main thread only), SIGTERM raises :class:`KeyboardInterrupt` like Ctrl-C."""
+    """While active (main thread only), SIGTERM raises :class:`KeyboardInterrupt` like Ctrl-C.
+
+    Outside the main thread the block runs with the handlers as they are; the previous
+    SIGTERM handler is restored when the block ends.
+
+    Yields
+    ------
+    None
+    """
     if not _in_main_thread():
         yield
         return
@@ -66,6 +85,15 @@ def deferred_interrupts() -> Iterator[None]:
     without figures. (Main thread only; elsewhere signals cannot be caught anyway.)
     Re-entrant: a block inside another one holds nothing itself, so the signal is raised
     when the outermost block ends, not in the middle of it.
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When the block ends, for the first SIGINT or SIGTERM it held.
     """
     if not _in_main_thread() or _deferring:
         yield
@@ -99,6 +127,12 @@ def become_worker(parent_pid: int) -> None:
     - Ctrl-C reaches every process of the terminal's group: the worker ignores SIGINT, and
       takes SIGTERM's default action, so only the parent reports the interruption (one line)
       and ends the worker itself.
+
+    Parameters
+    ----------
+    parent_pid : int
+        The parent's process id, read by the parent before the fork (``os.getpid()``); a
+        worker whose parent id differs from it ends at once (exit status 1).
     """
     import os
 

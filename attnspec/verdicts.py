@@ -415,7 +415,33 @@ def classify_failure_probability(
     level: float = 0.95,
     loose_factor: float = LOOSE_FACTOR,
 ) -> tuple[VerdictKind, str]:
-    """The pre-registry interface of :func:`classify_probability` (verdict, reason)."""
+    """:func:`classify_probability` without ``trivial``, ``vacuous`` and ``hypothesis_unmet``,
+    its decision as a (verdict, reason) pair.
+
+    Parameters
+    ----------
+    claimed : float
+        The claimed upper bound on the failure probability.
+    failures, trials : int
+        Monte Carlo counts, ``0 <= failures <= trials``, ``trials >= 1``.
+    exact : float, optional
+        The exact failure probability, where a law gives it.
+    level : float
+        Confidence level of the Clopper–Pearson interval.
+    loose_factor : float
+        How many times larger than the failure probability a claim may be before it is
+        ``loose`` (default :data:`LOOSE_FACTOR`, 10).
+
+    Returns
+    -------
+    tuple of (str, str)
+        The verdict (a :data:`VerdictKind`) and its one-line reason.
+
+    Raises
+    ------
+    ValueError
+        ``trials < 1`` or ``failures`` outside 0..trials.
+    """
     d = classify_probability(claimed=claimed, failures=failures, trials=trials, exact=exact, level=level,
                              loose_factor=loose_factor)
     return d.verdict, d.reason
@@ -435,7 +461,19 @@ _FIXED = frozenset({"claim", "reading", "verdict", *ROW_COLUMNS})
 
 def param_column(name: str) -> str:
     """The column of parameter ``name`` in the verdict table (``param_<name>`` where it would
-    shadow a row field, e.g. a parameter called ``seed``)."""
+    shadow a row field, e.g. a parameter called ``seed``).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as a row's ``params`` holds it.
+
+    Returns
+    -------
+    str
+        ``name``, or ``param_<name>`` when ``name`` is ``claim``, ``reading``, ``verdict`` or
+        one of :data:`ROW_COLUMNS`.
+    """
     return f"param_{name}" if name in _FIXED else name
 
 

@@ -48,7 +48,20 @@ def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
 
 
 def study_title(meta: dict[str, Any], label: str | None = None) -> str:
-    """``label``, else model · corpus of a scaling study's meta.json."""
+    """``label``, else model · corpus of a scaling study's meta.json.
+
+    Parameters
+    ----------
+    meta : dict
+        The study's meta.json (its ``identity``: ``model`` and ``data``).
+    label : str, optional
+        The title to use instead; None or empty for model · corpus.
+
+    Returns
+    -------
+    str
+        The figures' title, model and corpus shortened by :func:`attnspec.plots.short_name`.
+    """
     from attnspec.plots import short_name
 
     ident = meta.get("identity", {})
@@ -78,7 +91,28 @@ def _layer_summary(table: pd.DataFrame, col: str) -> pd.DataFrame:
 
 def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: str = "",
                  formats: Sequence[str] = ("png", "svg"), nulls: dict[str, pd.DataFrame] | None = None) -> list[Path]:
-    """Save both figures of :func:`scaling_figures` as ``out/scaling_k90.*`` and ``out/scaling_beta.*``."""
+    """Save both figures of :func:`scaling_figures` as ``out/scaling_k90.*`` and ``out/scaling_beta.*``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`attnspec.spectra.scaling.scaling_table`'s output.
+    fits : pandas.DataFrame
+        :func:`attnspec.spectra.scaling.fit_scaling`'s output.
+    out : Path
+        The folder the figures are written to; it must exist.
+    title : str
+        The run's name (model · corpus).
+    formats : sequence of str
+        The file formats (matplotlib's names), one file each; default PNG and SVG.
+    nulls : dict of str to pandas.DataFrame, optional
+        Null baseline name → its scaling table.
+
+    Returns
+    -------
+    list of Path
+        The files written, each figure in each format.
+    """
     paths: list[Path] = []
     for stem, fig in scaling_figures(table, fits, title=title, nulls=nulls).items():
         paths += save_figure(fig, Path(out) / stem, formats)
@@ -102,19 +136,16 @@ def scaling_figures(table: pd.DataFrame, fits: pd.DataFrame, *, title: str = "",
         :func:`attnspec.spectra.scaling.scaling_table`'s output.
     fits : pandas.DataFrame
         :func:`attnspec.spectra.scaling.fit_scaling`'s output.
-    out : Path
-        The folder the figures are written to (``scaling_k90``, ``scaling_beta``).
     title : str
-        The run's name (model · corpus).
-    formats : sequence of str
-        The file formats (matplotlib's names), one file each.
+        The run's name (model · corpus); may be empty.
     nulls : dict of str to pandas.DataFrame, optional
-        Null baseline name → its scaling table.
+        Null baseline name → its scaling table; None or empty for none.
 
     Returns
     -------
-    list of Path
-        The files written.
+    dict of str to matplotlib.figure.Figure
+        ``"scaling_k90"`` (k90 and effective rank against n) and ``"scaling_beta"`` (β per
+        layer and overall, with its bootstrap interval); open, not saved.
     """
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 

@@ -74,7 +74,19 @@ def display(model: str) -> str:
 
 
 def scaling_label(run: Path) -> str:
-    """``MiniLM-L6 · imdb``: a scaling run's model and corpus, from its longest length's meta.json."""
+    """``MiniLM-L6 · imdb``: a scaling run's model and corpus, from its longest length's meta.json.
+
+    Parameters
+    ----------
+    run : Path
+        A scaling study's directory: its meta.json lists the ``lengths``, and the run of the
+        longest under ``n<len>`` holds a meta.json.
+
+    Returns
+    -------
+    str
+        The model as the report names it (:func:`display`) · the corpus as the run recorded it.
+    """
     top = json.loads((run / "meta.json").read_text())
     meta = json.loads((run / f"n{max(top['lengths'])}" / "meta.json").read_text())
     return f"{display(str(meta.get('model')))} · {(meta.get('identity') or {}).get('data')}"

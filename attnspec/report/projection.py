@@ -60,7 +60,21 @@ def _trend(s: pd.DataFrame, col: str) -> str:
 
 def projection_part(experiments: Sequence[Any], results: Path) -> list[str]:
     """Markdown lines for the body: what is measured, one table over the runs that hold the
-    measurement, and a reading; empty when no scaling run holds it."""
+    measurement, and a reading; empty when no scaling run holds it.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments; those whose results are scaling studies are read.
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    list of str
+        The lines, a blank line after each paragraph and after the table; the reading names
+        the scaling runs without the measurement and why. Empty when none holds it.
+    """
     from attnspec.report.decoder import scaling_label
 
     held, missing = [], []
@@ -133,7 +147,20 @@ def _by_reason(missing: list[tuple[str, str]], held: list[str]) -> dict[str, lis
 
 
 def run_projection_lines(run: Path) -> list[str]:
-    """A scaling run's full projection table (for its appendix subsection), or why it has none."""
+    """A scaling run's full projection table (for its appendix subsection), or why it has none.
+
+    Parameters
+    ----------
+    run : Path
+        A scaling study's directory.
+
+    Returns
+    -------
+    list of str
+        Markdown lines ending with a blank line: what is measured and one table row per
+        (k, n) (the random projection's error and the best rank-k error, each with its 95%
+        interval over inputs), or one line saying why the run holds no measurement.
+    """
     s = _summary(run)
     if s is None or s.empty:
         return [f"Linformer-projection error: {_why_not(run)}.", ""]

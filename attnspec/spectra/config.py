@@ -120,7 +120,16 @@ class SpectrumConfig:
                 raise InputError(f"--shard must be INDEX/COUNT with 0 <= INDEX < COUNT, got {i}/{n}")
 
     def identity(self) -> dict[str, Any]:
-        """The parameters that make two runs the same run (resume and merge check them)."""
+        """The parameters that make two runs the same run (resume and merge check them).
+
+        Returns
+        -------
+        dict of str to object
+            ``model``, ``data``, ``split``, ``seq_len``, ``num_sentences`` (``"up to
+            1000"`` for the default), ``seed``, ``short_policy``, ``dtype``, ``svd_method``,
+            ``rank_tol``, ``shard`` (``"i/N"`` or None) and, when not ``"pool"``,
+            ``selection``: meta.json's ``identity``.
+        """
         return {
             "model": self.model,
             "data": self.data,
@@ -144,7 +153,19 @@ class SpectrumConfig:
 def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
     """``--num-inputs`` as :func:`attnspec.spectra.data.inputs.load_inputs` arguments: N → exactly N;
     ``"all"`` → every available input; None (the default) → DEFAULT_NUM_SENTENCES, or all
-    of them when fewer exist."""
+    of them when fewer exist.
+
+    Parameters
+    ----------
+    num_sentences : int, str or None
+        A positive integer, ``"all"``, or None (:func:`parse_num_sentences`).
+
+    Returns
+    -------
+    dict of str to object
+        ``{"num_inputs": int or None, "at_most": bool}``: how many inputs to draw (None:
+        all), and whether fewer are accepted when the corpus has fewer.
+    """
     if num_sentences is None:
         return {"num_inputs": DEFAULT_NUM_SENTENCES, "at_most": True}
     if num_sentences == "all":
@@ -154,7 +175,28 @@ def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
 
 def parse_num_sentences(text: str | None, option: str = "--num-inputs") -> int | str | None:
     """``--num-inputs`` (or ``--num-sentences``, the same option, named ``option`` in an error):
-    ``"all"``, a positive integer, or None (the default, see SpectrumConfig)."""
+    ``"all"``, a positive integer, or None (the default, see SpectrumConfig).
+
+    Parameters
+    ----------
+    text : str, optional
+        The option's text: ``"all"`` (any case), or an integer, spaces around it ignored
+        and ``,`` or ``_`` allowed between digits (``"10,000"``); None when not given.
+    option : str
+        The option's name, as the error message names it.
+
+    Returns
+    -------
+    int, str or None
+        The count, ``"all"``, or None for the default.
+
+    Raises
+    ------
+    OptionError
+        ``text`` is not a number (a usage error, exit status 2).
+    InputError
+        The number is below 1.
+    """
     if text is None:
         return None
     t = text.strip().lower()
@@ -171,7 +213,24 @@ def parse_num_sentences(text: str | None, option: str = "--num-inputs") -> int |
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
-    """``"i/N"`` → (i, N); ``"auto"`` reads RANK and WORLD_SIZE (torchrun, accelerate)."""
+    """``"i/N"`` → (i, N); ``"auto"`` reads RANK and WORLD_SIZE (torchrun, accelerate).
+
+    Parameters
+    ----------
+    text : str, optional
+        ``--shard``: ``"i/N"`` (shard i of N, 0-based) or ``"auto"``; None for the whole run.
+
+    Returns
+    -------
+    tuple of (int, int) or None
+        (i, N) with ``0 <= i < N``, or None when ``text`` is None.
+
+    Raises
+    ------
+    InputError
+        Not two integers separated by ``/``, ``i`` outside 0..N-1, or ``"auto"`` without
+        RANK and WORLD_SIZE in the environment.
+    """
     import os
 
     if text is None:

@@ -139,7 +139,25 @@ def up_to_date(cfg: SpectrumConfig) -> bool:
 
     Asked before the model loads. ``--overwrite`` (recompute) and ``--resume`` keep their
     meaning (False here). An ``--out`` holding another run is refused in one line
-    (:class:`ResultsError` naming the parameters that differ), as before.
+    (:class:`ResultsError` naming the parameters that differ).
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The job; ``cfg.out`` is the run's directory.
+
+    Returns
+    -------
+    bool
+        True when ``cfg.out`` holds this run's meta.json with status ``complete``, every
+        input done, and ``spectrum.parquet`` and ``metrics.parquet``; always False with
+        ``overwrite`` or ``resume``.
+
+    Raises
+    ------
+    ResultsError
+        ``cfg.out`` holds another run or other files, or this run computed on model or data
+        files that changed since.
     """
     if cfg.overwrite or cfg.resume or not (cfg.out / META_FILE).is_file():
         return False
@@ -173,9 +191,27 @@ def _check_same_files(cfg: SpectrumConfig, meta: dict[str, Any]) -> None:
 def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
     """Decide, before anything is computed, whether ``cfg.out`` is started, resumed or refused.
 
-    Returns (resuming, verified state). The caller holds the output lock. The state file,
-    not meta.json, decides what a resume continues from; a directory whose meta.json was
-    deleted but whose state is intact can still be resumed (its identity is in the state).
+    The caller holds the output lock. The state file, not meta.json, decides what a resume
+    continues from; a directory whose meta.json was deleted but whose state is intact can
+    still be resumed (its identity is in the state).
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The job: its ``out``, its identity, and ``overwrite`` / ``resume``.
+
+    Returns
+    -------
+    tuple of (bool, RunState or None)
+        (True, the verified checkpoint) to resume; (False, None) to start afresh: the
+        directory is absent or empty, or ``overwrite`` is set.
+
+    Raises
+    ------
+    ResultsError
+        ``cfg.out`` holds another run, a checkpoint of another run, this run (complete, or
+        unfinished without ``resume``), a partial merge, or a checkpoint that fails the
+        identity or coverage check.
     """
     out = cfg.out
     state_path = out / STATE_FILE

@@ -18,7 +18,24 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def reach_column(metrics: pd.DataFrame) -> str:
-    """The metrics table's "index where the head's mean curve reaches the level" column."""
+    """The metrics table's "index where the head's mean curve reaches the level" column.
+
+    Parameters
+    ----------
+    metrics : pandas.DataFrame
+        A run's metrics table, one row per (layer, head).
+
+    Returns
+    -------
+    str
+        The name of its first ``index_at_<level>_of_mean_curve`` column
+        (``index_at_0.9_of_mean_curve``).
+
+    Raises
+    ------
+    ResultsError
+        The table has no such column.
+    """
     found = [c for c in metrics.columns if c.endswith("_of_mean_curve")]
     if not found:
         raise ResultsError("metrics table has no index_at_<level>_of_mean_curve column")
@@ -27,7 +44,29 @@ def reach_column(metrics: pd.DataFrame) -> str:
 
 def reading_index(meta: dict[str, Any], n: int, at: int | None, name: str = "at") -> int:
     """The index c is read at: ``at`` when given (checked against n under ``name``), else the
-    one the run's figures recorded, else the default (128 when n = 512, else n / 4)."""
+    one the run's figures recorded, else the default (128 when n = 512, else n / 4).
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta.json (its ``figures`` record, when the figures were drawn).
+    n : int
+        The run's length: the curves' last index.
+    at : int, optional
+        The index asked for, an integer in 1..n; None for the recorded or default one.
+    name : str
+        The option or parameter the error message names (``"at"``, ``"--at"``).
+
+    Returns
+    -------
+    int
+        The index, in 1..n.
+
+    Raises
+    ------
+    InputError
+        ``at`` (or the recorded index) is not an integer in 1..n.
+    """
     from attnspec.spectra.figure_record import figure_choices
 
     if at is not None:

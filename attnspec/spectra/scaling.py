@@ -691,7 +691,15 @@ class StudyFit:
     null_tables: dict[str, pd.DataFrame]
 
     def save(self, out: Path, *, csv: bool = False) -> None:
-        """``scaling.parquet``, ``scaling_fit.parquet`` and, with nulls, ``scaling_null.parquet`` in ``out``, as one unit."""
+        """``scaling.parquet``, ``scaling_fit.parquet`` and, with nulls, ``scaling_null.parquet`` in ``out``, as one unit.
+
+        Parameters
+        ----------
+        out : Path
+            The scaling study's directory.
+        csv : bool
+            Also write a CSV copy of each table.
+        """
         with result_files(out):
             write_table(out, "scaling", self.table, csv=csv)
             write_table(out, "scaling_fit", self.fits, csv=csv)
@@ -700,7 +708,31 @@ class StudyFit:
 
 
 def fit_study(out: Path, *, resamples: int = 2000, seed: int = 0) -> StudyFit:
-    """Every table and fit of a finished scaling study (nothing is written: :meth:`StudyFit.save`)."""
+    """Every table and fit of a finished scaling study (nothing is written: :meth:`StudyFit.save`).
+
+    Parameters
+    ----------
+    out : Path
+        A scaling directory, one finished run per length.
+    resamples : int
+        Bootstrap resamples of each fit, >= 100.
+    seed : int
+        Seed of the bootstraps, >= 0.
+
+    Returns
+    -------
+    StudyFit
+        :func:`scaling_table`, :func:`fit_scaling` and :func:`null_comparison` (intervals at
+        level 0.95) of the model's P, and the scaling table of each null every length holds.
+
+    Raises
+    ------
+    InputError
+        ``resamples`` or ``seed`` out of range, or a bootstrap that would not fit in memory.
+    ResultsError
+        ``out`` is not a scaling run, a file in it is damaged or disagrees with meta.json,
+        or fewer than two inputs (draws) are present at every length.
+    """
     nulls = null_comparison(out, resamples=resamples, seed=seed)
     return StudyFit(table=scaling_table(out), fits=fit_scaling(out, resamples=resamples, seed=seed), nulls=nulls,
                     null_tables={s: scaling_table(out, source=s) for s in nulls["source"] if s != REAL})

@@ -75,13 +75,38 @@ class StudyOutcome:
         return "complete" if last is None else last.status
 
     def run_dirs(self) -> dict[int, Path]:
-        """Length → the directory of its run."""
+        """Length → the directory of its run.
+
+        Returns
+        -------
+        dict of int to Path
+            Each length n → ``out/n<len>`` in a scaling study; the single length → ``out``
+            for one run.
+        """
         return {n: run_dir(self.out, n) for n in self.lengths} if self.scaling else {self.lengths[0]: self.out}
 
 
 def default_out(model: str, data: str, lengths: Sequence[int], shard: tuple[int, int] | None = None) -> Path:
     """``results/<model>-<data>-n<len>`` for one length (``-shard<i>of<N>`` for a shard), or
-    ``results/<model>-<data>-scaling`` for a scaling study."""
+    ``results/<model>-<data>-scaling`` for a scaling study.
+
+    Parameters
+    ----------
+    model : str
+        The model's name, alias or path (its last component is used).
+    data : str
+        The corpus's name or path (its last component, without a file's suffix).
+    lengths : sequence of int
+        The study's lengths n; more than one makes a scaling study.
+    shard : tuple of (int, int), optional
+        (i, N): shard i of N, named for a single length only.
+
+    Returns
+    -------
+    Path
+        Relative to the working directory, under ``results``; characters other than
+        letters, digits, ``.``, ``_`` and ``-`` are replaced by ``-``.
+    """
     tail = "scaling" if len(lengths) > 1 else f"n{lengths[0]}"
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{Path(model).name}-{Path(data).stem}-{tail}").strip("-")
     if shard is not None and len(lengths) == 1:
@@ -91,7 +116,29 @@ def default_out(model: str, data: str, lengths: Sequence[int], shard: tuple[int,
 
 def resolve_out(out: Path | None, model: str, data: str, lengths: Sequence[int],
                 shard: tuple[int, int] | None) -> Path:
-    """``out`` with ``{shard}`` filled in (``0of4``), or :func:`default_out`."""
+    """``out`` with ``{shard}`` filled in (``0of4``), or :func:`default_out`.
+
+    Parameters
+    ----------
+    out : Path, optional
+        ``--out`` as given, possibly holding ``{shard}``; None for :func:`default_out`.
+    model, data : str
+        The model and the corpus, named by :func:`default_out`.
+    lengths : sequence of int
+        The study's lengths n.
+    shard : tuple of (int, int) or None
+        (i, N): shard i of N, or None for the whole run.
+
+    Returns
+    -------
+    Path
+        The results directory.
+
+    Raises
+    ------
+    InputError
+        ``out`` holds ``{shard}`` and no shard is given.
+    """
     if out is not None and "{shard}" in str(out):
         if shard is None:
             raise InputError(f"--out {out} contains {{shard}} but no --shard was given")
@@ -102,7 +149,30 @@ def resolve_out(out: Path | None, model: str, data: str, lengths: Sequence[int],
 def check_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], baselines: Sequence[str] = (), *,
                 texts: list[str] | None = None) -> tuple[SpectrumConfig, list[int]]:
     """The study's options checked before anything is locked or loaded: (the job at the
-    longest length, the lengths)."""
+    longest length, the lengths).
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The job; its ``seq_len`` is replaced by the longest length.
+    lengths : int, str or sequence of int
+        n, or several strictly increasing lengths (``"64,128,256"``, :func:`parse_lengths`).
+    baselines : sequence of str
+        The null baselines asked for; refused for a shard of a single run.
+    texts : list of str, optional
+        The inputs given in place of a corpus; refused with several lengths.
+
+    Returns
+    -------
+    tuple of (SpectrumConfig, list of int)
+        The job at the longest length, validated, and the lengths, strictly increasing.
+
+    Raises
+    ------
+    InputError
+        Lengths that are not strictly increasing integers >= 2, nulls asked of a shard,
+        ``texts`` with several lengths, or an option of ``cfg`` out of range.
+    """
     lengths = parse_lengths(lengths)
     if baselines and cfg.shard is not None and len(lengths) == 1:
         raise InputError(f"--baseline {','.join(baselines)} needs the whole run's row entropy, not a shard's: "
@@ -116,14 +186,45 @@ def check_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], baselin
 
 
 def study_kind(lengths: Sequence[int]) -> tuple[str, tuple[str, ...]]:
-    """(the kind meta.json records, the kinds it may lie inside): a run may live in its scaling study."""
+    """(the kind meta.json records, the kinds it may lie inside): a run may live in its scaling study.
+
+    Parameters
+    ----------
+    lengths : sequence of int
+        The study's lengths n.
+
+    Returns
+    -------
+    tuple of (str, tuple of str)
+        For several lengths the scaling kind, inside nothing; for one, the spectrum kind,
+        which may lie inside a scaling study.
+    """
     return (SCALING_KIND, ()) if len(lengths) > 1 else (KIND, (SCALING_KIND,))
 
 
 def study_up_to_date(cfg: SpectrumConfig, lengths: Sequence[int]) -> bool:
     """True when ``cfg.out`` already holds this study, complete: every length's run with these
     parameters (:func:`attnspec.spectra.job.up_to_date`). A directory holding another run is
-    refused (:class:`~attnspec.errors.ResultsError` naming what differs)."""
+    refused (:class:`~attnspec.errors.ResultsError` naming what differs).
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The job; ``cfg.out`` is the run's directory, or the study's (one run per length
+        under ``out/n<len>``). With ``overwrite`` or ``resume`` nothing is up to date.
+    lengths : sequence of int
+        The study's lengths n, shortest first.
+
+    Returns
+    -------
+    bool
+        Whether every length's run is there, complete, with its tables.
+
+    Raises
+    ------
+    ResultsError
+        A length's directory holds another run, or its model or data files changed since.
+    """
     from attnspec.spectra.job import up_to_date
 
     if len(lengths) == 1:
@@ -132,7 +233,19 @@ def study_up_to_date(cfg: SpectrumConfig, lengths: Sequence[int]) -> bool:
 
 
 def missing_baselines(outcome: StudyOutcome) -> list[str]:
-    """The nulls asked for that some length of a complete study does not hold yet."""
+    """The nulls asked for that some length of a complete study does not hold yet.
+
+    Parameters
+    ----------
+    outcome : StudyOutcome
+        A complete study; its ``baselines`` are the nulls asked for.
+
+    Returns
+    -------
+    list of str
+        The missing nulls, in the order of ``outcome.baselines``; a null held with other
+        draws or another seed counts as missing.
+    """
     from attnspec.spectra.baselines import missing
 
     return sorted({b for run in outcome.run_dirs().values() for b in missing(run, outcome.baselines)},

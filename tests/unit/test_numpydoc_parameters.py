@@ -41,19 +41,7 @@ FROM_OPTION_DECLARATIONS = frozenset({
 })
 
 #: module -> callables without complete Parameters / Returns sections (may shrink, not grow)
-KNOWN_GAPS: dict[str, int] = {
-    "attnspec.battery": 2,
-    "attnspec.progress": 3,
-    "attnspec.signals": 3,
-    "attnspec.spectra.config": 4,
-    "attnspec.spectra.job": 2,
-    "attnspec.theory.expressivity.config": 2,
-    "attnspec.theory.linformer.battery": 5,
-    "attnspec.theory.osa.battery": 2,
-    "attnspec.theory.osa.train": 1,
-    "attnspec.theory.osa.train_battery": 3,
-    "attnspec.verdicts": 1,
-}
+KNOWN_GAPS: dict[str, int] = {}
 
 _HEADER = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.M)
 _NOT_A_VALUE = {"None", "NoReturn", "Never"}

@@ -114,7 +114,14 @@ class Config:
         check_resources(self)
 
     def parameters(self) -> dict[str, Any]:
-        """The config as a plain dict (for ``meta.json``), with the effective sweep grid."""
+        """The config as a plain dict (for ``meta.json``), with the effective sweep grid.
+
+        Returns
+        -------
+        dict of str to object
+            Every field by name, ``sweep_L`` and ``sweep_k`` replaced by the grid the sweep
+            runs (:attr:`grid_L`, :attr:`grid_k`: the full grid with ``sweep``), as lists.
+        """
         out = asdict(self)
         out["sweep_L"], out["sweep_k"] = self.grid_L, self.grid_k
         return out
@@ -122,7 +129,13 @@ class Config:
     def identity(self) -> dict[str, Any]:
         """What defines a run (``--out`` refuses a directory holding another run): every
         parameter but ``threads`` and ``jobs`` (neither changes a number), with the effective
-        sweep grid."""
+        sweep grid.
+
+        Returns
+        -------
+        dict of str to object
+            :meth:`parameters` without ``threads`` and ``jobs``.
+        """
         out = self.parameters()
         out.pop("threads")
         out.pop("jobs")

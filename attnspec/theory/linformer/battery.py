@@ -70,7 +70,24 @@ MEMORY_LIMIT_BYTES = 8 * 2**30
 
 def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
     """``"all"``, ``"lemma1"``, or a comma list of lemma1.eq11, lemma1.eq12, thm1, thm2, eq4
-    (each may carry the ``linformer.`` prefix of the claim ids)."""
+    (each may carry the ``linformer.`` prefix of the claim ids).
+
+    Parameters
+    ----------
+    spec : str or sequence of str
+        The comma list, or its items; spaces around an item and empty items are ignored.
+
+    Returns
+    -------
+    tuple of str
+        The claim groups of :data:`CLAIM_GROUPS`, aliases expanded (``lemma1``: both
+        equations; ``all``: every group), in the order given, each once.
+
+    Raises
+    ------
+    InputError
+        No item, or an item that is not a claim group, ``lemma1`` or ``all``.
+    """
     items = [s.strip().removeprefix("linformer.") for s in (spec.split(",") if isinstance(spec, str) else spec)
              if s.strip()]
     if not items:
@@ -87,7 +104,25 @@ def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def parse_families(spec: str | Sequence[str]) -> tuple[str, ...]:
-    """``"all"`` or a comma list of gaussian, orthogonal, achlioptas, sparse."""
+    """``"all"`` or a comma list of gaussian, orthogonal, achlioptas, sparse.
+
+    Parameters
+    ----------
+    spec : str or sequence of str
+        The comma list, or its items; spaces around an item and empty items are ignored.
+        ``all`` stands alone.
+
+    Returns
+    -------
+    tuple of str
+        The projection families, in the order given, each once; every family of
+        :data:`attnspec.theory.linformer.samplers.FAMILIES` for ``all``.
+
+    Raises
+    ------
+    InputError
+        No item, or an item that is not a family.
+    """
     items = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     if items == ["all"]:
         return S.FAMILIES
@@ -102,6 +137,23 @@ def parse_ks(spec: str) -> list[int]:
     """k values: a comma list of integers and inclusive ranges ``start:stop[:step]``.
 
     ``"64,128,256"``, ``"64:4096:64"`` (64, 128, ..., 4096), ``"16:32"`` (step 1).
+
+    Parameters
+    ----------
+    spec : str
+        ``--k``: integers and ranges separated by single commas.
+
+    Returns
+    -------
+    list of int
+        The values, sorted, each once, each in 1..:data:`MAX_N`.
+
+    Raises
+    ------
+    InputError
+        An empty item, an item that is not an integer or a range, a range with step < 1 or
+        stop < start, more than :data:`MAX_K_VALUES` values from a range, or a value below
+        1 or above :data:`MAX_N`.
     """
     out: list[int] = []
     for part in (p.strip() for p in spec.split(",")):
@@ -244,6 +296,19 @@ class JLConfig:
 
 def config_from_options(options: Mapping[str, Any]) -> JLConfig:
     """A validated :class:`JLConfig` from options by CLI name (``k`` as text like ``"64,128"`` or a list).
+
+    Parameters
+    ----------
+    options : mapping of str to object
+        Option name → value, the names jl-check declares (``n``, ``eps``, ``k``, ``trials``,
+        ``trials_other``, ``seed``, ``family``, ``claims``, ``d``, ``temperature``,
+        ``model``, ``data``, ``data_dir``, ``count``); an option left out takes its default
+        (``k``: None, the default sweep).
+
+    Returns
+    -------
+    JLConfig
+        The run's parameters, validated (:meth:`JLConfig.validate`).
 
     Raises
     ------

@@ -320,6 +320,13 @@ def theorem1_decisive_from() -> int:
     2n·e^{−c(ε)k} < 1 (eq. 20): at ε = 2/3, where c(ε) is largest, ``union_bound_min_k(n, 2/3)
     <= n − 1``. Below it every row of Theorem 1 at k < n is vacuous, whatever ε.
 
+    Returns
+    -------
+    int
+        That n, found by counting up from n = 2.
+
+    Example
+    -------
     >>> theorem1_decisive_from()
     157
     """

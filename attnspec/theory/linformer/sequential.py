@@ -163,7 +163,23 @@ NEAR_FACTOR = 1000.0
 
 
 def near_resolution(claimed: float, *, trials_max: int) -> bool:
-    """True when ``claimed`` is beyond resolution but within :data:`NEAR_FACTOR` of the limit."""
+    """True when ``claimed`` is beyond resolution but within :data:`NEAR_FACTOR` of the limit.
+
+    The limit is the 95% Clopper–Pearson upper end of 0 failures in ``trials_max`` trials.
+
+    Parameters
+    ----------
+    claimed : float
+        The claimed failure probability.
+    trials_max : int
+        The most trials the row may draw.
+
+    Returns
+    -------
+    bool
+        :func:`beyond_resolution` and ``claimed * NEAR_FACTOR >= limit``: the row draws every
+        trial rather than stopping after a short search.
+    """
     limit = clopper_pearson(0, int(trials_max), 0.95).high
     return beyond_resolution(claimed, trials_max=trials_max) and claimed * NEAR_FACTOR >= limit
 
@@ -255,7 +271,30 @@ def simulated_miss_rate(rate: float, claimed: float, *, trials_max: int, look: i
                         seed: int = 0) -> float:
     """The share of ``reps`` simulated rows, true failure rate ``rate``, that the sequential rule
     (looks of ``look`` up to ``trials_max``, stopping when :func:`can_stop`) leaves not
-    ``violated``: a miss when ``rate`` exceeds ``claimed``. Binomial draws per look from ``seed``."""
+    ``violated``: a miss when ``rate`` exceeds ``claimed``. Binomial draws per look from ``seed``.
+
+    Parameters
+    ----------
+    rate : float
+        The simulated rows' true failure probability, in [0, 1].
+    claimed : float
+        The claimed failure probability the rows are judged against.
+    trials_max : int
+        The most trials a row may draw.
+    look : int
+        Trials per look (the last look draws what remains of ``trials_max``).
+    reps : int
+        Rows simulated.
+    seed : int
+        Seed of the binomial draws.
+
+    Returns
+    -------
+    float
+        The share, in [0, 1], of rows whose 95% Clopper–Pearson lower end at the stop is
+        ``<= claimed`` (not ``violated``); its Monte Carlo error is about
+        sqrt(p(1 − p)/reps).
+    """
     import numpy as np
 
     from attnspec.stats import numpy_rng

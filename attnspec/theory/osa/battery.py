@@ -144,7 +144,22 @@ class OsaCheckConfig:
     timing_ns: tuple[int, ...] = field(default=(256, 512, 1024, 2048))
 
     def validate(self) -> OsaCheckConfig:
-        """Raise :class:`InputError` naming the first bad option and its allowed range."""
+        """Raise :class:`InputError` naming the first bad option and its allowed range.
+
+        The Jacobian check's memory is checked too (a lower bound of its peak), before any
+        computation.
+
+        Returns
+        -------
+        OsaCheckConfig
+            This config, unchanged, once every option is checked.
+
+        Raises
+        ------
+        InputError
+            The first option out of its range, or a Jacobian check that could not fit in
+            memory.
+        """
         _int("--seed", self.seed, 0)
         if not self.alphas:
             raise InputError("--alpha needs at least one value")
@@ -187,7 +202,14 @@ class OsaCheckConfig:
         return self
 
     def identity(self) -> dict[str, Any]:
-        """The parameters that define the run, JSON-ready (what ``--out`` compares)."""
+        """The parameters that define the run, JSON-ready (what ``--out`` compares).
+
+        Returns
+        -------
+        dict of str to object
+            Every field by name; ``alphas`` and ``timing_ns`` as lists, each schedule as its
+            name or as a list of its steps' coefficient lists.
+        """
         d = asdict(self)
         d["alphas"] = list(self.alphas)
         d["schedules"] = [s if isinstance(s, str) else [list(t) for t in s] for s in self.schedules]

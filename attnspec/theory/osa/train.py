@@ -172,6 +172,13 @@ class TrainConfig:
         return (IMAGE_SIDE // self.patch_size) ** 2 + 1
 
     def as_dict(self) -> dict[str, Any]:
+        """The configuration as recorded in ``meta.json``.
+
+        Returns
+        -------
+        dict of str to object
+            Every field by name, ``models`` as a list.
+        """
         d = asdict(self)
         d["models"] = list(self.models)
         return d

@@ -64,7 +64,18 @@ class OsaTrainConfig:
     threads: int = 1
 
     def validate(self) -> OsaTrainConfig:
-        """Raise :class:`InputError` naming the bad option and its allowed range."""
+        """Raise :class:`InputError` naming the bad option and its allowed range.
+
+        Returns
+        -------
+        OsaTrainConfig
+            This config, unchanged, once the training config and ``threads`` are checked.
+
+        Raises
+        ------
+        InputError
+            A training value, or ``threads``, out of its range.
+        """
         lib.validate_config(self.train)
         from attnspec.threads import check_threads
 
@@ -72,7 +83,14 @@ class OsaTrainConfig:
         return self
 
     def identity(self) -> dict[str, Any]:
-        """The training parameters that define the run (what ``--out`` compares)."""
+        """The training parameters that define the run (what ``--out`` compares).
+
+        Returns
+        -------
+        dict of str to object
+            :meth:`attnspec.theory.osa.train.TrainConfig.as_dict` of ``train``; ``quick`` and
+            ``threads`` are not part of it.
+        """
         return self.train.as_dict()
 
 
