@@ -12,7 +12,14 @@ From a command's tuple of options this module derives
 * the Python API's keyword-only signature and the numpydoc ``Parameters`` section of its
   docstring (:func:`signature`, :func:`numpydoc_parameters`).
 
-The declarations of the checking commands are in :mod:`attnspec.check_options`. This
+An option may belong to one surface only (``only="cli"``: a flag the Python API has no use
+for, such as ``--quiet``; ``only="api"``: an argument the command line cannot take, such as
+a model object), and may be read differently on each: the command line reads text
+(``cli_kind``), the API may default, document and type it otherwise (``api_default``,
+``api_help``, ``api_type``) where it takes more than text.
+
+The declarations of the checking commands are in :mod:`attnspec.check_options`, those of
+the spectrum study in :mod:`attnspec.spectrum_options`. This
 module imports neither numpy nor typer at import time: ``attnspec --help`` stays light.
 """
 
@@ -31,23 +38,29 @@ from typing import Any
 KIND_WORDS: dict[str, str] = {
     "int": "integer", "float": "float", "str": "string", "bool": "boolean", "path": "path",
     "seed": "integer", "floats": "list of floats", "strs": "list of strings", "ints": "list of integers",
+    "object": "object",
 }
 #: kind → (the type the command line parses it as, the type the Python API documents).
 _TYPES: dict[str, tuple[Any, Any]] = {
     "int": (int, int), "float": (float, float), "str": (str, str), "bool": (bool, bool),
     "path": (Path, str | Path), "seed": (int, int),
     "floats": (list[float], float | Sequence[float]), "strs": (list[str], str | Sequence[str]),
-    "ints": (list[int], Sequence[int]),
+    "ints": (list[int], Sequence[int]), "object": (Any, Any),
 }
 #: kind → its numpydoc type.
 _DOC_TYPES: dict[str, str] = {
     "int": "int", "float": "float", "str": "str", "bool": "bool", "path": "str or Path", "seed": "int",
     "floats": "float or sequence of float", "strs": "str or sequence of str", "ints": "sequence of int",
+    "object": "object",
 }
 _LISTS = ("floats", "strs", "ints")
 _TRUE, _FALSE = ("1", "true", "t", "yes", "y", "on"), ("0", "false", "f", "no", "n", "off")
 #: Seeds are what NumPy's and torch's generators take as one 64-bit word.
 SEED_MAX = 2**63 - 1
+#: The surfaces an option may be limited to (:attr:`Option.only`).
+SURFACES = ("cli", "api")
+#: ``api_default`` of an option whose API default is its command line's.
+SAME: Any = type("Same", (), {"__repr__": lambda self: "SAME"})()
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,23 @@ class Option:
         ``high_open`` exclude them.
     choices : tuple of str, optional
         The values allowed.
+    only : {"cli", "api"}, optional
+        The one surface that has the option; default both.
+    metavar : str, optional
+        The value's name in ``--help`` (``N|all``).
+    short : str, optional
+        A one-letter flag beside the long one (``-q``).
+    cli_kind : str, optional
+        The kind the command line reads, when it reads text that the API takes as ``kind``
+        (``--seq-len 64,128`` against ``seq_len=[64, 128]``).
+    api_default : object
+        The API's default when it is not the command line's (:data:`SAME`);
+        ``inspect.Parameter.empty`` makes the argument required.
+    api_help : str, optional
+        The docstring's text when the API reads the option otherwise than ``--help`` says.
+    api_type : str, optional
+        The numpydoc type when the API takes more than ``kind`` (a model object); its
+        annotation is then ``Any``.
     """
 
     name: str
@@ -93,11 +123,20 @@ class Option:
     low_open: bool = False
     high_open: bool = False
     choices: tuple[str, ...] | None = None
+    only: str | None = None
+    metavar: str | None = None
+    short: str | None = None
+    cli_kind: str | None = None
+    api_default: Any = SAME
+    api_help: str | None = None
+    api_type: str | None = None
 
     def __post_init__(self) -> None:
-        for kind in (self.kind, *self.also):
+        for kind in (self.kind, *self.also, *((self.cli_kind,) if self.cli_kind else ())):
             if kind not in KIND_WORDS:
                 raise ValueError(f"option {self.name}: kind must be one of {', '.join(KIND_WORDS)}, got {kind!r}")
+        if self.only is not None and self.only not in SURFACES:
+            raise ValueError(f"option {self.name}: only must be one of {', '.join(SURFACES)} or None, got {self.only!r}")
         if self.default is None and not self.nullable:
             raise ValueError(f"option {self.name}: a default of None needs nullable=True")
 
@@ -110,7 +149,7 @@ class Option:
     @property
     def flags(self) -> tuple[str, ...]:
         """The flags the command line declares (``"--timing/--no-timing"`` as one)."""
-        return (self.flag or option_flag(self.name),)
+        return (self.flag or option_flag(self.name), *((self.short,) if self.short else ()))
 
     @property
     def label(self) -> str:
@@ -123,14 +162,49 @@ class Option:
         import functools
         import operator
 
-        kinds = (self.kind, *self.also) if api else (self.kind,)
-        types = [_TYPES[k][1 if api else 0] for k in kinds] + ([type(None)] if self.nullable else [])
+        if api and self.api_type is not None:
+            return Any
+        kinds = (self.kind, *self.also) if api else (self.cli_kind or self.kind,)
+        unset = self.nullable or (api and self.default_of("api") is None)
+        types = [_TYPES[k][1 if api else 0] for k in kinds] + ([type(None)] if unset else [])
         return functools.reduce(operator.or_, types) if len(types) > 1 else types[0]
 
     def doc_type(self) -> str:
         """The numpydoc type: ``"str or sequence of int, optional"``."""
+        if self.api_type is not None:
+            return self.api_type
         words = " or ".join(dict.fromkeys(w for k in (self.kind, *self.also) for w in _DOC_TYPES[k].split(" or ")))
-        return words + (", optional" if self.nullable else "")
+        return words + (", optional" if self.nullable or self.default_of("api") is None else "")
+
+    def on(self, surface: str) -> bool:
+        """Whether a surface has this option.
+
+        Parameters
+        ----------
+        surface : {"cli", "api"}
+            The command line or the Python API.
+
+        Returns
+        -------
+        bool
+            True unless the option belongs to the other surface only.
+        """
+        return self.only in (None, surface)
+
+    def default_of(self, surface: str) -> Any:
+        """The option's default on a surface.
+
+        Parameters
+        ----------
+        surface : {"cli", "api"}
+            The command line or the Python API.
+
+        Returns
+        -------
+        object
+            ``api_default`` on the API when declared, else ``default``.
+        """
+        return self.api_default if surface == "api" and self.api_default is not SAME else self.default
 
 
 def option_flag(name: str) -> str:
@@ -277,6 +351,8 @@ def _typer_parameter(opt: Option, name: str | None = None, *, hidden_flag: str |
     from attnspec.errors import SEED_LIMIT
 
     extra: dict[str, Any] = {"min": 0, "max": SEED_LIMIT - 1} if opt.kind == "seed" else {}
+    if opt.metavar is not None:
+        extra["metavar"] = opt.metavar
     if hidden_flag is not None:
         info = typer.Option(hidden_flag, hidden=True, help=f"The same as {opt.label}.", **extra)
         return inspect.Parameter(name or opt.name, inspect.Parameter.KEYWORD_ONLY, default=None,
@@ -298,17 +374,21 @@ def _alias_key(opt: Option, i: int) -> str:
 
 def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command function whose parameter ``options`` receives the declared options'
-    values as a dict: typer sees one option per declaration (flag, type, default, help), put
-    where ``options`` stands among the function's own (CLI-only) parameters, and each alias
-    as a hidden flag. A value given under an alias counts as the option's; an alias given
-    beside the option's own flag set to another value than its default is a usage error
-    (exit code 2)."""
+    values as a dict: typer sees one option per declaration the command line has (flag, type,
+    default, help; not those with ``only="api"``), put where ``options`` stands among the
+    function's own (CLI-only) parameters, and each alias as a hidden flag. A value given
+    under an alias counts as the option's; an alias given beside the option's own flag set
+    to another value than its default is a usage error (exit code 2). A parameter ``flags``
+    of the function, when it has one, receives the flag typed for each option given under
+    an alias, so that a message names what the user typed."""
+    options = [o for o in options if o.on("cli")]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         import functools
         import typing
 
-        own = inspect.signature(func).parameters
+        own = {n: p for n, p in inspect.signature(func).parameters.items() if n != "flags"}
+        wants_flags = "flags" in inspect.signature(func).parameters
         hints = typing.get_type_hints(func, include_extras=True)
         declared = [_typer_parameter(o) for o in options]
         hidden = [_typer_parameter(o, _alias_key(o, i), hidden_flag=option_flag(a))
@@ -323,6 +403,7 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
             values = {o.name: kwargs.pop(o.name) for o in options}
+            typed: dict[str, str] = {}
             for o in options:
                 for i, a in enumerate(o.aliases):
                     given = kwargs.pop(_alias_key(o, i))
@@ -332,8 +413,8 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
 
                             raise typer.BadParameter(f"{o.label} and {option_flag(a)} are the same option; give it "
                                                      "once")
-                        values[o.name] = given
-            return func(options=values, **kwargs)
+                        values[o.name], typed[o.name] = given, option_flag(a)
+            return func(options=values, **kwargs, **({"flags": typed} if wants_flags else {}))
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
@@ -344,22 +425,27 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
 
 
 # ------------------------------------------------------------------------- the Python API
-def signature(options: Sequence[Option], extra: Sequence[Option] = ()) -> inspect.Signature:
-    """The keyword-only signature of an API function taking ``options`` then ``extra``."""
-    return inspect.Signature([inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default,
-                                                annotation=o.annotation(api=True)) for o in (*options, *extra)])
+def signature(options: Sequence[Option], extra: Sequence[Option] = (), positional: int = 0) -> inspect.Signature:
+    """The signature of an API function taking ``options`` then ``extra`` (those the API has),
+    keyword-only but for the first ``positional`` ones."""
+    api = [o for o in (*options, *extra) if o.on("api")]
+    kinds = [inspect.Parameter.POSITIONAL_OR_KEYWORD] * positional + [inspect.Parameter.KEYWORD_ONLY] * len(api)
+    return inspect.Signature([inspect.Parameter(o.name, kind, default=o.default_of("api"),
+                                                annotation=o.annotation(api=True)) for o, kind in zip(api, kinds)])
 
 
 def numpydoc_parameters(options: Sequence[Option], indent: str = "    ") -> str:
-    """The numpydoc ``Parameters`` section of ``options``: each help text with the flags of
-    these options written as their names (``--trials-other`` → ``trials_other``)."""
+    """The numpydoc ``Parameters`` section of ``options`` (those the API has): each help text
+    (``api_help`` where declared) with the flags of these options written as their names
+    (``--trials-other`` → ``trials_other``)."""
     import textwrap
 
-    names = {flag.split("/")[0]: o.name for o in options for flag in o.flags}
+    names = {flag.split("/")[0]: o.name for o in options if o.on("api") for flag in o.flags if flag.startswith("--")}
     pattern = re.compile("|".join(re.escape(f) for f in sorted(names, key=len, reverse=True)) + r"(?![\w-])")
     lines = ["Parameters", "----------"]
-    for o in options:
+    for o in (o for o in options if o.on("api")):
         lines.append(f"{o.name} : {o.doc_type()}")
-        text = pattern.sub(lambda m: names[m.group(0)], o.help) if names else o.help
+        text = o.help if o.api_help is None else o.api_help
+        text = pattern.sub(lambda m: names[m.group(0)], text) if names else text
         lines += textwrap.wrap(text, width=88, initial_indent="    ", subsequent_indent="    ")
     return "\n".join(indent + line for line in lines)
