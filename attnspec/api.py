@@ -296,14 +296,30 @@ class ScalingResult:
                 f"inputs={first.get('inputs_done')}{beta}{f', path={str(self.path)!r}' if self.path else ''})")
 
     def sentence(self) -> str:
-        """The real β and k90/n, beside each null's, in one sentence."""
+        """The real β and k90/n, beside each null's, in one sentence.
+
+        Returns
+        -------
+        str
+            :func:`attnspec.spectra.scaling.null_sentence` of :attr:`nulls`.
+        """
         from attnspec.spectra.scaling import null_sentence
 
         return null_sentence(self.nulls)
 
     def plot(self, *, label: str | None = None) -> dict[str, Any]:
-        """``{"scaling_k90": Figure, "scaling_beta": Figure}``, the figures ``attnspec plot
-        scaling`` saves; nothing is written. ``label`` replaces the title (model · corpus)."""
+        """The figures ``attnspec plot scaling`` saves; nothing is written.
+
+        Parameters
+        ----------
+        label : str, optional
+            The title instead of model · corpus.
+
+        Returns
+        -------
+        dict of str to matplotlib.figure.Figure
+            ``"scaling_k90"`` and ``"scaling_beta"``.
+        """
         from attnspec.plots.scaling import scaling_figures, study_title
 
         return scaling_figures(self.table, self.fits, title=study_title(self.meta, label), nulls=self.fit.null_tables)
@@ -311,6 +327,18 @@ class ScalingResult:
     def save(self, path: str | Path, *, csv: bool = False) -> Path:
         """Write the study as ``attnspec spectrum --seq-len A,B,...`` lays it out (one run per
         length under ``path/n<len>``, the fit tables, meta.json); returns ``path``.
+
+        Parameters
+        ----------
+        path : str or Path
+            The study's directory: absent, empty, or this study's own.
+        csv : bool
+            Also write a CSV copy of each table.
+
+        Returns
+        -------
+        Path
+            ``path``.
 
         Raises
         ------

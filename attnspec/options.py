@@ -158,7 +158,18 @@ class Option:
 
     def annotation(self, *, api: bool) -> Any:
         """The parameter's type: what the command line parses (``api=False``) or what the
-        Python API takes (every kind, ``None`` when nullable)."""
+        Python API takes (every kind, ``None`` when nullable).
+
+        Parameters
+        ----------
+        api : bool
+            The Python API's type rather than the command line's.
+
+        Returns
+        -------
+        type
+            A type or a union of types (``Any`` where ``api_type`` is declared).
+        """
         import functools
         import operator
 
@@ -170,7 +181,13 @@ class Option:
         return functools.reduce(operator.or_, types) if len(types) > 1 else types[0]
 
     def doc_type(self) -> str:
-        """The numpydoc type: ``"str or sequence of int, optional"``."""
+        """The numpydoc type of the API's parameter.
+
+        Returns
+        -------
+        str
+            ``api_type`` when declared, else the kinds in words: ``"str or sequence of int, optional"``.
+        """
         if self.api_type is not None:
             return self.api_type
         words = " or ".join(dict.fromkeys(w for k in (self.kind, *self.also) for w in _DOC_TYPES[k].split(" or ")))
@@ -208,7 +225,18 @@ class Option:
 
 
 def option_flag(name: str) -> str:
-    """The command-line flag of an option: ``trials_other`` → ``--trials-other``."""
+    """The command-line flag of an option.
+
+    Parameters
+    ----------
+    name : str
+        The option's name (``trials_other``) or a TOML key.
+
+    Returns
+    -------
+    str
+        ``--trials-other``.
+    """
     return "--" + name.replace("_", "-")
 
 
@@ -217,7 +245,27 @@ def convert(kind: str, v: Any, text: bool = True) -> Any:
     """``v`` as ``kind``, or raise ValueError. With ``text``, a string is read as on the command
     line (``"64"`` for an integer, ``"yes"`` for a boolean); without it (the Python API), an
     integer is a ``numbers.Integral``, a float a ``numbers.Real`` and a boolean a ``bool``
-    only: ``timing='no'`` is refused, not taken for true."""
+    only: ``timing='no'`` is refused, not taken for true.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`KIND_WORDS`.
+    v : object
+        The value given.
+    text : bool
+        Read a string as the command line does.
+
+    Returns
+    -------
+    object
+        The value as ``kind`` (a list for the list kinds).
+
+    Raises
+    ------
+    ValueError
+        ``v`` is not of ``kind``.
+    """
     import numpy as np  # here, not at import: `attnspec --help` loads no numpy
 
     is_bool = isinstance(v, (bool, np.bool_))
@@ -257,7 +305,18 @@ def convert(kind: str, v: Any, text: bool = True) -> Any:
 
 
 def by_name(options: Iterable[Option]) -> dict[str, Option]:
-    """The options keyed by name."""
+    """The options keyed by name.
+
+    Parameters
+    ----------
+    options : iterable of Option
+        The declarations.
+
+    Returns
+    -------
+    dict of str to Option
+        Name → declaration, in the given order.
+    """
     return {o.name: o for o in options}
 
 
@@ -266,7 +325,24 @@ def check_names(options: Sequence[Option], values: Mapping[str, Any], *, owner: 
     """``values`` keyed by option name: a TOML key's dashes become underscores, an alias its
     option's name; an unknown name is one :class:`~attnspec.errors.InputError` naming it and
     listing the names allowed, e.g. ``jl_check() has no option 'nn'; its options: n, eps, ...``.
-    ``also``: further names allowed that are no option (the API's ``progress``)."""
+    ``also``: further names allowed that are no option (the API's ``progress``).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values given, by name, TOML key or alias.
+    owner : str
+        What the message names (``jl_check()``, ``osa-check``).
+    also : sequence of str
+        Further names allowed.
+
+    Returns
+    -------
+    dict
+        The values keyed by option name.
+    """
     from attnspec.errors import InputError
 
     known = [*by_name(options), *also]
@@ -290,6 +366,22 @@ def check_types(options: Sequence[Option], values: Mapping[str, Any], *, lists: 
     Names no option declares are passed through. ``lists=False`` leaves list-valued options
     to their command (osa-check takes schedules as coefficient tuples too). ``text=False``
     (the Python API) takes numbers and booleans only as such, never as strings (:func:`convert`).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values by option name.
+    lists : bool
+        Check the list-valued options too.
+    text : bool
+        Read strings as the command line does.
+
+    Returns
+    -------
+    dict
+        The values, each as its option's kind.
 
     Raises
     ------
@@ -323,7 +415,15 @@ def check_types(options: Sequence[Option], values: Mapping[str, Any], *, lists: 
 
 def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
     """Refuse a value outside its option's declared bounds or choices (one
-    :class:`~attnspec.errors.InputError` naming the option, the range and the value)."""
+    :class:`~attnspec.errors.InputError` naming the option, the range and the value).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values by option name (each item of a list is checked).
+    """
     from attnspec.errors import check_choice, check_range
 
     for opt in options:
@@ -340,7 +440,20 @@ def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
 
 
 def with_defaults(options: Sequence[Option], values: Mapping[str, Any]) -> dict[str, Any]:
-    """Every option's value: the given ones, the declared default for the rest."""
+    """Every option's value: the given ones, the declared default for the rest.
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values given, by option name.
+
+    Returns
+    -------
+    dict
+        Every option's value.
+    """
     return {**{o.name: o.default for o in options}, **values}
 
 
@@ -380,7 +493,18 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
     under an alias counts as the option's; an alias given beside the option's own flag set
     to another value than its default is a usage error (exit code 2). A parameter ``flags``
     of the function, when it has one, receives the flag typed for each option given under
-    an alias, so that a message names what the user typed."""
+    an alias, so that a message names what the user typed.
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The command's declarations (those with ``only="api"`` are left out).
+
+    Returns
+    -------
+    callable
+        The decorator: it returns the command function typer registers.
+    """
     options = [o for o in options if o.on("cli")]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -427,7 +551,22 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
 # ------------------------------------------------------------------------- the Python API
 def signature(options: Sequence[Option], extra: Sequence[Option] = (), positional: int = 0) -> inspect.Signature:
     """The signature of an API function taking ``options`` then ``extra`` (those the API has),
-    keyword-only but for the first ``positional`` ones."""
+    keyword-only but for the first ``positional`` ones.
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The command's declarations.
+    extra : sequence of Option
+        Further arguments of the API function, after the options.
+    positional : int
+        How many leading parameters may also be given by position.
+
+    Returns
+    -------
+    inspect.Signature
+        Each parameter with its API default and type.
+    """
     api = [o for o in (*options, *extra) if o.on("api")]
     kinds = [inspect.Parameter.POSITIONAL_OR_KEYWORD] * positional + [inspect.Parameter.KEYWORD_ONLY] * len(api)
     return inspect.Signature([inspect.Parameter(o.name, kind, default=o.default_of("api"),
@@ -437,7 +576,20 @@ def signature(options: Sequence[Option], extra: Sequence[Option] = (), positiona
 def numpydoc_parameters(options: Sequence[Option], indent: str = "    ") -> str:
     """The numpydoc ``Parameters`` section of ``options`` (those the API has): each help text
     (``api_help`` where declared) with the flags of these options written as their names
-    (``--trials-other`` → ``trials_other``)."""
+    (``--trials-other`` → ``trials_other``).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations, in the signature's order.
+    indent : str
+        Prefix of every line (a function docstring's indentation).
+
+    Returns
+    -------
+    str
+        The section, wrapped at 88 characters, without a trailing newline.
+    """
     import textwrap
 
     names = {flag.split("/")[0]: o.name for o in options if o.on("api") for flag in o.flags if flag.startswith("--")}

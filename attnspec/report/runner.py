@@ -251,7 +251,17 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
 def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
     """Refuse (:class:`OptionError`, exit 2, naming the experiment file) options ``exp``'s command would
     refuse, without running it: the report checks every experiment before the first runs.
-    A command that runs only through the CLI (no importable battery) is checked when it runs."""
+    A command that runs only through the CLI (no importable battery) is checked when it runs.
+
+    Parameters
+    ----------
+    exp : Experiment
+        The experiment, as read from its TOML.
+    results : Path
+        The report's results folder (where the experiment would write).
+    quick : bool
+        Check the arguments of a quick report (``[quick]`` over ``[args]``).
+    """
     from attnspec.errors import AttnspecError, OptionError
 
     args = exp.effective_args(quick)
