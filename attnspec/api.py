@@ -7,7 +7,9 @@ id, local directory, ``"minilm"``) or an already-loaded ``transformers`` model w
 tokenizer, and a corpus (``data=``) or a list of texts (``texts=``).
 
 ``attnspec.spectrum`` is this module's plain function :func:`spectrum` (``help(attnspec.spectrum)``
-shows its parameters); the engine behind it is :mod:`attnspec.spectra.engine`.
+shows its parameters); its signature and the ``Parameters`` of its docstring are read off the
+declarations that ``attnspec spectrum``'s options are read off too
+(:mod:`attnspec.spectrum_options`). The engine behind it is :mod:`attnspec.spectra.engine`.
 
 Examples
 --------
