@@ -74,16 +74,19 @@ def spectrum(
 
 def _config(o: dict[str, Any], lengths: list[int], num_inputs: int | str | None,
             shard: tuple[int, int] | None) -> Any:
-    """The run's :class:`~attnspec.spectra.config.SpectrumConfig` from the command's options
-    (its fields keep the names a run's meta.json and identity record: ``num_sentences``)."""
+    """The run's :class:`~attnspec.spectra.config.SpectrumConfig` from the command's options:
+    each option named as a field of it passes as it is; the parsed ones are given here (the
+    field of ``--num-inputs`` keeps the name a run's meta.json and identity record,
+    ``num_sentences``)."""
+    import dataclasses
+
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.study import resolve_out
 
-    fields = ("model", "data", "split", "data_dir", "seed", "short_policy", "batch_size", "device", "dtype",
-              "svd_method", "csv", "resume", "overwrite", "max_time", "checkpoint_every", "rank_tol",
-              "count_available", "selection")
-    return SpectrumConfig(**{f: o[f] for f in fields}, seq_len=lengths[-1], num_sentences=num_inputs, shard=shard,
-                          out=resolve_out(o["out"], o["model"], o["data"], lengths, shard))
+    parsed = {"seq_len": lengths[-1], "num_sentences": num_inputs, "shard": shard,
+              "out": resolve_out(o["out"], o["model"], o["data"], lengths, shard)}
+    fields = {f.name for f in dataclasses.fields(SpectrumConfig)} - set(parsed)
+    return SpectrumConfig(**{k: v for k, v in o.items() if k in fields}, **parsed)
 
 
 def _single(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
