@@ -236,3 +236,12 @@ def test_the_spectrum_api_refuses_an_unknown_name_before_any_work() -> None:
         attnspec.spectrum("minilm", data="wiki103", max_time=3)
     with pytest.raises(TypeError, match="positional"):
         attnspec.spectrum("minilm", "wiki103", 128)
+
+
+def test_a_spectrum_experiment_reads_the_command_line_names() -> None:
+    from attnspec.report.runner import _spectrum_options
+
+    assert _spectrum_options({"num-inputs": 8, "seq-len": "16,32"}) == {"seq_len": "16,32", "num_sentences": 8}
+    assert _spectrum_options({"num-sentences": 8, "seed": "default"}) == {"num_sentences": 8}
+    with pytest.raises(InputError, match="^spectrum has no option 'warmup'; its options: model, data, split"):
+        _spectrum_options({"warmup": 2})
