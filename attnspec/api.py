@@ -7,7 +7,9 @@ id, local directory, ``"minilm"``) or an already-loaded ``transformers`` model w
 tokenizer, and a corpus (``data=``) or a list of texts (``texts=``).
 
 ``attnspec.spectrum`` is this module's plain function :func:`spectrum` (``help(attnspec.spectrum)``
-shows its parameters); the engine behind it is :mod:`attnspec.spectra.engine`.
+shows its parameters); its signature and the ``Parameters`` of its docstring are read off the
+declarations that ``attnspec spectrum``'s options are read off too
+(:mod:`attnspec.spectrum_options`). The engine behind it is :mod:`attnspec.spectra.engine`.
 
 Examples
 --------
@@ -32,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnspec.errors import InputError, ResultsError
+from attnspec.options import check_names, numpydoc_parameters, signature
+from attnspec.spectrum_options import POSITIONAL, SPECTRUM
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -488,92 +492,35 @@ def _texts_label(texts: list[str]) -> str:
     return f"texts:{len(texts)}:{digest.hexdigest()[:16]}"
 
 
-def spectrum(
-    model: Any,
-    data: str | Path | None = None,
-    *,
-    texts: list[str] | None = None,
-    tokenizer: Any = None,
-    seq_len: int | Sequence[int] = 512,
-    num_inputs: int | None = None,
-    seed: int = 0,
-    split: str | None = None,
-    data_dir: str | Path | None = None,
-    short_policy: str | None = None,
-    selection: str = "pool",
-    batch_size: int | None = None,
-    device: str = "auto",
-    dtype: str = "float32",
-    svd_method: str = "auto",
-    out: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool = True,
-    baseline: str | Sequence[str] | None = None,
-    projection_k: str | Sequence[int] | None = "64,128,256",
-) -> SpectrumResult | ScalingResult:
-    """The attention spectrum of a transformer: per (layer, head), the mean normalised cumulative
-    singular-value curve of P over ``num_inputs`` inputs of ``seq_len`` tokens.
+def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> SpectrumResult | ScalingResult:
+    from attnspec.spectra.nulls import parse_baselines
+    from attnspec.spectra.projection import parse_ks
 
-    Parameters
-    ----------
-    model : str, transformers model, or attnspec.spectra.models.LoadedModel
-        A hub id, local directory or alias (``"minilm"``), loaded with eager attention; or
-        an already-loaded ``transformers`` model (then pass ``tokenizer``), encoder or
-        decoder, whose device and dtype are used as they are.
-    data : str or path, optional
-        ``"wiki103"``, ``"imdb"`` or a path (see ``attnspec spectrum --help``). Exactly one
-        of ``data`` and ``texts``.
-    texts : list of str, optional
-        The inputs themselves, one document each, cut to ``seq_len`` tokens.
-    tokenizer : transformers tokenizer, optional
-        Required with a model object; ignored with a name.
-    seq_len : int or sequence of int
-        n, tokens per input, special tokens included. Several strictly increasing lengths
-        (``[64, 128, 256]``) run a scaling study: the documents are drawn once at the longest
-        length and cut to each shorter one, one ordinary run per length (under ``out/n<len>``
-        with ``out=``), then k ∝ n^β is fitted; a :class:`ScalingResult` is returned.
-    num_inputs : int, optional
-        Inputs to average over. Default: 1000 for ``data`` (the CLI's default), every text
-        for ``texts``.
-    seed : int
-        Chooses the inputs (a seeded draw without replacement); recorded.
-    split, data_dir : optional
-        Corpus split and data folder, as on the command line.
-    short_policy : {"skip", "keep", "pack"}, optional
-        Documents shorter than ``seq_len``; default ``"skip"`` for ``data``, ``"keep"``
-        (each text at its own length) for ``texts``.
-    selection : {"pool", "documents"}
-        How the inputs are drawn, as ``--selection``: ``"pool"`` (default, a seeded
-        permutation of every available input) or ``"documents"`` (the first long-enough
-        documents of a seeded order; tokenises only what it needs).
-    batch_size : int, optional
-        Inputs per forward pass (default: the CLI's default).
-    device, dtype : str
-        For a model given by name: ``auto | cpu | cuda`` and ``float32 | float64 | bfloat16``.
-    svd_method : {"auto", "lapack", "svd", "gram", "longn"}
-        Singular-value engine; all exact but ``longn`` (approximate, for long n:
-        attnspec.spectra.longn; meta.json states its error).
-    out : str or path, optional
-        Results directory to write (as the CLI does, with checkpoints); default: a
-        temporary directory, removed once the tables are in memory (``.save()`` later).
-        A directory that already holds this run (or study), complete, with these
-        parameters, is up to date: it is loaded and nothing is computed, as on the
-        command line (only null baselines asked for now and not there yet are added).
-    resume, overwrite : bool
-        As ``--resume`` / ``--overwrite`` for ``out``.
-    progress : bool
-        Show a progress bar.
-    baseline : str or sequence of str, optional
-        Null baselines computed beside the result, as ``--baseline``: ``"entropy-matched"``,
-        ``"uniform"``, ``"random-init"``, a list of them or a comma list (attnspec.spectra.baselines); recorded
-        in ``meta["baselines"]``, their tables in ``.baselines``, and beside the real values
-        in :meth:`SpectrumResult.per_layer`.
-    projection_k : str or sequence of int, optional
-        A scaling study's Linformer-projection measurement at these projection dimensions
-        (``--projection-k``; attnspec.spectra.projection); None or ``"none"``: not run.
+    given = check_names(_API_OPTIONS, arguments, owner="spectrum()")  # model and data are bound by position
+    a = {o.name: given.get(o.name, o.default_of("api")) for o in _API_OPTIONS if o.name not in POSITIONAL}
+    baselines, ks = parse_baselines(a["baseline"]), parse_ks(a["projection_k"])
+    lengths = _lengths(a["seq_len"])
+    texts, num_inputs, out, short_policy = _checked_arguments(
+        data, a["texts"], num_inputs=a["num_inputs"], seed=a["seed"], batch_size=a["batch_size"],
+        resume=a["resume"], overwrite=a["overwrite"], progress=a["progress"], out=a["out"],
+        short_policy=a["short_policy"])
+    # checked above: NumPy integers and booleans become Python ones (meta.json, the identity)
+    a.update(texts=texts, num_inputs=int(num_inputs), seed=int(a["seed"]), out=out, short_policy=short_policy,
+             batch_size=None if a["batch_size"] is None else int(a["batch_size"]),
+             **{k: bool(a[k]) for k in ("resume", "overwrite", "progress")})
+    modes = _training_modes(model)
+    try:
+        return _spectrum_run(model, a.pop("tokenizer"), data=data, lengths=lengths, baselines=baselines,
+                             projection_k=ks, **{k: v for k, v in a.items() if k not in ("seq_len", "baseline",
+                                                                                          "projection_k")})
+    finally:
+        for module, training in modes:  # the caller's train/eval state, module by module
+            module.train(training)
 
-    Returns
+
+_SPECTRUM_SUMMARY = """The attention spectrum of a transformer: per (layer, head), the mean normalised cumulative
+    singular-value curve of P over ``num_inputs`` inputs of ``seq_len`` tokens."""
+_SPECTRUM_OUTCOME = """    Returns
     -------
     SpectrumResult or ScalingResult
         For one length: ``.curves`` (layers × heads × seq_len rows), ``.metrics`` (layers ×
@@ -584,8 +531,8 @@ def spectrum(
     Raises
     ------
     InputError
-        Bad arguments (named in the message), before anything is computed; ``texts=``
-        with several lengths (a scaling study draws its documents from ``data=``).
+        Bad arguments (named in the message), before anything is computed: an unknown name,
+        ``texts=`` with several lengths (a scaling study draws its documents from ``data=``).
     ResultsError
         An unusable ``out`` (a file, under a file, read-only, another run), before anything
         is computed.
@@ -600,29 +547,16 @@ def spectrum(
     UserWarning
         When inputs are shorter than ``seq_len`` (their real lengths are in ``meta["corpus"]
         ["input_lengths"]``: min, median, max), and when a run stops early (``status``).
-    """
-    from attnspec.spectra.nulls import parse_baselines
-    from attnspec.spectra.projection import parse_ks
+"""
 
-    baselines, ks = parse_baselines(baseline), parse_ks(projection_k)
-    lengths = _lengths(seq_len)
-    texts, num_inputs, out, short_policy = _checked_arguments(
-        data, texts, num_inputs=num_inputs, seed=seed, batch_size=batch_size, resume=resume,
-        overwrite=overwrite, progress=progress, out=out, short_policy=short_policy)
-    # checked above: NumPy integers and booleans become Python ones (meta.json, the identity)
-    num_inputs, seed = int(num_inputs), int(seed)
-    batch_size = None if batch_size is None else int(batch_size)
-    resume, overwrite, progress = bool(resume), bool(overwrite), bool(progress)
-    modes = _training_modes(model)
-    try:
-        return _spectrum_run(model, tokenizer, data=data, texts=texts, split=split, data_dir=data_dir,
-                             lengths=lengths, num_inputs=num_inputs, seed=seed, batch_size=batch_size,
-                             short_policy=short_policy, selection=selection, device=device, dtype=dtype,
-                             svd_method=svd_method, out=out, resume=resume, overwrite=overwrite, progress=progress,
-                             baselines=baselines, projection_k=ks)
-    finally:
-        for module, training in modes:  # the caller's train/eval state, module by module
-            module.train(training)
+
+#: The options :func:`spectrum` takes, in the order of its signature.
+_API_OPTIONS = tuple(o for o in SPECTRUM if o.on("api"))
+spectrum.__signature__ = signature(SPECTRUM, positional=len(POSITIONAL)).replace(  # type: ignore[attr-defined]
+    return_annotation="SpectrumResult | ScalingResult")
+spectrum.__annotations__ = {**{p.name: p.annotation for p in spectrum.__signature__.parameters.values()},
+                            "return": "SpectrumResult | ScalingResult"}
+spectrum.__doc__ = f"{_SPECTRUM_SUMMARY}\n\n{numpydoc_parameters(SPECTRUM)}\n\n{_SPECTRUM_OUTCOME}"
 
 
 def _lengths(seq_len: Any) -> list[int]:

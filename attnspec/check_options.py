@@ -133,10 +133,32 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
 
 
 def options_of(command: str) -> tuple[Option, ...]:
-    """The declared options of a checking command (:data:`OPTIONS`)."""
+    """The declared options of a checking command (:data:`OPTIONS`).
+
+    Parameters
+    ----------
+    command : str
+        ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
+
+    Returns
+    -------
+    tuple of Option
+        Its declarations, in the order of ``--help``.
+    """
     return OPTIONS[command]
 
 
 def option_names(command: str) -> tuple[str, ...]:
-    """The names of a checking command's options, in declaration order."""
+    """The names of a checking command's options, in declaration order.
+
+    Parameters
+    ----------
+    command : str
+        ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
+
+    Returns
+    -------
+    tuple of str
+        The option names.
+    """
     return tuple(o.name for o in OPTIONS[command])

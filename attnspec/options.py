@@ -12,7 +12,14 @@ From a command's tuple of options this module derives
 * the Python API's keyword-only signature and the numpydoc ``Parameters`` section of its
   docstring (:func:`signature`, :func:`numpydoc_parameters`).
 
-The declarations of the checking commands are in :mod:`attnspec.check_options`. This
+An option may belong to one surface only (``only="cli"``: a flag the Python API has no use
+for, such as ``--quiet``; ``only="api"``: an argument the command line cannot take, such as
+a model object), and may be read differently on each: the command line reads text
+(``cli_kind``), the API may default, document and type it otherwise (``api_default``,
+``api_help``, ``api_type``) where it takes more than text.
+
+The declarations of the checking commands are in :mod:`attnspec.check_options`, those of
+the spectrum study in :mod:`attnspec.spectrum_options`. This
 module imports neither numpy nor typer at import time: ``attnspec --help`` stays light.
 """
 
@@ -31,23 +38,29 @@ from typing import Any
 KIND_WORDS: dict[str, str] = {
     "int": "integer", "float": "float", "str": "string", "bool": "boolean", "path": "path",
     "seed": "integer", "floats": "list of floats", "strs": "list of strings", "ints": "list of integers",
+    "object": "object",
 }
 #: kind → (the type the command line parses it as, the type the Python API documents).
 _TYPES: dict[str, tuple[Any, Any]] = {
     "int": (int, int), "float": (float, float), "str": (str, str), "bool": (bool, bool),
     "path": (Path, str | Path), "seed": (int, int),
     "floats": (list[float], float | Sequence[float]), "strs": (list[str], str | Sequence[str]),
-    "ints": (list[int], Sequence[int]),
+    "ints": (list[int], Sequence[int]), "object": (Any, Any),
 }
 #: kind → its numpydoc type.
 _DOC_TYPES: dict[str, str] = {
     "int": "int", "float": "float", "str": "str", "bool": "bool", "path": "str or Path", "seed": "int",
     "floats": "float or sequence of float", "strs": "str or sequence of str", "ints": "sequence of int",
+    "object": "object",
 }
 _LISTS = ("floats", "strs", "ints")
 _TRUE, _FALSE = ("1", "true", "t", "yes", "y", "on"), ("0", "false", "f", "no", "n", "off")
 #: Seeds are what NumPy's and torch's generators take as one 64-bit word.
 SEED_MAX = 2**63 - 1
+#: The surfaces an option may be limited to (:attr:`Option.only`).
+SURFACES = ("cli", "api")
+#: ``api_default`` of an option whose API default is its command line's.
+SAME: Any = type("Same", (), {"__repr__": lambda self: "SAME"})()
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,23 @@ class Option:
         ``high_open`` exclude them.
     choices : tuple of str, optional
         The values allowed.
+    only : {"cli", "api"}, optional
+        The one surface that has the option; default both.
+    metavar : str, optional
+        The value's name in ``--help`` (``N|all``).
+    short : str, optional
+        A one-letter flag beside the long one (``-q``).
+    cli_kind : str, optional
+        The kind the command line reads, when it reads text that the API takes as ``kind``
+        (``--seq-len 64,128`` against ``seq_len=[64, 128]``).
+    api_default : object
+        The API's default when it is not the command line's (:data:`SAME`);
+        ``inspect.Parameter.empty`` makes the argument required.
+    api_help : str, optional
+        The docstring's text when the API reads the option otherwise than ``--help`` says.
+    api_type : str, optional
+        The numpydoc type when the API takes more than ``kind`` (a model object); its
+        annotation is then ``Any``.
     """
 
     name: str
@@ -93,11 +123,20 @@ class Option:
     low_open: bool = False
     high_open: bool = False
     choices: tuple[str, ...] | None = None
+    only: str | None = None
+    metavar: str | None = None
+    short: str | None = None
+    cli_kind: str | None = None
+    api_default: Any = SAME
+    api_help: str | None = None
+    api_type: str | None = None
 
     def __post_init__(self) -> None:
-        for kind in (self.kind, *self.also):
+        for kind in (self.kind, *self.also, *((self.cli_kind,) if self.cli_kind else ())):
             if kind not in KIND_WORDS:
                 raise ValueError(f"option {self.name}: kind must be one of {', '.join(KIND_WORDS)}, got {kind!r}")
+        if self.only is not None and self.only not in SURFACES:
+            raise ValueError(f"option {self.name}: only must be one of {', '.join(SURFACES)} or None, got {self.only!r}")
         if self.default is None and not self.nullable:
             raise ValueError(f"option {self.name}: a default of None needs nullable=True")
 
@@ -110,7 +149,7 @@ class Option:
     @property
     def flags(self) -> tuple[str, ...]:
         """The flags the command line declares (``"--timing/--no-timing"`` as one)."""
-        return (self.flag or option_flag(self.name),)
+        return (self.flag or option_flag(self.name), *((self.short,) if self.short else ()))
 
     @property
     def label(self) -> str:
@@ -119,22 +158,85 @@ class Option:
 
     def annotation(self, *, api: bool) -> Any:
         """The parameter's type: what the command line parses (``api=False``) or what the
-        Python API takes (every kind, ``None`` when nullable)."""
+        Python API takes (every kind, ``None`` when nullable).
+
+        Parameters
+        ----------
+        api : bool
+            The Python API's type rather than the command line's.
+
+        Returns
+        -------
+        type
+            A type or a union of types (``Any`` where ``api_type`` is declared).
+        """
         import functools
         import operator
 
-        kinds = (self.kind, *self.also) if api else (self.kind,)
-        types = [_TYPES[k][1 if api else 0] for k in kinds] + ([type(None)] if self.nullable else [])
+        if api and self.api_type is not None:
+            return Any
+        kinds = (self.kind, *self.also) if api else (self.cli_kind or self.kind,)
+        unset = self.nullable or (api and self.default_of("api") is None)
+        types = [_TYPES[k][1 if api else 0] for k in kinds] + ([type(None)] if unset else [])
         return functools.reduce(operator.or_, types) if len(types) > 1 else types[0]
 
     def doc_type(self) -> str:
-        """The numpydoc type: ``"str or sequence of int, optional"``."""
+        """The numpydoc type of the API's parameter.
+
+        Returns
+        -------
+        str
+            ``api_type`` when declared, else the kinds in words: ``"str or sequence of int, optional"``.
+        """
+        if self.api_type is not None:
+            return self.api_type
         words = " or ".join(dict.fromkeys(w for k in (self.kind, *self.also) for w in _DOC_TYPES[k].split(" or ")))
-        return words + (", optional" if self.nullable else "")
+        return words + (", optional" if self.nullable or self.default_of("api") is None else "")
+
+    def on(self, surface: str) -> bool:
+        """Whether a surface has this option.
+
+        Parameters
+        ----------
+        surface : {"cli", "api"}
+            The command line or the Python API.
+
+        Returns
+        -------
+        bool
+            True unless the option belongs to the other surface only.
+        """
+        return self.only in (None, surface)
+
+    def default_of(self, surface: str) -> Any:
+        """The option's default on a surface.
+
+        Parameters
+        ----------
+        surface : {"cli", "api"}
+            The command line or the Python API.
+
+        Returns
+        -------
+        object
+            ``api_default`` on the API when declared, else ``default``.
+        """
+        return self.api_default if surface == "api" and self.api_default is not SAME else self.default
 
 
 def option_flag(name: str) -> str:
-    """The command-line flag of an option: ``trials_other`` → ``--trials-other``."""
+    """The command-line flag of an option.
+
+    Parameters
+    ----------
+    name : str
+        The option's name (``trials_other``) or a TOML key.
+
+    Returns
+    -------
+    str
+        ``--trials-other``.
+    """
     return "--" + name.replace("_", "-")
 
 
@@ -143,7 +245,27 @@ def convert(kind: str, v: Any, text: bool = True) -> Any:
     """``v`` as ``kind``, or raise ValueError. With ``text``, a string is read as on the command
     line (``"64"`` for an integer, ``"yes"`` for a boolean); without it (the Python API), an
     integer is a ``numbers.Integral``, a float a ``numbers.Real`` and a boolean a ``bool``
-    only: ``timing='no'`` is refused, not taken for true."""
+    only: ``timing='no'`` is refused, not taken for true.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`KIND_WORDS`.
+    v : object
+        The value given.
+    text : bool
+        Read a string as the command line does.
+
+    Returns
+    -------
+    object
+        The value as ``kind`` (a list for the list kinds).
+
+    Raises
+    ------
+    ValueError
+        ``v`` is not of ``kind``.
+    """
     import numpy as np  # here, not at import: `attnspec --help` loads no numpy
 
     is_bool = isinstance(v, (bool, np.bool_))
@@ -183,7 +305,18 @@ def convert(kind: str, v: Any, text: bool = True) -> Any:
 
 
 def by_name(options: Iterable[Option]) -> dict[str, Option]:
-    """The options keyed by name."""
+    """The options keyed by name.
+
+    Parameters
+    ----------
+    options : iterable of Option
+        The declarations.
+
+    Returns
+    -------
+    dict of str to Option
+        Name → declaration, in the given order.
+    """
     return {o.name: o for o in options}
 
 
@@ -192,7 +325,24 @@ def check_names(options: Sequence[Option], values: Mapping[str, Any], *, owner: 
     """``values`` keyed by option name: a TOML key's dashes become underscores, an alias its
     option's name; an unknown name is one :class:`~attnspec.errors.InputError` naming it and
     listing the names allowed, e.g. ``jl_check() has no option 'nn'; its options: n, eps, ...``.
-    ``also``: further names allowed that are no option (the API's ``progress``)."""
+    ``also``: further names allowed that are no option (the API's ``progress``).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values given, by name, TOML key or alias.
+    owner : str
+        What the message names (``jl_check()``, ``osa-check``).
+    also : sequence of str
+        Further names allowed.
+
+    Returns
+    -------
+    dict
+        The values keyed by option name.
+    """
     from attnspec.errors import InputError
 
     known = [*by_name(options), *also]
@@ -216,6 +366,22 @@ def check_types(options: Sequence[Option], values: Mapping[str, Any], *, lists: 
     Names no option declares are passed through. ``lists=False`` leaves list-valued options
     to their command (osa-check takes schedules as coefficient tuples too). ``text=False``
     (the Python API) takes numbers and booleans only as such, never as strings (:func:`convert`).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values by option name.
+    lists : bool
+        Check the list-valued options too.
+    text : bool
+        Read strings as the command line does.
+
+    Returns
+    -------
+    dict
+        The values, each as its option's kind.
 
     Raises
     ------
@@ -249,7 +415,15 @@ def check_types(options: Sequence[Option], values: Mapping[str, Any], *, lists: 
 
 def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
     """Refuse a value outside its option's declared bounds or choices (one
-    :class:`~attnspec.errors.InputError` naming the option, the range and the value)."""
+    :class:`~attnspec.errors.InputError` naming the option, the range and the value).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values by option name (each item of a list is checked).
+    """
     from attnspec.errors import check_choice, check_range
 
     for opt in options:
@@ -266,7 +440,20 @@ def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
 
 
 def with_defaults(options: Sequence[Option], values: Mapping[str, Any]) -> dict[str, Any]:
-    """Every option's value: the given ones, the declared default for the rest."""
+    """Every option's value: the given ones, the declared default for the rest.
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations.
+    values : mapping
+        The values given, by option name.
+
+    Returns
+    -------
+    dict
+        Every option's value.
+    """
     return {**{o.name: o.default for o in options}, **values}
 
 
@@ -277,6 +464,8 @@ def _typer_parameter(opt: Option, name: str | None = None, *, hidden_flag: str |
     from attnspec.errors import SEED_LIMIT
 
     extra: dict[str, Any] = {"min": 0, "max": SEED_LIMIT - 1} if opt.kind == "seed" else {}
+    if opt.metavar is not None:
+        extra["metavar"] = opt.metavar
     if hidden_flag is not None:
         info = typer.Option(hidden_flag, hidden=True, help=f"The same as {opt.label}.", **extra)
         return inspect.Parameter(name or opt.name, inspect.Parameter.KEYWORD_ONLY, default=None,
@@ -298,17 +487,32 @@ def _alias_key(opt: Option, i: int) -> str:
 
 def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command function whose parameter ``options`` receives the declared options'
-    values as a dict: typer sees one option per declaration (flag, type, default, help), put
-    where ``options`` stands among the function's own (CLI-only) parameters, and each alias
-    as a hidden flag. A value given under an alias counts as the option's; an alias given
-    beside the option's own flag set to another value than its default is a usage error
-    (exit code 2)."""
+    values as a dict: typer sees one option per declaration the command line has (flag, type,
+    default, help; not those with ``only="api"``), put where ``options`` stands among the
+    function's own (CLI-only) parameters, and each alias as a hidden flag. A value given
+    under an alias counts as the option's; an alias given beside the option's own flag set
+    to another value than its default is a usage error (exit code 2). A parameter ``flags``
+    of the function, when it has one, receives the flag typed for each option given under
+    an alias, so that a message names what the user typed.
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The command's declarations (those with ``only="api"`` are left out).
+
+    Returns
+    -------
+    callable
+        The decorator: it returns the command function typer registers.
+    """
+    options = [o for o in options if o.on("cli")]
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         import functools
         import typing
 
-        own = inspect.signature(func).parameters
+        own = {n: p for n, p in inspect.signature(func).parameters.items() if n != "flags"}
+        wants_flags = "flags" in inspect.signature(func).parameters
         hints = typing.get_type_hints(func, include_extras=True)
         declared = [_typer_parameter(o) for o in options]
         hidden = [_typer_parameter(o, _alias_key(o, i), hidden_flag=option_flag(a))
@@ -323,6 +527,7 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
             values = {o.name: kwargs.pop(o.name) for o in options}
+            typed: dict[str, str] = {}
             for o in options:
                 for i, a in enumerate(o.aliases):
                     given = kwargs.pop(_alias_key(o, i))
@@ -332,8 +537,8 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
 
                             raise typer.BadParameter(f"{o.label} and {option_flag(a)} are the same option; give it "
                                                      "once")
-                        values[o.name] = given
-            return func(options=values, **kwargs)
+                        values[o.name], typed[o.name] = given, option_flag(a)
+            return func(options=values, **kwargs, **({"flags": typed} if wants_flags else {}))
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
@@ -344,22 +549,55 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
 
 
 # ------------------------------------------------------------------------- the Python API
-def signature(options: Sequence[Option], extra: Sequence[Option] = ()) -> inspect.Signature:
-    """The keyword-only signature of an API function taking ``options`` then ``extra``."""
-    return inspect.Signature([inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default,
-                                                annotation=o.annotation(api=True)) for o in (*options, *extra)])
+def signature(options: Sequence[Option], extra: Sequence[Option] = (), positional: int = 0) -> inspect.Signature:
+    """The signature of an API function taking ``options`` then ``extra`` (those the API has),
+    keyword-only but for the first ``positional`` ones.
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The command's declarations.
+    extra : sequence of Option
+        Further arguments of the API function, after the options.
+    positional : int
+        How many leading parameters may also be given by position.
+
+    Returns
+    -------
+    inspect.Signature
+        Each parameter with its API default and type.
+    """
+    api = [o for o in (*options, *extra) if o.on("api")]
+    kinds = [inspect.Parameter.POSITIONAL_OR_KEYWORD] * positional + [inspect.Parameter.KEYWORD_ONLY] * len(api)
+    return inspect.Signature([inspect.Parameter(o.name, kind, default=o.default_of("api"),
+                                                annotation=o.annotation(api=True)) for o, kind in zip(api, kinds)])
 
 
 def numpydoc_parameters(options: Sequence[Option], indent: str = "    ") -> str:
-    """The numpydoc ``Parameters`` section of ``options``: each help text with the flags of
-    these options written as their names (``--trials-other`` → ``trials_other``)."""
+    """The numpydoc ``Parameters`` section of ``options`` (those the API has): each help text
+    (``api_help`` where declared) with the flags of these options written as their names
+    (``--trials-other`` → ``trials_other``).
+
+    Parameters
+    ----------
+    options : sequence of Option
+        The declarations, in the signature's order.
+    indent : str
+        Prefix of every line (a function docstring's indentation).
+
+    Returns
+    -------
+    str
+        The section, wrapped at 88 characters, without a trailing newline.
+    """
     import textwrap
 
-    names = {flag.split("/")[0]: o.name for o in options for flag in o.flags}
+    names = {flag.split("/")[0]: o.name for o in options if o.on("api") for flag in o.flags if flag.startswith("--")}
     pattern = re.compile("|".join(re.escape(f) for f in sorted(names, key=len, reverse=True)) + r"(?![\w-])")
     lines = ["Parameters", "----------"]
-    for o in options:
+    for o in (o for o in options if o.on("api")):
         lines.append(f"{o.name} : {o.doc_type()}")
-        text = pattern.sub(lambda m: names[m.group(0)], o.help) if names else o.help
+        text = o.help if o.api_help is None else o.api_help
+        text = pattern.sub(lambda m: names[m.group(0)], text) if names else text
         lines += textwrap.wrap(text, width=88, initial_indent="    ", subsequent_indent="    ")
     return "\n".join(indent + line for line in lines)

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 import typer
 
 from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors, whole_output
+from attnspec.options import typer_command
+from attnspec.spectrum_options import SPECTRUM
 
 #: Result kinds (meta.json "kind") a figures folder may live in: its run, or its scaling study.
 _FIGURES_NEST_IN = ("spectrum", "spectrum-scaling")
@@ -15,36 +17,10 @@ _FIGURES_NEST_IN = ("spectrum", "spectrum-scaling")
 plot_app = typer.Typer(help="Figures from saved results (never recomputes).", no_args_is_help=True)
 
 
+@typer_command(SPECTRUM)
 def spectrum(
-    model: Annotated[str, typer.Option(help="Hub id (roberta-base, gpt2, EleutherAI/pythia-160m, ...), local model directory, or alias 'minilm' (installed weights).")] = "roberta-base",
-    data: Annotated[str, typer.Option(help="'wiki103', 'imdb', or a PATH (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt).")] = "wiki103",
-    split: Annotated[str | None, typer.Option(help="Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.")] = None,
-    data_dir: Annotated[str | None, typer.Option("--data-dir", help="Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else ../shared/data when it exists.")] = None,
-    seq_len: Annotated[str, typer.Option("--seq-len", help="n: tokens per input, special tokens included; several (64,128,256,512) run a scaling study on the same documents, one run per length under --out.")] = "512",
-    num_inputs: Annotated[str | None, typer.Option("--num-inputs", metavar="N|all", help="Number of inputs (windows or documents) to average over, or 'all' (every available input). Default: 1000, or all of them when the corpus has fewer. The Python API's num_inputs; --num-sentences, the name experiment TOMLs use, is the same option.")] = None,
-    num_sentences: Annotated[str | None, typer.Option("--num-sentences", metavar="N|all", hidden=True, help="The same as --num-inputs.")] = None,
-    seed: Annotated[int, typer.Option(help="Chooses the inputs; recorded with the results.")] = 0,
-    short_policy: Annotated[str, typer.Option("--short-policy", help="Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).")] = "skip",
-    selection: Annotated[str, typer.Option(help="How inputs are drawn. pool (default): a seeded permutation of every available input, the rule of every earlier version; IMDB-style token counts are cached (~/.cache/attnspec, or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than pool.")] = "pool",
-    count_available: Annotated[bool, typer.Option("--count-available", help="With --selection documents: tokenise the whole corpus to record the exact number of available inputs (the inputs are the same). pool always counts exactly.")] = False,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default 4 on CPU and CUDA, measured in benchmarks/bench_spectrum.py and benchmarks/device_check.json).")] = None,
-    device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
-    dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
-    svd_method: Annotated[str, typer.Option("--svd-method", help="auto (lapack on the CPU, gram on CUDA) | lapack | svd | gram | longn. All but longn compute the full spectrum exactly; longn approximates it for long n (docs/spectrum.md); meta.json records the method used and its error.")] = "auto",
-    out: Annotated[Path | None, typer.Option(help="Results directory (default results/<model>-<data>-n<seq_len>); with --shard, '{shard}' in it becomes e.g. 0of4.")] = None,
-    csv: Annotated[bool, typer.Option("--csv", help="Also write CSV next to the parquet tables.")] = False,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted or time-limited run in --out.")] = False,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Recompute a run that --out already holds.")] = False,
-    max_time: Annotated[float | None, typer.Option("--max-time", help="Stop cleanly after this many seconds (resume later).")] = None,
-    checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", help="Save the aggregate every this many batches.")] = 8,
-    shard: Annotated[str | None, typer.Option(help="INDEX/COUNT: process every COUNT-th input from INDEX (or 'auto' from RANK/WORLD_SIZE); merge shards with `attnspec merge`.")] = None,
-    rank_tol: Annotated[float, typer.Option("--rank-tol", help="Numerical rank counts σ_i > rank_tol·σ_1.")] = 1e-3,
-    at: Annotated[int | None, typer.Option(help="Heatmap index, recorded in meta.json for later redraws (default 128 when n = 512, else n/4).")] = None,
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures when the run completes.")] = True,
-    label: Annotated[str | None, typer.Option(help="Figure title instead of the run's own (model · corpus · n · inputs); recorded in meta.json for later redraws.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    projection_k: Annotated[str, typer.Option("--projection-k", metavar="K,K,...|none", help="With several --seq-len values: the Linformer-projection measurement on real Q, K, V at these projection dimensions (each n > k), on the first 8 documents: relative error of softmax(Q(RK)ᵀ)(RV) against PV (Gaussian R) beside the best rank-k error; none: not run.")] = "64,128,256",
-    baseline: Annotated[list[str] | None, typer.Option("--baseline", metavar="NAME", help="Null baseline computed beside the result and shown beside the real values: entropy-matched (random softmax with each head's mean row entropy, its mask and window) | uniform (rows uniform over their allowed positions) | random-init (the same architecture and inputs, weights re-initialised by the seed; a second spectrum job). Repeat the option or separate names by commas; meta.json records them.")] = None,
+    options: dict[str, Any],
+    flags: dict[str, str],
 ) -> None:
     """Spectrum of the attention matrices P of a pretrained transformer (Linformer Figure 1).
 
@@ -57,51 +33,60 @@ def spectrum(
     """
     from attnspec.spectra.model_names import reject_alias_typo
 
+    o = options
     with user_errors():
-        reject_alias_typo(model)  # at once: before torch loads and before any hub lookup
-    from attnspec.errors import InputError, OptionError
-    from attnspec.spectra.config import SpectrumConfig, parse_num_sentences, parse_shard
+        reject_alias_typo(o["model"])  # at once: before torch loads and before any hub lookup
+    from attnspec.errors import InputError
+    from attnspec.spectra.config import parse_num_sentences, parse_shard
     from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.reading import check_at
     from attnspec.spectra.scaling import parse_lengths
-    from attnspec.spectra.study import check_study, resolve_out, run_study, study_kind
+    from attnspec.spectra.study import check_study, run_study, study_kind
 
     with user_errors():
         from attnspec.spectra.projection import parse_ks
 
-        baselines = parse_baselines(baseline)
-        ks = parse_ks(projection_k)
-        lengths = parse_lengths(seq_len)
-        if len(lengths) > 1 and at is not None:
+        baselines = parse_baselines(o["baseline"])
+        ks = parse_ks(o["projection_k"])
+        lengths = parse_lengths(o["seq_len"])
+        if len(lengths) > 1 and o["at"] is not None:
             raise InputError("--at applies to one length; with several --seq-len values use "
                              "`attnspec plot spectrum OUT/n<len> --at I`")
-        shard_t = parse_shard(shard)
-        if num_inputs is not None and num_sentences is not None:
-            raise OptionError("--num-inputs and --num-sentences are the same option; give it once")
-        num_sentences_v = parse_num_sentences(num_inputs if num_sentences is None else num_sentences,
-                                              option="--num-inputs" if num_sentences is None else "--num-sentences")
-        cfg = SpectrumConfig(
-            model=model, data=data, split=split, data_dir=data_dir, seq_len=lengths[-1],
-            num_sentences=num_sentences_v, seed=seed, short_policy=short_policy,
-            batch_size=batch_size, device=device, dtype=dtype, svd_method=svd_method, shard=shard_t,
-            out=resolve_out(out, model, data, lengths, shard_t), csv=csv, resume=resume, overwrite=overwrite,
-            max_time=max_time, checkpoint_every=checkpoint_every, rank_tol=rank_tol,
-            count_available=count_available, selection=selection,
-        )
-        if at is not None:
-            check_at(at, cfg.seq_len)
+        shard = parse_shard(o["shard"])
+        num_inputs = parse_num_sentences(o["num_inputs"], option=flags.get("num_inputs", "--num-inputs"))
+        cfg = _config(o, lengths, num_inputs, shard)
+        if o["at"] is not None:
+            check_at(o["at"], cfg.seq_len)
         cfg, lengths = check_study(cfg, lengths, baselines)
         kind, nests_in = study_kind(lengths)
         command = "attnspec spectrum" + (f" --seq-len {','.join(map(str, lengths))}" if len(lengths) > 1 else "")
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, command, kind=kind, nests_in=nests_in)
-        study = run_study(cfg, lengths, progress=not quiet, baselines=baselines, projection_k=ks, command=command)
+        study = run_study(cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks, command=command)
+        shown = {"at": o["at"], "label": o["label"], "plots": o["plots"], "seq_len": cfg.seq_len}
         if study.scaling:
-            _scaling(study, shard=shard_t, plots=plots)
+            _scaling(study, shard=shard, plots=o["plots"])
         elif study.up_to_date:
-            _up_to_date(study.out, at=at, label=label, plots=plots, seq_len=cfg.seq_len)
+            _up_to_date(study.out, **shown)
         else:
-            _single(study.last, at=at, label=label, plots=plots, seq_len=cfg.seq_len)
+            _single(study.last, **shown)
+
+
+def _config(o: dict[str, Any], lengths: list[int], num_inputs: int | str | None,
+            shard: tuple[int, int] | None) -> Any:
+    """The run's :class:`~attnspec.spectra.config.SpectrumConfig` from the command's options:
+    each option named as a field of it passes as it is; the parsed ones are given here (the
+    field of ``--num-inputs`` keeps the name a run's meta.json and identity record,
+    ``num_sentences``)."""
+    import dataclasses
+
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.study import resolve_out
+
+    parsed = {"seq_len": lengths[-1], "num_sentences": num_inputs, "shard": shard,
+              "out": resolve_out(o["out"], o["model"], o["data"], lengths, shard)}
+    fields = {f.name for f in dataclasses.fields(SpectrumConfig)} - set(parsed)
+    return SpectrumConfig(**{k: v for k, v in o.items() if k in fields}, **parsed)
 
 
 def _single(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:

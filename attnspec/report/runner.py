@@ -168,8 +168,19 @@ def _options(args: dict[str, Any]) -> dict[str, Any]:
     return {k.replace("-", "_"): v for k, v in args.items() if v != "default"}
 
 
-#: spectrum options that only concern the CLI's figures and output (the report draws its own)
-_SPECTRUM_CLI_ONLY = frozenset({"at", "plots", "quiet", "baseline", "projection_k"})
+def _spectrum_options(args: dict[str, Any]) -> dict[str, Any]:
+    """A spectrum experiment's TOML arguments by the names of ``attnspec spectrum``'s options
+    (:data:`attnspec.spectrum_options.SPECTRUM`): an unknown name is refused listing them, and
+    ``num-inputs`` (or its alias ``num-sentences``) arrives as the config's ``num_sentences``.
+    The options that concern the command line's figures and output (``at``, ``plots``,
+    ``label``, ``quiet``) are taken and left to the report, which draws its own."""
+    from attnspec.options import check_names
+    from attnspec.spectrum_options import SPECTRUM
+
+    options = check_names([o for o in SPECTRUM if o.on("cli")], _options(args), owner="spectrum")
+    if "num_inputs" in options:
+        options["num_sentences"] = options.pop("num_inputs")
+    return options
 
 
 def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Callable[[str], None]) -> str | None:
@@ -183,7 +194,7 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
 
     try:
         if exp.command == "spectrum":
-            _run_spectrum(_options(args), out)
+            _run_spectrum(_spectrum_options(args), out)
             return None
         from attnspec.battery import run_and_write
         from attnspec.verdicts import verdicts_json
@@ -213,9 +224,6 @@ def _spectrum_plan(options: dict[str, Any], out: Path) -> tuple[Any, list[int], 
     from attnspec.spectra.scaling import parse_lengths
 
     fields = {f.name for f in dataclasses.fields(SpectrumConfig)}
-    unknown = sorted(set(options) - fields - _SPECTRUM_CLI_ONLY)
-    if unknown:
-        raise InputError(f"spectrum has no option {', '.join(unknown)}")
     kw = {k: v for k, v in options.items() if k in fields}
     if "shard" in kw:
         kw["shard"] = parse_shard(kw["shard"])
@@ -256,14 +264,14 @@ def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
     """
     from attnspec.errors import AttnspecError, OptionError
 
-    options = _options(exp.effective_args(quick))
+    args = exp.effective_args(quick)
     try:
         if exp.command == "spectrum":
-            _spectrum_plan(options, results / exp.name)
+            _spectrum_plan(_spectrum_options(args), results / exp.name)
         elif _in_process(exp.command):
             from attnspec.battery import battery_config
 
-            battery_config(exp.command, options)
+            battery_config(exp.command, _options(args))
     except AttnspecError as e:  # a usage error, as a bad option on the command line is
         raise OptionError(f"{exp.path}: {e}") from None
 
@@ -278,7 +286,7 @@ def _add_nulls(exp: Experiment, out: Path, quick: bool, data_dir: str | None, lo
     from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.scaling import parse_lengths, run_dir
 
-    options = _options(exp.effective_args(quick))
+    options = _spectrum_options(exp.effective_args(quick))
     names = parse_baselines(options.get("baseline"))
     lengths = parse_lengths(options.get("seq_len", SpectrumConfig.seq_len))
     runs = [run_dir(out, n) for n in lengths] if len(lengths) > 1 else [out]

@@ -182,3 +182,66 @@ def test_the_declared_defaults_are_the_batteries_own(command: str) -> None:
     own = battery.config_identity(module.config_from_options({}))
     declared = battery.config_identity(module.config_from_options(with_defaults(OPTIONS[command], {})))
     assert declared == own
+
+
+# ------------------------------------------------------------------ the spectrum study's options
+def test_the_spectrum_cli_options_are_the_declarations() -> None:
+    from attnspec.spectrum_options import SPECTRUM
+
+    cmd = typer.main.get_command(app).commands["spectrum"]
+    shown = [p for p in cmd.params if not p.hidden]
+    declared = [o for o in SPECTRUM if o.on("cli")]
+    assert [p.name for p in shown] == [o.name for o in declared]  # every flag, in --help's order
+    for p, o in zip(shown, declared):
+        assert p.help == o.help and p.opts[0] == o.flags[0].split("/")[0], o.name
+        assert p.default == o.default or str(p.default) == str(o.default), o.name
+    hidden = [p for p in cmd.params if p.hidden]
+    assert [p.opts for p in hidden] == [["--num-sentences"]]
+
+
+def test_the_spectrum_api_signature_and_docstring_are_the_declarations() -> None:
+    import attnspec
+    from attnspec.spectrum_options import POSITIONAL, SPECTRUM
+
+    params = inspect.signature(attnspec.spectrum).parameters
+    declared = [o for o in SPECTRUM if o.on("api")]
+    assert list(params) == [o.name for o in declared]
+    assert [n for n, p in params.items() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD] == list(POSITIONAL)
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for o in declared:
+        assert params[o.name].default == o.default_of("api"), o.name
+    assert numpydoc_parameters(SPECTRUM) in attnspec.spectrum.__doc__
+    assert {"csv", "max_time", "shard", "quiet", "plots"}.isdisjoint(params)  # the command line's own
+    assert {"texts", "tokenizer", "progress"}.isdisjoint(o.name for o in SPECTRUM if o.on("cli"))
+
+
+def test_the_spectrum_declarations_are_the_run_config_defaults() -> None:
+    # a run's identity (resume, merge, the report's freshness) compares SpectrumConfig's values
+    import dataclasses
+
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectrum_options import SPECTRUM
+
+    config = {f.name: f.default for f in dataclasses.fields(SpectrumConfig) if f.default is not dataclasses.MISSING}
+    config["num_inputs"] = config.pop("num_sentences")
+    for o in SPECTRUM:
+        if o.name in config:
+            assert o.default == config[o.name], o.name
+
+
+def test_the_spectrum_api_refuses_an_unknown_name_before_any_work() -> None:
+    import attnspec
+
+    with pytest.raises(InputError, match=r"^spectrum\(\) has no option 'max_time'; its options: model, data, texts"):
+        attnspec.spectrum("minilm", data="wiki103", max_time=3)
+    with pytest.raises(TypeError, match="positional"):
+        attnspec.spectrum("minilm", "wiki103", 128)
+
+
+def test_a_spectrum_experiment_reads_the_command_line_names() -> None:
+    from attnspec.report.runner import _spectrum_options
+
+    assert _spectrum_options({"num-inputs": 8, "seq-len": "16,32"}) == {"seq_len": "16,32", "num_sentences": 8}
+    assert _spectrum_options({"num-sentences": 8, "seed": "default"}) == {"num_sentences": 8}
+    with pytest.raises(InputError, match="^spectrum has no option 'warmup'; its options: model, data, split"):
+        _spectrum_options({"warmup": 2})
