@@ -310,25 +310,37 @@ class ScalingResult:
 
         return null_sentence(self.nulls)
 
-    def plot(self, *, label: str | None = None) -> dict[str, Any]:
-        """``{"scaling_k90": Figure, "scaling_beta": Figure}``, the figures ``attnspec plot
-        scaling`` saves; nothing is written.
+    def plot(self, out: str | Path | None = None, *, label: str | None = None) -> list[Path]:
+        """Draw ``scaling_k90`` and ``scaling_beta`` (PNG and SVG), the figures of ``attnspec
+        plot scaling``, from the tables held here.
 
         Parameters
         ----------
+        out : str or Path, optional
+            The folder to draw into (checked and locked like ``--out``); default a new
+            temporary directory.
         label : str, optional
-            The figures' title in place of the study's model · corpus; the lengths and the
-            number of inputs are added to it.
+            Title instead of model · corpus (the lengths and the input count are added).
 
         Returns
         -------
-        dict of str to matplotlib.figure.Figure
-            ``"scaling_k90"`` (k90 and effective rank against n) and ``"scaling_beta"`` (the
-            fitted β per layer and overall, with its bootstrap interval).
+        list of Path
+            The figure files, e.g. for ``IPython.display.Image``.
         """
-        from attnspec.plots.scaling import scaling_figures, study_title
+        import tempfile
 
-        return scaling_figures(self.table, self.fits, title=study_title(self.meta, label), nulls=self.fit.null_tables)
+        from attnspec.errors import check_path
+        from attnspec.plots import short_name
+        from attnspec.plots.scaling import plot_scaling
+        from attnspec.results import writing_to
+        from attnspec.spectra.scaling import KIND as SCALING
+
+        ident = self.meta.get("identity", {})
+        title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
+        out = check_path("out", out) if out is not None else Path(tempfile.mkdtemp(prefix="attnspec-scaling-"))
+        with writing_to(out, "attnspec.ScalingResult.plot", option="out", kind="figures",
+                        nests_in=(KIND, SCALING)):
+            return plot_scaling(self.table, self.fits, out, title=title, nulls=self.fit.null_tables)
 
     def save(self, path: str | Path, *, csv: bool = False) -> Path:
         """Write the study as ``attnspec spectrum --seq-len A,B,...`` lays it out (one run per

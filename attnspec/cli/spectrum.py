@@ -201,16 +201,18 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     """Scaling table, fits and figures of a scaling directory; prints the fits."""
     from rich.table import Table
 
-    from attnspec.plots.scaling import plot_scaling, study_title
+    from attnspec.plots import short_name
+    from attnspec.plots.scaling import plot_scaling
     from attnspec.results import read_meta, result_files
     from attnspec.spectra.scaling import fit_study
     from attnspec.stats import format_interval
 
     fit = fit_study(run, resamples=resamples, seed=seed)
+    ident = read_meta(run).get("identity", {})
+    title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
     with whole_output(), result_files(run):  # the fit tables and both figures together
         fit.save(run)
-        paths = plot_scaling(fit.table, fit.fits, out, title=study_title(read_meta(run), label), formats=formats,
-                             nulls=fit.null_tables)
+        paths = plot_scaling(fit.table, fit.fits, out, title=title, formats=formats, nulls=fit.null_tables)
     fits, nulls = fit.fits, fit.nulls
     t = Table(title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "
                     "over layers); this model on this corpus")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,27 +46,6 @@ def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
     return " · ".join(parts)
 
 
-def study_title(meta: dict[str, Any], label: str | None = None) -> str:
-    """``label``, else model · corpus of a scaling study's meta.json.
-
-    Parameters
-    ----------
-    meta : dict
-        The study's meta.json (its ``identity``: ``model`` and ``data``).
-    label : str, optional
-        The title to use instead; None or empty for model · corpus.
-
-    Returns
-    -------
-    str
-        The figures' title, model and corpus shortened by :func:`attnspec.plots.short_name`.
-    """
-    from attnspec.plots import short_name
-
-    ident = meta.get("identity", {})
-    return label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
-
-
 def highlighted_layers(layers: Sequence[int]) -> list[int]:
     """The first, middle and last layer (fewer when there are fewer layers).
 
@@ -91,38 +69,7 @@ def _layer_summary(table: pd.DataFrame, col: str) -> pd.DataFrame:
 
 def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: str = "",
                  formats: Sequence[str] = ("png", "svg"), nulls: dict[str, pd.DataFrame] | None = None) -> list[Path]:
-    """Save both figures of :func:`scaling_figures` as ``out/scaling_k90.*`` and ``out/scaling_beta.*``.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.scaling_table`'s output.
-    fits : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.fit_scaling`'s output.
-    out : Path
-        The folder the figures are written to; it must exist.
-    title : str
-        The run's name (model · corpus).
-    formats : sequence of str
-        The file formats (matplotlib's names), one file each; default PNG and SVG.
-    nulls : dict of str to pandas.DataFrame, optional
-        Null baseline name → its scaling table.
-
-    Returns
-    -------
-    list of Path
-        The files written, each figure in each format.
-    """
-    paths: list[Path] = []
-    for stem, fig in scaling_figures(table, fits, title=title, nulls=nulls).items():
-        paths += save_figure(fig, Path(out) / stem, formats)
-    return paths
-
-
-def scaling_figures(table: pd.DataFrame, fits: pd.DataFrame, *, title: str = "",
-                    nulls: dict[str, pd.DataFrame] | None = None) -> dict[str, Any]:
-    """Both figures, drawn from :func:`attnspec.spectra.scaling.scaling_table` and
-    :func:`~attnspec.spectra.scaling.fit_scaling`: ``{"scaling_k90": Figure, "scaling_beta": Figure}``.
+    """Draw both figures from :func:`attnspec.spectra.scaling.scaling_table` and :func:`~attnspec.spectra.scaling.fit_scaling`.
 
     ``title`` names the run (model · corpus); the lengths and the number of inputs are added.
     ``nulls``: null baseline name → its scaling table (``scaling_table(..., source=name)``),
@@ -193,7 +140,7 @@ def scaling_figures(table: pd.DataFrame, fits: pd.DataFrame, *, title: str = "",
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)  # off the data, below the panels
     fig.suptitle(fit_title(title, PAGE_IN, 8.5))
-    k90 = fig
+    paths = save_figure(fig, Path(out) / "scaling_k90", formats)
 
     metrics = [m for m in FITTED if m in set(fits["metric"])]
     # a column while a layer's group of error bars keeps 0.2 in, else the page
@@ -217,4 +164,4 @@ def scaling_figures(table: pd.DataFrame, fits: pd.DataFrame, *, title: str = "",
     ax.set_ylabel("β in k ∝ n^β (95% bootstrap CI)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)  # below: the points fill the panel
     ax.set_title(fit_title(title, ax.figure.get_figwidth(), 8))
-    return {"scaling_k90": k90, "scaling_beta": fig}
+    return paths + save_figure(fig, Path(out) / "scaling_beta", formats)

@@ -289,7 +289,10 @@ def test_a_scaling_study_from_python_is_the_one_the_cli_runs(model_dir: Path, te
     assert set(res.fits["metric"]) == set(FITTED) and sorted(res.fits["layer"].unique()) == [-1, 0, 1]
     assert res.nulls["source"].tolist() == ["real", "uniform"] and "uniform null gives" in res.sentence()
     assert sorted(set(zip(res.projection["k"], res.projection["n"]))) == [(4, 12), (4, 24)]
-    assert set(res.plot()) == {"scaling_k90", "scaling_beta"} and "n=[12, 24]" in repr(res)
+    figures = res.plot(tmp_path / "figs")
+    assert sorted(p.name for p in figures) == ["scaling_beta.png", "scaling_beta.svg", "scaling_k90.png",
+                                               "scaling_k90.svg"] and all(p.is_file() for p in figures)
+    assert "n=[12, 24]" in repr(res)
     # the command line on the same study: up to date, nothing recomputed; its fits are the API's
     stamp = (out / "n24" / "state.npz").stat().st_mtime_ns
     cli = ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", "12,24", "--num-sentences",
