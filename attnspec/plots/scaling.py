@@ -83,16 +83,21 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
         :func:`attnspec.spectra.scaling.scaling_table`'s output.
     fits : pandas.DataFrame
         :func:`attnspec.spectra.scaling.fit_scaling`'s output.
+    out : Path
+        The folder the figures are written to; it must exist.
     title : str
         The run's name (model · corpus); may be empty.
+    formats : sequence of str
+        The file formats (matplotlib's names), one file each; default PNG and SVG.
     nulls : dict of str to pandas.DataFrame, optional
         Null baseline name → its scaling table; None or empty for none.
 
     Returns
     -------
-    dict of str to matplotlib.figure.Figure
-        ``"scaling_k90"`` (k90 and effective rank against n) and ``"scaling_beta"`` (β per
-        layer and overall, with its bootstrap interval); open, not saved.
+    list of Path
+        The files written: ``out/scaling_k90.*`` (k90 and effective rank against n) and
+        ``out/scaling_beta.*`` (β per layer and overall, with its bootstrap interval), each
+        in each format.
     """
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
