@@ -61,10 +61,12 @@ _claims.register(app)
 
 
 def _robust_streams() -> None:
-    """Output that cannot kill the command: a character the terminal's encoding lacks
-    (``PYTHONIOENCODING=ascii``; attnspec prints ≥, ·, σ) is written escaped, and a write past
-    a file-size limit (``ulimit -f``) fails with EFBIG, reported in one line, instead of
-    SIGXFSZ ending the process without a word."""
+    """Surroundings that cannot kill the command: a character the terminal's encoding lacks
+    (``PYTHONIOENCODING=ascii``; attnspec prints ≥, ·, σ) is written escaped; a write past a
+    file-size limit (``ulimit -f``) fails with EFBIG, reported in one line, instead of SIGXFSZ
+    ending the process without a word; and MPLBACKEND is dropped, since the figures are files
+    drawn with Agg whatever it says, while an unknown name there makes importing matplotlib fail."""
+    import os
     import signal
 
     for stream in (sys.stdout, sys.stderr):
@@ -72,6 +74,7 @@ def _robust_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    os.environ.pop("MPLBACKEND", None)
 
 
 def main() -> None:

@@ -3,19 +3,10 @@ one submodule per result kind (spectrum, jl, expressivity, osa)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
-# matplotlib reads MPLBACKEND once, while it is imported, and an unknown name there makes the
-# import itself fail; attnspec draws files with Agg whatever it says, so it is set aside for
-# the import and put back for whatever else reads it.
-_backend = os.environ.pop("MPLBACKEND", None)
-try:
-    import matplotlib
-finally:
-    if _backend is not None:
-        os.environ["MPLBACKEND"] = _backend
+import matplotlib
 
 matplotlib.use("Agg")  # figures are files; never open a window (CI has no screen)
 
