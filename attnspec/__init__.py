@@ -33,7 +33,7 @@ _API: dict[str, str] = {
 }
 
 #: Submodules reachable as attributes after a bare `import attnspec` (e.g. attnspec.battery).
-_SUBMODULES = ("api", "battery", "checks", "claim_registry", "errors", "results", "spectra", "verdict_summary", "verdicts")
+_SUBMODULES = ("api", "battery", "checks", "errors", "numerics", "options", "runtime", "spectra", "storage", "verdicts")
 
 __all__ = sorted([*_API, "__version__"])
 

@@ -9,7 +9,7 @@ tokenizer, and a corpus (``data=``) or a list of texts (``texts=``).
 ``attnspec.spectrum`` is this module's plain function :func:`spectrum` (``help(attnspec.spectrum)``
 shows its parameters); its signature and the ``Parameters`` of its docstring are read off the
 declarations that ``attnspec spectrum``'s options are read off too
-(:mod:`attnspec.spectrum_options`). The engine behind it is :mod:`attnspec.spectra.engine`.
+(:mod:`attnspec.options.spectrum`). The engine behind it is :mod:`attnspec.spectra.engine`.
 
 Examples
 --------
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.options import check_names, numpydoc_parameters, signature
-from attnspec.spectrum_options import POSITIONAL, SPECTRUM
+from attnspec.options.declaration import check_names, numpydoc_parameters, signature
+from attnspec.options.spectrum import POSITIONAL, SPECTRUM
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -211,8 +211,8 @@ class SpectrumResult:
             empty; checked before anything is written.
         """
         from attnspec.errors import check_path
-        from attnspec.results import holds_files, result_files, write_meta, write_table, writing_to
         from attnspec.spectra.scaling import KIND as SCALING
+        from attnspec.storage.results import holds_files, result_files, write_meta, write_table, writing_to
 
         path = check_path("path", path)
         _refuse_read_only(path)
@@ -332,8 +332,8 @@ class ScalingResult:
         from attnspec.errors import check_path
         from attnspec.plots import short_name
         from attnspec.plots.scaling import plot_scaling
-        from attnspec.results import writing_to
         from attnspec.spectra.scaling import KIND as SCALING
+        from attnspec.storage.results import writing_to
 
         ident = self.meta.get("identity", {})
         title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
@@ -369,9 +369,9 @@ class ScalingResult:
             ``path`` is a file, under a file, read-only, or not empty; checked first.
         """
         from attnspec.errors import check_path
-        from attnspec.results import holds_files, result_files, write_meta, write_table, writing_to
         from attnspec.spectra.scaling import KIND as SCALING
         from attnspec.spectra.scaling import run_dir
+        from attnspec.storage.results import holds_files, result_files, write_meta, write_table, writing_to
 
         path = check_path("path", path)
         _refuse_read_only(path)
@@ -395,8 +395,8 @@ class ScalingResult:
 def _load_study(path: Path) -> ScalingResult:
     """A scaling study's directory, every length checked and loaded, the fits computed as
     ``attnspec spectrum --seq-len A,B,...`` computes them (2000 resamples, seed 0)."""
-    from attnspec.results import read_meta, read_table
     from attnspec.spectra.scaling import fit_study, read_runs
+    from attnspec.storage.results import read_meta, read_table
 
     runs = {n: load(d) for n, d in sorted(read_runs(path).items())}
     tables = {t: read_table(path, t) if (path / f"{t}.parquet").is_file() else None
@@ -490,7 +490,7 @@ def load(path: str | Path) -> SpectrumResult | ScalingResult:
         _check_state(path, state, extra, meta, curves)
     baselines: dict[str, pd.DataFrame] = {}
     if (meta.get("baselines") or {}).get("names"):
-        from attnspec.results import read_table
+        from attnspec.storage.results import read_table
 
         baselines = {f"baseline_{t}": read_table(path, f"baseline_{t}") for t in ("spectrum", "metrics", "inputs")}
     return SpectrumResult(curves=curves, metrics=metrics, meta=meta, path=path, state=state, baselines=baselines)

@@ -4,12 +4,12 @@ A *battery* checks the claims of one paper. Its module (``attnspec.theory.<paper
 listed in :data:`BATTERIES`) provides
 
 * ``config_from_options(options: Mapping[str, Any]) -> Config`` — the command's options by
-  name (declared once in :mod:`attnspec.check_options`; :func:`run_battery` passes every one,
+  name (declared once in :mod:`attnspec.options.checks`; :func:`run_battery` passes every one,
   its type checked and, when not given, at its declared default) → a validated config;
   raises :class:`attnspec.errors.InputError` naming the option and the allowed range,
   before any computation;
 * ``run(config, *, progress=None) -> BatteryResult`` — the computation, returning tidy
-  tables, the verdict rows (keyed on claim ids, :mod:`attnspec.claim_registry`) and the meta data.
+  tables, the verdict rows (keyed on claim ids, :mod:`attnspec.verdicts.registry`) and the meta data.
 
 and optionally
 
@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.options import option_flag as option_flag  # the flag of an option name, for callers
-from attnspec.verdicts import VerdictRow, verdicts_frame
+from attnspec.options.declaration import option_flag as option_flag  # the flag of an option name, for callers
+from attnspec.verdicts.classify import VerdictRow, verdicts_frame
 
 #: command → battery module.
 BATTERIES: dict[str, str] = {
@@ -60,21 +60,21 @@ PLOTTERS: dict[str, str] = {
 VERDICT_TABLE = "verdicts"
 
 def _declared_types() -> dict[str, dict[str, tuple[str | None, ...]]]:
-    from attnspec.check_options import OPTIONS
+    from attnspec.options.checks import OPTIONS
 
     return {command: {o.name: o.kinds for o in options} for command, options in OPTIONS.items()}
 
 
 #: The kinds of value every option of each command takes (name as in the options mapping →
 #: accepted kinds; ``None`` among them: the option may be left unset), read off the
-#: declarations in :mod:`attnspec.check_options`.
+#: declarations in :mod:`attnspec.options.checks`.
 OPTION_TYPES: dict[str, dict[str, tuple[str | None, ...]]] = _declared_types()
 
 
 def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool = True,
                        text: bool = True) -> dict[str, Any]:
     """``options`` with each value checked (and text converted) against the command's declared
-    options (:func:`attnspec.options.check_types`): a value of the wrong type is one
+    options (:func:`attnspec.options.declaration.check_types`): a value of the wrong type is one
     :class:`~attnspec.errors.InputError` with the command line's message, e.g.
     ``Invalid value for '--n': 'abc' is not a valid integer.``, and a seed is
     ``0 <= seed < 2**63``. ``text=False`` (the Python API) takes numbers and booleans only as
@@ -105,8 +105,8 @@ def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool 
     InputError
         A value not of its option's type, or a seed outside ``0 <= seed < 2**63``.
     """
-    from attnspec.check_options import OPTIONS
-    from attnspec.options import check_types
+    from attnspec.options.checks import OPTIONS
+    from attnspec.options.declaration import check_types
 
     return check_types(OPTIONS.get(command, ()), options, lists=lists, text=text)
 
@@ -216,7 +216,7 @@ class BatteryResult:
         Returns
         -------
         pandas.DataFrame
-            :func:`attnspec.verdicts.verdicts_frame` of :attr:`verdicts`.
+            :func:`attnspec.verdicts.classify.verdicts_frame` of :attr:`verdicts`.
         """
         return verdicts_frame(self.verdicts)
 
@@ -274,7 +274,7 @@ def run_battery(
         (a library user, or a test with a tiny model, passes its own).
     out_dir : Path, optional
         Where the result will be written: checked before any computation
-        (:func:`attnspec.results.check_same_run`: empty, absent, or the same run).
+        (:func:`attnspec.storage.results.check_same_run`: empty, absent, or the same run).
     resume : bool
         When ``out_dir`` holds a result of the same run, pass its tables to the battery's
         ``run(..., previous=tables)`` (only batteries that can resume: osa-train, jl-check), which keeps
@@ -295,7 +295,7 @@ def run_battery(
     identity = config_identity(config)
     previous = None
     if out_dir is not None:
-        from attnspec.results import check_same_run
+        from attnspec.storage.results import check_same_run
 
         if check_same_run(Path(out_dir), identity, kind=command):
             previous = _previous_tables(Path(out_dir), command, resume)
@@ -317,7 +317,7 @@ def run_battery(
         result = module.run(config, progress=progress, **extra)
     if result.command != command:
         raise RuntimeError(f"battery {BATTERIES[command]} returned a result for {result.command!r}")
-    from attnspec import claim_registry
+    from attnspec.verdicts import registry as claim_registry
 
     claim_registry.check_rows(result.verdicts)
     result.meta.setdefault("identity", identity)
@@ -345,12 +345,12 @@ def battery_config(command: str, options: Mapping[str, Any]) -> Any:
 
 def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
     """The battery's validated config, before any computation: the names, the types and the
-    bounds of :mod:`attnspec.check_options`, every option missing at its declared default,
+    bounds of :mod:`attnspec.options.checks`, every option missing at its declared default,
     and the battery's own checks between them; every bad option is one InputError, never a
     bare TypeError/ValueError from inside the config."""
-    from attnspec.check_options import options_of
     from attnspec.errors import AttnspecError, InputError
-    from attnspec.options import check_bounds, check_names, with_defaults
+    from attnspec.options.checks import options_of
+    from attnspec.options.declaration import check_bounds, check_names, with_defaults
 
     declared = options_of(command)
     named = check_names(declared, options, owner=command)
@@ -369,7 +369,7 @@ def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.
     """With ``resume``, the tables of the same-run result in ``out_dir``; without it, None,
     or a one-line refusal when that result is partial (its work would be thrown away)."""
     from attnspec.errors import ResultsError
-    from attnspec.results import read_meta, read_table
+    from attnspec.storage.results import read_meta, read_table
 
     meta = read_meta(out_dir)
     if not resume:
@@ -385,7 +385,7 @@ def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.
 def _partial_only_tables(out_dir: Path) -> list[str]:
     """The tables that a partial result in ``out_dir`` lists as its own (``partial_tables`` in
     meta.json): removed once the complete result is written over it."""
-    from attnspec.results import META_FILE, read_meta
+    from attnspec.storage.results import META_FILE, read_meta
 
     if not (out_dir / META_FILE).is_file():
         return []
@@ -395,7 +395,7 @@ def _partial_only_tables(out_dir: Path) -> list[str]:
 
 def _holds_complete(out_dir: Path) -> bool:
     """Whether ``out_dir`` holds a finished result (a meta.json not marked ``status: partial``)."""
-    from attnspec.results import META_FILE, read_meta
+    from attnspec.storage.results import META_FILE, read_meta
 
     return (Path(out_dir) / META_FILE).is_file() and read_meta(Path(out_dir)).get("status") != "partial"
 
@@ -457,7 +457,7 @@ def write_result(result: BatteryResult, out_dir: Path, *, csv: bool = False) -> 
     """Write a battery's result: every table, ``verdicts.parquet`` and ``meta.json``.
 
     ``meta.json`` holds the battery's meta (parameters, seed, notes, wall time), the
-    ``kind`` (the command) and ``identity`` that :func:`attnspec.results.check_same_run`
+    ``kind`` (the command) and ``identity`` that :func:`attnspec.storage.results.check_same_run`
     compares, the sorted ``claims`` ids of its verdict rows, and the environment.
 
     Parameters
@@ -473,7 +473,7 @@ def write_result(result: BatteryResult, out_dir: Path, *, csv: bool = False) -> 
     Path
         ``out_dir``.
     """
-    from attnspec.results import environment_meta, result_files, write_meta, write_table
+    from attnspec.storage.results import environment_meta, result_files, write_meta, write_table
 
     out_dir = Path(out_dir)
     meta = {"kind": result.command, "command": f"attnspec {result.command}", "identity": result_identity(result),
@@ -502,7 +502,7 @@ def run_and_write(
     """What every checking command and ``attnspec report`` do: validate, run, write, draw.
 
     With ``out_dir``: the directory is checked (usable, and empty or holding the same run)
-    and locked before any computation (:func:`attnspec.results.writing_to`); SIGTERM is
+    and locked before any computation (:func:`attnspec.storage.results.writing_to`); SIGTERM is
     taken like Ctrl-C; the tables, ``verdicts.parquet``, ``meta.json`` and the figures are
     written together, an interruption meanwhile being held until they are complete.
 
@@ -539,8 +539,8 @@ def run_and_write(
     """
     if out_dir is None:
         return run_battery(command, options, progress=progress, attention=attention)
-    from attnspec.results import writing_to
-    from attnspec.signals import deferred_interrupts, sigterm_as_interrupt
+    from attnspec.runtime.signals import deferred_interrupts, sigterm_as_interrupt
+    from attnspec.storage.results import writing_to
 
     with writing_to(Path(out_dir), f"attnspec {command}"), sigterm_as_interrupt():
         stale = _partial_only_tables(Path(out_dir)) if resume else []
@@ -569,7 +569,7 @@ def _draw_or_remove(command: str, result: BatteryResult, out_dir: Path) -> None:
     bug), none is kept and the result's tables and meta.json are removed as well: a result is
     whole or absent, never tables without their figures."""
     from attnspec.errors import NoSpaceError
-    from attnspec.results import META_FILE, result_files
+    from attnspec.storage.results import META_FILE, result_files
 
     try:
         with result_files(out_dir):  # the figures are renamed into place together, or discarded

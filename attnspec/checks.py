@@ -3,7 +3,7 @@
 
 Each function takes the command's options as keyword arguments, with the CLI's names
 (``trials_other`` for ``--trials-other``) and defaults, both read off the one declaration
-of each option (:mod:`attnspec.check_options`, as are its docstring's ``Parameters``),
+of each option (:mod:`attnspec.options.checks`, as are its docstring's ``Parameters``),
 runs the same in-process battery as the CLI
 (:func:`attnspec.battery.run_battery`; with ``out=``, :func:`attnspec.battery.run_and_write`,
 which writes the CLI's ``--out`` layout) and returns a :class:`CheckResult`.
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnspec.check_options import options_of
 from attnspec.errors import InputError, check_bool
-from attnspec.options import Option
+from attnspec.options.checks import options_of
+from attnspec.options.declaration import Option
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -69,7 +69,7 @@ class CheckResult:
     path : Path or None
         The results directory written by ``out=`` or the last :meth:`save`.
     battery_result : BatteryResult
-        The battery's own result (verdict rows as :class:`~attnspec.verdicts.VerdictRow`).
+        The battery's own result (verdict rows as :class:`~attnspec.verdicts.classify.VerdictRow`).
     """
 
     battery_result: BatteryResult = field(repr=False)
@@ -82,7 +82,7 @@ class CheckResult:
 
     @property
     def rows(self) -> list[Any]:
-        """The verdict rows as :class:`~attnspec.verdicts.VerdictRow` objects."""
+        """The verdict rows as :class:`~attnspec.verdicts.classify.VerdictRow` objects."""
         return self.battery_result.verdicts
 
     @property
@@ -96,7 +96,7 @@ class CheckResult:
     @property
     def verdicts(self) -> pd.DataFrame:
         if self._verdicts is None:
-            from attnspec.verdicts import verdicts_frame
+            from attnspec.verdicts.classify import verdicts_frame
 
             self._verdicts = verdicts_frame(self.rows)
         return self._verdicts
@@ -109,9 +109,9 @@ class CheckResult:
         pandas.DataFrame
             One row per claim, in order of first appearance: ``claim_id``, ``claim`` (its
             label), ``verdict`` (the claim's verdict over its rows), ``why`` and ``rows``
-            (:func:`attnspec.verdict_table.summary_frame`).
+            (:func:`attnspec.verdicts.table.summary_frame`).
         """
-        from attnspec.verdict_table import summary_frame
+        from attnspec.verdicts.table import summary_frame
 
         return summary_frame(self.rows)
 
@@ -128,9 +128,9 @@ class CheckResult:
         -------
         list of str
             One sentence per claim, in order of first appearance
-            (:func:`attnspec.verdict_summary.summary_lines`).
+            (:func:`attnspec.verdicts.sentences.summary_lines`).
         """
-        from attnspec.verdict_summary import summary_lines
+        from attnspec.verdicts.sentences import summary_lines
 
         return summary_lines(self.rows, width=width)
 
@@ -186,8 +186,8 @@ class CheckResult:
             ``out`` is a file, not writable, or holds another run or another kind of result.
         """
         from attnspec.battery import plot_results, result_identity, write_result
-        from attnspec.results import check_same_run, writing_to
-        from attnspec.signals import deferred_interrupts
+        from attnspec.runtime.signals import deferred_interrupts
+        from attnspec.storage.results import check_same_run, writing_to
 
         out = Path(_path_arg("out", out))
         with writing_to(out, f"attnspec {self.command}", option="out"):
@@ -200,7 +200,7 @@ class CheckResult:
         return out
 
     def __repr__(self) -> str:
-        from attnspec.verdict_summary import TELLING_ORDER
+        from attnspec.verdicts.sentences import TELLING_ORDER
 
         rows = self.rows
         found = sorted({r.verdict for r in rows}, key=lambda v: TELLING_ORDER.index(v) if v in TELLING_ORDER else 99)
@@ -245,14 +245,14 @@ _RAISES = """    Raises
 def _run(command: str, function: str, arguments: Mapping[str, Any], run_arguments: Sequence[str]) -> CheckResult:
     """Validate everything (before any work), run the battery, wrap the result."""
     from attnspec import battery
-    from attnspec.options import check_names
+    from attnspec.options.declaration import check_names
 
     declared = options_of(command)
     allowed = (*declared, *(RUN_ARGUMENTS[a] for a in run_arguments))
     given = check_names(allowed, arguments, owner=f"{function}()", also=("progress",))
     options = {o.name: given.get(o.name, o.default) for o in declared}
     checked = battery.check_option_types(command, options, text=False)  # the API's types: options.convert
-    from attnspec.progress import progress_sink
+    from attnspec.runtime.progress import progress_sink
 
     say = progress_sink(given.get("progress", True))
     resume, csv, plots = (check_bool(name, given.get(name, RUN_ARGUMENTS[name].default))
@@ -271,10 +271,10 @@ def _run(command: str, function: str, arguments: Mapping[str, Any], run_argument
 def check_function(command: str, name: str, summary: str, run_arguments: Sequence[str],
                    returns: str = "CheckResult") -> Callable[..., CheckResult]:
     """The Python function of a checking command: keyword-only arguments, the command's
-    declared options (:mod:`attnspec.check_options`) then ``run_arguments`` (keys of
+    declared options (:mod:`attnspec.options.checks`) then ``run_arguments`` (keys of
     :data:`RUN_ARGUMENTS`) and ``progress``; its docstring is ``summary`` with the
     ``Parameters`` section read off the same declarations, then ``Returns`` and ``Raises``."""
-    from attnspec.options import numpydoc_parameters, signature
+    from attnspec.options.declaration import numpydoc_parameters, signature
 
     extra = tuple(RUN_ARGUMENTS[a] for a in run_arguments)
 
@@ -324,13 +324,13 @@ def claims(paper: str | None = None) -> pd.DataFrame:
     pandas.DataFrame
         One row per (claim, reading): the claim id, the paper and the place in it, the
         statement, the reading and the command that checks it
-        (:func:`attnspec.claim_registry.catalogue_frame`).
+        (:func:`attnspec.verdicts.registry.catalogue_frame`).
 
     Raises
     ------
     InputError
         ``paper`` is not one of the papers.
     """
-    from attnspec.claim_registry import catalogue_frame
+    from attnspec.verdicts.registry import catalogue_frame
 
     return catalogue_frame(paper)

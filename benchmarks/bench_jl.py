@@ -97,7 +97,7 @@ def _eq4_once(variant: str, n: int) -> float:
     (``check_eq4``) or ``whole`` (the whole-matrix formulas, as at commit dfed67b)."""
     from threadpoolctl import threadpool_limits
 
-    from attnspec.stats import child_seed
+    from attnspec.numerics.stats import child_seed
     from attnspec.theory.linformer import printed
 
     A = T1.attention_logits(n, seed=child_seed(0, "attention", "softmax"))

@@ -243,7 +243,7 @@ def new_result(command: str, args: dict[str, Any]) -> Any:
 
 def new_rows(command: str, args: dict[str, Any], result: Any = None) -> list[dict[str, Any]]:
     """This checkout's verdict rows, in-process (of ``result`` if given)."""
-    from attnspec.verdicts import verdicts_json
+    from attnspec.verdicts.classify import verdicts_json
 
     return json.loads(verdicts_json((result or new_result(command, args)).verdicts))
 

@@ -84,7 +84,7 @@ def interrupted_line(e: KeyboardInterrupt, out: Path | None) -> str:
     counted = f" after {done} of {total} {getattr(e, 'unit', 'runs')}" if done is not None else ""
     if out is None:
         return f"interrupted{counted}; nothing saved (no --out)"
-    from attnspec.results import META_FILE, read_meta
+    from attnspec.storage.results import META_FILE, read_meta
 
     meta = read_meta(out) if (Path(out) / META_FILE).is_file() else {}
     if meta.get("status") == "partial":
@@ -115,7 +115,7 @@ class OneLineErrorsGroup(TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
-        from attnspec.signals import sigterm_as_interrupt
+        from attnspec.runtime.signals import sigterm_as_interrupt
 
         try:
             # SIGTERM (timeout, Slurm, docker stop) takes Ctrl-C's path: exit 130, partial
@@ -156,12 +156,12 @@ def claim_out_dir(out: Path | None, command: str, *, option: str = "--out", kind
     Call before any computation (inside :func:`user_errors`): an unusable directory (under
     a file, in /proc, read-only, full) or one another attnspec process writes to is a
     one-line error now, not a traceback after the work; with ``kind``, so is one that
-    holds or lies inside another kind of result (:func:`attnspec.results.check_out_kind`).
+    holds or lies inside another kind of result (:func:`attnspec.storage.results.check_out_kind`).
     A directory this creates and leaves empty is removed again.
     """
     if out is None:
         return None
-    from attnspec.results import writing_to
+    from attnspec.storage.results import writing_to
 
     return _claimed_dirs.enter_context(writing_to(Path(out), command, option=option, kind=kind, nests_in=nests_in))
 
@@ -170,7 +170,7 @@ def claim_out_dir(out: Path | None, command: str, *, option: str = "--out", kind
 def whole_output() -> Iterator[None]:
     """Write a result's tables, meta.json and figures as one unit: Ctrl-C or SIGTERM during
     the block is held until it ends (then the command exits 130 with the result complete)."""
-    from attnspec.signals import deferred_interrupts
+    from attnspec.runtime.signals import deferred_interrupts
 
     with deferred_interrupts():
         yield

@@ -1,7 +1,7 @@
 """How much the checking commands print: a short summary by default, everything with --verbose.
 
 By default the verdicts are one table, one row per claim (claim, verdict, why; see
-:mod:`attnspec.verdict_table`) under a header line with the parameters and a few short
+:mod:`attnspec.verdicts.table`) under a header line with the parameters and a few short
 notes, with one footer pointing to ``--verbose``, ``--json`` and ``--out``; progress
 messages replace each other on one transient status line; ``--verbose`` prints the full verdict table and every progress
 message on its own line. ``--json`` and ``--out`` are unaffected (they hold every row).
@@ -53,11 +53,11 @@ FOOTER = "(k/N rows): k of N rows agree. Every row with its seed and evidence: -
 def screen_lines(rows, *, width: int, header: str, notes: Sequence[str] = (), footer: Sequence[str] = (),  # noqa: ANN001
                  budget: int | None = None) -> list[str]:
     """The default output of a checking command as lines of at most ``width`` characters:
-    ``header``, its ``notes``, the verdict table (:mod:`attnspec.verdict_table`, one row per
+    ``header``, its ``notes``, the verdict table (:mod:`attnspec.verdicts.table`, one row per
     claim) and the footer lines, wrapped, never cut. With ``budget`` (lines), the table is
     fitted into what the header, notes and footer leave."""
-    from attnspec.verdict_summary import wrap
-    from attnspec.verdict_table import table_lines
+    from attnspec.verdicts.sentences import wrap
+    from attnspec.verdicts.table import table_lines
 
     def say(text: str, indent: str = "") -> list[str]:
         return wrap(text, width, indent="", subsequent=indent)

@@ -21,7 +21,7 @@ def claims_command(
     json_out: JsonOpt = False,
 ) -> None:
     with user_errors():
-        from attnspec import claim_registry as registry
+        from attnspec.verdicts import registry
 
         found = registry.catalogue(registry.check_paper(paper))
         if json_out:
@@ -32,7 +32,7 @@ def claims_command(
         _print(found, paper)
 
 
-def _as_dict(c) -> dict:  # noqa: ANN001 - attnspec.claim_registry.Claim
+def _as_dict(c) -> dict:  # noqa: ANN001 - attnspec.verdicts.registry.Claim
     return {"id": c.id, "paper": c.paper, "where": c.where, "statement": c.statement,
             "readings": [{"name": r.name, "description": r.description} for r in c.readings],
             "command": c.command, "notes": c.notes}
@@ -43,7 +43,7 @@ def _print(found: list, paper: str | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from attnspec.claim_registry import PAPERS
+    from attnspec.verdicts.registry import PAPERS
 
     console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
     if not found:
@@ -91,6 +91,6 @@ def fast_path(argv: list[str]) -> int | None:
 
 def register(app: typer.Typer) -> None:
     """Register ``claims`` on ``app``."""
-    from attnspec.vocabulary import verdict_epilog
+    from attnspec.verdicts.vocabulary import verdict_epilog
 
     app.command("claims", help=_HELP, epilog=verdict_epilog())(claims_command)

@@ -67,7 +67,7 @@ def compare(
                 t.add_row("all" if layer < 0 else str(layer + 1), *(f"{v:.3f}" for v in g["mean"]),
                           *(f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in g.iloc[1:].itertuples()))
             out_console.print(t)
-        from attnspec.stats import format_interval
+        from attnspec.numerics.stats import format_interval
 
         t = Table(title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
                         "(Fisher-z; bootstrap)")

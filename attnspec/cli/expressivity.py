@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 import typer
 
-from attnspec.check_options import SA_CHECK
 from attnspec.cli._common import (
     JsonOpt,
     OutOpt,
@@ -22,7 +21,8 @@ from attnspec.cli._common import (
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
-from attnspec.options import typer_command
+from attnspec.options.checks import SA_CHECK
+from attnspec.options.declaration import typer_command
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
 
@@ -47,7 +47,7 @@ def sa_check(
         from rich.text import Text
 
         from attnspec.battery import run_and_write
-        from attnspec.verdicts import verdicts_json
+        from attnspec.verdicts.classify import verdicts_json
 
         claim_out_dir(out, "attnspec sa-check")  # writable and ours, before any work
         start = time.time()
@@ -76,7 +76,7 @@ SCREEN_LINES = 30
 
 def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
     """The instance, and which of its parameters the notes fix (none: only the construction)."""
-    from attnspec.verdict_table import count_line
+    from attnspec.verdicts.table import count_line
 
     cfg = result.meta["parameters"]
     defaults = {o.name: o.default for o in SA_CHECK}
@@ -91,7 +91,7 @@ def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
 def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN001 - BatteryResult
     from rich.console import Console
 
-    from attnspec.verdicts import VERDICTS, print_verdict_table
+    from attnspec.verdicts.classify import VERDICTS, print_verdict_table
 
     rows = result.verdicts
     if not verbose:
@@ -110,6 +110,6 @@ def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN0
 
 def register(app: typer.Typer) -> None:
     """Register ``sa-check`` on ``app``."""
-    from attnspec.vocabulary import verdict_epilog
+    from attnspec.verdicts.vocabulary import verdict_epilog
 
     app.command("sa-check", help=_HELP, epilog=verdict_epilog())(sa_check)

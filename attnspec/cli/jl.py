@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from attnspec.check_options import JL_CHECK
 from attnspec.cli._common import (
     EXIT_INTERRUPTED,
     JsonOpt,
@@ -21,7 +20,8 @@ from attnspec.cli._common import (
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
 from attnspec.errors import InputError
-from attnspec.options import typer_command
+from attnspec.options.checks import JL_CHECK
+from attnspec.options.declaration import typer_command
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
 
@@ -44,7 +44,7 @@ def jl_check(
 ) -> None:
     with user_errors():
         if quiet:
-            from attnspec.progress import set_quiet
+            from attnspec.runtime.progress import set_quiet
 
             set_quiet(True)
         from attnspec.battery import run_and_write
@@ -67,7 +67,7 @@ def jl_check(
         if out is not None:
             err_console.print(f"results written to {out}", highlight=False)
         if json_out:
-            from attnspec.verdicts import verdicts_json
+            from attnspec.verdicts.classify import verdicts_json
 
             typer.echo(verdicts_json(result.verdicts))
             return
@@ -90,7 +90,7 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
     from rich.text import Text
 
     from attnspec.theory.linformer.rows import summarize
-    from attnspec.verdicts import VERDICTS, VerdictRow, print_verdict_table
+    from attnspec.verdicts.classify import VERDICTS, VerdictRow, print_verdict_table
 
     # Tables are wide: never squeeze them into 80 columns when stdout is not a terminal.
     if not verbose:
@@ -128,7 +128,7 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
 
 def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
     """The parameters, and which of them the paper fixes (only its formulas for k)."""
-    from attnspec.verdict_table import count_line
+    from attnspec.verdicts.table import count_line
 
     cfg, dims = result.meta["parameters"], result.meta["dimensions"]
     defaults = {o.name: o.default for o in JL_CHECK}
@@ -182,7 +182,7 @@ def undecidable(rows, n: int) -> str:  # noqa: ANN001 - VerdictRow list
 def screen_footer(result) -> list[str]:  # noqa: ANN001 - BatteryResult
     """Said once: the sequential stopping rule, and what a violation search can miss."""
     from attnspec.theory.linformer import sequential as SQ
-    from attnspec.verdicts import search_power
+    from attnspec.verdicts.classify import search_power
 
     lines = [f"Trials stop once the verdict is settled (error rate ≤ {SQ.ALPHA:g})."]
     searched = [r for r in result.verdicts if "violation search: stopped at" in (r.evidence or "")]
@@ -198,6 +198,6 @@ def screen_footer(result) -> list[str]:  # noqa: ANN001 - BatteryResult
 
 def register(app: typer.Typer) -> None:
     """Register ``jl-check`` on ``app``."""
-    from attnspec.vocabulary import verdict_epilog
+    from attnspec.verdicts.vocabulary import verdict_epilog
 
     app.command("jl-check", help=_HELP, epilog=verdict_epilog())(jl_check)

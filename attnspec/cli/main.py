@@ -101,7 +101,7 @@ def main() -> None:
 def _stdout_failed(e: OSError) -> None:
     """A write to stdout that failed (``> /dev/full``, a quota, a file-size limit): one line
     on stderr and exit 1, as for every other error. attnspec's own files are written through
-    attnspec.writer, which turns these errors into ResultsError, so an OSError of these kinds
+    attnspec.storage.writer, which turns these errors into ResultsError, so an OSError of these kinds
     that reaches here came from printing. Anything else is a bug and keeps its traceback."""
     import errno
     import os

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from attnspec.check_options import OSA_CHECK
 from attnspec.cli._common import (
     JsonOpt,
     OutOpt,
@@ -24,11 +23,12 @@ from attnspec.cli._common import (
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
-from attnspec.options import typer_command
+from attnspec.options.checks import OSA_CHECK
+from attnspec.options.declaration import typer_command
 
 if TYPE_CHECKING:
     from attnspec.battery import BatteryResult
-    from attnspec.verdicts import VerdictRow
+    from attnspec.verdicts.classify import VerdictRow
 
 COMMAND = "osa-check"
 
@@ -61,7 +61,7 @@ SCREEN_LINES = 35
 def screen_header(result) -> str:  # noqa: ANN001 - BatteryResult
     """The instance sizes, and what the paper fixes (its experiments' sizes and K)."""
     from attnspec.theory.osa.jacobian import PAPER_SIZES
-    from attnspec.verdict_table import count_line
+    from attnspec.verdicts.table import count_line
 
     cfg = result.meta["parameters"]
     dv = cfg["d_v"]
@@ -75,7 +75,7 @@ def screen_header(result) -> str:  # noqa: ANN001 - BatteryResult
 def register(app: typer.Typer) -> None:
     """Register ``osa-check`` on ``app``."""
 
-    from attnspec.vocabulary import verdict_epilog
+    from attnspec.verdicts.vocabulary import verdict_epilog
 
     @app.command("osa-check", epilog=verdict_epilog())
     @typer_command(OSA_CHECK)
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
             if out is not None:
                 err_console.print(f"wrote {len(result.tables) + 1} tables, meta.json and figures to {out}")
             from attnspec.theory.osa.battery import summary_line
-            from attnspec.verdicts import print_verdict_table, verdicts_json
+            from attnspec.verdicts.classify import print_verdict_table, verdicts_json
 
             if json_out:
                 out_console.file.write(verdicts_json(result.verdicts) + "\n")

@@ -14,10 +14,10 @@ from typing import Annotated, Any
 
 import typer
 
-from attnspec.check_options import OSA_TRAIN
 from attnspec.cli._common import EXIT_INTERRUPTED, OutOpt, err_console, interrupted_line, out_console, user_errors
 from attnspec.errors import InputError
-from attnspec.options import typer_command
+from attnspec.options.checks import OSA_TRAIN
+from attnspec.options.declaration import typer_command
 
 COMMAND = "osa-train"
 

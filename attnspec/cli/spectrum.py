@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 
 from attnspec.cli._common import SeedOpt, claim_out_dir, err_console, out_console, user_errors, whole_output
-from attnspec.options import typer_command
-from attnspec.spectrum_options import SPECTRUM
+from attnspec.options.declaration import typer_command
+from attnspec.options.spectrum import SPECTRUM
 
 #: Result kinds (meta.json "kind") a figures folder may live in: its run, or its scaling study.
 _FIGURES_NEST_IN = ("spectrum", "spectrum-scaling")
@@ -103,11 +103,11 @@ def _single(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq
 
 def _after_run(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
     """The figures (and the choices meta.json records for them), the summary and where the results are."""
-    from attnspec.results import read_meta
     from attnspec.spectra.figure_record import figure_choices, record_figure_choices
+    from attnspec.storage.results import read_meta
 
     figures = []
-    from attnspec.results import result_files
+    from attnspec.storage.results import result_files
 
     # the figures and the meta.json that records them: all or none, Ctrl-C held until written
     with whole_output(), result_files(outcome.out):
@@ -129,8 +129,8 @@ def _after_run(outcome: Any, *, at: int | None, label: str | None, plots: bool, 
 def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
     """A complete run asked again: its summary, and its figures only when missing or asked
     differently (--at, --label); nothing is computed."""
-    from attnspec.results import read_meta
     from attnspec.spectra.figure_record import figure_choices, record_figure_choices
+    from attnspec.storage.results import read_meta
 
     meta = read_meta(out)
     figures_dir = out / "figures"
@@ -138,7 +138,7 @@ def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, se
     drew = False
     if plots and (missing or at is not None or label is not None):
         from attnspec.plots.spectrum import plot_run
-        from attnspec.results import result_files
+        from attnspec.storage.results import result_files
 
         with whole_output(), result_files(out):  # every figure and the recorded choices, or none
             plot_run(out, at=at, label=label)
@@ -183,7 +183,7 @@ def _plot_study(out: Path, lengths: list[int], *, scaling: bool) -> None:
     """The figures of the lengths ``lengths`` of a scaling study, and its fit figures and tables
     when ``scaling``: all or none, Ctrl-C and SIGTERM held from before matplotlib is imported
     (seconds, the likeliest moment for an interruption) until every file is in place."""
-    from attnspec.results import result_files
+    from attnspec.storage.results import result_files
 
     if not lengths and not scaling:
         return
@@ -201,11 +201,11 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
     """Scaling table, fits and figures of a scaling directory; prints the fits."""
     from rich.table import Table
 
+    from attnspec.numerics.stats import format_interval
     from attnspec.plots import short_name
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.results import read_meta, result_files
     from attnspec.spectra.scaling import fit_study
-    from attnspec.stats import format_interval
+    from attnspec.storage.results import read_meta, result_files
 
     fit = fit_study(run, resamples=resamples, seed=seed)
     ident = read_meta(run).get("identity", {})
@@ -231,9 +231,9 @@ def _print_nulls(nulls: Any) -> None:
     """β and k90/n of the real P beside each null (:func:`attnspec.spectra.scaling.null_comparison`), and the sentence."""
     from rich.table import Table
 
+    from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import SHORT
     from attnspec.spectra.scaling import null_sentence
-    from attnspec.stats import format_interval
 
     if len(nulls) < 2:
         return
@@ -253,9 +253,9 @@ def _print_projection(run: Path) -> None:
     """The Linformer-projection measurement of a scaling study, when it holds one."""
     from rich.table import Table
 
-    from attnspec.results import read_meta, read_table
+    from attnspec.numerics.stats import format_interval
     from attnspec.spectra.projection import projection_sentence
-    from attnspec.stats import format_interval
+    from attnspec.storage.results import read_meta, read_table
 
     record = read_meta(run).get("projection")
     if not record:
@@ -283,7 +283,7 @@ def _print_projection(run: Path) -> None:
 
 def _what_ran(run: Path) -> str:
     """One line naming the model, data and selection that a run used (from its meta.json)."""
-    from attnspec.results import read_meta
+    from attnspec.storage.results import read_meta
 
     m = read_meta(run)
     c = m.get("corpus", {})
@@ -307,12 +307,12 @@ def _summary(run: Path, at: int | None) -> None:
     mean curve reaches 0.9, its nulls, effective and stable rank."""
     from rich.table import Table
 
-    from attnspec.results import read_meta, read_table
     from attnspec.spectra.figure_record import family_note
     from attnspec.spectra.layer_summary import per_layer, reach_column, reading_index
     from attnspec.spectra.nulls import SHORT, baselines_of
     from attnspec.spectra.reading import lengths_text, short_input_note
     from attnspec.spectra.run_error import is_approximate
+    from attnspec.storage.results import read_meta, read_table
 
     meta = read_meta(run)
     approximate = is_approximate(meta)  # an approximate or bfloat16 run says so first
@@ -357,8 +357,8 @@ def _summary(run: Path, at: int | None) -> None:
 
 def _short_inputs_warning(run: Path, seq_len: int) -> None:
     """Warn on stderr when inputs are shorter than --seq-len, with their real lengths."""
-    from attnspec.results import read_meta
     from attnspec.spectra.reading import lengths_text
+    from attnspec.storage.results import read_meta
 
     meta = read_meta(run)
     corpus = meta.get("corpus") or {}
@@ -381,9 +381,9 @@ def merge(
     from attnspec.spectra.merge import merge_runs
 
     with user_errors():
-        from attnspec.results import check_out_kind, read_meta, result_files
         from attnspec.spectra.scaling import KIND as SCALING
         from attnspec.spectra.scaling import merge_scaling
+        from attnspec.storage.results import check_out_kind, read_meta, result_files
 
         claim_out_dir(out, "attnspec merge")  # usable and ours before anything is read; held through the figures too
         _check_shards(dirs)  # every shard's meta.json and tables, before anything is merged
@@ -459,10 +459,9 @@ def plot_spectrum(
                                      f"{Path(out) / Path(run).name}; plot them with distinct folder names, or one "
                                      "at a time with its own --out")
         formats = None if fmt is None else ("png", fmt)
-        from attnspec.results import check_not_being_written, result_files
-
         # figure directories checked and locked before anything is drawn
         from attnspec.spectra.result_checks import check_spectrum_run
+        from attnspec.storage.results import check_not_being_written, result_files
 
         for run in runs:
             check_not_being_written(run)  # a run its writer still holds is not read
@@ -484,8 +483,8 @@ def plot_spectrum(
         scale: dict[str, float] = {}
         if len(runs) > 1:  # one colour scale for every heatmap of the runs compared
             from attnspec.plots.spectrum import heat_range
-            from attnspec.results import read_meta, read_table
             from attnspec.spectra.figure_record import figure_choices
+            from attnspec.storage.results import read_meta, read_table
 
             ranges = []
             for r in runs:  # each run's heatmap is read at its own (recorded) index, the comparison at the first's

@@ -226,10 +226,10 @@ def _frozen_layout(fig: plt.Figure) -> object:
 def save_figure(fig: plt.Figure, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
     """Save ``fig`` as ``stem.png`` and ``stem.svg`` (or ``formats``), close it, return the paths.
 
-    Each file is written like a table (:func:`attnspec.results.atomic_path`): to a
+    Each file is written like a table (:func:`attnspec.storage.results.atomic_path`): to a
     temporary name in the same folder, then renamed, so an interrupt or a full disk never
     leaves a truncated figure, and a link planted at the figure's name or at its folder is
-    replaced, not written through. Inside :func:`attnspec.results.result_files` the
+    replaced, not written through. Inside :func:`attnspec.storage.results.result_files` the
     renames wait for the rest of the result.
 
     Parameters
@@ -246,7 +246,7 @@ def save_figure(fig: plt.Figure, stem: Path, formats: Sequence[str] = FORMATS) -
     list of Path
         The files written, one per format.
     """
-    from attnspec.results import atomic_path
+    from attnspec.storage.results import atomic_path
 
     stem = Path(stem)
     paths = []

@@ -227,7 +227,7 @@ def plot_expressivity(out_dir: Path) -> list[Path]:
     -------
     list of Path, the figure files written (PNG and SVG)
     """
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     out_dir = Path(out_dir)
     sa = read_table(out_dir, "sa")

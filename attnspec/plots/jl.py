@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.plots import COLUMN_IN, MARK, PAGE_IN, paper_figure, readable_log_ticks, save_figure, style
-from attnspec.results import read_meta, read_table
+from attnspec.storage.results import read_meta, read_table
 
 FLOOR = 1e-8  # the lowest probability an axis shows
 

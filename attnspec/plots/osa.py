@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.plots import COLUMN_IN, PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
-from attnspec.results import read_table
+from attnspec.storage.results import read_table
 
 _FLOOR = 1e-17  # log axes: exact zeros are drawn at this floor
 

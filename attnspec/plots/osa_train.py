@@ -18,7 +18,7 @@ import pandas as pd
 import seaborn as sns
 
 from attnspec.plots import PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
-from attnspec.results import read_table
+from attnspec.storage.results import read_table
 
 CURVES_TABLE = "osa_train"
 RUNS_TABLE = "osa_train_runs"

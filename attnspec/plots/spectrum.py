@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from attnspec.plots import COLUMN_IN, MIN_FONT_PT, PAGE_IN, fit_title, paper_figure, save_figure, short_name, style
-from attnspec.results import read_meta, read_table
 from attnspec.spectra.figure_record import FIGURES_KEY, family_note, figure_choices, record_figure_choices
+from attnspec.storage.results import read_meta, read_table
 
 
 def layer_curves(spectrum: pd.DataFrame) -> pd.DataFrame:

@@ -52,7 +52,7 @@ from attnspec.report.experiments import (
 )
 from attnspec.report.files import _refuse_link, _write_text
 from attnspec.report.runner import RunRecord, check_options, run_experiment
-from attnspec.writer import atomic_write_bytes
+from attnspec.storage.writer import atomic_write_bytes
 
 
 def build_report(experiments: list[Experiment], out: Path, records: dict[str, RunRecord], *, quick: bool,
@@ -167,7 +167,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
 def _head(experiments: list[Experiment], results: Path, records: dict[str, RunRecord], *, quick: bool) -> list[str]:
     """The title, how the report was made, the summary and "Models and data"."""
     from attnspec.report.summary import summary_section
-    from attnspec.results import environment_meta
+    from attnspec.storage.results import environment_meta
 
     env = environment_meta()
     total = sum(r.seconds for r in records.values())
@@ -244,8 +244,8 @@ def plotting_code_digest() -> str:
 
 
 def _how_to_read() -> list[str]:
-    """The report's "How to read a verdict" section: the whole vocabulary, from attnspec.verdicts."""
-    from attnspec.verdicts import LOOSE_FACTOR, VERDICT_MEANINGS
+    """The report's "How to read a verdict" section: the whole vocabulary, from attnspec.verdicts.classify."""
+    from attnspec.verdicts.classify import LOOSE_FACTOR, VERDICT_MEANINGS
 
     return ["## How to read a verdict", "",
             "Every row names a claim by its id (`attnspec claims` lists them with the paper's equation and "

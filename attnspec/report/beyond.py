@@ -129,9 +129,9 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
 
 def _null_lines(run: Path) -> list[str]:
     """The real P's β and k90/n beside each null baseline the study holds, per length."""
+    from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import LABELS
     from attnspec.spectra.scaling import REAL, null_comparison
-    from attnspec.stats import format_interval
 
     try:
         table = null_comparison(run)
@@ -152,8 +152,8 @@ def _null_lines(run: Path) -> list[str]:
 
 
 def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
-    from attnspec.results import read_table
     from attnspec.spectra.compare import METRICS
+    from attnspec.storage.results import read_table
 
     md = ["### The metrics beyond the curve, per layer (Figure 1 runs)", "",
           "Means over inputs and heads per layer (layer 1 first). σ₂/σ₁: small means one direction dominates; "
@@ -240,9 +240,9 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
     list of str
         Markdown lines.
     """
+    from attnspec.numerics.stats import format_interval
     from attnspec.spectra.scaling import fit_scaling
     from attnspec.spectra.scaling import scaling_table as lengths_table
-    from attnspec.stats import format_interval
 
     rows = []
     for exp in spectrum_runs(experiments, results, "scaling"):

@@ -29,7 +29,7 @@ def _meta(run: Path) -> dict[str, Any]:
 
 
 def _table(run: Path, name: str) -> Any:
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     return read_table(run, name)
 

@@ -135,7 +135,7 @@ class Experiment:
 #: to any of it makes the saved result stale (the version number alone did not move when
 #: the labels changed). The spectrum job is left out: its results are costly and are kept
 #: bit-identical across refactors by the tests; its key is the version and the arguments.
-_CHECKING_CODE = ("verdicts.py", "vocabulary.py", "stats.py", "battery.py", "linalg.py")
+_CHECKING_CODE = ("verdicts/classify.py", "verdicts/vocabulary.py", "numerics/stats.py", "battery.py", "numerics/linalg.py")
 
 
 def checking_code_digest(command: str) -> str | None:

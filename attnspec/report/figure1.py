@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from attnspec.numerics.stats import format_interval
 from attnspec.report.experiments import FIGURE1_HEADING, Experiment
 from attnspec.report.summary import spectrum_statements
-from attnspec.stats import format_interval
 
 
 def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
@@ -129,7 +129,7 @@ def _shared_heat_scales(runs: list[Experiment], results: Path,
     """One heatmap colour scale per group of runs shown side by side (same group, same
     reading index), so their heatmaps can be compared by eye."""
     from attnspec.plots.spectrum import heat_range
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     by_group: dict[tuple[str, int], list[Experiment]] = {}
     for exp in runs:

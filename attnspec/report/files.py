@@ -19,6 +19,6 @@ def _refuse_link(folder: Path) -> None:
 def _write_text(path: Path, text: str) -> None:
     """Write a report file whole (a temporary name, then renamed): an interrupt or a full disk
     never leaves half of it."""
-    from attnspec.writer import atomic_write_bytes
+    from attnspec.storage.writer import atomic_write_bytes
 
     atomic_write_bytes(path, text.encode())

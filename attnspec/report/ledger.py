@@ -2,7 +2,7 @@
 the id, the paper and place, the verdict of each reading, and a one-phrase reason taken from
 the evidence of the row that decided it.
 
-A reading's verdict is the most telling verdict (:func:`attnspec.verdict_summary.telling_row`)
+A reading's verdict is the most telling verdict (:func:`attnspec.verdicts.sentences.telling_row`)
 of its rows at the paper's own parameters where the check marks any, else of its rows that
 decide something (holds, loose, violated), else of all its rows: the rule the checking
 commands' verdict-first lines follow.
@@ -25,7 +25,7 @@ def reading_verdict(rs: Any) -> tuple[str, Any]:
 
     Parameters
     ----------
-    rs : attnspec.verdict_summary.ReadingSummary
+    rs : attnspec.verdicts.sentences.ReadingSummary
         One reading of one claim: its rows, and those at the paper's parameters.
 
     Returns
@@ -34,7 +34,7 @@ def reading_verdict(rs: Any) -> tuple[str, Any]:
     row : VerdictRow
         The row that decides it.
     """
-    from attnspec.verdict_summary import DECIDING, telling_row
+    from attnspec.verdicts.sentences import DECIDING, telling_row
 
     deciding = [r for r in rs.rows if r.verdict in DECIDING]
     row = telling_row(rs.paper or deciding or rs.rows)
@@ -63,7 +63,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     """One dict per claim id, in the order the experiments first show the claims; the rows of
     every experiment that checks a claim are pooled. Keys: id, paper, place, verdict (every
     reading's), stated (the claim's verdict as the checking commands print it,
-    :func:`attnspec.verdict_table.claim_verdict`: e.g. "vacuous → violated" where the claim says
+    :func:`attnspec.verdicts.table.claim_verdict`: e.g. "vacuous → violated" where the claim says
     nothing at its own setting but its stated probability bound fails below it) and reason
     (the first clause of the most telling reading's evidence).
 
@@ -80,10 +80,10 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     -------
     list of dict of str to str
     """
-    from attnspec import claim_registry
-    from attnspec.verdict_summary import summarize
-    from attnspec.verdict_table import claim_verdict
-    from attnspec.verdicts import rows_from_json
+    from attnspec.verdicts import registry as claim_registry
+    from attnspec.verdicts.classify import rows_from_json
+    from attnspec.verdicts.sentences import summarize
+    from attnspec.verdicts.table import claim_verdict
 
     rows: list[Any] = []
     for exp in experiments:
@@ -105,7 +105,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
         else:
             verdict = " · ".join(f"{v} ({reading})" for reading, v, _ in verdicts)
         # the reason of the most telling reading
-        from attnspec.verdict_summary import telling_row
+        from attnspec.verdicts.sentences import telling_row
 
         top = telling_row([row for _, _, row in verdicts])
         out.append({"id": cs.claim, "paper": cs.claim.split(".")[0], "place": place, "verdict": verdict,
@@ -126,7 +126,7 @@ def ledger_section(experiments: Sequence[Any], results: Path, *, verdict_file: s
     verdict_file : str
         The verdict table's file name in a results directory.
     papers : dict of str to str
-        Paper key → its citation (:data:`attnspec.claim_registry.PAPERS`).
+        Paper key → its citation (:data:`attnspec.verdicts.registry.PAPERS`).
 
     Returns
     -------

@@ -13,7 +13,7 @@ import pandas as pd
 _ORDER = {"violated": 0, "loose": 1, "cannot-fail": 2, "vacuous": 3, "hypothesis-unmet": 4, "measured": 5, "holds": 6}
 
 
-#: Count columns of a grouped summary (the whole vocabulary, attnspec.verdicts.VERDICTS).
+#: Count columns of a grouped summary (the whole vocabulary, attnspec.verdicts.classify.VERDICTS).
 _COUNTED = ("holds", "violated", "vacuous", "loose", "cannot-fail", "hypothesis-unmet", "measured")
 
 
@@ -106,8 +106,8 @@ def verdict_lines_md(rows: list[dict[str, Any]]) -> list[str]:
     """
     if not rows:
         return []
-    from attnspec.verdict_summary import summary_lines
-    from attnspec.verdicts import rows_from_json
+    from attnspec.verdicts.classify import rows_from_json
+    from attnspec.verdicts.sentences import summary_lines
 
     return [*(f"- {_md(line)}" for line in summary_lines(rows_from_json(rows), width=10_000)), ""]
 

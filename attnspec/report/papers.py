@@ -12,7 +12,7 @@ import pandas as pd
 from attnspec.report.experiments import PAPERS, RUN_FILE, VERDICT_FILE, Experiment, spectrum_runs
 from attnspec.report.figure1 import _spectrum_section
 from attnspec.report.runner import RunRecord
-from attnspec.writer import atomic_write_bytes
+from attnspec.storage.writer import atomic_write_bytes
 
 
 def _figures_of(result_dir: Path) -> list[Path]:
@@ -132,7 +132,7 @@ def _osa_train_section(d: Path) -> list[str]:
                "| model | paper (MNIST), % | attnspec (8×8 digits), % | 95% CI over seeds | per seed | rank paper / here |",
                "|---|---|---|---|---|---|"]
         for r in t.to_dict("records"):
-            # list columns are stored as JSON text (attnspec.results)
+            # list columns are stored as JSON text (attnspec.storage.results)
             seeds = json.loads(r["accuracies"]) if isinstance(r["accuracies"], str) else r["accuracies"]
             md.append(f"| {r['label']} | {_pct(r['paper_accuracy'])} | {_pct(r['accuracy_mean'])} | "
                       f"[{_pct(r['accuracy_ci_low'])}, {_pct(r['accuracy_ci_high'])}] | "
@@ -207,7 +207,7 @@ def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:
     checking commands print it), the ones that fail, and where the evidence is."""
     from attnspec.report.anchors import anchor
     from attnspec.report.ledger import HEADING, ledger_rows
-    from attnspec.verdicts import VERDICTS
+    from attnspec.verdicts.classify import VERDICTS
 
     rows = ledger_rows(exps, results, VERDICT_FILE)
     if not rows:

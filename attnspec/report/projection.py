@@ -25,7 +25,7 @@ READ_K = 128
 
 
 def _summary(run: Path) -> pd.DataFrame | None:
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     return read_table(run, "projection_summary") if (run / "projection_summary.parquet").is_file() else None
 
@@ -43,7 +43,7 @@ def _why_not(run: Path) -> str:
 
 
 def _cell(r: Any, col: str) -> str:
-    from attnspec.stats import format_interval
+    from attnspec.numerics.stats import format_interval
 
     return f"{r[col]:.3f} {format_interval(r[f'{col}_low'], r[f'{col}_high'], 3)}"
 

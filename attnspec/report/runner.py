@@ -20,7 +20,7 @@ from attnspec import __version__
 from attnspec.errors import InputError, ResultsError, printable
 from attnspec.report.experiments import RUN_FILE, VERDICT_FILE, Experiment, _cli_args
 from attnspec.report.files import _refuse_link, _write_text
-from attnspec.writer import atomic_write_bytes
+from attnspec.storage.writer import atomic_write_bytes
 
 
 @dataclass
@@ -170,12 +170,12 @@ def _options(args: dict[str, Any]) -> dict[str, Any]:
 
 def _spectrum_options(args: dict[str, Any]) -> dict[str, Any]:
     """A spectrum experiment's TOML arguments by the names of ``attnspec spectrum``'s options
-    (:data:`attnspec.spectrum_options.SPECTRUM`): an unknown name is refused listing them, and
+    (:data:`attnspec.options.spectrum.SPECTRUM`): an unknown name is refused listing them, and
     ``num-inputs`` (or its alias ``num-sentences``) arrives as the config's ``num_sentences``.
     The options that concern the command line's figures and output (``at``, ``plots``,
     ``label``, ``quiet``) are taken and left to the report, which draws its own."""
-    from attnspec.options import check_names
-    from attnspec.spectrum_options import SPECTRUM
+    from attnspec.options.declaration import check_names
+    from attnspec.options.spectrum import SPECTRUM
 
     options = check_names([o for o in SPECTRUM if o.on("cli")], _options(args), owner="spectrum")
     if "num_inputs" in options:
@@ -197,7 +197,7 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
             _run_spectrum(_spectrum_options(args), out)
             return None
         from attnspec.battery import run_and_write
-        from attnspec.verdicts import verdicts_json
+        from attnspec.verdicts.classify import verdicts_json
 
         result = run_and_write(exp.command, _options(args), out, progress=progress)
         if exp.verdicts:

@@ -45,9 +45,9 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     -------
     dict
     """
-    from attnspec.results import read_meta, read_table
+    from attnspec.numerics.stats import mean_ci, spearman_ci
     from attnspec.spectra.figure_record import figure_choices
-    from attnspec.stats import mean_ci, spearman_ci
+    from attnspec.storage.results import read_meta, read_table
 
     meta = read_meta(run)
     spec = read_table(run, "spectrum")
@@ -115,7 +115,7 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
     results : Path
         The folder of every experiment's results directory.
     papers : dict of str to str
-        Paper key → its citation (:data:`attnspec.claim_registry.PAPERS`).
+        Paper key → its citation (:data:`attnspec.verdicts.registry.PAPERS`).
     quick : bool
         The quick arguments were run.
     verdict_file : str
@@ -169,8 +169,8 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
 
 def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_heading: str) -> list[str]:
     """Models and data; share of Σσ at one n; depth; growth with n; what it means for Linformer."""
+    from attnspec.numerics.stats import format_interval, layer_bootstrap_trend
     from attnspec.report.decoder import display
-    from attnspec.stats import format_interval, layer_bootstrap_trend
 
     figure1 = spectrum_runs(experiments, results, "figure1")
     scaling = spectrum_runs(experiments, results, "scaling")
@@ -252,8 +252,8 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
     the random-projection error at READ_K from the shortest to the longest n, with its interval
     over documents at the longest, per scaling run that measured it; else what the spectrum
     alone says."""
+    from attnspec.numerics.stats import format_interval
     from attnspec.report.projection import READ_K, _summary
-    from attnspec.stats import format_interval
 
     by_model: dict[tuple[str, int, int], list[str]] = {}
     above = True

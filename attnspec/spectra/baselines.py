@@ -142,8 +142,8 @@ def calibration_curve(n: int, causal: bool, window: int | None, seed: int) -> tu
     entropy : numpy.ndarray
         H at each σ, non-increasing.
     """
+    from attnspec.numerics.stats import child_seed, torch_generator
     from attnspec.spectra.metrics import row_entropy
-    from attnspec.stats import child_seed, torch_generator
 
     g = torch_generator(child_seed(seed, "entropy-matched", "calibration", n, causal, window))
     logits = torch.randn(_CALIBRATION_DRAWS, 1, n, n, generator=g)  # (D, 1, n, n)
@@ -213,10 +213,10 @@ def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal:
     (SpectrumAccumulator of shape (L, H, n) holding ``draws`` "inputs" (1 for uniform),
     DataFrame with ``layer``, ``head``, ``target_row_entropy``, ``logit_scale``).
     """
+    from attnspec.numerics.stats import child_seed, torch_generator
     from attnspec.spectra.aggregate import SpectrumAccumulator
     from attnspec.spectra.engine import singular_values
     from attnspec.spectra.metrics import row_entropy
-    from attnspec.stats import child_seed, torch_generator
 
     if name not in BASELINES or name in MODEL_NULLS:
         raise InputError(f"baseline must be one of {', '.join(b for b in BASELINES if b not in MODEL_NULLS)}, got {name!r}")
@@ -270,7 +270,7 @@ def missing(run: Path, names: Sequence[str], *, draws: int = DEFAULT_DRAWS) -> l
     list of str
         The names missing, in the order given.
     """
-    from attnspec.results import read_meta
+    from attnspec.storage.results import read_meta
 
     recorded = read_meta(Path(run)).get("baselines") or {}
     same = (recorded.get("seed"), recorded.get("draws")) == (read_meta(Path(run)).get("seed", 0), draws)
@@ -308,14 +308,14 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
     list of str
         The names the run now holds.
     """
-    from attnspec.results import (
+    from attnspec.spectra.engine import METHODS
+    from attnspec.storage.results import (
         read_meta,
         read_table,
         result_files,
         write_meta,
         write_table,
     )
-    from attnspec.spectra.engine import METHODS
 
     names = parse_baselines(list(names))
     run = Path(run)

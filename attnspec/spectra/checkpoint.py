@@ -70,7 +70,7 @@ def save_state(path: Path, acc: SpectrumAccumulator, extra: dict[str, np.ndarray
     extra : dict of str to numpy.ndarray, optional
         Further arrays stored beside it (``inputs_done``, ``identity``, ...).
     """
-    from attnspec.results import atomic_path
+    from attnspec.storage.results import atomic_path
 
     arrays = {**acc.state(), **{k: np.asarray(v) for k, v in (extra or {}).items()}}
     clash = set(acc.state()) & set(extra or {})

@@ -21,7 +21,7 @@ are independent samples (different inputs or corpora), so the difference's inter
 Welch's: d ± t_ν·√(se_a² + se_b²), ν by Welch–Satterthwaite.
 
 :func:`depth_trends` gives, per run and quantity, Spearman's ρ between the layer index
-and the layer means with a Fisher-z interval (:func:`attnspec.stats.spearman_ci`), as the
+and the layer means with a Fisher-z interval (:func:`attnspec.numerics.stats.spearman_ci`), as the
 report does for Figure 1.
 """
 
@@ -36,7 +36,7 @@ import pandas as pd
 from scipy import stats as _sps
 
 from attnspec.errors import InputError
-from attnspec.results import read_meta, read_table
+from attnspec.storage.results import read_meta, read_table
 
 #: ``meta.json`` kind of a comparison's output folder (``attnspec compare --out``).
 KIND = "compare"
@@ -287,8 +287,8 @@ def depth_trends(table: pd.DataFrame, level: float = 0.95, *, resamples: int = 2
     ``table`` is :func:`compare_runs`'s output. Needs at least 4 layers (else ρ is NaN).
     Both intervals take the layers as the unit: ``low``/``high`` by Fisher's z with L pairs,
     ``layer_low``/``layer_high`` by a percentile bootstrap over layers
-    (:func:`attnspec.stats.layer_bootstrap_trend`); ``statement`` reads the bootstrap interval
-    (:func:`attnspec.stats.depth_statement`: a trend only when it excludes 0).
+    (:func:`attnspec.numerics.stats.layer_bootstrap_trend`); ``statement`` reads the bootstrap interval
+    (:func:`attnspec.numerics.stats.depth_statement`: a trend only when it excludes 0).
 
     Parameters
     ----------
@@ -308,7 +308,7 @@ def depth_trends(table: pd.DataFrame, level: float = 0.95, *, resamples: int = 2
         layer_high, resampled`` (``"layers"``), ``statement, layers, level``; ρ and the
         intervals are NaN with fewer than 4 layers or no variation over depth.
     """
-    from attnspec.stats import depth_statement, layer_bootstrap_trend, spearman_ci
+    from attnspec.numerics.stats import depth_statement, layer_bootstrap_trend, spearman_ci
 
     rows = []
     per_layer = table[table["layer"] >= 0]
@@ -331,8 +331,8 @@ def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, ru
     """Write a comparison into ``out`` as one result: ``compare.parquet``, ``trends.parquet``,
     the figures (``figures/compare_runs``, ``figures/compare_diff``) and ``meta.json`` last.
 
-    The caller holds ``out`` (:func:`attnspec.results.writing_to` with ``kind=KIND``);
-    everything is renamed into place together (:func:`attnspec.results.result_files`),
+    The caller holds ``out`` (:func:`attnspec.storage.results.writing_to` with ``kind=KIND``);
+    everything is renamed into place together (:func:`attnspec.storage.results.result_files`),
     so an interrupt or a full disk leaves the whole comparison or the previous one.
     ``draw(table, out / "figures")`` draws the figures and returns their paths (the CLI passes
     :func:`attnspec.plots.compare.plot_comparison`; the spectrum wing never imports the plots).
@@ -357,8 +357,8 @@ def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, ru
     list of Path
         The figure files written.
     """
-    from attnspec.results import environment_meta, result_files, write_meta, write_table
-    from attnspec.signals import deferred_interrupts
+    from attnspec.runtime.signals import deferred_interrupts
+    from attnspec.storage.results import environment_meta, result_files, write_meta, write_table
 
     out = Path(out)
     paths: list[Path] = []

@@ -267,7 +267,7 @@ def run_statistics(run: Path, at: int | None = None, level: float = 0.95) -> pd.
 
 
 def _seq_len(run: Path) -> int:
-    from attnspec.results import read_meta
+    from attnspec.storage.results import read_meta
 
     return int(read_meta(run)["identity"]["seq_len"])
 
@@ -354,7 +354,7 @@ def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None
     layers' profile is known on this corpus. Whether the model's layers show a trend is a
     statement about layers: ``rho`` (Spearman, layer index against layer mean) with
     ``layer_low``, ``layer_high`` from a bootstrap over layers, and ``statement``, which names
-    a trend only when that interval excludes 0 (:func:`attnspec.stats.depth_statement`).
+    a trend only when that interval excludes 0 (:func:`attnspec.numerics.stats.depth_statement`).
 
     Parameters
     ----------
@@ -371,7 +371,7 @@ def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None
     -------
     pandas.DataFrame
     """
-    from attnspec.stats import depth_statement, layer_bootstrap_trend
+    from attnspec.numerics.stats import depth_statement, layer_bootstrap_trend
 
     n = _seq_len(run)
     rows = []
@@ -457,8 +457,8 @@ def beta_fits(scaling_dir: Path, lengths: Sequence[int] | None = None, metric: s
     -------
     pandas.DataFrame
     """
-    from attnspec.results import read_table
     from attnspec.spectra.scaling import fit_per_input, read_runs
+    from attnspec.storage.results import read_table
 
     runs = read_runs(Path(scaling_dir))
     use = sorted(runs) if lengths is None else sorted(int(n) for n in lengths)

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attnspec.results import read_meta, write_meta
 from attnspec.spectra.reading import check_at, default_at  # the reading index lives beside the computation
+from attnspec.storage.results import read_meta, write_meta
 
 #: meta.json key under which a run records how its figures were drawn, so that
 #: ``attnspec plot spectrum RUN`` redraws the same figures.

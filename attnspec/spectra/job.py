@@ -27,18 +27,7 @@ import numpy as np
 import torch
 
 from attnspec.errors import InputError, ModelLoadError, ResultsError
-from attnspec.results import (
-    META_FILE,
-    check_same_run,
-    environment_meta,
-    holds_files,
-    read_meta,
-    result_files,
-    write_meta,
-    write_table,
-    writing_to,
-)
-from attnspec.signals import sigterm_as_interrupt
+from attnspec.runtime.signals import sigterm_as_interrupt
 from attnspec.spectra.aggregate import SpectrumAccumulator
 from attnspec.spectra.checkpoint import STATE_FILE, RunState, read_state, shard_indices, write_state
 from attnspec.spectra.config import (
@@ -53,6 +42,17 @@ from attnspec.spectra.engine import resolve_method, singular_values
 from attnspec.spectra.metrics import row_entropy
 from attnspec.spectra.result_checks import SCALING_KIND  # a run may live inside its scaling study
 from attnspec.spectra.run_error import LONGN_COVERAGE, RunBounds, stated_error
+from attnspec.storage.results import (
+    META_FILE,
+    check_same_run,
+    environment_meta,
+    holds_files,
+    read_meta,
+    result_files,
+    write_meta,
+    write_table,
+    writing_to,
+)
 
 
 def _previous_meta(out: Path) -> dict[str, Any] | None:
@@ -557,7 +557,7 @@ def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progres
     total = len(selected)
     pad_id = encoder.pad_token_id  # decoder tokenizers often have no pad token; padding is masked anyway
     status = "complete"
-    from attnspec.progress import Progress, progress_sink
+    from attnspec.runtime.progress import Progress, progress_sink
 
     bar = Progress(f"spectrum {cfg.model} · {cfg.data}", total, unit="inputs", say=progress_sink(progress),
                    done=state.done)

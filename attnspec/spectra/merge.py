@@ -13,7 +13,12 @@ from typing import Any
 import numpy as np
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.results import (
+from attnspec.spectra.aggregate import merge_accumulators
+from attnspec.spectra.checkpoint import STATE_FILE, RunState, read_state, write_state
+from attnspec.spectra.config import KIND
+from attnspec.spectra.job import _recorded_inputs, _with_kinds
+from attnspec.spectra.result_checks import SCALING_KIND  # a run may live inside its scaling study
+from attnspec.storage.results import (
     environment_meta,
     holds_files,
     read_meta,
@@ -22,11 +27,6 @@ from attnspec.results import (
     write_table,
     writing_to,
 )
-from attnspec.spectra.aggregate import merge_accumulators
-from attnspec.spectra.checkpoint import STATE_FILE, RunState, read_state, write_state
-from attnspec.spectra.config import KIND
-from attnspec.spectra.job import _recorded_inputs, _with_kinds
-from attnspec.spectra.result_checks import SCALING_KIND  # a run may live inside its scaling study
 
 
 def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial: bool = False) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def baselines_of(run: Path) -> list[str]:
     -------
     list of str
     """
-    from attnspec.results import read_meta
+    from attnspec.storage.results import read_meta
 
     return list((read_meta(Path(run)).get("baselines") or {}).get("names") or [])
 
@@ -105,7 +105,7 @@ def read_baseline(run: Path, name: str, table: str) -> pd.DataFrame:
     ResultsError
         The run holds no such null.
     """
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     if name not in baselines_of(run):
         raise ResultsError(f"{run} holds no {name!r} baseline (it holds: {', '.join(baselines_of(run)) or 'none'}); "

@@ -139,7 +139,7 @@ class ProjectionSink:
         self.rows: list[dict[str, Any]] = []
 
     def __call__(self, la: Any) -> None:
-        from attnspec.stats import child_seed, torch_generator
+        from attnspec.numerics.stats import child_seed, torch_generator
 
         if self.layer_causal[la.layer]:
             return  # a sequence projection mixes future positions into causal rows: not measured
@@ -244,7 +244,7 @@ def summarise(errors: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, lev
     pandas.DataFrame
         One row per (n, k).
     """
-    from attnspec.stats import numpy_rng
+    from attnspec.numerics.stats import numpy_rng
 
     rows = []
     alpha = (1 - level) / 2
@@ -280,7 +280,7 @@ def projection_sentence(summary: pd.DataFrame, k: int = 128) -> str:
     -------
     str
     """
-    from attnspec.stats import format_interval
+    from attnspec.numerics.stats import format_interval
 
     s = summary[summary["k"] == k].sort_values("n")
     if s.empty:

@@ -37,7 +37,7 @@ def reinitialised(encoder: Any, seed: int) -> Any:
     -------
     LoadedModel
     """
-    from attnspec.stats import child_seed
+    from attnspec.numerics.stats import child_seed
 
     model = encoder.model
     with torch.random.fork_rng(devices=[]):
@@ -71,9 +71,9 @@ def random_init_tables(cfg: Any, encoder: Any, lengths: list[int] | None = None,
     dict of int to dict of str to pandas.DataFrame
         n → ``{"spectrum", "metrics", "inputs"}`` tables.
     """
-    from attnspec.results import read_table
     from attnspec.spectra.job import run_spectrum
     from attnspec.spectra.scaling import run_dir, run_scaling
+    from attnspec.storage.results import read_table
 
     null = reinitialised(encoder, cfg.seed)
     with tempfile.TemporaryDirectory(prefix="attnspec-random-init-") as tmp:

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.errors import ResultsError
-from attnspec.results import META_FILE, read_meta, read_table
+from attnspec.storage.results import META_FILE, read_meta, read_table
 
 SPECTRUM_KIND = "spectrum"
 SCALING_KIND = "spectrum-scaling"

@@ -29,7 +29,9 @@ import numpy as np
 import pandas as pd
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.results import (
+from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW  # noqa: F401  (read with the fits)
+from attnspec.spectra.result_checks import SCALING_KIND
+from attnspec.storage.results import (
     check_same_run,
     environment_meta,
     holds_files,
@@ -40,8 +42,6 @@ from attnspec.results import (
     write_table,
     writing_to,
 )
-from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW  # noqa: F401  (read with the fits)
-from attnspec.spectra.result_checks import SCALING_KIND
 
 #: The kind a scaling study's meta.json records (named once, in result_checks, which reads it back).
 KIND = SCALING_KIND
@@ -245,8 +245,8 @@ def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder
 
 def _projection(out: Path, encoder: Any, drawn: Any, lengths: list[int], ks: list[int], *, seed: int) -> None:
     """The Linformer-projection measurement of a finished study (kept when already made with these ks)."""
-    from attnspec.results import result_files
     from attnspec.spectra.projection import DEFAULT_INPUTS, measure_projection, summarise, unmeasurable
+    from attnspec.storage.results import result_files
 
     meta = read_meta(out)
     record = {"k": ks, "inputs": DEFAULT_INPUTS, "seed": seed, "lengths": lengths,
@@ -504,7 +504,7 @@ def fit_per_input(lengths: Sequence[int], values: np.ndarray, *, metric: str = "
     -------
     list of PowerFit: layers 0..L-1, then layer -1 for the mean over layers.
     """
-    from attnspec.stats import numpy_rng
+    from attnspec.numerics.stats import numpy_rng
 
     n = np.asarray(lengths, dtype=float)
     v = np.asarray(values, dtype=float)
@@ -757,8 +757,8 @@ def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
     str
         The sentence.
     """
+    from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import LABELS
-    from attnspec.stats import format_interval
 
     shares = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n"):]))
     last = shares[-1]

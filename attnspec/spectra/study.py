@@ -8,7 +8,7 @@ treat a results directory the same way:
 * a directory that already holds this study, complete, with these parameters, is *up to
   date*: nothing is computed, and only the null baselines asked for now and not there yet
   are added (:func:`study_up_to_date`);
-* one holding another run is refused in one line (:func:`attnspec.results.check_same_run`);
+* one holding another run is refused in one line (:func:`attnspec.storage.results.check_same_run`);
 * otherwise the job runs (or resumes, or recomputes with ``overwrite``), then the nulls are
   added beside the complete result.
 
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from attnspec.errors import InputError
-from attnspec.results import writing_to
 from attnspec.spectra.config import KIND, SpectrumConfig, SpectrumOutcome
 from attnspec.spectra.result_checks import SCALING_KIND
 from attnspec.spectra.scaling import parse_lengths, run_dir
+from attnspec.storage.results import writing_to
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ import json
 
 from typer.testing import CliRunner
 
-from attnspec.claim_registry import catalogue
 from attnspec.cli.main import app
+from attnspec.verdicts.registry import catalogue
 
 
 def test_claims_json_lists_the_catalogue() -> None:

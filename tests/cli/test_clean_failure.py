@@ -98,7 +98,7 @@ def test_jl_check_n_beyond_the_models_positions(tmp_path: Path) -> None:
 
 
 def test_sigterm_is_handled_like_ctrl_c() -> None:
-    from attnspec.signals import sigterm_as_interrupt
+    from attnspec.runtime.signals import sigterm_as_interrupt
 
     with pytest.raises(KeyboardInterrupt):
         with sigterm_as_interrupt():

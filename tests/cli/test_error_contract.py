@@ -629,7 +629,7 @@ def test_check_stochastic_accepts_p_and_refuses_what_is_not() -> None:
 
 # --------------------------------------------------------------------------- the API's types, one rule
 # Integers: any numbers.Integral (not bool); booleans: bool only; lists: any sequence or array;
-# texts: a sequence of str; seeds: 0 <= seed < 2**63 (attnspec.errors, attnspec.options.convert).
+# texts: a sequence of str; seeds: 0 <= seed < 2**63 (attnspec.errors, attnspec.options.declaration.convert).
 def _api_type_cases():
 
     import attnspec
@@ -998,11 +998,11 @@ def test_a_lock_file_deleted_under_a_writer_is_one_line(tmp_path) -> None:  # no
 
     import attnspec
     from attnspec.errors import ResultsError
-    from attnspec.writer import LOCK_FILE, OutputLock, atomic_write_bytes, result_files
+    from attnspec.storage.writer import LOCK_FILE, OutputLock, atomic_write_bytes, result_files
 
     out = tmp_path / "r"
     out.mkdir()
-    second = f"from pathlib import Path; from attnspec.writer import OutputLock; OutputLock(Path({str(out)!r}), 'b').acquire()"
+    second = f"from pathlib import Path; from attnspec.storage.writer import OutputLock; OutputLock(Path({str(out)!r}), 'b').acquire()"
     env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1])}
     with OutputLock(out, "a"):
         with pytest.raises(ResultsError, match="removed by another program") as e, result_files(out):

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 from hub_cache import DATASET_REVISIONS, MODEL_REVISIONS
 
-from attnspec.results import read_meta, read_table
+from attnspec.storage.results import read_meta, read_table
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 

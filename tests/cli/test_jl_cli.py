@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from attnspec import battery
-from attnspec.claim_registry import catalogue
 from attnspec.cli.main import app
 from attnspec.theory.linformer import battery as B
 from attnspec.theory.linformer import dimensions as D
-from attnspec.verdicts import VERDICTS
+from attnspec.verdicts.classify import VERDICTS
+from attnspec.verdicts.registry import catalogue
 
 SMALL = ["jl-check", "--n", "48", "--eps", "0.5", "--trials", "300", "--trials-other", "150", "--d", "4",
          "--k", "4,12,40"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnspec.cli._common import err_console, out_console
-from attnspec.verdicts import VerdictRow, print_verdict_table
+from attnspec.verdicts.classify import VerdictRow, print_verdict_table
 
 
 def test_console_messages_keep_their_brackets(capsys):

@@ -31,10 +31,10 @@ def test_json_stdout_is_only_json(out_run):
                       "osa.thm41", "osa.thm43", "osa.thm44", "osa.thm44.multihead", "osa.lemc2", "osa.lemc3",
                       "osa.lemc7", "osa.lemc7.eq79", "osa.alg1", "osa.eq26", "osa.eq49", "osa.eq89",
                       "osa.thm44.constant", "osa.lemc1", "osa.eq9.range"}
-    from attnspec import claim_registry as registry
+    from attnspec.verdicts import registry
 
     registry.check_rows(type("R", (), r)() for r in rows)  # every (claim, reading) is registered
-    from attnspec.verdicts import VERDICTS
+    from attnspec.verdicts.classify import VERDICTS
 
     assert {r["verdict"] for r in rows} <= set(VERDICTS)
     assert all(r["seed"] == 3 for r in rows)

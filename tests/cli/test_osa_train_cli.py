@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
-from attnspec.results import read_meta, read_table
+from attnspec.storage.results import read_meta, read_table
 from attnspec.theory.osa.train import MODELS
 
 runner = CliRunner()
@@ -129,7 +129,7 @@ def test_bad_input_is_a_one_line_error(args: list[str], message: str) -> None:
 
 def _train_counting(monkeypatch: pytest.MonkeyPatch, interrupt_at: int | None = None) -> list[tuple[str, int]]:
     """Count the (model, replicate) runs trained; raise KeyboardInterrupt (what Ctrl-C and,
-    through attnspec.signals, SIGTERM raise) when run number ``interrupt_at`` (1-based) starts."""
+    through attnspec.runtime.signals, SIGTERM raise) when run number ``interrupt_at`` (1-based) starts."""
     from attnspec.theory.osa import train as lib
 
     real, trained = getattr(lib.train_model, "real", lib.train_model), []

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
-from attnspec.results import read_meta
+from attnspec.storage.results import read_meta
 
 SMALL = ["sa-check", "--L", "24", "--k", "2", "--eps", "0.05", "--delta", "0.3", "--m", "0.2", "--M", "1",
          "--beta", "0.2", "--trials", "20", "--sweep-L", "12,24", "--sweep-k", "1,2", "--sweep-trials", "20"]
@@ -34,7 +34,7 @@ def test_json_only_on_stdout(run_dir) -> None:
     rows = json.loads(res.stdout)  # stdout holds only the JSON
     need = {"claim", "verdict", "bound", "estimate", "ci_low", "ci_high", "trials", "seed", "evidence"}
     assert rows and all(need <= set(r) for r in rows)
-    from attnspec.verdicts import VERDICTS
+    from attnspec.verdicts.classify import VERDICTS
 
     assert {r["verdict"] for r in rows} <= set(VERDICTS)
     claims = {(r["claim"], r["reading"]): r for r in rows}

@@ -115,7 +115,7 @@ def test_runs_plotted_together_share_one_heatmap_scale(model_dir, jsonl, tmp_pat
     import matplotlib.pyplot as plt
 
     from attnspec.plots import spectrum as sp
-    from attnspec.results import read_meta, read_table
+    from attnspec.storage.results import read_meta, read_table
 
     a, b = tmp_path / "a", tmp_path / "b"
     for run, seed in ((a, "0"), (b, "3")):
@@ -148,7 +148,7 @@ def test_a_plain_savefig_clips_no_title(model_dir, jsonl, tmp_path) -> None:
     import matplotlib.pyplot as plt
 
     from attnspec.plots.spectrum import run_figures
-    from attnspec.results import read_meta, read_table
+    from attnspec.storage.results import read_meta, read_table
 
     run = tmp_path / "run"
     assert _spectrum(model_dir, jsonl, run, "--num-sentences", "2", "--no-plots",

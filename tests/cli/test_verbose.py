@@ -24,7 +24,7 @@ def test_sa_check_summary_by_default_full_table_with_verbose() -> None:
     # continuation lines start with spaces), the footer
     head = next(i for i, l in enumerate(lines) if l.startswith("claim "))
     assert lines[0].startswith("sa-check: ") and f"{len(claims)} claims, {len(rows)} verdict rows" in " ".join(lines[:head])
-    from attnspec import claim_registry as registry
+    from attnspec.verdicts import registry
 
     table = [l for l in lines[head + 1:-1] if not l.startswith(" ")]
     labels = [registry.get(c).label for c in claims]

@@ -55,7 +55,7 @@ def test_no_qualifier_is_repeated(screens: dict[str, str], command: str) -> None
 
 @pytest.mark.parametrize("command", list(BUDGET))
 def test_one_row_per_claim(screens: dict[str, str], command: str) -> None:
-    from attnspec import claim_registry as claims
+    from attnspec.verdicts import registry as claims
 
     labels = {c.label for c in claims.catalogue() if c.command == command}
     rows = [x for x in screens[command].splitlines() if x and not x.startswith(" ")]

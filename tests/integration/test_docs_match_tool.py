@@ -14,7 +14,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from attnspec.cli.main import app
-from attnspec.vocabulary import VERDICT_MEANINGS, VERDICTS
+from attnspec.verdicts.vocabulary import VERDICT_MEANINGS, VERDICTS
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -27,7 +27,7 @@ def _squash(text: str) -> str:
 # --- one vocabulary -----------------------------------------------------------------------
 
 def test_the_vocabulary_is_the_classifiers() -> None:
-    from attnspec import verdicts
+    from attnspec.verdicts import classify as verdicts
 
     assert verdicts.VERDICT_MEANINGS is VERDICT_MEANINGS and verdicts.VERDICTS is VERDICTS
     assert set(VERDICTS) == set(verdicts.VerdictKind.__args__) and len(VERDICTS) == 7
@@ -169,7 +169,7 @@ def _row(doc: str, first_cell: str) -> str:
 
 
 def test_python_api_doc_lists_the_columns_a_run_writes(tiny_run: Path) -> None:
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     spectrum = list(read_table(tiny_run, "spectrum").columns)
     metrics = list(read_table(tiny_run, "metrics").columns)
@@ -184,7 +184,7 @@ def test_python_api_doc_lists_the_columns_a_run_writes(tiny_run: Path) -> None:
 
 
 def test_spectrum_doc_names_only_columns_that_exist(tiny_run: Path) -> None:
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     columns = {t: set(read_table(tiny_run, t).columns) for t in ("spectrum", "metrics")}
     text = (REPO / "docs/spectrum.md").read_text()

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import attnspec.results as results_mod
 import attnspec.spectra.job as sr
+import attnspec.storage.results as results_mod
 from attnspec.errors import ResultsError
 from attnspec.spectra.aggregate import SpectrumAccumulator
 from attnspec.spectra.checkpoint import DIGEST_KEY, state_digest
@@ -306,7 +306,7 @@ def test_a_second_writer_is_refused_with_the_holder_named(model_dir: Path, text_
     out = tmp_path / "run"
     out.mkdir()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from attnspec.results import OutputLock; "
+        [sys.executable, "-c", "import sys, time; from attnspec.storage.results import OutputLock; "
          "lock = OutputLock(sys.argv[1], 'attnspec spectrum (the first writer)'); lock.acquire(); "
          "print('held', flush=True); time.sleep(60)", str(out)],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -850,7 +850,7 @@ def holder():  # noqa: ANN201
 
     def hold(folder: Path, command: str = "attnspec spectrum (the writer)") -> subprocess.Popen:
         p = subprocess.Popen(
-            [sys.executable, "-c", "import sys, time; from attnspec.results import OutputLock; "
+            [sys.executable, "-c", "import sys, time; from attnspec.storage.results import OutputLock; "
              "lock = OutputLock(sys.argv[1], sys.argv[2]); lock.acquire(); print('held', flush=True); time.sleep(60)",
              str(folder), command], stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
         procs.append(p)

@@ -41,7 +41,7 @@ def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path, min
         assert (out / link.split(")")[0]).is_file(), link
     assert "failed" not in report.split("## Appendix")[1].split("\n## ")[0]
     assert (out / "REPORT.html").is_file() and "data:image/png;base64," in (out / "REPORT.html").read_text()
-    from attnspec.verdicts import VERDICT_MEANINGS
+    from attnspec.verdicts.classify import VERDICT_MEANINGS
 
     how = report.split("## How to read a verdict")[1].split("\n## ")[0]
     assert all(f"**{v}**" in how for v in VERDICT_MEANINGS)

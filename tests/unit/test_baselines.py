@@ -103,7 +103,7 @@ def test_a_null_with_the_same_exponent_is_said_in_the_same_sentence() -> None:
 
 
 def test_intervals_never_print_alike() -> None:
-    from attnspec.stats import format_interval
+    from attnspec.numerics.stats import format_interval
 
     assert format_interval(0.9912, 0.9938) == "[0.991, 0.994]"
     assert format_interval(0.42, 0.74) == "[0.42, 0.74]"

@@ -13,8 +13,8 @@ import pytest
 
 from attnspec import battery
 from attnspec.battery import AttentionRequest, BatteryResult, run_battery, write_result
-from attnspec.results import arrow_safe, read_table
-from attnspec.verdicts import VerdictRow
+from attnspec.storage.results import arrow_safe, read_table
+from attnspec.verdicts.classify import VerdictRow
 
 
 def test_arrow_safe_coerces_mixed_object_columns() -> None:
@@ -51,7 +51,7 @@ def test_verdicts_parquet_is_the_api_verdict_table(tmp_path: Path) -> None:
     """One shape: the table a battery writes is the API's ``result.verdicts``, parameters as
     real columns (missing where a row lacks one), a parameter named like a field prefixed."""
     from attnspec.checks import CheckResult
-    from attnspec.verdicts import ROW_COLUMNS
+    from attnspec.verdicts.classify import ROW_COLUMNS
 
     rows = [*_result().verdicts,
             VerdictRow(claim="linformer.lemma1.eq11", reading="squared-two-sided", verdict="violated",
@@ -63,7 +63,7 @@ def test_verdicts_parquet_is_the_api_verdict_table(tmp_path: Path) -> None:
                                                          *ROW_COLUMNS]
     pd.testing.assert_frame_equal(saved, api, check_dtype=False)
     assert api["param_seed"].tolist()[1] == 7 and api["seed"].tolist() == [1, 2] and np.isnan(api["k"][1])
-    from attnspec.verdicts import verdicts_json
+    from attnspec.verdicts.classify import verdicts_json
 
     assert json.loads(verdicts_json(rows))[1]["param_seed"] == 7  # --json: the same names
 

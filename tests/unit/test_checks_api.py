@@ -21,9 +21,9 @@ import attnspec
 from attnspec import battery, checks
 from attnspec.cli.main import app
 from attnspec.errors import InputError
-from attnspec.verdict_summary import summary_lines
-from attnspec.verdict_table import summary_frame
-from attnspec.verdicts import ROW_COLUMNS
+from attnspec.verdicts.classify import ROW_COLUMNS
+from attnspec.verdicts.sentences import summary_lines
+from attnspec.verdicts.table import summary_frame
 
 REPO = Path(__file__).resolve().parents[2]
 FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
@@ -150,7 +150,7 @@ def test_ctrl_c_raises_and_keeps_nothing_half_written(tmp_path: Path) -> None:
 
 
 def test_claims_catalogue_as_a_dataframe() -> None:
-    from attnspec.claim_registry import catalogue
+    from attnspec.verdicts.registry import catalogue
 
     frame = attnspec.claims()
     assert list(frame["id"]) == [c.id for c in catalogue()]

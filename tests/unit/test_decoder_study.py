@@ -126,8 +126,8 @@ def _spectra(n: int, m: int, L: int, H: int, beta: float, causal: bool, seed: in
 
 def _write_run(out: Path, *, n: int, m: int, L: int, H: int, beta: float, causal: bool, model: str, data: str,
                seed: int, spread: float = 0.05) -> None:
-    from attnspec.results import write_meta, write_table
     from attnspec.spectra.aggregate import SpectrumAccumulator
+    from attnspec.storage.results import write_meta, write_table
 
     sv, ent = _spectra(n, m, L, H, beta, causal, seed, spread)
     acc = SpectrumAccumulator(L, H, n)
@@ -144,7 +144,7 @@ def _write_run(out: Path, *, n: int, m: int, L: int, H: int, beta: float, causal
 
 
 def _write_scaling(out: Path, lengths: list[int], **kw: object) -> None:
-    from attnspec.results import write_meta
+    from attnspec.storage.results import write_meta
 
     for n in lengths:
         _write_run(out / f"n{n}", n=n, **kw)

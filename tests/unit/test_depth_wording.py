@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnspec.stats import depth_statement, layer_bootstrap_trend
+from attnspec.numerics.stats import depth_statement, layer_bootstrap_trend
 
 
 def test_a_layer_level_interval_containing_zero_is_worded_no_trend_shown() -> None:

@@ -109,8 +109,8 @@ def test_every_evidence_inequality_agrees_with_its_numbers(rows: list) -> None:
 
 
 def test_no_vacuous_row_hides_its_failure_from_the_claim_verdict(rows: list) -> None:
-    from attnspec.verdict_summary import hidden_failure
-    from attnspec.verdict_table import claim_verdicts
+    from attnspec.verdicts.sentences import hidden_failure
+    from attnspec.verdicts.table import claim_verdicts
 
     hidden = {r.claim for r in rows if hidden_failure(r)}
     for cv in claim_verdicts(rows):

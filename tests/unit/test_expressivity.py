@@ -11,7 +11,7 @@ import torch
 from scipy import stats as sps
 
 from attnspec.errors import InputError
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import bounds, config, dstar, fit, jl_lemma, measure, params, sampling
 from attnspec.theory.expressivity import construction as con
 from attnspec.theory.expressivity import sweep as swp

@@ -9,13 +9,13 @@ import math
 import pandas as pd
 import pytest
 
-from attnspec import claim_registry as claims
 from attnspec.errors import InputError
-from attnspec.stats import spawn_seeds
+from attnspec.numerics.stats import spawn_seeds
 from attnspec.theory.expressivity import fit, measure
 from attnspec.theory.expressivity.battery import config_from_options, verdicts_of_instance
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import sparse_target
+from attnspec.verdicts import registry as claims
 
 SMALL = Config(L=32, k=2, eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=30, scaling_L=16)
 
@@ -121,7 +121,7 @@ def test_config_from_options_types() -> None:
         ({"sweep_L": "1"}, "sweep-L values must be in [2, inf), got 1"),
         ({"sweep_L": "x"}, "sweep-L must be a comma list of integers"),
         ({"L": 1, "k": 1}, "L must be in [2, inf), got 1"),
-        ({"threads": 0}, "threads must be in [1, "),  # capped at attnspec.threads.max_threads()
+        ({"threads": 0}, "threads must be in [1, "),  # capped at attnspec.runtime.threads.max_threads()
         ({"threads": 1_000_000}, "got 1000000"),
         ({"sweep_trials": 5}, "sweep-trials must be in [10, inf), got 5"),
         ({"lenght": 5}, "unknown sa-check option(s) lenght"),

@@ -11,15 +11,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from attnspec import claim_registry as claims
 from attnspec.errors import InputError
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import bounds, measure
 from attnspec.theory.expressivity.battery import config_from_options, verdicts_of_instance
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import log_targets, sparse_target
 from attnspec.theory.expressivity.dimension import check_jl_dimension
 from attnspec.theory.expressivity.sampling import asymptotic_errors, sample_errors, sample_errors_grid
+from attnspec.verdicts import registry as claims
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = Config(L=32, k=2, eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=30, scaling_L=16)

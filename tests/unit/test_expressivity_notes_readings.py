@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnspec.stats import clopper_pearson, mean_ci
+from attnspec.numerics.stats import clopper_pearson, mean_ci
 from attnspec.theory.expressivity import bounds, hypotheses, jl_lemma, sampling
 from attnspec.theory.expressivity.construction import sparse_target
 

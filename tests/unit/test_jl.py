@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from attnspec.errors import InputError
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.linformer import battery as B
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import lemma1 as L1
@@ -290,7 +290,7 @@ def test_the_torch_free_groups_never_import_torch() -> None:
         "import os; os.environ['ATTNSPEC_NO_FORK'] = '1'\n"
         "res = B.run(cfg)\n"
         "from attnspec.theory.linformer.parallel import TORCH_FREE\n"
-        "from attnspec.results import environment_meta\n"
+        "from attnspec.storage.results import environment_meta\n"
         "assert environment_meta()['torch'], 'no torch version'\n"
         "print(sorted(set(B.run_groups(B.parse_claims(['thm1', 'eq4']))) - TORCH_FREE), 'torch' in sys.modules)\n"
     )

@@ -19,8 +19,8 @@ import torch
 from scipy import integrate
 from scipy import stats as sps
 
-from attnspec.progress import Progress, StreamSink
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
+from attnspec.runtime.progress import Progress, StreamSink
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S

@@ -1,11 +1,11 @@
-"""attnspec.laws gives scipy.stats' values to the last bit, edges of every support included."""
+"""attnspec.numerics.laws gives scipy.stats' values to the last bit, edges of every support included."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import stats as sps
 
-from attnspec import laws
+from attnspec.numerics import laws
 
 
 def _same(a, b) -> None:  # noqa: ANN001

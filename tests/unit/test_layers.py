@@ -155,10 +155,10 @@ def test_plots_read_saved_tables_only():
 
 
 def test_one_interrupt_class_carries_a_run_s_finished_part():
-    """Every resumable battery raises attnspec.signals.InterruptedRun: one class to catch."""
+    """Every resumable battery raises attnspec.runtime.signals.InterruptedRun: one class to catch."""
     found = []
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and any("KeyboardInterrupt" in ast.unparse(b) for b in node.bases):
                 found.append(f"{_module_name(path)}.{node.name}")
-    assert found == ["attnspec.signals.InterruptedRun"]
+    assert found == ["attnspec.runtime.signals.InterruptedRun"]

@@ -1,4 +1,4 @@
-"""Newton–Schulz schedules, the low-rank exponential and Stiefel sampling (attnspec.linalg)."""
+"""Newton–Schulz schedules, the low-rank exponential and Stiefel sampling (attnspec.numerics.linalg)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import scipy.linalg
 import torch
 
 from attnspec.errors import InputError
-from attnspec.linalg import (
+from attnspec.numerics.linalg import (
     POLAR_EXPRESS,
     lowrank_expm_apply,
     lowrank_expm_dense,

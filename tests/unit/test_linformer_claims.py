@@ -9,16 +9,16 @@ import math
 import numpy as np
 import pytest
 
-from attnspec.claim_registry import catalogue
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import printed, proof_steps, quantifier
 from attnspec.theory.linformer import rows as RW
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
+from attnspec.verdicts.registry import catalogue
 
 
 def _mc_row(**kw: object) -> dict:
-    from attnspec.stats import clopper_pearson
+    from attnspec.numerics.stats import clopper_pearson
 
     ci = clopper_pearson(int(kw["failures"]), int(kw["trials"]))
     return {"exact": float("nan"), "estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "seed": 1,
@@ -217,7 +217,7 @@ def test_plain_construction_is_never_a_verdict_on_the_paper() -> None:
 def test_zero_output_meets_the_tolerance_at_every_default_grid_point() -> None:
     """At every default grid point, not every other one (36 = 4 eps x 3 k x 3 rows, each norm
     reading), as docs/jl-check.md says: ‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖₂ at ε >= 0.25."""
-    from attnspec.stats import child_seed
+    from attnspec.numerics.stats import child_seed
 
     n, d = 4096, 64
     setup = T2.theorem2_setup(n, d, seed=child_seed(0, "thm2", "setup"))
@@ -262,7 +262,7 @@ def test_theorem1_rows_at_the_theorems_own_k_are_at_paper_params_and_clipped_row
 
 
 def test_step23_statement_is_the_printed_eq23_and_its_exact_value_is_the_rms_not_the_mean() -> None:
-    from attnspec.claim_registry import get
+    from attnspec.verdicts.registry import get
 
     c = get("linformer.thm2.step23")
     assert "exp(δxRᵀ) − exp(δx)Rᵀ" in c.statement
@@ -275,7 +275,7 @@ def test_step23_statement_is_the_printed_eq23_and_its_exact_value_is_the_rms_not
 
 
 def test_proof_step_rows_say_which_steps_do_not_follow() -> None:
-    from attnspec.stats import child_seed
+    from attnspec.numerics.stats import child_seed
 
     setup = T2.theorem2_setup(256, 8, seed=child_seed(0, "thm2", "setup"))
     rows = {r.reading: r for r in proof_steps.proof_step_rows(setup["Q"], setup["K"], setup["V"], 0.1, seed=1)}

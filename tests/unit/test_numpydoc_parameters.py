@@ -16,7 +16,7 @@ value, a ``Returns`` (or, for a generator, ``Yields``) section. A callable with 
 parameters nor a value to return needs neither section.
 
 A public callable whose docstring is made at import (the functions read off the option
-declarations, :mod:`attnspec.options`: a name of ``__all__`` bound to what a call returns,
+declarations, :mod:`attnspec.options.declaration`: a name of ``__all__`` bound to what a call returns,
 or a function whose ``__doc__`` the module assigns) is checked on the imported object, its
 ``Parameters`` against ``inspect.signature``, since its source holds no docstring to read.
 

@@ -1,4 +1,4 @@
-"""Each option is declared once (attnspec.check_options) and everything else is read off it:
+"""Each option is declared once (attnspec.options.checks) and everything else is read off it:
 the typer options, the API's signature and docstring, the type table and the checks."""
 
 from __future__ import annotations
@@ -14,10 +14,17 @@ import typer.main
 from typer.testing import CliRunner
 
 from attnspec import battery, checks
-from attnspec.check_options import OPTIONS
 from attnspec.cli.main import app
 from attnspec.errors import InputError
-from attnspec.options import Option, check_bounds, check_names, check_types, numpydoc_parameters, typer_command
+from attnspec.options.checks import OPTIONS
+from attnspec.options.declaration import (
+    Option,
+    check_bounds,
+    check_names,
+    check_types,
+    numpydoc_parameters,
+    typer_command,
+)
 
 CLI_ONLY = {"out", "json_out", "verbose", "quiet", "resume", "csv", "plots"}
 FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
@@ -176,7 +183,7 @@ def test_the_api_takes_as_lists_what_the_batteries_read_as_lists() -> None:
 def test_the_declared_defaults_are_the_batteries_own(command: str) -> None:
     # run_battery fills in the declared defaults; a battery's config used directly has its own:
     # the same run either way (the report's saved results stay those of the same parameters)
-    from attnspec.options import with_defaults
+    from attnspec.options.declaration import with_defaults
 
     module = battery.battery_module(command)
     own = battery.config_identity(module.config_from_options({}))
@@ -186,7 +193,7 @@ def test_the_declared_defaults_are_the_batteries_own(command: str) -> None:
 
 # ------------------------------------------------------------------ the spectrum study's options
 def test_the_spectrum_cli_options_are_the_declarations() -> None:
-    from attnspec.spectrum_options import SPECTRUM
+    from attnspec.options.spectrum import SPECTRUM
 
     cmd = typer.main.get_command(app).commands["spectrum"]
     shown = [p for p in cmd.params if not p.hidden]
@@ -201,7 +208,7 @@ def test_the_spectrum_cli_options_are_the_declarations() -> None:
 
 def test_the_spectrum_api_signature_and_docstring_are_the_declarations() -> None:
     import attnspec
-    from attnspec.spectrum_options import POSITIONAL, SPECTRUM
+    from attnspec.options.spectrum import POSITIONAL, SPECTRUM
 
     params = inspect.signature(attnspec.spectrum).parameters
     declared = [o for o in SPECTRUM if o.on("api")]
@@ -219,8 +226,8 @@ def test_the_spectrum_declarations_are_the_run_config_defaults() -> None:
     # a run's identity (resume, merge, the report's freshness) compares SpectrumConfig's values
     import dataclasses
 
+    from attnspec.options.spectrum import SPECTRUM
     from attnspec.spectra.config import SpectrumConfig
-    from attnspec.spectrum_options import SPECTRUM
 
     config = {f.name: f.default for f in dataclasses.fields(SpectrumConfig) if f.default is not dataclasses.MISSING}
     config["num_inputs"] = config.pop("num_sentences")

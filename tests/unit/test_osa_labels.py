@@ -114,7 +114,7 @@ def test_thm44_reports_tightest_and_typical_case(small_run):
 
 
 def test_lemma_c1_and_the_cubic_sigma_range():
-    from attnspec import claim_registry as registry
+    from attnspec.verdicts import registry
 
     for cid in ("osa.lemc1", "osa.eq9.range"):
         assert registry.get(cid).command == "osa-check"
@@ -150,7 +150,7 @@ def test_rows_at_the_paper_parameters_are_marked(small_run):
                                             ("newton-schulz", "polar-express"), ("newton-schulz", "muon")])
 def test_batched_jacobian_equals_autograd(n, heads, d_v, basis, schedule):
     """The written-out forward derivative against reverse-mode autograd (jacobian_split)."""
-    from attnspec.stats import torch_generator
+    from attnspec.numerics.stats import torch_generator
     from attnspec.theory.osa.layer import init_qk, init_vo
 
     g = torch_generator(11)

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from attnspec.errors import InputError
-from attnspec.stats import mean_ci
+from attnspec.numerics.stats import mean_ci
 from attnspec.theory.osa import OrthogonalSelfAttention
 from attnspec.theory.osa import train as ot
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from attnspec.errors import InputError
-from attnspec.stats import mean_ci
+from attnspec.numerics.stats import mean_ci
 from attnspec.theory.osa import train as ot
 from attnspec.theory.osa import train_paper as tp
 from attnspec.theory.osa.train_battery import budget

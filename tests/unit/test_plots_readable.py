@@ -170,7 +170,7 @@ def _spectrum_meta(model: str, data: str, n: int) -> dict:
 
 def test_spectrum_figures_are_print_ready_and_comparisons_share_one_scale(tmp_path, monkeypatch) -> None:
     from attnspec.plots import spectrum as sp
-    from attnspec.results import write_meta, write_table
+    from attnspec.storage.results import write_meta, write_table
 
     runs = []
     for j, (model, shift) in enumerate((("/abs/path/to/model-a", 0.0), ("roberta-base", 0.05))):
@@ -330,7 +330,7 @@ def test_the_training_accuracy_figure_is_the_same_at_every_redraw(tmp_path) -> N
     # the report redraws every figure on every run; a figure drawn from the same results must
     # come out byte for byte the same (its dots were jittered from numpy's global random state)
     from attnspec.plots.osa_train import plot_accuracy
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     runs = read_table(Path(__file__).resolve().parents[2] / "reports" / "results" / "osa-train", "osa_train_runs")
     np.random.seed(1)

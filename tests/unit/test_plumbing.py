@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from attnspec.errors import InputError, check_choice, check_int, check_range
+from attnspec.numerics.stats import child_seed, spawn_seeds
+from attnspec.runtime.threads import torch_threads
 from attnspec.spectra.reading import default_at
-from attnspec.stats import child_seed, spawn_seeds
-from attnspec.threads import torch_threads
 
 
 def test_child_seed_is_stable_keyed_and_independent_of_other_keys() -> None:

@@ -8,8 +8,8 @@ import io
 import pytest
 
 import attnspec
-from attnspec import progress as P
 from attnspec.errors import InputError
+from attnspec.runtime import progress as P
 
 SMALL_JL = dict(n=64, trials=200, trials_other=50, claims="thm1", seed=0)
 

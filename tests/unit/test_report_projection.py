@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from attnspec.report.experiments import Experiment
-from attnspec.results import write_table
+from attnspec.storage.results import write_table
 
 
 def _errors(rise: float, seed: int) -> pd.DataFrame:
@@ -59,7 +59,7 @@ def studies(tmp_path: Path) -> tuple[list[Experiment], Path]:
 def test_the_body_table_is_computed_from_the_saved_summaries(studies: tuple[list[Experiment], Path]) -> None:
     from attnspec.report.appendix import MAX_BODY_ROWS
     from attnspec.report.projection import projection_part
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     exps, results = studies
     md = projection_part(exps, results)
@@ -76,7 +76,7 @@ def test_the_body_table_is_computed_from_the_saved_summaries(studies: tuple[list
 
 def test_the_reading_says_how_the_error_moves_and_what_is_not_tested(studies: tuple[list[Experiment], Path]) -> None:
     from attnspec.report.projection import projection_part
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     exps, results = studies
     reading = projection_part(exps, results)[-2]
@@ -100,7 +100,7 @@ def test_nothing_renders_without_a_measurement(tmp_path: Path) -> None:
 
 def test_a_runs_appendix_table_has_every_k_and_n(studies: tuple[list[Experiment], Path]) -> None:
     from attnspec.report.projection import run_projection_lines
-    from attnspec.results import read_table
+    from attnspec.storage.results import read_table
 
     _, results = studies
     lines = run_projection_lines(results / "a")
@@ -125,10 +125,10 @@ def test_the_scaling_table_gives_k90_over_n_of_every_null_the_study_holds(monkey
 
 
 def test_the_summary_says_what_linformer_needs_and_what_was_measured(studies: tuple[list[Experiment], Path]) -> None:
+    from attnspec.numerics.stats import format_interval
     from attnspec.report.projection import READ_K
     from attnspec.report.summary import _linformer_finding
-    from attnspec.results import read_table
-    from attnspec.stats import format_interval
+    from attnspec.storage.results import read_table
 
     exps, results = studies
     line = _linformer_finding(exps, results, linear=True)

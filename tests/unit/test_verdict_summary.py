@@ -9,14 +9,14 @@ import re
 import pandas as pd
 from rich.console import Console
 
-from attnspec.verdict_summary import (
+from attnspec.verdicts.classify import VerdictRow, verdicts_frame
+from attnspec.verdicts.sentences import (
     claim_name,
     print_verdict_summary,
     summarize,
     summary_lines,
     telling_row,
 )
-from attnspec.verdicts import VerdictRow, verdicts_frame
 
 EQ3 = "linformer.thm1.eq3"
 

@@ -16,14 +16,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnspec.verdict_summary import (
+from attnspec.verdicts.classify import VerdictRow, classify_probability, detectable_rate
+from attnspec.verdicts.sentences import (
     agreeing,
     hidden_failure,
     summary_lines,
     telling_row,
 )
-from attnspec.verdict_table import claim_verdicts, markdown, summary_frame, table_lines
-from attnspec.verdicts import VerdictRow, classify_probability, detectable_rate
+from attnspec.verdicts.table import claim_verdicts, markdown, summary_frame, table_lines
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "reports" / "results"
@@ -31,7 +31,7 @@ RESULTS = REPO / "reports" / "results"
 
 def _vac(w: str, failures: int, *, k: int = 4621, n: int = 4096, bound: float = 0.25, trials: int = 500,
          paper: bool = True, reading: str = "relative") -> VerdictRow:
-    from attnspec.stats import clopper_pearson
+    from attnspec.numerics.stats import clopper_pearson
 
     ci = clopper_pearson(failures, trials)
     return VerdictRow("linformer.thm1.eq3", "vacuous", {"n": n, "k": k, "w": w}, bound=bound, estimate=ci.estimate,
@@ -76,8 +76,8 @@ def test_the_row_shown_is_the_worst_of_rows_tied_on_the_bound() -> None:
 
 
 def test_at_the_papers_parameters_only_where_the_paper_fixes_them() -> None:
-    from attnspec import claim_registry as claims
-    from attnspec.verdict_summary import own_setting
+    from attnspec.verdicts import registry as claims
+    from attnspec.verdicts.sentences import own_setting
 
     assert own_setting("linformer.thm1.eq3") == "at attnspec's default"
     assert own_setting("linformer.lemma1.eq11") == "at attnspec's default"
@@ -169,7 +169,7 @@ def test_table_fits_its_width_and_never_cuts() -> None:
 
 
 def test_the_frame_and_the_rows_give_the_same_table() -> None:
-    from attnspec.verdicts import verdicts_frame
+    from attnspec.verdicts.classify import verdicts_frame
 
     rows = [_vac("value", 0), _vac("random", 500), _vac("adv", 3, k=4095, paper=False)]
     assert summary_frame(rows).equals(summary_frame(verdicts_frame(rows)))
@@ -179,7 +179,7 @@ def test_the_frame_and_the_rows_give_the_same_table() -> None:
 
 
 def _committed(name: str) -> list:
-    from attnspec.verdicts import rows_from_json
+    from attnspec.verdicts.classify import rows_from_json
 
     path = RESULTS / name / "verdicts.json"
     if not path.is_file():

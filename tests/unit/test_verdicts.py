@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from attnspec import claim_registry as claims
-from attnspec.stats import clopper_pearson
-from attnspec.verdicts import (
+from attnspec.numerics.stats import clopper_pearson
+from attnspec.verdicts import registry as claims
+from attnspec.verdicts.classify import (
     LOOSE_FACTOR,
     VERDICT_MEANINGS,
     VERDICTS,
@@ -161,7 +161,7 @@ def test_clopper_pearson_fast_path_matches_scipy_stats() -> None:
     the public scipy.stats.beta.ppf on every kind of count, level and edge (0 and all failures)."""
     from scipy import stats as sps
 
-    from attnspec.stats import clopper_pearson
+    from attnspec.numerics.stats import clopper_pearson
 
     rng = np.random.default_rng(21)
     cases = [(0, 1), (1, 1), (0, 10_000), (10_000, 10_000), (3, 7), (1, 2_000_000)]

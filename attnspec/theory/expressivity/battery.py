@@ -3,7 +3,7 @@
 ``run`` measures one instance (:mod:`.measure`), sweeps the (L, k) grid (:mod:`.sweep`),
 fits d* (:mod:`.fit`), builds the error-map instance, and turns the measurements into
 verdict rows keyed on the claim ids of :mod:`.claims`, each decided by the one classifier
-(:mod:`attnspec.verdicts`).
+(:mod:`attnspec.verdicts.classify`).
 
 Tables: ``sa`` (every measurement, ``kind`` first) and ``error_map`` (one instance entry
 by entry); the verdict rows are the result's ``verdicts``.
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.battery import BatteryResult
+from attnspec.runtime.threads import torch_threads
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
 from attnspec.theory.expressivity.fit import (
@@ -46,8 +47,7 @@ from attnspec.theory.expressivity.measure import (
 from attnspec.theory.expressivity.parallel import Forked, available_cores
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
-from attnspec.threads import torch_threads
-from attnspec.verdicts import VerdictRow
+from attnspec.verdicts.classify import VerdictRow
 
 __all__ = ["COMMAND", "Config", "config_from_options", "run", "verdicts_of_instance"]
 
@@ -122,7 +122,7 @@ def with_eta(say: Callable[[str], None],
     of the run, from the share of the default run's time its phase starts at (:data:`PHASES`).
 
     The estimate is for the default proportions; a run with a large sweep or many trials
-    may see it move. (When ``attnspec.progress`` exists, this is where it plugs in.)
+    may see it move. (When ``attnspec.runtime.progress`` exists, this is where it plugs in.)
     """
     start = time.time()
 

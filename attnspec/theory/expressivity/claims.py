@@ -9,7 +9,7 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 
 from __future__ import annotations
 
-from attnspec.claim_registry import Claim, Reading, register, register_short_names
+from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 COMMAND = "sa-check"
 

@@ -92,7 +92,7 @@ class Config:
         if self.d is not None:
             check_int("d", self.d, 1)
         check_int("sweep-trials", self.sweep_trials, 10)
-        from attnspec.threads import check_threads
+        from attnspec.runtime.threads import check_threads
 
         check_threads(self.threads)  # capped: a huge pool makes OpenMP fail allocating it
         check_int("jobs", self.jobs, 1, 2)  # two independent halves: a third process has nothing to do

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.stats import Seed, numpy_rng, torch_generator
+from attnspec.numerics.stats import Seed, numpy_rng, torch_generator
 from attnspec.theory.expressivity.params import (
     FACTORIZATIONS,
     PROJECTIONS,

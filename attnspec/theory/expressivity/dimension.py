@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import jl_failure_bound, pairs_log_union_bound
-from attnspec.verdicts import VerdictRow, classify_bound, classify_probability
+from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_probability
 
 
 def _exact_or_none(log_bound: float, claimed: float) -> tuple[float | None, str]:

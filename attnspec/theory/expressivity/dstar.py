@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.stats import Seed
+from attnspec.numerics.stats import Seed
 from attnspec.theory.expressivity.construction import check_matrix
 from attnspec.theory.expressivity.sampling import sample_errors
 

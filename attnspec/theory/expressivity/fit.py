@@ -16,7 +16,7 @@ import pandas as pd
 
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import dimension_stated
-from attnspec.verdicts import Decision, VerdictRow
+from attnspec.verdicts.classify import Decision, VerdictRow
 
 
 def measured(reason: str) -> Decision:
@@ -218,7 +218,7 @@ def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow
     Each ``heldout`` row of ``frame`` (:func:`attnspec.theory.expressivity.measure.heldout`)
     tested the bound implied by a constant fitted on other scaling points, on independent
     draws: the claim "d = bound gives ‖B − B̂‖∞ <= δ with probability >= 1 − β" is decided
-    from its failure count by :func:`~attnspec.verdicts.classify_probability`.
+    from its failure count by :func:`~attnspec.verdicts.classify.classify_probability`.
 
     Parameters
     ----------
@@ -229,8 +229,8 @@ def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow
     -------
     list of VerdictRow
     """
-    from attnspec.stats import clopper_pearson
-    from attnspec.verdicts import classify_probability
+    from attnspec.numerics.stats import clopper_pearson
+    from attnspec.verdicts.classify import classify_probability
 
     out = []
     for r in frame.query("kind == 'heldout'").itertuples():
@@ -269,7 +269,7 @@ def check_klogl_heldout(sw: pd.DataFrame) -> list[VerdictRow]:
     -------
     list of VerdictRow (zero or one)
     """
-    from attnspec.verdicts import classify_bound
+    from attnspec.verdicts.classify import classify_bound
 
     g = gaussian_sweep(sw)
     if g["L"].nunique() < 2:

@@ -22,12 +22,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import sparse_target
 from attnspec.theory.expressivity.dstar import asymptotic_d_star
 from attnspec.theory.expressivity.sampling import asymptotic_errors
-from attnspec.verdicts import Decision, VerdictRow, classify_bound, classify_probability
+from attnspec.verdicts.classify import Decision, VerdictRow, classify_bound, classify_probability
 
 
 def row_only_test(*, L: int, k: int, m: float, M: float, eps: float, delta: float, beta: float, trials: int,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import construct, exact_construction, sparse_target
-from attnspec.verdicts import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 #: Relative tolerance: float64 round-off of products of length <= 2d.
 TOLERANCE = 1e-12

@@ -14,7 +14,7 @@ import numpy as np
 
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import exact_jl_deviation_curve
-from attnspec.verdicts import Decision, VerdictRow, classify_bound
+from attnspec.verdicts.classify import Decision, VerdictRow, classify_bound
 
 
 def d_grid(L: int) -> np.ndarray:
@@ -159,10 +159,10 @@ def check_orthogonal_norms(L: int, *, trials: int = 2000, seed: int = 0) -> list
     -------
     list of three VerdictRow
     """
-    from attnspec.stats import mean_ci
+    from attnspec.numerics.stats import mean_ci
     from attnspec.theory.expressivity.bounds import jl_norm_moments
     from attnspec.theory.expressivity.sampling import gram_diagonal_draws
-    from attnspec.verdicts import classify_identity
+    from attnspec.verdicts.classify import classify_identity
 
     L = min(L, ORTH_NORM_MAX_L)
     d = max(1, L // 8)

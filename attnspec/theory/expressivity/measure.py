@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from attnspec.stats import clopper_pearson, spawn_seeds
+from attnspec.numerics.stats import clopper_pearson, spawn_seeds
 from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps_jl_paper
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import construct, log_targets, san, sparse_target

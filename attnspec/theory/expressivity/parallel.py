@@ -4,7 +4,7 @@ default run takes seconds on a 2-core machine.
 Why a process and not threads: the battery is many small torch/numpy calls run at one
 torch thread (more threads only slow a shared machine down, and the batches are too small
 to split); its parts are independent — each draws from its own seed of
-:func:`attnspec.stats.spawn_seeds` or from the run's seed, never from a global generator —
+:func:`attnspec.numerics.stats.spawn_seeds` or from the run's seed, never from a global generator —
 so a forked child computes exactly the numbers the parent would have. ``jobs = 1`` and
 ``jobs = 2`` give identical tables (tested).
 
@@ -60,7 +60,7 @@ class Forked:
         if pid == 0:  # the child: compute, send, and leave without running the parent's exit code
             code = 0
             try:
-                from attnspec.signals import become_worker
+                from attnspec.runtime.signals import become_worker
 
                 become_worker(parent)  # dies with the parent; Ctrl-C is the parent's to report
                 os.close(r)

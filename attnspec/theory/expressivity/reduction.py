@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import (
     bound_off_support,
@@ -20,7 +20,7 @@ from attnspec.theory.expressivity.bounds import (
     bound_san_off_mass,
     exact_on_support,
 )
-from attnspec.verdicts import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 UNMET = "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
 

@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.stats import Seed, clopper_pearson, numpy_rng, torch_generator
+from attnspec.numerics.stats import Seed, clopper_pearson, numpy_rng, torch_generator
 from attnspec.theory.expressivity.construction import check_matrix, factorize, log_targets
 from attnspec.theory.expressivity.params import FACTORIZATIONS, PROJECTIONS, check_choice, check_int
 

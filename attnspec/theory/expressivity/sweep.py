@@ -10,14 +10,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import factorize, log_targets, sparse_target
 from attnspec.theory.expressivity.dstar import asymptotic_d_star, find_d_star
 from attnspec.theory.expressivity.fit import gaussian_sweep
 from attnspec.theory.expressivity.params import check_params
 from attnspec.theory.expressivity.sampling import asymptotic_errors
-from attnspec.verdicts import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 
 def config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from attnspec.battery import AttentionRequest, BatteryResult, config_identity
-from attnspec.check_options import option_names
 from attnspec.errors import InputError, check_choice, check_range
-from attnspec.signals import InterruptedRun, deferred_interrupts
-from attnspec.stats import child_seed
+from attnspec.numerics.stats import child_seed
+from attnspec.options.checks import option_names
+from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS
@@ -48,7 +48,7 @@ from attnspec.theory.linformer.groups import Group, concat, group_tables, groups
 from attnspec.theory.linformer.printed import check_eq4
 from attnspec.theory.linformer.quantifier import check_quantifier
 from attnspec.theory.linformer.rows import clipped_rows, eq18_rows, verdict_rows
-from attnspec.verdicts import VerdictRow, classify_measurement
+from attnspec.verdicts.classify import VerdictRow, classify_measurement
 
 COMMAND = "jl-check"
 CLAIM_GROUPS: tuple[str, ...] = ("lemma1.eq11", "lemma1.eq12", "thm1", "thm2", "eq4")
@@ -316,7 +316,7 @@ def config_from_options(options: Mapping[str, Any]) -> JLConfig:
         Naming the option and what is allowed, before any computation.
     """
     o = dict(options)
-    unknown = set(o) - set(option_names(COMMAND))  # declared in attnspec.check_options
+    unknown = set(o) - set(option_names(COMMAND))  # declared in attnspec.options.checks
     if unknown:
         raise InputError(f"jl-check has no option {', '.join(sorted(unknown))}")
     k = o.get("k")
@@ -405,7 +405,7 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
     say(f"Theorem 1: {len(sources)} attention matrices x {len(T1.W_KINDS)} vectors w, {len(ks1)} values of k, "
         f"{config.trials} trials")
     tables, samples, extra = [], [], []
-    from attnspec.progress import Progress
+    from attnspec.runtime.progress import Progress
 
     prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials", at_most=True, say=say)
     for i, (name, make) in enumerate(sources):
@@ -496,7 +496,7 @@ def _thm1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str]
 
 def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks2: list[int],
                 sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
-    from attnspec.progress import Progress
+    from attnspec.runtime.progress import Progress
 
     grid = PS.eq8_grid(config.n, config.d)
     say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
@@ -585,7 +585,7 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
 
     Raises
     ------
-    attnspec.signals.InterruptedRun
+    attnspec.runtime.signals.InterruptedRun
         On Ctrl-C or SIGTERM, with the finished claim groups as a partial result.
     """
     start = time.time()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnspec.claim_registry import Claim, Reading, register, register_short_names
+from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 _CMD = "jl-check"
 

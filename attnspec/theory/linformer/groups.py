@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from attnspec.verdicts import VerdictRow
+from attnspec.verdicts.classify import VerdictRow
 
 #: A group's parts: its ``jl`` rows, Theorem 2's (ε, k)-grid rows (placed after every other
 #: group's rows), its sampled errors, and its verdict rows that are not read off ``jl``.
@@ -66,7 +66,7 @@ def part_table(group: str, part: str) -> str:
 def _row_json(row: VerdictRow) -> str:
     """One verdict row as JSON that :func:`_row_from_json` reads back equal (numpy scalars as
     Python numbers, non-finite floats as JSON's NaN/Infinity extension)."""
-    from attnspec.results import _json_default
+    from attnspec.storage.results import _json_default
 
     return json.dumps(asdict(row), default=_json_default)
 

@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from attnspec import laws
 from attnspec.errors import InputError, check_range
-from attnspec.stats import child_seed, clopper_pearson, numpy_rng, torch_generator
+from attnspec.numerics import laws
+from attnspec.numerics.stats import child_seed, clopper_pearson, numpy_rng, torch_generator
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer.dimensions import (
     check_eps,

@@ -123,8 +123,8 @@ def one_thread(*, import_torch: bool = True) -> Iterator[None]:
 
 
 def _child(conn: Any, compute: Callable[[str], Any], groups: Sequence[str], parent_pid: int) -> None:  # noqa: ANN401
-    from attnspec.progress import set_quiet
-    from attnspec.signals import become_worker
+    from attnspec.runtime.progress import set_quiet
+    from attnspec.runtime.signals import become_worker
 
     become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
 

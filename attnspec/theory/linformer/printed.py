@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnspec.verdicts import Decision, VerdictRow, classify_identity
+from attnspec.verdicts.classify import Decision, VerdictRow, classify_identity
 
 #: Largest |entry| difference counted as round-off when comparing with the row softmax.
 IDENTITY_TOL = 1e-12

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnspec.stats import clopper_pearson, mean_ci, numpy_rng
+from attnspec.numerics.stats import clopper_pearson, mean_ci, numpy_rng
 from attnspec.theory.linformer.dimensions import (
     THEOREM2_FORMULAS,
     check_eps,
@@ -32,7 +32,7 @@ from attnspec.theory.linformer.dimensions import (
     theorem2_formulas,
     union_bound_min_k,
 )
-from attnspec.verdicts import VerdictRow, classify_measurement
+from attnspec.verdicts.classify import VerdictRow, classify_measurement
 
 #: The ε grid of the eq. (8) sweep: 2/3 maximises c(ε) = (ε² − ε³)/4, the rate of every bound.
 SWEEP_EPS: tuple[float, ...] = (0.25, 0.5, 2.0 / 3.0, 0.9)
@@ -340,7 +340,7 @@ def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
     VerdictRow
         ``violated`` unless k = n (then ``measured``).
     """
-    from attnspec.verdicts import Decision
+    from attnspec.verdicts.classify import Decision
 
     # conformability as printed: w (1×n) · Eᵀ needs Eᵀ with n rows, i.e. E k×n; then (1×k) · F needs F k×n
     ok_kn = True
@@ -384,7 +384,7 @@ def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, 
     -------
     list of VerdictRow
     """
-    from attnspec.verdicts import classify_bound, classify_identity
+    from attnspec.verdicts.classify import classify_bound, classify_identity
 
     n, d = Q.shape
     m = min(n, size)

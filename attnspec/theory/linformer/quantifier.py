@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnspec.stats import child_seed, numpy_rng
+from attnspec.numerics.stats import child_seed, numpy_rng
 from attnspec.theory.linformer.dimensions import check_eps
-from attnspec.verdicts import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 CLAIM = "linformer.thm1.quantifier"
 

@@ -1,7 +1,7 @@
 """From Monte Carlo tables to verdict rows, and the one-row-per-group summary of `jl-check`.
 
 Verdict rules (a measurement, never a restatement of the paper), all decided by
-:func:`attnspec.verdicts.classify_probability`:
+:func:`attnspec.verdicts.classify.classify_probability`:
 
 * ``hypothesis-unmet`` for Lemma 1 with a non-Gaussian R (the lemma is stated for
   Gaussian R) or k > n (it assumes 1 <= k <= n); the evidence says what the same bound
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.theory.linformer import sequential as SQ
-from attnspec.verdicts import VerdictRow, classify_probability
+from attnspec.verdicts.classify import VerdictRow, classify_probability
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).
 _PARAM_COLS = {

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attnspec.errors import InputError, check_choice, check_range
-from attnspec.stats import Seed, torch_generator
+from attnspec.numerics.stats import Seed, torch_generator
 
 if TYPE_CHECKING:
     import torch
@@ -387,7 +387,7 @@ def signed_count_law(h: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     """
     from scipy import special
 
-    from attnspec.laws import binom_pmf
+    from attnspec.numerics.laws import binom_pmf
 
     mean, sd = h * p, math.sqrt(max(h * p * (1 - p), 1e-12))
     lo, hi = max(0, int(mean - 12 * sd) - 1), min(h, int(mean + 12 * sd) + 2)

@@ -8,7 +8,7 @@ could not change its verdict except with small probability:
   zero output meets the tolerance, an exact law decides it, or the claimed probability is
   so close to 1 that even ``trials``/``trials`` failures could not contradict it);
 * or its Clopper–Pearson interval at level 1 − ALPHA/J (Bonferroni over the J looks) lies
-  on one side of each threshold of :func:`attnspec.verdicts.classify_probability`:
+  on one side of each threshold of :func:`attnspec.verdicts.classify.classify_probability`:
   above the claim (violated), below claim/10 (loose), or inside [claim/10, claim] (holds);
 * or its claim is beyond what the trials resolve and the violation search below is done.
 
@@ -44,8 +44,8 @@ from __future__ import annotations
 
 import math
 
-from attnspec.stats import clopper_pearson  # cached there: the same interval is asked for at every look
-from attnspec.verdicts import LOOSE_FACTOR
+from attnspec.numerics.stats import clopper_pearson  # cached there: the same interval is asked for at every look
+from attnspec.verdicts.classify import LOOSE_FACTOR
 
 #: the total probability that some stopping interval misses the truth (Bonferroni over looks)
 ALPHA = 0.01
@@ -297,7 +297,7 @@ def simulated_miss_rate(rate: float, claimed: float, *, trials_max: int, look: i
     """
     import numpy as np
 
-    from attnspec.stats import numpy_rng
+    from attnspec.numerics.stats import numpy_rng
 
     n_looks = looks(trials_max, look)
     sizes = np.minimum(look, trials_max - look * np.arange(n_looks))  # (J,) trials of each look

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.errors import InputError, check_choice, check_range
-from attnspec.stats import child_seed, numpy_rng
+from attnspec.numerics.stats import child_seed, numpy_rng
 from attnspec.theory.linformer import theorem1_samplers as S
 from attnspec.theory.linformer.dimensions import check_eps, check_ks, check_n, theorem1_union_bound
 from attnspec.theory.linformer.lemma1 import mc_columns
@@ -186,7 +186,7 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
                       trials: int = 10_000, seed: int = 0, w_kinds: Sequence[str] = W_KINDS,
                       sample_ks: Sequence[int] = (), sample_size: int = 500, look: int = 500,
                       sequential: bool = True, vectors: Mapping[str, dict[str, np.ndarray]] | None = None,
-                      progress=None,  # noqa: ANN001 - an attnspec.progress.Progress or None
+                      progress=None,  # noqa: ANN001 - an attnspec.runtime.progress.Progress or None
                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Theorem 1 (Gaussian R) for each attention matrix and each w.
 
@@ -219,7 +219,7 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
         Stop after the first look at which every row's verdict is settled.
     vectors : mapping name -> {w kind: ndarray (n,)}, optional
         The vectors w per matrix, if already computed (:func:`theorem1_vectors`).
-    progress : attnspec.progress.Progress, optional
+    progress : attnspec.runtime.progress.Progress, optional
         Advanced by the trials of each look drawn (its total lowered when the looks stop
         early); None: silent.
 

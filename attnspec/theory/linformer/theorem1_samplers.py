@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator
 import numpy as np
 
 from attnspec.errors import InputError
-from attnspec.stats import Seed, numpy_rng
+from attnspec.numerics.stats import Seed, numpy_rng
 
 
 def structured_params(P: np.ndarray) -> tuple[float, float] | None:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.errors import check_range
-from attnspec.stats import child_seed, numpy_rng
+from attnspec.numerics.stats import child_seed, numpy_rng
 from attnspec.theory.linformer import theorem2_samplers as S2
 from attnspec.theory.linformer.dimensions import (
     check_eps,
@@ -193,7 +193,7 @@ def _checked_points(n: int, d: int, eps: float, ks: Sequence[int], trials: int,
 def simulate_theorem2(n: int, d: int, eps: float, ks: Sequence[int], *, trials: int = 10_000, seed: int = 0,
                       sample_ks: Sequence[int] = (), sample_size: int = 2000,
                       grid: dict[float, list[int]] | None = None, look: int = 2000, sequential: bool = True,
-                      progress=None,  # noqa: ANN001 - an attnspec.progress.Progress or None
+                      progress=None,  # noqa: ANN001 - an attnspec.runtime.progress.Progress or None
                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Theorem 2 (eq. 8 under both readings of ‖V‖, both constructions) and eq. 21.
 
@@ -228,7 +228,7 @@ def simulate_theorem2(n: int, d: int, eps: float, ks: Sequence[int], *, trials: 
         Trials per look.
     sequential : bool
         Stop a k once its verdicts are settled.
-    progress : attnspec.progress.Progress, optional
+    progress : attnspec.runtime.progress.Progress, optional
         Advanced as trials are drawn; None: silent.
 
     Returns

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attnspec.errors import InputError
-from attnspec.stats import Seed, torch_generator
+from attnspec.numerics.stats import Seed, torch_generator
 
 if TYPE_CHECKING:
     import torch

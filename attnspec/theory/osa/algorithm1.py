@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import pandas as pd
 import torch
 
-from attnspec.linalg import sample_stiefel
-from attnspec.stats import spawn_seeds, torch_generator
-from attnspec.verdicts import VerdictRow, classify_identity
+from attnspec.numerics.linalg import sample_stiefel
+from attnspec.numerics.stats import spawn_seeds, torch_generator
+from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 #: A sample mean farther than this many standard errors from the exact mean is a failure
 #: (two-sided false-alarm probability 6e-5 for a normal mean).
@@ -52,7 +52,7 @@ def q11_samples(n: int, m: int, draws: int, seed: int) -> tuple[torch.Tensor, to
     Returns
     -------
     fixed, raw : Tensor (draws,)
-        Q₁₁ of :func:`attnspec.linalg.sample_stiefel` (Algorithm 1) and of the plain QR.
+        Q₁₁ of :func:`attnspec.numerics.linalg.sample_stiefel` (Algorithm 1) and of the plain QR.
     r11 : Tensor (draws,)
         R₁₁ of the plain QR.
     """

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 
 from attnspec.battery import BatteryResult
-from attnspec.check_options import option_names
 from attnspec.errors import InputError, check_memory
-from attnspec.linalg import SCHEDULES, Coefficients, ns_schedule
-from attnspec.threads import torch_threads
+from attnspec.numerics.linalg import SCHEDULES, Coefficients, ns_schedule
+from attnspec.options.checks import option_names
+from attnspec.runtime.threads import torch_threads
 
 COMMAND = "osa-check"
 DEFAULT_ALPHAS: tuple[float, ...] = (0.05, 0.5, 2.0)
@@ -284,7 +284,7 @@ def config_from_options(options: Mapping[str, Any]) -> OsaCheckConfig:
     OsaCheckConfig
     """
     opts = {str(k).replace("-", "_"): v for k, v in options.items() if v is not None}
-    names = option_names(COMMAND)  # declared in attnspec.check_options
+    names = option_names(COMMAND)  # declared in attnspec.options.checks
     unknown = sorted(set(opts) - set(names))
     if unknown:
         raise InputError(f"osa-check has no option {unknown[0]!r}; options: {', '.join(names)}")
@@ -428,7 +428,7 @@ def _stage_b_child(cfg: OsaCheckConfig, send: Any, parent_pid: int) -> None:
     """Target of the forked worker: send ``(True, stage B)`` or ``(False, traceback)``."""
     import traceback
 
-    from attnspec.signals import become_worker
+    from attnspec.runtime.signals import become_worker
 
     become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
 

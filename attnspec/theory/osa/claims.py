@@ -5,7 +5,7 @@ Each claim names the module that checks it; ``attnspec claims`` lists them.
 
 from __future__ import annotations
 
-from attnspec.claim_registry import Claim, Reading, register, register_short_names
+from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 _CHECK = "osa-check"
 

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 from attnspec.errors import InputError
-from attnspec.linalg import Coefficients, sample_stiefel
-from attnspec.stats import spawn_seeds, torch_generator
+from attnspec.numerics.linalg import Coefficients, sample_stiefel
+from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theory.osa.layer import init_qk, init_vo
 
 #: Absolute tolerance of a float64 identity between orthogonal N×N matrices (entries <= 1).

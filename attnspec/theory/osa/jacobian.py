@@ -26,11 +26,11 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.linalg import Coefficients, ns_schedule, skew_small
-from attnspec.stats import spawn_seeds, torch_generator
+from attnspec.numerics.linalg import Coefficients, ns_schedule, skew_small
+from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
-from attnspec.verdicts import VerdictRow, classify_bound, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
 
 #: Tolerance of the Theorem 4.1 identity (autograd J against eq. (13)), float64.
 THM41_TOL = 1e-10
@@ -76,7 +76,7 @@ def jacobian_split(
     ns_steps : int
         Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
     ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
     eps : float
         The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 
@@ -202,7 +202,7 @@ def jacobian_batch(
     ns_steps : int
         Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
     ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
     eps : float
         The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 

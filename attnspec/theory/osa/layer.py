@@ -22,8 +22,8 @@ import torch
 from torch import nn
 
 from attnspec.errors import InputError, check_range
-from attnspec.linalg import Coefficients, newton_schulz, ns_schedule, qr_basis, sample_stiefel, skew_small
-from attnspec.stats import Seed, torch_generator
+from attnspec.numerics.linalg import Coefficients, newton_schulz, ns_schedule, qr_basis, sample_stiefel, skew_small
+from attnspec.numerics.stats import Seed, torch_generator
 
 BASES: tuple[str, ...] = ("qr", "newton-schulz")
 
@@ -63,7 +63,7 @@ def osa_basis(
     ns_steps : int
         Newton–Schulz iterations K >= 0.
     ns_coefficients : str or tuple or list
-        Schedule (see :func:`attnspec.linalg.ns_schedule`).
+        Schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
     eps : float
         The eps of the pre-normalisation M / (||M||_F + eps).
 
@@ -103,7 +103,7 @@ def osa_heads(
     ns_steps : int
         Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
     ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
     eps : float
         The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 
@@ -241,7 +241,7 @@ class OrthogonalSelfAttention(nn.Module):
         Newton–Schulz iterations K (>= 0), used when ``basis="newton-schulz"``.
     ns_coefficients : str or tuple or list
         Newton–Schulz schedule: "cubic", "muon", "polar-express" or custom coefficients
-        (see :func:`attnspec.linalg.ns_schedule`).
+        (see :func:`attnspec.numerics.linalg.ns_schedule`).
     alpha_init : float
         Initial value of the learnable per-head scale alpha (finite).
     d_v : int, optional

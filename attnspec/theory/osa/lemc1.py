@@ -27,9 +27,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from attnspec.linalg import Coefficients, ns_schedule
+from attnspec.numerics.linalg import Coefficients, ns_schedule
 from attnspec.theory.osa.instances import schedule_name
-from attnspec.verdicts import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 #: The proof's constant in Lemma C.1.
 SQRT3 = math.sqrt(3.0)

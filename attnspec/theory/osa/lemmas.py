@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnspec.linalg import newton_schulz, qr_basis, skew_small
-from attnspec.stats import spawn_seeds
+from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
+from attnspec.numerics.stats import spawn_seeds
 from attnspec.theory.osa.instances import F64_TOL, make_instance
-from attnspec.verdicts import VerdictRow, classify_bound, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
 
 F64 = torch.float64
 #: Relative slack of a float64 inequality that is attained with equality.

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnspec.linalg import newton_schulz, qr_basis, skew_small
+from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
 from attnspec.theory.osa.instances import F64_TOL, make_instance
 from attnspec.theory.osa.layer import init_vo
-from attnspec.verdicts import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 F64 = torch.float64
 

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 import pandas as pd
 import torch
 
-from attnspec.linalg import Coefficients, expm_skew_eigh, ns_schedule, ns_step, qr_basis, skew_small
-from attnspec.stats import spawn_seeds
+from attnspec.numerics.linalg import Coefficients, expm_skew_eigh, ns_schedule, ns_step, qr_basis, skew_small
+from attnspec.numerics.stats import spawn_seeds
 from attnspec.theory.osa.instances import F64_TOL, SHARED_SPAN, instance_label, make_instance, schedule_name
 from attnspec.theory.osa.thm31 import _error_from_basis, orthogonality_error
-from attnspec.verdicts import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 
 def converged_ns_basis(m: torch.Tensor, max_steps: int = 100, tol: float = 1e-14) -> tuple[torch.Tensor, int, bool]:

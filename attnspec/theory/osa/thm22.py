@@ -17,11 +17,11 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError
-from attnspec.linalg import Coefficients, skew_small
-from attnspec.stats import spawn_seeds, torch_generator
+from attnspec.numerics.linalg import Coefficients, skew_small
+from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theory.osa.instances import F64_TOL, schedule_name
 from attnspec.theory.osa.layer import init_qk, init_vo, osa_basis, osa_heads
-from attnspec.verdicts import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 
 def attention_matrix(
@@ -41,7 +41,7 @@ def attention_matrix(
     ns_steps : int
         Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
     ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
     eps : float
         The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
 

@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.linalg import Coefficients, expm_skew_eigh, newton_schulz, ns_schedule, ns_step
+from attnspec.numerics.linalg import Coefficients, expm_skew_eigh, newton_schulz, ns_schedule, ns_step
 from attnspec.theory.osa.instances import (
     BOUND_ATOL,
     BOUND_RTOL,
@@ -35,7 +35,7 @@ from attnspec.theory.osa.instances import (
 )
 from attnspec.theory.osa.layer import _check_alpha
 from attnspec.theory.osa.thm31_bounds import _growth, bound_10, bound_11
-from attnspec.verdicts import LOOSE_FACTOR, VerdictRow, classify_bound
+from attnspec.verdicts.classify import LOOSE_FACTOR, VerdictRow, classify_bound
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def orthogonality_error(
     steps : int
         Newton–Schulz iterations K >= 0 from M_0 = M / (||M||_F + eps), M = [Q, K].
     coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.linalg.ns_schedule`).
+        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
     eps : float
         >= 0.
     expm : {"eigh", "torch"}
@@ -301,7 +301,7 @@ def simulate_orthogonality(
         Columns schedule, steps, n, d_v, alpha, weights, seed, error, s_norm, sigma_min,
         sigma_max, bound10, bound11, det.
     """
-    from attnspec.stats import spawn_seeds
+    from attnspec.numerics.stats import spawn_seeds
 
     for a in alphas:
         _check_alpha(a)
@@ -456,7 +456,7 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     ``variant-sigma-le-1``, verdict ``measured``: the theorem's B(X) is eq. (9)'s, so a
     bound exceeded by another B is a finding about that variant, not a violation.
 
-    Each row is decided by :func:`attnspec.verdicts.classify_bound` at the instance
+    Each row is decided by :func:`attnspec.verdicts.classify.classify_bound` at the instance
     closest to (or furthest beyond) its bound: the largest error/bound ratio among the
     violations, else among the cases measurable above rounding (error > BOUND_ATOL). The
     typical case (median bound/error) is reported beside it (params ``tightest``,

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from attnspec.stats import spawn_seeds
+from attnspec.numerics.stats import spawn_seeds
 from attnspec.theory.osa.instances import F64_TOL, WEIGHT_LAWS, effective_condition, make_instance
-from attnspec.verdicts import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 
 def check_wtilde(

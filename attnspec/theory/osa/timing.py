@@ -13,9 +13,9 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError
-from attnspec.stats import torch_generator
+from attnspec.numerics.stats import torch_generator
+from attnspec.runtime.threads import torch_threads
 from attnspec.theory.osa.layer import OrthogonalSelfAttention
-from attnspec.threads import torch_threads
 
 TIMING_METHODS: tuple[str, ...] = ("osa-qr", "osa-ns", "dense-expm", "softmax")
 

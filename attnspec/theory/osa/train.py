@@ -69,7 +69,7 @@ from torch import nn
 
 from attnspec.errors import InputError
 from attnspec.errors import check_int as _check_int
-from attnspec.stats import mean_ci, spawn_seeds
+from attnspec.numerics.stats import mean_ci, spawn_seeds
 from attnspec.theory.osa.train_data import (  # noqa: F401  (patchify: re-exported, the data of the comparison)
     DigitsSplit,
     _check_float,
@@ -240,7 +240,7 @@ def validate_config(cfg: TrainConfig) -> None:
     if not isinstance(cfg.ns_coefficients, str) or not cfg.ns_coefficients:
         raise InputError(f"ns_coefficients must be a schedule name, got {cfg.ns_coefficients!r}")
     if "osa-ns" in cfg.models:
-        from attnspec.linalg import ns_schedule
+        from attnspec.numerics.linalg import ns_schedule
 
         ns_schedule(cfg.ns_coefficients, int(cfg.ns_steps))  # InputError naming the allowed schedules
     _check_test_fraction(cfg.test_fraction)

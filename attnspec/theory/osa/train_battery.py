@@ -18,13 +18,13 @@ from typing import Any
 import pandas as pd
 
 from attnspec.battery import BatteryResult
-from attnspec.check_options import option_names
 from attnspec.errors import InputError
-from attnspec.signals import InterruptedRun, deferred_interrupts
+from attnspec.options.checks import option_names
+from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
+from attnspec.runtime.threads import torch_threads
 from attnspec.theory.osa import train as lib
 from attnspec.theory.osa import train_paper as paper
-from attnspec.threads import torch_threads
-from attnspec.verdicts import VerdictRow
+from attnspec.verdicts.classify import VerdictRow
 
 COMMAND = "osa-train"
 # The table names are the file contract with attnspec.plots.osa_train (which may not import theory).
@@ -77,7 +77,7 @@ class OsaTrainConfig:
             A training value, or ``threads``, out of its range.
         """
         lib.validate_config(self.train)
-        from attnspec.threads import check_threads
+        from attnspec.runtime.threads import check_threads
 
         check_threads(self.threads, "--threads")  # capped: a huge pool makes OpenMP fail allocating it
         return self
@@ -109,7 +109,7 @@ def config_from_options(options: Mapping[str, Any]) -> OsaTrainConfig:
     OsaTrainConfig
     """
     opts = {str(k).replace("-", "_"): v for k, v in options.items() if v is not None}
-    names = option_names(COMMAND)  # declared in attnspec.check_options
+    names = option_names(COMMAND)  # declared in attnspec.options.checks
     unknown = sorted(set(opts) - set(names))
     if unknown:
         raise InputError(f"osa-train has no option {unknown[0]!r}; options: {', '.join(names)}")
@@ -205,7 +205,7 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
 
     Raises
     ------
-    attnspec.signals.InterruptedRun
+    attnspec.runtime.signals.InterruptedRun
         On Ctrl-C or SIGTERM during training, with the finished runs as a partial result.
     """
     config.validate()

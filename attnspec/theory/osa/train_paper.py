@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from attnspec.stats import mean_ci
+from attnspec.numerics.stats import mean_ci
 
 #: Where the paper's numbers come from.
 CITATION = ('Zhang & Martens, "Orthogonal Self-Attention", Appendix D, Table 2: test accuracy after 10 epochs '

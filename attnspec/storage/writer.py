@@ -158,7 +158,7 @@ class _Stage:
         self.files.clear()
 
     def commit(self) -> None:
-        from attnspec.signals import deferred_interrupts
+        from attnspec.runtime.signals import deferred_interrupts
 
         # every meta.json after every other file, the deepest first (a scaling study's own
         # meta.json after those of its lengths): a reader never meets a meta.json before its files

@@ -6,7 +6,7 @@ formula). It has a stable id (``linformer.thm1.eq3``, ``osa.thm31.eq10``,
 the *readings* under which attnspec checks it (a statement that can be read two ways is
 checked both ways, each reading a separate verdict row), and the command that checks it.
 
-Verdict rows (:class:`attnspec.verdicts.VerdictRow`), the tests, ``--json`` and the report
+Verdict rows (:class:`attnspec.verdicts.classify.VerdictRow`), the tests, ``--json`` and the report
 key on ``(claim id, reading)``, never on prose.
 
 Each paper's package registers its claims in its own ``claims`` module
@@ -310,7 +310,7 @@ def check_rows(rows: Iterable[object]) -> None:
     Parameters
     ----------
     rows : iterable of VerdictRow
-        :class:`attnspec.verdicts.VerdictRow` objects, or anything with ``claim`` and
+        :class:`attnspec.verdicts.classify.VerdictRow` objects, or anything with ``claim`` and
         ``reading`` attributes.
     """
     for r in rows:

@@ -42,11 +42,11 @@ from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 
-from attnspec.stats import clopper_pearson
+from attnspec.numerics.stats import clopper_pearson
 
 VerdictKind = Literal["holds", "loose", "violated", "vacuous", "hypothesis-unmet", "cannot-fail", "measured"]
 # the vocabulary lives in a module with no heavy import, so that every --help can quote it
-from attnspec.vocabulary import VERDICT_MEANINGS, VERDICTS  # noqa: E402, F401 - VERDICT_MEANINGS is read from here too
+from attnspec.verdicts.vocabulary import VERDICT_MEANINGS, VERDICTS  # noqa: E402, F401 - VERDICT_MEANINGS is read from here too
 
 #: A claimed bound larger than the exact (or measured) value by this factor is reported as loose.
 LOOSE_FACTOR = 10.0
@@ -57,7 +57,7 @@ DEFAULT_LOOSE_FACTOR = LOOSE_FACTOR  # the name used before the classifier was u
 class VerdictRow:
     """One claim, under one reading, at one parameter set, with its evidence.
 
-    ``claim`` is a registered claim id (:mod:`attnspec.claim_registry`), ``reading`` one of its
+    ``claim`` is a registered claim id (:mod:`attnspec.verdicts.registry`), ``reading`` one of its
     readings; ``params`` holds the instance's parameters (n, k, eps, ...), flattened into
     columns when rows become a table or JSON. ``at_paper_params`` marks the rows at the
     claim's own setting (below).
@@ -78,7 +78,7 @@ class VerdictRow:
     #: True on the rows at the claim's own setting: a theorem's own k (at the run's n and
     #: eps), or settings the paper fixes (its bases, its sizes). Summaries call them "at the
     #: paper's parameters" only where the registry says the paper fixes them
-    #: (:attr:`attnspec.claim_registry.Claim.paper_params`), else "at attnspec's default".
+    #: (:attr:`attnspec.verdicts.registry.Claim.paper_params`), else "at attnspec's default".
     at_paper_params: bool = False
 
     def __post_init__(self) -> None:

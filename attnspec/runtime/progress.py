@@ -9,7 +9,7 @@ ETA (:class:`Progress`), so ``progress=False`` writes nothing to stderr.
 
 Usage (any check)::
 
-    from attnspec.progress import Progress
+    from attnspec.runtime.progress import Progress
 
     with Progress("Theorem 2", total=12_000, unit="trials", say=say) as p:
         for chunk in chunks:

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 import torch
 
 from attnspec.errors import InputError
-from attnspec.stats import Seed, torch_generator
+from attnspec.numerics.stats import Seed, torch_generator
 
 # Polar Express, degree 5: Amsel et al. 2025, arXiv:2505.16932, Algorithm 1 (also
 # github.com/NoahAmsel/PolarExpress). p_k(x) = a x + b x³ + c x⁵.

@@ -251,7 +251,7 @@ def mean_ci(values: np.ndarray, level: float = 0.95) -> Interval:
         raise ValueError("values contain NaN or infinity")
     m = float(x.mean())
     se = float(x.std(ddof=1) / np.sqrt(x.size))
-    from attnspec.laws import t_ppf
+    from attnspec.numerics.laws import t_ppf
 
     half = float(t_ppf(0.5 + level / 2, x.size - 1)) * se
     return Interval(m, m - half, m + half, level)

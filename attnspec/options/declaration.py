@@ -18,8 +18,8 @@ a model object), and may be read differently on each: the command line reads tex
 (``cli_kind``), the API may default, document and type it otherwise (``api_default``,
 ``api_help``, ``api_type``) where it takes more than text.
 
-The declarations of the checking commands are in :mod:`attnspec.check_options`, those of
-the spectrum study in :mod:`attnspec.spectrum_options`. This
+The declarations of the checking commands are in :mod:`attnspec.options.checks`, those of
+the spectrum study in :mod:`attnspec.options.spectrum`. This
 module imports neither numpy nor typer at import time: ``attnspec --help`` stays light.
 """
 

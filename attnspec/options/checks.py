@@ -1,8 +1,8 @@
-"""The options of the checking commands, each declared once (:class:`attnspec.options.Option`).
+"""The options of the checking commands, each declared once (:class:`attnspec.options.declaration.Option`).
 
 ``OPTIONS[command]`` is the whole list, in the order ``--help`` and the Python API show it.
 Everything else is read off it: the typer options of ``attnspec <command>``
-(:func:`attnspec.options.typer_command`), the keyword-only signature and the ``Parameters``
+(:func:`attnspec.options.declaration.typer_command`), the keyword-only signature and the ``Parameters``
 section of ``attnspec.<command>`` (:mod:`attnspec.checks`), the type and bound checks of
 :func:`attnspec.battery.run_battery` (what the CLI, the API and experiment TOMLs all go
 through), and :data:`attnspec.battery.OPTION_TYPES`. Adding an option is one entry here;
@@ -15,7 +15,7 @@ other options (k <= L, 2 d_v <= d_model) and words its own messages, checking fi
 
 from __future__ import annotations
 
-from attnspec.options import Option
+from attnspec.options.declaration import Option
 
 _SEED_HELP = "Seed of every random draw; recorded with the results."
 _DATA_DIR_HELP = ("Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else "

@@ -1,9 +1,9 @@
-"""The options of the spectrum study, each declared once (:class:`attnspec.options.Option`).
+"""The options of the spectrum study, each declared once (:class:`attnspec.options.declaration.Option`).
 
 :data:`SPECTRUM` lists them in the order of ``attnspec spectrum --help``; the Python API
 ``attnspec.spectrum`` takes those it has in the same order, ``model`` and ``data`` also by
 position. Read off it are the typer options of ``attnspec spectrum``
-(:func:`attnspec.options.typer_command`) and the signature and the ``Parameters`` section
+(:func:`attnspec.options.declaration.typer_command`) and the signature and the ``Parameters`` section
 of ``attnspec.spectrum`` (:mod:`attnspec.api`).
 
 The two surfaces differ where the study does: the command line reads text (``--seq-len
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 
-from attnspec.options import Option
+from attnspec.options.declaration import Option
 
 _DATA_DIR_HELP = ("Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else "
                   "../shared/data when it exists.")

@@ -9,7 +9,7 @@ same way. A line says, in this order:
 1. **The verdict at the claim's own setting**: the rows marked ``at_paper_params`` (per
    reading, the most telling one, and how many of the marked rows agree with it). They are
    called "at the paper's parameters" only where the paper fixes them
-   (:attr:`attnspec.claim_registry.Claim.paper_params`), else "at attnspec's default" (a theorem's
+   (:attr:`attnspec.verdicts.registry.Claim.paper_params`), else "at attnspec's default" (a theorem's
    own k at attnspec's n and ε). When no row is marked, each reading leads with its most
    telling row (below).
 2. **Per reading, what was decided and where it changes**: the most telling row among
@@ -35,7 +35,7 @@ Evidence is never cut: :func:`summary_lines` returns one unwrapped string per cl
 
 Example
 -------
->>> from attnspec.verdict_summary import summary_lines
+>>> from attnspec.verdicts.sentences import summary_lines
 >>> for line in summary_lines(result.verdicts):   # a BatteryResult, or verdicts.parquet as a DataFrame
 ...     print(line)                                # doctest: +SKIP
 """
@@ -75,7 +75,7 @@ def _missing(v: Any) -> bool:
 
 
 def as_rows(rows_or_frame: Any) -> list[Any]:
-    """Verdict rows from a sequence of :class:`~attnspec.verdicts.VerdictRow` (returned as
+    """Verdict rows from a sequence of :class:`~attnspec.verdicts.classify.VerdictRow` (returned as
     is) or from their flattened table (``verdicts.parquet``, ``result.verdict_frame()``):
     every column that is not a row field becomes a parameter (missing values dropped);
     a ``parameters`` column of dicts (:attr:`attnspec.checks.CheckResult.verdicts`) is
@@ -247,7 +247,7 @@ def agreeing(row: Any, rows: Sequence[Any]) -> int:
 
 
 def claim_name(claim_id: str) -> str:
-    """The claim's human name (:attr:`attnspec.claim_registry.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
+    """The claim's human name (:attr:`attnspec.verdicts.registry.Claim.name`, e.g. ``"Theorem 1 (eq. 3)"``);
     the id itself for an unregistered claim.
 
     Parameters
@@ -258,7 +258,7 @@ def claim_name(claim_id: str) -> str:
     -------
     str
     """
-    from attnspec import claim_registry
+    from attnspec.verdicts import registry as claim_registry
 
     try:
         return claim_registry.get(claim_id).name
@@ -423,7 +423,7 @@ def _reading_label(rs: ReadingSummary, single: bool) -> str:
 
 
 def paper_fixes(claim_id: str) -> str:
-    """What the paper itself fixes for this claim (:attr:`attnspec.claim_registry.Claim.paper_params`);
+    """What the paper itself fixes for this claim (:attr:`attnspec.verdicts.registry.Claim.paper_params`);
     "" when it fixes nothing or the claim is not registered.
 
     Parameters
@@ -434,7 +434,7 @@ def paper_fixes(claim_id: str) -> str:
     -------
     str
     """
-    from attnspec import claim_registry
+    from attnspec.verdicts import registry as claim_registry
 
     try:
         return claim_registry.get(claim_id).paper_params

@@ -2,7 +2,7 @@
 
 Each claim id gets one row with three cells:
 
-* **claim** — its short name (:attr:`attnspec.claim_registry.Claim.label`, e.g. "Theorem 1 (eq. 3)");
+* **claim** — its short name (:attr:`attnspec.verdicts.registry.Claim.label`, e.g. "Theorem 1 (eq. 3)");
 * **verdict** — one of the seven words, or two joined by "→" where the verdict changes
   inside the range the rows cover (:func:`claim_verdict`);
 * **why** — at most two lines with the one or two deciding numbers, the row they come from,
@@ -11,7 +11,7 @@ Each claim id gets one row with three cells:
 The same table is printed by ``jl-check``, ``sa-check`` and ``osa-check`` by default
 (:func:`table_lines`), returned by ``result.summary()`` (:func:`summary_frame`) and rendered
 as Markdown for the report (:func:`markdown`). It is built from the verdict rows alone, like
-:mod:`attnspec.verdict_summary`, whose sentences stay in the report and ``--verbose``.
+:mod:`attnspec.verdicts.sentences`, whose sentences stay in the report and ``--verbose``.
 
 The claim's verdict
 -------------------
@@ -22,7 +22,7 @@ Among the statement's rows:
 
 1. rows that decide something (violated, loose, holds) and *hidden failures* — vacuous rows
    whose stated probability bound (< 1) was measured and is exceeded
-   (:func:`attnspec.verdict_summary.hidden_failure`) — decide the verdict: violated if any
+   (:func:`attnspec.verdicts.sentences.hidden_failure`) — decide the verdict: violated if any
    row is violated or hides a failure, else the most telling deciding verdict;
 2. where the claim's own setting (its marked rows) says nothing (all vacuous or
    hypothesis-unmet) but rows elsewhere decide, the verdict is "vacuous → violated" (or the
@@ -34,7 +34,7 @@ Among the statement's rows:
 
 Example
 -------
->>> from attnspec.verdict_table import table_lines
+>>> from attnspec.verdicts.table import table_lines
 >>> print("\\n".join(table_lines(result.verdicts, width=100)))   # doctest: +SKIP
 """
 
@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attnspec.verdict_summary import (
+from attnspec.verdicts.sentences import (
     DECIDING,
     ClaimSummary,
     _fmt_value,
@@ -119,7 +119,7 @@ def _where(row: Any, names: Sequence[str], most: int = 1) -> str:
 
 
 _NUM = r"-?(?:\d[\d,]*\.?\d*(?:e[+-]?\d+)?|inf)"
-#: The classifier's own clauses (:mod:`attnspec.verdicts`), found in a row's evidence, and
+#: The classifier's own clauses (:mod:`attnspec.verdicts.classify`), found in a row's evidence, and
 #: their short form: the deciding numbers in the words that decided them.
 _CLAUSES: tuple[tuple[str, str], ...] = (
     (rf"observed (\d+)/(\d+) = {_NUM}, 95% CI \[({_NUM}), ({_NUM})\] above claimed ({_NUM})",
@@ -174,7 +174,7 @@ def _numbers(row: Any) -> str:
 
 def _reading_words(row: Any) -> str:
     """What the row's reading tests (the registry's words), for a row without numbers."""
-    from attnspec import claim_registry
+    from attnspec.verdicts import registry as claim_registry
 
     try:
         return claim_registry.get(str(row.claim)).reading(str(row.reading)).description
@@ -307,7 +307,7 @@ def _change(rows: Sequence[Any]) -> str:
 
 
 def _label(claim_id: str) -> str:
-    from attnspec import claim_registry
+    from attnspec.verdicts import registry as claim_registry
 
     try:
         return claim_registry.get(claim_id).label
@@ -452,7 +452,7 @@ def count_line(rows_or_frame: Any) -> str:
     -------
     str
     """
-    from attnspec.verdict_summary import as_rows
+    from attnspec.verdicts.sentences import as_rows
 
     rows = as_rows(rows_or_frame)
     return f"{len({r.claim for r in rows})} claims, {len(rows)} verdict rows"

@@ -1,6 +1,6 @@
 """The seven verdicts and their one-line meanings, with no heavy import.
 
-:mod:`attnspec.verdicts` (the classifier) re-exports them; every ``--help`` of a checking
+:mod:`attnspec.verdicts.classify` (the classifier) re-exports them; every ``--help`` of a checking
 command, the README and docs/*.md quote them from here (``tests/integration/test_docs_commands.py``
 compares them), so that one vocabulary is used everywhere.
 """

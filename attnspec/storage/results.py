@@ -4,7 +4,7 @@ Every result directory says how it was made (DESIGN.md): the command, its parame
 seed, package and library versions, wall time. The guarantees (docs/spectrum.md, "What
 survives what"):
 
-* every file is written by :mod:`attnspec.writer`: the output directory checked before
+* every file is written by :mod:`attnspec.storage.writer`: the output directory checked before
   any computation and locked (one writer at a time), each file atomic (a temporary file in
   the same directory, then ``os.replace``) with the ordinary permissions of the umask, the
   files of one result renamed together with ``meta.json`` last (:func:`result_files`), no
@@ -30,7 +30,7 @@ import pandas as pd
 
 from attnspec import __version__
 from attnspec.errors import ResultsError
-from attnspec.writer import (  # noqa: F401 - the writing machinery lives in attnspec.writer; re-exported here
+from attnspec.storage.writer import (  # noqa: F401 - the writing machinery lives in attnspec.storage.writer; re-exported here
     LOCK_FILE,
     META_FILE,
     TMP_PREFIX,

@@ -1,0 +1,1 @@
+"""Process-level concerns every command shares: signals, progress on stderr, torch threads."""
