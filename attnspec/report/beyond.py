@@ -78,6 +78,7 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     from attnspec.plots.scaling import plot_scaling
     from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
     from attnspec.spectra.scaling import fit_scaling, scaling_table
+    from attnspec.stats import format_interval
 
     try:
         table = scaling_table(d)
@@ -106,22 +107,21 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
         f"layer {layer + 1}: " + ", ".join(f"{int(v)}" for v in g.sort_values('n')["k_mean_curve"])
         for layer, g in table.groupby("layer")) + ".")
     md.append("")
-    from attnspec.report.projection import run_projection_lines
-
-    md += _null_lines(d) + run_projection_lines(d)
     overall = fits[fits["layer"] < 0].set_index("metric")
     per = fits[fits["layer"] >= 0]
     k90 = overall.loc["reach_index"]
-    reading = (f"Reading: over all layers k90 scales as n^{k90.beta:.2f} (95% CI [{k90.low:.2f}, {k90.high:.2f}]): "
+    reading = (f"Reading: over all layers k90 scales as n^{k90.beta:.2f} (95% CI {format_interval(k90.low, k90.high)}): "
                f"{k90.verdict}. Per layer β ranges from {per[per['metric'] == 'reach_index']['beta'].min():.2f} to "
                f"{per[per['metric'] == 'reach_index']['beta'].max():.2f}. ")
     for eps in ("0.1", "0.2"):
         f = overall.loc[f"rank_for_error_{eps}"]
         reading += (f"The rank needed for relative Frobenius error ≤ {eps} scales as n^{f.beta:.2f} "
-                    f"[{f.low:.2f}, {f.high:.2f}] ({f.verdict}). ")
+                    f"{format_interval(f.low, f.high)} ({f.verdict}). ")
     reading += (f"These are {int(fits['inputs'].iloc[0])} inputs of one model and corpus between n = {lengths[0]} and "
                 f"{lengths[-1]}; the fit says nothing outside that range.")
-    md += [reading, ""]
+    from attnspec.report.projection import run_projection_lines
+
+    md += [reading, "", *_null_lines(d), *run_projection_lines(d)]
     md += [f"![{exp.name} k90 against n](figures/{exp.name}/scaling_k90.png) "
            f"![{exp.name} fitted exponents](figures/{exp.name}/scaling_beta.png)", ""]
     return md

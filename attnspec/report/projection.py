@@ -121,11 +121,13 @@ def _reading(held: list[tuple[str, pd.DataFrame]], missing: list[tuple[str, str]
                      f"{a['best_rank_error']:.3f} to {b['best_rank_error']:.3f})")
     text = (f"Reading: at fixed k = {k} the random-projection error goes from " + "; from ".join(parts) + "." if parts else
             f"Reading: k = {k} was measured at one length only, so this table cannot say how the error moves with n.")
+    if all(float(s["linformer_error"].min()) >= 1 for _, s in held):
+        text += " Every error is above 1: the random-projection output lies farther from PV than a zero output."
     text += (" One draw of R per input and layer, for this model on these corpora: Linformer trains E and F, and "
              "trained projections may do much better. The best rank-k column is a reference (P truncated to rank k), "
              "not a lower bound: E and F act on K and V, and PV has rank at most the head dimension.")
     for why, labels in _by_reason(missing, [label for label, _ in held]).items():
-        text += f" Not measured for {' and '.join(labels)}: {why}."
+        text += f" Not measured for {' and '.join(labels)} ({why})."
     return text
 
 
@@ -163,7 +165,7 @@ def run_projection_lines(run: Path) -> list[str]:
     """
     s = _summary(run)
     if s is None or s.empty:
-        return [f"Linformer-projection error: {_why_not(run)}.", ""]
+        return [f"Linformer-projection error not measured ({_why_not(run)}).", ""]
     md = ["Linformer-style attention with a random Gaussian R (k × n) on this run's Q, K, V: relative error against "
           "PV, mean over inputs, layers and heads, 95% percentile bootstrap over inputs; the best rank-k error of P "
           "applied to V beside it.", "",

@@ -86,7 +86,8 @@ def test_the_reading_says_how_the_error_moves_and_what_is_not_tested(studies: tu
             "MiniLM-L6 · imdb (a rise") in reading
     assert "wiki103 (no change shown" in reading  # run b: the same error at both lengths
     assert "Linformer trains E and F" in reading and "may do much better" in reading
-    assert "Not measured for SmolLM2-135M: every layer is causal" in reading  # the decoder, named with the reason
+    assert "Not measured for SmolLM2-135M (every layer is causal" in reading  # the decoder, named with the reason
+    assert "above 1" not in reading  # these errors are below 1
 
 
 def test_nothing_renders_without_a_measurement(tmp_path: Path) -> None:
