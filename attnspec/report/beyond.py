@@ -75,10 +75,10 @@ def _copy(paths: Sequence[Path], dest: Path) -> None:
 
 
 def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
+    from attnspec.numerics.stats import format_interval
     from attnspec.plots.scaling import plot_scaling
     from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
     from attnspec.spectra.scaling import fit_scaling, scaling_table
-    from attnspec.stats import format_interval
 
     try:
         table = scaling_table(d)
