@@ -160,8 +160,9 @@ def screen_notes(result) -> list[str]:  # noqa: ANN001 - BatteryResult
         k18, kmin = int(dims["appendix_a_k"]), int(dims["theorem1_union_bound_min_k"])
         at18 = 2 * n * math.exp(-(eps ** 2 - eps ** 3) * k18 / 4)
         undecided = f" > n: {undecidable(result.verdicts, n)}" if kmin >= n else ""
-        notes.append(f"Theorem 1's union bound 2n e^(−(ε²−ε³)k/4) < 1 only for k ≥ {kmin}{undecided}; {at18:.4g} "
-                     f"at eq. 18's k = {k18}.")
+        # eq. 18 states the theorem "when k = log(n)": the bound there, at k = ⌈ln n⌉
+        notes.append(f"Theorem 1's union bound 2n e^(−(ε²−ε³)k/4) < 1 only for k ≥ {kmin}{undecided} "
+                     f"({at18:.4g} at eq. 18's k = ln n).")
     return notes
 
 
