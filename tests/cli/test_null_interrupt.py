@@ -66,3 +66,17 @@ def test_an_interrupted_random_init_null_stops_the_command_and_is_not_recorded(
     assert r.exit_code == 0, r.output
     assert [b["names"] for b in _baselines(out)] == [["uniform", "random-init"]] * 2
 
+
+def test_the_report_does_not_take_an_interrupted_or_partial_study_as_run(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnspec.spectra.study as study
+    from attnspec.errors import ResultsError
+    from attnspec.report import runner as report_runner
+    from attnspec.spectra.config import SpectrumOutcome
+
+    monkeypatch.setattr(report_runner, "_spectrum_plan", lambda options, out: (None, [12], [], []))
+    for status, raised in (("interrupted", KeyboardInterrupt), ("partial", ResultsError)):
+        stopped = study.StudyOutcome(tmp_path, [12], outcomes=[SpectrumOutcome(tmp_path, status, 1, 3, 0.1)])
+        monkeypatch.setattr(study, "run_study", lambda *a, stopped=stopped, **k: stopped)
+        with pytest.raises(raised, match="1 of 3 inputs"):
+            report_runner._run_spectrum({}, tmp_path)
