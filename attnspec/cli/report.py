@@ -36,7 +36,7 @@ def report(
             path, records = run_report(experiments_dir=experiments, out=folder, quick=quick, force=force, only=only,
                                        data_dir=data_dir, log=lambda m: err_console.print(m, highlight=False))
         except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the experiments finished before are kept
-            err_console.print(f"interrupted{f' ({e})' if str(e) else ''}; the experiments finished before are kept "
+            err_console.print(f"interrupted{f': {e}' if str(e) else ''}; the experiments finished before are kept "
                               f"in {folder}; the same command runs the rest", highlight=False, soft_wrap=True)
             raise typer.Exit(code=EXIT_INTERRUPTED) from None
         failed = [r for r in records.values() if r.status == "failed"]

@@ -66,7 +66,7 @@ def spectrum(
             study = run_study(cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks,
                               command=command)
         except KeyboardInterrupt as e:  # not inside the run (that one returns its status): e.g. in its nulls
-            err_console.print(f"interrupted{f' ({e})' if str(e) else ''}", highlight=False, soft_wrap=True)
+            err_console.print(f"interrupted{f': {e}' if str(e) else ''}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=130) from None
         shown = {"at": o["at"], "label": o["label"], "plots": o["plots"], "seq_len": cfg.seq_len}
         if study.scaling:

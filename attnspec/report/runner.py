@@ -248,7 +248,7 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     study = run_study(cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report")
     last = study.last
     if last is not None and study.status == "interrupted":
-        raise KeyboardInterrupt(f"interrupted after {last.inputs_done} of {last.inputs_total} inputs")
+        raise KeyboardInterrupt(f"in {last.out} after {last.inputs_done} of {last.inputs_total} inputs")
     if last is not None and study.status != "complete":
         raise ResultsError(f"stopped early ({study.status}, {last.inputs_done} of {last.inputs_total} inputs at "
                            f"{last.out}); the report uses complete results only")

@@ -112,8 +112,8 @@ def _require_complete(outcomes: list[Any], runs: int) -> None:
 
     for outcome in outcomes:
         if outcome is not None and outcome.status == "interrupted":
-            raise KeyboardInterrupt(f"interrupted while computing the random-init null after {outcome.inputs_done} "
-                                    f"of {outcome.inputs_total} inputs; it was not recorded")
+            raise KeyboardInterrupt(f"in the random-init null after {outcome.inputs_done} of {outcome.inputs_total} "
+                                    "inputs; the null is not recorded (the same command computes it)")
         if outcome is not None and outcome.status != "complete":
             raise ResultsError(f"the random-init null stopped early ({outcome.status}, {outcome.inputs_done} of "
                                f"{outcome.inputs_total} inputs); it was not recorded")

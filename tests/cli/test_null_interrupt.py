@@ -80,3 +80,16 @@ def test_the_report_does_not_take_an_interrupted_or_partial_study_as_run(tmp_pat
         monkeypatch.setattr(study, "run_study", lambda *a, stopped=stopped, **k: stopped)
         with pytest.raises(raised, match="1 of 3 inputs"):
             report_runner._run_spectrum({}, tmp_path)
+
+
+def test_an_interrupted_report_exits_130_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import attnspec.report as report
+
+    def interrupted(**kwargs: object) -> None:
+        raise KeyboardInterrupt("in results/x after 1 of 3 inputs")
+
+    monkeypatch.setattr(report, "run_report", interrupted)
+    r = runner.invoke(app, ["report", "--out", str(tmp_path / "reports")])
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.exit_code == 130 and len(lines) == 1, r.output
+    assert lines[0].startswith("interrupted: in results/x after 1 of 3 inputs;") and "Traceback" not in r.output
