@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from attnspec.cli._common import claim_out_dir, err_console, out_console, user_errors
+from attnspec.cli._common import EXIT_INTERRUPTED, claim_out_dir, err_console, out_console, user_errors
 
 
 def report(
@@ -32,8 +32,13 @@ def report(
     with user_errors():
         folder = out if out is not None else Path("reports-quick" if quick else "reports")
         claim_out_dir(folder, "attnspec report", kind="report")  # never into, or inside, a result
-        path, records = run_report(experiments_dir=experiments, out=folder, quick=quick, force=force, only=only,
-                                   data_dir=data_dir, log=lambda m: err_console.print(m, highlight=False))
+        try:
+            path, records = run_report(experiments_dir=experiments, out=folder, quick=quick, force=force, only=only,
+                                       data_dir=data_dir, log=lambda m: err_console.print(m, highlight=False))
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the experiments finished before are kept
+            err_console.print(f"interrupted{f': {e}' if str(e) else ''}; the experiments finished before are kept "
+                              f"in {folder}; the same command runs the rest", highlight=False, soft_wrap=True)
+            raise typer.Exit(code=EXIT_INTERRUPTED) from None
         failed = [r for r in records.values() if r.status == "failed"]
         out_console.print(f"report: {path}")
         if failed:

@@ -62,7 +62,12 @@ def spectrum(
         command = "attnspec spectrum" + (f" --seq-len {','.join(map(str, lengths))}" if len(lengths) > 1 else "")
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, command, kind=kind, nests_in=nests_in)
-        study = run_study(cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks, command=command)
+        try:
+            study = run_study(cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks,
+                              command=command)
+        except KeyboardInterrupt as e:  # not inside the run (that one returns its status): e.g. in its nulls
+            err_console.print(f"interrupted{f': {e}' if str(e) else ''}", highlight=False, soft_wrap=True)
+            raise typer.Exit(code=130) from None
         shown = {"at": o["at"], "label": o["label"], "plots": o["plots"], "seq_len": cfg.seq_len}
         if study.scaling:
             _scaling(study, shard=shard, plots=o["plots"])

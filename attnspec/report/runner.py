@@ -245,7 +245,13 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     from attnspec.spectra.study import run_study
 
     cfg, lengths, baselines, ks = _spectrum_plan(options, out)
-    run_study(cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report")
+    study = run_study(cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report")
+    last = study.last
+    if last is not None and study.status == "interrupted":
+        raise KeyboardInterrupt(f"in {last.out} after {last.inputs_done} of {last.inputs_total} inputs")
+    if last is not None and study.status != "complete":
+        raise ResultsError(f"stopped early ({study.status}, {last.inputs_done} of {last.inputs_total} inputs at "
+                           f"{last.out}); the report uses complete results only")
 
 
 def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:

@@ -80,9 +80,42 @@ def random_init_tables(cfg: Any, encoder: Any, lengths: list[int] | None = None,
         out = Path(tmp) / "run"
         base = replace(cfg, out=out, resume=False, overwrite=False, shard=None, max_time=None)
         if lengths and len(lengths) > 1:
-            run_scaling(base, lengths, progress=False, encoder=null)
+            outcomes = run_scaling(base, lengths, progress=False, encoder=null)
             dirs = {n: run_dir(out, n) for n in lengths}
         else:
-            run_spectrum(base, progress=False, encoder=null, texts=texts)
+            outcomes = [run_spectrum(base, progress=False, encoder=null, texts=texts)]
             dirs = {cfg.seq_len: out}
+        _require_complete(outcomes, len(dirs))
         return {n: {t: read_table(d, t) for t in ("spectrum", "metrics", "inputs")} for n, d in dirs.items()}
+
+
+def _require_complete(outcomes: list[Any], runs: int) -> None:
+    """Every run of the null finished, or the reason it did not: a null computed on part of
+    the inputs is not the null of the run, so it is never handed on as one.
+
+    Parameters
+    ----------
+    outcomes : list of SpectrumOutcome
+        The null's runs, one per length run.
+    runs : int
+        The lengths the null was asked for.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        A run was interrupted (Ctrl-C, SIGTERM): the interruption is the caller's, as if
+        it had reached it directly.
+    ResultsError
+        A run stopped early for another reason (the null has no time limit of its own).
+    """
+    from attnspec.errors import ResultsError
+
+    for outcome in outcomes:
+        if outcome is not None and outcome.status == "interrupted":
+            raise KeyboardInterrupt(f"in the random-init null after {outcome.inputs_done} of {outcome.inputs_total} "
+                                    "inputs; the null is not recorded (the same command computes it)")
+        if outcome is not None and outcome.status != "complete":
+            raise ResultsError(f"the random-init null stopped early ({outcome.status}, {outcome.inputs_done} of "
+                               f"{outcome.inputs_total} inputs); it was not recorded")
+    if len(outcomes) != runs:  # pragma: no cover - a length that stops early ends the study
+        raise ResultsError(f"the random-init null ran {len(outcomes)} of its {runs} lengths; it was not recorded")
