@@ -15,6 +15,11 @@ spectrum (no truncation, no randomisation):
   costs √ε₆₄ ≈ 1e-8·σ₁ per value; where σ₁ dominates (attention sinks: σ₂/σ₁ < 0.45) the
   dominant pair is found by power iteration and taken out first (:func:`_deflate_dominant`),
   so the small values are resolved relative to σ₂, not σ₁.
+* ``gram32`` — the same in float32, for long n on the CPU: P Pᵀ from column blocks (a causal,
+  lower-triangular P skips its zero upper triangle) and LAPACK's two-stage ``ssyevd_2stage``;
+  a third of ``gram``'s CPU time at n = 4096, every value computed, σ off by at most about
+  √ε₃₂·σ₁ (the dominant pair of attention sinks deflated in float64 first), measured curve
+  error in meta.json (:mod:`attnspec.spectra.gram32`).
 * ``longn`` — approximate, for long n: the top values from a block Krylov space, the rest
   estimated by stochastic Lanczos quadrature (:mod:`attnspec.spectra.longn`: algorithm,
   cost, measured error). Not exact: its curve error is stated in meta.json.
@@ -39,7 +44,7 @@ import torch
 
 from attnspec.errors import InputError
 
-METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "longn")
+METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "gram32", "longn")
 
 
 
@@ -62,13 +67,19 @@ _SIGNATURES: dict[str, list[Any]] = {
     "dsyevd_2stage": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
     # lapack_int LAPACKE_dsyevd(int layout, char jobz, char uplo, lapack_int n, double* a, lapack_int lda, double* w)
     "dsyevd": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
+    # lapack_int LAPACKE_ssyevd_2stage(int layout, char jobz, char uplo, lapack_int n, float* a, lapack_int lda, float* w)
+    "ssyevd_2stage": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
+    # void cblas_ssyrk(order, uplo, trans, blasint n, blasint k, float alpha, float* a, blasint lda, float beta,
+    #                  float* c, blasint ldc): C = alpha A Aᵀ + beta C on the ``uplo`` triangle
+    "cblas_ssyrk": [_INT, _INT, _INT, _INT, _INT, ctypes.c_float, _PTR, _INT, ctypes.c_float, _PTR, _INT],
 }
 _ROW_MAJOR = 101
 
 
 @cache
 def _lapack(routine: str) -> Any | None:
-    """``LAPACKE_<routine>`` from the OpenBLAS that SciPy ships (32-bit ints), or None when absent.
+    """``LAPACKE_<routine>`` (or, for a ``cblas_*`` name, that BLAS routine) from the OpenBLAS that
+    SciPy ships (32-bit ints), or None when absent.
 
     SciPy's wheels bundle ``libscipy_openblas`` with its symbols prefixed ``scipy_``;
     calling it through ctypes releases the GIL, so independent problems run in parallel
@@ -86,10 +97,12 @@ def _lapack(routine: str) -> Any | None:
                 lib = ctypes.CDLL(path)
             except OSError:
                 continue
-            for name in (f"scipy_LAPACKE_{routine}", f"LAPACKE_{routine}"):
+            blas = routine.startswith("cblas_")
+            names = (f"scipy_{routine}", routine) if blas else (f"scipy_LAPACKE_{routine}", f"LAPACKE_{routine}")
+            for name in names:
                 fn = getattr(lib, name, None)
                 if fn is not None:
-                    fn.restype = ctypes.c_int
+                    fn.restype = None if blas else ctypes.c_int
                     fn.argtypes = _SIGNATURES[routine]
                     return fn
     return None
@@ -229,7 +242,7 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     probs : Tensor, shape (..., r, c)
         Matrices (any float dtype, any device); square for self-attention, r = n_dec by
         c = n_enc for the cross-attention of an encoder-decoder.
-    method : {"auto", "lapack", "svd", "gram", "longn"}
+    method : {"auto", "lapack", "svd", "gram", "gram32", "longn"}
         See the module docstring (``longn`` is approximate).
     workers : int, optional
         Threads for the CPU LAPACK paths (default: ``torch.get_num_threads()``).
@@ -271,6 +284,12 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         sv, bounds = longn_singular_values(flat, seeds=None if seeds is None else torch.as_tensor(seeds).reshape(-1),
                                            return_error=True)
         bounds = {k: v.reshape(lead) for k, v in bounds.items()}
+    elif method == "gram32" and r == c:
+        from attnspec.spectra.gram32 import available, gram32_singular_values
+
+        if not available():
+            raise InputError("--svd-method gram32 needs SciPy's bundled OpenBLAS, which was not found; use gram")
+        sv = gram32_singular_values(flat, workers)
     elif method == "svd":
         sv = torch.linalg.svdvals(flat).to(torch.float64).cpu()  # descending already
     elif method == "lapack":
@@ -278,7 +297,7 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
             raise InputError("--svd-method lapack needs SciPy's bundled OpenBLAS, which was not found; use svd or gram")
         a = np.ascontiguousarray(flat.detach().cpu().numpy()).copy()  # gesdd overwrites its input
         sv = torch.from_numpy(_svdvals_gesdd(a, workers)).to(torch.float64)
-    else:  # gram
+    else:  # gram (and gram32 on rectangular cross-attention, which it does not square)
         x = flat.to(torch.float64)
         x, dominant = _deflate_dominant(x)  # (m, r, c) with σ₁ u vᵀ taken out where it dominates; (m,)
         # (m, c, c), symmetric positive semi-definite: P Pᵀ when square, else the smaller Pᵀ P

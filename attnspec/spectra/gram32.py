@@ -1,0 +1,127 @@
+"""``gram32``: the full spectrum of long P from its Gram matrix in float32, for long n on the CPU.
+
+Why: at n = 4096 the float64 ``gram`` costs about 6 CPU seconds per matrix (SmolLM2's 270
+matrices: 27 CPU minutes per input), and the approximate ``longn`` cannot reach a curve error
+of 1e-3 on real attention there: its spectra are full (on SmolLM2 at n = 4096 the top 1,024
+values carry only 71–92 % of Σσ and the rest decays to 0), so the tail's partial sums need a
+quadrature of √λ near 0, which polynomial (Krylov) methods resolve only at a degree of many
+hundreds. This method computes every value, in single precision, at about a third of
+``gram``'s cost:
+
+1. **G = P Pᵀ in float32, from column blocks.** A causal P is lower-triangular, so column
+   block [a, b) of P is zero above row a and adds P[a:, a:b] P[a:, a:b]ᵀ to the lower triangle
+   of G[a:, a:] only (BLAS ``ssyrk``). With BLOCKS blocks that is about n³/3 · (1 + 1/BLOCKS)
+   multiply-adds instead of n³ for a full product (a non-triangular P takes every block from
+   row 0: a plain ``ssyrk``).
+2. **Eigenvalues of G** by LAPACK's two-stage ``ssyevd_2stage`` (dense to band by BLAS-3, band
+   to tridiagonal, then the values only), σ = √max(λ, 0).
+
+Precision. Each λ is off by about ε₃₂·‖G‖ = ε₃₂·σ₁², so a small σ_i by about ε₃₂·σ₁²/(2σ_i),
+at most √ε₃₂·σ₁ ≈ 2.4e-4·σ₁. Where σ₁ dominates (an attention sink: σ₁² at least half of
+‖P‖_F²), σ₁² would swamp the small values that make the σ₁-less curve, so the dominant pair is
+first taken out in float64 (:func:`attnspec.spectra.engine._deflate_dominant`, as ``gram``
+does) and P − σ₁uvᵀ is factorised: its values are σ₂..σ_n and 0, and its Gram matrix is
+accurate to ε₃₂·σ₂². The curve error measured against the float64 ``gram`` on real SmolLM2 P
+is stated in meta.json (``attnspec.spectra.config.SVD_METHOD_ERROR``).
+
+Matrices are independent: each runs on its own thread of a pool with one BLAS thread (as the
+engine's other CPU paths), holding its G (4·n² bytes) and, for a sink, a float64 copy of its P.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from attnspec.spectra.engine import _deflate_dominant, _lapack, _run_pool
+
+#: Column blocks of the triangular Gram product: more blocks skip more of the zero upper
+#: triangle (flops n³/3 · (1 + 1/BLOCKS)) but make smaller, less efficient ``ssyrk`` calls.
+BLOCKS = 8
+
+_ROW_MAJOR, _LOWER, _NO_TRANS = 101, 122, 111
+
+
+def is_lower_triangular(p: torch.Tensor) -> bool:
+    """Whether a square (n, n) matrix has an exactly zero strict upper triangle (causal P)."""
+    return not bool(torch.triu(p, diagonal=1).any())
+
+
+def _gram_lower(p: np.ndarray, triangular: bool) -> np.ndarray:
+    """Lower triangle of G = p pᵀ (n, n) float32 for a C-contiguous float32 (n, n) ``p``.
+
+    Column block [a, b) adds p[s:, a:b] p[s:, a:b]ᵀ to G[s:, s:], with s = a when p is
+    lower-triangular (rows above a are zero in those columns) and s = 0 otherwise.
+    """
+    n = p.shape[0]
+    g = np.zeros((n, n), dtype=np.float32)
+    ssyrk = _lapack("cblas_ssyrk")
+    edges = np.linspace(0, n, min(BLOCKS, n) + 1).astype(int)
+    for a, b in zip(edges[:-1], edges[1:]):
+        s = int(a) if triangular else 0
+        if b <= a:
+            continue
+        # row-major: C (n − s)² at G[s, s] (ldc n) += A Aᵀ, A (n − s) × (b − a) at p[s, a] (lda n)
+        ssyrk(_ROW_MAJOR, _LOWER, _NO_TRANS, n - s, int(b - a), 1.0, p[s:, a:].ctypes.data, n, 1.0,
+              g[s:, s:].ctypes.data, n)
+    return g
+
+
+def _one(p: torch.Tensor, dominated: bool) -> torch.Tensor:
+    """All singular values (n,) float64, descending, of one square float32 matrix (n, n)."""
+    n = p.shape[-1]
+    sigma1 = 0.0
+    if dominated:  # the dominant pair out in float64 first (module docstring, "Precision")
+        x, s1 = _deflate_dominant(p.to(torch.float64)[None])
+        sigma1 = float(s1[0])
+        if sigma1 > 0:
+            p = x[0].to(torch.float32)
+        del x
+    a = np.ascontiguousarray(p.numpy())
+    g = _gram_lower(a, is_lower_triangular(p))
+    lam = np.empty(n, dtype=np.float32)
+    info = _lapack("ssyevd_2stage")(_ROW_MAJOR, b"N", b"L", n, g.ctypes.data, n, lam.ctypes.data)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"ssyevd_2stage failed (info {info})")
+    sv = np.sqrt(np.clip(lam.astype(np.float64), 0.0, None))[::-1].copy()  # descending
+    if sigma1 > 0:  # σ₁ back in, the deflated direction's zero (the smallest value) out
+        sv = np.sort(np.concatenate([[sigma1], sv[:-1]]))[::-1].copy()
+    return torch.from_numpy(sv)
+
+
+def _dominated(p: torch.Tensor, iterations: int = 3) -> torch.Tensor:
+    """(m,) bool: σ₁² at least half of ‖P‖_F², from a lower bound on σ₁ by a few float32 power
+    iterations started at the column norms (which point at an attention sink's column)."""
+    frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(p.shape[0])])
+    v = torch.linalg.vector_norm(p, dim=-2)  # (m, c)
+    sigma = torch.zeros(p.shape[0], dtype=torch.float64)
+    for _ in range(iterations):
+        v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        u = (p @ v[..., None])[..., 0]  # (m, r)
+        sigma = u.double().norm(dim=-1)  # ‖P v‖ <= σ₁
+        v = (u[:, None, :] @ p)[:, 0]  # (m, c): Pᵀ u
+    return sigma**2 >= 0.5 * frob
+
+
+def available() -> bool:
+    """Whether SciPy's OpenBLAS offers the two routines (else the engine refuses the method)."""
+    return _lapack("cblas_ssyrk") is not None and _lapack("ssyevd_2stage") is not None
+
+
+def gram32_singular_values(flat: torch.Tensor, workers: int) -> torch.Tensor:
+    """Singular values (m, n) float64, descending, of a (m, n, n) stack, each matrix on its own thread.
+
+    ``flat`` is converted to float32 on the CPU; rectangular stacks are the engine's to route
+    elsewhere (this method squares P Pᵀ of square P only).
+    """
+    p = flat.detach().to(device="cpu", dtype=torch.float32).contiguous()
+    m, n = p.shape[0], p.shape[-1]
+    dominated = _dominated(p)
+    out = torch.empty(m, n, dtype=torch.float64)
+
+    def one(i: int) -> int:
+        out[i] = _one(p[i], bool(dominated[i]))
+        return 0
+
+    _run_pool(one, m, workers, "gram32")
+    return out
