@@ -341,9 +341,10 @@ def spectrum(
         Inputs per forward pass (default: the CLI's default).
     device, dtype : str
         For a model given by name: ``auto | cpu | cuda`` and ``float32 | float64 | bfloat16``.
-    svd_method : {"auto", "lapack", "svd", "gram", "longn"}
+    svd_method : {"auto", "lapack", "svd", "gram", "gram32", "longn"}
         Singular-value engine; all exact but ``longn`` (approximate, for long n:
-        attnspec.spectra.longn; meta.json states its error).
+        attnspec.spectra.longn; meta.json states its error). ``gram32`` (float32 Gram
+        matrix, attnspec.spectra.gram32) is the fastest exact one for long causal P on the CPU.
     out : str or path, optional
         Results directory to write (as the CLI does, with checkpoints); default: a
         temporary directory, removed once the tables are in memory (``.save()`` later).

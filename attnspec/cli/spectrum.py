@@ -37,7 +37,7 @@ def spectrum(
     batch_size: Annotated[int | None, typer.Option("--batch-size", help="Inputs per forward pass (default 4 on CPU and CUDA, measured in benchmarks/bench_spectrum.py and benchmarks/device_check.json).")] = None,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda.")] = "auto",
     dtype: Annotated[str, typer.Option(help="Model precision: float32 | float64 | bfloat16.")] = "float32",
-    svd_method: Annotated[str, typer.Option("--svd-method", help="auto (lapack on the CPU, gram on CUDA) | lapack | svd | gram | longn. All but longn compute the full spectrum exactly; longn approximates it for long n (docs/spectrum.md); meta.json records the method used and its error.")] = "auto",
+    svd_method: Annotated[str, typer.Option("--svd-method", help="auto (lapack on the CPU, gram on CUDA) | lapack | svd | gram | gram32 | longn. All but longn compute the full spectrum exactly (gram32 in float32, the fastest on the CPU for long causal P); longn approximates it for long n (docs/spectrum.md); meta.json records the method used and its error.")] = "auto",
     out: Annotated[Path | None, typer.Option(help="Results directory (default results/<model>-<data>-n<seq_len>); with --shard, '{shard}' in it becomes e.g. 0of4.")] = None,
     csv: Annotated[bool, typer.Option("--csv", help="Also write CSV next to the parquet tables.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue an interrupted or time-limited run in --out.")] = False,

@@ -284,7 +284,7 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         sv, bounds = longn_singular_values(flat, seeds=None if seeds is None else torch.as_tensor(seeds).reshape(-1),
                                            return_error=True)
         bounds = {k: v.reshape(lead) for k, v in bounds.items()}
-    elif method == "gram32" and r == c:
+    elif method == "gram32" and r == c and flat.dtype != torch.float64:  # float64 P: the float64 gram below
         from attnspec.spectra.gram32 import available, gram32_singular_values
 
         if not available():
@@ -297,7 +297,7 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
             raise InputError("--svd-method lapack needs SciPy's bundled OpenBLAS, which was not found; use svd or gram")
         a = np.ascontiguousarray(flat.detach().cpu().numpy()).copy()  # gesdd overwrites its input
         sv = torch.from_numpy(_svdvals_gesdd(a, workers)).to(torch.float64)
-    else:  # gram (and gram32 on rectangular cross-attention, which it does not square)
+    else:  # gram (and gram32 on rectangular cross-attention or float64 P, which it leaves to float64)
         x = flat.to(torch.float64)
         x, dominant = _deflate_dominant(x)  # (m, r, c) with σ₁ u vᵀ taken out where it dominates; (m,)
         # (m, c, c), symmetric positive semi-definite: P Pᵀ when square, else the smaller Pᵀ P

@@ -24,7 +24,8 @@ does) and P − σ₁uvᵀ is factorised: its values are σ₂..σ_n and 0, and 
 accurate to ε₃₂·σ₂². The curve error measured against the float64 ``gram`` on real SmolLM2 P
 is stated in meta.json (``attnspec.spectra.config.SVD_METHOD_ERROR``).
 
-Matrices are independent: each runs on its own thread of a pool with one BLAS thread (as the
+A float64 P (a float64 model) is left to the float64 ``gram`` by the engine, so that a float64 run
+computes everything in float64; rectangular P (cross-attention) too. Matrices are independent: each runs on its own thread of a pool with one BLAS thread (as the
 engine's other CPU paths), holding its G (4·n² bytes) and, for a sink, a float64 copy of its P.
 """
 

@@ -99,3 +99,12 @@ def test_rectangular_stacks_go_to_float64_gram() -> None:
     sv = singular_values(p, "gram32")
     assert sv.shape == (2, 24)
     assert torch.allclose(sv, _exact(p), rtol=0, atol=1e-10)
+
+
+def test_float64_p_is_factorised_in_float64() -> None:
+    from attnspec.spectra.run_error import stated_error
+
+    p = _causal(5, 8.0).double()
+    assert torch.equal(singular_values(p, "gram32"), singular_values(p, "gram"))
+    assert stated_error("gram32", "float64")["factorised_in"] == "float64"
+    assert stated_error("gram32", "float32")["factorised_in"] == "float32"
