@@ -32,17 +32,14 @@ spectrum (no truncation, no randomisation):
 
 from __future__ import annotations
 
-import ctypes
-import glob
-from concurrent.futures import ThreadPoolExecutor
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from attnspec.errors import InputError
+from attnspec.spectra.deflation import _deflate_dominant
+from attnspec.spectra.openblas import _ROW_MAJOR, _lapack, _run_pool
 
 METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "gram32", "longn")
 
@@ -53,78 +50,6 @@ METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "gram32", "longn")
 
 
 
-
-
-_INT, _CHAR, _PTR = ctypes.c_int, ctypes.c_char, ctypes.c_void_p
-#: LAPACKE signatures used here (row-major layout, jobz = "N": values only).
-_SIGNATURES: dict[str, list[Any]] = {
-    # lapack_int LAPACKE_?gesdd(int layout, char jobz, lapack_int m, lapack_int n, T* a, lapack_int lda,
-    #                           T* s, T* u, lapack_int ldu, T* vt, lapack_int ldvt)
-    "sgesdd": [_INT, _CHAR, _INT, _INT, _PTR, _INT, _PTR, _PTR, _INT, _PTR, _INT],
-    "dgesdd": [_INT, _CHAR, _INT, _INT, _PTR, _INT, _PTR, _PTR, _INT, _PTR, _INT],
-    # lapack_int LAPACKE_dsyevd_2stage(int layout, char jobz, char uplo, lapack_int n, double* a,
-    #                                  lapack_int lda, double* w)
-    "dsyevd_2stage": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
-    # lapack_int LAPACKE_dsyevd(int layout, char jobz, char uplo, lapack_int n, double* a, lapack_int lda, double* w)
-    "dsyevd": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
-    # lapack_int LAPACKE_ssyevd_2stage(int layout, char jobz, char uplo, lapack_int n, float* a, lapack_int lda, float* w)
-    "ssyevd_2stage": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
-    # void cblas_ssyrk(order, uplo, trans, blasint n, blasint k, float alpha, float* a, blasint lda, float beta,
-    #                  float* c, blasint ldc): C = alpha A Aᵀ + beta C on the ``uplo`` triangle
-    "cblas_ssyrk": [_INT, _INT, _INT, _INT, _INT, ctypes.c_float, _PTR, _INT, ctypes.c_float, _PTR, _INT],
-}
-_ROW_MAJOR = 101
-
-
-@cache
-def _lapack(routine: str) -> Any | None:
-    """``LAPACKE_<routine>`` (or, for a ``cblas_*`` name, that BLAS routine) from the OpenBLAS that
-    SciPy ships (32-bit ints), or None when absent.
-
-    SciPy's wheels bundle ``libscipy_openblas`` with its symbols prefixed ``scipy_``;
-    calling it through ctypes releases the GIL, so independent problems run in parallel
-    on a thread pool.
-    """
-    try:
-        import scipy
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        return None
-    base = Path(scipy.__file__).parent
-    patterns = [str(base.parent / "scipy.libs" / "libscipy_openblas*.so*"), str(base / ".dylibs" / "libscipy_openblas*.dylib")]
-    for pattern in patterns:
-        for path in sorted(glob.glob(pattern)):
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError:
-                continue
-            blas = routine.startswith("cblas_")
-            names = (f"scipy_{routine}", routine) if blas else (f"scipy_LAPACKE_{routine}", f"LAPACKE_{routine}")
-            for name in names:
-                fn = getattr(lib, name, None)
-                if fn is not None:
-                    fn.restype = None if blas else ctypes.c_int
-                    fn.argtypes = _SIGNATURES[routine]
-                    return fn
-    return None
-
-
-def _run_pool(call: Any, m: int, workers: int, what: str) -> None:
-    """Run ``call(i)`` for i < m on ``workers`` threads, one BLAS thread each.
-
-    At n = 512 one factorisation parallelises poorly inside BLAS; independent ones
-    parallelise perfectly across threads.
-    """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        if workers > 1 and m > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                infos = list(pool.map(call, range(m)))
-        else:
-            infos = [call(i) for i in range(m)]
-    bad = [i for i, info in enumerate(infos) if info != 0]
-    if bad:
-        raise np.linalg.LinAlgError(f"{what} failed on matrices {bad[:5]} (info {infos[bad[0]]})")
 
 
 def _svdvals_gesdd(a: np.ndarray, workers: int) -> np.ndarray:
@@ -173,53 +98,6 @@ def symmetric_eigh(gram: torch.Tensor, *, workers: int | None = None) -> tuple[t
 
     _run_pool(one, m, workers or torch.get_num_threads(), "dsyevd")
     return torch.from_numpy(w), torch.from_numpy(a)
-
-
-#: Power iterations of the dominant-direction deflation of ``gram``: they reach float64 accuracy
-#: where σ₂/σ₁ < 0.45 (the error falls by (σ₂/σ₁)² per iteration); other matrices are not deflated.
-DEFLATE_ITERATIONS = 20
-#: A dominant pair counts as converged when ‖Pᵀu − σ₁v‖ <= DEFLATE_TOL · σ₁.
-DEFLATE_TOL = 1e-13
-
-
-def _deflate_dominant(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Take σ₁ u vᵀ out of each float64 matrix (m, r, c) whose dominant pair converges.
-
-    Why: ``gram`` squares P, so each eigenvalue of P Pᵀ is off by about ε₆₄·σ₁², and a small
-    σ_i = √λ_i by ε₆₄·σ₁²/(2σ_i). On attention-sink heads σ₁ dwarfs the rest (σ₁² of thousands
-    at n = 2048) and the small values, which fill the σ₁-less curve, lose most of their digits.
-    With the dominant pair (u, v) converged to float64 accuracy, P − σ₁ u vᵀ has the singular
-    values σ₂..σ_n and 0, and its Gram matrix is accurate to ε₆₄·σ₂² instead.
-
-    Returns the deflated stack (the input where nothing converged) and σ₁ per matrix (0 where
-    the matrix was left whole: σ₂/σ₁ too close to 1 for the iterations, or a zero matrix).
-    """
-    m = x.shape[0]
-    v = torch.linalg.vector_norm(x, dim=-2)  # (m, c) column norms: a sink's column dominates them
-    v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-    sigma = torch.zeros(m, dtype=x.dtype, device=x.device)
-    u = torch.zeros(x.shape[:2], dtype=x.dtype, device=x.device)  # (m, r)
-    resid = torch.full((m,), float("inf"), dtype=x.dtype, device=x.device)
-    for i in range(DEFLATE_ITERATIONS):
-        u = (x @ v[..., None])[..., 0]  # (m, r)
-        u = u / u.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-        w = (u[:, None, :] @ x)[:, 0]  # (m, c): Pᵀ u
-        sigma = w.norm(dim=-1)
-        before, resid = resid, (w - sigma[:, None] * v).norm(dim=-1)
-        v = w / sigma[:, None].clamp_min(1e-300)
-        done = resid <= DEFLATE_TOL * sigma
-        # the residual falls by about (σ₂/σ₁)² per iteration: above 0.2 it cannot converge in time
-        hopeless = (resid > 0.2 * before) if i >= 3 else torch.zeros_like(done)
-        if bool((done | hopeless).all()):
-            break
-    ok = (resid <= DEFLATE_TOL * sigma) & (sigma > 0)
-    if not bool(ok.any()):
-        return x, torch.zeros(m, dtype=x.dtype, device=x.device)
-    u = (x @ v[..., None])[..., 0]
-    sigma = u.norm(dim=-1)  # σ₁ = ‖P v‖ for the final v
-    u = u / sigma[:, None].clamp_min(1e-300)
-    scale = torch.where(ok, sigma, torch.zeros_like(sigma))
-    return x - scale[:, None, None] * u[:, :, None] * v[:, None, :], scale
 
 
 def resolve_method(method: str, device: torch.device | str) -> str:

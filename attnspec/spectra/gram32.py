@@ -19,7 +19,7 @@ hundreds. This method computes every value, in single precision, at about a thir
 Precision. Each λ is off by about ε₃₂·‖G‖ = ε₃₂·σ₁², so a small σ_i by about ε₃₂·σ₁²/(2σ_i),
 at most √ε₃₂·σ₁ ≈ 2.4e-4·σ₁. Where σ₁ dominates (an attention sink: σ₁² at least half of
 ‖P‖_F²), σ₁² would swamp the small values that make the σ₁-less curve, so the dominant pair is
-first taken out in float64 (:func:`attnspec.spectra.engine._deflate_dominant`, as ``gram``
+first taken out in float64 (:func:`attnspec.spectra.deflation._deflate_dominant`, as ``gram``
 does) and P − σ₁uvᵀ is factorised: its values are σ₂..σ_n and 0, and its Gram matrix is
 accurate to ε₃₂·σ₂². The curve error measured against the float64 ``gram`` on real SmolLM2 P
 is stated in meta.json (``attnspec.spectra.config.SVD_METHOD_ERROR``).
@@ -34,7 +34,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attnspec.spectra.engine import _deflate_dominant, _lapack, _run_pool
+from attnspec.spectra.deflation import _deflate_dominant
+from attnspec.spectra.openblas import _lapack, _run_pool
 
 #: Column blocks of the triangular Gram product: more blocks skip more of the zero upper
 #: triangle (flops n³/3 · (1 + 1/BLOCKS)) but make smaller, less efficient ``ssyrk`` calls.
