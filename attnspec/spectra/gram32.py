@@ -98,11 +98,13 @@ def _deflate_top(p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
     for _ in range(DEFLATE_ITERATIONS):
         y = torch.linalg.qr(((p @ y).T @ p).T).Q  # (n, b): Pᵀ P y as (yᵀ Pᵀ P)ᵀ, the fast layout
     u, sig, wt = torch.linalg.svd((p @ y).double(), full_matrices=False)  # (n, b), (b,), (b, b)
-    v = (y.double() @ wt[:DEFLATE_PAIRS].T).float()  # (n, k) top right Ritz vectors
-    uk = u[:, :DEFLATE_PAIRS].float()
-    e_t = p.T @ uk  # (n, k): Pᵀ U
-    e_t = e_t - v @ (v.T @ e_t)  # (I − VVᵀ) Pᵀ U = Eᵀ
-    mirsky = 2 * float(torch.linalg.svdvals(e_t.double()).sum())
+    v = y.double() @ wt[:DEFLATE_PAIRS].T  # (n, k) top right Ritz vectors, float64
+    # Eᵀ = (I − VVᵀ) Pᵀ U in float64: in float32 the rounding of Pᵀ U (about ε₃₂·σ₁·√n per column)
+    # would pass for a coupling on a sink and send a converged matrix to float64
+    e_t = (u[:, :DEFLATE_PAIRS].T @ p.double()).T  # (n, k): Pᵀ U
+    e_t = e_t - v @ (v.T @ e_t)
+    mirsky = 2 * float(torch.linalg.svdvals(e_t).sum())
+    v = v.float()
     return p - (p @ v) @ v.T, sig[:DEFLATE_PAIRS], mirsky
 
 
