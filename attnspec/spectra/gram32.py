@@ -20,7 +20,7 @@ Precision. Each λ is off by about ε₃₂·‖G‖ = ε₃₂·σ₁², so a s
 at most √ε₃₂·σ₁ ≈ 2.4e-4·σ₁. That matters where σ₁ dominates (σ₁² at least half of ‖P‖_F²:
 attention sinks, and heads whose values mostly lie below 1e-3·σ₁): on SmolLM2's layer 7, head 1
 at n = 4096 (σ₁ = 15.1, σ₂ = 6.8, 3,779 of 4,096 values below 1e-3·σ₁ holding 12 % of Σσ) the
-whole-matrix float32 Gram matrix put the curve off by 1.8e-3. There the top DEFLATE_PAIRS pairs are
+whole-matrix float32 Gram matrix puts the curve off by 1.8e-3. There the top DEFLATE_PAIRS pairs are
 taken out first: a subspace iteration in float32 finds their right Ritz vectors V, the Ritz values
 σ(P V) are kept and P − P V Vᵀ, whose values are σ(P V⊥) and zeros, is factorised (a dense
 product: the triangle is lost), so the rest is resolved relative to σ_{k+1}, not σ₁. By Mirsky's
