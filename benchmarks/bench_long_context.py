@@ -1,34 +1,38 @@
 """Long context: CPU time and peak memory per input of the spectrum engine on a real decoder, against
-a naive ``output_attentions`` + numpy loop, each method's error against float64 SVD, and the
+a naive ``output_attentions`` + numpy loop, each method's error against an exact reference, and the
 coverage of ``longn``'s per-matrix bounds.
 
-    python benchmarks/bench_long_context.py --n 256,512 --layers 0,29 [--model smollm2]
-        [--methods lapack,gram,longn] [--naive-max 1024] [--reference-max 2048] [--json FILE]
+    python benchmarks/bench_long_context.py --n 2048,4096 --layers 0,18,29 --methods gram,gram32,longn
+        [--model smollm2] [--naive-max 1024] [--reference-max 2048] [--threads 1] [--json FILE]
+    python benchmarks/bench_long_context.py --n 8192 --layers 0 --methods gram32 --reference-max 0
     python benchmarks/bench_long_context.py --dtype-check --n 512 [--json FILE]
 
 For each n, one WikiText-103 window of n tokens (seed 0) goes through the model once per
 method, each in a fresh subprocess (so that its peak RSS, ``ru_maxrss``, is its own):
 
 * ``engine:<method>`` — attnspec's capture (one layer's P alive at a time) and
-  ``singular_values(P, method)`` + ``row_entropy`` on every captured layer, as the job does
-  (``longn`` seeded per input and returning its per-matrix bounds, as the job does);
+  ``singular_values(P, method)`` + ``row_entropy`` on the layers in ``--layers`` (``all``: every
+  layer), as the job does (``longn`` seeded per input and returning its per-matrix bounds, as the
+  job does); every layer's P reaches the sink, which records the peak RSS so far at each layer
+  (``rss_by_layer_mb``: flat when one layer's P is alive at a time);
 * ``naive`` — ``model(..., output_attentions=True)`` (every layer's P kept until the end),
   then ``numpy.linalg.svd(P, compute_uv=False)`` head by head; run only while n <= --naive-max
   (at n = 4096 the 30 × 9 float32 P of SmolLM2 alone take 18 GB).
 
-Only the layers in ``--layers`` are reduced (the forward pass runs every layer); the
-per-input cost of the whole model is extrapolated as forward + (reduction per layer) ×
-num_layers and labelled so, in wall seconds and in CPU seconds of the process (one torch
-thread; on a shared machine the CPU figures are the ones to compare). Errors, on the captured
-layers: largest |c_i − c_i(float64 SVD)| over the cumulative, energy and σ₁-less curves, the
-largest relative error of the effective and stable ranks, σ₂/σ₁ and Σσ, the largest absolute
-error of the integer metrics (index where c reaches 0.9, rank for error 0.1, numerical rank),
-and for ``longn`` how many matrices' exact curve errors exceed their bounds. Errors are
-measured only while n <= --reference-max (float64 SVD costs n³ per matrix; above it the reduced
-layers' P are not kept either, so the peak RSS is the method's own; below it the float64
-copies kept for the reference count in the peak). ``--dtype-check`` instead compares the
-curves of the model run in bfloat16 with the float32 model's (2 windows, every layer), what a
-bfloat16 run's meta.json states. Figures and the long-context goal: docs/spectrum.md, "Long context".
+The forward pass runs every layer; unless ``--layers all``, the per-input cost of the whole model
+is extrapolated as forward + (reduction per layer) × num_layers and labelled so, in wall seconds
+and in CPU seconds of the process (``--threads`` torch and engine threads, default one; on a
+shared machine the CPU figures are the ones to compare). Errors, on the reduced layers: largest
+|c_i − c_i(ref)| over the cumulative, energy and σ₁-less curves, the largest relative error of the
+effective and stable ranks, σ₂/σ₁ and Σσ, the largest absolute error of the integer metrics (index
+where c reaches 0.9, rank for error 0.1, numerical rank), and for ``longn`` how many matrices'
+exact curve errors exceed their bounds. The reference is float64 SVD (numpy ``dgesdd``) while
+n <= --reference-max, else the exact float64 ``gram`` of the same run when ``gram`` is among the
+methods and runs first (its values are handed to the later methods through a scratch file, after
+their timing); without either, errors are not measured. Below --reference-max the float64 copies
+kept for the reference count in the peak RSS. ``--dtype-check`` instead compares the curves of the
+model run in bfloat16 with the float32 model's (2 windows, every layer), what a bfloat16 run's
+meta.json states. Figures: docs/spectrum.md, "Long context", and docs/performance.md.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -101,84 +106,119 @@ def _errors(svs: dict, reference: dict) -> dict:
     return out
 
 
-def _one(model_name: str, n: int, layers: list[int], method: str, data_dir: str, reference_max: int) -> dict:
+def _one(model_name: str, n: int, layers: list[int] | None, method: str, data_dir: str, reference_max: int,
+         threads: int = 1, ref_file: Path | None = None) -> dict:
+    """One method on one window: timings, peak RSS, errors (``layers`` None: every layer reduced)."""
     import numpy as np
     import torch
 
     from attnspec.spectra.capture import capture_attention
     from attnspec.spectra.data.inputs import load_inputs
-    from attnspec.spectra.engine import singular_values
-    from attnspec.spectra.longn import input_seeds
-    from attnspec.spectra.metrics import row_entropy
     from attnspec.spectra.models import load_model
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     loaded = load_model(model_name, device="cpu")
+    layers = list(range(loaded.num_layers)) if layers is None else layers
     inputs = load_inputs("wiki103", loaded.tokenizer, seq_len=n, num_inputs=1, seed=0, data_dir=data_dir)
     ids = torch.tensor([inputs.input_ids[0]], dtype=torch.long)
     rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     svs: dict[int, np.ndarray] = {}
     reference: dict[int, np.ndarray] = {}
     bounds: dict[int, dict] = {}
-    reduce_s = reduce_cpu = 0.0
-    cpu0 = time.process_time()
-    t0 = time.perf_counter()
+    rss_by_layer: list[float] = []
     if method == "naive":
-        with torch.inference_mode():
-            out = loaded.model(input_ids=ids, output_attentions=True, use_cache=False)
-        t_fwd = time.perf_counter() - t0
-        t1, c1 = time.perf_counter(), time.process_time()
-        for layer in layers:
-            p = out.attentions[layer][0].numpy()  # (H, n, n)
-            svs[layer] = np.stack([np.linalg.svd(p[h], compute_uv=False) for h in range(p.shape[0])])
-        reduce_s, reduce_cpu = time.perf_counter() - t1, time.process_time() - c1
-        total_cpu = time.process_time() - cpu0
-        if n <= reference_max:
-            for layer in layers:
-                reference[layer] = np.linalg.svd(out.attentions[layer][0].double().numpy(), compute_uv=False)
+        t_fwd, reduce_s, reduce_cpu, total_cpu = _naive(loaded, ids, layers, svs, reference, n <= reference_max)
         total = t_fwd + reduce_s
     else:
+        timing = {"reduce_s": 0.0, "reduce_cpu": 0.0}
         kept: dict[int, torch.Tensor] = {}
-
-        def sink(la) -> None:
-            nonlocal reduce_s, reduce_cpu
-            t, c = time.perf_counter(), time.process_time()
-            if method == "longn":  # seeded per input, as the job does; its per-matrix bounds kept
-                sv, b = singular_values(la.probs, method, seeds=input_seeds(ids.tolist(), la.layer, la.probs.shape[1]),
-                                        return_error=True)
-                bounds[la.layer] = {k: v[0].numpy() for k, v in b.items()}
-            else:
-                sv = singular_values(la.probs, method)
-            svs[la.layer] = sv[0].numpy()
-            row_entropy(la.probs, la.mask, causal=True)
-            reduce_s += time.perf_counter() - t
-            reduce_cpu += time.process_time() - c
-            if n <= reference_max:  # for the float64 reference, after timing (not kept past --reference-max)
-                kept[la.layer] = la.probs[0].double().clone()
-
-        with capture_attention(loaded.model, sink, layers=layers) as cap:
+        sink = _engine_sink(method, ids, layers, threads, svs, bounds, kept, timing, rss_by_layer,
+                            n <= reference_max)
+        with capture_attention(loaded.model, sink) as cap:
             t0 = time.perf_counter()  # the capture's probe forward is set-up, not per input
             cpu0 = time.process_time()
             cap.forward(ids)
         total = time.perf_counter() - t0
         total_cpu = time.process_time() - cpu0
+        reduce_s, reduce_cpu = timing["reduce_s"], timing["reduce_cpu"]
         t_fwd = total - reduce_s
         for layer, p in kept.items():
             reference[layer] = np.linalg.svd(p.numpy(), compute_uv=False)
-    fwd_cpu = total_cpu - reduce_cpu  # CPU seconds of this process (one torch thread), forward and set-up
     rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the reference's copies count
+    ref_name = "float64 SVD (numpy dgesdd)" if reference else None
+    if not reference and ref_file is not None:
+        if method == "gram":  # the exact reference of the later methods of this n
+            np.savez(ref_file, **{str(k): v for k, v in svs.items()})
+        elif ref_file.exists():
+            with np.load(ref_file) as z:
+                reference = {int(k): z[k] for k in z.files if int(k) in svs}
+            ref_name = "the float64 gram of this run"
+    fwd_cpu = total_cpu - reduce_cpu  # CPU seconds of this process, forward and set-up
+    matrices = len(layers) * loaded.num_heads
     return {"n": n, "method": method, "layers_reduced": layers, "num_layers": loaded.num_layers,
-            "num_heads": loaded.num_heads, "forward_s": round(t_fwd, 3), "reduce_s": round(reduce_s, 3),
-            "measured_s": round(total, 3),
+            "num_heads": loaded.num_heads, "threads": threads, "forward_s": round(t_fwd, 3),
+            "reduce_s": round(reduce_s, 3), "measured_s": round(total, 3), "measured_cpu_s": round(total_cpu, 1),
             "extrapolated_all_layers_s": round(t_fwd + reduce_s / len(layers) * loaded.num_layers, 2),
             "forward_cpu_s": round(fwd_cpu, 3),
-            "reduce_cpu_s_per_matrix": round(reduce_cpu / (len(layers) * loaded.num_heads), 3),
+            "reduce_cpu_s_per_matrix": round(reduce_cpu / matrices, 3),
             "extrapolated_all_layers_cpu_s": round(fwd_cpu + reduce_cpu / len(layers) * loaded.num_layers, 1),
             "peak_rss_mb": round(rss_peak, 1), "rss_after_load_mb": round(rss_loaded, 1),
+            "rss_by_layer_mb": [round(x) for x in rss_by_layer],
             **({"method_params": _method_params(method)} if method == "longn" else {}),
-            **(_errors(svs, reference) if reference else {"errors": f"not measured (n > --reference-max {reference_max})"}),
+            **({"reference": ref_name, "reference_matrices": len(reference) * loaded.num_heads,
+                **_errors(svs, reference)} if reference
+               else {"errors": f"not measured (n > --reference-max {reference_max}, no gram reference)"}),
             **(_coverage(svs, reference, bounds) if reference and bounds else {}),
             **({"curve_bound_max": max(float(b["curve"].max()) for b in bounds.values())} if bounds else {})}
+
+
+def _engine_sink(method: str, ids, layers: list[int], threads: int, svs: dict, bounds: dict, kept: dict,
+                 timing: dict, rss_by_layer: list, keep_reference: bool):
+    """The capture's sink: every layer's P arrives (the peak RSS is recorded at each), the layers
+    in ``layers`` are reduced as the job reduces them and timed."""
+    from attnspec.spectra.engine import singular_values
+    from attnspec.spectra.longn import input_seeds
+    from attnspec.spectra.metrics import row_entropy
+
+    def sink(la) -> None:
+        if la.layer in layers:
+            t, c = time.perf_counter(), time.process_time()
+            if method == "longn":  # seeded per input, as the job does; its per-matrix bounds kept
+                sv, b = singular_values(la.probs, method, seeds=input_seeds(ids.tolist(), la.layer, la.probs.shape[1]),
+                                        return_error=True, workers=threads)
+                bounds[la.layer] = {k: v[0].numpy() for k, v in b.items()}
+            else:
+                sv = singular_values(la.probs, method, workers=threads)
+            svs[la.layer] = sv[0].numpy()
+            row_entropy(la.probs, la.mask, causal=True)
+            timing["reduce_s"] += time.perf_counter() - t
+            timing["reduce_cpu"] += time.process_time() - c
+            if keep_reference:  # for the float64 reference, after timing (not kept past --reference-max)
+                kept[la.layer] = la.probs[0].double().clone()
+        rss_by_layer.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+    return sink
+
+
+def _naive(loaded, ids, layers: list[int], svs: dict, reference: dict, with_reference: bool) -> tuple:
+    """``output_attentions=True`` (every layer's P kept), then numpy's SVD head by head."""
+    import numpy as np
+    import torch
+
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    with torch.inference_mode():
+        out = loaded.model(input_ids=ids, output_attentions=True, use_cache=False)
+    t_fwd = time.perf_counter() - t0
+    t1, c1 = time.perf_counter(), time.process_time()
+    for layer in layers:
+        p = out.attentions[layer][0].numpy()  # (H, n, n)
+        svs[layer] = np.stack([np.linalg.svd(p[h], compute_uv=False) for h in range(p.shape[0])])
+    reduce_s, reduce_cpu = time.perf_counter() - t1, time.process_time() - c1
+    total_cpu = time.process_time() - cpu0
+    if with_reference:
+        for layer in layers:
+            reference[layer] = np.linalg.svd(out.attentions[layer][0].double().numpy(), compute_uv=False)
+    return t_fwd, reduce_s, reduce_cpu, total_cpu
 
 
 def _dtype_check(model_name: str, n: int, windows: int, data_dir: str) -> dict:
@@ -223,8 +263,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2")
     ap.add_argument("--n", default="256,512")
-    ap.add_argument("--layers", default="0,29", help="layers reduced (0-based); the forward runs all")
-    ap.add_argument("--methods", default="lapack,gram")
+    ap.add_argument("--layers", default="0,18,29", help="layers reduced (0-based) or 'all'; the forward runs all")
+    ap.add_argument("--methods", default="gram,gram32,longn",
+                    help="engine methods, in order (gram first: its values are the reference above --reference-max)")
+    ap.add_argument("--threads", type=int, default=1, help="torch and engine threads of each run")
     ap.add_argument("--naive-max", type=int, default=1024)
     ap.add_argument("--reference-max", type=int, default=2048,
                     help="largest n whose errors are measured against float64 SVD (its cost is n³ per matrix)")
@@ -234,7 +276,7 @@ def main() -> None:
                     help="instead: bfloat16 against float32 model curves on 2 windows of the first --n, every layer")
     ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    layers = [int(x) for x in args.layers.split(",")]
+    layers = None if args.layers == "all" else [int(x) for x in args.layers.split(",")]
     if args.dtype_check:
         row = _dtype_check(args.model, int(args.n.split(",")[0]), 2, args.data_dir)
         print(json.dumps(row))
@@ -242,24 +284,29 @@ def main() -> None:
             args.json.write_text(json.dumps(row, indent=1))
         return
     if args._one:
-        n, method, _ = args._one
-        print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir, args.reference_max)))
+        n, method, ref_file = args._one
+        print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir, args.reference_max, args.threads,
+                              Path(ref_file) if ref_file != "-" else None)))
         return
     rows = []
+    scratch = Path(tempfile.mkdtemp(prefix="bench_long_context_"))
     print(f"load average {os.getloadavg()[0]:.2f} at start", flush=True)
     for n in (int(x) for x in args.n.split(",")):
         methods = [*args.methods.split(","), *(["naive"] if n <= args.naive_max else [])]
         for method in methods:
             cmd = [sys.executable, __file__, "--model", args.model, "--layers", args.layers, "--data-dir",
-                   args.data_dir, "--reference-max", str(args.reference_max), "--_one", str(n), method, "x"]
+                   args.data_dir, "--reference-max", str(args.reference_max), "--threads", str(args.threads),
+                   "--_one", str(n), method, str(scratch / f"gram_{n}.npz")]
             res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
             if res.returncode != 0:
                 print(f"n={n} {method}: failed: {res.stderr.strip().splitlines()[-1:]}", flush=True)
                 continue
             row = json.loads(res.stdout.strip().splitlines()[-1])
-            row["load_average"] = round(os.getloadavg()[0], 2)
+            row["load_average"] = [round(x, 2) for x in os.getloadavg()]  # 1, 5 and 15 minutes, at its end
             rows.append(row)
             print(json.dumps(row), flush=True)
+            if args.json:  # after every row: a long run interrupted keeps what it measured
+                args.json.write_text(json.dumps({"rows": rows}, indent=1))
     for n in sorted({r["n"] for r in rows}):
         base = next((r for r in rows if r["n"] == n and r["method"] == "naive"), None)
         for r in rows:

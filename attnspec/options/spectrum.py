@@ -74,9 +74,10 @@ SPECTRUM: tuple[Option, ...] = (
     Option("dtype", "str", "float32", "Model precision: float32 | float64 | bfloat16.",
            api_help="Model precision: float32 | float64 | bfloat16, for a model given by name (a model object keeps "
                     "its own)."),
-    Option("svd_method", "str", "auto", "auto (lapack on the CPU, gram on CUDA) | lapack | svd | gram | longn. All "
-           "but longn compute the full spectrum exactly; longn approximates it for long n (docs/spectrum.md); "
-           "meta.json records the method used and its error."),
+    Option("svd_method", "str", "auto", "auto (lapack on the CPU, gram on CUDA) | lapack | svd | gram | gram32 | "
+           "longn. All but longn compute the full spectrum exactly (gram32 in float32, the fastest on the CPU for "
+           "long causal P); longn approximates it for long n (docs/spectrum.md); meta.json records the method used "
+           "and its error."),
     Option("out", "path", None, "Results directory (default results/<model>-<data>-n<seq_len>); with --shard, "
            "'{shard}' in it becomes e.g. 0of4.", nullable=True,
            api_help="Results directory to write (as the command line does, with checkpoints); default: a temporary "

@@ -15,6 +15,11 @@ spectrum (no truncation, no randomisation):
   costs √ε₆₄ ≈ 1e-8·σ₁ per value; where σ₁ dominates (attention sinks: σ₂/σ₁ < 0.45) the
   dominant pair is found by power iteration and taken out first (:func:`_deflate_dominant`),
   so the small values are resolved relative to σ₂, not σ₁.
+* ``gram32`` — the same in float32, for long n on the CPU: P Pᵀ from column blocks (a causal,
+  lower-triangular P skips its zero upper triangle) and LAPACK's two-stage ``ssyevd_2stage``;
+  a third of ``gram``'s CPU time at n = 4096, every value computed, σ off by at most about
+  √ε₃₂·σ₁ (the dominant pair of attention sinks deflated in float64 first), measured curve
+  error in meta.json (:mod:`attnspec.spectra.gram32`).
 * ``longn`` — approximate, for long n: the top values from a block Krylov space, the rest
   estimated by stochastic Lanczos quadrature (:mod:`attnspec.spectra.longn`: algorithm,
   cost, measured error). Not exact: its curve error is stated in meta.json.
@@ -27,91 +32,24 @@ spectrum (no truncation, no randomisation):
 
 from __future__ import annotations
 
-import ctypes
-import glob
-from concurrent.futures import ThreadPoolExecutor
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from attnspec.errors import InputError
+from attnspec.spectra.deflation import _deflate_dominant
+from attnspec.spectra.openblas import _ROW_MAJOR, _lapack, _run_pool
 
-METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "longn")
-
-
-
-
+METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "gram32", "longn")
 
 
 
 
 
 
-_INT, _CHAR, _PTR = ctypes.c_int, ctypes.c_char, ctypes.c_void_p
-#: LAPACKE signatures used here (row-major layout, jobz = "N": values only).
-_SIGNATURES: dict[str, list[Any]] = {
-    # lapack_int LAPACKE_?gesdd(int layout, char jobz, lapack_int m, lapack_int n, T* a, lapack_int lda,
-    #                           T* s, T* u, lapack_int ldu, T* vt, lapack_int ldvt)
-    "sgesdd": [_INT, _CHAR, _INT, _INT, _PTR, _INT, _PTR, _PTR, _INT, _PTR, _INT],
-    "dgesdd": [_INT, _CHAR, _INT, _INT, _PTR, _INT, _PTR, _PTR, _INT, _PTR, _INT],
-    # lapack_int LAPACKE_dsyevd_2stage(int layout, char jobz, char uplo, lapack_int n, double* a,
-    #                                  lapack_int lda, double* w)
-    "dsyevd_2stage": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
-    # lapack_int LAPACKE_dsyevd(int layout, char jobz, char uplo, lapack_int n, double* a, lapack_int lda, double* w)
-    "dsyevd": [_INT, _CHAR, _CHAR, _INT, _PTR, _INT, _PTR],
-}
-_ROW_MAJOR = 101
 
 
-@cache
-def _lapack(routine: str) -> Any | None:
-    """``LAPACKE_<routine>`` from the OpenBLAS that SciPy ships (32-bit ints), or None when absent.
-
-    SciPy's wheels bundle ``libscipy_openblas`` with its symbols prefixed ``scipy_``;
-    calling it through ctypes releases the GIL, so independent problems run in parallel
-    on a thread pool.
-    """
-    try:
-        import scipy
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        return None
-    base = Path(scipy.__file__).parent
-    patterns = [str(base.parent / "scipy.libs" / "libscipy_openblas*.so*"), str(base / ".dylibs" / "libscipy_openblas*.dylib")]
-    for pattern in patterns:
-        for path in sorted(glob.glob(pattern)):
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError:
-                continue
-            for name in (f"scipy_LAPACKE_{routine}", f"LAPACKE_{routine}"):
-                fn = getattr(lib, name, None)
-                if fn is not None:
-                    fn.restype = ctypes.c_int
-                    fn.argtypes = _SIGNATURES[routine]
-                    return fn
-    return None
-
-
-def _run_pool(call: Any, m: int, workers: int, what: str) -> None:
-    """Run ``call(i)`` for i < m on ``workers`` threads, one BLAS thread each.
-
-    At n = 512 one factorisation parallelises poorly inside BLAS; independent ones
-    parallelise perfectly across threads.
-    """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        if workers > 1 and m > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                infos = list(pool.map(call, range(m)))
-        else:
-            infos = [call(i) for i in range(m)]
-    bad = [i for i, info in enumerate(infos) if info != 0]
-    if bad:
-        raise np.linalg.LinAlgError(f"{what} failed on matrices {bad[:5]} (info {infos[bad[0]]})")
 
 
 def _svdvals_gesdd(a: np.ndarray, workers: int) -> np.ndarray:
@@ -177,53 +115,6 @@ def symmetric_eigh(gram: torch.Tensor, *, workers: int | None = None) -> tuple[t
     return torch.from_numpy(w), torch.from_numpy(a)
 
 
-#: Power iterations of the dominant-direction deflation of ``gram``: they reach float64 accuracy
-#: where σ₂/σ₁ < 0.45 (the error falls by (σ₂/σ₁)² per iteration); other matrices are not deflated.
-DEFLATE_ITERATIONS = 20
-#: A dominant pair counts as converged when ‖Pᵀu − σ₁v‖ <= DEFLATE_TOL · σ₁.
-DEFLATE_TOL = 1e-13
-
-
-def _deflate_dominant(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Take σ₁ u vᵀ out of each float64 matrix (m, r, c) whose dominant pair converges.
-
-    Why: ``gram`` squares P, so each eigenvalue of P Pᵀ is off by about ε₆₄·σ₁², and a small
-    σ_i = √λ_i by ε₆₄·σ₁²/(2σ_i). On attention-sink heads σ₁ dwarfs the rest (σ₁² of thousands
-    at n = 2048) and the small values, which fill the σ₁-less curve, lose most of their digits.
-    With the dominant pair (u, v) converged to float64 accuracy, P − σ₁ u vᵀ has the singular
-    values σ₂..σ_n and 0, and its Gram matrix is accurate to ε₆₄·σ₂² instead.
-
-    Returns the deflated stack (the input where nothing converged) and σ₁ per matrix (0 where
-    the matrix was left whole: σ₂/σ₁ too close to 1 for the iterations, or a zero matrix).
-    """
-    m = x.shape[0]
-    v = torch.linalg.vector_norm(x, dim=-2)  # (m, c) column norms: a sink's column dominates them
-    v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-    sigma = torch.zeros(m, dtype=x.dtype, device=x.device)
-    u = torch.zeros(x.shape[:2], dtype=x.dtype, device=x.device)  # (m, r)
-    resid = torch.full((m,), float("inf"), dtype=x.dtype, device=x.device)
-    for i in range(DEFLATE_ITERATIONS):
-        u = (x @ v[..., None])[..., 0]  # (m, r)
-        u = u / u.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-        w = (u[:, None, :] @ x)[:, 0]  # (m, c): Pᵀ u
-        sigma = w.norm(dim=-1)
-        before, resid = resid, (w - sigma[:, None] * v).norm(dim=-1)
-        v = w / sigma[:, None].clamp_min(1e-300)
-        done = resid <= DEFLATE_TOL * sigma
-        # the residual falls by about (σ₂/σ₁)² per iteration: above 0.2 it cannot converge in time
-        hopeless = (resid > 0.2 * before) if i >= 3 else torch.zeros_like(done)
-        if bool((done | hopeless).all()):
-            break
-    ok = (resid <= DEFLATE_TOL * sigma) & (sigma > 0)
-    if not bool(ok.any()):
-        return x, torch.zeros(m, dtype=x.dtype, device=x.device)
-    u = (x @ v[..., None])[..., 0]
-    sigma = u.norm(dim=-1)  # σ₁ = ‖P v‖ for the final v
-    u = u / sigma[:, None].clamp_min(1e-300)
-    scale = torch.where(ok, sigma, torch.zeros_like(sigma))
-    return x - scale[:, None, None] * u[:, :, None] * v[:, None, :], scale
-
-
 def resolve_method(method: str, device: torch.device | str) -> str:
     """``auto`` → ``lapack`` on the CPU (``svd`` where SciPy's OpenBLAS is missing), ``gram`` on CUDA.
 
@@ -262,7 +153,7 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
     probs : Tensor, shape (..., r, c)
         Matrices (any float dtype, any device); square for self-attention, r = n_dec by
         c = n_enc for the cross-attention of an encoder-decoder.
-    method : {"auto", "lapack", "svd", "gram", "longn"}
+    method : {"auto", "lapack", "svd", "gram", "gram32", "longn"}
         See the module docstring (``longn`` is approximate).
     workers : int, optional
         Threads for the CPU LAPACK paths (default: ``torch.get_num_threads()``).
@@ -304,6 +195,12 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         sv, bounds = longn_singular_values(flat, seeds=None if seeds is None else torch.as_tensor(seeds).reshape(-1),
                                            return_error=True)
         bounds = {k: v.reshape(lead) for k, v in bounds.items()}
+    elif method == "gram32" and r == c and flat.dtype != torch.float64:  # float64 P: the float64 gram below
+        from attnspec.spectra.gram32 import available, gram32_singular_values
+
+        if not available():
+            raise InputError("--svd-method gram32 needs SciPy's bundled OpenBLAS, which was not found; use gram")
+        sv = gram32_singular_values(flat, workers)
     elif method == "svd":
         sv = torch.linalg.svdvals(flat).to(torch.float64).cpu()  # descending already
     elif method == "lapack":
@@ -311,7 +208,7 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
             raise InputError("--svd-method lapack needs SciPy's bundled OpenBLAS, which was not found; use svd or gram")
         a = np.ascontiguousarray(flat.detach().cpu().numpy()).copy()  # gesdd overwrites its input
         sv = torch.from_numpy(_svdvals_gesdd(a, workers)).to(torch.float64)
-    else:  # gram
+    else:  # gram (and gram32 on rectangular cross-attention or float64 P, which it leaves to float64)
         x = flat.to(torch.float64)
         x, dominant = _deflate_dominant(x)  # (m, r, c) with σ₁ u vᵀ taken out where it dominates; (m,)
         # (m, c, c), symmetric positive semi-definite: P Pᵀ when square, else the smaller Pᵀ P

@@ -67,6 +67,10 @@ def stated_error(method: str, dtype: str) -> dict[str, Any]:
                 "measured_float32_figures_do_not_apply": True, "by": "LAPACK dgesdd error analysis"}
     elif dtype == "float64" and method == "gram":
         base = {**base, "note": "gram squares P in float64 at every dtype: the figures are its own"}
+    elif dtype == "float64" and method == "gram32":
+        # a float64 model's P goes to the float64 gram (attnspec.spectra.engine): its figures apply
+        base = {**dict(SVD_METHOD_ERROR["gram"]), "factorised_in": "float64",
+                "note": "gram32 leaves float64 P to the float64 gram: the figures are gram's"}
     if dtype == "bfloat16":
         base = {**base, "model_dtype": dtype, "approximate": True,
                 "model_precision": {**BFLOAT16_MODEL_ERROR,

@@ -59,5 +59,5 @@ def test_svd_method_help_says_what_auto_is() -> None:
     text = " ".join(res.output.split())
     auto_on_cpu, auto_on_cuda = resolve_method("auto", "cpu"), resolve_method("auto", "cuda")
     assert f"auto ({auto_on_cpu} on the CPU, {auto_on_cuda} on CUDA)" in text or auto_on_cpu == "svd"
-    for method in ("lapack", "svd", "gram"):
+    for method in ("lapack", "svd", "gram", "gram32", "longn"):
         assert method in text

@@ -1,5 +1,5 @@
 """``gram`` on attention-sink spectra (σ₁ ≫ σ₂): the dominant pair is taken out before P Pᵀ is
-formed (attnspec.spectra.engine._deflate_dominant), so the small values keep their digits.
+formed (attnspec.spectra.deflation._deflate_dominant), so the small values keep their digits.
 
 Planted float64 matrices U diag(s) Vᵀ (Haar U, V) with a known spectrum: a sink σ₁ = 60 over a
 rest decaying from 1 to 1e-4. Without the deflation the σ₁-less curve is off by about 4e-8 here

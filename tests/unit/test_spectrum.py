@@ -32,7 +32,7 @@ def _reference_curves(p: torch.Tensor) -> np.ndarray:
     return np.cumsum(sv, axis=-1) / sv.sum(axis=-1, keepdims=True)
 
 
-@pytest.mark.parametrize("method", ["svd", "gram", "lapack", "auto"])
+@pytest.mark.parametrize("method", ["svd", "gram", "gram32", "lapack", "auto"])
 @pytest.mark.parametrize("n", [16, 96, 200])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_curves_within_1e4_of_float64_svd(method: str, n: int, dtype: torch.dtype) -> None:
@@ -277,7 +277,7 @@ def test_new_statistics_merge_exactly_and_survive_state(tmp_path) -> None:
         whole.merge(shards[0])
 
 
-@pytest.mark.parametrize("method", ["svd", "lapack", "gram"])
+@pytest.mark.parametrize("method", ["svd", "lapack", "gram", "gram32"])
 def test_singular_values_of_rectangular_cross_attention(method: str) -> None:
     """Cross-attention P is n_dec × n_enc: min(n_dec, n_enc) singular values, both orientations."""
     g = torch.Generator().manual_seed(4)

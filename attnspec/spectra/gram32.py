@@ -1,0 +1,186 @@
+"""``gram32``: the full spectrum of long P from its Gram matrix in float32, for long n on the CPU.
+
+Why: at n = 4096 the float64 ``gram`` costs about 6 CPU seconds per matrix (SmolLM2's 270
+matrices: 27 CPU minutes per input), and the approximate ``longn`` cannot reach a curve error
+of 1e-3 on real attention there: its spectra are full (on SmolLM2 at n = 4096 the top 1,024
+values carry only 71–92 % of Σσ and the rest decays to 0), so the tail's partial sums need a
+quadrature of √λ near 0, which polynomial (Krylov) methods resolve only at a degree of many
+hundreds. This method computes every value, in single precision, at about a third of
+``gram``'s cost:
+
+1. **G = P Pᵀ in float32, from column blocks.** A causal P is lower-triangular, so column
+   block [a, b) of P is zero above row a and adds P[a:, a:b] P[a:, a:b]ᵀ to the lower triangle
+   of G[a:, a:] only (BLAS ``ssyrk``). With BLOCKS blocks that is about n³/3 · (1 + 1/BLOCKS)
+   multiply-adds instead of n³ for a full product (a non-triangular P takes every block from
+   row 0: a plain ``ssyrk``).
+2. **Eigenvalues of G** by LAPACK's two-stage ``ssyevd_2stage`` (dense to band by BLAS-3, band
+   to tridiagonal, then the values only), σ = √max(λ, 0).
+
+Precision. Each λ is off by about ε₃₂·‖G‖ = ε₃₂·σ₁², so a small σ_i by about ε₃₂·σ₁²/(2σ_i),
+at most √ε₃₂·σ₁ ≈ 2.4e-4·σ₁. That matters where σ₁ dominates (σ₁² at least half of ‖P‖_F²:
+attention sinks, and heads whose values mostly lie below 1e-3·σ₁): on SmolLM2's layer 7, head 1
+at n = 4096 (σ₁ = 15.1, σ₂ = 6.8, 3,779 of 4,096 values below 1e-3·σ₁ holding 12 % of Σσ) the
+whole-matrix float32 Gram matrix puts the curve off by 1.8e-3. There the top DEFLATE_PAIRS pairs are
+taken out first: a subspace iteration in float32 finds their right Ritz vectors V, the Ritz values
+σ(P V) are kept and P − P V Vᵀ, whose values are σ(P V⊥) and zeros, is factorised (a dense
+product: the triangle is lost), so the rest is resolved relative to σ_{k+1}, not σ₁. By Mirsky's
+theorem the union of the two sets is within 2‖E‖_* of σ(P) in ℓ1 (E = Uᵀ P V⊥, U the left Ritz
+vectors; one product Pᵀ U); where that exceeds DEFLATE_TOL · Σσ̂ of the top (the iteration has not
+converged) the matrix is factorised in float64 instead, as ``gram`` does. The curve error measured
+against the float64 ``gram`` on real SmolLM2 P is stated in meta.json
+(``attnspec.spectra.config.SVD_METHOD_ERROR``).
+
+A float64 P (a float64 model) is left to the float64 ``gram`` by the engine, so that a float64 run
+computes everything in float64; rectangular P (cross-attention) too. Matrices are independent: each runs on its own thread of a pool with one BLAS thread (as the
+engine's other CPU paths), holding its G (4·n² bytes) and, for a sink, a float64 copy of its P.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from attnspec.spectra.deflation import _deflate_dominant
+from attnspec.spectra.openblas import _lapack, _run_pool
+
+#: Column blocks of the triangular Gram product: more blocks skip more of the zero upper
+#: triangle (flops n³/3 · (1 + 1/BLOCKS)) but make smaller, less efficient ``ssyrk`` calls.
+BLOCKS = 8
+
+_ROW_MAJOR, _LOWER, _NO_TRANS = 101, 122, 111
+
+
+def is_lower_triangular(p: torch.Tensor) -> bool:
+    """Whether a square (n, n) matrix has an exactly zero strict upper triangle (causal P)."""
+    return not bool(torch.triu(p, diagonal=1).any())
+
+
+def _gram_lower(p: np.ndarray, triangular: bool) -> np.ndarray:
+    """Lower triangle of G = p pᵀ (n, n) float32 for a C-contiguous float32 (n, n) ``p``.
+
+    Column block [a, b) adds p[s:, a:b] p[s:, a:b]ᵀ to G[s:, s:], with s = a when p is
+    lower-triangular (rows above a are zero in those columns) and s = 0 otherwise.
+    """
+    n = p.shape[0]
+    g = np.zeros((n, n), dtype=np.float32)
+    ssyrk = _lapack("cblas_ssyrk")
+    edges = np.linspace(0, n, min(BLOCKS, n) + 1).astype(int)
+    for a, b in zip(edges[:-1], edges[1:]):
+        s = int(a) if triangular else 0
+        if b <= a:
+            continue
+        # row-major: C (n − s)² at G[s, s] (ldc n) += A Aᵀ, A (n − s) × (b − a) at p[s, a] (lda n)
+        ssyrk(_ROW_MAJOR, _LOWER, _NO_TRANS, n - s, int(b - a), 1.0, p[s:, a:].ctypes.data, n, 1.0,
+              g[s:, s:].ctypes.data, n)
+    return g
+
+
+#: Top singular pairs taken out of a dominated matrix before its Gram matrix is formed, the block
+#: of the subspace iteration that finds them, and its iterations (module docstring, "Precision").
+DEFLATE_PAIRS, DEFLATE_BLOCK, DEFLATE_ITERATIONS = 8, 16, 12
+#: A deflation counts when its Mirsky bound 2‖E‖_* on the ℓ1 error of the values is below this
+#: share of the top pairs' Σσ̂ (at most Σσ), so that it moves the curve by at most 2e-4, a fifth
+#: of the long-context goal of 1e-3; else the matrix goes to the float64 Gram matrix.
+DEFLATE_TOL = 1e-4
+
+
+def _deflate_top(p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """P − P V Vᵀ for the top DEFLATE_PAIRS right Ritz vectors V of one float32 matrix (n, n).
+
+    Subspace iteration on PᵀP from a fixed Gaussian block (n, DEFLATE_BLOCK), then Rayleigh–Ritz.
+    Returns the deflated matrix (n, n) float32, whose values are σ(P V⊥) and DEFLATE_PAIRS zeros,
+    the Ritz values σ(P V) (DEFLATE_PAIRS,) float64, and 2‖E‖_* with E = Uᵀ P V⊥ (U the left Ritz
+    vectors): by Mirsky's theorem the union of the two sets is within it of σ(P) in ℓ1.
+    """
+    n = p.shape[-1]
+    g = torch.Generator().manual_seed(0)
+    y = torch.linalg.qr(torch.randn(n, DEFLATE_BLOCK, generator=g)).Q  # (n, b)
+    for _ in range(DEFLATE_ITERATIONS):
+        y = torch.linalg.qr(((p @ y).T @ p).T).Q  # (n, b): Pᵀ P y as (yᵀ Pᵀ P)ᵀ, the fast layout
+    u, sig, wt = torch.linalg.svd((p @ y).double(), full_matrices=False)  # (n, b), (b,), (b, b)
+    v = y.double() @ wt[:DEFLATE_PAIRS].T  # (n, k) top right Ritz vectors, float64
+    # Eᵀ = (I − VVᵀ) Pᵀ U in float64: in float32 the rounding of Pᵀ U (about ε₃₂·σ₁·√n per column)
+    # would pass for a coupling on a sink and send a converged matrix to float64
+    e_t = (u[:, :DEFLATE_PAIRS].T @ p.double()).T  # (n, k): Pᵀ U
+    e_t = e_t - v @ (v.T @ e_t)
+    mirsky = 2 * float(torch.linalg.svdvals(e_t).sum())
+    v = v.float()
+    return p - (p @ v) @ v.T, sig[:DEFLATE_PAIRS], mirsky
+
+
+def _eig_lower(g: np.ndarray) -> np.ndarray:
+    """Eigenvalues (n,) ascending of a float32 symmetric matrix given by its lower triangle."""
+    n = g.shape[0]
+    lam = np.empty(n, dtype=np.float32)
+    info = _lapack("ssyevd_2stage")(_ROW_MAJOR, b"N", b"L", n, g.ctypes.data, n, lam.ctypes.data)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"ssyevd_2stage failed (info {info})")
+    return lam
+
+
+def _float64(p: torch.Tensor) -> torch.Tensor:
+    """σ (n,) float64, descending, from the float64 Gram matrix with the dominant pair out (as ``gram``)."""
+    x, s1 = _deflate_dominant(p.double()[None])
+    g = (x[0] @ x[0].T).numpy()  # (n, n) float64, C-contiguous; overwritten by the eigensolver
+    lam = np.empty(g.shape[0], dtype=np.float64)
+    info = _lapack("dsyevd_2stage")(_ROW_MAJOR, b"N", b"L", g.shape[0], g.ctypes.data, g.shape[0], lam.ctypes.data)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dsyevd_2stage failed (info {info})")
+    sv = torch.from_numpy(np.sqrt(np.clip(lam, 0.0, None))[::-1].copy())
+    if float(s1[0]) > 0:  # σ₁ back in, the deflated direction's zero out
+        sv = torch.cat([s1[:1], sv[:-1]])
+    return torch.sort(sv, descending=True).values
+
+
+def _one(p: torch.Tensor, dominated: bool) -> torch.Tensor:
+    """All singular values (n,) float64, descending, of one square float32 matrix (n, n)."""
+    n = p.shape[-1]
+    if dominated and n <= 4 * DEFLATE_BLOCK:  # small: float64 throughout costs little
+        return _float64(p)
+    if dominated:  # the top pairs out first (module docstring, "Precision")
+        rest, top, mirsky = _deflate_top(p)
+        if mirsky > DEFLATE_TOL * float(top.sum()):  # not converged: float64 throughout
+            return _float64(p)
+        lam = _eig_lower(_gram_lower(np.ascontiguousarray(rest.numpy()), False))
+        sv = np.sqrt(np.clip(lam.astype(np.float64), 0.0, None))[::-1][: n - DEFLATE_PAIRS]
+        return torch.from_numpy(np.sort(np.concatenate([top.numpy(), sv]))[::-1].copy())
+    lam = _eig_lower(_gram_lower(np.ascontiguousarray(p.numpy()), is_lower_triangular(p)))
+    return torch.from_numpy(np.sqrt(np.clip(lam.astype(np.float64), 0.0, None))[::-1].copy())
+
+
+def _dominated(p: torch.Tensor, iterations: int = 3) -> torch.Tensor:
+    """(m,) bool: σ₁² at least half of ‖P‖_F², from a lower bound on σ₁ by a few float32 power
+    iterations started at the column norms (which point at an attention sink's column)."""
+    frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(p.shape[0])])
+    v = torch.linalg.vector_norm(p, dim=-2)  # (m, c)
+    sigma = torch.zeros(p.shape[0], dtype=torch.float64)
+    for _ in range(iterations):
+        v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        u = (p @ v[..., None])[..., 0]  # (m, r)
+        sigma = u.double().norm(dim=-1)  # ‖P v‖ <= σ₁
+        v = (u[:, None, :] @ p)[:, 0]  # (m, c): Pᵀ u
+    return sigma**2 >= 0.5 * frob
+
+
+def available() -> bool:
+    """Whether SciPy's OpenBLAS offers the two routines (else the engine refuses the method)."""
+    return _lapack("cblas_ssyrk") is not None and _lapack("ssyevd_2stage") is not None
+
+
+def gram32_singular_values(flat: torch.Tensor, workers: int) -> torch.Tensor:
+    """Singular values (m, n) float64, descending, of a (m, n, n) stack, each matrix on its own thread.
+
+    ``flat`` is converted to float32 on the CPU; rectangular stacks are the engine's to route
+    elsewhere (this method squares P Pᵀ of square P only).
+    """
+    p = flat.detach().to(device="cpu", dtype=torch.float32).contiguous()
+    m, n = p.shape[0], p.shape[-1]
+    dominated = _dominated(p)
+    out = torch.empty(m, n, dtype=torch.float64)
+
+    def one(i: int) -> int:
+        out[i] = _one(p[i], bool(dominated[i]))
+        return 0
+
+    _run_pool(one, m, workers, "gram32")
+    return out
