@@ -70,7 +70,22 @@ class ModelShare:
     _entries: dict[tuple[Any, ...], _Entry] = field(default_factory=dict)
 
     def get(self, name: str, *, device: str, dtype: str, revision: str | None) -> Any:
-        """The model of this request: the one loaded before when still the same, else a fresh load."""
+        """The model of this request: the one loaded before when still the same, else a fresh load.
+
+        Parameters
+        ----------
+        name : str
+            ``--model``: a directory, hub id, alias or GGUF model.
+        device : {"auto", "cpu", "cuda"}
+        dtype : {"float32", "float64", "bfloat16"}
+        revision : str or None
+            The hub revision.
+
+        Returns
+        -------
+        LoadedModel
+            A record of its own around the shared model and tokenizer.
+        """
         from attnspec.spectra import models
         from attnspec.spectra.content import named_content
 
