@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from models_tiny import tiny_bert
 
 from attnspec.spectra import models
 from attnspec.spectra.shared_models import shared_model, sharing_models
-from tests.models_tiny import tiny_bert
 
 
 @pytest.fixture
@@ -126,3 +126,22 @@ def test_a_report_shares_models_across_experiments(loader: dict, tmp_path: Path,
         report.run_report(experiments_dir=tmp_path, out=tmp_path / "out", log=lines.append)
     assert len(loader["loads"]) == 2
     assert lines.count("models: 1 loaded, 1 reused") == 2
+
+
+def test_a_study_and_its_random_init_null_load_the_model_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import save_tiny_roberta
+
+    from attnspec.spectra.config import SpectrumConfig
+    from attnspec.spectra.study import run_study
+
+    folder = save_tiny_roberta(tmp_path / "m")
+    real_load, loads = models.load_model, []
+    monkeypatch.setattr(models, "load_model", lambda name, **kw: loads.append(name) or real_load(name, **kw))
+    texts = [" ".join(["the attention of a movie was low rank"] * 6)] * 2
+    cfg = SpectrumConfig(model=str(folder), data="texts", seq_len=24, num_sentences=2, out=tmp_path / "run",
+                         device="cpu")
+    outcome = run_study(cfg, 24, progress=False, baselines=["random-init"], texts=texts)
+    assert outcome.status == "complete" and outcome.added == ["random-init"]
+    assert loads == [str(folder)]  # the job's load, reused by the null
+    run_study(cfg, 24, progress=False, texts=texts)  # up to date: nothing loads, nothing held from the last call
+    assert loads == [str(folder)]
