@@ -342,16 +342,31 @@ def run_report(
         if not only or exp.name in only:
             check_options(exp, results, quick=quick)
     results.mkdir(parents=True, exist_ok=True)
-    records: dict[str, RunRecord] = {}
-    for exp in experiments:
-        if only and exp.name not in only:
-            rec_file = results / exp.name / RUN_FILE
-            if rec_file.is_file():
-                rec = json.loads(rec_file.read_text())
-                records[exp.name] = RunRecord(exp.name, "reused" if rec.get("key") == exp.key(quick) else "stale", float(rec.get("seconds", 0)))
-            continue
-        rec = run_experiment(exp, results, quick=quick, force=force, data_dir=data_dir, log=log)
-        records[exp.name] = rec
-        log(f"{exp.name}: {rec.status} ({rec.seconds:.1f} s){' — ' + rec.detail if rec.detail else ''}")
+    records = _run_all(experiments, results, quick=quick, force=force, only=only, data_dir=data_dir, log=log)
     path = build_report(experiments, out, records, quick=quick, data_dir=data_dir)
     return path, records
+
+
+def _run_all(experiments: Sequence[Experiment], results: Path, *, quick: bool, force: bool,
+             only: Sequence[str] | None, data_dir: str | None, log: Callable[[str], None]) -> dict[str, RunRecord]:
+    """Run each experiment asked for (:func:`run_experiment`) and read the others' records; the
+    experiments share each model they load (:func:`attnspec.spectra.shared_models.sharing_models`),
+    and the models are dropped once the last has run."""
+    from attnspec.spectra.shared_models import sharing_models
+
+    records: dict[str, RunRecord] = {}
+    with sharing_models(log=log) as share:
+        for exp in experiments:
+            if only and exp.name not in only:
+                rec_file = results / exp.name / RUN_FILE
+                if rec_file.is_file():
+                    rec = json.loads(rec_file.read_text())
+                    records[exp.name] = RunRecord(exp.name, "reused" if rec.get("key") == exp.key(quick) else "stale",
+                                                  float(rec.get("seconds", 0)))
+                continue
+            rec = run_experiment(exp, results, quick=quick, force=force, data_dir=data_dir, log=log)
+            records[exp.name] = rec
+            log(f"{exp.name}: {rec.status} ({rec.seconds:.1f} s){' — ' + rec.detail if rec.detail else ''}")
+        if share.loads:
+            log(f"models: {share.loads} loaded, {share.reuses} reused")
+    return records

@@ -403,9 +403,9 @@ def add_to_study(cfg: Any, names: Sequence[str], *, lengths: Sequence[int] | Non
         from attnspec.spectra.random_init import random_init_tables
 
         if encoder is None:
-            from attnspec.spectra.models import load_model
+            from attnspec.spectra.shared_models import shared_model
 
-            encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+            encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
         tables = random_init_tables(cfg, encoder, list(lengths) if several else None, texts)
     for n, run in runs.items():
         add_baselines(run, names, model_tables=tables.get(n))

@@ -382,10 +382,10 @@ def _prepare_model(cfg: SpectrumConfig, encoder: Any | None) -> tuple[Any, str, 
     """The model (loaded unless given), the engine method and the batch size, checked
     against the run's length and the memory one batch needs."""
     from attnspec.errors import check_memory
-    from attnspec.spectra.models import load_model
+    from attnspec.spectra.shared_models import shared_model
 
     if encoder is None:
-        encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+        encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     if cfg.seq_len > encoder.max_seq_len:
         raise InputError(
             f"--seq-len {cfg.seq_len} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"

@@ -58,11 +58,11 @@ def sample_attention(
 
     from attnspec.spectra.capture import LayerAttention, capture_attention
     from attnspec.spectra.data.inputs import load_inputs
-    from attnspec.spectra.models import load_model
+    from attnspec.spectra.shared_models import shared_model
 
     if count < 1:
         raise InputError(f"count must be >= 1, got {count}")
-    enc = load_model(model, device=device)
+    enc = shared_model(model, device=device)
     per_input = enc.num_layers * enc.num_heads
     num_inputs = math.ceil(count / per_input)
     inputs = load_inputs(data, enc.tokenizer, seq_len=seq_len, num_inputs=num_inputs, seed=seed,

@@ -204,14 +204,14 @@ def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder
     from attnspec.spectra.config import inputs_request
     from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.job import run_spectrum
-    from attnspec.spectra.models import load_model
+    from attnspec.spectra.shared_models import shared_model
 
     longest = lengths[-1]
     out = Path(cfg.out)
     identity = {**replace(cfg, seq_len=longest).identity(), "seq_len": lengths}
     check_same_run(out, identity, kind=KIND)
     if encoder is None:
-        encoder = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+        encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     if longest > encoder.max_seq_len:
         raise InputError(f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)")
     drawn = load_inputs(

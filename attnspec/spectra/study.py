@@ -289,7 +289,10 @@ def run_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], *, progre
     cfg, lengths = check_study(cfg, lengths, baselines, texts=texts)
     kind, nests_in = study_kind(lengths)
     scaling = len(lengths) > 1
-    with writing_to(Path(cfg.out), command, kind=kind, nests_in=nests_in):  # re-entrant: the CLI holds it already
+    from attnspec.spectra.shared_models import sharing_models
+
+    # the job and a model null load the same model once; the scope ends with this call
+    with writing_to(Path(cfg.out), command, kind=kind, nests_in=nests_in), sharing_models():  # re-entrant: the CLI holds it already
         if texts is None:
             from attnspec.spectra.data.corpus import check_data_name
 

@@ -23,6 +23,9 @@ def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path, min
     assert r.exit_code == 0, r.output
     report = (out / "REPORT.md").read_text()
     experiments = load_experiments(REPO / "experiments")
+    for name in {exp.effective_args(True).get("model") for exp in experiments} - {None}:
+        # one load per model and report; the other experiments on it reuse it
+        assert r.stderr.count(f"model {name}: loaded") == 1, name
     for exp in experiments:
         rec = json.loads((out / "results" / exp.name / "report_run.json").read_text())
         assert rec["returncode"] == 0 and rec["quick"] is True, exp.name
