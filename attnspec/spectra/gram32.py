@@ -51,7 +51,17 @@ _ROW_MAJOR, _LOWER, _NO_TRANS = 101, 122, 111
 
 
 def is_lower_triangular(p: torch.Tensor) -> bool:
-    """Whether a square (n, n) matrix has an exactly zero strict upper triangle (causal P)."""
+    """Whether a square (n, n) matrix has an exactly zero strict upper triangle (causal P).
+
+    Parameters
+    ----------
+    p : torch.Tensor
+        A square (n, n) matrix.
+
+    Returns
+    -------
+    bool
+    """
     return not bool(torch.triu(p, diagonal=1).any())
 
 
@@ -163,7 +173,13 @@ def _dominated(p: torch.Tensor, iterations: int = 3) -> torch.Tensor:
 
 
 def available() -> bool:
-    """Whether SciPy's OpenBLAS offers the two routines (else the engine refuses the method)."""
+    """Whether SciPy's OpenBLAS offers the two routines (else the engine refuses the method).
+
+    Returns
+    -------
+    bool
+        True when both ``cblas_ssyrk`` and ``ssyevd_2stage`` are found.
+    """
     return _lapack("cblas_ssyrk") is not None and _lapack("ssyevd_2stage") is not None
 
 
@@ -172,6 +188,18 @@ def gram32_singular_values(flat: torch.Tensor, workers: int) -> torch.Tensor:
 
     ``flat`` is converted to float32 on the CPU; rectangular stacks are the engine's to route
     elsewhere (this method squares P Pᵀ of square P only).
+
+    Parameters
+    ----------
+    flat : torch.Tensor
+        A stack of m square (n, n) matrices, shape (m, n, n).
+    workers : int
+        Threads, one matrix each.
+
+    Returns
+    -------
+    torch.Tensor
+        Shape (m, n), float64, each row descending.
     """
     p = flat.detach().to(device="cpu", dtype=torch.float32).contiguous()
     m, n = p.shape[0], p.shape[-1]
