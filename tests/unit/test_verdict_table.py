@@ -207,10 +207,14 @@ def test_the_reports_claim_verdicts_are_the_tables_whichever_experiment_comes_fi
     assert names.index("jl-check-real") < names.index("jl-check")  # in file order the real-attention run comes first
     if not (RESULTS / "jl-check" / "verdicts.json").is_file():
         pytest.skip("no committed jl-check run")
+    stated = set()
     for order in (exps, exps[::-1]):
         (thm1,) = [r for r in ledger_rows(order, RESULTS, "verdicts.json") if r["id"] == "linformer.thm1.eq3"]
-        assert thm1["stated"] == "vacuous → violated"
+        stated.add(thm1["stated"])
         assert "relative-clipped" in thm1["verdict"]  # a reading only the n = 4096 run has: both runs pooled
+    # the real-attention run (eps = 2/3) fails at the theorem's own k < n, where the n = 4096
+    # run alone reads "vacuous → violated": pooled, in either order, the claim is violated
+    assert stated == {"violated"}
 
 
 def test_where_no_k_below_n_can_decide_theorem1_the_note_says_so_with_the_rate_at_n_minus_1() -> None:
