@@ -280,7 +280,7 @@ def _regenerate_section(quick: bool) -> list[str]:
         "With network access to the Hugging Face hub, the paper's own models run the same way: copy "
         "`experiments/spectrum-minilm-wiki103.toml` to e.g. `spectrum-roberta-base-wiki103.toml`, set "
         "`model = \"roberta-base\"` (or `roberta-large`), keep `group = \"figure1\"`, and run `attnspec report`; "
-        "or directly `attnspec spectrum --model roberta-base --data wiki103 --num-sentences 1000 --seq-len 512`.",
+        "or directly `attnspec spectrum --model roberta-base --data wiki103 --num-inputs 1000 --seq-len 512`.",
         "",
     ]
 

@@ -51,7 +51,7 @@ def test_default_count_fits_a_small_corpus_and_all_takes_every_input(model_dir, 
     assert _meta(tmp_path / "all")["inputs_done"] == 6 and _meta(tmp_path / "all")["corpus"]["num_requested"] == "all"
     r = _spectrum(model_dir, jsonl, tmp_path / "seven", "--num-sentences", "7", "--no-plots")
     assert r.exit_code == 1
-    assert "only 6 windows of 24 tokens" in r.stderr and "--num-sentences all" in r.stderr
+    assert "only 6 windows of 24 tokens" in r.stderr and "--num-inputs all" in r.stderr
 
 
 def test_at_is_kept_in_meta_and_plot_redraws_with_it(model_dir, jsonl, tmp_path) -> None:

@@ -219,7 +219,7 @@ def test_readme_setup_command_runs_twice_in_a_row(tiny_run: Path, tmp_path: Path
     argv = _setup_spectrum_command()
     assert "--out" in argv and "--model" in argv and "--data" in argv
     root = tiny_run.parent
-    swap = {"--model": (root / "model_path").read_text(), "--data": str(root / "t.jsonl"), "--seq-len": "16", "--num-sentences": "2"}
+    swap = {"--model": (root / "model_path").read_text(), "--data": str(root / "t.jsonl"), "--seq-len": "16", "--num-inputs": "2"}
     args = [swap.get(argv[i - 1], a) if i else a for i, a in enumerate(argv)]
     args = [a for i, a in enumerate(args) if not (a == "--data-dir" or (i and args[i - 1] == "--data-dir"))]
     monkeypatch.chdir(tmp_path)

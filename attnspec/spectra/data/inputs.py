@@ -141,7 +141,7 @@ def load_inputs(
         special tokens the tokenizer adds.
     num_inputs : int or None
         Number of windows to draw, >= 1; at most the number available. ``None``: every
-        available window (``--num-sentences all``), in a seeded random order.
+        available window (``--num-inputs all``), in a seeded random order.
     seed : int
         Seed (>= 0) of the draw without replacement.
     split : str, optional
@@ -333,7 +333,7 @@ def _draw(req: _DrawRequest, refresh: bool) -> _Drawn:
 
 def _too_few(req: _DrawRequest, c: _Candidates) -> str:
     """The one line that says how many windows there are, why, and the ways out."""
-    hints = ["ask for fewer (--num-sentences N, or --num-sentences all for these)", "use a smaller --seq-len"]
+    hints = ["ask for fewer (--num-inputs N, or --num-inputs all for these)", "use a smaller --seq-len"]
     if req.mode == "truncate" and req.short_policy == "skip":
         hints.append("short_policy 'pack' or 'keep' (--short-policy)")
     hints.append("or use more data (another --split or --data PATH)")
@@ -341,7 +341,7 @@ def _too_few(req: _DrawRequest, c: _Candidates) -> str:
     return (f"only {c.num_available} windows of {req.seq_len} tokens are available in {corpus.source!r} "
             f"(split {corpus.split}, mode {req.mode}, short_policy {req.short_policy}; {len(corpus.documents)} documents, "
             f"{c.tokens} tokens, longest document {c.longest} tokens) "
-            f"but {req.requested} were asked for (--num-sentences / num_inputs); " + ", ".join(hints))
+            f"but {req.requested} were asked for (--num-inputs / num_inputs); " + ", ".join(hints))
 
 
 def _inputs_meta(req: _DrawRequest, drawn: _Drawn, input_ids: list[list[int]], n_special: int) -> dict[str, Any]:
