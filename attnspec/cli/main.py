@@ -94,8 +94,14 @@ def main() -> None:
         # object the run left (torch's alone are ~0.35 s of a checking command's wall time).
         # Objects are still freed by reference counting; only the cycle search is skipped.
         import gc
+        import signal
 
         gc.freeze()
+        # Its exit code is decided too: a terminal's Ctrl-C reaches a forked worker first and
+        # this process a moment later, and CPython restores the default handlers while it shuts
+        # down, so a late SIGINT or SIGTERM would turn exit 130 (or 0) into a death by signal.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _stdout_failed(e: OSError) -> None:
