@@ -512,8 +512,13 @@ def _start_with_worker(tmp_path, name: str):  # noqa: ANN001, ANN202
     env.pop("ATTNSPEC_OSA_PROCESSES", None)
     tmp_path.mkdir(parents=True, exist_ok=True)
     # cwd: `python -m` puts the working directory first on the path, before PYTHONPATH
+    import signal
+
+    # as a terminal starts it: a suite run in the background of a non-interactive shell
+    # (`cmd &`) has SIGINT ignored, which a child inherits, and Python then raises no KeyboardInterrupt
     proc = subprocess.Popen([sys.executable, "-m", "attnspec.cli.main", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=tmp_path)
+                            stderr=subprocess.PIPE, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if _children(proc.pid):
