@@ -34,7 +34,6 @@ the models and data), ``papers`` (a section per paper), ``beyond`` ("Beyond Figu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -42,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from attnspec.errors import InputError
+from attnspec.report.code_digest import source_digest
 from attnspec.report.experiments import (
     FIGURE1_HEADING,
     PAPERS,
@@ -220,7 +220,7 @@ DRAWN_BY_FILE = "DRAWN_BY.json"
 
 
 def plotting_code_digest() -> str:
-    """SHA-256 over the plotting modules' source, in a fixed order.
+    """SHA-256 over the plotting modules' syntax trees (:mod:`attnspec.report.code_digest`), in a fixed order.
 
     Returns
     -------
@@ -228,11 +228,7 @@ def plotting_code_digest() -> str:
         The hex digest.
     """
     root = Path(__file__).resolve().parents[1]  # the attnspec package
-    h = hashlib.sha256()
-    for pattern in PLOTTING_CODE:
-        for path in sorted(root.glob(pattern)):
-            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+    return source_digest(root, [path for pattern in PLOTTING_CODE for path in sorted(root.glob(pattern))])
 
 
 

@@ -16,6 +16,7 @@ import tomllib
 
 from attnspec import __version__
 from attnspec.errors import InputError, check_name
+from attnspec.report.code_digest import source_digest
 
 PAPERS: dict[str, str] = {
     "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
@@ -139,7 +140,7 @@ _CHECKING_CODE = ("verdicts/classify.py", "verdicts/vocabulary.py", "numerics/st
 
 
 def checking_code_digest(command: str) -> str | None:
-    """SHA-256 over the source of a checking command's theory package and the shared modules
+    """SHA-256 over the syntax trees (:mod:`attnspec.report.code_digest`) of a checking command's theory package and the shared modules
     its verdicts come from; None for the spectrum job.
 
     Parameters
@@ -163,10 +164,7 @@ def checking_code_digest(command: str) -> str | None:
     pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
     files = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
     files += [root / f for f in _CHECKING_CODE if (root / f).is_file()]
-    h = hashlib.sha256()
-    for path in files:
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    return source_digest(root, files)[:16]
 
 
 def load_experiments(folder: Path) -> list[Experiment]:
