@@ -209,8 +209,10 @@ class CheckResult:
         shown = ", ".join(f"{k}={v!r}" for k, v in list(params.items())[:6])
         more = ", …" if len(params) > 6 else ""
         where = f", path={str(self.path)!r}" if self.path else ""
-        return (f"CheckResult({self.command!r}, {len({r.claim for r in rows})} claims, {len(rows)} verdict rows: "
-                f"{counts or 'none'}; {shown}{more}{where}) — .summary(), .verdicts, .tables, .plot(), .save(dir)")
+        return (
+            f"CheckResult({self.command!r}, {len({r.claim for r in rows})} claims, {len(rows)} verdict rows: "
+            f"{counts or 'none'}; {shown}{more}{where}) — .summary(), .verdicts, .tables, .plot(), .save(dir)"
+        )
 
 
 def _path_arg(name: str, value: Any) -> str | Path:
@@ -223,14 +225,22 @@ def _path_arg(name: str, value: Any) -> str | Path:
 
 #: The arguments of the checking functions that are not battery options (the command line
 #: has its own flags for them, beside ``--json``, ``--verbose`` and ``--quiet``).
-RUN_ARGUMENTS: dict[str, Option] = {o.name: o for o in (
-    Option("out", "path", None, "Write the results there as the command line does (tables, verdicts.parquet, "
-           "meta.json, figures); on Ctrl-C, a command that can resume keeps its finished part there.",
-           nullable=True),
-    Option("resume", "bool", False, "Continue the interrupted run in out (same options)."),
-    Option("csv", "bool", False, "Also write CSV copies of the tables (with out)."),
-    Option("plots", "bool", True, "Draw the figures into out."),
-)}
+RUN_ARGUMENTS: dict[str, Option] = {
+    o.name: o
+    for o in (
+        Option(
+            "out",
+            "path",
+            None,
+            "Write the results there as the command line does (tables, verdicts.parquet, "
+            "meta.json, figures); on Ctrl-C, a command that can resume keeps its finished part there.",
+            nullable=True,
+        ),
+        Option("resume", "bool", False, "Continue the interrupted run in out (same options)."),
+        Option("csv", "bool", False, "Also write CSV copies of the tables (with out)."),
+        Option("plots", "bool", True, "Draw the figures into out."),
+    )
+}
 _PROGRESS = inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=True, annotation=Progress)
 _PROGRESS_DOC = """    progress : bool or callable
         True: one line per step on stderr; False: silent; a callable receives each message."""
@@ -255,8 +265,9 @@ def _run(command: str, function: str, arguments: Mapping[str, Any], run_argument
     from attnspec.runtime.progress import progress_sink
 
     say = progress_sink(given.get("progress", True))
-    resume, csv, plots = (check_bool(name, given.get(name, RUN_ARGUMENTS[name].default))
-                          for name in ("resume", "csv", "plots"))
+    resume, csv, plots = (
+        check_bool(name, given.get(name, RUN_ARGUMENTS[name].default)) for name in ("resume", "csv", "plots")
+    )
     out = given.get("out")
     if out is None:
         if resume:
@@ -268,8 +279,9 @@ def _run(command: str, function: str, arguments: Mapping[str, Any], run_argument
     return CheckResult(result, path=path)
 
 
-def check_function(command: str, name: str, summary: str, run_arguments: Sequence[str],
-                   returns: str = "CheckResult") -> Callable[..., CheckResult]:
+def check_function(
+    command: str, name: str, summary: str, run_arguments: Sequence[str], returns: str = "CheckResult"
+) -> Callable[..., CheckResult]:
     """The Python function of a checking command: keyword-only arguments, the command's
     declared options (:mod:`attnspec.options.checks`) then ``run_arguments`` (keys of
     :data:`RUN_ARGUMENTS`) and ``progress``; its docstring is ``summary`` with the
@@ -287,28 +299,46 @@ def check_function(command: str, name: str, summary: str, run_arguments: Sequenc
     params = [*signature(options_of(command), extra).parameters.values(), _PROGRESS]
     check.__signature__ = inspect.Signature(params, return_annotation="CheckResult")  # type: ignore[attr-defined]
     check.__annotations__ = {p.name: p.annotation for p in params}
-    check.__doc__ = (f"{summary}\n\n{numpydoc_parameters((*options_of(command), *extra))}\n{_PROGRESS_DOC}\n\n"
-                     f"    Returns\n    -------\n    {returns}\n\n{_RAISES}\n")
+    check.__doc__ = (
+        f"{summary}\n\n{numpydoc_parameters((*options_of(command), *extra))}\n{_PROGRESS_DOC}\n\n"
+        f"    Returns\n    -------\n    {returns}\n\n{_RAISES}\n"
+    )
     return check
 
 
-jl_check = check_function("jl-check", "jl_check", "Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2: "
-                          "``attnspec jl-check``.", ("out", "resume", "csv"))
+jl_check = check_function(
+    "jl-check",
+    "jl_check",
+    "Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2: ``attnspec jl-check``.",
+    ("out", "resume", "csv"),
+)
 
-sa_check = check_function("sa-check", "sa_check", "Check the sparse-expressivity construction "
-                          "SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps\n    (Likhosherstov et al. 2021): ``attnspec sa-check``.",
-                          ("out", "csv", "plots"))
+sa_check = check_function(
+    "sa-check",
+    "sa_check",
+    "Check the sparse-expressivity construction "
+    "SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps\n    (Likhosherstov et al. 2021): ``attnspec sa-check``.",
+    ("out", "csv", "plots"),
+)
 
-osa_check = check_function("osa-check", "osa_check", "Check the Orthogonal Self-Attention theorems (Zhang & "
-                           "Martens): ``attnspec osa-check``.", ("out", "csv"))
+osa_check = check_function(
+    "osa-check",
+    "osa_check",
+    "Check the Orthogonal Self-Attention theorems (Zhang & Martens): ``attnspec osa-check``.",
+    ("out", "csv"),
+)
 
 osa_train = check_function(
-    "osa-train", "osa_train", "Train ViT, its ablations and the OSA-Transformer on 8×8 digits to a stopping rule on "
+    "osa-train",
+    "osa_train",
+    "Train ViT, its ablations and the OSA-Transformer on 8×8 digits to a stopping rule on "
     "validation accuracy,\n    beside the OSA paper's Table 2 (MNIST): ``attnspec osa-train``. ``None`` means the "
-    "CLI's default.", ("out", "resume", "csv"),
-    returns="CheckResult\n        ``tables[\"osa_train_summary\"]`` holds test accuracy mean ± sd per model;\n"
-            "        ``tables[\"osa_train_paper\"]`` sets it beside the paper's Table 2 and\n"
-            "        ``tables[\"osa_train_orderings\"]`` says which of the paper's orderings reproduce.")
+    "CLI's default.",
+    ("out", "resume", "csv"),
+    returns='CheckResult\n        ``tables["osa_train_summary"]`` holds test accuracy mean ± sd per model;\n'
+    '        ``tables["osa_train_paper"]`` sets it beside the paper\'s Table 2 and\n'
+    '        ``tables["osa_train_orderings"]`` says which of the paper\'s orderings reproduce.',
+)
 
 
 def claims(paper: str | None = None) -> pd.DataFrame:

@@ -81,11 +81,16 @@ def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
     cfg = result.meta["parameters"]
     defaults = {o.name: o.default for o in SA_CHECK}
     shown = {"L": "L", "k": "k", "eps": "ε", "delta": "δ"}
-    whose = ("attnspec's defaults" if all(defaults[k] == cfg[k] for k in shown) else "attnspec's defaults are "
-             + ", ".join(f"{v} = {defaults[k]:g}" for k, v in shown.items()))
-    return ("sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
-            f"the notes fix none, only the construction and its formula for d). {count_line(result.verdicts)}, "
-            f"{wall:.1f} s.")
+    whose = (
+        "attnspec's defaults"
+        if all(defaults[k] == cfg[k] for k in shown)
+        else "attnspec's defaults are " + ", ".join(f"{v} = {defaults[k]:g}" for k, v in shown.items())
+    )
+    return (
+        "sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
+        f"the notes fix none, only the construction and its formula for d). {count_line(result.verdicts)}, "
+        f"{wall:.1f} s."
+    )
 
 
 def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN001 - BatteryResult
@@ -102,8 +107,12 @@ def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN0
 
     # a table this wide is unreadable at 80 columns: when stdout is not a terminal, use 200
     console = out_console if out_console.is_terminal else Console(width=200)
-    print_verdict_table(rows, title="sa-check: sparse expressivity of self-attention (Likhosherstov et al. 2021)",
-                        param_columns=["L", "k", "eps", "delta", "d", "varied"], console=console)
+    print_verdict_table(
+        rows,
+        title="sa-check: sparse expressivity of self-attention (Likhosherstov et al. 2021)",
+        param_columns=["L", "k", "eps", "delta", "d", "varied"],
+        console=console,
+    )
     counts = {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
     console.print(" · ".join(f"{n} {v}" for v, n in counts.items() if n) + f" · {wall:.1f} s", highlight=False)
 

@@ -67,8 +67,15 @@ def _layer_summary(table: pd.DataFrame, col: str) -> pd.DataFrame:
     return table.groupby("n")[col].agg(["mean", "min", "max"]).sort_index()
 
 
-def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: str = "",
-                 formats: Sequence[str] = ("png", "svg"), nulls: dict[str, pd.DataFrame] | None = None) -> list[Path]:
+def plot_scaling(
+    table: pd.DataFrame,
+    fits: pd.DataFrame,
+    out: Path,
+    *,
+    title: str = "",
+    formats: Sequence[str] = ("png", "svg"),
+    nulls: dict[str, pd.DataFrame] | None = None,
+) -> list[Path]:
     """Draw both figures from :func:`attnspec.spectra.scaling.scaling_table` and :func:`~attnspec.spectra.scaling.fit_scaling`.
 
     ``title`` names the run (model · corpus); the lengths and the number of inputs are added.
@@ -112,17 +119,33 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     colours = list(OKABE_ITO)  # colour-blind safe categories: the real layers first, then each null
     ns = np.array(sorted(table["n"].unique()), dtype=float)
     fig, axes = paper_figure(1, 2, width=PAGE_IN, height=4.2)
-    for ax, col, label in ((axes[0, 0], "k_mean_curve", "k90: index where the mean curve reaches 0.9"),
-                           (axes[0, 1], "effective_rank", "effective rank (mean over heads)")):
+    for ax, col, label in (
+        (axes[0, 0], "k_mean_curve", "k90: index where the mean curve reaches 0.9"),
+        (axes[0, 1], "effective_rank", "effective rank (mean over heads)"),
+    ):
         for j, (name, null) in enumerate((nulls or {}).items()):
             s = _layer_summary(null, col)
             colour = colours[3 + j]
-            ax.fill_between(s.index, s["min"], s["max"], color=colour, alpha=0.25, lw=0,
-                            label=f"{LABELS.get(name, name)}: layer min–max")
+            ax.fill_between(
+                s.index,
+                s["min"],
+                s["max"],
+                color=colour,
+                alpha=0.25,
+                lw=0,
+                label=f"{LABELS.get(name, name)}: layer min–max",
+            )
             ax.plot(s.index, s["mean"], color=colour, ls="-.", lw=1.1, label=f"{LABELS.get(name, name)}: layer mean")
         s = _layer_summary(table, col)
-        ax.fill_between(s.index, s["min"], s["max"], color=colours[0], alpha=0.2, lw=0,
-                        label=f"real: min–max over {len(layers)} layers")
+        ax.fill_between(
+            s.index,
+            s["min"],
+            s["max"],
+            color=colours[0],
+            alpha=0.2,
+            lw=0,
+            label=f"real: min–max over {len(layers)} layers",
+        )
         ax.plot(s.index, s["mean"], color=colours[0], lw=1.8, marker="o", ms=3.5, label="real: layer mean")
         for layer, marker, ls in zip(shown, ("s", "^", "D"), ((0, (1, 1)), (0, (4, 1.5)), (0, (2, 1, 1, 1)))):
             d = table[table["layer"] == layer].sort_values("n")
@@ -158,8 +181,16 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
         f["pos"] = f["layer"].where(f["layer"] >= 0, len(layers))
         f = f.sort_values("pos")
         x = f["pos"].to_numpy() + (j - (len(metrics) - 1) / 2) * width
-        ax.errorbar(x, f["beta"], yerr=[f["beta"] - f["low"], f["high"] - f["beta"]], fmt=marker, ms=3.5, capsize=2,
-                    color=color, label=FITTED[metric])
+        ax.errorbar(
+            x,
+            f["beta"],
+            yerr=[f["beta"] - f["low"], f["high"] - f["beta"]],
+            fmt=marker,
+            ms=3.5,
+            capsize=2,
+            color=color,
+            label=FITTED[metric],
+        )
     for y in (0.0, 1.0):
         ax.axhline(y, color="grey", lw=0.7)
     for y in (NO_GROWTH_BELOW, LINEAR_ABOVE):

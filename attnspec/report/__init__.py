@@ -55,8 +55,9 @@ from attnspec.report.runner import RunRecord, check_options, run_experiment
 from attnspec.storage.writer import atomic_write_bytes
 
 
-def build_report(experiments: list[Experiment], out: Path, records: dict[str, RunRecord], *, quick: bool,
-                 data_dir: str | None) -> Path:
+def build_report(
+    experiments: list[Experiment], out: Path, records: dict[str, RunRecord], *, quick: bool, data_dir: str | None
+) -> Path:
     """Write ``out/REPORT.md``, ``out/appendix/``, ``out/figures/`` and ``out/REPORT.html`` from
     the saved results in ``out/results``.
 
@@ -115,12 +116,18 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     runs = spectrum_runs(experiments, results, "figure1")
     if runs:
         figure1 = ["## " + FIGURE1_HEADING, "", *_spectrum_section(runs, results, figures, plot_run, plot_compare)[2:]]
-        sections.append((move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ",
-                         []))
+        sections.append(
+            (move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ", [])
+        )
     beyond = beyond_figure1_section(experiments, results, figures)
     if beyond:  # per-run scaling fits and per-layer metrics: the appendix; the k90 figures stay
-        beyond = move_subsections(beyond, section_page(pages, beyond[0][3:]), pages, ["Scaling with n", "The metrics beyond"],
-                                  keep_figures=["scaling_k90"])
+        beyond = move_subsections(
+            beyond,
+            section_page(pages, beyond[0][3:]),
+            pages,
+            ["Scaling with n", "The metrics beyond"],
+            keep_figures=["scaling_k90"],
+        )
     from attnspec.report.projection import projection_part
 
     sections.append((beyond, 0, "## ", scaling_table(experiments, results) + projection_part(experiments, results)))
@@ -140,13 +147,20 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     from attnspec.report.appendix import experiment_page
 
     for exp in experiments:  # every experiment has its page; the checking ones have theirs already
-        pages.setdefault(exp.name, experiment_page(exp, records.get(exp.name), out, quick=quick,
-                                                   verdict_file=VERDICT_FILE, run_file=RUN_FILE))
+        pages.setdefault(
+            exp.name,
+            experiment_page(exp, records.get(exp.name), out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE),
+        )
     body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
     body += _how_to_read()
     pages = drop_empty(pages)
-    pages["how-to-regenerate"] = ["# How to regenerate", "", "[Back to the report](../REPORT.md)", "",
-                                  *_regenerate_section(quick)[2:]]
+    pages["how-to-regenerate"] = [
+        "# How to regenerate",
+        "",
+        "[Back to the report](../REPORT.md)",
+        "",
+        *_regenerate_section(quick)[2:],
+    ]
     body += index_section(experiments, records, pages, quick=quick)
     placed: dict[str, str] = {}
     body = place_figures(body, out, placed=placed)
@@ -154,9 +168,18 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     for name, lines in pages.items():  # numbered through the appendix, page after page
         pages[name] = place_figures(lines, out, label="Figure A", placed=placed, start=numbered)
         numbered += sum(1 for line in pages[name] if line.startswith("*Figure A"))
-    _write_text(figures / DRAWN_BY_FILE, json.dumps(
-        {"plotting_code_sha256": plotting_code_digest(), "files": list(PLOTTING_CODE),
-         "note": "every figure here was drawn by this plotting code in one `attnspec report`"}, indent=2) + "\n")
+    _write_text(
+        figures / DRAWN_BY_FILE,
+        json.dumps(
+            {
+                "plotting_code_sha256": plotting_code_digest(),
+                "files": list(PLOTTING_CODE),
+                "note": "every figure here was drawn by this plotting code in one `attnspec report`",
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     write_appendix(pages, out)
     path = out / "REPORT.md"
     atomic_write_bytes(path, ("\n".join(body).rstrip() + "\n").encode())
@@ -181,8 +204,9 @@ def _head(experiments: list[Experiment], results: Path, records: dict[str, RunRe
         f"{env['created_utc']}; {total / 60:.1f} min of compute in all"
         + (" — **quick** mode: small sizes, the numbers are illustrative only." if quick else "."),
         "",
-        *summary_section(experiments, results, papers=PAPERS, quick=quick, verdict_file=VERDICT_FILE,
-                         figure1_heading=FIGURE1_HEADING),
+        *summary_section(
+            experiments, results, papers=PAPERS, quick=quick, verdict_file=VERDICT_FILE, figure1_heading=FIGURE1_HEADING
+        ),
         *_models_and_data(experiments, results),
     ]
 
@@ -206,11 +230,15 @@ def _models_and_data(experiments: list[Experiment], results: Path) -> list[str]:
     if not models:
         return []
     said = "; ".join(f"{name} on {', '.join(sorted(d))}" for name, d in models.items())
-    return ["## Models and data", "",
-            f"The spectrum study ran on the real pretrained models that install from the package index: {said}. "
-            "No RoBERTa weights (the paper's models) can be fetched on the machine that made this report, which has "
-            "no model hub; every statement below is about these models on these corpora. Each experiment's model "
-            "revision, corpus digest, input count and seed are on its appendix page.", ""]
+    return [
+        "## Models and data",
+        "",
+        f"The spectrum study ran on the real pretrained models that install from the package index: {said}. "
+        "No RoBERTa weights (the paper's models) can be fetched on the machine that made this report, which has "
+        "no model hub; every statement below is about these models on these corpora. Each experiment's model "
+        "revision, corpus digest, input count and seed are on its appendix page.",
+        "",
+    ]
 
 
 #: The code that draws every figure of the report: its digest is recorded with the figures,
@@ -231,35 +259,20 @@ def plotting_code_digest() -> str:
     return source_digest(root, [path for pattern in PLOTTING_CODE for path in sorted(root.glob(pattern))])
 
 
-
-
-
-
-
-
-
-
 def _how_to_read() -> list[str]:
     """The report's "How to read a verdict" section: the whole vocabulary, from attnspec.verdicts.classify."""
     from attnspec.verdicts.classify import LOOSE_FACTOR, VERDICT_MEANINGS
 
-    return ["## How to read a verdict", "",
-            "Every row names a claim by its id (`attnspec claims` lists them with the paper's equation and "
-            "statement) and the reading it was checked under, with the numbers it was decided from. "
-            f"One classifier decides every row, with one looseness rule (a factor {LOOSE_FACTOR:g}):", "",
-            *[f"- **{v}** — {m}." for v, m in VERDICT_MEANINGS.items()], ""]
-
-
-
-
-
-
-
-
-
-
-
-
+    return [
+        "## How to read a verdict",
+        "",
+        "Every row names a claim by its id (`attnspec claims` lists them with the paper's equation and "
+        "statement) and the reading it was checked under, with the numbers it was decided from. "
+        f"One classifier decides every row, with one looseness rule (a factor {LOOSE_FACTOR:g}):",
+        "",
+        *[f"- **{v}** — {m}." for v, m in VERDICT_MEANINGS.items()],
+        "",
+    ]
 
 
 def _regenerate_section(quick: bool) -> list[str]:
@@ -275,7 +288,7 @@ def _regenerate_section(quick: bool) -> list[str]:
         "",
         "With network access to the Hugging Face hub, the paper's own models run the same way: copy "
         "`experiments/spectrum-minilm-wiki103.toml` to e.g. `spectrum-roberta-base-wiki103.toml`, set "
-        "`model = \"roberta-base\"` (or `roberta-large`), keep `group = \"figure1\"`, and run `attnspec report`; "
+        '`model = "roberta-base"` (or `roberta-large`), keep `group = "figure1"`, and run `attnspec report`; '
         "or directly `attnspec spectrum --model roberta-base --data wiki103 --num-inputs 1000 --seq-len 512`.",
         "",
     ]
@@ -343,8 +356,16 @@ def run_report(
     return path, records
 
 
-def _run_all(experiments: Sequence[Experiment], results: Path, *, quick: bool, force: bool,
-             only: Sequence[str] | None, data_dir: str | None, log: Callable[[str], None]) -> dict[str, RunRecord]:
+def _run_all(
+    experiments: Sequence[Experiment],
+    results: Path,
+    *,
+    quick: bool,
+    force: bool,
+    only: Sequence[str] | None,
+    data_dir: str | None,
+    log: Callable[[str], None],
+) -> dict[str, RunRecord]:
     """Run each experiment asked for (:func:`run_experiment`) and read the others' records; the
     experiments share each model they load (:func:`attnspec.spectra.shared_models.sharing_models`),
     and the models are dropped once the last has run."""
@@ -357,8 +378,11 @@ def _run_all(experiments: Sequence[Experiment], results: Path, *, quick: bool, f
                 rec_file = results / exp.name / RUN_FILE
                 if rec_file.is_file():
                     rec = json.loads(rec_file.read_text())
-                    records[exp.name] = RunRecord(exp.name, "reused" if rec.get("key") == exp.key(quick) else "stale",
-                                                  float(rec.get("seconds", 0)))
+                    records[exp.name] = RunRecord(
+                        exp.name,
+                        "reused" if rec.get("key") == exp.key(quick) else "stale",
+                        float(rec.get("seconds", 0)),
+                    )
                 continue
             rec = run_experiment(exp, results, quick=quick, force=force, data_dir=data_dir, log=log)
             records[exp.name] = rec

@@ -75,12 +75,15 @@ def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
     elif isinstance(text, str):
         parts = text.replace(" ", "").split(",")
         if text.strip() and any(not p for p in parts):
-            raise InputError(f"--seq-len has an empty item in {text!r}; give integers separated by single commas "
-                             "(64,128,256)")
+            raise InputError(
+                f"--seq-len has an empty item in {text!r}; give integers separated by single commas (64,128,256)"
+            )
         try:
             items = [int(t) for t in parts if t]
         except ValueError:
-            raise InputError(f"--seq-len must be an integer or a comma-separated list of integers (64,128,256), got {text!r}") from None
+            raise InputError(
+                f"--seq-len must be an integer or a comma-separated list of integers (64,128,256), got {text!r}"
+            ) from None
     elif isinstance(text, Sequence):
         if not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in text):
             raise InputError(f"--seq-len values must be integers, got {list(text)!r}")
@@ -95,8 +98,9 @@ def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
     if len(set(items)) != len(items):
         raise InputError(f"--seq-len lists a length twice: {text!r}")
     if items != sorted(items):
-        raise InputError(f"--seq-len lengths must be strictly increasing, got {text!r}; "
-                         f"write {','.join(map(str, sorted(items)))}")
+        raise InputError(
+            f"--seq-len lengths must be strictly increasing, got {text!r}; write {','.join(map(str, sorted(items)))}"
+        )
     return items
 
 
@@ -129,10 +133,12 @@ def cut_inputs(inputs: Any, tokenizer: Any, seq_len: int) -> Any:
     prefix, suffix = _special_template(tokenizer)
     width = seq_len - len(prefix) - len(suffix)
     if width < 1:
-        raise InputError(f"--seq-len {seq_len} leaves no room for text next to the tokenizer's {len(prefix) + len(suffix)} special tokens")
+        raise InputError(
+            f"--seq-len {seq_len} leaves no room for text next to the tokenizer's {len(prefix) + len(suffix)} special tokens"
+        )
     cut = []
     for ids in inputs.input_ids:
-        text = ids[len(prefix): len(ids) - len(suffix)]  # (l - specials,)
+        text = ids[len(prefix) : len(ids) - len(suffix)]  # (l - specials,)
         cut.append(prefix + text[:width] + suffix)
     lengths = [len(x) for x in cut]
     meta = {
@@ -165,8 +171,14 @@ def run_dir(out: Path, seq_len: int) -> Path:
     return Path(out) / f"n{seq_len}"
 
 
-def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, encoder: Any | None = None,
-                projection_k: Sequence[int] = ()) -> list[Any]:
+def run_scaling(
+    cfg: Any,
+    lengths: Sequence[int],
+    *,
+    progress: bool = True,
+    encoder: Any | None = None,
+    projection_k: Sequence[int] = (),
+) -> list[Any]:
     """The spectrum job at every length in ``lengths`` on the same documents, one model load.
 
     Parameters
@@ -199,8 +211,9 @@ def run_scaling(cfg: Any, lengths: Sequence[int], *, progress: bool = True, enco
         return _run_scaling_locked(cfg, lengths, progress=progress, encoder=encoder, projection_k=list(projection_k))
 
 
-def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None,
-                        projection_k: list[int]) -> list[Any]:
+def _run_scaling_locked(
+    cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None, projection_k: list[int]
+) -> list[Any]:
     from attnspec.spectra.config import inputs_request
     from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.job import run_spectrum
@@ -213,17 +226,34 @@ def _run_scaling_locked(cfg: Any, lengths: list[int], *, progress: bool, encoder
     if encoder is None:
         encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     if longest > encoder.max_seq_len:
-        raise InputError(f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)")
+        raise InputError(
+            f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
+        )
     drawn = load_inputs(
-        cfg.data, encoder.tokenizer, seq_len=longest, **inputs_request(cfg.num_sentences), seed=cfg.seed,
-        split=cfg.split, data_dir=cfg.data_dir, short_policy=cfg.short_policy, selection=cfg.selection,
+        cfg.data,
+        encoder.tokenizer,
+        seq_len=longest,
+        **inputs_request(cfg.num_sentences),
+        seed=cfg.seed,
+        split=cfg.split,
+        data_dir=cfg.data_dir,
+        short_policy=cfg.short_policy,
+        selection=cfg.selection,
         count_available=cfg.count_available,
     )
     # every length is cut from these documents: recorded in each length's content, checked by the fit
     drawn.meta["documents_sha256"] = drawn.meta.get("inputs_sha256")
     out.mkdir(parents=True, exist_ok=True)
-    write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths,
-                     "runs": [run_dir(Path("."), n).name for n in lengths], "environment": environment_meta()})
+    write_meta(
+        out,
+        {
+            "kind": KIND,
+            "identity": identity,
+            "lengths": lengths,
+            "runs": [run_dir(Path("."), n).name for n in lengths],
+            "environment": environment_meta(),
+        },
+    )
     outcomes = []
     for n in lengths:
         inputs = drawn if n == longest else cut_inputs(drawn, encoder.tokenizer, n)
@@ -249,8 +279,13 @@ def _projection(out: Path, encoder: Any, drawn: Any, lengths: list[int], ks: lis
     from attnspec.storage.results import result_files
 
     meta = read_meta(out)
-    record = {"k": ks, "inputs": DEFAULT_INPUTS, "seed": seed, "lengths": lengths,
-              "projection": "E = F = R, Gaussian k x n with entries N(0, 1/k), one R per (n, k, input, layer)"}
+    record = {
+        "k": ks,
+        "inputs": DEFAULT_INPUTS,
+        "seed": seed,
+        "lengths": lengths,
+        "projection": "E = F = R, Gaussian k x n with entries N(0, 1/k), one R per (n, k, input, layer)",
+    }
     if meta.get("projection") == record and (out / "projection.parquet").is_file():
         return
     reason = unmeasurable(encoder)
@@ -301,7 +336,9 @@ def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_p
     lengths = metas[0].get("lengths")
     for d, m in zip(dirs, metas):
         if m.get("kind") != KIND:
-            raise ResultsError(f"{d} holds a {m.get('kind')!r} result, not a scaling run; merge scaling shards only with each other")
+            raise ResultsError(
+                f"{d} holds a {m.get('kind')!r} result, not a scaling run; merge scaling shards only with each other"
+            )
         if m.get("lengths") != lengths:
             raise ResultsError(f"{d} has lengths {m.get('lengths')}, {dirs[0]} has {lengths}")
     out = Path(out)
@@ -312,8 +349,9 @@ def merge_scaling(dirs: Sequence[Path], out: Path, *, csv: bool = False, allow_p
             return _merge_scaling_locked(dirs, metas, out, lengths, csv=csv, allow_partial=allow_partial)
 
 
-def _merge_scaling_locked(dirs: Sequence[Path], metas: list[dict[str, Any]], out: Path, lengths: list[int], *,
-                          csv: bool, allow_partial: bool) -> dict[str, Any]:
+def _merge_scaling_locked(
+    dirs: Sequence[Path], metas: list[dict[str, Any]], out: Path, lengths: list[int], *, csv: bool, allow_partial: bool
+) -> dict[str, Any]:
     from attnspec.spectra.merge import merge_runs
 
     done, total, partial = 0, 0, []
@@ -328,11 +366,27 @@ def _merge_scaling_locked(dirs: Sequence[Path], metas: list[dict[str, Any]], out
             unfinished.update(meta.get("unfinished_shards", []))
     status = "partial" if partial else "complete"
     identity = {**metas[0]["identity"], "shard": None}
-    write_meta(out, {"kind": KIND, "identity": identity, "lengths": lengths, "runs": [f"n{n}" for n in lengths],
-                     "status": status, "partial_lengths": partial,
-                     "merged_from": [str(d) for d in dirs], "environment": environment_meta()})
-    return {"inputs_done": done, "inputs_total": total, "lengths": lengths, "status": status,
-            "missing_shards": sorted(missing), "unfinished_shards": sorted(unfinished)}
+    write_meta(
+        out,
+        {
+            "kind": KIND,
+            "identity": identity,
+            "lengths": lengths,
+            "runs": [f"n{n}" for n in lengths],
+            "status": status,
+            "partial_lengths": partial,
+            "merged_from": [str(d) for d in dirs],
+            "environment": environment_meta(),
+        },
+    )
+    return {
+        "inputs_done": done,
+        "inputs_total": total,
+        "lengths": lengths,
+        "status": status,
+        "missing_shards": sorted(missing),
+        "unfinished_shards": sorted(unfinished),
+    }
 
 
 def _layer_mean_curve(spectrum: pd.DataFrame) -> pd.DataFrame:
@@ -365,7 +419,9 @@ def read_runs(out: Path) -> dict[int, Path]:
 
     meta = check_meta(out)
     if meta.get("kind") != KIND:
-        raise ResultsError(f"{out} holds a {meta.get('kind')!r} result, not a scaling run (attnspec spectrum --seq-len 64,128,...)")
+        raise ResultsError(
+            f"{out} holds a {meta.get('kind')!r} result, not a scaling run (attnspec spectrum --seq-len 64,128,...)"
+        )
     return check_scaling_run(out)
 
 
@@ -416,9 +472,13 @@ def scaling_table(out: Path, level: float = 0.9, source: str = REAL) -> pd.DataF
         per_layer = inputs.groupby("layer").mean(numeric_only=True).drop(columns="input")
         for layer, g in curve.groupby("layer"):
             c = torch.tensor(g.sort_values("index")["mean"].to_numpy())
-            row = {"n": n, "layer": int(layer), "k_mean_curve": int(reach_index(c, level)),
-                   "effective_rank": float(metrics.loc[metrics["layer"] == layer, "effective_rank_mean"].mean()),
-                   "inputs": int(inputs.loc[inputs["layer"] == layer, "input"].nunique())}
+            row = {
+                "n": n,
+                "layer": int(layer),
+                "k_mean_curve": int(reach_index(c, level)),
+                "effective_rank": float(metrics.loc[metrics["layer"] == layer, "effective_rank_mean"].mean()),
+                "inputs": int(inputs.loc[inputs["layer"] == layer, "input"].nunique()),
+            }
             row.update({f"{c}_input_mean": float(per_layer.loc[layer, c]) for c in per_layer.columns})
             rows.append(row)
     return pd.DataFrame(rows).sort_values(["layer", "n"]).reset_index(drop=True)
@@ -480,8 +540,15 @@ def verdict(low: float, high: float) -> str:
     return f"inconclusive (interval crosses {NO_GROWTH_BELOW:g} or {LINEAR_ABOVE:g})"
 
 
-def fit_per_input(lengths: Sequence[int], values: np.ndarray, *, metric: str = "k", level: float = 0.95,
-                  resamples: int = 2000, seed: int = 0) -> list[PowerFit]:
+def fit_per_input(
+    lengths: Sequence[int],
+    values: np.ndarray,
+    *,
+    metric: str = "k",
+    level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> list[PowerFit]:
     """Fit k ∝ n^β per layer and overall, with a percentile bootstrap over inputs.
 
     Parameters
@@ -511,7 +578,9 @@ def fit_per_input(lengths: Sequence[int], values: np.ndarray, *, metric: str = "
     if v.ndim != 3 or v.shape[0] != n.size:
         raise InputError(f"values must have shape ({n.size}, inputs, layers), got {v.shape}")
     if n.size < 2 or v.shape[1] < 2:
-        raise InputError(f"a power-law fit with a bootstrap needs >= 2 lengths and >= 2 inputs, got {n.size} and {v.shape[1]}")
+        raise InputError(
+            f"a power-law fit with a bootstrap needs >= 2 lengths and >= 2 inputs, got {n.size} and {v.shape[1]}"
+        )
     if not np.all(v > 0):
         raise InputError("every value must be positive for a log–log fit")
     v = np.concatenate([v, v.mean(axis=2, keepdims=True)], axis=2)  # (T, m, L + 1): last = mean over layers
@@ -528,19 +597,24 @@ def fit_per_input(lengths: Sequence[int], values: np.ndarray, *, metric: str = "
     for b0 in range(0, resamples, 50):  # chunks keep memory at 50·T·m·(L+1) floats
         idx = rng.integers(0, m, size=(min(50, resamples - b0), m))  # (b, m)
         means = v[:, idx, :].mean(axis=2)  # (T, b, L+1)
-        boot[b0:b0 + idx.shape[0]] = slopes(np.moveaxis(means, 0, 1))
+        boot[b0 : b0 + idx.shape[0]] = slopes(np.moveaxis(means, 0, 1))
     alpha = (1 - level) / 2
     lo, hi = np.quantile(boot, [alpha, 1 - alpha], axis=0)
     fits = []
     for j in range(v.shape[2]):
         layer = j if j < v.shape[2] - 1 else -1
         scale = float(np.exp(np.log(v.mean(axis=1)[:, j]).mean() - point[j] * np.log(n).mean()))
-        fits.append(PowerFit(metric, layer, float(point[j]), float(lo[j]), float(hi[j]), scale, verdict(float(lo[j]), float(hi[j]))))
+        fits.append(
+            PowerFit(
+                metric, layer, float(point[j]), float(lo[j]), float(hi[j]), scale, verdict(float(lo[j]), float(hi[j]))
+            )
+        )
     return fits
 
 
-def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95,
-                source: str = REAL) -> pd.DataFrame:
+def fit_scaling(
+    out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95, source: str = REAL
+) -> pd.DataFrame:
     """Power-law fits of every :data:`FITTED` metric of a scaling directory, per layer and overall.
 
     Uses the inputs present at every length (joined on their position in the selection).
@@ -590,13 +664,19 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
     common = set.intersection(*(set(t["input"].unique()) for t in tables.values()))
     exact = source != REAL and len(common) == 1  # a deterministic null: one matrix per length
     if len(common) < 2 and not exact:
-        raise ResultsError(f"{out}: fewer than two {'inputs' if source == REAL else 'draws'} are present at every length")
+        raise ResultsError(
+            f"{out}: fewer than two {'inputs' if source == REAL else 'draws'} are present at every length"
+        )
     keep = np.array(sorted(common))
     from attnspec.spectra.nulls import MODEL_NULLS
 
-    resampled = "exact (one deterministic matrix per length)" if exact else \
-        "inputs (documents, jointly across lengths)" if source == REAL or source in MODEL_NULLS else \
-        "draws of the null (jointly across lengths)"
+    resampled = (
+        "exact (one deterministic matrix per length)"
+        if exact
+        else "inputs (documents, jointly across lengths)"
+        if source == REAL or source in MODEL_NULLS
+        else "draws of the null (jointly across lengths)"
+    )
     rows = []
     for metric in FITTED:
         stack = []
@@ -604,8 +684,11 @@ def fit_scaling(out: Path, *, resamples: int = 2000, seed: int = 0, level: float
             t = tables[n]
             wide = t[t["input"].isin(keep)].pivot(index="input", columns="layer", values=metric).loc[keep]
             stack.append(wide.to_numpy())  # (m, L)
-        fits = _exact_fits(lengths, np.stack(stack), metric) if exact else \
-            fit_per_input(lengths, np.stack(stack), metric=metric, resamples=resamples, seed=seed, level=level)
+        fits = (
+            _exact_fits(lengths, np.stack(stack), metric)
+            if exact
+            else fit_per_input(lengths, np.stack(stack), metric=metric, resamples=resamples, seed=seed, level=level)
+        )
         for f in fits:
             rows.append({**f.__dict__, "inputs": int(keep.size), "level": level, "resampled": resampled})
     return pd.DataFrame(rows)
@@ -622,8 +705,9 @@ def _exact_fits(lengths: Sequence[int], values: np.ndarray, metric: str) -> list
     return fits
 
 
-def null_comparison(out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95,
-                    metric: str = "reach_index") -> pd.DataFrame:
+def null_comparison(
+    out: Path, *, resamples: int = 2000, seed: int = 0, level: float = 0.95, metric: str = "reach_index"
+) -> pd.DataFrame:
     """β and the constant k/n of the model's P beside every null baseline the study holds.
 
     One row per source (``real`` first, then each null every length holds): ``beta``,
@@ -658,8 +742,16 @@ def null_comparison(out: Path, *, resamples: int = 2000, seed: int = 0, level: f
     for source in (REAL, *nulls):
         fit = fit_scaling(out, resamples=resamples, seed=seed, level=level, source=source)
         f = fit[(fit["metric"] == metric) & (fit["layer"] == -1)].iloc[0]
-        row = {"source": source, "metric": metric, "beta": float(f["beta"]), "low": float(f["low"]),
-               "high": float(f["high"]), "verdict": f["verdict"], "resampled": f["resampled"], "inputs": int(f["inputs"])}
+        row = {
+            "source": source,
+            "metric": metric,
+            "beta": float(f["beta"]),
+            "low": float(f["low"]),
+            "high": float(f["high"]),
+            "verdict": f["verdict"],
+            "resampled": f["resampled"],
+            "inputs": int(f["inputs"]),
+        }
         for n in lengths:
             row[f"share_n{n}"] = float(_source_table(runs[n], source, "inputs")[metric].mean()) / n
         rows.append(row)
@@ -734,8 +826,12 @@ def fit_study(out: Path, *, resamples: int = 2000, seed: int = 0) -> StudyFit:
         or fewer than two inputs (draws) are present at every length.
     """
     nulls = null_comparison(out, resamples=resamples, seed=seed)
-    return StudyFit(table=scaling_table(out), fits=fit_scaling(out, resamples=resamples, seed=seed), nulls=nulls,
-                    null_tables={s: scaling_table(out, source=s) for s in nulls["source"] if s != REAL})
+    return StudyFit(
+        table=scaling_table(out),
+        fits=fit_scaling(out, resamples=resamples, seed=seed),
+        nulls=nulls,
+        null_tables={s: scaling_table(out, source=s) for s in nulls["source"] if s != REAL},
+    )
 
 
 def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
@@ -760,22 +856,31 @@ def null_sentence(table: pd.DataFrame, *, level: float = 0.95) -> str:
     from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import LABELS
 
-    shares = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n"):]))
+    shares = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n") :]))
     last = shares[-1]
-    n = int(last[len("share_n"):])
+    n = int(last[len("share_n") :])
     real = table[table["source"] == REAL].iloc[0]
     what = "k90" if real["metric"] == "reach_index" else str(real["metric"])
-    text = (f"For this model on this corpus, {what} grows as n^{real['beta']:.2f} "
-            f"({level:.0%} interval {format_interval(real['low'], real['high'])}, resampling {real['resampled']})")
+    text = (
+        f"For this model on this corpus, {what} grows as n^{real['beta']:.2f} "
+        f"({level:.0%} interval {format_interval(real['low'], real['high'])}, resampling {real['resampled']})"
+    )
     parts = []
     for r in table[table["source"] != REAL].itertuples():
         ci = format_interval(r.low, r.high, exact=r.resampled.startswith("exact"))
         overlap = r.low <= real["high"] and real["low"] <= r.high
         alike = r.verdict == real["verdict"]  # e.g. both "grows about linearly with n"
-        parts.append(f"the {LABELS.get(r.source, r.source)} gives β = {r.beta:.2f} "
-                     f"({ci}{'' if ci == 'exact' else ', resampling ' + r.resampled})"
-                     + (", the same exponent: β does not tell this attention from chance" if overlap else
-                        f", read alike ({r.verdict}): β does not tell this attention from chance" if alike else ""))
+        parts.append(
+            f"the {LABELS.get(r.source, r.source)} gives β = {r.beta:.2f} "
+            f"({ci}{'' if ci == 'exact' else ', resampling ' + r.resampled})"
+            + (
+                ", the same exponent: β does not tell this attention from chance"
+                if overlap
+                else f", read alike ({r.verdict}): β does not tell this attention from chance"
+                if alike
+                else ""
+            )
+        )
     if parts:
         text += "; " + "; ".join(parts)
     text += f". At n = {n}, {what}/n is {real[last]:.3g}"

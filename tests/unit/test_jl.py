@@ -37,7 +37,9 @@ def test_linformer_k_formula_and_vacuity_at_4096() -> None:
 
 
 def test_other_dimension_formulas() -> None:
-    assert D.theorem2_k_main(4096, 64, 0.1) == pytest.approx(min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01))
+    assert D.theorem2_k_main(4096, 64, 0.1) == pytest.approx(
+        min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01)
+    )
     assert D.theorem2_k_appendix_nd(4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
     assert D.theorem2_k_appendix_d(64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
     from sklearn.random_projection import johnson_lindenstrauss_min_dim
@@ -53,7 +55,7 @@ def test_union_bound_min_k_is_the_threshold() -> None:
         k = D.union_bound_min_k(n, eps)
         assert D.theorem1_union_bound(n, k, eps) < 1 <= D.theorem1_union_bound(n, k - 1, eps)
     # at the theorem's k the union bound is 2 n^(-1/4), the paper's "o(1)"
-    assert D.theorem1_union_bound(4096, D.linformer_k(4096, 0.1), 0.1) == pytest.approx(2 * 4096 ** -0.25)
+    assert D.theorem1_union_bound(4096, D.linformer_k(4096, 0.1), 0.1) == pytest.approx(2 * 4096**-0.25)
 
 
 @pytest.mark.parametrize("eps", [0.0, 1.0, 1.5, -0.1, float("nan")])
@@ -106,7 +108,8 @@ def test_inner_exact_closed_forms() -> None:
     # rho = 1 is the squared norm
     for k in (1, 7, 300, 4621):
         assert L1.inner_product_failure_exact(k, 0.1, 1.0) == pytest.approx(
-            L1.norm_failure_exact(k, 0.1, "squared-two-sided"), rel=1e-9)
+            L1.norm_failure_exact(k, 0.1, "squared-two-sided"), rel=1e-9
+        )
     # symmetric in the sign of rho
     assert L1.inner_product_failure_exact(50, 0.1, -0.4) == pytest.approx(L1.inner_product_failure_exact(50, 0.1, 0.4))
     # tiny tails stay accurate: a large k, against the Gaussian tail it approaches
@@ -174,10 +177,22 @@ def test_arriaga_vempala_tail_bounds_hold_exactly(eps: float) -> None:
 def test_absolute_reading_fails_for_orthogonal_vectors() -> None:
     """Eq. 12 read with tolerance eps|<x, y>| is false: for x ⟂ y the tolerance is 0."""
     assert L1.inner_product_failure_exact(4621, 0.1, 0.0, "absolute") == 1.0
-    verdict, why = RW.verdict_for({"claim": "linformer.lemma1.eq12", "family": "gaussian", "n": 4096, "k": 4621 - 1000,
-                                  "bound": float(D.lemma1_inner_bound(3621, 0.1)), "exact": 1.0,
-                                  "failures": 100, "trials": 100, "estimate": 1.0, "ci_low": 0.96,
-                                  "ci_high": 1.0, "seed": 9})
+    verdict, why = RW.verdict_for(
+        {
+            "claim": "linformer.lemma1.eq12",
+            "family": "gaussian",
+            "n": 4096,
+            "k": 4621 - 1000,
+            "bound": float(D.lemma1_inner_bound(3621, 0.1)),
+            "exact": 1.0,
+            "failures": 100,
+            "trials": 100,
+            "estimate": 1.0,
+            "ci_low": 0.96,
+            "ci_high": 1.0,
+            "seed": 9,
+        }
+    )
     assert verdict == "violated" and "seed 9" in why
 
 
@@ -185,8 +200,9 @@ def test_absolute_reading_fails_for_orthogonal_vectors() -> None:
 
 
 def test_simulate_lemma1_reproducible_and_consistent() -> None:
-    kw = dict(families=("gaussian", "orthogonal", "achlioptas", "sparse"), trials=4000, trials_other=600,
-              rhos=(0.0, 0.5, 1.0))
+    kw = dict(
+        families=("gaussian", "orthogonal", "achlioptas", "sparse"), trials=4000, trials_other=600, rhos=(0.0, 0.5, 1.0)
+    )
     a, sa = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
     b, _ = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
     c, _ = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=8, sample_ks=[9], **kw)
@@ -205,7 +221,10 @@ def test_simulate_theorem1_finds_the_relative_claim_false() -> None:
     """Uniform attention and mean-zero w: Pw = 0 but P̃w ≠ 0, so the relative event fails
     with probability 1 at every k; the toolkit's adversarial search must find it."""
     n = 32
-    att = {"uniform": T1.attention_matrix("uniform", n, seed=0), "softmax": T1.attention_matrix("softmax", n, seed=1, d=8)}
+    att = {
+        "uniform": T1.attention_matrix("uniform", n, seed=0),
+        "softmax": T1.attention_matrix("softmax", n, seed=1, d=8),
+    }
     t, s = T1.simulate_theorem1(att, 0.3, [4, 16, 31], trials=400, seed=3, sample_ks=[16])
     adv = t[(t["attention"] == "uniform") & (t["w"] == "adv_bottom") & (t["reading"] == "relative")]
     assert (adv["estimate"] == 1.0).all()
@@ -303,8 +322,9 @@ def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> No
     counts and verdicts of the in-process run: every claim group draws its seeds from config.seed alone."""
     from attnspec.theory.linformer import parallel as PAR
 
-    cfg = B.config_from_options({"n": 64, "eps": 0.3, "k": "4,16,48", "trials": 300, "trials_other": 100,
-                                 "family": "gaussian"})
+    cfg = B.config_from_options(
+        {"n": 64, "eps": 0.3, "k": "4,16,48", "trials": 300, "trials_other": 100, "family": "gaussian"}
+    )
     monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
     assert PAR.plan(list(B.RUN_GROUPS)) == []
     serial = B.run(cfg)
@@ -322,5 +342,6 @@ def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> No
     import pandas as pd
 
     pd.testing.assert_frame_equal(a, b, check_exact=True)
-    assert [(r.claim, r.reading, r.verdict, r.evidence) for r in serial.verdicts] == \
-        [(r.claim, r.reading, r.verdict, r.evidence) for r in forked.verdicts]
+    assert [(r.claim, r.reading, r.verdict, r.evidence) for r in serial.verdicts] == [
+        (r.claim, r.reading, r.verdict, r.evidence) for r in forked.verdicts
+    ]

@@ -27,8 +27,12 @@ from attnspec.options.declaration import (
 )
 
 CLI_ONLY = {"out", "json_out", "verbose", "quiet", "resume", "csv", "plots"}
-FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
-             "osa-train": checks.osa_train}
+FUNCTIONS = {
+    "jl-check": checks.jl_check,
+    "sa-check": checks.sa_check,
+    "osa-check": checks.osa_check,
+    "osa-train": checks.osa_train,
+}
 
 
 def _typer_params(command: str) -> dict[str, object]:
@@ -53,7 +57,7 @@ def test_the_api_signature_and_docstring_are_the_declarations(command: str) -> N
     params = inspect.signature(function).parameters
     declared = OPTIONS[command]
     assert list(params)[: len(declared)] == [o.name for o in declared]
-    assert set(list(params)[len(declared):]) <= set(checks.API_ONLY)
+    assert set(list(params)[len(declared) :]) <= set(checks.API_ONLY)
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for o in declared:
@@ -63,8 +67,11 @@ def test_the_api_signature_and_docstring_are_the_declarations(command: str) -> N
 
 
 def test_an_unknown_name_is_refused_listing_the_allowed_ones() -> None:
-    with pytest.raises(InputError, match=r"^osa_check\(\) has no option 'trails'; its options: seed, alpha, .*, "
-                                         r"progress$"):
+    with pytest.raises(
+        InputError,
+        match=r"^osa_check\(\) has no option 'trails'; its options: seed, alpha, .*, "
+        r"progress$",
+    ):
         checks.osa_check(trails=3)
     with pytest.raises(InputError, match="^osa-check has no option 'trails'; its options: seed, alpha"):
         battery.run_battery("osa-check", {"trails": 3})
@@ -73,19 +80,33 @@ def test_an_unknown_name_is_refused_listing_the_allowed_ones() -> None:
 
 
 def test_types_follow_the_one_api_rule() -> None:
-    opts = (Option("n", "int", 1, "n."), Option("on", "bool", False, "on."), Option("xs", "floats", None, "xs.",
-            nullable=True), Option("seed", "seed", 0, "seed."))
+    opts = (
+        Option("n", "int", 1, "n."),
+        Option("on", "bool", False, "on."),
+        Option("xs", "floats", None, "xs.", nullable=True),
+        Option("seed", "seed", 0, "seed."),
+    )
     assert check_types(opts, {"n": "7", "on": "yes"}) == {"n": 7, "on": True}  # as typed on a command line
-    for bad in ({"n": "7"}, {"n": 2.0}, {"n": True}, {"on": "no"}, {"on": 1}, {"xs": {1.0}}, {"seed": 2**63},
-                {"seed": -1}):
+    for bad in (
+        {"n": "7"},
+        {"n": 2.0},
+        {"n": True},
+        {"on": "no"},
+        {"on": 1},
+        {"xs": {1.0}},
+        {"seed": 2**63},
+        {"seed": -1},
+    ):
         with pytest.raises(InputError):
             check_types(opts, bad, text=False)
     assert check_types(opts, {"xs": (1, 2.5), "seed": 2**63 - 1}, text=False) == {"xs": [1.0, 2.5], "seed": 2**63 - 1}
 
 
 def test_bounds_choices_and_aliases_are_checked_as_declared() -> None:
-    opts = (Option("num_inputs", "int", 4, "Inputs.", low=1, aliases=("num-sentences",)),
-            Option("kind", "str", "a", "Kind.", choices=("a", "b")))
+    opts = (
+        Option("num_inputs", "int", 4, "Inputs.", low=1, aliases=("num-sentences",)),
+        Option("kind", "str", "a", "Kind.", choices=("a", "b")),
+    )
     assert check_names(opts, {"num-sentences": 3}, owner="f()") == {"num_inputs": 3}
     with pytest.raises(InputError, match="given twice"):
         check_names(opts, {"num_sentences": 3, "num_inputs": 3}, owner="f()")
@@ -129,9 +150,14 @@ def test_adding_an_option_is_one_declaration(toy_command, monkeypatch: pytest.Mo
     api, cli = toy_command()
     assert "width" not in inspect.signature(api).parameters
     # the one edit: a declaration appended to the command's options
-    monkeypatch.setitem(OPTIONS, "toy-check", (*OPTIONS["toy-check"],
-                                              Option("width", "float", 0.5, "Width of the band, in (0, 1].", low=0.0,
-                                                     high=1.0, low_open=True)))
+    monkeypatch.setitem(
+        OPTIONS,
+        "toy-check",
+        (
+            *OPTIONS["toy-check"],
+            Option("width", "float", 0.5, "Width of the band, in (0, 1].", low=0.0, high=1.0, low_open=True),
+        ),
+    )
     api, cli = toy_command()
     param = inspect.signature(api).parameters["width"]
     assert param.default == 0.5 and param.kind is inspect.Parameter.KEYWORD_ONLY and param.annotation is float
@@ -170,8 +196,10 @@ def test_a_hidden_alias_reaches_the_option_and_stays_out_of_help() -> None:
 
 def test_the_api_takes_as_lists_what_the_batteries_read_as_lists() -> None:
     assert battery.check_option_types("sa-check", {"sweep_L": (12, 24)}, text=False) == {"sweep_L": [12, 24]}
-    assert battery.check_option_types("osa-train", {"models": ["vit", "osa-qr"]}, text=False)["models"] == ["vit",
-                                                                                                            "osa-qr"]
+    assert battery.check_option_types("osa-train", {"models": ["vit", "osa-qr"]}, text=False)["models"] == [
+        "vit",
+        "osa-qr",
+    ]
     assert battery.check_option_types("jl-check", {"claims": "thm1"}, text=False) == {"claims": "thm1"}
     cfg = battery.battery_module("sa-check").config_from_options({"sweep_L": [12, 24], "sweep_k": [1, 2]})
     assert cfg.sweep_L == (12, 24) and cfg.sweep_k == (1, 2)

@@ -48,8 +48,14 @@ def test_verdict_thresholds_and_bad_input() -> None:
     with pytest.raises(InputError, match="2 lengths"):
         fit_per_input([32], np.ones((1, 3, 1)))
     assert parse_lengths("64, 128,512") == [64, 128, 512]
-    for bad, msg in (("64,x", "comma-separated"), ("64,64", "twice"), ("1,64", ">= 2"), ("64,,128", "empty item"),
-                     ("64,128,", "empty item"), ("512,64", "strictly increasing.*64,512")):
+    for bad, msg in (
+        ("64,x", "comma-separated"),
+        ("64,64", "twice"),
+        ("1,64", ">= 2"),
+        ("64,,128", "empty item"),
+        ("64,128,", "empty item"),
+        ("512,64", "strictly increasing.*64,512"),
+    ):
         with pytest.raises(InputError, match=msg):
             parse_lengths(bad)
 

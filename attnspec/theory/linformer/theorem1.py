@@ -182,12 +182,21 @@ def _square_attention(name: str, P: np.ndarray) -> tuple[np.ndarray, int]:
     return P, check_n(P.shape[0])
 
 
-def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Sequence[int], *,
-                      trials: int = 10_000, seed: int = 0, w_kinds: Sequence[str] = W_KINDS,
-                      sample_ks: Sequence[int] = (), sample_size: int = 500, look: int = 500,
-                      sequential: bool = True, vectors: Mapping[str, dict[str, np.ndarray]] | None = None,
-                      progress=None,  # noqa: ANN001 - an attnspec.runtime.progress.Progress or None
-                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def simulate_theorem1(
+    attention: Mapping[str, np.ndarray],
+    eps: float,
+    ks: Sequence[int],
+    *,
+    trials: int = 10_000,
+    seed: int = 0,
+    w_kinds: Sequence[str] = W_KINDS,
+    sample_ks: Sequence[int] = (),
+    sample_size: int = 500,
+    look: int = 500,
+    sequential: bool = True,
+    vectors: Mapping[str, dict[str, np.ndarray]] | None = None,
+    progress=None,  # noqa: ANN001 - an attnspec.runtime.progress.Progress or None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Theorem 1 (Gaussian R) for each attention matrix and each w.
 
     Trials come in looks of ``look`` (each one P·g block shared by every w and k); with
@@ -261,9 +270,19 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
                 zero_ok = pw <= eps * pf * wn
                 # rows whose verdict the counts cannot change need no more than one look
                 fixed = SQ.fixed_verdict(bound, trials_max=trials, vacuous=int(k) >= n)
-                state[(wk, int(k))] = {"j": j, "rng": numpy_rng(s_k), "seed": s_k, "pw": pw, "wn": wn, "bound": bound,
-                                       "zero_ok": zero_ok, "rel": 0, "add": 0, "fixed_rel": fixed,
-                                       "fixed_add": fixed or zero_ok}
+                state[(wk, int(k))] = {
+                    "j": j,
+                    "rng": numpy_rng(s_k),
+                    "seed": s_k,
+                    "pw": pw,
+                    "wn": wn,
+                    "bound": bound,
+                    "zero_ok": zero_ok,
+                    "rel": 0,
+                    "add": 0,
+                    "fixed_rel": fixed,
+                    "fixed_add": fixed or zero_ok,
+                }
         done = 0
         while done < trials:
             c = min(look, trials - done)
@@ -278,15 +297,32 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
                     pw = st["pw"]
                     rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
                     v = rel[:sample_size]
-                    samples.append(pd.DataFrame({"claim": "linformer.thm1.eq3", "reading": "relative", "attention": name,
-                                                 "w": wk, "k": k, "sample": np.arange(v.size), "value": v}))
+                    samples.append(
+                        pd.DataFrame(
+                            {
+                                "claim": "linformer.thm1.eq3",
+                                "reading": "relative",
+                                "attention": name,
+                                "w": wk,
+                                "k": k,
+                                "sample": np.arange(v.size),
+                                "value": v,
+                            }
+                        )
+                    )
             if progress is not None:
                 progress.advance(c)
-            if sequential and done < trials and all(
+            if (
+                sequential
+                and done < trials
+                and all(
                     (st["fixed_rel"] or SQ.can_stop(st["rel"], done, st["bound"], n_looks=n_looks, trials_max=trials))
-                    and (st["fixed_add"]
-                         or SQ.can_stop(st["add"], done, st["bound"], n_looks=n_looks, trials_max=trials))
-                    for st in state.values()):
+                    and (
+                        st["fixed_add"] or SQ.can_stop(st["add"], done, st["bound"], n_looks=n_looks, trials_max=trials)
+                    )
+                    for st in state.values()
+                )
+            ):
                 if progress is not None:
                     progress.advance(0, total=progress.total - (trials - done))
                 break
@@ -297,8 +333,18 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
             for reading, fails, zero_ok in (("relative", st["rel"], False), ("additive", st["add"], st["zero_ok"])):
                 # zero_ok: P̃ = 0 meets the tolerance (‖Pw‖ <= tolerance), so the
                 # existence claim cannot fail at this w.
-                rows.append({"claim": "linformer.thm1.eq3", "reading": reading, **common,
-                             **mc_columns(fails, done), "seed": st["seed"], "parts_seed": s_parts,
-                             "vectors_seed": s_vec, "pw_ratio": pw / (pf * wn), "zero_output_passes": bool(zero_ok),
-                             "trials_max": trials})
+                rows.append(
+                    {
+                        "claim": "linformer.thm1.eq3",
+                        "reading": reading,
+                        **common,
+                        **mc_columns(fails, done),
+                        "seed": st["seed"],
+                        "parts_seed": s_parts,
+                        "vectors_seed": s_vec,
+                        "pw_ratio": pw / (pf * wn),
+                        "zero_output_passes": bool(zero_ok),
+                        "trials_max": trials,
+                    }
+                )
     return pd.DataFrame(rows), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())
