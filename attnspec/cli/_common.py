@@ -194,4 +194,3 @@ SeedOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the verdict rows as JSON on stdout (and nothing else there).")
 ]
-OutOpt = Annotated[Path | None, typer.Option("--out", help="Directory for tidy results, meta.json and figures.")]

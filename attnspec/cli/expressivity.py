@@ -8,20 +8,20 @@ figures from them) → print.
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Any
 
 import typer
 
 from attnspec.cli._common import (
     JsonOpt,
-    OutOpt,
     claim_out_dir,
     err_console,
     out_console,
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
-from attnspec.options.checks import SA_CHECK
+from attnspec.options.checks import SA_CHECK, run_arguments_of
 from attnspec.options.declaration import typer_command
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
@@ -34,11 +34,12 @@ error_map.parquet, meta.json and figures; --json prints the verdict rows only.
 """
 
 
-@typer_command(SA_CHECK)
+@typer_command(SA_CHECK, separate=run_arguments_of("sa-check"))
 def sa_check(
     options: dict[str, Any],
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures with --out.")] = True,
-    out: OutOpt = None,
+    out: Path | None,
+    csv: bool,
+    plots: bool,
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -59,7 +60,7 @@ def sa_check(
             err_console.print(Text(fmt(msg), style="dim"), highlight=False)
 
         with progress_printer(err_console, verbose, fmt) as progress:
-            result = run_and_write("sa-check", options, out, plots=plots, progress=progress)
+            result = run_and_write("sa-check", options, out, csv=csv, plots=plots, progress=progress)
         if out is not None:
             if plots:
                 say("figures written")

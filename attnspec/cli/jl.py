@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -11,7 +12,6 @@ import typer
 from attnspec.cli._common import (
     EXIT_INTERRUPTED,
     JsonOpt,
-    OutOpt,
     claim_out_dir,
     err_console,
     interrupted_line,
@@ -20,7 +20,7 @@ from attnspec.cli._common import (
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
 from attnspec.errors import InputError
-from attnspec.options.checks import JL_CHECK
+from attnspec.options.checks import JL_CHECK, run_arguments_of
 from attnspec.options.declaration import typer_command
 
 _HELP = """Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2 with exact laws and Monte Carlo.
@@ -31,20 +31,14 @@ stdout. When a theorem's k is >= n it says so and sweeps k below n.
 """
 
 
-@typer_command(JL_CHECK)
+@typer_command(JL_CHECK, separate=run_arguments_of("jl-check"))
 def jl_check(
     options: dict[str, Any],
-    out: OutOpt = None,
+    out: Path | None,
+    resume: bool,
+    csv: bool,
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            "--resume",
-            help="Continue an interrupted run in --out (same options): compute only the claim groups "
-            "it had not finished.",
-        ),
-    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
 ) -> None:
     with user_errors():
@@ -65,7 +59,7 @@ def jl_check(
         # validates every option (one-line errors) and checks and locks --out before any work
         try:
             with progress_printer(err_console, verbose, fmt) as progress:
-                result = run_and_write("jl-check", options, out, progress=progress, resume=resume)
+                result = run_and_write("jl-check", options, out, csv=csv, progress=progress, resume=resume)
         except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the finished claim groups are kept in --out
             err_console.print(interrupted_line(e, out), highlight=False, soft_wrap=True)
             raise typer.Exit(code=EXIT_INTERRUPTED) from None

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from attnspec.cli._common import (
     JsonOpt,
-    OutOpt,
     claim_out_dir,
     err_console,
     out_console,
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
-from attnspec.options.checks import OSA_CHECK
+from attnspec.options.checks import OSA_CHECK, run_arguments_of
 from attnspec.options.declaration import typer_command
 
 if TYPE_CHECKING:
@@ -87,12 +86,12 @@ def register(app: typer.Typer) -> None:
     from attnspec.verdicts.vocabulary import verdict_epilog
 
     @app.command("osa-check", epilog=verdict_epilog())
-    @typer_command(OSA_CHECK)
+    @typer_command(OSA_CHECK, separate=run_arguments_of("osa-check"))
     def osa_check(
         options: dict[str, Any],
-        out: OutOpt = None,
+        out: Path | None,
+        csv: bool,
         json_out: JsonOpt = False,
-        csv: Annotated[bool, typer.Option("--csv", help="Also write every table as CSV (with --out).")] = False,
         verbose: VerboseOpt = False,
     ) -> None:
         """Check the OSA theorems (Thm 2.1, SO(N), 3.1, 4.2, 2.2, 4.1/4.3/4.4) and print the verdicts."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from attnspec.cli._common import EXIT_INTERRUPTED, OutOpt, err_console, interrupted_line, out_console, user_errors
+from attnspec.cli._common import EXIT_INTERRUPTED, err_console, interrupted_line, out_console, user_errors
 from attnspec.errors import InputError
-from attnspec.options.checks import OSA_TRAIN
+from attnspec.options.checks import OSA_TRAIN, run_arguments_of
 from attnspec.options.declaration import typer_command
 
 COMMAND = "osa-train"
@@ -94,20 +95,15 @@ def register_train(app: typer.Typer) -> None:
     """Register ``osa-train`` on ``app``."""
 
     @app.command("osa-train")
-    @typer_command(OSA_TRAIN)
+    @typer_command(OSA_TRAIN, separate=run_arguments_of("osa-train"))
     def osa_train(
         options: dict[str, Any],
-        csv: Annotated[bool, typer.Option("--csv", help="Also write CSV copies of the tables.")] = False,
+        out: Path | None,
+        resume: bool,
+        csv: bool,
         json_out: Annotated[
             bool,
             typer.Option("--json", help="Print the per-model summary rows as JSON on stdout (and nothing else there)."),
-        ] = False,
-        out: OutOpt = None,
-        resume: Annotated[
-            bool,
-            typer.Option(
-                "--resume", help="Continue an interrupted run in --out (same options): train only the missing runs."
-            ),
         ] = False,
     ) -> None:
         """Train ViT, its skipless/LN-less ablations and the OSA-Transformer (QR, Newton–Schulz)

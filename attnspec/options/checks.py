@@ -300,6 +300,54 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
 }
 
 
+#: Where a checking command writes its results, not battery options (no number depends on
+#: them): ``--out``, ``--resume``, ``--csv`` and ``--plots`` on the command line, ``out=``,
+#: ``resume=``, ``csv=`` and ``plots=`` in the Python API, declared once for both.
+RUN_ARGUMENTS: dict[str, Option] = {
+    o.name: o
+    for o in (
+        Option(
+            "out",
+            "path",
+            None,
+            "Directory for tidy results, meta.json and figures.",
+            nullable=True,
+        ),
+        Option(
+            "resume",
+            "bool",
+            False,
+            "Continue an interrupted run in --out (same options): compute only the parts it had not finished.",
+        ),
+        Option("csv", "bool", False, "Also write CSV copies of the tables (with --out)."),
+        Option("plots", "bool", True, "Draw the figures into --out.", flag="--plots/--no-plots"),
+    )
+}
+#: command → the run arguments it takes, the same on the command line and in the API.
+RUN_ARGUMENTS_OF: dict[str, tuple[str, ...]] = {
+    "jl-check": ("out", "resume", "csv"),
+    "sa-check": ("out", "csv", "plots"),
+    "osa-check": ("out", "csv"),
+    "osa-train": ("out", "resume", "csv"),
+}
+
+
+def run_arguments_of(command: str) -> tuple[Option, ...]:
+    """The run arguments of a checking command (:data:`RUN_ARGUMENTS_OF`), declared in :data:`RUN_ARGUMENTS`.
+
+    Parameters
+    ----------
+    command : str
+        ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
+
+    Returns
+    -------
+    tuple of Option
+        Its run arguments, in the order of ``--help`` and of the API's signature.
+    """
+    return tuple(RUN_ARGUMENTS[name] for name in RUN_ARGUMENTS_OF[command])
+
+
 def options_of(command: str) -> tuple[Option, ...]:
     """The declared options of a checking command (:data:`OPTIONS`).
 

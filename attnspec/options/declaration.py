@@ -516,7 +516,9 @@ def _alias_key(opt: Option, i: int) -> str:
     return f"{opt.name}__alias{i}"
 
 
-def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def typer_command(
+    options: Sequence[Option], separate: Sequence[Option] = ()
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command function whose parameter ``options`` receives the declared options'
     values as a dict: typer sees one option per declaration the command line has (flag, type,
     default, help; not those with ``only="api"``), put where ``options`` stands among the
@@ -524,12 +526,17 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
     under an alias counts as the option's; an alias given beside the option's own flag set
     to another value than its default is a usage error (exit code 2). A parameter ``flags``
     of the function, when it has one, receives the flag typed for each option given under
-    an alias, so that a message names what the user typed.
+    an alias, so that a message names what the user typed. A parameter named like one of
+    ``separate`` receives that option's value itself, its flag, type, default and help read
+    off the declaration rather than off the function's annotation.
 
     Parameters
     ----------
     options : sequence of Option
         The command's declarations (those with ``only="api"`` are left out).
+    separate : sequence of Option
+        Declarations the function takes as parameters of their own (where its results go,
+        not what it computes); each must name one of its parameters.
 
     Returns
     -------
@@ -543,6 +550,9 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
         import typing
 
         own = {n: p for n, p in inspect.signature(func).parameters.items() if n != "flags"}
+        own_declared = {o.name: o for o in separate if o.on("cli")}
+        if set(own_declared) - set(own):
+            raise TypeError(f"{func.__name__} has no parameter for {', '.join(sorted(set(own_declared) - set(own)))}")
         wants_flags = "flags" in inspect.signature(func).parameters
         hints = typing.get_type_hints(func, include_extras=True)
         declared = [_typer_parameter(o) for o in options]
@@ -555,6 +565,8 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
         for p in own.values():
             if p.name == "options":
                 params += declared + hidden
+            elif p.name in own_declared:
+                params.append(_typer_parameter(own_declared[p.name]))
             else:
                 params.append(
                     p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(p.name, p.annotation))

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from attnspec import battery, checks
 from attnspec.cli.main import app
 from attnspec.errors import InputError
-from attnspec.options.checks import OPTIONS
+from attnspec.options.checks import OPTIONS, RUN_ARGUMENTS_OF, run_arguments_of
 from attnspec.options.declaration import (
     Option,
     check_bounds,
@@ -26,7 +26,7 @@ from attnspec.options.declaration import (
     typer_command,
 )
 
-CLI_ONLY = {"out", "json_out", "verbose", "quiet", "resume", "csv", "plots"}
+CLI_ONLY = {"json_out", "verbose", "quiet"}
 FUNCTIONS = {
     "jl-check": checks.jl_check,
     "sa-check": checks.sa_check,
@@ -43,7 +43,7 @@ def _typer_params(command: str) -> dict[str, object]:
 @pytest.mark.parametrize("command", sorted(OPTIONS))
 def test_the_cli_options_are_the_declarations(command: str) -> None:
     params = _typer_params(command)
-    declared = OPTIONS[command]
+    declared = (*OPTIONS[command], *run_arguments_of(command))
     assert list(params) == [o.name for o in declared]  # no option declared anywhere else, in their order
     for o in declared:
         p = params[o.name]
@@ -57,7 +57,8 @@ def test_the_api_signature_and_docstring_are_the_declarations(command: str) -> N
     params = inspect.signature(function).parameters
     declared = OPTIONS[command]
     assert list(params)[: len(declared)] == [o.name for o in declared]
-    assert set(list(params)[len(declared) :]) <= set(checks.API_ONLY)
+    run = [o.name for o in run_arguments_of(command)]
+    assert list(params)[len(declared) :] == [*run, *checks.API_ONLY]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for o in declared:
@@ -131,9 +132,10 @@ def toy_command(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "toy_battery", module)
     monkeypatch.setitem(battery.BATTERIES, "toy-check", "toy_battery")
     monkeypatch.setitem(OPTIONS, "toy-check", (Option("n", "int", 8, "Size n, >= 1.", low=1),))
+    monkeypatch.setitem(RUN_ARGUMENTS_OF, "toy-check", ())
 
     def interfaces() -> tuple[typing.Callable, typer.Typer]:
-        api = checks.check_function("toy-check", "toy_check", "A toy check.", ())
+        api = checks.check_function("toy-check", "toy_check", "A toy check.")
         toy = typer.Typer()
 
         @toy.command()
@@ -280,3 +282,22 @@ def test_a_spectrum_experiment_reads_the_command_line_names() -> None:
     assert _spectrum_options({"num-sentences": 8, "seed": "default"}) == {"num_sentences": 8}
     with pytest.raises(InputError, match="^spectrum has no option 'warmup'; its options: model, data, split"):
         _spectrum_options({"warmup": 2})
+
+
+def test_a_separate_parameter_is_read_off_its_declaration() -> None:
+    out = Option("out", "path", None, "Where to write.", nullable=True)
+    toy = typer.Typer()
+
+    @toy.command()
+    @typer_command((Option("n", "int", 8, "Size n.", low=1),), separate=(out,))
+    def main(options: dict, out: str) -> None:
+        typer.echo(f"{options} {out}")
+
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    assert runner.invoke(toy, ["--n", "3", "--out", "x"]).output.strip() == "{'n': 3} x"
+    assert runner.invoke(toy, []).output.strip() == "{'n': 8} None"
+    assert "Where to write." in runner.invoke(toy, ["--help"]).output
+    with pytest.raises(TypeError, match="no parameter for out"):
+        typer_command((), separate=(out,))(lambda options: None)
