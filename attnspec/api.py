@@ -24,11 +24,9 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tempfile
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from attnspec.errors import InputError, ResultsError
 from attnspec.options.declaration import check_names, numpydoc_parameters, signature
 from attnspec.options.spectrum import POSITIONAL, SPECTRUM
+from attnspec.spectrum_arguments import check_arguments, check_lengths, model_of, texts_label
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -515,14 +514,6 @@ def load(path: str | Path) -> SpectrumResult | ScalingResult:
     return SpectrumResult(curves=curves, metrics=metrics, meta=meta, path=path, state=state, baselines=baselines)
 
 
-def _texts_label(texts: list[str]) -> str:
-    digest = hashlib.sha256()
-    for t in texts:
-        digest.update(t.encode("utf-8", "replace"))
-        digest.update(b"\xff")
-    return f"texts:{len(texts)}:{digest.hexdigest()[:16]}"
-
-
 def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> SpectrumResult | ScalingResult:
     from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.projection import parse_ks
@@ -530,8 +521,8 @@ def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> Sp
     given = check_names(_API_OPTIONS, arguments, owner="spectrum()")  # model and data are bound by position
     a = {o.name: given.get(o.name, o.default_of("api")) for o in _API_OPTIONS if o.name not in POSITIONAL}
     baselines, ks = parse_baselines(a["baseline"]), parse_ks(a["projection_k"])
-    lengths = _lengths(a["seq_len"])
-    texts, num_inputs, out, short_policy = _checked_arguments(
+    lengths = check_lengths(a["seq_len"])
+    texts, num_inputs, out, short_policy = check_arguments(
         data,
         a["texts"],
         num_inputs=a["num_inputs"],
@@ -613,24 +604,6 @@ spectrum.__annotations__ = {
 spectrum.__doc__ = f"{_SPECTRUM_SUMMARY}\n\n{numpydoc_parameters(SPECTRUM)}\n\n{_SPECTRUM_OUTCOME}"
 
 
-def _lengths(seq_len: Any) -> list[int]:
-    """``seq_len`` checked: one integer >= 2, or several strictly increasing ones."""
-    import numbers
-
-    if isinstance(seq_len, numbers.Integral) and not isinstance(seq_len, bool):
-        if seq_len < 2:
-            raise InputError(f"seq_len must be an integer >= 2, got {seq_len!r}")
-        return [int(seq_len)]
-    if isinstance(seq_len, (str, bytes)) or not isinstance(seq_len, Sequence):
-        raise InputError(f"seq_len must be an integer >= 2 or a list of them (a scaling study), got {seq_len!r}")
-    from attnspec.spectra.scaling import parse_lengths
-
-    try:
-        return parse_lengths(list(seq_len))
-    except InputError as e:  # the library names the CLI's option; this is the API's argument
-        raise InputError(str(e).replace("--seq-len", "seq_len")) from None
-
-
 def _training_modes(model: Any) -> list[tuple[Any, bool]]:
     """(module, training) of every module of a model object the caller passed (the run puts it in
     eval mode; it is given back as it came); empty for a model named by a string."""
@@ -671,7 +644,7 @@ def _spectrum_run(
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.study import run_study
 
-    loaded, name = _model_of(model, tokenizer)
+    loaded, name = model_of(model, tokenizer)
 
     tmp: str | None = None
     if out is None:
@@ -684,7 +657,7 @@ def _spectrum_run(
         kwargs["batch_size"] = batch_size
     cfg = SpectrumConfig(
         model=name,
-        data=str(data) if texts is None else _texts_label(texts),
+        data=str(data) if texts is None else texts_label(texts),
         split=split,
         data_dir=None if data_dir is None else str(data_dir),
         seq_len=lengths[-1],
@@ -716,73 +689,6 @@ def _spectrum_run(
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return _finished(result, study, kept=out is not None)
-
-
-def _checked_arguments(
-    data: Any,
-    texts: Any,
-    *,
-    num_inputs: Any,
-    seed: Any,
-    batch_size: Any,
-    resume: Any,
-    overwrite: Any,
-    progress: Any,
-    out: Any,
-    short_policy: str | None,
-) -> tuple[list[str] | None, int, Path | None, str]:
-    """:func:`spectrum`'s arguments checked before anything is computed, with their defaults
-    filled in: (texts, num_inputs, out, short_policy)."""
-    if (data is None) == (texts is None):
-        raise InputError("give exactly one of data= (a corpus name or path) and texts= (a list of strings)")
-    import numbers
-
-    from attnspec.errors import check_bool, check_seed, check_texts
-
-    if texts is not None:
-        texts = check_texts("texts", texts)
-    if num_inputs is None:
-        num_inputs = len(texts) if texts is not None else 1000
-    for label, value, low in (
-        ("num_inputs", num_inputs, 1),
-        ("batch_size", 1 if batch_size is None else batch_size, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
-    check_seed("seed", seed)
-    for label, value in (("resume", resume), ("overwrite", overwrite), ("progress", progress)):
-        check_bool(label, value)
-    if data is not None and not isinstance(data, (str, Path)):
-        raise InputError(f"data must be a corpus name or a path, got {data!r}")
-    if data is not None:
-        from attnspec.spectra.data.corpus import check_data_name
-
-        check_data_name(data, "data")  # before the model loads
-    if out is not None:
-        from attnspec.errors import check_path
-
-        out = check_path("out", out)
-    if short_policy is None:
-        short_policy = "keep" if texts is not None else "skip"
-    return texts, num_inputs, out, short_policy
-
-
-def _model_of(model: Any, tokenizer: Any) -> tuple[Any, str]:
-    """(the loaded model or None when it is to be loaded by name, the name the run records)."""
-    import torch
-
-    from attnspec.spectra.models import LoadedModel, wrap_model
-
-    if isinstance(model, LoadedModel):
-        return model, model.name
-    if isinstance(model, torch.nn.Module):
-        if tokenizer is None:
-            raise InputError(f"a model object ({type(model).__name__}) needs its tokenizer: pass tokenizer=")
-        loaded = wrap_model(model, tokenizer)
-        return loaded, loaded.name
-    if isinstance(model, (str, Path)):
-        return None, str(model)
-    raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
 
 
 def _finished(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from attnspec.cli._common import JsonOpt, claim_out_dir, out_console, user_errors
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 
 def compare(
@@ -33,9 +36,7 @@ def compare(
     Standard errors come from the stored counts and spreads (exact from per-input values
     where the runs keep them, else an upper bound; see docs/spectrum.md).
     """
-    from rich.table import Table
-
-    from attnspec.errors import InputError, printable
+    from attnspec.errors import InputError
     from attnspec.spectra.compare import KIND, compare_runs, depth_trends, write_comparison
 
     with user_errors():
@@ -64,56 +65,69 @@ def compare(
                 )
             )
             return
-        labels = list(dict.fromkeys(table["label"]))
-        shown = {lab: printable(lab) for lab in labels}  # run folders are the user's names: escaped
-        for q, d in table.groupby("quantity", sort=False):
-            t = Table(
-                title=f"{q}"
-                + (f" (index {int(d['at'].iloc[0])})" if q == "c_at" else "")
-                + f": run − {shown[labels[0]]}, {level:.0%} Welch intervals ({d['method'].iloc[0]} standard errors)"
-            )
-            t.add_column("layer", justify="right")
-            for lab in labels:
-                t.add_column(shown[lab], justify="right", overflow="fold")
-            for lab in labels[1:]:
-                t.add_column(f"diff vs ref [{shown[lab].split(' (')[0]}]", justify="right")
-            for layer, g in sorted(d.groupby("layer"), key=lambda kv: (kv[0] < 0, kv[0])):  # layers, then "all"
-                g = g.set_index("label").loc[labels]
-                t.add_row(
-                    "all" if layer < 0 else str(layer + 1),
-                    *(f"{v:.3f}" for v in g["mean"]),
-                    *(f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in g.iloc[1:].itertuples()),
-                )
-            out_console.print(t)
-        from attnspec.numerics.stats import format_interval
-
-        t = Table(
-            title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
-            "(Fisher-z; bootstrap)"
-        )
-        for col in ("quantity", "run", "ρ", "Fisher-z", "bootstrap", "reading"):
-            t.add_column(col, overflow="fold")  # run names are the user's: folded, never cut
-        for r in trends.itertuples():
-            reading = (
-                "no trend shown"
-                if not (r.layer_low > 0 or r.layer_high < 0)
-                else "rises"
-                if r.layer_low > 0
-                else "falls"
-            )
-            t.add_row(
-                r.quantity,
-                printable(r.label),
-                f"{r.rho:+.2f}",
-                format_interval(r.low, r.high, signed=True),
-                format_interval(r.layer_low, r.layer_high, signed=True),
-                reading,
-            )
-        out_console.print(t)
+        _print_differences(table, level)
+        _print_trends(trends, level)
         out_console.print(
             f"tables: {out / 'compare.parquet'}, {out / 'trends.parquet'}"
             + (f"; figures: {out / 'figures'}" if paths else "")
         )
+
+
+def _print_differences(table: pd.DataFrame, level: float) -> None:
+    """One table per quantity: each run's layer means and its difference from the first run, with intervals."""
+    from rich.table import Table
+
+    from attnspec.errors import printable
+
+    labels = list(dict.fromkeys(table["label"]))
+    shown = {lab: printable(lab) for lab in labels}  # run folders are the user's names: escaped
+    for q, d in table.groupby("quantity", sort=False):
+        t = Table(
+            title=f"{q}"
+            + (f" (index {int(d['at'].iloc[0])})" if q == "c_at" else "")
+            + f": run − {shown[labels[0]]}, {level:.0%} Welch intervals ({d['method'].iloc[0]} standard errors)"
+        )
+        t.add_column("layer", justify="right")
+        for lab in labels:
+            t.add_column(shown[lab], justify="right", overflow="fold")
+        for lab in labels[1:]:
+            t.add_column(f"diff vs ref [{shown[lab].split(' (')[0]}]", justify="right")
+        for layer, g in sorted(d.groupby("layer"), key=lambda kv: (kv[0] < 0, kv[0])):  # layers, then "all"
+            g = g.set_index("label").loc[labels]
+            t.add_row(
+                "all" if layer < 0 else str(layer + 1),
+                *(f"{v:.3f}" for v in g["mean"]),
+                *(f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in g.iloc[1:].itertuples()),
+            )
+        out_console.print(t)
+
+
+def _print_trends(trends: pd.DataFrame, level: float) -> None:
+    """The depth trend of each quantity and run: Spearman ρ with its two intervals and what they say."""
+    from rich.table import Table
+
+    from attnspec.errors import printable
+    from attnspec.numerics.stats import format_interval
+
+    t = Table(
+        title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
+        "(Fisher-z; bootstrap)"
+    )
+    for col in ("quantity", "run", "ρ", "Fisher-z", "bootstrap", "reading"):
+        t.add_column(col, overflow="fold")  # run names are the user's: folded, never cut
+    for r in trends.itertuples():
+        reading = (
+            "no trend shown" if not (r.layer_low > 0 or r.layer_high < 0) else "rises" if r.layer_low > 0 else "falls"
+        )
+        t.add_row(
+            r.quantity,
+            printable(r.label),
+            f"{r.rho:+.2f}",
+            format_interval(r.low, r.high, signed=True),
+            format_interval(r.layer_low, r.layer_high, signed=True),
+            reading,
+        )
+    out_console.print(t)
 
 
 def register(app: typer.Typer) -> None:

@@ -106,15 +106,28 @@ def plot_scaling(
         ``out/scaling_beta.*`` (β per layer and overall, with its bootstrap interval), each
         in each format.
     """
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
-
-    from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
-    from attnspec.spectra.nulls import LABELS
-    from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
-
     style()
     title = full_title(title, table, fits)
     layers = sorted(table["layer"].unique())
+    paths = _plot_k90(table, layers, Path(out), title=title, formats=formats, nulls=nulls)
+    return paths + _plot_beta(fits, layers, Path(out), title=title, formats=formats)
+
+
+def _plot_k90(
+    table: pd.DataFrame,
+    layers: list[int],
+    out: Path,
+    *,
+    title: str,
+    formats: Sequence[str],
+    nulls: dict[str, pd.DataFrame] | None,
+) -> list[Path]:
+    """``scaling_k90``: k90 and effective rank against n, the layers' band and mean, three layers, nulls and references."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    from attnspec.plots import OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
+    from attnspec.spectra.nulls import LABELS
+
     shown = highlighted_layers(layers)
     colours = list(OKABE_ITO)  # colour-blind safe categories: the real layers first, then each null
     ns = np.array(sorted(table["n"].unique()), dtype=float)
@@ -168,7 +181,13 @@ def plot_scaling(
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)  # off the data, below the panels
     fig.suptitle(fit_title(title, PAGE_IN, 8.5))
-    paths = save_figure(fig, Path(out) / "scaling_k90", formats)
+    return save_figure(fig, Path(out) / "scaling_k90", formats)
+
+
+def _plot_beta(fits: pd.DataFrame, layers: list[int], out: Path, *, title: str, formats: Sequence[str]) -> list[Path]:
+    """``scaling_beta``: the fitted β per layer and over layers, with its bootstrap interval, per fitted metric."""
+    from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure
+    from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     metrics = [m for m in FITTED if m in set(fits["metric"])]
     # a column while a layer's group of error bars keeps 0.2 in, else the page
@@ -200,4 +219,4 @@ def plot_scaling(
     ax.set_ylabel("β in k ∝ n^β (95% bootstrap CI)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)  # below: the points fill the panel
     ax.set_title(fit_title(title, ax.figure.get_figwidth(), 8))
-    return paths + save_figure(fig, Path(out) / "scaling_beta", formats)
+    return save_figure(fig, Path(out) / "scaling_beta", formats)

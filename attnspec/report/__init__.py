@@ -84,23 +84,17 @@ def build_report(
     Path
         ``out/REPORT.md``.
     """
-    from attnspec.plots.spectrum import plot_compare, plot_run
     from attnspec.report.appendix import (
         drop_empty,
+        experiment_page,
         index_section,
-        move_subsections,
         move_tables,
         section_page,
         write_appendix,
     )
-    from attnspec.report.beyond import beyond_figure1_section, scaling_table
     from attnspec.report.captions import place_figures
-    from attnspec.report.decoder import decoder_section
-    from attnspec.report.experiments import spectrum_runs
-    from attnspec.report.figure1 import _spectrum_section
     from attnspec.report.html import write_html
     from attnspec.report.ledger import ledger_section
-    from attnspec.report.papers import paper_sections
 
     results = out / "results"
     figures = out / "figures"
@@ -111,7 +105,61 @@ def build_report(
     figures.mkdir(parents=True)
     head = _head(experiments, results, records, quick=quick)
     pages: dict[str, list[str]] = {}
-    # (section, tables kept in the body, per which headings, a table put first)
+    sections = _sections(experiments, out, records, pages, quick=quick)
+    body: list[str] = list(head)
+    for lines, keep, per, first in sections:
+        if not lines:
+            continue
+        moved = move_tables(lines, section_page(pages, lines[0].lstrip("#").strip()), pages, keep=keep, per=per)
+        # a table put first goes after the section's opening paragraph
+        at = next((k for k in range(2, len(moved)) if moved[k] == ""), len(moved)) + 1
+        body += moved[:at] + first + moved[at:]
+    for exp in experiments:  # every experiment has its page; the checking ones have theirs already
+        pages.setdefault(
+            exp.name,
+            experiment_page(exp, records.get(exp.name), out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE),
+        )
+    body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
+    body += _how_to_read()
+    pages = drop_empty(pages)
+    pages["how-to-regenerate"] = [
+        "# How to regenerate",
+        "",
+        "[Back to the report](../REPORT.md)",
+        "",
+        *_regenerate_section(quick)[2:],
+    ]
+    body += index_section(experiments, records, pages, quick=quick)
+    placed: dict[str, str] = {}
+    body = place_figures(body, out, placed=placed)
+    numbered = 0
+    for name, lines in pages.items():  # numbered through the appendix, page after page
+        pages[name] = place_figures(lines, out, label="Figure A", placed=placed, start=numbered)
+        numbered += sum(1 for line in pages[name] if line.startswith("*Figure A"))
+    _write_drawn_by(figures)
+    write_appendix(pages, out)
+    path = out / "REPORT.md"
+    atomic_write_bytes(path, ("\n".join(body).rstrip() + "\n").encode())
+    write_html(out)
+    return path
+
+
+def _sections(
+    experiments: list[Experiment], out: Path, records: dict[str, RunRecord], pages: dict[str, list[str]], *, quick: bool
+) -> list[tuple[list[str], int, str, list[str]]]:
+    """The report's sections in order (Figure 1, beyond Figure 1, the decoder, the papers), each as
+    (its lines, tables kept in the body, per which headings, a table put first); the subsections
+    and tables they send to the appendix are added to ``pages``."""
+    from attnspec.plots.spectrum import plot_compare, plot_run
+    from attnspec.report.appendix import move_subsections, section_page
+    from attnspec.report.beyond import beyond_figure1_section, scaling_table
+    from attnspec.report.decoder import decoder_section
+    from attnspec.report.experiments import spectrum_runs
+    from attnspec.report.figure1 import _spectrum_section
+    from attnspec.report.papers import paper_sections
+
+    results = out / "results"
+    figures = out / "figures"
     sections: list[tuple[list[str], int, str, list[str]]] = []
     runs = spectrum_runs(experiments, results, "figure1")
     if runs:
@@ -136,38 +184,11 @@ def build_report(
         decoder = move_subsections(decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics"])
     sections.append((decoder, 1, "## ", []))
     sections.append((paper_sections(experiments, records, out, quick=quick, pages=pages, figure1=False), 1, "### ", []))
-    body: list[str] = list(head)
-    for lines, keep, per, first in sections:
-        if not lines:
-            continue
-        moved = move_tables(lines, section_page(pages, lines[0].lstrip("#").strip()), pages, keep=keep, per=per)
-        # a table put first goes after the section's opening paragraph
-        at = next((k for k in range(2, len(moved)) if moved[k] == ""), len(moved)) + 1
-        body += moved[:at] + first + moved[at:]
-    from attnspec.report.appendix import experiment_page
+    return sections
 
-    for exp in experiments:  # every experiment has its page; the checking ones have theirs already
-        pages.setdefault(
-            exp.name,
-            experiment_page(exp, records.get(exp.name), out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE),
-        )
-    body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
-    body += _how_to_read()
-    pages = drop_empty(pages)
-    pages["how-to-regenerate"] = [
-        "# How to regenerate",
-        "",
-        "[Back to the report](../REPORT.md)",
-        "",
-        *_regenerate_section(quick)[2:],
-    ]
-    body += index_section(experiments, records, pages, quick=quick)
-    placed: dict[str, str] = {}
-    body = place_figures(body, out, placed=placed)
-    numbered = 0
-    for name, lines in pages.items():  # numbered through the appendix, page after page
-        pages[name] = place_figures(lines, out, label="Figure A", placed=placed, start=numbered)
-        numbered += sum(1 for line in pages[name] if line.startswith("*Figure A"))
+
+def _write_drawn_by(figures: Path) -> None:
+    """``figures/DRAWN_BY.json``: the digest of the plotting code that drew every figure in the folder."""
     _write_text(
         figures / DRAWN_BY_FILE,
         json.dumps(
@@ -180,11 +201,6 @@ def build_report(
         )
         + "\n",
     )
-    write_appendix(pages, out)
-    path = out / "REPORT.md"
-    atomic_write_bytes(path, ("\n".join(body).rstrip() + "\n").encode())
-    write_html(out)
-    return path
 
 
 def _head(experiments: list[Experiment], results: Path, records: dict[str, RunRecord], *, quick: bool) -> list[str]:
