@@ -243,7 +243,7 @@ def _api_cases():
     from attnspec.errors import InputError, ModelLoadError, ResultsError
     from attnspec.spectra.compare import compare_runs
     from attnspec.spectra.engine import singular_values
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling
 
     def meta_list(res, run, root):
         import shutil
@@ -450,7 +450,7 @@ def test_scaling_fit_refuses_a_length_run_on_other_documents(tmp_path) -> None: 
     import shutil
 
     from attnspec.errors import ResultsError
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling
 
     model, data = _tiny_model_and_data(tmp_path)
     sc = tmp_path / "sc"
