@@ -1161,7 +1161,7 @@ def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) 
     """(Simulated: root reads any file, so the denial is raised by open itself.)"""
     import builtins
 
-    import attnspec.spectra.models as models
+    import attnspec.spectra.model_files as model_files
 
     model, data = _tiny_model_and_data(tmp_path)
     real_open = builtins.open
@@ -1171,7 +1171,7 @@ def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) 
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(models, "open", denied, raising=False)
+    monkeypatch.setattr(model_files, "open", denied, raising=False)
     r = _run(*_spectrum_args(model, data, tmp_path / "out"))
     assert r.exit_code == 1, r.output
     assert "cannot be read: Permission denied" in _one_error_line(r.stderr)
