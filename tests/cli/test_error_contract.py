@@ -243,7 +243,7 @@ def _api_cases():
     from attnspec.errors import InputError, ModelLoadError, ResultsError
     from attnspec.spectra.compare import compare_runs
     from attnspec.spectra.engine import singular_values
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling
 
     def meta_list(res, run, root):
         import shutil
@@ -450,7 +450,7 @@ def test_scaling_fit_refuses_a_length_run_on_other_documents(tmp_path) -> None: 
     import shutil
 
     from attnspec.errors import ResultsError
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling
 
     model, data = _tiny_model_and_data(tmp_path)
     sc = tmp_path / "sc"
@@ -1161,7 +1161,7 @@ def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) 
     """(Simulated: root reads any file, so the denial is raised by open itself.)"""
     import builtins
 
-    import attnspec.spectra.models as models
+    import attnspec.spectra.model_files as model_files
 
     model, data = _tiny_model_and_data(tmp_path)
     real_open = builtins.open
@@ -1171,7 +1171,7 @@ def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) 
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(models, "open", denied, raising=False)
+    monkeypatch.setattr(model_files, "open", denied, raising=False)
     r = _run(*_spectrum_args(model, data, tmp_path / "out"))
     assert r.exit_code == 1, r.output
     assert "cannot be read: Permission denied" in _one_error_line(r.stderr)

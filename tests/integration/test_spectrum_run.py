@@ -164,7 +164,8 @@ def test_bfloat16_and_short_policy_keep(model_dir: Path, tmp_path: Path) -> None
 
 
 def test_scaling_run_uses_the_same_documents_at_every_length(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
-    from attnspec.spectra.scaling import fit_scaling, run_scaling, scaling_table
+    from attnspec.spectra.scaling import run_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling, scaling_table
 
     out = tmp_path / "scaling"
     outcomes = run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)

@@ -76,7 +76,7 @@ def test_entropy_matched_null_is_seeded() -> None:
 
 
 def _comparison(real_beta: tuple[float, float, float], null_beta: tuple[float, float, float]) -> pd.DataFrame:
-    from attnspec.spectra.scaling import verdict
+    from attnspec.spectra.scaling_fit import verdict
 
     rows = [
         {
@@ -108,7 +108,7 @@ def _comparison(real_beta: tuple[float, float, float], null_beta: tuple[float, f
 
 
 def test_a_null_with_the_same_exponent_is_said_in_the_same_sentence() -> None:
-    from attnspec.spectra.scaling import null_sentence
+    from attnspec.spectra.scaling_fit import null_sentence
 
     same = null_sentence(_comparison((0.99, 0.985, 0.994), (1.0, 0.99, 1.01)))
     assert "this model on this corpus" in same and "resampling inputs" in same

@@ -196,7 +196,7 @@ def _write_scaling(out: Path, lengths: list[int], **kw: object) -> None:
 
 
 def test_beta_fits_recover_the_growth_and_agree_with_fit_scaling(tmp_path: Path) -> None:
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling
 
     d = tmp_path / "dec"
     _write_scaling(

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from attnspec.errors import InputError
-from attnspec.spectra.scaling import cut_inputs, fit_per_input, parse_lengths, verdict
+from attnspec.spectra.scaling import cut_inputs, parse_lengths
+from attnspec.spectra.scaling_fit import fit_per_input, verdict
 
 
 def _synthetic(betas: list[float], lengths: list[int], m: int, seed: int) -> np.ndarray:
