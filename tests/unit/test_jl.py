@@ -12,6 +12,7 @@ from scipy import stats
 from attnspec.errors import InputError
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.linformer import battery as B
+from attnspec.theory.linformer import config as C
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import rows as RW
@@ -250,17 +251,17 @@ def test_simulate_theorem2_eq21_is_violated() -> None:
 
 
 def test_parse_ks_and_claims() -> None:
-    assert B.parse_ks("64,128,256") == [64, 128, 256]
-    assert B.parse_ks("64:256:64") == [64, 128, 192, 256]
-    assert B.parse_ks("3:5,1") == [1, 3, 4, 5]
+    assert C.parse_ks("64,128,256") == [64, 128, 256]
+    assert C.parse_ks("64:256:64") == [64, 128, 192, 256]
+    assert C.parse_ks("3:5,1") == [1, 3, 4, 5]
     for bad in ("0", "a", "5:2", "1:4:0", "1:2:3:4", ""):
         with pytest.raises(InputError):
-            B.parse_ks(bad)
-    assert B.parse_claims("lemma1,thm2") == ("lemma1.eq11", "lemma1.eq12", "thm2")
+            C.parse_ks(bad)
+    assert C.parse_claims("lemma1,thm2") == ("lemma1.eq11", "lemma1.eq12", "thm2")
     with pytest.raises(InputError, match="claim must be one of"):
-        B.parse_claims("thm3")
+        C.parse_claims("thm3")
     with pytest.raises(InputError, match="family must be one of"):
-        B.parse_families("gaussian,cauchy")
+        C.parse_families("gaussian,cauchy")
 
 
 def test_default_ks_below_n() -> None:

@@ -594,95 +594,127 @@ def _lemma1_family(
     out: _Collector, family: str, ks: np.ndarray, trials_other: int, rhos: Sequence[float], seed: int
 ) -> None:
     """A non-Gaussian family through the reduced pair sampler, k <= n only (Lemma 1's range)."""
-    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
-    fam_ks = ks[ks <= n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
+    fam_ks = ks[ks <= out.n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
     if fam_ks.size == 0:
         return
     pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
     for vectors in pairs:
         s = child_seed(seed, "lemma1", family, vectors)
-        k_max = int(fam_ks.max())
-        chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
-        counts: dict[tuple, int] = {}
-        kept: dict[tuple, list[np.ndarray]] = {}
-        gen = torch_generator(s)
-        for start in range(0, trials_other, chunk):
-            m = min(chunk, trials_other - start)
-            units, scales = S.reduced_pair_units(
-                family, n, k_max, m, vectors="spiky" if vectors == "any" else vectors, seed=gen
-            )
-            st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
-            for i, k in enumerate(fam_ks):
-                q = st["aa"][i]
-                for reading in NORM_READINGS:
-                    key = ("eq11", reading, None, int(k))
-                    counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
-                kept.setdefault(("eq11", int(k), None), []).append(q - 1)
-                for rho in rhos:
-                    z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
-                    for reading in INNER_READINGS:
-                        key = ("eq12", reading, float(rho), int(k))
-                        counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
-                    kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
-        for k in fam_ks:
+        counts, kept = _family_failures(out, family, vectors, fam_ks, trials_other, rhos, s)
+        _family_rows(out, family, vectors, fam_ks, trials_other, rhos, s, counts, kept)
+
+
+def _family_failures(
+    out: _Collector,
+    family: str,
+    vectors: str,
+    fam_ks: np.ndarray,
+    trials_other: int,
+    rhos: Sequence[float],
+    seed: int,
+) -> tuple[dict[tuple, int], dict[tuple, list[np.ndarray]]]:
+    """One family's failure counts per (equation, reading, ρ, k) and its kept errors per
+    (equation, k, ρ), from ``trials_other`` draws of the pair sampler (seeded by ``seed``) at
+    every k at once."""
+    n, eps = out.n, out.eps
+    k_max = int(fam_ks.max())
+    chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
+    counts: dict[tuple, int] = {}
+    kept: dict[tuple, list[np.ndarray]] = {}
+    gen = torch_generator(seed)
+    for start in range(0, trials_other, chunk):
+        m = min(chunk, trials_other - start)
+        units, scales = S.reduced_pair_units(
+            family, n, k_max, m, vectors="spiky" if vectors == "any" else vectors, seed=gen
+        )
+        st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
+        for i, k in enumerate(fam_ks):
+            q = st["aa"][i]
             for reading in NORM_READINGS:
-                exact = np.nan
-                if family == "orthogonal":
-                    exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
-                elif vectors == "spiky":
-                    exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
+                key = ("eq11", reading, None, int(k))
+                counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
+            kept.setdefault(("eq11", int(k), None), []).append(q - 1)
+            for rho in rhos:
+                z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
+                for reading in INNER_READINGS:
+                    key = ("eq12", reading, float(rho), int(k))
+                    counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
+                kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
+    return counts, kept
+
+
+def _family_rows(
+    out: _Collector,
+    family: str,
+    vectors: str,
+    fam_ks: np.ndarray,
+    trials_other: int,
+    rhos: Sequence[float],
+    seed: int,
+    counts: dict[tuple, int],
+    kept: dict[tuple, list[np.ndarray]],
+) -> None:
+    """One family's eq. (11) and eq. (12) rows and error samples, from its failure counts."""
+    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    for k in fam_ks:
+        for reading in NORM_READINGS:
+            exact = np.nan
+            if family == "orthogonal":
+                exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
+            elif vectors == "spiky":
+                exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
+            rows.append(
+                {
+                    "claim": "linformer.lemma1.eq11",
+                    "reading": reading,
+                    "family": family,
+                    "vectors": vectors,
+                    "rho": np.nan,
+                    **base,
+                    "k": int(k),
+                    "bound": float(lemma1_norm_bound(k, eps)),
+                    "exact": exact,
+                    **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
+                    "seed": seed,
+                }
+            )
+        add_sample(
+            "linformer.lemma1.eq11",
+            "squared",
+            family,
+            vectors,
+            np.nan,
+            int(k),
+            np.concatenate(kept[("eq11", int(k), None)]),
+        )
+        for rho in rhos:
+            for reading in INNER_READINGS:
                 rows.append(
                     {
-                        "claim": "linformer.lemma1.eq11",
+                        "claim": "linformer.lemma1.eq12",
                         "reading": reading,
                         "family": family,
                         "vectors": vectors,
-                        "rho": np.nan,
+                        "rho": float(rho),
                         **base,
                         "k": int(k),
-                        "bound": float(lemma1_norm_bound(k, eps)),
-                        "exact": exact,
-                        **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
-                        "seed": s,
+                        "bound": float(lemma1_inner_bound(k, eps)),
+                        # Haar images have a density: the zero-tolerance event
+                        # has probability 1; discrete R can hit <x, y> exactly
+                        "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
+                        **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
+                        "seed": seed,
                     }
                 )
             add_sample(
-                "linformer.lemma1.eq11",
-                "squared",
+                "linformer.lemma1.eq12",
+                "inner",
                 family,
                 vectors,
-                np.nan,
+                float(rho),
                 int(k),
-                np.concatenate(kept[("eq11", int(k), None)]),
+                np.concatenate(kept[("eq12", int(k), float(rho))]),
             )
-            for rho in rhos:
-                for reading in INNER_READINGS:
-                    rows.append(
-                        {
-                            "claim": "linformer.lemma1.eq12",
-                            "reading": reading,
-                            "family": family,
-                            "vectors": vectors,
-                            "rho": float(rho),
-                            **base,
-                            "k": int(k),
-                            "bound": float(lemma1_inner_bound(k, eps)),
-                            # Haar images have a density: the zero-tolerance event
-                            # has probability 1; discrete R can hit <x, y> exactly
-                            "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
-                            **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
-                            "seed": s,
-                        }
-                    )
-                add_sample(
-                    "linformer.lemma1.eq12",
-                    "inner",
-                    family,
-                    vectors,
-                    float(rho),
-                    int(k),
-                    np.concatenate(kept[("eq12", int(k), float(rho))]),
-                )
 
 
 # ----------------------------------------------------------------------------- exact curves

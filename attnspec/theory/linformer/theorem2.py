@@ -345,7 +345,7 @@ def simulate_theorem2(
     vf = float(np.linalg.norm(V))
     delta = 1.0 / (2 * n)
     n_looks = SQ.looks(trials, look)
-    sample_set = {int(k) for k in sample_ks}
+    sample_at = sorted({int(k) for k in sample_ks} & set(kpos))
     main_rows: list[dict] = []
     grid_rows: dict[float, list[dict]] = {e: [] for e in grid}
     samples: list[pd.DataFrame] = []
@@ -355,61 +355,104 @@ def simulate_theorem2(
         w = Q[i] @ K.T / math.sqrt(d)  # (n,): row i of A
         s = _softmax(w)
         target = s @ V  # (d,)
-        sn = float(np.linalg.norm(s))
-        zero_err = float(np.linalg.norm(target))
-        tgt21 = float(np.exp(w) @ V[:, 0])
         sd = child_seed(seed, "thm2", rname)
-        looks_ = S2.Theorem2Looks(w, V, all_ks, delta=delta, seed=sd)
-        fails = {}  # (construction, eps, k, reading) -> failures
-        eq21_fail = {int(k): 0 for k in ks}
-        counted = np.zeros(len(all_ks), dtype=np.int64)  # trials drawn per k
-        plain_trials = 0
-        active = np.ones(len(all_ks), bool)
-        done = 0
-        while done < trials:
-            c = min(look, trials - done)
-            first = done == 0
-            res = looks_.draw(c, plain=first, active=active)
-            done += c
-            for cons in ("paper", "plain") if first else ("paper",):
-                err = np.linalg.norm(res[cons] - target, axis=2)  # (len(all_ks), c), NaN where inactive
-                _count_failures(fails, err, cons, points, kpos, active, sn, {"spectral": v2, "frobenius": vf})
-                if first:
-                    samples += _error_samples(
-                        err, cons, rname, sorted(sample_set & set(kpos)), kpos, sn * v2, sample_size
-                    )
-            for k in eq21_fail:
-                if active[kpos[k]]:
-                    eq21_fail[k] += int((np.abs(res["eq21"][kpos[k]] - tgt21) > eps * abs(tgt21)).sum())
-            counted[active] += c
-            if first:
-                plain_trials = res["plain"].shape[1]
-            if progress is not None:
-                progress.advance(c * int(active.sum()) / len(all_ks))
-            if not sequential or done >= trials:
-                continue
-            _stop_settled(
-                active, all_ks, points, fails, eq21_fail, counted, n=n, d=d, eps=eps, trials=trials, n_looks=n_looks
-            )
-            if not active.any():
-                break
-        if progress is not None:
-            progress.advance(0, total=progress.total - (trials - done) if done < trials else None)
-
-        drawn = {"fails": fails, "eq21_fail": eq21_fail, "counted": counted, "kpos": kpos, "plain_trials": plain_trials}
         row_facts = {
             "rname": rname,
             "i": i,
-            "sn": sn,
+            "sn": float(np.linalg.norm(s)),
             "v2": v2,
             "vf": vf,
-            "zero_err": zero_err,
+            "zero_err": float(np.linalg.norm(target)),
             "sd": sd,
             "s_setup": s_setup,
         }
+        drawn, row_samples = _draw_row(
+            S2.Theorem2Looks(w, V, all_ks, delta=delta, seed=sd),
+            row_facts,
+            target,
+            float(np.exp(w) @ V[:, 0]),
+            ks=ks,
+            all_ks=all_ks,
+            kpos=kpos,
+            points=points,
+            n=n,
+            d=d,
+            eps=eps,
+            trials=trials,
+            look=look,
+            n_looks=n_looks,
+            sequential=sequential,
+            sample_ks=sample_at,
+            sample_size=sample_size,
+            progress=progress,
+        )
+        samples += row_samples
         main, by_eps = _output_rows(drawn, row_facts, n=n, d=d, eps=eps, ks=ks, grid=grid, trials=trials)
         main_rows += main
         for e, rows_e in by_eps.items():
             grid_rows[e] += rows_e
     ordered = main_rows + [r for e in grid for r in grid_rows[e]]
     return pd.DataFrame(ordered), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())
+
+
+def _draw_row(
+    looks_: S2.Theorem2Looks,
+    f: dict[str, Any],
+    target: np.ndarray,
+    tgt21: float,
+    *,
+    ks: np.ndarray,
+    all_ks: np.ndarray,
+    kpos: dict[int, int],
+    points: Sequence[tuple[float, int, str]],
+    n: int,
+    d: int,
+    eps: float,
+    trials: int,
+    look: int,
+    n_looks: int,
+    sequential: bool,
+    sample_ks: list[int],
+    sample_size: int,
+    progress,  # noqa: ANN001 - an attnspec.runtime.progress.Progress or None
+) -> tuple[dict[str, Any], list[pd.DataFrame]]:
+    """The looks of one row w of A, until every k has stopped or ``trials`` are drawn: its
+    failure counts (``drawn``, as :func:`_output_rows` reads them) and the first look's
+    relative errors at ``sample_ks``. ``target`` = softmax(w)V (d,), ``tgt21`` = exp(w)·V[:, 0]."""
+    rname, sn, v2, vf = f["rname"], f["sn"], f["v2"], f["vf"]
+    fails = {}  # (construction, eps, k, reading) -> failures
+    eq21_fail = {int(k): 0 for k in ks}
+    counted = np.zeros(len(all_ks), dtype=np.int64)  # trials drawn per k
+    plain_trials = 0
+    active = np.ones(len(all_ks), bool)
+    samples: list[pd.DataFrame] = []
+    done = 0
+    while done < trials:
+        c = min(look, trials - done)
+        first = done == 0
+        res = looks_.draw(c, plain=first, active=active)
+        done += c
+        for cons in ("paper", "plain") if first else ("paper",):
+            err = np.linalg.norm(res[cons] - target, axis=2)  # (len(all_ks), c), NaN where inactive
+            _count_failures(fails, err, cons, points, kpos, active, sn, {"spectral": v2, "frobenius": vf})
+            if first:
+                samples += _error_samples(err, cons, rname, sample_ks, kpos, sn * v2, sample_size)
+        for k in eq21_fail:
+            if active[kpos[k]]:
+                eq21_fail[k] += int((np.abs(res["eq21"][kpos[k]] - tgt21) > eps * abs(tgt21)).sum())
+        counted[active] += c
+        if first:
+            plain_trials = res["plain"].shape[1]
+        if progress is not None:
+            progress.advance(c * int(active.sum()) / len(all_ks))
+        if not sequential or done >= trials:
+            continue
+        _stop_settled(
+            active, all_ks, points, fails, eq21_fail, counted, n=n, d=d, eps=eps, trials=trials, n_looks=n_looks
+        )
+        if not active.any():
+            break
+    if progress is not None:
+        progress.advance(0, total=progress.total - (trials - done) if done < trials else None)
+    drawn = {"fails": fails, "eq21_fail": eq21_fail, "counted": counted, "kpos": kpos, "plain_trials": plain_trials}
+    return drawn, samples
