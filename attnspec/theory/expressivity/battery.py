@@ -22,6 +22,7 @@ from attnspec.battery import BatteryResult
 from attnspec.runtime.threads import torch_threads
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
+from attnspec.theory.expressivity.error_map import error_map
 from attnspec.theory.expressivity.fit import (
     check_klogl_heldout,
     check_klogl_measured,
@@ -39,7 +40,6 @@ from attnspec.theory.expressivity.measure import (
     SEED_ORTH,
     SEED_ORTH_NORM,
     Measurements,
-    error_map,
     measure,
     row_only_rows,
     scaling_rows,

@@ -21,7 +21,7 @@ import pandas as pd
 from attnspec.numerics.stats import clopper_pearson, spawn_seeds
 from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps_jl_paper
 from attnspec.theory.expressivity.config import Config
-from attnspec.theory.expressivity.construction import construct, log_targets, san, sparse_target
+from attnspec.theory.expressivity.construction import log_targets, sparse_target
 from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star, grid_d_star
 from attnspec.theory.expressivity.params import EXACT_TRIALS
 from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_errors, sample_errors
@@ -139,13 +139,7 @@ BELOW_L_TRIALS = 20
 def _gaussian(
     cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int, say: Callable[[str], None]
 ) -> tuple[list[dict[str, object]], tuple[np.ndarray, np.ndarray | None], DStar, dict[int, pd.DataFrame]]:
-    """The asymptotic law (whole curve), the exact d* around it, a few d < L.
-
-    When the asymptotic d* is >= 2L (the Wishart regime; the default instance has
-    d* ≈ 670 L), the exact sampler runs once on a 2^(1/8) grid around it with common draws,
-    d_JL included (:func:`~.dstar.grid_d_star`, ``min(trials, EXACT_TRIALS)`` trials);
-    otherwise the galloping/bisection search :func:`~.dstar.find_d_star` with ``trials``.
-    """
+    """The asymptotic law (whole curve), the exact d* around it (:func:`_exact_d_star`), a few d < L."""
     say("asymptotic law of Gaussian projections")
     # the row factorization also gets the ratio statistic of the same Z (for :mod:`.hypotheses`)
     lam = asymptotic_errors(
@@ -160,6 +154,59 @@ def _gaussian(
     if isinstance(lam, tuple):
         lam, lam_ratio = lam
     d_asym, d_asym_lo, d_asym_hi = asymptotic_d_star(lam, cfg.delta, cfg.beta)
+    ds, frames, n_exact = _exact_d_star(cfg, A, seeds, d_asym, d_jl, say)
+    evaluated = [d for d, _ in ds.evaluations]
+    grid = sorted(
+        {int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2, 40).astype(int))}
+    )
+    rows = [
+        _curve_row(
+            cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic", seed=seeds[SEED_ASYM]
+        )
+        for d in grid
+    ]
+    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
+    rows += _below_L_rows(cfg, A, seeds, ds)
+    rows.append(
+        row(
+            "d_star",
+            cfg,
+            method="exact",
+            d=ds.d_star,
+            estimate=ds.d_star,
+            d_low=ds.d_low,
+            success=ds.success,
+            trials=n_exact,
+            seed=seeds[SEED_GAUSS],
+            evaluations=len(ds.evaluations),
+        )
+    )
+    rows.append(
+        row(
+            "d_star",
+            cfg,
+            method="asymptotic",
+            d=d_asym,
+            estimate=d_asym,
+            ci_low=d_asym_lo,
+            ci_high=d_asym_hi,
+            trials=cfg.trials,
+            seed=seeds[SEED_ASYM],
+        )
+    )
+    return rows, (lam, lam_ratio), ds, frames
+
+
+def _exact_d_star(
+    cfg: Config, A: np.ndarray, seeds: list[int], d_asym: int, d_jl: int, say: Callable[[str], None]
+) -> tuple[DStar, dict[int, pd.DataFrame], int]:
+    """The exact d* for Gaussian R around the asymptotic d*, its draws by d, and its trials per d.
+
+    When the asymptotic d* is >= 2L (the Wishart regime; the default instance has
+    d* ≈ 670 L), the exact sampler runs once on a 2^(1/8) grid around it with common draws,
+    d_JL included (:func:`~.dstar.grid_d_star`, ``min(trials, EXACT_TRIALS)`` trials);
+    otherwise the galloping/bisection search :func:`~.dstar.find_d_star` with ``trials``.
+    """
     frames: dict[int, pd.DataFrame] = {}
     if d_asym >= 2 * cfg.L:
         n_exact = min(cfg.trials, EXACT_TRIALS)
@@ -190,18 +237,12 @@ def _gaussian(
             d_hint=d_asym,
             full_stats=True,
         )
-    evaluated = [d for d, _ in ds.evaluations]
-    grid = sorted(
-        {int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2, 40).astype(int))}
-    )
-    rows = [
-        _curve_row(
-            cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic", seed=seeds[SEED_ASYM]
-        )
-        for d in grid
-    ]
-    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
-    # a few exact points below L, where the construction would actually save width
+    return ds, frames, n_exact
+
+
+def _below_L_rows(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar) -> list[dict[str, object]]:
+    """Curve rows at a few exact points below L, where the construction would actually save width."""
+    rows: list[dict[str, object]] = []
     for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)}):
         if d in dict(ds.evaluations):
             continue
@@ -215,34 +256,7 @@ def _gaussian(
             only_max=True,
         )
         rows.append(_curve_row(cfg, d, int(np.sum(df["err_inf"] <= cfg.delta)), len(df), seed=seeds[SEED_GAUSS]))
-    rows.append(
-        row(
-            "d_star",
-            cfg,
-            method="exact",
-            d=ds.d_star,
-            estimate=ds.d_star,
-            d_low=ds.d_low,
-            success=ds.success,
-            trials=n_exact,
-            seed=seeds[SEED_GAUSS],
-            evaluations=len(ds.evaluations),
-        )
-    )
-    rows.append(
-        row(
-            "d_star",
-            cfg,
-            method="asymptotic",
-            d=d_asym,
-            estimate=d_asym,
-            ci_low=d_asym_lo,
-            ci_high=d_asym_hi,
-            trials=cfg.trials,
-            seed=seeds[SEED_ASYM],
-        )
-    )
-    return rows, (lam, lam_ratio), ds, frames
+    return rows
 
 
 def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
@@ -742,54 +756,4 @@ def measure(
     d_rownorm = dimension_jl(cfg.L, eps_jl_needed(B, cfg.delta, cfg.factorization), cfg.beta)
     return Measurements(
         frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds, B=B, d_rownorm=d_rownorm
-    )
-
-
-def error_map(cfg: Config, size: int = 64) -> pd.DataFrame:
-    """One instance for the error maps: A, Â = eps SA(X) and SAN, entry by entry.
-
-    A ``size``×``size`` problem with the run's k, m, M, eps, at the d* of the asymptotic
-    law for it, capped so that X (L × 2d) holds at most 4e6 numbers.
-
-    Parameters
-    ----------
-    cfg : Config
-    size : int, the L of the instance (at most cfg.L)
-
-    Returns
-    -------
-    DataFrame with one row per entry (L² rows): i, j, support, A, A_hat, san_target, san,
-    and the instance's L, k, d, d_star, err_inf, seed.
-    """
-    cfg.validate()
-    Ls = min(size, cfg.L)
-    ks = min(cfg.k, Ls)
-    seeds = spawn_seeds(cfg.seed, N_SEEDS)
-    A = sparse_target(Ls, ks, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_A])
-    lam = asymptotic_errors(A, eps=cfg.eps, trials=100, factorization=cfg.factorization, seed=seeds[SEED_ASYM])
-    d_star = asymptotic_d_star(lam, cfg.delta, cfg.beta)[0]
-    # the construction materialises X (L × 2d): cap d so that X holds <= 4e6 numbers
-    d = min(d_star, 2_000_000 // Ls)
-    c = construct(A, d, cfg.eps, factorization=cfg.factorization, seed=seeds[SEED_MAP])
-    Ahat = c.approximation().numpy()
-    P = san(c.X, c.W_Q, c.W_K).numpy()
-    Pt = A / A.sum(1, keepdims=True)
-    i, j = np.meshgrid(np.arange(Ls), np.arange(Ls), indexing="ij")
-    err = float(np.abs(c.logits().numpy() - log_targets(A, cfg.eps)).max())
-    return pd.DataFrame(
-        {
-            "L": Ls,
-            "k": ks,
-            "d": d,
-            "d_star": d_star,
-            "err_inf": err,
-            "seed": seeds[SEED_MAP],
-            "i": i.ravel(),
-            "j": j.ravel(),
-            "support": (A > 0).ravel(),
-            "A": A.ravel(),
-            "A_hat": Ahat.ravel(),
-            "san_target": Pt.ravel(),
-            "san": P.ravel(),
-        }
     )

@@ -172,7 +172,15 @@ def check_off_support(
             f"{hi_b:.4g}]: {dec.reason} (worst ratio to the range's ends)",
         )
     ]
+    out.append(_off_support_literal(ok, L=L, eps=eps, params=params, seed=seed, A_seed=A_seed))
+    out.append(_san_off_mass(ok, L=L, k=k, m=m, eps=eps, delta=delta, params=params, seed=seed))
+    return out
+
+
+def _off_support_literal(ok: pd.DataFrame, *, L: int, eps: float, params: dict, seed: int, A_seed: int) -> VerdictRow:
+    """The literal reading of :data:`~.claims.OFFSUPPORT` on the trials ``ok`` that meet δ, naming the worst entry."""
     # literal reading: the off-S error |Â_ij − 0| = Â_ij <= eps
+    mx = float(ok["off_max"].max())
     worst = int(np.argmax(ok["off_max"].to_numpy()))
     first = ok.iloc[worst]
     first_seed = int(ok["seed"].astype(np.uint64).to_numpy()[worst])
@@ -184,37 +192,37 @@ def check_off_support(
         f"{over}/{len(ok)} trials have an off-S entry > eps; worst: trial {int(first['trial'])}, (i, j) = {ij}, "
         f"Â_ij = {mx:.4g} = {mx / eps:.4g}·eps (d = {int(first['d'])}, seed {first_seed}, A from seed {A_seed})"
     )
-    out.append(
-        VerdictRow(
-            C.OFFSUPPORT.id,
-            dec.verdict,
-            params,
-            bound=eps,
-            estimate=mx,
-            ci_low=ci.low,
-            ci_high=ci.high,
-            trials=len(ok),
-            seed=seed,
-            reading="literal",
-            evidence=f"{dec.reason}; {where}" if over else f"{dec.reason}; no off-S entry above eps",
-        )
+    return VerdictRow(
+        C.OFFSUPPORT.id,
+        dec.verdict,
+        params,
+        bound=eps,
+        estimate=mx,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        trials=len(ok),
+        seed=seed,
+        reading="literal",
+        evidence=f"{dec.reason}; {where}" if over else f"{dec.reason}; no off-S entry above eps",
     )
-    # SAN: the row mass that falls outside S
+
+
+def _san_off_mass(
+    ok: pd.DataFrame, *, L: int, k: int, m: float, eps: float, delta: float, params: dict, seed: int
+) -> VerdictRow:
+    """:data:`~.claims.SAN_MASS` on the trials ``ok`` that meet δ: the SAN row mass that falls outside S."""
     mass = float(ok["san_off_mass"].max())
     bm = bound_san_off_mass(L, k, m, eps, delta)
     dec = classify_bound(observed=mass, bound=bm)
-    out.append(
-        VerdictRow(
-            C.SAN_MASS.id,
-            dec.verdict,
-            params,
-            bound=bm,
-            estimate=mass,
-            trials=len(ok),
-            seed=seed,
-            reading="bound",
-            evidence=f"{dec.reason}; worst row puts {mass:.1%} of its SAN mass off S: 'error eps per "
-            f"entry' sums to (L−k)·eps = {(L - k) * eps:.3g} per row vs k·m = {k * m:.3g} on S",
-        )
+    return VerdictRow(
+        C.SAN_MASS.id,
+        dec.verdict,
+        params,
+        bound=bm,
+        estimate=mass,
+        trials=len(ok),
+        seed=seed,
+        reading="bound",
+        evidence=f"{dec.reason}; worst row puts {mass:.1%} of its SAN mass off S: 'error eps per "
+        f"entry' sums to (L−k)·eps = {(L - k) * eps:.3g} per row vs k·m = {k * m:.3g} on S",
     )
-    return out

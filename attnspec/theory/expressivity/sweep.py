@@ -13,7 +13,7 @@ import pandas as pd
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import factorize, log_targets, sparse_target
-from attnspec.theory.expressivity.dstar import asymptotic_d_star, find_d_star
+from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star
 from attnspec.theory.expressivity.fit import gaussian_sweep
 from attnspec.theory.expressivity.params import check_params
 from attnspec.theory.expressivity.sampling import asymptotic_errors
@@ -101,55 +101,13 @@ def sweep(
             n = trials if L < large_L else min(trials, large_trials)
             cfg_seed = config_seeds(seed, L, k, 4)
             A = sparse_target(L, k, m=m, M=M, support=support, seed=cfg_seed[0])
-            B = log_targets(A, eps)
-            B1, B2 = factorize(B, factorization)
-            rn = float(np.linalg.norm(B1, axis=1).max() * np.linalg.norm(B2, axis=1).max())
-            base = {
-                "kind": "sweep",
-                "L": L,
-                "k": k,
-                "eps": eps,
-                "delta": delta,
-                "m": m,
-                "M": M,
-                "beta": beta,
-                "support": support,
-                "factorization": factorization,
-                "max_abs_B": float(np.abs(B).max()),
-                "max_row_norm": rn,
-                "k_log_L": k * math.log(L),
-            }
+            base = _configuration_columns(
+                A, L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, support=support, factorization=factorization
+            )
             say(f"sweep L={L} k={k}: asymptotic ({n} draws)")
             lam = asymptotic_errors(A, eps=eps, trials=n, factorization=factorization, seed=cfg_seed[1])
             d, lo, hi = asymptotic_d_star(lam, delta, beta)
-            rows.append(
-                {
-                    **base,
-                    "projection": "gaussian",
-                    "method": "asymptotic",
-                    "d": d,
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    "trials": n,
-                    "seed": cfg_seed[1],
-                }
-            )
-            for dd in np.unique(np.geomspace(max(1, d // 3), d * 2, 24).astype(int)):
-                ci = clopper_pearson(int(np.sum(lam <= delta * math.sqrt(dd))), n)
-                rows.append(
-                    {
-                        **base,
-                        "kind": "sweep_curve",
-                        "projection": "gaussian",
-                        "method": "asymptotic",
-                        "d": int(dd),
-                        "estimate": ci.estimate,
-                        "ci_low": ci.low,
-                        "ci_high": ci.high,
-                        "trials": n,
-                        "seed": cfg_seed[1],
-                    }
-                )
+            rows += _asymptotic_rows(base, lam, d, lo, hi, delta=delta, trials=n, seed=cfg_seed[1])
             if L <= exact_max_L:
                 say(f"sweep L={L} k={k}: exact bisection")
                 r = find_d_star(
@@ -162,18 +120,7 @@ def sweep(
                     seed=cfg_seed[2],
                     d_hint=d,
                 )
-                rows.append(
-                    {
-                        **base,
-                        "projection": "gaussian",
-                        "method": "exact",
-                        "d": r.d_star,
-                        "d_low": r.d_low,
-                        "success": r.success,
-                        "trials": n,
-                        "seed": cfg_seed[2],
-                    }
-                )
+                rows.append(_exact_row(base, r, projection="gaussian", trials=n, seed=cfg_seed[2]))
             if L <= orthogonal_max_L:
                 say(f"sweep L={L} k={k}: orthogonal")
                 r = find_d_star(
@@ -186,19 +133,99 @@ def sweep(
                     factorization=factorization,
                     seed=cfg_seed[3],
                 )
-                rows.append(
-                    {
-                        **base,
-                        "projection": "orthogonal",
-                        "method": "exact",
-                        "d": r.d_star,
-                        "d_low": r.d_low,
-                        "success": r.success,
-                        "trials": n,
-                        "seed": cfg_seed[3],
-                    }
-                )
+                rows.append(_exact_row(base, r, projection="orthogonal", trials=n, seed=cfg_seed[3]))
     return pd.DataFrame(rows)
+
+
+def _configuration_columns(
+    A: np.ndarray,
+    *,
+    L: int,
+    k: int,
+    eps: float,
+    delta: float,
+    m: float,
+    M: float,
+    beta: float,
+    support: str,
+    factorization: str,
+) -> dict[str, object]:
+    """The columns every row of configuration (L, k) shares: its parameters and the sizes of B = log(A/eps)."""
+    B = log_targets(A, eps)
+    B1, B2 = factorize(B, factorization)
+    rn = float(np.linalg.norm(B1, axis=1).max() * np.linalg.norm(B2, axis=1).max())
+    return {
+        "kind": "sweep",
+        "L": L,
+        "k": k,
+        "eps": eps,
+        "delta": delta,
+        "m": m,
+        "M": M,
+        "beta": beta,
+        "support": support,
+        "factorization": factorization,
+        "max_abs_B": float(np.abs(B).max()),
+        "max_row_norm": rn,
+        "k_log_L": k * math.log(L),
+    }
+
+
+def _asymptotic_rows(
+    base: dict[str, object],
+    lam: np.ndarray,
+    d: int,
+    lo: float,
+    hi: float,
+    *,
+    delta: float,
+    trials: int,
+    seed: int,
+) -> list[dict[str, object]]:
+    """The asymptotic d* of one configuration with its interval, then its success curve (``sweep_curve``)."""
+    rows: list[dict[str, object]] = [
+        {
+            **base,
+            "projection": "gaussian",
+            "method": "asymptotic",
+            "d": d,
+            "ci_low": lo,
+            "ci_high": hi,
+            "trials": trials,
+            "seed": seed,
+        }
+    ]
+    for dd in np.unique(np.geomspace(max(1, d // 3), d * 2, 24).astype(int)):
+        ci = clopper_pearson(int(np.sum(lam <= delta * math.sqrt(dd))), trials)
+        rows.append(
+            {
+                **base,
+                "kind": "sweep_curve",
+                "projection": "gaussian",
+                "method": "asymptotic",
+                "d": int(dd),
+                "estimate": ci.estimate,
+                "ci_low": ci.low,
+                "ci_high": ci.high,
+                "trials": trials,
+                "seed": seed,
+            }
+        )
+    return rows
+
+
+def _exact_row(base: dict[str, object], r: DStar, *, projection: str, trials: int, seed: int) -> dict[str, object]:
+    """The row of one exact d* search of a configuration: d* and the lower end of its bracket."""
+    return {
+        **base,
+        "projection": projection,
+        "method": "exact",
+        "d": r.d_star,
+        "d_low": r.d_low,
+        "success": r.success,
+        "trials": trials,
+        "seed": seed,
+    }
 
 
 def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
