@@ -308,10 +308,10 @@ class ScalingResult:
         Returns
         -------
         str
-            The sentence (:func:`attnspec.spectra.scaling.null_sentence` of :attr:`nulls`),
+            The sentence (:func:`attnspec.spectra.scaling_fit.null_sentence` of :attr:`nulls`),
             each β with its bootstrap interval, stated as a 95% interval.
         """
-        from attnspec.spectra.scaling import null_sentence
+        from attnspec.spectra.scaling_fit import null_sentence
 
         return null_sentence(self.nulls)
 
@@ -399,7 +399,7 @@ class ScalingResult:
 def _load_study(path: Path) -> ScalingResult:
     """A scaling study's directory, every length checked and loaded, the fits computed as
     ``attnspec spectrum --seq-len A,B,...`` computes them (2000 resamples, seed 0)."""
-    from attnspec.spectra.scaling import fit_study, read_runs
+    from attnspec.spectra.scaling_fit import fit_study, read_runs
     from attnspec.storage.results import read_meta, read_table
 
     runs = {n: load(d) for n, d in sorted(read_runs(path).items())}

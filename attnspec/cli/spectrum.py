@@ -200,7 +200,7 @@ def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
         )
         raise typer.Exit(code=130 if study.status == "interrupted" else 0)
     if not plots and shard is None:  # no figures and fit tables: still the real-against-null reading
-        from attnspec.spectra.scaling import null_comparison
+        from attnspec.spectra.scaling_fit import null_comparison
 
         _print_nulls(null_comparison(out))
         _print_projection(out)
@@ -242,7 +242,7 @@ def _plot_scaling_dir(
     from attnspec.numerics.stats import format_interval
     from attnspec.plots import short_name
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.spectra.scaling import fit_study
+    from attnspec.spectra.scaling_fit import fit_study
     from attnspec.storage.results import read_meta, result_files
 
     fit = fit_study(run, resamples=resamples, seed=seed)
@@ -273,12 +273,12 @@ def _plot_scaling_dir(
 
 
 def _print_nulls(nulls: Any) -> None:
-    """β and k90/n of the real P beside each null (:func:`attnspec.spectra.scaling.null_comparison`), and the sentence."""
+    """β and k90/n of the real P beside each null (:func:`attnspec.spectra.scaling_fit.null_comparison`), and the sentence."""
     from rich.table import Table
 
     from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import SHORT
-    from attnspec.spectra.scaling import null_sentence
+    from attnspec.spectra.scaling_fit import null_sentence
 
     if len(nulls) < 2:
         return
@@ -645,7 +645,8 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        from attnspec.spectra.scaling import KIND, read_runs
+        from attnspec.spectra.scaling import KIND
+        from attnspec.spectra.scaling_fit import read_runs
 
         if out is not None:  # --out first, before anything is read (a folder made here and left empty goes again)
             claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)

@@ -30,9 +30,9 @@ def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
     title : str
         The run's name; may be empty.
     table : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.scaling_table`'s output (its ``n``).
+        :func:`attnspec.spectra.scaling_fit.scaling_table`'s output (its ``n``).
     fits : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.fit_scaling`'s output (its ``inputs``).
+        :func:`attnspec.spectra.scaling_fit.fit_scaling`'s output (its ``inputs``).
 
     Returns
     -------
@@ -76,7 +76,7 @@ def plot_scaling(
     formats: Sequence[str] = ("png", "svg"),
     nulls: dict[str, pd.DataFrame] | None = None,
 ) -> list[Path]:
-    """Draw both figures from :func:`attnspec.spectra.scaling.scaling_table` and :func:`~attnspec.spectra.scaling.fit_scaling`.
+    """Draw both figures from :func:`attnspec.spectra.scaling_fit.scaling_table` and :func:`~attnspec.spectra.scaling_fit.fit_scaling`.
 
     ``title`` names the run (model · corpus); the lengths and the number of inputs are added.
     ``nulls``: null baseline name → its scaling table (``scaling_table(..., source=name)``),
@@ -87,9 +87,9 @@ def plot_scaling(
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.scaling_table`'s output.
+        :func:`attnspec.spectra.scaling_fit.scaling_table`'s output.
     fits : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.fit_scaling`'s output.
+        :func:`attnspec.spectra.scaling_fit.fit_scaling`'s output.
     out : Path
         The folder the figures are written to; it must exist.
     title : str

@@ -87,7 +87,7 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     from attnspec.numerics.stats import format_interval
     from attnspec.plots.scaling import plot_scaling
     from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
-    from attnspec.spectra.scaling import fit_scaling, scaling_table
+    from attnspec.spectra.scaling_fit import fit_scaling, scaling_table
 
     try:
         table = scaling_table(d)
@@ -164,7 +164,7 @@ def _null_lines(run: Path) -> list[str]:
     """The real P's β and k90/n beside each null baseline the study holds, per length."""
     from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import LABELS
-    from attnspec.spectra.scaling import REAL, null_comparison
+    from attnspec.spectra.scaling_fit import REAL, null_comparison
 
     try:
         table = null_comparison(run)
@@ -315,8 +315,8 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
         Markdown lines.
     """
     from attnspec.numerics.stats import format_interval
-    from attnspec.spectra.scaling import fit_scaling
-    from attnspec.spectra.scaling import scaling_table as lengths_table
+    from attnspec.spectra.scaling_fit import fit_scaling
+    from attnspec.spectra.scaling_fit import scaling_table as lengths_table
 
     rows = []
     for exp in spectrum_runs(experiments, results, "scaling"):
@@ -354,7 +354,7 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
 def _shares(run: Path) -> str:
     """``0.32 · entropy null 0.63 · uniform null 0.94``: k90/n at the longest n, real first."""
     from attnspec.spectra.nulls import SHORT
-    from attnspec.spectra.scaling import REAL, null_comparison
+    from attnspec.spectra.scaling_fit import REAL, null_comparison
 
     try:
         table = null_comparison(run, resamples=200)

@@ -287,7 +287,7 @@ def _q2(study: Study, figures: Path) -> list[str]:
         "### 2. Does the rank it needs grow with n?",
         "",
         "β of k90 ∝ n^β (k90: the index where an input's curve reaches 0.9, head mean per layer), least squares "
-        "on log–log axes, 95% percentile bootstrap over inputs (`attnspec.spectra.scaling.fit_per_input`); each model over "
+        "on log–log axes, 95% percentile bootstrap over inputs (`attnspec.spectra.scaling_fit.fit_per_input`); each model over "
         "its own lengths, then both over the lengths they share.",
         "",
         "| model · corpus | n | inputs | β, all layers | verdict | β per layer (min–max) | layers by verdict |",

@@ -81,7 +81,7 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
 
 
 def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | None:
-    from attnspec.spectra.scaling import fit_scaling, scaling_table
+    from attnspec.spectra.scaling_fit import fit_scaling, scaling_table
 
     try:
         table = scaling_table(run)
@@ -172,7 +172,7 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
     """The entropy-matched null beside the real P in a scaling study: (null name, null β,
     real k90/n, null k90/n, the random-init model's k90/n or None, at the longest n); None when
     the study holds no entropy-matched null."""
-    from attnspec.spectra.scaling import null_comparison
+    from attnspec.spectra.scaling_fit import null_comparison
 
     try:
         table = null_comparison(run, resamples=500)

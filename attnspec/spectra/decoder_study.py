@@ -6,7 +6,7 @@ study already has (all-MiniLM-L6-v2), each answered from saved spectrum results 
 1. Is its attention low rank in Linformer's sense?  :func:`run_statistics` — c at the reading
    index n/4, k90/n and the other metrics per layer and over layers, with 95% intervals.
 2. Does the rank it needs grow with n?  :func:`beta_fits` — β of k ∝ n^β per layer and over
-   layers (:func:`attnspec.spectra.scaling.fit_per_input`, bootstrap over inputs), on any subset of
+   layers (:func:`attnspec.spectra.scaling_fit.fit_per_input`, bootstrap over inputs), on any subset of
    a scaling run's lengths (the range both models share); :func:`beta_difference`.
 3. How do the metrics change with depth?  :func:`depth_trend` — the least-squares slope of
    a metric against relative depth (0 = first layer, 1 = last) with an interval, and the
@@ -114,7 +114,7 @@ def collect_runs(experiments: Sequence[Any], results: Path) -> tuple[list[Run], 
     problems : list of str
         One line per result that could not be read, naming the experiment.
     """
-    from attnspec.spectra.scaling import read_runs
+    from attnspec.spectra.scaling_fit import read_runs
 
     runs: list[Run] = []
     problems: list[str] = []
@@ -490,7 +490,7 @@ def beta_fits(
     seed: int = 0,
     level: float = 0.95,
 ) -> pd.DataFrame:
-    """β of k ∝ n^β per layer and over layers (:func:`attnspec.spectra.scaling.fit_per_input`) on
+    """β of k ∝ n^β per layer and over layers (:func:`attnspec.spectra.scaling_fit.fit_per_input`) on
     ``lengths`` (default: every finished length), on the inputs present at each of them.
 
     Columns: ``metric``, ``layer`` (−1 = mean over layers), ``depth`` (relative, NaN overall),
@@ -515,7 +515,7 @@ def beta_fits(
     -------
     pandas.DataFrame
     """
-    from attnspec.spectra.scaling import fit_per_input, read_runs
+    from attnspec.spectra.scaling_fit import fit_per_input, read_runs
     from attnspec.storage.results import read_table
 
     runs = read_runs(Path(scaling_dir))

@@ -23,19 +23,6 @@ import numpy as np
 
 from attnspec.errors import InputError, ResultsError
 from attnspec.spectra.result_checks import SCALING_KIND
-
-# The study's tables and fits, for the callers that import them with the study (the CLI, the report,
-# the API, the decoder study).
-from attnspec.spectra.scaling_fit import (  # noqa: F401
-    REAL,
-    fit_per_input,
-    fit_scaling,
-    fit_study,
-    null_comparison,
-    null_sentence,
-    read_runs,
-    scaling_table,
-)
 from attnspec.storage.results import (
     check_same_run,
     environment_meta,

@@ -133,7 +133,7 @@ def test_a_runs_appendix_table_has_every_k_and_n(studies: tuple[list[Experiment]
 
 
 def test_the_scaling_table_gives_k90_over_n_of_every_null_the_study_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    import attnspec.spectra.scaling as scaling
+    import attnspec.spectra.scaling_fit as scaling_fit
     from attnspec.report.beyond import _shares
     from attnspec.spectra.nulls import SHORT
 
@@ -144,7 +144,7 @@ def test_the_scaling_table_gives_k90_over_n_of_every_null_the_study_holds(monkey
             "share_n512": [0.321, 0.634, 0.95, 0.48],
         }
     )
-    monkeypatch.setattr(scaling, "null_comparison", lambda run, **kw: table)
+    monkeypatch.setattr(scaling_fit, "null_comparison", lambda run, **kw: table)
     cell = _shares(Path("unused"))
     assert cell == " · ".join(
         ["0.32", *(f"{SHORT[s]} {v:.2g}" for s, v in zip(table["source"][1:], table["share_n512"][1:]))]
