@@ -24,11 +24,9 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import tempfile
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from attnspec.errors import InputError, ResultsError
 from attnspec.options.declaration import check_names, numpydoc_parameters, signature
 from attnspec.options.spectrum import POSITIONAL, SPECTRUM
+from attnspec.spectrum_arguments import check_arguments, check_lengths, model_of, texts_label
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -86,10 +85,12 @@ class SpectrumResult:
         from attnspec.spectra.reading import lengths_text
 
         lengths = lengths_text(m)
-        return (f"SpectrumResult(model={ident.get('model', m.get('model'))!r} [{family}], data={ident.get('data')!r}, "
-                f"n={ident.get('seq_len')}{f' (input lengths {lengths})' if lengths else ''}, "
-                f"inputs={m.get('inputs_done')}, layers={layers}, heads={heads}, "
-                f"status={m.get('status')!r}{f', path={str(self.path)!r}' if self.path else ''})")
+        return (
+            f"SpectrumResult(model={ident.get('model', m.get('model'))!r} [{family}], data={ident.get('data')!r}, "
+            f"n={ident.get('seq_len')}{f' (input lengths {lengths})' if lengths else ''}, "
+            f"inputs={m.get('inputs_done')}, layers={layers}, heads={heads}, "
+            f"status={m.get('status')!r}{f', path={str(self.path)!r}' if self.path else ''})"
+        )
 
     @property
     def family(self) -> str | None:
@@ -136,8 +137,9 @@ class SpectrumResult:
         note = short_input_note(self.meta, at)
         if note is not None:
             warnings.warn(note + f"; mean_c_{at} is NaN", stacklevel=2)
-        return per_layer(self.curves, self.metrics, self.meta, at,
-                         baseline_metrics=self.baselines.get("baseline_metrics"))
+        return per_layer(
+            self.curves, self.metrics, self.meta, at, baseline_metrics=self.baselines.get("baseline_metrics")
+        )
 
     def plot(self, *, at: int | None = None) -> dict[str, Any]:
         """Figure 1 from the tables: ``{"spectrum_layers": Figure, "spectrum_heatmap": Figure}``.
@@ -230,8 +232,9 @@ class SpectrumResult:
 
                     from attnspec.spectra.checkpoint import save_state
 
-                    save_state(path / STATE_FILE, self.state,
-                               {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))})
+                    save_state(
+                        path / STATE_FILE, self.state, {"inputs_done": np.asarray(int(self.meta.get("inputs_done", 0)))}
+                    )
                     # per-input summaries (attnspec compare)
                     write_table(path, "inputs", self.state.inputs_table(), csv=csv)
                 for name, frame in self.baselines.items():
@@ -294,8 +297,10 @@ class ScalingResult:
         overall = self.fits[(self.fits["metric"] == "reach_index") & (self.fits["layer"] == -1)]
         beta = f", k90 beta={overall['beta'].iloc[0]:.2f}" if len(overall) else ""
         first = self.runs[self.lengths[0]].meta
-        return (f"ScalingResult(model={ident.get('model')!r}, data={ident.get('data')!r}, n={self.lengths}, "
-                f"inputs={first.get('inputs_done')}{beta}{f', path={str(self.path)!r}' if self.path else ''})")
+        return (
+            f"ScalingResult(model={ident.get('model')!r}, data={ident.get('data')!r}, n={self.lengths}, "
+            f"inputs={first.get('inputs_done')}{beta}{f', path={str(self.path)!r}' if self.path else ''})"
+        )
 
     def sentence(self) -> str:
         """The real β and k90/n, beside each null's, in one sentence.
@@ -303,10 +308,10 @@ class ScalingResult:
         Returns
         -------
         str
-            The sentence (:func:`attnspec.spectra.scaling.null_sentence` of :attr:`nulls`),
+            The sentence (:func:`attnspec.spectra.scaling_fit.null_sentence` of :attr:`nulls`),
             each β with its bootstrap interval, stated as a 95% interval.
         """
-        from attnspec.spectra.scaling import null_sentence
+        from attnspec.spectra.scaling_fit import null_sentence
 
         return null_sentence(self.nulls)
 
@@ -338,8 +343,7 @@ class ScalingResult:
         ident = self.meta.get("identity", {})
         title = label or f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}"
         out = check_path("out", out) if out is not None else Path(tempfile.mkdtemp(prefix="attnspec-scaling-"))
-        with writing_to(out, "attnspec.ScalingResult.plot", option="out", kind="figures",
-                        nests_in=(KIND, SCALING)):
+        with writing_to(out, "attnspec.ScalingResult.plot", option="out", kind="figures", nests_in=(KIND, SCALING)):
             return plot_scaling(self.table, self.fits, out, title=title, nulls=self.fit.null_tables)
 
     def save(self, path: str | Path, *, csv: bool = False) -> Path:
@@ -395,14 +399,22 @@ class ScalingResult:
 def _load_study(path: Path) -> ScalingResult:
     """A scaling study's directory, every length checked and loaded, the fits computed as
     ``attnspec spectrum --seq-len A,B,...`` computes them (2000 resamples, seed 0)."""
-    from attnspec.spectra.scaling import fit_study, read_runs
+    from attnspec.spectra.scaling_fit import fit_study, read_runs
     from attnspec.storage.results import read_meta, read_table
 
     runs = {n: load(d) for n, d in sorted(read_runs(path).items())}
-    tables = {t: read_table(path, t) if (path / f"{t}.parquet").is_file() else None
-              for t in ("projection", "projection_summary")}
-    return ScalingResult(runs=runs, fit=fit_study(path), meta=read_meta(path), path=path,
-                         projection=tables["projection_summary"], projection_errors=tables["projection"])
+    tables = {
+        t: read_table(path, t) if (path / f"{t}.parquet").is_file() else None
+        for t in ("projection", "projection_summary")
+    }
+    return ScalingResult(
+        runs=runs,
+        fit=fit_study(path),
+        meta=read_meta(path),
+        path=path,
+        projection=tables["projection_summary"],
+        projection_errors=tables["projection"],
+    )
 
 
 def _refuse_read_only(path: Path) -> None:
@@ -414,7 +426,9 @@ def _refuse_read_only(path: Path) -> None:
 
     target = path if path.exists() else next((p for p in path.parents if p.exists()), None)
     if target is not None and target.is_dir() and not target.stat().st_mode & stat.S_IWUSR:
-        raise ResultsError(f"cannot save to {path}: {target} is read-only (mode {stat.S_IMODE(target.stat().st_mode):o})")
+        raise ResultsError(
+            f"cannot save to {path}: {target} is read-only (mode {stat.S_IMODE(target.stat().st_mode):o})"
+        )
     if target is not None and target.is_dir() and not os.access(target, os.W_OK):
         raise ResultsError(f"cannot save to {path}: {target} is not writable by this user")
 
@@ -435,13 +449,17 @@ def _check_state(path: Path, state: Any, extra: dict[str, Any], meta: dict[str, 
         if ident != meta.get("identity"):
             raise ResultsError(f"{where} belongs to another run: its identity differs from {path / 'meta.json'}'s")
     if "inputs_done" in extra and int(extra["inputs_done"]) != meta.get("inputs_done"):
-        raise ResultsError(f"{where} belongs to another run: it holds {int(extra['inputs_done'])} inputs, meta.json "
-                           f"records {meta.get('inputs_done')}")
+        raise ResultsError(
+            f"{where} belongs to another run: it holds {int(extra['inputs_done'])} inputs, meta.json "
+            f"records {meta.get('inputs_done')}"
+        )
     # the curve table is the aggregate's mean (L, H, n) in (layer, head, index) order (SpectrumAccumulator.tables)
     ordered = curves.sort_values(["layer", "head", "index"])["mean"].to_numpy()
     mine = state.curves.mean.ravel()
     if mine.shape != ordered.shape or not np.allclose(mine, ordered, rtol=1e-9, atol=1e-12, equal_nan=True):
-        raise ResultsError(f"{where} belongs to another run: its aggregate does not reproduce {path / 'spectrum.parquet'}")
+        raise ResultsError(
+            f"{where} belongs to another run: its aggregate does not reproduce {path / 'spectrum.parquet'}"
+        )
 
 
 def load(path: str | Path) -> SpectrumResult | ScalingResult:
@@ -496,14 +514,6 @@ def load(path: str | Path) -> SpectrumResult | ScalingResult:
     return SpectrumResult(curves=curves, metrics=metrics, meta=meta, path=path, state=state, baselines=baselines)
 
 
-def _texts_label(texts: list[str]) -> str:
-    digest = hashlib.sha256()
-    for t in texts:
-        digest.update(t.encode("utf-8", "replace"))
-        digest.update(b"\xff")
-    return f"texts:{len(texts)}:{digest.hexdigest()[:16]}"
-
-
 def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> SpectrumResult | ScalingResult:
     from attnspec.spectra.nulls import parse_baselines
     from attnspec.spectra.projection import parse_ks
@@ -511,20 +521,40 @@ def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> Sp
     given = check_names(_API_OPTIONS, arguments, owner="spectrum()")  # model and data are bound by position
     a = {o.name: given.get(o.name, o.default_of("api")) for o in _API_OPTIONS if o.name not in POSITIONAL}
     baselines, ks = parse_baselines(a["baseline"]), parse_ks(a["projection_k"])
-    lengths = _lengths(a["seq_len"])
-    texts, num_inputs, out, short_policy = _checked_arguments(
-        data, a["texts"], num_inputs=a["num_inputs"], seed=a["seed"], batch_size=a["batch_size"],
-        resume=a["resume"], overwrite=a["overwrite"], progress=a["progress"], out=a["out"],
-        short_policy=a["short_policy"])
+    lengths = check_lengths(a["seq_len"])
+    texts, num_inputs, out, short_policy = check_arguments(
+        data,
+        a["texts"],
+        num_inputs=a["num_inputs"],
+        seed=a["seed"],
+        batch_size=a["batch_size"],
+        resume=a["resume"],
+        overwrite=a["overwrite"],
+        progress=a["progress"],
+        out=a["out"],
+        short_policy=a["short_policy"],
+    )
     # checked above: NumPy integers and booleans become Python ones (meta.json, the identity)
-    a.update(texts=texts, num_inputs=int(num_inputs), seed=int(a["seed"]), out=out, short_policy=short_policy,
-             batch_size=None if a["batch_size"] is None else int(a["batch_size"]),
-             **{k: bool(a[k]) for k in ("resume", "overwrite", "progress")})
+    a.update(
+        texts=texts,
+        num_inputs=int(num_inputs),
+        seed=int(a["seed"]),
+        out=out,
+        short_policy=short_policy,
+        batch_size=None if a["batch_size"] is None else int(a["batch_size"]),
+        **{k: bool(a[k]) for k in ("resume", "overwrite", "progress")},
+    )
     modes = _training_modes(model)
     try:
-        return _spectrum_run(model, a.pop("tokenizer"), data=data, lengths=lengths, baselines=baselines,
-                             projection_k=ks, **{k: v for k, v in a.items() if k not in ("seq_len", "baseline",
-                                                                                          "projection_k")})
+        return _spectrum_run(
+            model,
+            a.pop("tokenizer"),
+            data=data,
+            lengths=lengths,
+            baselines=baselines,
+            projection_k=ks,
+            **{k: v for k, v in a.items() if k not in ("seq_len", "baseline", "projection_k")},
+        )
     finally:
         for module, training in modes:  # the caller's train/eval state, module by module
             module.train(training)
@@ -565,28 +595,13 @@ _SPECTRUM_OUTCOME = """    Returns
 #: The options :func:`spectrum` takes, in the order of its signature.
 _API_OPTIONS = tuple(o for o in SPECTRUM if o.on("api"))
 spectrum.__signature__ = signature(SPECTRUM, positional=len(POSITIONAL)).replace(  # type: ignore[attr-defined]
-    return_annotation="SpectrumResult | ScalingResult")
-spectrum.__annotations__ = {**{p.name: p.annotation for p in spectrum.__signature__.parameters.values()},
-                            "return": "SpectrumResult | ScalingResult"}
+    return_annotation="SpectrumResult | ScalingResult"
+)
+spectrum.__annotations__ = {
+    **{p.name: p.annotation for p in spectrum.__signature__.parameters.values()},
+    "return": "SpectrumResult | ScalingResult",
+}
 spectrum.__doc__ = f"{_SPECTRUM_SUMMARY}\n\n{numpydoc_parameters(SPECTRUM)}\n\n{_SPECTRUM_OUTCOME}"
-
-
-def _lengths(seq_len: Any) -> list[int]:
-    """``seq_len`` checked: one integer >= 2, or several strictly increasing ones."""
-    import numbers
-
-    if isinstance(seq_len, numbers.Integral) and not isinstance(seq_len, bool):
-        if seq_len < 2:
-            raise InputError(f"seq_len must be an integer >= 2, got {seq_len!r}")
-        return [int(seq_len)]
-    if isinstance(seq_len, (str, bytes)) or not isinstance(seq_len, Sequence):
-        raise InputError(f"seq_len must be an integer >= 2 or a list of them (a scaling study), got {seq_len!r}")
-    from attnspec.spectra.scaling import parse_lengths
-
-    try:
-        return parse_lengths(list(seq_len))
-    except InputError as e:  # the library names the CLI's option; this is the API's argument
-        raise InputError(str(e).replace("--seq-len", "seq_len")) from None
 
 
 def _training_modes(model: Any) -> list[tuple[Any, bool]]:
@@ -600,17 +615,36 @@ def _training_modes(model: Any) -> list[tuple[Any, bool]]:
     return [(m, m.training) for m in module.modules()]
 
 
-def _spectrum_run(model: Any, tokenizer: Any, *, data: Any, texts: list[str] | None, split: Any, data_dir: Any,
-                  lengths: list[int], num_inputs: int, seed: int, batch_size: int | None, short_policy: str,
-                  selection: str, device: str, dtype: str, svd_method: str, out: Path | None, resume: bool,
-                  overwrite: bool, progress: bool, baselines: list[str],
-                  projection_k: list[int]) -> SpectrumResult | ScalingResult:
+def _spectrum_run(
+    model: Any,
+    tokenizer: Any,
+    *,
+    data: Any,
+    texts: list[str] | None,
+    split: Any,
+    data_dir: Any,
+    lengths: list[int],
+    num_inputs: int,
+    seed: int,
+    batch_size: int | None,
+    short_policy: str,
+    selection: str,
+    device: str,
+    dtype: str,
+    svd_method: str,
+    out: Path | None,
+    resume: bool,
+    overwrite: bool,
+    progress: bool,
+    baselines: list[str],
+    projection_k: list[int],
+) -> SpectrumResult | ScalingResult:
     """:func:`spectrum` once its arguments are checked: :func:`attnspec.spectra.study.run_study`,
     the function behind ``attnspec spectrum`` too."""
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.study import run_study
 
-    loaded, name = _model_of(model, tokenizer)
+    loaded, name = model_of(model, tokenizer)
 
     tmp: str | None = None
     if out is None:
@@ -622,15 +656,34 @@ def _spectrum_run(model: Any, tokenizer: Any, *, data: Any, texts: list[str] | N
     if batch_size is not None:
         kwargs["batch_size"] = batch_size
     cfg = SpectrumConfig(
-        model=name, data=str(data) if texts is None else _texts_label(texts), split=split,
-        data_dir=None if data_dir is None else str(data_dir), seq_len=lengths[-1], num_sentences=num_inputs,
-        seed=seed, short_policy=short_policy, selection=selection, device=device,
+        model=name,
+        data=str(data) if texts is None else texts_label(texts),
+        split=split,
+        data_dir=None if data_dir is None else str(data_dir),
+        seq_len=lengths[-1],
+        num_sentences=num_inputs,
+        seed=seed,
+        short_policy=short_policy,
+        selection=selection,
+        device=device,
         dtype=dtype if loaded is None else str(loaded.dtype).removeprefix("torch."),
-        svd_method=svd_method, out=run_dir, resume=resume, overwrite=overwrite, **kwargs,
+        svd_method=svd_method,
+        out=run_dir,
+        resume=resume,
+        overwrite=overwrite,
+        **kwargs,
     )
     try:
-        study = run_study(cfg, lengths, progress=progress, baselines=baselines, projection_k=projection_k,
-                          encoder=loaded, texts=texts, command="attnspec.spectrum")
+        study = run_study(
+            cfg,
+            lengths,
+            progress=progress,
+            baselines=baselines,
+            projection_k=projection_k,
+            encoder=loaded,
+            texts=texts,
+            command="attnspec.spectrum",
+        )
         result = None if study.status == "interrupted" else load(study.out)
     finally:
         if tmp is not None:
@@ -638,62 +691,9 @@ def _spectrum_run(model: Any, tokenizer: Any, *, data: Any, texts: list[str] | N
     return _finished(result, study, kept=out is not None)
 
 
-def _checked_arguments(data: Any, texts: Any, *, num_inputs: Any, seed: Any, batch_size: Any,
-                       resume: Any, overwrite: Any, progress: Any, out: Any,
-                       short_policy: str | None) -> tuple[list[str] | None, int, Path | None, str]:
-    """:func:`spectrum`'s arguments checked before anything is computed, with their defaults
-    filled in: (texts, num_inputs, out, short_policy)."""
-    if (data is None) == (texts is None):
-        raise InputError("give exactly one of data= (a corpus name or path) and texts= (a list of strings)")
-    import numbers
-
-    from attnspec.errors import check_bool, check_seed, check_texts
-
-    if texts is not None:
-        texts = check_texts("texts", texts)
-    if num_inputs is None:
-        num_inputs = len(texts) if texts is not None else 1000
-    for label, value, low in (("num_inputs", num_inputs, 1),
-                              ("batch_size", 1 if batch_size is None else batch_size, 1)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
-    check_seed("seed", seed)
-    for label, value in (("resume", resume), ("overwrite", overwrite), ("progress", progress)):
-        check_bool(label, value)
-    if data is not None and not isinstance(data, (str, Path)):
-        raise InputError(f"data must be a corpus name or a path, got {data!r}")
-    if data is not None:
-        from attnspec.spectra.data.corpus import check_data_name
-
-        check_data_name(data, "data")  # before the model loads
-    if out is not None:
-        from attnspec.errors import check_path
-
-        out = check_path("out", out)
-    if short_policy is None:
-        short_policy = "keep" if texts is not None else "skip"
-    return texts, num_inputs, out, short_policy
-
-
-def _model_of(model: Any, tokenizer: Any) -> tuple[Any, str]:
-    """(the loaded model or None when it is to be loaded by name, the name the run records)."""
-    import torch
-
-    from attnspec.spectra.models import LoadedModel, wrap_model
-
-    if isinstance(model, LoadedModel):
-        return model, model.name
-    if isinstance(model, torch.nn.Module):
-        if tokenizer is None:
-            raise InputError(f"a model object ({type(model).__name__}) needs its tokenizer: pass tokenizer=")
-        loaded = wrap_model(model, tokenizer)
-        return loaded, loaded.name
-    if isinstance(model, (str, Path)):
-        return None, str(model)
-    raise InputError(f"model must be a name, a path or a transformers model, got {type(model).__name__}")
-
-
-def _finished(result: SpectrumResult | ScalingResult | None, study: Any, *, kept: bool) -> SpectrumResult | ScalingResult:
+def _finished(
+    result: SpectrumResult | ScalingResult | None, study: Any, *, kept: bool
+) -> SpectrumResult | ScalingResult:
     """The result, or KeyboardInterrupt for an interrupted run; warnings for a run stopped early
     and for inputs shorter than seq_len."""
     outcome = study.last
@@ -701,23 +701,35 @@ def _finished(result: SpectrumResult | ScalingResult | None, study: Any, *, kept
         # Ctrl-C (or SIGTERM) is the caller's to handle: a script or notebook must not carry
         # on with a partial result as if it were whole. With out= the partial result is kept
         # there (resumable with resume=True); without, nothing is kept.
-        note = (f"; {outcome.inputs_done} of {outcome.inputs_total} inputs kept in {outcome.out} "
-                "(continue with resume=True)") if kept else "; nothing kept (no out=)"
+        note = (
+            (
+                f"; {outcome.inputs_done} of {outcome.inputs_total} inputs kept in {outcome.out} "
+                "(continue with resume=True)"
+            )
+            if kept
+            else "; nothing kept (no out=)"
+        )
         raise KeyboardInterrupt(f"attnspec.spectrum interrupted{note}")
     assert result is not None
     if not kept:
         result.path = None
     if study.status != "complete":
-        warnings.warn(f"the spectrum run{f' at n = {outcome.out.name[1:]}' if study.scaling else ''} is "
-                      f"{study.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)", stacklevel=3)
+        warnings.warn(
+            f"the spectrum run{f' at n = {outcome.out.name[1:]}' if study.scaling else ''} is "
+            f"{study.status} ({outcome.inputs_done} of {outcome.inputs_total} inputs)",
+            stacklevel=3,
+        )
     runs = result.runs if isinstance(result, ScalingResult) else {study.lengths[0]: result}
     for seq_len, run in runs.items():
         lengths = (run.meta.get("corpus") or {}).get("input_lengths") or {}
         if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
             from attnspec.spectra.reading import lengths_text
 
-            warnings.warn(f"inputs are shorter than seq_len={seq_len} (real lengths {lengths_text(run.meta)}; "
-                          f"{lengths.get('full', '?')} of {run.meta.get('corpus', {}).get('num_inputs', '?')} have "
-                          f"all {seq_len} tokens): every curve is 1 past its input's length by construction, so c_i "
-                          "at an index beyond the shortest input is not a measurement", stacklevel=3)
+            warnings.warn(
+                f"inputs are shorter than seq_len={seq_len} (real lengths {lengths_text(run.meta)}; "
+                f"{lengths.get('full', '?')} of {run.meta.get('corpus', {}).get('num_inputs', '?')} have "
+                f"all {seq_len} tokens): every curve is 1 past its input's length by construction, so c_i "
+                "at an index beyond the shortest input is not a measurement",
+                stacklevel=3,
+            )
     return result

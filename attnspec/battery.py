@@ -59,6 +59,7 @@ PLOTTERS: dict[str, str] = {
 #: The table every battery writes its verdict rows to (``verdicts.parquet``).
 VERDICT_TABLE = "verdicts"
 
+
 def _declared_types() -> dict[str, dict[str, tuple[str | None, ...]]]:
     from attnspec.options.checks import OPTIONS
 
@@ -71,8 +72,9 @@ def _declared_types() -> dict[str, dict[str, tuple[str | None, ...]]]:
 OPTION_TYPES: dict[str, dict[str, tuple[str | None, ...]]] = _declared_types()
 
 
-def check_option_types(command: str, options: Mapping[str, Any], *, lists: bool = True,
-                       text: bool = True) -> dict[str, Any]:
+def check_option_types(
+    command: str, options: Mapping[str, Any], *, lists: bool = True, text: bool = True
+) -> dict[str, Any]:
     """``options`` with each value checked (and text converted) against the command's declared
     options (:func:`attnspec.options.declaration.check_types`): a value of the wrong type is one
     :class:`~attnspec.errors.InputError` with the command line's message, e.g.
@@ -161,8 +163,10 @@ def check_attention_request(request: AttentionRequest) -> None:
 
     longest = model_max_seq_len(request.model)
     if longest is not None and request.seq_len > longest:
-        raise InputError(f"{request.seq_len_option} {request.seq_len} exceeds what --model {request.model} allows for "
-                         f"real attention: it must be in [2, {longest}] (its position table, special tokens included)")
+        raise InputError(
+            f"{request.seq_len_option} {request.seq_len} exceeds what --model {request.model} allows for "
+            f"real attention: it must be in [2, {longest}] (its position table, special tokens included)"
+        )
 
 
 def load_attention(request: AttentionRequest) -> np.ndarray:
@@ -180,12 +184,19 @@ def load_attention(request: AttentionRequest) -> np.ndarray:
     """
     from attnspec.spectra.real_attention import sample_attention
 
-    P = sample_attention(request.model, request.data, seq_len=request.seq_len, count=request.count,
-                         seed=request.seed, data_dir=request.data_dir)
+    P = sample_attention(
+        request.model,
+        request.data,
+        seq_len=request.seq_len,
+        count=request.count,
+        seed=request.seed,
+        data_dir=request.data_dir,
+    )
     P = np.asarray(P.detach().cpu().numpy() if hasattr(P, "detach") else P, dtype=np.float64)
     if P.ndim != 3 or P.shape[1:] != (request.seq_len, request.seq_len):
-        raise RuntimeError(f"sample_attention returned shape {P.shape}, expected (count, {request.seq_len}, "
-                           f"{request.seq_len})")
+        raise RuntimeError(
+            f"sample_attention returned shape {P.shape}, expected (count, {request.seq_len}, {request.seq_len})"
+        )
     return P
 
 
@@ -303,8 +314,10 @@ def run_battery(
     if request is not None and attention is None:
         check_attention_request(request)
         if progress:
-            progress(f"capturing {request.count} real attention matrices from {request.model} on {request.data} "
-                     f"(n = {request.seq_len})")
+            progress(
+                f"capturing {request.count} real attention matrices from {request.model} on {request.data} "
+                f"(n = {request.seq_len})"
+            )
         attention = load_attention(request)
     extra = {} if previous is None else {"previous": previous}
     if extra and "previous" not in inspect.signature(module.run).parameters:
@@ -374,10 +387,12 @@ def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.
     meta = read_meta(out_dir)
     if not resume:
         if meta.get("status") == "partial":
-            raise ResultsError(f"--out {out_dir} holds an interrupted {command} run ({len(meta.get('runs_done', []))} "
-                               f"of {meta.get('runs_total')} {meta.get('unit', 'runs')} done); continue it with the "
-                               f"same command and "
-                               f"--resume, or choose another directory")
+            raise ResultsError(
+                f"--out {out_dir} holds an interrupted {command} run ({len(meta.get('runs_done', []))} "
+                f"of {meta.get('runs_total')} {meta.get('unit', 'runs')} done); continue it with the "
+                f"same command and "
+                f"--resume, or choose another directory"
+            )
         return None
     return {p.stem: read_table(out_dir, p.stem) for p in sorted(out_dir.glob("*.parquet")) if p.stem != VERDICT_TABLE}
 
@@ -476,9 +491,14 @@ def write_result(result: BatteryResult, out_dir: Path, *, csv: bool = False) -> 
     from attnspec.storage.results import environment_meta, result_files, write_meta, write_table
 
     out_dir = Path(out_dir)
-    meta = {"kind": result.command, "command": f"attnspec {result.command}", "identity": result_identity(result),
-            **{k: v for k, v in result.meta.items() if k != "identity"},
-            "claims": sorted({r.claim for r in result.verdicts}), **environment_meta()}
+    meta = {
+        "kind": result.command,
+        "command": f"attnspec {result.command}",
+        "identity": result_identity(result),
+        **{k: v for k, v in result.meta.items() if k != "identity"},
+        "claims": sorted({r.claim for r in result.verdicts}),
+        **environment_meta(),
+    }
     with result_files(out_dir):  # every table, then meta.json, renamed together: a full disk leaves no half result
         for name, frame in result.tables.items():
             if frame is not None and len(frame.columns):
@@ -545,8 +565,9 @@ def run_and_write(
     with writing_to(Path(out_dir), f"attnspec {command}"), sigterm_as_interrupt():
         stale = _partial_only_tables(Path(out_dir)) if resume else []
         try:
-            result = run_battery(command, options, progress=progress, attention=attention, out_dir=out_dir,
-                                 resume=resume)
+            result = run_battery(
+                command, options, progress=progress, attention=attention, out_dir=out_dir, resume=resume
+            )
         except KeyboardInterrupt as e:
             partial = getattr(e, "partial", None)
             if isinstance(partial, BatteryResult) and partial.meta.get("runs_done") and not _holds_complete(out_dir):
@@ -581,7 +602,9 @@ def _draw_or_remove(command: str, result: BatteryResult, out_dir: Path) -> None:
                 (out_dir / f"{name}{suffix}").unlink(missing_ok=True)
         if isinstance(e, NoSpaceError):
             reason = getattr(e, "reason", "No space left on device")
-            raise NoSpaceError(f"{reason} drawing the figures of {out_dir}; no figure was kept and the result's "
-                               "tables and meta.json were removed too (a result is whole or absent): free some "
-                               "space and run the command again") from None
+            raise NoSpaceError(
+                f"{reason} drawing the figures of {out_dir}; no figure was kept and the result's "
+                "tables and meta.json were removed too (a result is whole or absent): free some "
+                "space and run the command again"
+            ) from None
         raise

@@ -26,14 +26,13 @@ Example
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnspec.errors import InputError, check_bool
-from attnspec.options.checks import options_of
-from attnspec.options.declaration import Option
+from attnspec.options.checks import RUN_ARGUMENTS, options_of, run_arguments_of
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -44,8 +43,9 @@ __all__ = ["CheckResult", "claims", "jl_check", "osa_check", "osa_train", "sa_ch
 
 Progress = bool | Callable[[str], None] | None
 
-#: The Python-only keyword arguments of the checking functions (not battery options).
-API_ONLY = ("out", "resume", "csv", "plots", "progress")
+#: The Python-only keyword argument of the checking functions: the command line has
+#: ``--quiet`` and ``--verbose`` instead.
+API_ONLY = ("progress",)
 
 
 @dataclass
@@ -209,8 +209,10 @@ class CheckResult:
         shown = ", ".join(f"{k}={v!r}" for k, v in list(params.items())[:6])
         more = ", …" if len(params) > 6 else ""
         where = f", path={str(self.path)!r}" if self.path else ""
-        return (f"CheckResult({self.command!r}, {len({r.claim for r in rows})} claims, {len(rows)} verdict rows: "
-                f"{counts or 'none'}; {shown}{more}{where}) — .summary(), .verdicts, .tables, .plot(), .save(dir)")
+        return (
+            f"CheckResult({self.command!r}, {len({r.claim for r in rows})} claims, {len(rows)} verdict rows: "
+            f"{counts or 'none'}; {shown}{more}{where}) — .summary(), .verdicts, .tables, .plot(), .save(dir)"
+        )
 
 
 def _path_arg(name: str, value: Any) -> str | Path:
@@ -221,16 +223,6 @@ def _path_arg(name: str, value: Any) -> str | Path:
     return value
 
 
-#: The arguments of the checking functions that are not battery options (the command line
-#: has its own flags for them, beside ``--json``, ``--verbose`` and ``--quiet``).
-RUN_ARGUMENTS: dict[str, Option] = {o.name: o for o in (
-    Option("out", "path", None, "Write the results there as the command line does (tables, verdicts.parquet, "
-           "meta.json, figures); on Ctrl-C, a command that can resume keeps its finished part there.",
-           nullable=True),
-    Option("resume", "bool", False, "Continue the interrupted run in out (same options)."),
-    Option("csv", "bool", False, "Also write CSV copies of the tables (with out)."),
-    Option("plots", "bool", True, "Draw the figures into out."),
-)}
 _PROGRESS = inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=True, annotation=Progress)
 _PROGRESS_DOC = """    progress : bool or callable
         True: one line per step on stderr; False: silent; a callable receives each message."""
@@ -242,21 +234,22 @@ _RAISES = """    Raises
         On Ctrl-C (after keeping the finished part in ``out``, when given and the command can resume)."""
 
 
-def _run(command: str, function: str, arguments: Mapping[str, Any], run_arguments: Sequence[str]) -> CheckResult:
+def _run(command: str, function: str, arguments: Mapping[str, Any]) -> CheckResult:
     """Validate everything (before any work), run the battery, wrap the result."""
     from attnspec import battery
     from attnspec.options.declaration import check_names
 
     declared = options_of(command)
-    allowed = (*declared, *(RUN_ARGUMENTS[a] for a in run_arguments))
+    allowed = (*declared, *run_arguments_of(command))
     given = check_names(allowed, arguments, owner=f"{function}()", also=("progress",))
     options = {o.name: given.get(o.name, o.default) for o in declared}
     checked = battery.check_option_types(command, options, text=False)  # the API's types: options.convert
     from attnspec.runtime.progress import progress_sink
 
     say = progress_sink(given.get("progress", True))
-    resume, csv, plots = (check_bool(name, given.get(name, RUN_ARGUMENTS[name].default))
-                          for name in ("resume", "csv", "plots"))
+    resume, csv, plots = (
+        check_bool(name, given.get(name, RUN_ARGUMENTS[name].default)) for name in ("resume", "csv", "plots")
+    )
     out = given.get("out")
     if out is None:
         if resume:
@@ -268,18 +261,17 @@ def _run(command: str, function: str, arguments: Mapping[str, Any], run_argument
     return CheckResult(result, path=path)
 
 
-def check_function(command: str, name: str, summary: str, run_arguments: Sequence[str],
-                   returns: str = "CheckResult") -> Callable[..., CheckResult]:
+def check_function(command: str, name: str, summary: str, returns: str = "CheckResult") -> Callable[..., CheckResult]:
     """The Python function of a checking command: keyword-only arguments, the command's
-    declared options (:mod:`attnspec.options.checks`) then ``run_arguments`` (keys of
-    :data:`RUN_ARGUMENTS`) and ``progress``; its docstring is ``summary`` with the
+    declared options then its run arguments (both in :mod:`attnspec.options.checks`) and
+    ``progress``; its docstring is ``summary`` with the
     ``Parameters`` section read off the same declarations, then ``Returns`` and ``Raises``."""
     from attnspec.options.declaration import numpydoc_parameters, signature
 
-    extra = tuple(RUN_ARGUMENTS[a] for a in run_arguments)
+    extra = run_arguments_of(command)
 
     def check(**arguments: Any) -> CheckResult:
-        return _run(command, name, arguments, run_arguments)
+        return _run(command, name, arguments)
 
     check.__code__ = check.__code__.replace(co_name=name, co_qualname=name)  # a stray positional names it
     check.__name__ = check.__qualname__ = name
@@ -287,28 +279,42 @@ def check_function(command: str, name: str, summary: str, run_arguments: Sequenc
     params = [*signature(options_of(command), extra).parameters.values(), _PROGRESS]
     check.__signature__ = inspect.Signature(params, return_annotation="CheckResult")  # type: ignore[attr-defined]
     check.__annotations__ = {p.name: p.annotation for p in params}
-    check.__doc__ = (f"{summary}\n\n{numpydoc_parameters((*options_of(command), *extra))}\n{_PROGRESS_DOC}\n\n"
-                     f"    Returns\n    -------\n    {returns}\n\n{_RAISES}\n")
+    check.__doc__ = (
+        f"{summary}\n\n{numpydoc_parameters((*options_of(command), *extra))}\n{_PROGRESS_DOC}\n\n"
+        f"    Returns\n    -------\n    {returns}\n\n{_RAISES}\n"
+    )
     return check
 
 
-jl_check = check_function("jl-check", "jl_check", "Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2: "
-                          "``attnspec jl-check``.", ("out", "resume", "csv"))
+jl_check = check_function(
+    "jl-check",
+    "jl_check",
+    "Check Linformer's Lemma 1 (JL), Theorem 1 and Theorem 2: ``attnspec jl-check``.",
+)
 
-sa_check = check_function("sa-check", "sa_check", "Check the sparse-expressivity construction "
-                          "SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps\n    (Likhosherstov et al. 2021): ``attnspec sa-check``.",
-                          ("out", "csv", "plots"))
+sa_check = check_function(
+    "sa-check",
+    "sa_check",
+    "Check the sparse-expressivity construction "
+    "SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps\n    (Likhosherstov et al. 2021): ``attnspec sa-check``.",
+)
 
-osa_check = check_function("osa-check", "osa_check", "Check the Orthogonal Self-Attention theorems (Zhang & "
-                           "Martens): ``attnspec osa-check``.", ("out", "csv"))
+osa_check = check_function(
+    "osa-check",
+    "osa_check",
+    "Check the Orthogonal Self-Attention theorems (Zhang & Martens): ``attnspec osa-check``.",
+)
 
 osa_train = check_function(
-    "osa-train", "osa_train", "Train ViT, its ablations and the OSA-Transformer on 8×8 digits to a stopping rule on "
+    "osa-train",
+    "osa_train",
+    "Train ViT, its ablations and the OSA-Transformer on 8×8 digits to a stopping rule on "
     "validation accuracy,\n    beside the OSA paper's Table 2 (MNIST): ``attnspec osa-train``. ``None`` means the "
-    "CLI's default.", ("out", "resume", "csv"),
-    returns="CheckResult\n        ``tables[\"osa_train_summary\"]`` holds test accuracy mean ± sd per model;\n"
-            "        ``tables[\"osa_train_paper\"]`` sets it beside the paper's Table 2 and\n"
-            "        ``tables[\"osa_train_orderings\"]`` says which of the paper's orderings reproduce.")
+    "CLI's default.",
+    returns='CheckResult\n        ``tables["osa_train_summary"]`` holds test accuracy mean ± sd per model;\n'
+    '        ``tables["osa_train_paper"]`` sets it beside the paper\'s Table 2 and\n'
+    '        ``tables["osa_train_orderings"]`` says which of the paper\'s orderings reproduce.',
+)
 
 
 def claims(paper: str | None = None) -> pd.DataFrame:

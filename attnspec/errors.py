@@ -43,8 +43,15 @@ class NoSpaceError(ResultsError):
     """A full disk (or quota) while a result was written; the message says what is left."""
 
 
-def check_range(name: str, value: float, *, low: float | None = None, high: float | None = None,
-                low_open: bool = False, high_open: bool = False) -> None:
+def check_range(
+    name: str,
+    value: float,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> None:
     """Raise :class:`InputError` unless ``low (<|<=) value (<|<=) high``.
 
     The message names the parameter, the value, and the allowed range, e.g.
@@ -203,8 +210,15 @@ def as_list(name: str, value: object) -> list:
     from collections.abc import Iterator, Mapping, Sequence, Set
 
     if isinstance(value, (str, bytes, Mapping, Set, Iterator)):
-        kind = ("a string" if isinstance(value, (str, bytes)) else "a dict" if isinstance(value, Mapping)
-                else "a set (it has no order)" if isinstance(value, Set) else "an iterator or generator")
+        kind = (
+            "a string"
+            if isinstance(value, (str, bytes))
+            else "a dict"
+            if isinstance(value, Mapping)
+            else "a set (it has no order)"
+            if isinstance(value, Set)
+            else "an iterator or generator"
+        )
         raise InputError(f"{name} must be a list (any sequence or array), got {kind}: pass list(...) of it")
     if isinstance(value, Sequence) or hasattr(value, "__array__") or hasattr(value, "tolist"):
         items = value.tolist() if hasattr(value, "tolist") else list(value)
@@ -236,12 +250,17 @@ def check_texts(name: str, value: object) -> list[str]:
     try:
         items = as_list(name, value)
     except InputError as e:
-        raise InputError(str(e).replace(" must be a list (any sequence or array)",
-                                        " must be a list of strings (any sequence of str)")) from None
+        raise InputError(
+            str(e).replace(
+                " must be a list (any sequence or array)", " must be a list of strings (any sequence of str)"
+            )
+        ) from None
     bad = next((x for x in items if not isinstance(x, str)), None)
     if bad is not None:
-        raise InputError(f"{name} must be a list of strings (any sequence of str), got an item of type "
-                         f"{type(bad).__name__}: {printable(repr(bad))[:60]}")
+        raise InputError(
+            f"{name} must be a list of strings (any sequence of str), got an item of type "
+            f"{type(bad).__name__}: {printable(repr(bad))[:60]}"
+        )
     if not items:
         raise InputError(f"{name} is empty")
     return items
@@ -363,11 +382,19 @@ def check_name(name: str, value: object) -> str:
         The value is refused; the message names it.
     """
     text = value if isinstance(value, str) else None
-    bad = (text is None or not text or text.startswith(".") or set(text) <= {"."}
-           or any(sep in text for sep in ("/", "\\", "\0")) or not text.isprintable())
+    bad = (
+        text is None
+        or not text
+        or text.startswith(".")
+        or set(text) <= {"."}
+        or any(sep in text for sep in ("/", "\\", "\0"))
+        or not text.isprintable()
+    )
     if bad:
-        raise InputError(f"{name} must be a plain name (letters, digits, - _ .; not starting with a dot, no "
-                         f"separators), got {printable(repr(value))}")
+        raise InputError(
+            f"{name} must be a plain name (letters, digits, - _ .; not starting with a dot, no "
+            f"separators), got {printable(repr(value))}"
+        )
     return text
 
 
@@ -463,5 +490,7 @@ def check_memory(what: str, estimate_bytes: float, *, limit_bytes: int | None = 
     """
     limit = available_memory_bytes() if limit_bytes is None else limit_bytes
     if limit is not None and estimate_bytes > limit:
-        raise InputError(f"{what} needs about {_bytes(estimate_bytes)} of memory, more than the {_bytes(limit)} "
-                         "available on this machine; ask for less")
+        raise InputError(
+            f"{what} needs about {_bytes(estimate_bytes)} of memory, more than the {_bytes(limit)} "
+            "available on this machine; ask for less"
+        )

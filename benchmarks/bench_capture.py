@@ -37,8 +37,15 @@ def _encoder(layers: int, heads: int, hidden: int, positions: int):
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)  # benchmark-only weights; timings do not depend on them
-    cfg = BertConfig(vocab_size=1000, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                     intermediate_size=4 * hidden, max_position_embeddings=positions, attn_implementation="eager")
+    cfg = BertConfig(
+        vocab_size=1000,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * hidden,
+        max_position_embeddings=positions,
+        attn_implementation="eager",
+    )
     return BertModel(cfg, add_pooling_layer=False).eval()
 
 
@@ -64,21 +71,27 @@ def bench_overhead(inputs: int, n: int, rounds: int) -> dict:
                 cap.forward(ids)
             return time.perf_counter() - t0
 
-    out: dict = {"model": f"BERT attention, 6 layers × 12 heads, hidden 384, random weights, n = {n}, batch 1",
-                 "inputs": inputs, "rounds": rounds}
+    out: dict = {
+        "model": f"BERT attention, 6 layers × 12 heads, hidden 384, random weights, n = {n}, batch 1",
+        "inputs": inputs,
+        "rounds": rounds,
+    }
     for svd, label in ((False, "forward"), (True, "job")):
         best = {"registry": float("inf"), "hooks": float("inf")}
         for _ in range(rounds):
             for path in ("registry", "hooks"):
                 best[path] = min(best[path], job(path, svd))
-        out[label] = {"registry_s_per_input": best["registry"] / inputs, "hooks_s_per_input": best["hooks"] / inputs,
-                      "ratio_registry_over_hooks": best["registry"] / best["hooks"]}
+        out[label] = {
+            "registry_s_per_input": best["registry"] / inputs,
+            "hooks_s_per_input": best["hooks"] / inputs,
+            "ratio_registry_over_hooks": best["registry"] / best["hooks"],
+        }
     out["target_ratio"] = 1.10
     return out
 
 
 # --------------------------------------------------------------------------- memory
-_CHILD = r'''
+_CHILD = r"""
 import json, resource, sys, warnings
 import numpy as np, torch
 from transformers import AutoTokenizer, LlamaConfig, LlamaModel
@@ -108,12 +121,16 @@ else:
 peak_kib = next((int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")),
                 resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 print(json.dumps({"peak_rss_mb": peak_kib / 1024}))
-'''
+"""
 
 
 def _child(mode: str, n: int, count: int, layers: int, tok_path: str) -> float:
-    res = subprocess.run([sys.executable, "-c", _CHILD, mode, str(n), str(count), str(layers), tok_path],
-                         capture_output=True, text=True, cwd=REPO)
+    res = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, str(n), str(count), str(layers), tok_path],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     if res.returncode != 0:
         raise SystemExit(f"child {mode} failed:\n{res.stderr[-2000:]}")
     return float(json.loads(res.stdout.strip().splitlines()[-1])["peak_rss_mb"])
@@ -128,10 +145,17 @@ def bench_memory(n: int, layers: int, counts: tuple[int, int]) -> dict:
     base = _child("output_attentions", n, 1, layers, str(tok))
     runs = [_child("job", n, c, layers, str(tok)) for c in counts]
     p_bytes = layers * 4 * n * n * 4  # every layer's float32 P, (L, 1, H, n, n)
-    return {"model": f"Llama-style decoder, {layers} layers × 4 query / 2 kv heads, hidden 64, random weights",
-            "n": n, "inputs": list(counts), "job_peak_rss_mb": runs, "output_attentions_peak_rss_mb": base,
-            "all_layers_p_mb": p_bytes / 2**20, "growth_ratio": runs[1] / runs[0],
-            "job_over_output_attentions": max(runs) / base, "target_growth": 1.05}
+    return {
+        "model": f"Llama-style decoder, {layers} layers × 4 query / 2 kv heads, hidden 64, random weights",
+        "n": n,
+        "inputs": list(counts),
+        "job_peak_rss_mb": runs,
+        "output_attentions_peak_rss_mb": base,
+        "all_layers_p_mb": p_bytes / 2**20,
+        "growth_ratio": runs[1] / runs[0],
+        "job_over_output_attentions": max(runs) / base,
+        "target_growth": 1.05,
+    }
 
 
 def main() -> None:
@@ -148,16 +172,20 @@ def main() -> None:
         o = results["overhead"] = bench_overhead(inputs=2 if args.quick else 4, n=256, rounds=2 if args.quick else 3)
         for label in ("forward", "job"):
             r = o[label]
-            print(f"capture overhead ({label}), {o['model']}: registry {r['registry_s_per_input']:.3f} s/input, hooks "
-                  f"{r['hooks_s_per_input']:.3f} s/input -> registry/hooks {r['ratio_registry_over_hooks']:.3f} "
-                  f"(target <= {o['target_ratio']})")
+            print(
+                f"capture overhead ({label}), {o['model']}: registry {r['registry_s_per_input']:.3f} s/input, hooks "
+                f"{r['hooks_s_per_input']:.3f} s/input -> registry/hooks {r['ratio_registry_over_hooks']:.3f} "
+                f"(target <= {o['target_ratio']})"
+            )
     if "memory" not in args.skip:
         n = args.n or (1024 if args.quick else 2048)
         m = results["memory"] = bench_memory(n=n, layers=args.layers, counts=tuple(args.inputs))
-        print(f"decoder memory, {m['model']}, n = {m['n']}, batch 1: attnspec.spectrum {m['job_peak_rss_mb'][0]:.0f} MB "
-              f"({m['inputs'][0]} inputs), {m['job_peak_rss_mb'][1]:.0f} MB ({m['inputs'][1]} inputs) -> growth "
-              f"{m['growth_ratio']:.3f}; output_attentions=True forward {m['output_attentions_peak_rss_mb']:.0f} MB "
-              f"(every layer's P: {m['all_layers_p_mb']:.0f} MB) -> job/baseline {m['job_over_output_attentions']:.2f}")
+        print(
+            f"decoder memory, {m['model']}, n = {m['n']}, batch 1: attnspec.spectrum {m['job_peak_rss_mb'][0]:.0f} MB "
+            f"({m['inputs'][0]} inputs), {m['job_peak_rss_mb'][1]:.0f} MB ({m['inputs'][1]} inputs) -> growth "
+            f"{m['growth_ratio']:.3f}; output_attentions=True forward {m['output_attentions_peak_rss_mb']:.0f} MB "
+            f"(every layer's P: {m['all_layers_p_mb']:.0f} MB) -> job/baseline {m['job_over_output_attentions']:.2f}"
+        )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -28,8 +28,16 @@ from pathlib import Path
 # `python -m attnspec.cli.main` is what the console script runs; using the interpreter
 # directly keeps the comparison fair (same Python, same PYTHONPATH).
 CLI = [sys.executable, "-m", "attnspec.cli.main"]
-SUBCOMMANDS = (["spectrum"], ["merge"], ["plot", "spectrum"], ["sa-check"], ["jl-check"], ["osa-check"],
-               ["osa-train"], ["report"])
+SUBCOMMANDS = (
+    ["spectrum"],
+    ["merge"],
+    ["plot", "spectrum"],
+    ["sa-check"],
+    ["jl-check"],
+    ["osa-check"],
+    ["osa-train"],
+    ["report"],
+)
 
 
 def wall(cmd: list[str], repeats: int) -> float:
@@ -65,11 +73,18 @@ def main() -> None:
     help_s = wall(CLI + ["--help"], r)
     version_s = wall(CLI + ["--version"], r)
     sub = {" ".join(c): wall(CLI + c + ["--help"], r) for c in SUBCOMMANDS}
-    via_typer = [sys.executable, "-c", "import sys; from attnspec.cli.main import app; "
-                                      "sys.argv = ['attnspec', 'claims']; app()"]
-    claims = {"claims_s": wall(CLI + ["claims"], r), "claims_cpu_s": cpu(CLI + ["claims"], r),
-              "claims_json_s": wall(CLI + ["claims", "--json"], r),
-              "claims_via_typer_s": wall(via_typer, r), "python_startup_cpu_s": cpu([sys.executable, "-c", "pass"], r)}
+    via_typer = [
+        sys.executable,
+        "-c",
+        "import sys; from attnspec.cli.main import app; sys.argv = ['attnspec', 'claims']; app()",
+    ]
+    claims = {
+        "claims_s": wall(CLI + ["claims"], r),
+        "claims_cpu_s": cpu(CLI + ["claims"], r),
+        "claims_json_s": wall(CLI + ["claims", "--json"], r),
+        "claims_via_typer_s": wall(via_typer, r),
+        "python_startup_cpu_s": cpu([sys.executable, "-c", "pass"], r),
+    }
     result = {
         "repeats": r,
         "cpu_count": os.cpu_count(),
@@ -89,8 +104,10 @@ def main() -> None:
     print(f"attnspec --version             {version_s:6.3f} s   ratio {version_s / torch_import:.2f}")
     for name, s in sub.items():
         print(f"attnspec {name + ' --help':<22} {s:6.3f} s   ratio {s / torch_import:.2f}")
-    print(f"attnspec claims                {claims['claims_s']:6.3f} s   (cpu {claims['claims_cpu_s']:.3f} s; "
-          f"--json {claims['claims_json_s']:.3f} s; through typer {claims['claims_via_typer_s']:.3f} s)")
+    print(
+        f"attnspec claims                {claims['claims_s']:6.3f} s   (cpu {claims['claims_cpu_s']:.3f} s; "
+        f"--json {claims['claims_json_s']:.3f} s; through typer {claims['claims_via_typer_s']:.3f} s)"
+    )
     out = Path(__file__).with_suffix(".json")
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")

@@ -44,13 +44,21 @@ def _matrices(n: int, count: int, seed: int = 0) -> tuple[torch.Tensor, str]:
         from attnspec.spectra.data.inputs import load_inputs
         from attnspec.spectra.models import load_model, packaged_minilm_path
 
-        data = next((Path(c) for c in (os.environ.get("ATTNSPEC_DATA_DIR"), REPO.parent / "shared" / "data")
-                     if c and (Path(c) / "wikitext103").is_dir()), None)
+        data = next(
+            (
+                Path(c)
+                for c in (os.environ.get("ATTNSPEC_DATA_DIR"), REPO.parent / "shared" / "data")
+                if c and (Path(c) / "wikitext103").is_dir()
+            ),
+            None,
+        )
         if packaged_minilm_path() is not None and data is not None and n <= 512:
             enc = load_model("minilm", device="cpu")
             per_input = enc.num_layers * enc.num_heads
             k = -(-count // per_input)
-            ids = load_inputs("wiki103", enc.tokenizer, seq_len=n, num_inputs=k, seed=seed, data_dir=str(data)).input_ids
+            ids = load_inputs(
+                "wiki103", enc.tokenizer, seq_len=n, num_inputs=k, seed=seed, data_dir=str(data)
+            ).input_ids
             probs = torch.cat([p.reshape(-1, n, n) for p in collect_attention(enc.model, torch.tensor(ids))])
             return probs[:count].contiguous(), f"{count} × {n}² real P (MiniLM-L6, WikiText-103)"
     except (ImportError, OSError, AttnspecError) as e:  # falls back to synthetic matrices, said in the output
@@ -100,8 +108,14 @@ def compare(device: str = "cuda", *, n: int = 512, count: int = 144, repeat: int
     for r in rows.values():
         r["speedup_vs_lapack_cpu"] = base / r["s"]
     fastest = min(rows, key=lambda k: rows[k]["s"])
-    return {"device": str(dev), "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
-            "matrices": what, "methods": rows, "fastest": fastest, "torch_threads": torch.get_num_threads()}
+    return {
+        "device": str(dev),
+        "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+        "matrices": what,
+        "methods": rows,
+        "fastest": fastest,
+        "torch_threads": torch.get_num_threads(),
+    }
 
 
 def report(res: dict | None, device: str) -> None:
@@ -110,8 +124,10 @@ def report(res: dict | None, device: str) -> None:
         return
     print(f"engine on {res['device']} ({res['device_name']}), {res['matrices']}:")
     for name, r in res["methods"].items():
-        print(f"  {name:12s} {r['s']:8.3f} s  {r['speedup_vs_lapack_cpu']:6.2f}× vs lapack_cpu  "
-              f"curve error {r['curve_error']:.1e}")
+        print(
+            f"  {name:12s} {r['s']:8.3f} s  {r['speedup_vs_lapack_cpu']:6.2f}× vs lapack_cpu  "
+            f"curve error {r['curve_error']:.1e}"
+        )
     print(f"  fastest: {res['fastest']}")
 
 

@@ -81,8 +81,9 @@ def run_command(tree: Path, args: list[str]) -> tuple[float, float, str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
-                          env=env, cwd=tree)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True, env=env, cwd=tree
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -106,11 +107,18 @@ def main_process_cpu(tree: Path) -> dict:
     outside = cpu - float(meta["cpu_seconds"])
     before = outside + float(meta.get("cpu_seconds_before_second_process", 0.0))
     main_after = cpu - second - before
-    return {"wall_s": wall, "cpu_s": cpu, "cpu_second_process_s": second, "cpu_main_process_s": cpu - second,
-            "cpu_before_fork_s": before, "cpu_main_after_fork_s": main_after,
-            "battery_cpu_s": float(meta["cpu_seconds"]),
-            "battery_before_fork_s": float(meta.get("cpu_seconds_before_second_process", 0.0)),
-            "idle_wall_estimate_s": before + max(main_after, second), "processes": meta.get("processes", 1)}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "cpu_second_process_s": second,
+        "cpu_main_process_s": cpu - second,
+        "cpu_before_fork_s": before,
+        "cpu_main_after_fork_s": main_after,
+        "battery_cpu_s": float(meta["cpu_seconds"]),
+        "battery_before_fork_s": float(meta.get("cpu_seconds_before_second_process", 0.0)),
+        "idle_wall_estimate_s": before + max(main_after, second),
+        "processes": meta.get("processes", 1),
+    }
 
 
 def vs_old(old: Path, repeats: int, main_tree: Path | None = None) -> dict:
@@ -130,13 +138,20 @@ def vs_old(old: Path, repeats: int, main_tree: Path | None = None) -> dict:
             tables[name].append(out)
             rows.append({"code": name, "repeat": i, "wall_s": wall, "cpu_s": cpu, "load_1min": load})
             print(f"{name} (repeat {i}): {wall:6.1f} s wall, {cpu:6.1f} s CPU, load {load:.1f}", flush=True)
-    med = {c: {k: float(np.median([r[k] for r in rows if r["code"] == c])) for k in ("wall_s", "cpu_s")}
-           for c, _ in trees}
+    med = {
+        c: {k: float(np.median([r[k] for r in rows if r["code"] == c])) for k in ("wall_s", "cpu_s")} for c, _ in trees
+    }
     same = all(t == tables["new"][0] for t in tables["new"])
-    out = {"command": "attnspec sa-check --json (defaults, imports included, no figures)", "old_tree": str(old),
-           "old_commit": "aa144d7", "runs": rows, "median": med,
-           "ratio_wall": med["old"]["wall_s"] / med["new"]["wall_s"],
-           "ratio_cpu": med["old"]["cpu_s"] / med["new"]["cpu_s"], "new_tables_identical": same}
+    out = {
+        "command": "attnspec sa-check --json (defaults, imports included, no figures)",
+        "old_tree": str(old),
+        "old_commit": "aa144d7",
+        "runs": rows,
+        "median": med,
+        "ratio_wall": med["old"]["wall_s"] / med["new"]["wall_s"],
+        "ratio_cpu": med["old"]["cpu_s"] / med["new"]["cpu_s"],
+        "new_tables_identical": same,
+    }
     if main_tree is not None:
         out["main_tree"] = str(main_tree)
         out["ratio_wall_vs_main"] = med["main"]["wall_s"] / med["new"]["wall_s"]
@@ -147,21 +162,34 @@ def vs_old(old: Path, repeats: int, main_tree: Path | None = None) -> dict:
     split = main_process_cpu(new)
     # the same estimate for the --json runs timed above (no parquet writing): their CPU outside
     # the battery, then the battery's split of the --out run
-    json_est = (med["new"]["cpu_s"] - split["battery_cpu_s"] + split["battery_before_fork_s"]
-                + max(split["cpu_main_after_fork_s"], split["cpu_second_process_s"]))
+    json_est = (
+        med["new"]["cpu_s"]
+        - split["battery_cpu_s"]
+        + split["battery_before_fork_s"]
+        + max(split["cpu_main_after_fork_s"], split["cpu_second_process_s"])
+    )
     out["new_processes"] = {**split, "load_1min": load, "target_s": 10.0, "idle_wall_estimate_json_s": json_est}
-    print(f"median: old {med['old']['wall_s']:.1f} s wall / {med['old']['cpu_s']:.1f} s CPU, new "
-          f"{med['new']['wall_s']:.1f} s wall / {med['new']['cpu_s']:.1f} s CPU: {out['ratio_wall']:.1f}x wall, "
-          f"{out['ratio_cpu']:.1f}x CPU; new tables identical across runs: {same}", flush=True)
+    print(
+        f"median: old {med['old']['wall_s']:.1f} s wall / {med['old']['cpu_s']:.1f} s CPU, new "
+        f"{med['new']['wall_s']:.1f} s wall / {med['new']['cpu_s']:.1f} s CPU: {out['ratio_wall']:.1f}x wall, "
+        f"{out['ratio_cpu']:.1f}x CPU; new tables identical across runs: {same}",
+        flush=True,
+    )
     if main_tree is not None:
-        print(f"against main: {med['main']['wall_s']:.1f} s wall / {med['main']['cpu_s']:.1f} s CPU: "
-              f"{out['ratio_wall_vs_main']:.2f}x wall, {out['ratio_cpu_vs_main']:.2f}x CPU; same verdict rows: "
-              f"{out['new_verdicts_equal_main']}", flush=True)
-    print(f"new, one run with --out: {split['processes']} processes, {split['cpu_s']:.1f} s CPU: "
-          f"{split['cpu_before_fork_s']:.1f} s before the fork, then {split['cpu_main_after_fork_s']:.1f} s (main) "
-          f"beside {split['cpu_second_process_s']:.1f} s (second): idle 2-core wall estimate "
-          f"{split['idle_wall_estimate_s']:.1f} s (before + the longer of the two; target 10 s), load {load:.1f}; "
-          f"the same for the --json runs above: {json_est:.1f} s", flush=True)
+        print(
+            f"against main: {med['main']['wall_s']:.1f} s wall / {med['main']['cpu_s']:.1f} s CPU: "
+            f"{out['ratio_wall_vs_main']:.2f}x wall, {out['ratio_cpu_vs_main']:.2f}x CPU; same verdict rows: "
+            f"{out['new_verdicts_equal_main']}",
+            flush=True,
+        )
+    print(
+        f"new, one run with --out: {split['processes']} processes, {split['cpu_s']:.1f} s CPU: "
+        f"{split['cpu_before_fork_s']:.1f} s before the fork, then {split['cpu_main_after_fork_s']:.1f} s (main) "
+        f"beside {split['cpu_second_process_s']:.1f} s (second): idle 2-core wall estimate "
+        f"{split['idle_wall_estimate_s']:.1f} s (before + the longer of the two; target 10 s), load {load:.1f}; "
+        f"the same for the --json runs above: {json_est:.1f} s",
+        flush=True,
+    )
     return out
 
 
@@ -170,11 +198,20 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer trials")
     ap.add_argument("--e2e", action="store_true", help="also time the default sa-check computation")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--vs-old", type=Path, default=None, help="a worktree of commit aa144d7 (before the exact grid "
-                                                              "pass): time the default "
-                                                              "command against it (only this)")
-    ap.add_argument("--vs-main", type=Path, default=None, help="with --vs-old: also time this tree (the "
-                                                               "battery in one process, e.g. 54e6285)")
+    ap.add_argument(
+        "--vs-old",
+        type=Path,
+        default=None,
+        help="a worktree of commit aa144d7 (before the exact grid "
+        "pass): time the default "
+        "command against it (only this)",
+    )
+    ap.add_argument(
+        "--vs-main",
+        type=Path,
+        default=None,
+        help="with --vs-old: also time this tree (the battery in one process, e.g. 54e6285)",
+    )
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
     if args.vs_old is not None:
@@ -196,25 +233,48 @@ def main() -> None:
         base = per_trial_baseline(A, d, eps, n_base if d < 100_000 else 1, seed=1)
         ours_max = per_trial(lambda n: sample_errors(A, d, eps=eps, trials=n, seed=2, only_max=True), n_ours)  # noqa: B023 - called within this iteration
         ours_full = per_trial(lambda n: sample_errors(A, d, eps=eps, trials=n, seed=2), n_ours)  # noqa: B023 - called within this iteration
-        row = {"L": L, "k": k, "d": d, "baseline_s": base, "sample_errors_max_s": ours_max,
-               "sample_errors_full_s": ours_full, "speedup_max": base / ours_max, "speedup_full": base / ours_full}
+        row = {
+            "L": L,
+            "k": k,
+            "d": d,
+            "baseline_s": base,
+            "sample_errors_max_s": ours_max,
+            "sample_errors_full_s": ours_full,
+            "speedup_max": base / ours_max,
+            "speedup_full": base / ours_full,
+        }
         results.append(row)
-        print(f"L={L} k={k} d={d:>7}: baseline {base * 1e3:9.1f} ms/trial | sample_errors only_max "
-              f"{ours_max * 1e3:7.1f} ms ({row['speedup_max']:6.1f}x) | full measures {ours_full * 1e3:7.1f} ms "
-              f"({row['speedup_full']:6.1f}x)", flush=True)
+        print(
+            f"L={L} k={k} d={d:>7}: baseline {base * 1e3:9.1f} ms/trial | sample_errors only_max "
+            f"{ours_max * 1e3:7.1f} ms ({row['speedup_max']:6.1f}x) | full measures {ours_full * 1e3:7.1f} ms "
+            f"({row['speedup_full']:6.1f}x)",
+            flush=True,
+        )
     asym = per_trial(lambda n: asymptotic_errors(A, eps=eps, trials=n, seed=3), n_ours)
     bart = results[-1]["sample_errors_max_s"]
-    print(f"asymptotic law: {asym * 1e3:.2f} ms/draw (gives every d at once) vs exact Bartlett "
-          f"{bart * 1e3:.1f} ms/trial per d: {bart / asym:.1f}x per d", flush=True)
-    out = {"machine": platform.platform(), "threads": args.threads, "torch": torch.__version__,
-           "quick": args.quick, "rows": results, "asymptotic_s_per_draw": asym}
+    print(
+        f"asymptotic law: {asym * 1e3:.2f} ms/draw (gives every d at once) vs exact Bartlett "
+        f"{bart * 1e3:.1f} ms/trial per d: {bart / asym:.1f}x per d",
+        flush=True,
+    )
+    out = {
+        "machine": platform.platform(),
+        "threads": args.threads,
+        "torch": torch.__version__,
+        "quick": args.quick,
+        "rows": results,
+        "asymptotic_s_per_draw": asym,
+    }
     if args.e2e:
         t0, c0 = time.perf_counter(), time.process_time()
         measure(Config())
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         out["e2e_measure_default"] = {"wall_s": wall, "cpu_s": cpu, "target_s": 60.0}
-        print(f"default measure() of one instance (L=512, k=8, eps=0.01, delta=0.1, 200 trials): {wall:.1f} s wall, {cpu:.1f} s CPU "
-              f"(target <= 60 s; sweep and figures not included)", flush=True)
+        print(
+            f"default measure() of one instance (L=512, k=8, eps=0.01, delta=0.1, 200 trials): {wall:.1f} s wall, {cpu:.1f} s CPU "
+            f"(target <= 60 s; sweep and figures not included)",
+            flush=True,
+        )
     path = Path(__file__).with_suffix(".json")
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"written {path}")

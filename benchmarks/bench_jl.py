@@ -48,15 +48,24 @@ def time_command(pythonpath: str, args: list[str]) -> dict:
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": pythonpath}, cwd=pythonpath)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": pythonpath},
+        cwd=pythonpath,
+    )
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1:])
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load_avg_1min_before": round(load, 2),
-            "rows": len(json.loads(proc.stdout)) if "--json" in args else None}
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "load_avg_1min_before": round(load, 2),
+        "rows": len(json.loads(proc.stdout)) if "--json" in args else None,
+    }
 
 
 def default_run(commit: str = "aa144d7", repeats: int = 1) -> dict:
@@ -80,14 +89,23 @@ def default_run(commit: str = "aa144d7", repeats: int = 1) -> dict:
             olds.append(time_command(tmp, args))
             news.append(time_command(str(repo), args))
     old, new = min(olds, key=lambda r: r["wall_s"]), min(news, key=lambda r: r["wall_s"])
-    out = {"command": "attnspec " + " ".join(args), "baseline_commit": commit, "repeats": repeats, "old": old,
-           "new": new, "old_wall_s_all": [r["wall_s"] for r in olds], "new_wall_s_all": [r["wall_s"] for r in news],
-           "old_wall_s_median": float(np.median([r["wall_s"] for r in olds])),
-           "new_wall_s_median": float(np.median([r["wall_s"] for r in news])),
-           "new_load_avg_1min_before_all": [r["load_avg_1min_before"] for r in news],
-           "wall_ratio": round(old["wall_s"] / new["wall_s"], 2), "cpu_ratio": round(old["cpu_s"] / new["cpu_s"], 2),
-           "median_wall_ratio": round(float(np.median([r["wall_s"] for r in olds]) /
-                                            np.median([r["wall_s"] for r in news])), 2)}
+    out = {
+        "command": "attnspec " + " ".join(args),
+        "baseline_commit": commit,
+        "repeats": repeats,
+        "old": old,
+        "new": new,
+        "old_wall_s_all": [r["wall_s"] for r in olds],
+        "new_wall_s_all": [r["wall_s"] for r in news],
+        "old_wall_s_median": float(np.median([r["wall_s"] for r in olds])),
+        "new_wall_s_median": float(np.median([r["wall_s"] for r in news])),
+        "new_load_avg_1min_before_all": [r["load_avg_1min_before"] for r in news],
+        "wall_ratio": round(old["wall_s"] / new["wall_s"], 2),
+        "cpu_ratio": round(old["cpu_s"] / new["cpu_s"], 2),
+        "median_wall_ratio": round(
+            float(np.median([r["wall_s"] for r in olds]) / np.median([r["wall_s"] for r in news])), 2
+        ),
+    }
     print(json.dumps(out, indent=2), flush=True)
     return out
 
@@ -123,12 +141,18 @@ def eq4_blocks(n: int = 4096, repeats: int = 3) -> dict:
     times: dict[str, list[float]] = {"whole": [], "blocks": []}
     for _ in range(repeats):
         for variant in times:
-            code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_jl; "
-                    f"print(bench_jl._eq4_once({variant!r}, {n}))")
+            code = (
+                f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_jl; "
+                f"print(bench_jl._eq4_once({variant!r}, {n}))"
+            )
             proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
             times[variant].append(round(float(proc.stdout.strip().splitlines()[-1]), 3))
-    out = {"n": n, "whole_matrix_s": times["whole"], "blocks_s": times["blocks"],
-           "ratio_of_medians": round(float(np.median(times["whole"]) / np.median(times["blocks"])), 2)}
+    out = {
+        "n": n,
+        "whole_matrix_s": times["whole"],
+        "blocks_s": times["blocks"],
+        "ratio_of_medians": round(float(np.median(times["whole"]) / np.median(times["blocks"])), 2),
+    }
     print(json.dumps(out), flush=True)
     return out
 
@@ -146,15 +170,23 @@ def main() -> None:
     ap.add_argument("--direct-trials", type=int, default=4)
     ap.add_argument("--reduced-trials", type=int, default=10_000)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--default-run", action="store_true",
-                    help="also time the whole default jl-check against commit aa144d7 (minutes)")
+    ap.add_argument(
+        "--default-run",
+        action="store_true",
+        help="also time the whole default jl-check against commit aa144d7 (minutes)",
+    )
     ap.add_argument("--only-default-run", action="store_true", help="only that")
-    ap.add_argument("--baseline", default="aa144d7",
-                    help="the commit the default run is compared with (default aa144d7, the tree before "
-                         "sequential Monte Carlo)")
+    ap.add_argument(
+        "--baseline",
+        default="aa144d7",
+        help="the commit the default run is compared with (default aa144d7, the tree before sequential Monte Carlo)",
+    )
     ap.add_argument("--repeats", type=int, default=1, help="runs of each command, alternating (the best is kept)")
-    ap.add_argument("--eq4", action="store_true",
-                    help="only eq. (4) in row blocks against the whole-matrix formulas of commit dfed67b")
+    ap.add_argument(
+        "--eq4",
+        action="store_true",
+        help="only eq. (4) in row blocks against the whole-matrix formulas of commit dfed67b",
+    )
     args = ap.parse_args()
     if args.eq4:
         res = eq4_blocks(args.n)
@@ -178,18 +210,39 @@ def main() -> None:
     results = []
 
     def record(name: str, k: int, direct: float, reduced: float, note: str) -> None:
-        results.append({"case": name, "n": n, "k": k, "direct_trials_per_s": direct, "reduced_trials_per_s": reduced,
-                        "ratio": reduced / direct, "note": note})
-        print(f"{name:<34} k={k:<5} direct {direct:>10.3g}/s  reduced {reduced:>12.4g}/s  ratio {reduced / direct:>10.3g}",
-              flush=True)
+        results.append(
+            {
+                "case": name,
+                "n": n,
+                "k": k,
+                "direct_trials_per_s": direct,
+                "reduced_trials_per_s": reduced,
+                "ratio": reduced / direct,
+                "note": note,
+            }
+        )
+        print(
+            f"{name:<34} k={k:<5} direct {direct:>10.3g}/s  reduced {reduced:>12.4g}/s  ratio {reduced / direct:>10.3g}",
+            flush=True,
+        )
 
     # Lemma 1, Gaussian R at the theorem's k: ‖Rx‖² and <Rx, Ry>
     direct = rate(lambda: S.direct_pair_images("gaussian", n, k1, n_direct, seed=0), n_direct)
     rng = np.random.default_rng(0)
-    red = rate(lambda: (rng.chisquare(k1, n_reduced), 0.75 * rng.chisquare(k1, n_reduced) - 0.25 * rng.chisquare(k1, n_reduced)), n_reduced)
+    red = rate(
+        lambda: (
+            rng.chisquare(k1, n_reduced),
+            0.75 * rng.chisquare(k1, n_reduced) - 0.25 * rng.chisquare(k1, n_reduced),
+        ),
+        n_reduced,
+    )
     record("lemma1 gaussian (chi-square law)", k1, direct, red, "both statistics per trial")
-    red2 = rate(lambda: S.prefix_pair_stats(S.reduced_pair_images("gaussian", n, k1, 1000, seed=1),
-                                            np.array([k1]), which=("aa", "ab")), 1000)
+    red2 = rate(
+        lambda: S.prefix_pair_stats(
+            S.reduced_pair_images("gaussian", n, k1, 1000, seed=1), np.array([k1]), which=("aa", "ab")
+        ),
+        1000,
+    )
     record("lemma1 gaussian (k x 2 images)", k1, direct, red2, "the pair sampler the other families use")
     direct = rate(lambda: S.direct_pair_images("sparse", n, kb, n_direct, seed=0), n_direct)
     red = rate(lambda: S.reduced_pair_images("sparse", n, kb, 1000, vectors="flat", seed=1), 1000)
@@ -205,8 +258,7 @@ def main() -> None:
         S1.theorem1_errors_from_parts(parts, 0, kb, seed=2)
 
     red = rate(thm1, n_reduced)
-    record("theorem1 (one w, one k)", kb, direct, red,
-           "reduced cost is shared by every w and k: one P g per trial")
+    record("theorem1 (one w, one k)", kb, direct, red, "reduced cost is shared by every w and k: one P g per trial")
 
     # Theorem 2: d = 64, the paper's E, F, k below n
     d = 64
@@ -214,11 +266,18 @@ def main() -> None:
     Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))
     wrow = Q[0] @ K.T / math.sqrt(d)
     direct = rate(lambda: S2.theorem2_direct_outputs(wrow, V, kb, n_direct, delta=1 / (2 * n), seed=0), n_direct)
-    red = rate(lambda: S2.theorem2_reduced_all(wrow, V, np.array([kb]), n_reduced, delta=1 / (2 * n), seed=1), n_reduced)
+    red = rate(
+        lambda: S2.theorem2_reduced_all(wrow, V, np.array([kb]), n_reduced, delta=1 / (2 * n), seed=1), n_reduced
+    )
     record("theorem2 (paper + plain + eq. 21)", kb, direct, red, "reduced gives three statistics per trial")
 
-    out = {"results": results, "threads": args.threads, "loadavg_at_end": os.getloadavg(),
-           "torch": torch.__version__, "cpu_count": os.cpu_count()}
+    out = {
+        "results": results,
+        "threads": args.threads,
+        "loadavg_at_end": os.getloadavg(),
+        "torch": torch.__version__,
+        "cpu_count": os.cpu_count(),
+    }
     if args.default_run:
         out["default_run"] = default_run()
     path = Path(__file__).with_name("bench_jl.json")

@@ -95,19 +95,34 @@ def _errors(svs: dict, reference: dict) -> dict:
         a, b = torch.from_numpy(svs[layer].copy()), torch.from_numpy(reference[layer])
         for name, f in (("curve", cumulative_curve), ("energy_curve", energy_curve), ("tail_curve", tail_curve)):
             out[f"{name}_max_abs_error"] = max(out.get(f"{name}_max_abs_error", 0.0), float((f(a) - f(b)).abs().max()))
-        for name, f in (("effective_rank", effective_rank), ("stable_rank", stable_rank), ("sigma2_over_sigma1", sigma_ratio),
-                        ("nuclear_norm", lambda s: s.sum(-1))):
+        for name, f in (
+            ("effective_rank", effective_rank),
+            ("stable_rank", stable_rank),
+            ("sigma2_over_sigma1", sigma_ratio),
+            ("nuclear_norm", lambda s: s.sum(-1)),
+        ):
             key = f"{name}_max_rel_error"
             out[key] = max(out.get(key, 0.0), float(((f(a) - f(b)).abs() / f(b)).max()))
-        for name, f in (("reach_index", lambda s: reach_index(cumulative_curve(s))),
-                        ("rank_for_error_0.1", lambda s: rank_for_error(s, 0.1)), ("numerical_rank", numerical_rank)):
+        for name, f in (
+            ("reach_index", lambda s: reach_index(cumulative_curve(s))),
+            ("rank_for_error_0.1", lambda s: rank_for_error(s, 0.1)),
+            ("numerical_rank", numerical_rank),
+        ):
             key = f"{name}_max_abs_error"
             out[key] = max(out.get(key, 0), int((f(a) - f(b)).abs().max()))
     return out
 
 
-def _one(model_name: str, n: int, layers: list[int] | None, method: str, data_dir: str, reference_max: int,
-         threads: int = 1, ref_file: Path | None = None) -> dict:
+def _one(
+    model_name: str,
+    n: int,
+    layers: list[int] | None,
+    method: str,
+    data_dir: str,
+    reference_max: int,
+    threads: int = 1,
+    ref_file: Path | None = None,
+) -> dict:
     """One method on one window: timings, peak RSS, errors (``layers`` None: every layer reduced)."""
     import numpy as np
     import torch
@@ -132,8 +147,7 @@ def _one(model_name: str, n: int, layers: list[int] | None, method: str, data_di
     else:
         timing = {"reduce_s": 0.0, "reduce_cpu": 0.0}
         kept: dict[int, torch.Tensor] = {}
-        sink = _engine_sink(method, ids, layers, threads, svs, bounds, kept, timing, rss_by_layer,
-                            n <= reference_max)
+        sink = _engine_sink(method, ids, layers, threads, svs, bounds, kept, timing, rss_by_layer, n <= reference_max)
         with capture_attention(loaded.model, sink) as cap:
             t0 = time.perf_counter()  # the capture's probe forward is set-up, not per input
             cpu0 = time.process_time()
@@ -155,25 +169,47 @@ def _one(model_name: str, n: int, layers: list[int] | None, method: str, data_di
             ref_name = "the float64 gram of this run"
     fwd_cpu = total_cpu - reduce_cpu  # CPU seconds of this process, forward and set-up
     matrices = len(layers) * loaded.num_heads
-    return {"n": n, "method": method, "layers_reduced": layers, "num_layers": loaded.num_layers,
-            "num_heads": loaded.num_heads, "threads": threads, "forward_s": round(t_fwd, 3),
-            "reduce_s": round(reduce_s, 3), "measured_s": round(total, 3), "measured_cpu_s": round(total_cpu, 1),
-            "extrapolated_all_layers_s": round(t_fwd + reduce_s / len(layers) * loaded.num_layers, 2),
-            "forward_cpu_s": round(fwd_cpu, 3),
-            "reduce_cpu_s_per_matrix": round(reduce_cpu / matrices, 3),
-            "extrapolated_all_layers_cpu_s": round(fwd_cpu + reduce_cpu / len(layers) * loaded.num_layers, 1),
-            "peak_rss_mb": round(rss_peak, 1), "rss_after_load_mb": round(rss_loaded, 1),
-            "rss_by_layer_mb": [round(x) for x in rss_by_layer],
-            **({"method_params": _method_params(method)} if method == "longn" else {}),
-            **({"reference": ref_name, "reference_matrices": len(reference) * loaded.num_heads,
-                **_errors(svs, reference)} if reference
-               else {"errors": f"not measured (n > --reference-max {reference_max}, no gram reference)"}),
-            **(_coverage(svs, reference, bounds) if reference and bounds else {}),
-            **({"curve_bound_max": max(float(b["curve"].max()) for b in bounds.values())} if bounds else {})}
+    return {
+        "n": n,
+        "method": method,
+        "layers_reduced": layers,
+        "num_layers": loaded.num_layers,
+        "num_heads": loaded.num_heads,
+        "threads": threads,
+        "forward_s": round(t_fwd, 3),
+        "reduce_s": round(reduce_s, 3),
+        "measured_s": round(total, 3),
+        "measured_cpu_s": round(total_cpu, 1),
+        "extrapolated_all_layers_s": round(t_fwd + reduce_s / len(layers) * loaded.num_layers, 2),
+        "forward_cpu_s": round(fwd_cpu, 3),
+        "reduce_cpu_s_per_matrix": round(reduce_cpu / matrices, 3),
+        "extrapolated_all_layers_cpu_s": round(fwd_cpu + reduce_cpu / len(layers) * loaded.num_layers, 1),
+        "peak_rss_mb": round(rss_peak, 1),
+        "rss_after_load_mb": round(rss_loaded, 1),
+        "rss_by_layer_mb": [round(x) for x in rss_by_layer],
+        **({"method_params": _method_params(method)} if method == "longn" else {}),
+        **(
+            {"reference": ref_name, "reference_matrices": len(reference) * loaded.num_heads, **_errors(svs, reference)}
+            if reference
+            else {"errors": f"not measured (n > --reference-max {reference_max}, no gram reference)"}
+        ),
+        **(_coverage(svs, reference, bounds) if reference and bounds else {}),
+        **({"curve_bound_max": max(float(b["curve"].max()) for b in bounds.values())} if bounds else {}),
+    }
 
 
-def _engine_sink(method: str, ids, layers: list[int], threads: int, svs: dict, bounds: dict, kept: dict,
-                 timing: dict, rss_by_layer: list, keep_reference: bool):
+def _engine_sink(
+    method: str,
+    ids,
+    layers: list[int],
+    threads: int,
+    svs: dict,
+    bounds: dict,
+    kept: dict,
+    timing: dict,
+    rss_by_layer: list,
+    keep_reference: bool,
+):
     """The capture's sink: every layer's P arrives (the peak RSS is recorded at each), the layers
     in ``layers`` are reduced as the job reduces them and timed."""
     from attnspec.spectra.engine import singular_values
@@ -184,8 +220,13 @@ def _engine_sink(method: str, ids, layers: list[int], threads: int, svs: dict, b
         if la.layer in layers:
             t, c = time.perf_counter(), time.process_time()
             if method == "longn":  # seeded per input, as the job does; its per-matrix bounds kept
-                sv, b = singular_values(la.probs, method, seeds=input_seeds(ids.tolist(), la.layer, la.probs.shape[1]),
-                                        return_error=True, workers=threads)
+                sv, b = singular_values(
+                    la.probs,
+                    method,
+                    seeds=input_seeds(ids.tolist(), la.layer, la.probs.shape[1]),
+                    return_error=True,
+                    workers=threads,
+                )
                 bounds[la.layer] = {k: v[0].numpy() for k, v in b.items()}
             else:
                 sv = singular_values(la.probs, method, workers=threads)
@@ -249,8 +290,15 @@ def _dtype_check(model_name: str, n: int, windows: int, data_dir: str) -> dict:
         curves[dtype] = got
     diff = max(float((curves["float32"][k][0] - curves["bfloat16"][k][0]).abs().max()) for k in curves["float32"])
     tail = max(float((curves["float32"][k][1] - curves["bfloat16"][k][1]).abs().max()) for k in curves["float32"])
-    return {"dtype_check": "bfloat16 vs float32 model", "model": model_name, "n": n, "windows": windows,
-            "layers": len(curves["float32"]), "curve_max_abs_diff": diff, "tail_curve_max_abs_diff": tail}
+    return {
+        "dtype_check": "bfloat16 vs float32 model",
+        "model": model_name,
+        "n": n,
+        "windows": windows,
+        "layers": len(curves["float32"]),
+        "curve_max_abs_diff": diff,
+        "tail_curve_max_abs_diff": tail,
+    }
 
 
 def _method_params(method: str) -> dict:
@@ -264,16 +312,26 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2")
     ap.add_argument("--n", default="256,512")
     ap.add_argument("--layers", default="0,18,29", help="layers reduced (0-based) or 'all'; the forward runs all")
-    ap.add_argument("--methods", default="gram,gram32,longn",
-                    help="engine methods, in order (gram first: its values are the reference above --reference-max)")
+    ap.add_argument(
+        "--methods",
+        default="gram,gram32,longn",
+        help="engine methods, in order (gram first: its values are the reference above --reference-max)",
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch and engine threads of each run")
     ap.add_argument("--naive-max", type=int, default=1024)
-    ap.add_argument("--reference-max", type=int, default=2048,
-                    help="largest n whose errors are measured against float64 SVD (its cost is n³ per matrix)")
+    ap.add_argument(
+        "--reference-max",
+        type=int,
+        default=2048,
+        help="largest n whose errors are measured against float64 SVD (its cost is n³ per matrix)",
+    )
     ap.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--dtype-check", action="store_true",
-                    help="instead: bfloat16 against float32 model curves on 2 windows of the first --n, every layer")
+    ap.add_argument(
+        "--dtype-check",
+        action="store_true",
+        help="instead: bfloat16 against float32 model curves on 2 windows of the first --n, every layer",
+    )
     ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     layers = None if args.layers == "all" else [int(x) for x in args.layers.split(",")]
@@ -285,8 +343,20 @@ def main() -> None:
         return
     if args._one:
         n, method, ref_file = args._one
-        print(json.dumps(_one(args.model, int(n), layers, method, args.data_dir, args.reference_max, args.threads,
-                              Path(ref_file) if ref_file != "-" else None)))
+        print(
+            json.dumps(
+                _one(
+                    args.model,
+                    int(n),
+                    layers,
+                    method,
+                    args.data_dir,
+                    args.reference_max,
+                    args.threads,
+                    Path(ref_file) if ref_file != "-" else None,
+                )
+            )
+        )
         return
     rows = []
     scratch = Path(tempfile.mkdtemp(prefix="bench_long_context_"))
@@ -294,9 +364,24 @@ def main() -> None:
     for n in (int(x) for x in args.n.split(",")):
         methods = [*args.methods.split(","), *(["naive"] if n <= args.naive_max else [])]
         for method in methods:
-            cmd = [sys.executable, __file__, "--model", args.model, "--layers", args.layers, "--data-dir",
-                   args.data_dir, "--reference-max", str(args.reference_max), "--threads", str(args.threads),
-                   "--_one", str(n), method, str(scratch / f"gram_{n}.npz")]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--model",
+                args.model,
+                "--layers",
+                args.layers,
+                "--data-dir",
+                args.data_dir,
+                "--reference-max",
+                str(args.reference_max),
+                "--threads",
+                str(args.threads),
+                "--_one",
+                str(n),
+                method,
+                str(scratch / f"gram_{n}.npz"),
+            ]
             res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
             if res.returncode != 0:
                 print(f"n={n} {method}: failed: {res.stderr.strip().splitlines()[-1:]}", flush=True)
@@ -311,8 +396,10 @@ def main() -> None:
         base = next((r for r in rows if r["n"] == n and r["method"] == "naive"), None)
         for r in rows:
             if r["n"] == n and base is not None and r is not base:
-                print(f"n={n} {r['method']}: naive/method time ratio {base['measured_s'] / r['measured_s']:.2f}, "
-                      f"peak RSS {r['peak_rss_mb']:.0f} vs naive {base['peak_rss_mb']:.0f} MB")
+                print(
+                    f"n={n} {r['method']}: naive/method time ratio {base['measured_s'] / r['measured_s']:.2f}, "
+                    f"peak RSS {r['peak_rss_mb']:.0f} vs naive {base['peak_rss_mb']:.0f} MB"
+                )
     if args.json:
         args.json.write_text(json.dumps({"rows": rows}, indent=1))
 

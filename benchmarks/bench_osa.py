@@ -133,7 +133,9 @@ def memory_child(method: str, n: int) -> None:
 def memory(method: str, n: int) -> int:
     out = subprocess.run(
         [sys.executable, __file__, "--threads", str(torch.get_num_threads()), "--memory-child", method, str(n)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return int(json.loads(out.stdout.strip().splitlines()[-1])["peak_delta_bytes"])
 
@@ -153,15 +155,24 @@ def _run_check(tree: Path, args: list[str]) -> dict[str, float]:
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", "osa-check", *args, "--json"],
-                          capture_output=True, text=True, env=env, cwd=tree)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", "osa-check", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree,
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"osa-check on {tree} failed: {proc.stderr.strip().splitlines()[-1:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "load_1min": round(load, 2),
-            "rows": len(json.loads(proc.stdout))}
+    return {
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "load_1min": round(load, 2),
+        "rows": len(json.loads(proc.stdout)),
+    }
 
 
 _CRITICAL_PATH = """
@@ -194,14 +205,18 @@ def bench_critical_path(repeats: int) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(repo)}
     runs = []
     for _ in range(repeats):
-        out = subprocess.run([sys.executable, "-c", _CRITICAL_PATH], capture_output=True, text=True, env=env,
-                             cwd=repo, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _CRITICAL_PATH], capture_output=True, text=True, env=env, cwd=repo, check=True
+        )
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
         r = runs[-1]
-        print(f"osa-check run in-process: imports {r['imports_cpu_s']:.2f} CPU-s, then this process "
-              f"{r['parent_cpu_s']:.2f} and its worker {r['worker_cpu_s']:.2f} side by side: critical path "
-              f"{r['critical_path_s']:.2f} s (idle 2-core wall estimate); wall here {r['wall_s']:.1f} s at load "
-              f"{r['load_1min']:.1f}", flush=True)
+        print(
+            f"osa-check run in-process: imports {r['imports_cpu_s']:.2f} CPU-s, then this process "
+            f"{r['parent_cpu_s']:.2f} and its worker {r['worker_cpu_s']:.2f} side by side: critical path "
+            f"{r['critical_path_s']:.2f} s (idle 2-core wall estimate); wall here {r['wall_s']:.1f} s at load "
+            f"{r['load_1min']:.1f}",
+            flush=True,
+        )
     return {"runs": runs, "best_critical_path_s": min(r["critical_path_s"] for r in runs)}
 
 
@@ -222,14 +237,22 @@ def bench_check(old: Path | None, repeats: int, configs: int = 2) -> dict[str, o
                 for which, tree in (("old", old), ("new", repo)):
                     r = _run_check(tree, args)
                     runs[which].append(r)
-                    print(f"osa-check {' '.join(args) or '(defaults)'} [{which}]: wall {r['wall_s']:.1f} s, "
-                          f"cpu {r['cpu_s']:.1f} s, load {r['load_1min']:.1f}, {r['rows']} rows", flush=True)
+                    print(
+                        f"osa-check {' '.join(args) or '(defaults)'} [{which}]: wall {r['wall_s']:.1f} s, "
+                        f"cpu {r['cpu_s']:.1f} s, load {r['load_1min']:.1f}, {r['rows']} rows",
+                        flush=True,
+                    )
             best = {w: {k: min(r[k] for r in runs[w]) for k in ("wall_s", "cpu_s")} for w in runs}
-            res[label] = {"runs": runs, "best": best,
-                          "ratio_wall_old_over_new": round(best["old"]["wall_s"] / best["new"]["wall_s"], 2),
-                          "ratio_cpu_old_over_new": round(best["old"]["cpu_s"] / best["new"]["cpu_s"], 2)}
-            print(f"  {label}: old/new wall ×{res[label]['ratio_wall_old_over_new']}, "
-                  f"cpu ×{res[label]['ratio_cpu_old_over_new']}")
+            res[label] = {
+                "runs": runs,
+                "best": best,
+                "ratio_wall_old_over_new": round(best["old"]["wall_s"] / best["new"]["wall_s"], 2),
+                "ratio_cpu_old_over_new": round(best["old"]["cpu_s"] / best["new"]["cpu_s"], 2),
+            }
+            print(
+                f"  {label}: old/new wall ×{res[label]['ratio_wall_old_over_new']}, "
+                f"cpu ×{res[label]['ratio_cpu_old_over_new']}"
+            )
     return res
 
 
@@ -260,8 +283,10 @@ def main() -> None:
     repeats = 3 if args.quick else 5
     dense_max = 4096
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
-    print(f"d_model={D_MODEL}, heads={HEADS}, d_v={D_V}, batch 1, float32, no grad; "
-          f"time = min over >= {repeats} repeats (and >= 1 s)")
+    print(
+        f"d_model={D_MODEL}, heads={HEADS}, d_v={D_V}, batch 1, float32, no grad; "
+        f"time = min over >= {repeats} repeats (and >= 1 s)"
+    )
     times: dict[str, dict[int, float]] = {m: {} for m in METHODS}
     walls: dict[str, dict[int, float]] = {m: {} for m in METHODS}
     mems: dict[str, dict[int, int]] = {m: {} for m in METHODS}
@@ -272,16 +297,30 @@ def main() -> None:
             r = 2 if (m == "dense-expm" and n >= 2048) else repeats
             times[m][n], walls[m][n] = time_one(m, n, r)
             mems[m][n] = memory(m, n)
-            print(f"N={n:>6} {m:>11}: cpu {times[m][n] * 1e3:10.2f} ms  (wall {walls[m][n] * 1e3:10.2f} ms)"
-                  f"   peak +{mems[m][n] / 2**20:9.1f} MiB", flush=True)
+            print(
+                f"N={n:>6} {m:>11}: cpu {times[m][n] * 1e3:10.2f} ms  (wall {walls[m][n] * 1e3:10.2f} ms)"
+                f"   peak +{mems[m][n] / 2**20:9.1f} MiB",
+                flush=True,
+            )
 
-    res: dict[str, object] = {"ns": ns, "cpu_times_s": times, "wall_times_s": walls, "peak_delta_bytes": mems, "threads": torch.get_num_threads(),
-                              "torch": torch.__version__, "d_model": D_MODEL, "heads": HEADS, "d_v": D_V}
+    res: dict[str, object] = {
+        "ns": ns,
+        "cpu_times_s": times,
+        "wall_times_s": walls,
+        "peak_delta_bytes": mems,
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "d_model": D_MODEL,
+        "heads": HEADS,
+        "d_v": D_V,
+    }
     print()
     for m in ("osa-qr", "osa-ns"):
         e = slope(list(times[m]), list(times[m].values()))
         res[f"time_exponent_{m}"] = e
-        print(f"{m}: fitted time exponent over N={ns[0]}..{ns[-1]}: {e:.3f}  (target <= 1.15: {'PASS' if e <= 1.15 else 'FAIL'})")
+        print(
+            f"{m}: fitted time exponent over N={ns[0]}..{ns[-1]}: {e:.3f}  (target <= 1.15: {'PASS' if e <= 1.15 else 'FAIL'})"
+        )
         big = [n for n in mems[m] if n >= 1024 and mems[m][n] > 0]
         em = slope(big, [mems[m][n] for n in big]) if len(big) >= 2 else float("nan")
         res[f"memory_exponent_{m}"] = em
@@ -290,12 +329,16 @@ def main() -> None:
         if n4 in times["dense-expm"]:
             ratio = times["dense-expm"][n4] / times[m][n4]
             res[f"speedup_vs_dense_4096_{m}"] = ratio
-            print(f"{m}: N=4096 dense matrix_exp / OSA = {ratio:.1f}×  (target >= 20: {'PASS' if ratio >= 20 else 'FAIL'})")
+            print(
+                f"{m}: N=4096 dense matrix_exp / OSA = {ratio:.1f}×  (target >= 20: {'PASS' if ratio >= 20 else 'FAIL'})"
+            )
         nmax = ns[-1]
         ratio = times["softmax"][nmax] / times[m][nmax]
         res[f"speedup_vs_softmax_{nmax}_{m}"] = ratio
         ok = "PASS" if ratio > 1 else "FAIL"
-        print(f"{m}: N={nmax} softmax / OSA = {ratio:.2f}×  (target > 1 at N=16384: {ok if nmax == 16384 else 'n/a, --quick'})")
+        print(
+            f"{m}: N={nmax} softmax / OSA = {ratio:.2f}×  (target > 1 at N=16384: {ok if nmax == 16384 else 'n/a, --quick'})"
+        )
     e = slope(list(times["softmax"])[-3:], list(times["softmax"].values())[-3:])
     res["time_exponent_softmax_top3"] = e
     print(f"softmax: fitted time exponent over the 3 largest N: {e:.3f}")

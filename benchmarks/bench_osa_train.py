@@ -64,16 +64,26 @@ def main() -> None:
         rows.append({"model": name, "median_step_s": med, "min_step_s": min(ts), "ratio_vs_vit": med / base})
     total_step = sum(r["median_step_s"] for r in rows)
     projected = total_step * steps_per_epoch * cfg.epochs * cfg.seeds
-    print(f"batch {cfg.batch_size}, depth {cfg.depth}, d={cfg.dim}, h={cfg.heads}, N={cfg.tokens}, "
-          f"{args.threads} thread(s), median of {args.repeats} steps")
+    print(
+        f"batch {cfg.batch_size}, depth {cfg.depth}, d={cfg.dim}, h={cfg.heads}, N={cfg.tokens}, "
+        f"{args.threads} thread(s), median of {args.repeats} steps"
+    )
     print(f"{'model':<16} {'step (ms)':>10} {'x ViT':>7}")
     for r in rows:
         print(f"{r['model']:<16} {1e3 * r['median_step_s']:>10.1f} {r['ratio_vs_vit']:>7.2f}")
-    print(f"projected default run, whole budget: {cfg.seeds} seeds x {cfg.epochs} epochs x {steps_per_epoch} steps "
-          f"= {projected:.0f} s of training at most (plus evaluation)")
-    out = {"config": cfg.as_dict(), "threads": args.threads, "repeats": args.repeats, "rows": rows,
-           "projected_default_seconds_at_most": projected, "load_average_1min": os.getloadavg()[0],
-           "torch": torch.__version__}
+    print(
+        f"projected default run, whole budget: {cfg.seeds} seeds x {cfg.epochs} epochs x {steps_per_epoch} steps "
+        f"= {projected:.0f} s of training at most (plus evaluation)"
+    )
+    out = {
+        "config": cfg.as_dict(),
+        "threads": args.threads,
+        "repeats": args.repeats,
+        "rows": rows,
+        "projected_default_seconds_at_most": projected,
+        "load_average_1min": os.getloadavg()[0],
+        "torch": torch.__version__,
+    }
     Path(__file__).with_suffix(".json").write_text(json.dumps(out, indent=2) + "\n")
 
 

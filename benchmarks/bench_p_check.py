@@ -41,7 +41,7 @@ def main() -> None:
 
     g = torch.Generator().manual_seed(0)
     mask = torch.ones(args.batch, args.n, dtype=torch.bool)
-    mask[-1, args.n * 3 // 4:] = False  # one input padded to 3/4 of the window
+    mask[-1, args.n * 3 // 4 :] = False  # one input padded to 3/4 of the window
     scores = torch.randn(args.batch, args.heads, args.n, args.n, generator=g)
     scores = scores.masked_fill(~mask[:, None, None, :], float("-inf"))
     probs = torch.softmax(scores, dim=-1) * mask[:, None, :, None]  # (B, H, n, n), padding rows zero
@@ -64,10 +64,14 @@ def main() -> None:
             times[name].append(time.perf_counter() - t0)
     med = {k: statistics.median(v) for k, v in times.items()}
     result = {
-        "shape": [args.batch, args.heads, args.n, args.n], "method": method, "rounds": args.rounds,
+        "shape": [args.batch, args.heads, args.n, args.n],
+        "method": method,
+        "rounds": args.rounds,
         "threads": torch.get_num_threads(),
-        "baseline_s": round(med["baseline"], 5), "check_s": round(med["check"], 5),
-        "check_over_baseline": round(med["check"] / med["baseline"], 5), "target": "<= 0.02",
+        "baseline_s": round(med["baseline"], 5),
+        "check_s": round(med["check"], 5),
+        "check_over_baseline": round(med["check"] / med["baseline"], 5),
+        "target": "<= 0.02",
     }
     print(json.dumps(result, indent=1))
     if args.json is not None:

@@ -27,7 +27,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _data_dir() -> str:
-    for c in (os.environ.get("ATTNSPEC_DATA_DIR"), REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data"):
+    for c in (
+        os.environ.get("ATTNSPEC_DATA_DIR"),
+        REPO.parent / "shared" / "data",
+        REPO.parents[1] / "shared" / "data",
+    ):
         if c and (Path(c) / "wikitext103" / "wiki.valid.raw").is_file():
             return str(c)
     raise SystemExit("needs the WikiText-103 text (ATTNSPEC_DATA_DIR or ../shared/data)")
@@ -55,13 +59,20 @@ def main() -> None:
     data_dir = _data_dir()
     encoder = load_model("minilm", device="cpu", dtype="float32")
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = SpectrumConfig(model="minilm", data="wiki103", data_dir=data_dir, seq_len=lengths[-1],
-                             num_sentences=args.inputs, out=Path(tmp) / "study")
+        cfg = SpectrumConfig(
+            model="minilm",
+            data="wiki103",
+            data_dir=data_dir,
+            seq_len=lengths[-1],
+            num_sentences=args.inputs,
+            out=Path(tmp) / "study",
+        )
         t0 = time.perf_counter()
         run_scaling(cfg, lengths, progress=False, encoder=encoder)
         study = time.perf_counter() - t0
-    drawn = load_inputs("wiki103", encoder.tokenizer, seq_len=lengths[-1], num_inputs=DEFAULT_INPUTS, seed=0,
-                        data_dir=data_dir)
+    drawn = load_inputs(
+        "wiki103", encoder.tokenizer, seq_len=lengths[-1], num_inputs=DEFAULT_INPUTS, seed=0, data_dir=data_dir
+    )
     by_length = {n: (drawn if n == lengths[-1] else cut_inputs(drawn, encoder.tokenizer, n)).input_ids for n in lengths}
     t0 = time.perf_counter()
     rows = measure_projection(encoder, by_length, list(DEFAULT_KS), seed=0)
@@ -69,11 +80,21 @@ def main() -> None:
     per_input = study / args.inputs
     ratio = (per_input * args.study_inputs + projection) / (per_input * args.study_inputs)
     result = {
-        "model": "minilm", "corpus": "wiki103 validation", "lengths": lengths, "ks": list(DEFAULT_KS),
-        "study_inputs_timed": args.inputs, "study_s": round(study, 2), "study_s_per_input": round(per_input, 3),
-        "projection_inputs": DEFAULT_INPUTS, "projection_rows": len(rows), "projection_s": round(projection, 2),
-        "study_inputs_for_ratio": args.study_inputs, "ratio_with_projection": round(ratio, 3), "target": 1.5,
-        "cpu_count": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
+        "model": "minilm",
+        "corpus": "wiki103 validation",
+        "lengths": lengths,
+        "ks": list(DEFAULT_KS),
+        "study_inputs_timed": args.inputs,
+        "study_s": round(study, 2),
+        "study_s_per_input": round(per_input, 3),
+        "projection_inputs": DEFAULT_INPUTS,
+        "projection_rows": len(rows),
+        "projection_s": round(projection, 2),
+        "study_inputs_for_ratio": args.study_inputs,
+        "ratio_with_projection": round(ratio, 3),
+        "target": 1.5,
+        "cpu_count": os.cpu_count(),
+        "load_average_1min": round(os.getloadavg()[0], 2),
     }
     print(json.dumps(result, indent=2))
     if args.json:

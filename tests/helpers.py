@@ -58,14 +58,29 @@ def make_roberta_tokenizer(tmp_path: Path, vocab_size: int = VOCAB_SIZE):
     out = Path(tmp_path) / "roberta-tok"
     out.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator([_TRAINING_TEXT], vocab_size=vocab_size, min_frequency=1,
-                            special_tokens=list(SPECIAL_TOKENS), show_progress=False)
+    bpe.train_from_iterator(
+        [_TRAINING_TEXT],
+        vocab_size=vocab_size,
+        min_frequency=1,
+        special_tokens=list(SPECIAL_TOKENS),
+        show_progress=False,
+    )
     bpe.save_model(str(out))  # vocab.json + merges.txt, the files of roberta-base
-    (out / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "RobertaTokenizer", "model_max_length": 512,
-        "bos_token": "<s>", "eos_token": "</s>", "sep_token": "</s>", "cls_token": "<s>",
-        "unk_token": "<unk>", "pad_token": "<pad>", "mask_token": "<mask>",
-    }))
+    (out / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "RobertaTokenizer",
+                "model_max_length": 512,
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "sep_token": "</s>",
+                "cls_token": "<s>",
+                "unk_token": "<unk>",
+                "pad_token": "<pad>",
+                "mask_token": "<mask>",
+            }
+        )
+    )
     return AutoTokenizer.from_pretrained(str(out))
 
 
@@ -82,14 +97,16 @@ def make_decoder_tokenizer(tmp_path: Path, *, bos: bool, vocab_size: int = VOCAB
 
     special = ["<s>", "</s>"] if bos else ["<|endoftext|>"]
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator([_TRAINING_TEXT], vocab_size=vocab_size, min_frequency=1, special_tokens=special,
-                            show_progress=False)
+    bpe.train_from_iterator(
+        [_TRAINING_TEXT], vocab_size=vocab_size, min_frequency=1, special_tokens=special, show_progress=False
+    )
     if bos:
         bpe.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
         tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>")
     else:
-        tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                                      unk_token="<|endoftext|>")
+        tok = PreTrainedTokenizerFast(
+            tokenizer_object=bpe, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
+        )
     out = Path(tmp_path) / ("llama-tok" if bos else "gpt2-tok")
     tok.save_pretrained(str(out))
     return tok

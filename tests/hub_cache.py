@@ -80,8 +80,14 @@ def _model_files(work: Path, name: str, tokenizer) -> Path:
 
     torch.manual_seed(0)  # test-only: a fixed initialisation
     shape = SHAPES[name]
-    cfg = RobertaConfig(vocab_size=len(tokenizer), intermediate_size=2 * shape["hidden_size"],
-                        max_position_embeddings=514, pad_token_id=1, type_vocab_size=1, **shape)
+    cfg = RobertaConfig(
+        vocab_size=len(tokenizer),
+        intermediate_size=2 * shape["hidden_size"],
+        max_position_embeddings=514,
+        pad_token_id=1,
+        type_vocab_size=1,
+        **shape,
+    )
     out = work / name
     RobertaModel(cfg, add_pooling_layer=False).save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
@@ -112,8 +118,13 @@ def _write_dataset(cache: Path, repo_id: str, config_name: str, features, splits
         def _generate_tables(self, split):
             yield Key(0, 0), pa.table(splits[split])
 
-    builder = HubStandIn(cache_dir=str(cache), dataset_name=repo_id.split("/")[-1], config_name=config_name,
-                         hash=DATASET_REVISIONS[repo_id], repo_id=repo_id)
+    builder = HubStandIn(
+        cache_dir=str(cache),
+        dataset_name=repo_id.split("/")[-1],
+        config_name=config_name,
+        hash=DATASET_REVISIONS[repo_id],
+        repo_id=repo_id,
+    )
     datasets.disable_progress_bars()
     builder.download_and_prepare()
     return Path(builder.cache_dir)
@@ -162,13 +173,26 @@ def build_warm_hf_home(root: Path, data_dir: Path) -> dict[str, Path]:
     _put_model(hub, "distilroberta-base", work / "roberta-base", only=("config.json",))
 
     wiki = data_dir / "wikitext103"
-    splits = {"validation": {"text": wikitext_rows(wiki / "wiki.valid.raw")},
-              "test": {"text": wikitext_rows(wiki / "wiki.test.raw")}}
+    splits = {
+        "validation": {"text": wikitext_rows(wiki / "wiki.valid.raw")},
+        "test": {"text": wikitext_rows(wiki / "wiki.test.raw")},
+    }
     splits["train"] = {"text": list(splits["test"]["text"])}  # stand-in, see the module docstring
-    out["wikitext"] = _write_dataset(root / "datasets", "Salesforce/wikitext", "wikitext-103-raw-v1",
-                                     datasets.Features({"text": datasets.Value("string")}), splits)
-    imdb_features = datasets.Features({"text": datasets.Value("string"),
-                                       "label": datasets.ClassLabel(names=["neg", "pos"])})
-    out["imdb"] = _write_dataset(root / "datasets", "stanfordnlp/imdb", "plain_text", imdb_features,
-                                 {"test": imdb_rows(data_dir / "imdb", "test")})
+    out["wikitext"] = _write_dataset(
+        root / "datasets",
+        "Salesforce/wikitext",
+        "wikitext-103-raw-v1",
+        datasets.Features({"text": datasets.Value("string")}),
+        splits,
+    )
+    imdb_features = datasets.Features(
+        {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["neg", "pos"])}
+    )
+    out["imdb"] = _write_dataset(
+        root / "datasets",
+        "stanfordnlp/imdb",
+        "plain_text",
+        imdb_features,
+        {"test": imdb_rows(data_dir / "imdb", "test")},
+    )
     return out

@@ -54,8 +54,11 @@ def _map_jl(row: dict[str, Any]) -> dict[str, Any]:
     if not row["claim"].startswith("linformer."):
         row["claim"] = "linformer." + row["claim"]
     row["reading"] = str(row.get("reading", "as-stated")).replace("_", "-")
-    if (row["claim"] == "linformer.thm2.eq8" and row.get("construction") in ("paper", "plain")
-            and not row["reading"].startswith(("proof-", "plain-"))):  # an old commit that already has them
+    if (
+        row["claim"] == "linformer.thm2.eq8"
+        and row.get("construction") in ("paper", "plain")
+        and not row["reading"].startswith(("proof-", "plain-"))
+    ):  # an old commit that already has them
         row["reading"] = ("proof-" if row["construction"] == "paper" else "plain-") + row["reading"]
     return row
 
@@ -70,9 +73,14 @@ SA_CLAIMS: dict[str, tuple[str, str]] = {
     "SAN: row mass off S": ("expressivity.san.mass", "bound"),
     "JL: P(∃ij": ("expressivity.jl.pairs", "union-bound"),
     "JL dimension d = 8 ln": ("expressivity.thm1.dimension", "jl-constant"),
-    "d = O(k log L) < L: construction narrower than exact X = (B, I), gaussian": ("expressivity.thm1.width", "gaussian"),
-    "d = O(k log L) < L: construction narrower than exact X = (B, I), orthogonal":
-        ("expressivity.thm1.width", "orthogonal"),
+    "d = O(k log L) < L: construction narrower than exact X = (B, I), gaussian": (
+        "expressivity.thm1.width",
+        "gaussian",
+    ),
+    "d = O(k log L) < L: construction narrower than exact X = (B, I), orthogonal": (
+        "expressivity.thm1.width",
+        "orthogonal",
+    ),
     "d = O(M² k log L / ε'): d* grows like 1/ε'": ("expressivity.notes.dstated", "eps-exponent"),
     "d = O(M² k log L / ε') with M = max A_ij": ("expressivity.notes.dstated", "m-max-a"),
     "d = O(M² k log L / ε') with M = max|B_ij|": ("expressivity.notes.dstated", "m-max-b"),
@@ -139,45 +147,56 @@ def _map_osa(row: dict[str, Any]) -> dict[str, Any]:
 
 
 #: command -> function mapping an old verdict row onto the new ids and readings
-MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"jl-check": _map_jl, "sa-check": _map_sa,
-                                                                   "osa-check": _map_osa}
+MAPPERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "jl-check": _map_jl,
+    "sa-check": _map_sa,
+    "osa-check": _map_osa,
+}
 
 #: command -> {(claim, reading): why} rows whose numbers changed on purpose (listed, not failures).
-_JL_SEQ = ("Theorems 1-2 stop drawing once every verdict is settled (sequential Monte Carlo, error "
-           "rate <= 0.01), so trials/estimate/CI change where a point stopped early; Theorem 2's (eps, k) grid "
-           "is now run on the main sweep's instance Q, K, V and draws (before: a fresh instance and seed per eps); "
-           "Theorem 1's g drawn by NumPy (its group runs without torch) in looks of 500; Theorem 2 rows whose "
-           "claim is beyond what --trials resolves stop after a violation search of 1,840+ trials")
+_JL_SEQ = (
+    "Theorems 1-2 stop drawing once every verdict is settled (sequential Monte Carlo, error "
+    "rate <= 0.01), so trials/estimate/CI change where a point stopped early; Theorem 2's (eps, k) grid "
+    "is now run on the main sweep's instance Q, K, V and draws (before: a fresh instance and seed per eps); "
+    "Theorem 1's g drawn by NumPy (its group runs without torch) in looks of 500; Theorem 2 rows whose "
+    "claim is beyond what --trials resolves stop after a violation search of 1,840+ trials"
+)
 EXPECTED: dict[str, dict[tuple[str, str], str]] = {
     "jl-check": {
-        **{("linformer.lemma1.eq11", r): "achlioptas/sparse flat-pair signed counts drawn by inverse CDF "
-                                         "from their exact law instead of torch.binomial (new draws, same law, "
-                                         "tested)" for r in ("norm-upper", "norm-two-sided", "squared-upper",
-                                                             "squared-two-sided")},
-        **{("linformer.lemma1.eq12", r): "as eq. 11 for the flat pairs; the Gaussian inner-product law "
-                                         "by Simpson's rule on its e^-60 window (the old adaptive quadrature erred "
-                                         "by up to 2e-6 relative, checked against quadrature at epsrel 1e-13)"
-           for r in ("product", "absolute")},
+        **{
+            ("linformer.lemma1.eq11", r): "achlioptas/sparse flat-pair signed counts drawn by inverse CDF "
+            "from their exact law instead of torch.binomial (new draws, same law, "
+            "tested)"
+            for r in ("norm-upper", "norm-two-sided", "squared-upper", "squared-two-sided")
+        },
+        **{
+            ("linformer.lemma1.eq12", r): "as eq. 11 for the flat pairs; the Gaussian inner-product law "
+            "by Simpson's rule on its e^-60 window (the old adaptive quadrature erred "
+            "by up to 2e-6 relative, checked against quadrature at epsrel 1e-13)"
+            for r in ("product", "absolute")
+        },
         **{("linformer.thm1.eq3", r): _JL_SEQ for r in ("relative", "additive")},
         **{("linformer.thm1.eq18", r): _JL_SEQ for r in ("log-n", "theorem-k")},
-        **{("linformer.thm2.eq8", r): _JL_SEQ + "; E = F = R on the first 500 trials only"
-           for r in ("proof-spectral", "proof-frobenius", "plain-spectral", "plain-frobenius")},
+        **{
+            ("linformer.thm2.eq8", r): _JL_SEQ + "; E = F = R on the first 500 trials only"
+            for r in ("proof-spectral", "proof-frobenius", "plain-spectral", "plain-frobenius")
+        },
         ("linformer.thm2.eq21", "as-stated"): _JL_SEQ + "; the construction's sums in float64 by the exponential "
-                                                        "series (was float32 exp)",
+        "series (was float32 exp)",
         ("linformer.thm2.tolerance", "gaussian-v"): "Gaussian V drawn through Bartlett's Wishart "
-                                                    "decomposition (new draws, same law, tested)",
+        "decomposition (new draws, same law, tested)",
     },
     "sa-check": {
         ("expressivity.jl.gaussian", "exact-law"): "judged at the d where the bound is tightest among the d where "
-                                                   "it is < 1 (it was the d of the largest exact/bound ratio, often "
-                                                   "a d where the bound was capped at 1)",
+        "it is < 1 (it was the d of the largest exact/bound ratio, often "
+        "a d where the bound was capped at 1)",
         ("expressivity.jl.orthogonal", "scaled"): "likewise",
     },
     "osa-check": {
         ("osa.thm44", "held-out-c"): "C is fitted on independent draws and κ(J) tested on fresh ones (before: C fitted "
-                                     "and tested on the same instance), so bound and estimate come from the fresh draws",
+        "and tested on the same instance), so bound and estimate come from the fresh draws",
         ("osa.thm43", "as-stated"): "bound ×2 now shown and the estimate is the growth of ||J1||₂/alpha compared with "
-                                    "it (before: Ĉ, still in the evidence and the estimate of osa.thm44 'measured')",
+        "it (before: Ĉ, still in the evidence and the estimate of osa.thm44 'measured')",
     },
 }
 
@@ -271,8 +290,10 @@ def compare_table(old_dir: Path, new: Any, stem: str, new_kinds: tuple[str, ...]
         if a.dtype.kind in "fiub" and b.dtype.kind in "fiub":
             same = np.array_equal(a.astype(float), b.astype(float), equal_nan=True)
         else:
-            same = all((pd.isna(x) and pd.isna(y)) if _scalar_missing(x) or _scalar_missing(y) else _same(x, y)
-                       for x, y in zip(a.tolist(), b.tolist()))
+            same = all(
+                (pd.isna(x) and pd.isna(y)) if _scalar_missing(x) or _scalar_missing(y) else _same(x, y)
+                for x, y in zip(a.tolist(), b.tolist())
+            )
         if not same:
             problems.append(f"{stem}: column {c!r} differs")
     return problems
@@ -332,16 +353,24 @@ def compare_runs_table(old_tree: Path, command: str, args: dict[str, Any], tmp: 
     stem, keys, skip = TABLE_ONLY[command]
     out = tmp / f"out-{command}"
     env = {**os.environ, "PYTHONPATH": str(old_tree)}
-    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", command, *_cli_args(args), "--out", str(out)],
-                          capture_output=True, text=True, env=env, cwd=old_tree)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", command, *_cli_args(args), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=old_tree,
+    )
     if proc.returncode != 0:
         return [f"old {command} failed: {proc.stderr.strip().splitlines()[-1:]}"]
     old = pd.read_parquet(out / f"{stem}.parquet").set_index(list(keys)).sort_index()
     new = new_result(command, args).tables[stem].set_index(list(keys)).sort_index()
     if list(old.index) != list(new.index):
         return [f"{stem}: rows differ: {list(old.index)} vs {list(new.index)}"]
-    return [f"{stem}: column {c!r} " + ("lost" if c not in new else "differs") for c in old.columns
-            if c not in skip and (c not in new or not all(_same(x, y) for x, y in zip(old[c].tolist(), new[c].tolist())))]
+    return [
+        f"{stem}: column {c!r} " + ("lost" if c not in new else "differs")
+        for c in old.columns
+        if c not in skip and (c not in new or not all(_same(x, y) for x, y in zip(old[c].tolist(), new[c].tolist())))
+    ]
 
 
 def main() -> int:
@@ -366,8 +395,10 @@ def main() -> int:
             if spec["command"] in TABLE_ONLY:
                 print(f"## {path.stem}: attnspec {spec['command']} {' '.join(_cli_args(args))}", flush=True)
                 problems = compare_runs_table(Path(tmp), spec["command"], args, Path(tmp))
-                print(f"table {TABLE_ONLY[spec['command']][0]}: "
-                      + ("every old row and column equal (timings aside)" if not problems else "; ".join(problems)))
+                print(
+                    f"table {TABLE_ONLY[spec['command']][0]}: "
+                    + ("every old row and column equal (timings aside)" if not problems else "; ".join(problems))
+                )
                 bad += len(problems)
                 continue
             if not spec.get("verdicts"):
@@ -385,23 +416,36 @@ def main() -> int:
             result = new_result(command, args)
             res = compare(command, old, new_rows(command, args, result))
             table_problems = compare_table(old_out, result.tables[table[0]], *table) if table else []
-            print(f"equal {res['equal']}, relabelled {len(res['relabelled'])}, numbers changed {len(res['changed'])}, "
-                  f"old rows missing {len(res['missing'])}; new rows without an old one: {dict(res['added'])}")
+            print(
+                f"equal {res['equal']}, relabelled {len(res['relabelled'])}, numbers changed {len(res['changed'])}, "
+                f"old rows missing {len(res['missing'])}; new rows without an old one: {dict(res['added'])}"
+            )
             if table:
-                print(f"table {table[0]}: " + ("every old row and column equal" if not table_problems else
-                                               "; ".join(table_problems)))
+                print(
+                    f"table {table[0]}: "
+                    + ("every old row and column equal" if not table_problems else "; ".join(table_problems))
+                )
             for r, n in res["relabelled"]:
-                flag = ("" if bool(r.get("at_paper_params")) == bool(n.get("at_paper_params")) else
-                        f" (at_paper_params {bool(r.get('at_paper_params'))} -> {bool(n.get('at_paper_params'))})")
-                print(f"- relabelled {r['claim']} [{r['reading']}] {_params(r)}: {r['verdict']} -> {n['verdict']}{flag}: "
-                      f"{n['evidence']}")
+                flag = (
+                    ""
+                    if bool(r.get("at_paper_params")) == bool(n.get("at_paper_params"))
+                    else f" (at_paper_params {bool(r.get('at_paper_params'))} -> {bool(n.get('at_paper_params'))})"
+                )
+                print(
+                    f"- relabelled {r['claim']} [{r['reading']}] {_params(r)}: {r['verdict']} -> {n['verdict']}{flag}: "
+                    f"{n['evidence']}"
+                )
             for r, n, diffs, why in res["expected"]:
-                print(f"- changed on purpose {r['claim']} [{r['reading']}] {_params(r)}: "
-                      + ", ".join(f"{f} {r.get(f)} -> {n.get(f)}" for f in diffs)
-                      + f"; verdict {r['verdict']} -> {n['verdict']}: {why}")
+                print(
+                    f"- changed on purpose {r['claim']} [{r['reading']}] {_params(r)}: "
+                    + ", ".join(f"{f} {r.get(f)} -> {n.get(f)}" for f in diffs)
+                    + f"; verdict {r['verdict']} -> {n['verdict']}: {why}"
+                )
             for r, n, diffs in res["changed"]:
-                print(f"- CHANGED {r['claim']} [{r['reading']}] {_params(r)}: "
-                      + ", ".join(f"{f} {r.get(f)} -> {n.get(f)}" for f in diffs))
+                print(
+                    f"- CHANGED {r['claim']} [{r['reading']}] {_params(r)}: "
+                    + ", ".join(f"{f} {r.get(f)} -> {n.get(f)}" for f in diffs)
+                )
             for r in res["missing"]:
                 print(f"- MISSING {r['claim']} [{r['reading']}] {_params(r)}")
             bad += len(table_problems)

@@ -46,7 +46,9 @@ VOLATILE = {"wall_time_s", "digest"}  # a clock reading, and the hash that cover
 
 _CORPUS = " ".join(
     f"Paragraph {i} of the test corpus talks about attention, matrices and their spectra; "
-    f"sentence {i} adds words so that windows of many tokens can be cut from it." for i in range(40))
+    f"sentence {i} adds words so that windows of many tokens can be cut from it."
+    for i in range(40)
+)
 
 
 def build_models(folder: Path) -> dict[str, Path]:
@@ -68,16 +70,18 @@ def build_models(folder: Path) -> dict[str, Path]:
     dtok.save_pretrained(folder / "gpt2")
     out["gpt2"] = folder / "gpt2"
     corpus = folder / "corpus.txt"
-    corpus.write_text("\n\n".join(_CORPUS[i:i + 700] for i in range(0, len(_CORPUS), 700)) + "\n")
+    corpus.write_text("\n\n".join(_CORPUS[i : i + 700] for i in range(0, len(_CORPUS), 700)) + "\n")
     out["corpus"] = corpus
     docs = folder / "docs.jsonl"  # one review-like document per line: a corpus of documents, not packed
-    docs.write_text("".join(json.dumps({"text": _CORPUS[i:i + 90 + 7 * (i % 11)]}) + "\n" for i in range(0, 6000, 150)))
+    docs.write_text(
+        "".join(json.dumps({"text": _CORPUS[i : i + 90 + 7 * (i % 11)]}) + "\n" for i in range(0, 6000, 150))
+    )
     out["docs"] = docs
     return out
 
 
 def _texts() -> list[str]:
-    return [_CORPUS[i * 97:(i * 97) + 60 + 25 * i] for i in range(6)]
+    return [_CORPUS[i * 97 : (i * 97) + 60 + 25 * i] for i in range(6)]
 
 
 def worker(spec: dict) -> None:
@@ -95,28 +99,59 @@ def worker(spec: dict) -> None:
     out = Path(spec["out"])
     m = {k: str(v) for k, v in spec["models"].items()}
     common = dict(seed=0, progress=False)
-    attnspec.spectrum(model=m["roberta"], data=m["corpus"], seq_len=32, num_inputs=6, out=out / "roberta-corpus", **common)
-    attnspec.spectrum(model=m["roberta"], data=m["docs"], seq_len=24, num_inputs=5, selection="documents",
-                      out=out / "roberta-documents", **common)
-    attnspec.spectrum(model=m["roberta"], data=m["docs"], seq_len=24, num_inputs=5, short_policy="pack",
-                      out=out / "roberta-pack", **common)
+    attnspec.spectrum(
+        model=m["roberta"], data=m["corpus"], seq_len=32, num_inputs=6, out=out / "roberta-corpus", **common
+    )
+    attnspec.spectrum(
+        model=m["roberta"],
+        data=m["docs"],
+        seq_len=24,
+        num_inputs=5,
+        selection="documents",
+        out=out / "roberta-documents",
+        **common,
+    )
+    attnspec.spectrum(
+        model=m["roberta"],
+        data=m["docs"],
+        seq_len=24,
+        num_inputs=5,
+        short_policy="pack",
+        out=out / "roberta-pack",
+        **common,
+    )
     for i in range(2):
-        cfg = SpectrumConfig(model=m["roberta"], data=m["corpus"], seq_len=32, num_sentences=6, seed=0, shard=(i, 2),
-                             out=out / f"roberta-shard{i}")
+        cfg = SpectrumConfig(
+            model=m["roberta"],
+            data=m["corpus"],
+            seq_len=32,
+            num_sentences=6,
+            seed=0,
+            shard=(i, 2),
+            out=out / f"roberta-shard{i}",
+        )
         run_spectrum(cfg, progress=False)
     merge_runs([out / "roberta-shard0", out / "roberta-shard1"], out / "roberta-shards")
     attnspec.spectrum(model=m["bert"], texts=_texts(), seq_len=40, out=out / "bert-texts", **common)
     attnspec.spectrum(model=m["gpt2"], texts=_texts(), seq_len=40, out=out / "gpt2-texts", **common)
     if spec["minilm"]:
-        attnspec.spectrum(model="minilm", data="wiki103", data_dir=spec["data_dir"], seq_len=64, num_inputs=4,
-                          out=out / "minilm-wiki103", **common)
+        attnspec.spectrum(
+            model="minilm",
+            data="wiki103",
+            data_dir=spec["data_dir"],
+            seq_len=64,
+            num_inputs=4,
+            out=out / "minilm-wiki103",
+            **common,
+        )
 
 
 def run_tree(code: Path, out: Path, spec: dict) -> None:
     env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     payload = json.dumps({**spec, "out": str(out), "models": {k: str(v) for k, v in spec["models"].items()}})
-    r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", payload], env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", payload], env=env, capture_output=True, text=True
+    )
     if r.returncode != 0:
         raise SystemExit(f"the run on {code} failed:\n{r.stderr[-3000:]}")
     ran = (r.stdout.splitlines() or [""])[0]
@@ -194,8 +229,11 @@ def main() -> int:
         base = args.base_dir
         if base is None:
             base = tmp / "base"
-            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(base), args.base], check=True,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "add", "--detach", str(base), args.base],
+                check=True,
+                capture_output=True,
+            )
         try:
             models = build_models(tmp / "models")
             spec = {"models": models, "minilm": minilm, "data_dir": str(data_dir)}
@@ -226,7 +264,9 @@ def main() -> int:
                 print("minilm-wiki103       skipped (no MiniLM weights or no ../shared/data, or --no-minilm)")
         finally:
             if args.base_dir is None:
-                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], capture_output=True)
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], capture_output=True
+                )
     print("all identical" if not failures else f"{failures} run(s) differ")
     return 0 if not failures else 1
 

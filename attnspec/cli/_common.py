@@ -88,9 +88,11 @@ def interrupted_line(e: KeyboardInterrupt, out: Path | None) -> str:
 
     meta = read_meta(out) if (Path(out) / META_FILE).is_file() else {}
     if meta.get("status") == "partial":
-        return (f"interrupted; {len(meta.get('runs_done', []))} of {meta.get('runs_total')} "
-                f"{meta.get('unit', 'runs')} kept in {out} (meta.json status: partial); continue with the same "
-                f"command and --resume")
+        return (
+            f"interrupted; {len(meta.get('runs_done', []))} of {meta.get('runs_total')} "
+            f"{meta.get('unit', 'runs')} kept in {out} (meta.json status: partial); continue with the same "
+            f"command and --resume"
+        )
     if meta:
         return f"interrupted{counted}; {out} holds a complete result"
     return f"interrupted{counted}; nothing saved in {out}"
@@ -113,16 +115,23 @@ class OneLineErrorsGroup(TyperGroup):
     ``typer.testing.CliRunner``, which calls this ``main``) follows one contract.
     """
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         from attnspec.runtime.signals import sigterm_as_interrupt
 
         try:
             # SIGTERM (timeout, Slurm, docker stop) takes Ctrl-C's path: exit 130, partial
             # results kept; output directories claimed by the command are released after it.
             with sigterm_as_interrupt(), _claimed_dirs:
-                rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
-                                  standalone_mode=False, **extra)
+                rv = super().main(
+                    args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra
+                )
         except _cx.NoArgsIsHelpError:
             rv = EXIT_USAGE  # the help text has been printed already
         except _cx.UsageError as e:
@@ -135,7 +144,9 @@ class OneLineErrorsGroup(TyperGroup):
         except typer.Abort:  # EOF at a prompt
             print_error("aborted")
             rv = EXIT_USER_ERROR
-        except AttnspecError as e:  # raised while a claimed --out is released (a full disk met by a library's own write)
+        except (
+            AttnspecError
+        ) as e:  # raised while a claimed --out is released (a full disk met by a library's own write)
             print_error(str(e))
             rv = EXIT_USER_ERROR
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
@@ -149,8 +160,9 @@ class OneLineErrorsGroup(TyperGroup):
 _claimed_dirs = ExitStack()
 
 
-def claim_out_dir(out: Path | None, command: str, *, option: str = "--out", kind: str | None = None,
-                  nests_in: tuple[str, ...] = ()) -> Path | None:
+def claim_out_dir(
+    out: Path | None, command: str, *, option: str = "--out", kind: str | None = None, nests_in: tuple[str, ...] = ()
+) -> Path | None:
     """Check that ``out`` can hold results and lock it for the rest of the command.
 
     Call before any computation (inside :func:`user_errors`): an unusable directory (under
@@ -176,6 +188,9 @@ def whole_output() -> Iterator[None]:
         yield
 
 
-SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of every random draw; recorded with the results.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the verdict rows as JSON on stdout (and nothing else there).")]
-OutOpt = Annotated[Path | None, typer.Option("--out", help="Directory for tidy results, meta.json and figures.")]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", min=0, max=2**63 - 1, help="Seed of every random draw; recorded with the results.")
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the verdict rows as JSON on stdout (and nothing else there).")
+]

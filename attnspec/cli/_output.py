@@ -15,13 +15,21 @@ from typing import Annotated
 
 import typer
 
-VerboseOpt = Annotated[bool, typer.Option(
-    "--verbose", "-v", help="Print the full verdict table and every progress line (default: one row per "
-                            "claim: its verdict and why; every row is also in --out DIR and --json).")]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Print the full verdict table and every progress line (default: one row per "
+        "claim: its verdict and why; every row is also in --out DIR and --json).",
+    ),
+]
 
 
 @contextmanager
-def progress_printer(console, verbose: bool, fmt: Callable[[str], str] = lambda m: m) -> Iterator[Callable[[str], None]]:  # noqa: ANN001 - rich Console
+def progress_printer(
+    console, verbose: bool, fmt: Callable[[str], str] = lambda m: m
+) -> Iterator[Callable[[str], None]]:  # noqa: ANN001 - rich Console
     """Yield a ``progress(message)`` callable: one line per message with ``verbose``, else a
     single transient status line on a terminal (nothing when stderr is not a terminal).
 
@@ -39,6 +47,7 @@ def progress_printer(console, verbose: bool, fmt: Callable[[str], str] = lambda 
         yield lambda m: None
         return
     with console.status("") as status:
+
         def update(m: str) -> None:
             status.update(line(m))
 
@@ -50,8 +59,15 @@ def progress_printer(console, verbose: bool, fmt: Callable[[str], str] = lambda 
 FOOTER = "(k/N rows): k of N rows agree. Every row with its seed and evidence: --verbose, --json, --out DIR."
 
 
-def screen_lines(rows, *, width: int, header: str, notes: Sequence[str] = (), footer: Sequence[str] = (),  # noqa: ANN001
-                 budget: int | None = None) -> list[str]:
+def screen_lines(
+    rows,
+    *,
+    width: int,
+    header: str,
+    notes: Sequence[str] = (),
+    footer: Sequence[str] = (),  # noqa: ANN001
+    budget: int | None = None,
+) -> list[str]:
     """The default output of a checking command as lines of at most ``width`` characters:
     ``header``, its ``notes``, the verdict table (:mod:`attnspec.verdicts.table`, one row per
     claim) and the footer lines, wrapped, never cut. With ``budget`` (lines), the table is
@@ -68,8 +84,15 @@ def screen_lines(rows, *, width: int, header: str, notes: Sequence[str] = (), fo
     return head + table_lines(rows, width=width, max_lines=room) + foot
 
 
-def print_verdict_screen(rows, *, console, header: str, notes: Sequence[str] = (),  # noqa: ANN001 - rich Console
-                         footer: Sequence[str] = (), budget: int | None = None) -> None:
+def print_verdict_screen(
+    rows,
+    *,
+    console,
+    header: str,
+    notes: Sequence[str] = (),  # noqa: ANN001 - rich Console
+    footer: Sequence[str] = (),
+    budget: int | None = None,
+) -> None:
     """Print :func:`screen_lines` at the console's width."""
     width = max(console.width or 100, 60)
     for line in screen_lines(rows, width=width, header=header, notes=notes, footer=footer, budget=budget):

@@ -16,8 +16,9 @@ Verdict rows (tables, --json, the report) are keyed on (claim id, reading).
 
 
 def claims_command(
-    paper: Annotated[str | None, typer.Option(
-        "--paper", help="Only this paper's claims: linformer, osa or expressivity.")] = None,
+    paper: Annotated[
+        str | None, typer.Option("--paper", help="Only this paper's claims: linformer, osa or expressivity.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     with user_errors():
@@ -33,9 +34,15 @@ def claims_command(
 
 
 def _as_dict(c) -> dict:  # noqa: ANN001 - attnspec.verdicts.registry.Claim
-    return {"id": c.id, "paper": c.paper, "where": c.where, "statement": c.statement,
-            "readings": [{"name": r.name, "description": r.description} for r in c.readings],
-            "command": c.command, "notes": c.notes}
+    return {
+        "id": c.id,
+        "paper": c.paper,
+        "where": c.where,
+        "statement": c.statement,
+        "readings": [{"name": r.name, "description": r.description} for r in c.readings],
+        "command": c.command,
+        "notes": c.notes,
+    }
 
 
 def _print(found: list, paper: str | None) -> None:
@@ -58,8 +65,13 @@ def _print(found: list, paper: str | None) -> None:
             table.add_column(col, overflow="fold")
         for c in mine:
             readings = "\n".join(f"{r.name}: {r.description}" for r in c.readings)
-            table.add_row(escape(c.id), escape(c.where), escape(c.statement + (f" ({c.notes})" if c.notes else "")),
-                          escape(readings), f"attnspec {c.command}")
+            table.add_row(
+                escape(c.id),
+                escape(c.where),
+                escape(c.statement + (f" ({c.notes})" if c.notes else "")),
+                escape(readings),
+                f"attnspec {c.command}",
+            )
         console.print(table)
     console.print(f"{len(found)} claims. Rows of every checking command carry these ids (--json: field 'claim').")
 

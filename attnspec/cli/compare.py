@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from attnspec.cli._common import JsonOpt, claim_out_dir, out_console, user_errors
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 
 def compare(
-    runs: Annotated[list[Path], typer.Argument(help="Two or more spectrum result directories; the first is the reference.")],
-    at: Annotated[int | None, typer.Option(help="Reading index of the cumulative value (default 128 when the shortest n is 512, else n/4).")] = None,
+    runs: Annotated[
+        list[Path], typer.Argument(help="Two or more spectrum result directories; the first is the reference.")
+    ],
+    at: Annotated[
+        int | None,
+        typer.Option(help="Reading index of the cumulative value (default 128 when the shortest n is 512, else n/4)."),
+    ] = None,
     level: Annotated[float, typer.Option(help="Confidence level of every interval.")] = 0.95,
-    out: Annotated[Path, typer.Option(help="Directory for compare.parquet, trends.parquet and figures.")] = Path("compare"),
+    out: Annotated[Path, typer.Option(help="Directory for compare.parquet, trends.parquet and figures.")] = Path(
+        "compare"
+    ),
     fmt: Annotated[str, typer.Option("--format", help="Vector format next to PNG: svg | pdf.")] = "svg",
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures.")] = True,
     as_json: JsonOpt = False,
@@ -26,9 +36,7 @@ def compare(
     Standard errors come from the stored counts and spreads (exact from per-input values
     where the runs keep them, else an upper bound; see docs/spectrum.md).
     """
-    from rich.table import Table
-
-    from attnspec.errors import InputError, printable
+    from attnspec.errors import InputError
     from attnspec.spectra.compare import KIND, compare_runs, depth_trends, write_comparison
 
     with user_errors():
@@ -47,39 +55,79 @@ def compare(
 
             def draw(table, folder):
                 return plot_comparison(table, folder, formats=("png", fmt))
+
         paths = write_comparison(out, table, trends, runs=runs, draw=draw)
         if as_json:
-            typer.echo(json.dumps({"compare": table.to_dict(orient="records"), "trends": trends.to_dict(orient="records")},
-                                  default=float))
+            typer.echo(
+                json.dumps(
+                    {"compare": table.to_dict(orient="records"), "trends": trends.to_dict(orient="records")},
+                    default=float,
+                )
+            )
             return
-        labels = list(dict.fromkeys(table["label"]))
-        shown = {lab: printable(lab) for lab in labels}  # run folders are the user's names: escaped
-        for q, d in table.groupby("quantity", sort=False):
-            t = Table(title=f"{q}" + (f" (index {int(d['at'].iloc[0])})" if q == "c_at" else "")
-                      + f": run − {shown[labels[0]]}, {level:.0%} Welch intervals ({d['method'].iloc[0]} standard errors)")
-            t.add_column("layer", justify="right")
-            for lab in labels:
-                t.add_column(shown[lab], justify="right", overflow="fold")
-            for lab in labels[1:]:
-                t.add_column(f"diff vs ref [{shown[lab].split(' (')[0]}]", justify="right")
-            for layer, g in sorted(d.groupby("layer"), key=lambda kv: (kv[0] < 0, kv[0])):  # layers, then "all"
-                g = g.set_index("label").loc[labels]
-                t.add_row("all" if layer < 0 else str(layer + 1), *(f"{v:.3f}" for v in g["mean"]),
-                          *(f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in g.iloc[1:].itertuples()))
-            out_console.print(t)
-        from attnspec.numerics.stats import format_interval
+        _print_differences(table, level)
+        _print_trends(trends, level)
+        out_console.print(
+            f"tables: {out / 'compare.parquet'}, {out / 'trends.parquet'}"
+            + (f"; figures: {out / 'figures'}" if paths else "")
+        )
 
-        t = Table(title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
-                        "(Fisher-z; bootstrap)")
-        for col in ("quantity", "run", "ρ", "Fisher-z", "bootstrap", "reading"):
-            t.add_column(col, overflow="fold")  # run names are the user's: folded, never cut
-        for r in trends.itertuples():
-            reading = "no trend shown" if not (r.layer_low > 0 or r.layer_high < 0) else "rises" if r.layer_low > 0 else "falls"
-            t.add_row(r.quantity, printable(r.label), f"{r.rho:+.2f}", format_interval(r.low, r.high, signed=True),
-                      format_interval(r.layer_low, r.layer_high, signed=True), reading)
+
+def _print_differences(table: pd.DataFrame, level: float) -> None:
+    """One table per quantity: each run's layer means and its difference from the first run, with intervals."""
+    from rich.table import Table
+
+    from attnspec.errors import printable
+
+    labels = list(dict.fromkeys(table["label"]))
+    shown = {lab: printable(lab) for lab in labels}  # run folders are the user's names: escaped
+    for q, d in table.groupby("quantity", sort=False):
+        t = Table(
+            title=f"{q}"
+            + (f" (index {int(d['at'].iloc[0])})" if q == "c_at" else "")
+            + f": run − {shown[labels[0]]}, {level:.0%} Welch intervals ({d['method'].iloc[0]} standard errors)"
+        )
+        t.add_column("layer", justify="right")
+        for lab in labels:
+            t.add_column(shown[lab], justify="right", overflow="fold")
+        for lab in labels[1:]:
+            t.add_column(f"diff vs ref [{shown[lab].split(' (')[0]}]", justify="right")
+        for layer, g in sorted(d.groupby("layer"), key=lambda kv: (kv[0] < 0, kv[0])):  # layers, then "all"
+            g = g.set_index("label").loc[labels]
+            t.add_row(
+                "all" if layer < 0 else str(layer + 1),
+                *(f"{v:.3f}" for v in g["mean"]),
+                *(f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in g.iloc[1:].itertuples()),
+            )
         out_console.print(t)
-        out_console.print(f"tables: {out / 'compare.parquet'}, {out / 'trends.parquet'}"
-                          + (f"; figures: {out / 'figures'}" if paths else ""))
+
+
+def _print_trends(trends: pd.DataFrame, level: float) -> None:
+    """The depth trend of each quantity and run: Spearman ρ with its two intervals and what they say."""
+    from rich.table import Table
+
+    from attnspec.errors import printable
+    from attnspec.numerics.stats import format_interval
+
+    t = Table(
+        title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
+        "(Fisher-z; bootstrap)"
+    )
+    for col in ("quantity", "run", "ρ", "Fisher-z", "bootstrap", "reading"):
+        t.add_column(col, overflow="fold")  # run names are the user's: folded, never cut
+    for r in trends.itertuples():
+        reading = (
+            "no trend shown" if not (r.layer_low > 0 or r.layer_high < 0) else "rises" if r.layer_low > 0 else "falls"
+        )
+        t.add_row(
+            r.quantity,
+            printable(r.label),
+            f"{r.rho:+.2f}",
+            format_interval(r.low, r.high, signed=True),
+            format_interval(r.layer_low, r.layer_high, signed=True),
+            reading,
+        )
+    out_console.print(t)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,20 +8,20 @@ figures from them) → print.
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Any
 
 import typer
 
 from attnspec.cli._common import (
     JsonOpt,
-    OutOpt,
     claim_out_dir,
     err_console,
     out_console,
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
-from attnspec.options.checks import SA_CHECK
+from attnspec.options.checks import SA_CHECK, run_arguments_of
 from attnspec.options.declaration import typer_command
 
 _HELP = """Check the sparse-expressivity construction SA(X) = exp(X W_Q W_Kᵀ Xᵀ) ≈ A/eps.
@@ -34,11 +34,12 @@ error_map.parquet, meta.json and figures; --json prints the verdict rows only.
 """
 
 
-@typer_command(SA_CHECK)
+@typer_command(SA_CHECK, separate=run_arguments_of("sa-check"))
 def sa_check(
     options: dict[str, Any],
-    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures with --out.")] = True,
-    out: OutOpt = None,
+    out: Path | None,
+    csv: bool,
+    plots: bool,
     json_out: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -59,7 +60,7 @@ def sa_check(
             err_console.print(Text(fmt(msg), style="dim"), highlight=False)
 
         with progress_printer(err_console, verbose, fmt) as progress:
-            result = run_and_write("sa-check", options, out, plots=plots, progress=progress)
+            result = run_and_write("sa-check", options, out, csv=csv, plots=plots, progress=progress)
         if out is not None:
             if plots:
                 say("figures written")
@@ -81,11 +82,16 @@ def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
     cfg = result.meta["parameters"]
     defaults = {o.name: o.default for o in SA_CHECK}
     shown = {"L": "L", "k": "k", "eps": "ε", "delta": "δ"}
-    whose = ("attnspec's defaults" if all(defaults[k] == cfg[k] for k in shown) else "attnspec's defaults are "
-             + ", ".join(f"{v} = {defaults[k]:g}" for k, v in shown.items()))
-    return ("sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
-            f"the notes fix none, only the construction and its formula for d). {count_line(result.verdicts)}, "
-            f"{wall:.1f} s.")
+    whose = (
+        "attnspec's defaults"
+        if all(defaults[k] == cfg[k] for k in shown)
+        else "attnspec's defaults are " + ", ".join(f"{v} = {defaults[k]:g}" for k, v in shown.items())
+    )
+    return (
+        "sa-check: " + ", ".join(f"{v} = {cfg[k]:g}" for k, v in shown.items()) + f", seed {cfg['seed']} ({whose}; "
+        f"the notes fix none, only the construction and its formula for d). {count_line(result.verdicts)}, "
+        f"{wall:.1f} s."
+    )
 
 
 def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN001 - BatteryResult
@@ -102,8 +108,12 @@ def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN0
 
     # a table this wide is unreadable at 80 columns: when stdout is not a terminal, use 200
     console = out_console if out_console.is_terminal else Console(width=200)
-    print_verdict_table(rows, title="sa-check: sparse expressivity of self-attention (Likhosherstov et al. 2021)",
-                        param_columns=["L", "k", "eps", "delta", "d", "varied"], console=console)
+    print_verdict_table(
+        rows,
+        title="sa-check: sparse expressivity of self-attention (Likhosherstov et al. 2021)",
+        param_columns=["L", "k", "eps", "delta", "d", "varied"],
+        console=console,
+    )
     counts = {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
     console.print(" · ".join(f"{n} {v}" for v, n in counts.items() if n) + f" · {wall:.1f} s", highlight=False)
 

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from attnspec.cli._common import (
     JsonOpt,
-    OutOpt,
     claim_out_dir,
     err_console,
     out_console,
     user_errors,
 )
 from attnspec.cli._output import VerboseOpt, progress_printer
-from attnspec.options.checks import OSA_CHECK
+from attnspec.options.checks import OSA_CHECK, run_arguments_of
 from attnspec.options.declaration import typer_command
 
 if TYPE_CHECKING:
@@ -33,9 +32,16 @@ if TYPE_CHECKING:
 COMMAND = "osa-check"
 
 
-def run_and_write(command: str, options: Mapping[str, Any], out: Path | None, *, csv: bool = False,
-                  progress: Callable[[str], None] | None = None, plot: bool = False,
-                  resume: bool = False) -> BatteryResult:
+def run_and_write(
+    command: str,
+    options: Mapping[str, Any],
+    out: Path | None,
+    *,
+    csv: bool = False,
+    progress: Callable[[str], None] | None = None,
+    plot: bool = False,
+    resume: bool = False,
+) -> BatteryResult:
     """Run a battery in-process and, with ``out``, write its result (and, with ``plot``, its
     figures) through the shared :func:`attnspec.battery.run_and_write`: ``out`` is claimed
     (usable, ours, not holding a different run) before computing, and the files are written
@@ -66,10 +72,12 @@ def screen_header(result) -> str:  # noqa: ANN001 - BatteryResult
     cfg = result.meta["parameters"]
     dv = cfg["d_v"]
     alphas = ", ".join(f"{a:g}" for a in cfg["alphas"])
-    return (f"osa-check: α = {alphas}, Newton–Schulz K ≤ {cfg['steps']}, Theorems 4.1–4.4 at d = {cfg['d_model']}, "
-            f"d_v = {dv}, N = {3 * dv} and {2 * dv}, {cfg['trials']} trials, seed {cfg['seed']} (attnspec's choice; "
-            f"the paper's experiments use N = {PAPER_SIZES['N']}, d = {PAPER_SIZES['d']}, h = {PAPER_SIZES['heads']}, "
-            f"K = 6). {count_line(result.verdicts)}, {result.meta.get('wall_seconds', 0):.1f} s.")
+    return (
+        f"osa-check: α = {alphas}, Newton–Schulz K ≤ {cfg['steps']}, Theorems 4.1–4.4 at d = {cfg['d_model']}, "
+        f"d_v = {dv}, N = {3 * dv} and {2 * dv}, {cfg['trials']} trials, seed {cfg['seed']} (attnspec's choice; "
+        f"the paper's experiments use N = {PAPER_SIZES['N']}, d = {PAPER_SIZES['d']}, h = {PAPER_SIZES['heads']}, "
+        f"K = 6). {count_line(result.verdicts)}, {result.meta.get('wall_seconds', 0):.1f} s."
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -78,12 +86,12 @@ def register(app: typer.Typer) -> None:
     from attnspec.verdicts.vocabulary import verdict_epilog
 
     @app.command("osa-check", epilog=verdict_epilog())
-    @typer_command(OSA_CHECK)
+    @typer_command(OSA_CHECK, separate=run_arguments_of("osa-check"))
     def osa_check(
         options: dict[str, Any],
-        out: OutOpt = None,
+        out: Path | None,
+        csv: bool,
         json_out: JsonOpt = False,
-        csv: Annotated[bool, typer.Option("--csv", help="Also write every table as CSV (with --out).")] = False,
         verbose: VerboseOpt = False,
     ) -> None:
         """Check the OSA theorems (Thm 2.1, SO(N), 3.1, 4.2, 2.2, 4.1/4.3/4.4) and print the verdicts."""
@@ -98,11 +106,13 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 out_console.file.write(verdicts_json(result.verdicts) + "\n")
             elif verbose:
-                print_verdict_table(_compact(result.verdicts), title=f"OSA theorem checks (seed {options['seed']})",
-                                    console=out_console)
+                print_verdict_table(
+                    _compact(result.verdicts), title=f"OSA theorem checks (seed {options['seed']})", console=out_console
+                )
             else:
                 from attnspec.cli._output import print_verdict_screen
 
-                print_verdict_screen(result.verdicts, console=out_console, header=screen_header(result),
-                                     budget=SCREEN_LINES)
+                print_verdict_screen(
+                    result.verdicts, console=out_console, header=screen_header(result), budget=SCREEN_LINES
+                )
             err_console.print(f"{summary_line(result)}, in {result.meta.get('wall_seconds', 0):.1f} s")

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from attnspec.cli._common import EXIT_INTERRUPTED, OutOpt, err_console, interrupted_line, out_console, user_errors
+from attnspec.cli._common import EXIT_INTERRUPTED, err_console, interrupted_line, out_console, user_errors
 from attnspec.errors import InputError
-from attnspec.options.checks import OSA_TRAIN
+from attnspec.options.checks import OSA_TRAIN, run_arguments_of
 from attnspec.options.declaration import typer_command
 
 COMMAND = "osa-train"
@@ -30,8 +31,14 @@ def _print_summary(summary: Any, title: str) -> None:
     from rich.table import Table
 
     t = Table(title=title, title_justify="left")
-    for col, just in (("model", "left"), ("test acc ± sd", "right"), ("Δ vs ViT [95% CI]", "right"),
-                      ("train loss", "right"), ("test loss", "right"), ("diverged", "right")):
+    for col, just in (
+        ("model", "left"),
+        ("test acc ± sd", "right"),
+        ("Δ vs ViT [95% CI]", "right"),
+        ("train loss", "right"),
+        ("test loss", "right"),
+        ("diverged", "right"),
+    ):
         t.add_column(col, justify=just)
     for row in summary.to_dict("records"):
         diff = "—"
@@ -60,10 +67,17 @@ def _print_paper(table: Any, orders: Any, summary: Any) -> None:
     for col in ("model", "paper (MNIST), %", "attnspec (8x8 digits), % [95% CI over seeds]", "rank paper / here"):
         t.add_column(col, justify="left" if col == "model" else "right")
     for row in table.to_dict("records"):
-        ci = ("" if math.isnan(row["accuracy_ci_low"]) else
-              f" [{100 * row['accuracy_ci_low']:.1f}, {100 * row['accuracy_ci_high']:.1f}]")
-        t.add_row(row["label"], f"{100 * row['paper_accuracy']:.1f}", f"{100 * row['accuracy_mean']:.1f}{ci}",
-                  f"{row['paper_rank']} / {row['rank']}")
+        ci = (
+            ""
+            if math.isnan(row["accuracy_ci_low"])
+            else f" [{100 * row['accuracy_ci_low']:.1f}, {100 * row['accuracy_ci_high']:.1f}]"
+        )
+        t.add_row(
+            row["label"],
+            f"{100 * row['paper_accuracy']:.1f}",
+            f"{100 * row['accuracy_mean']:.1f}{ci}",
+            f"{row['paper_rank']} / {row['rank']}",
+        )
     out_console.print(t)
     labels = dict(zip(summary["model"], summary["label"], strict=True))
     for line in ordering_sentence(orders, labels):
@@ -81,14 +95,16 @@ def register_train(app: typer.Typer) -> None:
     """Register ``osa-train`` on ``app``."""
 
     @app.command("osa-train")
-    @typer_command(OSA_TRAIN)
+    @typer_command(OSA_TRAIN, separate=run_arguments_of("osa-train"))
     def osa_train(
         options: dict[str, Any],
-        csv: Annotated[bool, typer.Option("--csv", help="Also write CSV copies of the tables.")] = False,
-        json_out: Annotated[bool, typer.Option("--json", help="Print the per-model summary rows as JSON on stdout (and nothing else there).")] = False,
-        out: OutOpt = None,
-        resume: Annotated[bool, typer.Option(
-            "--resume", help="Continue an interrupted run in --out (same options): train only the missing runs.")] = False,
+        out: Path | None,
+        resume: bool,
+        csv: bool,
+        json_out: Annotated[
+            bool,
+            typer.Option("--json", help="Print the per-model summary rows as JSON on stdout (and nothing else there)."),
+        ] = False,
     ) -> None:
         """Train ViT, its skipless/LN-less ablations and the OSA-Transformer (QR, Newton–Schulz)
         on scikit-learn's 8x8 digits with the same optimiser, seeds, budget and stopping rule
@@ -100,8 +116,15 @@ def register_train(app: typer.Typer) -> None:
             if resume and out is None:
                 raise InputError("--resume needs --out: the directory of the interrupted run")
             try:
-                result = run_and_write(COMMAND, options, out, csv=csv, plot=True, resume=resume,
-                                       progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True))
+                result = run_and_write(
+                    COMMAND,
+                    options,
+                    out,
+                    csv=csv,
+                    plot=True,
+                    resume=resume,
+                    progress=lambda s: err_console.print(s, highlight=False, soft_wrap=True),
+                )
             except KeyboardInterrupt as e:
                 err_console.print(interrupted_line(e, out), highlight=False, soft_wrap=True)
                 raise typer.Exit(code=EXIT_INTERRUPTED) from None
@@ -112,7 +135,10 @@ def register_train(app: typer.Typer) -> None:
                 typer.echo(_summary_json(summary))
             else:
                 cfg, runs = result.meta["config"], result.tables["osa_train_runs"]
-                _print_summary(summary, f"osa-train: {cfg['seeds']} seed(s), {result.meta['wall_seconds']:.0f} s; "
-                                        f"{result.meta['budget']['rule']}; runs took "
-                                        f"{int(runs['steps'].min())}–{int(runs['steps'].max())} steps")
+                _print_summary(
+                    summary,
+                    f"osa-train: {cfg['seeds']} seed(s), {result.meta['wall_seconds']:.0f} s; "
+                    f"{result.meta['budget']['rule']}; runs took "
+                    f"{int(runs['steps'].min())}–{int(runs['steps'].max())} steps",
+                )
                 _print_paper(result.tables["osa_train_paper"], result.tables["osa_train_orderings"], summary)

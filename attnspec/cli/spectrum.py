@@ -50,8 +50,10 @@ def spectrum(
         ks = parse_ks(o["projection_k"])
         lengths = parse_lengths(o["seq_len"])
         if len(lengths) > 1 and o["at"] is not None:
-            raise InputError("--at applies to one length; with several --seq-len values use "
-                             "`attnspec plot spectrum OUT/n<len> --at I`")
+            raise InputError(
+                "--at applies to one length; with several --seq-len values use "
+                "`attnspec plot spectrum OUT/n<len> --at I`"
+            )
         shard = parse_shard(o["shard"])
         num_inputs = parse_num_sentences(o["num_inputs"], option=flags.get("num_inputs", "--num-inputs"))
         cfg = _config(o, lengths, num_inputs, shard)
@@ -63,8 +65,9 @@ def spectrum(
         # held through the figures too; a run may live inside its scaling study, not in another result
         claim_out_dir(cfg.out, command, kind=kind, nests_in=nests_in)
         try:
-            study = run_study(cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks,
-                              command=command)
+            study = run_study(
+                cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks, command=command
+            )
         except KeyboardInterrupt as e:  # not inside the run (that one returns its status): e.g. in its nulls
             err_console.print(f"interrupted{f': {e}' if str(e) else ''}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=130) from None
@@ -77,8 +80,7 @@ def spectrum(
             _single(study.last, **shown)
 
 
-def _config(o: dict[str, Any], lengths: list[int], num_inputs: int | str | None,
-            shard: tuple[int, int] | None) -> Any:
+def _config(o: dict[str, Any], lengths: list[int], num_inputs: int | str | None, shard: tuple[int, int] | None) -> Any:
     """The run's :class:`~attnspec.spectra.config.SpectrumConfig` from the command's options:
     each option named as a field of it passes as it is; the parsed ones are given here (the
     field of ``--num-inputs`` keeps the name a run's meta.json and identity record,
@@ -88,8 +90,12 @@ def _config(o: dict[str, Any], lengths: list[int], num_inputs: int | str | None,
     from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.study import resolve_out
 
-    parsed = {"seq_len": lengths[-1], "num_sentences": num_inputs, "shard": shard,
-              "out": resolve_out(o["out"], o["model"], o["data"], lengths, shard)}
+    parsed = {
+        "seq_len": lengths[-1],
+        "num_sentences": num_inputs,
+        "shard": shard,
+        "out": resolve_out(o["out"], o["model"], o["data"], lengths, shard),
+    }
     fields = {f.name for f in dataclasses.fields(SpectrumConfig)} - set(parsed)
     return SpectrumConfig(**{k: v for k, v in o.items() if k in fields}, **parsed)
 
@@ -97,12 +103,16 @@ def _config(o: dict[str, Any], lengths: list[int], num_inputs: int | str | None,
 def _single(outcome: Any, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
     """A run computed now: how it ended, then its figures and summary."""
     if outcome.status == "interrupted":
-        err_console.print(f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
-                          f"{outcome.out}; continue with the same command and --resume")
+        err_console.print(
+            f"interrupted after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results kept in "
+            f"{outcome.out}; continue with the same command and --resume"
+        )
         raise typer.Exit(code=130)
     if outcome.status == "partial":
-        err_console.print(f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
-                          f"{outcome.out}; continue with the same command and --resume")
+        err_console.print(
+            f"--max-time reached after {outcome.inputs_done} of {outcome.inputs_total} inputs; partial results in "
+            f"{outcome.out}; continue with the same command and --resume"
+        )
     _after_run(outcome, at=at, label=label, plots=plots, seq_len=seq_len)
 
 
@@ -127,8 +137,10 @@ def _after_run(outcome: Any, *, at: int | None, label: str | None, plots: bool, 
         _short_inputs_warning(outcome.out, seq_len)
         _summary(outcome.out, at)
     out_console.print(_what_ran(outcome.out), highlight=False, soft_wrap=True)
-    out_console.print(f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
-                      + (f"; figures: {outcome.out / 'figures'}" if figures else ""))
+    out_console.print(
+        f"results: {outcome.out} ({outcome.inputs_done} inputs, {outcome.wall_time_s:.1f} s)"
+        + (f"; figures: {outcome.out / 'figures'}" if figures else "")
+    )
 
 
 def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, seq_len: int) -> None:
@@ -139,7 +151,9 @@ def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, se
 
     meta = read_meta(out)
     figures_dir = out / "figures"
-    missing = not (figures_dir / "spectrum_layers.png").is_file() or not (figures_dir / "spectrum_heatmap.png").is_file()
+    missing = (
+        not (figures_dir / "spectrum_layers.png").is_file() or not (figures_dir / "spectrum_heatmap.png").is_file()
+    )
     drew = False
     if plots and (missing or at is not None or label is not None):
         from attnspec.plots.spectrum import plot_run
@@ -152,9 +166,12 @@ def _up_to_date(out: Path, *, at: int | None, label: str | None, plots: bool, se
         record_figure_choices(out, figure_choices(meta, seq_len, at=at, label=label))
     _summary(out, at)
     out_console.print(_what_ran(out), highlight=False, soft_wrap=True)
-    out_console.print(f"up to date: {out} already holds this run, complete ({meta.get('inputs_done')} inputs); "
-                      f"nothing computed{' (figures redrawn)' if drew else ''}; --overwrite recomputes it",
-                      highlight=False, soft_wrap=True)
+    out_console.print(
+        f"up to date: {out} already holds this run, complete ({meta.get('inputs_done')} inputs); "
+        f"nothing computed{' (figures redrawn)' if drew else ''}; --overwrite recomputes it",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
@@ -164,24 +181,34 @@ def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
     out, lengths = study.out, study.lengths
     if study.up_to_date:
         if plots:  # figures an interruption or a --no-plots run left out, per length and of the study
-            _plot_study(out, [n for n in lengths if not (out / f"n{n}" / "figures" / "spectrum_layers.png").is_file()],
-                        scaling=shard is None and (study.added or not (out / "figures" / "scaling_k90.png").is_file()))
-        out_console.print(f"up to date: {out} already holds this scaling run, complete (lengths "
-                          f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
-                          "fits; --overwrite recomputes", highlight=False, soft_wrap=True)
+            _plot_study(
+                out,
+                [n for n in lengths if not (out / f"n{n}" / "figures" / "spectrum_layers.png").is_file()],
+                scaling=shard is None and (study.added or not (out / "figures" / "scaling_k90.png").is_file()),
+            )
+        out_console.print(
+            f"up to date: {out} already holds this scaling run, complete (lengths "
+            f"{', '.join(map(str, lengths))}); nothing computed; `attnspec plot scaling {out}` prints the "
+            "fits; --overwrite recomputes",
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     if study.status != "complete":
-        err_console.print(f"stopped at n = {study.last.out.name[1:]} ({study.status}); continue with the same command "
-                          "and --resume")
+        err_console.print(
+            f"stopped at n = {study.last.out.name[1:]} ({study.status}); continue with the same command and --resume"
+        )
         raise typer.Exit(code=130 if study.status == "interrupted" else 0)
     if not plots and shard is None:  # no figures and fit tables: still the real-against-null reading
-        from attnspec.spectra.scaling import null_comparison
+        from attnspec.spectra.scaling_fit import null_comparison
 
         _print_nulls(null_comparison(out))
         _print_projection(out)
     if plots:
         _plot_study(out, lengths, scaling=shard is None)
-    out_console.print(f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)")
+    out_console.print(
+        f"results: {out} (lengths {', '.join(map(str, lengths))}; `attnspec plot scaling {out}` redraws the fit)"
+    )
 
 
 def _plot_study(out: Path, lengths: list[int], *, scaling: bool) -> None:
@@ -201,15 +228,21 @@ def _plot_study(out: Path, lengths: list[int], *, scaling: bool) -> None:
             _plot_scaling_dir(out, out / "figures")
 
 
-def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "svg"), resamples: int = 2000, seed: int = 0,
-                      label: str | None = None) -> list[Path]:
+def _plot_scaling_dir(
+    run: Path,
+    out: Path,
+    formats: tuple[str, ...] = ("png", "svg"),
+    resamples: int = 2000,
+    seed: int = 0,
+    label: str | None = None,
+) -> list[Path]:
     """Scaling table, fits and figures of a scaling directory; prints the fits."""
     from rich.table import Table
 
     from attnspec.numerics.stats import format_interval
     from attnspec.plots import short_name
     from attnspec.plots.scaling import plot_scaling
-    from attnspec.spectra.scaling import fit_study
+    from attnspec.spectra.scaling_fit import fit_study
     from attnspec.storage.results import read_meta, result_files
 
     fit = fit_study(run, resamples=resamples, seed=seed)
@@ -219,13 +252,20 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
         fit.save(run)
         paths = plot_scaling(fit.table, fit.fits, out, title=title, formats=formats, nulls=fit.null_tables)
     fits, nulls = fit.fits, fit.nulls
-    t = Table(title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "
-                    "over layers); this model on this corpus")
+    t = Table(
+        title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "
+        "over layers); this model on this corpus"
+    )
     for col in ("metric", "layer", "β", "95% CI", "verdict"):
         t.add_column(col)
     for r in fits.itertuples():
-        t.add_row(r.metric, "all" if r.layer < 0 else str(r.layer + 1), f"{r.beta:.2f}", format_interval(r.low, r.high),
-                  r.verdict)
+        t.add_row(
+            r.metric,
+            "all" if r.layer < 0 else str(r.layer + 1),
+            f"{r.beta:.2f}",
+            format_interval(r.low, r.high),
+            r.verdict,
+        )
     out_console.print(t)
     _print_nulls(nulls)
     _print_projection(run)
@@ -233,23 +273,27 @@ def _plot_scaling_dir(run: Path, out: Path, formats: tuple[str, ...] = ("png", "
 
 
 def _print_nulls(nulls: Any) -> None:
-    """β and k90/n of the real P beside each null (:func:`attnspec.spectra.scaling.null_comparison`), and the sentence."""
+    """β and k90/n of the real P beside each null (:func:`attnspec.spectra.scaling_fit.null_comparison`), and the sentence."""
     from rich.table import Table
 
     from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import SHORT
-    from attnspec.spectra.scaling import null_sentence
+    from attnspec.spectra.scaling_fit import null_sentence
 
     if len(nulls) < 2:
         return
     shares = [c for c in nulls.columns if c.startswith("share_n")]
     t = Table(title="k90 ∝ n^β (mean over layers) and k90/n: real attention beside its null baselines")
-    for col in ("source", "β", "95% CI", "resamples", *(f"k90/n, n={c[len('share_n'):]}" for c in shares)):
+    for col in ("source", "β", "95% CI", "resamples", *(f"k90/n, n={c[len('share_n') :]}" for c in shares)):
         t.add_column(col)
     for r in nulls.itertuples():
-        t.add_row(SHORT.get(r.source, r.source), f"{r.beta:.2f}",
-                  format_interval(r.low, r.high, exact=r.resampled.startswith("exact")), r.resampled.split(" (")[0],
-                  *(f"{getattr(r, c):.3f}" for c in shares))
+        t.add_row(
+            SHORT.get(r.source, r.source),
+            f"{r.beta:.2f}",
+            format_interval(r.low, r.high, exact=r.resampled.startswith("exact")),
+            r.resampled.split(" (")[0],
+            *(f"{getattr(r, c):.3f}" for c in shares),
+        )
     out_console.print(t)
     out_console.print(null_sentence(nulls), highlight=False, soft_wrap=True)
 
@@ -266,21 +310,32 @@ def _print_projection(run: Path) -> None:
     if not record:
         return
     if record.get("not_measured"):
-        out_console.print(f"Linformer-projection error not measured: {record['not_measured']}", highlight=False,
-                          soft_wrap=True)
+        out_console.print(
+            f"Linformer-projection error not measured: {record['not_measured']}", highlight=False, soft_wrap=True
+        )
         return
     if not (run / "projection_summary.parquet").is_file():
-        out_console.print(f"Linformer-projection error not measured: no length exceeds k = {min(record['k'])}",
-                          highlight=False, soft_wrap=True)
+        out_console.print(
+            f"Linformer-projection error not measured: no length exceeds k = {min(record['k'])}",
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     s = read_table(run, "projection_summary")
-    t = Table(title=f"Linformer-style attention with a random projection R (k × n): relative error against PV, "
-                    f"mean over layers and heads, 95% CI resampling {int(s['inputs'].iloc[0])} inputs")
+    t = Table(
+        title=f"Linformer-style attention with a random projection R (k × n): relative error against PV, "
+        f"mean over layers and heads, 95% CI resampling {int(s['inputs'].iloc[0])} inputs"
+    )
     for col in ("k", "n", "‖softmax(Q(RK)ᵀ)(RV) − PV‖/‖PV‖", "95% CI", "best rank-k ‖(P − P_k)V‖/‖PV‖"):
         t.add_column(col, justify="right")
     for r in s.sort_values(["k", "n"]).itertuples():
-        t.add_row(str(r.k), str(r.n), f"{r.linformer_error:.3f}",
-                  format_interval(r.linformer_error_low, r.linformer_error_high, 3), f"{r.best_rank_error:.3f}")
+        t.add_row(
+            str(r.k),
+            str(r.n),
+            f"{r.linformer_error:.3f}",
+            format_interval(r.linformer_error_low, r.linformer_error_high, 3),
+            f"{r.best_rank_error:.3f}",
+        )
     out_console.print(t)
     k = 128 if 128 in set(s["k"]) else int(s["k"].min())
     out_console.print(projection_sentence(s, k=k), highlight=False, soft_wrap=True)
@@ -293,17 +348,21 @@ def _what_ran(run: Path) -> str:
     m = read_meta(run)
     c = m.get("corpus", {})
     rev = m.get("revision")
-    model = (f"{m.get('model')} ({m.get('model_source')}{' @ ' + str(rev)[:10] if rev else ''}; "
-             f"{m.get('num_layers')} layers x {m.get('num_heads')} heads, {m.get('dtype')}, {m.get('device')})")
+    model = (
+        f"{m.get('model')} ({m.get('model_source')}{' @ ' + str(rev)[:10] if rev else ''}; "
+        f"{m.get('num_layers')} layers x {m.get('num_heads')} heads, {m.get('dtype')}, {m.get('device')})"
+    )
     if c.get("hub_id"):
         where = f"{c['hub_id']}" + (f" {c['hub_config']}" if c.get("hub_config") else "")
         where += f" @ {str(c['hub_revision'])[:10]}" if c.get("hub_revision") else ""
     else:
         where = str(c.get("source"))
     available = f"{'' if c.get('num_available_exact', True) else 'at least '}{c.get('num_available')}"
-    data = (f"{c.get('corpus')} split {c.get('split')} from {where}: {m.get('inputs_done')} of {c.get('num_inputs')} "
-            f"inputs of {c.get('seq_len')} tokens ({available} available; mode {c.get('mode')}, short documents "
-            f"{c.get('short_policy')}; seed {c.get('seed')})")
+    data = (
+        f"{c.get('corpus')} split {c.get('split')} from {where}: {m.get('inputs_done')} of {c.get('num_inputs')} "
+        f"inputs of {c.get('seq_len')} tokens ({available} available; mode {c.get('mode')}, short documents "
+        f"{c.get('short_policy')}; seed {c.get('seed')})"
+    )
     return f"ran: {model} on {data}"
 
 
@@ -328,15 +387,22 @@ def _summary(run: Path, at: int | None) -> None:
     n = int(spectrum["index"].max())
     at = reading_index(meta, n, at, "--at")  # the index the figures read
     nulls = baselines_of(run)
-    table = per_layer(spectrum, metrics, meta, at,
-                      baseline_metrics=read_table(run, "baseline_metrics") if nulls else None)
+    table = per_layer(
+        spectrum, metrics, meta, at, baseline_metrics=read_table(run, "baseline_metrics") if nulls else None
+    )
     reach = "median_" + reach_column(metrics)
     done, total = meta.get("inputs_done"), meta.get("inputs_total")
     inputs = f"{done} inputs" if meta.get("status") == "complete" else f"partial: {done} of {total} inputs"
     # short enough not to wrap at 80 columns (the family note must stay whole)
     shown = Table(title=f"spectrum per layer (n = {n}, {inputs}{'; ' + note if note else ''}; heads averaged)")
-    for col in ("layer (1 = first)", f"mean c_{at}", "index c≥0.9 (median head)", *(f"k90, {SHORT[b]}" for b in nulls),
-                "effective rank", "stable rank"):
+    for col in (
+        "layer (1 = first)",
+        f"mean c_{at}",
+        "index c≥0.9 (median head)",
+        *(f"k90, {SHORT[b]}" for b in nulls),
+        "effective rank",
+        "stable rank",
+    ):
         shown.add_column(col, justify="right")
     undefined = short_input_note(meta, at)  # an input shorter than `at`: c_at is 1 there by construction
     for r in table.to_dict("records"):
@@ -350,12 +416,18 @@ def _summary(run: Path, at: int | None) -> None:
         )
     out_console.print(shown)
     if nulls:
-        out_console.print("null columns: the same statistics of the run's null baselines (meta.json baselines), "
-                          "computed per (layer, head) at this n; this model on this corpus", highlight=False,
-                          soft_wrap=True)
+        out_console.print(
+            "null columns: the same statistics of the run's null baselines (meta.json baselines), "
+            "computed per (layer, head) at this n; this model on this corpus",
+            highlight=False,
+            soft_wrap=True,
+        )
     if lengths_text(meta):
-        out_console.print(f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
-                          highlight=False, soft_wrap=True)
+        out_console.print(
+            f"input lengths (tokens, special tokens included): {lengths_text(meta)}; n = {n}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if undefined:
         out_console.print(f"mean c_{at}: n/a — {undefined}", highlight=False, soft_wrap=True)
 
@@ -369,16 +441,22 @@ def _short_inputs_warning(run: Path, seq_len: int) -> None:
     corpus = meta.get("corpus") or {}
     lengths = corpus.get("input_lengths") or {}
     if isinstance(lengths.get("min"), int) and lengths["min"] < seq_len:
-        err_console.print(f"warning: inputs are shorter than --seq-len {seq_len} (real lengths {lengths_text(meta)}; "
-                          f"{lengths.get('full', '?')} of {corpus.get('num_inputs', '?')} have all {seq_len} tokens); "
-                          "a curve is 1 past its input's length by construction", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"warning: inputs are shorter than --seq-len {seq_len} (real lengths {lengths_text(meta)}; "
+            f"{lengths.get('full', '?')} of {corpus.get('num_inputs', '?')} have all {seq_len} tokens); "
+            "a curve is 1 past its input's length by construction",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def merge(
     dirs: Annotated[list[Path], typer.Argument(help="Shard result directories of one run.")],
     out: Annotated[Path, typer.Option(help="New directory for the merged result.")],
     csv: Annotated[bool, typer.Option("--csv", help="Also write CSV.")] = False,
-    allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Merge shards that have not finished.")] = False,
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Merge shards that have not finished.")
+    ] = False,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Draw the figures of the merged result.")] = True,
 ) -> None:
     """Merge spectrum shards (exact: count, mean and squared deviations combine pairwise)."""
@@ -409,9 +487,12 @@ def merge(
                     plot_run(out)
         if meta["status"] != "complete":
             missing = ", ".join(meta.get("missing_shards", []) + meta.get("unfinished_shards", []))
-            err_console.print(f"warning: the merged result is PARTIAL ({meta['inputs_done']} of {meta['inputs_total']} "
-                              f"inputs; missing or unfinished: {missing}); meta.json says status: partial",
-                              highlight=False, soft_wrap=True)
+            err_console.print(
+                f"warning: the merged result is PARTIAL ({meta['inputs_done']} of {meta['inputs_total']} "
+                f"inputs; missing or unfinished: {missing}); meta.json says status: partial",
+                highlight=False,
+                soft_wrap=True,
+            )
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 
@@ -427,21 +508,42 @@ def _check_shards(dirs: list[Path]) -> None:
     kinds = {m["kind"] for m in metas}
     if len(kinds) > 1:
         raise InputError(f"merge takes shards of one kind; got {', '.join(sorted(kinds))} results")
-    runs = [Path(d) for d in dirs] if kinds == {SPECTRUM_KIND} else \
-        [Path(d) / f"n{n}" for d, m in zip(dirs, metas) for n in m["lengths"] if (Path(d) / f"n{n}").is_dir()]
+    runs = (
+        [Path(d) for d in dirs]
+        if kinds == {SPECTRUM_KIND}
+        else [Path(d) / f"n{n}" for d, m in zip(dirs, metas) for n in m["lengths"] if (Path(d) / f"n{n}").is_dir()]
+    )
     done = [check_spectrum_run(r, need_inputs=False)["inputs_done"] for r in runs]
     if runs and not any(done):
-        raise InputError(f"the shards hold no inputs ({', '.join(map(str, dirs))} all record inputs_done 0); "
-                         "nothing to merge")
+        raise InputError(
+            f"the shards hold no inputs ({', '.join(map(str, dirs))} all record inputs_done 0); nothing to merge"
+        )
 
 
 @plot_app.command("spectrum")
 def plot_spectrum(
     runs: Annotated[list[Path], typer.Argument(help="One or more spectrum result directories.")],
-    out: Annotated[Path | None, typer.Option(help="Where to write figures (default: RUN/figures, or ./figures for a comparison).")] = None,
-    at: Annotated[int | None, typer.Option(help="Heatmap index (default: the one the run recorded in meta.json, else 128 when n = 512, else n/4).")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="Vector format next to PNG: svg | pdf (default: what the run recorded, else svg).")] = None,
-    label: Annotated[list[str] | None, typer.Option(help="Title of a run's panels instead of model · corpus · n · inputs; give it once per RUN, in order.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write figures (default: RUN/figures, or ./figures for a comparison).")
+    ] = None,
+    at: Annotated[
+        int | None,
+        typer.Option(
+            help="Heatmap index (default: the one the run recorded in meta.json, else 128 when n = 512, else n/4)."
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="Vector format next to PNG: svg | pdf (default: what the run recorded, else svg)."
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Title of a run's panels instead of model · corpus · n · inputs; give it once per RUN, in order."
+        ),
+    ] = None,
 ) -> None:
     """Figure 1 from saved results: per-layer curves and heatmap per run; a side-by-side comparison for several runs.
 
@@ -460,9 +562,11 @@ def plot_spectrum(
             for run in runs:
                 other = seen.setdefault(Path(run).name, Path(run))
                 if other != Path(run):
-                    raise InputError(f"runs {other} and {run} would write their figures to the same "
-                                     f"{Path(out) / Path(run).name}; plot them with distinct folder names, or one "
-                                     "at a time with its own --out")
+                    raise InputError(
+                        f"runs {other} and {run} would write their figures to the same "
+                        f"{Path(out) / Path(run).name}; plot them with distinct folder names, or one "
+                        "at a time with its own --out"
+                    )
         formats = None if fmt is None else ("png", fmt)
         # figure directories checked and locked before anything is drawn
         from attnspec.spectra.result_checks import check_spectrum_run
@@ -474,14 +578,21 @@ def plot_spectrum(
                 raise InputError(f"{run} is not a spectrum results directory (no spectrum.parquet)")
             own = out is None or (len(runs) == 1 and Path(out).resolve() == (Path(run) / "figures").resolve())
             if own:  # RUN/figures and RUN/meta.json (the recorded choices): the run itself is locked
-                claim_out_dir(run, "attnspec plot spectrum", option="RUN", kind="spectrum",
-                              nests_in=_FIGURES_NEST_IN)
+                claim_out_dir(run, "attnspec plot spectrum", option="RUN", kind="spectrum", nests_in=_FIGURES_NEST_IN)
             else:
-                claim_out_dir(out / Path(run).name if len(runs) > 1 else out, "attnspec plot spectrum",
-                              kind="figures", nests_in=_FIGURES_NEST_IN)
+                claim_out_dir(
+                    out / Path(run).name if len(runs) > 1 else out,
+                    "attnspec plot spectrum",
+                    kind="figures",
+                    nests_in=_FIGURES_NEST_IN,
+                )
         if len(runs) > 1:
-            claim_out_dir(out if out is not None else Path("figures"), "attnspec plot spectrum", kind="figures",
-                          nests_in=_FIGURES_NEST_IN)
+            claim_out_dir(
+                out if out is not None else Path("figures"),
+                "attnspec plot spectrum",
+                kind="figures",
+                nests_in=_FIGURES_NEST_IN,
+            )
         for run in runs:  # meta.json and the tables checked: no figure of NaN means or a damaged table
             check_spectrum_run(run)
         paths = []
@@ -498,11 +609,18 @@ def plot_spectrum(
             scale = {"vmin": min(lo for lo, _ in ranges), "vmax": max(hi for _, hi in ranges)}
         with whole_output(), result_files(out if out is not None else Path(runs[0])):  # every figure, or none
             for i, run in enumerate(runs):
-                paths += plot_run(run, out / Path(run).name if (out is not None and len(runs) > 1) else out, at=at,
-                                  formats=formats, label=label[i] if label else None, **scale)
+                paths += plot_run(
+                    run,
+                    out / Path(run).name if (out is not None and len(runs) > 1) else out,
+                    at=at,
+                    formats=formats,
+                    label=label[i] if label else None,
+                    **scale,
+                )
             if len(runs) > 1:
-                paths += plot_compare(runs, out if out is not None else Path("figures"), at=at, formats=formats,
-                                      labels=label)
+                paths += plot_compare(
+                    runs, out if out is not None else Path("figures"), at=at, formats=formats, labels=label
+                )
         for p in paths:
             out_console.print(str(p))
 
@@ -514,7 +632,9 @@ def plot_scaling_cmd(
     resamples: Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples of the inputs.")] = 2000,
     seed: SeedOpt = 0,
     fmt: Annotated[str, typer.Option("--format", help="Vector format next to PNG: svg | pdf.")] = "svg",
-    label: Annotated[str | None, typer.Option(help="Figure title instead of model · corpus (the lengths and input count are added).")] = None,
+    label: Annotated[
+        str | None, typer.Option(help="Figure title instead of model · corpus (the lengths and input count are added).")
+    ] = None,
 ) -> None:
     """k90 and effective rank against n (log–log), and the fitted k ∝ n^β per layer with bootstrap CIs and verdicts.
 
@@ -525,7 +645,8 @@ def plot_scaling_cmd(
     with user_errors():
         if fmt not in ("svg", "pdf"):
             raise InputError(f"--format must be svg or pdf, got {fmt!r}")
-        from attnspec.spectra.scaling import KIND, read_runs
+        from attnspec.spectra.scaling import KIND
+        from attnspec.spectra.scaling_fit import read_runs
 
         if out is not None:  # --out first, before anything is read (a folder made here and left empty goes again)
             claim_out_dir(out, "attnspec plot scaling", kind="figures", nests_in=_FIGURES_NEST_IN)
@@ -533,8 +654,9 @@ def plot_scaling_cmd(
         read_runs(run)
         # RUN gets scaling.parquet and scaling_fit.parquet: it is locked like any output
         claim_out_dir(run, "attnspec plot scaling", option="RUN", kind=KIND)
-        for p in _plot_scaling_dir(run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed,
-                                   label=label):
+        for p in _plot_scaling_dir(
+            run, out if out is not None else Path(run) / "figures", ("png", fmt), resamples, seed, label=label
+        ):
             out_console.print(str(p))
 
 

@@ -152,7 +152,9 @@ def binom_cdf(x, n, p):  # noqa: ANN001, ANN201
     x, n, p = _floats(x, n, p)
     k = np.floor(x)
     inside = (k >= 0) & (k < n)
-    out = np.where(inside, np.clip(_ufuncs._binom_cdf(np.where(inside, k, 0.0), n, p), 0, 1), np.where(k >= n, 1.0, 0.0))
+    out = np.where(
+        inside, np.clip(_ufuncs._binom_cdf(np.where(inside, k, 0.0), n, p), 0, 1), np.where(k >= n, 1.0, 0.0)
+    )
     return _scalar_or_array(out)
 
 

@@ -325,8 +325,9 @@ def format_interval(low: float, high: float, digits: int = 2, *, signed: bool = 
     return f"[{low:{sign}.{d}f}, {high:{sign}.{d}f}]"
 
 
-def layer_bootstrap_trend(layer_means: np.ndarray, *, resamples: int = 2000, seed: int = 0,
-                          level: float = 0.95) -> tuple[float, float, float]:
+def layer_bootstrap_trend(
+    layer_means: np.ndarray, *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
     """Spearman's ρ between layer index and layer mean, with a percentile bootstrap over layers.
 
     A statement about a model's layers has the layers as its unit: the (index, mean) pairs are
@@ -378,8 +379,7 @@ def layer_bootstrap_trend(layer_means: np.ndarray, *, resamples: int = 2000, see
     return point, float(low), float(high)
 
 
-def depth_statement(quantity: str, rho: float, low: float, high: float, *, layers: int,
-                    level: float = 0.95) -> str:
+def depth_statement(quantity: str, rho: float, low: float, high: float, *, layers: int, level: float = 0.95) -> str:
     """A sentence on the trend of ``quantity`` over depth, read from a layer-level interval.
 
     A trend is named only when the interval over layers excludes 0; otherwise the sentence

@@ -36,21 +36,41 @@ from typing import Any
 
 #: The kinds of value an option may take, in words for the messages.
 KIND_WORDS: dict[str, str] = {
-    "int": "integer", "float": "float", "str": "string", "bool": "boolean", "path": "path",
-    "seed": "integer", "floats": "list of floats", "strs": "list of strings", "ints": "list of integers",
+    "int": "integer",
+    "float": "float",
+    "str": "string",
+    "bool": "boolean",
+    "path": "path",
+    "seed": "integer",
+    "floats": "list of floats",
+    "strs": "list of strings",
+    "ints": "list of integers",
     "object": "object",
 }
 #: kind → (the type the command line parses it as, the type the Python API documents).
 _TYPES: dict[str, tuple[Any, Any]] = {
-    "int": (int, int), "float": (float, float), "str": (str, str), "bool": (bool, bool),
-    "path": (Path, str | Path), "seed": (int, int),
-    "floats": (list[float], float | Sequence[float]), "strs": (list[str], str | Sequence[str]),
-    "ints": (list[int], Sequence[int]), "object": (Any, Any),
+    "int": (int, int),
+    "float": (float, float),
+    "str": (str, str),
+    "bool": (bool, bool),
+    "path": (Path, str | Path),
+    "seed": (int, int),
+    "floats": (list[float], float | Sequence[float]),
+    "strs": (list[str], str | Sequence[str]),
+    "ints": (list[int], Sequence[int]),
+    "object": (Any, Any),
 }
 #: kind → its numpydoc type.
 _DOC_TYPES: dict[str, str] = {
-    "int": "int", "float": "float", "str": "str", "bool": "bool", "path": "str or Path", "seed": "int",
-    "floats": "float or sequence of float", "strs": "str or sequence of str", "ints": "sequence of int",
+    "int": "int",
+    "float": "float",
+    "str": "str",
+    "bool": "bool",
+    "path": "str or Path",
+    "seed": "int",
+    "floats": "float or sequence of float",
+    "strs": "str or sequence of str",
+    "ints": "sequence of int",
     "object": "object",
 }
 _LISTS = ("floats", "strs", "ints")
@@ -136,7 +156,9 @@ class Option:
             if kind not in KIND_WORDS:
                 raise ValueError(f"option {self.name}: kind must be one of {', '.join(KIND_WORDS)}, got {kind!r}")
         if self.only is not None and self.only not in SURFACES:
-            raise ValueError(f"option {self.name}: only must be one of {', '.join(SURFACES)} or None, got {self.only!r}")
+            raise ValueError(
+                f"option {self.name}: only must be one of {', '.join(SURFACES)} or None, got {self.only!r}"
+            )
         if self.default is None and not self.nullable:
             raise ValueError(f"option {self.name}: a default of None needs nullable=True")
 
@@ -320,8 +342,9 @@ def by_name(options: Iterable[Option]) -> dict[str, Option]:
     return {o.name: o for o in options}
 
 
-def check_names(options: Sequence[Option], values: Mapping[str, Any], *, owner: str,
-                also: Sequence[str] = ()) -> dict[str, Any]:
+def check_names(
+    options: Sequence[Option], values: Mapping[str, Any], *, owner: str, also: Sequence[str] = ()
+) -> dict[str, Any]:
     """``values`` keyed by option name: a TOML key's dashes become underscores, an alias its
     option's name; an unknown name is one :class:`~attnspec.errors.InputError` naming it and
     listing the names allowed, e.g. ``jl_check() has no option 'nn'; its options: n, eps, ...``.
@@ -359,8 +382,9 @@ def check_names(options: Sequence[Option], values: Mapping[str, Any], *, owner: 
     return out
 
 
-def check_types(options: Sequence[Option], values: Mapping[str, Any], *, lists: bool = True,
-                text: bool = True) -> dict[str, Any]:
+def check_types(
+    options: Sequence[Option], values: Mapping[str, Any], *, lists: bool = True, text: bool = True
+) -> dict[str, Any]:
     """``values`` with each checked (and text converted) against its option's kinds.
 
     Names no option declares are passed through. ``lists=False`` leaves list-valued options
@@ -435,8 +459,7 @@ def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
             if opt.choices is not None and isinstance(item, str):
                 check_choice(opt.name, item, opt.choices)
             if (opt.low is not None or opt.high is not None) and isinstance(item, numbers.Real):
-                check_range(opt.name, item, low=opt.low, high=opt.high, low_open=opt.low_open,
-                            high_open=opt.high_open)
+                check_range(opt.name, item, low=opt.low, high=opt.high, low_open=opt.low_open, high_open=opt.high_open)
 
 
 def with_defaults(options: Sequence[Option], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -468,11 +491,19 @@ def _typer_parameter(opt: Option, name: str | None = None, *, hidden_flag: str |
         extra["metavar"] = opt.metavar
     if hidden_flag is not None:
         info = typer.Option(hidden_flag, hidden=True, help=f"The same as {opt.label}.", **extra)
-        return inspect.Parameter(name or opt.name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                 annotation=_annotated(opt.annotation(api=False) | None, info))
+        return inspect.Parameter(
+            name or opt.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=None,
+            annotation=_annotated(opt.annotation(api=False) | None, info),
+        )
     info = typer.Option(*opt.flags, help=opt.help, **extra)
-    return inspect.Parameter(name or opt.name, inspect.Parameter.KEYWORD_ONLY, default=opt.default,
-                             annotation=_annotated(opt.annotation(api=False), info))
+    return inspect.Parameter(
+        name or opt.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=opt.default,
+        annotation=_annotated(opt.annotation(api=False), info),
+    )
 
 
 def _annotated(tp: Any, info: Any) -> Any:
@@ -485,7 +516,9 @@ def _alias_key(opt: Option, i: int) -> str:
     return f"{opt.name}__alias{i}"
 
 
-def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def typer_command(
+    options: Sequence[Option], separate: Sequence[Option] = ()
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command function whose parameter ``options`` receives the declared options'
     values as a dict: typer sees one option per declaration the command line has (flag, type,
     default, help; not those with ``only="api"``), put where ``options`` stands among the
@@ -493,12 +526,17 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
     under an alias counts as the option's; an alias given beside the option's own flag set
     to another value than its default is a usage error (exit code 2). A parameter ``flags``
     of the function, when it has one, receives the flag typed for each option given under
-    an alias, so that a message names what the user typed.
+    an alias, so that a message names what the user typed. A parameter named like one of
+    ``separate`` receives that option's value itself, its flag, type, default and help read
+    off the declaration rather than off the function's annotation.
 
     Parameters
     ----------
     options : sequence of Option
         The command's declarations (those with ``only="api"`` are left out).
+    separate : sequence of Option
+        Declarations the function takes as parameters of their own (where its results go,
+        not what it computes); each must name one of its parameters.
 
     Returns
     -------
@@ -512,17 +550,27 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
         import typing
 
         own = {n: p for n, p in inspect.signature(func).parameters.items() if n != "flags"}
+        own_declared = {o.name: o for o in separate if o.on("cli")}
+        if set(own_declared) - set(own):
+            raise TypeError(f"{func.__name__} has no parameter for {', '.join(sorted(set(own_declared) - set(own)))}")
         wants_flags = "flags" in inspect.signature(func).parameters
         hints = typing.get_type_hints(func, include_extras=True)
         declared = [_typer_parameter(o) for o in options]
-        hidden = [_typer_parameter(o, _alias_key(o, i), hidden_flag=option_flag(a))
-                  for o in options for i, a in enumerate(o.aliases)]
+        hidden = [
+            _typer_parameter(o, _alias_key(o, i), hidden_flag=option_flag(a))
+            for o in options
+            for i, a in enumerate(o.aliases)
+        ]
         params: list[inspect.Parameter] = []
         for p in own.values():
             if p.name == "options":
                 params += declared + hidden
+            elif p.name in own_declared:
+                params.append(_typer_parameter(own_declared[p.name]))
             else:
-                params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(p.name, p.annotation)))
+                params.append(
+                    p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(p.name, p.annotation))
+                )
 
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
@@ -535,8 +583,9 @@ def typer_command(options: Sequence[Option]) -> Callable[[Callable[..., Any]], C
                         if values[o.name] != o.default:
                             import typer
 
-                            raise typer.BadParameter(f"{o.label} and {option_flag(a)} are the same option; give it "
-                                                     "once")
+                            raise typer.BadParameter(
+                                f"{o.label} and {option_flag(a)} are the same option; give it once"
+                            )
                         values[o.name], typed[o.name] = given, option_flag(a)
             return func(options=values, **kwargs, **({"flags": typed} if wants_flags else {}))
 
@@ -569,8 +618,12 @@ def signature(options: Sequence[Option], extra: Sequence[Option] = (), positiona
     """
     api = [o for o in (*options, *extra) if o.on("api")]
     kinds = [inspect.Parameter.POSITIONAL_OR_KEYWORD] * positional + [inspect.Parameter.KEYWORD_ONLY] * len(api)
-    return inspect.Signature([inspect.Parameter(o.name, kind, default=o.default_of("api"),
-                                                annotation=o.annotation(api=True)) for o, kind in zip(api, kinds)])
+    return inspect.Signature(
+        [
+            inspect.Parameter(o.name, kind, default=o.default_of("api"), annotation=o.annotation(api=True))
+            for o, kind in zip(api, kinds)
+        ]
+    )
 
 
 def numpydoc_parameters(options: Sequence[Option], indent: str = "    ") -> str:

@@ -22,96 +22,226 @@ import inspect
 
 from attnspec.options.declaration import Option
 
-_DATA_DIR_HELP = ("Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else "
-                  "../shared/data when it exists.")
+_DATA_DIR_HELP = (
+    "Folder laid out like shared/data (wikitext103/, imdb/); default $ATTNSPEC_DATA_DIR, else "
+    "../shared/data when it exists."
+)
 
 SPECTRUM: tuple[Option, ...] = (
-    Option("model", "str", "roberta-base", "Hub id (roberta-base, gpt2, EleutherAI/pythia-160m, ...), local model "
-           "directory, or alias 'minilm' (installed weights).", api_default=inspect.Parameter.empty,
-           api_type="str, transformers model, or attnspec.spectra.models.LoadedModel",
-           api_help="A hub id, local directory or alias (\"minilm\"), loaded with eager attention; or an "
-                    "already-loaded transformers model (then pass tokenizer), encoder or decoder, whose device and "
-                    "dtype are used as they are."),
-    Option("data", "path", "wiki103", "'wiki103', 'imdb', or a PATH (WikiText .raw, aclImdb dir, .jsonl, .csv, "
-           ".txt).", cli_kind="str", api_default=None,
-           api_help="'wiki103', 'imdb', or a path (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt). Exactly one of "
-                    "data and texts."),
-    Option("texts", "strs", None, "The inputs themselves, one document each, cut to seq_len tokens.", nullable=True,
-           only="api", api_type="list of str, optional"),
-    Option("tokenizer", "object", None, "Required with a model object; ignored with a name.", nullable=True,
-           only="api", api_type="transformers tokenizer, optional"),
-    Option("split", "str", None, "Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / "
-           "test.", nullable=True),
+    Option(
+        "model",
+        "str",
+        "roberta-base",
+        "Hub id (roberta-base, gpt2, EleutherAI/pythia-160m, ...), local model "
+        "directory, or alias 'minilm' (installed weights).",
+        api_default=inspect.Parameter.empty,
+        api_type="str, transformers model, or attnspec.spectra.models.LoadedModel",
+        api_help='A hub id, local directory or alias ("minilm"), loaded with eager attention; or an '
+        "already-loaded transformers model (then pass tokenizer), encoder or decoder, whose device and "
+        "dtype are used as they are.",
+    ),
+    Option(
+        "data",
+        "path",
+        "wiki103",
+        "'wiki103', 'imdb', or a PATH (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt).",
+        cli_kind="str",
+        api_default=None,
+        api_help="'wiki103', 'imdb', or a path (WikiText .raw, aclImdb dir, .jsonl, .csv, .txt). Exactly one of "
+        "data and texts.",
+    ),
+    Option(
+        "texts",
+        "strs",
+        None,
+        "The inputs themselves, one document each, cut to seq_len tokens.",
+        nullable=True,
+        only="api",
+        api_type="list of str, optional",
+    ),
+    Option(
+        "tokenizer",
+        "object",
+        None,
+        "Required with a model object; ignored with a name.",
+        nullable=True,
+        only="api",
+        api_type="transformers tokenizer, optional",
+    ),
+    Option(
+        "split",
+        "str",
+        None,
+        "Corpus split (wiki103: validation|test; imdb: test|train). Default: validation / test.",
+        nullable=True,
+    ),
     Option("data_dir", "path", None, _DATA_DIR_HELP, nullable=True, cli_kind="str"),
-    Option("seq_len", "int", 512, "n: tokens per input, special tokens included; several (64,128,256,512) run a "
-           "scaling study on the same documents, one run per length under --out.", also=("ints",), cli_kind="str",
-           api_help="n: tokens per input, special tokens included. Several strictly increasing lengths ([64, 128, "
-                    "256]) run a scaling study: the documents are drawn once at the longest length and cut to each "
-                    "shorter one, one ordinary run per length (under out/n<len> with out), then k ∝ n^β is fitted; a "
-                    "ScalingResult is returned."),
-    Option("num_inputs", "int", None, "Number of inputs (windows or documents) to average over, or 'all' (every "
-           "available input). Default: 1000, or all of them when the corpus has fewer. The Python API's num_inputs; "
-           "--num-sentences, the name experiment TOMLs use, is the same option.", nullable=True, cli_kind="str",
-           metavar="N|all", aliases=("num-sentences",),
-           api_help="Inputs to average over. Default: 1000 for data (as on the command line), every text for texts."),
-    Option("seed", "int", 0, "Chooses the inputs; recorded with the results.",
-           api_help="Chooses the inputs (a seeded draw without replacement); recorded."),
-    Option("short_policy", "str", "skip", "Documents shorter than n: skip | keep (as zero-extended P) | pack "
-           "(concatenate).", api_default=None,
-           api_help="Documents shorter than seq_len: skip, keep (as zero-extended P) or pack (concatenate); default "
-                    "skip for data, keep (each text at its own length) for texts."),
-    Option("selection", "str", "pool", "How inputs are drawn. pool (default): a seeded permutation of every "
-           "available input, the rule of every earlier version; IMDB-style token counts are cached (~/.cache/attnspec, "
-           "or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first "
-           "long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than "
-           "pool."),
-    Option("count_available", "bool", False, "With --selection documents: tokenise the whole corpus to record the "
-           "exact number of available inputs (the inputs are the same). pool always counts exactly.", only="cli"),
-    Option("batch_size", "int", None, "Inputs per forward pass (default 4 on CPU and CUDA, measured in "
-           "benchmarks/bench_spectrum.py and benchmarks/device_check.json).", nullable=True),
-    Option("device", "str", "auto", "auto | cpu | cuda.",
-           api_help="auto | cpu | cuda, for a model given by name (a model object stays where it is)."),
-    Option("dtype", "str", "float32", "Model precision: float32 | float64 | bfloat16.",
-           api_help="Model precision: float32 | float64 | bfloat16, for a model given by name (a model object keeps "
-                    "its own)."),
-    Option("svd_method", "str", "auto", "auto (lapack on the CPU, gram on CUDA) | lapack | svd | gram | gram32 | "
-           "longn. All but longn compute the full spectrum exactly (gram32 in float32, the fastest on the CPU for "
-           "long causal P); longn approximates it for long n (docs/spectrum.md); meta.json records the method used "
-           "and its error."),
-    Option("out", "path", None, "Results directory (default results/<model>-<data>-n<seq_len>); with --shard, "
-           "'{shard}' in it becomes e.g. 0of4.", nullable=True,
-           api_help="Results directory to write (as the command line does, with checkpoints); default: a temporary "
-                    "directory, removed once the tables are in memory (.save() later). A directory that already "
-                    "holds this run (or study), complete, with these parameters, is up to date: it is loaded and "
-                    "nothing is computed (only null baselines asked for now and not there yet are added)."),
+    Option(
+        "seq_len",
+        "int",
+        512,
+        "n: tokens per input, special tokens included; several (64,128,256,512) run a "
+        "scaling study on the same documents, one run per length under --out.",
+        also=("ints",),
+        cli_kind="str",
+        api_help="n: tokens per input, special tokens included. Several strictly increasing lengths ([64, 128, "
+        "256]) run a scaling study: the documents are drawn once at the longest length and cut to each "
+        "shorter one, one ordinary run per length (under out/n<len> with out), then k ∝ n^β is fitted; a "
+        "ScalingResult is returned.",
+    ),
+    Option(
+        "num_inputs",
+        "int",
+        None,
+        "Number of inputs (windows or documents) to average over, or 'all' (every "
+        "available input). Default: 1000, or all of them when the corpus has fewer. The Python API's num_inputs; "
+        "--num-sentences, the name experiment TOMLs use, is the same option.",
+        nullable=True,
+        cli_kind="str",
+        metavar="N|all",
+        aliases=("num-sentences",),
+        api_help="Inputs to average over. Default: 1000 for data (as on the command line), every text for texts.",
+    ),
+    Option(
+        "seed",
+        "int",
+        0,
+        "Chooses the inputs; recorded with the results.",
+        api_help="Chooses the inputs (a seeded draw without replacement); recorded.",
+    ),
+    Option(
+        "short_policy",
+        "str",
+        "skip",
+        "Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).",
+        api_default=None,
+        api_help="Documents shorter than seq_len: skip, keep (as zero-extended P) or pack (concatenate); default "
+        "skip for data, keep (each text at its own length) for texts.",
+    ),
+    Option(
+        "selection",
+        "str",
+        "pool",
+        "How inputs are drawn. pool (default): a seeded permutation of every "
+        "available input, the rule of every earlier version; IMDB-style token counts are cached (~/.cache/attnspec, "
+        "or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first "
+        "long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than "
+        "pool.",
+    ),
+    Option(
+        "count_available",
+        "bool",
+        False,
+        "With --selection documents: tokenise the whole corpus to record the "
+        "exact number of available inputs (the inputs are the same). pool always counts exactly.",
+        only="cli",
+    ),
+    Option(
+        "batch_size",
+        "int",
+        None,
+        "Inputs per forward pass (default 4 on CPU and CUDA, measured in "
+        "benchmarks/bench_spectrum.py and benchmarks/device_check.json).",
+        nullable=True,
+    ),
+    Option(
+        "device",
+        "str",
+        "auto",
+        "auto | cpu | cuda.",
+        api_help="auto | cpu | cuda, for a model given by name (a model object stays where it is).",
+    ),
+    Option(
+        "dtype",
+        "str",
+        "float32",
+        "Model precision: float32 | float64 | bfloat16.",
+        api_help="Model precision: float32 | float64 | bfloat16, for a model given by name (a model object keeps "
+        "its own).",
+    ),
+    Option(
+        "svd_method",
+        "str",
+        "auto",
+        "auto (lapack on the CPU, gram on CUDA) | lapack | svd | gram | gram32 | "
+        "longn. All but longn compute the full spectrum exactly (gram32 in float32, the fastest on the CPU for "
+        "long causal P); longn approximates it for long n (docs/spectrum.md); meta.json records the method used "
+        "and its error.",
+    ),
+    Option(
+        "out",
+        "path",
+        None,
+        "Results directory (default results/<model>-<data>-n<seq_len>); with --shard, "
+        "'{shard}' in it becomes e.g. 0of4.",
+        nullable=True,
+        api_help="Results directory to write (as the command line does, with checkpoints); default: a temporary "
+        "directory, removed once the tables are in memory (.save() later). A directory that already "
+        "holds this run (or study), complete, with these parameters, is up to date: it is loaded and "
+        "nothing is computed (only null baselines asked for now and not there yet are added).",
+    ),
     Option("csv", "bool", False, "Also write CSV next to the parquet tables.", only="cli"),
     Option("resume", "bool", False, "Continue an interrupted or time-limited run in --out."),
     Option("overwrite", "bool", False, "Recompute a run that --out already holds."),
-    Option("max_time", "float", None, "Stop cleanly after this many seconds (resume later).", nullable=True,
-           only="cli"),
+    Option(
+        "max_time", "float", None, "Stop cleanly after this many seconds (resume later).", nullable=True, only="cli"
+    ),
     Option("checkpoint_every", "int", 8, "Save the aggregate every this many batches.", only="cli"),
-    Option("shard", "str", None, "INDEX/COUNT: process every COUNT-th input from INDEX (or 'auto' from "
-           "RANK/WORLD_SIZE); merge shards with `attnspec merge`.", nullable=True, only="cli"),
+    Option(
+        "shard",
+        "str",
+        None,
+        "INDEX/COUNT: process every COUNT-th input from INDEX (or 'auto' from "
+        "RANK/WORLD_SIZE); merge shards with `attnspec merge`.",
+        nullable=True,
+        only="cli",
+    ),
     Option("rank_tol", "float", 1e-3, "Numerical rank counts σ_i > rank_tol·σ_1.", only="cli"),
-    Option("at", "int", None, "Heatmap index, recorded in meta.json for later redraws (default 128 when n = 512, else "
-           "n/4).", nullable=True, only="cli"),
+    Option(
+        "at",
+        "int",
+        None,
+        "Heatmap index, recorded in meta.json for later redraws (default 128 when n = 512, else n/4).",
+        nullable=True,
+        only="cli",
+    ),
     Option("plots", "bool", True, "Draw the figures when the run completes.", flag="--plots/--no-plots", only="cli"),
-    Option("label", "str", None, "Figure title instead of the run's own (model · corpus · n · inputs); recorded in "
-           "meta.json for later redraws.", nullable=True, only="cli"),
+    Option(
+        "label",
+        "str",
+        None,
+        "Figure title instead of the run's own (model · corpus · n · inputs); recorded in meta.json for later redraws.",
+        nullable=True,
+        only="cli",
+    ),
     Option("quiet", "bool", False, "No progress bar.", short="-q", only="cli"),
     Option("progress", "bool", True, "Show a progress bar.", only="api"),
-    Option("projection_k", "str", "64,128,256", "With several --seq-len values: the Linformer-projection measurement "
-           "on real Q, K, V at these projection dimensions (each n > k), on the first 8 documents: relative error of "
-           "softmax(Q(RK)ᵀ)(RV) against PV (Gaussian R) beside the best rank-k error; none: not run.", also=("ints",),
-           nullable=True, metavar="K,K,...|none"),
-    Option("baseline", "strs", None, "Null baseline computed beside the result and shown beside the real values: "
-           "entropy-matched (random softmax with each head's mean row entropy, its mask and window) | uniform (rows "
-           "uniform over their allowed positions) | random-init (the same architecture and inputs, weights "
-           "re-initialised by the seed; a second spectrum job). Repeat the option or separate names by commas; "
-           "meta.json records them.", nullable=True, metavar="NAME",
-           api_help="Null baselines computed beside the result: entropy-matched, uniform, random-init, a list of them "
-                    "or a comma list (attnspec.spectra.baselines); recorded in meta[\"baselines\"], their tables in "
-                    ".baselines, and beside the real values in SpectrumResult.per_layer."),
+    Option(
+        "projection_k",
+        "str",
+        "64,128,256",
+        "With several --seq-len values: the Linformer-projection measurement "
+        "on real Q, K, V at these projection dimensions (each n > k), on the first 8 documents: relative error of "
+        "softmax(Q(RK)ᵀ)(RV) against PV (Gaussian R) beside the best rank-k error; none: not run.",
+        also=("ints",),
+        nullable=True,
+        metavar="K,K,...|none",
+    ),
+    Option(
+        "baseline",
+        "strs",
+        None,
+        "Null baseline computed beside the result and shown beside the real values: "
+        "entropy-matched (random softmax with each head's mean row entropy, its mask and window) | uniform (rows "
+        "uniform over their allowed positions) | random-init (the same architecture and inputs, weights "
+        "re-initialised by the seed; a second spectrum job). Repeat the option or separate names by commas; "
+        "meta.json records them.",
+        nullable=True,
+        metavar="NAME",
+        api_help="Null baselines computed beside the result: entropy-matched, uniform, random-init, a list of them "
+        'or a comma list (attnspec.spectra.baselines); recorded in meta["baselines"], their tables in '
+        ".baselines, and beside the real values in SpectrumResult.per_layer.",
+    ),
 )
 
 #: The options the Python API takes by position too, in this order.

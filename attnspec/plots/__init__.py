@@ -40,15 +40,23 @@ def style() -> None:
     plt.rcParams["svg.hashsalt"] = "attnspec"
     plt.rcParams["savefig.dpi"] = 150
     # sizes a reader sees at print size (seaborn's "paper" context is a little larger)
-    plt.rcParams.update({"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "xtick.labelsize": 7.5,
-                         "ytick.labelsize": 7.5, "legend.fontsize": 7, "legend.title_fontsize": 7,
-                         "figure.titlesize": 8.5})
+    plt.rcParams.update(
+        {
+            "font.size": 8,
+            "axes.titlesize": 8,
+            "axes.labelsize": 8,
+            "xtick.labelsize": 7.5,
+            "ytick.labelsize": 7.5,
+            "legend.fontsize": 7,
+            "legend.title_fontsize": 7,
+            "figure.titlesize": 8.5,
+        }
+    )
     # category colours C0, C1, ... are Okabe–Ito's (seaborn's default pairs red with green)
     plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(OKABE_ITO))
 
 
-def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, height: float | None = None,
-                 **kwargs):  # noqa: ANN201 - (Figure, axes array)
+def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, height: float | None = None, **kwargs):  # noqa: ANN201 - (Figure, axes array)
     """A figure drawn at its print size with constrained layout, so that a plain ``savefig``
     (no ``bbox_inches``) clips no title, label or colour bar.
 
@@ -73,8 +81,9 @@ def paper_figure(nrows: int = 1, ncols: int = 1, *, width: float = COLUMN_IN, he
     return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
 
 
-def legend_below(fig: plt.Figure, handles: Sequence, labels: Sequence[str], *, ncol: int | None = None,
-                 title: str | None = None) -> None:
+def legend_below(
+    fig: plt.Figure, handles: Sequence, labels: Sequence[str], *, ncol: int | None = None, title: str | None = None
+) -> None:
     """One legend for the whole figure, below its panels, where it covers no data (constrained
     layout makes room for it). Nothing is drawn when ``labels`` is empty.
 
@@ -96,8 +105,16 @@ def legend_below(fig: plt.Figure, handles: Sequence, labels: Sequence[str], *, n
     if ncol is None:
         longest = max(len(str(lab)) for lab in labels) * 0.56 * plt.rcParams["legend.fontsize"] / 72 + 0.5
         ncol = max(1, min(len(labels), int(fig.get_figwidth() // longest)))
-    fig.legend(list(handles), list(labels), loc="outside lower center", ncol=ncol, frameon=False, title=title,
-               columnspacing=1.0, handlelength=1.8)
+    fig.legend(
+        list(handles),
+        list(labels),
+        loc="outside lower center",
+        ncol=ncol,
+        frameon=False,
+        title=title,
+        columnspacing=1.0,
+        handlelength=1.8,
+    )
 
 
 def fit_title(text: str, width_in: float, fontsize: float) -> str:

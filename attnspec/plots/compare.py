@@ -29,8 +29,9 @@ LABELS = {
 }
 
 
-def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, stem: str, zero: bool,
-            formats: Sequence[str]) -> list[Path]:
+def _panels(
+    table: pd.DataFrame, value: str, low: str, high: str, out: Path, stem: str, zero: bool, formats: Sequence[str]
+) -> list[Path]:
     quantities = list(dict.fromkeys(table["quantity"]))
     runs = list(dict.fromkeys(table["run"]))
     if zero:
@@ -47,20 +48,39 @@ def _panels(table: pd.DataFrame, value: str, low: str, high: str, out: Path, ste
         for j, (run, color) in enumerate(zip(runs, palette)):
             g = d[d["run"] == run].copy()
             x = g["layer"].map(pos).to_numpy() + (j - (len(runs) - 1) / 2) * width
-            ax.errorbar(x, g[value], yerr=[g[value] - g[low], g[high] - g[value]], fmt="o", ms=3, capsize=2, color=color,
-                        label=g["label"].iloc[0])
+            ax.errorbar(
+                x,
+                g[value],
+                yerr=[g[value] - g[low], g[high] - g[value]],
+                fmt="o",
+                ms=3,
+                capsize=2,
+                color=color,
+                label=g["label"].iloc[0],
+            )
         if zero:
             ax.axhline(0, color="grey", lw=0.8)
         ax.set_xticks(range(len(layers) + 1), [str(v + 1) for v in layers] + ["all"])
         ax.set_xlabel("layer")
-        ax.set_title(fit_title(LABELS.get(q, q).format(at=int(d["at"].iloc[0])) + (" − reference" if zero else ""),
-                               ax.figure.get_figwidth() / cols - 0.5, 8))
-    for ax in axes.ravel()[len(quantities):]:
+        ax.set_title(
+            fit_title(
+                LABELS.get(q, q).format(at=int(d["at"].iloc[0])) + (" − reference" if zero else ""),
+                ax.figure.get_figwidth() / cols - 0.5,
+                8,
+            )
+        )
+    for ax in axes.ravel()[len(quantities) :]:
         ax.axis("off")
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
     level = float(table["level"].iloc[0])
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(2, len(labels)), frameon=False,
-               title=f"{level:.0%} intervals" + ("; reference: " + table["label"].iloc[0] if zero else ""))
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=min(2, len(labels)),
+        frameon=False,
+        title=f"{level:.0%} intervals" + ("; reference: " + table["label"].iloc[0] if zero else ""),
+    )
     return save_figure(fig, Path(out) / stem, formats)
 
 

@@ -33,8 +33,14 @@ def _styles(frame: pd.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
     return colours, {c: LINESTYLES[i % len(LINESTYLES)] for i, c in enumerate(corpora)}
 
 
-def plot_depth(stats: pd.DataFrame, out: Path, *, title: str = "", quantities: Sequence[str] = DEPTH_QUANTITIES,
-               formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+def plot_depth(
+    stats: pd.DataFrame,
+    out: Path,
+    *,
+    title: str = "",
+    quantities: Sequence[str] = DEPTH_QUANTITIES,
+    formats: Sequence[str] = ("png", "svg"),
+) -> list[Path]:
     """Layer means against relative depth, one panel per quantity.
 
     ``stats``: rows of :func:`attnspec.spectra.decoder_study.run_statistics` of several runs with
@@ -70,25 +76,41 @@ def plot_depth(stats: pd.DataFrame, out: Path, *, title: str = "", quantities: S
         g = d[d["quantity"] == q]
         for (model, data), s in g.groupby(["model", "data"], sort=False):
             s = s.sort_values("depth")
-            ax.plot(s["depth"], s["mean"], color=colours[model], ls=lines[data], lw=1.1, marker="o", ms=2.2,
-                    label=f"{model} · {data} (n = {int(s['n'].iloc[0])})")
+            ax.plot(
+                s["depth"],
+                s["mean"],
+                color=colours[model],
+                ls=lines[data],
+                lw=1.1,
+                marker="o",
+                ms=2.2,
+                label=f"{model} · {data} (n = {int(s['n'].iloc[0])})",
+            )
             ax.fill_between(s["depth"], s["low"], s["high"], color=colours[model], alpha=0.2, lw=0)
         label = g["label"].iloc[0]
         at = int(g["at"].iloc[0]) if q == "c_at" and g["n"].nunique() == 1 else None
         ax.set_title(label + (f" (index {at})" if at else ""))
         ax.set_xlabel("relative depth (0 = first layer, 1 = last)")
         ax.set_xlim(-0.03, 1.03)
-    for ax in axes.ravel()[len(quantities):]:
+    for ax in axes.ravel()[len(quantities) :]:
         ax.axis("off")
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False,
-               title="layer means, 95% intervals over inputs (bands)")
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=2,
+        frameon=False,
+        title="layer means, 95% intervals over inputs (bands)",
+    )
     if title:
         fig.suptitle(fit_title(title, PAGE_IN, 8.5))
     return save_figure(fig, Path(out) / "decoder_depth", formats)
 
 
-def plot_betas(fits: pd.DataFrame, out: Path, *, title: str = "", formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+def plot_betas(
+    fits: pd.DataFrame, out: Path, *, title: str = "", formats: Sequence[str] = ("png", "svg")
+) -> list[Path]:
     """β of k90 ∝ n^β per layer against relative depth, one series per model and corpus.
 
     ``fits``: rows of :func:`attnspec.spectra.decoder_study.beta_fits` with ``model`` and ``data``
@@ -122,11 +144,26 @@ def plot_betas(fits: pd.DataFrame, out: Path, *, title: str = "", formats: Seque
         per = s[s["layer"] >= 0].sort_values("depth")
         allr = s[s["layer"] < 0].iloc[0]
         x = per["depth"].to_numpy() + (j - (len(series) - 1) / 2) * 0.006  # side by side where layers meet
-        ax.errorbar(x, per["beta"], yerr=[per["beta"] - per["low"], per["high"] - per["beta"]], fmt="o", ms=2.5,
-                    capsize=1.5, lw=0.8, color=colours[model], ls="none")
-        ax.plot(x, per["beta"], color=colours[model], ls=lines[data], lw=0.9,
-                label=f"{model} · {data}, n = {lengths}: all layers β = {allr['beta']:.2f} "
-                      f"[{allr['low']:.2f}, {allr['high']:.2f}], {int(allr['inputs'])} inputs")
+        ax.errorbar(
+            x,
+            per["beta"],
+            yerr=[per["beta"] - per["low"], per["high"] - per["beta"]],
+            fmt="o",
+            ms=2.5,
+            capsize=1.5,
+            lw=0.8,
+            color=colours[model],
+            ls="none",
+        )
+        ax.plot(
+            x,
+            per["beta"],
+            color=colours[model],
+            ls=lines[data],
+            lw=0.9,
+            label=f"{model} · {data}, n = {lengths}: all layers β = {allr['beta']:.2f} "
+            f"[{allr['low']:.2f}, {allr['high']:.2f}], {int(allr['inputs'])} inputs",
+        )
     for y in (0.0, 1.0):
         ax.axhline(y, color="grey", lw=0.7)
     for y in (NO_GROWTH_BELOW, LINEAR_ABOVE):

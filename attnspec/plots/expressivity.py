@@ -38,8 +38,7 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
     colour_of = dict(zip(all_k, plt.cm.viridis(np.linspace(0, 0.9, max(len(all_k), 1)))))
     cols = min(n, 3)
     rows = int(np.ceil(n / cols))
-    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.4 * rows + 1.0,
-                             sharey=True)
+    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.4 * rows + 1.0, sharey=True)
     for ax, L in zip(axes.ravel(), Ls):
         sub = cur[cur["L"] == L]
         ks = sorted(sub["k"].unique())
@@ -55,8 +54,17 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
                     ax.fill_between(g["d"], g["ci_low"], g["ci_high"], color=c, alpha=0.2, lw=0)
                 else:
                     yerr = np.vstack([g["estimate"] - g["ci_low"], g["ci_high"] - g["estimate"]])
-                    ax.errorbar(g["d"], g["estimate"], yerr=yerr, fmt=mk, color=c, ms=4, capsize=2,
-                                label=lab, mfc="none" if proj == "orthogonal" else c)
+                    ax.errorbar(
+                        g["d"],
+                        g["estimate"],
+                        yerr=yerr,
+                        fmt=mk,
+                        color=c,
+                        ms=4,
+                        capsize=2,
+                        label=lab,
+                        mfc="none" if proj == "orthogonal" else c,
+                    )
         ax.axvline(L, color="k", ls=":", lw=1)
         ax.text(L, 0.02, " d = L", fontsize=7)
         beta = float(sub["beta"].iloc[0])
@@ -74,8 +82,14 @@ def success_curves(sa: pd.DataFrame, stem: Path) -> list[Path]:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), frameon=False,
-               title="k, R, law (dotted: d = L; dashed: 1 − β)")
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=min(4, len(labels)),
+        frameon=False,
+        title="k, R, law (dotted: d = L; dashed: 1 − β)",
+    )
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return save_figure(fig, stem)
@@ -202,8 +216,15 @@ def row_mass_bars(em: pd.DataFrame, stem: Path) -> list[Path]:
     ax = axes[0, 0]
     x = np.arange(len(mass))
     on = ax.bar(x, mass["on"], width=0.85, color=OKABE_ITO[0], lw=0, label="on A's support")
-    off = ax.bar(x, mass["off"], bottom=mass["on"], width=0.85, color=OKABE_ITO[1], lw=0,
-                 label="off the support (A = 0, Â ≈ eps)")
+    off = ax.bar(
+        x,
+        mass["off"],
+        bottom=mass["on"],
+        width=0.85,
+        color=OKABE_ITO[1],
+        lw=0,
+        label="off the support (A = 0, Â ≈ eps)",
+    )
     ax.set_xlim(-0.8, len(mass) - 0.2)
     ax.set_xticks([])
     ax.set_xlabel(f"row i of the instance ({L} rows, largest error first)")

@@ -83,8 +83,9 @@ def _mc(ax, frame: pd.DataFrame, label: str | None, color, ls: str = "-", marker
     ax.plot(k[seen], est[seen], marker=marker, ls=ls, ms=3, lw=1.1, color=color, label=label)
     ax.fill_between(k[seen], np.clip(lo[seen], FLOOR, None), hi[seen], color=color, alpha=0.18, lw=0)
     if (~seen).any():
-        ax.plot(k[~seen], hi[~seen], "v", ms=4.5, color=color, mfc="white", mew=1.1,
-                label=None if seen.any() else label)
+        ax.plot(
+            k[~seen], hi[~seen], "v", ms=4.5, color=color, mfc="white", mew=1.1, label=None if seen.any() else label
+        )
     return [float(v) for v in np.concatenate([est[seen], hi]) if v > 0]
 
 
@@ -94,10 +95,26 @@ def _marks(ax, n: int, k_thm: float, label: str) -> None:  # noqa: ANN001
     ax.axvline(n, color="0.4", ls=":", lw=1)
     left, right = (n, k_thm) if n <= k_thm else (k_thm, n)
     y = 0.97
-    ax.text(left, y, f"{'n' if left == n else label + ' k'} ", transform=ax.get_xaxis_transform(), ha="right",
-            va="top", fontsize=7, color="0.3" if left == n else MARK)
-    ax.text(right, y, f" {'n' if right == n else label + ' k'}", transform=ax.get_xaxis_transform(), ha="left",
-            va="top", fontsize=7, color="0.3" if right == n else MARK)
+    ax.text(
+        left,
+        y,
+        f"{'n' if left == n else label + ' k'} ",
+        transform=ax.get_xaxis_transform(),
+        ha="right",
+        va="top",
+        fontsize=7,
+        color="0.3" if left == n else MARK,
+    )
+    ax.text(
+        right,
+        y,
+        f" {'n' if right == n else label + ' k'}",
+        transform=ax.get_xaxis_transform(),
+        ha="left",
+        va="top",
+        fontsize=7,
+        color="0.3" if right == n else MARK,
+    )
 
 
 def _log_axes(ax, values: list[float]) -> None:  # noqa: ANN001
@@ -118,15 +135,24 @@ def _style_key(ax, colours: dict[str, str], styles: dict[str, tuple[str, str]], 
 
     handles = list(extra or [])
     handles += [Line2D([], [], color=c, lw=1.5, label=name) for name, c in colours.items()]
-    handles += [Line2D([], [], color="0.3", ls=ls, marker=m, ms=3, lw=1, label=name) for name, (ls, m) in styles.items()]
+    handles += [
+        Line2D([], [], color="0.3", ls=ls, marker=m, ms=3, lw=1, label=name) for name, (ls, m) in styles.items()
+    ]
     # below the panel: the curves fill the panel down to its upper-bound markers
     _key_below(ax, handles, ncol=3)
 
 
 def _key_below(ax, handles: list, ncol: int = 2) -> None:  # noqa: ANN001
     """A panel's own legend under its x label, where it covers no data."""
-    ax.legend(handles=handles, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False,
-              columnspacing=0.8, handlelength=1.8)
+    ax.legend(
+        handles=handles,
+        ncol=ncol,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        frameon=False,
+        columnspacing=0.8,
+        handlelength=1.8,
+    )
 
 
 def plot_failure_vs_k(out_dir: Path) -> list[Path]:
@@ -172,20 +198,29 @@ def plot_failure_vs_k(out_dir: Path) -> list[Path]:
 
     cols = 2 if len(panels) > 1 else 1
     rows = (len(panels) + cols - 1) // cols
-    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN,
-                             height=2.75 * rows + 0.9)
-    for ax in axes.flat[len(panels):]:
+    fig, axes = paper_figure(rows, cols, width=PAGE_IN if cols > 1 else COLUMN_IN, height=2.75 * rows + 0.9)
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax, panel in zip(axes.flat, panels):
-        draw = {"eq11": lambda: _panel_eq11(ax, curves, g, n, dims), "eq12": lambda: _panel_eq12(ax, curves, g12, n, dims),  # noqa: B023 - called within this iteration
-                "thm1": lambda: _panel_thm1(ax, table, curves, n, dims), "thm2": lambda: _panel_thm2(ax, table, n, dims)}  # noqa: B023 - called within this iteration
-        values = draw[panel]()
+        if panel == "eq11":
+            values = _panel_eq11(ax, curves, g, n, dims)
+        elif panel == "eq12":
+            values = _panel_eq12(ax, curves, g12, n, dims)
+        elif panel == "thm1":
+            values = _panel_thm1(ax, table, curves, n, dims)
+        else:
+            values = _panel_thm2(ax, table, n, dims)
         _log_axes(ax, values)
-    fig.legend(handles=[Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5,
-                               label="no failure seen: 95% upper bound"),
-                        Line2D([], [], color=MARK, ls="--", lw=1, label="the theorem's k"),
-                        Line2D([], [], color="0.4", ls=":", lw=1, label="n")],
-               loc="outside lower center", ncol=3, frameon=False)
+    fig.legend(
+        handles=[
+            Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5, label="no failure seen: 95% upper bound"),
+            Line2D([], [], color=MARK, ls="--", lw=1, label="the theorem's k"),
+            Line2D([], [], color="0.4", ls=":", lw=1, label="n"),
+        ],
+        loc="outside lower center",
+        ncol=3,
+        frameon=False,
+    )
     fig.suptitle(run_title(meta))
     return save_figure(fig, out_dir / "jl_failure_vs_k")
 
@@ -218,8 +253,12 @@ def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path)
     n = int(meta["parameters"]["n"])
     k_thm = float(meta["dimensions"]["linformer_k"])
     mats = real_matrices(table, meta)
-    t = table[(table["claim"] == "linformer.thm1.eq3") & table["attention"].isin(mats) & table["w"].isin(list(REAL_W))
-              & (table["k"] <= n)]
+    t = table[
+        (table["claim"] == "linformer.thm1.eq3")
+        & table["attention"].isin(mats)
+        & table["w"].isin(list(REAL_W))
+        & (table["k"] <= n)
+    ]
     readings = [r for r in ("relative", "additive") if (t["reading"] == r).any()]
     if not readings:
         return []
@@ -244,9 +283,13 @@ def _plot_real_failure(table: pd.DataFrame, meta: dict[str, Any], out_dir: Path)
             ax.set_xlabel(f"k (projected dimension; Theorem 1's k = {k_thm:.0f} > n)")
         ax.set_title(titles.get(reading, reading))
     handles = [Line2D([], [], color=c, lw=1.5, label=m) for m, c in colours.items()]
-    handles += [Line2D([], [], color="0.3", ls=ls, marker=mk, ms=3, lw=1, label=f"w = {w.replace('_', ' ')}")
-                for w, (ls, mk) in REAL_W.items()]
-    handles += [Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5, label="no failure seen: 95% upper bound")]
+    handles += [
+        Line2D([], [], color="0.3", ls=ls, marker=mk, ms=3, lw=1, label=f"w = {w.replace('_', ' ')}")
+        for w, (ls, mk) in REAL_W.items()
+    ]
+    handles += [
+        Line2D([], [], ls="", marker="v", mfc="white", mec="0.3", ms=4.5, label="no failure seen: 95% upper bound")
+    ]
     if (t["bound"] < 1).any():
         handles += [Line2D([], [], color="black", lw=1.1, label="claimed (eq. 20)")]
     if k_thm < n:
@@ -303,9 +346,12 @@ def _panel_thm1(ax: Any, table: pd.DataFrame, curves: pd.DataFrame, n: int, dims
             values += _mc(ax, f, None, colours[att], *ws[w])
     ax.set_title("Theorem 1: P(‖P̃w − Pw‖ > ε‖Pw‖)")
     _marks(ax, n, dims["linformer_k"], "Thm 1")
-    _style_key(ax, {a.replace("_", " "): col for a, col in colours.items()},
-               {f"w {w.replace('_', ' ')}": st for w, st in ws.items()},
-               [Line2D([], [], color="black", lw=1.1, label="union bound")])
+    _style_key(
+        ax,
+        {a.replace("_", " "): col for a, col in colours.items()},
+        {f"w {w.replace('_', ' ')}": st for w, st in ws.items()},
+        [Line2D([], [], color="black", lw=1.1, label="union bound")],
+    )
     return values
 
 
@@ -327,8 +373,12 @@ def _panel_thm2(ax: Any, table: pd.DataFrame, n: int, dims: dict[str, Any]) -> l
         extra = [Line2D([], [], color="black", ls=":", marker="D", ms=3, lw=1, label="eq. 21, row0")]
     ax.set_title("Theorem 2 eq. 8: E = δR, F = exp(−δ)R")
     _marks(ax, n, dims["theorem2_k_main"], "Thm 2")
-    _style_key(ax, {f"row {r.removeprefix('row')}" if r.startswith("row") else r: c for r, c in colours.items()},
-               {f"‖V‖ {r}": st for r, st in readings.items()}, extra)
+    _style_key(
+        ax,
+        {f"row {r.removeprefix('row')}" if r.startswith("row") else r: c for r, c in colours.items()},
+        {f"‖V‖ {r}": st for r, st in readings.items()},
+        extra,
+    )
     return values
 
 
@@ -365,12 +415,15 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
     real = real_matrices(samples, meta)
     # (selection, title, x label); Theorems 1 and 2 are read on a log10 scale (errors span decades)
     if real:  # the real matrices only: a synthetic P has no place beside them
-        groups = [(("linformer.thm1.eq3", m), f"Theorem 1, {m}, w = V's column", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖")
-                  for m in real]
+        groups = [
+            (("linformer.thm1.eq3", m), f"Theorem 1, {m}, w = V's column", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖") for m in real
+        ]
     else:
-        groups = [(("linformer.lemma1.eq11", None), "Lemma 1, Gaussian R", "‖Rx‖²/‖x‖² − 1"),
-                  (("linformer.thm1.eq3", "softmax"), "Theorem 1, softmax P, random w", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖"),
-                  (("linformer.thm2.eq8", None), "Theorem 2, paper's E, F, row 0", "log₁₀ error / (‖softmax‖ ‖V‖₂)")]
+        groups = [
+            (("linformer.lemma1.eq11", None), "Lemma 1, Gaussian R", "‖Rx‖²/‖x‖² − 1"),
+            (("linformer.thm1.eq3", "softmax"), "Theorem 1, softmax P, random w", "log₁₀ ‖P̃w − Pw‖ / ‖Pw‖"),
+            (("linformer.thm2.eq8", None), "Theorem 2, paper's E, F, row 0", "log₁₀ error / (‖softmax‖ ‖V‖₂)"),
+        ]
     present = [g for g in groups if (samples["claim"] == g[0][0]).any()]
     if not present:
         return []
@@ -396,8 +449,15 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
         lo, hi = _quantile_range(f["value"].to_numpy(float), marks)
         bins = np.linspace(lo, hi, 60)
         for kval, part in f.groupby("k", sort=True):
-            ax.hist(part["value"].clip(lo, hi), bins=bins, histtype="step", density=True, lw=1.2,
-                    color=colour_of[kval], label=f"k = {kval}")
+            ax.hist(
+                part["value"].clip(lo, hi),
+                bins=bins,
+                histtype="step",
+                density=True,
+                lw=1.2,
+                color=colour_of[kval],
+                label=f"k = {kval}",
+            )
         for x in marks:
             ax.axvline(x, color=MARK, ls="--", lw=1)
         ax.set_xlim(lo, hi)
@@ -408,11 +468,15 @@ def plot_relative_errors(out_dir: Path) -> list[Path]:
 
     handles = {h.get_label(): h for ax in axes[0] for h in ax.get_legend_handles_labels()[0]}
     keys = sorted(handles, key=lambda lab: int(lab.split("= ")[1]))
-    fig.legend([Line2D([], [], color=handles[k].get_edgecolor(), lw=1.2) for k in keys]
-               + [Line2D([], [], color=MARK, ls="--", lw=1)],
-               keys + ["log₁₀ ε: failure right of the dashed line" if real else
-                       "ε (Lemma 1: ±ε): failure beyond the dashed line"], loc="outside lower center",
-               ncol=len(keys) + 1 if cols > 1 else 2, frameon=False)
+    fig.legend(
+        [Line2D([], [], color=handles[k].get_edgecolor(), lw=1.2) for k in keys]
+        + [Line2D([], [], color=MARK, ls="--", lw=1)],
+        keys
+        + ["log₁₀ ε: failure right of the dashed line" if real else "ε (Lemma 1: ±ε): failure beyond the dashed line"],
+        loc="outside lower center",
+        ncol=len(keys) + 1 if cols > 1 else 2,
+        frameon=False,
+    )
     fig.suptitle(run_title(meta))
     return save_figure(fig, out_dir / "jl_relative_errors")
 

@@ -39,30 +39,51 @@ def plot_orthogonality(frame: pd.DataFrame, stem: Path) -> list[Path]:
     """
     style()
     schedules = list(dict.fromkeys(frame["schedule"]))
-    fig, axes = paper_figure(2, len(schedules), width=PAGE_IN if len(schedules) > 1 else COLUMN_IN, height=4.8,
-                             sharex=True, gridspec_kw={"height_ratios": [2.2, 1]})
+    fig, axes = paper_figure(
+        2,
+        len(schedules),
+        width=PAGE_IN if len(schedules) > 1 else COLUMN_IN,
+        height=4.8,
+        sharex=True,
+        gridspec_kw={"height_ratios": [2.2, 1]},
+    )
     for j, sch in enumerate(schedules):
         sub = frame[frame["schedule"] == sch]
         g = sub.groupby("steps")
         k = np.array(sorted(sub["steps"].unique()))
         ax = axes[0, j]
         err = g["error"]
-        ax.fill_between(k, np.maximum(err.quantile(0.1).to_numpy(), _FLOOR), np.maximum(err.quantile(0.9).to_numpy(), _FLOOR),
-                        alpha=0.25, color="C0", lw=0)
+        ax.fill_between(
+            k,
+            np.maximum(err.quantile(0.1).to_numpy(), _FLOOR),
+            np.maximum(err.quantile(0.9).to_numpy(), _FLOOR),
+            alpha=0.25,
+            color="C0",
+            lw=0,
+        )
         ax.plot(k, np.maximum(err.median().to_numpy(), _FLOOR), "o-", color="C0", label="||YᵀY − I||₂ (median, 10–90%)")
         ax.plot(k, np.maximum(g["bound10"].median().to_numpy(), _FLOOR), "s--", color="C1", label="bound (10) (median)")
         ax.plot(k, np.maximum(g["bound11"].median().to_numpy(), _FLOOR), "^:", color="C2", label="bound (11) (median)")
         viol = sub[sub["error"] > sub["bound10"] * (1 + 1e-9) + 1e-12]
         if not viol.empty:
-            ax.scatter(viol["steps"], np.maximum(viol["error"], _FLOOR), marker="x", color="C3", s=18, zorder=5,
-                       label="error > bound (10)")
+            ax.scatter(
+                viol["steps"],
+                np.maximum(viol["error"], _FLOOR),
+                marker="x",
+                color="C3",
+                s=18,
+                zorder=5,
+                label="error > bound (10)",
+            )
         ax.axhspan(_FLOOR, 1e-12, color="0.85", alpha=0.5, lw=0, label="< 1e-12: float64 rounding")
         ax.set_yscale("log")
         ax.set_title(sch + (f"\n{len(viol)} above bound (10)" if not viol.empty else "\nnone above bound (10)"))
         if j == 0:
             ax.set_ylabel("orthogonality error / bound")
         ax2 = axes[1, j]
-        ax2.fill_between(k, g["sigma_min"].min().to_numpy(), g["sigma_max"].max().to_numpy(), alpha=0.3, color="C4", lw=0)
+        ax2.fill_between(
+            k, g["sigma_min"].min().to_numpy(), g["sigma_max"].max().to_numpy(), alpha=0.3, color="C4", lw=0
+        )
         ax2.plot(k, g["sigma_max"].max().to_numpy(), color="C4", lw=1, label="σ(B) range over instances")
         ax2.axhline(1.0, color="k", lw=0.8, ls="--")
         ax2.set_xlabel("Newton–Schulz steps K")
@@ -112,8 +133,11 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
     style()
     single = frame[frame["reading"] == "single"]
     multi = frame[frame["reading"] != "single"]
-    panels = [("single", "single head: κ(J) − 1"), *([("multi", "multi-head reading: κ(J)")] if len(multi) else []),
-              ("j1", "single head: ||J1||₂ / alpha")]
+    panels = [
+        ("single", "single head: κ(J) − 1"),
+        *([("multi", "multi-head reading: κ(J)")] if len(multi) else []),
+        ("j1", "single head: ||J1||₂ / alpha"),
+    ]
     fig, axes = paper_figure(1, len(panels), width=PAGE_IN, height=2.9)
     bases = list(dict.fromkeys(single["basis"]))
     bases = [b for b in bases if b != "qr"] + [b for b in bases if b == "qr"]  # qr last: on top
@@ -128,9 +152,17 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
             qr = basis == "qr"
             for stat, (ls, _) in KAPPA_STATS.items():
                 y = np.maximum(getattr(g, stat)().to_numpy(), _FLOOR)
-                ax.plot(a, y, "--" if qr and stat == "max" else ls, marker="o" if stat == "max" else None,
-                        ms=4 if qr else 2.5, mfc="white" if qr else colour[basis], lw=1.0,
-                        color=colour[basis], zorder=3 if qr else 2)
+                ax.plot(
+                    a,
+                    y,
+                    "--" if qr and stat == "max" else ls,
+                    marker="o" if stat == "max" else None,
+                    ms=4 if qr else 2.5,
+                    mfc="white" if qr else colour[basis],
+                    lw=1.0,
+                    color=colour[basis],
+                    zorder=3 if qr else 2,
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("alpha")
@@ -138,11 +170,23 @@ def plot_kappa(frame: pd.DataFrame, stem: Path) -> list[Path]:
         readable_log_ticks(ax)
     axes[0, 0].set_ylabel("value at each alpha")
     heads = sorted(int(h) for h in multi["heads"].unique()) if len(multi) else []
-    handles = [Line2D([], [], color=c, marker="o", ms=3, mfc="white" if b == "qr" else c, ls="--" if b == "qr" else "-",
-                      label=b + (f" ({', '.join(map(str, heads))} heads in the multi-head panel)" if b == "qr" and heads
-                                 else "")) for b, c in colour.items()]
-    handles += [Line2D([], [], color="0.3", ls=ls, marker="o" if stat == "max" else None, ms=3, label=label)
-                for stat, (ls, label) in KAPPA_STATS.items()]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=c,
+            marker="o",
+            ms=3,
+            mfc="white" if b == "qr" else c,
+            ls="--" if b == "qr" else "-",
+            label=b + (f" ({', '.join(map(str, heads))} heads in the multi-head panel)" if b == "qr" and heads else ""),
+        )
+        for b, c in colour.items()
+    ]
+    handles += [
+        Line2D([], [], color="0.3", ls=ls, marker="o" if stat == "max" else None, ms=3, label=label)
+        for stat, (ls, label) in KAPPA_STATS.items()
+    ]
     legend_below(fig, handles, [h.get_label() for h in handles], ncol=3)
     fig.suptitle("osa-check · Theorems 4.3, 4.4")
     return save_figure(fig, stem)

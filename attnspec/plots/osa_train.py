@@ -54,8 +54,11 @@ def epoch_curves(curves: pd.DataFrame) -> pd.DataFrame:
         One row per (model, replicate, split, epoch): ``model, replicate, split, epoch,
         loss, accuracy``.
     """
-    train = (curves[curves["split"] == "train"].groupby(["model", "replicate", "epoch"], as_index=False)
-             .agg(loss=("loss", "mean"), accuracy=("accuracy", "mean")))
+    train = (
+        curves[curves["split"] == "train"]
+        .groupby(["model", "replicate", "epoch"], as_index=False)
+        .agg(loss=("loss", "mean"), accuracy=("accuracy", "mean"))
+    )
     train["split"] = "train"
     test = curves.loc[curves["split"] == "test", ["model", "replicate", "epoch", "loss", "accuracy"]].copy()
     test["split"] = "test"
@@ -83,13 +86,25 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     hue_order = [_LABELS.get(m, m) for m in order]
     fig, axes = paper_figure(1, 3, width=PAGE_IN, height=2.9)
     axes = axes[0]
-    panels = [("train", "loss", "train loss (mean mini-batch, per epoch)"),
-              ("test", "loss", "test loss"),
-              ("test", "accuracy", "test accuracy")]
+    panels = [
+        ("train", "loss", "train loss (mean mini-batch, per epoch)"),
+        ("test", "loss", "test loss"),
+        ("test", "accuracy", "test accuracy"),
+    ]
     for ax, (split, col, title) in zip(axes, panels):
         sub = ep[ep["split"] == split]
-        sns.lineplot(data=sub, x="epoch", y=col, hue="Model", hue_order=hue_order, style="Model",
-                     style_order=hue_order, errorbar="sd", ax=ax, legend=ax is axes[-1])
+        sns.lineplot(
+            data=sub,
+            x="epoch",
+            y=col,
+            hue="Model",
+            hue_order=hue_order,
+            style="Model",
+            style_order=hue_order,
+            errorbar="sd",
+            ax=ax,
+            legend=ax is axes[-1],
+        )
         ax.set_title(title)
         ax.set_ylabel(col)
         if col == "loss" and (sub[col] > 0).all():
@@ -140,8 +155,15 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = N
     # state: the committed figure would change at every redraw)
     reps = sorted(r["replicate"].unique())
     spread = dict(zip(reps, np.linspace(-0.18, 0.18, len(reps)) if len(reps) > 1 else [0.0], strict=True))
-    ax.scatter([order.index(m) + spread[k] for m, k in zip(r["Model"], r["replicate"], strict=True)],
-               r["test_accuracy"], color=_SEED, s=12, marker="o", zorder=2, label="one seed")
+    ax.scatter(
+        [order.index(m) + spread[k] for m, k in zip(r["Model"], r["replicate"], strict=True)],
+        r["test_accuracy"],
+        color=_SEED,
+        s=12,
+        marker="o",
+        zorder=2,
+        label="one seed",
+    )
     means = r.groupby("model")["test_accuracy"].mean()
     ys = [float(means[m]) for m in models]
     lows = highs = None
@@ -150,15 +172,33 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = N
         if all(m in ci.index for m in models) and np.isfinite(ci.loc[models, "accuracy_ci_low"]).all():
             lows = [y - float(ci.loc[m, "accuracy_ci_low"]) for m, y in zip(models, ys, strict=True)]
             highs = [float(ci.loc[m, "accuracy_ci_high"]) - y for m, y in zip(models, ys, strict=True)]
-    ax.errorbar(range(len(models)), ys, yerr=None if lows is None else [lows, highs], fmt="_", color=_MEASURED,
-                markersize=14, capsize=3, lw=1.2, zorder=3,
-                label="mean, 95% CI over seeds" if lows is not None else "mean over seeds")
+    ax.errorbar(
+        range(len(models)),
+        ys,
+        yerr=None if lows is None else [lows, highs],
+        fmt="_",
+        color=_MEASURED,
+        markersize=14,
+        capsize=3,
+        lw=1.2,
+        zorder=3,
+        label="mean, 95% CI over seeds" if lows is not None else "mean over seeds",
+    )
     values = list(r["test_accuracy"])
     if paper is not None and "paper_accuracy" in paper:
         pv = paper.set_index("model")["paper_accuracy"]
         xs = [i for i, m in enumerate(models) if m in pv.index]
-        ax.scatter(xs, [float(pv[models[i]]) for i in xs], marker="D", s=28, facecolors="none",
-                   edgecolors=_PAPER, linewidths=1.3, zorder=4, label="paper, Table 2 (MNIST)")
+        ax.scatter(
+            xs,
+            [float(pv[models[i]]) for i in xs],
+            marker="D",
+            s=28,
+            facecolors="none",
+            edgecolors=_PAPER,
+            linewidths=1.3,
+            zorder=4,
+            label="paper, Table 2 (MNIST)",
+        )
         values += [float(pv[models[i]]) for i in xs]
         if lows is not None:
             values += [y - lo for y, lo in zip(ys, lows, strict=True)]
@@ -190,15 +230,27 @@ def plot_signal(signal: pd.DataFrame, stem: Path) -> list[Path]:
     style()
     s = _labels(signal)
     stages = s[["stage", "block"]].drop_duplicates()
-    names = [("embed" if st == "embed" else "logits (sd)" if st == "logits" else f"{st} {b}")
-             for st, b in stages.itertuples(index=False)]
+    names = [
+        ("embed" if st == "embed" else "logits (sd)" if st == "logits" else f"{st} {b}")
+        for st, b in stages.itertuples(index=False)
+    ]
     pos = {tuple(k): i for i, k in enumerate(stages.itertuples(index=False))}
     s["position"] = [pos[(st, b)] for st, b in zip(s["stage"], s["block"])]
     fig, axes = paper_figure(width=PAGE_IN, height=3.2)
     ax = axes[0, 0]
     order = list(dict.fromkeys(s["Model"]))
-    sns.lineplot(data=s, x="position", y="rms", hue="Model", hue_order=order, style="Model", style_order=order,
-                 markers=True, errorbar=("pi", 100), ax=ax)
+    sns.lineplot(
+        data=s,
+        x="position",
+        y="rms",
+        hue="Model",
+        hue_order=order,
+        style="Model",
+        style_order=order,
+        markers=True,
+        errorbar=("pi", 100),
+        ax=ax,
+    )
     ax.set_yscale("log")
     readable_log_ticks(ax, "y")
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
@@ -232,8 +284,9 @@ def plot_osa_train(out_dir: Path) -> list[Path]:
     curves = read_table(out_dir, CURVES_TABLE)
     runs = read_table(out_dir, RUNS_TABLE)
     paper = read_table(out_dir, PAPER_TABLE) if (out_dir / f"{PAPER_TABLE}.parquet").is_file() else None
-    paths = (plot_curves(curves, out_dir / "osa_train_curves")
-             + plot_accuracy(runs, out_dir / "osa_train_accuracy", paper))
+    paths = plot_curves(curves, out_dir / "osa_train_curves") + plot_accuracy(
+        runs, out_dir / "osa_train_accuracy", paper
+    )
     if (out_dir / f"{SIGNAL_TABLE}.parquet").is_file():
         paths += plot_signal(read_table(out_dir, SIGNAL_TABLE), out_dir / "osa_train_signal")
     return paths

@@ -30,9 +30,9 @@ def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
     title : str
         The run's name; may be empty.
     table : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.scaling_table`'s output (its ``n``).
+        :func:`attnspec.spectra.scaling_fit.scaling_table`'s output (its ``n``).
     fits : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.fit_scaling`'s output (its ``inputs``).
+        :func:`attnspec.spectra.scaling_fit.fit_scaling`'s output (its ``inputs``).
 
     Returns
     -------
@@ -67,9 +67,16 @@ def _layer_summary(table: pd.DataFrame, col: str) -> pd.DataFrame:
     return table.groupby("n")[col].agg(["mean", "min", "max"]).sort_index()
 
 
-def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: str = "",
-                 formats: Sequence[str] = ("png", "svg"), nulls: dict[str, pd.DataFrame] | None = None) -> list[Path]:
-    """Draw both figures from :func:`attnspec.spectra.scaling.scaling_table` and :func:`~attnspec.spectra.scaling.fit_scaling`.
+def plot_scaling(
+    table: pd.DataFrame,
+    fits: pd.DataFrame,
+    out: Path,
+    *,
+    title: str = "",
+    formats: Sequence[str] = ("png", "svg"),
+    nulls: dict[str, pd.DataFrame] | None = None,
+) -> list[Path]:
+    """Draw both figures from :func:`attnspec.spectra.scaling_fit.scaling_table` and :func:`~attnspec.spectra.scaling_fit.fit_scaling`.
 
     ``title`` names the run (model · corpus); the lengths and the number of inputs are added.
     ``nulls``: null baseline name → its scaling table (``scaling_table(..., source=name)``),
@@ -80,9 +87,9 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.scaling_table`'s output.
+        :func:`attnspec.spectra.scaling_fit.scaling_table`'s output.
     fits : pandas.DataFrame
-        :func:`attnspec.spectra.scaling.fit_scaling`'s output.
+        :func:`attnspec.spectra.scaling_fit.fit_scaling`'s output.
     out : Path
         The folder the figures are written to; it must exist.
     title : str
@@ -99,30 +106,59 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
         ``out/scaling_beta.*`` (β per layer and overall, with its bootstrap interval), each
         in each format.
     """
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
-
-    from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
-    from attnspec.spectra.nulls import LABELS
-    from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
-
     style()
     title = full_title(title, table, fits)
     layers = sorted(table["layer"].unique())
+    paths = _plot_k90(table, layers, Path(out), title=title, formats=formats, nulls=nulls)
+    return paths + _plot_beta(fits, layers, Path(out), title=title, formats=formats)
+
+
+def _plot_k90(
+    table: pd.DataFrame,
+    layers: list[int],
+    out: Path,
+    *,
+    title: str,
+    formats: Sequence[str],
+    nulls: dict[str, pd.DataFrame] | None,
+) -> list[Path]:
+    """``scaling_k90``: k90 and effective rank against n, the layers' band and mean, three layers, nulls and references."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    from attnspec.plots import OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
+    from attnspec.spectra.nulls import LABELS
+
     shown = highlighted_layers(layers)
     colours = list(OKABE_ITO)  # colour-blind safe categories: the real layers first, then each null
     ns = np.array(sorted(table["n"].unique()), dtype=float)
     fig, axes = paper_figure(1, 2, width=PAGE_IN, height=4.2)
-    for ax, col, label in ((axes[0, 0], "k_mean_curve", "k90: index where the mean curve reaches 0.9"),
-                           (axes[0, 1], "effective_rank", "effective rank (mean over heads)")):
+    for ax, col, label in (
+        (axes[0, 0], "k_mean_curve", "k90: index where the mean curve reaches 0.9"),
+        (axes[0, 1], "effective_rank", "effective rank (mean over heads)"),
+    ):
         for j, (name, null) in enumerate((nulls or {}).items()):
             s = _layer_summary(null, col)
             colour = colours[3 + j]
-            ax.fill_between(s.index, s["min"], s["max"], color=colour, alpha=0.25, lw=0,
-                            label=f"{LABELS.get(name, name)}: layer min–max")
+            ax.fill_between(
+                s.index,
+                s["min"],
+                s["max"],
+                color=colour,
+                alpha=0.25,
+                lw=0,
+                label=f"{LABELS.get(name, name)}: layer min–max",
+            )
             ax.plot(s.index, s["mean"], color=colour, ls="-.", lw=1.1, label=f"{LABELS.get(name, name)}: layer mean")
         s = _layer_summary(table, col)
-        ax.fill_between(s.index, s["min"], s["max"], color=colours[0], alpha=0.2, lw=0,
-                        label=f"real: min–max over {len(layers)} layers")
+        ax.fill_between(
+            s.index,
+            s["min"],
+            s["max"],
+            color=colours[0],
+            alpha=0.2,
+            lw=0,
+            label=f"real: min–max over {len(layers)} layers",
+        )
         ax.plot(s.index, s["mean"], color=colours[0], lw=1.8, marker="o", ms=3.5, label="real: layer mean")
         for layer, marker, ls in zip(shown, ("s", "^", "D"), ((0, (1, 1)), (0, (4, 1.5)), (0, (2, 1, 1, 1)))):
             d = table[table["layer"] == layer].sort_values("n")
@@ -145,7 +181,13 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False)  # off the data, below the panels
     fig.suptitle(fit_title(title, PAGE_IN, 8.5))
-    paths = save_figure(fig, Path(out) / "scaling_k90", formats)
+    return save_figure(fig, Path(out) / "scaling_k90", formats)
+
+
+def _plot_beta(fits: pd.DataFrame, layers: list[int], out: Path, *, title: str, formats: Sequence[str]) -> list[Path]:
+    """``scaling_beta``: the fitted β per layer and over layers, with its bootstrap interval, per fitted metric."""
+    from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, fit_title, paper_figure
+    from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
 
     metrics = [m for m in FITTED if m in set(fits["metric"])]
     # a column while a layer's group of error bars keeps 0.2 in, else the page
@@ -158,8 +200,16 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
         f["pos"] = f["layer"].where(f["layer"] >= 0, len(layers))
         f = f.sort_values("pos")
         x = f["pos"].to_numpy() + (j - (len(metrics) - 1) / 2) * width
-        ax.errorbar(x, f["beta"], yerr=[f["beta"] - f["low"], f["high"] - f["beta"]], fmt=marker, ms=3.5, capsize=2,
-                    color=color, label=FITTED[metric])
+        ax.errorbar(
+            x,
+            f["beta"],
+            yerr=[f["beta"] - f["low"], f["high"] - f["beta"]],
+            fmt=marker,
+            ms=3.5,
+            capsize=2,
+            color=color,
+            label=FITTED[metric],
+        )
     for y in (0.0, 1.0):
         ax.axhline(y, color="grey", lw=0.7)
     for y in (NO_GROWTH_BELOW, LINEAR_ABOVE):
@@ -169,4 +219,4 @@ def plot_scaling(table: pd.DataFrame, fits: pd.DataFrame, out: Path, *, title: s
     ax.set_ylabel("β in k ∝ n^β (95% bootstrap CI)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)  # below: the points fill the panel
     ax.set_title(fit_title(title, ax.figure.get_figwidth(), 8))
-    return paths + save_figure(fig, Path(out) / "scaling_beta", formats)
+    return save_figure(fig, Path(out) / "scaling_beta", formats)

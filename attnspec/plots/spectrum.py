@@ -93,8 +93,12 @@ def run_label(meta: dict[str, Any], label: str | None = None) -> str:
     else:
         count = f"{done} inputs"
     note = family_note(meta)
-    parts = [short_name(ident.get("model", meta.get("model"))), short_name(ident.get("data")),
-             f"n = {ident.get('seq_len')}", count] + ([note] if note else [])
+    parts = [
+        short_name(ident.get("model", meta.get("model"))),
+        short_name(ident.get("data")),
+        f"n = {ident.get('seq_len')}",
+        count,
+    ] + ([note] if note else [])
     return " · ".join(parts)
 
 
@@ -125,11 +129,17 @@ def layer_names(meta: dict[str, Any], layers: Sequence[int]) -> dict[int, str]:
     """
     kinds = {int(d["layer"]): str(d.get("kind")) for d in meta.get("layers") or [] if "layer" in d}
     mixed = len(set(kinds.values())) > 1
-    return {int(layer): f"{int(layer) + 1} {KIND_SHORT.get(kinds.get(int(layer), ''), kinds.get(int(layer), '?'))}"
-            if mixed else str(int(layer) + 1) for layer in layers}
+    return {
+        int(layer): f"{int(layer) + 1} {KIND_SHORT.get(kinds.get(int(layer), ''), kinds.get(int(layer), '?'))}"
+        if mixed
+        else str(int(layer) + 1)
+        for layer in layers
+    }
 
 
-def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str, width_in: float, meta: dict[str, Any] | None = None) -> None:
+def _draw_curves(
+    ax: Any, spectrum: pd.DataFrame, title: str, width_in: float, meta: dict[str, Any] | None = None
+) -> None:
     import seaborn as sns
 
     curves = layer_curves(spectrum)
@@ -140,7 +150,14 @@ def _draw_curves(ax: Any, spectrum: pd.DataFrame, title: str, width_in: float, m
         d = curves[curves["layer"] == layer]
         # figures number layers and heads from 1 (the tables store them 0-based)
         ax.plot(d["index"], d["mean"], color=color, lw=1.2, label=f"layer {names[int(layer)]}")
-        ax.fill_between(d["index"], (d["mean"] - d["std"]).clip(0, 1), (d["mean"] + d["std"]).clip(0, 1), color=color, alpha=0.12, lw=0)
+        ax.fill_between(
+            d["index"],
+            (d["mean"] - d["std"]).clip(0, 1),
+            (d["mean"] + d["std"]).clip(0, 1),
+            color=color,
+            alpha=0.12,
+            lw=0,
+        )
     ax.set_xlabel("singular value index i (1 = largest)")
     ax.set_ylabel("share of Σσ in the first i values")
     ax.set_ylim(0, 1.01)
@@ -181,9 +198,19 @@ def heat_range(tables: Sequence[pd.DataFrame], at: int) -> tuple[float, float]:
     return min(float(h.min().min()) for h in heats), max(float(h.max().max()) for h in heats)
 
 
-def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, width_in: float, *, vmin: float | None = None,
-               vmax: float | None = None, annot_size: float | None = None, cbar: bool = True,
-               meta: dict[str, Any] | None = None) -> Any:
+def _draw_heat(
+    ax: Any,
+    spectrum: pd.DataFrame,
+    at: int,
+    title: str,
+    width_in: float,
+    *,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    annot_size: float | None = None,
+    cbar: bool = True,
+    meta: dict[str, Any] | None = None,
+) -> Any:
     import seaborn as sns
 
     table = heat_at(spectrum, at)
@@ -192,9 +219,18 @@ def _draw_heat(ax: Any, spectrum: pd.DataFrame, at: int, title: str, width_in: f
     names = layer_names(meta or {}, list(table.index))
     table.index = [names[int(i)] for i in table.index]
     table.columns = [h + 1 for h in table.columns]
-    sns.heatmap(table, ax=ax, cmap="viridis", vmin=vmin, vmax=vmax, annot=annot_size is not None, fmt=".2f",
-                annot_kws={"fontsize": annot_size or MIN_FONT_PT}, cbar=cbar,
-                cbar_kws={"label": f"c at index {at} (share of Σσ)"} if cbar else None)
+    sns.heatmap(
+        table,
+        ax=ax,
+        cmap="viridis",
+        vmin=vmin,
+        vmax=vmax,
+        annot=annot_size is not None,
+        fmt=".2f",
+        annot_kws={"fontsize": annot_size or MIN_FONT_PT},
+        cbar=cbar,
+        cbar_kws={"label": f"c at index {at} (share of Σσ)"} if cbar else None,
+    )
     ax.set_xlabel("head (1 = first)")
     ax.set_ylabel("layer (1 = first)")
     ax.set_title(fit_title(title, width_in, 8), fontsize=8)
@@ -207,8 +243,15 @@ def _heat_width(heads: int) -> float:
     return COLUMN_IN if (COLUMN_IN - 1.3) / max(heads, 1) >= 0.15 else PAGE_IN
 
 
-def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None = None, label: str | None = None,
-                vmin: float | None = None, vmax: float | None = None) -> dict[str, Any]:
+def run_figures(
+    spectrum: pd.DataFrame,
+    meta: dict[str, Any],
+    *,
+    at: int | None = None,
+    label: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+) -> dict[str, Any]:
     """The two figures of one run, drawn from its tables: ``{"spectrum_layers": fig, "spectrum_heatmap": fig}``.
 
     ``spectrum`` is the run's spectrum table (one row per layer, head, index); ``meta`` its
@@ -250,14 +293,30 @@ def run_figures(spectrum: pd.DataFrame, meta: dict[str, Any], *, at: int | None 
     cell_w = (width - 1.3) / H
     cell_h = 0.3
     fig_heat, axes = paper_figure(width=width, height=cell_h * L + 1.1)
-    _draw_heat(axes[0, 0], spectrum, at, title, width, vmin=vmin, vmax=vmax, annot_size=_annotation_size(cell_w, cell_h),
-               meta=meta)
+    _draw_heat(
+        axes[0, 0],
+        spectrum,
+        at,
+        title,
+        width,
+        vmin=vmin,
+        vmax=vmax,
+        annot_size=_annotation_size(cell_w, cell_h),
+        meta=meta,
+    )
     return {"spectrum_layers": fig_curves, "spectrum_heatmap": fig_heat}
 
 
-def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
-             formats: Sequence[str] | None = None, label: str | None = None,
-             vmin: float | None = None, vmax: float | None = None) -> list[Path]:
+def plot_run(
+    run: Path,
+    out: Path | None = None,
+    *,
+    at: int | None = None,
+    formats: Sequence[str] | None = None,
+    label: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+) -> list[Path]:
     """Per-layer curves and the layer × head heatmap of one results directory.
 
     ``at``, ``formats`` and ``label`` default to what ``meta.json`` recorded (key
@@ -292,16 +351,23 @@ def plot_run(run: Path, out: Path | None = None, *, at: int | None = None,
     choices = figure_choices(meta, int(spectrum["index"].max()), at=at, formats=formats, label=label)
     out = Path(out) if out is not None else run / "figures"
     paths: list[Path] = []
-    for name, fig in run_figures(spectrum, meta, at=choices["at"], label=choices.get("label"),
-                                 vmin=vmin, vmax=vmax).items():
+    for name, fig in run_figures(
+        spectrum, meta, at=choices["at"], label=choices.get("label"), vmin=vmin, vmax=vmax
+    ).items():
         paths += save_figure(fig, out / name, choices["formats"])
     if out.resolve() == (run / "figures").resolve():
         record_figure_choices(run, choices)
     return paths
 
 
-def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
-                 formats: Sequence[str] | None = None, labels: Sequence[str] | None = None) -> list[Path]:
+def plot_compare(
+    runs: Sequence[Path],
+    out: Path,
+    *,
+    at: int | None = None,
+    formats: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
+) -> list[Path]:
     """Figure 1 side by side: one column per run, curves on top, heatmaps below.
 
     Every panel names its run (``labels`` override, one per run); the layer legend (with the
@@ -352,8 +418,18 @@ def plot_compare(runs: Sequence[Path], out: Path, *, at: int | None = None,
             _legend(axes[0, j], table["layer"].nunique())
         else:
             axes[0, j].set_ylabel("")
-        mappable = _draw_heat(axes[1, j], table, at, f"{label} · c at index {at} of {int(table['index'].max())}", col,
-                              vmin=vmin, vmax=vmax, annot_size=annot, cbar=False, meta=meta)
+        mappable = _draw_heat(
+            axes[1, j],
+            table,
+            at,
+            f"{label} · c at index {at} of {int(table['index'].max())}",
+            col,
+            vmin=vmin,
+            vmax=vmax,
+            annot_size=annot,
+            cbar=False,
+            meta=meta,
+        )
         if j:
             axes[1, j].set_ylabel("")
     cb = axes[1, 0].figure.colorbar(mappable, ax=list(axes[1, :]), shrink=0.9, pad=0.01)

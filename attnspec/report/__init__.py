@@ -55,8 +55,9 @@ from attnspec.report.runner import RunRecord, check_options, run_experiment
 from attnspec.storage.writer import atomic_write_bytes
 
 
-def build_report(experiments: list[Experiment], out: Path, records: dict[str, RunRecord], *, quick: bool,
-                 data_dir: str | None) -> Path:
+def build_report(
+    experiments: list[Experiment], out: Path, records: dict[str, RunRecord], *, quick: bool, data_dir: str | None
+) -> Path:
     """Write ``out/REPORT.md``, ``out/appendix/``, ``out/figures/`` and ``out/REPORT.html`` from
     the saved results in ``out/results``.
 
@@ -83,23 +84,17 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     Path
         ``out/REPORT.md``.
     """
-    from attnspec.plots.spectrum import plot_compare, plot_run
     from attnspec.report.appendix import (
         drop_empty,
+        experiment_page,
         index_section,
-        move_subsections,
         move_tables,
         section_page,
         write_appendix,
     )
-    from attnspec.report.beyond import beyond_figure1_section, scaling_table
     from attnspec.report.captions import place_figures
-    from attnspec.report.decoder import decoder_section
-    from attnspec.report.experiments import spectrum_runs
-    from attnspec.report.figure1 import _spectrum_section
     from attnspec.report.html import write_html
     from attnspec.report.ledger import ledger_section
-    from attnspec.report.papers import paper_sections
 
     results = out / "results"
     figures = out / "figures"
@@ -110,25 +105,7 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     figures.mkdir(parents=True)
     head = _head(experiments, results, records, quick=quick)
     pages: dict[str, list[str]] = {}
-    # (section, tables kept in the body, per which headings, a table put first)
-    sections: list[tuple[list[str], int, str, list[str]]] = []
-    runs = spectrum_runs(experiments, results, "figure1")
-    if runs:
-        figure1 = ["## " + FIGURE1_HEADING, "", *_spectrum_section(runs, results, figures, plot_run, plot_compare)[2:]]
-        sections.append((move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ",
-                         []))
-    beyond = beyond_figure1_section(experiments, results, figures)
-    if beyond:  # per-run scaling fits and per-layer metrics: the appendix; the k90 figures stay
-        beyond = move_subsections(beyond, section_page(pages, beyond[0][3:]), pages, ["Scaling with n", "The metrics beyond"],
-                                  keep_figures=["scaling_k90"])
-    from attnspec.report.projection import projection_part
-
-    sections.append((beyond, 0, "## ", scaling_table(experiments, results) + projection_part(experiments, results)))
-    decoder = decoder_section(experiments, results, figures, quick=quick)
-    if decoder:  # the depth profile: the appendix
-        decoder = move_subsections(decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics"])
-    sections.append((decoder, 1, "## ", []))
-    sections.append((paper_sections(experiments, records, out, quick=quick, pages=pages, figure1=False), 1, "### ", []))
+    sections = _sections(experiments, out, records, pages, quick=quick)
     body: list[str] = list(head)
     for lines, keep, per, first in sections:
         if not lines:
@@ -137,16 +114,21 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
         # a table put first goes after the section's opening paragraph
         at = next((k for k in range(2, len(moved)) if moved[k] == ""), len(moved)) + 1
         body += moved[:at] + first + moved[at:]
-    from attnspec.report.appendix import experiment_page
-
     for exp in experiments:  # every experiment has its page; the checking ones have theirs already
-        pages.setdefault(exp.name, experiment_page(exp, records.get(exp.name), out, quick=quick,
-                                                   verdict_file=VERDICT_FILE, run_file=RUN_FILE))
+        pages.setdefault(
+            exp.name,
+            experiment_page(exp, records.get(exp.name), out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE),
+        )
     body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
     body += _how_to_read()
     pages = drop_empty(pages)
-    pages["how-to-regenerate"] = ["# How to regenerate", "", "[Back to the report](../REPORT.md)", "",
-                                  *_regenerate_section(quick)[2:]]
+    pages["how-to-regenerate"] = [
+        "# How to regenerate",
+        "",
+        "[Back to the report](../REPORT.md)",
+        "",
+        *_regenerate_section(quick)[2:],
+    ]
     body += index_section(experiments, records, pages, quick=quick)
     placed: dict[str, str] = {}
     body = place_figures(body, out, placed=placed)
@@ -154,14 +136,71 @@ def build_report(experiments: list[Experiment], out: Path, records: dict[str, Ru
     for name, lines in pages.items():  # numbered through the appendix, page after page
         pages[name] = place_figures(lines, out, label="Figure A", placed=placed, start=numbered)
         numbered += sum(1 for line in pages[name] if line.startswith("*Figure A"))
-    _write_text(figures / DRAWN_BY_FILE, json.dumps(
-        {"plotting_code_sha256": plotting_code_digest(), "files": list(PLOTTING_CODE),
-         "note": "every figure here was drawn by this plotting code in one `attnspec report`"}, indent=2) + "\n")
+    _write_drawn_by(figures)
     write_appendix(pages, out)
     path = out / "REPORT.md"
     atomic_write_bytes(path, ("\n".join(body).rstrip() + "\n").encode())
     write_html(out)
     return path
+
+
+def _sections(
+    experiments: list[Experiment], out: Path, records: dict[str, RunRecord], pages: dict[str, list[str]], *, quick: bool
+) -> list[tuple[list[str], int, str, list[str]]]:
+    """The report's sections in order (Figure 1, beyond Figure 1, the decoder, the papers), each as
+    (its lines, tables kept in the body, per which headings, a table put first); the subsections
+    and tables they send to the appendix are added to ``pages``."""
+    from attnspec.plots.spectrum import plot_compare, plot_run
+    from attnspec.report.appendix import move_subsections, section_page
+    from attnspec.report.beyond import beyond_figure1_section, scaling_table
+    from attnspec.report.decoder import decoder_section
+    from attnspec.report.experiments import spectrum_runs
+    from attnspec.report.figure1 import _spectrum_section
+    from attnspec.report.papers import paper_sections
+
+    results = out / "results"
+    figures = out / "figures"
+    sections: list[tuple[list[str], int, str, list[str]]] = []
+    runs = spectrum_runs(experiments, results, "figure1")
+    if runs:
+        figure1 = ["## " + FIGURE1_HEADING, "", *_spectrum_section(runs, results, figures, plot_run, plot_compare)[2:]]
+        sections.append(
+            (move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ", [])
+        )
+    beyond = beyond_figure1_section(experiments, results, figures)
+    if beyond:  # per-run scaling fits and per-layer metrics: the appendix; the k90 figures stay
+        beyond = move_subsections(
+            beyond,
+            section_page(pages, beyond[0][3:]),
+            pages,
+            ["Scaling with n", "The metrics beyond"],
+            keep_figures=["scaling_k90"],
+        )
+    from attnspec.report.projection import projection_part
+
+    sections.append((beyond, 0, "## ", scaling_table(experiments, results) + projection_part(experiments, results)))
+    decoder = decoder_section(experiments, results, figures, quick=quick)
+    if decoder:  # the depth profile: the appendix
+        decoder = move_subsections(decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics"])
+    sections.append((decoder, 1, "## ", []))
+    sections.append((paper_sections(experiments, records, out, quick=quick, pages=pages, figure1=False), 1, "### ", []))
+    return sections
+
+
+def _write_drawn_by(figures: Path) -> None:
+    """``figures/DRAWN_BY.json``: the digest of the plotting code that drew every figure in the folder."""
+    _write_text(
+        figures / DRAWN_BY_FILE,
+        json.dumps(
+            {
+                "plotting_code_sha256": plotting_code_digest(),
+                "files": list(PLOTTING_CODE),
+                "note": "every figure here was drawn by this plotting code in one `attnspec report`",
+            },
+            indent=2,
+        )
+        + "\n",
+    )
 
 
 def _head(experiments: list[Experiment], results: Path, records: dict[str, RunRecord], *, quick: bool) -> list[str]:
@@ -181,8 +220,9 @@ def _head(experiments: list[Experiment], results: Path, records: dict[str, RunRe
         f"{env['created_utc']}; {total / 60:.1f} min of compute in all"
         + (" — **quick** mode: small sizes, the numbers are illustrative only." if quick else "."),
         "",
-        *summary_section(experiments, results, papers=PAPERS, quick=quick, verdict_file=VERDICT_FILE,
-                         figure1_heading=FIGURE1_HEADING),
+        *summary_section(
+            experiments, results, papers=PAPERS, quick=quick, verdict_file=VERDICT_FILE, figure1_heading=FIGURE1_HEADING
+        ),
         *_models_and_data(experiments, results),
     ]
 
@@ -206,11 +246,15 @@ def _models_and_data(experiments: list[Experiment], results: Path) -> list[str]:
     if not models:
         return []
     said = "; ".join(f"{name} on {', '.join(sorted(d))}" for name, d in models.items())
-    return ["## Models and data", "",
-            f"The spectrum study ran on the real pretrained models that install from the package index: {said}. "
-            "No RoBERTa weights (the paper's models) can be fetched on the machine that made this report, which has "
-            "no model hub; every statement below is about these models on these corpora. Each experiment's model "
-            "revision, corpus digest, input count and seed are on its appendix page.", ""]
+    return [
+        "## Models and data",
+        "",
+        f"The spectrum study ran on the real pretrained models that install from the package index: {said}. "
+        "No RoBERTa weights (the paper's models) can be fetched on the machine that made this report, which has "
+        "no model hub; every statement below is about these models on these corpora. Each experiment's model "
+        "revision, corpus digest, input count and seed are on its appendix page.",
+        "",
+    ]
 
 
 #: The code that draws every figure of the report: its digest is recorded with the figures,
@@ -231,35 +275,20 @@ def plotting_code_digest() -> str:
     return source_digest(root, [path for pattern in PLOTTING_CODE for path in sorted(root.glob(pattern))])
 
 
-
-
-
-
-
-
-
-
 def _how_to_read() -> list[str]:
     """The report's "How to read a verdict" section: the whole vocabulary, from attnspec.verdicts.classify."""
     from attnspec.verdicts.classify import LOOSE_FACTOR, VERDICT_MEANINGS
 
-    return ["## How to read a verdict", "",
-            "Every row names a claim by its id (`attnspec claims` lists them with the paper's equation and "
-            "statement) and the reading it was checked under, with the numbers it was decided from. "
-            f"One classifier decides every row, with one looseness rule (a factor {LOOSE_FACTOR:g}):", "",
-            *[f"- **{v}** — {m}." for v, m in VERDICT_MEANINGS.items()], ""]
-
-
-
-
-
-
-
-
-
-
-
-
+    return [
+        "## How to read a verdict",
+        "",
+        "Every row names a claim by its id (`attnspec claims` lists them with the paper's equation and "
+        "statement) and the reading it was checked under, with the numbers it was decided from. "
+        f"One classifier decides every row, with one looseness rule (a factor {LOOSE_FACTOR:g}):",
+        "",
+        *[f"- **{v}** — {m}." for v, m in VERDICT_MEANINGS.items()],
+        "",
+    ]
 
 
 def _regenerate_section(quick: bool) -> list[str]:
@@ -275,7 +304,7 @@ def _regenerate_section(quick: bool) -> list[str]:
         "",
         "With network access to the Hugging Face hub, the paper's own models run the same way: copy "
         "`experiments/spectrum-minilm-wiki103.toml` to e.g. `spectrum-roberta-base-wiki103.toml`, set "
-        "`model = \"roberta-base\"` (or `roberta-large`), keep `group = \"figure1\"`, and run `attnspec report`; "
+        '`model = "roberta-base"` (or `roberta-large`), keep `group = "figure1"`, and run `attnspec report`; '
         "or directly `attnspec spectrum --model roberta-base --data wiki103 --num-inputs 1000 --seq-len 512`.",
         "",
     ]
@@ -343,8 +372,16 @@ def run_report(
     return path, records
 
 
-def _run_all(experiments: Sequence[Experiment], results: Path, *, quick: bool, force: bool,
-             only: Sequence[str] | None, data_dir: str | None, log: Callable[[str], None]) -> dict[str, RunRecord]:
+def _run_all(
+    experiments: Sequence[Experiment],
+    results: Path,
+    *,
+    quick: bool,
+    force: bool,
+    only: Sequence[str] | None,
+    data_dir: str | None,
+    log: Callable[[str], None],
+) -> dict[str, RunRecord]:
     """Run each experiment asked for (:func:`run_experiment`) and read the others' records; the
     experiments share each model they load (:func:`attnspec.spectra.shared_models.sharing_models`),
     and the models are dropped once the last has run."""
@@ -357,8 +394,11 @@ def _run_all(experiments: Sequence[Experiment], results: Path, *, quick: bool, f
                 rec_file = results / exp.name / RUN_FILE
                 if rec_file.is_file():
                     rec = json.loads(rec_file.read_text())
-                    records[exp.name] = RunRecord(exp.name, "reused" if rec.get("key") == exp.key(quick) else "stale",
-                                                  float(rec.get("seconds", 0)))
+                    records[exp.name] = RunRecord(
+                        exp.name,
+                        "reused" if rec.get("key") == exp.key(quick) else "stale",
+                        float(rec.get("seconds", 0)),
+                    )
                 continue
             rec = run_experiment(exp, results, quick=quick, force=force, data_dir=data_dir, log=log)
             records[exp.name] = rec

@@ -75,8 +75,9 @@ def drop_empty(pages: dict[str, list[str]]) -> dict[str, list[str]]:
     return {name: lines for name, lines in pages.items() if len(lines) > len(_page_head(""))}
 
 
-def move_tables(lines: Sequence[str], page: str, pages: dict[str, list[str]], *, keep: int = 1,
-                per: str = "## ") -> list[str]:
+def move_tables(
+    lines: Sequence[str], page: str, pages: dict[str, list[str]], *, keep: int = 1, per: str = "## "
+) -> list[str]:
     """``lines`` with their tables moved to ``pages[page]`` (under a heading named after the body
     heading above each), a linked line left in each one's place; the body keeps the first
     ``keep`` tables of at most MAX_BODY_ROWS rows after each heading that starts with ``per``
@@ -123,8 +124,10 @@ def move_tables(lines: Sequence[str], page: str, pages: dict[str, list[str]], *,
             count = sum(1 for h in moved if h.startswith("## ") and h[3:].startswith(heading))
             title = heading if count == 0 else f"{heading} ({count + 1})"
             moved += [f"## {title}", "", *table, ""]
-            out.append(f"_Table ({len(table) - 2} rows) in the appendix: "
-                       f"[{FOLDER}/{page}.md]({FOLDER}/{page}.md#{anchor(title)})._")
+            out.append(
+                f"_Table ({len(table) - 2} rows) in the appendix: "
+                f"[{FOLDER}/{page}.md]({FOLDER}/{page}.md#{anchor(title)})._"
+            )
         else:
             out += table
             kept += 1
@@ -168,12 +171,18 @@ def experiment_page(exp: Any, record: Any, out: Path, *, quick: bool, verdict_fi
     seconds = 0.0
     if (d / run_file).is_file():
         seconds = float(json.loads((d / run_file).read_text()).get("seconds", 0.0))
-    md += [f"- Command: `{_md(display_command(exp, quick))}`",
-           f"- Status in the invocation that wrote this page: {_md(status)}{(' (' + _md(detail) + ')') if detail else ''}",
-           f"- Compute time: {seconds:.1f} s",
-           f"- Tidy results: `results/{exp.name}/`", ""]
-    md += [line.replace(f"- `{exp.name}`: ", "- Provenance: ", 1) for line in _provenance([exp], out / "results")
-           if line.startswith(f"- `{exp.name}`")]
+    md += [
+        f"- Command: `{_md(display_command(exp, quick))}`",
+        f"- Status in the invocation that wrote this page: {_md(status)}{(' (' + _md(detail) + ')') if detail else ''}",
+        f"- Compute time: {seconds:.1f} s",
+        f"- Tidy results: `results/{exp.name}/`",
+        "",
+    ]
+    md += [
+        line.replace(f"- `{exp.name}`: ", "- Provenance: ", 1)
+        for line in _provenance([exp], out / "results")
+        if line.startswith(f"- `{exp.name}`")
+    ]
     if (d / "osa_train_summary.parquet").is_file():  # the training check's every column
         import pandas as pd
 
@@ -182,8 +191,15 @@ def experiment_page(exp: Any, record: Any, out: Path, *, quick: bool, verdict_fi
         md += ["", "## Summary over seeds", "", _frame_md(pd.read_parquet(d / "osa_train_summary.parquet")), ""]
     if (d / verdict_file).is_file():
         rows = json.loads((d / verdict_file).read_text())
-        md += ["", "## Verdicts, one line per claim", "", *verdict_lines_md(rows),
-               "## Every verdict row", "", summarise_verdicts(rows)]
+        md += [
+            "",
+            "## Verdicts, one line per claim",
+            "",
+            *verdict_lines_md(rows),
+            "## Every verdict row",
+            "",
+            summarise_verdicts(rows),
+        ]
     return md
 
 
@@ -219,8 +235,9 @@ def write_appendix(pages: dict[str, list[str]], out: Path) -> list[Path]:
     return paths
 
 
-def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: dict[str, list[str]], *,
-                  quick: bool) -> list[str]:
+def index_section(
+    experiments: Sequence[Any], records: dict[str, Any], pages: dict[str, list[str]], *, quick: bool
+) -> list[str]:
     """``## Appendix``: one line per page, experiments first, with each experiment's cost.
 
     Parameters
@@ -237,9 +254,15 @@ def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: di
     list of str
         Markdown lines.
     """
-    md = ["## Appendix", "",
-          ("Per experiment: the command that reproduces it, its cost, its provenance and every verdict row; then the "
-           "long tables of the sections above. Tidy results: `results/<experiment>/`."), ""]
+    md = [
+        "## Appendix",
+        "",
+        (
+            "Per experiment: the command that reproduces it, its cost, its provenance and every verdict row; then the "
+            "long tables of the sections above. Tidy results: `results/<experiment>/`."
+        ),
+        "",
+    ]
     for exp in experiments:
         if exp.name in pages:
             rec = records.get(exp.name)
@@ -253,8 +276,14 @@ def index_section(experiments: Sequence[Any], records: dict[str, Any], pages: di
     return [*md, ""]
 
 
-def move_subsections(lines: Sequence[str], page: str, pages: dict[str, list[str]], moved: Sequence[str],
-                     *, keep_figures: Sequence[str] = ()) -> list[str]:
+def move_subsections(
+    lines: Sequence[str],
+    page: str,
+    pages: dict[str, list[str]],
+    moved: Sequence[str],
+    *,
+    keep_figures: Sequence[str] = (),
+) -> list[str]:
     """``lines`` with every ``###`` subsection whose heading starts with one of ``moved`` moved
     whole to ``pages[page]`` (its figures linked from there). A run of moved subsections leaves
     one line in the body that links each, then the figures whose file stem is in
@@ -302,13 +331,20 @@ def move_subsections(lines: Sequence[str], page: str, pages: dict[str, list[str]
         j = i + 1
         while j < len(lines) and not lines[j].startswith(("## ", "### ")):
             j += 1
-        block = list(lines[i + 1:j])
-        mine = [img for b in block for img in re.findall(r"!\[[^\]]*\]\(figures/[^)]+\)", b)
-                if Path(re.search(r"\(([^)]+)\)", img).group(1)).stem in keep_figures]
-        rest = [re.sub(r"!\[[^\]]*\]\(figures/[^)]+\)", lambda m, mine=mine: "" if m.group(0) in mine else m.group(0),
-                       b) for b in block]
+        block = list(lines[i + 1 : j])
+        mine = [
+            img
+            for b in block
+            for img in re.findall(r"!\[[^\]]*\]\(figures/[^)]+\)", b)
+            if Path(re.search(r"\(([^)]+)\)", img).group(1)).stem in keep_figures
+        ]
+        rest = [
+            re.sub(r"!\[[^\]]*\]\(figures/[^)]+\)", lambda m, mine=mine: "" if m.group(0) in mine else m.group(0), b)
+            for b in block
+        ]
         pages.setdefault(page, []).extend(
-            [f"## {title}", "", *(b.replace("](figures/", "](../figures/") for b in rest)])
+            [f"## {title}", "", *(b.replace("](figures/", "](../figures/") for b in rest)]
+        )
         links.append(f"[{title}]({FOLDER}/{page}.md#{anchor(title)})")
         kept.extend(mine)
         i = j

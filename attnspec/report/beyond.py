@@ -21,10 +21,15 @@ from typing import Any
 from attnspec.report.experiments import spectrum_runs
 
 QUANTITY_NAMES = {
-    "c_at": "mean c at the reading index", "reach_index": "k90 (index where c reaches 0.9)",
-    "effective_rank": "effective rank", "stable_rank": "stable rank", "sigma2_over_sigma1": "σ₂/σ₁",
-    "numerical_rank": "numerical rank", "rank_for_error_0.1": "rank for error ≤ 0.1",
-    "rank_for_error_0.2": "rank for error ≤ 0.2", "row_entropy": "row entropy",
+    "c_at": "mean c at the reading index",
+    "reach_index": "k90 (index where c reaches 0.9)",
+    "effective_rank": "effective rank",
+    "stable_rank": "stable rank",
+    "sigma2_over_sigma1": "σ₂/σ₁",
+    "numerical_rank": "numerical rank",
+    "rank_for_error_0.1": "rank for error ≤ 0.1",
+    "rank_for_error_0.2": "rank for error ≤ 0.2",
+    "row_entropy": "row entropy",
 }
 
 
@@ -49,11 +54,15 @@ def beyond_figure1_section(experiments: Sequence[Any], results: Path, figures: P
     figure1 = spectrum_runs(experiments, results, "figure1")
     if not scaling and not figure1:
         return []
-    md = ["## Beyond Figure 1", "",
-          "Linformer's argument needs two premises: P is low rank, and the rank it needs does not grow with n. "
-          "Figure 1 measures the first at one n. This section measures the second, the error of Linformer-style "
-          "attention with a random projection (what its method needs), the metrics later papers report, and the "
-          "differences between corpora with confidence intervals (definitions: docs/spectrum.md).", ""]
+    md = [
+        "## Beyond Figure 1",
+        "",
+        "Linformer's argument needs two premises: P is low rank, and the rank it needs does not grow with n. "
+        "Figure 1 measures the first at one n. This section measures the second, the error of Linformer-style "
+        "attention with a random projection (what its method needs), the metrics later papers report, and the "
+        "differences between corpora with confidence intervals (definitions: docs/spectrum.md).",
+        "",
+    ]
     for exp in scaling:
         md += _scaling_part(exp, results / exp.name, figures / exp.name)
     if figure1:
@@ -78,7 +87,7 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     from attnspec.numerics.stats import format_interval
     from attnspec.plots.scaling import plot_scaling
     from attnspec.spectra.reading import LINEAR_ABOVE, NO_GROWTH_BELOW
-    from attnspec.spectra.scaling import fit_scaling, scaling_table
+    from attnspec.spectra.scaling_fit import fit_scaling, scaling_table
 
     try:
         table = scaling_table(d)
@@ -90,40 +99,64 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
 
     # the nulls every length holds, drawn as bands beside the real layers
     held = [set(baselines_of(run_dir(d, int(n)))) for n in table["n"].unique()]
-    nulls = {s: scaling_table(d, source=s) for s in baselines_of(run_dir(d, int(table["n"].max())))
-             if all(s in h for h in held)}
+    nulls = {
+        s: scaling_table(d, source=s)
+        for s in baselines_of(run_dir(d, int(table["n"].max())))
+        if all(s in h for h in held)
+    }
     plot_scaling(table, fits, fig_dir, title=exp.title, nulls=nulls)
     lengths = sorted(table["n"].unique())
-    md = [f"### {exp.title}", "",
-          f"Lengths n = {', '.join(map(str, lengths))} on the same {int(fits['inputs'].iloc[0])} documents "
-          f"(`results/{exp.name}/`). β of k ∝ n^β, least squares on log–log axes, 95% percentile bootstrap over "
-          f"inputs; verdict thresholds: the whole interval below {NO_GROWTH_BELOW:g} — does not grow, above "
-          f"{LINEAR_ABOVE:g} — grows about linearly.", "",
-          "| metric | layer | β | 95% CI | verdict |", "|---|---|---|---|---|"]
+    md = [
+        f"### {exp.title}",
+        "",
+        f"Lengths n = {', '.join(map(str, lengths))} on the same {int(fits['inputs'].iloc[0])} documents "
+        f"(`results/{exp.name}/`). β of k ∝ n^β, least squares on log–log axes, 95% percentile bootstrap over "
+        f"inputs; verdict thresholds: the whole interval below {NO_GROWTH_BELOW:g} — does not grow, above "
+        f"{LINEAR_ABOVE:g} — grows about linearly.",
+        "",
+        "| metric | layer | β | 95% CI | verdict |",
+        "|---|---|---|---|---|",
+    ]
     for r in fits.itertuples():
-        md.append(f"| {r.metric} | {'all' if r.layer < 0 else r.layer + 1} | {r.beta:.2f} | [{r.low:.2f}, {r.high:.2f}] | {r.verdict} |")
+        md.append(
+            f"| {r.metric} | {'all' if r.layer < 0 else r.layer + 1} | {r.beta:.2f} | [{r.low:.2f}, {r.high:.2f}] | {r.verdict} |"
+        )
     md.append("")
-    md.append("k90 of the layer's mean curve per n (rows: layers): " + "; ".join(
-        f"layer {layer + 1}: " + ", ".join(f"{int(v)}" for v in g.sort_values('n')["k_mean_curve"])
-        for layer, g in table.groupby("layer")) + ".")
+    md.append(
+        "k90 of the layer's mean curve per n (rows: layers): "
+        + "; ".join(
+            f"layer {layer + 1}: " + ", ".join(f"{int(v)}" for v in g.sort_values("n")["k_mean_curve"])
+            for layer, g in table.groupby("layer")
+        )
+        + "."
+    )
     md.append("")
     overall = fits[fits["layer"] < 0].set_index("metric")
     per = fits[fits["layer"] >= 0]
     k90 = overall.loc["reach_index"]
-    reading = (f"Reading: over all layers k90 scales as n^{k90.beta:.2f} (95% CI {format_interval(k90.low, k90.high)}): "
-               f"{k90.verdict}. Per layer β ranges from {per[per['metric'] == 'reach_index']['beta'].min():.2f} to "
-               f"{per[per['metric'] == 'reach_index']['beta'].max():.2f}. ")
+    reading = (
+        f"Reading: over all layers k90 scales as n^{k90.beta:.2f} (95% CI {format_interval(k90.low, k90.high)}): "
+        f"{k90.verdict}. Per layer β ranges from {per[per['metric'] == 'reach_index']['beta'].min():.2f} to "
+        f"{per[per['metric'] == 'reach_index']['beta'].max():.2f}. "
+    )
     for eps in ("0.1", "0.2"):
         f = overall.loc[f"rank_for_error_{eps}"]
-        reading += (f"The rank needed for relative Frobenius error ≤ {eps} scales as n^{f.beta:.2f} "
-                    f"{format_interval(f.low, f.high)} ({f.verdict}). ")
-    reading += (f"These are {int(fits['inputs'].iloc[0])} inputs of one model and corpus between n = {lengths[0]} and "
-                f"{lengths[-1]}; the fit says nothing outside that range.")
+        reading += (
+            f"The rank needed for relative Frobenius error ≤ {eps} scales as n^{f.beta:.2f} "
+            f"{format_interval(f.low, f.high)} ({f.verdict}). "
+        )
+    reading += (
+        f"These are {int(fits['inputs'].iloc[0])} inputs of one model and corpus between n = {lengths[0]} and "
+        f"{lengths[-1]}; the fit says nothing outside that range."
+    )
     from attnspec.report.projection import run_projection_lines
 
     md += [reading, "", *_null_lines(d), *run_projection_lines(d)]
-    md += [f"![{exp.name} k90 against n](figures/{exp.name}/scaling_k90.png) "
-           f"![{exp.name} fitted exponents](figures/{exp.name}/scaling_beta.png)", ""]
+    md += [
+        f"![{exp.name} k90 against n](figures/{exp.name}/scaling_k90.png) "
+        f"![{exp.name} fitted exponents](figures/{exp.name}/scaling_beta.png)",
+        "",
+    ]
     return md
 
 
@@ -131,7 +164,7 @@ def _null_lines(run: Path) -> list[str]:
     """The real P's β and k90/n beside each null baseline the study holds, per length."""
     from attnspec.numerics.stats import format_interval
     from attnspec.spectra.nulls import LABELS
-    from attnspec.spectra.scaling import REAL, null_comparison
+    from attnspec.spectra.scaling_fit import REAL, null_comparison
 
     try:
         table = null_comparison(run)
@@ -139,11 +172,14 @@ def _null_lines(run: Path) -> list[str]:
         return []
     if len(table) < 2:
         return []
-    shares = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n"):]))
-    md = ["k90 against the null baselines: β of k90 ∝ n^β (95% percentile bootstrap over inputs) and k90/n per "
-          "length, for the real P and each null the study holds at every length.", "",
-          "| source | β of k90 | 95% CI | " + " | ".join(f"k90/n at n = {c[len('share_n'):]}" for c in shares) + " |",
-          "|---|---|---|" + "---|" * len(shares)]
+    shares = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n") :]))
+    md = [
+        "k90 against the null baselines: β of k90 ∝ n^β (95% percentile bootstrap over inputs) and k90/n per "
+        "length, for the real P and each null the study holds at every length.",
+        "",
+        "| source | β of k90 | 95% CI | " + " | ".join(f"k90/n at n = {c[len('share_n') :]}" for c in shares) + " |",
+        "|---|---|---|" + "---|" * len(shares),
+    ]
     for r in table.to_dict("records"):
         name = "real P" if r["source"] == REAL else LABELS.get(r["source"], r["source"])
         ci = format_interval(r["low"], r["high"], exact=str(r["resampled"]).startswith("exact"))
@@ -155,9 +191,13 @@ def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
     from attnspec.spectra.compare import METRICS
     from attnspec.storage.results import read_table
 
-    md = ["### The metrics beyond the curve, per layer (Figure 1 runs)", "",
-          "Means over inputs and heads per layer (layer 1 first). σ₂/σ₁: small means one direction dominates; "
-          "row entropy: 1 = uniform rows, 0 = one-hot.", ""]
+    md = [
+        "### The metrics beyond the curve, per layer (Figure 1 runs)",
+        "",
+        "Means over inputs and heads per layer (layer 1 first). σ₂/σ₁: small means one direction dominates; "
+        "row entropy: 1 = uniform rows, 0 = one-hot.",
+        "",
+    ]
     for exp in exps:
         metrics = read_table(results / exp.name, "metrics")
         have = [m for m in METRICS if f"{m}_mean" in metrics.columns and metrics[f"{m}_mean"].notna().any()]
@@ -174,10 +214,13 @@ def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
         if "row_entropy" in have and "sigma2_over_sigma1" in have:
             ent = per_layer["row_entropy_mean"]
             gap = per_layer["sigma2_over_sigma1_mean"]
-            md += [f"Reading: row entropy per layer lies between {ent.min():.2f} (layer {int(ent.idxmin()) + 1}) and "
-                   f"{ent.max():.2f} (layer {int(ent.idxmax()) + 1}); σ₂/σ₁ between {gap.min():.2f} (layer "
-                   f"{int(gap.idxmin()) + 1}) and {gap.max():.2f} (layer {int(gap.idxmax()) + 1}). Their intervals and "
-                   "the comparison between corpora are in the next part.", ""]
+            md += [
+                f"Reading: row entropy per layer lies between {ent.min():.2f} (layer {int(ent.idxmin()) + 1}) and "
+                f"{ent.max():.2f} (layer {int(ent.idxmax()) + 1}); σ₂/σ₁ between {gap.min():.2f} (layer "
+                f"{int(gap.idxmin()) + 1}) and {gap.max():.2f} (layer {int(gap.idxmax()) + 1}). Their intervals and "
+                "the comparison between corpora are in the next part.",
+                "",
+            ]
     return md
 
 
@@ -191,35 +234,66 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
     plot_comparison(table, fig_dir)
     ref, others = exps[0].name, [e.name for e in exps[1:]]
     at = int(table["at"].iloc[0])
-    md = [f"### Comparison: {', '.join(f'`{o}`' for o in others)} against `{ref}`", "",
-          f"Differences (run − `{ref}`) with 95% Welch intervals; `c_at` is read at index {at}. Standard errors: "
-          "per-input where the runs keep per-input values, else an upper bound (docs/spectrum.md), so those "
-          "intervals are conservative.", "",
-          "| quantity | run | layer | difference | 95% CI | excludes 0 |", "|---|---|---|---|---|---|"]
+    md = [
+        f"### Comparison: {', '.join(f'`{o}`' for o in others)} against `{ref}`",
+        "",
+        f"Differences (run − `{ref}`) with 95% Welch intervals; `c_at` is read at index {at}. Standard errors: "
+        "per-input where the runs keep per-input values, else an upper bound (docs/spectrum.md), so those "
+        "intervals are conservative.",
+        "",
+        "| quantity | run | layer | difference | 95% CI | excludes 0 |",
+        "|---|---|---|---|---|---|",
+    ]
     diffs = table[table["run"] != str(runs[0])]
     for r in diffs.itertuples():
         excl = "yes" if r.diff_low > 0 or r.diff_high < 0 else "no"
-        md.append(f"| {r.quantity} | `{Path(r.run).name}` | {'all' if r.layer < 0 else r.layer + 1} | {r.diff:+.3g} | "
-                  f"[{r.diff_low:+.3g}, {r.diff_high:+.3g}] | {excl} |")
+        md.append(
+            f"| {r.quantity} | `{Path(r.run).name}` | {'all' if r.layer < 0 else r.layer + 1} | {r.diff:+.3g} | "
+            f"[{r.diff_low:+.3g}, {r.diff_high:+.3g}] | {excl} |"
+        )
     md.append("")
-    md += ["Depth trend per run (Spearman ρ between layer and layer mean, Fisher-z 95% interval over the layers):", "",
-           "| quantity | run | ρ | 95% CI |", "|---|---|---|---|"]
+    md += [
+        "Depth trend per run (Spearman ρ between layer and layer mean, Fisher-z 95% interval over the layers):",
+        "",
+        "| quantity | run | ρ | 95% CI |",
+        "|---|---|---|---|",
+    ]
     for r in trends.itertuples():
         md.append(f"| {r.quantity} | `{Path(r.run).name}` | {r.rho:+.2f} | [{r.low:+.2f}, {r.high:+.2f}] |")
     md.append("")
     overall = diffs[diffs["layer"] < 0]
-    clear = [f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} {'higher' if r.diff > 0 else 'lower'} by {abs(r.diff):.3g} "
-             f"[{r.diff_low:+.3g}, {r.diff_high:+.3g}]" for r in overall.itertuples() if r.diff_low > 0 or r.diff_high < 0]
-    unclear = [QUANTITY_NAMES.get(r.quantity, r.quantity) for r in overall.itertuples() if r.diff_low <= 0 <= r.diff_high]
-    trend_clear = [f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} in `{Path(r.run).name}` (ρ = {r.rho:+.2f})"
-                   for r in trends.itertuples() if r.low > 0 or r.high < 0]
-    reading = (f"Reading: over all layers, {', '.join(others)} against {ref}: "
-               + ("; ".join(clear) if clear else "no difference whose interval excludes 0") + ". "
-               + (f"Intervals include 0 for: {', '.join(unclear)}. " if unclear else "")
-               + ("Depth trends whose interval excludes 0: " + "; ".join(trend_clear) + "." if trend_clear
-                  else "No depth trend has an interval that excludes 0 (few layers make these intervals wide)."))
-    md += [reading, "", f"![compare {name}](figures/beyond-compare-{name}/compare_runs.png) "
-           f"![differences {name}](figures/beyond-compare-{name}/compare_diff.png)", ""]
+    clear = [
+        f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} {'higher' if r.diff > 0 else 'lower'} by {abs(r.diff):.3g} "
+        f"[{r.diff_low:+.3g}, {r.diff_high:+.3g}]"
+        for r in overall.itertuples()
+        if r.diff_low > 0 or r.diff_high < 0
+    ]
+    unclear = [
+        QUANTITY_NAMES.get(r.quantity, r.quantity) for r in overall.itertuples() if r.diff_low <= 0 <= r.diff_high
+    ]
+    trend_clear = [
+        f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} in `{Path(r.run).name}` (ρ = {r.rho:+.2f})"
+        for r in trends.itertuples()
+        if r.low > 0 or r.high < 0
+    ]
+    reading = (
+        f"Reading: over all layers, {', '.join(others)} against {ref}: "
+        + ("; ".join(clear) if clear else "no difference whose interval excludes 0")
+        + ". "
+        + (f"Intervals include 0 for: {', '.join(unclear)}. " if unclear else "")
+        + (
+            "Depth trends whose interval excludes 0: " + "; ".join(trend_clear) + "."
+            if trend_clear
+            else "No depth trend has an interval that excludes 0 (few layers make these intervals wide)."
+        )
+    )
+    md += [
+        reading,
+        "",
+        f"![compare {name}](figures/beyond-compare-{name}/compare_runs.png) "
+        f"![differences {name}](figures/beyond-compare-{name}/compare_diff.png)",
+        "",
+    ]
     return md
 
 
@@ -241,8 +315,8 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
         Markdown lines.
     """
     from attnspec.numerics.stats import format_interval
-    from attnspec.spectra.scaling import fit_scaling
-    from attnspec.spectra.scaling import scaling_table as lengths_table
+    from attnspec.spectra.scaling_fit import fit_scaling
+    from attnspec.spectra.scaling_fit import scaling_table as lengths_table
 
     rows = []
     for exp in spectrum_runs(experiments, results, "scaling"):
@@ -252,29 +326,42 @@ def scaling_table(experiments: Sequence[Any], results: Path) -> list[str]:
         except Exception:  # noqa: BLE001 - a broken result is reported in its own part
             continue
         overall = fits[fits["layer"] < 0].set_index("metric")
-        cells = [f"{overall.loc[m, 'beta']:.2f} {format_interval(overall.loc[m, 'low'], overall.loc[m, 'high'])}"
-                 if m in overall.index else "—" for m in ("reach_index", "rank_for_error_0.1")]
+        cells = [
+            f"{overall.loc[m, 'beta']:.2f} {format_interval(overall.loc[m, 'low'], overall.loc[m, 'high'])}"
+            if m in overall.index
+            else "—"
+            for m in ("reach_index", "rank_for_error_0.1")
+        ]
         verdict = overall.loc["reach_index", "verdict"] if "reach_index" in overall.index else "—"
-        rows.append(f"| {exp.title.split(': ', 1)[-1]} | {ns[0]}–{ns[-1]} | {int(fits['inputs'].iloc[0])} | "
-                    f"{cells[0]} | {cells[1]} | {verdict} | {_shares(results / exp.name)} |")
+        rows.append(
+            f"| {exp.title.split(': ', 1)[-1]} | {ns[0]}–{ns[-1]} | {int(fits['inputs'].iloc[0])} | "
+            f"{cells[0]} | {cells[1]} | {verdict} | {_shares(results / exp.name)} |"
+        )
     if not rows:
         return []
-    return ["β of k ∝ n^β over all layers, least squares on log–log axes, 95% percentile bootstrap over inputs "
-            "(documents); k90/n at the longest n for the real P and each null baseline the study holds (β of the "
-            "nulls: the appendix):", "",
-            "| model on corpus | n | inputs | β of k90 | β of rank for error ≤ 0.1 | verdict (k90) | k90/n: real · nulls |",
-            "|---|---|---|---|---|---|---|", *rows, ""]
+    return [
+        "β of k ∝ n^β over all layers, least squares on log–log axes, 95% percentile bootstrap over inputs "
+        "(documents); k90/n at the longest n for the real P and each null baseline the study holds (β of the "
+        "nulls: the appendix):",
+        "",
+        "| model on corpus | n | inputs | β of k90 | β of rank for error ≤ 0.1 | verdict (k90) | k90/n: real · nulls |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 def _shares(run: Path) -> str:
     """``0.32 · entropy null 0.63 · uniform null 0.94``: k90/n at the longest n, real first."""
     from attnspec.spectra.nulls import SHORT
-    from attnspec.spectra.scaling import REAL, null_comparison
+    from attnspec.spectra.scaling_fit import REAL, null_comparison
 
     try:
         table = null_comparison(run, resamples=200)
     except Exception:  # noqa: BLE001 - a broken result is reported in its own part
         return "—"
-    last = max((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n"):]))
-    return " · ".join(f"{r[last]:.2g}" if r["source"] == REAL else f"{SHORT.get(r['source'], r['source'])} {r[last]:.2g}"
-                      for r in table.to_dict("records"))
+    last = max((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n") :]))
+    return " · ".join(
+        f"{r[last]:.2g}" if r["source"] == REAL else f"{SHORT.get(r['source'], r['source'])} {r[last]:.2g}"
+        for r in table.to_dict("records")
+    )

@@ -37,22 +37,28 @@ def _table(run: Path, name: str) -> Any:
 def _spectrum_layers(run: Path) -> str:
     m = _meta(run)
     at = (m.get("figures") or {}).get("at")
-    return (f"Mean normalised cumulative singular-value curve of P per layer (heads pooled; shading: ± 1 sd over "
-            f"(input, head)), {m.get('inputs_done')} inputs. A curve that rises steeply puts most of Σσ in few "
-            f"singular values" + (f"; the dotted line marks index {at}, read by the heatmap." if at else "."))
+    return (
+        f"Mean normalised cumulative singular-value curve of P per layer (heads pooled; shading: ± 1 sd over "
+        f"(input, head)), {m.get('inputs_done')} inputs. A curve that rises steeply puts most of Σσ in few "
+        f"singular values" + (f"; the dotted line marks index {at}, read by the heatmap." if at else ".")
+    )
 
 
 def _spectrum_heatmap(run: Path) -> str:
     m = _meta(run)
     at = (m.get("figures") or {}).get("at")
     where = f"the first {at}" if at else "the first quarter"
-    return (f"Share of Σσ in {where} singular values per (layer, head), the mean over {m.get('inputs_done')} inputs "
-            "(Linformer's Figure 1, right). Brighter cells are heads whose P is closer to low rank.")
+    return (
+        f"Share of Σσ in {where} singular values per (layer, head), the mean over {m.get('inputs_done')} inputs "
+        "(Linformer's Figure 1, right). Brighter cells are heads whose P is closer to low rank."
+    )
 
 
 def _spectrum_compare(_: Path) -> str:
-    return ("The two corpora side by side: per-layer mean curves (top; shading ± 1 sd over (input, head)) and the "
-            "layer × head share at the reading index (bottom) on one colour scale, so cells compare across corpora.")
+    return (
+        "The two corpora side by side: per-layer mean curves (top; shading ± 1 sd over (input, head)) and the "
+        "layer × head share at the reading index (bottom) on one colour scale, so cells compare across corpora."
+    )
 
 
 def _scaling_k90(run: Path) -> str:
@@ -60,38 +66,53 @@ def _scaling_k90(run: Path) -> str:
 
     m = _meta(run)
     held = [set(baselines_of(run / f"n{n}")) for n in m.get("lengths") or []]
-    nulls = [LABELS.get(b, b) for b in (baselines_of(run / f"n{max(m['lengths'])}") if held else [])
-             if all(b in h for h in held)]
-    return ("k90, the index where a layer's mean curve reaches 0.9 (left), and the effective rank (right), against n "
-            "on log–log axes: the mean over layers, the min–max band over layers, the first, middle and last layer, "
-            f"and the band of each null baseline the study holds ({'; '.join(nulls) or 'none'}), "
-            "with reference slopes β = 0 and β = 1. Lines parallel to β = 1 mean a fixed rank keeps a shrinking "
-            "share of P; the gap to the entropy-matched band is how much more concentrated than chance P is.")
+    nulls = [
+        LABELS.get(b, b)
+        for b in (baselines_of(run / f"n{max(m['lengths'])}") if held else [])
+        if all(b in h for h in held)
+    ]
+    return (
+        "k90, the index where a layer's mean curve reaches 0.9 (left), and the effective rank (right), against n "
+        "on log–log axes: the mean over layers, the min–max band over layers, the first, middle and last layer, "
+        f"and the band of each null baseline the study holds ({'; '.join(nulls) or 'none'}), "
+        "with reference slopes β = 0 and β = 1. Lines parallel to β = 1 mean a fixed rank keeps a shrinking "
+        "share of P; the gap to the entropy-matched band is how much more concentrated than chance P is."
+    )
 
 
 def _scaling_beta(run: Path) -> str:
-    return ("Fitted exponent β of k ∝ n^β per layer and over all layers, with 95% percentile bootstrap intervals "
-            "over inputs; dotted lines are the verdict thresholds (below: no growth; above: about linear growth).")
+    return (
+        "Fitted exponent β of k ∝ n^β per layer and over all layers, with 95% percentile bootstrap intervals "
+        "over inputs; dotted lines are the verdict thresholds (below: no growth; above: about linear growth)."
+    )
 
 
 def _compare_runs(_: Path) -> str:
-    return ("Per-layer means of each spectrum metric for each corpus, with 95% intervals over inputs "
-            "(\"all\": the mean over layers).")
+    return (
+        "Per-layer means of each spectrum metric for each corpus, with 95% intervals over inputs "
+        '("all": the mean over layers).'
+    )
 
 
 def _compare_diff(_: Path) -> str:
-    return ("Difference of each metric from the reference corpus per layer, with 95% Welch intervals over inputs; "
-            "an interval clear of the zero line is a difference the data support.")
+    return (
+        "Difference of each metric from the reference corpus per layer, with 95% Welch intervals over inputs; "
+        "an interval clear of the zero line is a difference the data support."
+    )
 
 
 def _decoder_beta(_: Path) -> str:
-    return ("Fitted β of k90 ∝ n^β per layer for the causal decoder and the encoder on each corpus, with 95% "
-            "bootstrap intervals over inputs; the grey lines mark β = 0 and β = 1.")
+    return (
+        "Fitted β of k90 ∝ n^β per layer for the causal decoder and the encoder on each corpus, with 95% "
+        "bootstrap intervals over inputs; the grey lines mark β = 0 and β = 1."
+    )
 
 
 def _decoder_depth(_: Path) -> str:
-    return ("Spectrum metrics against relative depth (0 = first layer, 1 = last), means over inputs and heads "
-            "with 95% intervals over inputs, decoder against encoder.")
+    return (
+        "Spectrum metrics against relative depth (0 = first layer, 1 = last), means over inputs and heads "
+        "with 95% intervals over inputs, decoder against encoder."
+    )
 
 
 def _jl_failure(run: Path) -> str:
@@ -104,17 +125,24 @@ def _jl_failure(run: Path) -> str:
     n, k = int(m["parameters"]["n"]), float(m["dimensions"]["linformer_k"])
     mats = real_matrices(table, m)
     if mats:
-        return (f"Theorem 1 on {len(mats)} real attention matrices: the failure probability over {trials} draws of R "
-                f"per point (95% Clopper–Pearson band) against k ≤ n = {n}, for w = a column of V and the "
-                f"adversarial w, in both readings. "
-                + (f"Theorem 1's own k = {k:.0f} exceeds n, so the theorem promises nothing on this axis; the curves "
-                   "show what a smaller k does." if k >= n else
-                   f"Black: the claimed failure probability 2n·e^(−(ε²−ε³)k/4) where it is below 1; dashed: Theorem "
-                   f"1's own k = {k:.0f}. Points above the black line contradict the claim."))
-    return (f"Failure probability against k: Monte Carlo estimates over {trials} draws of R per point (95% "
-            "Clopper–Pearson band; a triangle where no failure was seen, drawn at the interval's upper end) beside "
-            f"the paper's bound (black) and the exact law where one is known; n = {n}. Where the bound lies far "
-            "above the points it is loose; where points lie above it, it is violated.")
+        return (
+            f"Theorem 1 on {len(mats)} real attention matrices: the failure probability over {trials} draws of R "
+            f"per point (95% Clopper–Pearson band) against k ≤ n = {n}, for w = a column of V and the "
+            f"adversarial w, in both readings. "
+            + (
+                f"Theorem 1's own k = {k:.0f} exceeds n, so the theorem promises nothing on this axis; the curves "
+                "show what a smaller k does."
+                if k >= n
+                else f"Black: the claimed failure probability 2n·e^(−(ε²−ε³)k/4) where it is below 1; dashed: Theorem "
+                f"1's own k = {k:.0f}. Points above the black line contradict the claim."
+            )
+        )
+    return (
+        f"Failure probability against k: Monte Carlo estimates over {trials} draws of R per point (95% "
+        "Clopper–Pearson band; a triangle where no failure was seen, drawn at the interval's upper end) beside "
+        f"the paper's bound (black) and the exact law where one is known; n = {n}. Where the bound lies far "
+        "above the points it is loose; where points lie above it, it is violated."
+    )
 
 
 def _jl_errors(run: Path) -> str:
@@ -126,22 +154,30 @@ def _jl_errors(run: Path) -> str:
     count = int(per.min()) if len(per) else 0
     eps = float(m["parameters"]["eps"])
     if real_matrices(samples, m):
-        return (f"Relative error ‖P̃w − Pw‖/‖Pw‖ (log₁₀) of each real attention matrix with w = a column of V, "
-                f"over {count} draws of R at each of three k; a draw fails right of the dashed line (ε = {eps:.3g}).")
-    return (f"Distributions of the relative errors over {count} draws of R at each of three k (x range: the "
-            f"0.5–99.5% quantiles); a draw fails beyond the dashed line(s) at ε = {eps:g}.")
+        return (
+            f"Relative error ‖P̃w − Pw‖/‖Pw‖ (log₁₀) of each real attention matrix with w = a column of V, "
+            f"over {count} draws of R at each of three k; a draw fails right of the dashed line (ε = {eps:.3g})."
+        )
+    return (
+        f"Distributions of the relative errors over {count} draws of R at each of three k (x range: the "
+        f"0.5–99.5% quantiles); a draw fails beyond the dashed line(s) at ε = {eps:g}."
+    )
 
 
 def _sa_success(_: Path) -> str:
-    return ("Success probability P(‖B − B̂‖∞ ≤ δ) against the projection width d, one panel per L and one colour "
-            "per k, with 95% intervals over random instances; the dashed line is the target 1 − β, the dotted one "
-            "d = L.")
+    return (
+        "Success probability P(‖B − B̂‖∞ ≤ δ) against the projection width d, one panel per L and one colour "
+        "per k, with 95% intervals over random instances; the dashed line is the target 1 − β, the dotted one "
+        "d = L."
+    )
 
 
 def _sa_dstar(_: Path) -> str:
-    return ("The smallest width d* that reaches success 1 − β, against k·log L (left; dotted: d = L for each L) and "
-            "against the JL scale max‖b_i‖² log L / δ² of the instance (right), with least-squares lines through the "
-            "origin; each point is one (L, k).")
+    return (
+        "The smallest width d* that reaches success 1 − β, against k·log L (left; dotted: d = L for each L) and "
+        "against the JL scale max‖b_i‖² log L / δ² of the instance (right), with least-squares lines through the "
+        "origin; each point is one (L, k)."
+    )
 
 
 def _sa_row_error(run: Path) -> str:
@@ -149,31 +185,39 @@ def _sa_row_error(run: Path) -> str:
 
     mass = row_error_mass(_table(run, "error_map"))
     share = mass["off_share"]
-    return (f"One instance, per row: the error Σ_j |Â − A| on A's support and off it, rows ordered by their total. "
-            f"Off the support each entry of Â is about eps, yet together they make {share.median():.0%} of a row's "
-            f"error (median over the {len(mass)} rows; {share.min():.0%}–{share.max():.0%}).")
+    return (
+        f"One instance, per row: the error Σ_j |Â − A| on A's support and off it, rows ordered by their total. "
+        f"Off the support each entry of Â is about eps, yet together they make {share.median():.0%} of a row's "
+        f"error (median over the {len(mass)} rows; {share.min():.0%}–{share.max():.0%})."
+    )
 
 
 def _orthogonality(run: Path) -> str:
     frame = _table(run, "thm31")
     per = int(frame.groupby(["schedule", "steps"]).size().min())
-    return (f"Theorem 3.1: the orthogonality error ‖YᵀY − I‖₂ of the Newton–Schulz basis against the step K, the "
-            f"median over {per} instances per point with a 10–90% band, beside the medians of bounds (10) and (11); "
-            "below, the range of σ(B) (the proof needs σ ≤ 1).")
+    return (
+        f"Theorem 3.1: the orthogonality error ‖YᵀY − I‖₂ of the Newton–Schulz basis against the step K, the "
+        f"median over {per} instances per point with a 10–90% band, beside the medians of bounds (10) and (11); "
+        "below, the range of σ(B) (the proof needs σ ≤ 1)."
+    )
 
 
 def _kappa(run: Path) -> str:
     frame = _table(run, "jacobian")
     draws = frame.groupby(["reading", "basis", "alpha"]).size()
     span = f"{int(draws.min())}" if draws.min() == draws.max() else f"{int(draws.min())}–{int(draws.max())}"
-    return (f"Conditioning of OSA's input–output Jacobian at the paper's initialisation against alpha, per basis: "
-            f"solid lines the maximum over {span} draws (the statistic the verdicts quote), dotted the median. "
-            "Single-head κ(J) − 1 grows like alpha; the multi-head reading starts far from 1.")
+    return (
+        f"Conditioning of OSA's input–output Jacobian at the paper's initialisation against alpha, per basis: "
+        f"solid lines the maximum over {span} draws (the statistic the verdicts quote), dotted the median. "
+        "Single-head κ(J) − 1 grows like alpha; the multi-head reading starts far from 1."
+    )
 
 
 def _timing(_: Path) -> str:
-    return ("Forward time of one OSA layer against N on log–log axes (float32, the minimum over repeats, one CPU "
-            "thread), with the fitted exponent of each method in the legend.")
+    return (
+        "Forward time of one OSA layer against N on log–log axes (float32, the minimum over repeats, one CPU "
+        "thread), with the fitted exponent of each method in the legend."
+    )
 
 
 def _train_curves(run: Path) -> str:
@@ -183,25 +227,42 @@ def _train_curves(run: Path) -> str:
 
 def _train_accuracy(run: Path) -> str:
     seeds = _meta(run).get("identity", {}).get("seeds")
-    return (f"Final test accuracy per model: bars the mean over {seeds} seeds (error bar ± 1 sd), dots the seeds; "
-            "the dotted line is chance (10 classes).")
+    return (
+        f"Final test accuracy per model: bars the mean over {seeds} seeds (error bar ± 1 sd), dots the seeds; "
+        "the dotted line is chance (10 classes)."
+    )
 
 
 def _train_signal(_: Path) -> str:
-    return ("RMS of the token representations at initialisation on one batch of training images, stage by stage "
-            "(log scale), per model; the band is the range over replicates. A collapsing or exploding signal shows as a falling or "
-            "rising line. OSA (QR) and OSA (NS) lie on one line: their bases span the same subspace (Newton–Schulz "
-            "orthonormalises what QR does), so the two layers compute the same output at initialisation.")
+    return (
+        "RMS of the token representations at initialisation on one batch of training images, stage by stage "
+        "(log scale), per model; the band is the range over replicates. A collapsing or exploding signal shows as a falling or "
+        "rising line. OSA (QR) and OSA (NS) lie on one line: their bases span the same subspace (Newton–Schulz "
+        "orthonormalises what QR does), so the two layers compute the same output at initialisation."
+    )
 
 
 CAPTIONS: dict[str, Callable[[Path], str]] = {
-    "spectrum_layers": _spectrum_layers, "spectrum_heatmap": _spectrum_heatmap, "spectrum_compare": _spectrum_compare,
-    "scaling_k90": _scaling_k90, "scaling_beta": _scaling_beta, "compare_runs": _compare_runs,
-    "compare_diff": _compare_diff, "decoder_beta": _decoder_beta, "decoder_depth": _decoder_depth,
-    "jl_failure_vs_k": _jl_failure, "jl_relative_errors": _jl_errors, "sa_success_vs_d": _sa_success,
-    "sa_dstar_vs_klogL": _sa_dstar, "sa_row_error": _sa_row_error, "orthogonality_vs_K": _orthogonality,
-    "kappa_vs_alpha": _kappa, "time_vs_n": _timing, "osa_train_curves": _train_curves,
-    "osa_train_accuracy": _train_accuracy, "osa_train_signal": _train_signal,
+    "spectrum_layers": _spectrum_layers,
+    "spectrum_heatmap": _spectrum_heatmap,
+    "spectrum_compare": _spectrum_compare,
+    "scaling_k90": _scaling_k90,
+    "scaling_beta": _scaling_beta,
+    "compare_runs": _compare_runs,
+    "compare_diff": _compare_diff,
+    "decoder_beta": _decoder_beta,
+    "decoder_depth": _decoder_depth,
+    "jl_failure_vs_k": _jl_failure,
+    "jl_relative_errors": _jl_errors,
+    "sa_success_vs_d": _sa_success,
+    "sa_dstar_vs_klogL": _sa_dstar,
+    "sa_row_error": _sa_row_error,
+    "orthogonality_vs_K": _orthogonality,
+    "kappa_vs_alpha": _kappa,
+    "time_vs_n": _timing,
+    "osa_train_curves": _train_curves,
+    "osa_train_accuracy": _train_accuracy,
+    "osa_train_signal": _train_signal,
 }
 
 
@@ -230,8 +291,9 @@ def caption(stem: str, run: Path) -> str:
     return CAPTIONS[stem](run)
 
 
-def place_figures(md: list[str], out: Path, *, label: str = "Figure", placed: dict[str, str] | None = None,
-                  start: int = 0) -> list[str]:
+def place_figures(
+    md: list[str], out: Path, *, label: str = "Figure", placed: dict[str, str] | None = None, start: int = 0
+) -> list[str]:
     """Every figure of ``md`` in a paragraph of its own with its caption under it,
     ``*Figure N.* caption``; a figure byte-identical to one in ``placed`` (sha256 of the PNG →
     path; filled as figures are placed) is dropped and its PNG and SVG deleted.

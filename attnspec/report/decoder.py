@@ -22,23 +22,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from attnspec.report.decoder_runs import DEPTH, Corpus, Study, build_study
 from attnspec.spectra.decoder_study import FEW_INPUTS, QUANTITIES, Run
 
 #: The section's heading: this prefix, then the decoder models the results hold
 #: ("A causal decoder: SmolLM2-135M"); the summary links to it.
 HEADING = "A causal decoder"
 #: Names a reader knows the models by (meta.json records the alias the run was given).
-DISPLAY = {"smollm2": "SmolLM2-135M", "smollm2-135m": "SmolLM2-135M", "minilm": "MiniLM-L6",
-           "all-minilm-l6-v2": "MiniLM-L6", "all-MiniLM-L6-v2": "MiniLM-L6"}
+DISPLAY = {
+    "smollm2": "SmolLM2-135M",
+    "smollm2-135m": "SmolLM2-135M",
+    "minilm": "MiniLM-L6",
+    "all-minilm-l6-v2": "MiniLM-L6",
+    "all-MiniLM-L6-v2": "MiniLM-L6",
+}
 #: The quantities the tables show (all of them are in the contrast of question 4).
 HEADLINE = ("c_at", "reach_index", "effective_rank", "rank_for_error_0.1")
-DEPTH = ("c_at", "reach_index", "effective_rank", "row_entropy")
 
 
 def heading(study: Study) -> str:
@@ -92,154 +96,6 @@ def scaling_label(run: Path) -> str:
     return f"{display(str(meta.get('model')))} · {(meta.get('identity') or {}).get('data')}"
 
 
-@dataclass
-class Corpus:
-    """Everything the section says about one corpus."""
-
-    data: str
-    decoder: Run  # the decoder run the depth part reads (the longest n shared with the encoder, else the longest)
-    compare_ns: list[int]  # lengths with both a decoder and an encoder run (the two longest)
-    stats: dict[tuple[bool, int], pd.DataFrame] = field(default_factory=dict)  # (causal, n) → run_statistics
-    runs: dict[tuple[bool, int], Run] = field(default_factory=dict)
-    contrasts: dict[int, pd.DataFrame] = field(default_factory=dict)  # n → contrast(decoder, encoder)
-    trends: dict[bool, pd.DataFrame] = field(default_factory=dict)  # causal → depth trends at the depth n
-    fits: list[tuple[Run, pd.DataFrame]] = field(default_factory=list)  # beta fits (full range and shared range)
-    # the long end: decoder runs longer than its scaling study (n → run, run_statistics), and the
-    # scaling study's longest run with its statistics, which the long runs are read against
-    long: dict[int, tuple[Run, pd.DataFrame]] = field(default_factory=dict)
-    base: tuple[Run, pd.DataFrame] | None = None
-
-
-@dataclass
-class Study:
-    corpora: list[Corpus]
-    problems: list[str]
-    few: bool  # a run has fewer than FEW_INPUTS inputs
-
-
-#: The last study built, under the signature of the results it was built from: the summary
-#: and the section read the same study, computed once per report.
-_LAST: dict[tuple[Any, ...], Study | None] = {}
-
-
-def _signature(experiments: Sequence[Any], results: Path) -> tuple[Any, ...]:
-    """Which experiments, and the size and time of every result table they could read."""
-    root = Path(results)
-    files = sorted(p for e in experiments for p in (root / e.name).rglob("*") if p.suffix in (".json", ".parquet"))
-    return (str(root.resolve()), tuple(e.name for e in experiments),
-            tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
-
-
-def build_study(experiments: Sequence[Any], results: Path) -> Study | None:
-    """The study from the saved results; None when no causal run is there.
-
-    Parameters
-    ----------
-    experiments : sequence of Experiment
-        The report's experiments.
-    results : Path
-        The folder of every experiment's results directory.
-
-    Returns
-    -------
-    Study or None
-    """
-    try:
-        key = _signature(experiments, results)
-    except OSError:  # a file went away while being listed (a run still writing): no caching
-        return _build_study(experiments, results)
-    if key not in _LAST:
-        _LAST.clear()
-        _LAST[key] = _build_study(experiments, results)
-    return _LAST[key]
-
-
-def _build_study(experiments: Sequence[Any], results: Path) -> Study | None:
-    from attnspec.spectra.decoder_study import best_run, collect_runs, shared_lengths
-
-    runs, problems = collect_runs(experiments, results)
-    corpora = []
-    for data in dict.fromkeys(r.data for r in runs if r.causal):
-        shared = shared_lengths(runs, data)
-        compare_ns = shared[-2:][::-1]  # longest first
-        depth_n = compare_ns[0] if compare_ns else max(r.n for r in runs if r.causal and r.data == data)
-        dec = best_run(runs, causal=True, data=data, n=depth_n)
-        c = Corpus(data=data, decoder=dec, compare_ns=compare_ns)
-        try:
-            _fill(c, runs)
-        except Exception as e:  # noqa: BLE001 - a broken result must not stop the report
-            problems.append(f"{data}: {type(e).__name__}: {e}")
-            continue
-        corpora.append(c)
-    if not corpora and not problems:
-        return None
-    used = [r for c in corpora for r in c.runs.values()]
-    return Study(corpora=corpora, problems=problems, few=any(r.inputs < FEW_INPUTS for r in used))
-
-
-def _fill(c: Corpus, runs: Sequence[Run]) -> None:
-    import warnings
-
-    from attnspec.spectra.decoder_study import best_run, contrast, run_depth_trends, run_statistics
-
-    with warnings.catch_warnings():  # a short input leaves c_at out, which the tables show as missing
-        warnings.simplefilter("ignore")
-        for n in c.compare_ns or [c.decoder.n]:
-            for causal in (True, False):
-                r = best_run(runs, causal=causal, data=c.data, n=n)
-                if r is not None:
-                    c.runs[(causal, n)] = r
-                    c.stats[(causal, n)] = run_statistics(r.path)
-            if (False, n) in c.stats:
-                c.contrasts[n] = contrast(c.stats[(True, n)], c.stats[(False, n)])
-        n = c.decoder.n
-        for causal in (True, False):
-            if (causal, n) in c.runs:
-                c.trends[causal] = run_depth_trends(c.runs[(causal, n)].path, DEPTH)
-    c.fits = _fits(c, runs)
-    _fill_long(c, runs)
-
-
-def _fill_long(c: Corpus, runs: Sequence[Run]) -> None:
-    """The decoder runs on this corpus longer than every length of its scaling study (the
-    long-context experiments), and that study's longest run, each with its statistics."""
-    from attnspec.spectra.decoder_study import best_run, run_statistics
-
-    scaled = [r for r in runs if r.causal and r.data == c.data and r.scaling is not None]
-    if not scaled:
-        return
-    top = max(r.n for r in scaled)
-    singles = [r for r in runs if r.causal and r.data == c.data and r.scaling is None and r.n > top]
-    for n in sorted({r.n for r in singles}):
-        r = best_run(singles, causal=True, data=c.data, n=n)
-        c.long[n] = (r, run_statistics(r.path))
-    if c.long:
-        base = best_run(scaled, causal=True, data=c.data, n=top)
-        shown = c.stats.get((True, top)) if c.runs.get((True, top)) == base else None  # computed already
-        c.base = (base, shown if shown is not None else run_statistics(base.path))
-
-
-def _fits(c: Corpus, runs: Sequence[Run]) -> list[tuple[Run, pd.DataFrame]]:
-    """β of k90 for the decoder's and the encoder's scaling runs on this corpus: each over
-    its own lengths, then both over the lengths they share (when that is another range)."""
-    from attnspec.spectra.decoder_study import beta_fits
-
-    scaling: dict[bool, Run] = {}
-    for causal in (True, False):
-        found = [r for r in runs if r.causal == causal and r.data == c.data and r.scaling is not None]
-        if found:
-            best = max(found, key=lambda r: r.inputs)
-            scaling[causal] = best
-    out = [(r, beta_fits(r.scaling)) for r in scaling.values()]
-    if len(scaling) == 2:
-        lengths = {causal: {x.n for x in runs if x.scaling == r.scaling} for causal, r in scaling.items()}
-        shared = sorted(lengths[True] & lengths[False])
-        if len(shared) >= 2 and any(set(shared) != v for v in lengths.values()):
-            # only the runs whose own range is wider are fitted again (no row twice)
-            out += [(r, beta_fits(r.scaling, shared)) for causal, r in scaling.items() if lengths[causal] != set(shared)]
-    return out
-
-
 # ---------------------------------------------------------------------------------------
 # Formatting
 # ---------------------------------------------------------------------------------------
@@ -269,9 +125,12 @@ def _caveat(study: Study, quick: bool) -> list[str]:
     if not (study.few or quick):
         return []
     inputs = sorted({r.inputs for c in study.corpora for r in c.runs.values()})
-    return [f"_Too few numbers for conclusions: {'quick sizes, ' if quick else ''}runs of "
-            f"{', '.join(map(str, inputs))} inputs (a reading needs at least {FEW_INPUTS}); the tables and sentences "
-            "below show how the study is read, not what it finds._", ""]
+    return [
+        f"_Too few numbers for conclusions: {'quick sizes, ' if quick else ''}runs of "
+        f"{', '.join(map(str, inputs))} inputs (a reading needs at least {FEW_INPUTS}); the tables and sentences "
+        "below show how the study is read, not what it finds._",
+        "",
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -301,15 +160,23 @@ def decoder_section(experiments: Sequence[Any], results: Path, figures: Path, *,
         wanted = [e.name for e in experiments if e.command == "spectrum" and _names_decoder(e)]
         if not wanted:
             return []
-        return [f"## {HEADING}", "", f"_Not available: no results of {', '.join(f'`{w}`' for w in wanted)} "
-                "(run `attnspec report`)._", ""]
-    md = [f"## {heading(study)}", "",
-          "Four questions (and the long end), asked of a causal language model's lower-triangular P beside the encoder's P "
-          "on the same corpora: intervals are 95% over inputs (documents); quantities kept per input (k90, ranks, "
-          "effective rank) have exact t-intervals, the others (c at n/4, row entropy, stable rank, σ₂/σ₁, numerical "
-          "rank) intervals from an upper bound of the standard error (at least the nominal coverage; "
-          "docs/spectrum.md, \"The decoder study\"). Ranks are divided by n; depth is relative (0 = first layer, "
-          "1 = last), so a 30-layer decoder and a 6-layer encoder share one axis.", ""]
+        return [
+            f"## {HEADING}",
+            "",
+            f"_Not available: no results of {', '.join(f'`{w}`' for w in wanted)} (run `attnspec report`)._",
+            "",
+        ]
+    md = [
+        f"## {heading(study)}",
+        "",
+        "Four questions (and the long end), asked of a causal language model's lower-triangular P beside the encoder's P "
+        "on the same corpora: intervals are 95% over inputs (documents); quantities kept per input (k90, ranks, "
+        "effective rank) have exact t-intervals, the others (c at n/4, row entropy, stable rank, σ₂/σ₁, numerical "
+        "rank) intervals from an upper bound of the standard error (at least the nominal coverage; "
+        'docs/spectrum.md, "The decoder study"). Ranks are divided by n; depth is relative (0 = first layer, '
+        "1 = last), so a 30-layer decoder and a 6-layer encoder share one axis.",
+        "",
+    ]
     md += _caveat(study, quick)
     md += [f"- _{p}_" for p in study.problems] + ([""] if study.problems else [])
     if not study.corpora:
@@ -330,11 +197,15 @@ def _names_decoder(exp: Any) -> bool:
 
 
 def _q1(study: Study) -> list[str]:
-    md = ["### 1. Is a causal LM's attention low rank in Linformer's sense?", "",
-          "Linformer's reading (its Figure 1): most of the singular-value mass of P in the first n/4 indices. "
-          "Overall means (over layers and heads) with 95% intervals; the encoder at the same n and corpus beside.", "",
-          "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
-          "|---|---|---|---|---|---|---|"]
+    md = [
+        "### 1. Is a causal LM's attention low rank in Linformer's sense?",
+        "",
+        "Linformer's reading (its Figure 1): most of the singular-value mass of P in the first n/4 indices. "
+        "Overall means (over layers and heads) with 95% intervals; the encoder at the same n and corpus beside.",
+        "",
+        "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in study.corpora:
         for (causal, n), st in c.stats.items():
             r = c.runs[(causal, n)]
@@ -346,17 +217,26 @@ def _q1(study: Study) -> list[str]:
         cat, k90 = _overall(st, "c_at"), _overall(st, "reach_index")
         if cat is None or k90 is None:
             continue
-        most = ("yes, the whole interval lies above 0.5" if cat["low"] > 0.5 else
-                "no, the whole interval lies below 0.5" if cat["high"] < 0.5 else "undecided, the interval contains 0.5")
-        line = (f"Reading ({_name(c.decoder)}, n = {c.decoder.n}): c at index {int(cat['at'])} is "
-                f"{_ci(cat['mean'], cat['low'], cat['high'])} — most of the mass in the first quarter? {most}; but "
-                f"90% of the mass needs k90 = {_ci(k90['mean'], k90['low'], k90['high'], '.1%')} of n.")
+        most = (
+            "yes, the whole interval lies above 0.5"
+            if cat["low"] > 0.5
+            else "no, the whole interval lies below 0.5"
+            if cat["high"] < 0.5
+            else "undecided, the interval contains 0.5"
+        )
+        line = (
+            f"Reading ({_name(c.decoder)}, n = {c.decoder.n}): c at index {int(cat['at'])} is "
+            f"{_ci(cat['mean'], cat['low'], cat['high'])} — most of the mass in the first quarter? {most}; but "
+            f"90% of the mass needs k90 = {_ci(k90['mean'], k90['low'], k90['high'], '.1%')} of n."
+        )
         enc = c.stats.get((False, c.decoder.n))
         if enc is not None and _overall(enc, "c_at") is not None:
             e = _overall(enc, "c_at")
             ek = _overall(enc, "reach_index")
-            line += (f" The encoder at the same n: c = {_ci(e['mean'], e['low'], e['high'])}, k90 = "
-                     f"{_ci(ek['mean'], ek['low'], ek['high'], '.1%')} of n.")
+            line += (
+                f" The encoder at the same n: c = {_ci(e['mean'], e['low'], e['high'])}, k90 = "
+                f"{_ci(ek['mean'], ek['low'], ek['high'], '.1%')} of n."
+            )
         md += [line, ""]
     return md
 
@@ -368,18 +248,31 @@ def _per_layer(study: Study, quantity: str, title: str) -> list[str]:
     if not any(len(p) for p in per):
         return []
     layers = sorted(set().union(*(p.index for p in per)))
-    md = [f"{title} (95% intervals, layer 1 first):", "",
-          "| layer | " + " | ".join(f"{_name(c.decoder)}, n = {c.decoder.n}" for c, _ in cols) + " |",
-          "|---" * (len(cols) + 1) + "|"]
+    md = [
+        f"{title} (95% intervals, layer 1 first):",
+        "",
+        "| layer | " + " | ".join(f"{_name(c.decoder)}, n = {c.decoder.n}" for c, _ in cols) + " |",
+        "|---" * (len(cols) + 1) + "|",
+    ]
     for layer in layers:
-        md.append(f"| {layer + 1} | " + " | ".join(_ci(p.loc[layer, "mean"], p.loc[layer, "low"], p.loc[layer, "high"])
-                                                   if layer in p.index else "—" for p in per) + " |")
+        md.append(
+            f"| {layer + 1} | "
+            + " | ".join(
+                _ci(p.loc[layer, "mean"], p.loc[layer, "low"], p.loc[layer, "high"]) if layer in p.index else "—"
+                for p in per
+            )
+            + " |"
+        )
     return md + [""]
 
 
 def _verdict_counts(per: pd.DataFrame) -> str:
-    short = {"does not grow": "no growth", "grows with n, sublinearly": "sublinear", "grows about linearly": "linear",
-             "inconclusive": "inconclusive"}
+    short = {
+        "does not grow": "no growth",
+        "grows with n, sublinearly": "sublinear",
+        "grows about linearly": "linear",
+        "inconclusive": "inconclusive",
+    }
     counts: dict[str, int] = {}
     for v in per["verdict"]:
         key = next((s for k, s in short.items() if v.startswith(k)), v)
@@ -390,20 +283,26 @@ def _verdict_counts(per: pd.DataFrame) -> str:
 def _q2(study: Study, figures: Path) -> list[str]:
     from attnspec.spectra.decoder_study import beta_difference
 
-    md = ["### 2. Does the rank it needs grow with n?", "",
-          "β of k90 ∝ n^β (k90: the index where an input's curve reaches 0.9, head mean per layer), least squares "
-          "on log–log axes, 95% percentile bootstrap over inputs (`attnspec.spectra.scaling.fit_per_input`); each model over "
-          "its own lengths, then both over the lengths they share.", "",
-          "| model · corpus | n | inputs | β, all layers | verdict | β per layer (min–max) | layers by verdict |",
-          "|---|---|---|---|---|---|---|"]
+    md = [
+        "### 2. Does the rank it needs grow with n?",
+        "",
+        "β of k90 ∝ n^β (k90: the index where an input's curve reaches 0.9, head mean per layer), least squares "
+        "on log–log axes, 95% percentile bootstrap over inputs (`attnspec.spectra.scaling_fit.fit_per_input`); each model over "
+        "its own lengths, then both over the lengths they share.",
+        "",
+        "| model · corpus | n | inputs | β, all layers | verdict | β per layer (min–max) | layers by verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
     drawn = []
     for c in study.corpora:
         for r, fits in c.fits:
             allr = fits[fits["layer"] < 0].iloc[0]
             per = fits[fits["layer"] >= 0]
-            md.append(f"| {_name(r)} | {allr['lengths']} | {int(allr['inputs'])} | "
-                      f"{_ci(allr['beta'], allr['low'], allr['high'], '.2f')} | {allr['verdict']} | "
-                      f"{per['beta'].min():.2f}–{per['beta'].max():.2f} | {_verdict_counts(per)} |")
+            md.append(
+                f"| {_name(r)} | {allr['lengths']} | {int(allr['inputs'])} | "
+                f"{_ci(allr['beta'], allr['low'], allr['high'], '.2f')} | {allr['verdict']} | "
+                f"{per['beta'].min():.2f}–{per['beta'].max():.2f} | {_verdict_counts(per)} |"
+            )
             drawn.append(fits.assign(model=display(r.model), data=r.data))
     md.append("")
     for c in study.corpora:
@@ -414,16 +313,20 @@ def _q2(study: Study, figures: Path) -> list[str]:
         for lengths, pair in by_range.items():
             if True in pair and False in pair:
                 d, lo, hi = beta_difference(pair[True], pair[False])
-                parts.append(f"over n = {lengths} the decoder's β is {pair[True]['beta']:.2f} "
-                             f"[{pair[True]['low']:.2f}, {pair[True]['high']:.2f}], the encoder's "
-                             f"{pair[False]['beta']:.2f} [{pair[False]['low']:.2f}, {pair[False]['high']:.2f}]: "
-                             f"difference {d:+.2f} [{lo:+.2f}, {hi:+.2f}] (normal approximation from the two bootstrap "
-                             f"intervals), {'an interval that excludes 0' if lo > 0 or hi < 0 else 'an interval that includes 0'}")
+                parts.append(
+                    f"over n = {lengths} the decoder's β is {pair[True]['beta']:.2f} "
+                    f"[{pair[True]['low']:.2f}, {pair[True]['high']:.2f}], the encoder's "
+                    f"{pair[False]['beta']:.2f} [{pair[False]['low']:.2f}, {pair[False]['high']:.2f}]: "
+                    f"difference {d:+.2f} [{lo:+.2f}, {hi:+.2f}] (normal approximation from the two bootstrap "
+                    f"intervals), {'an interval that excludes 0' if lo > 0 or hi < 0 else 'an interval that includes 0'}"
+                )
         own = [(r, f[f["layer"] < 0].iloc[0]) for r, f in c.fits if r.causal]
         if own:
             r, a = own[0]
-            head = (f"Reading ({_name(r)}): over its own lengths n = {a['lengths']} the rank it needs "
-                    f"{_growth(a)} (β = {_ci(a['beta'], a['low'], a['high'], '.2f')})")
+            head = (
+                f"Reading ({_name(r)}): over its own lengths n = {a['lengths']} the rank it needs "
+                f"{_growth(a)} (β = {_ci(a['beta'], a['low'], a['high'], '.2f')})"
+            )
             md += [head + ("; " + "; ".join(parts) if parts else "") + ".", ""]
     if drawn:
         from attnspec.plots.decoder import plot_betas
@@ -454,45 +357,71 @@ def _direction(lo: float, hi: float, up: str = "rises", down: str = "falls") -> 
 
 
 def _q3(study: Study, figures: Path) -> list[str]:
-    md = ["### 3. How do the metrics change with depth?", "",
-          "Per run: the mean of the first and of the last third of the layers, their difference, and the "
-          "least-squares slope of the layer means against relative depth (the fitted change from the first layer to "
-          "the last), each with a 95% interval over inputs (method: `per-input` exact, `bound` conservative).", "",
-          "| model · corpus | n | quantity | first third | last third | last − first [95% CI] | slope over depth [95% CI] | method |",
-          "|---|---|---|---|---|---|---|---|"]
+    md = [
+        "### 3. How do the metrics change with depth?",
+        "",
+        "Per run: the mean of the first and of the last third of the layers, their difference, and the "
+        "least-squares slope of the layer means against relative depth (the fitted change from the first layer to "
+        "the last), each with a 95% interval over inputs (method: `per-input` exact, `bound` conservative).",
+        "",
+        "| model · corpus | n | quantity | first third | last third | last − first [95% CI] | slope over depth [95% CI] | method |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in study.corpora:
         for causal, tr in c.trends.items():
             r = c.runs[(causal, c.decoder.n)]
             for t in tr.itertuples():
-                md.append(f"| {_name(r)} | {r.n} | {t.label} | {t.first:.3f} | {t.last:.3f} | "
-                          f"{_ci(t.change, t.change_low, t.change_high, '+.3f')} | {_ci(t.slope, t.low, t.high, '+.3f')} | "
-                          f"{t.method} |")
+                md.append(
+                    f"| {_name(r)} | {r.n} | {t.label} | {t.first:.3f} | {t.last:.3f} | "
+                    f"{_ci(t.change, t.change_low, t.change_high, '+.3f')} | {_ci(t.slope, t.low, t.high, '+.3f')} | "
+                    f"{t.method} |"
+                )
     md.append("")
     tables = [line for q in DEPTH[1:] for line in _per_layer(study, q, f"{QUANTITIES[q][0]} of the decoder per layer")]
     if tables:  # long (one row per layer): folded, the figure below shows the same numbers
-        md += ["<details><summary>The decoder's per-layer values with their intervals</summary>", "", *tables,
-               "</details>", ""]
+        md += [
+            "<details><summary>The decoder's per-layer values with their intervals</summary>",
+            "",
+            *tables,
+            "</details>",
+            "",
+        ]
     for c in study.corpora:
         tr = c.trends.get(True)
         if tr is None or tr.empty:
             continue
-        parts = [f"{t.label} {_direction(t.low, t.high)} ({t.first:.3f} → {t.last:.3f}, slope "
-                 f"{_ci(t.slope, t.low, t.high, '+.3f')})" for t in tr.itertuples()]
+        parts = [
+            f"{t.label} {_direction(t.low, t.high)} ({t.first:.3f} → {t.last:.3f}, slope "
+            f"{_ci(t.slope, t.low, t.high, '+.3f')})"
+            for t in tr.itertuples()
+        ]
         line = f"Reading ({_name(c.decoder)}, n = {c.decoder.n}, {c.decoder.layers} layers): " + "; ".join(parts) + "."
         enc = c.trends.get(False)
         if enc is not None and not enc.empty:
-            same = [t.label for t, e in zip(tr.itertuples(), enc.itertuples())
-                    if _direction(t.low, t.high) == _direction(e.low, e.high) and not pd.isna(t.low)]
-            line += (f" The encoder's trends point the same way for: {', '.join(same) if same else 'none of them'} "
-                     "(same direction, or both without a supported trend).")
+            same = [
+                t.label
+                for t, e in zip(tr.itertuples(), enc.itertuples())
+                if _direction(t.low, t.high) == _direction(e.low, e.high) and not pd.isna(t.low)
+            ]
+            line += (
+                f" The encoder's trends point the same way for: {', '.join(same) if same else 'none of them'} "
+                "(same direction, or both without a supported trend)."
+            )
         md += [line, ""]
-    stats = [st.assign(model=display(c.runs[(causal, n)].model), data=c.data)
-             for c in study.corpora for (causal, n), st in c.stats.items() if n == c.decoder.n]
+    stats = [
+        st.assign(model=display(c.runs[(causal, n)].model), data=c.data)
+        for c in study.corpora
+        for (causal, n), st in c.stats.items()
+        if n == c.decoder.n
+    ]
     if stats:
         from attnspec.plots.decoder import plot_depth
 
-        plot_depth(pd.concat(stats, ignore_index=True), figures / "decoder",
-                   title="Per-layer metrics against relative depth, decoder beside encoder")
+        plot_depth(
+            pd.concat(stats, ignore_index=True),
+            figures / "decoder",
+            title="Per-layer metrics against relative depth, decoder beside encoder",
+        )
         md += ["![per-layer metrics against relative depth](figures/decoder/decoder_depth.png)", ""]
     return md
 
@@ -505,42 +434,64 @@ def _shape_note(ct: pd.DataFrame) -> str:
     if "stable_rank" not in clear or "reach_index" not in clear:
         return ""
     if clear["stable_rank"] < 0 < clear["reach_index"]:
-        return (" The two measures of rank disagree in direction: the decoder's P is more dominated by its first "
-                "singular direction (lower stable rank) yet needs more indices for 90% of the mass (higher k90/n) — a "
-                "stronger head over a longer tail, so \"lower rank\" depends on which measure is read.")
+        return (
+            " The two measures of rank disagree in direction: the decoder's P is more dominated by its first "
+            "singular direction (lower stable rank) yet needs more indices for 90% of the mass (higher k90/n) — a "
+            'stronger head over a longer tail, so "lower rank" depends on which measure is read.'
+        )
     if clear["stable_rank"] > 0 > clear["reach_index"]:
-        return (" The two measures of rank disagree in direction: the decoder's P is less dominated by its first "
-                "singular direction (higher stable rank) yet reaches 90% of the mass sooner (lower k90/n).")
+        return (
+            " The two measures of rank disagree in direction: the decoder's P is less dominated by its first "
+            "singular direction (higher stable rank) yet reaches 90% of the mass sooner (lower k90/n)."
+        )
     return ""
 
 
 def _q4(study: Study, figures: Path) -> list[str]:
-    md = ["### 4. A causal, lower-triangular P against an encoder's P at the same n", "",
-          "A causal P is lower triangular with a positive diagonal (softmax weights are positive), so it is never "
-          "singular: all n singular values are positive and low rank can only be approximate, which the curve and "
-          "the ranks for error ε measure. Its row i spreads over i + 1 positions only; row entropy is normalised by "
-          "log of the positions each row may attend to, so 1 means uniform over what the row can see for both kinds. "
-          "Overall means with 95% intervals, and decoder − encoder with a Welch interval (independent inputs). The "
-          "documents are each model's own draw (its tokenizer cuts the windows, and an IMDB review must be long "
-          "enough in its tokens), so a difference is one of model and inputs together.", ""]
+    md = [
+        "### 4. A causal, lower-triangular P against an encoder's P at the same n",
+        "",
+        "A causal P is lower triangular with a positive diagonal (softmax weights are positive), so it is never "
+        "singular: all n singular values are positive and low rank can only be approximate, which the curve and "
+        "the ranks for error ε measure. Its row i spreads over i + 1 positions only; row entropy is normalised by "
+        "log of the positions each row may attend to, so 1 means uniform over what the row can see for both kinds. "
+        "Overall means with 95% intervals, and decoder − encoder with a Welch interval (independent inputs). The "
+        "documents are each model's own draw (its tokenizer cuts the windows, and an IMDB review must be long "
+        "enough in its tokens), so a difference is one of model and inputs together.",
+        "",
+    ]
     any_table = False
     for c in study.corpora:
         for n, ct in c.contrasts.items():
             dec, enc = c.runs[(True, n)], c.runs[(False, n)]
             any_table = True
-            md += [f"{_name(dec)} ({dec.inputs} inputs) against {_name(enc)} ({enc.inputs} inputs), n = {n}:", "",
-                   f"| quantity | {display(dec.model)} | {display(enc.model)} | difference [95% CI] | outside the CI of no difference |",
-                   "|---|---|---|---|---|"]
+            md += [
+                f"{_name(dec)} ({dec.inputs} inputs) against {_name(enc)} ({enc.inputs} inputs), n = {n}:",
+                "",
+                f"| quantity | {display(dec.model)} | {display(enc.model)} | difference [95% CI] | outside the CI of no difference |",
+                "|---|---|---|---|---|",
+            ]
             for r in ct.itertuples():
-                md.append(f"| {r.label} | {_ci(r.a, r.a_low, r.a_high)} | {_ci(r.b, r.b_low, r.b_high)} | "
-                          f"{_ci(r.diff, r.diff_low, r.diff_high, '+.3f')} | {'yes' if r.outside else 'no'} |")
+                md.append(
+                    f"| {r.label} | {_ci(r.a, r.a_low, r.a_high)} | {_ci(r.b, r.b_low, r.b_high)} | "
+                    f"{_ci(r.diff, r.diff_low, r.diff_high, '+.3f')} | {'yes' if r.outside else 'no'} |"
+                )
             md.append("")
-            clear = [f"{r.label} {'higher' if r.diff > 0 else 'lower'} by {abs(r.diff):.3f} "
-                     f"[{r.diff_low:+.3f}, {r.diff_high:+.3f}]" for r in ct.itertuples() if r.outside]
+            clear = [
+                f"{r.label} {'higher' if r.diff > 0 else 'lower'} by {abs(r.diff):.3f} "
+                f"[{r.diff_low:+.3f}, {r.diff_high:+.3f}]"
+                for r in ct.itertuples()
+                if r.outside
+            ]
             unclear = [r.label for r in ct.itertuples() if not r.outside]
-            md += [f"Reading (n = {n}, {c.data}): the decoder's P against the encoder's: "
-                   + ("; ".join(clear) if clear else "no difference whose interval excludes 0") + "."
-                   + (f" Intervals include 0 for: {', '.join(unclear)}." if unclear else "") + _shape_note(ct), ""]
+            md += [
+                f"Reading (n = {n}, {c.data}): the decoder's P against the encoder's: "
+                + ("; ".join(clear) if clear else "no difference whose interval excludes 0")
+                + "."
+                + (f" Intervals include 0 for: {', '.join(unclear)}." if unclear else "")
+                + _shape_note(ct),
+                "",
+            ]
     if not any_table:
         md += ["_No encoder run at the decoder's lengths on the same corpus: nothing to set beside._", ""]
     return md
@@ -559,15 +510,19 @@ def _long_end(study: Study) -> list[str]:
     corpora = [c for c in study.corpora if c.long and c.base is not None]
     if not corpora:
         return []
-    md = ["### 5. The long end", "",
-          "The exact spectrum past the scaling study's lengths (the long-context experiments; each input's 270 "
-          "matrices take minutes at n = 2048, so these runs have few inputs and wide intervals). Beside each, the "
-          "scaling study's longest run, and k90/n as the power law fitted there predicts it: "
-          "k90(n)/n = k90(n₀)/n₀ · (n/n₀)^(β − 1), its interval from the two 95% intervals at their ends "
-          "(coverage at least 90%). The long runs draw their own documents (windows of n tokens), so they are "
-          "another sample than the scaling study's.", "",
-          "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
-          "|---|---|---|---|---|---|---|"]
+    md = [
+        "### 5. The long end",
+        "",
+        "The exact spectrum past the scaling study's lengths (the long-context experiments; each input's 270 "
+        "matrices take minutes at n = 2048, so these runs have few inputs and wide intervals). Beside each, the "
+        "scaling study's longest run, and k90/n as the power law fitted there predicts it: "
+        "k90(n)/n = k90(n₀)/n₀ · (n/n₀)^(β − 1), its interval from the two 95% intervals at their ends "
+        "(coverage at least 90%). The long runs draw their own documents (windows of n tokens), so they are "
+        "another sample than the scaling study's.",
+        "",
+        "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in corpora:
         for r, st in [c.base, *c.long.values()]:
             md.append(f"| {_name(r)} | {r.n} | {r.inputs} | " + " | ".join(_cell(st, q) for q in HEADLINE) + " |")
@@ -580,16 +535,20 @@ def _long_end(study: Study) -> list[str]:
             k, cat = _overall(st, "reach_index"), _overall(st, "c_at")
             if k is None or cat is None or k0 is None or c0 is None:
                 continue
-            line = (f"Reading ({_name(r)}, n = {n}, {r.inputs} inputs): c at index {int(cat['at'])} is "
-                    f"{_ci(cat['mean'], cat['low'], cat['high'])} (n = {base_run.n}: {_ci(c0['mean'], c0['low'], c0['high'])}); "
-                    f"k90 is {_ci(k['mean'], k['low'], k['high'], '.1%')} of n "
-                    f"(n = {base_run.n}: {_ci(k0['mean'], k0['low'], k0['high'], '.1%')})")
+            line = (
+                f"Reading ({_name(r)}, n = {n}, {r.inputs} inputs): c at index {int(cat['at'])} is "
+                f"{_ci(cat['mean'], cat['low'], cat['high'])} (n = {base_run.n}: {_ci(c0['mean'], c0['low'], c0['high'])}); "
+                f"k90 is {_ci(k['mean'], k['low'], k['high'], '.1%')} of n "
+                f"(n = {base_run.n}: {_ci(k0['mean'], k0['low'], k0['high'], '.1%')})"
+            )
             if beta is not None:
                 p, lo, hi = predicted_share(k0, beta, base_run.n, n)
                 meets = k["low"] <= hi and lo <= k["high"]
                 said = "overlaps: no sign that the growth changes" if meets else "misses: the growth changes"
-                line += (f"; the power law of n = {beta['lengths']} (β = {_ci(beta['beta'], beta['low'], beta['high'], '.2f')}) "
-                         f"predicts {p:.1%} [{lo:.1%}, {hi:.1%}], which the measured interval {said} past {base_run.n}")
+                line += (
+                    f"; the power law of n = {beta['lengths']} (β = {_ci(beta['beta'], beta['low'], beta['high'], '.2f')}) "
+                    f"predicts {p:.1%} [{lo:.1%}, {hi:.1%}], which the measured interval {said} past {base_run.n}"
+                )
             md += [line + ".", ""]
     return md
 
@@ -631,28 +590,41 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
         cat, k90 = _overall(dec, "c_at"), _overall(dec, "reach_index")
         if cat is None or k90 is None:
             continue
-        text = (f"{c.data}, n = {c.decoder.n}: c at n/4 {_ci(cat['mean'], cat['low'], cat['high'], '.2f')}, "
-                f"k90 {_ci(k90['mean'], k90['low'], k90['high'], '.0%')} of n")
+        text = (
+            f"{c.data}, n = {c.decoder.n}: c at n/4 {_ci(cat['mean'], cat['low'], cat['high'], '.2f')}, "
+            f"k90 {_ci(k90['mean'], k90['low'], k90['high'], '.0%')} of n"
+        )
         if enc is not None and _overall(enc, "c_at") is not None:
             e, ek = _overall(enc, "c_at"), _overall(enc, "reach_index")
             text += f" (encoder {e['mean']:.2f}, {ek['mean']:.0%})"
         q1.append(text)
     if q1:
-        lines.append(f"- **Causal decoder ({display(study.corpora[0].decoder.model)}), low rank?**{note} "
-                     + "; ".join(q1) + f". {link}")
+        lines.append(
+            f"- **Causal decoder ({display(study.corpora[0].decoder.model)}), low rank?**{note} "
+            + "; ".join(q1)
+            + f". {link}"
+        )
     q2 = []
     for c in study.corpora:
         for r, fits in c.fits:
             a = fits[fits["layer"] < 0].iloc[0]
-            q2.append(f"{display(r.model)} · {r.data} (n = {a['lengths']}) β = {_ci(a['beta'], a['low'], a['high'], '.2f')}")
+            q2.append(
+                f"{display(r.model)} · {r.data} (n = {a['lengths']}) β = {_ci(a['beta'], a['low'], a['high'], '.2f')}"
+            )
     if q2:
         lines.append(f"- **Decoder rank against n**{note}: k90 ∝ n^β with " + "; ".join(q2) + f". {link}")
     q3 = []
     for c in study.corpora:
         tr = c.trends.get(True)
         if tr is not None and not tr.empty:
-            q3.append(f"{c.data}: " + ", ".join(f"{t.label} {_direction(t.low, t.high, 'rises', 'falls').replace('has no trend the interval supports', 'no supported trend')} "
-                                                f"(slope {_ci(t.slope, t.low, t.high, '+.2f')})" for t in tr.itertuples()))
+            q3.append(
+                f"{c.data}: "
+                + ", ".join(
+                    f"{t.label} {_direction(t.low, t.high, 'rises', 'falls').replace('has no trend the interval supports', 'no supported trend')} "
+                    f"(slope {_ci(t.slope, t.low, t.high, '+.2f')})"
+                    for t in tr.itertuples()
+                )
+            )
     if q3:
         lines.append(f"- **Decoder, depth**{note}: over relative depth, " + "; ".join(q3) + f". {link}")
     q4 = []
@@ -660,18 +632,23 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
         if c.decoder.n in c.contrasts:
             ct = c.contrasts[c.decoder.n]
             out = [f"{r.label} {r.diff:+.3f}" for r in ct.itertuples() if r.outside]
-            q4.append(f"{c.data}, n = {c.decoder.n}: " + (", ".join(out) if out else "none")
-                      + f" (of {len(ct)} quantities)")
+            q4.append(
+                f"{c.data}, n = {c.decoder.n}: " + (", ".join(out) if out else "none") + f" (of {len(ct)} quantities)"
+            )
     if q4:
-        lines.append(f"- **Causal against encoder P**{note}: decoder − encoder differences outside their 95% "
-                     "intervals: " + "; ".join(q4) + f". {link}")
+        lines.append(
+            f"- **Causal against encoder P**{note}: decoder − encoder differences outside their 95% "
+            "intervals: " + "; ".join(q4) + f". {link}"
+        )
     q5 = []
     for c in study.corpora:
         for n, (r, st) in c.long.items():
             k = _overall(st, "reach_index")
             if k is not None:
-                q5.append(f"{c.data}, n = {n} ({r.inputs} inputs): k90 {_ci(k['mean'], k['low'], k['high'], '.1%')} of n "
-                          f"(n = {c.base[0].n}: {_overall(c.base[1], 'reach_index')['mean']:.1%})")
+                q5.append(
+                    f"{c.data}, n = {n} ({r.inputs} inputs): k90 {_ci(k['mean'], k['low'], k['high'], '.1%')} of n "
+                    f"(n = {c.base[0].n}: {_overall(c.base[1], 'reach_index')['mean']:.1%})"
+                )
     if q5:
         lines.append(f"- **Decoder, long end**{note}: " + "; ".join(q5) + f". {link}")
     return lines

@@ -94,6 +94,7 @@ class Experiment:
         rest = [k for k in self.quick if k not in used] if quick else []
         if not rest:
             return title
+
         def show(k: str, v: Any) -> str:
             if v == "default":
                 return f"no --{k}"
@@ -136,7 +137,13 @@ class Experiment:
 #: to any of it makes the saved result stale (the version number alone did not move when
 #: the labels changed). The spectrum job is left out: its results are costly and are kept
 #: bit-identical across refactors by the tests; its key is the version and the arguments.
-_CHECKING_CODE = ("verdicts/classify.py", "verdicts/vocabulary.py", "numerics/stats.py", "battery.py", "numerics/linalg.py")
+_CHECKING_CODE = (
+    "verdicts/classify.py",
+    "verdicts/vocabulary.py",
+    "numerics/stats.py",
+    "battery.py",
+    "numerics/linalg.py",
+)
 
 
 def checking_code_digest(command: str) -> str | None:
@@ -207,11 +214,20 @@ def load_experiments(folder: Path) -> list[Experiment]:
         if paper not in PAPERS:
             raise InputError(f"{path}: paper must be one of {', '.join(PAPERS)}, got {paper!r}")
         _check_experiment(path, spec)
-        out.append(Experiment(
-            name=path.stem, path=path, title=spec.get("title", path.stem), paper=paper, command=command,
-            args=dict(spec.get("args", {})), verdicts=bool(spec.get("verdicts", False)), group=spec.get("group"),
-            note=spec.get("note", ""), quick=dict(spec.get("quick", {})),
-        ))
+        out.append(
+            Experiment(
+                name=path.stem,
+                path=path,
+                title=spec.get("title", path.stem),
+                paper=paper,
+                command=command,
+                args=dict(spec.get("args", {})),
+                verdicts=bool(spec.get("verdicts", False)),
+                group=spec.get("group"),
+                note=spec.get("note", ""),
+                quick=dict(spec.get("quick", {})),
+            )
+        )
     if not out:
         raise InputError(f"--experiments {folder} holds no *.toml experiment")
     return out
@@ -281,13 +297,17 @@ def _check_experiment(path: Path, spec: dict[str, Any]) -> None:
     for section in ("args", "quick"):
         table = spec.get(section, {})
         if not isinstance(table, dict):
-            raise InputError(f"{path}: [{section}] must be a table of options (`[{section}]` then `key = value` lines), "
-                             f"got {type(table).__name__} {table!r}")
+            raise InputError(
+                f"{path}: [{section}] must be a table of options (`[{section}]` then `key = value` lines), "
+                f"got {type(table).__name__} {table!r}"
+            )
         for k, v in table.items():
             ok = isinstance(v, scalar) or (isinstance(v, list) and all(isinstance(x, scalar) for x in v))
             if not ok:
-                raise InputError(f"{path}: [{section}] {k} must be a string, a number, a boolean or a list of them, "
-                                 f"got {type(v).__name__}")
+                raise InputError(
+                    f"{path}: [{section}] {k} must be a string, a number, a boolean or a list of them, "
+                    f"got {type(v).__name__}"
+                )
     for key in ("title", "note", "group"):
         if key in spec and not isinstance(spec[key], str):
             raise InputError(f"{path}: {key} must be a string, got {spec[key]!r}")

@@ -12,8 +12,10 @@ def _refuse_link(folder: Path) -> None:
     """A results folder that is a symbolic link is refused in one line: the report deletes and
     rewrites results folders, and would otherwise do so wherever the link points."""
     if folder.is_symlink():
-        raise ResultsError(f"{folder} is a symbolic link (to {os.readlink(folder)}); the report replaces its results "
-                           "folders and never follows a link there: remove the link or choose another --out")
+        raise ResultsError(
+            f"{folder} is a symbolic link (to {os.readlink(folder)}); the report replaces its results "
+            "folders and never follows a link there: remove the link or choose another --out"
+        )
 
 
 def _write_text(path: Path, text: str) -> None:

@@ -131,8 +131,10 @@ def _toc_html(toc: list[tuple[int, str, str]]) -> str:
             groups.append((item, []))
         else:
             groups[-1][1].append(item)
-    items = [f"<li>{top}" + ("<ul>" + "".join(f"<li>{s}</li>" for s in subs) + "</ul>" if subs else "") + "</li>"
-             for top, subs in groups]
+    items = [
+        f"<li>{top}" + ("<ul>" + "".join(f"<li>{s}</li>" for s in subs) + "</ul>" if subs else "") + "</li>"
+        for top, subs in groups
+    ]
     return '<nav class="toc"><strong>Contents</strong><ul>\n' + "\n".join(items) + "\n</ul></nav>"
 
 
@@ -154,15 +156,20 @@ def write_html(out: Path) -> Path:
 
     report = (out / "REPORT.md").read_text()
     linked = list(dict.fromkeys(re.findall(r"\(appendix/([\w.-]+)\.md", report)))
-    pages = [("REPORT", report)] + [(name, (out / "appendix" / f"{name}.md").read_text()) for name in linked
-                                    if (out / "appendix" / f"{name}.md").is_file()]
+    pages = [("REPORT", report)] + [
+        (name, (out / "appendix" / f"{name}.md").read_text())
+        for name in linked
+        if (out / "appendix" / f"{name}.md").is_file()
+    ]
     body, toc = render_pages(pages, out)
     # the table of contents goes after the title
     body = body.replace("</h1>", "</h1>\n" + _toc_html(toc), 1)
     title = "attnspec report"
-    doc = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
-           f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<style>{_STYLE}</style>\n</head>\n'
-           f'<body>\n<a id="top"></a>\n{body}</body>\n</html>\n')
+    doc = (
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<style>{_STYLE}</style>\n</head>\n'
+        f'<body>\n<a id="top"></a>\n{body}</body>\n</html>\n'
+    )
     path = out / "REPORT.html"
     _write_text(path, doc)
     return path

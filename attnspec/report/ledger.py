@@ -108,13 +108,22 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
         from attnspec.verdicts.sentences import telling_row
 
         top = telling_row([row for _, _, row in verdicts])
-        out.append({"id": cs.claim, "paper": cs.claim.split(".")[0], "place": place, "verdict": verdict,
-                    "stated": stated, "reason": reason(getattr(top, "evidence", ""))})
+        out.append(
+            {
+                "id": cs.claim,
+                "paper": cs.claim.split(".")[0],
+                "place": place,
+                "verdict": verdict,
+                "stated": stated,
+                "reason": reason(getattr(top, "evidence", "")),
+            }
+        )
     return out
 
 
-def ledger_section(experiments: Sequence[Any], results: Path, *, verdict_file: str,
-                   papers: dict[str, str]) -> list[str]:
+def ledger_section(
+    experiments: Sequence[Any], results: Path, *, verdict_file: str, papers: dict[str, str]
+) -> list[str]:
     """``## Claims ledger``: one table, one row per claim (empty without verdict rows).
 
     Parameters
@@ -139,12 +148,21 @@ def ledger_section(experiments: Sequence[Any], results: Path, *, verdict_file: s
     if not rows:
         return []
     short = {p: cite.split(" 20")[0].split(",")[0] for p, cite in papers.items()}
-    md = [f"## {HEADING}", "",
-          (f"{len(rows)} claims, one row each: the verdict of every reading (at the paper's parameters where the check "
-           "marks them) and the first clause of the evidence that decided it. "
-           "[How to read a verdict](#how-to-read-a-verdict); every row in full: the appendix pages."), "",
-          "| claim | paper, place | verdict | reason |", "|---|---|---|---|"]
+    md = [
+        f"## {HEADING}",
+        "",
+        (
+            f"{len(rows)} claims, one row each: the verdict of every reading (at the paper's parameters where the check "
+            "marks them) and the first clause of the evidence that decided it. "
+            "[How to read a verdict](#how-to-read-a-verdict); every row in full: the appendix pages."
+        ),
+        "",
+        "| claim | paper, place | verdict | reason |",
+        "|---|---|---|---|",
+    ]
     for r in rows:
-        md.append(f"| `{r['id']}` | {_md(short.get(r['paper'], r['paper']))}, {_md(r['place'])} | **{_md(r['verdict'])}** "
-                  f"| {_md(r['reason'])} |")
+        md.append(
+            f"| `{r['id']}` | {_md(short.get(r['paper'], r['paper']))}, {_md(r['place'])} | **{_md(r['verdict'])}** "
+            f"| {_md(r['reason'])} |"
+        )
     return [*md, ""]

@@ -1,5 +1,4 @@
-"""Markdown of the report's tables: numbers, escaped text, verdict rows and their grouped summary.
-"""
+"""Markdown of the report's tables: numbers, escaped text, verdict rows and their grouped summary."""
 
 from __future__ import annotations
 
@@ -61,24 +60,40 @@ def summarise_verdicts(rows: list[dict[str, Any]], max_rows: int = 40) -> str:
         return "\n".join(lines) + "\n"
     keys = ["claim"] + [c for c in ("reading", "family", "tolerance") if c in df.columns]
     order = ", then ".join(sorted(_ORDER, key=_ORDER.get))
-    lines.append(f"{len(df)} parameter sets; one line per {', '.join(keys)}: the verdict counts and the most telling row "
-                 f"(the first verdict present in the order {order}).")
+    lines.append(
+        f"{len(df)} parameter sets; one line per {', '.join(keys)}: the verdict counts and the most telling row "
+        f"(the first verdict present in the order {order})."
+    )
     lines.append("")
-    lines.append("| " + " | ".join(keys) + " | rows | " + " | ".join(_COUNTED)
-                 + " | shown: parameters | bound | exact | estimate [95% CI] | evidence |")
+    lines.append(
+        "| "
+        + " | ".join(keys)
+        + " | rows | "
+        + " | ".join(_COUNTED)
+        + " | shown: parameters | bound | exact | estimate [95% CI] | evidence |"
+    )
     lines.append("|" + "---|" * (len(keys) + 6 + len(_COUNTED)))
     for group_key, g in df.groupby(keys, dropna=False, sort=False):
         group_key = group_key if isinstance(group_key, tuple) else (group_key,)
         counts = g["verdict"].value_counts()
         worst = g.assign(_o=g["verdict"].map(_ORDER)).sort_values("_o").iloc[0].to_dict()
-        shown_params = ", ".join(f"{p}={_fmt(worst[p])}" for p in params if p not in keys and worst.get(p) is not None
-                                 and not (isinstance(worst.get(p), float) and math.isnan(worst[p])))
+        shown_params = ", ".join(
+            f"{p}={_fmt(worst[p])}"
+            for p in params
+            if p not in keys
+            and worst.get(p) is not None
+            and not (isinstance(worst.get(p), float) and math.isnan(worst[p]))
+        )
         est = _fmt(worst.get("estimate"))
         if worst.get("ci_low") is not None and not pd.isna(worst.get("ci_low")):
             est += f" [{_fmt(worst['ci_low'])}, {_fmt(worst['ci_high'])}]"
-        lines.append("| " + " | ".join(_md(_fmt(k)) for k in group_key) + f" | {len(g)} | "
-                     + " | ".join(str(int(counts.get(v, 0))) for v in _COUNTED)
-                     + f" | {_md(shown_params)} | {_fmt(worst.get('bound'))} | {_fmt(worst.get('exact'))} | {est} | {_md(worst.get('evidence', ''))} |")
+        lines.append(
+            "| "
+            + " | ".join(_md(_fmt(k)) for k in group_key)
+            + f" | {len(g)} | "
+            + " | ".join(str(int(counts.get(v, 0))) for v in _COUNTED)
+            + f" | {_md(shown_params)} | {_fmt(worst.get('bound'))} | {_fmt(worst.get('exact'))} | {est} | {_md(worst.get('evidence', ''))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -87,8 +102,10 @@ def _row_md(r: dict[str, Any], params: Sequence[str]) -> str:
     est = _fmt(r.get("estimate"))
     if r.get("ci_low") is not None:
         est += f" [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
-    return (f"| {_md(r['claim'])} | {_md(p)} | {_fmt(r.get('bound'))} | {_fmt(r.get('exact'))} | {est} | "
-            f"**{r['verdict']}** | {_md(r.get('evidence', ''))} |")
+    return (
+        f"| {_md(r['claim'])} | {_md(p)} | {_fmt(r.get('bound'))} | {_fmt(r.get('exact'))} | {est} | "
+        f"**{r['verdict']}** | {_md(r.get('evidence', ''))} |"
+    )
 
 
 def verdict_lines_md(rows: list[dict[str, Any]]) -> list[str]:

@@ -54,8 +54,10 @@ def _basis_lines(result_dir: Path) -> list[str]:
     if not ident.get("model"):
         return []
     count, n = ident.get("count"), ident.get("n")
-    text = (f"Basis: {count} real attention matrices P ({n} × {n}, `--count {count}`) of `{ident['model']}` on "
-            f"{ident.get('data')} text")
+    text = (
+        f"Basis: {count} real attention matrices P ({n} × {n}, `--count {count}`) of `{ident['model']}` on "
+        f"{ident.get('data')} text"
+    )
     table = result_dir / "jl.parquet"
     if not table.is_file():
         return [text + "; the verdicts speak for these matrices, not for the model's attention in general.", ""]
@@ -68,8 +70,9 @@ def _basis_lines(result_dir: Path) -> list[str]:
     mine = rows[real & (rows["k"] < rows["n"])]
     if not mine.empty and "reading" in mine:
         meta = json.loads(meta_path.read_text())
-        text += " " + _decidability(mine, int(mine["n"].max()), float(meta["parameters"]["eps"]),
-                                    float(meta["dimensions"]["linformer_k"]))
+        text += " " + _decidability(
+            mine, int(mine["n"].max()), float(meta["parameters"]["eps"]), float(meta["dimensions"]["linformer_k"])
+        )
     return [text, ""]
 
 
@@ -85,20 +88,24 @@ def _decidability(mine: pd.DataFrame, n: int, eps: float, k_thm: float) -> str:
     if k_min > n - 1 or rel.empty:
         top = mine[mine["k"] == mine["k"].max()]
         parts = [f"{r} reading {int(g['failures'].sum())}/{int(g['trials'].sum())}" for r, g in top.groupby("reading")]
-        return (f"{law}, k ≥ {k_min} > n − 1 at ε = {eps:.3g}, so no k below n can decide it here (nor any ε below "
-                f"n = {theorem1_decisive_from()}: ε² − ε³ ≤ 4/27); just below n (k = {int(top['k'].iloc[0])}) the real "
-                f"matrices' projections miss ε in " + " and ".join(parts) + " trials (all choices of w pooled).")
+        return (
+            f"{law}, k ≥ {k_min} > n − 1 at ε = {eps:.3g}, so no k below n can decide it here (nor any ε below "
+            f"n = {theorem1_decisive_from()}: ε² − ε³ ≤ 4/27); just below n (k = {int(top['k'].iloc[0])}) the real "
+            f"matrices' projections miss ε in " + " and ".join(parts) + " trials (all choices of w pooled)."
+        )
     default = JLConfig.eps
     at = rel[rel["k"] >= min(k_thm, n - 1)]
     at = at[at["k"] == at["k"].min()]
     per_w = at.groupby("w")[["failures", "trials"]].sum()
     per_w = per_w.loc[(per_w["failures"] / per_w["trials"]).sort_values(ascending=False).index]
     chosen = "ε = 2/3, which maximises ε² − ε³" if abs(eps - EPS_FASTEST) < 1e-9 else f"ε = {eps:.3g}"
-    return (f"{law}: at attnspec's default ε = {default:g} that is k ≥ {union_bound_min_k(n, default)} > n, so this "
-            f"run takes {chosen}; there it is k ≥ {k_min}, and Theorem 1's own k = {k_thm:.0f} < n = {n}: the check "
-            f"can fail. At k = {int(at['k'].iloc[0])} the real matrices' projections miss ε in the relative reading in "
-            + ", ".join(f"{int(r.failures)}/{int(r.trials)} (w = {w.replace('_', ' ')})" for w, r in per_w.iterrows())
-            + f" trials, against a claimed ≤ {float(at['bound'].iloc[0]):.2g}.")
+    return (
+        f"{law}: at attnspec's default ε = {default:g} that is k ≥ {union_bound_min_k(n, default)} > n, so this "
+        f"run takes {chosen}; there it is k ≥ {k_min}, and Theorem 1's own k = {k_thm:.0f} < n = {n}: the check "
+        f"can fail. At k = {int(at['k'].iloc[0])} the real matrices' projections miss ε in the relative reading in "
+        + ", ".join(f"{int(r.failures)}/{int(r.trials)} (w = {w.replace('_', ' ')})" for w, r in per_w.iterrows())
+        + f" trials, against a claimed ≤ {float(at['bound'].iloc[0]):.2g}."
+    )
 
 
 def _pct(x: float) -> str:
@@ -114,52 +121,75 @@ def _osa_train_section(d: Path) -> list[str]:
     md: list[str] = []
     meta = json.loads((d / "meta.json").read_text()) if (d / "meta.json").is_file() else {}
     if meta.get("budget"):
-        md += [f"Budget and stopping rule (every model, every seed): {meta['budget']['rule']}; validation split "
-               f"{meta['budget']['val_fraction']:g} of the training split. Mean steps per run, by model: "
-               f"{summary['steps_mean'].min():.0f}–{summary['steps_mean'].max():.0f}; "
-               f"{int(summary['stopped_by_patience'].sum())} of {int(summary['n_seeds'].sum())} runs ended by the "
-               "patience rule, the others at the end of the budget (learning rate 0 there under the cosine "
-               "schedule)."]
+        md += [
+            f"Budget and stopping rule (every model, every seed): {meta['budget']['rule']}; validation split "
+            f"{meta['budget']['val_fraction']:g} of the training split. Mean steps per run, by model: "
+            f"{summary['steps_mean'].min():.0f}–{summary['steps_mean'].max():.0f}; "
+            f"{int(summary['stopped_by_patience'].sum())} of {int(summary['n_seeds'].sum())} runs ended by the "
+            "patience rule, the others at the end of the budget (learning rate 0 there under the cosine "
+            "schedule)."
+        ]
     paper, orders = d / "osa_train_paper.parquet", d / "osa_train_orderings.parquet"
     if md and not paper.is_file():
         md.append("")
     if paper.is_file():
         table2 = (meta.get("paper_setup") or {}).get("table2") or {}
         t = pd.read_parquet(paper)
-        md += [(md.pop() + " " if md else "") + f"Against the paper's Table 2 ({table2.get('source', 'Zhang & Martens, Appendix D, Table 2')}). "
-               "attnspec: the same five models on scikit-learn's 8×8 digits, scaled down (meta.json `departures`); "
-               "the interval resamples seeds (replicates: split, initialisation and batch order).", "",
-               "| model | paper (MNIST), % | attnspec (8×8 digits), % | 95% CI over seeds | per seed | rank paper / here |",
-               "|---|---|---|---|---|---|"]
+        md += [
+            (md.pop() + " " if md else "")
+            + f"Against the paper's Table 2 ({table2.get('source', 'Zhang & Martens, Appendix D, Table 2')}). "
+            "attnspec: the same five models on scikit-learn's 8×8 digits, scaled down (meta.json `departures`); "
+            "the interval resamples seeds (replicates: split, initialisation and batch order).",
+            "",
+            "| model | paper (MNIST), % | attnspec (8×8 digits), % | 95% CI over seeds | per seed | rank paper / here |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in t.to_dict("records"):
             # list columns are stored as JSON text (attnspec.storage.results)
             seeds = json.loads(r["accuracies"]) if isinstance(r["accuracies"], str) else r["accuracies"]
-            md.append(f"| {r['label']} | {_pct(r['paper_accuracy'])} | {_pct(r['accuracy_mean'])} | "
-                      f"[{_pct(r['accuracy_ci_low'])}, {_pct(r['accuracy_ci_high'])}] | "
-                      f"{' '.join(_pct(a) for a in seeds)} | {r['paper_rank']} / {r['rank']} |")
+            md.append(
+                f"| {r['label']} | {_pct(r['paper_accuracy'])} | {_pct(r['accuracy_mean'])} | "
+                f"[{_pct(r['accuracy_ci_low'])}, {_pct(r['accuracy_ci_high'])}] | "
+                f"{' '.join(_pct(a) for a in seeds)} | {r['paper_rank']} / {r['rank']} |"
+            )
         md.append("")
     if orders.is_file():
         o = pd.read_parquet(orders)
         labels = dict(zip(summary["model"], summary["label"], strict=True))
-        md += ["The paper's orderings (pairs written with the paper's higher model first; Δ = paired difference of "
-               "test accuracy, mean over seeds, 95% t interval over seeds; *not resolved* = the interval holds 0):", "",
-               "| pair | paper Δ, points | attnspec Δ, points [95% CI over seeds] | outcome |", "|---|---|---|---|"]
+        md += [
+            "The paper's orderings (pairs written with the paper's higher model first; Δ = paired difference of "
+            "test accuracy, mean over seeds, 95% t interval over seeds; *not resolved* = the interval holds 0):",
+            "",
+            "| pair | paper Δ, points | attnspec Δ, points [95% CI over seeds] | outcome |",
+            "|---|---|---|---|",
+        ]
         for r in o.to_dict("records"):
             paper_diff = "0.0 (equal)" if abs(r["paper_diff"]) < 5e-4 else f"{100 * r['paper_diff']:+.1f}"
-            md.append(f"| {labels.get(r['a'], r['a'])} vs {labels.get(r['b'], r['b'])} | "
-                      f"{paper_diff} | {100 * r['diff_mean']:+.1f} "
-                      f"[{100 * r['diff_ci_low']:+.1f}, {100 * r['diff_ci_high']:+.1f}] | {r['outcome']} |")
+            md.append(
+                f"| {labels.get(r['a'], r['a'])} vs {labels.get(r['b'], r['b'])} | "
+                f"{paper_diff} | {100 * r['diff_mean']:+.1f} "
+                f"[{100 * r['diff_ci_low']:+.1f}, {100 * r['diff_ci_high']:+.1f}] | {r['outcome']} |"
+            )
         md.append("")
     # per-model columns (steps, best epochs, train accuracy, ...) are on the appendix page
     md += [
-           "Not tested here: MNIST itself, the paper's depth 6 and width 64, its fixed 10-epoch budget at lr 3e-4, "
-           f"and any data set harder than 8×8 digits; a 95% interval over {int(summary['n_seeds'].min())} seeds is "
-           "wide, so an ordering *not resolved* here is not an ordering refuted.", ""]
+        "Not tested here: MNIST itself, the paper's depth 6 and width 64, its fixed 10-epoch budget at lr 3e-4, "
+        f"and any data set harder than 8×8 digits; a 95% interval over {int(summary['n_seeds'].min())} seeds is "
+        "wide, so an ordering *not resolved* here is not an ordering refuted.",
+        "",
+    ]
     return md
 
 
-def paper_sections(experiments: list[Experiment], records: dict[str, RunRecord], out: Path, *, quick: bool,
-                   pages: dict[str, list[str]] | None = None, figure1: bool = True) -> list[str]:
+def paper_sections(
+    experiments: list[Experiment],
+    records: dict[str, RunRecord],
+    out: Path,
+    *,
+    quick: bool,
+    pages: dict[str, list[str]] | None = None,
+    figure1: bool = True,
+) -> list[str]:
     """One ``## <paper>`` section per paper with experiments: Figure 1 first where the paper
     has spectrum runs (unless ``figure1`` is False: the report shows it as its own question),
     then each checking experiment: a paragraph, a table of its claims by verdict and its
@@ -217,14 +247,18 @@ def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:
     keys = [v for v in VERDICTS if v in stated] + sorted({v for v in stated if v not in VERDICTS})
     tally = ", ".join(f"{stated.count(v)} {v}" for v in keys)
     failing = [r["id"] for r in rows if "violated" in r["stated"]]
-    return [f"{len(rows)} claims of this paper are checked: {tally}"
-            + (f"; the statements that fail: {', '.join(f'`{i}`' for i in failing)}" if failing else "")
-            + f". Each experiment below lists its claims by verdict; the [ledger](#{anchor(HEADING)}) gives each "
-            "claim's reason, its appendix page every row.", ""]
+    return [
+        f"{len(rows)} claims of this paper are checked: {tally}"
+        + (f"; the statements that fail: {', '.join(f'`{i}`' for i in failing)}" if failing else "")
+        + f". Each experiment below lists its claims by verdict; the [ledger](#{anchor(HEADING)}) gives each "
+        "claim's reason, its appendix page every row.",
+        "",
+    ]
 
 
-def _experiment_section(exp: Experiment, records: dict[str, RunRecord], out: Path, *, quick: bool,
-                        pages: dict[str, list[str]]) -> list[str]:
+def _experiment_section(
+    exp: Experiment, records: dict[str, RunRecord], out: Path, *, quick: bool, pages: dict[str, list[str]]
+) -> list[str]:
     """``### <experiment>``: note, basis, its claims by verdict, figures; the appendix page."""
     from attnspec.report.appendix import FOLDER, experiment_page
 
@@ -236,7 +270,10 @@ def _experiment_section(exp: Experiment, records: dict[str, RunRecord], out: Pat
     rec = records.get(exp.name)
     pages[exp.name] = experiment_page(exp, rec, out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE)
     if not (d / RUN_FILE).is_file() or (rec is not None and rec.status in ("failed", "skipped")):
-        md += [f"_Not available: {rec.status if rec else 'missing'}{(' — ' + rec.detail) if rec and rec.detail else ''}._", ""]
+        md += [
+            f"_Not available: {rec.status if rec else 'missing'}{(' — ' + rec.detail) if rec and rec.detail else ''}._",
+            "",
+        ]
         return md
     md += _basis_lines(d)
     if (d / VERDICT_FILE).is_file():

@@ -88,19 +88,24 @@ def projection_part(experiments: Sequence[Any], results: Path) -> list[str]:
     if not held:
         return []
     inputs = sorted({int(v) for _, s in held for v in s["inputs"]})
-    md = [f"Linformer's argument needs softmax(Q(EK)ᵀ)(FV) ≈ PV at a fixed k (its Theorem 2). Measured on the "
-          f"model's own Q, K, V with E = F = R, a random Gaussian k × n matrix (entries N(0, 1/k), as in the proof): "
-          f"‖softmax(Q(RK)ᵀ)(RV) − PV‖_F/‖PV‖_F, the mean over layers and heads, 95% percentile bootstrap over "
-          f"{'–'.join(map(str, inputs))} documents; beside it ‖(P − P_k)V‖_F/‖PV‖_F, the best any rank-k "
-          f"approximation of P does with these V.", "",
-          "| k | n | " + " | ".join(f"{label}: random R | best rank-k" for label, _ in held) + " |",
-          "|---|---" + "|---|---" * len(held) + "|"]
+    md = [
+        f"Linformer's argument needs softmax(Q(EK)ᵀ)(FV) ≈ PV at a fixed k (its Theorem 2). Measured on the "
+        f"model's own Q, K, V with E = F = R, a random Gaussian k × n matrix (entries N(0, 1/k), as in the proof): "
+        f"‖softmax(Q(RK)ᵀ)(RV) − PV‖_F/‖PV‖_F, the mean over layers and heads, 95% percentile bootstrap over "
+        f"{'–'.join(map(str, inputs))} documents; beside it ‖(P − P_k)V‖_F/‖PV‖_F, the best any rank-k "
+        f"approximation of P does with these V.",
+        "",
+        "| k | n | " + " | ".join(f"{label}: random R | best rank-k" for label, _ in held) + " |",
+        "|---|---" + "|---|---" * len(held) + "|",
+    ]
     keys = sorted({(int(r.k), int(r.n)) for _, s in held for r in s.itertuples()})
     for k, n in keys:
         cells = []
         for _, s in held:
             r = s[(s["k"] == k) & (s["n"] == n)]
-            cells += [_cell(r.iloc[0], "linformer_error"), f"{r.iloc[0]['best_rank_error']:.3f}"] if len(r) else ["—", "—"]
+            cells += (
+                [_cell(r.iloc[0], "linformer_error"), f"{r.iloc[0]['best_rank_error']:.3f}"] if len(r) else ["—", "—"]
+            )
         md.append(f"| {k} | {n} | " + " | ".join(cells) + " |")
     md += ["", _reading(held, missing), ""]
     return md
@@ -116,16 +121,23 @@ def _reading(held: list[tuple[str, pd.DataFrame]], missing: list[tuple[str, str]
         if len(t) < 2:
             continue
         a, b = t.iloc[0], t.iloc[-1]
-        parts.append(f"{a['linformer_error']:.3f} at n = {int(a['n'])} to {b['linformer_error']:.3f} at n = "
-                     f"{int(b['n'])} on {label} ({_trend(t, 'linformer_error')}; best rank-{k}: "
-                     f"{a['best_rank_error']:.3f} to {b['best_rank_error']:.3f})")
-    text = (f"Reading: at fixed k = {k} the random-projection error goes from " + "; from ".join(parts) + "." if parts else
-            f"Reading: k = {k} was measured at one length only, so this table cannot say how the error moves with n.")
+        parts.append(
+            f"{a['linformer_error']:.3f} at n = {int(a['n'])} to {b['linformer_error']:.3f} at n = "
+            f"{int(b['n'])} on {label} ({_trend(t, 'linformer_error')}; best rank-{k}: "
+            f"{a['best_rank_error']:.3f} to {b['best_rank_error']:.3f})"
+        )
+    text = (
+        f"Reading: at fixed k = {k} the random-projection error goes from " + "; from ".join(parts) + "."
+        if parts
+        else f"Reading: k = {k} was measured at one length only, so this table cannot say how the error moves with n."
+    )
     if all(float(s["linformer_error"].min()) >= 1 for _, s in held):
         text += " Every error is above 1: the random-projection output lies farther from PV than a zero output."
-    text += (" One draw of R per input and layer, for this model on these corpora: Linformer trains E and F, and "
-             "trained projections may do much better. The best rank-k column is a reference (P truncated to rank k), "
-             "not a lower bound: E and F act on K and V, and PV has rank at most the head dimension.")
+    text += (
+        " One draw of R per input and layer, for this model on these corpora: Linformer trains E and F, and "
+        "trained projections may do much better. The best rank-k column is a reference (P truncated to rank k), "
+        "not a lower bound: E and F act on K and V, and PV has rank at most the head dimension."
+    )
     for why, labels in _by_reason(missing, [label for label, _ in held]).items():
         text += f" Not measured for {' and '.join(labels)} ({why})."
     return text
@@ -141,8 +153,9 @@ def _by_reason(missing: list[tuple[str, str]], held: list[str]) -> dict[str, lis
         names: list[str] = []
         for model in dict.fromkeys(lab.split(" · ")[0] for lab in labels):
             mine = [lab for lab in labels if lab.split(" · ")[0] == model]
-            alone = (all(lab.split(" · ")[0] != model for lab in held)
-                     and all(w == why for lab, w in missing if lab.split(" · ")[0] == model))
+            alone = all(lab.split(" · ")[0] != model for lab in held) and all(
+                w == why for lab, w in missing if lab.split(" · ")[0] == model
+            )
             names += [model] if alone else mine
         out[why] = names
     return out
@@ -166,13 +179,18 @@ def run_projection_lines(run: Path) -> list[str]:
     s = _summary(run)
     if s is None or s.empty:
         return [f"Linformer-projection error not measured ({_why_not(run)}).", ""]
-    md = ["Linformer-style attention with a random Gaussian R (k × n) on this run's Q, K, V: relative error against "
-          "PV, mean over inputs, layers and heads, 95% percentile bootstrap over inputs; the best rank-k error of P "
-          "applied to V beside it.", "",
-          "| k | n | inputs | random R [95% CI] | min–max over layers | best rank-k [95% CI] |",
-          "|---|---|---|---|---|---|"]
+    md = [
+        "Linformer-style attention with a random Gaussian R (k × n) on this run's Q, K, V: relative error against "
+        "PV, mean over inputs, layers and heads, 95% percentile bootstrap over inputs; the best rank-k error of P "
+        "applied to V beside it.",
+        "",
+        "| k | n | inputs | random R [95% CI] | min–max over layers | best rank-k [95% CI] |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in s.sort_values(["k", "n"]).to_dict("records"):
-        md.append(f"| {r['k']} | {r['n']} | {r['inputs']} | {_cell(r, 'linformer_error')} | "
-                  f"{r['linformer_error_layer_min']:.3f}–{r['linformer_error_layer_max']:.3f} | "
-                  f"{_cell(r, 'best_rank_error')} |")
+        md.append(
+            f"| {r['k']} | {r['n']} | {r['inputs']} | {_cell(r, 'linformer_error')} | "
+            f"{r['linformer_error_layer_min']:.3f}–{r['linformer_error_layer_max']:.3f} | "
+            f"{_cell(r, 'best_rank_error')} |"
+        )
     return [*md, ""]

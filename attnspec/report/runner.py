@@ -72,8 +72,9 @@ def _drawn_otherwise(exp: Experiment, out: Path, quick: bool) -> bool:
     return not metas
 
 
-def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, data_dir: str | None,
-                   log: Callable[[str], None]) -> RunRecord:
+def run_experiment(
+    exp: Experiment, results: Path, *, quick: bool, force: bool, data_dir: str | None, log: Callable[[str], None]
+) -> RunRecord:
     """Run one experiment into ``results/<name>`` unless fresh results are there.
 
     Checking commands run in-process through :func:`attnspec.battery.run_battery` and
@@ -109,7 +110,9 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
         rec = json.loads(record_path.read_text())
         if rec.get("key") == key and rec.get("returncode") == 0 and not _drawn_otherwise(exp, out, quick):
             if exp.command == "spectrum" and _add_nulls(exp, out, quick, data_dir, log):
-                return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused, nulls added")
+                return RunRecord(
+                    exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused, nulls added"
+                )
             return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused")
     args = exp.effective_args(quick)
     if "data" in args and "data-dir" not in args:
@@ -119,8 +122,10 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
     _refuse_link(out)  # checked for all experiments up front (run_report); again here for direct callers
     if out.resolve().parent != Path(results).resolve() or out.name != exp.name:
         # an experiment only ever empties its own folder results/<name>, never results/ or above
-        raise InputError(f"{exp.path}: experiment name {printable(repr(exp.name))} does not name one folder "
-                         f"inside {results}; nothing was removed")
+        raise InputError(
+            f"{exp.path}: experiment name {printable(repr(exp.name))} does not name one folder "
+            f"inside {results}; nothing was removed"
+        )
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -133,10 +138,16 @@ def run_experiment(exp: Experiment, results: Path, *, quick: bool, force: bool, 
         error = _run_subprocess(exp, args, out)
         how = "subprocess"
     seconds = time.perf_counter() - t0
-    record = {"key": key, "command": ["attnspec", exp.command, *_cli_args(args)], "quick": quick,
-              "returncode": 0 if error is None else 1, "how": how,
-              "seconds": round(seconds, 2), "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "attnspec_version": __version__}
+    record = {
+        "key": key,
+        "command": ["attnspec", exp.command, *_cli_args(args)],
+        "quick": quick,
+        "returncode": 0 if error is None else 1,
+        "how": how,
+        "seconds": round(seconds, 2),
+        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "attnspec_version": __version__,
+    }
     atomic_write_bytes(record_path, (json.dumps(record, indent=2) + "\n").encode())
     if error is not None:
         # every failure names the experiment file, so the line leads back to what to fix
@@ -250,8 +261,10 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     if last is not None and study.status == "interrupted":
         raise KeyboardInterrupt(f"in {last.out} after {last.inputs_done} of {last.inputs_total} inputs")
     if last is not None and study.status != "complete":
-        raise ResultsError(f"stopped early ({study.status}, {last.inputs_done} of {last.inputs_total} inputs at "
-                           f"{last.out}); the report uses complete results only")
+        raise ResultsError(
+            f"stopped early ({study.status}, {last.inputs_done} of {last.inputs_total} inputs at "
+            f"{last.out}); the report uses complete results only"
+        )
 
 
 def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:

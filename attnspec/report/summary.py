@@ -58,11 +58,17 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     per_layer = at_rows.groupby("layer")["mean"].mean()
     overall = mean_ci(per_layer.to_numpy()) if len(per_layer) >= 2 else None
     out: dict[str, Any] = {
-        "model": meta.get("identity", {}).get("model"), "data": meta.get("identity", {}).get("data"),
-        "split": meta.get("corpus", {}).get("split"), "n": n, "at": at, "inputs": meta.get("inputs_done"),
-        "mean_at": float(per_head.mean()), "ci": None if overall is None else (overall.low, overall.high),
+        "model": meta.get("identity", {}).get("model"),
+        "data": meta.get("identity", {}).get("data"),
+        "split": meta.get("corpus", {}).get("split"),
+        "n": n,
+        "at": at,
+        "inputs": meta.get("inputs_done"),
+        "mean_at": float(per_head.mean()),
+        "ci": None if overall is None else (overall.low, overall.high),
         "per_layer": [float(v) for v in per_layer.to_numpy()],
-        "min_head": float(per_head.min()), "max_head": float(per_head.max()),
+        "min_head": float(per_head.min()),
+        "max_head": float(per_head.max()),
     }
     if len(per_layer) >= 4:
         out["rho_layers"] = spearman_ci(per_layer.index.to_numpy(dtype=float), per_layer.to_numpy())
@@ -75,7 +81,7 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
 
 
 def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | None:
-    from attnspec.spectra.scaling import fit_scaling, scaling_table
+    from attnspec.spectra.scaling_fit import fit_scaling, scaling_table
 
     try:
         table = scaling_table(run)
@@ -86,8 +92,14 @@ def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | No
     if overall.empty:
         return None
     r = overall.iloc[0]
-    return (float(r["beta"]), float(r["low"]), float(r["high"]), sorted(int(n) for n in table["n"].unique()),
-            int(fits["inputs"].iloc[0]), str(r["verdict"]))
+    return (
+        float(r["beta"]),
+        float(r["low"]),
+        float(r["high"]),
+        sorted(int(n) for n in table["n"].unique()),
+        int(fits["inputs"].iloc[0]),
+        str(r["verdict"]),
+    )
 
 
 def _short(cite: str) -> str:
@@ -100,8 +112,15 @@ MAX_LINES = 20
 MAX_WORDS = 400
 
 
-def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[str, str], quick: bool,
-                    verdict_file: str, figure1_heading: str) -> list[str]:
+def summary_section(
+    experiments: Sequence[Any],
+    results: Path,
+    *,
+    papers: dict[str, str],
+    quick: bool,
+    verdict_file: str,
+    figure1_heading: str,
+) -> list[str]:
     """The whole "Summary" section: numbered findings, one a line, each with its numbers and a
     link to its section, in the order models and data; the spectrum at one n; its depth trend;
     its growth with n and what that means for Linformer; the causal decoder; one line per paper;
@@ -128,10 +147,12 @@ def summary_section(experiments: Sequence[Any], results: Path, *, papers: dict[s
     list of str
         Markdown lines.
     """
-    findings = [*_spectrum_findings(experiments, results, figure1_heading),
-                *_decoder_finding(experiments, results, quick),
-                *_paper_findings(experiments, results, papers, verdict_file),
-                *_training_finding(experiments, results)]
+    findings = [
+        *_spectrum_findings(experiments, results, figure1_heading),
+        *_decoder_finding(experiments, results, quick),
+        *_paper_findings(experiments, results, papers, verdict_file),
+        *_training_finding(experiments, results),
+    ]
     if not findings:
         return []
     md = ["## Summary", ""]
@@ -151,7 +172,7 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
     """The entropy-matched null beside the real P in a scaling study: (null name, null β,
     real k90/n, null k90/n, the random-init model's k90/n or None, at the longest n); None when
     the study holds no entropy-matched null."""
-    from attnspec.spectra.scaling import null_comparison
+    from attnspec.spectra.scaling_fit import null_comparison
 
     try:
         table = null_comparison(run, resamples=500)
@@ -163,8 +184,13 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
     real = table[table["source"] == "real"].iloc[0]
     null = table[table["source"] == "entropy-matched"].iloc[0]
     init = table[table["source"] == "random-init"]
-    return ("entropy-matched", float(null["beta"]), float(real[share[-1]]), float(null[share[-1]]),
-            float(init[share[-1]].iloc[0]) if len(init) else None)
+    return (
+        "entropy-matched",
+        float(null["beta"]),
+        float(real[share[-1]]),
+        float(null[share[-1]]),
+        float(init[share[-1]].iloc[0]) if len(init) else None,
+    )
 
 
 def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_heading: str) -> list[str]:
@@ -181,31 +207,41 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
         if meta.get("kind") == "spectrum-scaling":
             meta = json.loads((results / exp.name / f"n{max(meta['lengths'])}" / "meta.json").read_text())
         model = meta.get("model") or (meta.get("identity") or {}).get("model")
-        name = f"{display(str(model))} ({'decoder' if meta.get('causal') else 'encoder'}, " \
-               f"{meta.get('num_layers')} × {meta.get('num_heads')} heads)"
+        name = (
+            f"{display(str(model))} ({'decoder' if meta.get('causal') else 'encoder'}, "
+            f"{meta.get('num_layers')} × {meta.get('num_heads')} heads)"
+        )
         if name not in models:
             models.append(name)
     if models:
-        out.append(f"**Models and data.** {' and '.join(models)} on WikiText-103 and IMDB (RoBERTa, the "
-                   "paper's model, cannot be loaded offline). [Models](#models-and-data)")
+        out.append(
+            f"**Models and data.** {' and '.join(models)} on WikiText-103 and IMDB (RoBERTa, the "
+            "paper's model, cannot be loaded offline). [Models](#models-and-data)"
+        )
     link = f"[Figure 1](#{anchor(figure1_heading)})"
     stats = [(exp, spectrum_statements(results / exp.name)) for exp in figure1]
     if stats:
         s0 = stats[0][1]
         share = " and ".join(f"{_pct_layers(s)} on {s['data']}" for _, s in stats)
-        out.append(f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
-                   f"{share} ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% t interval over "
-                   f"{len(s0['per_layer'])} layer means); single heads range "
-                   f"{min(s['min_head'] for _, s in stats):.0%}–{max(s['max_head'] for _, s in stats):.0%}. {link}")
-        trends = [(s["data"], layer_bootstrap_trend(np.asarray(s["per_layer"])), len(s["per_layer"]))
-                  for _, s in stats if len(s["per_layer"]) >= 4]
+        out.append(
+            f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
+            f"{share} ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% t interval over "
+            f"{len(s0['per_layer'])} layer means); single heads range "
+            f"{min(s['min_head'] for _, s in stats):.0%}–{max(s['max_head'] for _, s in stats):.0%}. {link}"
+        )
+        trends = [
+            (s["data"], layer_bootstrap_trend(np.asarray(s["per_layer"])), len(s["per_layer"]))
+            for _, s in stats
+            if len(s["per_layer"]) >= 4
+        ]
         if trends:
             shown = [t for t in trends if t[1][1] > 0 or t[1][2] < 0]
             word = "rises with depth" if shown and len(shown) == len(trends) else "shows no depth trend"
-            out.append(f"**Depth.** The share {word} for this model: "
-                       + "; ".join(f"ρ = {r[0]:+.2f} {format_interval(r[1], r[2], signed=True)} on {d}"
-                                   for d, r, _ in trends)
-                       + f" (Spearman; bootstrap over {trends[0][2]} layers). {link}")
+            out.append(
+                f"**Depth.** The share {word} for this model: "
+                + "; ".join(f"ρ = {r[0]:+.2f} {format_interval(r[1], r[2], signed=True)} on {d}" for d, r, _ in trends)
+                + f" (Spearman; bootstrap over {trends[0][2]} layers). {link}"
+            )
     betas = []
     for exp in scaling:
         b = _k90_beta(results / exp.name)
@@ -216,16 +252,23 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
         for exp, b in betas:
             model, corpus = scaling_label(results / exp.name).split(" · ")
             by_model.setdefault(model, []).append((corpus, b))
-        parts = "; ".join(", ".join(f"n^{b[0]:.2f} {format_interval(b[1], b[2])} on {corpus}" for corpus, b in fits)
-                          + f" for {model} (n = {fits[0][1][3][0]}–{fits[0][1][3][-1]})" for model, fits in by_model.items())
-        out.append(f"**The rank needed grows with n.** k90 (90% of Σσ) scales as {parts}; "
-                   f"95% CIs over inputs. [Scaling](#beyond-figure-1)")
+        parts = "; ".join(
+            ", ".join(f"n^{b[0]:.2f} {format_interval(b[1], b[2])} on {corpus}" for corpus, b in fits)
+            + f" for {model} (n = {fits[0][1][3][0]}–{fits[0][1][3][-1]})"
+            for model, fits in by_model.items()
+        )
+        out.append(
+            f"**The rank needed grows with n.** k90 (90% of Σσ) scales as {parts}; "
+            f"95% CIs over inputs. [Scaling](#beyond-figure-1)"
+        )
         chance = [(exp, c) for exp, c in ((exp, _null_constant(results / exp.name)) for exp, _ in betas) if c]
         if chance:
             nulls = sorted(c[1] for _, c in chance)
-            out.append(f"**Against chance.** An entropy-matched random softmax grows as fast (β {nulls[0]:.2f}–"
-                       f"{nulls[-1]:.2f}); the constant, not the exponent, differs. Longest-n k90/n, real vs null: "
-                       f"{_against_chance(chance, results)}. [Scaling](#beyond-figure-1)")
+            out.append(
+                f"**Against chance.** An entropy-matched random softmax grows as fast (β {nulls[0]:.2f}–"
+                f"{nulls[-1]:.2f}); the constant, not the exponent, differs. Longest-n k90/n, real vs null: "
+                f"{_against_chance(chance, results)}. [Scaling](#beyond-figure-1)"
+            )
         out.append(_linformer_finding([exp for exp, _ in betas], results, all(b[1] > 0.8 for _, b in betas)))
     return out
 
@@ -265,18 +308,31 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
             model, corpus = scaling_label(results / exp.name).split(" · ")
             by_model.setdefault((model, int(a["n"]), int(b["n"])), []).append(
                 f"{a['linformer_error']:.2f}→{b['linformer_error']:.2f} "
-                f"{format_interval(b['linformer_error_low'], b['linformer_error_high'])} ({corpus})")
+                f"{format_interval(b['linformer_error_low'], b['linformer_error_high'])} ({corpus})"
+            )
             above &= float(t["linformer_error"].min()) >= 1
     if not by_model:
-        return ("**For Linformer.** " + ("A fixed truncation rank keeps a shrinking share of P: Figure 1 is no "
-                "evidence for an n-independent rank of P" if linear else "The growth exponents do not all support "
-                "linear growth; see the scaling section") + ". Not tested: Linformer's learned projections, "
-                "which approximate PV, not P. [Scaling](#beyond-figure-1)")
-    measured = "; ".join(f"{model}'s error goes " + ", ".join(parts) + f" as n = {n0}→{n1}"
-                         for (model, n0, n1), parts in by_model.items())
-    return (f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}: "
-            f"{measured} (95% CI over documents)" + (": worse than outputting zero" if above else "")
-            + "; trained E, F may do better. [Scaling](#beyond-figure-1)")
+        return (
+            "**For Linformer.** "
+            + (
+                "A fixed truncation rank keeps a shrinking share of P: Figure 1 is no "
+                "evidence for an n-independent rank of P"
+                if linear
+                else "The growth exponents do not all support linear growth; see the scaling section"
+            )
+            + ". Not tested: Linformer's learned projections, "
+            "which approximate PV, not P. [Scaling](#beyond-figure-1)"
+        )
+    measured = "; ".join(
+        f"{model}'s error goes " + ", ".join(parts) + f" as n = {n0}→{n1}"
+        for (model, n0, n1), parts in by_model.items()
+    )
+    return (
+        f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}: "
+        f"{measured} (95% CI over documents)"
+        + (": worse than outputting zero" if above else "")
+        + "; trained E, F may do better. [Scaling](#beyond-figure-1)"
+    )
 
 
 def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> list[str]:
@@ -306,10 +362,14 @@ def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str,
         tally = ", ".join(f"{counts[v]} {v}" for v in keys)
         failing = [r["id"] for r in mine if "violated" in r["stated"]]
         # a few ids are named; a longer list is the ledger's
-        fails = (f"; fails: {', '.join(f'`{i}`' for i in failing)}" if 0 < len(failing) <= 3
-                 else f"; {len(failing)} fail" if failing else "")
-        out.append(f"**{_short(cite)}.** {len(mine)} claims: {tally}{fails}. "
-                   f"[Ledger](#{anchor(HEADING)})")
+        fails = (
+            f"; fails: {', '.join(f'`{i}`' for i in failing)}"
+            if 0 < len(failing) <= 3
+            else f"; {len(failing)} fail"
+            if failing
+            else ""
+        )
+        out.append(f"**{_short(cite)}.** {len(mine)} claims: {tally}{fails}. [Ledger](#{anchor(HEADING)})")
     return out
 
 
@@ -319,7 +379,10 @@ def _training_finding(experiments: Sequence[Any], results: Path) -> list[str]:
     import pandas as pd
 
     for exp in experiments:
-        paper, orders = results / exp.name / "osa_train_paper.parquet", results / exp.name / "osa_train_orderings.parquet"
+        paper, orders = (
+            results / exp.name / "osa_train_paper.parquet",
+            results / exp.name / "osa_train_orderings.parquet",
+        )
         if exp.command != "osa-train" or not paper.is_file():
             continue
         t = pd.read_parquet(paper).set_index("model")
@@ -327,10 +390,15 @@ def _training_finding(experiments: Sequence[Any], results: Path) -> list[str]:
         told = ""
         if orders.is_file():
             o = pd.read_parquet(orders)["outcome"].value_counts()
-            told = (f"; of the paper's {int(o.sum())} orderings {int(o.get('reproduced', 0))} reproduce, "
-                    f"{int(o.get('reversed', 0))} reverse")
-        return [f"**OSA training** (8×8 digits, {int(t['n_seeds'].max())} seeds, to a stopping rule): test accuracy "
-                + ", ".join(f"{t.loc[m, 'label']} {100 * t.loc[m, 'accuracy_mean']:.1f}%" for m in shown)
-                + " against the paper's " + ", ".join(f"{100 * t.loc[m, 'paper_accuracy']:.1f}" for m in shown)
-                + f" on MNIST{told}. [Training](#{anchor(exp.heading(False))})"]
+            told = (
+                f"; of the paper's {int(o.sum())} orderings {int(o.get('reproduced', 0))} reproduce, "
+                f"{int(o.get('reversed', 0))} reverse"
+            )
+        return [
+            f"**OSA training** (8×8 digits, {int(t['n_seeds'].max())} seeds, to a stopping rule): test accuracy "
+            + ", ".join(f"{t.loc[m, 'label']} {100 * t.loc[m, 'accuracy_mean']:.1f}%" for m in shown)
+            + " against the paper's "
+            + ", ".join(f"{100 * t.loc[m, 'paper_accuracy']:.1f}" for m in shown)
+            + f" on MNIST{told}. [Training](#{anchor(exp.heading(False))})"
+        ]
     return []

@@ -176,10 +176,21 @@ class Progress:
         units done since.
     """
 
-    def __init__(self, label: str, total: float, *, unit: str = "steps", say: Say | None = None,
-                 quiet: bool | None = None, delay: float | None = None, interval: float = 0.2,
-                 sparse_interval: float = 10.0, clock: Callable[[], float] = time.monotonic,
-                 at_most: bool = False, done: float = 0.0) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: float,
+        *,
+        unit: str = "steps",
+        say: Say | None = None,
+        quiet: bool | None = None,
+        delay: float | None = None,
+        interval: float = 0.2,
+        sparse_interval: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        at_most: bool = False,
+        done: float = 0.0,
+    ) -> None:
         self.label, self.unit, self.at_most = label, unit, at_most
         self.total = max(float(total), 1e-12)
         self.done = self._start_done = float(done)
@@ -212,8 +223,10 @@ class Progress:
         left = elapsed * (1 - new) / new if 0 < new < 1 else None
         total = int(round(self.total))
         if self.at_most:
-            text = (f"{self.label}: {int(round(self.done)):,} of at most {total:,} {self.unit} ({frac:.0%}), "
-                    f"{_fmt_seconds(elapsed)}")
+            text = (
+                f"{self.label}: {int(round(self.done)):,} of at most {total:,} {self.unit} ({frac:.0%}), "
+                f"{_fmt_seconds(elapsed)}"
+            )
             if left is not None:
                 text += f", at most {_fmt_seconds(left)} left (stops once settled)"
             return ProgressLine(text)

@@ -139,6 +139,7 @@ def become_worker(parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if not _die_with_parent():
+
         def watch() -> None:
             import time
 

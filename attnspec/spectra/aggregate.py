@@ -101,8 +101,13 @@ class SpectrumAccumulator:
     #: before), ``energy`` e_k, ``tail`` the curve without σ_1.
     CURVES: tuple[str, ...] = ("curve", "energy", "tail")
     METRICS: tuple[str, ...] = (
-        "effective_rank", "stable_rank", "reach_index", "sigma2_over_sigma1", "numerical_rank",
-        *(f"rank_for_error_{e:g}" for e in ERROR_LEVELS), "row_entropy",
+        "effective_rank",
+        "stable_rank",
+        "reach_index",
+        "sigma2_over_sigma1",
+        "numerical_rank",
+        *(f"rank_for_error_{e:g}" for e in ERROR_LEVELS),
+        "row_entropy",
     )
     #: Metrics that lie in [0, 1] (the others are ranks or indices in [1, seq_len]).
     UNIT_METRICS: tuple[str, ...] = ("sigma2_over_sigma1", "row_entropy")
@@ -130,7 +135,9 @@ class SpectrumAccumulator:
     def count(self) -> np.ndarray:
         return self.curves.count
 
-    def _per_matrix(self, sv: torch.Tensor, entropy: torch.Tensor | None) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    def _per_matrix(
+        self, sv: torch.Tensor, entropy: torch.Tensor | None
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """Curves (each (B, H, n)) and metrics (each (B, H)) of zero-extended singular values (B, H, n)."""
         curves = {"curve": cumulative_curve(sv), "energy": energy_curve(sv), "tail": tail_curve(sv)}
         metrics = {
@@ -193,7 +200,9 @@ class SpectrumAccumulator:
             self.metrics[name].add_samples(values.numpy(), (layer,))
         return metrics
 
-    def add_batch(self, items: Sequence[tuple[int, torch.Tensor, torch.Tensor | None]], input_index: Sequence[int]) -> None:
+    def add_batch(
+        self, items: Sequence[tuple[int, torch.Tensor, torch.Tensor | None]], input_index: Sequence[int]
+    ) -> None:
         """Add one batch for every layer and record its per-input summaries.
 
         Parameters
@@ -314,7 +323,9 @@ class SpectrumAccumulator:
                     raise ValueError(f"per_input.{name} has shape {values.shape}")
                 acc.per_input[name] = values
         except (KeyError, ValueError, TypeError, InputError) as e:
-            raise ResultsError(f"aggregate state is incomplete or has the wrong shape (made by an older attnspec?): {e}") from None
+            raise ResultsError(
+                f"aggregate state is incomplete or has the wrong shape (made by an older attnspec?): {e}"
+            ) from None
         return acc
 
     def copy(self) -> SpectrumAccumulator:
@@ -359,18 +370,22 @@ class SpectrumAccumulator:
         if np.any(values < 0):
             raise ResultsError("count check: negative counts")
         if len(values) > 1:
-            raise ResultsError(f"count check: the statistics disagree on how many matrices they hold "
-                               f"({values[:4].tolist()})")
+            raise ResultsError(
+                f"count check: the statistics disagree on how many matrices they hold ({values[:4].tolist()})"
+            )
         if inputs_done is not None and len(values) and values[0] != inputs_done:
-            raise ResultsError(f"count check: the statistics hold {values[0]} matrices per head, but the state "
-                               f"records {inputs_done} inputs done")
+            raise ResultsError(
+                f"count check: the statistics hold {values[0]} matrices per head, but the state "
+                f"records {inputs_done} inputs done"
+            )
         seen = self.curves.count > 0  # (L, H)
         if not seen.any():
             return
         mean = self.curves.mean[seen]  # (m, n)
         if mean.min() < -tol or mean.max() > 1 + tol:
-            raise ResultsError(f"range check: a mean cumulative value lies outside [0, 1] "
-                               f"(min {mean.min():.6g}, max {mean.max():.6g})")
+            raise ResultsError(
+                f"range check: a mean cumulative value lies outside [0, 1] (min {mean.min():.6g}, max {mean.max():.6g})"
+            )
         if np.any(np.diff(mean, axis=-1) < -tol):
             raise ResultsError("range check: a mean cumulative curve decreases")
         if np.any(np.abs(mean[:, -1] - 1) > 1e-6):
@@ -382,7 +397,12 @@ class SpectrumAccumulator:
             if name == "curve":
                 continue
             m = mom.mean[seen]
-            if m.min() < -tol or m.max() > 1 + tol or np.any(np.diff(m, axis=-1) < -tol) or np.any(np.abs(m[:, -1] - 1) > 1e-6):
+            if (
+                m.min() < -tol
+                or m.max() > 1 + tol
+                or np.any(np.diff(m, axis=-1) < -tol)
+                or np.any(np.abs(m[:, -1] - 1) > 1e-6)
+            ):
                 raise ResultsError(f"range check: a mean {name} curve leaves [0, 1], decreases or does not end at 1")
             if np.any(mom.m2[seen] < -tol * scale):
                 raise ResultsError(f"range check: negative squared deviations in '{name}.m2'")
@@ -392,7 +412,9 @@ class SpectrumAccumulator:
             m = mom.mean[mom.count > 0]
             low, high = (0.0, 1.0) if name in self.UNIT_METRICS else (1.0, float(n))
             if m.size and (m.min() < low - 1e-6 or m.max() > high + 1e-6):
-                raise ResultsError(f"range check: mean {name} outside [{low:g}, {high:g}] (min {m.min():.6g}, max {m.max():.6g})")
+                raise ResultsError(
+                    f"range check: mean {name} outside [{low:g}, {high:g}] (min {m.min():.6g}, max {m.max():.6g})"
+                )
             if np.any(mom.m2 < -tol * scale):
                 raise ResultsError(f"range check: negative squared deviations in '{name}.m2'")
 

@@ -190,9 +190,17 @@ def _layer_facts(meta: dict[str, Any]) -> tuple[list[bool], list[int | None]]:
     return [str(d.get("kind")) == DECODER_SELF for d in layers], [d.get("sliding_window") for d in layers]
 
 
-def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal: Sequence[bool],
-                     windows: Sequence[int | None], *, seed: int, draws: int = DEFAULT_DRAWS,
-                     method: str = "auto") -> tuple[Any, pd.DataFrame]:
+def null_accumulator(
+    name: str,
+    targets: np.ndarray,
+    seq_len: int,
+    layer_causal: Sequence[bool],
+    windows: Sequence[int | None],
+    *,
+    seed: int,
+    draws: int = DEFAULT_DRAWS,
+    method: str = "auto",
+) -> tuple[Any, pd.DataFrame]:
     """The aggregate of one null at length ``seq_len``, and per (layer, head) how it was matched.
 
     Parameters
@@ -219,7 +227,9 @@ def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal:
     from attnspec.spectra.metrics import row_entropy
 
     if name not in BASELINES or name in MODEL_NULLS:
-        raise InputError(f"baseline must be one of {', '.join(b for b in BASELINES if b not in MODEL_NULLS)}, got {name!r}")
+        raise InputError(
+            f"baseline must be one of {', '.join(b for b in BASELINES if b not in MODEL_NULLS)}, got {name!r}"
+        )
     targets = np.asarray(targets, dtype=float)
     L, H = targets.shape
     n = int(seq_len)
@@ -248,8 +258,14 @@ def null_accumulator(name: str, targets: np.ndarray, seq_len: int, layer_causal:
             items.append((layer, singular_values(p, method), row_entropy(p, causal=causal, window=window)))
         acc.add_batch(items, [d])
     layer, head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
-    how = pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), "target_row_entropy": targets.ravel(),
-                        "logit_scale": scales.ravel() if name == "entropy-matched" else np.nan})
+    how = pd.DataFrame(
+        {
+            "layer": layer.ravel(),
+            "head": head.ravel(),
+            "target_row_entropy": targets.ravel(),
+            "logit_scale": scales.ravel() if name == "entropy-matched" else np.nan,
+        }
+    )
     return acc, how
 
 
@@ -278,8 +294,14 @@ def missing(run: Path, names: Sequence[str], *, draws: int = DEFAULT_DRAWS) -> l
     return [b for b in names if b not in have]
 
 
-def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, draws: int = DEFAULT_DRAWS,
-                  model_tables: dict[str, pd.DataFrame] | None = None) -> list[str]:
+def add_baselines(
+    run: Path,
+    names: Sequence[str],
+    *,
+    seed: int | None = None,
+    draws: int = DEFAULT_DRAWS,
+    model_tables: dict[str, pd.DataFrame] | None = None,
+) -> list[str]:
     """Compute the nulls ``names`` of a complete spectrum run and write them beside its tables.
 
     Writes ``baseline_spectrum``, ``baseline_metrics`` (with ``target_row_entropy``,
@@ -344,14 +366,19 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
     for name in todo:
         if name in MODEL_NULLS:
             if model_tables is None:
-                raise ResultsError(f"the {name} null needs the model: it is computed with the run "
-                                   f"(attnspec spectrum ... --baseline {name}), not from {run}'s saved tables")
+                raise ResultsError(
+                    f"the {name} null needs the model: it is computed with the run "
+                    f"(attnspec spectrum ... --baseline {name}), not from {run}'s saved tables"
+                )
             new = {t: model_tables[t] for t in ("spectrum", "metrics", "inputs")}
         else:
             acc, how = null_accumulator(name, targets, n, causal, windows, seed=seed, draws=draws, method=method)
             tables = acc.tables()
-            new = {"spectrum": tables.spectrum, "metrics": tables.metrics.merge(how, on=["layer", "head"]),
-                   "inputs": tables.inputs}
+            new = {
+                "spectrum": tables.spectrum,
+                "metrics": tables.metrics.merge(how, on=["layer", "head"]),
+                "inputs": tables.inputs,
+            }
         for t, frame in new.items():
             frames[t].append(frame.assign(baseline=name)[["baseline", *frame.columns]])
         if name == "entropy-matched":
@@ -361,9 +388,15 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
     done = have + todo
     inputs_done = int(meta.get("inputs_done") or 0)
     per_head = {b: 1 if b == "uniform" else inputs_done if b in MODEL_NULLS else draws for b in done}
-    record = {"names": done, "seed": seed, "draws": draws, "matrices_per_head": per_head,
-              "descriptions": {b: BASELINES[b] for b in done}, "seq_len": n,
-              **({"entropy_match": matched} if "entropy-matched" in done else {})}
+    record = {
+        "names": done,
+        "seed": seed,
+        "draws": draws,
+        "matrices_per_head": per_head,
+        "descriptions": {b: BASELINES[b] for b in done},
+        "seq_len": n,
+        **({"entropy_match": matched} if "entropy-matched" in done else {}),
+    }
     with result_files(run):
         for t, parts in frames.items():
             write_table(run, f"baseline_{t}", pd.concat(parts, ignore_index=True))
@@ -371,8 +404,14 @@ def add_baselines(run: Path, names: Sequence[str], *, seed: int | None = None, d
     return done
 
 
-def add_to_study(cfg: Any, names: Sequence[str], *, lengths: Sequence[int] | None = None,
-                 encoder: Any | None = None, texts: list[str] | None = None) -> None:
+def add_to_study(
+    cfg: Any,
+    names: Sequence[str],
+    *,
+    lengths: Sequence[int] | None = None,
+    encoder: Any | None = None,
+    texts: list[str] | None = None,
+) -> None:
     """The nulls ``names`` of a complete run (``cfg.out``) or scaling study (``lengths``: one run
     per length under ``cfg.out``), the random-init null included: its model is ``encoder``
     re-initialised (loaded from ``cfg.model`` when not given, and only when that null is

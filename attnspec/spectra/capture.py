@@ -164,10 +164,6 @@ def _configs(config: Any) -> Iterator[Any]:
 _PROBE_ENC, _PROBE_DEC = 6, 4
 
 
-
-
-
-
 def _accepts(model: nn.Module, name: str) -> bool:
     try:
         params = inspect.signature(model.forward).parameters
@@ -238,8 +234,16 @@ class AttentionCapture:
         self.modules: list[nn.Module] = []
 
     # -- registry path -----------------------------------------------------------------
-    def _attention_function(self, module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                            attention_mask: torch.Tensor | None, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, None]:
+    def _attention_function(
+        self,
+        module: nn.Module,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> tuple[torch.Tensor, None]:
         """Eager attention of ``module``'s own file; P goes to the sink, not back to the model."""
         eager = _eager_function(module)
         if eager is None:
@@ -306,8 +310,11 @@ class AttentionCapture:
             self._emit(layer, output[i])
             # Drop P from the outputs: transformers would otherwise keep it (older-style
             # encoders collect every layer's P under output_attentions until the end).
-            return type(output)((*output[:i], None, *output[i + 1:])) if isinstance(output, tuple) else \
-                [*output[:i], None, *output[i + 1:]]
+            return (
+                type(output)((*output[:i], None, *output[i + 1 :]))
+                if isinstance(output, tuple)
+                else [*output[:i], None, *output[i + 1 :]]
+            )
 
         return hook
 
@@ -337,8 +344,12 @@ class AttentionCapture:
         return found
 
     # -- shared ------------------------------------------------------------------------
-    def _emit(self, layer: int | None, probs: torch.Tensor,
-              qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor, float | None] | None = None) -> None:
+    def _emit(
+        self,
+        layer: int | None,
+        probs: torch.Tensor,
+        qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor, float | None] | None = None,
+    ) -> None:
         if layer is None or self._mask is None or (not self._probing and layer not in self._wanted):
             return  # the probe sees every layer; a run only the requested ones
         if probs.dim() != 4 or (probs.shape[-1] != probs.shape[-2] and not self.encoder_decoder):
@@ -355,8 +366,12 @@ class AttentionCapture:
         extra = {}
         if qkv is not None:
             q, k, v, scaling = qkv
-            extra = {"query": q.detach(), "key": k.detach(), "value": v.detach(),
-                     "scaling": float(scaling) if scaling is not None else float(q.shape[-1]) ** -0.5}
+            extra = {
+                "query": q.detach(),
+                "key": k.detach(),
+                "value": v.detach(),
+                "scaling": float(scaling) if scaling is not None else float(q.shape[-1]) ** -0.5,
+            }
         self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask, kind=kind, **extra))
 
     def _decoder_inputs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -408,16 +423,24 @@ class AttentionCapture:
         self.encoder_decoder = is_encoder_decoder(config)
         if self.encoder_decoder:
             if getattr(config, "decoder_start_token_id", None) is None:
-                refuse_encoder_decoder(config, model_name, "its config has no decoder_start_token_id to teacher-force from")
+                refuse_encoder_decoder(
+                    config, model_name, "its config has no decoder_start_token_id to teacher-force from"
+                )
             if "registry" not in self.allowed:
                 refuse_encoder_decoder(config, model_name, "the hooks path cannot tell its kinds apart")
         self._try_registry(config)
         if self.path is None and self.encoder_decoder:
-            refuse_encoder_decoder(config, model_name, "its attention does not go through the attention-function registry ("
-                                   + "; ".join(self.tried) + ")")
+            refuse_encoder_decoder(
+                config,
+                model_name,
+                "its attention does not go through the attention-function registry (" + "; ".join(self.tried) + ")",
+            )
         if self.path is None and "hooks" not in self.allowed:
-            raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
-                                 + " and ".join(self.tried) + " (path='registry' was asked for)")
+            raise ModelLoadError(
+                f"cannot capture attention probabilities from {model_name}: tried "
+                + " and ".join(self.tried)
+                + " (path='registry' was asked for)"
+            )
         if self.path is None:
             self._install_hooks(config, model_name)
         n = self.num_layers
@@ -474,8 +497,9 @@ class AttentionCapture:
             except (KeyError, ValueError, TypeError, RuntimeError) as e:
                 first = str(e).splitlines()[0] if str(e) else type(e).__name__
                 self.tried.append(f"forward hooks (the forward pass on input_ids and attention_mask failed: {first})")
-                raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
-                                     + " and ".join(self.tried)) from None
+                raise ModelLoadError(
+                    f"cannot capture attention probabilities from {model_name}: tried " + " and ".join(self.tried)
+                ) from None
             if found:
                 self.modules = found
                 self.needs_output_attentions = flag
@@ -485,30 +509,43 @@ class AttentionCapture:
                     self.handles.append(m.register_forward_hook(self._make_hook(i)))
                 return
         self.needs_output_attentions = False
-        self.tried.append("forward hooks on every submodule (no output carried a probability matrix, "
-                          "with or without output_attentions)")
-        hint = f"; it runs attn_implementation={impl!r}: load it with attn_implementation='eager'" \
-            if impl not in (None, "eager") else ""
-        raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: tried "
-                             + " and ".join(self.tried) + hint)
+        self.tried.append(
+            "forward hooks on every submodule (no output carried a probability matrix, "
+            "with or without output_attentions)"
+        )
+        hint = (
+            f"; it runs attn_implementation={impl!r}: load it with attn_implementation='eager'"
+            if impl not in (None, "eager")
+            else ""
+        )
+        raise ModelLoadError(
+            f"cannot capture attention probabilities from {model_name}: tried " + " and ".join(self.tried) + hint
+        )
 
     def _read_probe(self, config: Any, model_name: str) -> None:
         """Heads, causality per layer and (encoder-decoders) the kind of each layer, from the probe's P."""
         n = self.num_layers
         probed = self._probed
         if sorted(probed) != list(range(n)):
-            raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: "
-                                 f"layers {sorted(set(range(n)) - set(probed))} gave no P on the probe")
+            raise ModelLoadError(
+                f"cannot capture attention probabilities from {model_name}: "
+                f"layers {sorted(set(range(n)) - set(probed))} gave no P on the probe"
+            )
         self.num_heads = int(probed[0].shape[1])
         heads = sorted({int(p.shape[1]) for p in probed.values()})
         if len(heads) > 1:
-            raise ModelLoadError(f"cannot capture attention probabilities from {model_name}: its layers have "
-                                 f"{' and '.join(map(str, heads))} heads; attnspec needs the same number in every layer")
+            raise ModelLoadError(
+                f"cannot capture attention probabilities from {model_name}: its layers have "
+                f"{' and '.join(map(str, heads))} heads; attnspec needs the same number in every layer"
+            )
         self.layer_causal = [bool((torch.triu(probed[i], diagonal=1) == 0).all()) for i in range(n)]
         if self.encoder_decoder:
             # the probe's encoder input is longer than its decoder input: the shape tells the kind
-            shape_kind = {(_PROBE_ENC, _PROBE_ENC): ENCODER_SELF, (_PROBE_DEC, _PROBE_DEC): DECODER_SELF,
-                          (_PROBE_DEC, _PROBE_ENC): CROSS}
+            shape_kind = {
+                (_PROBE_ENC, _PROBE_ENC): ENCODER_SELF,
+                (_PROBE_DEC, _PROBE_DEC): DECODER_SELF,
+                (_PROBE_DEC, _PROBE_ENC): CROSS,
+            }
             self.kinds = [shape_kind.get(tuple(probed[i].shape[-2:]), "unknown") for i in range(n)]
             odd = [i for i, k in enumerate(self.kinds) if k == "unknown" or (k == DECODER_SELF) != self.layer_causal[i]]
             if odd:
@@ -525,7 +562,9 @@ class AttentionCapture:
         self._unregister()
 
     # -- running -----------------------------------------------------------------------
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *, _check: bool = True) -> Any:
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *, _check: bool = True
+    ) -> Any:
         """Run the model on a batch; the sink receives every captured layer's P.
 
         Parameters
@@ -550,8 +589,10 @@ class AttentionCapture:
         if bool((~mask[:, :-1] & mask[:, 1:]).any()):
             # a padding position precedes a real token: positions must count real tokens only
             if not self.causal and _check:
-                raise InputError("pad encoder inputs on the right (padding before a real token would shift "
-                                 "the positions of an encoder); left padding is for decoders")
+                raise InputError(
+                    "pad encoder inputs on the right (padding before a real token would shift "
+                    "the positions of an encoder); left padding is for decoders"
+                )
             if _accepts(self.model, "position_ids"):
                 kwargs["position_ids"] = (attention_mask.long().cumsum(-1) - 1).clamp_min(0)  # (B, n)
         if _accepts(self.model, "use_cache"):
@@ -570,8 +611,10 @@ class AttentionCapture:
         if _check:
             missing = [i for i in self.layers if i not in self._seen]
             if missing:
-                raise ModelLoadError(f"layers {missing} of {type(self.model).__name__} produced no attention "
-                                     f"probabilities through the {self.path} path")
+                raise ModelLoadError(
+                    f"layers {missing} of {type(self.model).__name__} produced no attention "
+                    f"probabilities through the {self.path} path"
+                )
         return out
 
 
@@ -619,8 +662,6 @@ def capture_attention(
         cap.remove()
 
 
-
-
 def describe_attention(model: nn.Module) -> CaptureInfo:
     """Probe ``model`` once (a 6-token forward) and undo everything: how P would be captured.
 
@@ -636,12 +677,20 @@ def describe_attention(model: nn.Module) -> CaptureInfo:
         heads, whether ``output_attentions`` is needed, and each layer's kind and causality.
     """
     with capture_attention(model, lambda la: None) as cap:
-        return CaptureInfo(path=str(cap.path), causal=cap.causal, num_layers=cap.num_layers,
-                           num_heads=cap.num_heads, output_attentions=cap.needs_output_attentions,
-                           kinds=tuple(cap.kinds), layer_causal=tuple(cap.layer_causal))
+        return CaptureInfo(
+            path=str(cap.path),
+            causal=cap.causal,
+            num_layers=cap.num_layers,
+            num_heads=cap.num_heads,
+            output_attentions=cap.needs_output_attentions,
+            kinds=tuple(cap.kinds),
+            layer_causal=tuple(cap.layer_causal),
+        )
 
 
-def collect_attention(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> list[torch.Tensor]:
+def collect_attention(
+    model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+) -> list[torch.Tensor]:
     """Every layer's P for one batch (small inputs only: every layer's P is kept).
 
     Parameters

@@ -106,11 +106,14 @@ def read_state_arrays(path: Path) -> dict[str, np.ndarray]:
         reason = (str(e).splitlines() or [""])[0] or type(e).__name__
         raise ResultsError(f"checkpoint {path} is unreadable (truncated or not a state file): {reason}") from None
     if DIGEST_KEY not in state:
-        raise ResultsError(f"checkpoint {path} fails the digest check: it has no digest (written by an older "
-                           "attnspec, or not a state file), so it cannot be verified; recompute with --overwrite")
+        raise ResultsError(
+            f"checkpoint {path} fails the digest check: it has no digest (written by an older "
+            "attnspec, or not a state file), so it cannot be verified; recompute with --overwrite"
+        )
     if str(state[DIGEST_KEY]) != state_digest(state):
-        raise ResultsError(f"checkpoint {path} fails the digest check: its contents were altered or damaged "
-                           "after it was written")
+        raise ResultsError(
+            f"checkpoint {path} fails the digest check: its contents were altered or damaged after it was written"
+        )
     return state
 
 
@@ -199,9 +202,21 @@ def shard_indices(shard: tuple[int, int] | None, count: int) -> np.ndarray:
     return i + n * np.arange(count, dtype=np.int64)
 
 
-def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any], inputs_done: int, inputs_total: int,
-                selection_total: int, covered: np.ndarray, wall_time_s: float, missing_shards: list[int] = (),
-                merge_of: int = 0, inputs_sha256: str | None = None, content: dict[str, Any] | None = None) -> None:
+def write_state(
+    path: Path,
+    acc: SpectrumAccumulator,
+    *,
+    identity: dict[str, Any],
+    inputs_done: int,
+    inputs_total: int,
+    selection_total: int,
+    covered: np.ndarray,
+    wall_time_s: float,
+    missing_shards: list[int] = (),
+    merge_of: int = 0,
+    inputs_sha256: str | None = None,
+    content: dict[str, Any] | None = None,
+) -> None:
     """Write the aggregate and the record of what it covers as one atomic, digested file.
 
     Parameters
@@ -231,18 +246,22 @@ def write_state(path: Path, acc: SpectrumAccumulator, *, identity: dict[str, Any
     content : dict, optional
         What the run was computed on (:mod:`attnspec.spectra.content`).
     """
-    save_state(path, acc, {
-        "identity": np.asarray(json.dumps(identity, sort_keys=True)),
-        "inputs_done": np.asarray(inputs_done, dtype=np.int64),
-        "inputs_total": np.asarray(inputs_total, dtype=np.int64),
-        "selection_total": np.asarray(selection_total, dtype=np.int64),
-        "covered": np.asarray(covered, dtype=np.int64),
-        "wall_time_s": np.asarray(float(wall_time_s)),
-        "missing_shards": np.asarray(list(missing_shards), dtype=np.int64),
-        "merge_of": np.asarray(merge_of, dtype=np.int64),
-        **({"inputs_sha256": np.asarray(inputs_sha256)} if inputs_sha256 else {}),
-        **({"content": np.asarray(json.dumps(content, sort_keys=True))} if content else {}),
-    })
+    save_state(
+        path,
+        acc,
+        {
+            "identity": np.asarray(json.dumps(identity, sort_keys=True)),
+            "inputs_done": np.asarray(inputs_done, dtype=np.int64),
+            "inputs_total": np.asarray(inputs_total, dtype=np.int64),
+            "selection_total": np.asarray(selection_total, dtype=np.int64),
+            "covered": np.asarray(covered, dtype=np.int64),
+            "wall_time_s": np.asarray(float(wall_time_s)),
+            "missing_shards": np.asarray(list(missing_shards), dtype=np.int64),
+            "merge_of": np.asarray(merge_of, dtype=np.int64),
+            **({"inputs_sha256": np.asarray(inputs_sha256)} if inputs_sha256 else {}),
+            **({"content": np.asarray(json.dumps(content, sort_keys=True))} if content else {}),
+        },
+    )
 
 
 def read_state(path: Path) -> RunState:
@@ -264,8 +283,10 @@ def read_state(path: Path) -> RunState:
     needed = ("identity", "inputs_done", "inputs_total", "selection_total", "covered")
     missing = [k for k in needed if k not in extra]
     if missing:
-        raise ResultsError(f"checkpoint {path} fails the structure check: no {', '.join(missing)} "
-                           "(written by an older attnspec?); recompute with --overwrite")
+        raise ResultsError(
+            f"checkpoint {path} fails the structure check: no {', '.join(missing)} "
+            "(written by an older attnspec?); recompute with --overwrite"
+        )
     try:
         identity = json.loads(str(extra["identity"]))
     except json.JSONDecodeError:
@@ -273,12 +294,15 @@ def read_state(path: Path) -> RunState:
     done, total, sel = (int(extra[k]) for k in ("inputs_done", "inputs_total", "selection_total"))
     covered = np.asarray(extra["covered"], dtype=np.int64).ravel()
     if len(covered) != done:
-        raise ResultsError(f"checkpoint {path} fails the coverage check: it records {done} inputs done but covers "
-                           f"{len(covered)}")
+        raise ResultsError(
+            f"checkpoint {path} fails the coverage check: it records {done} inputs done but covers {len(covered)}"
+        )
     if not 0 <= done <= total <= sel:
         raise ResultsError(f"checkpoint {path} fails the coverage check: {done} done of {total} (selection {sel})")
     if len(covered) and (len(np.unique(covered)) != len(covered) or covered.min() < 0 or covered.max() >= sel):
-        raise ResultsError(f"checkpoint {path} fails the coverage check: input indices repeated or outside 0..{sel - 1}")
+        raise ResultsError(
+            f"checkpoint {path} fails the coverage check: input indices repeated or outside 0..{sel - 1}"
+        )
     missing_shards = [int(v) for v in np.asarray(extra.get("missing_shards", np.zeros(0))).ravel()]
     merge_of = int(extra.get("merge_of", 0))
     if not merge_of:  # a run (or shard) processes its inputs in order: it covers a prefix of them
@@ -286,10 +310,14 @@ def read_state(path: Path) -> RunState:
         try:
             pair = None if shard is None else tuple(int(v) for v in str(shard).split("/"))
         except ValueError:
-            raise ResultsError(f"checkpoint {path} fails the identity check: shard {shard!r} is not INDEX/COUNT") from None
+            raise ResultsError(
+                f"checkpoint {path} fails the identity check: shard {shard!r} is not INDEX/COUNT"
+            ) from None
         if not np.array_equal(covered, shard_indices(pair, done)):
-            raise ResultsError(f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
-                               f"{done} of its {'shard ' + str(shard) if shard else 'run'}")
+            raise ResultsError(
+                f"checkpoint {path} fails the coverage check: the inputs it records are not the first "
+                f"{done} of its {'shard ' + str(shard) if shard else 'run'}"
+            )
     digest = str(extra["inputs_sha256"]) if "inputs_sha256" in extra else None
     content = None
     if "content" in extra:
@@ -299,5 +327,17 @@ def read_state(path: Path) -> RunState:
             content = None
         if not isinstance(content, dict):
             raise ResultsError(f"checkpoint {path} fails the identity check: its content record is not a JSON object")
-    return RunState(path, acc, identity, done, total, sel, covered, float(extra.get("wall_time_s", 0.0)),
-                    missing_shards, merge_of, digest, content)
+    return RunState(
+        path,
+        acc,
+        identity,
+        done,
+        total,
+        sel,
+        covered,
+        float(extra.get("wall_time_s", 0.0)),
+        missing_shards,
+        merge_of,
+        digest,
+        content,
+    )

@@ -43,13 +43,20 @@ KIND = "compare"
 
 #: Metrics compared when every run has them (older runs lack the later ones).
 METRICS: tuple[str, ...] = (
-    "reach_index", "effective_rank", "stable_rank", "sigma2_over_sigma1", "numerical_rank",
-    "rank_for_error_0.1", "rank_for_error_0.2", "row_entropy",
+    "reach_index",
+    "effective_rank",
+    "stable_rank",
+    "sigma2_over_sigma1",
+    "numerical_rank",
+    "rank_for_error_0.1",
+    "rank_for_error_0.2",
+    "row_entropy",
 )
 
 
-def welch_interval(mean_a: float, se_a: float, dof_a: float, mean_b: float, se_b: float, dof_b: float,
-                   level: float = 0.95) -> tuple[float, float, float]:
+def welch_interval(
+    mean_a: float, se_a: float, dof_a: float, mean_b: float, se_b: float, dof_b: float, level: float = 0.95
+) -> tuple[float, float, float]:
     """Welch interval for mean_a − mean_b from standard errors and degrees of freedom.
 
     The interval's degrees of freedom are Welch–Satterthwaite's; a sample with ``dof <= 0``
@@ -83,7 +90,9 @@ def welch_interval(mean_a: float, se_a: float, dof_a: float, mean_b: float, se_b
     return float(diff), float(diff - half), float(diff + half)
 
 
-def layer_statistics(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, column: str | None = None) -> pd.DataFrame:
+def layer_statistics(
+    per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, column: str | None = None
+) -> pd.DataFrame:
     """Per layer (and overall, ``layer`` = -1): mean, standard error, degrees of freedom, method.
 
     Parameters
@@ -115,14 +124,18 @@ def layer_statistics(per_head: pd.DataFrame, per_input: pd.DataFrame | None = No
         cols[-1] = wide.to_numpy().mean(axis=1)  # mean over layers per input
         for layer, v in cols.items():
             se = float(v.std(ddof=1) / np.sqrt(m)) if m > 1 else float("nan")
-            rows.append({"layer": layer, "mean": float(v.mean()), "se": se, "dof": m - 1, "count": m, "method": "per-input"})
+            rows.append(
+                {"layer": layer, "mean": float(v.mean()), "se": se, "dof": m - 1, "count": m, "method": "per-input"}
+            )
     else:
         d = per_head[per_head["count"] > 0]
         groups = [(int(layer), g) for layer, g in d.groupby("layer")] + [(-1, d)]
         for layer, g in groups:
             m = int(g["count"].min())
             se = float(g["std"].mean() / np.sqrt(m)) if m > 1 else float("nan")
-            rows.append({"layer": layer, "mean": float(g["mean"].mean()), "se": se, "dof": m - 1, "count": m, "method": "bound"})
+            rows.append(
+                {"layer": layer, "mean": float(g["mean"].mean()), "se": se, "dof": m - 1, "count": m, "method": "bound"}
+            )
     return pd.DataFrame(rows)
 
 
@@ -179,16 +192,20 @@ def _check_spread(run: Path, meta: dict[str, Any]) -> None:
 
     done = int(meta["inputs_done"])
     if done < 2:
-        raise ResultsError(f"{run} holds {done} input{'s' if done != 1 else ''}: an interval needs the spread over "
-                           "at least 2 inputs; compare runs of 2 or more inputs")
+        raise ResultsError(
+            f"{run} holds {done} input{'s' if done != 1 else ''}: an interval needs the spread over "
+            "at least 2 inputs; compare runs of 2 or more inputs"
+        )
     for name in ("spectrum", "metrics"):
         table = read_table(run, name)
         spreads = [c for c in table.columns if c == "std" or c.endswith("_std")]
         for c in spreads:
             v = table.loc[table["count"] >= 2, c].to_numpy(dtype=float)
             if len(v) and not (np.isfinite(v) & (v >= 0)).all():
-                raise ResultsError(f"{run / (name + '.parquet')}: column {c!r} holds NaN, infinite or negative "
-                                   "spreads where 2 or more inputs were counted; its intervals cannot be computed")
+                raise ResultsError(
+                    f"{run / (name + '.parquet')}: column {c!r} holds NaN, infinite or negative "
+                    "spreads where 2 or more inputs were counted; its intervals cannot be computed"
+                )
 
 
 def _check_runs(runs: Sequence[Path]) -> list[Path]:
@@ -273,11 +290,25 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
                 t = float(_sps.t.ppf(0.5 + level / 2, row.dof)) if row.dof > 0 else float("nan")
                 b = ref.loc[row.layer]
                 d, lo, hi = welch_interval(row.mean, row.se, row.dof, b["mean"], b["se"], b["dof"], level)
-                rows.append({
-                    "quantity": q, "layer": int(row.layer), "run": str(r), "label": run_label(r), "mean": row.mean, "se": row.se,
-                    "count": row.count, "method": row.method, "low": row.mean - t * row.se, "high": row.mean + t * row.se,
-                    "diff": d, "diff_low": lo, "diff_high": hi, "at": at, "level": level,
-                })
+                rows.append(
+                    {
+                        "quantity": q,
+                        "layer": int(row.layer),
+                        "run": str(r),
+                        "label": run_label(r),
+                        "mean": row.mean,
+                        "se": row.se,
+                        "count": row.count,
+                        "method": row.method,
+                        "low": row.mean - t * row.se,
+                        "high": row.mean + t * row.se,
+                        "diff": d,
+                        "diff_low": lo,
+                        "diff_high": hi,
+                        "at": at,
+                        "level": level,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -320,14 +351,33 @@ def depth_trends(table: pd.DataFrame, level: float = 0.95, *, resamples: int = 2
             rho, lo, hi = spearman_ci(g["layer"].to_numpy(dtype=float), g["mean"].to_numpy(), level)
             _, b_lo, b_hi = layer_bootstrap_trend(g["mean"].to_numpy(), resamples=resamples, seed=seed, level=level)
             statement = depth_statement(str(g["label"].iloc[0]), rho, b_lo, b_hi, layers=len(g), level=level)
-        rows.append({"quantity": q, "run": run, "label": g["label"].iloc[0], "rho": rho, "low": lo, "high": hi,
-                     "layer_low": b_lo, "layer_high": b_hi, "resampled": "layers", "statement": statement,
-                     "layers": len(g), "level": level})
+        rows.append(
+            {
+                "quantity": q,
+                "run": run,
+                "label": g["label"].iloc[0],
+                "rho": rho,
+                "low": lo,
+                "high": hi,
+                "layer_low": b_lo,
+                "layer_high": b_hi,
+                "resampled": "layers",
+                "statement": statement,
+                "layers": len(g),
+                "level": level,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, runs: Sequence[Path],
-                     draw: Callable[[pd.DataFrame, Path], list[Path]] | None = None) -> list[Path]:
+def write_comparison(
+    out: Path,
+    table: pd.DataFrame,
+    trends: pd.DataFrame,
+    *,
+    runs: Sequence[Path],
+    draw: Callable[[pd.DataFrame, Path], list[Path]] | None = None,
+) -> list[Path]:
     """Write a comparison into ``out`` as one result: ``compare.parquet``, ``trends.parquet``,
     the figures (``figures/compare_runs``, ``figures/compare_diff``) and ``meta.json`` last.
 
@@ -369,7 +419,16 @@ def write_comparison(out: Path, table: pd.DataFrame, trends: pd.DataFrame, *, ru
             paths = draw(table, out / "figures")
         at = int(table["at"].iloc[0]) if len(table) else None
         level = float(table["level"].iloc[0]) if len(table) else None
-        write_meta(out, {"kind": KIND, "command": "attnspec compare", "runs": [str(r) for r in runs],
-                         "at": at, "level": level, "figures": [p.relative_to(out).as_posix() for p in paths],
-                         "environment": environment_meta()})
+        write_meta(
+            out,
+            {
+                "kind": KIND,
+                "command": "attnspec compare",
+                "runs": [str(r) for r in runs],
+                "at": at,
+                "level": level,
+                "figures": [p.relative_to(out).as_posix() for p in paths],
+                "environment": environment_meta(),
+            },
+        )
     return paths

@@ -36,27 +36,45 @@ DEFAULT_BATCH_SIZE = {"cpu": 4, "cuda": 4}
 #: measured), largest over the lengths measured; docs/spectrum.md "Long context". The approximate
 #: ``longn`` states its parameters here and its error per matrix (attnspec.spectra.run_error).
 SVD_METHOD_ERROR: dict[str, dict[str, Any]] = {
-    "lapack": {"curve_max_abs": 8.5e-8, "effective_rank_max_rel": 2.4e-7, "stable_rank_max_rel": 7.1e-7,
-               "measured_at_n": [128, 512, 1024], "by": "benchmarks/bench_long_context.py (SmolLM2-135M)"},
+    "lapack": {
+        "curve_max_abs": 8.5e-8,
+        "effective_rank_max_rel": 2.4e-7,
+        "stable_rank_max_rel": 7.1e-7,
+        "measured_at_n": [128, 512, 1024],
+        "by": "benchmarks/bench_long_context.py (SmolLM2-135M)",
+    },
     # layers 0, 18 (attention-sink heads: the dominant pair is deflated first) and 29, n = 1024 and 2048
-    "gram": {"curve_max_abs": 5.6e-9, "tail_curve_max_abs": 1.5e-8, "effective_rank_max_rel": 1.1e-7,
-             "stable_rank_max_rel": 3.7e-15, "measured_at_n": [1024, 2048],
-             "by": "benchmarks/bench_long_context.py (SmolLM2-135M, layers 0, 18 and 29)"},
+    "gram": {
+        "curve_max_abs": 5.6e-9,
+        "tail_curve_max_abs": 1.5e-8,
+        "effective_rank_max_rel": 1.1e-7,
+        "stable_rank_max_rel": 3.7e-15,
+        "measured_at_n": [1024, 2048],
+        "by": "benchmarks/bench_long_context.py (SmolLM2-135M, layers 0, 18 and 29)",
+    },
     # float32 Gram matrix (attnspec.spectra.gram32), against float64 gram / SVD of the same P: n = 4096,
     # one window, 72 matrices of layers 3, 7, 11, 15, 18, 22, 26 and 29 (the largest σ₁-less curve error on
     # a sink head of layer 18); n = 256, every layer and head of one window (1.2e-4 and 1.4e-4)
-    "gram32": {"curve_max_abs": 2.3e-4, "tail_curve_max_abs": 3.2e-4, "measured_at_n": [256, 4096],
-               "factorised_in": "float32", "sigma_abs_error": "at most about 2.4e-4 * sigma_1 per value "
-                                                              "(sqrt(eps32) * sigma_1; sigma_9 where the top 8 pairs "
-                                                              "are deflated)",
-               "by": "SmolLM2-135M, WikiText-103; docs/spectrum.md, Long context"},
+    "gram32": {
+        "curve_max_abs": 2.3e-4,
+        "tail_curve_max_abs": 3.2e-4,
+        "measured_at_n": [256, 4096],
+        "factorised_in": "float32",
+        "sigma_abs_error": "at most about 2.4e-4 * sigma_1 per value "
+        "(sqrt(eps32) * sigma_1; sigma_9 where the top 8 pairs "
+        "are deflated)",
+        "by": "SmolLM2-135M, WikiText-103; docs/spectrum.md, Long context",
+    },
     # approximate (attnspec.spectra.longn): no error figure holds for every matrix, so each matrix
     # gets its own bound, computed in the run and recorded in meta.json's ``svd_error_run``
-    "longn": {"approximate": True, "params": LongnParams().as_dict(),
-              "error": "per matrix: a-posteriori bounds on the cumulative curve, the curve without sigma_1 and "
-                       "sum sigma (attnspec.spectra.longn, 'Error'), largest per (layer, head) and over the run in "
-                       "svd_error_run; their coverage is stated there",
-              "energy": "sum sigma^2 = ||P||_F^2 exactly"},
+    "longn": {
+        "approximate": True,
+        "params": LongnParams().as_dict(),
+        "error": "per matrix: a-posteriori bounds on the cumulative curve, the curve without sigma_1 and "
+        "sum sigma (attnspec.spectra.longn, 'Error'), largest per (layer, head) and over the run in "
+        "svd_error_run; their coverage is stated there",
+        "energy": "sum sigma^2 = ||P||_F^2 exactly",
+    },
 }
 
 
@@ -98,7 +116,11 @@ class SpectrumConfig:
         if self.seq_len < 2:
             raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
         if self.num_sentences is not None and self.num_sentences != "all":
-            if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, int) or self.num_sentences <= 0:
+            if (
+                isinstance(self.num_sentences, bool)
+                or not isinstance(self.num_sentences, int)
+                or self.num_sentences <= 0
+            ):
                 raise InputError(f"--num-inputs must be an integer >= 1 or 'all', got {self.num_sentences!r}")
         if self.batch_size is not None and self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
@@ -118,8 +140,10 @@ class SpectrumConfig:
             raise InputError(f"--selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
         if self.selection == "documents" and (self.short_policy == "pack" or CORPUS_NAMES.get(self.data) == "wiki103"):
             # checked again in load_inputs for any source; here the known cases fail before the model loads
-            raise InputError("--selection documents needs one window per document: not with --short-policy pack, "
-                             f"nor with {self.data} (WikiText is packed into windows); use --selection pool")
+            raise InputError(
+                "--selection documents needs one window per document: not with --short-policy pack, "
+                f"nor with {self.data} (WikiText is packed into windows); use --selection pool"
+            )
         if self.resume and self.overwrite:
             raise InputError("--resume and --overwrite exclude each other")
         if self.shard is not None:
@@ -143,8 +167,7 @@ class SpectrumConfig:
             "data": self.data,
             "split": self.split,
             "seq_len": self.seq_len,
-            "num_sentences": (f"up to {DEFAULT_NUM_SENTENCES}" if self.num_sentences is None
-                              else self.num_sentences),
+            "num_sentences": (f"up to {DEFAULT_NUM_SENTENCES}" if self.num_sentences is None else self.num_sentences),
             "seed": self.seed,
             "short_policy": self.short_policy,
             "dtype": self.dtype,
@@ -245,7 +268,9 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         return None
     if text == "auto":
         if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-            raise InputError("--shard auto needs the RANK and WORLD_SIZE environment variables (set by torchrun / accelerate launch)")
+            raise InputError(
+                "--shard auto needs the RANK and WORLD_SIZE environment variables (set by torchrun / accelerate launch)"
+            )
         text = f"{os.environ['RANK']}/{os.environ['WORLD_SIZE']}"
     try:
         i, n = (int(p) for p in text.split("/"))

@@ -34,13 +34,25 @@ from typing import Any
 #: Suffixes of weights files in a model folder.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
 #: File names a tokenizer is saved as (transformers and sentencepiece); those present are hashed.
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-                   "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model",
-                   "tokenizer.model")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+)
 #: What each content key names, for the one-line refusal.
-WHAT = {"weights_sha256": "the model's weights", "tokenizer_sha256": "the tokenizer",
-        "inputs_sha256": "the inputs (the corpus, the tokenizer or the selection)",
-        "documents_sha256": "the documents the lengths were cut from"}
+WHAT = {
+    "weights_sha256": "the model's weights",
+    "tokenizer_sha256": "the tokenizer",
+    "inputs_sha256": "the inputs (the corpus, the tokenizer or the selection)",
+    "documents_sha256": "the documents the lengths were cut from",
+}
 
 _memo: dict[tuple[str, int, int, int], str] = {}
 _CACHE_NAME = "file-digests.json"
@@ -65,7 +77,9 @@ def _read_cache(path: Path | None) -> dict[str, str]:
         data = json.loads(path.read_text())
     except (OSError, ValueError, RecursionError):  # absent or damaged: recompute
         return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
+    return (
+        {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
+    )
 
 
 def _write_cache(path: Path | None, entries: dict[str, str]) -> None:
@@ -162,8 +176,11 @@ def folder_content(folder: Path) -> dict[str, Any]:
         ``tokenizer_sha256``, each where known.
     """
     folder = Path(folder)
-    weights = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES)
-                     and p.name != "training_args.bin")
+    weights = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES) and p.name != "training_args.bin"
+    )
     tokenizer = sorted(folder / n for n in TOKENIZER_FILES if (folder / n).is_file())
     out: dict[str, Any] = {}
     w, t = files_digest(weights, folder), files_digest(tokenizer, folder)

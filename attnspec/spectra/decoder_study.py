@@ -6,7 +6,7 @@ study already has (all-MiniLM-L6-v2), each answered from saved spectrum results 
 1. Is its attention low rank in Linformer's sense?  :func:`run_statistics` — c at the reading
    index n/4, k90/n and the other metrics per layer and over layers, with 95% intervals.
 2. Does the rank it needs grow with n?  :func:`beta_fits` — β of k ∝ n^β per layer and over
-   layers (:func:`attnspec.spectra.scaling.fit_per_input`, bootstrap over inputs), on any subset of
+   layers (:func:`attnspec.spectra.scaling_fit.fit_per_input`, bootstrap over inputs), on any subset of
    a scaling run's lengths (the range both models share); :func:`beta_difference`.
 3. How do the metrics change with depth?  :func:`depth_trend` — the least-squares slope of
    a metric against relative depth (0 = first layer, 1 = last) with an interval, and the
@@ -54,7 +54,8 @@ QUANTITIES: dict[str, tuple[str, bool]] = {
 #: there, so the cut interval covers it whenever the whole one did; tiny samples give
 #: t-intervals far wider than the range).
 RANGES: dict[str, tuple[float, float]] = {q: (0.0, 1.0) for q in QUANTITIES if q != "stable_rank"} | {
-    "stable_rank": (1.0, np.inf)}
+    "stable_rank": (1.0, np.inf)
+}
 #: Fewer inputs than this in any run of the study: its numbers are shown, not read.
 FEW_INPUTS = 8
 
@@ -80,9 +81,18 @@ def _run_of(path: Path, experiment: str, scaling: Path | None) -> Run:
 
     meta = check_spectrum_run(path)
     ident = meta["identity"]
-    return Run(path=Path(path), experiment=experiment, model=str(ident.get("model")), data=str(ident.get("data")),
-               n=int(ident["seq_len"]), inputs=int(meta["inputs_done"]), causal=bool(meta.get("causal", False)),
-               layers=int(meta.get("num_layers") or 0), heads=int(meta.get("num_heads") or 0), scaling=scaling)
+    return Run(
+        path=Path(path),
+        experiment=experiment,
+        model=str(ident.get("model")),
+        data=str(ident.get("data")),
+        n=int(ident["seq_len"]),
+        inputs=int(meta["inputs_done"]),
+        causal=bool(meta.get("causal", False)),
+        layers=int(meta.get("num_layers") or 0),
+        heads=int(meta.get("num_heads") or 0),
+        scaling=scaling,
+    )
 
 
 def collect_runs(experiments: Sequence[Any], results: Path) -> tuple[list[Run], list[str]]:
@@ -104,7 +114,7 @@ def collect_runs(experiments: Sequence[Any], results: Path) -> tuple[list[Run], 
     problems : list of str
         One line per result that could not be read, naming the experiment.
     """
-    from attnspec.spectra.scaling import read_runs
+    from attnspec.spectra.scaling_fit import read_runs
 
     runs: list[Run] = []
     problems: list[str] = []
@@ -194,8 +204,14 @@ def run_frames(run: Path, at: int | None = None) -> dict[str, tuple[pd.DataFrame
     return {q: frames[q] for q in QUANTITIES if q in frames}
 
 
-def layer_stats(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, column: str | None = None, *, scale: float = 1.0,
-                level: float = 0.95) -> pd.DataFrame:
+def layer_stats(
+    per_head: pd.DataFrame,
+    per_input: pd.DataFrame | None = None,
+    column: str | None = None,
+    *,
+    scale: float = 1.0,
+    level: float = 0.95,
+) -> pd.DataFrame:
     """:func:`attnspec.spectra.compare.layer_statistics` with a t-interval and relative depth.
 
     Returns one row per layer (``layer`` 0-based, ``depth`` = layer / (L − 1), 0 when L = 1)
@@ -275,8 +291,14 @@ def _seq_len(run: Path) -> int:
 # ---------------------------------------------------------------------------------------
 # Question 3: the trend over depth
 # ---------------------------------------------------------------------------------------
-def depth_trend(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, column: str | None = None, *,
-                scale: float = 1.0, level: float = 0.95) -> dict[str, Any]:
+def depth_trend(
+    per_head: pd.DataFrame,
+    per_input: pd.DataFrame | None = None,
+    column: str | None = None,
+    *,
+    scale: float = 1.0,
+    level: float = 0.95,
+) -> dict[str, Any]:
     """The least-squares slope of a quantity's layer means against relative depth, with an interval.
 
     The slope b = Σ_l w_l μ_l, w_l = (x_l − x̄) / Σ (x − x̄)², x_l = l / (L − 1), is the change
@@ -317,7 +339,7 @@ def depth_trend(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, c
     third = max(1, L // 3)
     contrast_w = np.zeros(L)
     contrast_w[:third] -= 1 / third
-    contrast_w[L - third:] += 1 / third  # (L,) last-third mean − first-third mean
+    contrast_w[L - third :] += 1 / third  # (L,) last-third mean − first-third mean
     if per_input is not None and column is not None:
         wide = per_input.pivot(index="input", columns="layer", values=column)[layers].dropna()  # (m, L)
         v = wide.to_numpy(dtype=float) * scale
@@ -341,10 +363,21 @@ def depth_trend(per_head: pd.DataFrame, per_input: pd.DataFrame | None = None, c
     change = float(contrast_w @ means) if L > 1 else np.nan
     if L < 2:
         se_s = se_c = np.nan
-    return {"slope": slope, "low": slope - t * se_s, "high": slope + t * se_s,
-            "first": float(means[:third].mean()), "last": float(means[L - third:].mean()), "change": change,
-            "change_low": change - t * se_c, "change_high": change + t * se_c, "method": method, "inputs": m,
-            "layers": L, "third": third, "level": level}
+    return {
+        "slope": slope,
+        "low": slope - t * se_s,
+        "high": slope + t * se_s,
+        "first": float(means[:third].mean()),
+        "last": float(means[L - third :].mean()),
+        "change": change,
+        "change_low": change - t * se_c,
+        "change_high": change + t * se_c,
+        "method": method,
+        "inputs": m,
+        "layers": L,
+        "third": third,
+        "level": level,
+    }
 
 
 def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None, level: float = 0.95) -> pd.DataFrame:
@@ -378,7 +411,11 @@ def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None
     for q, (per_head, per_input, col) in run_frames(run, at).items():
         if q in quantities:
             scale = 1.0 / n if QUANTITIES[q][1] else 1.0
-            row = {"quantity": q, "label": QUANTITIES[q][0], **depth_trend(per_head, per_input, col, scale=scale, level=level)}
+            row = {
+                "quantity": q,
+                "label": QUANTITIES[q][0],
+                **depth_trend(per_head, per_input, col, scale=scale, level=level),
+            }
             means = per_head[per_head["count"] > 0].groupby("layer")["mean"].mean().sort_index().to_numpy() * scale
             rho = lo = hi = float("nan")
             statement = f"{QUANTITIES[q][0]}: fewer than 4 layers or no variation over depth; no trend shown"
@@ -418,21 +455,42 @@ def contrast(a: pd.DataFrame, b: pd.DataFrame, level: float = 0.95) -> pd.DataFr
     rows = []
     for q in [q for q in ra.index if q in rb.index]:
         x, y = ra.loc[q], rb.loc[q]
-        d, lo, hi = welch_interval(float(x["mean"]), float(x["se"]), float(x["dof"]), float(y["mean"]),
-                                   float(y["se"]), float(y["dof"]), level)
-        rows.append({"quantity": q, "label": x["label"], "a": x["mean"], "a_low": x["low"], "a_high": x["high"],
-                     "b": y["mean"], "b_low": y["low"], "b_high": y["high"], "diff": d, "diff_low": lo, "diff_high": hi,
-                     "outside": bool(lo > 0 or hi < 0), "method": "per-input" if {x["method"], y["method"]} == {"per-input"}
-                     else "bound"})
+        d, lo, hi = welch_interval(
+            float(x["mean"]), float(x["se"]), float(x["dof"]), float(y["mean"]), float(y["se"]), float(y["dof"]), level
+        )
+        rows.append(
+            {
+                "quantity": q,
+                "label": x["label"],
+                "a": x["mean"],
+                "a_low": x["low"],
+                "a_high": x["high"],
+                "b": y["mean"],
+                "b_low": y["low"],
+                "b_high": y["high"],
+                "diff": d,
+                "diff_low": lo,
+                "diff_high": hi,
+                "outside": bool(lo > 0 or hi < 0),
+                "method": "per-input" if {x["method"], y["method"]} == {"per-input"} else "bound",
+            }
+        )
     return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------------------------------
 # Question 2: growth with n
 # ---------------------------------------------------------------------------------------
-def beta_fits(scaling_dir: Path, lengths: Sequence[int] | None = None, metric: str = "reach_index", *,
-              resamples: int = 2000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
-    """β of k ∝ n^β per layer and over layers (:func:`attnspec.spectra.scaling.fit_per_input`) on
+def beta_fits(
+    scaling_dir: Path,
+    lengths: Sequence[int] | None = None,
+    metric: str = "reach_index",
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """β of k ∝ n^β per layer and over layers (:func:`attnspec.spectra.scaling_fit.fit_per_input`) on
     ``lengths`` (default: every finished length), on the inputs present at each of them.
 
     Columns: ``metric``, ``layer`` (−1 = mean over layers), ``depth`` (relative, NaN overall),
@@ -457,7 +515,7 @@ def beta_fits(scaling_dir: Path, lengths: Sequence[int] | None = None, metric: s
     -------
     pandas.DataFrame
     """
-    from attnspec.spectra.scaling import fit_per_input, read_runs
+    from attnspec.spectra.scaling_fit import fit_per_input, read_runs
     from attnspec.storage.results import read_table
 
     runs = read_runs(Path(scaling_dir))
@@ -469,16 +527,39 @@ def beta_fits(scaling_dir: Path, lengths: Sequence[int] | None = None, metric: s
     common = sorted(set.intersection(*(set(t["input"].unique()) for t in tables.values())))
     if len(common) < 2:
         raise ResultsError(f"{scaling_dir}: fewer than two inputs are present at every length of {use}")
-    stack = np.stack([t[t["input"].isin(common)].pivot(index="input", columns="layer", values=metric).loc[common]
-                      .to_numpy(dtype=float) for t in tables.values()])  # (T, m, L)
+    stack = np.stack(
+        [
+            t[t["input"].isin(common)]
+            .pivot(index="input", columns="layer", values=metric)
+            .loc[common]
+            .to_numpy(dtype=float)
+            for t in tables.values()
+        ]
+    )  # (T, m, L)
     fits = fit_per_input(use, stack, metric=metric, resamples=resamples, seed=seed, level=level)
     L = stack.shape[2]
-    return pd.DataFrame([{"metric": f.metric, "layer": f.layer, "depth": f.layer / max(L - 1, 1) if f.layer >= 0 else np.nan,
-                          "beta": f.beta, "low": f.low, "high": f.high, "verdict": f.verdict, "inputs": len(common),
-                          "lengths": f"{use[0]}–{use[-1]}", "level": level} for f in fits])
+    return pd.DataFrame(
+        [
+            {
+                "metric": f.metric,
+                "layer": f.layer,
+                "depth": f.layer / max(L - 1, 1) if f.layer >= 0 else np.nan,
+                "beta": f.beta,
+                "low": f.low,
+                "high": f.high,
+                "verdict": f.verdict,
+                "inputs": len(common),
+                "lengths": f"{use[0]}–{use[-1]}",
+                "level": level,
+            }
+            for f in fits
+        ]
+    )
 
 
-def beta_difference(a: pd.Series | dict[str, float], b: pd.Series | dict[str, float], level: float = 0.95) -> tuple[float, float, float]:
+def beta_difference(
+    a: pd.Series | dict[str, float], b: pd.Series | dict[str, float], level: float = 0.95
+) -> tuple[float, float, float]:
     """β_a − β_b with an interval from the two bootstrap intervals, read as normal.
 
     The two fits rest on independent inputs; each interval's half-width over z gives a
@@ -506,8 +587,9 @@ def beta_difference(a: pd.Series | dict[str, float], b: pd.Series | dict[str, fl
     return d, d - half, d + half
 
 
-def predicted_share(base: pd.Series | dict[str, float], beta: pd.Series | dict[str, float], n0: int,
-                    n: int) -> tuple[float, float, float]:
+def predicted_share(
+    base: pd.Series | dict[str, float], beta: pd.Series | dict[str, float], n0: int, n: int
+) -> tuple[float, float, float]:
     """k90/n at ``n`` predicted from k90/n at ``n0`` (``base``: mean, low, high) and β of
     k90 ∝ n^β (``beta``: beta, low, high): k90(n)/n = k90(n0)/n0 · (n/n0)^(β − 1).
 
@@ -530,5 +612,8 @@ def predicted_share(base: pd.Series | dict[str, float], beta: pd.Series | dict[s
     share, low, high : float
     """
     r = n / n0
-    return (float(base["mean"]) * r ** (float(beta["beta"]) - 1), float(base["low"]) * r ** (float(beta["low"]) - 1),
-            float(base["high"]) * r ** (float(beta["high"]) - 1))
+    return (
+        float(base["mean"]) * r ** (float(beta["beta"]) - 1),
+        float(base["low"]) * r ** (float(beta["low"]) - 1),
+        float(base["high"]) * r ** (float(beta["high"]) - 1),
+    )

@@ -44,14 +44,6 @@ from attnspec.spectra.openblas import _ROW_MAJOR, _lapack, _run_pool
 METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "gram32", "longn")
 
 
-
-
-
-
-
-
-
-
 def _svdvals_gesdd(a: np.ndarray, workers: int) -> np.ndarray:
     """Singular values (descending) of a (m, r, c) C-contiguous float32/float64 stack; destroys ``a``."""
     routine = "sgesdd" if a.dtype == np.float32 else "dgesdd"
@@ -144,8 +136,14 @@ def resolve_method(method: str, device: torch.device | str) -> str:
     return method
 
 
-def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int | None = None,
-                    seeds: torch.Tensor | None = None, return_error: bool = False) -> Any:
+def singular_values(
+    probs: torch.Tensor,
+    method: str = "auto",
+    *,
+    workers: int | None = None,
+    seeds: torch.Tensor | None = None,
+    return_error: bool = False,
+) -> Any:
     """All singular values of each matrix in a stack, in descending order.
 
     Parameters
@@ -173,8 +171,10 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         raise InputError(f"expected a stack of matrices (..., r, c), got shape {tuple(probs.shape)}")
     if not bool(torch.isfinite(probs).all()):  # LAPACK would return garbage or fail on NaN/inf entries
         bad = int((~torch.isfinite(probs)).sum())
-        raise InputError(f"singular_values needs finite matrices; got {bad} NaN or infinite entries in a stack of "
-                         f"shape {tuple(probs.shape)}")
+        raise InputError(
+            f"singular_values needs finite matrices; got {bad} NaN or infinite entries in a stack of "
+            f"shape {tuple(probs.shape)}"
+        )
     method = resolve_method(method, probs.device)
     lead, r, c = probs.shape[:-2], probs.shape[-2], probs.shape[-1]
     if r < c:  # the same singular values; the routines below then see (m, n, k) with n >= k
@@ -190,10 +190,12 @@ def singular_values(probs: torch.Tensor, method: str = "auto", *, workers: int |
         from attnspec.spectra.longn import longn_singular_values
 
         if seeds is not None and tuple(torch.as_tensor(seeds).shape) != tuple(lead):
-            raise InputError(f"seeds must have the stack's leading shape {tuple(lead)}, got "
-                             f"{tuple(torch.as_tensor(seeds).shape)}")
-        sv, bounds = longn_singular_values(flat, seeds=None if seeds is None else torch.as_tensor(seeds).reshape(-1),
-                                           return_error=True)
+            raise InputError(
+                f"seeds must have the stack's leading shape {tuple(lead)}, got {tuple(torch.as_tensor(seeds).shape)}"
+            )
+        sv, bounds = longn_singular_values(
+            flat, seeds=None if seeds is None else torch.as_tensor(seeds).reshape(-1), return_error=True
+        )
         bounds = {k: v.reshape(lead) for k, v in bounds.items()}
     elif method == "gram32" and r == c and flat.dtype != torch.float64:  # float64 P: the float64 gram below
         from attnspec.spectra.gram32 import available, gram32_singular_values

@@ -19,8 +19,14 @@ FIGURES_KEY = "figures"
 DEFAULT_FORMATS: tuple[str, ...] = ("png", "svg")
 
 
-def figure_choices(meta: dict[str, Any], n: int, *, at: int | None = None,
-                   formats: Sequence[str] | None = None, label: str | None = None) -> dict[str, Any]:
+def figure_choices(
+    meta: dict[str, Any],
+    n: int,
+    *,
+    at: int | None = None,
+    formats: Sequence[str] | None = None,
+    label: str | None = None,
+) -> dict[str, Any]:
     """The plotting choices of a run: what was asked now, else what meta.json recorded, else the defaults.
 
     Parameters

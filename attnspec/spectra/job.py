@@ -72,14 +72,6 @@ def _recorded_figures(out: Path) -> dict[str, Any] | None:
         return None
 
 
-
-
-
-
-
-
-
-
 def _pad_batch(batch: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad token lists → input_ids (B, n_max) and attention_mask (B, n_max)."""
     n = max(len(x) for x in batch)
@@ -89,14 +81,6 @@ def _pad_batch(batch: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch
         ids[b, : len(x)] = torch.tensor(x, dtype=torch.long)
         mask[b, : len(x)] = 1
     return ids, mask
-
-
-
-
-
-
-
-
 
 
 def _recorded_inputs(st: RunState, meta: dict[str, Any] | None) -> tuple[str | None, str | None]:
@@ -122,9 +106,11 @@ def _check_same_inputs(st: RunState, out: Path, corpus_meta: dict[str, Any]) -> 
     hint = ""
     if rule == "documents":
         hint = "; it was drawn with --selection documents: resume with that option"
-    raise ResultsError(f"checkpoint {st.path} was computed on other inputs than this run draws (inputs_sha256 "
-                       f"{recorded[:12]}... there, {now[:12]}... now: the corpus, the tokenizer or the selection "
-                       f"changed){hint}; nothing was changed")
+    raise ResultsError(
+        f"checkpoint {st.path} was computed on other inputs than this run draws (inputs_sha256 "
+        f"{recorded[:12]}... there, {now[:12]}... now: the corpus, the tokenizer or the selection "
+        f"changed){hint}; nothing was changed"
+    )
 
 
 def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -184,8 +170,10 @@ def _check_same_files(cfg: SpectrumConfig, meta: dict[str, Any]) -> None:
         if now != corpus["sha256"]:
             diffs.append(f"the data file changed (sha256 {corpus['sha256'][:12]}... there, {now[:12]}... now)")
     if diffs:
-        raise ResultsError(f"--out {cfg.out} holds this run computed on other content: {'; '.join(diffs)}; "
-                           "use --overwrite to recompute or choose another --out")
+        raise ResultsError(
+            f"--out {cfg.out} holds this run computed on other content: {'; '.join(diffs)}; "
+            "use --overwrite to recompute or choose another --out"
+        )
 
 
 def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
@@ -223,14 +211,17 @@ def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
         st = read_state(state_path)
         diffs = _identity_diffs(st.identity, cfg.identity())
         if diffs:
-            raise ResultsError(f"--out {out} holds a checkpoint of a different run ({'; '.join(diffs)}); "
-                               "choose another directory")
+            raise ResultsError(
+                f"--out {out} holds a checkpoint of a different run ({'; '.join(diffs)}); choose another directory"
+            )
         if cfg.overwrite:
             return False, None
         if not cfg.resume:
-            raise ResultsError(f"--out {out} holds a checkpoint of this run ({st.inputs_done} of {st.inputs_total} "
-                               "inputs) but no meta.json; pass --resume to continue it (meta.json is rebuilt) "
-                               "or --overwrite to start again")
+            raise ResultsError(
+                f"--out {out} holds a checkpoint of this run ({st.inputs_done} of {st.inputs_total} "
+                "inputs) but no meta.json; pass --resume to continue it (meta.json is rebuilt) "
+                "or --overwrite to start again"
+            )
         return _resumable(cfg, st)
     check_same_run(out, cfg.identity(), kind=KIND)
     if cfg.overwrite:
@@ -239,8 +230,9 @@ def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
     status = meta.get("status")
     if not cfg.resume:
         if status == "complete":
-            raise ResultsError(f"--out {out} already holds this run, complete; use --overwrite to recompute "
-                               "or choose another --out")
+            raise ResultsError(
+                f"--out {out} already holds this run, complete; use --overwrite to recompute or choose another --out"
+            )
         raise ResultsError(
             f"--out {out} holds a {status} run of this job ({meta.get('inputs_done')} of {meta.get('inputs_total')} "
             "inputs); pass --resume to continue it or --overwrite to start again"
@@ -248,23 +240,33 @@ def prepare_out(cfg: SpectrumConfig) -> tuple[bool, RunState | None]:
     st = read_state(state_path)
     diffs = _identity_diffs(st.identity, cfg.identity())
     if diffs:
-        raise ResultsError(f"checkpoint {state_path} fails the identity check: it belongs to another run "
-                           f"({'; '.join(diffs)}); nothing was changed")
+        raise ResultsError(
+            f"checkpoint {state_path} fails the identity check: it belongs to another run "
+            f"({'; '.join(diffs)}); nothing was changed"
+        )
     return _resumable(cfg, st)
 
 
 def _resumable(cfg: SpectrumConfig, st: RunState) -> tuple[bool, RunState]:
     if st.merge_of and not st.complete:
-        missing = f"shards {', '.join(f'{i}/{st.merge_of}' for i in st.missing_shards)} missing" if st.missing_shards \
+        missing = (
+            f"shards {', '.join(f'{i}/{st.merge_of}' for i in st.missing_shards)} missing"
+            if st.missing_shards
             else f"{st.inputs_done} of {st.inputs_total} inputs"
-        raise ResultsError(f"--out {cfg.out} holds a partial merge ({missing}); it cannot be resumed: finish the "
-                           "shards (--resume in each) and merge them again")
+        )
+        raise ResultsError(
+            f"--out {cfg.out} holds a partial merge ({missing}); it cannot be resumed: finish the "
+            "shards (--resume in each) and merge them again"
+        )
     if st.complete:
-        raise ResultsError(f"--out {cfg.out} already holds this run, complete; nothing to resume "
-                           "(use --overwrite to recompute)")
+        raise ResultsError(
+            f"--out {cfg.out} already holds this run, complete; nothing to resume (use --overwrite to recompute)"
+        )
     if not np.array_equal(st.covered, shard_indices(cfg.shard, st.inputs_done)):
-        raise ResultsError(f"checkpoint {st.path} fails the coverage check: it does not cover the first "
-                           f"{st.inputs_done} inputs of this {'shard' if cfg.shard else 'run'}, so it cannot be resumed")
+        raise ResultsError(
+            f"checkpoint {st.path} fails the coverage check: it does not cover the first "
+            f"{st.inputs_done} inputs of this {'shard' if cfg.shard else 'run'}, so it cannot be resumed"
+        )
     return True, st
 
 
@@ -323,13 +325,26 @@ def run_spectrum(
         ``"interrupted"``), inputs done and total, wall time.
     """
     cfg.validate()
-    with writing_to(cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}", kind=KIND,
-                    nests_in=(SCALING_KIND,)), sigterm_as_interrupt():
-        return _run_locked(cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint, inputs=inputs)
+    with (
+        writing_to(
+            cfg.out, f"attnspec spectrum --model {cfg.model} --data {cfg.data}", kind=KIND, nests_in=(SCALING_KIND,)
+        ),
+        sigterm_as_interrupt(),
+    ):
+        return _run_locked(
+            cfg, progress=progress, encoder=encoder, texts=texts, on_checkpoint=on_checkpoint, inputs=inputs
+        )
 
 
-def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, texts: list[str] | None,
-                on_checkpoint: Callable[[int], None] | None, inputs: Any | None = None) -> SpectrumOutcome:
+def _run_locked(
+    cfg: SpectrumConfig,
+    *,
+    progress: bool,
+    encoder: Any | None,
+    texts: list[str] | None,
+    on_checkpoint: Callable[[int], None] | None,
+    inputs: Any | None = None,
+) -> SpectrumOutcome:
     t_start = time.perf_counter()
     resuming, previous = prepare_out(cfg)
     encoder, method, batch_size = _prepare_model(cfg, encoder)
@@ -338,33 +353,75 @@ def _run_locked(cfg: SpectrumConfig, *, progress: bool, encoder: Any | None, tex
     windows = _layer_windows(encoder)  # causal sliding window per layer (None: full), before any work
     shape = (encoder.num_layers, encoder.num_heads, cfg.seq_len)
     content = _content(cfg, encoder, inputs.meta)
-    state, wall_before = _start_state(cfg, previous if resuming else None, shape, total, selection_total, inputs.meta,
-                                      content)
-    base_meta = {**_base_meta(cfg, encoder, inputs.meta, method=method, windows=windows, batch_size=batch_size,
-                              total=total, resuming=resuming), "content": content}
+    state, wall_before = _start_state(
+        cfg, previous if resuming else None, shape, total, selection_total, inputs.meta, content
+    )
+    base_meta = {
+        **_base_meta(
+            cfg,
+            encoder,
+            inputs.meta,
+            method=method,
+            windows=windows,
+            batch_size=batch_size,
+            total=total,
+            resuming=resuming,
+        ),
+        "content": content,
+    }
 
     def checkpoint(snap: _Progress, status: str, t_run: float) -> None:
         # state.npz first: it alone is trusted on resume; tables and meta.json follow from it
         wall = round(wall_before + t_run, 3)
         with result_files(cfg.out):  # all renamed together at the end, meta.json last
-            write_state(cfg.out / STATE_FILE, snap.acc, identity=cfg.identity(), inputs_done=snap.done, inputs_total=total,
-                        selection_total=selection_total, covered=shard_indices(cfg.shard, snap.done), wall_time_s=wall,
-                        inputs_sha256=inputs.meta.get("inputs_sha256"), content=content)
+            write_state(
+                cfg.out / STATE_FILE,
+                snap.acc,
+                identity=cfg.identity(),
+                inputs_done=snap.done,
+                inputs_total=total,
+                selection_total=selection_total,
+                covered=shard_indices(cfg.shard, snap.done),
+                wall_time_s=wall,
+                inputs_sha256=inputs.meta.get("inputs_sha256"),
+                content=content,
+            )
             tables = snap.acc.tables()
             write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
             write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
             write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
-            write_meta(cfg.out, {**base_meta, "status": status, "inputs_done": snap.done, "wall_time_s": wall,
-                                 **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {})})
+            write_meta(
+                cfg.out,
+                {
+                    **base_meta,
+                    "status": status,
+                    "inputs_done": snap.done,
+                    "wall_time_s": wall,
+                    **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
+                },
+            )
 
     bounds = None
     if method == "longn":  # a resumed run's bounds so far come back from its meta.json
         previous_meta = _previous_meta(cfg.out) if resuming else None
         bounds = RunBounds.from_meta((previous_meta or {}).get("svd_error_run"), encoder.num_layers, encoder.num_heads)
-    sink = _Sink(cfg.model, method, windows, list(encoder.layer_causal) or [bool(encoder.causal)] * encoder.num_layers,
-                 bounds)
-    state, status = _run_batches(cfg, encoder, sink, state, selected, positions, batch_size=batch_size, shape=shape,
-                                 t_start=t_start, progress=progress, checkpoint=checkpoint, on_checkpoint=on_checkpoint)
+    sink = _Sink(
+        cfg.model, method, windows, list(encoder.layer_causal) or [bool(encoder.causal)] * encoder.num_layers, bounds
+    )
+    state, status = _run_batches(
+        cfg,
+        encoder,
+        sink,
+        state,
+        selected,
+        positions,
+        batch_size=batch_size,
+        shape=shape,
+        t_start=t_start,
+        progress=progress,
+        checkpoint=checkpoint,
+        on_checkpoint=on_checkpoint,
+    )
     checkpoint(state, status, time.perf_counter() - t_start)
     return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
 
@@ -394,21 +451,31 @@ def _prepare_model(cfg: SpectrumConfig, encoder: Any | None) -> tuple[Any, str, 
     batch_size = cfg.batch_size if cfg.batch_size is not None else DEFAULT_BATCH_SIZE.get(encoder.device.type, 1)
     # one layer's scores and P for the whole batch, (B, H, n, n) each, and the copy the SVD factorises
     if encoder.device.type == "cpu":  # (a GPU's memory is not what /proc/meminfo reports)
-        check_memory(f"--batch-size {batch_size} at --seq-len {cfg.seq_len} ({encoder.num_heads} heads)",
-                     3 * batch_size * encoder.num_heads * cfg.seq_len**2 * max(4, torch.finfo(encoder.dtype).bits // 8))
+        check_memory(
+            f"--batch-size {batch_size} at --seq-len {cfg.seq_len} ({encoder.num_heads} heads)",
+            3 * batch_size * encoder.num_heads * cfg.seq_len**2 * max(4, torch.finfo(encoder.dtype).bits // 8),
+        )
     return encoder, method, batch_size
 
 
-def _select_inputs(cfg: SpectrumConfig, encoder: Any, texts: list[str] | None,
-                   inputs: Any | None) -> tuple[Any, list[list[int]], np.ndarray, int]:
+def _select_inputs(
+    cfg: SpectrumConfig, encoder: Any, texts: list[str] | None, inputs: Any | None
+) -> tuple[Any, list[list[int]], np.ndarray, int]:
     """The seeded selection (unless given), this shard's part of it, and each input's place in it."""
     from attnspec.spectra.data.inputs import load_inputs
 
     if inputs is None:
         inputs = load_inputs(
-            cfg.data if texts is None else texts, encoder.tokenizer, seq_len=cfg.seq_len,
-            **inputs_request(cfg.num_sentences), seed=cfg.seed, split=cfg.split, data_dir=cfg.data_dir,
-            short_policy=cfg.short_policy, count_available=cfg.count_available, selection=cfg.selection,
+            cfg.data if texts is None else texts,
+            encoder.tokenizer,
+            seq_len=cfg.seq_len,
+            **inputs_request(cfg.num_sentences),
+            seed=cfg.seed,
+            split=cfg.split,
+            data_dir=cfg.data_dir,
+            short_policy=cfg.short_policy,
+            count_available=cfg.count_available,
+            selection=cfg.selection,
         )
     selected = inputs.input_ids
     _check_ids_fit(encoder, selected)
@@ -429,23 +496,36 @@ def _check_ids_fit(encoder: Any, selected: list[list[int]]) -> None:
     top = max((max(ids) for ids in selected if ids), default=-1)
     if isinstance(rows, int) and top >= rows:
         size = len(encoder.tokenizer) if hasattr(encoder.tokenizer, "__len__") else "?"
-        raise InputError(f"the tokenizer produced token id {top}, but the model's embedding has {rows} rows (ids "
-                         f"0..{rows - 1}; the tokenizer has {size} tokens): the tokenizer is not this model's; use "
-                         "the tokenizer saved with the model")
+        raise InputError(
+            f"the tokenizer produced token id {top}, but the model's embedding has {rows} rows (ids "
+            f"0..{rows - 1}; the tokenizer has {size} tokens): the tokenizer is not this model's; use "
+            "the tokenizer saved with the model"
+        )
 
 
-def _start_state(cfg: SpectrumConfig, previous: RunState | None, shape: tuple[int, int, int], total: int,
-                 selection_total: int, corpus_meta: dict[str, Any], content: dict[str, Any]) -> tuple[_Progress, float]:
+def _start_state(
+    cfg: SpectrumConfig,
+    previous: RunState | None,
+    shape: tuple[int, int, int],
+    total: int,
+    selection_total: int,
+    corpus_meta: dict[str, Any],
+    content: dict[str, Any],
+) -> tuple[_Progress, float]:
     """An empty aggregate, or the checkpoint to resume once it is shown to be this run's."""
     if previous is None:
         return _Progress(SpectrumAccumulator(*shape, rank_tol=cfg.rank_tol), 0), 0.0
     if previous.acc.shape != shape:
-        raise ResultsError(f"checkpoint {previous.path} fails the identity check: its aggregate has shape "
-                           f"{previous.acc.shape}, this run needs {shape}")
+        raise ResultsError(
+            f"checkpoint {previous.path} fails the identity check: its aggregate has shape "
+            f"{previous.acc.shape}, this run needs {shape}"
+        )
     if (previous.inputs_total, previous.selection_total) != (total, selection_total):
-        raise ResultsError(f"checkpoint {previous.path} fails the identity check: it belongs to a selection of "
-                           f"{previous.selection_total} inputs ({previous.inputs_total} in this shard), this run "
-                           f"selects {selection_total} ({total}); was the corpus changed?")
+        raise ResultsError(
+            f"checkpoint {previous.path} fails the identity check: it belongs to a selection of "
+            f"{previous.selection_total} inputs ({previous.inputs_total} in this shard), this run "
+            f"selects {selection_total} ({total}); was the corpus changed?"
+        )
     _check_same_inputs(previous, cfg.out, corpus_meta)
     _check_same_content(previous, content)
     return _Progress(previous.acc, previous.inputs_done), previous.wall_time_s
@@ -458,12 +538,23 @@ def _check_same_content(st: RunState, content: dict[str, Any]) -> None:
 
     diffs = content_diffs(st.content, content)
     if diffs:
-        raise ResultsError(f"checkpoint {st.path} was computed on other content than this run: {'; '.join(diffs)}; "
-                           "nothing was changed (recompute with --overwrite, or restore what changed)")
+        raise ResultsError(
+            f"checkpoint {st.path} was computed on other content than this run: {'; '.join(diffs)}; "
+            "nothing was changed (recompute with --overwrite, or restore what changed)"
+        )
 
 
-def _base_meta(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any], *, method: str,
-               windows: list[int | None], batch_size: int, total: int, resuming: bool) -> dict[str, Any]:
+def _base_meta(
+    cfg: SpectrumConfig,
+    encoder: Any,
+    corpus_meta: dict[str, Any],
+    *,
+    method: str,
+    windows: list[int | None],
+    batch_size: int,
+    total: int,
+    resuming: bool,
+) -> dict[str, Any]:
     """meta.json of the run, without what changes per checkpoint (status, inputs done, time)."""
     return {
         "kind": KIND,
@@ -496,8 +587,14 @@ class _Sink:
     ``singular_values`` and ``row_entropy`` are looked up in this module at each call
     (benchmarks/bench_spectrum.py times them by replacing them here)."""
 
-    def __init__(self, model: str, method: str, windows: list[int | None], layer_causal: list[bool],
-                 bounds: RunBounds | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        method: str,
+        windows: list[int | None],
+        layer_causal: list[bool],
+        bounds: RunBounds | None = None,
+    ) -> None:
         self.model, self.method, self.windows, self.layer_causal = model, method, windows, layer_causal
         self.pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
         self.tokens: list[list[int]] = []  # the batch's inputs: longn seeds each matrix from its own input
@@ -511,15 +608,19 @@ class _Sink:
         from attnspec.spectra.stochastic import check_stochastic
 
         if not self.scratch or self.scratch[0].device != la.probs.device:
-            self.scratch[:] = [torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)]
+            self.scratch[:] = [
+                torch.empty(max(1 << 20, la.probs.shape[-1]), dtype=torch.float32, device=la.probs.device)
+            ]
         # (B, H, n) float64 singular values, descending; (B, H) mean normalised row entropy
         window = self.windows[la.layer]
         if window is not None and la.layer not in self.window_checked:
             worst = window_violation(la.probs, la.mask, window)
             if worst is not None and worst > 0:
-                raise ModelLoadError(f"layer {la.layer} of {self.model}: its config gives a sliding window of {window} "
-                                     f"but P is {worst:.3g} outside it; the model does not apply the window its "
-                                     "config declares, so its row entropy cannot be normalised")
+                raise ModelLoadError(
+                    f"layer {la.layer} of {self.model}: its config gives a sliding window of {window} "
+                    f"but P is {worst:.3g} outside it; the model does not apply the window its "
+                    "config declares, so its row entropy cannot be normalised"
+                )
             if worst is not None:  # checked once on an input longer than the window
                 self.window_checked.add(la.layer)
         check_stochastic(la.probs, la.mask, layer=la.layer, model=self.model)  # before its spectrum is taken
@@ -531,8 +632,15 @@ class _Sink:
             self.pending_bounds.append((la.layer, bounds))
         else:
             sv = singular_values(la.probs, self.method)
-        self.pending.append((la.layer, sv, row_entropy(la.probs, la.mask, causal=self.layer_causal[la.layer],
-                                                       window=window, workspace=self.scratch[0])))
+        self.pending.append(
+            (
+                la.layer,
+                sv,
+                row_entropy(
+                    la.probs, la.mask, causal=self.layer_causal[la.layer], window=window, workspace=self.scratch[0]
+                ),
+            )
+        )
 
     def commit_bounds(self) -> None:
         """The batch went into the aggregate: its bounds join the run's."""
@@ -542,10 +650,21 @@ class _Sink:
         self.pending_bounds.clear()
 
 
-def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progress, selected: list[list[int]],
-                 positions: np.ndarray, *, batch_size: int, shape: tuple[int, int, int], t_start: float,
-                 progress: bool, checkpoint: Callable[[_Progress, str, float], None],
-                 on_checkpoint: Callable[[int], None] | None) -> tuple[_Progress, str]:
+def _run_batches(
+    cfg: SpectrumConfig,
+    encoder: Any,
+    sink: _Sink,
+    state: _Progress,
+    selected: list[list[int]],
+    positions: np.ndarray,
+    *,
+    batch_size: int,
+    shape: tuple[int, int, int],
+    t_start: float,
+    progress: bool,
+    checkpoint: Callable[[_Progress, str, float], None],
+    on_checkpoint: Callable[[int], None] | None,
+) -> tuple[_Progress, str]:
     """The batches still to do, each committed whole; a checkpoint every ``checkpoint_every``.
 
     Singular values are computed as each layer's P appears, and added to a fresh batch
@@ -559,8 +678,9 @@ def _run_batches(cfg: SpectrumConfig, encoder: Any, sink: _Sink, state: _Progres
     status = "complete"
     from attnspec.runtime.progress import Progress, progress_sink
 
-    bar = Progress(f"spectrum {cfg.model} · {cfg.data}", total, unit="inputs", say=progress_sink(progress),
-                   done=state.done)
+    bar = Progress(
+        f"spectrum {cfg.model} · {cfg.data}", total, unit="inputs", say=progress_sink(progress), done=state.done
+    )
     batches_since = 0
     try:
         with capture_attention(encoder.model, sink) as cap:
@@ -614,12 +734,14 @@ def _attention_meta(encoder: Any, windows: list[int | None]) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "layers": [{"layer": i, "kind": k, "sliding_window": w} for i, (k, w) in enumerate(zip(kinds, windows))],
         "row_entropy_normaliser": "log of the positions row i may attend to: the real length (encoder self, "
-                                  "cross), real positions <= i (causal), at most the layer's sliding window w",
+        "cross), real positions <= i (causal), at most the layer's sliding window w",
     }
     if "cross" in kinds:
-        meta["decoder_input"] = ("teacher-forced on the same window: decoder_start_token_id followed by the encoder "
-                                 "input shifted right by one (same length, same padding), so cross-attention P is "
-                                 "n x n with the encoder's real positions as columns")
+        meta["decoder_input"] = (
+            "teacher-forced on the same window: decoder_start_token_id followed by the encoder "
+            "input shifted right by one (same length, same padding), so cross-attention P is "
+            "n x n with the encoder's real positions as columns"
+        )
     return meta
 
 
@@ -636,7 +758,3 @@ def _with_kinds(metrics: Any, meta: dict[str, Any]) -> Any:
 def _before_commit() -> None:
     """A no-op between a batch's aggregate update and its commit; fault-injection tests
     replace it to interrupt the run exactly there."""
-
-
-
-

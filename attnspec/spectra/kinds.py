@@ -61,10 +61,12 @@ def refuse_encoder_decoder(config: Any, what: str, reason: str) -> None:
     get = config.get if isinstance(config, dict) else (lambda k, d=None: getattr(config, k, d))
     if is_encoder_decoder(config):
         family = get("model_type", None) or what
-        raise ModelLoadError(f"{what} is an encoder-decoder ({family}) that attnspec cannot capture by kind: {reason}; "
-                             "supported: encoder-only models, decoder-only language models, and encoder-decoders "
-                             "whose attention goes through transformers' attention-function registry (BART, T5, "
-                             "Marian, mBART, ...) with a decoder_start_token_id")
+        raise ModelLoadError(
+            f"{what} is an encoder-decoder ({family}) that attnspec cannot capture by kind: {reason}; "
+            "supported: encoder-only models, decoder-only language models, and encoder-decoders "
+            "whose attention goes through transformers' attention-function registry (BART, T5, "
+            "Marian, mBART, ...) with a decoder_start_token_id"
+        )
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,14 @@ def reading_index(meta: dict[str, Any], n: int, at: int | None, name: str = "at"
     return int(figure_choices(meta, n, at=at)["at"])
 
 
-def per_layer(curves: pd.DataFrame, metrics: pd.DataFrame, meta: dict[str, Any], at: int, *,
-              baseline_metrics: pd.DataFrame | None = None) -> pd.DataFrame:
+def per_layer(
+    curves: pd.DataFrame,
+    metrics: pd.DataFrame,
+    meta: dict[str, Any],
+    at: int,
+    *,
+    baseline_metrics: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Per layer, heads averaged: one row per layer (0-based ``layer``).
 
     Parameters

@@ -57,15 +57,19 @@ def layer_windows(config: Mapping[str, Any], num_layers: int) -> list[int | None
     if types is not None:
         types = list(types)
         if len(types) != num_layers:
-            raise InputError(f"config of {model_type} lists {len(types)} layer_types for {num_layers} attention "
-                             "layers; cannot tell each layer's window")
+            raise InputError(
+                f"config of {model_type} lists {len(types)} layer_types for {num_layers} attention "
+                "layers; cannot tell each layer's window"
+            )
         bad = sorted({t for t in types if t not in (FULL, SLIDING)})
         if bad:
-            raise InputError(f"{model_type} has layers of type {', '.join(bad)}; attnspec supports "
-                             f"{FULL} and {SLIDING} layers only")
+            raise InputError(
+                f"{model_type} has layers of type {', '.join(bad)}; attnspec supports {FULL} and {SLIDING} layers only"
+            )
         if SLIDING in types and not (isinstance(window, int) and window > 0):
-            raise InputError(f"{model_type} has sliding_attention layers but sliding_window={window!r}; "
-                             "expected a positive integer")
+            raise InputError(
+                f"{model_type} has sliding_attention layers but sliding_window={window!r}; expected a positive integer"
+            )
         return [window if t == SLIDING else None for t in types]
     if config.get("use_sliding_window") is False or window is None:
         return [None] * num_layers
@@ -93,8 +97,10 @@ def check_windows(windows: Sequence[int | None], *, causal: bool, model: str) ->
         A window on bidirectional attention.
     """
     if not causal and any(w is not None for w in windows):
-        raise InputError(f"{model} has bidirectional sliding-window layers; attnspec supports sliding windows "
-                         "on causal (decoder) attention only")
+        raise InputError(
+            f"{model} has bidirectional sliding-window layers; attnspec supports sliding windows "
+            "on causal (decoder) attention only"
+        )
 
 
 def window_violation(probs: Any, mask: Any, window: int) -> float | None:
@@ -128,5 +134,5 @@ def window_violation(probs: Any, mask: Any, window: int) -> float | None:
             continue
         f = int(real[0])
         if f + window < n:
-            worst = max(worst or 0.0, float(probs[b, :, f + window:, f].abs().max()))
+            worst = max(worst or 0.0, float(probs[b, :, f + window :, f].abs().max()))
     return worst

@@ -140,8 +140,9 @@ def _orth(y: torch.Tensor) -> torch.Tensor:
     return torch.linalg.qr(y, mode="reduced").Q
 
 
-def _top(p: torch.Tensor, omega: torch.Tensor, keep: int,
-         power: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def _top(
+    p: torch.Tensor, omega: torch.Tensor, keep: int, power: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Top ``keep`` (<= b) Rayleigh–Ritz values of P (m, r, c) from a block Krylov space.
 
     Left space K = [P Ω, (P Pᵀ) P Ω, ..., (P Pᵀ)^power P Ω] (m, r, b·(power + 1)), Ω (m, c, b)
@@ -181,6 +182,7 @@ def _lanczos(p: torch.Tensor, v: torch.Tensor, z: torch.Tensor, steps: int) -> t
     with s <= ``steps`` (stops early where every probe's Krylov space is exhausted; a
     probe whose β vanishes keeps zeros, which add nodes of zero weight).
     """
+
     def apply(x: torch.Tensor) -> torch.Tensor:
         x = x - v @ (v.mT @ x)
         y = _tmul(p, p @ x)
@@ -326,7 +328,7 @@ def input_seeds(tokens: list[list[int]], layer: int, num_heads: int, seed: int =
     out = torch.empty(len(tokens), num_heads, dtype=torch.int64)
     for i, ids in enumerate(tokens):
         digest = hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).digest()
-        key = [int.from_bytes(digest[j:j + 4], "little") for j in range(0, 16, 4)]
+        key = [int.from_bytes(digest[j : j + 4], "little") for j in range(0, 16, 4)]
         for h in range(num_heads):
             out[i, h] = int(np.random.SeedSequence([*key, seed, layer, h]).generate_state(1, np.uint64)[0] >> 1)
     return out
@@ -353,8 +355,16 @@ def _tau_grid(desc: np.ndarray, top: float) -> np.ndarray:
     return np.unique(np.concatenate([np.interp(levels, g_at, at), [0.0, top]]))
 
 
-def _rest_bound(rest: torch.Tensor, theta: torch.Tensor, w: torch.Tensor, theta_half: torch.Tensor,
-                w_half: torch.Tensor, znorm2: torch.Tensor, y: torch.Tensor, tr_a: float) -> float:
+def _rest_bound(
+    rest: torch.Tensor,
+    theta: torch.Tensor,
+    w: torch.Tensor,
+    theta_half: torch.Tensor,
+    w_half: torch.Tensor,
+    znorm2: torch.Tensor,
+    y: torch.Tensor,
+    tr_a: float,
+) -> float:
     """ε_rest ≥ sup_τ |G_ρ(τ) − G_r̂(τ)| for one matrix, at ERROR_SIGMAS standard errors (module docstring).
 
     rest : (a,) the returned rest values r̂; theta, w : (q, s) each probe's Gauss rule of A;
@@ -430,14 +440,17 @@ def _stack(p: torch.Tensor, seed_list: list[int], params: LongnParams) -> tuple[
         alpha, beta = _lanczos(p, v, z, min(params.steps, rest))
         theta, w = _quadrature(alpha, beta)  # (m, q, s)
         half = max(1, alpha.shape[-1] // 2)
-        theta_h, w_h = _quadrature(alpha[..., :half], beta[..., :half - 1])  # the half-step rules (m, q, half)
+        theta_h, w_h = _quadrature(alpha[..., :half], beta[..., : half - 1])  # the half-step rules (m, q, half)
         x = znorm2 * (w * theta.sqrt()).sum(-1)  # (m, q): estimates of zᵀ A^½ z
         y = znorm2 * alpha[..., 0]  # zᵀ A z, exact up to rounding
         for i in range(m):
             xi, yi = x[i], y[i]
             vy = yi.var()
-            beta_cv = (((xi - xi.mean()) * (yi - yi.mean())).mean() * len(yi) / (len(yi) - 1) / vy
-                       if float(vy) > 0 else torch.tensor(0.0, dtype=torch.float64))
+            beta_cv = (
+                ((xi - xi.mean()) * (yi - yi.mean())).mean() * len(yi) / (len(yi) - 1) / vy
+                if float(vy) > 0
+                else torch.tensor(0.0, dtype=torch.float64)
+            )
             resid = xi - beta_cv * (yi - tr_a[i])
             # Cauchy–Schwarz: the rest's c − b values with energy tr A sum to at most √((c − b) tr A)
             t_hat = min(float(resid.mean().clamp_min(0)), (rest * float(tr_a[i])) ** 0.5)
@@ -447,9 +460,13 @@ def _stack(p: torch.Tensor, seed_list: list[int], params: LongnParams) -> tuple[
     return out, eps
 
 
-def longn_singular_values(probs: torch.Tensor, params: LongnParams | None = None, *,
-                          seeds: torch.Tensor | list[int] | None = None,
-                          return_error: bool = False) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def longn_singular_values(
+    probs: torch.Tensor,
+    params: LongnParams | None = None,
+    *,
+    seeds: torch.Tensor | list[int] | None = None,
+    return_error: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Approximate all singular values of each matrix of a stack (see the module docstring).
 
     Parameters
@@ -485,8 +502,9 @@ def longn_singular_values(probs: torch.Tensor, params: LongnParams | None = None
     else:
         seed_list = [int(x) for x in torch.as_tensor(seeds).reshape(-1).tolist()]
         if len(seed_list) != m:
-            raise InputError(f"longn needs one seed per matrix: {m} matrices of shape {tuple(lead)}, "
-                             f"got {len(seed_list)} seeds")
+            raise InputError(
+                f"longn needs one seed per matrix: {m} matrices of shape {tuple(lead)}, got {len(seed_list)} seeds"
+            )
     # float32 products carry rounding of about ε₃₂·σ₁ per entry; where σ₁ dominates (an attention
     # sink) that floor swamps the small values of the rest, so those matrices are computed in float64
     dominated = _dominated(p) if p.dtype == torch.float32 else torch.zeros(m, dtype=torch.bool)
@@ -504,10 +522,16 @@ def longn_singular_values(probs: torch.Tensor, params: LongnParams | None = None
         return sv.reshape(*lead, c)
     total = sv.sum(-1)
     tail_total = total - sv[:, 0]
+
     # |F − F̂| <= ε at every index (F the partial sums), so |Σσ − Σσ̂| <= ε and
     # |c_i − ĉ_i| <= (|F_i − F̂_i| + ĉ_i |Σσ − Σσ̂|) / Σσ <= 2ε / (Σσ̂ − ε); the σ₁-less sums move by 2ε
     def ratio(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
         return torch.where(den > 0, (num / den.clamp_min(1e-300)).clamp_max(1.0), torch.ones_like(num))
-    bounds = {"curve": ratio(2 * eps, total - eps), "tail_curve": ratio(4 * eps, tail_total - 2 * eps),
-              "nuclear": ratio(eps, total), "partial_sums": eps}
+
+    bounds = {
+        "curve": ratio(2 * eps, total - eps),
+        "tail_curve": ratio(4 * eps, tail_total - 2 * eps),
+        "nuclear": ratio(eps, total),
+        "partial_sums": eps,
+    }
     return sv.reshape(*lead, c), {k: t.reshape(lead) for k, t in bounds.items()}

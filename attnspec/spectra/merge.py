@@ -64,7 +64,9 @@ def merge_runs(dirs: list[Path], out: Path, *, csv: bool = False, allow_partial:
     if len(dirs) < 1:
         raise InputError("merge needs at least one results directory")
     out = Path(out)
-    with writing_to(out, "attnspec merge", kind=KIND, nests_in=(SCALING_KIND,)):  # usable and ours before anything is read
+    with writing_to(
+        out, "attnspec merge", kind=KIND, nests_in=(SCALING_KIND,)
+    ):  # usable and ours before anything is read
         if holds_files(out):
             raise ResultsError(f"--out {out} is not empty; choose a new directory for the merged result")
         return _merge_locked(dirs, out, csv=csv, allow_partial=allow_partial)
@@ -84,16 +86,21 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
     known = {v for v in digests.values() if v is not None}
     if len(known) > 1:
         listing = ", ".join(f"{d}: {v[:12]}..." for d, v in digests.items() if v is not None)
-        raise ResultsError(f"the shards were drawn from different inputs (inputs_sha256 {listing}); "
-                           "the corpus, the tokenizer or the selection differs between them")
+        raise ResultsError(
+            f"the shards were drawn from different inputs (inputs_sha256 {listing}); "
+            "the corpus, the tokenizer or the selection differs between them"
+        )
     content = _same_content(dirs, states)
     merged = merge_accumulators([st.acc for st in states])
     identity = {**base, "shard": None}
     done = int(len(covered))
     complete = not missing and not unfinished
     meta = {
-        **{k: v for k, v in metas[0].items()
-           if k not in ("identity", "inputs_done", "inputs_total", "wall_time_s", "status", "environment")},
+        **{
+            k: v
+            for k, v in metas[0].items()
+            if k not in ("identity", "inputs_done", "inputs_total", "wall_time_s", "status", "environment")
+        },
         "identity": identity,
         "status": "complete" if complete else "partial",
         "inputs_done": done,
@@ -102,18 +109,29 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         "unfinished_shards": unfinished,
         "wall_time_s": round(sum(st.wall_time_s for st in states), 3),
         **({"content": content} if content else {}),
-        "merged_from": [{"dir": str(d), "shard": s, "inputs_done": st.inputs_done}
-                        for d, s, st in zip(dirs, shards, states)],
+        "merged_from": [
+            {"dir": str(d), "shard": s, "inputs_done": st.inputs_done} for d, s, st in zip(dirs, shards, states)
+        ],
         "environment": environment_meta(),
         **_merged_bounds(metas, merged.shape),
     }
     tables = merged.tables()
     with result_files(out):  # whole or nothing: a full disk leaves no lone state.npz
         # a partial merge records its missing shards in the state too, so no resume takes it for whole
-        write_state(out / STATE_FILE, merged, identity=identity, inputs_done=done, inputs_total=selection_total,
-                    selection_total=selection_total, covered=np.sort(covered), wall_time_s=meta["wall_time_s"],
-                    missing_shards=missing, merge_of=count, inputs_sha256=known.pop() if known else None,
-                    content=content)
+        write_state(
+            out / STATE_FILE,
+            merged,
+            identity=identity,
+            inputs_done=done,
+            inputs_total=selection_total,
+            selection_total=selection_total,
+            covered=np.sort(covered),
+            wall_time_s=meta["wall_time_s"],
+            missing_shards=missing,
+            merge_of=count,
+            inputs_sha256=known.pop() if known else None,
+            content=content,
+        )
         write_table(out, "spectrum", tables.spectrum, csv=csv)
         write_table(out, "metrics", _with_kinds(tables.metrics, meta), csv=csv)
         write_table(out, "inputs", tables.inputs, csv=csv)
@@ -131,8 +149,10 @@ def _same_content(dirs: list[Path], states: list[RunState]) -> dict[str, Any] | 
     for d, c in recorded[1:]:
         diffs = content_diffs(recorded[0][1], c)
         if diffs:
-            raise ResultsError(f"{d} was computed on other content than {recorded[0][0]} ('there' is the first, "
-                               f"'now' this one): {'; '.join(diffs)}; they are not shards of one run")
+            raise ResultsError(
+                f"{d} was computed on other content than {recorded[0][0]} ('there' is the first, "
+                f"'now' this one): {'; '.join(diffs)}; they are not shards of one run"
+            )
     return dict(recorded[0][1]) if recorded else None
 
 
@@ -150,15 +170,19 @@ def _read_shards(dirs: list[Path]) -> tuple[list[RunState], list[dict[str, Any]]
     base = {k: v for k, v in states[0].identity.items() if k != "shard"}
     for d, st in zip(dirs[1:], states[1:]):
         other = {k: v for k, v in st.identity.items() if k != "shard"}
-        diffs = [f"{k}: {base.get(k)!r} vs {other.get(k)!r}" for k in sorted(set(base) | set(other))
-                 if base.get(k) != other.get(k)]
+        diffs = [
+            f"{k}: {base.get(k)!r} vs {other.get(k)!r}"
+            for k in sorted(set(base) | set(other))
+            if base.get(k) != other.get(k)
+        ]
         if diffs:
             raise ResultsError(f"{d} is not a shard of the same run as {dirs[0]} ({'; '.join(diffs)})")
     return states, metas, base
 
 
-def _shard_layout(dirs: list[Path], shards: list[Any], states: list[RunState], *,
-                  allow_partial: bool) -> tuple[int, list[int], list[str]]:
+def _shard_layout(
+    dirs: list[Path], shards: list[Any], states: list[RunState], *, allow_partial: bool
+) -> tuple[int, list[int], list[str]]:
     """(N of the split, the missing shard indices, the unfinished shards), refused where the
     shards cannot form one run (a whole run among shards, a shard twice, different splits) or,
     unless ``allow_partial``, where a shard is missing or unfinished."""
@@ -180,17 +204,19 @@ def _shard_layout(dirs: list[Path], shards: list[Any], states: list[RunState], *
     else:
         present = [0]
     missing = sorted(set(range(count)) - set(present))
-    unfinished = [f"{s} ({st.inputs_done} of {st.inputs_total} inputs)" for s, st in zip(shards, states)
-                  if not st.complete]
+    unfinished = [
+        f"{s} ({st.inputs_done} of {st.inputs_total} inputs)" for s, st in zip(shards, states) if not st.complete
+    ]
     if (missing or unfinished) and not allow_partial:
         what = []
         if missing:
-            what.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} "
-                        f"missing")
+            what.append(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} missing")
         if unfinished:
             what.append(f"unfinished: {', '.join(unfinished)}")
-        raise ResultsError(f"cannot merge an incomplete run ({'; '.join(what)}); finish and add the missing shards "
-                           "(--resume), or pass --allow-partial to write a result marked partial")
+        raise ResultsError(
+            f"cannot merge an incomplete run ({'; '.join(what)}); finish and add the missing shards "
+            "(--resume), or pass --allow-partial to write a result marked partial"
+        )
     return count, missing, unfinished
 
 

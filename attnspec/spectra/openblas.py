@@ -52,7 +52,10 @@ def _lapack(routine: str) -> Any | None:
     except ImportError:  # pragma: no cover - scipy is a dependency
         return None
     base = Path(scipy.__file__).parent
-    patterns = [str(base.parent / "scipy.libs" / "libscipy_openblas*.so*"), str(base / ".dylibs" / "libscipy_openblas*.dylib")]
+    patterns = [
+        str(base.parent / "scipy.libs" / "libscipy_openblas*.so*"),
+        str(base / ".dylibs" / "libscipy_openblas*.dylib"),
+    ]
     for pattern in patterns:
         for path in sorted(glob.glob(pattern)):
             try:

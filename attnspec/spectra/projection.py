@@ -57,17 +57,31 @@ def parse_ks(value: str | int | Sequence[int] | None) -> list[int]:
     if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
         return []
     try:
-        items = [int(value)] if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else \
-            [int(t) for t in str(value).replace(" ", "").split(",")] if isinstance(value, str) else [int(t) for t in value]
+        items = (
+            [int(value)]
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            else [int(t) for t in str(value).replace(" ", "").split(",")]
+            if isinstance(value, str)
+            else [int(t) for t in value]
+        )
     except (TypeError, ValueError):
-        raise InputError(f"--projection-k must be integers separated by commas (64,128,256) or none, got {value!r}") from None
+        raise InputError(
+            f"--projection-k must be integers separated by commas (64,128,256) or none, got {value!r}"
+        ) from None
     if not items or any(k < 1 for k in items) or len(set(items)) != len(items):
         raise InputError(f"--projection-k must be distinct integers >= 1 (64,128,256) or none, got {value!r}")
     return sorted(items)
 
 
-def input_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Tensor, scaling: float,
-                 ks: Sequence[int], generators: Sequence[torch.Generator]) -> tuple[np.ndarray, np.ndarray]:
+def input_errors(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    p: torch.Tensor,
+    scaling: float,
+    ks: Sequence[int],
+    generators: Sequence[torch.Generator],
+) -> tuple[np.ndarray, np.ndarray]:
     """Both relative errors of one input's layer, for every k.
 
     Parameters
@@ -99,7 +113,9 @@ def input_errors(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: torch.Ten
     # and σ² from eigh(PᵀP) (several times cheaper than a full SVD), a sum of non-negative terms
     from attnspec.spectra.engine import symmetric_eigh
 
-    lam, w = symmetric_eigh(p64.mT @ p64)  # (H, l) ascending, (H, l, l); LAPACK per matrix (torch's batched eigh is slow on CPU)
+    lam, w = symmetric_eigh(
+        p64.mT @ p64
+    )  # (H, l) ascending, (H, l, l); LAPACK per matrix (torch's batched eigh is slow on CPU)
     lam, w = lam.flip(-1).clamp_min(0), w.flip(-1)  # descending: column i is w_i
     mass = lam * (w.mT @ v64).square().sum(-1)  # (H, l): σ_i² ‖w_iᵀ V‖²
     lin = np.empty((len(ks), H))
@@ -144,8 +160,10 @@ class ProjectionSink:
         if self.layer_causal[la.layer]:
             return  # a sequence projection mixes future positions into causal rows: not measured
         if la.query is None:
-            raise ModelLoadError("this model's attention is captured through hooks, which do not see Q, K, V; "
-                                 "the Linformer-projection measurement needs the attention-function registry")
+            raise ModelLoadError(
+                "this model's attention is captured through hooks, which do not see Q, K, V; "
+                "the Linformer-projection measurement needs the attention-function registry"
+            )
         for b, idx in enumerate(self.input_index):
             keep = la.mask[b]
             l = int(keep.sum())
@@ -153,16 +171,33 @@ class ProjectionSink:
             if not ks:
                 continue
             gens = [torch_generator(child_seed(self.seed, "projection", self.n, k, idx, la.layer)) for k in ks]
-            lin, best = input_errors(la.query[b][:, keep].cpu(), la.key[b][:, keep].cpu(), la.value[b][:, keep].cpu(),
-                                     la.probs[b][:, keep][:, :, keep].cpu(), la.scaling, ks, gens)
+            lin, best = input_errors(
+                la.query[b][:, keep].cpu(),
+                la.key[b][:, keep].cpu(),
+                la.value[b][:, keep].cpu(),
+                la.probs[b][:, keep][:, :, keep].cpu(),
+                la.scaling,
+                ks,
+                gens,
+            )
             for i, k in enumerate(ks):
                 for h in range(lin.shape[1]):
-                    self.rows.append({"n": self.n, "k": k, "input": idx, "layer": la.layer, "head": h,
-                                      "linformer_error": float(lin[i, h]), "best_rank_error": float(best[i, h])})
+                    self.rows.append(
+                        {
+                            "n": self.n,
+                            "k": k,
+                            "input": idx,
+                            "layer": la.layer,
+                            "head": h,
+                            "linformer_error": float(lin[i, h]),
+                            "best_rank_error": float(best[i, h]),
+                        }
+                    )
 
 
-def measure_projection(encoder: Any, inputs_by_length: dict[int, list[list[int]]], ks: Sequence[int], *,
-                       seed: int, batch_size: int = 4) -> pd.DataFrame:
+def measure_projection(
+    encoder: Any, inputs_by_length: dict[int, list[list[int]]], ks: Sequence[int], *, seed: int, batch_size: int = 4
+) -> pd.DataFrame:
     """Both errors for every length, input, layer, head and k < n (see the module docstring).
 
     Parameters
@@ -193,7 +228,7 @@ def measure_projection(encoder: Any, inputs_by_length: dict[int, list[list[int]]
         sink = ProjectionSink(ks, seed, n, causal)
         with torch.no_grad(), capture_attention(encoder.model, sink, path="registry") as cap:
             for start in range(0, len(token_lists), batch_size):
-                batch = token_lists[start:start + batch_size]
+                batch = token_lists[start : start + batch_size]
                 ids, mask = _pad_batch(batch, encoder.pad_token_id)
                 sink.input_index = list(range(start, start + len(batch)))
                 cap.forward(ids.to(encoder.device), mask.to(encoder.device))
@@ -249,15 +284,21 @@ def summarise(errors: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, lev
     rows = []
     alpha = (1 - level) / 2
     for (n, k), g in errors.groupby(["n", "k"]):
-        row: dict[str, Any] = {"n": int(n), "k": int(k), "inputs": int(g["input"].nunique()),
-                               "resampled": "inputs (documents)", "level": level}
+        row: dict[str, Any] = {
+            "n": int(n),
+            "k": int(k),
+            "inputs": int(g["input"].nunique()),
+            "resampled": "inputs (documents)",
+            "level": level,
+        }
         for col in ("linformer_error", "best_rank_error"):
             per_input = g.groupby("input")[col].mean().to_numpy()  # (m,) each input's mean over layers and heads
             row[col] = float(per_input.mean())
             if per_input.size > 1:
                 idx = numpy_rng(seed).integers(0, per_input.size, size=(resamples, per_input.size))
-                row[f"{col}_low"], row[f"{col}_high"] = (float(x) for x in np.quantile(per_input[idx].mean(axis=1),
-                                                                                        [alpha, 1 - alpha]))
+                row[f"{col}_low"], row[f"{col}_high"] = (
+                    float(x) for x in np.quantile(per_input[idx].mean(axis=1), [alpha, 1 - alpha])
+                )
             else:
                 row[f"{col}_low"] = row[f"{col}_high"] = float("nan")
             per_layer = g.groupby("layer")[col].mean()
@@ -288,11 +329,15 @@ def projection_sentence(summary: pd.DataFrame, k: int = 128) -> str:
     a, b = s.iloc[0], s.iloc[-1]
 
     def one(r: pd.Series) -> str:
-        return (f"{r['linformer_error']:.3f} {format_interval(r['linformer_error_low'], r['linformer_error_high'], 3)} "
-                f"at n = {int(r['n'])} (best rank-{k}: {r['best_rank_error']:.3f})")
+        return (
+            f"{r['linformer_error']:.3f} {format_interval(r['linformer_error_low'], r['linformer_error_high'], 3)} "
+            f"at n = {int(r['n'])} (best rank-{k}: {r['best_rank_error']:.3f})"
+        )
 
     span = one(a) if len(s) == 1 else f"{one(a)} to {one(b)}"
     worse = " (above 1: farther from PV than the zero matrix)" if float(s["linformer_error"].min()) >= 1 else ""
-    return (f"For this model on this corpus, Linformer-style attention with a random Gaussian projection of k = {k} "
-            f"has relative error ‖softmax(Q(RK)ᵀ)(RV) − PV‖_F/‖PV‖_F of {span}{worse}, intervals resampling "
-            f"{int(a['inputs'])} inputs; Linformer trains its projections, which may do better than a random R.")
+    return (
+        f"For this model on this corpus, Linformer-style attention with a random Gaussian projection of k = {k} "
+        f"has relative error ‖softmax(Q(RK)ᵀ)(RV) − PV‖_F/‖PV‖_F of {span}{worse}, intervals resampling "
+        f"{int(a['inputs'])} inputs; Linformer trains its projections, which may do better than a random R."
+    )

@@ -47,8 +47,9 @@ def reinitialised(encoder: Any, seed: int) -> Any:
     return replace(encoder, model=fresh)
 
 
-def random_init_tables(cfg: Any, encoder: Any, lengths: list[int] | None = None,
-                       texts: list[str] | None = None) -> dict[int, dict[str, pd.DataFrame]]:
+def random_init_tables(
+    cfg: Any, encoder: Any, lengths: list[int] | None = None, texts: list[str] | None = None
+) -> dict[int, dict[str, pd.DataFrame]]:
     """The spectrum tables of the re-initialised model on the run's own inputs.
 
     ``cfg`` is the real run's SpectrumConfig (its seed draws the same inputs; ``texts`` when
@@ -112,10 +113,14 @@ def _require_complete(outcomes: list[Any], runs: int) -> None:
 
     for outcome in outcomes:
         if outcome is not None and outcome.status == "interrupted":
-            raise KeyboardInterrupt(f"in the random-init null after {outcome.inputs_done} of {outcome.inputs_total} "
-                                    "inputs; the null is not recorded (the same command computes it)")
+            raise KeyboardInterrupt(
+                f"in the random-init null after {outcome.inputs_done} of {outcome.inputs_total} "
+                "inputs; the null is not recorded (the same command computes it)"
+            )
         if outcome is not None and outcome.status != "complete":
-            raise ResultsError(f"the random-init null stopped early ({outcome.status}, {outcome.inputs_done} of "
-                               f"{outcome.inputs_total} inputs); it was not recorded")
+            raise ResultsError(
+                f"the random-init null stopped early ({outcome.status}, {outcome.inputs_done} of "
+                f"{outcome.inputs_total} inputs); it was not recorded"
+            )
     if len(outcomes) != runs:  # pragma: no cover - a length that stops early ends the study
         raise ResultsError(f"the random-init null ran {len(outcomes)} of its {runs} lengths; it was not recorded")

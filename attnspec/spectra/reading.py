@@ -82,8 +82,10 @@ def short_input_note(meta: dict[str, Any], at: int) -> str | None:
     lengths = (meta.get("corpus") or {}).get("input_lengths") or {}
     shortest = lengths.get("min")
     if isinstance(shortest, (int, float)) and shortest < at:
-        return (f"c_{at} is not defined: the shortest input has {int(shortest)} tokens (lengths "
-                f"{lengths_text(meta)}), and a curve is 1 past its input's length by construction")
+        return (
+            f"c_{at} is not defined: the shortest input has {int(shortest)} tokens (lengths "
+            f"{lengths_text(meta)}), and a curve is 1 past its input's length by construction"
+        )
     return None
 
 
@@ -100,7 +102,9 @@ def lengths_text(meta: dict[str, Any]) -> str:
     str
     """
     lengths = (meta.get("corpus") or {}).get("input_lengths") or {}
-    return ", ".join(f"{k} {lengths[k]:g}" for k in ("min", "median", "max") if isinstance(lengths.get(k), (int, float)))
+    return ", ".join(
+        f"{k} {lengths[k]:g}" for k in ("min", "median", "max") if isinstance(lengths.get(k), (int, float))
+    )
 
 
 # How a scaling study's fitted exponent β (metric ∝ n^β) is read: the plots and the report

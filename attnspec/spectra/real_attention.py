@@ -65,8 +65,16 @@ def sample_attention(
     enc = shared_model(model, device=device)
     per_input = enc.num_layers * enc.num_heads
     num_inputs = math.ceil(count / per_input)
-    inputs = load_inputs(data, enc.tokenizer, seq_len=seq_len, num_inputs=num_inputs, seed=seed,
-                         split=split, data_dir=data_dir, short_policy="skip")
+    inputs = load_inputs(
+        data,
+        enc.tokenizer,
+        seq_len=seq_len,
+        num_inputs=num_inputs,
+        seed=seed,
+        split=split,
+        data_dir=data_dir,
+        short_policy="skip",
+    )
     pool: list[torch.Tensor] = []
 
     def keep(la: LayerAttention) -> None:

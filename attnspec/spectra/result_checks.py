@@ -38,11 +38,22 @@ from attnspec.storage.results import META_FILE, read_meta, read_table
 SPECTRUM_KIND = "spectrum"
 SCALING_KIND = "spectrum-scaling"
 #: Columns of the curve table and whether each is an integer (else a float) column.
-CURVE_COLUMNS: dict[str, bool] = {"layer": True, "head": True, "index": True, "mean": False, "std": False,
-                                  "count": True}
+CURVE_COLUMNS: dict[str, bool] = {
+    "layer": True,
+    "head": True,
+    "index": True,
+    "mean": False,
+    "std": False,
+    "count": True,
+}
 #: Columns every metrics table has (older runs lack the later metrics, which are optional).
-METRIC_COLUMNS: dict[str, bool] = {"layer": True, "head": True, "count": True, "effective_rank_mean": False,
-                                   "stable_rank_mean": False}
+METRIC_COLUMNS: dict[str, bool] = {
+    "layer": True,
+    "head": True,
+    "count": True,
+    "effective_rank_mean": False,
+    "stable_rank_mean": False,
+}
 INPUT_COLUMNS: dict[str, bool] = {"input": True, "layer": True}
 FIGURE_FORMATS = ("png", "svg", "pdf")
 #: Rounding allowance of a cumulative value in [0, 1].
@@ -97,8 +108,9 @@ def check_meta(run: Path, *, kind: str | tuple[str, ...] | None = None) -> dict[
         figs = meta.get("figures")
         if figs is not None:
             if not isinstance(figs, dict):
-                raise ResultsError(f"{path}: 'figures' is {type(figs).__name__}, not an object (remove it to redraw "
-                                   "with the defaults)")
+                raise ResultsError(
+                    f"{path}: 'figures' is {type(figs).__name__}, not an object (remove it to redraw with the defaults)"
+                )
             at, fmts = figs.get("at"), figs.get("formats")
             if at is not None and (not _is_int(at) or not 1 <= at <= n):
                 raise ResultsError(f"{path}: figures.at is {at!r}, not an integer in 1..{n}")
@@ -106,10 +118,15 @@ def check_meta(run: Path, *, kind: str | tuple[str, ...] | None = None) -> dict[
                 raise ResultsError(f"{path}: figures.formats is {fmts!r}, not a list of {', '.join(FIGURE_FORMATS)}")
     elif found == SCALING_KIND:
         lengths = meta.get("lengths")
-        if (not isinstance(lengths, list) or len(lengths) < 2 or not all(_is_int(v) and v >= 2 for v in lengths)
-                or lengths != sorted(set(lengths))):
-            raise ResultsError(f"{path}: 'lengths' is {lengths!r}, not a strictly increasing list of at least two "
-                               "integers >= 2")
+        if (
+            not isinstance(lengths, list)
+            or len(lengths) < 2
+            or not all(_is_int(v) and v >= 2 for v in lengths)
+            or lengths != sorted(set(lengths))
+        ):
+            raise ResultsError(
+                f"{path}: 'lengths' is {lengths!r}, not a strictly increasing list of at least two integers >= 2"
+            )
     return meta
 
 
@@ -124,11 +141,15 @@ def _check_columns(path: Path, frame: pd.DataFrame, wanted: dict[str, bool], wha
         raise ResultsError(f"{path} is not a {what} table{hint}: no {', '.join(repr(c) for c in missing)} column")
     for c, integer in wanted.items():
         dtype = frame[c].dtype
-        ok = pd.api.types.is_integer_dtype(dtype) if integer else pd.api.types.is_numeric_dtype(dtype) and \
-            not pd.api.types.is_bool_dtype(dtype)
+        ok = (
+            pd.api.types.is_integer_dtype(dtype)
+            if integer
+            else pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        )
         if not ok:
-            raise ResultsError(f"{path}: column {c!r} has dtype {dtype}, not {'an integer' if integer else 'a numeric'} "
-                               "dtype")
+            raise ResultsError(
+                f"{path}: column {c!r} has dtype {dtype}, not {'an integer' if integer else 'a numeric'} dtype"
+            )
     if not len(frame):
         raise ResultsError(f"{path} has no rows")
 
@@ -138,8 +159,10 @@ def _check_counts(path: Path, counts: pd.Series, inputs_done: int | None) -> Non
         raise ResultsError(f"{path}: negative counts")
     if inputs_done is not None and not (counts == inputs_done).all():
         bad = sorted(set(int(v) for v in counts.unique()) - {inputs_done})
-        raise ResultsError(f"{path}: counts {bad[:3]} where meta.json records {inputs_done} inputs done "
-                           "(every (layer, head) counts every input)")
+        raise ResultsError(
+            f"{path}: counts {bad[:3]} where meta.json records {inputs_done} inputs done "
+            "(every (layer, head) counts every input)"
+        )
 
 
 def check_curves(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
@@ -176,21 +199,27 @@ def check_curves(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
     whole = len(index) % n == 0
     if whole:
         blocks = len(index) // n
-        whole = (np.array_equal(index, np.tile(np.arange(1, n + 1), blocks))
-                 and (layer.reshape(blocks, n) == layer[::n, None]).all()
-                 and (head.reshape(blocks, n) == head[::n, None]).all()
-                 and len(set(zip(layer[::n].tolist(), head[::n].tolist()))) == blocks)
+        whole = (
+            np.array_equal(index, np.tile(np.arange(1, n + 1), blocks))
+            and (layer.reshape(blocks, n) == layer[::n, None]).all()
+            and (head.reshape(blocks, n) == head[::n, None]).all()
+            and len(set(zip(layer[::n].tolist(), head[::n].tolist()))) == blocks
+        )
     if not whole:
-        raise ResultsError(f"{path}: the curves do not have the indices 1..{n} of meta.json's seq_len once per "
-                           f"(layer, head) (found indices {int(index.min())}..{int(index.max())} in {len(index)} rows)")
+        raise ResultsError(
+            f"{path}: the curves do not have the indices 1..{n} of meta.json's seq_len once per "
+            f"(layer, head) (found indices {int(index.min())}..{int(index.max())} in {len(index)} rows)"
+        )
     counted = frame["count"] > 0
     mean = frame.loc[counted, "mean"].to_numpy(dtype=float)
     if not np.isfinite(mean).all():
-        raise ResultsError(f"{path}: {int((~np.isfinite(mean)).sum())} curve means are NaN or infinite where inputs "
-                           "were counted")
+        raise ResultsError(
+            f"{path}: {int((~np.isfinite(mean)).sum())} curve means are NaN or infinite where inputs were counted"
+        )
     if len(mean) and (mean.min() < -CURVE_TOL or mean.max() > 1 + CURVE_TOL):
-        raise ResultsError(f"{path}: curve means outside [0, 1] ({mean.min():.4g}..{mean.max():.4g}); cumulative "
-                           "values are fractions")
+        raise ResultsError(
+            f"{path}: curve means outside [0, 1] ({mean.min():.4g}..{mean.max():.4g}); cumulative values are fractions"
+        )
     return frame
 
 
@@ -219,8 +248,10 @@ def check_metrics(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame
     frame = read_table(run, "metrics")
     _check_columns(path, frame, METRIC_COLUMNS, "metrics")
     if not any(str(c).startswith("index_at_") and str(c).endswith("_of_mean_curve") for c in frame.columns):
-        raise ResultsError(f"{path} is not a metrics table: no 'index_at_<level>_of_mean_curve' column "
-                           "(the reach index the per-layer summary reads)")
+        raise ResultsError(
+            f"{path} is not a metrics table: no 'index_at_<level>_of_mean_curve' column "
+            "(the reach index the per-layer summary reads)"
+        )
     _check_counts(path, frame["count"], int(meta["inputs_done"]))
     counted = frame["count"] > 0
     for c in ("effective_rank_mean", "stable_rank_mean"):
@@ -322,8 +353,10 @@ def check_scaling_run(run: Path) -> dict[int, Path]:
         sub_meta = check_spectrum_run(sub)
         recorded = sub_meta["identity"]["seq_len"]
         if recorded != n:
-            raise ResultsError(f"{run / META_FILE} records length {n} for {sub}, whose meta.json says seq_len "
-                               f"{recorded}; the directory was edited or put together from other runs")
+            raise ResultsError(
+                f"{run / META_FILE} records length {n} for {sub}, whose meta.json says seq_len "
+                f"{recorded}; the directory was edited or put together from other runs"
+            )
         present[int(n)] = sub
         metas[int(n)] = sub_meta
     if len(present) < 2:
@@ -344,15 +377,22 @@ def _check_paired(run: Path, metas: dict[int, dict[str, Any]]) -> None:
     base = {k: v for k, v in first["identity"].items() if k != "seq_len"}
     for n in lengths[1:]:
         other = {k: v for k, v in metas[n]["identity"].items() if k != "seq_len"}
-        diffs = [f"{k}: {base.get(k)!r} at n={lengths[0]} vs {other.get(k)!r} at n={n}"
-                 for k in sorted(set(base) | set(other)) if base.get(k) != other.get(k)]
+        diffs = [
+            f"{k}: {base.get(k)!r} at n={lengths[0]} vs {other.get(k)!r} at n={n}"
+            for k in sorted(set(base) | set(other))
+            if base.get(k) != other.get(k)
+        ]
         contents = [m.get("content") if isinstance(m.get("content"), dict) else {} for m in (first, metas[n])]
-        diffs += content_diffs({k: v for k, v in contents[0].items() if k != "inputs_sha256"},
-                               {k: v for k, v in contents[1].items() if k != "inputs_sha256"})
+        diffs += content_diffs(
+            {k: v for k, v in contents[0].items() if k != "inputs_sha256"},
+            {k: v for k, v in contents[1].items() if k != "inputs_sha256"},
+        )
         recorded = ["documents_sha256" in c for c in contents]
         if any(recorded) and not all(recorded):
             diffs.append(f"only one of n={lengths[0]} and n={n} records the documents it was cut from")
         if diffs:
-            raise ResultsError(f"{run}: the runs at n={lengths[0]} and n={n} were not computed on the same documents "
-                               f"with the same model ({'; '.join(diffs)}); a scaling fit pairs each input across "
-                               "lengths, so these cannot be fitted together")
+            raise ResultsError(
+                f"{run}: the runs at n={lengths[0]} and n={n} were not computed on the same documents "
+                f"with the same model ({'; '.join(diffs)}); a scaling fit pairs each input across "
+                "lengths, so these cannot be fitted together"
+            )

@@ -28,9 +28,11 @@ BOUND_KEYS: tuple[str, ...] = ("curve", "tail_curve", "nuclear")
 #: What the per-matrix bounds' coverage was measured to be (each bound is ERROR_SIGMAS standard
 #: errors of the probes plus deterministic terms; tests/unit/test_longn.py and
 #: benchmarks/bench_long_context.py count the matrices whose exact error exceeds it).
-LONGN_COVERAGE = ("measured: every bound held on 28 of 28 planted matrices (tests/unit/test_longn.py) and the "
-                  "curve bounds on 72 of 72 real SmolLM2-135M P at n = 1024 (8 layers, 2 WikiText-103 windows; "
-                  "docs/spectrum.md, Long context); statistical bounds (4 standard errors of 8 probes), not sure ones")
+LONGN_COVERAGE = (
+    "measured: every bound held on 28 of 28 planted matrices (tests/unit/test_longn.py) and the "
+    "curve bounds on 72 of 72 real SmolLM2-135M P at n = 1024 (8 layers, 2 WikiText-103 windows; "
+    "docs/spectrum.md, Long context); statistical bounds (4 standard errors of 8 probes), not sure ones"
+)
 
 #: Running the model in bfloat16 changes P itself: measured on SmolLM2-135M (WikiText-103, 2
 #: windows of n = 512 tokens, all 30 layers x 9 heads), the largest difference of the curves from
@@ -63,19 +65,32 @@ def stated_error(method: str, dtype: str) -> dict[str, Any]:
     if dtype == "float64" and method in ("lapack", "svd"):
         # the same backward-stable factorisations in float64: each σ within about 1e-16·σ₁·n of P's;
         # the float32 measurements do not apply
-        base = {"factorised_in": "float64", "sigma_abs_error": "about 2.2e-16 * sigma_1 per value (backward stable)",
-                "measured_float32_figures_do_not_apply": True, "by": "LAPACK dgesdd error analysis"}
+        base = {
+            "factorised_in": "float64",
+            "sigma_abs_error": "about 2.2e-16 * sigma_1 per value (backward stable)",
+            "measured_float32_figures_do_not_apply": True,
+            "by": "LAPACK dgesdd error analysis",
+        }
     elif dtype == "float64" and method == "gram":
         base = {**base, "note": "gram squares P in float64 at every dtype: the figures are its own"}
     elif dtype == "float64" and method == "gram32":
         # a float64 model's P goes to the float64 gram (attnspec.spectra.engine): its figures apply
-        base = {**dict(SVD_METHOD_ERROR["gram"]), "factorised_in": "float64",
-                "note": "gram32 leaves float64 P to the float64 gram: the figures are gram's"}
+        base = {
+            **dict(SVD_METHOD_ERROR["gram"]),
+            "factorised_in": "float64",
+            "note": "gram32 leaves float64 P to the float64 gram: the figures are gram's",
+        }
     if dtype == "bfloat16":
-        base = {**base, "model_dtype": dtype, "approximate": True,
-                "model_precision": {**BFLOAT16_MODEL_ERROR,
-                                    "note": f"P computed by a {dtype} model differs from the float32 model's; "
-                                            "the engine factorises it in float32"}}
+        base = {
+            **base,
+            "model_dtype": dtype,
+            "approximate": True,
+            "model_precision": {
+                **BFLOAT16_MODEL_ERROR,
+                "note": f"P computed by a {dtype} model differs from the float32 model's; "
+                "the engine factorises it in float32",
+            },
+        }
     return base
 
 
@@ -97,12 +112,22 @@ def is_approximate(meta: dict[str, Any]) -> str | None:
     parts = []
     if meta.get("svd_method") == "longn":
         bound = run.get("curve_max_abs_bound")
-        parts.append("longn spectra" + (f" (curve error <= {bound:.2g}, the largest per-matrix bound; its "
-                                        "coverage: meta.json svd_error_run)" if bound is not None else ""))
+        parts.append(
+            "longn spectra"
+            + (
+                f" (curve error <= {bound:.2g}, the largest per-matrix bound; its coverage: meta.json svd_error_run)"
+                if bound is not None
+                else ""
+            )
+        )
     if stated.get("model_dtype"):
         curve = (stated.get("model_precision") or {}).get("curve_max_abs_vs_float32_model")
-        parts.append(f"{stated['model_dtype']} model (curves differed from the float32 model's by up to {curve:g} "
-                     "on SmolLM2-135M at n = 512)" if curve is not None else f"{stated['model_dtype']} model")
+        parts.append(
+            f"{stated['model_dtype']} model (curves differed from the float32 model's by up to {curve:g} "
+            "on SmolLM2-135M at n = 512)"
+            if curve is not None
+            else f"{stated['model_dtype']} model"
+        )
     return ("approximate: " + "; ".join(parts)) if parts else None
 
 
@@ -162,12 +187,14 @@ class RunBounds:
         """
         return {
             "what": "per-matrix a-posteriori bounds computed in this run (attnspec.spectra.longn, 'Error'): "
-                    "curve = max_i |c_i - exact c_i|, tail_curve the same without sigma_1, nuclear = "
-                    "|sum sigma - exact| / sum sigma; their largest value over the run and per (layer, head)",
+            "curve = max_i |c_i - exact c_i|, tail_curve the same without sigma_1, nuclear = "
+            "|sum sigma - exact| / sum sigma; their largest value over the run and per (layer, head)",
             "coverage": coverage,
             "matrices": self.matrices,
-            **{f"{k}_max_abs_bound" if k != "nuclear" else "nuclear_max_rel_bound": float(self.max[k].max())
-               for k in BOUND_KEYS},
+            **{
+                f"{k}_max_abs_bound" if k != "nuclear" else "nuclear_max_rel_bound": float(self.max[k].max())
+                for k in BOUND_KEYS
+            },
             "per_layer_head": {k: np.round(self.max[k], 8).tolist() for k in BOUND_KEYS},
         }
 

@@ -90,8 +90,13 @@ class ModelShare:
         from attnspec.spectra.content import named_content
 
         content = named_content(name)
-        key = (name, revision, str(models.resolve_device(device)), str(models.resolve_dtype(dtype)),
-               tuple(sorted(content.items())))
+        key = (
+            name,
+            revision,
+            str(models.resolve_device(device)),
+            str(models.resolve_dtype(dtype)),
+            tuple(sorted(content.items())),
+        )
         entry = self._entries.get(key)
         if entry is not None and _state(entry.loaded.model) == entry.state:
             self.reuses += 1

@@ -74,6 +74,8 @@ def check_stochastic(probs: Any, mask: Any, *, layer: int, model: str) -> None:
         what = f"has a negative entry ({float(lows[b, h, row]):.3g})"
     else:
         what = f"has a row summing to {float(sums[b, h, row]):.6g}, not {int(want[b, 0, row])} (tolerance {tol:g})"
-    raise ModelLoadError(f"layer {layer}, head {h} of {model}: P {what} on input {b} of the batch, row {row}; "
-                         "it is not a probability matrix (are the weights finite? a float16/bfloat16 overflow?), "
-                         "so its spectrum would be meaningless")
+    raise ModelLoadError(
+        f"layer {layer}, head {h} of {model}: P {what} on input {b} of the batch, row {row}; "
+        "it is not a probability matrix (are the weights finite? a float16/bfloat16 overflow?), "
+        "so its spectrum would be meaningless"
+    )

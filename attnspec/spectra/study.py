@@ -114,8 +114,7 @@ def default_out(model: str, data: str, lengths: Sequence[int], shard: tuple[int,
     return Path("results") / slug
 
 
-def resolve_out(out: Path | None, model: str, data: str, lengths: Sequence[int],
-                shard: tuple[int, int] | None) -> Path:
+def resolve_out(out: Path | None, model: str, data: str, lengths: Sequence[int], shard: tuple[int, int] | None) -> Path:
     """``out`` with ``{shard}`` filled in (``0of4``), or :func:`default_out`.
 
     Parameters
@@ -146,8 +145,13 @@ def resolve_out(out: Path | None, model: str, data: str, lengths: Sequence[int],
     return Path(out) if out is not None else default_out(model, data, lengths, shard)
 
 
-def check_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], baselines: Sequence[str] = (), *,
-                texts: list[str] | None = None) -> tuple[SpectrumConfig, list[int]]:
+def check_study(
+    cfg: SpectrumConfig,
+    lengths: str | int | Sequence[int],
+    baselines: Sequence[str] = (),
+    *,
+    texts: list[str] | None = None,
+) -> tuple[SpectrumConfig, list[int]]:
     """The study's options checked before anything is locked or loaded: (the job at the
     longest length, the lengths).
 
@@ -175,11 +179,15 @@ def check_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], baselin
     """
     lengths = parse_lengths(lengths)
     if baselines and cfg.shard is not None and len(lengths) == 1:
-        raise InputError(f"--baseline {','.join(baselines)} needs the whole run's row entropy, not a shard's: "
-                         "merge the shards, then run the same command without --shard")
+        raise InputError(
+            f"--baseline {','.join(baselines)} needs the whole run's row entropy, not a shard's: "
+            "merge the shards, then run the same command without --shard"
+        )
     if texts is not None and len(lengths) > 1:
-        raise InputError(f"seq_len {lengths} with texts=: a scaling study draws its documents from a corpus "
-                         "(data=) at the longest length and cuts them; give one seq_len with texts=")
+        raise InputError(
+            f"seq_len {lengths} with texts=: a scaling study draws its documents from a corpus "
+            "(data=) at the longest length and cuts them; give one seq_len with texts="
+        )
     cfg = replace(cfg, seq_len=lengths[-1])
     cfg.validate()
     return cfg, lengths
@@ -248,13 +256,22 @@ def missing_baselines(outcome: StudyOutcome) -> list[str]:
     """
     from attnspec.spectra.baselines import missing
 
-    return sorted({b for run in outcome.run_dirs().values() for b in missing(run, outcome.baselines)},
-                  key=outcome.baselines.index)
+    return sorted(
+        {b for run in outcome.run_dirs().values() for b in missing(run, outcome.baselines)}, key=outcome.baselines.index
+    )
 
 
-def run_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], *, progress: bool = True,
-              baselines: Sequence[str] = (), projection_k: Sequence[int] = (), encoder: Any | None = None,
-              texts: list[str] | None = None, command: str = "attnspec spectrum") -> StudyOutcome:
+def run_study(
+    cfg: SpectrumConfig,
+    lengths: str | int | Sequence[int],
+    *,
+    progress: bool = True,
+    baselines: Sequence[str] = (),
+    projection_k: Sequence[int] = (),
+    encoder: Any | None = None,
+    texts: list[str] | None = None,
+    command: str = "attnspec spectrum",
+) -> StudyOutcome:
     """One spectrum run, or a scaling study when ``lengths`` holds several, in ``cfg.out``.
 
     Parameters
@@ -292,7 +309,10 @@ def run_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], *, progre
     from attnspec.spectra.shared_models import sharing_models
 
     # the job and a model null load the same model once; the scope ends with this call
-    with writing_to(Path(cfg.out), command, kind=kind, nests_in=nests_in), sharing_models():  # re-entrant: the CLI holds it already
+    with (
+        writing_to(Path(cfg.out), command, kind=kind, nests_in=nests_in),
+        sharing_models(),
+    ):  # re-entrant: the CLI holds it already
         if texts is None:
             from attnspec.spectra.data.corpus import check_data_name
 
@@ -302,13 +322,21 @@ def run_study(cfg: SpectrumConfig, lengths: str | int | Sequence[int], *, progre
         elif scaling:
             from attnspec.spectra.scaling import run_scaling
 
-            outcome = StudyOutcome(Path(cfg.out), lengths, baselines=baselines, outcomes=run_scaling(
-                cfg, lengths, progress=progress, encoder=encoder, projection_k=projection_k))
+            outcome = StudyOutcome(
+                Path(cfg.out),
+                lengths,
+                baselines=baselines,
+                outcomes=run_scaling(cfg, lengths, progress=progress, encoder=encoder, projection_k=projection_k),
+            )
         else:
             from attnspec.spectra.job import run_spectrum
 
-            outcome = StudyOutcome(Path(cfg.out), lengths, baselines=baselines,
-                                   outcomes=[run_spectrum(cfg, progress=progress, encoder=encoder, texts=texts)])
+            outcome = StudyOutcome(
+                Path(cfg.out),
+                lengths,
+                baselines=baselines,
+                outcomes=[run_spectrum(cfg, progress=progress, encoder=encoder, texts=texts)],
+            )
         if outcome.status == "complete" and cfg.shard is None and baselines:
             added = missing_baselines(outcome)
             if added:

@@ -30,13 +30,17 @@ def refuse_unsupported_family(config: Any, name: str) -> None:
     """
     kind = getattr(config, "model_type", None)
     if kind == "albert":
-        raise ModelLoadError(f"model {name!r} is ALBERT, which shares one attention layer across all "
-                             f"{getattr(config, 'num_hidden_layers', '?')} depths; attnspec captures P once per "
-                             "attention module and does not support shared layers")
+        raise ModelLoadError(
+            f"model {name!r} is ALBERT, which shares one attention layer across all "
+            f"{getattr(config, 'num_hidden_layers', '?')} depths; attnspec captures P once per "
+            "attention module and does not support shared layers"
+        )
     if kind == "modernbert":
         types = list(getattr(config, "layer_types", None) or [])
         every = getattr(config, "global_attn_every_n_layers", None)
         if "sliding_attention" in types or (not types and every != 1):
-            raise ModelLoadError(f"model {name!r} is ModernBERT, whose local layers attend within a bidirectional "
-                                 "sliding window; attnspec supports sliding windows on causal (decoder) attention "
-                                 "only")
+            raise ModelLoadError(
+                f"model {name!r} is ModernBERT, whose local layers attend within a bidirectional "
+                "sliding window; attnspec supports sliding windows on causal (decoder) attention "
+                "only"
+            )

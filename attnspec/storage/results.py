@@ -166,8 +166,17 @@ def write_meta(out_dir: Path, meta: Mapping[str, Any]) -> Path:
 #: null or of this type; anything else (a hand edit, another tool) is refused on read, so no
 #: reader meets a list where it expects an object.
 META_FIELD_TYPES: dict[str | None, dict[str, type]] = {
-    None: {"kind": str, "status": str, "identity": dict, "config": dict, "content": dict, "corpus": dict,
-           "environment": dict, "baselines": dict, "svd_method_error": dict},
+    None: {
+        "kind": str,
+        "status": str,
+        "identity": dict,
+        "config": dict,
+        "content": dict,
+        "corpus": dict,
+        "environment": dict,
+        "baselines": dict,
+        "svd_method_error": dict,
+    },
     "spectrum": {"figures": dict, "layers": list, "family": str, "model": str, "architecture": str},
     "spectrum-scaling": {"lengths": list},
 }
@@ -180,8 +189,10 @@ def _check_meta_fields(path: Path, meta: dict[str, Any]) -> None:
     for field, kind in wanted.items():
         v = meta.get(field)
         if v is not None and not isinstance(v, kind):
-            raise ResultsError(f"{path}: field {field!r} is {type(v).__name__} {str(v)[:40]!r}, not "
-                               f"{_JSON_NAMES[kind]}; the file was edited or written by another tool")
+            raise ResultsError(
+                f"{path}: field {field!r} is {type(v).__name__} {str(v)[:40]!r}, not "
+                f"{_JSON_NAMES[kind]}; the file was edited or written by another tool"
+            )
 
 
 def read_meta(out_dir: Path) -> dict[str, Any]:
@@ -309,7 +320,9 @@ def check_same_run(out_dir: Path, identity: Mapping[str, Any], *, kind: str) -> 
         raise ResultsError(f"--out {out_dir} is not empty and holds no {META_FILE}; choose another directory")
     meta = read_meta(out_dir)
     if meta.get("kind") != kind:
-        raise ResultsError(f"--out {out_dir} holds a {meta.get('kind')!r} result, not {kind!r}; choose another directory")
+        raise ResultsError(
+            f"--out {out_dir} holds a {meta.get('kind')!r} result, not {kind!r}; choose another directory"
+        )
     stored = meta.get("identity", {})
     diffs = [f"{k}: {stored.get(k)!r} there vs {v!r} now" for k, v in identity.items() if stored.get(k) != _jsonable(v)]
     if diffs:

@@ -88,10 +88,14 @@ def no_space_error(folder: Path, what: Path | str, e: BaseException) -> ResultsE
     ResultsError
         The error to raise.
     """
-    reason = {errno.EDQUOT: "disk quota exceeded", errno.EFBIG: "file too large for the file-size limit (ulimit -f)"
-              }.get(getattr(e, "errno", None), "No space left on device")
-    err = NoSpaceError(f"no space left on device writing {folder} ({what}: {reason}; the files of this "
-                       "result that were not complete have been removed, earlier files are as they were)")
+    reason = {
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EFBIG: "file too large for the file-size limit (ulimit -f)",
+    }.get(getattr(e, "errno", None), "No space left on device")
+    err = NoSpaceError(
+        f"no space left on device writing {folder} ({what}: {reason}; the files of this "
+        "result that were not complete have been removed, earlier files are as they were)"
+    )
     err.reason = reason  # what filled up, for a caller that rewrites the line
     return err
 
@@ -198,9 +202,11 @@ def vanished_error(folder: Path, what: str) -> ResultsError:
     ResultsError
         The error to raise.
     """
-    return ResultsError(f"{folder}: the file being written for {what} was removed by another program while this "
-                        f"command held the folder (was its lock file {LOCK_FILE} deleted, letting a second writer "
-                        "in?); nothing of this result was kept: run it again with the folder to itself")
+    return ResultsError(
+        f"{folder}: the file being written for {what} was removed by another program while this "
+        f"command held the folder (was its lock file {LOCK_FILE} deleted, letting a second writer "
+        "in?); nothing of this result was kept: run it again with the folder to itself"
+    )
 
 
 #: The result being written (innermost last); see :func:`result_files`.
@@ -364,8 +370,7 @@ def _holder_text(fd: int) -> str:
         return "another process"
     if not isinstance(info, dict) or not info:
         return "another process"
-    return (f"pid {info.get('pid')} on {info.get('host')}, running '{info.get('command')}' "
-            f"since {info.get('since')}")
+    return f"pid {info.get('pid')} on {info.get('host')}, running '{info.get('command')}' since {info.get('since')}"
 
 
 def _key(out_dir: Path) -> str:
@@ -429,8 +434,9 @@ class OutputLock:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
             except OSError as e:
                 if e.errno != errno.ELOOP:  # ELOOP: a symbolic link was planted there
-                    raise ResultsError(f"{self.option} {self.out_dir}: cannot open its lock file {self.path}: "
-                                       f"{e.strerror or e}") from None
+                    raise ResultsError(
+                        f"{self.option} {self.out_dir}: cannot open its lock file {self.path}: {e.strerror or e}"
+                    ) from None
                 os.unlink(self.path)
                 continue
             st = os.fstat(fd)
@@ -440,10 +446,14 @@ class OutputLock:
             try:
                 os.unlink(self.path)
             except OSError as e:
-                raise ResultsError(f"{self.option} {self.out_dir}: {self.path} is not a lock file and cannot be "
-                                   f"replaced ({e.strerror or e}); remove it") from None
-        raise ResultsError(f"{self.option} {self.out_dir}: its lock file {self.path} keeps being replaced; "
-                           "is another program writing there?")
+                raise ResultsError(
+                    f"{self.option} {self.out_dir}: {self.path} is not a lock file and cannot be "
+                    f"replaced ({e.strerror or e}); remove it"
+                ) from None
+        raise ResultsError(
+            f"{self.option} {self.out_dir}: its lock file {self.path} keeps being replaced; "
+            "is another program writing there?"
+        )
 
     def acquire(self) -> None:
         import fcntl
@@ -461,8 +471,10 @@ class OutputLock:
             except BlockingIOError:
                 holder = _holder_text(fd)
                 os.close(fd)
-                raise ResultsError(f"{self.option} {self.out_dir} is in use by {holder}; wait for it "
-                                   f"to finish or choose another {self.option}") from None
+                raise ResultsError(
+                    f"{self.option} {self.out_dir} is in use by {holder}; wait for it "
+                    f"to finish or choose another {self.option}"
+                ) from None
             # The previous holder may have removed the file between our open and our lock:
             # then we hold a lock on an orphan inode; start again on the current file.
             try:
@@ -472,8 +484,12 @@ class OutputLock:
             if same:
                 break
             os.close(fd)
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
-                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "command": self.command,
+            "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd
@@ -546,8 +562,10 @@ def check_not_being_written(run: Path) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ResultsError(f"{run} is being written by {_holder_text(fd)}; it is not read while "
-                               "incomplete: wait for that command to finish") from None
+            raise ResultsError(
+                f"{run} is being written by {_holder_text(fd)}; it is not read while "
+                "incomplete: wait for that command to finish"
+            ) from None
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
@@ -599,22 +617,26 @@ def check_out_kind(out_dir: Path, kind: str, *, option: str = "--out", nests_in:
     if (out_dir / META_FILE).is_file():
         ours, there = _meta_kind(out_dir)
         if not ours:
-            raise ResultsError(f"{option} {out_dir} holds a {META_FILE} that is not an attnspec result's; "
-                               "choose another directory")
+            raise ResultsError(
+                f"{option} {out_dir} holds a {META_FILE} that is not an attnspec result's; choose another directory"
+            )
         if there != kind:
             raise ResultsError(f"{option} {out_dir} holds a {there!r} result, not {kind!r}; choose another directory")
     for parent in Path(os.path.abspath(out_dir)).parents:
         ours, there = _meta_kind(parent, strict=True)
         if ours:
             if there not in nests_in:
-                raise ResultsError(f"{option} {out_dir} is inside {parent}, which holds a {there!r} result; "
-                                   f"choose a directory outside it")
+                raise ResultsError(
+                    f"{option} {out_dir} is inside {parent}, which holds a {there!r} result; "
+                    f"choose a directory outside it"
+                )
             break
 
 
 @contextmanager
-def writing_to(out_dir: Path, command: str, *, option: str = "--out", kind: str | None = None,
-               nests_in: tuple[str, ...] = ()) -> Iterator[Path]:
+def writing_to(
+    out_dir: Path, command: str, *, option: str = "--out", kind: str | None = None, nests_in: tuple[str, ...] = ()
+) -> Iterator[Path]:
     """Check ``out_dir`` (:func:`prepare_out_dir`) and hold its :class:`OutputLock` meanwhile.
 
     With ``kind``, an ``out_dir`` holding or inside another kind of result is refused

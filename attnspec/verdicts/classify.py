@@ -186,48 +186,72 @@ def classify_probability(
     # "cannot-fail" is decided before "violated": a check that could not have failed says
     # nothing either way, whatever the trials of some construction did.
     if trivial:
-        return Decision("cannot-fail", f"a trivial output meets the tolerance ({trivial}); "
-                                       f"observed {failures}/{trials}")
+        return Decision(
+            "cannot-fail", f"a trivial output meets the tolerance ({trivial}); observed {failures}/{trials}"
+        )
     if exact is None:
         best_case = clopper_pearson(trials, trials, level).low
         if best_case <= claimed:
-            return Decision("cannot-fail", f"claimed {claimed:.4g} is so close to 1 that even {trials}/{trials} "
-                                           f"failures (lower CI end {best_case:.4g}) could not contradict it; "
-                                           f"observed {failures}/{trials}")
+            return Decision(
+                "cannot-fail",
+                f"claimed {claimed:.4g} is so close to 1 that even {trials}/{trials} "
+                f"failures (lower CI end {best_case:.4g}) could not contradict it; "
+                f"observed {failures}/{trials}",
+            )
     if exact is not None and exact > claimed * (1 + 1e-12):
         return Decision("violated", f"exact failure probability {exact:.4g} > claimed {claimed:.4g}")
     if ci.low > claimed:
-        return Decision("violated", f"observed {failures}/{trials} = {ci.estimate:.4g}, "
-                                    f"{level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] above claimed {claimed:.4g}")
+        return Decision(
+            "violated",
+            f"observed {failures}/{trials} = {ci.estimate:.4g}, "
+            f"{level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] above claimed {claimed:.4g}",
+        )
     if exact is not None:
         ratio = claimed / exact if exact > 0 else math.inf
         if ratio > loose_factor:
             return Decision("loose", f"loose by {_fmt_ratio(ratio)} (claimed {claimed:.4g} vs exact {exact:.4g})")
-        return Decision("holds", f"exact failure probability {exact:.4g} <= claimed {claimed:.4g}, "
-                                 f"within {_fmt_ratio(ratio)}; observed {failures}/{trials}")
+        return Decision(
+            "holds",
+            f"exact failure probability {exact:.4g} <= claimed {claimed:.4g}, "
+            f"within {_fmt_ratio(ratio)}; observed {failures}/{trials}",
+        )
     # No exact law: the CI brackets the true probability. Loose only if even its upper end
     # is more than loose_factor below the claim; "holds" (within loose_factor) only if its
     # lower end shows it. In between -- always so with 0 failures -- the trials cannot tell.
     ratio_high = claimed / ci.high if ci.high > 0 else math.inf
     if ratio_high > loose_factor:
-        return Decision("loose", f"loose by at least {_fmt_ratio(ratio_high)} (claimed {claimed:.4g} vs "
-                                 f"{level:.0%} upper CI {ci.high:.4g}; observed {failures}/{trials})")
+        return Decision(
+            "loose",
+            f"loose by at least {_fmt_ratio(ratio_high)} (claimed {claimed:.4g} vs "
+            f"{level:.0%} upper CI {ci.high:.4g}; observed {failures}/{trials})",
+        )
     ratio_low = claimed / ci.low if ci.low > 0 else math.inf
     if ratio_low <= loose_factor:
-        return Decision("holds", f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}]: "
-                                 f"{_ci_against(ci.low, ci.high, claimed)}, within {_fmt_ratio(ratio_low)}")
+        return Decision(
+            "holds",
+            f"observed {failures}/{trials}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}]: "
+            f"{_ci_against(ci.low, ci.high, claimed)}, within {_fmt_ratio(ratio_low)}",
+        )
     if failures == 0:
         # no failure seen: what the trials show is a rate they would have caught, not an interval
         # "<=" a claim far below its upper end
-        why = (f"the claimed {claimed:.4g} is below what they resolve ({level:.0%} CI [0, {ci.high:.4g}])"
-               if ci.high > claimed else f"{level:.0%} CI [0, {ci.high:.4g}] cannot tell whether the claimed "
-                                         f"{claimed:.4g} is within {loose_factor:g}x")
-        return Decision("measured", f"consistent: no failure in {trials} trials, {search_power(trials)}; {why}, "
-                                    f"so its looseness is unresolved")
-    return Decision("measured", f"consistent: observed {failures}/{trials}, {level:.0%} CI "
-                                f"[{ci.low:.4g}, {ci.high:.4g}]: {_ci_against(ci.low, ci.high, claimed)}; looseness "
-                                f"unresolved (no exact law, and the CI cannot tell whether the claim is within "
-                                f"{loose_factor:g}x)")
+        why = (
+            f"the claimed {claimed:.4g} is below what they resolve ({level:.0%} CI [0, {ci.high:.4g}])"
+            if ci.high > claimed
+            else f"{level:.0%} CI [0, {ci.high:.4g}] cannot tell whether the claimed "
+            f"{claimed:.4g} is within {loose_factor:g}x"
+        )
+        return Decision(
+            "measured",
+            f"consistent: no failure in {trials} trials, {search_power(trials)}; {why}, so its looseness is unresolved",
+        )
+    return Decision(
+        "measured",
+        f"consistent: observed {failures}/{trials}, {level:.0%} CI "
+        f"[{ci.low:.4g}, {ci.high:.4g}]: {_ci_against(ci.low, ci.high, claimed)}; looseness "
+        f"unresolved (no exact law, and the CI cannot tell whether the claim is within "
+        f"{loose_factor:g}x)",
+    )
 
 
 def _ci_against(low: float, high: float, claimed: float) -> str:
@@ -333,13 +357,18 @@ def classify_bound(
     if not math.isfinite(observed):
         return Decision("violated", f"observed value is {observed} (bound {bound:.4g})")
     if observed > bound * (1 + rtol) + atol:
-        return Decision("violated", f"observed {observed:.4g} > bound {bound:.4g} "
-                                    f"(by a factor {observed / bound:.3g})" if bound > 0 else
-                                    f"observed {observed:.4g} > bound {bound:.4g}")
+        return Decision(
+            "violated",
+            f"observed {observed:.4g} > bound {bound:.4g} (by a factor {observed / bound:.3g})"
+            if bound > 0
+            else f"observed {observed:.4g} > bound {bound:.4g}",
+        )
     if loose_factor is not None:
         ratio = bound / observed if observed > 0 else math.inf
         if ratio > loose_factor:
-            return Decision("loose", f"loose by {_fmt_ratio(ratio)} (bound {bound:.4g} vs worst observed {observed:.4g})")
+            return Decision(
+                "loose", f"loose by {_fmt_ratio(ratio)} (bound {bound:.4g} vs worst observed {observed:.4g})"
+            )
     return Decision("holds", f"worst observed {observed:.4g} <= bound {bound:.4g}")
 
 
@@ -442,8 +471,9 @@ def classify_failure_probability(
     ValueError
         ``trials < 1`` or ``failures`` outside 0..trials.
     """
-    d = classify_probability(claimed=claimed, failures=failures, trials=trials, exact=exact, level=level,
-                             loose_factor=loose_factor)
+    d = classify_probability(
+        claimed=claimed, failures=failures, trials=trials, exact=exact, level=level, loose_factor=loose_factor
+    )
     return d.verdict, d.reason
 
 
@@ -504,9 +534,19 @@ def verdicts_frame(rows: Iterable[VerdictRow]) -> pd.DataFrame:
     for r in rows:
         rec: dict[str, Any] = {"claim": r.claim, "reading": r.reading, "verdict": r.verdict}
         rec.update({param_column(k): v for k, v in r.params.items()})
-        rec.update({"evidence": r.evidence, "bound": r.bound, "exact": r.exact, "estimate": r.estimate,
-                    "ci_low": r.ci_low, "ci_high": r.ci_high, "trials": r.trials, "seed": r.seed,
-                    "at_paper_params": bool(r.at_paper_params)})
+        rec.update(
+            {
+                "evidence": r.evidence,
+                "bound": r.bound,
+                "exact": r.exact,
+                "estimate": r.estimate,
+                "ci_low": r.ci_low,
+                "ci_high": r.ci_high,
+                "trials": r.trials,
+                "seed": r.seed,
+                "at_paper_params": bool(r.at_paper_params),
+            }
+        )
         records.append(rec)
     return pd.DataFrame.from_records(records, columns=["claim", "reading", "verdict", *names, *ROW_COLUMNS])
 
@@ -535,8 +575,15 @@ def verdicts_json(rows: Iterable[VerdictRow]) -> str:
     return json.dumps([{k: clean(v) for k, v in r.flat().items()} for r in rows], indent=2)
 
 
-_STYLE = {"holds": "green", "violated": "bold red", "vacuous": "yellow", "loose": "cyan",
-          "hypothesis-unmet": "magenta", "cannot-fail": "yellow", "measured": "blue"}
+_STYLE = {
+    "holds": "green",
+    "violated": "bold red",
+    "vacuous": "yellow",
+    "loose": "cyan",
+    "hypothesis-unmet": "magenta",
+    "cannot-fail": "yellow",
+    "measured": "blue",
+}
 
 
 def print_verdict_table(

@@ -35,7 +35,7 @@ PAPERS: dict[str, str] = {
     "linformer": "Wang, Li, Khabsa, Fang & Ma (2020), Linformer: Self-Attention with Linear Complexity",
     "osa": "Zhang & Martens, Orthogonal Self-Attention",
     "expressivity": "Likhosherstov, Choromanski & Weller (2021), On the Expressive Power of "
-                    "Self-Attention Matrices (lecture notes, ../shared/papers/expressive-power-notes-fr.txt)",
+    "Self-Attention Matrices (lecture notes, ../shared/papers/expressive-power-notes-fr.txt)",
 }
 
 #: The modules that register each paper's claims (imported lazily by :func:`catalogue`).
@@ -273,9 +273,22 @@ def catalogue_frame(paper: str | None = None) -> Any:
     found = catalogue(check_paper(paper))
     cols = ["id", "paper", "name", "where", "statement", "readings", "reading_descriptions", "command", "notes"]
     return pd.DataFrame.from_records(
-        [{"id": c.id, "paper": c.paper, "name": c.name, "where": c.where, "statement": c.statement,
-          "readings": [r.name for r in c.readings], "reading_descriptions": {r.name: r.description for r in c.readings},
-          "command": c.command, "notes": c.notes} for c in found], columns=cols)
+        [
+            {
+                "id": c.id,
+                "paper": c.paper,
+                "name": c.name,
+                "where": c.where,
+                "statement": c.statement,
+                "readings": [r.name for r in c.readings],
+                "reading_descriptions": {r.name: r.description for r in c.readings},
+                "command": c.command,
+                "notes": c.notes,
+            }
+            for c in found
+        ],
+        columns=cols,
+    )
 
 
 def get(claim_id: str) -> Claim:

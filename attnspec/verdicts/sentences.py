@@ -58,8 +58,20 @@ NON_DECIDING: tuple[str, ...] = ("measured", "hypothesis-unmet", "cannot-fail", 
 TELLING_ORDER: tuple[str, ...] = DECIDING + NON_DECIDING
 
 #: The fields of a verdict row that are not parameters (a flattened table's other columns are).
-ROW_FIELDS: tuple[str, ...] = ("claim", "reading", "verdict", "bound", "exact", "estimate", "ci_low", "ci_high",
-                               "trials", "seed", "evidence", "at_paper_params")
+ROW_FIELDS: tuple[str, ...] = (
+    "claim",
+    "reading",
+    "verdict",
+    "bound",
+    "exact",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "trials",
+    "seed",
+    "evidence",
+    "at_paper_params",
+)
 
 
 # --------------------------------------------------------------------------- rows
@@ -144,8 +156,9 @@ def looseness(row: Any) -> float | None:
     float or None
     """
     bound = _num(getattr(row, "bound", None))
-    ref = next((x for x in (_num(getattr(row, a, None)) for a in ("exact", "ci_high", "estimate")) if x is not None),
-               None)
+    ref = next(
+        (x for x in (_num(getattr(row, a, None)) for a in ("exact", "ci_high", "estimate")) if x is not None), None
+    )
     if bound is None or ref is None:
         return None
     return math.inf if ref <= 0 else bound / ref
@@ -169,8 +182,9 @@ def contradiction(row: Any) -> float:
     float
     """
     bound = _num(getattr(row, "bound", None))
-    ref = next((x for x in (_num(getattr(row, a, None)) for a in ("ci_low", "exact", "estimate")) if x is not None),
-               None)
+    ref = next(
+        (x for x in (_num(getattr(row, a, None)) for a in ("ci_low", "exact", "estimate")) if x is not None), None
+    )
     if bound is None or ref is None or bound <= 0:
         return 0.0
     return ref / bound
@@ -217,6 +231,7 @@ def telling_row(rows: Sequence[Any]) -> Any:
     if verdict == "loose":
         return min(candidates, key=lambda r: looseness(r) or math.inf)
     if verdict == "vacuous":
+
         def bound(r: Any) -> float:
             b = _num(getattr(r, "bound", None))
             return math.inf if b is None else b
@@ -349,7 +364,7 @@ def _varying(rows: Sequence[Any]) -> list[str]:
     """The parameter names whose values differ between ``rows`` (in order of appearance)."""
     keys: dict[str, set[str]] = {}
     for r in rows:
-        for k in (getattr(r, "params", None) or {}):
+        for k in getattr(r, "params", None) or {}:
             keys.setdefault(k, set())
     for k in keys:
         for r in rows:
@@ -370,8 +385,14 @@ def _fmt_ratio(r: float) -> str:
     return f"{r:.3g}×"
 
 
-_VERBS = {"holds": "holds", "violated": "fails", "vacuous": "is vacuous", "cannot-fail": "cannot fail",
-          "hypothesis-unmet": "does not apply (hypothesis not met)", "measured": "is measured without a verdict"}
+_VERBS = {
+    "holds": "holds",
+    "violated": "fails",
+    "vacuous": "is vacuous",
+    "cannot-fail": "cannot fail",
+    "hypothesis-unmet": "does not apply (hypothesis not met)",
+    "measured": "is measured without a verdict",
+}
 
 
 def _verdict_words(v: str, row: Any, group: Sequence[Any]) -> str:
@@ -406,8 +427,9 @@ def _change_point(rows: Sequence[Any], names: Sequence[str]) -> str:
             spans.append((min(vs), max(vs), v))
         spans.sort()
         if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
-            parts = [f"{v} at {name} = {_fmt_value(lo)}" + (f"–{_fmt_value(hi)}" if hi != lo else "")
-                     for lo, hi, v in spans]
+            parts = [
+                f"{v} at {name} = {_fmt_value(lo)}" + (f"–{_fmt_value(hi)}" if hi != lo else "") for lo, hi, v in spans
+            ]
             return ", ".join(parts)
     return ""
 
@@ -468,10 +490,17 @@ def _paper_part(cs: ClaimSummary, names: Sequence[str]) -> str:
     single = len(cs.readings) == 1
     if len(verdicts) == 1:
         rs, t = tellers[0]
-        who = "" if single else (" under every reading" if len(tellers) == len(cs.readings) and len(tellers) > 1
-                                 else "".join(f" ({_reading_label(r, single)})" for r, _ in tellers[:1])
-                                 if len(tellers) == 1 else f" under the {', '.join(r.reading for r, _ in tellers)} "
-                                                           f"readings")
+        who = (
+            ""
+            if single
+            else (
+                " under every reading"
+                if len(tellers) == len(cs.readings) and len(tellers) > 1
+                else "".join(f" ({_reading_label(r, single)})" for r, _ in tellers[:1])
+                if len(tellers) == 1
+                else f" under the {', '.join(r.reading for r, _ in tellers)} readings"
+            )
+        )
         evidence = {x.evidence for _, x in tellers}
         said = t.evidence if len(evidence) == 1 else "; ".join(f"{r.reading}: {x.evidence}" for r, x in tellers)
         shown = [x for r, _ in tellers for x in r.paper]
@@ -479,9 +508,11 @@ def _paper_part(cs: ClaimSummary, names: Sequence[str]) -> str:
             said += f" ({agreeing(t, shown)} of {len(shown)} rows there agree)"
         words = _verdict_words(t.verdict, t, rs.paper).removeprefix("is ")  # the claim is the subject
         return f"{words}{who} {where}: {said}".strip()
-    parts = [f"{_say(_reading_label(rs, single), _verdict_words(t.verdict, t, rs.paper))} ({t.evidence}"
-             + (f"; {agreeing(t, rs.paper)} of {len(rs.paper)} rows agree)" if len(rs.paper) > 1 else ")")
-             for rs, t in tellers]
+    parts = [
+        f"{_say(_reading_label(rs, single), _verdict_words(t.verdict, t, rs.paper))} ({t.evidence}"
+        + (f"; {agreeing(t, rs.paper)} of {len(rs.paper)} rows agree)" if len(rs.paper) > 1 else ")")
+        for rs, t in tellers
+    ]
     return f"{where}: " + "; ".join(parts)
 
 
@@ -501,8 +532,11 @@ def _reading_part(rs: ReadingSummary, names: Sequence[str], single: bool, has_pa
         if t.evidence:
             text += f" ({t.evidence})"
         if len(deciding) > 1:
-            text += (f"; {t.verdict} in all {len(deciding)} deciding rows" if len(counts) == 1 else
-                     f"; {_counts_text(counts)} of {len(deciding)} deciding rows")
+            text += (
+                f"; {t.verdict} in all {len(deciding)} deciding rows"
+                if len(counts) == 1
+                else f"; {_counts_text(counts)} of {len(deciding)} deciding rows"
+            )
         change = _change_point(deciding, names)
         if change:
             text += f"; {change}"
@@ -581,8 +615,14 @@ def wrap(line: str, width: int, *, indent: str = "", subsequent: str = "    ") -
     -------
     list of str
     """
-    return textwrap.wrap(line, width=max(width, 20), initial_indent=indent, subsequent_indent=subsequent,
-                         break_long_words=False, break_on_hyphens=False) or [indent]
+    return textwrap.wrap(
+        line,
+        width=max(width, 20),
+        initial_indent=indent,
+        subsequent_indent=subsequent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [indent]
 
 
 def tally(rows: Sequence[Any]) -> str:
@@ -607,8 +647,13 @@ def tally(rows: Sequence[Any]) -> str:
     return f" ({counts} decide something" + (f"; {rest} do not)" if rest else ")")
 
 
-def print_verdict_summary(rows: Sequence[Any], *, title: str = "Verdicts", console: Any | None = None,
-                          hint: str | None = "the full table: --verbose") -> None:
+def print_verdict_summary(
+    rows: Sequence[Any],
+    *,
+    title: str = "Verdicts",
+    console: Any | None = None,
+    hint: str | None = "the full table: --verbose",
+) -> None:
     """Print the summary under ``title``, each claim's line wrapped to the console width
     (never cut), then ``hint``.
 
@@ -628,8 +673,9 @@ def print_verdict_summary(rows: Sequence[Any], *, title: str = "Verdicts", conso
     rows = as_rows(rows)
     width = (console.width or 100) - 1
     claims = summarize(rows)
-    console.print(f"{title}: {len(claims)} claims, {len(rows)} verdict rows{tally(rows)}", highlight=False,
-                  markup=False)
+    console.print(
+        f"{title}: {len(claims)} claims, {len(rows)} verdict rows{tally(rows)}", highlight=False, markup=False
+    )
     for cs in claims:
         for physical in wrap(claim_line(cs), width, indent="  ", subsequent="      "):
             console.print(physical, highlight=False, markup=False, soft_wrap=True)

@@ -113,8 +113,10 @@ NOT_WHERE = frozenset({"tightest", "typical", "label_on", "pw_ratio", "c_min", "
 def _where(row: Any, names: Sequence[str], most: int = 1) -> str:
     """The row's varying parameters (k first, at most ``most``), e.g. ``k = 4095``."""
     params = getattr(row, "params", None) or {}
-    order = sorted((n for n in names if n in params and params[n] is not None and n not in NOT_WHERE),
-                   key=lambda n: (WHERE_FIRST.index(n) if n in WHERE_FIRST else len(WHERE_FIRST), n))
+    order = sorted(
+        (n for n in names if n in params and params[n] is not None and n not in NOT_WHERE),
+        key=lambda n: (WHERE_FIRST.index(n) if n in WHERE_FIRST else len(WHERE_FIRST), n),
+    )
     return ", ".join(f"{n} = {_fmt_value(params[n])}" for n in order[:most])
 
 
@@ -122,31 +124,48 @@ _NUM = r"-?(?:\d[\d,]*\.?\d*(?:e[+-]?\d+)?|inf)"
 #: The classifier's own clauses (:mod:`attnspec.verdicts.classify`), found in a row's evidence, and
 #: their short form: the deciding numbers in the words that decided them.
 _CLAUSES: tuple[tuple[str, str], ...] = (
-    (rf"observed (\d+)/(\d+) = {_NUM}, 95% CI \[({_NUM}), ({_NUM})\] above claimed ({_NUM})",
-     r"\1/\2 fail, claimed ≤ \5"),
+    (
+        rf"observed (\d+)/(\d+) = {_NUM}, 95% CI \[({_NUM}), ({_NUM})\] above claimed ({_NUM})",
+        r"\1/\2 fail, claimed ≤ \5",
+    ),
     (rf"exact failure probability ({_NUM}) > claimed ({_NUM})", r"exact failure probability \1 > claimed \2"),
-    (rf"Chernoff upper bound on the failure probability ({_NUM}) <= claimed ({_NUM})",
-     r"Chernoff bound \1 <= claimed \2"),
-    (rf"loose by (at least )?a factor ({_NUM}) \(claimed ({_NUM}) vs ([^()]*?) ({_NUM})(; observed [^)]*)?\)",
-     r"claimed \3 is \1\2× \4 \5"),
-    (rf"loose by a factor ({_NUM}) \(bound ({_NUM}) vs worst observed ({_NUM})\)",
-     r"bound \2 is \1× the worst observed \3"),
+    (
+        rf"Chernoff upper bound on the failure probability ({_NUM}) <= claimed ({_NUM})",
+        r"Chernoff bound \1 <= claimed \2",
+    ),
+    (
+        rf"loose by (at least )?a factor ({_NUM}) \(claimed ({_NUM}) vs ([^()]*?) ({_NUM})(; observed [^)]*)?\)",
+        r"claimed \3 is \1\2× \4 \5",
+    ),
+    (
+        rf"loose by a factor ({_NUM}) \(bound ({_NUM}) vs worst observed ({_NUM})\)",
+        r"bound \2 is \1× the worst observed \3",
+    ),
     (rf"observed ({_NUM}) > bound ({_NUM})", r"observed \1 > bound \2"),
-    (rf"loose by an unbounded factor \(reference is 0\) \((bound|claimed) ({_NUM}) vs ([^()]*?) ({_NUM})\)",
-     r"\1 \2 vs \3 \4: unboundedly loose"),
+    (
+        rf"loose by an unbounded factor \(reference is 0\) \((bound|claimed) ({_NUM}) vs ([^()]*?) ({_NUM})\)",
+        r"\1 \2 vs \3 \4: unboundedly loose",
+    ),
     (rf"worst residual ({_NUM}) ([<>]=?) tolerance ({_NUM})", r"worst residual \1 \2 tolerance \3"),
     (rf"worst observed ({_NUM}) <= bound ({_NUM})", r"worst observed \1 <= bound \2"),
     (rf"exact failure probability ({_NUM}) <= claimed ({_NUM})", r"exact failure probability \1 <= claimed \2"),
-    (rf"observed (\d+)/(\d+), 95% CI \[({_NUM}), ({_NUM})\]: (all|lower end) <= claimed ({_NUM})",
-     r"\1/\2 fail, 95% CI [\3, \4], \5 <= claimed \6"),
-    (rf"no failure in (\d+) trials, power ({_NUM}) against failure rates >= ({_NUM} %)",
-     r"no failure in \1 trials (power \2 against rates >= \3)"),
-    (rf"measured (\d+)/(\d+) = {_NUM} \[({_NUM}), ({_NUM})\][^;]*? vs claimed ({_NUM})",
-     r"\1/\2 fail, claimed ≤ \5"),
-    (rf"the zero output (E = F = 0) has error ‖softmax\(w\)V‖ = ({_NUM}) <= the tolerance [^;=]*= ({_NUM})",
-     r"\1: error \2 <= tolerance \3"),
-    (rf"measured ({_NUM}) > C = ({_NUM}), but not significantly: lower 95% end ({_NUM})",
-     r"measured \1 > C = \2, not significantly (lower 95% end \3)"),
+    (
+        rf"observed (\d+)/(\d+), 95% CI \[({_NUM}), ({_NUM})\]: (all|lower end) <= claimed ({_NUM})",
+        r"\1/\2 fail, 95% CI [\3, \4], \5 <= claimed \6",
+    ),
+    (
+        rf"no failure in (\d+) trials, power ({_NUM}) against failure rates >= ({_NUM} %)",
+        r"no failure in \1 trials (power \2 against rates >= \3)",
+    ),
+    (rf"measured (\d+)/(\d+) = {_NUM} \[({_NUM}), ({_NUM})\][^;]*? vs claimed ({_NUM})", r"\1/\2 fail, claimed ≤ \5"),
+    (
+        rf"the zero output (E = F = 0) has error ‖softmax\(w\)V‖ = ({_NUM}) <= the tolerance [^;=]*= ({_NUM})",
+        r"\1: error \2 <= tolerance \3",
+    ),
+    (
+        rf"measured ({_NUM}) > C = ({_NUM}), but not significantly: lower 95% end ({_NUM})",
+        r"measured \1 > C = \2, not significantly (lower 95% end \3)",
+    ),
     (r"a trivial output meets the (bound|tolerance)", r"a trivial output meets the \1"),
 )
 
@@ -187,8 +206,9 @@ def _says_nothing(row: Any) -> str:
     params = getattr(row, "params", None) or {}
     k, n = _num(params.get("k")), _num(params.get("n"))
     if row.verdict == "hypothesis-unmet":
-        return "its hypothesis is not met" + (f" (k = {_fmt_value(k)} > n = {_fmt_value(n)})"
-                                              if k is not None and n is not None and k > n else "")
+        return "its hypothesis is not met" + (
+            f" (k = {_fmt_value(k)} > n = {_fmt_value(n)})" if k is not None and n is not None and k > n else ""
+        )
     if k is not None and n is not None and k >= n:
         return f"its k = {_fmt_value(k)} ≥ n = {_fmt_value(n)}"
     # else the evidence's first clause, when it is a short comparison ("d* = 342224 >= L = 512")
@@ -267,8 +287,10 @@ def claim_verdict(cs: ClaimSummary) -> ClaimVerdict:
         t = telling_row(main)
         verdict = t.verdict
         if t.verdict in ("vacuous", "hypothesis-unmet"):
-            parts.append(_says_nothing(t) + (f" in all {len(main)} rows" if len(main) > 1 and
-                                             all(r.verdict == t.verdict for r in main) else ""))
+            parts.append(
+                _says_nothing(t)
+                + (f" in all {len(main)} rows" if len(main) > 1 and all(r.verdict == t.verdict for r in main) else "")
+            )
         else:
             parts.append(_row_text(t, names, main))
     bad = [r for r in extra if r.verdict == "violated"]
@@ -299,8 +321,14 @@ def _change(rows: Sequence[Any]) -> str:
         values = [_num((getattr(r, "params", None) or {}).get(name)) for r in rows]
         if any(v is None for v in values) or len(set(values)) < 2:
             continue
-        spans = sorted((min(x for r, x in zip(rows, values, strict=True) if r.verdict == v),
-                        max(x for r, x in zip(rows, values, strict=True) if r.verdict == v), v) for v in verdicts)
+        spans = sorted(
+            (
+                min(x for r, x in zip(rows, values, strict=True) if r.verdict == v),
+                max(x for r, x in zip(rows, values, strict=True) if r.verdict == v),
+                v,
+            )
+            for v in verdicts
+        )
         if spans[0][1] < spans[1][0]:
             return f"{spans[0][2]}{ARROW}{spans[1][2]}"
     return ""
@@ -347,8 +375,13 @@ def summary_frame(rows_or_frame: Any) -> Any:
     """
     import pandas as pd
 
-    return pd.DataFrame([{"claim_id": c.claim, "claim": c.label, "verdict": c.verdict, "why": c.why, "rows": c.rows}
-                         for c in claim_verdicts(rows_or_frame)], columns=["claim_id", "claim", "verdict", "why", "rows"])
+    return pd.DataFrame(
+        [
+            {"claim_id": c.claim, "claim": c.label, "verdict": c.verdict, "why": c.why, "rows": c.rows}
+            for c in claim_verdicts(rows_or_frame)
+        ],
+        columns=["claim_id", "claim", "verdict", "why", "rows"],
+    )
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -395,15 +428,17 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
     """
     cvs = claim_verdicts(rows_or_frame)
     cw = min(CLAIM_WIDTH, max([len("claim")] + [len(c.label) for c in cvs]))
-    vw = min(VERDICT_WIDTH, max([len("verdict")] + [max(len(x) for x in _verdict_cell(c.verdict, VERDICT_WIDTH))
-                                                     for c in cvs]))
+    vw = min(
+        VERDICT_WIDTH,
+        max([len("verdict")] + [max(len(x) for x in _verdict_cell(c.verdict, VERDICT_WIDTH)) for c in cvs]),
+    )
     ww = width - cw - vw - 2
     keep = [len([p for p in c.why_parts if p]) for c in cvs]
 
     def render() -> tuple[list[str], list[int]]:
         out, heights = [f"{'claim':<{cw}} {'verdict':<{vw}} why"], []
         for i, c in enumerate(cvs):
-            why, keep[i] = _why_cell([p for p in c.why_parts if p][:keep[i]], ww)
+            why, keep[i] = _why_cell([p for p in c.why_parts if p][: keep[i]], ww)
             cells = [_wrap(c.label, cw), _verdict_cell(c.verdict, vw), why]
             heights.append(max(len(x) for x in cells))
             for j in range(heights[-1]):
@@ -456,4 +491,3 @@ def count_line(rows_or_frame: Any) -> str:
 
     rows = as_rows(rows_or_frame)
     return f"{len({r.claim for r in rows})} claims, {len(rows)} verdict rows"
-

@@ -17,9 +17,9 @@ VERDICT_MEANINGS: dict[str, str] = {
     "vacuous": "the claim says nothing at these parameters (bound >= 1, required dimension >= ambient one)",
     "hypothesis-unmet": "the instance does not meet the claim's hypothesis: neither confirmation nor counterexample",
     "cannot-fail": "the check could not have failed here (a trivial output meets the tolerance, or no outcome "
-                   "of these trials could contradict the claimed probability)",
+    "of these trials could contradict the claimed probability)",
     "measured": "a measurement without a verdict (a fitted constant, a ratio, a printed formula vs the intended "
-                "one, or a consistent Monte Carlo rate whose looseness the trials cannot resolve)",
+    "one, or a consistent Monte Carlo rate whose looseness the trials cannot resolve)",
 }
 
 
@@ -46,4 +46,6 @@ def verdict_epilog() -> str:
     str
         Click's no-rewrap marker ``\\b``, a heading, then :func:`verdict_lines` indented by two spaces.
     """
-    return "\b\nVerdicts (the same seven everywhere; `attnspec claims` lists the claims):\n" + "\n".join(verdict_lines("  "))
+    return "\b\nVerdicts (the same seven everywhere; `attnspec claims` lists the claims):\n" + "\n".join(
+        verdict_lines("  ")
+    )

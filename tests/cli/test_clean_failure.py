@@ -19,8 +19,21 @@ COMMANDS = {
     "jl-check": ["jl-check", "--n", "64", "--claims", "lemma1", "--trials", "10", "--trials-other", "10"],
     "osa-check": ["osa-check", "--no-timing", "--trials", "1", "--steps", "1"],
     "osa-train": ["osa-train", "--quick", "--models", "vit", "--seeds", "1", "--epochs", "1"],
-    "sa-check": ["sa-check", "--L", "16", "--k", "2", "--trials", "10", "--sweep-L", "16", "--sweep-k", "1",
-                 "--sweep-trials", "10"],
+    "sa-check": [
+        "sa-check",
+        "--L",
+        "16",
+        "--k",
+        "2",
+        "--trials",
+        "10",
+        "--sweep-L",
+        "16",
+        "--sweep-k",
+        "1",
+        "--sweep-trials",
+        "10",
+    ],
     "report": ["report", "--quick", "--only", "nothing"],
 }
 
@@ -52,7 +65,8 @@ def test_merge_and_plot_refuse_an_unusable_out(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
     pd.DataFrame({"layer": [0], "head": [0], "index": [1], "mean": [1.0], "std": [0.0], "count": [1]}).to_parquet(
-        run / "spectrum.parquet")
+        run / "spectrum.parquet"
+    )
     r = CliRunner().invoke(app, ["plot", "spectrum", str(run), "--out", str(blocker / "figs")])
     assert "is under" in _error_line(r)
 
@@ -60,10 +74,13 @@ def test_merge_and_plot_refuse_an_unusable_out(tmp_path: Path) -> None:
 def test_truncated_parquet_given_to_plot_is_one_line(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()
-    frame = pd.DataFrame({"layer": [0] * 8, "head": [0] * 8, "index": range(1, 9), "mean": [0.5] * 8,
-                          "std": [0.0] * 8, "count": [1] * 8})
+    frame = pd.DataFrame(
+        {"layer": [0] * 8, "head": [0] * 8, "index": range(1, 9), "mean": [0.5] * 8, "std": [0.0] * 8, "count": [1] * 8}
+    )
     frame.to_parquet(run / "spectrum.parquet")
-    (run / "meta.json").write_text('{"kind": "spectrum", "identity": {"model": "m", "data": "d", "seq_len": 8}, "inputs_done": 1}')
+    (run / "meta.json").write_text(
+        '{"kind": "spectrum", "identity": {"model": "m", "data": "d", "seq_len": 8}, "inputs_done": 1}'
+    )
     data = (run / "spectrum.parquet").read_bytes()
     (run / "spectrum.parquet").write_bytes(data[: len(data) // 2])
     r = CliRunner().invoke(app, ["plot", "spectrum", str(run)])
@@ -91,8 +108,22 @@ def test_jl_check_n_beyond_the_models_positions(tmp_path: Path) -> None:
     RobertaConfig(max_position_embeddings=64, pad_token_id=1).save_pretrained(tmp_path / "model")
     text = tmp_path / "docs.txt"
     text.write_text("attention is low rank " * 40 + "\n")
-    r = CliRunner().invoke(app, ["jl-check", "--claims", "thm1", "--model", str(tmp_path / "model"), "--data",
-                                 str(text), "--n", "100", "--trials", "10"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "jl-check",
+            "--claims",
+            "thm1",
+            "--model",
+            str(tmp_path / "model"),
+            "--data",
+            str(text),
+            "--n",
+            "100",
+            "--trials",
+            "10",
+        ],
+    )
     line = _error_line(r)
     assert "--n 100" in line and "[2, 62]" in line
 

@@ -87,12 +87,16 @@ print(json.dumps({"codes": codes, "ids": ids, "heavy": sorted(h for h in HEAVY i
 # While osa's package __init__ imports its layer (torch) eagerly, `attnspec claims` imports
 # torch through attnspec.theory.osa and the test below is an expected failure. Strict: with
 # the layer loaded lazily this test must pass.
-_OSA_INIT_IMPORTS_LAYER = "from attnspec.theory.osa.layer import" in (
-    REPO / "attnspec" / "theory" / "osa" / "__init__.py").read_text()
+_OSA_INIT_IMPORTS_LAYER = (
+    "from attnspec.theory.osa.layer import" in (REPO / "attnspec" / "theory" / "osa" / "__init__.py").read_text()
+)
 
 
-@pytest.mark.xfail(_OSA_INIT_IMPORTS_LAYER, strict=True,
-                   reason="attnspec/theory/osa/__init__.py still imports the layer (torch) at import")
+@pytest.mark.xfail(
+    _OSA_INIT_IMPORTS_LAYER,
+    strict=True,
+    reason="attnspec/theory/osa/__init__.py still imports the layer (torch) at import",
+)
 def test_claims_prints_static_text_without_torch_or_scipy() -> None:
     """`attnspec claims` (table and --json, through typer and through the console script's
     fast path) imports none of torch, SciPy, pandas, matplotlib, transformers: it prints
@@ -109,11 +113,23 @@ def test_claims_prints_static_text_without_torch_or_scipy() -> None:
 def test_claims_fast_path_takes_only_plain_forms() -> None:
     from attnspec.cli.claims import fast_path
 
-    for argv in (["claims", "--help"], ["claims", "--paper"], ["claims", "--bogus"], ["jl-check"], [],
-                 ["claims", "--json", "--json"]):
+    for argv in (
+        ["claims", "--help"],
+        ["claims", "--paper"],
+        ["claims", "--bogus"],
+        ["jl-check"],
+        [],
+        ["claims", "--json", "--json"],
+    ):
         assert fast_path(argv) is None, argv  # typer parses these (help, usage errors)
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    bad = subprocess.run([sys.executable, "-m", "attnspec.cli.main", "claims", "--paper", "bert"], capture_output=True,
-                         text=True, env=env, cwd=REPO, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", "claims", "--paper", "bert"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     assert bad.returncode == 1 and bad.stdout == ""
     assert bad.stderr.startswith("error: --paper must be one of") and bad.stderr.count("\n") == 1

@@ -23,13 +23,16 @@ def _one_error_line(stderr: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize(("args", "names"), [
-    (("jl-check", "--n", "abc"), "--n"),
-    (("jl-check", "--bogus"), "--bogus"),
-    (("osa-check", "--seed", "-1"), "--seed"),
-    (("merge",), "dirs"),
-    (("sa-check", "--L", "x"), "--L"),
-])
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (("jl-check", "--n", "abc"), "--n"),
+        (("jl-check", "--bogus"), "--bogus"),
+        (("osa-check", "--seed", "-1"), "--seed"),
+        (("merge",), "dirs"),
+        (("sa-check", "--L", "x"), "--L"),
+    ],
+)
 def test_parse_errors_are_one_line_with_exit_2(args: tuple[str, ...], names: str) -> None:
     r = _run(*args)
     assert r.exit_code == 2
@@ -50,12 +53,15 @@ def test_osa_check_names_d_v_before_computing() -> None:
     assert "Theorem" not in r.stderr  # refused before the first check started
 
 
-@pytest.mark.parametrize(("args", "names"), [
-    (("--alpha", "1e308"), "--alpha"),
-    (("--alpha", "nan"), "--alpha"),
-    (("--schedule", "1e308,-1e308"), "--schedule"),
-    (("--schedule", "3,0"), "--schedule"),
-])
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (("--alpha", "1e308"), "--alpha"),
+        (("--alpha", "nan"), "--alpha"),
+        (("--schedule", "1e308,-1e308"), "--schedule"),
+        (("--schedule", "3,0"), "--schedule"),
+    ],
+)
 def test_osa_check_refuses_values_that_would_overflow(args: tuple[str, ...], names: str) -> None:
     r = _run("osa-check", *args, "--no-timing", "--trials", "1")
     assert r.exit_code == 1
@@ -90,8 +96,13 @@ def read_only_dir(tmp_path_factory):  # noqa: ANN001, ANN201
     import subprocess
 
     mnt = tmp_path_factory.mktemp("ro")
-    if shutil.which("mount") is None or subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mnt)],
-                                                       capture_output=True).returncode != 0:
+    if (
+        shutil.which("mount") is None
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a read-only tmpfs here (needs root)")
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
@@ -110,8 +121,18 @@ def _fake_study(tmp_path):  # noqa: ANN001, ANN202
 
 
 WRITERS = {
-    "scaling path": lambda out, tmp: ("spectrum", "--model", str(tmp / "no-model"), "--data", str(tmp / "no.txt"),
-                                      "--seq-len", "16,32", "--out", out, "--quiet"),
+    "scaling path": lambda out, tmp: (
+        "spectrum",
+        "--model",
+        str(tmp / "no-model"),
+        "--data",
+        str(tmp / "no.txt"),
+        "--seq-len",
+        "16,32",
+        "--out",
+        out,
+        "--quiet",
+    ),
     "compare": lambda out, tmp: ("compare", str(tmp / "run-a"), str(tmp / "run-b"), "--out", out),
     "plot scaling": lambda out, tmp: ("plot", "scaling", str(_fake_study(tmp)), "--out", out),
 }
@@ -127,8 +148,12 @@ def test_writers_refuse_an_unusable_out_before_any_work(tmp_path, request, write
     other = tmp_path / "jl"
     other.mkdir()
     (other / "meta.json").write_text(json.dumps({"kind": "jl-check", "attnspec_version": "0"}))
-    out = {"a file": str(f), "under a file": str(f / "sub"), "in /proc": "/proc/attnspec-out",
-           "another kind": str(other / "inside")}.get(bad)
+    out = {
+        "a file": str(f),
+        "under a file": str(f / "sub"),
+        "in /proc": "/proc/attnspec-out",
+        "another kind": str(other / "inside"),
+    }.get(bad)
     if bad == "read-only":
         out = str(request.getfixturevalue("read_only_dir") / "out")
     r = _run(*WRITERS[writer](out, tmp_path))
@@ -167,8 +192,7 @@ def api_run(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("api-contract")
     tok = make_roberta_tokenizer(root / "tok")
     texts = ["attention is low rank and the spectrum decays quickly in every layer of the model " * 2] * 3
-    res = attnspec.spectrum(tiny_roberta(vocab=len(tok), n=62), tokenizer=tok, texts=texts, seq_len=16,
-                            progress=False)
+    res = attnspec.spectrum(tiny_roberta(vocab=len(tok), n=62), tokenizer=tok, texts=texts, seq_len=16, progress=False)
     return res, res.save(root / "run"), root
 
 
@@ -181,10 +205,26 @@ def _scaling_dir(root):
     sc = root / "sc"
     if not sc.exists():
         model = save_tiny_roberta(root / "m")
-        (root / "d.jsonl").write_text("\n".join(json.dumps({"text": "the attention of a movie was low rank " * 6})
-                                                for _ in range(4)))
-        r = _run("spectrum", "--model", str(model), "--data", str(root / "d.jsonl"), "--num-sentences", "4",
-                 "--seq-len", "12,16", "--device", "cpu", "-q", "--no-plots", "--out", str(sc))
+        (root / "d.jsonl").write_text(
+            "\n".join(json.dumps({"text": "the attention of a movie was low rank " * 6}) for _ in range(4))
+        )
+        r = _run(
+            "spectrum",
+            "--model",
+            str(model),
+            "--data",
+            str(root / "d.jsonl"),
+            "--num-sentences",
+            "4",
+            "--seq-len",
+            "12,16",
+            "--device",
+            "cpu",
+            "-q",
+            "--no-plots",
+            "--out",
+            str(sc),
+        )
         assert r.exit_code == 0, r.output
     return sc
 
@@ -203,7 +243,7 @@ def _api_cases():
     from attnspec.errors import InputError, ModelLoadError, ResultsError
     from attnspec.spectra.compare import compare_runs
     from attnspec.spectra.engine import singular_values
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling
 
     def meta_list(res, run, root):
         import shutil
@@ -233,8 +273,9 @@ def _api_cases():
 
         tok = make_roberta_tokenizer(root / "tok-other")
         assert len(tok) > 50
-        attnspec.spectrum(tiny_bert(vocab=50), tokenizer=tok, texts=["attention is low rank " * 8], seq_len=8,
-                          progress=False)
+        attnspec.spectrum(
+            tiny_bert(vocab=50), tokenizer=tok, texts=["attention is low rank " * 8], seq_len=8, progress=False
+        )
 
     return [
         ("load(123)", InputError, lambda res, run, root: attnspec.load(123)),
@@ -250,20 +291,31 @@ def _api_cases():
         ("compare_runs(level=2)", InputError, lambda res, run, root: compare_runs([run, run], level=2)),
         ("compare_runs(at='5')", InputError, lambda res, run, root: compare_runs([run, run], at="5")),
         ("fit_scaling(resamples=0)", InputError, lambda res, run, root: fit_scaling(_scaling_dir(root), resamples=0)),
-        ("fit_scaling(resamples=10**12)", InputError,
-         lambda res, run, root: fit_scaling(_scaling_dir(root), resamples=10**12)),
-        ("singular_values(NaN)", InputError,
-         lambda res, run, root: singular_values(torch.full((2, 4, 4), float("nan")))),
-        ("spectrum(seq_len='64')", InputError,
-         lambda res, run, root: attnspec.spectrum("minilm", texts=["a"], seq_len="64")),
-        ("spectrum(out=123)", InputError,
-         lambda res, run, root: attnspec.spectrum("minilm", texts=["a"], out=123)),
+        (
+            "fit_scaling(resamples=10**12)",
+            InputError,
+            lambda res, run, root: fit_scaling(_scaling_dir(root), resamples=10**12),
+        ),
+        (
+            "singular_values(NaN)",
+            InputError,
+            lambda res, run, root: singular_values(torch.full((2, 4, 4), float("nan"))),
+        ),
+        (
+            "spectrum(seq_len='64')",
+            InputError,
+            lambda res, run, root: attnspec.spectrum("minilm", texts=["a"], seq_len="64"),
+        ),
+        ("spectrum(out=123)", InputError, lambda res, run, root: attnspec.spectrum("minilm", texts=["a"], out=123)),
         ("spectrum(model without tokenizer)", ModelLoadError, no_tokenizer),
         ("singular_values(not a matrix)", InputError, lambda res, run, root: singular_values(torch.zeros(3))),
-        ("fit_scaling(level=1.5)", InputError,
-         lambda res, run, root: fit_scaling(_scaling_dir(root), level=1.5)),
+        ("fit_scaling(level=1.5)", InputError, lambda res, run, root: fit_scaling(_scaling_dir(root), level=1.5)),
         ("run_battery('nosuch')", InputError, lambda res, run, root: _battery("nosuch")),
-        ("run_battery('jl-check', {'n': 'abc'})", InputError, lambda res, run, root: _battery("jl-check", {"n": "abc"})),
+        (
+            "run_battery('jl-check', {'n': 'abc'})",
+            InputError,
+            lambda res, run, root: _battery("jl-check", {"n": "abc"}),
+        ),
         ("np int at is fine", None, lambda res, run, root: res.per_layer(at=np.int64(4))),
         ("spectrum(tokenizer larger than the embedding)", InputError, tokenizer_of_another_model),
     ]
@@ -295,8 +347,9 @@ def _tiny_model_and_data(root: Path) -> tuple[Path, Path]:
 
     model = save_tiny_roberta(root / "m")
     data = root / "d.jsonl"
-    data.write_text("\n".join(json.dumps({"text": f"the attention of movie {i} was low rank and quick " * 4})
-                              for i in range(8)))
+    data.write_text(
+        "\n".join(json.dumps({"text": f"the attention of movie {i} was low rank and quick " * 4}) for i in range(8))
+    )
     return model, data
 
 
@@ -310,8 +363,26 @@ def _swap_weights(model: Path, seed: int = 1) -> None:
 
 
 def _spectrum_args(model: Path, data: Path, out: Path, *extra: str) -> tuple[str, ...]:
-    return ("spectrum", "--model", str(model), "--data", str(data), "--num-sentences", "8", "--seq-len", "16",
-            "--batch-size", "2", "--device", "cpu", "-q", "--no-plots", "--out", str(out), *extra)
+    return (
+        "spectrum",
+        "--model",
+        str(model),
+        "--data",
+        str(data),
+        "--num-sentences",
+        "8",
+        "--seq-len",
+        "16",
+        "--batch-size",
+        "2",
+        "--device",
+        "cpu",
+        "-q",
+        "--no-plots",
+        "--out",
+        str(out),
+        *extra,
+    )
 
 
 def test_resume_refuses_weights_swapped_in_place(tmp_path) -> None:  # noqa: ANN001
@@ -320,8 +391,16 @@ def test_resume_refuses_weights_swapped_in_place(tmp_path) -> None:  # noqa: ANN
     from attnspec.spectra.job import run_spectrum
 
     model, data = _tiny_model_and_data(tmp_path)
-    cfg = SpectrumConfig(model=str(model), data=str(data), seq_len=16, num_sentences=8, batch_size=2, device="cpu",
-                         out=tmp_path / "run", checkpoint_every=1)
+    cfg = SpectrumConfig(
+        model=str(model),
+        data=str(data),
+        seq_len=16,
+        num_sentences=8,
+        batch_size=2,
+        device="cpu",
+        out=tmp_path / "run",
+        checkpoint_every=1,
+    )
 
     def swap_then_stop(done: int) -> None:
         _swap_weights(model)
@@ -371,7 +450,7 @@ def test_scaling_fit_refuses_a_length_run_on_other_documents(tmp_path) -> None: 
     import shutil
 
     from attnspec.errors import ResultsError
-    from attnspec.spectra.scaling import fit_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling
 
     model, data = _tiny_model_and_data(tmp_path)
     sc = tmp_path / "sc"
@@ -388,7 +467,9 @@ def test_scaling_fit_refuses_a_length_run_on_other_documents(tmp_path) -> None: 
 
 
 # ----------------------------------------------------------------------- names never form paths
-TINY_SA = 'title = "t"\npaper = "expressivity"\ncommand = "sa-check"\nverdicts = true\n[args]\nL = 16\nk = 1\ntrials = 10\n'
+TINY_SA = (
+    'title = "t"\npaper = "expressivity"\ncommand = "sa-check"\nverdicts = true\n[args]\nL = 16\nk = 1\ntrials = 10\n'
+)
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -415,13 +496,16 @@ def test_report_experiment_named_dots_removes_nothing(tmp_path, stem: str) -> No
     assert _tree(tmp_path) == before
 
 
-@pytest.mark.parametrize(("bad", "words"), [
-    ('command = "jl-check"\n[args]\nn = "abc"\n', "Invalid value for '--n'"),
-    ('command = "sa-check"\n[args]\ntrials = 0\n', "trials"),
-    ('command = "osa-check"\n[args]\nbogus = 1\n', "bogus"),
-    ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imbd"\n', "did you mean imdb?"),
-    ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imdb"\nseq-len = "16,16"\n', "seq-len"),
-])
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        ('command = "jl-check"\n[args]\nn = "abc"\n', "Invalid value for '--n'"),
+        ('command = "sa-check"\n[args]\ntrials = 0\n', "trials"),
+        ('command = "osa-check"\n[args]\nbogus = 1\n', "bogus"),
+        ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imbd"\n', "did you mean imdb?"),
+        ('command = "spectrum"\n[args]\nmodel = "minilm"\ndata = "imdb"\nseq-len = "16,16"\n', "seq-len"),
+    ],
+)
 def test_report_checks_every_experiment_before_the_first_runs(tmp_path, bad: str, words: str) -> None:  # noqa: ANN001
     """a.toml is fine and would run first; z.toml's bad option refuses the whole report (a
     usage error, exit 2) before a runs: nothing is written under results/a."""
@@ -447,8 +531,18 @@ def test_report_removes_only_an_experiments_own_folder(tmp_path) -> None:  # noq
     (results / "other").mkdir(parents=True)
     (results / "other" / "kept.json").write_text("{}")
     before = _tree(tmp_path)
-    exp = Experiment(name="..", path=tmp_path / "...toml", title="t", paper="expressivity", command="sa-check",
-                     args={"L": 16}, verdicts=False, group=None, note="", quick={})
+    exp = Experiment(
+        name="..",
+        path=tmp_path / "...toml",
+        title="t",
+        paper="expressivity",
+        command="sa-check",
+        args={"L": 16},
+        verdicts=False,
+        group=None,
+        note="",
+        quick={},
+    )
     with pytest.raises(InputError, match="nothing was removed"):
         run_experiment(exp, results, quick=True, force=True, data_dir=None, log=lambda m: None)
     assert _tree(tmp_path) == before
@@ -516,9 +610,14 @@ def _start_with_worker(tmp_path, name: str):  # noqa: ANN001, ANN202
 
     # as a terminal starts it: a suite run in the background of a non-interactive shell
     # (`cmd &`) has SIGINT ignored, which a child inherits, and Python then raises no KeyboardInterrupt
-    proc = subprocess.Popen([sys.executable, "-m", "attnspec.cli.main", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=tmp_path,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attnspec.cli.main", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if _children(proc.pid):
@@ -655,10 +754,16 @@ def _api_type_cases():
         ("spectrum(texts=generator)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=gen()), "generator"),
         ("spectrum(texts=[1, 2])", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a", 2]), "int"),
         ("spectrum(seed=2**63)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], seed=2**63), "2**63"),
-        ("spectrum(progress='no')", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], progress="no"),
-         "progress"),
-        ("spectrum(seq_len=True)", lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], seq_len=True),
-         "seq_len"),
+        (
+            "spectrum(progress='no')",
+            lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], progress="no"),
+            "progress",
+        ),
+        (
+            "spectrum(seq_len=True)",
+            lambda m, t: attnspec.spectrum(m, tokenizer=t, texts=["a b"], seq_len=True),
+            "seq_len",
+        ),
     ]
 
 
@@ -694,8 +799,15 @@ def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(
     model.embeddings.eval()  # a mixed state, restored module by module
     before = {name: m.training for name, m in model.named_modules()}
     texts = pd.Series(["the attention of a movie was low rank " * 3, "a spectrum decays quickly in layers " * 3])
-    res = attnspec.spectrum(model, tokenizer=tok, texts=texts, seq_len=np.int64(16), num_inputs=np.int64(2),
-                            seed=np.uint8(3), progress=np.bool_(False))
+    res = attnspec.spectrum(
+        model,
+        tokenizer=tok,
+        texts=texts,
+        seq_len=np.int64(16),
+        num_inputs=np.int64(2),
+        seed=np.uint8(3),
+        progress=np.bool_(False),
+    )
     assert res.meta["seed"] == 3 and res.meta["inputs_done"] == 2
     assert {name: m.training for name, m in model.named_modules()} == before
     checked = check_option_types("osa-check", {"alpha": np.array([0.1, 1.0]), "seed": np.uint8(3)}, text=False)
@@ -706,22 +818,29 @@ def test_api_takes_numpy_numbers_and_arrays_and_gives_the_model_back_as_it_came(
 # The model named does not exist: a refusal naming the value (not the model) shows the value
 # was checked first. A value the command line reads but cannot take as its option's kind is
 # a usage error (exit 2); a value of the right kind outside what is allowed exits 1.
-@pytest.mark.parametrize(("args", "code", "words"), [
-    (("spectrum", "--data", "imbd"), 2, "did you mean imdb?"),
-    (("spectrum", "--data", "wikitext"), 2, "did you mean wiki103?"),
-    (("spectrum", "--data", "imdb", "--num-sentences", "abc"), 2, "--num-sentences"),
-    (("jl-check", "--k", "64,", "--claims", "lemma1"), 1, "empty item"),
-    (("jl-check", "--k", "64,,128", "--claims", "lemma1"), 1, "empty item"),
-    (("jl-check", "--k", "9" * 30, "--claims", "lemma1"), 1, "larger than the largest n allowed"),
-    (("jl-check", "--seed", str(2**63)), 2, "--seed"),
-    (("jl-check", "--eps", "1e-320"), 1, "eps must be >= 1e-150"),
-    (("sa-check", "--sweep-L", "16,16"), 1, "more than once"),
-    (("sa-check", "--sweep-k", "1,,2"), 1, "empty item"),
-    (("sa-check", "--d", str(10**14)), 1, "d must be <= 2^44"),
-    (("osa-check", "--d-model", "100000", "--no-timing"), 1, "--d-model 100000 with --d-v 2 (the Jacobian check) needs"),
-    (("osa-check", "--schedule", "1", "--no-timing"), 1, "needs 2 or 3 coefficients"),
-    (("osa-train", "--ns-coefficients", "x", "--quick"), 1, "schedule must be one of"),
-])
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (("spectrum", "--data", "imbd"), 2, "did you mean imdb?"),
+        (("spectrum", "--data", "wikitext"), 2, "did you mean wiki103?"),
+        (("spectrum", "--data", "imdb", "--num-sentences", "abc"), 2, "--num-sentences"),
+        (("jl-check", "--k", "64,", "--claims", "lemma1"), 1, "empty item"),
+        (("jl-check", "--k", "64,,128", "--claims", "lemma1"), 1, "empty item"),
+        (("jl-check", "--k", "9" * 30, "--claims", "lemma1"), 1, "larger than the largest n allowed"),
+        (("jl-check", "--seed", str(2**63)), 2, "--seed"),
+        (("jl-check", "--eps", "1e-320"), 1, "eps must be >= 1e-150"),
+        (("sa-check", "--sweep-L", "16,16"), 1, "more than once"),
+        (("sa-check", "--sweep-k", "1,,2"), 1, "empty item"),
+        (("sa-check", "--d", str(10**14)), 1, "d must be <= 2^44"),
+        (
+            ("osa-check", "--d-model", "100000", "--no-timing"),
+            1,
+            "--d-model 100000 with --d-v 2 (the Jacobian check) needs",
+        ),
+        (("osa-check", "--schedule", "1", "--no-timing"), 1, "needs 2 or 3 coefficients"),
+        (("osa-train", "--ns-coefficients", "x", "--quick"), 1, "schedule must be one of"),
+    ],
+)
 def test_values_are_refused_before_any_work(tmp_path, args: tuple[str, ...], code: int, words: str) -> None:  # noqa: ANN001
     if args[0] == "spectrum":
         args = (*args, "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "out"), "-q")
@@ -776,8 +895,16 @@ def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> N
     from attnspec.spectra.job import run_spectrum
 
     model, data = _tiny_model_and_data(tmp_path)
-    cfg = SpectrumConfig(model=str(model), data=str(data), seq_len=16, num_sentences=8, batch_size=2, device="cpu",
-                         out=tmp_path / "run", checkpoint_every=1)
+    cfg = SpectrumConfig(
+        model=str(model),
+        data=str(data),
+        seq_len=16,
+        num_sentences=8,
+        batch_size=2,
+        device="cpu",
+        out=tmp_path / "run",
+        checkpoint_every=1,
+    )
 
     def stop(done: int) -> None:
         raise KeyboardInterrupt
@@ -791,8 +918,13 @@ def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> N
     (tmp_path / "run" / "meta.json").write_text(json.dumps(meta))
     assert _run(*_spectrum_args(model, data, tmp_path / "run", "--resume")).exit_code == 0
     whole_meta = json.loads((tmp_path / "whole" / "meta.json").read_text())
-    for field, value in (("identity", ["a"]), ("figures", "png"), ("family", ["x"]), ("layers", {"a": 1}),
-                         ("svd_method_error", [1])):
+    for field, value in (
+        ("identity", ["a"]),
+        ("figures", "png"),
+        ("family", ["x"]),
+        ("layers", {"a": 1}),
+        ("svd_method_error", [1]),
+    ):
         (tmp_path / "whole" / "meta.json").write_text(json.dumps({**whole_meta, field: value}))
         r = _run(*_spectrum_args(model, data, tmp_path / "whole"))  # the "up to date" check
         assert r.exit_code == 1 and "meta.json" in _one_error_line(r.stderr), (field, r.output)
@@ -803,7 +935,9 @@ def test_malformed_result_files_are_refused_naming_file_and_field(tmp_path) -> N
     with pytest.raises(ResultsError, match="nested deeper"):
         attnspec.load(tmp_path / "whole")
     t = pd.read_parquet(tmp_path / "run" / "metrics.parquet")
-    t.drop(columns=[c for c in t.columns if c.endswith("_of_mean_curve")]).to_parquet(tmp_path / "run" / "metrics.parquet")
+    t.drop(columns=[c for c in t.columns if c.endswith("_of_mean_curve")]).to_parquet(
+        tmp_path / "run" / "metrics.parquet"
+    )
     with pytest.raises(ResultsError, match="metrics.parquet is not a metrics table: no 'index_at_") as e:
         attnspec.load(tmp_path / "run").per_layer()
     assert "\n" not in str(e.value)
@@ -820,8 +954,15 @@ def test_a_full_stdout_is_one_error_line(tmp_path, args: tuple[str, ...]) -> Non
 
     env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1])}
     with open("/dev/full", "w") as full:
-        r = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], stdout=full, stderr=subprocess.PIPE,
-                           text=True, env=env, cwd=tmp_path, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "attnspec.cli.main", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
     assert r.returncode == 1
     assert "No space left" in _one_error_line(r.stderr)
 
@@ -838,14 +979,17 @@ def _edit_config(folder: Path, **fields: object) -> None:
     (folder / "config.json").write_text(json.dumps({**cfg, **fields}))
 
 
-@pytest.mark.parametrize(("case", "words"), [
-    ("hidden_size '32'", "field 'hidden_size' is '32' (str), not a positive integer"),
-    ("num_hidden_layers [2]", "field 'num_hidden_layers' is [2] (list)"),
-    ("config nested too deeply", "config.json is not readable JSON (nested deeper"),
-    ("JSONL line nested too deeply", "line 1 is not valid JSON (nested deeper"),
-    ("empty .gguf", "is empty (0 bytes)"),
-    ("garbage .gguf", "is not a readable GGUF file"),
-])
+@pytest.mark.parametrize(
+    ("case", "words"),
+    [
+        ("hidden_size '32'", "field 'hidden_size' is '32' (str), not a positive integer"),
+        ("num_hidden_layers [2]", "field 'num_hidden_layers' is [2] (list)"),
+        ("config nested too deeply", "config.json is not readable JSON (nested deeper"),
+        ("JSONL line nested too deeply", "line 1 is not valid JSON (nested deeper"),
+        ("empty .gguf", "is empty (0 bytes)"),
+        ("garbage .gguf", "is not a readable GGUF file"),
+    ],
+)
 def test_malformed_model_and_data_files_are_one_line(tmp_path, case: str, words: str) -> None:  # noqa: ANN001
     model, data = _tiny_model_and_data(tmp_path)
     if case.startswith("hidden_size"):
@@ -871,8 +1015,9 @@ def _wordpiece_tokenizer(with_unk: bool):
     words = ["[PAD]", "[CLS]", "[SEP]", "the", "movie", "was", "low", "rank"] + (["[UNK]"] if with_unk else [])
     backend = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
-                                   cls_token="[CLS]", sep_token="[SEP]")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]"
+    )
 
 
 def test_a_wordpiece_tokenizer_without_its_unknown_token_is_refused() -> None:
@@ -923,8 +1068,25 @@ def test_a_full_disk_while_drawing_a_checking_commands_figures_leaves_no_result(
 
     monkeypatch.setattr(Figure, "savefig", savefig)
     out = tmp_path / "jl"
-    r = _run("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4",
-             "--k", "4,8", "--claims", "lemma1", "--out", str(out))
+    r = _run(
+        "jl-check",
+        "--n",
+        "16",
+        "--eps",
+        "0.5",
+        "--trials",
+        "20",
+        "--trials-other",
+        "10",
+        "--d",
+        "4",
+        "--k",
+        "4,8",
+        "--claims",
+        "lemma1",
+        "--out",
+        str(out),
+    )
     assert r.exit_code == 1, r.output
     line = _one_error_line(r.stderr)
     assert "drawing the figures" in line and "tables and meta.json were removed" in line, line
@@ -932,8 +1094,23 @@ def test_a_full_disk_while_drawing_a_checking_commands_figures_leaves_no_result(
 
 
 # ------------------------------------------------------------ the process's surroundings: one line, never a traceback
-JL_SMALL = ("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4", "--k", "4,8",
-            "--claims", "lemma1")
+JL_SMALL = (
+    "jl-check",
+    "--n",
+    "16",
+    "--eps",
+    "0.5",
+    "--trials",
+    "20",
+    "--trials-other",
+    "10",
+    "--d",
+    "4",
+    "--k",
+    "4,8",
+    "--claims",
+    "lemma1",
+)
 
 
 def _cli_process(tmp_path: Path, args: tuple[str, ...], env: dict[str, str] | None = None, preexec=None):  # noqa: ANN001, ANN202
@@ -944,8 +1121,15 @@ def _cli_process(tmp_path: Path, args: tuple[str, ...], env: dict[str, str] | No
     import attnspec
 
     full_env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1]), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
-                          env=full_env, cwd=tmp_path, timeout=300, preexec_fn=preexec)
+    return subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=tmp_path,
+        timeout=300,
+        preexec_fn=preexec,
+    )
 
 
 def test_an_ascii_terminal_gets_escaped_characters_not_a_traceback(tmp_path) -> None:  # noqa: ANN001
@@ -977,7 +1161,7 @@ def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) 
     """(Simulated: root reads any file, so the denial is raised by open itself.)"""
     import builtins
 
-    import attnspec.spectra.models as models
+    import attnspec.spectra.model_files as model_files
 
     model, data = _tiny_model_and_data(tmp_path)
     real_open = builtins.open
@@ -987,7 +1171,7 @@ def test_a_weights_file_the_user_cannot_read_is_one_line(tmp_path, monkeypatch) 
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(models, "open", denied, raising=False)
+    monkeypatch.setattr(model_files, "open", denied, raising=False)
     r = _run(*_spectrum_args(model, data, tmp_path / "out"))
     assert r.exit_code == 1, r.output
     assert "cannot be read: Permission denied" in _one_error_line(r.stderr)
@@ -1025,17 +1209,41 @@ def _tiny_family(kind: str, vocab: int):
 
     torch.manual_seed(0)
     if kind == "albert":
-        return T.AlbertModel(T.AlbertConfig(vocab_size=vocab, embedding_size=16, hidden_size=32, num_hidden_layers=2,
-                                            num_attention_heads=4, intermediate_size=64, max_position_embeddings=64))
-    return T.ModernBertModel(T.ModernBertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=3,
-                                                num_attention_heads=4, intermediate_size=64, max_position_embeddings=64,
-                                                pad_token_id=1, bos_token_id=0, eos_token_id=2, cls_token_id=0,
-                                                sep_token_id=2))
+        return T.AlbertModel(
+            T.AlbertConfig(
+                vocab_size=vocab,
+                embedding_size=16,
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=4,
+                intermediate_size=64,
+                max_position_embeddings=64,
+            )
+        )
+    return T.ModernBertModel(
+        T.ModernBertConfig(
+            vocab_size=vocab,
+            hidden_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=64,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            cls_token_id=0,
+            sep_token_id=2,
+        )
+    )
 
 
-@pytest.mark.parametrize(("kind", "words"), [("albert", "is ALBERT, which shares one attention layer"),
-                                             ("modernbert", "is ModernBERT, whose local layers attend within a "
-                                                            "bidirectional sliding window")])
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("albert", "is ALBERT, which shares one attention layer"),
+        ("modernbert", "is ModernBERT, whose local layers attend within a bidirectional sliding window"),
+    ],
+)
 def test_families_that_cannot_be_captured_are_refused_by_name(tmp_path, kind: str, words: str) -> None:  # noqa: ANN001
     from helpers import make_roberta_tokenizer
 
@@ -1052,13 +1260,43 @@ def test_families_that_cannot_be_captured_are_refused_by_name(tmp_path, kind: st
     tok.save_pretrained(folder)
     data = tmp_path / "d.txt"
     data.write_text("attention is low rank and the spectrum decays quickly in every layer\n" * 8)
-    r = _run("spectrum", "--model", str(folder), "--data", str(data), "--num-sentences", "2", "--seq-len", "16",
-             "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "out"))
+    r = _run(
+        "spectrum",
+        "--model",
+        str(folder),
+        "--data",
+        str(data),
+        "--num-sentences",
+        "2",
+        "--seq-len",
+        "16",
+        "--device",
+        "cpu",
+        "-q",
+        "--no-plots",
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert r.exit_code == 1 and words in _one_error_line(r.stderr), r.output
     if kind == "modernbert":  # a config.json whose window is null fails inside transformers' own config
         _edit_config(folder, sliding_window=None)
-        r = _run("spectrum", "--model", str(folder), "--data", str(data), "--num-sentences", "2", "--seq-len", "16",
-                 "--device", "cpu", "-q", "--no-plots", "--out", str(tmp_path / "out2"))
+        r = _run(
+            "spectrum",
+            "--model",
+            str(folder),
+            "--data",
+            str(data),
+            "--num-sentences",
+            "2",
+            "--seq-len",
+            "16",
+            "--device",
+            "cpu",
+            "-q",
+            "--no-plots",
+            "--out",
+            str(tmp_path / "out2"),
+        )
         assert r.exit_code == 1 and "cannot load model" in _one_error_line(r.stderr), r.output
 
 
@@ -1067,11 +1305,20 @@ def test_every_shard_placeholder_in_out_is_filled_as_documented(tmp_path) -> Non
     --out is checked as (here: under a file, refused before the model is looked up)."""
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "0of2").write_text("x")
-    args = ("spectrum", "--model", str(tmp_path / "no-model"), "--data", str(tmp_path / "d.jsonl"), "-q",
-            "--out", str(tmp_path / "runs" / "{shard}" / "part{shard}-{rank}"))
+    args = (
+        "spectrum",
+        "--model",
+        str(tmp_path / "no-model"),
+        "--data",
+        str(tmp_path / "d.jsonl"),
+        "-q",
+        "--out",
+        str(tmp_path / "runs" / "{shard}" / "part{shard}-{rank}"),
+    )
     r = _run(*args, "--shard", "0/2")
-    assert r.exit_code == 1 and f"--out {tmp_path / 'runs' / '0of2' / 'part0of2-{rank}'} is under" in \
-        _one_error_line(r.stderr), r.output
+    assert r.exit_code == 1 and f"--out {tmp_path / 'runs' / '0of2' / 'part0of2-{rank}'} is under" in _one_error_line(
+        r.stderr
+    ), r.output
     r = _run(*args)
     assert r.exit_code != 0 and "no --shard" in _one_error_line(r.stderr)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "spectrum.md").read_text()

@@ -46,8 +46,9 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     common = ["--model", str(model), "--data", str(root / "d.jsonl"), "--num-sentences", "3", "--device", "cpu", "-q"]
     assert _run("spectrum", *common, "--seq-len", str(SEQ), "--out", str(root / "full"), "--no-plots").exit_code == 0
     for i in range(4):
-        r = _run("spectrum", *common, "--seq-len", str(SEQ), "--shard", f"{i}/4", "--out", str(root / f"sh{i}"),
-                 "--no-plots")
+        r = _run(
+            "spectrum", *common, "--seq-len", str(SEQ), "--shard", f"{i}/4", "--out", str(root / f"sh{i}"), "--no-plots"
+        )
         assert r.exit_code == 0, r.output
     assert _run("spectrum", *common, "--seq-len", f"12,{SEQ}", "--out", str(root / "sc"), "--no-plots").exit_code == 0
     return root
@@ -75,6 +76,7 @@ def _edit_curves(edit, says: str):
         frame = pd.read_parquet(run / "spectrum.parquet")
         edit(frame).to_parquet(run / "spectrum.parquet", index=False)
         return says
+
     return apply
 
 
@@ -118,8 +120,9 @@ def test_load_refuses_a_damaged_run(damaged: tuple[Path, str]) -> None:
         attnspec.load(run)
 
 
-@pytest.mark.parametrize("damage", ["meta-list", "figures-garbage", "curves-hold-metrics", "no-count-column",
-                                    "zero-counts", "zero-rows"])
+@pytest.mark.parametrize(
+    "damage", ["meta-list", "figures-garbage", "curves-hold-metrics", "no-count-column", "zero-counts", "zero-rows"]
+)
 def test_merge_refuses_a_damaged_shard(made: Path, tmp_path: Path, damage: str) -> None:
     shards = []
     for i in range(4):
@@ -147,11 +150,13 @@ def test_plot_scaling_refuses_lengths_that_contradict_the_tables(made: Path, tmp
     # the n12 run replaced by the n16 one: meta.json of the scaling directory still says 12
     shutil.rmtree(sc / "n12")
     shutil.copytree(sc / f"n{SEQ}", sc / "n12")
-    _one_error(_run("plot", "scaling", str(sc), "--out", str(tmp_path / "f"), "--resamples", "200"),
-               "records length 12", "seq_len 16")
+    _one_error(
+        _run("plot", "scaling", str(sc), "--out", str(tmp_path / "f"), "--resamples", "200"),
+        "records length 12",
+        "seq_len 16",
+    )
     # a run's own meta.json edited to agree: its curve table still has 16 indices
     meta = json.loads((sc / "n12" / "meta.json").read_text())
     meta["identity"]["seq_len"] = 12
     (sc / "n12" / "meta.json").write_text(json.dumps(meta))
-    _one_error(_run("plot", "scaling", str(sc), "--out", str(tmp_path / "f"), "--resamples", "200"),
-               "indices 1..12")
+    _one_error(_run("plot", "scaling", str(sc), "--out", str(tmp_path / "f"), "--resamples", "200"), "indices 1..12")

@@ -59,25 +59,129 @@ def runs(warm_hf_home: dict[str, Path], data_dir: Path, tmp_path_factory: pytest
     exact_large = ["--num-sentences", "1000", "--seq-len", "512", "--max-time", "0.001"]
     small_large = ["--num-sentences", "2", "--seq-len", "64"]
     commands = {
-        "imdb_hub": ["spectrum", "--model", "roberta-base", "--data", "imdb", "--num-sentences", "4", *quiet, "--out", str(d / "imdb_hub")],
-        "imdb_local": ["spectrum", "--model", str(warm_hf_home["roberta-base"]), "--data", str(data_dir / "imdb"), "--split", "test",
-                       "--num-sentences", "4", *quiet, "--out", str(d / "imdb_local")],
-        "large_hub": ["spectrum", "--model", "roberta-large", "--data", "wiki103", *exact_large, *quiet, "--out", str(d / "large_hub")],
-        "large_local": ["spectrum", "--model", str(warm_hf_home["roberta-large"]), "--data", wiki_test, *exact_large, *quiet,
-                        "--out", str(d / "large_local")],
-        "large_hub_64": ["spectrum", "--model", "roberta-large", "--data", "wiki103", *small_large, *quiet, "--out", str(d / "large_hub_64")],
-        "large_local_64": ["spectrum", "--model", str(warm_hf_home["roberta-large"]), "--data", wiki_test, *small_large, *quiet,
-                           "--out", str(d / "large_local_64")],
-        "partial_model": ["spectrum", "--model", "distilroberta-base", "--data", "imdb", *quiet, "--out", str(d / "x1")],
-        "missing_split": ["spectrum", "--model", "roberta-base", "--data", "imdb", "--split", "train", *quiet, "--out", str(d / "x2")],
-        "uncached_model": ["spectrum", "--model", "FacebookAI/roberta-base", "--data", "imdb", *quiet, "--out", str(d / "x3")],
+        "imdb_hub": [
+            "spectrum",
+            "--model",
+            "roberta-base",
+            "--data",
+            "imdb",
+            "--num-sentences",
+            "4",
+            *quiet,
+            "--out",
+            str(d / "imdb_hub"),
+        ],
+        "imdb_local": [
+            "spectrum",
+            "--model",
+            str(warm_hf_home["roberta-base"]),
+            "--data",
+            str(data_dir / "imdb"),
+            "--split",
+            "test",
+            "--num-sentences",
+            "4",
+            *quiet,
+            "--out",
+            str(d / "imdb_local"),
+        ],
+        "large_hub": [
+            "spectrum",
+            "--model",
+            "roberta-large",
+            "--data",
+            "wiki103",
+            *exact_large,
+            *quiet,
+            "--out",
+            str(d / "large_hub"),
+        ],
+        "large_local": [
+            "spectrum",
+            "--model",
+            str(warm_hf_home["roberta-large"]),
+            "--data",
+            wiki_test,
+            *exact_large,
+            *quiet,
+            "--out",
+            str(d / "large_local"),
+        ],
+        "large_hub_64": [
+            "spectrum",
+            "--model",
+            "roberta-large",
+            "--data",
+            "wiki103",
+            *small_large,
+            *quiet,
+            "--out",
+            str(d / "large_hub_64"),
+        ],
+        "large_local_64": [
+            "spectrum",
+            "--model",
+            str(warm_hf_home["roberta-large"]),
+            "--data",
+            wiki_test,
+            *small_large,
+            *quiet,
+            "--out",
+            str(d / "large_local_64"),
+        ],
+        "partial_model": [
+            "spectrum",
+            "--model",
+            "distilroberta-base",
+            "--data",
+            "imdb",
+            *quiet,
+            "--out",
+            str(d / "x1"),
+        ],
+        "missing_split": [
+            "spectrum",
+            "--model",
+            "roberta-base",
+            "--data",
+            "imdb",
+            "--split",
+            "train",
+            *quiet,
+            "--out",
+            str(d / "x2"),
+        ],
+        "uncached_model": [
+            "spectrum",
+            "--model",
+            "FacebookAI/roberta-base",
+            "--data",
+            "imdb",
+            *quiet,
+            "--out",
+            str(d / "x3"),
+        ],
     }
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ATTNSPEC_DATA_DIR", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_HOME")}
-    env.update(HF_HOME=str(warm_hf_home["hf_home"]), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(commands)], cwd=d, env=env,
-                          capture_output=True, text=True, timeout=900)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("ATTNSPEC_DATA_DIR", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_HOME")
+    }
+    env.update(
+        HF_HOME=str(warm_hf_home["hf_home"]),
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _DRIVER, json.dumps(commands)],
+        cwd=d,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     results["dirs"] = {k: d / k for k in commands}
@@ -111,7 +215,9 @@ def test_roberta_base_on_imdb_from_the_warm_cache(runs: dict) -> None:
     assert hub["revision"] == MODEL_REVISIONS["roberta-base"]
     assert (hub["num_layers"], hub["num_heads"], hub["max_seq_len"]) == (2, 4, 512)
     c = hub["corpus"]
-    assert c["source"] == "hub:stanfordnlp/imdb" and c["hub_id"] == "stanfordnlp/imdb" and c["hub_config"] == "plain_text"
+    assert (
+        c["source"] == "hub:stanfordnlp/imdb" and c["hub_id"] == "stanfordnlp/imdb" and c["hub_config"] == "plain_text"
+    )
     assert c["hub_revision"] == DATASET_REVISIONS["stanfordnlp/imdb"] and c["hub_fingerprint"]
     # IMDB reviews, one per input, truncated to n = 512 (short ones skipped): the test split.
     assert (c["split"], c["mode"], c["short_policy"], c["seq_len"]) == ("test", "truncate", "skip", 512)
@@ -123,8 +229,15 @@ def test_roberta_base_on_imdb_from_the_warm_cache(runs: dict) -> None:
     # The summary names what was run.
     ran = [line for line in runs["imdb_hub"]["stdout"].splitlines() if line.startswith("ran:")]
     assert len(ran) == 1
-    for needle in ("roberta-base", "hub-cache", MODEL_REVISIONS["roberta-base"][:10], "imdb split test",
-                   "stanfordnlp/imdb", DATASET_REVISIONS["stanfordnlp/imdb"][:10], "4 of 4 inputs of 512 tokens"):
+    for needle in (
+        "roberta-base",
+        "hub-cache",
+        MODEL_REVISIONS["roberta-base"][:10],
+        "imdb split test",
+        "stanfordnlp/imdb",
+        DATASET_REVISIONS["stanfordnlp/imdb"][:10],
+        "4 of 4 inputs of 512 tokens",
+    ):
         assert needle in ran[0], (needle, ran[0])
 
 
@@ -142,18 +255,41 @@ def test_roberta_large_on_wikitext_from_the_warm_cache(runs: dict) -> None:
     assert (c["split"], c["mode"], c["seq_len"], c["num_inputs"]) == ("train", "pack", 512, 1000)
     assert c["num_available_exact"] and c["input_lengths"] == {"min": 512, "median": 512, "max": 512, "full": 1000}
     assert c["inputs_sha256"] == local["corpus"]["inputs_sha256"]
-    assert hub["status"] == "partial" and hub["inputs_done"] == 0 and "--max-time reached" in runs["large_hub"]["stderr"]
+    assert (
+        hub["status"] == "partial" and hub["inputs_done"] == 0 and "--max-time reached" in runs["large_hub"]["stderr"]
+    )
     _same_curves(runs["dirs"]["large_hub_64"], runs["dirs"]["large_local_64"])
     m64 = read_meta(runs["dirs"]["large_hub_64"])
-    assert m64["status"] == "complete" and m64["corpus"]["inputs_sha256"] == read_meta(runs["dirs"]["large_local_64"])["corpus"]["inputs_sha256"]
+    assert (
+        m64["status"] == "complete"
+        and m64["corpus"]["inputs_sha256"] == read_meta(runs["dirs"]["large_local_64"])["corpus"]["inputs_sha256"]
+    )
 
 
 def test_hub_error_paths_name_what_is_missing_and_how_to_get_it(runs: dict) -> None:
-    _one_line_error(runs["partial_model"], "'distilroberta-base'", "config.json but not its weights", "hf download distilroberta-base")
-    _one_line_error(runs["missing_split"], "'imdb'", "'train'", "no split 'train'", "['test']", "--split",
-                    "load_dataset('stanfordnlp/imdb', split='train')")
-    _one_line_error(runs["uncached_model"], "'FacebookAI/roberta-base'", "not in the local Hugging Face cache",
-                    "hub is unreachable", "--model PATH", "hf download FacebookAI/roberta-base")
+    _one_line_error(
+        runs["partial_model"],
+        "'distilroberta-base'",
+        "config.json but not its weights",
+        "hf download distilroberta-base",
+    )
+    _one_line_error(
+        runs["missing_split"],
+        "'imdb'",
+        "'train'",
+        "no split 'train'",
+        "['test']",
+        "--split",
+        "load_dataset('stanfordnlp/imdb', split='train')",
+    )
+    _one_line_error(
+        runs["uncached_model"],
+        "'FacebookAI/roberta-base'",
+        "not in the local Hugging Face cache",
+        "hub is unreachable",
+        "--model PATH",
+        "hf download FacebookAI/roberta-base",
+    )
 
 
 def test_uncached_dataset_offline_names_how_to_fill_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,6 +308,12 @@ def test_uncached_dataset_offline_names_how_to_fill_the_cache(tmp_path: Path, mo
         load_inputs("wiki103", tok, seq_len=64, num_inputs=1, seed=0)
     msg = str(e.value)
     assert "\n" not in msg
-    for needle in ("'wiki103'", "'train'", "Salesforce/wikitext", "neither cached nor reachable",
-                   "load_dataset('Salesforce/wikitext', 'wikitext-103-raw-v1', split='train')", "--data PATH"):
+    for needle in (
+        "'wiki103'",
+        "'train'",
+        "Salesforce/wikitext",
+        "neither cached nor reachable",
+        "load_dataset('Salesforce/wikitext', 'wikitext-103-raw-v1', split='train')",
+        "--data PATH",
+    ):
         assert needle in msg, (needle, msg)

@@ -16,8 +16,21 @@ from attnspec.theory.linformer import dimensions as D
 from attnspec.verdicts.classify import VERDICTS
 from attnspec.verdicts.registry import catalogue
 
-SMALL = ["jl-check", "--n", "48", "--eps", "0.5", "--trials", "300", "--trials-other", "150", "--d", "4",
-         "--k", "4,12,40"]
+SMALL = [
+    "jl-check",
+    "--n",
+    "48",
+    "--eps",
+    "0.5",
+    "--trials",
+    "300",
+    "--trials-other",
+    "150",
+    "--d",
+    "4",
+    "--k",
+    "4,12,40",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,10 +43,28 @@ def test_json_rows(runner: CliRunner) -> None:
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)  # stdout holds only the JSON
     assert len(rows) > 50
-    need = {"claim", "n", "k", "eps", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "verdict",
-            "seed", "evidence"}
-    monte_carlo = {"linformer.lemma1.eq11", "linformer.lemma1.eq12", "linformer.thm1.eq3", "linformer.thm2.eq8",
-                   "linformer.thm2.eq21"}
+    need = {
+        "claim",
+        "n",
+        "k",
+        "eps",
+        "bound",
+        "exact",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "trials",
+        "verdict",
+        "seed",
+        "evidence",
+    }
+    monte_carlo = {
+        "linformer.lemma1.eq11",
+        "linformer.lemma1.eq12",
+        "linformer.thm1.eq3",
+        "linformer.thm2.eq8",
+        "linformer.thm2.eq21",
+    }
     for r in rows:
         assert {"claim", "reading", "verdict", "evidence"} <= set(r)
         assert need <= set(r) or r["claim"] not in monte_carlo
@@ -45,8 +76,15 @@ def test_json_rows(runner: CliRunner) -> None:
     at_k1 = [r for r in rows if r["claim"] == "linformer.thm1.eq3" and r["k"] == k1]
     assert at_k1 and all(r["verdict"] == "vacuous" for r in at_k1)
     # the absolute reading of eq. 12 at rho = 0 is violated (exact probability 1)
-    abs0 = [r for r in rows if r["claim"] == "linformer.lemma1.eq12" and r["reading"] == "absolute" and r["rho"] == 0.0
-            and r["family"] == "gaussian" and r["k"] == 40]
+    abs0 = [
+        r
+        for r in rows
+        if r["claim"] == "linformer.lemma1.eq12"
+        and r["reading"] == "absolute"
+        and r["rho"] == 0.0
+        and r["family"] == "gaussian"
+        and r["k"] == 40
+    ]
     assert abs0 and abs0[0]["verdict"] == "violated" and abs0[0]["exact"] == 1.0
     # same seed, same numbers
     again = runner.invoke(app, [*SMALL, "--json", "--seed", "3"])
@@ -54,8 +92,27 @@ def test_json_rows(runner: CliRunner) -> None:
 
 
 def test_table_says_vacuous_and_sweeps(runner: CliRunner) -> None:
-    res = runner.invoke(app, ["jl-check", "--n", "40", "--eps", "0.2", "--trials", "200", "--trials-other", "100",
-                              "--d", "4", "--claims", "lemma1.eq11,thm1", "--family", "gaussian", "--verbose"])
+    res = runner.invoke(
+        app,
+        [
+            "jl-check",
+            "--n",
+            "40",
+            "--eps",
+            "0.2",
+            "--trials",
+            "200",
+            "--trials-other",
+            "100",
+            "--d",
+            "4",
+            "--claims",
+            "lemma1.eq11,thm1",
+            "--family",
+            "gaussian",
+            "--verbose",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "vacuous at these parameters" in res.stdout
     assert "sweeping k below n" in res.stdout
@@ -79,8 +136,27 @@ def test_out_dir(runner: CliRunner, tmp_path) -> None:
 
 def test_out_dir_refuses_another_run(runner: CliRunner, tmp_path) -> None:
     out = tmp_path / "jl"
-    args = ["jl-check", "--n", "16", "--eps", "0.5", "--trials", "50", "--trials-other", "20", "--d", "4",
-            "--claims", "lemma1", "--family", "gaussian", "--k", "4,8", "--out", str(out)]
+    args = [
+        "jl-check",
+        "--n",
+        "16",
+        "--eps",
+        "0.5",
+        "--trials",
+        "50",
+        "--trials-other",
+        "20",
+        "--d",
+        "4",
+        "--claims",
+        "lemma1",
+        "--family",
+        "gaussian",
+        "--k",
+        "4,8",
+        "--out",
+        str(out),
+    ]
     assert runner.invoke(app, args).exit_code == 0
     assert runner.invoke(app, args).exit_code == 0  # the same run may be rewritten
     res = runner.invoke(app, [*args, "--seed", "5"])
@@ -131,8 +207,29 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
         return made["P"]
 
     monkeypatch.setattr(battery, "load_attention", fake)
-    res = runner.invoke(app, ["jl-check", "--n", str(n), "--eps", "0.3", "--trials", "200", "--claims", "thm1",
-                              "--k", "4,12", "--model", "fake", "--data", "wiki103", "--count", "2", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "jl-check",
+            "--n",
+            str(n),
+            "--eps",
+            "0.3",
+            "--trials",
+            "200",
+            "--claims",
+            "thm1",
+            "--k",
+            "4,12",
+            "--model",
+            "fake",
+            "--data",
+            "wiki103",
+            "--count",
+            "2",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert calls == {"model": "fake", "data": "wiki103", "seq_len": n, "count": 2, "data_dir": None}
     rows = json.loads(res.stdout)
@@ -140,9 +237,31 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
     assert {"fake[0]", "fake[1]", "softmax", "uniform", "near_identity"} == names
     # the same path writing results and figures (a table without Lemma 1 columns)
     out = tmp_path / "real"
-    res = runner.invoke(app, ["jl-check", "--n", str(n), "--eps", "0.3", "--trials", "100", "--claims", "thm1",
-                              "--k", "4,12", "--model", "fake", "--data", "wiki103", "--count", "1", "--out", str(out),
-                              "--verbose"])  # the progress lines (stderr) come with --verbose
+    res = runner.invoke(
+        app,
+        [
+            "jl-check",
+            "--n",
+            str(n),
+            "--eps",
+            "0.3",
+            "--trials",
+            "100",
+            "--claims",
+            "thm1",
+            "--k",
+            "4,12",
+            "--model",
+            "fake",
+            "--data",
+            "wiki103",
+            "--count",
+            "1",
+            "--out",
+            str(out),
+            "--verbose",
+        ],
+    )  # the progress lines (stderr) come with --verbose
     assert res.exit_code == 0, res.output
     table = pd.read_parquet(out / "jl.parquet")
     assert "fake[0]" in set(table["attention"]) and (out / "jl_failure_vs_k.png").is_file()
@@ -160,8 +279,20 @@ def test_real_attention_path_with_synthetic_p(runner: CliRunner, monkeypatch, tm
 
 def test_real_attention_minilm(minilm_path, data_dir) -> None:
     """Real MiniLM attention on WikiText-103 through the library path (attnspec.spectra.real_attention.sample_attention)."""
-    cfg = B.JLConfig(n=64, eps=0.3, ks=[8, 32], trials=200, claims=("thm1",), families=("gaussian",),
-                     attention_kinds=(), model="minilm", data="wiki103", data_dir=str(data_dir), count=1, seed=0)
+    cfg = B.JLConfig(
+        n=64,
+        eps=0.3,
+        ks=[8, 32],
+        trials=200,
+        claims=("thm1",),
+        families=("gaussian",),
+        attention_kinds=(),
+        model="minilm",
+        data="wiki103",
+        data_dir=str(data_dir),
+        count=1,
+        seed=0,
+    )
     P = battery.load_attention(B.attention_request(cfg))  # the loader above the theory
     res = B.run(cfg, attention=P)
     table = res.tables["jl"]
@@ -172,20 +303,24 @@ def test_real_attention_minilm(minilm_path, data_dir) -> None:
 # ----------------------------------------------------------------------------- refused up front
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--n", "64", "--k", "65"], "k = 65 > n = 64"),
-    (["--n", "1000000000000"], "n = 1,000,000,000,000 needs about"),
-    (["--k", "1:1000000000000"], "has 1,000,000,000,000 values"),
-    (["--d", "1000000000000"], "d = 1,000,000,000,000 needs about"),
-    (["--trials", "1000000000000"], "trials = 1,000,000,000,000 needs about"),
-    (["--n", "1e12"], "--n"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--n", "64", "--k", "65"], "k = 65 > n = 64"),
+        (["--n", "1000000000000"], "n = 1,000,000,000,000 needs about"),
+        (["--k", "1:1000000000000"], "has 1,000,000,000,000 values"),
+        (["--d", "1000000000000"], "d = 1,000,000,000,000 needs about"),
+        (["--trials", "1000000000000"], "trials = 1,000,000,000,000 needs about"),
+        (["--n", "1e12"], "--n"),
+    ],
+)
 def test_impossible_sizes_are_refused_in_one_line_before_any_work(args: list[str], needle: str) -> None:
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", "jl-check", *args], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", "jl-check", *args], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode != 0
     lines = [x for x in proc.stderr.strip().splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], proc.stderr

@@ -14,8 +14,23 @@ from typer.testing import CliRunner
 from attnspec.cli.main import app
 from attnspec.theory.linformer import battery as B
 
-TINY = ["jl-check", "--n", "64", "--eps", "0.5", "--trials", "50", "--trials-other", "20", "--d", "4",
-        "--k", "4,12,40", "--seed", "5"]
+TINY = [
+    "jl-check",
+    "--n",
+    "64",
+    "--eps",
+    "0.5",
+    "--trials",
+    "50",
+    "--trials-other",
+    "20",
+    "--d",
+    "4",
+    "--k",
+    "4,12,40",
+    "--seed",
+    "5",
+]
 TABLES = ("jl", "jl_errors", "jl_curves", "verdicts")
 
 
@@ -38,18 +53,21 @@ def _count_and_interrupt(monkeypatch: pytest.MonkeyPatch, stop_at: str | None) -
     """Record which groups are computed; raise KeyboardInterrupt when ``stop_at`` starts."""
     called: list[str] = []
     for group, func in dict(B._GROUP_FUNCS).items():
+
         def wrapped(*args, _group=group, _func=func, **kwargs):  # noqa: ANN002, ANN003
             called.append(_group)
             if _group == stop_at:
                 raise KeyboardInterrupt
             return _func(*args, **kwargs)
+
         monkeypatch.setitem(B._GROUP_FUNCS, group, wrapped)
     return called
 
 
 @pytest.mark.parametrize("stop_at", ["thm1", "eq4"])
 def test_an_interrupt_keeps_the_finished_groups_and_resume_gives_the_uninterrupted_tables(
-        uninterrupted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_at: str) -> None:
+    uninterrupted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_at: str
+) -> None:
     runner = CliRunner()
     out = tmp_path / "run"
     with monkeypatch.context() as m:
@@ -57,12 +75,12 @@ def test_an_interrupt_keeps_the_finished_groups_and_resume_gives_the_uninterrupt
         res = runner.invoke(app, [*TINY, "--out", str(out)])
     assert res.exit_code == 130, res.output
     line = res.stderr.strip().splitlines()[-1]
-    finished = B.RUN_GROUPS[:B.RUN_GROUPS.index(stop_at)]
+    finished = B.RUN_GROUPS[: B.RUN_GROUPS.index(stop_at)]
     assert line.startswith(f"interrupted; {len(finished)} of {len(B.RUN_GROUPS)} claim groups kept in {out}"), line
     assert "--resume" in line
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "partial"
-    assert meta["runs_done"] == list(finished) and meta["runs_missing"] == list(B.RUN_GROUPS[len(finished):])
+    assert meta["runs_done"] == list(finished) and meta["runs_missing"] == list(B.RUN_GROUPS[len(finished) :])
     assert not (out / "jl.parquet").exists() and not list(out.glob("*.png"))  # never taken for complete
 
     # without --resume, the partial result is refused, not overwritten
@@ -73,13 +91,16 @@ def test_an_interrupt_keeps_the_finished_groups_and_resume_gives_the_uninterrupt
         called = _count_and_interrupt(m, None)
         res = runner.invoke(app, [*TINY, "--out", str(out), "--resume"])
     assert res.exit_code == 0, res.output
-    assert called == list(B.RUN_GROUPS[len(finished):])  # only the missing groups were computed
+    assert called == list(B.RUN_GROUPS[len(finished) :])  # only the missing groups were computed
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["groups_kept_from_before"] == sorted(finished)
     assert not list(out.glob("jl_partial_*"))  # the partial tables are gone
     for name in TABLES:
-        pd.testing.assert_frame_equal(pd.read_parquet(out / f"{name}.parquet"),
-                                      pd.read_parquet(uninterrupted / f"{name}.parquet"), check_exact=True)
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(out / f"{name}.parquet"),
+            pd.read_parquet(uninterrupted / f"{name}.parquet"),
+            check_exact=True,
+        )
 
 
 def test_resume_with_other_options_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,11 +124,14 @@ def test_an_interrupt_without_out_exits_130_with_one_line(monkeypatch: pytest.Mo
 
 def test_resume_needs_out() -> None:
     res = CliRunner().invoke(app, [*TINY, "--resume"])
-    assert res.exit_code == 1 and res.stderr.strip() == "error: --resume needs --out: the directory of the interrupted run"
+    assert (
+        res.exit_code == 1 and res.stderr.strip() == "error: --resume needs --out: the directory of the interrupted run"
+    )
 
 
 def test_an_interrupt_never_marks_a_complete_result_partial(
-        uninterrupted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    uninterrupted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import shutil
 
     out = tmp_path / "whole"
@@ -116,7 +140,10 @@ def test_an_interrupt_never_marks_a_complete_result_partial(
     _count_and_interrupt(monkeypatch, "thm2")
     res = CliRunner().invoke(app, [*TINY, "--out", str(out)])  # the same run again, interrupted
     assert res.exit_code == 130
-    assert res.stderr.strip().splitlines()[-1] == f"interrupted after 2 of {len(B.RUN_GROUPS)} claim groups; {out} holds a complete result"
+    assert (
+        res.stderr.strip().splitlines()[-1]
+        == f"interrupted after 2 of {len(B.RUN_GROUPS)} claim groups; {out} holds a complete result"
+    )
     assert (out / "meta.json").read_text() == before and not list(out.glob("jl_partial_*"))
 
 
@@ -138,5 +165,6 @@ def test_an_interrupt_while_finishing_keeps_every_group(tmp_path: Path, monkeypa
     assert runner.invoke(app, [*options, "--out", str(out), "--resume"]).exit_code == 0
     assert called == []
     for name in TABLES:
-        pd.testing.assert_frame_equal(pd.read_parquet(out / f"{name}.parquet"),
-                                      pd.read_parquet(whole / f"{name}.parquet"), check_exact=True)
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(out / f"{name}.parquet"), pd.read_parquet(whole / f"{name}.parquet"), check_exact=True
+        )

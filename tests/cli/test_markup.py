@@ -17,8 +17,13 @@ def test_console_messages_keep_their_brackets(capsys):
 def test_verdict_table_keeps_brackets_on_a_console_without_markup(capsys):
     from rich.console import Console
 
-    row = VerdictRow(claim="linformer.thm1.eq3", reading="[gaussian]", verdict="holds", evidence="CI [0.1, 0.2] <= 0.5",
-                     params={"n": 64})
+    row = VerdictRow(
+        claim="linformer.thm1.eq3",
+        reading="[gaussian]",
+        verdict="holds",
+        evidence="CI [0.1, 0.2] <= 0.5",
+        params={"n": 64},
+    )
     print_verdict_table([row], console=Console(markup=False, width=200))
     text = capsys.readouterr().out
     assert "[gaussian]" in text and "CI [0.1, 0.2] <= 0.5" in text and "\\[" not in text

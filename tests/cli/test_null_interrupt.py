@@ -37,12 +37,32 @@ def _baselines(out: Path) -> list[object]:
 
 @pytest.mark.parametrize("stop_at", [2, 5])  # the null's second batch at the first length, and at the last
 def test_an_interrupted_random_init_null_stops_the_command_and_is_not_recorded(
-        model_dir: Path, jsonl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_at: int) -> None:
+    model_dir: Path, jsonl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_at: int
+) -> None:
     import attnspec.spectra.job as job
 
     out = tmp_path / "sc"
-    common = ["spectrum", "--model", str(model_dir), "--data", str(jsonl), "--num-sentences", "3", "--device", "cpu",
-              "-q", "--batch-size", "1", "--projection-k", "none", "--no-plots", "--seq-len", "12,24", "--out", str(out)]
+    common = [
+        "spectrum",
+        "--model",
+        str(model_dir),
+        "--data",
+        str(jsonl),
+        "--num-sentences",
+        "3",
+        "--device",
+        "cpu",
+        "-q",
+        "--batch-size",
+        "1",
+        "--projection-k",
+        "none",
+        "--no-plots",
+        "--seq-len",
+        "12,24",
+        "--out",
+        str(out),
+    ]
     r = runner.invoke(app, common)
     assert r.exit_code == 0, r.output
     real = {n: (out / f"n{n}" / "spectrum.parquet").read_bytes() for n in LENGTHS}
@@ -67,8 +87,9 @@ def test_an_interrupted_random_init_null_stops_the_command_and_is_not_recorded(
     assert [b["names"] for b in _baselines(out)] == [["uniform", "random-init"]] * 2
 
 
-def test_the_report_does_not_take_an_interrupted_or_partial_study_as_run(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_report_does_not_take_an_interrupted_or_partial_study_as_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import attnspec.spectra.study as study
     from attnspec.errors import ResultsError
     from attnspec.report import runner as report_runner

@@ -27,10 +27,29 @@ def test_json_stdout_is_only_json(out_run):
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     claims = {r["claim"] for r in rows}
-    assert claims >= {"osa.thm21", "osa.thm21.so_n", "osa.thm31.eq10", "osa.thm31.eq11", "osa.thm42", "osa.thm22",
-                      "osa.thm41", "osa.thm43", "osa.thm44", "osa.thm44.multihead", "osa.lemc2", "osa.lemc3",
-                      "osa.lemc7", "osa.lemc7.eq79", "osa.alg1", "osa.eq26", "osa.eq49", "osa.eq89",
-                      "osa.thm44.constant", "osa.lemc1", "osa.eq9.range"}
+    assert claims >= {
+        "osa.thm21",
+        "osa.thm21.so_n",
+        "osa.thm31.eq10",
+        "osa.thm31.eq11",
+        "osa.thm42",
+        "osa.thm22",
+        "osa.thm41",
+        "osa.thm43",
+        "osa.thm44",
+        "osa.thm44.multihead",
+        "osa.lemc2",
+        "osa.lemc3",
+        "osa.lemc7",
+        "osa.lemc7.eq79",
+        "osa.alg1",
+        "osa.eq26",
+        "osa.eq49",
+        "osa.eq89",
+        "osa.thm44.constant",
+        "osa.lemc1",
+        "osa.eq9.range",
+    }
     from attnspec.verdicts import registry
 
     registry.check_rows(type("R", (), r)() for r in rows)  # every (claim, reading) is registered
@@ -40,10 +59,17 @@ def test_json_stdout_is_only_json(out_run):
     assert all(r["seed"] == 3 for r in rows)
     # the Muon schedule's σ(B) > 1 exceeds bound (11), and the toolkit says so — as a
     # measurement of a variant (the theorem's B is eq. (9)'s cubic), not a violation
-    muon11 = [r for r in rows if r["claim"] == "osa.thm31.eq11" and r["schedule"] == "muon" and r["reading"] == "variant"]
+    muon11 = [
+        r for r in rows if r["claim"] == "osa.thm31.eq11" and r["schedule"] == "muon" and r["reading"] == "variant"
+    ]
     assert muon11 and muon11[0]["verdict"] == "measured" and "violated" in muon11[0]["evidence"]
-    assert not [r for r in rows if r["claim"].startswith("osa.thm31") and r["schedule"] == "muon"
-                and r["reading"] in ("as-stated", "sigma-le-1")]
+    assert not [
+        r
+        for r in rows
+        if r["claim"].startswith("osa.thm31")
+        and r["schedule"] == "muon"
+        and r["reading"] in ("as-stated", "sigma-le-1")
+    ]
 
 
 def test_out_directory(out_run):
@@ -52,9 +78,22 @@ def test_out_directory(out_run):
     assert meta["kind"] == "osa-check" and meta["seed"] == 3 and meta["identity"]["steps"] == 3
     assert "osa.thm31.eq10" in meta["claims"]
     assert "torch" in meta and "wall_seconds" in meta
-    for name in ("verdicts", "thm21", "thm31", "thm31_violations", "thm42", "thm22", "jacobian", "jacobian_full_span",
-                 "layer_orthogonality",
-                 "lemma_c2", "lemma_c3", "lemma_c7", "algorithm1", "printed"):
+    for name in (
+        "verdicts",
+        "thm21",
+        "thm31",
+        "thm31_violations",
+        "thm42",
+        "thm22",
+        "jacobian",
+        "jacobian_full_span",
+        "layer_orthogonality",
+        "lemma_c2",
+        "lemma_c3",
+        "lemma_c7",
+        "algorithm1",
+        "printed",
+    ):
         assert (out / f"{name}.parquet").is_file() and (out / f"{name}.csv").is_file(), name
     viol = pd.read_parquet(out / "thm31_violations.parquet")
     assert len(viol) > 0 and (viol.sigma_max > 1).all()  # every Thm 3.1 violation comes with σ_max(B) > 1
@@ -88,8 +127,9 @@ def test_same_seed_same_numbers(out_run, tmp_path):
     assert list(a.verdict) == list(b.verdict)
     # rows that could not evaluate anything (a printed product that is not conformable) have no
     # estimate: NaN on both sides, which assert_array_equal treats as equal
-    np.testing.assert_array_equal(a.estimate.astype(float).round(12).to_numpy(),
-                                  b.estimate.astype(float).round(12).to_numpy())
+    np.testing.assert_array_equal(
+        a.estimate.astype(float).round(12).to_numpy(), b.estimate.astype(float).round(12).to_numpy()
+    )
 
 
 def test_refuses_a_different_run_in_out(out_run):
@@ -133,8 +173,22 @@ def test_bad_input_one_line_error(args, match):
 
 
 def test_custom_schedule_accepted():
-    res = runner.invoke(app, ["osa-check", "--json", "--steps", "2", "--trials", "1", "--no-timing", "--alpha", "0.5",
-                              "--schedule", "1.5,-0.5;1.875,-1.25,0.375"])
+    res = runner.invoke(
+        app,
+        [
+            "osa-check",
+            "--json",
+            "--steps",
+            "2",
+            "--trials",
+            "1",
+            "--no-timing",
+            "--alpha",
+            "0.5",
+            "--schedule",
+            "1.5,-0.5;1.875,-1.25,0.375",
+        ],
+    )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert any(str(r.get("schedule", "")).startswith("custom") for r in rows)

@@ -65,8 +65,13 @@ def test_quick_run_writes_tidy_tables_meta_and_figures(quick_run: tuple[Path, ob
     assert paper["model"].tolist() == ["osa-qr", "osa-ns", "vit", "vit-noskip", "vit-noskip-noln"]
     assert paper.set_index("model")["accuracy_mean"].to_dict() == pytest.approx(means.to_dict())
     orders = read_table(out, "osa_train_orderings")
-    assert len(orders) == 10 and set(orders["outcome"]) <= {"reproduced", "reversed", "not resolved", "consistent",
-                                                            "not reproduced"}
+    assert len(orders) == 10 and set(orders["outcome"]) <= {
+        "reproduced",
+        "reversed",
+        "not resolved",
+        "consistent",
+        "not reproduced",
+    }
     assert len(meta["replicate_seeds"]) == 2 and meta["wall_seconds"] > 0
     assert meta["departures"] and meta["paper_setup"]["epochs"] == 10
     assert "torch" in meta and "numpy" in meta
@@ -96,26 +101,29 @@ def test_out_holding_another_run_is_refused(quick_run: tuple[Path, object]) -> N
     assert "holds a different run" in result.stderr and "epochs" in result.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--models", "vit,resnet"], "unknown model 'resnet'"),
-    (["--models", ","], "--models must name at least one"),
-    (["--epochs", "0"], "epochs must be in [1, inf), got 0"),
-    (["--seeds", "0"], "seeds must be in [1, inf), got 0"),
-    (["--alpha-init", "nan"], "alpha_init must be finite, got nan"),
-    (["--alpha-init", "inf"], "alpha_init must be finite, got inf"),
-    (["--lr", "-1"], "lr must be in (0, inf), got -1.0"),
-    (["--heads", "3"], "dim must be a multiple of heads"),
-    (["--heads", "1"], "2*d_v <= dim"),
-    (["--patch-size", "3"], "patch_size must divide the 8x8 image"),
-    (["--test-fraction", "1.5"], "test_fraction must be in (0, 1), got 1.5"),
-    # a split with fewer images than classes would reach sklearn and end in a traceback
-    (["--test-fraction", "0.999"], "test_fraction must be in (0.005008, 0.9944] so that both stratified splits"),
-    (["--test-fraction", "0.001"], "test_fraction must be in (0.005008, 0.9944]"),
-    (["--ns-coefficients", "bogus"], "schedule must be one of cubic, muon, polar-express"),
-    (["--ns-steps", "-1"], "ns_steps must be in [0, inf), got -1"),
-    (["--threads", "0"], "--threads must be in [1, "),
-    (["--threads", "1000000"], "got 1000000"),  # libgomp failed allocating its pool before the cap
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--models", "vit,resnet"], "unknown model 'resnet'"),
+        (["--models", ","], "--models must name at least one"),
+        (["--epochs", "0"], "epochs must be in [1, inf), got 0"),
+        (["--seeds", "0"], "seeds must be in [1, inf), got 0"),
+        (["--alpha-init", "nan"], "alpha_init must be finite, got nan"),
+        (["--alpha-init", "inf"], "alpha_init must be finite, got inf"),
+        (["--lr", "-1"], "lr must be in (0, inf), got -1.0"),
+        (["--heads", "3"], "dim must be a multiple of heads"),
+        (["--heads", "1"], "2*d_v <= dim"),
+        (["--patch-size", "3"], "patch_size must divide the 8x8 image"),
+        (["--test-fraction", "1.5"], "test_fraction must be in (0, 1), got 1.5"),
+        # a split with fewer images than classes would reach sklearn and end in a traceback
+        (["--test-fraction", "0.999"], "test_fraction must be in (0.005008, 0.9944] so that both stratified splits"),
+        (["--test-fraction", "0.001"], "test_fraction must be in (0.005008, 0.9944]"),
+        (["--ns-coefficients", "bogus"], "schedule must be one of cubic, muon, polar-express"),
+        (["--ns-steps", "-1"], "ns_steps must be in [0, inf), got -1"),
+        (["--threads", "0"], "--threads must be in [1, "),
+        (["--threads", "1000000"], "got 1000000"),  # libgomp failed allocating its pool before the cap
+    ],
+)
 def test_bad_input_is_a_one_line_error(args: list[str], message: str) -> None:
     result = runner.invoke(app, ["osa-train", "--quick", *args])
     assert result.exit_code == 1, result.output
@@ -126,6 +134,7 @@ def test_bad_input_is_a_one_line_error(args: list[str], message: str) -> None:
 
 
 # ----------------------------------------------------------------------------- interrupt and --resume
+
 
 def _train_counting(monkeypatch: pytest.MonkeyPatch, interrupt_at: int | None = None) -> list[tuple[str, int]]:
     """Count the (model, replicate) runs trained; raise KeyboardInterrupt (what Ctrl-C and,
@@ -146,15 +155,23 @@ def _train_counting(monkeypatch: pytest.MonkeyPatch, interrupt_at: int | None = 
 
 
 def _same_tables(a: Path, b: Path) -> None:
-    for name in ("osa_train", "osa_train_runs", "osa_train_summary", "osa_train_signal", "osa_train_paper",
-                 "osa_train_orderings", "verdicts"):
+    for name in (
+        "osa_train",
+        "osa_train_runs",
+        "osa_train_summary",
+        "osa_train_signal",
+        "osa_train_paper",
+        "osa_train_orderings",
+        "verdicts",
+    ):
         x, y = read_table(a, name), read_table(b, name)
         wall = [c for c in x.columns if c.startswith("wall_seconds")]  # timings differ between any two runs
         pd.testing.assert_frame_equal(x.drop(columns=wall), y.drop(columns=wall), check_exact=True)
 
 
 def test_an_interrupt_keeps_the_finished_runs_and_resume_gives_the_uninterrupted_tables(
-        quick_run: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    quick_run: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     whole, first = quick_run
     assert first.exit_code == 0 and read_meta(whole)["status"] == "complete"
     out = tmp_path / "run"
@@ -187,7 +204,8 @@ def test_an_interrupt_keeps_the_finished_runs_and_resume_gives_the_uninterrupted
 
 
 def test_an_interrupt_never_marks_a_complete_result_partial(
-        quick_run: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    quick_run: tuple[Path, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import shutil
 
     whole, _ = quick_run
@@ -205,7 +223,8 @@ def test_an_interrupt_without_out_exits_130_with_one_line(monkeypatch: pytest.Mo
     r = runner.invoke(app, [*QUICK, "--models", "vit", "--seeds", "2"])
     assert r.exit_code == 130
     assert [ln for ln in r.stderr.splitlines() if ln.startswith("interrupted")] == [
-        "interrupted after 1 of 2 runs; nothing saved (no --out)"]
+        "interrupted after 1 of 2 runs; nothing saved (no --out)"
+    ]
     r = runner.invoke(app, [*QUICK, "--resume"])
     assert r.exit_code == 1 and r.stderr.startswith("error: --resume needs --out"), r.output
 
@@ -223,8 +242,9 @@ def test_a_real_sigterm_keeps_the_finished_runs(tmp_path: Path) -> None:
     out = tmp_path / "run"
     driver = "import sys; from attnspec.cli.main import app; sys.argv[0] = 'attnspec'; app()"
     args = [*QUICK, "--models", "vit,vit-noskip", "--epochs", "4", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-c", driver, *args], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", driver, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     lines = []
     for line in proc.stderr:  # the first finished run, then SIGTERM
         lines.append(line)

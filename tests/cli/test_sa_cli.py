@@ -12,8 +12,31 @@ from typer.testing import CliRunner
 from attnspec.cli.main import app
 from attnspec.storage.results import read_meta
 
-SMALL = ["sa-check", "--L", "24", "--k", "2", "--eps", "0.05", "--delta", "0.3", "--m", "0.2", "--M", "1",
-         "--beta", "0.2", "--trials", "20", "--sweep-L", "12,24", "--sweep-k", "1,2", "--sweep-trials", "20"]
+SMALL = [
+    "sa-check",
+    "--L",
+    "24",
+    "--k",
+    "2",
+    "--eps",
+    "0.05",
+    "--delta",
+    "0.3",
+    "--m",
+    "0.2",
+    "--M",
+    "1",
+    "--beta",
+    "0.2",
+    "--trials",
+    "20",
+    "--sweep-L",
+    "12,24",
+    "--sweep-k",
+    "1,2",
+    "--sweep-trials",
+    "20",
+]
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +67,16 @@ def test_json_only_on_stdout(run_dir) -> None:
 
 def test_out_dir_contents(run_dir) -> None:
     out, _ = run_dir
-    for name in ("sa.parquet", "verdicts.parquet", "error_map.parquet", "meta.json",
-                 "sa_success_vs_d.png", "sa_success_vs_d.svg", "sa_dstar_vs_klogL.png", "sa_row_error.png"):
+    for name in (
+        "sa.parquet",
+        "verdicts.parquet",
+        "error_map.parquet",
+        "meta.json",
+        "sa_success_vs_d.png",
+        "sa_success_vs_d.svg",
+        "sa_dstar_vs_klogL.png",
+        "sa_row_error.png",
+    ):
         assert (out / name).is_file(), name
     sa = pd.read_parquet(out / "sa.parquet")
     assert list(sa.columns[:2]) == ["kind", "L"]  # identifier columns first

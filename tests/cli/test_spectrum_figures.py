@@ -33,8 +33,24 @@ def jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _spectrum(model_dir: Path, jsonl: Path, out: Path, *extra: str):
-    return runner.invoke(app, ["spectrum", "--model", str(model_dir), "--data", str(jsonl), "--seq-len", "24",
-                               "--device", "cpu", "-q", "--out", str(out), *extra])
+    return runner.invoke(
+        app,
+        [
+            "spectrum",
+            "--model",
+            str(model_dir),
+            "--data",
+            str(jsonl),
+            "--seq-len",
+            "24",
+            "--device",
+            "cpu",
+            "-q",
+            "--out",
+            str(out),
+            *extra,
+        ],
+    )
 
 
 def _meta(run: Path) -> dict:
@@ -77,8 +93,17 @@ def test_at_is_kept_in_meta_and_plot_redraws_with_it(model_dir, jsonl, tmp_path)
 
 
 def test_partial_run_says_so_and_comparison_has_one_colour_bar(model_dir, jsonl, tmp_path) -> None:
-    assert run_label({"identity": {"model": "m", "data": "d", "seq_len": 8}, "status": "partial",
-                      "inputs_done": 12, "inputs_total": 200}) == "m · d · n = 8 · partial: 12 of 200 inputs"
+    assert (
+        run_label(
+            {
+                "identity": {"model": "m", "data": "d", "seq_len": 8},
+                "status": "partial",
+                "inputs_done": 12,
+                "inputs_total": 200,
+            }
+        )
+        == "m · d · n = 8 · partial: 12 of 200 inputs"
+    )
     a, b = tmp_path / "a", tmp_path / "b"
     for run, seed in ((a, "0"), (b, "1")):
         r = _spectrum(model_dir, jsonl, run, "--num-sentences", "3", "--seed", seed, "--no-plots")
@@ -107,7 +132,9 @@ def test_titles_name_runs_by_alias_never_a_path_and_label_overrides(model_dir, j
     svg = (run / "figures" / "spectrum_layers.svg").read_text()
     assert "tiny RoBERTa on reviews" in svg and str(tmp_path) not in svg
     assert _meta(run)["figures"]["label"] == "tiny RoBERTa on reviews"  # kept for the next redraw
-    r = runner.invoke(app, ["plot", "spectrum", str(run), str(run), "--label", "only one", "--out", str(tmp_path / "c")])
+    r = runner.invoke(
+        app, ["plot", "spectrum", str(run), str(run), "--label", "only one", "--out", str(tmp_path / "c")]
+    )
     assert r.exit_code == 1 and "--label must be given once per run: 1 labels for 2 runs" in r.stderr
 
 
@@ -151,8 +178,19 @@ def test_a_plain_savefig_clips_no_title(model_dir, jsonl, tmp_path) -> None:
     from attnspec.storage.results import read_meta, read_table
 
     run = tmp_path / "run"
-    assert _spectrum(model_dir, jsonl, run, "--num-sentences", "2", "--no-plots",
-                     "--label", "a deliberately long title that names the model, the corpus and far more").exit_code == 0
+    assert (
+        _spectrum(
+            model_dir,
+            jsonl,
+            run,
+            "--num-sentences",
+            "2",
+            "--no-plots",
+            "--label",
+            "a deliberately long title that names the model, the corpus and far more",
+        ).exit_code
+        == 0
+    )
     for name, fig in run_figures(read_table(run, "spectrum"), read_meta(run)).items():
         fig.savefig(tmp_path / f"{name}.png")  # what a user does: constrained layout has run
         fig.canvas.draw()  # measure at the figure's own dpi (savefig drew at savefig.dpi)
@@ -161,12 +199,15 @@ def test_a_plain_savefig_clips_no_title(model_dir, jsonl, tmp_path) -> None:
         for text in [t for ax in fig.axes for t in (ax.title, ax.xaxis.label, ax.yaxis.label)] + fig.texts:
             if text.get_text():
                 ext = text.get_window_extent(renderer)
-                assert ext.x0 >= box.x0 - 1 and ext.x1 <= box.x1 + 1 and ext.y1 <= box.y1 + 1 and ext.y0 >= box.y0 - 1, \
-                    (name, text.get_text())
+                assert (
+                    ext.x0 >= box.x0 - 1 and ext.x1 <= box.x1 + 1 and ext.y1 <= box.y1 + 1 and ext.y0 >= box.y0 - 1
+                ), (name, text.get_text())
         plt.close(fig)
 
 
-def test_rerunning_a_complete_run_is_up_to_date_overwrite_recomputes_other_params_refused(model_dir, jsonl, tmp_path) -> None:
+def test_rerunning_a_complete_run_is_up_to_date_overwrite_recomputes_other_params_refused(
+    model_dir, jsonl, tmp_path
+) -> None:
     run = tmp_path / "run"
     r = _spectrum(model_dir, jsonl, run, "--num-sentences", "3")
     assert r.exit_code == 0, r.output
@@ -187,8 +228,23 @@ def test_rerunning_a_complete_run_is_up_to_date_overwrite_recomputes_other_param
 
 def test_a_complete_scaling_run_asked_again_is_up_to_date(model_dir, jsonl, tmp_path) -> None:
     out = tmp_path / "scaling"
-    args = ["spectrum", "--model", str(model_dir), "--data", str(jsonl), "--seq-len", "12,24", "--num-sentences", "2",
-            "--device", "cpu", "-q", "--no-plots", "--out", str(out)]
+    args = [
+        "spectrum",
+        "--model",
+        str(model_dir),
+        "--data",
+        str(jsonl),
+        "--seq-len",
+        "12,24",
+        "--num-sentences",
+        "2",
+        "--device",
+        "cpu",
+        "-q",
+        "--no-plots",
+        "--out",
+        str(out),
+    ]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
     stamp = (out / "n24" / "state.npz").stat().st_mtime_ns

@@ -9,9 +9,33 @@ from typer.testing import CliRunner
 from attnspec.cli.main import app
 
 runner = CliRunner()
-SA = ["sa-check", "--L", "24", "--k", "2", "--eps", "0.05", "--delta", "0.3", "--m", "0.2", "--M", "1",
-      "--beta", "0.2", "--trials", "20", "--sweep-L", "12,24", "--sweep-k", "1,2", "--sweep-trials", "20",
-      "--seed", "3"]
+SA = [
+    "sa-check",
+    "--L",
+    "24",
+    "--k",
+    "2",
+    "--eps",
+    "0.05",
+    "--delta",
+    "0.3",
+    "--m",
+    "0.2",
+    "--M",
+    "1",
+    "--beta",
+    "0.2",
+    "--trials",
+    "20",
+    "--sweep-L",
+    "12,24",
+    "--sweep-k",
+    "1,2",
+    "--sweep-trials",
+    "20",
+    "--seed",
+    "3",
+]
 
 
 def test_sa_check_summary_by_default_full_table_with_verbose() -> None:
@@ -23,10 +47,12 @@ def test_sa_check_summary_by_default_full_table_with_verbose() -> None:
     # a header, the table (a heading line, then one row of at most two lines per claim:
     # continuation lines start with spaces), the footer
     head = next(i for i, l in enumerate(lines) if l.startswith("claim "))
-    assert lines[0].startswith("sa-check: ") and f"{len(claims)} claims, {len(rows)} verdict rows" in " ".join(lines[:head])
+    assert lines[0].startswith("sa-check: ") and f"{len(claims)} claims, {len(rows)} verdict rows" in " ".join(
+        lines[:head]
+    )
     from attnspec.verdicts import registry
 
-    table = [l for l in lines[head + 1:-1] if not l.startswith(" ")]
+    table = [l for l in lines[head + 1 : -1] if not l.startswith(" ")]
     labels = [registry.get(c).label for c in claims]
     assert len(table) == len(claims), short.stdout
     for row, label in zip(table, labels, strict=True):

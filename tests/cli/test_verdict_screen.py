@@ -26,8 +26,15 @@ QUALIFIERS = ("sequential", "error rate", "instance seed", "95% CI", "stopped at
 
 def _run(*args: str) -> str:
     env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "attnspec.cli.main", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "attnspec.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 

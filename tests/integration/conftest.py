@@ -19,8 +19,10 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def text_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Plain text, one document per line, each long enough to fill a window."""
     rng = np.random.default_rng(0)
-    words = ("attention matrix rank lobster movie actors story music numbers quotes brackets the of and "
-             "a was to in it is that singular value curve encoder").split()
+    words = (
+        "attention matrix rank lobster movie actors story music numbers quotes brackets the of and "
+        "a was to in it is that singular value curve encoder"
+    ).split()
     path = tmp_path_factory.mktemp("text") / "docs.txt"
     path.write_text("\n".join(" ".join(rng.choice(words, size=60)) for _ in range(40)) + "\n")
     return path

@@ -16,8 +16,10 @@ import attnspec
 from attnspec.errors import InputError, ResultsError
 
 SEQ = 24
-WORDS = ("attention matrix rank lobster movie actors story music numbers quotes brackets the of and "
-         "a was to in it is that singular value curve decoder").split()
+WORDS = (
+    "attention matrix rank lobster movie actors story music numbers quotes brackets the of and "
+    "a was to in it is that singular value curve decoder"
+).split()
 
 
 def _texts(count: int, seed: int = 0, lo: int = 4, hi: int = 40) -> list[str]:
@@ -34,8 +36,9 @@ def llama_like(tmp_path_factory: pytest.TempPathFactory):
 
 def test_api_with_a_loaded_decoder_and_texts(llama_like, tmp_path: Path) -> None:
     model, tok = llama_like
-    res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(6), seq_len=SEQ, seed=1, batch_size=3,
-                            progress=False)
+    res = attnspec.spectrum(
+        model=model, tokenizer=tok, texts=_texts(6), seq_len=SEQ, seed=1, batch_size=3, progress=False
+    )
     assert isinstance(res, attnspec.SpectrumResult) and res.path is None
     assert res.family == "decoder" and res.causal is True
     assert res.meta["capture"] == "registry" and res.meta["num_heads"] == 4 and res.meta["inputs_done"] == 6
@@ -66,8 +69,9 @@ def test_padding_gives_the_spectra_of_unpadded_single_inputs(llama_like) -> None
     three = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=3, progress=False)
     assert one.meta["corpus"]["input_lengths"]["min"] < SEQ  # really padded
     np.testing.assert_allclose(three.curves["mean"], one.curves["mean"], rtol=0, atol=1e-6)
-    np.testing.assert_allclose(three.metrics["effective_rank_mean"], one.metrics["effective_rank_mean"], rtol=0,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        three.metrics["effective_rank_mean"], one.metrics["effective_rank_mean"], rtol=0, atol=1e-5
+    )
 
 
 def test_cli_and_api_make_the_same_run_and_load_reads_cli_runs(tmp_path: Path) -> None:
@@ -82,16 +86,34 @@ def test_cli_and_api_make_the_same_run_and_load_reads_cli_runs(tmp_path: Path) -
     data = tmp_path / "docs.txt"
     data.write_text("\n".join(_texts(10, seed=3, lo=30, hi=40)) + "\n")
     cli_out = tmp_path / "cli"
-    r = CliRunner().invoke(app, ["spectrum", "--model", str(model_dir), "--data", str(data), "--seq-len", str(SEQ),
-                                 "--num-sentences", "5", "--device", "cpu", "--out", str(cli_out), "--quiet",
-                                 "--no-plots"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "spectrum",
+            "--model",
+            str(model_dir),
+            "--data",
+            str(data),
+            "--seq-len",
+            str(SEQ),
+            "--num-sentences",
+            "5",
+            "--device",
+            "cpu",
+            "--out",
+            str(cli_out),
+            "--quiet",
+            "--no-plots",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "decoder, causal P" in r.output
     from_cli = attnspec.load(cli_out)
     assert from_cli.meta["family"] == "decoder" and from_cli.meta["causal"] is True
     assert from_cli.meta["model_class"] == "GPT2Model"
-    from_api = attnspec.spectrum(str(model_dir), data=str(data), seq_len=SEQ, num_inputs=5, device="cpu",
-                                 progress=False)
+    from_api = attnspec.spectrum(
+        str(model_dir), data=str(data), seq_len=SEQ, num_inputs=5, device="cpu", progress=False
+    )
     pd.testing.assert_frame_equal(from_api.curves, from_cli.curves)
     assert from_api.meta["corpus"]["inputs_sha256"] == from_cli.meta["corpus"]["inputs_sha256"]
 
@@ -124,8 +146,10 @@ def test_import_attnspec_is_light_and_spectrum_stays_callable() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, attnspec; assert 'torch' not in sys.modules, 'torch imported'; "
-            "import attnspec.spectra.job; assert callable(attnspec.spectrum); print('ok')")
+    code = (
+        "import sys, attnspec; assert 'torch' not in sys.modules, 'torch imported'; "
+        "import attnspec.spectra.job; assert callable(attnspec.spectrum); print('ok')"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
@@ -134,8 +158,9 @@ def test_import_attnspec_is_light_and_spectrum_stays_callable() -> None:
 @pytest.fixture(scope="module")
 def saved_run(llama_like, tmp_path_factory: pytest.TempPathFactory) -> Path:
     model, tok = llama_like
-    res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, seed=5, lo=30, hi=40), seq_len=SEQ,
-                            progress=False)
+    res = attnspec.spectrum(
+        model=model, tokenizer=tok, texts=_texts(4, seed=5, lo=30, hi=40), seq_len=SEQ, progress=False
+    )
     return res.save(tmp_path_factory.mktemp("api-edge") / "run")
 
 
@@ -143,8 +168,9 @@ def test_load_refuses_a_state_copied_from_another_run(llama_like, saved_run: Pat
     import shutil
 
     model, tok = llama_like
-    other = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, seed=6, lo=30, hi=40), seq_len=SEQ,
-                              progress=False).save(tmp_path / "other")
+    other = attnspec.spectrum(
+        model=model, tokenizer=tok, texts=_texts(4, seed=6, lo=30, hi=40), seq_len=SEQ, progress=False
+    ).save(tmp_path / "other")
     mixed = tmp_path / "mixed"
     shutil.copytree(saved_run, mixed)
     shutil.copy(other / "state.npz", mixed / "state.npz")
@@ -166,8 +192,9 @@ def test_save_refuses_a_read_only_folder_instead_of_returning(saved_run: Path, t
         ro.chmod(0o755)
 
 
-def test_ctrl_c_raises_keyboard_interrupt_after_keeping_the_partial_result(llama_like, tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_raises_keyboard_interrupt_after_keeping_the_partial_result(
+    llama_like, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import attnspec.spectra.job as sr
 
     model, tok = llama_like
@@ -181,23 +208,34 @@ def test_ctrl_c_raises_keyboard_interrupt_after_keeping_the_partial_result(llama
     monkeypatch.setattr(sr, "_before_commit", interrupt_on_second_batch)
     texts = _texts(6, seed=7, lo=30, hi=40)
     with pytest.raises(KeyboardInterrupt, match="1 of 6 inputs kept in"):
-        attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, out=tmp_path / "run",
-                          progress=False)
+        attnspec.spectrum(
+            model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, out=tmp_path / "run", progress=False
+        )
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert (meta["status"], meta["inputs_done"]) == ("interrupted", 1)
     calls.clear()
     with pytest.raises(KeyboardInterrupt, match="nothing kept"):
         attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, progress=False)
     monkeypatch.setattr(sr, "_before_commit", lambda: None)
-    done = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=SEQ, batch_size=1, out=tmp_path / "run",
-                             resume=True, progress=False)
+    done = attnspec.spectrum(
+        model=model,
+        tokenizer=tok,
+        texts=texts,
+        seq_len=SEQ,
+        batch_size=1,
+        out=tmp_path / "run",
+        resume=True,
+        progress=False,
+    )
     assert done.meta["status"] == "complete" and done.meta["inputs_done"] == 6
 
 
 def test_short_inputs_are_visible_and_c_beyond_them_is_not_one(minilm_path: Path) -> None:
     """Two texts of about 20 tokens at n = 128: the lengths are stated and c_32 is not 1."""
-    texts = ["Attention matrices of pretrained transformers are said to be low rank in practice.",
-             "The spectrum of each head decays quickly, which Linformer uses to project keys and values."]
+    texts = [
+        "Attention matrices of pretrained transformers are said to be low rank in practice.",
+        "The spectrum of each head decays quickly, which Linformer uses to project keys and values.",
+    ]
     with pytest.warns(UserWarning, match="inputs are shorter than seq_len=128"):
         res = attnspec.spectrum("minilm", texts=texts, seq_len=128, device="cpu", progress=False)
     lengths = res.meta["corpus"]["input_lengths"]
@@ -218,8 +256,9 @@ def test_compare_leaves_out_c_at_beyond_a_short_input(llama_like, tmp_path: Path
     runs = []
     for seed in (8, 9):
         with pytest.warns(UserWarning, match="shorter than seq_len"):
-            res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, seed=seed, lo=3, hi=8), seq_len=SEQ,
-                                    progress=False)
+            res = attnspec.spectrum(
+                model=model, tokenizer=tok, texts=_texts(4, seed=seed, lo=3, hi=8), seq_len=SEQ, progress=False
+            )
         runs.append(res.save(tmp_path / f"r{seed}"))
     with pytest.warns(UserWarning, match="c_20 is left out of the comparison"):
         table = compare_runs(runs, at=20)
@@ -230,16 +269,25 @@ def test_compare_leaves_out_c_at_beyond_a_short_input(llama_like, tmp_path: Path
 
 def test_api_null_baselines_on_a_causal_decoder_survive_save_and_load(llama_like, tmp_path: Path) -> None:
     model, tok = llama_like
-    res = attnspec.spectrum(model=model, tokenizer=tok, texts=_texts(4, lo=30, hi=40), seq_len=16, seed=2,
-                            progress=False, baseline="entropy-matched,uniform")
+    res = attnspec.spectrum(
+        model=model,
+        tokenizer=tok,
+        texts=_texts(4, lo=30, hi=40),
+        seq_len=16,
+        seed=2,
+        progress=False,
+        baseline="entropy-matched,uniform",
+    )
     assert res.meta["baselines"]["names"] == ["entropy-matched", "uniform"] and res.meta["baselines"]["seed"] == 2
     m = res.baselines["baseline_metrics"]
     uniform = m[m["baseline"] == "uniform"]
     # causal layers: the lower-triangular uniform matrix, whose k90 is above 1 (not the encoder's rank-1 matrix)
     assert (uniform["reach_index_mean"] > 1).all() and np.allclose(uniform["row_entropy_mean"], 1.0)
     table = res.per_layer()
-    assert {"median_index_at_0.9_of_mean_curve_uniform_null",
-            "median_index_at_0.9_of_mean_curve_entropy-matched_null"} <= set(table.columns)
+    assert {
+        "median_index_at_0.9_of_mean_curve_uniform_null",
+        "median_index_at_0.9_of_mean_curve_entropy-matched_null",
+    } <= set(table.columns)
     again = attnspec.load(res.save(tmp_path / "saved"))
     for name, frame in res.baselines.items():
         pd.testing.assert_frame_equal(again.baselines[name], frame)
@@ -256,10 +304,13 @@ def test_random_init_null_runs_the_same_architecture_on_the_same_inputs(llama_li
     model, tok = llama_like
     texts = _texts(3, lo=30, hi=40)
     state = torch.get_rng_state()
-    res = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=16, seed=5, progress=False,
-                            baseline="random-init")
+    res = attnspec.spectrum(
+        model=model, tokenizer=tok, texts=texts, seq_len=16, seed=5, progress=False, baseline="random-init"
+    )
     assert torch.equal(torch.get_rng_state(), state)  # the caller's global random state is untouched
-    assert res.meta["baselines"]["names"] == ["random-init"] and res.meta["baselines"]["matrices_per_head"] == {"random-init": 3}
+    assert res.meta["baselines"]["names"] == ["random-init"] and res.meta["baselines"]["matrices_per_head"] == {
+        "random-init": 3
+    }
     real = res.state.inputs_table()
     null = res.baselines["baseline_inputs"]
     assert sorted(null["input"].unique()) == sorted(real["input"].unique())  # the run's own inputs
@@ -290,13 +341,35 @@ def test_a_scaling_study_from_python_is_the_one_the_cli_runs(model_dir: Path, te
     assert res.nulls["source"].tolist() == ["real", "uniform"] and "uniform null gives" in res.sentence()
     assert sorted(set(zip(res.projection["k"], res.projection["n"]))) == [(4, 12), (4, 24)]
     figures = res.plot(tmp_path / "figs")
-    assert sorted(p.name for p in figures) == ["scaling_beta.png", "scaling_beta.svg", "scaling_k90.png",
-                                               "scaling_k90.svg"] and all(p.is_file() for p in figures)
+    assert sorted(p.name for p in figures) == [
+        "scaling_beta.png",
+        "scaling_beta.svg",
+        "scaling_k90.png",
+        "scaling_k90.svg",
+    ] and all(p.is_file() for p in figures)
     assert "n=[12, 24]" in repr(res)
     # the command line on the same study: up to date, nothing recomputed; its fits are the API's
     stamp = (out / "n24" / "state.npz").stat().st_mtime_ns
-    cli = ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", "12,24", "--num-sentences",
-           "4", "--device", "cpu", "-q", "--baseline", "uniform", "--projection-k", "4", "--out", str(out)]
+    cli = [
+        "spectrum",
+        "--model",
+        str(model_dir),
+        "--data",
+        str(text_file),
+        "--seq-len",
+        "12,24",
+        "--num-sentences",
+        "4",
+        "--device",
+        "cpu",
+        "-q",
+        "--baseline",
+        "uniform",
+        "--projection-k",
+        "4",
+        "--out",
+        str(out),
+    ]
     r = CliRunner().invoke(app, cli)
     assert r.exit_code == 0 and "up to date" in r.stdout, r.output
     assert (out / "n24" / "state.npz").stat().st_mtime_ns == stamp

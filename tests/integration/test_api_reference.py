@@ -22,9 +22,13 @@ REPO = Path(__file__).resolve().parents[2]
 def test_the_api_reference_builds_without_warnings_and_documents_the_api(tmp_path):
     import attnspec
 
-    r = subprocess.run([sys.executable, str(REPO / "docs" / "build_api.py"), "-o", str(tmp_path)],
-                       capture_output=True, text=True, cwd=REPO,
-                       env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])})
+    r = subprocess.run(
+        [sys.executable, str(REPO / "docs" / "build_api.py"), "-o", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])},
+    )
     assert r.returncode == 0, f"the API reference did not build cleanly:\n{r.stderr[-4000:]}"
     top = (tmp_path / "attnspec.html").read_text()
     for name in attnspec.__all__:

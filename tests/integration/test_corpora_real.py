@@ -42,7 +42,7 @@ def test_wiki103_windows_are_the_cut_token_stream(minilm_tok, data_dir, split, m
     enc = minilm_tok(lines, add_special_tokens=False, verbose=False)["input_ids"]
     stream = [t for ids in enc for t in ids]
     width = 512 - 2
-    expected = [stream[k * width:(k + 1) * width] for k in range(len(stream) // width)]
+    expected = [stream[k * width : (k + 1) * width] for k in range(len(stream) // width)]
 
     monkeypatch.setenv(DATA_DIR_ENV, str(data_dir))
     inp = load_inputs("wiki103", minilm_tok, seq_len=512, num_inputs=len(expected), seed=0, split=split)
@@ -109,15 +109,42 @@ def test_imdb_test_split_by_name(minilm_tok, data_dir):
 # pack, short_policy pack) and one window per document (IMDB's truncate mode), whether the
 # token counts come from the cache or not.
 BEFORE_LAZY = [
-    ("wiki103", dict(seq_len=128, num_inputs=5, seed=0), "22cd19b5781c9c353ad0db1e4c96138508769fd9a821e1aadb247b0cfa06abdb", 1894),
-    ("wiki103", dict(seq_len=64, num_inputs=3, seed=2, split="test"), "e2428c9143eb1029aa73abd5f8802b79875e839c20de25dc7a58056b2ca16268", 4406),
-    ("imdb/aclImdb_test_01.jsonl", dict(seq_len=256, num_inputs=4, seed=1, short_policy="pack"),
-     "3fcffef7d5a1b358b647ac20adf26160fa361344734470508e932584caf55b32", 2147),
-    ("imdb", dict(seq_len=256, num_inputs=16, seed=0), "67a515801fb79d5d0897b777536c169a20a046890739e132b37f1913c888c0e2", 10081),
-    ("imdb", dict(seq_len=512, num_inputs=20, seed=3, short_policy="keep"),
-     "f2ce22fe735e6e8715fe168ab72da1dde44c6f660c738fcade2081f9e6cd97fe", 25000),
-    ("imdb/aclImdb_test_02.jsonl", dict(seq_len=128, num_inputs=7, seed=5),
-     "6dee657f7304323c627d417b4cd11f4f2d1fe0a156accd8eb256fa6fdcebdc76", 2387),
+    (
+        "wiki103",
+        dict(seq_len=128, num_inputs=5, seed=0),
+        "22cd19b5781c9c353ad0db1e4c96138508769fd9a821e1aadb247b0cfa06abdb",
+        1894,
+    ),
+    (
+        "wiki103",
+        dict(seq_len=64, num_inputs=3, seed=2, split="test"),
+        "e2428c9143eb1029aa73abd5f8802b79875e839c20de25dc7a58056b2ca16268",
+        4406,
+    ),
+    (
+        "imdb/aclImdb_test_01.jsonl",
+        dict(seq_len=256, num_inputs=4, seed=1, short_policy="pack"),
+        "3fcffef7d5a1b358b647ac20adf26160fa361344734470508e932584caf55b32",
+        2147,
+    ),
+    (
+        "imdb",
+        dict(seq_len=256, num_inputs=16, seed=0),
+        "67a515801fb79d5d0897b777536c169a20a046890739e132b37f1913c888c0e2",
+        10081,
+    ),
+    (
+        "imdb",
+        dict(seq_len=512, num_inputs=20, seed=3, short_policy="keep"),
+        "f2ce22fe735e6e8715fe168ab72da1dde44c6f660c738fcade2081f9e6cd97fe",
+        25000,
+    ),
+    (
+        "imdb/aclImdb_test_02.jsonl",
+        dict(seq_len=128, num_inputs=7, seed=5),
+        "6dee657f7304323c627d417b4cd11f4f2d1fe0a156accd8eb256fa6fdcebdc76",
+        2387,
+    ),
 ]
 
 

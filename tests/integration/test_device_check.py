@@ -16,8 +16,14 @@ REPO = Path(__file__).resolve().parents[2]
 def test_device_check_dry_run_writes_every_section(tmp_path: Path, data_dir: Path) -> None:
     out = tmp_path / "device_check.json"
     env = dict(os.environ, ATTNSPEC_DATA_DIR=str(data_dir), TMPDIR=str(tmp_path))
-    p = subprocess.run(["bash", "benchmarks/device_check.sh", "--dry-run", "--out", str(out)], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        ["bash", "benchmarks/device_check.sh", "--dry-run", "--out", str(out)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     res = json.loads(out.read_text())
     for section in ("exactness", "throughput", "long_context", "tests"):

@@ -48,7 +48,14 @@ OVERRIDES: dict[str, dict[str, str | None]] = {
     # real MiniLM on the real corpora: n = 64 and 2 inputs instead of 512 and up to 1,000
     "spectrum": {"--seq-len": "64", "--num-inputs": "2"},
     "jl-check": {"--n": "64", "--trials": "100", "--trials-other": "20", "--count": "2"},
-    "sa-check": {"--L": "32", "--k": "2", "--trials": "20", "--sweep-L": "32", "--sweep-k": "1,2", "--sweep-trials": "10"},
+    "sa-check": {
+        "--L": "32",
+        "--k": "2",
+        "--trials": "20",
+        "--sweep-L": "32",
+        "--sweep-k": "1,2",
+        "--sweep-trials": "10",
+    },
     "osa-check": {"--trials": "1", "--timing": None, "--steps": "2"},
     "osa-train": {"--quick": None, "--epochs": "1", "--seeds": "1", "--models": "vit,osa-qr"},
 }
@@ -101,13 +108,19 @@ def extract(path: Path) -> list[DocCommand]:
         if text.startswith("torchrun"):
             continue
         if "&& attnspec " in text:
-            text = text[text.index("&& attnspec ") + 3:]
+            text = text[text.index("&& attnspec ") + 3 :]
         if not text.startswith("attnspec "):
             continue
         text = re.sub(r"\s+#\s.*$", "", text).strip()
         nxt = next((l.strip() for l in lines[i:] if l.strip()), "")
-        out.append(DocCommand(path.relative_to(REPO).as_posix(), start + 1, text,
-                              expect_error=nxt if nxt.startswith("error:") else None))
+        out.append(
+            DocCommand(
+                path.relative_to(REPO).as_posix(),
+                start + 1,
+                text,
+                expect_error=nxt if nxt.startswith("error:") else None,
+            )
+        )
     return out
 
 
@@ -132,10 +145,20 @@ def _override(argv: list[str]) -> list[str]:
         argv.remove("--sweep")  # the full grid is minutes; the small --sweep-L/-k grid runs instead
     argv = [SAME_OPTION.get(a, a) for a in argv]  # one flag per option, so an override replaces it
     for opt, value in rules.items():
-        if sub == "spectrum" and opt == "--seq-len" and "--seq-len" in argv and "," in argv[argv.index("--seq-len") + 1]:
+        if (
+            sub == "spectrum"
+            and opt == "--seq-len"
+            and "--seq-len" in argv
+            and "," in argv[argv.index("--seq-len") + 1]
+        ):
             continue  # a scaling study: its lengths are the point (the docs' lists are small)
-        if sub == "spectrum" and opt == "--num-inputs" and "--num-inputs" in argv \
-                and argv[argv.index("--num-inputs") + 1] != "all" and int(argv[argv.index("--num-inputs") + 1]) <= 2:
+        if (
+            sub == "spectrum"
+            and opt == "--num-inputs"
+            and "--num-inputs" in argv
+            and argv[argv.index("--num-inputs") + 1] != "all"
+            and int(argv[argv.index("--num-inputs") + 1]) <= 2
+        ):
             continue
         if value is None:  # a flag
             flag = "--no-timing" if opt == "--timing" else opt
@@ -180,11 +203,29 @@ def _workdir(root: Path, tiny: tuple[Path, Path], data_dir: Path, runner: CliRun
     (root / "shared" / "data").symlink_to(data_dir.resolve(), target_is_directory=True)
     (cwd / "PATH" / "TO" / "ENCODER").symlink_to(tiny[0], target_is_directory=True)
     (cwd / "PATH" / "TO" / "TEXT").symlink_to(tiny[1])
-    base = ["spectrum", "--model", str(tiny[0]), "--data", str(tiny[1]), "--seq-len", "24", "--num-sentences", "6",
-            "--device", "cpu", "-q", "--no-plots"]
-    given = {"results/run2": ["--seed", "1"], "results/shard0": ["--shard", "0/2"], "results/shard1": ["--shard", "1/2"],
-             "results/wiki-shard0of2": ["--shard", "0/2"], "results/wiki-shard1of2": ["--shard", "1/2"],
-             **{f"results/s{i}": ["--shard", f"{i}/3"] for i in range(3)}}
+    base = [
+        "spectrum",
+        "--model",
+        str(tiny[0]),
+        "--data",
+        str(tiny[1]),
+        "--seq-len",
+        "24",
+        "--num-sentences",
+        "6",
+        "--device",
+        "cpu",
+        "-q",
+        "--no-plots",
+    ]
+    given = {
+        "results/run2": ["--seed", "1"],
+        "results/shard0": ["--shard", "0/2"],
+        "results/shard1": ["--shard", "1/2"],
+        "results/wiki-shard0of2": ["--shard", "0/2"],
+        "results/wiki-shard1of2": ["--shard", "1/2"],
+        **{f"results/s{i}": ["--shard", f"{i}/3"] for i in range(3)},
+    }
     for out, extra in given.items():
         res = runner.invoke(app, [*base, *extra, "--out", str(cwd / out)])
         assert res.exit_code == 0, res.output
@@ -195,8 +236,9 @@ def _workdir(root: Path, tiny: tuple[Path, Path], data_dir: Path, runner: CliRun
 @pytest.mark.realdata
 @pytest.mark.minilm
 @pytest.mark.parametrize("doc_file", [f.relative_to(REPO).as_posix() for f in DOC_FILES])
-def test_every_documented_command_runs(doc_file: str, tiny, data_dir: Path, minilm_path: Path, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_documented_command_runs(
+    doc_file: str, tiny, data_dir: Path, minilm_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import torch
 
     monkeypatch.delenv("ATTNSPEC_DATA_DIR", raising=False)
@@ -221,8 +263,11 @@ def test_every_documented_command_runs(doc_file: str, tiny, data_dir: Path, mini
             continue
         run = _override(argv)
         # what is computed: the --out folder and the output-only flags do not count
-        signature = tuple("DIR" if i > 0 and run[i - 1] == "--out" else a for i, a in enumerate(run)
-                          if a not in ("--verbose", "--json"))
+        signature = tuple(
+            "DIR" if i > 0 and run[i - 1] == "--out" else a
+            for i, a in enumerate(run)
+            if a not in ("--verbose", "--json")
+        )
         if signature in _RAN:
             continue  # the same computation into another folder already ran (e.g. README and docs/)
         _RAN.add(signature)

@@ -26,6 +26,7 @@ def _squash(text: str) -> str:
 
 # --- one vocabulary -----------------------------------------------------------------------
 
+
 def test_the_vocabulary_is_the_classifiers() -> None:
     from attnspec.verdicts import classify as verdicts
 
@@ -61,6 +62,7 @@ def test_jl_check_help_says_what_it_prints() -> None:
 
 
 # --- documented option defaults ------------------------------------------------------------
+
 
 def _option_tables(doc: Path) -> list[list[list[str]]]:
     """The rows (cells) of every `| option | default | meaning |` table of a Markdown file."""
@@ -111,8 +113,10 @@ def _matches(cell: str, default: object) -> bool:
     return f"`{default}`" in cell or plain.split()[0].rstrip(",;") == str(default)
 
 
-@pytest.mark.parametrize("doc, command", [("docs/spectrum.md", "spectrum"), ("docs/jl-check.md", "jl-check"),
-                                          ("docs/osa-check.md", "osa-check")])
+@pytest.mark.parametrize(
+    "doc, command",
+    [("docs/spectrum.md", "spectrum"), ("docs/jl-check.md", "jl-check"), ("docs/osa-check.md", "osa-check")],
+)
 def test_documented_defaults_are_the_options_defaults(doc: str, command: str) -> None:
     tables = _option_tables(REPO / doc)
     assert tables, f"{doc} has no option table"
@@ -135,13 +139,16 @@ def test_documented_defaults_are_the_options_defaults(doc: str, command: str) ->
             assert _matches(cell, default), f"{doc}: {cells[0]} documents default {cell!r}, the tool's is {default!r}"
             checked += 1
     assert checked >= 10
-    documented = {n for cells in tables[0] for tok in re.findall(r"`(-[^`]*)`", cells[0]) for n in tok.split()[0].split("/")}
+    documented = {
+        n for cells in tables[0] for tok in re.findall(r"`(-[^`]*)`", cells[0]) for n in tok.split()[0].split("/")
+    }
     cmd = typer.main.get_command(app).commands[command]
     missing = [p.opts[0] for p in cmd.params if p.opts and p.opts[0] != "--help" and not set(p.opts) & documented]
     assert not missing, f"{doc}: options of `attnspec {command}` not in its table: {missing}"
 
 
 # --- documented output columns -------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -155,8 +162,24 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = root / "t.jsonl"
     data.write_text("\n".join(json.dumps({"text": " ".join(rng.choice(words, 40))}) for _ in range(3)) + "\n")
     out = root / "run"
-    r = runner.invoke(app, ["spectrum", "--model", str(model), "--data", str(data), "--seq-len", "16", "--device", "cpu",
-                            "-q", "--no-plots", "--out", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "spectrum",
+            "--model",
+            str(model),
+            "--data",
+            str(data),
+            "--seq-len",
+            "16",
+            "--device",
+            "cpu",
+            "-q",
+            "--no-plots",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     return out
 
@@ -194,13 +217,16 @@ def test_spectrum_doc_names_only_columns_that_exist(tiny_run: Path) -> None:
             if f"`{table}.parquet`" not in line:
                 continue
             for name in re.findall(r"`([a-z0-9_.]+(?:_mean|_std|/std))`", line):
-                for col in ([name.replace("/std", ""), name.replace("_mean/std", "_std")] if "/std" in name else [name]):
-                    assert col in columns[table], f"docs/spectrum.md names {col} in {table}.parquet: {sorted(columns[table])}"
+                for col in [name.replace("/std", ""), name.replace("_mean/std", "_std")] if "/std" in name else [name]:
+                    assert col in columns[table], (
+                        f"docs/spectrum.md names {col} in {table}.parquet: {sorted(columns[table])}"
+                    )
                     seen += 1
     assert seen >= 4
 
 
 # --- the README's set-up runs twice ---------------------------------------------------------
+
 
 def _setup_spectrum_command() -> list[str]:
     """The `attnspec spectrum ...` part of the README's set-up command 1."""
@@ -208,7 +234,7 @@ def _setup_spectrum_command() -> list[str]:
 
     block = (REPO / "README.md").read_text().split("## Set-up")[1].split("```bash")[1].split("```")[0]
     line = next(line for line in block.splitlines() if "attnspec spectrum" in line)
-    argv = shlex.split(line[line.index("attnspec spectrum"):])
+    argv = shlex.split(line[line.index("attnspec spectrum") :])
     assert argv[:2] == ["attnspec", "spectrum"]
     return argv[1:]
 
@@ -219,7 +245,12 @@ def test_readme_setup_command_runs_twice_in_a_row(tiny_run: Path, tmp_path: Path
     argv = _setup_spectrum_command()
     assert "--out" in argv and "--model" in argv and "--data" in argv
     root = tiny_run.parent
-    swap = {"--model": (root / "model_path").read_text(), "--data": str(root / "t.jsonl"), "--seq-len": "16", "--num-inputs": "2"}
+    swap = {
+        "--model": (root / "model_path").read_text(),
+        "--data": str(root / "t.jsonl"),
+        "--seq-len": "16",
+        "--num-inputs": "2",
+    }
     args = [swap.get(argv[i - 1], a) if i else a for i, a in enumerate(argv)]
     args = [a for i, a in enumerate(args) if not (a == "--data-dir" or (i and args[i - 1] == "--data-dir"))]
     monkeypatch.chdir(tmp_path)

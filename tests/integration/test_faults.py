@@ -45,8 +45,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _cfg(model_dir: Path, text_file: Path, out: Path, **kw) -> SpectrumConfig:
-    base = dict(model=str(model_dir), data=str(text_file), seq_len=SEQ, num_sentences=12, batch_size=4, seed=3,
-                device="cpu", out=out)
+    base = dict(
+        model=str(model_dir),
+        data=str(text_file),
+        seq_len=SEQ,
+        num_sentences=12,
+        batch_size=4,
+        seed=3,
+        device="cpu",
+        out=out,
+    )
     base.update(kw)
     return SpectrumConfig(**base)
 
@@ -54,8 +62,9 @@ def _cfg(model_dir: Path, text_file: Path, out: Path, **kw) -> SpectrumConfig:
 def _assert_same_result(a: Path, b: Path) -> None:
     """Bit-identical tables: the run was neither double-counted nor missing a batch."""
     for name in ("spectrum", "metrics"):
-        pd.testing.assert_frame_equal(pd.read_parquet(a / f"{name}.parquet"), pd.read_parquet(b / f"{name}.parquet"),
-                                      check_exact=True)
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(a / f"{name}.parquet"), pd.read_parquet(b / f"{name}.parquet"), check_exact=True
+        )
 
 
 def _one_line(e: pytest.ExceptionInfo, *must: str) -> str:
@@ -113,15 +122,25 @@ def _interrupt_at_commit(monkeypatch: pytest.MonkeyPatch, call: int, how: str = 
 # ---------------------------------------------------------------------------------------
 # Interruptions at every stage
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("call", "how", "done"), [
-    (1, "raise", 0),  # before the first checkpoint (and before the first commit)
-    (2, "raise", 4),  # between batch 2's update and its commit
-    (3, "sigterm", 8),  # the same point, by SIGTERM as timeout/Slurm/docker send it
-    (2, "sigint", 4),  # ... and by a real Ctrl-C
-])
+@pytest.mark.parametrize(
+    ("call", "how", "done"),
+    [
+        (1, "raise", 0),  # before the first checkpoint (and before the first commit)
+        (2, "raise", 4),  # between batch 2's update and its commit
+        (3, "sigterm", 8),  # the same point, by SIGTERM as timeout/Slurm/docker send it
+        (2, "sigint", 4),  # ... and by a real Ctrl-C
+    ],
+)
 def test_interrupt_between_update_and_commit_resumes_to_the_exact_result(
-        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch,
-        call: int, how: str, done: int) -> None:
+    model_dir: Path,
+    text_file: Path,
+    tmp_path: Path,
+    reference: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    call: int,
+    how: str,
+    done: int,
+) -> None:
     _interrupt_at_commit(monkeypatch, call, how)
     first = run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", checkpoint_every=8), progress=False)
     assert first.status == "interrupted" and first.inputs_done == done
@@ -134,7 +153,8 @@ def test_interrupt_between_update_and_commit_resumes_to_the_exact_result(
 
 
 def test_interrupt_inside_an_aggregate_update_counts_no_batch_twice(
-        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Ctrl-C after one layer of batch 2 was added: a checkpoint must not save that layer's
     matrices with an inputs_done that does not include them, or a resume adds them again."""
     original = SpectrumAccumulator.add
@@ -156,7 +176,8 @@ def test_interrupt_inside_an_aggregate_update_counts_no_batch_twice(
 
 
 def test_interrupt_in_the_middle_of_a_checkpoint_write(
-        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Ctrl-C while state.npz is being replaced: the old state stays whole, no temporary file remains."""
     real_replace = os.replace
     hits = {"n": 0}
@@ -178,7 +199,8 @@ def test_interrupt_in_the_middle_of_a_checkpoint_write(
 
 
 def test_a_killed_writer_leaves_nothing_that_blocks_the_resume(
-        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, interrupted: Path) -> None:
+    model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, interrupted: Path
+) -> None:
     """SIGKILL mid-write leaves a temporary file and a lock file nobody holds: both are harmless."""
     run = tmp_path / "run"
     shutil.copytree(interrupted, run)
@@ -189,8 +211,9 @@ def test_a_killed_writer_leaves_nothing_that_blocks_the_resume(
     assert not list(run.glob(".attnspec-tmp-*"))
 
 
-def test_meta_json_deleted_but_state_intact(model_dir: Path, text_file: Path, tmp_path: Path, reference: Path,
-                                            interrupted: Path) -> None:
+def test_meta_json_deleted_but_state_intact(
+    model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, interrupted: Path
+) -> None:
     run = tmp_path / "run"
     shutil.copytree(interrupted, run)
     (run / "meta.json").unlink()
@@ -221,6 +244,7 @@ def _rewrite_state(path: Path, change, *, keep_digest: bool = False) -> None:  #
 def _set(key: str, fn):  # noqa: ANN001, ANN202
     def change(a: dict) -> None:
         a[key] = fn(a[key].copy())
+
     return change
 
 
@@ -248,8 +272,9 @@ CORRUPTIONS = {
 
 
 @pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
-def test_a_corrupted_checkpoint_is_refused_and_kept(model_dir: Path, text_file: Path, tmp_path: Path,
-                                                    interrupted: Path, kind: str) -> None:
+def test_a_corrupted_checkpoint_is_refused_and_kept(
+    model_dir: Path, text_file: Path, tmp_path: Path, interrupted: Path, kind: str
+) -> None:
     run = tmp_path / "run"
     shutil.copytree(interrupted, run)
     corrupt, check = CORRUPTIONS[kind]
@@ -290,9 +315,30 @@ def test_cli_refusal_is_one_line_exit_1(model_dir: Path, text_file: Path, tmp_pa
     run = tmp_path / "run"
     shutil.copytree(interrupted, run)
     CORRUPTIONS["truncated"][0](run / sr.STATE_FILE)
-    r = CliRunner().invoke(app, ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", str(SEQ),
-                                 "--num-sentences", "12", "--batch-size", "4", "--seed", "3", "--device", "cpu",
-                                 "--out", str(run), "--resume", "--quiet"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "spectrum",
+            "--model",
+            str(model_dir),
+            "--data",
+            str(text_file),
+            "--seq-len",
+            str(SEQ),
+            "--num-sentences",
+            "12",
+            "--batch-size",
+            "4",
+            "--seed",
+            "3",
+            "--device",
+            "cpu",
+            "--out",
+            str(run),
+            "--resume",
+            "--quiet",
+        ],
+    )
     assert r.exit_code == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: checkpoint") and "unreadable" in lines[0]
@@ -301,19 +347,30 @@ def test_cli_refusal_is_one_line_exit_1(model_dir: Path, text_file: Path, tmp_pa
 # ---------------------------------------------------------------------------------------
 # One writer per output directory
 # ---------------------------------------------------------------------------------------
-def test_a_second_writer_is_refused_with_the_holder_named(model_dir: Path, text_file: Path, tmp_path: Path,
-                                                          reference: Path) -> None:
+def test_a_second_writer_is_refused_with_the_holder_named(
+    model_dir: Path, text_file: Path, tmp_path: Path, reference: Path
+) -> None:
     out = tmp_path / "run"
     out.mkdir()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from attnspec.storage.results import OutputLock; "
-         "lock = OutputLock(sys.argv[1], 'attnspec spectrum (the first writer)'); lock.acquire(); "
-         "print('held', flush=True); time.sleep(60)", str(out)],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from attnspec.storage.results import OutputLock; "
+            "lock = OutputLock(sys.argv[1], 'attnspec spectrum (the first writer)'); lock.acquire(); "
+            "print('held', flush=True); time.sleep(60)",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
-        for attempt in (lambda: run_spectrum(_cfg(model_dir, text_file, out), progress=False),
-                        lambda: merge_runs([reference], out)):
+        for attempt in (
+            lambda: run_spectrum(_cfg(model_dir, text_file, out), progress=False),
+            lambda: merge_runs([reference], out),
+        ):
             with pytest.raises(ResultsError) as e:
                 attempt()
             _one_line(e, f"pid {holder.pid}", "the first writer", "in use")
@@ -345,13 +402,17 @@ def shards(model_dir: Path, text_file: Path, tmp_path_factory: pytest.TempPathFa
     def stop(done: int) -> None:
         raise KeyboardInterrupt
 
-    run_spectrum(_cfg(model_dir, text_file, d / "s1-unfinished", shard=(1, 2), checkpoint_every=1), progress=False,
-                 on_checkpoint=stop)
+    run_spectrum(
+        _cfg(model_dir, text_file, d / "s1-unfinished", shard=(1, 2), checkpoint_every=1),
+        progress=False,
+        on_checkpoint=stop,
+    )
     return d
 
 
-def test_merge_of_a_missing_shard_is_refused_or_marked_partial(model_dir: Path, text_file: Path, tmp_path: Path,
-                                                               shards: Path) -> None:
+def test_merge_of_a_missing_shard_is_refused_or_marked_partial(
+    model_dir: Path, text_file: Path, tmp_path: Path, shards: Path
+) -> None:
     with pytest.raises(ResultsError) as e:
         merge_runs([shards / "s0"], tmp_path / "m")
     _one_line(e, "shard 1/2 missing", "--allow-partial")
@@ -382,8 +443,9 @@ def test_merge_refuses_duplicated_and_unfinished_shards(tmp_path: Path, shards: 
     assert meta["status"] == "partial" and meta["inputs_done"] == 10 and meta["missing_shards"] == []
 
 
-def test_complete_merge_is_the_whole_run(model_dir: Path, text_file: Path, tmp_path: Path, shards: Path,
-                                         reference: Path) -> None:
+def test_complete_merge_is_the_whole_run(
+    model_dir: Path, text_file: Path, tmp_path: Path, shards: Path, reference: Path
+) -> None:
     meta = merge_runs([shards / "s1", shards / "s0"], tmp_path / "m")
     assert meta["status"] == "complete" and meta["inputs_done"] == 12 and meta["missing_shards"] == []
     a, b = pd.read_parquet(reference / "spectrum.parquet"), pd.read_parquet(tmp_path / "m" / "spectrum.parquet")
@@ -399,8 +461,9 @@ def test_complete_merge_is_the_whole_run(model_dir: Path, text_file: Path, tmp_p
 def test_results_are_readable_by_others_and_meta_is_strict_json(tmp_path: Path, reference: Path) -> None:
     old = os.umask(0o022)
     try:
-        results_mod.write_meta(tmp_path, {"inf": float("inf"), "ninf": -np.inf, "nan": np.float64("nan"),
-                                          "nested": [1.0, float("nan")]})
+        results_mod.write_meta(
+            tmp_path, {"inf": float("inf"), "ninf": -np.inf, "nan": np.float64("nan"), "nested": [1.0, float("nan")]}
+        )
         results_mod.write_table(tmp_path, "t", pd.DataFrame({"x": [1.0]}), csv=True)
     finally:
         os.umask(old)
@@ -438,8 +501,9 @@ def _stop(done: int) -> None:
 def test_resume_with_another_selection_is_refused(model_dir: Path, tmp_path: Path) -> None:
     corpus = _mixed_corpus(tmp_path / "mixed.txt")
     run = tmp_path / "run"
-    run_spectrum(_cfg(model_dir, corpus, run, selection="documents", checkpoint_every=1), progress=False,
-                 on_checkpoint=_stop)
+    run_spectrum(
+        _cfg(model_dir, corpus, run, selection="documents", checkpoint_every=1), progress=False, on_checkpoint=_stop
+    )
     before = _snapshot(run)
     with pytest.raises(ResultsError) as e:
         run_spectrum(_cfg(model_dir, corpus, run, resume=True), progress=False)
@@ -495,8 +559,15 @@ def test_shards_of_a_changed_corpus_are_not_merged(model_dir: Path, tmp_path: Pa
 # Writers: whole files only, under interrupts, full disks and planted links
 # ---------------------------------------------------------------------------------------
 FIGURES = ("spectrum_layers.png", "spectrum_layers.svg", "spectrum_heatmap.png", "spectrum_heatmap.svg")
-COMPARE_FILES = ("compare.parquet", "trends.parquet", "meta.json", "figures/compare_runs.png",
-                 "figures/compare_runs.svg", "figures/compare_diff.png", "figures/compare_diff.svg")
+COMPARE_FILES = (
+    "compare.parquet",
+    "trends.parquet",
+    "meta.json",
+    "figures/compare_runs.png",
+    "figures/compare_runs.svg",
+    "figures/compare_diff.png",
+    "figures/compare_diff.svg",
+)
 
 
 def _cli(*args: str):
@@ -517,8 +588,26 @@ def _cli_one_line(r, *must: str) -> str:
 
 
 def _spectrum_args(model_dir: Path, text_file: Path, out: Path) -> list[str]:
-    return ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", str(SEQ), "--num-sentences",
-            "12", "--batch-size", "4", "--seed", "3", "--device", "cpu", "--out", str(out), "--quiet"]
+    return [
+        "spectrum",
+        "--model",
+        str(model_dir),
+        "--data",
+        str(text_file),
+        "--seq-len",
+        str(SEQ),
+        "--num-sentences",
+        "12",
+        "--batch-size",
+        "4",
+        "--seed",
+        "3",
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
 
 
 def _assert_whole_file(p: Path) -> None:
@@ -569,16 +658,23 @@ def _interrupt_in_savefig(monkeypatch: pytest.MonkeyPatch, how: str, at_call: in
     return calls
 
 
-def _writer_case(name: str, model_dir: Path, text_file: Path, tmp_path: Path, reference: Path,
-                 shards: Path) -> tuple[list[str], Path, tuple[str, ...]]:
+def _writer_case(
+    name: str, model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, shards: Path
+) -> tuple[list[str], Path, tuple[str, ...]]:
     """(CLI arguments, the folder it writes, the files a whole result has there) for each figure writer."""
     out = tmp_path / "out"
     if name == "spectrum":
-        return _spectrum_args(model_dir, text_file, out), out, ("meta.json", "spectrum.parquet",
-                                                                 *(f"figures/{f}" for f in FIGURES))
+        return (
+            _spectrum_args(model_dir, text_file, out),
+            out,
+            ("meta.json", "spectrum.parquet", *(f"figures/{f}" for f in FIGURES)),
+        )
     if name == "merge":
-        return ["merge", str(shards / "s0"), str(shards / "s1"), "--out", str(out)], out, (
-            "meta.json", "state.npz", *(f"figures/{f}" for f in FIGURES))
+        return (
+            ["merge", str(shards / "s0"), str(shards / "s1"), "--out", str(out)],
+            out,
+            ("meta.json", "state.npz", *(f"figures/{f}" for f in FIGURES)),
+        )
     if name == "plot-spectrum":
         shutil.copytree(reference, out)
         return ["plot", "spectrum", str(out)], out, tuple(f"figures/{f}" for f in FIGURES)
@@ -588,8 +684,15 @@ def _writer_case(name: str, model_dir: Path, text_file: Path, tmp_path: Path, re
 @pytest.mark.parametrize("how", ["sigint", "sigterm"])
 @pytest.mark.parametrize("name", ["spectrum", "merge", "plot-spectrum", "compare"])
 def test_a_signal_while_figures_are_written_leaves_the_whole_result(
-        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, shards: Path,
-        monkeypatch: pytest.MonkeyPatch, name: str, how: str) -> None:
+    model_dir: Path,
+    text_file: Path,
+    tmp_path: Path,
+    reference: Path,
+    shards: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    how: str,
+) -> None:
     """SIGINT/SIGTERM after the first figure file: the signal is held until every figure and
     meta.json are in place, then the command stops (exit 130); nothing truncated, nothing missing."""
     args, out, whole = _writer_case(name, model_dir, text_file, tmp_path, reference, shards)
@@ -604,8 +707,14 @@ def test_a_signal_while_figures_are_written_leaves_the_whole_result(
 
 @pytest.mark.parametrize("name", ["spectrum", "merge", "plot-spectrum", "compare"])
 def test_an_interrupt_raised_between_figure_files_keeps_old_files_and_no_half_result(
-        model_dir: Path, text_file: Path, tmp_path: Path, reference: Path, shards: Path,
-        monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    model_dir: Path,
+    text_file: Path,
+    tmp_path: Path,
+    reference: Path,
+    shards: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+) -> None:
     """KeyboardInterrupt raised inside the figure writing (no signal to hold): the figures of
     this invocation are dropped together, the files already there stay byte for byte, and no
     temporary or truncated file remains; a new comparison is absent, not half there."""
@@ -642,8 +751,9 @@ def _fail_nth(monkeypatch: pytest.MonkeyPatch, owner: object, attr: str, n: int)
     monkeypatch.setattr(owner, attr, wrapped)
 
 
-def test_a_full_disk_during_a_merge_leaves_no_lone_state(tmp_path: Path, shards: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_during_a_merge_leaves_no_lone_state(
+    tmp_path: Path, shards: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _fail_nth(monkeypatch, pd.DataFrame, "to_parquet", 2)  # state.npz and spectrum.parquet written, then full
     with pytest.raises(ResultsError) as e:
         merge_runs([shards / "s0", shards / "s1"], tmp_path / "m")
@@ -651,9 +761,14 @@ def test_a_full_disk_during_a_merge_leaves_no_lone_state(tmp_path: Path, shards:
     assert not (tmp_path / "m").exists()  # made for the merge, left empty: removed
 
 
-def test_a_full_disk_at_a_checkpoint_keeps_the_previous_one(model_dir: Path, text_file: Path, tmp_path: Path,
-                                                            reference: Path, interrupted: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_at_a_checkpoint_keeps_the_previous_one(
+    model_dir: Path,
+    text_file: Path,
+    tmp_path: Path,
+    reference: Path,
+    interrupted: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     run = tmp_path / "run"
     shutil.copytree(interrupted, run)
     before = _snapshot(run)
@@ -667,8 +782,9 @@ def test_a_full_disk_at_a_checkpoint_keeps_the_previous_one(model_dir: Path, tex
     _assert_same_result(reference, run)
 
 
-def test_a_full_disk_while_drawing_is_one_line_and_no_half_comparison(tmp_path: Path, reference: Path, shards: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_while_drawing_is_one_line_and_no_half_comparison(
+    tmp_path: Path, reference: Path, shards: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from matplotlib.figure import Figure
 
     _fail_nth(monkeypatch, Figure, "savefig", 3)
@@ -677,11 +793,29 @@ def test_a_full_disk_while_drawing_is_one_line_and_no_half_comparison(tmp_path: 
     assert not (tmp_path / "cmp").exists()
 
 
-def test_a_full_disk_in_a_checking_command_leaves_no_tables_without_meta(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_in_a_checking_command_leaves_no_tables_without_meta(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _fail_nth(monkeypatch, pd.DataFrame, "to_parquet", 2)
-    r = _cli("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4",
-             "--k", "4,8", "--claims", "lemma1", "--out", tmp_path / "jl")
+    r = _cli(
+        "jl-check",
+        "--n",
+        "16",
+        "--eps",
+        "0.5",
+        "--trials",
+        "20",
+        "--trials-other",
+        "10",
+        "--d",
+        "4",
+        "--k",
+        "4,8",
+        "--claims",
+        "lemma1",
+        "--out",
+        tmp_path / "jl",
+    )
     _cli_one_line(r, "no space left on device writing")
     assert not (tmp_path / "jl").exists() or not any((tmp_path / "jl").iterdir())
 
@@ -691,8 +825,11 @@ def small_disk(tmp_path: Path):  # noqa: ANN201
     """A 2 MB tmpfs, filled but for 8 KB (needs root and mount; skipped otherwise)."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    if shutil.which("mount") is None or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
-                                                       capture_output=True).returncode != 0:
+    if (
+        shutil.which("mount") is None
+        or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a small tmpfs here (needs root)")
     try:
         ballast = mnt / "ballast"
@@ -710,18 +847,22 @@ def small_disk(tmp_path: Path):  # noqa: ANN201
 
 
 @pytest.mark.parametrize("name", ["spectrum", "merge", "compare"])
-def test_a_real_full_disk_is_one_line_and_no_half_result(model_dir: Path, text_file: Path, reference: Path,
-                                                         shards: Path, small_disk: Path, name: str) -> None:
+def test_a_real_full_disk_is_one_line_and_no_half_result(
+    model_dir: Path, text_file: Path, reference: Path, shards: Path, small_disk: Path, name: str
+) -> None:
     out = small_disk / "out"
-    args = {"spectrum": _spectrum_args(model_dir, text_file, out),
-            "merge": ["merge", str(shards / "s0"), str(shards / "s1"), "--out", str(out)],
-            "compare": ["compare", str(reference), str(shards / "s0"), "--out", str(out)]}[name]
+    args = {
+        "spectrum": _spectrum_args(model_dir, text_file, out),
+        "merge": ["merge", str(shards / "s0"), str(shards / "s1"), "--out", str(out)],
+        "compare": ["compare", str(reference), str(shards / "s0"), "--out", str(out)],
+    }[name]
     r = _cli(*args)
     _cli_one_line(r, "error: no space left on device writing")
     assert "Traceback" not in r.output
     assert not out.exists() or not (out / "meta.json").exists()
     assert [p.name for p in small_disk.iterdir()] == ["ballast"] or not any(
-        p.is_file() and p.name != "ballast" for p in small_disk.rglob("*"))
+        p.is_file() and p.name != "ballast" for p in small_disk.rglob("*")
+    )
 
 
 # ---- planted links ------------------------------------------------------------------------
@@ -752,15 +893,33 @@ def test_a_planted_lock_link_is_replaced_never_written_through(tmp_path: Path, v
     assert victim.read_text() == "precious\n"
 
 
-def test_spectrum_and_merge_replace_a_planted_lock_link(model_dir: Path, text_file: Path, tmp_path: Path,
-                                                        shards: Path, victim: Path) -> None:
+def test_spectrum_and_merge_replace_a_planted_lock_link(
+    model_dir: Path, text_file: Path, tmp_path: Path, shards: Path, victim: Path
+) -> None:
     _planted(tmp_path / "run" / results_mod.LOCK_FILE, victim)
     run_spectrum(_cfg(model_dir, text_file, tmp_path / "run"), progress=False)
     _planted(tmp_path / "m" / results_mod.LOCK_FILE, victim)
     merge_runs([shards / "s0", shards / "s1"], tmp_path / "m")
     _planted(tmp_path / "jl" / results_mod.LOCK_FILE, victim)  # a checking command too
-    r = _cli("jl-check", "--n", "16", "--eps", "0.5", "--trials", "20", "--trials-other", "10", "--d", "4",
-             "--k", "4,8", "--claims", "lemma1", "--out", tmp_path / "jl")
+    r = _cli(
+        "jl-check",
+        "--n",
+        "16",
+        "--eps",
+        "0.5",
+        "--trials",
+        "20",
+        "--trials-other",
+        "10",
+        "--d",
+        "4",
+        "--k",
+        "4,8",
+        "--claims",
+        "lemma1",
+        "--out",
+        tmp_path / "jl",
+    )
     assert r.exit_code == 0, r.output
     assert victim.read_text() == "precious\n"
     for d in ("run", "m", "jl"):
@@ -768,8 +927,9 @@ def test_spectrum_and_merge_replace_a_planted_lock_link(model_dir: Path, text_fi
 
 
 @pytest.mark.parametrize("where", ["figure", "folder"])
-def test_plot_spectrum_never_writes_through_a_planted_link(tmp_path: Path, reference: Path, victim: Path,
-                                                           where: str) -> None:
+def test_plot_spectrum_never_writes_through_a_planted_link(
+    tmp_path: Path, reference: Path, victim: Path, where: str
+) -> None:
     run = tmp_path / "run"
     shutil.copytree(reference, run)
     victim_dir = tmp_path / "victim-dir"
@@ -785,8 +945,9 @@ def test_plot_spectrum_never_writes_through_a_planted_link(tmp_path: Path, refer
     _all_whole(run)
 
 
-def test_spectrum_cli_replaces_a_planted_figures_link(model_dir: Path, text_file: Path, tmp_path: Path,
-                                                      interrupted: Path) -> None:
+def test_spectrum_cli_replaces_a_planted_figures_link(
+    model_dir: Path, text_file: Path, tmp_path: Path, interrupted: Path
+) -> None:
     run = tmp_path / "run"
     shutil.copytree(interrupted, run)
     victim_dir = tmp_path / "victim-dir"
@@ -797,8 +958,9 @@ def test_spectrum_cli_replaces_a_planted_figures_link(model_dir: Path, text_file
     assert not any(victim_dir.iterdir()) and (run / "figures" / "spectrum_layers.png").is_file()
 
 
-def test_compare_never_writes_through_a_planted_figure_or_table_link(tmp_path: Path, reference: Path, shards: Path,
-                                                                     victim: Path) -> None:
+def test_compare_never_writes_through_a_planted_figure_or_table_link(
+    tmp_path: Path, reference: Path, shards: Path, victim: Path
+) -> None:
     out = tmp_path / "cmp"
     _planted(out / "figures" / "compare_runs.png", victim)
     _planted(out / "compare.parquet", victim)
@@ -850,9 +1012,18 @@ def holder():  # noqa: ANN201
 
     def hold(folder: Path, command: str = "attnspec spectrum (the writer)") -> subprocess.Popen:
         p = subprocess.Popen(
-            [sys.executable, "-c", "import sys, time; from attnspec.storage.results import OutputLock; "
-             "lock = OutputLock(sys.argv[1], sys.argv[2]); lock.acquire(); print('held', flush=True); time.sleep(60)",
-             str(folder), command], stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+            [
+                sys.executable,
+                "-c",
+                "import sys, time; from attnspec.storage.results import OutputLock; "
+                "lock = OutputLock(sys.argv[1], sys.argv[2]); lock.acquire(); print('held', flush=True); time.sleep(60)",
+                str(folder),
+                command,
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         procs.append(p)
         assert p.stdout.readline().strip() == "held"
         return p
@@ -863,8 +1034,9 @@ def holder():  # noqa: ANN201
         p.wait()
 
 
-def test_readers_refuse_a_run_whose_writer_holds_the_lock(tmp_path: Path, reference: Path, shards: Path, study: Path,
-                                                          holder) -> None:  # noqa: ANN001
+def test_readers_refuse_a_run_whose_writer_holds_the_lock(
+    tmp_path: Path, reference: Path, shards: Path, study: Path, holder
+) -> None:  # noqa: ANN001
     run = tmp_path / "run"
     shutil.copytree(reference, run)
     sc = tmp_path / "sc"
@@ -872,10 +1044,12 @@ def test_readers_refuse_a_run_whose_writer_holds_the_lock(tmp_path: Path, refere
     p = holder(run)
     q = holder(sc, "attnspec spectrum --seq-len 16,32")
     before = _snapshot(run)
-    for args, pid in ((("compare", run, shards / "s0", "--out", tmp_path / "cmp"), p.pid),
-                      (("plot", "spectrum", run, "--out", tmp_path / "figs"), p.pid),
-                      (("merge", run, "--out", tmp_path / "m"), p.pid),
-                      (("plot", "scaling", sc, "--out", tmp_path / "figs2", "--resamples", "100"), q.pid)):
+    for args, pid in (
+        (("compare", run, shards / "s0", "--out", tmp_path / "cmp"), p.pid),
+        (("plot", "spectrum", run, "--out", tmp_path / "figs"), p.pid),
+        (("merge", run, "--out", tmp_path / "m"), p.pid),
+        (("plot", "scaling", sc, "--out", tmp_path / "figs2", "--resamples", "100"), q.pid),
+    ):
         line = _cli_one_line(_cli(*args), f"pid {pid}")
         assert "being written" in line or "in use" in line, line
     assert _snapshot(run) == before
@@ -892,17 +1066,23 @@ def test_a_second_compare_writer_is_refused(tmp_path: Path, reference: Path, sha
 
 
 # ---- --out holding or inside another kind of result -----------------------------------------------
-def test_an_out_holding_or_inside_another_kind_of_result_is_refused(tmp_path: Path, reference: Path,
-                                                                   shards: Path) -> None:
+def test_an_out_holding_or_inside_another_kind_of_result_is_refused(
+    tmp_path: Path, reference: Path, shards: Path
+) -> None:
     jl = tmp_path / "jl"
     jl.mkdir()
-    (jl / "meta.json").write_text(json.dumps({"kind": "jl-check", "command": "attnspec jl-check",
-                                              "attnspec_version": "0"}))
+    (jl / "meta.json").write_text(
+        json.dumps({"kind": "jl-check", "command": "attnspec jl-check", "attnspec_version": "0"})
+    )
     run = tmp_path / "run"
     shutil.copytree(reference, run)
     before = _snapshot(run)
-    for out, what in ((run, "holds a 'spectrum' result"), (run / "cmp", "inside"), (jl, "holds a 'jl-check' result"),
-                      (jl / "sub", "inside")):
+    for out, what in (
+        (run, "holds a 'spectrum' result"),
+        (run / "cmp", "inside"),
+        (jl, "holds a 'jl-check' result"),
+        (jl / "sub", "inside"),
+    ):
         _cli_one_line(_cli("compare", reference, shards / "s0", "--out", out), what)
     _cli_one_line(_cli("merge", shards / "s0", shards / "s1", "--out", jl / "m"), "inside")
     _cli_one_line(_cli("plot", "spectrum", reference, "--out", jl), "holds a 'jl-check' result")

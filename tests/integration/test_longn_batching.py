@@ -42,8 +42,16 @@ def llama_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def _run(llama_run: tuple[Path, Path], out: Path, **kw) -> dict:
     model_dir, text = llama_run
-    cfg = SpectrumConfig(model=str(model_dir), data=str(text), seq_len=SEQ, seed=1, device="cpu",
-                         svd_method="longn", out=out, **{"batch_size": 4, "num_sentences": 4, **kw})
+    cfg = SpectrumConfig(
+        model=str(model_dir),
+        data=str(text),
+        seq_len=SEQ,
+        seed=1,
+        device="cpu",
+        svd_method="longn",
+        out=out,
+        **{"batch_size": 4, "num_sentences": 4, **kw},
+    )
     run_spectrum(cfg, progress=False)
     return json.loads((out / "meta.json").read_text())
 
@@ -72,8 +80,12 @@ def test_shards_merge_to_the_whole_longn_run(llama_run, tmp_path: Path) -> None:
     a, b = _curves(tmp_path / "whole"), _curves(tmp_path / "merged")
     np.testing.assert_allclose(a["mean"], b["mean"], rtol=0, atol=1e-6)
     assert merged["svd_error_run"]["matrices"] == whole["svd_error_run"]["matrices"]
-    np.testing.assert_allclose(merged["svd_error_run"]["per_layer_head"]["curve"],
-                               whole["svd_error_run"]["per_layer_head"]["curve"], rtol=1e-4, atol=1e-7)
+    np.testing.assert_allclose(
+        merged["svd_error_run"]["per_layer_head"]["curve"],
+        whole["svd_error_run"]["per_layer_head"]["curve"],
+        rtol=1e-4,
+        atol=1e-7,
+    )
 
 
 def test_meta_states_longn_as_approximate(llama_run, tmp_path: Path) -> None:

@@ -60,8 +60,10 @@ def test_python_api_doc_examples_run(minilm_path: Path, data_dir: Path, monkeypa
 @pytest.mark.slow
 def test_python_api_doc_checks_run_and_print_what_the_doc_says() -> None:
     tail = _parts()[1]
-    expected = {m.group(1): m.group(2) for m in
-                re.finditer(r"```python\n(.*?)```\s*\n\s*prints\s*\n\s*```\n(.*?)```", tail, flags=re.S)}
+    expected = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"```python\n(.*?)```\s*\n\s*prints\s*\n\s*```\n(.*?)```", tail, flags=re.S)
+    }
     assert expected, "the checks section shows the output of its error example"
     namespace: dict = {}
     try:
@@ -79,8 +81,9 @@ def test_python_api_doc_checks_run_and_print_what_the_doc_says() -> None:
 
 
 @pytest.mark.slow
-def test_readme_python_example_runs(minilm_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch,
-                                    tmp_path: Path) -> None:
+def test_readme_python_example_runs(
+    minilm_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The README's Python example, as written, from a working directory laid out as it assumes
     (the shared data at ../shared/data): a spectrum run saved, and a check's verdicts."""
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)

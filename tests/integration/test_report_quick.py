@@ -15,11 +15,23 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_quick_report_regenerates_everything(tmp_path: Path, data_dir: Path, minilm_path: Path,
-                                            smollm2_installed: None) -> None:
+def test_quick_report_regenerates_everything(
+    tmp_path: Path, data_dir: Path, minilm_path: Path, smollm2_installed: None
+) -> None:
     out = tmp_path / "report"
-    r = CliRunner().invoke(app, ["report", "--quick", "--experiments", str(REPO / "experiments"), "--out", str(out),
-                                 "--data-dir", str(data_dir)])
+    r = CliRunner().invoke(
+        app,
+        [
+            "report",
+            "--quick",
+            "--experiments",
+            str(REPO / "experiments"),
+            "--out",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
     assert r.exit_code == 0, r.output
     report = (out / "REPORT.md").read_text()
     experiments = load_experiments(REPO / "experiments")

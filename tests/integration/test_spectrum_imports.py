@@ -29,16 +29,34 @@ print(json.dumps({"code": code, "loaded": sorted(m for m in ("matplotlib", "seab
 
 def _run(args: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-c", f"ARGS = {args!r}\n" + _PROBE], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", f"ARGS = {args!r}\n" + _PROBE],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.slow
 def test_no_plots_run_loads_no_plotting_library(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
-    base = ["spectrum", "--model", str(model_dir), "--data", str(text_file), "--seq-len", "32", "--num-sentences", "4",
-            "--device", "cpu", "-q"]
+    base = [
+        "spectrum",
+        "--model",
+        str(model_dir),
+        "--data",
+        str(text_file),
+        "--seq-len",
+        "32",
+        "--num-sentences",
+        "4",
+        "--device",
+        "cpu",
+        "-q",
+    ]
     got = _run([*base, "--out", str(tmp_path / "a"), "--no-plots"])
     assert got == {"code": 0, "loaded": []}, got
     assert json.loads((tmp_path / "a" / "meta.json").read_text())["figures"]["at"] == 8  # still recorded

@@ -18,8 +18,16 @@ SEQ = 32
 
 
 def _cfg(model_dir: Path, text_file: Path, out: Path, **kw) -> SpectrumConfig:
-    base = dict(model=str(model_dir), data=str(text_file), seq_len=SEQ, num_sentences=12, batch_size=4, seed=3,
-                device="cpu", out=out)
+    base = dict(
+        model=str(model_dir),
+        data=str(text_file),
+        seq_len=SEQ,
+        num_sentences=12,
+        batch_size=4,
+        seed=3,
+        device="cpu",
+        out=out,
+    )
     base.update(kw)
     return SpectrumConfig(**base)
 
@@ -38,7 +46,17 @@ def test_full_run_writes_tidy_results_and_meta(model_dir: Path, text_file: Path,
     assert np.allclose(df[df["index"] == SEQ]["mean"], 1.0)
     assert (tmp_path / "run" / "spectrum.csv").is_file() and (tmp_path / "run" / "metrics.csv").is_file()
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
-    for key in ("model", "revision", "corpus", "seed", "dtype", "device", "padding_policy", "inputs_done", "wall_time_s"):
+    for key in (
+        "model",
+        "revision",
+        "corpus",
+        "seed",
+        "dtype",
+        "device",
+        "padding_policy",
+        "inputs_done",
+        "wall_time_s",
+    ):
         assert key in meta
     assert meta["corpus"]["seq_len"] == SEQ and meta["identity"]["split"] is None
     assert meta["environment"]["attnspec_version"] and meta["status"] == "complete"
@@ -56,7 +74,9 @@ def test_default_batch_size_is_the_devices_and_is_recorded(model_dir: Path, text
     meta3 = json.loads((tmp_path / "b3" / "meta.json").read_text())
     assert meta3["batch_size"] == 3 and meta3["batch_size_source"] == "--batch-size"
     # Full-length inputs: the batch size changes how P is computed, not the curves.
-    np.testing.assert_allclose(_tables(tmp_path / "default")["mean"], _tables(tmp_path / "b3")["mean"], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        _tables(tmp_path / "default")["mean"], _tables(tmp_path / "b3")["mean"], rtol=0, atol=1e-6
+    )
 
 
 def test_interrupted_run_resumes_to_the_uninterrupted_result(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
@@ -119,7 +139,9 @@ def test_out_dir_with_a_different_run_is_refused(model_dir: Path, text_file: Pat
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(ResultsError, match="not empty"):
         run_spectrum(_cfg(model_dir, text_file, tmp_path / "other"), progress=False)
-    assert run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", overwrite=True), progress=False).status == "complete"
+    assert (
+        run_spectrum(_cfg(model_dir, text_file, tmp_path / "run", overwrite=True), progress=False).status == "complete"
+    )
 
 
 def test_seq_len_beyond_positions_is_refused_before_writing(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
@@ -131,8 +153,9 @@ def test_seq_len_beyond_positions_is_refused_before_writing(model_dir: Path, tex
 def test_bfloat16_and_short_policy_keep(model_dir: Path, tmp_path: Path) -> None:
     docs = tmp_path / "short.txt"
     docs.write_text("\n".join(["a short line about attention"] * 5 + ["the curve of a matrix " * 12] * 5) + "\n")
-    out = run_spectrum(_cfg(model_dir, docs, tmp_path / "run", dtype="bfloat16", short_policy="keep", num_sentences=10),
-                       progress=False)
+    out = run_spectrum(
+        _cfg(model_dir, docs, tmp_path / "run", dtype="bfloat16", short_policy="keep", num_sentences=10), progress=False
+    )
     assert out.status == "complete"
     df = _tables(tmp_path / "run")
     assert np.isfinite(df["mean"]).all()
@@ -141,7 +164,8 @@ def test_bfloat16_and_short_policy_keep(model_dir: Path, tmp_path: Path) -> None
 
 
 def test_scaling_run_uses_the_same_documents_at_every_length(model_dir: Path, text_file: Path, tmp_path: Path) -> None:
-    from attnspec.spectra.scaling import fit_scaling, run_scaling, scaling_table
+    from attnspec.spectra.scaling import run_scaling
+    from attnspec.spectra.scaling_fit import fit_scaling, scaling_table
 
     out = tmp_path / "scaling"
     outcomes = run_scaling(_cfg(model_dir, text_file, out, num_sentences=6), [16, 32], progress=False)
@@ -169,16 +193,27 @@ def test_the_report_runs_the_study_the_command_line_runs(model_dir: Path, text_f
     from attnspec.report.runner import _run_spectrum
     from attnspec.spectra.study import run_study
 
-    options = {"model": str(model_dir), "data": str(text_file), "seq_len": "16,32", "num_sentences": 3,
-               "device": "cpu", "seed": 3, "batch_size": 4, "baseline": "uniform", "projection_k": "none"}
+    options = {
+        "model": str(model_dir),
+        "data": str(text_file),
+        "seq_len": "16,32",
+        "num_sentences": 3,
+        "device": "cpu",
+        "seed": 3,
+        "batch_size": 4,
+        "baseline": "uniform",
+        "projection_k": "none",
+    }
     _run_spectrum(options, tmp_path / "report")
-    study = run_study(_cfg(model_dir, text_file, tmp_path / "study", num_sentences=3), [16, 32], progress=False,
-                      baselines=["uniform"])
+    study = run_study(
+        _cfg(model_dir, text_file, tmp_path / "study", num_sentences=3), [16, 32], progress=False, baselines=["uniform"]
+    )
     assert study.status == "complete" and study.added == ["uniform"] and not study.up_to_date
     for n in (16, 32):
         pd.testing.assert_frame_equal(_tables(tmp_path / "report" / f"n{n}"), _tables(tmp_path / "study" / f"n{n}"))
         meta = json.loads((tmp_path / "report" / f"n{n}" / "meta.json").read_text())
         assert meta["baselines"]["names"] == ["uniform"]
-    again = run_study(_cfg(model_dir, text_file, tmp_path / "study", num_sentences=3), [16, 32], progress=False,
-                      baselines=["uniform"])
+    again = run_study(
+        _cfg(model_dir, text_file, tmp_path / "study", num_sentences=3), [16, 32], progress=False, baselines=["uniform"]
+    )
     assert again.up_to_date and again.added == [] and again.outcomes == []

@@ -12,15 +12,22 @@ HEAVY = ("torch", "scipy", "pandas", "transformers", "matplotlib")
 
 
 def _run(code: str) -> str:
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                       env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 
 
 def test_import_attnspec_and_the_spectra_package_load_no_heavy_library():
-    out = _run(f"import sys, attnspec, attnspec.spectra, attnspec.spectra.data; "
-               f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = _run(
+        f"import sys, attnspec, attnspec.spectra, attnspec.spectra.data; "
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     assert out == "[]", f"`import attnspec` imported {out}"
 
 

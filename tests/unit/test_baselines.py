@@ -76,21 +76,39 @@ def test_entropy_matched_null_is_seeded() -> None:
 
 
 def _comparison(real_beta: tuple[float, float, float], null_beta: tuple[float, float, float]) -> pd.DataFrame:
-    from attnspec.spectra.scaling import verdict
+    from attnspec.spectra.scaling_fit import verdict
 
-    rows = [{"source": "real", "metric": "reach_index", "beta": real_beta[0], "low": real_beta[1], "high": real_beta[2],
-             "resampled": "inputs (documents, jointly across lengths)", "share_n64": 0.35, "share_n128": 0.32,
-             "verdict": verdict(real_beta[1], real_beta[2])},
-            {"source": "entropy-matched", "metric": "reach_index", "beta": null_beta[0], "low": null_beta[1],
-             "high": null_beta[2], "resampled": "draws of the null (jointly across lengths)", "share_n64": 0.64,
-             "share_n128": 0.63, "verdict": verdict(null_beta[1], null_beta[2])}]
+    rows = [
+        {
+            "source": "real",
+            "metric": "reach_index",
+            "beta": real_beta[0],
+            "low": real_beta[1],
+            "high": real_beta[2],
+            "resampled": "inputs (documents, jointly across lengths)",
+            "share_n64": 0.35,
+            "share_n128": 0.32,
+            "verdict": verdict(real_beta[1], real_beta[2]),
+        },
+        {
+            "source": "entropy-matched",
+            "metric": "reach_index",
+            "beta": null_beta[0],
+            "low": null_beta[1],
+            "high": null_beta[2],
+            "resampled": "draws of the null (jointly across lengths)",
+            "share_n64": 0.64,
+            "share_n128": 0.63,
+            "verdict": verdict(null_beta[1], null_beta[2]),
+        },
+    ]
     t = pd.DataFrame(rows)
     t["share_ratio"] = 0.32 / t["share_n128"]
     return t
 
 
 def test_a_null_with_the_same_exponent_is_said_in_the_same_sentence() -> None:
-    from attnspec.spectra.scaling import null_sentence
+    from attnspec.spectra.scaling_fit import null_sentence
 
     same = null_sentence(_comparison((0.99, 0.985, 0.994), (1.0, 0.99, 1.01)))
     assert "this model on this corpus" in same and "resampling inputs" in same

@@ -19,8 +19,14 @@ from attnspec.verdicts.classify import VerdictRow
 
 def test_arrow_safe_coerces_mixed_object_columns() -> None:
     obj = lambda values: pd.Series(values, dtype=object)  # noqa: E731
-    f = pd.DataFrame({"flag": obj([True, None, False]), "num": obj([1, None, 2.5]), "txt": obj(["a", np.nan, 3]),
-                      "x": [1.0, 2.0, 3.0]})
+    f = pd.DataFrame(
+        {
+            "flag": obj([True, None, False]),
+            "num": obj([1, None, 2.5]),
+            "txt": obj(["a", np.nan, 3]),
+            "x": [1.0, 2.0, 3.0],
+        }
+    )
     g = arrow_safe(f)
     assert str(g["flag"].dtype) == "boolean" and g["flag"].isna().sum() == 1
     assert g["num"].dtype == np.float64 and np.isnan(g["num"][1])
@@ -29,11 +35,23 @@ def test_arrow_safe_coerces_mixed_object_columns() -> None:
 
 
 def _result() -> BatteryResult:
-    rows = [VerdictRow(claim="linformer.lemma1.eq11", reading="squared-two-sided", verdict="holds",
-                       params={"n": 8, "k": 2}, bound=0.5, estimate=0.1, trials=10, seed=1, evidence="e")]
+    rows = [
+        VerdictRow(
+            claim="linformer.lemma1.eq11",
+            reading="squared-two-sided",
+            verdict="holds",
+            params={"n": 8, "k": 2},
+            bound=0.5,
+            estimate=0.1,
+            trials=10,
+            seed=1,
+            evidence="e",
+        )
+    ]
     table = pd.DataFrame({"k": [1, 2], "flag": pd.Series([True, None], dtype=object)})
-    return BatteryResult(command="jl-check", verdicts=rows, tables={"jl": table},
-                         meta={"parameters": {"n": 8, "ks": (1, 2)}, "seed": 0})
+    return BatteryResult(
+        command="jl-check", verdicts=rows, tables={"jl": table}, meta={"parameters": {"n": 8, "ks": (1, 2)}, "seed": 0}
+    )
 
 
 def test_write_result_writes_tables_verdicts_and_meta_with_claim_ids(tmp_path: Path) -> None:
@@ -53,14 +71,26 @@ def test_verdicts_parquet_is_the_api_verdict_table(tmp_path: Path) -> None:
     from attnspec.checks import CheckResult
     from attnspec.verdicts.classify import ROW_COLUMNS
 
-    rows = [*_result().verdicts,
-            VerdictRow(claim="linformer.lemma1.eq11", reading="squared-two-sided", verdict="violated",
-                       params={"n": 16, "eps": 0.1, "seed": 7}, trials=20, seed=2, evidence="f")]
+    rows = [
+        *_result().verdicts,
+        VerdictRow(
+            claim="linformer.lemma1.eq11",
+            reading="squared-two-sided",
+            verdict="violated",
+            params={"n": 16, "eps": 0.1, "seed": 7},
+            trials=20,
+            seed=2,
+            evidence="f",
+        ),
+    ]
     result = BatteryResult(command="jl-check", verdicts=rows, tables={}, meta={"parameters": {}, "seed": 0})
     saved = read_table(write_result(result, tmp_path / "r"), "verdicts")
     api = CheckResult(result).verdicts
-    assert list(saved.columns) == list(api.columns) == ["claim", "reading", "verdict", "n", "k", "eps", "param_seed",
-                                                         *ROW_COLUMNS]
+    assert (
+        list(saved.columns)
+        == list(api.columns)
+        == ["claim", "reading", "verdict", "n", "k", "eps", "param_seed", *ROW_COLUMNS]
+    )
     pd.testing.assert_frame_equal(saved, api, check_dtype=False)
     assert api["param_seed"].tolist()[1] == 7 and api["seed"].tolist() == [1, 2] and np.isnan(api["k"][1])
     from attnspec.verdicts.classify import verdicts_json

@@ -22,15 +22,23 @@ def _ids(batch: int, n: int, seed: int = 0) -> torch.Tensor:
 def _hook_count(model: torch.nn.Module) -> int:
     """Hooks on the model that are not transformers' own (it installs permanent output-recording
     hooks the first time a model runs with output_attentions=True)."""
-    return sum(1 for m in model.modules() for h in [*m._forward_hooks.values(), *m._forward_pre_hooks.values()]
-               if "output_capturing_hook" not in getattr(h, "__qualname__", ""))
+    return sum(
+        1
+        for m in model.modules()
+        for h in [*m._forward_hooks.values(), *m._forward_pre_hooks.values()]
+        if "output_capturing_hook" not in getattr(h, "__qualname__", "")
+    )
 
 
 def _registered() -> list[str]:
     from transformers.masking_utils import AttentionMaskInterface
     from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-    return [k for k in [*ALL_ATTENTION_FUNCTIONS.keys(), *AttentionMaskInterface._global_mapping] if k.startswith("attnspec")]
+    return [
+        k
+        for k in [*ALL_ATTENTION_FUNCTIONS.keys(), *AttentionMaskInterface._global_mapping]
+        if k.startswith("attnspec")
+    ]
 
 
 def _assert_clean(model: torch.nn.Module, impl: str = "eager") -> None:
@@ -81,7 +89,7 @@ def test_real_block_under_padding_equals_the_input_run_alone(family: str) -> Non
             if side == "right":
                 mask[b, :length] = 1
             else:
-                mask[b, n - length:] = 1
+                mask[b, n - length :] = 1
         ids[mask == 0] = pad
         layers: dict[int, LayerAttention] = {}
         with capture_attention(model, lambda la: layers.__setitem__(la.layer, la)) as cap:  # noqa: B023 - called within this iteration
@@ -122,8 +130,14 @@ def test_sdpa_model_is_captured_as_eager_and_restored() -> None:
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
-                     attn_implementation="sdpa")
+    cfg = BertConfig(
+        vocab_size=100,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        attn_implementation="sdpa",
+    )
     model = BertModel(cfg, add_pooling_layer=False).eval()
     ids = torch.randint(5, 90, (2, 9), generator=torch.Generator().manual_seed(0))
     captured = collect_attention(model, ids)
@@ -151,7 +165,9 @@ def test_layers_in_depth_order_and_subset() -> None:
     _assert_clean(model)
 
 
-@pytest.mark.parametrize("build", [tiny_roberta, tiny_llama, tiny_mpnet], ids=["registry-encoder", "registry-decoder", "hooks"])
+@pytest.mark.parametrize(
+    "build", [tiny_roberta, tiny_llama, tiny_mpnet], ids=["registry-encoder", "registry-decoder", "hooks"]
+)
 def test_nothing_survives_an_exception_in_the_sink_or_the_body(build) -> None:
     model = build()
 
@@ -225,8 +241,14 @@ def _live_probability_storages(n: int) -> int:
 
     ptrs = set()
     for o in gc.get_objects():
-        if type(o) is torch.Tensor and o.dim() == 4 and tuple(o.shape[-2:]) == (n, n) and o.is_floating_point() \
-                and bool((o >= 0).all()) and bool(torch.allclose(o.sum(-1), torch.ones(()), atol=1e-4)):
+        if (
+            type(o) is torch.Tensor
+            and o.dim() == 4
+            and tuple(o.shape[-2:]) == (n, n)
+            and o.is_floating_point()
+            and bool((o >= 0).all())
+            and bool(torch.allclose(o.sum(-1), torch.ones(()), atol=1e-4))
+        ):
             ptrs.add(o.untyped_storage().data_ptr())
     return len(ptrs)
 
@@ -287,8 +309,13 @@ def test_encoder_decoders_are_captured_by_kind_exactly(family: str) -> None:
     dec = torch.cat([torch.full((2, 1), model.config.decoder_start_token_id), ids[:, :-1]], dim=1)
     dec = dec.masked_fill(mask == 0, pad if pad is not None else 0)
     with torch.inference_mode():
-        ref = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec, decoder_attention_mask=mask,
-                    output_attentions=True)
+        ref = model(
+            input_ids=ids,
+            attention_mask=mask,
+            decoder_input_ids=dec,
+            decoder_attention_mask=mask,
+            output_attentions=True,
+        )
     captured: dict[int, tuple[str, torch.Tensor]] = {}
     with capture_attention(model, lambda la: captured.__setitem__(la.layer, (la.kind, la.probs.clone()))) as cap:
         assert cap.path == "registry" and cap.encoder_decoder and cap.causal is False
@@ -299,9 +326,12 @@ def test_encoder_decoders_are_captured_by_kind_exactly(family: str) -> None:
     assert all(c.config._attn_implementation == "eager" for c in (model.encoder, model.decoder))  # T5's own copies
     torch.testing.assert_close(out.last_hidden_state[0], ref.last_hidden_state[0], rtol=0, atol=1e-5)
     torch.testing.assert_close(out.last_hidden_state[1, :6], ref.last_hidden_state[1, :6], rtol=0, atol=1e-5)
-    keep = (mask.bool()[:, None, :, None] & mask.bool()[:, None, None, :])  # (2, 1, n, n)
-    expected = {ENCODER_SELF: list(ref.encoder_attentions), DECODER_SELF: list(ref.decoder_attentions),
-                CROSS: list(ref.cross_attentions)}
+    keep = mask.bool()[:, None, :, None] & mask.bool()[:, None, None, :]  # (2, 1, n, n)
+    expected = {
+        ENCODER_SELF: list(ref.encoder_attentions),
+        DECODER_SELF: list(ref.decoder_attentions),
+        CROSS: list(ref.cross_attentions),
+    }
     for layer in sorted(captured):
         kind, p = captured[layer]
         want = expected[kind].pop(0)
@@ -355,8 +385,11 @@ def test_spectrum_run_on_an_encoder_decoder_records_kinds_and_pads_exactly(famil
 
     model = ENCODER_DECODERS[family]()
     tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
-    texts = ["attention matrix rank of the movie", "the story was a decoder and the music numbers quotes brackets",
-             "singular value curve"]
+    texts = [
+        "attention matrix rank of the movie",
+        "the story was a decoder and the music numbers quotes brackets",
+        "singular value curve",
+    ]
     one = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=12, batch_size=1, progress=False)
     three = attnspec.spectrum(model=model, tokenizer=tok, texts=texts, seq_len=12, batch_size=3, progress=False)
     assert one.meta["family"] == "encoder-decoder" and one.meta["causal"] is False

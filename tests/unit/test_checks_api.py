@@ -26,11 +26,27 @@ from attnspec.verdicts.sentences import summary_lines
 from attnspec.verdicts.table import summary_frame
 
 REPO = Path(__file__).resolve().parents[2]
-FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
-             "osa-train": checks.osa_train}
+FUNCTIONS = {
+    "jl-check": checks.jl_check,
+    "sa-check": checks.sa_check,
+    "osa-check": checks.osa_check,
+    "osa-train": checks.osa_train,
+}
 CLI_ONLY = {"json_out", "verbose", "quiet"}  # what the terminal needs; Python has the result object (and progress=)
-SA = {"L": 24, "k": 2, "eps": 0.05, "delta": 0.3, "m": 0.2, "M": 1.0, "beta": 0.2, "trials": 20, "sweep_L": "12,24",
-      "sweep_k": "1,2", "sweep_trials": 20, "seed": 3}
+SA = {
+    "L": 24,
+    "k": 2,
+    "eps": 0.05,
+    "delta": 0.3,
+    "m": 0.2,
+    "M": 1.0,
+    "beta": 0.2,
+    "trials": 20,
+    "sweep_L": "12,24",
+    "sweep_k": "1,2",
+    "sweep_trials": 20,
+    "seed": 3,
+}
 
 
 def _cli(command: str) -> dict[str, tuple[object, inspect.Parameter]]:
@@ -51,8 +67,7 @@ def test_api_names_and_defaults_are_the_clis(command: str) -> None:
     assert FUNCTIONS[command].__doc__ and "Parameters\n    ----------" in FUNCTIONS[command].__doc__
 
 
-_KIND = {int: "int", float: "float", str: "str", bool: "bool", Path: "path", list[float]: "floats",
-         list[str]: "strs"}
+_KIND = {int: "int", float: "float", str: "str", bool: "bool", Path: "path", list[float]: "floats", list[str]: "strs"}
 
 
 @pytest.mark.parametrize("command", sorted(FUNCTIONS))
@@ -63,33 +78,42 @@ def test_option_types_table_matches_the_cli(command: str) -> None:
     for name, hint in options.items():
         args = typing.get_args(hint)
         nullable = type(None) in args
-        base = next(a for a in args if a is not type(None)) if args and hint.__class__.__name__ == "UnionType" \
-            else hint
+        base = next(a for a in args if a is not type(None)) if args and hint.__class__.__name__ == "UnionType" else hint
         assert _KIND[base] in table[name], (command, name)
         assert (None in table[name]) == nullable, (command, name)
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda: attnspec.jl_check(n="abc"), "Invalid value for '--n': 'abc' is not a valid integer."),
-    (lambda: attnspec.jl_check(n=2.5), "Invalid value for '--n': 2.5 is not a valid integer."),
-    (lambda: attnspec.jl_check(n=1), "n must be in [2, inf), got 1"),
-    (lambda: attnspec.jl_check(nn=3), "jl_check() has no option 'nn'; its options: n, eps, k,"),
-    (lambda: attnspec.sa_check(sweep="maybe"), "Invalid value for '--sweep': 'maybe' is not a valid boolean."),
-    (lambda: attnspec.osa_check(trials=0), "--trials must be an integer in [1, 1000], got 0"),
-    (lambda: attnspec.osa_train(lr="fast"), "Invalid value for '--lr': 'fast' is not a valid float or None."),
-    (lambda: attnspec.osa_check(progress=3), "progress must be True, False or a callable"),
-    (lambda: attnspec.osa_check(out=3), "out must be a directory path"),
-    (lambda: attnspec.jl_check(resume=True), "resume=True needs out="),
-    (lambda: battery.run_battery("nosuch", {}), "no checking command 'nosuch'; known: jl-check,"),
-    (lambda: battery.run_battery("jl-check", {"n": "abc"}), "Invalid value for '--n': 'abc' is not a valid integer."),
-    (lambda: attnspec.claims("bert"), "--paper must be one of linformer, osa, expressivity, got 'bert'"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: attnspec.jl_check(n="abc"), "Invalid value for '--n': 'abc' is not a valid integer."),
+        (lambda: attnspec.jl_check(n=2.5), "Invalid value for '--n': 2.5 is not a valid integer."),
+        (lambda: attnspec.jl_check(n=1), "n must be in [2, inf), got 1"),
+        (lambda: attnspec.jl_check(nn=3), "jl_check() has no option 'nn'; its options: n, eps, k,"),
+        (lambda: attnspec.sa_check(sweep="maybe"), "Invalid value for '--sweep': 'maybe' is not a valid boolean."),
+        (lambda: attnspec.osa_check(trials=0), "--trials must be an integer in [1, 1000], got 0"),
+        (lambda: attnspec.osa_train(lr="fast"), "Invalid value for '--lr': 'fast' is not a valid float or None."),
+        (lambda: attnspec.osa_check(progress=3), "progress must be True, False or a callable"),
+        (lambda: attnspec.osa_check(out=3), "out must be a directory path"),
+        (lambda: attnspec.jl_check(resume=True), "resume=True needs out="),
+        (lambda: battery.run_battery("nosuch", {}), "no checking command 'nosuch'; known: jl-check,"),
+        (
+            lambda: battery.run_battery("jl-check", {"n": "abc"}),
+            "Invalid value for '--n': 'abc' is not a valid integer.",
+        ),
+        (lambda: attnspec.claims("bert"), "--paper must be one of linformer, osa, expressivity, got 'bert'"),
+    ],
+)
 def test_bad_arguments_are_one_input_error_before_any_work(call, message: str, monkeypatch) -> None:  # noqa: ANN001
     def no_work(*a, **k):  # noqa: ANN002, ANN003
         raise AssertionError("computed despite a bad argument")
 
-    for module in ("attnspec.theory.linformer.battery", "attnspec.theory.osa.battery",
-                   "attnspec.theory.osa.train_battery", "attnspec.theory.expressivity.battery"):
+    for module in (
+        "attnspec.theory.linformer.battery",
+        "attnspec.theory.osa.battery",
+        "attnspec.theory.osa.train_battery",
+        "attnspec.theory.expressivity.battery",
+    ):
         monkeypatch.setattr(f"{module}.run", no_work)
     with pytest.raises(InputError) as e:
         call()
@@ -167,12 +191,13 @@ def test_claims_catalogue_as_a_dataframe() -> None:
 
 
 def test_import_is_light_and_dir_lists_the_api() -> None:
-    code = ("import sys, attnspec; names = dir(attnspec); "
-            "print(sorted(m for m in ('torch', 'scipy', 'pandas', 'matplotlib') if m in sys.modules)); print(names); "
-            "assert callable(attnspec.battery.run_battery)")  # the old README line raised AttributeError
+    code = (
+        "import sys, attnspec; names = dir(attnspec); "
+        "print(sorted(m for m in ('torch', 'scipy', 'pandas', 'matplotlib') if m in sys.modules)); print(names); "
+        "assert callable(attnspec.battery.run_battery)"
+    )  # the old README line raised AttributeError
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr
     heavy, names = proc.stdout.strip().splitlines()
     assert heavy == "[]"

@@ -104,7 +104,8 @@ def test_committed_figures_were_drawn_by_todays_plotting_code() -> None:
     assert record.is_file(), "reports/figures has no DRAWN_BY.json: rerun `attnspec report`"
     drawn_by = json.loads(record.read_text())["plotting_code_sha256"]
     assert drawn_by == plotting_code_digest(), (
-        "the committed figures are older than the plotting code: rerun `attnspec report`")
+        "the committed figures are older than the plotting code: rerun `attnspec report`"
+    )
 
 
 def test_report_opens_with_the_summary() -> None:

@@ -18,10 +18,18 @@ def _simulated_run(mu: np.ndarray, m: int, rng: np.random.Generator) -> tuple[pd
     L, H = mu.shape
     x = mu[None] + rng.normal(0, 1.0, size=(m, L, 1)) + rng.normal(0, 0.5, size=(m, L, H))  # (m, L, H)
     layer, head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
-    per_head = pd.DataFrame({"layer": layer.ravel(), "head": head.ravel(), "mean": x.mean(0).ravel(),
-                             "std": x.std(0, ddof=1).ravel(), "count": m})
-    per_input = pd.DataFrame({"input": np.repeat(np.arange(m), L), "layer": np.tile(np.arange(L), m),
-                              "v": x.mean(axis=2).ravel()})
+    per_head = pd.DataFrame(
+        {
+            "layer": layer.ravel(),
+            "head": head.ravel(),
+            "mean": x.mean(0).ravel(),
+            "std": x.std(0, ddof=1).ravel(),
+            "count": m,
+        }
+    )
+    per_input = pd.DataFrame(
+        {"input": np.repeat(np.arange(m), L), "layer": np.tile(np.arange(L), m), "v": x.mean(axis=2).ravel()}
+    )
     return per_head, per_input
 
 
@@ -35,8 +43,10 @@ def test_welch_intervals_cover_the_true_difference_at_the_stated_rate() -> None:
     for _ in range(reps):
         ha, ia = _simulated_run(mu_a, 25, rng)
         hb, ib = _simulated_run(mu_b, 40, rng)  # unequal sizes: Welch, not pooled
-        for method, (sa, sb) in {"per-input": (layer_statistics(ha, ia, "v"), layer_statistics(hb, ib, "v")),
-                                 "bound": (layer_statistics(ha), layer_statistics(hb))}.items():
+        for method, (sa, sb) in {
+            "per-input": (layer_statistics(ha, ia, "v"), layer_statistics(hb, ib, "v")),
+            "bound": (layer_statistics(ha), layer_statistics(hb)),
+        }.items():
             assert set(sa["method"]) == {method}
             for layer in range(L):
                 a, b = sa.set_index("layer").loc[layer], sb.set_index("layer").loc[layer]

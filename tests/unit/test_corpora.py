@@ -65,8 +65,8 @@ def wrapped(tok, text: str) -> list[int]:
 def special(tok) -> tuple[list[int], list[int]]:
     """Prefix and suffix ids, from the tokenizer's own encoding of one word."""
     full, plain = wrapped(tok, "movie"), ids(tok, "movie")
-    k = next(i for i in range(len(full)) if full[i:i + len(plain)] == plain)
-    return full[:k], full[k + len(plain):]
+    k = next(i for i in range(len(full)) if full[i : i + len(plain)] == plain)
+    return full[:k], full[k + len(plain) :]
 
 
 WORDS = ("lobster", "movie", "attention", "ocean", "friends", "comedy", "story", "music", "world", "rank")
@@ -87,7 +87,13 @@ def write_wikitext(path: Path, n_articles: int = 4, paragraphs: int = 3) -> list
         for p in range(paragraphs):
             block += [f" {sentence(100 * a + p + 1, 20)} ", " "]
         # A formula line inside a paragraph (no blank line around it): not an article heading.
-        block += [f" the value {a} is", f" = {a} henry and capacitance C{a} = ", f" {sentence(100 * a + 50, 8)} ", " ", " "]
+        block += [
+            f" the value {a} is",
+            f" = {a} henry and capacitance C{a} = ",
+            f" {sentence(100 * a + 50, 8)} ",
+            " ",
+            " ",
+        ]
         lines += block
         content += [x for x in block if x.strip()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -99,9 +105,9 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
 
 
 def split_window(window: list[int], prefix: list[int], suffix: list[int]) -> list[int]:
-    assert window[:len(prefix)] == prefix
-    assert window[len(window) - len(suffix):] == suffix
-    return window[len(prefix):len(window) - len(suffix)]
+    assert window[: len(prefix)] == prefix
+    assert window[len(window) - len(suffix) :] == suffix
+    return window[len(prefix) : len(window) - len(suffix)]
 
 
 # --------------------------------------------------------------------------- special tokens
@@ -147,7 +153,7 @@ def test_wikitext_pack_windows_are_the_consecutive_pieces_of_the_stream(tok, tmp
     width = seq_len - len(prefix) - len(suffix)
     # The stream: every non-blank line (headings included) tokenised and concatenated.
     stream = [t for line in content for t in ids(tok, line)]
-    expected = [tuple(stream[k * width:(k + 1) * width]) for k in range(len(stream) // width)]
+    expected = [tuple(stream[k * width : (k + 1) * width]) for k in range(len(stream) // width)]
     assert len(set(expected)) == len(expected)  # the text is varied enough to tell windows apart
 
     first = load_inputs(f, tok, seq_len=seq_len, num_inputs=1, seed=0)
@@ -171,7 +177,7 @@ def test_wikitext_pack_keep_adds_the_final_partial_window(tok, tmp_path):
     n_full = len(stream) // width
     inp = load_inputs(f, tok, seq_len=seq_len, num_inputs=n_full + 1, seed=3, short_policy="keep")
     tails = [split_window(w, prefix, suffix) for w in inp.input_ids if len(w) < seq_len]
-    assert tails == [stream[n_full * width:]]
+    assert tails == [stream[n_full * width :]]
     with pytest.raises(DataError, match=f"only {n_full} windows"):
         load_inputs(f, tok, seq_len=seq_len, num_inputs=n_full + 1, seed=3, short_policy="skip")
 
@@ -191,7 +197,7 @@ def test_wikitext_truncate_mode_uses_articles_as_documents(tok, tmp_path):
     inp = load_inputs(f, tok, seq_len=seq_len, num_inputs=5, seed=0, mode="truncate")
     assert inp.meta["documents"] == 5 and inp.meta["num_available"] == 5
     got = sorted(split_window(w, prefix, suffix) for w in inp.input_ids)
-    assert got == sorted(a[:seq_len - 2] for a in art_ids)
+    assert got == sorted(a[: seq_len - 2] for a in art_ids)
 
 
 def test_wikitext_directory_picks_the_split_file(tok, tmp_path):
@@ -269,7 +275,7 @@ def test_truncate_keep_uses_short_documents_at_their_own_length(tok, tmp_path):
     seq_len = 40
     f, doc_ids = _docs_case(tok, tmp_path, seq_len)
     prefix, suffix = special(tok)
-    expected = [d[:seq_len - 2] for d in doc_ids if len(d) > 0]
+    expected = [d[: seq_len - 2] for d in doc_ids if len(d) > 0]
     assert min(len(d) for d in expected) == 1
     inp = load_inputs(f, tok, seq_len=seq_len, num_inputs=len(expected), seed=5, short_policy="keep")
     assert inp.meta["num_available"] == len(expected)
@@ -285,7 +291,7 @@ def test_truncate_pack_concatenates_short_documents(tok, tmp_path):
     width = seq_len - 2
     long_docs = [d[:width] for d in doc_ids if len(d) >= width]
     short_stream = [t for d in doc_ids if 0 < len(d) < width for t in d]
-    packed = [short_stream[k * width:(k + 1) * width] for k in range(len(short_stream) // width)]
+    packed = [short_stream[k * width : (k + 1) * width] for k in range(len(short_stream) // width)]
     assert len(packed) >= 1
     inp = load_inputs(f, tok, seq_len=seq_len, num_inputs=len(long_docs) + len(packed), seed=2, short_policy="pack")
     assert inp.meta["num_available"] == len(long_docs) + len(packed)
@@ -299,7 +305,7 @@ def test_pack_mode_on_documents_cuts_one_stream(tok, tmp_path):
     prefix, suffix = special(tok)
     stream = [t for d in doc_ids for t in d]
     width = seq_len - 2
-    expected = [stream[k * width:(k + 1) * width] for k in range(len(stream) // width)]
+    expected = [stream[k * width : (k + 1) * width] for k in range(len(stream) // width)]
     inp = load_inputs(f, tok, seq_len=seq_len, num_inputs=len(expected), seed=0, mode="pack")
     assert inp.meta["mode"] == "pack"
     assert sorted(split_window(w, prefix, suffix) for w in inp.input_ids) == sorted(expected)
@@ -362,13 +368,17 @@ def _acl_layout(root: Path, texts: dict[str, list[tuple[int, str]]]) -> None:
             d = root / split / label
             d.mkdir(parents=True)
             for rid, t in items:
-                (d / f"{rid}_{7 if label == 'pos' else 2}.txt").write_text(t + (" " + split if split == "train" else ""))
+                (d / f"{rid}_{7 if label == 'pos' else 2}.txt").write_text(
+                    t + (" " + split if split == "train" else "")
+                )
 
 
 def test_aclimdb_layout_matches_jsonl_of_the_same_reviews(tok, tmp_path):
     # Review ids 0, 2, 10: numeric order (0, 2, 10), not name order (0, 10, 2); pos before neg.
-    texts = {"pos": [(10, sentence(3, 25)), (0, sentence(1, 25)), (2, sentence(2, 25))],
-             "neg": [(1, sentence(4, 25) + "<br /><br />" + sentence(5, 5))]}
+    texts = {
+        "pos": [(10, sentence(3, 25)), (0, sentence(1, 25)), (2, sentence(2, 25))],
+        "neg": [(1, sentence(4, 25) + "<br /><br />" + sentence(5, 5))],
+    }
     root = tmp_path / "aclImdb"
     _acl_layout(root, texts)
     ordered = [t for label in ("pos", "neg") for _, t in sorted(texts[label])]
@@ -390,8 +400,19 @@ def test_meta_is_json_and_records_the_source(tok, tmp_path):
     write_wikitext(f)
     inp = load_inputs(f, tok, seq_len=20, num_inputs=3, seed=4)
     meta = json.loads(json.dumps(inp.meta))
-    for key in ("corpus", "split", "source", "format", "mode", "short_policy", "seq_len", "num_inputs",
-                "num_available", "seed", "sha256"):
+    for key in (
+        "corpus",
+        "split",
+        "source",
+        "format",
+        "mode",
+        "short_policy",
+        "seq_len",
+        "num_inputs",
+        "num_available",
+        "seed",
+        "sha256",
+    ):
         assert key in meta
     assert meta["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
     assert meta["seq_len"] == 20 and meta["num_inputs"] == 3 and meta["seed"] == 4
@@ -505,7 +526,9 @@ def test_bad_parameters_raise_input_error(tok, tmp_path, kwargs, match):
 
 
 def test_bad_split_names(tok, tmp_path):
-    with pytest.raises(InputError, match="split 'dev' is not a split of wiki103; allowed: valid, validation, test, train"):
+    with pytest.raises(
+        InputError, match="split 'dev' is not a split of wiki103; allowed: valid, validation, test, train"
+    ):
         load_inputs("wiki103", tok, seq_len=20, num_inputs=1, seed=0, split="dev")
     f = tmp_path / "docs.txt"
     f.write_text(sentence(0, 30) + "\n")
@@ -540,18 +563,35 @@ def _bad_sources(tmp: Path) -> dict[str, tuple[Path | str, str]]:
         "empty file": (empty, r"empty\.txt' is empty"),
         "blank lines only": (blank, r"blank\.jsonl' is empty"),
         "not utf-8": (binary, r"latin1\.txt': not UTF-8 text \(invalid byte at offset 3\)"),
-        "jsonl without text": (no_text, r"notext\.jsonl' line 2 has no 'text' field; JSONL records need a string field 'text'"),
+        "jsonl without text": (
+            no_text,
+            r"notext\.jsonl' line 2 has no 'text' field; JSONL records need a string field 'text'",
+        ),
         "invalid json": (not_json, r"broken\.jsonl' line 2 is not valid JSON"),
         "non-string text": (nonstring, r"line 1 has a 'text' field that is not a string"),
         "unrecognised directory": (nodir, r"emptydir' holds no recognised corpus; allowed: wiki\.<split>\.raw"),
-        "data folder as path": (folder, r"is a data folder, not a corpus: use --data wiki103 or --data imdb with --data-dir"),
+        "data folder as path": (
+            folder,
+            r"is a data folder, not a corpus: use --data wiki103 or --data imdb with --data-dir",
+        ),
     }
 
 
-@pytest.mark.parametrize("case", [
-    "unknown name", "missing path", "empty file", "blank lines only", "not utf-8", "jsonl without text",
-    "invalid json", "non-string text", "unrecognised directory", "data folder as path",
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "unknown name",
+        "missing path",
+        "empty file",
+        "blank lines only",
+        "not utf-8",
+        "jsonl without text",
+        "invalid json",
+        "non-string text",
+        "unrecognised directory",
+        "data folder as path",
+    ],
+)
 def test_bad_sources_raise_one_line_data_error(roberta_tok, tmp_path, case):
     data, match = _bad_sources(tmp_path)[case]
     with pytest.raises(DataError, match=match) as e:
@@ -593,9 +633,12 @@ def test_errors_reach_the_cli_as_one_line_and_exit_code_1(roberta_tok, tmp_path)
 
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    for args, needle in (([str(empty)], "is empty"), ([str(tmp_path / "x.jsonl")], "neither a known corpus name"),
-                         ([str(empty), "--seq-len", "1"], "seq_len must be an integer >= 2, got 1"),
-                         ([str(empty), "--num", "0"], "num_inputs must be an integer >= 1, got 0")):
+    for args, needle in (
+        ([str(empty)], "is empty"),
+        ([str(tmp_path / "x.jsonl")], "neither a known corpus name"),
+        ([str(empty), "--seq-len", "1"], "seq_len must be an integer >= 2, got 1"),
+        ([str(empty), "--num", "0"], "num_inputs must be an integer >= 1, got 0"),
+    ):
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 1, res.output
         out = res.output.strip()
@@ -647,15 +690,30 @@ def test_lazy_selection_follows_the_seeded_document_order(roberta_tok, tmp_path,
     m = lazy.meta
     assert not m["num_available_exact"] and k <= m["num_available"] <= total and m["documents_tokenised"] < len(texts)
     # The exact count tokenises the rest and changes nothing else.
-    counted = load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, count_available=True,
-                         selection="documents")
+    counted = load_inputs(
+        f,
+        tok,
+        seq_len=seq_len,
+        num_inputs=k,
+        seed=seed,
+        short_policy=policy,
+        count_available=True,
+        selection="documents",
+    )
     assert counted.input_ids == lazy.input_ids and counted.meta["inputs_sha256"] == m["inputs_sha256"]
     assert counted.meta["num_available"] == total and counted.meta["num_available_exact"]
     # The chunk sizes are an implementation detail: smaller chunks, same windows; more
     # inputs with the same seed keep the earlier ones as a prefix.
     monkeypatch.setattr(selection, "_FIRST_CHUNK", 1)
-    assert load_inputs(f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, selection="documents").input_ids == lazy.input_ids
+    assert (
+        load_inputs(
+            f, tok, seq_len=seq_len, num_inputs=k, seed=seed, short_policy=policy, selection="documents"
+        ).input_ids
+        == lazy.input_ids
+    )
     more = load_inputs(f, tok, seq_len=seq_len, num_inputs=k + 5, seed=seed, short_policy=policy, selection="documents")
     assert more.input_ids[:k] == lazy.input_ids
     with pytest.raises(DataError, match=f"only {total} windows"):
-        load_inputs(f, tok, seq_len=seq_len, num_inputs=total + 1, seed=seed, short_policy=policy, selection="documents")
+        load_inputs(
+            f, tok, seq_len=seq_len, num_inputs=total + 1, seed=seed, short_policy=policy, selection="documents"
+        )

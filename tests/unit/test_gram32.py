@@ -25,8 +25,9 @@ N = 384
 _I = torch.arange(N, dtype=torch.float64)
 SPECTRA = {
     "near-rank-one": torch.cat([torch.tensor([40.0], dtype=torch.float64), 0.05 * torch.exp(-_I[1:] / 300)]),
-    "extreme-sink": torch.cat([torch.tensor([32.0], dtype=torch.float64),
-                               0.03 * torch.logspace(0, -4.5, N - 1, dtype=torch.float64)]),
+    "extreme-sink": torch.cat(
+        [torch.tensor([32.0], dtype=torch.float64), 0.03 * torch.logspace(0, -4.5, N - 1, dtype=torch.float64)]
+    ),
     "flat": torch.linspace(1.01, 0.99, N, dtype=torch.float64),
     "power-law": (_I + 1) ** -0.8,
 }
@@ -54,8 +55,10 @@ def _exact(p: torch.Tensor) -> torch.Tensor:
 
 
 def _worst(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
-    return (float((cumulative_curve(a) - cumulative_curve(b)).abs().max()),
-            float((tail_curve(a) - tail_curve(b)).abs().max()))
+    return (
+        float((cumulative_curve(a) - cumulative_curve(b)).abs().max()),
+        float((tail_curve(a) - tail_curve(b)).abs().max()),
+    )
 
 
 @pytest.mark.parametrize("name", list(SPECTRA))

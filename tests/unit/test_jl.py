@@ -12,6 +12,7 @@ from scipy import stats
 from attnspec.errors import InputError
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.linformer import battery as B
+from attnspec.theory.linformer import config as C
 from attnspec.theory.linformer import dimensions as D
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import rows as RW
@@ -37,7 +38,9 @@ def test_linformer_k_formula_and_vacuity_at_4096() -> None:
 
 
 def test_other_dimension_formulas() -> None:
-    assert D.theorem2_k_main(4096, 64, 0.1) == pytest.approx(min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01))
+    assert D.theorem2_k_main(4096, 64, 0.1) == pytest.approx(
+        min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01)
+    )
     assert D.theorem2_k_appendix_nd(4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
     assert D.theorem2_k_appendix_d(64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
     from sklearn.random_projection import johnson_lindenstrauss_min_dim
@@ -53,7 +56,7 @@ def test_union_bound_min_k_is_the_threshold() -> None:
         k = D.union_bound_min_k(n, eps)
         assert D.theorem1_union_bound(n, k, eps) < 1 <= D.theorem1_union_bound(n, k - 1, eps)
     # at the theorem's k the union bound is 2 n^(-1/4), the paper's "o(1)"
-    assert D.theorem1_union_bound(4096, D.linformer_k(4096, 0.1), 0.1) == pytest.approx(2 * 4096 ** -0.25)
+    assert D.theorem1_union_bound(4096, D.linformer_k(4096, 0.1), 0.1) == pytest.approx(2 * 4096**-0.25)
 
 
 @pytest.mark.parametrize("eps", [0.0, 1.0, 1.5, -0.1, float("nan")])
@@ -106,7 +109,8 @@ def test_inner_exact_closed_forms() -> None:
     # rho = 1 is the squared norm
     for k in (1, 7, 300, 4621):
         assert L1.inner_product_failure_exact(k, 0.1, 1.0) == pytest.approx(
-            L1.norm_failure_exact(k, 0.1, "squared-two-sided"), rel=1e-9)
+            L1.norm_failure_exact(k, 0.1, "squared-two-sided"), rel=1e-9
+        )
     # symmetric in the sign of rho
     assert L1.inner_product_failure_exact(50, 0.1, -0.4) == pytest.approx(L1.inner_product_failure_exact(50, 0.1, 0.4))
     # tiny tails stay accurate: a large k, against the Gaussian tail it approaches
@@ -174,10 +178,22 @@ def test_arriaga_vempala_tail_bounds_hold_exactly(eps: float) -> None:
 def test_absolute_reading_fails_for_orthogonal_vectors() -> None:
     """Eq. 12 read with tolerance eps|<x, y>| is false: for x ⟂ y the tolerance is 0."""
     assert L1.inner_product_failure_exact(4621, 0.1, 0.0, "absolute") == 1.0
-    verdict, why = RW.verdict_for({"claim": "linformer.lemma1.eq12", "family": "gaussian", "n": 4096, "k": 4621 - 1000,
-                                  "bound": float(D.lemma1_inner_bound(3621, 0.1)), "exact": 1.0,
-                                  "failures": 100, "trials": 100, "estimate": 1.0, "ci_low": 0.96,
-                                  "ci_high": 1.0, "seed": 9})
+    verdict, why = RW.verdict_for(
+        {
+            "claim": "linformer.lemma1.eq12",
+            "family": "gaussian",
+            "n": 4096,
+            "k": 4621 - 1000,
+            "bound": float(D.lemma1_inner_bound(3621, 0.1)),
+            "exact": 1.0,
+            "failures": 100,
+            "trials": 100,
+            "estimate": 1.0,
+            "ci_low": 0.96,
+            "ci_high": 1.0,
+            "seed": 9,
+        }
+    )
     assert verdict == "violated" and "seed 9" in why
 
 
@@ -185,8 +201,9 @@ def test_absolute_reading_fails_for_orthogonal_vectors() -> None:
 
 
 def test_simulate_lemma1_reproducible_and_consistent() -> None:
-    kw = dict(families=("gaussian", "orthogonal", "achlioptas", "sparse"), trials=4000, trials_other=600,
-              rhos=(0.0, 0.5, 1.0))
+    kw = dict(
+        families=("gaussian", "orthogonal", "achlioptas", "sparse"), trials=4000, trials_other=600, rhos=(0.0, 0.5, 1.0)
+    )
     a, sa = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
     b, _ = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=7, sample_ks=[9], **kw)
     c, _ = L1.simulate_lemma1(24, 0.3, [4, 9, 20], seed=8, sample_ks=[9], **kw)
@@ -205,7 +222,10 @@ def test_simulate_theorem1_finds_the_relative_claim_false() -> None:
     """Uniform attention and mean-zero w: Pw = 0 but P̃w ≠ 0, so the relative event fails
     with probability 1 at every k; the toolkit's adversarial search must find it."""
     n = 32
-    att = {"uniform": T1.attention_matrix("uniform", n, seed=0), "softmax": T1.attention_matrix("softmax", n, seed=1, d=8)}
+    att = {
+        "uniform": T1.attention_matrix("uniform", n, seed=0),
+        "softmax": T1.attention_matrix("softmax", n, seed=1, d=8),
+    }
     t, s = T1.simulate_theorem1(att, 0.3, [4, 16, 31], trials=400, seed=3, sample_ks=[16])
     adv = t[(t["attention"] == "uniform") & (t["w"] == "adv_bottom") & (t["reading"] == "relative")]
     assert (adv["estimate"] == 1.0).all()
@@ -231,17 +251,17 @@ def test_simulate_theorem2_eq21_is_violated() -> None:
 
 
 def test_parse_ks_and_claims() -> None:
-    assert B.parse_ks("64,128,256") == [64, 128, 256]
-    assert B.parse_ks("64:256:64") == [64, 128, 192, 256]
-    assert B.parse_ks("3:5,1") == [1, 3, 4, 5]
+    assert C.parse_ks("64,128,256") == [64, 128, 256]
+    assert C.parse_ks("64:256:64") == [64, 128, 192, 256]
+    assert C.parse_ks("3:5,1") == [1, 3, 4, 5]
     for bad in ("0", "a", "5:2", "1:4:0", "1:2:3:4", ""):
         with pytest.raises(InputError):
-            B.parse_ks(bad)
-    assert B.parse_claims("lemma1,thm2") == ("lemma1.eq11", "lemma1.eq12", "thm2")
+            C.parse_ks(bad)
+    assert C.parse_claims("lemma1,thm2") == ("lemma1.eq11", "lemma1.eq12", "thm2")
     with pytest.raises(InputError, match="claim must be one of"):
-        B.parse_claims("thm3")
+        C.parse_claims("thm3")
     with pytest.raises(InputError, match="family must be one of"):
-        B.parse_families("gaussian,cauchy")
+        C.parse_families("gaussian,cauchy")
 
 
 def test_default_ks_below_n() -> None:
@@ -303,8 +323,9 @@ def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> No
     counts and verdicts of the in-process run: every claim group draws its seeds from config.seed alone."""
     from attnspec.theory.linformer import parallel as PAR
 
-    cfg = B.config_from_options({"n": 64, "eps": 0.3, "k": "4,16,48", "trials": 300, "trials_other": 100,
-                                 "family": "gaussian"})
+    cfg = B.config_from_options(
+        {"n": 64, "eps": 0.3, "k": "4,16,48", "trials": 300, "trials_other": 100, "family": "gaussian"}
+    )
     monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
     assert PAR.plan(list(B.RUN_GROUPS)) == []
     serial = B.run(cfg)
@@ -322,5 +343,6 @@ def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> No
     import pandas as pd
 
     pd.testing.assert_frame_equal(a, b, check_exact=True)
-    assert [(r.claim, r.reading, r.verdict, r.evidence) for r in serial.verdicts] == \
-        [(r.claim, r.reading, r.verdict, r.evidence) for r in forked.verdicts]
+    assert [(r.claim, r.reading, r.verdict, r.evidence) for r in serial.verdicts] == [
+        (r.claim, r.reading, r.verdict, r.evidence) for r in forked.verdicts
+    ]

@@ -54,9 +54,17 @@ def test_orthogonal_needs_k_at_most_n() -> None:
         S.projection_matrix("bogus", 2, 4, seed=0)
 
 
-@pytest.mark.parametrize("family,vectors", [("gaussian", "spiky"), ("orthogonal", "spiky"),
-                                            ("achlioptas", "spiky"), ("achlioptas", "flat"),
-                                            ("sparse", "spiky"), ("sparse", "flat")])
+@pytest.mark.parametrize(
+    "family,vectors",
+    [
+        ("gaussian", "spiky"),
+        ("orthogonal", "spiky"),
+        ("achlioptas", "spiky"),
+        ("achlioptas", "flat"),
+        ("sparse", "spiky"),
+        ("sparse", "flat"),
+    ],
+)
 def test_reduced_pair_images_match_direct(family: str, vectors: str) -> None:
     n, k_max, k, trials = 15, 7, 4, 3000
     direct = S.direct_pair_images(family, n, k, trials, vectors=vectors, seed=11)  # (T, k, 2)

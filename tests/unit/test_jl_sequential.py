@@ -81,15 +81,24 @@ def test_theorem1_fixed_size_run_is_reproduced_and_early_stops_keep_the_verdicts
 # ----------------------------------------------------------------------------- exact laws
 
 
-@pytest.mark.parametrize("k,rho,tau", [(16, 0.99, 0.3), (30, 0.99, 0.3), (348, 0.5, 0.1), (4095, 0.99, 0.01),
-                                       (4621, 0.1, 0.1), (2, 0.5, 0.3)])
+@pytest.mark.parametrize(
+    "k,rho,tau",
+    [(16, 0.99, 0.3), (30, 0.99, 0.3), (348, 0.5, 0.1), (4095, 0.99, 0.01), (4621, 0.1, 0.1), (2, 0.5, 0.3)],
+)
 def test_inner_product_law_by_simpson_matches_tight_adaptive_quadrature(k: int, rho: float, tau: float) -> None:
     a, b = (1 + rho) / 2, (1 - rho) / 2
     for A, B, t in ((a, b, k * (rho + tau)), (b, a, k * (tau - rho))):
         f = L1._diff_chi2_logf(A, B, k, t)  # noqa: SLF001
         pts = [math.sqrt(-t / B)] if t < 0 else None
-        ref = integrate.quad(lambda v: math.exp(f(np.array([v]))[0]), 0, math.sqrt(k) + 60, limit=4000,  # noqa: B023 - called within this iteration
-                             epsabs=0, epsrel=1e-13, points=pts)[0]
+        ref = integrate.quad(
+            lambda v: math.exp(f(np.array([v]))[0]),  # noqa: B023 - called within this iteration
+            0,
+            math.sqrt(k) + 60,
+            limit=4000,
+            epsabs=0,
+            epsrel=1e-13,
+            points=pts,
+        )[0]
         assert L1.diff_chi2_sf(A, B, k, t) == pytest.approx(ref, rel=1e-8)
 
 
@@ -118,8 +127,12 @@ def test_flat_pair_sampler_matches_the_direct_sampler() -> None:
     for j in range(2):
         a, b = np.round(red[:, :, j].ravel(), 9), np.round(dirc[:, :, j].ravel(), 9)
         vals = [v for v in np.unique(np.r_[a, b]) if (a == v).sum() >= 20 and (b == v).sum() >= 20]
-        table = np.array([[(a == v).sum() for v in vals] + [(~np.isin(a, vals)).sum()],
-                          [(b == v).sum() for v in vals] + [(~np.isin(b, vals)).sum()]])
+        table = np.array(
+            [
+                [(a == v).sum() for v in vals] + [(~np.isin(a, vals)).sum()],
+                [(b == v).sum() for v in vals] + [(~np.isin(b, vals)).sum()],
+            ]
+        )
         assert sps.chi2_contingency(table).pvalue > 1e-3
 
 
@@ -256,9 +269,12 @@ def test_theorem2_rows_beyond_resolution_stop_after_the_search_and_say_so() -> N
     rows_seq, rows_full = verdict_rows(seq), verdict_rows(full)
     assert [r.verdict for r in rows_seq] == [r.verdict for r in rows_full]
     searched = [r for r in rows_seq if r.params.get("sweep") == "eps-k-grid" and r.reading.startswith("proof-")]
-    assert len(searched) == 6 and all(r.verdict == "measured" and "violation search: stopped at 2000 of up to 6000 trials" in r.evidence
-               and "no failure in 2000 trials, power 0.99 against failure rates >= 0.23 %" in r.evidence
-               for r in searched)
+    assert len(searched) == 6 and all(
+        r.verdict == "measured"
+        and "violation search: stopped at 2000 of up to 6000 trials" in r.evidence
+        and "no failure in 2000 trials, power 0.99 against failure rates >= 0.23 %" in r.evidence
+        for r in searched
+    )
     near, _ = T2.simulate_theorem2(1024, 2, 0.3, [16], **{**kw, "grid": {0.9: [1023]}})
     grid = near["sweep"].eq("eps-k-grid") & near["reading"].str.startswith("proof-")
     assert grid.sum() == 6 and (near.loc[grid, "trials"] == 6000).all()

@@ -13,11 +13,27 @@ REACH = "index_at_0.9_of_mean_curve"
 
 def _tables(layers: int = 2, heads: int = 3, n: int = 8) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(0)
-    curves = pd.DataFrame([{"layer": l, "head": h, "index": i, "mean": rng.uniform(), "std": 0.0, "count": 4}
-                           for l in range(layers) for h in range(heads) for i in range(1, n + 1)])
-    metrics = pd.DataFrame([{"layer": l, "head": h, REACH: float(rng.integers(1, n + 1)),
-                             "effective_rank_mean": rng.uniform(1, n), "stable_rank_mean": rng.uniform(1, n)}
-                            for l in range(layers) for h in range(heads)])
+    curves = pd.DataFrame(
+        [
+            {"layer": l, "head": h, "index": i, "mean": rng.uniform(), "std": 0.0, "count": 4}
+            for l in range(layers)
+            for h in range(heads)
+            for i in range(1, n + 1)
+        ]
+    )
+    metrics = pd.DataFrame(
+        [
+            {
+                "layer": l,
+                "head": h,
+                REACH: float(rng.integers(1, n + 1)),
+                "effective_rank_mean": rng.uniform(1, n),
+                "stable_rank_mean": rng.uniform(1, n),
+            }
+            for l in range(layers)
+            for h in range(heads)
+        ]
+    )
     return curves, metrics
 
 
@@ -36,13 +52,20 @@ def test_heads_are_averaged_and_the_reach_is_the_median_head() -> None:
 
 def test_c_at_beyond_the_shortest_input_is_nan_and_nulls_keep_their_order() -> None:
     curves, metrics = _tables()
-    nulls = pd.concat([metrics.assign(baseline=name, **{REACH: metrics[REACH] + k})
-                       for k, name in enumerate(("uniform", "entropy-matched"), start=1)])
+    nulls = pd.concat(
+        [
+            metrics.assign(baseline=name, **{REACH: metrics[REACH] + k})
+            for k, name in enumerate(("uniform", "entropy-matched"), start=1)
+        ]
+    )
     meta = {"corpus": {"input_lengths": {"min": 2, "median": 5, "max": 8}}}
     table = per_layer(curves, metrics, meta, 3, baseline_metrics=nulls)
     assert table["mean_c_3"].isna().all()
-    assert list(table.columns[1:4]) == [f"median_{REACH}", f"median_{REACH}_uniform_null",
-                                        f"median_{REACH}_entropy-matched_null"]
+    assert list(table.columns[1:4]) == [
+        f"median_{REACH}",
+        f"median_{REACH}_uniform_null",
+        f"median_{REACH}_entropy-matched_null",
+    ]
     assert (table[f"median_{REACH}_uniform_null"] == table[f"median_{REACH}"] + 1).all()
 
 

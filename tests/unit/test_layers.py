@@ -61,9 +61,14 @@ def imports_of(source: str, this: str, is_package: bool = False, *, type_checkin
 
 def _graph(*, type_checking: bool = False) -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    return {name: {m for m in imports_of(p.read_text(), name, p.name == "__init__.py", type_checking=type_checking)
-                   if m in modules and m != name}
-            for name, p in modules.items()}
+    return {
+        name: {
+            m
+            for m in imports_of(p.read_text(), name, p.name == "__init__.py", type_checking=type_checking)
+            if m in modules and m != name
+        }
+        for name, p in modules.items()
+    }
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -75,7 +80,7 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 dfs(nxt, stack + [nxt])
         state[node] = 2
@@ -92,7 +97,7 @@ def test_cycle_finder_finds_a_cycle_and_ignores_reexports():
 
 
 def test_lazy_imports_count_and_type_checking_imports_do_not():
-    source = '''
+    source = """
 from typing import TYPE_CHECKING
 import attnspec.errors
 if TYPE_CHECKING:
@@ -102,7 +107,7 @@ def f():
     class C:
         def g(self):
             import attnspec.plots.spectrum
-'''
+"""
     found = imports_of(source, "attnspec.x")
     assert {"attnspec.errors", "attnspec.spectra.job", "attnspec.plots.spectrum"} <= found
     assert "attnspec.battery" not in found
@@ -114,7 +119,12 @@ def f():
 
 def test_the_graph_covers_the_spectrum_wing_and_sees_lazy_arrows():
     graph = _graph()
-    assert {"attnspec.spectra.job", "attnspec.spectra.engine", "attnspec.spectra.data.inputs", "attnspec.report.papers"} <= set(graph)
+    assert {
+        "attnspec.spectra.job",
+        "attnspec.spectra.engine",
+        "attnspec.spectra.data.inputs",
+        "attnspec.report.papers",
+    } <= set(graph)
     # api.spectrum imports the study inside the function only: a lazy arrow the graph must hold
     assert "attnspec.spectra.study" in graph["attnspec.api"]
 
@@ -129,8 +139,14 @@ def _under(name: str, *prefixes: str) -> bool:
 
 
 def test_theory_loads_no_models_or_data():
-    loading = ("attnspec.spectra.models", "attnspec.spectra.capture", "attnspec.spectra.data", "attnspec.spectra.job",
-               "attnspec.spectra.real_attention", "attnspec.spectra.gguf")
+    loading = (
+        "attnspec.spectra.models",
+        "attnspec.spectra.capture",
+        "attnspec.spectra.data",
+        "attnspec.spectra.job",
+        "attnspec.spectra.real_attention",
+        "attnspec.spectra.gguf",
+    )
     for name, deps in _graph().items():
         if _under(name, "attnspec.theory"):
             bad = sorted(d for d in deps if _under(d, *loading))
@@ -140,14 +156,24 @@ def test_theory_loads_no_models_or_data():
 def test_spectra_never_imports_cli_report_or_plots():
     for name, deps in _graph().items():
         if _under(name, "attnspec.spectra"):
-            bad = sorted(d for d in deps if _under(d, "attnspec.cli", "attnspec.report", "attnspec.plots", "attnspec.api"))
+            bad = sorted(
+                d for d in deps if _under(d, "attnspec.cli", "attnspec.report", "attnspec.plots", "attnspec.api")
+            )
             assert not bad, f"{name} imports {bad}"
 
 
 def test_plots_read_saved_tables_only():
-    computing = ("attnspec.spectra.job", "attnspec.spectra.engine", "attnspec.spectra.config", "attnspec.spectra.merge",
-                 "attnspec.spectra.models", "attnspec.spectra.capture", "attnspec.spectra.data", "attnspec.spectra.scaling",
-                 "attnspec.spectra.compare")
+    computing = (
+        "attnspec.spectra.job",
+        "attnspec.spectra.engine",
+        "attnspec.spectra.config",
+        "attnspec.spectra.merge",
+        "attnspec.spectra.models",
+        "attnspec.spectra.capture",
+        "attnspec.spectra.data",
+        "attnspec.spectra.scaling",
+        "attnspec.spectra.compare",
+    )
     for name, deps in _graph().items():
         if _under(name, "attnspec.plots"):
             bad = sorted(d for d in deps if _under(d, "attnspec.theory", "attnspec.cli", "attnspec.report", *computing))

@@ -34,7 +34,11 @@ def test_schedules_named_and_custom():
     # safety factor 1.01 on the published first step (Amsel et al. 2025, Algorithm 1)
     assert pe[0][0] == pytest.approx(8.28721201814563 / 1.01)
     assert ns_schedule((2.0, -1.0), 2) == [(2.0, -1.0)] * 2
-    assert ns_schedule([(1.5, -0.5), (1.875, -1.25, 0.375)], 3) == [(1.5, -0.5), (1.875, -1.25, 0.375), (1.875, -1.25, 0.375)]
+    assert ns_schedule([(1.5, -0.5), (1.875, -1.25, 0.375)], 3) == [
+        (1.5, -0.5),
+        (1.875, -1.25, 0.375),
+        (1.875, -1.25, 0.375),
+    ]
     assert ns_schedule("cubic", 0) == []
 
 

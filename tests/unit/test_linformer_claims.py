@@ -21,8 +21,15 @@ def _mc_row(**kw: object) -> dict:
     from attnspec.numerics.stats import clopper_pearson
 
     ci = clopper_pearson(int(kw["failures"]), int(kw["trials"]))
-    return {"exact": float("nan"), "estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "seed": 1,
-            "eps": 0.5, **kw}
+    return {
+        "exact": float("nan"),
+        "estimate": ci.estimate,
+        "ci_low": ci.low,
+        "ci_high": ci.high,
+        "seed": 1,
+        "eps": 0.5,
+        **kw,
+    }
 
 
 # --------------------------------------------- labels decided by the tolerance or the hypothesis
@@ -43,8 +50,18 @@ def test_thm2_eq8_where_zero_meets_the_tolerance_is_cannot_fail_not_holds() -> N
     assert stated and {r.verdict for r in stated} == {"cannot-fail"}
     assert all(r.params["construction"] == "exists" for r in stated)
     # the same as-stated row without the trivial output: not decided by one construction
-    proof = _mc_row(claim="linformer.thm2.eq8", reading="proof-spectral", n=n, k=240, bound=0.01, failures=0,
-                    trials=1000, zero_output_passes=True, zero_output_error=0.1, tolerance=0.2)
+    proof = _mc_row(
+        claim="linformer.thm2.eq8",
+        reading="proof-spectral",
+        n=n,
+        k=240,
+        bound=0.01,
+        failures=0,
+        trials=1000,
+        zero_output_passes=True,
+        zero_output_error=0.1,
+        tolerance=0.2,
+    )
     # the construction is judged on its own counts (0/1000, no exact law: looseness unresolved)
     assert RW.verdict_for(proof)[0] == "measured"
     [p_row, e_row] = RW.verdict_rows(__import__("pandas").DataFrame([proof]))
@@ -56,8 +73,9 @@ def test_thm2_eq8_where_zero_meets_the_tolerance_is_cannot_fail_not_holds() -> N
 def test_thm1_relative_with_claimed_probability_near_one_is_cannot_fail() -> None:
     """The committed thm1.eq3 relative rows: claimed failure probability 0.9997, observed
     10000/10000, labelled "holds" — no outcome of 10000 trials could contradict 0.9997."""
-    row = _mc_row(claim="linformer.thm1.eq3", reading="relative", n=4096, k=2000, bound=0.9997,
-                  failures=10_000, trials=10_000)
+    row = _mc_row(
+        claim="linformer.thm1.eq3", reading="relative", n=4096, k=2000, bound=0.9997, failures=10_000, trials=10_000
+    )
     verdict, why = RW.verdict_for(row)
     assert verdict == "cannot-fail" and "could not contradict" in why
     # a claim far enough from 1 is contradicted by the same counts
@@ -76,13 +94,23 @@ def test_thm1_additive_where_zero_meets_the_tolerance_is_cannot_fail() -> None:
 def test_lemma1_outside_its_hypothesis_is_hypothesis_unmet_not_violated() -> None:
     """Lemma 1 is stated for Gaussian R and 1 <= k <= n: very sparse R exceeding the bound is
     not a counterexample (the old label was "violated"); the evidence keeps what it shows."""
-    row = _mc_row(claim="linformer.lemma1.eq11", reading="squared-two-sided", family="sparse", n=4096, k=1194,
-                  bound=0.068, exact=0.64, failures=662, trials=1000)
+    row = _mc_row(
+        claim="linformer.lemma1.eq11",
+        reading="squared-two-sided",
+        family="sparse",
+        n=4096,
+        k=1194,
+        bound=0.068,
+        exact=0.64,
+        failures=662,
+        trials=1000,
+    )
     verdict, why = RW.verdict_for(row)
     assert verdict == "hypothesis-unmet" and "the same bound there: violated" in why
     assert RW.verdict_for({**row, "family": "gaussian", "exact": 0.01, "failures": 10})[0] in ("holds", "loose")
-    assert RW.verdict_for({**row, "family": "gaussian", "k": 5000, "exact": 0.01, "failures": 10})[0] == \
-        "hypothesis-unmet"
+    assert (
+        RW.verdict_for({**row, "family": "gaussian", "k": 5000, "exact": 0.01, "failures": 10})[0] == "hypothesis-unmet"
+    )
 
 
 # ------------------------------------------------------------ the printed statements and formulas
@@ -113,8 +141,10 @@ def test_eq4_in_row_blocks_gives_the_whole_matrix_numbers_bit_for_bit() -> None:
         for reading, P in whole.items():
             sums = P.sum(1)
             assert rows[reading].estimate == float(np.abs(sums - 1).max())
-            assert (f"row sums in [{sums.min():.4g}, {sums.max():.4g}], column sums in "
-                    f"[{P.sum(0).min():.4g}, {P.sum(0).max():.4g}]") in rows[reading].evidence
+            assert (
+                f"row sums in [{sums.min():.4g}, {sums.max():.4g}], column sums in "
+                f"[{P.sum(0).min():.4g}, {P.sum(0).max():.4g}]"
+            ) in rows[reading].evidence
             assert f"worst residual {float(np.abs(P - target).max()):.3g}" in rows[reading].evidence
 
 
@@ -183,10 +213,21 @@ def test_eq8_grid_has_k_below_n_with_a_union_bound_below_one() -> None:
 
 def test_every_linformer_claim_is_registered_with_the_command() -> None:
     ids = {c.id for c in catalogue("linformer")}
-    assert {"linformer.lemma1.eq11", "linformer.lemma1.eq12", "linformer.thm1.eq3", "linformer.thm2.eq8",
-            "linformer.thm2.eq21", "linformer.eq4", "linformer.thm1.eq18", "linformer.thm1.quantifier",
-            "linformer.thm2.step23", "linformer.thm2.k", "linformer.thm2.tolerance", "linformer.thm2.orientation",
-            "linformer.thm2.proof"} == ids
+    assert {
+        "linformer.lemma1.eq11",
+        "linformer.lemma1.eq12",
+        "linformer.thm1.eq3",
+        "linformer.thm2.eq8",
+        "linformer.thm2.eq21",
+        "linformer.eq4",
+        "linformer.thm1.eq18",
+        "linformer.thm1.quantifier",
+        "linformer.thm2.step23",
+        "linformer.thm2.k",
+        "linformer.thm2.tolerance",
+        "linformer.thm2.orientation",
+        "linformer.thm2.proof",
+    } == ids
     assert {c.command for c in catalogue("linformer")} == {"jl-check"}
 
 
@@ -199,8 +240,19 @@ def test_proof_construction_violation_is_its_own_reading_and_says_it_is_about_th
     says so; the as-stated row is cannot-fail."""
     import pandas as pd
 
-    row = _mc_row(claim="linformer.thm2.eq8", reading="proof-spectral", n=4096, k=1124, bound=0.5, failures=1000,
-                  trials=1000, zero_output_passes=True, zero_output_error=0.1, tolerance=0.2, d=64)
+    row = _mc_row(
+        claim="linformer.thm2.eq8",
+        reading="proof-spectral",
+        n=4096,
+        k=1124,
+        bound=0.5,
+        failures=1000,
+        trials=1000,
+        zero_output_passes=True,
+        zero_output_error=0.1,
+        tolerance=0.2,
+        d=64,
+    )
     proof, stated = RW.verdict_rows(pd.DataFrame([row]))
     assert proof.verdict == "violated" and "finding about the proof, not the theorem" in proof.evidence
     assert stated.verdict == "cannot-fail" and stated.reading == "spectral"
@@ -208,8 +260,19 @@ def test_proof_construction_violation_is_its_own_reading_and_says_it_is_about_th
 
 def test_plain_construction_is_never_a_verdict_on_the_paper() -> None:
     """Old: 26 E = F = R grid rows carried linformer.thm2.eq8 'violated'."""
-    row = _mc_row(claim="linformer.thm2.eq8", reading="plain-spectral", n=4096, k=1124, bound=0.5, failures=500,
-                  trials=500, zero_output_passes=False, zero_output_error=0.3, tolerance=0.2, d=64)
+    row = _mc_row(
+        claim="linformer.thm2.eq8",
+        reading="plain-spectral",
+        n=4096,
+        k=1124,
+        bound=0.5,
+        failures=500,
+        trials=500,
+        zero_output_passes=False,
+        zero_output_error=0.3,
+        tolerance=0.2,
+        d=64,
+    )
     verdict, why = RW.verdict_for(row)
     assert verdict == "measured" and "not the paper's construction" in why and "exceeds the union bound" in why
 
@@ -255,9 +318,13 @@ def test_theorem1_rows_at_the_theorems_own_k_are_at_paper_params_and_clipped_row
     # the summary's representative of an all-vacuous group is the row at the paper's k
     vac = [r for r in rows if r.reading == "relative" and r.params["k"] in (1, k_thm)] or own
     assert RW._pick(own)  # noqa: SLF001
-    log_n = [r for r in RW.verdict_rows(T1.simulate_theorem1({"near_identity": P}, eps, [5, k_thm], trials=50,
-                                                              seed=0, w_kinds=("random",))[0])
-             if r.reading == "relative"]
+    log_n = [
+        r
+        for r in RW.verdict_rows(
+            T1.simulate_theorem1({"near_identity": P}, eps, [5, k_thm], trials=50, seed=0, w_kinds=("random",))[0]
+        )
+        if r.reading == "relative"
+    ]
     assert RW._pick(log_n).params["k"] == k_thm and vac  # noqa: SLF001
 
 

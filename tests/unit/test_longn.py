@@ -33,10 +33,15 @@ SPECTRA = {
     "attention-like": torch.cat([torch.tensor([8.0], dtype=torch.float64), 1.5 * torch.exp(-_I[1:] / 60)]),
     # an attention sink as SmolLM2's layer 18 head 8 has it at n = 1024 (σ₁ = 32, σ₂ = 0.03): float32
     # rounding (≈ ε₃₂·σ₁ per product) would swamp the rest, so longn computes it in float64
-    "extreme-sink": torch.cat([torch.tensor([32.0], dtype=torch.float64), 0.03 * torch.logspace(0, -4.5, N - 1,
-                                                                                                 dtype=torch.float64)]),
-    "sink-and-plateau": torch.cat([torch.tensor([20.0], dtype=torch.float64), 0.3 * torch.exp(-_I[1:] / 20)
-                                   + 0.02 * torch.ones(N - 1, dtype=torch.float64)]),
+    "extreme-sink": torch.cat(
+        [torch.tensor([32.0], dtype=torch.float64), 0.03 * torch.logspace(0, -4.5, N - 1, dtype=torch.float64)]
+    ),
+    "sink-and-plateau": torch.cat(
+        [
+            torch.tensor([20.0], dtype=torch.float64),
+            0.3 * torch.exp(-_I[1:] / 20) + 0.02 * torch.ones(N - 1, dtype=torch.float64),
+        ]
+    ),
 }
 
 

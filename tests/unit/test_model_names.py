@@ -10,14 +10,27 @@ from attnspec.errors import InputError
 from attnspec.spectra.model_names import ALIASES, reject_alias_typo
 
 
-@pytest.mark.parametrize("typo, alias", [("minlm", "minilm"), ("MiniLM", "minilm"), ("all-minilm-l6v2", "all-minilm-l6-v2")])
+@pytest.mark.parametrize(
+    "typo, alias", [("minlm", "minilm"), ("MiniLM", "minilm"), ("all-minilm-l6v2", "all-minilm-l6-v2")]
+)
 def test_typo_of_an_alias_is_rejected_with_a_suggestion(typo: str, alias: str) -> None:
     with pytest.raises(InputError, match=f"did you mean {alias}\\?"):
         reject_alias_typo(typo)
 
 
-@pytest.mark.parametrize("name", [*ALIASES, "roberta-base", "roberta-large", "bert-base-uncased", "gpt2",
-                                  "distilbert-base-uncased", "all-mpnet-base-v2", "sentence-transformers/all-MiniLM-L6-v1"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        *ALIASES,
+        "roberta-base",
+        "roberta-large",
+        "bert-base-uncased",
+        "gpt2",
+        "distilbert-base-uncased",
+        "all-mpnet-base-v2",
+        "sentence-transformers/all-MiniLM-L6-v1",
+    ],
+)
 def test_aliases_and_hub_ids_pass(name: str) -> None:
     reject_alias_typo(name)
 

@@ -63,12 +63,26 @@ def test_roberta_positions_and_non_eager_models() -> None:
 
     enc = wrap_model(tiny_roberta(n=62), tokenizer=None, name="tiny")
     assert enc.max_seq_len == 62  # max_position_embeddings = n + 2
-    assert (enc.family, enc.causal, enc.capture_path, enc.num_layers, enc.num_heads) == ("encoder", False, "registry", 2, 4)
+    assert (enc.family, enc.causal, enc.capture_path, enc.num_layers, enc.num_heads) == (
+        "encoder",
+        False,
+        "registry",
+        2,
+        4,
+    )
     from transformers import BertConfig, BertModel
 
     # sdpa never forms P, but the registered capture function runs eager attention in its place
-    sdpa = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                intermediate_size=32, attn_implementation="sdpa"))
+    sdpa = BertModel(
+        BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            attn_implementation="sdpa",
+        )
+    )
     assert wrap_model(sdpa, tokenizer=None, name="sdpa").capture_path == "registry"
     assert sdpa.config._attn_implementation == "sdpa"
     with pytest.raises(ModelLoadError, match="cannot capture attention probabilities from Linear: tried"):
@@ -107,6 +121,7 @@ def _damage_safetensors(how: str):
         elif how == "zero-header":
             data[:8] = bytes(8)
             st.write_bytes(bytes(data))
+
     return apply
 
 
@@ -117,6 +132,7 @@ def _config_edit(**changes):
         cfg = json.loads((folder / "config.json").read_text())
         cfg.update(changes)
         (folder / "config.json").write_text(json.dumps(cfg))
+
     return apply
 
 
@@ -140,20 +156,34 @@ def saved_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_tiny_roberta(tmp_path_factory.mktemp("tiny-model-ok"))
 
 
-@pytest.mark.parametrize(("damage", "names", "says"), [
-    (_no_tokenizer, "", "has no tokenizer"),
-    (_damage_safetensors("truncated"), "model.safetensors", "truncated"),
-    (_damage_safetensors("empty"), "model.safetensors", "empty"),
-    (_damage_safetensors("garbage"), "model.safetensors", "not safetensors"),
-    (_damage_safetensors("bit-flipped"), "model.safetensors", "header is not JSON"),
-    (_damage_safetensors("zero-header"), "model.safetensors", "header length 0"),
-    (_config_edit(intermediate_size=128), "model.safetensors", "do not fit its config.json"),
-    (_config_edit(num_hidden_layers=4), "model.safetensors", "config and the weights are of different sizes"),
-    (_pickle_only, "pytorch_model.bin", "not a torch zip archive"),
-], ids=["no-tokenizer", "truncated", "empty", "garbage", "bit-flipped", "zero-header", "sizes-differ",
-        "layers-differ", "pickle-only"])
-def test_foreign_model_folders_are_one_line_naming_the_file(saved_tiny: Path, tmp_path: Path, damage, names: str,
-                                                             says: str) -> None:
+@pytest.mark.parametrize(
+    ("damage", "names", "says"),
+    [
+        (_no_tokenizer, "", "has no tokenizer"),
+        (_damage_safetensors("truncated"), "model.safetensors", "truncated"),
+        (_damage_safetensors("empty"), "model.safetensors", "empty"),
+        (_damage_safetensors("garbage"), "model.safetensors", "not safetensors"),
+        (_damage_safetensors("bit-flipped"), "model.safetensors", "header is not JSON"),
+        (_damage_safetensors("zero-header"), "model.safetensors", "header length 0"),
+        (_config_edit(intermediate_size=128), "model.safetensors", "do not fit its config.json"),
+        (_config_edit(num_hidden_layers=4), "model.safetensors", "config and the weights are of different sizes"),
+        (_pickle_only, "pytorch_model.bin", "not a torch zip archive"),
+    ],
+    ids=[
+        "no-tokenizer",
+        "truncated",
+        "empty",
+        "garbage",
+        "bit-flipped",
+        "zero-header",
+        "sizes-differ",
+        "layers-differ",
+        "pickle-only",
+    ],
+)
+def test_foreign_model_folders_are_one_line_naming_the_file(
+    saved_tiny: Path, tmp_path: Path, damage, names: str, says: str
+) -> None:
     import shutil
 
     folder = tmp_path / "model"

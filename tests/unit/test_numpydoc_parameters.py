@@ -113,8 +113,10 @@ def made_at_import(path: Path) -> list[str]:
 def sections(doc: str) -> dict[str, str]:
     """numpydoc sections of a (cleaned) docstring: title -> body."""
     heads = list(_HEADER.finditer(doc))
-    return {m.group(1).strip(): doc[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(doc)]
-            for i, m in enumerate(heads)}
+    return {
+        m.group(1).strip(): doc[m.end() : heads[i + 1].start() if i + 1 < len(heads) else len(doc)]
+        for i, m in enumerate(heads)
+    }
 
 
 def documented_names(body: str) -> list[str]:
@@ -188,16 +190,21 @@ def gaps() -> dict[str, dict[str, list[str]]]:
 
 
 def test_the_parser_reads_numpydoc_parameters_and_returns():
-    tree = ast.parse('def f(a, *args, b=1, **kw):\n    """Doc.\n\n    Parameters\n    ----------\n'
-                     '    a, b : int\n        Two.\n    *args : float\n    **kw\n        More.\n\n'
-                     '    Returns\n    -------\n    int\n    """\n    return a\n')
+    tree = ast.parse(
+        'def f(a, *args, b=1, **kw):\n    """Doc.\n\n    Parameters\n    ----------\n'
+        "    a, b : int\n        Two.\n    *args : float\n    **kw\n        More.\n\n"
+        '    Returns\n    -------\n    int\n    """\n    return a\n'
+    )
     node = tree.body[0]
     assert documented_names(sections(ast.get_docstring(node))["Parameters"]) == ["a", "b", "args", "kw"]
-    assert problems(node, None) == ["Parameters lists ['a', 'b', 'args', 'kw'], the signature has "
-                                    "['a', 'args', 'b', 'kw']"]
-    tree = ast.parse('class C:\n    """C.\n\n    Parameters\n    ----------\n    x : int\n    """\n'
-                     '    def __init__(self, x):\n        self.x = x\n    def m(self) -> None:\n        pass\n'
-                     '    def n(self):\n        return 1\n')
+    assert problems(node, None) == [
+        "Parameters lists ['a', 'b', 'args', 'kw'], the signature has ['a', 'args', 'b', 'kw']"
+    ]
+    tree = ast.parse(
+        'class C:\n    """C.\n\n    Parameters\n    ----------\n    x : int\n    """\n'
+        "    def __init__(self, x):\n        self.x = x\n    def m(self) -> None:\n        pass\n"
+        "    def n(self):\n        return 1\n"
+    )
     cls = tree.body[0]
     init, m, n = cls.body[1:]
     assert problems(init, cls) == [] and problems(m, cls) == [] and problems(n, cls) == ["no Returns section"]
@@ -206,8 +213,11 @@ def test_the_parser_reads_numpydoc_parameters_and_returns():
 def test_the_api_of_attnspec_all_is_among_the_public_callables():
     import attnspec
 
-    found = {name.rsplit(".", 1)[1] for path in public_module_files()
-             for name in [n for n, _, _ in public_callables(path)] + made_at_import(path)}
+    found = {
+        name.rsplit(".", 1)[1]
+        for path in public_module_files()
+        for name in [n for n, _, _ in public_callables(path)] + made_at_import(path)
+    }
     functions = {"spectrum", "load", "jl_check", "sa_check", "osa_check", "osa_train"}
     assert functions <= set(attnspec.__all__) and functions <= found
     assert {"per_layer", "plot", "save", "summary", "sentences"} <= found  # SpectrumResult's, CheckResult's
@@ -218,7 +228,8 @@ def test_every_public_callable_documents_its_parameters_and_return_value():
     counts = {module: len(names) for module, names in found.items()}
     grown = {m: found[m] for m, n in counts.items() if n > KNOWN_GAPS.get(m, 0)}
     assert not grown, "public callables without numpydoc Parameters / Returns:\n" + "\n".join(
-        f"  {name}: {'; '.join(why)}" for names in grown.values() for name, why in names.items())
+        f"  {name}: {'; '.join(why)}" for names in grown.values() for name, why in names.items()
+    )
 
 
 def test_the_list_of_gaps_only_shrinks():
@@ -232,8 +243,13 @@ def test_docstrings_made_at_import_document_the_signature():
     import inspect
 
     made = [name for path in public_module_files() for name in made_at_import(path)]
-    assert {"attnspec.api.spectrum", "attnspec.checks.jl_check", "attnspec.checks.sa_check",
-            "attnspec.checks.osa_check", "attnspec.checks.osa_train"} <= set(made)
+    assert {
+        "attnspec.api.spectrum",
+        "attnspec.checks.jl_check",
+        "attnspec.checks.sa_check",
+        "attnspec.checks.osa_check",
+        "attnspec.checks.osa_train",
+    } <= set(made)
     for name in made:
         module, attr = name.rsplit(".", 1)
         function = getattr(importlib.import_module(module), attr)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from attnspec import battery, checks
 from attnspec.cli.main import app
 from attnspec.errors import InputError
-from attnspec.options.checks import OPTIONS
+from attnspec.options.checks import OPTIONS, RUN_ARGUMENTS_OF, run_arguments_of
 from attnspec.options.declaration import (
     Option,
     check_bounds,
@@ -26,9 +26,13 @@ from attnspec.options.declaration import (
     typer_command,
 )
 
-CLI_ONLY = {"out", "json_out", "verbose", "quiet", "resume", "csv", "plots"}
-FUNCTIONS = {"jl-check": checks.jl_check, "sa-check": checks.sa_check, "osa-check": checks.osa_check,
-             "osa-train": checks.osa_train}
+CLI_ONLY = {"json_out", "verbose", "quiet"}
+FUNCTIONS = {
+    "jl-check": checks.jl_check,
+    "sa-check": checks.sa_check,
+    "osa-check": checks.osa_check,
+    "osa-train": checks.osa_train,
+}
 
 
 def _typer_params(command: str) -> dict[str, object]:
@@ -39,7 +43,7 @@ def _typer_params(command: str) -> dict[str, object]:
 @pytest.mark.parametrize("command", sorted(OPTIONS))
 def test_the_cli_options_are_the_declarations(command: str) -> None:
     params = _typer_params(command)
-    declared = OPTIONS[command]
+    declared = (*OPTIONS[command], *run_arguments_of(command))
     assert list(params) == [o.name for o in declared]  # no option declared anywhere else, in their order
     for o in declared:
         p = params[o.name]
@@ -53,7 +57,8 @@ def test_the_api_signature_and_docstring_are_the_declarations(command: str) -> N
     params = inspect.signature(function).parameters
     declared = OPTIONS[command]
     assert list(params)[: len(declared)] == [o.name for o in declared]
-    assert set(list(params)[len(declared):]) <= set(checks.API_ONLY)
+    run = [o.name for o in run_arguments_of(command)]
+    assert list(params)[len(declared) :] == [*run, *checks.API_ONLY]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params.values())
     assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for o in declared:
@@ -63,8 +68,11 @@ def test_the_api_signature_and_docstring_are_the_declarations(command: str) -> N
 
 
 def test_an_unknown_name_is_refused_listing_the_allowed_ones() -> None:
-    with pytest.raises(InputError, match=r"^osa_check\(\) has no option 'trails'; its options: seed, alpha, .*, "
-                                         r"progress$"):
+    with pytest.raises(
+        InputError,
+        match=r"^osa_check\(\) has no option 'trails'; its options: seed, alpha, .*, "
+        r"progress$",
+    ):
         checks.osa_check(trails=3)
     with pytest.raises(InputError, match="^osa-check has no option 'trails'; its options: seed, alpha"):
         battery.run_battery("osa-check", {"trails": 3})
@@ -73,19 +81,33 @@ def test_an_unknown_name_is_refused_listing_the_allowed_ones() -> None:
 
 
 def test_types_follow_the_one_api_rule() -> None:
-    opts = (Option("n", "int", 1, "n."), Option("on", "bool", False, "on."), Option("xs", "floats", None, "xs.",
-            nullable=True), Option("seed", "seed", 0, "seed."))
+    opts = (
+        Option("n", "int", 1, "n."),
+        Option("on", "bool", False, "on."),
+        Option("xs", "floats", None, "xs.", nullable=True),
+        Option("seed", "seed", 0, "seed."),
+    )
     assert check_types(opts, {"n": "7", "on": "yes"}) == {"n": 7, "on": True}  # as typed on a command line
-    for bad in ({"n": "7"}, {"n": 2.0}, {"n": True}, {"on": "no"}, {"on": 1}, {"xs": {1.0}}, {"seed": 2**63},
-                {"seed": -1}):
+    for bad in (
+        {"n": "7"},
+        {"n": 2.0},
+        {"n": True},
+        {"on": "no"},
+        {"on": 1},
+        {"xs": {1.0}},
+        {"seed": 2**63},
+        {"seed": -1},
+    ):
         with pytest.raises(InputError):
             check_types(opts, bad, text=False)
     assert check_types(opts, {"xs": (1, 2.5), "seed": 2**63 - 1}, text=False) == {"xs": [1.0, 2.5], "seed": 2**63 - 1}
 
 
 def test_bounds_choices_and_aliases_are_checked_as_declared() -> None:
-    opts = (Option("num_inputs", "int", 4, "Inputs.", low=1, aliases=("num-sentences",)),
-            Option("kind", "str", "a", "Kind.", choices=("a", "b")))
+    opts = (
+        Option("num_inputs", "int", 4, "Inputs.", low=1, aliases=("num-sentences",)),
+        Option("kind", "str", "a", "Kind.", choices=("a", "b")),
+    )
     assert check_names(opts, {"num-sentences": 3}, owner="f()") == {"num_inputs": 3}
     with pytest.raises(InputError, match="given twice"):
         check_names(opts, {"num_sentences": 3, "num_inputs": 3}, owner="f()")
@@ -110,9 +132,10 @@ def toy_command(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setitem(sys.modules, "toy_battery", module)
     monkeypatch.setitem(battery.BATTERIES, "toy-check", "toy_battery")
     monkeypatch.setitem(OPTIONS, "toy-check", (Option("n", "int", 8, "Size n, >= 1.", low=1),))
+    monkeypatch.setitem(RUN_ARGUMENTS_OF, "toy-check", ())
 
     def interfaces() -> tuple[typing.Callable, typer.Typer]:
-        api = checks.check_function("toy-check", "toy_check", "A toy check.", ())
+        api = checks.check_function("toy-check", "toy_check", "A toy check.")
         toy = typer.Typer()
 
         @toy.command()
@@ -129,9 +152,14 @@ def test_adding_an_option_is_one_declaration(toy_command, monkeypatch: pytest.Mo
     api, cli = toy_command()
     assert "width" not in inspect.signature(api).parameters
     # the one edit: a declaration appended to the command's options
-    monkeypatch.setitem(OPTIONS, "toy-check", (*OPTIONS["toy-check"],
-                                              Option("width", "float", 0.5, "Width of the band, in (0, 1].", low=0.0,
-                                                     high=1.0, low_open=True)))
+    monkeypatch.setitem(
+        OPTIONS,
+        "toy-check",
+        (
+            *OPTIONS["toy-check"],
+            Option("width", "float", 0.5, "Width of the band, in (0, 1].", low=0.0, high=1.0, low_open=True),
+        ),
+    )
     api, cli = toy_command()
     param = inspect.signature(api).parameters["width"]
     assert param.default == 0.5 and param.kind is inspect.Parameter.KEYWORD_ONLY and param.annotation is float
@@ -170,8 +198,10 @@ def test_a_hidden_alias_reaches_the_option_and_stays_out_of_help() -> None:
 
 def test_the_api_takes_as_lists_what_the_batteries_read_as_lists() -> None:
     assert battery.check_option_types("sa-check", {"sweep_L": (12, 24)}, text=False) == {"sweep_L": [12, 24]}
-    assert battery.check_option_types("osa-train", {"models": ["vit", "osa-qr"]}, text=False)["models"] == ["vit",
-                                                                                                            "osa-qr"]
+    assert battery.check_option_types("osa-train", {"models": ["vit", "osa-qr"]}, text=False)["models"] == [
+        "vit",
+        "osa-qr",
+    ]
     assert battery.check_option_types("jl-check", {"claims": "thm1"}, text=False) == {"claims": "thm1"}
     cfg = battery.battery_module("sa-check").config_from_options({"sweep_L": [12, 24], "sweep_k": [1, 2]})
     assert cfg.sweep_L == (12, 24) and cfg.sweep_k == (1, 2)
@@ -252,3 +282,22 @@ def test_a_spectrum_experiment_reads_the_command_line_names() -> None:
     assert _spectrum_options({"num-sentences": 8, "seed": "default"}) == {"num_sentences": 8}
     with pytest.raises(InputError, match="^spectrum has no option 'warmup'; its options: model, data, split"):
         _spectrum_options({"warmup": 2})
+
+
+def test_a_separate_parameter_is_read_off_its_declaration() -> None:
+    out = Option("out", "path", None, "Where to write.", nullable=True)
+    toy = typer.Typer()
+
+    @toy.command()
+    @typer_command((Option("n", "int", 8, "Size n.", low=1),), separate=(out,))
+    def main(options: dict, out: str) -> None:
+        typer.echo(f"{options} {out}")
+
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    assert runner.invoke(toy, ["--n", "3", "--out", "x"]).output.strip() == "{'n': 3} x"
+    assert runner.invoke(toy, []).output.strip() == "{'n': 8} None"
+    assert "Where to write." in runner.invoke(toy, ["--help"]).output
+    with pytest.raises(TypeError, match="no parameter for out"):
+        typer_command((), separate=(out,))(lambda options: None)

@@ -54,8 +54,14 @@ def test_thm44_c_is_fitted_on_20_draws_and_its_spread_reported(small_run):
     assert set(fit.seed).isdisjoint(test.seed)  # never tested on the draws it was fitted on
     for basis, grp in fit.groupby("basis"):
         per_draw = grp.groupby("seed").j1_over_alpha.max()
-        row = next(r for r in small_run.verdicts if r.claim == "osa.thm44" and r.reading == "measured"
-                   and r.params["basis"] == basis and r.params["regime"] == "low-rank")
+        row = next(
+            r
+            for r in small_run.verdicts
+            if r.claim == "osa.thm44"
+            and r.reading == "measured"
+            and r.params["basis"] == basis
+            and r.params["regime"] == "low-rank"
+        )
         assert row.params["c_min"] == pytest.approx(per_draw.min(), abs=1e-4)
         assert row.params["c_max"] == pytest.approx(per_draw.max(), abs=1e-4)
         assert row.params["c_min"] < row.params["c_median"] < row.params["c_max"]
@@ -65,8 +71,14 @@ def test_thm44_c_is_fitted_on_20_draws_and_its_spread_reported(small_run):
 
 
 def test_c_spread_per_draw():
-    fit = pd.DataFrame({"seed": [1, 1, 2, 2], "alpha": [0.01, 0.1] * 2, "j1_over_alpha": [1.0, 1.2, 2.0, 2.1],
-                        "delta": [0.0, 0.05, 0.0, 0.05]})
+    fit = pd.DataFrame(
+        {
+            "seed": [1, 1, 2, 2],
+            "alpha": [0.01, 0.1] * 2,
+            "j1_over_alpha": [1.0, 1.2, 2.0, 2.1],
+            "delta": [0.0, 0.05, 0.0, 0.05],
+        }
+    )
     sp = jacobian.c_spread(fit).set_index("seed")
     assert sp.c.to_dict() == {1: 1.2, 2: 2.1}
     assert sp.alpha_max[1] == pytest.approx(1 / 1.2) and sp.alpha_max[2] == pytest.approx(1 / 2.1)
@@ -74,10 +86,24 @@ def test_c_spread_per_draw():
 
 def _thm31_frame(schedule: str, ratios: list[float], sigma_max: float = 1.0) -> pd.DataFrame:
     err = np.full(len(ratios), 1e-4)
-    return pd.DataFrame({"schedule": schedule, "steps": range(len(ratios)), "n": 8, "d_v": 2, "alpha": 0.5,
-                         "weights": "stiefel", "seed": 1, "error": err, "s_norm": 0.3, "sigma_min": 0.5,
-                         "sigma_max": sigma_max, "bound10": err * np.array(ratios), "bound11": err * 1e3,
-                         "det": 1.0})
+    return pd.DataFrame(
+        {
+            "schedule": schedule,
+            "steps": range(len(ratios)),
+            "n": 8,
+            "d_v": 2,
+            "alpha": 0.5,
+            "weights": "stiefel",
+            "seed": 1,
+            "error": err,
+            "s_norm": 0.3,
+            "sigma_min": 0.5,
+            "sigma_max": sigma_max,
+            "bound10": err * np.array(ratios),
+            "bound11": err * 1e3,
+            "det": 1.0,
+        }
+    )
 
 
 def test_thm31_other_schedules_are_variant_measurements_not_violations():
@@ -97,8 +123,7 @@ def test_thm31_other_schedules_are_variant_measurements_not_violations():
 
 def test_thm31_reports_tightest_and_typical_case_and_says_which_the_label_rests_on():
     frame = _thm31_frame("cubic", [1.17, 26.0, 26.0, 30.0])
-    row = next(r for r in verdicts_orthogonality(frame, 0) if r.claim == "osa.thm31.eq10"
-               and r.reading == "as-stated")
+    row = next(r for r in verdicts_orthogonality(frame, 0) if r.claim == "osa.thm31.eq10" and r.reading == "as-stated")
     assert row.verdict == "holds"  # within 10x at the tightest case
     assert row.params["tightest"] == pytest.approx(1.17) and row.params["typical"] == pytest.approx(26.0)
     assert row.params["label_on"] == "tightest"
@@ -106,8 +131,14 @@ def test_thm31_reports_tightest_and_typical_case_and_says_which_the_label_rests_
 
 
 def test_thm44_reports_tightest_and_typical_case(small_run):
-    row = next(r for r in small_run.verdicts if r.claim == "osa.thm44" and r.reading == "held-out-c"
-               and r.params["basis"] == "NS cubic K=6" and r.params["regime"] == "low-rank")
+    row = next(
+        r
+        for r in small_run.verdicts
+        if r.claim == "osa.thm44"
+        and r.reading == "held-out-c"
+        and r.params["basis"] == "NS cubic K=6"
+        and r.params["regime"] == "low-rank"
+    )
     assert row.params["label_on"] == "tightest" and 1 <= row.params["tightest"] <= row.params["typical"]
     assert "typical case" in row.evidence
     assert not row.at_paper_params  # N = 6, one head: not the paper's N = 50, d = 64, h = 4
@@ -136,8 +167,11 @@ def test_lemma_c1_and_the_cubic_sigma_range():
 
 
 def test_rows_at_the_paper_parameters_are_marked(small_run):
-    marked = {(r.claim, r.reading, r.params.get("basis", r.params.get("schedule"))) for r in small_run.verdicts
-              if r.at_paper_params}
+    marked = {
+        (r.claim, r.reading, r.params.get("basis", r.params.get("schedule")))
+        for r in small_run.verdicts
+        if r.at_paper_params
+    }
     assert ("osa.thm31.eq10", "as-stated", "cubic") in marked
     assert ("osa.thm44", "held-out-c", "NS cubic K=6") not in marked  # run at N = 6, not the paper's N = 50
     assert ("osa.lemc1", "cubic", "cubic") in marked
@@ -146,8 +180,10 @@ def test_rows_at_the_paper_parameters_are_marked(small_run):
 
 
 @pytest.mark.parametrize("n,heads,d_v", [(6, 1, 2), (4, 1, 2), (6, 2, 4), (9, 1, 4)])
-@pytest.mark.parametrize("basis,schedule", [("qr", "cubic"), ("newton-schulz", "cubic"),
-                                            ("newton-schulz", "polar-express"), ("newton-schulz", "muon")])
+@pytest.mark.parametrize(
+    "basis,schedule",
+    [("qr", "cubic"), ("newton-schulz", "cubic"), ("newton-schulz", "polar-express"), ("newton-schulz", "muon")],
+)
 def test_batched_jacobian_equals_autograd(n, heads, d_v, basis, schedule):
     """The written-out forward derivative against reverse-mode autograd (jacobian_split)."""
     from attnspec.numerics.stats import torch_generator
@@ -158,8 +194,17 @@ def test_batched_jacobian_equals_autograd(n, heads, d_v, basis, schedule):
     w_q, w_k = init_qk(8, d_v, heads, g, torch.float64)
     w_v, w_o = init_vo(8, d_v, heads, g, torch.float64)
     ref = jacobian.jacobian_split(x, w_q, w_k, w_v, w_o, 0.3, basis, 6, schedule)
-    got = jacobian.jacobian_batch(x[None], w_q[None], w_k[None], w_v[None], w_o[None],
-                                  torch.tensor([0.3], dtype=torch.float64), basis, 6, schedule)
+    got = jacobian.jacobian_batch(
+        x[None],
+        w_q[None],
+        w_k[None],
+        w_v[None],
+        w_o[None],
+        torch.tensor([0.3], dtype=torch.float64),
+        basis,
+        6,
+        schedule,
+    )
     # Muon's iteration amplifies rounding (its σ oscillate): 1e-9 there, 1e-12 otherwise
     tol = 1e-9 if schedule == "muon" else 1e-12
     for key in ("J", "J1", "J2", "J_thm41", "A"):
@@ -186,8 +231,7 @@ def test_batched_thm31_equals_the_per_instance_computation():
 
 
 def test_claims_catalogue_of_osa_imports_no_torch():
-    code = ("import sys, attnspec.theory.osa.claims; "
-            "print('torch' in sys.modules, 'scipy' in sys.modules)")
+    code = "import sys, attnspec.theory.osa.claims; print('torch' in sys.modules, 'scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
     from attnspec.theory.osa import OrthogonalSelfAttention  # the lazy re-export still works

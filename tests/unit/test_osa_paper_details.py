@@ -30,7 +30,9 @@ def test_lemma_c2_fails_without_its_hypothesis():
     w_t = torch.tensor([[0.0, 3.0], [-3.0, 0.0]], dtype=F64)  # skew, ||W̃||₂ = 3
     x = torch.eye(2, dtype=F64)
     s = 1.0 / math.sqrt(1) * x @ w_t @ x.mT
-    assert float(torch.linalg.matrix_norm(s, ord=2)) == pytest.approx(3.0 * float(torch.linalg.matrix_norm(x, ord=2)) ** 2)
+    assert float(torch.linalg.matrix_norm(s, ord=2)) == pytest.approx(
+        3.0 * float(torch.linalg.matrix_norm(x, ord=2)) ** 2
+    )
 
 
 def test_lemma_c3_rotation_ratio_and_rows():
@@ -60,9 +62,10 @@ def test_lemma_c7_norm_is_one_at_skew_and_e_at_identity():
     import numpy as np
 
     x, w = np.polynomial.legendre.leggauss(48)
-    no_t = sum(float(wi) / 2 * torch.kron(torch.linalg.matrix_exp(float(xi) * a),
-                                          torch.linalg.matrix_exp((1 - float(xi)) * a))
-               for xi, wi in zip((x + 1) / 2, w))
+    no_t = sum(
+        float(wi) / 2 * torch.kron(torch.linalg.matrix_exp(float(xi) * a), torch.linalg.matrix_exp((1 - float(xi)) * a))
+        for xi, wi in zip((x + 1) / 2, w)
+    )
     assert not torch.allclose(lemmas.expm_jacobian(a), no_t, atol=1e-3)
 
 
@@ -98,8 +101,17 @@ def test_printed_formulas_as_printed_fail_and_corrected_hold():
 
 
 def test_thm44_constant_row_is_a_measurement():
-    jac = pd.DataFrame({"reading": "single", "role": "fit", "basis": "NS cubic K=6", "alpha": [0.01, 0.1, 1.0],
-                        "j1_over_alpha": [1.9, 1.95, 2.0], "delta": [0.0, 0.01, 0.1], "seed": 5})
+    jac = pd.DataFrame(
+        {
+            "reading": "single",
+            "role": "fit",
+            "basis": "NS cubic K=6",
+            "alpha": [0.01, 0.1, 1.0],
+            "j1_over_alpha": [1.9, 1.95, 2.0],
+            "delta": [0.0, 0.01, 0.1],
+            "seed": 5,
+        }
+    )
     row = printed.thm44_constant_row(jac, 0)
     assert row.verdict == "measured" and row.estimate == 2.0
     assert "α < 0.5" in row.evidence and "2 of the 3 alphas" in row.evidence

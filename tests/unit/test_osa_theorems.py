@@ -140,8 +140,14 @@ def test_effective_condition():
 
 
 def test_thm22_qr_holds_ns_k6_does_not():
-    rows, frame = check_kernel(0, n=10, d=6, depth=4, trials=1,
-                               bases=(("qr", "cubic", 0), ("newton-schulz", "cubic", 6), ("newton-schulz", "polar-express", 14)))
+    rows, frame = check_kernel(
+        0,
+        n=10,
+        d=6,
+        depth=4,
+        trials=1,
+        bases=(("qr", "cubic", 0), ("newton-schulz", "cubic", 6), ("newton-schulz", "polar-express", 14)),
+    )
     v = {r.params["basis"]: r for r in rows}
     assert {r.claim for r in rows} == {"osa.thm22"}
     assert v["qr"].verdict == "holds" and v["qr"].estimate < 1e-12
@@ -182,8 +188,16 @@ def test_jacobian_split_matches_theorem_41_and_finite_differences():
 
 
 def test_jacobian_check_verdicts():
-    rows, frame = check_jacobian(0, n=4, d_model=6, d_v=3, alphas=(1e-3, 1e-2, 1e-1, 1.0),
-                                 bases=(("qr", "cubic", 0), ("newton-schulz", "cubic", 6)), trials=1, multihead=2)
+    rows, frame = check_jacobian(
+        0,
+        n=4,
+        d_model=6,
+        d_v=3,
+        alphas=(1e-3, 1e-2, 1e-1, 1.0),
+        bases=(("qr", "cubic", 0), ("newton-schulz", "cubic", 6)),
+        trials=1,
+        multihead=2,
+    )
     v = {(r.claim, r.reading, r.params["basis"]): r.verdict for r in rows}
     assert v[("osa.thm41", "as-stated", "all")] == "holds"
     assert v[("osa.thm43", "as-stated", "NS cubic K=6")] == "holds"

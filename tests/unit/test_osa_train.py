@@ -173,7 +173,13 @@ def test_signal_rms_follows_the_forward_pass(name: str, digits: ot.DigitsSplit) 
     x = digits.x_train[:32]
     rows = ot.signal_rms(model, x)
     assert [(r["stage"], r["block"]) for r in rows] == [
-        ("embed", 0), ("attn", 1), ("mlp", 1), ("attn", 2), ("mlp", 2), ("logits", 2)]
+        ("embed", 0),
+        ("attn", 1),
+        ("mlp", 1),
+        ("attn", 2),
+        ("mlp", 2),
+        ("logits", 2),
+    ]
     with torch.no_grad():
         assert rows[0]["rms"] == pytest.approx(float(model.embed(x).pow(2).mean().sqrt()), rel=1e-5)
         assert rows[-1]["rms"] == pytest.approx(float(model(x).std()), rel=1e-5)
@@ -228,14 +234,20 @@ def test_run_comparison_is_reproducible_and_paired() -> None:
 
 
 def test_summary_reports_mean_sd_and_paired_difference() -> None:
-    runs = pd.DataFrame({
-        "model": ["vit", "vit", "vit", "osa-qr", "osa-qr", "osa-qr"],
-        "replicate": [0, 1, 2, 2, 1, 0],
-        "test_accuracy": [0.90, 0.80, 0.70, 0.71, 0.85, 0.86],
-        "test_loss": [0.3, 0.4, 0.5, 0.6, 0.5, 0.4],
-        "train_loss": [0.1] * 6, "train_accuracy": [1.0] * 6, "diverged": [False] * 5 + [True],
-        "steps": [10] * 6, "n_params": [100] * 3 + [90] * 3, "wall_seconds": [1.0] * 6,
-    })
+    runs = pd.DataFrame(
+        {
+            "model": ["vit", "vit", "vit", "osa-qr", "osa-qr", "osa-qr"],
+            "replicate": [0, 1, 2, 2, 1, 0],
+            "test_accuracy": [0.90, 0.80, 0.70, 0.71, 0.85, 0.86],
+            "test_loss": [0.3, 0.4, 0.5, 0.6, 0.5, 0.4],
+            "train_loss": [0.1] * 6,
+            "train_accuracy": [1.0] * 6,
+            "diverged": [False] * 5 + [True],
+            "steps": [10] * 6,
+            "n_params": [100] * 3 + [90] * 3,
+            "wall_seconds": [1.0] * 6,
+        }
+    )
     s = ot.summarise(runs, ["vit", "osa-qr"]).set_index("model")
     assert s.loc["vit", "test_accuracy_mean"] == pytest.approx(0.8)
     assert s.loc["vit", "test_accuracy_std"] == pytest.approx(0.1)
@@ -263,24 +275,27 @@ def test_a_diverging_run_is_stopped_and_reported(digits: ot.DigitsSplit) -> None
 # ----------------------------------------------------------------------------- validation
 
 
-@pytest.mark.parametrize(("kw", "match"), [
-    ({"models": ("vit", "resnet")}, "unknown model 'resnet'"),
-    ({"models": ()}, "at least one"),
-    ({"epochs": 0}, r"epochs must be in \[1, inf\), got 0"),
-    ({"seeds": 0}, "seeds must be"),
-    ({"alpha_init": float("nan")}, "alpha_init must be finite, got nan"),
-    ({"alpha_init": float("inf")}, "alpha_init must be finite"),
-    ({"lr": 0.0}, r"lr must be in \(0, inf\)"),
-    ({"lr": float("nan")}, "lr must be finite"),
-    ({"dim": 30}, "dim must be a multiple of heads"),
-    ({"heads": 1}, "2\\*d_v <= dim"),
-    ({"patch_size": 3}, "patch_size must divide"),
-    ({"test_fraction": 1.0}, r"test_fraction must be in \(0, 1\)"),
-    ({"test_fraction": 0.999}, r"test_fraction must be in \(0.005008, 0.9944\]"),
-    ({"ns_coefficients": "bogus"}, "schedule must be one of"),
-    ({"ns_steps": -1}, "ns_steps must be"),
-    ({"epochs": 2.5}, "epochs must be an integer"),
-])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"models": ("vit", "resnet")}, "unknown model 'resnet'"),
+        ({"models": ()}, "at least one"),
+        ({"epochs": 0}, r"epochs must be in \[1, inf\), got 0"),
+        ({"seeds": 0}, "seeds must be"),
+        ({"alpha_init": float("nan")}, "alpha_init must be finite, got nan"),
+        ({"alpha_init": float("inf")}, "alpha_init must be finite"),
+        ({"lr": 0.0}, r"lr must be in \(0, inf\)"),
+        ({"lr": float("nan")}, "lr must be finite"),
+        ({"dim": 30}, "dim must be a multiple of heads"),
+        ({"heads": 1}, "2\\*d_v <= dim"),
+        ({"patch_size": 3}, "patch_size must divide"),
+        ({"test_fraction": 1.0}, r"test_fraction must be in \(0, 1\)"),
+        ({"test_fraction": 0.999}, r"test_fraction must be in \(0.005008, 0.9944\]"),
+        ({"ns_coefficients": "bogus"}, "schedule must be one of"),
+        ({"ns_steps": -1}, "ns_steps must be"),
+        ({"epochs": 2.5}, "epochs must be an integer"),
+    ],
+)
 def test_bad_config_names_the_value(kw: dict, match: str) -> None:
     with pytest.raises(InputError, match=match):
         ot.TrainConfig(**kw)

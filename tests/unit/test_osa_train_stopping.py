@@ -73,15 +73,18 @@ def test_validation_split_is_carved_from_the_training_split(digits: ot.DigitsSpl
     assert digits.mean != pytest.approx(float(images[np.r_[digits.train_index, digits.val_index]].mean()), abs=1e-6)
 
 
-@pytest.mark.parametrize(("kw", "match"), [
-    ({"val_fraction": 0.0}, r"val_fraction must be in \(0, 1\), got 0.0"),
-    ({"val_fraction": 0.001}, r"val_fraction must be in \(0.006263, 0.993\] so that the fit and validation"),
-    ({"val_fraction": 0.999}, r"val_fraction must be in \(0.006263, 0.993\]"),
-    ({"test_fraction": 0.99, "val_fraction": 0.5}, r"test_fraction 0.99 leaves too few training images"),
-    ({"patience": -1}, r"patience must be in \[0, inf\), got -1"),
-    ({"patience": 1.5}, "patience must be an integer"),
-    ({"schedule": "step"}, "schedule must be one of constant, cosine, got 'step'"),
-])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"val_fraction": 0.0}, r"val_fraction must be in \(0, 1\), got 0.0"),
+        ({"val_fraction": 0.001}, r"val_fraction must be in \(0.006263, 0.993\] so that the fit and validation"),
+        ({"val_fraction": 0.999}, r"val_fraction must be in \(0.006263, 0.993\]"),
+        ({"test_fraction": 0.99, "val_fraction": 0.5}, r"test_fraction 0.99 leaves too few training images"),
+        ({"patience": -1}, r"patience must be in \[0, inf\), got -1"),
+        ({"patience": 1.5}, "patience must be an integer"),
+        ({"schedule": "step"}, "schedule must be one of constant, cosine, got 'step'"),
+    ],
+)
 def test_bad_stopping_options_name_the_value(kw: dict, match: str) -> None:
     with pytest.raises(InputError, match=match):
         ot.TrainConfig(**kw)
@@ -161,18 +164,21 @@ def test_table2_is_the_papers_text() -> None:
 
 
 def _runs(acc: dict[str, list[float]]) -> pd.DataFrame:
-    return pd.DataFrame([{"model": m, "replicate": r, "test_accuracy": a}
-                         for m, values in acc.items() for r, a in enumerate(values)])
+    return pd.DataFrame(
+        [{"model": m, "replicate": r, "test_accuracy": a} for m, values in acc.items() for r, a in enumerate(values)]
+    )
 
 
 def test_orderings_are_judged_by_the_paired_interval_over_seeds() -> None:
-    runs = _runs({
-        "osa-qr": [0.95, 0.96, 0.97],  # paper: = ViT
-        "osa-ns": [0.93, 0.99, 0.90],  # paper: below QR and ViT, above the rest
-        "vit": [0.90, 0.91, 0.92],
-        "vit-noskip": [0.91, 0.92, 0.93],  # paper: below ViT; here above it in every seed
-        "vit-noskip-noln": [0.50, 0.55, 0.60],
-    })
+    runs = _runs(
+        {
+            "osa-qr": [0.95, 0.96, 0.97],  # paper: = ViT
+            "osa-ns": [0.93, 0.99, 0.90],  # paper: below QR and ViT, above the rest
+            "vit": [0.90, 0.91, 0.92],
+            "vit-noskip": [0.91, 0.92, 0.93],  # paper: below ViT; here above it in every seed
+            "vit-noskip-noln": [0.50, 0.55, 0.60],
+        }
+    )
     o = tp.orderings(runs).set_index(["a", "b"])
     assert len(o) == 10 and (o["paper_diff"] >= 0).all()
     assert o.loc[("osa-qr", "vit"), "outcome"] == "not reproduced"  # paper equal, +0.05 in every seed
@@ -190,9 +196,20 @@ def test_orderings_are_judged_by_the_paired_interval_over_seeds() -> None:
 
 
 def test_paper_table_sets_each_model_beside_table2() -> None:
-    runs = pd.DataFrame({"model": ["vit"] * 3 + ["osa-qr"] * 3, "replicate": [0, 1, 2] * 2,
-                         "test_accuracy": [0.9, 0.8, 0.7, 0.95, 0.9, 0.85], "test_loss": 0.1, "train_loss": 0.1,
-                         "train_accuracy": 1.0, "diverged": False, "steps": 10, "n_params": 1, "wall_seconds": 1.0})
+    runs = pd.DataFrame(
+        {
+            "model": ["vit"] * 3 + ["osa-qr"] * 3,
+            "replicate": [0, 1, 2] * 2,
+            "test_accuracy": [0.9, 0.8, 0.7, 0.95, 0.9, 0.85],
+            "test_loss": 0.1,
+            "train_loss": 0.1,
+            "train_accuracy": 1.0,
+            "diverged": False,
+            "steps": 10,
+            "n_params": 1,
+            "wall_seconds": 1.0,
+        }
+    )
     t = tp.paper_table(ot.summarise(runs, ["vit", "osa-qr"])).set_index("model")
     assert list(t.index) == ["osa-qr", "vit"]  # Table 2's order
     ci = mean_ci(np.array([0.9, 0.8, 0.7]))
@@ -205,8 +222,9 @@ def test_paper_table_sets_each_model_beside_table2() -> None:
     assert lines == ["consistent (1): OSA (QR) = ViT"]  # paired differences 0.05, 0.10, 0.15: the interval holds 0
 
 
-def test_the_accuracy_figure_prints_at_a_column_width_with_the_papers_values(monkeypatch: pytest.MonkeyPatch,
-                                                                             tmp_path: Path) -> None:
+def test_the_accuracy_figure_prints_at_a_column_width_with_the_papers_values(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.text import Text
 
@@ -216,8 +234,12 @@ def test_the_accuracy_figure_prints_at_a_column_width_with_the_papers_values(mon
     kept = []
     monkeypatch.setattr(po, "save_figure", lambda fig, stem, formats=("png", "svg"): kept.append(fig) or [])
     runs = _runs({"osa-qr": [0.95, 0.96, 0.97], "vit": [0.96, 0.95, 0.97], "vit-noskip-noln": [0.80, 0.85, 0.9]})
-    summary = ot.summarise(runs.assign(test_loss=0.1, train_loss=0.1, train_accuracy=1.0, diverged=False, steps=10,
-                                       n_params=1, wall_seconds=1.0), ["vit", "vit-noskip-noln", "osa-qr"])
+    summary = ot.summarise(
+        runs.assign(
+            test_loss=0.1, train_loss=0.1, train_accuracy=1.0, diverged=False, steps=10, n_params=1, wall_seconds=1.0
+        ),
+        ["vit", "vit-noskip-noln", "osa-qr"],
+    )
     po.plot_accuracy(runs, tmp_path / "acc", tp.paper_table(summary))
     fig = kept[0]
     assert fig.get_figwidth() == pytest.approx(3.3)
@@ -230,7 +252,6 @@ def test_the_accuracy_figure_prints_at_a_column_width_with_the_papers_values(mon
     # x follows the order in which the runs list the models, y is the paper's value of each
     xy = {round(x): y for x, y in diamonds[0].get_offsets()}
     order = list(dict.fromkeys(runs["model"]))
-    assert {order[x]: y for x, y in xy.items()} == pytest.approx(
-        {m: tp.PAPER_TABLE2[m] for m in order})
+    assert {order[x]: y for x, y in xy.items()} == pytest.approx({m: tp.PAPER_TABLE2[m] for m in order})
     assert ax.get_ylim()[0] < 0.796  # the lowest paper value is inside the axes
     plt.close(fig)

@@ -15,13 +15,18 @@ def _spectrum(layers: int, heads: int, n: int) -> pd.DataFrame:
         for head in range(heads):
             sv = np.sort(rng.random(n))[::-1]
             c = np.cumsum(sv) / sv.sum()
-            rows += [{"layer": layer, "head": head, "index": i + 1, "mean": c[i], "std": 0.01, "count": 2}
-                     for i in range(n)]
+            rows += [
+                {"layer": layer, "head": head, "index": i + 1, "mean": c[i], "std": 0.01, "count": 2} for i in range(n)
+            ]
     return pd.DataFrame(rows)
 
 
-BART_LAYERS = [{"layer": 0, "kind": "encoder_self"}, {"layer": 1, "kind": "encoder_self"},
-               {"layer": 2, "kind": "decoder_self_causal"}, {"layer": 3, "kind": "cross"}]
+BART_LAYERS = [
+    {"layer": 0, "kind": "encoder_self"},
+    {"layer": 1, "kind": "encoder_self"},
+    {"layer": 2, "kind": "decoder_self_causal"},
+    {"layer": 3, "kind": "cross"},
+]
 
 
 def test_layer_names_add_the_kind_only_when_kinds_are_mixed() -> None:

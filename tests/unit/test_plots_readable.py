@@ -13,8 +13,14 @@ from attnspec.plots.jl import FLOOR, _log_axes, _mc  # noqa: E402
 
 
 def test_zero_failures_are_upper_bounds_not_a_plunge_to_the_floor() -> None:
-    frame = pd.DataFrame({"k": [10, 100, 1000], "estimate": [0.5, 0.01, 0.0],
-                          "ci_low": [0.45, 0.005, 0.0], "ci_high": [0.55, 0.02, 0.0037]})
+    frame = pd.DataFrame(
+        {
+            "k": [10, 100, 1000],
+            "estimate": [0.5, 0.01, 0.0],
+            "ci_low": [0.45, 0.005, 0.0],
+            "ci_high": [0.55, 0.02, 0.0037],
+        }
+    )
     fig, ax = plt.subplots()
     values = _mc(ax, frame, "Monte Carlo", "C0")
     line, bound = ax.lines
@@ -124,7 +130,10 @@ def assert_print_ready(fig, name: str) -> None:  # noqa: ANN001
         e = t.get_window_extent(renderer)
         if e.width == 0:
             continue
-        assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1, (name, t.get_text())
+        assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1, (
+            name,
+            t.get_text(),
+        )
     titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_visible() and ax.get_title()]
     for a, b in itertools.combinations(titles, 2):
         assert not a.overlaps(b), (name, "titles overprint")
@@ -158,14 +167,29 @@ def _spectrum_table(layers: int, heads: int, n: int, shift: float) -> pd.DataFra
     for layer, head in itertools.product(range(layers), range(heads)):
         rate = 0.02 * (1 + layer + 0.3 * head) + shift
         for i in range(1, n + 1):
-            rows.append({"layer": layer, "head": head, "index": i, "mean": 1 - np.exp(-rate * i) * (1 - i / n),
-                         "std": 0.05, "count": 10})
+            rows.append(
+                {
+                    "layer": layer,
+                    "head": head,
+                    "index": i,
+                    "mean": 1 - np.exp(-rate * i) * (1 - i / n),
+                    "std": 0.05,
+                    "count": 10,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def _spectrum_meta(model: str, data: str, n: int) -> dict:
-    return {"kind": "spectrum", "identity": {"model": model, "data": data, "seq_len": n}, "status": "complete",
-            "inputs_done": 10, "inputs_total": 10, "family": "encoder", "causal": False}
+    return {
+        "kind": "spectrum",
+        "identity": {"model": model, "data": data, "seq_len": n},
+        "status": "complete",
+        "inputs_done": 10,
+        "inputs_total": 10,
+        "family": "encoder",
+        "causal": False,
+    }
 
 
 def test_spectrum_figures_are_print_ready_and_comparisons_share_one_scale(tmp_path, monkeypatch) -> None:
@@ -186,10 +210,13 @@ def test_spectrum_figures_are_print_ready_and_comparisons_share_one_scale(tmp_pa
         plt.close(fig)
     kept = _capture(monkeypatch, sp)
     sp.plot_compare(runs, tmp_path / "cmp")
-    (name, fig), = kept
+    ((name, fig),) = kept
     assert_print_ready(fig, name)
-    heat = [ax.collections[0].get_clim() for ax in fig.axes if ax.get_ylabel() == "layer (1 = first)" or
-            ax.get_xlabel() == "head (1 = first)"]
+    heat = [
+        ax.collections[0].get_clim()
+        for ax in fig.axes
+        if ax.get_ylabel() == "layer (1 = first)" or ax.get_xlabel() == "head (1 = first)"
+    ]
     assert len(heat) == 2 and heat[0] == heat[1]  # one colour scale
     assert sum(1 for ax in fig.axes if ax.get_label() == "<colorbar>") == 1  # and one colour bar
     assert all("/abs" not in t.get_text() for t in _texts(fig))
@@ -200,10 +227,27 @@ def test_scaling_references_go_through_the_data_and_ticks_are_plain(tmp_path, mo
     from attnspec.plots import scaling
 
     ns = [32, 64, 128, 256]
-    table = pd.DataFrame([{"n": n, "layer": layer, "k_mean_curve": 0.3 * n * (layer + 1) ** 0.5, "effective_rank": 0.2 * n + layer}
-                          for n in ns for layer in range(4)])
-    fits = pd.DataFrame([{"metric": "reach_index", "layer": layer, "beta": 1.0, "low": 0.9, "high": 1.1, "inputs": 37,
-                          "verdict": "grows about linearly"} for layer in (-1, 0, 1, 2, 3)])
+    table = pd.DataFrame(
+        [
+            {"n": n, "layer": layer, "k_mean_curve": 0.3 * n * (layer + 1) ** 0.5, "effective_rank": 0.2 * n + layer}
+            for n in ns
+            for layer in range(4)
+        ]
+    )
+    fits = pd.DataFrame(
+        [
+            {
+                "metric": "reach_index",
+                "layer": layer,
+                "beta": 1.0,
+                "low": 0.9,
+                "high": 1.1,
+                "inputs": 37,
+                "verdict": "grows about linearly",
+            }
+            for layer in (-1, 0, 1, 2, 3)
+        ]
+    )
     kept = _capture(monkeypatch, scaling)
     scaling.plot_scaling(table, fits, tmp_path, title="minilm · wiki103")
     (k90_name, k90), (beta_name, beta) = kept
@@ -217,7 +261,9 @@ def test_scaling_references_go_through_the_data_and_ticks_are_plain(tmp_path, mo
     centre_n = np.exp(np.mean(np.log(ns)))
     centre_v = np.exp(np.mean(np.log(table["k_mean_curve"])))
     assert np.allclose(flat.get_ydata(), centre_v)  # anchored at the data's geometric centre
-    assert np.allclose(np.interp(np.log(centre_n), np.log(slope.get_xdata()), np.log(slope.get_ydata())), np.log(centre_v))
+    assert np.allclose(
+        np.interp(np.log(centre_n), np.log(slope.get_xdata()), np.log(slope.get_ydata())), np.log(centre_v)
+    )
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert labels and all("times" not in lab and "×" not in lab for lab in labels)  # no "6×10⁰"
     plt.close("all")
@@ -231,11 +277,22 @@ def test_sa_row_error_bars_split_each_row_on_and_off_the_support(tmp_path, monke
     i, j = np.meshgrid(range(L), range(L), indexing="ij")
     A = np.where(rng.random((L, L)) < 0.2, rng.uniform(0.05, 1, (L, L)), 0.0)
     A_hat = np.where(A > 0, A * (1 + rng.normal(0, 0.1, (L, L))), eps)
-    em = pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "A": A.ravel(), "A_hat": A_hat.ravel(), "d": 500,
-                       "d_star": 232412, "k": 3, "seed": 8123779382384759428, "err_inf": 0.25})
+    em = pd.DataFrame(
+        {
+            "i": i.ravel(),
+            "j": j.ravel(),
+            "A": A.ravel(),
+            "A_hat": A_hat.ravel(),
+            "d": 500,
+            "d_star": 232412,
+            "k": 3,
+            "seed": 8123779382384759428,
+            "err_inf": 0.25,
+        }
+    )
     kept = _capture(monkeypatch, expressivity)
     expressivity.row_mass_bars(em, tmp_path / "sa_row_error")
-    (name, fig), = kept
+    ((name, fig),) = kept
     assert_print_ready(fig, name)
     ax = fig.axes[0]
     bars = [b.get_height() for b in ax.patches]
@@ -267,9 +324,30 @@ def jl_run(tmp_path_factory) -> Path:  # noqa: ANN001
     from attnspec.cli.main import app
 
     out = tmp_path_factory.mktemp("jl") / "run"
-    r = CliRunner().invoke(app, ["jl-check", "--n", "32", "--eps", "0.3", "--trials", "100", "--trials-other", "20", "--d", "4",
-                                 "--family", "gaussian", "--claims", "lemma1.eq11,lemma1.eq12,thm1,thm2", "--k", "4,8,16,31",
-                                 "--out", str(out)])
+    r = CliRunner().invoke(
+        app,
+        [
+            "jl-check",
+            "--n",
+            "32",
+            "--eps",
+            "0.3",
+            "--trials",
+            "100",
+            "--trials-other",
+            "20",
+            "--d",
+            "4",
+            "--family",
+            "gaussian",
+            "--claims",
+            "lemma1.eq11,lemma1.eq12,thm1,thm2",
+            "--k",
+            "4,8,16,31",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     return out
 
@@ -299,11 +377,14 @@ def test_jl_figures_are_print_ready_with_n_eps_and_few_distinct_series(jl_run, m
 REPORT_RESULTS = Path(__file__).resolve().parents[2] / "reports" / "results"
 
 
-@pytest.mark.parametrize("name, module, function", [
-    ("osa-check", "attnspec.plots.osa", "plot_osa_check"),
-    ("osa-train", "attnspec.plots.osa_train", "plot_osa_train"),
-    ("sa-sweep", "attnspec.plots.expressivity", "plot_expressivity"),
-])
+@pytest.mark.parametrize(
+    "name, module, function",
+    [
+        ("osa-check", "attnspec.plots.osa", "plot_osa_check"),
+        ("osa-train", "attnspec.plots.osa_train", "plot_osa_train"),
+        ("sa-sweep", "attnspec.plots.expressivity", "plot_expressivity"),
+    ],
+)
 def test_the_committed_results_figures_are_print_ready(name, module, function, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     """Every figure of the other checks, drawn from the committed report's tables."""
     import importlib

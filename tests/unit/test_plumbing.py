@@ -24,8 +24,11 @@ def test_validators_name_the_value_and_the_allowed_range() -> None:
     with pytest.raises(InputError, match=r"^eps must be in \(0, 1\), got 1.5$"):
         check_range("eps", 1.5, low=0, high=1, low_open=True, high_open=True)
     assert check_int("trials", 3, low=1) == 3
-    for bad, msg in ((0, r"trials must be in \[1, inf\), got 0"), (2.5, "trials must be an integer, got 2.5"),
-                     (True, "trials must be an integer, got True")):
+    for bad, msg in (
+        (0, r"trials must be in \[1, inf\), got 0"),
+        (2.5, "trials must be an integer, got 2.5"),
+        (True, "trials must be an integer, got True"),
+    ):
         with pytest.raises(InputError, match=msg):
             check_int("trials", bad, low=1)
     assert check_choice("family", "sparse", ("gaussian", "sparse")) == "sparse"

@@ -82,8 +82,9 @@ def test_measurement_on_a_tiny_encoder_and_its_summary() -> None:
     from attnspec.spectra.projection import measure_projection
 
     model = tiny_bert()
-    enc = SimpleNamespace(model=model, layer_causal=[False, False], causal=False, num_layers=2, pad_token_id=0,
-                          device=torch.device("cpu"))
+    enc = SimpleNamespace(
+        model=model, layer_causal=[False, False], causal=False, num_layers=2, pad_token_id=0, device=torch.device("cpu")
+    )
     ids = torch.randint(5, 1000, (3, 24), generator=torch.Generator().manual_seed(0)).tolist()
     errors = measure_projection(enc, {12: [x[:12] for x in ids], 24: ids}, [4, 16], seed=0)
     assert set(map(tuple, errors[["n", "k"]].drop_duplicates().to_numpy())) == {(12, 4), (24, 4), (24, 16)}

@@ -41,7 +41,15 @@ def _write(folder: Path, name: str, text: str) -> Path:
 
 def test_cli_args_from_toml_values() -> None:
     assert _cli_args({"seq-len": 512, "csv": True, "timing": False, "alpha": [0.1, 1], "sweep": "default"}) == [
-        "--seq-len", "512", "--csv", "--no-timing", "--alpha", "0.1", "--alpha", "1"]
+        "--seq-len",
+        "512",
+        "--csv",
+        "--no-timing",
+        "--alpha",
+        "0.1",
+        "--alpha",
+        "1",
+    ]
 
 
 def test_bad_experiment_files(tmp_path: Path) -> None:
@@ -88,8 +96,22 @@ def test_asking_a_spectrum_experiment_for_nulls_keeps_its_results_fresh(tmp_path
 
 
 def test_summary_of_many_rows_groups_by_claim() -> None:
-    rows = [{"claim": "c1", "n": i, "verdict": "holds" if i else "violated", "bound": 0.1, "exact": None, "estimate": 0.5,
-             "ci_low": 0.4, "ci_high": 0.6, "trials": 10, "seed": 0, "evidence": f"row {i}"} for i in range(50)]
+    rows = [
+        {
+            "claim": "c1",
+            "n": i,
+            "verdict": "holds" if i else "violated",
+            "bound": 0.1,
+            "exact": None,
+            "estimate": 0.5,
+            "ci_low": 0.4,
+            "ci_high": 0.6,
+            "trials": 10,
+            "seed": 0,
+            "evidence": f"row {i}",
+        }
+        for i in range(50)
+    ]
     md = summarise_verdicts(rows, max_rows=10)
     assert "50 parameter sets" in md
     line = [l for l in md.splitlines() if l.startswith("| c1")][0]
@@ -132,8 +154,14 @@ def test_a_spectrum_result_drawn_by_another_rule_is_stale(tmp_path: Path) -> Non
     documents_rule = "documents in the order numpy.random.default_rng(seed).permutation(documents); the first ..."
 
     def exp(**args) -> Experiment:  # noqa: ANN003
-        return Experiment(name="x", path=tmp_path / "x.toml", title="x", paper="linformer", command="spectrum",
-                          args={"data": "imdb", **args})
+        return Experiment(
+            name="x",
+            path=tmp_path / "x.toml",
+            title="x",
+            paper="linformer",
+            command="spectrum",
+            args={"data": "imdb", **args},
+        )
 
     def save(d: Path, selection: str, *, state: bool) -> None:
         d.mkdir(parents=True, exist_ok=True)
@@ -167,13 +195,15 @@ def test_a_fresh_spectrum_experiment_gets_the_nulls_it_now_asks_for_from_its_sav
 
     model = save_tiny_roberta(tmp_path / "m")
     data = tmp_path / "d.jsonl"
-    data.write_text("\n".join(json.dumps({"text": f"the attention of movie {i} was low rank and quick " * 4})
-                              for i in range(4)))
+    data.write_text(
+        "\n".join(json.dumps({"text": f"the attention of movie {i} was low rank and quick " * 4}) for i in range(4))
+    )
     args = {"model": str(model), "data": str(data), "num-sentences": 4, "seq-len": 16, "batch-size": 2, "device": "cpu"}
 
     def exp(**more) -> Experiment:  # noqa: ANN003
-        return Experiment(name="s", path=tmp_path / "s.toml", title="s", paper="linformer", command="spectrum",
-                          args={**args, **more})
+        return Experiment(
+            name="s", path=tmp_path / "s.toml", title="s", paper="linformer", command="spectrum", args={**args, **more}
+        )
 
     results = tmp_path / "results"
     results.mkdir()

@@ -8,12 +8,17 @@ from attnspec.report.experiments import Experiment, load_experiments
 
 
 def _exp(title: str, args: dict, quick: dict) -> Experiment:
-    return Experiment(name="x", path=Path("x.toml"), title=title, paper="linformer", command="jl-check",
-                      args=args, quick=quick)
+    return Experiment(
+        name="x", path=Path("x.toml"), title=title, paper="linformer", command="jl-check", args=args, quick=quick
+    )
 
 
 def test_placeholders_take_the_effective_values() -> None:
-    e = _exp("JL (n = {n}, eps = {eps})", {"n": 4096, "eps": 0.1}, {"n": 256, "trials": 500, "timing": False, "sweep": "default"})
+    e = _exp(
+        "JL (n = {n}, eps = {eps})",
+        {"n": 4096, "eps": 0.1},
+        {"n": 256, "trials": 500, "timing": False, "sweep": "default"},
+    )
     assert e.heading(quick=False) == "JL (n = 4096, eps = 0.1)"
     assert e.heading(quick=True) == "JL (n = 256, eps = 0.1) — quick sizes: trials = 500, --no-timing, no --sweep"
     assert _exp("no {unknown} key", {}, {}).heading(quick=True) == "no {unknown} key"

@@ -15,8 +15,17 @@ def _real_rows(n: int, eps: float) -> pd.DataFrame:
     for k in ks:
         for w, fails in (("random", 9), ("adv_bottom", 10), ("value", 4)):
             for reading in ("relative", "additive"):
-                rows.append({"n": n, "k": k, "w": w, "reading": reading, "failures": fails, "trials": 10,
-                             "bound": float(theorem1_union_bound(n, k, eps))})
+                rows.append(
+                    {
+                        "n": n,
+                        "k": k,
+                        "w": w,
+                        "reading": reading,
+                        "failures": fails,
+                        "trials": 10,
+                        "bound": float(theorem1_union_bound(n, k, eps)),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

@@ -44,6 +44,7 @@ def _tables(text: str) -> list[list[str]]:
 
 # ---- budgets ---------------------------------------------------------------------------------
 
+
 def test_the_report_and_its_summary_keep_their_budgets() -> None:
     from attnspec.report.summary import MAX_LINES, MAX_WORDS
 
@@ -114,6 +115,7 @@ def test_every_appendix_link_leads_to_a_page_and_heading() -> None:
 
 # ---- the machinery, on small inputs ----------------------------------------------------------
 
+
 def test_long_tables_move_to_the_appendix_and_short_ones_stay() -> None:
     from attnspec.report.anchors import anchor
     from attnspec.report.appendix import MAX_BODY_ROWS, move_tables
@@ -152,6 +154,7 @@ def test_placing_figures_numbers_them_captions_them_and_drops_byte_identical_twi
 
 
 # ---- the HTML edition ------------------------------------------------------------------------
+
 
 class _Links(HTMLParser):
     def __init__(self) -> None:
@@ -195,22 +198,27 @@ def test_the_committed_html_edition_is_self_contained_and_its_links_resolve() ->
         pytest.skip("no committed REPORT.html")
     parser = _check_html(path)
     assert len(parser.images) == _report().count("\n![") + sum(
-        p.read_text().count("\n![") for p in (REPORTS / "appendix").glob("*.md"))
+        p.read_text().count("\n![") for p in (REPORTS / "appendix").glob("*.md")
+    )
 
 
 def test_html_rendering_of_a_small_report(tmp_path: Path) -> None:
     from attnspec.report.html import write_html
 
-    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    )
     (tmp_path / "figures" / "a").mkdir(parents=True)
     (tmp_path / "figures" / "a" / "f.png").write_bytes(png)
     (tmp_path / "appendix").mkdir()
     (tmp_path / "REPORT.md").write_text(
         "# R\n\n## Summary\n\n1. **One.** See [the part](#a-part-d--x) and [page](appendix/p.md).\n\n"
         "## A part: d* | x\n\n![F](figures/a/f.png)\n*Figure 1.* A caption.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
-        "## Summary\n\nA repeated heading.\n")
-    (tmp_path / "appendix" / "p.md").write_text("# p: the page\n\n[Back](../REPORT.md) · [table](p.md#rows)\n\n"
-                                                "## Rows\n\n![G](../figures/a/f.png)\n")
+        "## Summary\n\nA repeated heading.\n"
+    )
+    (tmp_path / "appendix" / "p.md").write_text(
+        "# p: the page\n\n[Back](../REPORT.md) · [table](p.md#rows)\n\n## Rows\n\n![G](../figures/a/f.png)\n"
+    )
     parser = _check_html(write_html(tmp_path))
     assert {"summary", "summary-1", "p-the-page", "rows", "top"} <= parser.ids
     assert "#p-the-page" in parser.hrefs and "#top" in parser.hrefs and "#rows" in parser.hrefs
@@ -225,20 +233,27 @@ def test_the_html_edition_in_a_real_browser(tmp_path: Path) -> None:
     if not page.is_file():
         pytest.skip("no committed REPORT.html")
     probe = tmp_path / "probe.html"
-    script = ("<script>window.addEventListener('load', () => {"
-              "const bad = [...document.images].filter(i => !i.complete || i.naturalWidth === 0).length;"
-              "const dead = [...document.querySelectorAll('a[href^=\"#\"]')]"
-              ".filter(a => a.getAttribute('href').length > 1 && !document.getElementById(a.getAttribute('href').slice(1))).length;"
-              "document.title = `images ${document.images.length} unloaded ${bad} deadlinks ${dead}`;});</script>")
+    script = (
+        "<script>window.addEventListener('load', () => {"
+        "const bad = [...document.images].filter(i => !i.complete || i.naturalWidth === 0).length;"
+        "const dead = [...document.querySelectorAll('a[href^=\"#\"]')]"
+        ".filter(a => a.getAttribute('href').length > 1 && !document.getElementById(a.getAttribute('href').slice(1))).length;"
+        "document.title = `images ${document.images.length} unloaded ${bad} deadlinks ${dead}`;});</script>"
+    )
     probe.write_text(page.read_text().replace("</body>", script + "</body>"))
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=20000"]
-    dom = subprocess.run([str(CHROMIUM), *flags, "--dump-dom", probe.as_uri()], capture_output=True, text=True,
-                         timeout=240, check=False).stdout
+    dom = subprocess.run(
+        [str(CHROMIUM), *flags, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=240, check=False
+    ).stdout
     found = re.search(r"<title>images (\d+) unloaded (\d+) deadlinks (\d+)</title>", dom)
     assert found, dom[:300]
     images, unloaded, dead = map(int, found.groups())
     assert images > 0 and unloaded == 0 and dead == 0
     shot = tmp_path / "top.png"
-    subprocess.run([str(CHROMIUM), *flags, "--window-size=1100,1400", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=240, check=False)
+    subprocess.run(
+        [str(CHROMIUM), *flags, "--window-size=1100,1400", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=240,
+        check=False,
+    )
     assert shot.is_file() and shot.stat().st_size > 20_000  # a page drawn, not a blank one

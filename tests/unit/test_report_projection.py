@@ -28,8 +28,17 @@ def _errors(rise: float, seed: int) -> pd.DataFrame:
                 for layer in range(2):
                     for h in range(2):
                         base = 0.4 + (rise if n == 512 else 0.0) + 0.01 * rng.standard_normal()
-                        rows.append({"n": n, "k": k, "input": i, "layer": layer, "head": h,
-                                     "linformer_error": base, "best_rank_error": 0.1 - k / 5000})
+                        rows.append(
+                            {
+                                "n": n,
+                                "k": k,
+                                "input": i,
+                                "layer": layer,
+                                "head": h,
+                                "linformer_error": base,
+                                "best_rank_error": 0.1 - k / 5000,
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
@@ -39,20 +48,29 @@ def _study(results: Path, name: str, *, model: str, data: str, causal: bool, err
     run = results / name
     (run / "n512").mkdir(parents=True)
     (run / "meta.json").write_text(json.dumps({"kind": "spectrum-scaling", "lengths": [256, 512]}))
-    (run / "n512" / "meta.json").write_text(json.dumps({"model": model, "causal": causal,
-                                                         "identity": {"model": model, "data": data}}))
+    (run / "n512" / "meta.json").write_text(
+        json.dumps({"model": model, "causal": causal, "identity": {"model": model, "data": data}})
+    )
     if errors is not None:
         write_table(run, "projection_summary", summarise(errors, seed=0, resamples=400))
-    return Experiment(name=name, path=Path(f"{name}.toml"), title=f"Scaling: {model} on {data}", paper="linformer",
-                      command="spectrum", args={})
+    return Experiment(
+        name=name,
+        path=Path(f"{name}.toml"),
+        title=f"Scaling: {model} on {data}",
+        paper="linformer",
+        command="spectrum",
+        args={},
+    )
 
 
 @pytest.fixture()
 def studies(tmp_path: Path) -> tuple[list[Experiment], Path]:
     results = tmp_path / "results"
-    exps = [_study(results, "a", model="minilm", data="imdb", causal=False, errors=_errors(0.2, 0)),
-            _study(results, "b", model="minilm", data="wiki103", causal=False, errors=_errors(0.0, 1)),
-            _study(results, "c", model="smollm2", data="imdb", causal=True, errors=None)]
+    exps = [
+        _study(results, "a", model="minilm", data="imdb", causal=False, errors=_errors(0.2, 0)),
+        _study(results, "b", model="minilm", data="wiki103", causal=False, errors=_errors(0.0, 1)),
+        _study(results, "c", model="smollm2", data="imdb", causal=True, errors=None),
+    ]
     return exps, results
 
 
@@ -82,8 +100,10 @@ def test_the_reading_says_how_the_error_moves_and_what_is_not_tested(studies: tu
     reading = projection_part(exps, results)[-2]
     a = read_table(results / "a", "projection_summary")
     t = a[a["k"] == 128].sort_values("n")
-    assert (f"{t['linformer_error'].iloc[0]:.3f} at n = 256 to {t['linformer_error'].iloc[-1]:.3f} at n = 512 on "
-            "MiniLM-L6 · imdb (a rise") in reading
+    assert (
+        f"{t['linformer_error'].iloc[0]:.3f} at n = 256 to {t['linformer_error'].iloc[-1]:.3f} at n = 512 on "
+        "MiniLM-L6 · imdb (a rise"
+    ) in reading
     assert "wiki103 (no change shown" in reading  # run b: the same error at both lengths
     assert "Linformer trains E and F" in reading and "may do much better" in reading
     assert "Not measured for SmolLM2-135M (every layer is causal" in reading  # the decoder, named with the reason
@@ -113,16 +133,22 @@ def test_a_runs_appendix_table_has_every_k_and_n(studies: tuple[list[Experiment]
 
 
 def test_the_scaling_table_gives_k90_over_n_of_every_null_the_study_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    import attnspec.spectra.scaling as scaling
+    import attnspec.spectra.scaling_fit as scaling_fit
     from attnspec.report.beyond import _shares
     from attnspec.spectra.nulls import SHORT
 
-    table = pd.DataFrame({"source": ["real", "entropy-matched", "uniform", "random-init"],
-                          "share_n256": [0.3, 0.6, 0.9, 0.5], "share_n512": [0.321, 0.634, 0.95, 0.48]})
-    monkeypatch.setattr(scaling, "null_comparison", lambda run, **kw: table)
+    table = pd.DataFrame(
+        {
+            "source": ["real", "entropy-matched", "uniform", "random-init"],
+            "share_n256": [0.3, 0.6, 0.9, 0.5],
+            "share_n512": [0.321, 0.634, 0.95, 0.48],
+        }
+    )
+    monkeypatch.setattr(scaling_fit, "null_comparison", lambda run, **kw: table)
     cell = _shares(Path("unused"))
-    assert cell == " · ".join(["0.32", *(f"{SHORT[s]} {v:.2g}" for s, v in zip(table["source"][1:], table["share_n512"][1:]))])
-
+    assert cell == " · ".join(
+        ["0.32", *(f"{SHORT[s]} {v:.2g}" for s, v in zip(table["source"][1:], table["share_n512"][1:]))]
+    )
 
 
 def test_the_summary_says_what_linformer_needs_and_what_was_measured(studies: tuple[list[Experiment], Path]) -> None:
@@ -153,7 +179,8 @@ def test_errors_above_1_are_said_to_be_worse_than_a_zero_output(tmp_path: Path) 
     above = _errors(1.5, 0).assign(linformer_error=lambda f: f["linformer_error"] + 2.5)
     exp = _study(results, "a", model="minilm", data="imdb", causal=False, errors=above)
     assert "(95% CI over documents): worse than outputting zero; trained E, F may do better" in _linformer_finding(
-        [exp], results, linear=True)
+        [exp], results, linear=True
+    )
 
 
 def test_runs_left_out_are_named_by_reason_and_a_model_alone_only_when_none_of_its_runs_holds_it() -> None:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from attnspec.errors import InputError
-from attnspec.spectra.scaling import cut_inputs, fit_per_input, parse_lengths, verdict
+from attnspec.spectra.scaling import cut_inputs, parse_lengths
+from attnspec.spectra.scaling_fit import fit_per_input, verdict
 
 
 def _synthetic(betas: list[float], lengths: list[int], m: int, seed: int) -> np.ndarray:
@@ -48,8 +49,14 @@ def test_verdict_thresholds_and_bad_input() -> None:
     with pytest.raises(InputError, match="2 lengths"):
         fit_per_input([32], np.ones((1, 3, 1)))
     assert parse_lengths("64, 128,512") == [64, 128, 512]
-    for bad, msg in (("64,x", "comma-separated"), ("64,64", "twice"), ("1,64", ">= 2"), ("64,,128", "empty item"),
-                     ("64,128,", "empty item"), ("512,64", "strictly increasing.*64,512")):
+    for bad, msg in (
+        ("64,x", "comma-separated"),
+        ("64,64", "twice"),
+        ("1,64", ">= 2"),
+        ("64,,128", "empty item"),
+        ("64,128,", "empty item"),
+        ("512,64", "strictly increasing.*64,512"),
+    ):
         with pytest.raises(InputError, match=msg):
             parse_lengths(bad)
 

@@ -106,8 +106,9 @@ def test_random_init_null_leaves_the_shared_model_alone(loader: dict) -> None:
         assert (share.loads, share.reuses) == (1, 1)
 
 
-def test_a_report_shares_models_across_experiments(loader: dict, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_report_shares_models_across_experiments(
+    loader: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import attnspec.report as report
     from attnspec.report.runner import RunRecord
 
@@ -119,8 +120,9 @@ def test_a_report_shares_models_across_experiments(loader: dict, tmp_path: Path,
     monkeypatch.setattr(report, "build_report", lambda *a, **k: tmp_path / "REPORT.md")
     monkeypatch.setattr(report, "check_options", lambda *a, **k: None)
     for name in ("one", "two"):
-        (tmp_path / f"{name}.toml").write_text(f'title = "{name}"\npaper = "osa"\ncommand = "osa-check"\n'
-                                               "verdicts = true\n\n[args]\nseed = 0\n")
+        (tmp_path / f"{name}.toml").write_text(
+            f'title = "{name}"\npaper = "osa"\ncommand = "osa-check"\nverdicts = true\n\n[args]\nseed = 0\n'
+        )
     lines: list[str] = []
     for _ in range(2):  # two separate reports: each loads once
         report.run_report(experiments_dir=tmp_path, out=tmp_path / "out", log=lines.append)
@@ -138,8 +140,9 @@ def test_a_study_and_its_random_init_null_load_the_model_once(tmp_path: Path, mo
     real_load, loads = models.load_model, []
     monkeypatch.setattr(models, "load_model", lambda name, **kw: loads.append(name) or real_load(name, **kw))
     texts = [" ".join(["the attention of a movie was low rank"] * 6)] * 2
-    cfg = SpectrumConfig(model=str(folder), data="texts", seq_len=24, num_sentences=2, out=tmp_path / "run",
-                         device="cpu")
+    cfg = SpectrumConfig(
+        model=str(folder), data="texts", seq_len=24, num_sentences=2, out=tmp_path / "run", device="cpu"
+    )
     outcome = run_study(cfg, 24, progress=False, baselines=["random-init"], texts=texts)
     assert outcome.status == "complete" and outcome.added == ["random-init"]
     assert loads == [str(folder)]  # the job's load, reused by the null

@@ -22,11 +22,9 @@ MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 80
 
 #: path relative to attnspec/ -> lines when this test was written (may shrink, not grow)
-KNOWN_MODULES: dict[str, int] = {
-}
+KNOWN_MODULES: dict[str, int] = {}
 #: "path:function" -> lines (as counted here) when this test was written
-KNOWN_FUNCTIONS: dict[str, int] = {
-}
+KNOWN_FUNCTIONS: dict[str, int] = {}
 
 
 def function_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -34,8 +32,12 @@ def function_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     decorators = sum(d.end_lineno - d.lineno + 1 for d in node.decorator_list)
     body = node.body
     first = body[0]
-    if len(body) > 1 and isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-            and isinstance(first.value.value, str):
+    if (
+        len(body) > 1
+        and isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
         body = body[1:]
     return decorators + 1 + (node.end_lineno - body[0].lineno + 1)
 

@@ -239,7 +239,9 @@ def test_row_entropy_workspace_gives_the_same_bits() -> None:
         reused = metrics.row_entropy(p, mask, causal=causal, workspace=workspace)
         assert torch.equal(plain, reused)
     for size in (9, 9 * 4 + 5, 9 * 9 * 3):  # one row, a few rows (the last piece shorter), a whole head
-        assert torch.equal(metrics.row_entropy(p, mask, workspace=torch.full((size,), float("nan"))), metrics.row_entropy(p, mask))
+        assert torch.equal(
+            metrics.row_entropy(p, mask, workspace=torch.full((size,), float("nan"))), metrics.row_entropy(p, mask)
+        )
     small = torch.empty(8)  # shorter than a row, or of another dtype: ignored rather than overrun
     assert torch.equal(metrics.row_entropy(p, mask, workspace=small), metrics.row_entropy(p, mask))
     assert torch.equal(metrics.row_entropy(p, mask, workspace=workspace.double()), metrics.row_entropy(p, mask))

@@ -132,8 +132,9 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(tok, corpus, cache, damag
     elif damage == "key":
         np.savez(path, key=np.asarray("0" * 64), lengths=lengths, sha256=good["sha256"])
     else:
-        np.savez(path, key=np.asarray(key), lengths=lengths[:-1],
-                 sha256=np.asarray(token_lengths._digest(lengths[:-1])))
+        np.savez(
+            path, key=np.asarray(key), lengths=lengths[:-1], sha256=np.asarray(token_lengths._digest(lengths[:-1]))
+        )
     again = load_inputs(f, tok, seq_len=30, num_inputs=6, seed=1)
     assert again.input_ids == first.input_ids and again.meta["token_counts"] == "computed"
     assert load_inputs(f, tok, seq_len=30, num_inputs=6, seed=1).meta["token_counts"] == "cache"  # rewritten
@@ -241,7 +242,11 @@ def test_the_rule_of_a_record_is_read_from_old_and_new_records() -> None:
 
     assert selection_of({"selection_name": "documents", "selection": POOL_RULE}) == "documents"
     assert selection_of({"selection": POOL_RULE}) == "pool"
-    assert selection_of({"selection": POOL_RULE + ", drawn at seq_len 512 and cut to the first 30 text tokens"}) == "pool"
-    assert selection_of({"selection": "documents in the order numpy.random.default_rng(seed).permutation(documents)"}) \
+    assert (
+        selection_of({"selection": POOL_RULE + ", drawn at seq_len 512 and cut to the first 30 text tokens"}) == "pool"
+    )
+    assert (
+        selection_of({"selection": "documents in the order numpy.random.default_rng(seed).permutation(documents)"})
         == "documents"
+    )
     assert selection_of({}) is None and selection_of({"selection": "something else"}) is None

@@ -26,46 +26,106 @@ def _thm1() -> list[VerdictRow]:
     relative reading fails while the additive one holds, loosely."""
     paper = {"n": 4096, "k": 4621, "eps": 0.1}
     return [
-        VerdictRow(EQ3, "vacuous", paper, bound=0.25, estimate=0.95, trials=10000, reading="relative",
-                   evidence="k = 4621 ≥ n = 4096", at_paper_params=True),
-        VerdictRow(EQ3, "vacuous", paper, bound=0.25, estimate=0.0, trials=10000, reading="additive",
-                   evidence="k = 4621 ≥ n = 4096", at_paper_params=True),
-        VerdictRow(EQ3, "vacuous", {"n": 4096, "k": 8, "eps": 0.1}, bound=900.0, reading="relative",
-                   evidence="claimed 900 >= 1"),
-        VerdictRow(EQ3, "violated", {"n": 4096, "k": 2048, "eps": 0.1}, bound=0.25, estimate=0.9, trials=10000,
-                   reading="relative", evidence="9000/10000 above 0.25"),
-        VerdictRow(EQ3, "violated", {"n": 4096, "k": 4095, "eps": 0.1}, bound=0.25, estimate=1.0, trials=10000,
-                   reading="relative", evidence="10000/10000 at k = 4095, claimed ≤ 0.25"),
-        VerdictRow(EQ3, "loose", {"n": 4096, "k": 4095, "eps": 0.1}, bound=0.25, exact=1.1e-4, estimate=1e-4,
-                   trials=10000, reading="additive", evidence="claimed 0.25 vs exact 1.1e-4"),
+        VerdictRow(
+            EQ3,
+            "vacuous",
+            paper,
+            bound=0.25,
+            estimate=0.95,
+            trials=10000,
+            reading="relative",
+            evidence="k = 4621 ≥ n = 4096",
+            at_paper_params=True,
+        ),
+        VerdictRow(
+            EQ3,
+            "vacuous",
+            paper,
+            bound=0.25,
+            estimate=0.0,
+            trials=10000,
+            reading="additive",
+            evidence="k = 4621 ≥ n = 4096",
+            at_paper_params=True,
+        ),
+        VerdictRow(
+            EQ3,
+            "vacuous",
+            {"n": 4096, "k": 8, "eps": 0.1},
+            bound=900.0,
+            reading="relative",
+            evidence="claimed 900 >= 1",
+        ),
+        VerdictRow(
+            EQ3,
+            "violated",
+            {"n": 4096, "k": 2048, "eps": 0.1},
+            bound=0.25,
+            estimate=0.9,
+            trials=10000,
+            reading="relative",
+            evidence="9000/10000 above 0.25",
+        ),
+        VerdictRow(
+            EQ3,
+            "violated",
+            {"n": 4096, "k": 4095, "eps": 0.1},
+            bound=0.25,
+            estimate=1.0,
+            trials=10000,
+            reading="relative",
+            evidence="10000/10000 at k = 4095, claimed ≤ 0.25",
+        ),
+        VerdictRow(
+            EQ3,
+            "loose",
+            {"n": 4096, "k": 4095, "eps": 0.1},
+            bound=0.25,
+            exact=1.1e-4,
+            estimate=1e-4,
+            trials=10000,
+            reading="additive",
+            evidence="claimed 0.25 vs exact 1.1e-4",
+        ),
     ]
 
 
 def test_one_line_per_claim_verdict_at_the_papers_parameters_first() -> None:
     (line,) = summary_lines(_thm1())
-    assert line.startswith("Theorem 1 (eq. 3) [linformer.thm1.eq3]: vacuous under every reading at "
-                           "attnspec's default (k = 4621): k = 4621 ≥ n = 4096"), line
+    assert line.startswith(
+        "Theorem 1 (eq. 3) [linformer.thm1.eq3]: vacuous under every reading at "
+        "attnspec's default (k = 4621): k = 4621 ≥ n = 4096"
+    ), line
     assert "the relative reading fails at k = 4095 (10000/10000 at k = 4095, claimed ≤ 0.25)" in line
     assert "violated in all 2 deciding rows" in line and "not counted: 1 vacuous" in line
     assert "the additive reading holds but is 2,273× loose at k = 4095" in line
 
 
 def test_counts_only_rows_that_decide_and_say_where_the_verdict_changes() -> None:
-    rows = [VerdictRow("x.lemma", "holds", {"k": k}, bound=0.5, exact=0.3, reading="r", evidence=f"ok {k}")
-            for k in (4, 8)]
-    rows += [VerdictRow("x.lemma", "loose", {"k": k}, bound=0.5, exact=0.5 / (20 * k), reading="r",
-                        evidence=f"loose {k}") for k in (16, 32, 64)]
-    rows += [VerdictRow("x.lemma", "hypothesis-unmet", {"k": 128}, reading="r", evidence="k > n"),
-             VerdictRow("x.lemma", "cannot-fail", {"k": 2}, reading="r", evidence="zero output")]
+    rows = [
+        VerdictRow("x.lemma", "holds", {"k": k}, bound=0.5, exact=0.3, reading="r", evidence=f"ok {k}") for k in (4, 8)
+    ]
+    rows += [
+        VerdictRow("x.lemma", "loose", {"k": k}, bound=0.5, exact=0.5 / (20 * k), reading="r", evidence=f"loose {k}")
+        for k in (16, 32, 64)
+    ]
+    rows += [
+        VerdictRow("x.lemma", "hypothesis-unmet", {"k": 128}, reading="r", evidence="k > n"),
+        VerdictRow("x.lemma", "cannot-fail", {"k": 2}, reading="r", evidence="zero output"),
+    ]
     (line,) = summary_lines(rows)
-    assert line.startswith("x.lemma: the r reading holds but is 320× (up to 1,280×) loose at k = 16 (loose 16); "
-                           "3 loose, 2 holds of 5 deciding rows; holds at k = 4–8, loose at k = 16–64; "
-                           "not counted: 1 hypothesis-unmet, 1 cannot-fail"), line
+    assert line.startswith(
+        "x.lemma: the r reading holds but is 320× (up to 1,280×) loose at k = 16 (loose 16); "
+        "3 loose, 2 holds of 5 deciding rows; holds at k = 4–8, loose at k = 16–64; "
+        "not counted: 1 hypothesis-unmet, 1 cannot-fail"
+    ), line
 
 
 def test_a_reading_with_only_non_deciding_rows_is_counted_and_an_all_vacuous_claim_shows_its_own_k() -> None:
-    rows = [VerdictRow("x.thm", "vacuous", {"k": k}, bound=b, evidence=f"k = {k}")
-            for k, b in ((6, 488.0), (16, 450.0), (867, 0.4977))]
+    rows = [
+        VerdictRow("x.thm", "vacuous", {"k": k}, bound=b, evidence=f"k = {k}")
+        for k, b in ((6, 488.0), (16, 450.0), (867, 0.4977))
+    ]
     (line,) = summary_lines(rows)
     # never k = log n (the first row): the row nearest to saying something
     assert line == "x.thm: vacuous as stated in all 3 rows — at k = 867: k = 867"
@@ -75,9 +135,11 @@ def test_a_reading_with_only_non_deciding_rows_is_counted_and_an_all_vacuous_cla
 
 
 def test_violation_furthest_above_its_bound_is_the_telling_row() -> None:
-    rows = [VerdictRow("x.l", "violated", {"k": 20}, bound=0.01, estimate=0.05, evidence="5x over", reading="s"),
-            VerdictRow("x.l", "violated", {"k": 30}, bound=0.01, estimate=0.5, evidence="50x over", reading="s"),
-            VerdictRow("x.l", "holds", {"k": 10}, bound=0.9, estimate=0.3, evidence="ok", reading="s")]
+    rows = [
+        VerdictRow("x.l", "violated", {"k": 20}, bound=0.01, estimate=0.05, evidence="5x over", reading="s"),
+        VerdictRow("x.l", "violated", {"k": 30}, bound=0.01, estimate=0.5, evidence="50x over", reading="s"),
+        VerdictRow("x.l", "holds", {"k": 10}, bound=0.9, estimate=0.3, evidence="ok", reading="s"),
+    ]
     assert telling_row(rows).evidence == "50x over"
     (cs,) = summarize(rows)
     assert [rs.reading for rs in cs.readings] == ["s"] and cs.readings[0].counts() == {"violated": 2, "holds": 1}
@@ -128,8 +190,23 @@ def test_wrapped_text_lines_keep_every_word() -> None:
 def test_summary_of_a_real_battery_has_one_line_per_claim() -> None:
     from attnspec.battery import run_battery
 
-    res = run_battery("sa-check", {"L": 24, "k": 2, "eps": 0.05, "delta": 0.3, "m": 0.2, "M": 1.0, "beta": 0.2,
-                                   "trials": 20, "sweep_L": "12,24", "sweep_k": "1,2", "sweep_trials": 20, "seed": 3})
+    res = run_battery(
+        "sa-check",
+        {
+            "L": 24,
+            "k": 2,
+            "eps": 0.05,
+            "delta": 0.3,
+            "m": 0.2,
+            "M": 1.0,
+            "beta": 0.2,
+            "trials": 20,
+            "sweep_L": "12,24",
+            "sweep_k": "1,2",
+            "sweep_trials": 20,
+            "seed": 3,
+        },
+    )
     lines = summary_lines(res.verdicts)
     claims = list(dict.fromkeys(r.claim for r in res.verdicts))
     assert len(lines) == len(claims)
@@ -138,19 +215,46 @@ def test_summary_of_a_real_battery_has_one_line_per_claim() -> None:
 
 
 def test_readings_that_differ_at_the_papers_parameters_are_stated_apart() -> None:
-    rows = [VerdictRow("x.thm", "violated", {"k": 64}, bound=0.1, estimate=0.9, trials=100, reading="relative",
-                       evidence="90/100 > 0.1", at_paper_params=True),
-            VerdictRow("x.thm", "holds", {"k": 64}, bound=0.1, exact=0.05, reading="additive",
-                       evidence="exact 0.05 <= 0.1", at_paper_params=True),
-            VerdictRow("x.thm", "holds", {"k": 32}, bound=0.1, exact=0.06, reading="additive", evidence="exact 0.06")]
+    rows = [
+        VerdictRow(
+            "x.thm",
+            "violated",
+            {"k": 64},
+            bound=0.1,
+            estimate=0.9,
+            trials=100,
+            reading="relative",
+            evidence="90/100 > 0.1",
+            at_paper_params=True,
+        ),
+        VerdictRow(
+            "x.thm",
+            "holds",
+            {"k": 64},
+            bound=0.1,
+            exact=0.05,
+            reading="additive",
+            evidence="exact 0.05 <= 0.1",
+            at_paper_params=True,
+        ),
+        VerdictRow("x.thm", "holds", {"k": 32}, bound=0.1, exact=0.06, reading="additive", evidence="exact 0.06"),
+    ]
     (line,) = summary_lines(rows)
     # x.thm is not registered: nothing says the paper fixes k = 64, so it is attnspec's default
-    assert line == ("x.thm: at attnspec's default (k = 64): the relative reading fails (90/100 > 0.1); "
-                    "the additive reading holds (exact 0.05 <= 0.1); the additive reading holds at k = 32 (exact 0.06)")
+    assert line == (
+        "x.thm: at attnspec's default (k = 64): the relative reading fails (90/100 > 0.1); "
+        "the additive reading holds (exact 0.05 <= 0.1); the additive reading holds at k = 32 (exact 0.06)"
+    )
 
 
 def test_no_change_point_when_the_verdicts_interleave() -> None:
-    rows = [VerdictRow("x.l", v, {"k": k}, bound=1.0, exact=e, reading="r", evidence=v)
-            for v, k, e in (("holds", 4, 0.5), ("loose", 8, 0.01), ("holds", 16, 0.5))]
+    rows = [
+        VerdictRow("x.l", v, {"k": k}, bound=1.0, exact=e, reading="r", evidence=v)
+        for v, k, e in (("holds", 4, 0.5), ("loose", 8, 0.01), ("holds", 16, 0.5))
+    ]
     (line,) = summary_lines(rows)
-    assert line.endswith("1 loose, 2 holds of 3 deciding rows") and " at k = 4–16" not in line and "holds at k =" not in line
+    assert (
+        line.endswith("1 loose, 2 holds of 3 deciding rows")
+        and " at k = 4–16" not in line
+        and "holds at k =" not in line
+    )

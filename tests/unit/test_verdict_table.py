@@ -29,14 +29,34 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "reports" / "results"
 
 
-def _vac(w: str, failures: int, *, k: int = 4621, n: int = 4096, bound: float = 0.25, trials: int = 500,
-         paper: bool = True, reading: str = "relative") -> VerdictRow:
+def _vac(
+    w: str,
+    failures: int,
+    *,
+    k: int = 4621,
+    n: int = 4096,
+    bound: float = 0.25,
+    trials: int = 500,
+    paper: bool = True,
+    reading: str = "relative",
+) -> VerdictRow:
     from attnspec.numerics.stats import clopper_pearson
 
     ci = clopper_pearson(failures, trials)
-    return VerdictRow("linformer.thm1.eq3", "vacuous", {"n": n, "k": k, "w": w}, bound=bound, estimate=ci.estimate,
-                      ci_low=ci.low, ci_high=ci.high, trials=trials, seed=1, reading=reading,
-                      evidence=f"k = {k} >= n = {n}: vacuous; measured {failures}/{trials}", at_paper_params=paper)
+    return VerdictRow(
+        "linformer.thm1.eq3",
+        "vacuous",
+        {"n": n, "k": k, "w": w},
+        bound=bound,
+        estimate=ci.estimate,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        trials=trials,
+        seed=1,
+        reading=reading,
+        evidence=f"k = {k} >= n = {n}: vacuous; measured {failures}/{trials}",
+        at_paper_params=paper,
+    )
 
 
 def test_a_vacuous_row_whose_stated_bound_fails_is_a_hidden_failure() -> None:
@@ -54,10 +74,21 @@ def test_vacuous_never_hides_a_measured_failure() -> None:
 
 
 def test_vacuous_at_its_own_k_and_violated_below_reads_both() -> None:
-    rows = [_vac("value", 0), VerdictRow("linformer.thm1.eq3", "violated", {"n": 4096, "k": 4095, "w": "random"},
-                                         bound=0.82, estimate=1.0, ci_low=0.99, ci_high=1.0, trials=500,
-                                         reading="relative", evidence="observed 500/500 = 1, 95% CI [0.9926, 1] "
-                                                                      "above claimed 0.8164")]
+    rows = [
+        _vac("value", 0),
+        VerdictRow(
+            "linformer.thm1.eq3",
+            "violated",
+            {"n": 4096, "k": 4095, "w": "random"},
+            bound=0.82,
+            estimate=1.0,
+            ci_low=0.99,
+            ci_high=1.0,
+            trials=500,
+            reading="relative",
+            evidence="observed 500/500 = 1, 95% CI [0.9926, 1] above claimed 0.8164",
+        ),
+    ]
     (cv,) = claim_verdicts(rows)
     assert cv.verdict == "vacuous → violated" and "at k = 4095: 500/500 fail, claimed ≤ 0.8164" in cv.why
 
@@ -139,20 +170,39 @@ def test_a_chernoff_bound_is_not_called_exact() -> None:
 
 
 def test_secondary_readings_do_not_decide_but_are_named() -> None:
-    rows = [VerdictRow("linformer.thm2.eq8", "cannot-fail", {"k": 100}, bound=1e-3, estimate=0.5, reading="spectral",
-                       evidence="the zero output E = F = 0 has error ‖softmax(w)V‖ = 0.2 <= the tolerance "
-                                "ε‖softmax(w)‖‖V‖ = 0.4"),
-            VerdictRow("linformer.thm2.eq8", "violated", {"k": 100}, bound=1e-3, estimate=0.5, ci_low=0.4,
-                       ci_high=0.6, trials=100, reading="proof-spectral", evidence="observed 50/100 = 0.5, 95% CI "
-                                                                                  "[0.4, 0.6] above claimed 0.001")]
+    rows = [
+        VerdictRow(
+            "linformer.thm2.eq8",
+            "cannot-fail",
+            {"k": 100},
+            bound=1e-3,
+            estimate=0.5,
+            reading="spectral",
+            evidence="the zero output E = F = 0 has error ‖softmax(w)V‖ = 0.2 <= the tolerance ε‖softmax(w)‖‖V‖ = 0.4",
+        ),
+        VerdictRow(
+            "linformer.thm2.eq8",
+            "violated",
+            {"k": 100},
+            bound=1e-3,
+            estimate=0.5,
+            ci_low=0.4,
+            ci_high=0.6,
+            trials=100,
+            reading="proof-spectral",
+            evidence="observed 50/100 = 0.5, 95% CI [0.4, 0.6] above claimed 0.001",
+        ),
+    ]
     (cv,) = claim_verdicts(rows)
     assert cv.verdict == "cannot-fail"
     assert "E = F = 0: error 0.2 ≤ tolerance 0.4" in cv.why and "proof-spectral: violated in 1 rows" in cv.why
 
 
 def test_a_parameter_that_separates_two_verdicts_gives_an_arrow() -> None:
-    rows = [VerdictRow("x.l", v, {"k": k}, bound=1.0, exact=e, reading="r", evidence=v)
-            for v, k, e in (("holds", 8, 0.5), ("holds", 16, 0.3), ("loose", 64, 0.01), ("loose", 128, 0.001))]
+    rows = [
+        VerdictRow("x.l", v, {"k": k}, bound=1.0, exact=e, reading="r", evidence=v)
+        for v, k, e in (("holds", 8, 0.5), ("holds", 16, 0.3), ("loose", 64, 0.01), ("loose", 128, 0.001))
+    ]
     assert claim_verdicts(rows)[0].verdict == "holds → loose"
     mixed = rows + [VerdictRow("x.l", "holds", {"k": 256}, bound=1.0, exact=0.5, reading="r", evidence="holds")]
     assert claim_verdicts(mixed)[0].verdict == "loose"  # interleaved: no change point
@@ -220,8 +270,18 @@ def test_the_reports_claim_verdicts_are_the_tables_whichever_experiment_comes_fi
 def test_where_no_k_below_n_can_decide_theorem1_the_note_says_so_with_the_rate_at_n_minus_1() -> None:
     from attnspec.cli.jl import undecidable
 
-    rows = [VerdictRow("linformer.thm1.eq3", "vacuous", {"n": 512, "k": 511, "w": w}, bound=2.5, estimate=e,
-                       trials=500, reading="relative") for w, e in (("value", 0.2), ("random", 1.0))]
+    rows = [
+        VerdictRow(
+            "linformer.thm1.eq3",
+            "vacuous",
+            {"n": 512, "k": 511, "w": w},
+            bound=2.5,
+            estimate=e,
+            trials=500,
+            reading="relative",
+        )
+        for w, e in (("value", 0.2), ("random", 1.0))
+    ]
     text = undecidable(rows, 512)
     assert text.startswith("no k below n can decide Theorem 1")
     assert "at k = 511 the relative error exceeds ε in 500/500 trials (worst row)" in text

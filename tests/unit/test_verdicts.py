@@ -27,6 +27,7 @@ def test_vocabulary_is_complete_and_explained():
 
 # --- probability claims -------------------------------------------------------------
 
+
 def test_probability_vacuous_at_and_above_one():
     assert classify_probability(claimed=1.0, failures=0, trials=10).verdict == "vacuous"
     assert classify_probability(claimed=3.0, failures=10, trials=10).verdict == "vacuous"
@@ -73,8 +74,10 @@ def test_probability_cannot_fail_is_decided_before_violated():
 def test_probability_loose_boundary_is_the_one_factor():
     exact = 0.01
     assert classify_probability(claimed=exact * LOOSE_FACTOR, failures=1, trials=100, exact=exact).verdict == "holds"
-    assert classify_probability(claimed=exact * LOOSE_FACTOR * 1.01, failures=1, trials=100,
-                                exact=exact).verdict == "loose"
+    assert (
+        classify_probability(claimed=exact * LOOSE_FACTOR * 1.01, failures=1, trials=100, exact=exact).verdict
+        == "loose"
+    )
     # without an exact law: loose against the upper CI end, holds against the lower one
     ci = clopper_pearson(5, 1000)
     assert classify_probability(claimed=ci.high * 10.1, failures=5, trials=1000).verdict == "loose"
@@ -103,6 +106,7 @@ def test_probability_bad_counts_rejected():
 
 
 # --- bounds and identities -------------------------------------------------------------
+
 
 def test_bound_boundaries():
     assert classify_bound(observed=1.0, bound=1.0).verdict == "holds"
@@ -136,6 +140,7 @@ def test_row_carries_reading_and_rejects_unknown_verdicts():
 
 
 # --- the registry ---------------------------------------------------------------------
+
 
 def test_claim_ids_and_readings_are_validated():
     r = (claims.Reading("as-stated", "the statement as printed"),)

@@ -23,7 +23,7 @@ def _uniform_window(n: int, w: int, pad_left: int = 0) -> tuple[torch.Tensor, to
     p = torch.zeros(1, 1, n, n)
     for i in range(pad_left, n):
         lo = max(pad_left, i - w + 1)
-        p[0, 0, i, lo:i + 1] = 1.0 / (i + 1 - lo)
+        p[0, 0, i, lo : i + 1] = 1.0 / (i + 1 - lo)
     return p, mask
 
 
@@ -113,10 +113,11 @@ def test_spectrum_run_records_the_window_per_layer(tmp_path) -> None:
 
     tok = make_decoder_tokenizer(tmp_path / "tok", bos=True)
     texts = ["attention matrix rank of the movie and the story was a decoder " * 3] * 2
-    res = attnspec.spectrum(model=tiny_gemma2(), tokenizer=tok, texts=texts, seq_len=16, batch_size=2,
-                            progress=False)
-    assert [(d["layer"], d["kind"], d["sliding_window"]) for d in res.meta["layers"]] == \
-        [(0, "decoder_self_causal", 4), (1, "decoder_self_causal", None)]
+    res = attnspec.spectrum(model=tiny_gemma2(), tokenizer=tok, texts=texts, seq_len=16, batch_size=2, progress=False)
+    assert [(d["layer"], d["kind"], d["sliding_window"]) for d in res.meta["layers"]] == [
+        (0, "decoder_self_causal", 4),
+        (1, "decoder_self_causal", None),
+    ]
 
 
 def test_a_run_stops_when_the_model_ignores_its_declared_window(tmp_path) -> None:

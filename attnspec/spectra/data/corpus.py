@@ -1,5 +1,4 @@
-"""A corpus as read (documents and where they came from), and the names of corpora and splits.
-"""
+"""A corpus as read (documents and where they came from), and the names of corpora and splits."""
 
 from __future__ import annotations
 
@@ -42,8 +41,10 @@ def check_data_name(data: object, option: str = "--data") -> None:
     hint = f"; did you mean {CORPUS_NAMES[close[0]]}?" if close else ""  # the canonical spelling
     # a path that is not there is missing data (exit 1); a bare word is a misspelt name (a usage error)
     error = DataError if any(c in text for c in "/\\.~") else OptionError
-    raise error(f"{option} {text!r} is neither a corpus name ({', '.join(sorted(set(CORPUS_NAMES.values())))}) "
-                      f"nor an existing file or directory{hint}")
+    raise error(
+        f"{option} {text!r} is neither a corpus name ({', '.join(sorted(set(CORPUS_NAMES.values())))}) "
+        f"nor an existing file or directory{hint}"
+    )
 
 
 # Default split of a local copy (the shared data folder holds WikiText's validation and test

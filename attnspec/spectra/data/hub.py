@@ -1,5 +1,4 @@
-"""Corpora from the Hugging Face hub (``datasets``), with a clear way out when offline.
-"""
+"""Corpora from the Hugging Face hub (``datasets``), with a clear way out when offline."""
 
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ def _quiet(datasets: Any) -> Iterator[None]:
 
 def _hub_prepare_hint(repo: str, config: str | None, split: str) -> str:
     call = f"datasets.load_dataset({repo!r}" + (f", {config!r}" if config else "") + f", split={split!r})"
-    return f"where the hub is reachable, run `python -c \"import datasets; {call}\"` once with the same HF_HOME"
+    return f'where the hub is reachable, run `python -c "import datasets; {call}"` once with the same HF_HOME'
 
 
 def _from_hub(corpus: str, split: str, looked: str) -> _Corpus:
@@ -64,7 +63,9 @@ def _from_hub(corpus: str, split: str, looked: str) -> _Corpus:
         ) from None
     try:
         with _quiet(datasets):
-            ds = datasets.load_dataset(repo, config, split=split) if config else datasets.load_dataset(repo, split=split)
+            ds = (
+                datasets.load_dataset(repo, config, split=split) if config else datasets.load_dataset(repo, split=split)
+            )
     except Exception as exc:  # noqa: BLE001 - offline/missing hub access surfaces as many exception types
         msg = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
         unknown_split = re.match(r"Unknown split \"?([^\".]+)\"?\. Should be one of (\[.*\])", msg)
@@ -87,7 +88,11 @@ def _from_hub(corpus: str, split: str, looked: str) -> _Corpus:
     files = getattr(ds, "cache_files", None) or []
     # <cache>/<org>___<name>/<config>/<version>/<commit>/<name>-<split>.arrow: the commit of the
     # hub repository the cache was filled from.
-    revision = Path(files[0]["filename"]).parent.name if files and isinstance(files[0], dict) and "filename" in files[0] else None
+    revision = (
+        Path(files[0]["filename"]).parent.name
+        if files and isinstance(files[0], dict) and "filename" in files[0]
+        else None
+    )
     extra = {
         "hub_id": repo,
         "hub_config": getattr(getattr(ds, "info", None), "config_name", None) or config,
@@ -96,6 +101,12 @@ def _from_hub(corpus: str, split: str, looked: str) -> _Corpus:
         "hub_rows": len(texts),
     }
     return _Corpus(
-        name=corpus, split=split, source=f"hub:{repo}" + (f"/{config}" if config else ""), format=fmt,
-        documents=docs, default_mode=mode, text_cleaning=cleaning, extra=extra,
+        name=corpus,
+        split=split,
+        source=f"hub:{repo}" + (f"/{config}" if config else ""),
+        format=fmt,
+        documents=docs,
+        default_mode=mode,
+        text_cleaning=cleaning,
+        extra=extra,
     )

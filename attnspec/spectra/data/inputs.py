@@ -50,9 +50,11 @@ class Inputs:
 
     def __repr__(self) -> str:  # the ids would flood tracebacks and test reports
         m = self.meta
-        return (f"Inputs({len(self.input_ids)} windows, corpus={m.get('corpus')!r}, split={m.get('split')!r}, "
-                f"seq_len={m.get('seq_len')}, mode={m.get('mode')!r}, short_policy={m.get('short_policy')!r}, "
-                f"seed={m.get('seed')})")
+        return (
+            f"Inputs({len(self.input_ids)} windows, corpus={m.get('corpus')!r}, split={m.get('split')!r}, "
+            f"seq_len={m.get('seq_len')}, mode={m.get('mode')!r}, short_policy={m.get('short_policy')!r}, "
+            f"seed={m.get('seed')})"
+        )
 
 
 def length_summary(lengths: Sequence[int], seq_len: int) -> dict[str, float | int]:
@@ -75,8 +77,12 @@ def length_summary(lengths: Sequence[int], seq_len: int) -> dict[str, float | in
     import statistics
 
     med = statistics.median(lengths)
-    return {"min": int(min(lengths)), "median": int(med) if float(med).is_integer() else float(med),
-            "max": int(max(lengths)), "full": int(sum(n == seq_len for n in lengths))}
+    return {
+        "min": int(min(lengths)),
+        "median": int(med) if float(med).is_integer() else float(med),
+        "max": int(max(lengths)),
+        "full": int(sum(n == seq_len for n in lengths)),
+    }
 
 
 def inputs_digest(input_ids: Sequence[Sequence[int]]) -> str:
@@ -209,9 +215,20 @@ def load_inputs(
     if not corpus.documents:
         where = f" for split {corpus.split!r}" if corpus.split else ""
         raise DataError(f"data {corpus.source!r} contains no text{where}")
-    req = _DrawRequest(corpus=corpus, tokenizer=tokenizer, seq_len=seq_len, width=width, wanted=num_inputs,
-                       requested=requested, seed=seed, mode=mode, short_policy=short_policy, selection=selection,
-                       at_most=at_most, count_available=count_available)
+    req = _DrawRequest(
+        corpus=corpus,
+        tokenizer=tokenizer,
+        seq_len=seq_len,
+        width=width,
+        wanted=num_inputs,
+        requested=requested,
+        seed=seed,
+        mode=mode,
+        short_policy=short_policy,
+        selection=selection,
+        at_most=at_most,
+        count_available=count_available,
+    )
     try:
         drawn = _draw(req, refresh=False)
     except _StaleCounts:
@@ -272,8 +289,10 @@ def _candidates(req: _DrawRequest, rng: np.random.Generator, refresh: bool) -> _
     documents, tokenizer, width = req.corpus.documents, req.tokenizer, req.width
     one_per_document = req.mode == "truncate" and req.short_policy in ("skip", "keep")
     if req.selection == "documents" and not one_per_document:
-        raise InputError(f"selection 'documents' needs one window per document (mode truncate with short_policy "
-                         f"skip or keep), got mode {req.mode} with short_policy {req.short_policy}; use selection 'pool'")
+        raise InputError(
+            f"selection 'documents' needs one window per document (mode truncate with short_policy "
+            f"skip or keep), got mode {req.mode} with short_policy {req.short_policy}; use selection 'pool'"
+        )
     if req.selection == "documents":
         # One window per document, so a document's window needs only its own tokens: walk
         # the documents in a seeded order and tokenise them chunk by chunk until
@@ -282,18 +301,28 @@ def _candidates(req: _DrawRequest, rng: np.random.Generator, refresh: bool) -> _
         # "all" (num_inputs None) walks every document: at most one window each
         target = len(documents) if req.wanted is None else req.wanted
         sel = _select_lazily(documents, tokenizer, width, target, req.short_policy, rng, req.count_available)
-        rule = ("documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
-                f"num_inputs with {'>= text_tokens_per_window tokens' if req.short_policy == 'skip' else 'any token'}, "
-                "cut to text_tokens_per_window tokens")
-        return _Candidates(sel.num_available, sel.exact, sel.tokens, sel.longest, sel.documents_tokenised, rule,
-                           windows=sel.windows)
+        rule = (
+            "documents in the order numpy.random.default_rng(seed).permutation(documents); the first "
+            f"num_inputs with {'>= text_tokens_per_window tokens' if req.short_policy == 'skip' else 'any token'}, "
+            "cut to text_tokens_per_window tokens"
+        )
+        return _Candidates(
+            sel.num_available, sel.exact, sel.tokens, sel.longest, sel.documents_tokenised, rule, windows=sel.windows
+        )
     if one_per_document:
         # The pool is the acceptable documents in corpus order; it needs every document's
         # token count (cached on disk) but only the drawn documents' tokens.
         doc_pool = _document_pool(documents, tokenizer, width, req.short_policy, refresh=refresh)
-        return _Candidates(len(doc_pool.pool), True, int(doc_pool.doc_lengths.sum()), int(doc_pool.doc_lengths.max()),
-                           len(documents) if doc_pool.flat is not None else 0, POOL_RULE, doc_pool=doc_pool,
-                           counts_from=doc_pool.source)
+        return _Candidates(
+            len(doc_pool.pool),
+            True,
+            int(doc_pool.doc_lengths.sum()),
+            int(doc_pool.doc_lengths.max()),
+            len(documents) if doc_pool.flat is not None else 0,
+            POOL_RULE,
+            doc_pool=doc_pool,
+            counts_from=doc_pool.source,
+        )
     # Windows cut from a stream (mode pack, or short documents packed together) depend on
     # everything before them: tokenise every segment once; documents are runs of
     # consecutive segments.
@@ -302,8 +331,15 @@ def _candidates(req: _DrawRequest, rng: np.random.Generator, refresh: bool) -> _
     seg_doc = np.repeat(np.arange(len(documents)), [len(doc) for doc in documents])  # (S,)
     doc_lengths = np.bincount(seg_doc, weights=seg_lengths, minlength=len(documents)).astype(np.int64)  # (D,)
     pool = _pool(flat, doc_lengths, width, req.mode, req.short_policy)
-    return _Candidates(len(pool), True, int(len(flat)), int(doc_lengths.max()) if len(doc_lengths) else 0,
-                       len(documents), POOL_RULE, pool=pool)
+    return _Candidates(
+        len(pool),
+        True,
+        int(len(flat)),
+        int(doc_lengths.max()) if len(doc_lengths) else 0,
+        len(documents),
+        POOL_RULE,
+        pool=pool,
+    )
 
 
 def _draw(req: _DrawRequest, refresh: bool) -> _Drawn:
@@ -327,8 +363,9 @@ def _draw(req: _DrawRequest, refresh: bool) -> _Drawn:
             if windows is None:
                 raise _StaleCounts
             tokenised = len(req.corpus.documents) if c.doc_pool.flat is not None else len(docs)
-    return _Drawn(windows, num_inputs, c.num_available, c.exact, c.tokens, c.longest, tokenised, c.counts_from,
-                  c.selection_rule)
+    return _Drawn(
+        windows, num_inputs, c.num_available, c.exact, c.tokens, c.longest, tokenised, c.counts_from, c.selection_rule
+    )
 
 
 def _too_few(req: _DrawRequest, c: _Candidates) -> str:
@@ -338,10 +375,12 @@ def _too_few(req: _DrawRequest, c: _Candidates) -> str:
         hints.append("short_policy 'pack' or 'keep' (--short-policy)")
     hints.append("or use more data (another --split or --data PATH)")
     corpus = req.corpus
-    return (f"only {c.num_available} windows of {req.seq_len} tokens are available in {corpus.source!r} "
-            f"(split {corpus.split}, mode {req.mode}, short_policy {req.short_policy}; {len(corpus.documents)} documents, "
-            f"{c.tokens} tokens, longest document {c.longest} tokens) "
-            f"but {req.requested} were asked for (--num-inputs / num_inputs); " + ", ".join(hints))
+    return (
+        f"only {c.num_available} windows of {req.seq_len} tokens are available in {corpus.source!r} "
+        f"(split {corpus.split}, mode {req.mode}, short_policy {req.short_policy}; {len(corpus.documents)} documents, "
+        f"{c.tokens} tokens, longest document {c.longest} tokens) "
+        f"but {req.requested} were asked for (--num-inputs / num_inputs); " + ", ".join(hints)
+    )
 
 
 def _inputs_meta(req: _DrawRequest, drawn: _Drawn, input_ids: list[list[int]], n_special: int) -> dict[str, Any]:

@@ -62,8 +62,11 @@ def _wikitext_documents(lines: Sequence[str]) -> list[list[str]]:
             continue
         s = line.strip()
         heading = (
-            s.startswith("= ") and s.endswith(" =") and not s.startswith("= =")
-            and (i == 0 or blank[i - 1]) and (i + 1 == len(lines) or blank[i + 1])
+            s.startswith("= ")
+            and s.endswith(" =")
+            and not s.startswith("= =")
+            and (i == 0 or blank[i - 1])
+            and (i + 1 == len(lines) or blank[i + 1])
         )
         if heading and current:
             docs.append(current)
@@ -89,9 +92,15 @@ def _read_jsonl(path: Path, split: str | None) -> tuple[list[str], bool]:
             rec = json.loads(line)
         except (json.JSONDecodeError, RecursionError) as exc:
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested deeper than Python can parse"
-            raise DataError(f"{str(path)!r} line {lineno} is not valid JSON ({why}); JSONL needs one object per line") from None
+            raise DataError(
+                f"{str(path)!r} line {lineno} is not valid JSON ({why}); JSONL needs one object per line"
+            ) from None
         if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
-            what = "has no 'text' field" if not isinstance(rec, dict) or "text" not in rec else "has a 'text' field that is not a string"
+            what = (
+                "has no 'text' field"
+                if not isinstance(rec, dict) or "text" not in rec
+                else "has a 'text' field that is not a string"
+            )
             raise DataError(f"{str(path)!r} line {lineno} {what}; JSONL records need a string field 'text'")
         if "split" in rec:
             has_split = True

@@ -30,8 +30,15 @@ class _LazySelection:
 _FIRST_CHUNK = 64
 
 
-def _select_lazily(documents: list[list[str]], tokenizer: Any, width: int, num_inputs: int, short_policy: str,
-                   rng: np.random.Generator, count_available: bool) -> _LazySelection:
+def _select_lazily(
+    documents: list[list[str]],
+    tokenizer: Any,
+    width: int,
+    num_inputs: int,
+    short_policy: str,
+    rng: np.random.Generator,
+    count_available: bool,
+) -> _LazySelection:
     """One window per document, documents visited in ``rng.permutation(len(documents))`` order.
 
     A document gives the window of its first ``width`` tokens if it has at least ``width``
@@ -47,7 +54,7 @@ def _select_lazily(documents: list[list[str]], tokenizer: Any, width: int, num_i
     while pos < len(order) and (found < num_inputs or count_available):
         need = max(num_inputs - found, 0)
         size = _TOKENIZE_BATCH if need == 0 else min(max(_FIRST_CHUNK, 2 * need), _TOKENIZE_BATCH)
-        chunk = order[pos:pos + size].tolist()
+        chunk = order[pos : pos + size].tolist()
         pos += len(chunk)
         segments = [s for d in chunk for s in documents[d]]
         flat, seg_lengths = _tokenize(tokenizer, segments)  # (T,), (S,)
@@ -62,7 +69,7 @@ def _select_lazily(documents: list[list[str]], tokenizer: Any, width: int, num_i
             if n >= width or (n > 0 and short_policy == "keep"):
                 found += 1
                 if len(windows) < num_inputs:
-                    windows.append(flat[start:start + min(n, width)].copy())
+                    windows.append(flat[start : start + min(n, width)].copy())
     return _LazySelection(windows, found, pos >= len(order), tokens, longest, pos)
 
 
@@ -94,8 +101,9 @@ class _DocumentPool:
     seg_lengths: np.ndarray  # (S,)
 
 
-def _document_pool(documents: list[list[str]], tokenizer: Any, width: int, short_policy: str,
-                   refresh: bool = False) -> _DocumentPool:
+def _document_pool(
+    documents: list[list[str]], tokenizer: Any, width: int, short_policy: str, refresh: bool = False
+) -> _DocumentPool:
     segments = [s for doc in documents for s in doc]
     tokenised: dict[str, np.ndarray] = {}
 
@@ -111,15 +119,16 @@ def _document_pool(documents: list[list[str]], tokenizer: Any, width: int, short
     return _DocumentPool(doc_lengths, np.flatnonzero(ok), got.source, tokenised.get("flat"), got.lengths)
 
 
-def _document_windows(documents: list[list[str]], tokenizer: Any, docs: list[int], width: int,
-                      pool: _DocumentPool) -> list[np.ndarray] | None:
+def _document_windows(
+    documents: list[list[str]], tokenizer: Any, docs: list[int], width: int, pool: _DocumentPool
+) -> list[np.ndarray] | None:
     """The first ``width`` tokens of each of ``docs``, or None when a document's fresh
     token count differs from the one in ``pool`` (the cached counts are not to be trusted)."""
     if pool.flat is not None:  # the whole corpus was tokenised for the counts: cut from it
         seg_off = np.concatenate([[0], np.cumsum([len(d) for d in documents])])  # (D + 1,) first segment of each
         tok_off = np.concatenate([[0], np.cumsum(pool.seg_lengths)])  # (S + 1,)
         starts = tok_off[seg_off[docs]]
-        return [pool.flat[a:a + min(int(pool.doc_lengths[d]), width)].copy() for a, d in zip(starts.tolist(), docs)]
+        return [pool.flat[a : a + min(int(pool.doc_lengths[d]), width)].copy() for a, d in zip(starts.tolist(), docs)]
     flat, seg_lengths = _tokenize(tokenizer, [s for d in docs for s in documents[d]])  # (T,), (S,)
     offsets = np.concatenate([[0], np.cumsum(seg_lengths)])
     windows, seg = [], 0
@@ -129,7 +138,7 @@ def _document_windows(documents: list[list[str]], tokenizer: Any, docs: list[int
         n = int(offsets[seg]) - start
         if n != int(pool.doc_lengths[d]):
             return None
-        windows.append(flat[start:start + min(n, width)].copy())
+        windows.append(flat[start : start + min(n, width)].copy())
     return windows
 
 

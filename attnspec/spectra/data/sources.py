@@ -1,5 +1,4 @@
-"""Where a corpus comes from: a name in a local data folder, a file, a folder, the hub or a list of texts.
-"""
+"""Where a corpus comes from: a name in a local data folder, a file, a folder, the hub or a list of texts."""
 
 from __future__ import annotations
 
@@ -94,9 +93,14 @@ def _local_named(corpus: str, split: str, d: Path) -> _Corpus | None:
         if not path.is_file():
             return None
         return _Corpus(
-            name=corpus, split=split, source=str(path.resolve()), format="wikitext-raw",
-            documents=_wikitext_documents(_lines(_read_text(path))), default_mode="pack",
-            files=[path], root=path.parent,
+            name=corpus,
+            split=split,
+            source=str(path.resolve()),
+            format="wikitext-raw",
+            documents=_wikitext_documents(_lines(_read_text(path))),
+            default_mode="pack",
+            files=[path],
+            root=path.parent,
         )
     imdb = d / "imdb"
     if not imdb.is_dir():
@@ -112,17 +116,29 @@ def _local_named(corpus: str, split: str, d: Path) -> _Corpus | None:
                 used.append(p)
         if texts:
             return _Corpus(
-                name=corpus, split=split, source=str(imdb.resolve()), format="jsonl",
-                documents=[[_clean(t)] for t in texts], default_mode="truncate",
-                files=used, root=imdb, text_cleaning=_BR_NOTE,
+                name=corpus,
+                split=split,
+                source=str(imdb.resolve()),
+                format="jsonl",
+                documents=[[_clean(t)] for t in texts],
+                default_mode="truncate",
+                files=used,
+                root=imdb,
+                text_cleaning=_BR_NOTE,
             )
     for root in (imdb / "aclImdb", imdb):
         if split in ("train", "test") and _is_aclimdb_split_dir(root / split):
             texts, files = _read_aclimdb_split(root / split)
             return _Corpus(
-                name=corpus, split=split, source=str((root / split).resolve()), format="aclimdb",
-                documents=[[_clean(t)] for t in texts], default_mode="truncate",
-                files=files, root=root, text_cleaning=_BR_NOTE,
+                name=corpus,
+                split=split,
+                source=str((root / split).resolve()),
+                format="aclimdb",
+                documents=[[_clean(t)] for t in texts],
+                default_mode="truncate",
+                files=files,
+                root=root,
+                text_cleaning=_BR_NOTE,
             )
     return None
 
@@ -148,9 +164,14 @@ def _from_file(path: Path, split: str | None) -> _Corpus:
                     f"(its split is {file_split or 'unknown'}); leave --split unset or pass the matching file"
                 )
         return _Corpus(
-            name=path.name, split=file_split, source=str(path.resolve()), format="wikitext-raw",
-            documents=_wikitext_documents(_lines(_read_text(path))), default_mode="pack",
-            files=[path], root=path.parent,
+            name=path.name,
+            split=file_split,
+            source=str(path.resolve()),
+            format="wikitext-raw",
+            documents=_wikitext_documents(_lines(_read_text(path))),
+            default_mode="pack",
+            files=[path],
+            root=path.parent,
         )
     if name.endswith((".jsonl", ".ndjson")):
         texts, has_split = _read_jsonl(path, split)
@@ -167,9 +188,15 @@ def _from_file(path: Path, split: str | None) -> _Corpus:
         texts = [line for line in _lines(_read_text(path)) if line.strip()]
         fmt = "text"
     return _Corpus(
-        name=path.name, split=split, source=str(path.resolve()), format=fmt,
-        documents=[[_clean(t)] for t in texts], default_mode="truncate",
-        files=[path], root=path.parent, text_cleaning=_BR_NOTE,
+        name=path.name,
+        split=split,
+        source=str(path.resolve()),
+        format=fmt,
+        documents=[[_clean(t)] for t in texts],
+        default_mode="truncate",
+        files=[path],
+        root=path.parent,
+        text_cleaning=_BR_NOTE,
     )
 
 
@@ -198,9 +225,15 @@ def _from_dir(d: Path, split: str | None) -> _Corpus:
             split_dir = d
         texts, files = _read_aclimdb_split(split_dir)
         return _Corpus(
-            name=d.name if d.name != want else d.parent.name, split=want, source=str(split_dir.resolve()),
-            format="aclimdb", documents=[[_clean(t)] for t in texts], default_mode="truncate",
-            files=files, root=split_dir, text_cleaning=_BR_NOTE,
+            name=d.name if d.name != want else d.parent.name,
+            split=want,
+            source=str(split_dir.resolve()),
+            format="aclimdb",
+            documents=[[_clean(t)] for t in texts],
+            default_mode="truncate",
+            files=files,
+            root=split_dir,
+            text_cleaning=_BR_NOTE,
         )
     jsonl = sorted(d.glob("*.jsonl"))
     if jsonl:
@@ -213,9 +246,15 @@ def _from_dir(d: Path, split: str | None) -> _Corpus:
         if split is not None and not any_split:
             _check_file_split(d, split, "JSONL")
         return _Corpus(
-            name=d.name, split=split, source=str(d.resolve()), format="jsonl",
-            documents=[[_clean(t)] for t in texts], default_mode="truncate",
-            files=jsonl, root=d, text_cleaning=_BR_NOTE,
+            name=d.name,
+            split=split,
+            source=str(d.resolve()),
+            format="jsonl",
+            documents=[[_clean(t)] for t in texts],
+            default_mode="truncate",
+            files=jsonl,
+            root=d,
+            text_cleaning=_BR_NOTE,
         )
     if (d / "wikitext103").is_dir() or (d / "imdb").is_dir():
         raise DataError(
@@ -263,9 +302,16 @@ def texts_corpus(texts: Sequence[str]) -> _Corpus:
         digest.update(t.encode("utf-8"))
         digest.update(b"\xff")  # separator: never in UTF-8
     docs = [[_clean(t)] for t in texts]
-    return _Corpus(name="texts", split=None, source=f"{len(texts)} texts given in memory", format="texts",
-                   documents=[d for d in docs if d[0].strip()], default_mode="truncate", text_cleaning=_BR_NOTE,
-                   extra={"texts_sha256": digest.hexdigest()})
+    return _Corpus(
+        name="texts",
+        split=None,
+        source=f"{len(texts)} texts given in memory",
+        format="texts",
+        documents=[d for d in docs if d[0].strip()],
+        default_mode="truncate",
+        text_cleaning=_BR_NOTE,
+        extra={"texts_sha256": digest.hexdigest()},
+    )
 
 
 def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_dir: str | os.PathLike | None) -> _Corpus:
@@ -280,8 +326,11 @@ def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_di
             found = _local_named(corpus, want, d)
             if found is not None:
                 return found
-            expected = (f"wikitext103/wiki.{_WIKI_FILE_SPLIT[want]}.raw" if corpus == "wiki103"
-                        else f"imdb/*.jsonl records with split {want!r} or imdb/aclImdb/{want}/")
+            expected = (
+                f"wikitext103/wiki.{_WIKI_FILE_SPLIT[want]}.raw"
+                if corpus == "wiki103"
+                else f"imdb/*.jsonl records with split {want!r} or imdb/aclImdb/{want}/"
+            )
             looked = f"no local copy in {str(d)!r} (from {where}; looked for {expected})"
         else:
             looked = f"no local copy (neither --data-dir nor {DATA_DIR_ENV} is set, and no ../shared/data)"
@@ -291,7 +340,9 @@ def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_di
         return _from_hub(corpus, want, looked)
     path = Path(data)
     if str(data).strip() == "":
-        raise DataError(f"data must be a corpus name ({', '.join(sorted(set(CORPUS_NAMES.values())))}) or a path; got ''")
+        raise DataError(
+            f"data must be a corpus name ({', '.join(sorted(set(CORPUS_NAMES.values())))}) or a path; got ''"
+        )
     if path.is_dir():
         return _from_dir(path, split)
     if path.is_file():

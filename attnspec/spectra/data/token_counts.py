@@ -144,8 +144,9 @@ def _write(path: Path, key: str, lengths: np.ndarray) -> str | None:
     return None
 
 
-def segment_lengths(segments: Sequence[str], tokenizer: Any, count: Callable[[list[str]], np.ndarray],
-                    *, refresh: bool = False) -> SegmentLengths:
+def segment_lengths(
+    segments: Sequence[str], tokenizer: Any, count: Callable[[list[str]], np.ndarray], *, refresh: bool = False
+) -> SegmentLengths:
     """Tokens of every segment, from the cache when it holds them, else ``count(segments)``.
 
     Parameters

@@ -40,8 +40,8 @@ def _special_template(tokenizer: Any) -> tuple[list[int], list[int]]:
     if not probe:
         raise InputError(f"tokenizer {type(tokenizer).__name__} encodes the probe text 'hello world' to no tokens")
     for start in range(len(full) - len(probe) + 1):
-        if full[start:start + len(probe)] == probe:
-            prefix, suffix = full[:start], full[start + len(probe):]
+        if full[start : start + len(probe)] == probe:
+            prefix, suffix = full[:start], full[start + len(probe) :]
             if len(prefix) + len(suffix) == n_special:
                 return prefix, suffix
     raise InputError(
@@ -63,13 +63,17 @@ def _tokenize(tokenizer: Any, segments: list[str]) -> tuple[np.ndarray, np.ndarr
     lengths = np.zeros(len(segments), dtype=np.int64)
     chunks: list[np.ndarray] = []
     for start in range(0, len(segments), _TOKENIZE_BATCH):
-        batch = segments[start:start + _TOKENIZE_BATCH]
+        batch = segments[start : start + _TOKENIZE_BATCH]
         enc = tokenizer(
-            batch, add_special_tokens=False, truncation=False, verbose=False,
-            return_attention_mask=False, return_token_type_ids=False,
+            batch,
+            add_special_tokens=False,
+            truncation=False,
+            verbose=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
         )["input_ids"]
         counts = np.fromiter((len(ids) for ids in enc), dtype=np.int64, count=len(enc))
-        lengths[start:start + len(batch)] = counts
+        lengths[start : start + len(batch)] = counts
         chunks.append(np.fromiter(itertools.chain.from_iterable(enc), dtype=np.int64, count=int(counts.sum())))
     flat = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
     return flat, lengths
@@ -78,14 +82,14 @@ def _tokenize(tokenizer: Any, segments: list[str]) -> tuple[np.ndarray, np.ndarr
 def _cut(stream: np.ndarray, width: int) -> list[np.ndarray]:
     """Consecutive non-overlapping pieces of ``width`` tokens (views); the remainder is not included."""
     full = len(stream) // width
-    return [stream[k * width:(k + 1) * width] for k in range(full)]
+    return [stream[k * width : (k + 1) * width] for k in range(full)]
 
 
 def _pool(flat: np.ndarray, doc_lengths: np.ndarray, width: int, mode: str, short_policy: str) -> list[np.ndarray]:
     """Every window the source offers, in corpus order (text tokens only, no special tokens)."""
     if mode == "pack":
         pool = _cut(flat, width)
-        tail = flat[len(pool) * width:]
+        tail = flat[len(pool) * width :]
         if short_policy == "keep" and len(tail) > 0:
             pool.append(tail)
         return pool
@@ -94,11 +98,11 @@ def _pool(flat: np.ndarray, doc_lengths: np.ndarray, width: int, mode: str, shor
     short: list[np.ndarray] = []
     for d, n in enumerate(doc_lengths.tolist()):
         if n >= width:
-            pool.append(flat[offsets[d]:offsets[d] + width])
+            pool.append(flat[offsets[d] : offsets[d] + width])
         elif n > 0 and short_policy == "keep":
-            pool.append(flat[offsets[d]:offsets[d] + n])
+            pool.append(flat[offsets[d] : offsets[d] + n])
         elif n > 0 and short_policy == "pack":
-            short.append(flat[offsets[d]:offsets[d] + n])
+            short.append(flat[offsets[d] : offsets[d] + n])
     if short:
         pool.extend(_cut(np.concatenate(short), width))
     return pool

@@ -10,6 +10,7 @@ One module per step of the argument or claim group:
   the d → ∞ law of Gaussian projections;
 * :mod:`.dstar` — the measured minimal width d* (bisection, asymptotic order statistics);
 * :mod:`.measure` — every measurement of one instance (d*, errors at d, scaling sweeps);
+* :mod:`.error_map` — one small instance of the construction, entry by entry;
 * :mod:`.reduction` — claims of the reduction to logits (on S, off S, SAN);
 * :mod:`.dimension` — the JL union bound, the JL dimension, the width d < L;
 * :mod:`.fit` — fitted quantities (d* vs k log L, d* vs 1/ε', which M), fitted on one set

@@ -22,6 +22,7 @@ from attnspec.battery import BatteryResult
 from attnspec.runtime.threads import torch_threads
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
+from attnspec.theory.expressivity.error_map import error_map
 from attnspec.theory.expressivity.fit import (
     check_klogl_heldout,
     check_klogl_measured,
@@ -39,7 +40,6 @@ from attnspec.theory.expressivity.measure import (
     SEED_ORTH,
     SEED_ORTH_NORM,
     Measurements,
-    error_map,
     measure,
     row_only_rows,
     scaling_rows,
@@ -79,31 +79,62 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     trials["seed"] = trials["seed"].astype(np.uint64)
     sd_star = int(at["d_star"]["seed"].iloc[0])
     sd_jl = int(at["d_jl"]["seed"].iloc[0])
-    out = check_construction(L=cfg.L, k=cfg.k, m=cfg.m, M=cfg.M, eps=cfg.eps, support=cfg.support,
-                             seed=ms.seeds[SEED_IDENTITY], params=P)
+    out = check_construction(
+        L=cfg.L, k=cfg.k, m=cfg.m, M=cfg.M, eps=cfg.eps, support=cfg.support, seed=ms.seeds[SEED_IDENTITY], params=P
+    )
     out += check_on_support(trials, M=cfg.M, m=cfg.m, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star)
-    out += check_off_support(trials, L=cfg.L, k=cfg.k, m=cfg.m, eps=cfg.eps, delta=cfg.delta,
-                             params={**P, "d": dstar}, seed=sd_star, A_seed=ms.seeds[SEED_A])
-    out += check_jl_dimension(at["d_jl"], B=ms.B, L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta,
-                              beta=cfg.beta, d_star=dstar, params=P, seed=sd_jl, factorization=cfg.factorization,
-                              d_rownorm=ms.d_rownorm)
-    out += [check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
-            for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))]
+    out += check_off_support(
+        trials,
+        L=cfg.L,
+        k=cfg.k,
+        m=cfg.m,
+        eps=cfg.eps,
+        delta=cfg.delta,
+        params={**P, "d": dstar},
+        seed=sd_star,
+        A_seed=ms.seeds[SEED_A],
+    )
+    out += check_jl_dimension(
+        at["d_jl"],
+        B=ms.B,
+        L=cfg.L,
+        d_jl=ms.d_jl,
+        eps_jl=ms.eps_jl,
+        delta=cfg.delta,
+        beta=cfg.beta,
+        d_star=dstar,
+        params=P,
+        seed=sd_jl,
+        factorization=cfg.factorization,
+        d_rownorm=ms.d_rownorm,
+    )
+    out += [
+        check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
+        for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))
+    ]
     out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)
     out += check_stated_heldout(frame, beta=cfg.beta)
     for e in JL_LEMMA_EPS:
         out += check_jl_lemma(cfg.L, e)
     out += check_orthogonal_norms(cfg.L, trials=ORTH_NORM_TRIALS, seed=ms.seeds[SEED_ORTH_NORM])
-    out += check_hypotheses(frame.query("kind == 'hypotheses'"), at["d_star"], delta=cfg.delta,
-                            params={**P, "d": dstar}, seed_at=sd_star)
+    out += check_hypotheses(
+        frame.query("kind == 'hypotheses'"), at["d_star"], delta=cfg.delta, params={**P, "d": dstar}, seed_at=sd_star
+    )
     return out
 
 
 #: The phases of :func:`run` in order, by the first words of their progress messages, with
 #: their share of the default run's CPU time (measured on the default run); the ETA reads them.
 PHASES: tuple[tuple[str, float], ...] = (
-    ("asymptotic law", 0.09), ("exact", 0.25), ("orthogonal projections", 0.05), ("error measures", 0.01),
-    ("scaling", 0.15), ("held-out", 0.01), ("hypotheses", 0.11), ("sweep", 0.26), ("error-map", 0.06),
+    ("asymptotic law", 0.09),
+    ("exact", 0.25),
+    ("orthogonal projections", 0.05),
+    ("error measures", 0.01),
+    ("scaling", 0.15),
+    ("held-out", 0.01),
+    ("hypotheses", 0.11),
+    ("sweep", 0.26),
+    ("error-map", 0.06),
 )
 
 
@@ -111,13 +142,19 @@ PHASES: tuple[tuple[str, float], ...] = (
 #: in the second process; the main one draws the error map before it waits for the sweep
 #: (shares of the main process's time after the fork, measured on the default run).
 PHASES_PARALLEL: tuple[tuple[str, float], ...] = (
-    ("scaling sweeps", 0.0), ("asymptotic law", 0.21), ("exact", 0.56), ("orthogonal projections", 0.01),
-    ("error measures", 0.02), ("held-out", 0.01), ("hypotheses", 0.08), ("error-map", 0.1), ("sweep", 0.01),
+    ("scaling sweeps", 0.0),
+    ("asymptotic law", 0.21),
+    ("exact", 0.56),
+    ("orthogonal projections", 0.01),
+    ("error measures", 0.02),
+    ("held-out", 0.01),
+    ("hypotheses", 0.08),
+    ("error-map", 0.1),
+    ("sweep", 0.01),
 )
 
 
-def with_eta(say: Callable[[str], None],
-             phases: tuple[tuple[str, float], ...] = PHASES) -> Callable[[str], None]:
+def with_eta(say: Callable[[str], None], phases: tuple[tuple[str, float], ...] = PHASES) -> Callable[[str], None]:
     """Wrap a progress callable: each message gets the elapsed time's extrapolation to the end
     of the run, from the share of the default run's time its phase starts at (:data:`PHASES`).
 
@@ -161,9 +198,20 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     start, cpu0 = time.time(), time.process_time()
 
     def sweep_part() -> pd.DataFrame:
-        return sweep(config.grid_L, config.grid_k, eps=config.eps, delta=config.delta, m=config.m, M=config.M,
-                     beta=config.beta, trials=config.sweep_trials, support=config.support,
-                     factorization=config.factorization, seed=config.seed, progress=None if parallel else say)
+        return sweep(
+            config.grid_L,
+            config.grid_k,
+            eps=config.eps,
+            delta=config.delta,
+            m=config.m,
+            M=config.M,
+            beta=config.beta,
+            trials=config.sweep_trials,
+            support=config.support,
+            factorization=config.factorization,
+            seed=config.seed,
+            progress=None if parallel else say,
+        )
 
     child, cpu_fork = None, 0.0
     with torch_threads(config.threads):
@@ -174,11 +222,16 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
                 import scipy.stats  # noqa: F401
 
                 cpu_fork = time.process_time() - cpu0
-                child = Forked([lambda: scaling_rows(config), lambda: row_only_rows(config), sweep_part],
-                               threads=config.threads)
+                child = Forked(
+                    [lambda: scaling_rows(config), lambda: row_only_rows(config), sweep_part], threads=config.threads
+                )
                 say("scaling sweeps, row-only hypotheses and (L, k) sweep: in a second process")
-            ms = measure(config, progress=say, scaling=child.next if child is not None else None,
-                         row_only=child.next if child is not None else None)
+            ms = measure(
+                config,
+                progress=say,
+                scaling=child.next if child is not None else None,
+                row_only=child.next if child is not None else None,
+            )
             rows = verdicts_of_instance(config, ms)
             if child is not None:  # the error map here, while the second process finishes the sweep
                 say("error-map instance")
@@ -196,10 +249,16 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
             if child is not None:
                 child.close()
     cpu_child = child.cpu_seconds if child is not None else 0.0
-    meta = {"parameters": config.parameters(), "identity": config.identity(), "seed": config.seed,
-            "threads": config.threads, "wall_seconds": round(time.time() - start, 2),
-            "cpu_seconds": round(time.process_time() - cpu0 + cpu_child, 2),
-            "processes": 2 if parallel else 1, "cpu_seconds_second_process": round(cpu_child, 2),
-            "cpu_seconds_before_second_process": round(cpu_fork, 2)}
+    meta = {
+        "parameters": config.parameters(),
+        "identity": config.identity(),
+        "seed": config.seed,
+        "threads": config.threads,
+        "wall_seconds": round(time.time() - start, 2),
+        "cpu_seconds": round(time.process_time() - cpu0 + cpu_child, 2),
+        "processes": 2 if parallel else 1,
+        "cpu_seconds_second_process": round(cpu_child, 2),
+        "cpu_seconds_before_second_process": round(cpu_fork, 2),
+    }
     sa = pd.concat([ms.frame, sw, fits], ignore_index=True)
     return BatteryResult(COMMAND, rows, tables={"sa": sa, "error_map": em}, meta=meta)

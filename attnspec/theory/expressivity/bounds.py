@@ -147,8 +147,9 @@ def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussia
     return float(law.cdf(s * (1 - eps_jl)) + law.sf(s * (1 + eps_jl)))
 
 
-def exact_jl_deviation_curve(L: int, ds: np.ndarray, eps_jl: float, projection: str = "gaussian", *,
-                             scaled: bool = True) -> np.ndarray:
+def exact_jl_deviation_curve(
+    L: int, ds: np.ndarray, eps_jl: float, projection: str = "gaussian", *, scaled: bool = True
+) -> np.ndarray:
     """:func:`exact_jl_deviation` at every d of ``ds`` at once (one vectorised scipy call).
 
     Parameters
@@ -322,8 +323,9 @@ def pair_log_tail(rho: np.ndarray, x: np.ndarray, d: int) -> np.ndarray:
     return np.minimum(0.0, -d * rate)
 
 
-def pairs_log_union_bound(B: np.ndarray, d: int, *, allowance: float, relative: bool,
-                          factorization: str = "row") -> float:
+def pairs_log_union_bound(
+    B: np.ndarray, d: int, *, allowance: float, relative: bool, factorization: str = "row"
+) -> float:
     """Natural log of an upper bound on the true ``P(∃ i, j: |(B̂ − B)_ij| > a_ij)``, Gaussian R.
 
     The union over the L² pairs of :func:`pair_log_tail` (both tails): every term is the

@@ -14,167 +14,310 @@ from attnspec.verdicts.registry import Claim, Reading, register, register_short_
 COMMAND = "sa-check"
 
 ONSUPPORT = Claim(
-    "expressivity.thm1.onsupport", "notes p. 2, reduction to logits (on S)",
+    "expressivity.thm1.onsupport",
+    "notes p. 2, reduction to logits (on S)",
     "If ‖B − B̂‖∞ <= δ and Â = eps·exp(B̂), then |Â_ij − A_ij| <= M e^δ δ for (i, j) in the support S.",
-    (Reading("given-delta", "trials of the construction whose realised ‖B − B̂‖∞ is <= δ: worst |Â − A| on S "
-                            "against M e^δ δ (exact worst case M(e^δ − 1))"),
-     Reading("realised-delta", "every trial, with δ its own realised ‖B − B̂‖∞: worst ratio |Â − A| / (M e^δ δ) "
-                               "against 1"),
-     Reading("relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ")),
-    COMMAND)
+    (
+        Reading(
+            "given-delta",
+            "trials of the construction whose realised ‖B − B̂‖∞ is <= δ: worst |Â − A| on S "
+            "against M e^δ δ (exact worst case M(e^δ − 1))",
+        ),
+        Reading(
+            "realised-delta", "every trial, with δ its own realised ‖B − B̂‖∞: worst ratio |Â − A| / (M e^δ δ) against 1"
+        ),
+        Reading("relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ"),
+    ),
+    COMMAND,
+)
 
 OFFSUPPORT = Claim(
-    "expressivity.thm1.offsupport", "notes p. 2, reduction to logits (off S)",
+    "expressivity.thm1.offsupport",
+    "notes p. 2, reduction to logits (off S)",
     "... and the error is eps on the zero entries of A.",
-    (Reading("range", "trials with ‖B − B̂‖∞ <= δ: every off-S entry Â_ij = eps·exp(B̂_ij) lies in "
-                      "[eps e^-δ, eps e^δ] (what the algebra gives); worst ratio to that range against 1"),
-     Reading("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally")),
-    COMMAND)
+    (
+        Reading(
+            "range",
+            "trials with ‖B − B̂‖∞ <= δ: every off-S entry Â_ij = eps·exp(B̂_ij) lies in "
+            "[eps e^-δ, eps e^δ] (what the algebra gives); worst ratio to that range against 1",
+        ),
+        Reading("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
+    ),
+    COMMAND,
+)
 
 SAN_MASS = Claim(
-    "expressivity.san.mass", "consequence of the notes' reduction for SAN (not stated in the notes)",
+    "expressivity.san.mass",
+    "consequence of the notes' reduction for SAN (not stated in the notes)",
     "With ‖B − B̂‖∞ <= δ, the SAN row mass outside S is at most (L−k)eps e^δ / ((L−k)eps e^δ + k m e^-δ).",
     (Reading("bound", "trials with ‖B − B̂‖∞ <= δ: worst row mass of SAN(X) outside S against the bound"),),
-    COMMAND)
+    COMMAND,
+)
 
 JL_PAIRS = Claim(
-    "expressivity.jl.pairs", "notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
+    "expressivity.jl.pairs",
+    "notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
     "P(∃ i, j: |⟨R b1_i, R b2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖) <= 4 L² exp(−ε² d/8) for Gaussian R = P/√d.",
-    (Reading("union-bound", "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
-                            "a computable upper bound on the true failure probability (the exact inner-product law "
-                            "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate"),),
-    COMMAND)
+    (
+        Reading(
+            "union-bound",
+            "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
+            "a computable upper bound on the true failure probability (the exact inner-product law "
+            "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate",
+        ),
+    ),
+    COMMAND,
+)
 
 DIMENSION = Claim(
-    "expressivity.thm1.dimension", "notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
+    "expressivity.thm1.dimension",
+    "notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
     "With d = 8 ln(4L²/β) k max|B|² / δ² (the JL dimension with its constant), P(‖B − B̂‖∞ > δ) <= β.",
-    (Reading("jl-constant", "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
-                            "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
-                            "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate"),),
-    COMMAND)
+    (
+        Reading(
+            "jl-constant",
+            "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
+            "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
+            "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate",
+        ),
+    ),
+    COMMAND,
+)
 
 WIDTH = Claim(
-    "expressivity.thm1.width", "the theorem: d = O(k log L)",
+    "expressivity.thm1.width",
+    "the theorem: d = O(k log L)",
     "The construction approximates A with a width d = O(k log L) smaller than the exact choice d = L "
     "(X = (B, I), zero error).",
-    (Reading("gaussian", "measured d* (Gaussian R) at the run's instance against L: vacuous if d* >= L"),
-     Reading("orthogonal", "measured d* (orthogonal R) against L: vacuous if d* >= L − 1"),
-     Reading("grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?")),
-    COMMAND)
+    (
+        Reading("gaussian", "measured d* (Gaussian R) at the run's instance against L: vacuous if d* >= L"),
+        Reading("orthogonal", "measured d* (orthogonal R) against L: vacuous if d* >= L − 1"),
+        Reading("grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?"),
+    ),
+    COMMAND,
+)
 
 KLOGL = Claim(
-    "expressivity.thm1.klogl", "the theorem: d = O(k log L)",
+    "expressivity.thm1.klogl",
+    "the theorem: d = O(k log L)",
     "The dimension needed grows at most like k log L.",
-    (Reading("k-exponent", "log d* = a + p log k + q log log L over the sweep: the fitted p with its 95% t "
-                           "interval (a measurement: fitted and read on the same draws)"),
-     Reading("logl-exponent", "the fitted q of the same regression (a measurement)"),
-     Reading("ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)"),
-     Reading("heldout", "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
-                        "(independent draws): the lower 95% end of each held-out d* against C k log L")),
-    COMMAND)
+    (
+        Reading(
+            "k-exponent",
+            "log d* = a + p log k + q log log L over the sweep: the fitted p with its 95% t "
+            "interval (a measurement: fitted and read on the same draws)",
+        ),
+        Reading("logl-exponent", "the fitted q of the same regression (a measurement)"),
+        Reading("ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)"),
+        Reading(
+            "heldout",
+            "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
+            "(independent draws): the lower 95% end of each held-out d* against C k log L",
+        ),
+    ),
+    COMMAND,
+)
 
 STATED = Claim(
-    "expressivity.notes.dstated", "notes p. 3, the formula d = O(M² k log L / ε')",
+    "expressivity.notes.dstated",
+    "notes p. 3, the formula d = O(M² k log L / ε')",
     "d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
-    (Reading("eps-exponent", "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
-                             "bisection brackets (a measurement: the formula says 1, JL gives 2)"),
-     Reading("eps-heldout", "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
-                            "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β"),
-     Reading("m-max-a", "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at "
-                        "fixed M (a measurement)"),
-     Reading("m-max-a-heldout", "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
-                                "at the smallest eps: failure rate against β"),
-     Reading("m-max-b", "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps "
-                        "(a measurement)")),
-    COMMAND)
+    (
+        Reading(
+            "eps-exponent",
+            "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
+            "bisection brackets (a measurement: the formula says 1, JL gives 2)",
+        ),
+        Reading(
+            "eps-heldout",
+            "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
+            "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
+        ),
+        Reading(
+            "m-max-a",
+            "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at fixed M (a measurement)",
+        ),
+        Reading(
+            "m-max-a-heldout",
+            "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
+            "at the smallest eps: failure rate against β",
+        ),
+        Reading(
+            "m-max-b", "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)"
+        ),
+    ),
+    COMMAND,
+)
 
 JL_GAUSSIAN = Claim(
-    "expressivity.jl.gaussian", "notes p. 3, the lemma",
+    "expressivity.jl.gaussian",
+    "notes p. 3, the lemma",
     "For fixed u and R = P/√d (P i.i.d. N(0, 1)): P(|‖Ru‖² − ‖u‖²| >= ε‖u‖²) <= 2 exp(−ε² d/8).",
-    (Reading("exact-law", "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every "
-                          "d = 1..L (worst ratio)"),),
-    COMMAND)
+    (
+        Reading(
+            "exact-law",
+            "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every d = 1..L (worst ratio)",
+        ),
+    ),
+    COMMAND,
+)
 
 JL_ORTHOGONAL = Claim(
-    "expressivity.jl.orthogonal", "notes p. 4, remark: the orthogonal variant R^ort = Q",
+    "expressivity.jl.orthogonal",
+    "notes p. 4, remark: the orthogonal variant R^ort = Q",
     "With R^ort from the QR decomposition of a Gaussian matrix, P(deviation) <= 2(1 − 1/(L+2)) exp(−c ε² d).",
-    (Reading("scaled", "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
-                       "against the exact Beta law at every d = 1..L, with the one looseness rule"),
-     Reading("unscaled", "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
-                         "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L")),
-    COMMAND)
+    (
+        Reading(
+            "scaled",
+            "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
+            "against the exact Beta law at every d = 1..L, with the one looseness rule",
+        ),
+        Reading(
+            "unscaled",
+            "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
+            "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L",
+        ),
+    ),
+    COMMAND,
+)
 
 JL_ORTH_NORM = Claim(
-    "expressivity.jl.orthnorm", "notes p. 4, remark (what R^ort = Q must satisfy to be a JL projection)",
+    "expressivity.jl.orthnorm",
+    "notes p. 4, remark (what R^ort = Q must satisfy to be a JL projection)",
     "R^ort preserves norms in mean, E‖Ru‖² = ‖u‖², and concentrates at least as well as Gaussian R.",
-    (Reading("unscaled", "R = Qᵀ (d×L, orthonormal rows): exact E‖Ru‖²/‖u‖² = d/L against 1 (identity), "
-                         "with a Monte Carlo mean as a check of the law"),
-     Reading("scaled", "R = √(L/d) Qᵀ: exact mean against 1 (identity), Monte Carlo check"),
-     Reading("variance", "Var(‖Ru‖²/‖u‖²) of the scaled orthogonal R, 2(L−d)/(d(L+2)), against the Gaussian "
-                         "2/d (Monte Carlo check of both)")),
-    COMMAND)
+    (
+        Reading(
+            "unscaled",
+            "R = Qᵀ (d×L, orthonormal rows): exact E‖Ru‖²/‖u‖² = d/L against 1 (identity), "
+            "with a Monte Carlo mean as a check of the law",
+        ),
+        Reading("scaled", "R = √(L/d) Qᵀ: exact mean against 1 (identity), Monte Carlo check"),
+        Reading(
+            "variance",
+            "Var(‖Ru‖²/‖u‖²) of the scaled orthogonal R, 2(L−d)/(d(L+2)), against the Gaussian "
+            "2/d (Monte Carlo check of both)",
+        ),
+    ),
+    COMMAND,
+)
 
 ORTH_WIDTH = Claim(
-    "expressivity.jl.orthogonaldim", "notes p. 4, remark: orthogonal projections in the construction",
+    "expressivity.jl.orthogonaldim",
+    "notes p. 4, remark: orthogonal projections in the construction",
     "Orthogonal projections need no larger d than Gaussian ones.",
-    (Reading("vs-gaussian", "the sweep: d*_orthogonal <= d*_Gaussian at every configuration where the claim can "
-                            "fail (d*_Gaussian < L: orthogonal R has d <= L and d = L is exact, so elsewhere it "
-                            "cannot fail); one looseness rule on the worst exercised ratio"),),
-    COMMAND)
+    (
+        Reading(
+            "vs-gaussian",
+            "the sweep: d*_orthogonal <= d*_Gaussian at every configuration where the claim can "
+            "fail (d*_Gaussian < L: orthogonal R has d <= L and d = L is exact, so elsewhere it "
+            "cannot fail); one looseness rule on the worst exercised ratio",
+        ),
+    ),
+    COMMAND,
+)
 
 ASYMPTOTIC = Claim(
-    "expressivity.tool.asymptotic", "attnspec's method (not a claim of the paper)",
+    "expressivity.tool.asymptotic",
+    "attnspec's method (not a claim of the paper)",
     "The d → ∞ law √d (RᵀR − I) → Z reproduces the d* of the exact sampler.",
-    (Reading("vs-exact", "sweep configurations with L <= 128: number of exact d* outside the asymptotic "
-                         "interval widened by the bisection bracket, against 0"),),
-    COMMAND)
+    (
+        Reading(
+            "vs-exact",
+            "sweep configurations with L <= 128: number of exact d* outside the asymptotic "
+            "interval widened by the bisection bracket, against 0",
+        ),
+    ),
+    COMMAND,
+)
 
 HYPOTHESES = Claim(
-    "expressivity.thm1.hypotheses", "the theorem's hypotheses: notes (row sparsity, additive precision) vs the "
-                                    "paper's abstract (k nonzeros per row and column, element ratios preserved)",
+    "expressivity.thm1.hypotheses",
+    "the theorem's hypotheses: notes (row sparsity, additive precision) vs the "
+    "paper's abstract (k nonzeros per row and column, element ratios preserved)",
     "The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
     "‖B − B̂‖∞ <= δ) as under the paper's (k per row and column, ratios A_ij/A_il preserved).",
-    (Reading("row-only", "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
-                         "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
-                         "independent draws (d → ∞ law): failure rate against β"),
-     Reading("row-only-column", "the same A with the column factorization B = I·B (the notes' 'analogous' column "
-                                "case): its hypothesis (column sparsity) is not met; the failure rate is reported"),
-     Reading("ratio-implied", "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
-                              "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
-                              "‖B − B̂‖∞ <= δ against 2δ"),
-     Reading("ratio-dimension", "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
-                                "additive precision δ, from the same draws of the d → ∞ law (a measurement)")),
-    COMMAND)
+    (
+        Reading(
+            "row-only",
+            "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
+            "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
+            "independent draws (d → ∞ law): failure rate against β",
+        ),
+        Reading(
+            "row-only-column",
+            "the same A with the column factorization B = I·B (the notes' 'analogous' column "
+            "case): its hypothesis (column sparsity) is not met; the failure rate is reported",
+        ),
+        Reading(
+            "ratio-implied",
+            "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
+            "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
+            "‖B − B̂‖∞ <= δ against 2δ",
+        ),
+        Reading(
+            "ratio-dimension",
+            "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
+            "additive precision δ, from the same draws of the d → ∞ law (a measurement)",
+        ),
+    ),
+    COMMAND,
+)
 
 CONSTRUCTION = Claim(
-    "expressivity.thm1.construction", "notes p. 2, 'Compresser la matrice': the construction of X, W_Q, W_K",
+    "expressivity.thm1.construction",
+    "notes p. 2, 'Compresser la matrice': the construction of X, W_Q, W_K",
     "With X = (B̂1, B̂2) ∈ R^{L×2d}, W_Q = I_{2d} and W_K = [[0, 0], [I_d, 0]]: X W_Q W_Kᵀ Xᵀ = B̂1 B̂2ᵀ "
     "(exactly), so SA(X) = exp(B̂1 B̂2ᵀ).",
-    (Reading("identity", "the construction materialised (X, W_Q, W_K from B̂1 = B1 Rᵀ, B̂2 = B2 Rᵀ, Gaussian R): worst "
-                         "|X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| relative to max|B1 Rᵀ R B2ᵀ|, against float64 round-off, "
-                         "row and column factorizations, d below and above L"),
-     Reading("exact-choice", "the d = L choice X = (B, I): X W_Q W_Kᵀ Xᵀ = B exactly (the width the construction "
-                             "must beat)")),
-    COMMAND)
+    (
+        Reading(
+            "identity",
+            "the construction materialised (X, W_Q, W_K from B̂1 = B1 Rᵀ, B̂2 = B2 Rᵀ, Gaussian R): worst "
+            "|X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| relative to max|B1 Rᵀ R B2ᵀ|, against float64 round-off, "
+            "row and column factorizations, d below and above L",
+        ),
+        Reading(
+            "exact-choice",
+            "the d = L choice X = (B, I): X W_Q W_Kᵀ Xᵀ = B exactly (the width the construction must beat)",
+        ),
+    ),
+    COMMAND,
+)
 
-CLAIMS = (CONSTRUCTION, ONSUPPORT, OFFSUPPORT, SAN_MASS, JL_PAIRS, DIMENSION, WIDTH, KLOGL, STATED, JL_GAUSSIAN, JL_ORTHOGONAL,
-          JL_ORTH_NORM, ORTH_WIDTH, ASYMPTOTIC, HYPOTHESES)
+CLAIMS = (
+    CONSTRUCTION,
+    ONSUPPORT,
+    OFFSUPPORT,
+    SAN_MASS,
+    JL_PAIRS,
+    DIMENSION,
+    WIDTH,
+    KLOGL,
+    STATED,
+    JL_GAUSSIAN,
+    JL_ORTHOGONAL,
+    JL_ORTH_NORM,
+    ORTH_WIDTH,
+    ASYMPTOTIC,
+    HYPOTHESES,
+)
 register(*CLAIMS)
 # names for one-screen tables, where the claim's name is long
-register_short_names({
-    "expressivity.jl.gaussian": "JL lemma (p. 3)",
-    "expressivity.jl.orthnorm": "Orthogonal R, norms",
-    "expressivity.jl.orthogonal": "Orthogonal R (p. 4)",
-    "expressivity.jl.orthogonaldim": "Orthogonal R, d*",
-    "expressivity.jl.pairs": "JL + union bound",
-    "expressivity.notes.dstated": "d = O(M² k log L / ε')",
-    "expressivity.san.mass": "SAN row mass",
-    "expressivity.thm1.construction": "Construction (p. 2)",
-    "expressivity.thm1.dimension": "JL dimension (p. 3)",
-    "expressivity.thm1.hypotheses": "Hypotheses",
-    "expressivity.thm1.klogl": "d = O(k log L), fit",
-    "expressivity.thm1.width": "d = O(k log L), width",
-    "expressivity.thm1.offsupport": "Off S (p. 2)",
-    "expressivity.thm1.onsupport": "On S (p. 2)",
-    "expressivity.tool.asymptotic": "attnspec's d → ∞ law",
-})
+register_short_names(
+    {
+        "expressivity.jl.gaussian": "JL lemma (p. 3)",
+        "expressivity.jl.orthnorm": "Orthogonal R, norms",
+        "expressivity.jl.orthogonal": "Orthogonal R (p. 4)",
+        "expressivity.jl.orthogonaldim": "Orthogonal R, d*",
+        "expressivity.jl.pairs": "JL + union bound",
+        "expressivity.notes.dstated": "d = O(M² k log L / ε')",
+        "expressivity.san.mass": "SAN row mass",
+        "expressivity.thm1.construction": "Construction (p. 2)",
+        "expressivity.thm1.dimension": "JL dimension (p. 3)",
+        "expressivity.thm1.hypotheses": "Hypotheses",
+        "expressivity.thm1.klogl": "d = O(k log L), fit",
+        "expressivity.thm1.width": "d = O(k log L), width",
+        "expressivity.thm1.offsupport": "Off S (p. 2)",
+        "expressivity.thm1.onsupport": "On S (p. 2)",
+        "expressivity.tool.asymptotic": "attnspec's d → ∞ law",
+    }
+)

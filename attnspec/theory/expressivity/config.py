@@ -106,8 +106,10 @@ class Config:
         # the sweep entirely (and a grid with no configuration has nothing to fit)
         too_big = [k for k in self.grid_k if k > max(self.grid_L)]
         if too_big:
-            raise InputError(f"sweep-k values must be <= the largest sweep-L ({max(self.grid_L)}): every k needs "
-                             f"a configuration with k <= L, got sweep-k {','.join(map(str, too_big))}")
+            raise InputError(
+                f"sweep-k values must be <= the largest sweep-L ({max(self.grid_L)}): every k needs "
+                f"a configuration with k <= L, got sweep-k {','.join(map(str, too_big))}"
+            )
         # resources last: memory, time and the dimensions searched
         from attnspec.theory.expressivity.resources import check_resources
 

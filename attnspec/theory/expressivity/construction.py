@@ -32,8 +32,9 @@ from attnspec.theory.expressivity.params import (
 )
 
 
-def sparse_target(L: int, k: int, *, m: float = 0.1, M: float = 1.0, support: str = "random",
-                  seed: Seed = 0) -> np.ndarray:
+def sparse_target(
+    L: int, k: int, *, m: float = 0.1, M: float = 1.0, support: str = "random", seed: Seed = 0
+) -> np.ndarray:
     """A positive L×L matrix with exactly k nonzeros per row, entries uniform in [m, M].
 
     Parameters
@@ -141,10 +142,9 @@ def factorize(B: np.ndarray, factorization: str = "row") -> tuple[np.ndarray, np
     return (B, eye) if factorization == "row" else (eye, B.T.copy())
 
 
-
-
-def projection_matrix(d: int, L: int, projection: str = "gaussian", *, seed: Seed = 0,
-                      dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def projection_matrix(
+    d: int, L: int, projection: str = "gaussian", *, seed: Seed = 0, dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
     """R ∈ R^{d×L} with E[RᵀR] = I_L.
 
     Parameters
@@ -222,10 +222,15 @@ def _weights(d: int, sparse: bool) -> tuple[torch.Tensor, torch.Tensor]:
     """W_Q = I_{2d}, W_K = [[0, 0], [I_d, 0]] (dense, or sparse COO for large d)."""
     if sparse:
         i = torch.arange(d)
-        W_Q = torch.sparse_coo_tensor(torch.stack([torch.arange(2 * d)] * 2), torch.ones(2 * d, dtype=torch.float64),
-                                      (2 * d, 2 * d), check_invariants=True).coalesce()
-        W_K = torch.sparse_coo_tensor(torch.stack([i + d, i]), torch.ones(d, dtype=torch.float64),
-                                      (2 * d, 2 * d), check_invariants=True).coalesce()
+        W_Q = torch.sparse_coo_tensor(
+            torch.stack([torch.arange(2 * d)] * 2),
+            torch.ones(2 * d, dtype=torch.float64),
+            (2 * d, 2 * d),
+            check_invariants=True,
+        ).coalesce()
+        W_K = torch.sparse_coo_tensor(
+            torch.stack([i + d, i]), torch.ones(d, dtype=torch.float64), (2 * d, 2 * d), check_invariants=True
+        ).coalesce()
         return W_Q, W_K
     W_Q = torch.eye(2 * d, dtype=torch.float64)
     W_K = torch.zeros(2 * d, 2 * d, dtype=torch.float64)
@@ -240,8 +245,16 @@ def _matmul(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     return X @ W
 
 
-def construct(A: np.ndarray, d: int, eps: float, *, projection: str = "gaussian",
-              factorization: str = "row", seed: Seed = 0, sparse_weights: bool | None = None) -> Construction:
+def construct(
+    A: np.ndarray,
+    d: int,
+    eps: float,
+    *,
+    projection: str = "gaussian",
+    factorization: str = "row",
+    seed: Seed = 0,
+    sparse_weights: bool | None = None,
+) -> Construction:
     """The notes' construction: X = (B1 Rᵀ, B2 Rᵀ), W_Q = I_{2d}, W_K = [[0, 0], [I_d, 0]].
 
     Parameters
@@ -291,8 +304,17 @@ def exact_construction(A: np.ndarray, eps: float) -> Construction:
     eye = torch.eye(L, dtype=torch.float64)
     W_K = torch.zeros(2 * L, 2 * L, dtype=torch.float64)
     W_K[L:, :L] = eye
-    return Construction(X=torch.cat([B, eye], dim=1), W_Q=torch.eye(2 * L, dtype=torch.float64),
-                        W_K=W_K, R=eye, B=B, B1=B, B2=eye, eps=float(eps), d=L)
+    return Construction(
+        X=torch.cat([B, eye], dim=1),
+        W_Q=torch.eye(2 * L, dtype=torch.float64),
+        W_K=W_K,
+        R=eye,
+        B=B,
+        B1=B,
+        B2=eye,
+        eps=float(eps),
+        d=L,
+    )
 
 
 def sa(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:

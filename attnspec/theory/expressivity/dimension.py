@@ -21,8 +21,10 @@ def _exact_or_none(log_bound: float, claimed: float) -> tuple[float | None, str]
     true probability from above, so it can show looseness but never a violation; where it is
     not below the claim it is not passed (the trials decide, and looseness stays unresolved)."""
     log10 = log_bound / math.log(10)
-    what = (f"true failure probability <= 10^{log10:.1f} (exact inner-product law of every pair, "
-            f"Chernoff, union over the L² pairs)")
+    what = (
+        f"true failure probability <= 10^{log10:.1f} (exact inner-product law of every pair, "
+        f"Chernoff, union over the L² pairs)"
+    )
     if log_bound < math.log(claimed):
         return max(math.exp(log_bound), 5e-324), what
     return None, what + ", not below the claim: the trials decide"
@@ -33,13 +35,26 @@ def _chernoff_words(reason: str, exact: float | None) -> str:
     (the union of exact per-pair Chernoff bounds), not the exact probability."""
     if exact is None:
         return reason
-    return (reason.replace("vs exact", "vs its Chernoff upper bound")
-            .replace("exact failure probability", "Chernoff upper bound on the failure probability"))
+    return reason.replace("vs exact", "vs its Chernoff upper bound").replace(
+        "exact failure probability", "Chernoff upper bound on the failure probability"
+    )
 
 
-def check_jl_dimension(trials: pd.DataFrame, *, B: np.ndarray, L: int, d_jl: int, eps_jl: float, delta: float,
-                       beta: float, d_star: int, params: dict, seed: int, factorization: str = "row",
-                       d_rownorm: int | None = None) -> list[VerdictRow]:
+def check_jl_dimension(
+    trials: pd.DataFrame,
+    *,
+    B: np.ndarray,
+    L: int,
+    d_jl: int,
+    eps_jl: float,
+    delta: float,
+    beta: float,
+    d_star: int,
+    params: dict,
+    seed: int,
+    factorization: str = "row",
+    d_rownorm: int | None = None,
+) -> list[VerdictRow]:
     """:data:`~.claims.JL_PAIRS` and :data:`~.claims.DIMENSION` from the trials at d_JL.
 
     d_JL is the notes' dimension ``8 ln(4L²/β) k max|B|²/δ²`` (ε = δ/(√k max|B|),
@@ -67,31 +82,64 @@ def check_jl_dimension(trials: pd.DataFrame, *, B: np.ndarray, L: int, d_jl: int
     n = len(trials)
     fails = int(np.sum(trials["jl_ratio"] > eps_jl))
     claimed = jl_failure_bound(L, d_jl, eps_jl)
-    exact, what = _exact_or_none(pairs_log_union_bound(B, d_jl, allowance=eps_jl, relative=True,
-                                                       factorization=factorization), claimed)
+    exact, what = _exact_or_none(
+        pairs_log_union_bound(B, d_jl, allowance=eps_jl, relative=True, factorization=factorization), claimed
+    )
     dec = classify_probability(claimed=claimed, failures=fails, trials=n, exact=exact)
     ci = clopper_pearson(fails, n)
-    out = [VerdictRow(C.JL_PAIRS.id, dec.verdict, {**params, "d": d_jl}, bound=claimed, exact=exact,
-                      estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=n, seed=seed,
-                      reading="union-bound", at_paper_params=True,
-                      evidence=f"ε = δ/(√k max|B|) = {eps_jl:.4g}; {what}; {_chernoff_words(dec.reason, exact)}")]
+    out = [
+        VerdictRow(
+            C.JL_PAIRS.id,
+            dec.verdict,
+            {**params, "d": d_jl},
+            bound=claimed,
+            exact=exact,
+            estimate=ci.estimate,
+            ci_low=ci.low,
+            ci_high=ci.high,
+            trials=n,
+            seed=seed,
+            reading="union-bound",
+            at_paper_params=True,
+            evidence=f"ε = δ/(√k max|B|) = {eps_jl:.4g}; {what}; {_chernoff_words(dec.reason, exact)}",
+        )
+    ]
     fails_inf = int(np.sum(trials["err_inf"] > delta))
-    exact, what = _exact_or_none(pairs_log_union_bound(B, d_jl, allowance=delta, relative=False,
-                                                       factorization=factorization), beta)
+    exact, what = _exact_or_none(
+        pairs_log_union_bound(B, d_jl, allowance=delta, relative=False, factorization=factorization), beta
+    )
     dec = classify_probability(claimed=beta, failures=fails_inf, trials=n, exact=exact)
     ci = clopper_pearson(fails_inf, n)
-    rn = (f"; with max‖b_i‖² (what polarisation needs) in place of k max|B|² the dimension would be "
-          f"{d_rownorm} ({d_jl / d_rownorm:.3g}× smaller)") if d_rownorm else ""
-    out.append(VerdictRow(C.DIMENSION.id, dec.verdict, {**params, "d": d_jl}, bound=beta, exact=exact,
-                          estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=n, seed=seed,
-                          reading="jl-constant", at_paper_params=True,
-                          evidence=f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {d_jl}; {what}; {_chernoff_words(dec.reason, exact)}; "
-                                   f"d_JL / d* = {d_jl / d_star:.3g}{rn}"))
+    rn = (
+        (
+            f"; with max‖b_i‖² (what polarisation needs) in place of k max|B|² the dimension would be "
+            f"{d_rownorm} ({d_jl / d_rownorm:.3g}× smaller)"
+        )
+        if d_rownorm
+        else ""
+    )
+    out.append(
+        VerdictRow(
+            C.DIMENSION.id,
+            dec.verdict,
+            {**params, "d": d_jl},
+            bound=beta,
+            exact=exact,
+            estimate=ci.estimate,
+            ci_low=ci.low,
+            ci_high=ci.high,
+            trials=n,
+            seed=seed,
+            reading="jl-constant",
+            at_paper_params=True,
+            evidence=f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {d_jl}; {what}; {_chernoff_words(dec.reason, exact)}; "
+            f"d_JL / d* = {d_jl / d_star:.3g}{rn}",
+        )
+    )
     return out
 
 
-def check_width(d_star: int, *, L: int, k: int, projection: str, params: dict, trials: int,
-                seed: int) -> VerdictRow:
+def check_width(d_star: int, *, L: int, k: int, projection: str, params: dict, trials: int, seed: int) -> VerdictRow:
     """:data:`~.claims.WIDTH` at one instance: is the measured d* below L?
 
     d* >= L (orthogonal: >= L − 1, where R is a rotation up to one dimension) makes the
@@ -110,9 +158,24 @@ def check_width(d_star: int, *, L: int, k: int, projection: str, params: dict, t
     VerdictRow
     """
     limit = L if projection == "gaussian" else L - 1
-    vac = (f"d* = {d_star} >= {'L' if projection == 'gaussian' else 'L − 1'} = {limit}: the exact choice d = L "
-           f"(zero error) beats the construction") if d_star >= limit else None
+    vac = (
+        (
+            f"d* = {d_star} >= {'L' if projection == 'gaussian' else 'L − 1'} = {limit}: the exact choice d = L "
+            f"(zero error) beats the construction"
+        )
+        if d_star >= limit
+        else None
+    )
     dec = classify_bound(observed=float(d_star), bound=float(L), loose_factor=None, vacuous=vac)
     ev = dec.reason if vac else f"d* = {d_star} < L = {L}; d*/(k log L) = {d_star / (k * math.log(L)):.3g}"
-    return VerdictRow(C.WIDTH.id, dec.verdict, {**params, "d": d_star}, bound=float(L), estimate=float(d_star),
-                      trials=trials, seed=seed, reading=projection, evidence=ev)
+    return VerdictRow(
+        C.WIDTH.id,
+        dec.verdict,
+        {**params, "d": d_star},
+        bound=float(L),
+        estimate=float(d_star),
+        trials=trials,
+        seed=seed,
+        reading=projection,
+        evidence=ev,
+    )

@@ -72,10 +72,21 @@ class DStar:
     counts: dict[int, tuple[int, int]] | None = None
 
 
-def find_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int,
-                projection: str = "gaussian", factorization: str = "row", seed: Seed = 0,
-                d_hint: int | None = None, rel: float = 2 ** 0.125,
-                dtype: torch.dtype = torch.float32, full_stats: bool = False) -> DStar:
+def find_d_star(
+    A: np.ndarray,
+    *,
+    eps: float,
+    delta: float,
+    beta: float,
+    trials: int,
+    projection: str = "gaussian",
+    factorization: str = "row",
+    seed: Seed = 0,
+    d_hint: int | None = None,
+    rel: float = 2**0.125,
+    dtype: torch.dtype = torch.float32,
+    full_stats: bool = False,
+) -> DStar:
     """Minimal d with P̂(||B − B̂||_∞ <= δ) >= 1 − β, by galloping then bisection.
 
     The same seed is used at every d (common random numbers). The search assumes the
@@ -125,9 +136,19 @@ def find_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials:
 
     def success(d: int) -> float:
         if d not in cache:
-            df = sample_errors(A, d, eps=eps, trials=trials, projection=projection,
-                               factorization=factorization, seed=seed, dtype=dtype, only_max=not full_stats,
-                               stop=None if full_stats else decided, batch=CURTAIL_BATCH)
+            df = sample_errors(
+                A,
+                d,
+                eps=eps,
+                trials=trials,
+                projection=projection,
+                factorization=factorization,
+                seed=seed,
+                dtype=dtype,
+                only_max=not full_stats,
+                stop=None if full_stats else decided,
+                batch=CURTAIL_BATCH,
+            )
             frames[d] = df
             ok = df["err_inf"].to_numpy() <= delta
             counts[d] = (int(ok.sum()), len(df))
@@ -204,12 +225,22 @@ def _orthogonal_search(ok: Callable[[int], bool], L: int, rel: float) -> int:
 
 #: The exact check of the asymptotic d* at the run's L: grid points d_asym·2^(j/8).
 GRID_STEPS = (-1, 0, 1)
-GRID_REL = 2 ** 0.125
+GRID_REL = 2**0.125
 
 
-def grid_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, d_hint: int,
-                extra: tuple[int, ...] = (), factorization: str = "row", seed: Seed = 0,
-                max_passes: int = 3) -> tuple[DStar, dict[int, pd.DataFrame]]:
+def grid_d_star(
+    A: np.ndarray,
+    *,
+    eps: float,
+    delta: float,
+    beta: float,
+    trials: int,
+    d_hint: int,
+    extra: tuple[int, ...] = (),
+    factorization: str = "row",
+    seed: Seed = 0,
+    max_passes: int = 3,
+) -> tuple[DStar, dict[int, pd.DataFrame]]:
     """d* from the exact sampler on a geometric grid around ``d_hint`` (>= L), one pass of
     common draws per grid (:func:`~.sampling.sample_errors_grid`), every measure kept.
 
@@ -246,9 +277,15 @@ def grid_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials:
     for p in range(max_passes):
         grid = sorted({max(L, int(round(d_hint * GRID_REL ** (j + shift)))) for j in GRID_STEPS})
         want = [d for d in grid if d not in succ] + ([int(x) for x in extra if int(x) not in frames] if p == 0 else [])
-        _, fr = sample_errors_grid(A, want, eps=eps, trials=trials, factorization=factorization,
-                                   seed=int(seed) + p,  # a fresh stream per pass
-                                   full_at=tuple(want))
+        _, fr = sample_errors_grid(
+            A,
+            want,
+            eps=eps,
+            trials=trials,
+            factorization=factorization,
+            seed=int(seed) + p,  # a fresh stream per pass
+            full_at=tuple(want),
+        )
         frames.update(fr)
         for d in want:
             if d in grid:

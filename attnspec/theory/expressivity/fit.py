@@ -71,7 +71,9 @@ def fit_d_star(sw: pd.DataFrame) -> pd.DataFrame:
     y = g["d"].to_numpy().astype(float)
     models = {
         "k log L": g["k_log_L"].to_numpy(),
-        "max‖b_i‖² log L / δ²": g["max_row_norm"].to_numpy() ** 2 * np.log(g["L"].to_numpy()) / g["delta"].to_numpy() ** 2,
+        "max‖b_i‖² log L / δ²": g["max_row_norm"].to_numpy() ** 2
+        * np.log(g["L"].to_numpy())
+        / g["delta"].to_numpy() ** 2,
         "max|B|² k log L / δ": g["max_abs_B"].to_numpy() ** 2 * g["k_log_L"].to_numpy() / g["delta"].to_numpy(),
     }
     rows = []
@@ -79,8 +81,16 @@ def fit_d_star(sw: pd.DataFrame) -> pd.DataFrame:
         c = float(np.dot(x, y) / np.dot(x, x))
         res = y - c * x
         r2 = 1.0 - float(np.sum(res**2) / np.sum((y - y.mean()) ** 2)) if len(y) > 1 else float("nan")
-        rows.append({"kind": "fit", "model": name, "C": c, "r2": r2,
-                     "max_rel_residual": float(np.max(np.abs(res) / y)), "n": len(y)})
+        rows.append(
+            {
+                "kind": "fit",
+                "model": name,
+                "C": c,
+                "r2": r2,
+                "max_rel_residual": float(np.max(np.abs(res) / y)),
+                "n": len(y),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -90,8 +100,9 @@ def _m_ratio_note(frame: pd.DataFrame) -> str:
         return ""
     g = float(sm["d"].iloc[-1] / sm["d"].iloc[0])
     r = float(sm["M_over_m"].iloc[-1] / sm["M_over_m"].iloc[0])
-    return (f"; at fixed m, M/m ×{r:g} makes M² grow ×{r * r:g} but d* only ×{g:.3g} (d* follows "
-            f"max|log(A/eps)|², not M²)")
+    return (
+        f"; at fixed m, M/m ×{r:g} makes M² grow ×{r * r:g} but d* only ×{g:.3g} (d* follows max|log(A/eps)|², not M²)"
+    )
 
 
 def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: float) -> list[VerdictRow]:
@@ -118,38 +129,83 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
     # extreme end points bound the exponent
     plo = math.log(dlo[0] / dhi[-1]) / span
     phi = math.log(dhi[0] / dlo[-1]) / span
-    dec = measured(f"exponent of 1/δ in d* = {p:.3g}, bracketed in [{plo:.3g}, {phi:.3g}] by the bisection "
-                   f"brackets (the formula says 1, JL predicts 2); d*·δ grows from "
-                   f"{dhi[-1] * sd['delta'].iloc[-1]:.4g} to {dhi[0] * sd['delta'].iloc[0]:.4g} as δ shrinks; "
-                   f"fitted on these draws, so tested only in the eps-heldout reading")
-    out.append(VerdictRow(C.STATED.id, dec.verdict,
-                          {"L": int(sd["L"].iloc[0]), "k": int(sd["k"].iloc[0]), "eps": eps, "delta": None,
-                           "varied": f"delta {sd['delta'].min():.3g}..{sd['delta'].max():.3g}"},
-                          bound=1.0, estimate=p, ci_low=plo, ci_high=phi, trials=int(sd["trials"].iloc[0]),
-                          seed=int(sd["seed"].iloc[0]), reading="eps-exponent", evidence=dec.reason))
+    dec = measured(
+        f"exponent of 1/δ in d* = {p:.3g}, bracketed in [{plo:.3g}, {phi:.3g}] by the bisection "
+        f"brackets (the formula says 1, JL predicts 2); d*·δ grows from "
+        f"{dhi[-1] * sd['delta'].iloc[-1]:.4g} to {dhi[0] * sd['delta'].iloc[0]:.4g} as δ shrinks; "
+        f"fitted on these draws, so tested only in the eps-heldout reading"
+    )
+    out.append(
+        VerdictRow(
+            C.STATED.id,
+            dec.verdict,
+            {
+                "L": int(sd["L"].iloc[0]),
+                "k": int(sd["k"].iloc[0]),
+                "eps": eps,
+                "delta": None,
+                "varied": f"delta {sd['delta'].min():.3g}..{sd['delta'].max():.3g}",
+            },
+            bound=1.0,
+            estimate=p,
+            ci_low=plo,
+            ci_high=phi,
+            trials=int(sd["trials"].iloc[0]),
+            seed=int(sd["seed"].iloc[0]),
+            reading="eps-exponent",
+            evidence=dec.reason,
+        )
+    )
     se = frame.query("kind == 'scaling_eps'")
     L_s, k_s = int(se["L"].iloc[0]), int(se["k"].iloc[0])
     dd = se["d"].to_numpy().astype(float)
     grow = dd.max() / dd.min()
-    P = {"L": L_s, "k": k_s, "eps": None, "delta": delta,
-         "varied": f"eps {se['eps'].min():.3g}..{se['eps'].max():.3g}"}
-    dec = measured(f"at fixed M = {M:g}, d* grows ×{grow:.3g} as eps goes from {se['eps'].max():.3g} to "
-                   f"{se['eps'].min():.3g} (max|B| {se['max_abs_B'].min():.3g} → {se['max_abs_B'].max():.3g}); "
-                   f"the formula with M = max A does not depend on eps" + _m_ratio_note(frame))
-    out.append(VerdictRow(C.STATED.id, dec.verdict, P, bound=dimension_stated(L_s, k_s, M, delta),
-                          estimate=float(dd.max()), trials=int(se["trials"].iloc[0]), seed=int(se["seed"].iloc[0]),
-                          reading="m-max-a", evidence=dec.reason))
+    P = {"L": L_s, "k": k_s, "eps": None, "delta": delta, "varied": f"eps {se['eps'].min():.3g}..{se['eps'].max():.3g}"}
+    dec = measured(
+        f"at fixed M = {M:g}, d* grows ×{grow:.3g} as eps goes from {se['eps'].max():.3g} to "
+        f"{se['eps'].min():.3g} (max|B| {se['max_abs_B'].min():.3g} → {se['max_abs_B'].max():.3g}); "
+        f"the formula with M = max A does not depend on eps" + _m_ratio_note(frame)
+    )
+    out.append(
+        VerdictRow(
+            C.STATED.id,
+            dec.verdict,
+            P,
+            bound=dimension_stated(L_s, k_s, M, delta),
+            estimate=float(dd.max()),
+            trials=int(se["trials"].iloc[0]),
+            seed=int(se["seed"].iloc[0]),
+            reading="m-max-a",
+            evidence=dec.reason,
+        )
+    )
     cst = dd / (se["max_abs_B"].to_numpy() ** 2 * k_s * math.log(L_s) / delta)
-    dec = measured(f"C = d*·δ/(max|B|² k log L) in [{cst.min():.3g}, {cst.max():.3g}] over eps (ratio "
-                   f"{cst.max() / cst.min():.3g}; the eps-exponent reading shows C must grow like 1/δ)")
-    out.append(VerdictRow(C.STATED.id, dec.verdict, P, estimate=float(cst.max()), trials=int(se["trials"].iloc[0]),
-                          seed=int(se["seed"].iloc[0]), reading="m-max-b", evidence=dec.reason))
+    dec = measured(
+        f"C = d*·δ/(max|B|² k log L) in [{cst.min():.3g}, {cst.max():.3g}] over eps (ratio "
+        f"{cst.max() / cst.min():.3g}; the eps-exponent reading shows C must grow like 1/δ)"
+    )
+    out.append(
+        VerdictRow(
+            C.STATED.id,
+            dec.verdict,
+            P,
+            estimate=float(cst.max()),
+            trials=int(se["trials"].iloc[0]),
+            seed=int(se["seed"].iloc[0]),
+            reading="m-max-b",
+            evidence=dec.reason,
+        )
+    )
     return out
 
 
 def _sweep_params(g: pd.DataFrame) -> dict:
-    return {"L": f"{g['L'].min()}..{g['L'].max()}", "k": f"{g['k'].min()}..{g['k'].max()}",
-            "eps": float(g["eps"].iloc[0]), "delta": float(g["delta"].iloc[0])}
+    return {
+        "L": f"{g['L'].min()}..{g['L'].max()}",
+        "k": f"{g['k'].min()}..{g['k'].max()}",
+        "eps": float(g["eps"].iloc[0]),
+        "delta": float(g["delta"].iloc[0]),
+    }
 
 
 def gaussian_sweep(sw: pd.DataFrame) -> pd.DataFrame:
@@ -196,19 +252,44 @@ def check_klogl_measured(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRo
         for name, j, reading in (("k", 1, "k-exponent"), ("log L", 2, "logl-exponent")):
             se = math.sqrt(cov[j, j])
             lo, hi = coef[j] - q * se, coef[j] + q * se
-            dec = measured(f"log d* = a + p log k + q log log L over {len(g)} configurations: {name} exponent "
-                           f"{coef[j]:.3g} [{lo:.3g}, {hi:.3g}] (the theorem allows <= 1)")
-            out.append(VerdictRow(C.KLOGL.id, dec.verdict, P, bound=1.0, estimate=float(coef[j]), ci_low=float(lo),
-                                  ci_high=float(hi), trials=int(g["trials"].min()), seed=seed, reading=reading,
-                                  evidence=dec.reason))
+            dec = measured(
+                f"log d* = a + p log k + q log log L over {len(g)} configurations: {name} exponent "
+                f"{coef[j]:.3g} [{lo:.3g}, {hi:.3g}] (the theorem allows <= 1)"
+            )
+            out.append(
+                VerdictRow(
+                    C.KLOGL.id,
+                    dec.verdict,
+                    P,
+                    bound=1.0,
+                    estimate=float(coef[j]),
+                    ci_low=float(lo),
+                    ci_high=float(hi),
+                    trials=int(g["trials"].min()),
+                    seed=seed,
+                    reading=reading,
+                    evidence=dec.reason,
+                )
+            )
     f = fits[fits["model"] == "k log L"]
     if len(f):
-        dec = measured(f"C = {float(f['C'].iloc[0]):.4g}, R² = {float(f['r2'].iloc[0]):.3f}, max relative residual "
-                       f"{float(f['max_rel_residual'].iloc[0]):.2f}; other fits: "
-                       + "; ".join(f"d* = {r.C:.4g}·{r.model} (R² {r.r2:.3f})"
-                                   for r in fits.itertuples() if r.model != "k log L"))
-        out.append(VerdictRow(C.KLOGL.id, dec.verdict, P, estimate=float(f["C"].iloc[0]),
-                              trials=int(g["trials"].min()), seed=seed, reading="ls-fit", evidence=dec.reason))
+        dec = measured(
+            f"C = {float(f['C'].iloc[0]):.4g}, R² = {float(f['r2'].iloc[0]):.3f}, max relative residual "
+            f"{float(f['max_rel_residual'].iloc[0]):.2f}; other fits: "
+            + "; ".join(f"d* = {r.C:.4g}·{r.model} (R² {r.r2:.3f})" for r in fits.itertuples() if r.model != "k log L")
+        )
+        out.append(
+            VerdictRow(
+                C.KLOGL.id,
+                dec.verdict,
+                P,
+                estimate=float(f["C"].iloc[0]),
+                trials=int(g["trials"].min()),
+                seed=seed,
+                reading="ls-fit",
+                evidence=dec.reason,
+            )
+        )
     return out
 
 
@@ -239,16 +320,32 @@ def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow
         if r.fit == "delta":
             reading, P = "eps-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
             p = float(r.exponent)
-            how = (f"C = max d*·δ^{p:g} = {r.C:.4g} fitted at δ = {r.train} (seed of the scaling sweep); at δ = "
-                   f"{r.delta:.3g} the bound d = C/δ^{p:g} = {int(r.d)} fails in {int(r.failures)}/{int(r.trials)} "
-                   f"independent draws")
+            how = (
+                f"C = max d*·δ^{p:g} = {r.C:.4g} fitted at δ = {r.train} (seed of the scaling sweep); at δ = "
+                f"{r.delta:.3g} the bound d = C/δ^{p:g} = {int(r.d)} fails in {int(r.failures)}/{int(r.trials)} "
+                f"independent draws"
+            )
         else:
             reading, P = "m-max-a-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
-            how = (f"d* = {int(r.d)} measured at eps = {r.train} is the formula's d at every eps (M = max A fixed); at "
-                   f"eps = {r.eps:.3g} it fails in {int(r.failures)}/{int(r.trials)} independent draws")
-        out.append(VerdictRow(C.STATED.id, dec.verdict, {**P, "d": int(r.d)}, bound=beta, estimate=ci.estimate,
-                              ci_low=ci.low, ci_high=ci.high, trials=int(r.trials), seed=int(r.seed), reading=reading,
-                              evidence=f"{how}: {dec.reason}"))
+            how = (
+                f"d* = {int(r.d)} measured at eps = {r.train} is the formula's d at every eps (M = max A fixed); at "
+                f"eps = {r.eps:.3g} it fails in {int(r.failures)}/{int(r.trials)} independent draws"
+            )
+        out.append(
+            VerdictRow(
+                C.STATED.id,
+                dec.verdict,
+                {**P, "d": int(r.d)},
+                bound=beta,
+                estimate=ci.estimate,
+                ci_low=ci.low,
+                ci_high=ci.high,
+                trials=int(r.trials),
+                seed=int(r.seed),
+                reading=reading,
+                evidence=f"{how}: {dec.reason}",
+            )
+        )
     return out
 
 
@@ -282,15 +379,31 @@ def check_klogl_heldout(sw: pd.DataFrame) -> list[VerdictRow]:
     trivial = None if np.any(test["ci_low"] > 0) else "too few draws to bound any held-out d* from below"
     dec = classify_bound(observed=float(low[worst]), bound=c_fit, loose_factor=None, trivial=trivial)
     t = test.iloc[worst]
-    P = {"L": top, "k": f"{test['k'].min()}..{test['k'].max()}", "eps": float(g["eps"].iloc[0]),
-         "delta": float(g["delta"].iloc[0]), "varied": f"fit on L = {int(train['L'].min())}..{int(train['L'].max())}"}
-    return [VerdictRow(C.KLOGL.id, dec.verdict, P, bound=c_fit, estimate=float(t["d"] / t["k_log_L"]),
-                       ci_low=float(t["ci_low"] / t["k_log_L"]), ci_high=float(t["ci_high"] / t["k_log_L"]),
-                       trials=int(test["trials"].min()), seed=int(t["seed"]), reading="heldout",
-                       evidence=f"C = max d*/(k log L) = {c_fit:.4g} over {len(train)} configurations with L < {top}; "
-                                f"held-out L = {top}: worst k = {int(t['k'])}, d*/(k log L) = "
-                                f"{float(t['d'] / t['k_log_L']):.4g}, 95% CI [{float(low[worst]):.4g}, "
-                                f"{float(t['ci_high'] / t['k_log_L']):.4g}]: {_against_c(dec, float(low[worst]), c_fit, float(t['d'] / t['k_log_L']))}")]
+    P = {
+        "L": top,
+        "k": f"{test['k'].min()}..{test['k'].max()}",
+        "eps": float(g["eps"].iloc[0]),
+        "delta": float(g["delta"].iloc[0]),
+        "varied": f"fit on L = {int(train['L'].min())}..{int(train['L'].max())}",
+    }
+    return [
+        VerdictRow(
+            C.KLOGL.id,
+            dec.verdict,
+            P,
+            bound=c_fit,
+            estimate=float(t["d"] / t["k_log_L"]),
+            ci_low=float(t["ci_low"] / t["k_log_L"]),
+            ci_high=float(t["ci_high"] / t["k_log_L"]),
+            trials=int(test["trials"].min()),
+            seed=int(t["seed"]),
+            reading="heldout",
+            evidence=f"C = max d*/(k log L) = {c_fit:.4g} over {len(train)} configurations with L < {top}; "
+            f"held-out L = {top}: worst k = {int(t['k'])}, d*/(k log L) = "
+            f"{float(t['d'] / t['k_log_L']):.4g}, 95% CI [{float(low[worst]):.4g}, "
+            f"{float(t['ci_high'] / t['k_log_L']):.4g}]: {_against_c(dec, float(low[worst]), c_fit, float(t['d'] / t['k_log_L']))}",
+        )
+    ]
 
 
 def _against_c(dec, low: float, c_fit: float, measured: float) -> str:  # noqa: ANN001 - a Decision
@@ -299,8 +412,7 @@ def _against_c(dec, low: float, c_fit: float, measured: float) -> str:  # noqa: 
     if dec.verdict == "violated":
         return f"lower 95% end {low:.4g} > C = {c_fit:.4g}: violated"
     if dec.verdict == "holds" and measured > c_fit:
-        return (f"measured {measured:.4g} > C = {c_fit:.4g}, but not significantly: lower 95% end {low:.4g} "
-                f"<= C")
+        return f"measured {measured:.4g} > C = {c_fit:.4g}, but not significantly: lower 95% end {low:.4g} <= C"
     if dec.verdict == "holds":
         return f"measured {measured:.4g} <= C = {c_fit:.4g} (lower 95% end {low:.4g})"
     return dec.reason

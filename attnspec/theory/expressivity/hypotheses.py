@@ -30,8 +30,21 @@ from attnspec.theory.expressivity.sampling import asymptotic_errors
 from attnspec.verdicts.classify import Decision, VerdictRow, classify_bound, classify_probability
 
 
-def row_only_test(*, L: int, k: int, m: float, M: float, eps: float, delta: float, beta: float, trials: int,
-                  factorization: str, seed_A: int, seed_fit: int, seed_test: int) -> dict[str, object]:
+def row_only_test(
+    *,
+    L: int,
+    k: int,
+    m: float,
+    M: float,
+    eps: float,
+    delta: float,
+    beta: float,
+    trials: int,
+    factorization: str,
+    seed_A: int,
+    seed_fit: int,
+    seed_test: int,
+) -> dict[str, object]:
     """Fit d* on a k-per-row-and-column A, test it on the dense-column A (fresh draws).
 
     Both through the d → ∞ law of Gaussian projections; the fitted d is the upper end of
@@ -59,15 +72,37 @@ def row_only_test(*, L: int, k: int, m: float, M: float, eps: float, delta: floa
     d_point, _, d_high = asymptotic_d_star(lam_fit, delta, beta)
     d_fit = int(d_high) if math.isfinite(d_high) else d_point
     lam = asymptotic_errors(A_row, eps=eps, trials=trials, factorization=factorization, seed=seed_test)
-    return {"kind": "hypotheses", "test": "row-only", "factorization": factorization, "L": L, "k": k, "eps": eps,
-            "delta": delta, "beta": beta, "d": d_fit, "failures": int(np.sum(lam > delta * math.sqrt(d_fit))),
-            "trials": trials, "d_row_only": asymptotic_d_star(lam, delta, beta)[0],
-            "max_column_nonzeros": int((A_row > 0).sum(0).max()), "d_fit_point": d_point, "seed": seed_test,
-            "seed_fit": seed_fit}
+    return {
+        "kind": "hypotheses",
+        "test": "row-only",
+        "factorization": factorization,
+        "L": L,
+        "k": k,
+        "eps": eps,
+        "delta": delta,
+        "beta": beta,
+        "d": d_fit,
+        "failures": int(np.sum(lam > delta * math.sqrt(d_fit))),
+        "trials": trials,
+        "d_row_only": asymptotic_d_star(lam, delta, beta)[0],
+        "max_column_nonzeros": int((A_row > 0).sum(0).max()),
+        "d_fit_point": d_point,
+        "seed": seed_test,
+        "seed_fit": seed_fit,
+    }
 
 
-def ratio_test(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, seed: int,
-               lam_add: np.ndarray | None = None, lam_ratio: np.ndarray | None = None) -> dict[str, object]:
+def ratio_test(
+    A: np.ndarray,
+    *,
+    eps: float,
+    delta: float,
+    beta: float,
+    trials: int,
+    seed: int,
+    lam_add: np.ndarray | None = None,
+    lam_ratio: np.ndarray | None = None,
+) -> dict[str, object]:
     """d* for ratio precision δ and for additive precision δ, from the same Z draws.
 
     Parameters
@@ -89,14 +124,29 @@ def ratio_test(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: 
         lam_add, lam_ratio = asymptotic_errors(A, eps=eps, trials=trials, seed=seed, statistic="both")
     d_add, lo_a, hi_a = asymptotic_d_star(lam_add, delta, beta)
     d_rat, lo_r, hi_r = asymptotic_d_star(lam_ratio, delta, beta)
-    return {"kind": "hypotheses", "test": "ratio", "factorization": "row", "L": A.shape[0],
-            "k": int((A > 0).sum(1).max()), "eps": eps, "delta": delta, "beta": beta, "d": d_add, "ci_low": lo_a,
-            "ci_high": hi_a, "d_ratio": d_rat, "d_ratio_low": lo_r, "d_ratio_high": hi_r, "trials": trials,
-            "seed": seed}
+    return {
+        "kind": "hypotheses",
+        "test": "ratio",
+        "factorization": "row",
+        "L": A.shape[0],
+        "k": int((A > 0).sum(1).max()),
+        "eps": eps,
+        "delta": delta,
+        "beta": beta,
+        "d": d_add,
+        "ci_low": lo_a,
+        "ci_high": hi_a,
+        "d_ratio": d_rat,
+        "d_ratio_low": lo_r,
+        "d_ratio_high": hi_r,
+        "trials": trials,
+        "seed": seed,
+    }
 
 
-def check_hypotheses(rows: pd.DataFrame, at_trials: pd.DataFrame, *, delta: float, params: dict,
-                     seed_at: int) -> list[VerdictRow]:
+def check_hypotheses(
+    rows: pd.DataFrame, at_trials: pd.DataFrame, *, delta: float, params: dict, seed_at: int
+) -> list[VerdictRow]:
     """The four readings of :data:`~.claims.HYPOTHESES`.
 
     Parameters
@@ -116,35 +166,78 @@ def check_hypotheses(rows: pd.DataFrame, at_trials: pd.DataFrame, *, delta: floa
     out = []
     for r in rows.query("test == 'row-only'").itertuples():
         column = r.factorization == "column"
-        unmet = (f"A has a column with {int(r.max_column_nonzeros)} nonzeros: the column factorization needs column "
-                 f"sparsity") if column else None
-        dec = classify_probability(claimed=float(r.beta), failures=int(r.failures), trials=int(r.trials),
-                                   hypothesis_unmet=unmet)
+        unmet = (
+            (
+                f"A has a column with {int(r.max_column_nonzeros)} nonzeros: the column factorization needs column "
+                f"sparsity"
+            )
+            if column
+            else None
+        )
+        dec = classify_probability(
+            claimed=float(r.beta), failures=int(r.failures), trials=int(r.trials), hypothesis_unmet=unmet
+        )
         ci = clopper_pearson(int(r.failures), int(r.trials))
-        out.append(VerdictRow(C.HYPOTHESES.id, dec.verdict, {**params, "d": int(r.d)}, bound=float(r.beta),
-                              estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=int(r.trials),
-                              seed=int(r.seed), reading="row-only-column" if column else "row-only",
-                              evidence=f"{r.factorization} factorization: d = {int(r.d)} (upper 95% end of d* = "
-                                       f"{int(r.d_fit_point)}) fitted on a k-per-row-and-"
-                                       f"column A fails on the dense-column A (column of {int(r.max_column_nonzeros)} "
-                                       f"nonzeros) in {int(r.failures)}/{int(r.trials)} fresh draws; that A's own "
-                                       f"d* = {int(r.d_row_only)} ({r.d_row_only / r.d_fit_point:.3g}× the training "
-                                       f"d*): {dec.reason}"))
+        out.append(
+            VerdictRow(
+                C.HYPOTHESES.id,
+                dec.verdict,
+                {**params, "d": int(r.d)},
+                bound=float(r.beta),
+                estimate=ci.estimate,
+                ci_low=ci.low,
+                ci_high=ci.high,
+                trials=int(r.trials),
+                seed=int(r.seed),
+                reading="row-only-column" if column else "row-only",
+                evidence=f"{r.factorization} factorization: d = {int(r.d)} (upper 95% end of d* = "
+                f"{int(r.d_fit_point)}) fitted on a k-per-row-and-"
+                f"column A fails on the dense-column A (column of {int(r.max_column_nonzeros)} "
+                f"nonzeros) in {int(r.failures)}/{int(r.trials)} fresh draws; that A's own "
+                f"d* = {int(r.d_row_only)} ({r.d_row_only / r.d_fit_point:.3g}× the training "
+                f"d*): {dec.reason}",
+            )
+        )
     ok = at_trials[at_trials["err_inf"] <= delta]
     if len(ok):
         worst = float(ok["ratio_on"].max())
         dec = classify_bound(observed=worst, bound=2 * delta)
     else:
-        worst, dec = math.nan, classify_bound(observed=math.nan, bound=2 * delta,
-                                              hypothesis_unmet="no trial reached ‖B − B̂‖∞ <= δ")
-    out.append(VerdictRow(C.HYPOTHESES.id, dec.verdict, params, bound=2 * delta, estimate=worst, trials=len(ok),
-                          seed=seed_at, reading="ratio-implied",
-                          evidence=f"worst log-ratio error within a row's support over the trials at d* with "
-                                   f"‖B − B̂‖∞ <= δ: {dec.reason}"))
+        worst, dec = (
+            math.nan,
+            classify_bound(observed=math.nan, bound=2 * delta, hypothesis_unmet="no trial reached ‖B − B̂‖∞ <= δ"),
+        )
+    out.append(
+        VerdictRow(
+            C.HYPOTHESES.id,
+            dec.verdict,
+            params,
+            bound=2 * delta,
+            estimate=worst,
+            trials=len(ok),
+            seed=seed_at,
+            reading="ratio-implied",
+            evidence=f"worst log-ratio error within a row's support over the trials at d* with "
+            f"‖B − B̂‖∞ <= δ: {dec.reason}",
+        )
+    )
     for r in rows.query("test == 'ratio'").itertuples():
-        dec = Decision("measured", f"d* for ratio precision δ = {int(r.d_ratio)} [{r.d_ratio_low:.4g}, "
-                                   f"{r.d_ratio_high:.4g}] vs additive {int(r.d)} [{r.ci_low:.4g}, {r.ci_high:.4g}] "
-                                   f"(ratio {r.d_ratio / r.d:.3g}), same {int(r.trials)} draws of the d → ∞ law")
-        out.append(VerdictRow(C.HYPOTHESES.id, dec.verdict, {**params, "d": int(r.d_ratio)}, estimate=r.d_ratio / r.d,
-                              trials=int(r.trials), seed=int(r.seed), reading="ratio-dimension", evidence=dec.reason))
+        dec = Decision(
+            "measured",
+            f"d* for ratio precision δ = {int(r.d_ratio)} [{r.d_ratio_low:.4g}, "
+            f"{r.d_ratio_high:.4g}] vs additive {int(r.d)} [{r.ci_low:.4g}, {r.ci_high:.4g}] "
+            f"(ratio {r.d_ratio / r.d:.3g}), same {int(r.trials)} draws of the d → ∞ law",
+        )
+        out.append(
+            VerdictRow(
+                C.HYPOTHESES.id,
+                dec.verdict,
+                {**params, "d": int(r.d_ratio)},
+                estimate=r.d_ratio / r.d,
+                trials=int(r.trials),
+                seed=int(r.seed),
+                reading="ratio-dimension",
+                evidence=dec.reason,
+            )
+        )
     return out

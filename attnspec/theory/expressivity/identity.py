@@ -26,8 +26,9 @@ def _relative_residual(c) -> float:  # noqa: ANN001 - a Construction
     return float((got - want).abs().max()) / scale
 
 
-def check_construction(*, L: int, k: int, m: float, M: float, eps: float, support: str, seed: int,
-                       params: dict) -> list[VerdictRow]:
+def check_construction(
+    *, L: int, k: int, m: float, M: float, eps: float, support: str, seed: int, params: dict
+) -> list[VerdictRow]:
     """The identity reading (row and column factorizations; d = L/2 and 2L; dense and sparse
     weights) and the exact-choice reading, at L' = min(L, :data:`IDENTITY_MAX_L`).
 
@@ -58,16 +59,38 @@ def check_construction(*, L: int, k: int, m: float, M: float, eps: float, suppor
                     worst, where = r, f"{fac} factorization, d = {d}, {'sparse' if sparse_w else 'dense'} W"
     P = {**params, "L": Ls, "k": ks}
     dec = classify_identity(residual=worst, tol=TOLERANCE)
-    out = [VerdictRow(C.CONSTRUCTION.id, dec.verdict, P, bound=TOLERANCE, estimate=worst, trials=cases, seed=seed,
-                      reading="identity", at_paper_params=True,
-                      evidence=f"max |X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| / max|B1 Rᵀ R B2ᵀ| over {cases} materialised "
-                               f"constructions (worst: {where}): {dec.reason}")]
+    out = [
+        VerdictRow(
+            C.CONSTRUCTION.id,
+            dec.verdict,
+            P,
+            bound=TOLERANCE,
+            estimate=worst,
+            trials=cases,
+            seed=seed,
+            reading="identity",
+            at_paper_params=True,
+            evidence=f"max |X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| / max|B1 Rᵀ R B2ᵀ| over {cases} materialised "
+            f"constructions (worst: {where}): {dec.reason}",
+        )
+    ]
     c = exact_construction(A, eps)
     res = float((c.logits() - c.B).abs().max()) / (float(c.B.abs().max()) or 1.0)
     dec = classify_identity(residual=res, tol=TOLERANCE)
-    out.append(VerdictRow(C.CONSTRUCTION.id, dec.verdict, {**P, "d": Ls}, bound=TOLERANCE, estimate=res, trials=1,
-                          seed=seed, reading="exact-choice", at_paper_params=True,
-                          evidence=f"X = (B, I), width 2L = {2 * Ls}: max |X W_Q W_Kᵀ Xᵀ − B| / max|B|: {dec.reason}"))
+    out.append(
+        VerdictRow(
+            C.CONSTRUCTION.id,
+            dec.verdict,
+            {**P, "d": Ls},
+            bound=TOLERANCE,
+            estimate=res,
+            trials=1,
+            seed=seed,
+            reading="exact-choice",
+            at_paper_params=True,
+            evidence=f"X = (B, I), width 2L = {2 * Ls}: max |X W_Q W_Kᵀ Xᵀ − B| / max|B|: {dec.reason}",
+        )
+    )
     return out
 
 

@@ -97,42 +97,75 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
     ds = d_grid(L)
     pg = exact_jl_deviation_curve(L, ds, eps_jl, "gaussian")
     po = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal")
-    bg = np.minimum(1.0, 2 * np.exp(-eps_jl**2 * ds / 8))
+    bg = np.minimum(1.0, 2 * np.exp(-(eps_jl**2) * ds / 8))
     P = {"L": L, "eps": None, "eps_jl": eps_jl, "varied": f"JL ε = {eps_jl:g}, d = 1..{L}"}
     useful = bg < 1
     dec, i = judge_curve(pg, bg, "2 exp(−ε²d/8)")
     ratio = float(np.min(bg[useful] / np.maximum(pg[useful], 1e-300))) if useful.any() else math.inf
     tt = tightest_typical(pg, bg)
-    ev = (f"bound < 1 only from d = {int(ds[useful][0])}; where it says something it exceeds the exact "
-          f"probability by >= {ratio:.3g}× (bound/exact: tightest {tt['tightest']:.3g}, on which the label rests; "
-          f"median over those d {tt['typical']:.3g})" if useful.any() else f"for every d <= L = {L}")
-    out = [VerdictRow(C.JL_GAUSSIAN.id, dec.verdict, {**P, "d": int(ds[i]), **tt}, bound=float(bg[i]),
-                      exact=float(pg[i]), reading="exact-law", evidence=f"{dec.reason}; {ev}")]
+    ev = (
+        f"bound < 1 only from d = {int(ds[useful][0])}; where it says something it exceeds the exact "
+        f"probability by >= {ratio:.3g}× (bound/exact: tightest {tt['tightest']:.3g}, on which the label rests; "
+        f"median over those d {tt['typical']:.3g})"
+        if useful.any()
+        else f"for every d <= L = {L}"
+    )
+    out = [
+        VerdictRow(
+            C.JL_GAUSSIAN.id,
+            dec.verdict,
+            {**P, "d": int(ds[i]), **tt},
+            bound=float(bg[i]),
+            exact=float(pg[i]),
+            reading="exact-law",
+            evidence=f"{dec.reason}; {ev}",
+        )
+    ]
     cst = 2 * (1 - 1 / (L + 2))
     pos = po > 0
     with np.errstate(divide="ignore", over="ignore"):
         cmax = float(np.min(np.log(cst / po[pos]) / (eps_jl**2 * ds[pos]))) if pos.any() else math.inf
-    bo = np.minimum(1.0, cst * np.exp(-eps_jl**2 * ds / 8))
+    bo = np.minimum(1.0, cst * np.exp(-(eps_jl**2) * ds / 8))
     dec, i = judge_curve(po, bo, "2(1−1/(L+2)) exp(−ε²d/8)")
     tt = tightest_typical(po, bo)
-    tts = (f"; bound/exact where the bound is < 1: tightest {tt['tightest']:.3g} (the label rests on it), median "
-           f"{tt['typical']:.3g}" if (bo < 1).any() else "")
-    out.append(VerdictRow(C.JL_ORTHOGONAL.id, dec.verdict, {**P, "d": int(ds[i]), **tt}, bound=float(bo[i]),
-                          exact=float(po[i]), reading="scaled",
-                          evidence=f"{dec.reason}{tts}; largest c for which the bound holds at every d <= L: {cmax:.4g} "
-                                   f"(c is unspecified in the notes); orthogonal <= Gaussian exact probability at "
-                                   f"{int(np.sum(po <= pg + 1e-15))}/{len(ds)} d"))
+    tts = (
+        f"; bound/exact where the bound is < 1: tightest {tt['tightest']:.3g} (the label rests on it), median "
+        f"{tt['typical']:.3g}"
+        if (bo < 1).any()
+        else ""
+    )
+    out.append(
+        VerdictRow(
+            C.JL_ORTHOGONAL.id,
+            dec.verdict,
+            {**P, "d": int(ds[i]), **tt},
+            bound=float(bo[i]),
+            exact=float(po[i]),
+            reading="scaled",
+            evidence=f"{dec.reason}{tts}; largest c for which the bound holds at every d <= L: {cmax:.4g} "
+            f"(c is unspecified in the notes); orthogonal <= Gaussian exact probability at "
+            f"{int(np.sum(po <= pg + 1e-15))}/{len(ds)} d",
+        )
+    )
     # as written, R^ort = Q (no √(L/d)): ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) has mean d/L
     pu = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal", scaled=False)
     dec, i = judge_curve(pu, bo, "2(1−1/(L+2)) exp(−ε²d/8)")
     posu = pu > 0
     with np.errstate(divide="ignore", over="ignore"):
         cmax_u = float(np.min(np.log(cst / pu[posu]) / (eps_jl**2 * ds[posu]))) if posu.any() else math.inf
-    out.append(VerdictRow(C.JL_ORTHOGONAL.id, dec.verdict, {**P, "d": int(ds[i])}, bound=float(bo[i]),
-                          exact=float(pu[i]), reading="unscaled",
-                          evidence=f"{dec.reason}; R = Qᵀ shrinks norms by d/L on average, so the deviation is "
-                                   f"near-certain wherever d < (1 − ε)L; largest c for which the bound holds at "
-                                   f"every d <= L: {cmax_u:.3g} (vs {cmax:.3g} with the √(L/d) scale)"))
+    out.append(
+        VerdictRow(
+            C.JL_ORTHOGONAL.id,
+            dec.verdict,
+            {**P, "d": int(ds[i])},
+            bound=float(bo[i]),
+            exact=float(pu[i]),
+            reading="unscaled",
+            evidence=f"{dec.reason}; R = Qᵀ shrinks norms by d/L on average, so the deviation is "
+            f"near-certain wherever d < (1 − ε)L; largest c for which the bound holds at "
+            f"every d <= L: {cmax_u:.3g} (vs {cmax:.3g} with the √(L/d) scale)",
+        )
+    )
     return out
 
 
@@ -174,17 +207,41 @@ def check_orthogonal_norms(L: int, *, trials: int = 2000, seed: int = 0) -> list
         mean, _ = jl_norm_moments(L, d, "orthogonal", scaled=reading == "scaled")
         mc = mean_ci(x_orth * scale)
         dec = classify_identity(residual=abs(mean - 1.0), tol=1e-12)
-        out.append(VerdictRow(C.JL_ORTH_NORM.id, dec.verdict, P, bound=1.0, exact=mean, estimate=mc.estimate,
-                              ci_low=mc.low, ci_high=mc.high, trials=trials, seed=seed, reading=reading,
-                              evidence=f"E‖Ru‖²/‖u‖² = {mean:.4g} exactly ({'d/L' if reading == 'unscaled' else '1'})"
-                                       f"; Monte Carlo {mc.estimate:.4g} [{mc.low:.4g}, {mc.high:.4g}]: {dec.reason}"
-                                       + ("; the √(L/d) scale is needed" if dec.verdict == "violated" else "")))
+        out.append(
+            VerdictRow(
+                C.JL_ORTH_NORM.id,
+                dec.verdict,
+                P,
+                bound=1.0,
+                exact=mean,
+                estimate=mc.estimate,
+                ci_low=mc.low,
+                ci_high=mc.high,
+                trials=trials,
+                seed=seed,
+                reading=reading,
+                evidence=f"E‖Ru‖²/‖u‖² = {mean:.4g} exactly ({'d/L' if reading == 'unscaled' else '1'})"
+                f"; Monte Carlo {mc.estimate:.4g} [{mc.low:.4g}, {mc.high:.4g}]: {dec.reason}"
+                + ("; the √(L/d) scale is needed" if dec.verdict == "violated" else ""),
+            )
+        )
     _, v_o = jl_norm_moments(L, d, "orthogonal")
     _, v_g = jl_norm_moments(L, d, "gaussian")
     dec = classify_bound(observed=v_o, bound=v_g, loose_factor=None)
-    out.append(VerdictRow(C.JL_ORTH_NORM.id, dec.verdict, P, bound=v_g, exact=v_o,
-                          estimate=float(np.var(x_orth, ddof=1)), trials=trials, seed=seed, reading="variance",
-                          evidence=f"Var = 2(L−d)/(d(L+2)) = {v_o:.4g} vs Gaussian 2/d = {v_g:.4g} (ratio "
-                                   f"(L−d)/(L+2) = {v_o / v_g:.3g}); Monte Carlo {np.var(x_orth, ddof=1):.4g} and "
-                                   f"{np.var(x_gauss, ddof=1):.4g}: {dec.reason}"))
+    out.append(
+        VerdictRow(
+            C.JL_ORTH_NORM.id,
+            dec.verdict,
+            P,
+            bound=v_g,
+            exact=v_o,
+            estimate=float(np.var(x_orth, ddof=1)),
+            trials=trials,
+            seed=seed,
+            reading="variance",
+            evidence=f"Var = 2(L−d)/(d(L+2)) = {v_o:.4g} vs Gaussian 2/d = {v_g:.4g} (ratio "
+            f"(L−d)/(L+2) = {v_o / v_g:.3g}); Monte Carlo {np.var(x_orth, ddof=1):.4g} and "
+            f"{np.var(x_gauss, ddof=1):.4g}: {dec.reason}",
+        )
+    )
     return out

@@ -21,7 +21,7 @@ import pandas as pd
 from attnspec.numerics.stats import clopper_pearson, spawn_seeds
 from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps_jl_paper
 from attnspec.theory.expressivity.config import Config
-from attnspec.theory.expressivity.construction import construct, log_targets, san, sparse_target
+from attnspec.theory.expressivity.construction import log_targets, sparse_target
 from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star, grid_d_star
 from attnspec.theory.expressivity.params import EXACT_TRIALS
 from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_errors, sample_errors
@@ -29,8 +29,23 @@ from attnspec.theory.expressivity.sampling import TRIAL_COLUMNS, asymptotic_erro
 #: The seeds of one run: spawn_seeds(cfg.seed, N_SEEDS); indices below say what each draws.
 #: (SeedSequence children do not depend on the count, so adding seeds keeps the others.)
 N_SEEDS = 15
-(SEED_A, SEED_ASYM, SEED_GAUSS, SEED_ORTH, SEED_AT, SEED_SCALING_A, SEED_SCALING, SEED_MAP, SEED_HELDOUT_DELTA,
- SEED_HELDOUT_EPS, SEED_HYP_A, SEED_HYP_FIT, SEED_HYP_TEST, SEED_ORTH_NORM, SEED_IDENTITY) = range(15)
+(
+    SEED_A,
+    SEED_ASYM,
+    SEED_GAUSS,
+    SEED_ORTH,
+    SEED_AT,
+    SEED_SCALING_A,
+    SEED_SCALING,
+    SEED_MAP,
+    SEED_HELDOUT_DELTA,
+    SEED_HELDOUT_EPS,
+    SEED_HYP_A,
+    SEED_HYP_FIT,
+    SEED_HYP_TEST,
+    SEED_ORTH_NORM,
+    SEED_IDENTITY,
+) = range(15)
 
 
 @dataclass
@@ -84,9 +99,22 @@ def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
     -------
     dict
     """
-    base = {"kind": kind, "L": cfg.L, "k": cfg.k, "eps": cfg.eps, "delta": cfg.delta, "m": cfg.m,
-            "M": cfg.M, "beta": cfg.beta, "support": cfg.support, "factorization": cfg.factorization,
-            "projection": "gaussian", "method": "exact", "d": np.nan, "seed": cfg.seed}
+    base = {
+        "kind": kind,
+        "L": cfg.L,
+        "k": cfg.k,
+        "eps": cfg.eps,
+        "delta": cfg.delta,
+        "m": cfg.m,
+        "M": cfg.M,
+        "beta": cfg.beta,
+        "support": cfg.support,
+        "factorization": cfg.factorization,
+        "projection": "gaussian",
+        "method": "exact",
+        "d": np.nan,
+        "seed": cfg.seed,
+    }
     base.update(values)
     return base
 
@@ -108,64 +136,160 @@ def _curve_row(cfg: Config, d: int, successes: int, trials: int, **values: objec
 BELOW_L_TRIALS = 20
 
 
-def _gaussian(cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int, say: Callable[[str], None]
-              ) -> tuple[list[dict[str, object]], tuple[np.ndarray, np.ndarray | None], DStar,
-                         dict[int, pd.DataFrame]]:
-    """The asymptotic law (whole curve), the exact d* around it, a few d < L.
+def _gaussian(
+    cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int, say: Callable[[str], None]
+) -> tuple[list[dict[str, object]], tuple[np.ndarray, np.ndarray | None], DStar, dict[int, pd.DataFrame]]:
+    """The asymptotic law (whole curve), the exact d* around it (:func:`_exact_d_star`), a few d < L."""
+    say("asymptotic law of Gaussian projections")
+    # the row factorization also gets the ratio statistic of the same Z (for :mod:`.hypotheses`)
+    lam = asymptotic_errors(
+        A,
+        eps=cfg.eps,
+        trials=cfg.trials,
+        factorization=cfg.factorization,
+        seed=seeds[SEED_ASYM],
+        statistic="both" if cfg.factorization == "row" else "max",
+    )
+    lam_ratio = None
+    if isinstance(lam, tuple):
+        lam, lam_ratio = lam
+    d_asym, d_asym_lo, d_asym_hi = asymptotic_d_star(lam, cfg.delta, cfg.beta)
+    ds, frames, n_exact = _exact_d_star(cfg, A, seeds, d_asym, d_jl, say)
+    evaluated = [d for d, _ in ds.evaluations]
+    grid = sorted(
+        {int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2, 40).astype(int))}
+    )
+    rows = [
+        _curve_row(
+            cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic", seed=seeds[SEED_ASYM]
+        )
+        for d in grid
+    ]
+    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
+    rows += _below_L_rows(cfg, A, seeds, ds)
+    rows.append(
+        row(
+            "d_star",
+            cfg,
+            method="exact",
+            d=ds.d_star,
+            estimate=ds.d_star,
+            d_low=ds.d_low,
+            success=ds.success,
+            trials=n_exact,
+            seed=seeds[SEED_GAUSS],
+            evaluations=len(ds.evaluations),
+        )
+    )
+    rows.append(
+        row(
+            "d_star",
+            cfg,
+            method="asymptotic",
+            d=d_asym,
+            estimate=d_asym,
+            ci_low=d_asym_lo,
+            ci_high=d_asym_hi,
+            trials=cfg.trials,
+            seed=seeds[SEED_ASYM],
+        )
+    )
+    return rows, (lam, lam_ratio), ds, frames
+
+
+def _exact_d_star(
+    cfg: Config, A: np.ndarray, seeds: list[int], d_asym: int, d_jl: int, say: Callable[[str], None]
+) -> tuple[DStar, dict[int, pd.DataFrame], int]:
+    """The exact d* for Gaussian R around the asymptotic d*, its draws by d, and its trials per d.
 
     When the asymptotic d* is >= 2L (the Wishart regime; the default instance has
     d* ≈ 670 L), the exact sampler runs once on a 2^(1/8) grid around it with common draws,
     d_JL included (:func:`~.dstar.grid_d_star`, ``min(trials, EXACT_TRIALS)`` trials);
     otherwise the galloping/bisection search :func:`~.dstar.find_d_star` with ``trials``.
     """
-    say("asymptotic law of Gaussian projections")
-    # the row factorization also gets the ratio statistic of the same Z (for :mod:`.hypotheses`)
-    lam = asymptotic_errors(A, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_ASYM],
-                            statistic="both" if cfg.factorization == "row" else "max")
-    lam_ratio = None
-    if isinstance(lam, tuple):
-        lam, lam_ratio = lam
-    d_asym, d_asym_lo, d_asym_hi = asymptotic_d_star(lam, cfg.delta, cfg.beta)
     frames: dict[int, pd.DataFrame] = {}
     if d_asym >= 2 * cfg.L:
         n_exact = min(cfg.trials, EXACT_TRIALS)
         say(f"exact sampler on a grid around the asymptotic d* = {d_asym} and at d_JL = {d_jl} ({n_exact} trials)")
-        ds, frames = grid_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=n_exact, d_hint=d_asym,
-                                 extra=(d_jl,), factorization=cfg.factorization, seed=seeds[SEED_GAUSS])
+        ds, frames = grid_d_star(
+            A,
+            eps=cfg.eps,
+            delta=cfg.delta,
+            beta=cfg.beta,
+            trials=n_exact,
+            d_hint=d_asym,
+            extra=(d_jl,),
+            factorization=cfg.factorization,
+            seed=seeds[SEED_GAUSS],
+        )
     else:
         n_exact = cfg.trials
         say(f"exact bisection for d* (hint {d_asym})")
-        ds = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=n_exact, projection="gaussian",
-                         factorization=cfg.factorization, seed=seeds[SEED_GAUSS], d_hint=d_asym, full_stats=True)
-    evaluated = [d for d, _ in ds.evaluations]
-    grid = sorted({int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2,
-                                                          40).astype(int))})
-    rows = [_curve_row(cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic",
-                       seed=seeds[SEED_ASYM]) for d in grid]
-    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
-    # a few exact points below L, where the construction would actually save width
+        ds = find_d_star(
+            A,
+            eps=cfg.eps,
+            delta=cfg.delta,
+            beta=cfg.beta,
+            trials=n_exact,
+            projection="gaussian",
+            factorization=cfg.factorization,
+            seed=seeds[SEED_GAUSS],
+            d_hint=d_asym,
+            full_stats=True,
+        )
+    return ds, frames, n_exact
+
+
+def _below_L_rows(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar) -> list[dict[str, object]]:
+    """Curve rows at a few exact points below L, where the construction would actually save width."""
+    rows: list[dict[str, object]] = []
     for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)}):
         if d in dict(ds.evaluations):
             continue
-        df = sample_errors(A, d, eps=cfg.eps, trials=min(cfg.trials, BELOW_L_TRIALS), seed=seeds[SEED_GAUSS],
-                           factorization=cfg.factorization, only_max=True)
+        df = sample_errors(
+            A,
+            d,
+            eps=cfg.eps,
+            trials=min(cfg.trials, BELOW_L_TRIALS),
+            seed=seeds[SEED_GAUSS],
+            factorization=cfg.factorization,
+            only_max=True,
+        )
         rows.append(_curve_row(cfg, d, int(np.sum(df["err_inf"] <= cfg.delta)), len(df), seed=seeds[SEED_GAUSS]))
-    rows.append(row("d_star", cfg, method="exact", d=ds.d_star, estimate=ds.d_star, d_low=ds.d_low,
-                    success=ds.success, trials=n_exact, seed=seeds[SEED_GAUSS], evaluations=len(ds.evaluations)))
-    rows.append(row("d_star", cfg, method="asymptotic", d=d_asym, estimate=d_asym, ci_low=d_asym_lo,
-                    ci_high=d_asym_hi, trials=cfg.trials, seed=seeds[SEED_ASYM]))
-    return rows, (lam, lam_ratio), ds, frames
+    return rows
 
 
 def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
     """d* for orthogonal R, by bisection on L − d."""
     say("orthogonal projections: bisection on L − d")
-    do = find_d_star(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="orthogonal",
-                     factorization=cfg.factorization, seed=seeds[SEED_ORTH])
-    rows = [_curve_row(cfg, d, *_counts(do, d, p, cfg.trials), projection="orthogonal", seed=seeds[SEED_ORTH])
-            for d, p in sorted(do.evaluations)]
-    rows.append(row("d_star", cfg, projection="orthogonal", d=do.d_star, estimate=do.d_star, d_low=do.d_low,
-                    success=do.success, trials=cfg.trials, seed=seeds[SEED_ORTH], evaluations=len(do.evaluations)))
+    do = find_d_star(
+        A,
+        eps=cfg.eps,
+        delta=cfg.delta,
+        beta=cfg.beta,
+        trials=cfg.trials,
+        projection="orthogonal",
+        factorization=cfg.factorization,
+        seed=seeds[SEED_ORTH],
+    )
+    rows = [
+        _curve_row(cfg, d, *_counts(do, d, p, cfg.trials), projection="orthogonal", seed=seeds[SEED_ORTH])
+        for d, p in sorted(do.evaluations)
+    ]
+    rows.append(
+        row(
+            "d_star",
+            cfg,
+            projection="orthogonal",
+            d=do.d_star,
+            estimate=do.d_star,
+            d_low=do.d_low,
+            success=do.success,
+            trials=cfg.trials,
+            seed=seeds[SEED_ORTH],
+            evaluations=len(do.evaluations),
+        )
+    )
     return rows
 
 
@@ -173,14 +297,32 @@ def _at_d_row(cfg: Config, df: pd.DataFrame, d: int, eps_jl: float, **values: ob
     """Every error measure of the trials ``df`` at one d, summarised (worst values)."""
     summary = {c: float(np.nanmax(df[c])) for c in TRIAL_COLUMNS if c != "off_argmax"}
     ci = clopper_pearson(int(np.sum(df["err_inf"] <= cfg.delta)), len(df))
-    return row("at_d", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=len(df),
-               jl_failures=int(np.sum(df["jl_ratio"] > eps_jl)), eps_jl=eps_jl,
-               **values, **{f"max_{c}": v for c, v in summary.items()}, min_off_min=float(np.nanmin(df["off_min"])))
+    return row(
+        "at_d",
+        cfg,
+        d=d,
+        estimate=ci.estimate,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        trials=len(df),
+        jl_failures=int(np.sum(df["jl_ratio"] > eps_jl)),
+        eps_jl=eps_jl,
+        **values,
+        **{f"max_{c}": v for c, v in summary.items()},
+        min_off_min=float(np.nanmin(df["off_min"])),
+    )
 
 
-def _at_d(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar, eps_jl: float, d_jl: int,
-          frames: dict[int, pd.DataFrame], say: Callable[[str], None]
-          ) -> tuple[list[dict[str, object]], dict[str, pd.DataFrame]]:
+def _at_d(
+    cfg: Config,
+    A: np.ndarray,
+    seeds: list[int],
+    ds: DStar,
+    eps_jl: float,
+    d_jl: int,
+    frames: dict[int, pd.DataFrame],
+    say: Callable[[str], None],
+) -> tuple[list[dict[str, object]], dict[str, pd.DataFrame]]:
     """Every error measure at d* (the search's own draws), at d_JL (the grid pass's draws
     when it measured d_JL, else fresh draws) and at ``cfg.d``."""
     rows: list[dict[str, object]] = []
@@ -192,21 +334,33 @@ def _at_d(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar, eps_jl: float
         elif d in frames:
             df, sd = frames[d], seeds[SEED_GAUSS]
         else:
-            df, sd = sample_errors(A, d, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization,
-                                   seed=seeds[SEED_AT]), seeds[SEED_AT]
+            df, sd = (
+                sample_errors(
+                    A, d, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_AT]
+                ),
+                seeds[SEED_AT],
+            )
         at[name] = df.assign(seed=sd)
         rows.append(_at_d_row(cfg, df, d, eps_jl, at=name, seed=sd))
     if cfg.d is not None:
         for proj in ("gaussian", "orthogonal") if cfg.d <= cfg.L else ("gaussian",):
             say(f"error measures at the requested d = {cfg.d} ({proj})")
-            df = sample_errors(A, cfg.d, eps=cfg.eps, trials=cfg.trials, projection=proj,
-                               factorization=cfg.factorization, seed=seeds[SEED_AT])
+            df = sample_errors(
+                A,
+                cfg.d,
+                eps=cfg.eps,
+                trials=cfg.trials,
+                projection=proj,
+                factorization=cfg.factorization,
+                seed=seeds[SEED_AT],
+            )
             rows.append(_at_d_row(cfg, df, cfg.d, eps_jl, projection=proj, at="user", seed=seeds[SEED_AT]))
     return rows, at
 
 
-def scaling_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, factorization: str,
-                   seed: int) -> tuple[DStar, int]:
+def scaling_d_star(
+    A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, factorization: str, seed: int
+) -> tuple[DStar, int]:
     """d* of one scaling point: the asymptotic hint, then the exact bisection to 2^(1/16).
 
     Parameters
@@ -223,8 +377,17 @@ def scaling_d_star(A: np.ndarray, *, eps: float, delta: float, beta: float, tria
     """
     lam = asymptotic_errors(A, eps=eps, trials=trials, factorization=factorization, seed=seed)
     hint = asymptotic_d_star(lam, delta, beta)[0]
-    r = find_d_star(A, eps=eps, delta=delta, beta=beta, trials=trials, factorization=factorization,
-                    seed=seed, d_hint=hint, rel=2 ** (1 / 16))
+    r = find_d_star(
+        A,
+        eps=eps,
+        delta=delta,
+        beta=beta,
+        trials=trials,
+        factorization=factorization,
+        seed=seed,
+        d_hint=hint,
+        rel=2 ** (1 / 16),
+    )
     return r, hint
 
 
@@ -275,28 +438,75 @@ def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[
     rows: list[dict[str, object]] = []
     for delta in (cfg.delta * f for f in DELTA_FACTORS):
         say(f"scaling in delta: {delta:.3g}")
-        r, hint = scaling_d_star(As, eps=cfg.eps, delta=delta, beta=cfg.beta, trials=st,
-                                 factorization=cfg.factorization, seed=sd)
-        rows.append(row("scaling_delta", cfg, L=Ls, k=ks, delta=delta, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
-                        success=r.success, trials=st, seed=sd, d_asymptotic=hint,
-                        max_abs_B=float(np.abs(log_targets(As, cfg.eps)).max())))
+        r, hint = scaling_d_star(
+            As, eps=cfg.eps, delta=delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
+        )
+        rows.append(
+            row(
+                "scaling_delta",
+                cfg,
+                L=Ls,
+                k=ks,
+                delta=delta,
+                d=r.d_star,
+                estimate=r.d_star,
+                d_low=r.d_low,
+                success=r.success,
+                trials=st,
+                seed=sd,
+                d_asymptotic=hint,
+                max_abs_B=float(np.abs(log_targets(As, cfg.eps)).max()),
+            )
+        )
     for ratio in M_RATIOS:
         M_r = cfg.m * ratio
         say(f"scaling in M/m: {ratio:g}")
         Ar = sparse_target(Ls, ks, m=cfg.m, M=M_r, support=cfg.support, seed=seeds[SEED_SCALING_A])
-        r, hint = scaling_d_star(Ar, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=st,
-                                 factorization=cfg.factorization, seed=sd)
-        rows.append(row("scaling_M", cfg, L=Ls, k=ks, M=M_r, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
-                        success=r.success, trials=st, seed=sd, d_asymptotic=hint, M_over_m=ratio,
-                        max_abs_B=float(np.abs(log_targets(Ar, cfg.eps)).max())))
+        r, hint = scaling_d_star(
+            Ar, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
+        )
+        rows.append(
+            row(
+                "scaling_M",
+                cfg,
+                L=Ls,
+                k=ks,
+                M=M_r,
+                d=r.d_star,
+                estimate=r.d_star,
+                d_low=r.d_low,
+                success=r.success,
+                trials=st,
+                seed=sd,
+                d_asymptotic=hint,
+                M_over_m=ratio,
+                max_abs_B=float(np.abs(log_targets(Ar, cfg.eps)).max()),
+            )
+        )
     for eps in (cfg.m * f for f in EPS_FACTORS):
         say(f"scaling in eps: {eps:.3g}")
-        r, hint = scaling_d_star(As, eps=eps, delta=cfg.delta, beta=cfg.beta, trials=st,
-                                 factorization=cfg.factorization, seed=sd)
+        r, hint = scaling_d_star(
+            As, eps=eps, delta=cfg.delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
+        )
         Bs = log_targets(As, eps)
-        rows.append(row("scaling_eps", cfg, L=Ls, k=ks, eps=eps, d=r.d_star, estimate=r.d_star, d_low=r.d_low,
-                        success=r.success, trials=st, seed=sd, d_asymptotic=hint,
-                        max_abs_B=float(np.abs(Bs).max()), max_row_norm=float(np.linalg.norm(Bs, axis=1).max())))
+        rows.append(
+            row(
+                "scaling_eps",
+                cfg,
+                L=Ls,
+                k=ks,
+                eps=eps,
+                d=r.d_star,
+                estimate=r.d_star,
+                d_low=r.d_low,
+                success=r.success,
+                trials=st,
+                seed=sd,
+                d_asymptotic=hint,
+                max_abs_B=float(np.abs(Bs).max()),
+                max_row_norm=float(np.linalg.norm(Bs, axis=1).max()),
+            )
+        )
     return rows
 
 
@@ -306,8 +516,9 @@ HELDOUT_DELTA = {"train": (2.0, 4.0), "test": 0.25}  # multiples of the run's δ
 HELDOUT_EPS = {"train": 0.5, "test": 1e-4}  # multiples of m
 
 
-def heldout_delta(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int, *,
-                  exponent: float = 1.0) -> dict[str, object]:
+def heldout_delta(
+    cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int, *, exponent: float = 1.0
+) -> dict[str, object]:
     """Test ``d = C/δ^p`` (the notes: p = 1) at a δ it was not fitted on, with fresh draws.
 
     ``C = max d*·δ^p`` over the δ of :data:`HELDOUT_DELTA` ``train`` (each d* the upper end
@@ -332,11 +543,24 @@ def heldout_delta(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int, *
     c_fit = float((train["d"] * train["delta"] ** exponent).max())
     d_test = HELDOUT_DELTA["test"] * cfg.delta
     d_pred = int(math.ceil(c_fit / d_test**exponent))
-    err = sample_errors(As, d_pred, eps=cfg.eps, trials=st, factorization=cfg.factorization, seed=seed,
-                        only_max=True)["err_inf"].to_numpy()
-    return row("heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), delta=d_test, d=d_pred, fit="delta",
-               exponent=exponent, C=c_fit, train=",".join(f"{x:g}" for x in sorted(train["delta"])),
-               failures=int(np.sum(err > d_test)), trials=st, seed=seed)
+    err = sample_errors(As, d_pred, eps=cfg.eps, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)[
+        "err_inf"
+    ].to_numpy()
+    return row(
+        "heldout",
+        cfg,
+        L=As.shape[0],
+        k=int((As > 0).sum(1).max()),
+        delta=d_test,
+        d=d_pred,
+        fit="delta",
+        exponent=exponent,
+        C=c_fit,
+        train=",".join(f"{x:g}" for x in sorted(train["delta"])),
+        failures=int(np.sum(err > d_test)),
+        trials=st,
+        seed=seed,
+    )
 
 
 def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
@@ -358,10 +582,23 @@ def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> 
     se = frame.query("kind == 'scaling_eps'")
     e_train, e_test = HELDOUT_EPS["train"] * cfg.m, HELDOUT_EPS["test"] * cfg.m
     d_pred = int(se.loc[np.isclose(se["eps"], e_train), "d"].iloc[0])
-    err = sample_errors(As, d_pred, eps=e_test, trials=st, factorization=cfg.factorization, seed=seed,
-                        only_max=True)["err_inf"].to_numpy()
-    return row("heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), eps=e_test, d=d_pred, fit="eps",
-               C=float(d_pred), train=f"{e_train:g}", failures=int(np.sum(err > cfg.delta)), trials=st, seed=seed)
+    err = sample_errors(As, d_pred, eps=e_test, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)[
+        "err_inf"
+    ].to_numpy()
+    return row(
+        "heldout",
+        cfg,
+        L=As.shape[0],
+        k=int((As > 0).sum(1).max()),
+        eps=e_test,
+        d=d_pred,
+        fit="eps",
+        C=float(d_pred),
+        train=f"{e_train:g}",
+        failures=int(np.sum(err > cfg.delta)),
+        trials=st,
+        seed=seed,
+    )
 
 
 def heldout(cfg: Config, frame: pd.DataFrame, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
@@ -382,8 +619,10 @@ def heldout(cfg: Config, frame: pd.DataFrame, seeds: list[int], say: Callable[[s
     Ls = min(cfg.scaling_L, cfg.L)
     As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
     say("held-out tests of the scaling fits")
-    return [heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
-            heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS])]
+    return [
+        heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
+        heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
+    ]
 
 
 #: The row-only hypothesis is checked at L = min(run's L, HYPOTHESES_MAX_L).
@@ -408,14 +647,34 @@ def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str,
     from attnspec.theory.expressivity.hypotheses import row_only_test
 
     seeds = spawn_seeds(cfg.seed, N_SEEDS) if seeds is None else seeds
-    return [row_only_test(L=min(cfg.L, HYPOTHESES_MAX_L), k=min(cfg.k, HYPOTHESES_MAX_L), m=cfg.m, M=cfg.M, eps=cfg.eps,
-                          delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, factorization=f, seed_A=seeds[SEED_HYP_A],
-                          seed_fit=seeds[SEED_HYP_FIT], seed_test=seeds[SEED_HYP_TEST]) for f in ("row", "column")]
+    return [
+        row_only_test(
+            L=min(cfg.L, HYPOTHESES_MAX_L),
+            k=min(cfg.k, HYPOTHESES_MAX_L),
+            m=cfg.m,
+            M=cfg.M,
+            eps=cfg.eps,
+            delta=cfg.delta,
+            beta=cfg.beta,
+            trials=cfg.trials,
+            factorization=f,
+            seed_A=seeds[SEED_HYP_A],
+            seed_fit=seeds[SEED_HYP_FIT],
+            seed_test=seeds[SEED_HYP_TEST],
+        )
+        for f in ("row", "column")
+    ]
 
 
-def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
-               say: Callable[[str], None], lam_ratio: np.ndarray | None = None,
-               row_only: Callable[[], list[dict[str, object]]] | None = None) -> list[dict[str, object]]:
+def hypotheses(
+    cfg: Config,
+    A: np.ndarray,
+    lam: np.ndarray,
+    seeds: list[int],
+    say: Callable[[str], None],
+    lam_ratio: np.ndarray | None = None,
+    row_only: Callable[[], list[dict[str, object]]] | None = None,
+) -> list[dict[str, object]]:
     """The hypotheses rows (kind ``hypotheses``): row-only sparsity under both
     factorizations (at L = min(L, :data:`HYPOTHESES_MAX_L`)), and ratio vs additive
     precision at the run's A (:mod:`.hypotheses`).
@@ -441,14 +700,28 @@ def hypotheses(cfg: Config, A: np.ndarray, lam: np.ndarray, seeds: list[int],
     say("hypotheses: row-only sparsity, ratio precision")
     rows: list[dict[str, object]] = row_only() if row_only is not None else row_only_rows(cfg, seeds)
     # the same Z draws as the run's asymptotic law: a paired comparison of the two precisions
-    rows.append(ratio_test(A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials,
-                           seed=seeds[SEED_ASYM], lam_add=lam, lam_ratio=lam_ratio))
+    rows.append(
+        ratio_test(
+            A,
+            eps=cfg.eps,
+            delta=cfg.delta,
+            beta=cfg.beta,
+            trials=cfg.trials,
+            seed=seeds[SEED_ASYM],
+            lam_add=lam,
+            lam_ratio=lam_ratio,
+        )
+    )
     return rows
 
 
-def measure(cfg: Config, *, progress: Callable[[str], None] | None = None,
-            scaling: Callable[[], list[dict[str, object]]] | None = None,
-            row_only: Callable[[], list[dict[str, object]]] | None = None) -> Measurements:
+def measure(
+    cfg: Config,
+    *,
+    progress: Callable[[str], None] | None = None,
+    scaling: Callable[[], list[dict[str, object]]] | None = None,
+    row_only: Callable[[], list[dict[str, object]]] | None = None,
+) -> Measurements:
     """Run every measurement at the instance of ``cfg``.
 
     Parameters
@@ -481,42 +754,6 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None,
     rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
     rows += hypotheses(cfg, A, lam, seeds, say, lam_ratio=lam_ratio, row_only=row_only)
     d_rownorm = dimension_jl(cfg.L, eps_jl_needed(B, cfg.delta, cfg.factorization), cfg.beta)
-    return Measurements(frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds,
-                        B=B, d_rownorm=d_rownorm)
-
-
-def error_map(cfg: Config, size: int = 64) -> pd.DataFrame:
-    """One instance for the error maps: A, Â = eps SA(X) and SAN, entry by entry.
-
-    A ``size``×``size`` problem with the run's k, m, M, eps, at the d* of the asymptotic
-    law for it, capped so that X (L × 2d) holds at most 4e6 numbers.
-
-    Parameters
-    ----------
-    cfg : Config
-    size : int, the L of the instance (at most cfg.L)
-
-    Returns
-    -------
-    DataFrame with one row per entry (L² rows): i, j, support, A, A_hat, san_target, san,
-    and the instance's L, k, d, d_star, err_inf, seed.
-    """
-    cfg.validate()
-    Ls = min(size, cfg.L)
-    ks = min(cfg.k, Ls)
-    seeds = spawn_seeds(cfg.seed, N_SEEDS)
-    A = sparse_target(Ls, ks, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_A])
-    lam = asymptotic_errors(A, eps=cfg.eps, trials=100, factorization=cfg.factorization, seed=seeds[SEED_ASYM])
-    d_star = asymptotic_d_star(lam, cfg.delta, cfg.beta)[0]
-    # the construction materialises X (L × 2d): cap d so that X holds <= 4e6 numbers
-    d = min(d_star, 2_000_000 // Ls)
-    c = construct(A, d, cfg.eps, factorization=cfg.factorization, seed=seeds[SEED_MAP])
-    Ahat = c.approximation().numpy()
-    P = san(c.X, c.W_Q, c.W_K).numpy()
-    Pt = A / A.sum(1, keepdims=True)
-    i, j = np.meshgrid(np.arange(Ls), np.arange(Ls), indexing="ij")
-    err = float(np.abs(c.logits().numpy() - log_targets(A, cfg.eps)).max())
-    return pd.DataFrame({"L": Ls, "k": ks, "d": d, "d_star": d_star, "err_inf": err, "seed": seeds[SEED_MAP],
-                         "i": i.ravel(), "j": j.ravel(),
-                         "support": (A > 0).ravel(), "A": A.ravel(), "A_hat": Ahat.ravel(),
-                         "san_target": Pt.ravel(), "san": P.ravel()})
+    return Measurements(
+        frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds, B=B, d_rownorm=d_rownorm
+    )

@@ -22,8 +22,9 @@ METHODS: tuple[str, ...] = ("exact", "asymptotic")
 EXACT_TRIALS = 40  # here, below config, resources and measure: all three read it
 
 
-def check_params(*, L: int, k: int, m: float, M: float, eps: float, delta: float | None = None,
-                 beta: float | None = None) -> None:
+def check_params(
+    *, L: int, k: int, m: float, M: float, eps: float, delta: float | None = None, beta: float | None = None
+) -> None:
     """Validate the problem parameters; raise :class:`InputError` naming the bad value.
 
     Parameters

@@ -25,8 +25,9 @@ from attnspec.verdicts.classify import VerdictRow, classify_bound
 UNMET = "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
 
 
-def check_on_support(trials: pd.DataFrame, *, M: float, m: float, delta: float, params: dict,
-                     seed: int) -> list[VerdictRow]:
+def check_on_support(
+    trials: pd.DataFrame, *, M: float, m: float, delta: float, params: dict, seed: int
+) -> list[VerdictRow]:
     """The three readings of :data:`~.claims.ONSUPPORT` from per-trial measures.
 
     Parameters
@@ -52,23 +53,45 @@ def check_on_support(trials: pd.DataFrame, *, M: float, m: float, delta: float, 
         # tightest case (the worst trial, on which a deterministic bound's label rests) and
         # typical case (the median trial), as bound/observed
         tt = {"tightest": b / worst if worst > 0 else math.inf, "typical": b / typ if typ > 0 else math.inf}
-        out.append(VerdictRow(cid, dec.verdict, {**params, **tt}, bound=b, exact=exact_on_support(M, delta),
-                              estimate=worst, trials=len(ok), seed=seed, reading="given-delta",
-                              evidence=f"{dec.reason}; max over {len(ok)} trials; exact worst case "
-                                       f"M(e^δ−1) = {exact_on_support(M, delta):.4g}; bound/observed: tightest "
-                                       f"{tt['tightest']:.3g} (worst trial; the label rests on it), typical "
-                                       f"{tt['typical']:.3g} (median trial)"))
+        out.append(
+            VerdictRow(
+                cid,
+                dec.verdict,
+                {**params, **tt},
+                bound=b,
+                exact=exact_on_support(M, delta),
+                estimate=worst,
+                trials=len(ok),
+                seed=seed,
+                reading="given-delta",
+                evidence=f"{dec.reason}; max over {len(ok)} trials; exact worst case "
+                f"M(e^δ−1) = {exact_on_support(M, delta):.4g}; bound/observed: tightest "
+                f"{tt['tightest']:.3g} (worst trial; the label rests on it), typical "
+                f"{tt['typical']:.3g} (median trial)",
+            )
+        )
         rel = float(ok["on_rel"].max())
         dec = classify_bound(observed=rel, bound=math.exp(delta) * delta)
-        out.append(VerdictRow(cid, dec.verdict, params, bound=math.exp(delta) * delta, exact=math.expm1(delta),
-                              estimate=rel, trials=len(ok), seed=seed, reading="relative",
-                              evidence=f"{dec.reason}; M e^δ δ / m = {b / m:.4g} is the absolute bound divided "
-                                       f"by the smallest entry"))
+        out.append(
+            VerdictRow(
+                cid,
+                dec.verdict,
+                params,
+                bound=math.exp(delta) * delta,
+                exact=math.expm1(delta),
+                estimate=rel,
+                trials=len(ok),
+                seed=seed,
+                reading="relative",
+                evidence=f"{dec.reason}; M e^δ δ / m = {b / m:.4g} is the absolute bound divided by the smallest entry",
+            )
+        )
     else:
         for reading in ("given-delta", "relative"):
             dec = classify_bound(observed=math.nan, bound=b, hypothesis_unmet=UNMET)
-            out.append(VerdictRow(cid, dec.verdict, params, bound=b, trials=0, seed=seed, reading=reading,
-                                  evidence=dec.reason))
+            out.append(
+                VerdictRow(cid, dec.verdict, params, bound=b, trials=0, seed=seed, reading=reading, evidence=dec.reason)
+            )
     # realised-δ reading: every trial, δ_t = its own ||B − B̂||_∞
     bt = M * np.exp(trials["err_inf"].to_numpy()) * trials["err_inf"].to_numpy()
     on = trials["on_abs"].to_numpy()
@@ -77,15 +100,26 @@ def check_on_support(trials: pd.DataFrame, *, M: float, m: float, delta: float, 
     dec = classify_bound(observed=float(ratio.max()), bound=1.0)
     with np.errstate(divide="ignore"):
         inv = bt / on
-    out.append(VerdictRow(cid, dec.verdict, params, bound=float(bt.max()), estimate=float(on.max()),
-                          trials=len(trials), seed=seed, reading="realised-delta",
-                          evidence=f"{dec.reason} (worst |Â−A| / (M e^δ δ) over {len(trials)} trials); "
-                                   f"bound/observed in [{np.nanmin(inv):.3g}, {np.nanmax(inv):.3g}]"))
+    out.append(
+        VerdictRow(
+            cid,
+            dec.verdict,
+            params,
+            bound=float(bt.max()),
+            estimate=float(on.max()),
+            trials=len(trials),
+            seed=seed,
+            reading="realised-delta",
+            evidence=f"{dec.reason} (worst |Â−A| / (M e^δ δ) over {len(trials)} trials); "
+            f"bound/observed in [{np.nanmin(inv):.3g}, {np.nanmax(inv):.3g}]",
+        )
+    )
     return out
 
 
-def check_off_support(trials: pd.DataFrame, *, L: int, k: int, m: float, eps: float, delta: float, params: dict,
-                      seed: int, A_seed: int) -> list[VerdictRow]:
+def check_off_support(
+    trials: pd.DataFrame, *, L: int, k: int, m: float, eps: float, delta: float, params: dict, seed: int, A_seed: int
+) -> list[VerdictRow]:
     """The two readings of :data:`~.claims.OFFSUPPORT` and :data:`~.claims.SAN_MASS`.
 
     Parameters
@@ -108,20 +142,45 @@ def check_off_support(trials: pd.DataFrame, *, L: int, k: int, m: float, eps: fl
         return []  # k = L: no entry off S
     if not len(ok):
         rows = []
-        for cid, reading, bound in ((C.OFFSUPPORT.id, "range", hi_b), (C.OFFSUPPORT.id, "literal", eps),
-                                    (C.SAN_MASS.id, "bound", bound_san_off_mass(L, k, m, eps, delta))):
+        for cid, reading, bound in (
+            (C.OFFSUPPORT.id, "range", hi_b),
+            (C.OFFSUPPORT.id, "literal", eps),
+            (C.SAN_MASS.id, "bound", bound_san_off_mass(L, k, m, eps, delta)),
+        ):
             dec = classify_bound(observed=math.nan, bound=bound, hypothesis_unmet=UNMET)
-            rows.append(VerdictRow(cid, dec.verdict, params, bound=bound, trials=0, seed=seed, reading=reading,
-                                   evidence=dec.reason))
+            rows.append(
+                VerdictRow(
+                    cid, dec.verdict, params, bound=bound, trials=0, seed=seed, reading=reading, evidence=dec.reason
+                )
+            )
         return rows
     mx, mn = float(ok["off_max"].max()), float(ok["off_min"].min())
     # two-sided range: the worst of max/upper end and lower end/min, against 1; its
     # tightness is not the point (loose_factor=None)
     dec = classify_bound(observed=max(mx / hi_b, lo_b / mn), bound=1.0, loose_factor=None)
-    out = [VerdictRow(C.OFFSUPPORT.id, dec.verdict, params, bound=hi_b, estimate=mx, trials=len(ok), seed=seed,
-                      reading="range", evidence=f"off-S entries in [{mn:.4g}, {mx:.4g}], range [{lo_b:.4g}, "
-                                                f"{hi_b:.4g}]: {dec.reason} (worst ratio to the range's ends)")]
+    out = [
+        VerdictRow(
+            C.OFFSUPPORT.id,
+            dec.verdict,
+            params,
+            bound=hi_b,
+            estimate=mx,
+            trials=len(ok),
+            seed=seed,
+            reading="range",
+            evidence=f"off-S entries in [{mn:.4g}, {mx:.4g}], range [{lo_b:.4g}, "
+            f"{hi_b:.4g}]: {dec.reason} (worst ratio to the range's ends)",
+        )
+    ]
+    out.append(_off_support_literal(ok, L=L, eps=eps, params=params, seed=seed, A_seed=A_seed))
+    out.append(_san_off_mass(ok, L=L, k=k, m=m, eps=eps, delta=delta, params=params, seed=seed))
+    return out
+
+
+def _off_support_literal(ok: pd.DataFrame, *, L: int, eps: float, params: dict, seed: int, A_seed: int) -> VerdictRow:
+    """The literal reading of :data:`~.claims.OFFSUPPORT` on the trials ``ok`` that meet δ, naming the worst entry."""
     # literal reading: the off-S error |Â_ij − 0| = Â_ij <= eps
+    mx = float(ok["off_max"].max())
     worst = int(np.argmax(ok["off_max"].to_numpy()))
     first = ok.iloc[worst]
     first_seed = int(ok["seed"].astype(np.uint64).to_numpy()[worst])
@@ -129,17 +188,41 @@ def check_off_support(trials: pd.DataFrame, *, L: int, k: int, m: float, eps: fl
     ij = divmod(int(first["off_argmax"]), L)
     ci = clopper_pearson(over, len(ok))
     dec = classify_bound(observed=mx, bound=eps, loose_factor=None)
-    where = (f"{over}/{len(ok)} trials have an off-S entry > eps; worst: trial {int(first['trial'])}, (i, j) = {ij}, "
-             f"Â_ij = {mx:.4g} = {mx / eps:.4g}·eps (d = {int(first['d'])}, seed {first_seed}, A from seed {A_seed})")
-    out.append(VerdictRow(C.OFFSUPPORT.id, dec.verdict, params, bound=eps, estimate=mx, ci_low=ci.low,
-                          ci_high=ci.high, trials=len(ok), seed=seed, reading="literal",
-                          evidence=f"{dec.reason}; {where}" if over else f"{dec.reason}; no off-S entry above eps"))
-    # SAN: the row mass that falls outside S
+    where = (
+        f"{over}/{len(ok)} trials have an off-S entry > eps; worst: trial {int(first['trial'])}, (i, j) = {ij}, "
+        f"Â_ij = {mx:.4g} = {mx / eps:.4g}·eps (d = {int(first['d'])}, seed {first_seed}, A from seed {A_seed})"
+    )
+    return VerdictRow(
+        C.OFFSUPPORT.id,
+        dec.verdict,
+        params,
+        bound=eps,
+        estimate=mx,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        trials=len(ok),
+        seed=seed,
+        reading="literal",
+        evidence=f"{dec.reason}; {where}" if over else f"{dec.reason}; no off-S entry above eps",
+    )
+
+
+def _san_off_mass(
+    ok: pd.DataFrame, *, L: int, k: int, m: float, eps: float, delta: float, params: dict, seed: int
+) -> VerdictRow:
+    """:data:`~.claims.SAN_MASS` on the trials ``ok`` that meet δ: the SAN row mass that falls outside S."""
     mass = float(ok["san_off_mass"].max())
     bm = bound_san_off_mass(L, k, m, eps, delta)
     dec = classify_bound(observed=mass, bound=bm)
-    out.append(VerdictRow(C.SAN_MASS.id, dec.verdict, params, bound=bm, estimate=mass, trials=len(ok), seed=seed,
-                          reading="bound",
-                          evidence=f"{dec.reason}; worst row puts {mass:.1%} of its SAN mass off S: 'error eps per "
-                                   f"entry' sums to (L−k)·eps = {(L - k) * eps:.3g} per row vs k·m = {k * m:.3g} on S"))
-    return out
+    return VerdictRow(
+        C.SAN_MASS.id,
+        dec.verdict,
+        params,
+        bound=bm,
+        estimate=mass,
+        trials=len(ok),
+        seed=seed,
+        reading="bound",
+        evidence=f"{dec.reason}; worst row puts {mass:.1%} of its SAN mass off S: 'error eps per "
+        f"entry' sums to (L−k)·eps = {(L - k) * eps:.3g} per row vs k·m = {k * m:.3g} on S",
+    )

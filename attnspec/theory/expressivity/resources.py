@@ -49,6 +49,7 @@ class RunSize(Protocol):
     @property
     def grid_k(self) -> list[int]: ...
 
+
 BYTES_PER_ENTRY = 96
 BATCH_BYTES = 200 * 2**20
 BYTES_PER_TRIAL = 512
@@ -100,9 +101,11 @@ def memory_parts(cfg: RunSize) -> dict[str, float]:
     """
     opt, L = _largest_L(cfg)
     configs = len(cfg.grid_L) * len(cfg.grid_k)
-    return {f"{opt} {L}": float(BYTES_PER_ENTRY) * L * L + min(BATCH_BYTES, 24.0 * L * L),
-            f"--trials {cfg.trials}": float(BYTES_PER_TRIAL) * cfg.trials,
-            f"--sweep-trials {cfg.sweep_trials}": float(BYTES_PER_TRIAL) * configs * cfg.sweep_trials}
+    return {
+        f"{opt} {L}": float(BYTES_PER_ENTRY) * L * L + min(BATCH_BYTES, 24.0 * L * L),
+        f"--trials {cfg.trials}": float(BYTES_PER_TRIAL) * cfg.trials,
+        f"--sweep-trials {cfg.sweep_trials}": float(BYTES_PER_TRIAL) * configs * cfg.sweep_trials,
+    }
 
 
 def memory_estimate(cfg: RunSize) -> float:
@@ -165,27 +168,37 @@ def check_resources(cfg: RunSize) -> None:
     """
     # dimensions: the notes' d_JL = 8 ln(4L²/β) k max|B|²/δ² is the largest d searched
     bmax = max(abs(math.log(cfg.M) - math.log(cfg.eps)), abs(math.log(cfg.m) - math.log(cfg.eps)))
-    log_d_jl = (math.log(8.0 * math.log(4.0 * cfg.L * cfg.L / cfg.beta) * cfg.k) + 2 * math.log(max(bmax, 1e-300))
-                - 2 * math.log(cfg.delta))
+    log_d_jl = (
+        math.log(8.0 * math.log(4.0 * cfg.L * cfg.L / cfg.beta) * cfg.k)
+        + 2 * math.log(max(bmax, 1e-300))
+        - 2 * math.log(cfg.delta)
+    )
     d_jl = math.exp(min(log_d_jl, 700.0))
     if not log_d_jl < math.log(MAX_DIMENSION):
-        raise InputError(f"delta={cfg.delta:g} with eps={cfg.eps:g} needs projection dimensions up to about "
-                         f"{'1e+304 or more' if log_d_jl > 700 else f'{d_jl:.3g}'} (the JL dimension), beyond the limit 2^53 = {MAX_DIMENSION:.3g}; use a larger "
-                         f"delta or eps")
+        raise InputError(
+            f"delta={cfg.delta:g} with eps={cfg.eps:g} needs projection dimensions up to about "
+            f"{'1e+304 or more' if log_d_jl > 700 else f'{d_jl:.3g}'} (the JL dimension), beyond the limit 2^53 = {MAX_DIMENSION:.3g}; use a larger "
+            f"delta or eps"
+        )
     if cfg.d is not None and cfg.d > MAX_MEASURED_DIMENSION:
-        raise InputError(f"d must be <= 2^44 = {MAX_MEASURED_DIMENSION} (the float32 products of the exact sampler "
-                         f"resolve the draws of a larger d no more), got d={cfg.d}")
+        raise InputError(
+            f"d must be <= 2^44 = {MAX_MEASURED_DIMENSION} (the float32 products of the exact sampler "
+            f"resolve the draws of a larger d no more), got d={cfg.d}"
+        )
     est = memory_estimate(cfg)
     limit = _available_memory()
     if limit is not None and est > limit:
         parts = memory_parts(cfg)
         what = max(parts, key=parts.get)  # the option that drives the estimate
-        raise InputError(f"{what} needs about {_bytes(est)} of memory, more than the {_bytes(limit)} available "
-                         f"on this machine; ask for less")
+        raise InputError(
+            f"{what} needs about {_bytes(est)} of memory, more than the {_bytes(limit)} available "
+            f"on this machine; ask for less"
+        )
     secs = seconds_estimate(cfg)
     if secs > MAX_SECONDS:
-        parts = {"--trials": cfg.trials, "--L": cfg.L, "--sweep-trials": cfg.sweep_trials,
-                 "--sweep-L": max(cfg.grid_L)}
+        parts = {"--trials": cfg.trials, "--L": cfg.L, "--sweep-trials": cfg.sweep_trials, "--sweep-L": max(cfg.grid_L)}
         named = ", ".join(f"{k} {v}" for k, v in parts.items())
-        raise InputError(f"this run ({named}) needs about {secs / 3600:.3g} h of computation by estimate, more than "
-                         f"the limit of {MAX_SECONDS / 3600:.0f} h; ask for fewer trials or a smaller L")
+        raise InputError(
+            f"this run ({named}) needs about {secs / 3600:.3g} h of computation by estimate, more than "
+            f"the limit of {MAX_SECONDS / 3600:.0f} h; ask for fewer trials or a smaller L"
+        )

@@ -35,15 +35,22 @@ TRIAL_COLUMNS: tuple[str, ...] = (
 )
 
 
-
 def _sparse_left(Bs: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
     """``B @ M[i]`` for each i, B a sparse CSR (L, L) matrix, M (t, L, n) → (t, L, n)."""
     return torch.stack([Bs @ M[i] for i in range(M.shape[0])])
 
 
-def _project_batch(B: torch.Tensor, t: int, d: int, projection: str, g: torch.Generator,
-                   rng: np.random.Generator, dtype: torch.dtype, direct: bool = False,
-                   Bs: torch.Tensor | None = None) -> torch.Tensor:
+def _project_batch(
+    B: torch.Tensor,
+    t: int,
+    d: int,
+    projection: str,
+    g: torch.Generator,
+    rng: np.random.Generator,
+    dtype: torch.dtype,
+    direct: bool = False,
+    Bs: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Draw t projections R (d×L) and return ``B RᵀR``, shape (t, L, L), batched.
 
     ``Bs`` is B as a sparse CSR tensor (k nonzeros per row): products ``B @ M`` then cost
@@ -82,8 +89,9 @@ def _project_batch(B: torch.Tensor, t: int, d: int, projection: str, g: torch.Ge
     return (L / d) * (B - low) if complement else (L / d) * low
 
 
-def _trial_stats(E: torch.Tensor, A: torch.Tensor, S: torch.Tensor, idx: torch.Tensor, eps: float,
-                 n1: torch.Tensor, n2: torch.Tensor) -> dict[str, np.ndarray]:
+def _trial_stats(
+    E: torch.Tensor, A: torch.Tensor, S: torch.Tensor, idx: torch.Tensor, eps: float, n1: torch.Tensor, n2: torch.Tensor
+) -> dict[str, np.ndarray]:
     """Per-trial statistics of E = B̂ − B, shape (t, L, L); E is overwritten.
 
     ``idx`` (L, kmax) lists each row's support (padded by repeating an entry), so the
@@ -196,11 +204,21 @@ def largest_d(dtype: torch.dtype) -> int:
     return MAX_MEASURED_DIMENSION if torch.finfo(dtype).bits <= 32 else int(MAX_DIMENSION)
 
 
-def sample_errors(A: np.ndarray, d: int, *, eps: float, trials: int, projection: str = "gaussian",
-                  factorization: str = "row", seed: Seed = 0,
-                  dtype: torch.dtype = torch.float32, direct: bool = False,
-                  only_max: bool = False, stop: Callable[[np.ndarray], bool] | None = None,
-                  batch: int | None = None) -> pd.DataFrame:
+def sample_errors(
+    A: np.ndarray,
+    d: int,
+    *,
+    eps: float,
+    trials: int,
+    projection: str = "gaussian",
+    factorization: str = "row",
+    seed: Seed = 0,
+    dtype: torch.dtype = torch.float32,
+    direct: bool = False,
+    only_max: bool = False,
+    stop: Callable[[np.ndarray], bool] | None = None,
+    batch: int | None = None,
+) -> pd.DataFrame:
     """Exact Monte Carlo of the construction: one row per trial with :data:`TRIAL_COLUMNS`.
 
     Each trial draws R (d×L) and measures E = B̂ − B (B̂ = B1 RᵀR B2ᵀ) and Â = eps exp(B̂),
@@ -296,9 +314,16 @@ def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dic
     return {c: float(v[0]) for c, v in st.items()}
 
 
-def asymptotic_errors(A: np.ndarray, *, eps: float, trials: int, factorization: str = "row",
-                      seed: Seed = 0, dtype: torch.dtype = torch.float32,
-                      statistic: str = "max") -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+def asymptotic_errors(
+    A: np.ndarray,
+    *,
+    eps: float,
+    trials: int,
+    factorization: str = "row",
+    seed: Seed = 0,
+    dtype: torch.dtype = torch.float32,
+    statistic: str = "max",
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """The d → ∞ law of Gaussian projections: ``sqrt(d) ||B − B̂||_∞ → max |B Z|`` (row) or
     ``max |Z B|`` (column), Z symmetric with N(0, 1) off and N(0, 2) on the diagonal.
 
@@ -401,9 +426,17 @@ def gram_diagonal_draws(L: int, d: int, projection: str, trials: int, seed: Seed
     return G[:, 0, 0].numpy().copy()
 
 
-def sample_errors_grid(A: np.ndarray, ds: list[int] | tuple[int, ...], *, eps: float, trials: int,
-                       factorization: str = "row", seed: Seed = 0, full_at: tuple[int, ...] = (),
-                       dtype: torch.dtype = torch.float32) -> tuple[np.ndarray, dict[int, pd.DataFrame]]:
+def sample_errors_grid(
+    A: np.ndarray,
+    ds: list[int] | tuple[int, ...],
+    *,
+    eps: float,
+    trials: int,
+    factorization: str = "row",
+    seed: Seed = 0,
+    full_at: tuple[int, ...] = (),
+    dtype: torch.dtype = torch.float32,
+) -> tuple[np.ndarray, dict[int, pd.DataFrame]]:
     """Exact Monte Carlo of Gaussian projections at several d >= L in one pass (common draws).
 
     Bartlett: ``RᵀR ~ T Tᵀ / d`` with ``T = N + D_d``, N strictly lower triangular N(0, 1)
@@ -469,11 +502,12 @@ def sample_errors_grid(A: np.ndarray, ds: list[int] | tuple[int, ...], *, eps: f
             if d in parts:
                 st = _trial_stats(E, At, S, idx, eps, n1, n2)
                 parts[d].append(st)
-                err[done:done + t, j] = st["err_inf"]
+                err[done : done + t, j] = st["err_inf"]
             else:
-                err[done:done + t, j] = E.abs_().flatten(1).amax(1).double().numpy()
+                err[done : done + t, j] = E.abs_().flatten(1).amax(1).double().numpy()
         done += t
-    frames = {d: pd.DataFrame({"trial": np.arange(trials),
-                               **{c: np.concatenate([p[c] for p in ps]) for c in TRIAL_COLUMNS}})
-              for d, ps in parts.items()}
+    frames = {
+        d: pd.DataFrame({"trial": np.arange(trials), **{c: np.concatenate([p[c] for p in ps]) for c in TRIAL_COLUMNS}})
+        for d, ps in parts.items()
+    }
     return err, frames

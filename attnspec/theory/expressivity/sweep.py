@@ -13,7 +13,7 @@ import pandas as pd
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import factorize, log_targets, sparse_target
-from attnspec.theory.expressivity.dstar import asymptotic_d_star, find_d_star
+from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star
 from attnspec.theory.expressivity.fit import gaussian_sweep
 from attnspec.theory.expressivity.params import check_params
 from attnspec.theory.expressivity.sampling import asymptotic_errors
@@ -41,10 +41,25 @@ def config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
     return [int(x >> 1) for x in ss.generate_state(count, dtype=np.uint64)]
 
 
-def sweep(Ls: Sequence[int], ks: Sequence[int], *, eps: float, delta: float, m: float, M: float, beta: float,
-          trials: int, support: str = "random", factorization: str = "row", seed: int = 0,
-          exact_max_L: int = 128, orthogonal_max_L: int = 2048, large_L: int = 2048, large_trials: int = 40,
-          progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+def sweep(
+    Ls: Sequence[int],
+    ks: Sequence[int],
+    *,
+    eps: float,
+    delta: float,
+    m: float,
+    M: float,
+    beta: float,
+    trials: int,
+    support: str = "random",
+    factorization: str = "row",
+    seed: int = 0,
+    exact_max_L: int = 128,
+    orthogonal_max_L: int = 2048,
+    large_L: int = 2048,
+    large_trials: int = 40,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
     """d* over a grid of (L, k).
 
     Gaussian R: the asymptotic law for every L (d* with an order-statistic 95% interval,
@@ -86,37 +101,131 @@ def sweep(Ls: Sequence[int], ks: Sequence[int], *, eps: float, delta: float, m: 
             n = trials if L < large_L else min(trials, large_trials)
             cfg_seed = config_seeds(seed, L, k, 4)
             A = sparse_target(L, k, m=m, M=M, support=support, seed=cfg_seed[0])
-            B = log_targets(A, eps)
-            B1, B2 = factorize(B, factorization)
-            rn = float(np.linalg.norm(B1, axis=1).max() * np.linalg.norm(B2, axis=1).max())
-            base = {"kind": "sweep", "L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta,
-                    "support": support, "factorization": factorization,
-                    "max_abs_B": float(np.abs(B).max()), "max_row_norm": rn, "k_log_L": k * math.log(L)}
+            base = _configuration_columns(
+                A, L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, support=support, factorization=factorization
+            )
             say(f"sweep L={L} k={k}: asymptotic ({n} draws)")
             lam = asymptotic_errors(A, eps=eps, trials=n, factorization=factorization, seed=cfg_seed[1])
             d, lo, hi = asymptotic_d_star(lam, delta, beta)
-            rows.append({**base, "projection": "gaussian", "method": "asymptotic", "d": d, "ci_low": lo,
-                         "ci_high": hi, "trials": n, "seed": cfg_seed[1]})
-            for dd in np.unique(np.geomspace(max(1, d // 3), d * 2, 24).astype(int)):
-                ci = clopper_pearson(int(np.sum(lam <= delta * math.sqrt(dd))), n)
-                rows.append({**base, "kind": "sweep_curve", "projection": "gaussian", "method": "asymptotic",
-                             "d": int(dd), "estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
-                             "trials": n, "seed": cfg_seed[1]})
+            rows += _asymptotic_rows(base, lam, d, lo, hi, delta=delta, trials=n, seed=cfg_seed[1])
             if L <= exact_max_L:
                 say(f"sweep L={L} k={k}: exact bisection")
-                r = find_d_star(A, eps=eps, delta=delta, beta=beta, trials=n, factorization=factorization,
-                                seed=cfg_seed[2], d_hint=d)
-                rows.append({**base, "projection": "gaussian", "method": "exact", "d": r.d_star, "d_low": r.d_low,
-                             "success": r.success, "trials": n, "seed": cfg_seed[2]})
+                r = find_d_star(
+                    A,
+                    eps=eps,
+                    delta=delta,
+                    beta=beta,
+                    trials=n,
+                    factorization=factorization,
+                    seed=cfg_seed[2],
+                    d_hint=d,
+                )
+                rows.append(_exact_row(base, r, projection="gaussian", trials=n, seed=cfg_seed[2]))
             if L <= orthogonal_max_L:
                 say(f"sweep L={L} k={k}: orthogonal")
-                r = find_d_star(A, eps=eps, delta=delta, beta=beta, trials=n, projection="orthogonal",
-                                factorization=factorization, seed=cfg_seed[3])
-                rows.append({**base, "projection": "orthogonal", "method": "exact", "d": r.d_star, "d_low": r.d_low,
-                             "success": r.success, "trials": n, "seed": cfg_seed[3]})
+                r = find_d_star(
+                    A,
+                    eps=eps,
+                    delta=delta,
+                    beta=beta,
+                    trials=n,
+                    projection="orthogonal",
+                    factorization=factorization,
+                    seed=cfg_seed[3],
+                )
+                rows.append(_exact_row(base, r, projection="orthogonal", trials=n, seed=cfg_seed[3]))
     return pd.DataFrame(rows)
 
 
+def _configuration_columns(
+    A: np.ndarray,
+    *,
+    L: int,
+    k: int,
+    eps: float,
+    delta: float,
+    m: float,
+    M: float,
+    beta: float,
+    support: str,
+    factorization: str,
+) -> dict[str, object]:
+    """The columns every row of configuration (L, k) shares: its parameters and the sizes of B = log(A/eps)."""
+    B = log_targets(A, eps)
+    B1, B2 = factorize(B, factorization)
+    rn = float(np.linalg.norm(B1, axis=1).max() * np.linalg.norm(B2, axis=1).max())
+    return {
+        "kind": "sweep",
+        "L": L,
+        "k": k,
+        "eps": eps,
+        "delta": delta,
+        "m": m,
+        "M": M,
+        "beta": beta,
+        "support": support,
+        "factorization": factorization,
+        "max_abs_B": float(np.abs(B).max()),
+        "max_row_norm": rn,
+        "k_log_L": k * math.log(L),
+    }
+
+
+def _asymptotic_rows(
+    base: dict[str, object],
+    lam: np.ndarray,
+    d: int,
+    lo: float,
+    hi: float,
+    *,
+    delta: float,
+    trials: int,
+    seed: int,
+) -> list[dict[str, object]]:
+    """The asymptotic d* of one configuration with its interval, then its success curve (``sweep_curve``)."""
+    rows: list[dict[str, object]] = [
+        {
+            **base,
+            "projection": "gaussian",
+            "method": "asymptotic",
+            "d": d,
+            "ci_low": lo,
+            "ci_high": hi,
+            "trials": trials,
+            "seed": seed,
+        }
+    ]
+    for dd in np.unique(np.geomspace(max(1, d // 3), d * 2, 24).astype(int)):
+        ci = clopper_pearson(int(np.sum(lam <= delta * math.sqrt(dd))), trials)
+        rows.append(
+            {
+                **base,
+                "kind": "sweep_curve",
+                "projection": "gaussian",
+                "method": "asymptotic",
+                "d": int(dd),
+                "estimate": ci.estimate,
+                "ci_low": ci.low,
+                "ci_high": ci.high,
+                "trials": trials,
+                "seed": seed,
+            }
+        )
+    return rows
+
+
+def _exact_row(base: dict[str, object], r: DStar, *, projection: str, trials: int, seed: int) -> dict[str, object]:
+    """The row of one exact d* search of a configuration: d* and the lower end of its bracket."""
+    return {
+        **base,
+        "projection": projection,
+        "method": "exact",
+        "d": r.d_star,
+        "d_low": r.d_low,
+        "success": r.success,
+        "trials": trials,
+        "seed": seed,
+    }
 
 
 def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
@@ -133,17 +242,35 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
     """
     out: list[VerdictRow] = []
     g = gaussian_sweep(sw)
-    P = {"L": f"{g['L'].min()}..{g['L'].max()}", "k": f"{g['k'].min()}..{g['k'].max()}",
-         "eps": float(g["eps"].iloc[0]), "delta": float(g["delta"].iloc[0])}
+    P = {
+        "L": f"{g['L'].min()}..{g['L'].max()}",
+        "k": f"{g['k'].min()}..{g['k'].max()}",
+        "eps": float(g["eps"].iloc[0]),
+        "delta": float(g["delta"].iloc[0]),
+    }
     seed = int(g["seed"].iloc[0])
     below = g[g["d"] < g["L"]]
     ratio = float((g["d"] / g["L"]).min())
-    dec = classify_bound(observed=ratio, bound=1.0, loose_factor=None,
-                         vacuous=None if len(below) else f"d* >= L at all {len(g)} configurations: the exact "
-                                                         f"choice d = L beats the construction everywhere")
-    out.append(VerdictRow(C.WIDTH.id, dec.verdict, P, estimate=float(len(below)), trials=int(g["trials"].min()),
-                          seed=seed, reading="grid",
-                          evidence=f"{len(below)}/{len(g)} configurations have d* < L; smallest d*/L = {ratio:.3g}"))
+    dec = classify_bound(
+        observed=ratio,
+        bound=1.0,
+        loose_factor=None,
+        vacuous=None
+        if len(below)
+        else f"d* >= L at all {len(g)} configurations: the exact choice d = L beats the construction everywhere",
+    )
+    out.append(
+        VerdictRow(
+            C.WIDTH.id,
+            dec.verdict,
+            P,
+            estimate=float(len(below)),
+            trials=int(g["trials"].min()),
+            seed=seed,
+            reading="grid",
+            evidence=f"{len(below)}/{len(g)} configurations have d* < L; smallest d*/L = {ratio:.3g}",
+        )
+    )
     o = sw[(sw["kind"] == "sweep") & (sw["projection"] == "orthogonal")]
     if len(o):
         out.append(check_orthogonal_width(o, g, P))
@@ -158,12 +285,21 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
             highx = mg["d_a"] * mg["ci_high_a"] / mg["ci_low_a"]
         ok = (mg["d_e"] >= lowx) & (mg["d_low_e"] <= highx)
         dec = classify_bound(observed=float((~ok).sum()), bound=0.0, loose_factor=None)
-        out.append(VerdictRow(C.ASYMPTOTIC.id, dec.verdict, P, estimate=float((mg["d_e"] / mg["d_a"]).max()),
-                              trials=int(e["trials"].min()), seed=int(e["seed"].iloc[0]), reading="vs-exact",
-                              evidence=f"exact/asymptotic d* in [{(mg['d_e'] / mg['d_a']).min():.3g}, "
-                                       f"{(mg['d_e'] / mg['d_a']).max():.3g}] over {len(mg)} configurations with "
-                                       f"L <= {int(e['L'].max())}; {int((~ok).sum())} disagree beyond the CI and "
-                                       f"bisection bracket"))
+        out.append(
+            VerdictRow(
+                C.ASYMPTOTIC.id,
+                dec.verdict,
+                P,
+                estimate=float((mg["d_e"] / mg["d_a"]).max()),
+                trials=int(e["trials"].min()),
+                seed=int(e["seed"].iloc[0]),
+                reading="vs-exact",
+                evidence=f"exact/asymptotic d* in [{(mg['d_e'] / mg['d_a']).min():.3g}, "
+                f"{(mg['d_e'] / mg['d_a']).max():.3g}] over {len(mg)} configurations with "
+                f"L <= {int(e['L'].max())}; {int((~ok).sum())} disagree beyond the CI and "
+                f"bisection bracket",
+            )
+        )
     return out
 
 
@@ -191,16 +327,28 @@ def check_orthogonal_width(o: pd.DataFrame, g: pd.DataFrame, P: dict) -> Verdict
     r = mg["d_o"] / mg["d_g"]
     live = mg["d_g"] < mg["L"]
     n_live = int(live.sum())
-    trivial = None if n_live else (f"d*_Gaussian >= L at all {len(mg)} configurations, and orthogonal R has d <= L "
-                                   f"with d = L exact: orthogonal d* <= Gaussian d* whatever the draws")
+    trivial = (
+        None
+        if n_live
+        else (
+            f"d*_Gaussian >= L at all {len(mg)} configurations, and orthogonal R has d <= L "
+            f"with d = L exact: orthogonal d* <= Gaussian d* whatever the draws"
+        )
+    )
     rl = r[live] if n_live else r
     tightest, typical = float(rl.max()), float(rl.median())
     dec = classify_bound(observed=tightest, bound=1.0, trivial=trivial)
-    return VerdictRow(C.ORTH_WIDTH.id, dec.verdict, {**P, "tightest": tightest, "typical": typical},
-                      estimate=float(r.max()), trials=int(o["trials"].min()), seed=int(o["seed"].iloc[0]),
-                      reading="vs-gaussian",
-                      evidence=f"{dec.reason}: {n_live}/{len(mg)} configurations exercise the claim "
-                               f"(d*_Gaussian < L); d*_orth/d*_gauss there: tightest {tightest:.3g}, median "
-                               f"{typical:.3g} (the label rests on the tightest); over all configurations in "
-                               f"[{r.min():.3g}, {r.max():.3g}]; orthogonal d* = L (only the exact choice works) in "
-                               f"{int((o['d'] >= o['L']).sum())}/{len(o)} configurations")
+    return VerdictRow(
+        C.ORTH_WIDTH.id,
+        dec.verdict,
+        {**P, "tightest": tightest, "typical": typical},
+        estimate=float(r.max()),
+        trials=int(o["trials"].min()),
+        seed=int(o["seed"].iloc[0]),
+        reading="vs-gaussian",
+        evidence=f"{dec.reason}: {n_live}/{len(mg)} configurations exercise the claim "
+        f"(d*_Gaussian < L); d*_orth/d*_gauss there: tightest {tightest:.3g}, median "
+        f"{typical:.3g} (the label rests on the tightest); over all configurations in "
+        f"[{r.min():.3g}, {r.max():.3g}]; orthogonal d* = L (only the exact choice works) in "
+        f"{int((o['d'] >= o['L']).sum())}/{len(o)} configurations",
+    )

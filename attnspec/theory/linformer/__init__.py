@@ -10,5 +10,6 @@ One module per claim group (the claim ids are in :mod:`.claims`):
 * :mod:`.proof_steps` — Theorem 2's step (23), tolerances, k formulas, (ε, k) grid;
 * :mod:`.printed`     — eqs. (4)/(15) as printed;
 * :mod:`.samplers`    — projection families and exact reduced samplers;
-* :mod:`.rows`        — Monte Carlo tables to verdict rows; :mod:`.battery` — `jl-check`.
+* :mod:`.rows`        — Monte Carlo tables to verdict rows; :mod:`.battery` — `jl-check`, its
+  options validated in :mod:`.config`.
 """

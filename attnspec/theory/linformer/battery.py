@@ -1,6 +1,6 @@
 """The `jl-check` battery: options → validated config → Monte Carlo and measurements → verdict rows.
 
-``config_from_options`` validates every option before any computation; ``run`` returns a
+``config_from_options`` (:mod:`.config`) validates every option before any computation; ``run`` returns a
 :class:`attnspec.battery.BatteryResult` whose tables are ``jl`` (one row per Monte Carlo
 parameter set, with its verdict), ``jl_errors`` (sampled relative errors, for figures) and
 ``jl_curves`` (bounds and exact laws on a dense k grid). Real attention matrices (``--model``,
@@ -17,28 +17,26 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
 
 from attnspec.battery import AttentionRequest, BatteryResult, config_identity
-from attnspec.errors import InputError, check_choice, check_range
+from attnspec.errors import InputError
 from attnspec.numerics.stats import child_seed
-from attnspec.options.checks import option_names
 from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS
-from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
+from attnspec.theory.linformer.config import COMMAND, JLConfig, parse_claims, parse_families
+from attnspec.theory.linformer.config import (  # the battery interface attnspec.battery.run_battery calls
+    config_from_options as config_from_options,
+)
 from attnspec.theory.linformer.dimensions import (
     appendix_a_k,
-    check_eps,
-    check_ks,
-    check_n,
     dimensions,
     theorem1_union_bound,
     theorem2_k_main,
@@ -50,145 +48,11 @@ from attnspec.theory.linformer.quantifier import check_quantifier
 from attnspec.theory.linformer.rows import clipped_rows, eq18_rows, verdict_rows
 from attnspec.verdicts.classify import VerdictRow, classify_measurement
 
-COMMAND = "jl-check"
-CLAIM_GROUPS: tuple[str, ...] = ("lemma1.eq11", "lemma1.eq12", "thm1", "thm2", "eq4")
-_ALIASES = {"lemma1": ("lemma1.eq11", "lemma1.eq12"), "all": CLAIM_GROUPS}
 #: theorem dimensions above this are reported but not simulated
 MAX_SIMULATED_K = 20_000
 #: draws of Gaussian V for the ‖V‖₂ <= ε‖V‖_F fraction, and of R per rank for the quantifier
 TOLERANCE_DRAWS = 200
 QUANTIFIER_DRAWS = 2
-#: input limits, checked before any work: values of k, trials, n with dense n×n
-#: attention (Theorem 1, eq. 4), n otherwise, d, and the memory any one part may need
-MAX_K_VALUES = 1_000
-MAX_TRIALS = 10_000_000
-MAX_N_DENSE = 16_384
-MAX_N = 1_000_000
-MAX_D = 4_096
-MEMORY_LIMIT_BYTES = 8 * 2**30
-
-
-def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
-    """``"all"``, ``"lemma1"``, or a comma list of lemma1.eq11, lemma1.eq12, thm1, thm2, eq4
-    (each may carry the ``linformer.`` prefix of the claim ids).
-
-    Parameters
-    ----------
-    spec : str or sequence of str
-        The comma list, or its items; spaces around an item and empty items are ignored.
-
-    Returns
-    -------
-    tuple of str
-        The claim groups of :data:`CLAIM_GROUPS`, aliases expanded (``lemma1``: both
-        equations; ``all``: every group), in the order given, each once.
-
-    Raises
-    ------
-    InputError
-        No item, or an item that is not a claim group, ``lemma1`` or ``all``.
-    """
-    items = [s.strip().removeprefix("linformer.") for s in (spec.split(",") if isinstance(spec, str) else spec)
-             if s.strip()]
-    if not items:
-        raise InputError(f"claims must name at least one of {', '.join(CLAIM_GROUPS)} (or lemma1, all), got none")
-    out: list[str] = []
-    for it in items:
-        if it in _ALIASES:
-            out.extend(_ALIASES[it])
-        elif it in CLAIM_GROUPS:
-            out.append(it)
-        else:
-            raise InputError(f"claim must be one of {', '.join(CLAIM_GROUPS)}, lemma1 or all, got {it!r}")
-    return tuple(dict.fromkeys(out))
-
-
-def parse_families(spec: str | Sequence[str]) -> tuple[str, ...]:
-    """``"all"`` or a comma list of gaussian, orthogonal, achlioptas, sparse.
-
-    Parameters
-    ----------
-    spec : str or sequence of str
-        The comma list, or its items; spaces around an item and empty items are ignored.
-        ``all`` stands alone.
-
-    Returns
-    -------
-    tuple of str
-        The projection families, in the order given, each once; every family of
-        :data:`attnspec.theory.linformer.samplers.FAMILIES` for ``all``.
-
-    Raises
-    ------
-    InputError
-        No item, or an item that is not a family.
-    """
-    items = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
-    if items == ["all"]:
-        return S.FAMILIES
-    if not items:
-        raise InputError(f"family must name at least one of {', '.join(S.FAMILIES)} (or all), got none")
-    for it in items:
-        S.check_family(it)
-    return tuple(dict.fromkeys(items))
-
-
-def parse_ks(spec: str) -> list[int]:
-    """k values: a comma list of integers and inclusive ranges ``start:stop[:step]``.
-
-    ``"64,128,256"``, ``"64:4096:64"`` (64, 128, ..., 4096), ``"16:32"`` (step 1).
-
-    Parameters
-    ----------
-    spec : str
-        ``--k``: integers and ranges separated by single commas.
-
-    Returns
-    -------
-    list of int
-        The values, sorted, each once, each in 1..:data:`MAX_N`.
-
-    Raises
-    ------
-    InputError
-        An empty item, an item that is not an integer or a range, a range with step < 1 or
-        stop < start, more than :data:`MAX_K_VALUES` values from a range, or a value below
-        1 or above :data:`MAX_N`.
-    """
-    out: list[int] = []
-    for part in (p.strip() for p in spec.split(",")):
-        if not part:  # "64," or "64,,128": a value was left out, not an empty sweep to skip
-            raise InputError(f"k has an empty item in {spec!r}; write the values separated by single commas, "
-                             "e.g. 64,128")
-        try:
-            if ":" in part:
-                fields = [int(x) for x in part.split(":")]
-                if len(fields) not in (2, 3):
-                    raise ValueError
-                start, stop = fields[0], fields[1]
-                step = fields[2] if len(fields) == 3 else 1
-                if step < 1:
-                    raise InputError(f"k range step must be >= 1, got {step} in {part!r}")
-                if stop < start:
-                    raise InputError(f"k range {part!r} is empty (stop < start)")
-                count = (stop - start) // step + 1
-                if count + len(out) > MAX_K_VALUES:
-                    raise InputError(f"k range {part!r} has {count:,} values (about {count * 8 / 2**30:.3g} GiB as a "
-                                     f"list, each a Monte Carlo point); at most {MAX_K_VALUES:,} values of k allowed")
-                out.extend(range(start, stop + 1, step))
-            else:
-                out.append(int(part))
-        except ValueError as e:
-            if isinstance(e, InputError):
-                raise
-            raise InputError(f"k must be integers or ranges start:stop[:step], got {part!r}") from None
-    if not out:
-        raise InputError(f"k must hold at least one value, got {spec!r}")
-    for k in out:
-        check_range("k", k, low=1)
-        if k > MAX_N:  # k <= n <= MAX_N; also keeps every k an int64
-            raise InputError(f"k = {k} is larger than the largest n allowed ({MAX_N:,}); Lemma 1 needs k <= n")
-    return sorted(set(out))
 
 
 def default_ks(n: int, eps: float, points: int = 10, *, union_threshold: bool = True) -> list[int]:
@@ -220,120 +84,6 @@ def default_ks(n: int, eps: float, points: int = 10, *, union_threshold: bool = 
     return sorted(k for k in ks if 1 <= k < n)
 
 
-@dataclass
-class JLConfig:
-    """Every parameter of a `jl-check` run (see ``attnspec jl-check --help``)."""
-
-    n: int = 4096
-    eps: float = 0.1
-    ks: Sequence[int] | None = None
-    trials: int = 10_000
-    trials_other: int = 1_000
-    seed: int = 0
-    families: Sequence[str] = S.FAMILIES
-    claims: Sequence[str] = CLAIM_GROUPS
-    d: int = 64
-    temperature: float = 1.0
-    rhos: Sequence[float] = L1.DEFAULT_RHOS
-    attention_kinds: Sequence[str] = T1.ATTENTION_KINDS
-    model: str | None = None
-    data: str | None = None
-    data_dir: str | None = None
-    count: int = 2
-
-    def validate(self) -> None:
-        """Raise :class:`InputError` naming the first bad parameter and its allowed range."""
-        check_n(self.n)
-        check_eps(self.eps)
-        check_range("trials", self.trials, low=1)
-        check_range("trials_other", self.trials_other, low=1)
-        check_range("d", self.d, low=2)
-        check_range("temperature", self.temperature, low=0.0, low_open=True)
-        check_range("count", self.count, low=1)
-        if self.ks is not None:
-            check_ks(self.ks)
-        parse_claims(list(self.claims))
-        parse_families(list(self.families))
-        for a in self.attention_kinds:
-            check_choice("attention kind", a, T1.ATTENTION_KINDS)
-        if (self.model is None) != (self.data is None):
-            raise InputError("--model and --data go together: give both (real attention) or neither")
-        self.check_budget()
-
-    def check_budget(self) -> None:
-        """Refuse, in one line naming the value, its estimate and the limit, what could not
-        run: k > n (Lemma 1 needs 1 <= k <= n; at k >= n the theorems reduce nothing), and
-        sizes whose memory (or time) is out of reach on one machine."""
-        n, d = int(self.n), int(self.d)
-        claims = parse_claims(list(self.claims))
-        if self.ks is not None:
-            big = [int(k) for k in self.ks if int(k) > n]
-            if big:
-                raise InputError(f"k = {big[0]} > n = {n}: Lemma 1 needs 1 <= k <= n and at k >= n the theorems reduce "
-                                 f"nothing; give k <= n (the theorems' own k is added and reported by itself)")
-        gib = 2**30
-        dense = any(c in ("thm1", "eq4") for c in claims)
-        mem_dense = 3 * 8 * n * n  # P (float64), its float32 copy and the LU of the inverse iteration
-        if dense and n > MAX_N_DENSE:
-            raise InputError(f"n = {n:,} needs about {mem_dense / gib:.3g} GiB for Theorem 1's dense n×n attention "
-                             f"(and eq. 4's); at most n = {MAX_N_DENSE:,} with thm1 or eq4 (or choose --claims "
-                             f"lemma1,thm2)")
-        if n > MAX_N:
-            raise InputError(f"n = {n:,} needs about {16 * n * max(self.trials_other, 1) / gib:.3g} GiB for Lemma 1's "
-                             f"pair sampler; at most n = {MAX_N:,}")
-        if "thm2" in claims or "eq4" in claims:
-            mem_d = 8 * (3 * n * d + 2 * d * d + 3 * 500 * d)
-            if d > MAX_D or mem_d > MEMORY_LIMIT_BYTES:
-                raise InputError(f"d = {d:,} needs about {mem_d / gib:.3g} GiB for Theorem 2's Q, K, V ({n}×{d} each) "
-                                 f"and O(d²) work per row; at most d = {MAX_D:,}")
-        for name, t in (("trials", self.trials), ("trials_other", self.trials_other)):
-            if t > MAX_TRIALS:
-                mem = 8 * 8 * t  # the Gaussian chi-square draws held per k, their failure masks and samples
-                raise InputError(f"{name} = {t:,} needs about {mem / gib:.3g} GiB for Lemma 1's draws held per k and "
-                                 f"about {t * 1e-6:.3g} CPU-hours at ~1 µs per trial and point; at most "
-                                 f"{MAX_TRIALS:,}")
-
-
-def config_from_options(options: Mapping[str, Any]) -> JLConfig:
-    """A validated :class:`JLConfig` from options by CLI name (``k`` as text like ``"64,128"`` or a list).
-
-    Parameters
-    ----------
-    options : mapping of str to object
-        Option name → value, the names jl-check declares (``n``, ``eps``, ``k``, ``trials``,
-        ``trials_other``, ``seed``, ``family``, ``claims``, ``d``, ``temperature``,
-        ``model``, ``data``, ``data_dir``, ``count``); an option left out takes its default
-        (``k``: None, the default sweep).
-
-    Returns
-    -------
-    JLConfig
-        The run's parameters, validated (:meth:`JLConfig.validate`).
-
-    Raises
-    ------
-    InputError
-        Naming the option and what is allowed, before any computation.
-    """
-    o = dict(options)
-    unknown = set(o) - set(option_names(COMMAND))  # declared in attnspec.options.checks
-    if unknown:
-        raise InputError(f"jl-check has no option {', '.join(sorted(unknown))}")
-    k = o.get("k")
-    ks = parse_ks(k) if isinstance(k, str) else (None if k is None else parse_ks(",".join(str(int(x)) for x in k)))
-    defaults = JLConfig()
-    data_dir = o.get("data_dir")
-    cfg = JLConfig(n=int(o.get("n", defaults.n)), eps=float(o.get("eps", defaults.eps)), ks=ks,
-                   trials=int(o.get("trials", defaults.trials)),
-                   trials_other=int(o.get("trials_other", defaults.trials_other)), seed=int(o.get("seed", 0)),
-                   families=parse_families(o.get("family", "all")), claims=parse_claims(o.get("claims", "all")),
-                   d=int(o.get("d", defaults.d)), temperature=float(o.get("temperature", defaults.temperature)),
-                   model=o.get("model"), data=o.get("data"),
-                   data_dir=str(data_dir) if data_dir is not None else None, count=int(o.get("count", defaults.count)))
-    cfg.validate()
-    return cfg
-
-
 def attention_request(config: JLConfig) -> AttentionRequest | None:
     """The real attention matrices Theorem 1 is checked on, when ``--model``/``--data`` are given.
 
@@ -348,33 +98,48 @@ def attention_request(config: JLConfig) -> AttentionRequest | None:
     """
     if config.model is None or "thm1" not in parse_claims(list(config.claims)):
         return None
-    return AttentionRequest(model=config.model, data=config.data, seq_len=config.n, count=config.count,
-                            seed=child_seed(config.seed, "real"), data_dir=config.data_dir)
+    return AttentionRequest(
+        model=config.model,
+        data=config.data,
+        seq_len=config.n,
+        count=config.count,
+        seed=child_seed(config.seed, "real"),
+        data_dir=config.data_dir,
+    )
 
 
 def _notes(config: JLConfig, dims: dict[str, float], sweep: list[int], claims: Sequence[str]) -> list[str]:
     n, eps = config.n, config.eps
     notes: list[str] = []
     if dims["linformer_k"] >= n:
-        notes.append(f"Theorem 1's k = 5 ln(n)/(eps^2 - eps^3) = {dims['linformer_k']:.1f} >= n = {n}: the theorem "
-                     f"is vacuous at these parameters (no rank reduction); sweeping k below n: {sweep}")
+        notes.append(
+            f"Theorem 1's k = 5 ln(n)/(eps^2 - eps^3) = {dims['linformer_k']:.1f} >= n = {n}: the theorem "
+            f"is vacuous at these parameters (no rank reduction); sweeping k below n: {sweep}"
+        )
     if "thm2" in claims and dims["theorem2_k_main"] >= n:
-        notes.append(f"Theorem 2's k = min(9 d ln d, 5 ln n)/eps^2 = {dims['theorem2_k_main']:.1f} >= n = {n} "
-                     f"(d = {config.d}): vacuous at these parameters; sweeping k below n. Each of its formulas: "
-                     f"9 d ln d/eps^2 = {dims['theorem2_k_main_d']:.1f}, 5 ln n/eps^2 = {dims['theorem2_k_main_n']:.1f}, "
-                     f"9 ln d/(eps^2 - eps^3) = {dims['theorem2_k_appendix_d']:.1f}, "
-                     f"5 ln(nd)/(eps^2 - eps^3) = {dims['theorem2_k_appendix_nd']:.1f} (rows linformer.thm2.k)")
-    notes.append(f"Theorem 1's union bound 2n exp(-(eps^2 - eps^3) k/4) is < 1 only for k >= "
-                 f"{int(dims['theorem1_union_bound_min_k'])}; at the theorem's k it equals 2 n^(-1/4) = "
-                 f"{2 * n ** -0.25:.4g}, the paper's 'o(1)' at n = {n}")
+        notes.append(
+            f"Theorem 2's k = min(9 d ln d, 5 ln n)/eps^2 = {dims['theorem2_k_main']:.1f} >= n = {n} "
+            f"(d = {config.d}): vacuous at these parameters; sweeping k below n. Each of its formulas: "
+            f"9 d ln d/eps^2 = {dims['theorem2_k_main_d']:.1f}, 5 ln n/eps^2 = {dims['theorem2_k_main_n']:.1f}, "
+            f"9 ln d/(eps^2 - eps^3) = {dims['theorem2_k_appendix_d']:.1f}, "
+            f"5 ln(nd)/(eps^2 - eps^3) = {dims['theorem2_k_appendix_nd']:.1f} (rows linformer.thm2.k)"
+        )
+    notes.append(
+        f"Theorem 1's union bound 2n exp(-(eps^2 - eps^3) k/4) is < 1 only for k >= "
+        f"{int(dims['theorem1_union_bound_min_k'])}; at the theorem's k it equals 2 n^(-1/4) = "
+        f"{2 * n**-0.25:.4g}, the paper's 'o(1)' at n = {n}"
+    )
     k18 = appendix_a_k(n)
-    notes.append(f"Appendix A (eq. 18) states the theorem 'when k = log(n)': k = {k18} is added to the sweep; "
-                 f"the union bound there is {min(theorem1_union_bound(n, k18, eps), float('inf')):.4g}")
+    notes.append(
+        f"Appendix A (eq. 18) states the theorem 'when k = log(n)': k = {k18} is added to the sweep; "
+        f"the union bound there is {min(theorem1_union_bound(n, k18, eps), float('inf')):.4g}"
+    )
     return notes
 
 
-def _with_eckart_young(table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, name: str, seed: int,
-                       say: Callable[[str], None]) -> pd.DataFrame:
+def _with_eckart_young(
+    table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, name: str, seed: int, say: Callable[[str], None]
+) -> pd.DataFrame:
     """P's Theorem 1 rows with the best rank-k errors (Frobenius, and on the same w) beside each k; says how they compare."""
     from attnspec.spectra.metrics import best_rank_k_errors
 
@@ -383,27 +148,37 @@ def _with_eckart_young(table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray
     parts = []
     for k, g in samples.groupby("k") if len(samples) else []:
         b = best[(best["k"] == k) & (best["w"] == "value")]
-        parts.append(f"k = {k}: median ‖P̃w − Pw‖/‖Pw‖ {g.loc[g['w'] == 'value', 'value'].median():.3g} "
-                     f"vs best rank-k {float(b['eckart_young_w_error'].iloc[0]):.3g}")
+        parts.append(
+            f"k = {k}: median ‖P̃w − Pw‖/‖Pw‖ {g.loc[g['w'] == 'value', 'value'].median():.3g} "
+            f"vs best rank-k {float(b['eckart_young_w_error'].iloc[0]):.3g}"
+        )
     if parts:
         say(f"{name}: Eckart–Young optimum beside the random projection (w = value) — " + "; ".join(parts))
     return table.merge(best, on=["w", "k"], how="left")
 
 
-def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention: np.ndarray | None,
-              say: Callable[[str], None]) -> tuple[list[pd.DataFrame], list[pd.DataFrame], list[VerdictRow]]:
+def _theorem1(
+    config: JLConfig, ks1: list[int], sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]
+) -> tuple[list[pd.DataFrame], list[pd.DataFrame], list[VerdictRow]]:
     n, seed = config.n, config.seed
     # One attention matrix at a time: at n = 4096 each is 134 MB.
     sources: list[tuple[str, Callable[[], np.ndarray]]] = [
-        (kind, lambda kind=kind: T1.attention_matrix(kind, n, seed=child_seed(seed, "attention", kind), d=config.d,
-                                                     temperature=config.temperature))
-        for kind in config.attention_kinds]
+        (
+            kind,
+            lambda kind=kind: T1.attention_matrix(
+                kind, n, seed=child_seed(seed, "attention", kind), d=config.d, temperature=config.temperature
+            ),
+        )
+        for kind in config.attention_kinds
+    ]
     if attention is not None:
         if attention.ndim != 3 or attention.shape[1:] != (n, n):
             raise InputError(f"captured attention must have shape (count, {n}, {n}), got {attention.shape}")
         sources += [(f"{config.model}[{i}]", lambda i=i: attention[i]) for i in range(attention.shape[0])]
-    say(f"Theorem 1: {len(sources)} attention matrices x {len(T1.W_KINDS)} vectors w, {len(ks1)} values of k, "
-        f"{config.trials} trials")
+    say(
+        f"Theorem 1: {len(sources)} attention matrices x {len(T1.W_KINDS)} vectors w, {len(ks1)} values of k, "
+        f"{config.trials} trials"
+    )
     tables, samples, extra = [], [], []
     from attnspec.runtime.progress import Progress
 
@@ -412,8 +187,16 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
         P = make()
         # the w of simulate_theorem1, computed once (the inverse iteration's LU is O(n³))
         vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))
-        t, s = T1.simulate_theorem1({name: P}, config.eps, ks1, trials=config.trials, seed=seed, sample_ks=sample_ks,
-                                    vectors={name: vecs}, progress=prog)
+        t, s = T1.simulate_theorem1(
+            {name: P},
+            config.eps,
+            ks1,
+            trials=config.trials,
+            seed=seed,
+            sample_ks=sample_ks,
+            vectors={name: vecs},
+            progress=prog,
+        )
         if i >= len(config.attention_kinds):  # real P: the Eckart–Young optimum beside each k
             t = _with_eckart_young(t, s, P, name, seed, say)
         tables.append(t)
@@ -421,8 +204,15 @@ def _theorem1(config: JLConfig, ks1: list[int], sample_ks: list[int], attention:
         if i == 0:  # the quantifier on the first matrix (the softmax one by default)
             say(f"Theorem 1's quantifier on {name}")
             # ranks up to n/2 only: the kernel of R costs O(n k²), and w in ker R gives P̃w = 0 at any k < n
-            extra += check_quantifier(P, vecs, config.eps, [k for k in sample_ks if k <= max(1, n // 2)], name=name,
-                                      seed=child_seed(seed, "thm1", "quantifier"), draws=QUANTIFIER_DRAWS)
+            extra += check_quantifier(
+                P,
+                vecs,
+                config.eps,
+                [k for k in sample_ks if k <= max(1, n // 2)],
+                name=name,
+                seed=child_seed(seed, "thm1", "quantifier"),
+                draws=QUANTIFIER_DRAWS,
+            )
     prog.close()
     return tables, samples, extra
 
@@ -434,33 +224,58 @@ def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str]
     setup = T2.theorem2_setup(n, d, seed=s_setup)
     say("Theorem 2: step (23), the zero output against the tolerances")
     x_row = setup["Q"][0] @ setup["K"].T / math.sqrt(d)
-    extra += PS.step23_rows({"x-zero": np.zeros(n), "x-row": x_row}, sample_ks, config.trials_other,
-                            delta=1.0 / (2 * n), eps=eps, seed=child_seed(seed, "thm2", "step23"))
+    extra += PS.step23_rows(
+        {"x-zero": np.zeros(n), "x-row": x_row},
+        sample_ks,
+        config.trials_other,
+        delta=1.0 / (2 * n),
+        eps=eps,
+        seed=child_seed(seed, "thm2", "step23"),
+    )
     extra.append(PS.orientation_row(n, int(math.ceil(theorem2_k_main(n, d, eps))), eps))
     extra += PS.proof_step_rows(setup["Q"], setup["K"], setup["V"], eps, seed=child_seed(seed, "thm2", "proof"))
-    extra += PS.tolerance_rows(setup["Q"], setup["K"], setup["V"], eps, draws=min(TOLERANCE_DRAWS, config.trials_other),
-                               seed=child_seed(seed, "thm2", "gaussian-v"), setup_seed=s_setup)
+    extra += PS.tolerance_rows(
+        setup["Q"],
+        setup["K"],
+        setup["V"],
+        eps,
+        draws=min(TOLERANCE_DRAWS, config.trials_other),
+        seed=child_seed(seed, "thm2", "gaussian-v"),
+        setup_seed=s_setup,
+    )
     for eps_g, ks in PS.eq8_grid(n, d).items():
         if not ks:
             kmin = union_bound_min_k(n, eps_g, pairs=n * d)
-            dec = classify_measurement(what="", vacuous=f"no k < n = {n} has 2nd e^(-c(eps)k) < 1 at eps = {eps_g:.4g} "
-                                                       f"(needs k >= {kmin}, d = {d})")
+            dec = classify_measurement(
+                what="",
+                vacuous=f"no k < n = {n} has 2nd e^(-c(eps)k) < 1 at eps = {eps_g:.4g} (needs k >= {kmin}, d = {d})",
+            )
             for reading in ("spectral", "frobenius"):
-                extra.append(VerdictRow(claim="linformer.thm2.eq8", reading=reading, verdict=dec.verdict,
-                                        params={"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"},
-                                        evidence=dec.reason))
+                extra.append(
+                    VerdictRow(
+                        claim="linformer.thm2.eq8",
+                        reading=reading,
+                        verdict=dec.verdict,
+                        params={"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"},
+                        evidence=dec.reason,
+                    )
+                )
     return extra
 
 
-def _k_lists(config: JLConfig, dims: dict[str, float], claims: Sequence[str],
-             ) -> tuple[list[int], list[int], list[int], list[int]]:
+def _k_lists(
+    config: JLConfig,
+    dims: dict[str, float],
+    claims: Sequence[str],
+) -> tuple[list[int], list[int], list[int], list[int]]:
     """The k sweep, the k of Lemma 1 / Theorem 1 (sweep + the theorem's k + Appendix A's
     ⌈ln n⌉), the k of Theorem 2 (sweep + its printed min k) and the three k with samples."""
     n, eps = config.n, config.eps
     k1, k2 = int(math.ceil(dims["linformer_k"])), int(math.ceil(dims["theorem2_k_main"]))
     sweep = list(config.ks) if config.ks is not None else default_ks(n, eps)
-    ks1 = sorted(set(sweep) | ({k1} if k1 <= MAX_SIMULATED_K else set())
-                 | ({appendix_a_k(n)} if "thm1" in claims else set()))
+    ks1 = sorted(
+        set(sweep) | ({k1} if k1 <= MAX_SIMULATED_K else set()) | ({appendix_a_k(n)} if "thm1" in claims else set())
+    )
     sweep2 = list(config.ks) if config.ks is not None else default_ks(n, eps, union_threshold=False)
     ks2 = sorted(set(sweep2) | ({k2} if k2 <= MAX_SIMULATED_K else set()))
     small = [k for k in sweep if k < n] or sweep
@@ -476,58 +291,124 @@ RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "thm2-proof", "eq4")
 _SERVES: dict[str, str] = {"thm2-proof": "thm2"}
 
 
-def _lemma1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
-                  sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
+def _lemma1_group(
+    config: JLConfig,
+    claims: Sequence[str],
+    families: Sequence[str],
+    ks1: list[int],
+    sample_ks: list[int],
+    attention: np.ndarray | None,
+    say: Callable[[str], None],
+) -> Group:
     lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
-    say(f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
-        f"{config.trials_other} for other families")
-    t, s = L1.simulate_lemma1(config.n, config.eps, ks1, families=families, trials=config.trials,
-                              trials_other=config.trials_other, rhos=config.rhos, seed=config.seed,
-                              sample_ks=sample_ks)
-    return Group(concat([t[t["claim"].isin(lemma_claims)]]),
-                  pd.DataFrame(), concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []), [])
+    say(
+        f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
+        f"{config.trials_other} for other families"
+    )
+    t, s = L1.simulate_lemma1(
+        config.n,
+        config.eps,
+        ks1,
+        families=families,
+        trials=config.trials,
+        trials_other=config.trials_other,
+        rhos=config.rhos,
+        seed=config.seed,
+        sample_ks=sample_ks,
+    )
+    return Group(
+        concat([t[t["claim"].isin(lemma_claims)]]),
+        pd.DataFrame(),
+        concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []),
+        [],
+    )
 
 
-def _thm1_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks1: list[int],
-                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
+def _thm1_group(
+    config: JLConfig,
+    claims: Sequence[str],
+    families: Sequence[str],
+    ks1: list[int],
+    sample_ks: list[int],
+    attention: np.ndarray | None,
+    say: Callable[[str], None],
+) -> Group:
     t1, s1, x1 = _theorem1(config, ks1, sample_ks, attention, say)
     return Group(concat(t1), pd.DataFrame(), concat(s1), x1)
 
 
-def _thm2_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks2: list[int],
-                sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
+def _thm2_group(
+    config: JLConfig,
+    claims: Sequence[str],
+    families: Sequence[str],
+    ks2: list[int],
+    sample_ks: list[int],
+    attention: np.ndarray | None,
+    say: Callable[[str], None],
+) -> Group:
     from attnspec.runtime.progress import Progress
 
     grid = PS.eq8_grid(config.n, config.d)
-    say(f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
-        f"where its union bound is < 1: " + "; ".join(f"eps = {e:.3g}, k = {g}" for e, g in grid.items() if g))
+    say(
+        f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
+        f"where its union bound is < 1: " + "; ".join(f"eps = {e:.3g}, k = {g}" for e, g in grid.items() if g)
+    )
     with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True, say=say) as prog:
-        t, s = T2.simulate_theorem2(config.n, config.d, config.eps, ks2, trials=config.trials, seed=config.seed,
-                                    sample_ks=sample_ks, grid=grid, progress=prog)
+        t, s = T2.simulate_theorem2(
+            config.n,
+            config.d,
+            config.eps,
+            ks2,
+            trials=config.trials,
+            seed=config.seed,
+            sample_ks=sample_ks,
+            grid=grid,
+            progress=prog,
+        )
     in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
-    return Group(concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")]), concat([t[in_grid]]),
-                  concat([s]), [])
+    return Group(concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")]), concat([t[in_grid]]), concat([s]), [])
 
 
-def _thm2_proof_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks2: list[int],
-                      sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
+def _thm2_proof_group(
+    config: JLConfig,
+    claims: Sequence[str],
+    families: Sequence[str],
+    ks2: list[int],
+    sample_ks: list[int],
+    attention: np.ndarray | None,
+    say: Callable[[str], None],
+) -> Group:
     """Theorem 2's printed formulas, proof steps and tolerances: no Monte Carlo of eq. (8), no
     torch, so a group of its own that the process computing Theorem 1 can take (see .parallel)."""
     return Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), _theorem2_extras(config, sample_ks, say))
 
 
-def _eq4_group(config: JLConfig, claims: Sequence[str], families: Sequence[str], ks: list[int],
-               sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]) -> Group:
+def _eq4_group(
+    config: JLConfig,
+    claims: Sequence[str],
+    families: Sequence[str],
+    ks: list[int],
+    sample_ks: list[int],
+    attention: np.ndarray | None,
+    say: Callable[[str], None],
+) -> Group:
     say("eqs. (4)/(15) as printed")
     s_att = child_seed(config.seed, "attention", "softmax")
-    rows = check_eq4(T1.attention_logits(config.n, seed=s_att, d=config.d, temperature=config.temperature),
-                     name="softmax", seed=s_att)
+    rows = check_eq4(
+        T1.attention_logits(config.n, seed=s_att, d=config.d, temperature=config.temperature),
+        name="softmax",
+        seed=s_att,
+    )
     return Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), rows)
 
 
-_GROUP_FUNCS: dict[str, Callable[..., Group]] = {"lemma1": _lemma1_group, "thm1": _thm1_group,
-                                                  "thm2": _thm2_group, "thm2-proof": _thm2_proof_group,
-                                                  "eq4": _eq4_group}
+_GROUP_FUNCS: dict[str, Callable[..., Group]] = {
+    "lemma1": _lemma1_group,
+    "thm1": _thm1_group,
+    "thm2": _thm2_group,
+    "thm2-proof": _thm2_proof_group,
+    "eq4": _eq4_group,
+}
 
 
 def run_groups(claims: Sequence[str]) -> list[str]:
@@ -543,8 +424,9 @@ def run_groups(claims: Sequence[str]) -> list[str]:
     list of str
         In :data:`RUN_GROUPS`' order.
     """
-    return [g for g in RUN_GROUPS
-            if any(c == _SERVES.get(g, g) or c.startswith(_SERVES.get(g, g) + ".") for c in claims)]
+    return [
+        g for g in RUN_GROUPS if any(c == _SERVES.get(g, g) or c.startswith(_SERVES.get(g, g) + ".") for c in claims)
+    ]
 
 
 def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, Group]) -> BatteryResult:
@@ -552,16 +434,29 @@ def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, 
     for group in groups:
         if group in kept:
             tables.update(group_tables(group, kept[group]))
-    meta = {"identity": config_identity(config), "parameters": asdict(config), "seed": config.seed, "status": "partial", "unit": "claim groups",
-            "runs_total": len(groups), "runs_done": [g for g in groups if g in kept],
-            "runs_missing": [g for g in groups if g not in kept], "partial_tables": sorted(tables),
-            "note": "interrupted: the jl_partial_* tables hold the finished claim groups only (no jl table, no "
-                    "verdicts, no figures); the same command with --resume computes the missing groups"}
+    meta = {
+        "identity": config_identity(config),
+        "parameters": asdict(config),
+        "seed": config.seed,
+        "status": "partial",
+        "unit": "claim groups",
+        "runs_total": len(groups),
+        "runs_done": [g for g in groups if g in kept],
+        "runs_missing": [g for g in groups if g not in kept],
+        "partial_tables": sorted(tables),
+        "note": "interrupted: the jl_partial_* tables hold the finished claim groups only (no jl table, no "
+        "verdicts, no figures); the same command with --resume computes the missing groups",
+    }
     return BatteryResult(command=COMMAND, verdicts=[], tables=tables, meta=meta)
 
 
-def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
-        attention: np.ndarray | None = None, previous: Mapping[str, pd.DataFrame] | None = None) -> BatteryResult:
+def run(
+    config: JLConfig,
+    *,
+    progress: Callable[[str], None] | None = None,
+    attention: np.ndarray | None = None,
+    previous: Mapping[str, pd.DataFrame] | None = None,
+) -> BatteryResult:
     """Run every selected claim at ``config``.
 
     Parameters
@@ -633,9 +528,19 @@ def run(config: JLConfig, *, progress: Callable[[str], None] | None = None,
             side.stop()
 
 
-def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done: Mapping[str, Group],
-            kept: Mapping[str, Group], ks1: list[int], notes: list[str], dims: dict[str, float], sweep: list[int],
-            start: float, say: Callable[[str], None]) -> BatteryResult:
+def _finish(
+    config: JLConfig,
+    claims: Sequence[str],
+    groups: Sequence[str],
+    done: Mapping[str, Group],
+    kept: Mapping[str, Group],
+    ks1: list[int],
+    notes: list[str],
+    dims: dict[str, float],
+    sweep: list[int],
+    start: float,
+    say: Callable[[str], None],
+) -> BatteryResult:
     """The result of a run whose groups are all ``done``: their rows in group order (Theorem 2's
     (ε, k) grid last), the verdicts read off the whole ``jl`` table, eq. 18, the exact curves."""
     n, eps = config.n, config.eps
@@ -655,8 +560,16 @@ def _finish(config: JLConfig, claims: Sequence[str], groups: Sequence[str], done
     if "thm1" in claims:
         extra += eq18_rows(table, k18, k1)
         extra += clipped_rows(table, k1)
-    meta = {"parameters": asdict(config), "seed": config.seed, "dimensions": dims, "notes": notes,
-            "sweep_k": sweep, "status": "complete", "groups_kept_from_before": sorted(kept),
-            "wall_seconds": round(time.time() - start, 3)}
-    return BatteryResult(command=COMMAND, verdicts=rows + extra,
-                         tables={"jl": table, "jl_errors": samp, "jl_curves": curves}, meta=meta)
+    meta = {
+        "parameters": asdict(config),
+        "seed": config.seed,
+        "dimensions": dims,
+        "notes": notes,
+        "sweep_k": sweep,
+        "status": "complete",
+        "groups_kept_from_before": sorted(kept),
+        "wall_seconds": round(time.time() - start, 3),
+    }
+    return BatteryResult(
+        command=COMMAND, verdicts=rows + extra, tables={"jl": table, "jl_errors": samp, "jl_curves": curves}, meta=meta
+    )

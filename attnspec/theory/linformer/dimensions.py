@@ -47,8 +47,10 @@ def check_eps(eps: float) -> float:
     """
     check_range("eps", eps, low=0.0, high=1.0, low_open=True, high_open=True)
     if float(eps) < EPS_MIN:  # the dimensions ∝ 1/eps² would overflow or divide by an underflowed 0
-        raise InputError(f"eps must be >= {EPS_MIN:g} (the dimensions the claims give grow as 1/eps², which must be "
-                         f"a finite number), got {eps!r}")
+        raise InputError(
+            f"eps must be >= {EPS_MIN:g} (the dimensions the claims give grow as 1/eps², which must be "
+            f"a finite number), got {eps!r}"
+        )
     return float(eps)
 
 
@@ -395,8 +397,12 @@ def theorem2_formulas(n: int, d: int, eps: float) -> dict[str, dict[str, float]]
         reading → {"k": the formula's value, "pairs": the union's size, "union_bound":
         2·pairs·e^{−c(ε)⌈k⌉}}.
     """
-    ks = {"main-d": theorem2_k_main_d(d, eps), "main-n": theorem2_k_main_n(n, eps),
-          "appendix-d": theorem2_k_appendix_d(d, eps), "eq24-nd": theorem2_k_appendix_nd(n, d, eps)}
+    ks = {
+        "main-d": theorem2_k_main_d(d, eps),
+        "main-n": theorem2_k_main_n(n, eps),
+        "appendix-d": theorem2_k_appendix_d(d, eps),
+        "eq24-nd": theorem2_k_appendix_nd(n, d, eps),
+    }
     pairs = {"2d*d": 2 * d * d, "n*d": n * d}
     out = {}
     for name, k in ks.items():

@@ -90,9 +90,12 @@ def group_tables(group: str, g: Group) -> dict[str, pd.DataFrame]:
     dict of str to pandas.DataFrame
         :func:`part_table` stem → table.
     """
-    return {part_table(group, "jl"): g.jl, part_table(group, "grid"): g.grid,
-            part_table(group, "errors"): g.errors,
-            part_table(group, "rows"): pd.DataFrame({"row": [_row_json(r) for r in g.rows]}, dtype=object)}
+    return {
+        part_table(group, "jl"): g.jl,
+        part_table(group, "grid"): g.grid,
+        part_table(group, "errors"): g.errors,
+        part_table(group, "rows"): pd.DataFrame({"row": [_row_json(r) for r in g.rows]}, dtype=object),
+    }
 
 
 def groups_from_tables(tables: Mapping[str, pd.DataFrame], groups: Sequence[str]) -> dict[str, Group]:
@@ -115,6 +118,7 @@ def groups_from_tables(tables: Mapping[str, pd.DataFrame], groups: Sequence[str]
         if part_table(group, "rows") not in tables:
             continue
         part = {p: tables.get(part_table(group, p), pd.DataFrame()) for p in _PARTS}
-        out[group] = Group(part["jl"], part["grid"], part["errors"],
-                            [_row_from_json(t) for t in part["rows"].get("row", [])])
+        out[group] = Group(
+            part["jl"], part["grid"], part["errors"], [_row_from_json(t) for t in part["rows"].get("row", [])]
+        )
     return out

@@ -139,8 +139,9 @@ def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "sq
     return p
 
 
-def discrete_spiky_norm_failure_exact(family: str, n: int, k: int, eps: float,
-                                      reading: str = "squared-two-sided") -> float:
+def discrete_spiky_norm_failure_exact(
+    family: str, n: int, k: int, eps: float, reading: str = "squared-two-sided"
+) -> float:
     """Exact failure probability of eq. 11 for Achlioptas / very sparse R and x = e1.
 
     ‖Re1‖² = (m²/k)·N with N ~ Binomial(k, p) (p, m: the family's density and magnitude).
@@ -312,8 +313,9 @@ def _diff_chi2_sf_quad(a: float, b: float, k: int, t: float) -> float:
     lo_b, hi_b = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
     from scipy import optimize  # here, not at the top: 0.3 s of import that `jl-check` pays after its fork
 
-    res = optimize.minimize_scalar(lambda v: -logf(v), bounds=(lo_b, hi_b), method="bounded",
-                                   options={"xatol": 1e-12 * max(1.0, hi_b)})
+    res = optimize.minimize_scalar(
+        lambda v: -logf(v), bounds=(lo_b, hi_b), method="bounded", options={"xatol": 1e-12 * max(1.0, hi_b)}
+    )
     vstar = float(res.x)
     lmax = max(logf(vstar), float(vals[i]))
     if not math.isfinite(lmax):
@@ -336,8 +338,9 @@ def _diff_chi2_sf_quad(a: float, b: float, k: int, t: float) -> float:
     lo, hi = edge(-1), edge(+1)
     from scipy import integrate
 
-    val, _ = integrate.quad(lambda v: math.exp(logf(v) - lmax), lo, hi, points=[vstar], limit=400,
-                            epsabs=0.0, epsrel=1e-10)
+    val, _ = integrate.quad(
+        lambda v: math.exp(logf(v) - lmax), lo, hi, points=[vstar], limit=400, epsabs=0.0, epsrel=1e-10
+    )
     return float(min(1.0, val * math.exp(lmax)))
 
 
@@ -415,8 +418,13 @@ def mc_columns(failures: int, trials: int) -> dict[str, float]:
         ``failures``, ``trials``, ``estimate``, ``ci_low``, ``ci_high``.
     """
     ci = clopper_pearson(int(failures), int(trials))
-    return {"failures": int(failures), "trials": int(trials), "estimate": ci.estimate,
-            "ci_low": ci.low, "ci_high": ci.high}
+    return {
+        "failures": int(failures),
+        "trials": int(trials),
+        "estimate": ci.estimate,
+        "ci_low": ci.low,
+        "ci_high": ci.high,
+    }
 
 
 # ----------------------------------------------------------------------------- Lemma 1
@@ -433,11 +441,19 @@ def _discrete_exact_inner(family: str, vectors: str, n: int, k: int, reading: st
     return np.nan
 
 
-def simulate_lemma1(n: int, eps: float, ks: Sequence[int], *, families: Sequence[str] = ("gaussian",),
-                    trials: int = 10_000, trials_other: int | None = None,
-                    rhos: Sequence[float] = DEFAULT_RHOS, seed: int = 0,
-                    sample_ks: Sequence[int] = (), sample_size: int = 2000,
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def simulate_lemma1(
+    n: int,
+    eps: float,
+    ks: Sequence[int],
+    *,
+    families: Sequence[str] = ("gaussian",),
+    trials: int = 10_000,
+    trials_other: int | None = None,
+    rhos: Sequence[float] = DEFAULT_RHOS,
+    seed: int = 0,
+    sample_ks: Sequence[int] = (),
+    sample_size: int = 2000,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Lemma 1 (every reading of eqs. 11 and 12) for each family.
 
     Gaussian R uses the exact chi-square reductions; the other families the reduced pair
@@ -504,12 +520,25 @@ class _Collector:
         self.rows: list[dict] = []
         self.samples: list[pd.DataFrame] = []
 
-    def add_sample(self, claim: str, reading: str, family: str, vectors: str, rho: float, k: int,
-                   vals: np.ndarray) -> None:
+    def add_sample(
+        self, claim: str, reading: str, family: str, vectors: str, rho: float, k: int, vals: np.ndarray
+    ) -> None:
         if k in self.sample_ks:
             v = vals[: self.sample_size]
-            self.samples.append(pd.DataFrame({"claim": claim, "reading": reading, "family": family, "vectors": vectors,
-                                              "rho": rho, "k": k, "sample": np.arange(v.size), "value": v}))
+            self.samples.append(
+                pd.DataFrame(
+                    {
+                        "claim": claim,
+                        "reading": reading,
+                        "family": family,
+                        "vectors": vectors,
+                        "rho": rho,
+                        "k": k,
+                        "sample": np.arange(v.size),
+                        "value": v,
+                    }
+                )
+            )
 
 
 def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequence[float], seed: int) -> None:
@@ -522,81 +551,170 @@ def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequenc
         q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
         for reading in NORM_READINGS:
             fails = int(norm_failure_events(q, eps, reading).sum())
-            rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": "any",
-                         "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
-                         "exact": norm_failure_exact(int(k), eps, reading), **mc_columns(fails, trials),
-                         "seed": s})
+            rows.append(
+                {
+                    "claim": "linformer.lemma1.eq11",
+                    "reading": reading,
+                    "family": family,
+                    "vectors": "any",
+                    "rho": np.nan,
+                    **base,
+                    "k": int(k),
+                    "bound": float(lemma1_norm_bound(k, eps)),
+                    "exact": norm_failure_exact(int(k), eps, reading),
+                    **mc_columns(fails, trials),
+                    "seed": s,
+                }
+            )
         add_sample("linformer.lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
         for rho in rhos:
             a, b = (1 + rho) / 2, (1 - rho) / 2
             z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
             for reading in INNER_READINGS:
                 fails = int(inner_failure_events(z, eps, rho, reading).sum())
-                rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": "any",
-                             "rho": float(rho), **base, "k": int(k),
-                             "bound": float(lemma1_inner_bound(k, eps)),
-                             "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
-                             **mc_columns(fails, trials), "seed": s})
+                rows.append(
+                    {
+                        "claim": "linformer.lemma1.eq12",
+                        "reading": reading,
+                        "family": family,
+                        "vectors": "any",
+                        "rho": float(rho),
+                        **base,
+                        "k": int(k),
+                        "bound": float(lemma1_inner_bound(k, eps)),
+                        "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
+                        **mc_columns(fails, trials),
+                        "seed": s,
+                    }
+                )
             add_sample("linformer.lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
 
 
-def _lemma1_family(out: _Collector, family: str, ks: np.ndarray, trials_other: int, rhos: Sequence[float],
-                   seed: int) -> None:
+def _lemma1_family(
+    out: _Collector, family: str, ks: np.ndarray, trials_other: int, rhos: Sequence[float], seed: int
+) -> None:
     """A non-Gaussian family through the reduced pair sampler, k <= n only (Lemma 1's range)."""
-    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
-    fam_ks = ks[ks <= n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
+    fam_ks = ks[ks <= out.n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
     if fam_ks.size == 0:
         return
     pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
     for vectors in pairs:
         s = child_seed(seed, "lemma1", family, vectors)
-        k_max = int(fam_ks.max())
-        chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
-        counts: dict[tuple, int] = {}
-        kept: dict[tuple, list[np.ndarray]] = {}
-        gen = torch_generator(s)
-        for start in range(0, trials_other, chunk):
-            m = min(chunk, trials_other - start)
-            units, scales = S.reduced_pair_units(family, n, k_max, m,
-                                                 vectors="spiky" if vectors == "any" else vectors, seed=gen)
-            st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
-            for i, k in enumerate(fam_ks):
-                q = st["aa"][i]
-                for reading in NORM_READINGS:
-                    key = ("eq11", reading, None, int(k))
-                    counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
-                kept.setdefault(("eq11", int(k), None), []).append(q - 1)
-                for rho in rhos:
-                    z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
-                    for reading in INNER_READINGS:
-                        key = ("eq12", reading, float(rho), int(k))
-                        counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
-                    kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
-        for k in fam_ks:
+        counts, kept = _family_failures(out, family, vectors, fam_ks, trials_other, rhos, s)
+        _family_rows(out, family, vectors, fam_ks, trials_other, rhos, s, counts, kept)
+
+
+def _family_failures(
+    out: _Collector,
+    family: str,
+    vectors: str,
+    fam_ks: np.ndarray,
+    trials_other: int,
+    rhos: Sequence[float],
+    seed: int,
+) -> tuple[dict[tuple, int], dict[tuple, list[np.ndarray]]]:
+    """One family's failure counts per (equation, reading, ρ, k) and its kept errors per
+    (equation, k, ρ), from ``trials_other`` draws of the pair sampler (seeded by ``seed``) at
+    every k at once."""
+    n, eps = out.n, out.eps
+    k_max = int(fam_ks.max())
+    chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
+    counts: dict[tuple, int] = {}
+    kept: dict[tuple, list[np.ndarray]] = {}
+    gen = torch_generator(seed)
+    for start in range(0, trials_other, chunk):
+        m = min(chunk, trials_other - start)
+        units, scales = S.reduced_pair_units(
+            family, n, k_max, m, vectors="spiky" if vectors == "any" else vectors, seed=gen
+        )
+        st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
+        for i, k in enumerate(fam_ks):
+            q = st["aa"][i]
             for reading in NORM_READINGS:
-                exact = np.nan
-                if family == "orthogonal":
-                    exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
-                elif vectors == "spiky":
-                    exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
-                rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "family": family, "vectors": vectors,
-                             "rho": np.nan, **base, "k": int(k), "bound": float(lemma1_norm_bound(k, eps)),
-                             "exact": exact, **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
-                             "seed": s})
-            add_sample("linformer.lemma1.eq11", "squared", family, vectors, np.nan, int(k),
-                       np.concatenate(kept[("eq11", int(k), None)]))
+                key = ("eq11", reading, None, int(k))
+                counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
+            kept.setdefault(("eq11", int(k), None), []).append(q - 1)
             for rho in rhos:
+                z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
                 for reading in INNER_READINGS:
-                    rows.append({"claim": "linformer.lemma1.eq12", "reading": reading, "family": family, "vectors": vectors,
-                                 "rho": float(rho), **base, "k": int(k),
-                                 "bound": float(lemma1_inner_bound(k, eps)),
-                                 # Haar images have a density: the zero-tolerance event
-                                 # has probability 1; discrete R can hit <x, y> exactly
-                                 "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
-                                 **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
-                                 "seed": s})
-                add_sample("linformer.lemma1.eq12", "inner", family, vectors, float(rho), int(k),
-                           np.concatenate(kept[("eq12", int(k), float(rho))]))
+                    key = ("eq12", reading, float(rho), int(k))
+                    counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
+                kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
+    return counts, kept
+
+
+def _family_rows(
+    out: _Collector,
+    family: str,
+    vectors: str,
+    fam_ks: np.ndarray,
+    trials_other: int,
+    rhos: Sequence[float],
+    seed: int,
+    counts: dict[tuple, int],
+    kept: dict[tuple, list[np.ndarray]],
+) -> None:
+    """One family's eq. (11) and eq. (12) rows and error samples, from its failure counts."""
+    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    for k in fam_ks:
+        for reading in NORM_READINGS:
+            exact = np.nan
+            if family == "orthogonal":
+                exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
+            elif vectors == "spiky":
+                exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
+            rows.append(
+                {
+                    "claim": "linformer.lemma1.eq11",
+                    "reading": reading,
+                    "family": family,
+                    "vectors": vectors,
+                    "rho": np.nan,
+                    **base,
+                    "k": int(k),
+                    "bound": float(lemma1_norm_bound(k, eps)),
+                    "exact": exact,
+                    **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
+                    "seed": seed,
+                }
+            )
+        add_sample(
+            "linformer.lemma1.eq11",
+            "squared",
+            family,
+            vectors,
+            np.nan,
+            int(k),
+            np.concatenate(kept[("eq11", int(k), None)]),
+        )
+        for rho in rhos:
+            for reading in INNER_READINGS:
+                rows.append(
+                    {
+                        "claim": "linformer.lemma1.eq12",
+                        "reading": reading,
+                        "family": family,
+                        "vectors": vectors,
+                        "rho": float(rho),
+                        **base,
+                        "k": int(k),
+                        "bound": float(lemma1_inner_bound(k, eps)),
+                        # Haar images have a density: the zero-tolerance event
+                        # has probability 1; discrete R can hit <x, y> exactly
+                        "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
+                        **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
+                        "seed": seed,
+                    }
+                )
+            add_sample(
+                "linformer.lemma1.eq12",
+                "inner",
+                family,
+                vectors,
+                float(rho),
+                int(k),
+                np.concatenate(kept[("eq12", int(k), float(rho))]),
+            )
 
 
 # ----------------------------------------------------------------------------- exact curves
@@ -623,12 +741,35 @@ def exact_curves(n: int, eps: float, ks: Sequence[int], rhos: Sequence[float] = 
     rows = []
     for k in check_ks(ks):
         for reading in NORM_READINGS:
-            rows.append({"claim": "linformer.lemma1.eq11", "reading": reading, "rho": np.nan, "k": int(k),
-                         "bound": float(lemma1_norm_bound(k, eps)), "exact": norm_failure_exact(int(k), eps, reading)})
+            rows.append(
+                {
+                    "claim": "linformer.lemma1.eq11",
+                    "reading": reading,
+                    "rho": np.nan,
+                    "k": int(k),
+                    "bound": float(lemma1_norm_bound(k, eps)),
+                    "exact": norm_failure_exact(int(k), eps, reading),
+                }
+            )
         for rho in rhos:
-            rows.append({"claim": "linformer.lemma1.eq12", "reading": "product", "rho": float(rho), "k": int(k),
-                         "bound": float(lemma1_inner_bound(k, eps)),
-                         "exact": inner_product_failure_exact(int(k), eps, float(rho), "product")})
-        rows.append({"claim": "linformer.thm1.eq3", "reading": "union-bound", "rho": np.nan, "k": int(k),
-                     "bound": float(theorem1_union_bound(n, k, eps)), "exact": np.nan})
+            rows.append(
+                {
+                    "claim": "linformer.lemma1.eq12",
+                    "reading": "product",
+                    "rho": float(rho),
+                    "k": int(k),
+                    "bound": float(lemma1_inner_bound(k, eps)),
+                    "exact": inner_product_failure_exact(int(k), eps, float(rho), "product"),
+                }
+            )
+        rows.append(
+            {
+                "claim": "linformer.thm1.eq3",
+                "reading": "union-bound",
+                "rho": np.nan,
+                "k": int(k),
+                "bound": float(theorem1_union_bound(n, k, eps)),
+                "exact": np.nan,
+            }
+        )
     return pd.DataFrame(rows)

@@ -195,8 +195,9 @@ class SideProcess:
             status, out, error = self._recv.recv()
         except EOFError:
             self._proc.join()
-            raise RuntimeError(f"the side process computing {', '.join(self.groups)} died "
-                               f"(exit code {self._proc.exitcode})") from None
+            raise RuntimeError(
+                f"the side process computing {', '.join(self.groups)} died (exit code {self._proc.exitcode})"
+            ) from None
         self._proc.join()
         if status == "error":
             if keep is not None:
@@ -244,8 +245,7 @@ def plan(pending: Sequence[str]) -> list[str]:
     best: tuple[float, list[int]] | None = None
     for size in range(1, len(pending)):
         for side in itertools.combinations(range(len(pending)), size):
-            span = max(share([pending[i] for i in side]),
-                       share([g for i, g in enumerate(pending) if i not in side]))
+            span = max(share([pending[i] for i in side]), share([g for i, g in enumerate(pending) if i not in side]))
             if best is None or span < best[0] - 1e-12 or (abs(span - best[0]) <= 1e-12 and side > tuple(best[1])):
                 best = (span, list(side))
     return [pending[i] for i in best[1]] if best is not None else []

@@ -110,9 +110,19 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
     for reading in ("as-printed", "row-normalised"):
         sums, cols = np.concatenate(row_sums[reading]), col_sums[reading]
         d: Decision = classify_identity(residual=residual[reading], tol=IDENTITY_TOL)
-        rows.append(VerdictRow(
-            claim=CLAIM, reading=reading, verdict=d.verdict, params={"n": n, "attention": name},
-            exact=0.0, estimate=float(np.abs(sums - 1).max()), seed=seed,
-            evidence=(f"{d.reason} (max |entry − row softmax|); row sums in [{sums.min():.4g}, {sums.max():.4g}], "
-                      f"column sums in [{cols.min():.4g}, {cols.max():.4g}]")))
+        rows.append(
+            VerdictRow(
+                claim=CLAIM,
+                reading=reading,
+                verdict=d.verdict,
+                params={"n": n, "attention": name},
+                exact=0.0,
+                estimate=float(np.abs(sums - 1).max()),
+                seed=seed,
+                evidence=(
+                    f"{d.reason} (max |entry − row softmax|); row sums in [{sums.min():.4g}, {sums.max():.4g}], "
+                    f"column sums in [{cols.min():.4g}, {cols.max():.4g}]"
+                ),
+            )
+        )
     return rows

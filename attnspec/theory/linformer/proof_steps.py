@@ -75,8 +75,9 @@ def step23_ratios(x: np.ndarray, ks: Sequence[int], trials: int, *, delta: float
     return out
 
 
-def step23_rows(x_by_name: dict[str, np.ndarray], ks: Sequence[int], trials: int, *, delta: float, eps: float,
-                seed: int) -> list[VerdictRow]:
+def step23_rows(
+    x_by_name: dict[str, np.ndarray], ks: Sequence[int], trials: int, *, delta: float, eps: float, seed: int
+) -> list[VerdictRow]:
     """``measured`` rows of claim ``linformer.thm2.step23``, one per (x, k): the mean ratio and its t-interval.
 
     Parameters
@@ -104,23 +105,39 @@ def step23_rows(x_by_name: dict[str, np.ndarray], ks: Sequence[int], trials: int
         r = step23_ratios(x, ks, trials, delta=delta, seed=seed)
         for i, k in enumerate(ks):
             ci = mean_ci(r[i]) if trials >= 2 else None
-            expect = (f"; exact E[r²] = (k e^(−2δ) + n)/n = {(k * math.exp(-2 * delta) + n) / n:.4g}"
-                      if name == "x-zero" else "")
-            d = classify_measurement(what=f"the proof calls this ratio o(1); measured mean {r[i].mean():.4g}, "
-                                          f"range [{r[i].min():.4g}, {r[i].max():.4g}] over {trials} draws of R"
-                                          f"{expect}")
-            rows.append(VerdictRow(claim="linformer.thm2.step23", reading=name, verdict=d.verdict,
-                                   params={"n": n, "k": int(k), "eps": eps}, estimate=float(r[i].mean()),
-                                   ci_low=ci.low if ci else None, ci_high=ci.high if ci else None,
-                                   trials=trials, seed=seed, evidence=d.reason))
+            expect = (
+                f"; exact E[r²] = (k e^(−2δ) + n)/n = {(k * math.exp(-2 * delta) + n) / n:.4g}"
+                if name == "x-zero"
+                else ""
+            )
+            d = classify_measurement(
+                what=f"the proof calls this ratio o(1); measured mean {r[i].mean():.4g}, "
+                f"range [{r[i].min():.4g}, {r[i].max():.4g}] over {trials} draws of R"
+                f"{expect}"
+            )
+            rows.append(
+                VerdictRow(
+                    claim="linformer.thm2.step23",
+                    reading=name,
+                    verdict=d.verdict,
+                    params={"n": n, "k": int(k), "eps": eps},
+                    estimate=float(r[i].mean()),
+                    ci_low=ci.low if ci else None,
+                    ci_high=ci.high if ci else None,
+                    trials=trials,
+                    seed=seed,
+                    evidence=d.reason,
+                )
+            )
     return rows
 
 
 # ----------------------------------------------------------------------------- tolerances
 
 
-def zero_output_fractions(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float,
-                          block: int = 512) -> dict[str, tuple[int, int]]:
+def zero_output_fractions(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, block: int = 512
+) -> dict[str, tuple[int, int]]:
     """How often the zero output meets the tolerances of eqs. (8) and (22) on one instance.
 
     Parameters
@@ -186,8 +203,9 @@ def gaussian_v_fraction(n: int, d: int, eps: float, draws: int, *, seed: int) ->
         hits = 0
         for _ in range(draws):
             gram = (V := rng.standard_normal((n, d))).T @ V
-            hits += int(math.sqrt(max(float(np.linalg.eigvalsh(gram)[-1]), 0.0))
-                        <= eps * math.sqrt(float(np.trace(gram))))
+            hits += int(
+                math.sqrt(max(float(np.linalg.eigvalsh(gram)[-1]), 0.0)) <= eps * math.sqrt(float(np.trace(gram)))
+            )
         return hits
     T = np.tril(rng.standard_normal((draws, d, d)), -1)  # (draws, d, d)
     diag = np.sqrt(rng.chisquare(n - np.arange(d), size=(draws, d)))  # T_ii² ~ χ²_{n−i+1}, i = 1..d
@@ -207,8 +225,9 @@ def gaussian_v_fraction(n: int, d: int, eps: float, draws: int, *, seed: int) ->
     return int(hit.sum())
 
 
-def tolerance_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, draws: int, seed: int,
-                   setup_seed: int) -> list[VerdictRow]:
+def tolerance_rows(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, draws: int, seed: int, setup_seed: int
+) -> list[VerdictRow]:
     """``measured`` rows of claim ``linformer.thm2.tolerance``: the fractions where zero meets each tolerance.
 
     Parameters
@@ -231,19 +250,31 @@ def tolerance_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, d
     n, d = Q.shape
     counts = zero_output_fractions(Q, K, V, eps)
     counts["gaussian-v"] = (gaussian_v_fraction(n, d, eps, draws, seed=seed), draws)
-    what = {"eq8-spectral": "rows w of A where zero meets eq. (8)'s ε‖softmax(w)‖‖V‖₂",
-            "eq8-frobenius": "rows w of A where zero meets eq. (8)'s ε‖softmax(w)‖‖V‖_F",
-            "eq22-pair": "(row, column) pairs where zero meets eq. (22)'s ε‖exp(x)‖‖y‖",
-            "gaussian-v": f"Gaussian V ({n}×{d}) with ‖V‖₂ <= ε‖V‖_F (zero then meets the Frobenius "
-                          f"tolerance at every row)"}
+    what = {
+        "eq8-spectral": "rows w of A where zero meets eq. (8)'s ε‖softmax(w)‖‖V‖₂",
+        "eq8-frobenius": "rows w of A where zero meets eq. (8)'s ε‖softmax(w)‖‖V‖_F",
+        "eq22-pair": "(row, column) pairs where zero meets eq. (22)'s ε‖exp(x)‖‖y‖",
+        "gaussian-v": f"Gaussian V ({n}×{d}) with ‖V‖₂ <= ε‖V‖_F (zero then meets the Frobenius "
+        f"tolerance at every row)",
+    }
     rows = []
     for reading, (hits, total) in counts.items():
         ci = clopper_pearson(hits, total)
         d_ = classify_measurement(what=f"{what[reading]}: {hits}/{total} = {hits / total:.4g}")
-        rows.append(VerdictRow(claim="linformer.thm2.tolerance", reading=reading, verdict=d_.verdict,
-                               params={"n": n, "d": d, "eps": eps}, estimate=ci.estimate, ci_low=ci.low,
-                               ci_high=ci.high, trials=total, seed=seed if reading == "gaussian-v" else setup_seed,
-                               evidence=d_.reason))
+        rows.append(
+            VerdictRow(
+                claim="linformer.thm2.tolerance",
+                reading=reading,
+                verdict=d_.verdict,
+                params={"n": n, "d": d, "eps": eps},
+                estimate=ci.estimate,
+                ci_low=ci.low,
+                ci_high=ci.high,
+                trials=total,
+                seed=seed if reading == "gaussian-v" else setup_seed,
+                evidence=d_.reason,
+            )
+        )
     return rows
 
 
@@ -274,13 +305,26 @@ def formula_rows(n: int, d: int, eps: float) -> list[VerdictRow]:
         if k >= n:
             vac = f"k = {text} = {k:.1f} >= n = {n}: no reduction"
         elif bound >= 1:
-            vac = f"the union bound over its {pairs} = {int(f['pairs'])} pairs is {bound:.3g} >= 1 at k = {math.ceil(k)}"
-        d_ = classify_measurement(what=f"{where}: k = {text} = {k:.1f} (n = {n}); union bound over {pairs} = "
-                                       f"{int(f['pairs'])} pairs 2·pairs·e^(−c(ε)k) = {bound:.3g}", vacuous=vac)
-        rows.append(VerdictRow(claim="linformer.thm2.k", reading=reading, verdict=d_.verdict,
-                               params={"n": n, "d": d, "eps": eps, "k": int(math.ceil(k))}, bound=bound,
-                               estimate=k, evidence=d_.reason if vac is None else f"{d_.reason}; {where}: {text}",
-                               at_paper_params=True))
+            vac = (
+                f"the union bound over its {pairs} = {int(f['pairs'])} pairs is {bound:.3g} >= 1 at k = {math.ceil(k)}"
+            )
+        d_ = classify_measurement(
+            what=f"{where}: k = {text} = {k:.1f} (n = {n}); union bound over {pairs} = "
+            f"{int(f['pairs'])} pairs 2·pairs·e^(−c(ε)k) = {bound:.3g}",
+            vacuous=vac,
+        )
+        rows.append(
+            VerdictRow(
+                claim="linformer.thm2.k",
+                reading=reading,
+                verdict=d_.verdict,
+                params={"n": n, "d": d, "eps": eps, "k": int(math.ceil(k))},
+                bound=bound,
+                estimate=k,
+                evidence=d_.reason if vac is None else f"{d_.reason}; {where}: {text}",
+                at_paper_params=True,
+            )
+        )
     return rows
 
 
@@ -345,17 +389,26 @@ def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
     # conformability as printed: w (1×n) · Eᵀ needs Eᵀ with n rows, i.e. E k×n; then (1×k) · F needs F k×n
     ok_kn = True
     ok_nk = n == k  # with E, F n×k: wEᵀ is 1×n·(k×n) — conformable only when k = n
-    d = Decision("violated" if not ok_nk else "measured",
-                 f"as printed, E, F, R ∈ R^(n×k) (Theorem 2, Appendix B, eq. (23): exp(δxR) needs x R with R n×k) "
-                 f"while Lemma 1 takes R ∈ R^(k×n); softmax(wEᵀ)FV with w 1×n and V n×d is conformable with E, F "
-                 f"k×n ({ok_kn}) and with n×k only when k = n ({ok_nk}, n = {n}, k = {k}); the tool reads E, F, R "
-                 f"as k×n throughout (eq. (23)'s xR is then Rxᵀ)")
-    return VerdictRow(claim="linformer.thm2.orientation", reading="as-printed", verdict=d.verdict,
-                      params={"n": n, "k": k, "eps": eps}, evidence=d.reason, at_paper_params=True)
+    d = Decision(
+        "violated" if not ok_nk else "measured",
+        f"as printed, E, F, R ∈ R^(n×k) (Theorem 2, Appendix B, eq. (23): exp(δxR) needs x R with R n×k) "
+        f"while Lemma 1 takes R ∈ R^(k×n); softmax(wEᵀ)FV with w 1×n and V n×d is conformable with E, F "
+        f"k×n ({ok_kn}) and with n×k only when k = n ({ok_nk}, n = {n}, k = {k}); the tool reads E, F, R "
+        f"as k×n throughout (eq. (23)'s xR is then Rxᵀ)",
+    )
+    return VerdictRow(
+        claim="linformer.thm2.orientation",
+        reading="as-printed",
+        verdict=d.verdict,
+        params={"n": n, "k": k, "eps": eps},
+        evidence=d.reason,
+        at_paper_params=True,
+    )
 
 
-def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, seed: int,
-                    size: int = 256) -> list[VerdictRow]:
+def proof_step_rows(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, seed: int, size: int = 256
+) -> list[VerdictRow]:
     """Claim ``linformer.thm2.proof``: Theorem 2's proof steps (Appendix B, eqs. 25–26 and
     the chain after them) that do not follow as written, each measured on the instance
     (its first ``size`` rows and columns, to keep the SVDs small).
@@ -396,33 +449,70 @@ def proof_step_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, 
     rank_a = int(np.linalg.matrix_rank(A))
     rows = []
     dec = classify_bound(observed=float(rank_e), bound=float(d), loose_factor=None)
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="exp-low-rank", verdict=dec.verdict, at_paper_params=True,
-                           params={"n": m, "d": d, "eps": eps}, bound=float(d), estimate=float(rank_e), seed=seed,
-                           evidence=f"rank(A) = {rank_a} on the {m}×{m} block of A = QKᵀ/√d, but the entrywise "
-                                    f"exp(A) has numerical rank {rank_e} (singular values above {tol:.2g}): {dec.reason}"))
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="inverse-4d-by-d", verdict="violated", at_paper_params=True,
-                           params={"n": n, "d": d, "eps": eps}, estimate=float(4 * d),
-                           evidence=f"eq. (26) writes [exp(A_sEᵀ)FV; exp(A_s)V]^(-1): two stacked 2d×d blocks, a "
-                                    f"{4 * d}×{d} matrix, which has no inverse (not square); Γ ∈ R^(n×2d) as defined "
-                                    f"does not match either (a left inverse would make Γ n×{4 * d} from a 2n-row "
-                                    f"left factor)"))
+    rows.append(
+        VerdictRow(
+            claim="linformer.thm2.proof",
+            reading="exp-low-rank",
+            verdict=dec.verdict,
+            at_paper_params=True,
+            params={"n": m, "d": d, "eps": eps},
+            bound=float(d),
+            estimate=float(rank_e),
+            seed=seed,
+            evidence=f"rank(A) = {rank_a} on the {m}×{m} block of A = QKᵀ/√d, but the entrywise "
+            f"exp(A) has numerical rank {rank_e} (singular values above {tol:.2g}): {dec.reason}",
+        )
+    )
+    rows.append(
+        VerdictRow(
+            claim="linformer.thm2.proof",
+            reading="inverse-4d-by-d",
+            verdict="violated",
+            at_paper_params=True,
+            params={"n": n, "d": d, "eps": eps},
+            estimate=float(4 * d),
+            evidence=f"eq. (26) writes [exp(A_sEᵀ)FV; exp(A_s)V]^(-1): two stacked 2d×d blocks, a "
+            f"{4 * d}×{d} matrix, which has no inverse (not square); Γ ∈ R^(n×2d) as defined "
+            f"does not match either (a left inverse would make Γ n×{4 * d} from a 2n-row "
+            f"left factor)",
+        )
+    )
     # Γ with conformable shapes: exp(A)V = Γ exp(A_s)V, A_s = 2d rows of A (the first 2d of the block)
     EV = E @ V[:m]  # (m, d)
     Es = EV[: 2 * d]  # (2d, d)
     G = EV @ np.linalg.pinv(Es)  # (m, 2d)
     gmax = float(np.linalg.norm(G, axis=1).max())
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="gamma-theta-d", verdict="measured", at_paper_params=True,
-                           params={"n": m, "d": d, "eps": eps}, bound=float(d), estimate=gmax, seed=seed,
-                           evidence=f"‖Γ_i‖ = Θ(d) is asserted without argument; with Γ = exp(A)V·pinv(exp(A_s)V) "
-                                    f"(A_s: {2 * d} rows of A) on the {m}-row block, max_i ‖Γ_i‖ = {gmax:.4g} = "
-                                    f"{gmax / d:.3g}·d — a number the proof does not control"))
+    rows.append(
+        VerdictRow(
+            claim="linformer.thm2.proof",
+            reading="gamma-theta-d",
+            verdict="measured",
+            at_paper_params=True,
+            params={"n": m, "d": d, "eps": eps},
+            bound=float(d),
+            estimate=gmax,
+            seed=seed,
+            evidence=f"‖Γ_i‖ = Θ(d) is asserted without argument; with Γ = exp(A)V·pinv(exp(A_s)V) "
+            f"(A_s: {2 * d} rows of A) on the {m}-row block, max_i ‖Γ_i‖ = {gmax:.4g} = "
+            f"{gmax / d:.3g}·d — a number the proof does not control",
+        )
+    )
     rng = numpy_rng(seed)
     M = rng.standard_normal((2 * d, d))
     fro, rowsum = float(np.linalg.norm(M)), float(np.linalg.norm(M, axis=1).sum())
     dec = classify_identity(residual=abs(rowsum - fro) / fro, tol=1e-12)
-    rows.append(VerdictRow(claim="linformer.thm2.proof", reading="frobenius-rows", verdict=dec.verdict, at_paper_params=True,
-                           params={"n": 2 * d, "d": d, "eps": eps}, estimate=rowsum / fro, seed=seed,
-                           evidence=f"printed ‖M‖_F = Σ_i ‖M_i‖: on a Gaussian {2 * d}×{d} M, ‖M‖_F = {fro:.4g} but "
-                                    f"Σ_i ‖M_i‖ = {rowsum:.4g} ({dec.reason}); only ‖M‖_F <= Σ_i ‖M_i‖ holds, which "
-                                    f"is the direction the chain needs, so the step survives with '<='"))
+    rows.append(
+        VerdictRow(
+            claim="linformer.thm2.proof",
+            reading="frobenius-rows",
+            verdict=dec.verdict,
+            at_paper_params=True,
+            params={"n": 2 * d, "d": d, "eps": eps},
+            estimate=rowsum / fro,
+            seed=seed,
+            evidence=f"printed ‖M‖_F = Σ_i ‖M_i‖: on a Gaussian {2 * d}×{d} M, ‖M‖_F = {fro:.4g} but "
+            f"Σ_i ‖M_i‖ = {rowsum:.4g} ({dec.reason}); only ‖M‖_F <= Σ_i ‖M_i‖ holds, which "
+            f"is the direction the chain needs, so the step survives with '<='",
+        )
+    )
     return rows

@@ -74,8 +74,9 @@ def kernel_vector_error(P: np.ndarray, k: int, *, seed: int) -> tuple[float, flo
     return float(np.linalg.norm(approx - Pw) / np.linalg.norm(Pw)), float(np.linalg.norm(R @ w) / np.linalg.norm(w))
 
 
-def check_quantifier(P: np.ndarray, vectors: dict[str, np.ndarray], eps: float, ks: list[int], *,
-                     name: str, seed: int, draws: int = 3) -> list[VerdictRow]:
+def check_quantifier(
+    P: np.ndarray, vectors: dict[str, np.ndarray], eps: float, ks: list[int], *, name: str, seed: int, draws: int = 3
+) -> list[VerdictRow]:
     """Both readings of Theorem 1's quantifier on one attention matrix.
 
     Parameters
@@ -103,19 +104,40 @@ def check_quantifier(P: np.ndarray, vectors: dict[str, np.ndarray], eps: float, 
     n = P.shape[0]
     errs = {wk: rank_one_witness_error(P, w) for wk, w in vectors.items()}
     worst = max(errs.values())
-    d = classify_bound(observed=worst, bound=eps, loose_factor=None,
-                       trivial="P̃ = P w wᵀ/‖w‖², rank 1, built from w itself, reproduces Pw for every w, "
-                               "so the theorem as written has no content")
-    rows = [VerdictRow(claim=CLAIM, reading="as-written", verdict=d.verdict,
-                       params={"n": n, "eps": eps, "attention": name, "k": 1}, bound=eps, estimate=worst,
-                       evidence=f"{d.reason}; relative errors " + ", ".join(f"{k}: {v:.2g}" for k, v in errs.items()))]
+    d = classify_bound(
+        observed=worst,
+        bound=eps,
+        loose_factor=None,
+        trivial="P̃ = P w wᵀ/‖w‖², rank 1, built from w itself, reproduces Pw for every w, "
+        "so the theorem as written has no content",
+    )
+    rows = [
+        VerdictRow(
+            claim=CLAIM,
+            reading="as-written",
+            verdict=d.verdict,
+            params={"n": n, "eps": eps, "attention": name, "k": 1},
+            bound=eps,
+            estimate=worst,
+            evidence=f"{d.reason}; relative errors " + ", ".join(f"{k}: {v:.2g}" for k, v in errs.items()),
+        )
+    ]
     for k in sorted({int(k) for k in ks if 1 <= k < n}):
         results = [kernel_vector_error(P, k, seed=child_seed(seed, k, j)) for j in range(draws)]
         rel = min(r for r, _ in results)  # the least bad draw: still fails
         d = classify_bound(observed=rel, bound=eps, loose_factor=None)
-        rows.append(VerdictRow(
-            claim=CLAIM, reading="uniform", verdict=d.verdict, params={"n": n, "eps": eps, "attention": name, "k": k},
-            bound=eps, estimate=rel, trials=draws, seed=seed,
-            evidence=f"{d.reason}: for each of {draws} draws of R, a w in ker R (‖Rw‖/‖w‖ <= "
-                     f"{max(r for _, r in results):.1g}) has P̃w = 0, relative error >= {rel:.4g}"))
+        rows.append(
+            VerdictRow(
+                claim=CLAIM,
+                reading="uniform",
+                verdict=d.verdict,
+                params={"n": n, "eps": eps, "attention": name, "k": k},
+                bound=eps,
+                estimate=rel,
+                trials=draws,
+                seed=seed,
+                evidence=f"{d.reason}: for each of {draws} draws of R, a w in ker R (‖Rw‖/‖w‖ <= "
+                f"{max(r for _, r in results):.1g}) has P̃w = 0, relative error >= {rel:.4g}",
+            )
+        )
     return rows

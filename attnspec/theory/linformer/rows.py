@@ -121,19 +121,27 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     tmax = row.get("trials_max")
     if tmax is not None and not (isinstance(tmax, float) and math.isnan(tmax)) and int(row["trials"]) < int(tmax):
         if SQ.searched(int(row["failures"]), int(row["trials"]), float(row["bound"]), trials_max=int(tmax)):
-            stopped = (f" (violation search: stopped at {int(row['trials'])} of up to {int(tmax)} trials with no "
-                       f"failure; a failure rate p is missed with probability (1 − p)^{int(row['trials'])})")
+            stopped = (
+                f" (violation search: stopped at {int(row['trials'])} of up to {int(tmax)} trials with no "
+                f"failure; a failure rate p is missed with probability (1 − p)^{int(row['trials'])})"
+            )
         else:
-            stopped = (f" (sequential: stopped at {int(row['trials'])} of up to {int(tmax)} trials once the verdict "
-                       f"was settled, error rate <= {SQ.ALPHA:g})")
-    measured = (f"measured {row['failures']}/{row['trials']} = {row['estimate']:.4g} "
-                f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]" + (f", exact {exact:.4g}" if exact is not None else ""))
+            stopped = (
+                f" (sequential: stopped at {int(row['trials'])} of up to {int(tmax)} trials once the verdict "
+                f"was settled, error rate <= {SQ.ALPHA:g})"
+            )
+    measured = (
+        f"measured {row['failures']}/{row['trials']} = {row['estimate']:.4g} "
+        f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]" + (f", exact {exact:.4g}" if exact is not None else "")
+    )
     if claim == "linformer.thm2.eq8" and reading.startswith("plain-"):
         # E = F = R is not the paper's construction: a comparison, never a verdict on the paper
         fails = "exceeds" if row["ci_low"] > row["bound"] else "does not exceed"
-        what = (f"E = F = R is not the paper's construction (that is E = δR, F = e^(−δ)R): {measured}; its failure "
-                f"rate {fails} the union bound {row['bound']:.4g} — the naive projection without the proof's δ "
-                f"shows what the scaling buys{stopped}")
+        what = (
+            f"E = F = R is not the paper's construction (that is E = δR, F = e^(−δ)R): {measured}; its failure "
+            f"rate {fails} the union bound {row['bound']:.4g} — the naive projection without the proof's δ "
+            f"shows what the scaling buys{stopped}"
+        )
         return "measured", what
     unmet = None
     if group == "lemma1" and row.get("family") != "gaussian":
@@ -147,8 +155,12 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     trivial = None
     if group == "thm1" and _true(row.get("zero_output_passes")):
         trivial = "the zero output meets this tolerance (‖Pw‖ <= ε‖P‖_F‖w‖): P̃ = 0 would do"
-    counts = {"claimed": float(row["bound"]), "failures": int(row["failures"]), "trials": int(row["trials"]),
-              "exact": exact}
+    counts = {
+        "claimed": float(row["bound"]),
+        "failures": int(row["failures"]),
+        "trials": int(row["trials"]),
+        "exact": exact,
+    }
     d = classify_probability(**counts, vacuous=vacuous, trivial=trivial, hypothesis_unmet=unmet)
     why = d.reason
     if d.verdict == "hypothesis-unmet":
@@ -165,8 +177,9 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     if claim == "linformer.thm2.eq8" and reading.startswith("proof-"):
         why = f"the proof's construction E = δR, F = e^(−δ)R, δ = 1/(2n): {why}"
         if d.verdict == "violated":
-            why += ("; a finding about the proof, not the theorem (which only claims that some E, F exist"
-                    + ("; E = F = 0 meets the tolerance here)" if _true(row.get("zero_output_passes")) else ")"))
+            why += "; a finding about the proof, not the theorem (which only claims that some E, F exist" + (
+                "; E = F = 0 meets the tolerance here)" if _true(row.get("zero_output_passes")) else ")"
+            )
     return d.verdict, why + stopped
 
 
@@ -197,19 +210,32 @@ def existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
     vac = f"k = {k} >= n = {n}: E, F project nothing away, and Lemma 1 assumes k <= n" if k >= n else None
     if vac is None and float(rec["bound"]) >= 1:
         vac = f"claimed failure probability {float(rec['bound']):.3g} >= 1 says nothing"
-    zero = (f"the zero output E = F = 0 has error ‖softmax(w)V‖ = {zero_err:.4g} "
-            f"{'<=' if zero_err <= tol else '>'} the tolerance ε‖softmax(w)‖‖V‖ = {tol:.4g}")
+    zero = (
+        f"the zero output E = F = 0 has error ‖softmax(w)V‖ = {zero_err:.4g} "
+        f"{'<=' if zero_err <= tol else '>'} the tolerance ε‖softmax(w)‖‖V‖ = {tol:.4g}"
+    )
     if vac:
         verdict, why = "vacuous", f"{vac}; {zero}"
     elif zero_err <= tol:
         verdict, why = "cannot-fail", f"as stated (there exist E, F) it cannot fail here: {zero}"
     else:
-        verdict, why = "measured", (f"existence is not decided by one construction: {zero}, and the proof's "
-                                    f"E = δR, F = e^(−δ)R is {proof.verdict} here (reading proof-{reading})")
-    return VerdictRow(claim=proof.claim, reading=reading, verdict=verdict,
-                      params={**proof.params, "construction": "exists"}, bound=proof.bound, estimate=zero_err / tol,
-                      evidence=why + "; estimate = ‖softmax(w)V‖ / tolerance (<= 1: zero meets it)",
-                      at_paper_params=proof.at_paper_params)
+        verdict, why = (
+            "measured",
+            (
+                f"existence is not decided by one construction: {zero}, and the proof's "
+                f"E = δR, F = e^(−δ)R is {proof.verdict} here (reading proof-{reading})"
+            ),
+        )
+    return VerdictRow(
+        claim=proof.claim,
+        reading=reading,
+        verdict=verdict,
+        params={**proof.params, "construction": "exists"},
+        bound=proof.bound,
+        estimate=zero_err / tol,
+        evidence=why + "; estimate = ‖softmax(w)V‖ / tolerance (<= 1: zero meets it)",
+        at_paper_params=proof.at_paper_params,
+    )
 
 
 def _true(v: Any) -> bool:
@@ -238,11 +264,21 @@ def verdict_rows(table: pd.DataFrame) -> list[VerdictRow]:
         for c in _PARAM_COLS[group_of(rec["claim"])]:
             if c in rec and _clean(rec[c]) is not None:
                 params[c] = _clean(rec[c])
-        row = VerdictRow(claim=rec["claim"], reading=rec["reading"], verdict=verdict, params=params,
-                         bound=_clean(rec["bound"]), exact=_clean(rec.get("exact")),
-                         estimate=_clean(rec["estimate"]), ci_low=_clean(rec["ci_low"]),
-                         ci_high=_clean(rec["ci_high"]), trials=int(rec["trials"]), seed=int(rec["seed"]),
-                         evidence=evidence, at_paper_params=at_paper_params(rec))
+        row = VerdictRow(
+            claim=rec["claim"],
+            reading=rec["reading"],
+            verdict=verdict,
+            params=params,
+            bound=_clean(rec["bound"]),
+            exact=_clean(rec.get("exact")),
+            estimate=_clean(rec["estimate"]),
+            ci_low=_clean(rec["ci_low"]),
+            ci_high=_clean(rec["ci_high"]),
+            trials=int(rec["trials"]),
+            seed=int(rec["seed"]),
+            evidence=evidence,
+            at_paper_params=at_paper_params(rec),
+        )
         out.append(row)
         if rec["claim"] == "linformer.thm2.eq8" and str(rec["reading"]).startswith("proof-"):
             out.append(existence_row(rec, row))
@@ -271,12 +307,28 @@ def eq18_rows(table: pd.DataFrame, k_log: int, k_thm: int) -> list[VerdictRow]:
     for reading, k in (("log-n", k_log), ("theorem-k", k_thm)):
         part = rel[rel["k"] == k]
         for r in verdict_rows(part):
-            what = (f"eq. (18) says k = log(n): k = {k}" if reading == "log-n"
-                    else f"the theorem's k = 5 ln(n)/(ε² − ε³) = {k}")
-            out.append(VerdictRow(claim="linformer.thm1.eq18", reading=reading, verdict=r.verdict, params=r.params,
-                                  bound=r.bound, exact=r.exact, estimate=r.estimate, ci_low=r.ci_low,
-                                  ci_high=r.ci_high, trials=r.trials, seed=r.seed, evidence=f"{what}; {r.evidence}",
-                                  at_paper_params=reading == "theorem-k"))
+            what = (
+                f"eq. (18) says k = log(n): k = {k}"
+                if reading == "log-n"
+                else f"the theorem's k = 5 ln(n)/(ε² − ε³) = {k}"
+            )
+            out.append(
+                VerdictRow(
+                    claim="linformer.thm1.eq18",
+                    reading=reading,
+                    verdict=r.verdict,
+                    params=r.params,
+                    bound=r.bound,
+                    exact=r.exact,
+                    estimate=r.estimate,
+                    ci_low=r.ci_low,
+                    ci_high=r.ci_high,
+                    trials=r.trials,
+                    seed=r.seed,
+                    evidence=f"{what}; {r.evidence}",
+                    at_paper_params=reading == "theorem-k",
+                )
+            )
     return out
 
 
@@ -313,12 +365,27 @@ def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
         at_own = ""
         if len(match):
             m = match.iloc[0]
-            at_own = (f"; at the theorem's own k = {k_thm} >= n (vacuous as stated) the relative error exceeds ε in "
-                      f"{int(m['failures'])}/{int(m['trials'])} trials, claimed <= {float(m['bound']):.3g}")
-        out.append(VerdictRow(claim=r.claim, reading="relative-clipped", verdict=r.verdict, params=r.params,
-                              bound=r.bound, exact=r.exact, estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
-                              trials=r.trials, seed=r.seed, at_paper_params=True,
-                              evidence=f"Theorem 1's k = {k_thm} clipped to n − 1 = {n - 1}: {r.evidence}{at_own}"))
+            at_own = (
+                f"; at the theorem's own k = {k_thm} >= n (vacuous as stated) the relative error exceeds ε in "
+                f"{int(m['failures'])}/{int(m['trials'])} trials, claimed <= {float(m['bound']):.3g}"
+            )
+        out.append(
+            VerdictRow(
+                claim=r.claim,
+                reading="relative-clipped",
+                verdict=r.verdict,
+                params=r.params,
+                bound=r.bound,
+                exact=r.exact,
+                estimate=r.estimate,
+                ci_low=r.ci_low,
+                ci_high=r.ci_high,
+                trials=r.trials,
+                seed=r.seed,
+                at_paper_params=True,
+                evidence=f"Theorem 1's k = {k_thm} clipped to n − 1 = {n - 1}: {r.evidence}{at_own}",
+            )
+        )
     return out
 
 
@@ -340,6 +407,7 @@ def _pick(rows: list[VerdictRow]) -> VerdictRow:
     for kind in ("holds", "loose"):
         cand = [r for r in rows if r.verdict == kind]
         if cand:
+
             def ratio(r: VerdictRow) -> float:
                 ref = r.exact if r.exact is not None else (r.ci_high or 0.0)
                 return (r.bound or math.inf) / ref if ref > 0 else math.inf
@@ -368,19 +436,31 @@ def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
     groups: dict[tuple, list[VerdictRow]] = {}
     for r in rows:
         g = group_of(r.claim)
-        groups.setdefault((g, r.claim, r.reading, r.params.get(third.get(g, "attention")),
-                           r.params.get("sweep")), []).append(r)
+        groups.setdefault(
+            (g, r.claim, r.reading, r.params.get(third.get(g, "attention")), r.params.get("sweep")), []
+        ).append(r)
     out: dict[str, list[VerdictRow]] = {}
     for (g, *_), rs in groups.items():
         best = _pick(rs)
-        counts = {v: sum(1 for r in rs if r.verdict == v) for v in
-                  ("violated", "holds", "loose", "vacuous", "cannot-fail", "measured", "hypothesis-unmet")}
+        counts = {
+            v: sum(1 for r in rs if r.verdict == v)
+            for v in ("violated", "holds", "loose", "vacuous", "cannot-fail", "measured", "hypothesis-unmet")
+        }
         tally = ", ".join(f"{c} {v}" for v, c in counts.items() if c)
-        shown = VerdictRow(claim=best.claim, reading=best.reading, verdict=best.verdict, params=dict(best.params),
-                           bound=best.bound, exact=best.exact, estimate=best.estimate, ci_low=best.ci_low,
-                           ci_high=best.ci_high, trials=best.trials, seed=best.seed,
-                           at_paper_params=best.at_paper_params,
-                           evidence=f"{best.evidence} [{tally} of {len(rs)} parameter sets]" if len(rs) > 1
-                           else best.evidence)
+        shown = VerdictRow(
+            claim=best.claim,
+            reading=best.reading,
+            verdict=best.verdict,
+            params=dict(best.params),
+            bound=best.bound,
+            exact=best.exact,
+            estimate=best.estimate,
+            ci_low=best.ci_low,
+            ci_high=best.ci_high,
+            trials=best.trials,
+            seed=best.seed,
+            at_paper_params=best.at_paper_params,
+            evidence=f"{best.evidence} [{tally} of {len(rs)} parameter sets]" if len(rs) > 1 else best.evidence,
+        )
         out.setdefault(g, []).append(shown)
     return out

@@ -116,8 +116,9 @@ def sparse_density(n: int) -> float:
     return _discrete_params("sparse", n)[0]
 
 
-def _discrete_entries(family: str, n: int, shape: tuple[int, ...], gen: torch.Generator,
-                      *, units: bool = False) -> torch.Tensor:
+def _discrete_entries(
+    family: str, n: int, shape: tuple[int, ...], gen: torch.Generator, *, units: bool = False
+) -> torch.Tensor:
     """Unscaled entries (±magnitude or 0; ±1 or 0 with ``units``), float64, before 1/sqrt(k)."""
     import torch
 
@@ -192,8 +193,7 @@ def pair_vectors(n: int, vectors: str) -> np.ndarray:
     return x
 
 
-def direct_pair_images(family: str, n: int, k: int, trials: int, *, vectors: str = "spiky",
-                       seed: Seed) -> np.ndarray:
+def direct_pair_images(family: str, n: int, k: int, trials: int, *, vectors: str = "spiky", seed: Seed) -> np.ndarray:
     """Reference sampler: draw R (k×n) per trial and return R x1, R x2.
 
     Parameters
@@ -229,8 +229,9 @@ def direct_pair_images(family: str, n: int, k: int, trials: int, *, vectors: str
     return out
 
 
-def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky",
-                        seed: Seed) -> torch.Tensor:
+def reduced_pair_images(
+    family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky", seed: Seed
+) -> torch.Tensor:
     """Reduced sampler: the unscaled images of the pair for the first k_max rows.
 
     The images under the projection with k rows are ``out[:, :k, :] / sqrt(k)`` for every
@@ -262,8 +263,9 @@ def reduced_pair_images(family: str, n: int, k_max: int, trials: int, *, vectors
     return units * torch.tensor(scales, dtype=torch.float64)
 
 
-def reduced_pair_units(family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky",
-                       seed: Seed) -> tuple[torch.Tensor, tuple[float, float]]:
+def reduced_pair_units(
+    family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky", seed: Seed
+) -> tuple[torch.Tensor, tuple[float, float]]:
     """:func:`reduced_pair_images` as ``units * scales``, with ``units`` integer-valued for
     the discrete families (so sums of products are exact and an inner product that is
     exactly 0 stays 0; floating-point rounding would otherwise hide those atoms).
@@ -410,9 +412,12 @@ def signed_count_law(h: int, p: float) -> tuple[np.ndarray, np.ndarray]:
     return values.astype(np.float64), cdf
 
 
-def prefix_pair_stats(images: torch.Tensor, ks: np.ndarray,
-                      which: tuple[str, ...] = ("aa", "bb", "ab"),
-                      scales: tuple[float, float] = (1.0, 1.0)) -> dict[str, np.ndarray]:
+def prefix_pair_stats(
+    images: torch.Tensor,
+    ks: np.ndarray,
+    which: tuple[str, ...] = ("aa", "bb", "ab"),
+    scales: tuple[float, float] = (1.0, 1.0),
+) -> dict[str, np.ndarray]:
     """From unscaled images (T, k_max, 2) (times ``scales`` per column), the Gram entries
     for every k in ``ks``. Integer-valued images are summed exactly before scaling.
 

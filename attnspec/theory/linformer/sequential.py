@@ -69,8 +69,9 @@ def looks(trials: int, look: int) -> int:
     return max(1, math.ceil(trials / max(1, look)))
 
 
-def fixed_verdict(claimed: float, *, trials_max: int, exact: float | None = None, vacuous: bool = False,
-                  trivial: bool = False) -> bool:
+def fixed_verdict(
+    claimed: float, *, trials_max: int, exact: float | None = None, vacuous: bool = False, trivial: bool = False
+) -> bool:
     """True when the verdict of a row does not depend on its Monte Carlo counts.
 
     Parameters
@@ -203,8 +204,12 @@ def searched(failures: int, trials: int, claimed: float, *, trials_max: int) -> 
     -------
     bool
     """
-    return (failures == 0 and trials >= search_trials() and beyond_resolution(claimed, trials_max=trials_max)
-            and not near_resolution(claimed, trials_max=trials_max))
+    return (
+        failures == 0
+        and trials >= search_trials()
+        and beyond_resolution(claimed, trials_max=trials_max)
+        and not near_resolution(claimed, trials_max=trials_max)
+    )
 
 
 def can_stop(failures: int, trials: int, claimed: float, *, n_looks: int, trials_max: int) -> bool:
@@ -228,12 +233,20 @@ def can_stop(failures: int, trials: int, claimed: float, *, n_looks: int, trials
     -------
     bool
     """
-    return (settled(failures, trials, claimed, n_looks=n_looks)
-            or searched(failures, trials, claimed, trials_max=trials_max))
+    return settled(failures, trials, claimed, n_looks=n_looks) or searched(
+        failures, trials, claimed, trials_max=trials_max
+    )
 
 
-def settled(failures: int, trials: int, claimed: float, *, n_looks: int, alpha: float = ALPHA,
-            loose_factor: float = LOOSE_FACTOR) -> bool:
+def settled(
+    failures: int,
+    trials: int,
+    claimed: float,
+    *,
+    n_looks: int,
+    alpha: float = ALPHA,
+    loose_factor: float = LOOSE_FACTOR,
+) -> bool:
     """True when the interval at level 1 − alpha/n_looks is on one side of every threshold.
 
     The thresholds are the claim (violated above it) and the claim over ``loose_factor``
@@ -267,8 +280,9 @@ def settled(failures: int, trials: int, claimed: float, *, n_looks: int, alpha: 
     return ci.low >= ref and ci.high <= claimed  # holds
 
 
-def simulated_miss_rate(rate: float, claimed: float, *, trials_max: int, look: int, reps: int = 20_000,
-                        seed: int = 0) -> float:
+def simulated_miss_rate(
+    rate: float, claimed: float, *, trials_max: int, look: int, reps: int = 20_000, seed: int = 0
+) -> float:
     """The share of ``reps`` simulated rows, true failure rate ``rate``, that the sequential rule
     (looks of ``look`` up to ``trials_max``, stopping when :func:`can_stop`) leaves not
     ``violated``: a miss when ``rate`` exceeds ``claimed``. Binomial draws per look from ``seed``.

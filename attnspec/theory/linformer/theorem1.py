@@ -182,12 +182,21 @@ def _square_attention(name: str, P: np.ndarray) -> tuple[np.ndarray, int]:
     return P, check_n(P.shape[0])
 
 
-def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Sequence[int], *,
-                      trials: int = 10_000, seed: int = 0, w_kinds: Sequence[str] = W_KINDS,
-                      sample_ks: Sequence[int] = (), sample_size: int = 500, look: int = 500,
-                      sequential: bool = True, vectors: Mapping[str, dict[str, np.ndarray]] | None = None,
-                      progress=None,  # noqa: ANN001 - an attnspec.runtime.progress.Progress or None
-                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def simulate_theorem1(
+    attention: Mapping[str, np.ndarray],
+    eps: float,
+    ks: Sequence[int],
+    *,
+    trials: int = 10_000,
+    seed: int = 0,
+    w_kinds: Sequence[str] = W_KINDS,
+    sample_ks: Sequence[int] = (),
+    sample_size: int = 500,
+    look: int = 500,
+    sequential: bool = True,
+    vectors: Mapping[str, dict[str, np.ndarray]] | None = None,
+    progress=None,  # noqa: ANN001 - an attnspec.runtime.progress.Progress or None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Monte Carlo of Theorem 1 (Gaussian R) for each attention matrix and each w.
 
     Trials come in looks of ``look`` (each one P·g block shared by every w and k); with
@@ -250,20 +259,7 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
         gen = S.theorem1_parts_chunks(P, W, seed=s_parts, chunk=look)
         head = next(gen)
         pf = float(np.linalg.norm(P))
-        # per (w, k): the chi-square generator, the failure counts, the tolerances
-        state: dict[tuple[str, int], dict] = {}
-        for j, wk in enumerate(vecs):
-            wn = head["wnorm"][j]
-            pw = math.sqrt(head["unorm2"][j]) * wn
-            for k in ks:
-                s_k = child_seed(seed, "thm1", "chi", name, wk, int(k))
-                bound = float(theorem1_union_bound(n, k, eps))
-                zero_ok = pw <= eps * pf * wn
-                # rows whose verdict the counts cannot change need no more than one look
-                fixed = SQ.fixed_verdict(bound, trials_max=trials, vacuous=int(k) >= n)
-                state[(wk, int(k))] = {"j": j, "rng": numpy_rng(s_k), "seed": s_k, "pw": pw, "wn": wn, "bound": bound,
-                                       "zero_ok": zero_ok, "rel": 0, "add": 0, "fixed_rel": fixed,
-                                       "fixed_add": fixed or zero_ok}
+        state = _point_states(head, list(vecs), ks, n=n, eps=eps, pf=pf, trials=trials, seed=seed, name=name)
         done = 0
         while done < trials:
             c = min(look, trials - done)
@@ -275,30 +271,121 @@ def simulate_theorem1(attention: Mapping[str, np.ndarray], eps: float, ks: Seque
                 st["rel"] += int((err > eps * st["pw"]).sum())
                 st["add"] += int((err > eps * pf * st["wn"]).sum())
                 if done == c and k in sample_set:
-                    pw = st["pw"]
-                    rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
-                    v = rel[:sample_size]
-                    samples.append(pd.DataFrame({"claim": "linformer.thm1.eq3", "reading": "relative", "attention": name,
-                                                 "w": wk, "k": k, "sample": np.arange(v.size), "value": v}))
+                    samples.append(_relative_errors(err, st["pw"], name, wk, k, sample_size))
             if progress is not None:
                 progress.advance(c)
-            if sequential and done < trials and all(
-                    (st["fixed_rel"] or SQ.can_stop(st["rel"], done, st["bound"], n_looks=n_looks, trials_max=trials))
-                    and (st["fixed_add"]
-                         or SQ.can_stop(st["add"], done, st["bound"], n_looks=n_looks, trials_max=trials))
-                    for st in state.values()):
+            if sequential and done < trials and _all_settled(state, done, trials=trials, n_looks=n_looks):
                 if progress is not None:
                     progress.advance(0, total=progress.total - (trials - done))
                 break
         gen.close()
-        for (wk, k), st in state.items():
-            common = {"attention": name, "w": wk, "n": n, "k": k, "eps": eps, "bound": st["bound"], "exact": np.nan}
-            pw, wn = st["pw"], st["wn"]
-            for reading, fails, zero_ok in (("relative", st["rel"], False), ("additive", st["add"], st["zero_ok"])):
-                # zero_ok: P̃ = 0 meets the tolerance (‖Pw‖ <= tolerance), so the
-                # existence claim cannot fail at this w.
-                rows.append({"claim": "linformer.thm1.eq3", "reading": reading, **common,
-                             **mc_columns(fails, done), "seed": st["seed"], "parts_seed": s_parts,
-                             "vectors_seed": s_vec, "pw_ratio": pw / (pf * wn), "zero_output_passes": bool(zero_ok),
-                             "trials_max": trials})
+        rows += _matrix_rows(state, name, n=n, eps=eps, pf=pf, done=done, trials=trials, seeds=(s_parts, s_vec))
     return pd.DataFrame(rows), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())
+
+
+def _point_states(
+    head: dict[str, np.ndarray],
+    w_kinds: list[str],
+    ks: np.ndarray,
+    *,
+    n: int,
+    eps: float,
+    pf: float,
+    trials: int,
+    seed: int,
+    name: str,
+) -> dict[tuple[str, int], dict]:
+    """Per (w, k) of one matrix: the chi-square generator, the failure counts, the tolerances,
+    and whether each reading's verdict is fixed before any draw (``pf`` = ‖P‖_F)."""
+    from attnspec.theory.linformer import sequential as SQ
+
+    state: dict[tuple[str, int], dict] = {}
+    for j, wk in enumerate(w_kinds):
+        wn = head["wnorm"][j]
+        pw = math.sqrt(head["unorm2"][j]) * wn
+        for k in ks:
+            s_k = child_seed(seed, "thm1", "chi", name, wk, int(k))
+            bound = float(theorem1_union_bound(n, k, eps))
+            zero_ok = pw <= eps * pf * wn
+            # rows whose verdict the counts cannot change need no more than one look
+            fixed = SQ.fixed_verdict(bound, trials_max=trials, vacuous=int(k) >= n)
+            state[(wk, int(k))] = {
+                "j": j,
+                "rng": numpy_rng(s_k),
+                "seed": s_k,
+                "pw": pw,
+                "wn": wn,
+                "bound": bound,
+                "zero_ok": zero_ok,
+                "rel": 0,
+                "add": 0,
+                "fixed_rel": fixed,
+                "fixed_add": fixed or zero_ok,
+            }
+    return state
+
+
+def _all_settled(state: dict[tuple[str, int], dict], done: int, *, trials: int, n_looks: int) -> bool:
+    """Whether every (w, k)'s relative and additive verdicts are settled after ``done`` trials."""
+    from attnspec.theory.linformer import sequential as SQ
+
+    return all(
+        (st["fixed_rel"] or SQ.can_stop(st["rel"], done, st["bound"], n_looks=n_looks, trials_max=trials))
+        and (st["fixed_add"] or SQ.can_stop(st["add"], done, st["bound"], n_looks=n_looks, trials_max=trials))
+        for st in state.values()
+    )
+
+
+def _relative_errors(err: np.ndarray, pw: float, name: str, wk: str, k: int, size: int) -> pd.DataFrame:
+    """The first ``size`` relative errors ‖P̃w − Pw‖/‖Pw‖ of a look, from its errors ``err``."""
+    rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
+    v = rel[:size]
+    return pd.DataFrame(
+        {
+            "claim": "linformer.thm1.eq3",
+            "reading": "relative",
+            "attention": name,
+            "w": wk,
+            "k": k,
+            "sample": np.arange(v.size),
+            "value": v,
+        }
+    )
+
+
+def _matrix_rows(
+    state: dict[tuple[str, int], dict],
+    name: str,
+    *,
+    n: int,
+    eps: float,
+    pf: float,
+    done: int,
+    trials: int,
+    seeds: tuple[int, int],
+) -> list[dict]:
+    """One matrix's table rows, a relative and an additive one per (w, k), from its counts
+    after ``done`` trials; ``seeds``: those of the parts and of the vectors w."""
+    s_parts, s_vec = seeds
+    rows = []
+    for (wk, k), st in state.items():
+        common = {"attention": name, "w": wk, "n": n, "k": k, "eps": eps, "bound": st["bound"], "exact": np.nan}
+        pw, wn = st["pw"], st["wn"]
+        for reading, fails, zero_ok in (("relative", st["rel"], False), ("additive", st["add"], st["zero_ok"])):
+            # zero_ok: P̃ = 0 meets the tolerance (‖Pw‖ <= tolerance), so the
+            # existence claim cannot fail at this w.
+            rows.append(
+                {
+                    "claim": "linformer.thm1.eq3",
+                    "reading": reading,
+                    **common,
+                    **mc_columns(fails, done),
+                    "seed": st["seed"],
+                    "parts_seed": s_parts,
+                    "vectors_seed": s_vec,
+                    "pw_ratio": pw / (pf * wn),
+                    "zero_output_passes": bool(zero_ok),
+                    "trials_max": trials,
+                }
+            )
+    return rows

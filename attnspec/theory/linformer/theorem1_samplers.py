@@ -76,9 +76,16 @@ def structured_apply(P: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None
     return apply
 
 
-def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: Seed,
-                           chunk: int = 500, dtype: type = np.float32,
-                           fast: bool = True) -> dict[str, np.ndarray]:
+def theorem1_reduced_parts(
+    P: np.ndarray,
+    W: np.ndarray,
+    trials: int,
+    *,
+    seed: Seed,
+    chunk: int = 500,
+    dtype: type = np.float32,
+    fast: bool = True,
+) -> dict[str, np.ndarray]:
     """The k-free parts of the Theorem-1 error for every column w of ``W``.
 
     With e = w/‖w‖, u = P e and v_t = P g_t − (eᵀg_t) u (g_t ~ N(0, I_n), shared by all
@@ -124,9 +131,15 @@ def theorem1_reduced_parts(P: np.ndarray, W: np.ndarray, trials: int, *, seed: S
     return {"alpha": alpha, "beta": beta, **head}
 
 
-def theorem1_parts_chunks(P: np.ndarray, W: np.ndarray, *, seed: Seed, chunk: int = 500,
-                          dtype: type = np.float32, fast: bool = True,
-                          ) -> Generator[object, int, None]:
+def theorem1_parts_chunks(
+    P: np.ndarray,
+    W: np.ndarray,
+    *,
+    seed: Seed,
+    chunk: int = 500,
+    dtype: type = np.float32,
+    fast: bool = True,
+) -> Generator[object, int, None]:
     """A generator of Theorem-1 parts, one chunk at a time (for sequential Monte Carlo).
 
     The first ``next()`` returns ``{"unorm2": (m,), "wnorm": (m,)}``; then each
@@ -169,6 +182,7 @@ def theorem1_parts_chunks(P: np.ndarray, W: np.ndarray, *, seed: Seed, chunk: in
 
         def apply(G: np.ndarray) -> np.ndarray:
             return Pw @ G
+
     PtU = P.T @ U  # (n, m): uᵀ(Pg) = (Pᵀu)ᵀg, computed in float64
     u2 = (U * U).sum(0)[:, None]  # (m, 1)
     c = yield {"unorm2": (U * U).sum(0), "wnorm": wnorm}

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 # (see .parallel: the forked process computes the torch-free groups and never loads it).
 
 
-def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *, delta: float | None,
-                            seed: Seed) -> np.ndarray:
+def theorem2_direct_outputs(
+    w: np.ndarray, V: np.ndarray, k: int, trials: int, *, delta: float | None, seed: Seed
+) -> np.ndarray:
     """Reference sampler: softmax(w Eᵀ) F V with E = δR, F = e^{−δ}R (or E = F = R when
     ``delta`` is None), R ∈ R^{k×n} Gaussian drawn in full each trial.
 
@@ -68,8 +69,9 @@ def theorem2_direct_outputs(w: np.ndarray, V: np.ndarray, k: int, trials: int, *
     return out
 
 
-def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *,
-                             delta: float | None, seed: Seed, chunk: int = 1000) -> np.ndarray:
+def theorem2_reduced_outputs(
+    w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *, delta: float | None, seed: Seed, chunk: int = 1000
+) -> np.ndarray:
     """Reduced sampler for :func:`theorem2_direct_outputs`, every k in ``ks`` at once.
 
     Parameters
@@ -119,8 +121,7 @@ def theorem2_reduced_outputs(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trial
     return out
 
 
-def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, delta: float,
-                         seed: Seed) -> np.ndarray:
+def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, delta: float, seed: Seed) -> np.ndarray:
     """Reference sampler of exp(x Eᵀ) F yᵀ = e^{−δ} Σ_j exp(δ (Rx)_j) (Ry)_j (eq. 21).
 
     Parameters
@@ -155,8 +156,9 @@ def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, d
     return out
 
 
-def theorem2_eq21_reduced(x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: int, *, delta: float,
-                          seed: Seed, chunk: int = 1000) -> np.ndarray:
+def theorem2_eq21_reduced(
+    x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: int, *, delta: float, seed: Seed, chunk: int = 1000
+) -> np.ndarray:
     """Reduced sampler of eq. 21's left-hand side for every k in ``ks``: shape (len(ks), trials).
 
     With x̂ = x/‖x‖, a = R x̂, y = (x̂ᵀy) x̂ + y⊥: Ry = (x̂ᵀy) a + R y⊥ and, given a,
@@ -207,9 +209,18 @@ def theorem2_eq21_reduced(x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: 
     return out
 
 
-def theorem2_reduced_all(w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *, delta: float,
-                         seed: Seed, chunk: int = 500, y_index: int = 0,
-                         work_dtype: torch.dtype | None = None) -> dict[str, np.ndarray]:
+def theorem2_reduced_all(
+    w: np.ndarray,
+    V: np.ndarray,
+    ks: np.ndarray,
+    trials: int,
+    *,
+    delta: float,
+    seed: Seed,
+    chunk: int = 500,
+    y_index: int = 0,
+    work_dtype: torch.dtype | None = None,
+) -> dict[str, np.ndarray]:
     """All Theorem-2 statistics from one set of draws (common random numbers).
 
     Returns ``paper`` and ``plain`` outputs of shape (len(ks), trials, d) — as
@@ -356,8 +367,18 @@ class Theorem2Looks:
         Precision of the Gaussian draws (default float32).
     """
 
-    def __init__(self, w: np.ndarray, V: np.ndarray, ks: np.ndarray, *, delta: float, seed: Seed,
-                 chunk: int = 500, y_index: int = 0, work_dtype: torch.dtype | None = None) -> None:
+    def __init__(
+        self,
+        w: np.ndarray,
+        V: np.ndarray,
+        ks: np.ndarray,
+        *,
+        delta: float,
+        seed: Seed,
+        chunk: int = 500,
+        y_index: int = 0,
+        work_dtype: torch.dtype | None = None,
+    ) -> None:
         import torch
 
         work_dtype = torch.float32 if work_dtype is None else work_dtype
@@ -448,8 +469,9 @@ class Theorem2Looks:
             qa = qz * rk  # Σ q_j (R ŵ)_j
             qn = np.sqrt(np.maximum(q2, 0.0))
             # softmax(δ w Rᵀ) e^{−δ} R V = e^{−δ}[(qa/qs) c + (qn/qs)/√k · L g]
-            paper[idx, start : start + m] = ed * ((qa / qs).T[:, :, None] * self.c[None, None, :]
-                                                  + ((qn / qs) * rk).T[:, :, None] * lg[None, :, :])
+            paper[idx, start : start + m] = ed * (
+                (qa / qs).T[:, :, None] * self.c[None, None, :] + ((qn / qs) * rk).T[:, :, None] * lg[None, :, :]
+            )
             eq21[idx, start : start + m] = (ed * (self.cy * qa + qn * self.yperp * rk * g1n[:, None])).T
             if plain and start == 0:  # E = F = R: a comparison, on the first chunk only (a softmax per k)
                 for i, k in zip(idx, kk):

@@ -28,8 +28,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BASES", "OrthogonalSelfAttention", "dense_skew", "init_qk", "init_vo", "osa_basis", "osa_dense_heads",
-           "osa_heads"]
+__all__ = [
+    "BASES",
+    "OrthogonalSelfAttention",
+    "dense_skew",
+    "init_qk",
+    "init_vo",
+    "osa_basis",
+    "osa_dense_heads",
+    "osa_heads",
+]
 
 
 def __getattr__(name: str) -> Any:

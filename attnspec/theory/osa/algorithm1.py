@@ -62,8 +62,9 @@ def q11_samples(n: int, m: int, draws: int, seed: int) -> tuple[torch.Tensor, to
     return fixed[:, 0, 0], q[:, 0, 0], r[:, 0, 0]
 
 
-def algorithm1_table(seed: int, shapes: Sequence[tuple[int, int]] = ((2, 1), (4, 2), (16, 4)),
-                     draws: int = 20000) -> pd.DataFrame:
+def algorithm1_table(
+    seed: int, shapes: Sequence[tuple[int, int]] = ((2, 1), (4, 2), (16, 4)), draws: int = 20000
+) -> pd.DataFrame:
     """One row per (shape, sign fix): mean and mean square of Q₁₁ against their exact values.
 
     Parameters
@@ -92,11 +93,24 @@ def algorithm1_table(seed: int, shapes: Sequence[tuple[int, int]] = ((2, 1), (4,
                 exact = math.nan
             mean, sd = float(q.mean()), float(q.std())
             se = sd / math.sqrt(draws)
-            recs.append({"n": n, "m": m, "sign_fix": fix, "draws": draws, "seed": s, "mean": mean,
-                         "exact_mean": exact, "se": se, "z": (mean - exact) / se if se > 0 else math.inf,
-                         "mean_sq": float((q**2).mean()), "exact_mean_sq": 1.0 / n, "frac_q11_negative_raw": neg,
-                         "frac_r11_negative": float((r11 < 0).double().mean()),
-                         "haar_z": mean / math.sqrt(1.0 / n / draws)})
+            recs.append(
+                {
+                    "n": n,
+                    "m": m,
+                    "sign_fix": fix,
+                    "draws": draws,
+                    "seed": s,
+                    "mean": mean,
+                    "exact_mean": exact,
+                    "se": se,
+                    "z": (mean - exact) / se if se > 0 else math.inf,
+                    "mean_sq": float((q**2).mean()),
+                    "exact_mean_sq": 1.0 / n,
+                    "frac_q11_negative_raw": neg,
+                    "frac_r11_negative": float((r11 < 0).double().mean()),
+                    "haar_z": mean / math.sqrt(1.0 / n / draws),
+                }
+            )
     return pd.DataFrame(recs)
 
 
@@ -118,21 +132,45 @@ def algorithm1_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     rows = []
     for fix, grp in frame.groupby("sign_fix", sort=False):
         w = grp.loc[grp.z.abs().idxmax()]
-        txt = "; ".join(f"n={int(r.n)}: mean {r['mean']:+.4f} (exact {r.exact_mean:+.4f}, z {r.z:+.2f}; vs Haar 0: "
-                        f"z {r.haar_z:+.1f}), E[Q₁₁²] {r.mean_sq:.4f} (1/n = {r.exact_mean_sq:.4f})" for _, r in grp.iterrows())
+        txt = "; ".join(
+            f"n={int(r.n)}: mean {r['mean']:+.4f} (exact {r.exact_mean:+.4f}, z {r.z:+.2f}; vs Haar 0: "
+            f"z {r.haar_z:+.1f}), E[Q₁₁²] {r.mean_sq:.4f} (1/n = {r.exact_mean_sq:.4f})"
+            for _, r in grp.iterrows()
+        )
         params = {"n,m": ";".join(f"{int(r.n)},{int(r.m)}" for _, r in grp.iterrows()), "draws": int(w.draws)}
         if fix:
             tol = Z_TOL * float(w.se)
             d = classify_identity(residual=abs(float(w["mean"]) - float(w.exact_mean)), tol=tol)
-            rows.append(VerdictRow(
-                claim="osa.alg1", reading="with-sign-fix", verdict=d.verdict, params=params, bound=tol,
-                exact=float(w.exact_mean), estimate=float(w["mean"]), trials=int(w.draws), seed=seed,
-                evidence=f"{d.reason} ({Z_TOL:g} standard errors); {txt}"))
+            rows.append(
+                VerdictRow(
+                    claim="osa.alg1",
+                    reading="with-sign-fix",
+                    verdict=d.verdict,
+                    params=params,
+                    bound=tol,
+                    exact=float(w.exact_mean),
+                    estimate=float(w["mean"]),
+                    trials=int(w.draws),
+                    seed=seed,
+                    evidence=f"{d.reason} ({Z_TOL:g} standard errors); {txt}",
+                )
+            )
         else:
-            rows.append(VerdictRow(
-                claim="osa.alg1", reading="without-sign-fix", verdict="measured", params=params,
-                exact=float(w.exact_mean), estimate=float(w["mean"]), trials=int(w.draws), seed=seed,
-                evidence=(f"plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {grp.frac_q11_negative_raw.min():.0%} of "
-                          f"the draws (LAPACK's Householder convention: Q₁₁ = −|Z₁₁|/||Z[:, 0]||, mean "
-                          f"−Γ(n/2)/(√π Γ((n+1)/2))); {txt}")))
+            rows.append(
+                VerdictRow(
+                    claim="osa.alg1",
+                    reading="without-sign-fix",
+                    verdict="measured",
+                    params=params,
+                    exact=float(w.exact_mean),
+                    estimate=float(w["mean"]),
+                    trials=int(w.draws),
+                    seed=seed,
+                    evidence=(
+                        f"plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {grp.frac_q11_negative_raw.min():.0%} of "
+                        f"the draws (LAPACK's Householder convention: Q₁₁ = −|Z₁₁|/||Z[:, 0]||, mean "
+                        f"−Γ(n/2)/(√π Γ((n+1)/2))); {txt}"
+                    ),
+                )
+            )
     return rows

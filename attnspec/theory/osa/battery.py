@@ -44,8 +44,14 @@ KERNEL_STEPS = 14
 #: CPU time (seed 0, defaults): the progress line's estimate of the time left scales the
 #: elapsed time by them.
 STAGE_WEIGHTS: tuple[tuple[str, float], ...] = (
-    ("Theorem 2.1", 0.45), ("orthogonality of the layer", 0.35), ("Theorem 3.1", 1.4), ("Theorem 4.2", 0.25),
-    ("Theorem 2.2", 0.9), ("Theorems 4.1", 4.4), ("Lemmas C.1", 1.7), ("timing", 3.0),
+    ("Theorem 2.1", 0.45),
+    ("orthogonality of the layer", 0.35),
+    ("Theorem 3.1", 1.4),
+    ("Theorem 4.2", 0.25),
+    ("Theorem 2.2", 0.9),
+    ("Theorems 4.1", 4.4),
+    ("Lemmas C.1", 1.7),
+    ("timing", 3.0),
 )
 
 #: The stages a parallel run leaves to its worker process, and the message that says so.
@@ -175,25 +181,31 @@ class OsaCheckConfig:
             except InputError as exc:
                 raise InputError(f"--schedule: {exc}") from None
             if any(len(t) < 2 for t in steps):
-                raise InputError(f"--schedule {_display(sch)}: each Newton–Schulz step needs 2 or 3 coefficients "
-                                 "(a σ + b σ³ [+ c σ⁵]); one coefficient scales every singular value alike and "
-                                 "cannot orthogonalise")
+                raise InputError(
+                    f"--schedule {_display(sch)}: each Newton–Schulz step needs 2 or 3 coefficients "
+                    "(a σ + b σ³ [+ c σ⁵]); one coefficient scales every singular value alike and "
+                    "cannot orthogonalise"
+                )
             top = schedule_range(sch, max(self.steps, LAYER_STEPS))
             if not top <= SIGMA_MAX:
                 raise InputError(
                     f"--schedule {_display(sch)} must keep the singular values of M_0 (in [0, 1]) within "
-                    f"[0, {SIGMA_MAX:g}] over K = 0..{max(self.steps, LAYER_STEPS)}; they reach {top:.3g}")
+                    f"[0, {SIGMA_MAX:g}] over K = 0..{max(self.steps, LAYER_STEPS)}; they reach {top:.3g}"
+                )
         _int("--d-v", self.d_v, 1)
         _int("--d-model", self.d_model, 2)
         if 2 * self.d_v > self.d_model:
-            raise InputError(f"--d-v: the initialisation needs 2*d_v <= d_model, got d_v={self.d_v}, "
-                             f"d_model={self.d_model}")
+            raise InputError(
+                f"--d-v: the initialisation needs 2*d_v <= d_model, got d_v={self.d_v}, d_model={self.d_model}"
+            )
         # One draw of the Jacobian check holds J, its Theorem 4.1 form and a term of it, each
         # (N d_model)² float64 with N = 3 d_v, and the d_model × d_model weight factors: a lower
         # bound of the peak, so a request refused here could never have run.
         nd = jacobian_n(self.d_v) * self.d_model
-        check_memory(f"--d-model {self.d_model} with --d-v {self.d_v} (the Jacobian check)",
-                     8.0 * (3 * nd * nd + 2 * self.d_model * self.d_model))
+        check_memory(
+            f"--d-model {self.d_model} with --d-v {self.d_v} (the Jacobian check)",
+            8.0 * (3 * nd * nd + 2 * self.d_model * self.d_model),
+        )
         _int("--trials", self.trials, 1, 1000)
         if not isinstance(self.timing, bool):
             raise InputError(f"--timing must be true or false, got {self.timing!r}")
@@ -290,8 +302,9 @@ def config_from_options(options: Mapping[str, Any]) -> OsaCheckConfig:
         raise InputError(f"osa-check has no option {unknown[0]!r}; options: {', '.join(names)}")
     kw: dict[str, Any] = {}
     if "alpha" in opts and _as_tuple(opts["alpha"]):
-        kw["alphas"] = tuple(float(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-                             for a in _as_tuple(opts["alpha"]))
+        kw["alphas"] = tuple(
+            float(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a for a in _as_tuple(opts["alpha"])
+        )
     if "schedule" in opts and _as_tuple(opts["schedule"]):
         kw["schedules"] = tuple(parse_schedule(s) if isinstance(s, str) else s for s in _as_tuple(opts["schedule"]))
     for name in ("seed", "steps", "d_model", "d_v", "trials", "timing"):
@@ -357,8 +370,12 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
 
         say(f"timing the forward pass, N = {', '.join(map(str, config.timing_ns))}")
         tables["timing"] = time_forward(config.timing_ns, seed=config.seed)
-    meta = {"parameters": config.identity(), "seed": config.seed, "wall_seconds": round(time.perf_counter() - t0, 3),
-            "tables": ["verdicts", *tables]}
+    meta = {
+        "parameters": config.identity(),
+        "seed": config.seed,
+        "wall_seconds": round(time.perf_counter() - t0, 3),
+        "tables": ["verdicts", *tables],
+    }
     return BatteryResult(COMMAND, rows, tables, meta)
 
 
@@ -395,8 +412,10 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
     child.start()
     send.close()
     try:
-        say(f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
-            f"Lemmas C.1 and C.7, the printed formulas")
+        say(
+            f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
+            f"Lemmas C.1 and C.7, the printed formulas"
+        )
         a = _stage_a(cfg, say)
         if cfg.timing:
             from attnspec.theory.osa.timing import time_forward
@@ -452,20 +471,25 @@ def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dic
     r, tables["thm21"] = thm21.check_lowrank_expm(seed, alphas=tuple(sorted(set(alphas) | {4.0})))
     rows += r
     say(f"orthogonality of the layer's A at K = {LAYER_STEPS}")
-    r, tables["layer_orthogonality"] = thm21.check_layer_orthogonality(seed, alphas=alphas, schedules=schedules,
-                                                                       trials=cfg.trials, ns_steps=LAYER_STEPS)
+    r, tables["layer_orthogonality"] = thm21.check_layer_orthogonality(
+        seed, alphas=alphas, schedules=schedules, trials=cfg.trials, ns_steps=LAYER_STEPS
+    )
     rows += r
     say(f"Theorem 3.1 bounds over K = 0..{cfg.steps}")
-    tables["thm31"] = thm31.simulate_orthogonality(seed, schedules=schedules, max_steps=cfg.steps, alphas=alphas,
-                                                   trials=cfg.trials)
+    tables["thm31"] = thm31.simulate_orthogonality(
+        seed, schedules=schedules, max_steps=cfg.steps, alphas=alphas, trials=cfg.trials
+    )
     rows += thm31.verdicts_orthogonality(tables["thm31"], seed)
     tables["thm31_violations"] = thm31.orthogonality_violations(tables["thm31"])
     say("Theorem 4.2 κ(W̃)")
     r, tables["thm42"] = thm42.check_wtilde(seed)
     rows += r
     say("Theorem 2.2 kernel eigenvalues")
-    bases = ([("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
-             + [("newton-schulz", "polar-express", KERNEL_STEPS)])
+    bases = (
+        [("qr", "cubic", 0)]
+        + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
+        + [("newton-schulz", "polar-express", KERNEL_STEPS)]
+    )
     r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
     rows += r
     details, detail_tables = _details_a(cfg)
@@ -481,16 +505,24 @@ def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
     rows: list = []
     tables: dict[str, pd.DataFrame] = {}
     draws = _fit_draws(cfg)
-    say(f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)")
+    say(
+        f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)"
+    )
     jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
     # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
-    r, tables["jacobian"] = jacobian.check_jacobian(seed, n=jacobian_n(cfg.d_v), d_model=cfg.d_model, d_v=cfg.d_v,
-                                                    bases=jb, trials=draws,
-                                                    multihead=2 if cfg.d_model % 2 == 0 else 0)
+    r, tables["jacobian"] = jacobian.check_jacobian(
+        seed,
+        n=jacobian_n(cfg.d_v),
+        d_model=cfg.d_model,
+        d_v=cfg.d_v,
+        bases=jb,
+        trials=draws,
+        multihead=2 if cfg.d_model % 2 == 0 else 0,
+    )
     rows += r
-    r, tables["jacobian_full_span"] = jacobian.check_jacobian(seed, n=jacobian_full_span_n(cfg.d_v),
-                                                              d_model=cfg.d_model, d_v=cfg.d_v, bases=jb,
-                                                              trials=draws, multihead=0)
+    r, tables["jacobian_full_span"] = jacobian.check_jacobian(
+        seed, n=jacobian_full_span_n(cfg.d_v), d_model=cfg.d_model, d_v=cfg.d_v, bases=jb, trials=draws, multihead=0
+    )
     rows += r
     say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
     details, detail_tables = _details_b(cfg, tables)
@@ -499,12 +531,27 @@ def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
 
 
 #: The tables of a run in the serial order (the timing last).
-TABLE_ORDER = ("thm21", "layer_orthogonality", "thm31", "thm31_violations", "thm42", "thm22", "jacobian",
-               "jacobian_full_span", "lemma_c2", "lemma_c3", "lemma_c7", "algorithm1", "printed", "timing")
+TABLE_ORDER = (
+    "thm21",
+    "layer_orthogonality",
+    "thm31",
+    "thm31_violations",
+    "thm42",
+    "thm22",
+    "jacobian",
+    "jacobian_full_span",
+    "lemma_c2",
+    "lemma_c3",
+    "lemma_c7",
+    "algorithm1",
+    "printed",
+    "timing",
+)
 
 
-def _assemble(cfg: OsaCheckConfig, a: tuple[list, dict[str, pd.DataFrame], dict],
-              b: dict[str, Any]) -> tuple[list, dict[str, pd.DataFrame]]:
+def _assemble(
+    cfg: OsaCheckConfig, a: tuple[list, dict[str, pd.DataFrame], dict], b: dict[str, Any]
+) -> tuple[list, dict[str, pd.DataFrame]]:
     """Rows and tables of stages A and B in the serial order: the theorems, then Lemma C.1,
     eq. (9)'s range (which reads the Thm 3.1 table), C.2, C.3, C.7, Algorithm 1, the printed formulas."""
     from attnspec.theory.osa import lemc1

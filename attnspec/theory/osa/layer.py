@@ -182,7 +182,9 @@ def dense_skew(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha: tor
     return scale * (qk - qk.mT)
 
 
-def init_qk(d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+def init_qk(
+    d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype = torch.float32
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Section 4.2: per head, U ~ Uniform(V_{2 d_v}(R^d)), W_Q = U[:, :d_v], W_K = U[:, d_v:].
 
     Parameters
@@ -206,7 +208,9 @@ def init_qk(d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype =
     return u[..., :d_v].contiguous(), u[..., d_v:].contiguous()
 
 
-def init_vo(d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+def init_vo(
+    d_model: int, d_v: int, heads: int, seed: Seed, dtype: torch.dtype = torch.float32
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Section 4.1: W_V = U, W_O = Vᵀ with U, V iid Uniform(V_{d_v}(R^d)).
 
     Parameters
@@ -280,7 +284,9 @@ class OrthogonalSelfAttention(nn.Module):
                 raise InputError(f"{name} must be an integer >= 1, got {val!r}")
         if d_v is None:
             if d_model % heads:
-                raise InputError(f"d_model must be divisible by heads when d_v is not given, got d_model={d_model}, heads={heads}")
+                raise InputError(
+                    f"d_model must be divisible by heads when d_v is not given, got d_model={d_model}, heads={heads}"
+                )
             d_v = d_model // heads
         if isinstance(d_v, bool) or not isinstance(d_v, int) or d_v < 1:
             raise InputError(f"d_v must be an integer >= 1, got {d_v!r}")
@@ -336,8 +342,15 @@ class OrthogonalSelfAttention(nn.Module):
         """
         self._check_input(x)
         y = osa_heads(
-            x, self.w_q, self.w_k, self.w_v, self.alpha,
-            basis=self.basis, ns_steps=self.ns_steps, ns_coefficients=self.ns_coefficients, eps=self.ns_eps,
+            x,
+            self.w_q,
+            self.w_k,
+            self.w_v,
+            self.alpha,
+            basis=self.basis,
+            ns_steps=self.ns_steps,
+            ns_coefficients=self.ns_coefficients,
+            eps=self.ns_eps,
         )  # (B, H, N, d_v)
         return torch.einsum("bhnv,hvd->bnd", y, self.w_o)  # (B, N, d)
 
@@ -382,4 +395,3 @@ class OrthogonalSelfAttention(nn.Module):
         r = s_small.shape[-1]
         c = torch.linalg.matrix_exp(s_small) - torch.eye(r, dtype=x.dtype, device=x.device)
         return eye + b @ c @ b.mT
-

@@ -85,21 +85,42 @@ def lemma_c1_rows(schedules: Sequence[Coefficients], steps: int, seed: int) -> l
         params = {"schedule": name, "K": f"0..{steps}"}
         if cubic:
             d = classify_bound(observed=hi, bound=SQRT3, rtol=SIGMA_RTOL)
-            rows.append(VerdictRow(
-                claim="osa.lemc1", reading="cubic", verdict=d.verdict, params=params, bound=SQRT3, estimate=hi,
-                trials=steps + 1, seed=seed, at_paper_params=True,
-                evidence=(f"max σ(B) over σ(M_0) ∈ (0, 1] and K = 0..{steps} is {hi:.6g} (exact: the iteration acts "
-                          f"on each singular value by the same polynomial) against the proof's C = √3; {d.reason}"),
-            ))
+            rows.append(
+                VerdictRow(
+                    claim="osa.lemc1",
+                    reading="cubic",
+                    verdict=d.verdict,
+                    params=params,
+                    bound=SQRT3,
+                    estimate=hi,
+                    trials=steps + 1,
+                    seed=seed,
+                    at_paper_params=True,
+                    evidence=(
+                        f"max σ(B) over σ(M_0) ∈ (0, 1] and K = 0..{steps} is {hi:.6g} (exact: the iteration acts "
+                        f"on each singular value by the same polynomial) against the proof's C = √3; {d.reason}"
+                    ),
+                )
+            )
         else:
             d = classify_bound(observed=hi, bound=SQRT3, rtol=SIGMA_RTOL)
-            rows.append(VerdictRow(
-                claim="osa.lemc1", reading="other-schedule", verdict="measured", params=params, bound=SQRT3,
-                estimate=hi, trials=steps + 1, seed=seed,
-                evidence=(f"a variant: the proof's √3 argues about eq. (9)'s cubic; the {name} schedule reaches max "
-                          f"σ(B) = {hi:.4g} over K = 0..{steps} (so ||B||₂ is bounded, by {hi:.4g}, and Lemma C.1's "
-                          f"'some C' exists); against √3: {d.verdict} ({d.reason})"),
-            ))
+            rows.append(
+                VerdictRow(
+                    claim="osa.lemc1",
+                    reading="other-schedule",
+                    verdict="measured",
+                    params=params,
+                    bound=SQRT3,
+                    estimate=hi,
+                    trials=steps + 1,
+                    seed=seed,
+                    evidence=(
+                        f"a variant: the proof's √3 argues about eq. (9)'s cubic; the {name} schedule reaches max "
+                        f"σ(B) = {hi:.4g} over K = 0..{steps} (so ||B||₂ is bounded, by {hi:.4g}, and Lemma C.1's "
+                        f"'some C' exists); against √3: {d.verdict} ({d.reason})"
+                    ),
+                )
+            )
     return rows
 
 
@@ -120,16 +141,32 @@ def eq9_range_rows(thm31: pd.DataFrame, steps: int, seed: int) -> list[VerdictRo
         ``scalar`` and (when the table has cubic rows) ``instances``.
     """
     lo, hi = scalar_range("cubic", steps)
-    rows = [_range_row("scalar", lo, hi, steps + 1, seed, {"K": f"0..{steps}"},
-                       f"the scalar iterates p_K(σ), p(σ) = 3/2 σ − 1/2 σ³, over 4000 grid points of (0, 1] plus "
-                       f"σ = 1e-300 and 1e-12, K = 0..{steps}")]
+    rows = [
+        _range_row(
+            "scalar",
+            lo,
+            hi,
+            steps + 1,
+            seed,
+            {"K": f"0..{steps}"},
+            f"the scalar iterates p_K(σ), p(σ) = 3/2 σ − 1/2 σ³, over 4000 grid points of (0, 1] plus "
+            f"σ = 1e-300 and 1e-12, K = 0..{steps}",
+        )
+    ]
     cub = thm31[thm31.schedule.isin(["cubic", "custom(1.5,-0.5)"])]
     if not cub.empty:
-        rows.append(_range_row(
-            "instances", float(cub.sigma_min.min()), float(cub.sigma_max.max()), len(cub), seed,
-            {"K": f"{cub.steps.min()}..{cub.steps.max()}"},
-            f"σ(B) of the {len(cub)} cubic evaluations of the Theorem 3.1 table (N ∈ "
-            f"{sorted(set(int(v) for v in cub.n))}, d_v ∈ {sorted(set(int(v) for v in cub.d_v))}, full-rank M)"))
+        rows.append(
+            _range_row(
+                "instances",
+                float(cub.sigma_min.min()),
+                float(cub.sigma_max.max()),
+                len(cub),
+                seed,
+                {"K": f"{cub.steps.min()}..{cub.steps.max()}"},
+                f"σ(B) of the {len(cub)} cubic evaluations of the Theorem 3.1 table (N ∈ "
+                f"{sorted(set(int(v) for v in cub.n))}, d_v ∈ {sorted(set(int(v) for v in cub.d_v))}, full-rank M)",
+            )
+        )
     return rows
 
 
@@ -141,7 +178,14 @@ def _range_row(reading: str, lo: float, hi: float, trials: int, seed: int, param
         d = classify_bound(observed=hi, bound=1.0, rtol=SIGMA_RTOL, loose_factor=None)
         reason = d.reason
     return VerdictRow(
-        claim="osa.eq9.range", reading=reading, verdict=d.verdict, params=params, bound=1.0, estimate=hi,
-        trials=trials, seed=seed, at_paper_params=True,
+        claim="osa.eq9.range",
+        reading=reading,
+        verdict=d.verdict,
+        params=params,
+        bound=1.0,
+        estimate=hi,
+        trials=trials,
+        seed=seed,
+        at_paper_params=True,
         evidence=f"{what}: σ ∈ [{lo:.3g}, {hi:.17g}]; {reason} (the bound 1 is attained as σ → 1: not loose)",
     )

@@ -50,8 +50,14 @@ def _norm2(m: torch.Tensor) -> float:
 # ----------------------------------------------------------------------------- Lemma C.2
 
 
-def lemma_c2_table(seed: int, alphas: Sequence[float] = (0.1, 1.0, 4.0), trials: int = 3,
-                   ns: Sequence[int] = (8, 32), d: int = 16, d_vs: Sequence[int] = (2, 4)) -> pd.DataFrame:
+def lemma_c2_table(
+    seed: int,
+    alphas: Sequence[float] = (0.1, 1.0, 4.0),
+    trials: int = 3,
+    ns: Sequence[int] = (8, 32),
+    d: int = 16,
+    d_vs: Sequence[int] = (2, 4),
+) -> pd.DataFrame:
     """||S||₂ against (|alpha|/sqrt(d_v))||X||₂², one row per instance.
 
     Instances: ``random`` (X with iid N(0, 1/d) entries, Stiefel [W_Q, W_K]),
@@ -92,9 +98,21 @@ def lemma_c2_table(seed: int, alphas: Sequence[float] = (0.1, 1.0, 4.0), trials:
             w_t = w_q @ w_k.mT - w_k @ w_q.mT
             s_norm, x_norm, w_norm = _norm2(_skew_of(x, w_q, w_k, a)), _norm2(x), _norm2(w_t)
             bound = abs(a) / math.sqrt(dv) * x_norm**2
-            recs.append({"instances": kind, "n": n, "d_v": dv, "alpha": a, "seed": s, "s_norm": s_norm,
-                         "x_norm": x_norm, "w_norm": w_norm, "bound": bound, "bound56": bound * w_norm,
-                         "ratio": s_norm / bound})
+            recs.append(
+                {
+                    "instances": kind,
+                    "n": n,
+                    "d_v": dv,
+                    "alpha": a,
+                    "seed": s,
+                    "s_norm": s_norm,
+                    "x_norm": x_norm,
+                    "w_norm": w_norm,
+                    "bound": bound,
+                    "bound56": bound * w_norm,
+                    "ratio": s_norm / bound,
+                }
+            )
     return pd.DataFrame(recs)
 
 
@@ -115,27 +133,43 @@ def lemma_c2_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     for kind, grp in frame.groupby("instances", sort=False):
         w = grp.loc[grp.ratio.idxmax()]
         w_dev = float((grp.w_norm - 1).abs().max())
-        unmet = (f"||W̃||₂ = 1 needs the Sec. 4.2 initialisation; these weights have ||W̃||₂ up to "
-                 f"{grp.w_norm.max():.3g}") if w_dev > F64_TOL else None
+        unmet = (
+            (f"||W̃||₂ = 1 needs the Sec. 4.2 initialisation; these weights have ||W̃||₂ up to {grp.w_norm.max():.3g}")
+            if w_dev > F64_TOL
+            else None
+        )
         d = classify_bound(observed=float(w.s_norm), bound=float(w.bound), rtol=RTOL, hypothesis_unmet=unmet)
-        rows.append(VerdictRow(
-            claim="osa.lemc2", reading="as-stated", verdict=d.verdict,
-            params={"instances": kind, "N": f"{grp.n.min()}..{grp.n.max()}", "alpha": f"{grp.alpha.min():g}.."
-                    f"{grp.alpha.max():g}"},
-            bound=float(w.bound), estimate=float(w.s_norm), trials=len(grp), seed=seed,
-            evidence=(f"{d.reason}; ||S||₂ / ((|alpha|/√d_v)||X||₂²): max {grp.ratio.max():.4g}, median "
-                      f"{grp.ratio.median():.3g} over {len(grp)} instances (1 = tight); eq. (56) with ||W̃||₂: "
-                      f"max ratio {float((grp.s_norm / grp.bound56).max()):.4g}; worst n={int(w.n)}, d_v={int(w.d_v)}, "
-                      f"alpha={w.alpha:g}, seed={int(w.seed)}"),
-        ))
+        rows.append(
+            VerdictRow(
+                claim="osa.lemc2",
+                reading="as-stated",
+                verdict=d.verdict,
+                params={
+                    "instances": kind,
+                    "N": f"{grp.n.min()}..{grp.n.max()}",
+                    "alpha": f"{grp.alpha.min():g}..{grp.alpha.max():g}",
+                },
+                bound=float(w.bound),
+                estimate=float(w.s_norm),
+                trials=len(grp),
+                seed=seed,
+                evidence=(
+                    f"{d.reason}; ||S||₂ / ((|alpha|/√d_v)||X||₂²): max {grp.ratio.max():.4g}, median "
+                    f"{grp.ratio.median():.3g} over {len(grp)} instances (1 = tight); eq. (56) with ||W̃||₂: "
+                    f"max ratio {float((grp.s_norm / grp.bound56).max()):.4g}; worst n={int(w.n)}, d_v={int(w.d_v)}, "
+                    f"alpha={w.alpha:g}, seed={int(w.seed)}"
+                ),
+            )
+        )
     return rows
 
 
 # ----------------------------------------------------------------------------- Lemma C.3
 
 
-def _small_skews(seed: int, alphas: Sequence[float], trials: int, n: int = 24, d: int = 16, d_v: int = 3
-                 ) -> list[tuple[str, float, int, torch.Tensor, float, float]]:
+def _small_skews(
+    seed: int, alphas: Sequence[float], trials: int, n: int = 24, d: int = 16, d_v: int = 3
+) -> list[tuple[str, float, int, torch.Tensor, float, float]]:
     """Random [S] = BᵀSB of OSA instances: (basis, alpha, seed, [S], ||B||₂, ||S||₂)."""
     out = []
     for s in spawn_seeds(seed, trials):
@@ -181,14 +215,35 @@ def lemma_c3_table(seed: int, alphas: Sequence[float] = (0.01, 0.1, 1.0, 4.0), t
     for basis, a, s, ss, b_norm, s_norm in _small_skews(seed, alphas, trials):
         lhs = _norm2(torch.linalg.matrix_exp(ss) - torch.eye(ss.shape[0], dtype=F64))
         sn = _norm2(ss)
-        recs.append({"instances": "random", "basis": basis, "alpha": a, "seed": s, "lhs": lhs, "s_small_norm": sn,
-                     "bound63": b_norm**2 * s_norm, "ratio": lhs / sn if sn > 0 else 0.0,
-                     "skew_residual": float((ss + ss.mT).abs().max())})
+        recs.append(
+            {
+                "instances": "random",
+                "basis": basis,
+                "alpha": a,
+                "seed": s,
+                "lhs": lhs,
+                "s_small_norm": sn,
+                "bound63": b_norm**2 * s_norm,
+                "ratio": lhs / sn if sn > 0 else 0.0,
+                "skew_residual": float((ss + ss.mT).abs().max()),
+            }
+        )
     for name, th, ss in _adversarial_skews():
         lhs = _norm2(torch.linalg.matrix_exp(ss) - torch.eye(ss.shape[0], dtype=F64))
         sn = _norm2(ss)
-        recs.append({"instances": "adversarial", "basis": name, "alpha": th, "seed": -1, "lhs": lhs,
-                     "s_small_norm": sn, "bound63": math.nan, "ratio": lhs / sn, "skew_residual": 0.0})
+        recs.append(
+            {
+                "instances": "adversarial",
+                "basis": name,
+                "alpha": th,
+                "seed": -1,
+                "lhs": lhs,
+                "s_small_norm": sn,
+                "bound63": math.nan,
+                "ratio": lhs / sn,
+                "skew_residual": 0.0,
+            }
+        )
     return pd.DataFrame(recs)
 
 
@@ -209,22 +264,42 @@ def lemma_c3_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     for kind, grp in frame.groupby("instances", sort=False):
         w = grp.loc[grp.ratio.idxmax()]
         d = classify_bound(observed=float(w.lhs), bound=float(w.s_small_norm), rtol=RTOL)
-        rows.append(VerdictRow(
-            claim="osa.lemc3", reading="eq62", verdict=d.verdict, params={"instances": kind},
-            bound=float(w.s_small_norm), estimate=float(w.lhs), trials=len(grp), seed=seed,
-            evidence=(f"{d.reason}; ||exp[S] − I||₂/||[S]||₂: max {grp.ratio.max():.6g}, min {grp.ratio.min():.4g} "
-                      f"(2 sin(θ/2)/θ: 1 as θ → 0, 2/π at θ = π); tightest at {w.basis}, alpha/θ={w.alpha:g}"),
-        ))
+        rows.append(
+            VerdictRow(
+                claim="osa.lemc3",
+                reading="eq62",
+                verdict=d.verdict,
+                params={"instances": kind},
+                bound=float(w.s_small_norm),
+                estimate=float(w.lhs),
+                trials=len(grp),
+                seed=seed,
+                evidence=(
+                    f"{d.reason}; ||exp[S] − I||₂/||[S]||₂: max {grp.ratio.max():.6g}, min {grp.ratio.min():.4g} "
+                    f"(2 sin(θ/2)/θ: 1 as θ → 0, 2/π at θ = π); tightest at {w.basis}, alpha/θ={w.alpha:g}"
+                ),
+            )
+        )
     rnd = frame[frame.instances == "random"]
     r63 = rnd.lhs / rnd.bound63
     w = rnd.loc[r63.idxmax()]
     d = classify_bound(observed=float(w.lhs), bound=float(w.bound63), rtol=RTOL)
-    rows.append(VerdictRow(
-        claim="osa.lemc3", reading="eq63", verdict=d.verdict, params={"instances": "random"},
-        bound=float(w.bound63), estimate=float(w.lhs), trials=len(rnd), seed=seed,
-        evidence=(f"{d.reason}; ||exp[S] − I||₂ / (||B||₂²||S||₂): max {r63.max():.4g}, median {r63.median():.3g}; "
-                  f"bases QR and Newton–Schulz (cubic, K=3); worst {w.basis}, alpha={w.alpha:g}, seed={int(w.seed)}"),
-    ))
+    rows.append(
+        VerdictRow(
+            claim="osa.lemc3",
+            reading="eq63",
+            verdict=d.verdict,
+            params={"instances": "random"},
+            bound=float(w.bound63),
+            estimate=float(w.lhs),
+            trials=len(rnd),
+            seed=seed,
+            evidence=(
+                f"{d.reason}; ||exp[S] − I||₂ / (||B||₂²||S||₂): max {r63.max():.4g}, median {r63.median():.3g}; "
+                f"bases QR and Newton–Schulz (cubic, K=3); worst {w.basis}, alpha={w.alpha:g}, seed={int(w.seed)}"
+            ),
+        )
+    )
     return rows
 
 
@@ -243,8 +318,7 @@ def expm_jacobian(a: torch.Tensor) -> torch.Tensor:
     Tensor (r², r²)
     """
     r = a.shape[0]
-    return torch.autograd.functional.jacobian(
-        lambda v: _vec(torch.linalg.matrix_exp(v.reshape(r, r).mT)), _vec(a))
+    return torch.autograd.functional.jacobian(lambda v: _vec(torch.linalg.matrix_exp(v.reshape(r, r).mT)), _vec(a))
 
 
 def expm_jacobian_eq79(a: torch.Tensor, nodes: int = 48) -> torch.Tensor:
@@ -263,8 +337,9 @@ def expm_jacobian_eq79(a: torch.Tensor, nodes: int = 48) -> torch.Tensor:
     x, w = np.polynomial.legendre.leggauss(nodes)
     out = torch.zeros(a.shape[0] ** 2, a.shape[0] ** 2, dtype=a.dtype)
     for xi, wi in zip((x + 1) / 2, w / 2):
-        out += float(wi) * torch.kron(torch.linalg.matrix_exp(float(xi) * a.mT),
-                                      torch.linalg.matrix_exp((1 - float(xi)) * a))
+        out += float(wi) * torch.kron(
+            torch.linalg.matrix_exp(float(xi) * a.mT), torch.linalg.matrix_exp((1 - float(xi)) * a)
+        )
     return out
 
 
@@ -288,8 +363,17 @@ def lemma_c7_table(seed: int, alphas: Sequence[float] = (0.01, 0.1, 1.0, 4.0), t
     recs = []
     for kind, basis, a, s, ss in cases:
         jac = expm_jacobian(ss)
-        recs.append({"instances": kind, "basis": basis, "alpha": a, "seed": s, "s_small_norm": _norm2(ss),
-                     "jac_norm": _norm2(jac), "eq79_residual": float((jac - expm_jacobian_eq79(ss)).abs().max())})
+        recs.append(
+            {
+                "instances": kind,
+                "basis": basis,
+                "alpha": a,
+                "seed": s,
+                "s_small_norm": _norm2(ss),
+                "jac_norm": _norm2(jac),
+                "eq79_residual": float((jac - expm_jacobian_eq79(ss)).abs().max()),
+            }
+        )
     return pd.DataFrame(recs)
 
 
@@ -310,20 +394,40 @@ def lemma_c7_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     for kind, grp in frame.groupby("instances", sort=False):
         w = grp.loc[grp.jac_norm.idxmax()]
         d = classify_bound(observed=float(w.jac_norm), bound=1.0, rtol=RTOL)
-        rows.append(VerdictRow(
-            claim="osa.lemc7", reading="as-stated", verdict=d.verdict, params={"instances": kind},
-            bound=1.0, estimate=float(w.jac_norm), trials=len(grp), seed=seed,
-            evidence=(f"{d.reason}; ||∂vec exp[S]/∂vec[S]||₂ ∈ [{grp.jac_norm.min():.12g}, {grp.jac_norm.max():.12g}]"
-                      f" over {len(grp)} skew [S] with ||[S]||₂ up to {grp.s_small_norm.max():.3g}: the bound is "
-                      f"attained (= 1 at every skew [S])"),
-        ))
+        rows.append(
+            VerdictRow(
+                claim="osa.lemc7",
+                reading="as-stated",
+                verdict=d.verdict,
+                params={"instances": kind},
+                bound=1.0,
+                estimate=float(w.jac_norm),
+                trials=len(grp),
+                seed=seed,
+                evidence=(
+                    f"{d.reason}; ||∂vec exp[S]/∂vec[S]||₂ ∈ [{grp.jac_norm.min():.12g}, {grp.jac_norm.max():.12g}]"
+                    f" over {len(grp)} skew [S] with ||[S]||₂ up to {grp.s_small_norm.max():.3g}: the bound is "
+                    f"attained (= 1 at every skew [S])"
+                ),
+            )
+        )
     res = float(frame.eq79_residual.max())
     d = classify_identity(residual=res, tol=F64_TOL)
-    rows.append(VerdictRow(
-        claim="osa.lemc7.eq79", reading="as-printed", verdict=d.verdict, params={"instances": "all"},
-        bound=F64_TOL, estimate=res, trials=len(frame), seed=seed,
-        evidence=(f"{d.reason}; eq. (79) ∫₀¹ exp(s[S]ᵀ) ⊗ exp((1−s)[S]) ds (48-node Gauss–Legendre) against the "
-                  f"autograd Jacobian of matrix_exp, column-major vec: the printed Kronecker order and transpose are "
-                  f"right for column-major vec (a row-major reimplementation must swap the factors)"),
-    ))
+    rows.append(
+        VerdictRow(
+            claim="osa.lemc7.eq79",
+            reading="as-printed",
+            verdict=d.verdict,
+            params={"instances": "all"},
+            bound=F64_TOL,
+            estimate=res,
+            trials=len(frame),
+            seed=seed,
+            evidence=(
+                f"{d.reason}; eq. (79) ∫₀¹ exp(s[S]ᵀ) ⊗ exp((1−s)[S]) ds (48-node Gauss–Legendre) against the "
+                f"autograd Jacobian of matrix_exp, column-major vec: the printed Kronecker order and transpose are "
+                f"right for column-major vec (a row-major reimplementation must swap the factors)"
+            ),
+        )
+    )
     return rows

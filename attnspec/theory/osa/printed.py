@@ -101,8 +101,9 @@ def eq26_check(seed: int, n: int = 12, d: int = 8, d_v: int = 2, alpha: float = 
             out["eq28_residual"] = _max_abs(lhs - b @ delta.mT @ e @ delta @ b.mT)
             out["lhs_scale"] = _max_abs(lhs)
         else:
-            printed = (b @ delta @ b.mT + b @ delta.mT @ b + b @ delta.mT @ e @ delta @ b.mT
-                       + b @ delta.mT @ delta @ b.mT)
+            printed = (
+                b @ delta @ b.mT + b @ delta.mT @ b + b @ delta.mT @ e @ delta @ b.mT + b @ delta.mT @ delta @ b.mT
+            )
             out["printed_residual_square"] = _max_abs(lhs - printed)
             out["lhs_scale_square"] = _max_abs(lhs)
     return out
@@ -131,15 +132,25 @@ def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
     x, w_q, w_k = make_instance(seed, n, d, d // 2, "stiefel")
     q, k = x @ w_q, x @ w_k
     b = qr_basis(torch.cat([q, k], 1))
-    a = torch.eye(n, dtype=F64) + b @ (torch.linalg.matrix_exp(skew_small(b, q, k, alpha / math.sqrt(d // 2)))
-                                       - torch.eye(b.shape[1], dtype=F64)) @ b.mT
+    a = (
+        torch.eye(n, dtype=F64)
+        + b
+        @ (torch.linalg.matrix_exp(skew_small(b, q, k, alpha / math.sqrt(d // 2))) - torch.eye(b.shape[1], dtype=F64))
+        @ b.mT
+    )
     w_v, w_o = init_vo(d, d // 2, 1, seed, F64)
     w = w_v[0] @ w_o[0]  # (d, d)
     jac = torch.autograd.functional.jacobian(lambda wv: _vec(a @ x @ wv.reshape(d, d).mT), _vec(w))  # (N d, d²)
     d_v = d // 2
-    out = {"n": n, "d": d, "d_v": d_v, "seed": seed,
-           "printed_shape": (n * d_v, n * d_v), "needed_shape": tuple(jac.shape),
-           "corrected_residual": _max_abs(jac - torch.kron(torch.eye(d, dtype=F64), a @ x))}
+    out = {
+        "n": n,
+        "d": d,
+        "d_v": d_v,
+        "seed": seed,
+        "printed_shape": (n * d_v, n * d_v),
+        "needed_shape": tuple(jac.shape),
+        "corrected_residual": _max_abs(jac - torch.kron(torch.eye(d, dtype=F64), a @ x)),
+    }
     # The one shape where the printed product is defined and has the right size: d_v = d = N
     # (a single head of full width, N = d). Use A of size d and X of size d × d.
     x2 = torch.randn(d, d, generator=torch.Generator().manual_seed(seed % 2**63), dtype=F64) / math.sqrt(d)
@@ -168,8 +179,14 @@ def eq89_check(seed: int, n: int = 9, d: int = 8, d_v: int = 2) -> dict:
     r = b.shape[1]
     m = torch.randn(r, r, generator=torch.Generator().manual_seed(seed % 2**63), dtype=F64)
     target = _vec(b @ m @ b.mT)
-    out = {"n": n, "r": r, "seed": seed, "printed_shape": (n * r, r * n), "vec_length": r * r,
-           "corrected_residual": _max_abs(target - torch.kron(b, b) @ _vec(m))}
+    out = {
+        "n": n,
+        "r": r,
+        "seed": seed,
+        "printed_shape": (n * r, r * n),
+        "vec_length": r * r,
+        "corrected_residual": _max_abs(target - torch.kron(b, b) @ _vec(m)),
+    }
     bs = newton_schulz(torch.cat([x[:r] @ w_q, x[:r] @ w_k], 1), 2, "cubic")  # square (r, r): printed is defined
     out["printed_residual_square"] = _max_abs(_vec(bs @ m @ bs.mT) - torch.kron(bs, bs.mT.contiguous()) @ _vec(m))
     return out
@@ -199,37 +216,71 @@ def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
     c26, c49, c89 = eq26_check(seed), eq48_check(seed), eq89_check(seed)
     checks = (
         ("osa.eq26", c26, "B Δᵀ B", "B Δᵀ Bᵀ", "only when N = r = 2 d_v", {"N": c26["r"]}),
-        ("osa.eq49", c49, "(I_{d_v} ⊗ A) ∂vec(W_V W_O) (the line numbered (49))", "(I_d ⊗ A X) ∂vec(W_V W_O)",
-         "only when N = d_v = d (not even at N = 2 d_v)", {"N": c49["d"], "d_v": c49["d"], "d": c49["d"]}),
+        (
+            "osa.eq49",
+            c49,
+            "(I_{d_v} ⊗ A) ∂vec(W_V W_O) (the line numbered (49))",
+            "(I_d ⊗ A X) ∂vec(W_V W_O)",
+            "only when N = d_v = d (not even at N = 2 d_v)",
+            {"N": c49["d"], "d_v": c49["d"], "d": c49["d"]},
+        ),
         ("osa.eq89", c89, "(B ⊗ Bᵀ)", "(B ⊗ B)", "only when N = r", {"N": c89["r"]}),
     )
     for claim, c, printed, fixed, when, square in checks:
         recs.append({"claim": claim, **{k: (str(v) if isinstance(v, (tuple, list)) else v) for k, v in c.items()}})
         shapes = c.get("printed_shapes", c.get("printed_shape"))
         needs = f", and the result needs shape {c['needed_shape']}" if "needed_shape" in c else ""
-        d = classify_identity(residual=math.nan, tol=F64_TOL,
-                              hypothesis_unmet=f"the printed {printed} is not conformable at N = {c['n']}: shapes "
-                                               f"{shapes}{needs}; it is defined {when}")
-        rows.append(VerdictRow(
-            claim=claim, reading="as-printed", verdict=d.verdict, params={"N": c["n"]}, bound=F64_TOL,
-            trials=1, seed=seed,
-            evidence=f"{d.reason}; it cannot be evaluated here, so this is no counterexample (see the row at "
-                     f"{', '.join(f'{k} = {v}' for k, v in square.items())})",
-        ))
+        d = classify_identity(
+            residual=math.nan,
+            tol=F64_TOL,
+            hypothesis_unmet=f"the printed {printed} is not conformable at N = {c['n']}: shapes "
+            f"{shapes}{needs}; it is defined {when}",
+        )
+        rows.append(
+            VerdictRow(
+                claim=claim,
+                reading="as-printed",
+                verdict=d.verdict,
+                params={"N": c["n"]},
+                bound=F64_TOL,
+                trials=1,
+                seed=seed,
+                evidence=f"{d.reason}; it cannot be evaluated here, so this is no counterexample (see the row at "
+                f"{', '.join(f'{k} = {v}' for k, v in square.items())})",
+            )
+        )
         d = classify_identity(residual=c["printed_residual_square"], tol=F64_TOL)
-        rows.append(VerdictRow(
-            claim=claim, reading="as-printed", verdict=d.verdict, params=dict(square), bound=F64_TOL,
-            estimate=c["printed_residual_square"], trials=1, seed=seed,
-            evidence=(f"printed {printed} at the square shape where it is defined "
-                      f"({', '.join(f'{k} = {v}' for k, v in square.items())}): off by "
-                      f"{c['printed_residual_square']:.3g} from the true value; {d.reason}"),
-        ))
+        rows.append(
+            VerdictRow(
+                claim=claim,
+                reading="as-printed",
+                verdict=d.verdict,
+                params=dict(square),
+                bound=F64_TOL,
+                estimate=c["printed_residual_square"],
+                trials=1,
+                seed=seed,
+                evidence=(
+                    f"printed {printed} at the square shape where it is defined "
+                    f"({', '.join(f'{k} = {v}' for k, v in square.items())}): off by "
+                    f"{c['printed_residual_square']:.3g} from the true value; {d.reason}"
+                ),
+            )
+        )
         d = classify_identity(residual=c["corrected_residual"], tol=F64_TOL)
-        rows.append(VerdictRow(
-            claim=claim, reading="corrected", verdict=d.verdict, params={"N": c["n"]},
-            bound=F64_TOL, estimate=c["corrected_residual"], trials=1, seed=seed,
-            evidence=f"with {fixed}: {d.reason}",
-        ))
+        rows.append(
+            VerdictRow(
+                claim=claim,
+                reading="corrected",
+                verdict=d.verdict,
+                params={"N": c["n"]},
+                bound=F64_TOL,
+                estimate=c["corrected_residual"],
+                trials=1,
+                seed=seed,
+                evidence=f"with {fixed}: {d.reason}",
+            )
+        )
     return rows, pd.DataFrame(recs)
 
 
@@ -260,17 +311,28 @@ def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
 
     sp = c_spread(grp)
     return VerdictRow(
-        claim="osa.thm44.constant", reading="as-printed", verdict="measured",
-        params={"basis": str(grp.basis.iloc[0]), "c_min": round(float(sp.c.min()), 4),
-                "c_median": round(float(sp.c.median()), 4), "c_max": round(float(sp.c.max()), 4),
-                "alpha_max_min": round(float(sp.alpha_max.min()), 4),
-                "alpha_max_max": round(float(sp.alpha_max.max()), 4)}, estimate=c, trials=len(grp), seed=seed,
-        evidence=(f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; "
-                  f"with the fitted C = {c:.4g} (max over {len(sp)} fit draws) and δ = {delta:.3g}, 1 − δ − C·α > 0 "
-                  f"for α < {alpha_max:.3g} ({len(ok)} of the {len(alphas)} alphas checked); this range depends on "
-                  f"the draw: one draw's C ({sp.c.min():.3g}..{sp.c.max():.3g}, median {sp.c.median():.3g}) gives "
-                  f"α < {sp.alpha_max.min():.3g}..{sp.alpha_max.max():.3g}; while C_α read as a constant C >= 1 − δ makes "
-                  f"the condition unsatisfiable at every α; C itself is not given (it depends on the bound on "
-                  f"||X||₂); the proof's (98) also drops the transpose of W_V W_O in J₂ (harmless for singular "
-                  f"values)"),
+        claim="osa.thm44.constant",
+        reading="as-printed",
+        verdict="measured",
+        params={
+            "basis": str(grp.basis.iloc[0]),
+            "c_min": round(float(sp.c.min()), 4),
+            "c_median": round(float(sp.c.median()), 4),
+            "c_max": round(float(sp.c.max()), 4),
+            "alpha_max_min": round(float(sp.alpha_max.min()), 4),
+            "alpha_max_max": round(float(sp.alpha_max.max()), 4),
+        },
+        estimate=c,
+        trials=len(grp),
+        seed=seed,
+        evidence=(
+            f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; "
+            f"with the fitted C = {c:.4g} (max over {len(sp)} fit draws) and δ = {delta:.3g}, 1 − δ − C·α > 0 "
+            f"for α < {alpha_max:.3g} ({len(ok)} of the {len(alphas)} alphas checked); this range depends on "
+            f"the draw: one draw's C ({sp.c.min():.3g}..{sp.c.max():.3g}, median {sp.c.median():.3g}) gives "
+            f"α < {sp.alpha_max.min():.3g}..{sp.alpha_max.max():.3g}; while C_α read as a constant C >= 1 − δ makes "
+            f"the condition unsatisfiable at every α; C itself is not given (it depends on the bound on "
+            f"||X||₂); the proof's (98) also drops the transpose of W_V W_O in J₂ (harmless for singular "
+            f"values)"
+        ),
     )

@@ -108,56 +108,93 @@ def check_lowrank_expm(
             ss = skew_small(b, q, k, scale)
             r = ss.shape[-1]
             y = eye_n + b @ (torch.linalg.matrix_exp(ss) - torch.eye(r, dtype=torch.float64)) @ b.mT
-            recs.append({
-                "basis": basis, "weights": law, "n": n, "d_v": dv, "alpha": a, "seed": s, "ns_steps": k_used,
-                "converged": ok, "rank_m": int(torch.linalg.matrix_rank(m)),
-                "s_norm": float(torch.linalg.matrix_norm(sd, ord=2)),
-                "diff_torch": float((y - ref_t).abs().max()),
-                "diff_scipy": float((y - ref_s).abs().max()),
-                "diff_eigh": float((y - ref_e).abs().max()),
-                "torch_vs_scipy": float((ref_t - ref_s).abs().max()),
-                "torch_vs_eigh": float((ref_t - ref_e).abs().max()),
-                "scipy_vs_eigh": float((ref_s - ref_e).abs().max()),
-                "orth_error": float(torch.linalg.matrix_norm(y.mT @ y - eye_n, ord=2)),
-                "det": float(torch.linalg.det(y)),
-            })
+            recs.append(
+                {
+                    "basis": basis,
+                    "weights": law,
+                    "n": n,
+                    "d_v": dv,
+                    "alpha": a,
+                    "seed": s,
+                    "ns_steps": k_used,
+                    "converged": ok,
+                    "rank_m": int(torch.linalg.matrix_rank(m)),
+                    "s_norm": float(torch.linalg.matrix_norm(sd, ord=2)),
+                    "diff_torch": float((y - ref_t).abs().max()),
+                    "diff_scipy": float((y - ref_s).abs().max()),
+                    "diff_eigh": float((y - ref_e).abs().max()),
+                    "torch_vs_scipy": float((ref_t - ref_s).abs().max()),
+                    "torch_vs_eigh": float((ref_t - ref_e).abs().max()),
+                    "scipy_vs_eigh": float((ref_s - ref_e).abs().max()),
+                    "orth_error": float(torch.linalg.matrix_norm(y.mT @ y - eye_n, ord=2)),
+                    "det": float(torch.linalg.det(y)),
+                }
+            )
     frame = pd.DataFrame(recs)
     rows = []
     for basis, grp in frame.groupby("basis", sort=False):
-        not_conv = int((~grp["converged"]).sum())
-        grp = grp[grp["converged"]]
-        cols = ["diff_torch", "diff_scipy", "diff_eigh"]
-        worst = grp.loc[grp[cols].max(axis=1).idxmax()]
-        est = float(grp[cols].max().max())
-        inst = instance_label(n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), weights=worst.weights,
-                               seed=int(worst.seed))
-        d = classify_identity(residual=est, tol=F64_TOL)
-        extra = f"; NS steps used {int(grp.ns_steps.min())}–{int(grp.ns_steps.max())}" if basis != "qr" else ""
-        extra += f"; incl. {int((grp.rank_m < 2 * grp.d_v).sum())} instances with rank[Q, K] < 2 d_v"
-        if not_conv:
-            extra += f"; {not_conv} instances skipped: Newton–Schulz did not converge in 100 steps"
-        rows.append(VerdictRow(
-            claim="osa.thm21", reading="as-stated", verdict=d.verdict,
-            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
-            bound=F64_TOL, estimate=est, trials=len(grp), seed=seed,
-            evidence=(f"max |low-rank − dense| = {grp.diff_torch.max():.2e} (torch matrix_exp), "
-                      f"{grp.diff_scipy.max():.2e} (scipy expm), {grp.diff_eigh.max():.2e} (eigh of iS); the references "
-                      f"differ by up to {grp.torch_vs_eigh.max():.2e} (torch vs eigh), {grp.scipy_vs_eigh.max():.2e} "
-                      f"(scipy vs eigh); worst {inst}{extra}; {d.reason}"),
-        ))
-        orth = float(grp["orth_error"].max())
-        det_dev = float((grp["det"] - 1).abs().max())
-        wo = grp.loc[grp["orth_error"].idxmax()]
-        d = classify_identity(residual=max(orth, det_dev), tol=F64_TOL)
-        rows.append(VerdictRow(
-            claim="osa.thm21.so_n", reading="low-rank-formula", verdict=d.verdict,
-            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
-            bound=F64_TOL, estimate=orth, trials=len(grp), seed=seed,
-            evidence=(f"max ||AᵀA − I||₂ = {orth:.2e}, max |det A − 1| = {det_dev:.2e} "
-                      f"(worst {instance_label(n=int(wo.n), d_v=int(wo.d_v), alpha=float(wo.alpha), seed=int(wo.seed))}); "
-                      f"{d.reason}"),
-        ))
+        rows += _lowrank_verdicts(basis, grp, seed=seed, ns=ns, alphas=alphas)
     return rows, frame
+
+
+def _lowrank_verdicts(
+    basis: str, grp: pd.DataFrame, *, seed: int, ns: Sequence[int], alphas: Sequence[float]
+) -> list[VerdictRow]:
+    """``osa.thm21`` and ``osa.thm21.so_n`` (``low-rank-formula``) for one basis, from its converged instances."""
+    rows: list[VerdictRow] = []
+    not_conv = int((~grp["converged"]).sum())
+    grp = grp[grp["converged"]]
+    cols = ["diff_torch", "diff_scipy", "diff_eigh"]
+    worst = grp.loc[grp[cols].max(axis=1).idxmax()]
+    est = float(grp[cols].max().max())
+    inst = instance_label(
+        n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), weights=worst.weights, seed=int(worst.seed)
+    )
+    d = classify_identity(residual=est, tol=F64_TOL)
+    extra = f"; NS steps used {int(grp.ns_steps.min())}–{int(grp.ns_steps.max())}" if basis != "qr" else ""
+    extra += f"; incl. {int((grp.rank_m < 2 * grp.d_v).sum())} instances with rank[Q, K] < 2 d_v"
+    if not_conv:
+        extra += f"; {not_conv} instances skipped: Newton–Schulz did not converge in 100 steps"
+    rows.append(
+        VerdictRow(
+            claim="osa.thm21",
+            reading="as-stated",
+            verdict=d.verdict,
+            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
+            bound=F64_TOL,
+            estimate=est,
+            trials=len(grp),
+            seed=seed,
+            evidence=(
+                f"max |low-rank − dense| = {grp.diff_torch.max():.2e} (torch matrix_exp), "
+                f"{grp.diff_scipy.max():.2e} (scipy expm), {grp.diff_eigh.max():.2e} (eigh of iS); the references "
+                f"differ by up to {grp.torch_vs_eigh.max():.2e} (torch vs eigh), {grp.scipy_vs_eigh.max():.2e} "
+                f"(scipy vs eigh); worst {inst}{extra}; {d.reason}"
+            ),
+        )
+    )
+    orth = float(grp["orth_error"].max())
+    det_dev = float((grp["det"] - 1).abs().max())
+    wo = grp.loc[grp["orth_error"].idxmax()]
+    d = classify_identity(residual=max(orth, det_dev), tol=F64_TOL)
+    rows.append(
+        VerdictRow(
+            claim="osa.thm21.so_n",
+            reading="low-rank-formula",
+            verdict=d.verdict,
+            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
+            bound=F64_TOL,
+            estimate=orth,
+            trials=len(grp),
+            seed=seed,
+            evidence=(
+                f"max ||AᵀA − I||₂ = {orth:.2e}, max |det A − 1| = {det_dev:.2e} "
+                f"(worst {instance_label(n=int(wo.n), d_v=int(wo.d_v), alpha=float(wo.alpha), seed=int(wo.seed))}); "
+                f"{d.reason}"
+            ),
+        )
+    )
+    return rows
 
 
 def check_layer_orthogonality(
@@ -206,35 +243,79 @@ def check_layer_orthogonality(
             m = torch.cat([x @ w_q, x @ w_k], 1)
             scale = a / math.sqrt(d_v)
             err, det, smin, smax = _error_from_basis(qr_basis(m), m, scale, expm="torch")
-            recs.append({"basis": "qr", "schedule": "", "ns_steps": 0, "n": n, "d_v": d_v, "alpha": a, "seed": s,
-                         "orth_error": err, "det": det, "sigma_min": smin, "sigma_max": smax})
+            recs.append(
+                {
+                    "basis": "qr",
+                    "schedule": "",
+                    "ns_steps": 0,
+                    "n": n,
+                    "d_v": d_v,
+                    "alpha": a,
+                    "seed": s,
+                    "orth_error": err,
+                    "det": det,
+                    "sigma_min": smin,
+                    "sigma_max": smax,
+                }
+            )
             for sch in schedules:
                 e = orthogonality_error(x, w_q, w_k, a, ns_steps, sch, eps=0.0, expm="torch")
-                recs.append({"basis": "newton-schulz", "schedule": schedule_name(sch), "ns_steps": ns_steps, "n": n,
-                             "d_v": d_v, "alpha": a, "seed": s, "orth_error": e.error, "det": e.det,
-                             "sigma_min": e.sigma_min, "sigma_max": e.sigma_max})
+                recs.append(
+                    {
+                        "basis": "newton-schulz",
+                        "schedule": schedule_name(sch),
+                        "ns_steps": ns_steps,
+                        "n": n,
+                        "d_v": d_v,
+                        "alpha": a,
+                        "seed": s,
+                        "orth_error": e.error,
+                        "det": e.det,
+                        "sigma_min": e.sigma_min,
+                        "sigma_max": e.sigma_max,
+                    }
+                )
     frame = pd.DataFrame(recs)
-    rows = []
-    for (basis, sch), grp in frame.groupby(["basis", "schedule"], sort=False):
-        worst = grp.loc[grp["orth_error"].idxmax()]
-        orth, det_dev = float(grp.orth_error.max()), float((grp.det - 1).abs().max())
-        # Theorem 2.1 (hence A = exp(S) ∈ SO(N)) needs B orthonormal: max_i |σ_i(B)² − 1| is
-        # its distance from that hypothesis (0 up to rounding for QR; finite K leaves more).
-        b_dev = float(max((grp.sigma_max**2 - 1).abs().max(), (grp.sigma_min**2 - 1).abs().max()))
-        unmet = (f"B after K={ns_steps} Newton–Schulz steps is not orthonormal (max |σ_i(B)² − 1| = {b_dev:.3g}), "
-                 f"so the fast-path A is not exp(S)") if b_dev > F64_TOL else None
-        d = classify_identity(residual=max(orth, det_dev), tol=F64_TOL, hypothesis_unmet=unmet)
-        label = basis if basis == "qr" else f"NS {sch} K={ns_steps}"
-        rows.append(VerdictRow(
-            claim="osa.thm21.so_n", reading="layer", verdict=d.verdict,
-            params={"basis": label, "N": n, "alpha": f"{min(alphas):g}..{max(alphas):g}"},
-            bound=F64_TOL, estimate=orth, trials=len(grp), seed=seed,
-            evidence=(f"max ||AᵀA − I||₂ = {orth:.2e}, max |det A − 1| = {det_dev:.2e}; σ(B) ∈ "
-                      f"[{grp.sigma_min.min():.3g}, {grp.sigma_max.max():.3g}]; worst "
-                      + instance_label(alpha=float(worst.alpha), seed=int(worst.seed))
-                      + ("" if basis == "qr" else "; finite K: B is not orthonormal (the paper's Sec. 3 caveat)")
-                      + f"; {d.reason}"),
-        ))
+    rows = [
+        _layer_verdict(basis, sch, grp, seed=seed, n=n, alphas=alphas, ns_steps=ns_steps)
+        for (basis, sch), grp in frame.groupby(["basis", "schedule"], sort=False)
+    ]
     return rows, frame
 
 
+def _layer_verdict(
+    basis: str, sch: str, grp: pd.DataFrame, *, seed: int, n: int, alphas: Sequence[float], ns_steps: int
+) -> VerdictRow:
+    """``osa.thm21.so_n`` (``layer``) for one basis or schedule; hypothesis-unmet where B is not orthonormal."""
+    worst = grp.loc[grp["orth_error"].idxmax()]
+    orth, det_dev = float(grp.orth_error.max()), float((grp.det - 1).abs().max())
+    # Theorem 2.1 (hence A = exp(S) ∈ SO(N)) needs B orthonormal: max_i |σ_i(B)² − 1| is
+    # its distance from that hypothesis (0 up to rounding for QR; finite K leaves more).
+    b_dev = float(max((grp.sigma_max**2 - 1).abs().max(), (grp.sigma_min**2 - 1).abs().max()))
+    unmet = (
+        (
+            f"B after K={ns_steps} Newton–Schulz steps is not orthonormal (max |σ_i(B)² − 1| = {b_dev:.3g}), "
+            f"so the fast-path A is not exp(S)"
+        )
+        if b_dev > F64_TOL
+        else None
+    )
+    d = classify_identity(residual=max(orth, det_dev), tol=F64_TOL, hypothesis_unmet=unmet)
+    label = basis if basis == "qr" else f"NS {sch} K={ns_steps}"
+    return VerdictRow(
+        claim="osa.thm21.so_n",
+        reading="layer",
+        verdict=d.verdict,
+        params={"basis": label, "N": n, "alpha": f"{min(alphas):g}..{max(alphas):g}"},
+        bound=F64_TOL,
+        estimate=orth,
+        trials=len(grp),
+        seed=seed,
+        evidence=(
+            f"max ||AᵀA − I||₂ = {orth:.2e}, max |det A − 1| = {det_dev:.2e}; σ(B) ∈ "
+            f"[{grp.sigma_min.min():.3g}, {grp.sigma_max.max():.3g}]; worst "
+            + instance_label(alpha=float(worst.alpha), seed=int(worst.seed))
+            + ("" if basis == "qr" else "; finite K: B is not orthonormal (the paper's Sec. 3 caveat)")
+            + f"; {d.reason}"
+        ),
+    )

@@ -25,8 +25,14 @@ from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 
 def attention_matrix(
-    x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha: float, basis: str, ns_steps: int,
-    ns_coefficients: Coefficients, eps: float = 0.0,
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    alpha: float,
+    basis: str,
+    ns_steps: int,
+    ns_coefficients: Coefficients,
+    eps: float = 0.0,
 ) -> torch.Tensor:
     """The N×N matrix A = I + B (exp[S] − I) Bᵀ the fast path applies (small N only).
 
@@ -66,8 +72,11 @@ def check_kernel(
     depth: int = 8,
     alphas: Sequence[float] = (0.1, 1.0),
     bases: Sequence[tuple[str, Coefficients, int]] = (
-        ("qr", "cubic", 0), ("newton-schulz", "cubic", 6), ("newton-schulz", "polar-express", 6),
-        ("newton-schulz", "muon", 6), ("newton-schulz", "polar-express", 14),
+        ("qr", "cubic", 0),
+        ("newton-schulz", "cubic", 6),
+        ("newton-schulz", "polar-express", 6),
+        ("newton-schulz", "muon", 6),
+        ("newton-schulz", "polar-express", 14),
     ),
     trials: int = 3,
 ) -> tuple[list, pd.DataFrame]:
@@ -123,26 +132,48 @@ def check_kernel(
                     a_orth = float(torch.linalg.matrix_norm(am.mT @ am - torch.eye(n, dtype=am.dtype), ord=2))
                     x = torch.einsum("bhnv,hvd->bnd", y, w_o)
                     lam = torch.linalg.eigvalsh(x[0] @ x[0].mT)
-                    recs.append({"basis": label, "alpha": a, "seed": s, "layer": layer,
-                                 "rel_eig_dev": float((lam - lam0).abs().max() / lam0.abs().max()),
-                                 "rank": int((lam > 1e-10 * lam.max()).sum()), "rank0": int((lam0 > 1e-10 * lam0.max()).sum()),
-                                 "a_orth_error": a_orth})
+                    recs.append(
+                        {
+                            "basis": label,
+                            "alpha": a,
+                            "seed": s,
+                            "layer": layer,
+                            "rel_eig_dev": float((lam - lam0).abs().max() / lam0.abs().max()),
+                            "rank": int((lam > 1e-10 * lam.max()).sum()),
+                            "rank0": int((lam0 > 1e-10 * lam0.max()).sum()),
+                            "a_orth_error": a_orth,
+                        }
+                    )
     frame = pd.DataFrame(recs)
     rows = []
     for label, grp in frame.groupby("basis", sort=False):
         worst = grp.loc[grp.rel_eig_dev.idxmax()]
         dev = float(worst.rel_eig_dev)
         a_dev = float(grp.a_orth_error.max())
-        unmet = (f"the layers' A are not orthogonal (max ||AᵀA − I||₂ = {a_dev:.3g}): this basis gives A = exp(S) "
-                 f"only up to the Newton–Schulz orthogonality error (Thm 3.1)") if a_dev > F64_TOL else None
+        unmet = (
+            (
+                f"the layers' A are not orthogonal (max ||AᵀA − I||₂ = {a_dev:.3g}): this basis gives A = exp(S) "
+                f"only up to the Newton–Schulz orthogonality error (Thm 3.1)"
+            )
+            if a_dev > F64_TOL
+            else None
+        )
         d = classify_identity(residual=dev, tol=F64_TOL, hypothesis_unmet=unmet)
-        rows.append(VerdictRow(
-            claim="osa.thm22", reading="as-stated", verdict=d.verdict,
-            params={"basis": label, "depth": depth, "alpha": ",".join(f"{a:g}" for a in alphas)},
-            bound=F64_TOL, estimate=dev, trials=len(grp), seed=seed,
-            evidence=(f"max relative eigenvalue change {dev:.2e} (layer {int(worst.layer)}, alpha={worst.alpha:g}, "
-                      f"seed={int(worst.seed)}); rank kept in {int((grp['rank'] == grp['rank0']).sum())}/{len(grp)}; "
-                      f"max ||A_lᵀA_l − I||₂ = {a_dev:.2e}; {d.reason}"),
-        ))
+        rows.append(
+            VerdictRow(
+                claim="osa.thm22",
+                reading="as-stated",
+                verdict=d.verdict,
+                params={"basis": label, "depth": depth, "alpha": ",".join(f"{a:g}" for a in alphas)},
+                bound=F64_TOL,
+                estimate=dev,
+                trials=len(grp),
+                seed=seed,
+                evidence=(
+                    f"max relative eigenvalue change {dev:.2e} (layer {int(worst.layer)}, alpha={worst.alpha:g}, "
+                    f"seed={int(worst.seed)}); rank kept in {int((grp['rank'] == grp['rank0']).sum())}/{len(grp)}; "
+                    f"max ||A_lᵀA_l − I||₂ = {a_dev:.2e}; {d.reason}"
+                ),
+            )
+        )
     return rows, frame
-

@@ -216,8 +216,13 @@ def orthogonality_error(
 
 
 def orthogonality_error_dense(
-    X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor, alpha: float, steps: int,
-    coefficients: Coefficients = "cubic", eps: float = 0.0,
+    X: torch.Tensor,
+    W_Q: torch.Tensor,
+    W_K: torch.Tensor,
+    alpha: float,
+    steps: int,
+    coefficients: Coefficients = "cubic",
+    eps: float = 0.0,
 ) -> dict[str, float]:
     """Reference for :func:`orthogonality_error` with N×N matrices (small N only).
 
@@ -242,7 +247,10 @@ def orthogonality_error_dense(
     b = newton_schulz(torch.cat([q, k], 1), steps, coefficients, eps)
     r = b.shape[1]
     n = x.shape[0]
-    y = torch.eye(n, dtype=torch.float64) + b @ (expm_skew_eigh(b.mT @ s @ b) - torch.eye(r, dtype=torch.float64)) @ b.mT
+    y = (
+        torch.eye(n, dtype=torch.float64)
+        + b @ (expm_skew_eigh(b.mT @ s @ b) - torch.eye(r, dtype=torch.float64)) @ b.mT
+    )
     sv = torch.linalg.svdvals(b)
     s_norm = float(torch.linalg.matrix_norm(s, ord=2))
     growth = math.expm1(s_norm) ** 2  # written out again on purpose: an independent reference (small ||S|| only)
@@ -255,7 +263,6 @@ def orthogonality_error_dense(
         "bound11": 0.25 * growth,
         "det": float(torch.linalg.det(y)),
     }
-
 
 
 def simulate_orthogonality(
@@ -336,13 +343,30 @@ def simulate_orthogonality(
             for sch in schedules:
                 name = schedule_name(sch)
                 for e in per[(s, ai, name)][3]:
-                    recs.append({"schedule": name, "steps": e.steps, "n": n, "d_v": dv, "alpha": float(a),
-                                 "weights": w, "seed": s, **{k: v for k, v in e.to_dict().items() if k != "steps"}})
+                    recs.append(
+                        {
+                            "schedule": name,
+                            "steps": e.steps,
+                            "n": n,
+                            "d_v": dv,
+                            "alpha": float(a),
+                            "weights": w,
+                            "seed": s,
+                            **{k: v for k, v in e.to_dict().items() if k != "steps"},
+                        }
+                    )
     return pd.DataFrame(recs)
 
 
-def _errors_batched(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alphas: list[float], steps: int,
-                    coefficients: Coefficients, eps: float) -> dict[tuple[int, int], list[OrthogonalityError]]:
+def _errors_batched(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    alphas: list[float],
+    steps: int,
+    coefficients: Coefficients,
+    eps: float,
+) -> dict[tuple[int, int], list[OrthogonalityError]]:
     """:func:`orthogonality_errors` for T instances × A alphas at once.
 
     x (T, N, d), w_q and w_k (T, d, d_v). Returns {(instance, alpha index): [K = 0..steps]}.
@@ -356,7 +380,7 @@ def _errors_batched(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha
     scale = torch.tensor(alphas, dtype=torch.float64) / math.sqrt(d_v)  # (A,)
     j = _skew_J(d_v)
     _, rm = torch.linalg.qr(m, mode="reduced")
-    s_norm = (scale.abs()[None, :] * torch.linalg.matrix_norm(rm @ j @ rm.mT, ord=2)[:, None])  # (T, A)
+    s_norm = scale.abs()[None, :] * torch.linalg.matrix_norm(rm @ j @ rm.mT, ord=2)[:, None]  # (T, A)
     b = m / (torch.linalg.matrix_norm(m, ord="fro", keepdim=True) + eps)  # M_0, (T, N, r)
     r = m.shape[-1]
     eye = torch.eye(r, dtype=torch.float64)
@@ -382,8 +406,18 @@ def _errors_batched(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha
             for ai in range(na):
                 gr = growth[i][ai]
                 b10 = gr * f if f > 0 else 0.0
-                out[(i, ai)].append(OrthogonalityError(k, float(err[i, ai]), float(s_norm[i, ai]), float(svr[i].min()),
-                                                       float(svr[i].max()), b10, 0.25 * gr, float(det[i, ai])))
+                out[(i, ai)].append(
+                    OrthogonalityError(
+                        k,
+                        float(err[i, ai]),
+                        float(s_norm[i, ai]),
+                        float(svr[i].min()),
+                        float(svr[i].max()),
+                        b10,
+                        0.25 * gr,
+                        float(det[i, ai]),
+                    )
+                )
     return out
 
 
@@ -409,12 +443,24 @@ def orthogonality_violations(frame: pd.DataFrame) -> pd.DataFrame:
         v["ratio"] = v["error"] / v[bound]
         v["bound_value"] = v[bound]
         out.append(v.drop(columns=["bound10", "bound11"]))
-    cols = ["bound_name", "schedule", "steps", "n", "d_v", "alpha", "weights", "seed", "error", "bound_value", "ratio",
-            "sigma_min", "sigma_max", "s_norm"]
+    cols = [
+        "bound_name",
+        "schedule",
+        "steps",
+        "n",
+        "d_v",
+        "alpha",
+        "weights",
+        "seed",
+        "error",
+        "bound_value",
+        "ratio",
+        "sigma_min",
+        "sigma_max",
+        "s_norm",
+    ]
     res = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
     return res[cols]
-
-
 
 
 #: The two readings of Theorem 3.1 (see the module docstring), for eq. (9)'s cubic B.
@@ -484,14 +530,25 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
             name = reading if eq9 else VARIANT_READINGS[reading]
             for bound, claim in _CLAIMS.items():
                 if sub.empty:
-                    d = classify_bound(observed=float(grp.error.max()), bound=float(grp[bound].max()),
-                                       hypothesis_unmet=f"σ_max(B) > 1 in all {len(grp)} evaluations (max "
-                                                        f"{grp.sigma_max.max():.4g}); the proof needs σ_i(B) ∈ [0, 1]")
-                    row = VerdictRow(claim=claim, reading=name, verdict=d.verdict, params=params, trials=0,
-                                     seed=seed, evidence=d.reason)
+                    d = classify_bound(
+                        observed=float(grp.error.max()),
+                        bound=float(grp[bound].max()),
+                        hypothesis_unmet=f"σ_max(B) > 1 in all {len(grp)} evaluations (max "
+                        f"{grp.sigma_max.max():.4g}); the proof needs σ_i(B) ∈ [0, 1]",
+                    )
+                    row = VerdictRow(
+                        claim=claim,
+                        reading=name,
+                        verdict=d.verdict,
+                        params=params,
+                        trials=0,
+                        seed=seed,
+                        evidence=d.reason,
+                    )
                 else:
-                    row = _bound_row(sub, bound, claim, name, params, seed, excluded=int(over.sum())
-                                     if reading != "as-stated" else 0)
+                    row = _bound_row(
+                        sub, bound, claim, name, params, seed, excluded=int(over.sum()) if reading != "as-stated" else 0
+                    )
                     row.at_paper_params = eq9
                 if not eq9:
                     row = _as_variant(row, str(sch))
@@ -502,11 +559,19 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
 def _as_variant(row: VerdictRow, schedule: str) -> VerdictRow:
     """A row of another schedule's B: a measurement of a variant, with what the bound would say."""
     return VerdictRow(
-        claim=row.claim, reading=row.reading, verdict="measured", params=row.params, bound=row.bound,
-        estimate=row.estimate, trials=row.trials, seed=row.seed,
-        evidence=(f"a measurement of a variant, not of the theorem: Theorem 3.1's B(X) is eq. (9)'s cubic iteration, "
-                  f"here B comes from the {schedule} schedule; against the bound of the theorem: {row.verdict} "
-                  f"({row.evidence})"),
+        claim=row.claim,
+        reading=row.reading,
+        verdict="measured",
+        params=row.params,
+        bound=row.bound,
+        estimate=row.estimate,
+        trials=row.trials,
+        seed=row.seed,
+        evidence=(
+            f"a measurement of a variant, not of the theorem: Theorem 3.1's B(X) is eq. (9)'s cubic iteration, "
+            f"here B comes from the {schedule} schedule; against the bound of the theorem: {row.verdict} "
+            f"({row.evidence})"
+        ),
     )
 
 
@@ -518,8 +583,9 @@ def _ratios(b: np.ndarray, e: np.ndarray, meas: np.ndarray) -> tuple[float, floa
     return float(np.min(r)), float(np.median(r))
 
 
-def _bound_row(sub: pd.DataFrame, bound: str, claim: str, reading: str, params: dict, seed: int,
-               excluded: int) -> VerdictRow:
+def _bound_row(
+    sub: pd.DataFrame, bound: str, claim: str, reading: str, params: dict, seed: int, excluded: int
+) -> VerdictRow:
     b = sub[bound].to_numpy()
     e = sub["error"].to_numpy()
     finite = np.isfinite(b)
@@ -531,13 +597,20 @@ def _bound_row(sub: pd.DataFrame, bound: str, claim: str, reading: str, params: 
     pool = viol if viol.any() else (meas if meas.any() else finite)
     if not pool.any():  # every bound infinite: ||S||₂ too large for e^{||S||₂} in float64
         d = classify_bound(observed=float(e.max()), bound=math.inf)
-        return VerdictRow(claim=claim, reading=reading, verdict=d.verdict, params=params, trials=len(sub), seed=seed,
-                          evidence=d.reason + f"; e^(||S||₂) overflows at every instance (||S||₂ >= "
-                                              f"{sub.s_norm.min():.3g})")
+        return VerdictRow(
+            claim=claim,
+            reading=reading,
+            verdict=d.verdict,
+            params=params,
+            trials=len(sub),
+            seed=seed,
+            evidence=d.reason + f"; e^(||S||₂) overflows at every instance (||S||₂ >= {sub.s_norm.min():.3g})",
+        )
     worst_i = int(np.argmax(np.where(pool, ratio_eb, -np.inf)))
     w = sub.iloc[worst_i]
-    inst = instance_label(n=int(w.n), d_v=int(w.d_v), alpha=float(w.alpha), weights=w.weights, K=int(w.steps),
-                          seed=int(w.seed))
+    inst = instance_label(
+        n=int(w.n), d_v=int(w.d_v), alpha=float(w.alpha), weights=w.weights, K=int(w.steps), seed=int(w.seed)
+    )
     d = classify_bound(observed=float(w.error), bound=float(w[bound]), rtol=BOUND_RTOL, atol=BOUND_ATOL)
     tightest, typical = _ratios(b, e, meas)
     if viol.any():
@@ -561,8 +634,14 @@ def _bound_row(sub: pd.DataFrame, bound: str, claim: str, reading: str, params: 
     if excluded:
         evidence += f"; {excluded} evaluations with σ_max(B) > 1 left out (hypothesis not met)"
     label_on = "worst violation" if viol.any() else "tightest"
-    return VerdictRow(claim=claim, reading=reading, verdict=d.verdict,
-                      params={**params, "tightest": round(tightest, 4), "typical": round(typical, 4),
-                              "label_on": label_on},
-                      bound=float(w[bound]), estimate=float(w.error), trials=len(sub), seed=seed,
-                      evidence=f"{d.reason}; {evidence}")
+    return VerdictRow(
+        claim=claim,
+        reading=reading,
+        verdict=d.verdict,
+        params={**params, "tightest": round(tightest, 4), "typical": round(typical, 4), "label_on": label_on},
+        bound=float(w[bound]),
+        estimate=float(w.error),
+        trials=len(sub),
+        seed=seed,
+        evidence=f"{d.reason}; {evidence}",
+    )

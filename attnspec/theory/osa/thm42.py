@@ -52,8 +52,18 @@ def check_wtilde(
                 _, w_q, w_k = make_instance(s, 1, d, dv, law)
                 wt = w_q @ w_k.mT - w_k @ w_q.mT
                 kappa, rank, smin, smax = effective_condition(wt)
-                recs.append({"init": law, "d": d, "d_v": dv, "seed": s, "kappa": kappa, "rank": rank,
-                             "sigma_min_nonzero": smin, "sigma_max": smax})
+                recs.append(
+                    {
+                        "init": law,
+                        "d": d,
+                        "d_v": dv,
+                        "seed": s,
+                        "kappa": kappa,
+                        "rank": rank,
+                        "sigma_min_nonzero": smin,
+                        "sigma_max": smax,
+                    }
+                )
     frame = pd.DataFrame(recs)
     st = frame[frame["init"] == "stiefel"]
     dev = float(np.maximum((st.sigma_max - 1).abs(), (st.sigma_min_nonzero - 1).abs()).max())
@@ -63,13 +73,20 @@ def check_wtilde(
     # A wrong rank is as much a failure as a σ away from 1: fold it into the residual.
     d = classify_identity(residual=dev if rank_ok else float("inf"), tol=F64_TOL)
     row = VerdictRow(
-        claim="osa.thm42", reading="as-stated", verdict=d.verdict,
+        claim="osa.thm42",
+        reading="as-stated",
+        verdict=d.verdict,
         params={"init": "stiefel [W_Q, W_K]", "d,d_v": ";".join(f"{d},{v}" for d, v in shapes)},
-        bound=1.0, exact=1.0, estimate=float(st.kappa.max()), trials=len(st), seed=seed,
-        evidence=(f"max |σ − 1| over nonzero σ = {dev:.2e}; rank = 2 d_v in {int((st['rank'] == 2 * st['d_v']).sum())}/{len(st)}; "
-                  f"worst κ − 1 = {worst.kappa - 1:.2e} (d={int(worst.d)}, d_v={int(worst.d_v)}, seed={int(worst.seed)}); "
-                  f"contrast, iid N(0,1/d) weights: κ(W̃) median {ga.kappa.median():.3g}, max {ga.kappa.max():.3g}; "
-                  f"κ is the paper's effective σ_max/σ_min>0 (the ordinary κ is ∞ whenever 2 d_v < d: rank W̃ = 2 d_v); {d.reason}"),
+        bound=1.0,
+        exact=1.0,
+        estimate=float(st.kappa.max()),
+        trials=len(st),
+        seed=seed,
+        evidence=(
+            f"max |σ − 1| over nonzero σ = {dev:.2e}; rank = 2 d_v in {int((st['rank'] == 2 * st['d_v']).sum())}/{len(st)}; "
+            f"worst κ − 1 = {worst.kappa - 1:.2e} (d={int(worst.d)}, d_v={int(worst.d_v)}, seed={int(worst.seed)}); "
+            f"contrast, iid N(0,1/d) weights: κ(W̃) median {ga.kappa.median():.3g}, max {ga.kappa.max():.3g}; "
+            f"κ is the paper's effective σ_max/σ_min>0 (the ordinary κ is ∞ whenever 2 d_v < d: rank W̃ = 2 d_v); {d.reason}"
+        ),
     )
     return [row], frame
-

@@ -85,17 +85,21 @@ def time_forward(
             if meth == "dense-expm" and n > dense_max_n:
                 continue
             if meth in layers:
+
                 def run(layer=layers[meth]) -> torch.Tensor:
                     return layer(x)  # noqa: B023 - called within this iteration
             elif meth == "dense-expm":
+
                 def run() -> torch.Tensor:
                     q, k, v = x[0] @ wq, x[0] @ wk, x[0] @ wv  # noqa: B023 - called within this iteration
                     s = (0.1 / math.sqrt(d_v)) * (q @ k.T - k @ q.T)  # (N, N)
                     return torch.linalg.matrix_exp(s) @ v
             else:
+
                 def run() -> torch.Tensor:
                     q, k, v = ((x @ w).unsqueeze(1) for w in (wq, wk, wv))  # (1, 1, N, d_v)  # noqa: B023 - called within this iteration
                     return F.scaled_dot_product_attention(q, k, v)
+
             with torch_threads(1), torch.no_grad():
                 run()  # warm-up
                 cpu, wall = [], []
@@ -104,8 +108,16 @@ def time_forward(
                     run()
                     cpu.append(time.process_time() - c0)
                     wall.append(time.perf_counter() - t0)
-            recs.append({"method": meth, "n": int(n), "d_v": d_v, "seconds": float(np.min(cpu)),
-                         "wall_seconds": float(np.min(wall)), "repeats": repeats})
+            recs.append(
+                {
+                    "method": meth,
+                    "n": int(n),
+                    "d_v": d_v,
+                    "seconds": float(np.min(cpu)),
+                    "wall_seconds": float(np.min(wall)),
+                    "repeats": repeats,
+                }
+            )
     return pd.DataFrame(recs)
 
 
@@ -127,4 +139,3 @@ def fitted_exponent(frame: pd.DataFrame, method: str) -> float:
     if len(sub) < 2:
         return float("nan")
     return float(np.polyfit(np.log(sub.n.to_numpy(float)), np.log(sub.seconds.to_numpy(float)), 1)[0])
-

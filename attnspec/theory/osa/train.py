@@ -250,8 +250,7 @@ def validate_config(cfg: TrainConfig) -> None:
     d_v = cfg.dim // cfg.heads
     if any(m.startswith("osa") for m in cfg.models) and 2 * d_v > cfg.dim:
         raise InputError(
-            f"the OSA initialisation needs 2*d_v <= dim (d_v = dim/heads), got d_v={d_v}, dim={cfg.dim}; "
-            "use heads >= 2"
+            f"the OSA initialisation needs 2*d_v <= dim (d_v = dim/heads), got d_v={d_v}, dim={cfg.dim}; use heads >= 2"
         )
 
 
@@ -320,15 +319,23 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int
     model.eval()
     total_loss, correct = 0.0, 0
     for i in range(0, len(y), batch_size):
-        logits = model(x[i:i + batch_size])  # (b, 10)
-        total_loss += float(F.cross_entropy(logits, y[i:i + batch_size], reduction="sum"))
-        correct += int((logits.argmax(dim=1) == y[i:i + batch_size]).sum())
+        logits = model(x[i : i + batch_size])  # (b, 10)
+        total_loss += float(F.cross_entropy(logits, y[i : i + batch_size], reduction="sum"))
+        correct += int((logits.argmax(dim=1) == y[i : i + batch_size]).sum())
     model.train(was_training)
     return total_loss / len(y), correct / len(y)
 
 
-def train_model(name: str, cfg: TrainConfig, data: DigitsSplit, *, init_seed: int, order_seed: int,
-                replicate: int = 0, seed: int | None = None) -> RunResult:
+def train_model(
+    name: str,
+    cfg: TrainConfig,
+    data: DigitsSplit,
+    *,
+    init_seed: int,
+    order_seed: int,
+    replicate: int = 0,
+    seed: int | None = None,
+) -> RunResult:
     """Train model ``name`` on ``data`` with AdamW and gradient clipping under the stopping rule.
 
     After every epoch the validation split is evaluated and fed to a
@@ -447,15 +454,24 @@ def lr_factor(schedule: str, step: int, budget_steps: int) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * min(step, budget_steps) / budget_steps))
 
 
-def _train_epoch(model: nn.Module, opt: torch.optim.Optimizer, sched: torch.optim.lr_scheduler.LRScheduler,
-                 data: DigitsSplit, cfg: TrainConfig, order: torch.Generator, res: RunResult,
-                 ident: Mapping[str, Any], epoch: int, step: int) -> bool:
+def _train_epoch(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    sched: torch.optim.lr_scheduler.LRScheduler,
+    data: DigitsSplit,
+    cfg: TrainConfig,
+    order: torch.Generator,
+    res: RunResult,
+    ident: Mapping[str, Any],
+    epoch: int,
+    step: int,
+) -> bool:
     """One pass over the fit split in the order drawn from ``order``; one curve row per step.
     Returns True if a mini-batch loss was not finite (the pass stops there, before its update)."""
     n = len(data.y_train)
     perm = torch.randperm(n, generator=order)
     for i in range(0, n, cfg.batch_size):
-        idx = perm[i:i + cfg.batch_size]
+        idx = perm[i : i + cfg.batch_size]
         xb, yb = data.x_train[idx], data.y_train[idx]  # (b, P, p²), (b,)
         logits = model(xb)  # (b, 10)
         loss = F.cross_entropy(logits, yb)
@@ -506,9 +522,13 @@ def replicate_seeds(cfg: TrainConfig) -> list[int]:
     return spawn_seeds(cfg.seed, cfg.seeds)
 
 
-def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = None, *,
-                   done: Mapping[tuple[str, int], RunResult] | None = None,
-                   on_run: Callable[[str, int, RunResult], None] | None = None) -> TrainComparison:
+def run_comparison(
+    cfg: TrainConfig,
+    progress: Callable[[str], None] | None = None,
+    *,
+    done: Mapping[tuple[str, int], RunResult] | None = None,
+    on_run: Callable[[str, int, RunResult], None] | None = None,
+) -> TrainComparison:
     """Train every model of ``cfg`` on every replicate; return tidy curves and summaries.
 
     Every (model, replicate) run has its own seeds, so runs finished earlier (``done``, e.g.
@@ -558,15 +578,20 @@ def run_comparison(cfg: TrainConfig, progress: Callable[[str], None] | None = No
             if progress is not None:
                 s = res.summary
                 which = "best validation" if cfg.patience else "last epoch"  # the weights the summary reports
-                progress(f"{name:<16} replicate {r}: test accuracy {s['test_accuracy']:.4f} at epoch "
-                         f"{s['best_epoch']} ({which}), {s['epochs_done']} epochs = {s['steps']} steps "
-                         f"(stopped by {s['stopped_by']}), {s['wall_seconds']:.1f} s"
-                         + (" (kept from before)" if kept else ""))
-    curves_df = pd.DataFrame(curves, columns=["model", "replicate", "seed", "split", "step", "epoch", "loss", "accuracy"])
+                progress(
+                    f"{name:<16} replicate {r}: test accuracy {s['test_accuracy']:.4f} at epoch "
+                    f"{s['best_epoch']} ({which}), {s['epochs_done']} epochs = {s['steps']} steps "
+                    f"(stopped by {s['stopped_by']}), {s['wall_seconds']:.1f} s"
+                    + (" (kept from before)" if kept else "")
+                )
+    curves_df = pd.DataFrame(
+        curves, columns=["model", "replicate", "seed", "split", "step", "epoch", "loss", "accuracy"]
+    )
     runs_df = pd.DataFrame(runs)
     signal_df = pd.DataFrame(signal, columns=["model", "replicate", "seed", "stage", "block", "rms"])
-    return TrainComparison(curves_df, signal_df, runs_df, summarise(runs_df, cfg.models), cfg, rseeds,
-                           time.perf_counter() - t0)
+    return TrainComparison(
+        curves_df, signal_df, runs_df, summarise(runs_df, cfg.models), cfg, rseeds, time.perf_counter() - t0
+    )
 
 
 def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline: str = "vit") -> pd.DataFrame:
@@ -630,8 +655,9 @@ def summarise(runs: pd.DataFrame, models: Sequence[str] | None = None, baseline:
             if len(d) >= 2 and np.all(np.isfinite(d)):
                 ci = mean_ci(d)
                 lo, hi = ci.low, ci.high
-        row.update({f"diff_vs_{baseline}_mean": diff_mean, f"diff_vs_{baseline}_ci_low": lo,
-                    f"diff_vs_{baseline}_ci_high": hi})
+        row.update(
+            {f"diff_vs_{baseline}_mean": diff_mean, f"diff_vs_{baseline}_ci_low": lo, f"diff_vs_{baseline}_ci_high": hi}
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -38,9 +38,21 @@ ORDERINGS_TABLE = "osa_train_orderings"
 
 #: What the paper used (Appendix D), recorded beside the scaled-down run in meta.json.
 PAPER_SETUP: dict[str, Any] = {
-    "data": "MNIST 28x28, patch 4, 50 tokens", "depth": 6, "dim": 64, "heads": 4, "mlp_ratio": 4,
-    "activation": "GELU", "dropout": 0, "optimiser": "AdamW", "lr": 3e-4, "weight_decay": 0.05,
-    "batch_size": 128, "grad_clip": 1.0, "epochs": 10, "alpha_init": 0.1, "ns_steps": 6,
+    "data": "MNIST 28x28, patch 4, 50 tokens",
+    "depth": 6,
+    "dim": 64,
+    "heads": 4,
+    "mlp_ratio": 4,
+    "activation": "GELU",
+    "dropout": 0,
+    "optimiser": "AdamW",
+    "lr": 3e-4,
+    "weight_decay": 0.05,
+    "batch_size": 128,
+    "grad_clip": 1.0,
+    "epochs": 10,
+    "alpha_init": 0.1,
+    "ns_steps": 6,
     "table2": {"source": paper.CITATION, "test_accuracy": paper.PAPER_TABLE2},
 }
 
@@ -147,6 +159,7 @@ def runs_from_tables(tables: Mapping[str, Any]) -> dict[tuple[str, int], lib.Run
     dict of (model, replicate) to RunResult
         Each run's curve rows, signal rows and summary, as :func:`lib.train_model` made them.
     """
+
     def by_run(frame: Any) -> dict[tuple[str, int], list[dict[str, Any]]]:
         out: dict[tuple[str, int], list[dict[str, Any]]] = {}
         for row in frame.to_dict("records"):
@@ -154,12 +167,15 @@ def runs_from_tables(tables: Mapping[str, Any]) -> dict[tuple[str, int], lib.Run
         return out
 
     curves, signal = by_run(tables[CURVES_TABLE]), by_run(tables[SIGNAL_TABLE])
-    return {key: lib.RunResult(curves.get(key, []), signal.get(key, []), rows[0])
-            for key, rows in by_run(tables[RUNS_TABLE]).items()}
+    return {
+        key: lib.RunResult(curves.get(key, []), signal.get(key, []), rows[0])
+        for key, rows in by_run(tables[RUNS_TABLE]).items()
+    }
 
 
-def _partial_result(config: OsaTrainConfig, kept: Mapping[tuple[str, int], lib.RunResult],
-                    rseeds: list[int]) -> BatteryResult:
+def _partial_result(
+    config: OsaTrainConfig, kept: Mapping[tuple[str, int], lib.RunResult], rseeds: list[int]
+) -> BatteryResult:
     """The finished runs of an interrupted training as a result marked ``status: partial``."""
     cfg = config.train
     order = [(m, r) for r in range(cfg.seeds) for m in cfg.models]  # run_comparison's order
@@ -167,15 +183,23 @@ def _partial_result(config: OsaTrainConfig, kept: Mapping[tuple[str, int], lib.R
     curves = [row for key in done for row in kept[key].curves]
     signal = [row for key in done for row in kept[key].signal]
     runs = pd.DataFrame([kept[key].summary for key in done])
-    tables = {CURVES_TABLE: pd.DataFrame(curves, columns=list(_CURVE_COLUMNS)),
-              RUNS_TABLE: runs, SIGNAL_TABLE: pd.DataFrame(signal, columns=list(_SIGNAL_COLUMNS))}
+    tables = {
+        CURVES_TABLE: pd.DataFrame(curves, columns=list(_CURVE_COLUMNS)),
+        RUNS_TABLE: runs,
+        SIGNAL_TABLE: pd.DataFrame(signal, columns=list(_SIGNAL_COLUMNS)),
+    }
     meta = {
-        "identity": config.identity(), "config": config.identity(), "quick": config.quick, "seed": cfg.seed,
-        "replicate_seeds": rseeds, "status": "partial", "runs_total": len(order),
+        "identity": config.identity(),
+        "config": config.identity(),
+        "quick": config.quick,
+        "seed": cfg.seed,
+        "replicate_seeds": rseeds,
+        "status": "partial",
+        "runs_total": len(order),
         "runs_done": [{"model": m, "replicate": r} for m, r in done],
         "runs_missing": [{"model": m, "replicate": r} for m, r in order if (m, r) not in kept],
         "note": "interrupted: the tables hold the finished runs only (no summary, no verdicts, no figures); "
-                "the same command with --resume trains the missing runs",
+        "the same command with --resume trains the missing runs",
     }
     return BatteryResult(COMMAND, [], tables, meta)
 
@@ -184,8 +208,9 @@ _CURVE_COLUMNS = ("model", "replicate", "seed", "split", "step", "epoch", "loss"
 _SIGNAL_COLUMNS = ("model", "replicate", "seed", "stage", "block", "rms")
 
 
-def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None,
-        previous: Mapping[str, Any] | None = None) -> BatteryResult:
+def run(
+    config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None, previous: Mapping[str, Any] | None = None
+) -> BatteryResult:
     """Train every model of ``config`` on every replicate.
 
     Parameters
@@ -214,44 +239,60 @@ def run(config: OsaTrainConfig, *, progress: Callable[[str], None] | None = None
     finished: list[tuple[str, int, lib.RunResult]] = []
     with torch_threads(config.threads):
         if progress is not None:
-            progress(f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, depth {cfg.depth}, d={cfg.dim}, "
-                     f"h={cfg.heads}, lr {cfg.lr:g} ({cfg.schedule}), batch {cfg.batch_size}, {config.threads} thread(s); "
-                     f"{budget(cfg)['rule']}"
-                     + (f"; {len(done)} run(s) kept from before" if done else ""))
+            progress(
+                f"osa-train: {len(cfg.models)} models x {cfg.seeds} seeds, depth {cfg.depth}, d={cfg.dim}, "
+                f"h={cfg.heads}, lr {cfg.lr:g} ({cfg.schedule}), batch {cfg.batch_size}, {config.threads} thread(s); "
+                f"{budget(cfg)['rule']}" + (f"; {len(done)} run(s) kept from before" if done else "")
+            )
         t0, c0, load0 = time.perf_counter(), time.process_time(), _loadavg()
         try:
-            result = lib.run_comparison(cfg, progress=progress, done=done,
-                                        on_run=lambda m, r, res: finished.append((m, r, res)))
+            result = lib.run_comparison(
+                cfg, progress=progress, done=done, on_run=lambda m, r, res: finished.append((m, r, res))
+            )
         except KeyboardInterrupt as e:
             with deferred_interrupts():  # a second Ctrl-C must not lose the finished runs
                 kept = {**done, **{(m, r): res for m, r, res in finished}}
                 partial = _partial_result(config, kept, lib.replicate_seeds(cfg))
             raise InterruptedRun(partial, len(kept), len(cfg.models) * cfg.seeds, "runs") from e
         wall, cpu, load1 = time.perf_counter() - t0, time.process_time() - c0, _loadavg()
-    tables = {CURVES_TABLE: result.curves, RUNS_TABLE: result.runs, SUMMARY_TABLE: result.summary,
-              SIGNAL_TABLE: result.signal, PAPER_TABLE: paper.paper_table(result.summary),
-              ORDERINGS_TABLE: paper.orderings(result.runs, cfg.models)}
+    tables = {
+        CURVES_TABLE: result.curves,
+        RUNS_TABLE: result.runs,
+        SUMMARY_TABLE: result.summary,
+        SIGNAL_TABLE: result.signal,
+        PAPER_TABLE: paper.paper_table(result.summary),
+        ORDERINGS_TABLE: paper.orderings(result.runs, cfg.models),
+    }
     meta = {
-        "identity": config.identity(), "config": config.identity(), "quick": config.quick, "seed": cfg.seed,
-        "status": "complete", "runs_kept_from_before": len(done),
+        "identity": config.identity(),
+        "config": config.identity(),
+        "quick": config.quick,
+        "seed": cfg.seed,
+        "status": "complete",
+        "runs_kept_from_before": len(done),
         "replicate_seeds": result.replicate_seeds,
         "seeding": "replicate r: (split, init, batch-order) seeds = spawn_seeds(replicate_seeds[r], 3), "
-                   "shared by every model of the replicate",
-        "steps_per_run": int(result.runs["steps"].max()), "budget": budget(cfg), "threads": config.threads,
-        "wall_seconds": wall, "cpu_seconds": cpu, "load_average_1min": {"start": load0, "end": load1},
-        "paper_setup": PAPER_SETUP, "departures": list(lib.DEPARTURES),
+        "shared by every model of the replicate",
+        "steps_per_run": int(result.runs["steps"].max()),
+        "budget": budget(cfg),
+        "threads": config.threads,
+        "wall_seconds": wall,
+        "cpu_seconds": cpu,
+        "load_average_1min": {"start": load0, "end": load1},
+        "paper_setup": PAPER_SETUP,
+        "departures": list(lib.DEPARTURES),
         "tables": {
             CURVES_TABLE: "one row per (model, replicate, split, step): train = mini-batch loss/accuracy at each "
-                          "step, test = full test split at step 0 and after each epoch",
+            "step, test = full test split at step 0 and after each epoch",
             RUNS_TABLE: "one row per (model, replicate): final test/train metrics, steps, wall time",
             SUMMARY_TABLE: "one row per model: test accuracy mean ± sd over replicates, paired difference to ViT "
-                           "with a 95% t interval",
+            "with a 95% t interval",
             SIGNAL_TABLE: "one row per (model, replicate, stage, block): RMS of the token representations at "
-                          "initialisation on 256 training images (logits: sd)",
+            "initialisation on 256 training images (logits: sd)",
             PAPER_TABLE: "one row per model: the paper's Table 2 accuracy (MNIST) beside the mean test accuracy "
-                         "with a 95% t interval over seeds (8x8 digits)",
+            "with a 95% t interval over seeds (8x8 digits)",
             ORDERINGS_TABLE: "one row per pair of models, the paper's higher first: the paper's difference, the "
-                             "paired difference with a 95% t interval over seeds, and whether the ordering reproduces",
+            "paired difference with a 95% t interval over seeds, and whether the ordering reproduces",
         },
     }
     return BatteryResult(COMMAND, training_rows(result.summary, cfg), tables, meta)
@@ -275,11 +316,19 @@ def budget(cfg: lib.TrainConfig) -> dict[str, Any]:
     n_train = N_DIGITS - math.ceil(cfg.test_fraction * N_DIGITS)
     n_fit = n_train - math.ceil(cfg.val_fraction * n_train)  # sklearn's split sizes
     per_epoch = math.ceil(n_fit / cfg.batch_size)
-    rule = (f"stop after {cfg.patience} epochs without a higher validation accuracy, report the best-validation "
-            f"checkpoint" if cfg.patience else "no early stopping: the whole budget, last model reported")
-    return {"max_epochs": cfg.epochs, "patience": cfg.patience, "val_fraction": cfg.val_fraction,
-            "steps_per_epoch": per_epoch, "max_steps": per_epoch * cfg.epochs,
-            "rule": f"at most {cfg.epochs} epochs = {per_epoch * cfg.epochs} steps per run; {rule}"}
+    rule = (
+        f"stop after {cfg.patience} epochs without a higher validation accuracy, report the best-validation checkpoint"
+        if cfg.patience
+        else "no early stopping: the whole budget, last model reported"
+    )
+    return {
+        "max_epochs": cfg.epochs,
+        "patience": cfg.patience,
+        "val_fraction": cfg.val_fraction,
+        "steps_per_epoch": per_epoch,
+        "max_steps": per_epoch * cfg.epochs,
+        "rule": f"at most {cfg.epochs} epochs = {per_epoch * cfg.epochs} steps per run; {rule}",
+    }
 
 
 def training_rows(summary: Any, cfg: lib.TrainConfig) -> list[VerdictRow]:
@@ -308,10 +357,22 @@ def training_rows(summary: Any, cfg: lib.TrainConfig) -> list[VerdictRow]:
         if r["model"] in paper.PAPER_TABLE2:
             ev += f"; paper's Table 2 (MNIST): {paper.PAPER_TABLE2[r['model']]:.3f}"
         ev += f"; {r['diverged_runs']} diverged; scaled-down setup on 8×8 digits (see meta.json departures)"
-        rows.append(VerdictRow(
-            claim="osa.sec5", reading="test-accuracy", verdict="measured",
-            params={"model": r["model"], "epochs": cfg.epochs, "patience": cfg.patience, "depth": cfg.depth,
-                    "dim": cfg.dim},
-            estimate=float(r["test_accuracy_mean"]), trials=int(r["n_seeds"]), seed=cfg.seed, evidence=ev,
-        ))
+        rows.append(
+            VerdictRow(
+                claim="osa.sec5",
+                reading="test-accuracy",
+                verdict="measured",
+                params={
+                    "model": r["model"],
+                    "epochs": cfg.epochs,
+                    "patience": cfg.patience,
+                    "depth": cfg.depth,
+                    "dim": cfg.dim,
+                },
+                estimate=float(r["test_accuracy_mean"]),
+                trials=int(r["n_seeds"]),
+                seed=cfg.seed,
+                evidence=ev,
+            )
+        )
     return rows

@@ -40,7 +40,8 @@ def _check_test_fraction(value: Any) -> None:
     if not low < float(value) <= high:
         raise InputError(
             f"test_fraction must be in ({low:.4g}, {high:.4g}] so that both stratified splits of the {N_DIGITS:,} "
-            f"digits hold at least one image of each of the {NUM_CLASSES} classes, got {value!r}")
+            f"digits hold at least one image of each of the {NUM_CLASSES} classes, got {value!r}"
+        )
 
 
 def val_fraction_range(test_fraction: float) -> tuple[float, float]:
@@ -68,12 +69,14 @@ def _check_val_fraction(value: Any, test_fraction: float) -> None:
     if low >= high:  # fewer than 2 images per class left: no val_fraction can split them
         raise InputError(
             f"test_fraction {test_fraction:g} leaves too few training images to split into fit and validation "
-            f"splits that hold every class; use test_fraction <= {(N_DIGITS - 2 * NUM_CLASSES) / N_DIGITS:.4g}")
+            f"splits that hold every class; use test_fraction <= {(N_DIGITS - 2 * NUM_CLASSES) / N_DIGITS:.4g}"
+        )
     if not low < float(value) <= high:
         raise InputError(
             f"val_fraction must be in ({low:.4g}, {high:.4g}] so that the fit and validation splits of the "
             f"training split (test_fraction {test_fraction:g}) hold at least one image of each of the "
-            f"{NUM_CLASSES} classes, got {value!r}")
+            f"{NUM_CLASSES} classes, got {value!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -129,8 +132,9 @@ def patchify(images: np.ndarray | torch.Tensor, patch_size: int) -> torch.Tensor
     return x.reshape(n, (h // p) * (w // p), p * p)  # (n, P, p²)
 
 
-def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int = 0,
-                      val_fraction: float = 0.15) -> DigitsSplit:
+def load_digits_split(
+    patch_size: int = 2, test_fraction: float = 0.2, seed: int = 0, val_fraction: float = 0.15
+) -> DigitsSplit:
     """scikit-learn's bundled digits as patch tokens, stratified splits seeded by ``seed``.
 
     ``test_fraction`` of the 1,797 images is held out as the test split; ``val_fraction`` of
@@ -173,5 +177,6 @@ def load_digits_split(patch_size: int = 2, test_fraction: float = 0.2, seed: int
     x = patchify(images, patch_size)  # (1797, P, p²)
     y = torch.as_tensor(labels)
     fit_t, va_t, te_t = torch.as_tensor(fit), torch.as_tensor(va), torch.as_tensor(te)
-    return DigitsSplit(x[fit_t], y[fit_t], x[te_t], y[te_t], patch_size, int(seed), mean, std, fit, te,
-                       x[va_t], y[va_t], va)
+    return DigitsSplit(
+        x[fit_t], y[fit_t], x[te_t], y[te_t], patch_size, int(seed), mean, std, fit, te, x[va_t], y[va_t], va
+    )

@@ -23,6 +23,7 @@ NUM_CLASSES = 10
 #: Model names, in the order of the paper's Table 2 after the baseline.
 MODELS: tuple[str, ...] = ("vit", "vit-noskip", "vit-noskip-noln", "osa-qr", "osa-ns")
 
+
 def _trunc_normal_(t: torch.Tensor, std: float, gen: torch.Generator) -> None:
     nn.init.trunc_normal_(t, mean=0.0, std=std, a=-2 * std, b=2 * std, generator=gen)
 
@@ -345,8 +346,15 @@ def _build_model(name: str, cfg: ModelShape, gen: torch.Generator) -> Classifier
         osa_cls = _osa_class()
         basis = "qr" if name == "osa-qr" else "newton-schulz"
         attns = [
-            osa_cls(cfg.dim, cfg.heads, basis=basis, ns_steps=cfg.ns_steps, ns_coefficients=cfg.ns_coefficients,
-                    alpha_init=cfg.alpha_init, seed=gen)
+            osa_cls(
+                cfg.dim,
+                cfg.heads,
+                basis=basis,
+                ns_steps=cfg.ns_steps,
+                ns_coefficients=cfg.ns_coefficients,
+                alpha_init=cfg.alpha_init,
+                seed=gen,
+            )
             for _ in range(cfg.depth)
         ]
         for attn in attns:
@@ -371,4 +379,3 @@ def count_parameters(model: nn.Module) -> int:
     int
     """
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
-

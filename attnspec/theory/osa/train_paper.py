@@ -29,8 +29,10 @@ import pandas as pd
 from attnspec.numerics.stats import mean_ci
 
 #: Where the paper's numbers come from.
-CITATION = ('Zhang & Martens, "Orthogonal Self-Attention", Appendix D, Table 2: test accuracy after 10 epochs '
-            "on MNIST (one value per model; no seeds or intervals stated)")
+CITATION = (
+    'Zhang & Martens, "Orthogonal Self-Attention", Appendix D, Table 2: test accuracy after 10 epochs '
+    "on MNIST (one value per model; no seeds or intervals stated)"
+)
 
 #: The paper's Table 2, as fractions, in the table's column order.
 PAPER_TABLE2: dict[str, float] = {
@@ -69,16 +71,33 @@ def paper_table(summary: pd.DataFrame) -> pd.DataFrame:
         r = by_model.get(m)
         if r is None:
             continue
-        rows.append({
-            "model": m, "label": r["label"], "paper_accuracy": paper,
-            "accuracy_mean": float(r["test_accuracy_mean"]),
-            "accuracy_ci_low": float(r.get("test_accuracy_ci_low", math.nan)),
-            "accuracy_ci_high": float(r.get("test_accuracy_ci_high", math.nan)),
-            "n_seeds": int(r["n_seeds"]), "accuracies": list(r["test_accuracies"]),
-            "minus_paper": float(r["test_accuracy_mean"]) - paper,
-        })
-    out = pd.DataFrame(rows, columns=["model", "label", "paper_accuracy", "accuracy_mean", "accuracy_ci_low",
-                                      "accuracy_ci_high", "n_seeds", "accuracies", "minus_paper"])
+        rows.append(
+            {
+                "model": m,
+                "label": r["label"],
+                "paper_accuracy": paper,
+                "accuracy_mean": float(r["test_accuracy_mean"]),
+                "accuracy_ci_low": float(r.get("test_accuracy_ci_low", math.nan)),
+                "accuracy_ci_high": float(r.get("test_accuracy_ci_high", math.nan)),
+                "n_seeds": int(r["n_seeds"]),
+                "accuracies": list(r["test_accuracies"]),
+                "minus_paper": float(r["test_accuracy_mean"]) - paper,
+            }
+        )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "label",
+            "paper_accuracy",
+            "accuracy_mean",
+            "accuracy_ci_low",
+            "accuracy_ci_high",
+            "n_seeds",
+            "accuracies",
+            "minus_paper",
+        ],
+    )
     out["paper_rank"] = out["paper_accuracy"].rank(ascending=False, method="min").astype(int)
     out["rank"] = out["accuracy_mean"].rank(ascending=False, method="min").astype(int)
     return out
@@ -128,7 +147,7 @@ def orderings(runs: pd.DataFrame, models: Sequence[str] | None = None) -> pd.Dat
     names = [m for m in PAPER_TABLE2 if m in present]
     rows = []
     for i, x in enumerate(names):
-        for y in names[i + 1:]:
+        for y in names[i + 1 :]:
             a, b = (x, y) if PAPER_TABLE2[x] >= PAPER_TABLE2[y] else (y, x)
             d = _paired(runs, a, b)
             lo = hi = math.nan
@@ -136,12 +155,21 @@ def orderings(runs: pd.DataFrame, models: Sequence[str] | None = None) -> pd.Dat
                 ci = mean_ci(d)
                 lo, hi = ci.low, ci.high
             paper_diff = PAPER_TABLE2[a] - PAPER_TABLE2[b]
-            rows.append({"a": a, "b": b, "paper_diff": paper_diff,
-                         "diff_mean": float(d.mean()) if len(d) else math.nan,
-                         "diff_ci_low": lo, "diff_ci_high": hi, "n_seeds": len(d),
-                         "outcome": _outcome(paper_diff, lo, hi)})
-    return pd.DataFrame(rows, columns=["a", "b", "paper_diff", "diff_mean", "diff_ci_low", "diff_ci_high",
-                                       "n_seeds", "outcome"])
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "paper_diff": paper_diff,
+                    "diff_mean": float(d.mean()) if len(d) else math.nan,
+                    "diff_ci_low": lo,
+                    "diff_ci_high": hi,
+                    "n_seeds": len(d),
+                    "outcome": _outcome(paper_diff, lo, hi),
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["a", "b", "paper_diff", "diff_mean", "diff_ci_low", "diff_ci_high", "n_seeds", "outcome"]
+    )
 
 
 def ordering_sentence(table: pd.DataFrame, labels: Mapping[str, str]) -> list[str]:
@@ -163,8 +191,9 @@ def ordering_sentence(table: pd.DataFrame, labels: Mapping[str, str]) -> list[st
         sub = table[table["outcome"] == outcome]
         if sub.empty:
             continue
-        pairs = [f"{labels.get(a, a)} {'=' if abs(p) < _SAME else '>'} {labels.get(b, b)}"
-                 for a, b, p in zip(sub["a"], sub["b"], sub["paper_diff"], strict=True)]
+        pairs = [
+            f"{labels.get(a, a)} {'=' if abs(p) < _SAME else '>'} {labels.get(b, b)}"
+            for a, b, p in zip(sub["a"], sub["b"], sub["paper_diff"], strict=True)
+        ]
         lines.append(f"{outcome} ({len(pairs)}): " + "; ".join(pairs))
     return lines
-
