@@ -24,7 +24,6 @@ import json
 import os
 import platform
 import resource
-import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
