@@ -215,11 +215,13 @@ def gram32_singular_values(flat: torch.Tensor, workers: int) -> torch.Tensor:
     p = flat.detach().to(device="cpu", dtype=torch.float32).contiguous()
     m, n = p.shape[0], p.shape[-1]
     dominated = _dominated(p)
-    out = torch.empty(m, n, dtype=torch.float64)
+    # numpy, not torch: under the caller's torch.inference_mode a torch buffer would be an inference
+    # tensor, and inference mode is per thread, so a pool thread's in-place write to it would fail
+    out = np.empty((m, n), dtype=np.float64)
 
     def one(i: int) -> int:
-        out[i] = _one(p[i], bool(dominated[i]))
+        out[i] = _one(p[i], bool(dominated[i])).numpy()
         return 0
 
     _run_pool(one, m, workers, "gram32")
-    return out
+    return torch.from_numpy(out)

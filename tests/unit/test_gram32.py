@@ -87,6 +87,15 @@ def test_causal_p_uses_the_triangle_and_matches_float64_svd(sink: float) -> None
     assert curve <= GOAL and tail <= GOAL, (curve, tail)
 
 
+def test_a_thread_pool_under_inference_mode_gives_the_one_thread_values() -> None:
+    # the capture runs under torch.inference_mode, which does not reach the pool's threads
+    p = _causal(3, 8.0)
+    with torch.inference_mode():
+        pooled = singular_values(p.clone(), "gram32", workers=2)
+        alone = singular_values(p.clone(), "gram32", workers=1)
+    assert torch.equal(pooled, alone)
+
+
 def test_the_sink_pair_is_deflated_first(monkeypatch: pytest.MonkeyPatch) -> None:
     p = torch.stack([_with_spectrum(SPECTRA["extreme-sink"], seed) for seed in range(2)])
     exact = _exact(p)
