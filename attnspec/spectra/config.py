@@ -52,13 +52,15 @@ SVD_METHOD_ERROR: dict[str, dict[str, Any]] = {
         "measured_at_n": [1024, 2048],
         "by": "benchmarks/bench_long_context.py (SmolLM2-135M, layers 0, 18 and 29)",
     },
-    # float32 Gram matrix (attnspec.spectra.gram32), against float64 gram / SVD of the same P: n = 4096,
-    # one window, 72 matrices of layers 3, 7, 11, 15, 18, 22, 26 and 29 (the largest σ₁-less curve error on
-    # a sink head of layer 18); n = 256, every layer and head of one window (1.2e-4 and 1.4e-4)
+    # float32 Gram matrix (attnspec.spectra.gram32), against float64 gram / SVD of the same P, the largest
+    # error over: n = 2048, every layer and head of one window (270 matrices: 2.4e-4 and 2.6e-4,
+    # benchmarks/bench_long_context_2048_all.json); n = 4096, one window, 72 matrices of layers 3, 7, 11,
+    # 15, 18, 22, 26 and 29 (2.3e-4, and the largest σ₁-less curve error, on a sink head of layer 18);
+    # n = 256, every layer and head of one window (1.2e-4 and 1.4e-4)
     "gram32": {
-        "curve_max_abs": 2.3e-4,
+        "curve_max_abs": 2.5e-4,
         "tail_curve_max_abs": 3.2e-4,
-        "measured_at_n": [256, 4096],
+        "measured_at_n": [256, 2048, 4096],
         "factorised_in": "float32",
         "sigma_abs_error": "at most about 2.4e-4 * sigma_1 per value "
         "(sqrt(eps32) * sigma_1; sigma_9 where the top 8 pairs "
