@@ -20,13 +20,16 @@ Precision. Each λ is off by about ε₃₂·‖G‖ = ε₃₂·σ₁², so a s
 at most √ε₃₂·σ₁ ≈ 2.4e-4·σ₁. That matters where σ₁ dominates (σ₁² at least half of ‖P‖_F²:
 attention sinks, and heads whose values mostly lie below 1e-3·σ₁): on SmolLM2's layer 7, head 1
 at n = 4096 (σ₁ = 15.1, σ₂ = 6.8, 3,779 of 4,096 values below 1e-3·σ₁ holding 12 % of Σσ) the
-whole-matrix float32 Gram matrix puts the curve off by 1.8e-3. There the top DEFLATE_PAIRS pairs are
-taken out first: a subspace iteration in float32 finds their right Ritz vectors V, the Ritz values
-σ(P V) are kept and P − P V Vᵀ, whose values are σ(P V⊥) and zeros, is factorised (a dense
-product: the triangle is lost), so the rest is resolved relative to σ_{k+1}, not σ₁. By Mirsky's
-theorem the union of the two sets is within 2‖E‖_* of σ(P) in ℓ1 (E = Uᵀ P V⊥, U the left Ritz
-vectors; one product Pᵀ U); where that exceeds DEFLATE_TOL · Σσ̂ of the top (the iteration has not
-converged) the matrix is factorised in float64 instead, as ``gram`` does. The curve error measured
+whole-matrix float32 Gram matrix puts the curve off by 1.8e-3. There the top k pairs are taken out
+first: a subspace iteration in float32 finds their right Ritz vectors V, the Ritz values σ(P V) are
+kept and P − P V Vᵀ, whose values are σ(P V⊥) and zeros, is factorised (a dense product: the
+triangle is lost), so the rest is resolved relative to σ_{k+1}, not σ₁. By Mirsky's theorem the
+union of the two sets is within 2‖E‖_* of σ(P) in ℓ1 (E = Uᵀ P V⊥, U the left Ritz vectors; one
+product Pᵀ U). k is the largest count up to DEFLATE_PAIRS for which that bound is within
+DEFLATE_TOL · Σσ̂ of the top and the rest is no longer dominated (by the whole-matrix rule above):
+an attention sink (σ₁ tens of times σ₂) needs only its dominant pair, whose split converges in a
+few iterations, where the pairs after it, close together, would not. Where no k qualifies after
+the last of DEFLATE_ITERATIONS, the matrix is factorised in float64 instead, as ``gram`` does. The curve error measured
 against the float64 ``gram`` on real SmolLM2 P is stated in meta.json
 (``attnspec.spectra.config.SVD_METHOD_ERROR``).
 
@@ -96,37 +99,52 @@ def _gram_lower(p: np.ndarray, triangular: bool) -> np.ndarray:
     return g
 
 
-#: Top singular pairs taken out of a dominated matrix before its Gram matrix is formed, the block
-#: of the subspace iteration that finds them, and its iterations (module docstring, "Precision").
-DEFLATE_PAIRS, DEFLATE_BLOCK, DEFLATE_ITERATIONS = 8, 16, 12
+#: At most this many top singular pairs are taken out of a dominated matrix before its Gram matrix is
+#: formed, from a subspace iteration of this block, checked after each of these iteration counts
+#: (module docstring, "Precision").
+DEFLATE_PAIRS, DEFLATE_BLOCK, DEFLATE_ITERATIONS = 8, 16, (12, 24, 48)
 #: A deflation counts when its Mirsky bound 2‖E‖_* on the ℓ1 error of the values is below this
 #: share of the top pairs' Σσ̂ (at most Σσ), so that it moves the curve by at most 2e-4, a fifth
 #: of the long-context goal of 1e-3; else the matrix goes to the float64 Gram matrix.
 DEFLATE_TOL = 1e-4
 
 
-def _deflate_top(p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float]:
-    """P − P V Vᵀ for the top DEFLATE_PAIRS right Ritz vectors V of one float32 matrix (n, n).
+def _deflate_top(p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, float] | None:
+    """P − P V Vᵀ for the top k ≤ DEFLATE_PAIRS right Ritz vectors V of one float32 matrix (n, n), or None.
 
-    Subspace iteration on PᵀP from a fixed Gaussian block (n, DEFLATE_BLOCK), then Rayleigh–Ritz.
-    Returns the deflated matrix (n, n) float32, whose values are σ(P V⊥) and DEFLATE_PAIRS zeros,
-    the Ritz values σ(P V) (DEFLATE_PAIRS,) float64, and 2‖E‖_* with E = Uᵀ P V⊥ (U the left Ritz
-    vectors): by Mirsky's theorem the union of the two sets is within it of σ(P) in ℓ1.
+    Subspace iteration on PᵀP from a fixed Gaussian block (n, DEFLATE_BLOCK), then Rayleigh–Ritz. k is
+    the largest count whose split passes its Mirsky check and leaves a rest that is not dominated
+    (σ̂_{k+1}² below half of ‖P‖_F² − Σ_{i≤k} σ̂_i², the whole-matrix rule): a sink needs only its
+    dominant pair, a head like layer 7, head 1 more. Without such a k after the last iteration count,
+    None (the caller factorises in float64). Returns the deflated matrix (n, n) float32, whose values
+    are σ(P V⊥) and k zeros, the Ritz values σ(P V) (k,) float64, and 2‖E‖_* with E = Uᵀ P V⊥ (U the
+    left Ritz vectors): by Mirsky's theorem the union of the two sets is within it of σ(P) in ℓ1.
     """
     n = p.shape[-1]
     g = torch.Generator().manual_seed(0)
     y = torch.linalg.qr(torch.randn(n, DEFLATE_BLOCK, generator=g)).Q  # (n, b)
-    for _ in range(DEFLATE_ITERATIONS):
-        y = torch.linalg.qr(((p @ y).T @ p).T).Q  # (n, b): Pᵀ P y as (yᵀ Pᵀ P)ᵀ, the fast layout
-    u, sig, wt = torch.linalg.svd((p @ y).double(), full_matrices=False)  # (n, b), (b,), (b, b)
-    v = y.double() @ wt[:DEFLATE_PAIRS].T  # (n, k) top right Ritz vectors, float64
     # Eᵀ = (I − VVᵀ) Pᵀ U in float64: in float32 the rounding of Pᵀ U (about ε₃₂·σ₁·√n per column)
     # would pass for a coupling on a sink and send a converged matrix to float64
-    e_t = (u[:, :DEFLATE_PAIRS].T @ p.double()).T  # (n, k): Pᵀ U
-    e_t = e_t - v @ (v.T @ e_t)
-    mirsky = 2 * float(torch.linalg.svdvals(e_t).sum())
-    v = v.float()
-    return p - (p @ v) @ v.T, sig[:DEFLATE_PAIRS], mirsky
+    p64 = p.double()
+    frob2 = float(torch.linalg.vector_norm(p64) ** 2)
+    done = 0
+    for iterations in DEFLATE_ITERATIONS:
+        for _ in range(iterations - done):
+            y = torch.linalg.qr(((p @ y).T @ p).T).Q  # (n, b): Pᵀ P y as (yᵀ Pᵀ P)ᵀ, the fast layout
+        done = iterations
+        u, sig, wt = torch.linalg.svd((p @ y).double(), full_matrices=False)  # (n, b), (b,), (b, b)
+        v = y.double() @ wt[:DEFLATE_PAIRS].T  # (n, K) top right Ritz vectors, float64
+        pu = (u[:, :DEFLATE_PAIRS].T @ p64).T  # (n, K): Pᵀ U
+        for k in range(DEFLATE_PAIRS, 0, -1):
+            rest2 = frob2 - float((sig[:k] ** 2).sum())
+            if float(sig[k]) ** 2 >= 0.5 * rest2:  # the rest would still be dominated
+                continue
+            e_t = pu[:, :k] - v[:, :k] @ (v[:, :k].T @ pu[:, :k])  # (n, k): Eᵀ
+            mirsky = 2 * float(torch.linalg.svdvals(e_t).sum())
+            if mirsky <= DEFLATE_TOL * float(sig[:k].sum()):
+                vk = v[:, :k].float()
+                return p - (p @ vk) @ vk.T, sig[:k], mirsky
+    return None
 
 
 def _eig_lower(g: np.ndarray) -> np.ndarray:
@@ -159,11 +177,12 @@ def _one(p: torch.Tensor, dominated: bool) -> torch.Tensor:
     if dominated and n <= 4 * DEFLATE_BLOCK:  # small: float64 throughout costs little
         return _float64(p)
     if dominated:  # the top pairs out first (module docstring, "Precision")
-        rest, top, mirsky = _deflate_top(p)
-        if mirsky > DEFLATE_TOL * float(top.sum()):  # not converged: float64 throughout
+        split = _deflate_top(p)
+        if split is None:  # not converged: float64 throughout
             return _float64(p)
+        rest, top, _ = split
         lam = _eig_lower(_gram_lower(np.ascontiguousarray(rest.numpy()), False))
-        sv = np.sqrt(np.clip(lam.astype(np.float64), 0.0, None))[::-1][: n - DEFLATE_PAIRS]
+        sv = np.sqrt(np.clip(lam.astype(np.float64), 0.0, None))[::-1][: n - len(top)]
         return torch.from_numpy(np.sort(np.concatenate([top.numpy(), sv]))[::-1].copy())
     lam = _eig_lower(_gram_lower(np.ascontiguousarray(p.numpy()), is_lower_triangular(p)))
     return torch.from_numpy(np.sqrt(np.clip(lam.astype(np.float64), 0.0, None))[::-1].copy())
