@@ -503,6 +503,22 @@ def _long_fit(c: Corpus) -> pd.Series | None:
     return None if not own else own[0][own[0]["layer"] < 0].iloc[0]
 
 
+def _method_note(run: Run) -> str | None:
+    """How a long run's values were computed, with the error its meta.json states, unless exact in float64."""
+    meta = json.loads((Path(run.path) / "meta.json").read_text())
+    method, error = meta.get("svd_method"), meta.get("svd_method_error") or {}
+    where = f"{_name(run)} at n = {run.n}"
+    if method == "gram32":
+        return (
+            f"{where} is computed from the float32 Gram matrix (`gram32`): its curves are within "
+            f"{error.get('curve_max_abs', float('nan')):.1e} of the float64 computation, as measured "
+            '(docs/spectrum.md, "Long context").'
+        )
+    if method == "longn":
+        return f"{where} is approximate (`longn`: curve error ≤ the per-matrix bounds in its meta.json)."
+    return None
+
+
 def _long_end(study: Study) -> list[str]:
     """Past the scaling study: the decoder at longer n (few inputs each), against what β predicts."""
     from attnspec.spectra.decoder_study import predicted_share
@@ -510,15 +526,16 @@ def _long_end(study: Study) -> list[str]:
     corpora = [c for c in study.corpora if c.long and c.base is not None]
     if not corpora:
         return []
+    methods = " ".join(note for c in corpora for r, _ in c.long.values() if (note := _method_note(r)))
     md = [
         "### 5. The long end",
         "",
-        "The exact spectrum past the scaling study's lengths (the long-context experiments; each input's 270 "
-        "matrices take minutes at n = 2048, so these runs have few inputs and wide intervals). Beside each, the "
+        "The spectrum past the scaling study's lengths (the long-context experiments; each input's 270 "
+        "matrices take minutes at these n, so these runs have few inputs and wide intervals). Beside each, the "
         "scaling study's longest run, and k90/n as the power law fitted there predicts it: "
         "k90(n)/n = k90(n₀)/n₀ · (n/n₀)^(β − 1), its interval from the two 95% intervals at their ends "
         "(coverage at least 90%). The long runs draw their own documents (windows of n tokens), so they are "
-        "another sample than the scaling study's.",
+        "another sample than the scaling study's." + (f" {methods}" if methods else ""),
         "",
         "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
         "|---|---|---|---|---|---|---|",

@@ -63,7 +63,7 @@ SVD_METHOD_ERROR: dict[str, dict[str, Any]] = {
         "measured_at_n": [256, 2048, 4096],
         "factorised_in": "float32",
         "sigma_abs_error": "at most about 2.4e-4 * sigma_1 per value "
-        "(sqrt(eps32) * sigma_1; sigma_9 where the top 8 pairs "
+        "(sqrt(eps32) * sigma_1; sigma_(k+1) where the top k <= 8 pairs "
         "are deflated)",
         "by": "SmolLM2-135M, WikiText-103; docs/spectrum.md, Long context",
     },
