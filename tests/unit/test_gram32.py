@@ -106,6 +106,23 @@ def test_the_sink_pair_is_deflated_first(monkeypatch: pytest.MonkeyPatch) -> Non
     assert deflated <= GOAL < whole, (deflated, whole)
 
 
+def test_a_sink_over_clustered_values_splits_off_its_dominant_pair_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # as on SmolLM2's sink heads: σ₁ far above a cluster of close values, whose 8th to 17th the
+    # subspace iteration cannot separate; one pair out leaves an undominated rest, so no float64
+    cluster = torch.linspace(1.5, 1.3, 40, dtype=torch.float64)
+    rest = 0.5 * torch.exp(-_I[: N - 41] / 60)
+    s = torch.cat([torch.tensor([40.0], dtype=torch.float64), cluster, rest])
+    p = torch.stack([_with_spectrum(s, seed) for seed in range(2)])
+    assert bool(gram32._dominated(p).all())
+
+    def refuse(_p: torch.Tensor) -> torch.Tensor:
+        raise AssertionError("fell back to float64")
+
+    monkeypatch.setattr(gram32, "_float64", refuse)
+    curve, tail = _worst(singular_values(p, "gram32", workers=1), _exact(p))
+    assert curve <= GOAL and tail <= GOAL, (curve, tail)
+
+
 def test_rectangular_stacks_go_to_float64_gram() -> None:
     p = torch.softmax(torch.randn(2, 40, 24, generator=torch.Generator().manual_seed(0)), dim=-1)
     sv = singular_values(p, "gram32")
