@@ -504,18 +504,21 @@ def _long_fit(c: Corpus) -> pd.Series | None:
 
 
 def _method_note(run: Run) -> str | None:
-    """How a long run's values were computed, with the error its meta.json states, unless exact in float64."""
-    meta = json.loads((Path(run.path) / "meta.json").read_text())
-    method, error = meta.get("svd_method"), meta.get("svd_method_error") or {}
+    """How a long run's values were computed and the error its meta.json states, unless exact in float64."""
+    from attnspec.spectra.run_error import is_approximate
+    from attnspec.storage.results import read_meta
+
+    meta = read_meta(run.path)
     where = f"{_name(run)} at n = {run.n}"
-    if method == "gram32":
+    approximate = is_approximate(meta)  # longn spectra or a bfloat16 model, with their stated error
+    if approximate:
+        return f"{where} is {approximate}."
+    if meta.get("svd_method") == "gram32":
+        curve = (meta.get("svd_method_error") or {}).get("curve_max_abs", float("nan"))
         return (
-            f"{where} is computed from the float32 Gram matrix (`gram32`): its curves are within "
-            f"{error.get('curve_max_abs', float('nan')):.1e} of the float64 computation, as measured "
-            '(docs/spectrum.md, "Long context").'
+            f"{where} is computed from the float32 Gram matrix (`gram32`): its curves are within {curve:.1e} "
+            'of the float64 computation, as measured (docs/spectrum.md, "Long context").'
         )
-    if method == "longn":
-        return f"{where} is approximate (`longn`: curve error ≤ the per-matrix bounds in its meta.json)."
     return None
 
 

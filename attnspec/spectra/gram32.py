@@ -26,7 +26,7 @@ kept and P − P V Vᵀ, whose values are σ(P V⊥) and zeros, is factorised (a
 triangle is lost), so the rest is resolved relative to σ_{k+1}, not σ₁. By Mirsky's theorem the
 union of the two sets is within 2‖E‖_* of σ(P) in ℓ1 (E = Uᵀ P V⊥, U the left Ritz vectors; one
 product Pᵀ U). k is the largest count up to DEFLATE_PAIRS for which that bound is within
-DEFLATE_TOL · Σσ̂ of the top and the rest is no longer dominated (by the whole-matrix rule above):
+DEFLATE_TOL · Σσ̂ of the top and whose rest is not dominated (by the whole-matrix rule above):
 an attention sink (σ₁ tens of times σ₂) needs only its dominant pair, whose split converges in a
 few iterations, where the pairs after it, close together, would not. Where no k qualifies after
 the last of DEFLATE_ITERATIONS, the matrix is factorised in float64 instead, as ``gram`` does. The curve error measured

@@ -463,3 +463,29 @@ def test_a_decoders_single_runs_are_the_decoder_sections_not_figure_1s(tmp_path:
         )
     )
     assert "MiniLM" in lines and "n = 512, 4 inputs" not in lines
+
+
+@pytest.mark.parametrize(
+    "meta, said",
+    [
+        ({"svd_method": "gram"}, None),
+        (
+            {"svd_method": "gram32", "svd_method_error": {"curve_max_abs": 2.5e-4}},
+            "is computed from the float32 Gram matrix (`gram32`): its curves are within 2.5e-04",
+        ),
+        (
+            {"svd_method": "longn", "svd_error_run": {"curve_max_abs_bound": 0.082}},
+            "is approximate: longn spectra (curve error <= 0.082",
+        ),
+    ],
+)
+def test_the_long_end_names_each_runs_method_and_stated_error(tmp_path: Path, meta: dict, said: str | None) -> None:
+    import json
+
+    from attnspec.report.decoder import _method_note
+    from attnspec.spectra.decoder_study import Run
+
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    run = Run(tmp_path, "long", "HuggingFaceTB/SmolLM2-135M", "wiki103", 4096, 4, True, 30, 9, None)
+    note = _method_note(run)
+    assert (note is None) if said is None else (said in note and "at n = 4096" in note)
