@@ -150,13 +150,13 @@ class CheckResult:
         """
         import tempfile
 
-        from attnspec.battery import PLOTTERS, _resolve
+        from attnspec.battery import plot_results
 
         if out is not None:
             self.save(out, plots=False)
         elif self.path is None:
             self.save(Path(tempfile.mkdtemp(prefix=f"attnspec-{self.command}-")), plots=False)
-        return [Path(p) for p in _resolve(PLOTTERS[self.command])(Path(self.path))]
+        return plot_results(self.command, Path(self.path))
 
     def save(self, out: str | Path, *, csv: bool = False, plots: bool = True) -> Path:
         """Write the CLI's ``--out`` layout: every table, ``verdicts.parquet``,

@@ -225,7 +225,7 @@ def undecidable(rows, n: int) -> str:  # noqa: ANN001 - VerdictRow list
 
 def screen_footer(result) -> list[str]:  # noqa: ANN001 - BatteryResult
     """Said once: the sequential stopping rule, and what a violation search can miss."""
-    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.theorem import sequential as SQ
     from attnspec.verdicts.classify import search_power
 
     lines = [f"Trials stop once the verdict is settled (error rate ≤ {SQ.ALPHA:g})."]

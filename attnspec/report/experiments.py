@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,15 +17,28 @@ import tomllib
 from attnspec import __version__
 from attnspec.errors import InputError, check_name
 from attnspec.report.code_digest import source_digest
-
-PAPERS: dict[str, str] = {
-    "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
-    "expressivity": "Likhosherstov, Choromanski & Weller 2021, *On the expressive power of self-attention matrices* (arXiv 2106.03764)",
-    "osa": "Zhang & Martens, *Orthogonal Self-Attention* (arXiv 2602.05996)",
-}
+from attnspec.theorem.registry import RegistryView
 
 
-COMMANDS = ("spectrum", "jl-check", "sa-check", "osa-check", "osa-train")
+def _citations() -> dict[str, str]:
+    from attnspec.theorem.registry import papers
+
+    return {key: paper.citation(markdown=True) for key, paper in papers().items()}
+
+
+def _commands() -> dict[str, str]:
+    from attnspec.theorem.registry import commands
+
+    return {"spectrum": "spectrum", **{name: name for name in commands()}}
+
+
+#: Paper key → its citation, the one of :class:`attnspec.theorem.registry.Paper` (title in
+#: italics): every registered paper, built-in or installed.
+PAPERS: Mapping[str, str] = RegistryView(_citations)
+
+
+#: The commands an experiment may run: the spectrum job and every registered checking command.
+COMMANDS: Mapping[str, str] = RegistryView(_commands)
 
 
 RUN_FILE = "report_run.json"
@@ -143,6 +156,7 @@ _CHECKING_CODE = (
     "numerics/stats.py",
     "battery.py",
     "numerics/linalg.py",
+    "theorem/sequential.py",
 )
 
 
@@ -162,16 +176,37 @@ def checking_code_digest(command: str) -> str | None:
     """
     if command == "spectrum":
         return None
-    from attnspec.battery import BATTERIES
-
     root = Path(__file__).resolve().parents[1]  # the attnspec package
-    module = BATTERIES.get(command)
-    package = root.joinpath(*module.split(".")[1:-1]) if module else None
+    package = _code_package(command)
     # osa-train shares its package with osa-check but runs only the training modules and the layer
     pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
-    files = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
-    files += [root / f for f in _CHECKING_CODE if (root / f).is_file()]
-    return source_digest(root, files)[:16]
+    own = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
+    shared = [root / f for f in _CHECKING_CODE if (root / f).is_file()]
+    if package is not None and root not in package.parents:  # a plug-in's package, outside attnspec
+        return hashlib.sha256((source_digest(package, own) + source_digest(root, shared)).encode()).hexdigest()[:16]
+    return source_digest(root, own + shared)[:16]
+
+
+def _code_package(command: str) -> Path | None:
+    """The folder of a checking command's code: its ``code_package``, else its battery's package
+    (a built-in's theory package, a plug-in's own); None for an unknown command."""
+    import importlib.util
+
+    from attnspec.theorem.registry import commands
+
+    found = commands().get(command)
+    if found is None:
+        return None
+    battery = found.battery
+    module = found.code_package or (battery if isinstance(battery, str) else getattr(battery, "__module__", None))
+    if not module:
+        return None
+    if found.code_package is None and isinstance(battery, str) and battery.startswith("attnspec."):
+        module = battery.rsplit(".", 1)[0]  # a built-in battery's theory package
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).resolve().parent
 
 
 def load_experiments(folder: Path) -> list[Experiment]:

@@ -164,6 +164,8 @@ def _in_process(command: str) -> bool:
     module = BATTERIES.get(command)
     if module is None:
         return False
+    if not isinstance(module, str):  # a plug-in's battery object: imported when it registered
+        return True
     try:
         importlib.import_module(module)
     except ModuleNotFoundError as exc:

@@ -24,7 +24,7 @@ from attnspec.runtime.progress import Progress, StreamSink
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
-from attnspec.theory.linformer import sequential as SQ
+from attnspec.theorem import sequential as SQ
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
 from attnspec.theory.linformer import theorem2_samplers as S2

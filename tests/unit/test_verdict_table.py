@@ -147,7 +147,7 @@ def test_violation_search_evidence_says_what_was_shown() -> None:
 
 
 def test_a_violation_search_misses_a_rare_violation_at_a_stated_rate() -> None:
-    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.theorem import sequential as SQ
 
     assert SQ.miss_rate(0.001, 2000) == pytest.approx(math.exp(2000 * math.log(0.999)))
     assert round(SQ.miss_rate(0.001, 2000), 3) == 0.135

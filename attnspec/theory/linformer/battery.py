@@ -22,7 +22,7 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from attnspec.battery import AttentionRequest, BatteryResult, config_identity
+from attnspec.theorem.result import AttentionRequest, BatteryResult, config_identity
 from attnspec.errors import InputError
 from attnspec.numerics.stats import child_seed
 from attnspec.runtime.signals import InterruptedRun, deferred_interrupts

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.theory.linformer import sequential as SQ
+from attnspec.theorem import sequential as SQ
 from attnspec.verdicts.classify import VerdictRow, classify_probability
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from attnspec.battery import BatteryResult
+from attnspec.theorem.result import BatteryResult
 from attnspec.errors import InputError
 from attnspec.options.checks import option_names
 from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
