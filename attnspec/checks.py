@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from attnspec.battery import BatteryResult
 
-__all__ = ["CheckResult", "claims", "jl_check", "osa_check", "osa_train", "sa_check"]
+__all__ = ["CheckResult", "check", "claims", "jl_check", "osa_check", "osa_train", "sa_check"]
 
 Progress = bool | Callable[[str], None] | None
 
@@ -315,6 +315,32 @@ osa_train = check_function(
     '        ``tables["osa_train_paper"]`` sets it beside the paper\'s Table 2 and\n'
     '        ``tables["osa_train_orderings"]`` says which of the paper\'s orderings reproduce.',
 )
+
+
+def check(name: str, /, **arguments: Any) -> CheckResult:
+    """Run any registered check by name, built-in or plug-in: ``attnspec check NAME``.
+
+    Parameters
+    ----------
+    name : str
+        A checking command (``"favor"``, ``"jl-check"``) or a module that registers one when
+        imported (:func:`attnspec.theorem.registry.resolve`).
+    **arguments
+        The check's options by name (``attnspec check NAME --help`` lists them), ``out``,
+        ``resume``, ``csv`` and ``plots`` where the check takes them, and ``progress``.
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    InputError
+        An unknown check, an unknown option, a value of the wrong type or out of range.
+    """
+    from attnspec.theorem.registry import resolve
+
+    return _run(resolve(name), "check", arguments)
 
 
 def claims(paper: str | None = None) -> pd.DataFrame:

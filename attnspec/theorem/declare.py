@@ -49,8 +49,9 @@ class Claim:
         The place in the paper, e.g. ``"Lemma 1 (Sec. 2.3, p. 5)"``.
     statement : str
         The statement, in words close to the paper's.
-    reading : Reading
-        How it is decided (:mod:`attnspec.theorem.readings`).
+    reading : Reading or tuple of Reading
+        How it is decided (:mod:`attnspec.theorem.readings`); a statement that can be read
+        two ways is given both, each with its own ``name`` and verdict rows.
     hypotheses : str
         What the statement assumes, in words.
     source : str
@@ -62,10 +63,15 @@ class Claim:
     id: str
     where: str
     statement: str
-    reading: Reading
+    reading: Reading | tuple[Reading, ...]
     hypotheses: str = ""
     source: str = "paper"
     label: str = ""
+
+    @property
+    def readings(self) -> tuple[Reading, ...]:
+        """The claim's readings, one or more."""
+        return self.reading if isinstance(self.reading, tuple) else (self.reading,)
 
     def registered(self, command: str) -> Any:
         """The claim as the claim registry holds it.
@@ -83,10 +89,9 @@ class Claim:
         from attnspec.verdicts.registry import Reading as RegisteredReading
 
         hyp = f" Hypotheses: {self.hypotheses}." if self.hypotheses else ""
-        description = self.reading.description or type(self.reading).__name__
+        readings = tuple(RegisteredReading(r.name, r.description or type(r).__name__) for r in self.readings)
         return RegisteredClaim(
-            id=self.id, where=self.where, statement=self.statement + hyp,
-            readings=(RegisteredReading(self.reading.name, description),), command=command,
+            id=self.id, where=self.where, statement=self.statement + hyp, readings=readings, command=command,
             notes=f"source: {self.source}",
         )  # fmt: skip
 
@@ -127,7 +132,9 @@ class Check:
         ``grid(options) -> list of dict``: the points, each a dict of parameters (its verdict
         rows' parameters). Default: one point, the options themselves.
     setup : callable, optional
-        ``setup(point, rng) -> dict``: numbers fixed at a point (an input drawn once, exact laws).
+        ``setup(point, rng) -> dict``: what is fixed at a point: numbers (exact laws, claimed
+        values; tabulated and read by the claims) and arrays (an input drawn once; handed to
+        every trial only).
     trial : callable, optional
         ``trial(point, instance, rng) -> dict``: the named numbers of one random draw; None for
         a check of exact laws alone.
@@ -174,8 +181,11 @@ class Check:
         -------
         Check
         """
+        import sys
+
         from attnspec.verdicts import registry as claim_registry
 
+        origin = sys._getframe(1).f_globals.get("__name__")  # the module declaring the check
         register_paper(self.paper)
         claim_registry.register(*(c.registered(self.command) for c in self.claims))
         claim_registry.register_short_names({c.id: c.label for c in self.claims if c.label})
@@ -183,6 +193,7 @@ class Check:
             Command(
                 self.command, paper=self.paper.key, battery=self, options=self.declared,
                 run_arguments=("out", "resume", "csv", "plots"), plotter=self.plotter, summary=self.summary,
+                origin=origin,
             )
         )  # fmt: skip
         return self

@@ -71,11 +71,25 @@ def fork_map(function: Callable[[T], R], items: Sequence[T], *, jobs: int = 1) -
     # The function reaches the children through the fork itself (a closure need not pickle);
     # only the items and the results cross the pipe.
     _TASK.append(function)
+    pool = mp.get_context("fork").Pool(workers, initializer=_child_signals)
     try:
-        with mp.get_context("fork").Pool(workers) as pool:
-            return list(pool.map(_call, items, chunksize=1))
+        results = list(pool.map(_call, items, chunksize=1))
+        pool.close()  # the children exit on their own once the work is done
+        return results
+    except BaseException:
+        pool.terminate()  # Ctrl-C, SIGTERM or an error: the children are stopped at once
+        raise
     finally:
+        pool.join()
         _TASK.pop()
+
+
+def _child_signals() -> None:
+    """A child leaves Ctrl-C to the parent (which stops it) and dies quietly on SIGTERM."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 #: The function of the fork_map in progress (read by the forked children).

@@ -113,6 +113,10 @@ class Point:
         return float(ref)
 
 
+def _pct(level: float) -> str:
+    return f"{level * 100:g}%"
+
+
 def _row(claim: str, reading: str, point: Point, d: Decision, **numbers: Any) -> VerdictRow:
     return VerdictRow(
         claim=claim, verdict=d.verdict, params=dict(point.params), seed=point.seed, evidence=d.reason,
@@ -195,8 +199,9 @@ class Covers(Reading):
         s, target = point.stats[self.value], point.value(self.target)
         low, high = s.interval(self.level)
         d = classify_identity(residual=abs(s.mean - target), tol=(high - low) / 2)
-        why = f"mean {s.mean:.4g}, {self.level:.0%} CI [{low:.4g}, {high:.4g}] against {target:.4g}: "
-        return _row(claim, self.name, point, Decision(d.verdict, why + d.reason), estimate=s.mean,
+        inside = "holds" if d.verdict == "holds" else "misses"
+        why = f"mean {s.mean:.4g} over {s.count} trials, {_pct(self.level)} CI [{low:.4g}, {high:.4g}] {inside} {target:.4g}"
+        return _row(claim, self.name, point, Decision(d.verdict, why), estimate=s.mean,
                     ci_low=low, ci_high=high, exact=target, trials=s.count)  # fmt: skip
 
 
@@ -230,12 +235,13 @@ class AtMost(Reading):
         low, high = s.interval(self.level)
         d = classify_bound(observed=high, bound=bound, rtol=0.0, loose_factor=self.loose_factor)
         if d.verdict == "violated" and low <= bound:
-            d = classify_measurement(
-                what=f"the {self.level:.0%} CI [{low:.4g}, {high:.4g}] straddles bound {bound:.4g}"
-            )
+            d = classify_measurement(what=f"straddles the bound {bound:.4g}: the trials cannot tell")
         elif d.verdict == "violated":
             d = classify_bound(observed=low, bound=bound, rtol=0.0, loose_factor=None)
-        why = f"mean {s.mean:.4g}, {self.level:.0%} CI [{low:.4g}, {high:.4g}]: "
+            d = Decision(d.verdict, f"lower end above the bound {bound:.4g}")
+        elif d.verdict == "holds":
+            d = Decision(d.verdict, f"upper end <= the bound {bound:.4g}")
+        why = f"mean {s.mean:.4g} over {s.count} trials, {_pct(self.level)} CI [{low:.4g}, {high:.4g}]: "
         return _row(claim, self.name, point, Decision(d.verdict, why + d.reason), estimate=s.mean,
                     ci_low=low, ci_high=high, bound=bound, trials=s.count)  # fmt: skip
 
@@ -376,6 +382,6 @@ class Measure(Reading):
     def _row(self, claim: str, point: Point) -> VerdictRow:
         s = point.stats[self.value]
         low, high = s.interval(self.level)
-        spread = f", {self.level:.0%} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
+        spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
         d = classify_measurement(what=f"{self.what or self.value}: {s.mean:.4g}{spread}")
         return _row(claim, self.name, point, d, estimate=s.mean, ci_low=low, ci_high=high, trials=s.count)

@@ -125,6 +125,9 @@ class Command:
         command; None: the generic section of :func:`attnspec.theorem.report.check_section`.
     code_package : str, optional
         The package whose source decides whether a saved result is stale (default: the battery's).
+    origin : str, optional
+        The module that registered the command (set by :func:`register_command` when not given):
+        ``attnspec check MODULE`` finds a command by it.
     """
 
     name: str
@@ -137,6 +140,7 @@ class Command:
     summary: str = ""
     section: Callable[..., str] | None = field(default=None, compare=False)
     code_package: str | None = None
+    origin: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not _COMMAND.match(self.name):
@@ -206,6 +210,11 @@ def register_command(command: Command) -> Command:
             f"command {command.name!r} checks paper {command.paper!r}, which is not registered: "
             "call register_paper first"
         )
+    if command.origin is None:
+        import sys
+        from dataclasses import replace
+
+        command = replace(command, origin=sys._getframe(1).f_globals.get("__name__"))
     old = _COMMANDS.get(command.name)
     if old is not None and old != command:
         raise ValueError(f"command {command.name!r} is registered twice (papers {old.paper!r} and {command.paper!r})")
@@ -283,6 +292,50 @@ def command(name: str) -> Command:
 
         raise InputError(f"no checking command {name!r}; known: {', '.join(sorted(_COMMANDS))}")
     return found
+
+
+def resolve(name_or_module: str) -> str:
+    """The command a user names: a registered command's name, or a module that registers one
+    when imported (a check not installed as a plug-in: ``attnspec check my_checks``).
+
+    Parameters
+    ----------
+    name_or_module : str
+        ``"favor"``, ``"jl-check"``, or an importable module such as ``"my_checks"``.
+
+    Returns
+    -------
+    str
+        The command's name.
+
+    Raises
+    ------
+    InputError
+        Neither a command nor a module that registers exactly one (the message lists the known ones).
+    """
+    from attnspec.errors import InputError
+
+    if not isinstance(name_or_module, str) or not name_or_module:
+        raise InputError(f"a check is named by a command or a module, got {name_or_module!r}")
+    if name_or_module in commands():
+        return name_or_module
+    before = set(_COMMANDS)
+    try:
+        module = importlib.import_module(name_or_module)
+    except ImportError as e:
+        if getattr(e, "name", None) not in (name_or_module, name_or_module.split(".")[0]):
+            raise  # the module exists and failed inside: its own error, with its traceback
+        known = ", ".join(sorted(_COMMANDS))
+        raise InputError(f"no checking command or module {name_or_module!r}; known commands: {known}") from None
+    mine = [n for n, c in _COMMANDS.items() if n not in before or _module_of(c) == module.__name__]
+    if len(mine) != 1:
+        found = ", ".join(mine) or "none"
+        raise InputError(f"module {name_or_module!r} must register exactly one checking command, found: {found}")
+    return mine[0]
+
+
+def _module_of(command: Command) -> str | None:
+    return command.battery if isinstance(command.battery, str) else command.origin
 
 
 class RegistryView(Mapping[str, Any]):

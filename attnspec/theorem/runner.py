@@ -75,7 +75,7 @@ def _stat(values: np.ndarray) -> Stat:
 
 def _sequential(check: Check) -> list[Probability]:
     """The probability readings, when every reading of the trials is one (else empty: no early stop)."""
-    trial_readings = [c.reading for c in check.claims if c.reading.trial_quantities()]
+    trial_readings = [r for c in check.claims for r in c.readings if r.trial_quantities()]
     if trial_readings and all(isinstance(r, Probability) for r in trial_readings):
         return trial_readings  # type: ignore[return-value]
     return []
@@ -118,14 +118,16 @@ def compute_point(check: Check, config: Mapping[str, Any], index: int, point: di
 
     seed = point_seed(config["seed"], check.command, index)
     rng = numpy_rng(seed)
-    fixed = {k: float(v) for k, v in (check.setup(point, rng) if check.setup is not None else {}).items()}
+    instance = dict(check.setup(point, rng)) if check.setup is not None else {}
+    # the scalars are tabulated and read by the claims; arrays (inputs drawn once) only reach the trials
+    fixed = {k: float(v) for k, v in instance.items() if np.ndim(v) == 0}
     draws: dict[str, list[float]] = {}
     trials, stop_early = int(config["trials"]), _sequential(check)
     if check.trial is not None:
         drawn = 0
         while drawn < trials:
             for _ in range(min(check.look, trials - drawn)):
-                for k, v in check.trial(point, fixed, rng).items():
+                for k, v in check.trial(point, instance, rng).items():
                     draws.setdefault(k, []).append(float(v))
             drawn = min(drawn + check.look, trials)
             if stop_early and _settled(stop_early, draws, fixed, trials, check.look):
@@ -240,7 +242,7 @@ def run_check(
     table = pd.concat([*frames, *(pd.DataFrame.from_records(b) for b in batches)], ignore_index=True)
     table = table.sort_values(["point", "quantity"], kind="stable").reset_index(drop=True)
     points = points_from_table(table, grid)
-    rows = [row for c in check.claims for row in c.reading.rows(c.id, points)]
+    rows = [row for c in check.claims for r in c.readings for row in r.rows(c.id, points)]
     return BatteryResult(check.command, rows, {name: table}, _meta(check, config, start, len(grid)))
 
 
