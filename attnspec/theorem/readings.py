@@ -199,8 +199,8 @@ class Covers(Reading):
         s, target = point.stats[self.value], point.value(self.target)
         low, high = s.interval(self.level)
         d = classify_identity(residual=abs(s.mean - target), tol=(high - low) / 2)
-        inside = "holds" if d.verdict == "holds" else "misses"
-        why = f"mean {s.mean:.4g} over {s.count} trials, {_pct(self.level)} CI [{low:.4g}, {high:.4g}] {inside} {target:.4g}"
+        inside = "contains" if d.verdict == "holds" else "misses"
+        why = f"mean {s.mean:.4g} over {s.count} trials, {_pct(self.level)} CI [{low:.4g}, {high:.4g}] {inside} the target {target:.4g}"
         return _row(claim, self.name, point, Decision(d.verdict, why), estimate=s.mean,
                     ci_low=low, ci_high=high, exact=target, trials=s.count)  # fmt: skip
 

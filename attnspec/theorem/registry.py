@@ -3,7 +3,7 @@
 A *paper* (:class:`Paper`) is registered once, with its one citation; a *checking command*
 (:class:`Command`) names its battery (an object or module with ``config_from_options`` and
 ``run``, :mod:`attnspec.battery`), its declared options, its run arguments, its plotter, the
-module that registers its claims and, optionally, its report section. Every consumer reads
+module that registers its claims and its one-line summary. Every consumer reads
 these registries: ``attnspec claims`` and the claim registry (papers, claim modules),
 :func:`attnspec.battery.run_battery` (batteries, plotters), the options of the CLI and of the
 Python API, ``attnspec check`` and the report's experiments (commands, citations).
@@ -120,9 +120,6 @@ class Command:
         A module that registers the command's claims when imported (None: the battery registers them).
     summary : str
         One line for ``--help`` and the API's docstring.
-    section : callable, optional
-        ``section(result, heading) -> str``: the report's Markdown for a saved result of this
-        command; None: the generic section of :func:`attnspec.theorem.report.check_section`.
     code_package : str, optional
         The package whose source decides whether a saved result is stale (default: the battery's).
     origin : str, optional
@@ -138,7 +135,6 @@ class Command:
     plotter: Callable[..., Any] | str | None = None
     claims_module: str | None = None
     summary: str = ""
-    section: Callable[..., str] | None = field(default=None, compare=False)
     code_package: str | None = None
     origin: str | None = field(default=None, compare=False)
 
