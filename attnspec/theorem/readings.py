@@ -22,17 +22,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from attnspec.verdicts.classify import (
-    LOOSE_FACTOR,
-    Decision,
-    VerdictRow,
-    classify_bound,
-    classify_identity,
-    classify_measurement,
-    classify_probability,
-)
+if TYPE_CHECKING:  # pragma: no cover
+    from attnspec.verdicts.classify import VerdictRow
+
+#: The classifier's looseness factor (:data:`attnspec.verdicts.classify.LOOSE_FACTOR`), here so
+#: that declaring a check imports neither the classifier nor pandas (``attnspec claims`` stays light).
+LOOSE_FACTOR = 10.0
+
+
+def _classify(kind: str, **kw: Any) -> Decision:
+    """The one classifier's decision of ``kind`` (``bound``, ``identity``, ``measurement``, ``probability``)."""
+    from attnspec.verdicts import classify
+
+    d = getattr(classify, f"classify_{kind}")(**kw)
+    return Decision(d.verdict, d.reason)
+
+
+class Decision(NamedTuple):
+    """A verdict and its one-line reason (:class:`attnspec.verdicts.classify.Decision`)."""
+
+    verdict: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,8 @@ def _pct(level: float) -> str:
 
 
 def _row(claim: str, reading: str, point: Point, d: Decision, **numbers: Any) -> VerdictRow:
+    from attnspec.verdicts.classify import VerdictRow
+
     return VerdictRow(
         claim=claim, verdict=d.verdict, params=dict(point.params), seed=point.seed, evidence=d.reason,
         reading=reading, **numbers,
@@ -198,7 +212,7 @@ class Covers(Reading):
     def _row(self, claim: str, point: Point) -> VerdictRow:
         s, target = point.stats[self.value], point.value(self.target)
         low, high = s.interval(self.level)
-        d = classify_identity(residual=abs(s.mean - target), tol=(high - low) / 2)
+        d = _classify("identity", residual=abs(s.mean - target), tol=(high - low) / 2)
         inside = "contains" if d.verdict == "holds" else "misses"
         why = f"mean {s.mean:.4g} over {s.count} trials, {_pct(self.level)} CI [{low:.4g}, {high:.4g}] {inside} the target {target:.4g}"
         return _row(claim, self.name, point, Decision(d.verdict, why), estimate=s.mean,
@@ -233,11 +247,11 @@ class AtMost(Reading):
     def _row(self, claim: str, point: Point) -> VerdictRow:
         s, bound = point.stats[self.value], point.value(self.bound)
         low, high = s.interval(self.level)
-        d = classify_bound(observed=high, bound=bound, rtol=0.0, loose_factor=self.loose_factor)
+        d = _classify("bound", observed=high, bound=bound, rtol=0.0, loose_factor=self.loose_factor)
         if d.verdict == "violated" and low <= bound:
-            d = classify_measurement(what=f"straddles the bound {bound:.4g}: the trials cannot tell")
+            d = _classify("measurement", what=f"straddles the bound {bound:.4g}: the trials cannot tell")
         elif d.verdict == "violated":
-            d = classify_bound(observed=low, bound=bound, rtol=0.0, loose_factor=None)
+            d = _classify("bound", observed=low, bound=bound, rtol=0.0, loose_factor=None)
             d = Decision(d.verdict, f"lower end above the bound {bound:.4g}")
         elif d.verdict == "holds":
             d = Decision(d.verdict, f"upper end <= the bound {bound:.4g}")
@@ -272,7 +286,7 @@ class Probability(Reading):
         s, claimed = point.stats[self.event], point.value(self.claimed)
         exact = point.value(self.exact) if self.exact is not None else None
         failures = int(round(s.total))
-        d = classify_probability(claimed=claimed, failures=failures, trials=s.count, exact=exact)
+        d = _classify("probability", claimed=claimed, failures=failures, trials=s.count, exact=exact)
         from attnspec.numerics.stats import clopper_pearson
 
         ci = clopper_pearson(failures, s.count, 0.95)
@@ -306,7 +320,7 @@ class WorstBound(Reading):
 
         worst = max(points, key=ratio)
         s, bound = worst.stats[self.observed], worst.value(self.bound)
-        d = classify_bound(observed=s.high, bound=bound, loose_factor=self.loose_factor)
+        d = _classify("bound", observed=s.high, bound=bound, loose_factor=self.loose_factor)
         d = Decision(d.verdict, f"tightest of {len(points)} grid points: {d.reason}")
         return [_row(claim, self.name, worst, d, estimate=s.high, bound=bound, trials=s.count)]
 
@@ -331,7 +345,7 @@ class Identity(Reading):
 
     def _row(self, claim: str, point: Point) -> VerdictRow:
         s = point.stats[self.residual]
-        d = classify_identity(residual=s.high, tol=self.tol)
+        d = _classify("identity", residual=s.high, tol=self.tol)
         return _row(claim, self.name, point, d, estimate=s.high, bound=self.tol, trials=s.count)
 
 
@@ -356,7 +370,7 @@ class ExactLaw(Reading):
     def _row(self, claim: str, point: Point) -> VerdictRow:
         exact, claimed = point.value(self.exact), point.value(self.claimed)
         rel = abs(exact - claimed) / max(abs(claimed), 1e-300)
-        d = classify_identity(residual=rel, tol=self.rtol)
+        d = _classify("identity", residual=rel, tol=self.rtol)
         d = Decision(d.verdict, f"exact {exact:.6g} vs claimed {claimed:.6g}: relative {d.reason}")
         return _row(claim, self.name, point, d, exact=exact, bound=claimed)
 
@@ -383,5 +397,5 @@ class Measure(Reading):
         s = point.stats[self.value]
         low, high = s.interval(self.level)
         spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
-        d = classify_measurement(what=f"{self.what or self.value}: {s.mean:.4g}{spread}")
+        d = _classify("measurement", what=f"{self.what or self.value}: {s.mean:.4g}{spread}")
         return _row(claim, self.name, point, d, estimate=s.mean, ci_low=low, ci_high=high, trials=s.count)

@@ -167,7 +167,9 @@ class Command:
 
 _PAPERS: dict[str, Paper] = {}
 _COMMANDS: dict[str, Command] = {}
-_STATE = {"loaded": False, "loading": False}
+#: The stages loaded and loading (``builtin``, ``plugins``): a registration that reads a
+#: registry while its own stage loads does not start that stage again.
+_STATE: dict[str, set[str]] = {"loaded": set(), "loading": set()}
 
 
 def register_paper(paper: Paper) -> Paper:
@@ -218,28 +220,41 @@ def register_command(command: Command) -> Command:
     return command
 
 
-def load() -> None:
-    """Import the built-in registrations, then every installed plug-in (once per process).
+def load(*, plugins: bool = True) -> None:
+    """Import the built-in registrations, then (with ``plugins``) every installed plug-in; each once.
+
+    Parameters
+    ----------
+    plugins : bool
+        Also load the entry points of ``attnspec.theorems``; False: the built-ins alone (a
+        built-in command's options are read without importing any plug-in).
 
     Raises
     ------
     ImportError
         A plug-in's module failed to import (the message names its entry point).
     """
-    if _STATE["loaded"] or _STATE["loading"]:
-        return
-    _STATE["loading"] = True
-    try:
-        for module in BUILTIN:
-            importlib.import_module(module)
-        for ep in _entry_points():
-            try:
-                ep.load()
-            except Exception as e:  # a broken plug-in is named, never skipped
-                raise ImportError(f"attnspec plug-in {ep.name!r} ({ep.value}) failed to load: {e}") from e
-        _STATE["loaded"] = True
-    finally:
-        _STATE["loading"] = False
+    for stage in ("builtin", "plugins") if plugins else ("builtin",):
+        if stage in _STATE["loaded"] or stage in _STATE["loading"]:
+            continue
+        _STATE["loading"].add(stage)
+        try:
+            if stage == "builtin":
+                for module in BUILTIN:
+                    importlib.import_module(module)
+            else:
+                _load_plugins()
+            _STATE["loaded"].add(stage)
+        finally:
+            _STATE["loading"].discard(stage)
+
+
+def _load_plugins() -> None:
+    for ep in _entry_points():
+        try:
+            ep.load()
+        except Exception as e:  # a broken plug-in is named, never skipped
+            raise ImportError(f"attnspec plug-in {ep.name!r} ({ep.value}) failed to load: {e}") from e
 
 
 def _entry_points() -> list[Any]:
@@ -282,7 +297,10 @@ def command(name: str) -> Command:
     -------
     Command
     """
-    found = commands().get(name) if isinstance(name, str) else None
+    load(plugins=False)
+    found = _COMMANDS.get(name) if isinstance(name, str) else None
+    if found is None and isinstance(name, str):
+        found = commands().get(name)  # a plug-in's: load the installed ones
     if found is None:
         from attnspec.errors import InputError
 
