@@ -17,7 +17,10 @@ Verdict rows (tables, --json, the report) are keyed on (claim id, reading).
 
 def claims_command(
     paper: Annotated[
-        str | None, typer.Option("--paper", help="Only this paper's claims: linformer, osa or expressivity.")
+        str | None,
+        typer.Option(
+            "--paper", help="Only this paper's claims: linformer, expressivity, osa, or an installed plug-in's."
+        ),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
