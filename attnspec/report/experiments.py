@@ -320,7 +320,15 @@ def display_command(exp: Experiment, quick: bool) -> str:
     str
     """
     args = {k: v for k, v in exp.effective_args(quick).items() if k != "data-dir"}
-    return " ".join(["attnspec", exp.command, *_cli_args(args)])
+    return " ".join(["attnspec", *_cli_name(exp.command), *_cli_args(args)])
+
+
+def _cli_name(command: str) -> list[str]:
+    """A built-in command is its own subcommand (``jl-check``); a plug-in's runs as ``check NAME``."""
+    from attnspec.theorem.registry import BUILTIN, commands
+
+    found = commands().get(command)
+    return ["check", command] if found is not None and found.origin not in BUILTIN else [command]
 
 
 def _check_experiment(path: Path, spec: dict[str, Any]) -> None:

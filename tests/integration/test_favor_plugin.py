@@ -101,13 +101,14 @@ def test_a_wrong_closed_form_would_be_caught(installed) -> None:  # noqa: ANN001
 
 def test_the_report_sees_the_plugin(installed, tmp_path: Path) -> None:  # noqa: ANN001
     import attnspec
-    from attnspec.report.experiments import PAPERS, checking_code_digest, load_experiments
+    from attnspec.report.experiments import PAPERS, checking_code_digest, display_command, load_experiments
     from attnspec.theorem import check_section
 
     (tmp_path / "favor.toml").write_text('command = "favor"\npaper = "performer"\nverdicts = true\n')
     (exp,) = load_experiments(tmp_path)
     assert exp.command == "favor" and "*Rethinking Attention with Performers*" in PAPERS["performer"]
     assert checking_code_digest("favor")  # the plug-in's own source decides whether a result is stale
+    assert display_command(exp, quick=False) == "attnspec check favor"
     md = check_section(attnspec.check("favor", trials=300, r=[0.3], progress=False))
     assert md.startswith("### favor: Rethinking Attention with Performers")
     assert "*Rethinking Attention with Performers*" in md and "Lemma 2, trig" in md
