@@ -186,3 +186,21 @@ def test_a_check_registers_its_paper_claims_and_command(clean_registry) -> None:
     assert {r.claim for r in res.verdicts} == {"toyp.mean"} and res.meta["identity"].get("jobs") is None
     with pytest.raises(InputError, match="--p"):
         run_battery("toy-check", {"p": "often"})
+
+
+def test_fork_map_keeps_order_and_honours_attnspec_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from attnspec.theorem import fork
+
+    def where(i: int) -> tuple[int, int]:
+        return i * i, os.getpid()
+
+    monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
+    assert not fork.can_fork()
+    assert fork.fork_map(where, [1, 2, 3], jobs=2) == [(1, os.getpid()), (4, os.getpid()), (9, os.getpid())]
+    monkeypatch.delenv("ATTNSPEC_NO_FORK")
+    got = fork.fork_map(where, [1, 2, 3], jobs=2)
+    assert [v for v, _ in got] == [1, 4, 9]
+    if fork.can_fork():
+        assert all(pid != os.getpid() for _, pid in got)  # a closure, computed in the forked children
