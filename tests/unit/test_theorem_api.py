@@ -204,3 +204,37 @@ def test_fork_map_keeps_order_and_honours_attnspec_no_fork(monkeypatch: pytest.M
     assert [v for v, _ in got] == [1, 4, 9]
     if fork.can_fork():
         assert all(pid != os.getpid() for _, pid in got)  # a closure, computed in the forked children
+
+
+def test_an_interrupted_check_keeps_its_finished_points_and_resume_completes_it(
+    clean_registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: ANN001
+    from attnspec.battery import run_and_write
+    from attnspec.storage.results import read_meta
+
+    whole = run_check(_toy_check(), _config(_toy_check(), trials=200))
+    calls = {"n": 0}
+    base = _toy_check()
+
+    def trial(point, inst, rng):  # noqa: ANN001, ANN202
+        calls["n"] += 1
+        if point["mu"] == 2.0 and calls.get("stop", True):
+            raise KeyboardInterrupt  # Ctrl-C while the third point is drawn
+        return base.trial(point, inst, rng)
+
+    from dataclasses import replace
+
+    replace(base, trial=trial).register()
+    out = tmp_path / "toy"
+    with pytest.raises(KeyboardInterrupt):
+        run_and_write("toy-check", {"trials": 200}, out, plots=False)
+    meta = read_meta(out)
+    assert meta["status"] == "partial" and meta["runs_done"] == [0, 1]
+    calls["stop"] = False
+    drawn = calls["n"]
+    done = run_and_write("toy-check", {"trials": 200}, out, plots=False, resume=True)
+    assert calls["n"] - drawn == 200  # only the third point is drawn again
+    assert [(r.verdict, r.estimate, r.seed) for r in done.verdicts] == [
+        (r.verdict, r.estimate, r.seed) for r in whole.verdicts
+    ]
+    assert read_meta(out).get("status") != "partial"
