@@ -493,6 +493,10 @@ def merge(
                 highlight=False,
                 soft_wrap=True,
             )
+        if meta.get("metrics_absent"):
+            from attnspec.spectra.metric_table import absent_note
+
+            err_console.print(f"note: {out}: {absent_note(meta['metrics_absent'])}", highlight=False, soft_wrap=True)
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 

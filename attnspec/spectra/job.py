@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -397,6 +398,7 @@ def _run_locked(
                     "status": status,
                     "inputs_done": snap.done,
                     "wall_time_s": wall,
+                    **({"metrics_absent": list(snap.acc.absent)} if snap.acc.absent else {}),
                     **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
                 },
             )
@@ -528,6 +530,8 @@ def _start_state(
         )
     _check_same_inputs(previous, cfg.out, corpus_meta)
     _check_same_content(previous, content)
+    if previous.acc.absent_note:  # resumed without the metrics its state predates: said once, in one line
+        print(f"note: {cfg.out}: {previous.acc.absent_note}", file=sys.stderr)
     return _Progress(previous.acc, previous.inputs_done), previous.wall_time_s
 
 
