@@ -391,17 +391,7 @@ def _run_locked(
             write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
             write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
             write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
-            write_meta(
-                cfg.out,
-                {
-                    **base_meta,
-                    "status": status,
-                    "inputs_done": snap.done,
-                    "wall_time_s": wall,
-                    **({"metrics_absent": list(snap.acc.absent)} if snap.acc.absent else {}),
-                    **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
-                },
-            )
+            write_meta(cfg.out, {**base_meta, "status": status, **_progress_meta(snap, wall, sink)})
 
     bounds = None
     if method == "longn":  # a resumed run's bounds so far come back from its meta.json
@@ -426,6 +416,17 @@ def _run_locked(
     )
     checkpoint(state, status, time.perf_counter() - t_start)
     return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _progress_meta(snap: _Progress, wall: float, sink: Any) -> dict[str, Any]:
+    """What meta.json says of a checkpoint's progress: inputs done, wall time, the metrics its
+    aggregate lacks (saved before they existed) and, for longn, the run's error bounds."""
+    return {
+        "inputs_done": snap.done,
+        "wall_time_s": wall,
+        **({"metrics_absent": list(snap.acc.absent)} if snap.acc.absent else {}),
+        **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
+    }
 
 
 def _content(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any]) -> dict[str, Any]:
