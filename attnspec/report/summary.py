@@ -169,9 +169,10 @@ def _pct_layers(s: dict[str, Any]) -> str:
 
 
 def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] | None:
-    """The entropy-matched null beside the real P in a scaling study: (null name, null β,
-    real k90/n, null k90/n, the random-init model's k90/n or None, at the longest n); None when
-    the study holds no entropy-matched null."""
+    """The chance null (the entropy-matched one) beside the real P in a scaling study: (null
+    name, null β, real k90/n, null k90/n, the architecture null's (random-init model's) k90/n
+    or None, at the longest n); None when the study holds no chance null."""
+    from attnspec.spectra.nulls import with_role
     from attnspec.spectra.scaling_fit import null_comparison
 
     try:
@@ -179,13 +180,14 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
     except Exception:  # noqa: BLE001 - a broken result is reported in its own section
         return None
     share = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[7:]))
-    if not share or "entropy-matched" not in set(table["source"]):
+    chance, architecture = with_role("chance"), with_role("architecture")
+    if not share or chance not in set(table["source"]):
         return None
     real = table[table["source"] == "real"].iloc[0]
-    null = table[table["source"] == "entropy-matched"].iloc[0]
-    init = table[table["source"] == "random-init"]
+    null = table[table["source"] == chance].iloc[0]
+    init = table[table["source"] == architecture]
     return (
-        "entropy-matched",
+        chance,
         float(null["beta"]),
         float(real[share[-1]]),
         float(null[share[-1]]),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -390,16 +391,7 @@ def _run_locked(
             write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
             write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
             write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
-            write_meta(
-                cfg.out,
-                {
-                    **base_meta,
-                    "status": status,
-                    "inputs_done": snap.done,
-                    "wall_time_s": wall,
-                    **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
-                },
-            )
+            write_meta(cfg.out, {**base_meta, "status": status, **_progress_meta(snap, wall, sink)})
 
     bounds = None
     if method == "longn":  # a resumed run's bounds so far come back from its meta.json
@@ -424,6 +416,17 @@ def _run_locked(
     )
     checkpoint(state, status, time.perf_counter() - t_start)
     return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _progress_meta(snap: _Progress, wall: float, sink: Any) -> dict[str, Any]:
+    """What meta.json says of a checkpoint's progress: inputs done, wall time, the metrics its
+    aggregate lacks (saved before they existed) and, for longn, the run's error bounds."""
+    return {
+        "inputs_done": snap.done,
+        "wall_time_s": wall,
+        **({"metrics_absent": list(snap.acc.absent)} if snap.acc.absent else {}),
+        **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
+    }
 
 
 def _content(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any]) -> dict[str, Any]:
@@ -528,6 +531,8 @@ def _start_state(
         )
     _check_same_inputs(previous, cfg.out, corpus_meta)
     _check_same_content(previous, content)
+    if previous.acc.absent_note:  # resumed without the metrics its state predates: said once, in one line
+        print(f"note: {cfg.out}: {previous.acc.absent_note}", file=sys.stderr)
     return _Progress(previous.acc, previous.inputs_done), previous.wall_time_s
 
 

@@ -313,13 +313,13 @@ def fit_scaling(
             f"{out}: fewer than two {'inputs' if source == REAL else 'draws'} are present at every length"
         )
     keep = np.array(sorted(common))
-    from attnspec.spectra.nulls import MODEL_NULLS
+    from attnspec.spectra.nulls import needs_model
 
     resampled = (
         "exact (one deterministic matrix per length)"
         if exact
         else "inputs (documents, jointly across lengths)"
-        if source == REAL or source in MODEL_NULLS
+        if source == REAL or needs_model(source)
         else "draws of the null (jointly across lengths)"
     )
     rows = []
