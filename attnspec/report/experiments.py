@@ -16,7 +16,7 @@ import tomllib
 
 from attnspec import __version__
 from attnspec.errors import InputError, check_name
-from attnspec.report.code_digest import source_digest
+from attnspec.report.code_digest import imported_closure, source_digest
 
 PAPERS: dict[str, str] = {
     "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
@@ -133,22 +133,56 @@ class Experiment:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-#: The code a checking command's verdicts depend on, besides its theory package: a change
-#: to any of it makes the saved result stale (the version number alone did not move when
-#: the labels changed). The spectrum job is left out: its results are costly and are kept
-#: bit-identical across refactors by the tests; its key is the version and the arguments.
+#: The code a checking command's verdicts depend on, besides its theory package and what it
+#: imports: a change to any of it makes the saved result stale (the version number alone did
+#: not move when the labels changed). The spectrum job is left out: its results are costly and
+#: are kept bit-identical across refactors by the tests; its key is the version and the arguments.
 _CHECKING_CODE = (
     "verdicts/classify.py",
     "verdicts/vocabulary.py",
     "numerics/stats.py",
+    "numerics/laws.py",
     "battery.py",
     "numerics/linalg.py",
+    "options/checks.py",
 )
+#: Modules that cannot change a number or a verdict, not followed: error messages, signals,
+#: threads and progress, file writing, and the lazy Python API's front.
+_NOT_NUMBERS = ("errors.py", "runtime/", "storage/", "__init__.py")
+
+
+def checking_code_files(command: str) -> list[Path]:
+    """The modules a checking command's results depend on: its theory package (for osa-train its
+    training modules and the layer), :data:`_CHECKING_CODE`, and every module of attnspec they
+    import, directly or not, lazily or not, but for :data:`_NOT_NUMBERS`.
+
+    Parameters
+    ----------
+    command : str
+        The experiment's command (empty for the spectrum job).
+
+    Returns
+    -------
+    list of Path
+        The files, in path order.
+    """
+    if command == "spectrum":
+        return []
+    from attnspec.battery import BATTERIES
+
+    root = Path(__file__).resolve().parents[1]  # the attnspec package
+    module = BATTERIES.get(command)
+    package = root.joinpath(*module.split(".")[1:-1]) if module else None
+    # osa-train shares its package with osa-check but runs only the training modules and the layer
+    pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
+    files = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
+    files += [root / f for f in _CHECKING_CODE if (root / f).is_file()]
+    return imported_closure(root, files, leave_out=_NOT_NUMBERS)
 
 
 def checking_code_digest(command: str) -> str | None:
-    """SHA-256 over the syntax trees (:mod:`attnspec.report.code_digest`) of a checking command's theory package and the shared modules
-    its verdicts come from; None for the spectrum job.
+    """SHA-256 over the syntax trees (:mod:`attnspec.report.code_digest`) of
+    :func:`checking_code_files`; None for the spectrum job.
 
     Parameters
     ----------
@@ -162,16 +196,8 @@ def checking_code_digest(command: str) -> str | None:
     """
     if command == "spectrum":
         return None
-    from attnspec.battery import BATTERIES
-
-    root = Path(__file__).resolve().parents[1]  # the attnspec package
-    module = BATTERIES.get(command)
-    package = root.joinpath(*module.split(".")[1:-1]) if module else None
-    # osa-train shares its package with osa-check but runs only the training modules and the layer
-    pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
-    files = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
-    files += [root / f for f in _CHECKING_CODE if (root / f).is_file()]
-    return source_digest(root, files)[:16]
+    root = Path(__file__).resolve().parents[1]
+    return source_digest(root, checking_code_files(command))[:16]
 
 
 def load_experiments(folder: Path) -> list[Experiment]:
