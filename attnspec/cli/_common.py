@@ -48,8 +48,8 @@ class _EscapingConsole(Console):
         super().print(*(printable(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
 
-out_console = _EscapingConsole(markup=False)
-err_console = _EscapingConsole(stderr=True, markup=False)
+out_console = _EscapingConsole(markup=False, emoji=False)
+err_console = _EscapingConsole(stderr=True, markup=False, emoji=False)
 # rich fixes a console's width from COLUMNS when the console is made; these two live as long
 # as the process (a notebook, a test session running many commands), so their width follows
 # COLUMNS and the terminal at each print instead.

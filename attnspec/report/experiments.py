@@ -225,6 +225,7 @@ def load_experiments(folder: Path) -> list[Experiment]:
     for path in sorted(folder.glob("*.toml")):
         # the stem names the experiment's folder results/<name>, which a rerun empties
         check_name(f"{path}: the experiment's name (its file name without .toml)", path.stem)
+        _check_regular(path)
         try:
             spec = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
@@ -257,6 +258,22 @@ def load_experiments(folder: Path) -> list[Experiment]:
     if not out:
         raise InputError(f"--experiments {folder} holds no *.toml experiment")
     return out
+
+
+def _check_regular(path: Path) -> None:
+    """Refuse what is not a regular file (a FIFO would block the read forever, a device or a
+    socket give no TOML), before it is opened."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise InputError(f"{path}: not readable ({type(e).__name__}: {e.strerror or e})") from None
+    if stat.S_ISREG(mode):
+        return
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"))
+    kind = next((word for test, word in kinds if test(mode)), "a device or other special file")
+    raise InputError(f"{path}: is {kind}, not a regular file; an experiment is a TOML file")
 
 
 def spectrum_runs(experiments: Sequence[Experiment], results: Path, kind: str) -> list[Experiment]:
