@@ -257,10 +257,14 @@ def _spectrum_options(args: dict[str, Any]) -> dict[str, Any]:
     ``num-inputs`` (or its alias ``num-sentences``) arrives as the config's ``num_sentences``.
     The options that concern the command line's figures and output (``at``, ``plots``,
     ``label``, ``quiet``) are taken and left to the report, which draws its own."""
-    from attnspec.options.declaration import check_names
+    from attnspec.options.declaration import check_names, check_types
     from attnspec.options.spectrum import SPECTRUM
 
-    options = check_names([o for o in SPECTRUM if o.on("cli")], _options(args), owner="spectrum")
+    declared = [o for o in SPECTRUM if o.on("cli")]
+    options = check_names(declared, _options(args), owner="spectrum")
+    # each value read as the command line reads its text (a number for --seed); the options the
+    # command line reads as text of their own (--seq-len 32,64, --num-inputs all) are parsed later
+    options = check_types([o for o in declared if o.cli_kind is None], options, lists=False)
     if "num_inputs" in options:
         options["num_sentences"] = options.pop("num_inputs")
     return options
@@ -315,10 +319,13 @@ def _spectrum_plan(options: dict[str, Any], out: Path) -> tuple[Any, list[int], 
     ks = parse_ks(options.get("projection_k", ",".join(map(str, DEFAULT_KS))))
     check_data_name(kw.get("data"))
     cfg = SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True)
-    try:
-        cfg.validate()
-    except TypeError:  # a TOML value of another type than the option's (a string for a number)
-        raise InputError(f"spectrum options {options!r} hold a value of the wrong type") from None
+    cfg.validate()
+    from attnspec.spectra.models import resolve_dtype
+    from attnspec.spectra.reading import check_at
+
+    resolve_dtype(cfg.dtype)  # as the command line, before any experiment runs
+    if options.get("at") is not None:  # the report draws its own figures, but a bad index is refused
+        check_at(options["at"], cfg.seq_len)
     return cfg, lengths, baselines, ks
 
 
@@ -340,8 +347,10 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
 
 
 def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
-    """Refuse (:class:`OptionError`, exit 2, naming the experiment file) options ``exp``'s command would
-    refuse, without running it: the report checks every experiment before the first runs.
+    """Refuse options ``exp``'s command would refuse, without running it, with the command line's
+    answer (:class:`OptionError`, exit 2, for a value not of its option's kind; :class:`InputError`,
+    exit 1, for one that cannot be done), naming the experiment file: the report checks every
+    experiment before the first runs.
     A command that runs only through the CLI (no importable battery) is checked when it runs.
 
     Parameters
@@ -363,8 +372,8 @@ def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
             from attnspec.battery import battery_config
 
             battery_config(exp.command, _options(args))
-    except AttnspecError as e:  # a usage error, as a bad option on the command line is
-        raise OptionError(f"{exp.path}: {e}") from None
+    except AttnspecError as e:  # the command line's answer: 2 for a value it cannot read, else 1
+        raise (OptionError if isinstance(e, OptionError) else InputError)(f"{exp.path}: {e}") from None
 
 
 def _add_nulls(exp: Experiment, out: Path, quick: bool, data_dir: str | None, log: Callable[[str], None]) -> bool:

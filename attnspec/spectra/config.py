@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnspec.errors import InputError, OptionError
+from attnspec.errors import InputError, OptionError, check_seed
 from attnspec.spectra.data.corpus import CORPUS_NAMES
 from attnspec.spectra.data.selection import SELECTIONS
 from attnspec.spectra.data.windows import SHORT_POLICIES
@@ -126,8 +126,7 @@ class SpectrumConfig:
                 raise InputError(f"--num-inputs must be an integer >= 1 or 'all', got {self.num_sentences!r}")
         if self.batch_size is not None and self.batch_size < 1:
             raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
-        if self.seed < 0:
-            raise InputError(f"--seed must be >= 0, got {self.seed}")
+        check_seed("--seed", self.seed)
         if self.short_policy not in SHORT_POLICIES:
             raise InputError(f"--short-policy must be one of {', '.join(SHORT_POLICIES)}, got {self.short_policy!r}")
         if self.svd_method not in METHODS:
