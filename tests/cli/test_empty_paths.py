@@ -56,3 +56,14 @@ def test_plot_scaling_names_the_kind_of_result_it_was_given(tmp_path: Path) -> N
     r = CliRunner().invoke(app, ["plot", "scaling", str(tmp_path / "cmp"), "--out", str(tmp_path / "f")])
     assert r.exit_code == 1
     assert "holds a 'compare' result, not a scaling run" in _one_line(r.stderr)
+
+
+@pytest.mark.parametrize("function", ["jl_check", "sa_check", "osa_check", "osa_train"])
+def test_the_api_refuses_an_empty_out_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, function: str) -> None:
+    import attnspec
+    from attnspec.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="out"):
+        getattr(attnspec, function)(out="", progress=False)
+    assert list(tmp_path.iterdir()) == []
