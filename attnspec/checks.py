@@ -218,7 +218,8 @@ class CheckResult:
 def _path_arg(name: str, value: Any) -> str | Path:
     import os
 
-    if not isinstance(value, (str, os.PathLike)):
+    # an empty string is refused: a path reads it as the current folder
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes) or not str(value).strip():
         raise InputError(f"{name} must be a directory path (str or Path), got {value!r}")
     return value
 

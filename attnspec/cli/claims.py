@@ -55,7 +55,7 @@ def _print(found: list, paper: str | None) -> None:
 
     from attnspec.verdicts.registry import PAPERS
 
-    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
+    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False, emoji=False)
     if not found:
         console.print(f"no claims registered{' for ' + paper if paper else ''}")
         return

@@ -110,7 +110,7 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
             budget=SCREEN_LINES,
         )
         return
-    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
+    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False, emoji=False)
     meta = result.meta
     cfg, dims = meta["parameters"], meta["dimensions"]
     console.print(

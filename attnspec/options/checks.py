@@ -189,7 +189,13 @@ OSA_TRAIN: tuple[Option, ...] = (
         nullable=True,
     ),
     Option(
-        "seeds", "int", None, "Number of replicates (seeds) per model (default 3; --quick: 2).", nullable=True, low=1
+        "seeds",
+        "int",
+        None,
+        "Number of replicates (seeds) per model (default 3; --quick: 2).",
+        nullable=True,
+        low=1,
+        high=100_000,  # each replicate trains every model once: more cannot finish
     ),
     Option("seed", "seed", 0, "Base seed; replicate seeds are spawned from it."),
     Option(

@@ -120,7 +120,7 @@ def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]
     return [f"{k}: {stored.get(k)!r} there vs {wanted.get(k)!r} now" for k in keys if stored.get(k) != wanted.get(k)]
 
 
-def up_to_date(cfg: SpectrumConfig) -> bool:
+def up_to_date(cfg: SpectrumConfig, encoder: Any | None = None) -> bool:
     """True when ``cfg.out`` already holds this very run, complete, with its tables: there is
     nothing to compute, and the command reports the run as ``make`` does ("up to date").
 
@@ -132,6 +132,9 @@ def up_to_date(cfg: SpectrumConfig) -> bool:
     ----------
     cfg : SpectrumConfig
         The job; ``cfg.out`` is the run's directory.
+    encoder : LoadedModel, optional
+        The model given as an object: its content is digested as the run recorded it (its
+        parameters), not from the files its name points at.
 
     Returns
     -------
@@ -150,20 +153,22 @@ def up_to_date(cfg: SpectrumConfig) -> bool:
         return False
     check_same_run(cfg.out, cfg.identity(), kind=KIND)  # raises on another run's directory
     meta = read_meta(cfg.out)
-    _check_same_files(cfg, meta)
+    _check_same_files(cfg, meta, encoder)
     tables = all((cfg.out / f"{name}.parquet").is_file() for name in ("spectrum", "metrics"))
     return meta.get("status") == "complete" and tables and meta.get("inputs_done") == meta.get("inputs_total")
 
 
-def _check_same_files(cfg: SpectrumConfig, meta: dict[str, Any]) -> None:
-    """Refuse a finished run whose model or data files changed since (found before anything
-    loads: the weights and tokenizer files, and a corpus given as one file)."""
-    from attnspec.spectra.content import cached_file_digest, content_diffs, named_content
+def _check_same_files(cfg: SpectrumConfig, meta: dict[str, Any], encoder: Any | None) -> None:
+    """Refuse a finished run whose model or data changed since (found before anything loads:
+    the weights, tokenizer and config files, and a corpus given as one file; a model given as
+    an object is digested as the run digested it, attnspec.spectra.content.loaded_content)."""
+    from attnspec.spectra.content import cached_file_digest, content_diffs, loaded_content, named_content
 
     recorded = meta.get("content")
     if not isinstance(recorded, dict):
         return  # a run written before its content was recorded
-    diffs = content_diffs(recorded, named_content(cfg.model))
+    now = named_content(cfg.model) if encoder is None else loaded_content(cfg.model, encoder)
+    diffs = content_diffs(recorded, now)
     corpus = meta.get("corpus") if isinstance(meta.get("corpus"), dict) else {}
     data = Path(cfg.data).expanduser()
     if data.is_file() and isinstance(corpus.get("sha256"), str) and corpus.get("files") == 1:

@@ -613,7 +613,7 @@ def print_verdict_table(
     from rich.table import Table
     from rich.text import Text
 
-    console = console or Console()
+    console = console or Console(emoji=False)
     if param_columns is None:
         seen: dict[str, None] = {}
         for r in rows:

@@ -669,7 +669,7 @@ def print_verdict_summary(
     """
     from rich.console import Console
 
-    console = console or Console()
+    console = console or Console(emoji=False)
     rows = as_rows(rows)
     width = (console.width or 100) - 1
     claims = summarize(rows)
