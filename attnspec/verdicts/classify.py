@@ -84,6 +84,11 @@ class VerdictRow:
     #: paper's parameters" only where the registry says the paper fixes them
     #: (:attr:`attnspec.verdicts.registry.Claim.paper_params`), else "at attnspec's default".
     at_paper_params: bool = False
+    #: What ``estimate`` / ``exact`` measure and what ``bound`` is, in a few words, where the
+    #: one-screen table's defaults ("observed", "bound"; "fail" and "claimed P(fail)" for Monte Carlo
+    #: counts) would not say it (e.g. a bound that is ε).
+    value_name: str | None = None
+    bound_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -507,7 +512,19 @@ def _fmt_ratio(r: float) -> str:
 
 
 #: The verdict table's columns after the parameters.
-ROW_COLUMNS = ("evidence", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "at_paper_params")
+ROW_COLUMNS = (
+    "evidence",
+    "bound",
+    "exact",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "trials",
+    "seed",
+    "at_paper_params",
+    "value_name",
+    "bound_name",
+)
 #: Row fields a parameter may not shadow: such a parameter's column is ``param_<name>``.
 _FIXED = frozenset({"claim", "reading", "verdict", *ROW_COLUMNS})
 
@@ -568,6 +585,8 @@ def verdicts_frame(rows: Iterable[VerdictRow]) -> pd.DataFrame:
                 "trials": r.trials,
                 "seed": r.seed,
                 "at_paper_params": bool(r.at_paper_params),
+                "value_name": r.value_name,
+                "bound_name": r.bound_name,
             }
         )
         records.append(rec)
