@@ -64,6 +64,22 @@ CUT_FOOTER = (
 )
 
 
+def straddle_line(rows) -> list[str]:  # noqa: ANN001 - VerdictRows or their frame
+    """The footer line counting the rows ``measured`` because their interval straddles the
+    claim with the estimate above it (:func:`attnspec.verdicts.numbers.straddles_above`); none
+    when there are none."""
+    from attnspec.verdicts.numbers import straddles_above
+    from attnspec.verdicts.sentences import as_rows
+
+    count = sum(straddles_above(r) for r in as_rows(rows))
+    if not count:
+        return []
+    return [
+        f"{count} row{'s' if count > 1 else ''} measured, not holds: the estimate is above the claim while the "
+        "interval reaches below it."
+    ]
+
+
 def screen_lines(
     rows,
     *,
@@ -85,6 +101,7 @@ def screen_lines(
         return wrap(text, width, indent="", subsequent=indent)
 
     head = say(header, "  ") + [x for note in notes for x in say(f"note: {note}", "      ")]
+    footer = (*footer, *straddle_line(rows))
     cut_foot = [x for line in (*footer, CUT_FOOTER) for x in say(line, "  ")]
     room = None if budget is None else budget - len(head) - len(cut_foot)
     table = table_lines(rows, width=width, max_lines=room)

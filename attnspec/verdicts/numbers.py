@@ -194,6 +194,24 @@ def numbers(row: Any) -> str:
     return text
 
 
+def straddles_above(row: Any) -> bool:
+    """True for a ``measured`` probability row whose estimate is above the claim while its
+    interval reaches below it: neither contradicted nor shown to hold.
+
+    Parameters
+    ----------
+    row : VerdictRow
+
+    Returns
+    -------
+    bool
+    """
+    bound, est, lo = (num(getattr(row, a, None)) for a in ("bound", "estimate", "ci_low"))
+    return (
+        row.verdict == "measured" and is_probability(row) and None not in (bound, est, lo) and lo <= bound < est  # type: ignore[operator]
+    )
+
+
 def says_nothing(row: Any) -> str:
     """Why a vacuous or hypothesis-unmet row says nothing, from its fields: the required
     dimension at or above the ambient one (``k = 4621 ≥ n = 4096``), a stated probability

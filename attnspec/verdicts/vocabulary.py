@@ -91,7 +91,7 @@ def verdict_lines(bullet: str = "") -> list[str]:
 
 
 def claim_verdict_lines(bullet: str = "") -> list[str]:
-    """``misprint: holds as corrected — ...`` and ``A → B — ...``, one line each.
+    """```misprint: holds as corrected` — ...`` and ```A → B` — ...``, one line each (Markdown).
 
     Parameters
     ----------
@@ -102,7 +102,7 @@ def claim_verdict_lines(bullet: str = "") -> list[str]:
     -------
     list of str
     """
-    return [f"{bullet}{v} — {m}" for v, m in CLAIM_VERDICT_MEANINGS.items()]
+    return [f"{bullet}`{v}` — {m}" for v, m in CLAIM_VERDICT_MEANINGS.items()]
 
 
 def verdict_epilog() -> str:
