@@ -183,6 +183,8 @@ def numbers(row: Any) -> str:
     vname, bname = _names(row, identity)
     if bound is None or getattr(row, "bound_name", None) == "":  # "": the bound is not this value's
         return f"{getattr(row, 'value_name', None) or 'measured'} {fmt(value)}"
+    if row.verdict == "measured":  # a number without a verdict: both said, never compared
+        return f"{vname} {fmt(value)}, {bname} {fmt(bound)}"
     if row.verdict == "loose" and value > 0:
         return f"{bname} {fmt(bound)} = {ratio(bound / value)} {vname} {fmt(value)}"
     # round-off slack counts as equal; a violated two-sided claim (an identity, a mean) below its target is "≠"

@@ -323,6 +323,8 @@ def formula_rows(n: int, d: int, eps: float) -> list[VerdictRow]:
                 params={"n": n, "d": d, "eps": eps, "k": int(math.ceil(k))},
                 bound=bound,
                 estimate=k,
+                value_name="formula's k",
+                bound_name="union bound on P(fail)",
                 evidence=d_.reason if vac is None else f"{d_.reason}; {where}: {text}",
                 at_paper_params=True,
             )
