@@ -236,6 +236,11 @@ def classify_probability(
             f"exact failure probability {exact:.4g} <= claimed {claimed:.4g}, "
             f"within {_fmt_ratio(ratio)}; observed {failures}/{trials}",
         )
+    return _from_interval(claimed, failures, trials, ci, level, loose_factor)
+
+
+def _from_interval(claimed: float, failures: int, trials: int, ci: Any, level: float, loose_factor: float) -> Decision:
+    """The verdict of a consistent Monte Carlo probability with no exact law: the interval alone."""
     # No exact law: the CI brackets the true probability. Loose only if even its upper end
     # is more than loose_factor below the claim; "holds" (within loose_factor) only if its
     # lower end shows it. In between -- always so with 0 failures -- the trials cannot tell.

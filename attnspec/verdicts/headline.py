@@ -107,10 +107,10 @@ def _value(v: Any) -> str:
 
 
 def _where(row: Any, names: Sequence[str]) -> str:
-    """``k = 4095``: the row's k where it has one (the parameter a claim's own setting is
-    named by), else its first varying parameter."""
+    """``k = 4095``: the row's projection dimension k where it has one beside n (the parameter
+    a claim's own setting is named by), else its first varying parameter."""
     params = getattr(row, "params", None) or {}
-    names = ["k", *names] if num(params.get("k")) is not None else names
+    names = ["k", *names] if num(params.get("k")) is not None and num(params.get("n")) is not None else names
     order = sorted(
         (n for n in dict.fromkeys(names) if n in params and params[n] is not None and n not in NOT_WHERE),
         key=lambda n: (WHERE_FIRST.index(n) if n in WHERE_FIRST else len(WHERE_FIRST), n),
@@ -201,7 +201,7 @@ def _decide(pool: Sequence[Any], names: Sequence[str], multi: bool) -> tuple[str
         rest = [r for r in deciding if not r.at_paper_params and r.verdict != worst.verdict]
         rest = [r for r in rest if r.reading == worst.reading] if multi else rest
         if rest:
-            parts.append(f"elsewhere {_counts(rest)}")
+            parts.append(f"{worst.reading + ' ' if multi else ''}elsewhere {_counts(rest)}")
         return worst.verdict, parts, 1
     if own and deciding:
         base = telling_row(own)
@@ -217,7 +217,7 @@ def _decide(pool: Sequence[Any], names: Sequence[str], multi: bool) -> tuple[str
         rest = [r for r in deciding if r.verdict != worst.verdict]
         rest = [r for r in rest if r.reading == worst.reading] if multi else rest
         if rest:
-            parts.append(_counts(rest))
+            parts.append(f"{worst.reading} also {_counts(rest)}" if multi else _counts(rest))
         return worst.verdict, parts, 1
     t = telling_row(pool)
     if t.verdict in ("vacuous", "hypothesis-unmet"):
@@ -281,8 +281,9 @@ def claim_verdict(cs: ClaimSummary) -> ClaimVerdict:
     else:
         verdict, parts, essential = _decide(pool, _varying(pool), len(readings) > 1)
         others = {r: v for r, v in readings.items() if v != verdict.split(ARROW)[-1]}
-        if others and len(readings) > 1:
-            parts.append("; ".join(f"{r}: {v}" for r, v in others.items()))
+        if others and len(readings) > 1:  # readings that disagree are said, never cut away
+            parts.insert(essential, "; ".join(f"{r}: {v}" for r, v in others.items()))
+            essential += 1
     if other:
         deciding = [r for r in other if r.verdict in DECIDING] or other
         names = ", ".join(SYMBOLS.get(p, p) for p in differ)

@@ -101,15 +101,15 @@ def _verdict_cell(verdict: str, width: int) -> list[str]:
     return [verdict]
 
 
-def _why_cell(parts: Sequence[str], width: int, keep: int) -> tuple[list[str], bool]:
-    """The first ``keep`` parts of the why in at most :data:`ROW_LINES` lines of ``width``,
-    and whether anything was left out (the last line then ends with :data:`CUT`)."""
+def _why_cell(parts: Sequence[str], width: int, keep: int, most: int = ROW_LINES) -> tuple[list[str], bool]:
+    """The first ``keep`` parts of the why in at most ``most`` lines of ``width``, and whether
+    anything was left out (the last line then ends with :data:`CUT`)."""
     parts = [p for p in parts if p]
     shown = parts[:keep]
     lines = _wrap("; ".join(shown), width)
     cut = len(shown) < len(parts)
-    if len(lines) > ROW_LINES:
-        lines, cut = lines[:ROW_LINES], True
+    if len(lines) > most:
+        lines, cut = lines[:most], True
     if cut:
         last = lines[-1]
         while last and len(last) + 2 > width:
@@ -123,7 +123,8 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
     at most two lines per claim. A why longer than its two lines drops its least important
     parts, then is cut at a word, and ends with :data:`CUT`. With ``max_lines``, rows of two
     lines give up their last part (a count of other verdicts, a secondary finding), from the
-    bottom up, until the table fits or nothing more can go.
+    bottom up, then their second line (cut with :data:`CUT`), until the table fits or
+    nothing more can go.
 
     Parameters
     ----------
@@ -146,11 +147,12 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
     )
     ww = width - cw - vw - 2
     keep = [len([p for p in c.why_parts if p]) for c in cvs]
+    most = [ROW_LINES] * len(cvs)
 
     def render() -> tuple[list[str], list[int]]:
         out, heights = [f"{'claim':<{cw}} {'verdict':<{vw}} why"], []
         for i, c in enumerate(cvs):
-            why, _ = _why_cell(c.why_parts, ww, keep[i])
+            why, _ = _why_cell(c.why_parts, ww, keep[i], most[i])
             cells = [_wrap(c.label, cw), _verdict_cell(c.verdict, vw), why]
             heights.append(max(len(x) for x in cells))
             for j in range(heights[-1]):
@@ -161,9 +163,17 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
     out, heights = render()
     while max_lines is not None and len(out) > max_lines:
         tall = [i for i, h in enumerate(heights) if h > 1 and keep[i] > cvs[i].essential]
-        if not tall:
-            break
-        keep[tall[-1]] -= 1
+        if tall:
+            keep[tall[-1]] -= 1
+        else:  # then a why of one part gives up its second line, cut with the mark
+            tall = [
+                i
+                for i, h in enumerate(heights)
+                if h > 1 and most[i] > 1 and len(_verdict_cell(cvs[i].verdict, vw)) == 1
+            ]
+            if not tall:
+                break
+            most[tall[-1]] = 1
         out, heights = render()
     return out
 
