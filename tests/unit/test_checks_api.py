@@ -137,7 +137,9 @@ def test_result_holds_verdicts_tables_and_the_summary(sa_result: checks.CheckRes
     assert len(v[v.L == first.params["L"]]) >= 1  # select by a parameter without .apply
     assert set(sa_result.tables) >= {"sa"} and isinstance(sa_result.tables["sa"], pd.DataFrame)
     s = sa_result.summary()
-    assert list(s.columns) == ["claim_id", "claim", "verdict", "why", "rows"] and len(s) == v["claim"].nunique()
+    assert (
+        list(s.columns) == ["claim_id", "claim", "verdict", "why", "rows", "source"] and len(s) == v["claim"].nunique()
+    )
     assert s.equals(summary_frame(v))  # the same table from the rows or from the flattened frame
     assert sa_result.sentences() == summary_lines(sa_result.rows)
     text = repr(sa_result)
