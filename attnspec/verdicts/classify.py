@@ -85,7 +85,7 @@ class VerdictRow:
     #: (:attr:`attnspec.verdicts.registry.Claim.paper_params`), else "at attnspec's default".
     at_paper_params: bool = False
     #: What ``estimate`` / ``exact`` measure and what ``bound`` is, in a few words, where the
-    #: one-screen table's defaults ("observed", "bound"; "fail" and "claimed P(fail)" for Monte Carlo
+    #: one-screen table's defaults ("observed", "bound"; "fail" and "claimed P" for Monte Carlo
     #: counts) would not say it (e.g. a bound that is ε).
     value_name: str | None = None
     bound_name: str | None = None

@@ -20,7 +20,7 @@ The rules, in order:
 4. **Own setting first.** If the marked rows decide something (violated, loose, holds), the
    verdict is theirs. If they say nothing (vacuous, hypothesis-unmet, cannot-fail, measured)
    but other rows decide, the verdict is ``A → B`` and the why names both places
-   ("vacuous at k = 4621 ≥ n = 4096; violated at k = 4095: 500/500 fail vs claimed P(fail)
+   ("vacuous at k = 4621 ≥ n = 4096; violated at k = 4095: 500/500 fail, claimed P
    ≤ 0.8164"). Otherwise the most telling row (:func:`attnspec.verdicts.sentences.telling_row`).
 5. **Readings named.** Where a claim has several readings, the why names the reading its
    verdict comes from and gives the others' verdicts ("∃w∀P̃ at k = 348: ...; as-written:
@@ -153,7 +153,7 @@ def _counts(rows: Sequence[Any]) -> str:
 
 
 def _row_text(row: Any, names: Sequence[str], pool: Sequence[Any], reading: bool) -> str:
-    """``∃w∀P̃ at its k = 4621: 500/500 fail vs claimed P(fail) ≤ 0.25 (8/12 rows)``."""
+    """``∃w∀P̃ at its k = 4621: 500/500 fail, claimed P ≤ 0.25 (8/12 rows)``."""
     where = _where(row, names)
     if where and getattr(row, "at_paper_params", False):
         where = f"its {where}"

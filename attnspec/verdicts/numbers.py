@@ -4,7 +4,7 @@ A row carries the numbers it was decided from as fields (``bound, exact, estimat
 ci_high, trials``, and ``value_name`` / ``bound_name`` where the defaults would not say what
 a number is). This module turns them into the short phrase a one-screen table shows, e.g.
 
-* ``500/500 fail vs claimed P(fail) ≤ 0.25`` (Monte Carlo counts against a stated probability);
+* ``500/500 fail, claimed P ≤ 0.25`` (Monte Carlo counts against a stated probability);
 * ``exact P(fail) 1 vs claimed ≤ 0.0002`` (an exact law against it);
 * ``relative error 1 > ε 0.1`` (a deterministic bound, labelled by the row);
 * ``residual 0.00909 > tolerance 1e-12`` (an identity);
@@ -17,7 +17,7 @@ Example
 >>> from attnspec.verdicts.classify import VerdictRow
 >>> numbers(VerdictRow("linformer.thm1.eq3", "violated", bound=0.25, estimate=1.0, ci_low=0.99,
 ...                    ci_high=1.0, trials=500))
-'500/500 fail vs claimed P(fail) ≤ 0.25'
+'500/500 fail, claimed P ≤ 0.25'
 """
 
 from __future__ import annotations
@@ -145,12 +145,15 @@ def _probability(row: Any, bound: float | None) -> str:
     trials = int(num(row.trials) or 0)
     est, exact = num(row.estimate), num(row.exact)
     lo, hi = num(row.ci_low), num(row.ci_high)
-    claim = f"claimed {getattr(row, 'bound_name', None) or 'P(fail)'} ≤ {fmt(bound)}" if bound is not None else ""
+    named = getattr(row, "bound_name", None)
     if exact is not None:
         seen = f"{getattr(row, 'value_name', None) or 'exact P(fail)'} {fmt(exact)}"
-    else:
+        claim = f"claimed {named + ' ' if named else ''}≤ {fmt(bound)}" if bound is not None else ""
+        text = f"{seen} vs {claim}" if claim else seen
+    else:  # counts: the claim is the failure probability they are counted against
         seen = f"{round((est or 0.0) * trials)}/{trials} fail"
-    text = f"{seen} vs {claim}" if claim else seen
+        claim = f"claimed {named or 'P'} ≤ {fmt(bound)}" if bound is not None else ""
+        text = f"{seen}, {claim}" if claim else seen
     if row.verdict == "loose" and bound is not None:
         ref = exact if exact is not None else hi
         if ref is not None:

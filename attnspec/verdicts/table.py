@@ -165,11 +165,14 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
         tall = [i for i, h in enumerate(heights) if h > 1 and keep[i] > cvs[i].essential]
         if tall:
             keep[tall[-1]] -= 1
-        else:  # then a why of one part gives up its second line, cut with the mark
+        else:  # then a why gives up its second line where its first part fits the first, cut with the mark
             tall = [
                 i
                 for i, h in enumerate(heights)
-                if h > 1 and most[i] > 1 and len(_verdict_cell(cvs[i].verdict, vw)) == 1
+                if h > 1
+                and most[i] > 1
+                and len(_verdict_cell(cvs[i].verdict, vw)) == 1
+                and len(cvs[i].why_parts[0]) + len(CUT) + 1 <= ww
             ]
             if not tall:
                 break

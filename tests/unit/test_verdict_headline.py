@@ -96,7 +96,7 @@ def test_own_rows_that_decide_give_the_verdict_and_the_rest_is_counted_apart() -
     ]
     (cv,) = claim_verdicts(own + low)
     assert cv.verdict == "violated"
-    assert cv.why_parts[0].startswith("theorem-k at its k = 400: 500/500 fail vs claimed P(fail) ≤ 0.25 (8/12 rows)")
+    assert cv.why_parts[0].startswith("theorem-k at its k = 400: 500/500 fail, claimed P ≤ 0.25 (8/12 rows)")
 
 
 def test_a_stated_probability_failing_at_the_own_k_beyond_n_is_violated_not_vacuous_to_violated() -> None:
@@ -118,7 +118,7 @@ def test_a_stated_probability_failing_at_the_own_k_beyond_n_is_violated_not_vacu
         )
     ]
     (cv,) = claim_verdicts(rows)
-    assert cv.verdict == "violated" and "at its k = 1386: 40/40 fail vs claimed P(fail) ≤ 0.25" in cv.why
+    assert cv.verdict == "violated" and "at its k = 1386: 40/40 fail, claimed P ≤ 0.25" in cv.why
 
 
 # ------------------------------------------------------------- readings named (4)
@@ -223,7 +223,7 @@ def test_every_number_is_labelled() -> None:
     )
     assert numbers(quant) == "relative error 1 > ε 0.1"
     prob = _p("x.p", "violated", 500, 500, 0.8164)
-    assert numbers(prob) == "500/500 fail vs claimed P(fail) ≤ 0.8164"
+    assert numbers(prob) == "500/500 fail, claimed P ≤ 0.8164"
     ident = VerdictRow("x.i", "violated", {}, bound=1e-12, estimate=0.00909)
     assert numbers(ident) == "residual 0.00909 > tolerance 1e-12"
     loose = VerdictRow(
@@ -238,7 +238,7 @@ def test_every_number_is_labelled() -> None:
         ci_high=0.088,
         value_name="Chernoff bound on P(fail)",
     )
-    assert numbers(loose) == "Chernoff bound on P(fail) 2.7e-21 vs claimed P(fail) ≤ 0.1 (3.7e+19× loose)"
+    assert numbers(loose) == "Chernoff bound on P(fail) 2.7e-21 vs claimed ≤ 0.1 (3.7e+19× loose)"
 
 
 def test_theorem1_at_80_columns_says_what_was_violated_and_marks_any_cut() -> None:
@@ -246,7 +246,7 @@ def test_theorem1_at_80_columns_says_what_was_violated_and_marks_any_cut() -> No
     assert all(len(x) <= 80 for x in lines)
     i = next(i for i, x in enumerate(lines) if x.startswith("Theorem 1 (eq. 3) "))
     shown = " ".join(x[32:] for x in lines[i : i + 2])
-    assert "fail vs claimed P(fail) ≤" in shown and "k = " in shown
+    assert "fail, claimed P ≤" in shown and "k = " in shown
     cut = [x for x in lines if "…" in x]
     assert all(x.endswith(" …") for x in cut)
 

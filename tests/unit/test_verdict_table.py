@@ -71,7 +71,7 @@ def test_vacuous_never_hides_a_measured_failure() -> None:
     rows = [_vac("value", 0), _vac("random", 500), _vac("adv", 480)]
     (cv,) = claim_verdicts(rows)
     assert cv.verdict == "violated"  # the stated probability fails at the claim's own k
-    assert "at its k = 4621: 500/500 fail vs claimed P(fail) ≤ 0.25" in cv.why
+    assert "at its k = 4621: 500/500 fail, claimed P ≤ 0.25" in cv.why
     assert "(2/3 rows)" in cv.why  # two of the three rows exceed the stated bound
 
 
@@ -94,7 +94,7 @@ def test_vacuous_at_its_own_k_and_violated_below_reads_both() -> None:
     (cv,) = claim_verdicts(rows)
     assert cv.verdict == "vacuous → violated"
     assert cv.why_parts[0] == "vacuous: k = 4621 ≥ n = 4096"
-    assert cv.why_parts[1] == "violated at k = 4095: 500/500 fail vs claimed P(fail) ≤ 0.82"
+    assert cv.why_parts[1] == "violated at k = 4095: 500/500 fail, claimed P ≤ 0.82"
 
 
 def test_a_claim_that_says_nothing_anywhere_stays_vacuous() -> None:

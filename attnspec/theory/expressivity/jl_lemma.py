@@ -117,7 +117,7 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
             {**P, "d": int(ds[i]), **tt},
             bound=float(bg[i]),
             exact=float(pg[i]),
-            value_name="exact P(deviation)",
+            value_name="exact P",
             bound_name="claimed",
             reading="exact-law",
             evidence=f"{dec.reason}; {ev}",
@@ -143,7 +143,7 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
             {**P, "d": int(ds[i]), **tt},
             bound=float(bo[i]),
             exact=float(po[i]),
-            value_name="exact P(deviation)",
+            value_name="exact P",
             bound_name="claimed",
             reading="scaled",
             evidence=f"{dec.reason}{tts}; largest c for which the bound holds at every d <= L: {cmax:.4g} "
@@ -164,7 +164,7 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
             {**P, "d": int(ds[i])},
             bound=float(bo[i]),
             exact=float(pu[i]),
-            value_name="exact P(deviation)",
+            value_name="exact P",
             bound_name="claimed",
             reading="unscaled",
             evidence=f"{dec.reason}; R = Qᵀ shrinks norms by d/L on average, so the deviation is "
