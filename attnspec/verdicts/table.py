@@ -174,6 +174,11 @@ def table_lines(rows_or_frame: Any, *, width: int = 100, max_lines: int | None =
                 and len(_verdict_cell(cvs[i].verdict, vw)) == 1
                 and len(cvs[i].why_parts[0]) + len(CUT) + 1 <= ww
             ]
+            tall = tall or [  # last: any why of one line's verdict, even inside its first part
+                i
+                for i, h in enumerate(heights)
+                if h > 1 and most[i] > 1 and len(_verdict_cell(cvs[i].verdict, vw)) == 1
+            ]
             if not tall:
                 break
             most[tall[-1]] = 1
