@@ -60,7 +60,8 @@ class CheckResult:
         One row per verdict row: ``claim, reading, verdict``, then one column per parameter
         the rows vary (``n, k, eps, d, L, family, ...``; missing where a row has no such
         parameter), then ``evidence, bound, exact, estimate, ci_low, ci_high, trials, seed,
-        at_paper_params``. ``v[v.k == 4095]`` selects rows by a parameter.
+        at_paper_params, value_name, bound_name`` (what ``estimate``/``exact`` and ``bound`` are,
+        where a row names them). ``v[v.k == 4095]`` selects rows by a parameter.
     tables : dict of str to pandas.DataFrame
         The battery's tidy tables by file stem (``"jl"`` is ``jl.parquet`` under ``--out``).
     meta : dict
@@ -108,8 +109,10 @@ class CheckResult:
         -------
         pandas.DataFrame
             One row per claim, in order of first appearance: ``claim_id``, ``claim`` (its
-            label), ``verdict`` (the claim's verdict over its rows), ``why`` and ``rows``
-            (:func:`attnspec.verdicts.table.summary_frame`).
+            label), ``verdict`` (the claim's verdict over its rows,
+            :func:`attnspec.verdicts.headline.claim_verdict`: the one the screen, the report's
+            ledger and summary print), ``why``, ``rows`` and ``source`` (the paper, or notes on
+            it with a page) (:func:`attnspec.verdicts.table.summary_frame`).
         """
         from attnspec.verdicts.table import summary_frame
 

@@ -72,7 +72,7 @@ def sa_check(
 
 
 #: The most lines the default output may take at 100 columns.
-SCREEN_LINES = 30
+SCREEN_LINES = 21
 
 
 def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult

@@ -346,32 +346,16 @@ def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> 
 
 
 def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str, str], verdict_file: str) -> list[str]:
-    """One line per paper: how many of its claims hold, are loose, fail, say nothing, and which fail."""
-    from attnspec.report.ledger import HEADING, ledger_rows
+    """One line per paper: its claims by verdict and which fail, per source (the paper, or notes
+    on it), misprints apart (:func:`attnspec.report.ledger.findings`)."""
+    from attnspec.report.ledger import HEADING, findings, ledger_rows
 
     rows = ledger_rows(experiments, results, verdict_file)
     out = []
     for paper, cite in papers.items():
         mine = [r for r in rows if r["paper"] == paper]
-        if not mine:
-            continue
-        counts: dict[str, int] = {}
-        for r in mine:
-            counts[r["stated"]] = counts.get(r["stated"], 0) + 1
-        order = ("holds", "loose", "violated", "vacuous", "cannot-fail", "hypothesis-unmet", "measured")
-        # single verdicts in the vocabulary's order, then the changing ones ("vacuous → violated")
-        keys = [v for v in order if v in counts] + sorted(v for v in counts if v not in order)
-        tally = ", ".join(f"{counts[v]} {v}" for v in keys)
-        failing = [r["id"] for r in mine if "violated" in r["stated"]]
-        # a few ids are named; a longer list is the ledger's
-        fails = (
-            f"; fails: {', '.join(f'`{i}`' for i in failing)}"
-            if 0 < len(failing) <= 3
-            else f"; {len(failing)} fail"
-            if failing
-            else ""
-        )
-        out.append(f"**{_short(cite)}.** {len(mine)} claims: {tally}{fails}. [Ledger](#{anchor(HEADING)})")
+        if mine:
+            out.append(f"**{_short(cite)}.** {findings(mine)}. [Ledger](#{anchor(HEADING)})")
     return out
 
 

@@ -100,6 +100,9 @@ class Claim:
         Newton–Schulz with K = 6 (Sec. 5)"``). Empty when the paper fixes none: the rows a
         check marks ``at_paper_params`` are then the claim's own setting (a theorem's k) at
         attnspec's default parameters, and are called so.
+    source : str, optional
+        Where the statement comes from: ``"paper"`` (the paper itself, the default) or the
+        notes on it with a page (``"notes p. 3"``); summaries count failures per source.
     """
 
     id: str
@@ -109,12 +112,15 @@ class Claim:
     command: str
     notes: str = field(default="")
     paper_params: str = field(default="")
+    source: str = field(default="paper")
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
             raise ValueError(f"claim id {self.id!r} must be dotted lower-case words, e.g. 'linformer.thm1.eq3'")
         if self.paper not in PAPERS:
             raise ValueError(f"claim id {self.id!r} must start with a paper key: one of {sorted(PAPERS)}")
+        if self.source != "paper" and not self.source.startswith("notes"):
+            raise ValueError(f"claim {self.id!r}: source must be 'paper' or 'notes p. N', got {self.source!r}")
         if not self.readings:
             raise ValueError(f"claim {self.id!r} needs at least one reading")
         names = [r.name for r in self.readings]
