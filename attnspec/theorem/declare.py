@@ -92,7 +92,7 @@ class Claim:
         readings = tuple(RegisteredReading(r.name, r.description or type(r).__name__) for r in self.readings)
         return RegisteredClaim(
             id=self.id, where=self.where, statement=self.statement + hyp, readings=readings, command=command,
-            notes=f"source: {self.source}",
+            source=self.source,
         )  # fmt: skip
 
 
