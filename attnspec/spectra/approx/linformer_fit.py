@@ -1,0 +1,169 @@
+"""Linformer with fitted projections: E, F ∈ R^{k×n} fitted on training documents.
+
+Linformer (Wang et al. 2020) trains E and F with the model. Here they are fitted, with the
+model frozen, to the layer's own attention: per (n, k, layer), Adam minimises the mean over
+training documents and heads of ‖softmax(S Eᵀ)(F V) − P V‖_F / ‖P V‖_F
+(S Eᵀ = s·Q (E K)ᵀ + B Eᵀ). ``linformer-fit`` shares E and F by the heads of a layer, as in
+the paper; ``linformer-fit-per-head`` fits one pair per head.
+
+Both start from segment means (E = F = the k × n matrix averaging k contiguous segments),
+which is exact when keys and values are constant on segments and is the identity at k = n.
+The state records the optimiser, its steps and learning rate, the seed and the training
+error; errors are read on held-out documents only (:mod:`.measure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from attnspec.spectra.approx.dense import exact_output
+from attnspec.spectra.approx.methods import projected_attention
+from attnspec.spectra.approx.protocol import Heads, approximation
+
+#: Adam steps and learning rate of a fit when the caller gives no budget.
+DEFAULT_STEPS = 150
+DEFAULT_LR = 0.01
+
+
+def segment_matrix(k: int, n: int) -> torch.Tensor:
+    """The k × n matrix whose row i averages the i-th of k contiguous segments of near-equal length.
+
+    Parameters
+    ----------
+    k : int
+        Segments, 1..n.
+    n : int
+
+    Returns
+    -------
+    Tensor, shape (k, n), float64
+    """
+    m = torch.zeros(k, n, dtype=torch.float64)
+    for i, idx in enumerate(torch.tensor_split(torch.arange(n), k)):
+        m[i, idx] = 1.0 / len(idx)
+    return m
+
+
+def fit_projections(
+    train: Sequence[Heads], *, k: int, seed: int, budget: dict[str, Any] | None = None, per_head: bool = False
+) -> dict[str, Any]:
+    """E and F fitted by Adam on the training documents' heads of one (n, layer).
+
+    Parameters
+    ----------
+    train : sequence of Heads
+        One per training document, all of the same n, not causal.
+    k : int
+        The projection dimension, 1..n.
+    seed : int
+        Seed of the optimisation (recorded; the start is deterministic).
+    budget : dict, optional
+        ``steps`` (Adam steps, default :data:`DEFAULT_STEPS`) and ``lr`` (default :data:`DEFAULT_LR`).
+    per_head : bool
+        One E, F per head instead of one shared by the layer's heads.
+
+    Returns
+    -------
+    dict
+        ``e``, ``f`` (k, n) or (H, k, n) float64; ``optimizer``, ``steps``, ``lr``, ``seed``,
+        ``init``, ``train_error`` (the mean relative error on the training documents at the end).
+    """
+    budget = dict(budget or {})
+    steps, lr = int(budget.get("steps", DEFAULT_STEPS)), float(budget.get("lr", DEFAULT_LR))
+    n, heads = train[0].n, int(train[0].q.shape[0])
+    start = segment_matrix(min(k, n), n)  # (k, n)
+    if per_head:
+        start = start.expand(heads, -1, -1).clone()  # (H, k, n)
+    e = start.float().clone().requires_grad_(True)
+    f = start.float().clone().requires_grad_(True)
+    docs = [
+        Heads(h.q.float(), h.k.float(), h.v.float(), h.scaling, None if h.bias is None else h.bias.float())
+        for h in train
+    ]
+    targets = [exact_output(h) for h in docs]  # (H, n, d) each
+    norms = [t.flatten(1).norm(dim=-1) for t in targets]  # (H,) each
+    opt = torch.optim.Adam([e, f], lr=lr)
+
+    def loss() -> torch.Tensor:
+        errs = [(projected_attention(h, e, f) - t).flatten(1).norm(dim=-1) / z for h, t, z in zip(docs, targets, norms)]
+        return torch.stack(errs).mean()
+
+    with torch.enable_grad():
+        for _ in range(steps):
+            opt.zero_grad()
+            value = loss()
+            value.backward()
+            opt.step()
+    with torch.no_grad():
+        final = float(loss())
+    return {
+        "e": e.detach().double(),
+        "f": f.detach().double(),
+        "optimizer": "Adam",
+        "steps": steps,
+        "lr": lr,
+        "seed": int(seed),
+        "init": "segment means",
+        "train_error": final,
+        "per_head": per_head,
+    }
+
+
+def _fit_shared(train: Sequence[Heads], *, k: int, seed: int, budget: dict[str, Any] | None = None) -> dict[str, Any]:
+    return fit_projections(train, k=k, seed=seed, budget=budget, per_head=False)
+
+
+def _fit_per_head(train: Sequence[Heads], *, k: int, seed: int, budget: dict[str, Any] | None = None) -> dict[str, Any]:
+    return fit_projections(train, k=k, seed=seed, budget=budget, per_head=True)
+
+
+def _apply_fitted(heads: Heads, state: dict[str, Any]) -> torch.Tensor:
+    n = heads.n
+    return projected_attention(heads, state["e"][..., :n], state["f"][..., :n])
+
+
+@approximation(
+    "linformer-fit", label="Linformer, E and F fitted (shared by a layer's heads)", fit=_fit_shared, bias=True
+)
+def linformer_fit(heads: Heads, *, k: int, state: Any, seed: int) -> torch.Tensor:
+    """softmax(S Eᵀ)(F V) with the fitted E, F of this (n, k, layer).
+
+    Parameters
+    ----------
+    heads : Heads
+    k : int
+        The projection dimension (the state's).
+    state : dict
+        :func:`fit_projections`'s result.
+    seed : int
+        Unused.
+
+    Returns
+    -------
+    Tensor, shape (H, n, d)
+    """
+    return _apply_fitted(heads, state)
+
+
+@approximation("linformer-fit-per-head", label="Linformer, E and F fitted per head", fit=_fit_per_head, bias=True)
+def linformer_fit_per_head(heads: Heads, *, k: int, state: Any, seed: int) -> torch.Tensor:
+    """softmax(S Eₕᵀ)(Fₕ V) with one fitted pair per head.
+
+    Parameters
+    ----------
+    heads : Heads
+    k : int
+        The projection dimension (the state's).
+    state : dict
+        :func:`fit_projections`'s result (per head).
+    seed : int
+        Unused.
+
+    Returns
+    -------
+    Tensor, shape (H, n, d)
+    """
+    return _apply_fitted(heads, state)
