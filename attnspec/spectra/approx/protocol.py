@@ -21,7 +21,7 @@ such rows. A method that cannot be causal (``causal=False``) is refused for caus
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 

@@ -38,12 +38,12 @@ def get(name: str) -> Approximation:
     InputError
         No method has that name (the message lists those that do).
     """
-    methods = registered()
-    if name not in methods:
+    known = registered()
+    if name not in known:
         raise InputError(
-            f"--approx {name!r} is not a registered approximation; choose from {', '.join(sorted(methods))}"
+            f"--approx {name!r} is not a registered approximation; choose from {', '.join(sorted(known))}"
         )
-    return methods[name]
+    return known[name]
 
 
 #: The references every table holds beside the methods asked for.
