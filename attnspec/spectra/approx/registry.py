@@ -40,9 +40,7 @@ def get(name: str) -> Approximation:
     """
     known = registered()
     if name not in known:
-        raise InputError(
-            f"--approx {name!r} is not a registered approximation; choose from {', '.join(sorted(known))}"
-        )
+        raise InputError(f"--approx {name!r} is not a registered approximation; choose from {', '.join(sorted(known))}")
     return known[name]
 
 
