@@ -48,6 +48,9 @@ def spectrum(
 
         baselines = parse_baselines(o["baseline"])
         ks = parse_ks(o["projection_k"])
+        from attnspec.spectra.approx.saved import make_plan
+
+        approx = make_plan(o["approx"], o["approx_k"], o["approx_split"], seed=o["seed"], steps=o["approx_steps"])
         lengths = parse_lengths(o["seq_len"])
         if len(lengths) > 1 and o["at"] is not None:
             raise InputError(
@@ -66,7 +69,13 @@ def spectrum(
         claim_out_dir(cfg.out, command, kind=kind, nests_in=nests_in)
         try:
             study = run_study(
-                cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks, command=command
+                cfg,
+                lengths,
+                progress=not o["quiet"],
+                baselines=baselines,
+                projection_k=ks,
+                command=command,
+                approx=approx,
             )
         except KeyboardInterrupt as e:  # not inside the run (that one returns its status): e.g. in its nulls
             err_console.print(f"interrupted{f': {e}' if str(e) else ''}", highlight=False, soft_wrap=True)
