@@ -213,6 +213,7 @@ def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
 
         _print_nulls(null_comparison(out))
         _print_projection(out)
+        _print_approx(out)
     if plots:
         _plot_study(out, lengths, scaling=shard is None)
     out_console.print(
@@ -278,6 +279,7 @@ def _plot_scaling_dir(
     out_console.print(t)
     _print_nulls(nulls)
     _print_projection(run)
+    _print_approx(run)
     return paths
 
 
@@ -674,3 +676,42 @@ def register(app: typer.Typer) -> None:
     app.command("spectrum")(spectrum)
     app.command("merge")(merge)
     app.add_typer(plot_app, name="plot")
+
+
+def _print_approx(run: Path) -> None:
+    """The approximations of attention of a scaling study, when it holds them: one line per (k, method)."""
+    from rich.table import Table
+
+    from attnspec.numerics.stats import format_interval
+    from attnspec.spectra.approx.reading import read_verdicts
+    from attnspec.spectra.approx.rule import THRESHOLD
+
+    v = read_verdicts(run)
+    if v is None:
+        return
+    t = Table(
+        title="Approximations of attention on held-out documents: ‖Ŷ − PV‖/‖PV‖ (mean over layers and heads), "
+        f"slope per doubling of n; a fixed k holds when the slope's upper end < +{THRESHOLD}; "
+        "cosine: sentence embedding with every layer replaced"
+    )
+    for col in ("k", "method", "first n", "95% CI", "last n", "95% CI", "slope", "95% CI", "verdict", "cosine"):
+        t.add_column(col, justify="right" if col not in ("method", "verdict") else "left")
+    for r in v.itertuples():
+        if r.note:
+            t.add_row(str(r.k), r.method, *[""] * 6, r.note, "")
+            continue
+        t.add_row(
+            str(r.k),
+            r.method + (" (ref.)" if r.reference else "") + (" †" if r.scores == "content only" else ""),
+            f"{r.error_first:.3f}",
+            format_interval(r.error_first_low, r.error_first_high, 3),
+            f"{r.error_last:.3f}",
+            format_interval(r.error_last_low, r.error_last_high, 3),
+            f"{r.slope:+.3f}",
+            format_interval(r.slope_low, r.slope_high, 3, signed=True),
+            r.verdict,
+            f"{r.cosine_last:.4f}",
+        )
+    out_console.print(t)
+    if (v["scores"] == "content only").any():
+        out_console.print("† sees the content scores only (it cannot take the additive score bias)", highlight=False)

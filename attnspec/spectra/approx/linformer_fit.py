@@ -61,7 +61,8 @@ def fit_projections(
     seed : int
         Seed of the optimisation (recorded; the start is deterministic).
     budget : dict, optional
-        ``steps`` (Adam steps, default :data:`DEFAULT_STEPS`) and ``lr`` (default :data:`DEFAULT_LR`).
+        ``steps`` (Adam steps, default :data:`DEFAULT_STEPS`) and ``lr`` (default :data:`DEFAULT_LR`),
+        relative to the start's entries k/n.
     per_head : bool
         One E, F per head instead of one shared by the layer's heads.
 
@@ -77,18 +78,24 @@ def fit_projections(
     start = segment_matrix(min(k, n), n)  # (k, n)
     if per_head:
         start = start.expand(heads, -1, -1).clone()  # (H, k, n)
-    e = start.float().clone().requires_grad_(True)
-    f = start.float().clone().requires_grad_(True)
+    # Adam moves every entry by about lr per step: the parameters are E and F in units of the
+    # start's entries k/n (at most 1 on a segment), so lr is relative and fits every n alike
+    unit = min(k, n) / n
+    e_rel = (start / unit).float().requires_grad_(True)
+    f_rel = (start / unit).float().requires_grad_(True)
     docs = [
         Heads(h.q.float(), h.k.float(), h.v.float(), h.scaling, None if h.bias is None else h.bias.float())
         for h in train
     ]
     targets = [exact_output(h) for h in docs]  # (H, n, d) each
     norms = [t.flatten(1).norm(dim=-1) for t in targets]  # (H,) each
-    opt = torch.optim.Adam([e, f], lr=lr)
+    opt = torch.optim.Adam([e_rel, f_rel], lr=lr)
 
     def loss() -> torch.Tensor:
-        errs = [(projected_attention(h, e, f) - t).flatten(1).norm(dim=-1) / z for h, t, z in zip(docs, targets, norms)]
+        errs = [
+            (projected_attention(h, unit * e_rel, unit * f_rel) - t).flatten(1).norm(dim=-1) / z
+            for h, t, z in zip(docs, targets, norms)
+        ]
         return torch.stack(errs).mean()
 
     with torch.enable_grad():
@@ -100,11 +107,12 @@ def fit_projections(
     with torch.no_grad():
         final = float(loss())
     return {
-        "e": e.detach().double(),
-        "f": f.detach().double(),
+        "e": unit * e_rel.detach().double(),
+        "f": unit * f_rel.detach().double(),
         "optimizer": "Adam",
         "steps": steps,
         "lr": lr,
+        "lr_unit": "the start's entries, k/n",
         "seed": int(seed),
         "init": "segment means",
         "train_error": final,
