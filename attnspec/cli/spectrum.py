@@ -261,6 +261,11 @@ def _plot_scaling_dir(
     with whole_output(), result_files(run):  # the fit tables and both figures together
         fit.save(run)
         paths = plot_scaling(fit.table, fit.fits, out, title=title, formats=formats, nulls=fit.null_tables)
+        if (run / "approx_summary.parquet").is_file():
+            from attnspec.plots.approx import plot_approx
+            from attnspec.storage.results import read_table
+
+            paths += plot_approx(read_table(run, "approx_summary"), out, title=title, formats=formats)
     fits, nulls = fit.fits, fit.nulls
     t = Table(
         title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "

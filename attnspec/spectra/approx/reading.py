@@ -80,7 +80,9 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
     for method, why in (meta.get("refused") or {}).items():
         for k in meta.get("k", []):
             if not ((rule["method"] == method) & (rule["k"] == k)).any():
-                rows.append([k, method, get(method).reference] + [np.nan] * 16 + ["", 0, why])
+                rows.append(
+                    [k, method, get(method).reference, *[np.nan] * 11, "not applied", *[np.nan] * 3, "", 0, why]
+                )
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values(["k", "reference", "method"], kind="stable").reset_index(drop=True)
 

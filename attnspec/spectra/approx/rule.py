@@ -157,9 +157,13 @@ def tables(raw: dict[str, pd.DataFrame], *, seed: int = 0) -> dict[str, pd.DataF
         ``approx_summary`` (over layers), ``approx_layers`` (per layer), ``approx_rule``
         (slopes and verdicts), ``approx_end_to_end_summary`` (when measured).
     """
+    from attnspec.spectra.approx.registry import get
+
     errors = raw["approx"]
+    summary = summarise(errors, seed=seed)
+    summary.insert(3, "reference", [get(m).reference for m in summary["method"]])  # drawn as lines
     out = {
-        "approx_summary": summarise(errors, seed=seed),
+        "approx_summary": summary,
         "approx_layers": summarise(errors, by_layer=True, seed=seed),
         "approx_rule": slopes(errors, seed=seed),
     }
