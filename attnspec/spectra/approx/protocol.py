@@ -58,7 +58,12 @@ class Heads:
         return int(self.q.shape[-2])
 
     def content_only(self) -> Heads:
-        """The same heads without the additive bias (for methods that cannot take one)."""
+        """The same heads without the additive bias (for methods that cannot take one).
+
+        Returns
+        -------
+        Heads
+        """
         return Heads(self.q, self.k, self.v, self.scaling, None, self.causal)
 
 
