@@ -147,3 +147,15 @@ def test_a_method_is_one_registered_function_and_bad_names_are_named():
         parse_approx("performer,nope")
     with pytest.raises(InputError, match="twice"):
         parse_approx("performer,performer")
+
+
+def test_the_documented_example_method_registers_and_runs():
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "approximations.md").read_text()
+    block = re.search(r"```python\n(import torch\nfrom attnspec.spectra.approx.protocol.*?)```", doc, re.S).group(1)
+    exec(block, {})
+    x = _heads(n=16)
+    out = get("mean-pool").apply(x, k=16, state=None, seed=0)
+    torch.testing.assert_close(out, exact_output(x))  # k = n segments: every key its own

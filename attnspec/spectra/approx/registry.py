@@ -1,5 +1,7 @@
-"""Every registered approximation: the shipped ones (registered when this module loads them)
-and any a user registered with :func:`attnspec.spectra.approx.protocol.approximation`.
+"""Every registered approximation: the shipped ones (registered when this module loads them),
+those of installed packages (entry points of the group :data:`ENTRY_POINT_GROUP`, each a
+module whose import registers its methods) and any a user registered with
+:func:`attnspec.spectra.approx.protocol.approximation`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,21 @@ from attnspec.errors import InputError
 from attnspec.spectra.approx import linformer_fit, methods  # noqa: F401  (their decorators register them)
 from attnspec.spectra.approx.protocol import _REGISTRY, Approximation
 
+#: Installed packages name modules that register approximations under this entry-point group.
+ENTRY_POINT_GROUP = "attnspec.approximations"
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()  # the module's decorators register its methods
+
 
 def registered() -> dict[str, Approximation]:
     """Every registered method by name (the shipped ones and any a user registered).
@@ -18,6 +35,7 @@ def registered() -> dict[str, Approximation]:
     -------
     dict of str to Approximation
     """
+    _load_plugins()
 
     return dict(_REGISTRY)
 
