@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnspec.plots import OKABE_ITO, PAGE_IN, legend_below, paper_figure, save_figure, style
+from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, legend_below, paper_figure, save_figure, style
 
 #: How each reference is drawn (black, no band).
 _REFERENCE_STYLE = {"uniform": (0, (4, 2)), "best-rank-k": (0, (1, 1.5))}
@@ -43,7 +43,8 @@ def plot_approx(
     style()
     reference = summary.groupby("method")["reference"].first().to_dict()
     ks = sorted(summary["k"].unique())
-    fig, axes = paper_figure(1, len(ks), width=PAGE_IN, height=2.6, sharey=True)
+    width = PAGE_IN if len(ks) > 1 else COLUMN_IN  # one panel per k
+    fig, axes = paper_figure(1, len(ks), width=width, height=2.6, sharey=True)
     methods = [m for m in dict.fromkeys(summary["method"]) if not reference[m]]
     colour = {m: OKABE_ITO[i % 7] for i, m in enumerate(methods)}
     handles: dict[str, object] = {}
