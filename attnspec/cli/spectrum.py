@@ -202,6 +202,7 @@ def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
+        _approx_after_up_to_date(out, plots=plots and shard is None)
         return
     if study.status != "complete":
         err_console.print(
@@ -720,3 +721,24 @@ def _print_approx(run: Path) -> None:
     out_console.print(t)
     if (v["scores"] == "content only").any():
         out_console.print("† sees the content scores only (it cannot take the additive score bias)", highlight=False)
+
+
+def _approx_after_up_to_date(out: Path, *, plots: bool) -> None:
+    """An up-to-date study's approximations (measured by this command or before): their table,
+    and their figure when it is missing or older than the tables."""
+    summary, figure = out / "approx_summary.parquet", out / "figures" / "approx_errors.png"
+    if not summary.is_file():
+        return
+    if plots and (not figure.is_file() or figure.stat().st_mtime < summary.stat().st_mtime):
+        from attnspec.plots import short_name
+        from attnspec.plots.approx import plot_approx
+        from attnspec.storage.results import read_meta, read_table, result_files
+
+        ident = read_meta(out).get("identity", {})
+        with whole_output(), result_files(out):
+            plot_approx(
+                read_table(out, "approx_summary"),
+                out / "figures",
+                title=f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}",
+            )
+    _print_approx(out)

@@ -77,6 +77,7 @@ def test_a_merged_study_measures_them_as_the_unsharded_one(model_dir: Path, text
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, [*base, *approx, "--resume", "--out", str(tmp_path / "merged")])
     assert r.exit_code == 0, r.output
+    assert "Approximations of attention on held-out documents" in r.stdout  # measured now, and printed
     r = runner.invoke(app, [*base, *approx, "--out", str(tmp_path / "whole")])
     assert r.exit_code == 0, r.output
     merged, whole = attnspec.load(tmp_path / "merged"), attnspec.load(tmp_path / "whole")
