@@ -23,9 +23,10 @@ from attnspec.spectra.approx.dense import exact_output
 from attnspec.spectra.approx.methods import projected_attention
 from attnspec.spectra.approx.protocol import Heads, approximation
 
-#: Adam steps and learning rate of a fit when the caller gives no budget.
+#: Adam steps, learning rate and training documents per step of a fit when the caller gives no budget.
 DEFAULT_STEPS = 150
 DEFAULT_LR = 0.01
+DEFAULT_BATCH = 2
 
 
 def segment_matrix(k: int, n: int) -> torch.Tensor:
@@ -59,10 +60,11 @@ def fit_projections(
     k : int
         The projection dimension, 1..n.
     seed : int
-        Seed of the optimisation (recorded; the start is deterministic).
+        Seed of the order in which training documents enter the steps (the start is deterministic).
     budget : dict, optional
-        ``steps`` (Adam steps, default :data:`DEFAULT_STEPS`) and ``lr`` (default :data:`DEFAULT_LR`),
-        relative to the start's entries k/n.
+        ``steps`` (Adam steps, default :data:`DEFAULT_STEPS`), ``lr`` (default :data:`DEFAULT_LR`,
+        relative to the start's entries k/n) and ``batch`` (training documents per step, drawn
+        by the seed, default :data:`DEFAULT_BATCH`).
     per_head : bool
         One E, F per head instead of one shared by the layer's heads.
 
@@ -74,6 +76,7 @@ def fit_projections(
     """
     budget = dict(budget or {})
     steps, lr = int(budget.get("steps", DEFAULT_STEPS)), float(budget.get("lr", DEFAULT_LR))
+    batch = min(int(budget.get("batch", DEFAULT_BATCH)), len(train))
     n, heads = train[0].n, int(train[0].q.shape[0])
     start = segment_matrix(min(k, n), n)  # (k, n)
     if per_head:
@@ -83,29 +86,34 @@ def fit_projections(
     unit = min(k, n) / n
     e_rel = (start / unit).float().requires_grad_(True)
     f_rel = (start / unit).float().requires_grad_(True)
-    docs = [
-        Heads(h.q.float(), h.k.float(), h.v.float(), h.scaling, None if h.bias is None else h.bias.float())
-        for h in train
-    ]
-    targets = [exact_output(h) for h in docs]  # (H, n, d) each
-    norms = [t.flatten(1).norm(dim=-1) for t in targets]  # (H,) each
+    bias = None if train[0].bias is None else torch.stack([h.bias for h in train]).float()  # (D, H, n, n)
+    docs = Heads(  # (D, H, n, d) each: the training documents as one batch
+        torch.stack([h.q for h in train]).float(),
+        torch.stack([h.k for h in train]).float(),
+        torch.stack([h.v for h in train]).float(),
+        train[0].scaling,
+        bias,
+    )
+    target = exact_output(docs)  # (D, H, n, d)
+    norm = target.flatten(-2).norm(dim=-1)  # (D, H)
     opt = torch.optim.Adam([e_rel, f_rel], lr=lr)
 
-    def loss() -> torch.Tensor:
-        errs = [
-            (projected_attention(h, unit * e_rel, unit * f_rel) - t).flatten(1).norm(dim=-1) / z
-            for h, t, z in zip(docs, targets, norms)
-        ]
-        return torch.stack(errs).mean()
+    def loss(idx: torch.Tensor) -> torch.Tensor:
+        part = Heads(docs.q[idx], docs.k[idx], docs.v[idx], docs.scaling, None if bias is None else bias[idx])
+        approx = projected_attention(part, unit * e_rel, unit * f_rel)  # (b, H, n, d)
+        return ((approx - target[idx]).flatten(-2).norm(dim=-1) / norm[idx]).mean()
 
+    # minibatches of `batch` documents, each pass over the training documents in a seeded order
+    g = torch.Generator().manual_seed(int(seed) % 2**63)
+    order = torch.cat([torch.randperm(len(train), generator=g) for _ in range(steps * batch // len(train) + 1)])
     with torch.enable_grad():
-        for _ in range(steps):
+        for step in range(steps):
             opt.zero_grad()
-            value = loss()
+            value = loss(order[step * batch : (step + 1) * batch])
             value.backward()
             opt.step()
     with torch.no_grad():
-        final = float(loss())
+        final = float(loss(torch.arange(len(train))))
     return {
         "e": unit * e_rel.detach().double(),
         "f": unit * f_rel.detach().double(),
@@ -113,6 +121,7 @@ def fit_projections(
         "steps": steps,
         "lr": lr,
         "lr_unit": "the start's entries, k/n",
+        "batch": batch,
         "seed": int(seed),
         "init": "segment means",
         "train_error": final,

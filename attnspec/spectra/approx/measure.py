@@ -29,7 +29,20 @@ from attnspec.spectra.approx.registry import REFERENCES, get
 #: Columns of the per-(n, k, method, input, layer, head) table.
 COLUMNS = ["n", "k", "method", "input", "layer", "head", "error", "scores"]
 #: Columns of the fit records, one per (n, k, method, layer).
-FIT_COLUMNS = ["n", "k", "method", "layer", "optimizer", "steps", "lr", "seed", "init", "train_error", "train_inputs"]
+FIT_COLUMNS = [
+    "n",
+    "k",
+    "method",
+    "layer",
+    "optimizer",
+    "steps",
+    "lr",
+    "batch",
+    "seed",
+    "init",
+    "train_error",
+    "train_inputs",
+]
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,10 @@ def uniform(heads: Heads, *, k: int, state: Any, seed: int) -> torch.Tensor:
     return v.mean(dim=-2, keepdim=True).expand_as(v)
 
 
+#: The last heads best-rank-k decomposed and their right singular vectors (one entry).
+_EIGH_CACHE: dict[str, Any] = {}
+
+
 @approximation("best-rank-k", label="best rank-k P applied to V", causal=True, bias=True, reference=True)
 def best_rank_k(heads: Heads, *, k: int, state: Any, seed: int) -> torch.Tensor:
     """P_k V, P_k the truncated SVD of P: with P = Σ σ_i u_i w_iᵀ, P_k V = P W_k W_kᵀ V.
@@ -82,8 +86,11 @@ def best_rank_k(heads: Heads, *, k: int, state: Any, seed: int) -> torch.Tensor:
     p = probabilities(heads).double()  # (H, n, n)
     if k >= heads.n:
         return p @ heads.v.double()
-    # right singular vectors from eigh(PᵀP) (several times cheaper than a full SVD)
-    _, w = symmetric_eigh(p.mT @ p)  # (H, n, n), ascending eigenvalues
+    # right singular vectors from eigh(PᵀP) (several times cheaper than a full SVD), kept for
+    # the next k on the same heads (the measurement asks every k of one document in a row)
+    if _EIGH_CACHE.get("heads") is not heads:
+        _EIGH_CACHE.update(heads=heads, vectors=symmetric_eigh(p.mT @ p)[1])
+    w = _EIGH_CACHE["vectors"]  # (H, n, n), columns by ascending eigenvalue
     wk = w[..., -k:].to(p.device)  # (H, n, k): the top k right singular vectors
     return p @ (wk @ (wk.mT @ heads.v.double()))
 
