@@ -263,6 +263,10 @@ class ScalingResult:
         The real β and k90/n (``real`` first) beside each null baseline every length holds.
     projection : pandas.DataFrame or None
         The Linformer-projection measurement's summary per (k, n), when it was made.
+    approx : dict of str to pandas.DataFrame
+        The approximations of attention (``approx_summary``, ``approx_rule``,
+        ``approx_end_to_end_summary``, the raw ``approx`` table, ...), when measured
+        (:mod:`attnspec.spectra.approx.saved`).
     meta : dict
         The study's meta.json (``identity``, ``lengths``, ``projection``, ...).
     path : Path or None
@@ -275,6 +279,7 @@ class ScalingResult:
     path: Path | None = None
     projection: pd.DataFrame | None = field(default=None, repr=False)
     projection_errors: pd.DataFrame | None = field(default=None, repr=False)
+    approx: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
     def lengths(self) -> list[int]:
@@ -391,6 +396,8 @@ class ScalingResult:
                 for name, frame in (("projection", self.projection_errors), ("projection_summary", self.projection)):
                     if frame is not None:
                         write_table(path, name, frame, csv=csv)
+                for name, frame in self.approx.items():
+                    write_table(path, name, frame, csv=csv)
                 write_meta(path, self.meta)
         self.path = path
         return path
@@ -399,6 +406,7 @@ class ScalingResult:
 def _load_study(path: Path) -> ScalingResult:
     """A scaling study's directory, every length checked and loaded, the fits computed as
     ``attnspec spectrum --seq-len A,B,...`` computes them (2000 resamples, seed 0)."""
+    from attnspec.spectra.approx.saved import read_approx
     from attnspec.spectra.scaling_fit import fit_study, read_runs
     from attnspec.storage.results import read_meta, read_table
 
@@ -414,6 +422,7 @@ def _load_study(path: Path) -> ScalingResult:
         path=path,
         projection=tables["projection_summary"],
         projection_errors=tables["projection"],
+        approx=read_approx(path),
     )
 
 
@@ -521,6 +530,9 @@ def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> Sp
     given = check_names(_API_OPTIONS, arguments, owner="spectrum()")  # model and data are bound by position
     a = {o.name: given.get(o.name, o.default_of("api")) for o in _API_OPTIONS if o.name not in POSITIONAL}
     baselines, ks = parse_baselines(a["baseline"]), parse_ks(a["projection_k"])
+    from attnspec.spectra.approx.saved import make_plan
+
+    approx = make_plan(a["approx"], a["approx_k"], a["approx_split"], seed=a["seed"], steps=a["approx_steps"])
     lengths = check_lengths(a["seq_len"])
     texts, num_inputs, out, short_policy = check_arguments(
         data,
@@ -553,7 +565,12 @@ def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> Sp
             lengths=lengths,
             baselines=baselines,
             projection_k=ks,
-            **{k: v for k, v in a.items() if k not in ("seq_len", "baseline", "projection_k")},
+            approx=approx,
+            **{
+                k: v
+                for k, v in a.items()
+                if k not in ("seq_len", "baseline", "projection_k") and not k.startswith("approx")
+            },
         )
     finally:
         for module, training in modes:  # the caller's train/eval state, module by module
@@ -638,6 +655,7 @@ def _spectrum_run(
     progress: bool,
     baselines: list[str],
     projection_k: list[int],
+    approx: Any = None,
 ) -> SpectrumResult | ScalingResult:
     """:func:`spectrum` once its arguments are checked: :func:`attnspec.spectra.study.run_study`,
     the function behind ``attnspec spectrum`` too."""
@@ -683,6 +701,7 @@ def _spectrum_run(
             encoder=loaded,
             texts=texts,
             command="attnspec.spectrum",
+            approx=approx,
         )
         result = None if study.status == "interrupted" else load(study.out)
     finally:

@@ -48,6 +48,9 @@ def spectrum(
 
         baselines = parse_baselines(o["baseline"])
         ks = parse_ks(o["projection_k"])
+        from attnspec.spectra.approx.saved import make_plan
+
+        approx = make_plan(o["approx"], o["approx_k"], o["approx_split"], seed=o["seed"], steps=o["approx_steps"])
         lengths = parse_lengths(o["seq_len"])
         if len(lengths) > 1 and o["at"] is not None:
             raise InputError(
@@ -66,7 +69,13 @@ def spectrum(
         claim_out_dir(cfg.out, command, kind=kind, nests_in=nests_in)
         try:
             study = run_study(
-                cfg, lengths, progress=not o["quiet"], baselines=baselines, projection_k=ks, command=command
+                cfg,
+                lengths,
+                progress=not o["quiet"],
+                baselines=baselines,
+                projection_k=ks,
+                command=command,
+                approx=approx,
             )
         except KeyboardInterrupt as e:  # not inside the run (that one returns its status): e.g. in its nulls
             err_console.print(f"interrupted{f': {e}' if str(e) else ''}", highlight=False, soft_wrap=True)
@@ -193,6 +202,7 @@ def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
             highlight=False,
             soft_wrap=True,
         )
+        _approx_after_up_to_date(out, plots=plots and shard is None)
         return
     if study.status != "complete":
         err_console.print(
@@ -204,6 +214,7 @@ def _scaling(study: Any, *, shard: tuple[int, int] | None, plots: bool) -> None:
 
         _print_nulls(null_comparison(out))
         _print_projection(out)
+        _print_approx(out)
     if plots:
         _plot_study(out, lengths, scaling=shard is None)
     out_console.print(
@@ -251,6 +262,11 @@ def _plot_scaling_dir(
     with whole_output(), result_files(run):  # the fit tables and both figures together
         fit.save(run)
         paths = plot_scaling(fit.table, fit.fits, out, title=title, formats=formats, nulls=fit.null_tables)
+        if (run / "approx_summary.parquet").is_file():
+            from attnspec.plots.approx import plot_approx
+            from attnspec.storage.results import read_table
+
+            paths += plot_approx(read_table(run, "approx_summary"), out, title=title, formats=formats)
     fits, nulls = fit.fits, fit.nulls
     t = Table(
         title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "
@@ -269,6 +285,7 @@ def _plot_scaling_dir(
     out_console.print(t)
     _print_nulls(nulls)
     _print_projection(run)
+    _print_approx(run)
     return paths
 
 
@@ -671,3 +688,63 @@ def register(app: typer.Typer) -> None:
     app.command("spectrum")(spectrum)
     app.command("merge")(merge)
     app.add_typer(plot_app, name="plot")
+
+
+def _print_approx(run: Path) -> None:
+    """The approximations of attention of a scaling study, when it holds them: one line per (k, method)."""
+    from rich.table import Table
+
+    from attnspec.numerics.stats import format_interval
+    from attnspec.spectra.approx.reading import read_verdicts
+    from attnspec.spectra.approx.rule import THRESHOLD
+
+    v = read_verdicts(run)
+    if v is None:
+        return
+    t = Table(
+        title="Approximations of attention on held-out documents: ‖Ŷ − PV‖/‖PV‖ (mean over layers and heads), "
+        f"slope per doubling of n; a fixed k holds when the slope's upper end < +{THRESHOLD}; "
+        "cosine: sentence embedding with every layer replaced"
+    )
+    for col in ("k", "method", "first n", "95% CI", "last n", "95% CI", "slope", "95% CI", "verdict", "cosine"):
+        t.add_column(col, justify="right" if col not in ("method", "verdict") else "left")
+    for r in v.itertuples():
+        if r.note:
+            t.add_row(str(r.k), r.method, *[""] * 6, r.note, "")
+            continue
+        t.add_row(
+            str(r.k),
+            r.method + (" (ref.)" if r.reference else "") + (" †" if r.scores == "content only" else ""),
+            f"{r.error_first:.3f}",
+            format_interval(r.error_first_low, r.error_first_high, 3),
+            f"{r.error_last:.3f}",
+            format_interval(r.error_last_low, r.error_last_high, 3),
+            f"{r.slope:+.3f}",
+            format_interval(r.slope_low, r.slope_high, 3, signed=True),
+            r.verdict,
+            f"{r.cosine_last:.4f}",
+        )
+    out_console.print(t)
+    if (v["scores"] == "content only").any():
+        out_console.print("† sees the content scores only (it cannot take the additive score bias)", highlight=False)
+
+
+def _approx_after_up_to_date(out: Path, *, plots: bool) -> None:
+    """An up-to-date study's approximations (measured by this command or before): their table,
+    and their figure when it is missing or older than the tables."""
+    summary, figure = out / "approx_summary.parquet", out / "figures" / "approx_errors.png"
+    if not summary.is_file():
+        return
+    if plots and (not figure.is_file() or figure.stat().st_mtime < summary.stat().st_mtime):
+        from attnspec.plots import short_name
+        from attnspec.plots.approx import plot_approx
+        from attnspec.storage.results import read_meta, read_table, result_files
+
+        ident = read_meta(out).get("identity", {})
+        with whole_output(), result_files(out):
+            plot_approx(
+                read_table(out, "approx_summary"),
+                out / "figures",
+                title=f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}",
+            )
+    _print_approx(out)

@@ -228,6 +228,35 @@ SPECTRUM: tuple[Option, ...] = (
         metavar="K,K,...|none",
     ),
     Option(
+        "approx",
+        "str",
+        None,
+        "With several --seq-len values: approximations of attention applied to real Q, K, V of held-out "
+        "documents (linformer-fit, linformer-fit-per-head, linformer-proof, performer, nystrom, or any "
+        "registered one), beside uniform attention and the best rank-k P; the error's slope against log2 n "
+        "decides whether a fixed k holds; also the sentence-embedding cosine with every layer replaced.",
+        also=("strs",),
+        nullable=True,
+        metavar="NAME,NAME,...",
+    ),
+    Option(
+        "approx_k",
+        "str",
+        "64,128,256",
+        "The k of --approx (projection rows, random features, landmarks); each measured where n > k.",
+        also=("ints",),
+        metavar="K,K,...",
+    ),
+    Option(
+        "approx_split",
+        "str",
+        "8,8",
+        "TRAIN,HELD_OUT: documents of the study that --approx fits on and measures on (disjoint, drawn by the seed).",
+        also=("ints",),
+        metavar="TRAIN,HELD_OUT",
+    ),
+    Option("approx_steps", "int", 150, "Adam steps of each fitted projection of --approx.", low=1),
+    Option(
         "baseline",
         "strs",
         None,

@@ -334,10 +334,20 @@ def _spectrum_plan(options: dict[str, Any], out: Path) -> tuple[Any, list[int], 
 def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     """The spectrum job from TOML options (:func:`_spectrum_plan`): one run, or a scaling study
     (every length on the same documents, one run per length under ``out``), then its nulls."""
+    from attnspec.spectra.approx.saved import make_plan
     from attnspec.spectra.study import run_study
 
     cfg, lengths, baselines, ks = _spectrum_plan(options, out)
-    study = run_study(cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report")
+    approx = make_plan(
+        options.get("approx"),
+        options.get("approx_k", "64,128,256"),
+        options.get("approx_split", "8,8"),
+        seed=cfg.seed,
+        steps=options.get("approx_steps"),
+    )
+    study = run_study(
+        cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report", approx=approx
+    )
     last = study.last
     if last is not None and study.status == "interrupted":
         raise KeyboardInterrupt(f"in {last.out} after {last.inputs_done} of {last.inputs_total} inputs")

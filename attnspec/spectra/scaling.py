@@ -162,6 +162,37 @@ def run_dir(out: Path, seq_len: int) -> Path:
     return Path(out) / f"n{seq_len}"
 
 
+def draw_documents(cfg: Any, encoder: Any) -> Any:
+    """The documents of a study, drawn at ``cfg.seq_len`` (its longest length) as the study draws them.
+
+    Parameters
+    ----------
+    cfg : attnspec.spectra.config.SpectrumConfig
+        The job at the study's longest length.
+    encoder : LoadedModel
+        Its tokenizer makes the windows.
+
+    Returns
+    -------
+    attnspec.spectra.data.inputs.Inputs
+    """
+    from attnspec.spectra.config import inputs_request
+    from attnspec.spectra.data.inputs import load_inputs
+
+    return load_inputs(
+        cfg.data,
+        encoder.tokenizer,
+        seq_len=cfg.seq_len,
+        **inputs_request(cfg.num_sentences),
+        seed=cfg.seed,
+        split=cfg.split,
+        data_dir=cfg.data_dir,
+        short_policy=cfg.short_policy,
+        selection=cfg.selection,
+        count_available=cfg.count_available,
+    )
+
+
 def run_scaling(
     cfg: Any,
     lengths: Sequence[int],
@@ -205,8 +236,6 @@ def run_scaling(
 def _run_scaling_locked(
     cfg: Any, lengths: list[int], *, progress: bool, encoder: Any | None, projection_k: list[int]
 ) -> list[Any]:
-    from attnspec.spectra.config import inputs_request
-    from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.job import run_spectrum
     from attnspec.spectra.shared_models import shared_model
 
@@ -220,21 +249,12 @@ def _run_scaling_locked(
         raise InputError(
             f"--seq-len {longest} exceeds what {cfg.model} allows ({encoder.max_seq_len} tokens, special tokens included)"
         )
-    drawn = load_inputs(
-        cfg.data,
-        encoder.tokenizer,
-        seq_len=longest,
-        **inputs_request(cfg.num_sentences),
-        seed=cfg.seed,
-        split=cfg.split,
-        data_dir=cfg.data_dir,
-        short_policy=cfg.short_policy,
-        selection=cfg.selection,
-        count_available=cfg.count_available,
-    )
+    drawn = draw_documents(replace(cfg, seq_len=longest), encoder)
     # every length is cut from these documents: recorded in each length's content, checked by the fit
     drawn.meta["documents_sha256"] = drawn.meta.get("inputs_sha256")
     out.mkdir(parents=True, exist_ok=True)
+    # the record of approximations measured on these documents stays with them (they resume by it)
+    earlier = read_meta(out) if cfg.resume and (out / "meta.json").is_file() else {}
     write_meta(
         out,
         {
@@ -243,6 +263,7 @@ def _run_scaling_locked(
             "lengths": lengths,
             "runs": [run_dir(Path("."), n).name for n in lengths],
             "environment": environment_meta(),
+            **{k: earlier[k] for k in ("approx",) if k in earlier},
         },
     )
     outcomes = []

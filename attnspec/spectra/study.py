@@ -273,6 +273,7 @@ def run_study(
     encoder: Any | None = None,
     texts: list[str] | None = None,
     command: str = "attnspec spectrum",
+    approx: Any | None = None,
 ) -> StudyOutcome:
     """One spectrum run, or a scaling study when ``lengths`` holds several, in ``cfg.out``.
 
@@ -296,6 +297,9 @@ def run_study(
         The inputs of a single run, in place of the corpus ``cfg.data``.
     command : str
         Who holds ``cfg.out``'s lock (named when another process finds it taken).
+    approx : ApproxPlan, optional
+        A scaling study's approximations of attention (:mod:`attnspec.spectra.approx.saved`),
+        measured once the study is complete (not in a shard).
 
     Returns
     -------
@@ -308,6 +312,8 @@ def run_study(
     cfg, lengths = check_study(cfg, lengths, baselines, texts=texts)
     kind, nests_in = study_kind(lengths)
     scaling = len(lengths) > 1
+    if approx is not None and not scaling:
+        raise InputError("--approx needs several --seq-len values (a scaling study): its rule reads error against n")
     from attnspec.spectra.shared_models import sharing_models
 
     # the job and a model null load the same model once; the scope ends with this call
@@ -344,4 +350,8 @@ def run_study(
             if added:
                 add_to_study(cfg, baselines, lengths=lengths, encoder=encoder, texts=texts)
                 outcome = replace(outcome, added=added)
+        if outcome.status == "complete" and cfg.shard is None and approx is not None:
+            from attnspec.spectra.approx.saved import add_to_study as add_approximations
+
+            add_approximations(Path(cfg.out), cfg, lengths, approx, encoder=encoder)
     return outcome

@@ -140,6 +140,8 @@ def _subcommand(argv: list[str]) -> list[str]:
 def _override(argv: list[str]) -> list[str]:
     sub = argv[0]
     rules = OVERRIDES.get(sub, {})
+    if sub == "spectrum" and "--approx" in argv:  # approximations: 6 documents, 2 fitted on, small k, few steps
+        rules = {**rules, "--num-inputs": "6", "--approx-split": "2,4", "--approx-k": "16", "--approx-steps": "2"}
     argv = list(argv)
     if sub == "jl-check" and "--k" in argv:
         argv[argv.index("--k") + 1] = JL_K

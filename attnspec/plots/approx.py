@@ -1,0 +1,72 @@
+"""The fixed-k study's figure, from its saved ``approx_summary`` table only.
+
+Held-out error ‖Ŷ − P V‖_F/‖P V‖_F against n at fixed k: one panel per k, every method a
+line with its 95 % band over held-out documents, the references (uniform attention, the
+best rank-k P) as black lines without bands, so a method is read against what a constant
+output and what low rank of P alone give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, legend_below, paper_figure, save_figure, style
+
+#: How each reference is drawn (black, no band).
+_REFERENCE_STYLE = {"uniform": (0, (4, 2)), "best-rank-k": (0, (1, 1.5))}
+
+
+def plot_approx(
+    summary: pd.DataFrame, out: Path, *, title: str = "", formats: Sequence[str] = ("png", "svg")
+) -> list[Path]:
+    """Draw ``approx_errors`` (error against n, one panel per k) into ``out``.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The study's ``approx_summary`` table (n, k, method, reference, error, error_low, error_high).
+    out : Path
+        The directory the figure is written to.
+    title : str
+        The figure's title (model · corpus).
+    formats : sequence of str
+        File formats.
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    style()
+    reference = summary.groupby("method")["reference"].first().to_dict()
+    ks = sorted(summary["k"].unique())
+    width = PAGE_IN if len(ks) > 1 else COLUMN_IN  # one panel per k
+    fig, axes = paper_figure(1, len(ks), width=width, height=2.6, sharey=True)
+    methods = [m for m in dict.fromkeys(summary["method"]) if not reference[m]]
+    colour = {m: OKABE_ITO[i % 7] for i, m in enumerate(methods)}
+    handles: dict[str, object] = {}
+    for ax, k in zip(axes[0], ks):
+        at = summary[summary["k"] == k]
+        for method, g in at.groupby("method", sort=False):
+            g = g.sort_values("n")
+            if reference[method]:
+                (line,) = ax.plot(g["n"], g["error"], color="black", lw=1, linestyle=_REFERENCE_STYLE.get(method, "-"))
+            else:
+                (line,) = ax.plot(g["n"], g["error"], color=colour[method], lw=1.3, marker="o", ms=3)
+                ax.fill_between(g["n"], g["error_low"], g["error_high"], color=colour[method], alpha=0.25, lw=0)
+            handles.setdefault(method, line)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")  # methods span orders of magnitude (the proof's construction sits above 1)
+        ax.set_xticks(sorted(at["n"].unique()), [str(n) for n in sorted(at["n"].unique())])
+        ax.minorticks_off()
+        ax.set_title(f"k = {k}")
+        ax.set_xlabel("n (tokens)")
+    axes[0][0].set_ylabel("held-out ‖Ŷ − PV‖/‖PV‖ (log)")
+    if title:
+        fig.suptitle(title)
+    labels = [m + (" (reference)" if reference[m] else "") for m in handles]
+    legend_below(fig, list(handles.values()), labels)
+    return save_figure(fig, Path(out) / "approx_errors", formats)

@@ -1,0 +1,140 @@
+"""End to end: the model run with every layer's attention replaced by an approximation.
+
+Inside :func:`replaced_attention` the model looks its attention function up in
+``transformers``' attention-function registry under a private name, whose function returns
+the approximation's output instead of P V (the layer's Q, K, V as the model computed them,
+real tokens only, one document at a time). :func:`embedding_cosines` compares the
+mean-pooled last hidden state (the sentence embedding of sentence-transformers' MiniLM and
+MPNet) of the replaced model with the exact model's, per held-out document.
+
+A score bias carried inside the attention mask is not passed to the method here (it sees
+the content scores and the causal mask); the layer-level errors of :mod:`.measure` do see
+a captured bias.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pandas as pd
+import torch
+
+from attnspec.spectra.approx.protocol import Heads
+
+_counter = itertools.count()
+#: Columns of the end-to-end table, one row per (n, k, method, input).
+COLUMNS = ["n", "k", "method", "input", "cosine"]
+
+#: layer, heads -> approximate output (H, n, d)
+LayerFunction = Callable[[int, Heads], torch.Tensor]
+
+
+@contextmanager
+def replaced_attention(model: Any, layer_function: LayerFunction, causal: Sequence[bool]) -> Iterator[None]:
+    """Every attention layer of ``model`` returns ``layer_function(layer, heads)`` inside the block.
+
+    Parameters
+    ----------
+    model : transformers model
+        One whose attention goes through the attention-function registry; run on batches of one.
+    layer_function : callable
+        ``(layer, heads) -> Tensor (H, n, d)``; layers are numbered in the order they run.
+    causal : sequence of bool
+        Per layer, whether its attention is causal.
+
+    Yields
+    ------
+    None
+    """
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    order: dict[int, int] = {}
+
+    def attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Any, *args, **kw):
+        layer = order.setdefault(id(module), len(order))
+        scaling = kw.get("scaling") or query.shape[-1] ** -0.5
+        rep = query.shape[1] // key.shape[1]
+        heads = Heads(  # (H, n, d) each: batch of one
+            query[0].double(),
+            key[0].double().repeat_interleave(rep, dim=0),
+            value[0].double().repeat_interleave(rep, dim=0),
+            float(scaling),
+            None,
+            bool(causal[layer]),
+        )
+        out = layer_function(layer, heads)  # (H, n, d)
+        return out.to(query.dtype).unsqueeze(0).transpose(1, 2).contiguous(), None  # (1, n, H, d)
+
+    name = f"attnspec_approx_{next(_counter)}"
+    config = model.config
+    saved = config._attn_implementation
+    ALL_ATTENTION_FUNCTIONS[name] = attention
+    AttentionMaskInterface._global_mapping[name] = ALL_MASK_ATTENTION_FUNCTIONS["eager"]
+    try:
+        config._attn_implementation = name
+        yield
+    finally:
+        config._attn_implementation = saved
+        if name in ALL_ATTENTION_FUNCTIONS._local_mapping:
+            del ALL_ATTENTION_FUNCTIONS[name]
+        AttentionMaskInterface._global_mapping.pop(name, None)
+
+
+def sentence_embedding(model: Any, ids: list[int], device: Any) -> torch.Tensor:
+    """The mean over tokens of the last hidden state (sentence-transformers' mean pooling).
+
+    Parameters
+    ----------
+    model : transformers model
+    ids : list of int
+        One document, all real tokens.
+    device : torch device
+
+    Returns
+    -------
+    Tensor, shape (hidden,), float64
+    """
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids], device=device), output_hidden_states=True)
+    return out.hidden_states[-1][0].double().mean(dim=0).cpu()  # (hidden,)
+
+
+def embedding_cosines(
+    encoder: Any,
+    documents: Sequence[list[int]],
+    index: Sequence[int],
+    n: int,
+    methods: Sequence[tuple[str, int, LayerFunction]],
+) -> pd.DataFrame:
+    """Cosine between the exact and the replaced model's sentence embeddings, per document.
+
+    Parameters
+    ----------
+    encoder : LoadedModel
+    documents : sequence of list of int
+        The held-out documents at this n.
+    index : sequence of int
+        Their indices in the study's selection (the ``input`` column).
+    n : int
+    methods : sequence of (name, k, layer_function)
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`COLUMNS`.
+    """
+    from attnspec.spectra.approx.measure import layer_causal
+
+    causal = layer_causal(encoder)
+    exact = [sentence_embedding(encoder.model, ids, encoder.device) for ids in documents]
+    rows = []
+    for name, k, fn in methods:
+        with replaced_attention(encoder.model, fn, causal):
+            for ids, idx, ref in zip(documents, index, exact):
+                got = sentence_embedding(encoder.model, ids, encoder.device)
+                rows.append([n, k, name, idx, float(torch.nn.functional.cosine_similarity(got, ref, dim=0))])
+    return pd.DataFrame(rows, columns=COLUMNS)
