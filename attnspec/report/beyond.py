@@ -253,13 +253,14 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
         )
     md.append("")
     md += [
-        "Depth trend per run (Spearman ρ between layer and layer mean, Fisher-z 95% interval over the layers):",
+        "Depth trend per run (Spearman ρ between layer and layer mean, two-sided permutation p over the "
+        "orderings of the layer means; docs/spectrum.md):",
         "",
-        "| quantity | run | ρ | 95% CI |",
-        "|---|---|---|---|",
+        "| quantity | run | ρ | p | reading |",
+        "|---|---|---|---|---|",
     ]
     for r in trends.itertuples():
-        md.append(f"| {r.quantity} | `{Path(r.run).name}` | {r.rho:+.2f} | [{r.low:+.2f}, {r.high:+.2f}] |")
+        md.append(f"| {r.quantity} | `{Path(r.run).name}` | {r.rho:+.2f} | {r.p:.2g} | {r.phrase} |")
     md.append("")
     overall = diffs[diffs["layer"] < 0]
     clear = [
@@ -272,9 +273,9 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
         QUANTITY_NAMES.get(r.quantity, r.quantity) for r in overall.itertuples() if r.diff_low <= 0 <= r.diff_high
     ]
     trend_clear = [
-        f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} in `{Path(r.run).name}` (ρ = {r.rho:+.2f})"
+        f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} {r.phrase} in `{Path(r.run).name}` (ρ = {r.rho:+.2f}, p = {r.p:.2g})"
         for r in trends.itertuples()
-        if r.low > 0 or r.high < 0
+        if r.phrase != "no trend shown"
     ]
     reading = (
         f"Reading: over all layers, {', '.join(others)} against {ref}: "
@@ -282,9 +283,9 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
         + ". "
         + (f"Intervals include 0 for: {', '.join(unclear)}. " if unclear else "")
         + (
-            "Depth trends whose interval excludes 0: " + "; ".join(trend_clear) + "."
+            "Depth trends at p < 0.1 (permutation test over the layers): " + "; ".join(trend_clear) + "."
             if trend_clear
-            else "No depth trend has an interval that excludes 0 (few layers make these intervals wide)."
+            else "No depth trend at p < 0.1 (permutation test over the layers)."
         )
     )
     md += [

@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from attnspec.report.anchors import anchor
 from attnspec.report.decoder import scaling_label
 from attnspec.report.experiments import spectrum_runs
@@ -28,11 +26,13 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     """The paper's qualitative statements, measured on one spectrum run.
 
     * long tail: the mean cumulative value at index ``at`` (128 of 512), over layers and
-      heads, with a t interval over the layer means (``ci``: the layer is the unit that
-      varies; a model's heads are not independent draws);
-    * "higher layers are more skewed": Spearman's rho of c_at against depth, over layers
-      (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
-      intervals.
+      heads, with its 95% interval over documents (``ci``, the sampling unit; the same
+      interval as the decoder section's, :func:`attnspec.spectra.decoder_study.run_statistics`);
+      the model's layers are its whole population of layers, so their spread is a range
+      (``layer_range``), not an uncertainty;
+    * "higher layers are more skewed": Spearman's ρ of the layer means against depth with its
+      permutation p over their orderings (``trend``, :mod:`attnspec.numerics.depth`);
+    * k90/n, per input (``k90``: mean, low, high over documents).
 
     Parameters
     ----------
@@ -45,7 +45,8 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     -------
     dict
     """
-    from attnspec.numerics.stats import mean_ci, spearman_ci
+    from attnspec.numerics.depth import MIN_LAYERS, depth_permutation_test
+    from attnspec.spectra.decoder_study import run_statistics
     from attnspec.spectra.figure_record import figure_choices
     from attnspec.storage.results import read_meta, read_table
 
@@ -56,7 +57,8 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     at_rows = spec[spec["index"] == at]
     per_head = at_rows["mean"].to_numpy()
     per_layer = at_rows.groupby("layer")["mean"].mean()
-    overall = mean_ci(per_layer.to_numpy()) if len(per_layer) >= 2 else None
+    stats = run_statistics(run, at)
+    overall = stats[stats["layer"] < 0].set_index("quantity")
     out: dict[str, Any] = {
         "model": meta.get("identity", {}).get("model"),
         "data": meta.get("identity", {}).get("data"),
@@ -65,15 +67,20 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
         "at": at,
         "inputs": meta.get("inputs_done"),
         "mean_at": float(per_head.mean()),
-        "ci": None if overall is None else (overall.low, overall.high),
+        "ci": (float(overall.loc["c_at", "low"]), float(overall.loc["c_at", "high"])),
         "per_layer": [float(v) for v in per_layer.to_numpy()],
+        "layer_range": (float(per_layer.min()), float(per_layer.max())),
         "min_head": float(per_head.min()),
         "max_head": float(per_head.max()),
     }
-    if len(per_layer) >= 4:
-        out["rho_layers"] = spearman_ci(per_layer.index.to_numpy(dtype=float), per_layer.to_numpy())
-    if len(at_rows) >= 4:
-        out["rho_heads"] = spearman_ci(at_rows["layer"].to_numpy(dtype=float), at_rows["mean"].to_numpy())
+    if "reach_index" in overall.index:
+        k = overall.loc["reach_index"]
+        out["k90"] = (float(k["mean"]), float(k["low"]), float(k["high"]))
+    if "row_entropy" in overall.index:
+        entropy = stats[(stats["quantity"] == "row_entropy") & (stats["layer"] >= 0)].sort_values("layer")
+        out["row_entropy"] = [float(v) for v in entropy["mean"]]
+    if len(per_layer) >= MIN_LAYERS and per_layer.nunique() > 1:
+        out["trend"] = depth_permutation_test(per_layer.to_numpy(dtype=float))
     metrics = read_table(run, "metrics")
     out["effective_rank"] = float(metrics["effective_rank_mean"].mean())
     out["stable_rank"] = float(metrics["stable_rank_mean"].mean())
@@ -162,10 +169,13 @@ def summary_section(
     return [*md, ""]
 
 
-def _pct_layers(s: dict[str, Any]) -> str:
-    """The mean share with its t interval over the run's layer means (:func:`spectrum_statements`)."""
-    ci = s["ci"]
-    return f"{s['mean_at']:.1%}" + (f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else "")
+def _pct_documents(s: dict[str, Any]) -> str:
+    """The mean share with its interval over documents and its range over layers (:func:`spectrum_statements`)."""
+    from attnspec.numerics.stats import format_interval
+
+    lo, hi = s["layer_range"]
+    ci = format_interval(100 * s["ci"][0], 100 * s["ci"][1], 1).replace(",", "%,").replace("]", "%]")
+    return f"{s['mean_at']:.1%} {ci} (layers {lo:.0%}–{hi:.0%})"
 
 
 def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] | None:
@@ -193,9 +203,46 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
     )
 
 
+def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequence[Any], link: str) -> list[str]:
+    """The share of Σσ at one n with its interval over documents, its range over layers and every
+    null beside it; and its depth trend by the permutation test over the layer means."""
+    from attnspec.numerics.depth import depth_phrase
+    from attnspec.report.decoder import display
+    from attnspec.report.null_values import ORDER, null_values
+    from attnspec.spectra.nulls import SHORT
+
+    stats = [spectrum_statements(results / exp.name) for exp in figure1]
+    if not stats:
+        return []
+    s0 = stats[0]
+    share = " and ".join(f"{_pct_documents(s)} on {s['data']}" for s in stats)
+    nulls = [null_values(results / exp.name, s["at"], results) for exp, s in zip(figure1, stats)]
+    held = [name for name in ORDER if all(name in v for v in nulls)]
+    beside = "; ".join(f"{SHORT[name]} " + ", ".join(f"{v[name].c_at:.1%}" for v in nulls) for name in held)
+    out = [
+        f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
+        f"{share} ({display(str(s0['model']))}, {s0['inputs']} documents; 95% CIs over documents)"
+        + (
+            f"; nulls at the same index: {beside}: near-uniform rows alone put most of Σσ in the first indices"
+            if held
+            else ""
+        )
+        + f". {link}"
+    ]
+    trends = [(s["data"], s["trend"]) for s in stats if "trend" in s]
+    if trends:
+        t0 = trends[0][1]
+        out.append(
+            f"**Depth.** The share over the model's {t0.layers} layer means: "
+            + "; ".join(f"{d}: {depth_phrase(t)} (ρ = {t.rho:+.2f}, p = {t.p:.2g})" for d, t in trends)
+            + f" (Spearman's ρ, permutation test over {'all ' if t0.exact else ''}{t0.orderings:,} orderings). {link}"
+        )
+    return out
+
+
 def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_heading: str) -> list[str]:
     """Models and data; share of Σσ at one n; depth; growth with n; what it means for Linformer."""
-    from attnspec.numerics.stats import format_interval, layer_bootstrap_trend
+    from attnspec.numerics.stats import format_interval
     from attnspec.report.decoder import display
 
     figure1 = spectrum_runs(experiments, results, "figure1")
@@ -218,30 +265,7 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
             f"**Models and data.** {' and '.join(models)} on WikiText-103 and IMDB (RoBERTa, the "
             "paper's model, cannot be loaded offline). [Models](#models-and-data)"
         )
-    link = f"[Figure 1](#{anchor(figure1_heading)})"
-    stats = [(exp, spectrum_statements(results / exp.name)) for exp in figure1]
-    if stats:
-        s0 = stats[0][1]
-        share = " and ".join(f"{_pct_layers(s)} on {s['data']}" for _, s in stats)
-        out.append(
-            f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
-            f"{share} ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% t interval over "
-            f"{len(s0['per_layer'])} layer means); single heads range "
-            f"{min(s['min_head'] for _, s in stats):.0%}–{max(s['max_head'] for _, s in stats):.0%}. {link}"
-        )
-        trends = [
-            (s["data"], layer_bootstrap_trend(np.asarray(s["per_layer"])), len(s["per_layer"]))
-            for _, s in stats
-            if len(s["per_layer"]) >= 4
-        ]
-        if trends:
-            shown = [t for t in trends if t[1][1] > 0 or t[1][2] < 0]
-            word = "rises with depth" if shown and len(shown) == len(trends) else "shows no depth trend"
-            out.append(
-                f"**Depth.** The share {word} for this model: "
-                + "; ".join(f"ρ = {r[0]:+.2f} {format_interval(r[1], r[2], signed=True)} on {d}" for d, r, _ in trends)
-                + f" (Spearman; bootstrap over {trends[0][2]} layers). {link}"
-            )
+    out += _figure1_findings(experiments, results, figure1, f"[Figure 1](#{anchor(figure1_heading)})")
     betas = []
     for exp in scaling:
         b = _k90_beta(results / exp.name)
