@@ -168,13 +168,12 @@ def _sections(
             (move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ", [])
         )
     beyond = beyond_figure1_section(experiments, results, figures)
-    if beyond:  # per-run scaling fits and per-layer metrics: the appendix; the k90 figures stay
+    if beyond:  # per-run scaling fits, their figures and per-layer metrics: the appendix; the small multiples stay
         beyond = move_subsections(
             beyond,
             section_page(pages, beyond[0][3:]),
             pages,
             ["Scaling with n", "The metrics beyond"],
-            keep_figures=["scaling_k90"],
         )
     from attnspec.report.projection import projection_part
 

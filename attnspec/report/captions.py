@@ -72,11 +72,23 @@ def _scaling_k90(run: Path) -> str:
         if all(b in h for h in held)
     ]
     return (
-        "k90, the index where a layer's mean curve reaches 0.9 (left), and the effective rank (right), against n "
+        "k90 per input (the first index where an input's curve reaches 0.9, averaged over heads and inputs; left) "
+        "and the effective rank (right), against n "
         "on log–log axes: the mean over layers, the min–max band over layers, the first, middle and last layer, "
         f"and the band of each null baseline the study holds ({'; '.join(nulls) or 'none'}), "
         "with reference slopes β = 0 and β = 1. Lines parallel to β = 1 mean a fixed rank keeps a shrinking "
         "share of P; the gap to the entropy-matched band is how much more concentrated than chance P is."
+    )
+
+
+def _scaling_grid(_: Path) -> str:
+    return (
+        "k90/n against n for each model and corpus (log₂ n axis): k90 per input (the first index where an "
+        "input's curve reaches 0.9, averaged over heads and inputs), the mean over layers (line) and its "
+        "min–max band over layers, beside each null's mean over layers (entropy-matched random softmax; "
+        "uniform rows; the model with re-initialised weights, where the study holds it). A flat line is k90 "
+        "growing linearly with n, a falling one slower growth; the vertical gap between the real line and a null's "
+        "is how far P is from that null at each n."
     )
 
 
@@ -252,6 +264,7 @@ CAPTIONS: dict[str, Callable[[Path], str]] = {
     "compare_diff": _compare_diff,
     "decoder_beta": _decoder_beta,
     "decoder_depth": _decoder_depth,
+    "scaling_grid": _scaling_grid,
     "jl_failure_vs_k": _jl_failure,
     "jl_relative_errors": _jl_errors,
     "sa_success_vs_d": _sa_success,
