@@ -81,6 +81,17 @@ def _scaling_k90(run: Path) -> str:
     )
 
 
+def _spectrum_nulls(_: Path) -> str:
+    return (
+        "The share of Σσ in the first i singular values of P against i: the mean over layers, heads and "
+        "documents of each corpus (solid; the band is the min–max over the layers' mean curves of the first), "
+        "beside the mean curve of each null at the same n (entropy-matched random softmax, dashed; uniform rows, "
+        "dotted; the model with re-initialised weights, dash-dot); the dotted vertical line is the reading index. "
+        "Near-uniform rows (uniform, random-init) put almost all of Σσ in σ₁: a curve high at small i is also "
+        "what averaging gives."
+    )
+
+
 def _scaling_grid(_: Path) -> str:
     return (
         "k90/n against n for each model and corpus (log₂ n axis): k90 per input (the first index where an "
@@ -265,6 +276,7 @@ CAPTIONS: dict[str, Callable[[Path], str]] = {
     "decoder_beta": _decoder_beta,
     "decoder_depth": _decoder_depth,
     "scaling_grid": _scaling_grid,
+    "spectrum_nulls": _spectrum_nulls,
     "jl_failure_vs_k": _jl_failure,
     "jl_relative_errors": _jl_errors,
     "sa_success_vs_d": _sa_success,

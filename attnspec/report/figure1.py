@@ -122,20 +122,44 @@ def _spectrum_section(
     ]
     for exp in runs:
         details += _per_layer_lines(exp.name, statements[exp.name])
-    compared = False
+    md += _null_figure(runs, statements, results, figures)
+    compared = []
     for name, dirs in groups.items():
         if len(dirs) > 1:
             plot_compare(dirs, figures / f"compare-{name}")
-            md.append(f"![Figure 1, {name}](figures/compare-{name}/spectrum_compare.png)")
-            md.append("")
-            compared = True
+            compared += [
+                f"![every layer and head of each corpus, {name}](figures/compare-{name}/spectrum_compare.png)",
+                "",
+            ]
     per_run = [
         f"![{exp.name} layers](figures/{exp.name}/spectrum_layers.png) ![{exp.name} heatmap](figures/{exp.name}/spectrum_heatmap.png)"
         for exp in runs
     ]
-    if compared:  # the side-by-side figure shows every run's curves and heatmap: each run's own go with its values
-        return md + details + ["", *per_run, ""]
-    return md + per_run + [""] + details + [""]
+    # the body shows the real curves beside the nulls at one column; the per-layer and per-head
+    # figures go with the per-layer values (the appendix): the side-by-side one, else each run's
+    return md + details + ["", *(compared or per_run), ""]
+
+
+def _null_figure(
+    runs: list[Experiment], statements: dict[str, dict[str, Any]], results: Path, figures: Path
+) -> list[str]:
+    """Figure 1 at one column: the runs of the first model and n, each null's curve beside them."""
+    from attnspec.plots.null_curves import plot_null_curves
+    from attnspec.report.decoder import display
+    from attnspec.report.null_values import null_sources
+    from attnspec.spectra.nulls import read_baseline
+    from attnspec.storage.results import read_table
+
+    first = statements[runs[0].name]
+    same = [e for e in runs if (statements[e.name]["model"], statements[e.name]["n"]) == (first["model"], first["n"])]
+    real = {statements[e.name]["data"]: read_table(results / e.name, "spectrum") for e in same}
+    nulls = {
+        name: read_baseline(where, name, "spectrum")
+        for name, where in null_sources(results / same[0].name, results).items()
+    }
+    title = f"{display(str(first['model']))} · n = {first['n']} · {first['inputs']} documents"
+    plot_null_curves(real, nulls, figures / "figure1-nulls", at=int(first["at"]), title=title)
+    return ["![the real P's curve beside each null's](figures/figure1-nulls/spectrum_nulls.png)", ""]
 
 
 def _per_layer_lines(name: str, s: dict[str, Any]) -> list[str]:

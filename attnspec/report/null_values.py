@@ -50,27 +50,35 @@ def _identity(run: Path) -> tuple[Any, Any, Any]:
     return ident.get("model"), ident.get("data"), ident.get("seq_len")
 
 
-def _values(run: Path, at: int, n: int, results: Path) -> dict[str, NullValue]:
-    """The nulls ``run`` holds, read at index ``at``."""
-    from attnspec.spectra.nulls import baselines_of, read_baseline
+def null_sources(run: Path, results: Path) -> dict[str, Path]:
+    """Where each null beside ``run`` is held: ``run`` itself, else a scaling study in ``results`` of
+    the same model and corpus at the same n (folders in name order); in :data:`ORDER`.
 
-    out = {}
-    for name in baselines_of(run):
-        spec = read_baseline(run, name, "spectrum")
-        metrics = read_baseline(run, name, "metrics")
-        out[name] = NullValue(
-            source=name,
-            c_at=float(spec[spec["index"] == at]["mean"].mean()),
-            k90=float(metrics["reach_index_mean"].mean()) / n,
-            row_entropy=float(metrics["row_entropy_mean"].mean()),
-            where=run.relative_to(results).as_posix(),
-        )
-    return out
+    Parameters
+    ----------
+    run : Path
+        A single-length spectrum results directory.
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    dict of str to Path
+    """
+    from attnspec.spectra.nulls import baselines_of
+
+    model, data, n = _identity(run)
+    found = dict.fromkeys(baselines_of(run), run)
+    for study in sorted(p for p in results.iterdir() if (p / "meta.json").is_file()):
+        same = study / f"n{n}"
+        if study != run and (same / "meta.json").is_file() and _identity(same) == (model, data, n):
+            for name in baselines_of(same):
+                found.setdefault(name, same)
+    return {name: found[name] for name in ORDER if name in found}
 
 
 def null_values(run: Path, at: int, results: Path) -> dict[str, NullValue]:
-    """Every null beside ``run`` at index ``at``: its own, then those of a scaling study in
-    ``results`` of the same model and corpus at the same n (folders in name order).
+    """Every null beside ``run`` (:func:`null_sources`) read at index ``at``.
 
     Parameters
     ----------
@@ -86,14 +94,21 @@ def null_values(run: Path, at: int, results: Path) -> dict[str, NullValue]:
     dict of str to NullValue
         In :data:`ORDER`; empty when no null is held.
     """
-    model, data, n = _identity(run)
-    found = _values(run, at, int(n), results)
-    for study in sorted(p for p in results.iterdir() if (p / "meta.json").is_file()):
-        same = study / f"n{n}"
-        if study != run and (same / "meta.json").is_file() and _identity(same) == (model, data, n):
-            for name, value in _values(same, at, int(n), results).items():
-                found.setdefault(name, value)
-    return {name: found[name] for name in ORDER if name in found}
+    from attnspec.spectra.nulls import read_baseline
+
+    n = int(_identity(run)[2])
+    out = {}
+    for name, where in null_sources(run, results).items():
+        spec = read_baseline(where, name, "spectrum")
+        metrics = read_baseline(where, name, "metrics")
+        out[name] = NullValue(
+            source=name,
+            c_at=float(spec[spec["index"] == at]["mean"].mean()),
+            k90=float(metrics["reach_index_mean"].mean()) / n,
+            row_entropy=float(metrics["row_entropy_mean"].mean()),
+            where=where.relative_to(results).as_posix(),
+        )
+    return out
 
 
 def null_cells(nulls: dict[str, NullValue]) -> str:

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "reports" / "results"
 #: Figures checked elsewhere instead (none: every figure the report draws is checked here).
 ELSEWHERE: set[str] = set()
-MODULES = ("spectrum", "scaling", "compare", "decoder", "jl", "expressivity", "osa", "osa_train")
+MODULES = ("spectrum", "null_curves", "scaling", "compare", "decoder", "jl", "expressivity", "osa", "osa_train")
 
 
 @pytest.fixture
