@@ -91,3 +91,26 @@ def test_figure1_shows_every_null_beside_the_real_value_and_reads_averaging(buil
     assert cells[6:9] == ["0.516", "1.000", "0.974"]  # entropy-matched, uniform, random-init at index 128
     assert "what averaging gives" in built["figure1"]
     assert "random init" in built["summary"] and "97.4%" in built["summary"]
+
+
+def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import attnspec.plots.compare
+    import attnspec.plots.scaling
+    from attnspec.plots.scaling import K90
+    from attnspec.report.beyond import beyond_figure1_section
+    from attnspec.report.captions import caption
+
+    experiments = _need_results()
+    run = RESULTS / "scaling-minilm-imdb"
+    for stem in ("scaling_k90", "scaling_grid"):
+        text = caption(stem, run)
+        assert "mean curve reaches" not in text and "per input" in text, stem
+    assert K90 == "reach_index_input_mean"
+    for module, name in (
+        (attnspec.plots.scaling, "plot_scaling"),
+        (attnspec.plots.scaling, "plot_scaling_grid"),
+        (attnspec.plots.compare, "plot_comparison"),
+    ):
+        monkeypatch.setattr(module, name, lambda *a, **k: [])  # the text only: no drawing
+    md = "\n".join(beyond_figure1_section(experiments, RESULTS, tmp_path))
+    assert "mean curve" not in md and "k90 per input" in md
