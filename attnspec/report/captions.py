@@ -357,7 +357,7 @@ def place_figures(
         rest = _IMAGE.sub("", line).strip()
         if rest:
             lines += [rest, ""]
-        for alt, link in images:
+        for _alt, link in images:
             rel = link.removeprefix("../")
             path = out / rel
             digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else rel
@@ -369,8 +369,29 @@ def place_figures(
             number += 1
             folder = Path(rel).parent.name
             text = caption(Path(rel).stem, out / "results" / folder)
-            lines += [f"![{label} {number}: {alt}]({link})", f"*{label} {number}.* {text}", ""]
+            lines += [f"![{label} {number}: {alt_text(text)}]({link})", f"*{label} {number}.* {text}", ""]
     return _squeeze_blank(lines)
+
+
+def alt_text(text: str, limit: int = 160) -> str:
+    """A figure's alt text: its caption's first sentence (what it shows), cut at a word within
+    ``limit`` characters, with brackets made parentheses (an image's text may not hold a bare one).
+
+    Parameters
+    ----------
+    text : str
+        The figure's caption.
+    limit : int
+        The most characters kept.
+
+    Returns
+    -------
+    str
+    """
+    first = re.split(r"(?<=[.;])\s", text.strip(), maxsplit=1)[0].rstrip(".;")
+    if len(first) > limit:
+        first = first[:limit].rsplit(" ", 1)[0].rstrip(",:;") + " …"
+    return first.replace("[", "(").replace("]", ")").replace("*", "")
 
 
 def _squeeze_blank(lines: list[str]) -> list[str]:
