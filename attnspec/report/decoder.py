@@ -604,7 +604,7 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
         if cat is None or k90 is None:
             continue
         text = (
-            f"{c.data}, n = {c.decoder.n}: c at n/4 {_ci(cat['mean'], cat['low'], cat['high'], '.2f')}, "
+            f"{c.data}: c at n/4 {_ci(cat['mean'], cat['low'], cat['high'], '.2f')}, "
             f"k90 {_ci(k90['mean'], k90['low'], k90['high'], '.0%')} of n"
         )
         if enc is not None and _overall(enc, "c_at") is not None:
@@ -614,6 +614,7 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
     if q1:
         lines.append(
             f"- **Causal decoder ({display(study.corpora[0].decoder.model)}), low rank?**{note} "
+            + f"n = {study.corpora[0].decoder.n}, "
             + "; ".join(q1)
             + f". {link}"
         )

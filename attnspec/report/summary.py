@@ -11,7 +11,6 @@ from; nothing is typed in. At most :data:`MAX_LINES` lines and :data:`MAX_WORDS`
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -170,12 +169,11 @@ def summary_section(
 
 
 def _pct_documents(s: dict[str, Any]) -> str:
-    """The mean share with its interval over documents and its range over layers (:func:`spectrum_statements`)."""
+    """The mean share with its interval over documents (:func:`spectrum_statements`)."""
     from attnspec.numerics.stats import format_interval
 
-    lo, hi = s["layer_range"]
     ci = format_interval(100 * s["ci"][0], 100 * s["ci"][1], 1).replace(",", "%,").replace("]", "%]")
-    return f"{s['mean_at']:.1%} {ci} (layers {lo:.0%}–{hi:.0%})"
+    return f"{s['mean_at']:.1%} {ci}"
 
 
 def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] | None:
@@ -208,34 +206,39 @@ def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequen
     null beside it; and its depth trend by the permutation test over the layer means."""
     from attnspec.numerics.depth import depth_phrase
     from attnspec.report.decoder import display
-    from attnspec.report.null_values import ORDER, null_values
+    from attnspec.report.null_values import null_values
     from attnspec.spectra.nulls import SHORT
 
     stats = [spectrum_statements(results / exp.name) for exp in figure1]
     if not stats:
         return []
     s0 = stats[0]
-    share = " and ".join(f"{_pct_documents(s)} on {s['data']}" for s in stats)
-    nulls = [null_values(results / exp.name, s["at"], results) for exp, s in zip(figure1, stats)]
-    held = [name for name in ORDER if all(name in v for v in nulls)]
-    beside = "; ".join(f"{SHORT[name]} " + ", ".join(f"{v[name].c_at:.1%}" for v in nulls) for name in held)
+    lo, hi = s0["layer_range"]
+    share = ", ".join(
+        f"{_pct_documents(s)} on {s['data']}" + (f" (layers {lo:.0%}–{hi:.0%})" if i == 0 else "")
+        for i, s in enumerate(stats)
+    )
+    nulls = null_values(results / figure1[0].name, s0["at"], results)  # the first corpus's nulls
+    beside = ", ".join(f"{SHORT[name]} {v.c_at:.1%}" for name, v in nulls.items())
+    if "random-init" in nulls and "k90" in s0:  # its k90/n beside the real one: what averaging does to k90
+        beside += f" (k90/n {nulls['random-init'].k90:.2f} vs {s0['k90'][0]:.2f})"
     out = [
-        f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
-        f"{share} ({display(str(s0['model']))}, {s0['inputs']} documents; 95% CIs over documents)"
-        + (
-            f"; nulls at the same index: {beside}: near-uniform rows alone put most of Σσ in the first indices"
-            if held
-            else ""
-        )
+        f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values hold, of Σσ, "
+        f"{share} for {display(str(s0['model']))} (95% CIs over {s0['inputs']} documents)"
+        + (f"; {beside} ({s0['data']}): near-uniform rows alone give a high share" if nulls else "")
         + f". {link}"
     ]
-    trends = [(s["data"], s["trend"]) for s in stats if "trend" in s]
+    trends: dict[tuple[str, float, float], list[str]] = {}  # corpora that read alike are named together
+    for s in stats:
+        if "trend" in s:
+            t = s["trend"]
+            trends.setdefault((depth_phrase(t), round(t.rho, 2), float(f"{t.p:.2g}")), []).append(s["data"])
     if trends:
-        t0 = trends[0][1]
+        t0 = stats[0]["trend"]
         out.append(
-            f"**Depth.** The share over the model's {t0.layers} layer means: "
-            + "; ".join(f"{d}: {depth_phrase(t)} (ρ = {t.rho:+.2f}, p = {t.p:.2g})" for d, t in trends)
-            + f" (Spearman's ρ, permutation test over {'all ' if t0.exact else ''}{t0.orderings:,} orderings). {link}"
+            f"**Depth.** Over the {t0.layers} layer means: "
+            + "; ".join(f"{', '.join(d)}: {ph} (ρ = {r:+.2f}, p = {p:.2g})" for (ph, r, p), d in trends.items())
+            + f" (permutation test, {'all ' if t0.exact else ''}{t0.orderings:,} orderings). {link}"
         )
     return out
 
@@ -243,28 +246,10 @@ def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequen
 def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_heading: str) -> list[str]:
     """Models and data; share of Σσ at one n; depth; growth with n; what it means for Linformer."""
     from attnspec.numerics.stats import format_interval
-    from attnspec.report.decoder import display
 
     figure1 = spectrum_runs(experiments, results, "figure1")
     scaling = spectrum_runs(experiments, results, "scaling")
-    out: list[str] = []
-    models = []
-    for exp in [*figure1, *scaling]:
-        meta = json.loads((results / exp.name / "meta.json").read_text())
-        if meta.get("kind") == "spectrum-scaling":
-            meta = json.loads((results / exp.name / f"n{max(meta['lengths'])}" / "meta.json").read_text())
-        model = meta.get("model") or (meta.get("identity") or {}).get("model")
-        name = (
-            f"{display(str(model))} ({'decoder' if meta.get('causal') else 'encoder'}, "
-            f"{meta.get('num_layers')} × {meta.get('num_heads')} heads)"
-        )
-        if name not in models:
-            models.append(name)
-    if models:
-        out.append(
-            f"**Models and data.** {' and '.join(models)} on WikiText-103 and IMDB (RoBERTa, the "
-            "paper's model, cannot be loaded offline). [Models](#models-and-data)"
-        )
+    out: list[str] = []  # the models and corpora: the section under the summary, and every line's own
     out += _figure1_findings(experiments, results, figure1, f"[Figure 1](#{anchor(figure1_heading)})")
     betas = []
     for exp in scaling:
@@ -281,37 +266,30 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
             + f" for {model} (n = {fits[0][1][3][0]}–{fits[0][1][3][-1]})"
             for model, fits in by_model.items()
         )
-        out.append(
-            f"**The rank needed grows with n.** k90 (90% of Σσ) scales as {parts}; "
-            f"95% CIs over inputs. [Scaling](#beyond-figure-1)"
-        )
         chance = [(exp, c) for exp, c in ((exp, _null_constant(results / exp.name)) for exp, _ in betas) if c]
-        if chance:
-            nulls = sorted(c[1] for _, c in chance)
-            out.append(
-                f"**Against chance.** An entropy-matched random softmax grows as fast (β {nulls[0]:.2f}–"
-                f"{nulls[-1]:.2f}); the constant, not the exponent, differs. Longest-n k90/n, real vs null: "
-                f"{_against_chance(chance, results)}. [Scaling](#beyond-figure-1)"
+        nulls = sorted(c[1] for _, c in chance)
+        out.append(
+            f"**The rank needed grows with n.** k90 scales as {parts}; 95% CIs over inputs"
+            + (
+                f". An entropy-matched null grows as fast (β {nulls[0]:.2f}–{nulls[-1]:.2f}) at a higher k90/n: "
+                f"{_against_chance(chance, results)}"
+                if chance
+                else ""
             )
+            + ". [Scaling](#beyond-figure-1)"
+        )
         out.append(_linformer_finding([exp for exp, _ in betas], results, all(b[1] > 0.8 for _, b in betas)))
     return out
 
 
 def _against_chance(chance: Sequence[tuple[Any, tuple]], results: Path) -> str:
-    """``MiniLM-L6 0.32 vs 0.63 (imdb), 0.31 vs 0.63 (wiki103), random-init model 0.45, 0.44; ...``:
-    real vs entropy-matched k90/n per model and corpus, then the random-init model's where held."""
-    by_model: dict[str, list[tuple[str, tuple]]] = {}
+    """``MiniLM-L6 0.63 vs 0.32 (imdb); SmolLM2-135M 0.46 vs 0.38 (imdb)``: the entropy-matched
+    null's k90/n against the real P's, the first corpus of each model."""
+    first: dict[str, tuple[str, tuple]] = {}
     for exp, c in chance:
         model, corpus = scaling_label(results / exp.name).split(" · ")
-        by_model.setdefault(model, []).append((corpus, c))
-    parts = []
-    for model, runs in by_model.items():
-        text = f"{model} " + ", ".join(f"{c[2]:.2f} vs {c[3]:.2f} ({corpus})" for corpus, c in runs)
-        inits = [c[4] for _, c in runs if c[4] is not None]
-        if len(inits) == len(runs):
-            text += ", random-init " + ", ".join(f"{v:.2f}" for v in inits)
-        parts.append(text)
-    return "; ".join(parts)
+        first.setdefault(model, (corpus, c))
+    return "; ".join(f"{model} {c[3]:.2f} vs {c[2]:.2f} ({corpus})" for model, (corpus, c) in first.items())
 
 
 def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> str:
@@ -352,7 +330,7 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
         for (model, n0, n1), parts in by_model.items()
     )
     return (
-        f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}: "
+        f"**For Linformer.** softmax(Q(EK)ᵀ)(FV) against PV, random Gaussian E = F, k = {READ_K}: "
         f"{measured} (95% CI over documents)"
         + (": worse than outputting zero" if above else "")
         + "; trained E, F may do better. [Scaling](#beyond-figure-1)"
@@ -367,8 +345,42 @@ def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> 
     return [lines[0].removeprefix("- ").replace("low rank?**", "low rank?** ", 1).replace("  ", " ")] if lines else []
 
 
+def _theorem_of(claim_id: str, place: str) -> str:
+    """The theorem (or equation, or place) a claim belongs to, as the summary names it: the place's
+    "Theorem N" or "Lemma N", else the id's ``thmN`` / ``eqN``, else the place's first part."""
+    m = re.search(r"\bTheorem [A-Z]?\d+(?:\.\d+)?", place) or re.search(r"\bLemma [A-Z]?\d+(?:\.\d+)?", place)
+    if m:
+        return m.group(0)
+    part = claim_id.split(".")[1] if "." in claim_id else claim_id
+    if m := re.fullmatch(r"thm(\d+)", part):
+        return f"Theorem {m.group(1)}"
+    if m := re.fullmatch(r"eq(\d+)", part):
+        return f"eq. ({m.group(1)})"
+    return place.split(",")[0]
+
+
+def _why(reason: str, words: int = 7) -> str:
+    """The deciding numbers of a ledger reason, in at most ``words`` words: seeds, intervals and
+    trailing asides left out, the clause with the comparison kept."""
+    text = re.sub(r"\s*\(instance seed \d+\)|, 95% CI \[[^\]]*\]|\s*\(by a factor [^)]*\)", "", reason).strip(" …")
+    clauses = [c for c in text.split(": ") if c]
+    text = next((c for c in clauses if re.search(r"[<>≠]|off by|above|below", c)), clauses[0] if clauses else "")
+    opened = []  # positions of parentheses still open: the ledger cut an aside off there
+    for i, ch in enumerate(text):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            opened.pop()
+    text = text[: opened[0]] if opened else text
+    text = re.sub(r"\s+\([^()]*\)$", "", text.strip()).rstrip(",;: ")
+    text = re.sub(r"\s+\((?=[a-z])[^()]*(?:\([^()]*\)[^()]*)*\)", "", text)  # asides in words: "(the line …)"
+    cut = text.split()
+    return " ".join(cut[:words]) + ("…" if len(cut) > words else "")
+
+
 def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str, str], verdict_file: str) -> list[str]:
-    """One line per paper: how many of its claims hold, are loose, fail, say nothing, and which fail."""
+    """One line per paper: each theorem with a failing claim and why it fails (the deciding
+    numbers of its first failing claim, from the claims ledger), then how many claims fail."""
     from attnspec.report.ledger import HEADING, ledger_rows
 
     rows = ledger_rows(experiments, results, verdict_file)
@@ -377,23 +389,16 @@ def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str,
         mine = [r for r in rows if r["paper"] == paper]
         if not mine:
             continue
-        counts: dict[str, int] = {}
-        for r in mine:
-            counts[r["stated"]] = counts.get(r["stated"], 0) + 1
-        order = ("holds", "loose", "violated", "vacuous", "cannot-fail", "hypothesis-unmet", "measured")
-        # single verdicts in the vocabulary's order, then the changing ones ("vacuous → violated")
-        keys = [v for v in order if v in counts] + sorted(v for v in counts if v not in order)
-        tally = ", ".join(f"{counts[v]} {v}" for v in keys)
-        failing = [r["id"] for r in mine if "violated" in r["stated"]]
-        # a few ids are named; a longer list is the ledger's
-        fails = (
-            f"; fails: {', '.join(f'`{i}`' for i in failing)}"
-            if 0 < len(failing) <= 3
-            else f"; {len(failing)} fail"
-            if failing
-            else ""
+        failing = [r for r in mine if "violated" in r["stated"]]
+        by_theorem: dict[str, str] = {}
+        for r in sorted(failing, key=lambda r: r["stated"] != "violated"):  # a plain violation says why best
+            by_theorem.setdefault(_theorem_of(r["id"], r["place"]), _why(r["reason"]))
+        told = "; ".join(f"{name}: {why}" for name, why in by_theorem.items())
+        out.append(
+            f"**{_short(cite)}.** "
+            + (f"{len(failing)} of {len(mine)} claims fail: {told}" if failing else f"No claim of {len(mine)} fails")
+            + f". [Ledger](#{anchor(HEADING)})"
         )
-        out.append(f"**{_short(cite)}.** {len(mine)} claims: {tally}{fails}. [Ledger](#{anchor(HEADING)})")
     return out
 
 

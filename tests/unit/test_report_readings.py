@@ -26,11 +26,11 @@ def _need_results() -> list:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The summary, the Figure 1 section and its per-layer page, and the decoder section's text."""
+    from attnspec.report import PAPERS
     from attnspec.report.decoder import decoder_section
     from attnspec.report.experiments import FIGURE1_HEADING, VERDICT_FILE, spectrum_runs
     from attnspec.report.figure1 import _spectrum_section
     from attnspec.report.summary import summary_section
-    from attnspec.verdicts.registry import PAPERS
 
     experiments = _need_results()
     figures = tmp_path_factory.mktemp("figures")
@@ -57,7 +57,7 @@ def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str
     mean, low, high = (float(v) for v in body.groups())
     decoder = re.search(r"\| MiniLM-L6 · imdb \| 512 \| 400 \| (0\.\d+) \[(0\.\d+), (0\.\d+)\]", built["decoder"])
     assert decoder and tuple(float(v) for v in decoder.groups()) == (mean, low, high)
-    summary = re.search(r"(\d+\.\d)% \[(\d+\.\d+)%, (\d+\.\d+)%\] \(layers (\d+)%–(\d+)%\) on imdb", built["summary"])
+    summary = re.search(r"(\d+\.\d)% \[(\d+\.\d+)%, (\d+\.\d+)%\] on imdb \(layers (\d+)%–(\d+)%\)", built["summary"])
     assert summary, "the summary gives the share with its interval over documents and the layers' range"
     s_mean, s_low, s_high = (float(v) / 100 for v in summary.groups()[:3])
     assert s_mean == pytest.approx(mean, abs=6e-4) and s_low == pytest.approx(low, abs=6e-4)
@@ -67,8 +67,8 @@ def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str
 
 def test_depth_is_worded_by_the_permutation_rule_in_summary_and_body(built: dict[str, str]) -> None:
     # MiniLM's 6 layer means at index 128: ρ = +0.83, p = 42/720 = 0.058: suggestive, not a trend
-    assert "imdb: suggestive rise with depth (ρ = +0.83, p = 0.058)" in built["summary"]
-    assert "over all 720 orderings" in built["summary"]
+    assert "suggestive rise with depth (ρ = +0.83, p = 0.058)" in built["summary"]
+    assert "all 720 orderings" in built["summary"]
     assert "+0.83, 0.058" in built["figure1"]
     assert "shows a suggestive rise with depth" in built["figure1"]
     assert "independent draws" not in built["figure1"] and "bootstrap" not in built["summary"]
@@ -90,7 +90,7 @@ def test_figure1_shows_every_null_beside_the_real_value_and_reads_averaging(buil
     cells = [c.strip() for c in row.split("|")]
     assert cells[6:9] == ["0.516", "1.000", "0.974"]  # entropy-matched, uniform, random-init at index 128
     assert "what averaging gives" in built["figure1"]
-    assert "random init" in built["summary"] and "97.4%" in built["summary"]
+    assert "random init 97.4%" in built["summary"] and "entropy null 51.6%" in built["summary"]
 
 
 def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -114,3 +114,24 @@ def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.M
         monkeypatch.setattr(module, name, lambda *a, **k: [])  # the text only: no drawing
     md = "\n".join(beyond_figure1_section(experiments, RESULTS, tmp_path))
     assert "mean curve" not in md and "k90 per input" in md
+
+
+def test_each_paper_line_names_the_theorems_that_fail_and_why(built: dict[str, str]) -> None:
+    line = next(x for x in built["summary"].splitlines() if "**Linformer" in x)
+    assert "Theorem 1: observed" in line and "Lemma 1:" in line and "Theorem 2:" in line
+    assert "claims fail:" in line and "loose" not in line and "cannot-fail" not in line
+    assert "instance seed" not in line
+
+
+def test_the_why_keeps_the_deciding_comparison() -> None:
+    from attnspec.report.summary import _theorem_of, _why
+
+    assert _why("observed 10000/10000 = 1, 95% CI [0.9996, 1] above claimed 0.4134 (instance seed 45)") == (
+        "observed 10000/10000 = 1 above claimed 0.4134"
+    )
+    assert _why("printed B at the square shape (N = 4): off by 0.189 from the true value") == (
+        "off by 0.189 from the true value"
+    )
+    assert _theorem_of("linformer.thm1.eq18", "Appendix A, eq. (18)") == "Theorem 1"
+    assert _theorem_of("linformer.eq4", "Section 3, eq. (4)") == "eq. (4)"
+    assert _theorem_of("linformer.lemma1.eq12", "Appendix A, Lemma 1, eq. (12)") == "Lemma 1"
