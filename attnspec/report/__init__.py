@@ -119,6 +119,9 @@ def build_report(
             exp.name,
             experiment_page(exp, records.get(exp.name), out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE),
         )
+    from attnspec.report.threats import threats_section
+
+    body += threats_section(experiments, results)
     body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
     body += _how_to_read()
     pages = drop_empty(pages)
