@@ -388,9 +388,11 @@ def alt_text(text: str, limit: int = 160) -> str:
     -------
     str
     """
-    first = re.split(r"(?<=[.;])\s", text.strip(), maxsplit=1)[0].rstrip(".;")
+    first = re.split(r"(?<=\.)\s", text.strip(), maxsplit=1)[0].rstrip(".")
     if len(first) > limit:
         first = first[:limit].rsplit(" ", 1)[0].rstrip(",:;") + " …"
+    if first.rfind("(") > first.rfind(")"):  # an aside cut short: left out
+        first = first[: first.rfind("(")].rstrip(",:; ") + " …"
     return first.replace("[", "(").replace("]", ")").replace("*", "")
 
 
