@@ -40,3 +40,21 @@ def test_alt_text_is_what_the_caption_says_the_figure_shows() -> None:
     alt = alt_text(text)
     assert alt.startswith("k90/n against n for each model and corpus") and "[" not in alt and len(alt) <= 162
     assert alt_text("Short. Second sentence.") == "Short"
+
+
+def test_a_repeated_verdict_table_is_shown_once_and_its_figures_once() -> None:
+    from attnspec.report.papers import _without_repeats
+
+    table = ["| verdict | claims | ids |", "|---|---|---|", "| **holds** | 1 | `a.b` |", ""]
+    first = [
+        "### Construction",
+        "",
+        *table,
+        "![x](figures/sa-check/sa_success_vs_d.png)",
+        "![y](figures/sa-check/row.png)",
+    ]
+    later = ["### Grid", "", *table, "![x](figures/sa-sweep/sa_success_vs_d.png)"]
+    a, b = _without_repeats([first, later])
+    assert "| verdict | claims | ids |" in a and "| verdict | claims | ids |" not in b
+    assert any(line.startswith("Claims by verdict: the same as [Construction](#construction)") for line in b)
+    assert not any("sa-check/sa_success_vs_d" in line for line in a) and any("row.png" in line for line in a)
