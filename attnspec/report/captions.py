@@ -393,7 +393,8 @@ def alt_text(text: str, limit: int = 160) -> str:
         first = first[:limit].rsplit(" ", 1)[0].rstrip(",:;") + " …"
     if first.rfind("(") > first.rfind(")"):  # an aside cut short: left out
         first = first[: first.rfind("(")].rstrip(",:; ") + " …"
-    return first.replace("[", "(").replace("]", ")").replace("*", "")
+    # read aloud as it is meant: an alt text cannot raise an exponent
+    return first.replace("[", "(").replace("]", ")").replace("*", "").replace("^", " to the power ")
 
 
 def _squeeze_blank(lines: list[str]) -> list[str]:

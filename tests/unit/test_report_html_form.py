@@ -58,3 +58,9 @@ def test_a_repeated_verdict_table_is_shown_once_and_its_figures_once() -> None:
     assert "| verdict | claims | ids |" in a and "| verdict | claims | ids |" not in b
     assert any(line.startswith("Claims by verdict: the same as [Construction](#construction)") for line in b)
     assert not any("sa-check/sa_success_vs_d" in line for line in a) and any("row.png" in line for line in a)
+
+
+def test_an_alt_text_spells_an_exponent_out() -> None:
+    from attnspec.report.captions import alt_text
+
+    assert alt_text("Fitted β of k90 ∝ n^β per layer.") == "Fitted β of k90 ∝ n to the power β per layer"
