@@ -12,6 +12,7 @@ Python API (imports torch, SciPy and pandas only when first used)::
     chk = attnspec.jl_check(n=1024, eps=0.2)     # also sa_check, osa_check, osa_train
     chk.summary(), chk.verdicts, chk.tables, chk.plot(), chk.save("dir")
     attnspec.claims(paper="linformer")          # the catalogue, as a DataFrame
+    attnspec.check("favor", trials=2000)        # any registered check, a plug-in's too (attnspec.theorem)
 
 See docs/python-api.md.
 """
@@ -29,11 +30,24 @@ _API: dict[str, str] = {
     "osa_check": "attnspec.checks",
     "osa_train": "attnspec.checks",
     "CheckResult": "attnspec.checks",
+    "check": "attnspec.checks",
     "claims": "attnspec.checks",
 }
 
 #: Submodules reachable as attributes after a bare `import attnspec` (e.g. attnspec.battery).
-_SUBMODULES = ("api", "battery", "checks", "errors", "numerics", "options", "runtime", "spectra", "storage", "verdicts")
+_SUBMODULES = (
+    "api",
+    "battery",
+    "checks",
+    "errors",
+    "numerics",
+    "options",
+    "runtime",
+    "spectra",
+    "storage",
+    "theorem",
+    "verdicts",
+)
 
 __all__ = sorted([*_API, "__version__"])
 

@@ -27,10 +27,8 @@ afterwards from the saved tables only (:data:`PLOTTERS`).
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,23 +36,31 @@ import numpy as np
 import pandas as pd
 
 from attnspec.options.declaration import option_flag as option_flag  # the flag of an option name, for callers
-from attnspec.verdicts.classify import VerdictRow, verdicts_frame
+from attnspec.theorem.registry import RegistryView
+from attnspec.theorem.result import AttentionRequest as AttentionRequest
+from attnspec.theorem.result import BatteryResult as BatteryResult
+from attnspec.theorem.result import config_identity as config_identity
 
-#: command → battery module.
-BATTERIES: dict[str, str] = {
-    "jl-check": "attnspec.theory.linformer.battery",
-    "sa-check": "attnspec.theory.expressivity.battery",
-    "osa-check": "attnspec.theory.osa.battery",
-    "osa-train": "attnspec.theory.osa.train_battery",
-}
 
-#: command → "module:function" drawing the figures of a results directory from its saved tables.
-PLOTTERS: dict[str, str] = {
-    "jl-check": "attnspec.plots.jl:plot_jl",
-    "sa-check": "attnspec.plots.expressivity:plot_expressivity",
-    "osa-check": "attnspec.plots.osa:plot_osa_check",
-    "osa-train": "attnspec.plots.osa_train:plot_osa_train",
-}
+def _registered_batteries() -> dict[str, Any]:
+    from attnspec.theorem.registry import commands
+
+    return {name: c.battery for name, c in commands().items()}
+
+
+def _registered_plotters() -> dict[str, Any]:
+    from attnspec.theorem.registry import commands
+
+    return {name: c.plotter for name, c in commands().items() if c.plotter is not None}
+
+
+#: command → its battery (a module name, or a plug-in's object), read from the open registry
+#: (:mod:`attnspec.theorem.registry`).
+BATTERIES: Mapping[str, Any] = RegistryView(_registered_batteries)
+
+#: command → its plotter (``"module:function"`` or a callable) drawing the figures of a results
+#: directory from its saved tables; a command without figures is absent.
+PLOTTERS: Mapping[str, Any] = RegistryView(_registered_plotters)
 
 #: The table every battery writes its verdict rows to (``verdicts.parquet``).
 VERDICT_TABLE = "verdicts"
@@ -68,8 +74,8 @@ def _declared_types() -> dict[str, dict[str, tuple[str | None, ...]]]:
 
 #: The kinds of value every option of each command takes (name as in the options mapping →
 #: accepted kinds; ``None`` among them: the option may be left unset), read off the
-#: declarations in :mod:`attnspec.options.checks`.
-OPTION_TYPES: dict[str, dict[str, tuple[str | None, ...]]] = _declared_types()
+#: declarations of every registered command.
+OPTION_TYPES: Mapping[str, dict[str, tuple[str | None, ...]]] = RegistryView(_declared_types)
 
 
 def check_option_types(
@@ -111,37 +117,6 @@ def check_option_types(
     from attnspec.options.declaration import check_types
 
     return check_types(OPTIONS.get(command, ()), options, lists=lists, text=text)
-
-
-@dataclass(frozen=True)
-class AttentionRequest:
-    """Real attention matrices a battery needs, loaded by :func:`run_battery` (not by theory).
-
-    Parameters
-    ----------
-    model : str
-        A model name or alias (``"minilm"``).
-    data : str
-        A corpus name (``"wiki103"``, ``"imdb"``).
-    seq_len : int
-        n: the matrices are (n, n).
-    count : int
-        How many (input, layer, head) matrices to draw.
-    seed : int
-        Seed of the inputs drawn and of the matrices picked.
-    data_dir : str, optional
-        Local corpus folder.
-    seq_len_option : str
-        The option that set ``seq_len``, named when it exceeds the model's positions.
-    """
-
-    model: str
-    data: str
-    seq_len: int
-    count: int
-    seed: int
-    data_dir: str | None = None
-    seq_len_option: str = "--n"
 
 
 def check_attention_request(request: AttentionRequest) -> None:
@@ -200,64 +175,24 @@ def load_attention(request: AttentionRequest) -> np.ndarray:
     return P
 
 
-@dataclass
-class BatteryResult:
-    """What a battery returns.
-
-    Parameters
-    ----------
-    command : str
-        The command that made it (a key of :data:`BATTERIES`).
-    verdicts : list of VerdictRow
-        One row per (claim id, reading, instance), the evidence in each.
-    tables : dict of str to DataFrame
-        Tidy tables by file stem (``"jl"`` → ``jl.parquet``), identifier columns first.
-    meta : dict
-        How the result was made: ``parameters`` (the config), ``seed``, notes, wall time.
-    """
-
-    command: str
-    verdicts: list[VerdictRow]
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def verdict_frame(self) -> pd.DataFrame:
-        """The verdict rows as one tidy table (claim, reading, parameters, numbers, verdict, evidence).
-
-        Returns
-        -------
-        pandas.DataFrame
-            :func:`attnspec.verdicts.classify.verdicts_frame` of :attr:`verdicts`.
-        """
-        return verdicts_frame(self.verdicts)
-
-
 def battery_module(command: str) -> Any:
-    """The battery module of ``command``; :class:`~attnspec.errors.InputError` (a
-    ValueError) naming the known commands otherwise.
+    """The battery of ``command`` (a module, or a plug-in's object); :class:`~attnspec.errors.InputError`
+    (a ValueError) naming the known commands otherwise.
 
     Parameters
     ----------
     command : str
-        A key of :data:`BATTERIES` (``"jl-check"``, ``"sa-check"``, ``"osa-check"``,
-        ``"osa-train"``).
+        A registered checking command (``"jl-check"``, ``"sa-check"``, ``"osa-check"``,
+        ``"osa-train"``, or a plug-in's, :mod:`attnspec.theorem.registry`).
 
     Returns
     -------
-    module
-        The imported module (``config_from_options``, ``run``, optionally
-        ``attention_request``).
+    object
+        The battery (``config_from_options``, ``run``, optionally ``attention_request``).
     """
-    if not isinstance(command, str) or command not in BATTERIES:
-        from attnspec.errors import InputError
+    from attnspec.theorem.registry import command as registered
 
-        raise InputError(f"no checking command {command!r}; known: {', '.join(sorted(BATTERIES))}")
-    return importlib.import_module(BATTERIES[command])
-
-
-def _resolve(spec: str) -> Callable[..., Any]:
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return registered(command).battery_object()
 
 
 def run_battery(
@@ -329,7 +264,7 @@ def run_battery(
     else:
         result = module.run(config, progress=progress, **extra)
     if result.command != command:
-        raise RuntimeError(f"battery {BATTERIES[command]} returned a result for {result.command!r}")
+        raise RuntimeError(f"the battery of {command} returned a result for {result.command!r}")
     from attnspec.verdicts import registry as claim_registry
 
     claim_registry.check_rows(result.verdicts)
@@ -415,41 +350,25 @@ def _holds_complete(out_dir: Path) -> bool:
     return (Path(out_dir) / META_FILE).is_file() and read_meta(Path(out_dir)).get("status") != "partial"
 
 
-def config_identity(config: Any) -> dict[str, Any]:
-    """The parameters that define a run, JSON-ready (tuples as lists): the config's own
-    ``identity()`` when it defines one (so that e.g. a thread count does not make another
-    run), else every field of a dataclass config (array-valued fields excluded).
-
-    Parameters
-    ----------
-    config : object
-        A battery's config: an object with ``identity()``, a dataclass or a mapping.
-
-    Returns
-    -------
-    dict
-        Parameter name → value; tuples become lists and NumPy arrays are left out.
-    """
-    import dataclasses
-
-    if callable(getattr(config, "identity", None)):
-        fields = dict(config.identity())
-    else:
-        fields = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else dict(config)
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if not isinstance(v, np.ndarray)}
-
-
-def plot_results(command: str, out_dir: Path) -> None:
+def plot_results(command: str, out_dir: Path) -> list[Path]:
     """Draw the figures of a saved ``command`` result from its tables only.
 
     Parameters
     ----------
     command : str
-        A key of :data:`PLOTTERS`: the command that wrote the result.
+        The registered command that wrote the result.
     out_dir : Path
         The result's directory; the figures (PNG and SVG) are written into it.
+
+    Returns
+    -------
+    list of Path
+        The figure files; empty for a command that draws none.
     """
-    _resolve(PLOTTERS[command])(Path(out_dir))
+    from attnspec.theorem.registry import command as registered
+
+    plot = registered(command).plot_function()
+    return [] if plot is None else [Path(p) for p in (plot(Path(out_dir)) or [])]
 
 
 def result_identity(result: BatteryResult) -> dict[str, Any]:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from attnspec.battery import BatteryResult
 
-__all__ = ["CheckResult", "claims", "jl_check", "osa_check", "osa_train", "sa_check"]
+__all__ = ["CheckResult", "check", "claims", "jl_check", "osa_check", "osa_train", "sa_check"]
 
 Progress = bool | Callable[[str], None] | None
 
@@ -60,7 +60,8 @@ class CheckResult:
         One row per verdict row: ``claim, reading, verdict``, then one column per parameter
         the rows vary (``n, k, eps, d, L, family, ...``; missing where a row has no such
         parameter), then ``evidence, bound, exact, estimate, ci_low, ci_high, trials, seed,
-        at_paper_params``. ``v[v.k == 4095]`` selects rows by a parameter.
+        at_paper_params, value_name, bound_name`` (what ``estimate``/``exact`` and ``bound`` are,
+        where a row names them). ``v[v.k == 4095]`` selects rows by a parameter.
     tables : dict of str to pandas.DataFrame
         The battery's tidy tables by file stem (``"jl"`` is ``jl.parquet`` under ``--out``).
     meta : dict
@@ -108,8 +109,10 @@ class CheckResult:
         -------
         pandas.DataFrame
             One row per claim, in order of first appearance: ``claim_id``, ``claim`` (its
-            label), ``verdict`` (the claim's verdict over its rows), ``why`` and ``rows``
-            (:func:`attnspec.verdicts.table.summary_frame`).
+            label), ``verdict`` (the claim's verdict over its rows,
+            :func:`attnspec.verdicts.headline.claim_verdict`: the one the screen, the report's
+            ledger and summary print), ``why``, ``rows`` and ``source`` (the paper, or notes on
+            it with a page) (:func:`attnspec.verdicts.table.summary_frame`).
         """
         from attnspec.verdicts.table import summary_frame
 
@@ -150,13 +153,13 @@ class CheckResult:
         """
         import tempfile
 
-        from attnspec.battery import PLOTTERS, _resolve
+        from attnspec.battery import plot_results
 
         if out is not None:
             self.save(out, plots=False)
         elif self.path is None:
             self.save(Path(tempfile.mkdtemp(prefix=f"attnspec-{self.command}-")), plots=False)
-        return [Path(p) for p in _resolve(PLOTTERS[self.command])(Path(self.path))]
+        return plot_results(self.command, Path(self.path))
 
     def save(self, out: str | Path, *, csv: bool = False, plots: bool = True) -> Path:
         """Write the CLI's ``--out`` layout: every table, ``verdicts.parquet``,
@@ -218,7 +221,8 @@ class CheckResult:
 def _path_arg(name: str, value: Any) -> str | Path:
     import os
 
-    if not isinstance(value, (str, os.PathLike)):
+    # an empty string is refused: a path reads it as the current folder
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes) or not str(value).strip():
         raise InputError(f"{name} must be a directory path (str or Path), got {value!r}")
     return value
 
@@ -315,6 +319,32 @@ osa_train = check_function(
     '        ``tables["osa_train_paper"]`` sets it beside the paper\'s Table 2 and\n'
     '        ``tables["osa_train_orderings"]`` says which of the paper\'s orderings reproduce.',
 )
+
+
+def check(name: str, /, **arguments: Any) -> CheckResult:
+    """Run any registered check by name, built-in or plug-in: ``attnspec check NAME``.
+
+    Parameters
+    ----------
+    name : str
+        A checking command (``"favor"``, ``"jl-check"``) or a module that registers one when
+        imported (:func:`attnspec.theorem.registry.resolve`).
+    **arguments
+        The check's options by name (``attnspec check NAME --help`` lists them), ``out``,
+        ``resume``, ``csv`` and ``plots`` where the check takes them, and ``progress``.
+
+    Returns
+    -------
+    CheckResult
+
+    Raises
+    ------
+    InputError
+        An unknown check, an unknown option, a value of the wrong type or out of range.
+    """
+    from attnspec.theorem.registry import resolve
+
+    return _run(resolve(name), "check", arguments)
 
 
 def claims(paper: str | None = None) -> pd.DataFrame:

@@ -247,6 +247,15 @@ def check_texts(name: str, value: object) -> list[str]:
     InputError
         The value is refused; the message names it.
     """
+    from collections.abc import Mapping
+
+    kind = type(value).__name__
+    if isinstance(value, Mapping) or kind == "DataFrame":  # iterating either gives its keys, not its texts
+        raise InputError(
+            f"{name} must be a list of strings (any sequence of str), got a {kind}, whose items are its "
+            f"{'column names' if kind == 'DataFrame' else 'keys'}; pass one column's values, e.g. "
+            f"{name}=frame['text'].tolist()"
+        )
     try:
         items = as_list(name, value)
     except InputError as e:
@@ -255,11 +264,12 @@ def check_texts(name: str, value: object) -> list[str]:
                 " must be a list (any sequence or array)", " must be a list of strings (any sequence of str)"
             )
         ) from None
-    bad = next((x for x in items if not isinstance(x, str)), None)
-    if bad is not None:
+    where = next((i for i, x in enumerate(items) if not isinstance(x, str)), None)
+    if where is not None:
+        bad = items[where]
         raise InputError(
-            f"{name} must be a list of strings (any sequence of str), got an item of type "
-            f"{type(bad).__name__}: {printable(repr(bad))[:60]}"
+            f"{name}[{where}] must be a string ({name} is a list of strings), got {type(bad).__name__}: "
+            f"{printable(repr(bad))[:60]}"
         )
     if not items:
         raise InputError(f"{name} is empty")

@@ -120,7 +120,7 @@ def check_arguments(
     ):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
-    check_seed("seed", seed)
+    check_seed("--seed", seed)  # worded as on the command line and in a TOML
     for label, value in (("resume", resume), ("overwrite", overwrite), ("progress", progress)):
         check_bool(label, value)
     if data is not None and not isinstance(data, (str, Path)):

@@ -10,7 +10,7 @@ pdoc is called through its library functions rather than its command line for tw
 
 * A package with ``__all__`` limits pdoc's walk to the submodules it lists, and
   ``attnspec.__all__`` lists the API, not the packages; the modules are listed here instead.
-* ``attnspec`` and ``attnspec.theory.osa`` import their API on first attribute access
+* ``attnspec``, ``attnspec.theorem`` and ``attnspec.theory.osa`` import their API on first attribute access
   (PEP 562), so their ``__dict__`` holds none of it and pdoc would report every name of
   ``__all__`` as unresolved; the names are resolved before pdoc reads the modules.
 

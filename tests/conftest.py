@@ -54,6 +54,18 @@ def minilm_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def mpnet_path() -> Path:
+    """Directory of the real all-mpnet-base-v2 weights, reassembled into this session's cache;
+    skips when its packages are absent."""
+    from attnspec.spectra.packaged_mpnet import INSTALL_COMMAND, packaged_mpnet_path
+
+    path = packaged_mpnet_path()
+    if path is None:
+        pytest.skip(f"all-mpnet-base-v2 is not installed ({INSTALL_COMMAND})")
+    return path
+
+
+@pytest.fixture(scope="session")
 def smollm2_installed() -> None:
     """Skips a test that needs the real SmolLM2-135M GGUF file and the libraries that read it."""
     from helpers import HAVE_SMOLLM2

@@ -48,8 +48,8 @@ class _EscapingConsole(Console):
         super().print(*(printable(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
 
-out_console = _EscapingConsole(markup=False)
-err_console = _EscapingConsole(stderr=True, markup=False)
+out_console = _EscapingConsole(markup=False, emoji=False)
+err_console = _EscapingConsole(stderr=True, markup=False, emoji=False)
 # rich fixes a console's width from COLUMNS when the console is made; these two live as long
 # as the process (a notebook, a test session running many commands), so their width follows
 # COLUMNS and the terminal at each print instead.
@@ -107,6 +107,55 @@ def print_error(message: str) -> None:
     print(f"error: {printable(one_line)}", file=sys.stderr, flush=True)
 
 
+def _takes_a_path(param: Any) -> bool:
+    """Whether a typer parameter is declared as a path (or a list of paths)."""
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    return "Path" in repr(annotation)
+
+
+def empty_path_argument(group: Any, args: Sequence[str]) -> str | None:
+    """The one-line refusal of an empty string given where a path is taken (``--out ''``, a
+    run ``''``), else None: a path reads ``''`` as the current folder, so a result would be
+    written into, or read from, wherever the command was started.
+
+    Parameters
+    ----------
+    group : click group
+        The root command group.
+    args : sequence of str
+        The command line after the program name.
+
+    Returns
+    -------
+    str or None
+        The message.
+    """
+    cmd, rest = group, list(args)
+    while rest and rest[0] in getattr(cmd, "commands", {}):
+        cmd = cmd.commands[rest.pop(0)]
+    params = getattr(cmd, "params", [])
+    options = {o: p for p in params for o in (*p.opts, *getattr(p, "secondary_opts", ())) if o.startswith("-")}
+    positional = [p for p in params if not any(o.startswith("-") for o in p.opts)]
+    takes_value = None  # the option whose value the next word is
+    for word in rest:
+        flag, _, inline = word.partition("=")
+        if takes_value is None and word.startswith("--") and "=" in word and not inline and flag in options:
+            name, param = flag, options[flag]  # --out=
+        elif word != "":
+            param = options.get(word)
+            takes_value = word if param is not None and not getattr(param, "is_flag", False) else None
+            continue
+        elif takes_value is not None:
+            name, param = takes_value, options[takes_value]
+        else:
+            param = next(iter(positional), None)
+            name = param.name.upper() if param is not None else ""
+        takes_value = None
+        if param is not None and _takes_a_path(param):
+            return f"{name} is an empty string; give a path (. for the current folder)"
+    return None
+
+
 class OneLineErrorsGroup(TyperGroup):
     """The root command group: click's usage errors become one ``error:`` line (exit 2).
 
@@ -125,6 +174,12 @@ class OneLineErrorsGroup(TyperGroup):
     ) -> Any:
         from attnspec.runtime.signals import sigterm_as_interrupt
 
+        empty = empty_path_argument(self, sys.argv[1:] if args is None else list(args))
+        if empty is not None:
+            print_error(empty)
+            if standalone_mode:
+                sys.exit(EXIT_USAGE)
+            return EXIT_USAGE
         try:
             # SIGTERM (timeout, Slurm, docker stop) takes Ctrl-C's path: exit 130, partial
             # results kept; output directories claimed by the command are released after it.

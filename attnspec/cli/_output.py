@@ -57,6 +57,27 @@ def progress_printer(
 
 #: The footer every checking command's table ends with (said once, not on every row).
 FOOTER = "(k/N rows): k of N rows agree. Every row with its seed and evidence: --verbose, --json, --out DIR."
+#: The footer where a why was cut to fit the terminal (its line ends with the table's cut mark).
+CUT_FOOTER = (
+    "(k/N rows): k of N rows agree. … : cut to fit this width; every why in full, and every row with its "
+    "seed and evidence: --verbose, --json, --out DIR."
+)
+
+
+def straddle_line(rows) -> list[str]:  # noqa: ANN001 - VerdictRows or their frame
+    """The footer line counting the rows ``measured`` because their interval straddles the
+    claim with the estimate above it (:func:`attnspec.verdicts.numbers.straddles_above`); none
+    when there are none."""
+    from attnspec.verdicts.numbers import straddles_above
+    from attnspec.verdicts.sentences import as_rows
+
+    count = sum(straddles_above(r) for r in as_rows(rows))
+    if not count:
+        return []
+    return [
+        f"{count} row{'s' if count > 1 else ''} measured, not holds: the estimate is above the claim while the "
+        "interval reaches below it."
+    ]
 
 
 def screen_lines(
@@ -70,18 +91,22 @@ def screen_lines(
 ) -> list[str]:
     """The default output of a checking command as lines of at most ``width`` characters:
     ``header``, its ``notes``, the verdict table (:mod:`attnspec.verdicts.table`, one row per
-    claim) and the footer lines, wrapped, never cut. With ``budget`` (lines), the table is
+    claim) and the footer lines, wrapped; where a why had to be cut to fit (its line ends with
+    "…"), the footer says so and where the rest is. With ``budget`` (lines), the table is
     fitted into what the header, notes and footer leave."""
     from attnspec.verdicts.sentences import wrap
-    from attnspec.verdicts.table import table_lines
+    from attnspec.verdicts.table import cut_any, table_lines
 
     def say(text: str, indent: str = "") -> list[str]:
         return wrap(text, width, indent="", subsequent=indent)
 
     head = say(header, "  ") + [x for note in notes for x in say(f"note: {note}", "      ")]
-    foot = [x for line in (*footer, FOOTER) for x in say(line, "  ")]
-    room = None if budget is None else budget - len(head) - len(foot)
-    return head + table_lines(rows, width=width, max_lines=room) + foot
+    footer = (*footer, *straddle_line(rows))
+    cut_foot = [x for line in (*footer, CUT_FOOTER) for x in say(line, "  ")]
+    room = None if budget is None else budget - len(head) - len(cut_foot)
+    table = table_lines(rows, width=width, max_lines=room)
+    foot = cut_foot if cut_any(table) else [x for line in (*footer, FOOTER) for x in say(line, "  ")]
+    return head + table + foot
 
 
 def print_verdict_screen(

@@ -17,7 +17,10 @@ Verdict rows (tables, --json, the report) are keyed on (claim id, reading).
 
 def claims_command(
     paper: Annotated[
-        str | None, typer.Option("--paper", help="Only this paper's claims: linformer, osa or expressivity.")
+        str | None,
+        typer.Option(
+            "--paper", help="Only this paper's claims: linformer, expressivity, osa, or an installed plug-in's."
+        ),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -52,7 +55,7 @@ def _print(found: list, paper: str | None) -> None:
 
     from attnspec.verdicts.registry import PAPERS
 
-    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
+    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False, emoji=False)
     if not found:
         console.print(f"no claims registered{' for ' + paper if paper else ''}")
         return

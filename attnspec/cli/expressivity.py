@@ -72,7 +72,7 @@ def sa_check(
 
 
 #: The most lines the default output may take at 100 columns.
-SCREEN_LINES = 30
+SCREEN_LINES = 21
 
 
 def screen_header(result, wall: float) -> str:  # noqa: ANN001 - BatteryResult
@@ -107,7 +107,7 @@ def _print(result, wall: float, *, verbose: bool = False) -> None:  # noqa: ANN0
         return
 
     # a table this wide is unreadable at 80 columns: when stdout is not a terminal, use 200
-    console = out_console if out_console.is_terminal else Console(width=200)
+    console = out_console if out_console.is_terminal else Console(width=200, emoji=False)
     print_verdict_table(
         rows,
         title="sa-check: sparse expressivity of self-attention (Likhosherstov et al. 2021)",

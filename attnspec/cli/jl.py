@@ -110,7 +110,7 @@ def _print_report(result, wall: float, *, verbose: bool = False) -> None:  # noq
             budget=SCREEN_LINES,
         )
         return
-    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False)
+    console = Console(width=max(out_console.width, 160), highlight=False, soft_wrap=False, emoji=False)
     meta = result.meta
     cfg, dims = meta["parameters"], meta["dimensions"]
     console.print(
@@ -225,7 +225,7 @@ def undecidable(rows, n: int) -> str:  # noqa: ANN001 - VerdictRow list
 
 def screen_footer(result) -> list[str]:  # noqa: ANN001 - BatteryResult
     """Said once: the sequential stopping rule, and what a violation search can miss."""
-    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.theorem import sequential as SQ
     from attnspec.verdicts.classify import search_power
 
     lines = [f"Trials stop once the verdict is settled (error rate ≤ {SQ.ALPHA:g})."]

@@ -43,6 +43,7 @@ def _root(
 
 
 # Command groups. Each module exposes `register(app)`.
+from attnspec.cli import check as _check  # noqa: E402
 from attnspec.cli import claims as _claims  # noqa: E402
 from attnspec.cli import compare as _compare  # noqa: E402
 from attnspec.cli import expressivity as _expressivity  # noqa: E402
@@ -60,6 +61,7 @@ _osa_train.register_train(app)
 _report.register(app)
 _compare.register(app)
 _claims.register(app)
+_check.register(app)
 
 
 def _robust_streams() -> None:

@@ -61,7 +61,7 @@ def _compact(rows: list[VerdictRow]) -> list[VerdictRow]:
 
 
 #: The most lines the default output may take at 100 columns.
-SCREEN_LINES = 35
+SCREEN_LINES = 30
 
 
 def screen_header(result) -> str:  # noqa: ANN001 - BatteryResult

@@ -411,8 +411,10 @@ def _summary(run: Path, at: int | None) -> None:
             "n/a" if undefined else f"{r[f'mean_c_{at}']:.3f}",
             f"{r[reach]:.0f}",
             *(f"{r.get(f'{reach}_{b}_null', float('nan')):.0f}" for b in nulls),
-            f"{r['effective_rank_mean']:.1f}",
-            f"{r['stable_rank_mean']:.2f}",
+            *(  # a metric the run was saved without (meta.json metrics_absent) is n/a, not nan
+                "n/a" if r[name] != r[name] else f"{r[name]:.{digits}f}"
+                for name, digits in (("effective_rank_mean", 1), ("stable_rank_mean", 2))
+            ),
         )
     out_console.print(shown)
     if nulls:
@@ -493,6 +495,10 @@ def merge(
                 highlight=False,
                 soft_wrap=True,
             )
+        if meta.get("metrics_absent"):
+            from attnspec.spectra.metric_table import absent_note
+
+            err_console.print(f"note: {out}: {absent_note(meta['metrics_absent'])}", highlight=False, soft_wrap=True)
         out_console.print(f"merged {len(dirs)} shards ({meta['inputs_done']} inputs) into {out}")
 
 

@@ -1,6 +1,8 @@
 """The options of the checking commands, each declared once (:class:`attnspec.options.declaration.Option`).
 
-``OPTIONS[command]`` is the whole list, in the order ``--help`` and the Python API show it.
+``OPTIONS[command]`` is the whole list, in the order ``--help`` and the Python API show it
+(the built-in commands' tuples are declared here and registered with their commands; a
+plug-in's come with its own registration, :mod:`attnspec.theorem.registry`).
 Everything else is read off it: the typer options of ``attnspec <command>``
 (:func:`attnspec.options.declaration.typer_command`), the keyword-only signature and the ``Parameters``
 section of ``attnspec.<command>`` (:mod:`attnspec.checks`), the type and bound checks of
@@ -15,7 +17,10 @@ other options (k <= L, 2 d_v <= d_model) and words its own messages, checking fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from attnspec.options.declaration import Option
+from attnspec.theorem.registry import RegistryView
 
 _SEED_HELP = "Seed of every random draw; recorded with the results."
 _DATA_DIR_HELP = (
@@ -184,7 +189,13 @@ OSA_TRAIN: tuple[Option, ...] = (
         nullable=True,
     ),
     Option(
-        "seeds", "int", None, "Number of replicates (seeds) per model (default 3; --quick: 2).", nullable=True, low=1
+        "seeds",
+        "int",
+        None,
+        "Number of replicates (seeds) per model (default 3; --quick: 2).",
+        nullable=True,
+        low=1,
+        high=100_000,  # each replicate trains every model once: more cannot finish
     ),
     Option("seed", "seed", 0, "Base seed; replicate seeds are spawned from it."),
     Option(
@@ -291,13 +302,23 @@ OSA_TRAIN: tuple[Option, ...] = (
     Option("threads", "int", 1, "torch CPU threads (the machines are shared).", low=1),
 )
 
-#: command → its options, in the order of ``--help`` and of the API's signature.
-OPTIONS: dict[str, tuple[Option, ...]] = {
-    "jl-check": JL_CHECK,
-    "sa-check": SA_CHECK,
-    "osa-check": OSA_CHECK,
-    "osa-train": OSA_TRAIN,
-}
+
+def _registered_options() -> dict[str, tuple[Option, ...]]:
+    from attnspec.theorem.registry import commands
+
+    return {name: c.options for name, c in commands().items()}
+
+
+def _registered_run_arguments() -> dict[str, tuple[str, ...]]:
+    from attnspec.theorem.registry import commands
+
+    return {name: c.run_arguments for name, c in commands().items()}
+
+
+#: command → its options, in the order of ``--help`` and of the API's signature: read from the
+#: open registry (:mod:`attnspec.theorem.registry`), where the built-in commands register the
+#: tuples above and a plug-in its own.
+OPTIONS: Mapping[str, tuple[Option, ...]] = RegistryView(_registered_options)
 
 
 #: Where a checking command writes its results, not battery options (no number depends on
@@ -323,13 +344,9 @@ RUN_ARGUMENTS: dict[str, Option] = {
         Option("plots", "bool", True, "Draw the figures into --out.", flag="--plots/--no-plots"),
     )
 }
-#: command → the run arguments it takes, the same on the command line and in the API.
-RUN_ARGUMENTS_OF: dict[str, tuple[str, ...]] = {
-    "jl-check": ("out", "resume", "csv"),
-    "sa-check": ("out", "csv", "plots"),
-    "osa-check": ("out", "csv"),
-    "osa-train": ("out", "resume", "csv"),
-}
+#: command → the run arguments it takes, the same on the command line and in the API (registered
+#: with each command, :class:`attnspec.theorem.registry.Command`).
+RUN_ARGUMENTS_OF: Mapping[str, tuple[str, ...]] = RegistryView(_registered_run_arguments)
 
 
 def run_arguments_of(command: str) -> tuple[Option, ...]:
@@ -338,14 +355,17 @@ def run_arguments_of(command: str) -> tuple[Option, ...]:
     Parameters
     ----------
     command : str
-        ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
+        A registered checking command (``"jl-check"``, ``"sa-check"``, ``"osa-check"``,
+        ``"osa-train"``, or a plug-in's).
 
     Returns
     -------
     tuple of Option
         Its run arguments, in the order of ``--help`` and of the API's signature.
     """
-    return tuple(RUN_ARGUMENTS[name] for name in RUN_ARGUMENTS_OF[command])
+    from attnspec.theorem.registry import command as registered
+
+    return tuple(RUN_ARGUMENTS[name] for name in registered(command).run_arguments)
 
 
 def options_of(command: str) -> tuple[Option, ...]:
@@ -354,14 +374,17 @@ def options_of(command: str) -> tuple[Option, ...]:
     Parameters
     ----------
     command : str
-        ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
+        A registered checking command (``"jl-check"``, ``"sa-check"``, ``"osa-check"``,
+        ``"osa-train"``, or a plug-in's).
 
     Returns
     -------
     tuple of Option
         Its declarations, in the order of ``--help``.
     """
-    return OPTIONS[command]
+    from attnspec.theorem.registry import command as registered
+
+    return registered(command).options
 
 
 def option_names(command: str) -> tuple[str, ...]:
@@ -370,7 +393,8 @@ def option_names(command: str) -> tuple[str, ...]:
     Parameters
     ----------
     command : str
-        ``"jl-check"``, ``"sa-check"``, ``"osa-check"`` or ``"osa-train"``.
+        A registered checking command (``"jl-check"``, ``"sa-check"``, ``"osa-check"``,
+        ``"osa-train"``, or a plug-in's).
 
     Returns
     -------

@@ -347,7 +347,8 @@ def check_names(
 ) -> dict[str, Any]:
     """``values`` keyed by option name: a TOML key's dashes become underscores, an alias its
     option's name; an unknown name is one :class:`~attnspec.errors.InputError` naming it and
-    listing the names allowed, e.g. ``jl_check() has no option 'nn'; its options: n, eps, ...``.
+    listing the names allowed (an :class:`~attnspec.errors.OptionError`: exit code 2, as an
+    unknown flag on the command line), e.g. ``jl_check() has no option 'nn'; its options: n, eps, ...``.
     ``also``: further names allowed that are no option (the API's ``progress``).
 
     Parameters
@@ -366,7 +367,7 @@ def check_names(
     dict
         The values keyed by option name.
     """
-    from attnspec.errors import InputError
+    from attnspec.errors import OptionError
 
     known = [*by_name(options), *also]
     alias = {a.replace("-", "_"): o.name for o in options for a in o.aliases}
@@ -375,9 +376,9 @@ def check_names(
         name = str(key).replace("-", "_")
         name = alias.get(name, name)
         if name not in known:
-            raise InputError(f"{owner} has no option {key!r}; its options: {', '.join(known)}")
+            raise OptionError(f"{owner} has no option {key!r}; its options: {', '.join(known)}")
         if name in out:
-            raise InputError(f"{owner}: option {name!r} given twice (as {key!r} and under another name)")
+            raise OptionError(f"{owner}: option {name!r} given twice (as {key!r} and under another name)")
         out[name] = value
     return out
 
@@ -409,10 +410,13 @@ def check_types(
 
     Raises
     ------
+    OptionError
+        ``Invalid value for '--n': 'abc' is not a valid integer.``: a value that cannot be read
+        as its option's kind (exit code 2, as the command line's parse errors).
     InputError
-        ``Invalid value for '--n': 'abc' is not a valid integer.`` (the command line's message).
+        A seed outside ``0 <= seed < 2**63`` (a value that cannot be done, exit code 1).
     """
-    from attnspec.errors import InputError, check_seed
+    from attnspec.errors import OptionError, check_seed
 
     declared = by_name(options)
     out = dict(values)
@@ -431,7 +435,7 @@ def check_types(
         else:
             word = " or ".join(KIND_WORDS[k] for k in (opt.kind, *opt.also))
             unset = " or None" if opt.nullable else ""
-            raise InputError(f"Invalid value for '{opt.label}': {value!r} is not a valid {word}{unset}.")
+            raise OptionError(f"Invalid value for '{opt.label}': {value!r} is not a valid {word}{unset}.")
         if opt.kind == "seed":
             check_seed(opt.label, out[name])
     return out
@@ -484,9 +488,9 @@ def with_defaults(options: Sequence[Option], values: Mapping[str, Any]) -> dict[
 def _typer_parameter(opt: Option, name: str | None = None, *, hidden_flag: str | None = None) -> inspect.Parameter:
     import typer
 
-    from attnspec.errors import SEED_LIMIT
-
-    extra: dict[str, Any] = {"min": 0, "max": SEED_LIMIT - 1} if opt.kind == "seed" else {}
+    # a seed's range is checked by the library (check_types), with the message and exit code
+    # the Python API and an experiment TOML give for the same value
+    extra: dict[str, Any] = {}
     if opt.metavar is not None:
         extra["metavar"] = opt.metavar
     if hidden_flag is not None:

@@ -51,7 +51,7 @@ from attnspec.report.experiments import (
     load_experiments,
 )
 from attnspec.report.files import _refuse_link, _write_text
-from attnspec.report.runner import RunRecord, check_options, run_experiment
+from attnspec.report.runner import RunRecord, check_options, is_fresh, resolved_options, run_experiment
 from attnspec.storage.writer import atomic_write_bytes
 
 
@@ -396,9 +396,12 @@ def _run_all(
                 rec_file = results / exp.name / RUN_FILE
                 if rec_file.is_file():
                     rec = json.loads(rec_file.read_text())
+                    fresh = is_fresh(
+                        {**rec, "returncode": 0}, exp, resolved_options(exp, results, quick=quick), quick=quick
+                    )
                     records[exp.name] = RunRecord(
                         exp.name,
-                        "reused" if rec.get("key") == exp.key(quick) else "stale",
+                        "reused" if fresh else "stale",
                         float(rec.get("seconds", 0)),
                     )
                 continue

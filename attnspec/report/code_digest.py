@@ -62,3 +62,83 @@ def source_digest(root: Path, paths: Iterable[Path]) -> str:
         tree = _canonical(ast.parse(path.read_text(encoding="utf-8")))
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + tree.encode() + b"\0")
     return h.hexdigest()
+
+
+def _module_file(root: Path, dotted: str) -> Path | None:
+    """The file of module ``dotted`` (``attnspec.numerics.laws``) under ``root``, the package folder; None if none."""
+    parts = dotted.split(".")[1:]
+    base = root.joinpath(*parts)
+    for candidate in (base / "__init__.py", base.with_suffix(".py")):
+        if parts and candidate.is_file():
+            return candidate
+    return None
+
+
+def imports_of(root: Path, path: Path) -> set[Path]:
+    """The files of the attnspec package that ``path`` imports anywhere in it, lazy in-function
+    imports included; ``path`` may lie outside the package (a plug-in's module), whose relative
+    imports then stay in its own package and are not followed.
+
+    Parameters
+    ----------
+    root : Path
+        The attnspec package folder.
+    path : Path
+        A Python file.
+
+    Returns
+    -------
+    set of Path
+        Modules under ``root``.
+    """
+    inside = root in path.parents
+    package = ["attnspec", *path.relative_to(root).with_suffix("").parts[:-1]] if inside else []
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level and not inside:
+                continue
+            if node.level:  # relative: from the package ``level - 1`` above this file's
+                up = package[: len(package) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            names = [base, *(f"{base}.{a.name}" for a in node.names)]  # a name may be a submodule
+        else:
+            continue
+        found.update(f for n in names if n.split(".")[0] == "attnspec" and (f := _module_file(root, n)) is not None)
+    return found
+
+
+def imported_closure(root: Path, paths: Iterable[Path], leave_out: tuple[str, ...] = ()) -> list[Path]:
+    """``paths`` and every module of the package they import, directly or not, sorted.
+
+    Parameters
+    ----------
+    root : Path
+        The attnspec package folder.
+    paths : iterable of Path
+        The modules to start from.
+    leave_out : tuple of str
+        Paths under ``root`` (``"errors.py"``) or folders (``"storage/"``) neither followed nor
+        returned: code that cannot change a number.
+
+    Returns
+    -------
+    list of Path
+        The modules, in path order.
+    """
+
+    def left_out(p: Path) -> bool:
+        rel = p.relative_to(root).as_posix()
+        return any(rel == x or (x.endswith("/") and rel.startswith(x)) for x in leave_out)
+
+    todo, seen = [Path(p) for p in paths], set()
+    while todo:
+        p = todo.pop()
+        if p in seen or left_out(p):
+            continue
+        seen.add(p)
+        todo.extend(imports_of(root, p))
+    return sorted(seen)

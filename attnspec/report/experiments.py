@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,16 +16,29 @@ import tomllib
 
 from attnspec import __version__
 from attnspec.errors import InputError, check_name
-from attnspec.report.code_digest import source_digest
-
-PAPERS: dict[str, str] = {
-    "linformer": "Wang, Li, Khabsa, Fang & Ma 2020, *Linformer: Self-Attention with Linear Complexity* (arXiv 2006.04768)",
-    "expressivity": "Likhosherstov, Choromanski & Weller 2021, *On the expressive power of self-attention matrices* (arXiv 2106.03764)",
-    "osa": "Zhang & Martens, *Orthogonal Self-Attention* (arXiv 2602.05996)",
-}
+from attnspec.report.code_digest import imported_closure, imports_of, source_digest
+from attnspec.theorem.registry import RegistryView
 
 
-COMMANDS = ("spectrum", "jl-check", "sa-check", "osa-check", "osa-train")
+def _citations() -> dict[str, str]:
+    from attnspec.theorem.registry import papers
+
+    return {key: paper.citation(markdown=True) for key, paper in papers().items()}
+
+
+def _commands() -> dict[str, str]:
+    from attnspec.theorem.registry import commands
+
+    return {"spectrum": "spectrum", **{name: name for name in commands()}}
+
+
+#: Paper key → its citation, the one of :class:`attnspec.theorem.registry.Paper` (title in
+#: italics): every registered paper, built-in or installed.
+PAPERS: Mapping[str, str] = RegistryView(_citations)
+
+
+#: The commands an experiment may run: the spectrum job and every registered checking command.
+COMMANDS: Mapping[str, str] = RegistryView(_commands)
 
 
 RUN_FILE = "report_run.json"
@@ -133,22 +146,65 @@ class Experiment:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-#: The code a checking command's verdicts depend on, besides its theory package: a change
-#: to any of it makes the saved result stale (the version number alone did not move when
-#: the labels changed). The spectrum job is left out: its results are costly and are kept
-#: bit-identical across refactors by the tests; its key is the version and the arguments.
+#: The code a checking command's verdicts depend on, besides its theory package and what it
+#: imports: a change to any of it makes the saved result stale (the version number alone did
+#: not move when the labels changed). The spectrum job is left out: its results are costly and
+#: are kept bit-identical across refactors by the tests; its key is the version and the arguments.
 _CHECKING_CODE = (
     "verdicts/classify.py",
     "verdicts/vocabulary.py",
     "numerics/stats.py",
+    "numerics/laws.py",
     "battery.py",
     "numerics/linalg.py",
+    "theorem/sequential.py",
+    "options/checks.py",
 )
+#: Modules that cannot change a number or a verdict, not followed: error messages, signals,
+#: threads and progress, file writing, and the lazy Python API's front.
+_NOT_NUMBERS = ("errors.py", "runtime/", "storage/", "__init__.py")
+
+
+def checking_code_files(command: str) -> list[Path]:
+    """The modules a checking command's results depend on: its theory package (for osa-train its
+    training modules and the layer), :data:`_CHECKING_CODE`, and every module of attnspec they
+    import, directly or not, lazily or not, but for :data:`_NOT_NUMBERS`.
+
+    Parameters
+    ----------
+    command : str
+        The experiment's command (empty for the spectrum job).
+
+    Returns
+    -------
+    list of Path
+        The files, in path order.
+    """
+    if command == "spectrum":
+        return []
+    root = Path(__file__).resolve().parents[1]  # the attnspec package
+    package, own = _own_code(command)
+    start = [root / f for f in _CHECKING_CODE if (root / f).is_file()]
+    if package is not None and root not in package.parents:  # a plug-in: follow what it imports of attnspec
+        start += [f for p in own for f in imports_of(root, p)]
+    else:
+        start += own
+    return imported_closure(root, start, leave_out=_NOT_NUMBERS)
+
+
+def _own_code(command: str) -> tuple[Path | None, list[Path]]:
+    """A checking command's own folder and the modules of it that it runs."""
+    package = _code_package(command)
+    if package is None:
+        return None, []
+    # osa-train shares its package with osa-check but runs only the training modules and the layer
+    pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
+    return package, sorted({p for pat in pattern for p in package.glob(pat)})
 
 
 def checking_code_digest(command: str) -> str | None:
-    """SHA-256 over the syntax trees (:mod:`attnspec.report.code_digest`) of a checking command's theory package and the shared modules
-    its verdicts come from; None for the spectrum job.
+    """SHA-256 over the syntax trees (:mod:`attnspec.report.code_digest`) of
+    :func:`checking_code_files`; None for the spectrum job.
 
     Parameters
     ----------
@@ -162,16 +218,34 @@ def checking_code_digest(command: str) -> str | None:
     """
     if command == "spectrum":
         return None
-    from attnspec.battery import BATTERIES
-
     root = Path(__file__).resolve().parents[1]  # the attnspec package
-    module = BATTERIES.get(command)
-    package = root.joinpath(*module.split(".")[1:-1]) if module else None
-    # osa-train shares its package with osa-check but runs only the training modules and the layer
-    pattern = ("train*.py", "layer.py") if command == "osa-train" else ("*.py",)
-    files = sorted({p for pat in pattern for p in package.glob(pat)}) if package is not None else []
-    files += [root / f for f in _CHECKING_CODE if (root / f).is_file()]
-    return source_digest(root, files)[:16]
+    package, own = _own_code(command)
+    digest = source_digest(root, checking_code_files(command))
+    if package is not None and root not in package.parents:  # a plug-in's own modules, outside attnspec
+        return hashlib.sha256((source_digest(package, own) + digest).encode()).hexdigest()[:16]
+    return digest[:16]
+
+
+def _code_package(command: str) -> Path | None:
+    """The folder of a checking command's code: its ``code_package``, else its battery's package
+    (a built-in's theory package, a plug-in's own); None for an unknown command."""
+    import importlib.util
+
+    from attnspec.theorem.registry import commands
+
+    found = commands().get(command)
+    if found is None:
+        return None
+    battery = found.battery
+    module = found.code_package or (battery if isinstance(battery, str) else getattr(battery, "__module__", None))
+    if not module:
+        return None
+    if found.code_package is None and isinstance(battery, str) and battery.startswith("attnspec."):
+        module = battery.rsplit(".", 1)[0]  # a built-in battery's theory package
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).resolve().parent
 
 
 def load_experiments(folder: Path) -> list[Experiment]:
@@ -199,6 +273,7 @@ def load_experiments(folder: Path) -> list[Experiment]:
     for path in sorted(folder.glob("*.toml")):
         # the stem names the experiment's folder results/<name>, which a rerun empties
         check_name(f"{path}: the experiment's name (its file name without .toml)", path.stem)
+        _check_regular(path)
         try:
             spec = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
@@ -231,6 +306,22 @@ def load_experiments(folder: Path) -> list[Experiment]:
     if not out:
         raise InputError(f"--experiments {folder} holds no *.toml experiment")
     return out
+
+
+def _check_regular(path: Path) -> None:
+    """Refuse what is not a regular file (a FIFO would block the read forever, a device or a
+    socket give no TOML), before it is opened."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise InputError(f"{path}: not readable ({type(e).__name__}: {e.strerror or e})") from None
+    if stat.S_ISREG(mode):
+        return
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"))
+    kind = next((word for test, word in kinds if test(mode)), "a device or other special file")
+    raise InputError(f"{path}: is {kind}, not a regular file; an experiment is a TOML file")
 
 
 def spectrum_runs(experiments: Sequence[Experiment], results: Path, kind: str) -> list[Experiment]:
@@ -285,7 +376,15 @@ def display_command(exp: Experiment, quick: bool) -> str:
     str
     """
     args = {k: v for k, v in exp.effective_args(quick).items() if k != "data-dir"}
-    return " ".join(["attnspec", exp.command, *_cli_args(args)])
+    return " ".join(["attnspec", *_cli_name(exp.command), *_cli_args(args)])
+
+
+def _cli_name(command: str) -> list[str]:
+    """A built-in command is its own subcommand (``jl-check``); a plug-in's runs as ``check NAME``."""
+    from attnspec.theorem.registry import BUILTIN, commands
+
+    found = commands().get(command)
+    return ["check", command] if found is not None and found.origin not in BUILTIN else [command]
 
 
 def _check_experiment(path: Path, spec: dict[str, Any]) -> None:

@@ -1,11 +1,9 @@
 """The claims ledger: one table row per claim id over every checking experiment of the report —
-the id, the paper and place, the verdict of each reading, and a one-phrase reason taken from
-the evidence of the row that decided it.
+the id, the paper, its source (the paper or notes on it) and place, the claim's verdict and why.
 
-A reading's verdict is the most telling verdict (:func:`attnspec.verdicts.sentences.telling_row`)
-of its rows at the paper's own parameters where the check marks any, else of its rows that
-decide something (holds, loose, violated), else of all its rows: the rule the checking
-commands' verdict-first lines follow.
+The verdict is :func:`attnspec.verdicts.headline.claim_verdict`'s, the one the checking commands
+print, ``result.summary()`` returns and the report's summary counts; :func:`findings` counts
+claims by verdict and failures per source, with misprints listed apart from failures.
 """
 
 from __future__ import annotations
@@ -16,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 #: The longest reason a ledger cell carries (characters); longer evidence is cut at a word.
-REASON_CHARS = 110
+REASON_CHARS = 240
 HEADING = "Claims ledger"
 
 
 def reading_verdict(rs: Any) -> tuple[str, Any]:
-    """(verdict, deciding row) of one reading (module docstring).
+    """(verdict, deciding row) of one reading: its most telling row at the paper's parameters
+    where the check marks any, else of its deciding rows, else of all its rows.
 
     Parameters
     ----------
@@ -42,7 +41,7 @@ def reading_verdict(rs: Any) -> tuple[str, Any]:
 
 
 def reason(evidence: str, limit: int = REASON_CHARS) -> str:
-    """The evidence's first clause (up to its first ``;``), cut at a word to ``limit`` characters.
+    """``evidence`` cut at a word to ``limit`` characters (marked with "…").
 
     Parameters
     ----------
@@ -53,19 +52,18 @@ def reason(evidence: str, limit: int = REASON_CHARS) -> str:
     -------
     str
     """
-    first = str(evidence or "").split(";")[0].strip()
-    if len(first) <= limit:
-        return first
-    return first[:limit].rsplit(" ", 1)[0].rstrip(",(:") + " …"
+    text = str(evidence or "").strip()
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",(:;") + " …"
 
 
 def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) -> list[dict[str, str]]:
     """One dict per claim id, in the order the experiments first show the claims; the rows of
-    every experiment that checks a claim are pooled. Keys: id, paper, place, verdict (every
-    reading's), stated (the claim's verdict as the checking commands print it,
-    :func:`attnspec.verdicts.table.claim_verdict`: e.g. "vacuous → violated" where the claim says
-    nothing at its own setting but its stated probability bound fails below it) and reason
-    (the first clause of the most telling reading's evidence).
+    every experiment that checks a claim are pooled. Keys: id, paper, place, source (``paper``
+    or ``notes p. N``), verdict and stated (both the claim's verdict as the checking commands
+    print it, :func:`attnspec.verdicts.headline.claim_verdict`), readings (every reading's
+    verdict) and reason (the claim's why, built from the rows' fields).
 
     Parameters
     ----------
@@ -82,8 +80,8 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     """
     from attnspec.verdicts import registry as claim_registry
     from attnspec.verdicts.classify import rows_from_json
+    from attnspec.verdicts.headline import claim_verdict
     from attnspec.verdicts.sentences import summarize
-    from attnspec.verdicts.table import claim_verdict
 
     rows: list[Any] = []
     for exp in experiments:
@@ -93,32 +91,102 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     out = []
     for cs in summarize(rows):
         try:
-            claim = claim_registry.get(cs.claim)
-            place = claim.where
+            place = claim_registry.get(cs.claim).where
         except ValueError:
             place = cs.name
-        verdicts = [(rs.reading, *reading_verdict(rs)) for rs in cs.readings]
-        stated = claim_verdict(cs).verdict
-        distinct = list(dict.fromkeys(v for _, v, _ in verdicts))
-        if len(distinct) == 1:
-            verdict = distinct[0]
-        else:
-            verdict = " · ".join(f"{v} ({reading})" for reading, v, _ in verdicts)
-        # the reason of the most telling reading
-        from attnspec.verdicts.sentences import telling_row
-
-        top = telling_row([row for _, _, row in verdicts])
+        cv = claim_verdict(cs)
         out.append(
             {
                 "id": cs.claim,
                 "paper": cs.claim.split(".")[0],
                 "place": place,
-                "verdict": verdict,
-                "stated": stated,
-                "reason": reason(getattr(top, "evidence", "")),
+                "source": cv.source,
+                "verdict": cv.verdict,
+                "stated": cv.verdict,
+                "readings": " · ".join(f"{v} ({r})" for r, v in cv.readings.items()) if len(cv.readings) > 1 else "",
+                "reason": reason(cv.why),
             }
         )
     return out
+
+
+def tally(rows: Sequence[dict[str, str]]) -> str:
+    """``"5 holds, 3 loose, 1 misprint: holds as corrected, 2 vacuous → violated"``: claims by verdict,
+    the seven in the vocabulary's order, then the misprint, then the changes.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        :func:`ledger_rows`' dicts.
+
+    Returns
+    -------
+    str
+    """
+    from attnspec.verdicts.vocabulary import MISPRINT, VERDICTS
+
+    found = [r["verdict"] for r in rows]
+    keys = [v for v in (*VERDICTS, MISPRINT) if v in found] + sorted(
+        {v for v in found if v not in VERDICTS} - {MISPRINT}
+    )
+    return ", ".join(f"{found.count(v)} {v}" for v in keys)
+
+
+def failures(rows: Sequence[dict[str, str]], *, named: int = 3) -> str:
+    """``"fails: `a`, `b`; misprints (hold as corrected): `c`"``: the claims that fail (named up
+    to ``named``, else counted) and, apart, the misprints; "0 fail" when none fails.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        :func:`ledger_rows`' dicts.
+    named : int
+        The most failing ids named before they are only counted.
+
+    Returns
+    -------
+    str
+    """
+    from attnspec.verdicts.vocabulary import MISPRINT, is_failure
+
+    failing = [r["id"] for r in rows if is_failure(r["verdict"])]
+    misprints = [r["id"] for r in rows if r["verdict"] == MISPRINT]
+    text = f"fails: {', '.join(f'`{i}`' for i in failing)}" if 0 < len(failing) <= named else f"{len(failing)} fail"
+    if misprints:
+        text += f"; misprints (hold as corrected): {', '.join(f'`{i}`' for i in misprints)}"
+    return text
+
+
+def findings(rows: Sequence[dict[str, str]], *, named: int = 3) -> str:
+    """Claims by verdict and failures, counted per source: the paper's own statements first,
+    then those of notes on it ("notes p. 2–4: 10 claims: ...; 4 fail").
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        :func:`ledger_rows`' dicts of one paper.
+    named : int
+        The most failing ids named per source before they are only counted.
+
+    Returns
+    -------
+    str
+    """
+    groups: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        groups.setdefault("paper" if r.get("source", "paper") == "paper" else "notes", []).append(r)
+    parts = []
+    for source, mine in groups.items():
+        head = f"{len(mine)} claims" if source == "paper" else f"{len(mine)} claims of the notes ({_pages(mine)})"
+        if source == "paper" and len(groups) > 1:
+            head = f"{len(mine)} claims of the paper itself"
+        parts.append(f"{head}: {tally(mine)}; {failures(mine, named=named)}")
+    return ". ".join(parts)
+
+
+def _pages(rows: Sequence[dict[str, str]]) -> str:
+    pages = sorted({r["source"].removeprefix("notes").strip() for r in rows} - {""})
+    return ", ".join(pages) if pages else "notes"
 
 
 def ledger_section(
@@ -152,17 +220,18 @@ def ledger_section(
         f"## {HEADING}",
         "",
         (
-            f"{len(rows)} claims, one row each: the verdict of every reading (at the paper's parameters where the check "
-            "marks them) and the first clause of the evidence that decided it. "
+            f"{len(rows)} claims, one row each: the claim's verdict as the checking commands print it, and why "
+            "(the reading and parameter where it is decided, with its numbers). "
             "[How to read a verdict](#how-to-read-a-verdict); every row in full: the appendix pages."
         ),
         "",
-        "| claim | paper, place | verdict | reason |",
+        "| claim | paper, place | verdict | why |",
         "|---|---|---|---|",
     ]
     for r in rows:
+        source = "" if r["source"] == "paper" else f" ({r['source']})"
         md.append(
-            f"| `{r['id']}` | {_md(short.get(r['paper'], r['paper']))}, {_md(r['place'])} | **{_md(r['verdict'])}** "
-            f"| {_md(r['reason'])} |"
+            f"| `{r['id']}` | {_md(short.get(r['paper'], r['paper']))}{_md(source)}, {_md(r['place'])} "
+            f"| **{_md(r['verdict'])}** | {_md(r['reason'])} |"
         )
     return [*md, ""]

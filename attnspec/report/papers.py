@@ -270,22 +270,14 @@ def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:
     """What the checks of one paper found, in a paragraph: its claims by verdict (as the
     checking commands print it), the ones that fail, and where the evidence is."""
     from attnspec.report.anchors import anchor
-    from attnspec.report.ledger import HEADING, ledger_rows
-    from attnspec.verdicts.classify import VERDICTS
+    from attnspec.report.ledger import HEADING, findings, ledger_rows
 
     rows = ledger_rows(exps, results, VERDICT_FILE)
     if not rows:
         return []
-    stated = [r["stated"] for r in rows]
-    # single verdicts in the vocabulary's order, then the changing ones ("vacuous → violated")
-    keys = [v for v in VERDICTS if v in stated] + sorted({v for v in stated if v not in VERDICTS})
-    tally = ", ".join(f"{stated.count(v)} {v}" for v in keys)
-    failing = [r["id"] for r in rows if "violated" in r["stated"]]
     return [
-        f"{len(rows)} claims of this paper are checked: {tally}"
-        + (f"; the statements that fail: {', '.join(f'`{i}`' for i in failing)}" if failing else "")
-        + f". Each experiment below lists its claims by verdict; the [ledger](#{anchor(HEADING)}) gives each "
-        "claim's reason, its appendix page every row.",
+        f"The claims checked: {findings(rows, named=len(rows))}. Each experiment below lists its claims by "
+        f"verdict; the [ledger](#{anchor(HEADING)}) gives each claim's why, its appendix page every row.",
         "",
     ]
 

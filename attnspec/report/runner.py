@@ -106,9 +106,10 @@ def run_experiment(
     out = results / exp.name
     key = exp.key(quick)
     record_path = out / RUN_FILE
+    resolved = resolved_options(exp, results, quick=quick)
     if not force and record_path.is_file():
         rec = json.loads(record_path.read_text())
-        if rec.get("key") == key and rec.get("returncode") == 0 and not _drawn_otherwise(exp, out, quick):
+        if is_fresh(rec, exp, resolved, quick=quick) and not _drawn_otherwise(exp, out, quick):
             if exp.command == "spectrum" and _add_nulls(exp, out, quick, data_dir, log):
                 return RunRecord(
                     exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused, nulls added"
@@ -140,6 +141,7 @@ def run_experiment(
     seconds = time.perf_counter() - t0
     record = {
         "key": key,
+        "resolved": resolved,
         "command": ["attnspec", exp.command, *_cli_args(args)],
         "quick": quick,
         "returncode": 0 if error is None else 1,
@@ -155,6 +157,76 @@ def run_experiment(
     return RunRecord(exp.name, "ran", seconds)
 
 
+def resolved_options(exp: Experiment, results: Path, *, quick: bool) -> dict[str, Any] | None:
+    """Every option value ``exp`` runs with, the declared defaults included, as JSON values: a
+    default changed in the code changes it, and the saved result is stale (:func:`is_fresh`).
+    None where the options cannot be read (refused before any experiment runs).
+
+    A spectrum experiment's are its run's configuration (less ``out``, ``overwrite``, ``resume``
+    and the machine's ``data_dir``), its lengths and projection ks (not its nulls: they are added
+    beside fresh results); a checking command's, every declared option's value.
+
+    Parameters
+    ----------
+    exp : Experiment
+        One experiment of the report.
+    results : Path
+        The report's ``results/`` folder.
+    quick : bool
+        The quick report's values.
+
+    Returns
+    -------
+    dict or None
+    """
+    import dataclasses
+
+    from attnspec.errors import AttnspecError
+
+    args = exp.effective_args(quick)
+    try:
+        if exp.command == "spectrum":
+            cfg, lengths, _, ks = _spectrum_plan(_spectrum_options(args), results / exp.name)
+            leave = ("out", "overwrite", "resume", "data_dir", "seq_len")
+            fields = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in leave}
+            values: dict[str, Any] = {**fields, "seq_len": list(lengths), "projection_k": list(ks)}
+        else:
+            from attnspec.options.checks import options_of
+            from attnspec.options.declaration import check_names, with_defaults
+
+            declared = options_of(exp.command)
+            values = with_defaults(declared, check_names(declared, _options(args), owner=exp.command))
+    except (AttnspecError, KeyError):  # an unreadable experiment is refused by check_options
+        return None
+    return json.loads(json.dumps(values, sort_keys=True, default=str))
+
+
+def is_fresh(rec: dict[str, Any], exp: Experiment, resolved: dict[str, Any] | None, *, quick: bool) -> bool:
+    """Whether a saved run record still stands for ``exp``: it succeeded, under the same key
+    (arguments, version, code; :meth:`Experiment.key`) and, where it recorded them, the same
+    resolved option values (:func:`resolved_options`).
+
+    Parameters
+    ----------
+    rec : dict
+        The experiment's ``report_run.json``.
+    exp : Experiment
+        The experiment.
+    resolved : dict or None
+        Its option values now.
+    quick : bool
+        The quick report.
+
+    Returns
+    -------
+    bool
+    """
+    if rec.get("key") != exp.key(quick) or rec.get("returncode") != 0:
+        return False
+    stored = rec.get("resolved")
+    return stored is None or resolved is None or stored == resolved
+
+
 def _in_process(command: str) -> bool:
     """True when ``command`` runs as a library call: the spectrum job, or a battery whose module imports."""
     if command == "spectrum":
@@ -164,6 +236,8 @@ def _in_process(command: str) -> bool:
     module = BATTERIES.get(command)
     if module is None:
         return False
+    if not isinstance(module, str):  # a plug-in's battery object: imported when it registered
+        return True
     try:
         importlib.import_module(module)
     except ModuleNotFoundError as exc:
@@ -185,10 +259,14 @@ def _spectrum_options(args: dict[str, Any]) -> dict[str, Any]:
     ``num-inputs`` (or its alias ``num-sentences``) arrives as the config's ``num_sentences``.
     The options that concern the command line's figures and output (``at``, ``plots``,
     ``label``, ``quiet``) are taken and left to the report, which draws its own."""
-    from attnspec.options.declaration import check_names
+    from attnspec.options.declaration import check_names, check_types
     from attnspec.options.spectrum import SPECTRUM
 
-    options = check_names([o for o in SPECTRUM if o.on("cli")], _options(args), owner="spectrum")
+    declared = [o for o in SPECTRUM if o.on("cli")]
+    options = check_names(declared, _options(args), owner="spectrum")
+    # each value read as the command line reads its text (a number for --seed); the options the
+    # command line reads as text of their own (--seq-len 32,64, --num-inputs all) are parsed later
+    options = check_types([o for o in declared if o.cli_kind is None], options, lists=False)
     if "num_inputs" in options:
         options["num_sentences"] = options.pop("num_inputs")
     return options
@@ -243,10 +321,13 @@ def _spectrum_plan(options: dict[str, Any], out: Path) -> tuple[Any, list[int], 
     ks = parse_ks(options.get("projection_k", ",".join(map(str, DEFAULT_KS))))
     check_data_name(kw.get("data"))
     cfg = SpectrumConfig(**kw, seq_len=lengths[-1], out=out, overwrite=True)
-    try:
-        cfg.validate()
-    except TypeError:  # a TOML value of another type than the option's (a string for a number)
-        raise InputError(f"spectrum options {options!r} hold a value of the wrong type") from None
+    cfg.validate()
+    from attnspec.spectra.models import resolve_dtype
+    from attnspec.spectra.reading import check_at
+
+    resolve_dtype(cfg.dtype)  # as the command line, before any experiment runs
+    if options.get("at") is not None:  # the report draws its own figures, but a bad index is refused
+        check_at(options["at"], cfg.seq_len)
     return cfg, lengths, baselines, ks
 
 
@@ -268,8 +349,10 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
 
 
 def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
-    """Refuse (:class:`OptionError`, exit 2, naming the experiment file) options ``exp``'s command would
-    refuse, without running it: the report checks every experiment before the first runs.
+    """Refuse options ``exp``'s command would refuse, without running it, with the command line's
+    answer (:class:`OptionError`, exit 2, for a value not of its option's kind; :class:`InputError`,
+    exit 1, for one that cannot be done), naming the experiment file: the report checks every
+    experiment before the first runs.
     A command that runs only through the CLI (no importable battery) is checked when it runs.
 
     Parameters
@@ -291,8 +374,8 @@ def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
             from attnspec.battery import battery_config
 
             battery_config(exp.command, _options(args))
-    except AttnspecError as e:  # a usage error, as a bad option on the command line is
-        raise OptionError(f"{exp.path}: {e}") from None
+    except AttnspecError as e:  # the command line's answer: 2 for a value it cannot read, else 1
+        raise (OptionError if isinstance(e, OptionError) else InputError)(f"{exp.path}: {e}") from None
 
 
 def _add_nulls(exp: Experiment, out: Path, quick: bool, data_dir: str | None, log: Callable[[str], None]) -> bool:

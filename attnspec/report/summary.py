@@ -177,9 +177,10 @@ def _pct_documents(s: dict[str, Any]) -> str:
 
 
 def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] | None:
-    """The entropy-matched null beside the real P in a scaling study: (null name, null β,
-    real k90/n, null k90/n, the random-init model's k90/n or None, at the longest n); None when
-    the study holds no entropy-matched null."""
+    """The chance null (the entropy-matched one) beside the real P in a scaling study: (null
+    name, null β, real k90/n, null k90/n, the architecture null's (random-init model's) k90/n
+    or None, at the longest n); None when the study holds no chance null."""
+    from attnspec.spectra.nulls import with_role
     from attnspec.spectra.scaling_fit import null_comparison
 
     try:
@@ -187,13 +188,14 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
     except Exception:  # noqa: BLE001 - a broken result is reported in its own section
         return None
     share = sorted((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[7:]))
-    if not share or "entropy-matched" not in set(table["source"]):
+    chance, architecture = with_role("chance"), with_role("architecture")
+    if not share or chance not in set(table["source"]):
         return None
     real = table[table["source"] == "real"].iloc[0]
-    null = table[table["source"] == "entropy-matched"].iloc[0]
-    init = table[table["source"] == "random-init"]
+    null = table[table["source"] == chance].iloc[0]
+    init = table[table["source"] == architecture]
     return (
-        "entropy-matched",
+        chance,
         float(null["beta"]),
         float(real[share[-1]]),
         float(null[share[-1]]),
@@ -362,9 +364,12 @@ def _theorem_of(claim_id: str, place: str) -> str:
 def _why(reason: str, words: int = 7) -> str:
     """The deciding numbers of a ledger reason, in at most ``words`` words: seeds, intervals and
     trailing asides left out, the clause with the comparison kept."""
-    text = re.sub(r"\s*\(instance seed \d+\)|, 95% CI \[[^\]]*\]|\s*\(by a factor [^)]*\)", "", reason).strip(" …")
+    first = reason.split("; ")[0]  # the deciding reading ("relative at its k = 4621: 500/500 fail, ..."); others follow
+    text = re.sub(r"\s*\(instance seed \d+\)|, 95% CI \[[^\]]*\]|\s*\(by a factor [^)]*\)", "", first).strip(" …")
     clauses = [c for c in text.split(": ") if c]
-    text = next((c for c in clauses if re.search(r"[<>≠]|off by|above|below", c)), clauses[0] if clauses else "")
+    text = next(
+        (c for c in clauses if re.search(r"[<>≠≤≥]|\bfail\b|off by|above|below", c)), clauses[-1] if clauses else ""
+    )
     opened = []  # positions of parentheses still open: the ledger cut an aside off there
     for i, ch in enumerate(text):
         if ch == "(":
@@ -380,8 +385,10 @@ def _why(reason: str, words: int = 7) -> str:
 
 def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str, str], verdict_file: str) -> list[str]:
     """One line per paper: each theorem with a failing claim and why it fails (the deciding
-    numbers of its first failing claim, from the claims ledger), then how many claims fail."""
+    numbers of its first failing claim, from the claims ledger), then its misprints apart
+    (printed formulas that hold as corrected: no failure)."""
     from attnspec.report.ledger import HEADING, ledger_rows
+    from attnspec.verdicts.vocabulary import MISPRINT, is_failure
 
     rows = ledger_rows(experiments, results, verdict_file)
     out = []
@@ -389,14 +396,16 @@ def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str,
         mine = [r for r in rows if r["paper"] == paper]
         if not mine:
             continue
-        failing = [r for r in mine if "violated" in r["stated"]]
+        failing = [r for r in mine if is_failure(r["verdict"])]
         by_theorem: dict[str, str] = {}
-        for r in sorted(failing, key=lambda r: r["stated"] != "violated"):  # a plain violation says why best
+        for r in sorted(failing, key=lambda r: r["verdict"] != "violated"):  # a plain violation says why best
             by_theorem.setdefault(_theorem_of(r["id"], r["place"]), _why(r["reason"]))
         told = "; ".join(f"{name}: {why}" for name, why in by_theorem.items())
+        misprints = sorted({_theorem_of(r["id"], r["place"]) for r in mine if r["verdict"] == MISPRINT})
         out.append(
             f"**{_short(cite)}.** "
             + (f"{len(failing)} of {len(mine)} claims fail: {told}" if failing else f"No claim of {len(mine)} fails")
+            + (f"; misprints that hold as corrected: {', '.join(misprints)}" if misprints else "")
             + f". [Ledger](#{anchor(HEADING)})"
         )
     return out

@@ -16,18 +16,8 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.spectra.metrics import (
-    ERROR_LEVELS,
-    RANK_TOL,
-    cumulative_curve,
-    effective_rank,
-    energy_curve,
-    numerical_rank,
-    reach_index,
-    sigma_ratio,
-    stable_rank,
-    tail_curve,
-)
+from attnspec.spectra.metric_table import METRIC_TABLE, STATE_VERSION, MetricInputs, absent_note
+from attnspec.spectra.metrics import RANK_TOL, cumulative_curve, energy_curve, reach_index, tail_curve
 from attnspec.spectra.reading import REACH_LEVEL
 
 
@@ -85,8 +75,9 @@ class SpectrumAccumulator:
     """Streaming statistics of spectral curves and rank metrics per (layer, head).
 
     Every statistic is a :class:`_Moments` (count, mean, M2) in one of two dictionaries,
-    ``curve_stats`` (per index) and ``metrics`` (per matrix), so persistence, merging and
-    verification treat them all alike. Per-input summaries (layer means over heads of
+    ``curve_stats`` (per index) and ``metrics`` (per matrix, one per entry of
+    :data:`attnspec.spectra.metric_table.METRIC_TABLE` it holds), so persistence, merging
+    and verification treat them all alike. Per-input summaries (layer means over heads of
     :attr:`PER_INPUT`), recorded by :meth:`add_batch`, serve bootstrap intervals.
 
     Parameters
@@ -95,26 +86,29 @@ class SpectrumAccumulator:
         Shape of the aggregate: curves have ``seq_len`` indices.
     rank_tol : float
         Relative tolerance of the numerical rank (default :data:`RANK_TOL`).
+    metrics : sequence of str, optional
+        The table's metrics this aggregate holds (default: all); a state saved before a
+        metric existed is rebuilt without it (:attr:`absent` names it).
     """
 
     #: Curves per (layer, head, index): ``curve`` is c_i (state keys count/mean/m2, as
     #: before), ``energy`` e_k, ``tail`` the curve without σ_1.
     CURVES: tuple[str, ...] = ("curve", "energy", "tail")
-    METRICS: tuple[str, ...] = (
-        "effective_rank",
-        "stable_rank",
-        "reach_index",
-        "sigma2_over_sigma1",
-        "numerical_rank",
-        *(f"rank_for_error_{e:g}" for e in ERROR_LEVELS),
-        "row_entropy",
-    )
+    #: Every metric of the table (an aggregate holds these, or fewer when saved before some existed).
+    METRICS: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE)
     #: Metrics that lie in [0, 1] (the others are ranks or indices in [1, seq_len]).
-    UNIT_METRICS: tuple[str, ...] = ("sigma2_over_sigma1", "row_entropy")
+    UNIT_METRICS: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE if m.unit)
     #: Metrics kept per input (mean over heads, per layer) for bootstrap intervals.
-    PER_INPUT: tuple[str, ...] = ("reach_index", *(f"rank_for_error_{e:g}" for e in ERROR_LEVELS), "effective_rank")
+    PER_INPUT: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE if m.per_input)
 
-    def __init__(self, num_layers: int, num_heads: int, seq_len: int, rank_tol: float = RANK_TOL) -> None:
+    def __init__(
+        self,
+        num_layers: int,
+        num_heads: int,
+        seq_len: int,
+        rank_tol: float = RANK_TOL,
+        metrics: Sequence[str] | None = None,
+    ) -> None:
         for name, v in (("num_layers", num_layers), ("num_heads", num_heads), ("seq_len", seq_len)):
             if v < 1:
                 raise InputError(f"{name} must be >= 1, got {v}")
@@ -123,9 +117,23 @@ class SpectrumAccumulator:
         self.shape = (num_layers, num_heads, seq_len)
         self.rank_tol = float(rank_tol)
         self.curve_stats = {name: _Moments(self.shape) for name in self.CURVES}
-        self.metrics = {name: _Moments((num_layers, num_heads)) for name in self.METRICS}
+        held = self.METRICS if metrics is None else tuple(metrics)
+        unknown = sorted(set(held) - set(self.METRICS))
+        if unknown:
+            raise InputError(f"unknown metrics {unknown}; the metrics are {', '.join(self.METRICS)}")
+        self.metrics = {name: _Moments((num_layers, num_heads)) for name in self.METRICS if name in held}
         self.input_index = np.zeros(0, dtype=np.int64)  # (m,) position of each input in the run's selection
-        self.per_input = {name: np.zeros((0, num_layers)) for name in self.PER_INPUT}  # each (m, L)
+        self.per_input = {name: np.zeros((0, num_layers)) for name in self.PER_INPUT if name in held}  # each (m, L)
+
+    @property
+    def absent(self) -> tuple[str, ...]:
+        """The table's metrics this aggregate does not hold (it was saved before they existed)."""
+        return tuple(name for name in self.METRICS if name not in self.metrics)
+
+    @property
+    def absent_note(self) -> str | None:
+        """One line naming :attr:`absent`, or None when every metric is held."""
+        return absent_note(self.absent)
 
     @property
     def curves(self) -> _Moments:
@@ -140,17 +148,13 @@ class SpectrumAccumulator:
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """Curves (each (B, H, n)) and metrics (each (B, H)) of zero-extended singular values (B, H, n)."""
         curves = {"curve": cumulative_curve(sv), "energy": energy_curve(sv), "tail": tail_curve(sv)}
-        metrics = {
-            "effective_rank": effective_rank(sv),
-            "stable_rank": stable_rank(sv),
-            "reach_index": reach_index(curves["curve"]).to(torch.float64),
-            "sigma2_over_sigma1": sigma_ratio(sv),
-            "numerical_rank": numerical_rank(sv, self.rank_tol).to(torch.float64),
-        }
-        for e in ERROR_LEVELS:  # reuses the energy curve: no second factorisation
-            metrics[f"rank_for_error_{e:g}"] = reach_index(curves["energy"], 1.0 - e**2).to(torch.float64)
-        if entropy is not None:
-            metrics["row_entropy"] = entropy.to(torch.float64).cpu()
+        inputs = MetricInputs(sv=sv, curves=curves, rank_tol=self.rank_tol, row_entropy=entropy)
+        metrics = {}
+        for m in METRIC_TABLE:  # every metric from the one factorisation (and P's row entropy)
+            if m.name in self.metrics:
+                value = m.compute(inputs)
+                if value is not None:
+                    metrics[m.name] = value
         return curves, metrics
 
     def _check(self, layer: int, sv: torch.Tensor, entropy: torch.Tensor | None) -> torch.Tensor:
@@ -226,17 +230,20 @@ class SpectrumAccumulator:
         for _layer, sv, _ent in items:
             if sv.shape[0] != idx.size:
                 raise InputError(f"input_index has {idx.size} entries but the batch holds {sv.shape[0]} inputs")
-        rows = {name: np.empty((idx.size, L)) for name in self.PER_INPUT}
+        rows = {name: np.empty((idx.size, L)) for name in self.per_input}
         for layer, sv, ent in items:
             metrics = self.add(layer, sv, ent)
-            for name in self.PER_INPUT:
+            for name in self.per_input:
                 rows[name][:, layer] = metrics[name].numpy().mean(axis=1)  # mean over heads
         self.input_index = np.concatenate([self.input_index, idx])
-        for name in self.PER_INPUT:
+        for name in self.per_input:
             self.per_input[name] = np.concatenate([self.per_input[name], rows[name]])
 
     def merge(self, other: SpectrumAccumulator) -> None:
         """Fold ``other`` (a shard of the same shape) into this accumulator.
+
+        A metric one of the two does not hold (saved before it existed) is dropped from
+        the merge: its statistics would cover only part of the inputs.
 
         Parameters
         ----------
@@ -252,16 +259,19 @@ class SpectrumAccumulator:
             raise ResultsError(f"cannot merge aggregates of shape {other.shape} into {self.shape}")
         if other.rank_tol != self.rank_tol:
             raise ResultsError(f"cannot merge aggregates with rank_tol {other.rank_tol} into rank_tol {self.rank_tol}")
+        for name in [n for n in self.metrics if n not in other.metrics]:
+            del self.metrics[name]
+            self.per_input.pop(name, None)
         for group, theirs in ((self.curve_stats, other.curve_stats), (self.metrics, other.metrics)):
             for name, mom in group.items():
-                o = theirs[name]
+                o = theirs[name]  # every metric held here is held there (dropped above otherwise)
                 mom.merge_stats(o.count, o.mean, o.m2)
         overlap = np.intersect1d(self.input_index, other.input_index)
         if overlap.size:
             raise ResultsError(f"the aggregates share inputs {overlap[:5].tolist()}; shards must be disjoint")
         order = np.argsort(np.concatenate([self.input_index, other.input_index]), kind="stable")
         self.input_index = np.concatenate([self.input_index, other.input_index])[order]
-        for name in self.PER_INPUT:
+        for name in self.per_input:
             self.per_input[name] = np.concatenate([self.per_input[name], other.per_input[name]])[order]
 
     # -- persistence -------------------------------------------------------------------
@@ -278,11 +288,16 @@ class SpectrumAccumulator:
         Returns
         -------
         dict of str to numpy.ndarray
-            ``shape``, ``rank_tol``, each statistic's ``count``, ``mean`` and ``m2`` (the
-            curve's under bare names, the others prefixed by their name), and the
-            ``per_input.*`` arrays.
+            ``state_version``, ``metric_names`` (the metrics held), ``shape``,
+            ``rank_tol``, each statistic's ``count``, ``mean`` and ``m2`` (the curve's under
+            bare names, the others prefixed by their name), and the ``per_input.*`` arrays.
         """
-        out = {"shape": np.asarray(self.shape), "rank_tol": np.asarray(self.rank_tol)}
+        out = {
+            "state_version": np.asarray(STATE_VERSION),
+            "metric_names": np.asarray(list(self.metrics), dtype=np.str_),
+            "shape": np.asarray(self.shape),
+            "rank_tol": np.asarray(self.rank_tol),
+        }
         for prefix, mom in self._state_keys().items():
             out[f"{prefix}count"] = mom.count
             out[f"{prefix}mean"] = mom.mean
@@ -295,6 +310,11 @@ class SpectrumAccumulator:
     @classmethod
     def from_state(cls, state: dict[str, np.ndarray]) -> SpectrumAccumulator:
         """Rebuild an aggregate from :meth:`state`'s arrays.
+
+        The metrics held are those the state names (``metric_names``); a state without
+        that list (version 1) holds those whose ``<name>.count`` it stores. Metrics of the
+        table the state lacks are :attr:`absent`; metrics it holds that the table no longer
+        lists are left out.
 
         Parameters
         ----------
@@ -311,13 +331,15 @@ class SpectrumAccumulator:
             An array missing or of the wrong shape.
         """
         try:
-            acc = cls(*(int(v) for v in state["shape"]), rank_tol=float(state["rank_tol"]))
+            acc = cls(
+                *(int(v) for v in state["shape"]), rank_tol=float(state["rank_tol"]), metrics=_held_metrics(state)
+            )
             for prefix, mom in acc._state_keys().items():
                 mom.count[...] = state[f"{prefix}count"]
                 mom.mean[...] = state[f"{prefix}mean"]
                 mom.m2[...] = state[f"{prefix}m2"]
             acc.input_index = np.asarray(state["per_input.input_index"], dtype=np.int64)
-            for name in acc.PER_INPUT:
+            for name in acc.per_input:
                 values = np.asarray(state[f"per_input.{name}"], dtype=np.float64)
                 if values.shape != (acc.input_index.size, acc.shape[0]):
                     raise ValueError(f"per_input.{name} has shape {values.shape}")
@@ -407,8 +429,7 @@ class SpectrumAccumulator:
             if np.any(mom.m2[seen] < -tol * scale):
                 raise ResultsError(f"range check: negative squared deviations in '{name}.m2'")
         n = self.shape[2]
-        for name in self.METRICS:
-            mom = self.metrics[name]
+        for name, mom in self.metrics.items():
             m = mom.mean[mom.count > 0]
             low, high = (0.0, 1.0) if name in self.UNIT_METRICS else (1.0, float(n))
             if m.size and (m.min() < low - 1e-6 or m.max() > high + 1e-6):
@@ -447,9 +468,10 @@ class SpectrumAccumulator:
         metrics = pd.DataFrame({"layer": lh_layer.ravel(), "head": lh_head.ravel(), "count": self.curves.count.ravel()})
         mean_curve = torch.from_numpy(self.curves.mean)
         metrics[f"index_at_{REACH_LEVEL:g}_of_mean_curve"] = reach_index(mean_curve).numpy().ravel()
-        for name, mom in self.metrics.items():
-            metrics[f"{name}_mean"] = np.where(mom.count > 0, mom.mean, np.nan).ravel()
-            metrics[f"{name}_std"] = mom.std().ravel()
+        for name in self.METRICS:  # a metric not held keeps its columns, empty, so that readers find them
+            mom = self.metrics.get(name)
+            metrics[f"{name}_mean"] = np.where(mom.count > 0, mom.mean, np.nan).ravel() if mom else np.nan
+            metrics[f"{name}_std"] = mom.std().ravel() if mom else np.nan
         metrics.loc[metrics["count"] == 0, f"index_at_{REACH_LEVEL:g}_of_mean_curve"] = -1
         return SpectrumTables(spectrum=spectrum, metrics=metrics, inputs=self.inputs_table())
 
@@ -464,9 +486,19 @@ class SpectrumAccumulator:
         """
         m, L = self.input_index.size, self.shape[0]
         frame = pd.DataFrame({"input": np.repeat(self.input_index, L), "layer": np.tile(np.arange(L), m)})
-        for name, values in self.per_input.items():
-            frame[name] = values.ravel()
+        for name in self.PER_INPUT:
+            frame[name] = self.per_input[name].ravel() if name in self.per_input else np.nan
         return frame
+
+
+def _held_metrics(state: dict[str, np.ndarray]) -> tuple[str, ...]:
+    """The table's metrics a saved state holds: its ``metric_names``, else (version 1) those
+    whose count it stores."""
+    if "metric_names" in state:
+        named = {str(v) for v in np.atleast_1d(state["metric_names"])}
+    else:
+        named = {name for name in SpectrumAccumulator.METRICS if f"{name}.count" in state}
+    return tuple(name for name in SpectrumAccumulator.METRICS if name in named)
 
 
 def merge_accumulators(accs: Sequence[SpectrumAccumulator]) -> SpectrumAccumulator:
@@ -488,7 +520,8 @@ def merge_accumulators(accs: Sequence[SpectrumAccumulator]) -> SpectrumAccumulat
     """
     if not accs:
         raise ResultsError("nothing to merge")
-    out = SpectrumAccumulator(*accs[0].shape, rank_tol=accs[0].rank_tol)
+    held = [name for name in SpectrumAccumulator.METRICS if all(name in a.metrics for a in accs)]
+    out = SpectrumAccumulator(*accs[0].shape, rank_tol=accs[0].rank_tol, metrics=held)
     for a in accs:
         out.merge(a)
     return out

@@ -25,13 +25,22 @@ A third null, ``random-init`` (the same architecture, tokenizer and inputs with 
 weights, :mod:`attnspec.spectra.random_init`), needs the model: :func:`add_to_study` computes
 it with the others.
 
+Every null goes through one protocol (:class:`attnspec.spectra.nulls.Null`): the two above
+are samplers (:func:`entropy_matched_matrices`, :func:`uniform_matrices`) that take a
+:class:`NullRequest` (n, causal mask, window, heads, layer, draw, seed, the heads' row
+entropy) and return one layer's matrices; a null added with
+:func:`attnspec.spectra.nulls.register_null` and its own sampler is computed, saved, fitted
+and plotted like them.
+
 What this does not test: the random nulls are P matrices of the full length n; real inputs
 shorter than n (``--short-policy keep``) are compared with a null of length n.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +49,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.spectra.nulls import BASELINES, MODEL_NULLS, parse_baselines
+from attnspec.spectra.nulls import BASELINES, NULLS, needs_model, parse_baselines
 
 #: Independent matrices per (layer, head) of a random null (the uniform null has one per layer).
 DEFAULT_DRAWS = 8
@@ -178,6 +187,129 @@ def scale_for(target: np.ndarray, sigmas: np.ndarray, entropy: np.ndarray) -> np
     return np.interp(t, entropy[::-1], sigmas[::-1], left=sigmas[-1], right=0.0)
 
 
+@dataclass(frozen=True)
+class NullRequest:
+    """What a null's sampler draws: one layer's (1, H, n, n) matrices.
+
+    Attributes
+    ----------
+    name : str
+        The null's name (child seeds are keyed by it).
+    n : int
+        The matrices' size.
+    causal : bool
+        Row i attends to j <= i only.
+    window : int or None
+        The causal sliding window w (row i attends to i − w < j <= i); None: no window.
+    heads : int
+        H.
+    layer : int
+        The layer, 0-based.
+    draw : int
+        Which draw, 0-based (always 0 for a deterministic null).
+    seed : int
+        The nulls' seed.
+    targets : numpy.ndarray, shape (H,)
+        The real heads' mean normalised row entropy at this layer (NaN where the run has none).
+    cache : dict
+        Shared by every call of one null at one length: per-shape work (a calibration curve).
+    """
+
+    name: str
+    n: int
+    causal: bool
+    window: int | None
+    heads: int
+    layer: int
+    draw: int
+    seed: int
+    targets: np.ndarray
+    cache: dict[Any, Any] = field(default_factory=dict)
+
+
+#: A sampler: request → (P of shape (1, H, n, n), the per-head logit scale (H,) or None).
+Sampler = Callable[[NullRequest], tuple[torch.Tensor, np.ndarray | None]]
+
+
+def entropy_matched_matrices(request: NullRequest) -> tuple[torch.Tensor, np.ndarray]:
+    """The entropy-matched null's sampler: softmax(σ_h·G) with σ_h matched to head h's row entropy.
+
+    Parameters
+    ----------
+    request : NullRequest
+        The layer, its shape and draw, and the heads' row entropy.
+
+    Returns
+    -------
+    (torch.Tensor, numpy.ndarray)
+        P of shape (1, H, n, n), and σ (H,).
+
+    Raises
+    ------
+    ResultsError
+        A head without row entropy.
+    """
+    from attnspec.numerics.stats import child_seed, torch_generator
+
+    r = request
+    if not np.all(np.isfinite(r.targets)):
+        raise ResultsError("the run has no row entropy for every head; the entropy-matched null needs it")
+    shape = (r.n, r.causal, r.window)
+    if shape not in r.cache:
+        r.cache[shape] = calibration_curve(*shape, seed=r.seed)
+    scales = scale_for(r.targets, *r.cache[shape])  # (H,)
+    g = torch_generator(child_seed(r.seed, r.name, r.n, r.draw, r.layer))
+    logits = torch.randn(1, r.heads, r.n, r.n, generator=g)  # (1, H, n, n)
+    return softmax_null(logits, torch.from_numpy(scales), allowed_positions(*shape)), scales
+
+
+def uniform_matrices(request: NullRequest) -> tuple[torch.Tensor, None]:
+    """The uniform null's sampler: every row uniform over its allowed positions, every head alike.
+
+    Parameters
+    ----------
+    request : NullRequest
+        The layer's shape.
+
+    Returns
+    -------
+    (torch.Tensor, None)
+        P of shape (1, H, n, n); no logit scale.
+    """
+    r = request
+    return uniform_matrix(r.n, r.causal, r.window).expand(1, r.heads, r.n, r.n), None  # (1, H, n, n)
+
+
+def sampler_of(name: str) -> Sampler:
+    """The sampler a null names (``"module:function"``, imported now).
+
+    Parameters
+    ----------
+    name : str
+        A registered null that does not need the model.
+
+    Returns
+    -------
+    callable
+        :data:`Sampler`.
+
+    Raises
+    ------
+    InputError
+        An unknown null, one that needs the model, or a sampler that cannot be imported.
+    """
+    drawable = [b for b in BASELINES if not needs_model(b)]
+    if name not in NULLS or NULLS[name].sampler is None:
+        raise InputError(f"baseline must be one of {', '.join(drawable)}, got {name!r}")
+    module, _, function = str(NULLS[name].sampler).partition(":")
+    try:
+        return getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as e:
+        raise InputError(
+            f"the null {name!r} names the sampler {NULLS[name].sampler!r}, which cannot be imported: {e}"
+        ) from None
+
+
 def _layer_facts(meta: dict[str, Any]) -> tuple[list[bool], list[int | None]]:
     """Per layer: causal (lower-triangular P) and the sliding window, from a run's meta.json."""
     from attnspec.spectra.kinds import DECODER_SELF
@@ -206,7 +338,7 @@ def null_accumulator(
     Parameters
     ----------
     name : str
-        One of :data:`BASELINES`.
+        A registered null with a sampler (:data:`attnspec.spectra.nulls.NULLS`).
     targets : array, shape (L, H)
         The real heads' mean normalised row entropy (used by ``entropy-matched``).
     seq_len : int
@@ -221,40 +353,25 @@ def null_accumulator(
     (SpectrumAccumulator of shape (L, H, n) holding ``draws`` "inputs" (1 for uniform),
     DataFrame with ``layer``, ``head``, ``target_row_entropy``, ``logit_scale``).
     """
-    from attnspec.numerics.stats import child_seed, torch_generator
     from attnspec.spectra.aggregate import SpectrumAccumulator
     from attnspec.spectra.engine import singular_values
     from attnspec.spectra.metrics import row_entropy
 
-    if name not in BASELINES or name in MODEL_NULLS:
-        raise InputError(
-            f"baseline must be one of {', '.join(b for b in BASELINES if b not in MODEL_NULLS)}, got {name!r}"
-        )
+    sampler = sampler_of(name)
     targets = np.asarray(targets, dtype=float)
     L, H = targets.shape
     n = int(seq_len)
-    if name == "entropy-matched" and not np.all(np.isfinite(targets)):
-        raise ResultsError("the run has no row entropy for every head; the entropy-matched null needs it")
     acc = SpectrumAccumulator(L, H, n)
-    scales = np.zeros((L, H))
-    curves: dict[tuple[int, bool, int | None], tuple[np.ndarray, np.ndarray]] = {}
-    for layer in range(L):
-        shape = (n, bool(layer_causal[layer]), windows[layer])
-        if name == "entropy-matched":
-            if shape not in curves:
-                curves[shape] = calibration_curve(*shape, seed=seed)
-            scales[layer] = scale_for(targets[layer], *curves[shape])
-    count = 1 if name == "uniform" else int(draws)
-    for d in range(count):
+    scales = np.full((L, H), np.nan)  # the sampler's per-head logit scale, where it has one
+    cache: dict[Any, Any] = {}
+    for d in range(1 if NULLS[name].deterministic else int(draws)):
         items = []
         for layer in range(L):
             causal, window = bool(layer_causal[layer]), windows[layer]
-            if name == "uniform":
-                p = uniform_matrix(n, causal, window).expand(1, H, n, n)  # (1, H, n, n), every head alike
-            else:
-                g = torch_generator(child_seed(seed, name, n, d, layer))
-                logits = torch.randn(1, H, n, n, generator=g)  # (1, H, n, n)
-                p = softmax_null(logits, torch.from_numpy(scales[layer]), allowed_positions(n, causal, window))
+            request = NullRequest(name, n, causal, window, H, layer, d, int(seed), targets[layer], cache)
+            p, scale = sampler(request)  # (1, H, n, n), (H,) or None
+            if scale is not None:
+                scales[layer] = scale
             items.append((layer, singular_values(p, method), row_entropy(p, causal=causal, window=window)))
         acc.add_batch(items, [d])
     layer, head = np.meshgrid(np.arange(L), np.arange(H), indexing="ij")
@@ -263,7 +380,7 @@ def null_accumulator(
             "layer": layer.ravel(),
             "head": head.ravel(),
             "target_row_entropy": targets.ravel(),
-            "logit_scale": scales.ravel() if name == "entropy-matched" else np.nan,
+            "logit_scale": scales.ravel(),
         }
     )
     return acc, how
@@ -364,7 +481,7 @@ def add_baselines(
             frames[t].append(read_table(run, f"baseline_{t}"))
     matched: dict[str, Any] = dict(recorded.get("entropy_match") or {}) if have else {}
     for name in todo:
-        if name in MODEL_NULLS:
+        if needs_model(name):
             if model_tables is None:
                 raise ResultsError(
                     f"the {name} null needs the model: it is computed with the run "
@@ -381,13 +498,13 @@ def add_baselines(
             }
         for t, frame in new.items():
             frames[t].append(frame.assign(baseline=name)[["baseline", *frame.columns]])
-        if name == "entropy-matched":
-            m = new["metrics"]
+        m = new["metrics"]
+        if "logit_scale" in m and m["logit_scale"].notna().any():  # fitted to the heads' row entropy
             err = (m["row_entropy_mean"] - m["target_row_entropy"]).abs()
             matched = {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}
     done = have + todo
     inputs_done = int(meta.get("inputs_done") or 0)
-    per_head = {b: 1 if b == "uniform" else inputs_done if b in MODEL_NULLS else draws for b in done}
+    per_head = {b: 1 if NULLS[b].deterministic else inputs_done if needs_model(b) else draws for b in done}
     record = {
         "names": done,
         "seed": seed,
@@ -395,7 +512,7 @@ def add_baselines(
         "matrices_per_head": per_head,
         "descriptions": {b: BASELINES[b] for b in done},
         "seq_len": n,
-        **({"entropy_match": matched} if "entropy-matched" in done else {}),
+        **({"entropy_match": matched} if matched else {}),
     }
     with result_files(run):
         for t, parts in frames.items():
@@ -438,7 +555,7 @@ def add_to_study(
     several = lengths is not None and len(lengths) > 1
     runs = {n: run_dir(Path(cfg.out), n) for n in lengths} if several else {cfg.seq_len: Path(cfg.out)}
     tables: dict[int, dict[str, pd.DataFrame]] = {}
-    if any(b in MODEL_NULLS for run in runs.values() for b in missing(run, names)):
+    if any(needs_model(b) for run in runs.values() for b in missing(run, names)):
         from attnspec.spectra.random_init import random_init_tables
 
         if encoder is None:

@@ -63,6 +63,7 @@ from attnspec.spectra.kinds import (
     is_encoder_decoder,
     refuse_encoder_decoder,
 )
+from attnspec.spectra.score_parts import read_score_parts
 
 PATHS: tuple[str, ...] = ("registry", "hooks")
 _NAME_PREFIX = "attnspec_capture_"
@@ -88,13 +89,17 @@ class LayerAttention:
     probs: torch.Tensor
     mask: torch.Tensor
     kind: str = "self"  # "self" (encoder-only / decoder-only), or KINDS of an encoder-decoder
-    #: What the attention function received (registry path only; None through hooks):
+    #: What the attention function received (registry path; through hooks only with
+    #: ``scores=True`` and a module :mod:`attnspec.spectra.score_parts` reads, else None):
     #: query (B, H, n, d), key and value (B, H_kv, n, d) as the layer used them (rotary
     #: embeddings applied), and the score scaling (1/√d unless the model sets its own).
     query: torch.Tensor | None = None
     key: torch.Tensor | None = None
     value: torch.Tensor | None = None
     scaling: float | None = None
+    #: The additive score bias (B, H, n, n) the layer adds before the padding mask, so that
+    #: P = softmax(scaling·Q Kᵀ + bias + mask): MPNet's relative position bias; None when none.
+    bias: torch.Tensor | None = None
 
     @property
     def lengths(self) -> torch.Tensor:
@@ -185,6 +190,10 @@ class AttentionCapture:
         0-based layers to capture (default: all).
     path : {"auto", "registry", "hooks"}
         How P is obtained; ``auto`` tries the registry, then hooks.
+    scores : bool
+        Through hooks, also recompute Q, K, V and read the additive bias from the attention
+        module's inputs (:mod:`attnspec.spectra.score_parts`); the registry path always
+        passes Q, K, V.
 
     Attributes
     ----------
@@ -199,7 +208,14 @@ class AttentionCapture:
         What was tried, for error messages.
     """
 
-    def __init__(self, model: nn.Module, sink: Sink, layers: Sequence[int] | None = None, path: str = "auto") -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        sink: Sink,
+        layers: Sequence[int] | None = None,
+        path: str = "auto",
+        scores: bool = False,
+    ) -> None:
         if not isinstance(model, nn.Module):
             raise InputError(f"model must be a torch.nn.Module (a transformers model), got {type(model).__name__}")
         if path not in ("auto", *PATHS):
@@ -207,6 +223,7 @@ class AttentionCapture:
         self.allowed = PATHS if path == "auto" else (path,)
         self.model = model
         self.sink = sink
+        self.scores = bool(scores)
         self.requested_layers = None if layers is None else sorted(set(int(i) for i in layers))
         self.layers: list[int] = []
         self.path: str | None = None
@@ -303,11 +320,12 @@ class AttentionCapture:
 
     # -- hooks path --------------------------------------------------------------------
     def _make_hook(self, layer: int) -> Callable[..., Any]:
-        def hook(module: nn.Module, args: Any, output: Any) -> Any:
+        def hook(module: nn.Module, args: Any, kwargs: Any, output: Any) -> Any:
             i = _find_probs(output)
             if i is None:
                 return None
-            self._emit(layer, output[i])
+            parts = read_score_parts(module, args, kwargs) if self.scores and not self._probing else None
+            self._emit(layer, output[i], parts)
             # Drop P from the outputs: transformers would otherwise keep it (older-style
             # encoders collect every layer's P under output_attentions until the end).
             return (
@@ -348,8 +366,10 @@ class AttentionCapture:
         self,
         layer: int | None,
         probs: torch.Tensor,
-        qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor, float | None] | None = None,
+        qkv: tuple[Any, ...] | None = None,
     ) -> None:
+        """Hand one layer's P (and, when known, what its scores were made of) to the sink;
+        ``qkv`` is (Q, K, V, scaling) or (Q, K, V, bias, scaling)."""
         if layer is None or self._mask is None or (not self._probing and layer not in self._wanted):
             return  # the probe sees every layer; a run only the requested ones
         if probs.dim() != 4 or (probs.shape[-1] != probs.shape[-2] and not self.encoder_decoder):
@@ -365,12 +385,13 @@ class AttentionCapture:
         kind = self.kinds[layer] if layer < len(self.kinds) else "self"
         extra = {}
         if qkv is not None:
-            q, k, v, scaling = qkv
+            q, k, v, *bias, scaling = qkv
             extra = {
                 "query": q.detach(),
                 "key": k.detach(),
                 "value": v.detach(),
                 "scaling": float(scaling) if scaling is not None else float(q.shape[-1]) ** -0.5,
+                "bias": bias[0].detach() if bias and bias[0] is not None else None,
             }
         self.sink(LayerAttention(layer=layer, probs=probs.detach(), mask=mask, kind=kind, **extra))
 
@@ -506,7 +527,7 @@ class AttentionCapture:
                 self.path = "hooks"
                 self.num_layers = len(found)
                 for i, m in enumerate(found):
-                    self.handles.append(m.register_forward_hook(self._make_hook(i)))
+                    self.handles.append(m.register_forward_hook(self._make_hook(i), with_kwargs=True))
                 return
         self.needs_output_attentions = False
         self.tried.append(
@@ -620,7 +641,7 @@ class AttentionCapture:
 
 @contextmanager
 def capture_attention(
-    model: nn.Module, sink: Sink, *, layers: Sequence[int] | None = None, path: str = "auto"
+    model: nn.Module, sink: Sink, *, layers: Sequence[int] | None = None, path: str = "auto", scores: bool = False
 ) -> Iterator[AttentionCapture]:
     """Send each layer's P to ``sink`` during :meth:`AttentionCapture.forward`; undo everything on exit.
 
@@ -638,6 +659,10 @@ def capture_attention(
     path : {"auto", "registry", "hooks"}
         ``auto`` tries the registry, then hooks; the others force one path (benchmarks
         compare them; forcing ``hooks`` on a registry model needs eager attention).
+    scores : bool
+        Through hooks, also hand the sink Q, K, V and the additive score bias (MPNet's
+        relative position bias) read from the attention module's inputs; the registry
+        path always hands Q, K, V.
 
     Yields
     ------
@@ -654,7 +679,7 @@ def capture_attention(
     >>> with capture_attention(model, sink=lambda la: print(la.layer, la.probs.shape)) as cap:
     ...     cap.forward(input_ids, attention_mask)
     """
-    cap = AttentionCapture(model, sink, layers, path)
+    cap = AttentionCapture(model, sink, layers, path, scores)
     try:
         cap.setup()
         yield cap
@@ -714,4 +739,56 @@ def collect_attention(
 
     with capture_attention(model, keep) as cap:
         cap.forward(input_ids, attention_mask)
+    return [out[i] for i in sorted(out)]
+
+
+def collect_score_parts(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+    *,
+    layers: Sequence[int] | None = None,
+) -> list[LayerAttention]:
+    """Every requested layer's P with the Q, K, V and additive bias B its scores were made of.
+
+    For each layer, P = softmax(scaling·Q Kᵀ + B + mask) on the real tokens (B is None for
+    a model that adds no bias; grouped-query models give K, V fewer heads than Q). Small
+    inputs only: every layer's tensors are kept.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A transformers model: through the attention-function registry, or through hooks on
+        a module :mod:`attnspec.spectra.score_parts` reads (MPNet).
+    input_ids : torch.Tensor of int, shape (B, n)
+        Token ids.
+    attention_mask : torch.Tensor, shape (B, n), optional
+        1 on real tokens, 0 on padding (default: all real).
+    layers : sequence of int, optional
+        0-based layers (default: all).
+
+    Returns
+    -------
+    list of LayerAttention
+        In depth order, each with ``query``, ``key``, ``value``, ``scaling`` and ``bias``.
+
+    Raises
+    ------
+    ModelLoadError
+        The model's attention is captured through hooks on a module whose inputs do not
+        tell its Q, K and V.
+    """
+    out: dict[int, LayerAttention] = {}
+
+    def keep(la: LayerAttention) -> None:
+        out[la.layer] = la
+
+    with capture_attention(model, keep, layers=layers, scores=True) as cap:
+        cap.forward(input_ids, attention_mask)
+    unread = [i for i in sorted(out) if out[i].query is None]
+    if unread:
+        raise ModelLoadError(
+            f"the Q, K, V of {type(model).__name__} cannot be read: its attention is captured through hooks "
+            f"on {type(cap.modules[unread[0]]).__name__}, whose inputs attnspec does not know how to read"
+        )
     return [out[i] for i in sorted(out)]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnspec.errors import InputError, OptionError
+from attnspec.errors import InputError, OptionError, check_seed
 from attnspec.spectra.data.corpus import CORPUS_NAMES
 from attnspec.spectra.data.selection import SELECTIONS
 from attnspec.spectra.data.windows import SHORT_POLICIES
@@ -116,7 +116,7 @@ class SpectrumConfig:
 
     def validate(self) -> None:
         if self.seq_len < 2:
-            raise InputError(f"--seq-len must be >= 2, got {self.seq_len}")
+            raise InputError(f"--seq-len must be an integer >= 2, got {self.seq_len!r}")
         if self.num_sentences is not None and self.num_sentences != "all":
             if (
                 isinstance(self.num_sentences, bool)
@@ -125,9 +125,8 @@ class SpectrumConfig:
             ):
                 raise InputError(f"--num-inputs must be an integer >= 1 or 'all', got {self.num_sentences!r}")
         if self.batch_size is not None and self.batch_size < 1:
-            raise InputError(f"--batch-size must be >= 1, got {self.batch_size}")
-        if self.seed < 0:
-            raise InputError(f"--seed must be >= 0, got {self.seed}")
+            raise InputError(f"--batch-size must be an integer >= 1, got {self.batch_size!r}")
+        check_seed("--seed", self.seed)
         if self.short_policy not in SHORT_POLICIES:
             raise InputError(f"--short-policy must be one of {', '.join(SHORT_POLICIES)}, got {self.short_policy!r}")
         if self.svd_method not in METHODS:
@@ -235,7 +234,9 @@ def parse_num_sentences(text: str | None, option: str = "--num-inputs") -> int |
     t = text.strip().lower()
     if t == "all":
         return "all"
-    message = f"{option} must be an integer >= 1 or 'all', got {text!r}"
+    # a number is shown as a number, as a TOML or the Python API give it; other text quoted
+    shown = t if t.lstrip("-").isdigit() else repr(text)
+    message = f"{option} must be an integer >= 1 or 'all', got {shown}"
     try:
         value = int(t.replace(",", "").replace("_", ""))
     except ValueError:

@@ -11,15 +11,30 @@ SHA-256 digests of what those names pointed to when the run computed:
   parameters and buffers (``weights_from: "parameters"``);
 - ``tokenizer_sha256``: the tokenizer files in the same folder (for a GGUF model, the file
   itself: its tokenizer lives in it); for an object, its full serialisation;
+- ``config_sha256``: the model's configuration, normalised (:func:`normalised_config`: keys
+  sorted, the fields that cannot change P left out, :data:`IGNORED_CONFIG_FIELDS`), from its
+  ``config.json`` (for a GGUF model the file itself holds it) or, for an object, from
+  ``model.config``; ``config`` beside it holds the normalised fields, so that a refusal names
+  the fields that changed (``hidden_act: 'gelu' there, 'relu' now``);
 - ``inputs_sha256``: the token ids of the selected inputs (:func:`attnspec.spectra.data.inputs.inputs_digest`).
+
+A record is compared with one of the same kind: a run on a model object records the digest
+of its parameters, and the "up to date" check of the same object digests its parameters
+again (:func:`loaded_content`), never the files of the folder it was loaded from.
 
 Resume, merge, the "up to date" check and the scaling fit compare these records
 (:func:`content_diffs`); a key missing from either side (a run written before it was
 recorded, or an "up to date" check made before the inputs are drawn) is not compared.
 
-Hashing a 1 GB weights file takes about a second; each file's digest is cached by path,
-size, modification time and inode (:func:`cached_file_digest`), in memory and in the
-attnspec cache folder (``$ATTNSPEC_CACHE_DIR``, ``off`` for none), so it is read once.
+Hashing a 1 GB weights file takes about a second. A file under :data:`SMALL_FILE_BYTES` is
+hashed whole every time; a larger file's digest is cached (:func:`cached_file_digest`), in
+memory and in the attnspec cache folder (``$ATTNSPEC_CACHE_DIR``, ``off`` for none), under
+its path, size, modification and change times, inode and a fingerprint of
+:data:`FINGERPRINT_CHUNKS` chunks of :data:`CHUNK_BYTES` spread over the file (its start, its
+end and evenly between). An overwrite in place that restores the modification time still
+changes the change time (``ctime``, which no user call can set back) and is seen; what the
+cache cannot see is an edit of a large file that leaves size, both times and every sampled
+chunk as they were, which needs the clock or the file system itself rewritten.
 """
 
 from __future__ import annotations
@@ -50,17 +65,64 @@ TOKENIZER_FILES = (
 WHAT = {
     "weights_sha256": "the model's weights",
     "tokenizer_sha256": "the tokenizer",
+    "config_sha256": "the model's config",
     "inputs_sha256": "the inputs (the corpus, the tokenizer or the selection)",
     "documents_sha256": "the documents the lengths were cut from",
 }
 
-_memo: dict[tuple[str, int, int, int], str] = {}
+#: Fields of a model's config that cannot change P, left out of its digest: where the file
+#: came from and which library wrote it (``_name_or_path``, ``transformers_version``,
+#: ``_commit_hash``, every ``_``-prefixed field transformers sets at load time, such as
+#: ``_attn_implementation``: eager, SDPA and the others compute the same P, which attnspec
+#: captures whichever runs), the head classes a task would add (``architectures``: attnspec
+#: loads the base model by ``model_type``), the storage dtype (the run's ``--dtype`` decides
+#: and is part of its identity) and what the forward returns rather than computes.
+IGNORED_CONFIG_FIELDS = frozenset(
+    {
+        "_name_or_path",
+        "transformers_version",
+        "architectures",
+        "torch_dtype",
+        "dtype",
+        "output_attentions",
+        "output_hidden_states",
+        "return_dict",
+        "use_cache",
+    }
+)
+#: Files under this size are hashed whole on every request rather than cached.
+SMALL_FILE_BYTES = 64 << 20
+#: A large file's cache key holds the SHA-256 of this many chunks of :data:`CHUNK_BYTES`.
+FINGERPRINT_CHUNKS = 10
+CHUNK_BYTES = 64 << 10
+
+_memo: dict[tuple[Any, ...], str] = {}
 _CACHE_NAME = "file-digests.json"
 
 
-def _stat_key(path: Path) -> tuple[str, int, int, int]:
+def _chunks_fingerprint(path: Path, size: int) -> str:
+    """SHA-256 of :data:`FINGERPRINT_CHUNKS` chunks of the file: its start, its end and evenly between."""
+    h = hashlib.sha256()
+    last = max(size - CHUNK_BYTES, 0)
+    with open(path, "rb") as f:
+        for i in range(FINGERPRINT_CHUNKS):
+            f.seek(last * i // (FINGERPRINT_CHUNKS - 1))
+            h.update(f.read(CHUNK_BYTES))
+    return h.hexdigest()
+
+
+def _stat_key(path: Path) -> tuple[Any, ...]:
     st = path.stat()  # follows links: a hub snapshot's files are links to its blobs
-    return str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino
+    fingerprint = _chunks_fingerprint(path, st.st_size)
+    return str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, fingerprint
+
+
+def _whole_file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for piece in iter(lambda: f.read(1 << 22), b""):  # 4 MB pieces
+            h.update(piece)
+    return h.hexdigest()
 
 
 def _cache_file() -> Path | None:
@@ -104,10 +166,12 @@ def _write_cache(path: Path | None, entries: dict[str, str]) -> None:
 
 
 def cached_file_digest(path: Path) -> str:
-    """SHA-256 of the file at ``path``, read once per (path, size, mtime, inode).
+    """SHA-256 of the file at ``path``: hashed whole when small, else read once per key
+    (path, size, mtime, ctime, inode, fingerprint of spread chunks; module docstring).
 
-    A file replaced in place (``save_pretrained`` over the old one, ``cp``, an editor's
-    save) changes its modification time or inode, so its digest is recomputed.
+    A file replaced or rewritten in place (``save_pretrained`` over the old one, ``cp``, an
+    editor's save, a write that restores the modification time) changes its change time,
+    inode or sampled chunks, so its digest is recomputed.
 
     Parameters
     ----------
@@ -120,6 +184,8 @@ def cached_file_digest(path: Path) -> str:
         The hex digest.
     """
     path = Path(path)
+    if path.stat().st_size < SMALL_FILE_BYTES:
+        return _whole_file_digest(path)
     key = _stat_key(path)
     if key in _memo:
         return _memo[key]
@@ -129,11 +195,7 @@ def cached_file_digest(path: Path) -> str:
     if stored is not None:
         _memo[key] = stored
         return stored
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for piece in iter(lambda: f.read(1 << 22), b""):  # 4 MB pieces
-            h.update(piece)
-    digest = h.hexdigest()
+    digest = _whole_file_digest(path)
     _memo[key] = digest
     _write_cache(cache, {text_key: digest})
     return digest
@@ -161,6 +223,65 @@ def files_digest(files: Iterable[Path], root: Path) -> str | None:
     return hashlib.sha256("".join(f"{sums[k]}  {k}\n" for k in sorted(sums)).encode()).hexdigest()
 
 
+def normalised_config(config: Any) -> Any:
+    """A model's configuration with keys sorted and :data:`IGNORED_CONFIG_FIELDS` and
+    ``_``-prefixed fields left out, at every level of nesting (a composite model's
+    ``text_config``), as JSON values.
+
+    Parameters
+    ----------
+    config : dict
+        The parsed ``config.json``, or ``model.config.to_dict()``.
+
+    Returns
+    -------
+    object
+        The same structure, normalised.
+    """
+    if isinstance(config, dict):
+        return {
+            str(k): normalised_config(v)
+            for k, v in sorted(config.items(), key=lambda kv: str(kv[0]))
+            if str(k) not in IGNORED_CONFIG_FIELDS and not str(k).startswith("_")
+        }
+    if isinstance(config, (list, tuple)):
+        return [normalised_config(v) for v in config]
+    return json.loads(json.dumps(config, default=str))  # numbers, strings, and a dtype as its name
+
+
+def config_content(config: dict[str, Any]) -> dict[str, Any]:
+    """``config_sha256`` and ``config`` (the normalised fields) of a model's configuration.
+
+    Parameters
+    ----------
+    config : dict
+        The parsed ``config.json``, or ``model.config.to_dict()``.
+
+    Returns
+    -------
+    dict
+        ``config_sha256`` (SHA-256 of the normalised fields as sorted JSON) and ``config``.
+    """
+    fields = normalised_config(config)
+    blob = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return {"config_sha256": hashlib.sha256(blob.encode()).hexdigest(), "config": fields}
+
+
+def _file_config(folder: Path) -> dict[str, Any]:
+    """:func:`config_content` of ``folder/config.json``; the digest of its bytes where they are
+    not a JSON object (the load then names what is wrong); empty without the file."""
+    path = folder / "config.json"
+    if not path.is_file():
+        return {}
+    try:
+        parsed = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        return {"config_sha256": cached_file_digest(path)}
+    return config_content(parsed)
+
+
 def folder_content(folder: Path) -> dict[str, Any]:
     """``weights_sha256`` and ``tokenizer_sha256`` of a model folder's files (keys with no file omitted).
 
@@ -172,8 +293,8 @@ def folder_content(folder: Path) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``weights_sha256``, ``weights_from`` (``"files"`` or ``"parameters"``) and
-        ``tokenizer_sha256``, each where known.
+        ``weights_sha256``, ``weights_from`` (``"files"`` or ``"parameters"``),
+        ``tokenizer_sha256``, ``config_sha256`` and ``config``, each where known.
     """
     folder = Path(folder)
     weights = sorted(
@@ -188,7 +309,7 @@ def folder_content(folder: Path) -> dict[str, Any]:
         out.update(weights_sha256=w, weights_from="files")
     if t is not None:
         out["tokenizer_sha256"] = t
-    return out
+    return {**out, **_file_config(folder)}
 
 
 def model_folder(name: str) -> tuple[Path | None, Path | None]:
@@ -246,8 +367,8 @@ def named_content(name: str) -> dict[str, Any]:
     """
     folder, gguf = model_folder(name)
     if gguf is not None:
-        d = cached_file_digest(gguf)
-        return {"weights_sha256": d, "weights_from": "files", "tokenizer_sha256": d}
+        d = cached_file_digest(gguf)  # a GGUF file holds weights, tokenizer and configuration
+        return {"weights_sha256": d, "weights_from": "files", "tokenizer_sha256": d, "config_sha256": d}
     return folder_content(folder) if folder is not None else {}
 
 
@@ -299,7 +420,38 @@ def loaded_content(name: str, loaded: Any) -> dict[str, Any]:
         fingerprint = tokenizer_fingerprint(loaded.tokenizer)
         if fingerprint is not None:
             out["tokenizer_sha256"] = fingerprint
+    to_dict = getattr(getattr(loaded.model, "config", None), "to_dict", None)
+    if "config_sha256" not in out and callable(to_dict):
+        out.update(config_content(to_dict()))
     return out
+
+
+def content_key(content: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The digests of a content record as a hashable key (the normalised config fields left out:
+    its digest stands for them).
+
+    Parameters
+    ----------
+    content : dict
+        A content record.
+
+    Returns
+    -------
+    tuple of (str, str)
+        Sorted (key, digest) pairs.
+    """
+    return tuple(sorted((k, v) for k, v in content.items() if isinstance(v, str)))
+
+
+def _config_changes(there: Any, now: Any, limit: int = 3) -> str:
+    """``hidden_act: 'gelu' there, 'relu' now; ...`` for the top-level fields that differ."""
+    if not isinstance(there, dict) or not isinstance(now, dict):
+        return ""
+    unset = "(not set)"
+    keys = [k for k in sorted(set(there) | set(now)) if there.get(k, unset) != now.get(k, unset)]
+    shown = [f"{k}: {there.get(k, unset)!r} there, {now.get(k, unset)!r} now" for k in keys[:limit]]
+    more = f"; and {len(keys) - limit} more field(s)" if len(keys) > limit else ""
+    return "; ".join(shown) + more
 
 
 def content_diffs(there: dict[str, Any] | None, now: dict[str, Any] | None) -> list[str]:
@@ -322,5 +474,6 @@ def content_diffs(there: dict[str, Any] | None, now: dict[str, Any] | None) -> l
     for key, what in WHAT.items():
         a, b = there.get(key), now.get(key)
         if isinstance(a, str) and isinstance(b, str) and a != b:
-            diffs.append(f"{what} changed ({key} {a[:12]}... there, {b[:12]}... now)")
+            fields = _config_changes(there.get("config"), now.get("config")) if key == "config_sha256" else ""
+            diffs.append(f"{what} changed ({fields or f'{key} {a[:12]}... there, {b[:12]}... now'})")
     return diffs

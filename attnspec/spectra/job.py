@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -119,7 +120,7 @@ def _identity_diffs(stored: dict[str, Any], wanted: dict[str, Any]) -> list[str]
     return [f"{k}: {stored.get(k)!r} there vs {wanted.get(k)!r} now" for k in keys if stored.get(k) != wanted.get(k)]
 
 
-def up_to_date(cfg: SpectrumConfig) -> bool:
+def up_to_date(cfg: SpectrumConfig, encoder: Any | None = None) -> bool:
     """True when ``cfg.out`` already holds this very run, complete, with its tables: there is
     nothing to compute, and the command reports the run as ``make`` does ("up to date").
 
@@ -131,6 +132,9 @@ def up_to_date(cfg: SpectrumConfig) -> bool:
     ----------
     cfg : SpectrumConfig
         The job; ``cfg.out`` is the run's directory.
+    encoder : LoadedModel, optional
+        The model given as an object: its content is digested as the run recorded it (its
+        parameters), not from the files its name points at.
 
     Returns
     -------
@@ -149,20 +153,22 @@ def up_to_date(cfg: SpectrumConfig) -> bool:
         return False
     check_same_run(cfg.out, cfg.identity(), kind=KIND)  # raises on another run's directory
     meta = read_meta(cfg.out)
-    _check_same_files(cfg, meta)
+    _check_same_files(cfg, meta, encoder)
     tables = all((cfg.out / f"{name}.parquet").is_file() for name in ("spectrum", "metrics"))
     return meta.get("status") == "complete" and tables and meta.get("inputs_done") == meta.get("inputs_total")
 
 
-def _check_same_files(cfg: SpectrumConfig, meta: dict[str, Any]) -> None:
-    """Refuse a finished run whose model or data files changed since (found before anything
-    loads: the weights and tokenizer files, and a corpus given as one file)."""
-    from attnspec.spectra.content import cached_file_digest, content_diffs, named_content
+def _check_same_files(cfg: SpectrumConfig, meta: dict[str, Any], encoder: Any | None) -> None:
+    """Refuse a finished run whose model or data changed since (found before anything loads:
+    the weights, tokenizer and config files, and a corpus given as one file; a model given as
+    an object is digested as the run digested it, attnspec.spectra.content.loaded_content)."""
+    from attnspec.spectra.content import cached_file_digest, content_diffs, loaded_content, named_content
 
     recorded = meta.get("content")
     if not isinstance(recorded, dict):
         return  # a run written before its content was recorded
-    diffs = content_diffs(recorded, named_content(cfg.model))
+    now = named_content(cfg.model) if encoder is None else loaded_content(cfg.model, encoder)
+    diffs = content_diffs(recorded, now)
     corpus = meta.get("corpus") if isinstance(meta.get("corpus"), dict) else {}
     data = Path(cfg.data).expanduser()
     if data.is_file() and isinstance(corpus.get("sha256"), str) and corpus.get("files") == 1:
@@ -390,16 +396,7 @@ def _run_locked(
             write_table(cfg.out, "spectrum", tables.spectrum, csv=cfg.csv)
             write_table(cfg.out, "metrics", _with_kinds(tables.metrics, base_meta), csv=cfg.csv)
             write_table(cfg.out, "inputs", tables.inputs, csv=cfg.csv)
-            write_meta(
-                cfg.out,
-                {
-                    **base_meta,
-                    "status": status,
-                    "inputs_done": snap.done,
-                    "wall_time_s": wall,
-                    **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
-                },
-            )
+            write_meta(cfg.out, {**base_meta, "status": status, **_progress_meta(snap, wall, sink)})
 
     bounds = None
     if method == "longn":  # a resumed run's bounds so far come back from its meta.json
@@ -424,6 +421,17 @@ def _run_locked(
     )
     checkpoint(state, status, time.perf_counter() - t_start)
     return SpectrumOutcome(cfg.out, status, state.done, total, wall_before + time.perf_counter() - t_start)
+
+
+def _progress_meta(snap: _Progress, wall: float, sink: Any) -> dict[str, Any]:
+    """What meta.json says of a checkpoint's progress: inputs done, wall time, the metrics its
+    aggregate lacks (saved before they existed) and, for longn, the run's error bounds."""
+    return {
+        "inputs_done": snap.done,
+        "wall_time_s": wall,
+        **({"metrics_absent": list(snap.acc.absent)} if snap.acc.absent else {}),
+        **({"svd_error_run": sink.bounds.to_meta(LONGN_COVERAGE)} if sink.bounds else {}),
+    }
 
 
 def _content(cfg: SpectrumConfig, encoder: Any, corpus_meta: dict[str, Any]) -> dict[str, Any]:
@@ -528,6 +536,8 @@ def _start_state(
         )
     _check_same_inputs(previous, cfg.out, corpus_meta)
     _check_same_content(previous, content)
+    if previous.acc.absent_note:  # resumed without the metrics its state predates: said once, in one line
+        print(f"note: {cfg.out}: {previous.acc.absent_note}", file=sys.stderr)
     return _Progress(previous.acc, previous.inputs_done), previous.wall_time_s
 
 

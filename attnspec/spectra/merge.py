@@ -99,7 +99,8 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         **{
             k: v
             for k, v in metas[0].items()
-            if k not in ("identity", "inputs_done", "inputs_total", "wall_time_s", "status", "environment")
+            if k
+            not in ("identity", "inputs_done", "inputs_total", "wall_time_s", "status", "environment", "metrics_absent")
         },
         "identity": identity,
         "status": "complete" if complete else "partial",
@@ -114,6 +115,7 @@ def _merge_locked(dirs: list[Path], out: Path, *, csv: bool, allow_partial: bool
         ],
         "environment": environment_meta(),
         **_merged_bounds(metas, merged.shape),
+        **({"metrics_absent": list(merged.absent)} if merged.absent else {}),
     }
     tables = merged.tables()
     with result_files(out):  # whole or nothing: a full disk leaves no lone state.npz

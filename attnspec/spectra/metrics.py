@@ -107,10 +107,6 @@ def reach_index(curves: torch.Tensor, level: float = REACH_LEVEL) -> torch.Tenso
 RANK_TOL = 1e-3
 
 
-#: Relative Frobenius errors ε at which :func:`rank_for_error` is recorded.
-ERROR_LEVELS: tuple[float, ...] = (0.1, 0.2)
-
-
 def energy_curve(sv: torch.Tensor) -> torch.Tensor:
     """e_k = (σ_1² + ... + σ_k²) / Σσ² along the last axis; shape unchanged.
 

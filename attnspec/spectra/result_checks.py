@@ -64,6 +64,24 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
+def read_kind(run: Path) -> Any:
+    """The ``kind`` that ``run/meta.json`` names (None when it names none; a damaged file is
+    refused as :func:`check_meta` refuses it).
+
+    Parameters
+    ----------
+    run : Path
+        A results directory.
+
+    Returns
+    -------
+    object
+        The recorded kind.
+    """
+    meta = read_meta(Path(run))
+    return meta.get("kind") if isinstance(meta, dict) else None
+
+
 def check_meta(run: Path, *, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
     """``run/meta.json`` read and checked (module docstring); returns it.
 

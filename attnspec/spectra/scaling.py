@@ -85,7 +85,7 @@ def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
         raise InputError(f"--seq-len needs at least one length, got {text!r}")
     bad = [n for n in items if n < 2]
     if bad:
-        raise InputError(f"--seq-len must be >= 2, got {bad[0]}")
+        raise InputError(f"--seq-len must be an integer >= 2, got {bad[0]}")
     if len(set(items)) != len(items):
         raise InputError(f"--seq-len lists a length twice: {text!r}")
     if items != sorted(items):

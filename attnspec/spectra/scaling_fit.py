@@ -60,13 +60,14 @@ def read_runs(out: Path) -> dict[int, Path]:
     ResultsError
         ``out`` is not a scaling run, or a file in it is damaged or disagrees with meta.json.
     """
-    from attnspec.spectra.result_checks import check_meta, check_scaling_run
+    from attnspec.spectra.result_checks import check_meta, check_scaling_run, read_kind
 
-    meta = check_meta(out)
-    if meta.get("kind") != SCALING_KIND:
+    found = read_kind(out)  # the kind first: another command's result is named as such, not by its fields
+    if isinstance(found, str) and found != SCALING_KIND:
         raise ResultsError(
-            f"{out} holds a {meta.get('kind')!r} result, not a scaling run (attnspec spectrum --seq-len 64,128,...)"
+            f"{out} holds a {found!r} result, not a scaling run (attnspec spectrum --seq-len 64,128,...)"
         )
+    check_meta(out, kind=SCALING_KIND)
     return check_scaling_run(out)
 
 
@@ -313,13 +314,13 @@ def fit_scaling(
             f"{out}: fewer than two {'inputs' if source == REAL else 'draws'} are present at every length"
         )
     keep = np.array(sorted(common))
-    from attnspec.spectra.nulls import MODEL_NULLS
+    from attnspec.spectra.nulls import needs_model
 
     resampled = (
         "exact (one deterministic matrix per length)"
         if exact
         else "inputs (documents, jointly across lengths)"
-        if source == REAL or source in MODEL_NULLS
+        if source == REAL or needs_model(source)
         else "draws of the null (jointly across lengths)"
     )
     rows = []

@@ -12,7 +12,7 @@ A model is reused only when all of these are equal:
 
 - the request: the name as given, the revision, the resolved device and dtype;
 - its content: the digests of the weights and tokenizer files the name points at now
-  (:func:`attnspec.spectra.content.named_content`, cached by file size, time and inode), so
+  (:func:`attnspec.spectra.content.named_content`: weights, tokenizer and config), so
   files swapped under the same name load again. A name whose files cannot be found before
   loading (a model only on the hub) is never shared: nothing would tell a swapped one apart;
 - its state: still in eval mode, no parameter or buffer replaced or written in place
@@ -87,7 +87,7 @@ class ModelShare:
             A record of its own around the shared model and tokenizer.
         """
         from attnspec.spectra import models
-        from attnspec.spectra.content import named_content
+        from attnspec.spectra.content import content_key, named_content
 
         content = named_content(name)
         key = (
@@ -95,7 +95,7 @@ class ModelShare:
             revision,
             str(models.resolve_device(device)),
             str(models.resolve_dtype(dtype)),
-            tuple(sorted(content.items())),
+            content_key(content),
         )
         entry = self._entries.get(key)
         if entry is not None and _state(entry.loaded.model) == entry.state:

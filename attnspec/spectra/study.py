@@ -210,7 +210,7 @@ def study_kind(lengths: Sequence[int]) -> tuple[str, tuple[str, ...]]:
     return (SCALING_KIND, ()) if len(lengths) > 1 else (KIND, (SCALING_KIND,))
 
 
-def study_up_to_date(cfg: SpectrumConfig, lengths: Sequence[int]) -> bool:
+def study_up_to_date(cfg: SpectrumConfig, lengths: Sequence[int], encoder: Any | None = None) -> bool:
     """True when ``cfg.out`` already holds this study, complete: every length's run with these
     parameters (:func:`attnspec.spectra.job.up_to_date`). A directory holding another run is
     refused (:class:`~attnspec.errors.ResultsError` naming what differs).
@@ -222,6 +222,8 @@ def study_up_to_date(cfg: SpectrumConfig, lengths: Sequence[int]) -> bool:
         under ``out/n<len>``). With ``overwrite`` or ``resume`` nothing is up to date.
     lengths : sequence of int
         The study's lengths n, shortest first.
+    encoder : LoadedModel, optional
+        The model given as an object (its parameters are compared, not files).
 
     Returns
     -------
@@ -236,8 +238,8 @@ def study_up_to_date(cfg: SpectrumConfig, lengths: Sequence[int]) -> bool:
     from attnspec.spectra.job import up_to_date
 
     if len(lengths) == 1:
-        return up_to_date(replace(cfg, seq_len=lengths[0]))
-    return all(up_to_date(replace(cfg, seq_len=n, out=run_dir(cfg.out, n))) for n in lengths)
+        return up_to_date(replace(cfg, seq_len=lengths[0]), encoder)
+    return all(up_to_date(replace(cfg, seq_len=n, out=run_dir(cfg.out, n)), encoder) for n in lengths)
 
 
 def missing_baselines(outcome: StudyOutcome) -> list[str]:
@@ -317,7 +319,7 @@ def run_study(
             from attnspec.spectra.data.corpus import check_data_name
 
             check_data_name(cfg.data)  # a misspelt corpus name: after the directory, before the model loads
-        if study_up_to_date(cfg, lengths):
+        if study_up_to_date(cfg, lengths, encoder):
             outcome = StudyOutcome(Path(cfg.out), lengths, up_to_date=True, baselines=baselines)
         elif scaling:
             from attnspec.spectra.scaling import run_scaling

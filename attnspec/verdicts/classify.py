@@ -20,14 +20,18 @@ The vocabulary (every row carries the numbers it was decided from):
   probability consistent with the claim whose looseness the trials cannot resolve).
 
 The order of decision is fixed and the same for every claim: hypothesis-unmet, vacuous,
-cannot-fail, violated, then loose / holds. A check that could not have failed is never
+cannot-fail, violated, then loose / holds. A stated failure probability below 1 that the counts
+contradict is ``violated`` even where the rest of the statement is vacuous (a rank claim at
+k >= n): a row never hides a measured failure behind ``vacuous``. A check that could not have failed is never
 reported as violated or as holding.
 
 One looseness rule for every paper: ``claimed / reference > LOOSE_FACTOR`` is loose, where
 the reference is the exact value (or a computable bound on it), else the worst observed
 value for a deterministic bound. For a Monte Carlo probability without an exact law the
 confidence interval brackets the reference: loose when even its upper end is more than
-LOOSE_FACTOR below the claim, holds when its lower end is within the factor, and otherwise
+LOOSE_FACTOR below the claim, holds when the estimate is at or below the claim and the lower
+end is within the factor; an interval that straddles the claim with the estimate above it is
+``measured`` (unresolved), and otherwise
 (always with zero failures) the looseness is unresolved and the row is ``measured``.
 A fitted constant is never tested on the draws it was fitted on.
 """
@@ -80,6 +84,11 @@ class VerdictRow:
     #: paper's parameters" only where the registry says the paper fixes them
     #: (:attr:`attnspec.verdicts.registry.Claim.paper_params`), else "at attnspec's default".
     at_paper_params: bool = False
+    #: What ``estimate`` / ``exact`` measure and what ``bound`` is, in a few words, where the
+    #: one-screen table's defaults ("observed", "bound"; "fail" and "claimed P" for Monte Carlo
+    #: counts) would not say it (e.g. a bound that is ε).
+    value_name: str | None = None
+    bound_name: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -133,14 +142,16 @@ def classify_probability(
     """Decide a claim "P(failure) <= claimed" from Monte Carlo counts (and an exact law if known).
 
     In order: ``hypothesis-unmet`` (the reason given), ``vacuous`` (a reason given, or
-    ``claimed >= 1``), ``cannot-fail`` (a trivial output meets the tolerance — ``trivial``
+    ``claimed >= 1``; but with a reason and a claim below 1 that the exact law or the lower
+    CI end exceeds, and no trivial output, the stated probability fails: ``violated``), ``cannot-fail`` (a trivial output meets the tolerance — ``trivial``
     gives why — or, with no exact law, even ``trials`` failures out of ``trials`` would
     leave the lower CI end <= ``claimed``), ``violated`` (the exact probability, or the
     lower end of the Clopper–Pearson interval, exceeds ``claimed``). Then, with an exact
     law: ``loose`` if ``claimed / exact > loose_factor``, else ``holds``. Without one:
     ``loose`` if ``claimed / ci.high > loose_factor`` (loose even at the upper CI end),
-    ``holds`` if ``claimed / ci.low <= loose_factor`` (within the factor even at the lower
-    end), else ``measured``: consistent, looseness unresolved (always so with 0 failures
+    ``measured`` if the estimate is above the claim (the interval straddles it: neither
+    contradicted nor shown), ``holds`` if ``claimed / ci.low <= loose_factor`` (within the
+    factor even at the lower end), else ``measured``: consistent, looseness unresolved (always so with 0 failures
     unless the claim is loose against the upper CI end). Pass ``exact`` — an exact law, or
     a computable bound on the true probability that makes it no larger — wherever one exists.
 
@@ -177,12 +188,22 @@ def classify_probability(
     """
     if trials < 1 or not 0 <= failures <= trials:
         raise ValueError(f"need trials >= 1 and 0 <= failures <= trials, got failures={failures}, trials={trials}")
-    pre = _precondition(vacuous, hypothesis_unmet)
-    if pre:
-        return pre
+    if hypothesis_unmet:
+        return Decision("hypothesis-unmet", f"hypothesis not met: {hypothesis_unmet}")
     if not math.isfinite(claimed) or claimed >= 1.0:
-        return Decision("vacuous", f"claimed failure probability {claimed:.3g} >= 1 says nothing")
+        return Decision("vacuous", vacuous or f"claimed failure probability {claimed:.3g} >= 1 says nothing")
     ci = clopper_pearson(failures, trials, level)
+    if vacuous:
+        # the statement says nothing here (e.g. a rank claim at k >= n), but a stated probability
+        # below 1 that the counts contradict is a failure of what the claim states, never "vacuous"
+        if trivial or not (ci.low > claimed or (exact is not None and exact > claimed * (1 + 1e-12))):
+            return Decision("vacuous", vacuous)
+        seen = f"exact {exact:.4g}" if exact is not None and exact > claimed else f"observed {failures}/{trials}"
+        return Decision(
+            "violated",
+            f"{vacuous}, so its rank statement says nothing here, but its stated failure probability "
+            f"is exceeded: {seen}, {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] above claimed {claimed:.4g}",
+        )
     # "cannot-fail" is decided before "violated": a check that could not have failed says
     # nothing either way, whatever the trials of some construction did.
     if trivial:
@@ -215,6 +236,11 @@ def classify_probability(
             f"exact failure probability {exact:.4g} <= claimed {claimed:.4g}, "
             f"within {_fmt_ratio(ratio)}; observed {failures}/{trials}",
         )
+    return _from_interval(claimed, failures, trials, ci, level, loose_factor)
+
+
+def _from_interval(claimed: float, failures: int, trials: int, ci: Any, level: float, loose_factor: float) -> Decision:
+    """The verdict of a consistent Monte Carlo probability with no exact law: the interval alone."""
     # No exact law: the CI brackets the true probability. Loose only if even its upper end
     # is more than loose_factor below the claim; "holds" (within loose_factor) only if its
     # lower end shows it. In between -- always so with 0 failures -- the trials cannot tell.
@@ -226,6 +252,13 @@ def classify_probability(
             f"{level:.0%} upper CI {ci.high:.4g}; observed {failures}/{trials})",
         )
     ratio_low = claimed / ci.low if ci.low > 0 else math.inf
+    if ci.estimate > claimed:
+        # the interval straddles the claim with the estimate above it: not contradicted, not shown
+        return Decision(
+            "measured",
+            f"unresolved: observed {failures}/{trials} = {ci.estimate:.4g} above claimed {claimed:.4g}, "
+            f"but {level:.0%} CI [{ci.low:.4g}, {ci.high:.4g}] straddles it",
+        )
     if ratio_low <= loose_factor:
         return Decision(
             "holds",
@@ -484,7 +517,19 @@ def _fmt_ratio(r: float) -> str:
 
 
 #: The verdict table's columns after the parameters.
-ROW_COLUMNS = ("evidence", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "at_paper_params")
+ROW_COLUMNS = (
+    "evidence",
+    "bound",
+    "exact",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "trials",
+    "seed",
+    "at_paper_params",
+    "value_name",
+    "bound_name",
+)
 #: Row fields a parameter may not shadow: such a parameter's column is ``param_<name>``.
 _FIXED = frozenset({"claim", "reading", "verdict", *ROW_COLUMNS})
 
@@ -545,6 +590,8 @@ def verdicts_frame(rows: Iterable[VerdictRow]) -> pd.DataFrame:
                 "trials": r.trials,
                 "seed": r.seed,
                 "at_paper_params": bool(r.at_paper_params),
+                "value_name": r.value_name,
+                "bound_name": r.bound_name,
             }
         )
         records.append(rec)
@@ -613,7 +660,7 @@ def print_verdict_table(
     from rich.table import Table
     from rich.text import Text
 
-    console = console or Console()
+    console = console or Console(emoji=False)
     if param_columns is None:
         seen: dict[str, None] = {}
         for r in rows:

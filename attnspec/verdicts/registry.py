@@ -26,24 +26,36 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The papers, by the short key used as the first part of every claim id.
-PAPERS: dict[str, str] = {
-    "linformer": "Wang, Li, Khabsa, Fang & Ma (2020), Linformer: Self-Attention with Linear Complexity",
-    "osa": "Zhang & Martens, Orthogonal Self-Attention",
-    "expressivity": "Likhosherstov, Choromanski & Weller (2021), On the Expressive Power of "
-    "Self-Attention Matrices (lecture notes, ../shared/papers/expressive-power-notes-fr.txt)",
-}
+from attnspec.theorem.registry import RegistryView
 
-#: The modules that register each paper's claims (imported lazily by :func:`catalogue`).
-CATALOGUE_MODULES: dict[str, str] = {
-    "linformer": "attnspec.theory.linformer.claims",
-    "osa": "attnspec.theory.osa.claims",
-    "expressivity": "attnspec.theory.expressivity.claims",
-}
+
+def _citations() -> dict[str, str]:
+    from attnspec.theorem.registry import papers
+
+    return {key: paper.citation() for key, paper in papers().items()}
+
+
+def _claim_modules() -> dict[str, str]:
+    from attnspec.theorem.registry import commands
+
+    found: dict[str, str] = {}
+    for c in commands().values():
+        if c.claims_module is not None:
+            found.setdefault(c.paper, c.claims_module)
+    return found
+
+
+#: The papers, by the short key used as the first part of every claim id → the one citation
+#: (:class:`attnspec.theorem.registry.Paper`): every registered paper, built-in or installed.
+PAPERS: Mapping[str, str] = RegistryView(_citations)
+
+#: The modules that register each paper's claims (imported lazily by :func:`catalogue`); a
+#: plug-in whose module registers its claims on import has none.
+CATALOGUE_MODULES: Mapping[str, str] = RegistryView(_claim_modules)
 
 _ID = re.compile(r"^[a-z]+(\.[a-z0-9_]+)+$")
 _READING = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
@@ -88,6 +100,9 @@ class Claim:
         Newton–Schulz with K = 6 (Sec. 5)"``). Empty when the paper fixes none: the rows a
         check marks ``at_paper_params`` are then the claim's own setting (a theorem's k) at
         attnspec's default parameters, and are called so.
+    source : str, optional
+        Where the statement comes from: ``"paper"`` (the paper itself, the default) or the
+        notes on it with a page (``"notes p. 3"``); summaries count failures per source.
     """
 
     id: str
@@ -97,12 +112,15 @@ class Claim:
     command: str
     notes: str = field(default="")
     paper_params: str = field(default="")
+    source: str = field(default="paper")
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
             raise ValueError(f"claim id {self.id!r} must be dotted lower-case words, e.g. 'linformer.thm1.eq3'")
         if self.paper not in PAPERS:
             raise ValueError(f"claim id {self.id!r} must start with a paper key: one of {sorted(PAPERS)}")
+        if self.source != "paper" and not self.source.startswith("notes"):
+            raise ValueError(f"claim {self.id!r}: source must be 'paper' or 'notes p. N', got {self.source!r}")
         if not self.readings:
             raise ValueError(f"claim {self.id!r} needs at least one reading")
         names = [r.name for r in self.readings]
@@ -191,8 +209,11 @@ def register(*claims: Claim) -> None:
 
 
 def _load(papers: Iterable[str] | None = None) -> None:
-    for paper in papers if papers is not None else CATALOGUE_MODULES:
-        module = CATALOGUE_MODULES[paper]
+    modules = dict(CATALOGUE_MODULES)  # loads the built-in and installed registrations first
+    for paper in papers if papers is not None else modules:
+        module = modules.get(paper)
+        if module is None:  # a plug-in's claims were registered when its module was imported
+            continue
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -306,7 +327,7 @@ def get(claim_id: str) -> Claim:
     """
     if claim_id not in _REGISTRY:
         paper = claim_id.split(".", 1)[0]
-        _load([paper] if paper in CATALOGUE_MODULES else None)
+        _load([paper] if paper in PAPERS else None)
     try:
         return _REGISTRY[claim_id]
     except KeyError:

@@ -71,6 +71,8 @@ ROW_FIELDS: tuple[str, ...] = (
     "seed",
     "evidence",
     "at_paper_params",
+    "value_name",
+    "bound_name",
 )
 
 
@@ -227,7 +229,8 @@ def telling_row(rows: Sequence[Any]) -> Any:
     verdict = min((r.verdict for r in rows), key=_rank)
     candidates = [r for r in rows if r.verdict == verdict]
     if verdict == "violated":
-        return max(candidates, key=_excess)
+        # ties (to 4 digits) go to the first row, so a screen and --verbose name the same one
+        return max(candidates, key=lambda r: float(f"{_excess(r):.4g}"))
     if verdict == "loose":
         return min(candidates, key=lambda r: looseness(r) or math.inf)
     if verdict == "vacuous":
@@ -669,7 +672,7 @@ def print_verdict_summary(
     """
     from rich.console import Console
 
-    console = console or Console()
+    console = console or Console(emoji=False)
     rows = as_rows(rows)
     width = (console.width or 100) - 1
     claims = summarize(rows)

@@ -108,10 +108,10 @@ def test_spectrum_merge_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
-        (["--seq-len", "1"], ["--seq-len must be >= 2", "got 1"]),
-        (["--num-sentences", "0"], ["--num-sentences must be an integer >= 1 or 'all'", "got '0'"]),
+        (["--seq-len", "1"], ["--seq-len must be an integer >= 2", "got 1"]),
+        (["--num-sentences", "0"], ["--num-sentences must be an integer >= 1 or 'all'", "got 0"]),
         (["--num-sentences", "some"], ["--num-sentences must be an integer >= 1 or 'all'", "got 'some'"]),
-        (["--num-inputs", "0"], ["--num-inputs must be an integer >= 1 or 'all'", "got '0'"]),
+        (["--num-inputs", "0"], ["--num-inputs must be an integer >= 1 or 'all'", "got 0"]),
         (["--num-inputs", "3", "--num-sentences", "3"], ["--num-inputs and --num-sentences are the same option"]),
         (["--at", "0"], ["--at must be in 1..24", "got 0"]),
         (["--at", "25"], ["--at must be in 1..24"]),

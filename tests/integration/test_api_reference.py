@@ -36,6 +36,9 @@ def test_the_api_reference_builds_without_warnings_and_documents_the_api(tmp_pat
     for method in ("SpectrumResult.per_layer", "SpectrumResult.save", "CheckResult.summary", "CheckResult.save"):
         assert f'id="{method}"' in top
     assert '<h6 id="parameters">Parameters' in top  # numpydoc sections rendered, not shown raw
-    for page in ("api", "checks", "spectra/scaling", "theory/osa/layer", "report"):
+    for page in ("api", "checks", "spectra/scaling", "theory/osa/layer", "report", "theorem", "theorem/readings"):
         assert (tmp_path / "attnspec" / f"{page}.html").is_file()
+    theorem = (tmp_path / "attnspec" / "theorem.html").read_text()
+    for name in ("Check", "Claim", "Covers", "Paper", "register_command", "run_check"):
+        assert f'id="{name}"' in theorem, f"attnspec.theorem.{name} is missing from the API reference"
     assert not (tmp_path / "attnspec" / "cli").exists()

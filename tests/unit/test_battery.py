@@ -116,7 +116,12 @@ def fake_battery(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
 
     mod.config_from_options, mod.attention_request, mod.run = config_from_options, attention_request, run
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setitem(battery.BATTERIES, "jl-check", mod.__name__)
+    from dataclasses import replace
+
+    from attnspec.theorem import registry
+
+    registry.load()
+    monkeypatch.setitem(registry._COMMANDS, "jl-check", replace(registry.command("jl-check"), battery=mod.__name__))
     return mod
 
 

@@ -21,10 +21,10 @@ from scipy import stats as sps
 
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.runtime.progress import Progress, StreamSink
+from attnspec.theorem import sequential as SQ
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import samplers as S
-from attnspec.theory.linformer import sequential as SQ
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
 from attnspec.theory.linformer import theorem2_samplers as S2

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from attnspec import battery, checks
 from attnspec.cli.main import app
 from attnspec.errors import InputError
-from attnspec.options.checks import OPTIONS, RUN_ARGUMENTS_OF, run_arguments_of
+from attnspec.options.checks import OPTIONS, run_arguments_of
 from attnspec.options.declaration import (
     Option,
     check_bounds,
@@ -119,6 +119,15 @@ def test_bounds_choices_and_aliases_are_checked_as_declared() -> None:
 
 
 # ------------------------------------------------------------- adding an option is one declaration
+def declare_toy(monkeypatch: pytest.MonkeyPatch, options: tuple[Option, ...]) -> None:
+    """Register ``toy-check`` (battery ``toy_battery``) with ``options`` for this test only."""
+    from attnspec.theorem import registry
+
+    registry.load()
+    toy = registry.Command("toy-check", paper="linformer", battery="toy_battery", options=options, run_arguments=())
+    monkeypatch.setitem(registry._COMMANDS, "toy-check", toy)
+
+
 @pytest.fixture
 def toy_command(monkeypatch: pytest.MonkeyPatch):
     """A checking command ``toy-check`` whose battery returns the options it receives."""
@@ -130,9 +139,7 @@ def toy_command(monkeypatch: pytest.MonkeyPatch):
     module.config_from_options = dict
     module.run = run
     monkeypatch.setitem(sys.modules, "toy_battery", module)
-    monkeypatch.setitem(battery.BATTERIES, "toy-check", "toy_battery")
-    monkeypatch.setitem(OPTIONS, "toy-check", (Option("n", "int", 8, "Size n, >= 1.", low=1),))
-    monkeypatch.setitem(RUN_ARGUMENTS_OF, "toy-check", ())
+    declare_toy(monkeypatch, (Option("n", "int", 8, "Size n, >= 1.", low=1),))
 
     def interfaces() -> tuple[typing.Callable, typer.Typer]:
         api = checks.check_function("toy-check", "toy_check", "A toy check.")
@@ -152,9 +159,8 @@ def test_adding_an_option_is_one_declaration(toy_command, monkeypatch: pytest.Mo
     api, cli = toy_command()
     assert "width" not in inspect.signature(api).parameters
     # the one edit: a declaration appended to the command's options
-    monkeypatch.setitem(
-        OPTIONS,
-        "toy-check",
+    declare_toy(
+        monkeypatch,
         (
             *OPTIONS["toy-check"],
             Option("width", "float", 0.5, "Width of the band, in (0, 1].", low=0.0, high=1.0, low_open=True),

@@ -106,3 +106,41 @@ def test_symmetric_eigh_agrees_with_torch() -> None:
     lam, w = symmetric_eigh(g)
     assert torch.allclose(lam, torch.linalg.eigvalsh(g), atol=1e-12)
     assert torch.allclose(g @ w, w * lam[:, None, :], atol=1e-12)  # columns are the eigenvectors
+
+
+def test_a_score_bias_is_projected_with_the_keys() -> None:
+    """S Rᵀ = s·Q (R K)ᵀ + B Rᵀ for a layer that adds B (MPNet's relative position bias)."""
+    q, k, v, _ = _layer(2, 2, 16, 4, seed=5)
+    bias = torch.randn(2, 16, 16, generator=torch.Generator().manual_seed(9))
+    p = torch.softmax(0.5 * q @ k.mT + bias, dim=-1)
+    lin, _ = input_errors(q, k, v, p, 0.5, [6], [torch.Generator().manual_seed(4)], bias=bias)
+    r = torch.randn(6, 16, generator=torch.Generator().manual_seed(4), dtype=torch.float64) / 6**0.5
+    q64, k64, v64, b64, p64 = (t.double() for t in (q, k, v, bias, p))
+    approx = torch.softmax(0.5 * q64 @ (r @ k64).mT + b64 @ r.mT, dim=-1) @ (r @ v64)
+    want = torch.linalg.matrix_norm(approx - p64 @ v64) / torch.linalg.matrix_norm(p64 @ v64)
+    np.testing.assert_allclose(lin[0], want.numpy(), rtol=1e-9)
+    without, _ = input_errors(q, k, v, p, 0.5, [6], [torch.Generator().manual_seed(4)])
+    assert np.abs(without[0] - lin[0]).max() > 1e-3  # the bias is really in the projected scores
+
+
+def test_measurement_on_a_tiny_mpnet_uses_its_bias() -> None:
+    from types import SimpleNamespace
+
+    from models_tiny import tiny_mpnet
+
+    from attnspec.spectra.projection import measure_projection, unmeasurable
+
+    model = tiny_mpnet()
+    enc = SimpleNamespace(
+        model=model,
+        layer_causal=[False, False],
+        causal=False,
+        num_layers=2,
+        pad_token_id=1,
+        device=torch.device("cpu"),
+        capture_path="hooks",
+    )
+    assert unmeasurable(enc) is None
+    ids = torch.randint(5, 1000, (2, 24), generator=torch.Generator().manual_seed(0)).tolist()
+    errors = measure_projection(enc, {24: ids}, [4, 16], seed=0)
+    assert len(errors) == 2 * 2 * 4 * 2 and np.all(np.isfinite(errors["linformer_error"]))

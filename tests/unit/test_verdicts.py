@@ -178,3 +178,29 @@ def test_clopper_pearson_fast_path_matches_scipy_stats() -> None:
             low = 0.0 if s == 0 else float(sps.beta.ppf(a / 2, s, t - s + 1))
             high = 1.0 if s == t else float(sps.beta.ppf(1 - a / 2, s + 1, t - s))
             assert (ci.low, ci.high, ci.estimate) == (low, high, s / t), (s, t, level)
+
+
+# --- rows that say exactly what their counts say ---------------------------------------
+
+
+def test_a_contradicted_stated_probability_is_never_vacuous():
+    # a rank statement vacuous at k >= n, but 500/500 failures against a stated 0.25
+    d = classify_probability(claimed=0.25, failures=500, trials=500, vacuous="k = 4621 >= n = 4096")
+    assert d.verdict == "violated"
+    assert "k = 4621 >= n = 4096" in d.reason and "500/500" in d.reason and "0.25" in d.reason
+    # not contradicted, or a claim >= 1, or a trivial output that meets the tolerance: still vacuous
+    assert classify_probability(claimed=0.25, failures=0, trials=500, vacuous="k >= n").verdict == "vacuous"
+    assert classify_probability(claimed=45.0, failures=500, trials=500, vacuous="k >= n").verdict == "vacuous"
+    assert (
+        classify_probability(claimed=0.25, failures=500, trials=500, vacuous="k >= n", trivial="zero output").verdict
+        == "vacuous"
+    )
+
+
+def test_holds_needs_the_estimate_at_or_below_the_claim():
+    # 1 failure in 10,000 against 6.35e-6: the interval straddles the claim, the estimate is 16x above it
+    d = classify_probability(claimed=6.35e-6, failures=1, trials=10_000)
+    assert d.verdict == "measured"
+    assert "straddles" in d.reason and "above claimed" in d.reason
+    # the estimate at or below the claim, the lower end within the factor: holds
+    assert classify_probability(claimed=1.5e-3, failures=10, trials=10_000).verdict == "holds"

@@ -11,15 +11,15 @@ by entry); the verdict rows are the result's ``verdicts``.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from attnspec.battery import BatteryResult
 from attnspec.runtime.threads import torch_threads
+from attnspec.theorem.fork import can_fork
+from attnspec.theorem.result import BatteryResult
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
 from attnspec.theory.expressivity.error_map import error_map
@@ -44,7 +44,7 @@ from attnspec.theory.expressivity.measure import (
     row_only_rows,
     scaling_rows,
 )
-from attnspec.theory.expressivity.parallel import Forked, available_cores
+from attnspec.theory.expressivity.parallel import Forked
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
 from attnspec.verdicts.classify import VerdictRow
@@ -193,7 +193,7 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     (parameters, seed, threads, wall and CPU seconds).
     """
     config.validate()
-    parallel = config.jobs >= 2 and available_cores() >= 2 and hasattr(os, "fork")
+    parallel = config.jobs >= 2 and can_fork()  # the one forking rule (honours ATTNSPEC_NO_FORK)
     say = with_eta(progress, PHASES_PARALLEL if parallel else PHASES) if progress else (lambda s: None)
     start, cpu0 = time.time(), time.process_time()
 

@@ -29,6 +29,7 @@ ONSUPPORT = Claim(
         Reading("relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ"),
     ),
     COMMAND,
+    source="notes p. 2",
 )
 
 OFFSUPPORT = Claim(
@@ -44,6 +45,7 @@ OFFSUPPORT = Claim(
         Reading("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
     ),
     COMMAND,
+    source="notes p. 2",
 )
 
 SAN_MASS = Claim(
@@ -67,6 +69,7 @@ JL_PAIRS = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 3",
 )
 
 DIMENSION = Claim(
@@ -82,6 +85,7 @@ DIMENSION = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 3",
 )
 
 WIDTH = Claim(
@@ -147,6 +151,7 @@ STATED = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 3",
 )
 
 JL_GAUSSIAN = Claim(
@@ -160,6 +165,7 @@ JL_GAUSSIAN = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 3",
 )
 
 JL_ORTHOGONAL = Claim(
@@ -179,6 +185,7 @@ JL_ORTHOGONAL = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 4",
 )
 
 JL_ORTH_NORM = Claim(
@@ -199,6 +206,7 @@ JL_ORTH_NORM = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 4",
 )
 
 ORTH_WIDTH = Claim(
@@ -214,6 +222,7 @@ ORTH_WIDTH = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 4",
 )
 
 ASYMPTOTIC = Claim(
@@ -281,6 +290,7 @@ CONSTRUCTION = Claim(
         ),
     ),
     COMMAND,
+    source="notes p. 2",
 )
 
 CLAIMS = (

@@ -100,6 +100,7 @@ def check_jl_dimension(
             trials=n,
             seed=seed,
             reading="union-bound",
+            value_name="Chernoff bound" if exact is not None else None,
             at_paper_params=True,
             evidence=f"ε = δ/(√k max|B|) = {eps_jl:.4g}; {what}; {_chernoff_words(dec.reason, exact)}",
         )
@@ -131,6 +132,7 @@ def check_jl_dimension(
             trials=n,
             seed=seed,
             reading="jl-constant",
+            value_name="Chernoff bound" if exact is not None else None,
             at_paper_params=True,
             evidence=f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {d_jl}; {what}; {_chernoff_words(dec.reason, exact)}; "
             f"d_JL / d* = {d_jl / d_star:.3g}{rn}",

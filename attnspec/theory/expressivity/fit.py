@@ -393,6 +393,8 @@ def check_klogl_heldout(sw: pd.DataFrame) -> list[VerdictRow]:
             P,
             bound=c_fit,
             estimate=float(t["d"] / t["k_log_L"]),
+            value_name="held-out d*/(k log L)",
+            bound_name="fitted C",
             ci_low=float(t["ci_low"] / t["k_log_L"]),
             ci_high=float(t["ci_high"] / t["k_log_L"]),
             trials=int(test["trials"].min()),

@@ -117,6 +117,8 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
             {**P, "d": int(ds[i]), **tt},
             bound=float(bg[i]),
             exact=float(pg[i]),
+            value_name="exact P",
+            bound_name="claimed",
             reading="exact-law",
             evidence=f"{dec.reason}; {ev}",
         )
@@ -141,6 +143,8 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
             {**P, "d": int(ds[i]), **tt},
             bound=float(bo[i]),
             exact=float(po[i]),
+            value_name="exact P",
+            bound_name="claimed",
             reading="scaled",
             evidence=f"{dec.reason}{tts}; largest c for which the bound holds at every d <= L: {cmax:.4g} "
             f"(c is unspecified in the notes); orthogonal <= Gaussian exact probability at "
@@ -160,6 +164,8 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
             {**P, "d": int(ds[i])},
             bound=float(bo[i]),
             exact=float(pu[i]),
+            value_name="exact P",
+            bound_name="claimed",
             reading="unscaled",
             evidence=f"{dec.reason}; R = Qᵀ shrinks norms by d/L on average, so the deviation is "
             f"near-certain wherever d < (1 − ε)L; largest c for which the bound holds at "
@@ -214,6 +220,8 @@ def check_orthogonal_norms(L: int, *, trials: int = 2000, seed: int = 0) -> list
                 P,
                 bound=1.0,
                 exact=mean,
+                value_name="E‖Ru‖²/‖u‖²",
+                bound_name="target",
                 estimate=mc.estimate,
                 ci_low=mc.low,
                 ci_high=mc.high,
@@ -235,6 +243,8 @@ def check_orthogonal_norms(L: int, *, trials: int = 2000, seed: int = 0) -> list
             P,
             bound=v_g,
             exact=v_o,
+            value_name="variance",
+            bound_name="Gaussian's",
             estimate=float(np.var(x_orth, ddof=1)),
             trials=trials,
             seed=seed,

@@ -22,10 +22,10 @@ from dataclasses import asdict
 import numpy as np
 import pandas as pd
 
-from attnspec.battery import AttentionRequest, BatteryResult, config_identity
 from attnspec.errors import InputError
 from attnspec.numerics.stats import child_seed
 from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
+from attnspec.theorem.result import AttentionRequest, BatteryResult, config_identity
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS

@@ -29,6 +29,9 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from attnspec.theorem.fork import can_fork as can_fork  # the one forking rule (ATTNSPEC_NO_FORK)
+from attnspec.theorem.fork import cores as cores
+
 #: Relative cost of each claim group: single-thread seconds of the default run (n = 4096,
 #: ε = 0.1), each group alone on an idle machine, torch already imported (docs/jl-check.md,
 #: "Performance"). Theorem 1's LU weighs almost half of its group.
@@ -41,32 +44,6 @@ TORCH_FREE: frozenset[str] = frozenset({"thm1", "thm2-proof", "eq4"})
 #: Seconds of `import torch` on the same machine, paid by a process that computes a group
 #: outside :data:`TORCH_FREE` (once; nothing when torch is already imported).
 TORCH_IMPORT_COST = 2.0
-
-
-def cores() -> int:
-    """Cores this process may run on.
-
-    Returns
-    -------
-    int
-    """
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def can_fork() -> bool:
-    """Whether a side process may be forked: the platform forks, two or more cores, and
-    ``ATTNSPEC_NO_FORK`` is not ``1``.
-
-    Returns
-    -------
-    bool
-    """
-    import multiprocessing as mp
-
-    return "fork" in mp.get_all_start_methods() and cores() >= 2 and os.environ.get("ATTNSPEC_NO_FORK") != "1"
 
 
 def needs_torch(groups: Sequence[str]) -> bool:

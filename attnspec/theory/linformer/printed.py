@@ -78,7 +78,8 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
     -------
     list of VerdictRow
         ``as-printed`` and ``row-normalised``, with the row sums of each form in the
-        evidence; ``estimate`` is the largest |row sum − 1|, ``exact`` 0.
+        evidence; ``estimate`` is the deciding residual max |entry − row softmax| and
+        ``bound`` its round-off tolerance.
     """
     A = np.asarray(A, dtype=np.float64)
     n = A.shape[0]
@@ -116,8 +117,9 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
                 reading=reading,
                 verdict=d.verdict,
                 params={"n": n, "attention": name},
-                exact=0.0,
-                estimate=float(np.abs(sums - 1).max()),
+                bound=IDENTITY_TOL,
+                estimate=residual[reading],
+                value_name="max |entry − row softmax|",
                 seed=seed,
                 evidence=(
                     f"{d.reason} (max |entry − row softmax|); row sums in [{sums.min():.4g}, {sums.max():.4g}], "

@@ -119,6 +119,8 @@ def check_quantifier(
             params={"n": n, "eps": eps, "attention": name, "k": 1},
             bound=eps,
             estimate=worst,
+            value_name="relative error",
+            bound_name="ε",
             evidence=f"{d.reason}; relative errors " + ", ".join(f"{k}: {v:.2g}" for k, v in errs.items()),
         )
     ]
@@ -134,6 +136,8 @@ def check_quantifier(
                 params={"n": n, "eps": eps, "attention": name, "k": k},
                 bound=eps,
                 estimate=rel,
+                value_name="relative error",
+                bound_name="ε",
                 trials=draws,
                 seed=seed,
                 evidence=f"{d.reason}: for each of {draws} draws of R, a w in ker R (‖Rw‖/‖w‖ <= "

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.theory.linformer import sequential as SQ
+from attnspec.theorem import sequential as SQ
 from attnspec.verdicts.classify import VerdictRow, classify_probability
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).
@@ -233,6 +233,8 @@ def existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
         params={**proof.params, "construction": "exists"},
         bound=proof.bound,
         estimate=zero_err / tol,
+        value_name="error of 0 / tolerance",
+        bound_name="",  # the bound is the claimed probability: no comparison with this ratio
         evidence=why + "; estimate = ‖softmax(w)V‖ / tolerance (<= 1: zero meets it)",
         at_paper_params=proof.at_paper_params,
     )

@@ -201,7 +201,7 @@ def simulate_theorem1(
 
     Trials come in looks of ``look`` (each one P·g block shared by every w and k); with
     ``sequential`` the draws stop after the first look at which every row's verdict is
-    settled (:mod:`attnspec.theory.linformer.sequential`: error rate <= 0.01 for a row that
+    settled (:mod:`attnspec.theorem.sequential`: error rate <= 0.01 for a row that
     stops early), else all ``trials`` are drawn. The same seed gives the same table.
 
     Parameters
@@ -238,7 +238,7 @@ def simulate_theorem1(
         failures, trials, estimate and 95% CI, plus ``pw_ratio`` = ‖Pw‖/(‖P‖_F‖w‖).
     samples : relative errors ‖P̃w − Pw‖/‖Pw‖ at ``sample_ks`` (from the first look).
     """
-    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.theorem import sequential as SQ
 
     check_eps(eps)
     ks = check_ks(ks)
@@ -297,7 +297,7 @@ def _point_states(
 ) -> dict[tuple[str, int], dict]:
     """Per (w, k) of one matrix: the chi-square generator, the failure counts, the tolerances,
     and whether each reading's verdict is fixed before any draw (``pf`` = ‖P‖_F)."""
-    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.theorem import sequential as SQ
 
     state: dict[tuple[str, int], dict] = {}
     for j, wk in enumerate(w_kinds):
@@ -327,7 +327,7 @@ def _point_states(
 
 def _all_settled(state: dict[tuple[str, int], dict], done: int, *, trials: int, n_looks: int) -> bool:
     """Whether every (w, k)'s relative and additive verdicts are settled after ``done`` trials."""
-    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.theorem import sequential as SQ
 
     return all(
         (st["fixed_rel"] or SQ.can_stop(st["rel"], done, st["bound"], n_looks=n_looks, trials_max=trials))

@@ -149,8 +149,8 @@ def _stop_settled(
 ) -> None:
     """Stop drawing for every k whose proof-construction and eq.-21 rows are all settled, or
     searched for violations where their claim is beyond resolution
-    (:mod:`attnspec.theory.linformer.sequential`): ``active[ik] = False``."""
-    from attnspec.theory.linformer import sequential as SQ
+    (:mod:`attnspec.theorem.sequential`): ``active[ik] = False``."""
+    from attnspec.theorem import sequential as SQ
 
     for ik, k in enumerate(all_ks):
         if not active[ik]:
@@ -293,7 +293,7 @@ def simulate_theorem2(
     One set of draws per row w of A serves every k, the main ε and every ε of ``grid``
     (common random numbers: only the tolerance depends on ε). Trials come in looks of
     ``look``; with ``sequential`` a k stops drawing once the verdicts of its proof-construction
-    and eq.-21 rows are settled (:mod:`attnspec.theory.linformer.sequential`), else all
+    and eq.-21 rows are settled (:mod:`attnspec.theorem.sequential`), else all
     ``trials`` are drawn. E = F = R (``plain``, not the paper's; reported as a measurement)
     is computed on the first chunk of 500 trials only.
 
@@ -333,7 +333,7 @@ def simulate_theorem2(
         zero output meets the tolerance: the existence statement cannot fail there).
     samples : relative errors ‖out − softmax(w)V‖/(‖softmax(w)‖‖V‖_2) at ``sample_ks``.
     """
-    from attnspec.theory.linformer import sequential as SQ
+    from attnspec.theorem import sequential as SQ
 
     ks, grid, all_ks = _checked_points(n, d, eps, ks, trials, grid)
     kpos = {int(k): i for i, k in enumerate(all_ks)}

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.battery import BatteryResult
 from attnspec.errors import InputError, check_memory
 from attnspec.numerics.linalg import SCHEDULES, Coefficients, ns_schedule
 from attnspec.options.checks import option_names
 from attnspec.runtime.threads import torch_threads
+from attnspec.theorem.result import BatteryResult
 
 COMMAND = "osa-check"
 DEFAULT_ALPHAS: tuple[float, ...] = (0.05, 0.5, 2.0)
@@ -381,15 +381,17 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
 
 def _parallel() -> bool:
     """Whether the checks run in two processes: on Linux-like systems with >= 2 cores (fork
-    shares the imported modules), unless ``ATTNSPEC_OSA_PROCESSES=1``. The stages are
+    shares the imported modules), unless ``ATTNSPEC_OSA_PROCESSES=1`` or ``ATTNSPEC_NO_FORK=1``
+    (the one forking rule, :func:`attnspec.theorem.fork.can_fork`). The stages are
     independent and every instance draws from its own seed, so the rows and tables are the
     same either way (tested)."""
-    import multiprocessing
     import os
+
+    from attnspec.theorem.fork import can_fork
 
     if os.environ.get("ATTNSPEC_OSA_PROCESSES", "").strip() == "1":
         return False
-    return (os.cpu_count() or 1) >= 2 and "fork" in multiprocessing.get_all_start_methods()
+    return can_fork()
 
 
 def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:

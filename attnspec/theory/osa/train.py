@@ -247,6 +247,15 @@ def validate_config(cfg: TrainConfig) -> None:
     _check_val_fraction(cfg.val_fraction, cfg.test_fraction)
     if cfg.dim % cfg.heads:
         raise InputError(f"dim must be a multiple of heads, got dim={cfg.dim} and heads={cfg.heads}")
+    from attnspec.errors import check_memory
+
+    # per block: Q, K, V and the output projection (4 d²) and the MLP (2 · mlp_ratio · d²) float32
+    # weights, each with its gradient and Adam's two moments: 16 bytes a weight
+    weights = cfg.depth * (4 + 2 * cfg.mlp_ratio) * cfg.dim**2
+    check_memory(
+        f"depth={cfg.depth}, dim={cfg.dim}, mlp_ratio={cfg.mlp_ratio} (the weights, gradients and Adam state)",
+        16 * weights,
+    )
     d_v = cfg.dim // cfg.heads
     if any(m.startswith("osa") for m in cfg.models) and 2 * d_v > cfg.dim:
         raise InputError(

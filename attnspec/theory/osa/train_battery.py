@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from attnspec.battery import BatteryResult
 from attnspec.errors import InputError
 from attnspec.options.checks import option_names
 from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
 from attnspec.runtime.threads import torch_threads
+from attnspec.theorem.result import BatteryResult
 from attnspec.theory.osa import train as lib
 from attnspec.theory.osa import train_paper as paper
 from attnspec.verdicts.classify import VerdictRow

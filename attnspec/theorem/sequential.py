@@ -1,6 +1,7 @@
-"""Sequential Monte Carlo for `jl-check`: stop drawing once every verdict is decided.
+"""Sequential Monte Carlo: stop drawing once every verdict is decided.
 
-A Monte Carlo point is run in *looks* of ``look`` trials, up to ``trials`` (at most
+The one stopping rule of every check (jl-check's claim groups and the probability readings of
+:mod:`attnspec.theorem`). A Monte Carlo point is run in *looks* of ``look`` trials, up to ``trials`` (at most
 ``ceil(trials / look)`` looks, J). After each look a row is **settled** when more trials
 could not change its verdict except with small probability:
 

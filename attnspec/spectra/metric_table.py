@@ -1,0 +1,216 @@
+"""The per-matrix metrics of a spectrum run, as one table.
+
+Each metric is one :class:`Metric`: its name (the state keys ``<name>.count/mean/m2`` and
+the columns ``<name>_mean``, ``<name>_std``), what it is a function of (the singular values
+σ of one P, the curves made from them, or P itself), its range, and whether it is also kept
+per input (the head mean per layer, for bootstrap intervals). The accumulator
+(:mod:`attnspec.spectra.aggregate`) computes, saves, merges and checks exactly the metrics
+of this table; adding a metric is one entry here.
+
+A saved aggregate names the metrics it holds (``metric_names``, state version 2; an older
+state is read off its keys). A run saved before a metric existed still resumes and merges:
+it goes on without that metric, its tables carry the metric's columns empty, and
+:func:`absent_note` says so in one line.
+
+No torch at import: the command line and the comparison of saved runs read the names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Relative Frobenius errors ε at which the rank for error ε is recorded.
+ERROR_LEVELS: tuple[float, ...] = (0.1, 0.2)
+#: Version of the saved aggregate's layout: 2 names its metrics (``metric_names``).
+STATE_VERSION = 2
+
+
+@dataclass(frozen=True)
+class MetricInputs:
+    """What a metric is computed from, for one layer's batch of matrices.
+
+    Attributes
+    ----------
+    sv : torch.Tensor, shape (B, H, n)
+        Singular values, descending, zero-extended to the window's n.
+    curves : dict of str to torch.Tensor, each (B, H, n)
+        ``curve`` (cumulative), ``energy`` and ``tail``, from ``sv``.
+    rank_tol : float
+        The numerical rank's relative tolerance.
+    row_entropy : torch.Tensor, shape (B, H), or None
+        The mean normalised row entropy of the same P (computed from P by the capture's
+        sink); None when the caller had no P.
+    """
+
+    sv: Any
+    curves: dict[str, Any]
+    rank_tol: float
+    row_entropy: Any = None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One per-matrix metric.
+
+    Attributes
+    ----------
+    name : str
+        Its key in states and tables.
+    of : str
+        What it is a function of, in words.
+    compute : callable
+        :class:`MetricInputs` → tensor (B, H) of float64; None when it cannot be computed
+        from these inputs (the row entropy without P).
+    unit : bool
+        Its range is [0, 1]; otherwise [1, n] (a rank or an index).
+    per_input : bool
+        Also kept per input (the head mean of each layer).
+    """
+
+    name: str
+    of: str
+    compute: Callable[[MetricInputs], Any]
+    unit: bool = False
+    per_input: bool = False
+
+    @property
+    def range(self) -> str:
+        return "[0, 1]" if self.unit else "[1, n]"
+
+
+def _effective_rank(x: MetricInputs) -> Any:
+    from attnspec.spectra.metrics import effective_rank
+
+    return effective_rank(x.sv)
+
+
+def _stable_rank(x: MetricInputs) -> Any:
+    from attnspec.spectra.metrics import stable_rank
+
+    return stable_rank(x.sv)
+
+
+def _reach_index(x: MetricInputs) -> Any:
+    import torch
+
+    from attnspec.spectra.metrics import reach_index
+
+    return reach_index(x.curves["curve"]).to(torch.float64)
+
+
+def _sigma_ratio(x: MetricInputs) -> Any:
+    from attnspec.spectra.metrics import sigma_ratio
+
+    return sigma_ratio(x.sv)
+
+
+def _numerical_rank(x: MetricInputs) -> Any:
+    import torch
+
+    from attnspec.spectra.metrics import numerical_rank
+
+    return numerical_rank(x.sv, x.rank_tol).to(torch.float64)
+
+
+def _rank_for_error(eps: float) -> Callable[[MetricInputs], Any]:
+    def compute(x: MetricInputs) -> Any:
+        import torch
+
+        from attnspec.spectra.metrics import reach_index
+
+        # the first k with energy e_k >= 1 − ε²: the Eckart–Young error ‖P − P_k‖_F/‖P‖_F <= ε
+        return reach_index(x.curves["energy"], 1.0 - eps**2).to(torch.float64)
+
+    return compute
+
+
+def _row_entropy(x: MetricInputs) -> Any:
+    import torch
+
+    return None if x.row_entropy is None else x.row_entropy.to(torch.float64).cpu()
+
+
+#: The metrics, in the order of the tables' columns.
+METRIC_TABLE: tuple[Metric, ...] = (
+    Metric("effective_rank", "σ: exp of the entropy of σ/Σσ (Roy & Vetterli)", _effective_rank, per_input=True),
+    Metric("stable_rank", "σ: Σσ²/σ₁²", _stable_rank),
+    Metric("reach_index", "σ: first i with c_i >= 0.9 (cumulative curve)", _reach_index, per_input=True),
+    Metric("sigma2_over_sigma1", "σ: σ₂/σ₁", _sigma_ratio, unit=True),
+    Metric("numerical_rank", "σ: count of σ_i > rank_tol·σ₁", _numerical_rank),
+    *(
+        Metric(
+            f"rank_for_error_{e:g}", f"σ: least k with ‖P − P_k‖_F/‖P‖_F <= {e:g}", _rank_for_error(e), per_input=True
+        )
+        for e in ERROR_LEVELS
+    ),
+    Metric("row_entropy", "P: mean row entropy / log of the positions a row may attend to", _row_entropy, unit=True),
+)
+
+
+def metric_names() -> tuple[str, ...]:
+    """Every metric of the table, in order.
+
+    Returns
+    -------
+    tuple of str
+    """
+    return tuple(m.name for m in METRIC_TABLE)
+
+
+def metric(name: str) -> Metric:
+    """The table's entry named ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A metric's name.
+
+    Returns
+    -------
+    Metric
+
+    Raises
+    ------
+    InputError
+        No metric of that name (the message lists them).
+    """
+    from attnspec.errors import InputError
+
+    for m in METRIC_TABLE:
+        if m.name == name:
+            return m
+    raise InputError(f"unknown metric {name!r}; the metrics are {', '.join(metric_names())}")
+
+
+def metric_frame() -> Any:
+    """The table as a DataFrame: ``name``, ``of``, ``range``, ``per_input``.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import pandas as pd
+
+    return pd.DataFrame(
+        [{"name": m.name, "of": m.of, "range": m.range, "per_input": m.per_input} for m in METRIC_TABLE]
+    )
+
+
+def absent_note(absent: Sequence[str]) -> str | None:
+    """One line naming the metrics a saved run does not hold; None when it holds them all.
+
+    Parameters
+    ----------
+    absent : sequence of str
+        The metrics missing from the run.
+
+    Returns
+    -------
+    str or None
+    """
+    if not absent:
+        return None
+    names = ", ".join(absent)
+    return f"this run was saved without {names} (measured only by a later attnspec); its columns are empty"

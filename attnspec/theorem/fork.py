@@ -1,0 +1,100 @@
+"""Forking, one rule for every check: when a second process may run, and a map over it.
+
+A check may compute independent pieces (grid points, claim groups) in forked processes: each
+piece draws its seeds from the run's seed and its own key alone, so where it is computed
+changes only the wall time, never a number. :func:`can_fork` is the one rule every battery asks
+(the platform forks, two or more cores are available, and ``ATTNSPEC_NO_FORK`` is not ``1``);
+:func:`fork_map` maps a function over items in up to ``jobs`` processes under it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Set to ``1`` to keep every computation in the calling process (debuggers, profilers, tests).
+NO_FORK_VARIABLE = "ATTNSPEC_NO_FORK"
+
+
+def cores() -> int:
+    """Cores this process may run on (its affinity mask where the OS has one).
+
+    Returns
+    -------
+    int
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """Whether a second process may be forked: the platform forks, two or more cores, and
+    ``ATTNSPEC_NO_FORK`` is not ``1``.
+
+    Returns
+    -------
+    bool
+    """
+    import multiprocessing as mp
+
+    return "fork" in mp.get_all_start_methods() and cores() >= 2 and os.environ.get(NO_FORK_VARIABLE) != "1"
+
+
+def fork_map(function: Callable[[T], R], items: Sequence[T], *, jobs: int = 1) -> list[R]:
+    """``[function(item) for item in items]``, in up to ``jobs`` forked processes when :func:`can_fork`.
+
+    Parameters
+    ----------
+    function : callable
+        Applied to each item; it and its results must pickle when forked.
+    items : sequence
+        The items, in order.
+    jobs : int
+        The most processes; 1 (or a platform that cannot fork) computes in this process.
+
+    Returns
+    -------
+    list
+        The results, in the order of ``items``; an exception in a child is raised here.
+    """
+    workers = min(int(jobs), len(items), cores())
+    if workers < 2 or not can_fork():
+        return [function(item) for item in items]
+    import multiprocessing as mp
+
+    # The function reaches the children through the fork itself (a closure need not pickle);
+    # only the items and the results cross the pipe.
+    _TASK.append(function)
+    pool = mp.get_context("fork").Pool(workers, initializer=_child_signals)
+    try:
+        results = list(pool.map(_call, items, chunksize=1))
+        pool.close()  # the children exit on their own once the work is done
+        return results
+    except BaseException:
+        pool.terminate()  # Ctrl-C, SIGTERM or an error: the children are stopped at once
+        raise
+    finally:
+        pool.join()
+        _TASK.pop()
+
+
+def _child_signals() -> None:
+    """A child leaves Ctrl-C to the parent (which stops it) and dies quietly on SIGTERM."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+#: The function of the fork_map in progress (read by the forked children).
+_TASK: list[Callable[..., object]] = []
+
+
+def _call(item: object) -> object:
+    return _TASK[-1](item)

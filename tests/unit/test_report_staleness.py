@@ -1,0 +1,54 @@
+"""The report's staleness covers what a result depends on: every module its computation imports
+(numerics/laws.py included) and the resolved value of every option, defaults included."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+TINY_SA = {"L": 16, "k": 1, "trials": 10, "sweep": False}
+
+
+@pytest.mark.parametrize("command", ["jl-check", "sa-check", "osa-check", "osa-train"])
+def test_the_code_digest_covers_laws_and_what_the_theory_imports(monkeypatch, command: str) -> None:  # noqa: ANN001
+    from attnspec.report import experiments
+
+    seen: list[str] = []
+
+    def spy(root: Path, paths) -> str:  # noqa: ANN001
+        seen.extend(Path(p).relative_to(root).as_posix() for p in paths)
+        return "0" * 64
+
+    monkeypatch.setattr(experiments, "source_digest", spy)
+    experiments.checking_code_digest(command)
+    assert "numerics/laws.py" in seen and "options/checks.py" in seen, seen
+    assert "errors.py" not in seen  # messages cannot change a number
+
+
+def test_a_default_changed_in_the_code_makes_the_result_stale(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from attnspec.options import checks
+    from attnspec.report.experiments import Experiment
+    from attnspec.theorem import registry
+    from attnspec.report.runner import run_experiment
+
+    exp = Experiment(
+        name="t", path=tmp_path / "t.toml", title="t", paper="expressivity", command="sa-check", args=TINY_SA
+    )
+    results = tmp_path / "results"
+    results.mkdir()
+
+    def run() -> str:
+        return run_experiment(exp, results, quick=False, force=False, data_dir=None, log=lambda m: None).status
+
+    assert run() == "ran"
+    assert run() == "reused"
+    recorded = json.loads((results / "t" / "report_run.json").read_text())["resolved"]
+    assert recorded["eps"] == 0.01 and recorded["L"] == 16  # defaults and given values alike
+    changed = tuple(dataclasses.replace(o, default=0.011) if o.name == "eps" else o for o in checks.OPTIONS["sa-check"])
+    monkeypatch.setitem(
+        registry._COMMANDS, "sa-check", dataclasses.replace(registry.command("sa-check"), options=changed)
+    )
+    assert run() == "ran"
