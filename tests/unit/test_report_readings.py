@@ -136,3 +136,16 @@ def test_the_why_keeps_the_deciding_comparison() -> None:
     assert _theorem_of("linformer.thm1.eq18", "Appendix A, eq. (18)") == "Theorem 1"
     assert _theorem_of("linformer.eq4", "Section 3, eq. (4)") == "eq. (4)"
     assert _theorem_of("linformer.lemma1.eq12", "Appendix A, Lemma 1, eq. (12)") == "Lemma 1"
+
+
+def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
+    from attnspec.report.threats import threats_section
+
+    experiments = _need_results()
+    text = "\n".join(threats_section(experiments, RESULTS))
+    assert text.startswith("## Threats to validity")
+    assert "Q4_1" in text and "16 documents at n = 64" in text and "4 documents at n = 2048" in text
+    assert "not the paper's RoBERTa" in text
+    config = Path(__import__("json").loads((RESULTS / FIGURE1_RUNS[0] / "meta.json").read_text())["model_path"])
+    if (config / "sentence_bert_config.json").is_file():
+        assert "caps inputs at 256 tokens" in text and "read up to n = 512" in text
