@@ -103,30 +103,16 @@ def _print_differences(table: pd.DataFrame, level: float) -> None:
 
 
 def _print_trends(trends: pd.DataFrame, level: float) -> None:
-    """The depth trend of each quantity and run: Spearman ρ with its two intervals and what they say."""
+    """The depth trend of each quantity and run: Spearman ρ, its permutation p and what they say."""
     from rich.table import Table
 
     from attnspec.errors import printable
-    from attnspec.numerics.stats import format_interval
 
-    t = Table(
-        title=f"depth trend: Spearman ρ(layer, layer mean), {level:.0%} intervals resampling layers "
-        "(Fisher-z; bootstrap)"
-    )
-    for col in ("quantity", "run", "ρ", "Fisher-z", "bootstrap", "reading"):
+    t = Table(title="depth trend: Spearman ρ(layer, layer mean), two-sided permutation p over the layers' orderings")
+    for col in ("quantity", "run", "ρ", "p", "reading"):
         t.add_column(col, overflow="fold")  # run names are the user's: folded, never cut
     for r in trends.itertuples():
-        reading = (
-            "no trend shown" if not (r.layer_low > 0 or r.layer_high < 0) else "rises" if r.layer_low > 0 else "falls"
-        )
-        t.add_row(
-            r.quantity,
-            printable(r.label),
-            f"{r.rho:+.2f}",
-            format_interval(r.low, r.high, signed=True),
-            format_interval(r.layer_low, r.layer_high, signed=True),
-            reading,
-        )
+        t.add_row(r.quantity, printable(r.label), f"{r.rho:+.2f}", f"{r.p:.2g}", r.phrase)
     out_console.print(t)
 
 

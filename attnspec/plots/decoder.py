@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from attnspec.plots import PAGE_IN, fit_title, paper_figure, save_figure, style
+from attnspec.plots import COLUMN_IN, PAGE_IN, fit_title, paper_figure, save_figure, style
 
 DEPTH_QUANTITIES: tuple[str, ...] = ("c_at", "reach_index", "effective_rank", "row_entropy")
 LINESTYLES = ("-", "--", ":", "-.")
@@ -137,10 +137,10 @@ def plot_betas(
 
     style()
     colours, lines = _styles(fits)
-    fig, axes = paper_figure(width=PAGE_IN, height=3.3)
+    fig, axes = paper_figure(width=COLUMN_IN, height=3.6)  # one column: it carries a summary line
     ax = axes[0, 0]
     series = list(fits.groupby(["model", "data", "lengths"], sort=False))
-    for j, ((model, data, lengths), s) in enumerate(series):
+    for j, ((model, data, _lengths), s) in enumerate(series):
         per = s[s["layer"] >= 0].sort_values("depth")
         allr = s[s["layer"] < 0].iloc[0]
         x = per["depth"].to_numpy() + (j - (len(series) - 1) / 2) * 0.006  # side by side where layers meet
@@ -161,17 +161,16 @@ def plot_betas(
             color=colours[model],
             ls=lines[data],
             lw=0.9,
-            label=f"{model} · {data}, n = {lengths}: all layers β = {allr['beta']:.2f} "
-            f"[{allr['low']:.2f}, {allr['high']:.2f}], {int(allr['inputs'])} inputs",
+            label=f"{model} · {data}: all layers β = {allr['beta']:.2f} [{allr['low']:.2f}, {allr['high']:.2f}]",
         )
     for y in (0.0, 1.0):
         ax.axhline(y, color="grey", lw=0.7)
     for y in (NO_GROWTH_BELOW, LINEAR_ABOVE):
         ax.axhline(y, color="grey", lw=0.7, ls=":")
     ax.set_xlabel("relative depth (0 = first layer, 1 = last)")
-    ax.set_ylabel("β in k90 ∝ n^β (95% bootstrap CI)")
+    ax.set_ylabel("β of k90 ∝ n^β (95% CI)")
     ax.set_xlim(-0.03, 1.03)
     fig.legend(loc="outside lower center", ncol=1, frameon=False)
     if title:
-        ax.set_title(fit_title(title, PAGE_IN, 8))
+        ax.set_title(fit_title(title, COLUMN_IN, 8))
     return save_figure(fig, Path(out) / "decoder_beta", formats)

@@ -6,7 +6,12 @@
   β = 1 for reference (readable for 30 layers as for 6);
 * ``scaling_beta``: per layer and overall, the fitted exponent β of k ∝ n^β with its
   bootstrap interval, for k90 and the ranks needed for relative Frobenius error 0.1 and
-  0.2, against the thresholds of the verdict.
+  0.2, against the thresholds of the verdict;
+* ``scaling_grid``: one small panel per study (model · corpus), k90/n against n, where linear
+  growth is a flat line: the layers' mean and min–max band beside each null's layer mean.
+
+k90 is read per input (the first index where that input's curve reaches 0.9, averaged over
+heads, then over inputs): the one k90 of the tables, the fits and the summary.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ import pandas as pd
 from attnspec.plots import save_figure, style
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+#: The scaling table's k90: per input, then averaged (never the index where a mean curve reaches 0.9).
+K90 = "reach_index_input_mean"
+#: Line styles of the nulls in the small multiples, in :data:`attnspec.report.null_values.ORDER`.
+NULL_STYLES = {"entropy-matched": (0, (5, 1.5)), "uniform": (0, (1, 1)), "random-init": (0, (3, 1, 1, 1))}
 
 
 def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
@@ -133,7 +142,7 @@ def _plot_k90(
     ns = np.array(sorted(table["n"].unique()), dtype=float)
     fig, axes = paper_figure(1, 2, width=PAGE_IN, height=4.2)
     for ax, col, label in (
-        (axes[0, 0], "k_mean_curve", "k90: index where the mean curve reaches 0.9"),
+        (axes[0, 0], K90, "k90 per input (mean over inputs, heads)"),
         (axes[0, 1], "effective_rank", "effective rank (mean over heads)"),
     ):
         for j, (name, null) in enumerate((nulls or {}).items()):
@@ -220,3 +229,83 @@ def _plot_beta(fits: pd.DataFrame, layers: list[int], out: Path, *, title: str, 
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)  # below: the points fill the panel
     ax.set_title(fit_title(title, ax.figure.get_figwidth(), 8))
     return save_figure(fig, Path(out) / "scaling_beta", formats)
+
+
+def plot_scaling_grid(
+    panels: Sequence[tuple[str, pd.DataFrame, dict[str, pd.DataFrame]]],
+    out: Path,
+    *,
+    formats: Sequence[str] = ("png", "svg"),
+) -> list[Path]:
+    """``scaling_grid``: one panel per study, k90/n against n (log₂ axis), at one column's width.
+
+    Each panel draws the mean over layers of k90/n with the layers' min–max band, and each
+    null's mean over layers; a flat line is linear growth of k90 with n, a falling one slower
+    growth. Panels share the y axis, so the studies compare by eye.
+
+    Parameters
+    ----------
+    panels : sequence of (str, pandas.DataFrame, dict of str to pandas.DataFrame)
+        Per study: its title (model · corpus), its scaling table
+        (:func:`attnspec.spectra.scaling_fit.scaling_table`) and each null's scaling table by name.
+    out : Path
+        The folder the figure is written to; it must exist.
+    formats : sequence of str
+        The file formats, one file each.
+
+    Returns
+    -------
+    list of Path
+        The files written, ``out/scaling_grid.*``.
+
+    Raises
+    ------
+    ValueError
+        No panel.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    from attnspec.plots import COLUMN_IN, OKABE_ITO, fit_title, legend_below, paper_figure
+    from attnspec.spectra.nulls import LABELS
+
+    if not panels:
+        raise ValueError("plot_scaling_grid needs at least one panel, got none")
+    style()
+    cols = min(2, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = paper_figure(rows, cols, width=COLUMN_IN, height=1.35 * rows + 0.9, sharey=True)
+    for ax in axes.ravel()[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (title, table, nulls) in zip(axes.ravel(), panels):
+        for j, (name, null) in enumerate(nulls.items()):
+            s = null.assign(share=null[K90] / null["n"]).groupby("n")["share"].mean()
+            ax.plot(
+                s.index,
+                s.to_numpy(),
+                color=OKABE_ITO[3 + j],
+                lw=1.1,
+                ls=NULL_STYLES.get(name, "-."),
+                label=LABELS.get(name, name),
+            )
+        s = table.assign(share=table[K90] / table["n"]).groupby("n")["share"].agg(["mean", "min", "max"])
+        ax.fill_between(s.index, s["min"], s["max"], color=OKABE_ITO[0], alpha=0.2, lw=0, label="real: layers min–max")
+        ax.plot(s.index, s["mean"], color=OKABE_ITO[0], lw=1.6, marker="o", ms=2.5, label="real: layer mean")
+        ns = sorted(int(n) for n in table["n"].unique())
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(FixedLocator(ns))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p, shown=ns[::2]: f"{x:g}" if int(x) in shown else ""))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_ylim(0, 0.75)
+        ax.set_title(fit_title(title, COLUMN_IN / cols, 8), fontsize=7.5)
+    for ax in axes[-1, :]:
+        ax.set_xlabel("n (tokens)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("k90 / n")
+    handles, labels = {}, []
+    for ax in axes.ravel()[: len(panels)]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in handles:
+                handles[lab] = h
+                labels.append(lab)
+    legend_below(fig, [handles[lab] for lab in labels], labels, ncol=2)
+    return save_figure(fig, Path(out) / "scaling_grid", formats)

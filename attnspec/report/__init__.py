@@ -119,6 +119,9 @@ def build_report(
             exp.name,
             experiment_page(exp, records.get(exp.name), out, quick=quick, verdict_file=VERDICT_FILE, run_file=RUN_FILE),
         )
+    from attnspec.report.threats import threats_section
+
+    body += threats_section(experiments, results)
     body += ledger_section(experiments, results, verdict_file=VERDICT_FILE, papers=PAPERS)
     body += _how_to_read()
     pages = drop_empty(pages)
@@ -168,13 +171,12 @@ def _sections(
             (move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ", [])
         )
     beyond = beyond_figure1_section(experiments, results, figures)
-    if beyond:  # per-run scaling fits and per-layer metrics: the appendix; the k90 figures stay
+    if beyond:  # per-run scaling fits, their figures and per-layer metrics: the appendix; the small multiples stay
         beyond = move_subsections(
             beyond,
             section_page(pages, beyond[0][3:]),
             pages,
             ["Scaling with n", "The metrics beyond"],
-            keep_figures=["scaling_k90"],
         )
     from attnspec.report.projection import projection_part
 

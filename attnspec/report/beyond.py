@@ -63,6 +63,7 @@ def beyond_figure1_section(experiments: Sequence[Any], results: Path, figures: P
         "differences between corpora with confidence intervals (definitions: docs/spectrum.md).",
         "",
     ]
+    md += _scaling_grid(scaling, results, figures / "scaling-grid")
     for exp in scaling:
         md += _scaling_part(exp, results / exp.name, figures / exp.name)
     if figure1:
@@ -83,6 +84,43 @@ def _copy(paths: Sequence[Path], dest: Path) -> None:
         shutil.copy2(p, dest / p.name)
 
 
+def _null_tables(d: Path, table: Any) -> dict[str, Any]:
+    """The scaling table of each null every length of study ``d`` holds, by name."""
+    from attnspec.spectra.nulls import baselines_of
+    from attnspec.spectra.scaling import run_dir
+    from attnspec.spectra.scaling_fit import scaling_table
+
+    held = [set(baselines_of(run_dir(d, int(n)))) for n in table["n"].unique()]
+    return {
+        s: scaling_table(d, source=s)
+        for s in baselines_of(run_dir(d, int(table["n"].max())))
+        if all(s in h for h in held)
+    }
+
+
+def _scaling_grid(scaling: Sequence[Any], results: Path, fig_dir: Path) -> list[str]:
+    """The small multiples of every scaling study (k90/n against n, beside each null), one figure."""
+    from attnspec.plots.scaling import plot_scaling_grid
+    from attnspec.report.decoder import scaling_label
+    from attnspec.spectra.scaling_fit import scaling_table
+
+    panels = []
+    for exp in scaling:
+        try:
+            table = scaling_table(results / exp.name)
+        except Exception:  # noqa: BLE001 - a broken result is reported in its own part
+            continue
+        panels.append((scaling_label(results / exp.name), table, _null_tables(results / exp.name, table)))
+    if not panels:
+        return []
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    plot_scaling_grid(panels, fig_dir)
+    return [
+        f"![k90/n against n for every scaling study, beside its nulls](figures/{fig_dir.name}/scaling_grid.png)",
+        "",
+    ]
+
+
 def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     from attnspec.numerics.stats import format_interval
     from attnspec.plots.scaling import plot_scaling
@@ -94,16 +132,7 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
         fits = fit_scaling(d)
     except Exception as e:  # noqa: BLE001 - a broken result must not stop the report
         return [f"### {exp.title}", "", f"_Not available: {e}_", ""]
-    from attnspec.spectra.nulls import baselines_of
-    from attnspec.spectra.scaling import run_dir
-
-    # the nulls every length holds, drawn as bands beside the real layers
-    held = [set(baselines_of(run_dir(d, int(n)))) for n in table["n"].unique()]
-    nulls = {
-        s: scaling_table(d, source=s)
-        for s in baselines_of(run_dir(d, int(table["n"].max())))
-        if all(s in h for h in held)
-    }
+    nulls = _null_tables(d, table)  # the nulls every length holds, drawn as bands beside the real layers
     plot_scaling(table, fits, fig_dir, title=exp.title, nulls=nulls)
     lengths = sorted(table["n"].unique())
     md = [
@@ -123,9 +152,9 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
         )
     md.append("")
     md.append(
-        "k90 of the layer's mean curve per n (rows: layers): "
+        "k90 per input (mean over inputs and heads) per n (rows: layers): "
         + "; ".join(
-            f"layer {layer + 1}: " + ", ".join(f"{int(v)}" for v in g.sort_values("n")["k_mean_curve"])
+            f"layer {layer + 1}: " + ", ".join(f"{v:.0f}" for v in g.sort_values("n")["reach_index_input_mean"])
             for layer, g in table.groupby("layer")
         )
         + "."
@@ -253,13 +282,14 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
         )
     md.append("")
     md += [
-        "Depth trend per run (Spearman ρ between layer and layer mean, Fisher-z 95% interval over the layers):",
+        "Depth trend per run (Spearman ρ between layer and layer mean, two-sided permutation p over the "
+        "orderings of the layer means; docs/spectrum.md):",
         "",
-        "| quantity | run | ρ | 95% CI |",
-        "|---|---|---|---|",
+        "| quantity | run | ρ | p | reading |",
+        "|---|---|---|---|---|",
     ]
     for r in trends.itertuples():
-        md.append(f"| {r.quantity} | `{Path(r.run).name}` | {r.rho:+.2f} | [{r.low:+.2f}, {r.high:+.2f}] |")
+        md.append(f"| {r.quantity} | `{Path(r.run).name}` | {r.rho:+.2f} | {r.p:.2g} | {r.phrase} |")
     md.append("")
     overall = diffs[diffs["layer"] < 0]
     clear = [
@@ -272,9 +302,9 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
         QUANTITY_NAMES.get(r.quantity, r.quantity) for r in overall.itertuples() if r.diff_low <= 0 <= r.diff_high
     ]
     trend_clear = [
-        f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} in `{Path(r.run).name}` (ρ = {r.rho:+.2f})"
+        f"{QUANTITY_NAMES.get(r.quantity, r.quantity)} {r.phrase} in `{Path(r.run).name}` (ρ = {r.rho:+.2f}, p = {r.p:.2g})"
         for r in trends.itertuples()
-        if r.low > 0 or r.high < 0
+        if r.phrase != "no trend shown"
     ]
     reading = (
         f"Reading: over all layers, {', '.join(others)} against {ref}: "
@@ -282,9 +312,9 @@ def _compare_part(name: str, exps: Sequence[Any], results: Path, fig_dir: Path) 
         + ". "
         + (f"Intervals include 0 for: {', '.join(unclear)}. " if unclear else "")
         + (
-            "Depth trends whose interval excludes 0: " + "; ".join(trend_clear) + "."
+            "Depth trends at p < 0.1 (permutation test over the layers): " + "; ".join(trend_clear) + "."
             if trend_clear
-            else "No depth trend has an interval that excludes 0 (few layers make these intervals wide)."
+            else "No depth trend at p < 0.1 (permutation test over the layers)."
         )
     )
     md += [

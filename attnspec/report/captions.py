@@ -72,11 +72,34 @@ def _scaling_k90(run: Path) -> str:
         if all(b in h for h in held)
     ]
     return (
-        "k90, the index where a layer's mean curve reaches 0.9 (left), and the effective rank (right), against n "
+        "k90 per input (the first index where an input's curve reaches 0.9, averaged over heads and inputs; left) "
+        "and the effective rank (right), against n "
         "on log–log axes: the mean over layers, the min–max band over layers, the first, middle and last layer, "
         f"and the band of each null baseline the study holds ({'; '.join(nulls) or 'none'}), "
         "with reference slopes β = 0 and β = 1. Lines parallel to β = 1 mean a fixed rank keeps a shrinking "
         "share of P; the gap to the entropy-matched band is how much more concentrated than chance P is."
+    )
+
+
+def _spectrum_nulls(_: Path) -> str:
+    return (
+        "The share of Σσ in the first i singular values of P against i: the mean over layers, heads and "
+        "documents of each corpus (solid; the band is the min–max over the layers' mean curves of the first), "
+        "beside the mean curve of each null at the same n (entropy-matched random softmax, dashed; uniform rows, "
+        "dotted; the model with re-initialised weights, dash-dot); the dotted vertical line is the reading index. "
+        "Near-uniform rows (uniform, random-init) put almost all of Σσ in σ₁: a curve high at small i is also "
+        "what averaging gives."
+    )
+
+
+def _scaling_grid(_: Path) -> str:
+    return (
+        "k90/n against n for each model and corpus (log₂ n axis): k90 per input (the first index where an "
+        "input's curve reaches 0.9, averaged over heads and inputs), the mean over layers (line) and its "
+        "min–max band over layers, beside each null's mean over layers (entropy-matched random softmax; "
+        "uniform rows; the model with re-initialised weights, where the study holds it). A flat line is k90 "
+        "growing linearly with n, a falling one slower growth; the vertical gap between the real line and a null's "
+        "is how far P is from that null at each n."
     )
 
 
@@ -252,6 +275,8 @@ CAPTIONS: dict[str, Callable[[Path], str]] = {
     "compare_diff": _compare_diff,
     "decoder_beta": _decoder_beta,
     "decoder_depth": _decoder_depth,
+    "scaling_grid": _scaling_grid,
+    "spectrum_nulls": _spectrum_nulls,
     "jl_failure_vs_k": _jl_failure,
     "jl_relative_errors": _jl_errors,
     "sa_success_vs_d": _sa_success,
@@ -332,7 +357,7 @@ def place_figures(
         rest = _IMAGE.sub("", line).strip()
         if rest:
             lines += [rest, ""]
-        for alt, link in images:
+        for _alt, link in images:
             rel = link.removeprefix("../")
             path = out / rel
             digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else rel
@@ -344,8 +369,32 @@ def place_figures(
             number += 1
             folder = Path(rel).parent.name
             text = caption(Path(rel).stem, out / "results" / folder)
-            lines += [f"![{label} {number}: {alt}]({link})", f"*{label} {number}.* {text}", ""]
+            lines += [f"![{label} {number}: {alt_text(text)}]({link})", f"*{label} {number}.* {text}", ""]
     return _squeeze_blank(lines)
+
+
+def alt_text(text: str, limit: int = 160) -> str:
+    """A figure's alt text: its caption's first sentence (what it shows), cut at a word within
+    ``limit`` characters, with brackets made parentheses (an image's text may not hold a bare one).
+
+    Parameters
+    ----------
+    text : str
+        The figure's caption.
+    limit : int
+        The most characters kept.
+
+    Returns
+    -------
+    str
+    """
+    first = re.split(r"(?<=\.)\s", text.strip(), maxsplit=1)[0].rstrip(".")
+    if len(first) > limit:
+        first = first[:limit].rsplit(" ", 1)[0].rstrip(",:;") + " …"
+    if first.rfind("(") > first.rfind(")"):  # an aside cut short: left out
+        first = first[: first.rfind("(")].rstrip(",:; ") + " …"
+    # read aloud as it is meant: an alt text cannot raise an exponent
+    return first.replace("[", "(").replace("]", ")").replace("*", "").replace("^", " to the power ")
 
 
 def _squeeze_blank(lines: list[str]) -> list[str]:

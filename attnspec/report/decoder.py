@@ -350,22 +350,19 @@ def _growth(row: pd.Series) -> str:
     return "grows at a rate the interval leaves open"
 
 
-def _direction(lo: float, hi: float, up: str = "rises", down: str = "falls") -> str:
-    if pd.isna(lo) or pd.isna(hi):
-        return "has no interval"
-    return up if lo > 0 else down if hi < 0 else "has no trend the interval supports"
-
-
 def _q3(study: Study, figures: Path) -> list[str]:
     md = [
         "### 3. How do the metrics change with depth?",
         "",
         "Per run: the mean of the first and of the last third of the layers, their difference, and the "
         "least-squares slope of the layer means against relative depth (the fitted change from the first layer to "
-        "the last), each with a 95% interval over inputs (method: `per-input` exact, `bound` conservative).",
+        "the last), each with a 95% interval over inputs (method: `per-input` exact, `bound` conservative): how "
+        "precisely this profile is known. Whether depth matters is a question about the layers: Spearman's ρ of the "
+        "layer means against depth with its permutation p over their orderings, worded by one rule (rises or falls "
+        "at p < 0.05, suggestive at p < 0.1, else no trend shown).",
         "",
-        "| model · corpus | n | quantity | first third | last third | last − first [95% CI] | slope over depth [95% CI] | method |",
-        "|---|---|---|---|---|---|---|---|",
+        "| model · corpus | n | quantity | first third | last third | last − first [95% CI] | slope over depth [95% CI] | method | ρ, p (layers) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for c in study.corpora:
         for causal, tr in c.trends.items():
@@ -374,7 +371,7 @@ def _q3(study: Study, figures: Path) -> list[str]:
                 md.append(
                     f"| {_name(r)} | {r.n} | {t.label} | {t.first:.3f} | {t.last:.3f} | "
                     f"{_ci(t.change, t.change_low, t.change_high, '+.3f')} | {_ci(t.slope, t.low, t.high, '+.3f')} | "
-                    f"{t.method} |"
+                    f"{t.method} | {t.rho:+.2f}, {t.p:.2g} |"
                 )
     md.append("")
     tables = [line for q in DEPTH[1:] for line in _per_layer(study, q, f"{QUANTITIES[q][0]} of the decoder per layer")]
@@ -391,21 +388,17 @@ def _q3(study: Study, figures: Path) -> list[str]:
         if tr is None or tr.empty:
             continue
         parts = [
-            f"{t.label} {_direction(t.low, t.high)} ({t.first:.3f} → {t.last:.3f}, slope "
-            f"{_ci(t.slope, t.low, t.high, '+.3f')})"
+            f"{t.label}: {t.phrase} (ρ = {t.rho:+.2f}, permutation p = {t.p:.2g} over the layer means; "
+            f"{t.first:.3f} → {t.last:.3f}, slope {_ci(t.slope, t.low, t.high, '+.3f')} over inputs)"
             for t in tr.itertuples()
         ]
         line = f"Reading ({_name(c.decoder)}, n = {c.decoder.n}, {c.decoder.layers} layers): " + "; ".join(parts) + "."
         enc = c.trends.get(False)
         if enc is not None and not enc.empty:
-            same = [
-                t.label
-                for t, e in zip(tr.itertuples(), enc.itertuples())
-                if _direction(t.low, t.high) == _direction(e.low, e.high) and not pd.isna(t.low)
-            ]
+            same = [t.label for t, e in zip(tr.itertuples(), enc.itertuples()) if t.phrase == e.phrase]
             line += (
-                f" The encoder's trends point the same way for: {', '.join(same) if same else 'none of them'} "
-                "(same direction, or both without a supported trend)."
+                f" The encoder's layers read the same for: {', '.join(same) if same else 'none of them'} "
+                "(the same wording of the permutation test)."
             )
         md += [line, ""]
     stats = [
@@ -611,7 +604,7 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
         if cat is None or k90 is None:
             continue
         text = (
-            f"{c.data}, n = {c.decoder.n}: c at n/4 {_ci(cat['mean'], cat['low'], cat['high'], '.2f')}, "
+            f"{c.data}: c at n/4 {_ci(cat['mean'], cat['low'], cat['high'], '.2f')}, "
             f"k90 {_ci(k90['mean'], k90['low'], k90['high'], '.0%')} of n"
         )
         if enc is not None and _overall(enc, "c_at") is not None:
@@ -621,6 +614,7 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
     if q1:
         lines.append(
             f"- **Causal decoder ({display(study.corpora[0].decoder.model)}), low rank?**{note} "
+            + f"n = {study.corpora[0].decoder.n}, "
             + "; ".join(q1)
             + f". {link}"
         )
@@ -639,14 +633,12 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
         if tr is not None and not tr.empty:
             q3.append(
                 f"{c.data}: "
-                + ", ".join(
-                    f"{t.label} {_direction(t.low, t.high, 'rises', 'falls').replace('has no trend the interval supports', 'no supported trend')} "
-                    f"(slope {_ci(t.slope, t.low, t.high, '+.2f')})"
-                    for t in tr.itertuples()
-                )
+                + ", ".join(f"{t.label} {t.phrase} (ρ = {t.rho:+.2f}, p = {t.p:.2g})" for t in tr.itertuples())
             )
     if q3:
-        lines.append(f"- **Decoder, depth**{note}: over relative depth, " + "; ".join(q3) + f". {link}")
+        lines.append(
+            f"- **Decoder, depth**{note}: permutation test over its layer means, " + "; ".join(q3) + f". {link}"
+        )
     q4 = []
     for c in study.corpora:
         if c.decoder.n in c.contrasts:

@@ -69,38 +69,49 @@ def _model_source(meta: dict[str, Any]) -> str:
 def _spectrum_section(
     runs: list[Experiment], results: Path, figures: Path, plot_run: Callable, plot_compare: Callable
 ) -> list[str]:
+    from attnspec.report.null_values import averaging_reading, null_cells, null_reading, null_values
+
     md = [
         f"### {FIGURE1_HEADING}",
         "",
         "Claim (Section 3): P is low rank — the normalised cumulative singular-value curve has a long tail "
         "(most of the mass in the first singular values; the paper reads index 128 of n = 512), and "
-        '"higher layers are more skewed than lower layers" (read: c at index 128 increases with depth). The unit '
-        "that varies is the layer: intervals are over the run's layer means (t interval for the mean, Fisher-z for "
-        "Spearman's ρ), not over heads, which are not independent draws.",
+        '"higher layers are more skewed than lower layers" (read: c at index 128 increases with depth). Intervals '
+        "resample documents, the sampling unit; a model's layers are all of its layers, so their spread is a range, "
+        "and depth is read by the permutation test of Spearman's ρ over the layer means (docs/spectrum.md). Beside "
+        "the real P, each null at the same index: an entropy-matched random softmax, uniform rows, the model with "
+        "re-initialised weights.",
         "",
-        "| run | model | corpus (split) | n | inputs | mean c at index | 95% CI (over layer means) | min–max over heads | "
-        "Spearman ρ(c, depth) over layers [95% CI] | effective rank | stable rank |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| run | n | documents | mean c at index [95% CI over documents] | range over layers | entropy null | "
+        "uniform null | random init | depth: ρ, p (layer means) | k90/n [95% CI] |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     groups: dict[str, list[Path]] = {}
     statements = {exp.name: spectrum_statements(results / exp.name) for exp in runs}
     scales = _shared_heat_scales(runs, results, statements)
+    readings: list[str] = []
+    explained = ""
     for exp in runs:
         d = results / exp.name
         s = statements[exp.name]
-        rl = s.get("rho_layers")
-        ci = s["ci"]  # over the layer means
+        trend, k90 = s.get("trend"), s.get("k90")
+        nulls = null_values(d, s["at"], results)
         md.append(
-            f"| `{exp.name}` | {s['model']} | {s['data']} ({s['split']}) | {s['n']} | {s['inputs']} | {s['mean_at']:.3f} at {s['at']} | "
-            + (format_interval(ci[0], ci[1], 3) if ci else "—")
-            + f" | {s['min_head']:.3f}–{s['max_head']:.3f} | "
-            + (f"{rl[0]:+.2f} {format_interval(rl[1], rl[2], signed=True)}" if rl else "—")
-            + f" | {s['effective_rank']:.1f} | {s['stable_rank']:.2f} |"
+            f"| `{exp.name}` | {s['n']} | {s['inputs']} | {s['mean_at']:.3f} at {s['at']} "
+            f"{format_interval(s['ci'][0], s['ci'][1], 3)} | {s['layer_range'][0]:.3f}–{s['layer_range'][1]:.3f} | "
+            f"{null_cells(nulls)} | "
+            + (f"{trend.rho:+.2f}, {trend.p:.2g}" if trend else "—")
+            + " | "
+            + (f"{k90[0]:.3f} {format_interval(k90[1], k90[2], 3)}" if k90 else "—")
+            + " |"
         )
+        if nulls and k90:  # one paragraph: each run's values, the reading of averaging once, at the end
+            readings.append(f"`{exp.name}`, " + null_reading(s["mean_at"], k90[0], nulls, at=s["at"]))
+            explained = explained or averaging_reading(s["mean_at"], nulls, at=s["at"])
         vmin, vmax = scales.get(exp.name, (None, None))
         plot_run(d, figures / exp.name, vmin=vmin, vmax=vmax)
         groups.setdefault(exp.group or exp.name, []).append(d)
-    md.append("")
+    md += ["", *(["Reading: " + " ".join([*readings, explained]).strip(), ""] if readings else [])]
     # the per-layer values follow the figures, in a subsection of their own (the report moves it
     # to the appendix)
     details = [
@@ -111,52 +122,74 @@ def _spectrum_section(
     ]
     for exp in runs:
         details += _per_layer_lines(exp.name, statements[exp.name])
-    compared = False
+    md += _null_figure(runs, statements, results, figures)
+    compared = []
     for name, dirs in groups.items():
         if len(dirs) > 1:
             plot_compare(dirs, figures / f"compare-{name}")
-            md.append(f"![Figure 1, {name}](figures/compare-{name}/spectrum_compare.png)")
-            md.append("")
-            compared = True
+            compared += [
+                f"![every layer and head of each corpus, {name}](figures/compare-{name}/spectrum_compare.png)",
+                "",
+            ]
     per_run = [
         f"![{exp.name} layers](figures/{exp.name}/spectrum_layers.png) ![{exp.name} heatmap](figures/{exp.name}/spectrum_heatmap.png)"
         for exp in runs
     ]
-    if compared:  # the side-by-side figure shows every run's curves and heatmap: each run's own go with its values
-        return md + details + ["", *per_run, ""]
-    return md + per_run + [""] + details + [""]
+    # the body shows the real curves beside the nulls at one column; the per-layer and per-head
+    # figures go with the per-layer values (the appendix): the side-by-side one, else each run's
+    return md + details + ["", *(compared or per_run), ""]
+
+
+def _null_figure(
+    runs: list[Experiment], statements: dict[str, dict[str, Any]], results: Path, figures: Path
+) -> list[str]:
+    """Figure 1 at one column: the runs of the first model and n, each null's curve beside them."""
+    from attnspec.plots.null_curves import plot_null_curves
+    from attnspec.report.decoder import display
+    from attnspec.report.null_values import null_sources
+    from attnspec.spectra.nulls import read_baseline
+    from attnspec.storage.results import read_table
+
+    first = statements[runs[0].name]
+    same = [e for e in runs if (statements[e.name]["model"], statements[e.name]["n"]) == (first["model"], first["n"])]
+    real = {statements[e.name]["data"]: read_table(results / e.name, "spectrum") for e in same}
+    nulls = {
+        name: read_baseline(where, name, "spectrum")
+        for name, where in null_sources(results / same[0].name, results).items()
+    }
+    title = f"{display(str(first['model']))} · n = {first['n']} · {first['inputs']} documents"
+    plot_null_curves(real, nulls, figures / "figure1-nulls", at=int(first["at"]), title=title)
+    return ["![the real P's curve beside each null's](figures/figure1-nulls/spectrum_nulls.png)", ""]
 
 
 def _per_layer_lines(name: str, s: dict[str, Any]) -> list[str]:
     """One run's per-layer means and what they say about the long tail and the depth trend."""
+    from attnspec.numerics.depth import depth_sentence
+
     md = [
         f"- `{name}`: " + ", ".join(f"{v:.3f}" for v in s["per_layer"]),
         f"  - long tail: on average {s['mean_at']:.1%} of the singular-value mass lies in the first "
-        f"{s['at']} of {s['n']} values ({s['at'] / s['n']:.0%} of the indices).",
+        f"{s['at']} of {s['n']} values ({s['at'] / s['n']:.0%} of the indices); single heads range "
+        f"{s['min_head']:.3f}–{s['max_head']:.3f}.",
     ]
-    rh, rl = s.get("rho_heads"), s.get("rho_layers")
-    if rh is not None:
-        sign = "increases" if rh[1] > 0 else ("decreases" if rh[2] < 0 else "shows no clear trend")
+    trend = s.get("trend")
+    if trend is not None:
+        falls = [
+            f"layer {i + 2} < layer {i + 1}"
+            for i in range(len(s["per_layer"]) - 1)
+            if s["per_layer"][i + 1] < s["per_layer"][i]
+        ]
+        quantity = f"c at index {s['at']}"
         md.append(
-            f"  - depth: over the (layer, head) values c {sign} with depth (ρ = {rh[0]:+.2f}, 95% CI "
-            f"[{rh[1]:+.2f}, {rh[2]:+.2f}]; the interval treats heads as independent draws)"
-            + (
-                f"; over the {len(s['per_layer'])} layer means alone ρ = {rl[0]:+.2f} [{rl[1]:+.2f}, {rl[2]:+.2f}]"
-                + (" — too few layers for a 95% statement" if rl[1] <= 0 <= rl[2] else "")
-                if rl is not None
-                else ""
-            )
-            + (
-                "; not monotone: "
-                + ", ".join(
-                    f"layer {i + 2} < layer {i + 1}"
-                    for i in range(len(s["per_layer"]) - 1)
-                    if s["per_layer"][i + 1] < s["per_layer"][i]
-                )
-                if any(b < a for a, b in zip(s["per_layer"], s["per_layer"][1:]))
-                else ""
-            )
-            + "."
+            f"  - depth: {depth_sentence(quantity, trend)}" + (f" Not monotone: {', '.join(falls)}." if falls else "")
+        )
+    entropy = s.get("row_entropy")
+    if entropy and len(entropy) == len(s["per_layer"]):
+        top = max(range(len(entropy)), key=lambda i: s["per_layer"][i])
+        md.append(
+            f"  - the most concentrated layer (layer {top + 1}, c = {s['per_layer'][top]:.3f}) has row entropy "
+            f"{entropy[top]:.2f} (layers {min(entropy):.2f}–{max(entropy):.2f}): the flatter a layer's rows, the "
+            "more of Σσ its first singular value holds."
         )
     return md
 

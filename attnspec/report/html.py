@@ -107,9 +107,58 @@ def render_pages(pages: list[tuple[str, str]], root: Path) -> tuple[str, list[tu
                     child.attrSet("src", _data_uri(root / str(child.attrGet("src")).removeprefix("../")))
                 elif child.type == "link_open":
                     child.attrSet("href", _retarget(str(child.attrGet("href")), page_ids))
+                elif child.type == "text" and (raised := superscripts(child.content)) is not None:
+                    child.type, child.content = "html_inline", raised  # n^0.99 → n<sup>0.99</sup>
         rendered = md.renderer.render(tokens, md.options, {})
         parts.append(rendered if k == 0 else f'<section class="appendix-page">\n{rendered}</section>\n')
     return "".join(parts), toc
+
+
+def _exponent_end(text: str, start: int) -> int:
+    """The end of the exponent that begins at ``text[start]`` (just after a caret): a balanced
+    parenthesis group, else a signed number or a word; ``start`` when there is none."""
+    if start < len(text) and text[start] == "(":
+        depth = 0
+        for i in range(start, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                return i + 1
+        return start
+    m = re.match(r"[-+−]?(?:\d+(?:\.\d+)?|[^\W\d_]\w*)", text[start:])
+    return start + m.end() if m else start
+
+
+def superscripts(text: str) -> str | None:
+    """``text`` as HTML with every ``x^e`` written as x<sup>e</sup> (a parenthesised exponent
+    loses its outer parentheses); None when ``text`` has no caret to raise.
+
+    Parameters
+    ----------
+    text : str
+        Plain text of one Markdown inline (not code).
+
+    Returns
+    -------
+    str or None
+        Escaped HTML, or None.
+    """
+    out, i, raised = [], 0, False
+    while i < len(text):
+        j = text.find("^", i)
+        end = _exponent_end(text, j + 1) if j > 0 else -1
+        if j <= 0 or end == j + 1:
+            if j < 0:
+                out.append(html.escape(text[i:], quote=False))
+                break
+            out.append(html.escape(text[i : j + 1], quote=False))
+            i = j + 1
+            continue
+        exponent = text[j + 1 : end]
+        if exponent.startswith("(") and exponent.endswith(")"):
+            exponent = exponent[1:-1]
+        out.append(html.escape(text[i:j], quote=False) + f"<sup>{html.escape(exponent, quote=False)}</sup>")
+        i, raised = end, True
+    return "".join(out) if raised else None
 
 
 def _plain(inline) -> str:  # noqa: ANN001 - a markdown-it inline token

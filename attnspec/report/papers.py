@@ -5,6 +5,7 @@ the basis it rests on and its figures (redrawn from the saved results).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -226,10 +227,43 @@ def paper_sections(
         runs = spectrum_runs(exps, results, "figure1")
         if runs and figure1:
             md += _spectrum_section(runs, results, figures, plot_run, plot_compare)
-        for exp in exps:
-            if exp.command != "spectrum":
-                md += _experiment_section(exp, records, out, quick=quick, pages=pages)
+        sections = [
+            _experiment_section(exp, records, out, quick=quick, pages=pages)
+            for exp in exps
+            if exp.command != "spectrum"
+        ]
+        md += [line for section in _without_repeats(sections) for line in section]
     return md
+
+
+_FIGURE = re.compile(r"!\[[^\]]*\]\(figures/[^/)]+/([^/.)]+)\.png\)")
+
+
+def _without_repeats(sections: list[list[str]]) -> list[list[str]]:
+    """Experiment sections of one paper with a verdict table equal to an earlier one's replaced by
+    a line naming it; the earlier section then loses the figures the later one draws again (the
+    later experiment is the broader run of the same check)."""
+    from attnspec.report.anchors import anchor
+
+    seen: dict[str, int] = {}  # table text → the section that shows it
+    out = [list(s) for s in sections]
+    for k, section in enumerate(out):
+        start = next((i for i, line in enumerate(section) if line.startswith("| verdict | claims | ids |")), None)
+        if start is None:
+            continue
+        end = next((i for i in range(start, len(section)) if not section[i].startswith("|")), len(section))
+        key = "\n".join(section[start:end])
+        if key not in seen:
+            seen[key] = k
+            continue
+        first = out[seen[key]]
+        title = first[0].removeprefix("### ")
+        section[start:end] = [f"Claims by verdict: the same as [{title}](#{anchor(title)}) above."]
+        again = {m.group(1) for line in section for m in _FIGURE.finditer(line)}
+        out[seen[key]] = [
+            line for line in first if not (_FIGURE.search(line) and _FIGURE.search(line).group(1) in again)
+        ]
+    return out
 
 
 def _paper_paragraph(exps: list[Experiment], results: Path) -> list[str]:

@@ -11,13 +11,10 @@ from; nothing is typed in. At most :data:`MAX_LINES` lines and :data:`MAX_WORDS`
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from attnspec.report.anchors import anchor
 from attnspec.report.decoder import scaling_label
@@ -28,11 +25,13 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     """The paper's qualitative statements, measured on one spectrum run.
 
     * long tail: the mean cumulative value at index ``at`` (128 of 512), over layers and
-      heads, with a t interval over the layer means (``ci``: the layer is the unit that
-      varies; a model's heads are not independent draws);
-    * "higher layers are more skewed": Spearman's rho of c_at against depth, over layers
-      (one value per layer) and over heads (one value per (layer, head)), with Fisher-z
-      intervals.
+      heads, with its 95% interval over documents (``ci``, the sampling unit; the same
+      interval as the decoder section's, :func:`attnspec.spectra.decoder_study.run_statistics`);
+      the model's layers are its whole population of layers, so their spread is a range
+      (``layer_range``), not an uncertainty;
+    * "higher layers are more skewed": Spearman's ρ of the layer means against depth with its
+      permutation p over their orderings (``trend``, :mod:`attnspec.numerics.depth`);
+    * k90/n, per input (``k90``: mean, low, high over documents).
 
     Parameters
     ----------
@@ -45,7 +44,8 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     -------
     dict
     """
-    from attnspec.numerics.stats import mean_ci, spearman_ci
+    from attnspec.numerics.depth import MIN_LAYERS, depth_permutation_test
+    from attnspec.spectra.decoder_study import run_statistics
     from attnspec.spectra.figure_record import figure_choices
     from attnspec.storage.results import read_meta, read_table
 
@@ -56,7 +56,8 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     at_rows = spec[spec["index"] == at]
     per_head = at_rows["mean"].to_numpy()
     per_layer = at_rows.groupby("layer")["mean"].mean()
-    overall = mean_ci(per_layer.to_numpy()) if len(per_layer) >= 2 else None
+    stats = run_statistics(run, at)
+    overall = stats[stats["layer"] < 0].set_index("quantity")
     out: dict[str, Any] = {
         "model": meta.get("identity", {}).get("model"),
         "data": meta.get("identity", {}).get("data"),
@@ -65,15 +66,20 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
         "at": at,
         "inputs": meta.get("inputs_done"),
         "mean_at": float(per_head.mean()),
-        "ci": None if overall is None else (overall.low, overall.high),
+        "ci": (float(overall.loc["c_at", "low"]), float(overall.loc["c_at", "high"])),
         "per_layer": [float(v) for v in per_layer.to_numpy()],
+        "layer_range": (float(per_layer.min()), float(per_layer.max())),
         "min_head": float(per_head.min()),
         "max_head": float(per_head.max()),
     }
-    if len(per_layer) >= 4:
-        out["rho_layers"] = spearman_ci(per_layer.index.to_numpy(dtype=float), per_layer.to_numpy())
-    if len(at_rows) >= 4:
-        out["rho_heads"] = spearman_ci(at_rows["layer"].to_numpy(dtype=float), at_rows["mean"].to_numpy())
+    if "reach_index" in overall.index:
+        k = overall.loc["reach_index"]
+        out["k90"] = (float(k["mean"]), float(k["low"]), float(k["high"]))
+    if "row_entropy" in overall.index:
+        entropy = stats[(stats["quantity"] == "row_entropy") & (stats["layer"] >= 0)].sort_values("layer")
+        out["row_entropy"] = [float(v) for v in entropy["mean"]]
+    if len(per_layer) >= MIN_LAYERS and per_layer.nunique() > 1:
+        out["trend"] = depth_permutation_test(per_layer.to_numpy(dtype=float))
     metrics = read_table(run, "metrics")
     out["effective_rank"] = float(metrics["effective_rank_mean"].mean())
     out["stable_rank"] = float(metrics["stable_rank_mean"].mean())
@@ -162,10 +168,12 @@ def summary_section(
     return [*md, ""]
 
 
-def _pct_layers(s: dict[str, Any]) -> str:
-    """The mean share with its t interval over the run's layer means (:func:`spectrum_statements`)."""
-    ci = s["ci"]
-    return f"{s['mean_at']:.1%}" + (f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else "")
+def _pct_documents(s: dict[str, Any]) -> str:
+    """The mean share with its interval over documents (:func:`spectrum_statements`)."""
+    from attnspec.numerics.stats import format_interval
+
+    ci = format_interval(100 * s["ci"][0], 100 * s["ci"][1], 1).replace(",", "%,").replace("]", "%]")
+    return f"{s['mean_at']:.1%} {ci}"
 
 
 def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] | None:
@@ -195,55 +203,56 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
     )
 
 
+def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequence[Any], link: str) -> list[str]:
+    """The share of Σσ at one n with its interval over documents, its range over layers and every
+    null beside it; and its depth trend by the permutation test over the layer means."""
+    from attnspec.numerics.depth import depth_phrase
+    from attnspec.report.decoder import display
+    from attnspec.report.null_values import null_values
+    from attnspec.spectra.nulls import SHORT
+
+    stats = [spectrum_statements(results / exp.name) for exp in figure1]
+    if not stats:
+        return []
+    s0 = stats[0]
+    lo, hi = s0["layer_range"]
+    share = ", ".join(
+        f"{_pct_documents(s)} on {s['data']}" + (f" (layers {lo:.0%}–{hi:.0%})" if i == 0 else "")
+        for i, s in enumerate(stats)
+    )
+    nulls = null_values(results / figure1[0].name, s0["at"], results)  # the first corpus's nulls
+    beside = ", ".join(f"{SHORT[name]} {v.c_at:.1%}" for name, v in nulls.items())
+    if "random-init" in nulls and "k90" in s0:  # its k90/n beside the real one: what averaging does to k90
+        beside += f" (k90/n {nulls['random-init'].k90:.2f} vs {s0['k90'][0]:.2f})"
+    out = [
+        f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values hold, of Σσ, "
+        f"{share} for {display(str(s0['model']))} (95% CIs over {s0['inputs']} documents)"
+        + (f"; {beside} ({s0['data']}): near-uniform rows alone give a high share" if nulls else "")
+        + f". {link}"
+    ]
+    trends: dict[tuple[str, float, float], list[str]] = {}  # corpora that read alike are named together
+    for s in stats:
+        if "trend" in s:
+            t = s["trend"]
+            trends.setdefault((depth_phrase(t), round(t.rho, 2), float(f"{t.p:.2g}")), []).append(s["data"])
+    if trends:
+        t0 = stats[0]["trend"]
+        out.append(
+            f"**Depth.** Over the {t0.layers} layer means: "
+            + "; ".join(f"{', '.join(d)}: {ph} (ρ = {r:+.2f}, p = {p:.2g})" for (ph, r, p), d in trends.items())
+            + f" (permutation test, {'all ' if t0.exact else ''}{t0.orderings:,} orderings). {link}"
+        )
+    return out
+
+
 def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_heading: str) -> list[str]:
     """Models and data; share of Σσ at one n; depth; growth with n; what it means for Linformer."""
-    from attnspec.numerics.stats import format_interval, layer_bootstrap_trend
-    from attnspec.report.decoder import display
+    from attnspec.numerics.stats import format_interval
 
     figure1 = spectrum_runs(experiments, results, "figure1")
     scaling = spectrum_runs(experiments, results, "scaling")
-    out: list[str] = []
-    models = []
-    for exp in [*figure1, *scaling]:
-        meta = json.loads((results / exp.name / "meta.json").read_text())
-        if meta.get("kind") == "spectrum-scaling":
-            meta = json.loads((results / exp.name / f"n{max(meta['lengths'])}" / "meta.json").read_text())
-        model = meta.get("model") or (meta.get("identity") or {}).get("model")
-        name = (
-            f"{display(str(model))} ({'decoder' if meta.get('causal') else 'encoder'}, "
-            f"{meta.get('num_layers')} × {meta.get('num_heads')} heads)"
-        )
-        if name not in models:
-            models.append(name)
-    if models:
-        out.append(
-            f"**Models and data.** {' and '.join(models)} on WikiText-103 and IMDB (RoBERTa, the "
-            "paper's model, cannot be loaded offline). [Models](#models-and-data)"
-        )
-    link = f"[Figure 1](#{anchor(figure1_heading)})"
-    stats = [(exp, spectrum_statements(results / exp.name)) for exp in figure1]
-    if stats:
-        s0 = stats[0][1]
-        share = " and ".join(f"{_pct_layers(s)} on {s['data']}" for _, s in stats)
-        out.append(
-            f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values of P hold, of Σσ, "
-            f"{share} ({display(str(s0['model']))}, {s0['inputs']} inputs; 95% t interval over "
-            f"{len(s0['per_layer'])} layer means); single heads range "
-            f"{min(s['min_head'] for _, s in stats):.0%}–{max(s['max_head'] for _, s in stats):.0%}. {link}"
-        )
-        trends = [
-            (s["data"], layer_bootstrap_trend(np.asarray(s["per_layer"])), len(s["per_layer"]))
-            for _, s in stats
-            if len(s["per_layer"]) >= 4
-        ]
-        if trends:
-            shown = [t for t in trends if t[1][1] > 0 or t[1][2] < 0]
-            word = "rises with depth" if shown and len(shown) == len(trends) else "shows no depth trend"
-            out.append(
-                f"**Depth.** The share {word} for this model: "
-                + "; ".join(f"ρ = {r[0]:+.2f} {format_interval(r[1], r[2], signed=True)} on {d}" for d, r, _ in trends)
-                + f" (Spearman; bootstrap over {trends[0][2]} layers). {link}"
-            )
+    out: list[str] = []  # the models and corpora: the section under the summary, and every line's own
+    out += _figure1_findings(experiments, results, figure1, f"[Figure 1](#{anchor(figure1_heading)})")
     betas = []
     for exp in scaling:
         b = _k90_beta(results / exp.name)
@@ -259,37 +268,30 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
             + f" for {model} (n = {fits[0][1][3][0]}–{fits[0][1][3][-1]})"
             for model, fits in by_model.items()
         )
-        out.append(
-            f"**The rank needed grows with n.** k90 (90% of Σσ) scales as {parts}; "
-            f"95% CIs over inputs. [Scaling](#beyond-figure-1)"
-        )
         chance = [(exp, c) for exp, c in ((exp, _null_constant(results / exp.name)) for exp, _ in betas) if c]
-        if chance:
-            nulls = sorted(c[1] for _, c in chance)
-            out.append(
-                f"**Against chance.** An entropy-matched random softmax grows as fast (β {nulls[0]:.2f}–"
-                f"{nulls[-1]:.2f}); the constant, not the exponent, differs. Longest-n k90/n, real vs null: "
-                f"{_against_chance(chance, results)}. [Scaling](#beyond-figure-1)"
+        nulls = sorted(c[1] for _, c in chance)
+        out.append(
+            f"**The rank needed grows with n.** k90 scales as {parts}; 95% CIs over inputs"
+            + (
+                f". An entropy-matched null grows as fast (β {nulls[0]:.2f}–{nulls[-1]:.2f}) at a higher k90/n: "
+                f"{_against_chance(chance, results)}"
+                if chance
+                else ""
             )
+            + ". [Scaling](#beyond-figure-1)"
+        )
         out.append(_linformer_finding([exp for exp, _ in betas], results, all(b[1] > 0.8 for _, b in betas)))
     return out
 
 
 def _against_chance(chance: Sequence[tuple[Any, tuple]], results: Path) -> str:
-    """``MiniLM-L6 0.32 vs 0.63 (imdb), 0.31 vs 0.63 (wiki103), random-init model 0.45, 0.44; ...``:
-    real vs entropy-matched k90/n per model and corpus, then the random-init model's where held."""
-    by_model: dict[str, list[tuple[str, tuple]]] = {}
+    """``MiniLM-L6 0.63 vs 0.32 (imdb); SmolLM2-135M 0.46 vs 0.38 (imdb)``: the entropy-matched
+    null's k90/n against the real P's, the first corpus of each model."""
+    first: dict[str, tuple[str, tuple]] = {}
     for exp, c in chance:
         model, corpus = scaling_label(results / exp.name).split(" · ")
-        by_model.setdefault(model, []).append((corpus, c))
-    parts = []
-    for model, runs in by_model.items():
-        text = f"{model} " + ", ".join(f"{c[2]:.2f} vs {c[3]:.2f} ({corpus})" for corpus, c in runs)
-        inits = [c[4] for _, c in runs if c[4] is not None]
-        if len(inits) == len(runs):
-            text += ", random-init " + ", ".join(f"{v:.2f}" for v in inits)
-        parts.append(text)
-    return "; ".join(parts)
+        first.setdefault(model, (corpus, c))
+    return "; ".join(f"{model} {c[3]:.2f} vs {c[2]:.2f} ({corpus})" for model, (corpus, c) in first.items())
 
 
 def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> str:
@@ -330,7 +332,7 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
         for (model, n0, n1), parts in by_model.items()
     )
     return (
-        f"**For Linformer.** It needs softmax(Q(EK)ᵀ)(FV) ≈ PV at fixed k. Random Gaussian E = F, k = {READ_K}: "
+        f"**For Linformer.** softmax(Q(EK)ᵀ)(FV) against PV, random Gaussian E = F, k = {READ_K}: "
         f"{measured} (95% CI over documents)"
         + (": worse than outputting zero" if above else "")
         + "; trained E, F may do better. [Scaling](#beyond-figure-1)"
@@ -345,17 +347,67 @@ def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> 
     return [lines[0].removeprefix("- ").replace("low rank?**", "low rank?** ", 1).replace("  ", " ")] if lines else []
 
 
+def _theorem_of(claim_id: str, place: str) -> str:
+    """The theorem (or equation, or place) a claim belongs to, as the summary names it: the place's
+    "Theorem N" or "Lemma N", else the id's ``thmN`` / ``eqN``, else the place's first part."""
+    m = re.search(r"\bTheorem [A-Z]?\d+(?:\.\d+)?", place) or re.search(r"\bLemma [A-Z]?\d+(?:\.\d+)?", place)
+    if m:
+        return m.group(0)
+    part = claim_id.split(".")[1] if "." in claim_id else claim_id
+    if m := re.fullmatch(r"thm(\d+)", part):
+        return f"Theorem {m.group(1)}"
+    if m := re.fullmatch(r"eq(\d+)", part):
+        return f"eq. ({m.group(1)})"
+    return place.split(",")[0]
+
+
+def _why(reason: str, words: int = 7) -> str:
+    """The deciding numbers of a ledger reason, in at most ``words`` words: seeds, intervals and
+    trailing asides left out, the clause with the comparison kept."""
+    first = reason.split("; ")[0]  # the deciding reading ("relative at its k = 4621: 500/500 fail, ..."); others follow
+    text = re.sub(r"\s*\(instance seed \d+\)|, 95% CI \[[^\]]*\]|\s*\(by a factor [^)]*\)", "", first).strip(" …")
+    clauses = [c for c in text.split(": ") if c]
+    text = next(
+        (c for c in clauses if re.search(r"[<>≠≤≥]|\bfail\b|off by|above|below", c)), clauses[-1] if clauses else ""
+    )
+    opened = []  # positions of parentheses still open: the ledger cut an aside off there
+    for i, ch in enumerate(text):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            opened.pop()
+    text = text[: opened[0]] if opened else text
+    text = re.sub(r"\s+\([^()]*\)$", "", text.strip()).rstrip(",;: ")
+    text = re.sub(r"\s+\((?=[a-z])[^()]*(?:\([^()]*\)[^()]*)*\)", "", text)  # asides in words: "(the line …)"
+    cut = text.split()
+    return " ".join(cut[:words]) + ("…" if len(cut) > words else "")
+
+
 def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str, str], verdict_file: str) -> list[str]:
-    """One line per paper: its claims by verdict and which fail, per source (the paper, or notes
-    on it), misprints apart (:func:`attnspec.report.ledger.findings`)."""
-    from attnspec.report.ledger import HEADING, findings, ledger_rows
+    """One line per paper: each theorem with a failing claim and why it fails (the deciding
+    numbers of its first failing claim, from the claims ledger), then its misprints apart
+    (printed formulas that hold as corrected: no failure)."""
+    from attnspec.report.ledger import HEADING, ledger_rows
+    from attnspec.verdicts.vocabulary import MISPRINT, is_failure
 
     rows = ledger_rows(experiments, results, verdict_file)
     out = []
     for paper, cite in papers.items():
         mine = [r for r in rows if r["paper"] == paper]
-        if mine:
-            out.append(f"**{_short(cite)}.** {findings(mine)}. [Ledger](#{anchor(HEADING)})")
+        if not mine:
+            continue
+        failing = [r for r in mine if is_failure(r["verdict"])]
+        by_theorem: dict[str, str] = {}
+        for r in sorted(failing, key=lambda r: r["verdict"] != "violated"):  # a plain violation says why best
+            by_theorem.setdefault(_theorem_of(r["id"], r["place"]), _why(r["reason"]))
+        told = "; ".join(f"{name}: {why}" for name, why in by_theorem.items())
+        misprints = sorted({_theorem_of(r["id"], r["place"]) for r in mine if r["verdict"] == MISPRINT})
+        out.append(
+            f"**{_short(cite)}.** "
+            + (f"{len(failing)} of {len(mine)} claims fail: {told}" if failing else f"No claim of {len(mine)} fails")
+            + (f"; misprints that hold as corrected: {', '.join(misprints)}" if misprints else "")
+            + f". [Ledger](#{anchor(HEADING)})"
+        )
     return out
 
 

@@ -21,8 +21,8 @@ are independent samples (different inputs or corpora), so the difference's inter
 Welch's: d ± t_ν·√(se_a² + se_b²), ν by Welch–Satterthwaite.
 
 :func:`depth_trends` gives, per run and quantity, Spearman's ρ between the layer index
-and the layer means with a Fisher-z interval (:func:`attnspec.numerics.stats.spearman_ci`), as the
-report does for Figure 1.
+and the layer means with its permutation p over the layers' orderings
+(:mod:`attnspec.numerics.depth`), the one depth test of the report.
 """
 
 from __future__ import annotations
@@ -312,56 +312,53 @@ def compare_runs(runs: Sequence[Path], *, at: int | None = None, level: float = 
     return pd.DataFrame(rows)
 
 
-def depth_trends(table: pd.DataFrame, level: float = 0.95, *, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Spearman ρ between layer index and layer mean, per run and quantity, with a Fisher-z interval.
+def depth_trends(table: pd.DataFrame, level: float = 0.95, *, seed: int = 0) -> pd.DataFrame:
+    """Spearman ρ between layer index and layer mean, per run and quantity, with its permutation p.
 
-    ``table`` is :func:`compare_runs`'s output. Needs at least 4 layers (else ρ is NaN).
-    Both intervals take the layers as the unit: ``low``/``high`` by Fisher's z with L pairs,
-    ``layer_low``/``layer_high`` by a percentile bootstrap over layers
-    (:func:`attnspec.numerics.stats.layer_bootstrap_trend`); ``statement`` reads the bootstrap interval
-    (:func:`attnspec.numerics.stats.depth_statement`: a trend only when it excludes 0).
+    ``table`` is :func:`compare_runs`'s output. Needs at least 4 layers (else ρ is NaN). The
+    layers are the unit: p counts the orderings of the layer means that reach the observed
+    \|ρ\| (:func:`attnspec.numerics.depth.depth_permutation_test`), and ``statement`` words it by
+    the one depth rule (:func:`attnspec.numerics.depth.depth_sentence`).
 
     Parameters
     ----------
     table : pandas.DataFrame
         :func:`compare_runs`'s output (its rows with ``layer`` >= 0 are used).
     level : float
-        Confidence level of both intervals, in (0, 1).
-    resamples : int
-        Bootstrap resamples over layers.
+        Kept in the table's ``level`` column, for the comparison's other intervals.
     seed : int
-        Seed of the bootstrap.
+        Seed of the drawn orderings (more than 8 layers).
 
     Returns
     -------
     pandas.DataFrame
-        One row per (quantity, run): ``quantity, run, label, rho, low, high, layer_low,
-        layer_high, resampled`` (``"layers"``), ``statement, layers, level``; ρ and the
-        intervals are NaN with fewer than 4 layers or no variation over depth.
+        One row per (quantity, run): ``quantity, run, label, rho, p, orderings, phrase,
+        statement, layers, level``; ρ and p are NaN with fewer than 4 layers or no variation
+        over depth.
     """
-    from attnspec.numerics.stats import depth_statement, layer_bootstrap_trend, spearman_ci
+    from attnspec.numerics.depth import MIN_LAYERS, depth_permutation_test, depth_phrase, depth_sentence
 
     rows = []
     per_layer = table[table["layer"] >= 0]
     for (q, run), g in per_layer.groupby(["quantity", "run"], sort=False):
         g = g.sort_values("layer")
-        rho = lo = hi = b_lo = b_hi = float("nan")
-        statement = f"{q}: fewer than 4 layers or no variation over depth; no trend shown"
-        if len(g) >= 4 and g["mean"].nunique() > 1:
-            rho, lo, hi = spearman_ci(g["layer"].to_numpy(dtype=float), g["mean"].to_numpy(), level)
-            _, b_lo, b_hi = layer_bootstrap_trend(g["mean"].to_numpy(), resamples=resamples, seed=seed, level=level)
-            statement = depth_statement(str(g["label"].iloc[0]), rho, b_lo, b_hi, layers=len(g), level=level)
+        rho = p = float("nan")
+        orderings = 0
+        phrase = "no trend shown"
+        statement = f"{q}: fewer than {MIN_LAYERS} layers or no variation over depth; no trend shown"
+        if len(g) >= MIN_LAYERS and g["mean"].nunique() > 1:
+            trend = depth_permutation_test(g["mean"].to_numpy(dtype=float), seed=seed)
+            rho, p, orderings = trend.rho, trend.p, trend.orderings
+            phrase, statement = depth_phrase(trend), depth_sentence(str(g["label"].iloc[0]), trend)
         rows.append(
             {
                 "quantity": q,
                 "run": run,
                 "label": g["label"].iloc[0],
                 "rho": rho,
-                "low": lo,
-                "high": hi,
-                "layer_low": b_lo,
-                "layer_high": b_hi,
-                "resampled": "layers",
+                "p": p,
+                "orderings": orderings,
+                "phrase": phrase,
                 "statement": statement,
                 "layers": len(g),
                 "level": level,

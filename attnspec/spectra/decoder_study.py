@@ -385,9 +385,9 @@ def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None
 
     The slope's interval (``low``, ``high``) resamples inputs: it says how precisely these
     layers' profile is known on this corpus. Whether the model's layers show a trend is a
-    statement about layers: ``rho`` (Spearman, layer index against layer mean) with
-    ``layer_low``, ``layer_high`` from a bootstrap over layers, and ``statement``, which names
-    a trend only when that interval excludes 0 (:func:`attnspec.numerics.stats.depth_statement`).
+    statement about layers: ``rho`` (Spearman, layer index against layer mean) with its
+    permutation ``p`` over the layers' orderings, ``phrase`` and ``statement`` by the one
+    depth rule (:mod:`attnspec.numerics.depth`).
 
     Parameters
     ----------
@@ -404,7 +404,7 @@ def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None
     -------
     pandas.DataFrame
     """
-    from attnspec.numerics.stats import depth_statement, layer_bootstrap_trend
+    from attnspec.numerics.depth import MIN_LAYERS, depth_permutation_test, depth_phrase, depth_sentence
 
     n = _seq_len(run)
     rows = []
@@ -417,12 +417,14 @@ def run_depth_trends(run: Path, quantities: Sequence[str], at: int | None = None
                 **depth_trend(per_head, per_input, col, scale=scale, level=level),
             }
             means = per_head[per_head["count"] > 0].groupby("layer")["mean"].mean().sort_index().to_numpy() * scale
-            rho = lo = hi = float("nan")
-            statement = f"{QUANTITIES[q][0]}: fewer than 4 layers or no variation over depth; no trend shown"
-            if means.size >= 4 and np.unique(means).size > 1:
-                rho, lo, hi = layer_bootstrap_trend(means, level=level)
-                statement = depth_statement(QUANTITIES[q][0], rho, lo, hi, layers=int(means.size), level=level)
-            rows.append({**row, "rho": rho, "layer_low": lo, "layer_high": hi, "statement": statement})
+            rho = p = float("nan")
+            phrase = "no trend shown"
+            statement = f"{QUANTITIES[q][0]}: fewer than {MIN_LAYERS} layers or no variation over depth; no trend shown"
+            if means.size >= MIN_LAYERS and np.unique(means).size > 1:
+                trend = depth_permutation_test(means)
+                rho, p = trend.rho, trend.p
+                phrase, statement = depth_phrase(trend), depth_sentence(QUANTITIES[q][0], trend)
+            rows.append({**row, "rho": rho, "p": p, "phrase": phrase, "statement": statement})
     return pd.DataFrame(rows)
 
 

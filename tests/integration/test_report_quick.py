@@ -48,7 +48,7 @@ def test_quick_report_regenerates_everything(
             assert rows and {"claim", "verdict", "evidence"} <= set(rows[0])
     for cite in PAPERS.values():
         assert cite in report
-    assert "Spearman" in report and "figures/compare-figure1/spectrum_compare.png" in report
+    assert "Spearman" in report and "figures/figure1-nulls/spectrum_nulls.png" in report
     beyond = report.split("## Beyond Figure 1")[1]
     for part in ("Scaling with n", "β of k ∝ n^β", "The metrics beyond the curve", "Comparison:", "Reading:"):
         assert part in beyond, part

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "reports" / "results"
 #: Figures checked elsewhere instead (none: every figure the report draws is checked here).
 ELSEWHERE: set[str] = set()
-MODULES = ("spectrum", "scaling", "compare", "decoder", "jl", "expressivity", "osa", "osa_train")
+MODULES = ("spectrum", "null_curves", "scaling", "compare", "decoder", "jl", "expressivity", "osa", "osa_train")
 
 
 @pytest.fixture
@@ -80,3 +80,43 @@ def test_every_spectrum_figure_the_report_draws_is_print_ready(kept, tmp_path) -
         if stem not in ELSEWHERE:
             assert_print_ready(fig, stem)
         plt.close(fig)
+
+
+#: The figures that carry the summary, by (folder, stem): drawn at one column.
+SUMMARY_FIGURES = (("figure1-nulls", "spectrum_nulls"), ("scaling-grid", "scaling_grid"), ("decoder", "decoder_beta"))
+
+
+def test_the_figures_that_carry_the_summary_are_drawn_at_one_column(kept, tmp_path) -> None:  # noqa: ANN001
+    from attnspec.plots import COLUMN_IN
+    from attnspec.report.beyond import beyond_figure1_section
+    from attnspec.report.decoder import decoder_section
+    from attnspec.report.experiments import load_experiments, spectrum_runs
+    from attnspec.report.figure1 import _spectrum_section
+
+    experiments = load_experiments(REPO / "experiments")
+    runs = spectrum_runs(experiments, RESULTS, "figure1")
+    if not runs:
+        pytest.skip("no committed spectrum results")
+    _spectrum_section(runs, RESULTS, tmp_path, lambda *a, **k: None, lambda *a, **k: None)
+    beyond_figure1_section(experiments, RESULTS, tmp_path)
+    decoder_section(experiments, RESULTS, tmp_path, quick=False)
+    drawn = dict(kept)
+    for _, stem in SUMMARY_FIGURES:
+        assert stem in drawn, stem
+        assert abs(drawn[stem].get_figwidth() - COLUMN_IN) < 1e-6, (stem, drawn[stem].get_figwidth())
+        assert_print_ready(drawn[stem], stem)
+    for _, fig in kept:
+        plt.close(fig)
+
+
+def test_the_committed_summary_figures_are_one_column_wide_at_print_resolution() -> None:
+    from PIL import Image
+
+    from attnspec.plots import COLUMN_IN
+
+    for folder, stem in SUMMARY_FIGURES:
+        png = REPO / "reports" / "figures" / folder / f"{stem}.png"
+        assert png.is_file(), f"{png} is missing: regenerate the report"
+        with Image.open(png) as im:
+            width_in = im.size[0] / 150  # savefig.dpi of attnspec.plots.style
+        assert COLUMN_IN - 0.1 <= width_in <= COLUMN_IN + 0.25, (png.name, width_in)

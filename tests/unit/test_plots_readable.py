@@ -229,7 +229,12 @@ def test_scaling_references_go_through_the_data_and_ticks_are_plain(tmp_path, mo
     ns = [32, 64, 128, 256]
     table = pd.DataFrame(
         [
-            {"n": n, "layer": layer, "k_mean_curve": 0.3 * n * (layer + 1) ** 0.5, "effective_rank": 0.2 * n + layer}
+            {
+                "n": n,
+                "layer": layer,
+                "reach_index_input_mean": 0.3 * n * (layer + 1) ** 0.5,
+                "effective_rank": 0.2 * n + layer,
+            }
             for n in ns
             for layer in range(4)
         ]
@@ -259,7 +264,7 @@ def test_scaling_references_go_through_the_data_and_ticks_are_plain(tmp_path, mo
     flat = [line for line in ax.lines if line.get_label().startswith("β = 0")][0]
     slope = [line for line in ax.lines if line.get_label().startswith("β = 1")][0]
     centre_n = np.exp(np.mean(np.log(ns)))
-    centre_v = np.exp(np.mean(np.log(table["k_mean_curve"])))
+    centre_v = np.exp(np.mean(np.log(table["reach_index_input_mean"])))
     assert np.allclose(flat.get_ydata(), centre_v)  # anchored at the data's geometric centre
     assert np.allclose(
         np.interp(np.log(centre_n), np.log(slope.get_xdata()), np.log(slope.get_ydata())), np.log(centre_v)

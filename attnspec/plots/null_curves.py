@@ -1,0 +1,105 @@
+"""Figure 1 at one column: the real P's cumulative singular-value curve beside each null's.
+
+``spectrum_nulls``: the share of Σσ in the first i singular values against i, the mean over
+layers and heads of each real run (one line per corpus, with the min–max band of its layer
+means), and the mean curve of each null baseline (entropy-matched random softmax, uniform rows,
+the re-initialised model), with the reading index marked. Drawn from saved spectrum tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from attnspec.plots import COLUMN_IN, OKABE_ITO, legend_below, paper_figure, save_figure, style
+
+#: Line styles of the nulls, by name.
+NULL_STYLES = {"entropy-matched": (0, (5, 1.5)), "uniform": (0, (1, 1)), "random-init": (0, (3, 1, 1, 1))}
+
+
+def _mean_curve(spectrum: pd.DataFrame) -> pd.Series:
+    """index → mean over layers and heads of the per-(layer, head) mean curve."""
+    return spectrum.groupby("index")["mean"].mean().sort_index()
+
+
+def plot_null_curves(
+    real: dict[str, pd.DataFrame],
+    nulls: dict[str, pd.DataFrame],
+    out: Path,
+    *,
+    at: int,
+    title: str = "",
+    formats: Sequence[str] = ("png", "svg"),
+) -> list[Path]:
+    """Draw ``spectrum_nulls`` at one column's width.
+
+    Parameters
+    ----------
+    real : dict of str to pandas.DataFrame
+        Corpus label → the run's spectrum table (``layer``, ``head``, ``index``, ``mean``).
+    nulls : dict of str to pandas.DataFrame
+        Null name → its spectrum table at the same n (same columns).
+    out : Path
+        The folder the figure is written to; created when missing.
+    at : int
+        The reading index, marked by a vertical line.
+    title : str
+        The figure's title (model · n); may be empty.
+    formats : sequence of str
+        The file formats, one file each.
+
+    Returns
+    -------
+    list of Path
+        The files written, ``out/spectrum_nulls.*``.
+
+    Raises
+    ------
+    ValueError
+        No real run.
+    """
+    from attnspec.plots import fit_title
+    from attnspec.spectra.nulls import LABELS
+
+    if not real:
+        raise ValueError("plot_null_curves needs at least one real run, got none")
+    style()
+    Path(out).mkdir(parents=True, exist_ok=True)
+    fig, axes = paper_figure(width=COLUMN_IN, height=3.2)
+    ax = axes[0, 0]
+    for j, (label, table) in enumerate(real.items()):
+        per_layer = table.groupby(["layer", "index"])["mean"].mean().unstack("layer")  # (n, L)
+        if j == 0:
+            ax.fill_between(
+                per_layer.index,
+                per_layer.min(axis=1),
+                per_layer.max(axis=1),
+                color=OKABE_ITO[0],
+                alpha=0.18,
+                lw=0,
+                label=f"real, {label}: layers min–max",
+            )
+        curve = _mean_curve(table)
+        ax.plot(curve.index, curve.to_numpy(), color=OKABE_ITO[j], lw=1.6, label=f"real, {label}: mean")
+    for j, (name, table) in enumerate(nulls.items()):
+        curve = _mean_curve(table)
+        ax.plot(
+            curve.index,
+            curve.to_numpy(),
+            color=OKABE_ITO[3 + j],
+            lw=1.2,
+            ls=NULL_STYLES.get(name, "-."),
+            label=LABELS.get(name, name),
+        )
+    ax.axvline(at, color="0.3", lw=0.8, ls=":", label=f"index {at}")
+    ax.set_xlim(1, max(int(t["index"].max()) for t in real.values()))
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("singular value index i (1 = largest)")
+    ax.set_ylabel("share of Σσ in the first i values")
+    if title:
+        ax.set_title(fit_title(title, COLUMN_IN, 8))
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(fig, handles, labels, ncol=2)
+    return save_figure(fig, Path(out) / "spectrum_nulls", formats)

@@ -1,0 +1,184 @@
+"""Each null baseline's value beside the real P at Figure 1's reading: c at the reading index,
+k90/n and row entropy, the mean over layers and heads.
+
+A spectrum run holds the nulls it computed (``baseline_*.parquet``); a null it lacks (the
+random-init model, which needs a forward pass per input) is read from the scaling study of the
+same model and corpus at the same n, when the report holds one. The reading sentence
+(:func:`null_reading`) says what the values mean: a near-uniform P keeps almost all of Σσ in its
+first singular value, so a high share in the first indices is what averaging gives.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The nulls in the order tables and sentences show them.
+ORDER = ("entropy-matched", "uniform", "random-init")
+
+
+@dataclass(frozen=True)
+class NullValue:
+    """One null's values at a run's reading (means over layers and heads).
+
+    Attributes
+    ----------
+    source : str
+        The null's name (:data:`attnspec.spectra.nulls.BASELINES`).
+    c_at : float
+        Mean cumulative share of Σσ at the reading index.
+    k90 : float
+        Mean k90/n (per input, then averaged).
+    row_entropy : float
+        Mean normalised row entropy.
+    where : str
+        The results folder read, relative to the report's results.
+    """
+
+    source: str
+    c_at: float
+    k90: float
+    row_entropy: float
+    where: str
+
+
+def _identity(run: Path) -> tuple[Any, Any, Any]:
+    meta = json.loads((run / "meta.json").read_text())
+    ident = meta.get("identity") or {}
+    return ident.get("model"), ident.get("data"), ident.get("seq_len")
+
+
+def null_sources(run: Path, results: Path) -> dict[str, Path]:
+    """Where each null beside ``run`` is held: ``run`` itself, else a scaling study in ``results`` of
+    the same model and corpus at the same n (folders in name order); in :data:`ORDER`.
+
+    Parameters
+    ----------
+    run : Path
+        A single-length spectrum results directory.
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    dict of str to Path
+    """
+    from attnspec.spectra.nulls import baselines_of
+
+    model, data, n = _identity(run)
+    found = dict.fromkeys(baselines_of(run), run)
+    for study in sorted(p for p in results.iterdir() if (p / "meta.json").is_file()):
+        same = study / f"n{n}"
+        if study != run and (same / "meta.json").is_file() and _identity(same) == (model, data, n):
+            for name in baselines_of(same):
+                found.setdefault(name, same)
+    return {name: found[name] for name in ORDER if name in found}
+
+
+def null_values(run: Path, at: int, results: Path) -> dict[str, NullValue]:
+    """Every null beside ``run`` (:func:`null_sources`) read at index ``at``.
+
+    Parameters
+    ----------
+    run : Path
+        A single-length spectrum results directory.
+    at : int
+        The reading index.
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    dict of str to NullValue
+        In :data:`ORDER`; empty when no null is held.
+    """
+    from attnspec.spectra.nulls import read_baseline
+
+    n = int(_identity(run)[2])
+    out = {}
+    for name, where in null_sources(run, results).items():
+        spec = read_baseline(where, name, "spectrum")
+        metrics = read_baseline(where, name, "metrics")
+        out[name] = NullValue(
+            source=name,
+            c_at=float(spec[spec["index"] == at]["mean"].mean()),
+            k90=float(metrics["reach_index_mean"].mean()) / n,
+            row_entropy=float(metrics["row_entropy_mean"].mean()),
+            where=where.relative_to(results).as_posix(),
+        )
+    return out
+
+
+def null_cells(nulls: dict[str, NullValue]) -> str:
+    """``"0.516 · 1.000 · 0.974"``: c at the reading index of each null in :data:`ORDER`, ``—`` where absent.
+
+    Parameters
+    ----------
+    nulls : dict of str to NullValue
+        :func:`null_values`'s result.
+
+    Returns
+    -------
+    str
+    """
+    return " | ".join(f"{nulls[name].c_at:.3f}" if name in nulls else "—" for name in ORDER)
+
+
+def null_reading(real_c: float, real_k90: float, nulls: dict[str, NullValue], *, at: int) -> str:
+    """``"c at index 128: the real P 0.826 (k90/n 0.320), the entropy-matched null 0.516 (...), ..."``;
+    empty without nulls.
+
+    Parameters
+    ----------
+    real_c : float
+        The real P's mean c at ``at``.
+    real_k90 : float
+        The real P's mean k90/n.
+    nulls : dict of str to NullValue
+        :func:`null_values`'s result.
+    at : int
+        The reading index.
+
+    Returns
+    -------
+    str
+    """
+    if not nulls:
+        return ""
+    from attnspec.spectra.nulls import LABELS
+
+    parts = [f"the real P {real_c:.3f} (k90/n {real_k90:.3f})"] + [
+        f"the {LABELS[v.source]} {v.c_at:.3f} (k90/n {v.k90:.3f}, row entropy {v.row_entropy:.2f})"
+        for v in nulls.values()
+    ]
+    return f"c at index {at}: " + ", ".join(parts) + "."
+
+
+def averaging_reading(real_c: float, nulls: dict[str, NullValue], *, at: int) -> str:
+    """The sentence that reads a random-init model whose share at ``at`` is above the real P's;
+    empty otherwise.
+
+    Parameters
+    ----------
+    real_c : float
+        The real P's mean c at ``at``.
+    nulls : dict of str to NullValue
+        :func:`null_values`'s result.
+    at : int
+        The reading index.
+
+    Returns
+    -------
+    str
+    """
+    init = nulls.get("random-init")
+    if init is None or init.c_at <= real_c:
+        return ""
+    return (
+        f"The re-initialised model puts more of Σσ in the first {at} indices than the trained one: its rows are "
+        f"nearly uniform (entropy {init.row_entropy:.2f}), and a near-uniform P is close to rank one, so a high "
+        "share in the first indices is what averaging gives, not evidence of learned low-rank structure; the "
+        "trained P lies between averaging and the entropy-matched random softmax."
+    )

@@ -1,0 +1,121 @@
+"""The report's "Threats to validity": what the spectrum study's setting could change, read from
+the results' metadata (meta.json of every spectrum run and scaling length).
+
+One bullet per threat, each saying what it is and what it could change: the models measured
+(not the paper's), lengths read past what a model was trained or configured for, weights
+dequantised from a quantised file, and small samples. A threat the results do not show is left
+out; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+HEADING = "Threats to validity"
+#: Fewer inputs than this make a run's intervals rest on a small sample.
+FEW_INPUTS = 20
+
+
+def _metas(experiments: Sequence[Any], results: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(experiment, meta.json) of every spectrum run, one per length of a scaling study."""
+    out = []
+    for exp in experiments:
+        path = results / exp.name / "meta.json"
+        if exp.command != "spectrum" or not path.is_file():
+            continue
+        meta = json.loads(path.read_text())
+        if meta.get("kind") == "spectrum-scaling":
+            out += [
+                (exp.name, json.loads((results / exp.name / f"n{n}" / "meta.json").read_text()))
+                for n in meta.get("lengths") or []
+                if (results / exp.name / f"n{n}" / "meta.json").is_file()
+            ]
+        else:
+            out.append((exp.name, meta))
+    return out
+
+
+def _configured_length(meta: dict[str, Any]) -> int | None:
+    """The sequence length a sentence-transformers model was configured for (its
+    ``sentence_bert_config.json``), when its folder is on this machine."""
+    folder = Path(str(meta.get("model_path") or ""))
+    config = folder / "sentence_bert_config.json"
+    if not folder.is_dir() or not config.is_file():
+        return None
+    value = json.loads(config.read_text()).get("max_seq_length")
+    return int(value) if value else None
+
+
+def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
+    """``## Threats to validity``: one bullet per threat the results show; empty without spectrum runs.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
+    from attnspec.report.decoder import display
+
+    metas = _metas(experiments, results)
+    if not metas:
+        return []
+    models: dict[str, dict[str, Any]] = {}
+    for name, meta in metas:
+        model = str(meta.get("model") or (meta.get("identity") or {}).get("model"))
+        m = models.setdefault(model, {"n": set(), "inputs": {}, "meta": meta})
+        n = int((meta.get("identity") or {}).get("seq_len") or 0)
+        m["n"].add(n)
+        m["inputs"][(name, n)] = int(meta.get("inputs_done") or 0)
+    names = ", ".join(
+        f"{display(model)} ({m['meta'].get('architecture')}, {m['meta'].get('num_layers')} layers)"
+        for model, m in models.items()
+    )
+    bullets = [
+        f"- **Models.** {names}: not the paper's RoBERTa, which cannot be loaded offline. Every number is about "
+        "these models on these corpora; a larger encoder could concentrate Σσ more or less."
+    ]
+    for model, m in models.items():
+        top = max(m["n"])
+        configured = _configured_length(m["meta"])
+        positions = m["meta"].get("max_seq_len")
+        if configured and top > configured:
+            bullets.append(
+                f"- **Lengths beyond training.** {display(model)} is read up to n = {top}, though its "
+                f"sentence-transformers configuration caps inputs at {configured} tokens ({positions} position "
+                f"embeddings): P past n = {configured} may be off its training distribution, which could flatten or "
+                "sharpen its spectrum there."
+            )
+        elif positions and top >= int(positions):
+            bullets.append(
+                f"- **Lengths at the edge.** {display(model)} is read at n = {top}, all of its {positions} positions."
+            )
+        gguf = m["meta"].get("gguf") or {}
+        if gguf.get("quantization"):
+            bullets.append(
+                f"- **Quantisation.** {display(model)}'s weights are dequantised to {gguf.get('dequantized_to')} "
+                f"from a {gguf.get('quantization')} file: rounding of the weights perturbs the logits, which could "
+                "change the small singular values more than the large ones."
+            )
+        small: dict[int, list[int]] = {}  # documents per run → the lengths read with so few
+        for (_, n), v in m["inputs"].items():
+            if 0 < v < FEW_INPUTS:
+                small.setdefault(v, []).append(n)
+        if small:
+            counts = "; ".join(
+                f"{v} documents at n = {', '.join(str(n) for n in sorted(set(ns)))}" for v, ns in sorted(small.items())
+            )
+            bullets.append(
+                f"- **Sample sizes.** {display(model)}: {counts}. Intervals over so few documents are wide and rest "
+                "on a t approximation, and a corpus's variety may be missed."
+            )
+    return [f"## {HEADING}", "", *bullets, ""]

@@ -1,0 +1,129 @@
+"""The spectrum of P with its mean row removed: what attention does beyond averaging.
+
+A row-stochastic P = 1·p̄ᵀ + C splits into its mean row p̄ = (1ᵀP)/n repeated on every row (a
+rank-one matrix: every query attends alike) and the centred rest C = P − 1·p̄ᵀ = (I − 11ᵀ/n)P,
+whose rows sum to 0 and whose columns sum to 0. Averaging puts Σσ of P in σ₁: the uniform P
+is 1·p̄ᵀ exactly (C = 0), a re-initialised model's near-uniform rows leave C small, and both
+read "low rank" on the curve of P. C carries only what differs between queries, so its curve
+and its size say how much structure there is beyond averaging and how many directions it needs:
+
+* :func:`centred_singular_values` — σ(C) per matrix, descending;
+* :func:`centred_curve` — C's normalised cumulative singular-value curve (NaN for C = 0, which
+  has none);
+* :func:`centred_share` — Σσ(C) / Σσ(P) in [0, 2]: 0 for a matrix whose rows are all equal.
+
+For a causal (lower-triangular) P the mean row is taken over the rows as they are (row i covers
+positions 0…i); C then keeps the triangle's shape difference as structure, so compare causal
+runs with their own uniform (lower-triangular) null.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _check(P: np.ndarray) -> np.ndarray:
+    P = np.asarray(P, dtype=float)
+    if P.ndim < 2 or P.shape[-1] != P.shape[-2] or P.shape[-1] < 2:
+        raise ValueError(f"P must be a stack of square n × n matrices with n >= 2, got shape {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise ValueError("P contains NaN or infinity")
+    return P
+
+
+def centre_rows(P: np.ndarray) -> np.ndarray:
+    """C = P − 1·(1ᵀP/n): every row minus the mean row, per matrix.
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (..., n, n)
+        Attention matrices (any stack of square matrices), finite, n >= 2.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n, n)
+        The centred matrices; their columns and (for row-stochastic P) rows sum to 0.
+
+    Raises
+    ------
+    ValueError
+        Not a stack of square matrices with n >= 2, or a NaN or infinite entry.
+    """
+    P = _check(P)
+    return P - P.mean(axis=-2, keepdims=True)  # (..., n, n) minus the mean row (..., 1, n)
+
+
+def centred_singular_values(P: np.ndarray) -> np.ndarray:
+    """σ(C), C = :func:`centre_rows` (P), descending along the last axis.
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (..., n, n)
+        Attention matrices, finite, n >= 2.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n)
+        Singular values of each centred matrix; the last is 0 (C has rank at most n − 1).
+
+    Raises
+    ------
+    ValueError
+        As :func:`centre_rows`.
+    """
+    return np.linalg.svd(centre_rows(P), compute_uv=False)
+
+
+def centred_curve(P: np.ndarray, *, atol: float = 1e-12) -> np.ndarray:
+    """C's normalised cumulative singular-value curve, NaN where C is zero (all rows equal).
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (..., n, n)
+        Attention matrices, finite, n >= 2.
+    atol : float
+        C counts as zero when Σσ(C) <= atol · n (rows equal up to rounding).
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., n)
+        c_i = (σ₁ + … + σ_i)/Σσ of C, reaching 1 at i = n − 1; NaN rows for C = 0.
+
+    Raises
+    ------
+    ValueError
+        As :func:`centre_rows`, or ``atol`` negative.
+    """
+    if atol < 0:
+        raise ValueError(f"atol must be >= 0, got {atol}")
+    sv = centred_singular_values(P)
+    total = sv.sum(axis=-1, keepdims=True)  # (..., 1)
+    zero = total <= atol * sv.shape[-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        curve = np.cumsum(sv, axis=-1) / total
+    return np.where(zero, np.nan, curve)
+
+
+def centred_share(P: np.ndarray) -> np.ndarray:
+    """Σσ(C) / Σσ(P): the size of what differs between queries, against the whole of P.
+
+    Parameters
+    ----------
+    P : numpy.ndarray, shape (..., n, n)
+        Attention matrices, finite, n >= 2, none all zero.
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+        0 when every row is the mean row; for the identity it is (n − 1)/n.
+
+    Raises
+    ------
+    ValueError
+        As :func:`centre_rows`, or a matrix that is all zero.
+    """
+    P = _check(P)
+    whole = np.linalg.svd(P, compute_uv=False).sum(axis=-1)
+    if np.any(whole <= 0):
+        raise ValueError("a matrix of P is all zero: its share is undefined")
+    return centred_singular_values(P).sum(axis=-1) / whole

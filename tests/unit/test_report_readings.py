@@ -1,0 +1,151 @@
+"""The report's readings, built from the committed results: one interval per quantity (over
+documents) in the summary, the body and the decoder section; depth by the permutation test,
+worded by one rule everywhere; every null beside the real value in Figure 1's table."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = REPO / "reports" / "results"
+FIGURE1_RUNS = ("spectrum-minilm-imdb", "spectrum-minilm-wiki103")
+
+
+def _need_results() -> list:
+    from attnspec.report.experiments import load_experiments
+
+    for name in FIGURE1_RUNS:
+        if not (RESULTS / name / "meta.json").is_file():
+            pytest.skip(f"no committed results in {RESULTS / name}")
+    return load_experiments(REPO / "experiments")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The summary, the Figure 1 section and its per-layer page, and the decoder section's text."""
+    from attnspec.report import PAPERS
+    from attnspec.report.decoder import decoder_section
+    from attnspec.report.experiments import FIGURE1_HEADING, VERDICT_FILE, spectrum_runs
+    from attnspec.report.figure1 import _spectrum_section
+    from attnspec.report.summary import summary_section
+
+    experiments = _need_results()
+    figures = tmp_path_factory.mktemp("figures")
+    runs = spectrum_runs(experiments, RESULTS, "figure1")
+    figure1 = _spectrum_section(runs, RESULTS, figures, lambda *a, **k: None, lambda *a, **k: None)
+    summary = summary_section(
+        experiments,
+        RESULTS,
+        papers=PAPERS,
+        quick=False,
+        verdict_file=VERDICT_FILE,
+        figure1_heading=FIGURE1_HEADING,
+    )
+    decoder = decoder_section(experiments, RESULTS, figures, quick=False)
+    return {"summary": "\n".join(summary), "figure1": "\n".join(figure1), "decoder": "\n".join(decoder)}
+
+
+def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str, str]) -> None:
+    # c at index 128 of MiniLM on IMDB, n = 512: summary (percent), Figure 1 table, decoder section table
+    body = re.search(
+        r"\| `spectrum-minilm-imdb` \| 512 \| 400 \| (0\.\d+) at 128 \[(0\.\d+), (0\.\d+)\]", built["figure1"]
+    )
+    assert body, "Figure 1's table gives c at 128 with its interval over documents"
+    mean, low, high = (float(v) for v in body.groups())
+    decoder = re.search(r"\| MiniLM-L6 · imdb \| 512 \| 400 \| (0\.\d+) \[(0\.\d+), (0\.\d+)\]", built["decoder"])
+    assert decoder and tuple(float(v) for v in decoder.groups()) == (mean, low, high)
+    summary = re.search(r"(\d+\.\d)% \[(\d+\.\d+)%, (\d+\.\d+)%\] on imdb \(layers (\d+)%–(\d+)%\)", built["summary"])
+    assert summary, "the summary gives the share with its interval over documents and the layers' range"
+    s_mean, s_low, s_high = (float(v) / 100 for v in summary.groups()[:3])
+    assert s_mean == pytest.approx(mean, abs=6e-4) and s_low == pytest.approx(low, abs=6e-4)
+    assert s_high == pytest.approx(high, abs=6e-4)
+    assert "layer means)" not in built["summary"] and "t interval" not in built["summary"]
+
+
+def test_depth_is_worded_by_the_permutation_rule_in_summary_and_body(built: dict[str, str]) -> None:
+    # MiniLM's 6 layer means at index 128: ρ = +0.83, p = 42/720 = 0.058: suggestive, not a trend
+    assert "suggestive rise with depth (ρ = +0.83, p = 0.058)" in built["summary"]
+    assert "all 720 orderings" in built["summary"]
+    assert "+0.83, 0.058" in built["figure1"]
+    assert "shows a suggestive rise with depth" in built["figure1"]
+    assert "independent draws" not in built["figure1"] and "bootstrap" not in built["summary"]
+
+
+def test_the_decoder_depth_readings_use_the_permutation_rule(built: dict[str, str]) -> None:
+    readings = [line for line in built["decoder"].splitlines() if line.startswith("Reading (SmolLM2-135M")]
+    depth = [line for line in readings if "permutation p" in line]
+    assert depth, "the decoder's depth reading quotes the permutation p"
+    for line in depth:
+        for part in line.split(";"):
+            m = re.search(r"(rises|falls) with depth \(ρ = [+-]\d\.\d+, permutation p = ([\d.e-]+)", part)
+            if m:
+                assert float(m.group(2)) < 0.05, part
+
+
+def test_figure1_shows_every_null_beside_the_real_value_and_reads_averaging(built: dict[str, str]) -> None:
+    row = next(line for line in built["figure1"].splitlines() if line.startswith("| `spectrum-minilm-imdb`"))
+    cells = [c.strip() for c in row.split("|")]
+    assert cells[6:9] == ["0.516", "1.000", "0.974"]  # entropy-matched, uniform, random-init at index 128
+    assert "what averaging gives" in built["figure1"]
+    assert "random init 97.4%" in built["summary"] and "entropy null 51.6%" in built["summary"]
+
+
+def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import attnspec.plots.compare
+    import attnspec.plots.scaling
+    from attnspec.plots.scaling import K90
+    from attnspec.report.beyond import beyond_figure1_section
+    from attnspec.report.captions import caption
+
+    experiments = _need_results()
+    run = RESULTS / "scaling-minilm-imdb"
+    for stem in ("scaling_k90", "scaling_grid"):
+        text = caption(stem, run)
+        assert "mean curve reaches" not in text and "per input" in text, stem
+    assert K90 == "reach_index_input_mean"
+    for module, name in (
+        (attnspec.plots.scaling, "plot_scaling"),
+        (attnspec.plots.scaling, "plot_scaling_grid"),
+        (attnspec.plots.compare, "plot_comparison"),
+    ):
+        monkeypatch.setattr(module, name, lambda *a, **k: [])  # the text only: no drawing
+    md = "\n".join(beyond_figure1_section(experiments, RESULTS, tmp_path))
+    assert "mean curve" not in md and "k90 per input" in md
+
+
+def test_each_paper_line_names_the_theorems_that_fail_and_why(built: dict[str, str]) -> None:
+    line = next(x for x in built["summary"].splitlines() if "**Linformer" in x)
+    assert "Theorem 1: 500/500 fail, claimed P ≤ 0.25" in line and "Lemma 1:" in line and "Theorem 2:" in line
+    assert "claims fail:" in line and "loose" not in line and "cannot-fail" not in line
+    osa = next(x for x in built["summary"].splitlines() if "**Orthogonal Self-Attention" in x)
+    assert "No claim of" in osa and "misprints that hold as corrected: eq. (26), eq. (49), eq. (89)" in osa
+
+
+def test_the_why_keeps_the_deciding_comparison() -> None:
+    from attnspec.report.summary import _theorem_of, _why
+
+    assert _why("relative at its k = 4621: 500/500 fail, claimed P ≤ 0.25 (21/32 rows); additive: loose") == (
+        "500/500 fail, claimed P ≤ 0.25"
+    )
+    assert _why("exp-low-rank at its n = 256: observed 256 > bound 64; gamma-theta-d: measured") == (
+        "observed 256 > bound 64"
+    )
+    assert _theorem_of("linformer.thm1.eq18", "Appendix A, eq. (18)") == "Theorem 1"
+    assert _theorem_of("linformer.eq4", "Section 3, eq. (4)") == "eq. (4)"
+    assert _theorem_of("linformer.lemma1.eq12", "Appendix A, Lemma 1, eq. (12)") == "Lemma 1"
+
+
+def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
+    from attnspec.report.threats import threats_section
+
+    experiments = _need_results()
+    text = "\n".join(threats_section(experiments, RESULTS))
+    assert text.startswith("## Threats to validity")
+    assert "Q4_1" in text and "16 documents at n = 64" in text and "4 documents at n = 2048" in text
+    assert "not the paper's RoBERTa" in text
+    config = Path(__import__("json").loads((RESULTS / FIGURE1_RUNS[0] / "meta.json").read_text())["model_path"])
+    if (config / "sentence_bert_config.json").is_file():
+        assert "caps inputs at 256 tokens" in text and "read up to n = 512" in text
