@@ -691,7 +691,11 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_approx(run: Path) -> None:
-    """The approximations of attention of a scaling study, when it holds them: one line per (k, method)."""
+    """The approximations of attention of a scaling study, when it holds them: a block per k, one
+    line per method, within 80 columns (the sentences with every interval: ``approx_verdicts.csv``)."""
+    import math
+
+    from rich import box
     from rich.table import Table
 
     from attnspec.numerics.stats import format_interval
@@ -701,32 +705,44 @@ def _print_approx(run: Path) -> None:
     v = read_verdicts(run)
     if v is None:
         return
-    t = Table(
-        title="Approximations of attention on held-out documents: ‖Ŷ − PV‖/‖PV‖ (mean over layers and heads), "
-        f"slope per doubling of n; a fixed k holds when the slope's upper end < +{THRESHOLD}; "
-        "cosine: sentence embedding with every layer replaced"
+    done = v[v["note"] == ""]
+    first = int(done["n_first"].min()) if len(done) else 0
+    last = int(done["n_last"].max()) if len(done) else 0
+    t = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False)
+    t.title = (
+        f"Approximations of attention on held-out documents: error ‖Ŷ − PV‖/‖PV‖ (mean over layers and heads, 95% CI over {int(done['inputs'].max()) if len(done) else 0} "
+        f"documents) and its slope per doubling of n: a fixed k holds when the slope's upper end is below +{THRESHOLD}"
     )
-    for col in ("k", "method", "first n", "95% CI", "last n", "95% CI", "slope", "95% CI", "verdict", "cosine"):
-        t.add_column(col, justify="right" if col not in ("method", "verdict") else "left")
-    for r in v.itertuples():
-        if r.note:
-            t.add_row(str(r.k), r.method, *[""] * 6, r.note, "")
-            continue
-        t.add_row(
-            str(r.k),
-            r.method + (" (ref.)" if r.reference else "") + (" †" if r.scores == "content only" else ""),
-            f"{r.error_first:.3f}",
-            format_interval(r.error_first_low, r.error_first_high, 3),
-            f"{r.error_last:.3f}",
-            format_interval(r.error_last_low, r.error_last_high, 3),
-            f"{r.slope:+.3f}",
-            format_interval(r.slope_low, r.slope_high, 3, signed=True),
-            r.verdict,
-            f"{r.cosine_last:.4f}",
-        )
+    for col, justify in (("k · method", "left"), (f"n={first}", "right"), (f"n={last} [95% CI]", "right"),
+                         ("slope 95% CI", "right"), ("fixed k", "left"), ("cos", "right")):  # fmt: skip
+        t.add_column(col, justify=justify, no_wrap=True)
+    for k, block in v.groupby("k", sort=True):
+        t.add_row(f"k = {k}", end_section=False, style="bold")
+        for r in block.itertuples():
+            name = "  " + r.method + ("*" if r.reference else "") + ("†" if r.scores == "content only" else "")
+            if r.note:
+                t.add_row(name, "", "", "", "not applied", "")
+                continue
+            cos = f"{r.cosine_last:.3f}" if math.isfinite(r.cosine_last) else "—"
+            t.add_row(
+                name,
+                f"{r.error_first:.2f}",
+                f"{r.error_last:.2f} {format_interval(r.error_last_low, r.error_last_high, 2)}",
+                format_interval(r.slope_low, r.slope_high, 3, signed=True),
+                {"a fixed k holds": "holds"}.get(r.verdict, r.verdict),
+                cos,
+            )
     out_console.print(t)
+    notes = ["* reference: uniform attention (must be beaten) and best rank-k P·V (what low rank of P alone allows)"]
     if (v["scores"] == "content only").any():
-        out_console.print("† sees the content scores only (it cannot take the additive score bias)", highlight=False)
+        notes.append("† sees the content scores only (it cannot take the additive score bias)")
+    notes.append(
+        f"cos: sentence-embedding cosine to the exact model at n={last}, every layer replaced (— not measured)"
+    )
+    if (v["note"] != "").any():
+        notes += [f"{m}: {why}" for m, why in v[v["note"] != ""].groupby("method")["note"].first().items()]
+    for line in notes:
+        out_console.print(line, highlight=False, soft_wrap=False, overflow="fold")
 
 
 def _approx_after_up_to_date(out: Path, *, plots: bool) -> None:

@@ -51,3 +51,25 @@ def test_a_decoder_gets_the_causal_methods_only_and_the_refusals_say_why():
     assert out["approx_fits"].empty
     why = refusals(plan, enc.layer_causal)
     assert set(why) == {"linformer-fit", "nystrom"} and "no causal form" in why["nystrom"]
+
+
+def test_a_model_outside_the_registry_is_not_measured_end_to_end_rather_than_read_as_unchanged():
+    from models_tiny import tiny_mpnet
+
+    from attnspec.spectra.approx.end_to_end import embedding_cosines
+
+    def uniform_output(h):  # (H, n, d): every row the mean of V, scaled away from the model's own
+        return 5 * h.v.mean(dim=1, keepdim=True).expand_as(h.v)
+
+    model = tiny_mpnet(num_layers=2, heads=4, hidden=32)
+    enc = _enc(model, False)
+    docs = _ids(2, 16)
+    # uniform attention changes the output of a model it reaches; MPNet's attention does not look
+    # up the registry, so nothing is replaced, and no cosine (which would be 1) may be reported
+    got = embedding_cosines(enc, docs, [0, 1], 16, [("uniform", 4, lambda layer, h: uniform_output(h))])
+    assert got.empty
+    bert = tiny_bert()
+    reached = embedding_cosines(
+        _enc(bert, False), docs, [0, 1], 16, [("uniform", 4, lambda layer, h: uniform_output(h))]
+    )
+    assert len(reached) == 2 and (reached["cosine"] < 0.9999).all()

@@ -33,7 +33,7 @@ LayerFunction = Callable[[int, Heads], torch.Tensor]
 
 
 @contextmanager
-def replaced_attention(model: Any, layer_function: LayerFunction, causal: Sequence[bool]) -> Iterator[None]:
+def replaced_attention(model: Any, layer_function: LayerFunction, causal: Sequence[bool]) -> Iterator[list[int]]:
     """Every attention layer of ``model`` returns ``layer_function(layer, heads)`` inside the block.
 
     Parameters
@@ -47,14 +47,18 @@ def replaced_attention(model: Any, layer_function: LayerFunction, causal: Sequen
 
     Yields
     ------
-    None
+    list of int
+        One element: how many attention calls the block has replaced so far (zero after a
+        forward pass means the model does not use the registry, and nothing was replaced).
     """
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
     from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
     order: dict[int, int] = {}
+    calls = [0]
 
     def attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Any, *args, **kw):
+        calls[0] += 1
         layer = order.setdefault(id(module), len(order))
         scaling = kw.get("scaling") or query.shape[-1] ** -0.5
         rep = query.shape[1] // key.shape[1]
@@ -76,7 +80,7 @@ def replaced_attention(model: Any, layer_function: LayerFunction, causal: Sequen
     AttentionMaskInterface._global_mapping[name] = ALL_MASK_ATTENTION_FUNCTIONS["eager"]
     try:
         config._attn_implementation = name
-        yield
+        yield calls
     finally:
         config._attn_implementation = saved
         if name in ALL_ATTENTION_FUNCTIONS._local_mapping:
@@ -125,7 +129,9 @@ def embedding_cosines(
     Returns
     -------
     pandas.DataFrame
-        :data:`COLUMNS`.
+        :data:`COLUMNS`; empty when the model's attention does not go through the registry
+        (MPNet's), which leaves the end-to-end effect not measured rather than an unchanged model
+        read as a perfect one.
     """
     from attnspec.spectra.approx.measure import layer_causal
 
@@ -133,8 +139,10 @@ def embedding_cosines(
     exact = [sentence_embedding(encoder.model, ids, encoder.device) for ids in documents]
     rows = []
     for name, k, fn in methods:
-        with replaced_attention(encoder.model, fn, causal):
+        with replaced_attention(encoder.model, fn, causal) as calls:
             for ids, idx, ref in zip(documents, index, exact):
                 got = sentence_embedding(encoder.model, ids, encoder.device)
+                if calls[0] == 0:
+                    return pd.DataFrame([], columns=COLUMNS)
                 rows.append([n, k, name, idx, float(torch.nn.functional.cosine_similarity(got, ref, dim=0))])
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -160,7 +160,7 @@ def capture_heads(encoder: Any, token_lists: Sequence[list[int]]) -> list[list[H
         scaling = la.scaling if la.scaling is not None else q.shape[-1] ** -0.5
         docs[-1].append(Heads(q, k, v, float(scaling), bias, causal[la.layer]))
 
-    with torch.no_grad(), capture_attention(encoder.model, sink, path="registry") as cap:
+    with torch.no_grad(), capture_attention(encoder.model, sink, scores=True) as cap:
         for ids in token_lists:
             docs.append([])
             cap.forward(torch.tensor([ids], device=encoder.device))

@@ -139,8 +139,8 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
     if encoder is None:
         encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     refused = refusals(plan, layer_causal(encoder))
-    if getattr(encoder, "capture_path", "registry") != "registry":
-        reason = "P is captured through hooks, which do not see Q, K, V (the attention-function registry does)"
+    if not _sees_scores(encoder):
+        reason = "P is captured through hooks on modules whose Q, K, V attnspec cannot read"
         write_meta(out, {**read_meta(out), "approx": {**record, "status": "not measured", "not_measured": reason}})
         return False
     documents = _documents(cfg, lengths, encoder)
@@ -185,3 +185,13 @@ def read_approx(out: Path) -> dict[str, pd.DataFrame]:
     """
     found = {t: _read(Path(out), t) for t in RAW_TABLES + SUMMARY_TABLES}
     return {k: v for k, v in found.items() if v is not None}
+
+
+def _sees_scores(encoder: Any) -> bool:
+    """Whether the capture hands Q, K, V: through the registry always, through hooks only for an
+    attention module whose layout :mod:`attnspec.spectra.score_parts` reads (MPNet)."""
+    from attnspec.spectra.score_parts import reads_score_parts
+
+    if getattr(encoder, "capture_path", "registry") == "registry":
+        return True
+    return any(reads_score_parts(m) for m in encoder.model.modules())
