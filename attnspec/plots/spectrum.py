@@ -140,12 +140,10 @@ def layer_names(meta: dict[str, Any], layers: Sequence[int]) -> dict[int, str]:
 def _draw_curves(
     ax: Any, spectrum: pd.DataFrame, title: str, width_in: float, meta: dict[str, Any] | None = None
 ) -> None:
-    import seaborn as sns
-
     curves = layer_curves(spectrum)
     layers = sorted(curves["layer"].unique())
     names = layer_names(meta or {}, layers)
-    palette = sns.color_palette("viridis", n_colors=len(layers))
+    palette = viridis_colors(len(layers))
     for color, layer in zip(palette, layers):
         d = curves[curves["layer"] == layer]
         # figures number layers and heads from 1 (the tables store them 0-based)
@@ -163,6 +161,24 @@ def _draw_curves(
     ax.set_ylim(0, 1.01)
     ax.set_xlim(1, int(curves["index"].max()))
     ax.set_title(fit_title(title, width_in, 8), fontsize=8)
+
+
+def viridis_colors(count: int) -> list[tuple[float, float, float]]:
+    """``count`` colours of viridis, evenly inside its ends (seaborn's ``color_palette("viridis", count)``).
+
+    Parameters
+    ----------
+    count : int
+        How many colours (one per layer).
+
+    Returns
+    -------
+    list of (r, g, b)
+    """
+    from matplotlib import colormaps
+
+    inside = np.linspace(0, 1, int(count) + 2)[1:-1]  # (count,) both ends left out, as seaborn does
+    return [tuple(float(x) for x in rgba[:3]) for rgba in colormaps["viridis"](inside)]
 
 
 def _legend(ax: Any, n_layers: int) -> None:
