@@ -227,7 +227,7 @@ def _draw_heat(
     cbar: bool = True,
     meta: dict[str, Any] | None = None,
 ) -> Any:
-    import seaborn as sns
+    from attnspec.plots.heatmap import heatmap
 
     table = heat_at(spectrum, at)
     # 1-based labels in figures, as in the paper (the tables stay 0-based); the axis labels say
@@ -235,22 +235,19 @@ def _draw_heat(
     names = layer_names(meta or {}, list(table.index))
     table.index = [names[int(i)] for i in table.index]
     table.columns = [h + 1 for h in table.columns]
-    sns.heatmap(
+    mesh = heatmap(
+        ax,
         table,
-        ax=ax,
         cmap="viridis",
         vmin=vmin,
         vmax=vmax,
-        annot=annot_size is not None,
-        fmt=".2f",
-        annot_kws={"fontsize": annot_size or MIN_FONT_PT},
-        cbar=cbar,
-        cbar_kws={"label": f"c at index {at} (share of Σσ)"} if cbar else None,
+        annot_size=annot_size,
+        cbar_label=f"c at index {at} (share of Σσ)" if cbar else None,
     )
     ax.set_xlabel("head (1 = first)")
     ax.set_ylabel("layer (1 = first)")
     ax.set_title(fit_title(title, width_in, 8), fontsize=8)
-    return ax.collections[0]
+    return mesh
 
 
 def _heat_width(heads: int) -> float:
