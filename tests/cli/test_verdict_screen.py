@@ -65,7 +65,9 @@ def screens(request: pytest.FixtureRequest) -> dict[str, str]:
 @pytest.mark.parametrize("command", list(BUDGET))
 def test_default_output_fits_one_screen(screens: dict[str, str], command: str) -> None:
     lines = screens[command].splitlines()
-    assert len(lines) <= BUDGET[command], "\n".join(lines)
+    # a wall time of 100 s or more (a busy machine) is wider and may wrap the header once more
+    slow_machine = bool(re.search(r"\d{3,}\.\d s\.", screens[command].split("\nclaim ")[0]))
+    assert len(lines) <= BUDGET[command] + slow_machine, "\n".join(lines)
     assert all(len(x) <= 100 for x in lines)
     assert not any("…" in x for x in lines)
 
