@@ -19,6 +19,7 @@ sns = pytest.importorskip("seaborn")
 
 def test_the_written_out_theme_is_seaborns() -> None:
     with plt.rc_context():
+        matplotlib.rcdefaults()  # from matplotlib's own defaults, whatever a figure drawn before set
         before = dict(plt.rcParams)
         sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
         changed = {k: v for k, v in plt.rcParams.items() if v != before[k]}
