@@ -70,6 +70,9 @@ def __getattr__(name: str) -> Any:
         globals()["__version__"] = v = _version()
         return v
     if name in _API:
+        from attnspec.runtime.progress import quiet_notebook_bars
+
+        quiet_notebook_bars()  # before the API's libraries pick their progress bars
         return getattr(importlib.import_module(_API[name]), name)
     if name in _SUBMODULES:
         return importlib.import_module(f"attnspec.{name}")

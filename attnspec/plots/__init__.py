@@ -12,7 +12,6 @@ matplotlib.use("Agg")  # figures are files; never open a window (CI has no scree
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import seaborn as sns  # noqa: E402
 
 FORMATS: tuple[str, ...] = ("png", "svg")
 
@@ -33,8 +32,51 @@ OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4
 MARK = "#D55E00"
 
 
+#: What seaborn's ``set_theme(context="paper", style="whitegrid", font_scale=1.1)`` sets, less
+#: its palette and colour map (replaced or unused here), written out so that drawing a figure
+#: imports neither seaborn nor the SciPy it loads (a second or more of every plotting command).
+#: tests/unit/test_plot_style.py checks it against seaborn's own.
+SEABORN_PAPER_WHITEGRID: dict[str, object] = {
+    "axes.axisbelow": True,
+    "axes.edgecolor": ".8",
+    "axes.grid": True,
+    "axes.labelcolor": ".15",
+    "axes.labelsize": 10.56,
+    "axes.linewidth": 1.0,
+    "axes.titlesize": 10.56,
+    "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans", "Bitstream Vera Sans", "sans-serif"],
+    "font.size": 10.56,
+    "grid.color": ".8",
+    "legend.fontsize": 9.68,
+    "legend.title_fontsize": 10.56,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4.8,
+    "lines.solid_capstyle": "round",
+    "patch.edgecolor": "w",
+    "patch.force_edgecolor": True,
+    "patch.linewidth": 0.8,
+    "text.color": ".15",
+    "xtick.bottom": False,
+    "xtick.color": ".15",
+    "xtick.labelsize": 9.68,
+    "xtick.major.size": 4.8,
+    "xtick.major.width": 1.0,
+    "xtick.minor.size": 3.2,
+    "xtick.minor.width": 0.8,
+    "ytick.color": ".15",
+    "ytick.labelsize": 9.68,
+    "ytick.left": False,
+    "ytick.major.size": 4.8,
+    "ytick.major.width": 1.0,
+    "ytick.minor.size": 3.2,
+    "ytick.minor.width": 0.8,
+}
+
+
 def style() -> None:
-    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+    """Set matplotlib's style for attnspec's figures: seaborn's paper whitegrid theme, print sizes,
+    the Okabe–Ito categories, reproducible SVG."""
+    plt.rcParams.update(SEABORN_PAPER_WHITEGRID)
     # SVG text as text, and no random hash salt: the same figure gives the same bytes.
     plt.rcParams["svg.fonttype"] = "none"
     plt.rcParams["svg.hashsalt"] = "attnspec"

@@ -140,12 +140,10 @@ def layer_names(meta: dict[str, Any], layers: Sequence[int]) -> dict[int, str]:
 def _draw_curves(
     ax: Any, spectrum: pd.DataFrame, title: str, width_in: float, meta: dict[str, Any] | None = None
 ) -> None:
-    import seaborn as sns
-
     curves = layer_curves(spectrum)
     layers = sorted(curves["layer"].unique())
     names = layer_names(meta or {}, layers)
-    palette = sns.color_palette("viridis", n_colors=len(layers))
+    palette = viridis_colors(len(layers))
     for color, layer in zip(palette, layers):
         d = curves[curves["layer"] == layer]
         # figures number layers and heads from 1 (the tables store them 0-based)
@@ -163,6 +161,24 @@ def _draw_curves(
     ax.set_ylim(0, 1.01)
     ax.set_xlim(1, int(curves["index"].max()))
     ax.set_title(fit_title(title, width_in, 8), fontsize=8)
+
+
+def viridis_colors(count: int) -> list[tuple[float, float, float]]:
+    """``count`` colours of viridis, evenly inside its ends (seaborn's ``color_palette("viridis", count)``).
+
+    Parameters
+    ----------
+    count : int
+        How many colours (one per layer).
+
+    Returns
+    -------
+    list of (r, g, b)
+    """
+    from matplotlib import colormaps
+
+    inside = np.linspace(0, 1, int(count) + 2)[1:-1]  # (count,) both ends left out, as seaborn does
+    return [tuple(float(x) for x in rgba[:3]) for rgba in colormaps["viridis"](inside)]
 
 
 def _legend(ax: Any, n_layers: int) -> None:
@@ -211,7 +227,7 @@ def _draw_heat(
     cbar: bool = True,
     meta: dict[str, Any] | None = None,
 ) -> Any:
-    import seaborn as sns
+    from attnspec.plots.heatmap import heatmap
 
     table = heat_at(spectrum, at)
     # 1-based labels in figures, as in the paper (the tables stay 0-based); the axis labels say
@@ -219,22 +235,19 @@ def _draw_heat(
     names = layer_names(meta or {}, list(table.index))
     table.index = [names[int(i)] for i in table.index]
     table.columns = [h + 1 for h in table.columns]
-    sns.heatmap(
+    mesh = heatmap(
+        ax,
         table,
-        ax=ax,
         cmap="viridis",
         vmin=vmin,
         vmax=vmax,
-        annot=annot_size is not None,
-        fmt=".2f",
-        annot_kws={"fontsize": annot_size or MIN_FONT_PT},
-        cbar=cbar,
-        cbar_kws={"label": f"c at index {at} (share of Σσ)"} if cbar else None,
+        annot_size=annot_size,
+        cbar_label=f"c at index {at} (share of Σσ)" if cbar else None,
     )
     ax.set_xlabel("head (1 = first)")
     ax.set_ylabel("layer (1 = first)")
     ax.set_title(fit_title(title, width_in, 8), fontsize=8)
-    return ax.collections[0]
+    return mesh
 
 
 def _heat_width(heads: int) -> float:

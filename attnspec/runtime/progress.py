@@ -138,6 +138,27 @@ def progress_sink(progress: bool | Say | None, *, name: str = "progress") -> Say
     return StreamSink() if on else None
 
 
+def quiet_notebook_bars() -> None:
+    """In a Jupyter kernel without ipywidgets, let ``tqdm.auto`` (which transformers, datasets and
+    huggingface_hub import for their bars) fall back to its text bar without a ``TqdmWarning:
+    IProgress not found``; with ipywidgets (the ``notebook`` extra) it draws widgets as usual.
+
+    tqdm decides, and warns, once: when ``tqdm.autonotebook`` is first imported. Importing it
+    here with that one warning silenced settles the choice before any library asks. Outside a
+    kernel, or once the choice is made, this does nothing.
+    """
+    if "tqdm.autonotebook" in sys.modules or "ipykernel.zmqshell" not in sys.modules:
+        return
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        try:
+            import tqdm.auto  # noqa: F401 - imported for its choice of bar
+        except ImportError:  # no tqdm: no library here draws its bars either
+            pass
+
+
 def _fmt_seconds(s: float) -> str:
     if s < 60:
         return f"{s:.1f} s"

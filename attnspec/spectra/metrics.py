@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError
-from attnspec.spectra.reading import REACH_LEVEL
+from attnspec.spectra.reading import REACH_LEVEL, first_reach
 
 
 def cumulative_curve(sv: torch.Tensor) -> torch.Tensor:
@@ -98,7 +98,7 @@ def reach_index(curves: torch.Tensor, level: float = REACH_LEVEL) -> torch.Tenso
     torch.Tensor of int, shape (...)
         The index, in 1..n (n + 1 when a curve never reaches ``level``).
     """
-    return (curves < level - 1e-12).sum(dim=-1) + 1
+    return first_reach(curves, level)
 
 
 #: Default relative tolerance of :func:`numerical_rank`: σ_i counts when σ_i > tol·σ_1.

@@ -24,13 +24,16 @@ future positions into every row. Only real tokens are used (padding rows and col
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from attnspec.errors import InputError, ModelLoadError
+
+if TYPE_CHECKING:  # pragma: no cover
+    # torch only where P is measured: reading a saved summary (plot scaling, the report) needs none
+    import torch
 
 #: Projection dimensions measured when none are given (Linformer's Figure 3 uses 128 and 256).
 DEFAULT_KS: tuple[int, ...] = (64, 128, 256)
@@ -108,6 +111,8 @@ def input_errors(
     -------
     (linformer_error, best_rank_error), each (len(ks), H) float64.
     """
+    import torch
+
     H, l = p.shape[0], p.shape[-1]
     rep = H // k.shape[0]
     k64 = k.double().repeat_interleave(rep, dim=0)  # (H, l, d)
@@ -229,6 +234,8 @@ def measure_projection(
         One row per (n, k, input, layer, head): ``linformer_error``, ``best_rank_error``;
         ``input`` is the position in each list.
     """
+    import torch
+
     from attnspec.spectra.capture import capture_attention
     from attnspec.spectra.job import _pad_batch
 

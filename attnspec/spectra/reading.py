@@ -13,6 +13,25 @@ from attnspec.errors import InputError
 REACH_LEVEL = 0.9
 
 
+def first_reach(curves: Any, level: float = REACH_LEVEL) -> Any:
+    """1-based first index i with c_i >= level, along the last axis, of a NumPy array or a
+    torch tensor alike (plotting saved curves needs no torch).
+
+    Parameters
+    ----------
+    curves : numpy.ndarray or torch.Tensor, shape (..., n)
+        Non-decreasing curves; 1e-12 of slack below ``level`` absorbs rounding in them.
+    level : float
+        The level to reach.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor of int, shape (...)
+        The index, in 1..n (n + 1 when a curve never reaches ``level``), of the input's kind.
+    """
+    return (curves < level - 1e-12).sum(-1) + 1
+
+
 #: Linformer's Figure 1 reads the cumulative curve at index 128 of n = 512.
 PAPER_READING = (128, 512)
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW
+from attnspec.spectra.reading import FITTED, LINEAR_ABOVE, NO_GROWTH_BELOW, first_reach
 from attnspec.spectra.result_checks import SCALING_KIND
 from attnspec.storage.results import read_table, result_files, write_table
 
@@ -106,10 +106,6 @@ def scaling_table(out: Path, level: float = 0.9, source: str = REAL) -> pd.DataF
     pandas.DataFrame
         One row per (layer, n), sorted by layer then n, with the columns above.
     """
-    import torch
-
-    from attnspec.spectra.metrics import reach_index
-
     rows = []
     for n, d in read_runs(out).items():
         curve = _layer_mean_curve(_source_table(d, source, "spectrum"))
@@ -117,11 +113,11 @@ def scaling_table(out: Path, level: float = 0.9, source: str = REAL) -> pd.DataF
         inputs = _source_table(d, source, "inputs")
         per_layer = inputs.groupby("layer").mean(numeric_only=True).drop(columns="input")
         for layer, g in curve.groupby("layer"):
-            c = torch.tensor(g.sort_values("index")["mean"].to_numpy())
+            c = g.sort_values("index")["mean"].to_numpy()  # (n,) the layer's head-averaged mean curve
             row = {
                 "n": n,
                 "layer": int(layer),
-                "k_mean_curve": int(reach_index(c, level)),
+                "k_mean_curve": int(first_reach(c, level)),
                 "effective_rank": float(metrics.loc[metrics["layer"] == layer, "effective_rank_mean"].mean()),
                 "inputs": int(inputs.loc[inputs["layer"] == layer, "input"].nunique()),
             }

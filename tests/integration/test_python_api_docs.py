@@ -40,6 +40,7 @@ def test_the_document_has_runnable_examples() -> None:
     assert len(_blocks(_parts()[1])) >= 5
 
 
+@pytest.mark.slow  # the real MiniLM on the real corpus, every example of the page
 def test_python_api_doc_examples_run(minilm_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = DOC.parents[1]
     if not (repo.parent / "shared" / "data").is_dir():

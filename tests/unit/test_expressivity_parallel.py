@@ -65,15 +65,23 @@ def test_an_error_in_the_second_process_is_raised_in_the_first() -> None:
     assert child.pid is None
 
 
-def test_stopping_early_ends_the_second_process() -> None:
+def test_stopping_early_ends_the_second_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
     import time
 
     child = Forked([lambda: 1, lambda: time.sleep(60)])
     pid = child.pid
     assert child.next() == 1
-    t0 = time.time()
+    sent: list[tuple[int, int]] = []
+    kill = os.kill
+
+    def recorded_kill(target: int, sig: int) -> None:
+        sent.append((target, sig))
+        kill(target, sig)
+
+    monkeypatch.setattr(os, "kill", recorded_kill)
     child.close()  # the parent failed: the child is ended, not waited for
-    assert time.time() - t0 < 10
+    assert sent == [(pid, signal.SIGTERM)]  # ended while it still slept, however fast the machine
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # already reaped: no zombie left
 

@@ -58,6 +58,25 @@ def test_every_check_figure_is_print_ready(name, kept, tmp_path) -> None:  # noq
         plt.close(fig)
 
 
+def test_figure_1_of_one_run_and_of_a_comparison_is_print_ready(kept, tmp_path) -> None:  # noqa: ANN001
+    """Figure 1 of the first committed run and the comparison of the first two: each kind of
+    spectrum figure once (the slow test below draws every one the report draws)."""
+    from attnspec.plots.spectrum import plot_compare, plot_run
+    from attnspec.report.experiments import load_experiments, spectrum_runs
+
+    runs = spectrum_runs(load_experiments(REPO / "experiments"), RESULTS, "figure1")[:2]
+    if not runs:
+        pytest.skip("no committed spectrum results")
+    plot_run(RESULTS / runs[0].name, tmp_path / runs[0].name)
+    plot_compare([RESULTS / e.name for e in runs], tmp_path / "compare")
+    stems = {stem for stem, _ in kept}
+    assert {"spectrum_layers", "spectrum_heatmap", "spectrum_compare"} <= stems
+    for stem, fig in kept:
+        assert_print_ready(fig, stem)
+        plt.close(fig)
+
+
+@pytest.mark.slow  # every figure of the report's spectrum sections: minutes of CPU
 def test_every_spectrum_figure_the_report_draws_is_print_ready(kept, tmp_path) -> None:  # noqa: ANN001
     """Figure 1, the scaling study, the comparison of corpora and the decoder section."""
     from attnspec.plots.spectrum import plot_compare, plot_run
