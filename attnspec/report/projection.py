@@ -90,7 +90,8 @@ def projection_part(experiments: Sequence[Any], results: Path) -> list[str]:
     inputs = sorted({int(v) for _, s in held for v in s["inputs"]})
     md = [
         f"Linformer's argument needs softmax(Q(EK)ᵀ)(FV) ≈ PV at a fixed k (its Theorem 2). Measured on the "
-        f"model's own Q, K, V with E = F = R, a random Gaussian k × n matrix (entries N(0, 1/k), as in the proof): "
+        f"model's own Q, K, V with E = F = R, a random Gaussian k × n matrix (entries N(0, 1/k); not Theorem 2's construction E = δR, "
+        f"F = e^(−δ)R, which `--approx linformer-proof` applies): "
         f"‖softmax(Q(RK)ᵀ)(RV) − PV‖_F/‖PV‖_F, the mean over layers and heads, 95% percentile bootstrap over "
         f"{'–'.join(map(str, inputs))} documents; beside it ‖(P − P_k)V‖_F/‖PV‖_F, the best any rank-k "
         f"approximation of P does with these V.",

@@ -303,7 +303,6 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
     from attnspec.report.projection import READ_K, _summary
 
     by_model: dict[tuple[str, int, int], list[str]] = {}
-    above = True
     for exp in scaling:
         s = _summary(results / exp.name)
         t = s[s["k"] == READ_K].sort_values("n") if s is not None else []
@@ -314,7 +313,6 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
                 f"{a['linformer_error']:.2f}→{b['linformer_error']:.2f} "
                 f"{format_interval(b['linformer_error_low'], b['linformer_error_high'])} ({corpus})"
             )
-            above &= float(t["linformer_error"].min()) >= 1
     if not by_model:
         return (
             "**For Linformer.** "
@@ -333,9 +331,10 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
     )
     return (
         f"**For Linformer.** softmax(Q(EK)ᵀ)(FV) against PV, random Gaussian E = F, k = {READ_K}: "
-        f"{measured} (95% CI over documents)"
-        + (": worse than outputting zero" if above else "")
-        + "; trained E, F may do better. [Scaling](#beyond-figure-1)"
+        f"{measured} (95% CI over documents). Not a finding: the rows of RV have squared norms about "
+        "(n/k)·mean‖v‖², so this error grows as √(n/k) whatever P is; whether a fitted E, F keeps its "
+        "error at a fixed k is the approximation study's question (docs/approximations.md). "
+        "[Scaling](#beyond-figure-1)"
     )
 
 

@@ -7,7 +7,8 @@ spectrum of P alone. For each fixed k and growing n this module measures, per (i
 head), on the model's own Q, K, V (captured with P through the attention-function registry):
 
 * ``linformer_error`` = ‖softmax(Q (R K)ᵀ·s) (R V) − P V‖_F / ‖P V‖_F with E = F = R, a
-  Gaussian Johnson–Lindenstrauss matrix (k × n, entries N(0, 1/k), as in the proof), one R per
+  Gaussian Johnson–Lindenstrauss matrix (k × n, entries N(0, 1/k); not Theorem 2's E = δR,
+  F = e^(−δ)R, which :mod:`attnspec.spectra.approx` applies), one R per
   (n, k, input, layer) shared by the layer's heads, and s the layer's own score scaling; a
   layer that adds a bias B to its scores (MPNet's relative position bias) has the projection
   applied to the whole score matrix, S Rᵀ = s·Q (R K)ᵀ + B Rᵀ;
