@@ -394,9 +394,9 @@ def train_model(
         reported = rule.best_epoch
     else:
         reported = epoch
-    # measured on the weights reported (the same numbers as the curve rows of epoch `reported`)
-    test_loss, test_acc = evaluate(model, data.x_test, data.y_test)
-    val_loss, val_acc = evaluate(model, data.x_val, data.y_val)
+    # the curve rows of epoch `reported` were measured on the weights reported: read, not recomputed
+    test_loss, test_acc = _curve_metrics(res.curves, "test", reported)
+    val_loss, val_acc = _curve_metrics(res.curves, "val", reported)
     train_loss, train_acc = evaluate(model, data.x_train, data.y_train)
     res.summary = {
         **ident,
@@ -476,6 +476,11 @@ def _train_epoch(
         opt.step()
         sched.step()
     return False
+
+
+def _curve_metrics(curves: list[dict[str, Any]], split: str, epoch: int) -> tuple[float, float]:
+    row = next(r for r in reversed(curves) if r["split"] == split and r["epoch"] == epoch)
+    return float(row["loss"]), float(row["accuracy"])
 
 
 def _curve_step(curves: list[dict[str, Any]], split: str, epoch: int) -> int:
