@@ -239,3 +239,11 @@ def test_the_summary_names_the_orderings_that_reproduce_and_sets_mnist_beside_mn
     exps, results = _results(tmp_path / "d", "digits")
     (line,) = _training_finding(exps, results)
     assert "not the paper's MNIST" in line and "97.2" not in line
+
+
+def test_the_report_gives_a_data_folder_only_to_commands_that_read_corpora() -> None:
+    from attnspec.report.runner import _reads_corpora
+
+    # osa-train's `data` names an installed image set; a data_dir option would be refused
+    assert not _reads_corpora("osa-train")
+    assert _reads_corpora("spectrum") and _reads_corpora("jl-check")
