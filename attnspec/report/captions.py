@@ -243,16 +243,30 @@ def _timing(_: Path) -> str:
     )
 
 
+def _train_data(run: Path) -> str:
+    from attnspec.plots.osa_train import DATA_LABELS
+
+    data = _meta(run).get("identity", {}).get("data", "digits")
+    return DATA_LABELS.get(data, data)
+
+
 def _train_curves(run: Path) -> str:
     seeds = _meta(run).get("identity", {}).get("seeds")
-    return f"Training curves per model on 8×8 digits: mean over {seeds} seeds with ± 1 sd bands, per epoch."
+    return f"Training curves per model on {_train_data(run)}: mean over {seeds} seeds with ± 1 sd bands, per epoch."
 
 
 def _train_accuracy(run: Path) -> str:
     seeds = _meta(run).get("identity", {}).get("seeds")
+    data = _train_data(run)
+    paper = (
+        "the paper's Table 2 values are the open diamonds on the same MNIST axis."
+        if data == "MNIST"
+        else f"the paper's Table 2 values (MNIST) are the hatched bars of the lower panel, on an MNIST axis of "
+        f"their own: they are not {data} accuracies."
+    )
     return (
-        f"Final test accuracy per model: bars the mean over {seeds} seeds (error bar ± 1 sd), dots the seeds; "
-        "the dotted line is chance (10 classes)."
+        f"Final test accuracy per model on {data}: bars the mean over {seeds} seeds (error bar ± 1 sd), dots the "
+        f"seeds; the dotted line is chance (10 classes); {paper}"
     )
 
 

@@ -116,7 +116,7 @@ def run_experiment(
                 )
             return RunRecord(exp.name, "reused", float(rec.get("seconds", 0.0)), "fresh results reused")
     args = exp.effective_args(quick)
-    if "data" in args and "data-dir" not in args:
+    if "data" in args and "data-dir" not in args and _reads_corpora(exp.command):
         if data_dir is None:
             return RunRecord(exp.name, "skipped", 0.0, "no local corpora (set ATTNSPEC_DATA_DIR or --data-dir)")
         args = {**args, "data-dir": data_dir}
@@ -386,6 +386,14 @@ def check_options(exp: Experiment, results: Path, *, quick: bool) -> None:
             battery_config(exp.command, _options(args))
     except AttnspecError as e:  # the command line's answer: 2 for a value it cannot read, else 1
         raise (OptionError if isinstance(e, OptionError) else InputError)(f"{exp.path}: {e}") from None
+
+
+def _reads_corpora(command: str) -> bool:
+    """Whether ``command``'s ``data`` names a corpus of the data folder (it takes ``data_dir``);
+    osa-train's ``data`` names an installed image set instead."""
+    from attnspec.options.checks import OPTIONS
+
+    return command not in OPTIONS or any(o.name == "data_dir" for o in OPTIONS[command])
 
 
 def _add_nulls(exp: Experiment, out: Path, quick: bool, data_dir: str | None, log: Callable[[str], None]) -> bool:

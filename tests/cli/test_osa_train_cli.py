@@ -165,7 +165,9 @@ def _same_tables(a: Path, b: Path) -> None:
         "verdicts",
     ):
         x, y = read_table(a, name), read_table(b, name)
-        wall = [c for c in x.columns if c.startswith("wall_seconds")]  # timings differ between any two runs
+        wall = [
+            c for c in x.columns if c.startswith(("wall_seconds", "cpu_seconds"))
+        ]  # timings differ between any two runs
         pd.testing.assert_frame_equal(x.drop(columns=wall), y.drop(columns=wall), check_exact=True)
 
 

@@ -27,8 +27,8 @@ of epochs):
                        no LayerNorm, OSA applied through Thm 2.1 with a QR basis;
 * ``osa-ns``           the same with a Newton–Schulz basis (K = ``ns_steps`` iterations).
 
-Setup (Appendix D), and how it is scaled to scikit-learn's bundled 8×8 digits
-------------------------------------------------------------------------------
+Setup (Appendix D), on MNIST or scaled to scikit-learn's bundled 8×8 digits
+---------------------------------------------------------------------------
 Paper (MNIST 28×28): patch 4 (49 patches + [cls] = 50 tokens), learnable 1-D position
 embeddings, 6 blocks, d = 64, h = 4 heads, MLP ratio 4 with GELU, no dropout; AdamW,
 lr 3e-4, weight decay 0.05, batch 128, gradient-norm clipping 1.0, cross-entropy, 10
@@ -39,14 +39,16 @@ Section 4 scheme inside the OSA layer (Stiefel-sampled [W_Q, W_K], W_V, W_Oᵀ;
 alpha = 0.1; no biases in OSA), SUO (scaled uniform orthogonal, Martens et al. 2021)
 for the MLP weights with zero biases, the ViT init for the embedding and output layers.
 
-Here: 1,797 digits (8×8, values 0..16), stratified fit / validation / test splits seeded
+``data = "mnist"`` (:mod:`attnspec.theory.osa.train_mnist`) trains on the paper's data at
+the paper's model size and optimiser settings, within a step budget the same for every
+model. The fast default, ``data = "digits"``: 1,797 digits (8×8, values 0..16), stratified fit / validation / test splits seeded
 per replicate, pixels scaled by the fit split's mean and standard deviation, patch 2 (16
 patches + [cls] = 17 tokens). Depth and width are scaled down so the comparison runs in
 minutes on a 2-core CPU; 1,797 images give about 20 steps per epoch instead of MNIST's
 469, so a fixed count of 10 epochs would stop every model far from convergence: instead
-each model trains until its validation accuracy stops rising (constant learning rate
-3e-3, batch 64; see :class:`TrainConfig`). Every departure is listed in
-:data:`DEPARTURES` and recorded in ``meta.json`` by the CLI.
+each model trains until its validation accuracy stops rising (learning rate
+3e-3 on a cosine, batch 64; see :class:`TrainConfig`). Every departure is listed in
+:func:`attnspec.theory.osa.train_paper.departures` and recorded in ``meta.json``.
 
 Randomness: replicate ``r`` draws its split, its initialisation and its batch order
 from child seeds of ``spawn_seeds(seed, seeds)[r]``; every model of a replicate uses
@@ -79,7 +81,6 @@ from attnspec.theory.osa.train_data import (  # noqa: F401  (patchify: re-export
     patchify,
 )
 from attnspec.theory.osa.train_models import (  # noqa: F401  (re-exported: the models of the comparison)
-    IMAGE_SIDE,
     MLP,
     MODELS,
     NUM_CLASSES,
@@ -92,6 +93,7 @@ from attnspec.theory.osa.train_models import (  # noqa: F401  (re-exported: the 
     count_parameters,
     suo_,
 )
+from attnspec.theory.osa.train_sources import IMAGE_SIDES, check_data, load_split
 from attnspec.theory.osa.train_stopping import PatienceStop
 
 #: Human-readable labels (the paper's Table 2 column names).
@@ -107,26 +109,6 @@ MODEL_LABELS: dict[str, str] = {
 #: the first step to 0 at the last step of the budget, ``epochs`` epochs; a run the stopping
 #: rule ends early stops partway down the curve).
 SCHEDULES: tuple[str, ...] = ("constant", "cosine")
-
-#: Where this check departs from the paper's Appendix D (stored in meta.json).
-DEPARTURES: tuple[str, ...] = (
-    "data: scikit-learn load_digits (1,797 8x8 images, 16 grey levels) instead of MNIST "
-    "(70,000 28x28); stratified train/test split seeded per replicate instead of MNIST's fixed split",
-    "patch size 2 on 8x8 images (16 patches + [cls] = 17 tokens) instead of patch 4 on 28x28 (50 tokens)",
-    "depth and width scaled down for a CPU budget of minutes (paper: 6 blocks, d=64); see the config in meta.json",
-    "training length: until the validation accuracy has not risen for `patience` epochs, within a budget of "
-    "`epochs` epochs, reporting the best-validation checkpoint (paper: a fixed 10 MNIST epochs = ~4,690 steps, "
-    "final model); the validation split is `val_fraction` of the training split, so the optimiser sees fewer images",
-    "learning rate 3e-3 and batch 64 instead of 3e-4 and 128: at the paper's settings 1,797 digits give too few "
-    "and too small steps to converge within minutes (the same settings for every model, as in the paper)",
-    "pixels standardised by the training split's mean and std (the paper does not state its normalisation)",
-    "patch-embedding and output-layer weights: Xavier uniform with zero bias (the paper says only "
-    "'the same initialisation as the ViT models')",
-    "learning rate decayed along a cosine over the budget of `epochs` epochs (the paper states no schedule; "
-    "`--schedule constant` keeps it fixed)",
-    "ViT softmax attention uses biases in Q, K, V, O (the paper states no bias only for OSA)",
-)
-
 
 # ----------------------------------------------------------------------------- config
 
@@ -162,6 +144,9 @@ class TrainConfig:
     ns_steps: int = 6
     ns_coefficients: str = "cubic"
     test_fraction: float = 0.2
+    data: str = "digits"
+    train_images: int = 0
+    val_images: int = 0
 
     def __post_init__(self) -> None:
         validate_config(self)
@@ -169,7 +154,12 @@ class TrainConfig:
     @property
     def tokens(self) -> int:
         """Sequence length N: patches + [cls]."""
-        return (IMAGE_SIDE // self.patch_size) ** 2 + 1
+        return (self.image_side // self.patch_size) ** 2 + 1
+
+    @property
+    def image_side(self) -> int:
+        """The side of the images of ``data`` in pixels (8 for the digits, 28 for MNIST)."""
+        return IMAGE_SIDES[self.data]
 
     def as_dict(self) -> dict[str, Any]:
         """The configuration as recorded in ``meta.json``.
@@ -233,8 +223,7 @@ def validate_config(cfg: TrainConfig) -> None:
     _check_int("dim", cfg.dim, 1)
     _check_int("heads", cfg.heads, 1)
     _check_int("mlp_ratio", cfg.mlp_ratio, 1)
-    if cfg.patch_size not in (1, 2, 4, 8):
-        raise InputError(f"patch_size must divide the 8x8 image (1, 2, 4 or 8), got {cfg.patch_size!r}")
+    check_data(cfg)
     _check_float("alpha_init", cfg.alpha_init)
     _check_int("ns_steps", cfg.ns_steps, 0)
     if not isinstance(cfg.ns_coefficients, str) or not cfg.ns_coefficients:
@@ -373,7 +362,7 @@ def train_model(
     -------
     RunResult
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     model = build_model(name, cfg, init_seed)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -414,9 +403,9 @@ def train_model(
         reported = rule.best_epoch
     else:
         reported = epoch
-    # measured on the weights reported (the same numbers as the curve rows of epoch `reported`)
-    test_loss, test_acc = evaluate(model, data.x_test, data.y_test)
-    val_loss, val_acc = evaluate(model, data.x_val, data.y_val)
+    # the curve rows of epoch `reported` were measured on the weights reported: read, not recomputed
+    test_loss, test_acc = _curve_metrics(res.curves, "test", reported)
+    val_loss, val_acc = _curve_metrics(res.curves, "val", reported)
     train_loss, train_acc = evaluate(model, data.x_train, data.y_train)
     res.summary = {
         **ident,
@@ -438,6 +427,7 @@ def train_model(
         "n_val": len(data.y_val),
         "n_test": len(data.y_test),
         "wall_seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,  # every thread of the process: what a budget costs on a shared machine
     }
     return res
 
@@ -496,6 +486,11 @@ def _train_epoch(
         opt.step()
         sched.step()
     return False
+
+
+def _curve_metrics(curves: list[dict[str, Any]], split: str, epoch: int) -> tuple[float, float]:
+    row = next(r for r in reversed(curves) if r["split"] == split and r["epoch"] == epoch)
+    return float(row["loss"]), float(row["accuracy"])
 
 
 def _curve_step(curves: list[dict[str, Any]], split: str, epoch: int) -> int:
@@ -577,7 +572,7 @@ def run_comparison(
             kept = res is not None
             if res is None:
                 if data is None:
-                    data = load_digits_split(cfg.patch_size, cfg.test_fraction, split_seed % 2**32, cfg.val_fraction)
+                    data = load_split(cfg, split_seed % 2**32)
                 res = train_model(name, cfg, data, init_seed=init_seed, order_seed=order_seed, replicate=r, seed=rs)
                 if on_run is not None:
                     on_run(name, r, res)

@@ -24,6 +24,7 @@ from attnspec.runtime.threads import torch_threads
 from attnspec.theorem.result import BatteryResult
 from attnspec.theory.osa import train as lib
 from attnspec.theory.osa import train_paper as paper
+from attnspec.theory.osa.train_sources import DATA_LABELS
 from attnspec.verdicts.classify import VerdictRow
 
 COMMAND = "osa-train"
@@ -280,7 +281,7 @@ def run(
         "cpu_seconds": cpu,
         "load_average_1min": {"start": load0, "end": load1},
         "paper_setup": PAPER_SETUP,
-        "departures": list(lib.DEPARTURES),
+        "departures": paper.departures(cfg),
         "tables": {
             CURVES_TABLE: "one row per (model, replicate, split, step): train = mini-batch loss/accuracy at each "
             "step, test = full test split at step 0 and after each epoch",
@@ -290,7 +291,7 @@ def run(
             SIGNAL_TABLE: "one row per (model, replicate, stage, block): RMS of the token representations at "
             "initialisation on 256 training images (logits: sd)",
             PAPER_TABLE: "one row per model: the paper's Table 2 accuracy (MNIST) beside the mean test accuracy "
-            "with a 95% t interval over seeds (8x8 digits)",
+            "with a 95% t interval over seeds (on the data of config.data)",
             ORDERINGS_TABLE: "one row per pair of models, the paper's higher first: the paper's difference, the "
             "paired difference with a 95% t interval over seeds, and whether the ordering reproduces",
         },
@@ -299,7 +300,7 @@ def run(
 
 
 def budget(cfg: lib.TrainConfig) -> dict[str, Any]:
-    """The training budget and stopping rule of ``cfg``, as stated in meta.json and the summary.
+    """The training budget, compute rule and stopping rule of ``cfg``, as stated in meta.json and the report.
 
     Parameters
     ----------
@@ -308,25 +309,28 @@ def budget(cfg: lib.TrainConfig) -> dict[str, Any]:
     Returns
     -------
     dict
-        max_epochs, patience, val_fraction, steps_per_epoch (on the fit split), max_steps,
-        and ``rule``, one sentence.
+        data, n_fit, max_epochs, patience, val_fraction, val_images, steps_per_epoch (on the
+        fit split), max_steps, ``compute_rule`` and ``rule`` (one sentence each).
     """
-    from attnspec.theory.osa.train_data import N_DIGITS
+    from attnspec.theory.osa.train_sources import fit_size
 
-    n_train = N_DIGITS - math.ceil(cfg.test_fraction * N_DIGITS)
-    n_fit = n_train - math.ceil(cfg.val_fraction * n_train)  # sklearn's split sizes
-    per_epoch = math.ceil(n_fit / cfg.batch_size)
+    per_epoch = math.ceil(fit_size(cfg) / cfg.batch_size)
     rule = (
         f"stop after {cfg.patience} epochs without a higher validation accuracy, report the best-validation checkpoint"
         if cfg.patience
         else "no early stopping: the whole budget, last model reported"
     )
     return {
+        "data": cfg.data,
+        "n_fit": fit_size(cfg),
         "max_epochs": cfg.epochs,
         "patience": cfg.patience,
         "val_fraction": cfg.val_fraction,
+        "val_images": cfg.val_images,
         "steps_per_epoch": per_epoch,
         "max_steps": per_epoch * cfg.epochs,
+        "compute_rule": f"the same step budget for every model: {per_epoch * cfg.epochs} optimiser steps of batch "
+        f"{cfg.batch_size} at most, over the same fit images in the same order per seed",
         "rule": f"at most {cfg.epochs} epochs = {per_epoch * cfg.epochs} steps per run; {rule}",
     }
 
@@ -356,7 +360,7 @@ def training_rows(summary: Any, cfg: lib.TrainConfig) -> list[VerdictRow]:
                 ev += f", 95% t interval [{lo:+.4f}, {hi:+.4f}]"
         if r["model"] in paper.PAPER_TABLE2:
             ev += f"; paper's Table 2 (MNIST): {paper.PAPER_TABLE2[r['model']]:.3f}"
-        ev += f"; {r['diverged_runs']} diverged; scaled-down setup on 8×8 digits (see meta.json departures)"
+        ev += f"; {r['diverged_runs']} diverged; on {DATA_LABELS[cfg.data]} (see meta.json departures)"
         rows.append(
             VerdictRow(
                 claim="osa.sec5",

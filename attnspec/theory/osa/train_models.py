@@ -18,7 +18,6 @@ from torch import nn
 
 from attnspec.errors import InputError
 
-IMAGE_SIDE = 8  # load_digits images are 8×8
 NUM_CLASSES = 10
 #: Model names, in the order of the paper's Table 2 after the baseline.
 MODELS: tuple[str, ...] = ("vit", "vit-noskip", "vit-noskip-noln", "osa-qr", "osa-ns")
@@ -286,6 +285,7 @@ class ModelShape(Protocol):
     heads: int
     mlp_ratio: int
     patch_size: int
+    image_side: int
     alpha_init: float
     ns_steps: int
     ns_coefficients: str
@@ -328,7 +328,7 @@ def build_model(name: str, cfg: ModelShape, seed: int) -> Classifier:
 
 
 def _build_model(name: str, cfg: ModelShape, gen: torch.Generator) -> Classifier:
-    n_patches = (IMAGE_SIDE // cfg.patch_size) ** 2
+    n_patches = (cfg.image_side // cfg.patch_size) ** 2  # square images, square patches
     embed = PatchEmbedding(cfg.patch_size**2, n_patches, cfg.dim)
     embed.init_(gen)
     blocks: list[Block] = []

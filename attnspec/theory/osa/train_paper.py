@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -197,3 +198,81 @@ def ordering_sentence(table: pd.DataFrame, labels: Mapping[str, str]) -> list[st
         ]
         lines.append(f"{outcome} ({len(pairs)}): " + "; ".join(pairs))
     return lines
+
+
+#: Appendix D's setup, field by field of :class:`attnspec.theory.osa.train.TrainConfig`.
+PAPER_CONFIG: dict[str, Any] = {
+    "data": "mnist",
+    "patch_size": 4,
+    "depth": 6,
+    "dim": 64,
+    "heads": 4,
+    "mlp_ratio": 4,
+    "lr": 3e-4,
+    "batch_size": 128,
+    "weight_decay": 0.05,
+    "grad_clip": 1.0,
+    "alpha_init": 0.1,
+    "ns_steps": 6,
+    "schedule": "constant",
+    "patience": 0,
+}
+#: The paper's budget: 10 epochs of MNIST's 60,000 training images at batch 128.
+PAPER_STEPS = 10 * math.ceil(60_000 / 128)
+
+#: Departures that hold for every configuration (the paper does not state these choices).
+_ALWAYS: tuple[str, ...] = (
+    "pixels standardised by the fit split's scalar mean and std (the paper does not state its normalisation)",
+    "patch-embedding and output-layer weights: Xavier uniform with zero bias (the paper says only "
+    "'the same initialisation as the ViT models')",
+    "ViT softmax attention uses biases in Q, K, V, O (the paper states no bias only for OSA)",
+    "a constant learning rate (the paper states no schedule)",
+)
+
+
+def departures(cfg: Any) -> list[str]:
+    """Every way ``cfg`` departs from the paper's Appendix D, one sentence each (meta.json, the report).
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+
+    Returns
+    -------
+    list of str
+    """
+    out: list[str] = []
+    if cfg.data == "digits":
+        out.append(
+            "data: scikit-learn load_digits (1,797 8x8 images, 16 grey levels) instead of MNIST (70,000 28x28), "
+            "stratified fit / validation / test splits seeded per replicate instead of MNIST's fixed split"
+        )
+    else:
+        n_fit = cfg.train_images or 50_000
+        out.append(
+            f"fit split: {n_fit:,} of MNIST's 50,000 training images (drawn per seed); the other 10,000 of its "
+            f"60,000 are the validation images ({cfg.val_images or 10_000:,} used); the paper trains on all "
+            "60,000 and names no validation split; the test split is MNIST's 10,000, as the paper's"
+        )
+    for name, paper in PAPER_CONFIG.items():
+        if name in ("data", "schedule", "patience"):
+            continue
+        here = getattr(cfg, name)
+        if here != paper:
+            out.append(f"{name} {here:g} instead of the paper's {paper:g}")
+    from attnspec.theory.osa.train_sources import fit_size
+
+    steps = cfg.epochs * math.ceil(fit_size(cfg) / cfg.batch_size)
+    if steps != PAPER_STEPS:
+        out.append(
+            f"budget: {cfg.epochs} epochs of {fit_size(cfg):,} images = {steps:,} steps per run, the same for every "
+            f"model, instead of the paper's 10 epochs of 60,000 = {PAPER_STEPS:,} steps"
+        )
+    if cfg.patience:
+        out.append(
+            f"stopping rule: stop after {cfg.patience} epochs without a higher validation accuracy and report the "
+            "best-validation checkpoint (the paper reports the final model after its fixed budget)"
+        )
+    if cfg.schedule != "constant":
+        out.append(f"learning rate decayed along a {cfg.schedule} over the budget (the paper states no schedule)")
+    return out + list(_ALWAYS[:3]) + ([_ALWAYS[3]] if cfg.schedule == "constant" else [])
