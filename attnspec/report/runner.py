@@ -338,12 +338,16 @@ def _run_spectrum(options: dict[str, Any], out: Path) -> None:
     from attnspec.spectra.study import run_study
 
     cfg, lengths, baselines, ks = _spectrum_plan(options, out)
-    approx = make_plan(
-        options.get("approx"),
-        options.get("approx_k", "64,128,256"),
-        options.get("approx_split", "8,8"),
-        seed=cfg.seed,
-        steps=options.get("approx_steps"),
+    approx = (
+        make_plan(
+            options["approx"],
+            options.get("approx_k", "64,128,256"),
+            options.get("approx_split", "8,8"),
+            seed=cfg.seed,
+            steps=options.get("approx_steps"),
+        )
+        if options.get("approx")
+        else None
     )
     study = run_study(
         cfg, lengths, progress=False, baselines=baselines, projection_k=ks, command="attnspec report", approx=approx

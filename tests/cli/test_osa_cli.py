@@ -142,7 +142,8 @@ def test_refuses_a_different_run_in_out(out_run):
 def test_table_output():
     res = runner.invoke(app, ["osa-check", "--seed", "1", *SMALL], env={"COLUMNS": "250"})
     assert res.exit_code == 0
-    assert res.stdout.startswith("osa-check: ") and "violated" in res.stdout
+    # the printed equations that fail hold once corrected: misprints, not violations
+    assert res.stdout.startswith("osa-check: ") and "misprint:" in res.stdout and "holds as corrected" in res.stdout
     assert "\nclaim " in res.stdout and "Theorem 2.1 (eqs. 6–7)" in res.stdout  # the table, one row per claim
 
 

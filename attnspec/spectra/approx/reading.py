@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.spectra.approx.registry import get
 from attnspec.spectra.approx.rule import THRESHOLD
 
 #: Columns of :func:`verdict_table`.
@@ -69,19 +68,22 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
     rule, summary = tables["approx_rule"], tables["approx_summary"]
     e2e = tables.get("approx_end_to_end_summary", pd.DataFrame(columns=["n", "k", "method"]))
     scores = tables["approx"].groupby("method")["scores"].first().to_dict()
+    # whether a method is a reference, as saved with the summary: reading a saved study needs no
+    # method's code (nor torch, which the methods import)
+    reference = summary.groupby("method")["reference"].first().astype(bool).to_dict()
     rows = []
     for r in rule.itertuples():
         first, last = _at(summary, "error", r.k, r.method, 0), _at(summary, "error", r.k, r.method, -1)
         cos = _at(e2e, "cosine", r.k, r.method, -1) if len(e2e) else (-1, np.nan, np.nan, np.nan)
         rows.append(
-            [r.k, r.method, get(r.method).reference, *first, *last[:4], r.slope, r.slope_low, r.slope_high]
+            [r.k, r.method, reference.get(r.method, False), *first, *last[:4], r.slope, r.slope_low, r.slope_high]
             + [r.verdict, *cos[1:], scores.get(r.method, ""), r.inputs, ""]
         )
     for method, why in (meta.get("refused") or {}).items():
         for k in meta.get("k", []):
             if not ((rule["method"] == method) & (rule["k"] == k)).any():
                 rows.append(
-                    [k, method, get(method).reference, *[np.nan] * 11, "not applied", *[np.nan] * 3, "", 0, why]
+                    [k, method, _is_reference(method), *[np.nan] * 11, "not applied", *[np.nan] * 3, "", 0, why]
                 )
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values(["k", "reference", "method"], kind="stable").reset_index(drop=True)
@@ -144,3 +146,10 @@ def read_verdicts(out: Path) -> pd.DataFrame | None:
     if "approx_rule" not in tables:
         return None
     return verdict_table(tables, read_meta(Path(out)).get("approx") or {})
+
+
+def _is_reference(method: str) -> bool:
+    """Whether a method that was not applied is a reference (its code loaded only then)."""
+    from attnspec.spectra.approx.registry import get
+
+    return get(method).reference

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from attnspec.spectra.approx.measure import ApproxPlan, layer_causal, refusals
+if TYPE_CHECKING:  # the measurement imports torch; reading a saved study does not need it
+    from attnspec.spectra.approx.measure import ApproxPlan
 
 #: The raw tables and the summaries saved beside a study.
 RAW_TABLES = ("approx", "approx_fits", "approx_end_to_end")
@@ -88,6 +89,8 @@ def make_plan(methods: Any, ks: Any, split: Any, *, seed: int, steps: int | None
         raise InputError("--approx needs at least one --approx-k value (64,128,256)")
     train, held = parse_split(split)
     budget = {} if steps is None else {"steps": int(steps)}
+    from attnspec.spectra.approx.measure import ApproxPlan
+
     return ApproxPlan(names, k, train=train, held_out=held, seed=int(seed), budget=budget)
 
 
@@ -138,6 +141,8 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
     done = list(held.get("lengths_done", [])) if {k: held.get(k) for k in record} == record else []
     if encoder is None:
         encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+    from attnspec.spectra.approx.measure import layer_causal, refusals
+
     refused = refusals(plan, layer_causal(encoder))
     if not _sees_scores(encoder):
         reason = "P is captured through hooks on modules whose Q, K, V attnspec cannot read"
