@@ -105,6 +105,7 @@ def test_every_spectrum_figure_the_report_draws_is_print_ready(kept, tmp_path) -
 SUMMARY_FIGURES = (("figure1-nulls", "spectrum_nulls"), ("scaling-grid", "scaling_grid"), ("decoder", "decoder_beta"))
 
 
+@pytest.mark.slow  # draws the three summary figures from the committed results (about 17 s)
 def test_the_figures_that_carry_the_summary_are_drawn_at_one_column(kept, tmp_path) -> None:  # noqa: ANN001
     from attnspec.plots import COLUMN_IN
     from attnspec.report.beyond import beyond_figure1_section

@@ -31,8 +31,8 @@ def test_the_code_digest_covers_laws_and_what_the_theory_imports(monkeypatch, co
 def test_a_default_changed_in_the_code_makes_the_result_stale(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     from attnspec.options import checks
     from attnspec.report.experiments import Experiment
-    from attnspec.theorem import registry
     from attnspec.report.runner import run_experiment
+    from attnspec.theorem import registry
 
     exp = Experiment(
         name="t", path=tmp_path / "t.toml", title="t", paper="expressivity", command="sa-check", args=TINY_SA
