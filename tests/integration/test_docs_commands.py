@@ -256,6 +256,8 @@ def test_every_documented_command_runs(
         argv = shlex.split(doc.text)[1:]
         if argv[:1] == ["check"] and len(argv) > 1 and not _installed(argv[1]):
             continue  # a plug-in not installed here: tests/integration/test_favor_plugin.py installs and runs it
+        if argv[:1] == ["claims"] and "--paper" in argv and not _paper_installed(argv[argv.index("--paper") + 1]):
+            continue  # a plug-in's paper: the same
         if doc.expect_error is not None:
             res = runner.invoke(app, argv)
             assert res.exit_code == 1, f"{doc.id}: `{doc.text}` should fail: {res.output}"
@@ -287,6 +289,12 @@ def _installed(check: str) -> bool:
     from attnspec.theorem.registry import commands
 
     return check in commands()
+
+
+def _paper_installed(paper: str) -> bool:
+    from attnspec.theorem.registry import papers
+
+    return paper in papers()
 
 
 def test_extraction_finds_the_documented_commands() -> None:
