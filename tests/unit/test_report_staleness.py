@@ -24,8 +24,15 @@ def test_the_code_digest_covers_laws_and_what_the_theory_imports(monkeypatch, co
 
     monkeypatch.setattr(experiments, "source_digest", spy)
     experiments.checking_code_digest(command)
-    assert "numerics/laws.py" in seen and "options/checks.py" in seen, seen
+    assert "numerics/laws.py" in seen, seen
     assert "errors.py" not in seen  # messages cannot change a number
+    if command == "osa-train":  # a training study: no verdicts, its option values compared resolved
+        assert "theory/osa/train_models.py" in seen and "theory/osa/layer.py" in seen, seen
+        assert "numerics/stats.py" in seen and "numerics/linalg.py" in seen, seen
+        assert not [p for p in seen if p.startswith(("verdicts/", "theorem/", "options/")) or p == "battery.py"], seen
+        assert "theory/osa/thm31.py" not in seen  # osa-check's claims do not train anything
+    else:
+        assert "options/checks.py" in seen and "verdicts/classify.py" in seen, seen
 
 
 def test_a_default_changed_in_the_code_makes_the_result_stale(tmp_path, monkeypatch) -> None:  # noqa: ANN001
