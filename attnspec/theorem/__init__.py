@@ -14,7 +14,7 @@ The names (imported on first use, so that the registries stay light)::
     Check, Claim, Reading kinds: Covers, AtMost, Probability, WorstBound, Identity,
     ExactLaw, Measure                                      # attnspec.theorem.declare
     run_check                                              # attnspec.theorem.runner
-    fork_map                                               # attnspec.theorem.fork
+    fork_map, Forked                                       # attnspec.theorem.fork
     check_section                                          # attnspec.theorem.report
 """
 
@@ -38,6 +38,7 @@ _API: dict[str, str] = {
     "Measure": "attnspec.theorem.readings",
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
+    "Forked": "attnspec.theorem.fork",
     "check_section": "attnspec.theorem.report",
 }
 
