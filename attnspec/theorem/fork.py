@@ -4,14 +4,16 @@ A check may compute independent pieces (grid points, claim groups) in forked pro
 piece draws its seeds from the run's seed and its own key alone, so where it is computed
 changes only the wall time, never a number. :func:`can_fork` is the one rule every battery asks
 (the platform forks, two or more cores are available, and ``ATTNSPEC_NO_FORK`` is not ``1``);
-:func:`fork_map` maps a function over items in up to ``jobs`` processes under it.
+:func:`fork_map` maps a function over items in up to ``jobs`` processes under it, and
+:class:`Forked` computes a few functions in order in one second process while the calling one
+goes on with its own work, taking each result as it needs it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -98,3 +100,107 @@ _TASK: list[Callable[..., object]] = []
 
 def _call(item: object) -> object:
     return _TASK[-1](item)
+
+
+class Forked:
+    """Results of ``fns`` computed in order in a forked child; :meth:`next` returns them in order.
+
+    The calling process goes on with its own work meanwhile and takes each result when it needs
+    it (the first may be taken while the child still computes the next). The child is forked
+    after the caller's imports, so it pays none of them; it sends its results one by one through
+    a pipe, pickled. Exceptions raised in the child are raised again by :meth:`next` in the
+    parent. If the parent stops early (an exception, Ctrl-C), :meth:`close` ends the child and
+    reaps it. ``cpu_seconds`` is the child's CPU time (user + system), known once it has ended.
+    Ask :func:`can_fork` first: this class forks whenever it is made.
+
+    Parameters
+    ----------
+    fns : sequence of callable
+        Functions of no argument, computed in order in the child; their results must pickle.
+    initializer : callable, optional
+        Called first in the child (e.g. to set its torch threads).
+    """
+
+    def __init__(self, fns: Sequence[Callable[[], Any]], initializer: Callable[[], None] | None = None) -> None:
+        import pickle
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        r, w = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, and leave without running the parent's exit code
+            code = 0
+            try:
+                from attnspec.runtime.signals import become_worker
+
+                become_worker(parent)  # dies with the parent; Ctrl-C is the parent's to report
+                os.close(r)
+                if initializer is not None:
+                    initializer()
+                with os.fdopen(w, "wb") as out:
+                    for fn in fns:
+                        try:
+                            msg = ("ok", fn())
+                        except BaseException as exc:  # noqa: BLE001 — handed to the parent
+                            msg = ("error", exc)
+                        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
+                        out.flush()
+                        if msg[0] == "error":
+                            break
+            except BaseException:  # noqa: BLE001 — the pipe is gone (the parent stopped)
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid: int | None = pid
+        self._pipe = os.fdopen(r, "rb")
+        self._left = len(fns)
+        self.cpu_seconds = 0.0
+
+    def next(self) -> Any:
+        """The next result, in the order of ``fns`` (waits for it).
+
+        Returns
+        -------
+        object
+            What the function returned.
+
+        Raises
+        ------
+        RuntimeError
+            No result left, or the child ended without its results.
+        """
+        import pickle
+
+        if self._left <= 0:
+            raise RuntimeError("no result left in the second process")
+        try:
+            status, value = pickle.load(self._pipe)
+        except EOFError:
+            self.close()
+            raise RuntimeError("the second process of the run ended without its results") from None
+        self._left -= 1
+        if status == "error":
+            self.close()
+            raise value
+        if self._left == 0:
+            self.close()
+        return value
+
+    def close(self) -> None:
+        """End the child if it still runs, reap it, and record its CPU time."""
+        import signal
+
+        if self.pid is None:
+            return
+        self._pipe.close()
+        if self._left > 0:
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        _, _, usage = os.wait4(self.pid, 0)
+        self.cpu_seconds = usage.ru_utime + usage.ru_stime
+        self.pid = None
