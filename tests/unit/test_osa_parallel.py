@@ -16,7 +16,7 @@ import pytest
 from attnspec.theory.osa import battery as bat
 
 SMALL = {"steps": 2, "trials": 1, "timing": False, "schedule": ["cubic", "muon"], "alpha": [0.5]}
-needs_fork = pytest.mark.skipif(not bat._parallel(), reason="needs fork and >= 2 cores (or ATTNSPEC_OSA_PROCESSES=1)")
+needs_fork = pytest.mark.skipif(not bat._parallel(), reason="needs fork and >= 2 cores (and ATTNSPEC_NO_FORK unset)")
 
 
 def _rows(result):
@@ -35,7 +35,7 @@ def test_parallel_and_serial_runs_give_the_same_rows_and_tables(monkeypatch):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # the worker did run (and computed something): its CPU time is counted when it is reaped
     assert (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) > 0.05
-    monkeypatch.setenv("ATTNSPEC_OSA_PROCESSES", "1")
+    monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
     assert not bat._parallel()
     ser = bat.run(cfg)
     assert _rows(par) == _rows(ser)

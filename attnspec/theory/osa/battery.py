@@ -380,40 +380,29 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
 
 
 def _parallel() -> bool:
-    """Whether the checks run in two processes: on Linux-like systems with >= 2 cores (fork
-    shares the imported modules), unless ``ATTNSPEC_OSA_PROCESSES=1`` or ``ATTNSPEC_NO_FORK=1``
-    (the one forking rule, :func:`attnspec.theorem.fork.can_fork`). The stages are
-    independent and every instance draws from its own seed, so the rows and tables are the
-    same either way (tested)."""
-    import os
-
+    """Whether the checks run in two processes: the one forking rule,
+    :func:`attnspec.theorem.fork.can_fork` (fork, >= 2 cores, ``ATTNSPEC_NO_FORK`` not ``1``).
+    The stages are independent and every instance draws from its own seed, so the rows and
+    tables are the same either way (tested)."""
     from attnspec.theorem.fork import can_fork
 
-    if os.environ.get("ATTNSPEC_OSA_PROCESSES", "").strip() == "1":
-        return False
     return can_fork()
 
 
 def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
     """Every check: stages A (Thm 2.1, the layer's orthogonality, Thm 3.1, Thm 4.2, Thm 2.2)
     and B (the Jacobian theorems, the lemmas and printed formulas), then eq. (9)'s range
-    (which reads the Thm 3.1 table). With :func:`_parallel`, B runs in a forked child while
-    this process runs A and then the timing sweep (one core each on a 2-core machine: the
-    forward pass is timed in CPU seconds, which the other process does not count);
-    rows and tables are put in the serial order."""
+    (which reads the Thm 3.1 table). With :func:`_parallel`, B runs in a forked process
+    (:func:`attnspec.theorem.fork.fork_beside`) while this one runs A and then the timing
+    sweep (one core each on a 2-core machine: the forward pass is timed in CPU seconds, which
+    the other process does not count); rows and tables are put in the serial order."""
     if not _parallel():
         a = _stage_a(cfg, say)
         b = _stage_b(cfg, say)
         return _assemble(cfg, a, b)
-    import multiprocessing
-    import os
+    from attnspec.theorem.fork import fork_beside
 
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_stage_b_child, args=(cfg, send, os.getpid()), daemon=True)
-    child.start()
-    send.close()
-    try:
+    def here() -> tuple[list, dict[str, pd.DataFrame], dict]:
         say(
             f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
             f"Lemmas C.1 and C.7, the printed formulas"
@@ -424,18 +413,9 @@ def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, 
 
             say(f"timing the forward pass, N = {', '.join(map(str, cfg.timing_ns))}")
             a[1]["timing"] = time_forward(cfg.timing_ns, seed=cfg.seed)
-        try:
-            ok, b = recv.recv()
-        except EOFError:
-            raise RuntimeError(f"the osa-check worker process died (exit code {child.exitcode})") from None
-        if not ok:
-            raise RuntimeError(f"the osa-check worker process failed:\n{b}")
-    finally:
-        recv.close()
-        child.join(timeout=5)
-        if child.is_alive():
-            child.terminate()
-            child.join()
+        return a
+
+    a, b = fork_beside(lambda: _stage_b(cfg, lambda _msg: None), here)
     return _assemble(cfg, a, b)
 
 
@@ -443,22 +423,6 @@ def _fit_draws(cfg: OsaCheckConfig) -> int:
     from attnspec.theory.osa import jacobian
 
     return max(jacobian.THM44_FIT_DRAWS, cfg.trials)
-
-
-def _stage_b_child(cfg: OsaCheckConfig, send: Any, parent_pid: int) -> None:
-    """Target of the forked worker: send ``(True, stage B)`` or ``(False, traceback)``."""
-    import traceback
-
-    from attnspec.runtime.signals import become_worker
-
-    become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
-
-    try:
-        out = (True, _stage_b(cfg, lambda _msg: None))
-    except BaseException:  # noqa: BLE001 - everything is reported to the parent, which raises
-        out = (False, traceback.format_exc())
-    send.send(out)
-    send.close()
 
 
 def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame], dict]:
