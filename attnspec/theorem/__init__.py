@@ -14,7 +14,8 @@ The names (imported on first use, so that the registries stay light)::
     Check, Claim, Reading kinds: Covers, AtMost, Probability, WorstBound, Identity,
     ExactLaw, Measure                                      # attnspec.theorem.declare
     run_check                                              # attnspec.theorem.runner
-    fork_map                                               # attnspec.theorem.fork
+    fork_map, fork_beside                                  # attnspec.theorem.fork
+    tightest_rows                                          # attnspec.theorem.tightest
     check_section                                          # attnspec.theorem.report
 """
 
@@ -38,6 +39,8 @@ _API: dict[str, str] = {
     "Measure": "attnspec.theorem.readings",
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
+    "fork_beside": "attnspec.theorem.fork",
+    "tightest_rows": "attnspec.theorem.tightest",
     "check_section": "attnspec.theorem.report",
 }
 
