@@ -22,6 +22,7 @@ import torch
 
 from attnspec.numerics.linalg import Coefficients, expm_skew_eigh, ns_schedule, ns_step, qr_basis, skew_small
 from attnspec.numerics.stats import spawn_seeds
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, SHARED_SPAN, instance_label, make_instance, schedule_name
 from attnspec.theory.osa.thm31 import _error_from_basis, orthogonality_error
 from attnspec.verdicts.classify import VerdictRow, classify_identity
@@ -145,34 +146,27 @@ def _lowrank_verdicts(
     not_conv = int((~grp["converged"]).sum())
     grp = grp[grp["converged"]]
     cols = ["diff_torch", "diff_scipy", "diff_eigh"]
-    worst = grp.loc[grp[cols].max(axis=1).idxmax()]
-    est = float(grp[cols].max().max())
-    inst = instance_label(
-        n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), weights=worst.weights, seed=int(worst.seed)
-    )
-    d = classify_identity(residual=est, tol=F64_TOL)
-    extra = f"; NS steps used {int(grp.ns_steps.min())}–{int(grp.ns_steps.max())}" if basis != "qr" else ""
-    extra += f"; incl. {int((grp.rank_m < 2 * grp.d_v).sum())} instances with rank[Q, K] < 2 d_v"
-    if not_conv:
-        extra += f"; {not_conv} instances skipped: Newton–Schulz did not converge in 100 steps"
-    rows.append(
-        VerdictRow(
-            claim="osa.thm21",
-            reading="as-stated",
-            verdict=d.verdict,
-            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
-            bound=F64_TOL,
-            estimate=est,
-            trials=len(grp),
-            seed=seed,
-            evidence=(
-                f"max |low-rank − dense| = {grp.diff_torch.max():.2e} (torch matrix_exp), "
-                f"{grp.diff_scipy.max():.2e} (scipy expm), {grp.diff_eigh.max():.2e} (eigh of iS); the references "
-                f"differ by up to {grp.torch_vs_eigh.max():.2e} (torch vs eigh), {grp.scipy_vs_eigh.max():.2e} "
-                f"(scipy vs eigh); worst {inst}{extra}; {d.reason}"
-            ),
+    span = {"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"}
+
+    def note(grp: pd.DataFrame, worst: pd.Series) -> str:
+        inst = instance_label(
+            n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), weights=worst.weights, seed=int(worst.seed)
         )
-    )
+        extra = f"; NS steps used {int(grp.ns_steps.min())}–{int(grp.ns_steps.max())}" if basis != "qr" else ""
+        extra += f"; incl. {int((grp.rank_m < 2 * grp.d_v).sum())} instances with rank[Q, K] < 2 d_v"
+        if not_conv:
+            extra += f"; {not_conv} instances skipped: Newton–Schulz did not converge in 100 steps"
+        return (
+            f"max |low-rank − dense| = {grp.diff_torch.max():.2e} (torch matrix_exp), "
+            f"{grp.diff_scipy.max():.2e} (scipy expm), {grp.diff_eigh.max():.2e} (eigh of iS); the references "
+            f"differ by up to {grp.torch_vs_eigh.max():.2e} (torch vs eigh), {grp.scipy_vs_eigh.max():.2e} "
+            f"(scipy vs eigh); worst {inst}{extra}"
+        )
+
+    rows += tightest_rows(
+        "osa.thm21", grp.assign(diff_max=grp[cols].max(axis=1)), observed="diff_max", tol=F64_TOL, seed=seed,
+        params=lambda _kind, _grp: span, note=note, note_first=True,
+    )  # fmt: skip
     orth = float(grp["orth_error"].max())
     det_dev = float((grp["det"] - 1).abs().max())
     wo = grp.loc[grp["orth_error"].idxmax()]
@@ -182,7 +176,7 @@ def _lowrank_verdicts(
             claim="osa.thm21.so_n",
             reading="low-rank-formula",
             verdict=d.verdict,
-            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
+            params=dict(span),
             bound=F64_TOL,
             estimate=orth,
             trials=len(grp),
