@@ -16,6 +16,7 @@ The names (imported on first use, so that the registries stay light)::
     run_check                                              # attnspec.theorem.runner
     fork_map, fork_beside                                  # attnspec.theorem.fork
     tightest_rows                                          # attnspec.theorem.tightest
+    Group, run_groups                                      # attnspec.theorem.measured
     check_section                                          # attnspec.theorem.report
 """
 
@@ -41,6 +42,8 @@ _API: dict[str, str] = {
     "fork_map": "attnspec.theorem.fork",
     "fork_beside": "attnspec.theorem.fork",
     "tightest_rows": "attnspec.theorem.tightest",
+    "Group": "attnspec.theorem.measured",
+    "run_groups": "attnspec.theorem.measured",
     "check_section": "attnspec.theorem.report",
 }
 
