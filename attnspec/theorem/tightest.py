@@ -54,6 +54,7 @@ def tightest_rows(
     unmet: Callable[[Group], str | None] | None = None,
     note: Callable[[Group, Worst], str] | None = None,
     note_first: bool = False,
+    estimate: str | None = None,
 ) -> list[VerdictRow]:
     """One verdict row per instance kind of ``table``, decided at its tightest instance.
 
@@ -92,6 +93,10 @@ def tightest_rows(
         ``note(group, worst) -> str``: the paper's context beside the classifier's sentence.
     note_first : bool
         Put the note before the classifier's sentence (default after).
+    estimate : str, optional
+        The column whose largest value over the group the row reports as its estimate, where
+        ``observed`` folds several residuals into one decision (default: ``observed`` at the
+        tightest instance).
 
     Returns
     -------
@@ -128,11 +133,11 @@ def tightest_rows(
                 verdict=d.verdict,
                 params=shown,
                 bound=limit,
-                estimate=float(worst[observed]),
+                estimate=float(worst[observed] if estimate is None else grp[estimate].max()),
                 trials=len(grp),
                 seed=seed,
                 evidence=evidence,
-            )  # fmt: skip
+            )
         )
     return rows
 

@@ -41,3 +41,9 @@ def test_identities_hypotheses_notes_and_one_group() -> None:
     assert {r.verdict for r in rows} == {"hypothesis-unmet"} and all(r.evidence.startswith("first; ") for r in rows)
     with pytest.raises(ValueError, match="exactly one of bound"):
         tightest_rows("toy.identity", t, observed="lhs")
+
+
+def test_a_folded_residual_decides_while_another_column_is_reported() -> None:
+    t = _table().assign(other=[0.1, 0.3, 0.2, 0.05])
+    (row,) = tightest_rows("toy.identity", t, observed="lhs", tol=3.0, estimate="other")
+    assert (row.verdict, row.estimate) == ("holds", 0.3)  # the largest of `other` over the group
