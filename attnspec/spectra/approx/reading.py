@@ -33,6 +33,7 @@ COLUMNS = [
     "slope",
     "slope_low",
     "slope_high",
+    "uniform_gap_high",
     "verdict",
     "cosine_last",
     "cosine_last_low",
@@ -65,7 +66,7 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
     -------
     pandas.DataFrame
     """
-    rule, summary = tables["approx_rule"], tables["approx_summary"]
+    rule, summary = _rule(tables), tables["approx_summary"]
     e2e = tables.get("approx_end_to_end_summary", pd.DataFrame(columns=["n", "k", "method"]))
     scores = tables["approx"].groupby("method")["scores"].first().to_dict()
     # whether a method is a reference, as saved with the summary: reading a saved study needs no
@@ -77,16 +78,27 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
         cos = _at(e2e, "cosine", r.k, r.method, -1) if len(e2e) else (-1, np.nan, np.nan, np.nan)
         rows.append(
             [r.k, r.method, reference.get(r.method, False), *first, *last[:4], r.slope, r.slope_low, r.slope_high]
-            + [r.verdict, *cos[1:], scores.get(r.method, ""), r.inputs, ""]
+            + [r.uniform_gap_high, r.verdict, *cos[1:], scores.get(r.method, ""), r.inputs, ""]
         )
     for method, why in (meta.get("refused") or {}).items():
         for k in meta.get("k", []):
             if not ((rule["method"] == method) & (rule["k"] == k)).any():
                 rows.append(
-                    [k, method, _is_reference(method), *[np.nan] * 11, "not applied", *[np.nan] * 3, "", 0, why]
+                    [k, method, _is_reference(method), *[np.nan] * 12, "not applied", *[np.nan] * 3, "", 0, why]
                 )
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values(["k", "reference", "method"], kind="stable").reset_index(drop=True)
+
+
+def _rule(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The saved rule, or the rule read again from the raw errors when it was saved without the
+    comparison with uniform attention (the verdict needs it)."""
+    from attnspec.spectra.approx.rule import slopes
+
+    rule = tables["approx_rule"]
+    if "uniform_gap_high" in rule.columns or "approx" not in tables:
+        return rule
+    return slopes(tables["approx"])
 
 
 def verdict_sentence(row: pd.Series) -> str:
@@ -121,10 +133,16 @@ def verdict_sentence(row: pd.Series) -> str:
         if np.isfinite(row["cosine_last"])
         else ""
     )
+    if np.isfinite(row["uniform_gap_high"]):
+        below = "below" if row["uniform_gap_high"] < 0 else "not below"
+        slope += (
+            f"; error {below} uniform attention's at every n (largest upper end of the paired "
+            f"difference {row['uniform_gap_high']:+.3f})"
+        )
     scope = " (content scores only)" if row["scores"] == "content only" else ""
     return (
-        f"{name}{scope} at k = {k}: {err}, {slope} ({row['verdict']} by the rule at +{THRESHOLD} per doubling, "
-        f"intervals resampling {int(row['inputs'])} held-out documents){cos}."
+        f"{name}{scope} at k = {k}: {err}, {slope} ({row['verdict']} by the rule: slope below +{THRESHOLD} "
+        f"per doubling and error below uniform attention's at every n; intervals resampling {int(row['inputs'])} held-out documents){cos}."
     )
 
 
