@@ -35,7 +35,8 @@ from attnspec.spectra.approx.registry import get
 def _layer_function(method: Approximation, plan: ApproxPlan, n: int, k: int, states: dict) -> LayerFunction:
     def apply(layer: int, heads: Heads) -> Any:
         state = states.get((method.name, k, layer))
-        return method.apply(heads, k=k, state=state, seed=method_seed(plan.seed, method.name, n, k, layer))
+        seen = heads if (method.bias or heads.bias is None) else heads.content_only()  # as in the per-layer errors
+        return method.apply(seen, k=k, state=state, seed=method_seed(plan.seed, method.name, n, k, layer))
 
     return apply
 
