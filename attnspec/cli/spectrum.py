@@ -716,8 +716,9 @@ def _print_approx(run: Path) -> None:
         f"documents) and its slope per doubling of n: a fixed k holds when the slope's upper end is below +{THRESHOLD} "
         "and the error is below uniform attention's at every n (paired over documents)"
     )
+    loss = bool(v["loss_change_last"].notna().any())  # a causal model: the change in next-token loss
     for col, justify in (("k · method", "left"), (f"n={first}", "right"), (f"n={last} [95% CI]", "right"),
-                         ("slope 95% CI", "right"), ("fixed k", "left"), ("cos", "right")):  # fmt: skip
+                         ("slope 95% CI", "right"), ("fixed k", "left"), ("Δloss" if loss else "cos", "right")):  # fmt: skip
         t.add_column(col, justify=justify, no_wrap=True)
     for k, block in v.groupby("k", sort=True):
         t.add_row(f"k = {k}", end_section=False, style="bold")
@@ -726,7 +727,8 @@ def _print_approx(run: Path) -> None:
             if r.note:
                 t.add_row(name, "", "", "", "not applied", "")
                 continue
-            cos = f"{r.cosine_last:.3f}" if math.isfinite(r.cosine_last) else "—"
+            effect = r.loss_change_last if loss else r.cosine_last
+            cos = (f"{effect:+.3f}" if loss else f"{effect:.3f}") if math.isfinite(effect) else "—"
             t.add_row(
                 name,
                 f"{r.error_first:.2f}",
@@ -744,7 +746,9 @@ def _print_approx(run: Path) -> None:
     if (v["scores"] == "content only").any():
         notes.append("† sees the content scores only (it cannot take the additive score bias)")
     notes.append(
-        f"cos: sentence-embedding cosine to the exact model at n={last}, every layer replaced (— not measured)"
+        f"Δloss: change in next-token loss (nats per token) at n={last}, every layer replaced (— not measured)"
+        if loss
+        else f"cos: sentence-embedding cosine to the exact model at n={last}, every layer replaced (— not measured)"
     )
     if (v["note"] != "").any():
         notes += [f"{m}: {why}" for m, why in v[v["note"] != ""].groupby("method")["note"].first().items()]

@@ -62,7 +62,8 @@ def summarise(
     Parameters
     ----------
     table : pandas.DataFrame
-        The ``approx`` table (``value="error"``) or the ``approx_end_to_end`` one (``value="cosine"``).
+        The ``approx`` table (``value="error"``), the ``approx_end_to_end`` one (``value="cosine"``)
+        or the ``approx_loss`` one (``value="loss_change"``).
     value : str
         The column summarised; a document's value is its mean over layers (or one layer) and heads.
     by_layer : bool
@@ -221,7 +222,8 @@ def tables(raw: dict[str, pd.DataFrame], *, seed: int = 0) -> dict[str, pd.DataF
     -------
     dict of str to DataFrame
         ``approx_summary`` (over layers), ``approx_layers`` (per layer), ``approx_rule``
-        (slopes and verdicts), ``approx_end_to_end_summary`` (when measured).
+        (slopes and verdicts), ``approx_end_to_end_summary`` and ``approx_loss_summary``
+        (when measured).
     """
     from attnspec.spectra.approx.registry import get
 
@@ -236,4 +238,7 @@ def tables(raw: dict[str, pd.DataFrame], *, seed: int = 0) -> dict[str, pd.DataF
     e2e = raw.get("approx_end_to_end")
     if e2e is not None and len(e2e):
         out["approx_end_to_end_summary"] = summarise(e2e, "cosine", seed=seed)
+    loss = raw.get("approx_loss")
+    if loss is not None and len(loss):
+        out["approx_loss_summary"] = summarise(loss, "loss_change", seed=seed)
     return out
