@@ -11,6 +11,7 @@ import torch
 from attnspec.spectra.aggregate import SpectrumAccumulator
 from attnspec.spectra.centred import centre_rows, centred_curve, centred_curve_at, centred_stack
 from attnspec.spectra.engine import singular_values
+from attnspec.spectra.job import _Sink
 from attnspec.spectra.reading import default_at
 
 
@@ -67,8 +68,6 @@ def test_a_caller_without_p_leaves_c_centred_empty_and_the_state_valid():
 
 
 def test_the_spectrum_sink_records_c_centred_beside_bit_identical_metrics():
-    from attnspec.spectra.job import _Sink
-
     p, mask = _stochastic(2, 3, 12, [12, 9], seed=2)
     sink = _Sink("tiny", "lapack", [None], [False])
     sink(SimpleNamespace(layer=0, probs=p, mask=mask))
@@ -84,3 +83,20 @@ def test_the_spectrum_sink_records_c_centred_beside_bit_identical_metrics():
     real = centred_curve(p[1, :, :9, :9].numpy())[..., default_at(12) - 1]  # input 1's real 9 × 9 block
     want = (centred_curve(p[0].numpy())[..., default_at(12) - 1] + real) / 2
     np.testing.assert_allclose(a["c_centred_mean"].to_numpy(), want, rtol=1e-12)
+
+
+def test_a_run_saved_without_c_centred_says_so_in_one_line_and_resumes():
+    p, mask = _stochastic(2, 2, 8, [8, 8], seed=3)
+    sv, centred = singular_values(p, "lapack"), singular_values(centred_stack(p, mask), "lapack")
+    full = SpectrumAccumulator(1, 2, 8)
+    full.add_batch([(0, sv, None, centred)], [0, 1])
+    state = {
+        k: v
+        for k, v in full.state().items()
+        if not k.startswith("c_centred.") and k not in ("metric_names", "state_version")
+    }
+    older = SpectrumAccumulator.from_state(state)  # saved by an attnspec without the metric
+    assert older.absent == ("c_centred",) and older.absent_note.count("\n") == 0 and "c_centred" in older.absent_note
+    older.add_batch([(0, sv, None, centred)], [2, 3])  # resumed: the metric stays absent, the rest goes on
+    older.verify(4)
+    assert older.tables().metrics["c_centred_mean"].isna().all()
