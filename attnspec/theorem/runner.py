@@ -2,9 +2,10 @@
 
 For each grid point ``i`` of a :class:`attnspec.theorem.declare.Check`:
 
-1. its seed is ``child_seed(seed, command, "point", i)`` (:func:`attnspec.numerics.stats.child_seed`):
-   a point's numbers depend on the run's seed and its place alone, so points computed in
-   another process (``jobs``) or in an earlier, interrupted run (``--resume``) are the same;
+1. its seed is ``child_seed(seed, command, "point", i)`` (:func:`attnspec.numerics.stats.child_seed`),
+   or the check's own ``seeds(options, i, point)`` when it names them: a point's numbers depend
+   on the run's options and its place alone, so points computed in another process (``jobs``)
+   or in an earlier, interrupted run (``--resume``) are the same;
 2. ``setup(point, rng)`` gives the numbers fixed at the point (inputs, exact laws);
 3. ``trial(point, instance, rng)`` is drawn in looks of ``check.look`` up to ``trials``; when every
    claim that reads the trials is a :class:`~attnspec.theorem.readings.Probability`, the point
@@ -67,6 +68,28 @@ def point_seed(seed: int, command: str, index: int) -> int:
     return child_seed(int(seed), command, "point", int(index))
 
 
+def seed_of_point(check: Check, config: Mapping[str, Any], index: int, point: dict[str, Any]) -> int:
+    """The seed of grid point ``index``: the check's own ``seeds`` when it names them, else
+    :func:`point_seed`.
+
+    Parameters
+    ----------
+    check : Check
+    config : mapping
+        The run's validated options.
+    index : int
+        The point's place in the grid.
+    point : dict
+        Its parameters.
+
+    Returns
+    -------
+    int
+    """
+    own = getattr(check, "seeds", None)
+    return int(own(config, index, point)) if own is not None else point_seed(config["seed"], check.command, index)
+
+
 def _stat(values: np.ndarray) -> Stat:
     x = np.asarray(values, dtype=float)
     sd = float(x.std(ddof=1)) if x.size > 1 else 0.0
@@ -116,7 +139,7 @@ def compute_point(check: Check, config: Mapping[str, Any], index: int, point: di
     """
     from attnspec.numerics.stats import numpy_rng
 
-    seed = point_seed(config["seed"], check.command, index)
+    seed = seed_of_point(check, config, index, point)
     rng = numpy_rng(seed)
     instance = dict(check.setup(point, rng)) if check.setup is not None else {}
     # the scalars are tabulated and read by the claims; arrays (inputs drawn once) only reach the trials
