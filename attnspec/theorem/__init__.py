@@ -14,6 +14,7 @@ The names (imported on first use, so that the registries stay light)::
     Check, Claim, Reading kinds: Covers, AtMost, Probability, WorstBound, Identity,
     ExactLaw, Measure                                      # attnspec.theorem.declare
     ExactBound, tightest_rows                              # attnspec.theorem.tightest
+    Cases, Scoped                                          # attnspec.theorem.cases
     run_check                                              # attnspec.theorem.runner
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
     Group, run_groups                                      # attnspec.theorem.measured
@@ -39,6 +40,8 @@ _API: dict[str, str] = {
     "ExactLaw": "attnspec.theorem.readings",
     "Measure": "attnspec.theorem.readings",
     "ExactBound": "attnspec.theorem.tightest",
+    "Cases": "attnspec.theorem.cases",
+    "Scoped": "attnspec.theorem.cases",
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
     "Forked": "attnspec.theorem.fork",

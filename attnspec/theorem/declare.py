@@ -147,6 +147,11 @@ class Check:
         Trials per look of the sequential rule (:mod:`attnspec.theorem.sequential`).
     plotter : callable or str, optional
         Draws the figures of a saved result (``"module:function"``).
+    seeds : callable, optional
+        ``seeds(options, index, point) -> int``: the seed of grid point ``index``, for a check
+        whose draws must keep seeds set elsewhere (a measurement other code reads, a published
+        table). Default :func:`attnspec.theorem.runner.point_seed`. It must depend on the options
+        and the point alone, so that forked and resumed points draw the same numbers.
     """
 
     command: str
@@ -160,6 +165,7 @@ class Check:
     validate: Callable[[Mapping[str, Any]], None] | None = None
     look: int = 500
     plotter: Callable[..., Any] | str | None = None
+    seeds: Callable[[Mapping[str, Any], int, dict[str, Any]], int] | None = None
     _declared: tuple[Option, ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -2,10 +2,12 @@
 
 For each grid point ``i`` of a :class:`attnspec.theorem.declare.Check`:
 
-1. its seed is ``child_seed(seed, command, "point", i)`` (:func:`attnspec.numerics.stats.child_seed`):
-   a point's numbers depend on the run's seed and its place alone, so points computed in
-   another process (``jobs``) or in an earlier, interrupted run (``--resume``) are the same;
-2. ``setup(point, rng)`` gives the numbers fixed at the point (inputs, exact laws);
+1. its seed is ``child_seed(seed, command, "point", i)`` (:func:`attnspec.numerics.stats.child_seed`),
+   or the check's own ``seeds(options, i, point)`` when it names them: a point's numbers depend
+   on the run's options and its place alone, so points computed in another process (``jobs``)
+   or in an earlier, interrupted run (``--resume``) are the same;
+2. ``setup(point, rng)`` gives the numbers fixed at the point (inputs, exact laws, and
+   :class:`~attnspec.theorem.cases.Cases`: a quantity measured on a few fixed cases);
 3. ``trial(point, instance, rng)`` is drawn in looks of ``check.look`` up to ``trials``; when every
    claim that reads the trials is a :class:`~attnspec.theorem.readings.Probability`, the point
    stops at the first look where each is settled (:mod:`attnspec.theorem.sequential`, the one
@@ -25,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.theorem import sequential as SQ
+from attnspec.theorem.cases import Cases
 from attnspec.theorem.readings import Point, Probability, Stat
 from attnspec.theorem.result import BatteryResult
 
@@ -65,6 +68,28 @@ def point_seed(seed: int, command: str, index: int) -> int:
     from attnspec.numerics.stats import child_seed
 
     return child_seed(int(seed), command, "point", int(index))
+
+
+def seed_of_point(check: Check, config: Mapping[str, Any], index: int, point: dict[str, Any]) -> int:
+    """The seed of grid point ``index``: the check's own ``seeds`` when it names them, else
+    :func:`point_seed`.
+
+    Parameters
+    ----------
+    check : Check
+    config : mapping
+        The run's validated options.
+    index : int
+        The point's place in the grid.
+    point : dict
+        Its parameters.
+
+    Returns
+    -------
+    int
+    """
+    own = getattr(check, "seeds", None)
+    return int(own(config, index, point)) if own is not None else point_seed(config["seed"], check.command, index)
 
 
 def _stat(values: np.ndarray) -> Stat:
@@ -116,11 +141,13 @@ def compute_point(check: Check, config: Mapping[str, Any], index: int, point: di
     """
     from attnspec.numerics.stats import numpy_rng
 
-    seed = point_seed(config["seed"], check.command, index)
+    seed = seed_of_point(check, config, index, point)
     rng = numpy_rng(seed)
     instance = dict(check.setup(point, rng)) if check.setup is not None else {}
     # the scalars are tabulated and read by the claims; arrays (inputs drawn once) only reach the trials
-    fixed = {k: float(v) for k, v in instance.items() if np.ndim(v) == 0}
+    # a Cases value is a sample of its own (fixed cases measured once), tabulated like trials
+    cases = {k: v.values for k, v in instance.items() if isinstance(v, Cases)}
+    fixed = {k: float(v) for k, v in instance.items() if np.ndim(v) == 0 and k not in cases}
     draws: dict[str, list[float]] = {}
     trials, stop_early = int(config["trials"]), _sequential(check)
     if check.trial is not None:
@@ -133,7 +160,7 @@ def compute_point(check: Check, config: Mapping[str, Any], index: int, point: di
             if stop_early and _settled(stop_early, draws, fixed, trials, check.look):
                 break
     stats = {k: Stat(1, v, 0.0, v, v, v) for k, v in fixed.items()}
-    stats.update({k: _stat(np.asarray(v)) for k, v in draws.items()})
+    stats.update({k: _stat(np.asarray(v)) for k, v in (cases | draws).items()})
     head = {"point": index, **point, "seed": seed}
     return [{**head, "quantity": k, **dict(zip(STAT_COLUMNS[1:], _fields(s)))} for k, s in stats.items()]
 

@@ -9,7 +9,9 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 
 from __future__ import annotations
 
+from attnspec.theorem.cases import Scoped
 from attnspec.theorem.declare import Claim as Statement
+from attnspec.theorem.readings import Identity
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
@@ -288,24 +290,38 @@ HYPOTHESES = Claim(
     COMMAND,
 )
 
-CONSTRUCTION = Claim(
+#: Relative tolerance of the construction's identity: float64 round-off of products of length <= 2d.
+CONSTRUCTION_TOLERANCE = 1e-12
+
+CONSTRUCTION = Statement(
     "expressivity.thm1.construction",
-    "notes p. 2, 'Compresser la matrice': the construction of X, W_Q, W_K",
-    "With X = (B̂1, B̂2) ∈ R^{L×2d}, W_Q = I_{2d} and W_K = [[0, 0], [I_d, 0]]: X W_Q W_Kᵀ Xᵀ = B̂1 B̂2ᵀ "
+    where="notes p. 2, 'Compresser la matrice': the construction of X, W_Q, W_K",
+    statement="With X = (B̂1, B̂2) ∈ R^{L×2d}, W_Q = I_{2d} and W_K = [[0, 0], [I_d, 0]]: X W_Q W_Kᵀ Xᵀ = B̂1 B̂2ᵀ "
     "(exactly), so SA(X) = exp(B̂1 B̂2ᵀ).",
-    (
-        Reading(
-            "identity",
-            "the construction materialised (X, W_Q, W_K from B̂1 = B1 Rᵀ, B̂2 = B2 Rᵀ, Gaussian R): worst "
-            "|X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| relative to max|B1 Rᵀ R B2ᵀ|, against float64 round-off, "
-            "row and column factorizations, d below and above L",
+    reading=(
+        Scoped(
+            reading=Identity(
+                "identity",
+                "the construction materialised (X, W_Q, W_K from B̂1 = B1 Rᵀ, B̂2 = B2 Rᵀ, Gaussian R): worst "
+                "|X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| relative to max|B1 Rᵀ R B2ᵀ|, against float64 round-off, "
+                "row and column factorizations, d below and above L",
+                residual="residual",
+                tol=CONSTRUCTION_TOLERANCE,
+            ),
+            where=lambda params: "d" not in params,
+            at_paper_params=True,
         ),
-        Reading(
-            "exact-choice",
-            "the d = L choice X = (B, I): X W_Q W_Kᵀ Xᵀ = B exactly (the width the construction must beat)",
+        Scoped(
+            reading=Identity(
+                "exact-choice",
+                "the d = L choice X = (B, I): X W_Q W_Kᵀ Xᵀ = B exactly (the width the construction must beat)",
+                residual="exact_choice",
+                tol=CONSTRUCTION_TOLERANCE,
+            ),
+            where=lambda params: "d" in params,
+            at_paper_params=True,
         ),
     ),
-    COMMAND,
     source="notes p. 2",
 )
 

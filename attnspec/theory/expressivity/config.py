@@ -14,6 +14,44 @@ FULL_SWEEP_L: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 FULL_SWEEP_K: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 
 
+def _default(name: str) -> Any:
+    """The declared default of ``sa-check``'s option ``name`` (:data:`attnspec.options.checks.SA_CHECK`)."""
+    from attnspec.options.checks import SA_CHECK
+
+    return next(o.default for o in SA_CHECK if o.name == name)
+
+
+def _int_list(name: str, value: Any) -> tuple[int, ...]:
+    """A comma list as typed (``"64,128"``), a single int, or any sequence or array of ints;
+    an empty item (``"64,"``) and a value given twice (``"16,16"``: the sweep would count its
+    configurations twice in the fit) are refused."""
+    import numbers
+
+    from attnspec.errors import as_list
+
+    if isinstance(value, str):
+        parts = [x.strip() for x in value.split(",")]
+        if any(not p for p in parts):
+            raise InputError(f"{name} has an empty item in {value!r}; write the values separated by single commas")
+        try:
+            vals: list[Any] = [int(x) for x in parts]
+        except ValueError:
+            raise InputError(f"{name} must be a comma list of integers, got {value!r}") from None
+    elif isinstance(value, numbers.Integral):
+        vals = [value]
+    else:
+        vals = as_list(name, value)
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise InputError(f"{name} must be a comma list of integers, got {value!r}")
+    if not vals:
+        raise InputError(f"{name} must list at least one integer, got {value!r}")
+    twice = sorted({int(v) for v in vals if [int(x) for x in vals].count(int(v)) > 1})
+    if twice:
+        raise InputError(f"{name} lists {', '.join(map(str, twice))} more than once; give each value once")
+    return tuple(int(v) for v in vals)
+
+
 @dataclass
 class Config:
     """Parameters of one ``sa-check`` run (the CLI options, dashes as underscores).
@@ -50,25 +88,25 @@ class Config:
         same for 1 and 2.
     """
 
-    L: int = 512
-    k: int = 8
-    eps: float = 0.01
-    delta: float = 0.1
-    m: float = 0.1
-    M: float = 1.0
-    beta: float = 0.1
-    trials: int = 200
-    support: str = "random"
-    factorization: str = "row"
-    seed: int = 0
-    scaling_L: int = 64
-    d: int | None = None
-    sweep: bool = False
-    sweep_L: tuple[int, ...] = field(default=(64, 128, 256))
-    sweep_k: tuple[int, ...] = field(default=(1, 2, 4, 8))
-    sweep_trials: int = 100
-    threads: int = 1
-    jobs: int = 2
+    L: int = _default("L")
+    k: int = _default("k")
+    eps: float = _default("eps")
+    delta: float = _default("delta")
+    m: float = _default("m")
+    M: float = _default("M")
+    beta: float = _default("beta")
+    trials: int = _default("trials")
+    support: str = _default("support")
+    factorization: str = _default("factorization")
+    seed: int = _default("seed")
+    scaling_L: int = 64  # not a command-line option: the size of the δ, eps and M/m scaling sweeps
+    d: int | None = _default("d")
+    sweep: bool = _default("sweep")
+    sweep_L: tuple[int, ...] = field(default=_int_list("sweep-L", _default("sweep_L")))
+    sweep_k: tuple[int, ...] = field(default=_int_list("sweep-k", _default("sweep_k")))
+    sweep_trials: int = _default("sweep_trials")
+    threads: int = _default("threads")
+    jobs: int = _default("jobs")
 
     @property
     def grid_L(self) -> list[int]:
@@ -142,37 +180,6 @@ class Config:
         out.pop("threads")
         out.pop("jobs")
         return out
-
-
-def _int_list(name: str, value: Any) -> tuple[int, ...]:
-    """A comma list as typed (``"64,128"``), a single int, or any sequence or array of ints;
-    an empty item (``"64,"``) and a value given twice (``"16,16"``: the sweep would count its
-    configurations twice in the fit) are refused."""
-    import numbers
-
-    from attnspec.errors import as_list
-
-    if isinstance(value, str):
-        parts = [x.strip() for x in value.split(",")]
-        if any(not p for p in parts):
-            raise InputError(f"{name} has an empty item in {value!r}; write the values separated by single commas")
-        try:
-            vals: list[Any] = [int(x) for x in parts]
-        except ValueError:
-            raise InputError(f"{name} must be a comma list of integers, got {value!r}") from None
-    elif isinstance(value, numbers.Integral):
-        vals = [value]
-    else:
-        vals = as_list(name, value)
-    for v in vals:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise InputError(f"{name} must be a comma list of integers, got {value!r}")
-    if not vals:
-        raise InputError(f"{name} must list at least one integer, got {value!r}")
-    twice = sorted({int(v) for v in vals if [int(x) for x in vals].count(int(v)) > 1})
-    if twice:
-        raise InputError(f"{name} lists {', '.join(map(str, twice))} more than once; give each value once")
-    return tuple(int(v) for v in vals)
 
 
 def config_from_options(options: Mapping[str, Any]) -> Config:

@@ -9,12 +9,14 @@ matrices compared with ``B1 Rᵀ R B2ᵀ`` computed directly from R. The sampler
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from attnspec.theorem.cases import Cases
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import construct, exact_construction, sparse_target
-from attnspec.verdicts.classify import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow
 
-#: Relative tolerance: float64 round-off of products of length <= 2d.
-TOLERANCE = 1e-12
 #: The instance is at L = min(run's L, IDENTITY_MAX_L) (X is materialised, L × 2d).
 IDENTITY_MAX_L = 64
 
@@ -26,11 +28,69 @@ def _relative_residual(c) -> float:  # noqa: ANN001 - a Construction
     return float((got - want).abs().max()) / scale
 
 
+def _residuals(point: dict[str, Any], *, m: float, M: float, eps: float, support: str, seed: int) -> dict[str, Any]:
+    """The construction's relative residuals at ``point``: over the eight materialised cases
+    (row and column factorizations, d = L/2 and 2L, dense and sparse weights), or, at the point
+    with ``d``, of the exact choice X = (B, I)."""
+    Ls = point["L"]
+    A = sparse_target(Ls, point["k"], m=m, M=M, support=support, seed=seed)
+    if "d" in point:
+        c = exact_construction(A, eps)
+        return {"exact_choice": float((c.logits() - c.B).abs().max()) / (float(c.B.abs().max()) or 1.0)}
+    cases = [
+        construct(A, d, eps, factorization=fac, seed=seed, sparse_weights=sparse_w)
+        for fac in ("row", "column")
+        for d in (max(1, Ls // 2), 2 * Ls)
+        for sparse_w in (False, True)
+    ]
+    return {"residual": Cases([_relative_residual(c) for c in cases])}
+
+
+def construction_check(*, m: float, M: float, eps: float, support: str, seed: int, params: dict) -> Any:
+    """:data:`~.claims.CONSTRUCTION` as a declared check: two grid points, the materialised
+    cases and the exact choice (``d`` = L'), both drawn from ``seed``.
+
+    Parameters
+    ----------
+    m, M : float
+        The range of A's nonzero entries.
+    eps : float
+        The off-support level of A (B = log(A/eps)).
+    support : str
+        A's support.
+    seed : int
+        The seed of A and of the projections (each point's seed).
+    params : dict
+        The run's parameters, the rows' parameters (L and k are replaced by the instance's).
+
+    Returns
+    -------
+    attnspec.theorem.declare.Check
+        Not registered: ``sa-check`` runs it inside its own battery.
+    """
+    from attnspec.theorem.declare import Check
+    from attnspec.theory.expressivity.registration import PAPER
+
+    def grid(options: Mapping[str, Any]) -> list[dict[str, Any]]:
+        Ls = min(int(options["L"]), IDENTITY_MAX_L)
+        at = {**params, "L": Ls, "k": min(int(options["k"]), Ls)}
+        return [at, {**at, "d": Ls}]
+
+    return Check(
+        command=C.COMMAND,
+        paper=PAPER,
+        claims=(C.CONSTRUCTION,),
+        grid=grid,
+        setup=lambda point, rng: _residuals(point, m=m, M=M, eps=eps, support=support, seed=seed),
+        seeds=lambda options, index, point: seed,
+    )
+
+
 def check_construction(
     *, L: int, k: int, m: float, M: float, eps: float, support: str, seed: int, params: dict
 ) -> list[VerdictRow]:
-    """The identity reading (row and column factorizations; d = L/2 and 2L; dense and sparse
-    weights) and the exact-choice reading, at L' = min(L, :data:`IDENTITY_MAX_L`).
+    """The identity reading and the exact-choice reading of :data:`~.claims.CONSTRUCTION` at
+    L' = min(L, :data:`IDENTITY_MAX_L`), run by :func:`attnspec.theorem.runner.run_check`.
 
     Parameters
     ----------
@@ -44,54 +104,11 @@ def check_construction(
     -------
     list of two VerdictRow (at the paper's own construction: ``at_paper_params``)
     """
-    Ls = min(L, IDENTITY_MAX_L)
-    ks = min(k, Ls)
-    A = sparse_target(Ls, ks, m=m, M=M, support=support, seed=seed)
-    worst, where = 0.0, ""
-    cases = 0
-    for fac in ("row", "column"):
-        for d in (max(1, Ls // 2), 2 * Ls):
-            for sparse_w in (False, True):
-                c = construct(A, d, eps, factorization=fac, seed=seed, sparse_weights=sparse_w)
-                r = _relative_residual(c)
-                cases += 1
-                if r >= worst:
-                    worst, where = r, f"{fac} factorization, d = {d}, {'sparse' if sparse_w else 'dense'} W"
-    P = {**params, "L": Ls, "k": ks}
-    dec = classify_identity(residual=worst, tol=TOLERANCE)
-    out = [
-        VerdictRow(
-            C.CONSTRUCTION.id,
-            dec.verdict,
-            P,
-            bound=TOLERANCE,
-            estimate=worst,
-            trials=cases,
-            seed=seed,
-            reading="identity",
-            at_paper_params=True,
-            evidence=f"max |X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| / max|B1 Rᵀ R B2ᵀ| over {cases} materialised "
-            f"constructions (worst: {where}): {dec.reason}",
-        )
-    ]
-    c = exact_construction(A, eps)
-    res = float((c.logits() - c.B).abs().max()) / (float(c.B.abs().max()) or 1.0)
-    dec = classify_identity(residual=res, tol=TOLERANCE)
-    out.append(
-        VerdictRow(
-            C.CONSTRUCTION.id,
-            dec.verdict,
-            {**P, "d": Ls},
-            bound=TOLERANCE,
-            estimate=res,
-            trials=1,
-            seed=seed,
-            reading="exact-choice",
-            at_paper_params=True,
-            evidence=f"X = (B, I), width 2L = {2 * Ls}: max |X W_Q W_Kᵀ Xᵀ − B| / max|B|: {dec.reason}",
-        )
-    )
-    return out
+    from attnspec.theorem.runner import run_check
+
+    check = construction_check(m=m, M=M, eps=eps, support=support, seed=seed, params=params)
+    config = {"L": L, "k": k, "seed": seed, "trials": 1, "jobs": 1}
+    return run_check(check, config).verdicts
 
 
-__all__ = ["TOLERANCE", "check_construction"]
+__all__ = ["check_construction", "construction_check"]
