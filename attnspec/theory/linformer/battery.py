@@ -25,9 +25,9 @@ import pandas as pd
 from attnspec.errors import InputError
 from attnspec.numerics.stats import child_seed
 from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
+from attnspec.theorem import fork as FK
 from attnspec.theorem.result import AttentionRequest, BatteryResult, config_identity
 from attnspec.theory.linformer import lemma1 as L1
-from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
@@ -290,6 +290,59 @@ RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "thm2-proof", "eq4")
 #: The claim group each run group serves, where their names differ.
 _SERVES: dict[str, str] = {"thm2-proof": "thm2"}
 
+#: Relative cost of each run group: single-thread seconds of the default run (n = 4096,
+#: ε = 0.1), each group alone on an idle machine, torch already imported (docs/jl-check.md,
+#: "Performance"). Theorem 1's LU weighs almost half of its group.
+GROUP_COST: dict[str, float] = {"lemma1": 2.0, "thm1": 5.1, "thm2": 1.7, "thm2-proof": 1.1, "eq4": 0.95}
+
+#: The run groups computed without torch (NumPy and SciPy only): a process that computes
+#: only these never imports it.
+TORCH_FREE: frozenset[str] = frozenset({"thm1", "thm2-proof", "eq4"})
+
+#: Seconds of `import torch` on the same machine, paid by a process that computes a group
+#: outside :data:`TORCH_FREE` (once; nothing when torch is already imported).
+TORCH_IMPORT_COST = 2.0
+
+
+def needs_torch(groups: Sequence[str]) -> bool:
+    """True when computing ``groups`` imports torch (some group is not :data:`TORCH_FREE`).
+
+    Parameters
+    ----------
+    groups : sequence of str
+        Run groups (of :data:`RUN_GROUPS`).
+
+    Returns
+    -------
+    bool
+    """
+    return any(g not in TORCH_FREE for g in groups)
+
+
+def plan(pending: Sequence[str]) -> list[str]:
+    """The pending groups to compute in a side process (:func:`attnspec.theorem.fork.split_by_cost`
+    over :data:`GROUP_COST`, a share paying :data:`TORCH_IMPORT_COST` when it needs torch and
+    torch is not imported yet); empty when one process is as fast.
+
+    Parameters
+    ----------
+    pending : sequence of str
+        The run groups still to compute.
+
+    Returns
+    -------
+    list of str
+    """
+    import sys
+
+    imported = "torch" in sys.modules
+
+    def share(groups: Sequence[str]) -> float:
+        torch_cost = TORCH_IMPORT_COST if needs_torch(groups) and not imported else 0.0
+        return sum(GROUP_COST.get(g, 1.0) for g in groups) + torch_cost
+
+    return FK.split_by_cost(pending, share)
+
 
 def _lemma1_group(
     config: JLConfig,
@@ -379,7 +432,7 @@ def _thm2_proof_group(
     say: Callable[[str], None],
 ) -> Group:
     """Theorem 2's printed formulas, proof steps and tolerances: no Monte Carlo of eq. (8), no
-    torch, so a group of its own that the process computing Theorem 1 can take (see .parallel)."""
+    torch, so a group of its own that the process computing Theorem 1 can take (see :func:`plan`)."""
     return Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), _theorem2_extras(config, sample_ks, say))
 
 
@@ -504,13 +557,13 @@ def run(
 
     pending = [g for g in groups if g not in done]
     # some groups in a forked process beside the others (both cores, split by cost; the same
-    # rows, since every group draws its seeds from config.seed alone): see .parallel
-    side_groups = PAR.plan(pending)
-    side = PAR.SideProcess(compute, side_groups) if side_groups else None
+    # rows, since every group draws its seeds from config.seed alone)
+    side_groups = plan(pending)
+    side = FK.SideProcess(compute, side_groups, import_torch=needs_torch(side_groups)) if side_groups else None
     try:
         # one thread per process always (forked or not, resumed or not): the floating-point
         # summation order, hence every bit of the tables, does not depend on the scheduling
-        with PAR.one_thread(import_torch=PAR.needs_torch([g for g in pending if g not in side_groups])):
+        with FK.one_thread(import_torch=needs_torch([g for g in pending if g not in side_groups])):
             for group in pending:
                 if group not in side_groups:
                     done[group] = compute(group)
