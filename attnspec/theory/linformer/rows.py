@@ -23,6 +23,7 @@ Verdict rules (a measurement, never a restatement of the paper), all decided by
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -315,18 +316,10 @@ def eq18_rows(table: pd.DataFrame, k_log: int, k_thm: int) -> list[VerdictRow]:
                 else f"the theorem's k = 5 ln(n)/(ε² − ε³) = {k}"
             )
             out.append(
-                VerdictRow(
+                replace(
+                    r,
                     claim="linformer.thm1.eq18",
                     reading=reading,
-                    verdict=r.verdict,
-                    params=r.params,
-                    bound=r.bound,
-                    exact=r.exact,
-                    estimate=r.estimate,
-                    ci_low=r.ci_low,
-                    ci_high=r.ci_high,
-                    trials=r.trials,
-                    seed=r.seed,
                     evidence=f"{what}; {r.evidence}",
                     at_paper_params=reading == "theorem-k",
                 )
@@ -372,18 +365,9 @@ def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
                 f"{int(m['failures'])}/{int(m['trials'])} trials, claimed <= {float(m['bound']):.3g}"
             )
         out.append(
-            VerdictRow(
-                claim=r.claim,
+            replace(
+                r,
                 reading="relative-clipped",
-                verdict=r.verdict,
-                params=r.params,
-                bound=r.bound,
-                exact=r.exact,
-                estimate=r.estimate,
-                ci_low=r.ci_low,
-                ci_high=r.ci_high,
-                trials=r.trials,
-                seed=r.seed,
                 at_paper_params=True,
                 evidence=f"Theorem 1's k = {k_thm} clipped to n − 1 = {n - 1}: {r.evidence}{at_own}",
             )
@@ -449,20 +433,8 @@ def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
             for v in ("violated", "holds", "loose", "vacuous", "cannot-fail", "measured", "hypothesis-unmet")
         }
         tally = ", ".join(f"{c} {v}" for v, c in counts.items() if c)
-        shown = VerdictRow(
-            claim=best.claim,
-            reading=best.reading,
-            verdict=best.verdict,
-            params=dict(best.params),
-            bound=best.bound,
-            exact=best.exact,
-            estimate=best.estimate,
-            ci_low=best.ci_low,
-            ci_high=best.ci_high,
-            trials=best.trials,
-            seed=best.seed,
-            at_paper_params=best.at_paper_params,
-            evidence=f"{best.evidence} [{tally} of {len(rs)} parameter sets]" if len(rs) > 1 else best.evidence,
-        )
+        evidence = f"{best.evidence} [{tally} of {len(rs)} parameter sets]" if len(rs) > 1 else best.evidence
+        # the representative row's numbers; its value and bound names are left to the table's columns
+        shown = replace(best, params=dict(best.params), evidence=evidence, value_name=None, bound_name=None)
         out.setdefault(g, []).append(shown)
     return out
