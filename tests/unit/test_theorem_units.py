@@ -71,3 +71,21 @@ def test_split_by_cost_takes_the_split_whose_larger_share_is_smallest(monkeypatc
     assert FK.split_by_cost(["a", "b", "c", "d"], share) == ["b", "d"]  # 7 against 6
     monkeypatch.setattr(FK, "can_fork", lambda: False)
     assert FK.split_by_cost(["a", "b", "c", "d"], share) == []
+
+
+def test_a_probability_claim_is_decided_from_counts_with_its_numbers_in_the_sentence() -> None:
+    from attnspec.theorem import counts as C
+
+    numbers = {"failures": 40, "trials": 500, "estimate": 0.08, "ci_low": 0.058, "ci_high": 0.107}
+    violated = C.decide_counts(claimed=0.01, seed=7, **numbers)
+    assert violated.verdict == "violated" and violated.reason.endswith("(instance seed 7)")
+    vacuous = C.decide_counts(claimed=5.0, vacuous="k >= n", **numbers)
+    assert vacuous.verdict == "vacuous" and vacuous.reason.endswith(
+        "measured 40/500 = 0.08 [0.058, 0.107] vs claimed 5"
+    )
+    # a stated probability below 1 that the counts contradict is violated, however vacuous the rest
+    assert C.decide_counts(claimed=0.01, vacuous="k >= n", **numbers).verdict == "violated"
+    unmet = C.decide_counts(claimed=0.01, hypothesis_unmet="not Gaussian", seed=3, **numbers)
+    assert unmet.verdict == "hypothesis-unmet" and "the same bound there: violated" in unmet.reason
+    assert C.stop_note(0, 500, 0.5, 500) == "" and C.stop_note(0, 500, 0.5, None) == ""
+    assert C.stop_note(0, 500, 0.5, 10_000).startswith(" (sequential: stopped at 500 of up to 10000 trials")

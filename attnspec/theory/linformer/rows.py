@@ -1,7 +1,7 @@
 """From Monte Carlo tables to verdict rows, and the one-row-per-group summary of `jl-check`.
 
-Verdict rules (a measurement, never a restatement of the paper), all decided by
-:func:`attnspec.verdicts.classify.classify_probability`:
+Verdict rules (a measurement, never a restatement of the paper), all decided from the
+failure counts by :func:`attnspec.theorem.counts.decide_counts`:
 
 * ``hypothesis-unmet`` for Lemma 1 with a non-Gaussian R (the lemma is stated for
   Gaussian R) or k > n (it assumes 1 <= k <= n); the evidence says what the same bound
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnspec.theorem import sequential as SQ
-from attnspec.verdicts.classify import VerdictRow, classify_probability
+from attnspec.theorem.counts import counts_text, decide_counts, stop_note
+from attnspec.verdicts.classify import VerdictRow
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).
 _PARAM_COLS = {
@@ -118,23 +118,10 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     group = group_of(claim)
     exact = row.get("exact")
     exact = None if exact is None or (isinstance(exact, float) and math.isnan(exact)) else float(exact)
-    stopped = ""
     tmax = row.get("trials_max")
-    if tmax is not None and not (isinstance(tmax, float) and math.isnan(tmax)) and int(row["trials"]) < int(tmax):
-        if SQ.searched(int(row["failures"]), int(row["trials"]), float(row["bound"]), trials_max=int(tmax)):
-            stopped = (
-                f" (violation search: stopped at {int(row['trials'])} of up to {int(tmax)} trials with no "
-                f"failure; a failure rate p is missed with probability (1 − p)^{int(row['trials'])})"
-            )
-        else:
-            stopped = (
-                f" (sequential: stopped at {int(row['trials'])} of up to {int(tmax)} trials once the verdict "
-                f"was settled, error rate <= {SQ.ALPHA:g})"
-            )
-    measured = (
-        f"measured {row['failures']}/{row['trials']} = {row['estimate']:.4g} "
-        f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]" + (f", exact {exact:.4g}" if exact is not None else "")
-    )
+    tmax = None if tmax is None or (isinstance(tmax, float) and math.isnan(tmax)) else int(tmax)
+    stopped = stop_note(int(row["failures"]), int(row["trials"]), float(row["bound"]), tmax)
+    measured = counts_text(row["failures"], row["trials"], row["estimate"], row["ci_low"], row["ci_high"], exact)
     if claim == "linformer.thm2.eq8" and reading.startswith("plain-"):
         # E = F = R is not the paper's construction: a comparison, never a verdict on the paper
         fails = "exceeds" if row["ci_low"] > row["bound"] else "does not exceed"
@@ -156,25 +143,20 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     trivial = None
     if group == "thm1" and _true(row.get("zero_output_passes")):
         trivial = "the zero output meets this tolerance (‖Pw‖ <= ε‖P‖_F‖w‖): P̃ = 0 would do"
-    counts = {
-        "claimed": float(row["bound"]),
-        "failures": int(row["failures"]),
-        "trials": int(row["trials"]),
-        "exact": exact,
-    }
-    d = classify_probability(**counts, vacuous=vacuous, trivial=trivial, hypothesis_unmet=unmet)
+    d = decide_counts(
+        failures=row["failures"],
+        trials=row["trials"],
+        claimed=float(row["bound"]),
+        estimate=row["estimate"],
+        ci_low=row["ci_low"],
+        ci_high=row["ci_high"],
+        exact=exact,
+        seed=row["seed"],
+        vacuous=vacuous,
+        trivial=trivial,
+        hypothesis_unmet=unmet,
+    )
     why = d.reason
-    if d.verdict == "hypothesis-unmet":
-        # what the same bound gives outside the lemma's hypothesis: an extension, not a verdict on the lemma
-        ext = classify_probability(**counts)
-        why = f"{why}; the same bound there: {ext.verdict} ({ext.reason}; instance seed {row['seed']})"
-    elif d.verdict == "vacuous":
-        why = f"{why}; {measured} vs claimed {row['bound']:.4g}"
-        if float(row["bound"]) < 1 and float(row["ci_low"]) > float(row["bound"]):
-            # the rank statement says nothing here, but the stated probability bound was measured and fails
-            why += " — the stated probability bound fails here (95% CI above it)"
-    elif d.verdict == "violated":
-        why = f"{why} (instance seed {row['seed']})"
     if claim == "linformer.thm2.eq8" and reading.startswith("proof-"):
         why = f"the proof's construction E = δR, F = e^(−δ)R, δ = 1/(2n): {why}"
         if d.verdict == "violated":
