@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -356,30 +357,37 @@ UNITS = UnitPlan(
 )
 
 
-def _lemma1_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks1: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Unit:
-    lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
-    say(
-        f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
+class GroupInputs(NamedTuple):
+    """What a run group reads: the config, the claim groups and families asked for, its k
+    (Lemma 1 and Theorem 1's, or Theorem 2's), the k with sampled errors, the real attention
+    matrices (or None) and the progress messages."""
+
+    config: JLConfig
+    claims: Sequence[str]
+    families: Sequence[str]
+    ks: list[int]
+    sample_ks: list[int]
+    attention: np.ndarray | None
+    say: Callable[[str], None]
+
+
+def _lemma1_group(g: GroupInputs) -> Unit:
+    config = g.config
+    lemma_claims = [f"linformer.{c}" for c in g.claims if c.startswith("lemma1")]
+    g.say(
+        f"Lemma 1: families {', '.join(g.families)}, {len(g.ks)} values of k, {config.trials} Gaussian trials, "
         f"{config.trials_other} for other families"
     )
     t, s = L1.simulate_lemma1(
         config.n,
         config.eps,
-        ks1,
-        families=families,
+        g.ks,
+        families=g.families,
         trials=config.trials,
         trials_other=config.trials_other,
         rhos=config.rhos,
         seed=config.seed,
-        sample_ks=sample_ks,
+        sample_ks=g.sample_ks,
     )
     return Unit(
         {
@@ -389,44 +397,29 @@ def _lemma1_group(
     )
 
 
-def _thm1_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks1: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Unit:
-    t1, s1, x1 = _theorem1(config, ks1, sample_ks, attention, say)
+def _thm1_group(g: GroupInputs) -> Unit:
+    t1, s1, x1 = _theorem1(g.config, g.ks, g.sample_ks, g.attention, g.say)
     return Unit({"jl": concat(t1), "errors": concat(s1)}, x1)
 
 
-def _thm2_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks2: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Unit:
+def _thm2_group(g: GroupInputs) -> Unit:
     from attnspec.runtime.progress import Progress
 
+    config = g.config
     grid = PS.eq8_grid(config.n, config.d)
-    say(
-        f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
+    g.say(
+        f"Theorem 2: d = {config.d}, {len(g.ks)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
         f"where its union bound is < 1: " + "; ".join(f"eps = {e:.3g}, k = {g}" for e, g in grid.items() if g)
     )
-    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True, say=say) as prog:
+    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True, say=g.say) as prog:
         t, s = T2.simulate_theorem2(
             config.n,
             config.d,
             config.eps,
-            ks2,
+            g.ks,
             trials=config.trials,
             seed=config.seed,
-            sample_ks=sample_ks,
+            sample_ks=g.sample_ks,
             grid=grid,
             progress=prog,
         )
@@ -435,30 +428,15 @@ def _thm2_group(
     return Unit({"jl": jl, "grid": concat([t[in_grid]]), "errors": concat([s])})
 
 
-def _thm2_proof_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks2: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Unit:
+def _thm2_proof_group(g: GroupInputs) -> Unit:
     """Theorem 2's printed formulas, proof steps and tolerances: no Monte Carlo of eq. (8), no
     torch, so a group of its own that the process computing Theorem 1 can take (see :func:`plan`)."""
-    return Unit(rows=_theorem2_extras(config, sample_ks, say))
+    return Unit(rows=_theorem2_extras(g.config, g.sample_ks, g.say))
 
 
-def _eq4_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Unit:
-    say("eqs. (4)/(15) as printed")
+def _eq4_group(g: GroupInputs) -> Unit:
+    config = g.config
+    g.say("eqs. (4)/(15) as printed")
     s_att = child_seed(config.seed, "attention", "softmax")
     rows = check_eq4(
         T1.attention_logits(config.n, seed=s_att, d=config.d, temperature=config.temperature),
@@ -541,7 +519,7 @@ def run(
 
     def compute(group: str) -> Unit:
         ks = ks2 if group.startswith("thm2") else ks1
-        return _GROUP_FUNCS[group](config, claims, families, ks, sample_ks, attention, say)
+        return _GROUP_FUNCS[group](GroupInputs(config, claims, families, ks, sample_ks, attention, say))
 
     def finish(done: dict[str, Unit], kept: dict[str, Unit]) -> BatteryResult:
         return _finish(config, claims, groups, done, kept, ks1, notes, dims, sweep, start, say)
