@@ -89,3 +89,26 @@ def test_a_probability_claim_is_decided_from_counts_with_its_numbers_in_the_sent
     assert unmet.verdict == "hypothesis-unmet" and "the same bound there: violated" in unmet.reason
     assert C.stop_note(0, 500, 0.5, 500) == "" and C.stop_note(0, 500, 0.5, None) == ""
     assert C.stop_note(0, 500, 0.5, 10_000).startswith(" (sequential: stopped at 500 of up to 10000 trials")
+
+
+def test_the_ported_paper_holds_no_fork_and_no_stopping_rule() -> None:
+    """Linformer's package forks and stops through attnspec.theorem only: it imports no process
+    machinery and defines none of the sequential rule's functions."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "attnspec"
+    sequential = ast.parse((package / "theorem" / "sequential.py").read_text())
+    rule = {node.name for node in sequential.body if isinstance(node, ast.FunctionDef)}
+    found = []
+    for path in sorted((package / "theory" / "linformer").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            found += [f"{path.name} imports {m}" for m in names if m.split(".")[0] in ("multiprocessing", "concurrent")]
+            if isinstance(node, ast.FunctionDef) and node.name in rule:
+                found.append(f"{path.name} defines {node.name}")
+    assert rule and not found, found
