@@ -7,6 +7,7 @@ decides such a row with the one classifier
 (:func:`attnspec.verdicts.classify.classify_probability`) and renders its sentence from the
 numbers alone:
 
+* :func:`mc_columns`: the counts as table columns (failures, trials, estimate, 95% interval);
 * :func:`decide_counts`: the verdict and its reason, where the check names when the claim is
   vacuous, cannot fail or is outside its hypothesis (then what the same bound gives there,
   as an extension);
@@ -19,6 +20,33 @@ from __future__ import annotations
 
 from attnspec.theorem import sequential as SQ
 from attnspec.theorem.readings import Decision
+
+
+def mc_columns(failures: int, trials: int) -> dict[str, float]:
+    """failures, trials, estimate and the 95% Clopper–Pearson interval, as table columns.
+
+    Parameters
+    ----------
+    failures : int
+        Failures observed, in 0..trials.
+    trials : int
+        Monte Carlo trials, >= 1.
+
+    Returns
+    -------
+    dict
+        ``failures``, ``trials``, ``estimate``, ``ci_low``, ``ci_high``.
+    """
+    from attnspec.numerics.stats import clopper_pearson
+
+    ci = clopper_pearson(int(failures), int(trials))
+    return {
+        "failures": int(failures),
+        "trials": int(trials),
+        "estimate": ci.estimate,
+        "ci_low": ci.low,
+        "ci_high": ci.high,
+    }
 
 
 def counts_text(
