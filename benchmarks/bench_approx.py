@@ -20,23 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+import bench_common
+
 METHODS = ["linformer-fit", "linformer-proof", "performer", "nystrom"]
-
-
-def _data_dir() -> str:
-    for c in (
-        os.environ.get("ATTNSPEC_DATA_DIR"),
-        REPO.parent / "shared" / "data",
-        REPO.parents[1] / "shared" / "data",
-    ):
-        if c and (Path(c) / "wikitext103" / "wiki.valid.raw").is_file():
-            return str(c)
-    raise SystemExit("needs the WikiText-103 text (ATTNSPEC_DATA_DIR or ../shared/data)")
 
 
 def main() -> None:
@@ -51,27 +40,15 @@ def main() -> None:
 
     from attnspec.spectra.approx.saved import make_plan
     from attnspec.spectra.approx.study import measure_approximations
-    from attnspec.spectra.config import SpectrumConfig
     from attnspec.spectra.data.inputs import load_inputs
     from attnspec.spectra.models import load_model
-    from attnspec.spectra.scaling import cut_inputs, parse_lengths, run_scaling
+    from attnspec.spectra.scaling import cut_inputs, parse_lengths
 
     lengths = parse_lengths(args.lengths)
     plan = make_plan(METHODS, args.ks, args.split, seed=0)
-    data_dir = _data_dir()
+    data_dir = bench_common.data_dir()
     encoder = load_model("minilm", device="cpu", dtype="float32")
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = SpectrumConfig(
-            model="minilm",
-            data="wiki103",
-            data_dir=data_dir,
-            seq_len=lengths[-1],
-            num_sentences=args.inputs,
-            out=Path(tmp) / "study",
-        )
-        t0 = time.perf_counter()
-        run_scaling(cfg, lengths, progress=False, encoder=encoder)
-        study = time.perf_counter() - t0
+    study = bench_common.time_scaling_study(encoder, lengths, args.inputs, data_dir)
     count = plan.train + plan.held_out
     drawn = load_inputs("wiki103", encoder.tokenizer, seq_len=lengths[-1], num_inputs=count, seed=0, data_dir=data_dir)
     by_length = {n: (drawn if n == lengths[-1] else cut_inputs(drawn, encoder.tokenizer, n)).input_ids for n in lengths}

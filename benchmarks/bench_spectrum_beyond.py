@@ -26,22 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_common
 import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
 N = 512
-
-
-def _data_dir() -> str:
-    for c in (
-        os.environ.get("ATTNSPEC_DATA_DIR"),
-        REPO.parent / "shared" / "data",
-        REPO.parents[1] / "shared" / "data",
-    ):
-        if c and (Path(c) / "wikitext103" / "wiki.valid.raw").is_file():
-            return str(c)
-    raise SystemExit("needs the WikiText-103 text (ATTNSPEC_DATA_DIR or ../shared/data)")
 
 
 def _best(fn, repeat: int) -> float:
@@ -134,7 +124,7 @@ def bench_lengths(count: int, repeat: int) -> dict:
     from attnspec.spectra.scaling import run_scaling
 
     lengths = [64, 128, 256, 512]
-    data_dir = _data_dir()
+    data_dir = bench_common.data_dir()
     base = dict(model="minilm", data="wiki103", data_dir=data_dir, num_sentences=count, batch_size=4, device="cpu")
 
     def singles() -> None:  # the baseline: four separate jobs, each loads the model and draws its inputs

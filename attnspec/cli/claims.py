@@ -8,8 +8,9 @@ import typer
 
 from attnspec.cli._common import JsonOpt, out_console, user_errors
 
-_HELP = """List every claim attnspec checks: its id, the paper and equation, the statement,
-the readings it is checked under, and the command whose verdict rows carry it.
+_HELP = """List every claim attnspec checks: its id, the paper and equation, its source (the
+paper itself, or notes on it with the page), the statement, the readings it is checked under,
+and the command whose verdict rows carry it.
 
 Verdict rows (tables, --json, the report) are keyed on (claim id, reading).
 """
@@ -41,6 +42,7 @@ def _as_dict(c) -> dict:  # noqa: ANN001 - attnspec.verdicts.registry.Claim
         "id": c.id,
         "paper": c.paper,
         "where": c.where,
+        "source": c.source,
         "statement": c.statement,
         "readings": [{"name": r.name, "description": r.description} for r in c.readings],
         "command": c.command,
@@ -64,13 +66,14 @@ def _print(found: list, paper: str | None) -> None:
         if not mine:
             continue
         table = Table(title=escape(PAPERS[key]), show_lines=True)
-        for col in ("id", "where", "statement", "readings", "checked by"):
+        for col in ("id", "where", "source", "statement", "readings", "checked by"):
             table.add_column(col, overflow="fold")
         for c in mine:
             readings = "\n".join(f"{r.name}: {r.description}" for r in c.readings)
             table.add_row(
                 escape(c.id),
                 escape(c.where),
+                escape(c.source),
                 escape(c.statement + (f" ({c.notes})" if c.notes else "")),
                 escape(readings),
                 f"attnspec {c.command}",

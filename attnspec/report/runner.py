@@ -127,13 +127,19 @@ def run_experiment(
             f"{exp.path}: experiment name {printable(repr(exp.name))} does not name one folder "
             f"inside {results}; nothing was removed"
         )
-    if out.exists():
+    resume = _resumable(exp, out, key, resolved)
+    if out.exists() and not resume:
         shutil.rmtree(out)
-    out.mkdir(parents=True)
-    log(f"running {exp.name}: attnspec {exp.command} {' '.join(_cli_args(args))}")
+    out.mkdir(parents=True, exist_ok=True)
+    log(f"{'resuming' if resume else 'running'} {exp.name}: attnspec {exp.command} {' '.join(_cli_args(args))}")
     t0 = time.perf_counter()
     if _in_process(exp.command):
-        error = _run_in_process(exp, args, out, log)
+        try:
+            error = _run_in_process(exp, args, out, log, resume=resume)
+        except KeyboardInterrupt:  # recorded unfinished, under its key: the next report resumes it
+            unfinished = {"key": key, "resolved": resolved, "returncode": None, "interrupted_utc": _utc_now()}
+            atomic_write_bytes(record_path, (json.dumps(unfinished, indent=2) + "\n").encode())
+            raise
         how = "in-process"
     else:
         error = _run_subprocess(exp, args, out)
@@ -147,7 +153,7 @@ def run_experiment(
         "returncode": 0 if error is None else 1,
         "how": how,
         "seconds": round(seconds, 2),
-        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finished_utc": _utc_now(),
         "attnspec_version": __version__,
     }
     atomic_write_bytes(record_path, (json.dumps(record, indent=2) + "\n").encode())
@@ -155,6 +161,26 @@ def run_experiment(
         # every failure names the experiment file, so the line leads back to what to fix
         return RunRecord(exp.name, "failed", seconds, f"{exp.path}: {error}")
     return RunRecord(exp.name, "ran", seconds)
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _resumable(exp: Experiment, out: Path, key: str, resolved: dict[str, Any] | None) -> bool:
+    """Whether ``out`` holds an unfinished spectrum run of this very experiment (a record of the
+    same key and resolved options that did not succeed: failed, or interrupted before its end),
+    which the run then resumes (:attr:`SpectrumConfig.resume`) instead of starting over. Only
+    the spectrum job resumes: its runs check their own identity on resume and keep what they
+    computed, input by input and length by length."""
+    record_path = out / RUN_FILE
+    if exp.command != "spectrum" or not record_path.is_file():
+        return False
+    try:
+        rec = json.loads(record_path.read_text())
+    except (OSError, ValueError):
+        return False
+    return rec.get("key") == key and rec.get("returncode") != 0 and rec.get("resolved") == resolved
 
 
 def resolved_options(exp: Experiment, results: Path, *, quick: bool) -> dict[str, Any] | None:
@@ -272,8 +298,11 @@ def _spectrum_options(args: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Callable[[str], None]) -> str | None:
-    """Run ``exp`` through the library; None on success, else the one-line error (traceback in stderr.txt)."""
+def _run_in_process(
+    exp: Experiment, args: dict[str, Any], out: Path, log: Callable[[str], None], *, resume: bool = False
+) -> str | None:
+    """Run ``exp`` through the library (a spectrum run resumed in ``out`` with ``resume``); None on
+    success, else the one-line error (traceback in stderr.txt)."""
     import traceback
 
     from attnspec.errors import AttnspecError
@@ -283,7 +312,7 @@ def _run_in_process(exp: Experiment, args: dict[str, Any], out: Path, log: Calla
 
     try:
         if exp.command == "spectrum":
-            _run_spectrum(_spectrum_options(args), out)
+            _run_spectrum(_spectrum_options(args), out, resume=resume)
             return None
         from attnspec.battery import run_and_write
         from attnspec.verdicts.classify import verdicts_json
@@ -331,13 +360,18 @@ def _spectrum_plan(options: dict[str, Any], out: Path) -> tuple[Any, list[int], 
     return cfg, lengths, baselines, ks
 
 
-def _run_spectrum(options: dict[str, Any], out: Path) -> None:
+def _run_spectrum(options: dict[str, Any], out: Path, *, resume: bool = False) -> None:
     """The spectrum job from TOML options (:func:`_spectrum_plan`): one run, or a scaling study
-    (every length on the same documents, one run per length under ``out``), then its nulls."""
+    (every length on the same documents, one run per length under ``out``), then its nulls;
+    with ``resume``, what an earlier run of it left in ``out`` is kept and completed."""
+    import dataclasses
+
     from attnspec.spectra.approx.saved import make_plan
     from attnspec.spectra.study import run_study
 
     cfg, lengths, baselines, ks = _spectrum_plan(options, out)
+    if resume:
+        cfg = dataclasses.replace(cfg, overwrite=False, resume=True)
     approx = (
         make_plan(
             options["approx"],

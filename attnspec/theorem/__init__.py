@@ -13,8 +13,9 @@ The names (imported on first use, so that the registries stay light)::
     Paper, Command, register_paper, register_command      # attnspec.theorem.registry
     Check, Claim, Reading kinds: Covers, AtMost, Probability, WorstBound, Identity,
     ExactLaw, Measure                                      # attnspec.theorem.declare
+    ExactBound                                             # attnspec.theorem.tightest
     run_check                                              # attnspec.theorem.runner
-    fork_map                                               # attnspec.theorem.fork
+    fork_map, Forked                                       # attnspec.theorem.fork
     check_section                                          # attnspec.theorem.report
 """
 
@@ -36,8 +37,10 @@ _API: dict[str, str] = {
     "Identity": "attnspec.theorem.readings",
     "ExactLaw": "attnspec.theorem.readings",
     "Measure": "attnspec.theorem.readings",
+    "ExactBound": "attnspec.theorem.tightest",
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
+    "Forked": "attnspec.theorem.fork",
     "check_section": "attnspec.theorem.report",
 }
 

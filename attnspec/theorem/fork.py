@@ -4,15 +4,16 @@ A check may compute independent pieces (grid points, claim groups) in forked pro
 piece draws its seeds from the run's seed and its own key alone, so where it is computed
 changes only the wall time, never a number. :func:`can_fork` is the one rule every battery asks
 (the platform forks, two or more cores are available, and ``ATTNSPEC_NO_FORK`` is not ``1``);
-:func:`fork_map` maps a function over items in up to ``jobs`` processes under it.
-:class:`SideProcess` forks one child for a few units of unequal cost (claim groups) that
-:func:`split_by_cost` hands it, while this process computes the rest under :func:`one_thread`.
+:func:`fork_map` maps a function over items in up to ``jobs`` processes under it, and
+:class:`Forked` computes a few functions in order in one second process while the calling one
+goes on with its own work, taking each result as it needs it. For a few units of unequal cost
+(claim groups), :func:`split_by_cost` picks those the second process takes, and
+:func:`one_thread` keeps each process at one thread so that the numbers do not depend on the split.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -105,7 +106,111 @@ def _call(item: object) -> object:
     return _TASK[-1](item)
 
 
-# --- One side process beside this one: units of unequal cost, split so that both finish first ---
+class Forked:
+    """Results of ``fns`` computed in order in a forked child; :meth:`next` returns them in order.
+
+    The calling process goes on with its own work meanwhile and takes each result when it needs
+    it (the first may be taken while the child still computes the next). The child is forked
+    after the caller's imports, so it pays none of them; it sends its results one by one through
+    a pipe, pickled. Exceptions raised in the child are raised again by :meth:`next` in the
+    parent. If the parent stops early (an exception, Ctrl-C), :meth:`close` ends the child and
+    reaps it. ``cpu_seconds`` is the child's CPU time (user + system), known once it has ended.
+    Ask :func:`can_fork` first: this class forks whenever it is made.
+
+    Parameters
+    ----------
+    fns : sequence of callable
+        Functions of no argument, computed in order in the child; their results must pickle.
+    initializer : callable, optional
+        Called first in the child (e.g. to set its torch threads).
+    """
+
+    def __init__(self, fns: Sequence[Callable[[], Any]], initializer: Callable[[], None] | None = None) -> None:
+        import pickle
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        r, w = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, and leave without running the parent's exit code
+            code = 0
+            try:
+                from attnspec.runtime.signals import become_worker
+
+                become_worker(parent)  # dies with the parent; Ctrl-C is the parent's to report
+                os.close(r)
+                if initializer is not None:
+                    initializer()
+                with os.fdopen(w, "wb") as out:
+                    for fn in fns:
+                        try:
+                            msg = ("ok", fn())
+                        except BaseException as exc:  # noqa: BLE001 — handed to the parent
+                            msg = ("error", exc)
+                        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
+                        out.flush()
+                        if msg[0] == "error":
+                            break
+            except BaseException:  # noqa: BLE001 — the pipe is gone (the parent stopped)
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid: int | None = pid
+        self._pipe = os.fdopen(r, "rb")
+        self._left = len(fns)
+        self.cpu_seconds = 0.0
+
+    def next(self) -> Any:
+        """The next result, in the order of ``fns`` (waits for it).
+
+        Returns
+        -------
+        object
+            What the function returned.
+
+        Raises
+        ------
+        RuntimeError
+            No result left, or the child ended without its results.
+        """
+        import pickle
+
+        if self._left <= 0:
+            raise RuntimeError("no result left in the second process")
+        try:
+            status, value = pickle.load(self._pipe)
+        except EOFError:
+            self.close()
+            raise RuntimeError("the second process of the run ended without its results") from None
+        self._left -= 1
+        if status == "error":
+            self.close()
+            raise value
+        if self._left == 0:
+            self.close()
+        return value
+
+    def close(self) -> None:
+        """End the child if it still runs, reap it, and record its CPU time."""
+        import signal
+
+        if self.pid is None:
+            return
+        self._pipe.close()
+        if self._left > 0:
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        _, _, usage = os.wait4(self.pid, 0)
+        self.cpu_seconds = usage.ru_utime + usage.ru_stime
+        self.pid = None
+
+
+# --- Units of unequal cost: the split between two processes, one thread in each ---
 
 
 @contextlib.contextmanager
@@ -180,105 +285,3 @@ def split_by_cost(pending: Sequence[str], share: Callable[[Sequence[str]], float
             if best is None or span < best[0] - 1e-12 or (abs(span - best[0]) <= 1e-12 and side > best[1]):
                 best = (span, side)
     return [pending[i] for i in best[1]] if best is not None else []
-
-
-def _side_child(
-    conn: Any,  # noqa: ANN401 - a multiprocessing Connection
-    compute: Callable[[str], Any],
-    units: Sequence[str],
-    parent_pid: int,
-    import_torch: bool,
-) -> None:
-    from attnspec.runtime.progress import set_quiet
-    from attnspec.runtime.signals import become_worker
-
-    become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
-    set_quiet(True)  # two progress bars rewriting one terminal line would garble it
-    out: dict[str, Any] = {}
-    try:
-        with one_thread(import_torch=import_torch):
-            for unit in units:
-                out[unit] = compute(unit)
-        conn.send(("ok", out, None))
-    except BaseException as e:  # noqa: BLE001 - handed to the parent, which raises it
-        try:  # the units finished before the error go along (kept for --resume)
-            conn.send(("error", out, e))
-        except Exception:  # noqa: BLE001 - an exception that does not pickle
-            conn.send(("error", out, RuntimeError(f"{type(e).__name__}: {e}")))
-    finally:
-        conn.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
-
-
-class SideProcess:
-    """A forked child computing ``units`` with ``compute(unit)``; :meth:`result` waits for them.
-
-    Fork it before this process imports what only its own units need (torch): the child
-    never pays that import. Its one-line messages are printed, its progress bars are quiet.
-
-    Parameters
-    ----------
-    compute : callable
-        ``compute(unit)`` returns the unit's result (sent back to this process; it must pickle).
-    units : sequence of str
-        The child's units, computed in this order.
-    import_torch : bool
-        Whether the child's units need torch (its thread pool is then set to one thread).
-    """
-
-    def __init__(self, compute: Callable[[str], Any], units: Sequence[str], *, import_torch: bool = True) -> None:
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork")
-        # the objects of the imports so far out of every later collection, in both processes:
-        # the child's collections then do not write to (and copy) the parent's pages (the
-        # gc module's advice for fork without exec)
-        gc.freeze()
-        self.units = list(units)
-        self._recv, send = ctx.Pipe(duplex=False)
-        args = (send, compute, self.units, os.getpid(), import_torch)
-        self._proc = ctx.Process(target=_side_child, args=args, daemon=True)
-        self._proc.start()
-        gc.unfreeze()  # this process collects as before (the child keeps them frozen)
-        send.close()
-
-    def result(self, keep: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The child's units by name. If the child raised, its units finished before that
-        are put in ``keep`` and the exception is raised here.
-
-        Parameters
-        ----------
-        keep : dict, optional
-            Receives the finished units when the child raised.
-
-        Returns
-        -------
-        dict
-            Unit → its result.
-
-        Raises
-        ------
-        RuntimeError
-            The child died without answering.
-        """
-        try:
-            status, out, error = self._recv.recv()
-        except EOFError:
-            self._proc.join()
-            raise RuntimeError(
-                f"the side process computing {', '.join(self.units)} died (exit code {self._proc.exitcode})"
-            ) from None
-        self._proc.join()
-        if status == "error":
-            if keep is not None:
-                keep.update(out)
-            raise error
-        return out
-
-    def stop(self) -> None:
-        """Terminate the child if it still runs (Ctrl-C, SIGTERM, an error here)."""
-        if self._proc.is_alive():
-            self._proc.terminate()
-            self._proc.join(5)
-        self._recv.close()

@@ -39,6 +39,12 @@ and that verdict is wrong with probability at most ALPHA = 0.01 (tested in
 ``tests/unit/test_jl_sequential.py``). A row that never settles runs all ``trials`` and is
 classified exactly as a fixed-size run. Fixed seeds give the same looks, the same stops
 and the same table every time.
+
+**Curtailment of a threshold test.** A search that asks, at each candidate, whether a success
+rate over a fixed ``trials`` reaches a target (sa-check's minimal width d*: success >= 1 − β)
+stops drawing at a candidate once :func:`curtailed` says the rest of its trials cannot change
+the answer; :func:`threshold_passed` is then the answer all ``trials`` would give. No error is
+added: the decision is the one the full budget gives on the same draws.
 """
 
 from __future__ import annotations
@@ -326,3 +332,48 @@ def simulated_miss_rate(
                 break
         missed += clopper_pearson(failures, trials, 0.95).low <= claimed
     return missed / reps
+
+
+def curtailed(successes: int, drawn: int, trials: int, target: float) -> bool:
+    """True when the test "successes over ``trials`` trials >= ``target``" is decided after
+    ``drawn`` of them: it passes even if every remaining trial fails, or fails even if every
+    remaining trial succeeds.
+
+    Parameters
+    ----------
+    successes : int
+        Successes among the trials drawn.
+    drawn : int
+        Trials drawn so far, at most ``trials``.
+    trials : int
+        The test's fixed number of trials.
+    target : float
+        The success rate the test asks for, e.g. 1 − β.
+
+    Returns
+    -------
+    bool
+    """
+    return successes / trials >= target or (successes + trials - drawn) / trials < target
+
+
+def threshold_passed(successes: int, drawn: int, trials: int, target: float) -> bool:
+    """The answer of the test "successes over ``trials`` trials >= ``target``", from a run that
+    drew ``drawn`` trials and stopped where :func:`curtailed` allowed (or drew them all).
+
+    Parameters
+    ----------
+    successes : int
+        Successes among the trials drawn.
+    drawn : int
+        Trials drawn, at most ``trials``.
+    trials : int
+        The test's fixed number of trials.
+    target : float
+        The success rate the test asks for.
+
+    Returns
+    -------
+    bool
+    """
+    return successes / trials >= target or (drawn == trials and successes / drawn >= target)

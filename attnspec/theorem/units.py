@@ -3,7 +3,7 @@
 Some checks are not a grid of like points but a few units of unequal cost, each a claim group
 with its own tables and verdict rows (``jl-check``: Lemma 1, Theorem 1, Theorem 2, ...). Each
 unit draws its seeds from the run's seed and its own name alone, so :func:`run_units` may
-compute them in any order, in two processes (:mod:`attnspec.theorem.fork`: ``SideProcess``,
+compute them in any order, in two processes (:mod:`attnspec.theorem.fork`: ``Forked``,
 ``split_by_cost``) or across an interruption: on Ctrl-C or SIGTERM the finished units are kept
 as the tables ``<prefix>_partial_<unit>_<part>`` of a partial result, and ``--resume`` reads
 them back equal (:func:`units_from_tables`) and computes only the missing ones.
@@ -198,6 +198,41 @@ def _partial(plan: UnitPlan, names: Sequence[str], kept: Mapping[str, Unit], met
     return BatteryResult(command=plan.command, verdicts=[], tables=tables, meta=meta)
 
 
+def _child_setup(import_torch: bool) -> None:
+    """The side process's start: quiet progress bars (two bars rewriting one terminal line
+    would garble it) and one thread for the rest of its life."""
+    from attnspec.runtime.progress import set_quiet
+    from attnspec.theorem import fork as FK
+
+    set_quiet(True)
+    _CHILD_THREADS.append(FK.one_thread(import_torch=import_torch))
+    _CHILD_THREADS[-1].__enter__()  # left only when the child exits
+
+
+#: The side process's one-thread setting, held (a context left open) until it exits.
+_CHILD_THREADS: list[Any] = []
+
+
+def _fork_side(plan: UnitPlan, compute: Callable[[str], Unit], side_units: list[str]) -> Any:  # noqa: ANN401
+    """A :class:`attnspec.theorem.fork.Forked` computing ``side_units``, or None."""
+    if not side_units:
+        return None
+    import functools
+    import gc
+
+    from attnspec.theorem.fork import Forked
+
+    # the objects of the imports so far out of every later collection, in both processes: the
+    # child's collections then do not write to (and copy) the parent's pages (the gc module's
+    # advice for fork without exec)
+    gc.freeze()
+    try:
+        fns = [functools.partial(compute, u) for u in side_units]
+        return Forked(fns, initializer=functools.partial(_child_setup, plan.needs_torch(side_units)))
+    finally:
+        gc.unfreeze()  # this process collects as before (the child keeps them frozen)
+
+
 def run_units(
     plan: UnitPlan,
     names: Sequence[str],
@@ -249,21 +284,21 @@ def run_units(
     done: dict[str, Unit] = dict(kept)
     pending = [g for g in names if g not in done]
     side_units = plan.split(pending) if plan.split is not None else []
-    side = FK.SideProcess(compute, side_units, import_torch=plan.needs_torch(side_units)) if side_units else None
+    side = _fork_side(plan, compute, side_units)
     try:
         with FK.one_thread(import_torch=plan.needs_torch([g for g in pending if g not in side_units])):
             for name in pending:
                 if name not in side_units:
                     done[name] = compute(name)
-            if side is not None:
-                done.update(side.result(keep=done))
+            for name in side_units:  # in order: an error in the child is raised here, the units before it kept
+                done[name] = side.next()
             return finish(done, kept)
     except KeyboardInterrupt as e:  # also while finishing: the units are kept, --resume only finishes
         if side is not None:
-            side.stop()
+            side.close()
         with deferred_interrupts():  # a second Ctrl-C must not lose the finished units
             partial = _partial(plan, names, done, meta or {})
         raise InterruptedRun(partial, len(done), len(names), "claim groups") from e
     finally:
         if side is not None:
-            side.stop()
+            side.close()

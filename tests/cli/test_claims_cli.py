@@ -27,3 +27,16 @@ def test_claims_table_and_bad_paper() -> None:
     assert "linformer.thm2.eq8" in res.stdout and "attnspec jl-check" in res.stdout
     bad = runner.invoke(app, ["claims", "--paper", "bert"])
     assert bad.exit_code == 1 and bad.stderr.startswith("error: --paper must be one of") and bad.stdout == ""
+
+
+def test_claims_show_each_claims_source() -> None:
+    """A claim of the notes on a paper is listed with the notes' page, one of the paper as such."""
+    res = CliRunner().invoke(app, ["claims", "--paper", "expressivity", "--json"])
+    assert res.exit_code == 0, res.output
+    sources = {r["id"]: r["source"] for r in json.loads(res.stdout)}
+    assert sources == {c.id: c.source for c in catalogue("expressivity")}
+    assert sources["expressivity.notes.dstated"].startswith("notes p. ")
+    assert "paper" in sources.values()
+    table = CliRunner().invoke(app, ["claims", "--paper", "expressivity"])
+    assert table.exit_code == 0, table.output
+    assert "source" in table.stdout and sources["expressivity.notes.dstated"] in table.stdout

@@ -19,7 +19,7 @@ def _opts(text_file: Path) -> dict:
 
 
 def _approx(**extra) -> dict:
-    return dict(approx=METHODS, approx_k=[4], approx_split="2,4", approx_steps=3, **extra)
+    return {"approx": METHODS, "approx_k": [4], "approx_split": "2,4", "approx_steps": 3, **extra}
 
 
 def test_a_study_holds_the_approximations_and_resumes_them_by_length(
@@ -58,6 +58,16 @@ def test_a_study_holds_the_approximations_and_resumes_them_by_length(
 
     saved = attnspec.load(res.save(tmp_path / "copy"))
     pd.testing.assert_frame_equal(saved.approx["approx_rule"], rule)
+
+
+def test_a_length_below_every_k_measures_nothing_and_the_study_goes_on(
+    model_dir: Path, text_file: Path, tmp_path: Path
+) -> None:
+    res = attnspec.spectrum(
+        str(model_dir), seq_len=[8, 12, 24], out=tmp_path / "s", **_opts(text_file), **_approx(approx_k=[8])
+    )
+    assert res.meta["approx"]["status"] == "complete" and res.meta["approx"]["lengths_done"] == [8, 12, 24]
+    assert sorted(res.approx["approx"]["n"].unique()) == [12, 24]  # k = 8 is measured where n > 8 only
 
 
 def test_a_merged_study_measures_them_as_the_unsharded_one(model_dir: Path, text_file: Path, tmp_path: Path) -> None:

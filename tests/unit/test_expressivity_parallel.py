@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from attnspec.errors import InputError
+from attnspec.theorem.fork import Forked, cores
 from attnspec.theory.expressivity.battery import config_from_options, run
 from attnspec.theory.expressivity.config import Config
-from attnspec.theory.expressivity.parallel import Forked, available_cores
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the second process is forked (POSIX)")
 
@@ -35,7 +35,7 @@ def test_two_processes_give_the_same_tables_as_one() -> None:
     one = run(Config(**TINY, jobs=1))
     two = run(Config(**TINY, jobs=2))
     assert one.meta["processes"] == 1
-    assert two.meta["processes"] == (2 if available_cores() >= 2 else 1)
+    assert two.meta["processes"] == (2 if cores() >= 2 else 1)
     assert set(one.tables) == set(two.tables) == {"sa", "error_map"}
     for name in one.tables:
         pd.testing.assert_frame_equal(one.tables[name], two.tables[name])

@@ -152,10 +152,7 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
     raw = {t: _read(out, t) if done else None for t in RAW_TABLES}
     for n in (n for n in lengths if n not in done):
         part = measure_approximations(encoder, {n: documents[n]}, plan)
-        raw = {
-            t: pd.concat([f for f in (raw[t], part[t]) if f is not None and len(f)], ignore_index=True)
-            for t in RAW_TABLES
-        }
+        raw = {t: _appended(raw[t], part[t]) for t in RAW_TABLES}
         done.append(n)
         status = "complete" if len(done) == len(lengths) else "partial"
         with result_files(out):
@@ -167,12 +164,23 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
     return True
 
 
+def _appended(held: pd.DataFrame | None, part: pd.DataFrame | None) -> pd.DataFrame | None:
+    """``part``'s rows after ``held``'s; a length where no k < n measures nothing and adds none."""
+    frames = [f for f in (held, part) if f is not None and len(f)]
+    if not frames:
+        return held if held is not None else part
+    return pd.concat(frames, ignore_index=True)
+
+
 def _write(out: Path, raw: dict[str, pd.DataFrame], plan: ApproxPlan, write_table: Any) -> None:
     from attnspec.spectra.approx.rule import tables
 
     for name, frame in raw.items():
         if frame is not None and len(frame.columns):
             write_table(out, name, frame)
+    errors = raw.get("approx")
+    if errors is None or not len(errors):  # only lengths with no k < n so far: nothing to summarise
+        return
     for name, frame in tables(raw, seed=plan.seed).items():
         write_table(out, name, frame)
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.runtime.threads import torch_threads
-from attnspec.theorem.fork import can_fork
+from attnspec.theorem.fork import Forked, can_fork
 from attnspec.theorem.result import BatteryResult
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
@@ -44,7 +44,6 @@ from attnspec.theory.expressivity.measure import (
     row_only_rows,
     scaling_rows,
 )
-from attnspec.theory.expressivity.parallel import Forked
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
 from attnspec.verdicts.classify import VerdictRow
@@ -179,6 +178,12 @@ def with_eta(say: Callable[[str], None], phases: tuple[tuple[str, float], ...] =
     return out
 
 
+def _set_torch_threads(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def run(config: Config, *, progress: Callable[[str], None] | None = None) -> BatteryResult:
     """Run the whole ``sa-check`` battery.
 
@@ -223,7 +228,8 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
 
                 cpu_fork = time.process_time() - cpu0
                 child = Forked(
-                    [lambda: scaling_rows(config), lambda: row_only_rows(config), sweep_part], threads=config.threads
+                    [lambda: scaling_rows(config), lambda: row_only_rows(config), sweep_part],
+                    initializer=lambda: _set_torch_threads(config.threads),
                 )
                 say("scaling sweeps, row-only hypotheses and (L, k) sweep: in a second process")
             ms = measure(

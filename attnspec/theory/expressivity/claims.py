@@ -9,6 +9,8 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 
 from __future__ import annotations
 
+from attnspec.theorem.declare import Claim as Statement
+from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 COMMAND = "sa-check"
@@ -154,37 +156,51 @@ STATED = Claim(
     source="notes p. 3",
 )
 
-JL_GAUSSIAN = Claim(
+# The single-vector lemmas are read against their exact laws along d = 1..L by the
+# declarative API (:mod:`.jl_lemma` declares the check; the quantities are its setup's).
+JL_GAUSSIAN = Statement(
     "expressivity.jl.gaussian",
-    "notes p. 3, the lemma",
-    "For fixed u and R = P/√d (P i.i.d. N(0, 1)): P(|‖Ru‖² − ‖u‖²| >= ε‖u‖²) <= 2 exp(−ε² d/8).",
-    (
-        Reading(
-            "exact-law",
-            "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every d = 1..L (worst ratio)",
-        ),
+    where="notes p. 3, the lemma",
+    statement="For fixed u and R = P/√d (P i.i.d. N(0, 1)): P(|‖Ru‖² − ‖u‖²| >= ε‖u‖²) <= 2 exp(−ε² d/8).",
+    reading=ExactBound(
+        "exact-law",
+        "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every d = 1..L (worst ratio)",
+        exact="p_gaussian",
+        bound="bound_gaussian",
+        what="2 exp(−ε²d/8)",
+        over="d",
     ),
-    COMMAND,
     source="notes p. 3",
 )
 
-JL_ORTHOGONAL = Claim(
+JL_ORTHOGONAL = Statement(
     "expressivity.jl.orthogonal",
-    "notes p. 4, remark: the orthogonal variant R^ort = Q",
-    "With R^ort from the QR decomposition of a Gaussian matrix, P(deviation) <= 2(1 − 1/(L+2)) exp(−c ε² d).",
-    (
-        Reading(
+    where="notes p. 4, remark: the orthogonal variant R^ort = Q",
+    statement="With R^ort from the QR decomposition of a Gaussian matrix, P(deviation) <= 2(1 − 1/(L+2)) exp(−c ε² d).",
+    reading=(
+        ExactBound(
             "scaled",
             "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
             "against the exact Beta law at every d = 1..L, with the one looseness rule",
+            exact="p_orthogonal",
+            bound="bound_orthogonal",
+            what="2(1−1/(L+2)) exp(−ε²d/8)",
+            over="d",
+            minimum=(("c_orthogonal", "largest c for which the bound holds at every d <= L (c is unspecified)"),),
+            count=(("orthogonal_below_gaussian", "orthogonal <= Gaussian exact probability"),),
         ),
-        Reading(
+        ExactBound(
             "unscaled",
             "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
             "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L",
+            exact="p_unscaled",
+            bound="bound_orthogonal",
+            what="2(1−1/(L+2)) exp(−ε²d/8)",
+            over="d",
+            ratios=False,
+            minimum=(("c_unscaled", "R = Qᵀ shrinks norms by d/L in mean; largest c for which the bound holds"),),
         ),
     ),
-    COMMAND,
     source="notes p. 4",
 )
 
@@ -310,7 +326,7 @@ CLAIMS = (
     ASYMPTOTIC,
     HYPOTHESES,
 )
-register(*CLAIMS)
+register(*(c.registered(COMMAND) if isinstance(c, Statement) else c for c in CLAIMS))
 # names for one-screen tables, where the claim's name is long
 register_short_names(
     {

@@ -17,12 +17,13 @@ import torch
 
 from attnspec.errors import InputError, check_range
 from attnspec.numerics.stats import Seed
+from attnspec.theorem.sequential import curtailed, threshold_passed
 from attnspec.theory.expressivity.construction import check_matrix
 from attnspec.theory.expressivity.sampling import sample_errors
 
 #: Trials per batch of the search's exact sampler: after each batch the search stops
-#: drawing at that d if its verdict is already certain (curtailment: no error added, the
-#: decision is the one all trials would give on these draws).
+#: drawing at that d if its verdict is already certain
+#: (:func:`attnspec.theorem.sequential.curtailed`: no error added).
 CURTAIL_BATCH = 25
 
 
@@ -130,9 +131,7 @@ def find_d_star(
 
     def decided(err: np.ndarray) -> bool:
         # curtailment: the verdict "success >= 1 − β over all `trials`" is already certain
-        # (the same float test as below, with the remaining trials all failing / succeeding)
-        s = int(np.sum(err <= delta))
-        return s / trials >= target or (s + trials - err.size) / trials < target
+        return curtailed(int(np.sum(err <= delta)), int(err.size), trials, target)
 
     def success(d: int) -> float:
         if d not in cache:
@@ -154,7 +153,7 @@ def find_d_star(
             counts[d] = (int(ok.sum()), len(df))
             # the decision over all `trials` (curtailed or not); the estimate from the trials done
             cache[d] = float(np.mean(ok))
-            dec[d] = ok.sum() / trials >= target or (len(df) == trials and float(np.mean(ok)) >= target)
+            dec[d] = threshold_passed(int(ok.sum()), len(df), trials, target)
             evals.append((d, cache[d]))
         return cache[d]
 

@@ -8,13 +8,16 @@ vacuous if it is >= 1 everywhere, else loose or holds at the d where it is tight
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import exact_jl_deviation_curve
-from attnspec.verdicts.classify import Decision, VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 
 def d_grid(L: int) -> np.ndarray:
@@ -33,57 +36,77 @@ def d_grid(L: int) -> np.ndarray:
     return np.unique(np.geomspace(1, L, min(L, 200)).astype(int))
 
 
-def judge_curve(exact: np.ndarray, bound: np.ndarray, what: str) -> tuple[Decision, int]:
-    """Decide "exact <= bound at every d" from the two curves, through the classifier.
+@functools.lru_cache(maxsize=8)
+def _curves(L: int, eps_jl: float) -> dict[str, np.ndarray]:
+    """The exact laws and the bounds along :func:`d_grid` (one vectorised scipy call each)."""
+    ds = d_grid(L)
+    pg = exact_jl_deviation_curve(L, ds, eps_jl, "gaussian")
+    po = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal")
+    pu = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal", scaled=False)
+    cst = 2 * (1 - 1 / (L + 2))  # the orthogonal bound's constant, read with the Gaussian c = 1/8
 
-    Parameters
-    ----------
-    exact, bound : arrays of shape (n_d,), the exact probability and the claimed bound
-        (capped at 1) at each d
-    what : str, names the bound in the vacuous reason
+    def largest_c(p: np.ndarray) -> np.ndarray:  # c with cst exp(−c ε² d) = p: the bound holds for every c' <= c
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.where(p > 0, np.log(cst / np.where(p > 0, p, 1.0)) / (eps_jl**2 * ds), math.inf)
+
+    return {
+        "p_gaussian": pg,
+        "p_orthogonal": po,
+        "p_unscaled": pu,
+        "bound_gaussian": np.minimum(1.0, 2 * np.exp(-(eps_jl**2) * ds / 8)),
+        "bound_orthogonal": np.minimum(1.0, cst * np.exp(-(eps_jl**2) * ds / 8)),
+        "c_orthogonal": largest_c(po),
+        "c_unscaled": largest_c(pu),
+        "orthogonal_below_gaussian": (po <= pg + 1e-15).astype(float),
+    }
+
+
+def _exact_laws(point: dict[str, Any], rng: Any) -> dict[str, float]:
+    ds = d_grid(point["L"])
+    i = int(np.searchsorted(ds, point["d"]))
+    return {name: float(curve[i]) for name, curve in _curves(point["L"], point["eps_jl"]).items()}
+
+
+def _grid(options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    L, e = int(options["L"]), float(options["eps_jl"])
+    varied = f"JL ε = {e:g}, d = 1..{L}"
+    return [{"L": L, "eps": None, "eps_jl": e, "varied": varied, "d": int(d)} for d in d_grid(L)]
+
+
+def lemma_check() -> Any:
+    """The single-vector lemmas as a declared check (:class:`attnspec.theorem.declare.Check`):
+    its grid is d = 1..L (:func:`d_grid`) at one JL ε, its setup the exact laws at d.
 
     Returns
     -------
-    (Decision, index) : the decision and the index of the d it was decided at
+    attnspec.theorem.declare.Check
+        Not registered: ``sa-check`` runs it inside its own battery.
     """
-    ratio = exact / bound
-    worst = int(np.argmax(ratio))
-    useful = bound < 1
-    if exact[worst] > bound[worst] * (1 + 1e-12) or not useful.any():
-        vac = None if useful.any() else f"{what} >= 1 at every d: the lemma says nothing here"
-        return classify_bound(observed=float(exact[worst]), bound=float(bound[worst]), rtol=1e-12, vacuous=vac), worst
-    tight = int(np.flatnonzero(useful)[np.argmax(ratio[useful])])
-    return classify_bound(observed=float(exact[tight]), bound=float(bound[tight]), rtol=1e-12), tight
+    from attnspec.options.declaration import Option
+    from attnspec.theorem.declare import Check
+    from attnspec.theory.expressivity.registration import PAPER
 
-
-def tightest_typical(exact: np.ndarray, bound: np.ndarray) -> dict[str, float]:
-    """bound/exact at the tightest d (the smallest ratio, where the label is decided) and its
-    median over the d where the bound says something (< 1); NaN where it says nothing.
-
-    Parameters
-    ----------
-    exact : numpy.ndarray
-        The exact probability at each d of the grid.
-    bound : numpy.ndarray
-        The lemma's bound at the same d.
-
-    Returns
-    -------
-    dict of str to float
-        ``tightest`` and ``typical``.
-    """
-    useful = bound < 1
-    if not useful.any():
-        return {"tightest": math.nan, "typical": math.nan}
-    r = bound[useful] / np.maximum(exact[useful], 1e-300)
-    return {"tightest": float(r.min()), "typical": float(np.median(r))}
+    return Check(
+        command=C.COMMAND,
+        paper=PAPER,
+        claims=(C.JL_GAUSSIAN, C.JL_ORTHOGONAL),
+        options=(
+            Option("L", "int", 512, "Sequence length L, >= 2.", low=2),
+            Option("eps_jl", "float", 0.1, "JL ε, in (0, 1).", low=0.0, high=1.0, low_open=True, high_open=True),
+        ),
+        grid=_grid,
+        setup=_exact_laws,
+        summary="The single-vector JL lemmas of the notes against their exact laws.",
+    )
 
 
 def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
-    """:data:`~.claims.JL_GAUSSIAN` and :data:`~.claims.JL_ORTHOGONAL` (reading ``scaled``).
+    """:data:`~.claims.JL_GAUSSIAN` and :data:`~.claims.JL_ORTHOGONAL` (readings ``scaled`` and
+    ``unscaled``), run by :func:`attnspec.theorem.runner.run_check` over d = 1..L.
 
     Gaussian ``2 exp(−ε²d/8)``; orthogonal ``2 (1 − 1/(L+2)) exp(−c ε² d)`` read with the
-    Gaussian constant c = 1/8, reporting the largest c that holds at every d.
+    Gaussian constant c = 1/8, reporting the largest c that holds at every d. Each is decided by
+    :class:`attnspec.theorem.tightest.ExactBound`.
 
     Parameters
     ----------
@@ -92,87 +115,12 @@ def check_jl_lemma(L: int, eps_jl: float = 0.1) -> list[VerdictRow]:
 
     Returns
     -------
-    list of two VerdictRow
+    list of three VerdictRow
     """
-    ds = d_grid(L)
-    pg = exact_jl_deviation_curve(L, ds, eps_jl, "gaussian")
-    po = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal")
-    bg = np.minimum(1.0, 2 * np.exp(-(eps_jl**2) * ds / 8))
-    P = {"L": L, "eps": None, "eps_jl": eps_jl, "varied": f"JL ε = {eps_jl:g}, d = 1..{L}"}
-    useful = bg < 1
-    dec, i = judge_curve(pg, bg, "2 exp(−ε²d/8)")
-    ratio = float(np.min(bg[useful] / np.maximum(pg[useful], 1e-300))) if useful.any() else math.inf
-    tt = tightest_typical(pg, bg)
-    ev = (
-        f"bound < 1 only from d = {int(ds[useful][0])}; where it says something it exceeds the exact "
-        f"probability by >= {ratio:.3g}× (bound/exact: tightest {tt['tightest']:.3g}, on which the label rests; "
-        f"median over those d {tt['typical']:.3g})"
-        if useful.any()
-        else f"for every d <= L = {L}"
-    )
-    out = [
-        VerdictRow(
-            C.JL_GAUSSIAN.id,
-            dec.verdict,
-            {**P, "d": int(ds[i]), **tt},
-            bound=float(bg[i]),
-            exact=float(pg[i]),
-            value_name="exact P",
-            bound_name="claimed",
-            reading="exact-law",
-            evidence=f"{dec.reason}; {ev}",
-        )
-    ]
-    cst = 2 * (1 - 1 / (L + 2))
-    pos = po > 0
-    with np.errstate(divide="ignore", over="ignore"):
-        cmax = float(np.min(np.log(cst / po[pos]) / (eps_jl**2 * ds[pos]))) if pos.any() else math.inf
-    bo = np.minimum(1.0, cst * np.exp(-(eps_jl**2) * ds / 8))
-    dec, i = judge_curve(po, bo, "2(1−1/(L+2)) exp(−ε²d/8)")
-    tt = tightest_typical(po, bo)
-    tts = (
-        f"; bound/exact where the bound is < 1: tightest {tt['tightest']:.3g} (the label rests on it), median "
-        f"{tt['typical']:.3g}"
-        if (bo < 1).any()
-        else ""
-    )
-    out.append(
-        VerdictRow(
-            C.JL_ORTHOGONAL.id,
-            dec.verdict,
-            {**P, "d": int(ds[i]), **tt},
-            bound=float(bo[i]),
-            exact=float(po[i]),
-            value_name="exact P",
-            bound_name="claimed",
-            reading="scaled",
-            evidence=f"{dec.reason}{tts}; largest c for which the bound holds at every d <= L: {cmax:.4g} "
-            f"(c is unspecified in the notes); orthogonal <= Gaussian exact probability at "
-            f"{int(np.sum(po <= pg + 1e-15))}/{len(ds)} d",
-        )
-    )
-    # as written, R^ort = Q (no √(L/d)): ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) has mean d/L
-    pu = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal", scaled=False)
-    dec, i = judge_curve(pu, bo, "2(1−1/(L+2)) exp(−ε²d/8)")
-    posu = pu > 0
-    with np.errstate(divide="ignore", over="ignore"):
-        cmax_u = float(np.min(np.log(cst / pu[posu]) / (eps_jl**2 * ds[posu]))) if posu.any() else math.inf
-    out.append(
-        VerdictRow(
-            C.JL_ORTHOGONAL.id,
-            dec.verdict,
-            {**P, "d": int(ds[i])},
-            bound=float(bo[i]),
-            exact=float(pu[i]),
-            value_name="exact P",
-            bound_name="claimed",
-            reading="unscaled",
-            evidence=f"{dec.reason}; R = Qᵀ shrinks norms by d/L on average, so the deviation is "
-            f"near-certain wherever d < (1 − ε)L; largest c for which the bound holds at "
-            f"every d <= L: {cmax_u:.3g} (vs {cmax:.3g} with the √(L/d) scale)",
-        )
-    )
-    return out
+    from attnspec.theorem.runner import run_check
+
+    config = {"L": int(L), "eps_jl": float(eps_jl), "seed": 0, "trials": 2, "jobs": 1}
+    return run_check(lemma_check(), config).verdicts
 
 
 #: The size at which the orthogonal norm laws are checked by Monte Carlo.

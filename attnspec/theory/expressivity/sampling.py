@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.numerics.stats import Seed, clopper_pearson, numpy_rng, torch_generator
+from attnspec.numerics.stats import Seed, numpy_rng, torch_generator
 from attnspec.theory.expressivity.construction import check_matrix, factorize, log_targets
 from attnspec.theory.expressivity.params import FACTORIZATIONS, PROJECTIONS, check_choice, check_int
 
@@ -377,25 +377,6 @@ def asymptotic_errors(
     if statistic == "both":
         return out, out_ratio
     return out_ratio if statistic == "ratio" else out
-
-
-def success_ci(errors: np.ndarray, delta: float, level: float = 0.95) -> tuple[int, int, float, float, float]:
-    """(successes, trials, estimate, low, high) of P(error <= delta) from per-trial errors.
-
-    Parameters
-    ----------
-    errors : array of shape (trials,)
-    delta : float
-    level : float, the confidence level of the Clopper–Pearson interval
-
-    Returns
-    -------
-    tuple (int, int, float, float, float)
-    """
-    n = int(errors.size)
-    s = int(np.sum(errors <= delta))
-    ci = clopper_pearson(s, n, level)
-    return s, n, ci.estimate, ci.low, ci.high
 
 
 def gram_diagonal_draws(L: int, d: int, projection: str, trials: int, seed: Seed = 0) -> np.ndarray:

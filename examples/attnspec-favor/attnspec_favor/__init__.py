@@ -89,23 +89,23 @@ def _claim(id, where, statement, reading, label):
 
 LEVEL = 0.999  # each interval's level: the 15 rows of Lemmas 1-2 share a 1.5 % error budget
 CLAIMS = (
-    _claim("lemma1.positive", "Lemma 1 (Sec. 2.3)", "SM(x, y) = E[exp(wᵀx − ‖x‖²/2) exp(wᵀy − ‖y‖²/2)]: "
+    _claim("lemma1.positive", "Lemma 1, eq. (7), Sec. 2.3", "SM(x, y) = E[exp(wᵀx − ‖x‖²/2) exp(wᵀy − ‖y‖²/2)]: "
            "the positive random features estimate the softmax kernel without bias.",
            Covers(value="prf", target="sm", level=LEVEL, description="mean of SM⁺_m covers exp(xᵀy)"), "Lemma 1, SM⁺"),
-    _claim("lemma1.hyperbolic", "Lemma 1 (Sec. 2.3)", "SM(x, y) = Λ E[cosh(wᵀz)], z = x + y: the hyperbolic "
+    _claim("lemma1.hyperbolic", "Lemma 1, eq. (7), Sec. 2.3", "SM(x, y) = Λ E[cosh(wᵀz)], z = x + y: the hyperbolic "
            "positive features are unbiased too.",
            Covers(value="hyp", target="sm", level=LEVEL, description="mean of SM^hyp+_m covers exp(xᵀy)"),
            "Lemma 1, hyp+"),
-    _claim("lemma2.trig", "Lemma 2 (Sec. 2.3)", "MSE(SM^trig_m) = exp(‖x+y‖²) SM⁻² (1 − exp(−‖x−y‖²))² / (2m).",
+    _claim("lemma2.trig", "Lemma 2, eq. (8), Sec. 3", "MSE(SM^trig_m) = exp(‖x+y‖²) SM⁻² (1 − exp(−‖x−y‖²))² / (2m).",
            Covers(value="trig_se", target="mse_trig", level=LEVEL, description="mean squared error covers the formula"),
            "Lemma 2, trig"),
-    _claim("lemma2.positive", "Lemma 2 (Sec. 2.3)", "MSE(SM⁺_m) = exp(‖x+y‖²) SM² (1 − exp(−‖x+y‖²)) / m.",
+    _claim("lemma2.positive", "Lemma 2, eq. (8), Sec. 3", "MSE(SM⁺_m) = exp(‖x+y‖²) SM² (1 − exp(−‖x+y‖²)) / m.",
            Covers(value="prf_se", target="mse_prf", level=LEVEL, description="mean squared error covers the formula"),
            "Lemma 2, SM⁺"),
-    _claim("lemma2.hyperbolic", "Lemma 2 (Sec. 2.3)", "MSE(SM^hyp+_m) = (1 − exp(−‖x+y‖²)) MSE(SM⁺_m) / 2.",
+    _claim("lemma2.hyperbolic", "Lemma 2, eq. (8), Sec. 3", "MSE(SM^hyp+_m) = (1 − exp(−‖x+y‖²)) MSE(SM⁺_m) / 2.",
            Covers(value="hyp_se", target="mse_hyp", level=LEVEL, description="mean squared error covers the formula"),
            "Lemma 2, hyp+"),
-    _claim("thm2.orthogonal", "Theorem 2 (Sec. 3)", "MSE(SM^ort+_m) <= MSE(SM⁺_m) − 2(m−1)/(m(d+2)) (SM − Λ)².",
+    _claim("thm2.orthogonal", "Theorem 2, eq. (10), Sec. 3", "MSE(SM^ort+_m) <= MSE(SM⁺_m) − 2(m−1)/(m(d+2)) (SM − Λ)².",
            (AtMost(value="orf_se", bound="orf_bound", level=0.99, description="MSE of the orthogonal estimator at "
                    "most the bound (nearly tight at small r: the trials may not resolve it)"),
             AtMost(name="below-iid", value="orf_se", bound="mse_prf", level=0.99, loose_factor=None,
