@@ -264,9 +264,11 @@ def _plot_scaling_dir(
         paths = plot_scaling(fit.table, fit.fits, out, title=title, formats=formats, nulls=fit.null_tables)
         if (run / "approx_summary.parquet").is_file():
             from attnspec.plots.approx import plot_approx
+            from attnspec.spectra.approx.reading import read_verdicts
             from attnspec.storage.results import read_table
 
-            paths += plot_approx(read_table(run, "approx_summary"), out, title=title, formats=formats)
+            summary, rule = read_table(run, "approx_summary"), read_verdicts(run)
+            paths += plot_approx(summary, out, rule=rule, title=title, formats=formats)
     fits, nulls = fit.fits, fit.nulls
     t = Table(
         title=f"k ∝ n^β, 95% bootstrap CI resampling {int(fits['inputs'].iloc[0])} inputs (layer 'all' = mean "
@@ -711,10 +713,12 @@ def _print_approx(run: Path) -> None:
     t = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False)
     t.title = (
         f"Approximations of attention on held-out documents: error ‖Ŷ − PV‖/‖PV‖ (mean over layers and heads, 95% CI over {int(done['inputs'].max()) if len(done) else 0} "
-        f"documents) and its slope per doubling of n: a fixed k holds when the slope's upper end is below +{THRESHOLD}"
+        f"documents) and its slope per doubling of n: a fixed k holds when the slope's upper end is below +{THRESHOLD} "
+        "and the error is below uniform attention's at every n (paired over documents)"
     )
+    loss = bool(v["loss_change_last"].notna().any())  # a causal model: the change in next-token loss
     for col, justify in (("k · method", "left"), (f"n={first}", "right"), (f"n={last} [95% CI]", "right"),
-                         ("slope 95% CI", "right"), ("fixed k", "left"), ("cos", "right")):  # fmt: skip
+                         ("slope 95% CI", "right"), ("fixed k", "left"), ("Δloss" if loss else "cos", "right")):  # fmt: skip
         t.add_column(col, justify=justify, no_wrap=True)
     for k, block in v.groupby("k", sort=True):
         t.add_row(f"k = {k}", end_section=False, style="bold")
@@ -723,21 +727,28 @@ def _print_approx(run: Path) -> None:
             if r.note:
                 t.add_row(name, "", "", "", "not applied", "")
                 continue
-            cos = f"{r.cosine_last:.3f}" if math.isfinite(r.cosine_last) else "—"
+            effect = r.loss_change_last if loss else r.cosine_last
+            cos = (f"{effect:+.3f}" if loss else f"{effect:.3f}") if math.isfinite(effect) else "—"
             t.add_row(
                 name,
                 f"{r.error_first:.2f}",
                 f"{r.error_last:.2f} {format_interval(r.error_last_low, r.error_last_high, 2)}",
                 format_interval(r.slope_low, r.slope_high, 3, signed=True),
-                {"a fixed k holds": "holds"}.get(r.verdict, r.verdict),
+                {"a fixed k holds": "holds", "no better than uniform": "≥ uniform", "the null": "null"}.get(
+                    r.verdict, r.verdict
+                ),
                 cos,
             )
     out_console.print(t)
     notes = ["* reference: uniform attention (must be beaten) and best rank-k P·V (what low rank of P alone allows)"]
+    if (v["verdict"] == "no better than uniform").any():
+        notes.append("≥ uniform: the slope holds, but the error is not below uniform attention's at every n")
     if (v["scores"] == "content only").any():
         notes.append("† sees the content scores only (it cannot take the additive score bias)")
     notes.append(
-        f"cos: sentence-embedding cosine to the exact model at n={last}, every layer replaced (— not measured)"
+        f"Δloss: change in next-token loss (nats per token) at n={last}, every layer replaced (— not measured)"
+        if loss
+        else f"cos: sentence-embedding cosine to the exact model at n={last}, every layer replaced (— not measured)"
     )
     if (v["note"] != "").any():
         notes += [f"{m}: {why}" for m, why in v[v["note"] != ""].groupby("method")["note"].first().items()]
@@ -754,6 +765,7 @@ def _approx_after_up_to_date(out: Path, *, plots: bool) -> None:
     if plots and (not figure.is_file() or figure.stat().st_mtime < summary.stat().st_mtime):
         from attnspec.plots import short_name
         from attnspec.plots.approx import plot_approx
+        from attnspec.spectra.approx.reading import read_verdicts
         from attnspec.storage.results import read_meta, read_table, result_files
 
         ident = read_meta(out).get("identity", {})
@@ -761,6 +773,7 @@ def _approx_after_up_to_date(out: Path, *, plots: bool) -> None:
             plot_approx(
                 read_table(out, "approx_summary"),
                 out / "figures",
+                rule=read_verdicts(out),
                 title=f"{short_name(ident.get('model'))} · {short_name(ident.get('data'))}",
             )
     _print_approx(out)

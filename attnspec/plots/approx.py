@@ -3,7 +3,8 @@
 Held-out error ‖Ŷ − P V‖_F/‖P V‖_F against n at fixed k: one panel per k, every method a
 line with its 95 % band over held-out documents, the references (uniform attention, the
 best rank-k P) as black lines without bands, so a method is read against what a constant
-output and what low rank of P alone give.
+output and what low rank of P alone give. Given the study's ``approx_rule``, a method that the
+rule finds no better than uniform attention at a k is drawn with hollow markers in that panel.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ _REFERENCE_STYLE = {"uniform": (0, (4, 2)), "best-rank-k": (0, (1, 1.5))}
 
 
 def plot_approx(
-    summary: pd.DataFrame, out: Path, *, title: str = "", formats: Sequence[str] = ("png", "svg")
+    summary: pd.DataFrame,
+    out: Path,
+    *,
+    rule: pd.DataFrame | None = None,
+    title: str = "",
+    formats: Sequence[str] = ("png", "svg"),
 ) -> list[Path]:
     """Draw ``approx_errors`` (error against n, one panel per k) into ``out``.
 
@@ -30,6 +36,9 @@ def plot_approx(
         The study's ``approx_summary`` table (n, k, method, reference, error, error_low, error_high).
     out : Path
         The directory the figure is written to.
+    rule : pandas.DataFrame, optional
+        The study's ``approx_rule`` table (k, method, verdict): hollow markers where the verdict
+        is "no better than uniform".
     title : str
         The figure's title (model · corpus).
     formats : sequence of str
@@ -48,6 +57,7 @@ def plot_approx(
     methods = [m for m in dict.fromkeys(summary["method"]) if not reference[m]]
     colour = {m: OKABE_ITO[i % 7] for i, m in enumerate(methods)}
     handles: dict[str, object] = {}
+    hollow = _no_better(rule)
     for ax, k in zip(axes[0], ks):
         at = summary[summary["k"] == k]
         for method, g in at.groupby("method", sort=False):
@@ -55,7 +65,8 @@ def plot_approx(
             if reference[method]:
                 (line,) = ax.plot(g["n"], g["error"], color="black", lw=1, linestyle=_REFERENCE_STYLE.get(method, "-"))
             else:
-                (line,) = ax.plot(g["n"], g["error"], color=colour[method], lw=1.3, marker="o", ms=3)
+                face = "white" if (k, method) in hollow else colour[method]
+                (line,) = ax.plot(g["n"], g["error"], color=colour[method], lw=1.3, marker="o", ms=3, mfc=face)
                 ax.fill_between(g["n"], g["error_low"], g["error_high"], color=colour[method], alpha=0.25, lw=0)
             handles.setdefault(method, line)
         ax.set_xscale("log", base=2)
@@ -68,5 +79,20 @@ def plot_approx(
     if title:
         fig.suptitle(title)
     labels = [m + (" (reference)" if reference[m] else "") for m in handles]
+    if hollow:
+        from matplotlib.lines import Line2D
+
+        handles["hollow"] = Line2D([], [], color="grey", lw=0, marker="o", ms=3, mfc="white")
+        labels.append("hollow: no better than uniform (the rule)")
     legend_below(fig, list(handles.values()), labels)
     return save_figure(fig, Path(out) / "approx_errors", formats)
+
+
+def _no_better(rule: pd.DataFrame | None) -> set[tuple[int, str]]:
+    """The (k, method) pairs the rule finds no better than uniform attention."""
+    from attnspec.spectra.approx.rule import NO_BETTER
+
+    if rule is None or "verdict" not in rule.columns:
+        return set()
+    hit = rule[rule["verdict"] == NO_BETTER]
+    return {(int(k), str(m)) for k, m in zip(hit["k"], hit["method"])}

@@ -30,6 +30,7 @@ QUANTITY_NAMES = {
     "rank_for_error_0.1": "rank for error ≤ 0.1",
     "rank_for_error_0.2": "rank for error ≤ 0.2",
     "row_entropy": "row entropy",
+    "c_centred": "centred c at the reading index",
 }
 
 
@@ -234,7 +235,7 @@ def _metrics_part(exps: Sequence[Any], results: Path) -> list[str]:
         md.append(f"`{exp.name}`:")
         md.append("")
         per_layer = metrics.groupby("layer")[[f"{m}_mean" for m in have]].mean()
-        md += ["| layer | " + " | ".join(QUANTITY_NAMES[m] for m in have) + " |", "|---" * (len(have) + 1) + "|"]
+        md += ["| layer | " + " | ".join(QUANTITY_NAMES.get(m, m) for m in have) + " |", "|---" * (len(have) + 1) + "|"]
         for layer, row in per_layer.iterrows():
             md.append(f"| {layer + 1} | " + " | ".join(f"{row[f'{m}_mean']:.3g}" for m in have) + " |")
         md.append("")

@@ -144,11 +144,11 @@ class SpectrumAccumulator:
         return self.curves.count
 
     def _per_matrix(
-        self, sv: torch.Tensor, entropy: torch.Tensor | None
+        self, sv: torch.Tensor, entropy: torch.Tensor | None, centred: torch.Tensor | None = None
     ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         """Curves (each (B, H, n)) and metrics (each (B, H)) of zero-extended singular values (B, H, n)."""
         curves = {"curve": cumulative_curve(sv), "energy": energy_curve(sv), "tail": tail_curve(sv)}
-        inputs = MetricInputs(sv=sv, curves=curves, rank_tol=self.rank_tol, row_entropy=entropy)
+        inputs = MetricInputs(sv=sv, curves=curves, rank_tol=self.rank_tol, row_entropy=entropy, centred_sv=centred)
         metrics = {}
         for m in METRIC_TABLE:  # every metric from the one factorisation (and P's row entropy)
             if m.name in self.metrics:
@@ -169,7 +169,13 @@ class SpectrumAccumulator:
             sv = torch.nn.functional.pad(sv, (0, n - sv.shape[2]))
         return sv
 
-    def add(self, layer: int, sv: torch.Tensor, row_entropy: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    def add(
+        self,
+        layer: int,
+        sv: torch.Tensor,
+        row_entropy: torch.Tensor | None = None,
+        centred_sv: torch.Tensor | None = None,
+    ) -> dict[str, torch.Tensor]:
         """Add one layer's singular values, shape (B, H, l) with l <= seq_len.
 
         Curves of matrices shorter than ``seq_len`` (inputs shorter than the window) are
@@ -185,6 +191,9 @@ class SpectrumAccumulator:
             Singular values of each input's and head's P, descending, l <= seq_len.
         row_entropy : torch.Tensor, shape (B, H), optional
             The mean normalised row entropy of the same matrices.
+        centred_sv : torch.Tensor, shape (B, H, l), optional
+            Singular values of the same matrices minus their mean row, descending; without
+            them the ``c_centred`` statistic receives no samples.
 
         Returns
         -------
@@ -197,23 +206,23 @@ class SpectrumAccumulator:
             A layer out of range or arrays of the wrong shape.
         """
         sv = self._check(layer, sv, row_entropy)
-        curves, metrics = self._per_matrix(sv, row_entropy)
+        if centred_sv is not None:
+            centred_sv = self._check(layer, centred_sv, None)
+        curves, metrics = self._per_matrix(sv, row_entropy, centred_sv)
         for name, values in curves.items():  # each (B, H, n)
             self.curve_stats[name].add_samples(values.numpy(), (layer,))
         for name, values in metrics.items():  # each (B, H)
             self.metrics[name].add_samples(values.numpy(), (layer,))
         return metrics
 
-    def add_batch(
-        self, items: Sequence[tuple[int, torch.Tensor, torch.Tensor | None]], input_index: Sequence[int]
-    ) -> None:
+    def add_batch(self, items: Sequence[tuple[Any, ...]], input_index: Sequence[int]) -> None:
         """Add one batch for every layer and record its per-input summaries.
 
         Parameters
         ----------
-        items : sequence of (int, torch.Tensor, torch.Tensor or None)
-            (layer, singular values (B, H, l), row entropy (B, H) or None), exactly one per
-            layer.
+        items : sequence of tuples
+            (layer, singular values (B, H, l), row entropy (B, H) or None), optionally followed
+            by the centred singular values (B, H, l) or None (:meth:`add`), exactly one per layer.
         input_index : sequence of int, length B
             Which inputs of the run's selection the batch holds (so shards merge into one
             table of inputs).
@@ -224,15 +233,15 @@ class SpectrumAccumulator:
             Not exactly one item per layer, or an ``input_index`` of the wrong length.
         """
         L = self.shape[0]
-        if sorted(layer for layer, _, _ in items) != list(range(L)):
+        if sorted(item[0] for item in items) != list(range(L)):
             raise InputError(f"add_batch needs exactly one entry per layer 0..{L - 1}")
         idx = np.asarray(input_index, dtype=np.int64)
-        for _layer, sv, _ent in items:
+        for _layer, sv, *_rest in items:
             if sv.shape[0] != idx.size:
                 raise InputError(f"input_index has {idx.size} entries but the batch holds {sv.shape[0]} inputs")
         rows = {name: np.empty((idx.size, L)) for name in self.per_input}
-        for layer, sv, ent in items:
-            metrics = self.add(layer, sv, ent)
+        for layer, sv, *rest in items:
+            metrics = self.add(layer, sv, *rest)
             for name in self.per_input:
                 rows[name][:, layer] = metrics[name].numpy().mean(axis=1)  # mean over heads
         self.input_index = np.concatenate([self.input_index, idx])
@@ -386,8 +395,9 @@ class SpectrumAccumulator:
                 raise ResultsError(f"finite check: '{name}' holds NaN or infinite values")
         # every input adds one matrix per (layer, head): every count equals inputs_done
         counts = {name: a for name, a in state.items() if name == "count" or name.endswith(".count")}
-        if not counts.get("row_entropy.count", np.ones(1)).any():  # row entropy needs P; add() may omit it
-            counts.pop("row_entropy.count")
+        for m in METRIC_TABLE:  # a metric of P itself: add() may omit it (no P), then it holds no sample
+            if m.needs_p and not counts.get(f"{m.name}.count", np.ones(1)).any():
+                counts.pop(f"{m.name}.count")
         values = np.unique(np.concatenate([a.ravel() for a in counts.values()])) if counts else np.array([])
         if np.any(values < 0):
             raise ResultsError("count check: negative counts")

@@ -10,7 +10,10 @@ and its size say how much structure there is beyond averaging and how many direc
 * :func:`centred_singular_values` — σ(C) per matrix, descending;
 * :func:`centred_curve` — C's normalised cumulative singular-value curve (NaN for C = 0, which
   has none);
-* :func:`centred_share` — Σσ(C) / Σσ(P) in [0, 2]: 0 for a matrix whose rows are all equal.
+* :func:`centred_share` — Σσ(C) / Σσ(P) in [0, 2]: 0 for a matrix whose rows are all equal;
+* :func:`centred_stack` and :func:`centred_curve_at` — the same on the spectrum run's batched,
+  padded torch stacks (B, H, n, n): C of each input's real rows and columns, and C's curve at
+  one index (the metric ``c_centred`` of :mod:`attnspec.spectra.metric_table`).
 
 For a causal (lower-triangular) P the mean row is taken over the rows as they are (row i covers
 positions 0…i); C then keeps the triangle's shape difference as structure, so compare causal
@@ -18,6 +21,8 @@ runs with their own uniform (lower-triangular) null.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -127,3 +132,64 @@ def centred_share(P: np.ndarray) -> np.ndarray:
     if np.any(whole <= 0):
         raise ValueError("a matrix of P is all zero: its share is undefined")
     return centred_singular_values(P).sum(axis=-1) / whole
+
+
+def centred_stack(probs: Any, mask: Any = None) -> Any:
+    """C of each matrix of a padded batch: every real row minus the mean of the real rows.
+
+    Parameters
+    ----------
+    probs : torch.Tensor, shape (B, H, n, n)
+        Attention matrices; padding rows and columns zero (as the capture hands them).
+    mask : torch.Tensor, shape (B, n), optional
+        True at real tokens (default: all real).
+
+    Returns
+    -------
+    torch.Tensor, shape (B, H, n, n)
+        The zero-extension of each input's C (padding rows and columns stay zero), so its
+        singular values are C's followed by zeros.
+    """
+    import torch
+
+    if mask is None:
+        mask = torch.ones(probs.shape[0], probs.shape[-1], dtype=torch.bool, device=probs.device)
+    rows = mask.to(probs.dtype)  # (B, n)
+    count = rows.sum(dim=-1).clamp(min=1)[:, None, None, None]  # (B, 1, 1, 1) real rows
+    mean_row = probs.sum(dim=-2, keepdim=True) / count  # (B, H, 1, n): padding rows are zero
+    return probs - rows[:, None, :, None] * mean_row  # (B, H, n, n)
+
+
+def centred_curve_at(sv: Any, at: int, *, atol: float = 1e-12) -> Any:
+    """C's normalised cumulative curve at index ``at``: (σ₁ + … + σ_at)/Σσ of C, per matrix.
+
+    Parameters
+    ----------
+    sv : torch.Tensor, shape (..., n)
+        Singular values of C, descending (zero-extended).
+    at : int
+        The index, 1..n.
+    atol : float
+        C counts as zero when Σσ(C) <= atol · n; its value is then 1 (what differs between the
+        queries needs no direction).
+
+    Returns
+    -------
+    torch.Tensor, shape (...)
+        In [0, 1].
+
+    Raises
+    ------
+    ValueError
+        ``at`` outside 1..n.
+    """
+    import torch
+
+    n = sv.shape[-1]
+    if not 1 <= at <= n:
+        raise ValueError(f"at must be in 1..{n}, got {at}")
+    total = sv.sum(dim=-1)  # (...)
+    head = sv[..., :at].sum(dim=-1)  # (...)
+    zero = total <= atol * n
+    safe = torch.where(zero, torch.ones_like(total), total)
+    return torch.where(zero, torch.ones_like(total), head / safe)

@@ -36,22 +36,15 @@ import pandas as pd
 from scipy import stats as _sps
 
 from attnspec.errors import InputError
+from attnspec.spectra.metric_table import metric_names
 from attnspec.storage.results import read_meta, read_table
 
 #: ``meta.json`` kind of a comparison's output folder (``attnspec compare --out``).
 KIND = "compare"
 
-#: Metrics compared when every run has them (older runs lack the later ones).
-METRICS: tuple[str, ...] = (
-    "reach_index",
-    "effective_rank",
-    "stable_rank",
-    "sigma2_over_sigma1",
-    "numerical_rank",
-    "rank_for_error_0.1",
-    "rank_for_error_0.2",
-    "row_entropy",
-)
+#: Metrics compared when a run holds them: every metric of the metrics table, in its order
+#: (a run saved without one, or whose callers could not compute it, has its column empty).
+METRICS: tuple[str, ...] = metric_names()
 
 
 def welch_interval(

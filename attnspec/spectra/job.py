@@ -30,6 +30,7 @@ import torch
 from attnspec.errors import InputError, ModelLoadError, ResultsError
 from attnspec.runtime.signals import sigterm_as_interrupt
 from attnspec.spectra.aggregate import SpectrumAccumulator
+from attnspec.spectra.centred import centred_stack
 from attnspec.spectra.checkpoint import STATE_FILE, RunState, read_state, shard_indices, write_state
 from attnspec.spectra.config import (
     DEFAULT_BATCH_SIZE,
@@ -606,7 +607,8 @@ class _Sink:
         bounds: RunBounds | None = None,
     ) -> None:
         self.model, self.method, self.windows, self.layer_causal = model, method, windows, layer_causal
-        self.pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
+        # (layer, singular values, row entropy, singular values of P minus its mean row or None)
+        self.pending: list[tuple[int, torch.Tensor, torch.Tensor, torch.Tensor | None]] = []
         self.tokens: list[list[int]] = []  # the batch's inputs: longn seeds each matrix from its own input
         self.bounds = bounds  # longn's per-matrix bounds over the committed batches
         self.pending_bounds: list[tuple[int, dict[str, torch.Tensor]]] = []
@@ -640,8 +642,10 @@ class _Sink:
             seeds = input_seeds(self.tokens, la.layer, la.probs.shape[1])  # (B, H)
             sv, bounds = singular_values(la.probs, self.method, seeds=seeds, return_error=True)
             self.pending_bounds.append((la.layer, bounds))
+            centred = None  # longn's draws are seeded for P; C's spectrum is not estimated
         else:
             sv = singular_values(la.probs, self.method)
+            centred = singular_values(centred_stack(la.probs, la.mask), self.method)  # (B, H, n): c_centred
         self.pending.append(
             (
                 la.layer,
@@ -649,6 +653,7 @@ class _Sink:
                 row_entropy(
                     la.probs, la.mask, causal=self.layer_causal[la.layer], window=window, workspace=self.scratch[0]
                 ),
+                centred,
             )
         )
 

@@ -42,12 +42,16 @@ class MetricInputs:
     row_entropy : torch.Tensor, shape (B, H), or None
         The mean normalised row entropy of the same P (computed from P by the capture's
         sink); None when the caller had no P.
+    centred_sv : torch.Tensor, shape (B, H, n), or None
+        Singular values of P minus its mean row (:func:`attnspec.spectra.centred.centred_stack`),
+        descending, zero-extended like ``sv``; None when the caller had no P.
     """
 
     sv: Any
     curves: dict[str, Any]
     rank_tol: float
     row_entropy: Any = None
+    centred_sv: Any = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,9 @@ class Metric:
         Its range is [0, 1]; otherwise [1, n] (a rank or an index).
     per_input : bool
         Also kept per input (the head mean of each layer).
+    needs_p : bool
+        Computed from P itself, which some callers do not pass (a null baseline's draws, the
+        approximate long-n engine): such a metric may hold no sample at all.
     """
 
     name: str
@@ -74,6 +81,7 @@ class Metric:
     compute: Callable[[MetricInputs], Any]
     unit: bool = False
     per_input: bool = False
+    needs_p: bool = False
 
     @property
     def range(self) -> str:
@@ -132,6 +140,17 @@ def _row_entropy(x: MetricInputs) -> Any:
     return None if x.row_entropy is None else x.row_entropy.to(torch.float64).cpu()
 
 
+def _c_centred(x: MetricInputs) -> Any:
+    import torch
+
+    from attnspec.spectra.centred import centred_curve_at
+    from attnspec.spectra.reading import default_at
+
+    if x.centred_sv is None:
+        return None
+    return centred_curve_at(x.centred_sv, default_at(x.sv.shape[-1])).to(torch.float64).cpu()
+
+
 #: The metrics, in the order of the tables' columns.
 METRIC_TABLE: tuple[Metric, ...] = (
     Metric("effective_rank", "σ: exp of the entropy of σ/Σσ (Roy & Vetterli)", _effective_rank, per_input=True),
@@ -145,7 +164,20 @@ METRIC_TABLE: tuple[Metric, ...] = (
         )
         for e in ERROR_LEVELS
     ),
-    Metric("row_entropy", "P: mean row entropy / log of the positions a row may attend to", _row_entropy, unit=True),
+    Metric(
+        "row_entropy",
+        "P: mean row entropy / log of the positions a row may attend to",
+        _row_entropy,
+        unit=True,
+        needs_p=True,
+    ),
+    Metric(
+        "c_centred",
+        "P: c at index n/4 (128 of 512) of P minus its mean row; 1 when every row is the mean row",
+        _c_centred,
+        unit=True,
+        needs_p=True,
+    ),
 )
 
 

@@ -83,3 +83,39 @@ def read_score_parts(
     bias = _argument(args, kwargs, _BIAS, "position_bias")
     bias = bias.expand(q.shape[0], q.shape[1], -1, -1) if isinstance(bias, torch.Tensor) else None  # (B, H, n, n)
     return q, k, v, bias, float(d) ** -0.5
+
+
+def writes_output(module: nn.Module) -> bool:
+    """Whether :func:`output_from_context` knows how ``module`` turns its attention context
+    into its output (MPNet's self-attention: the ``o`` linear projection of the merged heads).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        An attention module.
+
+    Returns
+    -------
+    bool
+    """
+    return reads_score_parts(module) and isinstance(getattr(module, "o", None), nn.Linear)
+
+
+def output_from_context(module: nn.Module, context: torch.Tensor) -> torch.Tensor:
+    """The module's output from an attention context P V (or an approximation of it).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        An attention module :func:`writes_output` knows.
+    context : Tensor, shape (B, H, n, d)
+        Per head, the attention output before the heads are merged.
+
+    Returns
+    -------
+    Tensor, shape (B, n, H·d)
+        ``o(merge(context))``, what MPNet's self-attention returns first.
+    """
+    b, h, n, d = context.shape
+    merged = context.transpose(1, 2).reshape(b, n, h * d)  # (B, n, H·d)
+    return module.o(merged)

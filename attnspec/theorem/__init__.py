@@ -13,9 +13,10 @@ The names (imported on first use, so that the registries stay light)::
     Paper, Command, register_paper, register_command      # attnspec.theorem.registry
     Check, Claim, Reading kinds: Covers, AtMost, Probability, WorstBound, Identity,
     ExactLaw, Measure                                      # attnspec.theorem.declare
-    ExactBound                                             # attnspec.theorem.tightest
+    ExactBound, tightest_rows                              # attnspec.theorem.tightest
     run_check                                              # attnspec.theorem.runner
-    fork_map, Forked                                       # attnspec.theorem.fork
+    fork_map, Forked, fork_beside                          # attnspec.theorem.fork
+    Group, run_groups                                      # attnspec.theorem.measured
     check_section                                          # attnspec.theorem.report
 """
 
@@ -41,6 +42,10 @@ _API: dict[str, str] = {
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
     "Forked": "attnspec.theorem.fork",
+    "fork_beside": "attnspec.theorem.fork",
+    "tightest_rows": "attnspec.theorem.tightest",
+    "Group": "attnspec.theorem.measured",
+    "run_groups": "attnspec.theorem.measured",
     "check_section": "attnspec.theorem.report",
 }
 

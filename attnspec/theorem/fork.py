@@ -6,9 +6,10 @@ changes only the wall time, never a number. :func:`can_fork` is the one rule eve
 (the platform forks, two or more cores are available, and ``ATTNSPEC_NO_FORK`` is not ``1``);
 :func:`fork_map` maps a function over items in up to ``jobs`` processes under it, and
 :class:`Forked` computes a few functions in order in one second process while the calling one
-goes on with its own work, taking each result as it needs it. For a few units of unequal cost
-(claim groups), :func:`split_by_cost` picks those the second process takes, and
-:func:`one_thread` keeps each process at one thread so that the numbers do not depend on the split.
+goes on with its own work, taking each result as it needs it; :func:`fork_beside` computes one
+half of a check in a second process beside the other. For a few units of unequal cost (claim
+groups), :func:`split_by_cost` picks those the second process takes, and :func:`one_thread`
+keeps each process at one thread so that the numbers do not depend on the split.
 """
 
 from __future__ import annotations
@@ -208,6 +209,72 @@ class Forked:
         _, _, usage = os.wait4(self.pid, 0)
         self.cpu_seconds = usage.ru_utime + usage.ru_stime
         self.pid = None
+
+
+def fork_beside(there: Callable[[], R], here: Callable[[], T]) -> tuple[T, R]:
+    """``(here(), there())``, with ``there`` computed in a forked process while this one runs ``here``.
+
+    For a check whose work falls into two independent halves of about the same time: the
+    half that reports progress (or must be timed in this process) is ``here``, the other
+    ``there``. Without :func:`can_fork` both run here, ``here`` first.
+
+    Parameters
+    ----------
+    there : callable
+        Called with no argument in the forked process; its result must pickle.
+    here : callable
+        Called with no argument in this process.
+
+    Returns
+    -------
+    tuple
+        ``here()``'s result, then ``there()``'s.
+
+    Raises
+    ------
+    RuntimeError
+        The forked process raised (its traceback is in the message) or died.
+    """
+    if not can_fork():
+        mine = here()
+        return mine, there()
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_run_there, args=(there, send, os.getpid()), daemon=True)
+    child.start()
+    send.close()
+    try:
+        mine = here()
+        try:
+            ok, theirs = recv.recv()
+        except EOFError:
+            raise RuntimeError(f"the forked worker process died (exit code {child.exitcode})") from None
+        if not ok:
+            raise RuntimeError(f"the forked worker process failed:\n{theirs}")
+    finally:
+        recv.close()
+        child.join(timeout=5)
+        if child.is_alive():
+            child.terminate()  # Ctrl-C, SIGTERM or an error here: the worker is stopped
+            child.join()
+    return mine, theirs
+
+
+def _run_there(there: Callable[[], object], send: object, parent_pid: int) -> None:
+    """The forked process of :func:`fork_beside`: send ``(True, result)`` or ``(False, traceback)``."""
+    import traceback
+
+    from attnspec.runtime.signals import become_worker
+
+    become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
+    try:
+        out = (True, there())
+    except BaseException:  # noqa: BLE001 - everything is reported to the parent, which raises
+        out = (False, traceback.format_exc())
+    send.send(out)  # type: ignore[attr-defined]
+    send.close()  # type: ignore[attr-defined]
 
 
 # --- Units of unequal cost: the split between two processes, one thread in each ---

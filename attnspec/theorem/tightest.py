@@ -1,8 +1,10 @@
-"""A probability bound against an exact law along a grid, decided where the bound is tightest.
+"""Claims decided where they are tightest: over a grid of an exact law, or over a table of
+measured instances.
 
-A bound such as the Johnson–Lindenstrauss tail ``2 exp(−ε² d / 8)`` is claimed at every point
-of a parameter range (every width d), and an exact law gives the true probability at each
-point. :class:`ExactBound` reads the pair over the whole grid of a check, one row per claim:
+**An exact law against a probability bound along a grid.** A bound such as the
+Johnson–Lindenstrauss tail ``2 exp(−ε² d / 8)`` is claimed at every point of a parameter range
+(every width d), and an exact law gives the true probability at each point. :class:`ExactBound`
+reads the pair over the whole grid of a check, one row per claim:
 
 * **violated** at the point where exact / bound is largest, when the exact probability exceeds
   the bound anywhere (to relative round-off ``rtol``);
@@ -14,18 +16,36 @@ The row carries that point's parameters, the exact value and the bound as fields
 ``ratios``) ``tightest`` and ``typical``: bound / exact at the tightest point and its median over
 the points where the bound says something. Its sentence is rendered from those numbers and from
 the grid-wide ``minimum`` and ``count`` notes a check asks for.
+
+**A measured claim over a table of instances.** Many claims are deterministic statements (an
+inequality, an identity to round-off) that a paper module checks on instances it builds itself:
+random draws with their own seeds, adversarial constructions, instances that do not meet a
+hypothesis. Its table has one row per instance. :func:`tightest_rows` turns such a table into
+verdict rows the one way every check does it:
+
+1. group the instances by kind (``by``; the whole table is one group without it);
+2. in each group take the instance where the claim is tightest (largest ``tightness``:
+   ``observed / bound`` for a bound, ``observed`` for an identity, or a column of the table);
+3. decide the claim there with the one classifier (:func:`attnspec.verdicts.classify.classify_bound`
+   for ``observed <= bound``, :func:`~attnspec.verdicts.classify.classify_identity` for
+   ``observed <= tol``), after the group's hypotheses (``unmet``);
+4. one row per group: the deciding numbers as fields (``estimate``, ``bound``, ``trials`` = the
+   group's instances) and the classifier's sentence, with the paper's own context (``note``)
+   beside it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from attnspec.theorem.readings import Point, Reading
+from attnspec.theorem.readings import LOOSE_FACTOR, Point, Reading
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import pandas as pd
 
     from attnspec.verdicts.classify import Decision, VerdictRow
 
@@ -172,3 +192,125 @@ def ratio_summary(exact: np.ndarray, bound: np.ndarray) -> tuple[float, float]:
         return math.nan, math.nan
     r = bound[useful] / np.maximum(exact[useful], 1e-300)
     return float(r.min()), float(np.median(r))
+
+
+#: The classifier's relative slack of a bound attained with equality (its default).
+RTOL = 1e-9
+
+Group = Any  # a pandas DataFrame: one group's instances
+Worst = Any  # a pandas Series: the group's tightest instance
+
+
+def tightest_rows(
+    claim: str,
+    table: pd.DataFrame,
+    *,
+    observed: str,
+    bound: str | float | None = None,
+    tol: float | None = None,
+    by: str | None = None,
+    tightness: str | None = None,
+    reading: str = "as-stated",
+    params: Callable[[Hashable, Group], Mapping[str, Any]] | None = None,
+    seed: int | None = None,
+    rtol: float = RTOL,
+    atol: float = 0.0,
+    loose_factor: float | None = LOOSE_FACTOR,
+    unmet: Callable[[Group], str | None] | None = None,
+    note: Callable[[Group, Worst], str] | None = None,
+    note_first: bool = False,
+    estimate: str | None = None,
+) -> list[VerdictRow]:
+    """One verdict row per instance kind of ``table``, decided at its tightest instance.
+
+    Parameters
+    ----------
+    claim : str
+        The claim id.
+    table : DataFrame
+        One row per instance.
+    observed : str
+        The column of the claim's left-hand side (a norm, a residual).
+    bound : str or float, optional
+        The bound ``observed <= bound`` (a column, or one number); give it or ``tol``.
+    tol : float, optional
+        The round-off tolerance of an identity (``observed <= tol``); give it or ``bound``.
+    by : str, optional
+        The column of the instance kind: one row per kind, in order of first appearance.
+        None: one row for the whole table.
+    tightness : str, optional
+        The column whose largest value marks the tightest instance. Default: ``observed /
+        bound`` for a bound, ``observed`` for an identity.
+    reading : str
+        The reading the rows decide.
+    params : callable, optional
+        ``params(kind, group) -> dict``: the rows' parameters (default ``{by: kind}``, or no
+        parameter without ``by``).
+    seed : int, optional
+        The seed recorded with the rows.
+    rtol, atol : float
+        Slack of a bound (:func:`~attnspec.verdicts.classify.classify_bound`).
+    loose_factor : float or None
+        A bound more than this many times the observed value is ``loose``; None: never.
+    unmet : callable, optional
+        ``unmet(group) -> str or None``: which hypothesis the group's instances do not meet.
+    note : callable, optional
+        ``note(group, worst) -> str``: the paper's context beside the classifier's sentence.
+    note_first : bool
+        Put the note before the classifier's sentence (default after).
+    estimate : str, optional
+        The column whose largest value over the group the row reports as its estimate, where
+        ``observed`` folds several residuals into one decision (default: ``observed`` at the
+        tightest instance).
+
+    Returns
+    -------
+    list of VerdictRow
+    """
+    from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
+
+    if (bound is None) == (tol is None):
+        raise ValueError(f"{claim}: give exactly one of bound (an inequality) and tol (an identity)")
+    groups = [(None, table)] if by is None else list(table.groupby(by, sort=False))
+    rows = []
+    for kind, grp in groups:
+        worst = grp.loc[_tightness(grp, observed, bound, tightness).idxmax()]
+        why = unmet(grp) if unmet is not None else None
+        if tol is not None:
+            limit = float(tol)
+            d = classify_identity(residual=float(worst[observed]), tol=limit, hypothesis_unmet=why)
+        else:
+            limit = float(worst[bound]) if isinstance(bound, str) else float(bound)  # type: ignore[index]
+            d = classify_bound(
+                observed=float(worst[observed]), bound=limit, rtol=rtol, atol=atol, loose_factor=loose_factor,
+                hypothesis_unmet=why,
+            )  # fmt: skip
+        context = note(grp, worst) if note is not None else ""
+        evidence = d.reason if not context else (f"{context}; {d.reason}" if note_first else f"{d.reason}; {context}")
+        if params is not None:
+            shown = dict(params(kind, grp))
+        else:
+            shown = {} if by is None else {by: kind}
+        rows.append(
+            VerdictRow(
+                claim=claim,
+                reading=reading,
+                verdict=d.verdict,
+                params=shown,
+                bound=limit,
+                estimate=float(worst[observed] if estimate is None else grp[estimate].max()),
+                trials=len(grp),
+                seed=seed,
+                evidence=evidence,
+            )
+        )
+    return rows
+
+
+def _tightness(grp: Group, observed: str, bound: str | float | None, column: str | None) -> Any:
+    """The tightness of each instance: the column given, else observed / bound, else observed."""
+    if column is not None:
+        return grp[column]
+    if bound is None:
+        return grp[observed]
+    return grp[observed] / (grp[bound] if isinstance(bound, str) else float(bound))

@@ -610,7 +610,6 @@ def _start_with_worker(tmp_path, name: str):  # noqa: ANN001, ANN202
 
     # the attnspec this test imported, in the child too
     env = {**os.environ, "PYTHONPATH": str(Path(attnspec.__file__).resolve().parents[1]), "ATTNSPEC_NO_FORK": "0"}
-    env.pop("ATTNSPEC_OSA_PROCESSES", None)
     tmp_path.mkdir(parents=True, exist_ok=True)
     # cwd: `python -m` puts the working directory first on the path, before PYTHONPATH
     import signal

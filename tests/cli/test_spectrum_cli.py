@@ -282,7 +282,7 @@ def test_scaling_run_and_plot(model_dir: Path, jsonl: Path, tmp_path: Path) -> N
         str(tmp_path / "cmp"),
     )
     assert r.exit_code == 0, r.output
-    assert "depth trend" in r.stdout and "row_entropy" in r.stdout
+    assert "depth trend" in r.stdout and "row_entropy" in r.stdout and "c_centred" in r.stdout
     for f in ("compare.parquet", "trends.parquet", "figures/compare_runs.png", "figures/compare_diff.svg"):
         assert (tmp_path / "cmp" / f).is_file(), f
     _one_line_error(_run("compare", str(tmp_path / "sc" / "n12"), "--out", str(tmp_path / "c2")), "at least two runs")

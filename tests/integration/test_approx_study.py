@@ -37,9 +37,12 @@ def test_a_study_holds_the_approximations_and_resumes_them_by_length(
     rule = res.approx["approx_rule"]
     assert set(rule["method"]) == set(record["methods"]) and set(rule["verdict"]) <= {
         "a fixed k holds",
+        "no better than uniform",
         "grows",
         "unresolved",
+        "the null",
     }
+    assert rule.loc[rule["method"] == "uniform", "verdict"].eq("the null").all()
     e2e = res.approx["approx_end_to_end_summary"]
     assert set(e2e["method"]) == set(record["methods"]) and (e2e["cosine"] <= 1 + 1e-9).all()
     assert (res.approx["approx_summary"]["resampled"] == "held-out documents").all()

@@ -8,7 +8,7 @@ import pytest
 
 from attnspec.errors import InputError
 from attnspec.spectra.approx.measure import split_documents
-from attnspec.spectra.approx.rule import THRESHOLD, slopes, summarise, tables, verdict
+from attnspec.spectra.approx.rule import THRESHOLD, final_verdict, slopes, summarise, tables, verdict
 
 
 def test_train_and_held_out_documents_are_disjoint_and_drawn_by_seed():
@@ -23,28 +23,60 @@ def test_train_and_held_out_documents_are_disjoint_and_drawn_by_seed():
         split_documents(12, 4, 1, seed=0)
 
 
-def _table(slope_per_doubling: float, noise: float, docs: int = 8, seed: int = 0) -> pd.DataFrame:
+def _table(
+    slope_per_doubling: float, noise: float, docs: int = 8, seed: int = 0, method: str = "m", level: float = 0.5
+) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for doc in range(docs):
-        base = 0.5 + 0.05 * rng.standard_normal()
+        base = level + 0.05 * rng.standard_normal()
         for n in (128, 256, 512):
             err = base + slope_per_doubling * np.log2(n / 128) + noise * rng.standard_normal()
             for layer in range(2):
-                rows.append([n, 64, "m", doc, layer, 0, err, "no bias"])
+                rows.append([n, 64, method, doc, layer, 0, err, "no bias"])
     return pd.DataFrame(rows, columns=["n", "k", "method", "input", "layer", "head", "error", "scores"])
+
+
+def _with_uniform(table: pd.DataFrame, level: float = 0.8, slope: float = -0.05) -> pd.DataFrame:
+    """``table`` beside a uniform reference on the same documents (its own draws, seed 1)."""
+    return pd.concat([table, _table(slope, 0.002, seed=1, method="uniform", level=level)], ignore_index=True)
+
+
+def _verdict(rule: pd.DataFrame, method: str = "m") -> str:
+    return rule.loc[rule["method"] == method, "verdict"].item()
 
 
 def test_the_rule_reads_the_slope_interval_against_the_threshold():
     assert verdict(-0.01, 0.01) == "a fixed k holds"
     assert verdict(0.03, 0.05) == "grows"
     assert verdict(0.01, 0.03) == "unresolved" and verdict(np.nan, np.nan) == "unresolved"
-    flat, growing = slopes(_table(0.0, 0.002)), slopes(_table(0.1, 0.002))
-    assert flat["verdict"].item() == "a fixed k holds" and flat["slope_high"].item() < THRESHOLD
-    assert growing["verdict"].item() == "grows" and growing["slope"].item() == pytest.approx(0.1, abs=0.005)
-    assert slopes(_table(0.02, 0.2))["verdict"].item() == "unresolved"  # too noisy to tell
-    one_length = _table(0.0, 0.01)
-    assert slopes(one_length[one_length["n"] == 128])["verdict"].item() == "unresolved"
+    flat, growing = slopes(_with_uniform(_table(0.0, 0.002))), slopes(_with_uniform(_table(0.1, 0.002)))
+    assert _verdict(flat) == "a fixed k holds" and flat.loc[flat["method"] == "m", "slope_high"].item() < THRESHOLD
+    assert _verdict(growing) == "grows"
+    assert growing.loc[growing["method"] == "m", "slope"].item() == pytest.approx(0.1, abs=0.005)
+    assert _verdict(slopes(_with_uniform(_table(0.02, 0.2)))) == "unresolved"  # too noisy to tell
+    one_length = _with_uniform(_table(0.0, 0.01))
+    assert _verdict(slopes(one_length[one_length["n"] == 128])) == "unresolved"
+
+
+def test_a_fixed_k_holds_only_below_uniform_attention_at_every_n():
+    # uniform attention itself has a flat (here falling) error: it is the null, not a method that holds
+    below = slopes(_with_uniform(_table(0.0, 0.002, level=0.5)))
+    assert _verdict(below, "uniform") == "the null" and below.loc[below["method"] == "uniform", "slope_high"].item() < 0
+    assert _verdict(below) == "a fixed k holds" and below.loc[below["method"] == "m", "uniform_gap_high"].item() < 0
+    # flat, but at uniform's level: the slope passes, the comparison does not
+    level = slopes(_with_uniform(_table(0.0, 0.002, level=0.8), slope=0.0))
+    assert level.loc[level["method"] == "m", "slope_verdict"].item() == "a fixed k holds"
+    assert _verdict(level) == "no better than uniform"
+    # below uniform at n = 128 and 256 but not at 512 (uniform falls faster): not below at every n
+    late = slopes(_with_uniform(_table(0.0, 0.002, level=0.6), level=0.8, slope=-0.15))
+    assert _verdict(late) == "no better than uniform" and late.loc[late["method"] == "m", "uniform_gap_high"].item() > 0
+    # a growing method grows whatever uniform does; without the null the rule cannot grant "holds"
+    assert _verdict(slopes(_with_uniform(_table(0.1, 0.002), level=2.0))) == "grows"
+    assert _verdict(slopes(_table(0.0, 0.002))) == "unresolved"
+    assert final_verdict("a fixed k holds", 1.0) == "a fixed k holds"
+    assert final_verdict("a fixed k holds", 0.0) == "no better than uniform"
+    assert final_verdict("unresolved", 0.0) == "unresolved" and final_verdict("grows", 1.0, null=True) == "the null"
 
 
 def test_summaries_resample_documents_and_read_back_as_one_row_per_k_and_method(tmp_path):
@@ -55,7 +87,7 @@ def test_summaries_resample_documents_and_read_back_as_one_row_per_k_and_method(
     assert len(s) == 3 and (s["error_low"] <= s["error"]).all() and (s["error"] <= s["error_high"]).all()
     assert (s["resampled"] == "held-out documents").all() and (s["inputs"] == 8).all()
     assert len(summarise(errors, by_layer=True)) == 6
-    errors = errors.assign(method="performer")
+    errors = _with_uniform(errors.assign(method="performer"), level=2.0)
     e2e = (
         errors.groupby(["n", "k", "method", "input"], as_index=False)["error"]
         .mean()
@@ -64,9 +96,14 @@ def test_summaries_resample_documents_and_read_back_as_one_row_per_k_and_method(
     saved = {"approx": errors, "approx_end_to_end": e2e}
     saved.update(tables(saved))
     v = verdict_table(saved, {"k": [64], "refused": {"nystrom": "nystrom has no causal form"}})
-    assert list(v["method"]) == ["nystrom", "performer"] and v.iloc[0]["note"].startswith("nystrom has no causal")
+    assert list(v["method"]) == ["nystrom", "performer", "uniform"] and v.iloc[0]["note"].startswith("nystrom has no")
     text = verdict_sentence(v[v["method"] == "performer"].iloc[0])
     assert "at n = 128" in text and "at n = 512" in text and "grows by the rule" in text and "8 held-out" in text
+    assert "below uniform attention's at every n" in text
+    # a rule saved without the comparison with uniform is read again from the raw errors
+    old = saved["approx_rule"].drop(columns=["uniform_gap_high", "below_uniform", "slope_verdict"])
+    again = verdict_table({**saved, "approx_rule": old.assign(verdict="a fixed k holds")}, {"k": [64]})
+    assert list(again["verdict"]) == ["grows", "the null"]
 
 
 def test_the_figure_is_print_ready(monkeypatch):
@@ -79,7 +116,12 @@ def test_the_figure_is_print_ready(monkeypatch):
     monkeypatch.setattr(module, "save_figure", lambda fig, stem, formats=(): kept.append(fig) or [])
     errors = pd.concat([_table(0.1, 0.01).assign(method=m) for m in ("performer", "uniform")])
     errors = pd.concat([errors, errors.assign(k=128)])
-    module.plot_approx(tables({"approx": errors})["approx_summary"], "unused", title="model · corpus")
+    errors = pd.concat([errors, _table(0.0, 0.002, level=0.8, method="nystrom")])
+    saved = tables({"approx": errors})
+    assert (saved["approx_rule"].query("method == 'nystrom'")["verdict"] == "no better than uniform").all()
+    module.plot_approx(saved["approx_summary"], "unused", rule=saved["approx_rule"], title="model · corpus")
     assert kept
+    texts = [t.get_text() for t in kept[0].legends[0].get_texts()]
+    assert "hollow: no better than uniform (the rule)" in texts
     assert_print_ready(kept[0], "approx_errors")
     plt.close(kept[0])

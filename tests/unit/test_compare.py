@@ -67,3 +67,10 @@ def test_overall_row_and_degenerate_cases() -> None:
     assert list(st["layer"]) == [0, 1, 2, -1]
     assert st.set_index("layer").loc[-1, "mean"] == pytest.approx(i["v"].mean())
     assert welch_interval(1.0, 0.0, 5, 1.0, 0.0, 5) == (0.0, 0.0, 0.0)
+
+
+def test_the_compared_metrics_are_the_metrics_table() -> None:
+    from attnspec.spectra.compare import METRICS
+    from attnspec.spectra.metric_table import METRIC_TABLE
+
+    assert METRICS == tuple(m.name for m in METRIC_TABLE) and "c_centred" in METRICS

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import torch
 
-from attnspec.theory.osa import battery, jacobian, lemc1
+from attnspec.theory.osa import battery, groups, jacobian, lemc1
 from attnspec.theory.osa.thm31 import (
     _errors_batched,
     orthogonality_errors,
@@ -35,8 +35,8 @@ def small_run():
 
 def test_default_jacobian_instance_is_low_rank_and_one_full_span_case_is_kept(small_run):
     cfg = battery.OsaCheckConfig()
-    assert battery.jacobian_n(cfg.d_v) > 2 * cfg.d_v  # span(Q, K) a proper subspace of R^N
-    assert battery.jacobian_full_span_n(cfg.d_v) <= 2 * cfg.d_v
+    assert groups.jacobian_n(cfg.d_v) > 2 * cfg.d_v  # span(Q, K) a proper subspace of R^N
+    assert groups.jacobian_full_span_n(cfg.d_v) <= 2 * cfg.d_v
     low, full = small_run.tables["jacobian"], small_run.tables["jacobian_full_span"]
     single = low[low.reading == "single"]
     assert (single.n > 2 * single.d_v).all() and set(single.regime) == {"low-rank"}
@@ -240,17 +240,13 @@ def test_claims_catalogue_of_osa_imports_no_torch():
 
 
 def test_progress_messages_count_the_steps_and_estimate_the_time_left(monkeypatch):
-    from attnspec.theory.osa import battery as bat
+    from dataclasses import replace
 
-    def fake_checks(cfg, say):
-        for key, _ in bat.STAGE_WEIGHTS[:-1]:  # every stage but the timing
-            say(key + " ...")
-        return [], {}
-
-    monkeypatch.setattr(bat, "_run_checks", fake_checks)
-    monkeypatch.setattr(bat, "_parallel", lambda: False)  # the serial run (the parallel one: test_osa_parallel.py)
+    idle = tuple(replace(g, measure=lambda cfg, tables: ([], {})) for g in groups.GROUPS if g is not groups.TIMING)
+    monkeypatch.setattr(groups, "GROUPS", idle)
+    monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")  # the serial run (the parallel one: test_osa_parallel.py)
     seen: list[str] = []
-    bat.run(bat.config_from_options({"timing": False}), progress=seen.append)
-    n = len(bat.STAGE_WEIGHTS) - 1
+    battery.run(battery.config_from_options({"timing": False}), progress=seen.append)
+    n = sum(g.message is not None for g in idle)
     assert len(seen) == n and seen[0].endswith(f"step 1/{n}, estimating the time left")
     assert all(f"step {i + 1}/{n}, about " in m and m.endswith(" s left") for i, m in enumerate(seen[1:], 1))

@@ -8,15 +8,17 @@ import os
 import resource
 import subprocess
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pandas as pd
 import pytest
 
+from attnspec.theorem.measured import Group
 from attnspec.theory.osa import battery as bat
+from attnspec.theory.osa import groups
 
 SMALL = {"steps": 2, "trials": 1, "timing": False, "schedule": ["cubic", "muon"], "alpha": [0.5]}
-needs_fork = pytest.mark.skipif(not bat._parallel(), reason="needs fork and >= 2 cores (or ATTNSPEC_OSA_PROCESSES=1)")
+needs_fork = pytest.mark.skipif(not bat._parallel(), reason="needs fork and >= 2 cores (and ATTNSPEC_NO_FORK unset)")
 
 
 def _rows(result):
@@ -35,7 +37,7 @@ def test_parallel_and_serial_runs_give_the_same_rows_and_tables(monkeypatch):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # the worker did run (and computed something): its CPU time is counted when it is reaped
     assert (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) > 0.05
-    monkeypatch.setenv("ATTNSPEC_OSA_PROCESSES", "1")
+    monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
     assert not bat._parallel()
     ser = bat.run(cfg)
     assert _rows(par) == _rows(ser)
@@ -46,11 +48,11 @@ def test_parallel_and_serial_runs_give_the_same_rows_and_tables(monkeypatch):
 
 @needs_fork
 def test_a_failure_in_the_worker_is_raised_in_the_parent(monkeypatch):
-    def broken(cfg, say):
+    def broken(cfg, tables):
         raise ValueError("broken on purpose")
 
-    monkeypatch.setattr(bat, "_stage_a", lambda cfg, say: ([], {}, {}))
-    monkeypatch.setattr(bat, "_stage_b", broken)  # the forked worker inherits the patch
+    # the forked worker inherits the patch
+    monkeypatch.setattr(groups, "GROUPS", (Group(lambda cfg, tables: ([], {})), Group(broken, beside=True)))
     with pytest.raises(RuntimeError, match="worker process failed(.|\n)*broken on purpose"):
         bat.run(bat.config_from_options(SMALL))
 
@@ -61,13 +63,14 @@ def test_scipy_blas_is_limited_to_one_thread_during_the_checks():
     code = (
         "import json\n"
         "from threadpoolctl import threadpool_info\n"
-        "from attnspec.theory.osa import battery as bat\n"
+        "from attnspec.theorem.measured import Group\n"
+        "from attnspec.theory.osa import battery as bat, groups\n"
         "seen = []\n"
-        "def fake(cfg, say):\n"
+        "def fake(cfg, tables):\n"
         "    import scipy.linalg\n"
         "    seen.extend(i['num_threads'] for i in threadpool_info() if i.get('user_api') == 'blas')\n"
         "    return [], {}\n"
-        "bat._run_checks = fake\n"
+        "groups.GROUPS = (Group(fake),)\n"
         "bat.run(bat.config_from_options({'timing': False}))\n"
         "print(json.dumps(seen))\n"
     )
@@ -79,16 +82,12 @@ def test_scipy_blas_is_limited_to_one_thread_during_the_checks():
 
 @needs_fork
 def test_parallel_progress_counts_this_process_stages(monkeypatch):
-    def fake_checks(cfg, say):
-        say(bat.PARALLEL_NOTE + ": ...")
-        for key, _ in bat.STAGE_WEIGHTS[:-1]:
-            if key not in bat.WORKER_STAGES:
-                say(key + " ...")
-        return [], {}
-
-    monkeypatch.setattr(bat, "_run_checks", fake_checks)
+    idle = tuple(replace(g, measure=lambda cfg, tables: ([], {})) for g in groups.GROUPS if g is not groups.TIMING)
+    monkeypatch.setattr(groups, "GROUPS", idle)
     seen: list[str] = []
     bat.run(bat.config_from_options({"timing": False}), progress=seen.append)
-    n = len(bat.STAGE_WEIGHTS) - 1 - len(bat.WORKER_STAGES) + 1
+    here = [g for g in idle if g.message is not None and not g.beside]
+    n = len(here) + 1  # and the line that names the groups computed in the second process
+    assert seen[0].startswith(groups.PARALLEL_NOTE)
     assert len(seen) == n and seen[0].endswith(f"step 1/{n}, estimating the time left")
     assert all(f"step {i + 1}/{n}, " in m for i, m in enumerate(seen))

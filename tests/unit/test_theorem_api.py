@@ -206,6 +206,27 @@ def test_fork_map_keeps_order_and_honours_attnspec_no_fork(monkeypatch: pytest.M
         assert all(pid != os.getpid() for _, pid in got)  # a closure, computed in the forked children
 
 
+def test_fork_beside_runs_one_half_in_a_second_process_and_raises_its_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from attnspec.theorem import fork
+
+    pid = os.getpid()
+    monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
+    assert fork.fork_beside(os.getpid, lambda: "here") == ("here", pid)
+    monkeypatch.delenv("ATTNSPEC_NO_FORK")
+    if not fork.can_fork():
+        pytest.skip("needs fork and >= 2 cores")
+    here, there = fork.fork_beside(os.getpid, os.getpid)
+    assert here == pid and there != pid
+
+    def broken() -> None:
+        raise ValueError("broken on purpose")
+
+    with pytest.raises(RuntimeError, match="worker process failed(.|\n)*broken on purpose"):
+        fork.fork_beside(broken, lambda: None)
+
+
 def test_an_interrupted_check_keeps_its_finished_points_and_resume_completes_it(
     clean_registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # noqa: ANN001

@@ -1,15 +1,22 @@
 """End to end: the model run with every layer's attention replaced by an approximation.
 
-Inside :func:`replaced_attention` the model looks its attention function up in
-``transformers``' attention-function registry under a private name, whose function returns
-the approximation's output instead of P V (the layer's Q, K, V as the model computed them,
-real tokens only, one document at a time). :func:`embedding_cosines` compares the
-mean-pooled last hidden state (the sentence embedding of sentence-transformers' MiniLM and
-MPNet) of the replaced model with the exact model's, per held-out document.
+Two ways in, one per capture path (:mod:`attnspec.spectra.capture`):
 
-A score bias carried inside the attention mask is not passed to the method here (it sees
-the content scores and the causal mask); the layer-level errors of :mod:`.measure` do see
-a captured bias.
+* :func:`replaced_attention`: the model looks its attention function up in ``transformers``'
+  attention-function registry under a private name, whose function returns the
+  approximation's output instead of P V (the layer's Q, K, V as the model computed them, real
+  tokens only, one document at a time). A score bias carried inside the attention mask is not
+  passed to the method on this path (it sees the content scores and the causal mask).
+* :func:`replaced_by_hooks`: for attention modules captured through hooks whose layout
+  :mod:`attnspec.spectra.score_parts` reads (MPNet), a forward hook recomputes the layer's
+  Q, K, V and its additive score bias B from the module's inputs, as the per-layer
+  measurement does, hands them to the method, and returns the module's own output projection
+  of the method's output instead of the module's. A method that takes a bias sees
+  S = s·Q Kᵀ + B; one that does not sees the content scores (as in :mod:`.measure`).
+
+:func:`embedding_cosines` compares the mean-pooled last hidden state (the sentence embedding
+of sentence-transformers' MiniLM and all-mpnet-base-v2) of the replaced model with the exact
+model's, per held-out document.
 """
 
 from __future__ import annotations
@@ -88,6 +95,96 @@ def replaced_attention(model: Any, layer_function: LayerFunction, causal: Sequen
         AttentionMaskInterface._global_mapping.pop(name, None)
 
 
+def hooked_attention(model: Any) -> list[Any]:
+    """The attention modules :func:`replaced_by_hooks` replaces, in the order they run (empty
+    for a model whose attention modules :mod:`attnspec.spectra.score_parts` does not read).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+
+    Returns
+    -------
+    list of torch.nn.Module
+    """
+    from attnspec.spectra.score_parts import writes_output
+
+    return [m for m in model.modules() if writes_output(m)]
+
+
+@contextmanager
+def replaced_by_hooks(model: Any, layer_function: LayerFunction, causal: Sequence[bool]) -> Iterator[list[int]]:
+    """Every hooked attention module of ``model`` returns its output projection of
+    ``layer_function(layer, heads)`` inside the block; the hooks are removed on leaving it.
+
+    Parameters
+    ----------
+    model : transformers model
+        One whose attention modules :func:`hooked_attention` finds (MPNet); run on batches of one.
+    layer_function : callable
+        ``(layer, heads) -> Tensor (H, n, d)``; ``heads.bias`` is the layer's additive score bias.
+    causal : sequence of bool
+        Per layer, whether its attention is causal.
+
+    Yields
+    ------
+    list of int
+        One element: how many attention calls the block has replaced so far.
+    """
+    from attnspec.spectra.score_parts import output_from_context, read_score_parts
+
+    calls = [0]
+
+    def hook_for(layer: int) -> Callable[..., Any]:
+        def hook(module: Any, args: Any, kwargs: Any, output: Any) -> Any:
+            parts = read_score_parts(module, args, kwargs)
+            if parts is None:
+                return None  # a call without hidden states: left as the model computed it
+            q, k, v, bias, scaling = parts  # (1, H, n, d) ×3, (1, H, n, n) or None, float
+            heads = Heads(
+                q[0].double(),
+                k[0].double(),
+                v[0].double(),
+                scaling,
+                None if bias is None else bias[0].double(),
+                bool(causal[layer]),
+            )
+            context = layer_function(layer, heads).to(q.dtype).unsqueeze(0)  # (1, H, n, d)
+            calls[0] += 1
+            return (output_from_context(module, context), *output[1:])
+
+        return hook
+
+    handles = [m.register_forward_hook(hook_for(i), with_kwargs=True) for i, m in enumerate(hooked_attention(model))]
+    try:
+        yield calls
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def replaced(model: Any, layer_function: LayerFunction, causal: Sequence[bool]) -> Any:
+    """The replacement that reaches ``model``'s attention: by hooks where its modules are read
+    that way (MPNet), else through the attention-function registry.
+
+    Parameters
+    ----------
+    model : transformers model
+    layer_function : callable
+        ``(layer, heads) -> Tensor (H, n, d)``.
+    causal : sequence of bool
+        Per layer.
+
+    Returns
+    -------
+    context manager
+        :func:`replaced_by_hooks` or :func:`replaced_attention`.
+    """
+    if hooked_attention(model):
+        return replaced_by_hooks(model, layer_function, causal)
+    return replaced_attention(model, layer_function, causal)
+
+
 def sentence_embedding(model: Any, ids: list[int], device: Any) -> torch.Tensor:
     """The mean over tokens of the last hidden state (sentence-transformers' mean pooling).
 
@@ -129,9 +226,10 @@ def embedding_cosines(
     Returns
     -------
     pandas.DataFrame
-        :data:`COLUMNS`; empty when the model's attention does not go through the registry
-        (MPNet's), which leaves the end-to-end effect not measured rather than an unchanged model
-        read as a perfect one.
+        :data:`COLUMNS`; empty when no attention call was replaced (a model outside the
+        registry whose attention modules :mod:`attnspec.spectra.score_parts` does not read),
+        which leaves the end-to-end effect not measured rather than an unchanged model read
+        as a perfect one.
     """
     from attnspec.spectra.approx.measure import layer_causal
 
@@ -139,7 +237,7 @@ def embedding_cosines(
     exact = [sentence_embedding(encoder.model, ids, encoder.device) for ids in documents]
     rows = []
     for name, k, fn in methods:
-        with replaced_attention(encoder.model, fn, causal) as calls:
+        with replaced(encoder.model, fn, causal) as calls:
             for ids, idx, ref in zip(documents, index, exact):
                 got = sentence_embedding(encoder.model, ids, encoder.device)
                 if calls[0] == 0:

@@ -2,7 +2,8 @@
 
 :func:`verdict_table` joins a study's saved summaries (:mod:`.rule`): held-out error at the
 smallest and the largest n with their intervals, the slope against log₂ n with its interval
-and the rule's verdict, the end-to-end cosine at the largest n, and whether the method saw
+and the rule's verdict, the end-to-end effect at the largest n (the sentence-embedding cosine of
+an encoder, the change in next-token loss of a causal model), and whether the method saw
 the whole scores or the content scores only. Methods refused on causal layers appear with
 their reason. Sentences are rendered from these fields (:func:`verdict_sentence`).
 """
@@ -33,10 +34,14 @@ COLUMNS = [
     "slope",
     "slope_low",
     "slope_high",
+    "uniform_gap_high",
     "verdict",
     "cosine_last",
     "cosine_last_low",
     "cosine_last_high",
+    "loss_change_last",
+    "loss_change_last_low",
+    "loss_change_last_high",
     "scores",
     "inputs",
     "note",
@@ -65,8 +70,9 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
     -------
     pandas.DataFrame
     """
-    rule, summary = tables["approx_rule"], tables["approx_summary"]
+    rule, summary = _rule(tables), tables["approx_summary"]
     e2e = tables.get("approx_end_to_end_summary", pd.DataFrame(columns=["n", "k", "method"]))
+    loss = tables.get("approx_loss_summary", pd.DataFrame(columns=["n", "k", "method"]))
     scores = tables["approx"].groupby("method")["scores"].first().to_dict()
     # whether a method is a reference, as saved with the summary: reading a saved study needs no
     # method's code (nor torch, which the methods import)
@@ -75,18 +81,30 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
     for r in rule.itertuples():
         first, last = _at(summary, "error", r.k, r.method, 0), _at(summary, "error", r.k, r.method, -1)
         cos = _at(e2e, "cosine", r.k, r.method, -1) if len(e2e) else (-1, np.nan, np.nan, np.nan)
+        lost = _at(loss, "loss_change", r.k, r.method, -1) if len(loss) else (-1, np.nan, np.nan, np.nan)
         rows.append(
             [r.k, r.method, reference.get(r.method, False), *first, *last[:4], r.slope, r.slope_low, r.slope_high]
-            + [r.verdict, *cos[1:], scores.get(r.method, ""), r.inputs, ""]
+            + [r.uniform_gap_high, r.verdict, *cos[1:], *lost[1:], scores.get(r.method, ""), r.inputs, ""]
         )
     for method, why in (meta.get("refused") or {}).items():
         for k in meta.get("k", []):
             if not ((rule["method"] == method) & (rule["k"] == k)).any():
                 rows.append(
-                    [k, method, _is_reference(method), *[np.nan] * 11, "not applied", *[np.nan] * 3, "", 0, why]
+                    [k, method, _is_reference(method), *[np.nan] * 12, "not applied", *[np.nan] * 6, "", 0, why]
                 )
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values(["k", "reference", "method"], kind="stable").reset_index(drop=True)
+
+
+def _rule(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The saved rule, or the rule read again from the raw errors when it was saved without the
+    comparison with uniform attention (the verdict needs it)."""
+    from attnspec.spectra.approx.rule import slopes
+
+    rule = tables["approx_rule"]
+    if "uniform_gap_high" in rule.columns or "approx" not in tables:
+        return rule
+    return slopes(tables["approx"])
 
 
 def verdict_sentence(row: pd.Series) -> str:
@@ -121,10 +139,22 @@ def verdict_sentence(row: pd.Series) -> str:
         if np.isfinite(row["cosine_last"])
         else ""
     )
+    if np.isfinite(row["loss_change_last"]):
+        cos += (
+            f"; next-token loss {row['loss_change_last']:+.3f} "
+            f"{format_interval(row['loss_change_last_low'], row['loss_change_last_high'], 3, signed=True)} "
+            f"nats per token against the exact model at n = {int(row['n_last'])}, every layer replaced"
+        )
+    if np.isfinite(row["uniform_gap_high"]):
+        below = "below" if row["uniform_gap_high"] < 0 else "not below"
+        slope += (
+            f"; error {below} uniform attention's at every n (largest upper end of the paired "
+            f"difference {row['uniform_gap_high']:+.3f})"
+        )
     scope = " (content scores only)" if row["scores"] == "content only" else ""
     return (
-        f"{name}{scope} at k = {k}: {err}, {slope} ({row['verdict']} by the rule at +{THRESHOLD} per doubling, "
-        f"intervals resampling {int(row['inputs'])} held-out documents){cos}."
+        f"{name}{scope} at k = {k}: {err}, {slope} ({row['verdict']} by the rule: slope below +{THRESHOLD} "
+        f"per doubling and error below uniform attention's at every n; intervals resampling {int(row['inputs'])} held-out documents){cos}."
     )
 
 

@@ -4,9 +4,10 @@
 complete (unsharded or merged) scaling study's own documents, one length at a time, and
 saves in the study's directory:
 
-* the raw tables ``approx``, ``approx_fits``, ``approx_end_to_end`` (every length done so far);
+* the raw tables ``approx``, ``approx_fits``, ``approx_end_to_end`` (encoders), ``approx_loss``
+  (causal models) (every length done so far);
 * their summaries ``approx_summary``, ``approx_layers``, ``approx_rule``,
-  ``approx_end_to_end_summary`` (:mod:`.rule`);
+  ``approx_end_to_end_summary``, ``approx_loss_summary`` (:mod:`.rule`);
 * ``meta.json["approx"]``: the plan (methods, k, split, seed, budget), the lengths done,
   the methods refused and why, and ``status``.
 
@@ -28,8 +29,14 @@ if TYPE_CHECKING:  # the measurement imports torch; reading a saved study does n
     from attnspec.spectra.approx.measure import ApproxPlan
 
 #: The raw tables and the summaries saved beside a study.
-RAW_TABLES = ("approx", "approx_fits", "approx_end_to_end")
-SUMMARY_TABLES = ("approx_summary", "approx_layers", "approx_rule", "approx_end_to_end_summary")
+RAW_TABLES = ("approx", "approx_fits", "approx_end_to_end", "approx_loss")
+SUMMARY_TABLES = (
+    "approx_summary",
+    "approx_layers",
+    "approx_rule",
+    "approx_end_to_end_summary",
+    "approx_loss_summary",
+)
 
 
 def parse_split(value: str | Sequence[int]) -> tuple[int, int]:
@@ -152,7 +159,7 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
     raw = {t: _read(out, t) if done else None for t in RAW_TABLES}
     for n in (n for n in lengths if n not in done):
         part = measure_approximations(encoder, {n: documents[n]}, plan)
-        raw = {t: _appended(raw[t], part[t]) for t in RAW_TABLES}
+        raw = {t: _joined(raw[t], part[t]) for t in RAW_TABLES}
         done.append(n)
         status = "complete" if len(done) == len(lengths) else "partial"
         with result_files(out):
@@ -164,12 +171,12 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
     return True
 
 
-def _appended(held: pd.DataFrame | None, part: pd.DataFrame | None) -> pd.DataFrame | None:
-    """``part``'s rows after ``held``'s; a length where no k < n measures nothing and adds none."""
+def _joined(held: pd.DataFrame | None, part: pd.DataFrame | None) -> pd.DataFrame:
+    """The rows of the lengths done and of the one just measured (an empty frame when neither
+    has rows: the end-to-end table of the other kind of model, or every table at a length where
+    no k < n measures anything)."""
     frames = [f for f in (held, part) if f is not None and len(f)]
-    if not frames:
-        return held if held is not None else part
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def _write(out: Path, raw: dict[str, pd.DataFrame], plan: ApproxPlan, write_table: Any) -> None:

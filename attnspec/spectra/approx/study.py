@@ -6,8 +6,10 @@ and returns the tables that :mod:`attnspec.spectra.scaling` saves beside the stu
 
 * ``approx`` — one row per (n, k, method, held-out input, layer, head): the relative error;
 * ``approx_fits`` — one row per fitted (n, k, method, layer): optimiser, budget, seed, training error;
-* ``approx_end_to_end`` — one row per (n, k, method, held-out input): the sentence-embedding
-  cosine of the model with every layer replaced to the exact model.
+* ``approx_end_to_end`` — encoders: one row per (n, k, method, held-out input): the
+  sentence-embedding cosine of the model with every layer replaced to the exact model;
+* ``approx_loss`` — causal models: one row per (n, k, method, held-out input): the change in
+  the model's own next-token loss with every layer replaced (:mod:`.next_token`).
 
 Their summaries and the rule are :mod:`.rule`.
 """
@@ -28,6 +30,7 @@ from attnspec.spectra.approx.measure import (
     method_seed,
     split_documents,
 )
+from attnspec.spectra.approx.next_token import loss_changes
 from attnspec.spectra.approx.protocol import Approximation, Heads
 from attnspec.spectra.approx.registry import get
 
@@ -35,7 +38,8 @@ from attnspec.spectra.approx.registry import get
 def _layer_function(method: Approximation, plan: ApproxPlan, n: int, k: int, states: dict) -> LayerFunction:
     def apply(layer: int, heads: Heads) -> Any:
         state = states.get((method.name, k, layer))
-        return method.apply(heads, k=k, state=state, seed=method_seed(plan.seed, method.name, n, k, layer))
+        seen = heads if (method.bias or heads.bias is None) else heads.content_only()  # as in the per-layer errors
+        return method.apply(seen, k=k, state=state, seed=method_seed(plan.seed, method.name, n, k, layer))
 
     return apply
 
@@ -71,7 +75,8 @@ def end_to_end_methods(encoder: Any, plan: ApproxPlan, n: int, states: dict) -> 
 def measure_approximations(
     encoder: Any, documents: dict[int, Sequence[list[int]]], plan: ApproxPlan, *, end_to_end: bool = True
 ) -> dict[str, pd.DataFrame]:
-    """Every method's held-out errors at every n, its fits and its end-to-end cosine.
+    """Every method's held-out errors at every n, its fits and its end-to-end effect (cosine or
+    change in next-token loss).
 
     Parameters
     ----------
@@ -86,11 +91,13 @@ def measure_approximations(
     Returns
     -------
     dict of str to DataFrame
-        ``approx``, ``approx_fits``, ``approx_end_to_end`` (see the module docstring).
+        ``approx``, ``approx_fits``, ``approx_end_to_end``, ``approx_loss`` (see the module
+        docstring; the end-to-end table of the other kind of model is empty).
     """
     count = min(len(v) for v in documents.values())
     train_index, held_index = split_documents(count, plan.train, plan.held_out, plan.seed)
-    errors, fits, cosines = [], [], []
+    errors, fits, cosines, losses = [], [], [], []
+    decoder = any(layer_causal(encoder))
     for n, docs in documents.items():
         train = capture_heads(encoder, [docs[i] for i in train_index]) if _any_fit(plan) else []
         held = capture_heads(encoder, [docs[i] for i in held_index])
@@ -100,11 +107,16 @@ def measure_approximations(
         fits.append(f)
         if end_to_end:
             methods = end_to_end_methods(encoder, plan, n, states)
-            cosines.append(embedding_cosines(encoder, [docs[i] for i in held_index], held_index, n, methods))
+            held_docs = [docs[i] for i in held_index]
+            if decoder:  # a decoder's output is its next-token distribution
+                losses.append(loss_changes(encoder, held_docs, held_index, n, methods))
+            else:
+                cosines.append(embedding_cosines(encoder, held_docs, held_index, n, methods))
     return {
         "approx": pd.concat(errors, ignore_index=True),
         "approx_fits": pd.concat(fits, ignore_index=True),
         "approx_end_to_end": pd.concat(cosines, ignore_index=True) if cosines else pd.DataFrame(),
+        "approx_loss": pd.concat(losses, ignore_index=True) if losses else pd.DataFrame(),
     }
 
 

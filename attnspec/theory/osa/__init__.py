@@ -15,6 +15,7 @@ One module per claim or lemma group; a newcomer who knows the claim finds it her
 ``instances``             the random instances and tolerances the checks share
 ``timing``                forward time against N
 ``battery``               ``attnspec osa-check`` (config, run)
+``groups``                its claim groups, in the order of their rows
 ``train``                 the training comparison (Section 5), ``train_battery``: osa-train
 ``claims``                the claim registry entries (``osa.*`` ids)
 ========================  ===========================================================

@@ -14,13 +14,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from attnspec.errors import InputError, check_memory
 from attnspec.numerics.linalg import SCHEDULES, Coefficients, ns_schedule
 from attnspec.options.checks import option_names
 from attnspec.runtime.threads import torch_threads
 from attnspec.theorem.result import BatteryResult
+from attnspec.theory.osa.groups import LAYER_STEPS, jacobian_n
 
 COMMAND = "osa-check"
 DEFAULT_ALPHAS: tuple[float, ...] = (0.05, 0.5, 2.0)
@@ -36,27 +36,6 @@ STEPS_MAX = 100
 #: 1.99). A schedule that sends σ beyond 10 is not an orthogonalisation, and [S] = BᵀSB grows
 #: as σ², the Thm 3.1 error as σ⁴: exp[S] and the bounds lose all precision, then overflow.
 SIGMA_MAX = 10.0
-#: The K the layer-level checks use (the paper's K = 6) and the longest fixed sweep (K = 14).
-LAYER_STEPS = 6
-KERNEL_STEPS = 14
-
-#: The stages of a run (prefix of their progress message) and their measured shares of its
-#: CPU time (seed 0, defaults): the progress line's estimate of the time left scales the
-#: elapsed time by them.
-STAGE_WEIGHTS: tuple[tuple[str, float], ...] = (
-    ("Theorem 2.1", 0.45),
-    ("orthogonality of the layer", 0.35),
-    ("Theorem 3.1", 1.4),
-    ("Theorem 4.2", 0.25),
-    ("Theorem 2.2", 0.9),
-    ("Theorems 4.1", 4.4),
-    ("Lemmas C.1", 1.7),
-    ("timing", 3.0),
-)
-
-#: The stages a parallel run leaves to its worker process, and the message that says so.
-WORKER_STAGES = ("Theorems 4.1", "Lemmas C.1")
-PARALLEL_NOTE = "in a second process"
 
 
 def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
@@ -229,38 +208,6 @@ class OsaCheckConfig:
         return d
 
 
-def jacobian_n(d_v: int) -> int:
-    """N of the default Jacobian instance: 3 d_v > 2 d_v, so span(Q, K) (dimension 2 d_v) is a
-    proper subspace of R^N — the low-rank regime of Theorems 4.1, 4.3, 4.4.
-
-    Parameters
-    ----------
-    d_v : int
-        The head width.
-
-    Returns
-    -------
-    int
-    """
-    return 3 * d_v
-
-
-def jacobian_full_span_n(d_v: int) -> int:
-    """N of the one full-span case kept beside it: N = 2 d_v, where span(Q, K) is all of R^N
-    and the basis is square.
-
-    Parameters
-    ----------
-    d_v : int
-        The head width.
-
-    Returns
-    -------
-    int
-    """
-    return 2 * d_v
-
-
 def _display(sch: Any) -> str:
     from attnspec.theory.osa.instances import schedule_name
 
@@ -316,6 +263,12 @@ def config_from_options(options: Mapping[str, Any]) -> OsaCheckConfig:
 def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None) -> BatteryResult:
     """Run every OSA check and, if ``config.timing``, the timing sweep.
 
+    The claim groups (:data:`attnspec.theory.osa.groups.GROUPS`) run through
+    :func:`attnspec.theorem.measured.run_groups`: with :func:`_parallel`, the Jacobian theorems,
+    Lemmas C.1 and C.7 and the printed formulas in a second process while this one computes the
+    others and then the timing sweep (one core each on a 2-core machine: the forward pass is
+    timed in CPU seconds, which the other process does not count).
+
     Parameters
     ----------
     config : OsaCheckConfig
@@ -331,27 +284,10 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
         ``jacobian``, ``jacobian_full_span``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
         (and ``timing``).
     """
+    from attnspec.theorem.measured import run_groups
+    from attnspec.theory.osa.groups import GROUPS, TIMING, mark_paper_params, parallel_note
+
     config.validate()
-    stages = [w for w in STAGE_WEIGHTS if config.timing or w[0] != "timing"]
-    if _parallel():
-        # the worker's stages run beside this process's (balanced to take about as long):
-        # the estimate of the time left follows this process's stages only
-        stages = [(PARALLEL_NOTE, 0.0)] + [w for w in stages if w[0] not in WORKER_STAGES]
-    total = sum(w for _, w in stages)
-    seen: list[float] = []
-    t_start = time.perf_counter()
-
-    def say(msg: str) -> None:
-        # "step i/n, about X s left": the elapsed time scaled by the stages' measured shares
-        if progress is None:
-            return
-        weight = next((w for key, w in stages if msg.startswith(key)), 0.0)
-        done = sum(seen)
-        seen.append(weight)
-        elapsed = time.perf_counter() - t_start
-        eta = f"about {elapsed / done * (total - done):.0f} s left" if done > 0 else "estimating the time left"
-        progress(f"{msg} — step {len(seen)}/{len(stages)}, {eta}")
-
     t0 = time.perf_counter()
     # The checks use tiny matrices: one thread avoids oversubscription (restored after) — for
     # torch and for the BLAS under NumPy/SciPy (SciPy's expm of a 96×96 matrix took 0.2 s with
@@ -363,13 +299,10 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_limits
 
+    groups = [g for g in GROUPS if config.timing or g is not TIMING]
     with torch_threads(1), threadpool_limits(limits=1, user_api="blas"):
-        rows, tables = _run_checks(config, say)
-    if config.timing and "timing" not in tables:  # (the parallel run times it while its worker computes)
-        from attnspec.theory.osa.timing import time_forward
-
-        say(f"timing the forward pass, N = {', '.join(map(str, config.timing_ns))}")
-        tables["timing"] = time_forward(config.timing_ns, seed=config.seed)
+        rows, tables = run_groups(groups, config, progress=progress, beside_note=parallel_note(config))
+    mark_paper_params(rows)
     meta = {
         "parameters": config.identity(),
         "seed": config.seed,
@@ -380,240 +313,12 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
 
 
 def _parallel() -> bool:
-    """Whether the checks run in two processes: on Linux-like systems with >= 2 cores (fork
-    shares the imported modules), unless ``ATTNSPEC_OSA_PROCESSES=1`` or ``ATTNSPEC_NO_FORK=1``
-    (the one forking rule, :func:`attnspec.theorem.fork.can_fork`). The stages are
-    independent and every instance draws from its own seed, so the rows and tables are the
-    same either way (tested)."""
-    import os
-
+    """Whether the checks run in two processes: the one forking rule,
+    :func:`attnspec.theorem.fork.can_fork` (fork, >= 2 cores, ``ATTNSPEC_NO_FORK`` not ``1``).
+    Every group draws from its own seeds, so the rows and tables are the same either way (tested)."""
     from attnspec.theorem.fork import can_fork
 
-    if os.environ.get("ATTNSPEC_OSA_PROCESSES", "").strip() == "1":
-        return False
     return can_fork()
-
-
-def _run_checks(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame]]:
-    """Every check: stages A (Thm 2.1, the layer's orthogonality, Thm 3.1, Thm 4.2, Thm 2.2)
-    and B (the Jacobian theorems, the lemmas and printed formulas), then eq. (9)'s range
-    (which reads the Thm 3.1 table). With :func:`_parallel`, B runs in a forked child while
-    this process runs A and then the timing sweep (one core each on a 2-core machine: the
-    forward pass is timed in CPU seconds, which the other process does not count);
-    rows and tables are put in the serial order."""
-    if not _parallel():
-        a = _stage_a(cfg, say)
-        b = _stage_b(cfg, say)
-        return _assemble(cfg, a, b)
-    import multiprocessing
-    import os
-
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_stage_b_child, args=(cfg, send, os.getpid()), daemon=True)
-    child.start()
-    send.close()
-    try:
-        say(
-            f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
-            f"Lemmas C.1 and C.7, the printed formulas"
-        )
-        a = _stage_a(cfg, say)
-        if cfg.timing:
-            from attnspec.theory.osa.timing import time_forward
-
-            say(f"timing the forward pass, N = {', '.join(map(str, cfg.timing_ns))}")
-            a[1]["timing"] = time_forward(cfg.timing_ns, seed=cfg.seed)
-        try:
-            ok, b = recv.recv()
-        except EOFError:
-            raise RuntimeError(f"the osa-check worker process died (exit code {child.exitcode})") from None
-        if not ok:
-            raise RuntimeError(f"the osa-check worker process failed:\n{b}")
-    finally:
-        recv.close()
-        child.join(timeout=5)
-        if child.is_alive():
-            child.terminate()
-            child.join()
-    return _assemble(cfg, a, b)
-
-
-def _fit_draws(cfg: OsaCheckConfig) -> int:
-    from attnspec.theory.osa import jacobian
-
-    return max(jacobian.THM44_FIT_DRAWS, cfg.trials)
-
-
-def _stage_b_child(cfg: OsaCheckConfig, send: Any, parent_pid: int) -> None:
-    """Target of the forked worker: send ``(True, stage B)`` or ``(False, traceback)``."""
-    import traceback
-
-    from attnspec.runtime.signals import become_worker
-
-    become_worker(parent_pid)  # dies with the parent; Ctrl-C is the parent's to report
-
-    try:
-        out = (True, _stage_b(cfg, lambda _msg: None))
-    except BaseException:  # noqa: BLE001 - everything is reported to the parent, which raises
-        out = (False, traceback.format_exc())
-    send.send(out)
-    send.close()
-
-
-def _stage_a(cfg: OsaCheckConfig, say: Callable[[str], None]) -> tuple[list, dict[str, pd.DataFrame], dict]:
-    """Theorems 2.1 (and SO(N)), the layer's orthogonality, 3.1, 4.2 and 2.2, Lemmas C.2/C.3 and
-    Algorithm 1 (~2/5 of the CPU time; with the timing sweep, about half)."""
-    from attnspec.theory.osa import thm21, thm22, thm31, thm42
-
-    seed, alphas, schedules = cfg.seed, cfg.alphas, list(cfg.schedules)
-    rows: list = []
-    tables: dict[str, pd.DataFrame] = {}
-    say("Theorem 2.1 and exp(S) ∈ SO(N) against dense expm")
-    r, tables["thm21"] = thm21.check_lowrank_expm(seed, alphas=tuple(sorted(set(alphas) | {4.0})))
-    rows += r
-    say(f"orthogonality of the layer's A at K = {LAYER_STEPS}")
-    r, tables["layer_orthogonality"] = thm21.check_layer_orthogonality(
-        seed, alphas=alphas, schedules=schedules, trials=cfg.trials, ns_steps=LAYER_STEPS
-    )
-    rows += r
-    say(f"Theorem 3.1 bounds over K = 0..{cfg.steps}")
-    tables["thm31"] = thm31.simulate_orthogonality(
-        seed, schedules=schedules, max_steps=cfg.steps, alphas=alphas, trials=cfg.trials
-    )
-    rows += thm31.verdicts_orthogonality(tables["thm31"], seed)
-    tables["thm31_violations"] = thm31.orthogonality_violations(tables["thm31"])
-    say("Theorem 4.2 κ(W̃)")
-    r, tables["thm42"] = thm42.check_wtilde(seed)
-    rows += r
-    say("Theorem 2.2 kernel eigenvalues")
-    bases = (
-        [("qr", "cubic", 0)]
-        + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
-        + [("newton-schulz", "polar-express", KERNEL_STEPS)]
-    )
-    r, tables["thm22"] = thm22.check_kernel(seed, bases=bases, trials=cfg.trials)
-    rows += r
-    details, detail_tables = _details_a(cfg)
-    tables.update(detail_tables)
-    return rows, tables, details
-
-
-def _stage_b(cfg: OsaCheckConfig, say: Callable[[str], None]) -> dict[str, Any]:
-    """The Jacobian theorems (4.1, 4.3, 4.4), and the paper's details that do not read stage A."""
-    from attnspec.theory.osa import jacobian
-
-    seed, schedules = cfg.seed, list(cfg.schedules)
-    rows: list = []
-    tables: dict[str, pd.DataFrame] = {}
-    draws = _fit_draws(cfg)
-    say(
-        f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {draws} draws, tested on {draws} others)"
-    )
-    jb = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in schedules]
-    # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
-    r, tables["jacobian"] = jacobian.check_jacobian(
-        seed,
-        n=jacobian_n(cfg.d_v),
-        d_model=cfg.d_model,
-        d_v=cfg.d_v,
-        bases=jb,
-        trials=draws,
-        multihead=2 if cfg.d_model % 2 == 0 else 0,
-    )
-    rows += r
-    r, tables["jacobian_full_span"] = jacobian.check_jacobian(
-        seed, n=jacobian_full_span_n(cfg.d_v), d_model=cfg.d_model, d_v=cfg.d_v, bases=jb, trials=draws, multihead=0
-    )
-    rows += r
-    say("Lemmas C.1, C.2, C.3, C.7, eq. (9)'s σ range, Algorithm 1's sign fix, printed formulas")
-    details, detail_tables = _details_b(cfg, tables)
-    tables.update(detail_tables)
-    return {"rows": rows, "tables": tables, "details": details}
-
-
-#: The tables of a run in the serial order (the timing last).
-TABLE_ORDER = (
-    "thm21",
-    "layer_orthogonality",
-    "thm31",
-    "thm31_violations",
-    "thm42",
-    "thm22",
-    "jacobian",
-    "jacobian_full_span",
-    "lemma_c2",
-    "lemma_c3",
-    "lemma_c7",
-    "algorithm1",
-    "printed",
-    "timing",
-)
-
-
-def _assemble(
-    cfg: OsaCheckConfig, a: tuple[list, dict[str, pd.DataFrame], dict], b: dict[str, Any]
-) -> tuple[list, dict[str, pd.DataFrame]]:
-    """Rows and tables of stages A and B in the serial order: the theorems, then Lemma C.1,
-    eq. (9)'s range (which reads the Thm 3.1 table), C.2, C.3, C.7, Algorithm 1, the printed formulas."""
-    from attnspec.theory.osa import lemc1
-
-    a_rows, a_tables, a_details = a
-    details = {**a_details, **b["details"]}
-    rows = a_rows + b["rows"]
-    _mark_paper_params(rows)
-    rows += details["c1"]
-    rows += lemc1.eq9_range_rows(a_tables["thm31"], cfg.steps, cfg.seed)
-    for key in ("c2", "c3", "c7", "alg1", "printed"):
-        rows += details[key]
-    both = {**a_tables, **b["tables"]}
-    tables = {k: both[k] for k in TABLE_ORDER if k in both}
-    tables.update({k: v for k, v in both.items() if k not in tables})
-    return rows, tables
-
-
-#: The paper's own settings (Sec. 5: QR, or cubic Newton–Schulz with K = 6; Sec. 4's initialisation).
-PAPER_BASES = frozenset({"qr", f"NS cubic K={LAYER_STEPS}"})
-
-
-def _mark_paper_params(rows: list) -> None:
-    """Set ``at_paper_params`` on the rows at the paper's own settings: the layer and kernel
-    checks with its bases, Theorem 4.2 (its initialisation, up to its width d = 64) and the
-    multihead reading (which evaluates the paper's d = 64, h = 4). Rows decided elsewhere
-    (Thm 3.1, 4.3, 4.4) set it themselves."""
-    for r in rows:
-        if r.claim in ("osa.thm21.so_n", "osa.thm22") and r.params.get("basis") in PAPER_BASES:
-            r.at_paper_params = True
-        elif r.claim in ("osa.thm42", "osa.thm44.multihead"):
-            r.at_paper_params = True
-
-
-def _details_a(cfg: OsaCheckConfig) -> tuple[dict[str, list], dict[str, pd.DataFrame]]:
-    """Lemmas C.2, C.3 and Algorithm 1's sign fix: rows by part, and their tables."""
-    from attnspec.theory.osa import algorithm1, lemmas
-
-    seed, parts, out = cfg.seed, {}, {}
-    out["lemma_c2"] = lemmas.lemma_c2_table(seed, trials=cfg.trials)
-    parts["c2"] = lemmas.lemma_c2_rows(out["lemma_c2"], seed)
-    out["lemma_c3"] = lemmas.lemma_c3_table(seed, trials=cfg.trials)
-    parts["c3"] = lemmas.lemma_c3_rows(out["lemma_c3"], seed)
-    out["algorithm1"] = algorithm1.algorithm1_table(seed)
-    parts["alg1"] = algorithm1.algorithm1_rows(out["algorithm1"], seed)
-    return parts, out
-
-
-def _details_b(cfg: OsaCheckConfig, tables: dict[str, pd.DataFrame]) -> tuple[dict[str, list], dict[str, pd.DataFrame]]:
-    """Lemmas C.1 and C.7, the printed formulas and Theorem 4.4's constant (which reads
-    ``tables["jacobian"]``): rows by part, and their tables."""
-    from attnspec.theory.osa import lemc1, lemmas, printed
-
-    seed, parts, out = cfg.seed, {}, {}
-    parts["c1"] = lemc1.lemma_c1_rows(list(cfg.schedules), max(cfg.steps, LAYER_STEPS), seed)
-    out["lemma_c7"] = lemmas.lemma_c7_table(seed, trials=min(cfg.trials, 2))
-    parts["c7"] = lemmas.lemma_c7_rows(out["lemma_c7"], seed)
-    r, out["printed"] = printed.printed_rows(seed)
-    parts["printed"] = r + [printed.thm44_constant_row(tables["jacobian"], seed)]
-    return parts, out
 
 
 def summary_line(result: BatteryResult) -> str:

@@ -28,9 +28,10 @@ import torch
 from attnspec.errors import InputError, check_range
 from attnspec.numerics.linalg import Coefficients, ns_schedule, skew_small
 from attnspec.numerics.stats import spawn_seeds, torch_generator
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
-from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
+from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 #: Tolerance of the Theorem 4.1 identity (autograd J against eq. (13)), float64.
 THM41_TOL = 1e-10
@@ -485,24 +486,14 @@ def _jacobian_verdicts(frame: pd.DataFrame, seed: int, alphas: Sequence[float]) 
     single = frame[frame.reading == "single"]
     case = _case_params(single)
     fit = single[single.role == "fit"]
-    res = float(fit.thm41_residual.max())
-    d = classify_identity(residual=res, tol=THM41_TOL)
-    rows.append(
-        VerdictRow(
-            claim="osa.thm41",
-            reading="as-stated",
-            verdict=d.verdict,
-            params={"basis": "all", "heads": 1, "alpha": a_rng, **case},
-            bound=THM41_TOL,
-            estimate=res,
-            trials=len(fit),
-            seed=seed,
-            evidence=(
-                f"max |J(autograd) − eq. (13)| = {res:.2e} over every basis, alpha and fit draw "
-                f"({_regime_text(single)}); {d.reason}"
-            ),
-        )
-    )
+    rows += tightest_rows(
+        "osa.thm41", fit, observed="thm41_residual", tol=THM41_TOL, seed=seed, note_first=True,
+        params=lambda _kind, _grp: {"basis": "all", "heads": 1, "alpha": a_rng, **case},
+        note=lambda grp, w: (
+            f"max |J(autograd) − eq. (13)| = {w.thm41_residual:.2e} over every basis, alpha and fit draw "
+            f"({_regime_text(single)})"
+        ),
+    )  # fmt: skip
     for label, grp in fit.groupby("basis", sort=False):
         rows.append(_thm43_row(grp, label, seed, alphas, a_rng))
         test = single[(single.role == "test") & (single.basis == label)]

@@ -25,8 +25,9 @@ import torch
 
 from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
 from attnspec.numerics.stats import spawn_seeds
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, make_instance
-from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
+from attnspec.verdicts.classify import VerdictRow
 
 F64 = torch.float64
 #: Relative slack of a float64 inequality that is attained with equality.
@@ -129,39 +130,31 @@ def lemma_c2_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    rows = []
-    for kind, grp in frame.groupby("instances", sort=False):
-        w = grp.loc[grp.ratio.idxmax()]
-        w_dev = float((grp.w_norm - 1).abs().max())
-        unmet = (
-            (f"||W̃||₂ = 1 needs the Sec. 4.2 initialisation; these weights have ||W̃||₂ up to {grp.w_norm.max():.3g}")
-            if w_dev > F64_TOL
-            else None
+
+    def unmet(grp: pd.DataFrame) -> str | None:
+        if float((grp.w_norm - 1).abs().max()) <= F64_TOL:
+            return None
+        return f"||W̃||₂ = 1 needs the Sec. 4.2 initialisation; these weights have ||W̃||₂ up to {grp.w_norm.max():.3g}"
+
+    def note(grp: pd.DataFrame, w: pd.Series) -> str:
+        return (
+            f"||S||₂ / ((|alpha|/√d_v)||X||₂²): max {grp.ratio.max():.4g}, median "
+            f"{grp.ratio.median():.3g} over {len(grp)} instances (1 = tight); eq. (56) with ||W̃||₂: "
+            f"max ratio {float((grp.s_norm / grp.bound56).max()):.4g}; worst n={int(w.n)}, d_v={int(w.d_v)}, "
+            f"alpha={w.alpha:g}, seed={int(w.seed)}"
         )
-        d = classify_bound(observed=float(w.s_norm), bound=float(w.bound), rtol=RTOL, hypothesis_unmet=unmet)
-        rows.append(
-            VerdictRow(
-                claim="osa.lemc2",
-                reading="as-stated",
-                verdict=d.verdict,
-                params={
-                    "instances": kind,
-                    "N": f"{grp.n.min()}..{grp.n.max()}",
-                    "alpha": f"{grp.alpha.min():g}..{grp.alpha.max():g}",
-                },
-                bound=float(w.bound),
-                estimate=float(w.s_norm),
-                trials=len(grp),
-                seed=seed,
-                evidence=(
-                    f"{d.reason}; ||S||₂ / ((|alpha|/√d_v)||X||₂²): max {grp.ratio.max():.4g}, median "
-                    f"{grp.ratio.median():.3g} over {len(grp)} instances (1 = tight); eq. (56) with ||W̃||₂: "
-                    f"max ratio {float((grp.s_norm / grp.bound56).max()):.4g}; worst n={int(w.n)}, d_v={int(w.d_v)}, "
-                    f"alpha={w.alpha:g}, seed={int(w.seed)}"
-                ),
-            )
-        )
-    return rows
+
+    def params(kind: object, grp: pd.DataFrame) -> dict[str, object]:
+        return {
+            "instances": kind,
+            "N": f"{grp.n.min()}..{grp.n.max()}",
+            "alpha": f"{grp.alpha.min():g}..{grp.alpha.max():g}",
+        }
+
+    return tightest_rows(
+        "osa.lemc2", frame, observed="s_norm", bound="bound", by="instances", tightness="ratio", rtol=RTOL,
+        params=params, seed=seed, unmet=unmet, note=note,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- Lemma C.3
@@ -260,47 +253,28 @@ def lemma_c3_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    rows = []
-    for kind, grp in frame.groupby("instances", sort=False):
-        w = grp.loc[grp.ratio.idxmax()]
-        d = classify_bound(observed=float(w.lhs), bound=float(w.s_small_norm), rtol=RTOL)
-        rows.append(
-            VerdictRow(
-                claim="osa.lemc3",
-                reading="eq62",
-                verdict=d.verdict,
-                params={"instances": kind},
-                bound=float(w.s_small_norm),
-                estimate=float(w.lhs),
-                trials=len(grp),
-                seed=seed,
-                evidence=(
-                    f"{d.reason}; ||exp[S] − I||₂/||[S]||₂: max {grp.ratio.max():.6g}, min {grp.ratio.min():.4g} "
-                    f"(2 sin(θ/2)/θ: 1 as θ → 0, 2/π at θ = π); tightest at {w.basis}, alpha/θ={w.alpha:g}"
-                ),
-            )
+
+    def note62(grp: pd.DataFrame, w: pd.Series) -> str:
+        return (
+            f"||exp[S] − I||₂/||[S]||₂: max {grp.ratio.max():.6g}, min {grp.ratio.min():.4g} "
+            f"(2 sin(θ/2)/θ: 1 as θ → 0, 2/π at θ = π); tightest at {w.basis}, alpha/θ={w.alpha:g}"
         )
+
+    def note63(grp: pd.DataFrame, w: pd.Series) -> str:
+        return (
+            f"||exp[S] − I||₂ / (||B||₂²||S||₂): max {grp.r63.max():.4g}, median {grp.r63.median():.3g}; "
+            f"bases QR and Newton–Schulz (cubic, K=3); worst {w.basis}, alpha={w.alpha:g}, seed={int(w.seed)}"
+        )
+
+    rows = tightest_rows(
+        "osa.lemc3", frame, observed="lhs", bound="s_small_norm", by="instances", tightness="ratio", rtol=RTOL,
+        reading="eq62", seed=seed, note=note62,
+    )  # fmt: skip
     rnd = frame[frame.instances == "random"]
-    r63 = rnd.lhs / rnd.bound63
-    w = rnd.loc[r63.idxmax()]
-    d = classify_bound(observed=float(w.lhs), bound=float(w.bound63), rtol=RTOL)
-    rows.append(
-        VerdictRow(
-            claim="osa.lemc3",
-            reading="eq63",
-            verdict=d.verdict,
-            params={"instances": "random"},
-            bound=float(w.bound63),
-            estimate=float(w.lhs),
-            trials=len(rnd),
-            seed=seed,
-            evidence=(
-                f"{d.reason}; ||exp[S] − I||₂ / (||B||₂²||S||₂): max {r63.max():.4g}, median {r63.median():.3g}; "
-                f"bases QR and Newton–Schulz (cubic, K=3); worst {w.basis}, alpha={w.alpha:g}, seed={int(w.seed)}"
-            ),
-        )
-    )
-    return rows
+    return rows + tightest_rows(
+        "osa.lemc3", rnd.assign(r63=rnd.lhs / rnd.bound63), observed="lhs", bound="bound63", tightness="r63",
+        rtol=RTOL, reading="eq63", params=lambda _kind, _grp: {"instances": "random"}, seed=seed, note=note63,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- Lemma C.7
@@ -390,44 +364,24 @@ def lemma_c7_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    rows = []
-    for kind, grp in frame.groupby("instances", sort=False):
-        w = grp.loc[grp.jac_norm.idxmax()]
-        d = classify_bound(observed=float(w.jac_norm), bound=1.0, rtol=RTOL)
-        rows.append(
-            VerdictRow(
-                claim="osa.lemc7",
-                reading="as-stated",
-                verdict=d.verdict,
-                params={"instances": kind},
-                bound=1.0,
-                estimate=float(w.jac_norm),
-                trials=len(grp),
-                seed=seed,
-                evidence=(
-                    f"{d.reason}; ||∂vec exp[S]/∂vec[S]||₂ ∈ [{grp.jac_norm.min():.12g}, {grp.jac_norm.max():.12g}]"
-                    f" over {len(grp)} skew [S] with ||[S]||₂ up to {grp.s_small_norm.max():.3g}: the bound is "
-                    f"attained (= 1 at every skew [S])"
-                ),
-            )
+
+    def note(grp: pd.DataFrame, _w: pd.Series) -> str:
+        return (
+            f"||∂vec exp[S]/∂vec[S]||₂ ∈ [{grp.jac_norm.min():.12g}, {grp.jac_norm.max():.12g}]"
+            f" over {len(grp)} skew [S] with ||[S]||₂ up to {grp.s_small_norm.max():.3g}: the bound is "
+            f"attained (= 1 at every skew [S])"
         )
-    res = float(frame.eq79_residual.max())
-    d = classify_identity(residual=res, tol=F64_TOL)
-    rows.append(
-        VerdictRow(
-            claim="osa.lemc7.eq79",
-            reading="as-printed",
-            verdict=d.verdict,
-            params={"instances": "all"},
-            bound=F64_TOL,
-            estimate=res,
-            trials=len(frame),
-            seed=seed,
-            evidence=(
-                f"{d.reason}; eq. (79) ∫₀¹ exp(s[S]ᵀ) ⊗ exp((1−s)[S]) ds (48-node Gauss–Legendre) against the "
-                f"autograd Jacobian of matrix_exp, column-major vec: the printed Kronecker order and transpose are "
-                f"right for column-major vec (a row-major reimplementation must swap the factors)"
-            ),
-        )
-    )
-    return rows
+
+    rows = tightest_rows(
+        "osa.lemc7", frame, observed="jac_norm", bound=1.0, by="instances", tightness="jac_norm", rtol=RTOL,
+        seed=seed, note=note,
+    )  # fmt: skip
+    return rows + tightest_rows(
+        "osa.lemc7.eq79", frame, observed="eq79_residual", tol=F64_TOL, reading="as-printed",
+        params=lambda _kind, _grp: {"instances": "all"}, seed=seed,
+        note=lambda _grp, _w: (
+            "eq. (79) ∫₀¹ exp(s[S]ᵀ) ⊗ exp((1−s)[S]) ds (48-node Gauss–Legendre) against the "
+            "autograd Jacobian of matrix_exp, column-major vec: the printed Kronecker order and transpose are "
+            "right for column-major vec (a row-major reimplementation must swap the factors)"
+        ),
+    )  # fmt: skip

@@ -22,9 +22,10 @@ import torch
 
 from attnspec.numerics.linalg import Coefficients, expm_skew_eigh, ns_schedule, ns_step, qr_basis, skew_small
 from attnspec.numerics.stats import spawn_seeds
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, SHARED_SPAN, instance_label, make_instance, schedule_name
 from attnspec.theory.osa.thm31 import _error_from_basis, orthogonality_error
-from attnspec.verdicts.classify import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow
 
 
 def converged_ns_basis(m: torch.Tensor, max_steps: int = 100, tol: float = 1e-14) -> tuple[torch.Tensor, int, bool]:
@@ -145,55 +146,32 @@ def _lowrank_verdicts(
     not_conv = int((~grp["converged"]).sum())
     grp = grp[grp["converged"]]
     cols = ["diff_torch", "diff_scipy", "diff_eigh"]
-    worst = grp.loc[grp[cols].max(axis=1).idxmax()]
-    est = float(grp[cols].max().max())
-    inst = instance_label(
-        n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), weights=worst.weights, seed=int(worst.seed)
-    )
-    d = classify_identity(residual=est, tol=F64_TOL)
-    extra = f"; NS steps used {int(grp.ns_steps.min())}–{int(grp.ns_steps.max())}" if basis != "qr" else ""
-    extra += f"; incl. {int((grp.rank_m < 2 * grp.d_v).sum())} instances with rank[Q, K] < 2 d_v"
-    if not_conv:
-        extra += f"; {not_conv} instances skipped: Newton–Schulz did not converge in 100 steps"
-    rows.append(
-        VerdictRow(
-            claim="osa.thm21",
-            reading="as-stated",
-            verdict=d.verdict,
-            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
-            bound=F64_TOL,
-            estimate=est,
-            trials=len(grp),
-            seed=seed,
-            evidence=(
-                f"max |low-rank − dense| = {grp.diff_torch.max():.2e} (torch matrix_exp), "
-                f"{grp.diff_scipy.max():.2e} (scipy expm), {grp.diff_eigh.max():.2e} (eigh of iS); the references "
-                f"differ by up to {grp.torch_vs_eigh.max():.2e} (torch vs eigh), {grp.scipy_vs_eigh.max():.2e} "
-                f"(scipy vs eigh); worst {inst}{extra}; {d.reason}"
-            ),
+    span = {"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"}
+
+    def note(grp: pd.DataFrame, worst: pd.Series) -> str:
+        inst = instance_label(
+            n=int(worst.n), d_v=int(worst.d_v), alpha=float(worst.alpha), weights=worst.weights, seed=int(worst.seed)
         )
-    )
-    orth = float(grp["orth_error"].max())
-    det_dev = float((grp["det"] - 1).abs().max())
-    wo = grp.loc[grp["orth_error"].idxmax()]
-    d = classify_identity(residual=max(orth, det_dev), tol=F64_TOL)
-    rows.append(
-        VerdictRow(
-            claim="osa.thm21.so_n",
-            reading="low-rank-formula",
-            verdict=d.verdict,
-            params={"basis": basis, "N": f"{min(ns)}..{max(ns)}", "alpha": f"{min(alphas):g}..{max(alphas):g}"},
-            bound=F64_TOL,
-            estimate=orth,
-            trials=len(grp),
-            seed=seed,
-            evidence=(
-                f"max ||AᵀA − I||₂ = {orth:.2e}, max |det A − 1| = {det_dev:.2e} "
-                f"(worst {instance_label(n=int(wo.n), d_v=int(wo.d_v), alpha=float(wo.alpha), seed=int(wo.seed))}); "
-                f"{d.reason}"
-            ),
+        extra = f"; NS steps used {int(grp.ns_steps.min())}–{int(grp.ns_steps.max())}" if basis != "qr" else ""
+        extra += f"; incl. {int((grp.rank_m < 2 * grp.d_v).sum())} instances with rank[Q, K] < 2 d_v"
+        if not_conv:
+            extra += f"; {not_conv} instances skipped: Newton–Schulz did not converge in 100 steps"
+        return (
+            f"max |low-rank − dense| = {grp.diff_torch.max():.2e} (torch matrix_exp), "
+            f"{grp.diff_scipy.max():.2e} (scipy expm), {grp.diff_eigh.max():.2e} (eigh of iS); the references "
+            f"differ by up to {grp.torch_vs_eigh.max():.2e} (torch vs eigh), {grp.scipy_vs_eigh.max():.2e} "
+            f"(scipy vs eigh); worst {inst}{extra}"
         )
-    )
+
+    rows += tightest_rows(
+        "osa.thm21", grp.assign(diff_max=grp[cols].max(axis=1)), observed="diff_max", tol=F64_TOL, seed=seed,
+        params=lambda _kind, _grp: span, note=note, note_first=True,
+    )  # fmt: skip
+    rows += tightest_rows(
+        "osa.thm21.so_n", _with_so_n_residual(grp), observed="so_n_residual", estimate="orth_error", tol=F64_TOL,
+        reading="low-rank-formula", seed=seed, params=lambda _kind, _grp: span, note_first=True,
+        note=lambda grp, _w: f"{_so_n_head(grp)} (worst {_label(_worst_orth(grp), n=True)})",
+    )  # fmt: skip
     return rows
 
 
@@ -287,8 +265,6 @@ def _layer_verdict(
     basis: str, sch: str, grp: pd.DataFrame, *, seed: int, n: int, alphas: Sequence[float], ns_steps: int
 ) -> VerdictRow:
     """``osa.thm21.so_n`` (``layer``) for one basis or schedule; hypothesis-unmet where B is not orthonormal."""
-    worst = grp.loc[grp["orth_error"].idxmax()]
-    orth, det_dev = float(grp.orth_error.max()), float((grp.det - 1).abs().max())
     # Theorem 2.1 (hence A = exp(S) ∈ SO(N)) needs B orthonormal: max_i |σ_i(B)² − 1| is
     # its distance from that hypothesis (0 up to rounding for QR; finite K leaves more).
     b_dev = float(max((grp.sigma_max**2 - 1).abs().max(), (grp.sigma_min**2 - 1).abs().max()))
@@ -300,22 +276,36 @@ def _layer_verdict(
         if b_dev > F64_TOL
         else None
     )
-    d = classify_identity(residual=max(orth, det_dev), tol=F64_TOL, hypothesis_unmet=unmet)
     label = basis if basis == "qr" else f"NS {sch} K={ns_steps}"
-    return VerdictRow(
-        claim="osa.thm21.so_n",
-        reading="layer",
-        verdict=d.verdict,
-        params={"basis": label, "N": n, "alpha": f"{min(alphas):g}..{max(alphas):g}"},
-        bound=F64_TOL,
-        estimate=orth,
-        trials=len(grp),
-        seed=seed,
-        evidence=(
-            f"max ||AᵀA − I||₂ = {orth:.2e}, max |det A − 1| = {det_dev:.2e}; σ(B) ∈ "
-            f"[{grp.sigma_min.min():.3g}, {grp.sigma_max.max():.3g}]; worst "
-            + instance_label(alpha=float(worst.alpha), seed=int(worst.seed))
-            + ("" if basis == "qr" else "; finite K: B is not orthonormal (the paper's Sec. 3 caveat)")
-            + f"; {d.reason}"
-        ),
-    )
+
+    def note(grp: pd.DataFrame, _w: pd.Series) -> str:
+        caveat = "" if basis == "qr" else "; finite K: B is not orthonormal (the paper's Sec. 3 caveat)"
+        sigma = f"σ(B) ∈ [{grp.sigma_min.min():.3g}, {grp.sigma_max.max():.3g}]"
+        return f"{_so_n_head(grp)}; {sigma}; worst {_label(_worst_orth(grp), n=False)}{caveat}"
+
+    (row,) = tightest_rows(
+        "osa.thm21.so_n", _with_so_n_residual(grp), observed="so_n_residual", estimate="orth_error", tol=F64_TOL,
+        reading="layer", seed=seed, unmet=lambda _grp: unmet, note=note, note_first=True,
+        params=lambda _kind, _grp: {"basis": label, "N": n, "alpha": f"{min(alphas):g}..{max(alphas):g}"},
+    )  # fmt: skip
+    return row
+
+
+def _with_so_n_residual(grp: pd.DataFrame) -> pd.DataFrame:
+    """A ∈ SO(N) to round-off: each instance's residual is the larger of ||AᵀA − I||₂ and |det A − 1|."""
+    return grp.assign(so_n_residual=pd.concat([grp.orth_error, (grp.det - 1).abs()], axis=1).max(axis=1))
+
+
+def _so_n_head(grp: pd.DataFrame) -> str:
+    return f"max ||AᵀA − I||₂ = {grp.orth_error.max():.2e}, max |det A − 1| = {(grp.det - 1).abs().max():.2e}"
+
+
+def _worst_orth(grp: pd.DataFrame) -> pd.Series:
+    """The instance of the largest ||AᵀA − I||₂."""
+    return grp.loc[grp["orth_error"].idxmax()]
+
+
+def _label(w: pd.Series, n: bool) -> str:
+    """An instance's label: its alpha and seed, with its N and d_v when ``n``."""
+    size = {"n": int(w.n), "d_v": int(w.d_v)} if n else {}
+    return instance_label(**size, alpha=float(w.alpha), seed=int(w.seed))

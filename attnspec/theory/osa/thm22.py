@@ -19,9 +19,9 @@ import torch
 from attnspec.errors import InputError
 from attnspec.numerics.linalg import Coefficients, skew_small
 from attnspec.numerics.stats import spawn_seeds, torch_generator
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, schedule_name
 from attnspec.theory.osa.layer import init_qk, init_vo, osa_basis, osa_heads
-from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 
 def attention_matrix(
@@ -145,35 +145,26 @@ def check_kernel(
                         }
                     )
     frame = pd.DataFrame(recs)
-    rows = []
-    for label, grp in frame.groupby("basis", sort=False):
-        worst = grp.loc[grp.rel_eig_dev.idxmax()]
-        dev = float(worst.rel_eig_dev)
+
+    def unmet(grp: pd.DataFrame) -> str | None:
         a_dev = float(grp.a_orth_error.max())
-        unmet = (
-            (
-                f"the layers' A are not orthogonal (max ||AᵀA − I||₂ = {a_dev:.3g}): this basis gives A = exp(S) "
-                f"only up to the Newton–Schulz orthogonality error (Thm 3.1)"
-            )
-            if a_dev > F64_TOL
-            else None
+        if a_dev <= F64_TOL:
+            return None
+        return (
+            f"the layers' A are not orthogonal (max ||AᵀA − I||₂ = {a_dev:.3g}): this basis gives A = exp(S) "
+            f"only up to the Newton–Schulz orthogonality error (Thm 3.1)"
         )
-        d = classify_identity(residual=dev, tol=F64_TOL, hypothesis_unmet=unmet)
-        rows.append(
-            VerdictRow(
-                claim="osa.thm22",
-                reading="as-stated",
-                verdict=d.verdict,
-                params={"basis": label, "depth": depth, "alpha": ",".join(f"{a:g}" for a in alphas)},
-                bound=F64_TOL,
-                estimate=dev,
-                trials=len(grp),
-                seed=seed,
-                evidence=(
-                    f"max relative eigenvalue change {dev:.2e} (layer {int(worst.layer)}, alpha={worst.alpha:g}, "
-                    f"seed={int(worst.seed)}); rank kept in {int((grp['rank'] == grp['rank0']).sum())}/{len(grp)}; "
-                    f"max ||A_lᵀA_l − I||₂ = {a_dev:.2e}; {d.reason}"
-                ),
-            )
+
+    def note(grp: pd.DataFrame, worst: pd.Series) -> str:
+        return (
+            f"max relative eigenvalue change {worst.rel_eig_dev:.2e} (layer {int(worst.layer)}, alpha={worst.alpha:g}, "
+            f"seed={int(worst.seed)}); rank kept in {int((grp['rank'] == grp['rank0']).sum())}/{len(grp)}; "
+            f"max ||A_lᵀA_l − I||₂ = {float(grp.a_orth_error.max()):.2e}"
         )
+
+    rows = tightest_rows(
+        "osa.thm22", frame, observed="rel_eig_dev", tol=F64_TOL, by="basis", seed=seed, unmet=unmet, note=note,
+        note_first=True,
+        params=lambda label, _grp: {"basis": label, "depth": depth, "alpha": ",".join(f"{a:g}" for a in alphas)},
+    )  # fmt: skip
     return rows, frame
