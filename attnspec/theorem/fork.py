@@ -7,13 +7,17 @@ changes only the wall time, never a number. :func:`can_fork` is the one rule eve
 :func:`fork_map` maps a function over items in up to ``jobs`` processes under it, and
 :class:`Forked` computes a few functions in order in one second process while the calling one
 goes on with its own work, taking each result as it needs it; :func:`fork_beside` computes one
-half of a check in a second process beside the other.
+half of a check in a second process beside the other. For a few units of unequal cost (claim
+groups), :func:`split_by_cost` picks those the second process takes, and :func:`one_thread`
+keeps each process at one thread so that the numbers do not depend on the split.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -271,3 +275,80 @@ def _run_there(there: Callable[[], object], send: object, parent_pid: int) -> No
         out = (False, traceback.format_exc())
     send.send(out)  # type: ignore[attr-defined]
     send.close()  # type: ignore[attr-defined]
+
+
+# --- Units of unequal cost: the split between two processes, one thread in each ---
+
+
+@contextlib.contextmanager
+def one_thread(*, import_torch: bool = True) -> Iterator[None]:
+    """Torch's intra-op pool and (if threadpoolctl is installed) the BLAS pools at one thread.
+
+    A check that forks computes every unit with one thread, forked or not, so that two
+    processes do not fight over two cores and the floating-point summation order (hence every
+    bit of its tables) does not depend on where a unit was computed. With
+    ``import_torch=False`` torch is not imported for this; its pool is set only if torch is
+    loaded already.
+
+    Parameters
+    ----------
+    import_torch : bool
+        Import torch to set its pool.
+
+    Yields
+    ------
+    None
+    """
+    torch, previous = None, None
+    if import_torch or "torch" in sys.modules:
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(1)
+    try:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - optional
+            limits: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        else:
+            limits = threadpool_limits(1)
+        with limits:
+            yield
+    finally:
+        if torch is not None:
+            torch.set_num_threads(previous)
+
+
+def split_by_cost(pending: Sequence[str], share: Callable[[Sequence[str]], float]) -> list[str]:
+    """The pending units to hand to one side process (none when forking would not help).
+
+    Of every way to divide the units between this process and one child, the one with the
+    smallest larger ``share`` (ties: the child takes the later units). Every split is tried,
+    so keep ``pending`` short (a handful of claim groups).
+
+    Parameters
+    ----------
+    pending : sequence of str
+        The units still to compute.
+    share : callable
+        ``share(units)``: the cost of computing ``units`` in one process (seconds or any
+        consistent unit, including what that process must import first).
+
+    Returns
+    -------
+    list of str
+        The child's units, in ``pending``'s order; empty when fewer than two are pending or
+        :func:`can_fork` says no.
+    """
+    import itertools
+
+    pending = list(pending)
+    if len(pending) < 2 or not can_fork():
+        return []
+    best: tuple[float, tuple[int, ...]] | None = None
+    for size in range(1, len(pending)):
+        for side in itertools.combinations(range(len(pending)), size):
+            span = max(share([pending[i] for i in side]), share([g for i, g in enumerate(pending) if i not in side]))
+            if best is None or span < best[0] - 1e-12 or (abs(span - best[0]) <= 1e-12 and side > best[1]):
+                best = (span, side)
+    return [pending[i] for i in best[1]] if best is not None else []

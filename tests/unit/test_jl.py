@@ -277,22 +277,22 @@ def test_plan_balances_the_two_processes(monkeypatch: pytest.MonkeyPatch) -> Non
     for a single group."""
     import sys
 
-    from attnspec.theory.linformer import parallel as PAR
+    from attnspec.theorem.fork import can_fork
 
-    if not PAR.can_fork():
+    if not can_fork():
         pytest.skip("needs fork and two cores")
-    monkeypatch.setattr(PAR, "GROUP_COST", {"lemma1": 2.0, "thm1": 6.0, "thm2": 4.0, "thm2-proof": 1.5, "eq4": 1.0})
+    monkeypatch.setattr(B, "GROUP_COST", {"lemma1": 2.0, "thm1": 6.0, "thm2": 4.0, "thm2-proof": 1.5, "eq4": 1.0})
     monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or __import__("torch"))
-    assert PAR.plan(["thm2"]) == []
-    assert PAR.plan(["thm1", "thm2"]) == ["thm2"]  # 6 against 4 either way: the child takes the later
-    assert PAR.plan(["lemma1", "thm2", "eq4"]) == ["thm2"]  # 4 against 2 + 1
-    assert PAR.plan(list(B.RUN_GROUPS)) == ["thm1", "eq4"]  # 7 against 2 + 4 + 1.5
+    assert B.plan(["thm2"]) == []
+    assert B.plan(["thm1", "thm2"]) == ["thm2"]  # 6 against 4 either way: the child takes the later
+    assert B.plan(["lemma1", "thm2", "eq4"]) == ["thm2"]  # 4 against 2 + 1
+    assert B.plan(list(B.RUN_GROUPS)) == ["thm1", "eq4"]  # 7 against 2 + 4 + 1.5
     # before torch is loaded, the share that needs it pays its import: the torch-free groups
     # go together, to the process that then never imports torch
     monkeypatch.delitem(sys.modules, "torch")
-    assert PAR.plan(list(B.RUN_GROUPS)) == ["thm1", "thm2-proof", "eq4"]  # 8.5 against 2 + 4 + 2 (import)
-    assert sorted(PAR.TORCH_FREE) == ["eq4", "thm1", "thm2-proof"]
-    assert not PAR.needs_torch(["thm1", "eq4"]) and PAR.needs_torch(["thm1", "lemma1"])
+    assert B.plan(list(B.RUN_GROUPS)) == ["thm1", "thm2-proof", "eq4"]  # 8.5 against 2 + 4 + 2 (import)
+    assert sorted(B.TORCH_FREE) == ["eq4", "thm1", "thm2-proof"]
+    assert not B.needs_torch(["thm1", "eq4"]) and B.needs_torch(["thm1", "lemma1"])
 
 
 def test_the_torch_free_groups_never_import_torch() -> None:
@@ -309,7 +309,7 @@ def test_the_torch_free_groups_never_import_torch() -> None:
         " 'family': 'gaussian', 'claims': 'thm1,eq4'})\n"
         "import os; os.environ['ATTNSPEC_NO_FORK'] = '1'\n"
         "res = B.run(cfg)\n"
-        "from attnspec.theory.linformer.parallel import TORCH_FREE\n"
+        "from attnspec.theory.linformer.battery import TORCH_FREE\n"
         "from attnspec.storage.results import environment_meta\n"
         "assert environment_meta()['torch'], 'no torch version'\n"
         "print(sorted(set(B.run_groups(B.parse_claims(['thm1', 'eq4']))) - TORCH_FREE), 'torch' in sys.modules)\n"
@@ -321,18 +321,18 @@ def test_the_torch_free_groups_never_import_torch() -> None:
 def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Theorem 1 computed in a forked process beside the other groups (both cores) gives the rows,
     counts and verdicts of the in-process run: every claim group draws its seeds from config.seed alone."""
-    from attnspec.theory.linformer import parallel as PAR
+    from attnspec.theorem.fork import can_fork
 
     cfg = B.config_from_options(
         {"n": 64, "eps": 0.3, "k": "4,16,48", "trials": 300, "trials_other": 100, "family": "gaussian"}
     )
     monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
-    assert PAR.plan(list(B.RUN_GROUPS)) == []
+    assert B.plan(list(B.RUN_GROUPS)) == []
     serial = B.run(cfg)
     monkeypatch.delenv("ATTNSPEC_NO_FORK")
-    if not PAR.can_fork():
+    if not can_fork():
         pytest.skip("needs fork and two cores")
-    assert PAR.plan(list(B.RUN_GROUPS))  # something is forked
+    assert B.plan(list(B.RUN_GROUPS))  # something is forked
     forked = B.run(cfg)
     a, b = serial.tables["jl"], forked.tables["jl"]
     assert list(a.columns) == list(b.columns) and len(a) == len(b)

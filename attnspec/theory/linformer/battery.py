@@ -18,16 +18,17 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from attnspec.errors import InputError
 from attnspec.numerics.stats import child_seed
-from attnspec.runtime.signals import InterruptedRun, deferred_interrupts
+from attnspec.theorem import fork as FK
 from attnspec.theorem.result import AttentionRequest, BatteryResult, config_identity
+from attnspec.theorem.units import Unit, UnitPlan, concat, run_units
 from attnspec.theory.linformer import lemma1 as L1
-from attnspec.theory.linformer import parallel as PAR
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
@@ -42,7 +43,6 @@ from attnspec.theory.linformer.dimensions import (
     theorem2_k_main,
     union_bound_min_k,
 )
-from attnspec.theory.linformer.groups import Group, concat, group_tables, groups_from_tables
 from attnspec.theory.linformer.printed import check_eq4
 from attnspec.theory.linformer.quantifier import check_quantifier
 from attnspec.theory.linformer.rows import clipped_rows, eq18_rows, verdict_rows
@@ -290,119 +290,163 @@ RUN_GROUPS: tuple[str, ...] = ("lemma1", "thm1", "thm2", "thm2-proof", "eq4")
 #: The claim group each run group serves, where their names differ.
 _SERVES: dict[str, str] = {"thm2-proof": "thm2"}
 
+#: Relative cost of each run group: single-thread seconds of the default run (n = 4096,
+#: ε = 0.1), each group alone on an idle machine, torch already imported (docs/jl-check.md,
+#: "Performance"). Theorem 1's LU weighs almost half of its group.
+GROUP_COST: dict[str, float] = {"lemma1": 2.0, "thm1": 5.1, "thm2": 1.7, "thm2-proof": 1.1, "eq4": 0.95}
 
-def _lemma1_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks1: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Group:
-    lemma_claims = [f"linformer.{c}" for c in claims if c.startswith("lemma1")]
-    say(
-        f"Lemma 1: families {', '.join(families)}, {len(ks1)} values of k, {config.trials} Gaussian trials, "
+#: The run groups computed without torch (NumPy and SciPy only): a process that computes
+#: only these never imports it.
+TORCH_FREE: frozenset[str] = frozenset({"thm1", "thm2-proof", "eq4"})
+
+#: Seconds of `import torch` on the same machine, paid by a process that computes a group
+#: outside :data:`TORCH_FREE` (once; nothing when torch is already imported).
+TORCH_IMPORT_COST = 2.0
+
+
+def needs_torch(groups: Sequence[str]) -> bool:
+    """True when computing ``groups`` imports torch (some group is not :data:`TORCH_FREE`).
+
+    Parameters
+    ----------
+    groups : sequence of str
+        Run groups (of :data:`RUN_GROUPS`).
+
+    Returns
+    -------
+    bool
+    """
+    return any(g not in TORCH_FREE for g in groups)
+
+
+def plan(pending: Sequence[str]) -> list[str]:
+    """The pending groups to compute in a side process (:func:`attnspec.theorem.fork.split_by_cost`
+    over :data:`GROUP_COST`, a share paying :data:`TORCH_IMPORT_COST` when it needs torch and
+    torch is not imported yet); empty when one process is as fast.
+
+    Parameters
+    ----------
+    pending : sequence of str
+        The run groups still to compute.
+
+    Returns
+    -------
+    list of str
+    """
+    import sys
+
+    imported = "torch" in sys.modules
+
+    def share(groups: Sequence[str]) -> float:
+        torch_cost = TORCH_IMPORT_COST if needs_torch(groups) and not imported else 0.0
+        return sum(GROUP_COST.get(g, 1.0) for g in groups) + torch_cost
+
+    return FK.split_by_cost(pending, share)
+
+
+#: How the run groups are computed, kept on an interrupt (tables ``jl_partial_<group>_<part>``)
+#: and split between two processes.
+UNITS = UnitPlan(
+    command=COMMAND,
+    prefix="jl",
+    parts=("jl", "grid", "errors"),
+    split=lambda pending: plan(pending),  # looked up at the call: tests replace GROUP_COST
+    needs_torch=needs_torch,
+    note="interrupted: the jl_partial_* tables hold the finished claim groups only (no jl table, no "
+    "verdicts, no figures); the same command with --resume computes the missing groups",
+)
+
+
+class GroupInputs(NamedTuple):
+    """What a run group reads: the config, the claim groups and families asked for, its k
+    (Lemma 1 and Theorem 1's, or Theorem 2's), the k with sampled errors, the real attention
+    matrices (or None) and the progress messages."""
+
+    config: JLConfig
+    claims: Sequence[str]
+    families: Sequence[str]
+    ks: list[int]
+    sample_ks: list[int]
+    attention: np.ndarray | None
+    say: Callable[[str], None]
+
+
+def _lemma1_group(g: GroupInputs) -> Unit:
+    config = g.config
+    lemma_claims = [f"linformer.{c}" for c in g.claims if c.startswith("lemma1")]
+    g.say(
+        f"Lemma 1: families {', '.join(g.families)}, {len(g.ks)} values of k, {config.trials} Gaussian trials, "
         f"{config.trials_other} for other families"
     )
     t, s = L1.simulate_lemma1(
         config.n,
         config.eps,
-        ks1,
-        families=families,
+        g.ks,
+        families=g.families,
         trials=config.trials,
         trials_other=config.trials_other,
         rhos=config.rhos,
         seed=config.seed,
-        sample_ks=sample_ks,
+        sample_ks=g.sample_ks,
     )
-    return Group(
-        concat([t[t["claim"].isin(lemma_claims)]]),
-        pd.DataFrame(),
-        concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []),
-        [],
+    return Unit(
+        {
+            "jl": concat([t[t["claim"].isin(lemma_claims)]]),
+            "errors": concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []),
+        }
     )
 
 
-def _thm1_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks1: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Group:
-    t1, s1, x1 = _theorem1(config, ks1, sample_ks, attention, say)
-    return Group(concat(t1), pd.DataFrame(), concat(s1), x1)
+def _thm1_group(g: GroupInputs) -> Unit:
+    t1, s1, x1 = _theorem1(g.config, g.ks, g.sample_ks, g.attention, g.say)
+    return Unit({"jl": concat(t1), "errors": concat(s1)}, x1)
 
 
-def _thm2_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks2: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Group:
+def _thm2_group(g: GroupInputs) -> Unit:
     from attnspec.runtime.progress import Progress
 
+    config = g.config
     grid = PS.eq8_grid(config.n, config.d)
-    say(
-        f"Theorem 2: d = {config.d}, {len(ks2)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
+    g.say(
+        f"Theorem 2: d = {config.d}, {len(g.ks)} values of k, up to {config.trials} trials (sequential), and eq. (8) "
         f"where its union bound is < 1: " + "; ".join(f"eps = {e:.3g}, k = {g}" for e, g in grid.items() if g)
     )
-    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True, say=say) as prog:
+    with Progress("Theorem 2", total=3 * config.trials, unit="trials", at_most=True, say=g.say) as prog:
         t, s = T2.simulate_theorem2(
             config.n,
             config.d,
             config.eps,
-            ks2,
+            g.ks,
             trials=config.trials,
             seed=config.seed,
-            sample_ks=sample_ks,
+            sample_ks=g.sample_ks,
             grid=grid,
             progress=prog,
         )
     in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
-    return Group(concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")]), concat([t[in_grid]]), concat([s]), [])
+    jl = concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")])
+    return Unit({"jl": jl, "grid": concat([t[in_grid]]), "errors": concat([s])})
 
 
-def _thm2_proof_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks2: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Group:
+def _thm2_proof_group(g: GroupInputs) -> Unit:
     """Theorem 2's printed formulas, proof steps and tolerances: no Monte Carlo of eq. (8), no
-    torch, so a group of its own that the process computing Theorem 1 can take (see .parallel)."""
-    return Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), _theorem2_extras(config, sample_ks, say))
+    torch, so a group of its own that the process computing Theorem 1 can take (see :func:`plan`)."""
+    return Unit(rows=_theorem2_extras(g.config, g.sample_ks, g.say))
 
 
-def _eq4_group(
-    config: JLConfig,
-    claims: Sequence[str],
-    families: Sequence[str],
-    ks: list[int],
-    sample_ks: list[int],
-    attention: np.ndarray | None,
-    say: Callable[[str], None],
-) -> Group:
-    say("eqs. (4)/(15) as printed")
+def _eq4_group(g: GroupInputs) -> Unit:
+    config = g.config
+    g.say("eqs. (4)/(15) as printed")
     s_att = child_seed(config.seed, "attention", "softmax")
     rows = check_eq4(
         T1.attention_logits(config.n, seed=s_att, d=config.d, temperature=config.temperature),
         name="softmax",
         seed=s_att,
     )
-    return Group(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), rows)
+    return Unit(rows=rows)
 
 
-_GROUP_FUNCS: dict[str, Callable[..., Group]] = {
+_GROUP_FUNCS: dict[str, Callable[..., Unit]] = {
     "lemma1": _lemma1_group,
     "thm1": _thm1_group,
     "thm2": _thm2_group,
@@ -427,27 +471,6 @@ def run_groups(claims: Sequence[str]) -> list[str]:
     return [
         g for g in RUN_GROUPS if any(c == _SERVES.get(g, g) or c.startswith(_SERVES.get(g, g) + ".") for c in claims)
     ]
-
-
-def _partial_result(config: JLConfig, groups: Sequence[str], kept: Mapping[str, Group]) -> BatteryResult:
-    tables: dict[str, pd.DataFrame] = {}
-    for group in groups:
-        if group in kept:
-            tables.update(group_tables(group, kept[group]))
-    meta = {
-        "identity": config_identity(config),
-        "parameters": asdict(config),
-        "seed": config.seed,
-        "status": "partial",
-        "unit": "claim groups",
-        "runs_total": len(groups),
-        "runs_done": [g for g in groups if g in kept],
-        "runs_missing": [g for g in groups if g not in kept],
-        "partial_tables": sorted(tables),
-        "note": "interrupted: the jl_partial_* tables hold the finished claim groups only (no jl table, no "
-        "verdicts, no figures); the same command with --resume computes the missing groups",
-    }
-    return BatteryResult(command=COMMAND, verdicts=[], tables=tables, meta=meta)
 
 
 def run(
@@ -493,47 +516,25 @@ def run(
     sweep, ks1, ks2, sample_ks = _k_lists(config, dims, claims)
     notes = _notes(config, dims, sweep, claims)
     groups = run_groups(claims)
-    kept = groups_from_tables(previous, groups) if previous else {}
-    if kept:
-        say(f"kept from before: claim groups {', '.join(g for g in groups if g in kept)}")
-    done: dict[str, Group] = dict(kept)
 
-    def compute(group: str) -> Group:
+    def compute(group: str) -> Unit:
         ks = ks2 if group.startswith("thm2") else ks1
-        return _GROUP_FUNCS[group](config, claims, families, ks, sample_ks, attention, say)
+        return _GROUP_FUNCS[group](GroupInputs(config, claims, families, ks, sample_ks, attention, say))
 
-    pending = [g for g in groups if g not in done]
-    # some groups in a forked process beside the others (both cores, split by cost; the same
-    # rows, since every group draws its seeds from config.seed alone): see .parallel
-    side_groups = PAR.plan(pending)
-    side = PAR.SideProcess(compute, side_groups) if side_groups else None
-    try:
-        # one thread per process always (forked or not, resumed or not): the floating-point
-        # summation order, hence every bit of the tables, does not depend on the scheduling
-        with PAR.one_thread(import_torch=PAR.needs_torch([g for g in pending if g not in side_groups])):
-            for group in pending:
-                if group not in side_groups:
-                    done[group] = compute(group)
-            if side is not None:
-                done.update(side.result(keep=done))
+    def finish(done: dict[str, Unit], kept: dict[str, Unit]) -> BatteryResult:
         return _finish(config, claims, groups, done, kept, ks1, notes, dims, sweep, start, say)
-    except KeyboardInterrupt as e:  # also while finishing: the groups are kept, --resume only finishes
-        if side is not None:
-            side.stop()
-        with deferred_interrupts():  # a second Ctrl-C must not lose the finished groups
-            partial = _partial_result(config, groups, done)
-        raise InterruptedRun(partial, len(done), len(groups), "claim groups") from e
-    finally:
-        if side is not None:
-            side.stop()
+
+    # some groups in a forked process beside the others (both cores, split by cost: :func:`plan`)
+    meta = {"identity": config_identity(config), "parameters": asdict(config), "seed": config.seed}
+    return run_units(UNITS, groups, compute, finish, previous=previous, meta=meta, say=say)
 
 
 def _finish(
     config: JLConfig,
     claims: Sequence[str],
     groups: Sequence[str],
-    done: Mapping[str, Group],
-    kept: Mapping[str, Group],
+    done: Mapping[str, Unit],
+    kept: Mapping[str, Unit],
     ks1: list[int],
     notes: list[str],
     dims: dict[str, float],
@@ -546,8 +547,8 @@ def _finish(
     n, eps = config.n, config.eps
     k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
     parts = [done[g] for g in groups]
-    table = concat([p.jl for p in parts] + [p.grid for p in parts])
-    samp = concat([p.errors for p in parts])
+    table = concat([p.table("jl") for p in parts] + [p.table("grid") for p in parts])
+    samp = concat([p.table("errors") for p in parts])
     extra = [r for p in parts for r in p.rows]
     say("exact curves")
     kmax = max(max(ks1), n)

@@ -32,7 +32,8 @@ from scipy import special
 
 from attnspec.errors import InputError, check_range
 from attnspec.numerics import laws
-from attnspec.numerics.stats import child_seed, clopper_pearson, numpy_rng, torch_generator
+from attnspec.numerics.stats import child_seed, numpy_rng, torch_generator
+from attnspec.theorem.counts import mc_columns
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer.dimensions import (
     check_eps,
@@ -400,31 +401,6 @@ def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) 
 
 
 # ----------------------------------------------------------------------------- rows
-
-
-def mc_columns(failures: int, trials: int) -> dict[str, float]:
-    """failures, trials, estimate and the 95% Clopper–Pearson interval, as table columns.
-
-    Parameters
-    ----------
-    failures : int
-        Failures observed, in 0..trials.
-    trials : int
-        Monte Carlo trials, >= 1.
-
-    Returns
-    -------
-    dict
-        ``failures``, ``trials``, ``estimate``, ``ci_low``, ``ci_high``.
-    """
-    ci = clopper_pearson(int(failures), int(trials))
-    return {
-        "failures": int(failures),
-        "trials": int(trials),
-        "estimate": ci.estimate,
-        "ci_low": ci.low,
-        "ci_high": ci.high,
-    }
 
 
 # ----------------------------------------------------------------------------- Lemma 1

@@ -65,7 +65,7 @@ def kernel_vector_error(P: np.ndarray, k: int, *, seed: int) -> tuple[float, flo
         ‖P̃w − Pw‖/‖Pw‖ (1 up to round-off) and ‖Rw‖/‖w‖ (round-off).
     """
     n = P.shape[0]
-    rng = numpy_rng(seed)  # NumPy, not torch: Theorem 1's group runs without torch (see .parallel)
+    rng = numpy_rng(seed)  # NumPy, not torch: Theorem 1's group runs without torch (see .battery.plan)
     R = rng.standard_normal((k, n)) / np.sqrt(k)  # (k, n)
     g = rng.standard_normal(n)
     w = g - R.T @ np.linalg.solve(R @ R.T, R @ g)

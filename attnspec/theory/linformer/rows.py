@@ -1,7 +1,7 @@
 """From Monte Carlo tables to verdict rows, and the one-row-per-group summary of `jl-check`.
 
-Verdict rules (a measurement, never a restatement of the paper), all decided by
-:func:`attnspec.verdicts.classify.classify_probability`:
+Verdict rules (a measurement, never a restatement of the paper), all decided from the
+failure counts by :func:`attnspec.theorem.counts.decide_counts`:
 
 * ``hypothesis-unmet`` for Lemma 1 with a non-Gaussian R (the lemma is stated for
   Gaussian R) or k > n (it assumes 1 <= k <= n); the evidence says what the same bound
@@ -23,13 +23,14 @@ Verdict rules (a measurement, never a restatement of the paper), all decided by
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from attnspec.theorem import sequential as SQ
-from attnspec.verdicts.classify import VerdictRow, classify_probability
+from attnspec.theorem.counts import counts_text, decide_counts, stop_note
+from attnspec.verdicts.classify import VerdictRow
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).
 _PARAM_COLS = {
@@ -117,23 +118,10 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     group = group_of(claim)
     exact = row.get("exact")
     exact = None if exact is None or (isinstance(exact, float) and math.isnan(exact)) else float(exact)
-    stopped = ""
     tmax = row.get("trials_max")
-    if tmax is not None and not (isinstance(tmax, float) and math.isnan(tmax)) and int(row["trials"]) < int(tmax):
-        if SQ.searched(int(row["failures"]), int(row["trials"]), float(row["bound"]), trials_max=int(tmax)):
-            stopped = (
-                f" (violation search: stopped at {int(row['trials'])} of up to {int(tmax)} trials with no "
-                f"failure; a failure rate p is missed with probability (1 − p)^{int(row['trials'])})"
-            )
-        else:
-            stopped = (
-                f" (sequential: stopped at {int(row['trials'])} of up to {int(tmax)} trials once the verdict "
-                f"was settled, error rate <= {SQ.ALPHA:g})"
-            )
-    measured = (
-        f"measured {row['failures']}/{row['trials']} = {row['estimate']:.4g} "
-        f"[{row['ci_low']:.4g}, {row['ci_high']:.4g}]" + (f", exact {exact:.4g}" if exact is not None else "")
-    )
+    tmax = None if tmax is None or (isinstance(tmax, float) and math.isnan(tmax)) else int(tmax)
+    stopped = stop_note(int(row["failures"]), int(row["trials"]), float(row["bound"]), tmax)
+    measured = counts_text(row["failures"], row["trials"], row["estimate"], row["ci_low"], row["ci_high"], exact)
     if claim == "linformer.thm2.eq8" and reading.startswith("plain-"):
         # E = F = R is not the paper's construction: a comparison, never a verdict on the paper
         fails = "exceeds" if row["ci_low"] > row["bound"] else "does not exceed"
@@ -155,25 +143,20 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     trivial = None
     if group == "thm1" and _true(row.get("zero_output_passes")):
         trivial = "the zero output meets this tolerance (‖Pw‖ <= ε‖P‖_F‖w‖): P̃ = 0 would do"
-    counts = {
-        "claimed": float(row["bound"]),
-        "failures": int(row["failures"]),
-        "trials": int(row["trials"]),
-        "exact": exact,
-    }
-    d = classify_probability(**counts, vacuous=vacuous, trivial=trivial, hypothesis_unmet=unmet)
+    d = decide_counts(
+        failures=row["failures"],
+        trials=row["trials"],
+        claimed=float(row["bound"]),
+        estimate=row["estimate"],
+        ci_low=row["ci_low"],
+        ci_high=row["ci_high"],
+        exact=exact,
+        seed=row["seed"],
+        vacuous=vacuous,
+        trivial=trivial,
+        hypothesis_unmet=unmet,
+    )
     why = d.reason
-    if d.verdict == "hypothesis-unmet":
-        # what the same bound gives outside the lemma's hypothesis: an extension, not a verdict on the lemma
-        ext = classify_probability(**counts)
-        why = f"{why}; the same bound there: {ext.verdict} ({ext.reason}; instance seed {row['seed']})"
-    elif d.verdict == "vacuous":
-        why = f"{why}; {measured} vs claimed {row['bound']:.4g}"
-        if float(row["bound"]) < 1 and float(row["ci_low"]) > float(row["bound"]):
-            # the rank statement says nothing here, but the stated probability bound was measured and fails
-            why += " — the stated probability bound fails here (95% CI above it)"
-    elif d.verdict == "violated":
-        why = f"{why} (instance seed {row['seed']})"
     if claim == "linformer.thm2.eq8" and reading.startswith("proof-"):
         why = f"the proof's construction E = δR, F = e^(−δ)R, δ = 1/(2n): {why}"
         if d.verdict == "violated":
@@ -315,18 +298,10 @@ def eq18_rows(table: pd.DataFrame, k_log: int, k_thm: int) -> list[VerdictRow]:
                 else f"the theorem's k = 5 ln(n)/(ε² − ε³) = {k}"
             )
             out.append(
-                VerdictRow(
+                replace(
+                    r,
                     claim="linformer.thm1.eq18",
                     reading=reading,
-                    verdict=r.verdict,
-                    params=r.params,
-                    bound=r.bound,
-                    exact=r.exact,
-                    estimate=r.estimate,
-                    ci_low=r.ci_low,
-                    ci_high=r.ci_high,
-                    trials=r.trials,
-                    seed=r.seed,
                     evidence=f"{what}; {r.evidence}",
                     at_paper_params=reading == "theorem-k",
                 )
@@ -372,18 +347,9 @@ def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
                 f"{int(m['failures'])}/{int(m['trials'])} trials, claimed <= {float(m['bound']):.3g}"
             )
         out.append(
-            VerdictRow(
-                claim=r.claim,
+            replace(
+                r,
                 reading="relative-clipped",
-                verdict=r.verdict,
-                params=r.params,
-                bound=r.bound,
-                exact=r.exact,
-                estimate=r.estimate,
-                ci_low=r.ci_low,
-                ci_high=r.ci_high,
-                trials=r.trials,
-                seed=r.seed,
                 at_paper_params=True,
                 evidence=f"Theorem 1's k = {k_thm} clipped to n − 1 = {n - 1}: {r.evidence}{at_own}",
             )
@@ -449,20 +415,8 @@ def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
             for v in ("violated", "holds", "loose", "vacuous", "cannot-fail", "measured", "hypothesis-unmet")
         }
         tally = ", ".join(f"{c} {v}" for v, c in counts.items() if c)
-        shown = VerdictRow(
-            claim=best.claim,
-            reading=best.reading,
-            verdict=best.verdict,
-            params=dict(best.params),
-            bound=best.bound,
-            exact=best.exact,
-            estimate=best.estimate,
-            ci_low=best.ci_low,
-            ci_high=best.ci_high,
-            trials=best.trials,
-            seed=best.seed,
-            at_paper_params=best.at_paper_params,
-            evidence=f"{best.evidence} [{tally} of {len(rs)} parameter sets]" if len(rs) > 1 else best.evidence,
-        )
+        evidence = f"{best.evidence} [{tally} of {len(rs)} parameter sets]" if len(rs) > 1 else best.evidence
+        # the representative row's numbers; its value and bound names are left to the table's columns
+        shown = replace(best, params=dict(best.params), evidence=evidence, value_name=None, bound_name=None)
         out.setdefault(g, []).append(shown)
     return out

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 # torch is imported in the functions that draw with it, not here: `jl-check` imports this module
 # before it forks, and only the process that computes a torch group should pay torch's import
-# (see .parallel: the forked process computes the torch-free groups and never loads it).
+# (see .battery.plan: the forked process computes the torch-free groups and never loads it).
 
 FAMILIES: tuple[str, ...] = ("gaussian", "orthogonal", "achlioptas", "sparse")
 VECTOR_PAIRS: tuple[str, ...] = ("spiky", "flat")

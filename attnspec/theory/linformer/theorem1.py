@@ -25,9 +25,9 @@ import pandas as pd
 
 from attnspec.errors import InputError, check_choice, check_range
 from attnspec.numerics.stats import child_seed, numpy_rng
+from attnspec.theorem.counts import mc_columns
 from attnspec.theory.linformer import theorem1_samplers as S
 from attnspec.theory.linformer.dimensions import check_eps, check_ks, check_n, theorem1_union_bound
-from attnspec.theory.linformer.lemma1 import mc_columns
 
 ATTENTION_KINDS: tuple[str, ...] = ("softmax", "uniform", "near_identity")
 W_KINDS: tuple[str, ...] = ("value", "random", "adv_bottom", "adv_top")

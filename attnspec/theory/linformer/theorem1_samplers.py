@@ -11,7 +11,7 @@ v = Pg − (eᵀg)u) is drawn once and shared by every w and every k; each k the
 chi-square draw per trial. The only O(n²) step is the product P g, in float32.
 
 Why NumPy and not torch: `jl-check` computes Theorem 1 in its main process while a forked
-child computes the torch-based claim groups (:mod:`.parallel`); keeping this module
+child computes the torch-based claim groups (:func:`.battery.plan`); keeping this module
 torch-free keeps torch's two-second import out of the main process altogether. The direct
 reference sampler (R drawn in full) is :func:`.samplers.theorem1_direct_errors`; the tests
 compare the two in distribution.

@@ -25,6 +25,7 @@ import pandas as pd
 
 from attnspec.errors import check_range
 from attnspec.numerics.stats import child_seed, numpy_rng
+from attnspec.theorem.counts import mc_columns
 from attnspec.theory.linformer import theorem2_samplers as S2
 from attnspec.theory.linformer.dimensions import (
     check_eps,
@@ -33,7 +34,6 @@ from attnspec.theory.linformer.dimensions import (
     lemma1_inner_bound,
     theorem2_union_bound,
 )
-from attnspec.theory.linformer.lemma1 import mc_columns
 
 THM2_ROWS: tuple[str, ...] = ("row0", "peaked", "flat")
 THM2_CONSTRUCTIONS: tuple[str, ...] = ("paper", "plain")

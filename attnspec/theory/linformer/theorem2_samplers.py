@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # torch is imported in the functions that draw with it, not here: `jl-check` imports this module
 # before it forks, and only the process that computes a torch group should pay torch's import
-# (see .parallel: the forked process computes the torch-free groups and never loads it).
+# (see .battery.plan: the forked process computes the torch-free groups and never loads it).
 
 
 def theorem2_direct_outputs(
