@@ -103,6 +103,19 @@ def _scaling_grid(_: Path) -> str:
     )
 
 
+def _approx_errors(run: Path) -> str:
+    from attnspec.report.decoder import scaling_label
+
+    approx = _meta(run).get("approx") or {}
+    return (
+        f"{scaling_label(run)}: held-out error ‖Ŷ − PV‖_F/‖PV‖_F of each approximation of attention against n (log axes), one panel per "
+        "k: the mean over layers, heads and held-out documents, its 95% interval over "
+        f"{approx.get('held_out', 'the held-out')} documents as a band; black lines are the references, uniform "
+        "attention (dashed, which a method must beat) and the best rank-k P applied to V (dotted). A line that "
+        "stays flat as n doubles holds a fixed k; one above the dashed line does worse than averaging V."
+    )
+
+
 def _scaling_beta(run: Path) -> str:
     return (
         "Fitted exponent β of k ∝ n^β per layer and over all layers, with 95% percentile bootstrap intervals "
@@ -290,6 +303,7 @@ CAPTIONS: dict[str, Callable[[Path], str]] = {
     "decoder_beta": _decoder_beta,
     "decoder_depth": _decoder_depth,
     "scaling_grid": _scaling_grid,
+    "approx_errors": _approx_errors,
     "spectrum_nulls": _spectrum_nulls,
     "jl_failure_vs_k": _jl_failure,
     "jl_relative_errors": _jl_errors,

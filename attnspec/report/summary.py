@@ -280,7 +280,7 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
             )
             + ". [Scaling](#beyond-figure-1)"
         )
-        out.append(_linformer_finding([exp for exp, _ in betas], results, all(b[1] > 0.8 for _, b in betas)))
+        out.append(_linformer_finding(experiments, results, all(b[1] > 0.8 for _, b in betas)))
     return out
 
 
@@ -294,26 +294,14 @@ def _against_chance(chance: Sequence[tuple[Any, tuple]], results: Path) -> str:
     return "; ".join(f"{model} {c[3]:.2f} vs {c[2]:.2f} ({corpus})" for model, (corpus, c) in first.items())
 
 
-def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> str:
-    """What Linformer's argument needs (softmax(Q(EK)ᵀ)(FV) ≈ PV at a fixed k) and what was measured:
-    the random-projection error at READ_K from the shortest to the longest n, with its interval
-    over documents at the longest, per scaling run that measured it; else what the spectrum
-    alone says."""
-    from attnspec.numerics.stats import format_interval
-    from attnspec.report.projection import READ_K, _summary
+def _linformer_finding(experiments: Sequence[Any], results: Path, linear: bool) -> str:
+    """What the approximation study decides at the read k (:mod:`attnspec.report.approx_part`): per
+    model, each method's verdict by the stated rule and the methods below uniform attention at every
+    n; without a study, what the spectrum alone says."""
+    from attnspec.report.approx_part import HEADING, _by_model, model_verdicts, read_k, studies
 
-    by_model: dict[tuple[str, int, int], list[str]] = {}
-    for exp in scaling:
-        s = _summary(results / exp.name)
-        t = s[s["k"] == READ_K].sort_values("n") if s is not None else []
-        if len(t) >= 2:
-            a, b = t.iloc[0], t.iloc[-1]
-            model, corpus = scaling_label(results / exp.name).split(" · ")
-            by_model.setdefault((model, int(a["n"]), int(b["n"])), []).append(
-                f"{a['linformer_error']:.2f}→{b['linformer_error']:.2f} "
-                f"{format_interval(b['linformer_error_low'], b['linformer_error_high'])} ({corpus})"
-            )
-    if not by_model:
+    found = studies(experiments, results)
+    if not found:
         return (
             "**For Linformer.** "
             + (
@@ -325,14 +313,9 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
             + ". Not tested: Linformer's learned projections, "
             "which approximate PV, not P. [Scaling](#beyond-figure-1)"
         )
-    measured = "; ".join(
-        f"{model} " + ", ".join(parts) + f" as n = {n0}→{n1}" for (model, n0, n1), parts in by_model.items()
-    )
-    return (
-        f"**For Linformer.** Error against PV, random E = F, k = {READ_K}: "
-        f"{measured} (95% CI over documents): it grows as √(n/k) whatever P is, not a finding; "
-        "fitted E, F: the approximation study. [Scaling](#beyond-figure-1)"
-    )
+    k = read_k([v for *_, v in found])
+    said = "; ".join(f"{model}: {model_verdicts(held, k)}" for model, held in _by_model(found).items())
+    return f"**For Linformer** (fixed k = {k}, held-out documents, the stated rule). {said}. [→](#{anchor(HEADING)})"
 
 
 def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> list[str]:
