@@ -178,6 +178,13 @@ def _jl_failure(run: Path) -> str:
         "Clopper–Pearson band; a triangle where no failure was seen, drawn at the interval's upper end) beside "
         f"the paper's bound (black) and the exact law where one is known; n = {n}. Where the bound lies far "
         "above the points it is loose; where points lie above it, it is violated."
+        + (
+            " Theorem 1's panel draws a w per style: a random w and one along P's bottom singular directions, "
+            "and w = a column of V, along P's top directions; only the last can fail less often as k grows."
+            if "w" in table.columns
+            and {"value", "random"} <= set(table.loc[table["claim"] == "linformer.thm1.eq3", "w"].dropna())
+            else ""
+        )
     )
 
 

@@ -69,6 +69,20 @@ def test_every_check_figure_is_print_ready(name, kept, tmp_path) -> None:  # noq
         plt.close(fig)
 
 
+def test_theorem_1s_panel_shows_where_the_failure_probability_moves_with_k(kept, tmp_path) -> None:  # noqa: ANN001
+    """Not every curve at 1: w = a column of V, along P's top directions, is drawn beside the random
+    and bottom-direction w that fail at every k < n."""
+    from attnspec.plots.jl import plot_failure_vs_k
+
+    plot_failure_vs_k(_copy_results("jl-check", tmp_path))
+    ((_, fig),) = kept
+    (ax,) = [a for a in fig.axes if a.get_title().startswith("Theorem 1")]
+    lows = [min(line.get_ydata()) for line in ax.get_lines() if len(line.get_ydata()) > 1]
+    assert any(v < 0.5 for v in lows), lows  # a curve that falls with k
+    assert any(t.get_text() == "w = V's column" for t in ax.get_legend().get_texts())
+    plt.close(fig)
+
+
 def test_figure_1_of_one_run_and_of_a_comparison_is_print_ready(kept, tmp_path) -> None:  # noqa: ANN001
     """Figure 1 of the first committed run and the comparison of the first two: each kind of
     spectrum figure once (the slow test below draws every one the report draws)."""
