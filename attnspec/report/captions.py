@@ -284,8 +284,11 @@ def _train_accuracy(run: Path) -> str:
         else f"the paper's Table 2 values (MNIST) are the hatched bars of the lower panel, on an MNIST axis of "
         f"their own: they are not {data} accuracies."
     )
+    table = run / "osa_train_paper.parquet"
+    with_ci = table.is_file() and "accuracy_ci_low" in _table(run, "osa_train_paper").columns
+    bars = "the 95% interval over seeds, as in the table" if with_ci else "± 1 sd"
     return (
-        f"Final test accuracy per model on {data}: bars the mean over {seeds} seeds (error bar ± 1 sd), dots the "
+        f"Final test accuracy per model on {data}: bars the mean over {seeds} seeds (error bar {bars}), dots the "
         f"seeds; the dotted line is chance (10 classes); {paper}"
     )
 
