@@ -235,7 +235,7 @@ def _named(methods: dict[str, list[str]], corpora: int) -> str:
     return ", ".join(m + ("" if len(c) == corpora else f" ({', '.join(c)})") for m, c in methods.items())
 
 
-def model_verdicts(held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
+def model_verdicts(held: Sequence[tuple[str, pd.DataFrame]], k: int, *, short: bool = False) -> str:
     """One model's verdicts at ``k`` and the methods below uniform at every n, in one clause.
 
     Parameters
@@ -243,6 +243,8 @@ def model_verdicts(held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
     held : sequence of (corpus, verdict table)
         One model's studies.
     k : int
+    short : bool
+        The verdicts in their table form (``holds linformer-fit; grows nystrom (imdb)``), for the summary.
 
     Returns
     -------
@@ -250,7 +252,12 @@ def model_verdicts(held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
         ``a fixed k holds for linformer-fit; grows for nystrom (imdb); below uniform at every n: linformer-fit``.
     """
     groups = verdict_groups(held, k)
-    text = "; ".join(f"{verdict} for {_named(methods, len(held))}" for verdict, methods in groups.items())
+    text = "; ".join(
+        f"{SHORT_VERDICT.get(verdict, verdict)} {_named(methods, len(held))}"
+        if short
+        else f"{verdict} for {_named(methods, len(held))}"
+        for verdict, methods in groups.items()
+    )
     below: dict[str, list[str]] = {}
     measured = False
     for corpus, v in held:

@@ -370,8 +370,8 @@ def _linformer_finding(experiments: Sequence[Any], results: Path, linear: bool) 
             "which approximate PV, not P. [Scaling](#beyond-figure-1)"
         )
     k = read_k([v for *_, v in found])
-    said = "; ".join(f"{model}: {model_verdicts(held, k)}" for model, held in _by_model(found).items())
-    return f"**For Linformer** (fixed k = {k}, held-out documents, the stated rule). {said}. [→](#{anchor(HEADING)})"
+    said = ". ".join(f"{model}: {model_verdicts(held, k, short=True)}" for model, held in _by_model(found).items())
+    return f"**For Linformer** (fixed k = {k}, held-out documents, the stated rule): {said}. [→](#{anchor(HEADING)})"
 
 
 def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> list[str]:
