@@ -165,3 +165,16 @@ def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
     config = Path(__import__("json").loads((RESULTS / FIGURE1_RUNS[0] / "meta.json").read_text())["model_path"])
     if (config / "sentence_bert_config.json").is_file():
         assert "caps inputs at 256 tokens" in text and "read up to n = 512" in text
+
+
+def test_a_models_position_table_is_said_with_the_length_it_takes(tmp_path: Path) -> None:
+    import json
+
+    from attnspec.report.threats import _positions
+
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 514}))
+    meta = {"model_path": str(tmp_path), "max_seq_len": 512}
+    assert _positions(meta) == "514 position embeddings, 512 usable"  # MPNet: two reserved for padding
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 512}))
+    assert _positions(meta) == "512 position embeddings"
+    assert _positions({"model_path": str(tmp_path / "absent"), "max_seq_len": 256}) == "256 position embeddings"
