@@ -1,6 +1,7 @@
 """The fixed-k study's figure, from its saved ``approx_summary`` table only.
 
-Held-out error ‖Ŷ − P V‖_F/‖P V‖_F against n at fixed k: one panel per k, every method a
+Held-out error ‖Ŷ − P V‖_F/‖P V‖_F against n at fixed k: one panel per k, stacked in one
+column (3.3 in, as the report prints it), every method a
 line with its 95 % band over held-out documents, the references (uniform attention, the
 best rank-k P) as black lines without bands, so a method is read against what a constant
 output and what low rank of P alone give. Given the study's ``approx_rule``, a method that the
@@ -12,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
-from attnspec.plots import COLUMN_IN, OKABE_ITO, PAGE_IN, legend_below, paper_figure, save_figure, style
+from attnspec.plots import COLUMN_IN, OKABE_ITO, fit_title, legend_below, paper_figure, save_figure, style
 
 #: How each reference is drawn (black, no band).
 _REFERENCE_STYLE = {"uniform": (0, (4, 2)), "best-rank-k": (0, (1, 1.5))}
@@ -52,13 +54,13 @@ def plot_approx(
     style()
     reference = summary.groupby("method")["reference"].first().to_dict()
     ks = sorted(summary["k"].unique())
-    width = PAGE_IN if len(ks) > 1 else COLUMN_IN  # one panel per k
-    fig, axes = paper_figure(1, len(ks), width=width, height=2.6, sharey=True)
+    # one panel per k, one above the other, at one column: n shared, so the panels compare down the page
+    fig, axes = paper_figure(len(ks), 1, width=COLUMN_IN, height=1.5 * len(ks) + 1.1, sharex=True, sharey=True)
     methods = [m for m in dict.fromkeys(summary["method"]) if not reference[m]]
     colour = {m: OKABE_ITO[i % 7] for i, m in enumerate(methods)}
     handles: dict[str, object] = {}
     hollow = _no_better(rule)
-    for ax, k in zip(axes[0], ks):
+    for ax, k in zip(axes[:, 0], ks):
         at = summary[summary["k"] == k]
         for method, g in at.groupby("method", sort=False):
             g = g.sort_values("n")
@@ -74,10 +76,10 @@ def plot_approx(
         ax.set_xticks(sorted(at["n"].unique()), [str(n) for n in sorted(at["n"].unique())])
         ax.minorticks_off()
         ax.set_title(f"k = {k}")
-        ax.set_xlabel("n (tokens)")
-    axes[0][0].set_ylabel("held-out ‖Ŷ − PV‖/‖PV‖ (log)")
+        ax.set_ylabel("‖Ŷ − PV‖/‖PV‖")
+    axes[-1][0].set_xlabel("n (tokens)")
     if title:
-        fig.suptitle(title)
+        fig.suptitle(fit_title(title, COLUMN_IN, plt.rcParams["figure.titlesize"]))
     labels = [m + (" (reference)" if reference[m] else "") for m in handles]
     if hollow:
         from matplotlib.lines import Line2D

@@ -3,8 +3,8 @@
 * ``osa_train_curves``: training loss (mean mini-batch loss per epoch), test loss and
   test accuracy against epochs, mean over replicates with a ±1 sd band (the paper's
   Figure 1, plus accuracy);
-* ``osa_train_accuracy``: test accuracy per model, bar = mean over seeds with a ± 1 sd error
-  bar, dots = the seeds, dotted line = chance; the paper's Table 2 (MNIST) as open diamonds
+* ``osa_train_accuracy``: test accuracy per model, bar = mean over seeds with its 95 % interval
+  over seeds, dots = the seeds, dotted line = chance; the paper's Table 2 (MNIST) as open diamonds
   on an MNIST run, on a panel of its own otherwise;
 * ``osa_train_signal``: RMS of the token representations through the network at
   initialisation (embedding, after each attention and MLP sub-layer, logits' sd).
@@ -137,10 +137,26 @@ DATA_LABELS: dict[str, str] = {"digits": "8×8 digits", "mnist": "MNIST"}
 PAPER_LABEL = "paper, Table 2 (MNIST)"
 
 
+def _error_bars(stats: pd.DataFrame, models: list[str], paper: pd.DataFrame | None) -> tuple[np.ndarray, str]:
+    """The bars' error bars, (2, models) below and above the mean: the 95% interval over seeds the
+    saved Table 2 comparison holds (the body table's interval), else ± 1 sd over seeds."""
+    columns = {"model", "accuracy_ci_low", "accuracy_ci_high"}
+    if paper is not None and columns <= set(paper.columns):
+        ci = paper.set_index("model")
+        if all(m in ci.index and np.isfinite(ci.loc[m, "accuracy_ci_low"]) for m in models):
+            mean = np.array([float(stats.loc[m, "mean"]) for m in models])
+            low = np.array([float(ci.loc[m, "accuracy_ci_low"]) for m in models])
+            high = np.array([float(ci.loc[m, "accuracy_ci_high"]) for m in models])
+            return np.vstack([mean - low, high - mean]).clip(min=0), "95% CI over seeds"
+    sds = np.array([float(stats.loc[m, "std"]) if stats.loc[m, "count"] > 1 else 0.0 for m in models])
+    return np.vstack([sds, sds]), "± 1 sd"
+
+
 def plot_accuracy(
     runs: pd.DataFrame, stem: Path, paper: pd.DataFrame | None = None, data: str = "digits"
 ) -> list[Path]:
-    """Final test accuracy per model: a bar at the mean over seeds with a ± 1 sd error bar, one
+    """Final test accuracy per model: a bar at the mean over seeds with its 95% interval over seeds
+    (the saved Table 2 comparison's; ± 1 sd where the run has none), one
     grey dot per seed, and a dotted chance line (10 classes). The paper's Table 2 values
     (``paper``, the saved ``osa_train_paper`` table) are MNIST accuracies: on an MNIST run they
     are open diamonds on the same axis; on any other data they get their own panel below, on
@@ -172,10 +188,10 @@ def plot_accuracy(
     ax = axes[0, 0]
     stats = r.groupby("model")["test_accuracy"].agg(["mean", "std", "count"])
     ys = [float(stats.loc[m, "mean"]) for m in models]
-    sds = [float(stats.loc[m, "std"]) if stats.loc[m, "count"] > 1 else 0.0 for m in models]
     ax.bar(range(len(models)), ys, width=0.6, color="#DDDDDD", edgecolor=_MEASURED, lw=0.8, zorder=1, label="mean")
+    yerr, bar_label = _error_bars(stats, models, paper)
     ax.errorbar(
-        range(len(models)), ys, yerr=sds, fmt="none", ecolor=_MEASURED, capsize=3, lw=1.2, zorder=3, label="± 1 sd"
+        range(len(models)), ys, yerr=yerr, fmt="none", ecolor=_MEASURED, capsize=3, lw=1.2, zorder=3, label=bar_label
     )
     # seeds side by side at fixed offsets (seaborn's jitter draws from numpy's global random
     # state: the committed figure would change at every redraw)

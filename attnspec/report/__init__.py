@@ -177,12 +177,18 @@ def _sections(
             pages,
             ["Scaling with n", "The metrics beyond"],
         )
-    from attnspec.report.projection import projection_part
+    sections.append((beyond, 0, "## ", scaling_table(experiments, results)))
+    from attnspec.report.approx_part import HEADING, approx_section
 
-    sections.append((beyond, 0, "## ", scaling_table(experiments, results) + projection_part(experiments, results)))
+    approx = approx_section(experiments, results, figures)
+    if approx:  # every k of every study: the appendix; the per-model tables at the read k stay
+        approx = move_subsections(approx, section_page(pages, HEADING), pages, ["Every k"])
+    sections.append((approx, 2, "## ", []))
     decoder = decoder_section(experiments, results, figures, quick=quick)
     if decoder:  # the depth profile: the appendix
-        decoder = move_subsections(decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics"])
+        decoder = move_subsections(
+            decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics", "5. The long end"]
+        )
     sections.append((decoder, 1, "## ", []))
     sections.append((paper_sections(experiments, records, out, quick=quick, pages=pages, figure1=False), 1, "### ", []))
     return sections

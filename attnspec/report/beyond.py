@@ -59,8 +59,8 @@ def beyond_figure1_section(experiments: Sequence[Any], results: Path, figures: P
         "## Beyond Figure 1",
         "",
         "Linformer's argument needs two premises: P is low rank, and the rank it needs does not grow with n. "
-        "Figure 1 measures the first at one n. This section measures the second, the error of Linformer-style "
-        "attention with a random projection (what its method needs), the metrics later papers report, and the "
+        "Figure 1 measures the first at one n. This section measures the second (whether a fixed k suffices for "
+        "attention itself is the next section's question), the metrics later papers report, and the "
         "differences between corpora with confidence intervals (definitions: docs/spectrum.md).",
         "",
     ]

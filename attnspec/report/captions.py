@@ -103,6 +103,19 @@ def _scaling_grid(_: Path) -> str:
     )
 
 
+def _approx_errors(run: Path) -> str:
+    from attnspec.report.decoder import scaling_label
+
+    approx = _meta(run).get("approx") or {}
+    return (
+        f"{scaling_label(run)}: held-out error ‖Ŷ − PV‖_F/‖PV‖_F of each approximation of attention against n (log axes), one panel per "
+        "k: the mean over layers, heads and held-out documents, its 95% interval over "
+        f"{approx.get('held_out', 'the held-out')} documents as a band; black lines are the references, uniform "
+        "attention (dashed, which a method must beat) and the best rank-k P applied to V (dotted). A line that "
+        "stays flat as n doubles holds a fixed k; one above the dashed line does worse than averaging V."
+    )
+
+
 def _scaling_beta(run: Path) -> str:
     return (
         "Fitted exponent β of k ∝ n^β per layer and over all layers, with 95% percentile bootstrap intervals "
@@ -165,6 +178,13 @@ def _jl_failure(run: Path) -> str:
         "Clopper–Pearson band; a triangle where no failure was seen, drawn at the interval's upper end) beside "
         f"the paper's bound (black) and the exact law where one is known; n = {n}. Where the bound lies far "
         "above the points it is loose; where points lie above it, it is violated."
+        + (
+            " Theorem 1's panel draws a w per style: a random w and one along P's bottom singular directions, "
+            "and w = a column of V, along P's top directions; only the last can fail less often as k grows."
+            if "w" in table.columns
+            and {"value", "random"} <= set(table.loc[table["claim"] == "linformer.thm1.eq3", "w"].dropna())
+            else ""
+        )
     )
 
 
@@ -264,8 +284,11 @@ def _train_accuracy(run: Path) -> str:
         else f"the paper's Table 2 values (MNIST) are the hatched bars of the lower panel, on an MNIST axis of "
         f"their own: they are not {data} accuracies."
     )
+    table = run / "osa_train_paper.parquet"
+    with_ci = table.is_file() and "accuracy_ci_low" in _table(run, "osa_train_paper").columns
+    bars = "the 95% interval over seeds, as in the table" if with_ci else "± 1 sd"
     return (
-        f"Final test accuracy per model on {data}: bars the mean over {seeds} seeds (error bar ± 1 sd), dots the "
+        f"Final test accuracy per model on {data}: bars the mean over {seeds} seeds (error bar {bars}), dots the "
         f"seeds; the dotted line is chance (10 classes); {paper}"
     )
 
@@ -290,6 +313,7 @@ CAPTIONS: dict[str, Callable[[Path], str]] = {
     "decoder_beta": _decoder_beta,
     "decoder_depth": _decoder_depth,
     "scaling_grid": _scaling_grid,
+    "approx_errors": _approx_errors,
     "spectrum_nulls": _spectrum_nulls,
     "jl_failure_vs_k": _jl_failure,
     "jl_relative_errors": _jl_errors,

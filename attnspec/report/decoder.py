@@ -40,6 +40,8 @@ DISPLAY = {
     "minilm": "MiniLM-L6",
     "all-minilm-l6-v2": "MiniLM-L6",
     "all-MiniLM-L6-v2": "MiniLM-L6",
+    "mpnet": "MPNet-base",
+    "all-mpnet-base-v2": "MPNet-base",
 }
 #: The quantities the tables show (all of them are in the contrast of question 4).
 HEADLINE = ("c_at", "reach_index", "effective_rank", "rank_for_error_0.1")

@@ -345,28 +345,30 @@ def spectrum_runs(experiments: Sequence[Experiment], results: Path, kind: str) -
     the runs Figure 1 ("the spectrum of P in pretrained encoders"), its summary lines and the
     per-layer metrics read. A causal decoder's single-length runs (the long-context
     experiments) are the decoder section's. ``"scaling"``: several lengths on the same inputs.
-    Experiments without results are left out.
+    ``"approx"``: a scaling study run for its approximations of attention (``meta.json`` holds
+    an ``approx`` record), read by the fixed-k section and not by the scaling study's, whose
+    documents it would count twice. Experiments without results are left out.
 
     Parameters
     ----------
     experiments : sequence of Experiment
     results : Path
         The folder of every experiment's results directory.
-    kind : {"figure1", "scaling"}
+    kind : {"figure1", "scaling", "approx"}
 
     Returns
     -------
     list of Experiment
     """
-    if kind not in ("figure1", "scaling"):
-        raise ValueError(f"kind must be figure1 or scaling, got {kind!r}")
+    if kind not in ("figure1", "scaling", "approx"):
+        raise ValueError(f"kind must be figure1, scaling or approx, got {kind!r}")
     found = []
     for exp in experiments:
         meta = Path(results) / exp.name / "meta.json"
         if exp.command != "spectrum" or not meta.is_file():
             continue
         m = json.loads(meta.read_text())
-        if kind == "scaling" and m.get("kind") == "spectrum-scaling":
+        if m.get("kind") == "spectrum-scaling" and kind == ("approx" if m.get("approx") else "scaling"):
             found.append(exp)
         elif kind == "figure1" and m.get("kind") == "spectrum" and not m.get("causal", False):
             found.append(exp)

@@ -5,6 +5,7 @@ shared heatmap scales; and the models and data they ran on.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,7 @@ def _spectrum_section(
         plot_run(d, figures / exp.name, vmin=vmin, vmax=vmax)
         groups.setdefault(exp.group or exp.name, []).append(d)
     md += ["", *(["Reading: " + " ".join([*readings, explained]).strip(), ""] if readings else [])]
+    md += _centred_lines(runs, statements)
     # the per-layer values follow the figures, in a subsection of their own (the report moves it
     # to the appendix)
     details = [
@@ -140,26 +142,53 @@ def _spectrum_section(
     return md + details + ["", *(compared or per_run), ""]
 
 
+def _centred_lines(runs: list[Experiment], statements: dict[str, dict[str, Any]]) -> list[str]:
+    """What the centred measure (P less its mean row: what attention does beyond averaging,
+    docs/spectrum.md) reads for each run that holds it, and which runs lack it."""
+    held = {e.name: statements[e.name]["centred"] for e in runs if statements[e.name].get("centred")}
+    lacking = [f"`{e.name}`" for e in runs if e.name not in held]
+    if not held:
+        return [
+            "Centred measure (P less its mean row, what attention does beyond averaging; docs/spectrum.md): not "
+            "measured in these runs' results.",
+            "",
+        ]
+    said = "; ".join(f"`{name}` {metric} {value:.3f}" for name, (metric, value) in held.items())
+    return [
+        f"Centred measure (P less its mean row, what attention does beyond averaging; docs/spectrum.md), the mean "
+        f"over layers and heads: {said}" + (f"; not measured in {', '.join(lacking)}" if lacking else "") + ".",
+        "",
+    ]
+
+
 def _null_figure(
     runs: list[Experiment], statements: dict[str, dict[str, Any]], results: Path, figures: Path
 ) -> list[str]:
-    """Figure 1 at one column: the runs of the first model and n, each null's curve beside them."""
+    """Figure 1 at one column, one per model (and n): its runs, each null's curve beside them."""
     from attnspec.plots.null_curves import plot_null_curves
     from attnspec.report.decoder import display
     from attnspec.report.null_values import null_sources
     from attnspec.spectra.nulls import read_baseline
     from attnspec.storage.results import read_table
 
-    first = statements[runs[0].name]
-    same = [e for e in runs if (statements[e.name]["model"], statements[e.name]["n"]) == (first["model"], first["n"])]
-    real = {statements[e.name]["data"]: read_table(results / e.name, "spectrum") for e in same}
-    nulls = {
-        name: read_baseline(where, name, "spectrum")
-        for name, where in null_sources(results / same[0].name, results).items()
-    }
-    title = f"{display(str(first['model']))} · n = {first['n']} · {first['inputs']} documents"
-    plot_null_curves(real, nulls, figures / "figure1-nulls", at=int(first["at"]), title=title)
-    return ["![the real P's curve beside each null's](figures/figure1-nulls/spectrum_nulls.png)", ""]
+    md: list[str] = []
+    models = list(dict.fromkeys((statements[e.name]["model"], statements[e.name]["n"]) for e in runs))
+    for i, (model, n) in enumerate(models):  # one figure per model: the first model's is the summary's
+        same = [e for e in runs if (statements[e.name]["model"], statements[e.name]["n"]) == (model, n)]
+        first = statements[same[0].name]
+        real = {statements[e.name]["data"]: read_table(results / e.name, "spectrum") for e in same}
+        nulls = {
+            name: read_baseline(where, name, "spectrum")
+            for name, where in null_sources(results / same[0].name, results).items()
+        }
+        folder = "figure1-nulls" if i == 0 else "figure1-nulls-" + re.sub(r"[^\w.-]", "-", str(model))
+        title = f"{display(str(model))} · n = {n} · {first['inputs']} documents"
+        plot_null_curves(real, nulls, figures / folder, at=int(first["at"]), title=title)
+        md += [
+            f"![the real P's curve beside each null's, {display(str(model))}](figures/{folder}/spectrum_nulls.png)",
+            "",
+        ]
+    return md
 
 
 def _per_layer_lines(name: str, s: dict[str, Any]) -> list[str]:

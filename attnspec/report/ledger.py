@@ -80,7 +80,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
     """
     from attnspec.verdicts import registry as claim_registry
     from attnspec.verdicts.classify import rows_from_json
-    from attnspec.verdicts.headline import claim_verdict
+    from attnspec.verdicts.headline import claim_verdict, deciding_words
     from attnspec.verdicts.sentences import summarize
 
     rows: list[Any] = []
@@ -105,6 +105,7 @@ def ledger_rows(experiments: Sequence[Any], results: Path, verdict_file: str) ->
                 "stated": cv.verdict,
                 "readings": " · ".join(f"{v} ({r})" for r, v in cv.readings.items()) if len(cv.readings) > 1 else "",
                 "reason": reason(cv.why),
+                "deciding": deciding_words(cs, cv.verdict),
             }
         )
     return out

@@ -81,9 +81,30 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     if len(per_layer) >= MIN_LAYERS and per_layer.nunique() > 1:
         out["trend"] = depth_permutation_test(per_layer.to_numpy(dtype=float))
     metrics = read_table(run, "metrics")
+    out["centred"] = centred_value(metrics)
     out["effective_rank"] = float(metrics["effective_rank_mean"].mean())
     out["stable_rank"] = float(metrics["stable_rank_mean"].mean())
     return out
+
+
+def centred_value(metrics: Any) -> tuple[str, float] | None:
+    """The centred measure of a run's metrics table (P with its mean row removed,
+    :mod:`attnspec.spectra.centred`): (metric name, mean over layers and heads), or None when the run
+    was saved without it.
+
+    Parameters
+    ----------
+    metrics : pandas.DataFrame
+        A spectrum run's ``metrics`` table (``<name>_mean`` columns per layer and head).
+
+    Returns
+    -------
+    (str, float) or None
+    """
+    for column in metrics.columns:
+        if column.startswith("centred") and column.endswith("_mean") and metrics[column].notna().any():
+            return column.removesuffix("_mean"), float(metrics[column].mean())
+    return None
 
 
 def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | None:
@@ -204,45 +225,80 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
 
 
 def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequence[Any], link: str) -> list[str]:
-    """The share of Σσ at one n with its interval over documents, its range over layers and every
-    null beside it; and its depth trend by the permutation test over the layer means."""
-    from attnspec.numerics.depth import depth_phrase
+    """Per model: the share of Σσ at one n with its interval over documents (the first model's range
+    over layers) and every null beside it (its first corpus); and the depth trend of each model by
+    the permutation test over its layer means."""
     from attnspec.report.decoder import display
-    from attnspec.report.null_values import null_values
-    from attnspec.spectra.nulls import SHORT
 
     stats = [spectrum_statements(results / exp.name) for exp in figure1]
     if not stats:
         return []
+    by_model: dict[str, list[tuple[Any, dict[str, Any]]]] = {}  # the models in the experiments' order
+    for exp, s in zip(figure1, stats):
+        by_model.setdefault(display(str(s["model"])), []).append((exp, s))
     s0 = stats[0]
-    lo, hi = s0["layer_range"]
-    share = ", ".join(
-        f"{_pct_documents(s)} on {s['data']}" + (f" (layers {lo:.0%}–{hi:.0%})" if i == 0 else "")
-        for i, s in enumerate(stats)
-    )
-    nulls = null_values(results / figure1[0].name, s0["at"], results)  # the first corpus's nulls
-    beside = ", ".join(f"{SHORT[name]} {v.c_at:.1%}" for name, v in nulls.items())
-    if "random-init" in nulls and "k90" in s0:  # its k90/n beside the real one: what averaging does to k90
-        beside += f" (k90/n {nulls['random-init'].k90:.2f} vs {s0['k90'][0]:.2f})"
+    shares, nulls = [], []
+    for i, (model, runs) in enumerate(by_model.items()):
+        s = runs[0][1]
+        lo, hi = s["layer_range"]
+        at = "" if (s["at"], s["n"]) == (s0["at"], s0["n"]) else f" at {s['at']} of {s['n']}"
+        shares.append(
+            f"{model}{at} "
+            + ", ".join(
+                f"{_pct_documents(r)} on {r['data']}" + (f" (layers {lo:.0%}–{hi:.0%})" if i == j == 0 else "")
+                for j, (_, r) in enumerate(runs)
+            )
+        )
+        beside = _nulls_beside(results / runs[0][0].name, s, results)
+        if beside:
+            nulls.append(f"{model} {beside} ({s['data']})")
+    inputs = sorted({int(s["inputs"]) for s in stats if s.get("inputs")})
     out = [
-        f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values hold, of Σσ, "
-        f"{share} for {display(str(s0['model']))} (95% CIs over {s0['inputs']} documents)"
-        + (f"; {beside} ({s0['data']}): near-uniform rows alone give a high share" if nulls else "")
+        f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values hold, of Σσ: "
+        + "; ".join(shares)
+        + f" (95% CIs over {'/'.join(map(str, inputs))} documents)"
+        + (f"; nulls: {'; '.join(nulls)}: near-uniform rows alone give a high share" if nulls else "")
         + f". {link}"
     ]
-    trends: dict[tuple[str, float, float], list[str]] = {}  # corpora that read alike are named together
-    for s in stats:
-        if "trend" in s:
-            t = s["trend"]
-            trends.setdefault((depth_phrase(t), round(t.rho, 2), float(f"{t.p:.2g}")), []).append(s["data"])
-    if trends:
-        t0 = stats[0]["trend"]
-        out.append(
-            f"**Depth.** Over the {t0.layers} layer means: "
-            + "; ".join(f"{', '.join(d)}: {ph} (ρ = {r:+.2f}, p = {p:.2g})" for (ph, r, p), d in trends.items())
-            + f" (permutation test, {'all ' if t0.exact else ''}{t0.orderings:,} orderings). {link}"
-        )
+    depth = _depth_parts(by_model)
+    if depth:
+        out.append("**Depth.** Layer means, permutation test: " + "; ".join(depth) + f". {link}")
     return out
+
+
+def _nulls_beside(run: Path, s: dict[str, Any], results: Path) -> str:
+    """``entropy null 51.6%, uniform null 100.0%, random init 97.4% (k90/n 0.05 vs 0.32)``: each null's
+    share at the run's reading index, and the random-init model's k90/n beside the real one."""
+    from attnspec.report.null_values import null_values
+    from attnspec.spectra.nulls import SHORT
+
+    nulls = null_values(run, s["at"], results)
+    beside = ", ".join(f"{SHORT[name]} {v.c_at:.1%}" for name, v in nulls.items())
+    if "random-init" in nulls and "k90" in s:  # its k90/n beside the real one: what averaging does to k90
+        beside += f" (k90/n {nulls['random-init'].k90:.2f} vs {s['k90'][0]:.2f})"
+    return beside
+
+
+def _depth_parts(by_model: dict[str, list[tuple[Any, dict[str, Any]]]]) -> list[str]:
+    """Per model, its corpora that read alike named together: ``MiniLM-L6 (6 layers) imdb, wiki103:
+    suggestive rise with depth (ρ = +0.83, p = 0.058)``."""
+    from attnspec.numerics.depth import depth_phrase
+
+    parts = []
+    for model, runs in by_model.items():
+        trends: dict[tuple[str, float, float], list[str]] = {}
+        said = ""
+        for _, s in runs:
+            if "trend" in s:
+                t = s["trend"]
+                said = f"{t.layers} layers, {'all ' if t.exact else ''}{t.orderings:,} orderings"
+                trends.setdefault((depth_phrase(t), round(t.rho, 2), float(f"{t.p:.2g}")), []).append(s["data"])
+        if trends:
+            parts.append(
+                f"{model} ({said}) "
+                + "; ".join(f"{', '.join(d)}: {ph} (ρ = {r:+.2f}, p = {p:.2g})" for (ph, r, p), d in trends.items())
+            )
+    return parts
 
 
 def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_heading: str) -> list[str]:
@@ -280,7 +336,7 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
             )
             + ". [Scaling](#beyond-figure-1)"
         )
-        out.append(_linformer_finding([exp for exp, _ in betas], results, all(b[1] > 0.8 for _, b in betas)))
+        out.append(_linformer_finding(experiments, results, all(b[1] > 0.8 for _, b in betas)))
     return out
 
 
@@ -294,26 +350,14 @@ def _against_chance(chance: Sequence[tuple[Any, tuple]], results: Path) -> str:
     return "; ".join(f"{model} {c[3]:.2f} vs {c[2]:.2f} ({corpus})" for model, (corpus, c) in first.items())
 
 
-def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> str:
-    """What Linformer's argument needs (softmax(Q(EK)ᵀ)(FV) ≈ PV at a fixed k) and what was measured:
-    the random-projection error at READ_K from the shortest to the longest n, with its interval
-    over documents at the longest, per scaling run that measured it; else what the spectrum
-    alone says."""
-    from attnspec.numerics.stats import format_interval
-    from attnspec.report.projection import READ_K, _summary
+def _linformer_finding(experiments: Sequence[Any], results: Path, linear: bool) -> str:
+    """What the approximation study decides at the read k (:mod:`attnspec.report.approx_part`): per
+    model, each method's verdict by the stated rule and the methods below uniform attention at every
+    n; without a study, what the spectrum alone says."""
+    from attnspec.report.approx_part import HEADING, _by_model, model_verdicts, read_k, studies
 
-    by_model: dict[tuple[str, int, int], list[str]] = {}
-    for exp in scaling:
-        s = _summary(results / exp.name)
-        t = s[s["k"] == READ_K].sort_values("n") if s is not None else []
-        if len(t) >= 2:
-            a, b = t.iloc[0], t.iloc[-1]
-            model, corpus = scaling_label(results / exp.name).split(" · ")
-            by_model.setdefault((model, int(a["n"]), int(b["n"])), []).append(
-                f"{a['linformer_error']:.2f}→{b['linformer_error']:.2f} "
-                f"{format_interval(b['linformer_error_low'], b['linformer_error_high'])} ({corpus})"
-            )
-    if not by_model:
+    found = studies(experiments, results)
+    if not found:
         return (
             "**For Linformer.** "
             + (
@@ -325,14 +369,9 @@ def _linformer_finding(scaling: Sequence[Any], results: Path, linear: bool) -> s
             + ". Not tested: Linformer's learned projections, "
             "which approximate PV, not P. [Scaling](#beyond-figure-1)"
         )
-    measured = "; ".join(
-        f"{model} " + ", ".join(parts) + f" as n = {n0}→{n1}" for (model, n0, n1), parts in by_model.items()
-    )
-    return (
-        f"**For Linformer.** Error against PV, random E = F, k = {READ_K}: "
-        f"{measured} (95% CI over documents): it grows as √(n/k) whatever P is, not a finding; "
-        "fitted E, F: the approximation study. [Scaling](#beyond-figure-1)"
-    )
+    k = read_k([v for *_, v in found])
+    said = ". ".join(f"{model}: {model_verdicts(held, k, short=True)}" for model, held in _by_model(found).items())
+    return f"**For Linformer** (fixed k = {k}, held-out documents, the stated rule): {said}. [→](#{anchor(HEADING)})"
 
 
 def _decoder_finding(experiments: Sequence[Any], results: Path, quick: bool) -> list[str]:
@@ -357,24 +396,23 @@ def _theorem_of(claim_id: str, place: str) -> str:
     return place.split(",")[0]
 
 
-def _why(reason: str, words: int = 7) -> str:
-    """The deciding numbers of a ledger reason, in at most ``words`` words: seeds, intervals and
-    trailing asides left out, the clause with the comparison kept."""
-    first = reason.split("; ")[0]  # the deciding reading ("relative at its k = 4621: 500/500 fail, ..."); others follow
-    text = re.sub(r"\s*\(instance seed \d+\)|, 95% CI \[[^\]]*\]|\s*\(by a factor [^)]*\)", "", first).strip(" …")
-    clauses = [c for c in text.split(": ") if c]
-    text = next(
-        (c for c in clauses if re.search(r"[<>≠≤≥]|\bfail\b|off by|above|below", c)), clauses[-1] if clauses else ""
-    )
-    opened = []  # positions of parentheses still open: the ledger cut an aside off there
-    for i, ch in enumerate(text):
-        if ch == "(":
-            opened.append(i)
-        elif ch == ")" and opened:
-            opened.pop()
-    text = text[: opened[0]] if opened else text
-    text = re.sub(r"\s+\([^()]*\)$", "", text.strip()).rstrip(",;: ")
-    text = re.sub(r"\s+\((?=[a-z])[^()]*(?:\([^()]*\)[^()]*)*\)", "", text)  # asides in words: "(the line …)"
+def _why(row: dict[str, str], words: int = 7) -> str:
+    """Why a claim fails, in at most ``words`` words: the deciding numbers of the row that decides
+    its verdict, as the ledger renders them from that row's fields (never parsed back from the
+    reason's text); the verdict itself when the row carries no numbers.
+
+    Parameters
+    ----------
+    row : dict of str to str
+        A claim of :func:`attnspec.report.ledger.ledger_rows` (``deciding``, ``verdict``).
+    words : int
+        The most words said.
+
+    Returns
+    -------
+    str
+    """
+    text = str(row.get("deciding") or "") or str(row["verdict"])
     cut = text.split()
     return " ".join(cut[:words]) + ("…" if len(cut) > words else "")
 
@@ -395,7 +433,7 @@ def _paper_findings(experiments: Sequence[Any], results: Path, papers: dict[str,
         failing = [r for r in mine if is_failure(r["verdict"])]
         by_theorem: dict[str, str] = {}
         for r in sorted(failing, key=lambda r: r["verdict"] != "violated"):  # a plain violation says why best
-            by_theorem.setdefault(_theorem_of(r["id"], r["place"]), _why(r["reason"]))
+            by_theorem.setdefault(_theorem_of(r["id"], r["place"]), _why(r))
         # the first three theorems by their deciding numbers; the rest are counted, the ledger has them
         shown = list(by_theorem.items())[:3]
         more = len(by_theorem) - len(shown)

@@ -49,6 +49,17 @@ def _configured_length(meta: dict[str, Any]) -> int | None:
     return int(value) if value else None
 
 
+def _positions(meta: dict[str, Any]) -> str:
+    """``514 position embeddings, 512 usable``: the model's own position table (its ``config.json``,
+    when its folder is on this machine) and the longest input it takes."""
+    usable = meta.get("max_seq_len")
+    config = Path(str(meta.get("model_path") or "")) / "config.json"
+    table = json.loads(config.read_text()).get("max_position_embeddings") if config.is_file() else None
+    if table and usable and int(table) != int(usable):
+        return f"{table} position embeddings, {usable} usable"
+    return f"{table or usable} position embeddings"
+
+
 def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
     """``## Threats to validity``: one bullet per threat the results show; empty without spectrum runs.
 
@@ -91,13 +102,13 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
         if configured and top > configured:
             bullets.append(
                 f"- **Lengths beyond training.** {display(model)} is read up to n = {top}, though its "
-                f"sentence-transformers configuration caps inputs at {configured} tokens ({positions} position "
-                f"embeddings): P past n = {configured} may be off its training distribution, which could flatten or "
+                f"sentence-transformers configuration caps inputs at {configured} tokens ({_positions(m['meta'])}): "
+                f"P past n = {configured} may be off its training distribution, which could flatten or "
                 "sharpen its spectrum there."
             )
         elif positions and top >= int(positions):
             bullets.append(
-                f"- **Lengths at the edge.** {display(model)} is read at n = {top}, all of its {positions} positions."
+                f"- **Lengths at the edge.** {display(model)} is read at n = {top}, all of its {_positions(m['meta'])}."
             )
         gguf = m["meta"].get("gguf") or {}
         if gguf.get("quantization"):

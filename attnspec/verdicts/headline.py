@@ -310,3 +310,53 @@ def claim_verdicts(rows_or_frame: Any) -> list[ClaimVerdict]:
     list of ClaimVerdict
     """
     return [claim_verdict(cs) for cs in summarize(rows_or_frame)]
+
+
+def deciding_row(cs: ClaimSummary, verdict: str) -> Any | None:
+    """The row that decides a claim's ``verdict`` (:func:`claim_verdict`'s), in the order its rules
+    read rows: among the rows of the claim's main readings that carry the verdict's last part, those
+    at the paper's own parameters first, then those at the header's setting, then any; of these
+    the one a reader should look at first (:func:`telling_row`). None when no row carries it.
+
+    Parameters
+    ----------
+    cs : ClaimSummary
+        The claim's rows.
+    verdict : str
+        The claim's verdict (``violated``, ``vacuous → violated``, ...).
+
+    Returns
+    -------
+    VerdictRow or None
+        Its fields (estimate, bound, counts, ...) are the deciding numbers
+        (:func:`attnspec.verdicts.numbers.numbers` renders them).
+    """
+    rows = [_effective(r) for r in cs.rows]
+    main = [r for r in rows if not secondary(str(r.reading))] or rows
+    final = verdict.split(ARROW)[-1]
+    pool = _at_setting(main)[0]
+    own = [r for r in pool if getattr(r, "at_paper_params", False)]
+    for rows_read in (own, pool, main, rows):
+        carrying = [r for r in rows_read if r.verdict == final]
+        if carrying:
+            return telling_row(carrying)
+    return None
+
+
+def deciding_words(cs: ClaimSummary, verdict: str) -> str:
+    """The deciding numbers of :func:`deciding_row`, rendered from its fields, else what its
+    reading tests (the registry's words); "" without such a row.
+
+    Parameters
+    ----------
+    cs : ClaimSummary
+        The claim's rows.
+    verdict : str
+        The claim's verdict.
+
+    Returns
+    -------
+    str
+    """
+    row = deciding_row(cs, verdict)
+    return "" if row is None else (numbers(row) or _reading_words(row))

@@ -111,6 +111,7 @@ def test_the_figure_is_print_ready(monkeypatch):
     from test_plots_readable import assert_print_ready
 
     import attnspec.plots.approx as module
+    from attnspec.plots import COLUMN_IN
 
     kept = []
     monkeypatch.setattr(module, "save_figure", lambda fig, stem, formats=(): kept.append(fig) or [])
@@ -124,4 +125,5 @@ def test_the_figure_is_print_ready(monkeypatch):
     texts = [t.get_text() for t in kept[0].legends[0].get_texts()]
     assert "hollow: no better than uniform (the rule)" in texts
     assert_print_ready(kept[0], "approx_errors")
+    assert kept[0].get_figwidth() == pytest.approx(COLUMN_IN)  # one column, as the report prints it
     plt.close(kept[0])

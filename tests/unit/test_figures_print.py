@@ -20,7 +20,18 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "reports" / "results"
 #: Figures checked elsewhere instead (none: every figure the report draws is checked here).
 ELSEWHERE: set[str] = set()
-MODULES = ("spectrum", "null_curves", "scaling", "compare", "decoder", "jl", "expressivity", "osa", "osa_train")
+MODULES = (
+    "spectrum",
+    "null_curves",
+    "scaling",
+    "compare",
+    "decoder",
+    "approx",
+    "jl",
+    "expressivity",
+    "osa",
+    "osa_train",
+)
 
 
 @pytest.fixture
@@ -56,6 +67,20 @@ def test_every_check_figure_is_print_ready(name, kept, tmp_path) -> None:  # noq
     for stem, fig in kept:
         assert_print_ready(fig, f"{name}/{stem}")
         plt.close(fig)
+
+
+def test_theorem_1s_panel_shows_where_the_failure_probability_moves_with_k(kept, tmp_path) -> None:  # noqa: ANN001
+    """Not every curve at 1: w = a column of V, along P's top directions, is drawn beside the random
+    and bottom-direction w that fail at every k < n."""
+    from attnspec.plots.jl import plot_failure_vs_k
+
+    plot_failure_vs_k(_copy_results("jl-check", tmp_path))
+    ((_, fig),) = kept
+    (ax,) = [a for a in fig.axes if a.get_title().startswith("Theorem 1")]
+    lows = [min(line.get_ydata()) for line in ax.get_lines() if len(line.get_ydata()) > 1]
+    assert any(v < 0.5 for v in lows), lows  # a curve that falls with k
+    assert any(t.get_text() == "w = V's column" for t in ax.get_legend().get_texts())
+    plt.close(fig)
 
 
 def test_figure_1_of_one_run_and_of_a_comparison_is_print_ready(kept, tmp_path) -> None:  # noqa: ANN001
@@ -102,12 +127,18 @@ def test_every_spectrum_figure_the_report_draws_is_print_ready(kept, tmp_path) -
 
 
 #: The figures that carry the summary, by (folder, stem): drawn at one column.
-SUMMARY_FIGURES = (("figure1-nulls", "spectrum_nulls"), ("scaling-grid", "scaling_grid"), ("decoder", "decoder_beta"))
+SUMMARY_FIGURES = (
+    ("figure1-nulls", "spectrum_nulls"),
+    ("scaling-grid", "scaling_grid"),
+    ("decoder", "decoder_beta"),
+    ("approx-minilm-imdb", "approx_errors"),
+)
 
 
 @pytest.mark.slow  # draws the three summary figures from the committed results (about 17 s)
 def test_the_figures_that_carry_the_summary_are_drawn_at_one_column(kept, tmp_path) -> None:  # noqa: ANN001
     from attnspec.plots import COLUMN_IN
+    from attnspec.report.approx_part import approx_section
     from attnspec.report.beyond import beyond_figure1_section
     from attnspec.report.decoder import decoder_section
     from attnspec.report.experiments import load_experiments, spectrum_runs
@@ -120,6 +151,7 @@ def test_the_figures_that_carry_the_summary_are_drawn_at_one_column(kept, tmp_pa
     _spectrum_section(runs, RESULTS, tmp_path, lambda *a, **k: None, lambda *a, **k: None)
     beyond_figure1_section(experiments, RESULTS, tmp_path)
     decoder_section(experiments, RESULTS, tmp_path, quick=False)
+    approx_section(experiments, RESULTS, tmp_path)
     drawn = dict(kept)
     for _, stem in SUMMARY_FIGURES:
         assert stem in drawn, stem

@@ -137,10 +137,12 @@ def test_the_accuracy_figure_has_the_bars_sd_and_chance_line_its_caption_promise
     ]
     means = [float(np.mean(v)) for v in ACC.values()]
     assert [b.get_height() for b in bars] == pytest.approx(means)  # bars: the mean over seeds
-    (err,) = [c for c in ax.containers if c.get_label() == "± 1 sd"]
+    (err,) = [c for c in ax.containers if c.get_label() == "95% CI over seeds"]
     segments = err.lines[2][0].get_segments()
-    half = [abs(s[1][1] - s[0][1]) / 2 for s in segments]
-    assert half == pytest.approx([float(np.std(v, ddof=1)) for v in ACC.values()])  # ± 1 sd, not a CI
+    ends = [v for s in segments for v in sorted((s[0][1], s[1][1]))]
+    table = _paper_for(_runs(ACC)).set_index("model")
+    # the body table's interval over seeds, one interval everywhere (not ± 1 sd)
+    assert ends == pytest.approx([v for m in ACC for v in table.loc[m, ["accuracy_ci_low", "accuracy_ci_high"]]])
     chance = [ln for ln in ax.get_lines() if ln.get_label() == "chance (10 classes)"]
     assert len(chance) == 1 and set(chance[0].get_ydata()) == {0.1}
     assert ax.get_ylim() == (0.0, 1.0)
@@ -174,6 +176,8 @@ def test_the_accuracy_caption_promises_what_the_figure_draws(tmp_path: Path, dat
     text = caption("osa_train_accuracy", tmp_path)
     for promise in ("bars the mean over 5 seeds", "± 1 sd", "chance (10 classes)", said):
         assert promise in text
+    _paper_for(_runs(ACC)).to_parquet(tmp_path / "osa_train_paper.parquet")  # the run's Table 2 comparison
+    assert "the 95% interval over seeds, as in the table" in caption("osa_train_accuracy", tmp_path)
 
 
 # ----------------------------------------------------------------------------- placement

@@ -1,6 +1,6 @@
-"""The Linformer-projection part of the report's "Beyond Figure 1": the body table and its reading
-are computed from a run's saved summary (never typed), fit the body's budget, and say what the
-measurement does not test; a run that could not measure it is named with the reason."""
+"""The random-projection measurement in the report: one sentence in the body on its √(n/k) scale
+(never read as a finding), each run's table in the appendix computed from its saved summary;
+a run that could not measure it says why."""
 
 from __future__ import annotations
 
@@ -74,49 +74,26 @@ def studies(tmp_path: Path) -> tuple[list[Experiment], Path]:
     return exps, results
 
 
-def test_the_body_table_is_computed_from_the_saved_summaries(studies: tuple[list[Experiment], Path]) -> None:
-    from attnspec.report.appendix import MAX_BODY_ROWS
-    from attnspec.report.projection import projection_part
-    from attnspec.storage.results import read_table
-
-    exps, results = studies
-    md = projection_part(exps, results)
-    table = [line for line in md if line.startswith("|")]
-    a = read_table(results / "a", "projection_summary")
-    assert len(table) - 2 == len(a) <= MAX_BODY_ROWS  # one row per (k, n) measured
-    assert len(md) <= 14  # what the body pays for: a paragraph, the table, a reading
-    for r in a.itertuples():
-        row = next(line for line in table if line.startswith(f"| {r.k} | {r.n} |"))
-        assert f"{r.linformer_error:.3f} [{r.linformer_error_low:.3f}, {r.linformer_error_high:.3f}]" in row
-        assert f"| {r.best_rank_error:.3f} |" in row
-    assert "MiniLM" in table[0] and "imdb" in table[0] and "wiki103" in table[0]
-
-
-def test_the_reading_says_how_the_error_moves_and_what_is_not_tested(studies: tuple[list[Experiment], Path]) -> None:
-    from attnspec.report.projection import projection_part
-    from attnspec.storage.results import read_table
-
-    exps, results = studies
-    reading = projection_part(exps, results)[-2]
-    a = read_table(results / "a", "projection_summary")
-    t = a[a["k"] == 128].sort_values("n")
-    assert (
-        f"{t['linformer_error'].iloc[0]:.3f} at n = 256 to {t['linformer_error'].iloc[-1]:.3f} at n = 512 on "
-        "MiniLM-L6 · imdb (a rise"
-    ) in reading
-    assert "wiki103 (no change shown" in reading  # run b: the same error at both lengths
-    assert "Linformer trains E and F" in reading and "may do much better" in reading
-    assert "Not measured for SmolLM2-135M (every layer is causal" in reading  # the decoder, named with the reason
-    assert "above 1" not in reading  # these errors are below 1
-
-
 def test_nothing_renders_without_a_measurement(tmp_path: Path) -> None:
-    from attnspec.report.projection import projection_part, run_projection_lines
+    from attnspec.report.approx_part import random_projection_note
+    from attnspec.report.projection import run_projection_lines
 
     results = tmp_path / "results"
     exp = _study(results, "c", model="smollm2", data="imdb", causal=True, errors=None)
-    assert projection_part([exp], results) == []
+    assert random_projection_note([exp], results) == []
     assert "every layer is causal" in run_projection_lines(results / "c")[0]
+
+
+def test_the_random_projection_is_one_sentence_on_its_scale_not_a_finding(
+    studies: tuple[list[Experiment], Path],
+) -> None:
+    from attnspec.report.approx_part import random_projection_note
+    from attnspec.report.projection import run_projection_lines
+
+    exps, results = studies
+    note = random_projection_note(exps, results)
+    assert len(note) == 2 and "√(n/k) whatever P is" in note[0] and "no evidence" in note[0]
+    assert "not a finding" in run_projection_lines(results / "a")[0]
 
 
 def test_a_runs_appendix_table_has_every_k_and_n(studies: tuple[list[Experiment], Path]) -> None:
@@ -149,43 +126,3 @@ def test_the_scaling_table_gives_k90_over_n_of_every_null_the_study_holds(monkey
     assert cell == " · ".join(
         ["0.32", *(f"{SHORT[s]} {v:.2g}" for s, v in zip(table["source"][1:], table["share_n512"][1:]))]
     )
-
-
-def test_the_summary_says_what_linformer_needs_and_what_was_measured(studies: tuple[list[Experiment], Path]) -> None:
-    from attnspec.numerics.stats import format_interval
-    from attnspec.report.projection import READ_K
-    from attnspec.report.summary import _linformer_finding
-    from attnspec.storage.results import read_table
-
-    exps, results = studies
-    line = _linformer_finding(exps, results, linear=True)
-    assert line.startswith("**For Linformer.** Error against PV, random E = F")
-    for name in ("a", "b"):
-        t = read_table(results / name, "projection_summary")
-        t = t[t["k"] == READ_K].sort_values("n")
-        ci = format_interval(t["linformer_error_low"].iloc[-1], t["linformer_error_high"].iloc[-1])
-        corpus = "imdb" if name == "a" else "wiki103"
-        assert f"{t['linformer_error'].iloc[0]:.2f}→{t['linformer_error'].iloc[-1]:.2f} {ci} ({corpus})" in line
-    assert "MiniLM-L6 " in line and "as n = 256→512" in line and "zero" not in line  # errors below 1 here
-    assert "95% CI over documents" in line and "not a finding" in line and "√(n/k)" in line
-    # without the measurement: what the spectrum alone says, and that the learned projections are untested
-    assert "Not tested: Linformer's learned projections" in _linformer_finding(exps[2:], results, linear=True)
-
-
-def test_the_random_projection_error_is_read_as_its_scale_not_as_a_finding(tmp_path: Path) -> None:
-    from attnspec.report.summary import _linformer_finding
-
-    results = tmp_path / "results"
-    above = _errors(1.5, 0).assign(linformer_error=lambda f: f["linformer_error"] + 2.5)
-    exp = _study(results, "a", model="minilm", data="imdb", causal=False, errors=above)
-    line = _linformer_finding([exp], results, linear=True)
-    # an error above 1 with E = F = R is the √(n/k) scale of RV, not "worse than outputting zero"
-    assert "zero" not in line and "grows as √(n/k) whatever P is" in line and "approximation study" in line
-
-
-def test_runs_left_out_are_named_by_reason_and_a_model_alone_only_when_none_of_its_runs_holds_it() -> None:
-    from attnspec.report.projection import _by_reason
-
-    causal = "every layer is causal"
-    missing = [("SmolLM2-135M · imdb", causal), ("SmolLM2-135M · wiki103", causal), ("MiniLM-L6 · wiki103", "not run")]
-    assert _by_reason(missing, ["MiniLM-L6 · imdb"]) == {causal: ["SmolLM2-135M"], "not run": ["MiniLM-L6 · wiki103"]}

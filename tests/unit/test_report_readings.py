@@ -124,15 +124,31 @@ def test_each_paper_line_names_the_theorems_that_fail_and_why(built: dict[str, s
     assert "No claim of" in osa and "misprints that hold as corrected: eq. (26), eq. (49), eq. (89)" in osa
 
 
-def test_the_why_keeps_the_deciding_comparison() -> None:
+def test_the_why_reads_the_deciding_rows_fields_not_the_reason_text() -> None:
     from attnspec.report.summary import _theorem_of, _why
+    from attnspec.verdicts.classify import VerdictRow
+    from attnspec.verdicts.headline import claim_verdict, deciding_words
+    from attnspec.verdicts.sentences import summarize
 
-    assert _why("relative at its k = 4621: 500/500 fail, claimed P ≤ 0.25 (21/32 rows); additive: loose") == (
-        "500/500 fail, claimed P ≤ 0.25"
-    )
-    assert _why("exp-low-rank at its n = 256: observed 256 > bound 64; gamma-theta-d: measured") == (
-        "observed 256 > bound 64"
-    )
+    # a reason whose first clause holds a comparison that is not the deciding one: a regex over the
+    # text picks "bound (≤ 3 > 2 by design)"; the fields say what decided
+    row = {
+        "verdict": "violated",
+        "reason": "at k = 8: the bound (≤ 3 > 2 by design) is below 1; relative: 5/5 fail",
+        "deciding": "5/5 fail, claimed P ≤ 0.1",
+    }
+    assert _why(row) == "5/5 fail, claimed P ≤ 0.1"
+    assert _why({**row, "deciding": ""}) == "violated"  # no numbers: the verdict, never the text
+    assert _why({**row, "deciding": "one two three four five six seven eight"}) == "one two three four five six seven…"
+    # the deciding row is the one at the paper's parameters, as the claim's verdict reads it
+    claim = "linformer.thm1.eq3"
+    rows = [
+        VerdictRow(claim, "violated", {"n": 64, "k": 8}, bound=0.25, estimate=1.0, trials=500, at_paper_params=True),
+        VerdictRow(claim, "violated", {"n": 64, "k": 4}, bound=1e-5, estimate=1.0, trials=9000),
+    ]
+    (cs,) = summarize(rows)
+    said = deciding_words(cs, claim_verdict(cs).verdict)
+    assert said == "observed 1 > bound 0.25"  # not the other row's bound 1e-05
     assert _theorem_of("linformer.thm1.eq18", "Appendix A, eq. (18)") == "Theorem 1"
     assert _theorem_of("linformer.eq4", "Section 3, eq. (4)") == "eq. (4)"
     assert _theorem_of("linformer.lemma1.eq12", "Appendix A, Lemma 1, eq. (12)") == "Lemma 1"
@@ -149,3 +165,16 @@ def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
     config = Path(__import__("json").loads((RESULTS / FIGURE1_RUNS[0] / "meta.json").read_text())["model_path"])
     if (config / "sentence_bert_config.json").is_file():
         assert "caps inputs at 256 tokens" in text and "read up to n = 512" in text
+
+
+def test_a_models_position_table_is_said_with_the_length_it_takes(tmp_path: Path) -> None:
+    import json
+
+    from attnspec.report.threats import _positions
+
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 514}))
+    meta = {"model_path": str(tmp_path), "max_seq_len": 512}
+    assert _positions(meta) == "514 position embeddings, 512 usable"  # MPNet: two reserved for padding
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 512}))
+    assert _positions(meta) == "512 position embeddings"
+    assert _positions({"model_path": str(tmp_path / "absent"), "max_seq_len": 256}) == "256 position embeddings"

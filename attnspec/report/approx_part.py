@@ -1,0 +1,423 @@
+"""The report's "For Linformer: does a fixed k suffice?" section, from the approximation study.
+
+Linformer's premise is softmax(Q(EK)ᵀ/√d)(FV) ≈ PV with a k that stays fixed as n grows. The
+approximation study (docs/approximations.md) measures it on held-out documents for each
+method and k beside two references (uniform attention, which any method must beat, and the
+best rank-k P applied to V); this module renders what the studies saved, read through
+:func:`attnspec.spectra.approx.reading.read_verdicts` (the deciding numbers are fields):
+
+* per model, one table at :data:`READ_K`: per corpus and method, the held-out error at the
+  smallest and the largest n with its 95 % interval over held-out documents, the slope per
+  doubling of n with its interval, the rule's verdict at every k, whether the error is below
+  uniform attention's at every n, and the end-to-end effect at the largest n;
+* a reading generated from those fields, and each study's figure (error against n, one panel
+  per k) at one column;
+* every k of every study for the appendix.
+
+Fields that a study saved without (older results) read "not measured".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from attnspec.report.experiments import spectrum_runs
+
+#: The k the body and the summary read (Linformer's Figure 3 uses 128).
+READ_K = 128
+HEADING = "For Linformer: does a fixed k suffice?"
+#: The rule's verdicts as a table cell.
+SHORT_VERDICT = {"a fixed k holds": "holds", "the null": "reference", "not applied": "not applied"}
+
+
+def approx_verdicts(run: Path) -> pd.DataFrame | None:
+    """A study's verdict rows (:func:`~attnspec.spectra.approx.reading.read_verdicts`), or None.
+
+    Parameters
+    ----------
+    run : Path
+        A scaling study's directory.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        One row per (k, method); None when the study holds no approximations.
+    """
+    from attnspec.spectra.approx.reading import read_verdicts
+
+    return read_verdicts(run) if (run / "approx_rule.parquet").is_file() else None
+
+
+def read_k(tables: Sequence[pd.DataFrame]) -> int:
+    """The k the body reads: :data:`READ_K` where every study measured it, else the middle k of the first.
+
+    Parameters
+    ----------
+    tables : sequence of pandas.DataFrame
+        Verdict tables.
+
+    Returns
+    -------
+    int
+    """
+    held = [sorted({int(k) for k in t["k"]}) for t in tables]
+    if held and all(READ_K in ks for ks in held):
+        return READ_K
+    return held[0][len(held[0]) // 2] if held and held[0] else READ_K
+
+
+def studies(experiments: Sequence[Any], results: Path) -> list[tuple[str, str, Path, pd.DataFrame]]:
+    """(model, corpus, directory, verdict table) of every approximation study with results.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+    results : Path
+        The folder of every experiment's results directory.
+
+    Returns
+    -------
+    list of tuple
+    """
+    from attnspec.report.decoder import scaling_label
+
+    out = []
+    for exp in spectrum_runs(experiments, results, "approx"):
+        v = approx_verdicts(results / exp.name)
+        if v is not None and len(v):
+            model, corpus = scaling_label(results / exp.name).split(" · ")
+            out.append((model, corpus, results / exp.name, v))
+    return out
+
+
+def below_uniform(row: Any) -> str:
+    """Whether a method's held-out error is below uniform attention's at every n (paired over
+    documents): ``yes``, ``no``, ``—`` for a reference, ``not measured`` when the study saved no
+    such field.
+
+    Parameters
+    ----------
+    row : mapping
+        A verdict row.
+
+    Returns
+    -------
+    str
+    """
+    if row["reference"]:
+        return "—"
+    gap = row.get("uniform_gap_high", float("nan"))
+    if gap is None or not math.isfinite(float(gap)):
+        return "not measured"
+    return "yes" if float(gap) < 0 else "no"
+
+
+def end_to_end(row: Any, digits: int = 3) -> str:
+    """The end-to-end effect at the largest n: the sentence-embedding cosine to the exact model
+    with its interval, or the change in next-token loss, or ``not measured``.
+
+    Parameters
+    ----------
+    row : mapping
+        A verdict row.
+    digits : int
+        Decimals.
+
+    Returns
+    -------
+    str
+    """
+    from attnspec.numerics.stats import format_interval
+
+    for name, label in (("cosine_last", "cos"), ("loss_change_last", "Δloss")):
+        value = row.get(name, float("nan"))
+        if value is not None and math.isfinite(float(value)):
+            low, high = row.get(f"{name}_low", float("nan")), row.get(f"{name}_high", float("nan"))
+            return f"{label} {float(value):.{digits}f} {format_interval(float(low), float(high), digits)}"
+    return "not measured"
+
+
+def _error(row: Any, which: str) -> str:
+    from attnspec.numerics.stats import format_interval
+
+    value = row[f"error_{which}"]
+    if not math.isfinite(value):
+        return "—"
+    return f"{value:.3f} {format_interval(row[f'error_{which}_low'], row[f'error_{which}_high'], 3)}"
+
+
+def _slope(row: Any) -> str:
+    from attnspec.numerics.stats import format_interval
+
+    if not math.isfinite(row["slope"]):
+        return "not estimable"
+    return f"{row['slope']:+.3f} {format_interval(row['slope_low'], row['slope_high'], 3, signed=True)}"
+
+
+def _verdicts_by_k(v: pd.DataFrame, method: str) -> str:
+    """The rule's verdict at each k, in k's order (``holds · grows · unresolved``)."""
+    rows = v[v["method"] == method].sort_values("k")
+    return " · ".join(SHORT_VERDICT.get(str(r.verdict), str(r.verdict)) for r in rows.itertuples())
+
+
+def model_table(model: str, held: Sequence[tuple[str, pd.DataFrame]], k: int) -> list[str]:
+    """One model's body table at ``k``: a row per (corpus, method).
+
+    Parameters
+    ----------
+    model : str
+        The model as the report names it.
+    held : sequence of (corpus, verdict table)
+        The model's studies.
+    k : int
+        The k read.
+
+    Returns
+    -------
+    list of str
+        Markdown lines ending with a blank line.
+    """
+    at = [(corpus, v[v["k"] == k]) for corpus, v in held]
+    spans = {(int(r.n_first), int(r.n_last)) for _, t in at for r in t.itertuples() if not r.note}
+    first, last = (f"n = {n}" for n in spans.pop()) if len(spans) == 1 else ("smallest n", "largest n")
+    ks = sorted({int(x) for _, v in held for x in v["k"]})
+    md = [
+        f"**{model}, k = {k}** (verdicts at k = {' · '.join(map(str, ks))}):",
+        "",
+        f"| corpus | method | error at {first} | error at {last} | slope per doubling | verdict by k | "
+        f"below uniform at every n | end to end at {last} |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    every = dict(held)
+    for corpus, t in at:
+        for r in t.to_dict("records"):
+            name = r["method"] + (" (reference)" if r["reference"] else "")
+            name += " †" if r.get("scores") == "content only" else ""
+            if r["note"]:
+                md.append(f"| {corpus} | {name} | — | — | — | not applied | — | — |")
+                continue
+            md.append(
+                f"| {corpus} | {name} | {_error(r, 'first')} | {_error(r, 'last')} | {_slope(r)} | "
+                f"{_verdicts_by_k(every[corpus], r['method'])} | {below_uniform(r)} | "
+                f"{end_to_end(r)} |"
+            )
+    return [*md, ""]
+
+
+def verdict_groups(held: Sequence[tuple[str, pd.DataFrame]], k: int) -> dict[str, dict[str, list[str]]]:
+    """verdict → method → the corpora it was reached on, at ``k``, for the methods (not the references).
+
+    Parameters
+    ----------
+    held : sequence of (corpus, verdict table)
+        One model's studies.
+    k : int
+
+    Returns
+    -------
+    dict
+    """
+    out: dict[str, dict[str, list[str]]] = {}
+    for corpus, v in held:
+        for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].itertuples():
+            out.setdefault(str(r.verdict), {}).setdefault(str(r.method), []).append(corpus)
+    return out
+
+
+def _named(methods: dict[str, list[str]], corpora: int) -> str:
+    """``linformer-fit, nystrom (imdb)``: each method, with its corpora when not all of the model's."""
+    return ", ".join(m + ("" if len(c) == corpora else f" ({', '.join(c)})") for m, c in methods.items())
+
+
+def model_verdicts(held: Sequence[tuple[str, pd.DataFrame]], k: int, *, short: bool = False) -> str:
+    """One model's verdicts at ``k`` and the methods below uniform at every n, in one clause.
+
+    Parameters
+    ----------
+    held : sequence of (corpus, verdict table)
+        One model's studies.
+    k : int
+    short : bool
+        The verdicts in their table form (``holds linformer-fit; grows nystrom (imdb)``), for the summary.
+
+    Returns
+    -------
+    str
+        ``a fixed k holds for linformer-fit; grows for nystrom (imdb); below uniform at every n: linformer-fit``.
+    """
+    groups = verdict_groups(held, k)
+    text = "; ".join(
+        f"{SHORT_VERDICT.get(verdict, verdict)} {_named(methods, len(held))}"
+        if short
+        else f"{verdict} for {_named(methods, len(held))}"
+        for verdict, methods in groups.items()
+    )
+    below: dict[str, list[str]] = {}
+    measured = False
+    for corpus, v in held:
+        for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].to_dict("records"):
+            said = below_uniform(r)
+            measured = measured or said != "not measured"
+            if said == "yes":
+                below.setdefault(str(r["method"]), []).append(corpus)
+    if measured:
+        text += f"; below uniform at every n: {_named(below, len(held)) if below else 'none'}"
+    else:
+        text += "; below uniform at every n: not measured"
+    return text
+
+
+def _by_model(found: Sequence[tuple[str, str, Path, pd.DataFrame]]) -> dict[str, list[tuple[str, pd.DataFrame]]]:
+    out: dict[str, list[tuple[str, pd.DataFrame]]] = {}
+    for model, corpus, _, v in found:
+        out.setdefault(model, []).append((corpus, v))
+    return out
+
+
+def _end_to_end_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
+    """The best and the worst end-to-end effect of the methods at ``k`` (the sentence-embedding cosine)."""
+    rows = [
+        (float(r["cosine_last"]), r["method"], corpus, int(r["n_last"]))
+        for corpus, v in held
+        for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].to_dict("records")
+        if math.isfinite(float(r.get("cosine_last", float("nan"))))
+    ]
+    if not rows:
+        return f"End to end on {model}: not measured."
+    best, worst = max(rows), min(rows)
+    return (
+        f"End to end on {model} (every layer's attention replaced, n = {best[3]}): sentence-embedding cosine to the "
+        f"exact model {best[0]:.3f} at best ({best[1]}, {best[2]}), {worst[0]:.3f} at worst ({worst[1]}, {worst[2]})."
+    )
+
+
+def random_projection_note(experiments: Sequence[Any], results: Path) -> list[str]:
+    """One sentence on the random-projection measurement of the scaling runs, when any holds it:
+    its error scales as √(n/k) whatever P is, so it is no evidence either way.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+    results : Path
+
+    Returns
+    -------
+    list of str
+        The sentence and a blank line, or nothing.
+    """
+    held = [
+        exp.name
+        for exp in spectrum_runs(experiments, results, "scaling")
+        if (results / exp.name / "projection_summary.parquet").is_file()
+    ]
+    if not held:
+        return []
+    return [
+        "A random Gaussian E = F = R (the scaling runs' projection measurement, tables in the appendix) is no "
+        "evidence either way: the rows of RV have norms about √(n/k) times those of V, so its error scales as "
+        "√(n/k) whatever P is.",
+        "",
+    ]
+
+
+def approx_section(experiments: Sequence[Any], results: Path, figures: Path) -> list[str]:
+    """The section's Markdown lines (empty when no study holds approximations): what is measured and
+    the rule, a table per model at the read k, the reading, each study's figure, and every k of
+    every study under ``### Every k`` (for the appendix).
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        The report's experiments.
+    results : Path
+        The folder of every experiment's results directory.
+    figures : Path
+        The report's figure folder (each study's figure is drawn under ``figures/<experiment>/``).
+
+    Returns
+    -------
+    list of str
+    """
+    from attnspec.spectra.approx.rule import THRESHOLD
+
+    found = studies(experiments, results)
+    if not found:
+        return []
+    k = read_k([v for *_, v in found])
+    docs = sorted({int(i) for *_, v in found for i in v["inputs"] if i})
+    md = [
+        f"## {HEADING}",
+        "",
+        "Linformer's premise is softmax(Q(EK)ᵀ/√d)(FV) ≈ PV with a k that stays fixed as n grows. Each method "
+        "replaces PV in one layer at a time on the model's own Q, K, V, on held-out documents (fitted methods are "
+        "fitted on other documents of the same corpus): Linformer with E, F fitted (`linformer-fit`) and as in its "
+        "proof (E = δR, F = e^(−δ)R, `linformer-proof`), Performer (FAVOR+) and Nyström, beside uniform attention "
+        "(the mean of V, which a method must beat) and the best rank-k P applied to V (what low rank of P alone "
+        "allows, not a bound for E and F). Error ‖Ŷ − PV‖_F/‖PV‖_F, the mean over layers and heads, 95% intervals "
+        f"over {'–'.join(map(str, docs))} held-out documents. The rule, stated before the numbers "
+        "(docs/approximations.md): a fixed k holds when the upper end of the slope of error against log₂ n is "
+        f"below +{THRESHOLD} per doubling and the error is below uniform attention's at every n; grows when the "
+        "slope's lower end is above it; else unresolved. End to end: every layer replaced at once, the cosine of "
+        "the model's sentence embedding to the exact model's.",
+        "",
+    ]
+    by_model = _by_model(found)
+    readings = []
+    for model, held in by_model.items():
+        md += model_table(model, held, k)
+        readings.append(f"on {model}, {model_verdicts(held, k)}")
+    md += [f"Reading at k = {k}: " + "; ".join(readings) + ".", ""]
+    md += [" ".join(_end_to_end_reading(model, held, k) for model, held in by_model.items()), ""]
+    md += random_projection_note(experiments, results)
+    shown: set[str] = set()  # the body shows each model's first study; the others go with every k
+    body, rest = [], []
+    for study in found:
+        (rest if study[0] in shown else body).append(study)
+        shown.add(study[0])
+    md += _figures(body, figures)
+    md += _every_k(found) + _figures(rest, figures)
+    return md
+
+
+def _figures(found: Sequence[tuple[str, str, Path, pd.DataFrame]], figures: Path) -> list[str]:
+    """Each study's figure at one column, drawn from its saved summary."""
+    from attnspec.plots.approx import plot_approx
+    from attnspec.storage.results import read_table
+
+    md = []
+    for model, corpus, run, _ in found:
+        plot_approx(read_table(run, "approx_summary"), figures / run.name, title=f"{model} · {corpus}")
+        md += [f"![held-out error against n, {model} on {corpus}](figures/{run.name}/approx_errors.png)", ""]
+    return md
+
+
+def _every_k(found: Sequence[tuple[str, str, Path, pd.DataFrame]]) -> list[str]:
+    """``### Every k``: each study's full table (every k and method)."""
+    md = ["### Every k", ""]
+    for model, corpus, run, v in found:
+        plan = json.loads((run / "meta.json").read_text()).get("approx") or {}
+        md += [
+            f"`{run.name}` ({model} on {corpus}; {plan.get('train')} documents fitted on, {plan.get('held_out')} "
+            f"held out, seed {plan.get('seed')}, fit budget {plan.get('budget') or 'default'}):",
+            "",
+            "| k | method | error at smallest n | error at largest n | slope per doubling | verdict | "
+            "below uniform at every n | end to end |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in v.to_dict("records"):
+            if r["note"]:
+                md.append(f"| {r['k']} | {r['method']} | — | — | — | not applied: {r['note']} | — | — |")
+                continue
+            md.append(
+                f"| {r['k']} | {r['method']} | {_error(r, 'first')} (n = {int(r['n_first'])}) | "
+                f"{_error(r, 'last')} (n = {int(r['n_last'])}) | {_slope(r)} | {r['verdict']} | {below_uniform(r)} | "
+                f"{end_to_end(r)} |"
+            )
+        md.append("")
+    return md
