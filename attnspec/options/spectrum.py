@@ -361,6 +361,23 @@ def check_spectrum_values(values: Mapping[str, Any]) -> None:
     check_bounds(SPECTRUM, typed, flags=True)
 
 
+def check_given_values(values: Mapping[str, Any]) -> None:
+    """:func:`check_spectrum_values` on every option a surface passes as given, before anything
+    is parsed or loaded: also those no run's config holds (``--approx-steps``), which would
+    otherwise be checked only when used. The options the command line reads from text of its
+    own (``--seq-len 64,128``, ``--num-inputs all``; declared with ``cli_kind``) are left to
+    their parsers.
+
+    Parameters
+    ----------
+    values : mapping
+        Values by option name, as the command line, the Python API or an experiment TOML gave
+        them (the TOML's already read as the command line reads text).
+    """
+    declared = {o.name: o for o in SPECTRUM}
+    check_spectrum_values({k: v for k, v in values.items() if k in declared and declared[k].cli_kind is None})
+
+
 def spectrum_option_names(surface: str) -> tuple[str, ...]:
     """The names of the spectrum options a surface has, in declaration order.
 
