@@ -157,8 +157,13 @@ def load_attention(request: AttentionRequest) -> np.ndarray:
     ndarray, shape (count, n, n), float64
         Row-stochastic attention matrices P.
     """
+    from attnspec.errors import check_memory
     from attnspec.spectra.real_attention import sample_attention
 
+    # before the model loads: the captured matrices are held in float64 while they are pooled,
+    # stacked and picked from (three copies at least)
+    n = request.seq_len
+    check_memory(f"{request.count} real attention matrices of {n}×{n}", 3 * 8 * request.count * n * n)
     P = sample_attention(
         request.model,
         request.data,

@@ -75,3 +75,22 @@ def test_an_unused_options_bad_value_is_refused_by_the_api_and_a_toml_alike(tmp_
     )
     with pytest.raises(InputError, match=r"x\.toml: --approx-steps must be in \[1, inf\), got 0$"):
         check_options(exp, tmp_path / "results", quick=False)
+
+
+def test_more_real_attention_matrices_than_memory_holds_are_refused_before_the_model_loads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # jl-check --model minilm --data imdb --count 10**30 tokenised the whole corpus, then asked
+    # for 1.4e28 inputs under the spectrum's option names
+    from attnspec import battery
+    from attnspec.errors import InputError
+    from attnspec.spectra import real_attention
+    from attnspec.theorem.result import AttentionRequest
+
+    def never(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(real_attention, "sample_attention", never)
+    request = AttentionRequest(model="minilm", data="imdb", seq_len=64, count=10**30, seed=0)
+    with pytest.raises(InputError, match=r"^1000000000000000000000000000000 real attention matrices of 64×64 needs"):
+        battery.load_attention(request)
