@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnspec.errors import InputError, ResultsError
 from attnspec.options.declaration import check_names, numpydoc_parameters, signature
-from attnspec.options.spectrum import POSITIONAL, SPECTRUM
+from attnspec.options.spectrum import POSITIONAL, SPECTRUM, check_given_values
 from attnspec.spectrum_arguments import check_arguments, check_lengths, model_of, texts_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -529,6 +529,7 @@ def spectrum(model: Any, data: str | Path | None = None, **arguments: Any) -> Sp
 
     given = check_names(_API_OPTIONS, arguments, owner="spectrum()")  # model and data are bound by position
     a = {o.name: given.get(o.name, o.default_of("api")) for o in _API_OPTIONS if o.name not in POSITIONAL}
+    check_given_values({k: v for k, v in given.items() if k not in ("model", "tokenizer", "texts", "seq_len")})
     baselines, ks = parse_baselines(a["baseline"]), parse_ks(a["projection_k"])
     from attnspec.spectra.approx.saved import make_plan
 

@@ -157,8 +157,13 @@ def load_attention(request: AttentionRequest) -> np.ndarray:
     ndarray, shape (count, n, n), float64
         Row-stochastic attention matrices P.
     """
+    from attnspec.errors import check_memory
     from attnspec.spectra.real_attention import sample_attention
 
+    # before the model loads: the captured matrices are held in float64 while they are pooled,
+    # stacked and picked from (three copies at least)
+    n = request.seq_len
+    check_memory(f"{request.count} real attention matrices of {n}×{n}", 3 * 8 * request.count * n * n)
     P = sample_attention(
         request.model,
         request.data,
@@ -303,6 +308,9 @@ def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
     declared = options_of(command)
     named = check_names(declared, options, owner=command)
     checked = with_defaults(declared, check_option_types(command, named, lists=False))
+    # a value above its declared ceiling first: building the config may cost as much as the value
+    # (osa-train's --ns-steps 10**30 lists that many Newton–Schulz steps)
+    check_bounds([o for o in declared if o.high is not None and _above(o, checked.get(o.name))], checked)
     try:
         config = module.config_from_options(checked)
     except AttnspecError:
@@ -311,6 +319,17 @@ def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
         raise InputError(f"invalid options for {command}: {e}") from None
     check_bounds(declared, checked)  # after the battery's own checks, which word the message their way
     return config
+
+
+def _above(opt: Any, value: Any) -> bool:
+    """Whether ``value`` (or an item of it) lies above the option's declared ceiling."""
+    import numbers
+
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return any(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) and (v >= opt.high if opt.high_open else v > opt.high)
+        for v in items
+    )
 
 
 def _previous_tables(out_dir: Path, command: str, resume: bool) -> dict[str, pd.DataFrame] | None:

@@ -38,12 +38,15 @@ def check_lengths(seq_len: Any) -> list[int]:
     """
     import numbers
 
+    from attnspec.options.spectrum import spectrum_option
+
+    low = spectrum_option("seq_len").low
     if isinstance(seq_len, numbers.Integral) and not isinstance(seq_len, bool):
-        if seq_len < 2:
-            raise InputError(f"seq_len must be an integer >= 2, got {seq_len!r}")
+        if seq_len < low:
+            raise InputError(f"seq_len must be an integer >= {low:g}, got {seq_len!r}")
         return [int(seq_len)]
     if isinstance(seq_len, (str, bytes)) or not isinstance(seq_len, Sequence):
-        raise InputError(f"seq_len must be an integer >= 2 or a list of them (a scaling study), got {seq_len!r}")
+        raise InputError(f"seq_len must be an integer >= {low:g} or a list of them (a scaling study), got {seq_len!r}")
     from attnspec.spectra.scaling import parse_lengths
 
     try:
@@ -108,19 +111,19 @@ def check_arguments(
         raise InputError("give exactly one of data= (a corpus name or path) and texts= (a list of strings)")
     import numbers
 
-    from attnspec.errors import check_bool, check_seed, check_texts
+    from attnspec.errors import check_bool, check_texts
+    from attnspec.options.spectrum import check_spectrum_values, spectrum_option
 
     if texts is not None:
         texts = check_texts("texts", texts)
     if num_inputs is None:
         num_inputs = len(texts) if texts is not None else 1000
-    for label, value, low in (
-        ("num_inputs", num_inputs, 1),
-        ("batch_size", 1 if batch_size is None else batch_size, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            raise InputError(f"{label} must be an integer >= {low}, got {value!r}")
-    check_seed("--seed", seed)  # worded as on the command line and in a TOML
+    # the API's num_inputs is an integer only (the command line's also 'all'), its bound the declared one
+    low = spectrum_option("num_inputs").low
+    if isinstance(num_inputs, bool) or not isinstance(num_inputs, numbers.Integral) or num_inputs < low:
+        raise InputError(f"num_inputs must be an integer >= {low:g}, got {num_inputs!r}")
+    # by the declarations, worded as on the command line and in a TOML
+    check_spectrum_values({"seed": seed, "batch_size": batch_size})
     for label, value in (("resume", resume), ("overwrite", overwrite), ("progress", progress)):
         check_bool(label, value)
     if data is not None and not isinstance(data, (str, Path)):

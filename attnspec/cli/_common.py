@@ -13,6 +13,8 @@ The error contract of the whole CLI (docs/conventions.md, "Errors and exit codes
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -105,6 +107,27 @@ def print_error(message: str) -> None:
     one_line = re.sub(r"\s*\n\s*", " ", str(message).strip())
     # names and paths in a message are the user's: a control sequence in one is shown, not obeyed
     print(f"error: {printable(one_line)}", file=sys.stderr, flush=True)
+
+
+def too_long_a_name(path: object) -> str:
+    """The one-line refusal of a path that the file system cannot hold (``ENAMETOOLONG``).
+
+    Parameters
+    ----------
+    path : object
+        The path as the failed call saw it.
+
+    Returns
+    -------
+    str
+        The message: the path cut to its start, and the limits.
+    """
+    text = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+    shown = text if len(text) <= 60 else text[:60] + "…"
+    return (
+        f"the path {shown!r} ({len(os.fsencode(text))} bytes) is too long for the file system: "
+        "at most 255 bytes a name and 4096 in all"
+    )
 
 
 def _takes_a_path(param: Any) -> bool:
@@ -203,6 +226,13 @@ class OneLineErrorsGroup(TyperGroup):
             AttnspecError
         ) as e:  # raised while a claimed --out is released (a full disk met by a library's own write)
             print_error(str(e))
+            rv = EXIT_USER_ERROR
+        except OSError as e:
+            # any name the user gives may be asked whether it is a file (--model, --data, a run);
+            # one too long for the file system is that user's value, not a fault of attnspec
+            if e.errno != errno.ENAMETOOLONG:
+                raise
+            print_error(too_long_a_name(e.filename))
             rv = EXIT_USER_ERROR
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
         if standalone_mode:

@@ -44,7 +44,10 @@ def spectrum(
     from attnspec.spectra.study import check_study, run_study, study_kind
 
     with user_errors():
+        from attnspec.options.spectrum import check_given_values
         from attnspec.spectra.projection import parse_ks
+
+        check_given_values(o)
 
         baselines = parse_baselines(o["baseline"])
         ks = parse_ks(o["projection_k"])

@@ -277,9 +277,10 @@ OSA_TRAIN: tuple[Option, ...] = (
         "ns_steps",
         "int",
         None,
-        "Newton–Schulz iterations K for osa-ns, >= 0 (default 6, as the paper).",
+        "Newton–Schulz iterations K for osa-ns, 0..100 (default 6, as the paper).",
         nullable=True,
         low=0,
+        high=100,  # as osa-check's --steps: each step is a matrix product in every attention layer
     ),
     Option(
         "ns_coefficients",

@@ -441,7 +441,7 @@ def check_types(
     return out
 
 
-def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
+def check_bounds(options: Sequence[Option], values: Mapping[str, Any], *, flags: bool = False) -> None:
     """Refuse a value outside its option's declared bounds or choices (one
     :class:`~attnspec.errors.InputError` naming the option, the range and the value).
 
@@ -451,6 +451,9 @@ def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
         The declarations.
     values : mapping
         The values by option name (each item of a list is checked).
+    flags : bool
+        Name the option by its flag (``--batch-size``) rather than its name (``batch_size``):
+        the messages of a command whose every surface names its flags.
     """
     from attnspec.errors import check_choice, check_range
 
@@ -458,12 +461,13 @@ def check_bounds(options: Sequence[Option], values: Mapping[str, Any]) -> None:
         value = values.get(opt.name)
         if value is None:
             continue
+        name = opt.label if flags else opt.name
         items = value if isinstance(value, (list, tuple)) else [value]
         for item in items:
             if opt.choices is not None and isinstance(item, str):
-                check_choice(opt.name, item, opt.choices)
+                check_choice(name, item, opt.choices)
             if (opt.low is not None or opt.high is not None) and isinstance(item, numbers.Real):
-                check_range(opt.name, item, low=opt.low, high=opt.high, low_open=opt.low_open, high_open=opt.high_open)
+                check_range(name, item, low=opt.low, high=opt.high, low_open=opt.low_open, high_open=opt.high_open)
 
 
 def with_defaults(options: Sequence[Option], values: Mapping[str, Any]) -> dict[str, Any]:

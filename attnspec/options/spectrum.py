@@ -11,14 +11,18 @@ The two surfaces differ where the study does: the command line reads text (``--s
 ``--quiet``) and for long runs (``--max-time``, ``--shard``, ``--checkpoint-every``); the
 Python API also takes a model object with its tokenizer, or the texts themselves, and
 returns the tables instead of drawing them. The defaults given here are
-:class:`attnspec.spectra.config.SpectrumConfig`'s; a run's values are checked by
-:meth:`~attnspec.spectra.config.SpectrumConfig.validate`, whose messages name the flags.
+:class:`attnspec.spectra.config.SpectrumConfig`'s. The bounds and choices declared here are
+the only statement of what each option allows: :func:`check_spectrum_values` checks a run's
+values against them (:meth:`~attnspec.spectra.config.SpectrumConfig.validate` calls it, naming
+the flags), and the library's lists of choices are read off them (:func:`spectrum_choices`).
 This module imports nothing heavy: ``attnspec --help`` stays light.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
+from typing import Any
 
 from attnspec.options.declaration import Option
 
@@ -84,6 +88,7 @@ SPECTRUM: tuple[Option, ...] = (
         "scaling study on the same documents, one run per length under --out.",
         also=("ints",),
         cli_kind="str",
+        low=2,
         api_help="n: tokens per input, special tokens included. Several strictly increasing lengths ([64, 128, "
         "256]) run a scaling study: the documents are drawn once at the longest length and cut to each "
         "shorter one, one ordinary run per length (under out/n<len> with out), then k ∝ n^β is fitted; a "
@@ -100,11 +105,12 @@ SPECTRUM: tuple[Option, ...] = (
         cli_kind="str",
         metavar="N|all",
         aliases=("num-sentences",),
+        low=1,
         api_help="Inputs to average over. Default: 1000 for data (as on the command line), every text for texts.",
     ),
     Option(
         "seed",
-        "int",
+        "seed",
         0,
         "Chooses the inputs; recorded with the results.",
         api_help="Chooses the inputs (a seeded draw without replacement); recorded.",
@@ -114,6 +120,7 @@ SPECTRUM: tuple[Option, ...] = (
         "str",
         "skip",
         "Documents shorter than n: skip | keep (as zero-extended P) | pack (concatenate).",
+        choices=("skip", "keep", "pack"),
         api_default=None,
         api_help="Documents shorter than seq_len: skip, keep (as zero-extended P) or pack (concatenate); default "
         "skip for data, keep (each text at its own length) for texts.",
@@ -127,6 +134,7 @@ SPECTRUM: tuple[Option, ...] = (
         "or $ATTNSPEC_CACHE_DIR), so only the first run on a corpus tokenises all of it. documents: the first "
         "long-enough documents of a seeded document order; tokenises only what it needs, draws other inputs than "
         "pool.",
+        choices=("pool", "documents"),
     ),
     Option(
         "count_available",
@@ -143,6 +151,7 @@ SPECTRUM: tuple[Option, ...] = (
         "Inputs per forward pass (default 4 on CPU and CUDA, measured in "
         "benchmarks/bench_spectrum.py and benchmarks/device_check.json).",
         nullable=True,
+        low=1,
     ),
     Option(
         "device",
@@ -167,6 +176,7 @@ SPECTRUM: tuple[Option, ...] = (
         "longn. All but longn compute the full spectrum exactly (gram32 in float32, the fastest on the CPU for "
         "long causal P); longn approximates it for long n (docs/spectrum.md); meta.json records the method used "
         "and its error.",
+        choices=("auto", "lapack", "svd", "gram", "gram32", "longn"),
     ),
     Option(
         "out",
@@ -184,9 +194,16 @@ SPECTRUM: tuple[Option, ...] = (
     Option("resume", "bool", False, "Continue an interrupted or time-limited run in --out."),
     Option("overwrite", "bool", False, "Recompute a run that --out already holds."),
     Option(
-        "max_time", "float", None, "Stop cleanly after this many seconds (resume later).", nullable=True, only="cli"
+        "max_time",
+        "float",
+        None,
+        "Stop cleanly after this many seconds (resume later).",
+        nullable=True,
+        only="cli",
+        low=0.0,
+        low_open=True,
     ),
-    Option("checkpoint_every", "int", 8, "Save the aggregate every this many batches.", only="cli"),
+    Option("checkpoint_every", "int", 8, "Save the aggregate every this many batches.", only="cli", low=1),
     Option(
         "shard",
         "str",
@@ -196,7 +213,17 @@ SPECTRUM: tuple[Option, ...] = (
         nullable=True,
         only="cli",
     ),
-    Option("rank_tol", "float", 1e-3, "Numerical rank counts σ_i > rank_tol·σ_1.", only="cli"),
+    Option(
+        "rank_tol",
+        "float",
+        1e-3,
+        "Numerical rank counts σ_i > rank_tol·σ_1.",
+        only="cli",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    ),
     Option(
         "at",
         "int",
@@ -275,6 +302,80 @@ SPECTRUM: tuple[Option, ...] = (
 
 #: The options the Python API takes by position too, in this order.
 POSITIONAL = ("model", "data")
+
+
+def spectrum_option(name: str) -> Option:
+    """The declaration of one spectrum option.
+
+    Parameters
+    ----------
+    name : str
+        The option's name (``short_policy``).
+
+    Returns
+    -------
+    Option
+        Its declaration in :data:`SPECTRUM`.
+    """
+    for opt in SPECTRUM:
+        if opt.name == name:
+            return opt
+    raise KeyError(f"no spectrum option {name!r}")
+
+
+def spectrum_choices(name: str) -> tuple[str, ...]:
+    """The values a spectrum option allows, as its declaration lists them (the library's
+    ``SHORT_POLICIES``, ``SELECTIONS`` and ``METHODS`` read them here).
+
+    Parameters
+    ----------
+    name : str
+        An option declared with ``choices`` (``short_policy``, ``selection``, ``svd_method``).
+
+    Returns
+    -------
+    tuple of str
+        The choices, in the order the messages list them.
+    """
+    choices = spectrum_option(name).choices
+    if choices is None:
+        raise KeyError(f"spectrum option {name!r} declares no choices")
+    return choices
+
+
+def check_spectrum_values(values: Mapping[str, Any]) -> None:
+    """Refuse a spectrum option's value that its declaration does not allow: of another kind
+    (an :class:`~attnspec.errors.OptionError`, exit code 2), or outside its bounds or choices
+    (an :class:`~attnspec.errors.InputError`, exit code 1), each in one line naming the flag,
+    as the command line, the Python API and an experiment TOML all report it.
+
+    Parameters
+    ----------
+    values : mapping
+        Values by option name (``seq_len``, ``batch_size``, ...), as read off the surface that
+        gave them; ``None`` is an option left unset. Names no option declares are ignored.
+    """
+    from attnspec.options.declaration import check_bounds, check_types
+
+    typed = check_types(SPECTRUM, values, lists=False, text=False)
+    check_bounds(SPECTRUM, typed, flags=True)
+
+
+def check_given_values(values: Mapping[str, Any]) -> None:
+    """:func:`check_spectrum_values` on every option a surface passes as given, before anything
+    is parsed or loaded: also those no run's config holds (``--approx-steps``), which would
+    otherwise be checked only when used. The options the command line reads from text of its
+    own (``--seq-len 64,128``, ``--num-inputs all``; declared with ``cli_kind``) are left to
+    their parsers.
+
+    Parameters
+    ----------
+    values : mapping
+        Values by option name, as the command line, the Python API or an experiment TOML gave
+        them (the TOML's already read as the command line reads text).
+    """
+    declared = {o.name: o for o in SPECTRUM}
+    check_spectrum_values({k: v for k, v in values.items() if k in declared and declared[k].cli_kind is None})
 
 
 def spectrum_option_names(surface: str) -> tuple[str, ...]:

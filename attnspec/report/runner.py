@@ -286,13 +286,14 @@ def _spectrum_options(args: dict[str, Any]) -> dict[str, Any]:
     The options that concern the command line's figures and output (``at``, ``plots``,
     ``label``, ``quiet``) are taken and left to the report, which draws its own."""
     from attnspec.options.declaration import check_names, check_types
-    from attnspec.options.spectrum import SPECTRUM
+    from attnspec.options.spectrum import SPECTRUM, check_given_values
 
     declared = [o for o in SPECTRUM if o.on("cli")]
     options = check_names(declared, _options(args), owner="spectrum")
     # each value read as the command line reads its text (a number for --seed); the options the
     # command line reads as text of their own (--seq-len 32,64, --num-inputs all) are parsed later
     options = check_types([o for o in declared if o.cli_kind is None], options, lists=False)
+    check_given_values(options)  # every declared bound and choice, before any experiment runs
     if "num_inputs" in options:
         options["num_sentences"] = options.pop("num_inputs")
     return options

@@ -4,15 +4,13 @@ merge compare), the defaults, and the parsers of ``--num-inputs`` and ``--shard`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import numbers
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from attnspec.errors import InputError, OptionError, check_seed
+from attnspec.errors import InputError, OptionError
 from attnspec.spectra.data.corpus import CORPUS_NAMES
-from attnspec.spectra.data.selection import SELECTIONS
-from attnspec.spectra.data.windows import SHORT_POLICIES
-from attnspec.spectra.engine import METHODS
 from attnspec.spectra.longn import LongnParams
 from attnspec.spectra.metrics import RANK_TOL
 from attnspec.spectra.result_checks import SPECTRUM_KIND
@@ -115,30 +113,36 @@ class SpectrumConfig:
     selection: str = "pool"  # how inputs are drawn (attnspec.spectra.data.selection.SELECTIONS)
 
     def validate(self) -> None:
-        if self.seq_len < 2:
-            raise InputError(f"--seq-len must be an integer >= 2, got {self.seq_len!r}")
+        """Refuse a value its option's declaration does not allow
+        (:func:`attnspec.options.spectrum.check_spectrum_values`, naming the flag), then the
+        combinations no single declaration can state.
+
+        Raises
+        ------
+        OptionError
+            A value of another kind than its option's (exit code 2).
+        InputError
+            A value outside its option's bounds or choices, or two options that exclude each other.
+        """
+        from attnspec.options.spectrum import SPECTRUM, check_spectrum_values, spectrum_option
+
+        # every declared option the config holds as given; --shard is held parsed (INDEX, COUNT),
+        # --num-inputs also as 'all' (both checked below)
+        check_spectrum_values(
+            {
+                o.name: getattr(self, o.name)
+                for o in SPECTRUM
+                if o.name in _FIELDS and o.name not in ("shard", "num_sentences")
+            }
+        )
         if self.num_sentences is not None and self.num_sentences != "all":
-            if (
-                isinstance(self.num_sentences, bool)
-                or not isinstance(self.num_sentences, int)
-                or self.num_sentences <= 0
-            ):
-                raise InputError(f"--num-inputs must be an integer >= 1 or 'all', got {self.num_sentences!r}")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise InputError(f"--batch-size must be an integer >= 1, got {self.batch_size!r}")
-        check_seed("--seed", self.seed)
-        if self.short_policy not in SHORT_POLICIES:
-            raise InputError(f"--short-policy must be one of {', '.join(SHORT_POLICIES)}, got {self.short_policy!r}")
-        if self.svd_method not in METHODS:
-            raise InputError(f"--svd-method must be one of {', '.join(METHODS)}, got {self.svd_method!r}")
-        if self.max_time is not None and not self.max_time > 0:
-            raise InputError(f"--max-time must be > 0 seconds, got {self.max_time}")
-        if self.checkpoint_every < 1:
-            raise InputError(f"--checkpoint-every must be >= 1, got {self.checkpoint_every}")
-        if not 0 < self.rank_tol < 1:
-            raise InputError(f"--rank-tol must be in (0, 1), got {self.rank_tol}")
-        if self.selection not in SELECTIONS:
-            raise InputError(f"--selection must be one of {', '.join(SELECTIONS)}, got {self.selection!r}")
+            # --num-inputs takes 'all' beside its declared integers: worded as the command line's parser
+            low = spectrum_option("num_inputs").low
+            message = f"--num-inputs must be an integer >= {low:g} or 'all', got {self.num_sentences!r}"
+            if isinstance(self.num_sentences, bool) or not isinstance(self.num_sentences, numbers.Integral):
+                raise OptionError(message)
+            if self.num_sentences < low:
+                raise InputError(message)
         if self.selection == "documents" and (self.short_policy == "pack" or CORPUS_NAMES.get(self.data) == "wiki103"):
             # checked again in load_inputs for any source; here the known cases fail before the model loads
             raise InputError(
@@ -180,6 +184,10 @@ class SpectrumConfig:
             # their identity; the inputs' digest, checked on resume and merge, tells them apart
             **({"selection": self.selection} if self.selection != "pool" else {}),
         }
+
+
+#: The fields of SpectrumConfig (those named as a spectrum option are checked by its declaration).
+_FIELDS = frozenset(f.name for f in fields(SpectrumConfig))
 
 
 def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:

@@ -38,10 +38,12 @@ import numpy as np
 import torch
 
 from attnspec.errors import InputError
+from attnspec.options.spectrum import spectrum_choices
 from attnspec.spectra.deflation import _deflate_dominant
 from attnspec.spectra.openblas import _ROW_MAJOR, _lapack, _run_pool
 
-METHODS: tuple[str, ...] = ("auto", "lapack", "svd", "gram", "gram32", "longn")
+#: What --svd-method allows, as its declaration lists them.
+METHODS: tuple[str, ...] = spectrum_choices("svd_method")
 
 
 def _svdvals_gesdd(a: np.ndarray, workers: int) -> np.ndarray:

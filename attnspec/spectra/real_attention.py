@@ -7,7 +7,6 @@ that requests real attention; theory modules never import it.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from attnspec.errors import InputError
@@ -64,7 +63,7 @@ def sample_attention(
         raise InputError(f"count must be >= 1, got {count}")
     enc = shared_model(model, device=device)
     per_input = enc.num_layers * enc.num_heads
-    num_inputs = math.ceil(count / per_input)
+    num_inputs = -(-count // per_input)  # exact for any integer (a float ceiling is not, past 2**53)
     inputs = load_inputs(
         data,
         enc.tokenizer,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from attnspec.errors import InputError, ResultsError
+from attnspec.options.spectrum import spectrum_option
 from attnspec.spectra.result_checks import SCALING_KIND
 from attnspec.storage.results import (
     check_same_run,
@@ -83,9 +84,10 @@ def parse_lengths(text: str | int | Sequence[int]) -> list[int]:
         raise InputError(f"--seq-len must be an integer or a list of integers, got {text!r}")
     if not items:
         raise InputError(f"--seq-len needs at least one length, got {text!r}")
-    bad = [n for n in items if n < 2]
+    low = spectrum_option("seq_len").low
+    bad = [n for n in items if n < low]
     if bad:
-        raise InputError(f"--seq-len must be an integer >= 2, got {bad[0]}")
+        raise InputError(f"--seq-len must be an integer >= {low:g}, got {bad[0]}")
     if len(set(items)) != len(items):
         raise InputError(f"--seq-len lists a length twice: {text!r}")
     if items != sorted(items):

@@ -145,6 +145,30 @@ def test_the_spectrum_studys_values_get_one_answer_on_every_surface(
         assert cli_line.replace(f"--{flag}", name) == str(api).replace(f"--{flag}", name), (cli_line, str(api))
 
 
+CLI_ONLY_SPECTRUM_CASES = [
+    ("checkpoint-every", 0, 1),
+    ("rank-tol", 1.5, 1),
+    ("max-time", -1.0, 1),
+    ("max-time", "soon", 2),
+]
+
+
+@pytest.mark.parametrize(
+    ("flag", "bad", "code"), CLI_ONLY_SPECTRUM_CASES, ids=[f"{c[0]}-{c[1]}" for c in CLI_ONLY_SPECTRUM_CASES]
+)
+def test_the_spectrum_options_the_api_lacks_get_one_answer_from_the_command_line_and_a_toml(
+    tmp_path: Path, flag: str, bad: object, code: int
+) -> None:
+    model = str(tmp_path / "no-model")
+    cli_code, cli_line = _cli(["spectrum", "--data", "imdb", f"--{flag}", str(bad), "--model", model])
+    toml = _raised(_toml_args(tmp_path, {"model": model, "data": "imdb", flag: bad}))
+    assert (cli_code, _code(toml)) == (code, code), (cli_line, toml)
+    if code == 1:
+        assert str(toml) == f"{tmp_path / 'x.toml'}: {cli_line}", (cli_line, str(toml))
+    else:
+        assert f"--{flag}" in cli_line and f"--{flag}" in str(toml)
+
+
 def _toml_args(tmp_path: Path, args: dict[str, object]):  # noqa: ANN202
     from attnspec.report.experiments import Experiment
     from attnspec.report.runner import check_options

@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from attnspec.options.spectrum import spectrum_choices
 from attnspec.spectra.data.token_counts import segment_lengths
 from attnspec.spectra.data.windows import _TOKENIZE_BATCH, _tokenize
 
 # "pool": a seeded permutation of every window; "documents": the first acceptable documents
 # of a seeded document order (one window per document only; see the docstring of attnspec.spectra.data)
-SELECTIONS = ("pool", "documents")
+SELECTIONS = spectrum_choices("selection")
 
 
 @dataclass

@@ -10,11 +10,13 @@ from typing import Any
 import numpy as np
 
 from attnspec.errors import InputError
+from attnspec.options.spectrum import spectrum_choices
 
 MODES = ("pack", "truncate")
 
 
-SHORT_POLICIES = ("skip", "keep", "pack")
+#: What --short-policy allows, as its declaration lists them.
+SHORT_POLICIES = spectrum_choices("short_policy")
 
 
 _TOKENIZE_BATCH = 1024
