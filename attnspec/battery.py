@@ -308,8 +308,9 @@ def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
     declared = options_of(command)
     named = check_names(declared, options, owner=command)
     checked = with_defaults(declared, check_option_types(command, named, lists=False))
-    # a value above its declared ceiling first: building the config may cost as much as the value
-    # (osa-train's --ns-steps 10**30 lists that many Newton–Schulz steps)
+    # a count above its declared ceiling first: building the config may cost as much as the value
+    # (osa-train's --ns-steps 10**30 lists that many Newton–Schulz steps); a real number goes on
+    # to the check's own message, which also names a non-finite one
     check_bounds([o for o in declared if o.high is not None and _above(o, checked.get(o.name))], checked)
     try:
         config = module.config_from_options(checked)
@@ -322,12 +323,14 @@ def _config(command: str, module: Any, options: Mapping[str, Any]) -> Any:
 
 
 def _above(opt: Any, value: Any) -> bool:
-    """Whether ``value`` (or an item of it) lies above the option's declared ceiling."""
+    """Whether ``value`` (or an item of it) is an integer above the option's declared ceiling."""
     import numbers
 
     items = value if isinstance(value, (list, tuple)) else [value]
     return any(
-        isinstance(v, numbers.Real) and not isinstance(v, bool) and (v >= opt.high if opt.high_open else v > opt.high)
+        isinstance(v, numbers.Integral)
+        and not isinstance(v, bool)
+        and (v >= opt.high if opt.high_open else v > opt.high)
         for v in items
     )
 

@@ -82,7 +82,7 @@ def test_an_approximation_study_is_read_by_its_section_not_by_the_scaling_study(
 def test_each_models_table_holds_the_saved_numbers_verdicts_and_references(studies) -> None:  # noqa: ANN001
     from attnspec.numerics.stats import format_interval
     from attnspec.report.appendix import MAX_BODY_ROWS
-    from attnspec.report.approx_part import READ_K, model_table
+    from attnspec.report.approx_part import READ_K, SHORT_VERDICT, model_table
     from attnspec.report.approx_part import studies as read_studies
     from attnspec.storage.results import read_table
 
@@ -100,8 +100,7 @@ def test_each_models_table_holds_the_saved_numbers_verdicts_and_references(studi
         s = summary[(summary["k"] == READ_K) & (summary["method"] == method)].sort_values("n").iloc[-1]
         assert f"{s['error']:.3f} {format_interval(s['error_low'], s['error_high'], 3)}" in row
         verdicts = rule[rule["method"] == method].sort_values("k")["verdict"]
-        short = {"a fixed k holds": "holds"}
-        assert " · ".join(short.get(v, v) for v in verdicts) in row  # the verdict at every k
+        assert " · ".join(SHORT_VERDICT.get(v, v) for v in verdicts) in row  # the verdict at every k
     assert "(reference)" in next(r for r in rows if "| uniform" in r)
     assert "| grows |" in " ".join(r for r in rows if "nystrom" in r) or "grows" in rows[1]
     assert all("cos 0." in r for r in rows)  # the end-to-end cosine at the largest n
@@ -128,7 +127,7 @@ def test_the_summary_line_gives_each_models_verdicts_at_the_read_k(studies) -> N
     minilm, mpnet = line.split("MiniLM-L6: ")[1].split("MPNet-base: ")
     assert "grows nystrom" in minilm and "holds linformer-fit" in minilm
     assert "uniform" not in minilm.split("; below uniform")[0]  # the references are not verdicts of a method
-    assert "below uniform at every n: not measured" in mpnet  # saved without the comparison
+    assert "below uniform at every n: " in mpnet  # the comparison with the null, per model
     assert "random" not in line and "√" not in line
     assert line.endswith("[→](#for-linformer-does-a-fixed-k-suffice)")
 
