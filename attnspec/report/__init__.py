@@ -170,12 +170,13 @@ def _sections(
             (move_subsections(figure1, section_page(pages, FIGURE1_HEADING), pages, ["Per-layer values"]), 1, "## ", [])
         )
     beyond = beyond_figure1_section(experiments, results, figures)
-    if beyond:  # per-run scaling fits, their figures and per-layer metrics: the appendix; the small multiples stay
+    if beyond:  # per-run scaling fits, their figures, per-layer metrics and the corpus comparisons: the
+        # appendix; the small multiples stay
         beyond = move_subsections(
             beyond,
             section_page(pages, beyond[0][3:]),
             pages,
-            ["Scaling with n", "The metrics beyond"],
+            ["Scaling with n", "The metrics beyond", "Comparison:"],
         )
     sections.append((beyond, 0, "## ", scaling_table(experiments, results)))
     from attnspec.report.approx_part import HEADING, approx_section
@@ -185,9 +186,12 @@ def _sections(
         approx = move_subsections(approx, section_page(pages, HEADING), pages, ["Every k"])
     sections.append((approx, 2, "## ", []))
     decoder = decoder_section(experiments, results, figures, quick=quick)
-    if decoder:  # the depth profile: the appendix
+    if decoder:  # the depth profile, the encoder beside it and the long end: the appendix
         decoder = move_subsections(
-            decoder, section_page(pages, decoder[0][3:]), pages, ["3. How do the metrics", "5. The long end"]
+            decoder,
+            section_page(pages, decoder[0][3:]),
+            pages,
+            ["3. How do the metrics", "4. A causal, lower-triangular", "5. The long end"],
         )
     sections.append((decoder, 1, "## ", []))
     sections.append((paper_sections(experiments, records, out, quick=quick, pages=pages, figure1=False), 1, "### ", []))

@@ -600,7 +600,7 @@ def decoder_summary(experiments: Sequence[Any], results: Path, *, quick: bool = 
     note = " (too few inputs for conclusions)" if study.few or quick else ""
     lines = []
     q1 = []
-    for c in study.corpora:
+    for c in study.corpora[:1]:  # the first corpus; the section gives every corpus
         dec, enc = c.stats[(True, c.decoder.n)], c.stats.get((False, c.decoder.n))
         cat, k90 = _overall(dec, "c_at"), _overall(dec, "reach_index")
         if cat is None or k90 is None:

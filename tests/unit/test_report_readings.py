@@ -68,7 +68,7 @@ def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str
 def test_depth_is_worded_by_the_permutation_rule_in_summary_and_body(built: dict[str, str]) -> None:
     # MiniLM's 6 layer means at index 128: ρ = +0.83, p = 42/720 = 0.058: suggestive, not a trend
     assert "suggestive rise with depth (ρ = +0.83, p = 0.058)" in built["summary"]
-    assert "all 720 orderings" in built["summary"]
+    assert "6 layers, 720 orderings" in built["summary"]
     assert "+0.83, 0.058" in built["figure1"]
     assert "shows a suggestive rise with depth" in built["figure1"]
     assert "independent draws" not in built["figure1"] and "bootstrap" not in built["summary"]
@@ -118,7 +118,8 @@ def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.M
 
 def test_each_paper_line_names_the_theorems_that_fail_and_why(built: dict[str, str]) -> None:
     line = next(x for x in built["summary"].splitlines() if "**Linformer" in x)
-    assert "Theorem 1: 500/500 fail, claimed P ≤ 0.25" in line and "Lemma 1:" in line and "Theorem 2:" in line
+    assert "Theorem 1: 500/500 fail, claimed P ≤ 0.25" in line and "Lemma 1:" in line
+    assert re.search(r"; \d+ more in the ledger", line)  # two theorems named, the rest counted
     assert "claims fail:" in line and "loose" not in line and "cannot-fail" not in line
     osa = next(x for x in built["summary"].splitlines() if "**Orthogonal Self-Attention" in x)
     assert "No claim of" in osa and "misprints that hold as corrected: eq. (26), eq. (49), eq. (89)" in osa
@@ -160,7 +161,8 @@ def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
     experiments = _need_results()
     text = "\n".join(threats_section(experiments, RESULTS))
     assert text.startswith("## Threats to validity")
-    assert "Q4_1" in text and "16 documents at n = 64" in text and "4 documents at n = 2048" in text
+    assert "Q4_1" in text and "16 documents at n = 64" in text
+    assert re.search(r"\b4 documents at n = [0-9, ]*\b2048\b", text)  # the decoder's long end
     assert "not the paper's RoBERTa" in text
     config = Path(__import__("json").loads((RESULTS / FIGURE1_RUNS[0] / "meta.json").read_text())["model_path"])
     if (config / "sentence_bert_config.json").is_file():
