@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -289,11 +289,54 @@ def _end_to_end_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k:
         if math.isfinite(float(r.get("cosine_last", float("nan"))))
     ]
     if not rows:
-        return f"End to end on {model}: not measured."
+        return _loss_reading(model, held, k)
     best, worst = max(rows), min(rows)
     return (
         f"End to end on {model} (every layer's attention replaced, n = {best[3]}): sentence-embedding cosine to the "
         f"exact model {best[0]:.3f} at best ({best[1]}, {best[2]}), {worst[0]:.3f} at worst ({worst[1]}, {worst[2]})."
+    )
+
+
+def _above_one(by_model: Mapping[str, Sequence[tuple[str, pd.DataFrame]]], k: int) -> str:
+    """A sentence naming the methods whose held-out error at the largest n is 1 or more: worse than
+    outputting zero, whatever the rule's verdict on how the error moves with n."""
+    hit = sorted(
+        {
+            f"{r['method']} ({model})"
+            for model, held in by_model.items()
+            for _, v in held
+            for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].to_dict("records")
+            if float(r.get("error_last", float("nan"))) >= 1
+        }
+    )
+    if not hit:
+        return ""
+    return (
+        " A verdict reads how the error moves with n, not its size: "
+        + ", ".join(hit)
+        + " err by 1 or more of ‖PV‖ at the largest n, worse than outputting zero."
+    )
+
+
+def _loss_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
+    """The smallest and the largest change in a causal model's next-token loss at ``k``."""
+    rows = [
+        (float(r["loss_change_last"]), r["method"], corpus, int(r["n_last"]))
+        for corpus, v in held
+        for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].to_dict("records")
+        if math.isfinite(float(r.get("loss_change_last", float("nan"))))
+    ]
+    if not rows:
+        return f"End to end on {model}: not measured."
+    least, most = min(rows), max(rows)
+    if least == most:
+        return (
+            f"End to end on {model} (every layer's attention replaced, n = {least[3]}): next-token loss up by "
+            f"{least[0]:.2f} nats a token ({least[1]}, {least[2]})."
+        )
+    return (
+        f"End to end on {model} (every layer's attention replaced, n = {least[3]}): next-token loss up by "
+        f"{least[0]:.2f} nats a token at least ({least[1]}, {least[2]}), {most[0]:.2f} at most ({most[1]}, {most[2]})."
     )
 
 
@@ -372,7 +415,7 @@ def approx_section(experiments: Sequence[Any], results: Path, figures: Path) -> 
     for model, held in by_model.items():
         md += model_table(model, held, k)
         readings.append(f"on {model}, {model_verdicts(held, k)}")
-    md += [f"Reading at k = {k}: " + "; ".join(readings) + ".", ""]
+    md += [f"Reading at k = {k}: " + "; ".join(readings) + "." + _above_one(by_model, k), ""]
     md += [" ".join(_end_to_end_reading(model, held, k) for model, held in by_model.items()), ""]
     md += random_projection_note(experiments, results)
     shown: set[str] = set()  # the body shows each model's first study; the others go with every k
