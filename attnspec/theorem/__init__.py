@@ -17,7 +17,7 @@ The names (imported on first use, so that the registries stay light)::
     Cases, Scoped                                          # attnspec.theorem.cases
     run_check                                              # attnspec.theorem.runner
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
-    Group, run_groups                                      # attnspec.theorem.measured
+    Group, run_groups                                      # attnspec.theorem.groups
     check_section                                          # attnspec.theorem.report
 """
 
@@ -47,8 +47,8 @@ _API: dict[str, str] = {
     "Forked": "attnspec.theorem.fork",
     "fork_beside": "attnspec.theorem.fork",
     "tightest_rows": "attnspec.theorem.tightest",
-    "Group": "attnspec.theorem.measured",
-    "run_groups": "attnspec.theorem.measured",
+    "Group": "attnspec.theorem.groups",
+    "run_groups": "attnspec.theorem.groups",
     "check_section": "attnspec.theorem.report",
 }
 

@@ -26,8 +26,9 @@ import pandas as pd
 from attnspec.errors import InputError
 from attnspec.numerics.stats import child_seed
 from attnspec.theorem import fork as FK
+from attnspec.theorem import groups as G
+from attnspec.theorem.groups import Done, Group, Keep, concat
 from attnspec.theorem.result import AttentionRequest, BatteryResult, config_identity
-from attnspec.theorem.units import Unit, UnitPlan, concat, run_units
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import theorem1 as T1
@@ -344,16 +345,10 @@ def plan(pending: Sequence[str]) -> list[str]:
     return FK.split_by_cost(pending, share)
 
 
-#: How the run groups are computed, kept on an interrupt (tables ``jl_partial_<group>_<part>``)
-#: and split between two processes.
-UNITS = UnitPlan(
-    command=COMMAND,
-    prefix="jl",
-    parts=("jl", "grid", "errors"),
-    split=lambda pending: plan(pending),  # looked up at the call: tests replace GROUP_COST
-    needs_torch=needs_torch,
-    note="interrupted: the jl_partial_* tables hold the finished claim groups only (no jl table, no "
-    "verdicts, no figures); the same command with --resume computes the missing groups",
+#: What a partial result of an interrupted run holds (tables ``jl_partial_<group>_<part>``).
+NOTE_PARTIAL = (
+    "interrupted: the jl_partial_* tables hold the finished claim groups only (no jl table, no "
+    "verdicts, no figures); the same command with --resume computes the missing groups"
 )
 
 
@@ -371,7 +366,7 @@ class GroupInputs(NamedTuple):
     say: Callable[[str], None]
 
 
-def _lemma1_group(g: GroupInputs) -> Unit:
+def _lemma1_group(g: GroupInputs) -> Done:
     config = g.config
     lemma_claims = [f"linformer.{c}" for c in g.claims if c.startswith("lemma1")]
     g.say(
@@ -389,20 +384,18 @@ def _lemma1_group(g: GroupInputs) -> Unit:
         seed=config.seed,
         sample_ks=g.sample_ks,
     )
-    return Unit(
-        {
-            "jl": concat([t[t["claim"].isin(lemma_claims)]]),
-            "errors": concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []),
-        }
-    )
+    return [], {
+        "jl": concat([t[t["claim"].isin(lemma_claims)]]),
+        "errors": concat([s[s["claim"].isin(lemma_claims)]] if len(s) else []),
+    }
 
 
-def _thm1_group(g: GroupInputs) -> Unit:
+def _thm1_group(g: GroupInputs) -> Done:
     t1, s1, x1 = _theorem1(g.config, g.ks, g.sample_ks, g.attention, g.say)
-    return Unit({"jl": concat(t1), "errors": concat(s1)}, x1)
+    return x1, {"jl": concat(t1), "errors": concat(s1)}
 
 
-def _thm2_group(g: GroupInputs) -> Unit:
+def _thm2_group(g: GroupInputs) -> Done:
     from attnspec.runtime.progress import Progress
 
     config = g.config
@@ -425,16 +418,16 @@ def _thm2_group(g: GroupInputs) -> Unit:
         )
     in_grid = t["sweep"].eq("eps-k-grid") if "sweep" in t else pd.Series(False, index=t.index)
     jl = concat([t[~in_grid].drop(columns=["sweep"], errors="ignore")])
-    return Unit({"jl": jl, "grid": concat([t[in_grid]]), "errors": concat([s])})
+    return [], {"jl": jl, "grid": concat([t[in_grid]]), "errors": concat([s])}
 
 
-def _thm2_proof_group(g: GroupInputs) -> Unit:
+def _thm2_proof_group(g: GroupInputs) -> Done:
     """Theorem 2's printed formulas, proof steps and tolerances: no Monte Carlo of eq. (8), no
     torch, so a group of its own that the process computing Theorem 1 can take (see :func:`plan`)."""
-    return Unit(rows=_theorem2_extras(g.config, g.sample_ks, g.say))
+    return _theorem2_extras(g.config, g.sample_ks, g.say), {}
 
 
-def _eq4_group(g: GroupInputs) -> Unit:
+def _eq4_group(g: GroupInputs) -> Done:
     config = g.config
     g.say("eqs. (4)/(15) as printed")
     s_att = child_seed(config.seed, "attention", "softmax")
@@ -443,10 +436,10 @@ def _eq4_group(g: GroupInputs) -> Unit:
         name="softmax",
         seed=s_att,
     )
-    return Unit(rows=rows)
+    return rows, {}
 
 
-_GROUP_FUNCS: dict[str, Callable[..., Unit]] = {
+_GROUP_FUNCS: dict[str, Callable[..., Done]] = {
     "lemma1": _lemma1_group,
     "thm1": _thm1_group,
     "thm2": _thm2_group,
@@ -515,26 +508,40 @@ def run(
     dims = dimensions(n, eps, config.d)
     sweep, ks1, ks2, sample_ks = _k_lists(config, dims, claims)
     notes = _notes(config, dims, sweep, claims)
-    groups = run_groups(claims)
+    names = run_groups(claims)
 
-    def compute(group: str) -> Unit:
-        ks = ks2 if group.startswith("thm2") else ks1
-        return _GROUP_FUNCS[group](GroupInputs(config, claims, families, ks, sample_ks, attention, say))
+    def group(name: str) -> Group:
+        def measure(_config: JLConfig, _tables: Mapping[str, pd.DataFrame]) -> Done:
+            ks = ks2 if name.startswith("thm2") else ks1
+            return _GROUP_FUNCS[name](GroupInputs(config, claims, families, ks, sample_ks, attention, say))
 
-    def finish(done: dict[str, Unit], kept: dict[str, Unit]) -> BatteryResult:
-        return _finish(config, claims, groups, done, kept, ks1, notes, dims, sweep, start, say)
+        return Group(measure, name=name)
+
+    meta = {"identity": config_identity(config), "parameters": asdict(config), "seed": config.seed}
+    keep = Keep(COMMAND, "jl", ("jl", "grid", "errors"), NOTE_PARTIAL, meta, previous)
+    kept = sorted(keep.kept(names)) if previous else []
+
+    def finish(rows: list[VerdictRow], tables: dict[str, pd.DataFrame]) -> BatteryResult:
+        return _finish(config, claims, rows, tables, kept, ks1, notes, dims, sweep, start, say)
 
     # some groups in a forked process beside the others (both cores, split by cost: :func:`plan`)
-    meta = {"identity": config_identity(config), "parameters": asdict(config), "seed": config.seed}
-    return run_units(UNITS, groups, compute, finish, previous=previous, meta=meta, say=say)
+    return G.run_groups(
+        [group(n) for n in names],
+        config,
+        progress=say,
+        split=lambda pending: plan(pending),  # looked up at the call: tests replace GROUP_COST
+        needs_torch=needs_torch,
+        keep=keep,
+        finish=finish,
+    )
 
 
 def _finish(
     config: JLConfig,
     claims: Sequence[str],
-    groups: Sequence[str],
-    done: Mapping[str, Unit],
-    kept: Mapping[str, Unit],
+    extra: list[VerdictRow],
+    tables: Mapping[str, pd.DataFrame],
+    kept: list[str],
     ks1: list[int],
     notes: list[str],
     dims: dict[str, float],
@@ -542,14 +549,13 @@ def _finish(
     start: float,
     say: Callable[[str], None],
 ) -> BatteryResult:
-    """The result of a run whose groups are all ``done``: their rows in group order (Theorem 2's
+    """The result of a run whose groups are all done: their rows in group order (Theorem 2's
     (ε, k) grid last), the verdicts read off the whole ``jl`` table, eq. 18, the exact curves."""
     n, eps = config.n, config.eps
     k1, k18 = int(math.ceil(dims["linformer_k"])), appendix_a_k(n)
-    parts = [done[g] for g in groups]
-    table = concat([p.table("jl") for p in parts] + [p.table("grid") for p in parts])
-    samp = concat([p.table("errors") for p in parts])
-    extra = [r for p in parts for r in p.rows]
+    table = concat([tables.get("jl", pd.DataFrame()), tables.get("grid", pd.DataFrame())])
+    samp = tables.get("errors", pd.DataFrame())
+    extra = list(extra)
     say("exact curves")
     kmax = max(max(ks1), n)
     dense = sorted({int(round(x)) for x in np.geomspace(1, kmax * 1.05, 60)} | set(ks1))
@@ -568,7 +574,7 @@ def _finish(
         "notes": notes,
         "sweep_k": sweep,
         "status": "complete",
-        "groups_kept_from_before": sorted(kept),
+        "groups_kept_from_before": kept,
         "wall_seconds": round(time.time() - start, 3),
     }
     return BatteryResult(

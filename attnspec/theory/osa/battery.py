@@ -264,7 +264,7 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     """Run every OSA check and, if ``config.timing``, the timing sweep.
 
     The claim groups (:data:`attnspec.theory.osa.groups.GROUPS`) run through
-    :func:`attnspec.theorem.measured.run_groups`: with :func:`_parallel`, the Jacobian theorems,
+    :func:`attnspec.theorem.groups.run_groups`: with :func:`_parallel`, the Jacobian theorems,
     Lemmas C.1 and C.7 and the printed formulas in a second process while this one computes the
     others and then the timing sweep (one core each on a 2-core machine: the forward pass is
     timed in CPU seconds, which the other process does not count).
@@ -284,7 +284,7 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
         ``jacobian``, ``jacobian_full_span``, ``lemma_c2``, ``lemma_c3``, ``lemma_c7``, ``algorithm1``, ``printed``
         (and ``timing``).
     """
-    from attnspec.theorem.measured import run_groups
+    from attnspec.theorem.groups import run_groups
     from attnspec.theory.osa.groups import GROUPS, TIMING, mark_paper_params, parallel_note
 
     config.validate()

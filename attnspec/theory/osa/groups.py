@@ -1,4 +1,4 @@
-"""The claim groups of osa-check, in the order of their rows (:mod:`attnspec.theorem.measured`).
+"""The claim groups of osa-check, in the order of their rows (:mod:`attnspec.theorem.groups`).
 
 Each group builds its instances from the run's seed and decides its claims; ``beside`` marks
 the groups a second process computes while this one computes the others (the Jacobian
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnspec.theorem.measured import Group
+from attnspec.theorem.groups import Group
 
 #: The K the layer-level checks use (the paper's K = 6) and the longest fixed sweep (K = 14).
 LAYER_STEPS = 6

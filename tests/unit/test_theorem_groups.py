@@ -1,62 +1,104 @@
-"""A check computed in named units (attnspec.theorem.units) and the side-process split
-(attnspec.theorem.fork): a kept unit reads back equal, an interrupt keeps the finished units,
-and the split is the one whose larger share is smallest."""
+"""attnspec.theorem.groups: claim groups in order, one share beside the others, with progress;
+an interrupt keeps the finished groups and --resume reads them back equal; the split by cost."""
 
 from __future__ import annotations
 
 import math
+import os
 
 import pandas as pd
 import pytest
 
 from attnspec.runtime.signals import InterruptedRun
 from attnspec.theorem import fork as FK
-from attnspec.theorem import units as U
+from attnspec.theorem.fork import can_fork
+from attnspec.theorem.groups import Group, Keep, run_groups
 from attnspec.theorem.result import BatteryResult
 from attnspec.verdicts.classify import VerdictRow
 
-PLAN = U.UnitPlan(command="toy", prefix="toy", parts=("t",), needs_torch=lambda _u: False, note="resume it")
+
+def _group(name: str, **kw: object) -> Group:
+    def measure(config: dict, tables: dict) -> tuple[list, dict]:
+        # the row says which process made it and which tables it could read
+        return [(name, os.getpid(), sorted(tables))], {name: config["k"]}
+
+    return Group(measure, **kw)  # type: ignore[arg-type]
 
 
-def _unit(name: str) -> U.Unit:
+GROUPS = (
+    _group("a", message="group a", weight=1.0),
+    _group("b", message=lambda c: f"group b at k = {c['k']}", weight=2.0, beside=True),
+    _group("c"),
+    _group("d", beside=True),
+)
+
+
+@pytest.mark.parametrize("fork", ["1", "0"])
+def test_rows_and_tables_come_in_the_declared_order_forked_or_not(monkeypatch: pytest.MonkeyPatch, fork: str) -> None:
+    monkeypatch.setenv("ATTNSPEC_NO_FORK", "1" if fork == "1" else "0")
+    seen: list[str] = []
+    rows, tables = run_groups(GROUPS, {"k": 7}, progress=seen.append, beside_note="in a second process")
+    assert [r[0] for r in rows] == ["a", "b", "c", "d"] and list(tables) == ["a", "b", "c", "d"]
+    forked = fork == "0" and can_fork()
+    pids = {name: pid for name, pid, _ in rows}
+    assert (pids["b"] == pids["d"] != os.getpid()) if forked else set(pids.values()) == {os.getpid()}
+    # a group reads the tables of the groups before it in its own process
+    assert dict((name, seen_tables) for name, _, seen_tables in rows)["d"] == (["b"] if forked else ["a", "b", "c"])
+    if forked:
+        assert [s.split(" — ")[0] for s in seen] == ["in a second process", "group a"]
+    else:
+        assert [s.split(" — ")[0] for s in seen] == ["group a", "group b at k = 7"]
+        assert seen[0].endswith("step 1/2, estimating the time left") and seen[1].startswith("group b")
+
+
+KEEP = Keep(command="toy", prefix="toy", parts=("t",), note="resume it", meta={"seed": 1})
+
+
+def _done(name: str) -> tuple[list, dict]:
     row = VerdictRow(claim=f"toy.{name}", verdict="holds", params={"k": 3}, estimate=math.inf, evidence="e")
-    return U.Unit({"t": pd.DataFrame({"x": [1.5, 2.5], "name": [name, name]})}, [row])
+    return [row], {"t": pd.DataFrame({"x": [1.5, 2.5], "name": [name, name]})}
 
 
-def test_a_kept_unit_reads_back_equal() -> None:
-    tables = U.unit_tables("toy", "a", _unit("a"), ("t",))
+def test_a_kept_group_reads_back_equal() -> None:
+    tables = KEEP.tables("a", _done("a"))
     assert sorted(tables) == ["toy_partial_a_rows", "toy_partial_a_t"]
-    back = U.units_from_tables(tables, "toy", ["a", "b"], ("t",))
+    back = Keep("toy", "toy", ("t",), previous=tables).kept(["a", "b"])
     assert list(back) == ["a"]  # b has no verdict-row table: not finished
-    pd.testing.assert_frame_equal(back["a"].table("t"), _unit("a").table("t"))
-    assert back["a"].rows == _unit("a").rows
-    assert back["a"].table("missing").empty
+    pd.testing.assert_frame_equal(back["a"][1]["t"], _done("a")[1]["t"])
+    assert back["a"][0] == _done("a")[0]
 
 
-def test_an_interrupt_keeps_the_finished_units_and_resume_computes_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupt_keeps_the_finished_groups_and_resume_computes_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(FK.NO_FORK_VARIABLE, "1")
     computed: list[str] = []
     interrupt = ["c"]  # the first run is interrupted when it starts c
 
-    def compute(name: str) -> U.Unit:
-        computed.append(name)
-        if name in interrupt:
-            raise KeyboardInterrupt
-        return _unit(name)
+    def group(name: str) -> Group:
+        def measure(config: object, tables: dict) -> tuple[list, dict]:
+            computed.append(name)
+            if name in interrupt:
+                raise KeyboardInterrupt
+            return _done(name)
 
-    def finish(done: dict[str, U.Unit], kept: dict[str, U.Unit]) -> BatteryResult:
-        return BatteryResult("toy", [r for u in done.values() for r in u.rows], {}, {"kept": sorted(kept)})
+        return Group(measure, name=name)
+
+    groups = [group(n) for n in "abc"]
+
+    def finish(rows: list, tables: dict) -> BatteryResult:
+        return BatteryResult("toy", rows, tables, {})
 
     with pytest.raises(InterruptedRun) as caught:
-        U.run_units(PLAN, ["a", "b", "c"], compute, finish, meta={"seed": 1})
+        run_groups(groups, None, keep=KEEP, finish=finish)
     partial = caught.value.partial
     assert partial.meta["runs_done"] == ["a", "b"] and partial.meta["runs_missing"] == ["c"]
     assert partial.meta["seed"] == 1 and partial.meta["note"] == "resume it"
     computed.clear()
     interrupt.clear()
-    result = U.run_units(PLAN, ["a", "b", "c"], compute, finish, previous=partial.tables)
-    assert computed == ["c"] and result.meta["kept"] == ["a", "b"]
-    assert [r.claim for r in result.verdicts] == ["toy.a", "toy.b", "toy.c"]
+    keep = Keep("toy", "toy", ("t",), previous=partial.tables)
+    result = run_groups(groups, None, keep=keep, finish=finish)
+    assert computed == ["c"] and [r.claim for r in result.verdicts] == ["toy.a", "toy.b", "toy.c"]
+    # a table several groups make is theirs one under the other
+    assert list(result.tables["t"]["name"]) == ["a", "a", "b", "b", "c", "c"]
 
 
 def test_split_by_cost_takes_the_split_whose_larger_share_is_smallest(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,3 +154,12 @@ def test_the_ported_paper_holds_no_fork_and_no_stopping_rule() -> None:
             if isinstance(node, ast.FunctionDef) and node.name in rule:
                 found.append(f"{path.name} defines {node.name}")
     assert rule and not found, found
+
+
+def test_the_docs_example_runs() -> None:
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "theorem-api.md"
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S) if "run_groups(" in b]
+    exec(compile(block, str(doc), "exec"), {})  # noqa: S102 - the doc's own example, with its assert
