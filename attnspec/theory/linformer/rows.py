@@ -357,37 +357,6 @@ def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
     return out
 
 
-def _pick(rows: list[VerdictRow]) -> VerdictRow:
-    """The row that best represents a group: the worst violation, else the tightest
-    non-vacuous row, else the largest-k vacuous row."""
-    viol = [r for r in rows if r.verdict == "violated"]
-
-    def excess(r: VerdictRow) -> float:
-        ref = r.exact if r.exact is not None else (r.ci_low or 0.0)
-        return ref - (r.bound or 0.0)
-
-    if viol:
-        return max(viol, key=excess)
-    # outside the hypothesis: show where the same bound would be violated, if anywhere
-    ext = [r for r in rows if r.verdict == "hypothesis-unmet" and "the same bound there: violated" in r.evidence]
-    if ext:
-        return max(ext, key=excess)
-    for kind in ("holds", "loose"):
-        cand = [r for r in rows if r.verdict == kind]
-        if cand:
-
-            def ratio(r: VerdictRow) -> float:
-                ref = r.exact if r.exact is not None else (r.ci_high or 0.0)
-                return (r.bound or math.inf) / ref if ref > 0 else math.inf
-
-            return min(cand, key=ratio)
-    paper = [r for r in rows if r.at_paper_params]
-    if paper:  # an all-vacuous group: the row at the paper's own k tells most
-        return max(paper, key=lambda r: r.estimate or 0.0)
-    kmax = max(r.params.get("k", 0) for r in rows)
-    return max((r for r in rows if r.params.get("k", 0) == kmax), key=lambda r: r.estimate or 0.0)
-
-
 def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
     """One representative row per (claim, reading, family | attention | construction), by group.
 
@@ -407,9 +376,11 @@ def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
         groups.setdefault(
             (g, r.claim, r.reading, r.params.get(third.get(g, "attention")), r.params.get("sweep")), []
         ).append(r)
+    from attnspec.verdicts.sentences import telling_row
+
     out: dict[str, list[VerdictRow]] = {}
     for (g, *_), rs in groups.items():
-        best = _pick(rs)
+        best = telling_row(rs)  # the row the one-screen summary names too
         counts = {
             v: sum(1 for r in rs if r.verdict == v)
             for v in ("violated", "holds", "loose", "vacuous", "cannot-fail", "measured", "hypothesis-unmet")
