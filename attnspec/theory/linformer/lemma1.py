@@ -496,6 +496,37 @@ class _Collector:
         self.rows: list[dict] = []
         self.samples: list[pd.DataFrame] = []
 
+    def add_row(
+        self,
+        eq: str,
+        reading: str,
+        family: str,
+        vectors: str,
+        rho: float,
+        k: int,
+        exact: float,
+        fails: int,
+        trials: int,
+        seed: int,
+    ) -> None:
+        """One row of eq. (11) (``eq = "eq11"``, ρ NaN) or eq. (12), against the printed bound."""
+        bound = lemma1_norm_bound(k, self.eps) if eq == "eq11" else lemma1_inner_bound(k, self.eps)
+        self.rows.append(
+            {
+                "claim": f"linformer.lemma1.{eq}",
+                "reading": reading,
+                "family": family,
+                "vectors": vectors,
+                "rho": rho,
+                **self.base,
+                "k": int(k),
+                "bound": float(bound),
+                "exact": exact,
+                **mc_columns(fails, trials),
+                "seed": seed,
+            }
+        )
+
     def add_sample(
         self, claim: str, reading: str, family: str, vectors: str, rho: float, k: int, vals: np.ndarray
     ) -> None:
@@ -519,7 +550,7 @@ class _Collector:
 
 def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequence[float], seed: int) -> None:
     """Gaussian R through the chi-square laws: k‖Rx‖² ~ χ²_k, k⟨Rx, Ry⟩ = aχ²_k − bχ'²_k."""
-    eps, base, rows, add_sample = out.eps, out.base, out.rows, out.add_sample
+    eps, add_sample = out.eps, out.add_sample
     family = "gaussian"
     for k in ks:
         s = child_seed(seed, "lemma1", family, int(k))
@@ -527,20 +558,8 @@ def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequenc
         q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
         for reading in NORM_READINGS:
             fails = int(norm_failure_events(q, eps, reading).sum())
-            rows.append(
-                {
-                    "claim": "linformer.lemma1.eq11",
-                    "reading": reading,
-                    "family": family,
-                    "vectors": "any",
-                    "rho": np.nan,
-                    **base,
-                    "k": int(k),
-                    "bound": float(lemma1_norm_bound(k, eps)),
-                    "exact": norm_failure_exact(int(k), eps, reading),
-                    **mc_columns(fails, trials),
-                    "seed": s,
-                }
+            out.add_row(
+                "eq11", reading, family, "any", np.nan, k, norm_failure_exact(int(k), eps, reading), fails, trials, s
             )
         add_sample("linformer.lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
         for rho in rhos:
@@ -548,21 +567,8 @@ def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequenc
             z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
             for reading in INNER_READINGS:
                 fails = int(inner_failure_events(z, eps, rho, reading).sum())
-                rows.append(
-                    {
-                        "claim": "linformer.lemma1.eq12",
-                        "reading": reading,
-                        "family": family,
-                        "vectors": "any",
-                        "rho": float(rho),
-                        **base,
-                        "k": int(k),
-                        "bound": float(lemma1_inner_bound(k, eps)),
-                        "exact": inner_product_failure_exact(int(k), eps, float(rho), reading),
-                        **mc_columns(fails, trials),
-                        "seed": s,
-                    }
-                )
+                exact = inner_product_failure_exact(int(k), eps, float(rho), reading)
+                out.add_row("eq12", reading, family, "any", float(rho), k, exact, fails, trials, s)
             add_sample("linformer.lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
 
 
@@ -631,7 +637,7 @@ def _family_rows(
     kept: dict[tuple, list[np.ndarray]],
 ) -> None:
     """One family's eq. (11) and eq. (12) rows and error samples, from its failure counts."""
-    n, eps, base, rows, add_sample = out.n, out.eps, out.base, out.rows, out.add_sample
+    n, eps, add_sample = out.n, out.eps, out.add_sample
     for k in fam_ks:
         for reading in NORM_READINGS:
             exact = np.nan
@@ -639,21 +645,8 @@ def _family_rows(
                 exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
             elif vectors == "spiky":
                 exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
-            rows.append(
-                {
-                    "claim": "linformer.lemma1.eq11",
-                    "reading": reading,
-                    "family": family,
-                    "vectors": vectors,
-                    "rho": np.nan,
-                    **base,
-                    "k": int(k),
-                    "bound": float(lemma1_norm_bound(k, eps)),
-                    "exact": exact,
-                    **mc_columns(counts[("eq11", reading, None, int(k))], trials_other),
-                    "seed": seed,
-                }
-            )
+            fails = counts[("eq11", reading, None, int(k))]
+            out.add_row("eq11", reading, family, vectors, np.nan, k, exact, fails, trials_other, seed)
         add_sample(
             "linformer.lemma1.eq11",
             "squared",
@@ -665,23 +658,11 @@ def _family_rows(
         )
         for rho in rhos:
             for reading in INNER_READINGS:
-                rows.append(
-                    {
-                        "claim": "linformer.lemma1.eq12",
-                        "reading": reading,
-                        "family": family,
-                        "vectors": vectors,
-                        "rho": float(rho),
-                        **base,
-                        "k": int(k),
-                        "bound": float(lemma1_inner_bound(k, eps)),
-                        # Haar images have a density: the zero-tolerance event
-                        # has probability 1; discrete R can hit <x, y> exactly
-                        "exact": _discrete_exact_inner(family, vectors, n, int(k), reading, rho),
-                        **mc_columns(counts[("eq12", reading, float(rho), int(k))], trials_other),
-                        "seed": seed,
-                    }
-                )
+                # Haar images have a density: the zero-tolerance event has probability 1;
+                # discrete R can hit <x, y> exactly
+                exact = _discrete_exact_inner(family, vectors, n, int(k), reading, rho)
+                fails = counts[("eq12", reading, float(rho), int(k))]
+                out.add_row("eq12", reading, family, vectors, float(rho), k, exact, fails, trials_other, seed)
             add_sample(
                 "linformer.lemma1.eq12",
                 "inner",
