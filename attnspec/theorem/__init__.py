@@ -17,7 +17,7 @@ The names (imported on first use, so that the registries stay light)::
     Cases, Scoped                                          # attnspec.theorem.cases
     run_check                                              # attnspec.theorem.runner
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
-    Group, run_groups                                      # attnspec.theorem.groups
+    Group, Keep, run_groups                                # attnspec.theorem.groups
     check_section                                          # attnspec.theorem.report
 """
 
@@ -48,6 +48,7 @@ _API: dict[str, str] = {
     "fork_beside": "attnspec.theorem.fork",
     "tightest_rows": "attnspec.theorem.tightest",
     "Group": "attnspec.theorem.groups",
+    "Keep": "attnspec.theorem.groups",
     "run_groups": "attnspec.theorem.groups",
     "check_section": "attnspec.theorem.report",
 }
