@@ -112,6 +112,9 @@ def test_a_method_whose_error_is_not_below_one_at_every_n_is_no_better_than_zero
     assert (
         _verdict(above, "uniform") == "the null" and above.loc[above["method"] == "uniform", "zero_gap_high"].item() > 0
     )
+    # above both references (uniform at 0.8): zero output takes precedence over uniform
+    both = slopes(_with_uniform(_table(0.0, 0.002, level=1.1), level=0.8, slope=0.0))
+    assert both.loc[both["method"] == "m", "below_uniform"].item() == 0.0 and _verdict(both) == NO_BETTER_THAN_ZERO
     # zero output's error is 1 by construction, so its comparison needs no reference in the table
     alone = slopes(_table(0.0, 0.002, level=1.1))
     assert _verdict(alone) == NO_BETTER_THAN_ZERO and np.isnan(alone["uniform_gap_high"].item())
