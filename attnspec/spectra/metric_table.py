@@ -30,7 +30,6 @@ ERROR_LEVELS: tuple[float, ...] = (0.1, 0.2)
 STATE_VERSION = 2
 #: Installed packages name modules that register metrics under this entry-point group.
 ENTRY_POINT_GROUP = "attnspec.metrics"
-_PLUGINS = {"loaded": False}
 
 
 @dataclass(frozen=True)
@@ -225,13 +224,9 @@ def register_metric(entry: Metric) -> None:
 
 def load_plugins() -> None:
     """Import, once, every module named under :data:`ENTRY_POINT_GROUP` (each registers its metrics)."""
-    if _PLUGINS["loaded"]:
-        return
-    _PLUGINS["loaded"] = True
-    from importlib.metadata import entry_points
+    from attnspec.runtime.plugins import load_group
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
+    load_group(ENTRY_POINT_GROUP)
 
 
 def metric_names() -> tuple[str, ...]:

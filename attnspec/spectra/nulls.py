@@ -73,18 +73,13 @@ class Null:
 NULLS: dict[str, Null] = {}
 #: Installed packages name modules that register nulls under this entry-point group.
 ENTRY_POINT_GROUP = "attnspec.nulls"
-_PLUGINS = {"loaded": False}
 
 
 def load_plugins() -> None:
     """Import, once, every module named under :data:`ENTRY_POINT_GROUP` (each registers its nulls)."""
-    if _PLUGINS["loaded"]:
-        return
-    _PLUGINS["loaded"] = True
-    from importlib.metadata import entry_points
+    from attnspec.runtime.plugins import load_group
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
+    load_group(ENTRY_POINT_GROUP)
 
 
 def register_null(null: Null) -> None:

@@ -31,6 +31,7 @@ participation_ratio = attnspec_local
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The plug-in on sys.path with its entry points, no plug-in loaded yet; every registry as before, after."""
+    from attnspec.runtime import plugins
     from attnspec.spectra import metric_table, nulls
     from attnspec.spectra.approx import protocol, registry
 
@@ -42,9 +43,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (info / "entry_points.txt").write_text(ENTRY_POINTS)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(PLUGIN))
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
-    monkeypatch.setitem(nulls._PLUGINS, "loaded", False)
-    monkeypatch.setitem(metric_table._PLUGINS, "loaded", False)
+    monkeypatch.setattr(plugins, "_LOADED", set())  # no entry-point group read yet
     monkeypatch.delitem(sys.modules, "attnspec_local", raising=False)
     try:
         yield
