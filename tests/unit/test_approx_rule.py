@@ -163,14 +163,14 @@ def test_summaries_resample_documents_and_read_back_as_one_row_per_k_and_method(
     assert list(again["verdict"]) == ["grows", "the null"]
 
 
-def test_a_rule_saved_before_the_zero_output_reference_is_read_again(tmp_path):
+def test_a_rule_saved_without_the_zero_output_columns_is_read_again(tmp_path):
     import json
 
     from attnspec.spectra.approx.reading import read_verdicts
     from attnspec.spectra.approx.saved import read_approx
     from attnspec.storage.results import write_table
 
-    # flat, below uniform (1.2), at 1.1: the earlier rule said "holds", this one says otherwise
+    # flat, below uniform (1.2), at 1.1: saved with "holds" and without the zero-output columns
     errors = _with_uniform(_table(0.0, 0.002, level=1.1, method="performer"), level=1.2, slope=0.0)
     saved = {"approx": errors, **tables({"approx": errors}, seed=5)}
     old = saved["approx_rule"].drop(columns=["zero_gap_high", "below_zero_output"])

@@ -265,7 +265,7 @@ def verdict(low: float, high: float, threshold: float = THRESHOLD) -> str:
 def rule_table(tables: dict[str, pd.DataFrame], *, seed: int = 0) -> pd.DataFrame:
     """A study's ``approx_rule``: as saved when it holds every column the verdict is decided from
     (:data:`DECIDING`), else read again from the raw ``approx`` errors, so that a study saved
-    under an earlier statement of the rule gets this one without being measured again.
+    without one of these columns gets the rule stated here without being measured again.
 
     Parameters
     ----------

@@ -209,7 +209,7 @@ def read_approx(out: Path) -> dict[str, pd.DataFrame]:
 
     found = {t: _read(Path(out), t) for t in RAW_TABLES + SUMMARY_TABLES}
     held = {k: v for k, v in found.items() if v is not None}
-    if "approx_rule" in held:  # a rule saved under an earlier statement of it is read again
+    if "approx_rule" in held:  # a rule saved without a deciding column is read again from the errors
         held["approx_rule"] = rule_table(held, seed=int((read_meta(Path(out)).get("approx") or {}).get("seed", 0)))
     return held
 
