@@ -705,7 +705,7 @@ def _print_approx(run: Path) -> None:
 
     from attnspec.numerics.stats import format_interval
     from attnspec.spectra.approx.reading import read_verdicts
-    from attnspec.spectra.approx.rule import THRESHOLD
+    from attnspec.spectra.approx.rule import NO_BETTER, NO_BETTER_THAN_ZERO, THRESHOLD, VERDICTS
 
     v = read_verdicts(run)
     if v is None:
@@ -716,8 +716,8 @@ def _print_approx(run: Path) -> None:
     t = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False)
     t.title = (
         f"Approximations of attention on held-out documents: error ‖Ŷ − PV‖/‖PV‖ (mean over layers and heads, 95% CI over {int(done['inputs'].max()) if len(done) else 0} "
-        f"documents) and its slope per doubling of n: a fixed k holds when the slope's upper end is below +{THRESHOLD} "
-        "and the error is below uniform attention's at every n (paired over documents)"
+        f"documents) and its slope per doubling of n: a fixed k holds when the error is below 1 (zero output's) at every "
+        f"n, the slope's upper end is below +{THRESHOLD} and the error is below uniform attention's at every n (paired over documents)"
     )
     loss = bool(v["loss_change_last"].notna().any())  # a causal model: the change in next-token loss
     for col, justify in (("k · method", "left"), (f"n={first}", "right"), (f"n={last} [95% CI]", "right"),
@@ -737,15 +737,19 @@ def _print_approx(run: Path) -> None:
                 f"{r.error_first:.2f}",
                 f"{r.error_last:.2f} {format_interval(r.error_last_low, r.error_last_high, 2)}",
                 format_interval(r.slope_low, r.slope_high, 3, signed=True),
-                {"a fixed k holds": "holds", "no better than uniform": "≥ uniform", "the null": "null"}.get(
-                    r.verdict, r.verdict
-                ),
+                VERDICTS.get(r.verdict, r.verdict),
                 cos,
             )
     out_console.print(t)
     notes = ["* reference: uniform attention (must be beaten) and best rank-k P·V (what low rank of P alone allows)"]
-    if (v["verdict"] == "no better than uniform").any():
-        notes.append("≥ uniform: the slope holds, but the error is not below uniform attention's at every n")
+    if (v["verdict"] == NO_BETTER_THAN_ZERO).any():
+        notes.append(
+            f"{VERDICTS[NO_BETTER_THAN_ZERO]}: the error's interval is not below 1 at some n, whatever the slope"
+        )
+    if (v["verdict"] == NO_BETTER).any():
+        notes.append(
+            f"{VERDICTS[NO_BETTER]}: the slope holds, but the error is not below uniform attention's at every n"
+        )
     if (v["scores"] == "content only").any():
         notes.append("† sees the content scores only (it cannot take the additive score bias)")
     notes.append(

@@ -3,9 +3,10 @@
 Held-out error ‖Ŷ − P V‖_F/‖P V‖_F against n at fixed k: one panel per k, stacked in one
 column (3.3 in, as the report prints it), every method a
 line with its 95 % band over held-out documents, the references (uniform attention, the
-best rank-k P) as black lines without bands, so a method is read against what a constant
-output and what low rank of P alone give. Given the study's ``approx_rule``, a method that the
-rule finds no better than uniform attention at a k is drawn with hollow markers in that panel.
+best rank-k P) as black lines without bands and zero output's error (1 by construction) as a
+grey line, so a method is read against what a constant output and what low rank of P alone
+give. Given the study's ``approx_rule``, a method that the rule finds no better than uniform
+attention or no better than zero output at a k is drawn with hollow markers in that panel.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from attnspec.plots import COLUMN_IN, OKABE_ITO, fit_title, legend_below, paper_figure, save_figure, style
+from attnspec.spectra.approx.rule import NO_BETTER, NO_BETTER_THAN_ZERO, ZERO_OUTPUT_ERROR
 
+HOLLOW_LABEL = "hollow: no better than uniform or zero output (the rule)"
 #: How each reference is drawn (black, no band).
 _REFERENCE_STYLE = {"uniform": (0, (4, 2)), "best-rank-k": (0, (1, 1.5))}
 
@@ -40,7 +43,7 @@ def plot_approx(
         The directory the figure is written to.
     rule : pandas.DataFrame, optional
         The study's ``approx_rule`` table (k, method, verdict): hollow markers where the verdict
-        is "no better than uniform".
+        is "no better than uniform" or "no better than zero output".
     title : str
         The figure's title (model · corpus).
     formats : sequence of str
@@ -62,6 +65,7 @@ def plot_approx(
     hollow = _no_better(rule)
     for ax, k in zip(axes[:, 0], ks):
         at = summary[summary["k"] == k]
+        zero = ax.axhline(ZERO_OUTPUT_ERROR, color="grey", lw=0.8, linestyle=(0, (1, 3)))
         for method, g in at.groupby("method", sort=False):
             g = g.sort_values("n")
             if reference[method]:
@@ -81,20 +85,20 @@ def plot_approx(
     if title:
         fig.suptitle(fit_title(title, COLUMN_IN, plt.rcParams["figure.titlesize"]))
     labels = [m + (" (reference)" if reference[m] else "") for m in handles]
+    handles["zero output"] = zero
+    labels.append("zero output (error 1)")
     if hollow:
         from matplotlib.lines import Line2D
 
         handles["hollow"] = Line2D([], [], color="grey", lw=0, marker="o", ms=3, mfc="white")
-        labels.append("hollow: no better than uniform (the rule)")
+        labels.append(HOLLOW_LABEL)
     legend_below(fig, list(handles.values()), labels)
     return save_figure(fig, Path(out) / "approx_errors", formats)
 
 
 def _no_better(rule: pd.DataFrame | None) -> set[tuple[int, str]]:
-    """The (k, method) pairs the rule finds no better than uniform attention."""
-    from attnspec.spectra.approx.rule import NO_BETTER
-
+    """The (k, method) pairs the rule finds no better than uniform attention or than zero output."""
     if rule is None or "verdict" not in rule.columns:
         return set()
-    hit = rule[rule["verdict"] == NO_BETTER]
+    hit = rule[rule["verdict"].isin([NO_BETTER, NO_BETTER_THAN_ZERO])]
     return {(int(k), str(m)) for k, m in zip(hit["k"], hit["method"])}

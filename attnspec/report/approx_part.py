@@ -8,8 +8,10 @@ best rank-k P applied to V); this module renders what the studies saved, read th
 
 * per model, one table at :data:`READ_K`: per corpus and method, the held-out error at the
   smallest and the largest n with its 95 % interval over held-out documents, the slope per
-  doubling of n with its interval, the rule's verdict at every k, whether the error is below
-  uniform attention's at every n, and the end-to-end effect at the largest n;
+  doubling of n with its interval, the rule's verdict at every k (its verdict words and their
+  short forms are :data:`attnspec.spectra.approx.rule.VERDICTS`; a method no better than zero
+  output, whose error is not below 1 at some n, is named so whatever its slope), whether the
+  error is below uniform attention's at every n, and the end-to-end effect at the largest n;
 * a reading generated from those fields, and each study's figure (error against n, one panel
   per k) at one column;
 * every k of every study for the appendix.
@@ -21,19 +23,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from attnspec.report.experiments import spectrum_runs
+from attnspec.spectra.approx.rule import VERDICTS
 
 #: The k the body and the summary read (Linformer's Figure 3 uses 128).
 READ_K = 128
 HEADING = "For Linformer: does a fixed k suffice?"
-#: The rule's verdicts as a table cell.
-SHORT_VERDICT = {"a fixed k holds": "holds", "the null": "reference", "not applied": "not applied"}
+#: The rule's verdicts as a table cell (the rule's own short forms).
+SHORT_VERDICT = {**VERDICTS, "not applied": "not applied"}
 
 
 def approx_verdicts(run: Path) -> pd.DataFrame | None:
@@ -297,27 +300,6 @@ def _end_to_end_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k:
     )
 
 
-def _above_one(by_model: Mapping[str, Sequence[tuple[str, pd.DataFrame]]], k: int) -> str:
-    """A sentence naming the methods whose held-out error at the largest n is 1 or more: worse than
-    outputting zero, whatever the rule's verdict on how the error moves with n."""
-    hit = sorted(
-        {
-            f"{r['method']} ({model})"
-            for model, held in by_model.items()
-            for _, v in held
-            for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].to_dict("records")
-            if float(r.get("error_last", float("nan"))) >= 1
-        }
-    )
-    if not hit:
-        return ""
-    return (
-        " A verdict reads how the error moves with n, not its size: "
-        + ", ".join(hit)
-        + " err by 1 or more of ‖PV‖ at the largest n, worse than outputting zero."
-    )
-
-
 def _loss_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
     """The smallest and the largest change in a causal model's next-token loss at ``k``."""
     rows = [
@@ -403,11 +385,9 @@ def approx_section(experiments: Sequence[Any], results: Path, figures: Path) -> 
         "proof (E = δR, F = e^(−δ)R, `linformer-proof`), Performer (FAVOR+) and Nyström, beside uniform attention "
         "(the mean of V, which a method must beat) and the best rank-k P applied to V (what low rank of P alone "
         "allows, not a bound for E and F). Error ‖Ŷ − PV‖_F/‖PV‖_F, the mean over layers and heads, 95% intervals "
-        f"over {'–'.join(map(str, docs))} held-out documents. The rule, stated before the numbers "
-        "(docs/approximations.md): a fixed k holds when the upper end of the slope of error against log₂ n is "
-        f"below +{THRESHOLD} per doubling and the error is below uniform attention's at every n; grows when the "
-        "slope's lower end is above it; else unresolved. End to end: every layer replaced at once, the cosine of "
-        "the model's sentence embedding to the exact model's.",
+        f"over {'–'.join(map(str, docs))} held-out documents. {rule_statement(THRESHOLD)} End to end: every "
+        "layer replaced at once, the cosine of the model's sentence embedding to the exact model's (an encoder) or "
+        "the change in its next-token loss (a decoder).",
         "",
     ]
     by_model = _by_model(found)
@@ -415,7 +395,7 @@ def approx_section(experiments: Sequence[Any], results: Path, figures: Path) -> 
     for model, held in by_model.items():
         md += model_table(model, held, k)
         readings.append(f"on {model}, {model_verdicts(held, k)}")
-    md += [f"Reading at k = {k}: " + "; ".join(readings) + "." + _above_one(by_model, k), ""]
+    md += [f"Reading at k = {k}: " + "; ".join(readings) + ".", ""]
     md += [" ".join(_end_to_end_reading(model, held, k) for model, held in by_model.items()), ""]
     md += random_projection_note(experiments, results)
     shown: set[str] = set()  # the body shows each model's first study; the others go with every k
@@ -428,14 +408,44 @@ def approx_section(experiments: Sequence[Any], results: Path, figures: Path) -> 
     return md
 
 
+def rule_statement(threshold: float) -> str:
+    """The rule as the section states it before its numbers, each verdict with its short form.
+
+    Parameters
+    ----------
+    threshold : float
+        The rule's threshold on the slope per doubling of n.
+
+    Returns
+    -------
+    str
+    """
+    from attnspec.spectra.approx.rule import GROWS, HOLDS, NO_BETTER, NO_BETTER_THAN_ZERO, NULL_VERDICT, UNRESOLVED
+
+    def said(verdict: str) -> str:
+        short = VERDICTS[verdict]
+        return f"*{verdict}*" + ("" if short in verdict else f" ({short})")
+
+    return (
+        "The rule, stated before the numbers (docs/approximations.md), sets each method beside two references: "
+        "zero output, whose error is exactly 1 by construction, and uniform attention. A method's verdict is "
+        f"{said(NO_BETTER_THAN_ZERO)} when the upper end of its error's interval is not below 1 at some n, whatever "
+        f"its slope; otherwise {said(GROWS)} when the lower end of the slope of error against log₂ n is above "
+        f"+{threshold} per doubling; {said(HOLDS)} when the slope's upper end is below +{threshold} and the error is "
+        f"below uniform attention's at every n (paired over documents); {said(NO_BETTER)} when the slope passes "
+        f"but that comparison fails; else {said(UNRESOLVED)}. Uniform attention itself is {said(NULL_VERDICT)}."
+    )
+
+
 def _figures(found: Sequence[tuple[str, str, Path, pd.DataFrame]], figures: Path) -> list[str]:
-    """Each study's figure at one column, drawn from its saved summary."""
+    """Each study's figure at one column, drawn from its saved summary, hollow where the rule finds a
+    method no better than a reference."""
     from attnspec.plots.approx import plot_approx
     from attnspec.storage.results import read_table
 
     md = []
-    for model, corpus, run, _ in found:
-        plot_approx(read_table(run, "approx_summary"), figures / run.name, title=f"{model} · {corpus}")
+    for model, corpus, run, v in found:
+        plot_approx(read_table(run, "approx_summary"), figures / run.name, rule=v, title=f"{model} · {corpus}")
         md += [f"![held-out error against n, {model} on {corpus}](figures/{run.name}/approx_errors.png)", ""]
     return md
 

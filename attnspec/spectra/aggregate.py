@@ -7,7 +7,7 @@ pairwise update), so shards computed anywhere merge into the statistics of the u
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, ResultsError
-from attnspec.spectra.metric_table import METRIC_TABLE, STATE_VERSION, MetricInputs, absent_note
+from attnspec.spectra.metric_table import METRIC_TABLE, STATE_VERSION, MetricInputs, absent_note, load_plugins
 from attnspec.spectra.metrics import RANK_TOL, cumulative_curve, energy_curve, reach_index, tail_curve
 from attnspec.spectra.reading import REACH_LEVEL
 
@@ -71,6 +71,18 @@ class SpectrumTables:
     inputs: pd.DataFrame | None = None  # one row per (input, layer), head means
 
 
+class _FromTable:
+    """A class attribute read from the metrics table at each access, so that a metric registered
+    after this module was imported (:func:`attnspec.spectra.metric_table.register_metric`) is held."""
+
+    def __init__(self, keep: Callable[[Any], bool]) -> None:
+        self._keep = keep
+
+    def __get__(self, obj: object, owner: type | None = None) -> tuple[str, ...]:
+        load_plugins()
+        return tuple(m.name for m in METRIC_TABLE if self._keep(m))
+
+
 class SpectrumAccumulator:
     """Streaming statistics of spectral curves and rank metrics per (layer, head).
 
@@ -95,11 +107,11 @@ class SpectrumAccumulator:
     #: before), ``energy`` e_k, ``tail`` the curve without σ_1.
     CURVES: tuple[str, ...] = ("curve", "energy", "tail")
     #: Every metric of the table (an aggregate holds these, or fewer when saved before some existed).
-    METRICS: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE)
+    METRICS: tuple[str, ...] = _FromTable(lambda m: True)  # type: ignore[assignment]
     #: Metrics that lie in [0, 1] (the others are ranks or indices in [1, seq_len]).
-    UNIT_METRICS: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE if m.unit)
+    UNIT_METRICS: tuple[str, ...] = _FromTable(lambda m: m.unit)  # type: ignore[assignment]
     #: Metrics kept per input (mean over heads, per layer) for bootstrap intervals.
-    PER_INPUT: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE if m.per_input)
+    PER_INPUT: tuple[str, ...] = _FromTable(lambda m: m.per_input)  # type: ignore[assignment]
 
     def __init__(
         self,

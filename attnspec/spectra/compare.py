@@ -42,8 +42,8 @@ from attnspec.storage.results import read_meta, read_table
 #: ``meta.json`` kind of a comparison's output folder (``attnspec compare --out``).
 KIND = "compare"
 
-#: Metrics compared when a run holds them: every metric of the metrics table, in its order
-#: (a run saved without one, or whose callers could not compute it, has its column empty).
+#: The built-in metrics of the metrics table, in its order (a comparison reads the table when it runs,
+#: registered metrics included; a run saved without one has its column empty).
 METRICS: tuple[str, ...] = metric_names()
 
 
@@ -150,7 +150,7 @@ def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFram
         warnings.warn(f"{run}: {note}; c_{at} is left out of the comparison", stacklevel=3)
     metrics = read_table(run, "metrics")
     inputs = read_table(run, "inputs") if (Path(run) / "inputs.parquet").is_file() else None
-    for name in METRICS:
+    for name in metric_names():  # the table at this call: a metric registered since import included
         if f"{name}_mean" not in metrics.columns or metrics[f"{name}_mean"].isna().all():
             continue
         frame = metrics[["layer", "head", "count"]].assign(mean=metrics[f"{name}_mean"], std=metrics[f"{name}_std"])

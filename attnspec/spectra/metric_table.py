@@ -5,7 +5,10 @@ the columns ``<name>_mean``, ``<name>_std``), what it is a function of (the sing
 σ of one P, the curves made from them, or P itself), its range, and whether it is also kept
 per input (the head mean per layer, for bootstrap intervals). The accumulator
 (:mod:`attnspec.spectra.aggregate`) computes, saves, merges and checks exactly the metrics
-of this table; adding a metric is one entry here.
+of this table; :func:`register_metric` adds one from outside attnspec (the built-ins are its
+first entries). An installed package names a module that registers its metrics under the
+entry-point group :data:`ENTRY_POINT_GROUP`; it is imported the first time the table's names
+are read (:func:`load_plugins`).
 
 A saved aggregate names the metrics it holds (``metric_names``, state version 2; an older
 state is read off its keys). A run saved before a metric existed still resumes and merges:
@@ -25,6 +28,8 @@ from typing import Any
 ERROR_LEVELS: tuple[float, ...] = (0.1, 0.2)
 #: Version of the saved aggregate's layout: 2 names its metrics (``metric_names``).
 STATE_VERSION = 2
+#: Installed packages name modules that register metrics under this entry-point group.
+ENTRY_POINT_GROUP = "attnspec.metrics"
 
 
 @dataclass(frozen=True)
@@ -151,8 +156,8 @@ def _c_centred(x: MetricInputs) -> Any:
     return centred_curve_at(x.centred_sv, default_at(x.sv.shape[-1])).to(torch.float64).cpu()
 
 
-#: The metrics, in the order of the tables' columns.
-METRIC_TABLE: tuple[Metric, ...] = (
+#: The metrics, in the order of the tables' columns (:func:`register_metric` appends).
+METRIC_TABLE: list[Metric] = [
     Metric("effective_rank", "σ: exp of the entropy of σ/Σσ (Roy & Vetterli)", _effective_rank, per_input=True),
     Metric("stable_rank", "σ: Σσ²/σ₁²", _stable_rank),
     Metric("reach_index", "σ: first i with c_i >= 0.9 (cumulative curve)", _reach_index, per_input=True),
@@ -178,16 +183,60 @@ METRIC_TABLE: tuple[Metric, ...] = (
         unit=True,
         needs_p=True,
     ),
-)
+]
+
+
+def register_metric(entry: Metric) -> None:
+    """Add a metric to the table: every run made afterwards computes, saves, merges and checks it.
+
+    A run saved before it was registered (or by a process that did not register it) resumes
+    and merges without it, its columns empty, as for a metric of a later attnspec.
+
+    Parameters
+    ----------
+    entry : Metric
+        The metric; its ``compute`` returns a (B, H) float64 tensor, within [0, 1] when
+        ``unit`` else within [1, n] (the run's range check), or None when it cannot be
+        computed from the inputs given.
+
+    Raises
+    ------
+    InputError
+        A name already in the table, a name that is not a key (letters, digits, ``_`` and
+        ``-``), or a ``compute`` that is not callable.
+    """
+    import re
+
+    from attnspec.errors import InputError
+
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", entry.name):
+        raise InputError(
+            f"a metric's name is a key of states and tables: letters, digits, '_' and '-', got {entry.name!r}"
+        )
+    if entry.name in metric_names():
+        raise InputError(f"a metric named {entry.name!r} is already in the table")
+    if not callable(entry.compute):
+        raise InputError(
+            f"the metric {entry.name!r} needs a callable compute (MetricInputs -> (B, H)), got {entry.compute!r}"
+        )
+    METRIC_TABLE.append(entry)
+
+
+def load_plugins() -> None:
+    """Import, once, every module named under :data:`ENTRY_POINT_GROUP` (each registers its metrics)."""
+    from attnspec.runtime.plugins import load_group
+
+    load_group(ENTRY_POINT_GROUP)
 
 
 def metric_names() -> tuple[str, ...]:
-    """Every metric of the table, in order.
+    """Every metric of the table, in order (installed packages' included).
 
     Returns
     -------
     tuple of str
     """
+    load_plugins()
     return tuple(m.name for m in METRIC_TABLE)
 
 
@@ -210,6 +259,7 @@ def metric(name: str) -> Metric:
     """
     from attnspec.errors import InputError
 
+    load_plugins()
     for m in METRIC_TABLE:
         if m.name == name:
             return m
@@ -225,6 +275,7 @@ def metric_frame() -> Any:
     """
     import pandas as pd
 
+    load_plugins()
     return pd.DataFrame(
         [{"name": m.name, "of": m.of, "range": m.range, "per_input": m.per_input} for m in METRIC_TABLE]
     )

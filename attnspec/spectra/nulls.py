@@ -8,7 +8,9 @@ run's saved tables, whether it is deterministic (one matrix per layer), the role
 gives it, and its *sampler*: a function, named ``"module:function"``, that draws the (1, H,
 n, n) matrices of one layer for a length n, a causal mask and a sliding window
 (:class:`attnspec.spectra.baselines.NullRequest`). :func:`register_null` adds one; the
-built-ins are registered below like any other.
+built-ins are registered below like any other. An installed package names a module that
+registers its nulls under the entry-point group :data:`ENTRY_POINT_GROUP`; it is imported
+the first time the nulls are read, so ``--baseline NAME`` sees them.
 
 Light on purpose (no torch): the CLI, the plots and the scaling fits use it without the
 computation; the sampler is imported only when matrices are drawn
@@ -69,6 +71,15 @@ class Null:
 
 #: Every null, by name, in the order registered.
 NULLS: dict[str, Null] = {}
+#: Installed packages name modules that register nulls under this entry-point group.
+ENTRY_POINT_GROUP = "attnspec.nulls"
+
+
+def load_plugins() -> None:
+    """Import, once, every module named under :data:`ENTRY_POINT_GROUP` (each registers its nulls)."""
+    from attnspec.runtime.plugins import load_group
+
+    load_group(ENTRY_POINT_GROUP)
 
 
 def register_null(null: Null) -> None:
@@ -106,6 +117,7 @@ def needs_model(name: str) -> bool:
     -------
     bool
     """
+    load_plugins()
     return name in NULLS and NULLS[name].needs_model
 
 
@@ -121,6 +133,7 @@ def with_role(role: str) -> str | None:
     -------
     str or None
     """
+    load_plugins()
     return next((n.name for n in NULLS.values() if role and n.role == role), None)
 
 
@@ -131,12 +144,15 @@ class _Field(Mapping[str, str]):
         self._field = field
 
     def __getitem__(self, name: str) -> str:
+        load_plugins()
         return getattr(NULLS[name], self._field)
 
     def __iter__(self) -> Iterator[str]:
+        load_plugins()
         return iter(NULLS)
 
     def __len__(self) -> int:
+        load_plugins()
         return len(NULLS)
 
 

@@ -154,7 +154,7 @@ def test_the_documented_example_method_registers_and_runs():
     from pathlib import Path
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "approximations.md").read_text()
-    block = re.search(r"```python\n(import torch\nfrom attnspec.spectra.approx.protocol.*?)```", doc, re.S).group(1)
+    block = re.search(r"```python\n(from attnspec.spectra.approx.dense.*?)```", doc, re.S).group(1)
     exec(block, {})
     x = _heads(n=16)
     out = get("mean-pool").apply(x, k=16, state=None, seed=0)

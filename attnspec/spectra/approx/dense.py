@@ -11,6 +11,51 @@ import torch
 from attnspec.spectra.approx.protocol import Heads
 
 
+def score_matrix(
+    queries: torch.Tensor, keys: torch.Tensor, scaling: float, bias: torch.Tensor | None = None
+) -> torch.Tensor:
+    """s·Q Kᵀ + B for any rows of queries and keys (a method's landmarks or projected keys among them).
+
+    Parameters
+    ----------
+    queries : Tensor, shape (H, a, d)
+    keys : Tensor, shape (H, b, d)
+    scaling : float
+        The score scaling s (``heads.scaling``).
+    bias : Tensor, shape (H, a, b), optional
+        An additive score bias, already projected as the keys were.
+
+    Returns
+    -------
+    Tensor, shape (H, a, b)
+    """
+    s = scaling * (queries @ keys.mT)  # (H, a, b)
+    if bias is not None:
+        s = s + bias
+    return s
+
+
+def attention_weights(
+    queries: torch.Tensor, keys: torch.Tensor, scaling: float, bias: torch.Tensor | None = None
+) -> torch.Tensor:
+    """softmax(s·Q Kᵀ + B) row-wise (no mask): the weights a method spreads over its keys.
+
+    Parameters
+    ----------
+    queries : Tensor, shape (H, a, d)
+    keys : Tensor, shape (H, b, d)
+    scaling : float
+        The score scaling s.
+    bias : Tensor, shape (H, a, b), optional
+        An additive score bias.
+
+    Returns
+    -------
+    Tensor, shape (H, a, b), rows summing to 1.
+    """
+    return torch.softmax(score_matrix(queries, keys, scaling, bias), dim=-1)
+
+
 def scores(heads: Heads) -> torch.Tensor:
     """S = s·Q Kᵀ + B, with −inf above the diagonal when causal.
 
@@ -22,9 +67,7 @@ def scores(heads: Heads) -> torch.Tensor:
     -------
     Tensor, shape (H, n, n)
     """
-    s = heads.scaling * (heads.q @ heads.k.mT)  # (H, n, n)
-    if heads.bias is not None:
-        s = s + heads.bias
+    s = score_matrix(heads.q, heads.k, heads.scaling, heads.bias)  # (H, n, n)
     if heads.causal:
         n = heads.n
         above = torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1)  # (n, n) future columns

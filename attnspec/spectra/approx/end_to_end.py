@@ -204,6 +204,48 @@ def sentence_embedding(model: Any, ids: list[int], device: Any) -> torch.Tensor:
     return out.hidden_states[-1][0].double().mean(dim=0).cpu()  # (hidden,)
 
 
+#: One document's tokens -> what the model's output is read as (a sentence embedding, a loss)
+Readout = Callable[[list[int]], Any]
+
+
+def replaced_readouts(
+    encoder: Any, documents: Sequence[list[int]], methods: Sequence[tuple[str, int, LayerFunction]], readout: Readout
+) -> list[tuple[str, int, int, Any, Any]] | None:
+    """The model's readout of each document, exact and with every layer replaced by each method.
+
+    Parameters
+    ----------
+    encoder : LoadedModel
+    documents : sequence of list of int
+        The held-out documents at one n.
+    methods : sequence of (name, k, layer_function)
+    readout : callable
+        ``ids -> value``: the model run on one document and its output read (the sentence
+        embedding of an encoder, the next-token loss of a causal model).
+
+    Returns
+    -------
+    list of (name, k, position, exact, replaced) or None
+        One entry per (method, document), ``position`` the document's place in ``documents``;
+        None when no attention call was replaced (a model outside the registry whose attention
+        modules :mod:`attnspec.spectra.score_parts` does not read), which leaves the end-to-end
+        effect not measured rather than an unchanged model read as a perfect one.
+    """
+    from attnspec.spectra.approx.measure import layer_causal
+
+    causal = layer_causal(encoder)
+    exact = [readout(ids) for ids in documents]
+    out = []
+    for name, k, fn in methods:
+        with replaced(encoder.model, fn, causal) as calls:
+            for position, (ids, ref) in enumerate(zip(documents, exact)):
+                got = readout(ids)
+                if calls[0] == 0:
+                    return None
+                out.append((name, k, position, ref, got))
+    return out
+
+
 def embedding_cosines(
     encoder: Any,
     documents: Sequence[list[int]],
@@ -226,21 +268,15 @@ def embedding_cosines(
     Returns
     -------
     pandas.DataFrame
-        :data:`COLUMNS`; empty when no attention call was replaced (a model outside the
-        registry whose attention modules :mod:`attnspec.spectra.score_parts` does not read),
-        which leaves the end-to-end effect not measured rather than an unchanged model read
-        as a perfect one.
+        :data:`COLUMNS`; empty when no attention call was replaced (see :func:`replaced_readouts`).
     """
-    from attnspec.spectra.approx.measure import layer_causal
-
-    causal = layer_causal(encoder)
-    exact = [sentence_embedding(encoder.model, ids, encoder.device) for ids in documents]
-    rows = []
-    for name, k, fn in methods:
-        with replaced(encoder.model, fn, causal) as calls:
-            for ids, idx, ref in zip(documents, index, exact):
-                got = sentence_embedding(encoder.model, ids, encoder.device)
-                if calls[0] == 0:
-                    return pd.DataFrame([], columns=COLUMNS)
-                rows.append([n, k, name, idx, float(torch.nn.functional.cosine_similarity(got, ref, dim=0))])
+    runs = replaced_readouts(
+        encoder, documents, methods, lambda ids: sentence_embedding(encoder.model, ids, encoder.device)
+    )
+    if runs is None:
+        return pd.DataFrame([], columns=COLUMNS)
+    rows = [
+        [n, k, name, index[i], float(torch.nn.functional.cosine_similarity(got, ref, dim=0))]
+        for name, k, i, ref, got in runs
+    ]
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from attnspec.spectra.approx.dense import probabilities
+from attnspec.spectra.approx.dense import attention_weights, probabilities
 from attnspec.spectra.approx.protocol import Heads, approximation
 
 
@@ -110,10 +110,8 @@ def projected_attention(heads: Heads, e: torch.Tensor, f: torch.Tensor) -> torch
     Tensor, shape (H, n, d)
     """
     e, f = e.to(heads.q.dtype), f.to(heads.q.dtype)
-    s = heads.scaling * (heads.q @ (e @ heads.k).mT)  # (H, n, k)
-    if heads.bias is not None:
-        s = s + heads.bias @ e.mT  # the projection acts on the whole score matrix
-    return torch.softmax(s, dim=-1) @ (f @ heads.v)  # (H, n, d)
+    bias = None if heads.bias is None else heads.bias @ e.mT  # (H, n, k): E acts on the whole score matrix
+    return attention_weights(heads.q, e @ heads.k, heads.scaling, bias) @ (f @ heads.v)  # (H, n, d)
 
 
 @approximation(
@@ -290,9 +288,9 @@ def nystrom_output(heads: Heads, k: int, iterations: int | None = 6) -> torch.Te
     k = min(k, heads.n)
     ql, kl = segment_means(heads.q, k), segment_means(heads.k, k)  # (H, k, d) each
     s = heads.scaling
-    left = torch.softmax(s * (heads.q @ kl.mT), dim=-1)  # (H, n, k)
-    middle = torch.softmax(s * (ql @ kl.mT), dim=-1)  # (H, k, k)
-    right = torch.softmax(s * (ql @ heads.k.mT), dim=-1)  # (H, k, n)
+    left = attention_weights(heads.q, kl, s)  # (H, n, k)
+    middle = attention_weights(ql, kl, s)  # (H, k, k)
+    right = attention_weights(ql, heads.k, s)  # (H, k, n)
     z = torch.linalg.pinv(middle) if iterations is None else iterative_pinv(middle, iterations)
     return left @ (z @ (right @ heads.v))
 

@@ -6,7 +6,7 @@ held-out documents: per document, the mean over its n − 1 predicted tokens of
 −log p(token t+1 | tokens ≤ t), with every layer replaced, minus the same with the exact
 attention (:func:`loss_changes`). Positive: the method costs the model that many nats per
 token. Only methods with a causal form are run (the others are refused before); the
-replacement is :func:`attnspec.spectra.approx.end_to_end.replaced`.
+replacement is :func:`attnspec.spectra.approx.end_to_end.replaced_readouts`, with the loss as its readout.
 
 The loaded model is the base model (no language-model head): its logits are its last hidden
 state times the output embedding, the input embedding where the model ties them (SmolLM2,
@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from attnspec.spectra.approx.end_to_end import LayerFunction, replaced
+from attnspec.spectra.approx.end_to_end import LayerFunction, replaced_readouts
 
 #: Columns of the next-token-loss table, one row per (n, k, method, input).
 COLUMNS = ["n", "k", "method", "input", "loss_exact", "loss", "loss_change"]
@@ -101,20 +101,11 @@ def loss_changes(
         :data:`COLUMNS`; empty when the model has no language-model head to read (see the
         module docstring) or when no attention call was replaced.
     """
-    from attnspec.spectra.approx.measure import layer_causal
-
     model, device = encoder.model, encoder.device
     head = output_head(model)
     if head is None:
         return pd.DataFrame([], columns=COLUMNS)
-    causal = layer_causal(encoder)
-    exact = [next_token_loss(model, ids, device, head) for ids in documents]
-    rows = []
-    for name, k, fn in methods:
-        with replaced(model, fn, causal) as calls:
-            for ids, idx, ref in zip(documents, index, exact):
-                got = next_token_loss(model, ids, device, head)
-                if calls[0] == 0:
-                    return pd.DataFrame([], columns=COLUMNS)
-                rows.append([n, k, name, idx, ref, got, got - ref])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    runs = replaced_readouts(encoder, documents, methods, lambda ids: next_token_loss(model, ids, device, head))
+    if runs is None:
+        return pd.DataFrame([], columns=COLUMNS)
+    return pd.DataFrame([[n, k, name, index[i], ref, got, got - ref] for name, k, i, ref, got in runs], columns=COLUMNS)

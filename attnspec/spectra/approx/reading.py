@@ -34,6 +34,7 @@ COLUMNS = [
     "slope",
     "slope_low",
     "slope_high",
+    "zero_gap_high",
     "uniform_gap_high",
     "verdict",
     "cosine_last",
@@ -70,7 +71,9 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
     -------
     pandas.DataFrame
     """
-    rule, summary = _rule(tables), tables["approx_summary"]
+    from attnspec.spectra.approx.rule import rule_table
+
+    rule, summary = rule_table(tables, seed=int(meta.get("seed", 0))), tables["approx_summary"]
     e2e = tables.get("approx_end_to_end_summary", pd.DataFrame(columns=["n", "k", "method"]))
     loss = tables.get("approx_loss_summary", pd.DataFrame(columns=["n", "k", "method"]))
     scores = tables["approx"].groupby("method")["scores"].first().to_dict()
@@ -84,27 +87,17 @@ def verdict_table(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> pd.D
         lost = _at(loss, "loss_change", r.k, r.method, -1) if len(loss) else (-1, np.nan, np.nan, np.nan)
         rows.append(
             [r.k, r.method, reference.get(r.method, False), *first, *last[:4], r.slope, r.slope_low, r.slope_high]
-            + [r.uniform_gap_high, r.verdict, *cos[1:], *lost[1:], scores.get(r.method, ""), r.inputs, ""]
+            + [getattr(r, "zero_gap_high", np.nan), getattr(r, "uniform_gap_high", np.nan), r.verdict, *cos[1:]]
+            + [*lost[1:], scores.get(r.method, ""), r.inputs, ""]
         )
     for method, why in (meta.get("refused") or {}).items():
         for k in meta.get("k", []):
             if not ((rule["method"] == method) & (rule["k"] == k)).any():
                 rows.append(
-                    [k, method, _is_reference(method), *[np.nan] * 12, "not applied", *[np.nan] * 6, "", 0, why]
+                    [k, method, _is_reference(method), *[np.nan] * 13, "not applied", *[np.nan] * 6, "", 0, why]
                 )
     out = pd.DataFrame(rows, columns=COLUMNS)
     return out.sort_values(["k", "reference", "method"], kind="stable").reset_index(drop=True)
-
-
-def _rule(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """The saved rule, or the rule read again from the raw errors when it was saved without the
-    comparison with uniform attention (the verdict needs it)."""
-    from attnspec.spectra.approx.rule import slopes
-
-    rule = tables["approx_rule"]
-    if "uniform_gap_high" in rule.columns or "approx" not in tables:
-        return rule
-    return slopes(tables["approx"])
 
 
 def verdict_sentence(row: pd.Series) -> str:
@@ -151,10 +144,16 @@ def verdict_sentence(row: pd.Series) -> str:
             f"; error {below} uniform attention's at every n (largest upper end of the paired "
             f"difference {row['uniform_gap_high']:+.3f})"
         )
+    if np.isfinite(row["zero_gap_high"]):
+        below = "below" if row["zero_gap_high"] < 0 else "not below"
+        slope += (
+            f"; error {below} 1, zero output's error, at every n (largest upper end {1 + row['zero_gap_high']:.3f})"
+        )
     scope = " (content scores only)" if row["scores"] == "content only" else ""
     return (
-        f"{name}{scope} at k = {k}: {err}, {slope} ({row['verdict']} by the rule: slope below +{THRESHOLD} "
-        f"per doubling and error below uniform attention's at every n; intervals resampling {int(row['inputs'])} held-out documents){cos}."
+        f"{name}{scope} at k = {k}: {err}, {slope} ({row['verdict']} by the rule: error below zero output's at "
+        f"every n, then slope below +{THRESHOLD} per doubling and error below uniform attention's at every n; "
+        f"intervals resampling {int(row['inputs'])} held-out documents){cos}."
     )
 
 

@@ -14,18 +14,12 @@ from attnspec.spectra.approx.protocol import _REGISTRY, Approximation
 
 #: Installed packages name modules that register approximations under this entry-point group.
 ENTRY_POINT_GROUP = "attnspec.approximations"
-_plugins_loaded = False
 
 
 def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    from importlib.metadata import entry_points
+    from attnspec.runtime.plugins import load_group
 
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()  # the module's decorators register its methods
+    load_group(ENTRY_POINT_GROUP)
 
 
 def registered() -> dict[str, Approximation]:

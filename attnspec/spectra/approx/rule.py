@@ -1,24 +1,29 @@
 """Summaries of the fixed-k measurement and the rule that reads it.
 
-**The rule** (stated before any number is read): for each method and k, the slope of the
-held-out error against log₂ n is estimated per held-out document (least squares over the
-lengths n > k that were measured; a document's error at n is its mean over layers and heads)
-and averaged over documents, with a 95 % percentile-bootstrap interval over documents.
+**The rule** (stated before any number is read). Two references need no fit: **zero output**
+(Ŷ = 0), whose error ‖0 − PV‖_F/‖PV‖_F is exactly 1 for every document, layer and head by
+construction, and **uniform attention** (every row the mean of V), measured beside the methods.
+For each method and k, the slope of the held-out error against log₂ n is estimated per held-out
+document (least squares over the lengths n > k that were measured; a document's error at n is
+its mean over layers and heads) and averaged over documents, with a 95 % percentile-bootstrap
+interval over documents. The verdicts, in this order of precedence:
 
-* **a fixed k holds** when the interval's upper end is below :data:`THRESHOLD` (+0.02 per
-  doubling of n);
-* **grows** when its lower end is above it;
-* **unresolved** otherwise (also with fewer than two lengths above k).
+1. **the null**: the uniform reference itself (its slope is in the table; it has no verdict);
+2. **no better than zero output** when, at some length n > k, the upper end of the 95 %
+   interval of the mean error over documents is not below 1: the method does not beat
+   outputting zero there, whatever its slope and whatever uniform attention does;
+3. **grows** when the slope's lower end is above :data:`THRESHOLD` (+0.02 per doubling of n);
+4. **a fixed k holds** when the slope's upper end is below :data:`THRESHOLD` and the error is
+   below the uniform reference's at every n > k, paired over documents (the 95 % interval of the
+   mean per-document difference, method − uniform, lies below 0 at each n);
+5. **no better than uniform** when the slope's upper end is below the threshold but that paired
+   comparison fails at some n (a constant output also keeps its error flat);
+6. **unresolved** otherwise (also with fewer than two lengths above k, or when a comparison
+   could not be made).
 
-A constant output can hold a fixed k: uniform attention (every row the mean of V) does. So
-**a fixed k holds** also requires the method's held-out error to be below the uniform
-reference's at every length n > k, paired over documents: the 95 % interval of the mean
-per-document difference (method − uniform) lies below 0 at each n. A method whose slope holds
-but which fails that test is **no better than uniform**; the uniform reference itself is
-**the null**.
-
-Every interval here resamples held-out documents; per-layer tables give the same numbers
-for each layer alone.
+:data:`VERDICTS` holds these words and their short forms for tables; nothing else defines them.
+Every interval here resamples held-out documents; per-layer tables give the same numbers for
+each layer alone.
 """
 
 from __future__ import annotations
@@ -31,10 +36,28 @@ import pandas as pd
 #: The rule's threshold on the slope of error against log₂ n (per doubling of n).
 THRESHOLD = 0.02
 LEVEL = 0.95
-#: The reference every method must beat at every n, and the verdicts it adds to the rule.
+#: The reference every method must beat at every n, measured beside the methods.
 NULL = "uniform"
+#: The error of outputting zero, ‖0 − PV‖/‖PV‖: 1 for every document, layer and head by construction.
+ZERO_OUTPUT_ERROR = 1.0
+HOLDS = "a fixed k holds"
+GROWS = "grows"
+UNRESOLVED = "unresolved"
 NO_BETTER = "no better than uniform"
+NO_BETTER_THAN_ZERO = "no better than zero output"
 NULL_VERDICT = "the null"
+#: The rule's verdicts in their order of precedence, each with its short form (printed tables, the report).
+VERDICTS = {
+    NULL_VERDICT: "null",
+    NO_BETTER_THAN_ZERO: "≥ zero",
+    GROWS: "grows",
+    HOLDS: "holds",
+    NO_BETTER: "≥ uniform",
+    UNRESOLVED: "unresolved",
+}
+#: The columns of ``approx_rule`` that the verdict is decided from: a saved rule without one of them
+#: is read again from the raw errors (:func:`rule_table`).
+DECIDING = ("slope_verdict", "uniform_gap_high", "below_uniform", "zero_gap_high", "below_zero_output")
 
 
 def _bootstrap(values: np.ndarray, *, resamples: int, seed: int, level: float) -> tuple[float, float]:
@@ -95,8 +118,8 @@ def summarise(
 
 
 def slopes(table: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, level: float = LEVEL) -> pd.DataFrame:
-    """Per (k, method): the slope of the held-out error against log₂ n, the comparison with
-    uniform attention at every n, and the rule's verdict.
+    """Per (k, method): the slope of the held-out error against log₂ n, the comparisons with
+    zero output and with uniform attention at every n, and the rule's verdict.
 
     Parameters
     ----------
@@ -113,8 +136,8 @@ def slopes(table: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, level: 
     -------
     pandas.DataFrame
         ``k, method, lengths, inputs, slope, slope_low, slope_high, threshold, slope_verdict,
-        uniform_gap_high, below_uniform, verdict`` (``below_uniform``: 1.0, 0.0 or NaN, see
-        :func:`final_verdict`).
+        zero_gap_high, below_zero_output, uniform_gap_high, below_uniform, verdict``
+        (``below_*``: 1.0, 0.0 or NaN, see :func:`final_verdict`).
     """
     rows = []
     for (k, method), g in table.groupby(["k", "method"], sort=True):
@@ -131,10 +154,35 @@ def slopes(table: pd.DataFrame, *, resamples: int = 2000, seed: int = 0, level: 
             row.update(slope=float(per_doc.mean()), slope_low=low, slope_high=high)
         row["threshold"] = THRESHOLD
         row["slope_verdict"] = verdict(row["slope_low"], row["slope_high"])
+        row.update(_against_zero(per, resamples=resamples, seed=seed, level=level))
         row.update(_against_null(per, table, int(k), method, resamples=resamples, seed=seed, level=level))
-        row["verdict"] = final_verdict(row["slope_verdict"], row["below_uniform"], null=method == NULL)
+        row["verdict"] = final_verdict(
+            row["slope_verdict"], row["below_uniform"], row["below_zero_output"], null=method == NULL
+        )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _below(highs: list[float]) -> tuple[float, float]:
+    """(the largest upper end over n, 1.0 when it is below 0 / 0.0 when not / NaN when some n has no interval)."""
+    high = float(np.max(highs)) if highs and np.all(np.isfinite(highs)) else float("nan")
+    return high, float(high < 0) if np.isfinite(high) else float("nan")
+
+
+def _against_zero(per: pd.DataFrame, *, resamples: int, seed: int, level: float) -> dict[str, Any]:
+    """Whether a method's error is below zero output's (1, by construction) at every n.
+
+    ``per`` is the method's (documents, lengths) error. Zero output's error is 1 for every
+    document, so the paired difference (method − zero output) is the error minus 1 and its
+    interval is the error's own interval shifted by 1 (the same resamples as ``approx_summary``'s).
+    ``zero_gap_high`` is the largest upper end over n: below 0 means below 1 at every n.
+    """
+    highs = [
+        _bootstrap(per[n].to_numpy() - ZERO_OUTPUT_ERROR, resamples=resamples, seed=seed, level=level)[1]
+        for n in per.columns
+    ]
+    high, below = _below(highs)
+    return {"zero_gap_high": high, "below_zero_output": below}
 
 
 def _against_null(
@@ -157,13 +205,14 @@ def _against_null(
             return out  # a length without the null: the comparison cannot be made
         gap = (per[n] - ref[n].reindex(per.index)).dropna().to_numpy()  # (documents,) paired differences
         highs.append(_bootstrap(gap, resamples=resamples, seed=seed, level=level)[1])
-    high = float(np.max(highs)) if highs and np.all(np.isfinite(highs)) else float("nan")
-    out.update(uniform_gap_high=high, below_uniform=float(high < 0) if np.isfinite(high) else float("nan"))
+    high, below = _below(highs)
+    out.update(uniform_gap_high=high, below_uniform=below)
     return out
 
 
-def final_verdict(slope_verdict: str, below_uniform: float, *, null: bool = False) -> str:
-    """The rule's verdict from the slope's verdict and the comparison with uniform attention.
+def final_verdict(slope_verdict: str, below_uniform: float, below_zero_output: float, *, null: bool = False) -> str:
+    """The rule's verdict from the slope's verdict and the comparisons with the two references,
+    in the order of precedence of :data:`VERDICTS`.
 
     Parameters
     ----------
@@ -172,23 +221,28 @@ def final_verdict(slope_verdict: str, below_uniform: float, *, null: bool = Fals
     below_uniform : float
         1.0 when the error is below uniform attention's at every n (paired interval below 0),
         0.0 when not, NaN when the comparison could not be made.
+    below_zero_output : float
+        1.0 when the error's interval is below 1 (zero output's error) at every n, 0.0 when not,
+        NaN when it could not be estimated.
     null : bool
         The method is the uniform reference itself.
 
     Returns
     -------
     str
-        ``a fixed k holds``, ``grows``, ``unresolved``, :data:`NO_BETTER` or :data:`NULL_VERDICT`.
+        A key of :data:`VERDICTS`.
     """
     if null:
         return NULL_VERDICT
-    if slope_verdict == "a fixed k holds" and below_uniform != 1.0:
-        return NO_BETTER if below_uniform == 0.0 else "unresolved"
+    if below_zero_output == 0.0:
+        return NO_BETTER_THAN_ZERO
+    if slope_verdict == HOLDS and (below_uniform != 1.0 or below_zero_output != 1.0):
+        return NO_BETTER if below_uniform == 0.0 else UNRESOLVED
     return slope_verdict
 
 
 def verdict(low: float, high: float, threshold: float = THRESHOLD) -> str:
-    """The rule: ``a fixed k holds`` / ``grows`` / ``unresolved`` from a slope's interval.
+    """The slope's part of the rule: ``a fixed k holds`` / ``grows`` / ``unresolved`` from its interval.
 
     Parameters
     ----------
@@ -202,10 +256,32 @@ def verdict(low: float, high: float, threshold: float = THRESHOLD) -> str:
     str
     """
     if np.isfinite(high) and high < threshold:
-        return "a fixed k holds"
+        return HOLDS
     if np.isfinite(low) and low > threshold:
-        return "grows"
-    return "unresolved"
+        return GROWS
+    return UNRESOLVED
+
+
+def rule_table(tables: dict[str, pd.DataFrame], *, seed: int = 0) -> pd.DataFrame:
+    """A study's ``approx_rule``: as saved when it holds every column the verdict is decided from
+    (:data:`DECIDING`), else read again from the raw ``approx`` errors, so that a study saved
+    without one of these columns gets the rule stated here without being measured again.
+
+    Parameters
+    ----------
+    tables : dict of str to DataFrame
+        The study's tables (``approx_rule`` and, to read again, ``approx``).
+    seed : int
+        Seed of the bootstraps (the study's plan's, as when it was saved).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    rule = tables["approx_rule"]
+    if all(c in rule.columns for c in DECIDING) or "approx" not in tables:
+        return rule
+    return slopes(tables["approx"], seed=seed)
 
 
 def tables(raw: dict[str, pd.DataFrame], *, seed: int = 0) -> dict[str, pd.DataFrame]:

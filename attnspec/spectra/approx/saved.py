@@ -193,7 +193,8 @@ def _write(out: Path, raw: dict[str, pd.DataFrame], plan: ApproxPlan, write_tabl
 
 
 def read_approx(out: Path) -> dict[str, pd.DataFrame]:
-    """The approximation tables a study's directory holds (empty when not measured).
+    """The approximation tables a study's directory holds (empty when not measured); its
+    ``approx_rule`` follows the rule of :mod:`.rule` even when saved without its deciding columns.
 
     Parameters
     ----------
@@ -203,8 +204,14 @@ def read_approx(out: Path) -> dict[str, pd.DataFrame]:
     -------
     dict of str to DataFrame
     """
+    from attnspec.spectra.approx.rule import rule_table
+    from attnspec.storage.results import read_meta
+
     found = {t: _read(Path(out), t) for t in RAW_TABLES + SUMMARY_TABLES}
-    return {k: v for k, v in found.items() if v is not None}
+    held = {k: v for k, v in found.items() if v is not None}
+    if "approx_rule" in held:  # a rule saved without a deciding column is read again from the errors
+        held["approx_rule"] = rule_table(held, seed=int((read_meta(Path(out)).get("approx") or {}).get("seed", 0)))
+    return held
 
 
 def _sees_scores(encoder: Any) -> bool:
