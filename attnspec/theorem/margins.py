@@ -17,6 +17,8 @@ which :func:`margin_rows` adds:
 :func:`as_variant` reports a row decided against a theorem's bound, but computed for an object
 the theorem does not define (another iteration than the paper's, another schedule), as a
 ``measured`` row: the theorem's verdict stays in its sentence, never in its verdict.
+:func:`measured_row` is a number a module measured without a verdict (a fitted constant, a
+condition number outside the statement), through the one classifier's ``measured``.
 """
 
 from __future__ import annotations
@@ -171,3 +173,52 @@ def as_variant(row: VerdictRow, why: str) -> VerdictRow:
     return dataclasses.replace(
         row, verdict="measured", at_paper_params=False, evidence=f"{evidence}{row.verdict} ({row.evidence})"
     )
+
+
+def measured_row(
+    claim: str,
+    what: str,
+    *,
+    estimate: float,
+    trials: int,
+    reading: str = "as-stated",
+    params: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    at_paper_params: bool = False,
+    exact: float | None = None,
+) -> VerdictRow:
+    """A number measured without a verdict (:func:`attnspec.verdicts.classify.classify_measurement`).
+
+    Parameters
+    ----------
+    claim : str
+        The claim id.
+    what : str
+        What was measured, with its context: the row's sentence.
+    estimate : float
+        The number.
+    trials : int
+        The instances it was measured on.
+    reading : str
+        The reading.
+    params : mapping, optional
+        The row's parameters.
+    seed : int, optional
+        The seed recorded with the row.
+    at_paper_params : bool
+        Mark the row as at the paper's own parameters.
+    exact : float, optional
+        A value known exactly, set beside the estimate.
+
+    Returns
+    -------
+    VerdictRow
+        ``measured``.
+    """
+    from attnspec.verdicts.classify import classify_measurement
+
+    d = classify_measurement(what=what)
+    return _verdict_row(
+        claim=claim, verdict=d.verdict, params=dict(params or {}), estimate=estimate, exact=exact, trials=trials,
+        seed=seed, evidence=d.reason, reading=reading, at_paper_params=at_paper_params,
+    )  # fmt: skip

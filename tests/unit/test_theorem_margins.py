@@ -37,3 +37,11 @@ def test_no_finite_bound_and_an_unmet_hypothesis():
     assert row.verdict == "vacuous" and row.estimate == 2.0 and row.bound is None and "label_on" not in row.params
     (row,) = margin_rows("osa.thm44", table.assign(rhs=3.0), observed="lhs", bound="rhs", unmet=lambda g: "QR basis")
     assert row.verdict == "hypothesis-unmet"
+
+
+def test_a_measured_row_carries_its_number_and_no_verdict():
+    from attnspec.theorem.margins import measured_row
+
+    row = measured_row("osa.thm44", "fitted C = 2.1", estimate=2.1, trials=20, params={"basis": "qr"}, seed=3)
+    assert (row.verdict, row.estimate, row.trials, row.seed, row.bound) == ("measured", 2.1, 20, 3, None)
+    assert row.params == {"basis": "qr"} and "fitted C = 2.1" in row.evidence

@@ -29,6 +29,7 @@ import torch
 from attnspec.errors import InputError, check_range
 from attnspec.numerics.linalg import Coefficients, ns_schedule, skew_small
 from attnspec.numerics.stats import spawn_seeds, torch_generator
+from attnspec.theorem.margins import margin_rows, measured_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
@@ -589,8 +590,6 @@ def c_spread(fit: pd.DataFrame) -> pd.DataFrame:
 
 
 def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_rng: str) -> list[VerdictRow]:
-    from attnspec.theorem.margins import margin_rows
-
     c_fit = float(fit.j1_over_alpha.max())
     params = {"basis": label, "heads": 1, "alpha": a_rng, **_case_params(fit)}
     delta = float(test.delta.max())
@@ -607,32 +606,18 @@ def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_
         ),
     )  # fmt: skip
     sp = c_spread(fit)
-    rows.append(
-        VerdictRow(
-            claim="osa.thm44",
-            reading="measured",
-            verdict="measured",
-            params={
-                **params,
-                "c_min": round(float(sp.c.min()), 4),
-                "c_median": round(float(sp.c.median()), 4),
-                "c_max": round(float(sp.c.max()), 4),
-            },
-            estimate=c_fit,
-            trials=len(fit),
-            seed=seed,
+    spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
+    return rows + [
+        measured_row(
+            "osa.thm44", reading="measured", params={**params, **spread}, estimate=c_fit, trials=len(fit), seed=seed,
             at_paper_params=_paper_params(label, fit),
-            evidence=(
-                f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} over {len(sp)} fit draws; per draw C ranges "
-                f"{sp.c.min():.3g}..{sp.c.max():.3g} (median {sp.c.median():.3g}), so the alpha range "
-                f"1 − δ − Cα > 0 (α < (1 − δ)/C) depends on the draw: from α < {sp.alpha_max.min():.3g} to "
-                f"α < {sp.alpha_max.max():.3g} (median {sp.alpha_max.median():.3g}); median κ(J) by alpha: "
-                f"{curve_txt}; δ max {float(fit.delta.max()):.3g}; κ over the top N·d_v σ vs effective κ: max "
-                f"{fit.kappa_top.max():.4g} vs {fit.kappa_j.max():.4g}"
-            ),
+            what=f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} over {len(sp)} fit draws; per draw C ranges "
+            f"{sp.c.min():.3g}..{sp.c.max():.3g}, so the alpha range 1 − δ − Cα > 0 depends on the draw: from "
+            f"α < {sp.alpha_max.min():.3g} to α < {sp.alpha_max.max():.3g}; median κ(J) by alpha: {curve_txt}; δ max "
+            f"{float(fit.delta.max()):.3g}; κ over the top N·d_v σ vs effective κ: max {fit.kappa_top.max():.4g} vs "
+            f"{fit.kappa_j.max():.4g}",
         )
-    )
-    return rows
+    ]  # fmt: skip
 
 
 def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
@@ -656,21 +641,12 @@ def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
     )["J"][0]
     kappa_paper = effective_condition(jp)[0]
     k_small = float(lo.kappa_j.max())
-    return VerdictRow(
-        claim="osa.thm44.multihead",
-        reading="m-osa",
-        verdict="measured",
-        params={"basis": "qr", "heads": h, "alpha": a_rng, **_case_params(multi)},
-        bound=None,
-        estimate=k_small,
-        trials=len(multi),
-        seed=seed,
-        evidence=(
-            f"outside the theorem's single-head statement: with h={h} heads of width d/h, each initialised as in "
-            f"Sec. 4, κ(J) = {k_small:.4g} at alpha={multi.alpha.min():g} (→ κ(Σ_h W_V,h W_O,h) = "
-            f"{float(lo.kappa_w.max()):.4g} as alpha → 0, not 1); at the paper's experimental width "
-            f"(d=64, h=4) κ(Σ_h W_V,h W_O,h) has median {float(np.median(paper)):.4g} "
-            f"(range {float(paper.min()):.3g}..{float(paper.max()):.3g}) over {paper.size} draws, and the "
-            f"autograd κ(J) of one such layer (N=4, alpha={multi.alpha.min():g}) is {kappa_paper:.4g}"
-        ),
-    )
+    return measured_row(
+        "osa.thm44.multihead", reading="m-osa", params={"basis": "qr", "heads": h, "alpha": a_rng, **_case_params(multi)},
+        estimate=k_small, trials=len(multi), seed=seed,
+        what=f"outside the theorem's single-head statement: with h={h} heads of width d/h, each initialised as in "
+        f"Sec. 4, κ(J) = {k_small:.4g} at alpha={multi.alpha.min():g} (→ κ(Σ_h W_V,h W_O,h) = "
+        f"{float(lo.kappa_w.max()):.4g} as alpha → 0, not 1); at the paper's width (d=64, h=4) κ(Σ_h W_V,h W_O,h) "
+        f"has median {float(np.median(paper)):.4g} over {paper.size} draws, and κ(J) of one such layer (N=4) is "
+        f"{kappa_paper:.4g}",
+    )  # fmt: skip
