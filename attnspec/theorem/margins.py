@@ -145,8 +145,8 @@ def _margin_row(
         loose = "loose there" if typical > LOOSE_FACTOR else "within the factor there"
         sentence = (
             f"0/{len(grp)} instances exceed the bound; the label rests on the tightest case: bound/{what} "
-            f"{tight:.3g}; typical case: median bound/{what} {typical:.3g} ({loose}; over {int(meas.sum())} "
-            f"instances with {what} > {atol:g})"
+            f"{tight:.3g}; typical case: median bound/{what} {typical:.3g} ({loose}; over the {int(meas.sum())} "
+            f"instances with a finite bound and {what} > {atol:g})"
         )
     margins = {"tightest": round(tight, 4), "typical": round(typical, 4), "label_on": label_on}
     return {"verdict": d.verdict, "estimate": float(e[at]), "bound": float(b[at]), "trials": len(grp),

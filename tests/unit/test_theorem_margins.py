@@ -10,7 +10,18 @@ import pandas as pd
 from attnspec.theorem.margins import as_variant, margin_rows
 
 
-def test_the_docs_example():
+def test_the_documented_example_runs_as_written():
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "theorem-api.md"
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S) if "margin_rows(" in b]
+    namespace: dict = {}
+    exec(compile(block, str(doc), "exec"), namespace)  # noqa: S102 - the doc's own example
+    assert namespace["row"].params["label_on"] == "tightest"
+
+
+def test_the_round_off_instance_is_not_the_tightest():
     table = pd.DataFrame({"error": [1e-15, 2e-4, 1e-3], "bound": [1e-14, 5e-3, 2e-3]})
     (row,) = margin_rows("osa.thm31.eq10", table, observed="error", bound="bound", atol=1e-12, what="error")
     # the round-off instance (ratio 0.1) is not the tightest: 1e-3 against 2e-3 is

@@ -443,22 +443,8 @@ def orthogonality_violations(frame: pd.DataFrame) -> pd.DataFrame:
         v["ratio"] = v["error"] / v[bound]
         v["bound_value"] = v[bound]
         out.append(v.drop(columns=["bound10", "bound11"]))
-    cols = [
-        "bound_name",
-        "schedule",
-        "steps",
-        "n",
-        "d_v",
-        "alpha",
-        "weights",
-        "seed",
-        "error",
-        "bound_value",
-        "ratio",
-        "sigma_min",
-        "sigma_max",
-        "s_norm",
-    ]
+    cols = ["bound_name", "schedule", "steps", "n", "d_v", "alpha", "weights", "seed", "error", "bound_value", "ratio",
+            "sigma_min", "sigma_max", "s_norm"]  # fmt: skip
     res = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
     return res[cols]
 
