@@ -18,7 +18,9 @@ which :func:`margin_rows` adds:
 the theorem does not define (another iteration than the paper's, another schedule), as a
 ``measured`` row: the theorem's verdict stays in its sentence, never in its verdict.
 :func:`measured_row` is a number a module measured without a verdict (a fitted constant, a
-condition number outside the statement), through the one classifier's ``measured``.
+condition number outside the statement), through the one classifier's ``measured``;
+:func:`unmet_row` a claim that no instance could test (a formula not even conformable at the
+shape, every instance outside the hypothesis): ``hypothesis-unmet``, with no number.
 """
 
 from __future__ import annotations
@@ -221,4 +223,50 @@ def measured_row(
     return _verdict_row(
         claim=claim, verdict=d.verdict, params=dict(params or {}), estimate=estimate, exact=exact, trials=trials,
         seed=seed, evidence=d.reason, reading=reading, at_paper_params=at_paper_params,
+    )  # fmt: skip
+
+
+def unmet_row(
+    claim: str,
+    why: str,
+    *,
+    reading: str = "as-stated",
+    params: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    trials: int = 0,
+    bound: float | None = None,
+    after: str = "",
+) -> VerdictRow:
+    """A claim no instance could test: ``hypothesis-unmet`` (the one classifier's precondition),
+    with no estimate.
+
+    Parameters
+    ----------
+    claim : str
+        The claim id.
+    why : str
+        Which hypothesis is not met, and where.
+    reading : str
+        The reading.
+    params : mapping, optional
+        The row's parameters.
+    seed : int, optional
+        The seed recorded with the row.
+    trials : int
+        The instances evaluated (0 when none could be).
+    bound : float, optional
+        The claimed bound or tolerance, shown beside the row.
+    after : str
+        Context after the classifier's sentence.
+
+    Returns
+    -------
+    VerdictRow
+    """
+    from attnspec.verdicts.classify import classify_measurement
+
+    d = classify_measurement(what="", hypothesis_unmet=why)
+    return _verdict_row(
+        claim=claim, verdict=d.verdict, params=dict(params or {}), bound=bound, trials=trials, seed=seed,
+        evidence=d.reason + (f"; {after}" if after else ""), reading=reading,
     )  # fmt: skip

@@ -56,3 +56,11 @@ def test_a_measured_row_carries_its_number_and_no_verdict():
     row = measured_row("osa.thm44", "fitted C = 2.1", estimate=2.1, trials=20, params={"basis": "qr"}, seed=3)
     assert (row.verdict, row.estimate, row.trials, row.seed, row.bound) == ("measured", 2.1, 20, 3, None)
     assert row.params == {"basis": "qr"} and "fitted C = 2.1" in row.evidence
+
+
+def test_a_claim_no_instance_could_test_is_hypothesis_unmet_with_no_number():
+    from attnspec.theorem.margins import unmet_row
+
+    row = unmet_row("osa.eq26", "not conformable at N = 12", reading="as-printed", params={"N": 12}, trials=1)
+    assert (row.verdict, row.estimate, row.trials) == ("hypothesis-unmet", None, 1)
+    assert "not conformable at N = 12" in row.evidence

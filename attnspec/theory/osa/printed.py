@@ -27,11 +27,11 @@ import pandas as pd
 import torch
 
 from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
-from attnspec.theorem.margins import measured_row
+from attnspec.theorem.margins import measured_row, unmet_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, make_instance
 from attnspec.theory.osa.layer import init_vo
-from attnspec.verdicts.classify import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow
 
 F64 = torch.float64
 
@@ -236,11 +236,9 @@ def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
         unmet = (
             f"the printed {printed} is not conformable at N = {c['n']}: shapes {shapes}{needs}; it is defined {when}"
         )
-        d = classify_identity(residual=math.nan, tol=F64_TOL, hypothesis_unmet=unmet)
-        rows.append(
-            VerdictRow(claim, d.verdict, {"N": c["n"]}, bound=F64_TOL, trials=1, seed=seed, reading="as-printed",
-                       evidence=f"{d.reason}; it cannot be evaluated here, so this is no counterexample (see {at})")
-        )  # fmt: skip
+        after = f"it cannot be evaluated here, so this is no counterexample (see {at})"
+        rows.append(unmet_row(claim, unmet, reading="as-printed", params={"N": c["n"]}, seed=seed, trials=1,
+                              bound=F64_TOL, after=after))  # fmt: skip
         one = pd.DataFrame([c])
         rows += tightest_rows(
             claim, one, observed="printed_residual_square", tol=F64_TOL, reading="as-printed", seed=seed,

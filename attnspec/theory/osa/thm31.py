@@ -496,7 +496,7 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     list of VerdictRow
         Two bounds × two readings per schedule.
     """
-    from attnspec.theorem.margins import as_variant, margin_rows
+    from attnspec.theorem.margins import as_variant, margin_rows, unmet_row
 
     def note(grp: pd.DataFrame, w: pd.Series) -> str:
         at = instance_label(n=int(w.n), d_v=int(w.d_v), alpha=float(w.alpha), weights=w.weights, K=int(w.steps),
@@ -514,8 +514,7 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
             for bound, claim in _CLAIMS.items():
                 if sub.empty:  # K = 0 meets it unless the table holds only later steps
                     unmet = f"σ_max(B) > 1 in all {len(grp)} evaluations; the proof needs σ_i(B) ∈ [0, 1]"
-                    row = VerdictRow(claim, "hypothesis-unmet", params, trials=0, seed=seed, evidence=unmet,
-                                     reading=name)  # fmt: skip
+                    row = unmet_row(claim, unmet, reading=name, params=params, seed=seed)
                     rows.append(row if eq9 else as_variant(row, why))
                     continue
                 (row,) = margin_rows(
