@@ -18,6 +18,7 @@ import torch
 
 from attnspec.numerics.linalg import sample_stiefel
 from attnspec.numerics.stats import spawn_seeds, torch_generator
+from attnspec.theorem.margins import measured_row
 from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 #: A sample mean farther than this many standard errors from the exact mean is a failure
@@ -157,20 +158,12 @@ def algorithm1_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
             )
         else:
             rows.append(
-                VerdictRow(
-                    claim="osa.alg1",
-                    reading="without-sign-fix",
-                    verdict="measured",
-                    params=params,
-                    exact=float(w.exact_mean),
-                    estimate=float(w["mean"]),
-                    trials=int(w.draws),
-                    seed=seed,
-                    evidence=(
-                        f"plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {grp.frac_q11_negative_raw.min():.0%} of "
-                        f"the draws (LAPACK's Householder convention: Q₁₁ = −|Z₁₁|/||Z[:, 0]||, mean "
-                        f"−Γ(n/2)/(√π Γ((n+1)/2))); {txt}"
-                    ),
+                measured_row(
+                    "osa.alg1", reading="without-sign-fix", params=params, exact=float(w.exact_mean),
+                    estimate=float(w["mean"]), trials=int(w.draws), seed=seed,
+                    what=f"plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {grp.frac_q11_negative_raw.min():.0%} of "
+                    f"the draws (LAPACK's Householder convention: Q₁₁ = −|Z₁₁|/||Z[:, 0]||, mean "
+                    f"−Γ(n/2)/(√π Γ((n+1)/2))); {txt}",
                 )
-            )
+            )  # fmt: skip
     return rows

@@ -63,11 +63,9 @@ def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
 
 
 def schedule_range(coefficients: Coefficients, steps: int, grid: int = 2001) -> float:
-    """max |σ_k| over k = 0..steps of the scalar Newton–Schulz iterates of σ_0 ∈ [0, 1].
-
-    Newton–Schulz acts on each singular value of M_0 (all in [0, 1] after the
-    pre-normalisation) by the same odd polynomial, so this is the largest singular value any
-    basis of the schedule can reach.
+    """max |σ_k| over k = 0..steps of the scalar Newton–Schulz iterates of σ_0 ∈ [0, 1]: the
+    largest singular value any basis of the schedule can reach
+    (:func:`attnspec.theory.osa.lemc1.iterate_range`).
 
     Parameters
     ----------
@@ -81,16 +79,9 @@ def schedule_range(coefficients: Coefficients, steps: int, grid: int = 2001) -> 
     float
         >= 1; inf if the iterates overflow.
     """
-    x = np.linspace(0.0, 1.0, grid)
-    worst = 1.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        for c in ns_schedule(coefficients, steps):
-            x = sum(coef * x ** (2 * i + 1) for i, coef in enumerate(c))
-            m = float(np.max(np.abs(x)))
-            if not math.isfinite(m):
-                return math.inf
-            worst = max(worst, m)
-    return worst
+    from attnspec.theory.osa.lemc1 import iterate_range
+
+    return float(iterate_range(coefficients, steps, grid).sigma_max.max())
 
 
 @dataclass(frozen=True)

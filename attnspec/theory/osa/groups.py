@@ -61,17 +61,8 @@ def jacobian_full_span_n(d_v: int) -> int:
     return 2 * d_v
 
 
-def fit_draws(cfg: Config) -> int:
-    """Draws the Jacobian check fits Theorem 4.4's C on (and tests it on as many others).
-
-    Parameters
-    ----------
-    cfg : OsaCheckConfig
-
-    Returns
-    -------
-    int
-    """
+def _fit_draws(cfg: Config) -> int:
+    """Draws the Jacobian check fits Theorem 4.4's C on (and tests it on as many others)."""
     from attnspec.theory.osa import jacobian
 
     return max(jacobian.THM44_FIT_DRAWS, cfg.trials)
@@ -89,7 +80,7 @@ def parallel_note(cfg: Config) -> str:
     str
     """
     return (
-        f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {fit_draws(cfg)} draws), "
+        f"{PARALLEL_NOTE}: Theorems 4.1, 4.3, 4.4 (Jacobian; C fitted on {_fit_draws(cfg)} draws), "
         f"Lemmas C.1 and C.7, the printed formulas"
     )
 
@@ -143,7 +134,7 @@ def _jacobian(cfg: Config, _t: Tables) -> tuple[list, Tables]:
     from attnspec.theory.osa import jacobian
 
     bases = [("qr", "cubic", 0)] + [("newton-schulz", s, LAYER_STEPS) for s in cfg.schedules]
-    common = {"d_model": cfg.d_model, "d_v": cfg.d_v, "bases": bases, "trials": fit_draws(cfg)}
+    common = {"d_model": cfg.d_model, "d_v": cfg.d_v, "bases": bases, "trials": _fit_draws(cfg)}
     # the low-rank regime the theorems are about (N > 2 d_v), and one full-span case (N <= 2 d_v)
     rows, low = jacobian.check_jacobian(
         cfg.seed, n=jacobian_n(cfg.d_v), multihead=2 if cfg.d_model % 2 == 0 else 0, **common
@@ -218,8 +209,8 @@ GROUPS: tuple[Group, ...] = (
     Group(
         _jacobian,
         lambda c: (
-            f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {fit_draws(c)} "
-            f"draws, tested on {fit_draws(c)} others)"
+            f"Theorems 4.1, 4.3, 4.4 (Jacobian by a written-out forward derivative; C fitted on {_fit_draws(c)} "
+            f"draws, tested on {_fit_draws(c)} others)"
         ),
         4.4,
         beside=True,

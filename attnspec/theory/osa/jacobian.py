@@ -18,6 +18,7 @@ With J = ∂vec OSA(X)/∂vec X (column-major vec, Nd × Nd):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -28,10 +29,11 @@ import torch
 from attnspec.errors import InputError, check_range
 from attnspec.numerics.linalg import Coefficients, ns_schedule, skew_small
 from attnspec.numerics.stats import spawn_seeds, torch_generator
+from attnspec.theorem.margins import margin_rows, measured_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
-from attnspec.verdicts.classify import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow
 
 #: Tolerance of the Theorem 4.1 identity (autograd J against eq. (13)), float64.
 THM41_TOL = 1e-10
@@ -539,43 +541,30 @@ def _paper_params(label: str, frame: pd.DataFrame) -> bool:
 
 
 def _thm43_row(grp: pd.DataFrame, label: str, seed: int, alphas: Sequence[float], a_rng: str) -> VerdictRow:
-    # ||J1||₂ <= C alpha: ||J1||₂/alpha must stay bounded as alpha → 0. Measured: its growth
-    # from alpha = 0.1 down to the smallest alpha (1 = linear), and the log-log slope.
+    # ||J1||₂ <= C alpha: ||J1||₂/alpha must stay bounded as alpha → 0. Measured per draw: its
+    # growth from the alpha nearest 0.1 (first on ties) down to the smallest alpha (1 = linear)
+    a, j, sd = grp.alpha.to_numpy(), grp.j1_over_alpha.to_numpy(), grp.seed.to_numpy()
+    growth = {}
+    for s in np.unique(sd):
+        idx = np.flatnonzero(sd == s)
+        growth[s] = j[idx[np.argmin(a[idx])]] / j[idx[np.argmin(np.abs(a[idx] - 0.1))]]
     small = grp[grp.alpha <= 0.1]
     slopes = [
         float(np.polyfit(np.log(g.alpha), np.log(g.j1_norm), 1)[0])
         for _, g in small.groupby("seed")
         if g.alpha.nunique() >= 2
     ] or [math.nan]
-    # per draw: ||J1||/alpha at its smallest alpha over that at the alpha nearest 0.1 (first
-    # occurrence on ties, as idxmin); plain arrays: groupby.apply cost ~0.4 CPU-s per run
-    a, j, sd = grp.alpha.to_numpy(), grp.j1_over_alpha.to_numpy(), grp.seed.to_numpy()
-    per_draw = []
-    for s in np.unique(sd):
-        idx = np.flatnonzero(sd == s)
-        per_draw.append(j[idx[np.argmin(a[idx])]] / j[idx[np.argmin(np.abs(a[idx] - 0.1))]])
-    growth = pd.Series(per_draw, dtype=float)
-    c_hat = float(grp.j1_over_alpha.max())
-    d = classify_bound(
-        observed=float(growth.max()), bound=THM43_GROWTH, loose_factor=None, hypothesis_unmet=_qr_unmet(label)
-    )
-    return VerdictRow(
-        claim="osa.thm43",
-        reading="as-stated",
-        verdict=d.verdict,
-        params={"basis": label, "heads": 1, "alpha": a_rng, **_case_params(grp)},
-        bound=THM43_GROWTH,
-        estimate=float(growth.max()),
-        trials=len(grp),
-        seed=seed,
-        at_paper_params=_paper_params(label, grp),
-        evidence=(
-            f"log-log slope of ||J1||₂ vs alpha on alpha <= 0.1: min {min(slopes):.3f} over {len(slopes)} "
-            f"instances (1 = linear); ||J1||/alpha at alpha={min(alphas):g} vs 0.1: ×{float(growth.max()):.3g} "
-            f"(allowed ×{THM43_GROWTH:g}); Ĉ = max ||J1||₂/alpha = {c_hat:.3g}; {_regime_text(grp)}; "
-            f"{d.reason}"
+    (row,) = tightest_rows(
+        "osa.thm43", grp.assign(growth=grp.seed.map(growth)), observed="growth", bound=THM43_GROWTH,
+        loose_factor=None, seed=seed, unmet=lambda _g: _qr_unmet(label),
+        params=lambda *_: {"basis": label, "heads": 1, "alpha": a_rng, **_case_params(grp)},
+        note=lambda g, w: (
+            f"||J1||/alpha at alpha={min(alphas):g} vs 0.1 (seed {int(w.seed)}); log-log slope of ||J1||₂ vs alpha "
+            f"on alpha <= 0.1: min {min(slopes):.3f} over {len(slopes)} instances (1 = linear); Ĉ = max "
+            f"||J1||₂/alpha = {float(grp.j1_over_alpha.max()):.3g}; {_regime_text(grp)}"
         ),
-    )
+    )  # fmt: skip
+    return dataclasses.replace(row, at_paper_params=_paper_params(label, grp))
 
 
 def c_spread(fit: pd.DataFrame) -> pd.DataFrame:
@@ -602,75 +591,33 @@ def c_spread(fit: pd.DataFrame) -> pd.DataFrame:
 
 def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_rng: str) -> list[VerdictRow]:
     c_fit = float(fit.j1_over_alpha.max())
-    case = _case_params(fit)
-    params = {"basis": label, "heads": 1, "alpha": a_rng, **case}
+    params = {"basis": label, "heads": 1, "alpha": a_rng, **_case_params(fit)}
     delta = float(test.delta.max())
     unmet = _qr_unmet(label) or (f"δ = max |σ_i(A) − 1| = {delta:.3g} is not < 1" if delta >= 1 else None)
-    fin = test[np.isfinite(test.bound44)]
     curve = fit.groupby("alpha").kappa_j.median()
     curve_txt = ", ".join(f"{a:g}: {k:.4g}" for a, k in curve.items())
-    where = (
-        f"C fitted as max ||J1||₂/alpha = {c_fit:.4g} on {fit.seed.nunique()} fit draws, tested on "
-        f"{test.seed.nunique()} fresh draws"
-    )
-    extra: dict = {}
-    if fin.empty:
-        d = classify_bound(observed=float(test.kappa_j.max()), bound=math.inf, hypothesis_unmet=unmet)
-        shown = test.loc[test.kappa_j.idxmax()]
-        evidence = f"{d.reason}; 1 − δ − Ĉα <= 0 at every alpha; {where}"
-    else:
-        ratio = fin.bound44 / fin.kappa_j  # bound / observed: 1 = tight
-        shown = fin.loc[ratio.idxmin()]  # the case closest to (or beyond) its bound
-        d = classify_bound(observed=float(shown.kappa_j), bound=float(shown.bound44), hypothesis_unmet=unmet)
-        typical = float(ratio.median())
-        extra = {"tightest": round(float(ratio.min()), 4), "typical": round(typical, 4), "label_on": "tightest"}
-        evidence = (
-            f"{d.reason}; {where}; the label rests on the tightest case: bound/κ(J) = {float(ratio.min()):.3g} "
-            f"at alpha={shown.alpha:g}, seed={int(shown.seed)} (δ = {shown.delta:.3g}); typical case: median "
-            f"bound/κ(J) = {typical:.3g} over the {len(fin)} non-vacuous test cases; {len(test) - len(fin)} "
-            f"of {len(test)} test cases vacuous (1 − δ − Ĉα <= 0); {_regime_text(fit)}"
-        )
-    rows = [
-        VerdictRow(
-            claim="osa.thm44",
-            reading="held-out-c",
-            verdict=d.verdict,
-            params={**params, **extra},
-            bound=float(shown.bound44) if not fin.empty else None,
-            estimate=float(shown.kappa_j),
-            trials=len(test),
-            seed=seed,
-            evidence=evidence,
-            at_paper_params=_paper_params(label, fit),
-        )
-    ]
+    rows = margin_rows(
+        "osa.thm44", test, observed="kappa_j", bound="bound44", reading="held-out-c", params=lambda _k, _g: params,
+        seed=seed, unmet=lambda _g: unmet, what="κ(J)", at_paper_params=_paper_params(label, fit),
+        note=lambda _g, w: (
+            f"at alpha={w.alpha:g}, seed={int(w.seed)} (δ = {w.delta:.3g}); C fitted as max ||J1||₂/alpha = "
+            f"{c_fit:.4g} on {fit.seed.nunique()} fit draws, tested on {test.seed.nunique()} fresh draws; "
+            f"{int(np.isinf(test.bound44).sum())} test cases vacuous (1 − δ − Ĉα <= 0); {_regime_text(fit)}"
+        ),
+    )  # fmt: skip
     sp = c_spread(fit)
-    rows.append(
-        VerdictRow(
-            claim="osa.thm44",
-            reading="measured",
-            verdict="measured",
-            params={
-                **params,
-                "c_min": round(float(sp.c.min()), 4),
-                "c_median": round(float(sp.c.median()), 4),
-                "c_max": round(float(sp.c.max()), 4),
-            },
-            estimate=c_fit,
-            trials=len(fit),
-            seed=seed,
+    spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
+    return rows + [
+        measured_row(
+            "osa.thm44", reading="measured", params={**params, **spread}, estimate=c_fit, trials=len(fit), seed=seed,
             at_paper_params=_paper_params(label, fit),
-            evidence=(
-                f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} over {len(sp)} fit draws; per draw C ranges "
-                f"{sp.c.min():.3g}..{sp.c.max():.3g} (median {sp.c.median():.3g}), so the alpha range "
-                f"1 − δ − Cα > 0 (α < (1 − δ)/C) depends on the draw: from α < {sp.alpha_max.min():.3g} to "
-                f"α < {sp.alpha_max.max():.3g} (median {sp.alpha_max.median():.3g}); median κ(J) by alpha: "
-                f"{curve_txt}; δ max {float(fit.delta.max()):.3g}; κ over the top N·d_v σ vs effective κ: max "
-                f"{fit.kappa_top.max():.4g} vs {fit.kappa_j.max():.4g}"
-            ),
+            what=f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} over {len(sp)} fit draws; per draw C ranges "
+            f"{sp.c.min():.3g}..{sp.c.max():.3g}, so the alpha range 1 − δ − Cα > 0 depends on the draw: from "
+            f"α < {sp.alpha_max.min():.3g} to α < {sp.alpha_max.max():.3g}; median κ(J) by alpha: {curve_txt}; δ max "
+            f"{float(fit.delta.max()):.3g}; κ over the top N·d_v σ vs effective κ: max {fit.kappa_top.max():.4g} vs "
+            f"{fit.kappa_j.max():.4g}",
         )
-    )
-    return rows
+    ]  # fmt: skip
 
 
 def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
@@ -694,21 +641,12 @@ def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
     )["J"][0]
     kappa_paper = effective_condition(jp)[0]
     k_small = float(lo.kappa_j.max())
-    return VerdictRow(
-        claim="osa.thm44.multihead",
-        reading="m-osa",
-        verdict="measured",
-        params={"basis": "qr", "heads": h, "alpha": a_rng, **_case_params(multi)},
-        bound=None,
-        estimate=k_small,
-        trials=len(multi),
-        seed=seed,
-        evidence=(
-            f"outside the theorem's single-head statement: with h={h} heads of width d/h, each initialised as in "
-            f"Sec. 4, κ(J) = {k_small:.4g} at alpha={multi.alpha.min():g} (→ κ(Σ_h W_V,h W_O,h) = "
-            f"{float(lo.kappa_w.max()):.4g} as alpha → 0, not 1); at the paper's experimental width "
-            f"(d=64, h=4) κ(Σ_h W_V,h W_O,h) has median {float(np.median(paper)):.4g} "
-            f"(range {float(paper.min()):.3g}..{float(paper.max()):.3g}) over {paper.size} draws, and the "
-            f"autograd κ(J) of one such layer (N=4, alpha={multi.alpha.min():g}) is {kappa_paper:.4g}"
-        ),
-    )
+    return measured_row(
+        "osa.thm44.multihead", reading="m-osa", params={"basis": "qr", "heads": h, "alpha": a_rng, **_case_params(multi)},
+        estimate=k_small, trials=len(multi), seed=seed,
+        what=f"outside the theorem's single-head statement: with h={h} heads of width d/h, each initialised as in "
+        f"Sec. 4, κ(J) = {k_small:.4g} at alpha={multi.alpha.min():g} (→ κ(Σ_h W_V,h W_O,h) = "
+        f"{float(lo.kappa_w.max()):.4g} as alpha → 0, not 1); at the paper's width (d=64, h=4) κ(Σ_h W_V,h W_O,h) "
+        f"has median {float(np.median(paper)):.4g} over {paper.size} draws, and κ(J) of one such layer (N=4) is "
+        f"{kappa_paper:.4g}",
+    )  # fmt: skip

@@ -21,6 +21,7 @@ p(σ) − σ = σ(1 − σ²)/2 >= 0 and 1 − p(σ) = (1 − σ)²(2 + σ)/2 >=
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -28,8 +29,10 @@ import numpy as np
 import pandas as pd
 
 from attnspec.numerics.linalg import Coefficients, ns_schedule
+from attnspec.theorem.margins import as_variant
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import schedule_name
-from attnspec.verdicts.classify import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow
 
 #: The proof's constant in Lemma C.1.
 SQRT3 = math.sqrt(3.0)
@@ -37,8 +40,35 @@ SQRT3 = math.sqrt(3.0)
 SIGMA_RTOL = 1e-12
 
 
+def iterate_range(coefficients: Coefficients, steps: int, grid: int = 4001) -> pd.DataFrame:
+    """min and max |p_k ∘ … ∘ p_1(σ)| over σ ∈ (0, 1] (grid plus σ = 1e-300 and 1e-12), per K.
+
+    Parameters
+    ----------
+    coefficients : str or tuple or list of tuples
+    steps : int
+        K = 0..steps.
+    grid : int
+        Points of (0, 1].
+
+    Returns
+    -------
+    DataFrame
+        One row per K: ``K``, ``sigma_min`` (signed), ``sigma_max`` (of |σ|; inf once the
+        iterates overflow).
+    """
+    x = np.concatenate([np.linspace(0.0, 1.0, grid)[1:], [1e-300, 1e-12]])
+    recs = [{"K": 0, "sigma_min": float(x.min()), "sigma_max": float(x.max())}]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k, c in enumerate(ns_schedule(coefficients, steps), 1):
+            x = sum(coef * x ** (2 * i + 1) for i, coef in enumerate(c))
+            top = float(np.max(np.abs(x)))
+            recs.append({"K": k, "sigma_min": float(np.min(x)), "sigma_max": top if math.isfinite(top) else math.inf})
+    return pd.DataFrame(recs)
+
+
 def scalar_range(coefficients: Coefficients, steps: int, grid: int = 4001) -> tuple[float, float]:
-    """(min, max) of p_k ∘ … ∘ p_1(σ) over σ ∈ (0, 1] (grid plus both ends) and k = 0..steps.
+    """(min, max) of p_k ∘ … ∘ p_1(σ) over σ ∈ (0, 1] and k = 0..steps (:func:`iterate_range`).
 
     Parameters
     ----------
@@ -51,13 +81,8 @@ def scalar_range(coefficients: Coefficients, steps: int, grid: int = 4001) -> tu
     tuple of float
         The smallest and largest iterate value (float64).
     """
-    x = np.concatenate([np.linspace(0.0, 1.0, grid)[1:], [1e-300, 1e-12]])
-    lo, hi = float(x.min()), float(x.max())
-    with np.errstate(over="ignore", invalid="ignore"):
-        for c in ns_schedule(coefficients, steps):
-            x = sum(coef * x ** (2 * i + 1) for i, coef in enumerate(c))
-            lo, hi = min(lo, float(np.min(x))), max(hi, float(np.max(np.abs(x))))
-    return lo, hi
+    t = iterate_range(coefficients, steps, grid)
+    return float(t.sigma_min.min()), float(t.sigma_max.max())
 
 
 def lemma_c1_rows(schedules: Sequence[Coefficients], steps: int, seed: int) -> list[VerdictRow]:
@@ -77,50 +102,20 @@ def lemma_c1_rows(schedules: Sequence[Coefficients], steps: int, seed: int) -> l
     list of VerdictRow
         One per schedule: ``cubic`` (a verdict) or ``other-schedule`` (measured).
     """
+    from attnspec.theory.osa.thm31 import is_eq9
+
     rows = []
     for sch in schedules:
         name = schedule_name(sch)
-        _, hi = scalar_range(sch, steps)
-        cubic = name in ("cubic", "custom(1.5,-0.5)")
-        params = {"schedule": name, "K": f"0..{steps}"}
-        if cubic:
-            d = classify_bound(observed=hi, bound=SQRT3, rtol=SIGMA_RTOL)
-            rows.append(
-                VerdictRow(
-                    claim="osa.lemc1",
-                    reading="cubic",
-                    verdict=d.verdict,
-                    params=params,
-                    bound=SQRT3,
-                    estimate=hi,
-                    trials=steps + 1,
-                    seed=seed,
-                    at_paper_params=True,
-                    evidence=(
-                        f"max σ(B) over σ(M_0) ∈ (0, 1] and K = 0..{steps} is {hi:.6g} (exact: the iteration acts "
-                        f"on each singular value by the same polynomial) against the proof's C = √3; {d.reason}"
-                    ),
-                )
-            )
-        else:
-            d = classify_bound(observed=hi, bound=SQRT3, rtol=SIGMA_RTOL)
-            rows.append(
-                VerdictRow(
-                    claim="osa.lemc1",
-                    reading="other-schedule",
-                    verdict="measured",
-                    params=params,
-                    bound=SQRT3,
-                    estimate=hi,
-                    trials=steps + 1,
-                    seed=seed,
-                    evidence=(
-                        f"a variant: the proof's √3 argues about eq. (9)'s cubic; the {name} schedule reaches max "
-                        f"σ(B) = {hi:.4g} over K = 0..{steps} (so ||B||₂ is bounded, by {hi:.4g}, and Lemma C.1's "
-                        f"'some C' exists); against √3: {d.verdict} ({d.reason})"
-                    ),
-                )
-            )
+        cubic = is_eq9(name)
+        (row,) = tightest_rows(
+            "osa.lemc1", iterate_range(sch, steps), observed="sigma_max", bound=SQRT3, rtol=SIGMA_RTOL,
+            reading="cubic" if cubic else "other-schedule", params=lambda *_, name=name: {"schedule": name, "K": f"0..{steps}"},
+            seed=seed, note=lambda *_: "max σ(B) over σ(M_0) ∈ (0, 1]: exact, the iteration acts on each singular "
+            "value by the same polynomial",
+        )  # fmt: skip
+        why = f"the proof's √3 argues about eq. (9)'s cubic; the {name} schedule's ||B||₂ is bounded by {row.estimate:.4g}"
+        rows.append(dataclasses.replace(row, at_paper_params=True) if cubic else as_variant(row, why))
     return rows
 
 
@@ -140,52 +135,20 @@ def eq9_range_rows(thm31: pd.DataFrame, steps: int, seed: int) -> list[VerdictRo
     list of VerdictRow
         ``scalar`` and (when the table has cubic rows) ``instances``.
     """
-    lo, hi = scalar_range("cubic", steps)
-    rows = [
-        _range_row(
-            "scalar",
-            lo,
-            hi,
-            steps + 1,
-            seed,
-            {"K": f"0..{steps}"},
-            f"the scalar iterates p_K(σ), p(σ) = 3/2 σ − 1/2 σ³, over 4000 grid points of (0, 1] plus "
-            f"σ = 1e-300 and 1e-12, K = 0..{steps}",
-        )
-    ]
-    cub = thm31[thm31.schedule.isin(["cubic", "custom(1.5,-0.5)"])]
-    if not cub.empty:
-        rows.append(
-            _range_row(
-                "instances",
-                float(cub.sigma_min.min()),
-                float(cub.sigma_max.max()),
-                len(cub),
-                seed,
-                {"K": f"{cub.steps.min()}..{cub.steps.max()}"},
-                f"σ(B) of the {len(cub)} cubic evaluations of the Theorem 3.1 table (N ∈ "
-                f"{sorted(set(int(v) for v in cub.n))}, d_v ∈ {sorted(set(int(v) for v in cub.d_v))}, full-rank M)",
-            )
-        )
-    return rows
+    from attnspec.theory.osa.thm31 import EQ9_NAMES
 
-
-def _range_row(reading: str, lo: float, hi: float, trials: int, seed: int, params: dict, what: str) -> VerdictRow:
-    if lo <= 0:
-        d = classify_bound(observed=math.inf, bound=1.0)
-        reason = f"a singular value reached {lo:.3g} <= 0"
-    else:
-        d = classify_bound(observed=hi, bound=1.0, rtol=SIGMA_RTOL, loose_factor=None)
-        reason = d.reason
-    return VerdictRow(
-        claim="osa.eq9.range",
-        reading=reading,
-        verdict=d.verdict,
-        params=params,
-        bound=1.0,
-        estimate=hi,
-        trials=trials,
-        seed=seed,
-        at_paper_params=True,
-        evidence=f"{what}: σ ∈ [{lo:.3g}, {hi:.17g}]; {reason} (the bound 1 is attained as σ → 1: not loose)",
-    )
+    cub = thm31[thm31.schedule.isin(EQ9_NAMES)]
+    tables = {"scalar": iterate_range("cubic", steps), "instances": cub.rename(columns={"steps": "K"})}
+    rows = []
+    for reading, table in tables.items():
+        if table.empty:
+            continue
+        # a singular value at or below 0 fails the claim σ ∈ (0, 1] whatever the largest one
+        table = table.assign(observed=np.where(table.sigma_min <= 0, math.inf, table.sigma_max))
+        rows += tightest_rows(
+            "osa.eq9.range", table, observed="observed", bound=1.0, rtol=SIGMA_RTOL, loose_factor=None,
+            reading=reading, params=lambda _k, g: {"K": f"{g.K.min()}..{g.K.max()}"}, seed=seed,
+            estimate="sigma_max", note=lambda g, _w: f"σ ∈ [{g.sigma_min.min():.3g}, {g.sigma_max.max():.17g}] "
+            "(the bound 1 is attained as σ → 1: not loose)",
+        )  # fmt: skip
+    return [dataclasses.replace(r, at_paper_params=True) for r in rows]

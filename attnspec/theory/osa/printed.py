@@ -27,9 +27,11 @@ import pandas as pd
 import torch
 
 from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
+from attnspec.theorem.margins import measured_row, unmet_row
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, make_instance
 from attnspec.theory.osa.layer import init_vo
-from attnspec.verdicts.classify import VerdictRow, classify_identity
+from attnspec.verdicts.classify import VerdictRow
 
 F64 = torch.float64
 
@@ -230,57 +232,23 @@ def printed_rows(seed: int) -> tuple[list[VerdictRow], pd.DataFrame]:
         recs.append({"claim": claim, **{k: (str(v) if isinstance(v, (tuple, list)) else v) for k, v in c.items()}})
         shapes = c.get("printed_shapes", c.get("printed_shape"))
         needs = f", and the result needs shape {c['needed_shape']}" if "needed_shape" in c else ""
-        d = classify_identity(
-            residual=math.nan,
-            tol=F64_TOL,
-            hypothesis_unmet=f"the printed {printed} is not conformable at N = {c['n']}: shapes "
-            f"{shapes}{needs}; it is defined {when}",
+        at = ", ".join(f"{k} = {v}" for k, v in square.items())
+        unmet = (
+            f"the printed {printed} is not conformable at N = {c['n']}: shapes {shapes}{needs}; it is defined {when}"
         )
-        rows.append(
-            VerdictRow(
-                claim=claim,
-                reading="as-printed",
-                verdict=d.verdict,
-                params={"N": c["n"]},
-                bound=F64_TOL,
-                trials=1,
-                seed=seed,
-                evidence=f"{d.reason}; it cannot be evaluated here, so this is no counterexample (see the row at "
-                f"{', '.join(f'{k} = {v}' for k, v in square.items())})",
-            )
-        )
-        d = classify_identity(residual=c["printed_residual_square"], tol=F64_TOL)
-        rows.append(
-            VerdictRow(
-                claim=claim,
-                reading="as-printed",
-                verdict=d.verdict,
-                params=dict(square),
-                bound=F64_TOL,
-                estimate=c["printed_residual_square"],
-                trials=1,
-                seed=seed,
-                evidence=(
-                    f"printed {printed} at the square shape where it is defined "
-                    f"({', '.join(f'{k} = {v}' for k, v in square.items())}): off by "
-                    f"{c['printed_residual_square']:.3g} from the true value; {d.reason}"
-                ),
-            )
-        )
-        d = classify_identity(residual=c["corrected_residual"], tol=F64_TOL)
-        rows.append(
-            VerdictRow(
-                claim=claim,
-                reading="corrected",
-                verdict=d.verdict,
-                params={"N": c["n"]},
-                bound=F64_TOL,
-                estimate=c["corrected_residual"],
-                trials=1,
-                seed=seed,
-                evidence=f"with {fixed}: {d.reason}",
-            )
-        )
+        after = f"it cannot be evaluated here, so this is no counterexample (see {at})"
+        rows.append(unmet_row(claim, unmet, reading="as-printed", params={"N": c["n"]}, seed=seed, trials=1,
+                              bound=F64_TOL, after=after))  # fmt: skip
+        one = pd.DataFrame([c])
+        rows += tightest_rows(
+            claim, one, observed="printed_residual_square", tol=F64_TOL, reading="as-printed", seed=seed,
+            params=lambda *_, square=square: dict(square), note_first=True,
+            note=lambda *_, printed=printed, at=at: f"printed {printed} at the square shape where it is defined ({at})",
+        )  # fmt: skip
+        rows += tightest_rows(
+            claim, one, observed="corrected_residual", tol=F64_TOL, reading="corrected", seed=seed,
+            params=lambda *_, c=c: {"N": c["n"]}, note_first=True, note=lambda *_, fixed=fixed: f"with {fixed}",
+        )  # fmt: skip
     return rows, pd.DataFrame(recs)
 
 
@@ -310,29 +278,15 @@ def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
     from attnspec.theory.osa.jacobian import c_spread
 
     sp = c_spread(grp)
-    return VerdictRow(
-        claim="osa.thm44.constant",
-        reading="as-printed",
-        verdict="measured",
-        params={
-            "basis": str(grp.basis.iloc[0]),
-            "c_min": round(float(sp.c.min()), 4),
-            "c_median": round(float(sp.c.median()), 4),
-            "c_max": round(float(sp.c.max()), 4),
-            "alpha_max_min": round(float(sp.alpha_max.min()), 4),
-            "alpha_max_max": round(float(sp.alpha_max.max()), 4),
-        },
-        estimate=c,
-        trials=len(grp),
-        seed=seed,
-        evidence=(
-            f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; "
-            f"with the fitted C = {c:.4g} (max over {len(sp)} fit draws) and δ = {delta:.3g}, 1 − δ − C·α > 0 "
-            f"for α < {alpha_max:.3g} ({len(ok)} of the {len(alphas)} alphas checked); this range depends on "
-            f"the draw: one draw's C ({sp.c.min():.3g}..{sp.c.max():.3g}, median {sp.c.median():.3g}) gives "
-            f"α < {sp.alpha_max.min():.3g}..{sp.alpha_max.max():.3g}; while C_α read as a constant C >= 1 − δ makes "
-            f"the condition unsatisfiable at every α; C itself is not given (it depends on the bound on "
-            f"||X||₂); the proof's (98) also drops the transpose of W_V W_O in J₂ (harmless for singular "
-            f"values)"
-        ),
-    )
+    spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
+    return measured_row(
+        "osa.thm44.constant", reading="as-printed", estimate=c, trials=len(grp), seed=seed,
+        params={"basis": str(grp.basis.iloc[0]), **spread, "alpha_max_min": round(float(sp.alpha_max.min()), 4),
+                "alpha_max_max": round(float(sp.alpha_max.max()), 4)},
+        what=f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; with "
+        f"the fitted C = {c:.4g} (max over {len(sp)} fit draws) and δ = {delta:.3g}, 1 − δ − C·α > 0 for α < "
+        f"{alpha_max:.3g} ({len(ok)} of the {len(alphas)} alphas checked); this range depends on the draw (one "
+        f"draw's C gives α < {sp.alpha_max.min():.3g}..{sp.alpha_max.max():.3g}); read as a constant C_α >= 1 − δ "
+        "the condition is never met; C itself is not given (it depends on the bound on ||X||₂); the proof's (98) "
+        "also drops the transpose of W_V W_O in J₂ (harmless for singular values)",
+    )  # fmt: skip

@@ -35,7 +35,7 @@ from attnspec.theory.osa.instances import (
 )
 from attnspec.theory.osa.layer import _check_alpha
 from attnspec.theory.osa.thm31_bounds import _growth, bound_10, bound_11
-from attnspec.verdicts.classify import LOOSE_FACTOR, VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow
 
 
 @dataclass(frozen=True)
@@ -443,22 +443,8 @@ def orthogonality_violations(frame: pd.DataFrame) -> pd.DataFrame:
         v["ratio"] = v["error"] / v[bound]
         v["bound_value"] = v[bound]
         out.append(v.drop(columns=["bound10", "bound11"]))
-    cols = [
-        "bound_name",
-        "schedule",
-        "steps",
-        "n",
-        "d_v",
-        "alpha",
-        "weights",
-        "seed",
-        "error",
-        "bound_value",
-        "ratio",
-        "sigma_min",
-        "sigma_max",
-        "s_norm",
-    ]
+    cols = ["bound_name", "schedule", "steps", "n", "d_v", "alpha", "weights", "seed", "error", "bound_value", "ratio",
+            "sigma_min", "sigma_max", "s_norm"]  # fmt: skip
     res = pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=cols)
     return res[cols]
 
@@ -491,22 +477,12 @@ def is_eq9(schedule: str) -> bool:
 def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     """Verdict rows for bounds (10) and (11), per schedule, under two readings.
 
-    For eq. (9)'s cubic B (the B the theorem defines):
-
-    * ``as-stated``: every instance (the statement names no hypothesis on σ(B));
-    * ``sigma-le-1``: the proof's hypothesis σ_i(B) ∈ [0, 1] (which eq. (9)'s cubic
-      iteration guarantees). Instances with σ_max(B) > 1 do not meet it; a schedule none of
-      whose instances meets it gets ``hypothesis-unmet``.
-
-    For any other schedule (Muon, Polar Express, custom) the rows are ``variant`` and
-    ``variant-sigma-le-1``, verdict ``measured``: the theorem's B(X) is eq. (9)'s, so a
-    bound exceeded by another B is a finding about that variant, not a violation.
-
-    Each row is decided by :func:`attnspec.verdicts.classify.classify_bound` at the instance
-    closest to (or furthest beyond) its bound: the largest error/bound ratio among the
-    violations, else among the cases measurable above rounding (error > BOUND_ATOL). The
-    typical case (median bound/error) is reported beside it (params ``tightest``,
-    ``typical``, ``label_on``).
+    For eq. (9)'s cubic B (the B the theorem defines): ``as-stated`` reads every instance (the
+    statement names no hypothesis on σ(B)); ``sigma-le-1`` only those meeting the proof's
+    hypothesis σ_i(B) ∈ [0, 1]. For any other schedule the
+    rows are the variant readings, ``measured`` (:func:`attnspec.theorem.margins.as_variant`).
+    Each row is decided by :func:`attnspec.theorem.margins.margin_rows`: at the worst violation,
+    else at the tightest case measurable above rounding (error > BOUND_ATOL).
 
     Parameters
     ----------
@@ -520,128 +496,30 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     list of VerdictRow
         Two bounds × two readings per schedule.
     """
+    from attnspec.theorem.margins import as_variant, margin_rows, unmet_row
+
+    def note(grp: pd.DataFrame, w: pd.Series) -> str:
+        at = instance_label(n=int(w.n), d_v=int(w.d_v), alpha=float(w.alpha), weights=w.weights, K=int(w.steps),
+                            seed=int(w.seed))  # fmt: skip
+        return f"at {at} (||S||₂ {w.s_norm:.3g}); σ(B) ∈ [{grp.sigma_min.min():.3g}, {grp.sigma_max.max():.4g}]"
+
     rows = []
     for sch, grp in frame.groupby("schedule", sort=False):
-        over = grp.sigma_max > 1 + 1e-12
         eq9 = is_eq9(str(sch))
+        params = {"schedule": sch, "K": f"{grp.steps.min()}..{grp.steps.max()}"}
+        why = f"Theorem 3.1's B(X) is eq. (9)'s cubic iteration, here B comes from the {sch} schedule"
         for reading in READINGS:
-            sub = grp if reading == "as-stated" else grp[~over]
-            params = {"schedule": sch, "K": f"{grp.steps.min()}..{grp.steps.max()}"}
+            sub = grp if reading == "as-stated" else grp[~(grp.sigma_max > 1 + 1e-12)]
             name = reading if eq9 else VARIANT_READINGS[reading]
             for bound, claim in _CLAIMS.items():
-                if sub.empty:
-                    d = classify_bound(
-                        observed=float(grp.error.max()),
-                        bound=float(grp[bound].max()),
-                        hypothesis_unmet=f"σ_max(B) > 1 in all {len(grp)} evaluations (max "
-                        f"{grp.sigma_max.max():.4g}); the proof needs σ_i(B) ∈ [0, 1]",
-                    )
-                    row = VerdictRow(
-                        claim=claim,
-                        reading=name,
-                        verdict=d.verdict,
-                        params=params,
-                        trials=0,
-                        seed=seed,
-                        evidence=d.reason,
-                    )
-                else:
-                    row = _bound_row(
-                        sub, bound, claim, name, params, seed, excluded=int(over.sum()) if reading != "as-stated" else 0
-                    )
-                    row.at_paper_params = eq9
-                if not eq9:
-                    row = _as_variant(row, str(sch))
-                rows.append(row)
+                if sub.empty:  # K = 0 meets it unless the table holds only later steps
+                    unmet = f"σ_max(B) > 1 in all {len(grp)} evaluations; the proof needs σ_i(B) ∈ [0, 1]"
+                    row = unmet_row(claim, unmet, reading=name, params=params, seed=seed)
+                    rows.append(row if eq9 else as_variant(row, why))
+                    continue
+                (row,) = margin_rows(
+                    claim, sub, observed="error", bound=bound, reading=name, params=lambda _k, _g, p=params: p, seed=seed,
+                    rtol=BOUND_RTOL, atol=BOUND_ATOL, what="error", note=note, at_paper_params=eq9,
+                )  # fmt: skip
+                rows.append(row if eq9 else as_variant(row, why))
     return rows
-
-
-def _as_variant(row: VerdictRow, schedule: str) -> VerdictRow:
-    """A row of another schedule's B: a measurement of a variant, with what the bound would say."""
-    return VerdictRow(
-        claim=row.claim,
-        reading=row.reading,
-        verdict="measured",
-        params=row.params,
-        bound=row.bound,
-        estimate=row.estimate,
-        trials=row.trials,
-        seed=row.seed,
-        evidence=(
-            f"a measurement of a variant, not of the theorem: Theorem 3.1's B(X) is eq. (9)'s cubic iteration, "
-            f"here B comes from the {schedule} schedule; against the bound of the theorem: {row.verdict} "
-            f"({row.evidence})"
-        ),
-    )
-
-
-def _ratios(b: np.ndarray, e: np.ndarray, meas: np.ndarray) -> tuple[float, float]:
-    """(tightest, typical) bound/error over the measurable cases: min and median."""
-    if not meas.any():
-        return math.inf, math.inf
-    r = b[meas] / e[meas]
-    return float(np.min(r)), float(np.median(r))
-
-
-def _bound_row(
-    sub: pd.DataFrame, bound: str, claim: str, reading: str, params: dict, seed: int, excluded: int
-) -> VerdictRow:
-    b = sub[bound].to_numpy()
-    e = sub["error"].to_numpy()
-    finite = np.isfinite(b)
-    viol = finite & (e > b * (1 + BOUND_RTOL) + BOUND_ATOL)
-    meas = finite & (e > BOUND_ATOL)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio_eb = np.where(b > 0, e / b, np.inf)
-    # the instance to decide on: the worst violation, else the tightest measurable case
-    pool = viol if viol.any() else (meas if meas.any() else finite)
-    if not pool.any():  # every bound infinite: ||S||₂ too large for e^{||S||₂} in float64
-        d = classify_bound(observed=float(e.max()), bound=math.inf)
-        return VerdictRow(
-            claim=claim,
-            reading=reading,
-            verdict=d.verdict,
-            params=params,
-            trials=len(sub),
-            seed=seed,
-            evidence=d.reason + f"; e^(||S||₂) overflows at every instance (||S||₂ >= {sub.s_norm.min():.3g})",
-        )
-    worst_i = int(np.argmax(np.where(pool, ratio_eb, -np.inf)))
-    w = sub.iloc[worst_i]
-    inst = instance_label(
-        n=int(w.n), d_v=int(w.d_v), alpha=float(w.alpha), weights=w.weights, K=int(w.steps), seed=int(w.seed)
-    )
-    d = classify_bound(observed=float(w.error), bound=float(w[bound]), rtol=BOUND_RTOL, atol=BOUND_ATOL)
-    tightest, typical = _ratios(b, e, meas)
-    if viol.any():
-        vs = sub[viol]
-        ks = sorted(set(int(k) for k in vs.steps))
-        evidence = (
-            f"{int(viol.sum())}/{len(sub)} evaluations exceed the bound, at K ∈ {ks}; σ(B) of the violating "
-            f"cases ∈ [{vs.sigma_min.min():.3g}, {vs.sigma_max.max():.4g}] (σ_max > 1 in "
-            f"{int((vs.sigma_max > 1 + 1e-12).sum())}); worst error/bound = {ratio_eb[worst_i]:.3g} at {inst} "
-            f"(error {w.error:.3g}, bound {w[bound]:.3g}, ||S||₂ {w.s_norm:.3g}, σ(B) ∈ [{w.sigma_min:.3g}, "
-            f"{w.sigma_max:.4g}]); typical case: median bound/error {typical:.3g}"
-        )
-    else:
-        typical_word = "loose" if typical > LOOSE_FACTOR else "within the factor"
-        evidence = (
-            f"0/{len(sub)} evaluations exceed the bound; the label rests on the tightest case: bound/error "
-            f"{tightest:.3g} at {inst}; typical case: median bound/error {typical:.3g} ({typical_word} there; "
-            f"over {int(meas.sum())} cases with error > {BOUND_ATOL:g}); σ(B) ∈ "
-            f"[{sub.sigma_min.min():.3g}, {sub.sigma_max.max():.4g}]"
-        )
-    if excluded:
-        evidence += f"; {excluded} evaluations with σ_max(B) > 1 left out (hypothesis not met)"
-    label_on = "worst violation" if viol.any() else "tightest"
-    return VerdictRow(
-        claim=claim,
-        reading=reading,
-        verdict=d.verdict,
-        params={**params, "tightest": round(tightest, 4), "typical": round(typical, 4), "label_on": label_on},
-        bound=float(w[bound]),
-        estimate=float(w.error),
-        trials=len(sub),
-        seed=seed,
-        evidence=f"{d.reason}; {evidence}",
-    )

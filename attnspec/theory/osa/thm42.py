@@ -6,14 +6,15 @@ of W̃ = W_Q W_Kᵀ − W_K W_Qᵀ are all 1, and there are 2 d_v of them (claim
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from attnspec.numerics.stats import spawn_seeds
+from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, WEIGHT_LAWS, effective_condition, make_instance
-from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 
 def check_wtilde(
@@ -66,27 +67,19 @@ def check_wtilde(
                 )
     frame = pd.DataFrame(recs)
     st = frame[frame["init"] == "stiefel"]
-    dev = float(np.maximum((st.sigma_max - 1).abs(), (st.sigma_min_nonzero - 1).abs()).max())
-    rank_ok = bool((st["rank"] == 2 * st["d_v"]).all())
-    worst = st.loc[(st.kappa - 1).abs().idxmax()]
+    # every nonzero σ at 1, and 2 d_v of them: a wrong rank fails as much as a σ away from 1
+    dev = np.maximum((st.sigma_max - 1).abs(), (st.sigma_min_nonzero - 1).abs())
     ga = frame[frame["init"] == "gaussian"]
-    # A wrong rank is as much a failure as a σ away from 1: fold it into the residual.
-    d = classify_identity(residual=dev if rank_ok else float("inf"), tol=F64_TOL)
-    row = VerdictRow(
-        claim="osa.thm42",
-        reading="as-stated",
-        verdict=d.verdict,
-        params={"init": "stiefel [W_Q, W_K]", "d,d_v": ";".join(f"{d},{v}" for d, v in shapes)},
-        bound=1.0,
-        exact=1.0,
-        estimate=float(st.kappa.max()),
-        trials=len(st),
-        seed=seed,
-        evidence=(
-            f"max |σ − 1| over nonzero σ = {dev:.2e}; rank = 2 d_v in {int((st['rank'] == 2 * st['d_v']).sum())}/{len(st)}; "
-            f"worst κ − 1 = {worst.kappa - 1:.2e} (d={int(worst.d)}, d_v={int(worst.d_v)}, seed={int(worst.seed)}); "
-            f"contrast, iid N(0,1/d) weights: κ(W̃) median {ga.kappa.median():.3g}, max {ga.kappa.max():.3g}; "
-            f"κ is the paper's effective σ_max/σ_min>0 (the ordinary κ is ∞ whenever 2 d_v < d: rank W̃ = 2 d_v); {d.reason}"
+    (row,) = tightest_rows(
+        "osa.thm42", st.assign(residual=dev.where(st["rank"] == 2 * st["d_v"], np.inf)), observed="residual",
+        tol=F64_TOL, estimate="kappa", seed=seed,
+        params=lambda *_: {"init": "stiefel [W_Q, W_K]", "d,d_v": ";".join(f"{d},{v}" for d, v in shapes)},
+        note=lambda g, w: (
+            f"max |σ − 1| over nonzero σ at d={int(w.d)}, d_v={int(w.d_v)}, seed={int(w.seed)}; rank = 2 d_v in "
+            f"{int((g['rank'] == 2 * g['d_v']).sum())}/{len(g)}; contrast, iid N(0,1/d) weights: κ(W̃) median "
+            f"{ga.kappa.median():.3g}, max {ga.kappa.max():.3g}; κ is the paper's effective σ_max/σ_min>0 (the "
+            "ordinary κ is ∞ whenever 2 d_v < d: rank W̃ = 2 d_v)"
         ),
-    )
-    return [row], frame
+    )  # fmt: skip
+    # the claim is κ(W̃) = 1: the row reports the largest κ against it
+    return [dataclasses.replace(row, bound=1.0, exact=1.0)], frame
