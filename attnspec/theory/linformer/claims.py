@@ -46,6 +46,11 @@ EQ4 = Declared(
     ),
 )
 
+#: Theorem 1's quantifier: the relative error of a witness against ε.
+_AGAINST_EPS: dict[str, Any] = {
+    "observed": "error", "limit": "eps", "bound": "eps", "loose_factor": None, "value_name": "relative error",
+    "bound_name": "ε",
+}  # fmt: skip
 QUANTIFIER = Declared(
     "linformer.thm1.quantifier",
     "Theorem 1 (its quantifier)",
@@ -55,27 +60,17 @@ QUANTIFIER = Declared(
             "as-written",
             "P̃ may depend on w: P̃ = P w wᵀ/‖w‖² (rank 1) meets it exactly, so it cannot fail",
             text="{reason}; relative errors {errors}",
-            observed="error",
-            limit="eps",
-            bound="eps",
-            loose_factor=None,
+            **_AGAINST_EPS,
             trivial="P̃ = P w wᵀ/‖w‖², rank 1, built from w itself, reproduces Pw for every w, "
             "so the theorem as written has no content",
-            value_name="relative error",
-            bound_name="ε",
         ),
         InstanceBound(
             "uniform",
             "one P̃ = PRᵀR of rank k < n for every w at once: a w in ker R has relative error 1",
             text="{reason}: for each of {draws} draws of R, a w in ker R (‖Rw‖/‖w‖ <= {kernel:.1g}) has P̃w = 0, "
             "relative error >= {error:.4g}",
-            observed="error",
-            limit="eps",
-            bound="eps",
-            loose_factor=None,
+            **_AGAINST_EPS,
             trials="draws",
-            value_name="relative error",
-            bound_name="ε",
         ),
     ),
 )

@@ -80,29 +80,6 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
         sums of each form in the evidence; ``estimate`` is the deciding residual max |entry − row
         softmax| and ``bound`` its round-off tolerance.
     """
-    return instance_rows(EQ4, eq4_instances(A, name=name, seed=seed, block=block))
-
-
-def eq4_instances(A: np.ndarray, *, name: str, seed: int | None = None, block: int = 128) -> list[Instance]:
-    """What eq. (4)/(15) is read on: for each printed form, max |entry − row softmax| and the
-    range of its row and column sums.
-
-    Parameters
-    ----------
-    A : ndarray of shape (n, n)
-        Attention logits QKᵀ/√d.
-    name : str
-        The instance's name, recorded as parameter ``attention``.
-    seed : int, optional
-        The seed that drew ``A``.
-    block : int
-        Rows per block (the result does not depend on it).
-
-    Returns
-    -------
-    list of Instance
-        One per reading (``as-printed``, ``row-normalised``).
-    """
     A = np.asarray(A, dtype=np.float64)
     n = A.shape[0]
     top = A.max()  # the one global shift of both printed forms (_exp_shifted)
@@ -135,4 +112,4 @@ def eq4_instances(A: np.ndarray, *, name: str, seed: int | None = None, block: i
         values = {"residual": residual[reading], "row_low": sums.min(), "row_high": sums.max(),
                   "col_low": cols.min(), "col_high": cols.max()}  # fmt: skip
         out.append(Instance({"n": n, "attention": name}, values, seed, reading))
-    return out
+    return instance_rows(EQ4, out)

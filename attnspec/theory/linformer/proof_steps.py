@@ -242,7 +242,7 @@ def tolerance_rows(
                 {"hits": hits, "total": total, "n": n, "d": d},
                 seed if reading == "gaussian-v" else setup_seed,
                 reading,
-            )  # fmt: skip
+            )
             for reading, (hits, total) in counts.items()
         ],
     )
@@ -390,7 +390,7 @@ def proof_step_rows(
                 {"gamma": gamma, "gamma_per_d": gamma / d, "rows_s": 2 * d, "m": m, "d": d},
                 seed,
                 "gamma-theta-d",
-            ),  # fmt: skip
+            ),
             Instance(
                 {"n": 2 * d, "d": d, "eps": eps},
                 {
@@ -403,6 +403,6 @@ def proof_step_rows(
                 },
                 seed,
                 "frobenius-rows",
-            ),  # fmt: skip
+            ),
         ],
     )

@@ -102,36 +102,6 @@ def check_quantifier(
     list of VerdictRow
         One ``as-written`` row (worst over ``vectors``) and one ``uniform`` row per k < n.
     """
-    return instance_rows(QUANTIFIER, quantifier_instances(P, vectors, eps, ks, name=name, seed=seed, draws=draws))
-
-
-def quantifier_instances(
-    P: np.ndarray, vectors: dict[str, np.ndarray], eps: float, ks: list[int], *, name: str, seed: int, draws: int = 3
-) -> list[Instance]:
-    """What Theorem 1's quantifier is read on: the rank-1 witness's worst relative error over
-    ``vectors`` (``as-written``), and per k < n the least relative error of P̃ = PRᵀR at a w in
-    ker R over ``draws`` draws of R (``uniform``).
-
-    Parameters
-    ----------
-    P : ndarray of shape (n, n)
-        A row-stochastic attention matrix.
-    vectors : dict of str to ndarray of shape (n,)
-        The w checked for the ``as-written`` reading.
-    eps : float
-    ks : list of int
-        Ranks for the ``uniform`` reading (those < n are checked).
-    name : str
-        The matrix's name (parameter ``attention``).
-    seed : int
-        Parent seed of the R and g draws (draw j at rank k: ``child_seed(seed, k, j)``).
-    draws : int
-        R matrices per k.
-
-    Returns
-    -------
-    list of Instance
-    """
     check_eps(eps)
     n = P.shape[0]
     errs = {wk: rank_one_witness_error(P, w) for wk, w in vectors.items()}
@@ -141,7 +111,7 @@ def quantifier_instances(
             {"n": n, "eps": eps, "attention": name, "k": 1},
             {"error": max(errs.values()), "eps": eps, "errors": errors},
             reading="as-written",
-        )  # fmt: skip
+        )
     ]
     for k in sorted({int(k) for k in ks if 1 <= k < n}):
         results = [kernel_vector_error(P, k, seed=child_seed(seed, k, j)) for j in range(draws)]
@@ -150,4 +120,4 @@ def quantifier_instances(
             "kernel": max(r for _, r in results), "eps": eps, "draws": draws,
         }  # fmt: skip
         out.append(Instance({"n": n, "eps": eps, "attention": name, "k": k}, values, seed, "uniform"))
-    return out
+    return instance_rows(QUANTIFIER, out)
