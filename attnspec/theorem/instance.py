@@ -19,15 +19,15 @@ turns the measured numbers into its row:
 * :func:`instance_rows` makes the rows of a claim: for each reading in order, one row per
   instance made for it.
 
-=====================  ==============================  ========================================
-reading                the claim                       decided by
-=====================  ==============================  ========================================
-:class:`InstanceBound`     observed <= bound               ``classify_bound`` (``trivial`` hook)
-:class:`InstanceResidual`  an identity, residual <= tol    ``classify_identity``
-:class:`InstanceNumber`    a number, no verdict            ``classify_measurement``
-:class:`InstanceShare`     hits of total, no verdict       ``classify_measurement``, 95% Clopper–Pearson
-:class:`AsPrinted`         a statement wrong as printed    violated where ``fails``, else measured
-=====================  ==============================  ========================================
+=========================  ============================  =============================================
+reading                    the claim                     decided by
+=========================  ============================  =============================================
+:class:`InstanceBound`     observed <= bound             ``classify_bound`` (``trivial`` hook)
+:class:`InstanceResidual`  an identity, residual <= tol  ``classify_identity``
+:class:`InstanceNumber`    a number, no verdict          ``classify_measurement`` (``trivial`` hook)
+:class:`InstanceShare`     hits of total, no verdict     ``classify_measurement``, 95% Clopper–Pearson
+:class:`AsPrinted`         a statement wrong as printed  violated where ``fails``, else measured
+=========================  ============================  =============================================
 
 The same readings work in a :class:`attnspec.theorem.declare.Check`: at a grid point they
 read the mean of each named quantity.
@@ -63,12 +63,15 @@ class Instance:
         The seed the instance was drawn from (None: not drawn).
     reading : str, optional
         The one reading this instance is for; None: every reading of the claim.
+    at_paper_params : bool, optional
+        Whether its rows are at the paper's own parameters; None: as the reading declares.
     """
 
     params: Mapping[str, Any]
     values: Mapping[str, Any] = field(default_factory=dict)
     seed: int | None = None
     reading: str | None = None
+    at_paper_params: bool | None = None
 
 
 def _number(values: Mapping[str, Any], ref: str | float | None) -> float | None:
@@ -185,10 +188,11 @@ class OnInstance(Reading):
 
         values = instance.values
         d = self.decide(values)
+        at_paper = self.at_paper_params if instance.at_paper_params is None else instance.at_paper_params
         return VerdictRow(
             claim=claim, reading=self.name, verdict=d.verdict, params=dict(instance.params), seed=instance.seed,
             evidence=self.sentence(d.verdict, values, d.reason), value_name=self.value_name,
-            bound_name=self.bound_name, at_paper_params=self.at_paper_params, **self._fields(values),
+            bound_name=self.bound_name, at_paper_params=at_paper, **self._fields(values),
         )  # fmt: skip
 
     def _row(self, claim: str, point: Point) -> VerdictRow:
@@ -265,21 +269,28 @@ class InstanceResidual(OnInstance):
 @dataclass(frozen=True)
 class InstanceNumber(OnInstance):
     """A number without a verdict: ``measured`` (or ``vacuous`` / ``hypothesis-unmet`` by the
-    hooks), the reason being ``what`` formatted from the values.
+    hooks, then ``cannot-fail`` where a trivial output meets the claim), the reason being
+    ``what`` formatted from the values.
 
     Parameters
     ----------
     what : str
         What was measured, a format string over the values.
+    trivial : callable, optional
+        ``trivial(values) -> str or None``: why a trivial output meets the claim here (an
+        existence claim the zero output satisfies): ``cannot-fail``.
     """
 
     what: str = ""
+    trivial: Hook | None = None
 
     def _decide(self, values: Mapping[str, Any]) -> Decision:
-        return _classify(
+        d = _classify(
             "measurement", what=self.what.format(**values), vacuous=self._hook(self.vacuous, values),
             hypothesis_unmet=self._hook(self.hypothesis_unmet, values),
         )  # fmt: skip
+        trivial = self._hook(self.trivial, values) if d.verdict == "measured" else None
+        return Decision("cannot-fail", trivial) if trivial else d
 
 
 @dataclass(frozen=True)

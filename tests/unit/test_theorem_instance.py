@@ -70,3 +70,19 @@ def test_the_documented_example_runs_as_written() -> None:
     blocks = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S) if "instance_rows(" in b]
     assert blocks
     exec(compile(blocks[0], str(doc), "exec"), {})  # noqa: S102 - the doc's own example
+
+
+def test_a_number_cannot_fail_where_a_trivial_output_meets_the_claim() -> None:
+    r = InstanceNumber(
+        what="error {e}",
+        vacuous=lambda v: "k >= n" if v["k"] >= v["n"] else None,
+        trivial=lambda v: "zero meets it" if v["e"] <= v["tol"] else None,
+    )
+    verdicts = [r.decide({"e": e, "tol": 1.0, "k": k, "n": 8}).verdict for e, k in ((0.5, 8), (0.5, 2), (2.0, 2))]
+    assert verdicts == ["vacuous", "cannot-fail", "measured"]
+
+
+def test_an_instance_may_say_whether_its_row_is_at_the_paper_parameters() -> None:
+    r = InstanceNumber(what="x", at_paper_params=True)
+    assert r.row("toy.x", Instance({})).at_paper_params is True
+    assert r.row("toy.x", Instance({}, at_paper_params=False)).at_paper_params is False

@@ -249,6 +249,43 @@ PROOF = Declared(
     ),
 )
 
+
+def _exists_vacuous(v: Mapping[str, Any]) -> str | None:
+    """Why eq. (8) as stated says nothing at a row: k >= n, or a claimed probability >= 1."""
+    if v["k"] >= v["n"]:
+        return f"k = {v['k']} >= n = {v['n']}: E, F project nothing away, and Lemma 1 assumes k <= n"
+    if v["bound"] >= 1:
+        return f"claimed failure probability {v['bound']:.3g} >= 1 says nothing"
+    return None
+
+
+_ZERO = (
+    "the zero output E = F = 0 has error ‖softmax(w)V‖ = {zero_error:.4g} {sign} the tolerance "
+    "ε‖softmax(w)‖‖V‖ = {tolerance:.4g}"
+)
+_RATIO = "; estimate = ‖softmax(w)V‖ / tolerance (<= 1: zero meets it)"
+#: eq. (8) as stated (there EXIST E, F), read beside each row of the proof's construction: vacuous
+#: where k >= n or the claimed probability is >= 1, cannot-fail where the zero output meets the
+#: tolerance, else measured (one construction failing does not refute existence).
+EQ8_EXISTS: dict[str, InstanceNumber] = {
+    name: InstanceNumber(
+        name,
+        text={
+            "vacuous": "{reason}; " + _ZERO + _RATIO,
+            "cannot-fail": "as stated (there exist E, F) it cannot fail here: " + _ZERO + _RATIO,
+            "measured": "existence is not decided by one construction: " + _ZERO + ", and the proof's "
+            "E = δR, F = e^(−δ)R is {proof_verdict} here (reading proof-" + name + ")" + _RATIO,
+        },
+        vacuous=_exists_vacuous,
+        trivial=lambda v: "zero meets the tolerance" if v["zero_error"] <= v["tolerance"] else None,
+        estimate="ratio",
+        bound="bound",
+        value_name="error of 0 / tolerance",
+        bound_name="",  # the bound is the claimed probability: no comparison with this ratio
+    )  # fmt: skip
+    for name in ("spectral", "frobenius")
+}
+
 #: eq. (8)'s as-stated readings on an ε of the (ε, k) grid where no k < n has a union bound
 #: below 1: vacuous there (the Monte Carlo readings of eq. 8 are in :mod:`.rows`).
 EQ8_NO_K: tuple[InstanceNumber, ...] = tuple(
