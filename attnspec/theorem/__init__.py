@@ -19,6 +19,8 @@ The names (imported on first use, so that the registries stay light)::
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
     Group, Keep, run_groups                                # attnspec.theorem.groups
     check_section                                          # attnspec.theorem.report
+    Instance, InstanceBound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
+    instance_rows                                          # attnspec.theorem.instance
 """
 
 from typing import Any
@@ -51,6 +53,13 @@ _API: dict[str, str] = {
     "Keep": "attnspec.theorem.groups",
     "run_groups": "attnspec.theorem.groups",
     "check_section": "attnspec.theorem.report",
+    "Instance": "attnspec.theorem.instance",
+    "InstanceBound": "attnspec.theorem.instance",
+    "InstanceResidual": "attnspec.theorem.instance",
+    "InstanceNumber": "attnspec.theorem.instance",
+    "InstanceShare": "attnspec.theorem.instance",
+    "AsPrinted": "attnspec.theorem.instance",
+    "instance_rows": "attnspec.theorem.instance",
 }
 
 __all__ = sorted(_API)

@@ -1,4 +1,6 @@
-"""The deciding numbers of one verdict row, each labelled with what it is, read from its fields.
+"""The deciding numbers of one verdict row, each labelled with what it is, read from its fields;
+and how every summary writes a number (:func:`fmt`, :func:`ratio`, :func:`ratio_sentence`,
+:func:`param_text`).
 
 A row carries the numbers it was decided from as fields (``bound, exact, estimate, ci_low,
 ci_high, trials``, and ``value_name`` / ``bound_name`` where the defaults would not say what
@@ -85,6 +87,46 @@ def ratio(r: float) -> str:
     if not math.isfinite(r):
         return "unboundedly"
     return f"{r:.2g}×" if r >= 1e5 else f"{r:.3g}×"
+
+
+def ratio_sentence(r: float) -> str:
+    """``11×``, ``1,234×``, ``1.2e+07×``, ``unboundedly``: how many times one number is
+    another, as a summary sentence writes it (whole numbers with separators from 100×).
+
+    Parameters
+    ----------
+    r : float
+
+    Returns
+    -------
+    str
+    """
+    if math.isinf(r):
+        return "unboundedly"
+    if r >= 100:
+        return f"{r:,.0f}×" if r < 1e6 else f"{r:.1e}×"
+    return f"{r:.3g}×"
+
+
+def param_text(v: Any) -> str:
+    """A parameter's value as a sentence names it: ``4096`` for 4096.0, ``0.1``, ``True``, the
+    text of anything else.
+
+    Parameters
+    ----------
+    v : object
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
 
 
 def is_probability(row: Any) -> bool:

@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from attnspec.verdicts.numbers import num, param_text, ratio_sentence
+
 #: Verdicts that decide something about the claim, most telling first.
 DECIDING: tuple[str, ...] = ("violated", "loose", "holds")
 #: Verdicts that decide nothing (a number without a verdict, or a check that could not
@@ -124,22 +126,12 @@ def _reading(row: Any) -> str:
     return "" if reading in (None, "") else str(reading)
 
 
-def _num(v: Any) -> float | None:
-    if v is None or isinstance(v, bool):
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
 def _excess(row: Any) -> float:
     """The value over the bound (the exact value, else the estimate): how far a violated
     row is above its bound, how close a loose one comes to it; 0 when either is missing."""
-    value = _num(getattr(row, "exact", None))
-    value = _num(getattr(row, "estimate", None)) if value is None else value
-    bound = _num(getattr(row, "bound", None))
+    value = num(getattr(row, "exact", None))
+    value = num(getattr(row, "estimate", None)) if value is None else value
+    bound = num(getattr(row, "bound", None))
     if value is None or bound is None or bound <= 0:
         return 0.0
     return value / bound
@@ -157,9 +149,9 @@ def looseness(row: Any) -> float | None:
     -------
     float or None
     """
-    bound = _num(getattr(row, "bound", None))
+    bound = num(getattr(row, "bound", None))
     ref = next(
-        (x for x in (_num(getattr(row, a, None)) for a in ("exact", "ci_high", "estimate")) if x is not None), None
+        (x for x in (num(getattr(row, a, None)) for a in ("exact", "ci_high", "estimate")) if x is not None), None
     )
     if bound is None or ref is None:
         return None
@@ -183,9 +175,9 @@ def contradiction(row: Any) -> float:
     -------
     float
     """
-    bound = _num(getattr(row, "bound", None))
+    bound = num(getattr(row, "bound", None))
     ref = next(
-        (x for x in (_num(getattr(row, a, None)) for a in ("ci_low", "exact", "estimate")) if x is not None), None
+        (x for x in (num(getattr(row, a, None)) for a in ("ci_low", "exact", "estimate")) if x is not None), None
     )
     if bound is None or ref is None or bound <= 0:
         return 0.0
@@ -205,10 +197,10 @@ def hidden_failure(row: Any) -> bool:
     -------
     bool
     """
-    bound = _num(getattr(row, "bound", None))
+    bound = num(getattr(row, "bound", None))
     if getattr(row, "verdict", None) != "vacuous" or bound is None or not 0 < bound < 1:
         return False
-    ref = next((x for x in (_num(getattr(row, a, None)) for a in ("exact", "ci_low")) if x is not None), None)
+    ref = next((x for x in (num(getattr(row, a, None)) for a in ("exact", "ci_low")) if x is not None), None)
     return ref is not None and ref > bound
 
 
@@ -236,7 +228,7 @@ def telling_row(rows: Sequence[Any]) -> Any:
     if verdict == "vacuous":
 
         def bound(r: Any) -> float:
-            b = _num(getattr(r, "bound", None))
+            b = num(getattr(r, "bound", None))
             return math.inf if b is None else b
 
         smallest = min(bound(r) for r in candidates)
@@ -353,16 +345,6 @@ def summarize(rows_or_frame: Any) -> list[ClaimSummary]:
     return [ClaimSummary(c, claim_name(c), list(by.values())) for c, by in claims.items()]
 
 
-def _fmt_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
 def _varying(rows: Sequence[Any]) -> list[str]:
     """The parameter names whose values differ between ``rows`` (in order of appearance)."""
     keys: dict[str, set[str]] = {}
@@ -371,21 +353,13 @@ def _varying(rows: Sequence[Any]) -> list[str]:
             keys.setdefault(k, set())
     for k in keys:
         for r in rows:
-            keys[k].add(_fmt_value((getattr(r, "params", None) or {}).get(k)))
+            keys[k].add(param_text((getattr(r, "params", None) or {}).get(k)))
     return [k for k, vals in keys.items() if len(vals) > 1]
 
 
 def _params(row: Any, names: Sequence[str]) -> str:
     params = getattr(row, "params", None) or {}
-    return ", ".join(f"{k} = {_fmt_value(params[k])}" for k in names if k in params and params[k] is not None)
-
-
-def _fmt_ratio(r: float) -> str:
-    if math.isinf(r):
-        return "unboundedly"
-    if r >= 100:
-        return f"{r:,.0f}×" if r < 1e6 else f"{r:.1e}×"
-    return f"{r:.3g}×"
+    return ", ".join(f"{k} = {param_text(params[k])}" for k in names if k in params and params[k] is not None)
 
 
 _VERBS = {
@@ -404,7 +378,11 @@ def _verdict_words(v: str, row: Any, group: Sequence[Any]) -> str:
         if not ratios:
             return "holds but is loose"
         lo, hi = min(ratios), max(ratios)
-        span = _fmt_ratio(lo) if _fmt_ratio(lo) == _fmt_ratio(hi) else f"{_fmt_ratio(lo)} (up to {_fmt_ratio(hi)})"
+        span = (
+            ratio_sentence(lo)
+            if ratio_sentence(lo) == ratio_sentence(hi)
+            else f"{ratio_sentence(lo)} (up to {ratio_sentence(hi)})"
+        )
         return f"holds but is {span} loose"
     return _VERBS.get(v, v)
 
@@ -421,7 +399,7 @@ def _change_point(rows: Sequence[Any], names: Sequence[str]) -> str:
     if len(verdicts) < 2:
         return ""
     for name in sorted(names, key=lambda n: (n != "k",)):
-        values = [_num((getattr(r, "params", None) or {}).get(name)) for r in rows]
+        values = [num((getattr(r, "params", None) or {}).get(name)) for r in rows]
         if any(v is None for v in values):
             continue
         spans = []
@@ -431,7 +409,7 @@ def _change_point(rows: Sequence[Any], names: Sequence[str]) -> str:
         spans.sort()
         if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
             parts = [
-                f"{v} at {name} = {_fmt_value(lo)}" + (f"–{_fmt_value(hi)}" if hi != lo else "") for lo, hi, v in spans
+                f"{v} at {name} = {param_text(lo)}" + (f"–{param_text(hi)}" if hi != lo else "") for lo, hi, v in spans
             ]
             return ", ".join(parts)
     return ""

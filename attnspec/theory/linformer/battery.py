@@ -28,11 +28,13 @@ from attnspec.numerics.stats import child_seed
 from attnspec.theorem import fork as FK
 from attnspec.theorem import groups as G
 from attnspec.theorem.groups import Done, Group, Keep, concat
+from attnspec.theorem.instance import Instance, instance_rows
 from attnspec.theorem.result import AttentionRequest, BatteryResult, config_identity
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS
 from attnspec.theory.linformer import theorem1 as T1
 from attnspec.theory.linformer import theorem2 as T2
+from attnspec.theory.linformer.claims import EQ8_NO_K
 from attnspec.theory.linformer.config import COMMAND, JLConfig, parse_claims, parse_families
 from attnspec.theory.linformer.config import (  # the battery interface attnspec.battery.run_battery calls
     config_from_options as config_from_options,
@@ -47,7 +49,7 @@ from attnspec.theory.linformer.dimensions import (
 from attnspec.theory.linformer.printed import check_eq4
 from attnspec.theory.linformer.quantifier import check_quantifier
 from attnspec.theory.linformer.rows import clipped_rows, eq18_rows, verdict_rows
-from attnspec.verdicts.classify import VerdictRow, classify_measurement
+from attnspec.verdicts.classify import VerdictRow
 
 #: theorem dimensions above this are reported but not simulated
 MAX_SIMULATED_K = 20_000
@@ -245,22 +247,10 @@ def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str]
         setup_seed=s_setup,
     )
     for eps_g, ks in PS.eq8_grid(n, d).items():
-        if not ks:
+        if not ks:  # no k < n with a union bound below 1 at this ε
             kmin = union_bound_min_k(n, eps_g, pairs=n * d)
-            dec = classify_measurement(
-                what="",
-                vacuous=f"no k < n = {n} has 2nd e^(-c(eps)k) < 1 at eps = {eps_g:.4g} (needs k >= {kmin}, d = {d})",
-            )
-            for reading in ("spectral", "frobenius"):
-                extra.append(
-                    VerdictRow(
-                        claim="linformer.thm2.eq8",
-                        reading=reading,
-                        verdict=dec.verdict,
-                        params={"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"},
-                        evidence=dec.reason,
-                    )
-                )
+            params = {"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"}
+            extra += instance_rows("linformer.thm2.eq8", [Instance(params, params)], EQ8_NO_K)
     return extra
 
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnspec.verdicts.classify import Decision, VerdictRow, classify_identity
+from attnspec.theorem.instance import Instance, instance_rows
+from attnspec.theory.linformer.claims import EQ4
+from attnspec.verdicts.classify import VerdictRow
 
-#: Largest |entry| difference counted as round-off when comparing with the row softmax.
-IDENTITY_TOL = 1e-12
-
-CLAIM = "linformer.eq4"
+CLAIM = EQ4.id
 
 
 def _exp_shifted(A: np.ndarray) -> np.ndarray:
@@ -77,9 +76,9 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
     Returns
     -------
     list of VerdictRow
-        ``as-printed`` and ``row-normalised``, with the row sums of each form in the
-        evidence; ``estimate`` is the deciding residual max |entry − row softmax| and
-        ``bound`` its round-off tolerance.
+        ``as-printed`` and ``row-normalised`` (the readings of :data:`.claims.EQ4`), with the row
+        sums of each form in the evidence; ``estimate`` is the deciding residual max |entry − row
+        softmax| and ``bound`` its round-off tolerance.
     """
     A = np.asarray(A, dtype=np.float64)
     n = A.shape[0]
@@ -107,24 +106,10 @@ def check_eq4(A: np.ndarray, *, name: str, seed: int | None = None, block: int =
             acc = col_sums[reading]
             for row in P:
                 acc += row
-    rows = []
+    out = []
     for reading in ("as-printed", "row-normalised"):
         sums, cols = np.concatenate(row_sums[reading]), col_sums[reading]
-        d: Decision = classify_identity(residual=residual[reading], tol=IDENTITY_TOL)
-        rows.append(
-            VerdictRow(
-                claim=CLAIM,
-                reading=reading,
-                verdict=d.verdict,
-                params={"n": n, "attention": name},
-                bound=IDENTITY_TOL,
-                estimate=residual[reading],
-                value_name="max |entry − row softmax|",
-                seed=seed,
-                evidence=(
-                    f"{d.reason} (max |entry − row softmax|); row sums in [{sums.min():.4g}, {sums.max():.4g}], "
-                    f"column sums in [{cols.min():.4g}, {cols.max():.4g}]"
-                ),
-            )
-        )
-    return rows
+        values = {"residual": residual[reading], "row_low": sums.min(), "row_high": sums.max(),
+                  "col_low": cols.min(), "col_high": cols.max()}  # fmt: skip
+        out.append(Instance({"n": n, "attention": name}, values, seed, reading))
+    return instance_rows(EQ4, out)

@@ -24,7 +24,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnspec.numerics.stats import clopper_pearson, mean_ci, numpy_rng
+from attnspec.numerics.stats import mean_ci, numpy_rng
+from attnspec.theorem.instance import Instance, instance_rows
+from attnspec.theory.linformer.claims import ORIENTATION, PROOF, STEP23, THM2_K, TOLERANCE
 from attnspec.theory.linformer.dimensions import (
     THEOREM2_FORMULAS,
     check_eps,
@@ -32,7 +34,7 @@ from attnspec.theory.linformer.dimensions import (
     theorem2_formulas,
     union_bound_min_k,
 )
-from attnspec.verdicts.classify import VerdictRow, classify_measurement
+from attnspec.verdicts.classify import VerdictRow
 
 #: The ε grid of the eq. (8) sweep: 2/3 maximises c(ε) = (ε² − ε³)/4, the rate of every bound.
 SWEEP_EPS: tuple[float, ...] = (0.25, 0.5, 2.0 / 3.0, 0.9)
@@ -99,38 +101,19 @@ def step23_rows(
     -------
     list of VerdictRow
     """
-    rows = []
     n = len(next(iter(x_by_name.values())))
+    out = []
     for name, x in x_by_name.items():
         r = step23_ratios(x, ks, trials, delta=delta, seed=seed)
         for i, k in enumerate(ks):
             ci = mean_ci(r[i]) if trials >= 2 else None
-            expect = (
-                f"; exact E[r²] = (k e^(−2δ) + n)/n = {(k * math.exp(-2 * delta) + n) / n:.4g}"
-                if name == "x-zero"
-                else ""
-            )
-            d = classify_measurement(
-                what=f"the proof calls this ratio o(1); measured mean {r[i].mean():.4g}, "
-                f"range [{r[i].min():.4g}, {r[i].max():.4g}] over {trials} draws of R"
-                f"{expect}"
-            )
-            rows.append(
-                VerdictRow(
-                    claim="linformer.thm2.step23",
-                    reading=name,
-                    verdict=d.verdict,
-                    params={"n": n, "k": int(k), "eps": eps},
-                    estimate=float(r[i].mean()),
-                    value_name="mean ratio (claimed o(1))",
-                    ci_low=ci.low if ci else None,
-                    ci_high=ci.high if ci else None,
-                    trials=trials,
-                    seed=seed,
-                    evidence=d.reason,
-                )
-            )
-    return rows
+            values = {
+                "mean": float(r[i].mean()), "low": r[i].min(), "high": r[i].max(), "trials": trials,
+                "ci_low": ci.low if ci else None, "ci_high": ci.high if ci else None,
+                "mean_square": (k * math.exp(-2 * delta) + n) / n,  # exact E[r²] at x = 0
+            }  # fmt: skip
+            out.append(Instance({"n": n, "k": int(k), "eps": eps}, values, seed, name))
+    return instance_rows(STEP23, out)
 
 
 # ----------------------------------------------------------------------------- tolerances
@@ -251,33 +234,18 @@ def tolerance_rows(
     n, d = Q.shape
     counts = zero_output_fractions(Q, K, V, eps)
     counts["gaussian-v"] = (gaussian_v_fraction(n, d, eps, draws, seed=seed), draws)
-    what = {
-        "eq8-spectral": "rows w of A where zero meets eq. (8)'s ε‖softmax(w)‖‖V‖₂",
-        "eq8-frobenius": "rows w of A where zero meets eq. (8)'s ε‖softmax(w)‖‖V‖_F",
-        "eq22-pair": "(row, column) pairs where zero meets eq. (22)'s ε‖exp(x)‖‖y‖",
-        "gaussian-v": f"Gaussian V ({n}×{d}) with ‖V‖₂ <= ε‖V‖_F (zero then meets the Frobenius "
-        f"tolerance at every row)",
-    }
-    rows = []
-    for reading, (hits, total) in counts.items():
-        ci = clopper_pearson(hits, total)
-        d_ = classify_measurement(what=f"{what[reading]}: {hits}/{total} = {hits / total:.4g}")
-        rows.append(
-            VerdictRow(
-                claim="linformer.thm2.tolerance",
-                reading=reading,
-                verdict=d_.verdict,
-                params={"n": n, "d": d, "eps": eps},
-                estimate=ci.estimate,
-                value_name="share where 0 meets it",
-                ci_low=ci.low,
-                ci_high=ci.high,
-                trials=total,
-                seed=seed if reading == "gaussian-v" else setup_seed,
-                evidence=d_.reason,
+    return instance_rows(
+        TOLERANCE,
+        [
+            Instance(
+                {"n": n, "d": d, "eps": eps},
+                {"hits": hits, "total": total, "n": n, "d": d},
+                seed if reading == "gaussian-v" else setup_seed,
+                reading,
             )
-        )
-    return rows
+            for reading, (hits, total) in counts.items()
+        ],
+    )
 
 
 # ----------------------------------------------------------------------------- k formulas
@@ -299,37 +267,13 @@ def formula_rows(n: int, d: int, eps: float) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    rows = []
+    out = []
     for reading, f in theorem2_formulas(n, d, eps).items():
-        where, text, pairs = THEOREM2_FORMULAS[reading]
-        k, bound = f["k"], f["union_bound"]
-        vac = None
-        if k >= n:
-            vac = f"k = {text} = {k:.1f} >= n = {n}: no reduction"
-        elif bound >= 1:
-            vac = (
-                f"the union bound over its {pairs} = {int(f['pairs'])} pairs is {bound:.3g} >= 1 at k = {math.ceil(k)}"
-            )
-        d_ = classify_measurement(
-            what=f"{where}: k = {text} = {k:.1f} (n = {n}); union bound over {pairs} = "
-            f"{int(f['pairs'])} pairs 2·pairs·e^(−c(ε)k) = {bound:.3g}",
-            vacuous=vac,
-        )
-        rows.append(
-            VerdictRow(
-                claim="linformer.thm2.k",
-                reading=reading,
-                verdict=d_.verdict,
-                params={"n": n, "d": d, "eps": eps, "k": int(math.ceil(k))},
-                bound=bound,
-                estimate=k,
-                value_name="formula's k",
-                bound_name="union bound on P(fail)",
-                evidence=d_.reason if vac is None else f"{d_.reason}; {where}: {text}",
-                at_paper_params=True,
-            )
-        )
-    return rows
+        where, formula, pairs_name = THEOREM2_FORMULAS[reading]
+        values = {"where": where, "formula": formula, "pairs_name": pairs_name, "pairs": int(f["pairs"]),
+                  "k": f["k"], "bound": f["union_bound"], "n": n}  # fmt: skip
+        out.append(Instance({"n": n, "d": d, "eps": eps, "k": int(math.ceil(f["k"]))}, values, reading=reading))
+    return instance_rows(THM2_K, out)
 
 
 # ----------------------------------------------------------------------------- (ε, k) grid
@@ -388,26 +332,7 @@ def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
     VerdictRow
         ``violated`` unless k = n (then ``measured``).
     """
-    from attnspec.verdicts.classify import Decision
-
-    # conformability as printed: w (1×n) · Eᵀ needs Eᵀ with n rows, i.e. E k×n; then (1×k) · F needs F k×n
-    ok_kn = True
-    ok_nk = n == k  # with E, F n×k: wEᵀ is 1×n·(k×n) — conformable only when k = n
-    d = Decision(
-        "violated" if not ok_nk else "measured",
-        f"as printed, E, F, R ∈ R^(n×k) (Theorem 2, Appendix B, eq. (23): exp(δxR) needs x R with R n×k) "
-        f"while Lemma 1 takes R ∈ R^(k×n); softmax(wEᵀ)FV with w 1×n and V n×d is conformable with E, F "
-        f"k×n ({ok_kn}) and with n×k only when k = n ({ok_nk}, n = {n}, k = {k}); the tool reads E, F, R "
-        f"as k×n throughout (eq. (23)'s xR is then Rxᵀ)",
-    )
-    return VerdictRow(
-        claim="linformer.thm2.orientation",
-        reading="as-printed",
-        verdict=d.verdict,
-        params={"n": n, "k": k, "eps": eps},
-        evidence=d.reason,
-        at_paper_params=True,
-    )
+    return instance_rows(ORIENTATION, [Instance({"n": n, "k": k, "eps": eps}, {"n": n, "k": k, "square": n == k})])[0]
 
 
 def proof_step_rows(
@@ -441,82 +366,43 @@ def proof_step_rows(
     -------
     list of VerdictRow
     """
-    from attnspec.verdicts.classify import classify_bound, classify_identity
-
     n, d = Q.shape
     m = min(n, size)
     A = Q[:m] @ K[:m].T / math.sqrt(d)  # (m, m), rank <= d
     E = np.exp(A - A.max())  # entrywise exp, scaled (rank is scale-free)
     sv = np.linalg.svd(E, compute_uv=False)
     tol = sv[0] * m * np.finfo(float).eps
-    rank_e = int((sv > tol).sum())
-    rank_a = int(np.linalg.matrix_rank(A))
-    rows = []
-    dec = classify_bound(observed=float(rank_e), bound=float(d), loose_factor=None)
-    rows.append(
-        VerdictRow(
-            claim="linformer.thm2.proof",
-            reading="exp-low-rank",
-            verdict=dec.verdict,
-            at_paper_params=True,
-            params={"n": m, "d": d, "eps": eps},
-            bound=float(d),
-            estimate=float(rank_e),
-            seed=seed,
-            evidence=f"rank(A) = {rank_a} on the {m}×{m} block of A = QKᵀ/√d, but the entrywise "
-            f"exp(A) has numerical rank {rank_e} (singular values above {tol:.2g}): {dec.reason}",
-        )
-    )
-    rows.append(
-        VerdictRow(
-            claim="linformer.thm2.proof",
-            reading="inverse-4d-by-d",
-            verdict="violated",
-            at_paper_params=True,
-            params={"n": n, "d": d, "eps": eps},
-            estimate=float(4 * d),
-            evidence=f"eq. (26) writes [exp(A_sEᵀ)FV; exp(A_s)V]^(-1): two stacked 2d×d blocks, a "
-            f"{4 * d}×{d} matrix, which has no inverse (not square); Γ ∈ R^(n×2d) as defined "
-            f"does not match either (a left inverse would make Γ n×{4 * d} from a 2n-row "
-            f"left factor)",
-        )
-    )
+    rank = {"rank_exp": int((sv > tol).sum()), "rank_a": int(np.linalg.matrix_rank(A)), "tol": tol, "m": m, "d": d}
     # Γ with conformable shapes: exp(A)V = Γ exp(A_s)V, A_s = 2d rows of A (the first 2d of the block)
     EV = E @ V[:m]  # (m, d)
-    Es = EV[: 2 * d]  # (2d, d)
-    G = EV @ np.linalg.pinv(Es)  # (m, 2d)
-    gmax = float(np.linalg.norm(G, axis=1).max())
-    rows.append(
-        VerdictRow(
-            claim="linformer.thm2.proof",
-            reading="gamma-theta-d",
-            verdict="measured",
-            at_paper_params=True,
-            params={"n": m, "d": d, "eps": eps},
-            bound=float(d),
-            estimate=gmax,
-            seed=seed,
-            evidence=f"‖Γ_i‖ = Θ(d) is asserted without argument; with Γ = exp(A)V·pinv(exp(A_s)V) "
-            f"(A_s: {2 * d} rows of A) on the {m}-row block, max_i ‖Γ_i‖ = {gmax:.4g} = "
-            f"{gmax / d:.3g}·d — a number the proof does not control",
-        )
-    )
-    rng = numpy_rng(seed)
-    M = rng.standard_normal((2 * d, d))
+    G = EV @ np.linalg.pinv(EV[: 2 * d])  # (m, 2d)
+    gamma = float(np.linalg.norm(G, axis=1).max())
+    M = numpy_rng(seed).standard_normal((2 * d, d))
     fro, rowsum = float(np.linalg.norm(M)), float(np.linalg.norm(M, axis=1).sum())
-    dec = classify_identity(residual=abs(rowsum - fro) / fro, tol=1e-12)
-    rows.append(
-        VerdictRow(
-            claim="linformer.thm2.proof",
-            reading="frobenius-rows",
-            verdict=dec.verdict,
-            at_paper_params=True,
-            params={"n": 2 * d, "d": d, "eps": eps},
-            estimate=rowsum / fro,
-            seed=seed,
-            evidence=f"printed ‖M‖_F = Σ_i ‖M_i‖: on a Gaussian {2 * d}×{d} M, ‖M‖_F = {fro:.4g} but "
-            f"Σ_i ‖M_i‖ = {rowsum:.4g} ({dec.reason}); only ‖M‖_F <= Σ_i ‖M_i‖ holds, which "
-            f"is the direction the chain needs, so the step survives with '<='",
-        )
+    block, whole = {"n": m, "d": d, "eps": eps}, {"n": n, "d": d, "eps": eps}
+    return instance_rows(
+        PROOF,
+        [
+            Instance(block, rank, seed, "exp-low-rank"),
+            Instance(whole, {"rows": 4 * d, "d": d}, reading="inverse-4d-by-d"),
+            Instance(
+                block,
+                {"gamma": gamma, "gamma_per_d": gamma / d, "rows_s": 2 * d, "m": m, "d": d},
+                seed,
+                "gamma-theta-d",
+            ),
+            Instance(
+                {"n": 2 * d, "d": d, "eps": eps},
+                {
+                    "fro": fro,
+                    "rowsum": rowsum,
+                    "gap": abs(rowsum - fro) / fro,
+                    "ratio": rowsum / fro,
+                    "rows_m": 2 * d,
+                    "d": d,
+                },
+                seed,
+                "frobenius-rows",
+            ),
+        ],
     )
-    return rows

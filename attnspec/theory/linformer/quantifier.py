@@ -17,10 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from attnspec.numerics.stats import child_seed, numpy_rng
+from attnspec.theorem.instance import Instance, instance_rows
+from attnspec.theory.linformer.claims import QUANTIFIER
 from attnspec.theory.linformer.dimensions import check_eps
-from attnspec.verdicts.classify import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow
 
-CLAIM = "linformer.thm1.quantifier"
+CLAIM = QUANTIFIER.id
 
 
 def rank_one_witness_error(P: np.ndarray, w: np.ndarray) -> float:
@@ -103,45 +105,19 @@ def check_quantifier(
     check_eps(eps)
     n = P.shape[0]
     errs = {wk: rank_one_witness_error(P, w) for wk, w in vectors.items()}
-    worst = max(errs.values())
-    d = classify_bound(
-        observed=worst,
-        bound=eps,
-        loose_factor=None,
-        trivial="P̃ = P w wᵀ/‖w‖², rank 1, built from w itself, reproduces Pw for every w, "
-        "so the theorem as written has no content",
-    )
-    rows = [
-        VerdictRow(
-            claim=CLAIM,
+    errors = ", ".join(f"{k}: {v:.2g}" for k, v in errs.items())
+    out = [
+        Instance(
+            {"n": n, "eps": eps, "attention": name, "k": 1},
+            {"error": max(errs.values()), "eps": eps, "errors": errors},
             reading="as-written",
-            verdict=d.verdict,
-            params={"n": n, "eps": eps, "attention": name, "k": 1},
-            bound=eps,
-            estimate=worst,
-            value_name="relative error",
-            bound_name="ε",
-            evidence=f"{d.reason}; relative errors " + ", ".join(f"{k}: {v:.2g}" for k, v in errs.items()),
         )
     ]
     for k in sorted({int(k) for k in ks if 1 <= k < n}):
         results = [kernel_vector_error(P, k, seed=child_seed(seed, k, j)) for j in range(draws)]
-        rel = min(r for r, _ in results)  # the least bad draw: still fails
-        d = classify_bound(observed=rel, bound=eps, loose_factor=None)
-        rows.append(
-            VerdictRow(
-                claim=CLAIM,
-                reading="uniform",
-                verdict=d.verdict,
-                params={"n": n, "eps": eps, "attention": name, "k": k},
-                bound=eps,
-                estimate=rel,
-                value_name="relative error",
-                bound_name="ε",
-                trials=draws,
-                seed=seed,
-                evidence=f"{d.reason}: for each of {draws} draws of R, a w in ker R (‖Rw‖/‖w‖ <= "
-                f"{max(r for _, r in results):.1g}) has P̃w = 0, relative error >= {rel:.4g}",
-            )
-        )
-    return rows
+        values = {
+            "error": min(r for r, _ in results),  # the least bad draw: still fails
+            "kernel": max(r for _, r in results), "eps": eps, "draws": draws,
+        }  # fmt: skip
+        out.append(Instance({"n": n, "eps": eps, "attention": name, "k": k}, values, seed, "uniform"))
+    return instance_rows(QUANTIFIER, out)

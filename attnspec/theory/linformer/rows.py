@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.theorem.counts import counts_text, decide_counts, stop_note
+from attnspec.theorem.instance import Instance
 from attnspec.verdicts.classify import VerdictRow
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).
@@ -167,12 +168,9 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
 
 
 def existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
-    """Theorem 2, eq. (8) as stated — there EXIST E, F — beside its proof-construction row.
-
-    Vacuous where k >= n or the claimed probability is >= 1; ``cannot-fail`` where the zero
-    output (E = F = 0) meets the tolerance; otherwise ``measured``: one construction failing
-    does not refute existence, so the statement is not decided (the proof's construction
-    has its own row, reading ``proof-*``).
+    """Theorem 2, eq. (8) as stated — there EXIST E, F — beside its proof-construction row
+    (:data:`.claims.EQ8_EXISTS`: vacuous, cannot-fail where the zero output meets the
+    tolerance, else measured).
 
     Parameters
     ----------
@@ -187,40 +185,17 @@ def existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
     VerdictRow
         Reading ``proof-*`` without its prefix, construction ``exists``.
     """
-    n, k = int(rec["n"]), int(rec["k"])
-    reading = proof.reading.removeprefix("proof-")
+    from attnspec.theory.linformer.claims import EQ8_EXISTS
+
     zero_err, tol = float(rec["zero_output_error"]), float(rec["tolerance"])
-    vac = f"k = {k} >= n = {n}: E, F project nothing away, and Lemma 1 assumes k <= n" if k >= n else None
-    if vac is None and float(rec["bound"]) >= 1:
-        vac = f"claimed failure probability {float(rec['bound']):.3g} >= 1 says nothing"
-    zero = (
-        f"the zero output E = F = 0 has error ‖softmax(w)V‖ = {zero_err:.4g} "
-        f"{'<=' if zero_err <= tol else '>'} the tolerance ε‖softmax(w)‖‖V‖ = {tol:.4g}"
-    )
-    if vac:
-        verdict, why = "vacuous", f"{vac}; {zero}"
-    elif zero_err <= tol:
-        verdict, why = "cannot-fail", f"as stated (there exist E, F) it cannot fail here: {zero}"
-    else:
-        verdict, why = (
-            "measured",
-            (
-                f"existence is not decided by one construction: {zero}, and the proof's "
-                f"E = δR, F = e^(−δ)R is {proof.verdict} here (reading proof-{reading})"
-            ),
-        )
-    return VerdictRow(
-        claim=proof.claim,
-        reading=reading,
-        verdict=verdict,
-        params={**proof.params, "construction": "exists"},
-        bound=proof.bound,
-        estimate=zero_err / tol,
-        value_name="error of 0 / tolerance",
-        bound_name="",  # the bound is the claimed probability: no comparison with this ratio
-        evidence=why + "; estimate = ‖softmax(w)V‖ / tolerance (<= 1: zero meets it)",
-        at_paper_params=proof.at_paper_params,
-    )
+    values = {
+        "n": int(rec["n"]), "k": int(rec["k"]), "bound": float(rec["bound"]), "zero_error": zero_err,
+        "tolerance": tol, "sign": "<=" if zero_err <= tol else ">", "ratio": zero_err / tol,
+        "proof_verdict": proof.verdict,
+    }  # fmt: skip
+    reading = EQ8_EXISTS[proof.reading.removeprefix("proof-")]
+    params = {**proof.params, "construction": "exists"}
+    return reading.row(proof.claim, Instance(params, values, at_paper_params=proof.at_paper_params))
 
 
 def _true(v: Any) -> bool:
