@@ -110,10 +110,8 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
         factorization=cfg.factorization,
         d_rownorm=ms.d_rownorm,
     )
-    out += [
-        check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
-        for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))
-    ]
+    for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH])):
+        out += check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
     out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)
     out += check_stated_heldout(frame, beta=cfg.beta)
     for e in JL_LEMMA_EPS:

@@ -9,9 +9,13 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from attnspec.theorem.cases import Scoped
 from attnspec.theorem.declare import Claim as Statement
-from attnspec.theorem.readings import Identity
+from attnspec.theorem.readings import Identity, Point, Probability
+from attnspec.theorem.readings import Reading as Declared
+from attnspec.theorem.readoff import Bound, Noted, Number, Unmet
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
@@ -92,18 +96,45 @@ DIMENSION = Claim(
     source="notes p. 3",
 )
 
-WIDTH = Claim(
+
+def _wider(limit: str, less: int) -> Callable[[Point], str | None]:
+    """Vacuous where d* >= L − ``less``: the exact choice d = L is narrower and has zero error."""
+
+    def vacuous(p: Point) -> str | None:
+        d, bound = p.params["d"], int(p.value("L")) - less
+        return (
+            f"d* = {d} >= {limit} = {bound}: the exact choice d = L (zero error) beats the construction"
+            if d >= bound
+            else None
+        )
+
+    return vacuous
+
+
+def _per_k_log_l(p: Point) -> str:
+    return f"d* = {p.params['d']} < L = {int(p.value('L'))}; d*/(k log L) = {p.value('d_per_k_log_L'):.3g}"
+
+
+WIDTH = Statement(
     "expressivity.thm1.width",
-    "the theorem: d = O(k log L)",
-    "The construction approximates A with a width d = O(k log L) smaller than the exact choice d = L "
+    where="the theorem: d = O(k log L)",
+    statement="The construction approximates A with a width d = O(k log L) smaller than the exact choice d = L "
     "(X = (B, I), zero error).",
-    (
-        Reading("gaussian", "measured d* (Gaussian R) at the run's instance against L: vacuous if d* >= L"),
-        Reading("orthogonal", "measured d* (orthogonal R) against L: vacuous if d* >= L − 1"),
-        Reading("grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?"),
-    ),
-    COMMAND,
-)
+    reading=tuple(
+        Noted(
+            reading=Bound(
+                projection, description, observed="d_star", bound="L", trials="trials", loose_factor=None,
+                vacuous=_wider(*limit),
+            ),
+            note=lambda p, less=limit[1]: "" if p.value("d_star") >= p.value("L") - less else _per_k_log_l(p),
+        )
+        for projection, description, limit in (
+            ("gaussian", "measured d* (Gaussian R) at the run's instance against L: vacuous if d* >= L", ("L", 0)),
+            ("orthogonal", "measured d* (orthogonal R) against L: vacuous if d* >= L − 1", ("L − 1", 1)),
+        )
+    )
+    + (Declared("grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?"),),
+)  # fmt: skip
 
 KLOGL = Claim(
     "expressivity.thm1.klogl",
@@ -126,35 +157,65 @@ KLOGL = Claim(
     COMMAND,
 )
 
-STATED = Claim(
+
+def _heldout_counts(p: Point) -> str:
+    fails = p.stats["fails"]
+    return f"{int(fails.total)}/{fails.count} independent draws"
+
+
+def _eps_heldout_note(p: Point) -> str:
+    e, train = p.value("exponent"), p.stats["train"]
+    return (
+        f"C = max d*·δ^{e:g} = {p.value('C'):.4g} fitted at δ = {train.low:g},{train.high:g} (seed of the scaling "
+        f"sweep); at δ = {p.params['delta']:.3g} the bound d = C/δ^{e:g} = {p.params['d']} fails in {_heldout_counts(p)}"
+    )
+
+
+def _m_max_a_heldout_note(p: Point) -> str:
+    return (
+        f"d* = {p.params['d']} measured at eps = {p.value('train'):g} is the formula's d at every eps (M = max A "
+        f"fixed); at eps = {p.params['eps']:.3g} it fails in {_heldout_counts(p)}"
+    )
+
+
+STATED = Statement(
     "expressivity.notes.dstated",
-    "notes p. 3, the formula d = O(M² k log L / ε')",
-    "d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
-    (
-        Reading(
+    where="notes p. 3, the formula d = O(M² k log L / ε')",
+    statement="d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
+    reading=(
+        Declared(
             "eps-exponent",
             "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
             "bisection brackets (a measurement: the formula says 1, JL gives 2)",
         ),
-        Reading(
-            "eps-heldout",
-            "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
-            "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
+        Noted(
+            reading=Probability(
+                "eps-heldout",
+                "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
+                "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
+                event="fails",
+                claimed="beta",
+            ),
+            note=_eps_heldout_note,
         ),
-        Reading(
+        Declared(
             "m-max-a",
             "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at fixed M (a measurement)",
         ),
-        Reading(
-            "m-max-a-heldout",
-            "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
-            "at the smallest eps: failure rate against β",
+        Noted(
+            reading=Probability(
+                "m-max-a-heldout",
+                "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
+                "at the smallest eps: failure rate against β",
+                event="fails",
+                claimed="beta",
+            ),
+            note=_m_max_a_heldout_note,
         ),
-        Reading(
+        Declared(
             "m-max-b", "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)"
         ),
     ),
-    COMMAND,
     source="notes p. 3",
 )
 
@@ -257,37 +318,86 @@ ASYMPTOTIC = Claim(
     COMMAND,
 )
 
-HYPOTHESES = Claim(
+
+def _row_only_note(factorization: str) -> Callable[[Point], str]:
+    def note(p: Point) -> str:
+        v, fails = p.value, p.stats["fails"]
+        return (
+            f"{factorization} factorization: d = {p.params['d']} (upper 95% end of d* = {int(v('d_fit_point'))}) "
+            f"fitted on a k-per-row-and-column A fails on the dense-column A (column of "
+            f"{int(v('max_column_nonzeros'))} nonzeros) in {int(fails.total)}/{fails.count} fresh draws; that A's "
+            f"own d* = {int(v('d_row_only'))} ({v('d_row_only') / v('d_fit_point'):.3g}× the training d*)"
+        )
+
+    return note
+
+
+def _column_unmet(p: Point) -> str:
+    return f"A has a column with {int(p.value('max_column_nonzeros'))} nonzeros: the column factorization needs column sparsity"
+
+
+def _ratio_dimension(p: Point) -> str:
+    v = p.value
+    return (
+        f"d* for ratio precision δ = {int(v('d_ratio'))} [{v('d_ratio_low'):.4g}, {v('d_ratio_high'):.4g}] vs "
+        f"additive {int(v('d_additive'))} [{v('d_low'):.4g}, {v('d_high'):.4g}] (ratio {v('ratio'):.3g}), same "
+        f"{int(v('trials'))} draws of the d → ∞ law"
+    )
+
+
+HYPOTHESES = Statement(
     "expressivity.thm1.hypotheses",
-    "the theorem's hypotheses: notes (row sparsity, additive precision) vs the "
+    where="the theorem's hypotheses: notes (row sparsity, additive precision) vs the "
     "paper's abstract (k nonzeros per row and column, element ratios preserved)",
-    "The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
+    statement="The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
     "‖B − B̂‖∞ <= δ) as under the paper's (k per row and column, ratios A_ij/A_il preserved).",
-    (
-        Reading(
-            "row-only",
-            "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
-            "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
-            "independent draws (d → ∞ law): failure rate against β",
+    reading=(
+        Noted(
+            reading=Probability(
+                "row-only",
+                "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
+                "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
+                "independent draws (d → ∞ law): failure rate against β",
+                event="fails",
+                claimed="beta",
+            ),
+            note=_row_only_note("row"),
         ),
-        Reading(
-            "row-only-column",
-            "the same A with the column factorization B = I·B (the notes' 'analogous' column "
-            "case): its hypothesis (column sparsity) is not met; the failure rate is reported",
+        Noted(
+            reading=Unmet(
+                reading=Probability(
+                    "row-only-column",
+                    "the same A with the column factorization B = I·B (the notes' 'analogous' column "
+                    "case): its hypothesis (column sparsity) is not met; the failure rate is reported",
+                    event="fails",
+                    claimed="beta",
+                ),
+                unmet=_column_unmet,
+            ),
+            note=_row_only_note("column"),
         ),
-        Reading(
-            "ratio-implied",
-            "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
-            "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
-            "‖B − B̂‖∞ <= δ against 2δ",
+        Noted(
+            reading=Bound(
+                "ratio-implied",
+                "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
+                "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
+                "‖B − B̂‖∞ <= δ against 2δ",
+                observed="ratio_on",
+                bound="two_delta",
+                trials="met",
+                unmet=lambda p: None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ",
+            ),
+            note=lambda p: "worst log-ratio error within a row's support over the trials at d* with ‖B − B̂‖∞ <= δ",
         ),
-        Reading(
+        Number(
             "ratio-dimension",
             "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
             "additive precision δ, from the same draws of the d → ∞ law (a measurement)",
+            value="ratio",
+            what=_ratio_dimension,
+            trials="trials",
         ),
     ),
-    COMMAND,
 )
 
 #: Relative tolerance of the construction's identity: float64 round-off of products of length <= 2d.

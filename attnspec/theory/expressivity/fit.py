@@ -310,42 +310,20 @@ def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow
     -------
     list of VerdictRow
     """
-    from attnspec.numerics.stats import clopper_pearson
-    from attnspec.verdicts.classify import classify_probability
+    from attnspec.theorem.cases import Cases
+    from attnspec.theorem.readoff import indicators, read_off
+    from attnspec.theory.expressivity.registration import PAPER
 
     out = []
     for r in frame.query("kind == 'heldout'").itertuples():
-        dec = classify_probability(claimed=beta, failures=int(r.failures), trials=int(r.trials))
-        ci = clopper_pearson(int(r.failures), int(r.trials))
+        numbers = {"fails": indicators(r.failures, r.trials), "beta": float(beta), "C": float(r.C)}
         if r.fit == "delta":
-            reading, P = "eps-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
-            p = float(r.exponent)
-            how = (
-                f"C = max d*·δ^{p:g} = {r.C:.4g} fitted at δ = {r.train} (seed of the scaling sweep); at δ = "
-                f"{r.delta:.3g} the bound d = C/δ^{p:g} = {int(r.d)} fails in {int(r.failures)}/{int(r.trials)} "
-                f"independent draws"
-            )
+            reading = "eps-heldout"
+            numbers |= {"exponent": float(r.exponent), "train": Cases([float(x) for x in r.train.split(",")])}
         else:
-            reading, P = "m-max-a-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
-            how = (
-                f"d* = {int(r.d)} measured at eps = {r.train} is the formula's d at every eps (M = max A fixed); at "
-                f"eps = {r.eps:.3g} it fails in {int(r.failures)}/{int(r.trials)} independent draws"
-            )
-        out.append(
-            VerdictRow(
-                C.STATED.id,
-                dec.verdict,
-                {**P, "d": int(r.d)},
-                bound=beta,
-                estimate=ci.estimate,
-                ci_low=ci.low,
-                ci_high=ci.high,
-                trials=int(r.trials),
-                seed=int(r.seed),
-                reading=reading,
-                evidence=f"{how}: {dec.reason}",
-            )
-        )
+            reading, numbers["train"] = "m-max-a-heldout", float(r.train)
+        P = {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta), "d": int(r.d)}
+        out += read_off(C.STATED, P, numbers, paper=PAPER, seed=int(r.seed), readings=(reading,))
     return out
 
 
