@@ -153,7 +153,8 @@ class Unmet(Reading):
 
 @dataclass(frozen=True)
 class Noted(Reading):
-    """``reading``, its sentence after the point's context: ``"<note>: <sentence>"``.
+    """``reading``, its sentence after the point's context, ``"<note>: <sentence>"``, or before
+    it, ``"<sentence>; <note>"``.
 
     Its name and description are the wrapped reading's.
 
@@ -164,10 +165,13 @@ class Noted(Reading):
     note : callable
         ``note(point) -> str``: what was measured there, rendered from the point's parameters
         and numbers.
+    after : bool
+        Put the note after the reading's sentence.
     """
 
     reading: Reading | None = None
     note: Callable[[Point], str] | None = None
+    after: bool = False
 
     def __post_init__(self) -> None:
         _wrap(self, "Noted")
@@ -180,7 +184,8 @@ class Noted(Reading):
         for p in points:
             note = self.note(p) if self.note is not None else ""
             for r in self.reading.rows(claim, [p]):  # type: ignore[union-attr]
-                rows.append(dataclasses.replace(r, evidence=f"{note}: {r.evidence}" if note else r.evidence))
+                shown = f"{r.evidence}; {note}" if self.after else f"{note}: {r.evidence}"
+                rows.append(dataclasses.replace(r, evidence=shown if note else r.evidence))
         return rows
 
 
@@ -217,7 +222,8 @@ class Bound(Reading):
         typical trial).
     vacuous, unmet : callable, optional
         ``vacuous(point) -> str or None``: why the claim says nothing at the point;
-        ``unmet(point) -> str or None``: which hypothesis the point does not meet (decided first).
+        ``unmet(point) -> str or None``: which hypothesis the point does not meet (decided first;
+        the row then carries the bound and the trials alone).
     loose_factor : float or None
         A bound more than this many times the observed value is ``loose``; None: never.
     value_name, bound_name : str, optional
@@ -246,11 +252,14 @@ class Bound(Reading):
         d = classify_bound(
             observed=observed, bound=limit, loose_factor=self.loose_factor, vacuous=vac, hypothesis_unmet=why
         )
+        trials = int(point.value(self.trials)) if self.trials else s.count
+        if why:  # nothing was measured under the hypothesis: the row carries the bound alone
+            return VerdictRow(claim, d.verdict, dict(point.params), bound=bound, trials=trials, seed=point.seed,
+                              evidence=d.reason, reading=self.name)  # fmt: skip
         return VerdictRow(
             claim, d.verdict, {**point.params, **{q: point.value(q) for q in self.shown}}, bound=bound,
-            exact=point.value(self.exact) if self.exact else None, estimate=s.high,
-            trials=int(point.value(self.trials)) if self.trials else s.count, seed=point.seed, evidence=d.reason,
-            reading=self.name, value_name=self.value_name, bound_name=self.bound_name,
+            exact=point.value(self.exact) if self.exact else None, estimate=s.high, trials=trials, seed=point.seed,
+            evidence=d.reason, reading=self.name, value_name=self.value_name, bound_name=self.bound_name,
         )  # fmt: skip
 
 

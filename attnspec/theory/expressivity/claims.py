@@ -21,48 +21,96 @@ from attnspec.verdicts.registry import Claim, Reading, register, register_short_
 
 COMMAND = "sa-check"
 
-ONSUPPORT = Claim(
+
+def _met(p: Point) -> str | None:
+    """The reduction's hypothesis at a point: some trial reached ‖B − B̂‖∞ <= δ."""
+    return None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
+
+
+def _given_delta_note(p: Point) -> str:
+    return (
+        f"max over {int(p.value('met'))} trials; exact worst case M(e^δ−1) = {p.value('exact_on'):.4g}; "
+        f"bound/observed: tightest {p.value('tightest'):.3g} (worst trial; the label rests on it), typical "
+        f"{p.value('typical'):.3g} (median trial)"
+    )
+
+
+ONSUPPORT = Statement(
     "expressivity.thm1.onsupport",
-    "notes p. 2, reduction to logits (on S)",
-    "If ‖B − B̂‖∞ <= δ and Â = eps·exp(B̂), then |Â_ij − A_ij| <= M e^δ δ for (i, j) in the support S.",
-    (
-        Reading(
-            "given-delta",
-            "trials of the construction whose realised ‖B − B̂‖∞ is <= δ: worst |Â − A| on S "
-            "against M e^δ δ (exact worst case M(e^δ − 1))",
+    where="notes p. 2, reduction to logits (on S)",
+    statement="If ‖B − B̂‖∞ <= δ and Â = eps·exp(B̂), then |Â_ij − A_ij| <= M e^δ δ for (i, j) in the support S.",
+    reading=(
+        Noted(
+            reading=Bound(
+                "given-delta",
+                "trials of the construction whose realised ‖B − B̂‖∞ is <= δ: worst |Â − A| on S "
+                "against M e^δ δ (exact worst case M(e^δ − 1))",
+                observed="on_abs", bound="on_bound", exact="exact_on", shown=("tightest", "typical"), trials="met",
+                unmet=_met, value_name="exact worst case",
+            ),
+            note=lambda p: _given_delta_note(p) if p.value("met") else "",
+            after=True,
         ),
-        Reading(
-            "realised-delta", "every trial, with δ its own realised ‖B − B̂‖∞: worst ratio |Â − A| / (M e^δ δ) against 1"
+        Noted(
+            reading=Bound(
+                "realised-delta",
+                "every trial, with δ its own realised ‖B − B̂‖∞: worst ratio |Â − A| / (M e^δ δ) against 1",
+                observed="on_all", bound="realised_bound", ratio="realised_ratio", value_name="worst |Â − A| on S",
+                bound_name="M e^δ δ",
+            ),
+            note=lambda p: f"worst |Â−A| / (M e^δ δ) over {p.stats['on_all'].count} trials; bound/observed in "
+            f"[{p.value('inverse_low'):.3g}, {p.value('inverse_high'):.3g}]",
+            after=True,
         ),
-        Reading("relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ"),
+        Noted(
+            reading=Bound(
+                "relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ", observed="on_rel",
+                bound="relative_bound", exact="relative_exact", trials="met", unmet=_met, value_name="exact worst case",
+            ),
+            note=lambda p: f"M e^δ δ / m = {p.value('on_bound') / p.value('m'):.4g} is the absolute bound divided by "
+            "the smallest entry" if p.value("met") else "",
+            after=True,
+        ),
     ),
-    COMMAND,
     source="notes p. 2",
-)
+)  # fmt: skip
 
-OFFSUPPORT = Claim(
+OFFSUPPORT = Statement(
     "expressivity.thm1.offsupport",
-    "notes p. 2, reduction to logits (off S)",
-    "... and the error is eps on the zero entries of A.",
-    (
-        Reading(
-            "range",
-            "trials with ‖B − B̂‖∞ <= δ: every off-S entry Â_ij = eps·exp(B̂_ij) lies in "
-            "[eps e^-δ, eps e^δ] (what the algebra gives); worst ratio to that range against 1",
+    where="notes p. 2, reduction to logits (off S)",
+    statement="... and the error is eps on the zero entries of A.",
+    reading=(
+        Noted(
+            reading=Bound(
+                "range",
+                "trials with ‖B − B̂‖∞ <= δ: every off-S entry Â_ij = eps·exp(B̂_ij) lies in "
+                "[eps e^-δ, eps e^δ] (what the algebra gives); worst ratio to that range against 1",
+                observed="off_max", bound="off_high", ratio="off_ratio", trials="met", unmet=_met,
+                loose_factor=None, value_name="largest off-S entry", bound_name="eps e^δ",
+            ),
+            note=lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
+            f"[{p.value('off_low'):.4g}, {p.value('off_high'):.4g}] (the worst ratio to its ends decides)" if p.value("met") else "",
         ),
-        Reading("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
+        Declared("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
     ),
-    COMMAND,
     source="notes p. 2",
-)
+)  # fmt: skip
 
-SAN_MASS = Claim(
+SAN_MASS = Statement(
     "expressivity.san.mass",
-    "consequence of the notes' reduction for SAN (not stated in the notes)",
-    "With ‖B − B̂‖∞ <= δ, the SAN row mass outside S is at most (L−k)eps e^δ / ((L−k)eps e^δ + k m e^-δ).",
-    (Reading("bound", "trials with ‖B − B̂‖∞ <= δ: worst row mass of SAN(X) outside S against the bound"),),
-    COMMAND,
-)
+    where="consequence of the notes' reduction for SAN (not stated in the notes)",
+    statement="With ‖B − B̂‖∞ <= δ, the SAN row mass outside S is at most (L−k)eps e^δ / ((L−k)eps e^δ + k m e^-δ).",
+    reading=Noted(
+        reading=Bound(
+            "bound", "trials with ‖B − B̂‖∞ <= δ: worst row mass of SAN(X) outside S against the bound",
+            observed="san_off_mass", bound="san_bound", trials="met", unmet=_met, value_name="worst off-S row mass",
+        ),
+        note=lambda p: f"worst row puts {p.stats['san_off_mass'].high:.1%} of its SAN mass off S: 'error eps per "
+        f"entry' sums to (L−k)·eps = {p.value('off_sum'):.3g} per row vs k·m = {p.value('on_sum'):.3g} on S"
+        if p.value("met") else "",
+        after=True,
+    ),
+)  # fmt: skip
 
 JL_PAIRS = Claim(
     "expressivity.jl.pairs",
