@@ -12,7 +12,8 @@ Two readings decide such numbers where the kinds of :mod:`attnspec.theorem.readi
 
 * :class:`Bound`: observed <= bound at the point, at its worst trial or instance (the largest
   value of a :class:`~attnspec.theorem.cases.Cases`), with the exact worst case and the names of
-  the two numbers as fields; or decided on a ratio to the bound, one per trial, against 1;
+  the two numbers as fields; or decided on another quantity (a ratio to a bound that changes
+  from trial to trial, against 1);
 * :class:`Number`: a number reported without a verdict (``measured``), its sentence rendered from
   the point's numbers.
 
@@ -206,24 +207,27 @@ class Bound(Reading):
     Parameters
     ----------
     observed : str
-        A quantity (a number, or :class:`~attnspec.theorem.cases.Cases`: one value per trial).
-    bound : str or float
-        The bound (a quantity or a number).
+        A quantity (a number, or :class:`~attnspec.theorem.cases.Cases`: one value per trial);
+        its largest value is the row's estimate.
+    bound : str or float, optional
+        The bound (a quantity or a number), the row's bound; None: the row records none.
+    decide : tuple of (str, str or float), optional
+        ``(quantity, limit)``: decide on the largest value of another quantity against ``limit``
+        (a ratio to a bound that changes from trial to trial against 1, a count against 0),
+        while the row reports ``observed`` and ``bound``. Default ``(observed, bound)``.
     exact : str, optional
         A quantity: the exact worst case, recorded beside the bound.
-    ratio : str, optional
-        A quantity of observed / bound, one per trial: the claim is decided on its largest value
-        against 1 (a bound that changes from trial to trial, or a range), while the row reports
-        ``observed`` and ``bound``.
+    low, high : str, optional
+        Quantities: the interval the row records (``ci_low``, ``ci_high``).
     trials : str, optional
         A quantity: the trials to record (default the count of ``observed``).
     shown : tuple of str
         Quantities added to the row's parameters (e.g. bound / observed at the tightest and a
         typical trial).
-    vacuous, unmet : callable, optional
-        ``vacuous(point) -> str or None``: why the claim says nothing at the point;
-        ``unmet(point) -> str or None``: which hypothesis the point does not meet (decided first;
-        the row then carries the bound and the trials alone).
+    vacuous, trivial, unmet : callable, optional
+        ``f(point) -> str or None``: why the claim says nothing at the point, why it cannot fail
+        there, which hypothesis the point does not meet (decided first; the row then carries the
+        bound and the trials alone).
     loose_factor : float or None
         A bound more than this many times the observed value is ``loose``; None: never.
     value_name, bound_name : str, optional
@@ -231,12 +235,15 @@ class Bound(Reading):
     """
 
     observed: str = ""
-    bound: str | float = 0.0
+    bound: str | float | None = None
+    decide: tuple[str, str | float] | None = None
     exact: str | None = None
-    ratio: str | None = None
+    low: str | None = None
+    high: str | None = None
     trials: str | None = None
     shown: tuple[str, ...] = ()
     vacuous: Callable[[Point], str | None] | None = None
+    trivial: Callable[[Point], str | None] | None = None
     unmet: Callable[[Point], str | None] | None = None
     loose_factor: float | None = LOOSE_FACTOR
     value_name: str | None = None
@@ -245,21 +252,26 @@ class Bound(Reading):
     def _row(self, claim: str, point: Point) -> VerdictRow:
         from attnspec.verdicts.classify import VerdictRow, classify_bound
 
-        s, bound = point.stats[self.observed], point.value(self.bound)
-        vac = self.vacuous(point) if self.vacuous is not None else None
-        why = self.unmet(point) if self.unmet is not None else None
-        observed, limit = (point.stats[self.ratio].high, 1.0) if self.ratio else (s.high, bound)
+        s = point.stats[self.observed]
+        bound = point.value(self.bound) if self.bound is not None else None
+        quantity, limit = self.decide if self.decide else (self.observed, self.bound)
+        why, vac, triv = (f(point) if f is not None else None for f in (self.unmet, self.vacuous, self.trivial))
         d = classify_bound(
-            observed=observed, bound=limit, loose_factor=self.loose_factor, vacuous=vac, hypothesis_unmet=why
-        )
+            observed=point.stats[quantity].high, bound=point.value(limit), loose_factor=self.loose_factor,
+            vacuous=vac, trivial=triv, hypothesis_unmet=why,
+        )  # fmt: skip
         trials = int(point.value(self.trials)) if self.trials else s.count
         if why:  # nothing was measured under the hypothesis: the row carries the bound alone
             return VerdictRow(claim, d.verdict, dict(point.params), bound=bound, trials=trials, seed=point.seed,
                               evidence=d.reason, reading=self.name)  # fmt: skip
+        opt = {
+            k: point.value(q) if q else None
+            for k, q in (("exact", self.exact), ("ci_low", self.low), ("ci_high", self.high))
+        }
         return VerdictRow(
             claim, d.verdict, {**point.params, **{q: point.value(q) for q in self.shown}}, bound=bound,
-            exact=point.value(self.exact) if self.exact else None, estimate=s.high, trials=trials, seed=point.seed,
-            evidence=d.reason, reading=self.name, value_name=self.value_name, bound_name=self.bound_name,
+            estimate=s.high, trials=trials, seed=point.seed, evidence=d.reason, reading=self.name,
+            value_name=self.value_name, bound_name=self.bound_name, **opt,
         )  # fmt: skip
 
 
@@ -275,18 +287,29 @@ class Number(Reading):
         ``what(point) -> str``: what was measured, rendered from the point's numbers (the row's sentence).
     trials : str, optional
         A quantity: the trials the number was measured on.
+    low, high : str, optional
+        Quantities: the number's interval (``ci_low``, ``ci_high``).
+    bound : str or float, optional
+        What the number is set beside (a quantity or a number: the paper's value), without a verdict.
     """
 
     value: str = ""
     what: Callable[[Point], str] | None = None
     trials: str | None = None
+    low: str | None = None
+    high: str | None = None
+    bound: str | float | None = None
 
     def _row(self, claim: str, point: Point) -> VerdictRow:
         from attnspec.verdicts.classify import VerdictRow, classify_measurement
 
         d = classify_measurement(what=self.what(point) if self.what is not None else self.value)
         trials = int(point.value(self.trials)) if self.trials else None
+        opt = {
+            k: point.value(q) if q is not None else None
+            for k, q in (("ci_low", self.low), ("ci_high", self.high), ("bound", self.bound))
+        }
         return VerdictRow(
             claim, d.verdict, dict(point.params), estimate=point.value(self.value), trials=trials, seed=point.seed,
-            evidence=d.reason, reading=self.name,
+            evidence=d.reason, reading=self.name, **opt,
         )  # fmt: skip

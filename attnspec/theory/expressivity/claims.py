@@ -55,7 +55,7 @@ ONSUPPORT = Statement(
             reading=Bound(
                 "realised-delta",
                 "every trial, with δ its own realised ‖B − B̂‖∞: worst ratio |Â − A| / (M e^δ δ) against 1",
-                observed="on_all", bound="realised_bound", ratio="realised_ratio", value_name="worst |Â − A| on S",
+                observed="on_all", bound="realised_bound", decide=("realised_ratio", 1.0), value_name="worst |Â − A| on S",
                 bound_name="M e^δ δ",
             ),
             note=lambda p: f"worst |Â−A| / (M e^δ δ) over {p.stats['on_all'].count} trials; bound/observed in "
@@ -85,7 +85,7 @@ OFFSUPPORT = Statement(
                 "range",
                 "trials with ‖B − B̂‖∞ <= δ: every off-S entry Â_ij = eps·exp(B̂_ij) lies in "
                 "[eps e^-δ, eps e^δ] (what the algebra gives); worst ratio to that range against 1",
-                observed="off_max", bound="off_high", ratio="off_ratio", trials="met", unmet=_met,
+                observed="off_max", bound="off_high", decide=("off_ratio", 1.0), trials="met", unmet=_met,
                 loose_factor=None, value_name="largest off-S entry", bound_name="eps e^δ",
             ),
             note=lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
@@ -181,7 +181,18 @@ WIDTH = Statement(
             ("orthogonal", "measured d* (orthogonal R) against L: vacuous if d* >= L − 1", ("L − 1", 1)),
         )
     )
-    + (Declared("grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?"),),
+    + (
+        Noted(
+            reading=Bound(
+                "grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?", observed="below",
+                decide=("smallest", 1.0), trials="trials", loose_factor=None,
+                vacuous=lambda p: None if p.value("below") else f"d* >= L at all {int(p.value('configurations'))} "
+                "configurations: the exact choice d = L beats the construction everywhere",
+            ),
+            note=lambda p: f"{int(p.value('below'))}/{int(p.value('configurations'))} configurations have d* < L; "
+            f"smallest d*/L = {p.value('smallest'):.3g}",
+        ),
+    ),
 )  # fmt: skip
 
 KLOGL = Claim(
@@ -336,35 +347,53 @@ JL_ORTH_NORM = Claim(
     source="notes p. 4",
 )
 
-ORTH_WIDTH = Claim(
+
+def _orthogonal_width_note(p: Point) -> str:
+    v = p.value
+    return (
+        f"{int(v('live'))}/{int(v('configurations'))} configurations exercise the claim (d*_Gaussian < L); "
+        f"d*_orth/d*_gauss there: tightest {v('tightest'):.3g}, median {v('typical'):.3g} (the label rests on the "
+        f"tightest); over all configurations in [{v('ratio_min'):.3g}, {p.stats['ratio_max'].high:.3g}]; orthogonal "
+        f"d* = L (only the exact choice works) in {int(v('orthogonal_at_L'))}/{int(v('orthogonal'))} configurations"
+    )
+
+
+ORTH_WIDTH = Statement(
     "expressivity.jl.orthogonaldim",
-    "notes p. 4, remark: orthogonal projections in the construction",
-    "Orthogonal projections need no larger d than Gaussian ones.",
-    (
-        Reading(
+    where="notes p. 4, remark: orthogonal projections in the construction",
+    statement="Orthogonal projections need no larger d than Gaussian ones.",
+    reading=Noted(
+        reading=Bound(
             "vs-gaussian",
             "the sweep: d*_orthogonal <= d*_Gaussian at every configuration where the claim can "
             "fail (d*_Gaussian < L: orthogonal R has d <= L and d = L is exact, so elsewhere it "
             "cannot fail); one looseness rule on the worst exercised ratio",
+            observed="ratio_max", decide=("tightest", 1.0), trials="trials", shown=("tightest", "typical"),
+            trivial=lambda p: None if p.value("live") else f"d*_Gaussian >= L at all {int(p.value('configurations'))} "
+            "configurations, and orthogonal R has d <= L with d = L exact: orthogonal d* <= Gaussian d* whatever the draws",
         ),
+        note=_orthogonal_width_note,
+        after=True,
     ),
-    COMMAND,
     source="notes p. 4",
-)
+)  # fmt: skip
 
-ASYMPTOTIC = Claim(
+ASYMPTOTIC = Statement(
     "expressivity.tool.asymptotic",
-    "attnspec's method (not a claim of the paper)",
-    "The d → ∞ law √d (RᵀR − I) → Z reproduces the d* of the exact sampler.",
-    (
-        Reading(
+    where="attnspec's method (not a claim of the paper)",
+    statement="The d → ∞ law √d (RᵀR − I) → Z reproduces the d* of the exact sampler.",
+    reading=Noted(
+        reading=Bound(
             "vs-exact",
             "sweep configurations with L <= 128: number of exact d* outside the asymptotic "
             "interval widened by the bisection bracket, against 0",
+            observed="ratio_max", decide=("disagree", 0.0), trials="trials", loose_factor=None,
         ),
+        note=lambda p: f"exact/asymptotic d* in [{p.value('ratio_min'):.3g}, {p.stats['ratio_max'].high:.3g}] over "
+        f"{int(p.value('configurations'))} configurations with L <= {int(p.value('L_max'))}; "
+        f"{int(p.value('disagree'))} disagree beyond the CI and bisection bracket",
     ),
-    COMMAND,
-)
+)  # fmt: skip
 
 
 def _row_only_note(factorization: str) -> Callable[[Point], str]:
