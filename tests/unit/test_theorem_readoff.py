@@ -62,3 +62,49 @@ def test_the_documented_example_runs_as_written() -> None:
     namespace: dict = {}
     exec(compile(block, str(doc), "exec"), namespace)  # noqa: S102 - the doc's own example
     assert namespace["dense"].verdict == "hypothesis-unmet"
+
+
+def test_a_bound_is_read_at_the_worst_trial() -> None:
+    from attnspec.theorem.cases import Cases
+    from attnspec.theorem.readoff import Bound
+
+    worst = Bound("worst", observed="err", bound="b", exact="e", shown=("typical",), value_name="exact worst case")
+    ratio = Bound(
+        "ratio", observed="err", bound="b", decide=("r", 1.0), unmet=lambda p: None if p.value("met") else "none met"
+    )
+    claim = Claim("toy.err", where="eq. 3", statement="err <= b", reading=(worst, ratio))
+    numbers = {"err": Cases([0.1, 0.4, 0.2]), "b": 0.5, "e": 0.45, "typical": 2.5, "r": Cases([0.2, 1.2]), "met": 1.0}
+    a, b = read_off(claim, {"d": 3}, numbers, paper=PAPER, seed=2)
+    assert (a.verdict, a.estimate, a.bound, a.exact, a.trials, a.params) == (
+        "holds",
+        0.4,
+        0.5,
+        0.45,
+        3,
+        {"d": 3, "typical": 2.5},
+    )
+    assert a.value_name == "exact worst case"
+    assert (b.verdict, b.estimate, b.bound) == ("violated", 0.4, 0.5)  # decided on the ratio 1.2 > 1
+    (unmet,) = read_off(claim, {"d": 3}, numbers | {"met": 0.0}, paper=PAPER, seed=2, readings=("ratio",))
+    assert (unmet.verdict, unmet.estimate, unmet.bound, unmet.evidence) == (
+        "hypothesis-unmet",
+        None,
+        0.5,
+        "hypothesis not met: none met",
+    )
+
+
+def test_a_number_is_measured_with_its_interval() -> None:
+    from attnspec.theorem.readoff import Number
+
+    fit = Number("slope", value="p", low="lo", high="hi", bound=1.0, what=lambda p: f"slope {p.value('p'):.2f}")
+    claim = Claim("toy.fit", where="eq. 4", statement="d grows like k", reading=fit)
+    (row,) = read_off(claim, {"k": "1..8"}, {"p": 0.9, "lo": 0.8, "hi": 1.0}, paper=PAPER, seed=3)
+    assert (row.verdict, row.estimate, row.ci_low, row.ci_high, row.bound, row.evidence) == (
+        "measured",
+        0.9,
+        0.8,
+        1.0,
+        1.0,
+        "slope 0.90",
+    )
