@@ -195,26 +195,74 @@ WIDTH = Statement(
     ),
 )  # fmt: skip
 
-KLOGL = Claim(
+
+def _exponent(name: str) -> Callable[[Point], str]:
+    def what(p: Point) -> str:
+        v = p.value
+        return (
+            f"log d* = a + p log k + q log log L over {int(v('configurations'))} configurations: {name} exponent "
+            f"{v(name):.3g} [{v(name + '_low'):.3g}, {v(name + '_high'):.3g}] (the theorem allows <= 1)"
+        )
+
+    return what
+
+
+#: The models of the least-squares fits of d* over the sweep besides C k log L, by their quantities.
+OTHER_FITS = (("rownorm", "max‖b_i‖² log L / δ²"), ("notes", "max|B|² k log L / δ"))
+
+
+def _ls_fit(p: Point) -> str:
+    v = p.value
+    others = "; ".join(f"d* = {v('C_' + q):.4g}·{model} (R² {v('r2_' + q):.3f})" for q, model in OTHER_FITS)
+    return (
+        f"C = {v('C'):.4g}, R² = {v('r2'):.3f}, max relative residual {v('max_rel_residual'):.2f}; other fits: {others}"
+    )
+
+
+def _klogl_heldout(p: Point) -> str:
+    v = p.value
+    above = v("measured") > v("c_fit") >= v("low_end")
+    return (
+        f"C = max d*/(k log L) = {v('c_fit'):.4g} over {int(v('configurations'))} configurations with L < "
+        f"{p.params['L']}; held-out L = {p.params['L']}: worst k = {int(v('k_worst'))}, d*/(k log L) = "
+        f"{v('measured'):.4g}, 95% CI [{v('low_end'):.4g}, {v('high_end'):.4g}]"
+        + (" (above C, but not significantly)" if above else "")
+        + "; the lower 95% end decides"
+    )
+
+
+KLOGL = Statement(
     "expressivity.thm1.klogl",
-    "the theorem: d = O(k log L)",
-    "The dimension needed grows at most like k log L.",
-    (
-        Reading(
+    where="the theorem: d = O(k log L)",
+    statement="The dimension needed grows at most like k log L.",
+    reading=(
+        Number(
             "k-exponent",
             "log d* = a + p log k + q log log L over the sweep: the fitted p with its 95% t "
             "interval (a measurement: fitted and read on the same draws)",
+            value="k", low="k_low", high="k_high", bound=1.0, trials="trials", what=_exponent("k"),
         ),
-        Reading("logl-exponent", "the fitted q of the same regression (a measurement)"),
-        Reading("ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)"),
-        Reading(
-            "heldout",
-            "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
-            "(independent draws): the lower 95% end of each held-out d* against C k log L",
+        Number(
+            "logl-exponent", "the fitted q of the same regression (a measurement)", value="log L", low="log L_low",
+            high="log L_high", bound=1.0, trials="trials", what=_exponent("log L"),
+        ),
+        Number(
+            "ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)",
+            value="C", trials="trials", what=_ls_fit,
+        ),
+        Noted(
+            reading=Bound(
+                "heldout",
+                "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
+                "(independent draws): the lower 95% end of each held-out d* against C k log L",
+                observed="measured", bound="c_fit", decide=("low_end", "c_fit"), low="low_end", high="high_end",
+                trials="trials", loose_factor=None, value_name="held-out d*/(k log L)", bound_name="fitted C",
+                trivial=lambda p: None if p.value("bounded") else "too few draws to bound any held-out d* from below",
+            ),
+            note=_klogl_heldout,
         ),
     ),
-    COMMAND,
-)
+)  # fmt: skip
 
 
 def _heldout_counts(p: Point) -> str:
@@ -237,15 +285,51 @@ def _m_max_a_heldout_note(p: Point) -> str:
     )
 
 
+def _eps_exponent(p: Point) -> str:
+    v = p.value
+    return (
+        f"exponent of 1/δ in d* = {v('p'):.3g}, bracketed in [{v('p_low'):.3g}, {v('p_high'):.3g}] by the bisection "
+        f"brackets (the formula says 1, JL predicts 2); d*·δ grows from {v('d_delta_large'):.4g} to "
+        f"{v('d_delta_small'):.4g} as δ shrinks; fitted on these draws, so tested only in the eps-heldout reading"
+    )
+
+
+def _m_max_a(p: Point) -> str:
+    v = p.value
+    text = (
+        f"at fixed M = {v('M'):g}, d* grows ×{v('grow'):.3g} as eps goes from {v('eps_max'):.3g} to "
+        f"{v('eps_min'):.3g} (max|B| {v('B_min'):.3g} → {v('B_max'):.3g}); the formula with M = max A does not "
+        "depend on eps"
+    )
+    if "M_ratio" in p.stats:
+        r, g = v("M_ratio"), v("M_growth")
+        text += f"; at fixed m, M/m ×{r:g} makes M² grow ×{r * r:g} but d* only ×{g:.3g} (d* follows max|log(A/eps)|², not M²)"
+    return text
+
+
+def _m_max_b(p: Point) -> str:
+    lo, hi = p.value("c_min"), p.value("c_max")
+    return (
+        f"C = d*·δ/(max|B|² k log L) in [{lo:.3g}, {hi:.3g}] over eps (ratio {hi / lo:.3g}; the eps-exponent "
+        "reading shows C must grow like 1/δ)"
+    )
+
+
 STATED = Statement(
     "expressivity.notes.dstated",
     where="notes p. 3, the formula d = O(M² k log L / ε')",
     statement="d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
     reading=(
-        Declared(
+        Number(
             "eps-exponent",
             "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
             "bisection brackets (a measurement: the formula says 1, JL gives 2)",
+            value="p",
+            low="p_low",
+            high="p_high",
+            bound=1.0,
+            trials="trials",
+            what=_eps_exponent,
         ),
         Noted(
             reading=Probability(
@@ -257,9 +341,13 @@ STATED = Statement(
             ),
             note=_eps_heldout_note,
         ),
-        Declared(
+        Number(
             "m-max-a",
             "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at fixed M (a measurement)",
+            value="d_max",
+            bound="d_stated",
+            trials="trials",
+            what=_m_max_a,
         ),
         Noted(
             reading=Probability(
@@ -271,8 +359,12 @@ STATED = Statement(
             ),
             note=_m_max_a_heldout_note,
         ),
-        Declared(
-            "m-max-b", "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)"
+        Number(
+            "m-max-b",
+            "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)",
+            value="c_max",
+            trials="trials",
+            what=_m_max_b,
         ),
     ),
     source="notes p. 3",
