@@ -230,6 +230,9 @@ class Bound(Reading):
         bound and the trials alone).
     loose_factor : float or None
         A bound more than this many times the observed value is ``loose``; None: never.
+    identity : bool
+        Decide as an identity to round-off (the decided quantity is a residual, the limit its
+        tolerance): ``holds`` or ``violated``, never ``loose``.
     value_name, bound_name : str, optional
         What ``exact`` (or ``observed``) and ``bound`` are, for the one-screen table.
     """
@@ -246,20 +249,24 @@ class Bound(Reading):
     trivial: Callable[[Point], str | None] | None = None
     unmet: Callable[[Point], str | None] | None = None
     loose_factor: float | None = LOOSE_FACTOR
+    identity: bool = False
     value_name: str | None = None
     bound_name: str | None = None
 
     def _row(self, claim: str, point: Point) -> VerdictRow:
-        from attnspec.verdicts.classify import VerdictRow, classify_bound
+        from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
 
         s = point.stats[self.observed]
         bound = point.value(self.bound) if self.bound is not None else None
         quantity, limit = self.decide if self.decide else (self.observed, self.bound)
         why, vac, triv = (f(point) if f is not None else None for f in (self.unmet, self.vacuous, self.trivial))
-        d = classify_bound(
-            observed=point.stats[quantity].high, bound=point.value(limit), loose_factor=self.loose_factor,
-            vacuous=vac, trivial=triv, hypothesis_unmet=why,
-        )  # fmt: skip
+        if self.identity:
+            d = classify_identity(residual=point.stats[quantity].high, tol=point.value(limit), hypothesis_unmet=why)
+        else:
+            d = classify_bound(
+                observed=point.stats[quantity].high, bound=point.value(limit), loose_factor=self.loose_factor,
+                vacuous=vac, trivial=triv, hypothesis_unmet=why,
+            )  # fmt: skip
         trials = int(point.value(self.trials)) if self.trials else s.count
         if why:  # nothing was measured under the hypothesis: the row carries the bound alone
             return VerdictRow(claim, d.verdict, dict(point.params), bound=bound, trials=trials, seed=point.seed,

@@ -108,3 +108,14 @@ def test_a_number_is_measured_with_its_interval() -> None:
         1.0,
         "slope 0.90",
     )
+
+
+def test_a_bound_read_as_an_identity_holds_or_is_violated() -> None:
+    from attnspec.theorem.readoff import Bound
+
+    mean = Bound("mean", observed="mc", bound=1.0, decide=("residual", 1e-12), exact="law", identity=True)
+    claim = Claim("toy.mean", where="eq. 5", statement="E x = 1", reading=mean)
+    (ok,) = read_off(claim, {}, {"mc": 1.01, "residual": 0.0, "law": 1.0}, paper=PAPER, seed=0)
+    (bad,) = read_off(claim, {}, {"mc": 0.13, "residual": 0.875, "law": 0.125}, paper=PAPER, seed=0)
+    assert (ok.verdict, ok.estimate, ok.exact, bad.verdict) == ("holds", 1.01, 1.0, "violated")
+    assert "tolerance" in bad.evidence

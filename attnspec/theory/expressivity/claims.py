@@ -418,26 +418,57 @@ JL_ORTHOGONAL = Statement(
     source="notes p. 4",
 )
 
-JL_ORTH_NORM = Claim(
+
+def _norm_note(scale: str, suffix: str) -> Callable[[Point], str]:
+    def note(p: Point) -> str:
+        v = p.value
+        return (
+            f"E‖Ru‖²/‖u‖² = {v('mean'):.4g} exactly ({scale}); Monte Carlo {v('mc_mean'):.4g} [{v('mc_low'):.4g}, "
+            f"{v('mc_high'):.4g}]" + (suffix if v("mean") != 1 else "")
+        )
+
+    return note
+
+
+def _mean_reading(name: str, description: str, scale: str, suffix: str) -> Noted:
+    return Noted(
+        reading=Bound(
+            name, description, observed="mc_mean", bound=1.0, decide=("residual", 1e-12), exact="mean", low="mc_low",
+            high="mc_high", trials="trials", identity=True, value_name="E‖Ru‖²/‖u‖²", bound_name="target",
+        ),
+        note=_norm_note(scale, suffix),
+    )  # fmt: skip
+
+
+JL_ORTH_NORM = Statement(
     "expressivity.jl.orthnorm",
-    "notes p. 4, remark (what R^ort = Q must satisfy to be a JL projection)",
-    "R^ort preserves norms in mean, E‖Ru‖² = ‖u‖², and concentrates at least as well as Gaussian R.",
-    (
-        Reading(
+    where="notes p. 4, remark (what R^ort = Q must satisfy to be a JL projection)",
+    statement="R^ort preserves norms in mean, E‖Ru‖² = ‖u‖², and concentrates at least as well as Gaussian R.",
+    reading=(
+        _mean_reading(
             "unscaled",
             "R = Qᵀ (d×L, orthonormal rows): exact E‖Ru‖²/‖u‖² = d/L against 1 (identity), "
             "with a Monte Carlo mean as a check of the law",
+            "d/L",
+            "; the √(L/d) scale is needed",
         ),
-        Reading("scaled", "R = √(L/d) Qᵀ: exact mean against 1 (identity), Monte Carlo check"),
-        Reading(
-            "variance",
-            "Var(‖Ru‖²/‖u‖²) of the scaled orthogonal R, 2(L−d)/(d(L+2)), against the Gaussian "
-            "2/d (Monte Carlo check of both)",
+        _mean_reading("scaled", "R = √(L/d) Qᵀ: exact mean against 1 (identity), Monte Carlo check", "1", ""),
+        Noted(
+            reading=Bound(
+                "variance",
+                "Var(‖Ru‖²/‖u‖²) of the scaled orthogonal R, 2(L−d)/(d(L+2)), against the Gaussian "
+                "2/d (Monte Carlo check of both)",
+                observed="mc_var", bound="var_gaussian", decide=("var_orthogonal", "var_gaussian"),
+                exact="var_orthogonal", trials="trials", loose_factor=None, value_name="variance",
+                bound_name="Gaussian's",
+            ),
+            note=lambda p: f"Var = 2(L−d)/(d(L+2)) = {p.value('var_orthogonal'):.4g} vs Gaussian 2/d = "
+            f"{p.value('var_gaussian'):.4g} (ratio (L−d)/(L+2) = {p.value('var_orthogonal') / p.value('var_gaussian'):.3g}); "
+            f"Monte Carlo {p.value('mc_var'):.4g} and {p.value('mc_var_gaussian'):.4g}",
         ),
     ),
-    COMMAND,
     source="notes p. 4",
-)
+)  # fmt: skip
 
 
 def _orthogonal_width_note(p: Point) -> str:
