@@ -5,6 +5,13 @@ proof in the notes: the reduction to logits, the JL dimension, the width), ``jl`
 Johnson–Lindenstrauss lemmas the proof uses, Gaussian and orthogonal), ``san`` (what the
 reduction does to the normalised attention), ``notes`` (formulas printed in the notes),
 ``tool`` (attnspec's own numerical method, checked in every run).
+
+Each claim is declared with :mod:`attnspec.theorem` (a ``Statement``: its readings and how
+each is decided) and decided by the runner: the claim modules measure, and hand each measured
+point (its parameters, seed and numbers) to :func:`attnspec.theorem.readoff.read_off`; the
+sentences beside the classifier's are rendered here, from the point's numbers. The JL union
+bound, the JL dimension and the literal off-S reading still build their rows in their modules
+(:data:`JL_PAIRS`, :data:`DIMENSION`).
 """
 
 from __future__ import annotations
