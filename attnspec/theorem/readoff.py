@@ -88,7 +88,8 @@ def read_off(
     seed : int
         The seed the numbers were drawn from (the rows record it).
     readings : sequence of str, optional
-        The names of the readings made at this point (default: all of them).
+        The names of the readings made at this point, in the order of their rows (default: all
+        of them, in the claim's order).
 
     Returns
     -------
@@ -98,10 +99,11 @@ def read_off(
     from attnspec.theorem.declare import Check
     from attnspec.theorem.runner import run_check
 
-    chosen = tuple(r for r in claim.readings if readings is None or r.name in readings)
-    missing = set(readings or ()) - {r.name for r in chosen}
+    by_name = {r.name: r for r in claim.readings}
+    missing = sorted(set(readings or ()) - set(by_name))
     if missing:
-        raise ValueError(f"{claim.id} has no reading {sorted(missing)}; readings: {[r.name for r in claim.readings]}")
+        raise ValueError(f"{claim.id} has no reading {missing}; readings: {list(by_name)}")
+    chosen = claim.readings if readings is None else tuple(by_name[name] for name in readings)
     check = Check(
         command=f"{paper.key}-read-off",
         paper=paper,

@@ -14,8 +14,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from attnspec.theorem.cases import Cases
+from attnspec.theorem.readoff import indicators, read_off
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import dimension_stated
+from attnspec.theory.expressivity.registration import PAPER
 from attnspec.verdicts.classify import VerdictRow
 
 
@@ -78,14 +81,6 @@ def fit_d_star(sw: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _read(claim, params: dict, numbers: dict, seed: int, *readings: str) -> list[VerdictRow]:  # noqa: ANN001
-    """``claim``'s ``readings``, in this order, at one measured point (:func:`attnspec.theorem.readoff.read_off`)."""
-    from attnspec.theorem.readoff import read_off
-    from attnspec.theory.expressivity.registration import PAPER
-
-    return [row for r in readings for row in read_off(claim, params, numbers, paper=PAPER, seed=seed, readings=(r,))]
-
-
 def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: float) -> list[VerdictRow]:
     """The measured readings of :data:`~.claims.STATED` from the scaling sweeps of a run.
 
@@ -113,7 +108,7 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
     }  # fmt: skip
     P = {"L": int(sd["L"].iloc[0]), "k": int(sd["k"].iloc[0]), "eps": eps, "delta": None,
          "varied": f"delta {sd['delta'].min():.3g}..{sd['delta'].max():.3g}"}  # fmt: skip
-    out = _read(C.STATED, P, numbers, int(sd["seed"].iloc[0]), "eps-exponent")
+    out = read_off(C.STATED, P, numbers, paper=PAPER, seed=int(sd["seed"].iloc[0]), readings=("eps-exponent",))
     se = frame.query("kind == 'scaling_eps'")
     L_s, k_s = int(se["L"].iloc[0]), int(se["k"].iloc[0])
     dd = se["d"].to_numpy().astype(float)
@@ -128,7 +123,9 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
         numbers["M_ratio"] = float(sm["M_over_m"].iloc[-1] / sm["M_over_m"].iloc[0])
         numbers["M_growth"] = float(sm["d"].iloc[-1] / sm["d"].iloc[0])
     P = {"L": L_s, "k": k_s, "eps": None, "delta": delta, "varied": f"eps {se['eps'].min():.3g}..{se['eps'].max():.3g}"}
-    return out + _read(C.STATED, P, numbers, int(se["seed"].iloc[0]), "m-max-a", "m-max-b")
+    return out + read_off(
+        C.STATED, P, numbers, paper=PAPER, seed=int(se["seed"].iloc[0]), readings=("m-max-a", "m-max-b")
+    )
 
 
 def _sweep_params(g: pd.DataFrame) -> dict:
@@ -195,7 +192,7 @@ def check_klogl_measured(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRo
         for q, model in C.OTHER_FITS:
             numbers |= {f"C_{q}": by[model].C, f"r2_{q}": by[model].r2}
         readings.append("ls-fit")
-    return _read(C.KLOGL, _sweep_params(g), numbers, int(g["seed"].iloc[0]), *readings)
+    return read_off(C.KLOGL, _sweep_params(g), numbers, paper=PAPER, seed=int(g["seed"].iloc[0]), readings=readings)
 
 
 def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow]:
@@ -215,10 +212,6 @@ def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow
     -------
     list of VerdictRow
     """
-    from attnspec.theorem.cases import Cases
-    from attnspec.theorem.readoff import indicators, read_off
-    from attnspec.theory.expressivity.registration import PAPER
-
     out = []
     for r in frame.query("kind == 'heldout'").itertuples():
         numbers = {"fails": indicators(r.failures, r.trials), "beta": float(beta), "C": float(r.C)}
@@ -268,4 +261,4 @@ def check_klogl_heldout(sw: pd.DataFrame) -> list[VerdictRow]:
         "delta": float(g["delta"].iloc[0]),
         "varied": f"fit on L = {int(train['L'].min())}..{int(train['L'].max())}",
     }
-    return _read(C.KLOGL, P, numbers, int(t["seed"]), "heldout")
+    return read_off(C.KLOGL, P, numbers, paper=PAPER, seed=int(t["seed"]), readings=("heldout",))

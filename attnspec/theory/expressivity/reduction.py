@@ -14,6 +14,7 @@ import pandas as pd
 
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.theorem.cases import Cases
+from attnspec.theorem.readoff import read_off
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import (
     bound_off_support,
@@ -21,17 +22,10 @@ from attnspec.theory.expressivity.bounds import (
     bound_san_off_mass,
     exact_on_support,
 )
+from attnspec.theory.expressivity.registration import PAPER
 from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 UNMET = "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
-
-
-def _read(claim, params: dict, numbers: dict, seed: int, *readings: str) -> list[VerdictRow]:  # noqa: ANN001
-    """``claim``'s ``readings``, in this order, at the point of the trials (:func:`attnspec.theorem.readoff.read_off`)."""
-    from attnspec.theorem.readoff import read_off
-    from attnspec.theory.expressivity.registration import PAPER
-
-    return [row for r in readings for row in read_off(claim, params, numbers, paper=PAPER, seed=seed, readings=(r,))]
 
 
 def check_on_support(
@@ -73,7 +67,9 @@ def check_on_support(
             "on_abs": Cases(ok["on_abs"]), "on_rel": Cases(ok["on_rel"]),
             "tightest": b / worst if worst > 0 else math.inf, "typical": b / typical if typical > 0 else math.inf,
         }  # fmt: skip
-    return _read(C.ONSUPPORT, params, numbers, seed, "given-delta", "relative", "realised-delta")
+    return read_off(
+        C.ONSUPPORT, params, numbers, paper=PAPER, seed=seed, readings=("given-delta", "relative", "realised-delta")
+    )
 
 
 def check_off_support(
@@ -118,9 +114,9 @@ def check_off_support(
             C.OFFSUPPORT.id, dec.verdict, params, bound=eps, trials=0, seed=seed, reading="literal", evidence=dec.reason
         )
     return [
-        *_read(C.OFFSUPPORT, params, numbers, seed, "range"),
+        *read_off(C.OFFSUPPORT, params, numbers, paper=PAPER, seed=seed, readings=("range",)),
         literal,
-        *_read(C.SAN_MASS, params, numbers, seed, "bound"),
+        *read_off(C.SAN_MASS, params, numbers, paper=PAPER, seed=seed, readings=("bound",)),
     ]
 
 
