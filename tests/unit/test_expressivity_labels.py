@@ -270,19 +270,6 @@ def test_defaults_and_full_sweep_pass_the_resource_check() -> None:
     assert seconds_estimate(Config()) < seconds_estimate(Config(sweep=True)) < MAX_SECONDS
 
 
-def test_progress_carries_an_eta() -> None:
-    import time
-
-    from attnspec.theory.expressivity.battery import with_eta
-
-    seen: list[str] = []
-    say = with_eta(seen.append)
-    say("asymptotic law of Gaussian projections")
-    time.sleep(0.6)
-    say("scaling in delta: 0.025")
-    assert "left" not in seen[0] and seen[1].startswith("scaling in delta") and "s left)" in seen[1]
-
-
 @pytest.mark.parametrize("projection", ["gaussian", "orthogonal"])
 def test_curtailment_gives_the_full_decision(projection) -> None:
     """The search stops drawing at a d once its verdict over all trials is certain: at every d

@@ -96,10 +96,14 @@ def test_jobs_does_not_change_the_run_identity() -> None:
     assert Config(jobs=1).identity() == Config(jobs=2).identity()
 
 
-def test_phase_shares_cover_the_run() -> None:
-    """The ETA reads the phases' shares: each table covers the whole run (sums to 1)."""
-    from attnspec.theory.expressivity.battery import PHASES, PHASES_PARALLEL
+def test_group_shares_cover_the_run() -> None:
+    """The ETA reads the groups' shares of the run (attnspec.theorem.measured): they sum to 1, and
+    every group says what it computes; the same groups in one process and in two."""
+    from attnspec.theory.expressivity.battery import groups
 
-    for phases in (PHASES, PHASES_PARALLEL):
-        assert abs(sum(s for _, s in phases) - 1.0) < 0.02
-        assert all(s >= 0 for _, s in phases)
+    for beside in (False, True):
+        found = groups(Config(), beside)
+        assert abs(sum(g.weight for g in found) - 1.0) < 0.02
+        assert all(g.weight >= 0 and g.line(Config()) for g in found)
+    assert [g.beside for g in groups(Config(), False)] == [False] * 9
+    assert sum(g.beside for g in groups(Config(), True)) == 4

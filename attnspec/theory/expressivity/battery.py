@@ -1,8 +1,9 @@
 """The ``sa-check`` battery: ``config_from_options → run(config) → BatteryResult``.
 
-``run`` measures one instance (:mod:`.measure`), sweeps the (L, k) grid (:mod:`.sweep`),
-fits d* (:mod:`.fit`), builds the error-map instance, and turns the measurements into
-verdict rows keyed on the claim ids of :mod:`.claims`, each decided by the one classifier
+``run`` measures one instance (:mod:`.measure`), sweeps the (L, k) grid (:mod:`.sweep`) and
+builds the error-map instance as claim groups of :func:`attnspec.theorem.measured.run_groups`
+(those that need nothing from the instance in a second process with ``jobs = 2``), fits d*
+(:mod:`.fit`), and turns the measurements into verdict rows keyed on the claim ids of :mod:`.claims`, each decided by the one classifier
 (:mod:`attnspec.verdicts.classify`).
 
 Tables: ``sa`` (every measurement, ``kind`` first) and ``error_map`` (one instance entry
@@ -11,14 +12,17 @@ by entry); the verdict rows are the result's ``verdicts``.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from attnspec.runtime.threads import torch_threads
-from attnspec.theorem.fork import Forked, can_fork
+from attnspec.theorem.fork import can_fork
+from attnspec.theorem.measured import Group, run_groups
 from attnspec.theorem.result import BatteryResult
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
@@ -40,10 +44,9 @@ from attnspec.theory.expressivity.measure import (
     SEED_ORTH,
     SEED_ORTH_NORM,
     Measurements,
-    measure,
-    row_only_rows,
-    scaling_rows,
+    measurements,
 )
+from attnspec.theory.expressivity.measure import groups as measure_groups
 from attnspec.theory.expressivity.reduction import check_off_support, check_on_support
 from attnspec.theory.expressivity.sweep import check_sweep, sweep
 from attnspec.verdicts.classify import VerdictRow
@@ -107,10 +110,8 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
         factorization=cfg.factorization,
         d_rownorm=ms.d_rownorm,
     )
-    out += [
-        check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
-        for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH]))
-    ]
+    for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH])):
+        out += check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
     out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)
     out += check_stated_heldout(frame, beta=cfg.beta)
     for e in JL_LEMMA_EPS:
@@ -122,66 +123,46 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     return out
 
 
-#: The phases of :func:`run` in order, by the first words of their progress messages, with
-#: their share of the default run's CPU time (measured on the default run); the ETA reads them.
-PHASES: tuple[tuple[str, float], ...] = (
-    ("asymptotic law", 0.09),
-    ("exact", 0.25),
-    ("orthogonal projections", 0.05),
-    ("error measures", 0.01),
-    ("scaling", 0.15),
-    ("held-out", 0.01),
-    ("hypotheses", 0.11),
-    ("sweep", 0.26),
-    ("error-map", 0.06),
-)
+def _sweep(config: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    sw = sweep(
+        config.grid_L, config.grid_k, eps=config.eps, delta=config.delta, m=config.m, M=config.M, beta=config.beta,
+        trials=config.sweep_trials, support=config.support, factorization=config.factorization, seed=config.seed,
+    )  # fmt: skip
+    return [], {"sweep": sw}
 
 
-#: The same with ``jobs = 2``: the scaling sweeps, the row-only hypotheses and the sweep run
-#: in the second process; the main one draws the error map before it waits for the sweep
-#: (shares of the main process's time after the fork, measured on the default run).
-PHASES_PARALLEL: tuple[tuple[str, float], ...] = (
-    ("scaling sweeps", 0.0),
-    ("asymptotic law", 0.21),
-    ("exact", 0.56),
-    ("orthogonal projections", 0.01),
-    ("error measures", 0.02),
-    ("held-out", 0.01),
-    ("hypotheses", 0.08),
-    ("error-map", 0.1),
-    ("sweep", 0.01),
-)
+def _error_map(config: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    return [], {"error_map": error_map(config)}
 
 
-def with_eta(say: Callable[[str], None], phases: tuple[tuple[str, float], ...] = PHASES) -> Callable[[str], None]:
-    """Wrap a progress callable: each message gets the elapsed time's extrapolation to the end
-    of the run, from the share of the default run's time its phase starts at (:data:`PHASES`).
+def _threaded(group: Group) -> Group:
+    """``group`` at the run's torch threads in whichever process computes it."""
 
-    The estimate is for the default proportions; a run with a large sweep or many trials
-    may see it move. (When ``attnspec.runtime.progress`` exists, this is where it plugs in.)
+    def measure(config: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+        with torch_threads(config.threads):
+            return group.measure(config, tables)
+
+    return dataclasses.replace(group, measure=measure)
+
+
+def groups(config: Config, beside: bool) -> list[Group]:
+    """The battery's claim groups: one instance's measurements (:func:`.measure.groups`), the
+    (L, k) sweep and the error map; with ``beside``, those that need nothing from the instance
+    run in a second process (:func:`attnspec.theorem.measured.run_groups`).
+
+    Parameters
+    ----------
+    config : Config
+    beside : bool
+
+    Returns
+    -------
+    list of Group
     """
-    start = time.time()
-
-    def out(msg: str) -> None:
-        done = 0.0
-        for prefix, share in phases:
-            if msg.startswith(prefix):
-                break
-            done += share
-        elapsed = time.time() - start
-        if 0.05 < done < 1.0 and elapsed > 0.5:
-            left = elapsed * (1.0 - done) / done
-            say(f"{msg} (about {left:.0f} s left)")
-        else:
-            say(msg)
-
-    return out
-
-
-def _set_torch_threads(threads: int) -> None:
-    import torch
-
-    torch.set_num_threads(threads)
+    sweep_line = f"(L, k) sweep: {len(config.grid_L)} L × {len(config.grid_k)} k"
+    found = measure_groups(beside)
+    found[-1:-1] = [Group(_sweep, sweep_line, 0.26, beside)]
+    return [_threaded(g) for g in (*found, Group(_error_map, "error-map instance", 0.06))]
 
 
 def run(config: Config, *, progress: Callable[[str], None] | None = None) -> BatteryResult:
@@ -195,66 +176,25 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
     Returns
     -------
     BatteryResult with tables ``sa`` and ``error_map``, the verdict rows, and ``meta``
-    (parameters, seed, threads, wall and CPU seconds).
+    (parameters, seed, threads, wall and CPU seconds, of this process and of the second).
     """
+    import resource
+
     config.validate()
     parallel = config.jobs >= 2 and can_fork()  # the one forking rule (honours ATTNSPEC_NO_FORK)
-    say = with_eta(progress, PHASES_PARALLEL if parallel else PHASES) if progress else (lambda s: None)
+    import scipy.stats  # noqa: F401 - before the fork, so that both processes share it
+
     start, cpu0 = time.time(), time.process_time()
-
-    def sweep_part() -> pd.DataFrame:
-        return sweep(
-            config.grid_L,
-            config.grid_k,
-            eps=config.eps,
-            delta=config.delta,
-            m=config.m,
-            M=config.M,
-            beta=config.beta,
-            trials=config.sweep_trials,
-            support=config.support,
-            factorization=config.factorization,
-            seed=config.seed,
-            progress=None if parallel else say,
-        )
-
-    child, cpu_fork = None, 0.0
+    children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    note = "scaling sweeps, held-out tests, row-only hypotheses and (L, k) sweep: in a second process"
     with torch_threads(config.threads):
-        try:
-            if parallel:
-                # the parts that need nothing from the main measurement, each on its own seeds:
-                # the same numbers as in one process (tested); scipy.stats first, so both share it
-                import scipy.stats  # noqa: F401
-
-                cpu_fork = time.process_time() - cpu0
-                child = Forked(
-                    [lambda: scaling_rows(config), lambda: row_only_rows(config), sweep_part],
-                    initializer=lambda: _set_torch_threads(config.threads),
-                )
-                say("scaling sweeps, row-only hypotheses and (L, k) sweep: in a second process")
-            ms = measure(
-                config,
-                progress=say,
-                scaling=child.next if child is not None else None,
-                row_only=child.next if child is not None else None,
-            )
-            rows = verdicts_of_instance(config, ms)
-            if child is not None:  # the error map here, while the second process finishes the sweep
-                say("error-map instance")
-                em = error_map(config)
-                say("sweep: waiting for the second process")
-            sw = child.next() if child is not None else sweep_part()
-            fits = fit_d_star(sw)
-            rows += check_klogl_measured(sw, fits)
-            rows += check_klogl_heldout(sw)
-            rows += check_sweep(sw)
-            if child is None:
-                say("error-map instance")
-                em = error_map(config)
-        finally:
-            if child is not None:
-                child.close()
-    cpu_child = child.cpu_seconds if child is not None else 0.0
+        _, tables = run_groups(groups(config, parallel), config, progress=progress, beside_note=note)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ms, sw = measurements(config, tables), tables["sweep"]
+        rows = verdicts_of_instance(config, ms)
+        fits = fit_d_star(sw)
+        rows += check_klogl_measured(sw, fits) + check_klogl_heldout(sw) + check_sweep(sw)
+    cpu_child = children.ru_utime + children.ru_stime - children0.ru_utime - children0.ru_stime
     meta = {
         "parameters": config.parameters(),
         "identity": config.identity(),
@@ -264,7 +204,6 @@ def run(config: Config, *, progress: Callable[[str], None] | None = None) -> Bat
         "cpu_seconds": round(time.process_time() - cpu0 + cpu_child, 2),
         "processes": 2 if parallel else 1,
         "cpu_seconds_second_process": round(cpu_child, 2),
-        "cpu_seconds_before_second_process": round(cpu_fork, 2),
     }
     sa = pd.concat([ms.frame, sw, fits], ignore_index=True)
-    return BatteryResult(COMMAND, rows, tables={"sa": sa, "error_map": em}, meta=meta)
+    return BatteryResult(COMMAND, rows, tables={"sa": sa, "error_map": tables["error_map"]}, meta=meta)

@@ -5,60 +5,119 @@ proof in the notes: the reduction to logits, the JL dimension, the width), ``jl`
 Johnson–Lindenstrauss lemmas the proof uses, Gaussian and orthogonal), ``san`` (what the
 reduction does to the normalised attention), ``notes`` (formulas printed in the notes),
 ``tool`` (attnspec's own numerical method, checked in every run).
+
+Each claim is declared with :mod:`attnspec.theorem` (a ``Statement``: its readings and how
+each is decided) and decided by the runner: the claim modules measure, and hand each measured
+point (its parameters, seed and numbers) to :func:`attnspec.theorem.readoff.read_off`; the
+sentences beside the classifier's are rendered here, from the point's numbers. The JL union
+bound, the JL dimension and the literal off-S reading still build their rows in their modules
+(:data:`JL_PAIRS`, :data:`DIMENSION`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from attnspec.theorem.cases import Scoped
 from attnspec.theorem.declare import Claim as Statement
-from attnspec.theorem.readings import Identity
+from attnspec.theorem.readings import Identity, Point, Probability
+from attnspec.theorem.readings import Reading as Declared
+from attnspec.theorem.readoff import Bound, Noted, Number, Unmet
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 COMMAND = "sa-check"
 
-ONSUPPORT = Claim(
+
+def _met(p: Point) -> str | None:
+    """The reduction's hypothesis at a point: some trial reached ‖B − B̂‖∞ <= δ."""
+    return None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
+
+
+def _given_delta_note(p: Point) -> str:
+    return (
+        f"max over {int(p.value('met'))} trials; exact worst case M(e^δ−1) = {p.value('exact_on'):.4g}; "
+        f"bound/observed: tightest {p.value('tightest'):.3g} (worst trial; the label rests on it), typical "
+        f"{p.value('typical'):.3g} (median trial)"
+    )
+
+
+ONSUPPORT = Statement(
     "expressivity.thm1.onsupport",
-    "notes p. 2, reduction to logits (on S)",
-    "If ‖B − B̂‖∞ <= δ and Â = eps·exp(B̂), then |Â_ij − A_ij| <= M e^δ δ for (i, j) in the support S.",
-    (
-        Reading(
-            "given-delta",
-            "trials of the construction whose realised ‖B − B̂‖∞ is <= δ: worst |Â − A| on S "
-            "against M e^δ δ (exact worst case M(e^δ − 1))",
+    where="notes p. 2, reduction to logits (on S)",
+    statement="If ‖B − B̂‖∞ <= δ and Â = eps·exp(B̂), then |Â_ij − A_ij| <= M e^δ δ for (i, j) in the support S.",
+    reading=(
+        Noted(
+            reading=Bound(
+                "given-delta",
+                "trials of the construction whose realised ‖B − B̂‖∞ is <= δ: worst |Â − A| on S "
+                "against M e^δ δ (exact worst case M(e^δ − 1))",
+                observed="on_abs", bound="on_bound", exact="exact_on", shown=("tightest", "typical"), trials="met",
+                unmet=_met, value_name="exact worst case",
+            ),
+            note=lambda p: _given_delta_note(p) if p.value("met") else "",
+            after=True,
         ),
-        Reading(
-            "realised-delta", "every trial, with δ its own realised ‖B − B̂‖∞: worst ratio |Â − A| / (M e^δ δ) against 1"
+        Noted(
+            reading=Bound(
+                "realised-delta",
+                "every trial, with δ its own realised ‖B − B̂‖∞: worst ratio |Â − A| / (M e^δ δ) against 1",
+                observed="on_all", bound="realised_bound", decide=("realised_ratio", 1.0), value_name="worst |Â − A| on S",
+                bound_name="M e^δ δ",
+            ),
+            note=lambda p: f"worst |Â−A| / (M e^δ δ) over {p.stats['on_all'].count} trials; bound/observed in "
+            f"[{p.value('inverse_low'):.3g}, {p.value('inverse_high'):.3g}]",
+            after=True,
         ),
-        Reading("relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ"),
+        Noted(
+            reading=Bound(
+                "relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ", observed="on_rel",
+                bound="relative_bound", exact="relative_exact", trials="met", unmet=_met, value_name="exact worst case",
+            ),
+            note=lambda p: f"M e^δ δ / m = {p.value('on_bound') / p.value('m'):.4g} is the absolute bound divided by "
+            "the smallest entry" if p.value("met") else "",
+            after=True,
+        ),
     ),
-    COMMAND,
     source="notes p. 2",
-)
+)  # fmt: skip
 
-OFFSUPPORT = Claim(
+OFFSUPPORT = Statement(
     "expressivity.thm1.offsupport",
-    "notes p. 2, reduction to logits (off S)",
-    "... and the error is eps on the zero entries of A.",
-    (
-        Reading(
-            "range",
-            "trials with ‖B − B̂‖∞ <= δ: every off-S entry Â_ij = eps·exp(B̂_ij) lies in "
-            "[eps e^-δ, eps e^δ] (what the algebra gives); worst ratio to that range against 1",
+    where="notes p. 2, reduction to logits (off S)",
+    statement="... and the error is eps on the zero entries of A.",
+    reading=(
+        Noted(
+            reading=Bound(
+                "range",
+                "trials with ‖B − B̂‖∞ <= δ: every off-S entry Â_ij = eps·exp(B̂_ij) lies in "
+                "[eps e^-δ, eps e^δ] (what the algebra gives); worst ratio to that range against 1",
+                observed="off_max", bound="off_high", decide=("off_ratio", 1.0), trials="met", unmet=_met,
+                loose_factor=None, value_name="largest off-S entry", bound_name="eps e^δ",
+            ),
+            note=lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
+            f"[{p.value('off_low'):.4g}, {p.value('off_high'):.4g}] (the worst ratio to its ends decides)" if p.value("met") else "",
         ),
-        Reading("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
+        Declared("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
     ),
-    COMMAND,
     source="notes p. 2",
-)
+)  # fmt: skip
 
-SAN_MASS = Claim(
+SAN_MASS = Statement(
     "expressivity.san.mass",
-    "consequence of the notes' reduction for SAN (not stated in the notes)",
-    "With ‖B − B̂‖∞ <= δ, the SAN row mass outside S is at most (L−k)eps e^δ / ((L−k)eps e^δ + k m e^-δ).",
-    (Reading("bound", "trials with ‖B − B̂‖∞ <= δ: worst row mass of SAN(X) outside S against the bound"),),
-    COMMAND,
-)
+    where="consequence of the notes' reduction for SAN (not stated in the notes)",
+    statement="With ‖B − B̂‖∞ <= δ, the SAN row mass outside S is at most (L−k)eps e^δ / ((L−k)eps e^δ + k m e^-δ).",
+    reading=Noted(
+        reading=Bound(
+            "bound", "trials with ‖B − B̂‖∞ <= δ: worst row mass of SAN(X) outside S against the bound",
+            observed="san_off_mass", bound="san_bound", trials="met", unmet=_met, value_name="worst off-S row mass",
+        ),
+        note=lambda p: f"worst row puts {p.stats['san_off_mass'].high:.1%} of its SAN mass off S: 'error eps per "
+        f"entry' sums to (L−k)·eps = {p.value('off_sum'):.3g} per row vs k·m = {p.value('on_sum'):.3g} on S"
+        if p.value("met") else "",
+        after=True,
+    ),
+)  # fmt: skip
 
 JL_PAIRS = Claim(
     "expressivity.jl.pairs",
@@ -92,69 +151,229 @@ DIMENSION = Claim(
     source="notes p. 3",
 )
 
-WIDTH = Claim(
-    "expressivity.thm1.width",
-    "the theorem: d = O(k log L)",
-    "The construction approximates A with a width d = O(k log L) smaller than the exact choice d = L "
-    "(X = (B, I), zero error).",
-    (
-        Reading("gaussian", "measured d* (Gaussian R) at the run's instance against L: vacuous if d* >= L"),
-        Reading("orthogonal", "measured d* (orthogonal R) against L: vacuous if d* >= L − 1"),
-        Reading("grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?"),
-    ),
-    COMMAND,
-)
 
-KLOGL = Claim(
+def _wider(limit: str, less: int) -> Callable[[Point], str | None]:
+    """Vacuous where d* >= L − ``less``: the exact choice d = L is narrower and has zero error."""
+
+    def vacuous(p: Point) -> str | None:
+        d, bound = p.params["d"], int(p.value("L")) - less
+        return (
+            f"d* = {d} >= {limit} = {bound}: the exact choice d = L (zero error) beats the construction"
+            if d >= bound
+            else None
+        )
+
+    return vacuous
+
+
+def _per_k_log_l(p: Point) -> str:
+    return f"d* = {p.params['d']} < L = {int(p.value('L'))}; d*/(k log L) = {p.value('d_per_k_log_L'):.3g}"
+
+
+WIDTH = Statement(
+    "expressivity.thm1.width",
+    where="the theorem: d = O(k log L)",
+    statement="The construction approximates A with a width d = O(k log L) smaller than the exact choice d = L "
+    "(X = (B, I), zero error).",
+    reading=tuple(
+        Noted(
+            reading=Bound(
+                projection, description, observed="d_star", bound="L", trials="trials", loose_factor=None,
+                vacuous=_wider(*limit),
+            ),
+            note=lambda p, less=limit[1]: "" if p.value("d_star") >= p.value("L") - less else _per_k_log_l(p),
+        )
+        for projection, description, limit in (
+            ("gaussian", "measured d* (Gaussian R) at the run's instance against L: vacuous if d* >= L", ("L", 0)),
+            ("orthogonal", "measured d* (orthogonal R) against L: vacuous if d* >= L − 1", ("L − 1", 1)),
+        )
+    )
+    + (
+        Noted(
+            reading=Bound(
+                "grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?", observed="below",
+                decide=("smallest", 1.0), trials="trials", loose_factor=None,
+                vacuous=lambda p: None if p.value("below") else f"d* >= L at all {int(p.value('configurations'))} "
+                "configurations: the exact choice d = L beats the construction everywhere",
+            ),
+            note=lambda p: f"{int(p.value('below'))}/{int(p.value('configurations'))} configurations have d* < L; "
+            f"smallest d*/L = {p.value('smallest'):.3g}",
+        ),
+    ),
+)  # fmt: skip
+
+
+def _exponent(name: str) -> Callable[[Point], str]:
+    def what(p: Point) -> str:
+        v = p.value
+        return (
+            f"log d* = a + p log k + q log log L over {int(v('configurations'))} configurations: {name} exponent "
+            f"{v(name):.3g} [{v(name + '_low'):.3g}, {v(name + '_high'):.3g}] (the theorem allows <= 1)"
+        )
+
+    return what
+
+
+#: The models of the least-squares fits of d* over the sweep besides C k log L, by their quantities.
+OTHER_FITS = (("rownorm", "max‖b_i‖² log L / δ²"), ("notes", "max|B|² k log L / δ"))
+
+
+def _ls_fit(p: Point) -> str:
+    v = p.value
+    others = "; ".join(f"d* = {v('C_' + q):.4g}·{model} (R² {v('r2_' + q):.3f})" for q, model in OTHER_FITS)
+    return (
+        f"C = {v('C'):.4g}, R² = {v('r2'):.3f}, max relative residual {v('max_rel_residual'):.2f}; other fits: {others}"
+    )
+
+
+def _klogl_heldout(p: Point) -> str:
+    v = p.value
+    above = v("measured") > v("c_fit") >= v("low_end")
+    return (
+        f"C = max d*/(k log L) = {v('c_fit'):.4g} over {int(v('configurations'))} configurations with L < "
+        f"{p.params['L']}; held-out L = {p.params['L']}: worst k = {int(v('k_worst'))}, d*/(k log L) = "
+        f"{v('measured'):.4g}, 95% CI [{v('low_end'):.4g}, {v('high_end'):.4g}]"
+        + (" (above C, but not significantly)" if above else "")
+        + "; the lower 95% end decides"
+    )
+
+
+KLOGL = Statement(
     "expressivity.thm1.klogl",
-    "the theorem: d = O(k log L)",
-    "The dimension needed grows at most like k log L.",
-    (
-        Reading(
+    where="the theorem: d = O(k log L)",
+    statement="The dimension needed grows at most like k log L.",
+    reading=(
+        Number(
             "k-exponent",
             "log d* = a + p log k + q log log L over the sweep: the fitted p with its 95% t "
             "interval (a measurement: fitted and read on the same draws)",
+            value="k", low="k_low", high="k_high", bound=1.0, trials="trials", what=_exponent("k"),
         ),
-        Reading("logl-exponent", "the fitted q of the same regression (a measurement)"),
-        Reading("ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)"),
-        Reading(
-            "heldout",
-            "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
-            "(independent draws): the lower 95% end of each held-out d* against C k log L",
+        Number(
+            "logl-exponent", "the fitted q of the same regression (a measurement)", value="log L", low="log L_low",
+            high="log L_high", bound=1.0, trials="trials", what=_exponent("log L"),
+        ),
+        Number(
+            "ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)",
+            value="C", trials="trials", what=_ls_fit,
+        ),
+        Noted(
+            reading=Bound(
+                "heldout",
+                "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
+                "(independent draws): the lower 95% end of each held-out d* against C k log L",
+                observed="measured", bound="c_fit", decide=("low_end", "c_fit"), low="low_end", high="high_end",
+                trials="trials", loose_factor=None, value_name="held-out d*/(k log L)", bound_name="fitted C",
+                trivial=lambda p: None if p.value("bounded") else "too few draws to bound any held-out d* from below",
+            ),
+            note=_klogl_heldout,
         ),
     ),
-    COMMAND,
-)
+)  # fmt: skip
 
-STATED = Claim(
+
+def _heldout_counts(p: Point) -> str:
+    fails = p.stats["fails"]
+    return f"{int(fails.total)}/{fails.count} independent draws"
+
+
+def _eps_heldout_note(p: Point) -> str:
+    e, train = p.value("exponent"), p.stats["train"]
+    return (
+        f"C = max d*·δ^{e:g} = {p.value('C'):.4g} fitted at δ = {train.low:g},{train.high:g} (seed of the scaling "
+        f"sweep); at δ = {p.params['delta']:.3g} the bound d = C/δ^{e:g} = {p.params['d']} fails in {_heldout_counts(p)}"
+    )
+
+
+def _m_max_a_heldout_note(p: Point) -> str:
+    return (
+        f"d* = {p.params['d']} measured at eps = {p.value('train'):g} is the formula's d at every eps (M = max A "
+        f"fixed); at eps = {p.params['eps']:.3g} it fails in {_heldout_counts(p)}"
+    )
+
+
+def _eps_exponent(p: Point) -> str:
+    v = p.value
+    return (
+        f"exponent of 1/δ in d* = {v('p'):.3g}, bracketed in [{v('p_low'):.3g}, {v('p_high'):.3g}] by the bisection "
+        f"brackets (the formula says 1, JL predicts 2); d*·δ grows from {v('d_delta_large'):.4g} to "
+        f"{v('d_delta_small'):.4g} as δ shrinks; fitted on these draws, so tested only in the eps-heldout reading"
+    )
+
+
+def _m_max_a(p: Point) -> str:
+    v = p.value
+    text = (
+        f"at fixed M = {v('M'):g}, d* grows ×{v('grow'):.3g} as eps goes from {v('eps_max'):.3g} to "
+        f"{v('eps_min'):.3g} (max|B| {v('B_min'):.3g} → {v('B_max'):.3g}); the formula with M = max A does not "
+        "depend on eps"
+    )
+    if "M_ratio" in p.stats:
+        r, g = v("M_ratio"), v("M_growth")
+        text += f"; at fixed m, M/m ×{r:g} makes M² grow ×{r * r:g} but d* only ×{g:.3g} (d* follows max|log(A/eps)|², not M²)"
+    return text
+
+
+def _m_max_b(p: Point) -> str:
+    lo, hi = p.value("c_min"), p.value("c_max")
+    return (
+        f"C = d*·δ/(max|B|² k log L) in [{lo:.3g}, {hi:.3g}] over eps (ratio {hi / lo:.3g}; the eps-exponent "
+        "reading shows C must grow like 1/δ)"
+    )
+
+
+STATED = Statement(
     "expressivity.notes.dstated",
-    "notes p. 3, the formula d = O(M² k log L / ε')",
-    "d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
-    (
-        Reading(
+    where="notes p. 3, the formula d = O(M² k log L / ε')",
+    statement="d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
+    reading=(
+        Number(
             "eps-exponent",
             "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
             "bisection brackets (a measurement: the formula says 1, JL gives 2)",
+            value="p",
+            low="p_low",
+            high="p_high",
+            bound=1.0,
+            trials="trials",
+            what=_eps_exponent,
         ),
-        Reading(
-            "eps-heldout",
-            "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
-            "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
+        Noted(
+            reading=Probability(
+                "eps-heldout",
+                "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
+                "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
+                event="fails",
+                claimed="beta",
+            ),
+            note=_eps_heldout_note,
         ),
-        Reading(
+        Number(
             "m-max-a",
             "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at fixed M (a measurement)",
+            value="d_max",
+            bound="d_stated",
+            trials="trials",
+            what=_m_max_a,
         ),
-        Reading(
-            "m-max-a-heldout",
-            "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
-            "at the smallest eps: failure rate against β",
+        Noted(
+            reading=Probability(
+                "m-max-a-heldout",
+                "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
+                "at the smallest eps: failure rate against β",
+                event="fails",
+                claimed="beta",
+            ),
+            note=_m_max_a_heldout_note,
         ),
-        Reading(
-            "m-max-b", "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)"
+        Number(
+            "m-max-b",
+            "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)",
+            value="c_max",
+            trials="trials",
+            what=_m_max_b,
         ),
     ),
-    COMMAND,
     source="notes p. 3",
 )
 
@@ -206,88 +425,186 @@ JL_ORTHOGONAL = Statement(
     source="notes p. 4",
 )
 
-JL_ORTH_NORM = Claim(
+
+def _norm_note(scale: str, suffix: str) -> Callable[[Point], str]:
+    def note(p: Point) -> str:
+        v = p.value
+        return (
+            f"E‖Ru‖²/‖u‖² = {v('mean'):.4g} exactly ({scale}); Monte Carlo {v('mc_mean'):.4g} [{v('mc_low'):.4g}, "
+            f"{v('mc_high'):.4g}]" + (suffix if v("mean") != 1 else "")
+        )
+
+    return note
+
+
+def _mean_reading(name: str, description: str, scale: str, suffix: str) -> Noted:
+    return Noted(
+        reading=Bound(
+            name, description, observed="mc_mean", bound=1.0, decide=("residual", 1e-12), exact="mean", low="mc_low",
+            high="mc_high", trials="trials", identity=True, value_name="E‖Ru‖²/‖u‖²", bound_name="target",
+        ),
+        note=_norm_note(scale, suffix),
+    )  # fmt: skip
+
+
+JL_ORTH_NORM = Statement(
     "expressivity.jl.orthnorm",
-    "notes p. 4, remark (what R^ort = Q must satisfy to be a JL projection)",
-    "R^ort preserves norms in mean, E‖Ru‖² = ‖u‖², and concentrates at least as well as Gaussian R.",
-    (
-        Reading(
+    where="notes p. 4, remark (what R^ort = Q must satisfy to be a JL projection)",
+    statement="R^ort preserves norms in mean, E‖Ru‖² = ‖u‖², and concentrates at least as well as Gaussian R.",
+    reading=(
+        _mean_reading(
             "unscaled",
             "R = Qᵀ (d×L, orthonormal rows): exact E‖Ru‖²/‖u‖² = d/L against 1 (identity), "
             "with a Monte Carlo mean as a check of the law",
+            "d/L",
+            "; the √(L/d) scale is needed",
         ),
-        Reading("scaled", "R = √(L/d) Qᵀ: exact mean against 1 (identity), Monte Carlo check"),
-        Reading(
-            "variance",
-            "Var(‖Ru‖²/‖u‖²) of the scaled orthogonal R, 2(L−d)/(d(L+2)), against the Gaussian "
-            "2/d (Monte Carlo check of both)",
+        _mean_reading("scaled", "R = √(L/d) Qᵀ: exact mean against 1 (identity), Monte Carlo check", "1", ""),
+        Noted(
+            reading=Bound(
+                "variance",
+                "Var(‖Ru‖²/‖u‖²) of the scaled orthogonal R, 2(L−d)/(d(L+2)), against the Gaussian "
+                "2/d (Monte Carlo check of both)",
+                observed="mc_var", bound="var_gaussian", decide=("var_orthogonal", "var_gaussian"),
+                exact="var_orthogonal", trials="trials", loose_factor=None, value_name="variance",
+                bound_name="Gaussian's",
+            ),
+            note=lambda p: f"Var = 2(L−d)/(d(L+2)) = {p.value('var_orthogonal'):.4g} vs Gaussian 2/d = "
+            f"{p.value('var_gaussian'):.4g} (ratio (L−d)/(L+2) = {p.value('var_orthogonal') / p.value('var_gaussian'):.3g}); "
+            f"Monte Carlo {p.value('mc_var'):.4g} and {p.value('mc_var_gaussian'):.4g}",
         ),
     ),
-    COMMAND,
     source="notes p. 4",
-)
+)  # fmt: skip
 
-ORTH_WIDTH = Claim(
+
+def _orthogonal_width_note(p: Point) -> str:
+    v = p.value
+    return (
+        f"{int(v('live'))}/{int(v('configurations'))} configurations exercise the claim (d*_Gaussian < L); "
+        f"d*_orth/d*_gauss there: tightest {v('tightest'):.3g}, median {v('typical'):.3g} (the label rests on the "
+        f"tightest); over all configurations in [{v('ratio_min'):.3g}, {p.stats['ratio_max'].high:.3g}]; orthogonal "
+        f"d* = L (only the exact choice works) in {int(v('orthogonal_at_L'))}/{int(v('orthogonal'))} configurations"
+    )
+
+
+ORTH_WIDTH = Statement(
     "expressivity.jl.orthogonaldim",
-    "notes p. 4, remark: orthogonal projections in the construction",
-    "Orthogonal projections need no larger d than Gaussian ones.",
-    (
-        Reading(
+    where="notes p. 4, remark: orthogonal projections in the construction",
+    statement="Orthogonal projections need no larger d than Gaussian ones.",
+    reading=Noted(
+        reading=Bound(
             "vs-gaussian",
             "the sweep: d*_orthogonal <= d*_Gaussian at every configuration where the claim can "
             "fail (d*_Gaussian < L: orthogonal R has d <= L and d = L is exact, so elsewhere it "
             "cannot fail); one looseness rule on the worst exercised ratio",
+            observed="ratio_max", decide=("tightest", 1.0), trials="trials", shown=("tightest", "typical"),
+            trivial=lambda p: None if p.value("live") else f"d*_Gaussian >= L at all {int(p.value('configurations'))} "
+            "configurations, and orthogonal R has d <= L with d = L exact: orthogonal d* <= Gaussian d* whatever the draws",
         ),
+        note=_orthogonal_width_note,
+        after=True,
     ),
-    COMMAND,
     source="notes p. 4",
-)
+)  # fmt: skip
 
-ASYMPTOTIC = Claim(
+ASYMPTOTIC = Statement(
     "expressivity.tool.asymptotic",
-    "attnspec's method (not a claim of the paper)",
-    "The d → ∞ law √d (RᵀR − I) → Z reproduces the d* of the exact sampler.",
-    (
-        Reading(
+    where="attnspec's method (not a claim of the paper)",
+    statement="The d → ∞ law √d (RᵀR − I) → Z reproduces the d* of the exact sampler.",
+    reading=Noted(
+        reading=Bound(
             "vs-exact",
             "sweep configurations with L <= 128: number of exact d* outside the asymptotic "
             "interval widened by the bisection bracket, against 0",
+            observed="ratio_max", decide=("disagree", 0.0), trials="trials", loose_factor=None,
         ),
+        note=lambda p: f"exact/asymptotic d* in [{p.value('ratio_min'):.3g}, {p.stats['ratio_max'].high:.3g}] over "
+        f"{int(p.value('configurations'))} configurations with L <= {int(p.value('L_max'))}; "
+        f"{int(p.value('disagree'))} disagree beyond the CI and bisection bracket",
     ),
-    COMMAND,
-)
+)  # fmt: skip
 
-HYPOTHESES = Claim(
+
+def _row_only_note(factorization: str) -> Callable[[Point], str]:
+    def note(p: Point) -> str:
+        v, fails = p.value, p.stats["fails"]
+        return (
+            f"{factorization} factorization: d = {p.params['d']} (upper 95% end of d* = {int(v('d_fit_point'))}) "
+            f"fitted on a k-per-row-and-column A fails on the dense-column A (column of "
+            f"{int(v('max_column_nonzeros'))} nonzeros) in {int(fails.total)}/{fails.count} fresh draws; that A's "
+            f"own d* = {int(v('d_row_only'))} ({v('d_row_only') / v('d_fit_point'):.3g}× the training d*)"
+        )
+
+    return note
+
+
+def _column_unmet(p: Point) -> str:
+    return f"A has a column with {int(p.value('max_column_nonzeros'))} nonzeros: the column factorization needs column sparsity"
+
+
+def _ratio_dimension(p: Point) -> str:
+    v = p.value
+    return (
+        f"d* for ratio precision δ = {int(v('d_ratio'))} [{v('d_ratio_low'):.4g}, {v('d_ratio_high'):.4g}] vs "
+        f"additive {int(v('d_additive'))} [{v('d_low'):.4g}, {v('d_high'):.4g}] (ratio {v('ratio'):.3g}), same "
+        f"{int(v('trials'))} draws of the d → ∞ law"
+    )
+
+
+HYPOTHESES = Statement(
     "expressivity.thm1.hypotheses",
-    "the theorem's hypotheses: notes (row sparsity, additive precision) vs the "
+    where="the theorem's hypotheses: notes (row sparsity, additive precision) vs the "
     "paper's abstract (k nonzeros per row and column, element ratios preserved)",
-    "The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
+    statement="The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
     "‖B − B̂‖∞ <= δ) as under the paper's (k per row and column, ratios A_ij/A_il preserved).",
-    (
-        Reading(
-            "row-only",
-            "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
-            "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
-            "independent draws (d → ∞ law): failure rate against β",
+    reading=(
+        Noted(
+            reading=Probability(
+                "row-only",
+                "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
+                "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
+                "independent draws (d → ∞ law): failure rate against β",
+                event="fails",
+                claimed="beta",
+            ),
+            note=_row_only_note("row"),
         ),
-        Reading(
-            "row-only-column",
-            "the same A with the column factorization B = I·B (the notes' 'analogous' column "
-            "case): its hypothesis (column sparsity) is not met; the failure rate is reported",
+        Noted(
+            reading=Unmet(
+                reading=Probability(
+                    "row-only-column",
+                    "the same A with the column factorization B = I·B (the notes' 'analogous' column "
+                    "case): its hypothesis (column sparsity) is not met; the failure rate is reported",
+                    event="fails",
+                    claimed="beta",
+                ),
+                unmet=_column_unmet,
+            ),
+            note=_row_only_note("column"),
         ),
-        Reading(
-            "ratio-implied",
-            "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
-            "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
-            "‖B − B̂‖∞ <= δ against 2δ",
+        Noted(
+            reading=Bound(
+                "ratio-implied",
+                "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
+                "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
+                "‖B − B̂‖∞ <= δ against 2δ",
+                observed="ratio_on",
+                bound="two_delta",
+                trials="met",
+                unmet=lambda p: None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ",
+            ),
+            note=lambda p: "worst log-ratio error within a row's support over the trials at d* with ‖B − B̂‖∞ <= δ",
         ),
-        Reading(
+        Number(
             "ratio-dimension",
             "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
             "additive precision δ, from the same draws of the d → ∞ law (a measurement)",
+            value="ratio",
+            what=_ratio_dimension,
+            trials="trials",
         ),
     ),
-    COMMAND,
 )
 
 #: Relative tolerance of the construction's identity: float64 round-off of products of length <= 2d.

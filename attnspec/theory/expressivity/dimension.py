@@ -13,7 +13,7 @@ import pandas as pd
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import jl_failure_bound, pairs_log_union_bound
-from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_probability
+from attnspec.verdicts.classify import VerdictRow, classify_probability
 
 
 def _exact_or_none(log_bound: float, claimed: float) -> tuple[float | None, str]:
@@ -141,7 +141,7 @@ def check_jl_dimension(
     return out
 
 
-def check_width(d_star: int, *, L: int, k: int, projection: str, params: dict, trials: int, seed: int) -> VerdictRow:
+def check_width(d_star: int, *, L: int, k: int, projection: str, params: dict, trials: int, seed: int) -> list:
     """:data:`~.claims.WIDTH` at one instance: is the measured d* below L?
 
     d* >= L (orthogonal: >= L − 1, where R is a rotation up to one dimension) makes the
@@ -157,27 +157,10 @@ def check_width(d_star: int, *, L: int, k: int, projection: str, params: dict, t
 
     Returns
     -------
-    VerdictRow
+    list of one VerdictRow
     """
-    limit = L if projection == "gaussian" else L - 1
-    vac = (
-        (
-            f"d* = {d_star} >= {'L' if projection == 'gaussian' else 'L − 1'} = {limit}: the exact choice d = L "
-            f"(zero error) beats the construction"
-        )
-        if d_star >= limit
-        else None
-    )
-    dec = classify_bound(observed=float(d_star), bound=float(L), loose_factor=None, vacuous=vac)
-    ev = dec.reason if vac else f"d* = {d_star} < L = {L}; d*/(k log L) = {d_star / (k * math.log(L)):.3g}"
-    return VerdictRow(
-        C.WIDTH.id,
-        dec.verdict,
-        {**params, "d": d_star},
-        bound=float(L),
-        estimate=float(d_star),
-        trials=trials,
-        seed=seed,
-        reading=projection,
-        evidence=ev,
-    )
+    from attnspec.theorem.readoff import read_off
+    from attnspec.theory.expressivity.registration import PAPER
+
+    numbers = {"d_star": float(d_star), "L": float(L), "trials": trials, "d_per_k_log_L": d_star / (k * math.log(L))}
+    return read_off(C.WIDTH, {**params, "d": d_star}, numbers, paper=PAPER, seed=seed, readings=(projection,))

@@ -14,25 +14,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from attnspec.theorem.cases import Cases
+from attnspec.theorem.readoff import indicators, read_off
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import dimension_stated
-from attnspec.verdicts.classify import Decision, VerdictRow
-
-
-def measured(reason: str) -> Decision:
-    """The decision for a number reported without a verdict (fitted and read on the same draws).
-
-    Parameters
-    ----------
-    reason : str
-        What was measured.
-
-    Returns
-    -------
-    Decision
-        ``measured``, with ``reason``.
-    """
-    return Decision("measured", reason)
+from attnspec.theory.expressivity.registration import PAPER
+from attnspec.verdicts.classify import VerdictRow
 
 
 def loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -94,17 +81,6 @@ def fit_d_star(sw: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _m_ratio_note(frame: pd.DataFrame) -> str:
-    sm = frame.query("kind == 'scaling_M'").sort_values("M_over_m") if "M_over_m" in frame else frame.iloc[:0]
-    if len(sm) < 2:
-        return ""
-    g = float(sm["d"].iloc[-1] / sm["d"].iloc[0])
-    r = float(sm["M_over_m"].iloc[-1] / sm["M_over_m"].iloc[0])
-    return (
-        f"; at fixed m, M/m ×{r:g} makes M² grow ×{r * r:g} but d* only ×{g:.3g} (d* follows max|log(A/eps)|², not M²)"
-    )
-
-
 def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: float) -> list[VerdictRow]:
     """The measured readings of :data:`~.claims.STATED` from the scaling sweeps of a run.
 
@@ -118,85 +94,38 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
     -------
     list of VerdictRow (eps-exponent, m-max-a, m-max-b), all ``measured``
     """
-    out = []
     sd = frame.query("kind == 'scaling_delta'").sort_values("delta")
     x = 1.0 / sd["delta"].to_numpy()
     dhi = sd["d"].to_numpy().astype(float)
     dlo = np.maximum(sd["d_low"].to_numpy().astype(float), 1.0)
-    p = loglog_slope(x, np.sqrt(dhi * dlo))[0]
     span = math.log(x.max() / x.min())
     # each exact d* is only known to its bisection bracket (d_low, d]: the slopes of the
     # extreme end points bound the exponent
-    plo = math.log(dlo[0] / dhi[-1]) / span
-    phi = math.log(dhi[0] / dlo[-1]) / span
-    dec = measured(
-        f"exponent of 1/δ in d* = {p:.3g}, bracketed in [{plo:.3g}, {phi:.3g}] by the bisection "
-        f"brackets (the formula says 1, JL predicts 2); d*·δ grows from "
-        f"{dhi[-1] * sd['delta'].iloc[-1]:.4g} to {dhi[0] * sd['delta'].iloc[0]:.4g} as δ shrinks; "
-        f"fitted on these draws, so tested only in the eps-heldout reading"
-    )
-    out.append(
-        VerdictRow(
-            C.STATED.id,
-            dec.verdict,
-            {
-                "L": int(sd["L"].iloc[0]),
-                "k": int(sd["k"].iloc[0]),
-                "eps": eps,
-                "delta": None,
-                "varied": f"delta {sd['delta'].min():.3g}..{sd['delta'].max():.3g}",
-            },
-            bound=1.0,
-            estimate=p,
-            ci_low=plo,
-            ci_high=phi,
-            trials=int(sd["trials"].iloc[0]),
-            seed=int(sd["seed"].iloc[0]),
-            reading="eps-exponent",
-            evidence=dec.reason,
-        )
-    )
+    numbers = {
+        "p": loglog_slope(x, np.sqrt(dhi * dlo))[0], "p_low": math.log(dlo[0] / dhi[-1]) / span,
+        "p_high": math.log(dhi[0] / dlo[-1]) / span, "trials": int(sd["trials"].iloc[0]),
+        "d_delta_large": dhi[-1] * sd["delta"].iloc[-1], "d_delta_small": dhi[0] * sd["delta"].iloc[0],
+    }  # fmt: skip
+    P = {"L": int(sd["L"].iloc[0]), "k": int(sd["k"].iloc[0]), "eps": eps, "delta": None,
+         "varied": f"delta {sd['delta'].min():.3g}..{sd['delta'].max():.3g}"}  # fmt: skip
+    out = read_off(C.STATED, P, numbers, paper=PAPER, seed=int(sd["seed"].iloc[0]), readings=("eps-exponent",))
     se = frame.query("kind == 'scaling_eps'")
     L_s, k_s = int(se["L"].iloc[0]), int(se["k"].iloc[0])
     dd = se["d"].to_numpy().astype(float)
-    grow = dd.max() / dd.min()
-    P = {"L": L_s, "k": k_s, "eps": None, "delta": delta, "varied": f"eps {se['eps'].min():.3g}..{se['eps'].max():.3g}"}
-    dec = measured(
-        f"at fixed M = {M:g}, d* grows ×{grow:.3g} as eps goes from {se['eps'].max():.3g} to "
-        f"{se['eps'].min():.3g} (max|B| {se['max_abs_B'].min():.3g} → {se['max_abs_B'].max():.3g}); "
-        f"the formula with M = max A does not depend on eps" + _m_ratio_note(frame)
-    )
-    out.append(
-        VerdictRow(
-            C.STATED.id,
-            dec.verdict,
-            P,
-            bound=dimension_stated(L_s, k_s, M, delta),
-            estimate=float(dd.max()),
-            trials=int(se["trials"].iloc[0]),
-            seed=int(se["seed"].iloc[0]),
-            reading="m-max-a",
-            evidence=dec.reason,
-        )
-    )
     cst = dd / (se["max_abs_B"].to_numpy() ** 2 * k_s * math.log(L_s) / delta)
-    dec = measured(
-        f"C = d*·δ/(max|B|² k log L) in [{cst.min():.3g}, {cst.max():.3g}] over eps (ratio "
-        f"{cst.max() / cst.min():.3g}; the eps-exponent reading shows C must grow like 1/δ)"
+    numbers = {
+        "d_max": float(dd.max()), "d_stated": dimension_stated(L_s, k_s, M, delta), "trials": int(se["trials"].iloc[0]),
+        "M": M, "grow": dd.max() / dd.min(), "eps_max": se["eps"].max(), "eps_min": se["eps"].min(),
+        "B_min": se["max_abs_B"].min(), "B_max": se["max_abs_B"].max(), "c_min": cst.min(), "c_max": cst.max(),
+    }  # fmt: skip
+    sm = frame.query("kind == 'scaling_M'").sort_values("M_over_m") if "M_over_m" in frame else frame.iloc[:0]
+    if len(sm) >= 2:
+        numbers["M_ratio"] = float(sm["M_over_m"].iloc[-1] / sm["M_over_m"].iloc[0])
+        numbers["M_growth"] = float(sm["d"].iloc[-1] / sm["d"].iloc[0])
+    P = {"L": L_s, "k": k_s, "eps": None, "delta": delta, "varied": f"eps {se['eps'].min():.3g}..{se['eps'].max():.3g}"}
+    return out + read_off(
+        C.STATED, P, numbers, paper=PAPER, seed=int(se["seed"].iloc[0]), readings=("m-max-a", "m-max-b")
     )
-    out.append(
-        VerdictRow(
-            C.STATED.id,
-            dec.verdict,
-            P,
-            estimate=float(cst.max()),
-            trials=int(se["trials"].iloc[0]),
-            seed=int(se["seed"].iloc[0]),
-            reading="m-max-b",
-            evidence=dec.reason,
-        )
-    )
-    return out
 
 
 def _sweep_params(g: pd.DataFrame) -> dict:
@@ -235,10 +164,9 @@ def check_klogl_measured(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRo
     -------
     list of VerdictRow, all ``measured``
     """
-    out: list[VerdictRow] = []
     g = gaussian_sweep(sw)
-    P = _sweep_params(g)
-    seed = int(g["seed"].iloc[0])
+    numbers: dict = {"configurations": len(g), "trials": int(g["trials"].min())}
+    readings: list[str] = []
     if len(g) >= 4 and g["k"].nunique() > 1 and g["L"].nunique() > 1:
         from scipy import stats as sps
 
@@ -249,48 +177,22 @@ def check_klogl_measured(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRo
         dof = max(1, len(y) - 3)
         cov = np.linalg.inv(X.T @ X) * float(res @ res) / dof
         q = sps.t.ppf(0.975, dof)
-        for name, j, reading in (("k", 1, "k-exponent"), ("log L", 2, "logl-exponent")):
-            se = math.sqrt(cov[j, j])
-            lo, hi = coef[j] - q * se, coef[j] + q * se
-            dec = measured(
-                f"log d* = a + p log k + q log log L over {len(g)} configurations: {name} exponent "
-                f"{coef[j]:.3g} [{lo:.3g}, {hi:.3g}] (the theorem allows <= 1)"
-            )
-            out.append(
-                VerdictRow(
-                    C.KLOGL.id,
-                    dec.verdict,
-                    P,
-                    bound=1.0,
-                    estimate=float(coef[j]),
-                    ci_low=float(lo),
-                    ci_high=float(hi),
-                    trials=int(g["trials"].min()),
-                    seed=seed,
-                    reading=reading,
-                    evidence=dec.reason,
-                )
-            )
-    f = fits[fits["model"] == "k log L"]
-    if len(f):
-        dec = measured(
-            f"C = {float(f['C'].iloc[0]):.4g}, R² = {float(f['r2'].iloc[0]):.3f}, max relative residual "
-            f"{float(f['max_rel_residual'].iloc[0]):.2f}; other fits: "
-            + "; ".join(f"d* = {r.C:.4g}·{r.model} (R² {r.r2:.3f})" for r in fits.itertuples() if r.model != "k log L")
-        )
-        out.append(
-            VerdictRow(
-                C.KLOGL.id,
-                dec.verdict,
-                P,
-                estimate=float(f["C"].iloc[0]),
-                trials=int(g["trials"].min()),
-                seed=seed,
-                reading="ls-fit",
-                evidence=dec.reason,
-            )
-        )
-    return out
+        for name, j in (("k", 1), ("log L", 2)):
+            half = q * math.sqrt(cov[j, j])
+            numbers |= {
+                name: float(coef[j]),
+                f"{name}_low": float(coef[j] - half),
+                f"{name}_high": float(coef[j] + half),
+            }
+        readings += ["k-exponent", "logl-exponent"]
+    by = {r.model: r for r in fits.itertuples()}
+    if "k log L" in by:
+        f = by["k log L"]
+        numbers |= {"C": f.C, "r2": f.r2, "max_rel_residual": f.max_rel_residual}
+        for q, model in C.OTHER_FITS:
+            numbers |= {f"C_{q}": by[model].C, f"r2_{q}": by[model].r2}
+        readings.append("ls-fit")
+    return read_off(C.KLOGL, _sweep_params(g), numbers, paper=PAPER, seed=int(g["seed"].iloc[0]), readings=readings)
 
 
 def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow]:
@@ -310,42 +212,16 @@ def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow
     -------
     list of VerdictRow
     """
-    from attnspec.numerics.stats import clopper_pearson
-    from attnspec.verdicts.classify import classify_probability
-
     out = []
     for r in frame.query("kind == 'heldout'").itertuples():
-        dec = classify_probability(claimed=beta, failures=int(r.failures), trials=int(r.trials))
-        ci = clopper_pearson(int(r.failures), int(r.trials))
+        numbers = {"fails": indicators(r.failures, r.trials), "beta": float(beta), "C": float(r.C)}
         if r.fit == "delta":
-            reading, P = "eps-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
-            p = float(r.exponent)
-            how = (
-                f"C = max d*·δ^{p:g} = {r.C:.4g} fitted at δ = {r.train} (seed of the scaling sweep); at δ = "
-                f"{r.delta:.3g} the bound d = C/δ^{p:g} = {int(r.d)} fails in {int(r.failures)}/{int(r.trials)} "
-                f"independent draws"
-            )
+            reading = "eps-heldout"
+            numbers |= {"exponent": float(r.exponent), "train": Cases([float(x) for x in r.train.split(",")])}
         else:
-            reading, P = "m-max-a-heldout", {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta)}
-            how = (
-                f"d* = {int(r.d)} measured at eps = {r.train} is the formula's d at every eps (M = max A fixed); at "
-                f"eps = {r.eps:.3g} it fails in {int(r.failures)}/{int(r.trials)} independent draws"
-            )
-        out.append(
-            VerdictRow(
-                C.STATED.id,
-                dec.verdict,
-                {**P, "d": int(r.d)},
-                bound=beta,
-                estimate=ci.estimate,
-                ci_low=ci.low,
-                ci_high=ci.high,
-                trials=int(r.trials),
-                seed=int(r.seed),
-                reading=reading,
-                evidence=f"{how}: {dec.reason}",
-            )
-        )
+            reading, numbers["train"] = "m-max-a-heldout", float(r.train)
+        P = {"L": int(r.L), "k": int(r.k), "eps": float(r.eps), "delta": float(r.delta), "d": int(r.d)}
+        out += read_off(C.STATED, P, numbers, paper=PAPER, seed=int(r.seed), readings=(reading,))
     return out
 
 
@@ -366,19 +242,18 @@ def check_klogl_heldout(sw: pd.DataFrame) -> list[VerdictRow]:
     -------
     list of VerdictRow (zero or one)
     """
-    from attnspec.verdicts.classify import classify_bound
-
     g = gaussian_sweep(sw)
     if g["L"].nunique() < 2:
         return []
     top = int(g["L"].max())
     train, test = g[g["L"] < top], g[g["L"] == top]
-    c_fit = float((train["d"] / train["k_log_L"]).max())
     low = (test["ci_low"] / test["k_log_L"]).to_numpy()
-    worst = int(np.argmax(low))
-    trivial = None if np.any(test["ci_low"] > 0) else "too few draws to bound any held-out d* from below"
-    dec = classify_bound(observed=float(low[worst]), bound=c_fit, loose_factor=None, trivial=trivial)
-    t = test.iloc[worst]
+    t = test.iloc[int(np.argmax(low))]
+    numbers = {
+        "c_fit": float((train["d"] / train["k_log_L"]).max()), "measured": float(t["d"] / t["k_log_L"]),
+        "low_end": float(low.max()), "high_end": float(t["ci_high"] / t["k_log_L"]), "k_worst": int(t["k"]),
+        "configurations": len(train), "trials": int(test["trials"].min()), "bounded": float(np.any(test["ci_low"] > 0)),
+    }  # fmt: skip
     P = {
         "L": top,
         "k": f"{test['k'].min()}..{test['k'].max()}",
@@ -386,35 +261,4 @@ def check_klogl_heldout(sw: pd.DataFrame) -> list[VerdictRow]:
         "delta": float(g["delta"].iloc[0]),
         "varied": f"fit on L = {int(train['L'].min())}..{int(train['L'].max())}",
     }
-    return [
-        VerdictRow(
-            C.KLOGL.id,
-            dec.verdict,
-            P,
-            bound=c_fit,
-            estimate=float(t["d"] / t["k_log_L"]),
-            value_name="held-out d*/(k log L)",
-            bound_name="fitted C",
-            ci_low=float(t["ci_low"] / t["k_log_L"]),
-            ci_high=float(t["ci_high"] / t["k_log_L"]),
-            trials=int(test["trials"].min()),
-            seed=int(t["seed"]),
-            reading="heldout",
-            evidence=f"C = max d*/(k log L) = {c_fit:.4g} over {len(train)} configurations with L < {top}; "
-            f"held-out L = {top}: worst k = {int(t['k'])}, d*/(k log L) = "
-            f"{float(t['d'] / t['k_log_L']):.4g}, 95% CI [{float(low[worst]):.4g}, "
-            f"{float(t['ci_high'] / t['k_log_L']):.4g}]: {_against_c(dec, float(low[worst]), c_fit, float(t['d'] / t['k_log_L']))}",
-        )
-    ]
-
-
-def _against_c(dec, low: float, c_fit: float, measured: float) -> str:  # noqa: ANN001 - a Decision
-    """The held-out decision in words true to its numbers: it rests on the lower 95% end,
-    and says so when the measured value itself is above C."""
-    if dec.verdict == "violated":
-        return f"lower 95% end {low:.4g} > C = {c_fit:.4g}: violated"
-    if dec.verdict == "holds" and measured > c_fit:
-        return f"measured {measured:.4g} > C = {c_fit:.4g}, but not significantly: lower 95% end {low:.4g} <= C"
-    if dec.verdict == "holds":
-        return f"measured {measured:.4g} <= C = {c_fit:.4g} (lower 95% end {low:.4g})"
-    return dec.reason
+    return read_off(C.KLOGL, P, numbers, paper=PAPER, seed=int(t["seed"]), readings=("heldout",))

@@ -22,12 +22,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import sparse_target
 from attnspec.theory.expressivity.dstar import asymptotic_d_star
 from attnspec.theory.expressivity.sampling import asymptotic_errors
-from attnspec.verdicts.classify import Decision, VerdictRow, classify_bound, classify_probability
+from attnspec.verdicts.classify import VerdictRow
 
 
 def row_only_test(
@@ -163,81 +162,31 @@ def check_hypotheses(
     -------
     list of VerdictRow
     """
+    from attnspec.theorem.cases import Cases
+    from attnspec.theorem.readoff import indicators, read_off
+    from attnspec.theory.expressivity.registration import PAPER
+
     out = []
     for r in rows.query("test == 'row-only'").itertuples():
-        column = r.factorization == "column"
-        unmet = (
-            (
-                f"A has a column with {int(r.max_column_nonzeros)} nonzeros: the column factorization needs column "
-                f"sparsity"
-            )
-            if column
-            else None
-        )
-        dec = classify_probability(
-            claimed=float(r.beta), failures=int(r.failures), trials=int(r.trials), hypothesis_unmet=unmet
-        )
-        ci = clopper_pearson(int(r.failures), int(r.trials))
-        out.append(
-            VerdictRow(
-                C.HYPOTHESES.id,
-                dec.verdict,
-                {**params, "d": int(r.d)},
-                bound=float(r.beta),
-                estimate=ci.estimate,
-                ci_low=ci.low,
-                ci_high=ci.high,
-                trials=int(r.trials),
-                seed=int(r.seed),
-                reading="row-only-column" if column else "row-only",
-                evidence=f"{r.factorization} factorization: d = {int(r.d)} (upper 95% end of d* = "
-                f"{int(r.d_fit_point)}) fitted on a k-per-row-and-"
-                f"column A fails on the dense-column A (column of {int(r.max_column_nonzeros)} "
-                f"nonzeros) in {int(r.failures)}/{int(r.trials)} fresh draws; that A's own "
-                f"d* = {int(r.d_row_only)} ({r.d_row_only / r.d_fit_point:.3g}× the training "
-                f"d*): {dec.reason}",
-            )
+        numbers = {
+            "fails": indicators(r.failures, r.trials), "beta": float(r.beta), "d_fit_point": float(r.d_fit_point),
+            "d_row_only": float(r.d_row_only), "max_column_nonzeros": float(r.max_column_nonzeros),
+        }  # fmt: skip
+        reading = "row-only-column" if r.factorization == "column" else "row-only"
+        out += read_off(
+            C.HYPOTHESES, {**params, "d": int(r.d)}, numbers, paper=PAPER, seed=int(r.seed), readings=(reading,)
         )
     ok = at_trials[at_trials["err_inf"] <= delta]
-    if len(ok):
-        worst = float(ok["ratio_on"].max())
-        dec = classify_bound(observed=worst, bound=2 * delta)
-    else:
-        worst, dec = (
-            math.nan,
-            classify_bound(observed=math.nan, bound=2 * delta, hypothesis_unmet="no trial reached ‖B − B̂‖∞ <= δ"),
-        )
-    out.append(
-        VerdictRow(
-            C.HYPOTHESES.id,
-            dec.verdict,
-            params,
-            bound=2 * delta,
-            estimate=worst,
-            trials=len(ok),
-            seed=seed_at,
-            reading="ratio-implied",
-            evidence=f"worst log-ratio error within a row's support over the trials at d* with "
-            f"‖B − B̂‖∞ <= δ: {dec.reason}",
-        )
-    )
+    numbers = {"ratio_on": Cases(ok["ratio_on"]) if len(ok) else math.nan, "two_delta": 2 * delta, "met": len(ok)}
+    out += read_off(C.HYPOTHESES, params, numbers, paper=PAPER, seed=seed_at, readings=("ratio-implied",))
     for r in rows.query("test == 'ratio'").itertuples():
-        dec = Decision(
-            "measured",
-            f"d* for ratio precision δ = {int(r.d_ratio)} [{r.d_ratio_low:.4g}, "
-            f"{r.d_ratio_high:.4g}] vs additive {int(r.d)} [{r.ci_low:.4g}, {r.ci_high:.4g}] "
-            f"(ratio {r.d_ratio / r.d:.3g}), same {int(r.trials)} draws of the d → ∞ law",
-        )
-        out.append(
-            VerdictRow(
-                C.HYPOTHESES.id,
-                dec.verdict,
-                {**params, "d": int(r.d_ratio)},
-                estimate=r.d_ratio / r.d,
-                trials=int(r.trials),
-                seed=int(r.seed),
-                reading="ratio-dimension",
-                evidence=dec.reason,
-            )
-        )
+        numbers = {
+            "ratio": r.d_ratio / r.d, "d_ratio": r.d_ratio, "d_ratio_low": r.d_ratio_low,
+            "d_ratio_high": r.d_ratio_high, "d_additive": r.d, "d_low": r.ci_low, "d_high": r.ci_high,
+            "trials": r.trials,
+        }  # fmt: skip
+        out += read_off(
+            C.HYPOTHESES, {**params, "d": int(r.d_ratio)}, numbers, paper=PAPER, seed=int(r.seed),
+            readings=("ratio-dimension",),
+        )  # fmt: skip
     return out

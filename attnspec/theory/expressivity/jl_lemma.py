@@ -17,7 +17,7 @@ import numpy as np
 
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import exact_jl_deviation_curve
-from attnspec.verdicts.classify import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow
 
 
 def d_grid(L: int) -> np.ndarray:
@@ -147,9 +147,10 @@ def check_orthogonal_norms(L: int, *, trials: int = 2000, seed: int = 0) -> list
     list of three VerdictRow
     """
     from attnspec.numerics.stats import mean_ci
+    from attnspec.theorem.readoff import read_off
     from attnspec.theory.expressivity.bounds import jl_norm_moments
+    from attnspec.theory.expressivity.registration import PAPER
     from attnspec.theory.expressivity.sampling import gram_diagonal_draws
-    from attnspec.verdicts.classify import classify_identity
 
     L = min(L, ORTH_NORM_MAX_L)
     d = max(1, L // 8)
@@ -160,46 +161,11 @@ def check_orthogonal_norms(L: int, *, trials: int = 2000, seed: int = 0) -> list
     for reading, scale in (("unscaled", d / L), ("scaled", 1.0)):
         mean, _ = jl_norm_moments(L, d, "orthogonal", scaled=reading == "scaled")
         mc = mean_ci(x_orth * scale)
-        dec = classify_identity(residual=abs(mean - 1.0), tol=1e-12)
-        out.append(
-            VerdictRow(
-                C.JL_ORTH_NORM.id,
-                dec.verdict,
-                P,
-                bound=1.0,
-                exact=mean,
-                value_name="E‖Ru‖²/‖u‖²",
-                bound_name="target",
-                estimate=mc.estimate,
-                ci_low=mc.low,
-                ci_high=mc.high,
-                trials=trials,
-                seed=seed,
-                reading=reading,
-                evidence=f"E‖Ru‖²/‖u‖² = {mean:.4g} exactly ({'d/L' if reading == 'unscaled' else '1'})"
-                f"; Monte Carlo {mc.estimate:.4g} [{mc.low:.4g}, {mc.high:.4g}]: {dec.reason}"
-                + ("; the √(L/d) scale is needed" if dec.verdict == "violated" else ""),
-            )
-        )
-    _, v_o = jl_norm_moments(L, d, "orthogonal")
-    _, v_g = jl_norm_moments(L, d, "gaussian")
-    dec = classify_bound(observed=v_o, bound=v_g, loose_factor=None)
-    out.append(
-        VerdictRow(
-            C.JL_ORTH_NORM.id,
-            dec.verdict,
-            P,
-            bound=v_g,
-            exact=v_o,
-            value_name="variance",
-            bound_name="Gaussian's",
-            estimate=float(np.var(x_orth, ddof=1)),
-            trials=trials,
-            seed=seed,
-            reading="variance",
-            evidence=f"Var = 2(L−d)/(d(L+2)) = {v_o:.4g} vs Gaussian 2/d = {v_g:.4g} (ratio "
-            f"(L−d)/(L+2) = {v_o / v_g:.3g}); Monte Carlo {np.var(x_orth, ddof=1):.4g} and "
-            f"{np.var(x_gauss, ddof=1):.4g}: {dec.reason}",
-        )
-    )
-    return out
+        numbers = {"mean": mean, "residual": abs(mean - 1.0), "mc_mean": mc.estimate, "mc_low": mc.low,
+                   "mc_high": mc.high, "trials": trials}  # fmt: skip
+        out += read_off(C.JL_ORTH_NORM, P, numbers, paper=PAPER, seed=seed, readings=(reading,))
+    numbers = {
+        "var_orthogonal": jl_norm_moments(L, d, "orthogonal")[1], "var_gaussian": jl_norm_moments(L, d, "gaussian")[1],
+        "mc_var": float(np.var(x_orth, ddof=1)), "mc_var_gaussian": float(np.var(x_gauss, ddof=1)), "trials": trials,
+    }  # fmt: skip
+    return out + read_off(C.JL_ORTH_NORM, P, numbers, paper=PAPER, seed=seed, readings=("variance",))

@@ -12,13 +12,15 @@ orthogonal), ``at_d`` (all error measures at one d), ``scaling_delta``, ``scalin
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from attnspec.numerics.stats import clopper_pearson, spawn_seeds
+from attnspec.theorem.measured import Group
 from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps_jl_paper
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import log_targets, sparse_target
@@ -601,36 +603,12 @@ def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> 
     )
 
 
-def heldout(cfg: Config, frame: pd.DataFrame, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
-    """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta`
-    (p = 1, as in the notes) and :func:`heldout_eps`, each on its own fresh seed.
-
-    Parameters
-    ----------
-    cfg : Config
-    frame : DataFrame with the run's ``scaling_delta`` and ``scaling_eps`` rows
-    seeds : list of int, the run's seeds
-    say : callable
-
-    Returns
-    -------
-    list of two row dicts
-    """
-    Ls = min(cfg.scaling_L, cfg.L)
-    As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
-    say("held-out tests of the scaling fits")
-    return [
-        heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
-        heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
-    ]
-
-
 #: The row-only hypothesis is checked at L = min(run's L, HYPOTHESES_MAX_L).
 HYPOTHESES_MAX_L = 256
 
 
 def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str, object]]:
-    """The two row-only sparsity rows of :func:`hypotheses` (row and column factorization),
+    """The two row-only sparsity rows (row and column factorization; :mod:`.hypotheses`),
     on their own seeds: the same rows wherever they are computed.
 
     Parameters
@@ -666,94 +644,142 @@ def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str,
     ]
 
 
-def hypotheses(
-    cfg: Config,
-    A: np.ndarray,
-    lam: np.ndarray,
-    seeds: list[int],
-    say: Callable[[str], None],
-    lam_ratio: np.ndarray | None = None,
-    row_only: Callable[[], list[dict[str, object]]] | None = None,
-) -> list[dict[str, object]]:
-    """The hypotheses rows (kind ``hypotheses``): row-only sparsity under both
-    factorizations (at L = min(L, :data:`HYPOTHESES_MAX_L`)), and ratio vs additive
-    precision at the run's A (:mod:`.hypotheses`).
-
-    Parameters
-    ----------
-    cfg : Config
-    A : array of shape (L, L), the run's matrix
-    lam : array of shape (trials,), the run's draws of the d → ∞ law (seed SEED_ASYM)
-    seeds : list of int
-    say : callable
-    lam_ratio : array of shape (trials,), optional
-        The ratio-precision draws of the same Z, if already drawn; None: both laws are
-        drawn again from the same seed.
-    row_only : callable, optional, returns :func:`row_only_rows` (computed elsewhere)
-
-    Returns
-    -------
-    list of three row dicts
-    """
-    from attnspec.theory.expressivity.hypotheses import ratio_test
-
-    say("hypotheses: row-only sparsity, ratio precision")
-    rows: list[dict[str, object]] = row_only() if row_only is not None else row_only_rows(cfg, seeds)
-    # the same Z draws as the run's asymptotic law: a paired comparison of the two precisions
-    rows.append(
-        ratio_test(
-            A,
-            eps=cfg.eps,
-            delta=cfg.delta,
-            beta=cfg.beta,
-            trials=cfg.trials,
-            seed=seeds[SEED_ASYM],
-            lam_add=lam,
-            lam_ratio=lam_ratio,
-        )
-    )
-    return rows
+def _quiet(message: str) -> None:
+    """Progress inside a group: its group's line (:data:`GROUPS`) says what it computes."""
 
 
-def measure(
-    cfg: Config,
-    *,
-    progress: Callable[[str], None] | None = None,
-    scaling: Callable[[], list[dict[str, object]]] | None = None,
-    row_only: Callable[[], list[dict[str, object]]] | None = None,
-) -> Measurements:
-    """Run every measurement at the instance of ``cfg``.
-
-    Parameters
-    ----------
-    cfg : Config (validated here)
-    progress : callable, optional, receives one-line messages
-    scaling : callable, optional
-        Returns the rows of :func:`scaling_rows` for ``cfg`` (computed elsewhere, e.g. in a
-        second process); by default they are computed here.
-    row_only : callable, optional
-        Likewise for :func:`row_only_rows`.
-
-    Returns
-    -------
-    Measurements
-    """
-    cfg.validate()
-    say = progress or (lambda s: None)
+def _instance(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    """A and its logits, the notes' JL ε and d_JL, the Gaussian d* (d → ∞ law, then exact)."""
     seeds = spawn_seeds(cfg.seed, N_SEEDS)
     A = sparse_target(cfg.L, cfg.k, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_A])
     B = log_targets(A, cfg.eps)
     # the notes' ε = δ/(√k max|B|) and its dimension d_JL = 8 ln(4L²/β) k max|B|²/δ²
     eps_jl = eps_jl_paper(B, cfg.delta, cfg.factorization)
     d_jl = dimension_jl(cfg.L, eps_jl, cfg.beta)
-    rows, (lam, lam_ratio), ds, frames = _gaussian(cfg, A, seeds, d_jl, say)
-    rows += _orthogonal(cfg, A, seeds, say)
-    at_rows, at = _at_d(cfg, A, seeds, ds, eps_jl, d_jl, frames, say)
-    rows += at_rows
-    rows += scaling() if scaling is not None else _scaling(cfg, seeds, say)
-    rows += heldout(cfg, pd.DataFrame(rows), seeds, say)
-    rows += hypotheses(cfg, A, lam, seeds, say, lam_ratio=lam_ratio, row_only=row_only)
-    d_rownorm = dimension_jl(cfg.L, eps_jl_needed(B, cfg.delta, cfg.factorization), cfg.beta)
+    rows, lams, ds, frames = _gaussian(cfg, A, seeds, d_jl, _quiet)
+    instance = {"A": A, "B": B, "eps_jl": eps_jl, "d_jl": d_jl, "seeds": seeds, "lams": lams, "ds": ds}
+    return [], {"instance": instance, "frames": frames, "gaussian_rows": rows}
+
+
+def _orthogonal_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    i = tables["instance"]
+    return [], {"orthogonal_rows": _orthogonal(cfg, i["A"], i["seeds"], _quiet)}
+
+
+def _at_d_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    i = tables["instance"]
+    rows, at = _at_d(cfg, i["A"], i["seeds"], i["ds"], i["eps_jl"], i["d_jl"], tables["frames"], _quiet)
+    return [], {"at_rows": rows, "at": at}
+
+
+def _scaling_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    return [], {"scaling_rows": scaling_rows(cfg)}
+
+
+def _heldout_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta` (p = 1, as
+    in the notes) and :func:`heldout_eps`, each on its own fresh seed."""
+    frame, seeds = pd.DataFrame(tables["scaling_rows"]), spawn_seeds(cfg.seed, N_SEEDS)
+    Ls = min(cfg.scaling_L, cfg.L)
+    As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
+    rows = [
+        heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
+        heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
+    ]
+    return [], {"heldout_rows": rows}
+
+
+def _row_only_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    return [], {"row_only_rows": row_only_rows(cfg)}
+
+
+def _ratio_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    """Ratio against additive precision at the run's A, on the same Z draws as its d → ∞ law
+    (a paired comparison; :func:`~.hypotheses.ratio_test`)."""
+    from attnspec.theory.expressivity.hypotheses import ratio_test
+
+    i = tables["instance"]
+    lam, lam_ratio = i["lams"]
+    row = ratio_test(
+        i["A"], eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, seed=i["seeds"][SEED_ASYM],
+        lam_add=lam, lam_ratio=lam_ratio,
+    )  # fmt: skip
+    return [], {"ratio_rows": [row]}
+
+
+def groups(beside: bool = False) -> list[Group]:
+    """The measurements of one instance as claim groups (:class:`attnspec.theorem.measured.Group`),
+    in the order of the tidy frame; each draws from its own seeds.
+
+    Parameters
+    ----------
+    beside : bool
+        Mark the groups that need nothing from the run's instance (the scaling sweeps, their
+        held-out tests, the row-only hypothesis) to run in a second process.
+
+    Returns
+    -------
+    list of Group
+        Weights: their shares of the default run's CPU time.
+    """
+    return [
+        Group(_instance, "asymptotic law of Gaussian projections, then the exact d* around it", 0.34),
+        Group(_orthogonal_group, "orthogonal projections: bisection on L − d", 0.05),
+        Group(_at_d_group, "error measures at d*, at d_JL and at the requested d", 0.01),
+        Group(_scaling_group, "scaling sweeps in δ, M/m and eps", 0.15, beside),
+        Group(_heldout_group, "held-out tests of the scaling fits", 0.01, beside),
+        Group(_row_only_group, "hypotheses: row-only sparsity", 0.06, beside),
+        Group(_ratio_group, "hypotheses: ratio precision", 0.05),
+    ]
+
+
+#: The tables of :func:`groups` that make the tidy frame, in its row order.
+FRAME_PARTS = (
+    "gaussian_rows",
+    "orthogonal_rows",
+    "at_rows",
+    "scaling_rows",
+    "heldout_rows",
+    "row_only_rows",
+    "ratio_rows",
+)
+
+
+def measurements(cfg: Config, tables: Mapping[str, Any]) -> Measurements:
+    """The :class:`Measurements` of the tables of :func:`groups`.
+
+    Parameters
+    ----------
+    cfg : Config
+    tables : mapping
+        Every table of :func:`groups` (:func:`attnspec.theorem.measured.run_groups`).
+
+    Returns
+    -------
+    Measurements
+    """
+    i = tables["instance"]
+    frame = pd.DataFrame([row for part in FRAME_PARTS for row in tables[part]])
+    d_rownorm = dimension_jl(cfg.L, eps_jl_needed(i["B"], cfg.delta, cfg.factorization), cfg.beta)
     return Measurements(
-        frame=pd.DataFrame(rows), at=at, lam=lam, A=A, eps_jl=eps_jl, d_jl=d_jl, seeds=seeds, B=B, d_rownorm=d_rownorm
-    )
+        frame=frame, at=tables["at"], lam=i["lams"][0], A=i["A"], eps_jl=i["eps_jl"], d_jl=i["d_jl"],
+        seeds=i["seeds"], B=i["B"], d_rownorm=d_rownorm,
+    )  # fmt: skip
+
+
+def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Measurements:
+    """Run every measurement at the instance of ``cfg``, in this process.
+
+    Parameters
+    ----------
+    cfg : Config (validated here)
+    progress : callable, optional, receives one-line messages
+
+    Returns
+    -------
+    Measurements
+    """
+    from attnspec.theorem.measured import run_groups
+
+    cfg.validate()
+    return measurements(cfg, run_groups(groups(), cfg, progress=progress)[1])

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 
 from attnspec.numerics.stats import clopper_pearson
+from attnspec.theorem.cases import Cases
+from attnspec.theorem.readoff import read_off
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import (
     bound_off_support,
@@ -20,6 +22,7 @@ from attnspec.theory.expressivity.bounds import (
     bound_san_off_mass,
     exact_on_support,
 )
+from attnspec.theory.expressivity.registration import PAPER
 from attnspec.verdicts.classify import VerdictRow, classify_bound
 
 UNMET = "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
@@ -44,81 +47,29 @@ def check_on_support(
     """
     ok = trials[trials["err_inf"] <= delta]
     b = bound_on_support(M, delta)
-    out = []
-    cid = C.ONSUPPORT.id
-    if len(ok):
-        worst = float(ok["on_abs"].max())
-        typ = float(ok["on_abs"].median())
-        dec = classify_bound(observed=worst, bound=b)
-        # tightest case (the worst trial, on which a deterministic bound's label rests) and
-        # typical case (the median trial), as bound/observed
-        tt = {"tightest": b / worst if worst > 0 else math.inf, "typical": b / typ if typ > 0 else math.inf}
-        out.append(
-            VerdictRow(
-                cid,
-                dec.verdict,
-                {**params, **tt},
-                bound=b,
-                exact=exact_on_support(M, delta),
-                estimate=worst,
-                value_name="exact worst case",
-                trials=len(ok),
-                seed=seed,
-                reading="given-delta",
-                evidence=f"{dec.reason}; max over {len(ok)} trials; exact worst case "
-                f"M(e^δ−1) = {exact_on_support(M, delta):.4g}; bound/observed: tightest "
-                f"{tt['tightest']:.3g} (worst trial; the label rests on it), typical "
-                f"{tt['typical']:.3g} (median trial)",
-            )
-        )
-        rel = float(ok["on_rel"].max())
-        dec = classify_bound(observed=rel, bound=math.exp(delta) * delta)
-        out.append(
-            VerdictRow(
-                cid,
-                dec.verdict,
-                params,
-                bound=math.exp(delta) * delta,
-                exact=math.expm1(delta),
-                estimate=rel,
-                value_name="exact worst case",
-                trials=len(ok),
-                seed=seed,
-                reading="relative",
-                evidence=f"{dec.reason}; M e^δ δ / m = {b / m:.4g} is the absolute bound divided by the smallest entry",
-            )
-        )
-    else:
-        for reading in ("given-delta", "relative"):
-            dec = classify_bound(observed=math.nan, bound=b, hypothesis_unmet=UNMET)
-            out.append(
-                VerdictRow(cid, dec.verdict, params, bound=b, trials=0, seed=seed, reading=reading, evidence=dec.reason)
-            )
     # realised-δ reading: every trial, δ_t = its own ||B − B̂||_∞
-    bt = M * np.exp(trials["err_inf"].to_numpy()) * trials["err_inf"].to_numpy()
-    on = trials["on_abs"].to_numpy()
+    err, on = trials["err_inf"].to_numpy(), trials["on_abs"].to_numpy()
+    bt = M * np.exp(err) * err
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(bt > 0, on / bt, np.where(on > 0, np.inf, 0.0))
-    dec = classify_bound(observed=float(ratio.max()), bound=1.0)
-    with np.errstate(divide="ignore"):
-        inv = bt / on
-    out.append(
-        VerdictRow(
-            cid,
-            dec.verdict,
-            params,
-            bound=float(bt.max()),
-            estimate=float(on.max()),
-            value_name="worst |Â − A| on S",
-            bound_name="M e^δ δ",
-            trials=len(trials),
-            seed=seed,
-            reading="realised-delta",
-            evidence=f"{dec.reason} (worst |Â−A| / (M e^δ δ) over {len(trials)} trials); "
-            f"bound/observed in [{np.nanmin(inv):.3g}, {np.nanmax(inv):.3g}]",
-        )
+        inverse = bt / on
+    numbers = {
+        "met": len(ok), "m": m, "on_bound": b, "exact_on": exact_on_support(M, delta),
+        "relative_bound": math.exp(delta) * delta, "relative_exact": math.expm1(delta), "on_abs": math.nan,
+        "on_rel": math.nan, "on_all": Cases(on), "realised_bound": float(bt.max()), "realised_ratio": Cases(ratio),
+        "inverse_low": float(np.nanmin(inverse)), "inverse_high": float(np.nanmax(inverse)),
+    }  # fmt: skip
+    if len(ok):
+        worst, typical = float(ok["on_abs"].max()), float(ok["on_abs"].median())
+        # tightest case (the worst trial, on which a deterministic bound's label rests) and
+        # typical case (the median trial), as bound/observed
+        numbers |= {
+            "on_abs": Cases(ok["on_abs"]), "on_rel": Cases(ok["on_rel"]),
+            "tightest": b / worst if worst > 0 else math.inf, "typical": b / typical if typical > 0 else math.inf,
+        }  # fmt: skip
+    return read_off(
+        C.ONSUPPORT, params, numbers, paper=PAPER, seed=seed, readings=("given-delta", "relative", "realised-delta")
     )
-    return out
 
 
 def check_off_support(
@@ -140,47 +91,33 @@ def check_off_support(
     -------
     list of VerdictRow (empty if A has no zero entry)
     """
-    ok = trials[trials["err_inf"] <= delta]
-    lo_b, hi_b = bound_off_support(eps, delta)
     if not trials["off_max"].notna().any():
         return []  # k = L: no entry off S
-    if not len(ok):
-        rows = []
-        for cid, reading, bound in (
-            (C.OFFSUPPORT.id, "range", hi_b),
-            (C.OFFSUPPORT.id, "literal", eps),
-            (C.SAN_MASS.id, "bound", bound_san_off_mass(L, k, m, eps, delta)),
-        ):
-            dec = classify_bound(observed=math.nan, bound=bound, hypothesis_unmet=UNMET)
-            rows.append(
-                VerdictRow(
-                    cid, dec.verdict, params, bound=bound, trials=0, seed=seed, reading=reading, evidence=dec.reason
-                )
-            )
-        return rows
-    mx, mn = float(ok["off_max"].max()), float(ok["off_min"].min())
-    # two-sided range: the worst of max/upper end and lower end/min, against 1; its
-    # tightness is not the point (loose_factor=None)
-    dec = classify_bound(observed=max(mx / hi_b, lo_b / mn), bound=1.0, loose_factor=None)
-    out = [
-        VerdictRow(
-            C.OFFSUPPORT.id,
-            dec.verdict,
-            params,
-            bound=hi_b,
-            estimate=mx,
-            value_name="largest off-S entry",
-            bound_name="eps e^δ",
-            trials=len(ok),
-            seed=seed,
-            reading="range",
-            evidence=f"off-S entries in [{mn:.4g}, {mx:.4g}], range [{lo_b:.4g}, "
-            f"{hi_b:.4g}]: {dec.reason} (worst ratio to the range's ends)",
+    ok = trials[trials["err_inf"] <= delta]
+    lo_b, hi_b = bound_off_support(eps, delta)
+    numbers = {
+        "met": len(ok), "off_low": lo_b, "off_high": hi_b, "san_bound": bound_san_off_mass(L, k, m, eps, delta),
+        "off_sum": (L - k) * eps, "on_sum": k * m, "off_max": math.nan, "off_min": math.nan, "off_ratio": math.nan,
+        "san_off_mass": math.nan,
+    }  # fmt: skip
+    if len(ok):
+        mx, mn = float(ok["off_max"].max()), float(ok["off_min"].min())
+        # two-sided range: the worst of max/upper end and lower end/min, against 1
+        numbers |= {
+            "off_max": Cases(ok["off_max"]), "off_min": mn, "off_ratio": max(mx / hi_b, lo_b / mn),
+            "san_off_mass": Cases(ok["san_off_mass"]),
+        }  # fmt: skip
+        literal = _off_support_literal(ok, L=L, eps=eps, params=params, seed=seed, A_seed=A_seed)
+    else:
+        dec = classify_bound(observed=math.nan, bound=eps, hypothesis_unmet=UNMET)
+        literal = VerdictRow(
+            C.OFFSUPPORT.id, dec.verdict, params, bound=eps, trials=0, seed=seed, reading="literal", evidence=dec.reason
         )
+    return [
+        *read_off(C.OFFSUPPORT, params, numbers, paper=PAPER, seed=seed, readings=("range",)),
+        literal,
+        *read_off(C.SAN_MASS, params, numbers, paper=PAPER, seed=seed, readings=("bound",)),
     ]
-    out.append(_off_support_literal(ok, L=L, eps=eps, params=params, seed=seed, A_seed=A_seed))
-    out.append(_san_off_mass(ok, L=L, k=k, m=m, eps=eps, delta=delta, params=params, seed=seed))
-    return out
 
 
 def _off_support_literal(ok: pd.DataFrame, *, L: int, eps: float, params: dict, seed: int, A_seed: int) -> VerdictRow:
@@ -212,26 +149,4 @@ def _off_support_literal(ok: pd.DataFrame, *, L: int, eps: float, params: dict, 
         seed=seed,
         reading="literal",
         evidence=f"{dec.reason}; {where}" if over else f"{dec.reason}; no off-S entry above eps",
-    )
-
-
-def _san_off_mass(
-    ok: pd.DataFrame, *, L: int, k: int, m: float, eps: float, delta: float, params: dict, seed: int
-) -> VerdictRow:
-    """:data:`~.claims.SAN_MASS` on the trials ``ok`` that meet δ: the SAN row mass that falls outside S."""
-    mass = float(ok["san_off_mass"].max())
-    bm = bound_san_off_mass(L, k, m, eps, delta)
-    dec = classify_bound(observed=mass, bound=bm)
-    return VerdictRow(
-        C.SAN_MASS.id,
-        dec.verdict,
-        params,
-        bound=bm,
-        estimate=mass,
-        value_name="worst off-S row mass",
-        trials=len(ok),
-        seed=seed,
-        reading="bound",
-        evidence=f"{dec.reason}; worst row puts {mass:.1%} of its SAN mass off S: 'error eps per "
-        f"entry' sums to (L−k)·eps = {(L - k) * eps:.3g} per row vs k·m = {k * m:.3g} on S",
     )

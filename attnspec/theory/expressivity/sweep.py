@@ -17,7 +17,7 @@ from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_
 from attnspec.theory.expressivity.fit import gaussian_sweep
 from attnspec.theory.expressivity.params import check_params
 from attnspec.theory.expressivity.sampling import asymptotic_errors
-from attnspec.verdicts.classify import VerdictRow, classify_bound
+from attnspec.verdicts.classify import VerdictRow
 
 
 def config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
@@ -230,7 +230,13 @@ def _exact_row(base: dict[str, object], r: DStar, *, projection: str, trials: in
 
 def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
     """The claims read off a sweep: d* < L anywhere (:data:`~.claims.WIDTH`, grid),
-    orthogonal vs Gaussian d* and the asymptotic law against the exact search.
+    orthogonal vs Gaussian d* (:data:`~.claims.ORTH_WIDTH`) and the asymptotic law against the
+    exact search (:data:`~.claims.ASYMPTOTIC`), each at the sweep's point by
+    :func:`attnspec.theorem.readoff.read_off`.
+
+    Orthogonal R has d <= L and d = L is exact, so wherever d*_Gaussian >= L the orthogonal claim
+    cannot fail: only the configurations with d*_Gaussian < L exercise it, and its worst
+    (largest) exercised ratio d*_orth/d*_gauss is judged against 1.
 
     Parameters
     ----------
@@ -240,7 +246,9 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    out: list[VerdictRow] = []
+    from attnspec.theorem.readoff import read_off
+    from attnspec.theory.expressivity.registration import PAPER
+
     g = gaussian_sweep(sw)
     P = {
         "L": f"{g['L'].min()}..{g['L'].max()}",
@@ -248,32 +256,23 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
         "eps": float(g["eps"].iloc[0]),
         "delta": float(g["delta"].iloc[0]),
     }
-    seed = int(g["seed"].iloc[0])
-    below = g[g["d"] < g["L"]]
-    ratio = float((g["d"] / g["L"]).min())
-    dec = classify_bound(
-        observed=ratio,
-        bound=1.0,
-        loose_factor=None,
-        vacuous=None
-        if len(below)
-        else f"d* >= L at all {len(g)} configurations: the exact choice d = L beats the construction everywhere",
-    )
-    out.append(
-        VerdictRow(
-            C.WIDTH.id,
-            dec.verdict,
-            P,
-            estimate=float(len(below)),
-            trials=int(g["trials"].min()),
-            seed=seed,
-            reading="grid",
-            evidence=f"{len(below)}/{len(g)} configurations have d* < L; smallest d*/L = {ratio:.3g}",
-        )
-    )
+    numbers = {
+        "below": float((g["d"] < g["L"]).sum()), "smallest": float((g["d"] / g["L"]).min()),
+        "configurations": len(g), "trials": int(g["trials"].min()),
+    }  # fmt: skip
+    out = read_off(C.WIDTH, P, numbers, paper=PAPER, seed=int(g["seed"].iloc[0]), readings=("grid",))
     o = sw[(sw["kind"] == "sweep") & (sw["projection"] == "orthogonal")]
     if len(o):
-        out.append(check_orthogonal_width(o, g, P))
+        mg = o.merge(g, on=["L", "k"], suffixes=("_o", "_g"))
+        r = mg["d_o"] / mg["d_g"]
+        live = mg["d_g"] < mg["L"]
+        rl = r[live] if live.any() else r
+        numbers = {
+            "ratio_max": float(r.max()), "ratio_min": float(r.min()), "tightest": float(rl.max()),
+            "typical": float(rl.median()), "live": int(live.sum()), "configurations": len(mg),
+            "orthogonal_at_L": int((o["d"] >= o["L"]).sum()), "orthogonal": len(o), "trials": int(o["trials"].min()),
+        }  # fmt: skip
+        out += read_off(C.ORTH_WIDTH, P, numbers, paper=PAPER, seed=int(o["seed"].iloc[0]))
     e = sw[(sw["kind"] == "sweep") & (sw["projection"] == "gaussian") & (sw["method"] == "exact")]
     if len(e):
         mg = e.merge(g, on=["L", "k"], suffixes=("_e", "_a"))
@@ -284,71 +283,10 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
             lowx = mg["d_a"] * mg["ci_low_a"] / mg["ci_high_a"]
             highx = mg["d_a"] * mg["ci_high_a"] / mg["ci_low_a"]
         ok = (mg["d_e"] >= lowx) & (mg["d_low_e"] <= highx)
-        dec = classify_bound(observed=float((~ok).sum()), bound=0.0, loose_factor=None)
-        out.append(
-            VerdictRow(
-                C.ASYMPTOTIC.id,
-                dec.verdict,
-                P,
-                estimate=float((mg["d_e"] / mg["d_a"]).max()),
-                trials=int(e["trials"].min()),
-                seed=int(e["seed"].iloc[0]),
-                reading="vs-exact",
-                evidence=f"exact/asymptotic d* in [{(mg['d_e'] / mg['d_a']).min():.3g}, "
-                f"{(mg['d_e'] / mg['d_a']).max():.3g}] over {len(mg)} configurations with "
-                f"L <= {int(e['L'].max())}; {int((~ok).sum())} disagree beyond the CI and "
-                f"bisection bracket",
-            )
-        )
+        ratio = mg["d_e"] / mg["d_a"]
+        numbers = {
+            "ratio_max": float(ratio.max()), "ratio_min": float(ratio.min()), "disagree": float((~ok).sum()),
+            "configurations": len(mg), "L_max": int(e["L"].max()), "trials": int(e["trials"].min()),
+        }  # fmt: skip
+        out += read_off(C.ASYMPTOTIC, P, numbers, paper=PAPER, seed=int(e["seed"].iloc[0]))
     return out
-
-
-def check_orthogonal_width(o: pd.DataFrame, g: pd.DataFrame, P: dict) -> VerdictRow:
-    """:data:`~.claims.ORTH_WIDTH`: d*_orthogonal <= d*_Gaussian, under the one looseness rule.
-
-    Orthogonal R has d <= L and d = L is exact, so wherever d*_Gaussian >= L the claim
-    cannot fail: only the configurations with d*_Gaussian < L exercise it. With none, the
-    row is *cannot-fail*; otherwise the worst (largest) exercised ratio d*_orth/d*_gauss is
-    judged against 1 by the classifier with the one looseness rule (> 10× below: *loose*).
-    The tightest case (the largest ratio, on which the label rests) and the typical case
-    (the median ratio) are both reported (``tightest`` and ``typical`` columns).
-
-    Parameters
-    ----------
-    o : DataFrame, the sweep's orthogonal rows
-    g : DataFrame, the sweep's Gaussian rows (one per configuration)
-    P : dict, the row's parameters
-
-    Returns
-    -------
-    VerdictRow
-    """
-    mg = o.merge(g, on=["L", "k"], suffixes=("_o", "_g"))
-    r = mg["d_o"] / mg["d_g"]
-    live = mg["d_g"] < mg["L"]
-    n_live = int(live.sum())
-    trivial = (
-        None
-        if n_live
-        else (
-            f"d*_Gaussian >= L at all {len(mg)} configurations, and orthogonal R has d <= L "
-            f"with d = L exact: orthogonal d* <= Gaussian d* whatever the draws"
-        )
-    )
-    rl = r[live] if n_live else r
-    tightest, typical = float(rl.max()), float(rl.median())
-    dec = classify_bound(observed=tightest, bound=1.0, trivial=trivial)
-    return VerdictRow(
-        C.ORTH_WIDTH.id,
-        dec.verdict,
-        {**P, "tightest": tightest, "typical": typical},
-        estimate=float(r.max()),
-        trials=int(o["trials"].min()),
-        seed=int(o["seed"].iloc[0]),
-        reading="vs-gaussian",
-        evidence=f"{dec.reason}: {n_live}/{len(mg)} configurations exercise the claim "
-        f"(d*_Gaussian < L); d*_orth/d*_gauss there: tightest {tightest:.3g}, median "
-        f"{typical:.3g} (the label rests on the tightest); over all configurations in "
-        f"[{r.min():.3g}, {r.max():.3g}]; orthogonal d* = L (only the exact choice works) in "
-        f"{int((o['d'] >= o['L']).sum())}/{len(o)} configurations",
-    )
