@@ -97,7 +97,7 @@ def test_jobs_does_not_change_the_run_identity() -> None:
 
 
 def test_group_shares_cover_the_run() -> None:
-    """The ETA reads the groups' shares of the run (attnspec.theorem.measured): they sum to 1, and
+    """The ETA reads the groups' shares of the run (attnspec.theorem.groups): they sum to 1, and
     every group says what it computes; the same groups in one process and in two."""
     from attnspec.theory.expressivity.battery import groups
 

@@ -1,7 +1,7 @@
 """The ``sa-check`` battery: ``config_from_options → run(config) → BatteryResult``.
 
 ``run`` measures one instance (:mod:`.measure`), sweeps the (L, k) grid (:mod:`.sweep`) and
-builds the error-map instance as claim groups of :func:`attnspec.theorem.measured.run_groups`
+builds the error-map instance as claim groups of :func:`attnspec.theorem.groups.run_groups`
 (those that need nothing from the instance in a second process with ``jobs = 2``), fits d*
 (:mod:`.fit`), and turns the measurements into verdict rows keyed on the claim ids of :mod:`.claims`, each decided by the one classifier
 (:mod:`attnspec.verdicts.classify`).
@@ -22,7 +22,7 @@ import pandas as pd
 
 from attnspec.runtime.threads import torch_threads
 from attnspec.theorem.fork import can_fork
-from attnspec.theorem.measured import Group, run_groups
+from attnspec.theorem.groups import Group, run_groups
 from attnspec.theorem.result import BatteryResult
 from attnspec.theory.expressivity.config import Config, config_from_options
 from attnspec.theory.expressivity.dimension import check_jl_dimension, check_width
@@ -148,7 +148,7 @@ def _threaded(group: Group) -> Group:
 def groups(config: Config, beside: bool) -> list[Group]:
     """The battery's claim groups: one instance's measurements (:func:`.measure.groups`), the
     (L, k) sweep and the error map; with ``beside``, those that need nothing from the instance
-    run in a second process (:func:`attnspec.theorem.measured.run_groups`).
+    run in a second process (:func:`attnspec.theorem.groups.run_groups`).
 
     Parameters
     ----------

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.numerics.stats import clopper_pearson, spawn_seeds
-from attnspec.theorem.measured import Group
+from attnspec.theorem.groups import Group
 from attnspec.theory.expressivity.bounds import dimension_jl, eps_jl_needed, eps_jl_paper
 from attnspec.theory.expressivity.config import Config
 from attnspec.theory.expressivity.construction import log_targets, sparse_target
@@ -708,7 +708,7 @@ def _ratio_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str
 
 
 def groups(beside: bool = False) -> list[Group]:
-    """The measurements of one instance as claim groups (:class:`attnspec.theorem.measured.Group`),
+    """The measurements of one instance as claim groups (:class:`attnspec.theorem.groups.Group`),
     in the order of the tidy frame; each draws from its own seeds.
 
     Parameters
@@ -752,7 +752,7 @@ def measurements(cfg: Config, tables: Mapping[str, Any]) -> Measurements:
     ----------
     cfg : Config
     tables : mapping
-        Every table of :func:`groups` (:func:`attnspec.theorem.measured.run_groups`).
+        Every table of :func:`groups` (:func:`attnspec.theorem.groups.run_groups`).
 
     Returns
     -------
@@ -779,7 +779,7 @@ def measure(cfg: Config, *, progress: Callable[[str], None] | None = None) -> Me
     -------
     Measurements
     """
-    from attnspec.theorem.measured import run_groups
+    from attnspec.theorem.groups import run_groups
 
     cfg.validate()
     return measurements(cfg, run_groups(groups(), cfg, progress=progress)[1])
