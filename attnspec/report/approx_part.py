@@ -472,5 +472,34 @@ def _every_k(found: Sequence[tuple[str, str, Path, pd.DataFrame]]) -> list[str]:
                 f"{_error(r, 'last')} (n = {int(r['n_last'])}) | {_slope(r)} | {r['verdict']} | {below_uniform(r)} | "
                 f"{end_to_end(r)} |"
             )
-        md.append("")
+        md += [*_fit_lines(run, v), ""]
     return md
+
+
+def _fit_lines(run: Path, v: pd.DataFrame) -> list[str]:
+    """How well each fitted method fit its training documents, beside its held-out error: a
+    held-out error far above the training error is a projection that does not carry to new
+    documents, not a property of attention."""
+    path = run / "approx_fits.parquet"
+    if not path.is_file():
+        return []
+    fits = pd.read_parquet(path)
+    lines = []
+    for (method, k), f in fits.groupby(["method", "k"], sort=True):
+        by_n = f.groupby("n")["train_error"].mean()  # mean over layers (and heads, within the fit)
+        row = v[(v["method"] == method) & (v["k"] == k)]
+        if row.empty or row["note"].iloc[0]:
+            continue
+        r = row.iloc[0]
+        first, last = int(r["n_first"]), int(r["n_last"])
+        if first not in by_n.index or last not in by_n.index:
+            continue
+        train = f"{by_n[first]:.3f} (n = {first}) → {by_n[last]:.3f} (n = {last})"
+        held = f"{r['error_first']:.3f} → {r['error_last']:.3f}"
+        gap = r["error_last"] - by_n[last]
+        lines.append(
+            f"- {method} at k = {k}: training error {train} on {int(f['train_inputs'].iloc[0])} documents "
+            f"({f['optimizer'].iloc[0]}, {int(f['steps'].iloc[0])} steps, initialised at {f['init'].iloc[0]}); "
+            f"held-out {held}, {gap:+.3f} above training at n = {last}."
+        )
+    return lines
