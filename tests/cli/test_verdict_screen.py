@@ -45,7 +45,7 @@ json.dump(screens, sys.stdout)
 """
 
 
-def _run_all(command_lines: list[list[str]]) -> dict[str, str]:
+def _run_in_a_fresh_interpreter(command_lines: list[list[str]]) -> dict[str, str]:
     """The standard output of each command line (by command), run in one fresh interpreter."""
     import json
 
@@ -61,6 +61,21 @@ def _run_all(command_lines: list[list[str]]) -> dict[str, str]:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
+
+
+def _run_here(command_lines: list[list[str]]) -> dict[str, str]:
+    """The standard output of each command line (by command), run in this process as a terminal
+    of 100 columns would show it (rich reads ``COLUMNS`` when it prints)."""
+    from typer.testing import CliRunner
+
+    from attnspec.cli.main import app
+
+    screens = {}
+    for argv in command_lines:
+        r = CliRunner().invoke(app, argv, env={"COLUMNS": "100"})
+        assert r.exit_code == 0, f"{argv[0]} exited {r.exit_code}: {r.stderr[-2000:]}"
+        screens[argv[0]] = r.stdout
+    return screens
 
 
 #: Small parameters per command: every row and footer of the screen, in seconds of CPU
@@ -80,10 +95,14 @@ def _runs(size: str) -> Path:
 
 @functools.cache
 def _screens(size: str) -> dict[str, str]:
-    """Every command's default output at ``size`` ("small" or "defaults"), run once per process."""
-    return _run_all(
-        [[cmd, *(SMALL[cmd] if size == "small" else ()), "--out", str(_runs(size) / cmd)] for cmd in BUDGET]
-    )
+    """Every command's default output at ``size`` ("small" or "defaults"), run once per process.
+
+    At the defaults the runs are saved (their rows feed the docs tests); at small parameters
+    nothing reads them, and the screen is the same with and without ``--out``, so nothing is
+    written or drawn."""
+    if size == "small":
+        return _run_here([[cmd, *SMALL[cmd]] for cmd in BUDGET])
+    return _run_in_a_fresh_interpreter([[cmd, "--out", str(_runs(size) / cmd)] for cmd in BUDGET])
 
 
 def _screen(command: str, size: str) -> str:

@@ -1,6 +1,11 @@
 """The report's readings, built from the committed results: one interval per quantity (over
 documents) in the summary, the body and the decoder section; depth by the permutation test,
-worded by one rule everywhere; every null beside the real value in Figure 1's table."""
+worded by one rule everywhere; every null beside the real value in Figure 1's table.
+
+The summary, Figure 1's section, the decoder section and the beyond-Figure-1 section are built
+from every committed run and scaling study (their fits and nulls read back from disk: about 30
+CPU-seconds together), so the tests that read them run in the slow set (``-m slow``); the
+default run keeps the checks that read one caption, one field or one metadata file."""
 
 from __future__ import annotations
 
@@ -21,6 +26,10 @@ def _need_results() -> list:
         if not (RESULTS / name / "meta.json").is_file():
             pytest.skip(f"no committed results in {RESULTS / name}")
     return load_experiments(REPO / "experiments")
+
+
+#: The sections built from every committed result: the slow set's (see the module docstring).
+slow_sections = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +57,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"summary": "\n".join(summary), "figure1": "\n".join(figure1), "decoder": "\n".join(decoder)}
 
 
+@slow_sections
 def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str, str]) -> None:
     # c at index 128 of MiniLM on IMDB, n = 512: summary (percent), Figure 1 table, decoder section table
     body = re.search(
@@ -65,6 +75,7 @@ def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str
     assert "layer means)" not in built["summary"] and "t interval" not in built["summary"]
 
 
+@slow_sections
 def test_depth_is_worded_by_the_permutation_rule_in_summary_and_body(built: dict[str, str]) -> None:
     # MiniLM's 6 layer means at index 128: ρ = +0.83, p = 42/720 = 0.058: suggestive, not a trend
     assert "suggestive rise with depth (ρ = +0.83, p = 0.058)" in built["summary"]
@@ -74,6 +85,7 @@ def test_depth_is_worded_by_the_permutation_rule_in_summary_and_body(built: dict
     assert "independent draws" not in built["figure1"] and "bootstrap" not in built["summary"]
 
 
+@slow_sections
 def test_the_decoder_depth_readings_use_the_permutation_rule(built: dict[str, str]) -> None:
     readings = [line for line in built["decoder"].splitlines() if line.startswith("Reading (SmolLM2-135M")]
     depth = [line for line in readings if "permutation p" in line]
@@ -85,6 +97,7 @@ def test_the_decoder_depth_readings_use_the_permutation_rule(built: dict[str, st
                 assert float(m.group(2)) < 0.05, part
 
 
+@slow_sections
 def test_figure1_shows_every_null_beside_the_real_value_and_reads_averaging(built: dict[str, str]) -> None:
     row = next(line for line in built["figure1"].splitlines() if line.startswith("| `spectrum-minilm-imdb`"))
     cells = [c.strip() for c in row.split("|")]
@@ -93,19 +106,25 @@ def test_figure1_shows_every_null_beside_the_real_value_and_reads_averaging(buil
     assert "random init 97.4%" in built["summary"] and "entropy null 51.6%" in built["summary"]
 
 
-def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import attnspec.plots.compare
-    import attnspec.plots.scaling
+def test_k90_is_read_per_input_in_every_caption() -> None:
     from attnspec.plots.scaling import K90
-    from attnspec.report.beyond import beyond_figure1_section
     from attnspec.report.captions import caption
 
-    experiments = _need_results()
+    _need_results()
     run = RESULTS / "scaling-minilm-imdb"
     for stem in ("scaling_k90", "scaling_grid"):
         text = caption(stem, run)
         assert "mean curve reaches" not in text and "per input" in text, stem
     assert K90 == "reach_index_input_mean"
+
+
+@slow_sections
+def test_k90_is_read_per_input_in_the_beyond_figure_1_section(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import attnspec.plots.compare
+    import attnspec.plots.scaling
+    from attnspec.report.beyond import beyond_figure1_section
+
+    experiments = _need_results()
     for module, name in (
         (attnspec.plots.scaling, "plot_scaling"),
         (attnspec.plots.scaling, "plot_scaling_grid"),
@@ -116,6 +135,7 @@ def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.M
     assert "mean curve" not in md and "k90 per input" in md
 
 
+@slow_sections
 def test_each_paper_line_names_the_theorems_that_fail_and_why(built: dict[str, str]) -> None:
     line = next(x for x in built["summary"].splitlines() if "**Linformer" in x)
     assert "Theorem 1: 500/500 fail, claimed P ≤ 0.25" in line and "Lemma 1:" in line

@@ -36,6 +36,7 @@ def test_the_code_digest_covers_laws_and_what_the_theory_imports(monkeypatch, co
 
 
 def test_a_default_changed_in_the_code_makes_the_result_stale(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    from attnspec import battery
     from attnspec.options import checks
     from attnspec.report.experiments import Experiment
     from attnspec.report.runner import run_experiment
@@ -46,6 +47,9 @@ def test_a_default_changed_in_the_code_makes_the_result_stale(tmp_path, monkeypa
     )
     results = tmp_path / "results"
     results.mkdir()
+    # staleness reads the recorded options and code digest, never the figures: drawing them
+    # (most of a run's CPU at these sizes) is left to the tests of the figures
+    monkeypatch.setattr(battery, "plot_results", lambda command, out_dir: None)
 
     def run() -> str:
         return run_experiment(exp, results, quick=False, force=False, data_dir=None, log=lambda m: None).status
