@@ -236,7 +236,6 @@ def _workdir(root: Path, tiny: tuple[Path, Path], data_dir: Path, runner: CliRun
     return cwd
 
 
-@pytest.mark.slow
 def _names_absent_plugin(argv: list[str]) -> bool:
     """Whether a spectrum command's --approx or --baseline names something no installed package registers."""
     from attnspec.errors import InputError
@@ -252,6 +251,7 @@ def _names_absent_plugin(argv: list[str]) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 @pytest.mark.minilm
 @pytest.mark.parametrize("doc_file", [f.relative_to(REPO).as_posix() for f in DOC_FILES])
