@@ -102,11 +102,9 @@ def scaling_label(run: Path) -> str:
 # Formatting
 # ---------------------------------------------------------------------------------------
 def _ci(v: float, lo: float, hi: float, fmt: str = ".3f") -> str:
-    if pd.isna(v):
-        return "—"
-    if pd.isna(lo) or pd.isna(hi):
-        return f"{v:{fmt}} [—]"
-    return f"{v:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+    from attnspec.report.markdown import with_interval
+
+    return with_interval(v, lo, hi, fmt)
 
 
 def _overall(stats: pd.DataFrame, q: str) -> pd.Series | None:
