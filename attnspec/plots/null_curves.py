@@ -14,9 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnspec.plots import COLUMN_IN, OKABE_ITO, legend_below, paper_figure, save_figure, style
-
-#: Line styles of the nulls, by name.
-NULL_STYLES = {"entropy-matched": (0, (5, 1.5)), "uniform": (0, (1, 1)), "random-init": (0, (3, 1, 1, 1))}
+from attnspec.plots.layer_band import draw_layers, draw_null
 
 
 def _mean_curve(spectrum: pd.DataFrame) -> pd.Series:
@@ -61,7 +59,6 @@ def plot_null_curves(
         No real run.
     """
     from attnspec.plots import fit_title
-    from attnspec.spectra.nulls import LABELS
 
     if not real:
         raise ValueError("plot_null_curves needs at least one real run, got none")
@@ -70,29 +67,23 @@ def plot_null_curves(
     fig, axes = paper_figure(width=COLUMN_IN, height=3.2)
     ax = axes[0, 0]
     for j, (label, table) in enumerate(real.items()):
-        per_layer = table.groupby(["layer", "index"])["mean"].mean().unstack("layer")  # (n, L)
-        if j == 0:
-            ax.fill_between(
-                per_layer.index,
+        curve = _mean_curve(table)
+        if j == 0:  # the first run's layers as a band under its mean
+            per_layer = table.groupby(["layer", "index"])["mean"].mean().unstack("layer")  # (n, L)
+            draw_layers(
+                ax,
+                curve.index,
+                curve.to_numpy(),
                 per_layer.min(axis=1),
                 per_layer.max(axis=1),
-                color=OKABE_ITO[0],
-                alpha=0.18,
-                lw=0,
-                label=f"real, {label}: layers min–max",
+                label=f"real, {label}: mean",
+                band_label=f"real, {label}: layers min–max",
             )
-        curve = _mean_curve(table)
-        ax.plot(curve.index, curve.to_numpy(), color=OKABE_ITO[j], lw=1.6, label=f"real, {label}: mean")
+        else:
+            ax.plot(curve.index, curve.to_numpy(), color=OKABE_ITO[j], lw=1.6, label=f"real, {label}: mean")
     for j, (name, table) in enumerate(nulls.items()):
         curve = _mean_curve(table)
-        ax.plot(
-            curve.index,
-            curve.to_numpy(),
-            color=OKABE_ITO[3 + j],
-            lw=1.2,
-            ls=NULL_STYLES.get(name, "-."),
-            label=LABELS.get(name, name),
-        )
+        draw_null(ax, name, j, curve.index, curve.to_numpy())
     ax.axvline(at, color="0.3", lw=0.8, ls=":", label=f"index {at}")
     ax.set_xlim(1, max(int(t["index"].max()) for t in real.values()))
     ax.set_ylim(0, 1.02)
