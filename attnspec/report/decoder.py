@@ -20,7 +20,6 @@ fewer than :data:`attnspec.spectra.decoder_study.FEW_INPUTS` inputs (the quick r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -93,8 +92,9 @@ def scaling_label(run: Path) -> str:
     str
         The model as the report names it (:func:`display`) · the corpus as the run recorded it.
     """
-    top = json.loads((run / "meta.json").read_text())
-    meta = json.loads((run / f"n{max(top['lengths'])}" / "meta.json").read_text())
+    from attnspec.report.run_meta import describing_meta
+
+    meta = describing_meta(run)
     return f"{display(str(meta.get('model')))} · {(meta.get('identity') or {}).get('data')}"
 
 

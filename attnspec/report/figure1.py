@@ -4,7 +4,6 @@ shared heatmap scales; and the models and data they ran on.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -18,13 +17,12 @@ from attnspec.report.summary import spectrum_statements
 def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
     """Which models and data the spectrum runs used, from their meta.json."""
     lines: list[str] = []
+    from attnspec.report.run_meta import describing_meta
+
     for exp in experiments:
-        meta_path = results / exp.name / "meta.json"
-        if exp.command != "spectrum" or not meta_path.is_file():
+        if exp.command != "spectrum" or not (results / exp.name / "meta.json").is_file():
             continue
-        m = json.loads(meta_path.read_text())
-        if m.get("kind") == "spectrum-scaling":  # describe its longest length, whose documents every length shares
-            m = json.loads((results / exp.name / f"n{max(m['lengths'])}" / "meta.json").read_text())
+        m = describing_meta(results / exp.name)  # a scaling study's longest length: its documents every length shares
         c = m.get("corpus", {})
         lines.append(
             f"- `{exp.name}`: model `{m.get('model')}` ({_model_source(m)}, "
