@@ -54,17 +54,17 @@ def draw_layers(
     ax.plot(x, mean, color=colour, lw=lw, marker=marker, ms=2.5 if marker else None, label=label)
 
 
-def draw_null(ax: Any, name: str, position: int, x: Sequence[float], y: Sequence[float], *, lw: float = 1.2) -> None:
-    """One null's line, in the null's dash and the ``position``-th null colour.
+def draw_null(ax: Any, name: str, x: Sequence[float], y: Sequence[float], *, lw: float = 1.2) -> None:
+    """One null's line, in its own dash and colour: the same null looks the same in every panel and
+    figure, whichever other nulls are drawn beside it.
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
         The panel drawn on.
     name : str
-        The null's name (its label from :data:`attnspec.spectra.nulls.LABELS`).
-    position : int
-        The null's place among those drawn (0 first): its colour.
+        The null's name (its label from :data:`attnspec.spectra.nulls.LABELS`; one outside
+        :data:`NULL_STYLES` is dash-dot, in the colour after theirs).
     x, y : sequence of float
         The line.
     lw : float
@@ -72,6 +72,7 @@ def draw_null(ax: Any, name: str, position: int, x: Sequence[float], y: Sequence
     """
     from attnspec.spectra.nulls import LABELS
 
+    position = list(NULL_STYLES).index(name) if name in NULL_STYLES else len(NULL_STYLES)
     ax.plot(
         x,
         y,

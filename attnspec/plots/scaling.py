@@ -277,9 +277,9 @@ def plot_scaling_grid(
     for ax in axes.ravel()[len(panels) :]:
         ax.set_visible(False)
     for ax, (title, table, nulls) in zip(axes.ravel(), panels):
-        for j, (name, null) in enumerate(nulls.items()):
+        for name, null in nulls.items():
             s = null.assign(share=null[K90] / null["n"]).groupby("n")["share"].mean()
-            draw_null(ax, name, j, s.index, s.to_numpy(), lw=1.1)
+            draw_null(ax, name, s.index, s.to_numpy(), lw=1.1)
         s = table.assign(share=table[K90] / table["n"]).groupby("n")["share"].agg(["mean", "min", "max"])
         draw_layers(
             ax,

@@ -4,7 +4,6 @@ shared heatmap scales; and the models and data they ran on.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -203,16 +202,16 @@ def _centred_sentence(
 def _null_figure(
     runs: list[Experiment], statements: dict[str, dict[str, Any]], results: Path, figures: Path
 ) -> list[str]:
-    """Figure 1 at one column, one per model (and n): its runs, each null's curve beside them."""
-    from attnspec.plots.null_curves import plot_null_curves
+    """Figure 1 at one column: a panel per model (and n), its runs' curves and each null's beside them."""
+    from attnspec.plots.null_curves import plot_null_panels
     from attnspec.report.decoder import display
     from attnspec.report.null_values import null_sources
     from attnspec.spectra.nulls import read_baseline
     from attnspec.storage.results import read_table
 
-    md: list[str] = []
+    panels = []
     models = list(dict.fromkeys((statements[e.name]["model"], statements[e.name]["n"]) for e in runs))
-    for i, (model, n) in enumerate(models):  # one figure per model: the first model's is the summary's
+    for model, n in models:  # in the experiments' order: the first model's panel on top
         same = [e for e in runs if (statements[e.name]["model"], statements[e.name]["n"]) == (model, n)]
         first = statements[same[0].name]
         real = {statements[e.name]["data"]: read_table(results / e.name, "spectrum") for e in same}
@@ -220,14 +219,10 @@ def _null_figure(
             name: read_baseline(where, name, "spectrum")
             for name, where in null_sources(results / same[0].name, results).items()
         }
-        folder = "figure1-nulls" if i == 0 else "figure1-nulls-" + re.sub(r"[^\w.-]", "-", str(model))
-        title = f"{display(str(model))} · n = {n} · {first['inputs']} documents"
-        plot_null_curves(real, nulls, figures / folder, at=int(first["at"]), title=title)
-        md += [
-            f"![the real P's curve beside each null's, {display(str(model))}](figures/{folder}/spectrum_nulls.png)",
-            "",
-        ]
-    return md
+        panels.append((f"{display(str(model))} · n = {n} · {first['inputs']} documents", real, nulls, int(first["at"])))
+    plot_null_panels(panels, figures / "figure1-nulls")
+    shown = ", ".join(display(str(model)) for model, _ in models)
+    return [f"![the real P's curve beside each null's, {shown}](figures/figure1-nulls/spectrum_nulls.png)", ""]
 
 
 def _per_layer_lines(name: str, s: dict[str, Any]) -> list[str]:

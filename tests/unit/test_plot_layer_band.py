@@ -61,3 +61,21 @@ def test_the_layers_are_a_band_under_their_mean(tmp_path) -> None:  # noqa: ANN0
     assert line.get_label() == "mean" and line.get_color() == REAL_COLOUR
     assert [c.get_label() for c in ax.collections] == ["band"]
     plt.close(fig)
+
+
+def test_figure_1_is_one_figure_with_a_panel_per_model(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    from attnspec.plots import COLUMN_IN, null_curves
+
+    spectrum = pd.DataFrame(
+        [(layer, 0, i, min(1.0, 0.3 + 0.1 * i)) for layer in range(2) for i in range(1, 9)],
+        columns=["layer", "head", "index", "mean"],
+    )
+    drawn = _captured(monkeypatch, null_curves)
+    panels = [("A · n = 8", {"imdb": spectrum}, {"uniform": spectrum}, 2), ("B · n = 8", {"imdb": spectrum}, {}, 2)]
+    null_curves.plot_null_panels(panels, tmp_path)
+    (fig,) = drawn
+    assert abs(fig.get_figwidth() - COLUMN_IN) < 1e-9
+    assert [ax.get_title() for ax in fig.axes] == ["A · n = 8", "B · n = 8"]
+    (legend,) = fig.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert len(labels) == len(set(labels)) and "uniform null" in labels  # one entry per label over the panels
