@@ -87,16 +87,15 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
         f"- **Models.** {names}: not the paper's RoBERTa, which cannot be loaded offline. Every number is about "
         "these models on these corpora; a larger encoder could concentrate Σσ more or less."
     ]
+    beyond: list[str] = []  # every model read past its configured length: one bullet, the caveat is the same
     for model, m in models.items():
         top = max(m["n"])
         configured = _configured_length(m["meta"])
         positions = m["meta"].get("max_seq_len")
         if configured and top > configured:
-            bullets.append(
-                f"- **Lengths beyond training.** {display(model)} is read up to n = {top}, though its "
-                f"sentence-transformers configuration caps inputs at {configured} tokens ({_positions(m['meta'])}): "
-                f"P past n = {configured} may be off its training distribution, which could flatten or "
-                "sharpen its spectrum there."
+            beyond.append(
+                f"{display(model)} is read up to n = {top}, though its sentence-transformers configuration caps "
+                f"inputs at {configured} tokens ({_positions(m['meta'])})"
             )
         elif positions and top >= int(positions):
             bullets.append(
@@ -109,6 +108,12 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
                 f"from a {gguf.get('quantization')} file: rounding of the weights perturbs the logits, which could "
                 "change the small singular values more than the large ones."
             )
+    if beyond:
+        bullets.insert(
+            1,
+            f"- **Lengths beyond training.** {'; '.join(beyond)}: P past a model's cap may be off its training "
+            "distribution, which could flatten or sharpen its spectrum there.",
+        )
     sizes = [f"{display(model)}: {counts}" for model, m in models.items() if (counts := _few_documents(m["inputs"]))]
     if sizes:  # one bullet for every model: the caveat is the same
         bullets.append(

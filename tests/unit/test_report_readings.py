@@ -182,6 +182,7 @@ def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
     assert re.search(r"\b4 documents at n = [0-9, ]*\b2048\b", text)  # the decoder's long end
     assert "not the paper's RoBERTa" in text
     assert text.count("**Sample sizes.**") == 1  # one bullet names every model's few-document runs
+    assert text.count("**Lengths beyond training.**") <= 1  # and every model read past its cap
     config = Path(__import__("json").loads((RESULTS / FIGURE1_RUNS[0] / "meta.json").read_text())["model_path"])
     if (config / "sentence_bert_config.json").is_file():
         assert "caps inputs at 256 tokens" in text and "read up to n = 512" in text
