@@ -110,6 +110,18 @@ def test_every_model_has_its_random_init_null_read_beside_the_real_value(built: 
     assert "MPNet-base" in built["summary"].split("nulls")[1].split("[Figure 1]")[0]
 
 
+def test_mpnets_scaling_study_stands_beside_minilms_in_the_summary_and_the_table(built: dict[str, str]) -> None:
+    from attnspec.report.beyond import scaling_table
+
+    if not (RESULTS / "scaling-mpnet-imdb" / "n512" / "meta.json").is_file():
+        pytest.skip("no MPNet scaling study in the committed results")
+    line = next(x for x in built["summary"].splitlines() if "**The rank needed grows with n.**" in x)
+    assert re.search(r"MiniLM-L6 [\d.–]+, MPNet-base [\d.–]+ \(n = 32–512\)", line), line  # same lengths, together
+    assert re.search(r"MPNet-base 0\.\d\d/0\.\d\d", line), line  # its entropy-matched null beside its real k90/n
+    rows = [r for r in scaling_table(_need_results(), RESULTS) if r.startswith("| all-mpnet-base-v2")]
+    assert rows and all("random init" in r for r in rows), rows  # its three nulls, random-init among them
+
+
 def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import attnspec.plots.compare
     import attnspec.plots.scaling
