@@ -28,45 +28,6 @@ def _mean_curve(spectrum: pd.DataFrame) -> pd.Series:
 NullPanel = tuple[str, dict[str, pd.DataFrame], dict[str, pd.DataFrame], int]
 
 
-def plot_null_curves(
-    real: dict[str, pd.DataFrame],
-    nulls: dict[str, pd.DataFrame],
-    out: Path,
-    *,
-    at: int,
-    title: str = "",
-    formats: Sequence[str] = ("png", "svg"),
-) -> list[Path]:
-    """Draw ``spectrum_nulls`` for one model at one column's width (:func:`plot_null_panels`).
-
-    Parameters
-    ----------
-    real : dict of str to pandas.DataFrame
-        Corpus label → the run's spectrum table (``layer``, ``head``, ``index``, ``mean``).
-    nulls : dict of str to pandas.DataFrame
-        Null name → its spectrum table at the same n (same columns).
-    out : Path
-        The folder the figure is written to; created when missing.
-    at : int
-        The reading index, marked by a vertical line.
-    title : str
-        The figure's title (model · n); may be empty.
-    formats : sequence of str
-        The file formats, one file each.
-
-    Returns
-    -------
-    list of Path
-        The files written, ``out/spectrum_nulls.*``.
-
-    Raises
-    ------
-    ValueError
-        No real run.
-    """
-    return plot_null_panels([(title, real, nulls, at)], out, formats=formats)
-
-
 def plot_null_panels(panels: Sequence[NullPanel], out: Path, *, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
     """Draw ``spectrum_nulls`` at one column's width, one panel per model stacked, one legend below.
 

@@ -37,7 +37,7 @@ def test_a_null_is_drawn_alike_in_figure_1_and_the_scaling_grid(monkeypatch, tmp
     )
     nulls = {name: spectrum.assign(mean=spectrum["mean"] ** 2) for name in ("entropy-matched", "random-init")}
     first = _captured(monkeypatch, null_curves)
-    null_curves.plot_null_curves({"imdb": spectrum}, nulls, tmp_path / "a", at=4)
+    null_curves.plot_null_panels([("M · n = 8", {"imdb": spectrum}, nulls, 4)], tmp_path / "a")
     lengths = pd.DataFrame(
         [(layer, n, 0.3 * n + layer) for layer in range(2) for n in (32, 64, 128)],
         columns=["layer", "n", scaling.K90],
