@@ -237,8 +237,20 @@ def _q1(study: Study) -> list[str]:
                 f" The encoder at the same n: c = {_ci(e['mean'], e['low'], e['high'])}, k90 = "
                 f"{_ci(ek['mean'], ek['low'], ek['high'], '.1%')} of n."
             )
-        md += [line, ""]
+        md += [line + _centred_note(c.decoder.path), ""]
     return md
+
+
+def _centred_note(run: Path) -> str:
+    """The decoder run's centred measure (P less its mean row, :mod:`attnspec.spectra.centred`), or
+    that its results lack it: the same measure as Figure 1's, said for every model."""
+    from attnspec.report.summary import centred_value
+    from attnspec.storage.results import read_table
+
+    held = centred_value(read_table(run, "metrics"))
+    if held is None:
+        return " Centred measure (P less its mean row): not measured in this run's results."
+    return f" Centred measure (P less its mean row), {held[0]} at index n/4: {held[1]:.3f}."
 
 
 def _per_layer(study: Study, quantity: str, title: str) -> list[str]:

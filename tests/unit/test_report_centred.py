@@ -61,3 +61,12 @@ def test_the_centred_measure_is_read_against_the_nulls_that_hold_it_and_lacking_
     )  # 0.819 > 0.769: no structure shown beyond averaging
     nulls["mpnet"]["random-init"] = _null("random-init", 0.865, 0.70)
     assert "structure beyond averaging that training adds" in _centred_sentence(runs, statements, nulls)
+
+
+def test_the_decoder_says_its_centred_measure_or_that_its_runs_lack_it(tmp_path) -> None:  # noqa: ANN001
+    from attnspec.report.decoder import _centred_note
+
+    pd.DataFrame({"layer": [0, 1], "c_centred_mean": [0.6, 0.8]}).to_parquet(tmp_path / "metrics.parquet")
+    assert _centred_note(tmp_path) == " Centred measure (P less its mean row), c_centred at index n/4: 0.700."
+    pd.DataFrame({"layer": [0, 1], "c_at_mean": [0.6, 0.8]}).to_parquet(tmp_path / "metrics.parquet")
+    assert "not measured in this run's results" in _centred_note(tmp_path)
