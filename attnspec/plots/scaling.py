@@ -27,8 +27,6 @@ from attnspec.plots import save_figure, style
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 #: The scaling table's k90: per input, then averaged (never the index where a mean curve reaches 0.9).
 K90 = "reach_index_input_mean"
-#: Line styles of the nulls in the small multiples, in :data:`attnspec.report.null_values.ORDER`.
-NULL_STYLES = {"entropy-matched": (0, (5, 1.5)), "uniform": (0, (1, 1)), "random-init": (0, (3, 1, 1, 1))}
 
 
 def full_title(title: str, table: pd.DataFrame, fits: pd.DataFrame) -> str:
@@ -135,6 +133,7 @@ def _plot_k90(
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     from attnspec.plots import OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
+    from attnspec.plots.layer_band import draw_layers
     from attnspec.spectra.nulls import LABELS
 
     shown = highlighted_layers(layers)
@@ -159,16 +158,17 @@ def _plot_k90(
             )
             ax.plot(s.index, s["mean"], color=colour, ls="-.", lw=1.1, label=f"{LABELS.get(name, name)}: layer mean")
         s = _layer_summary(table, col)
-        ax.fill_between(
+        draw_layers(
+            ax,
             s.index,
+            s["mean"],
             s["min"],
             s["max"],
-            color=colours[0],
-            alpha=0.2,
-            lw=0,
-            label=f"real: min–max over {len(layers)} layers",
+            label="real: layer mean",
+            band_label=f"real: min–max over {len(layers)} layers",
+            marker="o",
+            lw=1.8,
         )
-        ax.plot(s.index, s["mean"], color=colours[0], lw=1.8, marker="o", ms=3.5, label="real: layer mean")
         for layer, marker, ls in zip(shown, ("s", "^", "D"), ((0, (1, 1)), (0, (4, 1.5)), (0, (2, 1, 1, 1)))):
             d = table[table["layer"] == layer].sort_values("n")
             ax.plot(d["n"], d[col], marker=marker, ls=ls, color="0.25", lw=0.9, ms=3, label=f"real: layer {layer + 1}")
@@ -265,8 +265,8 @@ def plot_scaling_grid(
     """
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-    from attnspec.plots import COLUMN_IN, OKABE_ITO, fit_title, legend_below, paper_figure
-    from attnspec.spectra.nulls import LABELS
+    from attnspec.plots import COLUMN_IN, fit_title, legend_below, paper_figure
+    from attnspec.plots.layer_band import draw_layers, draw_null
 
     if not panels:
         raise ValueError("plot_scaling_grid needs at least one panel, got none")
@@ -277,19 +277,20 @@ def plot_scaling_grid(
     for ax in axes.ravel()[len(panels) :]:
         ax.set_visible(False)
     for ax, (title, table, nulls) in zip(axes.ravel(), panels):
-        for j, (name, null) in enumerate(nulls.items()):
+        for name, null in nulls.items():
             s = null.assign(share=null[K90] / null["n"]).groupby("n")["share"].mean()
-            ax.plot(
-                s.index,
-                s.to_numpy(),
-                color=OKABE_ITO[3 + j],
-                lw=1.1,
-                ls=NULL_STYLES.get(name, "-."),
-                label=LABELS.get(name, name),
-            )
+            draw_null(ax, name, s.index, s.to_numpy(), lw=1.1)
         s = table.assign(share=table[K90] / table["n"]).groupby("n")["share"].agg(["mean", "min", "max"])
-        ax.fill_between(s.index, s["min"], s["max"], color=OKABE_ITO[0], alpha=0.2, lw=0, label="real: layers min–max")
-        ax.plot(s.index, s["mean"], color=OKABE_ITO[0], lw=1.6, marker="o", ms=2.5, label="real: layer mean")
+        draw_layers(
+            ax,
+            s.index,
+            s["mean"],
+            s["min"],
+            s["max"],
+            label="real: layer mean",
+            band_label="real: layers min–max",
+            marker="o",
+        )
         ns = sorted(int(n) for n in table["n"].unique())
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_locator(FixedLocator(ns))

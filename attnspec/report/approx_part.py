@@ -136,31 +136,28 @@ def end_to_end(row: Any, digits: int = 3) -> str:
     -------
     str
     """
-    from attnspec.numerics.stats import format_interval
+    from attnspec.report.markdown import with_interval
 
     for name, label in (("cosine_last", "cos"), ("loss_change_last", "Δloss")):
         value = row.get(name, float("nan"))
         if value is not None and math.isfinite(float(value)):
             low, high = row.get(f"{name}_low", float("nan")), row.get(f"{name}_high", float("nan"))
-            return f"{label} {float(value):.{digits}f} {format_interval(float(low), float(high), digits)}"
+            return f"{label} {with_interval(float(value), low, high, f'.{digits}f')}"
     return "not measured"
 
 
 def _error(row: Any, which: str) -> str:
-    from attnspec.numerics.stats import format_interval
+    from attnspec.report.markdown import with_interval
 
-    value = row[f"error_{which}"]
-    if not math.isfinite(value):
-        return "—"
-    return f"{value:.3f} {format_interval(row[f'error_{which}_low'], row[f'error_{which}_high'], 3)}"
+    return with_interval(row[f"error_{which}"], row[f"error_{which}_low"], row[f"error_{which}_high"])
 
 
 def _slope(row: Any) -> str:
-    from attnspec.numerics.stats import format_interval
+    from attnspec.report.markdown import with_interval
 
     if not math.isfinite(row["slope"]):
         return "not estimable"
-    return f"{row['slope']:+.3f} {format_interval(row['slope_low'], row['slope_high'], 3, signed=True)}"
+    return with_interval(row["slope"], row["slope_low"], row["slope_high"], "+.3f")
 
 
 def _verdicts_by_k(v: pd.DataFrame, method: str) -> str:

@@ -167,7 +167,7 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
     reading = (
         f"Reading: over all layers k90 scales as n^{k90.beta:.2f} (95% CI {format_interval(k90.low, k90.high)}): "
         f"{k90.verdict}. Per layer β ranges from {per[per['metric'] == 'reach_index']['beta'].min():.2f} to "
-        f"{per[per['metric'] == 'reach_index']['beta'].max():.2f}. "
+        f"{per[per['metric'] == 'reach_index']['beta'].max():.2f}. " + beta_depth_sentence(per)
     )
     for eps in ("0.1", "0.2"):
         f = overall.loc[f"rank_for_error_{eps}"]
@@ -188,6 +188,29 @@ def _scaling_part(exp: Any, d: Path, fig_dir: Path) -> list[str]:
         "",
     ]
     return md
+
+
+def beta_depth_sentence(per_layer: Any) -> str:
+    """Whether β of k90 changes with depth: the permutation test over the per-layer βs, worded by the
+    one depth rule (:func:`attnspec.numerics.depth.depth_sentence`); empty below
+    :data:`~attnspec.numerics.depth.MIN_LAYERS` layers or when every layer has one β.
+
+    Parameters
+    ----------
+    per_layer : pandas.DataFrame
+        The per-layer rows of :func:`attnspec.spectra.scaling_fit.fit_scaling` (``metric``, ``layer``, ``beta``).
+
+    Returns
+    -------
+    str
+        One sentence and a trailing space, or empty.
+    """
+    from attnspec.numerics.depth import MIN_LAYERS, depth_permutation_test, depth_sentence
+
+    betas = per_layer[per_layer["metric"] == "reach_index"].sort_values("layer")["beta"].to_numpy(dtype=float)
+    if len(betas) < MIN_LAYERS or len(set(betas.tolist())) < 2:
+        return ""
+    return depth_sentence("β of k90", depth_permutation_test(betas)) + " "
 
 
 def _null_lines(run: Path) -> list[str]:
@@ -392,7 +415,7 @@ def _shares(run: Path) -> str:
     except Exception:  # noqa: BLE001 - a broken result is reported in its own part
         return "—"
     last = max((c for c in table.columns if c.startswith("share_n")), key=lambda c: int(c[len("share_n") :]))
-    return " · ".join(
-        f"{r[last]:.2g}" if r["source"] == REAL else f"{SHORT.get(r['source'], r['source'])} {r[last]:.2g}"
+    return " · ".join(  # two significant digits, trailing zeros kept (0.40, not 0.4)
+        f"{r[last]:#.2g}" if r["source"] == REAL else f"{SHORT.get(r['source'], r['source'])} {r[last]:#.2g}"
         for r in table.to_dict("records")
     )

@@ -83,8 +83,9 @@ def _scaling_k90(run: Path) -> str:
 
 def _spectrum_nulls(_: Path) -> str:
     return (
-        "The share of Σσ in the first i singular values of P against i: the mean over layers, heads and "
-        "documents of each corpus (solid; the band is the min–max over the layers' mean curves of the first), "
+        "The share of Σσ in the first i singular values of P against i, one panel per model: the mean over "
+        "layers, heads and documents of each corpus (solid; the band is the min–max over the layers' mean curves "
+        "of the first), "
         "beside the mean curve of each null at the same n (entropy-matched random softmax, dashed; uniform rows, "
         "dotted; the model with re-initialised weights, dash-dot); the dotted vertical line is the reading index. "
         "Near-uniform rows (uniform, random-init) put almost all of Σσ in σ₁: a curve high at small i is also "

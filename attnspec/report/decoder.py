@@ -20,7 +20,6 @@ fewer than :data:`attnspec.spectra.decoder_study.FEW_INPUTS` inputs (the quick r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -93,8 +92,9 @@ def scaling_label(run: Path) -> str:
     str
         The model as the report names it (:func:`display`) · the corpus as the run recorded it.
     """
-    top = json.loads((run / "meta.json").read_text())
-    meta = json.loads((run / f"n{max(top['lengths'])}" / "meta.json").read_text())
+    from attnspec.report.run_meta import describing_meta
+
+    meta = describing_meta(run)
     return f"{display(str(meta.get('model')))} · {(meta.get('identity') or {}).get('data')}"
 
 
@@ -102,11 +102,9 @@ def scaling_label(run: Path) -> str:
 # Formatting
 # ---------------------------------------------------------------------------------------
 def _ci(v: float, lo: float, hi: float, fmt: str = ".3f") -> str:
-    if pd.isna(v):
-        return "—"
-    if pd.isna(lo) or pd.isna(hi):
-        return f"{v:{fmt}} [—]"
-    return f"{v:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+    from attnspec.report.markdown import with_interval
+
+    return with_interval(v, lo, hi, fmt)
 
 
 def _overall(stats: pd.DataFrame, q: str) -> pd.Series | None:
@@ -239,8 +237,20 @@ def _q1(study: Study) -> list[str]:
                 f" The encoder at the same n: c = {_ci(e['mean'], e['low'], e['high'])}, k90 = "
                 f"{_ci(ek['mean'], ek['low'], ek['high'], '.1%')} of n."
             )
-        md += [line, ""]
+        md += [line + _centred_note(c.decoder.path), ""]
     return md
+
+
+def _centred_note(run: Path) -> str:
+    """The decoder run's centred measure (P less its mean row, :mod:`attnspec.spectra.centred`), or
+    that its results lack it: the same measure as Figure 1's, said for every model."""
+    from attnspec.report.summary import centred_value
+    from attnspec.storage.results import read_table
+
+    held = centred_value(read_table(run, "metrics"))
+    if held is None:
+        return " Centred measure (P less its mean row): not measured in this run's results."
+    return f" Centred measure (P less its mean row), {held[0]} at index n/4: {held[1]:.3f}."
 
 
 def _per_layer(study: Study, quantity: str, title: str) -> list[str]:

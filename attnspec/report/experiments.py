@@ -163,24 +163,44 @@ _CHECKING_CODE = (
 #: Modules that cannot change a number or a verdict, not followed: error messages, signals,
 #: threads and progress, file writing, and the lazy Python API's front.
 _NOT_NUMBERS = ("errors.py", "runtime/", "storage/", "__init__.py")
-#: What a training study (osa-train) leaves out besides: it gives no verdicts, so the verdict
-#: classifier, the theorem framework and the battery wiring cannot change its numbers, and the
-#: option values that reach it are recorded resolved and compared (report/runner.py), so the
-#: option declarations need not be followed either. Its numbers come from the data, the models,
-#: the optimiser, the stopping rule and the statistics, which stay in the digest. The OSA
-#: package's own ``__init__`` is a lazy front that re-exports the layer.
+#: What a study that gives no verdicts (a registered command with ``verdicts=False``, such as
+#: osa-train) leaves out besides: the verdict classifier, the theorem framework and the battery
+#: wiring cannot change its numbers, and the option values that reach it are recorded resolved
+#: and compared (report/runner.py), so the option declarations need not be followed either. Its
+#: numbers come from the data, the models, the optimiser, the stopping rule and the statistics,
+#: which stay in the digest. The OSA package's own ``__init__`` is a lazy front that re-exports
+#: the layer.
 _NOT_TRAINING_NUMBERS = (*_NOT_NUMBERS, "battery.py", "theorem/", "verdicts/", "options/", "theory/osa/__init__.py")
-#: Commands that train models and give no verdicts.
-_TRAINING_STUDIES = ("osa-train",)
-#: The shared code a training study's numbers do depend on.
+#: The shared code a study without verdicts does depend on.
 _TRAINING_CODE = ("numerics/stats.py", "numerics/linalg.py")
 
 
+def gives_verdicts(command: str) -> bool:
+    """Whether a registered command gives verdict rows (:attr:`attnspec.theorem.registry.Command.verdicts`);
+    False for a study that only measures, such as osa-train. An unknown command gives none.
+
+    Parameters
+    ----------
+    command : str
+        The experiment's command.
+
+    Returns
+    -------
+    bool
+    """
+    from attnspec.theorem.registry import commands
+
+    found = commands().get(command)
+    return found is not None and found.verdicts
+
+
 def checking_code_files(command: str) -> list[Path]:
-    """The modules a checking command's results depend on: its theory package (for osa-train, a
-    training study, its training modules, the layer and :data:`_TRAINING_CODE`, not followed into
-    :data:`_NOT_TRAINING_NUMBERS`), :data:`_CHECKING_CODE`, and every module of attnspec they
-    import, directly or not, lazily or not, but for :data:`_NOT_NUMBERS`.
+    """The modules a checking command's results depend on: the modules of its package it runs
+    (:attr:`~attnspec.theorem.registry.Command.code_files`), :data:`_CHECKING_CODE`, and every
+    module of attnspec they import, directly or not, lazily or not, but for :data:`_NOT_NUMBERS`;
+    for a command that gives no verdicts (:func:`gives_verdicts`, a training study such as
+    osa-train), its own modules and :data:`_TRAINING_CODE`, not followed into
+    :data:`_NOT_TRAINING_NUMBERS`.
 
     Parameters
     ----------
@@ -196,7 +216,7 @@ def checking_code_files(command: str) -> list[Path]:
         return []
     root = Path(__file__).resolve().parents[1]  # the attnspec package
     package, own = _own_code(command)
-    if command in _TRAINING_STUDIES:
+    if not gives_verdicts(command):
         return imported_closure(root, [*(root / f for f in _TRAINING_CODE), *own], leave_out=_NOT_TRAINING_NUMBERS)
     start = [root / f for f in _CHECKING_CODE if (root / f).is_file()]
     if package is not None and root not in package.parents:  # a plug-in: follow what it imports of attnspec
@@ -211,9 +231,10 @@ def _own_code(command: str) -> tuple[Path | None, list[Path]]:
     package = _code_package(command)
     if package is None:
         return None, []
-    # osa-train shares its package with osa-check but runs only the training modules and the layer
-    pattern = ("train*.py", "layer.py") if command in _TRAINING_STUDIES else ("*.py",)
-    return package, sorted({p for pat in pattern for p in package.glob(pat)})
+    from attnspec.theorem.registry import commands
+
+    patterns = commands()[command].code_files  # osa-train names its own: it shares osa-check's package
+    return package, sorted({p for pat in patterns for p in package.glob(pat)})
 
 
 def checking_code_digest(command: str) -> str | None:

@@ -4,8 +4,6 @@ shared heatmap scales; and the models and data they ran on.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,13 +16,12 @@ from attnspec.report.summary import spectrum_statements
 def _provenance(experiments: list[Experiment], results: Path) -> list[str]:
     """Which models and data the spectrum runs used, from their meta.json."""
     lines: list[str] = []
+    from attnspec.report.run_meta import describing_meta
+
     for exp in experiments:
-        meta_path = results / exp.name / "meta.json"
-        if exp.command != "spectrum" or not meta_path.is_file():
+        if exp.command != "spectrum" or not (results / exp.name / "meta.json").is_file():
             continue
-        m = json.loads(meta_path.read_text())
-        if m.get("kind") == "spectrum-scaling":  # describe its longest length, whose documents every length shares
-            m = json.loads((results / exp.name / f"n{max(m['lengths'])}" / "meta.json").read_text())
+        m = describing_meta(results / exp.name)  # a scaling study's longest length: its documents every length shares
         c = m.get("corpus", {})
         lines.append(
             f"- `{exp.name}`: model `{m.get('model')}` ({_model_source(m)}, "
@@ -92,11 +89,12 @@ def _spectrum_section(
     scales = _shared_heat_scales(runs, results, statements)
     readings: list[str] = []
     explained = ""
+    nulls_of = {}
     for exp in runs:
         d = results / exp.name
         s = statements[exp.name]
         trend, k90 = s.get("trend"), s.get("k90")
-        nulls = null_values(d, s["at"], results)
+        nulls = nulls_of[exp.name] = null_values(d, s["at"], results)
         md.append(
             f"| `{exp.name}` | {s['n']} | {s['inputs']} | {s['mean_at']:.3f} at {s['at']} "
             f"{format_interval(s['ci'][0], s['ci'][1], 3)} | {s['layer_range'][0]:.3f}–{s['layer_range'][1]:.3f} | "
@@ -112,8 +110,10 @@ def _spectrum_section(
         vmin, vmax = scales.get(exp.name, (None, None))
         plot_run(d, figures / exp.name, vmin=vmin, vmax=vmax)
         groups.setdefault(exp.group or exp.name, []).append(d)
-    md += ["", *(["Reading: " + " ".join([*readings, explained]).strip(), ""] if readings else [])]
-    md += _centred_lines(runs, statements)
+    # one paragraph: each run's values with every null read in the same sentence, what averaging
+    # gives said once, then the centred measure beside the nulls that hold it
+    said = " ".join([*readings, explained, _centred_sentence(runs, statements, nulls_of)]).strip()
+    md += ["", f"Reading: {said}", ""]
     # the per-layer values follow the figures, in a subsection of their own (the report moves it
     # to the appendix)
     details = [
@@ -142,38 +142,76 @@ def _spectrum_section(
     return md + details + ["", *(compared or per_run), ""]
 
 
-def _centred_lines(runs: list[Experiment], statements: dict[str, dict[str, Any]]) -> list[str]:
-    """What the centred measure (P less its mean row: what attention does beyond averaging,
-    docs/spectrum.md) reads for each run that holds it, and which runs lack it."""
-    held = {e.name: statements[e.name]["centred"] for e in runs if statements[e.name].get("centred")}
+def _centred_sentence(
+    runs: list[Experiment], statements: dict[str, dict[str, Any]], nulls: dict[str, dict[str, Any]]
+) -> str:
+    """The centred measure (P less its mean row: what attention does beyond averaging,
+    docs/spectrum.md) of each run that holds it, beside each null that holds it, what it shows
+    against the random-init model, and which runs lack it."""
+    from attnspec.report.null_values import centred_reading
+
+    held = [e.name for e in runs if statements[e.name].get("centred")]
     lacking = [f"`{e.name}`" for e in runs if e.name not in held]
+    head = "Centred measure (P less its mean row, what attention does beyond averaging; docs/spectrum.md): "
     if not held:
-        return [
-            "Centred measure (P less its mean row, what attention does beyond averaging; docs/spectrum.md): not "
-            "measured in these runs' results.",
-            "",
-        ]
-    said = "; ".join(f"`{name}` {metric} {value:.3f}" for name, (metric, value) in held.items())
-    return [
-        f"Centred measure (P less its mean row, what attention does beyond averaging; docs/spectrum.md), the mean "
-        f"over layers and heads: {said}" + (f"; not measured in {', '.join(lacking)}" if lacking else "") + ".",
-        "",
+        return head + "not measured in these runs' results."
+    at = statements[held[0]]["at"]
+    said = "; ".join(
+        f"`{name}` {centred_reading(statements[name]['centred'][1], nulls.get(name, {}))}" for name in held
+    )
+    # the trained P against the re-initialised model, where both hold the measure
+    pairs = [
+        (statements[name]["centred"][1], init.c_centred)
+        for name in held
+        if (init := nulls.get(name, {}).get("random-init")) is not None and init.c_centred == init.c_centred
     ]
+    above = sum(real > init for real, init in pairs)
+    verdict = ""
+    if pairs and above == 0:
+        verdict = (
+            f" Centred, the re-initialised model still keeps more of Σσ in the first {at} indices than the trained "
+            "one: this measure shows no learned low-rank structure beyond averaging either."
+        )
+    elif pairs and above == len(pairs):
+        verdict = (
+            f" Centred, the trained P keeps more of Σσ in the first {at} indices than the re-initialised model: "
+            "structure beyond averaging that training adds."
+        )
+    elif pairs:
+        verdict = f" Centred, the trained P is above the re-initialised model in {above} of {len(pairs)} runs."
+    from attnspec.spectra.nulls import SHORT
+
+    # the nulls no run holds it for (NaN; uniform rows have no centred part at all); a random-init
+    # model without it is said per run
+    seen = {v.source for name in held for v in nulls.get(name, {}).values()}
+    none = sorted(
+        SHORT[source]
+        for source in seen - {"random-init"}
+        if all(v.c_centred != v.c_centred for name in held for v in nulls.get(name, {}).values() if v.source == source)
+    )
+    return (
+        f"{head}c_centred at index {at}, the mean over layers and heads, beside the nulls that hold it"
+        + (f" (not held by the {', '.join(none)})" if none else "")
+        + f": {said}"
+        + (f"; not measured in {', '.join(lacking)}" if lacking else "")
+        + "."
+        + verdict
+    )
 
 
 def _null_figure(
     runs: list[Experiment], statements: dict[str, dict[str, Any]], results: Path, figures: Path
 ) -> list[str]:
-    """Figure 1 at one column, one per model (and n): its runs, each null's curve beside them."""
-    from attnspec.plots.null_curves import plot_null_curves
+    """Figure 1 at one column: a panel per model (and n), its runs' curves and each null's beside them."""
+    from attnspec.plots.null_curves import plot_null_panels
     from attnspec.report.decoder import display
     from attnspec.report.null_values import null_sources
     from attnspec.spectra.nulls import read_baseline
     from attnspec.storage.results import read_table
 
-    md: list[str] = []
+    panels = []
     models = list(dict.fromkeys((statements[e.name]["model"], statements[e.name]["n"]) for e in runs))
-    for i, (model, n) in enumerate(models):  # one figure per model: the first model's is the summary's
+    for model, n in models:  # in the experiments' order: the first model's panel on top
         same = [e for e in runs if (statements[e.name]["model"], statements[e.name]["n"]) == (model, n)]
         first = statements[same[0].name]
         real = {statements[e.name]["data"]: read_table(results / e.name, "spectrum") for e in same}
@@ -181,14 +219,10 @@ def _null_figure(
             name: read_baseline(where, name, "spectrum")
             for name, where in null_sources(results / same[0].name, results).items()
         }
-        folder = "figure1-nulls" if i == 0 else "figure1-nulls-" + re.sub(r"[^\w.-]", "-", str(model))
-        title = f"{display(str(model))} · n = {n} · {first['inputs']} documents"
-        plot_null_curves(real, nulls, figures / folder, at=int(first["at"]), title=title)
-        md += [
-            f"![the real P's curve beside each null's, {display(str(model))}](figures/{folder}/spectrum_nulls.png)",
-            "",
-        ]
-    return md
+        panels.append((f"{display(str(model))} · n = {n} · {first['inputs']} documents", real, nulls, int(first["at"])))
+    plot_null_panels(panels, figures / "figure1-nulls")
+    shown = ", ".join(display(str(model)) for model, _ in models)
+    return [f"![the real P's curve beside each null's, {shown}](figures/figure1-nulls/spectrum_nulls.png)", ""]
 
 
 def _per_layer_lines(name: str, s: dict[str, Any]) -> list[str]:

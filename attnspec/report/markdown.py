@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,39 @@ _COUNTED = ("holds", "violated", "vacuous", "loose", "cannot-fail", "hypothesis-
 
 
 _FIXED = {"claim", "verdict", "bound", "exact", "estimate", "ci_low", "ci_high", "trials", "seed", "evidence"}
+
+
+def with_interval(value: Any, low: Any, high: Any, fmt: str = ".3f") -> str:
+    """``"0.826 [0.825, 0.827]"``: a value and its interval as every table row of the report prints
+    them; ``—`` without a value, ``[—]`` without ends. The ends get more decimals (up to 6) where
+    ``fmt``'s would print them alike, so an interval never reads [0.99, 0.99].
+
+    Parameters
+    ----------
+    value, low, high : float or None
+        The estimate and its interval's ends (NaN or None: missing).
+    fmt : str
+        The format of the value, e.g. ``".3f"``, ``"+.3f"``, ``".1%"``.
+
+    Returns
+    -------
+    str
+    """
+    if _missing(value):
+        return "—"
+    if _missing(low) or _missing(high):
+        return f"{value:{fmt}} [—]"
+    ends = fmt
+    if m := re.fullmatch(r"([+]?)\.(\d+)([f%])", fmt):
+        sign, digits, kind = m.group(1), int(m.group(2)), m.group(3)
+        while digits < 6 and f"{low:{sign}.{digits}{kind}}" == f"{high:{sign}.{digits}{kind}}":
+            digits += 1
+        ends = f"{sign}.{digits}{kind}"
+    return f"{value:{fmt}} [{low:{ends}}, {high:{ends}}]"
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, int)) and not math.isfinite(float(v))) or bool(pd.isna(v))
 
 
 def _fmt(v: Any) -> str:

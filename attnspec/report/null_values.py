@@ -35,6 +35,10 @@ class NullValue:
         Mean normalised row entropy.
     where : str
         The results folder read, relative to the report's results.
+    c_centred : float
+        Mean centred c (P less its mean row, :mod:`attnspec.spectra.centred`) at the reading
+        index; NaN where the null's tables lack it (a drawn null, a run that predates it, or
+        uniform rows, whose centred part is 0).
     """
 
     source: str
@@ -42,6 +46,7 @@ class NullValue:
     k90: float
     row_entropy: float
     where: str
+    c_centred: float = float("nan")
 
 
 def _identity(run: Path) -> tuple[Any, Any, Any]:
@@ -107,6 +112,7 @@ def null_values(run: Path, at: int, results: Path) -> dict[str, NullValue]:
             k90=float(metrics["reach_index_mean"].mean()) / n,
             row_entropy=float(metrics["row_entropy_mean"].mean()),
             where=where.relative_to(results).as_posix(),
+            c_centred=float(metrics["c_centred_mean"].mean()) if "c_centred_mean" in metrics else float("nan"),
         )
     return out
 
@@ -127,8 +133,9 @@ def null_cells(nulls: dict[str, NullValue]) -> str:
 
 
 def null_reading(real_c: float, real_k90: float, nulls: dict[str, NullValue], *, at: int) -> str:
-    """``"c at index 128: the real P 0.826 (k90/n 0.320), the entropy-matched null 0.516 (...), ..."``;
-    empty without nulls.
+    """``"c at index 128: the real P 0.826 (k90/n 0.320), the entropy-matched null 0.516 (...), ...,
+    the random-init model 0.974 (...), above the trained P: ..."``: every null beside the real value,
+    the random-init model read in the same sentence (:func:`init_clause`); empty without nulls.
 
     Parameters
     ----------
@@ -151,9 +158,32 @@ def null_reading(real_c: float, real_k90: float, nulls: dict[str, NullValue], *,
 
     parts = [f"the real P {real_c:.3f} (k90/n {real_k90:.3f})"] + [
         f"the {LABELS[v.source]} {v.c_at:.3f} (k90/n {v.k90:.3f}, row entropy {v.row_entropy:.2f})"
+        + (init_clause(real_c, v) if v.source == "random-init" else "")
         for v in nulls.values()
     ]
     return f"c at index {at}: " + ", ".join(parts) + "."
+
+
+def init_clause(real_c: float, init: NullValue) -> str:
+    """What the random-init model's share says beside the trained P's, as a clause of the sentence
+    that gives both: above it, the share is what near-uniform averaging gives; below it, training
+    concentrates Σσ beyond what the architecture does untrained.
+
+    Parameters
+    ----------
+    real_c : float
+        The trained P's mean c at the reading index.
+    init : NullValue
+        The random-init model's values.
+
+    Returns
+    -------
+    str
+        ``", above the trained P: ..."`` or ``", below the trained P: ..."``.
+    """
+    if init.c_at > real_c:
+        return ", above the trained P: what near-uniform averaging gives, not learned low rank"
+    return ", below the trained P: training concentrates Σσ beyond what the untrained architecture gives"
 
 
 def averaging_reading(real_c: float, nulls: dict[str, NullValue], *, at: int) -> str:
@@ -177,8 +207,35 @@ def averaging_reading(real_c: float, nulls: dict[str, NullValue], *, at: int) ->
     if init is None or init.c_at <= real_c:
         return ""
     return (
-        f"The re-initialised model puts more of Σσ in the first {at} indices than the trained one: its rows are "
-        f"nearly uniform (entropy {init.row_entropy:.2f}), and a near-uniform P is close to rank one, so a high "
-        "share in the first indices is what averaging gives, not evidence of learned low-rank structure; the "
-        "trained P lies between averaging and the entropy-matched random softmax."
+        f"A near-uniform P is close to rank one, so a high share in the first {at} indices is what averaging "
+        "gives; the trained P lies between averaging and the entropy-matched random softmax."
     )
+
+
+def centred_reading(real: float | None, nulls: dict[str, NullValue]) -> str:
+    """``"0.769 (random init 0.819)"``: a run's centred c beside each null that holds it (the
+    random-init model's said ``not measured`` where its tables lack it), ``not measured`` without
+    the run's own value.
+
+    Parameters
+    ----------
+    real : float or None
+        The run's mean centred c (None: not in its results).
+    nulls : dict of str to NullValue
+        :func:`null_values`'s result.
+
+    Returns
+    -------
+    str
+    """
+    import math
+
+    from attnspec.spectra.nulls import SHORT
+
+    if real is None:
+        return "not measured"
+    beside = [f"{SHORT[v.source]} {v.c_centred:.3f}" for v in nulls.values() if math.isfinite(v.c_centred)]
+    init = nulls.get("random-init")
+    if init is not None and not math.isfinite(init.c_centred):  # the null that reads it, saved without it
+        beside.append(f"{SHORT[init.source]} not measured")
+    return f"{real:.3f}" + (f" ({', '.join(beside)})" if beside else "")

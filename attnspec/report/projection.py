@@ -32,8 +32,9 @@ def _why_not(run: Path) -> str:
     record = top.get("projection") or {}
     if record.get("not_measured"):
         return str(record["not_measured"])
-    longest = json.loads((run / f"n{max(top['lengths'])}" / "meta.json").read_text())
-    if longest.get("causal"):
+    from attnspec.report.run_meta import describing_meta
+
+    if describing_meta(run).get("causal"):
         return "every layer is causal: a projection along the sequence would mix future positions into each row"
     return "not measured in these results (rerun the study with projection-k)"
 

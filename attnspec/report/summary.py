@@ -226,8 +226,8 @@ def _null_constant(run: Path) -> tuple[str, float, float, float, float | None] |
 
 def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequence[Any], link: str) -> list[str]:
     """Per model: the share of Σσ at one n with its interval over documents (the first model's range
-    over layers) and every null beside it (its first corpus); and the depth trend of each model by
-    the permutation test over its layer means."""
+    over layers) and every null beside it (its first corpus), the random-init model read against the
+    real P; and the depth trend of each model by the permutation test over its layer means."""
     from attnspec.report.decoder import display
 
     stats = [spectrum_statements(results / exp.name) for exp in figure1]
@@ -237,7 +237,11 @@ def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequen
     for exp, s in zip(figure1, stats):
         by_model.setdefault(display(str(s["model"])), []).append((exp, s))
     s0 = stats[0]
-    shares, nulls = [], []
+    shares, nulls, above = [], [], []
+    first_names: tuple[str, ...] = ()
+    # every model's runs on the same corpora, in the same order: the corpora are named once, at the end
+    corpora = {tuple(r["data"] for _, r in runs) for runs in by_model.values()}
+    same = len(corpora) == 1
     for i, (model, runs) in enumerate(by_model.items()):
         s = runs[0][1]
         lo, hi = s["layer_range"]
@@ -245,19 +249,27 @@ def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequen
         shares.append(
             f"{model}{at} "
             + ", ".join(
-                f"{_pct_documents(r)} on {r['data']}" + (f" (layers {lo:.0%}–{hi:.0%})" if i == j == 0 else "")
+                _pct_documents(r)
+                + ("" if same else f" on {r['data']}")
+                + (f" (layers {lo:.0%}–{hi:.0%})" if i == j == 0 else "")
                 for j, (_, r) in enumerate(runs)
             )
         )
-        beside = _nulls_beside(results / runs[0][0].name, s, results)
-        if beside and i == 0:  # the first model's; every model's are in Figure 1's table
-            nulls.append(f"{model} {beside} ({s['data']})")
+        # each model's nulls on its first corpus, named where they differ from the first model's (every
+        # run's: Figure 1's table)
+        beside, names, init_above = _nulls_beside(results / runs[0][0].name, s, results, bare=first_names)
+        first_names = first_names if i else names
+        if beside:
+            nulls.append(f"{model} {beside}")
+            above.append(init_above)
     inputs = sorted({int(s["inputs"]) for s in stats if s.get("inputs")})
+    corpus = f" ({s0['data']})" if len({r[0][1]["data"] for r in by_model.values()}) == 1 else ""
+    reading = ": random init above real, what averaging gives" if above and all(above) else ""
     out = [
-        f"**Low rank at n = {s0['n']}.** The first {s0['at']} of {s0['n']} singular values hold, of Σσ: "
+        f"**Low rank at n = {s0['n']}.** Σσ in the first {s0['at']} singular values: "
         + "; ".join(shares)
-        + f" (95% CIs over {'/'.join(map(str, inputs))} documents)"
-        + (f"; nulls: {'; '.join(nulls)}: near-uniform rows alone give a high share" if nulls else "")
+        + f" ({', '.join(next(iter(corpora))) + '; ' if same else ''}95% CIs over {'/'.join(map(str, inputs))} documents)"
+        + (f"; nulls{corpus}: {'; '.join(nulls)}{reading}" if nulls else "")
         + f". {link}"
     ]
     depth = _depth_parts(by_model)
@@ -266,21 +278,25 @@ def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequen
     return out
 
 
-def _nulls_beside(run: Path, s: dict[str, Any], results: Path) -> str:
-    """``entropy null 51.6%, uniform null 100.0%, random init 97.4% (k90/n 0.05 vs 0.32)``: each null's
-    share at the run's reading index, and the random-init model's k90/n beside the real one."""
+def _nulls_beside(
+    run: Path, s: dict[str, Any], results: Path, *, bare: tuple[str, ...]
+) -> tuple[str, tuple[str, ...], bool | None]:
+    """``entropy null 51.6%, uniform null 100.0%, random init 97.4%`` at the run's reading index (the
+    values alone when the nulls are ``bare``'s, in its order), the nulls' names, and whether the
+    random-init model's share is above the real P's (None without one)."""
     from attnspec.report.null_values import null_values
     from attnspec.spectra.nulls import SHORT
 
     nulls = null_values(run, s["at"], results)
-    beside = ", ".join(f"{SHORT[name]} {v.c_at:.1%}" for name, v in nulls.items())
-    if "random-init" in nulls and "k90" in s:  # its k90/n beside the real one: what averaging does to k90
-        beside += f" (k90/n {nulls['random-init'].k90:.2f} vs {s['k90'][0]:.2f})"
-    return beside
+    named = tuple(nulls) != bare
+    beside = ", ".join((f"{SHORT[name]} " if named else "") + f"{v.c_at:.1%}" for name, v in nulls.items())
+    init = nulls.get("random-init")
+    return beside, tuple(nulls), None if init is None else init.c_at > s["mean_at"]
 
 
 def _depth_parts(by_model: dict[str, list[tuple[Any, dict[str, Any]]]]) -> list[str]:
-    """Per model, its corpora that read alike named together: ``MiniLM-L6 (6 layers) imdb, wiki103:
+    """Per model, its corpora that read alike named together (``MiniLM-L6 (6 layers, 720 orderings)
+    imdb: ...; wiki103: ...``), or none when all read alike: ``MiniLM-L6 (6 layers, 720 orderings),
     suggestive rise with depth (ρ = +0.83, p = 0.058)``."""
     from attnspec.numerics.depth import depth_phrase
 
@@ -293,10 +309,15 @@ def _depth_parts(by_model: dict[str, list[tuple[Any, dict[str, Any]]]]) -> list[
                 t = s["trend"]
                 said = f"{t.layers} layers, {t.orderings:,} orderings"
                 trends.setdefault((depth_phrase(t), round(t.rho, 2), float(f"{t.p:.2g}")), []).append(s["data"])
-        if trends:
+        if trends:  # every corpus of the model alike: the corpora go unnamed (the line above names them)
+            alike = len(trends) == 1 and len(next(iter(trends.values()))) == len(runs)
             parts.append(
-                f"{model} ({said}) "
-                + "; ".join(f"{', '.join(d)}: {ph} (ρ = {r:+.2f}, p = {p:.2g})" for (ph, r, p), d in trends.items())
+                f"{model} ({said})"
+                + ("," if alike else "")
+                + "; ".join(
+                    f"{'' if alike else ' ' + ', '.join(d) + ':'} {ph} (ρ = {r:+.2f}, p = {p:.2g})"
+                    for (ph, r, p), d in trends.items()
+                )
             )
     return parts
 
@@ -321,20 +342,20 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
 
         def exponents(fits: list[tuple[str, Any]]) -> str:  # one model's corpora: one value, or their range
             lo, hi = min(b[0] for _, b in fits), max(b[0] for _, b in fits)
-            return f"n^{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"n^{lo:.2f}–{hi:.2f}"
+            return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}"
 
         half = max((b[2] - b[1]) / 2 for _, b in betas)
-        parts = "; ".join(
-            f"{exponents(fits)} for {model} (n = {fits[0][1][3][0]}–{fits[0][1][3][-1]})"
-            for model, fits in by_model.items()
-        )
+        spans: dict[tuple[int, int], list[str]] = {}  # the models fitted over the same lengths, together
+        for model, fits in by_model.items():
+            spans.setdefault((fits[0][1][3][0], fits[0][1][3][-1]), []).append(f"{model} {exponents(fits)}")
+        parts = "; ".join(f"{', '.join(said)} (n = {lo}–{hi})" for (lo, hi), said in spans.items())
         chance = [(exp, c) for exp, c in ((exp, _null_constant(results / exp.name)) for exp, _ in betas) if c]
         nulls = sorted(c[1] for _, c in chance)
         out.append(
-            f"**The rank needed grows with n.** k90 scales as {parts}, over both corpora; each 95% CI over "
+            f"**The rank needed grows with n.** k90 ∝ n^β, β over both corpora: {parts}; 95% CIs over "
             f"inputs within ±{half:.3f}"
             + (
-                f". An entropy-matched null grows as fast (β {nulls[0]:.2f}–{nulls[-1]:.2f}) at a higher k90/n: "
+                f". An entropy-matched null grows as fast (β {nulls[0]:.2f}–{nulls[-1]:.2f}), "
                 f"{_against_chance(chance, results)}"
                 if chance
                 else ""
@@ -346,13 +367,17 @@ def _spectrum_findings(experiments: Sequence[Any], results: Path, figure1_headin
 
 
 def _against_chance(chance: Sequence[tuple[Any, tuple]], results: Path) -> str:
-    """``MiniLM-L6 0.63 vs 0.32 (imdb); SmolLM2-135M 0.46 vs 0.38 (imdb)``: the entropy-matched
-    null's k90/n against the real P's, the first corpus of each model."""
+    """``k90/n null/real (imdb): MiniLM-L6 0.63/0.32; SmolLM2-135M 0.46/0.38``: the entropy-matched
+    null's k90/n against the real P's, the first corpus of each model (named once when it is one)."""
     first: dict[str, tuple[str, tuple]] = {}
     for exp, c in chance:
         model, corpus = scaling_label(results / exp.name).split(" · ")
         first.setdefault(model, (corpus, c))
-    return "; ".join(f"{model} {c[3]:.2f} vs {c[2]:.2f} ({corpus})" for model, (corpus, c) in first.items())
+    corpora = {corpus for corpus, _ in first.values()}
+    one = f" ({next(iter(corpora))})" if len(corpora) == 1 else ""
+    return f"k90/n null/real{one}: " + "; ".join(
+        f"{model} {c[3]:.2f}/{c[2]:.2f}" + ("" if one else f" ({corpus})") for model, (corpus, c) in first.items()
+    )
 
 
 def _linformer_finding(experiments: Sequence[Any], results: Path, linear: bool) -> str:

@@ -19,25 +19,6 @@ HEADING = "Threats to validity"
 FEW_INPUTS = 20
 
 
-def _metas(experiments: Sequence[Any], results: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(experiment, meta.json) of every spectrum run, one per length of a scaling study."""
-    out = []
-    for exp in experiments:
-        path = results / exp.name / "meta.json"
-        if exp.command != "spectrum" or not path.is_file():
-            continue
-        meta = json.loads(path.read_text())
-        if meta.get("kind") == "spectrum-scaling":
-            out += [
-                (exp.name, json.loads((results / exp.name / f"n{n}" / "meta.json").read_text()))
-                for n in meta.get("lengths") or []
-                if (results / exp.name / f"n{n}" / "meta.json").is_file()
-            ]
-        else:
-            out.append((exp.name, meta))
-    return out
-
-
 def _configured_length(meta: dict[str, Any]) -> int | None:
     """The sequence length a sentence-transformers model was configured for (its
     ``sentence_bert_config.json``), when its folder is on this machine."""
@@ -60,6 +41,16 @@ def _positions(meta: dict[str, Any]) -> str:
     return f"{table or usable} position embeddings"
 
 
+def _few_documents(inputs: dict[tuple[str, int], int]) -> str:
+    """``4 documents at n = 128, 256; 16 documents at n = 64``: the runs of one model read with fewer
+    than :data:`FEW_INPUTS` documents, by count; empty when there is none."""
+    small: dict[int, set[int]] = {}  # documents per run → the lengths read with so few
+    for (_, n), v in inputs.items():
+        if 0 < v < FEW_INPUTS:
+            small.setdefault(v, set()).add(n)
+    return "; ".join(f"{v} documents at n = {', '.join(str(n) for n in sorted(ns))}" for v, ns in sorted(small.items()))
+
+
 def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
     """``## Threats to validity``: one bullet per threat the results show; empty without spectrum runs.
 
@@ -76,8 +67,9 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
         Markdown lines.
     """
     from attnspec.report.decoder import display
+    from attnspec.report.run_meta import spectrum_metas
 
-    metas = _metas(experiments, results)
+    metas = spectrum_metas(experiments, results)
     if not metas:
         return []
     models: dict[str, dict[str, Any]] = {}
@@ -95,16 +87,15 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
         f"- **Models.** {names}: not the paper's RoBERTa, which cannot be loaded offline. Every number is about "
         "these models on these corpora; a larger encoder could concentrate Σσ more or less."
     ]
+    beyond: list[str] = []  # every model read past its configured length: one bullet, the caveat is the same
     for model, m in models.items():
         top = max(m["n"])
         configured = _configured_length(m["meta"])
         positions = m["meta"].get("max_seq_len")
         if configured and top > configured:
-            bullets.append(
-                f"- **Lengths beyond training.** {display(model)} is read up to n = {top}, though its "
-                f"sentence-transformers configuration caps inputs at {configured} tokens ({_positions(m['meta'])}): "
-                f"P past n = {configured} may be off its training distribution, which could flatten or "
-                "sharpen its spectrum there."
+            beyond.append(
+                f"{display(model)} is read up to n = {top}, though its sentence-transformers configuration caps "
+                f"inputs at {configured} tokens ({_positions(m['meta'])})"
             )
         elif positions and top >= int(positions):
             bullets.append(
@@ -117,16 +108,16 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
                 f"from a {gguf.get('quantization')} file: rounding of the weights perturbs the logits, which could "
                 "change the small singular values more than the large ones."
             )
-        small: dict[int, list[int]] = {}  # documents per run → the lengths read with so few
-        for (_, n), v in m["inputs"].items():
-            if 0 < v < FEW_INPUTS:
-                small.setdefault(v, []).append(n)
-        if small:
-            counts = "; ".join(
-                f"{v} documents at n = {', '.join(str(n) for n in sorted(set(ns)))}" for v, ns in sorted(small.items())
-            )
-            bullets.append(
-                f"- **Sample sizes.** {display(model)}: {counts}. Intervals over so few documents are wide and rest "
-                "on a t approximation, and a corpus's variety may be missed."
-            )
+    if beyond:
+        bullets.insert(
+            1,
+            f"- **Lengths beyond training.** {'; '.join(beyond)}: P past a model's cap may be off its training "
+            "distribution, which could flatten or sharpen its spectrum there.",
+        )
+    sizes = [f"{display(model)}: {counts}" for model, m in models.items() if (counts := _few_documents(m["inputs"]))]
+    if sizes:  # one bullet for every model: the caveat is the same
+        bullets.append(
+            f"- **Sample sizes.** {'; '.join(sizes)}. Intervals over so few documents are wide and rest on a t "
+            "approximation, and a corpus's variety may be missed."
+        )
     return [f"## {HEADING}", "", *bullets, ""]

@@ -122,6 +122,13 @@ class Command:
         One line for ``--help`` and the API's docstring.
     code_package : str, optional
         The package whose source decides whether a saved result is stale (default: the battery's).
+    code_files : tuple of str
+        Glob patterns of the modules of that package the command runs (default: all of them); a
+        command that shares its package with another names its own.
+    verdicts : bool
+        The command gives verdict rows. False for a study that only measures (a training run):
+        its saved results are then keyed on the code its numbers come from (its own modules, the
+        statistics), not on the verdict classifier, the battery wiring or the option declarations.
     origin : str, optional
         The module that registered the command (set by :func:`register_command` when not given):
         ``attnspec check MODULE`` finds a command by it.
@@ -136,6 +143,8 @@ class Command:
     claims_module: str | None = None
     summary: str = ""
     code_package: str | None = None
+    code_files: tuple[str, ...] = ("*.py",)
+    verdicts: bool = True
     origin: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

@@ -33,3 +33,17 @@ def test_depth_trends_of_a_comparison_carry_the_layer_level_statement() -> None:
     row = depth_trends(table).iloc[0]
     assert row["orderings"] == 720 and row["p"] > 0.1
     assert row["phrase"] == "no trend shown" and "no trend shown" in row["statement"]
+
+
+def test_the_scaling_study_reads_beta_over_depth_by_the_one_rule() -> None:
+    import pandas as pd
+
+    from attnspec.report.beyond import beta_depth_sentence
+
+    def fits(betas):  # noqa: ANN001, ANN202
+        return pd.DataFrame({"metric": "reach_index", "layer": range(len(betas)), "beta": betas})
+
+    rising = beta_depth_sentence(fits([0.90, 0.93, 0.95, 0.97, 0.99, 1.02]))
+    assert "β of k90 rises with depth" in rising and "720 orderings" in rising
+    assert "no trend shown in β of k90" in beta_depth_sentence(fits([0.95, 1.01, 0.93, 1.00, 0.96, 0.99]))
+    assert beta_depth_sentence(fits([0.9, 1.0, 1.1])) == ""  # too few layers to say anything of depth

@@ -28,10 +28,6 @@ def _need_results() -> list:
     return load_experiments(REPO / "experiments")
 
 
-#: The sections built from every committed result: the slow set's (see the module docstring).
-slow_sections = pytest.mark.slow
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The summary, the Figure 1 section and its per-layer page, and the decoder section's text."""
@@ -57,7 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"summary": "\n".join(summary), "figure1": "\n".join(figure1), "decoder": "\n".join(decoder)}
 
 
-@slow_sections
+@pytest.mark.slow  # built from every committed result: see the module docstring
 def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str, str]) -> None:
     # c at index 128 of MiniLM on IMDB, n = 512: summary (percent), Figure 1 table, decoder section table
     body = re.search(
@@ -67,7 +63,10 @@ def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str
     mean, low, high = (float(v) for v in body.groups())
     decoder = re.search(r"\| MiniLM-L6 · imdb \| 512 \| 400 \| (0\.\d+) \[(0\.\d+), (0\.\d+)\]", built["decoder"])
     assert decoder and tuple(float(v) for v in decoder.groups()) == (mean, low, high)
-    summary = re.search(r"(\d+\.\d)% \[(\d+\.\d+)%, (\d+\.\d+)%\] on imdb \(layers (\d+)%–(\d+)%\)", built["summary"])
+    # MiniLM's first corpus (imdb) leads; the corpora are named once when every model ran on the same ones
+    summary = re.search(
+        r"(\d+\.\d)% \[(\d+\.\d+)%, (\d+\.\d+)%\](?: on imdb)? \(layers (\d+)%–(\d+)%\)", built["summary"]
+    )
     assert summary, "the summary gives the share with its interval over documents and the layers' range"
     s_mean, s_low, s_high = (float(v) / 100 for v in summary.groups()[:3])
     assert s_mean == pytest.approx(mean, abs=6e-4) and s_low == pytest.approx(low, abs=6e-4)
@@ -75,7 +74,7 @@ def test_one_quantity_has_one_interval_over_documents_everywhere(built: dict[str
     assert "layer means)" not in built["summary"] and "t interval" not in built["summary"]
 
 
-@slow_sections
+@pytest.mark.slow  # built from every committed result: see the module docstring
 def test_depth_is_worded_by_the_permutation_rule_in_summary_and_body(built: dict[str, str]) -> None:
     # MiniLM's 6 layer means at index 128: ρ = +0.83, p = 42/720 = 0.058: suggestive, not a trend
     assert "suggestive rise with depth (ρ = +0.83, p = 0.058)" in built["summary"]
@@ -85,7 +84,7 @@ def test_depth_is_worded_by_the_permutation_rule_in_summary_and_body(built: dict
     assert "independent draws" not in built["figure1"] and "bootstrap" not in built["summary"]
 
 
-@slow_sections
+@pytest.mark.slow  # built from every committed result: see the module docstring
 def test_the_decoder_depth_readings_use_the_permutation_rule(built: dict[str, str]) -> None:
     readings = [line for line in built["decoder"].splitlines() if line.startswith("Reading (SmolLM2-135M")]
     depth = [line for line in readings if "permutation p" in line]
@@ -97,13 +96,41 @@ def test_the_decoder_depth_readings_use_the_permutation_rule(built: dict[str, st
                 assert float(m.group(2)) < 0.05, part
 
 
-@slow_sections
+@pytest.mark.slow  # built from every committed result: see the module docstring
 def test_figure1_shows_every_null_beside_the_real_value_and_reads_averaging(built: dict[str, str]) -> None:
     row = next(line for line in built["figure1"].splitlines() if line.startswith("| `spectrum-minilm-imdb`"))
     cells = [c.strip() for c in row.split("|")]
     assert cells[6:9] == ["0.516", "1.000", "0.974"]  # entropy-matched, uniform, random-init at index 128
     assert "what averaging gives" in built["figure1"]
     assert "random init 97.4%" in built["summary"] and "entropy null 51.6%" in built["summary"]
+
+
+@pytest.mark.slow  # built from every committed result: see the module docstring
+def test_every_model_has_its_random_init_null_read_beside_the_real_value(built: dict[str, str]) -> None:
+    """MPNet's random-init model comes from its scaling study, as MiniLM's does; it is read in the
+    sentence that gives the real value, in the body and in the summary."""
+    if not (RESULTS / "scaling-mpnet-imdb" / "n512" / "meta.json").is_file():
+        pytest.skip("no MPNet scaling study in the committed results")
+    row = next(line for line in built["figure1"].splitlines() if line.startswith("| `spectrum-mpnet-imdb`"))
+    init = [c.strip() for c in row.split("|")][8]
+    assert re.fullmatch(r"0\.\d{3}", init), row
+    reading = next(line for line in built["figure1"].splitlines() if line.startswith("Reading:"))
+    sentence = next(s for s in reading.split("`spectrum-")[1:] if s.startswith("mpnet-imdb`"))
+    assert f"the random-init model {init}" in sentence and "the trained P" in sentence
+    assert "MPNet-base" in built["summary"].split("nulls")[1].split("[Figure 1]")[0]
+
+
+@pytest.mark.slow  # built from every committed result: see the module docstring
+def test_mpnets_scaling_study_stands_beside_minilms_in_the_summary_and_the_table(built: dict[str, str]) -> None:
+    from attnspec.report.beyond import scaling_table
+
+    if not (RESULTS / "scaling-mpnet-imdb" / "n512" / "meta.json").is_file():
+        pytest.skip("no MPNet scaling study in the committed results")
+    line = next(x for x in built["summary"].splitlines() if "**The rank needed grows with n.**" in x)
+    assert re.search(r"MiniLM-L6 [\d.–]+, MPNet-base [\d.–]+ \(n = 32–512\)", line), line  # same lengths, together
+    assert re.search(r"MPNet-base 0\.\d\d/0\.\d\d", line), line  # its entropy-matched null beside its real k90/n
+    rows = [r for r in scaling_table(_need_results(), RESULTS) if r.startswith("| all-mpnet-base-v2")]
+    assert rows and all("random init" in r for r in rows), rows  # its three nulls, random-init among them
 
 
 def test_k90_is_read_per_input_in_every_caption() -> None:
@@ -118,13 +145,20 @@ def test_k90_is_read_per_input_in_every_caption() -> None:
     assert K90 == "reach_index_input_mean"
 
 
-@slow_sections
-def test_k90_is_read_per_input_in_the_beyond_figure_1_section(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@pytest.mark.slow  # built from every committed result: see the module docstring
+def test_k90_is_read_per_input_in_every_caption_and_figure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import attnspec.plots.compare
     import attnspec.plots.scaling
+    from attnspec.plots.scaling import K90
     from attnspec.report.beyond import beyond_figure1_section
+    from attnspec.report.captions import caption
 
     experiments = _need_results()
+    run = RESULTS / "scaling-minilm-imdb"
+    for stem in ("scaling_k90", "scaling_grid"):
+        text = caption(stem, run)
+        assert "mean curve reaches" not in text and "per input" in text, stem
+    assert K90 == "reach_index_input_mean"
     for module, name in (
         (attnspec.plots.scaling, "plot_scaling"),
         (attnspec.plots.scaling, "plot_scaling_grid"),
@@ -135,7 +169,7 @@ def test_k90_is_read_per_input_in_the_beyond_figure_1_section(monkeypatch: pytes
     assert "mean curve" not in md and "k90 per input" in md
 
 
-@slow_sections
+@pytest.mark.slow  # built from every committed result: see the module docstring
 def test_each_paper_line_names_the_theorems_that_fail_and_why(built: dict[str, str]) -> None:
     line = next(x for x in built["summary"].splitlines() if "**Linformer" in x)
     assert "Theorem 1: 500/500 fail, claimed P ≤ 0.25" in line and "Lemma 1:" in line
@@ -184,6 +218,8 @@ def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
     assert "Q4_1" in text and "16 documents at n = 64" in text
     assert re.search(r"\b4 documents at n = [0-9, ]*\b2048\b", text)  # the decoder's long end
     assert "not the paper's RoBERTa" in text
+    assert text.count("**Sample sizes.**") == 1  # one bullet names every model's few-document runs
+    assert text.count("**Lengths beyond training.**") <= 1  # and every model read past its cap
     config = Path(__import__("json").loads((RESULTS / FIGURE1_RUNS[0] / "meta.json").read_text())["model_path"])
     if (config / "sentence_bert_config.json").is_file():
         assert "caps inputs at 256 tokens" in text and "read up to n = 512" in text

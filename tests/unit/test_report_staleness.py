@@ -63,3 +63,33 @@ def test_a_default_changed_in_the_code_makes_the_result_stale(tmp_path, monkeypa
         registry._COMMANDS, "sa-check", dataclasses.replace(registry.command("sa-check"), options=changed)
     )
     assert run() == "ran"
+
+
+def test_a_command_without_verdicts_gets_the_training_rule_by_its_registration(monkeypatch) -> None:  # noqa: ANN001
+    """The rule follows the registered command's ``verdicts`` flag, not its name: a plug-in's study
+    that gives no verdicts leaves the verdict framework out of its digest like osa-train."""
+    import dataclasses
+
+    from attnspec.report import experiments
+    from attnspec.theorem import registry
+
+    real = registry.commands()
+    study = dataclasses.replace(real["osa-check"], name="my-training-study", verdicts=False)
+    monkeypatch.setattr(registry, "commands", lambda: {**real, "my-training-study": study})
+    assert not experiments.gives_verdicts("my-training-study") and experiments.gives_verdicts("osa-check")
+    root = Path(experiments.__file__).resolve().parents[1]
+    seen = [p.relative_to(root).as_posix() for p in experiments.checking_code_files("my-training-study")]
+    assert "theory/osa/thm31.py" in seen, seen  # its own package, every module of it (code_files)
+    assert not [p for p in seen if p.startswith(("verdicts/", "theorem/", "options/")) or p == "battery.py"], seen
+
+
+def test_the_committed_training_study_stays_fresh() -> None:
+    """osa-train's key is the one its committed results were saved under (4,500 CPU s to redo)."""
+    from attnspec.report.experiments import load_experiments
+
+    root = Path(__file__).resolve().parents[2]
+    saved = root / "reports" / "results" / "osa-train" / "report_run.json"
+    if not saved.is_file():
+        pytest.skip("no committed osa-train results")
+    (exp,) = [e for e in load_experiments(root / "experiments") if e.name == "osa-train"]
+    assert exp.key(False) == json.loads(saved.read_text())["key"]

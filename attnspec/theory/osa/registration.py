@@ -28,6 +28,8 @@ register_command(
         run_arguments=("out", "resume", "csv"),
         plotter="attnspec.plots.osa_train:plot_osa_train",
         claims_module="attnspec.theory.osa.claims",
+        code_files=("train*.py", "layer.py"),  # it shares the package with osa-check, but runs only these
+        verdicts=False,
         summary="Train ViT, its ablations and the OSA-Transformer on 8×8 digits beside the OSA paper's Table 2.",
     )
 )
