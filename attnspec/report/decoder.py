@@ -244,7 +244,7 @@ def _q1(study: Study) -> list[str]:
 def _centred_note(run: Path) -> str:
     """The decoder run's centred measure (P less its mean row, :mod:`attnspec.spectra.centred`), or
     that its results lack it: the same measure as Figure 1's, said for every model."""
-    from attnspec.report.summary import centred_value
+    from attnspec.report.null_values import centred_value
     from attnspec.storage.results import read_table
 
     held = centred_value(read_table(run, "metrics"))

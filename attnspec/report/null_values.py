@@ -239,3 +239,23 @@ def centred_reading(real: float | None, nulls: dict[str, NullValue]) -> str:
     if init is not None and not math.isfinite(init.c_centred):  # the null that reads it, saved without it
         beside.append(f"{SHORT[init.source]} not measured")
     return f"{real:.3f}" + (f" ({', '.join(beside)})" if beside else "")
+
+
+def centred_value(metrics: Any) -> tuple[str, float] | None:
+    """The centred measure of a run's metrics table (P with its mean row removed,
+    :mod:`attnspec.spectra.centred`): (metric name, mean over layers and heads), or None when the run
+    was saved without it.
+
+    Parameters
+    ----------
+    metrics : pandas.DataFrame
+        A spectrum run's ``metrics`` table (``<name>_mean`` columns per layer and head).
+
+    Returns
+    -------
+    (str, float) or None
+    """
+    column = "c_centred_mean"  # the metrics table's c_centred (attnspec.spectra.metric_table)
+    if column in metrics.columns and metrics[column].notna().any():
+        return column.removesuffix("_mean"), float(metrics[column].mean())
+    return None

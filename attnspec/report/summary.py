@@ -19,6 +19,7 @@ from typing import Any
 from attnspec.report.anchors import anchor
 from attnspec.report.decoder import scaling_label
 from attnspec.report.experiments import spectrum_runs
+from attnspec.report.null_values import centred_value
 
 
 def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
@@ -85,26 +86,6 @@ def spectrum_statements(run: Path, at: int | None = None) -> dict[str, Any]:
     out["effective_rank"] = float(metrics["effective_rank_mean"].mean())
     out["stable_rank"] = float(metrics["stable_rank_mean"].mean())
     return out
-
-
-def centred_value(metrics: Any) -> tuple[str, float] | None:
-    """The centred measure of a run's metrics table (P with its mean row removed,
-    :mod:`attnspec.spectra.centred`): (metric name, mean over layers and heads), or None when the run
-    was saved without it.
-
-    Parameters
-    ----------
-    metrics : pandas.DataFrame
-        A spectrum run's ``metrics`` table (``<name>_mean`` columns per layer and head).
-
-    Returns
-    -------
-    (str, float) or None
-    """
-    column = "c_centred_mean"  # the metrics table's c_centred (attnspec.spectra.metric_table)
-    if column in metrics.columns and metrics[column].notna().any():
-        return column.removesuffix("_mean"), float(metrics[column].mean())
-    return None
 
 
 def _k90_beta(run: Path) -> tuple[float, float, float, list[int], int, str] | None:

@@ -7,7 +7,7 @@ import pandas as pd
 
 
 def test_the_centred_measure_is_read_from_c_centred() -> None:
-    from attnspec.report.summary import centred_value
+    from attnspec.report.null_values import centred_value
 
     held = pd.DataFrame({"c_at_mean": [0.8, 0.9], "c_centred_mean": [0.5, 0.7]})
     assert centred_value(held) == ("c_centred", 0.6)
