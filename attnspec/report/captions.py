@@ -112,8 +112,10 @@ def _approx_errors(run: Path) -> str:
         f"{scaling_label(run)}: held-out error ‖Ŷ − PV‖_F/‖PV‖_F of each approximation of attention against n (log axes), one panel per "
         "k: the mean over layers, heads and held-out documents, its 95% interval over "
         f"{approx.get('held_out', 'the held-out')} documents as a band; black lines are the references, uniform "
-        "attention (dashed, which a method must beat) and the best rank-k P applied to V (dotted). A line that "
-        "stays flat as n doubles holds a fixed k; one above the dashed line does worse than averaging V."
+        "attention (dashed, which a method must beat) and the best rank-k P applied to V (dotted); the grey dotted "
+        "line at 1 is zero output's error. Hollow markers are the rule's no better than uniform or zero output. "
+        "A line that stays flat as n doubles holds a fixed k; one above the dashed line does worse than averaging "
+        "V, one above the grey line worse than outputting nothing."
     )
 
 
