@@ -70,3 +70,15 @@ def test_ci_runs_the_slow_tests_the_default_run_leaves_out() -> None:
     addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     assert "-m 'not slow'" in addopts  # the README's command deselects them ...
     assert "python -m pytest -q -m slow" in _ci_lines()  # ... and CI runs them as a second step
+
+
+def test_the_readme_setup_makes_and_enters_a_virtual_environment_before_installing() -> None:
+    # a literal reader must not install about 70 packages into whatever Python is active
+    steps = [shlex.split(part) for part in _setup_block()[0].split("&&")]
+    first_pip = next(i for i, argv in enumerate(steps) if _pip_install(argv) is not None)
+    made = [i for i, argv in enumerate(steps) if argv[:3] == ["python", "-m", "venv"]]
+    entered = [
+        i for i, argv in enumerate(steps) if argv[:1] in (["."], ["source"]) and argv[1].endswith("/bin/activate")
+    ]
+    assert made and entered, "set-up command 1 makes no virtual environment"
+    assert made[0] < entered[0] < first_pip, "the virtual environment is made and entered before the first pip install"
