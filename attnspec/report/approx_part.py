@@ -244,7 +244,7 @@ def model_verdicts(held: Sequence[tuple[str, pd.DataFrame]], k: int, *, short: b
         One model's studies.
     k : int
     short : bool
-        The verdicts in their table form (``holds linformer-fit; grows nystrom (imdb)``), for the summary.
+        The verdicts in their table form after the methods (``linformer-fit holds; nystrom (imdb) grows``), for the summary.
 
     Returns
     -------
@@ -253,7 +253,7 @@ def model_verdicts(held: Sequence[tuple[str, pd.DataFrame]], k: int, *, short: b
     """
     groups = verdict_groups(held, k)
     text = "; ".join(
-        f"{SHORT_VERDICT.get(verdict, verdict)} {_named(methods, len(held))}"
+        f"{_named(methods, len(held))} {SHORT_VERDICT.get(verdict, verdict)}"
         if short
         else f"{verdict} for {_named(methods, len(held))}"
         for verdict, methods in groups.items()
