@@ -72,12 +72,28 @@ def draw_null(ax: Any, name: str, x: Sequence[float], y: Sequence[float], *, lw:
     """
     from attnspec.spectra.nulls import LABELS
 
-    position = list(NULL_STYLES).index(name) if name in NULL_STYLES else len(NULL_STYLES)
     ax.plot(
         x,
         y,
-        color=OKABE_ITO[NULL_COLOUR_FROM + position],
+        color=null_colour(name),
         lw=lw,
         ls=NULL_STYLES.get(name, "-."),
         label=LABELS.get(name, name),
     )
+
+
+def null_colour(name: str) -> str:
+    """A null's colour, the same in every panel and figure (a null outside :data:`NULL_STYLES` takes
+    the colour after theirs).
+
+    Parameters
+    ----------
+    name : str
+        The null's name.
+
+    Returns
+    -------
+    str
+    """
+    position = list(NULL_STYLES).index(name) if name in NULL_STYLES else len(NULL_STYLES)
+    return OKABE_ITO[NULL_COLOUR_FROM + position]

@@ -132,31 +132,22 @@ def _plot_k90(
     """``scaling_k90``: k90 and effective rank against n, the layers' band and mean, three layers, nulls and references."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-    from attnspec.plots import OKABE_ITO, PAGE_IN, fit_title, paper_figure, readable_log_ticks
-    from attnspec.plots.layer_band import draw_layers
+    from attnspec.plots import PAGE_IN, fit_title, paper_figure, readable_log_ticks
+    from attnspec.plots.layer_band import draw_layers, draw_null, null_colour
     from attnspec.spectra.nulls import LABELS
 
     shown = highlighted_layers(layers)
-    colours = list(OKABE_ITO)  # colour-blind safe categories: the real layers first, then each null
     ns = np.array(sorted(table["n"].unique()), dtype=float)
     fig, axes = paper_figure(1, 2, width=PAGE_IN, height=4.2)
     for ax, col, label in (
         (axes[0, 0], K90, "k90 per input (mean over inputs, heads)"),
         (axes[0, 1], "effective_rank", "effective rank (mean over heads)"),
     ):
-        for j, (name, null) in enumerate((nulls or {}).items()):
+        for name, null in (nulls or {}).items():
             s = _layer_summary(null, col)
-            colour = colours[3 + j]
-            ax.fill_between(
-                s.index,
-                s["min"],
-                s["max"],
-                color=colour,
-                alpha=0.25,
-                lw=0,
-                label=f"{LABELS.get(name, name)}: layer min–max",
-            )
-            ax.plot(s.index, s["mean"], color=colour, ls="-.", lw=1.1, label=f"{LABELS.get(name, name)}: layer mean")
+            band = f"{LABELS.get(name, name)}: layer min–max"
+            ax.fill_between(s.index, s["min"], s["max"], color=null_colour(name), alpha=0.25, lw=0, label=band)
+            draw_null(ax, name, s.index, s["mean"].to_numpy(), lw=1.1)  # its mean over layers
         s = _layer_summary(table, col)
         draw_layers(
             ax,
