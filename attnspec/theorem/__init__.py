@@ -15,13 +15,12 @@ The names (imported on first use, so that the registries stay light)::
     ExactLaw, Measure                                      # attnspec.theorem.declare
     ExactBound, tightest_rows                              # attnspec.theorem.tightest
     Cases, Scoped                                          # attnspec.theorem.cases
-    read_off, indicators, Noted, Unmet                     # attnspec.theorem.readoff
     run_check                                              # attnspec.theorem.runner
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
     Group, Keep, run_groups                                # attnspec.theorem.groups
     check_section                                          # attnspec.theorem.report
     Instance, InstanceBound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
-    instance_rows                                          # attnspec.theorem.instance
+    instance_rows, read_off, indicators, Noted, Unmet      # attnspec.theorem.measured
 """
 
 from typing import Any
@@ -45,10 +44,6 @@ _API: dict[str, str] = {
     "ExactBound": "attnspec.theorem.tightest",
     "Cases": "attnspec.theorem.cases",
     "Scoped": "attnspec.theorem.cases",
-    "read_off": "attnspec.theorem.readoff",
-    "indicators": "attnspec.theorem.readoff",
-    "Noted": "attnspec.theorem.readoff",
-    "Unmet": "attnspec.theorem.readoff",
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
     "Forked": "attnspec.theorem.fork",
@@ -58,13 +53,17 @@ _API: dict[str, str] = {
     "Keep": "attnspec.theorem.groups",
     "run_groups": "attnspec.theorem.groups",
     "check_section": "attnspec.theorem.report",
-    "Instance": "attnspec.theorem.instance",
-    "InstanceBound": "attnspec.theorem.instance",
-    "InstanceResidual": "attnspec.theorem.instance",
-    "InstanceNumber": "attnspec.theorem.instance",
-    "InstanceShare": "attnspec.theorem.instance",
-    "AsPrinted": "attnspec.theorem.instance",
-    "instance_rows": "attnspec.theorem.instance",
+    "Instance": "attnspec.theorem.measured",
+    "InstanceBound": "attnspec.theorem.measured",
+    "InstanceResidual": "attnspec.theorem.measured",
+    "InstanceNumber": "attnspec.theorem.measured",
+    "InstanceShare": "attnspec.theorem.measured",
+    "AsPrinted": "attnspec.theorem.measured",
+    "instance_rows": "attnspec.theorem.measured",
+    "read_off": "attnspec.theorem.measured",
+    "indicators": "attnspec.theorem.measured",
+    "Noted": "attnspec.theorem.measured",
+    "Unmet": "attnspec.theorem.measured",
 }
 
 __all__ = sorted(_API)

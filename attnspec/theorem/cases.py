@@ -1,14 +1,8 @@
-"""A measurement over a few fixed cases, and a reading confined to some grid points.
+"""A measurement over a few fixed cases, and readings made through another reading.
 
 Not every claim is checked by random draws: an identity may be checked on a handful of
-materialised cases (each factorization, each width), and one check may hold points that only
-some of its readings read.
-
-* :class:`Cases`: ``setup`` returns ``{"residual": Cases([r1, r2, ...])}`` and the values are
-  tabulated as a sample of that size (count, mean, sd, low, high, total), as trials are; the
-  runner draws nothing for them, so a reading of them reads every case.
-* :class:`Scoped`: a reading made only at the grid points where it applies (``where``), its rows
-  marked as at the paper's own parameters when ``at_paper_params`` is set.
+materialised cases (:class:`Cases`: each factorization, each width), and one check may hold
+points that only some of its readings read (:class:`Scoped`).
 """
 
 from __future__ import annotations
@@ -44,10 +38,31 @@ class Cases:
 
 
 @dataclass(frozen=True)
-class Scoped(Reading):
-    """``reading``, made only at the grid points whose parameters satisfy ``where``.
+class Wrapped(Reading):
+    """A reading made through another, whose name, description and trial quantities it takes.
 
-    Its name and description are the wrapped reading's.
+    Parameters
+    ----------
+    reading : Reading
+        The reading it wraps.
+    """
+
+    reading: Reading | None = None
+
+    def __post_init__(self) -> None:
+        if self.reading is None:
+            kind = type(self).__name__
+            raise ValueError(f"{kind} needs the reading it wraps: {kind}(reading=...)")
+        object.__setattr__(self, "name", self.reading.name)
+        object.__setattr__(self, "description", self.reading.description)
+
+    def _reads(self) -> tuple[str, ...]:
+        return self.reading.trial_quantities()  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class Scoped(Wrapped):
+    """``reading``, made only at the grid points whose parameters satisfy ``where``.
 
     Parameters
     ----------
@@ -59,19 +74,8 @@ class Scoped(Reading):
         Mark the rows as at the paper's own parameters (the one-screen summary leads with them).
     """
 
-    reading: Reading | None = None
     where: Callable[[dict[str, Any]], bool] | None = None
     at_paper_params: bool = False
-
-    def __post_init__(self) -> None:
-        if self.reading is None:
-            raise ValueError("Scoped needs the reading it confines: Scoped(reading=...)")
-        object.__setattr__(self, "name", self.reading.name)
-        object.__setattr__(self, "description", self.reading.description)
-
-    def _reads(self) -> tuple[str, ...]:
-        assert self.reading is not None
-        return self.reading.trial_quantities()
 
     def _rows(self, claim: str, points: list[Point]) -> list[VerdictRow]:
         assert self.reading is not None

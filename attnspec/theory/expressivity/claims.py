@@ -8,7 +8,7 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 
 Each claim is declared with :mod:`attnspec.theorem` (a ``Statement``: its readings and how
 each is decided) and decided by the runner: the claim modules measure, and hand each measured
-point (its parameters, seed and numbers) to :func:`attnspec.theorem.readoff.read_off`; the
+point (its parameters, seed and numbers) to :func:`attnspec.theorem.measured.read_off`; the
 sentences beside the classifier's are rendered here, from the point's numbers. The JL union
 bound, the JL dimension and the literal off-S reading still build their rows in their modules
 (:data:`JL_PAIRS`, :data:`DIMENSION`).
@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from attnspec.theorem.cases import Scoped
 from attnspec.theorem.declare import Claim as Statement
+from attnspec.theorem.measured import Bound, Noted, Number, Unmet
 from attnspec.theorem.readings import Identity, Point, Probability
 from attnspec.theorem.readings import Reading as Declared
-from attnspec.theorem.readoff import Bound, Noted, Number, Unmet
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 

@@ -159,7 +159,7 @@ def check_width(d_star: int, *, L: int, k: int, projection: str, params: dict, t
     -------
     list of one VerdictRow
     """
-    from attnspec.theorem.readoff import read_off
+    from attnspec.theorem.measured import read_off
     from attnspec.theory.expressivity.registration import PAPER
 
     numbers = {"d_star": float(d_star), "L": float(L), "trials": trials, "d_per_k_log_L": d_star / (k * math.log(L))}

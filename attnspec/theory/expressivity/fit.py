@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.theorem.cases import Cases
-from attnspec.theorem.readoff import indicators, read_off
+from attnspec.theorem.measured import indicators, read_off
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import dimension_stated
 from attnspec.theory.expressivity.registration import PAPER

@@ -163,7 +163,7 @@ def check_hypotheses(
     list of VerdictRow
     """
     from attnspec.theorem.cases import Cases
-    from attnspec.theorem.readoff import indicators, read_off
+    from attnspec.theorem.measured import indicators, read_off
     from attnspec.theory.expressivity.registration import PAPER
 
     out = []

@@ -147,7 +147,7 @@ def check_orthogonal_norms(L: int, *, trials: int = 2000, seed: int = 0) -> list
     list of three VerdictRow
     """
     from attnspec.numerics.stats import mean_ci
-    from attnspec.theorem.readoff import read_off
+    from attnspec.theorem.measured import read_off
     from attnspec.theory.expressivity.bounds import jl_norm_moments
     from attnspec.theory.expressivity.registration import PAPER
     from attnspec.theory.expressivity.sampling import gram_diagonal_draws

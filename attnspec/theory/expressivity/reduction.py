@@ -14,7 +14,7 @@ import pandas as pd
 
 from attnspec.numerics.stats import clopper_pearson
 from attnspec.theorem.cases import Cases
-from attnspec.theorem.readoff import read_off
+from attnspec.theorem.measured import read_off
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.bounds import (
     bound_off_support,

@@ -232,7 +232,7 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
     """The claims read off a sweep: d* < L anywhere (:data:`~.claims.WIDTH`, grid),
     orthogonal vs Gaussian d* (:data:`~.claims.ORTH_WIDTH`) and the asymptotic law against the
     exact search (:data:`~.claims.ASYMPTOTIC`), each at the sweep's point by
-    :func:`attnspec.theorem.readoff.read_off`.
+    :func:`attnspec.theorem.measured.read_off`.
 
     Orthogonal R has d <= L and d = L is exact, so wherever d*_Gaussian >= L the orthogonal claim
     cannot fail: only the configurations with d*_Gaussian < L exercise it, and its worst
@@ -246,7 +246,7 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    from attnspec.theorem.readoff import read_off
+    from attnspec.theorem.measured import read_off
     from attnspec.theory.expressivity.registration import PAPER
 
     g = gaussian_sweep(sw)

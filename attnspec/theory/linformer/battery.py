@@ -28,7 +28,7 @@ from attnspec.numerics.stats import child_seed
 from attnspec.theorem import fork as FK
 from attnspec.theorem import groups as G
 from attnspec.theorem.groups import Done, Group, Keep, concat
-from attnspec.theorem.instance import Instance, instance_rows
+from attnspec.theorem.measured import Instance, instance_rows
 from attnspec.theorem.result import AttentionRequest, BatteryResult, config_identity
 from attnspec.theory.linformer import lemma1 as L1
 from attnspec.theory.linformer import proof_steps as PS

@@ -2,7 +2,7 @@
 
 The claims measured on one instance (eq. 4, Theorem 1's quantifier, Theorem 2's k formulas,
 step (23), tolerances, orientation and proof steps) are declared with
-:mod:`attnspec.theorem.instance`: each reading says how the numbers its module measures
+:mod:`attnspec.theorem.measured`: each reading says how the numbers its module measures
 (:mod:`.printed`, :mod:`.quantifier`, :mod:`.proof_steps`) become its verdict row and sentence.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from attnspec.theorem.declare import Claim as Declared
-from attnspec.theorem.instance import AsPrinted, InstanceBound, InstanceNumber, InstanceResidual, InstanceShare
+from attnspec.theorem.measured import AsPrinted, InstanceBound, InstanceNumber, InstanceResidual, InstanceShare
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 _CMD = "jl-check"

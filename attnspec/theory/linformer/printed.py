@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnspec.theorem.instance import Instance, instance_rows
+from attnspec.theorem.measured import Instance, instance_rows
 from attnspec.theory.linformer.claims import EQ4
 from attnspec.verdicts.classify import VerdictRow
 

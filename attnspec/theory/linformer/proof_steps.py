@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnspec.numerics.stats import mean_ci, numpy_rng
-from attnspec.theorem.instance import Instance, instance_rows
+from attnspec.theorem.measured import Instance, instance_rows
 from attnspec.theory.linformer.claims import ORIENTATION, PROOF, STEP23, THM2_K, TOLERANCE
 from attnspec.theory.linformer.dimensions import (
     THEOREM2_FORMULAS,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnspec.numerics.stats import child_seed, numpy_rng
-from attnspec.theorem.instance import Instance, instance_rows
+from attnspec.theorem.measured import Instance, instance_rows
 from attnspec.theory.linformer.claims import QUANTIFIER
 from attnspec.theory.linformer.dimensions import check_eps
 from attnspec.verdicts.classify import VerdictRow

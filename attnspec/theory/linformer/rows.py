@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.theorem.counts import counts_text, decide_counts, stop_note
-from attnspec.theorem.instance import Instance
+from attnspec.theorem.measured import Instance
 from attnspec.verdicts.classify import VerdictRow
 
 #: Parameter columns of the verdict rows, by group (the reading is a column of its own).

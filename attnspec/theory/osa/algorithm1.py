@@ -18,7 +18,7 @@ import torch
 
 from attnspec.numerics.linalg import sample_stiefel
 from attnspec.numerics.stats import spawn_seeds, torch_generator
-from attnspec.theorem.margins import measured_row
+from attnspec.theorem.measured import measured_row
 from attnspec.verdicts.classify import VerdictRow, classify_identity
 
 #: A sample mean farther than this many standard errors from the exact mean is a failure

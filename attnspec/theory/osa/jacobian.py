@@ -29,7 +29,7 @@ import torch
 from attnspec.errors import InputError, check_range
 from attnspec.numerics.linalg import Coefficients, ns_schedule, skew_small
 from attnspec.numerics.stats import spawn_seeds, torch_generator
-from attnspec.theorem.margins import margin_rows, measured_row
+from attnspec.theorem.measured import margin_rows, measured_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from attnspec.numerics.linalg import Coefficients, ns_schedule
-from attnspec.theorem.margins import as_variant
+from attnspec.theorem.measured import as_variant
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import schedule_name
 from attnspec.verdicts.classify import VerdictRow

@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 
 from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
-from attnspec.theorem.margins import measured_row, unmet_row
+from attnspec.theorem.measured import measured_row, unmet_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, make_instance
 from attnspec.theory.osa.layer import init_vo

@@ -480,8 +480,8 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     For eq. (9)'s cubic B (the B the theorem defines): ``as-stated`` reads every instance (the
     statement names no hypothesis on σ(B)); ``sigma-le-1`` only those meeting the proof's
     hypothesis σ_i(B) ∈ [0, 1]. For any other schedule the
-    rows are the variant readings, ``measured`` (:func:`attnspec.theorem.margins.as_variant`).
-    Each row is decided by :func:`attnspec.theorem.margins.margin_rows`: at the worst violation,
+    rows are the variant readings, ``measured`` (:func:`attnspec.theorem.measured.as_variant`).
+    Each row is decided by :func:`attnspec.theorem.measured.margin_rows`: at the worst violation,
     else at the tightest case measurable above rounding (error > BOUND_ATOL).
 
     Parameters
@@ -496,7 +496,7 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     list of VerdictRow
         Two bounds × two readings per schedule.
     """
-    from attnspec.theorem.margins import as_variant, margin_rows, unmet_row
+    from attnspec.theorem.measured import as_variant, margin_rows, unmet_row
 
     def note(grp: pd.DataFrame, w: pd.Series) -> str:
         at = instance_label(n=int(w.n), d_v=int(w.d_v), alpha=float(w.alpha), weights=w.weights, K=int(w.steps),
