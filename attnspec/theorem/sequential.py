@@ -45,6 +45,11 @@ rate over a fixed ``trials`` reaches a target (sa-check's minimal width d*: succ
 stops drawing at a candidate once :func:`curtailed` says the rest of its trials cannot change
 the answer; :func:`threshold_passed` is then the answer all ``trials`` would give. No error is
 added: the decision is the one the full budget gives on the same draws.
+
+The functions below name a row's numbers alike: ``failures`` and ``trials``, the counts drawn
+so far; ``claimed``, the claimed failure probability; ``trials_max``, the most trials the row
+may draw; ``n_looks``, the looks planned (J). A threshold test counts ``successes`` among
+``drawn`` of its fixed ``trials``, against the success rate ``target``.
 """
 
 from __future__ import annotations
@@ -84,9 +89,7 @@ def fixed_verdict(
     Parameters
     ----------
     claimed : float
-        The claimed failure probability.
     trials_max : int
-        The most trials the row may draw.
     exact : float, optional
         The exact failure probability, where a law gives it (the verdict is read from it).
     vacuous : bool
@@ -137,15 +140,18 @@ def beyond_resolution(claimed: float, *, trials_max: int) -> bool:
     Parameters
     ----------
     claimed : float
-        The claimed failure probability.
     trials_max : int
-        The most trials the row may draw.
 
     Returns
     -------
     bool
     """
-    return clopper_pearson(0, int(trials_max), 0.95).high > claimed
+    return _resolution_limit(trials_max) > claimed
+
+
+def _resolution_limit(trials_max: int) -> float:
+    """The smallest claim ``trials_max`` trials can show to hold: the 95% upper end of 0 failures."""
+    return clopper_pearson(0, int(trials_max), 0.95).high
 
 
 def search_trials(rate: float = SEARCH_RATE, beta: float = SEARCH_BETA) -> int:
@@ -171,25 +177,21 @@ NEAR_FACTOR = 1000.0
 
 
 def near_resolution(claimed: float, *, trials_max: int) -> bool:
-    """True when ``claimed`` is beyond resolution but within :data:`NEAR_FACTOR` of the limit.
-
-    The limit is the 95% Clopper–Pearson upper end of 0 failures in ``trials_max`` trials.
+    """True when ``claimed`` is beyond resolution but within :data:`NEAR_FACTOR` of the limit
+    (the 95% upper end of 0 failures in ``trials_max`` trials): the row draws every trial
+    rather than stopping after a short search.
 
     Parameters
     ----------
     claimed : float
-        The claimed failure probability.
     trials_max : int
-        The most trials the row may draw.
 
     Returns
     -------
     bool
-        :func:`beyond_resolution` and ``claimed * NEAR_FACTOR >= limit``: the row draws every
-        trial rather than stopping after a short search.
     """
-    limit = clopper_pearson(0, int(trials_max), 0.95).high
-    return beyond_resolution(claimed, trials_max=trials_max) and claimed * NEAR_FACTOR >= limit
+    limit = _resolution_limit(trials_max)
+    return limit > claimed and claimed * NEAR_FACTOR >= limit
 
 
 def searched(failures: int, trials: int, claimed: float, *, trials_max: int) -> bool:
@@ -198,14 +200,9 @@ def searched(failures: int, trials: int, claimed: float, *, trials_max: int) -> 
 
     Parameters
     ----------
-    failures : int
-        Failures seen so far.
-    trials : int
-        Trials drawn so far.
+    failures, trials : int
     claimed : float
-        The claimed failure probability.
     trials_max : int
-        The most trials the row may draw.
 
     Returns
     -------
@@ -225,16 +222,9 @@ def can_stop(failures: int, trials: int, claimed: float, *, n_looks: int, trials
 
     Parameters
     ----------
-    failures : int
-        Failures seen so far.
-    trials : int
-        Trials drawn so far.
+    failures, trials : int
     claimed : float
-        The claimed failure probability.
-    n_looks : int
-        The looks planned (the interval's level is corrected for them).
-    trials_max : int
-        The most trials the row may draw.
+    n_looks, trials_max : int
 
     Returns
     -------
@@ -261,14 +251,9 @@ def settled(
 
     Parameters
     ----------
-    failures : int
-        Failures seen so far.
-    trials : int
-        Trials drawn so far.
+    failures, trials : int
     claimed : float
-        The claimed failure probability.
     n_looks : int
-        The looks planned.
     alpha : float
         The error rate allowed over all looks (default :data:`ALPHA`).
     loose_factor : float
@@ -341,14 +326,8 @@ def curtailed(successes: int, drawn: int, trials: int, target: float) -> bool:
 
     Parameters
     ----------
-    successes : int
-        Successes among the trials drawn.
-    drawn : int
-        Trials drawn so far, at most ``trials``.
-    trials : int
-        The test's fixed number of trials.
+    successes, drawn, trials : int
     target : float
-        The success rate the test asks for, e.g. 1 − β.
 
     Returns
     -------
@@ -359,21 +338,16 @@ def curtailed(successes: int, drawn: int, trials: int, target: float) -> bool:
 
 def threshold_passed(successes: int, drawn: int, trials: int, target: float) -> bool:
     """The answer of the test "successes over ``trials`` trials >= ``target``", from a run that
-    drew ``drawn`` trials and stopped where :func:`curtailed` allowed (or drew them all).
+    drew ``drawn`` trials and stopped where :func:`curtailed` allowed (or drew them all): a
+    stop that passed passed, and a stop that failed (or a full run below the target) failed.
 
     Parameters
     ----------
-    successes : int
-        Successes among the trials drawn.
-    drawn : int
-        Trials drawn, at most ``trials``.
-    trials : int
-        The test's fixed number of trials.
+    successes, drawn, trials : int
     target : float
-        The success rate the test asks for.
 
     Returns
     -------
     bool
     """
-    return successes / trials >= target or (drawn == trials and successes / drawn >= target)
+    return successes / trials >= target
