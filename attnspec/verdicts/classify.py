@@ -23,7 +23,9 @@ The order of decision is fixed and the same for every claim: hypothesis-unmet, v
 cannot-fail, violated, then loose / holds. A stated failure probability below 1 that the counts
 contradict is ``violated`` even where the rest of the statement is vacuous (a rank claim at
 k >= n): a row never hides a measured failure behind ``vacuous``. A check that could not have failed is never
-reported as violated or as holding.
+reported as violated or as holding. Every classifier takes the preconditions as reasons (None:
+not the case): ``hypothesis_unmet``, which hypothesis the instance does not meet; ``vacuous``,
+why the claim says nothing here; ``trivial``, why a trivial output meets the tolerance.
 
 One looseness rule for every paper: ``claimed / reference > LOOSE_FACTOR`` is loose, where
 the reference is the exact value (or a computable bound on it), else the worst observed
@@ -168,13 +170,8 @@ def classify_probability(
     loose_factor : float
         How many times larger than the failure probability a claim may be before it is
         ``loose`` (default :data:`LOOSE_FACTOR`, 10).
-    trivial : str, optional
-        Why a trivial output meets the tolerance (the row is then ``cannot-fail``).
-    vacuous : str, optional
-        Why the claim says nothing here (the row is then ``vacuous``).
-    hypothesis_unmet : str, optional
-        Which hypothesis of the claim the instance does not meet (the row is then
-        ``hypothesis-unmet``; decided first).
+    trivial, vacuous, hypothesis_unmet : str, optional
+        The preconditions' reasons (module docstring).
 
     Returns
     -------
@@ -367,13 +364,8 @@ def classify_bound(
     loose_factor : float or None
         How many times larger than ``observed`` the bound may be before it is ``loose``
         (default :data:`LOOSE_FACTOR`, 10); None: never ``loose``.
-    trivial : str, optional
-        Why a trivial output meets the bound (the row is then ``cannot-fail``).
-    vacuous : str, optional
-        Why the claim says nothing here (the row is then ``vacuous``).
-    hypothesis_unmet : str, optional
-        Which hypothesis of the claim the instance does not meet (the row is then
-        ``hypothesis-unmet``; decided first).
+    trivial, vacuous, hypothesis_unmet : str, optional
+        The preconditions' reasons (module docstring).
 
     Returns
     -------
@@ -422,7 +414,7 @@ def classify_identity(
     tol : float
         The round-off tolerance.
     hypothesis_unmet : str, optional
-        Which hypothesis the instance does not meet (the row is then ``hypothesis-unmet``).
+        The precondition's reason (module docstring).
 
     Returns
     -------
@@ -451,11 +443,8 @@ def classify_measurement(
     ----------
     what : str
         One line saying what was measured (it becomes the reason).
-    vacuous : str, optional
-        Why the claim says nothing here (the row is then ``vacuous``).
-    hypothesis_unmet : str, optional
-        Which hypothesis of the claim the instance does not meet (the row is then
-        ``hypothesis-unmet``; decided first).
+    vacuous, hypothesis_unmet : str, optional
+        The preconditions' reasons (module docstring).
 
     Returns
     -------
@@ -466,48 +455,6 @@ def classify_measurement(
     if pre:
         return pre
     return Decision("measured", what)
-
-
-def classify_failure_probability(
-    *,
-    claimed: float,
-    failures: int,
-    trials: int,
-    exact: float | None = None,
-    level: float = 0.95,
-    loose_factor: float = LOOSE_FACTOR,
-) -> tuple[VerdictKind, str]:
-    """:func:`classify_probability` without ``trivial``, ``vacuous`` and ``hypothesis_unmet``,
-    its decision as a (verdict, reason) pair.
-
-    Parameters
-    ----------
-    claimed : float
-        The claimed upper bound on the failure probability.
-    failures, trials : int
-        Monte Carlo counts, ``0 <= failures <= trials``, ``trials >= 1``.
-    exact : float, optional
-        The exact failure probability, where a law gives it.
-    level : float
-        Confidence level of the Clopper–Pearson interval.
-    loose_factor : float
-        How many times larger than the failure probability a claim may be before it is
-        ``loose`` (default :data:`LOOSE_FACTOR`, 10).
-
-    Returns
-    -------
-    tuple of (str, str)
-        The verdict (a :data:`VerdictKind`) and its one-line reason.
-
-    Raises
-    ------
-    ValueError
-        ``trials < 1`` or ``failures`` outside 0..trials.
-    """
-    d = classify_probability(
-        claimed=claimed, failures=failures, trials=trials, exact=exact, level=level, loose_factor=loose_factor
-    )
-    return d.verdict, d.reason
 
 
 def _fmt_ratio(r: float) -> str:

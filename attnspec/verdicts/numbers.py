@@ -101,11 +101,9 @@ def ratio_sentence(r: float) -> str:
     -------
     str
     """
-    if math.isinf(r):
-        return "unboundedly"
-    if r >= 100:
+    if math.isfinite(r) and r >= 100:
         return f"{r:,.0f}×" if r < 1e6 else f"{r:.1e}×"
-    return f"{r:.3g}×"
+    return ratio(r)
 
 
 def param_text(v: Any) -> str:

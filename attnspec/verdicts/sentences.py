@@ -268,12 +268,18 @@ def claim_name(claim_id: str) -> str:
     -------
     str
     """
+    return _registered(claim_id, "name", claim_id)
+
+
+def _registered(claim_id: str, attribute: str, unregistered: str) -> str:
+    """An attribute of the registered claim (:mod:`attnspec.verdicts.registry`); ``unregistered``
+    for a claim id not registered."""
     from attnspec.verdicts import registry as claim_registry
 
     try:
-        return claim_registry.get(claim_id).name
+        return getattr(claim_registry.get(claim_id), attribute)
     except ValueError:
-        return claim_id
+        return unregistered
 
 
 # --------------------------------------------------------------------------- summary
@@ -437,12 +443,7 @@ def paper_fixes(claim_id: str) -> str:
     -------
     str
     """
-    from attnspec.verdicts import registry as claim_registry
-
-    try:
-        return claim_registry.get(claim_id).paper_params
-    except ValueError:
-        return ""
+    return _registered(claim_id, "paper_params", "")
 
 
 def own_setting(claim_id: str) -> str:
