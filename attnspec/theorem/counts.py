@@ -2,18 +2,9 @@
 
 :class:`attnspec.theorem.readings.Probability` counts the failures of the runner's trials. A
 check whose sampler is vectorised over a grid (``jl-check``: Lemma 1, Theorems 1 and 2)
-counts them itself, in tables with one row per claim, reading and grid point; this module
-decides such a row with the one classifier
-(:func:`attnspec.verdicts.classify.classify_probability`) and renders its sentence from the
-numbers alone:
-
-* :func:`mc_columns`: the counts as table columns (failures, trials, estimate, 95% interval);
-* :func:`decide_counts`: the verdict and its reason, where the check names when the claim is
-  vacuous, cannot fail or is outside its hypothesis (then what the same bound gives there,
-  as an extension);
-* :func:`counts_text`: "measured f/t = p̂ [low, high], exact p";
-* :func:`stop_note`: how the sequential rule (:mod:`attnspec.theorem.sequential`) stopped
-  the draws, when it stopped before the most trials.
+counts them itself, in tables with one row per claim, reading and grid point; such a row is
+decided here with the one classifier (:func:`attnspec.verdicts.classify.classify_probability`)
+and its sentence rendered from the numbers alone.
 """
 
 from __future__ import annotations

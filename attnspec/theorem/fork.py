@@ -1,15 +1,9 @@
-"""Forking, one rule for every check: when a second process may run, and a map over it.
+"""Forking, one rule for every check: when a second process may run, and how.
 
 A check may compute independent pieces (grid points, claim groups) in forked processes: each
-piece draws its seeds from the run's seed and its own key alone, so where it is computed
-changes only the wall time, never a number. :func:`can_fork` is the one rule every battery asks
-(the platform forks, two or more cores are available, and ``ATTNSPEC_NO_FORK`` is not ``1``);
-:func:`fork_map` maps a function over items in up to ``jobs`` processes under it, and
-:class:`Forked` computes a few functions in order in one second process while the calling one
-goes on with its own work, taking each result as it needs it; :func:`fork_beside` computes one
-half of a check in a second process beside the other. For a few units of unequal cost (claim
-groups), :func:`split_by_cost` picks those the second process takes, and :func:`one_thread`
-keeps each process at one thread so that the numbers do not depend on the split.
+piece draws its seeds from the run's seed and its own key alone, and each process computes
+with one thread, so where a piece is computed changes only the wall time, never a number.
+:func:`can_fork` is the one rule every battery asks.
 """
 
 from __future__ import annotations

@@ -1,37 +1,12 @@
 """Claims decided where they are tightest: over a grid of an exact law, or over a table of
 measured instances.
 
-**An exact law against a probability bound along a grid.** A bound such as the
-Johnson–Lindenstrauss tail ``2 exp(−ε² d / 8)`` is claimed at every point of a parameter range
-(every width d), and an exact law gives the true probability at each point. :class:`ExactBound`
-reads the pair over the whole grid of a check, one row per claim:
-
-* **violated** at the point where exact / bound is largest, when the exact probability exceeds
-  the bound anywhere (to relative round-off ``rtol``);
-* **vacuous** when the bound is 1 or more at every point (a probability bound says nothing there);
-* otherwise decided by the one classifier (:func:`attnspec.verdicts.classify.classify_bound`:
-  ``holds`` or ``loose``) at the tightest point among those where the bound is below 1.
-
-The row carries that point's parameters, the exact value and the bound as fields, and (with
-``ratios``) ``tightest`` and ``typical``: bound / exact at the tightest point and its median over
-the points where the bound says something. Its sentence is rendered from those numbers and from
-the grid-wide ``minimum`` and ``count`` notes a check asks for.
-
-**A measured claim over a table of instances.** Many claims are deterministic statements (an
-inequality, an identity to round-off) that a paper module checks on instances it builds itself:
-random draws with their own seeds, adversarial constructions, instances that do not meet a
-hypothesis. Its table has one row per instance. :func:`tightest_rows` turns such a table into
-verdict rows the one way every check does it:
-
-1. group the instances by kind (``by``; the whole table is one group without it);
-2. in each group take the instance where the claim is tightest (largest ``tightness``:
-   ``observed / bound`` for a bound, ``observed`` for an identity, or a column of the table);
-3. decide the claim there with the one classifier (:func:`attnspec.verdicts.classify.classify_bound`
-   for ``observed <= bound``, :func:`~attnspec.verdicts.classify.classify_identity` for
-   ``observed <= tol``), after the group's hypotheses (``unmet``);
-4. one row per group: the deciding numbers as fields (``estimate``, ``bound``, ``trials`` = the
-   group's instances) and the classifier's sentence, with the paper's own context (``note``)
-   beside it.
+A bound claimed at every point of a parameter range (a Johnson–Lindenstrauss tail
+``2 exp(−ε² d / 8)`` at every width d) is read against its exact law over the whole grid of a
+check by :class:`ExactBound`; a deterministic statement (an inequality, an identity to
+round-off) that a paper module checks on instances it builds is decided per kind of instance by
+:func:`tightest_rows`. Both decide with the one classifier at the tightest point or instance,
+after a violation anywhere, and carry the deciding numbers as the row's fields.
 """
 
 from __future__ import annotations
@@ -221,7 +196,9 @@ def tightest_rows(
     note_first: bool = False,
     estimate: str | None = None,
 ) -> list[VerdictRow]:
-    """One verdict row per instance kind of ``table``, decided at its tightest instance.
+    """One verdict row per instance kind of ``table``, decided at its tightest instance by the one
+    classifier after the kind's hypotheses (``unmet``); its instances are the row's ``trials``, and
+    the paper's context (``note``) stands beside the classifier's sentence.
 
     Parameters
     ----------
