@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnspec.theorem.cases import Cases, Wrapped
 from attnspec.theorem.readings import LOOSE_FACTOR, Decision, Point, Reading, _classify
+from attnspec.theorem.tightest import by_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -212,10 +213,8 @@ def margin_rows(
     -------
     list of VerdictRow
     """
-    groups = [(None, table)] if by is None else list(table.groupby(by, sort=False))
     rows = []
-    for kind, grp in groups:
-        shown = dict(params(kind, grp)) if params is not None else ({} if by is None else {by: kind})
+    for shown, grp in by_kind(table, by, params):
         d, fields, margins, at = _margins(grp, observed, bound, rtol, atol, unmet(grp) if unmet else None, what)
         context = note(grp, grp.iloc[at]) if note is not None and at is not None else ""
         rows.append(

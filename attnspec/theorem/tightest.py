@@ -248,9 +248,8 @@ def tightest_rows(
 
     if (bound is None) == (tol is None):
         raise ValueError(f"{claim}: give exactly one of bound (an inequality) and tol (an identity)")
-    groups = [(None, table)] if by is None else list(table.groupby(by, sort=False))
     rows = []
-    for kind, grp in groups:
+    for shown, grp in by_kind(table, by, params):
         worst = grp.loc[_tightness(grp, observed, bound, tightness).idxmax()]
         why = unmet(grp) if unmet is not None else None
         if tol is not None:
@@ -264,10 +263,6 @@ def tightest_rows(
             )  # fmt: skip
         context = note(grp, worst) if note is not None else ""
         evidence = d.reason if not context else (f"{context}; {d.reason}" if note_first else f"{d.reason}; {context}")
-        if params is not None:
-            shown = dict(params(kind, grp))
-        else:
-            shown = {} if by is None else {by: kind}
         rows.append(
             VerdictRow(
                 claim=claim,
@@ -282,6 +277,28 @@ def tightest_rows(
             )
         )
     return rows
+
+
+def by_kind(
+    table: pd.DataFrame, by: str | None, params: Callable[[Hashable, Group], Mapping[str, Any]] | None
+) -> list[tuple[dict[str, Any], Group]]:
+    """The instances of ``table`` by kind, each kind with its row's parameters.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per instance.
+    by : str or None
+        The column of the instance kind, in order of first appearance; None: one kind.
+    params : callable or None
+        ``params(kind, group) -> dict``; None: ``{by: kind}``, or nothing without ``by``.
+
+    Returns
+    -------
+    list of (dict, DataFrame)
+    """
+    groups = [(None, table)] if by is None else list(table.groupby(by, sort=False))
+    return [(dict(params(k, g)) if params is not None else ({} if by is None else {by: k}), g) for k, g in groups]
 
 
 def _tightness(grp: Group, observed: str, bound: str | float | None, column: str | None) -> Any:
