@@ -22,6 +22,7 @@ The names (imported on first use, so that the registries stay light)::
     check_section                                          # attnspec.theorem.report
     Instance, InstanceBound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
     instance_rows                                          # attnspec.theorem.instance
+    SubPoint, Drawn, draw_shared                           # attnspec.theorem.shared
 """
 
 from typing import Any
@@ -65,6 +66,9 @@ _API: dict[str, str] = {
     "InstanceShare": "attnspec.theorem.instance",
     "AsPrinted": "attnspec.theorem.instance",
     "instance_rows": "attnspec.theorem.instance",
+    "SubPoint": "attnspec.theorem.shared",
+    "Drawn": "attnspec.theorem.shared",
+    "draw_shared": "attnspec.theorem.shared",
 }
 
 __all__ = sorted(_API)
