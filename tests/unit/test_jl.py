@@ -346,3 +346,12 @@ def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> No
     assert [(r.claim, r.reading, r.verdict, r.evidence) for r in serial.verdicts] == [
         (r.claim, r.reading, r.verdict, r.evidence) for r in forked.verdicts
     ]
+
+
+def test_theorem2_grid_point_at_the_main_eps_counts_its_own_failures() -> None:
+    # a grid ε equal to the main ε at a shared k: each row counts the shared draws once
+    t, _ = T2.simulate_theorem2(128, 4, 0.5, [40], trials=400, seed=0, grid={0.5: [40]}, sequential=False)
+    paper = t[t["construction"].eq("paper") & t["claim"].eq("linformer.thm2.eq8")]
+    assert (paper["failures"] <= paper["trials"]).all()
+    main, grid = paper[paper["sweep"].isna()], paper[paper["sweep"].eq("eps-k-grid")]
+    assert main["failures"].tolist() == grid["failures"].tolist() and main["failures"].sum() > 0
