@@ -41,8 +41,8 @@ def test_other_dimension_formulas() -> None:
     assert D.theorem2_k_main(4096, 64, 0.1) == pytest.approx(
         min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01)
     )
-    assert D.theorem2_k_appendix_nd(4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
-    assert D.theorem2_k_appendix_d(64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
+    assert D.theorem2_k("eq24-nd", 4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
+    assert D.theorem2_k("appendix-d", 4096, 64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
     from sklearn.random_projection import johnson_lindenstrauss_min_dim
 
     assert D.sklearn_min_dim(4096, 0.1) == int(johnson_lindenstrauss_min_dim(4096, eps=0.1))
