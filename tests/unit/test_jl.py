@@ -127,8 +127,8 @@ def test_diff_chi2_sf_against_monte_carlo() -> None:
 
 def test_orthogonal_exact_matches_reduced_monte_carlo() -> None:
     n, k, eps, trials = 40, 9, 0.3, 10_000
-    im = S.reduced_pair_images("orthogonal", n, k, trials, seed=4)
-    q = S.prefix_pair_stats(im, np.array([k]))["aa"][0]
+    units, scales = S.reduced_pair_units("orthogonal", n, k, trials, seed=4)
+    q = S.prefix_pair_stats(units, np.array([k]), scales=scales)["aa"][0]
     for reading in L1.NORM_READINGS:
         fails = int(L1.norm_failure_events(q, eps, reading).sum())
         assert _inside(L1.orthogonal_norm_failure_exact(n, k, eps, reading), fails, trials)

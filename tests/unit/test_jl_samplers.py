@@ -65,11 +65,11 @@ def test_orthogonal_needs_k_at_most_n() -> None:
         ("sparse", "flat"),
     ],
 )
-def test_reduced_pair_images_match_direct(family: str, vectors: str) -> None:
+def test_reduced_pair_units_match_direct(family: str, vectors: str) -> None:
     n, k_max, k, trials = 15, 7, 4, 3000
     direct = S.direct_pair_images(family, n, k, trials, vectors=vectors, seed=11)  # (T, k, 2)
-    red = S.reduced_pair_images(family, n, k_max, trials, vectors=vectors, seed=12)
-    st = S.prefix_pair_stats(red, np.array([k, k_max]))
+    units, scales = S.reduced_pair_units(family, n, k_max, trials, vectors=vectors, seed=12)
+    st = S.prefix_pair_stats(units, np.array([k, k_max]), scales=scales)
     d_aa = (direct[:, :, 0] ** 2).sum(1)
     d_ab = (direct[:, :, 0] * direct[:, :, 1]).sum(1)
     d_bb = (direct[:, :, 1] ** 2).sum(1)
@@ -84,8 +84,8 @@ def test_reduced_pair_images_match_direct(family: str, vectors: str) -> None:
 def test_reduced_pair_detects_a_wrong_scale() -> None:
     """The KS comparison has power: a 10% scale error is caught."""
     direct = S.direct_pair_images("gaussian", 15, 6, 3000, seed=1)
-    red = S.reduced_pair_images("gaussian", 15, 6, 3000, seed=2)
-    st = S.prefix_pair_stats(red * 1.1, np.array([6]))
+    units, _ = S.reduced_pair_units("gaussian", 15, 6, 3000, seed=2)  # Gaussian scales are (1, 1)
+    st = S.prefix_pair_stats(units * 1.1, np.array([6]))
     assert _ks((direct[:, :, 0] ** 2).sum(1), st["aa"][0]) < P_MIN
 
 

@@ -431,7 +431,7 @@ def simulate_lemma1(
     """Monte Carlo of Lemma 1 (every reading of eqs. 11 and 12) for each family.
 
     Gaussian R uses the exact chi-square reductions; the other families the reduced pair
-    sampler (:func:`attnspec.theory.linformer.samplers.reduced_pair_images`) with the ``spiky``
+    sampler (:func:`attnspec.theory.linformer.samplers.reduced_pair_units`) with the ``spiky``
     and ``flat`` vector pairs, for k <= n only (Lemma 1's range).
 
     Parameters
