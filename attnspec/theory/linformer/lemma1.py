@@ -1,18 +1,8 @@
-"""Linformer's Lemma 1 (Appendix A, eqs. 11–12): exact laws and Monte Carlo.
+"""Linformer's Lemma 1 (Appendix A, eqs. 11–12, "from Arriaga & Vempala 2006"): exact laws and Monte Carlo.
 
-Source: Wang, Li, Khabsa, Fang & Ma (2020), Appendix A, "from Arriaga & Vempala 2006".
-With c(ε) = (ε² − ε³)/4 and R ∈ R^{k×n} with i.i.d. N(0, 1/k) entries, for 1 <= k <= n
-and any x, y:
-
-    Pr(‖Rx‖ <= (1 + ε)‖x‖) > 1 − e^{−c(ε)k}                                  (11)
-    Pr(|x RᵀR yᵀ − x yᵀ| <= ε‖xy‖) > 1 − 2e^{−c(ε)k}                            (12)
-
-Eq. 11 is printed one-sided and on the norm; readings checked: ``norm-upper`` (as
-printed), ``norm-two-sided`` (|‖Rx‖ − ‖x‖| > ε‖x‖), ``squared-upper``
-(‖Rx‖² > (1+ε)‖x‖², Arriaga–Vempala's form) and ``squared-two-sided``
-(|‖Rx‖² − ‖x‖²| > ε‖x‖²), each against the printed bound e^{−c(ε)k}. The tolerance
-"ε‖xy‖" of eq. 12 is garbled; readings: ``product`` (ε‖x‖‖y‖) and ``absolute``
-(ε|⟨x, y⟩|), against 2e^{−c(ε)k}.
+The statements and their readings (eq. 11: ``norm-upper`` as printed, ``norm-two-sided``,
+``squared-upper``, ``squared-two-sided``; eq. 12: ``product``, ``absolute``) are claims
+``linformer.lemma1.eq11`` and ``eq12`` (:mod:`.claims`), each against its printed bound.
 
 Exact laws (Gaussian R): k‖Rx‖²/‖x‖² ~ χ²_k; for unit x, y with cosine ρ,
 k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k (independent), whose tail is computed by

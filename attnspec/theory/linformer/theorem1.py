@@ -1,18 +1,11 @@
 """Linformer Theorem 1 (eq. 3; Appendix A, eqs. 16–20): Monte Carlo with an exact reduced sampler.
 
-For P = softmax(QKᵀ/√d), any column w of V W^V and R ∈ R^{k×n} with i.i.d. N(0, 1/k)
-entries, P̃ = P RᵀR satisfies
-
-    Pr(‖P̃wᵀ − Pwᵀ‖ <= ε‖Pwᵀ‖) > 1 − o(1),   k = 5 ln(n)/(ε² − ε³),
-
-via a union bound over the rows of P: failure <= 2n·e^{−(ε² − ε³)k/4} (eq. 20).
-Readings: ``relative`` (as stated) and ``additive`` (tolerance ε‖P‖_F‖w‖, which is what
-the union bound over eq. 12's product reading gives). Where ‖Pw‖ <= ε‖P‖_F‖w‖ the zero
-matrix meets the additive tolerance (column ``zero_output_passes``).
-
-The theorem's quantifier and Appendix A's k = log n are in :mod:`.quantifier`.
-The sampler is exact in distribution (:mod:`attnspec.theory.linformer.theorem1_samplers`); the
-vectors w include adversarial ones the toolkit searches for.
+The statement and its readings (``relative``, ``additive``) are claim ``linformer.thm1.eq3``
+(:mod:`.claims`); each row is read against the union bound 2n·e^{−(ε² − ε³)k/4} of eq. (20).
+The column ``zero_output_passes`` marks the w where P̃ = 0 meets the additive tolerance.
+The quantifier and Appendix A's k = log n are in :mod:`.quantifier`; the sampler
+(:mod:`.theorem1_samplers`) is exact in distribution, and the vectors w include adversarial
+ones the toolkit searches for.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Linformer Theorem 2 (eq. 8; Appendix B, eqs. 21–24): Monte Carlo with exact reduced samplers.
 
-E = δR, F = e^{−δ}R, δ = 1/(2n); for any row w of A = QKᵀ/√d,
-
-    Pr(‖softmax(wEᵀ) F V − softmax(w) V‖ <= ε‖softmax(w)‖‖V‖) > 1 − o(1),
-
-‖V‖ read as spectral and as Frobenius norm, compared with the union over the n·d
-(row, column) pairs of eq. 21, 2nd·e^{−(ε² − ε³)k/4}; E = F = R ("plain") for comparison;
-and eq. 21 itself, |exp(xEᵀ) F yᵀ − exp(x) yᵀ| <= ε|exp(x) yᵀ| w.p. > 1 − 2e^{−(ε² − ε³)k/4}.
-Where the zero output meets the tolerance of eq. 8 (‖softmax(w)V‖ <= ε‖softmax(w)‖‖V‖),
-the column ``zero_output_passes`` says so: there the existence claim cannot fail.
-
-The proof's step (23), the tolerances' triviality and the (ε, k) sweep are in
+The statements and their readings are claims ``linformer.thm2.eq8`` and ``linformer.thm2.eq21``
+(:mod:`.claims`): the proof's E = δR, F = e^{−δ}R (δ = 1/(2n)) and E = F = R (``plain``) under
+both readings of ‖V‖, against the union over eq. (21)'s n·d pairs. The column
+``zero_output_passes`` marks the rows where the zero output meets eq. (8)'s tolerance (there the
+existence claim cannot fail). Step (23), the tolerances and the (ε, k) grid are in
 :mod:`.proof_steps`.
 """
 
