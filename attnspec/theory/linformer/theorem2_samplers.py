@@ -187,11 +187,20 @@ def theorem2_reduced_all(
             paper[i, start : start + m] = (ed * (qa / qs * ct + qn / qs * rk * lg)).numpy()
             # eq. 21: e^{−δ} Σ_j q_j (R y)_j with R y = cy·a + R y⊥
             eq21[i, start : start + m] = ed * (cy * qa[:, 0].double() + qn[:, 0].double() * yperp * rk * g1).numpy()
-            p = torch.softmax((wn * rk) * zk, dim=1)  # E = F = R
-            pa = (p * zk).sum(1, keepdim=True) * rk
-            pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)
-            plain[i, start : start + m] = (pa * ct + pn * rk * lg).numpy()
+            plain[i, start : start + m] = _plain_outputs(zk, wn, k, ct, lg).numpy()
     return {"paper": paper, "plain": plain, "eq21": eq21}
+
+
+def _plain_outputs(zk: torch.Tensor, wn: float, k: int, ct: torch.Tensor, lg: torch.Tensor) -> torch.Tensor:
+    """softmax(w Rᵀ) R V for E = F = R at k, shape (m, d), from zk = sqrt(k)·(R ŵ) (m, k),
+    ‖w‖, c (d,) and L g (m, d)."""
+    import torch
+
+    rk = 1.0 / math.sqrt(k)
+    p = torch.softmax((wn * rk) * zk, dim=1)
+    pa = (p * zk).sum(1, keepdim=True) * rk
+    pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)
+    return pa * ct + pn * rk * lg
 
 
 def _split_along_w(
@@ -371,13 +380,9 @@ class Theorem2Looks:
             eq21[idx, start : start + m] = (ed * (self.cy * qa + qn * self.yperp * rk * g1n[:, None])).T
             if plain and start == 0:  # E = F = R: a comparison, on the first chunk only (a softmax per k)
                 for i, k in zip(idx, kk):
-                    zk = z[:, :k]
-                    r = 1.0 / math.sqrt(k)
-                    p_ = torch.softmax((self.wn * r) * zk, dim=1)  # E = F = R
-                    pa = (p_ * zk).sum(1, keepdim=True) * r
-                    pn = torch.linalg.vector_norm(p_, dim=1, keepdim=True)
-                    lgw = g @ self.L.T
-                    plain_out[i, start : start + m] = (pa * self.ct + pn * r * lgw).numpy()
+                    plain_out[i, start : start + m] = _plain_outputs(
+                        z[:, :k], self.wn, k, self.ct, g @ self.L.T
+                    ).numpy()
         out = {"paper": paper, "eq21": eq21}
         if plain:
             out["plain"] = plain_out
