@@ -55,6 +55,16 @@ def _norm_thresholds(eps: float, reading: str) -> tuple[float, float | None]:
     raise InputError(f"reading must be one of {', '.join(NORM_READINGS)}, got {reading!r}")
 
 
+def _outside(above: Callable, below: Callable, eps: float, reading: str) -> float:
+    """P(q > upper) + P(q < lower) for the thresholds of ``reading`` (:func:`_norm_thresholds`),
+    from the law's upper tail ``above(t)`` = P(q > t) and lower tail ``below(t)`` = P(q < t)."""
+    hi, lo = _norm_thresholds(eps, reading)
+    p = float(above(hi))
+    if lo is not None:
+        p += float(below(lo))
+    return p
+
+
 def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
     """Boolean failures of eq. 11 under ``reading`` from q = ‖Rx‖²/‖x‖².
 
@@ -94,11 +104,7 @@ def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -
     """
     check_range("k", k, low=1)
     check_eps(eps)
-    hi, lo = _norm_thresholds(eps, reading)
-    p = float(laws.chi2_sf(k * hi, k))
-    if lo is not None:
-        p += float(laws.chi2_cdf(k * lo, k))
-    return p
+    return _outside(lambda t: laws.chi2_sf(k * t, k), lambda t: laws.chi2_cdf(k * t, k), eps, reading)
 
 
 def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "squared-two-sided") -> float:
@@ -122,13 +128,11 @@ def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "sq
     """
     S.check_dims(n, k, family="orthogonal")
     check_eps(eps)
-    hi, lo = _norm_thresholds(eps, reading)
+    _norm_thresholds(eps, reading)  # the reading is checked whatever k
     if k == n:
         return 0.0  # R is sqrt(n/k)·orthogonal = orthogonal: norms are preserved exactly
-    p = float(laws.beta_sf(hi * k / n, k / 2, (n - k) / 2))
-    if lo is not None:
-        p += float(laws.beta_cdf(lo * k / n, k / 2, (n - k) / 2))
-    return p
+    a, b = k / 2, (n - k) / 2
+    return _outside(lambda t: laws.beta_sf(t * k / n, a, b), lambda t: laws.beta_cdf(t * k / n, a, b), eps, reading)
 
 
 def discrete_spiky_norm_failure_exact(
@@ -160,13 +164,14 @@ def discrete_spiky_norm_failure_exact(
         raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
     S.check_dims(n, k)
     check_eps(eps)
-    hi, lo = _norm_thresholds(eps, reading)
     p, mag = S._discrete_params(family, n)
     # failure iff N > hi·k/m² (or N < lo·k/m²), N ~ Binomial(k, p)
-    prob = float(laws.binom_sf(math.floor(hi * k / mag**2), k, p))
-    if lo is not None:
-        prob += float(laws.binom_cdf(math.ceil(lo * k / mag**2) - 1, k, p))
-    return prob
+    return _outside(
+        lambda t: laws.binom_sf(math.floor(t * k / mag**2), k, p),
+        lambda t: laws.binom_cdf(math.ceil(t * k / mag**2) - 1, k, p),
+        eps,
+        reading,
+    )
 
 
 def discrete_spiky_orthogonal_failure_exact(family: str, n: int, k: int) -> float:
