@@ -255,7 +255,7 @@ def main() -> None:
 
     def thm1() -> None:
         parts = S1.theorem1_reduced_parts(P, w[:, None], n_reduced, seed=1)
-        S1.theorem1_errors_from_parts(parts, 0, kb, seed=2)
+        S1.theorem1_errors_chunk(parts, 0, kb, np.random.default_rng(2))
 
     red = rate(thm1, n_reduced)
     record("theorem1 (one w, one k)", kb, direct, red, "reduced cost is shared by every w and k: one P g per trial")

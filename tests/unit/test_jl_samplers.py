@@ -96,7 +96,7 @@ def test_theorem1_reduced_matches_direct() -> None:
     W = np.stack([rng.standard_normal(n), np.ones(n) + 0.1 * rng.standard_normal(n)], axis=1)  # (n, 2)
     parts = S1.theorem1_reduced_parts(P, W, trials, seed=7, chunk=700, dtype=np.float64)
     for j in range(2):
-        red = S1.theorem1_errors_from_parts(parts, j, k, seed=8 + j)
+        red = S1.theorem1_errors_chunk(parts, j, k, np.random.default_rng(8 + j))
         direct = S.theorem1_direct_errors(P, W[:, j], k, trials, seed=20 + j)
         assert _ks(red, direct) > P_MIN
 
