@@ -22,7 +22,7 @@ The names (imported on first use, so that the registries stay light)::
     check_section                                          # attnspec.theorem.report
     Instance, InstanceBound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
     instance_rows                                          # attnspec.theorem.instance
-    SubPoint, Drawn, draw_shared                           # attnspec.theorem.shared
+    SubPoint, Drawn, draw_shared, sample_frame             # attnspec.theorem.shared
 """
 
 from typing import Any
@@ -69,6 +69,7 @@ _API: dict[str, str] = {
     "SubPoint": "attnspec.theorem.shared",
     "Drawn": "attnspec.theorem.shared",
     "draw_shared": "attnspec.theorem.shared",
+    "sample_frame": "attnspec.theorem.shared",
 }
 
 __all__ = sorted(_API)

@@ -18,7 +18,8 @@ returns the failures of every sub-point it read. :func:`draw_shared` runs the lo
   never holds its stream back, and its row counts those trials.
 
 :meth:`Drawn.rows` gives one row per sub-point: its ``head`` columns, the Monte Carlo columns
-of :func:`attnspec.theorem.counts.mc_columns`, then its ``tail`` columns.
+of :func:`attnspec.theorem.counts.mc_columns`, then its ``tail`` columns; :func:`sample_frame`
+keeps the first values of a look for figures.
 """
 
 from __future__ import annotations
@@ -170,3 +171,27 @@ def draw_shared(
     if progress is not None and done < trials:
         progress.advance(0, total=progress.total - (trials - done))
     return Drawn(failures, counted, done)
+
+
+def sample_frame(values: Any, size: int, columns: Mapping[str, Any]) -> Any:  # noqa: ANN401 - ndarray in, DataFrame out
+    """The first ``size`` of a sub-point's drawn values, kept for figures, as a table.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of shape (T,)
+        The values of one look (e.g. relative errors).
+    size : int
+        How many are kept.
+    columns : mapping
+        The columns naming the sub-point (claim, reading, parameters).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``columns``, then ``sample`` (0, 1, ...) and ``value``, one row per value kept.
+    """
+    import numpy as np
+    import pandas as pd
+
+    v = values[:size]
+    return pd.DataFrame({**columns, "sample": np.arange(v.size), "value": v})

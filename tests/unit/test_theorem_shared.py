@@ -69,3 +69,11 @@ def test_the_docs_example_runs() -> None:
     doc = Path(__file__).resolve().parents[2] / "docs" / "theorem-api.md"
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S) if "draw_shared(" in b]
     exec(compile(block, str(doc), "exec"), {})  # noqa: S102 - the doc's own example, with its asserts
+
+
+def test_sample_frame_keeps_the_first_values_after_their_columns() -> None:
+    from attnspec.theorem.shared import sample_frame
+
+    frame = sample_frame(np.arange(5.0), 3, {"claim": "c", "k": 4})
+    assert list(frame.columns) == ["claim", "k", "sample", "value"]
+    assert frame["value"].tolist() == [0.0, 1.0, 2.0] and frame["k"].tolist() == [4, 4, 4]

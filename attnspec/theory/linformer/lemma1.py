@@ -24,7 +24,7 @@ from scipy import special
 from attnspec.errors import InputError, check_range
 from attnspec.numerics import laws
 from attnspec.numerics.stats import child_seed, numpy_rng, torch_generator
-from attnspec.theorem.shared import SubPoint, draw_shared
+from attnspec.theorem.shared import SubPoint, draw_shared, sample_frame
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer.dimensions import (
     check_eps,
@@ -532,21 +532,8 @@ class _Collector:
         errors = [("linformer.lemma1.eq11", "squared", np.nan, q - 1)]
         errors += [("linformer.lemma1.eq12", "inner", rho, z - rho) for rho, z in zs.items()]
         for claim, reading, rho, vals in errors:
-            v = vals[: self.sample_size]
-            self.samples.append(
-                pd.DataFrame(
-                    {
-                        "claim": claim,
-                        "reading": reading,
-                        "family": family,
-                        "vectors": vectors,
-                        "rho": rho,
-                        "k": k,
-                        "sample": np.arange(v.size),
-                        "value": v,
-                    }
-                )
-            )
+            columns = {"claim": claim, "reading": reading, "family": family, "vectors": vectors, "rho": rho, "k": k}
+            self.samples.append(sample_frame(vals, self.sample_size, columns))
 
 
 def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequence[float], seed: int) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from attnspec.errors import InputError, check_choice, check_range
 from attnspec.numerics.stats import child_seed, numpy_rng
-from attnspec.theorem.shared import SubPoint, draw_shared
+from attnspec.theorem.shared import SubPoint, draw_shared, sample_frame
 from attnspec.theory.linformer import theorem1_samplers as S
 from attnspec.theory.linformer.dimensions import check_eps, check_ks, check_n, theorem1_union_bound
 
@@ -336,15 +336,6 @@ def _sub_points(
 def _relative_errors(err: np.ndarray, pw: float, name: str, wk: str, k: int, size: int) -> pd.DataFrame:
     """The first ``size`` relative errors ‖P̃w − Pw‖/‖Pw‖ of a look, from its errors ``err``."""
     rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
-    v = rel[:size]
-    return pd.DataFrame(
-        {
-            "claim": "linformer.thm1.eq3",
-            "reading": "relative",
-            "attention": name,
-            "w": wk,
-            "k": k,
-            "sample": np.arange(v.size),
-            "value": v,
-        }
+    return sample_frame(
+        rel, size, {"claim": "linformer.thm1.eq3", "reading": "relative", "attention": name, "w": wk, "k": k}
     )

@@ -20,7 +20,7 @@ import pandas as pd
 
 from attnspec.errors import check_range
 from attnspec.numerics.stats import child_seed, numpy_rng
-from attnspec.theorem.shared import SubPoint, draw_shared
+from attnspec.theorem.shared import SubPoint, draw_shared, sample_frame
 from attnspec.theory.linformer import theorem2_samplers as S2
 from attnspec.theory.linformer.dimensions import (
     check_eps,
@@ -89,23 +89,8 @@ def _error_samples(
     err: np.ndarray, cons: str, rname: str, ks: Sequence[int], kpos: dict[int, int], scale: float, size: int
 ) -> list[pd.DataFrame]:
     """The first look's relative errors ‖out − softmax(w)V‖/(‖softmax(w)‖‖V‖_2) at ``ks``."""
-    out = []
-    for k in ks:
-        v = err[kpos[k]][:size] / scale
-        out.append(
-            pd.DataFrame(
-                {
-                    "claim": "linformer.thm2.eq8",
-                    "reading": "spectral",
-                    "construction": cons,
-                    "row": rname,
-                    "k": int(k),
-                    "sample": np.arange(v.size),
-                    "value": v,
-                }
-            )
-        )
-    return out
+    columns = {"claim": "linformer.thm2.eq8", "reading": "spectral", "construction": cons, "row": rname}
+    return [sample_frame(err[kpos[k]][:size] / scale, size, {**columns, "k": int(k)}) for k in ks]
 
 
 def _checked_points(
