@@ -194,9 +194,9 @@ def simulate_theorem1(
     """Monte Carlo of Theorem 1 (Gaussian R) for each attention matrix and each w.
 
     Trials come in looks of ``look`` (each one P·g block shared by every w and k); with
-    ``sequential`` the draws stop after the first look at which every row's verdict is
-    settled (:mod:`attnspec.theorem.sequential`: error rate <= 0.01 for a row that
-    stops early), else all ``trials`` are drawn. The same seed gives the same table.
+    ``sequential`` the draws of a matrix stop after the first look at which every row's
+    verdict is settled (:func:`attnspec.theorem.shared.draw_shared`, one stream; error rate
+    <= 0.01 for a row that stops early), else all ``trials`` are drawn.
 
     Parameters
     ----------

@@ -128,8 +128,8 @@ def simulate_theorem2(
     One set of draws per row w of A serves every k, the main ε and every ε of ``grid``
     (common random numbers: only the tolerance depends on ε). Trials come in looks of
     ``look``; with ``sequential`` a k stops drawing once the verdicts of its proof-construction
-    and eq.-21 rows are settled (:mod:`attnspec.theorem.sequential`), else all
-    ``trials`` are drawn. E = F = R (``plain``, not the paper's; reported as a measurement)
+    and eq.-21 rows are settled (:func:`attnspec.theorem.shared.draw_shared`, one stream per
+    k), else all ``trials`` are drawn. E = F = R (``plain``, not the paper's; reported as a measurement)
     is computed on the first chunk of 500 trials only.
 
     Parameters
