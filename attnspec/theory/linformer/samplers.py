@@ -24,9 +24,8 @@ reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
   non-zero entries over a half, drawn with two binomials). Rows of R are i.i.d., so
   the images for every k <= k_max come from the first k rows of one draw of k_max rows
   (each k is exact in distribution; different k share draws).
-* Gaussian R for a single statistic reduces further to chi-square laws, used by
-  :func:`attnspec.theory.linformer.lemma1.simulate_lemma1`:
-  ``k‖Rx‖² ~ χ²_k`` and ``k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k``.
+* Gaussian R for a single statistic reduces further to the chi-square laws of
+  :mod:`attnspec.theory.linformer.lemma1`.
 * Theorem 1: :mod:`attnspec.theory.linformer.theorem1_samplers` (reduced, NumPy only);
   its direct reference is :func:`theorem1_direct_errors` here.
 * Theorem 2: :mod:`attnspec.theory.linformer.theorem2_samplers`.
