@@ -239,13 +239,13 @@ def main() -> None:
     record("lemma1 gaussian (chi-square law)", k1, direct, red, "both statistics per trial")
     red2 = rate(
         lambda: S.prefix_pair_stats(
-            S.reduced_pair_images("gaussian", n, k1, 1000, seed=1), np.array([k1]), which=("aa", "ab")
+            S.reduced_pair_units("gaussian", n, k1, 1000, seed=1)[0], np.array([k1]), which=("aa", "ab")
         ),
         1000,
     )
     record("lemma1 gaussian (k x 2 images)", k1, direct, red2, "the pair sampler the other families use")
     direct = rate(lambda: S.direct_pair_images("sparse", n, kb, n_direct, seed=0), n_direct)
-    red = rate(lambda: S.reduced_pair_images("sparse", n, kb, 1000, vectors="flat", seed=1), 1000)
+    red = rate(lambda: S.reduced_pair_units("sparse", n, kb, 1000, vectors="flat", seed=1), 1000)
     record("lemma1 sparse, flat pair", kb, direct, red, "two binomials per row and half")
 
     # Theorem 1: softmax P, one w, k below n
@@ -255,7 +255,7 @@ def main() -> None:
 
     def thm1() -> None:
         parts = S1.theorem1_reduced_parts(P, w[:, None], n_reduced, seed=1)
-        S1.theorem1_errors_from_parts(parts, 0, kb, seed=2)
+        S1.theorem1_errors_chunk(parts, 0, kb, np.random.default_rng(2))
 
     red = rate(thm1, n_reduced)
     record("theorem1 (one w, one k)", kb, direct, red, "reduced cost is shared by every w and k: one P g per trial")

@@ -21,6 +21,7 @@ The names (imported on first use, so that the registries stay light)::
     check_section                                          # attnspec.theorem.report
     Instance, InstanceBound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
     instance_rows, read_off, indicators, Noted, Unmet      # attnspec.theorem.measured
+    SubPoint, Drawn, draw_shared, sample_frame             # attnspec.theorem.shared
 """
 
 from typing import Any
@@ -64,6 +65,10 @@ _API: dict[str, str] = {
     "indicators": "attnspec.theorem.measured",
     "Noted": "attnspec.theorem.measured",
     "Unmet": "attnspec.theorem.measured",
+    "SubPoint": "attnspec.theorem.shared",
+    "Drawn": "attnspec.theorem.shared",
+    "draw_shared": "attnspec.theorem.shared",
+    "sample_frame": "attnspec.theorem.shared",
 }
 
 __all__ = sorted(_API)

@@ -41,8 +41,8 @@ def test_other_dimension_formulas() -> None:
     assert D.theorem2_k_main(4096, 64, 0.1) == pytest.approx(
         min(9 * 64 * math.log(64) / 0.01, 5 * math.log(4096) / 0.01)
     )
-    assert D.theorem2_k_appendix_nd(4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
-    assert D.theorem2_k_appendix_d(64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
+    assert D.theorem2_k("eq24-nd", 4096, 64, 0.1) == pytest.approx(5 * math.log(4096 * 64) / 0.009)
+    assert D.theorem2_k("appendix-d", 4096, 64, 0.1) == pytest.approx(9 * math.log(64) / 0.009)
     from sklearn.random_projection import johnson_lindenstrauss_min_dim
 
     assert D.sklearn_min_dim(4096, 0.1) == int(johnson_lindenstrauss_min_dim(4096, eps=0.1))
@@ -127,8 +127,8 @@ def test_diff_chi2_sf_against_monte_carlo() -> None:
 
 def test_orthogonal_exact_matches_reduced_monte_carlo() -> None:
     n, k, eps, trials = 40, 9, 0.3, 10_000
-    im = S.reduced_pair_images("orthogonal", n, k, trials, seed=4)
-    q = S.prefix_pair_stats(im, np.array([k]))["aa"][0]
+    units, scales = S.reduced_pair_units("orthogonal", n, k, trials, seed=4)
+    q = S.prefix_pair_stats(units, np.array([k]), scales=scales)["aa"][0]
     for reading in L1.NORM_READINGS:
         fails = int(L1.norm_failure_events(q, eps, reading).sum())
         assert _inside(L1.orthogonal_norm_failure_exact(n, k, eps, reading), fails, trials)
@@ -346,3 +346,12 @@ def test_side_process_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> No
     assert [(r.claim, r.reading, r.verdict, r.evidence) for r in serial.verdicts] == [
         (r.claim, r.reading, r.verdict, r.evidence) for r in forked.verdicts
     ]
+
+
+def test_theorem2_grid_point_at_the_main_eps_counts_its_own_failures() -> None:
+    # a grid ε equal to the main ε at a shared k: each row counts the shared draws once
+    t, _ = T2.simulate_theorem2(128, 4, 0.5, [40], trials=400, seed=0, grid={0.5: [40]}, sequential=False)
+    paper = t[t["construction"].eq("paper") & t["claim"].eq("linformer.thm2.eq8")]
+    assert (paper["failures"] <= paper["trials"]).all()
+    main, grid = paper[paper["sweep"].isna()], paper[paper["sweep"].eq("eps-k-grid")]
+    assert main["failures"].tolist() == grid["failures"].tolist() and main["failures"].sum() > 0

@@ -65,11 +65,11 @@ def test_orthogonal_needs_k_at_most_n() -> None:
         ("sparse", "flat"),
     ],
 )
-def test_reduced_pair_images_match_direct(family: str, vectors: str) -> None:
+def test_reduced_pair_units_match_direct(family: str, vectors: str) -> None:
     n, k_max, k, trials = 15, 7, 4, 3000
     direct = S.direct_pair_images(family, n, k, trials, vectors=vectors, seed=11)  # (T, k, 2)
-    red = S.reduced_pair_images(family, n, k_max, trials, vectors=vectors, seed=12)
-    st = S.prefix_pair_stats(red, np.array([k, k_max]))
+    units, scales = S.reduced_pair_units(family, n, k_max, trials, vectors=vectors, seed=12)
+    st = S.prefix_pair_stats(units, np.array([k, k_max]), scales=scales)
     d_aa = (direct[:, :, 0] ** 2).sum(1)
     d_ab = (direct[:, :, 0] * direct[:, :, 1]).sum(1)
     d_bb = (direct[:, :, 1] ** 2).sum(1)
@@ -84,8 +84,8 @@ def test_reduced_pair_images_match_direct(family: str, vectors: str) -> None:
 def test_reduced_pair_detects_a_wrong_scale() -> None:
     """The KS comparison has power: a 10% scale error is caught."""
     direct = S.direct_pair_images("gaussian", 15, 6, 3000, seed=1)
-    red = S.reduced_pair_images("gaussian", 15, 6, 3000, seed=2)
-    st = S.prefix_pair_stats(red * 1.1, np.array([6]))
+    units, _ = S.reduced_pair_units("gaussian", 15, 6, 3000, seed=2)  # Gaussian scales are (1, 1)
+    st = S.prefix_pair_stats(units * 1.1, np.array([6]))
     assert _ks((direct[:, :, 0] ** 2).sum(1), st["aa"][0]) < P_MIN
 
 
@@ -96,7 +96,7 @@ def test_theorem1_reduced_matches_direct() -> None:
     W = np.stack([rng.standard_normal(n), np.ones(n) + 0.1 * rng.standard_normal(n)], axis=1)  # (n, 2)
     parts = S1.theorem1_reduced_parts(P, W, trials, seed=7, chunk=700, dtype=np.float64)
     for j in range(2):
-        red = S1.theorem1_errors_from_parts(parts, j, k, seed=8 + j)
+        red = S1.theorem1_errors_chunk(parts, j, k, np.random.default_rng(8 + j))
         direct = S.theorem1_direct_errors(P, W[:, j], k, trials, seed=20 + j)
         assert _ks(red, direct) > P_MIN
 
@@ -109,18 +109,14 @@ def test_theorem2_reduced_matches_direct() -> None:
     ks = np.array([3, 6])
     delta = 1 / (2 * n)
     red = S2.theorem2_reduced_all(w, V, ks, trials, delta=delta, seed=3)
-    old = S2.theorem2_reduced_outputs(w, V, ks, trials, delta=None, seed=4)
-    e21 = S2.theorem2_eq21_reduced(w, V[:, 0], ks, trials, delta=delta, seed=5)
     for i, k in enumerate(ks):
         dp = S2.theorem2_direct_outputs(w, V, int(k), trials, delta=delta, seed=30 + i)
         dq = S2.theorem2_direct_outputs(w, V, int(k), trials, delta=None, seed=40 + i)
         for c in range(d):  # every output coordinate
             assert _ks(red["paper"][i, :, c], dp[:, c]) > P_MIN
             assert _ks(red["plain"][i, :, c], dq[:, c]) > P_MIN
-            assert _ks(old[i, :, c], dq[:, c]) > P_MIN
         d21 = S2.theorem2_eq21_direct(w, V[:, 0], int(k), trials, delta=delta, seed=50 + i)
         assert _ks(red["eq21"][i], d21) > P_MIN
-        assert _ks(e21[i], d21) > P_MIN
 
 
 def test_pair_vectors_are_orthonormal() -> None:

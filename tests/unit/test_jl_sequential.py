@@ -122,7 +122,8 @@ def test_flat_pair_sampler_matches_the_direct_sampler() -> None:
     the laws are discrete (KS does not apply), so the atoms are compared by a chi-square
     test of homogeneity on the values seen at least 20 times in both samples."""
     n, k = 64, 6
-    red = S.reduced_pair_images("achlioptas", n, k, 6000, vectors="flat", seed=1).numpy()
+    units, scales = S.reduced_pair_units("achlioptas", n, k, 6000, vectors="flat", seed=1)
+    red = (units * torch.tensor(scales, dtype=torch.float64)).numpy()
     dirc = S.direct_pair_images("achlioptas", n, k, 1500, vectors="flat", seed=2) * math.sqrt(k)
     for j in range(2):
         a, b = np.round(red[:, :, j].ravel(), 9), np.round(dirc[:, :, j].ravel(), 9)

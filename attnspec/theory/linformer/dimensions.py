@@ -6,7 +6,7 @@ Complexity" (arXiv 2006.04768). With c(ε) = (ε² − ε³)/4 and natural logar
 * Theorem 1 (eq. 3, Appendix A): k = 5 ln(n)/(ε² − ε³); Appendix A eq. (18) says
   "when k = log(n)" instead (:func:`appendix_a_k`).
 * Theorem 2, main text: k = min{Θ(9 d ln(d)/ε²), 5 Θ(ln(n)/ε²)} — two formulas
-  (:func:`theorem2_k_main_d`, :func:`theorem2_k_main_n`; :func:`theorem2_k_main` is
+  (:data:`THEOREM2_FORMULAS`, :func:`theorem2_k`; :func:`theorem2_k_main` is
   their printed minimum, kept for the sweep); Appendix B: 5 ln(nd)/(ε² − ε³) after
   eq. (24) and 9 ln(d)/(ε² − ε³) for the rank(A) = d part. The main text's d-term is a
   factor d(1 − ε) larger than the appendix's: :func:`theorem2_formulas` reports each.
@@ -18,7 +18,7 @@ Complexity" (arXiv 2006.04768). With c(ε) = (ε² − ε³)/4 and natural logar
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -163,11 +163,35 @@ def appendix_a_k(n: int) -> int:
     return max(1, int(math.ceil(math.log(n))))
 
 
-def theorem2_k_main_d(d: int, eps: float) -> float:
-    """Theorem 2, main text, first term: 9 d ln(d)/ε² (Θ constant taken as 1).
+#: Theorem 2's dimension formulas: name → (where, formula text, pairs its union bound needs,
+#: the formula of (n, d, ε), not rounded; the Θ constants of the main text taken as 1).
+THEOREM2_FORMULAS: dict[str, tuple[str, str, str, Callable[[int, int, float], float]]] = {
+    "main-d": ("Theorem 2 (main text)", "9 d ln(d)/eps^2", "2d*d", lambda n, d, e: 9.0 * d * math.log(d) / e**2),
+    "main-n": ("Theorem 2 (main text)", "5 ln(n)/eps^2", "n*d", lambda n, d, e: 5.0 * math.log(n) / e**2),
+    "appendix-d": (
+        "Appendix B, before eq. (25)",
+        "9 ln(d)/(eps^2 - eps^3)",
+        "2d*d",
+        lambda n, d, e: 9.0 * math.log(d) / (e * e - e**3),
+    ),
+    "eq24-nd": (
+        "Appendix B, after eq. (24)",
+        "5 ln(nd)/(eps^2 - eps^3)",
+        "n*d",
+        lambda n, d, e: 5.0 * math.log(n * d) / (e * e - e**3),
+    ),
+}
+
+
+def theorem2_k(formula: str, n: int, d: int, eps: float) -> float:
+    """One of Theorem 2's k formulas (:data:`THEOREM2_FORMULAS`), not rounded.
 
     Parameters
     ----------
+    formula : {"main-d", "main-n", "appendix-d", "eq24-nd"}
+        The formula's name.
+    n : int
+        Sequence length, >= 2.
     d : int
         Head dimension, >= 2.
     eps : float
@@ -176,31 +200,13 @@ def theorem2_k_main_d(d: int, eps: float) -> float:
     Returns
     -------
     float
-        Not rounded.
     """
-    check_eps(eps)
-    check_range("d", d, low=2)
-    return 9.0 * d * math.log(d) / eps**2
-
-
-def theorem2_k_main_n(n: int, eps: float) -> float:
-    """Theorem 2, main text, second term: 5 ln(n)/ε² (Θ constant taken as 1).
-
-    Parameters
-    ----------
-    n : int
-        Sequence length, >= 2.
-    eps : float
-        Distortion ε, in (0, 1).
-
-    Returns
-    -------
-    float
-        Not rounded.
-    """
+    if formula not in THEOREM2_FORMULAS:
+        raise InputError(f"formula must be one of {', '.join(THEOREM2_FORMULAS)}, got {formula!r}")
     check_n(n)
     check_eps(eps)
-    return 5.0 * math.log(n) / eps**2
+    check_range("d", d, low=2)
+    return THEOREM2_FORMULAS[formula][3](n, d, eps)
 
 
 def theorem2_k_main(n: int, d: int, eps: float) -> float:
@@ -223,50 +229,7 @@ def theorem2_k_main(n: int, d: int, eps: float) -> float:
     float
         Not rounded.
     """
-    return min(theorem2_k_main_d(d, eps), theorem2_k_main_n(n, eps))
-
-
-def theorem2_k_appendix_nd(n: int, d: int, eps: float) -> float:
-    """Appendix B, after eq. 24: 5 ln(nd) / (ε² − ε³).
-
-    Parameters
-    ----------
-    n : int
-        Sequence length, >= 2.
-    d : int
-        Head dimension, >= 1.
-    eps : float
-        Distortion ε, in (0, 1).
-
-    Returns
-    -------
-    float
-        Not rounded.
-    """
-    check_n(n)
-    check_eps(eps)
-    check_range("d", d, low=1)
-    return 5.0 * math.log(n * d) / (eps * eps - eps**3)
-
-
-def theorem2_k_appendix_d(d: int, eps: float) -> float:
-    """Appendix B, before eq. 25: 9 ln(d) / (ε² − ε³).
-
-    Parameters
-    ----------
-    d : int
-        Head dimension, >= 2.
-    eps : float
-        Distortion ε, in (0, 1).
-
-    Returns
-    -------
-    float
-        Not rounded.
-    """
-    check_eps(eps)
-    check_range("d", d, low=2)
-    return 9.0 * math.log(d) / (eps * eps - eps**3)
+    return min(theorem2_k("main-d", n, d, eps), theorem2_k("main-n", n, d, eps))
 
 
 def sklearn_min_dim(n: int, eps: float) -> int:
@@ -358,22 +321,13 @@ def dimensions(n: int, eps: float, d: int = 64) -> dict[str, float]:
         "linformer_k": linformer_k(n, eps),
         "appendix_a_k": float(appendix_a_k(n)),
         "theorem2_k_main": theorem2_k_main(n, d, eps),
-        "theorem2_k_main_d": theorem2_k_main_d(d, eps),
-        "theorem2_k_main_n": theorem2_k_main_n(n, eps),
-        "theorem2_k_appendix_nd": theorem2_k_appendix_nd(n, d, eps),
-        "theorem2_k_appendix_d": theorem2_k_appendix_d(d, eps),
+        "theorem2_k_main_d": theorem2_k("main-d", n, d, eps),
+        "theorem2_k_main_n": theorem2_k("main-n", n, d, eps),
+        "theorem2_k_appendix_nd": theorem2_k("eq24-nd", n, d, eps),
+        "theorem2_k_appendix_d": theorem2_k("appendix-d", n, d, eps),
         "sklearn_min_dim": float(sklearn_min_dim(n, eps)),
         "theorem1_union_bound_min_k": float(union_bound_min_k(n, eps)),
     }
-
-
-#: Theorem 2's dimension formulas: reading name → (where, formula text, pairs the union bound needs).
-THEOREM2_FORMULAS: dict[str, tuple[str, str, str]] = {
-    "main-d": ("Theorem 2 (main text)", "9 d ln(d)/eps^2", "2d*d"),
-    "main-n": ("Theorem 2 (main text)", "5 ln(n)/eps^2", "n*d"),
-    "appendix-d": ("Appendix B, before eq. (25)", "9 ln(d)/(eps^2 - eps^3)", "2d*d"),
-    "eq24-nd": ("Appendix B, after eq. (24)", "5 ln(nd)/(eps^2 - eps^3)", "n*d"),
-}
 
 
 def theorem2_formulas(n: int, d: int, eps: float) -> dict[str, dict[str, float]]:
@@ -397,12 +351,7 @@ def theorem2_formulas(n: int, d: int, eps: float) -> dict[str, dict[str, float]]
         reading → {"k": the formula's value, "pairs": the union's size, "union_bound":
         2·pairs·e^{−c(ε)⌈k⌉}}.
     """
-    ks = {
-        "main-d": theorem2_k_main_d(d, eps),
-        "main-n": theorem2_k_main_n(n, eps),
-        "appendix-d": theorem2_k_appendix_d(d, eps),
-        "eq24-nd": theorem2_k_appendix_nd(n, d, eps),
-    }
+    ks = {name: theorem2_k(name, n, d, eps) for name in THEOREM2_FORMULAS}
     pairs = {"2d*d": 2 * d * d, "n*d": n * d}
     out = {}
     for name, k in ks.items():

@@ -1,18 +1,8 @@
-"""Linformer's Lemma 1 (Appendix A, eqs. 11–12): exact laws and Monte Carlo.
+"""Linformer's Lemma 1 (Appendix A, eqs. 11–12, "from Arriaga & Vempala 2006"): exact laws and Monte Carlo.
 
-Source: Wang, Li, Khabsa, Fang & Ma (2020), Appendix A, "from Arriaga & Vempala 2006".
-With c(ε) = (ε² − ε³)/4 and R ∈ R^{k×n} with i.i.d. N(0, 1/k) entries, for 1 <= k <= n
-and any x, y:
-
-    Pr(‖Rx‖ <= (1 + ε)‖x‖) > 1 − e^{−c(ε)k}                                  (11)
-    Pr(|x RᵀR yᵀ − x yᵀ| <= ε‖xy‖) > 1 − 2e^{−c(ε)k}                            (12)
-
-Eq. 11 is printed one-sided and on the norm; readings checked: ``norm-upper`` (as
-printed), ``norm-two-sided`` (|‖Rx‖ − ‖x‖| > ε‖x‖), ``squared-upper``
-(‖Rx‖² > (1+ε)‖x‖², Arriaga–Vempala's form) and ``squared-two-sided``
-(|‖Rx‖² − ‖x‖²| > ε‖x‖²), each against the printed bound e^{−c(ε)k}. The tolerance
-"ε‖xy‖" of eq. 12 is garbled; readings: ``product`` (ε‖x‖‖y‖) and ``absolute``
-(ε|⟨x, y⟩|), against 2e^{−c(ε)k}.
+The statements and their readings (eq. 11: ``norm-upper`` as printed, ``norm-two-sided``,
+``squared-upper``, ``squared-two-sided``; eq. 12: ``product``, ``absolute``) are claims
+``linformer.lemma1.eq11`` and ``eq12`` (:mod:`.claims`), each against its printed bound.
 
 Exact laws (Gaussian R): k‖Rx‖²/‖x‖² ~ χ²_k; for unit x, y with cosine ρ,
 k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k (independent), whose tail is computed by
@@ -23,8 +13,9 @@ B ~ Beta(k/2, (n−k)/2). Achlioptas / very sparse R on a coordinate vector:
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,7 +24,7 @@ from scipy import special
 from attnspec.errors import InputError, check_range
 from attnspec.numerics import laws
 from attnspec.numerics.stats import child_seed, numpy_rng, torch_generator
-from attnspec.theorem.counts import mc_columns
+from attnspec.theorem.shared import SubPoint, draw_shared, sample_frame
 from attnspec.theory.linformer import samplers as S
 from attnspec.theory.linformer.dimensions import (
     check_eps,
@@ -62,6 +53,16 @@ def _norm_thresholds(eps: float, reading: str) -> tuple[float, float | None]:
     if reading == "squared-two-sided":
         return 1 + eps, 1 - eps
     raise InputError(f"reading must be one of {', '.join(NORM_READINGS)}, got {reading!r}")
+
+
+def _outside(above: Callable, below: Callable, eps: float, reading: str) -> float:
+    """P(q > upper) + P(q < lower) for the thresholds of ``reading`` (:func:`_norm_thresholds`),
+    from the law's upper tail ``above(t)`` = P(q > t) and lower tail ``below(t)`` = P(q < t)."""
+    hi, lo = _norm_thresholds(eps, reading)
+    p = float(above(hi))
+    if lo is not None:
+        p += float(below(lo))
+    return p
 
 
 def norm_failure_events(q: np.ndarray, eps: float, reading: str) -> np.ndarray:
@@ -103,11 +104,7 @@ def norm_failure_exact(k: int, eps: float, reading: str = "squared-two-sided") -
     """
     check_range("k", k, low=1)
     check_eps(eps)
-    hi, lo = _norm_thresholds(eps, reading)
-    p = float(laws.chi2_sf(k * hi, k))
-    if lo is not None:
-        p += float(laws.chi2_cdf(k * lo, k))
-    return p
+    return _outside(lambda t: laws.chi2_sf(k * t, k), lambda t: laws.chi2_cdf(k * t, k), eps, reading)
 
 
 def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "squared-two-sided") -> float:
@@ -131,13 +128,11 @@ def orthogonal_norm_failure_exact(n: int, k: int, eps: float, reading: str = "sq
     """
     S.check_dims(n, k, family="orthogonal")
     check_eps(eps)
-    hi, lo = _norm_thresholds(eps, reading)
+    _norm_thresholds(eps, reading)  # the reading is checked whatever k
     if k == n:
         return 0.0  # R is sqrt(n/k)·orthogonal = orthogonal: norms are preserved exactly
-    p = float(laws.beta_sf(hi * k / n, k / 2, (n - k) / 2))
-    if lo is not None:
-        p += float(laws.beta_cdf(lo * k / n, k / 2, (n - k) / 2))
-    return p
+    a, b = k / 2, (n - k) / 2
+    return _outside(lambda t: laws.beta_sf(t * k / n, a, b), lambda t: laws.beta_cdf(t * k / n, a, b), eps, reading)
 
 
 def discrete_spiky_norm_failure_exact(
@@ -169,13 +164,14 @@ def discrete_spiky_norm_failure_exact(
         raise InputError(f"family must be achlioptas or sparse here, got {family!r}")
     S.check_dims(n, k)
     check_eps(eps)
-    hi, lo = _norm_thresholds(eps, reading)
     p, mag = S._discrete_params(family, n)
     # failure iff N > hi·k/m² (or N < lo·k/m²), N ~ Binomial(k, p)
-    prob = float(laws.binom_sf(math.floor(hi * k / mag**2), k, p))
-    if lo is not None:
-        prob += float(laws.binom_cdf(math.ceil(lo * k / mag**2) - 1, k, p))
-    return prob
+    return _outside(
+        lambda t: laws.binom_sf(math.floor(t * k / mag**2), k, p),
+        lambda t: laws.binom_cdf(math.ceil(t * k / mag**2) - 1, k, p),
+        eps,
+        reading,
+    )
 
 
 def discrete_spiky_orthogonal_failure_exact(family: str, n: int, k: int) -> float:
@@ -400,9 +396,6 @@ def inner_failure_events(z: np.ndarray, eps: float, rho: float, tolerance: str) 
     return np.abs(z - rho) > tau
 
 
-# ----------------------------------------------------------------------------- rows
-
-
 # ----------------------------------------------------------------------------- Lemma 1
 
 
@@ -433,7 +426,7 @@ def simulate_lemma1(
     """Monte Carlo of Lemma 1 (every reading of eqs. 11 and 12) for each family.
 
     Gaussian R uses the exact chi-square reductions; the other families the reduced pair
-    sampler (:func:`attnspec.theory.linformer.samplers.reduced_pair_images`) with the ``spiky``
+    sampler (:func:`attnspec.theory.linformer.samplers.reduced_pair_units`) with the ``spiky``
     and ``flat`` vector pairs, for k <= n only (Lemma 1's range).
 
     Parameters
@@ -492,186 +485,131 @@ class _Collector:
 
     def __init__(self, n: int, eps: float, sample_ks: set[int], sample_size: int) -> None:
         self.n, self.eps, self.sample_ks, self.sample_size = n, eps, sample_ks, sample_size
-        self.base = {"n": n, "eps": eps}
         self.rows: list[dict] = []
         self.samples: list[pd.DataFrame] = []
 
-    def add_row(
-        self,
-        eq: str,
-        reading: str,
-        family: str,
-        vectors: str,
-        rho: float,
-        k: int,
-        exact: float,
-        fails: int,
-        trials: int,
-        seed: int,
-    ) -> None:
-        """One row of eq. (11) (``eq = "eq11"``, ρ NaN) or eq. (12), against the printed bound."""
-        bound = lemma1_norm_bound(k, self.eps) if eq == "eq11" else lemma1_inner_bound(k, self.eps)
-        self.rows.append(
-            {
-                "claim": f"linformer.lemma1.{eq}",
-                "reading": reading,
-                "family": family,
-                "vectors": vectors,
-                "rho": rho,
-                **self.base,
-                "k": int(k),
-                "bound": float(bound),
-                "exact": exact,
-                **mc_columns(fails, trials),
-                "seed": seed,
-            }
-        )
-
-    def add_sample(
-        self, claim: str, reading: str, family: str, vectors: str, rho: float, k: int, vals: np.ndarray
-    ) -> None:
-        if k in self.sample_ks:
-            v = vals[: self.sample_size]
-            self.samples.append(
-                pd.DataFrame(
-                    {
-                        "claim": claim,
-                        "reading": reading,
-                        "family": family,
-                        "vectors": vectors,
-                        "rho": rho,
-                        "k": k,
-                        "sample": np.arange(v.size),
-                        "value": v,
-                    }
-                )
+    def sub_points(
+        self, family: str, vectors: str, k: int, rhos: Sequence[float], seed: int, exact: Callable
+    ) -> list[SubPoint]:
+        """The sub-points of one k: eq. (11) per reading, then eq. (12) per ρ and reading, each
+        against the printed bound; ``exact(eq, reading, rho)`` is the exact probability or NaN."""
+        points = [("eq11", reading, None) for reading in NORM_READINGS]
+        points += [("eq12", reading, float(rho)) for rho in rhos for reading in INNER_READINGS]
+        bounds = {"eq11": lemma1_norm_bound(k, self.eps), "eq12": lemma1_inner_bound(k, self.eps)}
+        head = {"family": family, "vectors": vectors}
+        return [
+            SubPoint(
+                (eq, reading, rho, k),
+                {
+                    "claim": f"linformer.lemma1.{eq}",
+                    "reading": reading,
+                    **head,
+                    "rho": np.nan if rho is None else rho,
+                    "n": self.n,
+                    "eps": self.eps,
+                    "k": k,
+                    "bound": float(bounds[eq]),
+                    "exact": exact(eq, reading, rho),
+                },
+                {"seed": seed},
             )
+            for eq, reading, rho in points
+        ]
+
+    def failures(self, k: int, q: np.ndarray, zs: dict[float, np.ndarray]) -> dict[tuple, int]:
+        """The failures at one k of every reading: eq. (11) from q = ‖Rx‖² (T,), eq. (12) from
+        z = ⟨Rx, Ry⟩ (T,) per ρ."""
+        out = {("eq11", r, None, k): int(norm_failure_events(q, self.eps, r).sum()) for r in NORM_READINGS}
+        for rho, z in zs.items():
+            for r in INNER_READINGS:
+                out[("eq12", r, rho, k)] = int(inner_failure_events(z, self.eps, rho, r).sum())
+        return out
+
+    def add_samples(self, family: str, vectors: str, k: int, q: np.ndarray, zs: dict[float, np.ndarray]) -> None:
+        """The relative errors ‖Rx‖² − 1 and ⟨Rx, Ry⟩ − ρ per ρ at one k, when k is a sample k."""
+        if k not in self.sample_ks:
+            return
+        errors = [("linformer.lemma1.eq11", "squared", np.nan, q - 1)]
+        errors += [("linformer.lemma1.eq12", "inner", rho, z - rho) for rho, z in zs.items()]
+        for claim, reading, rho, vals in errors:
+            columns = {"claim": claim, "reading": reading, "family": family, "vectors": vectors, "rho": rho, "k": k}
+            self.samples.append(sample_frame(vals, self.sample_size, columns))
 
 
 def _lemma1_gaussian(out: _Collector, ks: np.ndarray, trials: int, rhos: Sequence[float], seed: int) -> None:
-    """Gaussian R through the chi-square laws: k‖Rx‖² ~ χ²_k, k⟨Rx, Ry⟩ = aχ²_k − bχ'²_k."""
-    eps, add_sample = out.eps, out.add_sample
-    family = "gaussian"
-    for k in ks:
-        s = child_seed(seed, "lemma1", family, int(k))
+    """Gaussian R through the chi-square laws: k‖Rx‖² ~ χ²_k, k⟨Rx, Ry⟩ = aχ²_k − bχ'²_k; one
+    look of ``trials`` per k, from its own seed."""
+    eps = out.eps
+
+    def exact(k: int) -> Callable:
+        return lambda eq, reading, rho: (
+            norm_failure_exact(k, eps, reading) if eq == "eq11" else inner_product_failure_exact(k, eps, rho, reading)
+        )
+
+    for k in (int(k) for k in ks):
+        s = child_seed(seed, "lemma1", "gaussian", k)
         rng = numpy_rng(s)
-        q = rng.chisquare(int(k), size=trials) / k  # ‖Rx‖² for unit x
-        for reading in NORM_READINGS:
-            fails = int(norm_failure_events(q, eps, reading).sum())
-            out.add_row(
-                "eq11", reading, family, "any", np.nan, k, norm_failure_exact(int(k), eps, reading), fails, trials, s
-            )
-        add_sample("linformer.lemma1.eq11", "squared", family, "any", np.nan, int(k), q - 1)
-        for rho in rhos:
-            a, b = (1 + rho) / 2, (1 - rho) / 2
-            z = (a * rng.chisquare(int(k), size=trials) - b * rng.chisquare(int(k), size=trials)) / k
-            for reading in INNER_READINGS:
-                fails = int(inner_failure_events(z, eps, rho, reading).sum())
-                exact = inner_product_failure_exact(int(k), eps, float(rho), reading)
-                out.add_row("eq12", reading, family, "any", float(rho), k, exact, fails, trials, s)
-            add_sample("linformer.lemma1.eq12", "inner", family, "any", float(rho), int(k), z - rho)
+        subs = out.sub_points("gaussian", "any", k, rhos, s, exact(k))
+
+        def look(size: int, _first: bool, _active: frozenset, k: int = k, rng: np.random.Generator = rng) -> dict:
+            q = rng.chisquare(k, size=size) / k  # ‖Rx‖² for unit x
+            zs = {}
+            for rho in rhos:
+                a, b = (1 + rho) / 2, (1 - rho) / 2
+                zs[float(rho)] = (a * rng.chisquare(k, size=size) - b * rng.chisquare(k, size=size)) / k
+            out.add_samples("gaussian", "any", k, q, zs)
+            return out.failures(k, q, zs)
+
+        out.rows += draw_shared(look, subs, trials=trials, size=trials, sequential=False).rows(subs)
 
 
 def _lemma1_family(
     out: _Collector, family: str, ks: np.ndarray, trials_other: int, rhos: Sequence[float], seed: int
 ) -> None:
-    """A non-Gaussian family through the reduced pair sampler, k <= n only (Lemma 1's range)."""
+    """A non-Gaussian family through the reduced pair sampler, k <= n only (Lemma 1's range):
+    per vector pair, ``trials_other`` draws at the largest k serve every k (its first k rows)."""
     fam_ks = ks[ks <= out.n]  # k > n is outside Lemma 1 (and impossible for orthogonal rows)
     if fam_ks.size == 0:
         return
-    pairs = ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS
-    for vectors in pairs:
-        s = child_seed(seed, "lemma1", family, vectors)
-        counts, kept = _family_failures(out, family, vectors, fam_ks, trials_other, rhos, s)
-        _family_rows(out, family, vectors, fam_ks, trials_other, rhos, s, counts, kept)
-
-
-def _family_failures(
-    out: _Collector,
-    family: str,
-    vectors: str,
-    fam_ks: np.ndarray,
-    trials_other: int,
-    rhos: Sequence[float],
-    seed: int,
-) -> tuple[dict[tuple, int], dict[tuple, list[np.ndarray]]]:
-    """One family's failure counts per (equation, reading, ρ, k) and its kept errors per
-    (equation, k, ρ), from ``trials_other`` draws of the pair sampler (seeded by ``seed``) at
-    every k at once."""
     n, eps = out.n, out.eps
     k_max = int(fam_ks.max())
-    chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))
-    counts: dict[tuple, int] = {}
-    kept: dict[tuple, list[np.ndarray]] = {}
-    gen = torch_generator(seed)
-    for start in range(0, trials_other, chunk):
-        m = min(chunk, trials_other - start)
-        units, scales = S.reduced_pair_units(
-            family, n, k_max, m, vectors="spiky" if vectors == "any" else vectors, seed=gen
-        )
-        st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), m) each
-        for i, k in enumerate(fam_ks):
-            q = st["aa"][i]
-            for reading in NORM_READINGS:
-                key = ("eq11", reading, None, int(k))
-                counts[key] = counts.get(key, 0) + int(norm_failure_events(q, eps, reading).sum())
-            kept.setdefault(("eq11", int(k), None), []).append(q - 1)
-            for rho in rhos:
-                z = rho * st["aa"][i] + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i]
-                for reading in INNER_READINGS:
-                    key = ("eq12", reading, float(rho), int(k))
-                    counts[key] = counts.get(key, 0) + int(inner_failure_events(z, eps, rho, reading).sum())
-                kept.setdefault(("eq12", int(k), float(rho)), []).append(z - rho)
-    return counts, kept
+    chunk = max(1, min(trials_other, int(4e6 // (2 * k_max))))  # memory: 2 k_max floats per trial
+    for vectors in ("any",) if family in S.INVARIANT_FAMILIES else S.VECTOR_PAIRS:
+        s = child_seed(seed, "lemma1", family, vectors)
+        gen = torch_generator(s)
+        kept: dict[int, list[tuple]] = {int(k): [] for k in fam_ks if int(k) in out.sample_ks}  # the figures' k
 
-
-def _family_rows(
-    out: _Collector,
-    family: str,
-    vectors: str,
-    fam_ks: np.ndarray,
-    trials_other: int,
-    rhos: Sequence[float],
-    seed: int,
-    counts: dict[tuple, int],
-    kept: dict[tuple, list[np.ndarray]],
-) -> None:
-    """One family's eq. (11) and eq. (12) rows and error samples, from its failure counts."""
-    n, eps, add_sample = out.n, out.eps, out.add_sample
-    for k in fam_ks:
-        for reading in NORM_READINGS:
-            exact = np.nan
+        def exact(eq: str, reading: str, rho: float | None, k: int, vectors: str = vectors) -> float:
+            if eq == "eq12":  # Haar images have a density; discrete R can hit <x, y> exactly
+                return _discrete_exact_inner(family, vectors, n, k, reading, rho)
             if family == "orthogonal":
-                exact = orthogonal_norm_failure_exact(n, int(k), eps, reading)
-            elif vectors == "spiky":
-                exact = discrete_spiky_norm_failure_exact(family, n, int(k), eps, reading)
-            fails = counts[("eq11", reading, None, int(k))]
-            out.add_row("eq11", reading, family, vectors, np.nan, k, exact, fails, trials_other, seed)
-        add_sample(
-            "linformer.lemma1.eq11",
-            "squared",
-            family,
-            vectors,
-            np.nan,
-            int(k),
-            np.concatenate(kept[("eq11", int(k), None)]),
-        )
-        for rho in rhos:
-            for reading in INNER_READINGS:
-                # Haar images have a density: the zero-tolerance event has probability 1;
-                # discrete R can hit <x, y> exactly
-                exact = _discrete_exact_inner(family, vectors, n, int(k), reading, rho)
-                fails = counts[("eq12", reading, float(rho), int(k))]
-                out.add_row("eq12", reading, family, vectors, float(rho), k, exact, fails, trials_other, seed)
-            add_sample(
-                "linformer.lemma1.eq12",
-                "inner",
-                family,
-                vectors,
-                float(rho),
-                int(k),
-                np.concatenate(kept[("eq12", int(k), float(rho))]),
+                return orthogonal_norm_failure_exact(n, k, eps, reading)
+            return discrete_spiky_norm_failure_exact(family, n, k, eps, reading) if vectors == "spiky" else np.nan
+
+        subs = [
+            p
+            for k in fam_ks
+            for p in out.sub_points(family, vectors, int(k), rhos, s, functools.partial(exact, k=int(k)))
+        ]
+
+        def look(size: int, _first: bool, _active: frozenset, vectors: str = vectors, gen=gen, kept=kept) -> dict:  # noqa: ANN001
+            units, scales = S.reduced_pair_units(
+                family, n, k_max, size, vectors="spiky" if vectors == "any" else vectors, seed=gen
             )
+            st = S.prefix_pair_stats(units, fam_ks, which=("aa", "ab"), scales=scales)  # (len(ks), size) each
+            fails = {}
+            for i, k in enumerate(int(k) for k in fam_ks):
+                q = st["aa"][i]
+                zs = {float(rho): rho * q + math.sqrt(max(0.0, 1 - rho * rho)) * st["ab"][i] for rho in rhos}
+                if k in kept:
+                    kept[k].append((q, zs))
+                fails.update(out.failures(k, q, zs))
+            return fails
+
+        out.rows += draw_shared(look, subs, trials=trials_other, size=chunk, sequential=False).rows(subs)
+        for k, parts in kept.items():
+            zs = {float(rho): np.concatenate([z[float(rho)] for _, z in parts]) for rho in rhos}
+            out.add_samples(family, vectors, k, np.concatenate([q for q, _ in parts]), zs)
 
 
 # ----------------------------------------------------------------------------- exact curves

@@ -269,7 +269,7 @@ def formula_rows(n: int, d: int, eps: float) -> list[VerdictRow]:
     """
     out = []
     for reading, f in theorem2_formulas(n, d, eps).items():
-        where, formula, pairs_name = THEOREM2_FORMULAS[reading]
+        where, formula, pairs_name, _ = THEOREM2_FORMULAS[reading]
         values = {"where": where, "formula": formula, "pairs_name": pairs_name, "pairs": int(f["pairs"]),
                   "k": f["k"], "bound": f["union_bound"], "n": n}  # fmt: skip
         out.append(Instance({"n": n, "d": d, "eps": eps, "k": int(math.ceil(f["k"]))}, values, reading=reading))

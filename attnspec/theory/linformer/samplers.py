@@ -24,9 +24,8 @@ reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
   non-zero entries over a half, drawn with two binomials). Rows of R are i.i.d., so
   the images for every k <= k_max come from the first k rows of one draw of k_max rows
   (each k is exact in distribution; different k share draws).
-* Gaussian R for a single statistic reduces further to chi-square laws, used by
-  :func:`attnspec.theory.linformer.lemma1.simulate_lemma1`:
-  ``k‖Rx‖² ~ χ²_k`` and ``k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k``.
+* Gaussian R for a single statistic reduces further to the chi-square laws of
+  :mod:`attnspec.theory.linformer.lemma1`.
 * Theorem 1: :mod:`attnspec.theory.linformer.theorem1_samplers` (reduced, NumPy only);
   its direct reference is :func:`theorem1_direct_errors` here.
 * Theorem 2: :mod:`attnspec.theory.linformer.theorem2_samplers`.
@@ -229,46 +228,17 @@ def direct_pair_images(family: str, n: int, k: int, trials: int, *, vectors: str
     return out
 
 
-def reduced_pair_images(
-    family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky", seed: Seed
-) -> torch.Tensor:
-    """Reduced sampler: the unscaled images of the pair for the first k_max rows.
-
-    The images under the projection with k rows are ``out[:, :k, :] / sqrt(k)`` for every
-    k <= k_max (for ``orthogonal`` the factor sqrt(n/k) is folded in as sqrt(n), so the
-    same ``/ sqrt(k)`` applies).
-
-    Parameters
-    ----------
-    family : {"gaussian", "orthogonal", "achlioptas", "sparse"}
-        The projection family.
-    n : int
-        Ambient dimension.
-    k_max : int
-        The most rows of R.
-    trials : int
-        Draws.
-    vectors : {"spiky", "flat"}
-        The pair (:func:`pair_vectors`).
-    seed : int or generator
-        Seed of the draws.
-
-    Returns
-    -------
-    images : torch.Tensor of shape (trials, k_max, 2), float64
-    """
-    import torch
-
-    units, scales = reduced_pair_units(family, n, k_max, trials, vectors=vectors, seed=seed)
-    return units * torch.tensor(scales, dtype=torch.float64)
-
-
 def reduced_pair_units(
     family: str, n: int, k_max: int, trials: int, *, vectors: str = "spiky", seed: Seed
 ) -> tuple[torch.Tensor, tuple[float, float]]:
-    """:func:`reduced_pair_images` as ``units * scales``, with ``units`` integer-valued for
-    the discrete families (so sums of products are exact and an inner product that is
-    exactly 0 stays 0; floating-point rounding would otherwise hide those atoms).
+    """Reduced sampler: the unscaled images of the pair for the first k_max rows, as
+    ``units * scales`` (one factor per column).
+
+    The images under the projection with k rows are ``(units * scales)[:, :k, :] / sqrt(k)``
+    for every k <= k_max (for ``orthogonal`` the factor sqrt(n/k) is folded in as sqrt(n), so
+    the same ``/ sqrt(k)`` applies). ``units`` is integer-valued for the discrete families, so
+    sums of products are exact and an inner product that is exactly 0 stays 0 (floating-point
+    rounding would otherwise hide those atoms).
 
     Parameters
     ----------
@@ -424,7 +394,7 @@ def prefix_pair_stats(
     Parameters
     ----------
     images : torch.Tensor, shape (T, k_max, 2)
-        Unscaled images (:func:`reduced_pair_images` or :func:`reduced_pair_units`).
+        Unscaled images (the ``units`` of :func:`reduced_pair_units`).
     ks : numpy.ndarray of int
         The numbers of rows k, each <= k_max.
     which : tuple of str

@@ -1,31 +1,25 @@
 """Linformer Theorem 1 (eq. 3; Appendix A, eqs. 16–20): Monte Carlo with an exact reduced sampler.
 
-For P = softmax(QKᵀ/√d), any column w of V W^V and R ∈ R^{k×n} with i.i.d. N(0, 1/k)
-entries, P̃ = P RᵀR satisfies
-
-    Pr(‖P̃wᵀ − Pwᵀ‖ <= ε‖Pwᵀ‖) > 1 − o(1),   k = 5 ln(n)/(ε² − ε³),
-
-via a union bound over the rows of P: failure <= 2n·e^{−(ε² − ε³)k/4} (eq. 20).
-Readings: ``relative`` (as stated) and ``additive`` (tolerance ε‖P‖_F‖w‖, which is what
-the union bound over eq. 12's product reading gives). Where ‖Pw‖ <= ε‖P‖_F‖w‖ the zero
-matrix meets the additive tolerance (column ``zero_output_passes``).
-
-The theorem's quantifier and Appendix A's k = log n are in :mod:`.quantifier`.
-The sampler is exact in distribution (:mod:`attnspec.theory.linformer.theorem1_samplers`); the
-vectors w include adversarial ones the toolkit searches for.
+The statement and its readings (``relative``, ``additive``) are claim ``linformer.thm1.eq3``
+(:mod:`.claims`); each row is read against the union bound 2n·e^{−(ε² − ε³)k/4} of eq. (20).
+The column ``zero_output_passes`` marks the w where P̃ = 0 meets the additive tolerance.
+The quantifier and Appendix A's k = log n are in :mod:`.quantifier`; the sampler
+(:mod:`.theorem1_samplers`) is exact in distribution, and the vectors w include adversarial
+ones the toolkit searches for.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from attnspec.errors import InputError, check_choice, check_range
 from attnspec.numerics.stats import child_seed, numpy_rng
-from attnspec.theorem.counts import mc_columns
+from attnspec.theorem.shared import SubPoint, draw_shared, sample_frame
 from attnspec.theory.linformer import theorem1_samplers as S
 from attnspec.theory.linformer.dimensions import check_eps, check_ks, check_n, theorem1_union_bound
 
@@ -200,9 +194,9 @@ def simulate_theorem1(
     """Monte Carlo of Theorem 1 (Gaussian R) for each attention matrix and each w.
 
     Trials come in looks of ``look`` (each one P·g block shared by every w and k); with
-    ``sequential`` the draws stop after the first look at which every row's verdict is
-    settled (:mod:`attnspec.theorem.sequential`: error rate <= 0.01 for a row that
-    stops early), else all ``trials`` are drawn. The same seed gives the same table.
+    ``sequential`` the draws of a matrix stop after the first look at which every row's
+    verdict is settled (:func:`attnspec.theorem.shared.draw_shared`, one stream; error rate
+    <= 0.01 for a row that stops early), else all ``trials`` are drawn.
 
     Parameters
     ----------
@@ -238,8 +232,6 @@ def simulate_theorem1(
         failures, trials, estimate and 95% CI, plus ``pw_ratio`` = ‖Pw‖/(‖P‖_F‖w‖).
     samples : relative errors ‖P̃w − Pw‖/‖Pw‖ at ``sample_ks`` (from the first look).
     """
-    from attnspec.theorem import sequential as SQ
-
     check_eps(eps)
     ks = check_ks(ks)
     check_range("trials", trials, low=1)
@@ -247,8 +239,7 @@ def simulate_theorem1(
         check_choice("w kind", wk, W_KINDS)
     rows: list[dict] = []
     samples: list[pd.DataFrame] = []
-    sample_set = {int(x) for x in sample_ks}
-    n_looks = SQ.looks(trials, look)
+    sample_at = {int(x) for x in sample_ks}
     for name, P in attention.items():
         P, n = _square_attention(name, P)
         s_vec = child_seed(seed, "thm1", "vectors", name)
@@ -259,133 +250,92 @@ def simulate_theorem1(
         gen = S.theorem1_parts_chunks(P, W, seed=s_parts, chunk=look)
         head = next(gen)
         pf = float(np.linalg.norm(P))
-        state = _point_states(head, list(vecs), ks, n=n, eps=eps, pf=pf, trials=trials, seed=seed, name=name)
-        done = 0
-        while done < trials:
-            c = min(look, trials - done)
+        points = _points(head, list(vecs), ks, seed=seed, name=name)
+        subs = [
+            sub
+            for p in points
+            for sub in _sub_points(p, name, n=n, eps=eps, pf=pf, trials=trials, seeds=(s_parts, s_vec))
+        ]
+
+        def one_look(
+            c: int, first: bool, _active: frozenset, gen=gen, head=head, points=points, pf=pf, name=name
+        ) -> dict:
             alpha, beta = gen.send(c)
             parts = {"alpha": alpha, "beta": beta, **head}
-            done += c
-            for (wk, k), st in state.items():
-                err = S.theorem1_errors_chunk(parts, st["j"], k, st["rng"])
-                st["rel"] += int((err > eps * st["pw"]).sum())
-                st["add"] += int((err > eps * pf * st["wn"]).sum())
-                if done == c and k in sample_set:
-                    samples.append(_relative_errors(err, st["pw"], name, wk, k, sample_size))
-            if progress is not None:
-                progress.advance(c)
-            if sequential and done < trials and _all_settled(state, done, trials=trials, n_looks=n_looks):
-                if progress is not None:
-                    progress.advance(0, total=progress.total - (trials - done))
-                break
+            fails = {}
+            for p in points:
+                err = S.theorem1_errors_chunk(parts, p.j, p.k, p.rng)
+                fails[(p.w, p.k, "relative")] = int((err > eps * p.pw).sum())
+                fails[(p.w, p.k, "additive")] = int((err > eps * pf * p.wn).sum())
+                if first and p.k in sample_at:
+                    samples.append(_relative_errors(err, p.pw, name, p.w, p.k, sample_size))
+            return fails
+
+        rows += draw_shared(one_look, subs, trials=trials, size=look, sequential=sequential, progress=progress).rows(
+            subs
+        )
         gen.close()
-        rows += _matrix_rows(state, name, n=n, eps=eps, pf=pf, done=done, trials=trials, seeds=(s_parts, s_vec))
     return pd.DataFrame(rows), (pd.concat(samples, ignore_index=True) if samples else pd.DataFrame())
 
 
-def _point_states(
-    head: dict[str, np.ndarray],
-    w_kinds: list[str],
-    ks: np.ndarray,
-    *,
-    n: int,
-    eps: float,
-    pf: float,
-    trials: int,
-    seed: int,
-    name: str,
-) -> dict[tuple[str, int], dict]:
-    """Per (w, k) of one matrix: the chi-square generator, the failure counts, the tolerances,
-    and whether each reading's verdict is fixed before any draw (``pf`` = ‖P‖_F)."""
-    from attnspec.theorem import sequential as SQ
+class _Point(NamedTuple):
+    """One (w, k) of a matrix: the column j of w, its chi-square generator and seed, ‖Pw‖ and ‖w‖."""
 
-    state: dict[tuple[str, int], dict] = {}
+    w: str
+    k: int
+    j: int
+    rng: np.random.Generator
+    seed: int
+    pw: float
+    wn: float
+
+
+def _points(head: dict[str, np.ndarray], w_kinds: list[str], ks: np.ndarray, *, seed: int, name: str) -> list[_Point]:
+    """The (w, k) of one matrix, w outer, each with its own chi-square generator."""
+    out = []
     for j, wk in enumerate(w_kinds):
         wn = head["wnorm"][j]
         pw = math.sqrt(head["unorm2"][j]) * wn
         for k in ks:
             s_k = child_seed(seed, "thm1", "chi", name, wk, int(k))
-            bound = float(theorem1_union_bound(n, k, eps))
-            zero_ok = pw <= eps * pf * wn
-            # rows whose verdict the counts cannot change need no more than one look
-            fixed = SQ.fixed_verdict(bound, trials_max=trials, vacuous=int(k) >= n)
-            state[(wk, int(k))] = {
-                "j": j,
-                "rng": numpy_rng(s_k),
-                "seed": s_k,
-                "pw": pw,
-                "wn": wn,
-                "bound": bound,
-                "zero_ok": zero_ok,
-                "rel": 0,
-                "add": 0,
-                "fixed_rel": fixed,
-                "fixed_add": fixed or zero_ok,
-            }
-    return state
+            out.append(_Point(wk, int(k), j, numpy_rng(s_k), s_k, pw, wn))
+    return out
 
 
-def _all_settled(state: dict[tuple[str, int], dict], done: int, *, trials: int, n_looks: int) -> bool:
-    """Whether every (w, k)'s relative and additive verdicts are settled after ``done`` trials."""
+def _sub_points(
+    p: _Point, name: str, *, n: int, eps: float, pf: float, trials: int, seeds: tuple[int, int]
+) -> list[SubPoint]:
+    """The relative and the additive sub-point of one (w, k), against the union bound
+    2n e^{−c(ε)k}; ``pf`` = ‖P‖_F, ``seeds``: those of the parts and of the vectors w."""
     from attnspec.theorem import sequential as SQ
 
-    return all(
-        (st["fixed_rel"] or SQ.can_stop(st["rel"], done, st["bound"], n_looks=n_looks, trials_max=trials))
-        and (st["fixed_add"] or SQ.can_stop(st["add"], done, st["bound"], n_looks=n_looks, trials_max=trials))
-        for st in state.values()
-    )
+    bound = float(theorem1_union_bound(n, p.k, eps))
+    # rows whose verdict the counts cannot change need no more than one look
+    fixed = SQ.fixed_verdict(bound, trials_max=trials, vacuous=p.k >= n)
+    zero_ok = p.pw <= eps * pf * p.wn  # P̃ = 0 meets the additive tolerance: that claim cannot fail at this w
+    head = {"attention": name, "w": p.w, "n": n, "k": p.k, "eps": eps, "bound": bound, "exact": np.nan}
+    return [
+        SubPoint(
+            (p.w, p.k, reading),
+            {"claim": "linformer.thm1.eq3", "reading": reading, **head},
+            {
+                "seed": p.seed,
+                "parts_seed": seeds[0],
+                "vectors_seed": seeds[1],
+                "pw_ratio": p.pw / (pf * p.wn),
+                "zero_output_passes": bool(zero),
+                "trials_max": trials,
+            },
+            claimed=bound,
+            fixed=fixed or zero,
+        )
+        for reading, zero in (("relative", False), ("additive", zero_ok))
+    ]
 
 
 def _relative_errors(err: np.ndarray, pw: float, name: str, wk: str, k: int, size: int) -> pd.DataFrame:
     """The first ``size`` relative errors ‖P̃w − Pw‖/‖Pw‖ of a look, from its errors ``err``."""
     rel = err / pw if pw > 0 else np.where(err > 0, np.inf, 0.0)
-    v = rel[:size]
-    return pd.DataFrame(
-        {
-            "claim": "linformer.thm1.eq3",
-            "reading": "relative",
-            "attention": name,
-            "w": wk,
-            "k": k,
-            "sample": np.arange(v.size),
-            "value": v,
-        }
+    return sample_frame(
+        rel, size, {"claim": "linformer.thm1.eq3", "reading": "relative", "attention": name, "w": wk, "k": k}
     )
-
-
-def _matrix_rows(
-    state: dict[tuple[str, int], dict],
-    name: str,
-    *,
-    n: int,
-    eps: float,
-    pf: float,
-    done: int,
-    trials: int,
-    seeds: tuple[int, int],
-) -> list[dict]:
-    """One matrix's table rows, a relative and an additive one per (w, k), from its counts
-    after ``done`` trials; ``seeds``: those of the parts and of the vectors w."""
-    s_parts, s_vec = seeds
-    rows = []
-    for (wk, k), st in state.items():
-        common = {"attention": name, "w": wk, "n": n, "k": k, "eps": eps, "bound": st["bound"], "exact": np.nan}
-        pw, wn = st["pw"], st["wn"]
-        for reading, fails, zero_ok in (("relative", st["rel"], False), ("additive", st["add"], st["zero_ok"])):
-            # zero_ok: P̃ = 0 meets the tolerance (‖Pw‖ <= tolerance), so the
-            # existence claim cannot fail at this w.
-            rows.append(
-                {
-                    "claim": "linformer.thm1.eq3",
-                    "reading": reading,
-                    **common,
-                    **mc_columns(fails, done),
-                    "seed": st["seed"],
-                    "parts_seed": s_parts,
-                    "vectors_seed": s_vec,
-                    "pw_ratio": pw / (pf * wn),
-                    "zero_output_passes": bool(zero_ok),
-                    "trials_max": trials,
-                }
-            )
-    return rows

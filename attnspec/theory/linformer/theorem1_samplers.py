@@ -91,7 +91,7 @@ def theorem1_reduced_parts(
     With e = w/‖w‖, u = P e and v_t = P g_t − (eᵀg_t) u (g_t ~ N(0, I_n), shared by all
     columns and all k), returns ``alpha = uᵀv`` and ``beta = ‖v‖²`` of shape (m, trials),
     ``unorm2 = ‖u‖²`` and ``wnorm = ‖w‖`` of shape (m,). The error for a projection with k
-    rows is then :func:`theorem1_errors_from_parts`. The draws come in chunks of ``chunk``
+    rows is then :func:`theorem1_errors_chunk`. The draws come in chunks of ``chunk``
     trials (:func:`theorem1_parts_chunks`), so the first ``c·chunk`` trials are the same
     whatever ``trials`` is.
 
@@ -199,35 +199,16 @@ def theorem1_parts_chunks(
         c = yield alpha, beta
 
 
-def theorem1_errors_from_parts(parts: dict[str, np.ndarray], j: int, k: int, *, seed: Seed) -> np.ndarray:
-    """‖P(RᵀR − I) w_j‖ for a projection with k rows, one value per trial of ``parts``.
-
-    Parameters
-    ----------
-    parts : dict of str to numpy.ndarray
-        :func:`theorem1_reduced_parts`' result.
-    j : int
-        The column of W.
-    k : int
-        Rows of R.
-    seed : int or generator
-        Seed of the chi-square draws.
-
-    Returns
-    -------
-    numpy.ndarray, shape (trials,)
-    """
-    return theorem1_errors_chunk(parts, j, k, numpy_rng(seed))
-
-
 def theorem1_errors_chunk(parts: dict[str, np.ndarray], j: int, k: int, rng: np.random.Generator) -> np.ndarray:
-    """As :func:`theorem1_errors_from_parts` with the chi-square draws taken from ``rng``
-    (successive chunks from one generator reproduce one draw of all trials).
+    """‖P(RᵀR − I) w_j‖ for a projection with k rows, one value per trial of ``parts``, with
+    the chi-square draws taken from ``rng`` (successive chunks from one generator reproduce
+    one draw of all trials).
 
     Parameters
     ----------
     parts : dict of str to numpy.ndarray
-        The parts of one chunk (``alpha``, ``beta`` (m, c); ``unorm2``, ``wnorm`` (m,)).
+        The parts of one chunk or of all trials (``alpha``, ``beta`` (m, c); ``unorm2``, ``wnorm`` (m,)):
+        :func:`theorem1_reduced_parts` or a send of :func:`theorem1_parts_chunks`.
     j : int
         The column of W.
     k : int

@@ -69,58 +69,6 @@ def theorem2_direct_outputs(
     return out
 
 
-def theorem2_reduced_outputs(
-    w: np.ndarray, V: np.ndarray, ks: np.ndarray, trials: int, *, delta: float | None, seed: Seed, chunk: int = 1000
-) -> np.ndarray:
-    """Reduced sampler for :func:`theorem2_direct_outputs`, every k in ``ks`` at once.
-
-    Parameters
-    ----------
-    w : ndarray of shape (n,)
-        A row of A (the softmax's argument).
-    V : ndarray of shape (n, d)
-        The values.
-    ks : ndarray of int
-        The projection dimensions.
-    trials : int
-        Draws.
-    delta : float or None
-        The paper's δ; None: E = F = R.
-    seed : int or generator
-        Seed of the draws.
-    chunk : int
-        Trials drawn at a time (memory; the same draws whatever ``trials`` is).
-
-    Returns
-    -------
-    outputs : ndarray of shape (len(ks), trials, d)
-    """
-    import torch
-
-    ks = np.asarray(ks, dtype=np.int64)
-    w, wn, what, c, Vperp, L = _split_along_w(w, V)
-    ct = torch.from_numpy(c)
-    gen = torch_generator(seed)
-    k_max = int(ks.max())
-    d = V.shape[1]
-    out = np.empty((len(ks), trials, d))
-    scale_f = 1.0 if delta is None else math.exp(-delta)
-    scale_e = wn if delta is None else delta * wn
-    for start in range(0, trials, chunk):
-        m = min(chunk, trials - start)
-        z = torch.randn((m, k_max), generator=gen, dtype=torch.float64)  # a·sqrt(k) = z[:, :k]
-        g = torch.randn((m, d), generator=gen, dtype=torch.float64)
-        lg = g @ L.T  # (m, d) ~ N(0, V⊥ᵀV⊥)
-        for i, k in enumerate(ks):
-            a = z[:, :k] / math.sqrt(k)  # (m, k): R ŵ
-            p = torch.softmax(scale_e * a, dim=1)  # (m, k)
-            pa = (p * a).sum(1, keepdim=True)  # (m, 1)
-            pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)  # (m, 1)
-            o = scale_f * (pa * ct + pn / math.sqrt(k) * lg)  # (m, d)
-            out[i, start : start + m] = o.numpy()
-    return out
-
-
 def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, delta: float, seed: Seed) -> np.ndarray:
     """Reference sampler of exp(x Eᵀ) F yᵀ = e^{−δ} Σ_j exp(δ (Rx)_j) (Ry)_j (eq. 21).
 
@@ -156,59 +104,6 @@ def theorem2_eq21_direct(x: np.ndarray, y: np.ndarray, k: int, trials: int, *, d
     return out
 
 
-def theorem2_eq21_reduced(
-    x: np.ndarray, y: np.ndarray, ks: np.ndarray, trials: int, *, delta: float, seed: Seed, chunk: int = 1000
-) -> np.ndarray:
-    """Reduced sampler of eq. 21's left-hand side for every k in ``ks``: shape (len(ks), trials).
-
-    With x̂ = x/‖x‖, a = R x̂, y = (x̂ᵀy) x̂ + y⊥: Ry = (x̂ᵀy) a + R y⊥ and, given a,
-    Σ_j q_j (R y⊥)_j ~ N(0, ‖q‖² ‖y⊥‖²/k) for q = exp(δ‖x‖ a).
-
-    Parameters
-    ----------
-    x : ndarray of shape (n,)
-        A row of A.
-    y : ndarray of shape (n,)
-        A column of V.
-    ks : ndarray of int
-        The projection dimensions.
-    trials : int
-        Draws.
-    delta : float
-        The paper's δ (= 1/(2n)).
-    seed : int or generator
-        Seed of the draws.
-    chunk : int
-        Trials drawn at a time (memory; the same draws whatever ``trials`` is).
-
-    Returns
-    -------
-    numpy.ndarray, shape (len(ks), trials)
-    """
-    import torch
-
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    ks = np.asarray(ks, dtype=np.int64)
-    xn = float(np.linalg.norm(x))
-    xhat = x / xn
-    cy = float(xhat @ y)
-    yperp = float(np.linalg.norm(y - cy * xhat))
-    gen = torch_generator(seed)
-    k_max = int(ks.max())
-    out = np.empty((len(ks), trials))
-    for start in range(0, trials, chunk):
-        m = min(chunk, trials - start)
-        z = torch.randn((m, k_max), generator=gen, dtype=torch.float64)
-        g = torch.randn((m,), generator=gen, dtype=torch.float64)
-        for i, k in enumerate(ks):
-            a = z[:, :k] / math.sqrt(k)
-            q = torch.exp(delta * xn * a)  # (m, k)
-            val = cy * (q * a).sum(1) + torch.linalg.vector_norm(q, dim=1) * yperp / math.sqrt(k) * g
-            out[i, start : start + m] = (math.exp(-delta) * val).numpy()
-    return out
-
-
 def theorem2_reduced_all(
     w: np.ndarray,
     V: np.ndarray,
@@ -223,10 +118,11 @@ def theorem2_reduced_all(
 ) -> dict[str, np.ndarray]:
     """All Theorem-2 statistics from one set of draws (common random numbers).
 
-    Returns ``paper`` and ``plain`` outputs of shape (len(ks), trials, d) — as
-    :func:`theorem2_reduced_outputs` with ``delta`` and with None — and ``eq21`` of shape
-    (len(ks), trials), as :func:`theorem2_eq21_reduced` with y = V[:, y_index]. Each is
-    exact in distribution; they share the Gaussian draws.
+    Returns the outputs of :func:`theorem2_direct_outputs` with ``delta`` (``paper``) and with
+    None (``plain``), shape (len(ks), trials, d), and eq. (21)'s left-hand side of
+    :func:`theorem2_eq21_direct` with y = V[:, y_index] (``eq21``, shape (len(ks), trials)),
+    every k from one set of draws. Each is exact in distribution: given a = R ŵ,
+    Σ_j q_j (R y⊥)_j ~ N(0, ‖q‖² ‖y⊥‖²/k) for q = exp(δ‖w‖ a).
 
     Parameters
     ----------
@@ -291,11 +187,20 @@ def theorem2_reduced_all(
             paper[i, start : start + m] = (ed * (qa / qs * ct + qn / qs * rk * lg)).numpy()
             # eq. 21: e^{−δ} Σ_j q_j (R y)_j with R y = cy·a + R y⊥
             eq21[i, start : start + m] = ed * (cy * qa[:, 0].double() + qn[:, 0].double() * yperp * rk * g1).numpy()
-            p = torch.softmax((wn * rk) * zk, dim=1)  # E = F = R
-            pa = (p * zk).sum(1, keepdim=True) * rk
-            pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)
-            plain[i, start : start + m] = (pa * ct + pn * rk * lg).numpy()
+            plain[i, start : start + m] = _plain_outputs(zk, wn, k, ct, lg).numpy()
     return {"paper": paper, "plain": plain, "eq21": eq21}
+
+
+def _plain_outputs(zk: torch.Tensor, wn: float, k: int, ct: torch.Tensor, lg: torch.Tensor) -> torch.Tensor:
+    """softmax(w Rᵀ) R V for E = F = R at k, shape (m, d), from zk = sqrt(k)·(R ŵ) (m, k),
+    ‖w‖, c (d,) and L g (m, d)."""
+    import torch
+
+    rk = 1.0 / math.sqrt(k)
+    p = torch.softmax((wn * rk) * zk, dim=1)
+    pa = (p * zk).sum(1, keepdim=True) * rk
+    pn = torch.linalg.vector_norm(p, dim=1, keepdim=True)
+    return pa * ct + pn * rk * lg
 
 
 def _split_along_w(
@@ -475,13 +380,9 @@ class Theorem2Looks:
             eq21[idx, start : start + m] = (ed * (self.cy * qa + qn * self.yperp * rk * g1n[:, None])).T
             if plain and start == 0:  # E = F = R: a comparison, on the first chunk only (a softmax per k)
                 for i, k in zip(idx, kk):
-                    zk = z[:, :k]
-                    r = 1.0 / math.sqrt(k)
-                    p_ = torch.softmax((self.wn * r) * zk, dim=1)  # E = F = R
-                    pa = (p_ * zk).sum(1, keepdim=True) * r
-                    pn = torch.linalg.vector_norm(p_, dim=1, keepdim=True)
-                    lgw = g @ self.L.T
-                    plain_out[i, start : start + m] = (pa * self.ct + pn * r * lgw).numpy()
+                    plain_out[i, start : start + m] = _plain_outputs(
+                        z[:, :k], self.wn, k, self.ct, g @ self.L.T
+                    ).numpy()
         out = {"paper": paper, "eq21": eq21}
         if plain:
             out["plain"] = plain_out
