@@ -27,12 +27,13 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.numerics.linalg import Coefficients, ns_schedule, skew_small
+from attnspec.numerics.linalg import Coefficients, ns_schedule
 from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theorem.margins import margin_rows, measured_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
-from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
+from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_heads
+from attnspec.theory.osa.thm22 import attention_matrix
 from attnspec.verdicts.classify import VerdictRow
 
 #: Tolerance of the Theorem 4.1 identity (autograd J against eq. (13)), float64.
@@ -75,14 +76,8 @@ def jacobian_split(
         The output weights.
     alpha : float
         The scale of S (S is scaled by alpha / sqrt(d_v)).
-    basis : {"qr", "newton-schulz"}
-        How the basis B of span(Q, K) is computed.
-    ns_steps : int
-        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
-    ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
-    eps : float
-        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
+    basis, ns_steps, ns_coefficients, eps
+        The basis B of span(Q, K), as in :func:`attnspec.theory.osa.layer.osa_heads`.
 
     Returns
     -------
@@ -95,13 +90,7 @@ def jacobian_split(
 
     def attn(xv: torch.Tensor) -> torch.Tensor:
         xx = _unvec(xv, n, d).unsqueeze(0)  # (1, N, d)
-        q = torch.einsum("bnd,hdv->bhnv", xx, w_q)
-        k = torch.einsum("bnd,hdv->bhnv", xx, w_k)
-        b = osa_basis(torch.cat([q, k], -1), basis, ns_steps, ns_coefficients, eps)
-        ss = skew_small(b, q, k, alpha / math.sqrt(w_q.shape[-1]))
-        r = ss.shape[-1]
-        c = torch.linalg.matrix_exp(ss) - torch.eye(r, dtype=x.dtype)
-        return (torch.eye(n, dtype=x.dtype) + b @ c @ b.mT)[0]  # (H, N, N)
+        return attention_matrix(xx, w_q, w_k, alpha, basis, ns_steps, ns_coefficients, eps)[0]  # (H, N, N)
 
     def osa(xv: torch.Tensor) -> torch.Tensor:
         xx = _unvec(xv, n, d).unsqueeze(0)
@@ -202,14 +191,8 @@ def jacobian_batch(
         Each instance's output weights.
     alpha : torch.Tensor, shape (B,)
         Each instance's scale of S.
-    basis : {"qr", "newton-schulz"}
-        How the basis B of span(Q, K) is computed.
-    ns_steps : int
-        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
-    ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
-    eps : float
-        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
+    basis, ns_steps, ns_coefficients, eps
+        The basis B of span(Q, K), as in :func:`attnspec.theory.osa.layer.osa_heads`.
 
     Returns
     -------

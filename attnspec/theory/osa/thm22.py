@@ -42,14 +42,8 @@ def attention_matrix(
     w_q, w_k : Tensor (heads, d, d_v)
     alpha : float
         The scale of S (S is scaled by alpha / sqrt(d_v)).
-    basis : {"qr", "newton-schulz"}
-        How the basis B of span(Q, K) is computed.
-    ns_steps : int
-        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
-    ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
-    eps : float
-        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
+    basis, ns_steps, ns_coefficients, eps
+        The basis B of span(Q, K), as in :func:`attnspec.theory.osa.layer.osa_heads`.
 
     Returns
     -------
