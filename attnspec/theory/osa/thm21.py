@@ -219,40 +219,18 @@ def check_layer_orthogonality(
             i += 1
             x, w_q, w_k = make_instance(s, n, d, d_v, "stiefel")
             m = torch.cat([x @ w_q, x @ w_k], 1)
-            scale = a / math.sqrt(d_v)
-            err, det, smin, smax = _error_from_basis(qr_basis(m), m, scale, expm="torch")
-            recs.append(
-                {
-                    "basis": "qr",
-                    "schedule": "",
-                    "ns_steps": 0,
-                    "n": n,
-                    "d_v": d_v,
-                    "alpha": a,
-                    "seed": s,
-                    "orth_error": err,
-                    "det": det,
-                    "sigma_min": smin,
-                    "sigma_max": smax,
-                }
-            )
+            err, det, sv = _error_from_basis(qr_basis(m), m, a / math.sqrt(d_v), expm="torch")
+            measured = [("qr", "", 0, float(err), float(det), float(sv.min()), float(sv.max()))]
             for sch in schedules:
                 e = orthogonality_error(x, w_q, w_k, a, ns_steps, sch, eps=0.0, expm="torch")
-                recs.append(
-                    {
-                        "basis": "newton-schulz",
-                        "schedule": schedule_name(sch),
-                        "ns_steps": ns_steps,
-                        "n": n,
-                        "d_v": d_v,
-                        "alpha": a,
-                        "seed": s,
-                        "orth_error": e.error,
-                        "det": e.det,
-                        "sigma_min": e.sigma_min,
-                        "sigma_max": e.sigma_max,
-                    }
+                measured.append(
+                    ("newton-schulz", schedule_name(sch), ns_steps, e.error, e.det, e.sigma_min, e.sigma_max)
                 )
+            for basis, sch, k, err, det, smin, smax in measured:
+                recs.append(
+                    {"basis": basis, "schedule": sch, "ns_steps": k, "n": n, "d_v": d_v, "alpha": a, "seed": s,
+                     "orth_error": err, "det": det, "sigma_min": smin, "sigma_max": smax}
+                )  # fmt: skip
     frame = pd.DataFrame(recs)
     rows = [
         _layer_verdict(basis, sch, grp, seed=seed, n=n, alphas=alphas, ns_steps=ns_steps)

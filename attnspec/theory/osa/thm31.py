@@ -105,10 +105,12 @@ def spectral_norm_skew(m: torch.Tensor, scale: float) -> float:
 
 
 def _error_from_basis(
-    b: torch.Tensor, m: torch.Tensor, scale: float, expm: str = "eigh"
-) -> tuple[float, float, float, float]:
-    """(||YᵀY − I||₂, det Y, σ_min(B), σ_max(B)) for Y = I + B C Bᵀ, C = exp(BᵀSB) − I.
+    b: torch.Tensor, m: torch.Tensor, scale: float | torch.Tensor, expm: str = "eigh"
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(||YᵀY − I||₂, det Y, σ(B)) for Y = I + B C Bᵀ, C = exp(BᵀSB) − I.
 
+    b (..., N, r), m (..., N, 2 d_v), ``scale`` a number or a tensor broadcasting against
+    [S] = Bᵀ S B (..., r, r) (one scale per alpha: b and m (T, 1, N, .), scale (1, A, 1, 1)).
     YᵀY − I = B (C + Cᵀ + Cᵀ BᵀB C) Bᵀ lives in span(B): with B = Q_B R_B its norm is
     ||R_B H R_Bᵀ||₂ (small matrices only). ``expm="eigh"`` computes exp(BᵀSB) from the
     eigendecomposition of i·BᵀSB (orthogonal to ~1e-15, the theorem's exact-arithmetic
@@ -116,18 +118,15 @@ def _error_from_basis(
     float64 Taylor approximant leaves ~1e-13 of non-orthogonality at small norms).
     """
     j = _skew_J(m.shape[-1] // 2)
-    bm = b.mT @ m  # (r, 2 d_v)
-    s_small = scale * (bm @ j @ bm.mT)  # [S] = Bᵀ S B, (r, r)
-    r = s_small.shape[-1]
-    eye = torch.eye(r, dtype=torch.float64)
+    bm = b.mT @ m  # (..., r, 2 d_v)
+    s_small = scale * (bm @ j @ bm.mT)  # [S] = Bᵀ S B, (..., r, r)
+    eye = torch.eye(s_small.shape[-1], dtype=torch.float64)
     c = (expm_skew_eigh(s_small) if expm == "eigh" else torch.linalg.matrix_exp(s_small)) - eye
-    g = b.mT @ b  # (r, r)
+    g = b.mT @ b  # (..., r, r)
     h = c + c.mT + c.mT @ g @ c
     _, rb = torch.linalg.qr(b, mode="reduced")  # B = Q_B R_B
-    err = float(torch.linalg.matrix_norm(rb @ h @ rb.mT, ord=2))
-    det = float(torch.linalg.det(eye + c @ g))
-    sv = torch.linalg.svdvals(rb)
-    return err, det, float(sv.min()), float(sv.max())
+    err = torch.linalg.matrix_norm(rb @ h @ rb.mT, ord=2)
+    return err, torch.linalg.det(eye + c @ g), torch.linalg.svdvals(rb)
 
 
 def orthogonality_errors(
@@ -173,9 +172,14 @@ def orthogonality_errors(
     for k in range(steps + 1):
         if k > 0:
             b = ns_step(b, schedule[k - 1])
-        err, det, smin, smax = _error_from_basis(b, m, scale, expm)
+        err, det, svr = _error_from_basis(b, m, scale, expm)
         sv = torch.linalg.svdvals(b)
-        out.append(OrthogonalityError(k, err, s_norm, smin, smax, bound_10(s_norm, sv), bound_11(s_norm), det))
+        out.append(
+            OrthogonalityError(
+                k, float(err), s_norm, float(svr.min()), float(svr.max()), bound_10(s_norm, sv), bound_11(s_norm),
+                float(det),
+            )
+        )  # fmt: skip
     return out
 
 
@@ -366,6 +370,7 @@ def _errors_batched(
     steps: int,
     coefficients: Coefficients,
     eps: float,
+    expm: str = "eigh",
 ) -> dict[tuple[int, int], list[OrthogonalityError]]:
     """:func:`orthogonality_errors` for T instances × A alphas at once.
 
@@ -382,23 +387,13 @@ def _errors_batched(
     _, rm = torch.linalg.qr(m, mode="reduced")
     s_norm = scale.abs()[None, :] * torch.linalg.matrix_norm(rm @ j @ rm.mT, ord=2)[:, None]  # (T, A)
     b = m / (torch.linalg.matrix_norm(m, ord="fro", keepdim=True) + eps)  # M_0, (T, N, r)
-    r = m.shape[-1]
-    eye = torch.eye(r, dtype=torch.float64)
     out: dict[tuple[int, int], list[OrthogonalityError]] = {(i, ai): [] for i in range(t) for ai in range(na)}
     growth = [[_growth(float(s_norm[i, ai])) for ai in range(na)] for i in range(t)]
     for k in range(steps + 1):
         if k > 0:
             b = ns_step(b, schedule[k - 1])
-        bm = b.mT @ m  # (T, r, 2 d_v)
-        base = bm @ j @ bm.mT  # (T, r, r)
-        s_small = scale[None, :, None, None] * base[:, None]  # (T, A, r, r)
-        c = expm_skew_eigh(s_small) - eye
-        g = (b.mT @ b)[:, None]  # (T, 1, r, r)
-        h = c + c.mT + c.mT @ g @ c
-        _, rb = torch.linalg.qr(b, mode="reduced")  # (T, r', r)
-        err = torch.linalg.matrix_norm(rb[:, None] @ h @ rb[:, None].mT, ord=2)  # (T, A)
-        det = torch.linalg.det(eye + c @ g)
-        svr = torch.linalg.svdvals(rb)  # σ(B) from R_B
+        err, det, svr = _error_from_basis(b[:, None], m[:, None], scale[None, :, None, None], expm)  # (T, A)
+        svr = svr[:, 0]  # σ(B) from R_B, (T, r')
         sv = torch.linalg.svdvals(b)
         factor = (sv**2 * (sv**2 - 1)).abs().amax(-1)  # (T,)
         for i in range(t):
