@@ -34,7 +34,7 @@ from attnspec.theory.osa.instances import (
     schedule_name,
 )
 from attnspec.theory.osa.layer import _check_alpha
-from attnspec.theory.osa.thm31_bounds import _growth, bound_10, bound_11
+from attnspec.theory.osa.thm31_bounds import bound_10, bound_11
 from attnspec.verdicts.classify import VerdictRow
 
 
@@ -84,24 +84,6 @@ def _validate_qk(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> None:
         raise InputError(
             f"W_Q and W_K must both have shape (d, d_v) with d = {x.shape[1]}, got {tuple(w_q.shape)} and {tuple(w_k.shape)}"
         )
-
-
-def spectral_norm_skew(m: torch.Tensor, scale: float) -> float:
-    """||S||₂ for S = scale · M J Mᵀ, M = [Q, K], from a QR of M (no N×N matrix).
-
-    Parameters
-    ----------
-    m : Tensor (N, 2 d_v)
-    scale : float
-        alpha / sqrt(d_v).
-
-    Returns
-    -------
-    float
-    """
-    _, r = torch.linalg.qr(m, mode="reduced")  # M = Q_M R, R (min(N, r), r)
-    j = _skew_J(m.shape[-1] // 2)
-    return abs(scale) * float(torch.linalg.matrix_norm(r @ j @ r.mT, ord=2))
 
 
 def _error_from_basis(
@@ -160,27 +142,10 @@ def orthogonality_errors(
     check_range("eps", float(eps), low=0.0)
     if expm not in ("eigh", "torch"):
         raise InputError(f"expm must be 'eigh' or 'torch', got {expm!r}")
-    schedule = ns_schedule(coefficients, steps)
+    ns_schedule(coefficients, steps)
     x, w_q, w_k = _as64(x), _as64(w_q), _as64(w_k)
     _validate_qk(x, w_q, w_k)
-    d_v = w_q.shape[1]
-    scale = float(alpha) / math.sqrt(d_v)
-    m = torch.cat([x @ w_q, x @ w_k], dim=1)  # (N, 2 d_v)
-    s_norm = spectral_norm_skew(m, scale)
-    b = m / (torch.linalg.matrix_norm(m, ord="fro") + eps)  # M_0
-    out = []
-    for k in range(steps + 1):
-        if k > 0:
-            b = ns_step(b, schedule[k - 1])
-        err, det, svr = _error_from_basis(b, m, scale, expm)
-        sv = torch.linalg.svdvals(b)
-        out.append(
-            OrthogonalityError(
-                k, float(err), s_norm, float(svr.min()), float(svr.max()), bound_10(s_norm, sv), bound_11(s_norm),
-                float(det),
-            )
-        )  # fmt: skip
-    return out
+    return _errors_batched(x[None], w_q[None], w_k[None], [float(alpha)], steps, coefficients, eps, expm)[(0, 0)]
 
 
 def orthogonality_error(
@@ -388,31 +353,19 @@ def _errors_batched(
     s_norm = scale.abs()[None, :] * torch.linalg.matrix_norm(rm @ j @ rm.mT, ord=2)[:, None]  # (T, A)
     b = m / (torch.linalg.matrix_norm(m, ord="fro", keepdim=True) + eps)  # M_0, (T, N, r)
     out: dict[tuple[int, int], list[OrthogonalityError]] = {(i, ai): [] for i in range(t) for ai in range(na)}
-    growth = [[_growth(float(s_norm[i, ai])) for ai in range(na)] for i in range(t)]
     for k in range(steps + 1):
         if k > 0:
             b = ns_step(b, schedule[k - 1])
         err, det, svr = _error_from_basis(b[:, None], m[:, None], scale[None, :, None, None], expm)  # (T, A)
-        svr = svr[:, 0]  # σ(B) from R_B, (T, r')
-        sv = torch.linalg.svdvals(b)
-        factor = (sv**2 * (sv**2 - 1)).abs().amax(-1)  # (T,)
-        for i in range(t):
-            f = float(factor[i]) if sv.shape[-1] else 0.0
-            for ai in range(na):
-                gr = growth[i][ai]
-                b10 = gr * f if f > 0 else 0.0
-                out[(i, ai)].append(
-                    OrthogonalityError(
-                        k,
-                        float(err[i, ai]),
-                        float(s_norm[i, ai]),
-                        float(svr[i].min()),
-                        float(svr[i].max()),
-                        b10,
-                        0.25 * gr,
-                        float(det[i, ai]),
-                    )
+        sv = torch.linalg.svdvals(b)  # (T, r)
+        for (i, ai), errors in out.items():
+            norm = float(s_norm[i, ai])
+            errors.append(
+                OrthogonalityError(
+                    k, float(err[i, ai]), norm, float(svr[i, 0].min()), float(svr[i, 0].max()), bound_10(norm, sv[i]),
+                    bound_11(norm), float(det[i, ai]),
                 )
+            )  # fmt: skip
     return out
 
 
