@@ -31,7 +31,7 @@ from attnspec.numerics.linalg import Coefficients, ns_schedule
 from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theorem.margins import margin_rows, measured_row
 from attnspec.theorem.tightest import tightest_rows
-from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
+from attnspec.theory.osa.instances import conditions, effective_condition, multihead_vo_condition, schedule_name
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_heads
 from attnspec.theory.osa.thm22 import attention_matrix
 from attnspec.verdicts.classify import VerdictRow
@@ -257,14 +257,6 @@ def _expm_and_derivative(s: torch.Tensor, ds: torch.Tensor) -> tuple[torch.Tenso
     return big[..., :1, :, :r, :r], big[..., :r, r:]  # exp(S) from the first direction's block
 
 
-def _condition(sv: torch.Tensor, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Batched :func:`effective_condition` from singular values sv (B, k), descending."""
-    smax = sv[:, 0]
-    nz = sv > rtol * smax[:, None]
-    smin = torch.where(nz, sv, torch.full_like(sv, math.inf)).min(-1).values
-    return ((smax / smin).numpy(), nz.sum(-1).numpy(), smin.numpy(), smax.numpy())
-
-
 def jacobian_table(
     seeds: Sequence[int],
     role: str,
@@ -321,17 +313,17 @@ def jacobian_table(
         w = [torch.stack(t).repeat_interleave(na, 0) for t in zip(*weights[(heads, dv)])]  # (S·A, H, ...)
         label = "qr" if basis == "qr" else f"NS {schedule_name(sch)} K={k}"
         w_sum = sum(w[2][:, h] @ w[3][:, h] for h in range(heads))  # (S·A, d, d)
-        kappa_w = _condition(torch.linalg.svdvals(w_sum))[0]
+        kappa_w = conditions(torch.linalg.svdvals(w_sum))[0]
         rank_w = torch.linalg.matrix_rank(w_sum).numpy()
         js = jacobian_batch(x_b, *w, alpha_b, basis, k, sch, eps=0.0)
         sv = torch.linalg.svdvals(js["J"])
-        kappa, rank, smin, smax = _condition(sv)
+        kappa, rank, smin, smax = conditions(sv)
         j1 = torch.linalg.matrix_norm(js["J1"], ord=2).numpy()  # (B,)
         if heads == 1:  # σ(Wᵀ ⊗ A) = {σ_i(W) σ_j(A)}: exact, without an Nd×Nd SVD
             sv2 = torch.linalg.svdvals(w_sum)[:, :, None] * torch.linalg.svdvals(js["A"][:, 0])[:, None, :]
-            j2k = _condition(sv2.flatten(1).sort(-1, descending=True).values)[0]
+            j2k = conditions(sv2.flatten(1).sort(-1, descending=True).values)[0]
         else:
-            j2k = _condition(torch.linalg.svdvals(js["J2"]))[0]
+            j2k = conditions(torch.linalg.svdvals(js["J2"]))[0]
         res = (js["J"] - js["J_thm41"]).abs().amax((-2, -1)).numpy()
         if heads == 1:
             delta = (torch.linalg.svdvals(js["A"][:, 0]) - 1).abs().amax(-1).numpy()
