@@ -255,7 +255,7 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     """Run every OSA check and, if ``config.timing``, the timing sweep.
 
     The claim groups (:data:`attnspec.theory.osa.groups.GROUPS`) run through
-    :func:`attnspec.theorem.groups.run_groups`: with :func:`_parallel`, the Jacobian theorems,
+    :func:`attnspec.theorem.groups.run_groups`: where it may fork, the Jacobian theorems,
     Lemmas C.1 and C.7 and the printed formulas in a second process while this one computes the
     others and then the timing sweep (one core each on a 2-core machine: the forward pass is
     timed in CPU seconds, which the other process does not count).
@@ -301,15 +301,6 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
         "tables": ["verdicts", *tables],
     }
     return BatteryResult(COMMAND, rows, tables, meta)
-
-
-def _parallel() -> bool:
-    """Whether the checks run in two processes: the one forking rule,
-    :func:`attnspec.theorem.fork.can_fork` (fork, >= 2 cores, ``ATTNSPEC_NO_FORK`` not ``1``).
-    Every group draws from its own seeds, so the rows and tables are the same either way (tested)."""
-    from attnspec.theorem.fork import can_fork
-
-    return can_fork()
 
 
 def summary_line(result: BatteryResult) -> str:
