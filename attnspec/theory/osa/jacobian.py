@@ -1,19 +1,11 @@
-"""Theorems 4.1, 4.3 and 4.4: the input–output Jacobian of one OSA head at initialisation.
+"""Theorems 4.1, 4.3, 4.4 and their M-OSA reading: the input–output Jacobian of one OSA head
+at initialisation (claims ``osa.thm41``, ``osa.thm43``, ``osa.thm44``, ``osa.thm44.multihead``;
+their statements and readings are in :mod:`attnspec.theory.osa.claims`).
 
-With J = ∂vec OSA(X)/∂vec X (column-major vec, Nd × Nd):
-
-* Theorem 4.1 (``osa.thm41``): J = J1 + J2, J1 = (X W ⊗ I_N)ᵀ ∂vec A/∂vec X,
-  J2 = (W_V W_O)ᵀ ⊗ A — an identity, checked against autograd.
-* Theorem 4.3 (``osa.thm43``): ||J1||₂ <= C alpha for some constant C, assuming the Section 4
-  initialisation, ||X||₂ bounded and a Newton–Schulz basis. Checked as ||J1||₂/alpha staying
-  bounded as alpha → 0. With a QR basis the hypothesis is not met (Remark 4.5).
-* Theorem 4.4 (``osa.thm44``): κ(J) <= (1 + δ + Cα)/(1 − δ − Cα) with |σ_i(A) − 1| <= δ < 1.
-  The paper gives no value of C. Reading ``held-out-c``: C is fitted as max ||J1||₂/alpha
-  on independent *fit* draws and the bound is tested on fresh *test* draws (never on the
-  draws it was fitted on). Reading ``measured``: the fitted C and the κ(J)-against-alpha
-  curve, reported without a verdict.
-* ``osa.thm44.multihead``: the same κ(J) for M-OSA (a sum of h heads), outside the
-  single-head statement: a measurement.
+J = ∂vec OSA(X)/∂vec X (column-major vec, Nd × Nd) splits as J = J1 + J2 with
+J2 = (W_V W_O)ᵀ ⊗ A. The paper gives no value of Theorem 4.4's C: it is fitted as
+max ||J1||₂/alpha on independent *fit* draws and the bound is tested on fresh *test* draws,
+never on the draws it was fitted on.
 """
 
 from __future__ import annotations

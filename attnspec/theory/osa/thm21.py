@@ -1,15 +1,8 @@
-"""Theorem 2.1 (the low-rank exponential) and A = exp(S) ∈ SO(N).
+"""Theorem 2.1 (the low-rank exponential) and A = exp(S) ∈ SO(N) (claims ``osa.thm21`` and
+``osa.thm21.so_n``; their statements and readings are in :mod:`attnspec.theory.osa.claims`).
 
-Theorem 2.1: if the columns of B (N, r) are an orthonormal basis of span(Q, K), then
-``exp(S) = I_N + B (exp[S] − I_r) Bᵀ`` with ``[S] = Bᵀ S B``. Checked against three dense
-references (torch ``matrix_exp``, SciPy ``expm``, the eigendecomposition of iS) in float64,
-for QR and converged Newton–Schulz bases (claim ``osa.thm21``).
-
-A ∈ SO(N) (eq. (4)): the A the fast path forms is orthogonal with determinant 1, on the
-dense instances (reading ``low-rank-formula``) and for the layer at its default K
-(reading ``layer``). A finite-K Newton–Schulz basis is not orthonormal, so there the
-hypothesis of Theorem 2.1 (B orthonormal) is not met and the measured deviation is
-reported as ``hypothesis-unmet``, not as a counterexample (claim ``osa.thm21.so_n``).
+A finite-K Newton–Schulz basis is not orthonormal: there Theorem 2.1's hypothesis is not met,
+and the layer's measured deviation from SO(N) is ``hypothesis-unmet``, not a counterexample.
 """
 
 from __future__ import annotations

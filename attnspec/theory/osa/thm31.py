@@ -1,16 +1,10 @@
-"""Theorem 3.1: the orthogonality error of a Newton–Schulz basis, bounds (10) and (11).
+"""Theorem 3.1: the orthogonality error ||YᵀY − I_N||₂ of Y = I + B (exp(BᵀSB) − I) Bᵀ for a
+Newton–Schulz basis B after K steps, against bounds (10) and (11)
+(:mod:`attnspec.theory.osa.thm31_bounds`; claims ``osa.thm31.eq10`` and ``osa.thm31.eq11``).
 
-For Y = I + B (exp(BᵀSB) − I) Bᵀ built from the Newton–Schulz basis after K steps,
-
-    ||YᵀY − I_N||₂ <= (e^{||S||₂} − 1)² max_i |σ_i(B)² (σ_i(B)² − 1)|   (10)
-                   <= ¼ (e^{||S||₂} − 1)²                               (11).
-
-The statement names no hypothesis on σ(B); its proof uses σ_i(B) ∈ [0, 1] ("by
-construction": the cubic iteration of eq. (9) from a pre-normalised M_0 keeps singular
-values in [0, 1]; other schedules, e.g. Muon's quintic, push them above 1). Both readings
-are checked (claims ``osa.thm31.eq10`` and ``osa.thm31.eq11``, readings ``as-stated`` and
-``sigma-le-1``), over every schedule, K = 0..12 and random instances. Everything is
-computed from r×r matrices (r = 2 d_v): no N×N matrix is formed.
+The statement names no hypothesis on σ(B); its proof uses σ_i(B) ∈ [0, 1] ("by construction":
+eq. (9)'s cubic iteration keeps them there, Muon's quintic does not), so both readings are
+checked. Everything is computed from r×r matrices (r = 2 d_v): no N×N matrix is formed.
 """
 
 from __future__ import annotations
@@ -423,14 +417,11 @@ def is_eq9(schedule: str) -> bool:
 
 
 def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
-    """Verdict rows for bounds (10) and (11), per schedule, under two readings.
-
-    For eq. (9)'s cubic B (the B the theorem defines): ``as-stated`` reads every instance (the
-    statement names no hypothesis on σ(B)); ``sigma-le-1`` only those meeting the proof's
-    hypothesis σ_i(B) ∈ [0, 1]. For any other schedule the
-    rows are the variant readings, ``measured`` (:func:`attnspec.theorem.margins.as_variant`).
-    Each row is decided by :func:`attnspec.theorem.margins.margin_rows`: at the worst violation,
-    else at the tightest case measurable above rounding (error > BOUND_ATOL).
+    """Verdict rows for bounds (10) and (11), per schedule, under two readings: ``as-stated``
+    and ``sigma-le-1`` for eq. (9)'s cubic B, the variant readings (``measured``,
+    :func:`attnspec.theorem.margins.as_variant`) for any other schedule. Each row is decided by
+    :func:`attnspec.theorem.margins.margin_rows`: at the worst violation, else at the tightest
+    case measurable above rounding (error > BOUND_ATOL).
 
     Parameters
     ----------
