@@ -26,11 +26,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
+from attnspec.numerics.linalg import newton_schulz, skew_small
 from attnspec.theorem.margins import measured_row, unmet_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, make_instance
 from attnspec.theory.osa.layer import init_vo
+from attnspec.theory.osa.thm22 import attention_matrix
 from attnspec.verdicts.classify import VerdictRow
 
 F64 = torch.float64
@@ -132,14 +133,7 @@ def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
         printed_residual_square.
     """
     x, w_q, w_k = make_instance(seed, n, d, d // 2, "stiefel")
-    q, k = x @ w_q, x @ w_k
-    b = qr_basis(torch.cat([q, k], 1))
-    a = (
-        torch.eye(n, dtype=F64)
-        + b
-        @ (torch.linalg.matrix_exp(skew_small(b, q, k, alpha / math.sqrt(d // 2))) - torch.eye(b.shape[1], dtype=F64))
-        @ b.mT
-    )
+    a = attention_matrix(x[None], w_q[None], w_k[None], alpha, "qr", 0, "cubic")[0, 0]  # (N, N)
     w_v, w_o = init_vo(d, d // 2, 1, seed, F64)
     w = w_v[0] @ w_o[0]  # (d, d)
     jac = torch.autograd.functional.jacobian(lambda wv: _vec(a @ x @ wv.reshape(d, d).mT), _vec(w))  # (N d, d²)
