@@ -64,6 +64,20 @@ def make_instance(
     return x, w[0], w[1]
 
 
+def vec(m: torch.Tensor) -> torch.Tensor:
+    """Column-major vec of a (rows, cols) matrix, as in the paper.
+
+    Parameters
+    ----------
+    m : Tensor (rows, cols)
+
+    Returns
+    -------
+    Tensor (rows · cols,)
+    """
+    return m.mT.reshape(-1)
+
+
 def instance_label(**kw: object) -> str:
     """``k=v, ...`` for evidence strings (floats to 4 significant digits).
 

@@ -23,7 +23,7 @@ from attnspec.numerics.linalg import Coefficients, ns_schedule
 from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theorem.margins import margin_rows, measured_row
 from attnspec.theorem.tightest import tightest_rows
-from attnspec.theory.osa.instances import conditions, effective_condition, multihead_vo_condition, schedule_name
+from attnspec.theory.osa.instances import conditions, effective_condition, multihead_vo_condition, schedule_name, vec
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_heads
 from attnspec.theory.osa.thm22 import attention_matrix
 from attnspec.verdicts.classify import VerdictRow
@@ -33,11 +33,6 @@ THM41_TOL = 1e-10
 #: Theorem 4.3 reading: ||J1||₂/alpha at the smallest alpha may exceed its value at
 #: alpha = 0.1 by at most this factor (||J1|| ∝ alpha^p with p >= 0.85 over two decades).
 THM43_GROWTH = 2.0
-
-
-def _vec(m: torch.Tensor) -> torch.Tensor:
-    """Column-major vec of a (rows, cols) matrix, as in the paper."""
-    return m.mT.reshape(-1)
 
 
 def _unvec(v: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
@@ -89,12 +84,12 @@ def jacobian_split(
         y = osa_heads(
             xx, w_q, w_k, w_v, alpha, basis=basis, ns_steps=ns_steps, ns_coefficients=ns_coefficients, eps=eps
         )
-        return _vec(torch.einsum("bhnv,hvd->bnd", y, w_o)[0])
+        return vec(torch.einsum("bhnv,hvd->bnd", y, w_o)[0])
 
-    xv = _vec(x)
+    xv = vec(x)
     jac = torch.autograd.functional.jacobian(osa, xv, vectorize=True)  # (Nd, Nd)
     a = attn(xv)  # (H, N, N)
-    da = torch.autograd.functional.jacobian(lambda v: torch.stack([_vec(m) for m in attn(v)]), xv, vectorize=True)
+    da = torch.autograd.functional.jacobian(lambda v: torch.stack([vec(m) for m in attn(v)]), xv, vectorize=True)
     eye_n = torch.eye(n, dtype=x.dtype)
     j2 = torch.zeros_like(jac)
     j41 = torch.zeros_like(jac)

@@ -20,16 +20,12 @@ import torch
 from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
 from attnspec.numerics.stats import spawn_seeds
 from attnspec.theorem.tightest import tightest_rows
-from attnspec.theory.osa.instances import F64_TOL, make_instance
+from attnspec.theory.osa.instances import F64_TOL, make_instance, vec
 from attnspec.verdicts.classify import VerdictRow
 
 F64 = torch.float64
 #: Relative slack of a float64 inequality that is attained with equality.
 RTOL = 1e-9
-
-
-def _vec(m: torch.Tensor) -> torch.Tensor:
-    return m.mT.reshape(-1)  # column-major, as in the paper
 
 
 def _skew_of(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -286,7 +282,7 @@ def expm_jacobian(a: torch.Tensor) -> torch.Tensor:
     Tensor (r², r²)
     """
     r = a.shape[0]
-    return torch.autograd.functional.jacobian(lambda v: _vec(torch.linalg.matrix_exp(v.reshape(r, r).mT)), _vec(a))
+    return torch.autograd.functional.jacobian(lambda v: vec(torch.linalg.matrix_exp(v.reshape(r, r).mT)), vec(a))
 
 
 def expm_jacobian_eq79(a: torch.Tensor, nodes: int = 48) -> torch.Tensor:
