@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from attnspec.errors import InputError, check_memory
-from attnspec.numerics.linalg import SCHEDULES, Coefficients, ns_schedule
+from attnspec.numerics.linalg import SCHEDULES, ns_schedule
 from attnspec.options.checks import option_names
 from attnspec.runtime.threads import torch_threads
 from attnspec.theorem.result import BatteryResult
@@ -60,28 +60,6 @@ def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
                 f"'3,-3.2,1.2;1.875,-1.25,0.375', got {text!r}"
             ) from None
     return t
-
-
-def schedule_range(coefficients: Coefficients, steps: int, grid: int = 2001) -> float:
-    """max |σ_k| over k = 0..steps of the scalar Newton–Schulz iterates of σ_0 ∈ [0, 1]: the
-    largest singular value any basis of the schedule can reach
-    (:func:`attnspec.theory.osa.lemc1.iterate_range`).
-
-    Parameters
-    ----------
-    coefficients : str or tuple or list of tuples
-    steps : int
-    grid : int
-        Points of [0, 1] iterated.
-
-    Returns
-    -------
-    float
-        >= 1; inf if the iterates overflow.
-    """
-    from attnspec.theory.osa.lemc1 import iterate_range
-
-    return float(iterate_range(coefficients, steps, grid).sigma_max.max())
 
 
 @dataclass(frozen=True)
@@ -136,6 +114,8 @@ class OsaCheckConfig:
             The first option out of its range, or a Jacobian check that could not fit in
             memory.
         """
+        from attnspec.theory.osa.lemc1 import scalar_range
+
         _int("--seed", self.seed, 0)
         if not self.alphas:
             raise InputError("--alpha needs at least one value")
@@ -156,7 +136,7 @@ class OsaCheckConfig:
                     "(a σ + b σ³ [+ c σ⁵]); one coefficient scales every singular value alike and "
                     "cannot orthogonalise"
                 )
-            top = schedule_range(sch, max(self.steps, LAYER_STEPS))
+            top = scalar_range(sch, max(self.steps, LAYER_STEPS), grid=2001)[1]
             if not top <= SIGMA_MAX:
                 raise InputError(
                     f"--schedule {_display(sch)} must keep the singular values of M_0 (in [0, 1]) within "
@@ -327,4 +307,4 @@ def summary_line(result: BatteryResult) -> str:
     return line
 
 
-__all__: Sequence[str] = ("OsaCheckConfig", "config_from_options", "run", "parse_schedule", "schedule_range")
+__all__: Sequence[str] = ("OsaCheckConfig", "config_from_options", "run", "parse_schedule")

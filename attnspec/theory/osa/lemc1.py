@@ -4,7 +4,7 @@ Theorems 3.1 and 4.3 rest on (claims ``osa.lemc1`` and ``osa.eq9.range``).
 Newton–Schulz acts on every singular value of the pre-normalised M_0 (all in [0, 1]) by the
 same odd polynomial (use the SVD), so the largest σ(B) any instance can reach after K steps
 is ``max |p_K ∘ … ∘ p_1(σ)|`` over σ ∈ [0, 1]: a scalar computation, exact up to the grid
-(:func:`attnspec.theory.osa.battery.schedule_range`). For eq. (9)'s cubic
+(:func:`scalar_range`; osa-check refuses a schedule that sends it beyond 10). For eq. (9)'s cubic
 p(σ) = 3/2 σ − 1/2 σ³ the range is exactly (0, 1] for σ ∈ (0, 1]:
 p(σ) − σ = σ(1 − σ²)/2 >= 0 and 1 − p(σ) = (1 − σ)²(2 + σ)/2 >= 0. The proof's constant √3
 is an argument about the cubic: Polar Express reaches 1.99 > √3, so it does not carry over to
