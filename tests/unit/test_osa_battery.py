@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 from attnspec.errors import InputError
-from attnspec.theory.osa.battery import config_from_options, schedule_range
+from attnspec.theory.osa.battery import config_from_options
 from attnspec.theory.osa.jacobian import check_jacobian
+from attnspec.theory.osa.lemc1 import scalar_range
 from attnspec.theory.osa.thm21 import check_layer_orthogonality
 from attnspec.theory.osa.thm31 import verdicts_orthogonality
 
@@ -44,9 +45,9 @@ def test_config_defaults_and_toml_style_values():
 def test_schedule_range_known_answers():
     # eq. (9)'s cubic maps [0, 1] into [0, 1]; Muon's quintic overshoots to ~1.2; a
     # huge custom polynomial overflows
-    assert schedule_range("cubic", 12) == pytest.approx(1.0)
-    assert 1.1 < schedule_range("muon", 6) < 1.3
-    assert schedule_range([(1e308, 1e308)], 3) == float("inf")
+    assert scalar_range("cubic", 12)[1] == pytest.approx(1.0)
+    assert 1.1 < scalar_range("muon", 6)[1] < 1.3
+    assert scalar_range([(1e308, 1e308)], 3)[1] == float("inf")
 
 
 def test_layer_so_n_with_finite_newton_schulz_is_hypothesis_unmet():

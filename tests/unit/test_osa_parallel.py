@@ -13,12 +13,13 @@ from dataclasses import asdict, replace
 import pandas as pd
 import pytest
 
+from attnspec.theorem.fork import can_fork
 from attnspec.theorem.groups import Group
 from attnspec.theory.osa import battery as bat
 from attnspec.theory.osa import groups
 
 SMALL = {"steps": 2, "trials": 1, "timing": False, "schedule": ["cubic", "muon"], "alpha": [0.5]}
-needs_fork = pytest.mark.skipif(not bat._parallel(), reason="needs fork and >= 2 cores (and ATTNSPEC_NO_FORK unset)")
+needs_fork = pytest.mark.skipif(not can_fork(), reason="needs fork and >= 2 cores (and ATTNSPEC_NO_FORK unset)")
 
 
 def _rows(result):
@@ -38,7 +39,7 @@ def test_parallel_and_serial_runs_give_the_same_rows_and_tables(monkeypatch):
     # the worker did run (and computed something): its CPU time is counted when it is reaped
     assert (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) > 0.05
     monkeypatch.setenv("ATTNSPEC_NO_FORK", "1")
-    assert not bat._parallel()
+    assert not can_fork()
     ser = bat.run(cfg)
     assert _rows(par) == _rows(ser)
     assert list(par.tables) == list(ser.tables)

@@ -18,8 +18,8 @@ import torch
 
 from attnspec.numerics.linalg import sample_stiefel
 from attnspec.numerics.stats import spawn_seeds, torch_generator
-from attnspec.theorem.measured import measured_row
-from attnspec.verdicts.classify import VerdictRow, classify_identity
+from attnspec.theorem.measured import Instance, InstanceNumber, InstanceResidual
+from attnspec.verdicts.classify import VerdictRow
 
 #: A sample mean farther than this many standard errors from the exact mean is a failure
 #: (two-sided false-alarm probability 6e-5 for a normal mean).
@@ -116,9 +116,9 @@ def algorithm1_table(
 
 
 def algorithm1_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
-    """``osa.alg1``: with the fix, Q₁₁'s mean against the Haar value 0 (a verdict, within
-    :data:`Z_TOL` standard errors); without it, the mean against the exact value of the QR
-    convention (a measurement).
+    """``osa.alg1``, per sign fix at the shape with the largest |z|: with the fix, Q₁₁'s mean
+    against the Haar value 0 (an identity within :data:`Z_TOL` standard errors); without it,
+    the mean against the exact value of the QR convention (a measurement).
 
     Parameters
     ----------
@@ -133,37 +133,33 @@ def algorithm1_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
     rows = []
     for fix, grp in frame.groupby("sign_fix", sort=False):
         w = grp.loc[grp.z.abs().idxmax()]
-        txt = "; ".join(
+        shapes = "; ".join(
             f"n={int(r.n)}: mean {r['mean']:+.4f} (exact {r.exact_mean:+.4f}, z {r.z:+.2f}; vs Haar 0: "
             f"z {r.haar_z:+.1f}), E[Q₁₁²] {r.mean_sq:.4f} (1/n = {r.exact_mean_sq:.4f})"
             for _, r in grp.iterrows()
         )
+        values = {
+            "mean": float(w["mean"]), "exact": float(w.exact_mean), "draws": int(w.draws), "shapes": shapes,
+            "residual": abs(float(w["mean"]) - float(w.exact_mean)), "tol": Z_TOL * float(w.se),
+            "negative": f"{grp.frac_q11_negative_raw.min():.0%}",
+        }  # fmt: skip
         params = {"n,m": ";".join(f"{int(r.n)},{int(r.m)}" for _, r in grp.iterrows()), "draws": int(w.draws)}
-        if fix:
-            tol = Z_TOL * float(w.se)
-            d = classify_identity(residual=abs(float(w["mean"]) - float(w.exact_mean)), tol=tol)
-            rows.append(
-                VerdictRow(
-                    claim="osa.alg1",
-                    reading="with-sign-fix",
-                    verdict=d.verdict,
-                    params=params,
-                    bound=tol,
-                    exact=float(w.exact_mean),
-                    estimate=float(w["mean"]),
-                    trials=int(w.draws),
-                    seed=seed,
-                    evidence=f"{d.reason} ({Z_TOL:g} standard errors); {txt}",
-                )
-            )
-        else:
-            rows.append(
-                measured_row(
-                    "osa.alg1", reading="without-sign-fix", params=params, exact=float(w.exact_mean),
-                    estimate=float(w["mean"]), trials=int(w.draws), seed=seed,
-                    what=f"plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {grp.frac_q11_negative_raw.min():.0%} of "
-                    f"the draws (LAPACK's Householder convention: Q₁₁ = −|Z₁₁|/||Z[:, 0]||, mean "
-                    f"−Γ(n/2)/(√π Γ((n+1)/2))); {txt}",
-                )
-            )  # fmt: skip
+        reading = _with_fix(values["tol"]) if fix else WITHOUT_FIX
+        rows.append(reading.row("osa.alg1", Instance(params, values, seed)))
     return rows
+
+
+#: Without the fix: the mean of Q₁₁ set beside the exact value of LAPACK's sign convention.
+WITHOUT_FIX = InstanceNumber(
+    "without-sign-fix", estimate="mean", exact="exact", trials="draws",
+    what="plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {negative} of the draws (LAPACK's Householder "
+    "convention: Q₁₁ = −|Z₁₁|/||Z[:, 0]||, mean −Γ(n/2)/(√π Γ((n+1)/2))); {shapes}",
+)  # fmt: skip
+
+
+def _with_fix(tol: float) -> InstanceResidual:
+    """With the fix: |mean − 0| within ``tol`` (:data:`Z_TOL` standard errors of the mean)."""
+    return InstanceResidual(
+        "with-sign-fix", residual="residual", tol=tol, estimate="mean", exact="exact", bound="tol",
+        trials="draws", text=f"{{reason}} ({Z_TOL:g} standard errors); {{shapes}}",
+    )  # fmt: skip

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from attnspec.errors import InputError, check_memory
-from attnspec.numerics.linalg import SCHEDULES, Coefficients, ns_schedule
+from attnspec.numerics.linalg import SCHEDULES, ns_schedule
 from attnspec.options.checks import option_names
 from attnspec.runtime.threads import torch_threads
 from attnspec.theorem.result import BatteryResult
@@ -60,28 +60,6 @@ def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
                 f"'3,-3.2,1.2;1.875,-1.25,0.375', got {text!r}"
             ) from None
     return t
-
-
-def schedule_range(coefficients: Coefficients, steps: int, grid: int = 2001) -> float:
-    """max |σ_k| over k = 0..steps of the scalar Newton–Schulz iterates of σ_0 ∈ [0, 1]: the
-    largest singular value any basis of the schedule can reach
-    (:func:`attnspec.theory.osa.lemc1.iterate_range`).
-
-    Parameters
-    ----------
-    coefficients : str or tuple or list of tuples
-    steps : int
-    grid : int
-        Points of [0, 1] iterated.
-
-    Returns
-    -------
-    float
-        >= 1; inf if the iterates overflow.
-    """
-    from attnspec.theory.osa.lemc1 import iterate_range
-
-    return float(iterate_range(coefficients, steps, grid).sigma_max.max())
 
 
 @dataclass(frozen=True)
@@ -136,6 +114,8 @@ class OsaCheckConfig:
             The first option out of its range, or a Jacobian check that could not fit in
             memory.
         """
+        from attnspec.theory.osa.lemc1 import scalar_range
+
         _int("--seed", self.seed, 0)
         if not self.alphas:
             raise InputError("--alpha needs at least one value")
@@ -156,7 +136,7 @@ class OsaCheckConfig:
                     "(a σ + b σ³ [+ c σ⁵]); one coefficient scales every singular value alike and "
                     "cannot orthogonalise"
                 )
-            top = schedule_range(sch, max(self.steps, LAYER_STEPS))
+            top = scalar_range(sch, max(self.steps, LAYER_STEPS), grid=2001)[1]
             if not top <= SIGMA_MAX:
                 raise InputError(
                     f"--schedule {_display(sch)} must keep the singular values of M_0 (in [0, 1]) within "
@@ -255,7 +235,7 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     """Run every OSA check and, if ``config.timing``, the timing sweep.
 
     The claim groups (:data:`attnspec.theory.osa.groups.GROUPS`) run through
-    :func:`attnspec.theorem.groups.run_groups`: with :func:`_parallel`, the Jacobian theorems,
+    :func:`attnspec.theorem.groups.run_groups`: where it may fork, the Jacobian theorems,
     Lemmas C.1 and C.7 and the printed formulas in a second process while this one computes the
     others and then the timing sweep (one core each on a 2-core machine: the forward pass is
     timed in CPU seconds, which the other process does not count).
@@ -303,15 +283,6 @@ def run(config: OsaCheckConfig, *, progress: Callable[[str], None] | None = None
     return BatteryResult(COMMAND, rows, tables, meta)
 
 
-def _parallel() -> bool:
-    """Whether the checks run in two processes: the one forking rule,
-    :func:`attnspec.theorem.fork.can_fork` (fork, >= 2 cores, ``ATTNSPEC_NO_FORK`` not ``1``).
-    Every group draws from its own seeds, so the rows and tables are the same either way (tested)."""
-    from attnspec.theorem.fork import can_fork
-
-    return can_fork()
-
-
 def summary_line(result: BatteryResult) -> str:
     """One line for the terminal: verdict counts and the fitted timing exponents.
 
@@ -336,4 +307,4 @@ def summary_line(result: BatteryResult) -> str:
     return line
 
 
-__all__: Sequence[str] = ("OsaCheckConfig", "config_from_options", "run", "parse_schedule", "schedule_range")
+__all__: Sequence[str] = ("OsaCheckConfig", "config_from_options", "run", "parse_schedule")

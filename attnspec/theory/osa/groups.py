@@ -1,12 +1,10 @@
-"""The claim groups of osa-check, in the order of their rows (:mod:`attnspec.theorem.groups`).
+"""The claim groups of osa-check (:mod:`attnspec.theorem.groups`), in the order of their rows.
 
-Each group builds its instances from the run's seed and decides its claims; ``beside`` marks
-the groups a second process computes while this one computes the others (the Jacobian
-theorems, Lemmas C.1 and C.7, the printed formulas: about half of the CPU time without the
-timing sweep), ``weight`` their measured shares of the CPU time (seed 0, defaults), which the
-progress line's estimate of the time left scales the elapsed time by. A group reads only the
-tables of groups before it in the same process: eq. (9)'s range reads Theorem 3.1's table, the
-constant of Theorem 4.4 the Jacobian table.
+The ``beside`` groups (the Jacobian theorems, Lemmas C.1 and C.7, the printed formulas: about
+half of the CPU time without the timing sweep) run in a second process where one may fork;
+``weight`` is each group's measured share of the CPU time (seed 0, defaults). Eq. (9)'s range
+reads Theorem 3.1's table and Theorem 4.4's constant the Jacobian table, so each is declared
+after, and in the same process as, the group it reads.
 """
 
 from __future__ import annotations

@@ -64,6 +64,20 @@ def make_instance(
     return x, w[0], w[1]
 
 
+def vec(m: torch.Tensor) -> torch.Tensor:
+    """Column-major vec of a (rows, cols) matrix, as in the paper.
+
+    Parameters
+    ----------
+    m : Tensor (rows, cols)
+
+    Returns
+    -------
+    Tensor (rows · cols,)
+    """
+    return m.mT.reshape(-1)
+
+
 def instance_label(**kw: object) -> str:
     """``k=v, ...`` for evidence strings (floats to 4 significant digits).
 
@@ -127,10 +141,29 @@ def effective_condition(m: torch.Tensor, rtol: float = 1e-10) -> tuple[float, in
     tuple
         (κ, numerical rank, smallest nonzero σ, largest σ).
     """
-    sv = torch.linalg.svdvals(m.to(torch.float64))
-    smax = float(sv.max())
-    nz = sv[sv > rtol * smax]
-    return smax / float(nz.min()), int(nz.numel()), float(nz.min()), smax
+    kappa, rank, smin, smax = conditions(torch.linalg.svdvals(m.to(torch.float64))[None], rtol)
+    return float(kappa[0]), int(rank[0]), float(smin[0]), float(smax[0])
+
+
+def conditions(sv: torch.Tensor, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`effective_condition` of a batch, from its singular values.
+
+    Parameters
+    ----------
+    sv : Tensor (B, k)
+        Each matrix's singular values, descending.
+    rtol : float
+        σ counts as zero below ``rtol · σ_max``.
+
+    Returns
+    -------
+    tuple of ndarray (B,)
+        κ, numerical rank, smallest nonzero σ, largest σ.
+    """
+    smax = sv[:, 0]
+    nz = sv > rtol * smax[:, None]
+    smin = torch.where(nz, sv, torch.full_like(sv, math.inf)).min(-1).values
+    return ((smax / smin).numpy(), nz.sum(-1).numpy(), smin.numpy(), smax.numpy())
 
 
 def multihead_vo_condition(d_model: int, heads: int, draws: int, seed: int) -> np.ndarray:

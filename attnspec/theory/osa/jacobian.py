@@ -1,19 +1,11 @@
-"""Theorems 4.1, 4.3 and 4.4: the input–output Jacobian of one OSA head at initialisation.
+"""Theorems 4.1, 4.3, 4.4 and their M-OSA reading: the input–output Jacobian of one OSA head
+at initialisation (claims ``osa.thm41``, ``osa.thm43``, ``osa.thm44``, ``osa.thm44.multihead``;
+their statements and readings are in :mod:`attnspec.theory.osa.claims`).
 
-With J = ∂vec OSA(X)/∂vec X (column-major vec, Nd × Nd):
-
-* Theorem 4.1 (``osa.thm41``): J = J1 + J2, J1 = (X W ⊗ I_N)ᵀ ∂vec A/∂vec X,
-  J2 = (W_V W_O)ᵀ ⊗ A — an identity, checked against autograd.
-* Theorem 4.3 (``osa.thm43``): ||J1||₂ <= C alpha for some constant C, assuming the Section 4
-  initialisation, ||X||₂ bounded and a Newton–Schulz basis. Checked as ||J1||₂/alpha staying
-  bounded as alpha → 0. With a QR basis the hypothesis is not met (Remark 4.5).
-* Theorem 4.4 (``osa.thm44``): κ(J) <= (1 + δ + Cα)/(1 − δ − Cα) with |σ_i(A) − 1| <= δ < 1.
-  The paper gives no value of C. Reading ``held-out-c``: C is fitted as max ||J1||₂/alpha
-  on independent *fit* draws and the bound is tested on fresh *test* draws (never on the
-  draws it was fitted on). Reading ``measured``: the fitted C and the κ(J)-against-alpha
-  curve, reported without a verdict.
-* ``osa.thm44.multihead``: the same κ(J) for M-OSA (a sum of h heads), outside the
-  single-head statement: a measurement.
+J = ∂vec OSA(X)/∂vec X (column-major vec, Nd × Nd) splits as J = J1 + J2 with
+J2 = (W_V W_O)ᵀ ⊗ A. The paper gives no value of Theorem 4.4's C: it is fitted as
+max ||J1||₂/alpha on independent *fit* draws and the bound is tested on fresh *test* draws,
+never on the draws it was fitted on.
 """
 
 from __future__ import annotations
@@ -27,12 +19,13 @@ import pandas as pd
 import torch
 
 from attnspec.errors import InputError, check_range
-from attnspec.numerics.linalg import Coefficients, ns_schedule, skew_small
+from attnspec.numerics.linalg import Coefficients, ns_schedule
 from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theorem.measured import margin_rows, measured_row
 from attnspec.theorem.tightest import tightest_rows
-from attnspec.theory.osa.instances import effective_condition, multihead_vo_condition, schedule_name
-from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_basis, osa_heads
+from attnspec.theory.osa.instances import conditions, effective_condition, multihead_vo_condition, schedule_name, vec
+from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_heads
+from attnspec.theory.osa.thm22 import attention_matrix
 from attnspec.verdicts.classify import VerdictRow
 
 #: Tolerance of the Theorem 4.1 identity (autograd J against eq. (13)), float64.
@@ -40,11 +33,6 @@ THM41_TOL = 1e-10
 #: Theorem 4.3 reading: ||J1||₂/alpha at the smallest alpha may exceed its value at
 #: alpha = 0.1 by at most this factor (||J1|| ∝ alpha^p with p >= 0.85 over two decades).
 THM43_GROWTH = 2.0
-
-
-def _vec(m: torch.Tensor) -> torch.Tensor:
-    """Column-major vec of a (rows, cols) matrix, as in the paper."""
-    return m.mT.reshape(-1)
 
 
 def _unvec(v: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
@@ -75,14 +63,8 @@ def jacobian_split(
         The output weights.
     alpha : float
         The scale of S (S is scaled by alpha / sqrt(d_v)).
-    basis : {"qr", "newton-schulz"}
-        How the basis B of span(Q, K) is computed.
-    ns_steps : int
-        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
-    ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
-    eps : float
-        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
+    basis, ns_steps, ns_coefficients, eps
+        The basis B of span(Q, K), as in :func:`attnspec.theory.osa.layer.osa_heads`.
 
     Returns
     -------
@@ -95,25 +77,19 @@ def jacobian_split(
 
     def attn(xv: torch.Tensor) -> torch.Tensor:
         xx = _unvec(xv, n, d).unsqueeze(0)  # (1, N, d)
-        q = torch.einsum("bnd,hdv->bhnv", xx, w_q)
-        k = torch.einsum("bnd,hdv->bhnv", xx, w_k)
-        b = osa_basis(torch.cat([q, k], -1), basis, ns_steps, ns_coefficients, eps)
-        ss = skew_small(b, q, k, alpha / math.sqrt(w_q.shape[-1]))
-        r = ss.shape[-1]
-        c = torch.linalg.matrix_exp(ss) - torch.eye(r, dtype=x.dtype)
-        return (torch.eye(n, dtype=x.dtype) + b @ c @ b.mT)[0]  # (H, N, N)
+        return attention_matrix(xx, w_q, w_k, alpha, basis, ns_steps, ns_coefficients, eps)[0]  # (H, N, N)
 
     def osa(xv: torch.Tensor) -> torch.Tensor:
         xx = _unvec(xv, n, d).unsqueeze(0)
         y = osa_heads(
             xx, w_q, w_k, w_v, alpha, basis=basis, ns_steps=ns_steps, ns_coefficients=ns_coefficients, eps=eps
         )
-        return _vec(torch.einsum("bhnv,hvd->bnd", y, w_o)[0])
+        return vec(torch.einsum("bhnv,hvd->bnd", y, w_o)[0])
 
-    xv = _vec(x)
+    xv = vec(x)
     jac = torch.autograd.functional.jacobian(osa, xv, vectorize=True)  # (Nd, Nd)
     a = attn(xv)  # (H, N, N)
-    da = torch.autograd.functional.jacobian(lambda v: torch.stack([_vec(m) for m in attn(v)]), xv, vectorize=True)
+    da = torch.autograd.functional.jacobian(lambda v: torch.stack([vec(m) for m in attn(v)]), xv, vectorize=True)
     eye_n = torch.eye(n, dtype=x.dtype)
     j2 = torch.zeros_like(jac)
     j41 = torch.zeros_like(jac)
@@ -202,14 +178,8 @@ def jacobian_batch(
         Each instance's output weights.
     alpha : torch.Tensor, shape (B,)
         Each instance's scale of S.
-    basis : {"qr", "newton-schulz"}
-        How the basis B of span(Q, K) is computed.
-    ns_steps : int
-        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
-    ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
-    eps : float
-        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
+    basis, ns_steps, ns_coefficients, eps
+        The basis B of span(Q, K), as in :func:`attnspec.theory.osa.layer.osa_heads`.
 
     Returns
     -------
@@ -274,14 +244,6 @@ def _expm_and_derivative(s: torch.Tensor, ds: torch.Tensor) -> tuple[torch.Tenso
     return big[..., :1, :, :r, :r], big[..., :r, r:]  # exp(S) from the first direction's block
 
 
-def _condition(sv: torch.Tensor, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Batched :func:`effective_condition` from singular values sv (B, k), descending."""
-    smax = sv[:, 0]
-    nz = sv > rtol * smax[:, None]
-    smin = torch.where(nz, sv, torch.full_like(sv, math.inf)).min(-1).values
-    return ((smax / smin).numpy(), nz.sum(-1).numpy(), smin.numpy(), smax.numpy())
-
-
 def jacobian_table(
     seeds: Sequence[int],
     role: str,
@@ -338,17 +300,17 @@ def jacobian_table(
         w = [torch.stack(t).repeat_interleave(na, 0) for t in zip(*weights[(heads, dv)])]  # (S·A, H, ...)
         label = "qr" if basis == "qr" else f"NS {schedule_name(sch)} K={k}"
         w_sum = sum(w[2][:, h] @ w[3][:, h] for h in range(heads))  # (S·A, d, d)
-        kappa_w = _condition(torch.linalg.svdvals(w_sum))[0]
+        kappa_w = conditions(torch.linalg.svdvals(w_sum))[0]
         rank_w = torch.linalg.matrix_rank(w_sum).numpy()
         js = jacobian_batch(x_b, *w, alpha_b, basis, k, sch, eps=0.0)
         sv = torch.linalg.svdvals(js["J"])
-        kappa, rank, smin, smax = _condition(sv)
+        kappa, rank, smin, smax = conditions(sv)
         j1 = torch.linalg.matrix_norm(js["J1"], ord=2).numpy()  # (B,)
         if heads == 1:  # σ(Wᵀ ⊗ A) = {σ_i(W) σ_j(A)}: exact, without an Nd×Nd SVD
             sv2 = torch.linalg.svdvals(w_sum)[:, :, None] * torch.linalg.svdvals(js["A"][:, 0])[:, None, :]
-            j2k = _condition(sv2.flatten(1).sort(-1, descending=True).values)[0]
+            j2k = conditions(sv2.flatten(1).sort(-1, descending=True).values)[0]
         else:
-            j2k = _condition(torch.linalg.svdvals(js["J2"]))[0]
+            j2k = conditions(torch.linalg.svdvals(js["J2"]))[0]
         res = (js["J"] - js["J_thm41"]).abs().amax((-2, -1)).numpy()
         if heads == 1:
             delta = (torch.linalg.svdvals(js["A"][:, 0]) - 1).abs().amax(-1).numpy()

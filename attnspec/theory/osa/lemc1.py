@@ -1,22 +1,14 @@
 """Lemma C.1 (||B||₂ <= C) and eq. (9)'s singular-value range, the facts about σ(B) that
-Theorems 3.1 and 4.3 rest on.
+Theorems 3.1 and 4.3 rest on (claims ``osa.lemc1`` and ``osa.eq9.range``).
 
 Newton–Schulz acts on every singular value of the pre-normalised M_0 (all in [0, 1]) by the
 same odd polynomial (use the SVD), so the largest σ(B) any instance can reach after K steps
 is ``max |p_K ∘ … ∘ p_1(σ)|`` over σ ∈ [0, 1]: a scalar computation, exact up to the grid
-(:func:`attnspec.theory.osa.battery.schedule_range`). For eq. (9)'s cubic
+(:func:`scalar_range`; osa-check refuses a schedule that sends it beyond 10). For eq. (9)'s cubic
 p(σ) = 3/2 σ − 1/2 σ³ the range is exactly (0, 1] for σ ∈ (0, 1]:
-p(σ) − σ = σ(1 − σ²)/2 >= 0 and 1 − p(σ) = (1 − σ)²(2 + σ)/2 >= 0.
-
-* ``osa.lemc1`` (Lemma C.1, eq. (54)): ||B||₂ <= C; the proof's constant is √3 ("Newton–Schulz
-  cannot increase the singular values greater than √3 for all choices of K"), an argument
-  about the cubic. Reading ``cubic``: a verdict against √3; reading ``other-schedule``: the
-  same measurement for Muon / Polar Express / custom schedules (a variant; Polar Express
-  reaches 1.99 > √3, so the proof's constant does not carry over, although some C exists).
-* ``osa.eq9.range``: eq. (9)'s cubic iteration keeps every nonzero σ(B) in (0, 1] — the
-  hypothesis σ_i(B) ∈ [0, 1] of Theorem 3.1's proof ("by construction"). Reading ``scalar``:
-  the exact scalar iteration on a grid of (0, 1]; reading ``instances``: σ(B) of the cubic
-  instances of the Theorem 3.1 table.
+p(σ) − σ = σ(1 − σ²)/2 >= 0 and 1 − p(σ) = (1 − σ)²(2 + σ)/2 >= 0. The proof's constant √3
+is an argument about the cubic: Polar Express reaches 1.99 > √3, so it does not carry over to
+the other schedules (a variant, measured), although some C exists.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""Lemmas C.2, C.3 and C.7 of the proof of Theorem 4.3, over random and adversarial instances.
+"""Lemmas C.2, C.3 and C.7 of the proof of Theorem 4.3, over random and adversarial instances
+(claims ``osa.lemc2``, ``osa.lemc3``, ``osa.lemc7``, ``osa.lemc7.eq79``; their statements and
+readings are in :mod:`attnspec.theory.osa.claims`).
 
-* Lemma C.2, eq. (57) (``osa.lemc2``): ||S||₂ <= (|alpha|/sqrt(d_v)) ||X||₂², using
-  ||W̃||₂ = 1 from the query-key initialisation (Theorem 4.2). Tight: X whose two rows are
-  the first columns of W_Q and W_K gives equality. With generic (Gaussian) weights
-  ||W̃||₂ ≠ 1 and the hypothesis is not met.
-* Lemma C.3, eqs. (62)–(63) (``osa.lemc3``): ||exp[S] − I||₂ <= ||[S]||₂ (any skew [S]:
-  the eigenvalues iθ give |e^{iθ} − 1| = 2|sin(θ/2)| <= |θ|, tight as θ → 0), and
-  <= ||B||₂² ||S||₂.
-* Lemma C.7, eqs. (78)–(79) (``osa.lemc7``): the Fréchet derivative of exp at a skew
-  [S], as the r²×r² matrix ∂vec exp[S]/∂vec[S], has spectral norm <= 1. It equals 1 at
-  every skew [S] (the direction E = [S] commutes with it and is mapped to E exp[S]), so the
-  bound is attained. Eq. (79), ∫₀¹ exp(s[S]ᵀ) ⊗ exp((1−s)[S]) ds, is checked against
-  autograd (``osa.lemc7.eq79``).
+Each bound is attained, so the adversarial instances reach it: Lemma C.2 at X whose two rows
+are the first columns of W_Q and W_K; eq. (62) as θ → 0 on the rotations θJ (the eigenvalues
+iθ of a skew [S] give |e^{iθ} − 1| = 2|sin(θ/2)| <= |θ|); Lemma C.7 at every skew [S] (the
+direction E = [S] commutes with it and is mapped to E exp[S]).
 """
 
 from __future__ import annotations
@@ -26,16 +20,12 @@ import torch
 from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
 from attnspec.numerics.stats import spawn_seeds
 from attnspec.theorem.tightest import tightest_rows
-from attnspec.theory.osa.instances import F64_TOL, make_instance
+from attnspec.theory.osa.instances import F64_TOL, make_instance, vec
 from attnspec.verdicts.classify import VerdictRow
 
 F64 = torch.float64
 #: Relative slack of a float64 inequality that is attained with equality.
 RTOL = 1e-9
-
-
-def _vec(m: torch.Tensor) -> torch.Tensor:
-    return m.mT.reshape(-1)  # column-major, as in the paper
 
 
 def _skew_of(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -292,7 +282,7 @@ def expm_jacobian(a: torch.Tensor) -> torch.Tensor:
     Tensor (r², r²)
     """
     r = a.shape[0]
-    return torch.autograd.functional.jacobian(lambda v: _vec(torch.linalg.matrix_exp(v.reshape(r, r).mT)), _vec(a))
+    return torch.autograd.functional.jacobian(lambda v: vec(torch.linalg.matrix_exp(v.reshape(r, r).mT)), vec(a))
 
 
 def expm_jacobian_eq79(a: torch.Tensor, nodes: int = 48) -> torch.Tensor:

@@ -26,18 +26,15 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnspec.numerics.linalg import newton_schulz, qr_basis, skew_small
+from attnspec.numerics.linalg import newton_schulz, skew_small
 from attnspec.theorem.measured import measured_row, unmet_row
 from attnspec.theorem.tightest import tightest_rows
-from attnspec.theory.osa.instances import F64_TOL, make_instance
+from attnspec.theory.osa.instances import F64_TOL, make_instance, vec
 from attnspec.theory.osa.layer import init_vo
+from attnspec.theory.osa.thm22 import attention_matrix
 from attnspec.verdicts.classify import VerdictRow
 
 F64 = torch.float64
-
-
-def _vec(m: torch.Tensor) -> torch.Tensor:
-    return m.mT.reshape(-1)  # column-major
 
 
 def conformable(*shapes: tuple[int, int]) -> bool:
@@ -132,17 +129,10 @@ def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
         printed_residual_square.
     """
     x, w_q, w_k = make_instance(seed, n, d, d // 2, "stiefel")
-    q, k = x @ w_q, x @ w_k
-    b = qr_basis(torch.cat([q, k], 1))
-    a = (
-        torch.eye(n, dtype=F64)
-        + b
-        @ (torch.linalg.matrix_exp(skew_small(b, q, k, alpha / math.sqrt(d // 2))) - torch.eye(b.shape[1], dtype=F64))
-        @ b.mT
-    )
+    a = attention_matrix(x[None], w_q[None], w_k[None], alpha, "qr", 0, "cubic")[0, 0]  # (N, N)
     w_v, w_o = init_vo(d, d // 2, 1, seed, F64)
     w = w_v[0] @ w_o[0]  # (d, d)
-    jac = torch.autograd.functional.jacobian(lambda wv: _vec(a @ x @ wv.reshape(d, d).mT), _vec(w))  # (N d, d²)
+    jac = torch.autograd.functional.jacobian(lambda wv: vec(a @ x @ wv.reshape(d, d).mT), vec(w))  # (N d, d²)
     d_v = d // 2
     out = {
         "n": n,
@@ -157,7 +147,7 @@ def eq48_check(seed: int, n: int = 5, d: int = 4, alpha: float = 0.5) -> dict:
     # (a single head of full width, N = d). Use A of size d and X of size d × d.
     x2 = torch.randn(d, d, generator=torch.Generator().manual_seed(seed % 2**63), dtype=F64) / math.sqrt(d)
     a2 = torch.linalg.matrix_exp(x2 - x2.mT)  # some orthogonal A (d, d)
-    jac2 = torch.autograd.functional.jacobian(lambda wv: _vec(a2 @ x2 @ wv.reshape(d, d).mT), _vec(w))
+    jac2 = torch.autograd.functional.jacobian(lambda wv: vec(a2 @ x2 @ wv.reshape(d, d).mT), vec(w))
     out["printed_residual_square"] = _max_abs(jac2 - torch.kron(torch.eye(d, dtype=F64), a2))
     return out
 
@@ -180,17 +170,17 @@ def eq89_check(seed: int, n: int = 9, d: int = 8, d_v: int = 2) -> dict:
     b = newton_schulz(torch.cat([x @ w_q, x @ w_k], 1), 2, "cubic")  # (n, r)
     r = b.shape[1]
     m = torch.randn(r, r, generator=torch.Generator().manual_seed(seed % 2**63), dtype=F64)
-    target = _vec(b @ m @ b.mT)
+    target = vec(b @ m @ b.mT)
     out = {
         "n": n,
         "r": r,
         "seed": seed,
         "printed_shape": (n * r, r * n),
         "vec_length": r * r,
-        "corrected_residual": _max_abs(target - torch.kron(b, b) @ _vec(m)),
+        "corrected_residual": _max_abs(target - torch.kron(b, b) @ vec(m)),
     }
     bs = newton_schulz(torch.cat([x[:r] @ w_q, x[:r] @ w_k], 1), 2, "cubic")  # square (r, r): printed is defined
-    out["printed_residual_square"] = _max_abs(_vec(bs @ m @ bs.mT) - torch.kron(bs, bs.mT.contiguous()) @ _vec(m))
+    out["printed_residual_square"] = _max_abs(vec(bs @ m @ bs.mT) - torch.kron(bs, bs.mT.contiguous()) @ vec(m))
     return out
 
 

@@ -1,15 +1,8 @@
-"""Theorem 2.1 (the low-rank exponential) and A = exp(S) ∈ SO(N).
+"""Theorem 2.1 (the low-rank exponential) and A = exp(S) ∈ SO(N) (claims ``osa.thm21`` and
+``osa.thm21.so_n``; their statements and readings are in :mod:`attnspec.theory.osa.claims`).
 
-Theorem 2.1: if the columns of B (N, r) are an orthonormal basis of span(Q, K), then
-``exp(S) = I_N + B (exp[S] − I_r) Bᵀ`` with ``[S] = Bᵀ S B``. Checked against three dense
-references (torch ``matrix_exp``, SciPy ``expm``, the eigendecomposition of iS) in float64,
-for QR and converged Newton–Schulz bases (claim ``osa.thm21``).
-
-A ∈ SO(N) (eq. (4)): the A the fast path forms is orthogonal with determinant 1, on the
-dense instances (reading ``low-rank-formula``) and for the layer at its default K
-(reading ``layer``). A finite-K Newton–Schulz basis is not orthonormal, so there the
-hypothesis of Theorem 2.1 (B orthonormal) is not met and the measured deviation is
-reported as ``hypothesis-unmet``, not as a counterexample (claim ``osa.thm21.so_n``).
+A finite-K Newton–Schulz basis is not orthonormal: there Theorem 2.1's hypothesis is not met,
+and the layer's measured deviation from SO(N) is ``hypothesis-unmet``, not a counterexample.
 """
 
 from __future__ import annotations
@@ -219,40 +212,18 @@ def check_layer_orthogonality(
             i += 1
             x, w_q, w_k = make_instance(s, n, d, d_v, "stiefel")
             m = torch.cat([x @ w_q, x @ w_k], 1)
-            scale = a / math.sqrt(d_v)
-            err, det, smin, smax = _error_from_basis(qr_basis(m), m, scale, expm="torch")
-            recs.append(
-                {
-                    "basis": "qr",
-                    "schedule": "",
-                    "ns_steps": 0,
-                    "n": n,
-                    "d_v": d_v,
-                    "alpha": a,
-                    "seed": s,
-                    "orth_error": err,
-                    "det": det,
-                    "sigma_min": smin,
-                    "sigma_max": smax,
-                }
-            )
+            err, det, sv = _error_from_basis(qr_basis(m), m, a / math.sqrt(d_v), expm="torch")
+            measured = [("qr", "", 0, float(err), float(det), float(sv.min()), float(sv.max()))]
             for sch in schedules:
                 e = orthogonality_error(x, w_q, w_k, a, ns_steps, sch, eps=0.0, expm="torch")
-                recs.append(
-                    {
-                        "basis": "newton-schulz",
-                        "schedule": schedule_name(sch),
-                        "ns_steps": ns_steps,
-                        "n": n,
-                        "d_v": d_v,
-                        "alpha": a,
-                        "seed": s,
-                        "orth_error": e.error,
-                        "det": e.det,
-                        "sigma_min": e.sigma_min,
-                        "sigma_max": e.sigma_max,
-                    }
+                measured.append(
+                    ("newton-schulz", schedule_name(sch), ns_steps, e.error, e.det, e.sigma_min, e.sigma_max)
                 )
+            for basis, sch, k, err, det, smin, smax in measured:
+                recs.append(
+                    {"basis": basis, "schedule": sch, "ns_steps": k, "n": n, "d_v": d_v, "alpha": a, "seed": s,
+                     "orth_error": err, "det": det, "sigma_min": smin, "sigma_max": smax}
+                )  # fmt: skip
     frame = pd.DataFrame(recs)
     rows = [
         _layer_verdict(basis, sch, grp, seed=seed, n=n, alphas=alphas, ns_steps=ns_steps)

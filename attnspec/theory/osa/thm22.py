@@ -1,11 +1,9 @@
-"""Theorem 2.2: the kernel of a skipless, single-head, OSA-only stack keeps its eigenvalues.
+"""Theorem 2.2: the kernel of a skipless, single-head, OSA-only stack keeps its eigenvalues
+(claim ``osa.thm22``).
 
-With h = 1, no skips, no MLP and W_V W_O (d×d) orthogonal, Σ_l = X_l X_lᵀ = A Σ_0 Aᵀ with A
-orthogonal, so eig(Σ_l) = eig(Σ_0) (claim ``osa.thm22``). The hypothesis is that each
-layer's attention matrix A_l is orthogonal: true for A = exp(S) (QR basis, or Newton–Schulz
-run to convergence), not for a finite-K Newton–Schulz basis. Those rows are
-``hypothesis-unmet`` with the measured ||A_lᵀA_l − I||₂ and eigenvalue drift in the
-evidence — not counterexamples.
+Its hypothesis, every layer's A orthogonal, holds for A = exp(S) (a QR basis, or Newton–Schulz
+run to convergence), not for a finite-K Newton–Schulz basis: those rows are
+``hypothesis-unmet`` with the measured ||A_lᵀA_l − I||₂, not counterexamples.
 """
 
 from __future__ import annotations
@@ -42,14 +40,8 @@ def attention_matrix(
     w_q, w_k : Tensor (heads, d, d_v)
     alpha : float
         The scale of S (S is scaled by alpha / sqrt(d_v)).
-    basis : {"qr", "newton-schulz"}
-        How the basis B of span(Q, K) is computed.
-    ns_steps : int
-        Newton–Schulz iterations K >= 0 (``basis="newton-schulz"``).
-    ns_coefficients : str or tuple or list
-        Newton–Schulz schedule (see :func:`attnspec.numerics.linalg.ns_schedule`).
-    eps : float
-        The eps of the Newton–Schulz pre-normalisation M / (||M||_F + eps).
+    basis, ns_steps, ns_coefficients, eps
+        The basis B of span(Q, K), as in :func:`attnspec.theory.osa.layer.osa_heads`.
 
     Returns
     -------
@@ -80,8 +72,7 @@ def check_kernel(
     ),
     trials: int = 3,
 ) -> tuple[list, pd.DataFrame]:
-    """Theorem 2.2 (``osa.thm22``): h = 1, no skips, no MLP, W_V W_O (d×d) orthogonal ⇒ the
-    eigenvalues of Σ_l = X_l X_lᵀ equal those of Σ_0 for every layer l.
+    """Theorem 2.2 (``osa.thm22``) on random stacks, one verdict row per basis.
 
     With h = 1 the value width is d, so W_V, W_O are d×d orthogonal (Stiefel, Sec. 4.1);
     the query-key init of Sec. 4.2 needs 2 d_v <= d, so queries and keys use width d/2

@@ -1,16 +1,10 @@
-"""Theorem 3.1: the orthogonality error of a Newton–Schulz basis, bounds (10) and (11).
+"""Theorem 3.1: the orthogonality error ||YᵀY − I_N||₂ of Y = I + B (exp(BᵀSB) − I) Bᵀ for a
+Newton–Schulz basis B after K steps, against bounds (10) and (11)
+(:mod:`attnspec.theory.osa.thm31_bounds`; claims ``osa.thm31.eq10`` and ``osa.thm31.eq11``).
 
-For Y = I + B (exp(BᵀSB) − I) Bᵀ built from the Newton–Schulz basis after K steps,
-
-    ||YᵀY − I_N||₂ <= (e^{||S||₂} − 1)² max_i |σ_i(B)² (σ_i(B)² − 1)|   (10)
-                   <= ¼ (e^{||S||₂} − 1)²                               (11).
-
-The statement names no hypothesis on σ(B); its proof uses σ_i(B) ∈ [0, 1] ("by
-construction": the cubic iteration of eq. (9) from a pre-normalised M_0 keeps singular
-values in [0, 1]; other schedules, e.g. Muon's quintic, push them above 1). Both readings
-are checked (claims ``osa.thm31.eq10`` and ``osa.thm31.eq11``, readings ``as-stated`` and
-``sigma-le-1``), over every schedule, K = 0..12 and random instances. Everything is
-computed from r×r matrices (r = 2 d_v): no N×N matrix is formed.
+The statement names no hypothesis on σ(B); its proof uses σ_i(B) ∈ [0, 1] ("by construction":
+eq. (9)'s cubic iteration keeps them there, Muon's quintic does not), so both readings are
+checked. Everything is computed from r×r matrices (r = 2 d_v): no N×N matrix is formed.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ from attnspec.theory.osa.instances import (
     schedule_name,
 )
 from attnspec.theory.osa.layer import _check_alpha
-from attnspec.theory.osa.thm31_bounds import _growth, bound_10, bound_11
+from attnspec.theory.osa.thm31_bounds import bound_10, bound_11
 from attnspec.verdicts.classify import VerdictRow
 
 
@@ -86,29 +80,13 @@ def _validate_qk(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor) -> None:
         )
 
 
-def spectral_norm_skew(m: torch.Tensor, scale: float) -> float:
-    """||S||₂ for S = scale · M J Mᵀ, M = [Q, K], from a QR of M (no N×N matrix).
-
-    Parameters
-    ----------
-    m : Tensor (N, 2 d_v)
-    scale : float
-        alpha / sqrt(d_v).
-
-    Returns
-    -------
-    float
-    """
-    _, r = torch.linalg.qr(m, mode="reduced")  # M = Q_M R, R (min(N, r), r)
-    j = _skew_J(m.shape[-1] // 2)
-    return abs(scale) * float(torch.linalg.matrix_norm(r @ j @ r.mT, ord=2))
-
-
 def _error_from_basis(
-    b: torch.Tensor, m: torch.Tensor, scale: float, expm: str = "eigh"
-) -> tuple[float, float, float, float]:
-    """(||YᵀY − I||₂, det Y, σ_min(B), σ_max(B)) for Y = I + B C Bᵀ, C = exp(BᵀSB) − I.
+    b: torch.Tensor, m: torch.Tensor, scale: float | torch.Tensor, expm: str = "eigh"
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(||YᵀY − I||₂, det Y, σ(B)) for Y = I + B C Bᵀ, C = exp(BᵀSB) − I.
 
+    b (..., N, r), m (..., N, 2 d_v), ``scale`` a number or a tensor broadcasting against
+    [S] = Bᵀ S B (..., r, r) (one scale per alpha: b and m (T, 1, N, .), scale (1, A, 1, 1)).
     YᵀY − I = B (C + Cᵀ + Cᵀ BᵀB C) Bᵀ lives in span(B): with B = Q_B R_B its norm is
     ||R_B H R_Bᵀ||₂ (small matrices only). ``expm="eigh"`` computes exp(BᵀSB) from the
     eigendecomposition of i·BᵀSB (orthogonal to ~1e-15, the theorem's exact-arithmetic
@@ -116,18 +94,15 @@ def _error_from_basis(
     float64 Taylor approximant leaves ~1e-13 of non-orthogonality at small norms).
     """
     j = _skew_J(m.shape[-1] // 2)
-    bm = b.mT @ m  # (r, 2 d_v)
-    s_small = scale * (bm @ j @ bm.mT)  # [S] = Bᵀ S B, (r, r)
-    r = s_small.shape[-1]
-    eye = torch.eye(r, dtype=torch.float64)
+    bm = b.mT @ m  # (..., r, 2 d_v)
+    s_small = scale * (bm @ j @ bm.mT)  # [S] = Bᵀ S B, (..., r, r)
+    eye = torch.eye(s_small.shape[-1], dtype=torch.float64)
     c = (expm_skew_eigh(s_small) if expm == "eigh" else torch.linalg.matrix_exp(s_small)) - eye
-    g = b.mT @ b  # (r, r)
+    g = b.mT @ b  # (..., r, r)
     h = c + c.mT + c.mT @ g @ c
     _, rb = torch.linalg.qr(b, mode="reduced")  # B = Q_B R_B
-    err = float(torch.linalg.matrix_norm(rb @ h @ rb.mT, ord=2))
-    det = float(torch.linalg.det(eye + c @ g))
-    sv = torch.linalg.svdvals(rb)
-    return err, det, float(sv.min()), float(sv.max())
+    err = torch.linalg.matrix_norm(rb @ h @ rb.mT, ord=2)
+    return err, torch.linalg.det(eye + c @ g), torch.linalg.svdvals(rb)
 
 
 def orthogonality_errors(
@@ -161,22 +136,10 @@ def orthogonality_errors(
     check_range("eps", float(eps), low=0.0)
     if expm not in ("eigh", "torch"):
         raise InputError(f"expm must be 'eigh' or 'torch', got {expm!r}")
-    schedule = ns_schedule(coefficients, steps)
+    ns_schedule(coefficients, steps)
     x, w_q, w_k = _as64(x), _as64(w_q), _as64(w_k)
     _validate_qk(x, w_q, w_k)
-    d_v = w_q.shape[1]
-    scale = float(alpha) / math.sqrt(d_v)
-    m = torch.cat([x @ w_q, x @ w_k], dim=1)  # (N, 2 d_v)
-    s_norm = spectral_norm_skew(m, scale)
-    b = m / (torch.linalg.matrix_norm(m, ord="fro") + eps)  # M_0
-    out = []
-    for k in range(steps + 1):
-        if k > 0:
-            b = ns_step(b, schedule[k - 1])
-        err, det, smin, smax = _error_from_basis(b, m, scale, expm)
-        sv = torch.linalg.svdvals(b)
-        out.append(OrthogonalityError(k, err, s_norm, smin, smax, bound_10(s_norm, sv), bound_11(s_norm), det))
-    return out
+    return _errors_batched(x[None], w_q[None], w_k[None], [float(alpha)], steps, coefficients, eps, expm)[(0, 0)]
 
 
 def orthogonality_error(
@@ -366,6 +329,7 @@ def _errors_batched(
     steps: int,
     coefficients: Coefficients,
     eps: float,
+    expm: str = "eigh",
 ) -> dict[tuple[int, int], list[OrthogonalityError]]:
     """:func:`orthogonality_errors` for T instances × A alphas at once.
 
@@ -382,42 +346,20 @@ def _errors_batched(
     _, rm = torch.linalg.qr(m, mode="reduced")
     s_norm = scale.abs()[None, :] * torch.linalg.matrix_norm(rm @ j @ rm.mT, ord=2)[:, None]  # (T, A)
     b = m / (torch.linalg.matrix_norm(m, ord="fro", keepdim=True) + eps)  # M_0, (T, N, r)
-    r = m.shape[-1]
-    eye = torch.eye(r, dtype=torch.float64)
     out: dict[tuple[int, int], list[OrthogonalityError]] = {(i, ai): [] for i in range(t) for ai in range(na)}
-    growth = [[_growth(float(s_norm[i, ai])) for ai in range(na)] for i in range(t)]
     for k in range(steps + 1):
         if k > 0:
             b = ns_step(b, schedule[k - 1])
-        bm = b.mT @ m  # (T, r, 2 d_v)
-        base = bm @ j @ bm.mT  # (T, r, r)
-        s_small = scale[None, :, None, None] * base[:, None]  # (T, A, r, r)
-        c = expm_skew_eigh(s_small) - eye
-        g = (b.mT @ b)[:, None]  # (T, 1, r, r)
-        h = c + c.mT + c.mT @ g @ c
-        _, rb = torch.linalg.qr(b, mode="reduced")  # (T, r', r)
-        err = torch.linalg.matrix_norm(rb[:, None] @ h @ rb[:, None].mT, ord=2)  # (T, A)
-        det = torch.linalg.det(eye + c @ g)
-        svr = torch.linalg.svdvals(rb)  # σ(B) from R_B
-        sv = torch.linalg.svdvals(b)
-        factor = (sv**2 * (sv**2 - 1)).abs().amax(-1)  # (T,)
-        for i in range(t):
-            f = float(factor[i]) if sv.shape[-1] else 0.0
-            for ai in range(na):
-                gr = growth[i][ai]
-                b10 = gr * f if f > 0 else 0.0
-                out[(i, ai)].append(
-                    OrthogonalityError(
-                        k,
-                        float(err[i, ai]),
-                        float(s_norm[i, ai]),
-                        float(svr[i].min()),
-                        float(svr[i].max()),
-                        b10,
-                        0.25 * gr,
-                        float(det[i, ai]),
-                    )
+        err, det, svr = _error_from_basis(b[:, None], m[:, None], scale[None, :, None, None], expm)  # (T, A)
+        sv = torch.linalg.svdvals(b)  # (T, r)
+        for (i, ai), errors in out.items():
+            norm = float(s_norm[i, ai])
+            errors.append(
+                OrthogonalityError(
+                    k, float(err[i, ai]), norm, float(svr[i, 0].min()), float(svr[i, 0].max()), bound_10(norm, sv[i]),
+                    bound_11(norm), float(det[i, ai]),
                 )
+            )  # fmt: skip
     return out
 
 
@@ -475,14 +417,11 @@ def is_eq9(schedule: str) -> bool:
 
 
 def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
-    """Verdict rows for bounds (10) and (11), per schedule, under two readings.
-
-    For eq. (9)'s cubic B (the B the theorem defines): ``as-stated`` reads every instance (the
-    statement names no hypothesis on σ(B)); ``sigma-le-1`` only those meeting the proof's
-    hypothesis σ_i(B) ∈ [0, 1]. For any other schedule the
-    rows are the variant readings, ``measured`` (:func:`attnspec.theorem.measured.as_variant`).
-    Each row is decided by :func:`attnspec.theorem.measured.margin_rows`: at the worst violation,
-    else at the tightest case measurable above rounding (error > BOUND_ATOL).
+    """Verdict rows for bounds (10) and (11), per schedule, under two readings: ``as-stated``
+    and ``sigma-le-1`` for eq. (9)'s cubic B, the variant readings (``measured``,
+    :func:`attnspec.theorem.measured.as_variant`) for any other schedule. Each row is decided by
+    :func:`attnspec.theorem.measured.margin_rows`: at the worst violation, else at the tightest
+    case measurable above rounding (error > BOUND_ATOL).
 
     Parameters
     ----------
