@@ -16,6 +16,7 @@ The names (imported on first use, so that the registries stay light)::
     ExactBound, tightest_rows                              # attnspec.theorem.tightest
     Cases, Scoped                                          # attnspec.theorem.cases
     read_off, indicators, Noted, Unmet                     # attnspec.theorem.readoff
+    Ceiling                                                # attnspec.theorem.ceiling
     run_check                                              # attnspec.theorem.runner
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
     Group, Keep, run_groups                                # attnspec.theorem.groups
@@ -49,6 +50,7 @@ _API: dict[str, str] = {
     "indicators": "attnspec.theorem.readoff",
     "Noted": "attnspec.theorem.readoff",
     "Unmet": "attnspec.theorem.readoff",
+    "Ceiling": "attnspec.theorem.ceiling",
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
     "Forked": "attnspec.theorem.fork",

@@ -9,9 +9,7 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 Each claim is declared with :mod:`attnspec.theorem` (a ``Statement``: its readings and how
 each is decided) and decided by the runner: the claim modules measure, and hand each measured
 point (its parameters, seed and numbers) to :func:`attnspec.theorem.readoff.read_off`; the
-sentences beside the classifier's are rendered here, from the point's numbers. The JL union
-bound, the JL dimension and the literal off-S reading still build their rows in their modules
-(:data:`JL_PAIRS`, :data:`DIMENSION`).
+sentences beside the classifier's are rendered here, from the point's numbers.
 """
 
 from __future__ import annotations
@@ -19,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnspec.theorem.cases import Scoped
+from attnspec.theorem.ceiling import Ceiling
 from attnspec.theorem.declare import Claim as Statement
 from attnspec.theorem.readings import Identity, Point, Probability
 from attnspec.theorem.readings import Reading as Declared
 from attnspec.theorem.readoff import Bound, Noted, Number, Unmet
 from attnspec.theorem.tightest import ExactBound
-from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
+from attnspec.verdicts.registry import register, register_short_names
 
 COMMAND = "sa-check"
 
@@ -119,37 +118,58 @@ SAN_MASS = Statement(
     ),
 )  # fmt: skip
 
-JL_PAIRS = Claim(
+
+def _rownorm_note(p: Point) -> str:
+    d_jl, d_rownorm = p.value("d_jl"), p.value("d_rownorm")
+    text = f"d_JL / d* = {d_jl / p.value('d_star'):.3g}"
+    if d_rownorm:  # the dimension polarisation needs, where measured
+        text += (
+            f"; with max‖b_i‖² (what polarisation needs) in place of k max|B|² the dimension would be "
+            f"{int(d_rownorm)} ({d_jl / d_rownorm:.3g}× smaller)"
+        )
+    return text
+
+
+#: The ceiling of both JL claims: each pair's exact inner-product law, Chernoff, union over the pairs.
+PAIRS_CEILING = "exact inner-product law of every pair, Chernoff, union over the L² pairs"
+
+JL_PAIRS = Statement(
     "expressivity.jl.pairs",
-    "notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
-    "P(∃ i, j: |⟨R b1_i, R b2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖) <= 4 L² exp(−ε² d/8) for Gaussian R = P/√d.",
-    (
-        Reading(
+    where="notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
+    statement="P(∃ i, j: |⟨R b1_i, R b2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖) <= 4 L² exp(−ε² d/8) for Gaussian R = P/√d.",
+    reading=Scoped(
+        reading=Ceiling(
             "union-bound",
             "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
             "a computable upper bound on the true failure probability (the exact inner-product law "
             "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate",
+            event="fails", claimed="claimed", log_ceiling="log_ceiling", how=PAIRS_CEILING,
+            ceiling_name="Chernoff upper bound", value_name="Chernoff bound",
+            before=lambda p: f"ε = δ/(√k max|B|) = {p.value('eps_jl'):.4g}",
         ),
+        at_paper_params=True,
     ),
-    COMMAND,
     source="notes p. 3",
-)
+)  # fmt: skip
 
-DIMENSION = Claim(
+DIMENSION = Statement(
     "expressivity.thm1.dimension",
-    "notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
-    "With d = 8 ln(4L²/β) k max|B|² / δ² (the JL dimension with its constant), P(‖B − B̂‖∞ > δ) <= β.",
-    (
-        Reading(
+    where="notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
+    statement="With d = 8 ln(4L²/β) k max|B|² / δ² (the JL dimension with its constant), P(‖B − B̂‖∞ > δ) <= β.",
+    reading=Scoped(
+        reading=Ceiling(
             "jl-constant",
             "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
             "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
             "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate",
+            event="fails", claimed="beta", log_ceiling="log_ceiling", how=PAIRS_CEILING,
+            ceiling_name="Chernoff upper bound", value_name="Chernoff bound",
+            before=lambda p: f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {int(p.value('d_jl'))}", after=_rownorm_note,
         ),
+        at_paper_params=True,
     ),
-    COMMAND,
     source="notes p. 3",
-)
+)  # fmt: skip
 
 
 def _wider(limit: str, less: int) -> Callable[[Point], str | None]:
@@ -659,7 +679,7 @@ CLAIMS = (
     ASYMPTOTIC,
     HYPOTHESES,
 )
-register(*(c.registered(COMMAND) if isinstance(c, Statement) else c for c in CLAIMS))
+register(*(c.registered(COMMAND) for c in CLAIMS))
 # names for one-screen tables, where the claim's name is long
 register_short_names(
     {
