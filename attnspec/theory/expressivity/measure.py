@@ -434,81 +434,35 @@ def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[
     """d* as δ, M/m and eps vary (exact sampler) at L = min(scaling_L, L)."""
     Ls = min(cfg.scaling_L, cfg.L)
     ks = min(cfg.k, Ls)
-    As = sparse_target(Ls, ks, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
-    st = scaling_trials(cfg)
-    sd = seeds[SEED_SCALING]
+
+    def target(M: float) -> np.ndarray:
+        return sparse_target(Ls, ks, m=cfg.m, M=M, support=cfg.support, seed=seeds[SEED_SCALING_A])
+
+    As, st, sd = target(cfg.M), scaling_trials(cfg), seeds[SEED_SCALING]
+    # (kind, progress line, A, eps, δ, the row's own columns) of every scaling point, in the frame's order
+    points = [
+        ("scaling_delta", f"delta: {x:.3g}", As, cfg.eps, x, {"delta": x})
+        for x in [cfg.delta * f for f in DELTA_FACTORS]
+    ]
+    points += [
+        ("scaling_M", f"M/m: {r:g}", target(cfg.m * r), cfg.eps, cfg.delta, {"M": cfg.m * r, "M_over_m": r})
+        for r in M_RATIOS
+    ]
+    points += [("scaling_eps", f"eps: {x:.3g}", As, x, cfg.delta, {"eps": x}) for x in [cfg.m * f for f in EPS_FACTORS]]
     rows: list[dict[str, object]] = []
-    for delta in (cfg.delta * f for f in DELTA_FACTORS):
-        say(f"scaling in delta: {delta:.3g}")
+    for kind, line, A, eps, delta, own in points:
+        say(f"scaling in {line}")
         r, hint = scaling_d_star(
-            As, eps=cfg.eps, delta=delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
+            A, eps=eps, delta=delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
         )
+        B = log_targets(A, eps)
+        norms = {"max_row_norm": float(np.linalg.norm(B, axis=1).max())} if kind == "scaling_eps" else {}
         rows.append(
             row(
-                "scaling_delta",
-                cfg,
-                L=Ls,
-                k=ks,
-                delta=delta,
-                d=r.d_star,
-                estimate=r.d_star,
-                d_low=r.d_low,
-                success=r.success,
-                trials=st,
-                seed=sd,
-                d_asymptotic=hint,
-                max_abs_B=float(np.abs(log_targets(As, cfg.eps)).max()),
+                kind, cfg, L=Ls, k=ks, **own, d=r.d_star, estimate=r.d_star, d_low=r.d_low, success=r.success,
+                trials=st, seed=sd, d_asymptotic=hint, max_abs_B=float(np.abs(B).max()), **norms,
             )
-        )
-    for ratio in M_RATIOS:
-        M_r = cfg.m * ratio
-        say(f"scaling in M/m: {ratio:g}")
-        Ar = sparse_target(Ls, ks, m=cfg.m, M=M_r, support=cfg.support, seed=seeds[SEED_SCALING_A])
-        r, hint = scaling_d_star(
-            Ar, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
-        )
-        rows.append(
-            row(
-                "scaling_M",
-                cfg,
-                L=Ls,
-                k=ks,
-                M=M_r,
-                d=r.d_star,
-                estimate=r.d_star,
-                d_low=r.d_low,
-                success=r.success,
-                trials=st,
-                seed=sd,
-                d_asymptotic=hint,
-                M_over_m=ratio,
-                max_abs_B=float(np.abs(log_targets(Ar, cfg.eps)).max()),
-            )
-        )
-    for eps in (cfg.m * f for f in EPS_FACTORS):
-        say(f"scaling in eps: {eps:.3g}")
-        r, hint = scaling_d_star(
-            As, eps=eps, delta=cfg.delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
-        )
-        Bs = log_targets(As, eps)
-        rows.append(
-            row(
-                "scaling_eps",
-                cfg,
-                L=Ls,
-                k=ks,
-                eps=eps,
-                d=r.d_star,
-                estimate=r.d_star,
-                d_low=r.d_low,
-                success=r.success,
-                trials=st,
-                seed=sd,
-                d_asymptotic=hint,
-                max_abs_B=float(np.abs(Bs).max()),
-                max_row_norm=float(np.linalg.norm(Bs, axis=1).max()),
-            )
-        )
+        )  # fmt: skip
     return rows
 
 
@@ -516,6 +470,18 @@ def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[
 #: ``train`` and the bound it implies is tested at ``test`` on independent draws.
 HELDOUT_DELTA = {"train": (2.0, 4.0), "test": 0.25}  # multiples of the run's δ
 HELDOUT_EPS = {"train": 0.5, "test": 1e-4}  # multiples of m
+
+
+def _heldout(
+    cfg: Config, As: np.ndarray, *, d: int, eps: float, delta: float, seed: int, **own: object
+) -> dict[str, object]:
+    """One ``heldout`` row: fresh draws of the construction at width ``d``, failures of ``‖B − B̂‖∞ <= δ``."""
+    st = scaling_trials(cfg)
+    err = sample_errors(As, d, eps=eps, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)
+    return row(
+        "heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), eps=eps, delta=delta, d=d, **own,
+        failures=int(np.sum(err["err_inf"].to_numpy() > delta)), trials=st, seed=seed,
+    )  # fmt: skip
 
 
 def heldout_delta(
@@ -539,30 +505,14 @@ def heldout_delta(
     -------
     dict, one ``heldout`` row: d tested, failures among trials, C, the training δ, seed
     """
-    st = scaling_trials(cfg)
     sd = frame.query("kind == 'scaling_delta'")
     train = sd[np.isin(np.round(sd["delta"] / cfg.delta, 9), HELDOUT_DELTA["train"])]
     c_fit = float((train["d"] * train["delta"] ** exponent).max())
     d_test = HELDOUT_DELTA["test"] * cfg.delta
-    d_pred = int(math.ceil(c_fit / d_test**exponent))
-    err = sample_errors(As, d_pred, eps=cfg.eps, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)[
-        "err_inf"
-    ].to_numpy()
-    return row(
-        "heldout",
-        cfg,
-        L=As.shape[0],
-        k=int((As > 0).sum(1).max()),
-        delta=d_test,
-        d=d_pred,
-        fit="delta",
-        exponent=exponent,
-        C=c_fit,
-        train=",".join(f"{x:g}" for x in sorted(train["delta"])),
-        failures=int(np.sum(err > d_test)),
-        trials=st,
-        seed=seed,
-    )
+    return _heldout(
+        cfg, As, d=int(math.ceil(c_fit / d_test**exponent)), eps=cfg.eps, delta=d_test, seed=seed, fit="delta",
+        exponent=exponent, C=c_fit, train=",".join(f"{x:g}" for x in sorted(train["delta"])),
+    )  # fmt: skip
 
 
 def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
@@ -580,26 +530,11 @@ def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> 
     -------
     dict, one ``heldout`` row
     """
-    st = scaling_trials(cfg)
     se = frame.query("kind == 'scaling_eps'")
     e_train, e_test = HELDOUT_EPS["train"] * cfg.m, HELDOUT_EPS["test"] * cfg.m
     d_pred = int(se.loc[np.isclose(se["eps"], e_train), "d"].iloc[0])
-    err = sample_errors(As, d_pred, eps=e_test, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)[
-        "err_inf"
-    ].to_numpy()
-    return row(
-        "heldout",
-        cfg,
-        L=As.shape[0],
-        k=int((As > 0).sum(1).max()),
-        eps=e_test,
-        d=d_pred,
-        fit="eps",
-        C=float(d_pred),
-        train=f"{e_train:g}",
-        failures=int(np.sum(err > cfg.delta)),
-        trials=st,
-        seed=seed,
+    return _heldout(
+        cfg, As, d=d_pred, eps=e_test, delta=cfg.delta, seed=seed, fit="eps", C=float(d_pred), train=f"{e_train:g}"
     )
 
 
