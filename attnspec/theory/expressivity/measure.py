@@ -121,12 +121,21 @@ def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
     return base
 
 
-def _counts(ds: DStar, d: int, p: float, trials: int) -> tuple[int, int]:
-    """(successes, trials drawn) at d: the search's own counts (it may stop drawing once the
-    verdict at d is certain), else the estimate times the trials asked."""
-    if ds.counts and d in ds.counts:
-        return ds.counts[d]
-    return int(round(p * trials)), trials
+def _search_rows(cfg: Config, ds: DStar, trials: int, seed: int, **values: object) -> list[dict[str, object]]:
+    """A search for d*: a curve row per d it evaluated (its own counts where it stopped drawing
+    once the verdict at d was certain, else the estimate times ``trials``), then its d* row."""
+    rows = []
+    for d, p in sorted(ds.evaluations):
+        successes, drawn = ds.counts[d] if ds.counts and d in ds.counts else (int(round(p * trials)), trials)
+        rows.append(_curve_row(cfg, d, successes, drawn, seed=seed, **values))
+    return rows + [_d_star_row(cfg, ds, trials, seed, **values)]
+
+
+def _d_star_row(cfg: Config, ds: DStar, trials: int, seed: int, **values: object) -> dict[str, object]:
+    return row(
+        "d_star", cfg, **values, d=ds.d_star, estimate=ds.d_star, d_low=ds.d_low, success=ds.success, trials=trials,
+        seed=seed, evaluations=len(ds.evaluations),
+    )  # fmt: skip
 
 
 def _curve_row(cfg: Config, d: int, successes: int, trials: int, **values: object) -> dict[str, object]:
@@ -139,68 +148,35 @@ BELOW_L_TRIALS = 20
 
 
 def _gaussian(
-    cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int, say: Callable[[str], None]
+    cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int
 ) -> tuple[list[dict[str, object]], tuple[np.ndarray, np.ndarray | None], DStar, dict[int, pd.DataFrame]]:
     """The asymptotic law (whole curve), the exact d* around it (:func:`_exact_d_star`), a few d < L."""
-    say("asymptotic law of Gaussian projections")
     # the row factorization also gets the ratio statistic of the same Z (for :mod:`.hypotheses`)
     lam = asymptotic_errors(
-        A,
-        eps=cfg.eps,
-        trials=cfg.trials,
-        factorization=cfg.factorization,
-        seed=seeds[SEED_ASYM],
+        A, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_ASYM],
         statistic="both" if cfg.factorization == "row" else "max",
-    )
-    lam_ratio = None
-    if isinstance(lam, tuple):
-        lam, lam_ratio = lam
+    )  # fmt: skip
+    lam, lam_ratio = lam if isinstance(lam, tuple) else (lam, None)
     d_asym, d_asym_lo, d_asym_hi = asymptotic_d_star(lam, cfg.delta, cfg.beta)
-    ds, frames, n_exact = _exact_d_star(cfg, A, seeds, d_asym, d_jl, say)
+    ds, frames, n_exact = _exact_d_star(cfg, A, seeds, d_asym, d_jl)
     evaluated = [d for d, _ in ds.evaluations]
-    grid = sorted(
-        {int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2, 40).astype(int))}
-    )
+    grid = np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2, 40).astype(int))
     rows = [
-        _curve_row(
-            cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic", seed=seeds[SEED_ASYM]
-        )
+        _curve_row(cfg, int(d), int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic",
+                   seed=seeds[SEED_ASYM])
         for d in grid
-    ]
-    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
-    rows += _below_L_rows(cfg, A, seeds, ds)
+    ]  # fmt: skip
+    search = _search_rows(cfg, ds, n_exact, seeds[SEED_GAUSS], method="exact")
+    rows += search[:-1] + _below_L_rows(cfg, A, seeds, ds) + search[-1:]
     rows.append(
-        row(
-            "d_star",
-            cfg,
-            method="exact",
-            d=ds.d_star,
-            estimate=ds.d_star,
-            d_low=ds.d_low,
-            success=ds.success,
-            trials=n_exact,
-            seed=seeds[SEED_GAUSS],
-            evaluations=len(ds.evaluations),
-        )
-    )
-    rows.append(
-        row(
-            "d_star",
-            cfg,
-            method="asymptotic",
-            d=d_asym,
-            estimate=d_asym,
-            ci_low=d_asym_lo,
-            ci_high=d_asym_hi,
-            trials=cfg.trials,
-            seed=seeds[SEED_ASYM],
-        )
-    )
+        row("d_star", cfg, method="asymptotic", d=d_asym, estimate=d_asym, ci_low=d_asym_lo, ci_high=d_asym_hi,
+            trials=cfg.trials, seed=seeds[SEED_ASYM])
+    )  # fmt: skip
     return rows, (lam, lam_ratio), ds, frames
 
 
 def _exact_d_star(
-    cfg: Config, A: np.ndarray, seeds: list[int], d_asym: int, d_jl: int, say: Callable[[str], None]
+    cfg: Config, A: np.ndarray, seeds: list[int], d_asym: int, d_jl: int
 ) -> tuple[DStar, dict[int, pd.DataFrame], int]:
     """The exact d* for Gaussian R around the asymptotic d*, its draws by d, and its trials per d.
 
@@ -209,90 +185,36 @@ def _exact_d_star(
     d_JL included (:func:`~.dstar.grid_d_star`, ``min(trials, EXACT_TRIALS)`` trials);
     otherwise the galloping/bisection search :func:`~.dstar.find_d_star` with ``trials``.
     """
-    frames: dict[int, pd.DataFrame] = {}
+    common = {"eps": cfg.eps, "delta": cfg.delta, "beta": cfg.beta, "factorization": cfg.factorization}
     if d_asym >= 2 * cfg.L:
         n_exact = min(cfg.trials, EXACT_TRIALS)
-        say(f"exact sampler on a grid around the asymptotic d* = {d_asym} and at d_JL = {d_jl} ({n_exact} trials)")
-        ds, frames = grid_d_star(
-            A,
-            eps=cfg.eps,
-            delta=cfg.delta,
-            beta=cfg.beta,
-            trials=n_exact,
-            d_hint=d_asym,
-            extra=(d_jl,),
-            factorization=cfg.factorization,
-            seed=seeds[SEED_GAUSS],
-        )
-    else:
-        n_exact = cfg.trials
-        say(f"exact bisection for d* (hint {d_asym})")
-        ds = find_d_star(
-            A,
-            eps=cfg.eps,
-            delta=cfg.delta,
-            beta=cfg.beta,
-            trials=n_exact,
-            projection="gaussian",
-            factorization=cfg.factorization,
-            seed=seeds[SEED_GAUSS],
-            d_hint=d_asym,
-            full_stats=True,
-        )
-    return ds, frames, n_exact
+        ds, frames = grid_d_star(A, **common, trials=n_exact, d_hint=d_asym, extra=(d_jl,), seed=seeds[SEED_GAUSS])
+        return ds, frames, n_exact
+    ds = find_d_star(
+        A, **common, trials=cfg.trials, projection="gaussian", seed=seeds[SEED_GAUSS], d_hint=d_asym, full_stats=True
+    )
+    return ds, {}, cfg.trials
 
 
 def _below_L_rows(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar) -> list[dict[str, object]]:
     """Curve rows at a few exact points below L, where the construction would actually save width."""
     rows: list[dict[str, object]] = []
-    for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)}):
-        if d in dict(ds.evaluations):
-            continue
+    for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)} - dict(ds.evaluations).keys()):
         df = sample_errors(
-            A,
-            d,
-            eps=cfg.eps,
-            trials=min(cfg.trials, BELOW_L_TRIALS),
-            seed=seeds[SEED_GAUSS],
-            factorization=cfg.factorization,
-            only_max=True,
-        )
+            A, d, eps=cfg.eps, trials=min(cfg.trials, BELOW_L_TRIALS), seed=seeds[SEED_GAUSS],
+            factorization=cfg.factorization, only_max=True,
+        )  # fmt: skip
         rows.append(_curve_row(cfg, d, int(np.sum(df["err_inf"] <= cfg.delta)), len(df), seed=seeds[SEED_GAUSS]))
     return rows
 
 
-def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int]) -> list[dict[str, object]]:
     """d* for orthogonal R, by bisection on L − d."""
-    say("orthogonal projections: bisection on L − d")
     do = find_d_star(
-        A,
-        eps=cfg.eps,
-        delta=cfg.delta,
-        beta=cfg.beta,
-        trials=cfg.trials,
-        projection="orthogonal",
-        factorization=cfg.factorization,
-        seed=seeds[SEED_ORTH],
-    )
-    rows = [
-        _curve_row(cfg, d, *_counts(do, d, p, cfg.trials), projection="orthogonal", seed=seeds[SEED_ORTH])
-        for d, p in sorted(do.evaluations)
-    ]
-    rows.append(
-        row(
-            "d_star",
-            cfg,
-            projection="orthogonal",
-            d=do.d_star,
-            estimate=do.d_star,
-            d_low=do.d_low,
-            success=do.success,
-            trials=cfg.trials,
-            seed=seeds[SEED_ORTH],
-            evaluations=len(do.evaluations),
-        )
-    )
-    return rows
+        A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="orthogonal",
+        factorization=cfg.factorization, seed=seeds[SEED_ORTH],
+    )  # fmt: skip
+    return _search_rows(cfg, do, cfg.trials, seeds[SEED_ORTH], projection="orthogonal")
 
 
 def _at_d_row(cfg: Config, df: pd.DataFrame, d: int, eps_jl: float, **values: object) -> dict[str, object]:
@@ -300,63 +222,40 @@ def _at_d_row(cfg: Config, df: pd.DataFrame, d: int, eps_jl: float, **values: ob
     summary = {c: float(np.nanmax(df[c])) for c in TRIAL_COLUMNS if c != "off_argmax"}
     ci = clopper_pearson(int(np.sum(df["err_inf"] <= cfg.delta)), len(df))
     return row(
-        "at_d",
-        cfg,
-        d=d,
-        estimate=ci.estimate,
-        ci_low=ci.low,
-        ci_high=ci.high,
-        trials=len(df),
-        jl_failures=int(np.sum(df["jl_ratio"] > eps_jl)),
-        eps_jl=eps_jl,
-        **values,
-        **{f"max_{c}": v for c, v in summary.items()},
-        min_off_min=float(np.nanmin(df["off_min"])),
-    )
+        "at_d", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=len(df),
+        jl_failures=int(np.sum(df["jl_ratio"] > eps_jl)), eps_jl=eps_jl, **values,
+        **{f"max_{c}": v for c, v in summary.items()}, min_off_min=float(np.nanmin(df["off_min"])),
+    )  # fmt: skip
 
 
 def _at_d(
-    cfg: Config,
-    A: np.ndarray,
-    seeds: list[int],
-    ds: DStar,
-    eps_jl: float,
-    d_jl: int,
-    frames: dict[int, pd.DataFrame],
-    say: Callable[[str], None],
+    cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar, eps_jl: float, d_jl: int, frames: dict[int, pd.DataFrame]
 ) -> tuple[list[dict[str, object]], dict[str, pd.DataFrame]]:
     """Every error measure at d* (the search's own draws), at d_JL (the grid pass's draws
-    when it measured d_JL, else fresh draws) and at ``cfg.d``."""
+    when it measured d_JL, else fresh draws) and at ``cfg.d``, Gaussian and orthogonal."""
+
+    def fresh(d: int, projection: str = "gaussian") -> pd.DataFrame:
+        return sample_errors(
+            A, d, eps=cfg.eps, trials=cfg.trials, projection=projection, factorization=cfg.factorization,
+            seed=seeds[SEED_AT],
+        )  # fmt: skip
+
     rows: list[dict[str, object]] = []
     at: dict[str, pd.DataFrame] = {}
     for name, d in (("d_star", ds.d_star), ("d_jl", d_jl)):
-        say(f"error measures at d = {d} ({name})")
         if name == "d_star" and ds.frame is not None:
             df, sd = ds.frame, seeds[SEED_GAUSS]
         elif d in frames:
             df, sd = frames[d], seeds[SEED_GAUSS]
         else:
-            df, sd = (
-                sample_errors(
-                    A, d, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_AT]
-                ),
-                seeds[SEED_AT],
-            )
+            df, sd = fresh(d), seeds[SEED_AT]
         at[name] = df.assign(seed=sd)
         rows.append(_at_d_row(cfg, df, d, eps_jl, at=name, seed=sd))
     if cfg.d is not None:
         for proj in ("gaussian", "orthogonal") if cfg.d <= cfg.L else ("gaussian",):
-            say(f"error measures at the requested d = {cfg.d} ({proj})")
-            df = sample_errors(
-                A,
-                cfg.d,
-                eps=cfg.eps,
-                trials=cfg.trials,
-                projection=proj,
-                factorization=cfg.factorization,
-                seed=seeds[SEED_AT],
+            rows.append(
+                _at_d_row(cfg, fresh(cfg.d, proj), cfg.d, eps_jl, projection=proj, at="user", seed=seeds[SEED_AT])
             )
-            rows.append(_at_d_row(cfg, df, cfg.d, eps_jl, projection=proj, at="user", seed=seeds[SEED_AT]))
     return rows, at
 
 
@@ -427,10 +326,10 @@ def scaling_rows(cfg: Config) -> list[dict[str, object]]:
     -------
     list of dict
     """
-    return _scaling(cfg, spawn_seeds(cfg.seed, N_SEEDS), lambda s: None)
+    return _scaling(cfg, spawn_seeds(cfg.seed, N_SEEDS))
 
 
-def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+def _scaling(cfg: Config, seeds: list[int]) -> list[dict[str, object]]:
     """d* as δ, M/m and eps vary (exact sampler) at L = min(scaling_L, L)."""
     Ls = min(cfg.scaling_L, cfg.L)
     ks = min(cfg.k, Ls)
@@ -439,19 +338,12 @@ def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[
         return sparse_target(Ls, ks, m=cfg.m, M=M, support=cfg.support, seed=seeds[SEED_SCALING_A])
 
     As, st, sd = target(cfg.M), scaling_trials(cfg), seeds[SEED_SCALING]
-    # (kind, progress line, A, eps, δ, the row's own columns) of every scaling point, in the frame's order
-    points = [
-        ("scaling_delta", f"delta: {x:.3g}", As, cfg.eps, x, {"delta": x})
-        for x in [cfg.delta * f for f in DELTA_FACTORS]
-    ]
-    points += [
-        ("scaling_M", f"M/m: {r:g}", target(cfg.m * r), cfg.eps, cfg.delta, {"M": cfg.m * r, "M_over_m": r})
-        for r in M_RATIOS
-    ]
-    points += [("scaling_eps", f"eps: {x:.3g}", As, x, cfg.delta, {"eps": x}) for x in [cfg.m * f for f in EPS_FACTORS]]
+    # (kind, A, eps, δ, the row's own columns) of every scaling point, in the frame's order
+    points = [("scaling_delta", As, cfg.eps, x, {"delta": x}) for x in [cfg.delta * f for f in DELTA_FACTORS]]
+    points += [("scaling_M", target(cfg.m * r), cfg.eps, cfg.delta, {"M": cfg.m * r, "M_over_m": r}) for r in M_RATIOS]
+    points += [("scaling_eps", As, x, cfg.delta, {"eps": x}) for x in [cfg.m * f for f in EPS_FACTORS]]
     rows: list[dict[str, object]] = []
-    for kind, line, A, eps, delta, own in points:
-        say(f"scaling in {line}")
+    for kind, A, eps, delta, own in points:
         r, hint = scaling_d_star(
             A, eps=eps, delta=delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
         )
@@ -579,10 +471,6 @@ def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str,
     ]
 
 
-def _quiet(message: str) -> None:
-    """Progress inside a group: its group's line (:data:`GROUPS`) says what it computes."""
-
-
 def _instance(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     """A and its logits, the notes' JL ε and d_JL, the Gaussian d* (d → ∞ law, then exact)."""
     seeds = spawn_seeds(cfg.seed, N_SEEDS)
@@ -591,19 +479,19 @@ def _instance(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, A
     # the notes' ε = δ/(√k max|B|) and its dimension d_JL = 8 ln(4L²/β) k max|B|²/δ²
     eps_jl = eps_jl_paper(B, cfg.delta, cfg.factorization)
     d_jl = dimension_jl(cfg.L, eps_jl, cfg.beta)
-    rows, lams, ds, frames = _gaussian(cfg, A, seeds, d_jl, _quiet)
+    rows, lams, ds, frames = _gaussian(cfg, A, seeds, d_jl)
     instance = {"A": A, "B": B, "eps_jl": eps_jl, "d_jl": d_jl, "seeds": seeds, "lams": lams, "ds": ds}
     return [], {"instance": instance, "frames": frames, "gaussian_rows": rows}
 
 
 def _orthogonal_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     i = tables["instance"]
-    return [], {"orthogonal_rows": _orthogonal(cfg, i["A"], i["seeds"], _quiet)}
+    return [], {"orthogonal_rows": _orthogonal(cfg, i["A"], i["seeds"])}
 
 
 def _at_d_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     i = tables["instance"]
-    rows, at = _at_d(cfg, i["A"], i["seeds"], i["ds"], i["eps_jl"], i["d_jl"], tables["frames"], _quiet)
+    rows, at = _at_d(cfg, i["A"], i["seeds"], i["ds"], i["eps_jl"], i["d_jl"], tables["frames"])
     return [], {"at_rows": rows, "at": at}
 
 
