@@ -54,7 +54,7 @@ def fit_d_star(sw: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame with one row per model: kind = "fit", model, C, r2, max_rel_residual, n
     """
-    g = sw[(sw["kind"] == "sweep") & (sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
+    g = gaussian_sweep(sw)
     y = g["d"].to_numpy().astype(float)
     models = {
         "k log L": g["k_log_L"].to_numpy(),
@@ -128,7 +128,18 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
     )
 
 
-def _sweep_params(g: pd.DataFrame) -> dict:
+def sweep_params(g: pd.DataFrame) -> dict:
+    """The parameters of the rows read off a sweep: its ranges of L and k, its eps and δ.
+
+    Parameters
+    ----------
+    g : pandas.DataFrame
+        :func:`gaussian_sweep` of the sweep.
+
+    Returns
+    -------
+    dict
+    """
     return {
         "L": f"{g['L'].min()}..{g['L'].max()}",
         "k": f"{g['k'].min()}..{g['k'].max()}",
@@ -192,7 +203,7 @@ def check_klogl_measured(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRo
         for q, model in C.OTHER_FITS:
             numbers |= {f"C_{q}": by[model].C, f"r2_{q}": by[model].r2}
         readings.append("ls-fit")
-    return read_off(C.KLOGL, _sweep_params(g), numbers, paper=PAPER, seed=int(g["seed"].iloc[0]), readings=readings)
+    return read_off(C.KLOGL, sweep_params(g), numbers, paper=PAPER, seed=int(g["seed"].iloc[0]), readings=readings)
 
 
 def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow]:

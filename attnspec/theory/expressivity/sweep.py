@@ -14,7 +14,7 @@ from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import factorize, log_targets, sparse_target
 from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star
-from attnspec.theory.expressivity.fit import gaussian_sweep
+from attnspec.theory.expressivity.fit import gaussian_sweep, sweep_params
 from attnspec.theory.expressivity.params import check_params
 from attnspec.theory.expressivity.sampling import asymptotic_errors
 from attnspec.verdicts.classify import VerdictRow
@@ -250,12 +250,7 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
     from attnspec.theory.expressivity.registration import PAPER
 
     g = gaussian_sweep(sw)
-    P = {
-        "L": f"{g['L'].min()}..{g['L'].max()}",
-        "k": f"{g['k'].min()}..{g['k'].max()}",
-        "eps": float(g["eps"].iloc[0]),
-        "delta": float(g["delta"].iloc[0]),
-    }
+    P = sweep_params(g)
     numbers = {
         "below": float((g["d"] < g["L"]).sum()), "smallest": float((g["d"] / g["L"]).min()),
         "configurations": len(g), "trials": int(g["trials"].min()),
