@@ -5,7 +5,7 @@ L, the exact bisection for small L) and orthogonal, with the claims read off the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -58,7 +58,6 @@ def sweep(
     orthogonal_max_L: int = 2048,
     large_L: int = 2048,
     large_trials: int = 40,
-    progress: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """d* over a grid of (L, k).
 
@@ -84,14 +83,12 @@ def sweep(
         From this L on, ``large_trials`` draws per configuration.
     large_trials : int
         Draws per configuration from L >= ``large_L``.
-    progress : callable, optional
 
     Returns
     -------
     DataFrame, kinds ``sweep`` (one row per configuration, projection and method) and
     ``sweep_curve`` (the asymptotic success curve per configuration)
     """
-    say = progress or (lambda s: None)
     rows: list[dict[str, object]] = []
     for L in Ls:
         for k in ks:
@@ -104,36 +101,18 @@ def sweep(
             base = _configuration_columns(
                 A, L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, support=support, factorization=factorization
             )
-            say(f"sweep L={L} k={k}: asymptotic ({n} draws)")
             lam = asymptotic_errors(A, eps=eps, trials=n, factorization=factorization, seed=cfg_seed[1])
             d, lo, hi = asymptotic_d_star(lam, delta, beta)
             rows += _asymptotic_rows(base, lam, d, lo, hi, delta=delta, trials=n, seed=cfg_seed[1])
-            if L <= exact_max_L:
-                say(f"sweep L={L} k={k}: exact bisection")
+            # the exact searches: Gaussian R from the asymptotic d*, orthogonal R on L − d
+            searches = [("gaussian", cfg_seed[2], {"d_hint": d})] if L <= exact_max_L else []
+            searches += [("orthogonal", cfg_seed[3], {})] if L <= orthogonal_max_L else []
+            for projection, sd, hint in searches:
                 r = find_d_star(
-                    A,
-                    eps=eps,
-                    delta=delta,
-                    beta=beta,
-                    trials=n,
-                    factorization=factorization,
-                    seed=cfg_seed[2],
-                    d_hint=d,
-                )
-                rows.append(_exact_row(base, r, projection="gaussian", trials=n, seed=cfg_seed[2]))
-            if L <= orthogonal_max_L:
-                say(f"sweep L={L} k={k}: orthogonal")
-                r = find_d_star(
-                    A,
-                    eps=eps,
-                    delta=delta,
-                    beta=beta,
-                    trials=n,
-                    projection="orthogonal",
-                    factorization=factorization,
-                    seed=cfg_seed[3],
-                )
-                rows.append(_exact_row(base, r, projection="orthogonal", trials=n, seed=cfg_seed[3]))
+                    A, eps=eps, delta=delta, beta=beta, trials=n, projection=projection, factorization=factorization,
+                    seed=sd, **hint,
+                )  # fmt: skip
+                rows.append(_exact_row(base, r, projection=projection, trials=n, seed=sd))
     return pd.DataFrame(rows)
 
 
