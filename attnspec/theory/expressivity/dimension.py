@@ -1,7 +1,6 @@
-"""Claims about the dimension: the JL union bound over the pairs (i, j), the JL dimension
-with its constant, and whether the measured d* is below L (the width of the exact choice
-``X = (B, I)``, which has zero error).
-"""
+"""Claims about the dimension: the JL union bound over the pairs (i, j) and the JL dimension
+(read with a Chernoff ceiling, :class:`attnspec.theorem.ceiling.Ceiling`), and whether the
+measured d* is below L (the width of the exact choice ``X = (B, I)``, which has zero error)."""
 
 from __future__ import annotations
 

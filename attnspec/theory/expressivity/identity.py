@@ -1,11 +1,6 @@
-"""The construction's defining identity as its own claim (:data:`~.claims.CONSTRUCTION`).
-
-``X = (B̂1, B̂2)``, ``W_Q = I_{2d}``, ``W_K = [[0, 0], [I_d, 0]]`` give
-``X W_Q W_Kᵀ Xᵀ = (X W_Q)(X W_K)ᵀ = (B̂1, B̂2)(B̂2, 0)ᵀ = B̂1 B̂2ᵀ``: the construction is
-materialised (:func:`~.construction.construct`, float64) and the product of the three
-matrices compared with ``B1 Rᵀ R B2ᵀ`` computed directly from R. The samplers of
-:mod:`.sampling` never form X (they use this identity); here it is checked on its own.
-"""
+"""The construction's defining identity (:data:`~.claims.CONSTRUCTION`), checked on the materialised
+construction (:func:`~.construction.construct`, float64) against ``B1 Rᵀ R B2ᵀ`` computed from R:
+the samplers of :mod:`.sampling` never form X, they use this identity."""
 
 from __future__ import annotations
 

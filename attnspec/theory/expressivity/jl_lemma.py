@@ -1,10 +1,6 @@
-"""The single-vector JL lemmas of the notes against their exact laws (no Monte Carlo).
-
-Gaussian ``R = P/√d``: ``‖Ru‖²/‖u‖² ~ χ²_d/d``; orthogonal ``R = √(L/d) Qᵀ`` (Q Haar, L×d):
-``‖Ru‖²/‖u‖² = (L/d)·Beta(d/2, (L − d)/2)``. Each bound is judged at every d = 1..L (a
-geometric grid of at most 200 values): violated at the worst d if it fails anywhere,
-vacuous if it is >= 1 everywhere, else loose or holds at the d where it is tightest.
-"""
+"""The single-vector JL lemmas of the notes against their exact laws (:func:`~.bounds.exact_jl_deviation_curve`),
+at every d = 1..L (:func:`d_grid`), each decided by :class:`attnspec.theorem.tightest.ExactBound`;
+and the norm laws of the orthogonal projection, checked by Monte Carlo."""
 
 from __future__ import annotations
 

@@ -52,37 +52,17 @@ N_SEEDS = 15
 
 @dataclass
 class Measurements:
-    """What :func:`measure` returns.
+    """What :func:`measure` returns."""
 
-    Attributes
-    ----------
-    frame : DataFrame
-        The tidy table (module docstring).
-    at : dict of str to DataFrame
-        The per-trial measures (:data:`TRIAL_COLUMNS`, plus ``seed``) at ``"d_star"`` and
-        ``"d_jl"``; one row per trial.
-    lam : ndarray of shape (trials,)
-        The draws of the d → ∞ law at the run's instance.
-    A : ndarray of shape (L, L)
-    eps_jl : float
-        The notes' JL ε, δ/(√k max|B|), that guarantees ``||B − B̂||_∞ <= δ``.
-    d_jl : int
-        The JL dimension for it, ``8 ln(4L²/β) k max|B|²/δ²``.
-    seeds : list of int
-    B : ndarray of shape (L, L), the target logits
-    d_rownorm : int
-        The JL dimension with ``max‖b1_i‖²`` in place of ``k max|B|²`` (what polarisation needs).
-    """
-
-    frame: pd.DataFrame
-    at: dict[str, pd.DataFrame]
-    lam: np.ndarray
-    A: np.ndarray
-    eps_jl: float
-    d_jl: int
+    frame: pd.DataFrame  # the tidy table (module docstring)
+    at: dict[str, pd.DataFrame]  # per-trial measures (TRIAL_COLUMNS and seed) at "d_star" and "d_jl"
+    lam: np.ndarray  # (trials,), the draws of the d → ∞ law at the run's instance
+    A: np.ndarray  # (L, L)
+    eps_jl: float  # the notes' JL ε, δ/(√k max|B|)
+    d_jl: int  # the JL dimension for it, 8 ln(4L²/β) k max|B|²/δ²
     seeds: list[int]
-    B: np.ndarray | None = None
-    d_rownorm: int | None = None
+    B: np.ndarray | None = None  # (L, L), the target logits
+    d_rownorm: int | None = None  # the JL dimension with max‖b1_i‖² for k max|B|² (what polarisation needs)
 
 
 def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
