@@ -15,6 +15,7 @@ sentences beside the classifier's are rendered here, from the point's numbers.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from attnspec.theorem.cases import Scoped
 from attnspec.theorem.ceiling import Ceiling
@@ -130,46 +131,49 @@ def _rownorm_note(p: Point) -> str:
     return text
 
 
-#: The ceiling of both JL claims: each pair's exact inner-product law, Chernoff, union over the pairs.
-PAIRS_CEILING = "exact inner-product law of every pair, Chernoff, union over the L² pairs"
+def _jl_ceiling(name: str, description: str, claimed: str, before: Callable[[Point], str], **after: Any) -> Scoped:
+    """A JL claim at the notes' own d and ε, read against the union over the L² pairs of each
+    pair's exact Chernoff bound (its ceiling)."""
+    how = "exact inner-product law of every pair, Chernoff, union over the L² pairs"
+    return Scoped(
+        reading=Ceiling(
+            name, description, event="fails", claimed=claimed, log_ceiling="log_ceiling", how=how,
+            ceiling_name="Chernoff upper bound", value_name="Chernoff bound", before=before, **after,
+        ),
+        at_paper_params=True,
+    )  # fmt: skip
+
 
 JL_PAIRS = Statement(
     "expressivity.jl.pairs",
     where="notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
     statement="P(∃ i, j: |⟨R b1_i, R b2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖) <= 4 L² exp(−ε² d/8) for Gaussian R = P/√d.",
-    reading=Scoped(
-        reading=Ceiling(
-            "union-bound",
-            "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
-            "a computable upper bound on the true failure probability (the exact inner-product law "
-            "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate",
-            event="fails", claimed="claimed", log_ceiling="log_ceiling", how=PAIRS_CEILING,
-            ceiling_name="Chernoff upper bound", value_name="Chernoff bound",
-            before=lambda p: f"ε = δ/(√k max|B|) = {p.value('eps_jl'):.4g}",
-        ),
-        at_paper_params=True,
+    reading=_jl_ceiling(
+        "union-bound",
+        "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
+        "a computable upper bound on the true failure probability (the exact inner-product law "
+        "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate",
+        "claimed",
+        lambda p: f"ε = δ/(√k max|B|) = {p.value('eps_jl'):.4g}",
     ),
     source="notes p. 3",
-)  # fmt: skip
+)
 
 DIMENSION = Statement(
     "expressivity.thm1.dimension",
     where="notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
     statement="With d = 8 ln(4L²/β) k max|B|² / δ² (the JL dimension with its constant), P(‖B − B̂‖∞ > δ) <= β.",
-    reading=Scoped(
-        reading=Ceiling(
-            "jl-constant",
-            "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
-            "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
-            "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate",
-            event="fails", claimed="beta", log_ceiling="log_ceiling", how=PAIRS_CEILING,
-            ceiling_name="Chernoff upper bound", value_name="Chernoff bound",
-            before=lambda p: f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {int(p.value('d_jl'))}", after=_rownorm_note,
-        ),
-        at_paper_params=True,
+    reading=_jl_ceiling(
+        "jl-constant",
+        "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
+        "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
+        "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate",
+        "beta",
+        lambda p: f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {int(p.value('d_jl'))}",
+        after=_rownorm_note,
     ),
     source="notes p. 3",
-)  # fmt: skip
+)
 
 
 def _wider(limit: str, less: int) -> Callable[[Point], str | None]:
