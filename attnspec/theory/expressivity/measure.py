@@ -293,24 +293,9 @@ def scaling_trials(cfg: Config) -> int:
     return max(50, cfg.trials // 2)
 
 
-def scaling_rows(cfg: Config) -> list[dict[str, object]]:
-    """The rows of the δ, eps and M/m scaling sweeps of :func:`measure` for ``cfg`` (its own
-    seeds: the same rows wherever they are computed).
-
-    Parameters
-    ----------
-    cfg : Config
-        The sa-check run's validated options.
-
-    Returns
-    -------
-    list of dict
-    """
-    return _scaling(cfg, spawn_seeds(cfg.seed, N_SEEDS))
-
-
-def _scaling(cfg: Config, seeds: list[int]) -> list[dict[str, object]]:
+def _scaling_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     """d* as δ, M/m and eps vary (exact sampler) at L = min(scaling_L, L)."""
+    seeds = spawn_seeds(cfg.seed, N_SEEDS)
     Ls = min(cfg.scaling_L, cfg.L)
     ks = min(cfg.k, Ls)
 
@@ -335,7 +320,7 @@ def _scaling(cfg: Config, seeds: list[int]) -> list[dict[str, object]]:
                 trials=st, seed=sd, d_asymptotic=hint, max_abs_B=float(np.abs(B).max()), **norms,
             )
         )  # fmt: skip
-    return rows
+    return [], {"scaling_rows": rows}
 
 
 #: The held-out tests of the scaling fits: the constant is fitted on the scaling points in
@@ -414,41 +399,20 @@ def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> 
 HYPOTHESES_MAX_L = 256
 
 
-def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str, object]]:
-    """The two row-only sparsity rows (row and column factorization; :mod:`.hypotheses`),
-    on their own seeds: the same rows wherever they are computed.
-
-    Parameters
-    ----------
-    cfg : Config
-        The sa-check run's validated options.
-    seeds : list of int, optional
-        The run's child seeds (default: spawned from ``cfg.seed``).
-
-    Returns
-    -------
-    list of dict
-    """
+def _row_only_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    """The two row-only sparsity rows (row and column factorization; :mod:`.hypotheses`)."""
     from attnspec.theory.expressivity.hypotheses import row_only_test
 
-    seeds = spawn_seeds(cfg.seed, N_SEEDS) if seeds is None else seeds
-    return [
+    seeds, Lh = spawn_seeds(cfg.seed, N_SEEDS), min(cfg.L, HYPOTHESES_MAX_L)
+    rows = [
         row_only_test(
-            L=min(cfg.L, HYPOTHESES_MAX_L),
-            k=min(cfg.k, HYPOTHESES_MAX_L),
-            m=cfg.m,
-            M=cfg.M,
-            eps=cfg.eps,
-            delta=cfg.delta,
-            beta=cfg.beta,
-            trials=cfg.trials,
-            factorization=f,
-            seed_A=seeds[SEED_HYP_A],
-            seed_fit=seeds[SEED_HYP_FIT],
+            L=Lh, k=min(cfg.k, HYPOTHESES_MAX_L), m=cfg.m, M=cfg.M, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta,
+            trials=cfg.trials, factorization=f, seed_A=seeds[SEED_HYP_A], seed_fit=seeds[SEED_HYP_FIT],
             seed_test=seeds[SEED_HYP_TEST],
         )
         for f in ("row", "column")
-    ]
+    ]  # fmt: skip
+    return [], {"row_only_rows": rows}
 
 
 def _instance(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
@@ -475,10 +439,6 @@ def _at_d_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str,
     return [], {"at_rows": rows, "at": at}
 
 
-def _scaling_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
-    return [], {"scaling_rows": scaling_rows(cfg)}
-
-
 def _heldout_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta` (p = 1, as
     in the notes) and :func:`heldout_eps`, each on its own fresh seed."""
@@ -490,10 +450,6 @@ def _heldout_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[s
         heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
     ]
     return [], {"heldout_rows": rows}
-
-
-def _row_only_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
-    return [], {"row_only_rows": row_only_rows(cfg)}
 
 
 def _ratio_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
