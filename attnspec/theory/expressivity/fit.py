@@ -22,17 +22,8 @@ from attnspec.theory.expressivity.registration import PAPER
 from attnspec.verdicts.classify import VerdictRow
 
 
-def loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
-    """Least-squares slope of log y on log x with a 95% t interval.
-
-    Parameters
-    ----------
-    x, y : arrays of shape (n,), positive, n >= 3
-
-    Returns
-    -------
-    (slope, low, high) : floats
-    """
+def _loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Least-squares slope of log y on log x with a 95% t interval."""
     from scipy import stats as sps
 
     res = sps.linregress(np.log(x), np.log(y))
@@ -102,7 +93,7 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
     # each exact d* is only known to its bisection bracket (d_low, d]: the slopes of the
     # extreme end points bound the exponent
     numbers = {
-        "p": loglog_slope(x, np.sqrt(dhi * dlo))[0], "p_low": math.log(dlo[0] / dhi[-1]) / span,
+        "p": _loglog_slope(x, np.sqrt(dhi * dlo))[0], "p_low": math.log(dlo[0] / dhi[-1]) / span,
         "p_high": math.log(dhi[0] / dlo[-1]) / span, "trials": int(sd["trials"].iloc[0]),
         "d_delta_large": dhi[-1] * sd["delta"].iloc[-1], "d_delta_small": dhi[0] * sd["delta"].iloc[0],
     }  # fmt: skip

@@ -239,23 +239,10 @@ def _at_d(
     return rows, at
 
 
-def scaling_d_star(
+def _scaling_d_star(
     A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, factorization: str, seed: int
 ) -> tuple[DStar, int]:
-    """d* of one scaling point: the asymptotic hint, then the exact bisection to 2^(1/16).
-
-    Parameters
-    ----------
-    A : array of shape (L, L)
-    eps, delta, beta : float
-    trials : int
-    factorization : str
-    seed : int, used for both the hint and the bisection
-
-    Returns
-    -------
-    (DStar, hint) : the exact search and the asymptotic d* it started from
-    """
+    """d* of one scaling point: the asymptotic hint, then the exact bisection to 2^(1/16)."""
     lam = asymptotic_errors(A, eps=eps, trials=trials, factorization=factorization, seed=seed)
     hint = asymptotic_d_star(lam, delta, beta)[0]
     r = find_d_star(
@@ -278,18 +265,8 @@ M_RATIOS = (1.0, 4.0, 16.0, 64.0)
 EPS_FACTORS = (0.5, 1e-1, 1e-2, 1e-3, 1e-4)
 
 
-def scaling_trials(cfg: Config) -> int:
-    """Trials per scaling point: half the run's, at least 50.
-
-    Parameters
-    ----------
-    cfg : Config
-        The sa-check run's validated options.
-
-    Returns
-    -------
-    int
-    """
+def _scaling_trials(cfg: Config) -> int:
+    """Trials per scaling point: half the run's, at least 50."""
     return max(50, cfg.trials // 2)
 
 
@@ -302,14 +279,14 @@ def _scaling_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[s
     def target(M: float) -> np.ndarray:
         return sparse_target(Ls, ks, m=cfg.m, M=M, support=cfg.support, seed=seeds[SEED_SCALING_A])
 
-    As, st, sd = target(cfg.M), scaling_trials(cfg), seeds[SEED_SCALING]
+    As, st, sd = target(cfg.M), _scaling_trials(cfg), seeds[SEED_SCALING]
     # (kind, A, eps, δ, the row's own columns) of every scaling point, in the frame's order
     points = [("scaling_delta", As, cfg.eps, x, {"delta": x}) for x in [cfg.delta * f for f in DELTA_FACTORS]]
     points += [("scaling_M", target(cfg.m * r), cfg.eps, cfg.delta, {"M": cfg.m * r, "M_over_m": r}) for r in M_RATIOS]
     points += [("scaling_eps", As, x, cfg.delta, {"eps": x}) for x in [cfg.m * f for f in EPS_FACTORS]]
     rows: list[dict[str, object]] = []
     for kind, A, eps, delta, own in points:
-        r, hint = scaling_d_star(
+        r, hint = _scaling_d_star(
             A, eps=eps, delta=delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
         )
         B = log_targets(A, eps)
@@ -333,7 +310,7 @@ def _heldout(
     cfg: Config, As: np.ndarray, *, d: int, eps: float, delta: float, seed: int, **own: object
 ) -> dict[str, object]:
     """One ``heldout`` row: fresh draws of the construction at width ``d``, failures of ``‖B − B̂‖∞ <= δ``."""
-    st = scaling_trials(cfg)
+    st = _scaling_trials(cfg)
     err = sample_errors(As, d, eps=eps, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)
     return row(
         "heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), eps=eps, delta=delta, d=d, **own,
@@ -372,20 +349,9 @@ def heldout_delta(
     )  # fmt: skip
 
 
-def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
+def _heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
     """Test "d does not depend on eps" (M = max A): the d* at eps = 0.5 m, drawn again at
     eps = 1e-4 m with ``seed`` (:data:`HELDOUT_EPS`).
-
-    Parameters
-    ----------
-    cfg : Config
-    As : array of shape (Ls, Ls), the scaling sweep's matrix
-    frame : DataFrame with the ``scaling_eps`` rows
-    seed : int, independent of the scaling sweep's
-
-    Returns
-    -------
-    dict, one ``heldout`` row
     """
     se = frame.query("kind == 'scaling_eps'")
     e_train, e_test = HELDOUT_EPS["train"] * cfg.m, HELDOUT_EPS["test"] * cfg.m
@@ -441,13 +407,13 @@ def _at_d_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str,
 
 def _heldout_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta` (p = 1, as
-    in the notes) and :func:`heldout_eps`, each on its own fresh seed."""
+    in the notes) and :func:`_heldout_eps`, each on its own fresh seed."""
     frame, seeds = pd.DataFrame(tables["scaling_rows"]), spawn_seeds(cfg.seed, N_SEEDS)
     Ls = min(cfg.scaling_L, cfg.L)
     As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
     rows = [
         heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
-        heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
+        _heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
     ]
     return [], {"heldout_rows": rows}
 

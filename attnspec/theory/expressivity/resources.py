@@ -72,19 +72,9 @@ def _largest_L(cfg: RunSize) -> tuple[str, int]:
     return ("--L", cfg.L) if cfg.L >= sweep_max else ("--sweep-L", sweep_max)
 
 
-def memory_parts(cfg: RunSize) -> dict[str, float]:
+def _memory_parts(cfg: RunSize) -> dict[str, float]:
     """Bytes the run holds at its peak, per option that drives them (upper-end model,
     module docstring): the largest L, ``--trials`` and ``--sweep-trials``.
-
-    Parameters
-    ----------
-    cfg : RunSize
-        The run's sizes (its config).
-
-    Returns
-    -------
-    dict of str to float
-        Option → bytes.
     """
     opt, L = _largest_L(cfg)
     configs = len(cfg.grid_L) * len(cfg.grid_k)
@@ -157,7 +147,7 @@ def check_resources(cfg: RunSize) -> None:
             f"d must be <= 2^44 = {MAX_MEASURED_DIMENSION} (the float32 products of the exact sampler "
             f"resolve the draws of a larger d no more), got d={cfg.d}"
         )
-    parts = memory_parts(cfg)
+    parts = _memory_parts(cfg)
     check_memory(max(parts, key=parts.get), sum(parts.values()))  # named by the option that drives it
     secs = seconds_estimate(cfg)
     if secs > MAX_SECONDS:

@@ -20,23 +20,8 @@ from attnspec.theory.expressivity.sampling import asymptotic_errors
 from attnspec.verdicts.classify import VerdictRow
 
 
-def config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
-    """Independent seeds for configuration (L, k) of a sweep, derived from the run seed.
-
-    Parameters
-    ----------
-    seed : int
-        The run's seed.
-    L, k : int
-        The configuration.
-    count : int
-        How many seeds.
-
-    Returns
-    -------
-    list of int
-        Seeds in [0, 2**63).
-    """
+def _config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
+    """Independent seeds for configuration (L, k) of a sweep, derived from the run seed."""
     ss = np.random.SeedSequence([int(seed), int(L), int(k)])
     return [int(x >> 1) for x in ss.generate_state(count, dtype=np.uint64)]
 
@@ -74,7 +59,7 @@ def sweep(
     eps, delta, m, M, beta : float
     trials : int, draws per configuration
     support, factorization : str
-    seed : int; each configuration's seeds come from (seed, L, k) (:func:`config_seeds`)
+    seed : int; each configuration's seeds come from (seed, L, k) (:func:`_config_seeds`)
     exact_max_L : int
         Largest L at which the exact bisection checks the asymptotic law (Gaussian R).
     orthogonal_max_L : int
@@ -96,7 +81,7 @@ def sweep(
                 continue
             check_params(L=L, k=k, m=m, M=M, eps=eps, delta=delta, beta=beta)
             n = trials if L < large_L else min(trials, large_trials)
-            cfg_seed = config_seeds(seed, L, k, 4)
+            cfg_seed = _config_seeds(seed, L, k, 4)
             A = sparse_target(L, k, m=m, M=M, support=support, seed=cfg_seed[0])
             base = _configuration_columns(
                 A, L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, support=support, factorization=factorization
