@@ -83,9 +83,9 @@ def sweep(
             n = trials if L < large_L else min(trials, large_trials)
             cfg_seed = _config_seeds(seed, L, k, 4)
             A = sparse_target(L, k, m=m, M=M, support=support, seed=cfg_seed[0])
-            base = _configuration_columns(
-                A, L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, support=support, factorization=factorization
-            )
+            params = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "support": support,
+                      "factorization": factorization}  # fmt: skip
+            base = _configuration_columns(A, params)
             lam = asymptotic_errors(A, eps=eps, trials=n, factorization=factorization, seed=cfg_seed[1])
             d, lo, hi = asymptotic_d_star(lam, delta, beta)
             rows += _asymptotic_rows(base, lam, d, lo, hi, delta=delta, trials=n, seed=cfg_seed[1])
@@ -101,95 +101,36 @@ def sweep(
     return pd.DataFrame(rows)
 
 
-def _configuration_columns(
-    A: np.ndarray,
-    *,
-    L: int,
-    k: int,
-    eps: float,
-    delta: float,
-    m: float,
-    M: float,
-    beta: float,
-    support: str,
-    factorization: str,
-) -> dict[str, object]:
-    """The columns every row of configuration (L, k) shares: its parameters and the sizes of B = log(A/eps)."""
-    B = log_targets(A, eps)
-    B1, B2 = factorize(B, factorization)
+def _configuration_columns(A: np.ndarray, params: dict[str, object]) -> dict[str, object]:
+    """The columns every row of one configuration shares: its parameters and the sizes of B = log(A/eps)."""
+    B = log_targets(A, params["eps"])
+    B1, B2 = factorize(B, params["factorization"])
     rn = float(np.linalg.norm(B1, axis=1).max() * np.linalg.norm(B2, axis=1).max())
-    return {
-        "kind": "sweep",
-        "L": L,
-        "k": k,
-        "eps": eps,
-        "delta": delta,
-        "m": m,
-        "M": M,
-        "beta": beta,
-        "support": support,
-        "factorization": factorization,
-        "max_abs_B": float(np.abs(B).max()),
-        "max_row_norm": rn,
-        "k_log_L": k * math.log(L),
-    }
+    k_log_L = params["k"] * math.log(params["L"])
+    return {"kind": "sweep", **params, "max_abs_B": float(np.abs(B).max()), "max_row_norm": rn, "k_log_L": k_log_L}
 
 
 def _asymptotic_rows(
-    base: dict[str, object],
-    lam: np.ndarray,
-    d: int,
-    lo: float,
-    hi: float,
-    *,
-    delta: float,
-    trials: int,
-    seed: int,
+    base: dict[str, object], lam: np.ndarray, d: int, lo: float, hi: float, *, delta: float, trials: int, seed: int
 ) -> list[dict[str, object]]:
     """The asymptotic d* of one configuration with its interval, then its success curve (``sweep_curve``)."""
-    rows: list[dict[str, object]] = [
-        {
-            **base,
-            "projection": "gaussian",
-            "method": "asymptotic",
-            "d": d,
-            "ci_low": lo,
-            "ci_high": hi,
-            "trials": trials,
-            "seed": seed,
-        }
-    ]
+    law = {"projection": "gaussian", "method": "asymptotic"}
+    rows = [{**base, **law, "d": d, "ci_low": lo, "ci_high": hi, "trials": trials, "seed": seed}]
     for dd in np.unique(np.geomspace(max(1, d // 3), d * 2, 24).astype(int)):
         ci = clopper_pearson(int(np.sum(lam <= delta * math.sqrt(dd))), trials)
         rows.append(
-            {
-                **base,
-                "kind": "sweep_curve",
-                "projection": "gaussian",
-                "method": "asymptotic",
-                "d": int(dd),
-                "estimate": ci.estimate,
-                "ci_low": ci.low,
-                "ci_high": ci.high,
-                "trials": trials,
-                "seed": seed,
-            }
-        )
+            {**base, "kind": "sweep_curve", **law, "d": int(dd), "estimate": ci.estimate, "ci_low": ci.low,
+             "ci_high": ci.high, "trials": trials, "seed": seed}
+        )  # fmt: skip
     return rows
 
 
 def _exact_row(base: dict[str, object], r: DStar, *, projection: str, trials: int, seed: int) -> dict[str, object]:
     """The row of one exact d* search of a configuration: d* and the lower end of its bracket."""
     return {
-        **base,
-        "projection": projection,
-        "method": "exact",
-        "d": r.d_star,
-        "d_low": r.d_low,
-        "success": r.success,
-        "trials": trials,
-        "seed": seed,
-    }
+        **base, "projection": projection, "method": "exact", "d": r.d_star, "d_low": r.d_low, "success": r.success,
+        "trials": trials, "seed": seed,
+    }  # fmt: skip
 
 
 def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
