@@ -265,6 +265,13 @@ M_RATIOS = (1.0, 4.0, 16.0, 64.0)
 EPS_FACTORS = (0.5, 1e-1, 1e-2, 1e-3, 1e-4)
 
 
+def _scaling_target(cfg: Config, M: float) -> np.ndarray:
+    """The scaling sweeps' A at L = min(scaling_L, L), with largest entry M, on its own seed."""
+    Ls = min(cfg.scaling_L, cfg.L)
+    seed = spawn_seeds(cfg.seed, N_SEEDS)[SEED_SCALING_A]
+    return sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=M, support=cfg.support, seed=seed)
+
+
 def _scaling_trials(cfg: Config) -> int:
     """Trials per scaling point: half the run's, at least 50."""
     return max(50, cfg.trials // 2)
@@ -276,13 +283,13 @@ def _scaling_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[s
     Ls = min(cfg.scaling_L, cfg.L)
     ks = min(cfg.k, Ls)
 
-    def target(M: float) -> np.ndarray:
-        return sparse_target(Ls, ks, m=cfg.m, M=M, support=cfg.support, seed=seeds[SEED_SCALING_A])
-
-    As, st, sd = target(cfg.M), _scaling_trials(cfg), seeds[SEED_SCALING]
+    As, st, sd = _scaling_target(cfg, cfg.M), _scaling_trials(cfg), seeds[SEED_SCALING]
     # (kind, A, eps, δ, the row's own columns) of every scaling point, in the frame's order
     points = [("scaling_delta", As, cfg.eps, x, {"delta": x}) for x in [cfg.delta * f for f in DELTA_FACTORS]]
-    points += [("scaling_M", target(cfg.m * r), cfg.eps, cfg.delta, {"M": cfg.m * r, "M_over_m": r}) for r in M_RATIOS]
+    points += [
+        ("scaling_M", _scaling_target(cfg, cfg.m * r), cfg.eps, cfg.delta, {"M": cfg.m * r, "M_over_m": r})
+        for r in M_RATIOS
+    ]
     points += [("scaling_eps", As, x, cfg.delta, {"eps": x}) for x in [cfg.m * f for f in EPS_FACTORS]]
     rows: list[dict[str, object]] = []
     for kind, A, eps, delta, own in points:
@@ -408,9 +415,7 @@ def _at_d_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str,
 def _heldout_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta` (p = 1, as
     in the notes) and :func:`_heldout_eps`, each on its own fresh seed."""
-    frame, seeds = pd.DataFrame(tables["scaling_rows"]), spawn_seeds(cfg.seed, N_SEEDS)
-    Ls = min(cfg.scaling_L, cfg.L)
-    As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
+    frame, seeds, As = pd.DataFrame(tables["scaling_rows"]), spawn_seeds(cfg.seed, N_SEEDS), _scaling_target(cfg, cfg.M)
     rows = [
         heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
         _heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
