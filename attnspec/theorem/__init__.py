@@ -15,6 +15,7 @@ The names (imported on first use, so that the registries stay light)::
     ExactLaw, Measure                                      # attnspec.theorem.declare
     ExactBound, tightest_rows                              # attnspec.theorem.tightest
     Cases, Scoped                                          # attnspec.theorem.cases
+    Ceiling                                                # attnspec.theorem.ceiling
     run_check                                              # attnspec.theorem.runner
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
     Group, Keep, run_groups                                # attnspec.theorem.groups
@@ -45,6 +46,7 @@ _API: dict[str, str] = {
     "ExactBound": "attnspec.theorem.tightest",
     "Cases": "attnspec.theorem.cases",
     "Scoped": "attnspec.theorem.cases",
+    "Ceiling": "attnspec.theorem.ceiling",
     "run_check": "attnspec.theorem.runner",
     "fork_map": "attnspec.theorem.fork",
     "Forked": "attnspec.theorem.fork",

@@ -165,14 +165,6 @@ def test_a_straddling_interval_is_not_called_below_the_claim() -> None:
     assert "CI [0.04642, 0.1267] <= claimed" not in d.reason
 
 
-def test_a_chernoff_bound_is_not_called_exact() -> None:
-    from attnspec.theory.expressivity.dimension import _chernoff_words
-
-    d = classify_probability(claimed=0.1, failures=0, trials=40, exact=2.696e-21)
-    assert "vs exact" in d.reason
-    assert "exact" not in _chernoff_words(d.reason, 2.696e-21).replace("Chernoff", "")
-
-
 def test_secondary_readings_do_not_decide_but_are_named() -> None:
     rows = [
         VerdictRow(

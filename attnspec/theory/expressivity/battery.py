@@ -1,14 +1,9 @@
 """The ``sa-check`` battery: ``config_from_options → run(config) → BatteryResult``.
 
-``run`` measures one instance (:mod:`.measure`), sweeps the (L, k) grid (:mod:`.sweep`) and
-builds the error-map instance as claim groups of :func:`attnspec.theorem.groups.run_groups`
-(those that need nothing from the instance in a second process with ``jobs = 2``), fits d*
-(:mod:`.fit`), and turns the measurements into verdict rows keyed on the claim ids of :mod:`.claims`, each decided by the one classifier
-(:mod:`attnspec.verdicts.classify`).
-
-Tables: ``sa`` (every measurement, ``kind`` first) and ``error_map`` (one instance entry
-by entry); the verdict rows are the result's ``verdicts``.
-"""
+``run`` computes the claim groups (one instance's measurements, :mod:`.measure`; the (L, k)
+sweep, :mod:`.sweep`; the error map) with :func:`attnspec.theorem.groups.run_groups`, fits d*
+(:mod:`.fit`), and reads the claims of :mod:`.claims` off the measurements. Tables: ``sa``
+(every measurement, ``kind`` first) and ``error_map``; the verdict rows are ``verdicts``."""
 
 from __future__ import annotations
 
@@ -86,30 +81,13 @@ def verdicts_of_instance(cfg: Config, ms: Measurements) -> list[VerdictRow]:
     )
     out += check_on_support(trials, M=cfg.M, m=cfg.m, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star)
     out += check_off_support(
-        trials,
-        L=cfg.L,
-        k=cfg.k,
-        m=cfg.m,
-        eps=cfg.eps,
-        delta=cfg.delta,
-        params={**P, "d": dstar},
-        seed=sd_star,
+        trials, L=cfg.L, k=cfg.k, m=cfg.m, eps=cfg.eps, delta=cfg.delta, params={**P, "d": dstar}, seed=sd_star,
         A_seed=ms.seeds[SEED_A],
-    )
+    )  # fmt: skip
     out += check_jl_dimension(
-        at["d_jl"],
-        B=ms.B,
-        L=cfg.L,
-        d_jl=ms.d_jl,
-        eps_jl=ms.eps_jl,
-        delta=cfg.delta,
-        beta=cfg.beta,
-        d_star=dstar,
-        params=P,
-        seed=sd_jl,
-        factorization=cfg.factorization,
-        d_rownorm=ms.d_rownorm,
-    )
+        at["d_jl"], B=ms.B, L=cfg.L, d_jl=ms.d_jl, eps_jl=ms.eps_jl, delta=cfg.delta, beta=cfg.beta, d_star=dstar,
+        params=P, seed=sd_jl, factorization=cfg.factorization, d_rownorm=ms.d_rownorm,
+    )  # fmt: skip
     for proj, dd, sd in (("gaussian", dstar, ms.seeds[SEED_GAUSS]), ("orthogonal", dorth, ms.seeds[SEED_ORTH])):
         out += check_width(dd, L=cfg.L, k=cfg.k, projection=proj, params=P, trials=cfg.trials, seed=sd)
     out += check_stated_measured(frame, eps=cfg.eps, delta=cfg.delta, M=cfg.M)

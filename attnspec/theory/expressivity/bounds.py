@@ -131,20 +131,8 @@ def exact_jl_deviation(L: int, d: int, eps_jl: float, projection: str = "gaussia
     -------
     float, the probability
     """
-    from scipy import stats as sps
-
     check_int("d", d, 1)
-    check_range("eps_jl", eps_jl, low=0, low_open=True)
-    if projection == "gaussian":
-        return float(sps.chi2.cdf(d * (1 - eps_jl), d) + sps.chi2.sf(d * (1 + eps_jl), d))
-    check_choice("projection", projection, PROJECTIONS)
-    if d > L:
-        raise InputError(f"d must be in [1, L={L}] for orthogonal projections, got d={d}")
-    if d == L:
-        return 0.0 if eps_jl > 0 else 1.0
-    law = sps.beta(d / 2, (L - d) / 2)
-    s = d / L if scaled else 1.0  # P(|X/s − 1| >= ε) = P(X <= s(1 − ε)) + P(X >= s(1 + ε))
-    return float(law.cdf(s * (1 - eps_jl)) + law.sf(s * (1 + eps_jl)))
+    return float(exact_jl_deviation_curve(L, np.array([d]), eps_jl, projection, scaled=scaled)[0])
 
 
 def exact_jl_deviation_curve(
@@ -172,7 +160,7 @@ def exact_jl_deviation_curve(
     if projection == "gaussian":
         return sps.chi2.cdf(d * (1 - eps_jl), d) + sps.chi2.sf(d * (1 + eps_jl), d)
     if np.any(d > L) or np.any(d < 1):
-        raise InputError(f"d must be in [1, L={L}] for orthogonal projections")
+        raise InputError(f"d must be in [1, L={L}] for orthogonal projections, got d={d[(d > L) | (d < 1)][0]:g}")
     out = np.zeros_like(d)
     below = d < L  # d = L: the ratio is exactly 1 (scaled) -> probability 0
     a, b = d[below] / 2, (L - d[below]) / 2

@@ -9,22 +9,22 @@ reduction does to the normalised attention), ``notes`` (formulas printed in the 
 Each claim is declared with :mod:`attnspec.theorem` (a ``Statement``: its readings and how
 each is decided) and decided by the runner: the claim modules measure, and hand each measured
 point (its parameters, seed and numbers) to :func:`attnspec.theorem.measured.read_off`; the
-sentences beside the classifier's are rendered here, from the point's numbers. The JL union
-bound, the JL dimension and the literal off-S reading still build their rows in their modules
-(:data:`JL_PAIRS`, :data:`DIMENSION`).
+sentences beside the classifier's are rendered here, from the point's numbers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from attnspec.theorem.cases import Scoped
+from attnspec.theorem.ceiling import Ceiling
 from attnspec.theorem.declare import Claim as Statement
 from attnspec.theorem.measured import Bound, Noted, Number, Unmet
 from attnspec.theorem.readings import Identity, Point, Probability
 from attnspec.theorem.readings import Reading as Declared
 from attnspec.theorem.tightest import ExactBound
-from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
+from attnspec.verdicts.registry import register, register_short_names
 
 COMMAND = "sa-check"
 
@@ -119,35 +119,59 @@ SAN_MASS = Statement(
     ),
 )  # fmt: skip
 
-JL_PAIRS = Claim(
-    "expressivity.jl.pairs",
-    "notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
-    "P(∃ i, j: |⟨R b1_i, R b2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖) <= 4 L² exp(−ε² d/8) for Gaussian R = P/√d.",
-    (
-        Reading(
-            "union-bound",
-            "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
-            "a computable upper bound on the true failure probability (the exact inner-product law "
-            "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate",
+
+def _rownorm_note(p: Point) -> str:
+    d_jl, d_rownorm = p.value("d_jl"), p.value("d_rownorm")
+    text = f"d_JL / d* = {d_jl / p.value('d_star'):.3g}"
+    if d_rownorm:  # the dimension polarisation needs, where measured
+        text += (
+            f"; with max‖b_i‖² (what polarisation needs) in place of k max|B|² the dimension would be "
+            f"{int(d_rownorm)} ({d_jl / d_rownorm:.3g}× smaller)"
+        )
+    return text
+
+
+def _jl_ceiling(name: str, description: str, claimed: str, before: Callable[[Point], str], **after: Any) -> Scoped:
+    """A JL claim at the notes' own d and ε, read against the union over the L² pairs of each
+    pair's exact Chernoff bound (its ceiling)."""
+    how = "exact inner-product law of every pair, Chernoff, union over the L² pairs"
+    return Scoped(
+        reading=Ceiling(
+            name, description, event="fails", claimed=claimed, log_ceiling="log_ceiling", how=how,
+            ceiling_name="Chernoff upper bound", value_name="Chernoff bound", before=before, **after,
         ),
+        at_paper_params=True,
+    )  # fmt: skip
+
+
+JL_PAIRS = Statement(
+    "expressivity.jl.pairs",
+    where="notes p. 3, JL lemma + polarisation + union bound over the pairs (i, j)",
+    statement="P(∃ i, j: |⟨R b1_i, R b2_j⟩ − ⟨b1_i, b2_j⟩| > ε‖b1_i‖‖b2_j‖) <= 4 L² exp(−ε² d/8) for Gaussian R = P/√d.",
+    reading=_jl_ceiling(
+        "union-bound",
+        "at the notes' d = d_JL with the notes' ε = δ/(√k max|B|): 4 L² exp(−ε² d/8) against "
+        "a computable upper bound on the true failure probability (the exact inner-product law "
+        "of each pair, Chernoff, summed over the L² pairs), with the Monte Carlo rate",
+        "claimed",
+        lambda p: f"ε = δ/(√k max|B|) = {p.value('eps_jl'):.4g}",
     ),
-    COMMAND,
     source="notes p. 3",
 )
 
-DIMENSION = Claim(
+DIMENSION = Statement(
     "expressivity.thm1.dimension",
-    "notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
-    "With d = 8 ln(4L²/β) k max|B|² / δ² (the JL dimension with its constant), P(‖B − B̂‖∞ > δ) <= β.",
-    (
-        Reading(
-            "jl-constant",
-            "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
-            "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
-            "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate",
-        ),
+    where="notes p. 3, the dimension that guarantees ‖B − B̂‖∞ <= ε'",
+    statement="With d = 8 ln(4L²/β) k max|B|² / δ² (the JL dimension with its constant), P(‖B − B̂‖∞ > δ) <= β.",
+    reading=_jl_ceiling(
+        "jl-constant",
+        "at d = d_JL = 8 ln(4L²/β) k max|B|²/δ² (k max|B|² bounds max‖b1_i‖², as in the "
+        "notes): β against a computable upper bound on the true P(‖B − B̂‖∞ > δ) (union over "
+        "the pairs of the Chernoff bound of each pair's exact law), with the Monte Carlo rate",
+        "beta",
+        lambda p: f"d_JL = 8 ln(4L²/β) k max|B|²/δ² = {int(p.value('d_jl'))}",
+        after=_rownorm_note,
     ),
-    COMMAND,
     source="notes p. 3",
 )
 
@@ -659,7 +683,7 @@ CLAIMS = (
     ASYMPTOTIC,
     HYPOTHESES,
 )
-register(*(c.registered(COMMAND) if isinstance(c, Statement) else c for c in CLAIMS))
+register(*(c.registered(COMMAND) for c in CLAIMS))
 # names for one-screen tables, where the claim's name is long
 register_short_names(
     {

@@ -54,38 +54,12 @@ def _int_list(name: str, value: Any) -> tuple[int, ...]:
 
 @dataclass
 class Config:
-    """Parameters of one ``sa-check`` run (the CLI options, dashes as underscores).
+    """Parameters of one ``sa-check`` run: its options (:data:`attnspec.options.checks.SA_CHECK`,
+    where each is described with its range), dashes as underscores, and ``scaling_L``.
 
-    Parameters
-    ----------
-    L, k : int
-        A is L×L with exactly k nonzeros per row, ``2 <= L``, ``1 <= k <= L``.
-    eps, delta, m, M, beta : float
-        ``B = log(A/eps)``; target ``||B − B̂||_∞ <= delta``; entries in ``[m, M]``; d* is
-        the least d with success >= 1 − beta.
-    trials : int
-        Monte Carlo trials per d, >= 10.
-    support, factorization : str
-        See :data:`~attnspec.theory.expressivity.params.SUPPORTS` and ``FACTORIZATIONS``.
-    seed : int
-    scaling_L : int
-        Size of the δ, eps and M/m scaling sweeps (exact sampler), >= 2.
-    d : int, optional
-        Also measure every error at this d.
-    sweep : bool
-        Use the full grid :data:`FULL_SWEEP_L` × :data:`FULL_SWEEP_K` instead of
-        ``sweep_L`` × ``sweep_k``.
-    sweep_L, sweep_k : tuple of int
-        The (L, k) grid of the d* vs k log L sweep; every k must be <= the largest L.
-    sweep_trials : int
-        Draws per sweep configuration (40 from L >= 2048), >= 10.
-    threads : int
-        torch CPU threads during the run, >= 1.
-    jobs : int
-        Processes, 1 or 2: with 2 (and at least two cores available) the scaling sweeps,
-        the row-only hypotheses and the (L, k) sweep run in a second process while the main
-        one measures the instance. Every part draws from its own seed: the tables are the
-        same for 1 and 2.
+    With ``sweep`` the (L, k) sweep runs the full grid :data:`FULL_SWEEP_L` × :data:`FULL_SWEEP_K`
+    instead of ``sweep_L`` × ``sweep_k``. Every part of the run draws from its own seed, so the
+    tables are the same for ``jobs`` 1 and 2.
     """
 
     L: int = _default("L")

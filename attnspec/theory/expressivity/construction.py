@@ -153,7 +153,7 @@ def projection_matrix(
     projection : {"gaussian", "orthogonal"}
         ``gaussian``: i.i.d. N(0, 1/d). ``orthogonal``: ``sqrt(L/d) Qᵀ`` with Q (L×d) the
         Q factor of a Gaussian matrix, sign-fixed so that Q is Haar; needs d <= L. (The
-        notes write R^ort = Q without the scale; see :mod:`.orthogonal`.)
+        notes write R^ort = Q without the scale: :data:`~.claims.JL_ORTH_NORM`.)
     seed : int or generator
     dtype : torch dtype
 
@@ -177,17 +177,7 @@ def projection_matrix(
 
 @dataclass
 class Construction:
-    """The output of :func:`construct`; arrays are float64 torch tensors.
-
-    Attributes
-    ----------
-    X : (L, 2d)
-    W_Q, W_K : (2d, 2d)
-    R : (d, L)
-    B, B1, B2 : (L, L)
-    eps : float
-    d : int
-    """
+    """The output of :func:`construct`; arrays are float64 torch tensors."""
 
     X: torch.Tensor  # (L, 2d)
     W_Q: torch.Tensor  # (2d, 2d)

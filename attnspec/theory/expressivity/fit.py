@@ -22,17 +22,8 @@ from attnspec.theory.expressivity.registration import PAPER
 from attnspec.verdicts.classify import VerdictRow
 
 
-def loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
-    """Least-squares slope of log y on log x with a 95% t interval.
-
-    Parameters
-    ----------
-    x, y : arrays of shape (n,), positive, n >= 3
-
-    Returns
-    -------
-    (slope, low, high) : floats
-    """
+def _loglog_slope(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Least-squares slope of log y on log x with a 95% t interval."""
     from scipy import stats as sps
 
     res = sps.linregress(np.log(x), np.log(y))
@@ -54,7 +45,7 @@ def fit_d_star(sw: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame with one row per model: kind = "fit", model, C, r2, max_rel_residual, n
     """
-    g = sw[(sw["kind"] == "sweep") & (sw["projection"] == "gaussian") & (sw["method"] == "asymptotic")]
+    g = gaussian_sweep(sw)
     y = g["d"].to_numpy().astype(float)
     models = {
         "k log L": g["k_log_L"].to_numpy(),
@@ -102,7 +93,7 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
     # each exact d* is only known to its bisection bracket (d_low, d]: the slopes of the
     # extreme end points bound the exponent
     numbers = {
-        "p": loglog_slope(x, np.sqrt(dhi * dlo))[0], "p_low": math.log(dlo[0] / dhi[-1]) / span,
+        "p": _loglog_slope(x, np.sqrt(dhi * dlo))[0], "p_low": math.log(dlo[0] / dhi[-1]) / span,
         "p_high": math.log(dhi[0] / dlo[-1]) / span, "trials": int(sd["trials"].iloc[0]),
         "d_delta_large": dhi[-1] * sd["delta"].iloc[-1], "d_delta_small": dhi[0] * sd["delta"].iloc[0],
     }  # fmt: skip
@@ -128,7 +119,18 @@ def check_stated_measured(frame: pd.DataFrame, *, eps: float, delta: float, M: f
     )
 
 
-def _sweep_params(g: pd.DataFrame) -> dict:
+def sweep_params(g: pd.DataFrame) -> dict:
+    """The parameters of the rows read off a sweep: its ranges of L and k, its eps and δ.
+
+    Parameters
+    ----------
+    g : pandas.DataFrame
+        :func:`gaussian_sweep` of the sweep.
+
+    Returns
+    -------
+    dict
+    """
     return {
         "L": f"{g['L'].min()}..{g['L'].max()}",
         "k": f"{g['k'].min()}..{g['k'].max()}",
@@ -192,7 +194,7 @@ def check_klogl_measured(sw: pd.DataFrame, fits: pd.DataFrame) -> list[VerdictRo
         for q, model in C.OTHER_FITS:
             numbers |= {f"C_{q}": by[model].C, f"r2_{q}": by[model].r2}
         readings.append("ls-fit")
-    return read_off(C.KLOGL, _sweep_params(g), numbers, paper=PAPER, seed=int(g["seed"].iloc[0]), readings=readings)
+    return read_off(C.KLOGL, sweep_params(g), numbers, paper=PAPER, seed=int(g["seed"].iloc[0]), readings=readings)
 
 
 def check_stated_heldout(frame: pd.DataFrame, *, beta: float) -> list[VerdictRow]:

@@ -1,11 +1,6 @@
-"""The construction's defining identity as its own claim (:data:`~.claims.CONSTRUCTION`).
-
-``X = (B̂1, B̂2)``, ``W_Q = I_{2d}``, ``W_K = [[0, 0], [I_d, 0]]`` give
-``X W_Q W_Kᵀ Xᵀ = (X W_Q)(X W_K)ᵀ = (B̂1, B̂2)(B̂2, 0)ᵀ = B̂1 B̂2ᵀ``: the construction is
-materialised (:func:`~.construction.construct`, float64) and the product of the three
-matrices compared with ``B1 Rᵀ R B2ᵀ`` computed directly from R. The samplers of
-:mod:`.sampling` never form X (they use this identity); here it is checked on its own.
-"""
+"""The construction's defining identity (:data:`~.claims.CONSTRUCTION`), checked on the materialised
+construction (:func:`~.construction.construct`, float64) against ``B1 Rᵀ R B2ᵀ`` computed from R:
+the samplers of :mod:`.sampling` never form X, they use this identity."""
 
 from __future__ import annotations
 
@@ -46,27 +41,9 @@ def _residuals(point: dict[str, Any], *, m: float, M: float, eps: float, support
     return {"residual": Cases([_relative_residual(c) for c in cases])}
 
 
-def construction_check(*, m: float, M: float, eps: float, support: str, seed: int, params: dict) -> Any:
+def _construction_check(*, m: float, M: float, eps: float, support: str, seed: int, params: dict) -> Any:
     """:data:`~.claims.CONSTRUCTION` as a declared check: two grid points, the materialised
     cases and the exact choice (``d`` = L'), both drawn from ``seed``.
-
-    Parameters
-    ----------
-    m, M : float
-        The range of A's nonzero entries.
-    eps : float
-        The off-support level of A (B = log(A/eps)).
-    support : str
-        A's support.
-    seed : int
-        The seed of A and of the projections (each point's seed).
-    params : dict
-        The run's parameters, the rows' parameters (L and k are replaced by the instance's).
-
-    Returns
-    -------
-    attnspec.theorem.declare.Check
-        Not registered: ``sa-check`` runs it inside its own battery.
     """
     from attnspec.theorem.declare import Check
     from attnspec.theory.expressivity.registration import PAPER
@@ -106,9 +83,9 @@ def check_construction(
     """
     from attnspec.theorem.runner import run_check
 
-    check = construction_check(m=m, M=M, eps=eps, support=support, seed=seed, params=params)
+    check = _construction_check(m=m, M=M, eps=eps, support=support, seed=seed, params=params)
     config = {"L": L, "k": k, "seed": seed, "trials": 1, "jobs": 1}
     return run_check(check, config).verdicts
 
 
-__all__ = ["check_construction", "construction_check"]
+__all__ = ["check_construction"]

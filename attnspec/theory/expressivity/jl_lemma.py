@@ -1,10 +1,6 @@
-"""The single-vector JL lemmas of the notes against their exact laws (no Monte Carlo).
-
-Gaussian ``R = P/√d``: ``‖Ru‖²/‖u‖² ~ χ²_d/d``; orthogonal ``R = √(L/d) Qᵀ`` (Q Haar, L×d):
-``‖Ru‖²/‖u‖² = (L/d)·Beta(d/2, (L − d)/2)``. Each bound is judged at every d = 1..L (a
-geometric grid of at most 200 values): violated at the worst d if it fails anywhere,
-vacuous if it is >= 1 everywhere, else loose or holds at the d where it is tightest.
-"""
+"""The single-vector JL lemmas of the notes against their exact laws (:func:`~.bounds.exact_jl_deviation_curve`),
+at every d = 1..L (at most 200, geometric), each decided by :class:`attnspec.theorem.tightest.ExactBound`;
+and the norm laws of the orthogonal projection, checked by Monte Carlo."""
 
 from __future__ import annotations
 
@@ -20,26 +16,15 @@ from attnspec.theory.expressivity.bounds import exact_jl_deviation_curve
 from attnspec.verdicts.classify import VerdictRow
 
 
-def d_grid(L: int) -> np.ndarray:
-    """The d at which the lemmas are judged: 1..L, geometric, at most 200 values.
-
-    Parameters
-    ----------
-    L : int
-        The sequence length.
-
-    Returns
-    -------
-    numpy.ndarray of int
-        Increasing, distinct.
-    """
+def _d_grid(L: int) -> np.ndarray:
+    """The d at which the lemmas are judged: 1..L, geometric, at most 200 values."""
     return np.unique(np.geomspace(1, L, min(L, 200)).astype(int))
 
 
 @functools.lru_cache(maxsize=8)
 def _curves(L: int, eps_jl: float) -> dict[str, np.ndarray]:
-    """The exact laws and the bounds along :func:`d_grid` (one vectorised scipy call each)."""
-    ds = d_grid(L)
+    """The exact laws and the bounds along :func:`_d_grid` (one vectorised scipy call each)."""
+    ds = _d_grid(L)
     pg = exact_jl_deviation_curve(L, ds, eps_jl, "gaussian")
     po = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal")
     pu = exact_jl_deviation_curve(L, ds, eps_jl, "orthogonal", scaled=False)
@@ -62,7 +47,7 @@ def _curves(L: int, eps_jl: float) -> dict[str, np.ndarray]:
 
 
 def _exact_laws(point: dict[str, Any], rng: Any) -> dict[str, float]:
-    ds = d_grid(point["L"])
+    ds = _d_grid(point["L"])
     i = int(np.searchsorted(ds, point["d"]))
     return {name: float(curve[i]) for name, curve in _curves(point["L"], point["eps_jl"]).items()}
 
@@ -70,12 +55,12 @@ def _exact_laws(point: dict[str, Any], rng: Any) -> dict[str, float]:
 def _grid(options: Mapping[str, Any]) -> list[dict[str, Any]]:
     L, e = int(options["L"]), float(options["eps_jl"])
     varied = f"JL ε = {e:g}, d = 1..{L}"
-    return [{"L": L, "eps": None, "eps_jl": e, "varied": varied, "d": int(d)} for d in d_grid(L)]
+    return [{"L": L, "eps": None, "eps_jl": e, "varied": varied, "d": int(d)} for d in _d_grid(L)]
 
 
 def lemma_check() -> Any:
     """The single-vector lemmas as a declared check (:class:`attnspec.theorem.declare.Check`):
-    its grid is d = 1..L (:func:`d_grid`) at one JL ε, its setup the exact laws at d.
+    its grid is d = 1..L (at most 200, geometric) at one JL ε, its setup the exact laws at d.
 
     Returns
     -------

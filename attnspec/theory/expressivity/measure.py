@@ -52,37 +52,17 @@ N_SEEDS = 15
 
 @dataclass
 class Measurements:
-    """What :func:`measure` returns.
+    """What :func:`measure` returns."""
 
-    Attributes
-    ----------
-    frame : DataFrame
-        The tidy table (module docstring).
-    at : dict of str to DataFrame
-        The per-trial measures (:data:`TRIAL_COLUMNS`, plus ``seed``) at ``"d_star"`` and
-        ``"d_jl"``; one row per trial.
-    lam : ndarray of shape (trials,)
-        The draws of the d → ∞ law at the run's instance.
-    A : ndarray of shape (L, L)
-    eps_jl : float
-        The notes' JL ε, δ/(√k max|B|), that guarantees ``||B − B̂||_∞ <= δ``.
-    d_jl : int
-        The JL dimension for it, ``8 ln(4L²/β) k max|B|²/δ²``.
-    seeds : list of int
-    B : ndarray of shape (L, L), the target logits
-    d_rownorm : int
-        The JL dimension with ``max‖b1_i‖²`` in place of ``k max|B|²`` (what polarisation needs).
-    """
-
-    frame: pd.DataFrame
-    at: dict[str, pd.DataFrame]
-    lam: np.ndarray
-    A: np.ndarray
-    eps_jl: float
-    d_jl: int
+    frame: pd.DataFrame  # the tidy table (module docstring)
+    at: dict[str, pd.DataFrame]  # per-trial measures (TRIAL_COLUMNS and seed) at "d_star" and "d_jl"
+    lam: np.ndarray  # (trials,), the draws of the d → ∞ law at the run's instance
+    A: np.ndarray  # (L, L)
+    eps_jl: float  # the notes' JL ε, δ/(√k max|B|)
+    d_jl: int  # the JL dimension for it, 8 ln(4L²/β) k max|B|²/δ²
     seeds: list[int]
-    B: np.ndarray | None = None
-    d_rownorm: int | None = None
+    B: np.ndarray | None = None  # (L, L), the target logits
+    d_rownorm: int | None = None  # the JL dimension with max‖b1_i‖² for k max|B|² (what polarisation needs)
 
 
 def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
@@ -121,12 +101,21 @@ def row(kind: str, cfg: Config, **values: object) -> dict[str, object]:
     return base
 
 
-def _counts(ds: DStar, d: int, p: float, trials: int) -> tuple[int, int]:
-    """(successes, trials drawn) at d: the search's own counts (it may stop drawing once the
-    verdict at d is certain), else the estimate times the trials asked."""
-    if ds.counts and d in ds.counts:
-        return ds.counts[d]
-    return int(round(p * trials)), trials
+def _search_rows(cfg: Config, ds: DStar, trials: int, seed: int, **values: object) -> list[dict[str, object]]:
+    """A search for d*: a curve row per d it evaluated (its own counts where it stopped drawing
+    once the verdict at d was certain, else the estimate times ``trials``), then its d* row."""
+    rows = []
+    for d, p in sorted(ds.evaluations):
+        successes, drawn = ds.counts[d] if ds.counts and d in ds.counts else (int(round(p * trials)), trials)
+        rows.append(_curve_row(cfg, d, successes, drawn, seed=seed, **values))
+    return rows + [_d_star_row(cfg, ds, trials, seed, **values)]
+
+
+def _d_star_row(cfg: Config, ds: DStar, trials: int, seed: int, **values: object) -> dict[str, object]:
+    return row(
+        "d_star", cfg, **values, d=ds.d_star, estimate=ds.d_star, d_low=ds.d_low, success=ds.success, trials=trials,
+        seed=seed, evaluations=len(ds.evaluations),
+    )  # fmt: skip
 
 
 def _curve_row(cfg: Config, d: int, successes: int, trials: int, **values: object) -> dict[str, object]:
@@ -139,68 +128,35 @@ BELOW_L_TRIALS = 20
 
 
 def _gaussian(
-    cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int, say: Callable[[str], None]
+    cfg: Config, A: np.ndarray, seeds: list[int], d_jl: int
 ) -> tuple[list[dict[str, object]], tuple[np.ndarray, np.ndarray | None], DStar, dict[int, pd.DataFrame]]:
     """The asymptotic law (whole curve), the exact d* around it (:func:`_exact_d_star`), a few d < L."""
-    say("asymptotic law of Gaussian projections")
     # the row factorization also gets the ratio statistic of the same Z (for :mod:`.hypotheses`)
     lam = asymptotic_errors(
-        A,
-        eps=cfg.eps,
-        trials=cfg.trials,
-        factorization=cfg.factorization,
-        seed=seeds[SEED_ASYM],
+        A, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_ASYM],
         statistic="both" if cfg.factorization == "row" else "max",
-    )
-    lam_ratio = None
-    if isinstance(lam, tuple):
-        lam, lam_ratio = lam
+    )  # fmt: skip
+    lam, lam_ratio = lam if isinstance(lam, tuple) else (lam, None)
     d_asym, d_asym_lo, d_asym_hi = asymptotic_d_star(lam, cfg.delta, cfg.beta)
-    ds, frames, n_exact = _exact_d_star(cfg, A, seeds, d_asym, d_jl, say)
+    ds, frames, n_exact = _exact_d_star(cfg, A, seeds, d_asym, d_jl)
     evaluated = [d for d, _ in ds.evaluations]
-    grid = sorted(
-        {int(x) for x in np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2, 40).astype(int))}
-    )
+    grid = np.unique(np.geomspace(max(1, min(evaluated) // 4), max(evaluated) * 2, 40).astype(int))
     rows = [
-        _curve_row(
-            cfg, d, int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic", seed=seeds[SEED_ASYM]
-        )
+        _curve_row(cfg, int(d), int(np.sum(lam <= cfg.delta * math.sqrt(d))), lam.size, method="asymptotic",
+                   seed=seeds[SEED_ASYM])
         for d in grid
-    ]
-    rows += [_curve_row(cfg, d, *_counts(ds, d, p, n_exact), seed=seeds[SEED_GAUSS]) for d, p in sorted(ds.evaluations)]
-    rows += _below_L_rows(cfg, A, seeds, ds)
+    ]  # fmt: skip
+    search = _search_rows(cfg, ds, n_exact, seeds[SEED_GAUSS], method="exact")
+    rows += search[:-1] + _below_L_rows(cfg, A, seeds, ds) + search[-1:]
     rows.append(
-        row(
-            "d_star",
-            cfg,
-            method="exact",
-            d=ds.d_star,
-            estimate=ds.d_star,
-            d_low=ds.d_low,
-            success=ds.success,
-            trials=n_exact,
-            seed=seeds[SEED_GAUSS],
-            evaluations=len(ds.evaluations),
-        )
-    )
-    rows.append(
-        row(
-            "d_star",
-            cfg,
-            method="asymptotic",
-            d=d_asym,
-            estimate=d_asym,
-            ci_low=d_asym_lo,
-            ci_high=d_asym_hi,
-            trials=cfg.trials,
-            seed=seeds[SEED_ASYM],
-        )
-    )
+        row("d_star", cfg, method="asymptotic", d=d_asym, estimate=d_asym, ci_low=d_asym_lo, ci_high=d_asym_hi,
+            trials=cfg.trials, seed=seeds[SEED_ASYM])
+    )  # fmt: skip
     return rows, (lam, lam_ratio), ds, frames
 
 
 def _exact_d_star(
-    cfg: Config, A: np.ndarray, seeds: list[int], d_asym: int, d_jl: int, say: Callable[[str], None]
+    cfg: Config, A: np.ndarray, seeds: list[int], d_asym: int, d_jl: int
 ) -> tuple[DStar, dict[int, pd.DataFrame], int]:
     """The exact d* for Gaussian R around the asymptotic d*, its draws by d, and its trials per d.
 
@@ -209,90 +165,36 @@ def _exact_d_star(
     d_JL included (:func:`~.dstar.grid_d_star`, ``min(trials, EXACT_TRIALS)`` trials);
     otherwise the galloping/bisection search :func:`~.dstar.find_d_star` with ``trials``.
     """
-    frames: dict[int, pd.DataFrame] = {}
+    common = {"eps": cfg.eps, "delta": cfg.delta, "beta": cfg.beta, "factorization": cfg.factorization}
     if d_asym >= 2 * cfg.L:
         n_exact = min(cfg.trials, EXACT_TRIALS)
-        say(f"exact sampler on a grid around the asymptotic d* = {d_asym} and at d_JL = {d_jl} ({n_exact} trials)")
-        ds, frames = grid_d_star(
-            A,
-            eps=cfg.eps,
-            delta=cfg.delta,
-            beta=cfg.beta,
-            trials=n_exact,
-            d_hint=d_asym,
-            extra=(d_jl,),
-            factorization=cfg.factorization,
-            seed=seeds[SEED_GAUSS],
-        )
-    else:
-        n_exact = cfg.trials
-        say(f"exact bisection for d* (hint {d_asym})")
-        ds = find_d_star(
-            A,
-            eps=cfg.eps,
-            delta=cfg.delta,
-            beta=cfg.beta,
-            trials=n_exact,
-            projection="gaussian",
-            factorization=cfg.factorization,
-            seed=seeds[SEED_GAUSS],
-            d_hint=d_asym,
-            full_stats=True,
-        )
-    return ds, frames, n_exact
+        ds, frames = grid_d_star(A, **common, trials=n_exact, d_hint=d_asym, extra=(d_jl,), seed=seeds[SEED_GAUSS])
+        return ds, frames, n_exact
+    ds = find_d_star(
+        A, **common, trials=cfg.trials, projection="gaussian", seed=seeds[SEED_GAUSS], d_hint=d_asym, full_stats=True
+    )
+    return ds, {}, cfg.trials
 
 
 def _below_L_rows(cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar) -> list[dict[str, object]]:
     """Curve rows at a few exact points below L, where the construction would actually save width."""
     rows: list[dict[str, object]] = []
-    for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)}):
-        if d in dict(ds.evaluations):
-            continue
+    for d in sorted({max(1, cfg.L // 8), max(1, cfg.L // 4), max(1, cfg.L // 2)} - dict(ds.evaluations).keys()):
         df = sample_errors(
-            A,
-            d,
-            eps=cfg.eps,
-            trials=min(cfg.trials, BELOW_L_TRIALS),
-            seed=seeds[SEED_GAUSS],
-            factorization=cfg.factorization,
-            only_max=True,
-        )
+            A, d, eps=cfg.eps, trials=min(cfg.trials, BELOW_L_TRIALS), seed=seeds[SEED_GAUSS],
+            factorization=cfg.factorization, only_max=True,
+        )  # fmt: skip
         rows.append(_curve_row(cfg, d, int(np.sum(df["err_inf"] <= cfg.delta)), len(df), seed=seeds[SEED_GAUSS]))
     return rows
 
 
-def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+def _orthogonal(cfg: Config, A: np.ndarray, seeds: list[int]) -> list[dict[str, object]]:
     """d* for orthogonal R, by bisection on L − d."""
-    say("orthogonal projections: bisection on L − d")
     do = find_d_star(
-        A,
-        eps=cfg.eps,
-        delta=cfg.delta,
-        beta=cfg.beta,
-        trials=cfg.trials,
-        projection="orthogonal",
-        factorization=cfg.factorization,
-        seed=seeds[SEED_ORTH],
-    )
-    rows = [
-        _curve_row(cfg, d, *_counts(do, d, p, cfg.trials), projection="orthogonal", seed=seeds[SEED_ORTH])
-        for d, p in sorted(do.evaluations)
-    ]
-    rows.append(
-        row(
-            "d_star",
-            cfg,
-            projection="orthogonal",
-            d=do.d_star,
-            estimate=do.d_star,
-            d_low=do.d_low,
-            success=do.success,
-            trials=cfg.trials,
-            seed=seeds[SEED_ORTH],
-            evaluations=len(do.evaluations),
-        )
-    )
-    return rows
+        A, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=cfg.trials, projection="orthogonal",
+        factorization=cfg.factorization, seed=seeds[SEED_ORTH],
+    )  # fmt: skip
+    return _search_rows(cfg, do, cfg.trials, seeds[SEED_ORTH], projection="orthogonal")
 
 
 def _at_d_row(cfg: Config, df: pd.DataFrame, d: int, eps_jl: float, **values: object) -> dict[str, object]:
@@ -300,83 +202,47 @@ def _at_d_row(cfg: Config, df: pd.DataFrame, d: int, eps_jl: float, **values: ob
     summary = {c: float(np.nanmax(df[c])) for c in TRIAL_COLUMNS if c != "off_argmax"}
     ci = clopper_pearson(int(np.sum(df["err_inf"] <= cfg.delta)), len(df))
     return row(
-        "at_d",
-        cfg,
-        d=d,
-        estimate=ci.estimate,
-        ci_low=ci.low,
-        ci_high=ci.high,
-        trials=len(df),
-        jl_failures=int(np.sum(df["jl_ratio"] > eps_jl)),
-        eps_jl=eps_jl,
-        **values,
-        **{f"max_{c}": v for c, v in summary.items()},
-        min_off_min=float(np.nanmin(df["off_min"])),
-    )
+        "at_d", cfg, d=d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high, trials=len(df),
+        jl_failures=int(np.sum(df["jl_ratio"] > eps_jl)), eps_jl=eps_jl, **values,
+        **{f"max_{c}": v for c, v in summary.items()}, min_off_min=float(np.nanmin(df["off_min"])),
+    )  # fmt: skip
 
 
 def _at_d(
-    cfg: Config,
-    A: np.ndarray,
-    seeds: list[int],
-    ds: DStar,
-    eps_jl: float,
-    d_jl: int,
-    frames: dict[int, pd.DataFrame],
-    say: Callable[[str], None],
+    cfg: Config, A: np.ndarray, seeds: list[int], ds: DStar, eps_jl: float, d_jl: int, frames: dict[int, pd.DataFrame]
 ) -> tuple[list[dict[str, object]], dict[str, pd.DataFrame]]:
     """Every error measure at d* (the search's own draws), at d_JL (the grid pass's draws
-    when it measured d_JL, else fresh draws) and at ``cfg.d``."""
+    when it measured d_JL, else fresh draws) and at ``cfg.d``, Gaussian and orthogonal."""
+
+    def fresh(d: int, projection: str = "gaussian") -> pd.DataFrame:
+        return sample_errors(
+            A, d, eps=cfg.eps, trials=cfg.trials, projection=projection, factorization=cfg.factorization,
+            seed=seeds[SEED_AT],
+        )  # fmt: skip
+
     rows: list[dict[str, object]] = []
     at: dict[str, pd.DataFrame] = {}
     for name, d in (("d_star", ds.d_star), ("d_jl", d_jl)):
-        say(f"error measures at d = {d} ({name})")
         if name == "d_star" and ds.frame is not None:
             df, sd = ds.frame, seeds[SEED_GAUSS]
         elif d in frames:
             df, sd = frames[d], seeds[SEED_GAUSS]
         else:
-            df, sd = (
-                sample_errors(
-                    A, d, eps=cfg.eps, trials=cfg.trials, factorization=cfg.factorization, seed=seeds[SEED_AT]
-                ),
-                seeds[SEED_AT],
-            )
+            df, sd = fresh(d), seeds[SEED_AT]
         at[name] = df.assign(seed=sd)
         rows.append(_at_d_row(cfg, df, d, eps_jl, at=name, seed=sd))
     if cfg.d is not None:
         for proj in ("gaussian", "orthogonal") if cfg.d <= cfg.L else ("gaussian",):
-            say(f"error measures at the requested d = {cfg.d} ({proj})")
-            df = sample_errors(
-                A,
-                cfg.d,
-                eps=cfg.eps,
-                trials=cfg.trials,
-                projection=proj,
-                factorization=cfg.factorization,
-                seed=seeds[SEED_AT],
+            rows.append(
+                _at_d_row(cfg, fresh(cfg.d, proj), cfg.d, eps_jl, projection=proj, at="user", seed=seeds[SEED_AT])
             )
-            rows.append(_at_d_row(cfg, df, cfg.d, eps_jl, projection=proj, at="user", seed=seeds[SEED_AT]))
     return rows, at
 
 
-def scaling_d_star(
+def _scaling_d_star(
     A: np.ndarray, *, eps: float, delta: float, beta: float, trials: int, factorization: str, seed: int
 ) -> tuple[DStar, int]:
-    """d* of one scaling point: the asymptotic hint, then the exact bisection to 2^(1/16).
-
-    Parameters
-    ----------
-    A : array of shape (L, L)
-    eps, delta, beta : float
-    trials : int
-    factorization : str
-    seed : int, used for both the hint and the bisection
-
-    Returns
-    -------
-    (DStar, hint) : the exact search and the asymptotic d* it started from
-    """
+    """d* of one scaling point: the asymptotic hint, then the exact bisection to 2^(1/16)."""
     lam = asymptotic_errors(A, eps=eps, trials=trials, factorization=factorization, seed=seed)
     hint = asymptotic_d_star(lam, delta, beta)[0]
     r = find_d_star(
@@ -399,123 +265,64 @@ M_RATIOS = (1.0, 4.0, 16.0, 64.0)
 EPS_FACTORS = (0.5, 1e-1, 1e-2, 1e-3, 1e-4)
 
 
-def scaling_trials(cfg: Config) -> int:
-    """Trials per scaling point: half the run's, at least 50.
+def _scaling_target(cfg: Config, M: float) -> np.ndarray:
+    """The scaling sweeps' A at L = min(scaling_L, L), with largest entry M, on its own seed."""
+    Ls = min(cfg.scaling_L, cfg.L)
+    seed = spawn_seeds(cfg.seed, N_SEEDS)[SEED_SCALING_A]
+    return sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=M, support=cfg.support, seed=seed)
 
-    Parameters
-    ----------
-    cfg : Config
-        The sa-check run's validated options.
 
-    Returns
-    -------
-    int
-    """
+def _scaling_trials(cfg: Config) -> int:
+    """Trials per scaling point: half the run's, at least 50."""
     return max(50, cfg.trials // 2)
 
 
-def scaling_rows(cfg: Config) -> list[dict[str, object]]:
-    """The rows of the δ, eps and M/m scaling sweeps of :func:`measure` for ``cfg`` (its own
-    seeds: the same rows wherever they are computed).
-
-    Parameters
-    ----------
-    cfg : Config
-        The sa-check run's validated options.
-
-    Returns
-    -------
-    list of dict
-    """
-    return _scaling(cfg, spawn_seeds(cfg.seed, N_SEEDS), lambda s: None)
-
-
-def _scaling(cfg: Config, seeds: list[int], say: Callable[[str], None]) -> list[dict[str, object]]:
+def _scaling_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     """d* as δ, M/m and eps vary (exact sampler) at L = min(scaling_L, L)."""
+    seeds = spawn_seeds(cfg.seed, N_SEEDS)
     Ls = min(cfg.scaling_L, cfg.L)
     ks = min(cfg.k, Ls)
-    As = sparse_target(Ls, ks, m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
-    st = scaling_trials(cfg)
-    sd = seeds[SEED_SCALING]
+
+    As, st, sd = _scaling_target(cfg, cfg.M), _scaling_trials(cfg), seeds[SEED_SCALING]
+    # (kind, A, eps, δ, the row's own columns) of every scaling point, in the frame's order
+    points = [("scaling_delta", As, cfg.eps, x, {"delta": x}) for x in [cfg.delta * f for f in DELTA_FACTORS]]
+    points += [
+        ("scaling_M", _scaling_target(cfg, cfg.m * r), cfg.eps, cfg.delta, {"M": cfg.m * r, "M_over_m": r})
+        for r in M_RATIOS
+    ]
+    points += [("scaling_eps", As, x, cfg.delta, {"eps": x}) for x in [cfg.m * f for f in EPS_FACTORS]]
     rows: list[dict[str, object]] = []
-    for delta in (cfg.delta * f for f in DELTA_FACTORS):
-        say(f"scaling in delta: {delta:.3g}")
-        r, hint = scaling_d_star(
-            As, eps=cfg.eps, delta=delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
+    for kind, A, eps, delta, own in points:
+        r, hint = _scaling_d_star(
+            A, eps=eps, delta=delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
         )
+        B = log_targets(A, eps)
+        norms = {"max_row_norm": float(np.linalg.norm(B, axis=1).max())} if kind == "scaling_eps" else {}
         rows.append(
             row(
-                "scaling_delta",
-                cfg,
-                L=Ls,
-                k=ks,
-                delta=delta,
-                d=r.d_star,
-                estimate=r.d_star,
-                d_low=r.d_low,
-                success=r.success,
-                trials=st,
-                seed=sd,
-                d_asymptotic=hint,
-                max_abs_B=float(np.abs(log_targets(As, cfg.eps)).max()),
+                kind, cfg, L=Ls, k=ks, **own, d=r.d_star, estimate=r.d_star, d_low=r.d_low, success=r.success,
+                trials=st, seed=sd, d_asymptotic=hint, max_abs_B=float(np.abs(B).max()), **norms,
             )
-        )
-    for ratio in M_RATIOS:
-        M_r = cfg.m * ratio
-        say(f"scaling in M/m: {ratio:g}")
-        Ar = sparse_target(Ls, ks, m=cfg.m, M=M_r, support=cfg.support, seed=seeds[SEED_SCALING_A])
-        r, hint = scaling_d_star(
-            Ar, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
-        )
-        rows.append(
-            row(
-                "scaling_M",
-                cfg,
-                L=Ls,
-                k=ks,
-                M=M_r,
-                d=r.d_star,
-                estimate=r.d_star,
-                d_low=r.d_low,
-                success=r.success,
-                trials=st,
-                seed=sd,
-                d_asymptotic=hint,
-                M_over_m=ratio,
-                max_abs_B=float(np.abs(log_targets(Ar, cfg.eps)).max()),
-            )
-        )
-    for eps in (cfg.m * f for f in EPS_FACTORS):
-        say(f"scaling in eps: {eps:.3g}")
-        r, hint = scaling_d_star(
-            As, eps=eps, delta=cfg.delta, beta=cfg.beta, trials=st, factorization=cfg.factorization, seed=sd
-        )
-        Bs = log_targets(As, eps)
-        rows.append(
-            row(
-                "scaling_eps",
-                cfg,
-                L=Ls,
-                k=ks,
-                eps=eps,
-                d=r.d_star,
-                estimate=r.d_star,
-                d_low=r.d_low,
-                success=r.success,
-                trials=st,
-                seed=sd,
-                d_asymptotic=hint,
-                max_abs_B=float(np.abs(Bs).max()),
-                max_row_norm=float(np.linalg.norm(Bs, axis=1).max()),
-            )
-        )
-    return rows
+        )  # fmt: skip
+    return [], {"scaling_rows": rows}
 
 
 #: The held-out tests of the scaling fits: the constant is fitted on the scaling points in
 #: ``train`` and the bound it implies is tested at ``test`` on independent draws.
 HELDOUT_DELTA = {"train": (2.0, 4.0), "test": 0.25}  # multiples of the run's δ
 HELDOUT_EPS = {"train": 0.5, "test": 1e-4}  # multiples of m
+
+
+def _heldout(
+    cfg: Config, As: np.ndarray, *, d: int, eps: float, delta: float, seed: int, **own: object
+) -> dict[str, object]:
+    """One ``heldout`` row: fresh draws of the construction at width ``d``, failures of ``‖B − B̂‖∞ <= δ``."""
+    st = _scaling_trials(cfg)
+    err = sample_errors(As, d, eps=eps, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)
+    return row(
+        "heldout", cfg, L=As.shape[0], k=int((As > 0).sum(1).max()), eps=eps, delta=delta, d=d, **own,
+        failures=int(np.sum(err["err_inf"].to_numpy() > delta)), trials=st, seed=seed,
+    )  # fmt: skip
 
 
 def heldout_delta(
@@ -539,67 +346,25 @@ def heldout_delta(
     -------
     dict, one ``heldout`` row: d tested, failures among trials, C, the training δ, seed
     """
-    st = scaling_trials(cfg)
     sd = frame.query("kind == 'scaling_delta'")
     train = sd[np.isin(np.round(sd["delta"] / cfg.delta, 9), HELDOUT_DELTA["train"])]
     c_fit = float((train["d"] * train["delta"] ** exponent).max())
     d_test = HELDOUT_DELTA["test"] * cfg.delta
-    d_pred = int(math.ceil(c_fit / d_test**exponent))
-    err = sample_errors(As, d_pred, eps=cfg.eps, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)[
-        "err_inf"
-    ].to_numpy()
-    return row(
-        "heldout",
-        cfg,
-        L=As.shape[0],
-        k=int((As > 0).sum(1).max()),
-        delta=d_test,
-        d=d_pred,
-        fit="delta",
-        exponent=exponent,
-        C=c_fit,
-        train=",".join(f"{x:g}" for x in sorted(train["delta"])),
-        failures=int(np.sum(err > d_test)),
-        trials=st,
-        seed=seed,
-    )
+    return _heldout(
+        cfg, As, d=int(math.ceil(c_fit / d_test**exponent)), eps=cfg.eps, delta=d_test, seed=seed, fit="delta",
+        exponent=exponent, C=c_fit, train=",".join(f"{x:g}" for x in sorted(train["delta"])),
+    )  # fmt: skip
 
 
-def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
+def _heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> dict[str, object]:
     """Test "d does not depend on eps" (M = max A): the d* at eps = 0.5 m, drawn again at
     eps = 1e-4 m with ``seed`` (:data:`HELDOUT_EPS`).
-
-    Parameters
-    ----------
-    cfg : Config
-    As : array of shape (Ls, Ls), the scaling sweep's matrix
-    frame : DataFrame with the ``scaling_eps`` rows
-    seed : int, independent of the scaling sweep's
-
-    Returns
-    -------
-    dict, one ``heldout`` row
     """
-    st = scaling_trials(cfg)
     se = frame.query("kind == 'scaling_eps'")
     e_train, e_test = HELDOUT_EPS["train"] * cfg.m, HELDOUT_EPS["test"] * cfg.m
     d_pred = int(se.loc[np.isclose(se["eps"], e_train), "d"].iloc[0])
-    err = sample_errors(As, d_pred, eps=e_test, trials=st, factorization=cfg.factorization, seed=seed, only_max=True)[
-        "err_inf"
-    ].to_numpy()
-    return row(
-        "heldout",
-        cfg,
-        L=As.shape[0],
-        k=int((As > 0).sum(1).max()),
-        eps=e_test,
-        d=d_pred,
-        fit="eps",
-        C=float(d_pred),
-        train=f"{e_train:g}",
-        failures=int(np.sum(err > cfg.delta)),
-        trials=st,
-        seed=seed,
+    return _heldout(
+        cfg, As, d=d_pred, eps=e_test, delta=cfg.delta, seed=seed, fit="eps", C=float(d_pred), train=f"{e_train:g}"
     )
 
 
@@ -607,45 +372,20 @@ def heldout_eps(cfg: Config, As: np.ndarray, frame: pd.DataFrame, seed: int) -> 
 HYPOTHESES_MAX_L = 256
 
 
-def row_only_rows(cfg: Config, seeds: list[int] | None = None) -> list[dict[str, object]]:
-    """The two row-only sparsity rows (row and column factorization; :mod:`.hypotheses`),
-    on their own seeds: the same rows wherever they are computed.
-
-    Parameters
-    ----------
-    cfg : Config
-        The sa-check run's validated options.
-    seeds : list of int, optional
-        The run's child seeds (default: spawned from ``cfg.seed``).
-
-    Returns
-    -------
-    list of dict
-    """
+def _row_only_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
+    """The two row-only sparsity rows (row and column factorization; :mod:`.hypotheses`)."""
     from attnspec.theory.expressivity.hypotheses import row_only_test
 
-    seeds = spawn_seeds(cfg.seed, N_SEEDS) if seeds is None else seeds
-    return [
+    seeds, Lh = spawn_seeds(cfg.seed, N_SEEDS), min(cfg.L, HYPOTHESES_MAX_L)
+    rows = [
         row_only_test(
-            L=min(cfg.L, HYPOTHESES_MAX_L),
-            k=min(cfg.k, HYPOTHESES_MAX_L),
-            m=cfg.m,
-            M=cfg.M,
-            eps=cfg.eps,
-            delta=cfg.delta,
-            beta=cfg.beta,
-            trials=cfg.trials,
-            factorization=f,
-            seed_A=seeds[SEED_HYP_A],
-            seed_fit=seeds[SEED_HYP_FIT],
+            L=Lh, k=min(cfg.k, HYPOTHESES_MAX_L), m=cfg.m, M=cfg.M, eps=cfg.eps, delta=cfg.delta, beta=cfg.beta,
+            trials=cfg.trials, factorization=f, seed_A=seeds[SEED_HYP_A], seed_fit=seeds[SEED_HYP_FIT],
             seed_test=seeds[SEED_HYP_TEST],
         )
         for f in ("row", "column")
-    ]
-
-
-def _quiet(message: str) -> None:
-    """Progress inside a group: its group's line (:data:`GROUPS`) says what it computes."""
+    ]  # fmt: skip
+    return [], {"row_only_rows": rows}
 
 
 def _instance(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
@@ -656,41 +396,31 @@ def _instance(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, A
     # the notes' ε = δ/(√k max|B|) and its dimension d_JL = 8 ln(4L²/β) k max|B|²/δ²
     eps_jl = eps_jl_paper(B, cfg.delta, cfg.factorization)
     d_jl = dimension_jl(cfg.L, eps_jl, cfg.beta)
-    rows, lams, ds, frames = _gaussian(cfg, A, seeds, d_jl, _quiet)
+    rows, lams, ds, frames = _gaussian(cfg, A, seeds, d_jl)
     instance = {"A": A, "B": B, "eps_jl": eps_jl, "d_jl": d_jl, "seeds": seeds, "lams": lams, "ds": ds}
     return [], {"instance": instance, "frames": frames, "gaussian_rows": rows}
 
 
 def _orthogonal_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     i = tables["instance"]
-    return [], {"orthogonal_rows": _orthogonal(cfg, i["A"], i["seeds"], _quiet)}
+    return [], {"orthogonal_rows": _orthogonal(cfg, i["A"], i["seeds"])}
 
 
 def _at_d_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     i = tables["instance"]
-    rows, at = _at_d(cfg, i["A"], i["seeds"], i["ds"], i["eps_jl"], i["d_jl"], tables["frames"], _quiet)
+    rows, at = _at_d(cfg, i["A"], i["seeds"], i["ds"], i["eps_jl"], i["d_jl"], tables["frames"])
     return [], {"at_rows": rows, "at": at}
-
-
-def _scaling_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
-    return [], {"scaling_rows": scaling_rows(cfg)}
 
 
 def _heldout_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
     """The held-out tests of the scaling fits (kind ``heldout``): :func:`heldout_delta` (p = 1, as
-    in the notes) and :func:`heldout_eps`, each on its own fresh seed."""
-    frame, seeds = pd.DataFrame(tables["scaling_rows"]), spawn_seeds(cfg.seed, N_SEEDS)
-    Ls = min(cfg.scaling_L, cfg.L)
-    As = sparse_target(Ls, min(cfg.k, Ls), m=cfg.m, M=cfg.M, support=cfg.support, seed=seeds[SEED_SCALING_A])
+    in the notes) and :func:`_heldout_eps`, each on its own fresh seed."""
+    frame, seeds, As = pd.DataFrame(tables["scaling_rows"]), spawn_seeds(cfg.seed, N_SEEDS), _scaling_target(cfg, cfg.M)
     rows = [
         heldout_delta(cfg, As, frame, seeds[SEED_HELDOUT_DELTA]),
-        heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
+        _heldout_eps(cfg, As, frame, seeds[SEED_HELDOUT_EPS]),
     ]
     return [], {"heldout_rows": rows}
-
-
-def _row_only_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:
-    return [], {"row_only_rows": row_only_rows(cfg)}
 
 
 def _ratio_group(cfg: Config, tables: Mapping[str, Any]) -> tuple[list, dict[str, Any]]:

@@ -1,9 +1,6 @@
-"""Claims of the reduction to logits (notes p. 2): on S, off S, and what it does to SAN.
-
-If ``||B − B̂||_∞ <= δ`` then on S ``|Â − A| <= M e^δ δ`` (exact worst case ``M(e^δ − 1)``),
-and off S ``Â_ij = eps e^{B̂_ij} ∈ [eps e^{-δ}, eps e^δ]`` — "the error is eps" only up to
-the factor ``e^{±δ}``. Summed over a row, eps per entry puts a share of the SAN mass outside S.
-"""
+"""Claims of the reduction to logits (notes p. 2): on S, off S, and what it does to SAN
+(:data:`~.claims.ONSUPPORT`, :data:`~.claims.OFFSUPPORT`, :data:`~.claims.SAN_MASS`; their
+formulas in :mod:`.bounds`), read off the trials of the construction at d* and d_JL."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from attnspec.errors import InputError
+from attnspec.errors import InputError, check_memory
 
 
 class RunSize(Protocol):
@@ -66,38 +66,15 @@ MAX_DIMENSION = 2.0**53
 MAX_MEASURED_DIMENSION = 2**44
 
 
-def _bytes(n: float) -> str:
-    from attnspec.errors import format_bytes
-
-    return format_bytes(n)
-
-
-def _available_memory() -> int | None:
-    """MemAvailable (Linux), else the physical memory; None when unknown."""
-    from attnspec.errors import available_memory_bytes
-
-    return available_memory_bytes()
-
-
 def _largest_L(cfg: RunSize) -> tuple[str, int]:
     """The option that sets the largest L of the run, and that L."""
     sweep_max = max(cfg.grid_L)
     return ("--L", cfg.L) if cfg.L >= sweep_max else ("--sweep-L", sweep_max)
 
 
-def memory_parts(cfg: RunSize) -> dict[str, float]:
+def _memory_parts(cfg: RunSize) -> dict[str, float]:
     """Bytes the run holds at its peak, per option that drives them (upper-end model,
     module docstring): the largest L, ``--trials`` and ``--sweep-trials``.
-
-    Parameters
-    ----------
-    cfg : RunSize
-        The run's sizes (its config).
-
-    Returns
-    -------
-    dict of str to float
-        Option → bytes.
     """
     opt, L = _largest_L(cfg)
     configs = len(cfg.grid_L) * len(cfg.grid_k)
@@ -106,21 +83,6 @@ def memory_parts(cfg: RunSize) -> dict[str, float]:
         f"--trials {cfg.trials}": float(BYTES_PER_TRIAL) * cfg.trials,
         f"--sweep-trials {cfg.sweep_trials}": float(BYTES_PER_TRIAL) * configs * cfg.sweep_trials,
     }
-
-
-def memory_estimate(cfg: RunSize) -> float:
-    """Bytes the run holds at its peak (the sum of :func:`memory_parts`).
-
-    Parameters
-    ----------
-    cfg : RunSize
-        The run's sizes (its config).
-
-    Returns
-    -------
-    float
-    """
-    return float(sum(memory_parts(cfg).values()))
 
 
 def seconds_estimate(cfg: RunSize) -> float:
@@ -185,15 +147,8 @@ def check_resources(cfg: RunSize) -> None:
             f"d must be <= 2^44 = {MAX_MEASURED_DIMENSION} (the float32 products of the exact sampler "
             f"resolve the draws of a larger d no more), got d={cfg.d}"
         )
-    est = memory_estimate(cfg)
-    limit = _available_memory()
-    if limit is not None and est > limit:
-        parts = memory_parts(cfg)
-        what = max(parts, key=parts.get)  # the option that drives the estimate
-        raise InputError(
-            f"{what} needs about {_bytes(est)} of memory, more than the {_bytes(limit)} available "
-            f"on this machine; ask for less"
-        )
+    parts = _memory_parts(cfg)
+    check_memory(max(parts, key=parts.get), sum(parts.values()))  # named by the option that drives it
     secs = seconds_estimate(cfg)
     if secs > MAX_SECONDS:
         parts = {"--trials": cfg.trials, "--L": cfg.L, "--sweep-trials": cfg.sweep_trials, "--sweep-L": max(cfg.grid_L)}

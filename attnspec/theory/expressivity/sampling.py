@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -169,10 +170,21 @@ def _csr(B: torch.Tensor) -> torch.Tensor:
         return B.to_sparse_csr()
 
 
-def _targets(A: np.ndarray, eps: float, factorization: str, dtype: torch.dtype):
-    """What both samplers start from: the log targets B (L, L), the row norms of its two
-    factors (L,), B as a tensor, the side R multiplies (row: B̂ = B RᵀR; column:
-    B̂ = RᵀR B = (Bᵀ RᵀR)ᵀ, RᵀR being symmetric), and that side in CSR when sparse."""
+@dataclass(frozen=True)
+class _Targets:
+    """What both exact samplers start from (:func:`_targets`)."""
+
+    B: torch.Tensor  # (L, L), the log targets
+    n1: torch.Tensor  # (L,), the row norms of B1
+    n2: torch.Tensor  # (L,), the row norms of B2
+    left: torch.Tensor  # (L, L), the side R multiplies: B (row) or Bᵀ (column; B̂ = (Bᵀ RᵀR)ᵀ, RᵀR symmetric)
+    sparse: torch.Tensor | None  # that side in CSR when sparse
+    A: torch.Tensor  # (L, L)
+    S: torch.Tensor  # (L, L), the support A > 0
+    idx: torch.Tensor  # (L, kmax), each row's support (:func:`_support_index`)
+
+
+def _targets(A: np.ndarray, eps: float, factorization: str, dtype: torch.dtype) -> _Targets:
     L = A.shape[0]
     Bn = log_targets(A, eps)
     B1, B2 = factorize(Bn, factorization)
@@ -181,7 +193,14 @@ def _targets(A: np.ndarray, eps: float, factorization: str, dtype: torch.dtype):
     B = torch.from_numpy(Bn).to(dtype)
     Bl = B if factorization == "row" else B.T.contiguous()
     sparse = L >= 128 and float((Bl != 0).float().mean()) < 0.25
-    return Bn, n1, n2, B, Bl, (_csr(Bl) if sparse else None)
+    At = torch.from_numpy(A).to(dtype)
+    return _Targets(B, n1, n2, Bl, _csr(Bl) if sparse else None, At, At > 0, _support_index(A))
+
+
+def _streams(seed: Seed) -> tuple[torch.Generator, np.random.Generator]:
+    """The torch generator of the normals and the numpy generator of the χ² draws, from one seed."""
+    g = torch_generator(seed)
+    return g, numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
 
 
 def largest_d(dtype: torch.dtype) -> int:
@@ -260,12 +279,8 @@ def sample_errors(
     check_choice("projection", projection, PROJECTIONS)
     check_choice("factorization", factorization, FACTORIZATIONS)
     check_range("eps", eps, low=0, low_open=True)
-    Bn, n1, n2, B, Bl, Bs = _targets(A, eps, factorization, dtype)
-    At = torch.from_numpy(A).to(dtype)
-    S = At > 0
-    idx = _support_index(A)
-    g = torch_generator(seed)
-    rng = numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
+    tg = _targets(A, eps, factorization, dtype)
+    g, rng = _streams(seed)
     elem = torch.finfo(dtype).bits // 8
     per = max(1, (192 * 2**20) // (5 * L * max(L, d if direct else min(d, L)) * elem))
     if batch is not None:
@@ -276,14 +291,14 @@ def sample_errors(
         if stop is not None and parts and stop(np.concatenate([p["err_inf"] for p in parts])):
             break
         t = min(per, trials - done)
-        Bh = _project_batch(Bl, t, d, projection, g, rng, dtype, direct, Bs)
+        Bh = _project_batch(tg.left, t, d, projection, g, rng, dtype, direct, tg.sparse)
         if factorization == "column":
             Bh = Bh.mT.contiguous()
-        E = Bh.sub_(B)  # (t, L, L), in place
+        E = Bh.sub_(tg.B)  # (t, L, L), in place
         if only_max:
             parts.append({"err_inf": E.abs_().flatten(1).amax(1).double().numpy()})
         else:
-            parts.append(_trial_stats(E, At, S, idx, eps, n1, n2))
+            parts.append(_trial_stats(E, tg.A, tg.S, tg.idx, eps, tg.n1, tg.n2))
         done += t
     cols = ("err_inf",) if only_max else TRIAL_COLUMNS
     out = {c: np.concatenate([p[c] for p in parts]) for c in cols}
@@ -398,8 +413,7 @@ def gram_diagonal_draws(L: int, d: int, projection: str, trials: int, seed: Seed
     """
     check_int("trials", trials, 1)
     check_choice("projection", projection, PROJECTIONS)
-    g = torch_generator(seed)
-    rng = numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
+    g, rng = _streams(seed)
     e1 = torch.zeros(1, L, dtype=torch.float64)
     e1[0, 0] = 1.0
     # B = e_1ᵀ (1 × L): B RᵀR is the first row of RᵀR
@@ -451,16 +465,13 @@ def sample_errors_grid(
     check_int("trials", trials, 1)
     check_choice("factorization", factorization, FACTORIZATIONS)
     check_range("eps", eps, low=0, low_open=True)
-    Bn, n1, n2, B, Bl, Bs = _targets(A, eps, factorization, dtype)
+    tg = _targets(A, eps, factorization, dtype)
+    Bl = tg.left
 
     def left(M: torch.Tensor) -> torch.Tensor:  # Bl @ M, M (t, L, n)
-        return Bl @ M if Bs is None else _sparse_left(Bs, M)
+        return Bl @ M if tg.sparse is None else _sparse_left(tg.sparse, M)
 
-    At = torch.from_numpy(A).to(dtype)
-    S = At > 0
-    idx = _support_index(A)
-    g = torch_generator(seed)
-    rng = numpy_rng(int(torch.randint(0, 2**62, (1,), generator=g)))
+    g, rng = _streams(seed)
     elem = torch.finfo(dtype).bits // 8
     per = max(1, (160 * 2**20) // (6 * L * L * elem))
     err = np.empty((trials, len(ds)))
@@ -479,9 +490,9 @@ def sample_errors_grid(
             E.mul_(1.0 / d)
             if factorization == "column":
                 E = E.mT.contiguous()
-            E.sub_(B)  # (t, L, L), E = B̂ − B
+            E.sub_(tg.B)  # (t, L, L), E = B̂ − B
             if d in parts:
-                st = _trial_stats(E, At, S, idx, eps, n1, n2)
+                st = _trial_stats(E, tg.A, tg.S, tg.idx, eps, tg.n1, tg.n2)
                 parts[d].append(st)
                 err[done : done + t, j] = st["err_inf"]
             else:

@@ -5,7 +5,7 @@ L, the exact bisection for small L) and orthogonal, with the claims read off the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,29 +14,14 @@ from attnspec.numerics.stats import clopper_pearson
 from attnspec.theory.expressivity import claims as C
 from attnspec.theory.expressivity.construction import factorize, log_targets, sparse_target
 from attnspec.theory.expressivity.dstar import DStar, asymptotic_d_star, find_d_star
-from attnspec.theory.expressivity.fit import gaussian_sweep
+from attnspec.theory.expressivity.fit import gaussian_sweep, sweep_params
 from attnspec.theory.expressivity.params import check_params
 from attnspec.theory.expressivity.sampling import asymptotic_errors
 from attnspec.verdicts.classify import VerdictRow
 
 
-def config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
-    """Independent seeds for configuration (L, k) of a sweep, derived from the run seed.
-
-    Parameters
-    ----------
-    seed : int
-        The run's seed.
-    L, k : int
-        The configuration.
-    count : int
-        How many seeds.
-
-    Returns
-    -------
-    list of int
-        Seeds in [0, 2**63).
-    """
+def _config_seeds(seed: int, L: int, k: int, count: int) -> list[int]:
+    """Independent seeds for configuration (L, k) of a sweep, derived from the run seed."""
     ss = np.random.SeedSequence([int(seed), int(L), int(k)])
     return [int(x >> 1) for x in ss.generate_state(count, dtype=np.uint64)]
 
@@ -58,7 +43,6 @@ def sweep(
     orthogonal_max_L: int = 2048,
     large_L: int = 2048,
     large_trials: int = 40,
-    progress: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """d* over a grid of (L, k).
 
@@ -75,7 +59,7 @@ def sweep(
     eps, delta, m, M, beta : float
     trials : int, draws per configuration
     support, factorization : str
-    seed : int; each configuration's seeds come from (seed, L, k) (:func:`config_seeds`)
+    seed : int; each configuration's seeds come from (seed, L, k) (:func:`_config_seeds`)
     exact_max_L : int
         Largest L at which the exact bisection checks the asymptotic law (Gaussian R).
     orthogonal_max_L : int
@@ -84,14 +68,12 @@ def sweep(
         From this L on, ``large_trials`` draws per configuration.
     large_trials : int
         Draws per configuration from L >= ``large_L``.
-    progress : callable, optional
 
     Returns
     -------
     DataFrame, kinds ``sweep`` (one row per configuration, projection and method) and
     ``sweep_curve`` (the asymptotic success curve per configuration)
     """
-    say = progress or (lambda s: None)
     rows: list[dict[str, object]] = []
     for L in Ls:
         for k in ks:
@@ -99,133 +81,56 @@ def sweep(
                 continue
             check_params(L=L, k=k, m=m, M=M, eps=eps, delta=delta, beta=beta)
             n = trials if L < large_L else min(trials, large_trials)
-            cfg_seed = config_seeds(seed, L, k, 4)
+            cfg_seed = _config_seeds(seed, L, k, 4)
             A = sparse_target(L, k, m=m, M=M, support=support, seed=cfg_seed[0])
-            base = _configuration_columns(
-                A, L=L, k=k, eps=eps, delta=delta, m=m, M=M, beta=beta, support=support, factorization=factorization
-            )
-            say(f"sweep L={L} k={k}: asymptotic ({n} draws)")
+            params = {"L": L, "k": k, "eps": eps, "delta": delta, "m": m, "M": M, "beta": beta, "support": support,
+                      "factorization": factorization}  # fmt: skip
+            base = _configuration_columns(A, params)
             lam = asymptotic_errors(A, eps=eps, trials=n, factorization=factorization, seed=cfg_seed[1])
             d, lo, hi = asymptotic_d_star(lam, delta, beta)
             rows += _asymptotic_rows(base, lam, d, lo, hi, delta=delta, trials=n, seed=cfg_seed[1])
-            if L <= exact_max_L:
-                say(f"sweep L={L} k={k}: exact bisection")
+            # the exact searches: Gaussian R from the asymptotic d*, orthogonal R on L − d
+            searches = [("gaussian", cfg_seed[2], {"d_hint": d})] if L <= exact_max_L else []
+            searches += [("orthogonal", cfg_seed[3], {})] if L <= orthogonal_max_L else []
+            for projection, sd, hint in searches:
                 r = find_d_star(
-                    A,
-                    eps=eps,
-                    delta=delta,
-                    beta=beta,
-                    trials=n,
-                    factorization=factorization,
-                    seed=cfg_seed[2],
-                    d_hint=d,
-                )
-                rows.append(_exact_row(base, r, projection="gaussian", trials=n, seed=cfg_seed[2]))
-            if L <= orthogonal_max_L:
-                say(f"sweep L={L} k={k}: orthogonal")
-                r = find_d_star(
-                    A,
-                    eps=eps,
-                    delta=delta,
-                    beta=beta,
-                    trials=n,
-                    projection="orthogonal",
-                    factorization=factorization,
-                    seed=cfg_seed[3],
-                )
-                rows.append(_exact_row(base, r, projection="orthogonal", trials=n, seed=cfg_seed[3]))
+                    A, eps=eps, delta=delta, beta=beta, trials=n, projection=projection, factorization=factorization,
+                    seed=sd, **hint,
+                )  # fmt: skip
+                rows.append(_exact_row(base, r, projection=projection, trials=n, seed=sd))
     return pd.DataFrame(rows)
 
 
-def _configuration_columns(
-    A: np.ndarray,
-    *,
-    L: int,
-    k: int,
-    eps: float,
-    delta: float,
-    m: float,
-    M: float,
-    beta: float,
-    support: str,
-    factorization: str,
-) -> dict[str, object]:
-    """The columns every row of configuration (L, k) shares: its parameters and the sizes of B = log(A/eps)."""
-    B = log_targets(A, eps)
-    B1, B2 = factorize(B, factorization)
+def _configuration_columns(A: np.ndarray, params: dict[str, object]) -> dict[str, object]:
+    """The columns every row of one configuration shares: its parameters and the sizes of B = log(A/eps)."""
+    B = log_targets(A, params["eps"])
+    B1, B2 = factorize(B, params["factorization"])
     rn = float(np.linalg.norm(B1, axis=1).max() * np.linalg.norm(B2, axis=1).max())
-    return {
-        "kind": "sweep",
-        "L": L,
-        "k": k,
-        "eps": eps,
-        "delta": delta,
-        "m": m,
-        "M": M,
-        "beta": beta,
-        "support": support,
-        "factorization": factorization,
-        "max_abs_B": float(np.abs(B).max()),
-        "max_row_norm": rn,
-        "k_log_L": k * math.log(L),
-    }
+    k_log_L = params["k"] * math.log(params["L"])
+    return {"kind": "sweep", **params, "max_abs_B": float(np.abs(B).max()), "max_row_norm": rn, "k_log_L": k_log_L}
 
 
 def _asymptotic_rows(
-    base: dict[str, object],
-    lam: np.ndarray,
-    d: int,
-    lo: float,
-    hi: float,
-    *,
-    delta: float,
-    trials: int,
-    seed: int,
+    base: dict[str, object], lam: np.ndarray, d: int, lo: float, hi: float, *, delta: float, trials: int, seed: int
 ) -> list[dict[str, object]]:
     """The asymptotic d* of one configuration with its interval, then its success curve (``sweep_curve``)."""
-    rows: list[dict[str, object]] = [
-        {
-            **base,
-            "projection": "gaussian",
-            "method": "asymptotic",
-            "d": d,
-            "ci_low": lo,
-            "ci_high": hi,
-            "trials": trials,
-            "seed": seed,
-        }
-    ]
+    law = {"projection": "gaussian", "method": "asymptotic"}
+    rows = [{**base, **law, "d": d, "ci_low": lo, "ci_high": hi, "trials": trials, "seed": seed}]
     for dd in np.unique(np.geomspace(max(1, d // 3), d * 2, 24).astype(int)):
         ci = clopper_pearson(int(np.sum(lam <= delta * math.sqrt(dd))), trials)
         rows.append(
-            {
-                **base,
-                "kind": "sweep_curve",
-                "projection": "gaussian",
-                "method": "asymptotic",
-                "d": int(dd),
-                "estimate": ci.estimate,
-                "ci_low": ci.low,
-                "ci_high": ci.high,
-                "trials": trials,
-                "seed": seed,
-            }
-        )
+            {**base, "kind": "sweep_curve", **law, "d": int(dd), "estimate": ci.estimate, "ci_low": ci.low,
+             "ci_high": ci.high, "trials": trials, "seed": seed}
+        )  # fmt: skip
     return rows
 
 
 def _exact_row(base: dict[str, object], r: DStar, *, projection: str, trials: int, seed: int) -> dict[str, object]:
     """The row of one exact d* search of a configuration: d* and the lower end of its bracket."""
     return {
-        **base,
-        "projection": projection,
-        "method": "exact",
-        "d": r.d_star,
-        "d_low": r.d_low,
-        "success": r.success,
-        "trials": trials,
-        "seed": seed,
-    }
+        **base, "projection": projection, "method": "exact", "d": r.d_star, "d_low": r.d_low, "success": r.success,
+        "trials": trials, "seed": seed,
+    }  # fmt: skip
 
 
 def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
@@ -250,12 +155,7 @@ def check_sweep(sw: pd.DataFrame) -> list[VerdictRow]:
     from attnspec.theory.expressivity.registration import PAPER
 
     g = gaussian_sweep(sw)
-    P = {
-        "L": f"{g['L'].min()}..{g['L'].max()}",
-        "k": f"{g['k'].min()}..{g['k'].max()}",
-        "eps": float(g["eps"].iloc[0]),
-        "delta": float(g["delta"].iloc[0]),
-    }
+    P = sweep_params(g)
     numbers = {
         "below": float((g["d"] < g["L"]).sum()), "smallest": float((g["d"] / g["L"]).min()),
         "configurations": len(g), "trials": int(g["trials"].min()),
