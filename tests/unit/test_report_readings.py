@@ -217,6 +217,9 @@ def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
     assert text.startswith("## Threats to validity")
     assert "Q4_1" in text and "16 documents at n = 64" in text
     assert re.search(r"\b4 documents at n = [0-9, ]*\b2048\b", text)  # the decoder's long end
+    # an approximation study's documents: the held-out ones its intervals resample, the fitted ones apart
+    assert "MiniLM-L6: the approximations' 8 held-out documents (the intervals resample them; 8 more fitted on)" in text
+    assert "16 documents at n = 128, 256, 384" not in text
     assert "not the paper's RoBERTa" in text
     assert text.count("**Sample sizes.**") == 1  # one bullet names every model's few-document runs
     assert text.count("**Lengths beyond training.**") <= 1  # and every model read past its cap
