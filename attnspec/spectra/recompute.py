@@ -28,6 +28,7 @@ saved. A table that differs anywhere leaves the run untouched and raises, naming
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,9 @@ class TableCheck:
         difference (empty when every value came out bit for bit).
     missing : list of str
         Saved columns the recomputed table lacks.
+    exempt : dict of str to float
+        Columns exempted from the agreement that differ beyond the tolerance: column → largest
+        absolute difference (recorded, never blocking).
     """
 
     table: str
@@ -67,6 +71,7 @@ class TableCheck:
     differing: list[str] = field(default_factory=list)
     within: dict[str, float] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    exempt: dict[str, float] = field(default_factory=dict)
 
     @property
     def identical(self) -> bool:
@@ -76,7 +81,7 @@ class TableCheck:
     @property
     def bit_identical(self) -> bool:
         """Every saved value came out the same bit for bit."""
-        return self.identical and not self.within
+        return self.identical and not self.within and not self.exempt
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,13 @@ def _difference(a: pd.Series, b: pd.Series, rtol: float, atol: float) -> tuple[s
 
 
 def compare_table(
-    table: str, saved: pd.DataFrame, fresh: pd.DataFrame, *, rtol: float = 0.0, atol: float = 0.0
+    table: str,
+    saved: pd.DataFrame,
+    fresh: pd.DataFrame,
+    *,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    exempt: Sequence[str] = (),
 ) -> TableCheck:
     """A saved table against its recomputed twin, column by column.
 
@@ -157,6 +168,9 @@ def compare_table(
     rtol, atol : float
         A float value agrees when ``|saved − recomputed| <= atol + rtol·|saved|``; 0 and 0 (the
         default): bit for bit.
+    exempt : sequence of str
+        Columns whose differences are recorded (``exempt``) but do not count against agreement:
+        values that rounding alone decides, such as the tail curve of an exactly rank-one P.
 
     Returns
     -------
@@ -167,16 +181,18 @@ def compare_table(
     missing = [c for c in saved.columns if c not in fresh.columns]
     if len(saved) != len(fresh):
         return TableCheck(table, added, [f"rows ({len(saved)} saved, {len(fresh)} recomputed)"], {}, missing)
-    differing, within = [], {}
+    differing, within, excused = [], {}, {}
     for column in saved.columns:
         if column in fresh.columns:
             pair = saved[column].reset_index(drop=True), fresh[column].reset_index(drop=True)
             why, worst = _difference(*pair, rtol, atol)
-            if why is not None:
+            if why is not None and column in exempt:
+                excused[column] = worst
+            elif why is not None:
                 differing.append(f"{column} ({why})")
             elif worst > 0:
                 within[column] = worst
-    return TableCheck(table, added, differing, within, missing)
+    return TableCheck(table, added, differing, within, missing, excused)
 
 
 def _study_config(run: Path, scratch: Path, data_dir: str | None) -> Any:
@@ -294,6 +310,62 @@ def _write_added(run: Path, fresh: Path, checks: list[TableCheck], entry: dict[s
         write_meta(run, {**meta, "recomputed": [*(meta.get("recomputed") or []), entry]})
 
 
+def _reusable(scratch: Path, run: Path) -> Path | None:
+    """The complete recomputation an earlier call left in ``scratch`` for ``run`` (its identity,
+    inputs and nulls the saved run's), or None."""
+    from attnspec.storage.results import read_meta
+
+    fresh = scratch / "run"
+    if not (fresh / "meta.json").is_file():
+        return None
+    done, saved = read_meta(fresh), read_meta(run)
+    same = (
+        done.get("status") == "complete"
+        and done.get("identity") == saved.get("identity")
+        and (done.get("corpus") or {}).get("inputs_sha256") == (saved.get("corpus") or {}).get("inputs_sha256")
+        and (done.get("baselines") or {}).get("names") == (saved.get("baselines") or {}).get("names")
+    )
+    return fresh if same else None
+
+
+def _recompute(
+    study: Path, seq_len: int, run: Path, scratch: Path, *, encoder: Any, data_dir: str | None, progress: bool
+) -> Path:
+    """The run at ``seq_len`` and its nulls computed again into ``scratch/run``."""
+    from attnspec.spectra.shared_models import shared_model
+    from attnspec.storage.results import read_meta
+
+    if scratch.exists() and any(scratch.iterdir()):
+        raise ResultsError(f"--scratch {scratch} is not empty; give an absent or empty folder")
+    cfg = _study_config(run, scratch, data_dir)
+    if encoder is None:
+        encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+    inputs = study_inputs(study, seq_len, cfg, encoder)
+    return _fresh_run(cfg, inputs, encoder, read_meta(run).get("baselines") or {}, progress)
+
+
+def _entry(done: Recomputed, rtol: float, atol: float, exempt: Mapping[str, str], reused: Path | None) -> dict:
+    """The record of one recomputation, appended to the run's meta.json ``recomputed``."""
+    from attnspec.storage.results import environment_meta
+
+    excused = {f"{c.table}.{col}": worst for c in done.checks for col, worst in c.exempt.items()}
+    return {
+        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "by": "attnspec.spectra.recompute.recompute_length",
+        "columns_added": done.added,
+        "tables_compared": [c.table for c in done.checks],
+        "tolerance": {"rtol": rtol, "atol": atol},
+        "bit_identical": [c.table for c in done.checks if c.bit_identical],
+        # the saved values were kept; these are how far the recomputed ones lie from them
+        "largest_differences": {c.table: c.within for c in done.checks if c.within},
+        "exempt": {key: {"reason": why, "largest_difference": excused.get(key, 0.0)} for key, why in exempt.items()},
+        **({"reused_scratch": str(reused)} if reused is not None else {}),
+        "wall_time_s": round(done.wall_s, 1),
+        "cpu_time_s": round(done.cpu_s, 1),
+        "environment": environment_meta(),
+    }
+
+
 def recompute_length(
     study: Path,
     seq_len: int,
@@ -305,6 +377,8 @@ def recompute_length(
     progress: bool = True,
     rtol: float = 0.0,
     atol: float = 0.0,
+    exempt: Mapping[str, str] | None = None,
+    reuse: bool = False,
 ) -> Recomputed:
     """Compute one length of a saved scaling study again, compare every saved table with it, and,
     when all agree and ``write`` is set, add the columns the saved tables lack.
@@ -328,6 +402,13 @@ def recompute_length(
     rtol, atol : float
         The agreement asked of every saved float value (:func:`compare_table`); 0 and 0 (the
         default): bit for bit. Recorded with the columns added.
+    exempt : mapping of str to str, optional
+        ``"table.column"`` → why its values are not held to the agreement (the tail curve of the
+        uniform null: an exactly rank-one P, whose σ₂ … σ_n are rounding); their largest
+        difference is recorded with the reason.
+    reuse : bool
+        Compare with the complete recomputation an earlier call left in ``scratch`` (the same
+        identity, inputs and nulls) instead of computing again.
 
     Returns
     -------
@@ -336,51 +417,37 @@ def recompute_length(
     Raises
     ------
     ResultsError
-        Not a complete run of a scaling study, a scratch folder that is not empty, inputs whose
-        digest differs from the saved run's, or (with ``write``) a saved value that came out
-        different: the run is then left as it was.
+        Not a complete run of a scaling study, a scratch folder that is not empty (and not
+        reusable), inputs whose digest differs from the saved run's, or (with ``write``) a saved
+        value that came out different: the run is then left as it was.
     """
     from attnspec.spectra.result_checks import SCALING_KIND
     from attnspec.spectra.scaling import run_dir
-    from attnspec.spectra.shared_models import shared_model
-    from attnspec.storage.results import environment_meta, read_meta, read_table
+    from attnspec.storage.results import read_meta, read_table
 
-    study, scratch = Path(study), Path(scratch)
+    study, scratch, exempt = Path(study), Path(scratch), dict(exempt or {})
     run = run_dir(study, seq_len)
     lengths = [int(n) for n in read_meta(study).get("lengths") or []]
     if seq_len not in lengths:
         raise ResultsError(f"{study} has no run at n = {seq_len}; its lengths are {lengths}")
     if read_meta(study).get("kind") != SCALING_KIND or read_meta(run).get("status") != "complete":
         raise ResultsError(f"{run} is not a complete run of a scaling study; recompute a length of a finished study")
-    if scratch.exists() and any(scratch.iterdir()):
-        raise ResultsError(f"--scratch {scratch} is not empty; give an absent or empty folder")
     wall, cpu = time.perf_counter(), time.process_time()
-    cfg = _study_config(run, scratch, data_dir)
-    if encoder is None:
-        encoder = shared_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
-    inputs = study_inputs(study, seq_len, cfg, encoder)
-    fresh = _fresh_run(cfg, inputs, encoder, read_meta(run).get("baselines") or {}, progress)
-    checks = [
-        compare_table(t, read_table(run, t), read_table(fresh, t), rtol=rtol, atol=atol) for t in _saved_tables(run)
-    ]
+    reused = _reusable(scratch, run) if reuse else None
+    fresh = reused or _recompute(study, seq_len, run, scratch, encoder=encoder, data_dir=data_dir, progress=progress)
+    checks = []
+    for t in _saved_tables(run):
+        excused = [key.split(".", 1)[1] for key in exempt if key.split(".", 1)[0] == t]
+        checks.append(compare_table(t, read_table(run, t), read_table(fresh, t), rtol=rtol, atol=atol, exempt=excused))
     done = Recomputed(run, scratch, checks, False, time.perf_counter() - wall, time.process_time() - cpu)
     if not write:
         return done
     if not done.identical:
-        said = "; ".join(f"{c.table}: {', '.join(c.differing + [f'{m} missing' for m in c.missing])}" for c in checks)
+        said = "; ".join(
+            f"{c.table}: {', '.join(c.differing + [f'{m} missing' for m in c.missing])}"
+            for c in checks
+            if not c.identical
+        )
         raise ResultsError(f"{run} was left as saved: the recomputed values differ ({said})")
-    entry = {
-        "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "by": "attnspec.spectra.recompute.recompute_length",
-        "columns_added": done.added,
-        "tables_compared": [c.table for c in checks],
-        "tolerance": {"rtol": rtol, "atol": atol},
-        "bit_identical": [c.table for c in checks if c.bit_identical],
-        # the saved values were kept; these are how far the recomputed ones lie from them
-        "largest_differences": {c.table: c.within for c in checks if c.within},
-        "wall_time_s": round(done.wall_s, 1),
-        "cpu_time_s": round(done.cpu_s, 1),
-        "environment": environment_meta(),
-    }
-    _write_added(run, fresh, checks, entry)
+    _write_added(run, fresh, checks, _entry(done, rtol, atol, exempt, reused))
     return replace(done, written=True)

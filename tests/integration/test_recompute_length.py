@@ -61,6 +61,7 @@ def test_a_length_recomputed_adds_only_the_missing_columns_bit_identical(study: 
     entry = json.loads((run / "meta.json").read_text())["recomputed"][-1]
     assert entry["columns_added"] == done.added and "baseline_inputs" in entry["bit_identical"]
     assert entry["tolerance"] == {"rtol": 0.0, "atol": 0.0} and entry["largest_differences"] == {}
+    assert entry["exempt"] == {} and "reused_scratch" not in entry
     assert entry["utc"].endswith("Z") and entry["by"].endswith("recompute_length")
 
 
@@ -86,6 +87,10 @@ def test_a_saved_value_that_differs_leaves_the_run_as_saved(study: Path, tmp_pat
     entry = json.loads((run / "meta.json").read_text())["recomputed"][-1]
     assert entry["largest_differences"]["metrics"]["stable_rank_mean"] == pytest.approx(1e-12, rel=0.01)
     assert "metrics" not in entry["bit_identical"] and "spectrum" in entry["bit_identical"]
+    # a complete recomputation left in its scratch folder is compared again without computing
+    again = recompute_length(study, 32, scratch=tmp_path / "d", reuse=True, exempt={"metrics.stable_rank_mean": "test"})
+    assert again.identical and again.wall_s < done.wall_s  # bit for bit but the exempt column
+    assert again.checks[1].exempt["stable_rank_mean"] == pytest.approx(1e-12, rel=0.01)
     with pytest.raises(ResultsError, match="no run at n = 24; its lengths are \\[16, 32\\]"):
         recompute_length(study, 24, scratch=tmp_path / "b", progress=False)
     (tmp_path / "c").mkdir()
