@@ -239,3 +239,17 @@ def test_a_models_position_table_is_said_with_the_length_it_takes(tmp_path: Path
     (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 512}))
     assert _positions(meta) == "512 position embeddings"
     assert _positions({"model_path": str(tmp_path / "absent"), "max_seq_len": 256}) == "256 position embeddings"
+
+
+@pytest.mark.slow  # built from every committed result: see the module docstring
+def test_every_model_s_centred_measure_is_read_with_its_random_init_or_triangle_reference(
+    built: dict[str, str],
+) -> None:
+    # the decoder: c_centred with its interval beside the encoder's and the triangle's, on both corpora
+    said = re.findall(r"c_centred at index 128: (0\.\d+) \[0\.\d+, 0\.\d+\]; MiniLM-L6 at the same n", built["decoder"])
+    assert len(said) == 2 and "Centred measure (P less its mean row): not measured" not in built["decoder"]
+    assert built["decoder"].count("the triangle's shape alone: 0.882") == 2
+    # Figure 1: every run's random-init model read beside the trained P's value
+    figure1 = built["figure1"]
+    assert "random init not measured" not in figure1
+    assert re.search(r"`spectrum-minilm-imdb` 0\.\d{3} \(random init 0\.\d{3}\)", figure1)
