@@ -713,7 +713,7 @@ def _print_approx(run: Path) -> None:
     done = v[v["note"] == ""]
     first = int(done["n_first"].min()) if len(done) else 0
     last = int(done["n_last"].max()) if len(done) else 0
-    t = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False)
+    t = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, show_edge=False, padding=0)
     t.title = (
         f"Approximations of attention on held-out documents: error ‖Ŷ − PV‖/‖PV‖ (mean over layers and heads, 95% CI over {int(done['inputs'].max()) if len(done) else 0} "
         f"documents) and its slope per doubling of n: a fixed k holds when the error is below 1 (zero output's) at every "

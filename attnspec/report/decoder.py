@@ -73,9 +73,11 @@ def display(model: str) -> str:
     -------
     str
     """
-    from attnspec.plots import short_name
+    if model in DISPLAY:
+        return DISPLAY[model]
+    from attnspec.plots import short_name  # matplotlib: imported only for a model the report does not name
 
-    return DISPLAY.get(model, short_name(model))
+    return short_name(model)
 
 
 def scaling_label(run: Path) -> str:
@@ -237,20 +239,41 @@ def _q1(study: Study) -> list[str]:
                 f" The encoder at the same n: c = {_ci(e['mean'], e['low'], e['high'])}, k90 = "
                 f"{_ci(ek['mean'], ek['low'], ek['high'], '.1%')} of n."
             )
-        md += [line + _centred_note(c.decoder.path), ""]
+        md += [line + _centred_note(st, c.runs.get((False, c.decoder.n)), enc), ""]
     return md
 
 
-def _centred_note(run: Path) -> str:
-    """The decoder run's centred measure (P less its mean row, :mod:`attnspec.spectra.centred`), or
-    that its results lack it: the same measure as Figure 1's, said for every model."""
-    from attnspec.report.null_values import centred_value
-    from attnspec.storage.results import read_table
-
-    held = centred_value(read_table(run, "metrics"))
+def _centred_note(decoder: pd.DataFrame, encoder_run: Run | None, encoder: pd.DataFrame | None) -> str:
+    """The decoder's centred measure (P less its mean row, :mod:`attnspec.spectra.centred`) with its
+    interval, the encoder's at the same n beside it, or that the decoder's results lack it: the
+    same measure as Figure 1's, said for every model. Its nulls are drawn or closed-form matrices
+    saved without P, so none holds it."""
+    held = _overall(decoder, "c_centred")
     if held is None:
         return " Centred measure (P less its mean row): not measured in this run's results."
-    return f" Centred measure (P less its mean row), {held[0]} at index n/4: {held[1]:.3f}."
+    said = (
+        f" Centred measure (P less its mean row: what differs between queries), c_centred at index "
+        f"{int(held['at'])}: {_ci(held['mean'], held['low'], held['high'])}"
+    )
+    other = None if encoder is None else _overall(encoder, "c_centred")
+    if other is not None and encoder_run is not None:
+        said += f"; {display(encoder_run.model)} at the same n: {_ci(other['mean'], other['low'], other['high'])}"
+    elif encoder_run is not None:
+        said += f"; {display(encoder_run.model)} at the same n: not measured"
+    # a causal P's centred part also holds the triangle's shape: the lower-triangular uniform P's
+    # value (closed form) is what that shape alone gives; its drawn nulls are saved without P
+    from attnspec.spectra.centred import uniform_centred_at
+
+    shape = uniform_centred_at(int(held["n"]), int(held["at"]), causal=True)
+    said += f"; the lower-triangular uniform P, the triangle's shape alone: {shape:.3f}"
+    if held["high"] < shape:
+        return said + (
+            " — below it: what the decoder's queries do beyond averaging is spread over more directions than the "
+            "triangle gives, no learned low-rank structure shown."
+        )
+    if held["low"] > shape:
+        return said + " — above it: beyond averaging, the decoder's P is more concentrated than the triangle gives."
+    return said + " — its interval contains it."
 
 
 def _per_layer(study: Study, quantity: str, title: str) -> list[str]:

@@ -152,7 +152,7 @@ def _centred_sentence(
 
     held = [e.name for e in runs if statements[e.name].get("centred")]
     lacking = [f"`{e.name}`" for e in runs if e.name not in held]
-    head = "Centred measure (P less its mean row, what attention does beyond averaging; docs/spectrum.md): "
+    head = "Centred measure (C = P less its mean row, what attention does beyond averaging; docs/spectrum.md): "
     if not held:
         return head + "not measured in these runs' results."
     at = statements[held[0]]["at"]
@@ -169,12 +169,12 @@ def _centred_sentence(
     verdict = ""
     if pairs and above == 0:
         verdict = (
-            f" Centred, the re-initialised model still keeps more of Σσ in the first {at} indices than the trained "
+            f" Centred, the re-initialised model still keeps more of C's Σσ in the first {at} indices than the trained "
             "one: this measure shows no learned low-rank structure beyond averaging either."
         )
     elif pairs and above == len(pairs):
         verdict = (
-            f" Centred, the trained P keeps more of Σσ in the first {at} indices than the re-initialised model: "
+            f" Centred, the trained P keeps more of C's Σσ in the first {at} indices than the re-initialised model: "
             "structure beyond averaging that training adds."
         )
     elif pairs:

@@ -51,6 +51,32 @@ def _few_documents(inputs: dict[tuple[str, int], int]) -> str:
     return "; ".join(f"{v} documents at n = {', '.join(str(n) for n in sorted(ns))}" for v, ns in sorted(small.items()))
 
 
+def _approx_split(study: Path) -> tuple[int, int] | None:
+    """(held-out, fitted) documents of an approximation study (its meta.json ``approx`` record), or
+    None for a study without approximations: its intervals resample the held-out documents only."""
+    top = study / "meta.json"
+    record = (json.loads(top.read_text()).get("approx") or {}) if top.is_file() else {}
+    if not record.get("held_out"):
+        return None
+    return int(record["held_out"]), int(record.get("train") or 0)
+
+
+def _approx_documents(splits: dict[tuple[int, int], set[int]]) -> str:
+    """``the approximations' 8 held-out documents (the intervals resample them; 8 more fitted on) at
+    n = 128, 512``: an approximation study's documents, held-out and fitted apart, when the held-out
+    ones are fewer than :data:`FEW_INPUTS`; empty otherwise."""
+    said = []
+    for (held, fitted), ns in sorted(splits.items()):
+        if held >= FEW_INPUTS:
+            continue
+        extra = f"; {fitted} more fitted on" if fitted else ""
+        lengths = ", ".join(str(n) for n in sorted(ns))
+        said.append(
+            f"the approximations' {held} held-out documents (the intervals resample them{extra}) at n = {lengths}"
+        )
+    return "; ".join(said)
+
+
 def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
     """``## Threats to validity``: one bullet per threat the results show; empty without spectrum runs.
 
@@ -73,12 +99,16 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
     if not metas:
         return []
     models: dict[str, dict[str, Any]] = {}
+    splits = {name: _approx_split(results / name) for name in dict(metas)}
     for name, meta in metas:
         model = str(meta.get("model") or (meta.get("identity") or {}).get("model"))
-        m = models.setdefault(model, {"n": set(), "inputs": {}, "meta": meta})
+        m = models.setdefault(model, {"n": set(), "inputs": {}, "approx": {}, "meta": meta})
         n = int((meta.get("identity") or {}).get("seq_len") or 0)
         m["n"].add(n)
-        m["inputs"][(name, n)] = int(meta.get("inputs_done") or 0)
+        if splits[name] is None:
+            m["inputs"][(name, n)] = int(meta.get("inputs_done") or 0)
+        else:  # an approximation study: its held-out and fitted documents said apart
+            m["approx"].setdefault(splits[name], set()).add(n)
     names = ", ".join(
         f"{display(model)} ({m['meta'].get('architecture')}, {m['meta'].get('num_layers')} layers)"
         for model, m in models.items()
@@ -114,7 +144,11 @@ def threats_section(experiments: Sequence[Any], results: Path) -> list[str]:
             f"- **Lengths beyond training.** {'; '.join(beyond)}: P past a model's cap may be off its training "
             "distribution, which could flatten or sharpen its spectrum there.",
         )
-    sizes = [f"{display(model)}: {counts}" for model, m in models.items() if (counts := _few_documents(m["inputs"]))]
+    sizes = [
+        f"{display(model)}: {counts}"
+        for model, m in models.items()
+        if (counts := "; ".join(c for c in (_few_documents(m["inputs"]), _approx_documents(m["approx"])) if c))
+    ]
     if sizes:  # one bullet for every model: the caveat is the same
         bullets.append(
             f"- **Sample sizes.** {'; '.join(sizes)}. Intervals over so few documents are wide and rest on a t "

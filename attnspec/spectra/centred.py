@@ -13,7 +13,9 @@ and its size say how much structure there is beyond averaging and how many direc
 * :func:`centred_share` — Σσ(C) / Σσ(P) in [0, 2]: 0 for a matrix whose rows are all equal;
 * :func:`centred_stack` and :func:`centred_curve_at` — the same on the spectrum run's batched,
   padded torch stacks (B, H, n, n): C of each input's real rows and columns, and C's curve at
-  one index (the metric ``c_centred`` of :mod:`attnspec.spectra.metric_table`).
+  one index (the metric ``c_centred`` of :mod:`attnspec.spectra.metric_table`);
+* :func:`uniform_centred_at` — the uniform P's value, closed form: 1 for an encoder, the
+  triangle's shape alone for a causal P.
 
 For a causal (lower-triangular) P the mean row is taken over the rows as they are (row i covers
 positions 0…i); C then keeps the triangle's shape difference as structure, so compare causal
@@ -22,6 +24,7 @@ runs with their own uniform (lower-triangular) null.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -193,3 +196,40 @@ def centred_curve_at(sv: Any, at: int, *, atol: float = 1e-12) -> Any:
     zero = total <= atol * n
     safe = torch.where(zero, torch.ones_like(total), total)
     return torch.where(zero, torch.ones_like(total), head / safe)
+
+
+@lru_cache(maxsize=32)  # one SVD of an n × n matrix per (n, at, causal)
+def uniform_centred_at(n: int, at: int, *, causal: bool) -> float:
+    """The uniform P's centred c at index ``at``: the value averaging alone gives.
+
+    Every row uniform over the positions it may attend to: for an encoder every row is the mean
+    row, C = 0 and the value is 1 (as :func:`centred_curve_at` reads a zero C); for a causal P row
+    i is uniform over positions 0…i, and C keeps the triangle's shape, the reference a causal
+    run's centred c is read against.
+
+    Parameters
+    ----------
+    n : int
+        The length, >= 2.
+    at : int
+        The index, 1..n.
+    causal : bool
+        Lower-triangular (a decoder's P) or full (an encoder's).
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Raises
+    ------
+    ValueError
+        ``n`` below 2 or ``at`` outside 1..n.
+    """
+    if n < 2 or not 1 <= at <= n:
+        raise ValueError(f"n must be >= 2 and at in 1..n, got n = {n}, at = {at}")
+    if not causal:
+        return 1.0
+    rows = np.arange(1, n + 1, dtype=float)[:, None]  # (n, 1): row i sees i + 1 positions
+    P = np.tril(np.ones((n, n))) / rows  # (n, n), rows sum to 1
+    return float(centred_curve(P)[at - 1])

@@ -49,6 +49,7 @@ QUANTITIES: dict[str, tuple[str, bool]] = {
     "stable_rank": ("stable rank", False),
     "sigma2_over_sigma1": ("σ₂/σ₁", False),
     "row_entropy": ("row entropy", False),
+    "c_centred": ("centred c at n/4", False),  # P less its mean row (attnspec.spectra.centred); absent in older runs
 }
 #: Where each quantity lies by construction: an interval is cut to it (the true value lies
 #: there, so the cut interval covers it whenever the whole one did; tiny samples give

@@ -63,10 +63,46 @@ def test_the_centred_measure_is_read_against_the_nulls_that_hold_it_and_lacking_
     assert "structure beyond averaging that training adds" in _centred_sentence(runs, statements, nulls)
 
 
-def test_the_decoder_says_its_centred_measure_or_that_its_runs_lack_it(tmp_path) -> None:  # noqa: ANN001
-    from attnspec.report.decoder import _centred_note
+def _overall(c_centred: float | None, low: float = 0.0, high: float = 0.0) -> pd.DataFrame:
+    """A run's statistics (attnspec.spectra.decoder_study.run_statistics) with only the overall rows."""
+    rows = [{"quantity": "c_at", "layer": -1, "mean": 0.8, "low": 0.79, "high": 0.81, "n": 64, "at": 16}]
+    if c_centred is not None:  # n = 64 keeps the triangle's closed form quick
+        rows.append(
+            {"quantity": "c_centred", "layer": -1, "mean": c_centred, "low": low, "high": high, "n": 64, "at": 16}
+        )
+    return pd.DataFrame(rows)
 
-    pd.DataFrame({"layer": [0, 1], "c_centred_mean": [0.6, 0.8]}).to_parquet(tmp_path / "metrics.parquet")
-    assert _centred_note(tmp_path) == " Centred measure (P less its mean row), c_centred at index n/4: 0.700."
-    pd.DataFrame({"layer": [0, 1], "c_at_mean": [0.6, 0.8]}).to_parquet(tmp_path / "metrics.parquet")
-    assert "not measured in this run's results" in _centred_note(tmp_path)
+
+def test_the_decoder_says_its_centred_measure_beside_the_encoder_and_the_triangle_or_that_it_lacks_it() -> None:
+    from pathlib import Path
+
+    from attnspec.report.decoder import _centred_note
+    from attnspec.spectra.centred import uniform_centred_at
+    from attnspec.spectra.decoder_study import Run
+
+    encoder = Run(Path("x"), "spectrum-minilm-wiki103", "minilm", "wiki103", 512, 400, False, 6, 12, None)
+    shape = uniform_centred_at(64, 16, causal=True)
+    text = _centred_note(_overall(0.70, 0.69, 0.71), encoder, _overall(0.826, 0.825, 0.827))
+    assert (
+        text.startswith(" Centred measure (P less its mean row")
+        and "c_centred at index 16: 0.700 [0.690, 0.710]" in text
+    )
+    assert "MiniLM" in text and "at the same n: 0.826 [0.825, 0.827]" in text
+    assert f"the triangle's shape alone: {shape:.3f} — below it" in text and "no learned low-rank" in text
+    above = _centred_note(_overall(0.99, 0.985, 0.995), encoder, _overall(None))
+    assert "at the same n: not measured" in above and "above it" in above
+    assert "contains it" in _centred_note(_overall(shape, shape - 0.01, shape + 0.01), None, None)
+    assert "not measured in this run's results" in _centred_note(_overall(None), encoder, _overall(0.826))
+
+
+def test_the_uniform_p_s_centred_value_is_one_for_an_encoder_and_the_triangle_s_for_a_decoder() -> None:
+    import pytest
+
+    from attnspec.spectra.centred import centred_curve, uniform_centred_at
+
+    assert uniform_centred_at(64, 16, causal=False) == 1.0
+    tri = np.tril(np.ones((64, 64))) / np.arange(1, 65)[:, None]
+    assert uniform_centred_at(64, 16, causal=True) == pytest.approx(centred_curve(tri)[15])
+    assert 0.5 < uniform_centred_at(512, 128, causal=True) < 1.0
+    with pytest.raises(ValueError, match="at in 1..n, got n = 8, at = 9"):
+        uniform_centred_at(8, 9, causal=True)

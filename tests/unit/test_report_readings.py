@@ -217,6 +217,9 @@ def test_threats_to_validity_are_read_from_the_results_metadata() -> None:
     assert text.startswith("## Threats to validity")
     assert "Q4_1" in text and "16 documents at n = 64" in text
     assert re.search(r"\b4 documents at n = [0-9, ]*\b2048\b", text)  # the decoder's long end
+    # an approximation study's documents: the held-out ones its intervals resample, the fitted ones apart
+    assert "MiniLM-L6: the approximations' 8 held-out documents (the intervals resample them; 8 more fitted on)" in text
+    assert "16 documents at n = 128, 256, 384" not in text
     assert "not the paper's RoBERTa" in text
     assert text.count("**Sample sizes.**") == 1  # one bullet names every model's few-document runs
     assert text.count("**Lengths beyond training.**") <= 1  # and every model read past its cap
@@ -236,3 +239,17 @@ def test_a_models_position_table_is_said_with_the_length_it_takes(tmp_path: Path
     (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 512}))
     assert _positions(meta) == "512 position embeddings"
     assert _positions({"model_path": str(tmp_path / "absent"), "max_seq_len": 256}) == "256 position embeddings"
+
+
+@pytest.mark.slow  # built from every committed result: see the module docstring
+def test_every_model_s_centred_measure_is_read_with_its_random_init_or_triangle_reference(
+    built: dict[str, str],
+) -> None:
+    # the decoder: c_centred with its interval beside the encoder's and the triangle's, on both corpora
+    said = re.findall(r"c_centred at index 128: (0\.\d+) \[0\.\d+, 0\.\d+\]; MiniLM-L6 at the same n", built["decoder"])
+    assert len(said) == 2 and "Centred measure (P less its mean row): not measured" not in built["decoder"]
+    assert built["decoder"].count("the triangle's shape alone: 0.882") == 2
+    # Figure 1: every run's random-init model read beside the trained P's value
+    figure1 = built["figure1"]
+    assert "random init not measured" not in figure1
+    assert re.search(r"`spectrum-minilm-imdb` 0\.\d{3} \(random init 0\.\d{3}\)", figure1)
