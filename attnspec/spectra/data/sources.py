@@ -32,6 +32,7 @@ from attnspec.spectra.data.readers import (
     _read_text,
     _wikitext_documents,
 )
+from attnspec.spectra.file_digest import file_digest
 
 #: A corpus of at most this many files lists each file's SHA-256 in meta; more get one digest.
 _MAX_LISTED_SHA = 16
@@ -321,14 +322,6 @@ def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_di
     )
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _sha256_meta(corpus: _Corpus) -> dict[str, Any]:
     """sha256 of the source: the file's own digest for one file, else a digest of the
     ``sha256sum``-style listing ``"<sha256>  <relative path>\\n"`` sorted by path."""
@@ -337,7 +330,7 @@ def _sha256_meta(corpus: _Corpus) -> dict[str, Any]:
     sums = {}
     for p in corpus.files:
         rel = str(p.relative_to(corpus.root)) if corpus.root is not None and p.is_relative_to(corpus.root) else str(p)
-        sums[rel] = _sha256_file(p)
+        sums[rel] = file_digest(p)
     if len(sums) == 1:
         return {"sha256": next(iter(sums.values())), "files": 1}
     listing = "".join(f"{sums[k]}  {k}\n" for k in sorted(sums))
