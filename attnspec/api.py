@@ -27,6 +27,8 @@ from __future__ import annotations
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,18 +214,11 @@ class SpectrumResult:
             ``path`` is a file, under a file, in /proc, read-only, not writable, or not
             empty; checked before anything is written.
         """
-        from attnspec.errors import check_path
         from attnspec.spectra.scaling import KIND as SCALING
-        from attnspec.storage.results import holds_files, result_files, write_meta, write_table, writing_to
+        from attnspec.storage.results import result_files, write_meta, write_table
 
-        path = check_path("path", path)
-        _refuse_read_only(path)
-        same = self.path is not None and path.exists() and path.resolve() == Path(self.path).resolve()
-        # the CLI's writer: checked (under a file, /proc, read-only, full, another kind of result), locked,
-        # every file renamed into place together with meta.json last
-        with writing_to(path, "attnspec.SpectrumResult.save", option="save path", kind="spectrum", nests_in=(SCALING,)):
-            if holds_files(path) and not same:
-                raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
+        saving = _saving_to(path, self.path, "attnspec.SpectrumResult.save", kind="spectrum", nests_in=(SCALING,))
+        with saving as (path, _):
             with result_files(path):
                 write_table(path, "spectrum", self.curves, csv=csv)
                 write_table(path, "metrics", self.metrics, csv=csv)
@@ -377,17 +372,11 @@ class ScalingResult:
         ResultsError
             ``path`` is a file, under a file, read-only, or not empty; checked first.
         """
-        from attnspec.errors import check_path
         from attnspec.spectra.scaling import KIND as SCALING
         from attnspec.spectra.scaling import run_dir
-        from attnspec.storage.results import holds_files, result_files, write_meta, write_table, writing_to
+        from attnspec.storage.results import result_files, write_meta, write_table
 
-        path = check_path("path", path)
-        _refuse_read_only(path)
-        same = self.path is not None and path.exists() and path.resolve() == Path(self.path).resolve()
-        with writing_to(path, "attnspec.ScalingResult.save", option="save path", kind=SCALING):
-            if holds_files(path) and not same:
-                raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
+        with _saving_to(path, self.path, "attnspec.ScalingResult.save", kind=SCALING) as (path, same):
             with result_files(path):  # every length, the fits and meta.json, or nothing
                 for n, run in self.runs.items():
                     if not same:
@@ -424,6 +413,25 @@ def _load_study(path: Path) -> ScalingResult:
         projection_errors=tables["projection"],
         approx=read_approx(path),
     )
+
+
+@contextmanager
+def _saving_to(path: Any, held: Path | None, writer: str, **kinds: Any) -> Iterator[tuple[Path, bool]]:
+    """Where a result's ``save`` writes, checked and held: ``path`` checked as a path, refused
+    when read-only, then held by the CLI's writer (checked: under a file, /proc, full, another
+    kind of result; locked; every file renamed into place with meta.json last) and refused
+    when it holds files and is not the result's own directory ``held``. Yields the path and
+    whether it is that own directory."""
+    from attnspec.errors import check_path
+    from attnspec.storage.results import holds_files, writing_to
+
+    path = check_path("path", path)
+    _refuse_read_only(path)
+    same = held is not None and path.exists() and path.resolve() == Path(held).resolve()
+    with writing_to(path, writer, option="save path", **kinds):
+        if holds_files(path) and not same:
+            raise ResultsError(f"{path} is not empty; choose a new directory to save the result")
+        yield path, same
 
 
 def _refuse_read_only(path: Path) -> None:

@@ -20,7 +20,7 @@ import pandas as pd
 import seaborn as sns
 
 from attnspec.plots import PAGE_IN, legend_below, paper_figure, readable_log_ticks, save_figure, style
-from attnspec.storage.results import read_table
+from attnspec.storage.results import read_table, read_table_if_held
 
 CURVES_TABLE = "osa_train"
 RUNS_TABLE = "osa_train_runs"
@@ -324,7 +324,7 @@ def plot_osa_train(out_dir: Path) -> list[Path]:
             _LABELS.update(zip(summary["model"], summary["label"]))
     curves = read_table(out_dir, CURVES_TABLE)
     runs = read_table(out_dir, RUNS_TABLE)
-    paper = read_table(out_dir, PAPER_TABLE) if (out_dir / f"{PAPER_TABLE}.parquet").is_file() else None
+    paper = read_table_if_held(out_dir, PAPER_TABLE)
     meta = out_dir / "meta.json"
     config = json.loads(meta.read_text()).get("config", {}) if meta.is_file() else {}
     data = config.get("data", "digits")

@@ -280,14 +280,22 @@ def _by_model(found: Sequence[tuple[str, str, Path, pd.DataFrame]]) -> dict[str,
     return out
 
 
-def _end_to_end_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
-    """The best and the worst end-to-end effect of the methods at ``k`` (the sentence-embedding cosine)."""
-    rows = [
-        (float(r["cosine_last"]), r["method"], corpus, int(r["n_last"]))
+def _end_to_end_rows(
+    held: Sequence[tuple[str, pd.DataFrame]], k: int, column: str
+) -> list[tuple[float, str, str, int]]:
+    """(value, method, corpus, n) of each method's end-to-end ``column`` at ``k`` where it was
+    measured (a finite value), over the model's studies; the references left out."""
+    return [
+        (float(r[column]), r["method"], corpus, int(r["n_last"]))
         for corpus, v in held
         for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].to_dict("records")
-        if math.isfinite(float(r.get("cosine_last", float("nan"))))
+        if math.isfinite(float(r.get(column, float("nan"))))
     ]
+
+
+def _end_to_end_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
+    """The best and the worst end-to-end effect of the methods at ``k`` (the sentence-embedding cosine)."""
+    rows = _end_to_end_rows(held, k, "cosine_last")
     if not rows:
         return _loss_reading(model, held, k)
     best, worst = max(rows), min(rows)
@@ -299,12 +307,7 @@ def _end_to_end_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k:
 
 def _loss_reading(model: str, held: Sequence[tuple[str, pd.DataFrame]], k: int) -> str:
     """The smallest and the largest change in a causal model's next-token loss at ``k``."""
-    rows = [
-        (float(r["loss_change_last"]), r["method"], corpus, int(r["n_last"]))
-        for corpus, v in held
-        for r in v[(v["k"] == k) & ~v["reference"].astype(bool)].to_dict("records")
-        if math.isfinite(float(r.get("loss_change_last", float("nan"))))
-    ]
+    rows = _end_to_end_rows(held, k, "loss_change_last")
     if not rows:
         return f"End to end on {model}: not measured."
     least, most = min(rows), max(rows)

@@ -18,17 +18,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from attnspec.plots.compare import LABELS as QUANTITY_LABELS
 from attnspec.report.experiments import spectrum_runs
 
+#: Each quantity's name in the section's text and tables: the figures' names, but for the reading
+#: index in words (a table has no axis label to give it), k90 by the name the report uses, and the
+#: row entropy without the figure's note.
 QUANTITY_NAMES = {
+    **QUANTITY_LABELS,
     "c_at": "mean c at the reading index",
     "reach_index": "k90 (index where c reaches 0.9)",
-    "effective_rank": "effective rank",
-    "stable_rank": "stable rank",
-    "sigma2_over_sigma1": "σ₂/σ₁",
-    "numerical_rank": "numerical rank",
-    "rank_for_error_0.1": "rank for error ≤ 0.1",
-    "rank_for_error_0.2": "rank for error ≤ 0.2",
     "row_entropy": "row entropy",
     "c_centred": "centred c at the reading index",
 }

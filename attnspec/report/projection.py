@@ -21,9 +21,9 @@ READ_K = 128
 
 
 def _summary(run: Path) -> pd.DataFrame | None:
-    from attnspec.storage.results import read_table
+    from attnspec.storage.results import read_table_if_held
 
-    return read_table(run, "projection_summary") if (run / "projection_summary.parquet").is_file() else None
+    return read_table_if_held(run, "projection_summary")
 
 
 def _why_not(run: Path) -> str:

@@ -37,7 +37,7 @@ from scipy import stats as _sps
 
 from attnspec.errors import InputError
 from attnspec.spectra.metric_table import metric_names
-from attnspec.storage.results import read_meta, read_table
+from attnspec.storage.results import read_meta, read_table, read_table_if_held
 
 #: ``meta.json`` kind of a comparison's output folder (``attnspec compare --out``).
 KIND = "compare"
@@ -149,7 +149,7 @@ def _quantities(run: Path, at: int) -> dict[str, tuple[pd.DataFrame, pd.DataFram
 
         warnings.warn(f"{run}: {note}; c_{at} is left out of the comparison", stacklevel=3)
     metrics = read_table(run, "metrics")
-    inputs = read_table(run, "inputs") if (Path(run) / "inputs.parquet").is_file() else None
+    inputs = read_table_if_held(run, "inputs")
     for name in metric_names():  # the table at this call: a metric registered since import included
         if f"{name}_mean" not in metrics.columns or metrics[f"{name}_mean"].isna().all():
             continue

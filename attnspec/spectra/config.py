@@ -213,6 +213,39 @@ def inputs_request(num_sentences: int | str | None) -> dict[str, Any]:
     return {"num_inputs": num_sentences, "at_most": False}
 
 
+def draw_inputs(cfg: SpectrumConfig, tokenizer: Any, texts: list[str] | None = None) -> Any:
+    """The seeded selection of input windows that a spectrum job's configuration asks for.
+
+    Parameters
+    ----------
+    cfg : SpectrumConfig
+        The job: its corpus, split, data folder, length, number of inputs, seed, short-document
+        policy and selection rule.
+    tokenizer : Any
+        The model's tokenizer, which makes the windows.
+    texts : list of str, optional
+        Texts given in memory, in place of ``cfg.data``.
+
+    Returns
+    -------
+    attnspec.spectra.data.inputs.Inputs
+    """
+    from attnspec.spectra.data.inputs import load_inputs
+
+    return load_inputs(
+        cfg.data if texts is None else texts,
+        tokenizer,
+        seq_len=cfg.seq_len,
+        **inputs_request(cfg.num_sentences),
+        seed=cfg.seed,
+        split=cfg.split,
+        data_dir=cfg.data_dir,
+        short_policy=cfg.short_policy,
+        count_available=cfg.count_available,
+        selection=cfg.selection,
+    )
+
+
 def parse_num_sentences(text: str | None, option: str = "--num-inputs") -> int | str | None:
     """``--num-inputs`` (or ``--num-sentences``, the same option, named ``option`` in an error):
     ``"all"``, a positive integer, or None (the default, see SpectrumConfig).

@@ -46,6 +46,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from attnspec.spectra.file_digest import file_digest
+
 #: Suffixes of weights files in a model folder.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
 #: File names a tokenizer is saved as (transformers and sentencepiece); those present are hashed.
@@ -117,14 +119,6 @@ def _stat_key(path: Path) -> tuple[Any, ...]:
     return str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, fingerprint
 
 
-def _whole_file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for piece in iter(lambda: f.read(1 << 22), b""):  # 4 MB pieces
-            h.update(piece)
-    return h.hexdigest()
-
-
 def _cache_file() -> Path | None:
     from attnspec.spectra.data.token_counts import cache_dir
 
@@ -185,7 +179,7 @@ def cached_file_digest(path: Path) -> str:
     """
     path = Path(path)
     if path.stat().st_size < SMALL_FILE_BYTES:
-        return _whole_file_digest(path)
+        return file_digest(path)
     key = _stat_key(path)
     if key in _memo:
         return _memo[key]
@@ -195,7 +189,7 @@ def cached_file_digest(path: Path) -> str:
     if stored is not None:
         _memo[key] = stored
         return stored
-    digest = _whole_file_digest(path)
+    digest = file_digest(path)
     _memo[key] = digest
     _write_cache(cache, {text_key: digest})
     return digest

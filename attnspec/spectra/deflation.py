@@ -1,4 +1,4 @@
-"""Taking the dominant singular pair out of matrices where σ₁ dominates (attention sinks).
+"""Which matrices σ₁ dominates (attention sinks), and taking the dominant singular pair out of them.
 
 Why: methods that square P (``gram``, ``gram32``) lose the small values' digits to σ₁²; with the
 dominant pair taken out first the rest is resolved relative to σ₂ (attnspec.spectra.engine,
@@ -54,3 +54,23 @@ def _deflate_dominant(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     u = u / sigma[:, None].clamp_min(1e-300)
     scale = torch.where(ok, sigma, torch.zeros_like(sigma))
     return x - scale[:, None, None] * u[:, :, None] * v[:, None, :], scale
+
+
+def _dominated(p: torch.Tensor, iterations: int = 3) -> torch.Tensor:
+    """(m,) bool: matrices whose σ₁² holds at least half of ‖P‖_F² (the dominant direction is at
+    least as large as all the rest together), from a lower bound on σ₁ by a few power iterations
+    started at the column norms (which point at an attention sink's column).
+
+    Why: float32 products carry rounding of about ε₃₂·σ₁ per entry, which swamps the small
+    values where σ₁ dominates; ``gram32`` and ``longn`` send those matrices down a float64 path.
+    Float64 sums and one matrix's norms at a time: no float64 copy of the stack.
+    """
+    frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(p.shape[0])])
+    v = torch.stack([torch.linalg.vector_norm(p[i], dim=0) for i in range(p.shape[0])])  # (m, c)
+    sigma = torch.zeros(p.shape[0], dtype=torch.float64)
+    for _ in range(iterations):
+        v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        u = (p @ v[..., None])[..., 0]  # (m, r)
+        sigma = u.double().norm(dim=-1)  # ‖P v‖ <= σ₁
+        v = (u[:, None, :] @ p)[:, 0]  # (m, c): Pᵀ u
+    return sigma**2 >= 0.5 * frob

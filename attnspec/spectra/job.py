@@ -37,7 +37,7 @@ from attnspec.spectra.config import (
     KIND,
     SpectrumConfig,
     SpectrumOutcome,
-    inputs_request,
+    draw_inputs,
 )
 from attnspec.spectra.data.selection import selection_of
 from attnspec.spectra.engine import resolve_method, singular_values
@@ -471,21 +471,8 @@ def _select_inputs(
     cfg: SpectrumConfig, encoder: Any, texts: list[str] | None, inputs: Any | None
 ) -> tuple[Any, list[list[int]], np.ndarray, int]:
     """The seeded selection (unless given), this shard's part of it, and each input's place in it."""
-    from attnspec.spectra.data.inputs import load_inputs
-
     if inputs is None:
-        inputs = load_inputs(
-            cfg.data if texts is None else texts,
-            encoder.tokenizer,
-            seq_len=cfg.seq_len,
-            **inputs_request(cfg.num_sentences),
-            seed=cfg.seed,
-            split=cfg.split,
-            data_dir=cfg.data_dir,
-            short_policy=cfg.short_policy,
-            count_available=cfg.count_available,
-            selection=cfg.selection,
-        )
+        inputs = draw_inputs(cfg, encoder.tokenizer, texts)
     selected = inputs.input_ids
     _check_ids_fit(encoder, selected)
     positions = np.arange(len(selected))  # place of each input in the seeded selection

@@ -76,6 +76,7 @@ import numpy as np
 import torch
 
 from attnspec.errors import InputError
+from attnspec.spectra.deflation import _dominated
 
 #: Standard errors in the statistical part of the returned bounds: two-sided ≈ 99.3% at each τ
 #: for 8 probes (Student's t, 6 degrees of freedom: q − 2, the control variate's β is fitted on
@@ -400,22 +401,6 @@ def _rest_bound(
     between = torch.maximum(upper[:-1] - g_hat[1:], g_hat[:-1] - lower[1:])
     beyond = torch.maximum(upper[-1:], g_hat[-1:])  # τ past the grid: both in [0, their value at its end]
     return float(torch.cat([at_points, between, beyond]).max())
-
-
-def _dominated(p: torch.Tensor, iterations: int = 3) -> torch.Tensor:
-    """(m,) bool: matrices whose σ₁² holds at least half of ‖P‖_F² (the dominant direction is at
-    least as large as all the rest together), from a lower bound on σ₁ by a few power iterations
-    started at the column norms (which point at an attention sink's column). Float64 sums, one
-    matrix's norms at a time: no float64 copy of the stack."""
-    frob = torch.stack([torch.linalg.vector_norm(p[i], dtype=torch.float64) ** 2 for i in range(p.shape[0])])
-    v = torch.stack([torch.linalg.vector_norm(p[i], dim=0) for i in range(p.shape[0])])  # (m, c)
-    sigma = torch.zeros(p.shape[0], dtype=torch.float64)
-    for _ in range(iterations):
-        v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
-        u = (p @ v[..., None])[..., 0]  # (m, r)
-        sigma = u.double().norm(dim=-1)  # ‖P v‖ <= σ₁
-        v = (u[:, None, :] @ p)[:, 0]  # (m, c): Pᵀ u
-    return sigma**2 >= 0.5 * frob
 
 
 def _stack(p: torch.Tensor, seed_list: list[int], params: LongnParams) -> tuple[torch.Tensor, torch.Tensor]:

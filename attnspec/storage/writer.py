@@ -41,8 +41,16 @@ LOCK_FILE = ".attnspec.lock"
 TMP_PREFIX = ".attnspec-tmp-"
 
 
-def _file_mode() -> int:
-    """The mode a plain ``open(path, "w")`` would give: 0o666 minus the umask."""
+def file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give: 0o666 minus the umask (``mkstemp`` makes
+    files 0600; a result or a cache file is given this mode so that it follows the umask like
+    every other file).
+
+    Returns
+    -------
+    int
+        The permission bits.
+    """
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
@@ -283,7 +291,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
-        os.chmod(tmp, _file_mode())
+        os.chmod(tmp, file_mode())
         _fsync_path(tmp)
         if _stages:
             _stages[-1].add(tmp, path)

@@ -111,12 +111,6 @@ def _documents(cfg: Any, lengths: list[int], encoder: Any) -> dict[int, list[lis
     return {n: (drawn if n == lengths[-1] else cut_inputs(drawn, encoder.tokenizer, n)).input_ids for n in lengths}
 
 
-def _read(out: Path, name: str) -> pd.DataFrame | None:
-    from attnspec.storage.results import read_table
-
-    return read_table(out, name) if (out / f"{name}.parquet").is_file() else None
-
-
 def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, encoder: Any | None = None) -> bool:
     """Measure the approximations of a complete scaling study in ``out`` (resuming by length).
 
@@ -139,7 +133,7 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
     """
     from attnspec.spectra.approx.study import measure_approximations
     from attnspec.spectra.shared_models import shared_model
-    from attnspec.storage.results import read_meta, result_files, write_meta, write_table
+    from attnspec.storage.results import read_meta, read_table_if_held, result_files, write_meta, write_table
 
     record = {**plan.record(), "lengths": lengths}
     held = read_meta(out).get("approx") or {}
@@ -156,7 +150,7 @@ def add_to_study(out: Path, cfg: Any, lengths: list[int], plan: ApproxPlan, *, e
         write_meta(out, {**read_meta(out), "approx": {**record, "status": "not measured", "not_measured": reason}})
         return False
     documents = _documents(cfg, lengths, encoder)
-    raw = {t: _read(out, t) if done else None for t in RAW_TABLES}
+    raw = {t: read_table_if_held(out, t) if done else None for t in RAW_TABLES}
     for n in (n for n in lengths if n not in done):
         part = measure_approximations(encoder, {n: documents[n]}, plan)
         raw = {t: _joined(raw[t], part[t]) for t in RAW_TABLES}
@@ -205,9 +199,9 @@ def read_approx(out: Path) -> dict[str, pd.DataFrame]:
     dict of str to DataFrame
     """
     from attnspec.spectra.approx.rule import rule_table
-    from attnspec.storage.results import read_meta
+    from attnspec.storage.results import read_meta, read_table_if_held
 
-    found = {t: _read(Path(out), t) for t in RAW_TABLES + SUMMARY_TABLES}
+    found = {t: read_table_if_held(Path(out), t) for t in RAW_TABLES + SUMMARY_TABLES}
     held = {k: v for k, v in found.items() if v is not None}
     if "approx_rule" in held:  # a rule saved without a deciding column is read again from the errors
         held["approx_rule"] = rule_table(held, seed=int((read_meta(Path(out)).get("approx") or {}).get("seed", 0)))

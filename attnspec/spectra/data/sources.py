@@ -32,6 +32,7 @@ from attnspec.spectra.data.readers import (
     _read_text,
     _wikitext_documents,
 )
+from attnspec.spectra.file_digest import file_digest
 
 #: A corpus of at most this many files lists each file's SHA-256 in meta; more get one digest.
 _MAX_LISTED_SHA = 16
@@ -86,22 +87,45 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> tuple[Path | 
     return d, where
 
 
+def _wikitext_corpus(name: str, split: str | None, path: Path) -> _Corpus:
+    """One WikiText ``.raw`` file: its articles are the documents, packed into windows."""
+    return _Corpus(
+        name=name,
+        split=split,
+        source=str(path.resolve()),
+        format="wikitext-raw",
+        documents=_wikitext_documents(_lines(_read_text(path))),
+        default_mode="pack",
+        files=[path],
+        root=path.parent,
+    )
+
+
+def _review_corpus(
+    name: str, split: str | None, source: Path, fmt: str, texts: list[str], files: list[Path], root: Path
+) -> _Corpus:
+    """Texts read from ``files`` (reviews, lines, rows), one document each: ``<br />`` cleaned away
+    and each cut to the window."""
+    return _Corpus(
+        name=name,
+        split=split,
+        source=str(source.resolve()),
+        format=fmt,
+        documents=[[_clean(t)] for t in texts],
+        default_mode="truncate",
+        files=files,
+        root=root,
+        text_cleaning=_BR_NOTE,
+    )
+
+
 def _local_named(corpus: str, split: str, d: Path) -> _Corpus | None:
     """The named corpus from a folder laid out like the shared data, or None if it is not there."""
     if corpus == "wiki103":
         path = d / "wikitext103" / f"wiki.{_WIKI_FILE_SPLIT[split]}.raw"
         if not path.is_file():
             return None
-        return _Corpus(
-            name=corpus,
-            split=split,
-            source=str(path.resolve()),
-            format="wikitext-raw",
-            documents=_wikitext_documents(_lines(_read_text(path))),
-            default_mode="pack",
-            files=[path],
-            root=path.parent,
-        )
+        return _wikitext_corpus(corpus, split, path)
     imdb = d / "imdb"
     if not imdb.is_dir():
         return None
@@ -115,31 +139,11 @@ def _local_named(corpus: str, split: str, d: Path) -> _Corpus | None:
                 texts.extend(got)
                 used.append(p)
         if texts:
-            return _Corpus(
-                name=corpus,
-                split=split,
-                source=str(imdb.resolve()),
-                format="jsonl",
-                documents=[[_clean(t)] for t in texts],
-                default_mode="truncate",
-                files=used,
-                root=imdb,
-                text_cleaning=_BR_NOTE,
-            )
+            return _review_corpus(corpus, split, imdb, "jsonl", texts, used, imdb)
     for root in (imdb / "aclImdb", imdb):
         if split in ("train", "test") and _is_aclimdb_split_dir(root / split):
             texts, files = _read_aclimdb_split(root / split)
-            return _Corpus(
-                name=corpus,
-                split=split,
-                source=str((root / split).resolve()),
-                format="aclimdb",
-                documents=[[_clean(t)] for t in texts],
-                default_mode="truncate",
-                files=files,
-                root=root,
-                text_cleaning=_BR_NOTE,
-            )
+            return _review_corpus(corpus, split, root / split, "aclimdb", texts, files, root)
     return None
 
 
@@ -163,16 +167,7 @@ def _from_file(path: Path, split: str | None) -> _Corpus:
                     f"split {split!r} does not match WikiText file {str(path)!r} "
                     f"(its split is {file_split or 'unknown'}); leave --split unset or pass the matching file"
                 )
-        return _Corpus(
-            name=path.name,
-            split=file_split,
-            source=str(path.resolve()),
-            format="wikitext-raw",
-            documents=_wikitext_documents(_lines(_read_text(path))),
-            default_mode="pack",
-            files=[path],
-            root=path.parent,
-        )
+        return _wikitext_corpus(path.name, file_split, path)
     if name.endswith((".jsonl", ".ndjson")):
         texts, has_split = _read_jsonl(path, split)
         if split is not None and not has_split:
@@ -187,17 +182,7 @@ def _from_file(path: Path, split: str | None) -> _Corpus:
         _check_file_split(path, split, "plain-text")
         texts = [line for line in _lines(_read_text(path)) if line.strip()]
         fmt = "text"
-    return _Corpus(
-        name=path.name,
-        split=split,
-        source=str(path.resolve()),
-        format=fmt,
-        documents=[[_clean(t)] for t in texts],
-        default_mode="truncate",
-        files=[path],
-        root=path.parent,
-        text_cleaning=_BR_NOTE,
-    )
+    return _review_corpus(path.name, split, path, fmt, texts, [path], path.parent)
 
 
 def _from_dir(d: Path, split: str | None) -> _Corpus:
@@ -224,16 +209,8 @@ def _from_dir(d: Path, split: str | None) -> _Corpus:
                 raise InputError(f"split {split!r} does not match aclImdb split directory {str(d)!r} ({want})")
             split_dir = d
         texts, files = _read_aclimdb_split(split_dir)
-        return _Corpus(
-            name=d.name if d.name != want else d.parent.name,
-            split=want,
-            source=str(split_dir.resolve()),
-            format="aclimdb",
-            documents=[[_clean(t)] for t in texts],
-            default_mode="truncate",
-            files=files,
-            root=split_dir,
-            text_cleaning=_BR_NOTE,
+        return _review_corpus(
+            d.name if d.name != want else d.parent.name, want, split_dir, "aclimdb", texts, files, split_dir
         )
     jsonl = sorted(d.glob("*.jsonl"))
     if jsonl:
@@ -245,17 +222,7 @@ def _from_dir(d: Path, split: str | None) -> _Corpus:
             any_split |= has_split
         if split is not None and not any_split:
             _check_file_split(d, split, "JSONL")
-        return _Corpus(
-            name=d.name,
-            split=split,
-            source=str(d.resolve()),
-            format="jsonl",
-            documents=[[_clean(t)] for t in texts],
-            default_mode="truncate",
-            files=jsonl,
-            root=d,
-            text_cleaning=_BR_NOTE,
-        )
+        return _review_corpus(d.name, split, d, "jsonl", texts, jsonl, d)
     if (d / "wikitext103").is_dir() or (d / "imdb").is_dir():
         raise DataError(
             f"{str(d)!r} is a data folder, not a corpus: use --data wiki103 or --data imdb with --data-dir {str(d)!r}"
@@ -355,14 +322,6 @@ def _resolve(data: str | os.PathLike | Sequence[str], split: str | None, data_di
     )
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _sha256_meta(corpus: _Corpus) -> dict[str, Any]:
     """sha256 of the source: the file's own digest for one file, else a digest of the
     ``sha256sum``-style listing ``"<sha256>  <relative path>\\n"`` sorted by path."""
@@ -371,7 +330,7 @@ def _sha256_meta(corpus: _Corpus) -> dict[str, Any]:
     sums = {}
     for p in corpus.files:
         rel = str(p.relative_to(corpus.root)) if corpus.root is not None and p.is_relative_to(corpus.root) else str(p)
-        sums[rel] = _sha256_file(p)
+        sums[rel] = file_digest(p)
     if len(sums) == 1:
         return {"sha256": next(iter(sums.values())), "files": 1}
     listing = "".join(f"{sums[k]}  {k}\n" for k in sorted(sums))

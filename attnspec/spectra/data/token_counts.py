@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from attnspec.storage.writer import file_mode
+
 CACHE_ENV = "ATTNSPEC_CACHE_DIR"
 _FORMAT = b"attnspec token lengths v1"
 _SUBDIR = "token-lengths"
@@ -119,13 +121,6 @@ def _read(path: Path, key: str, count: int) -> np.ndarray | None:
         return None
 
 
-def _umask_mode() -> int:
-    """The mode a plain ``open(path, "w")`` would give: 0o666 minus the process's umask."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def _write(path: Path, key: str, lengths: np.ndarray) -> str | None:
     """Write atomically; the reason it could not be written, or None."""
     try:
@@ -134,7 +129,7 @@ def _write(path: Path, key: str, lengths: np.ndarray) -> str | None:
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, key=np.asarray(key), lengths=lengths, sha256=np.asarray(_digest(lengths)))
-            os.chmod(tmp, _umask_mode())  # mkstemp makes 0600; the cache follows the umask like every file
+            os.chmod(tmp, file_mode())  # mkstemp makes 0600; the cache follows the umask like every file
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
