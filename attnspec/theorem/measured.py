@@ -7,8 +7,8 @@ table of instances, one number) has its claims decided here, by the same one cla
 
 * one instance's named values: :class:`Instance`, read by the :class:`OnInstance` kinds
   (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means);
-* a point a search found: :func:`read_off`, read by :class:`Bound`, :class:`Number` or any
-  reading, wrapped in :class:`Unmet` or :class:`Noted`;
+* a point a search found: :func:`read_off`, read by :class:`Bound`,
+  :class:`~attnspec.theorem.readings.Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
 * a table of instances: :func:`margin_rows`;
 * one number without a reading: :func:`measured_row`, :func:`unmet_row`, :func:`as_variant`.
 """
@@ -760,39 +760,4 @@ class Bound(Reading):
             claim, d, reading=self.name, params={**point.params, **{q: point.value(q) for q in self.shown}},
             seed=point.seed, bound=bound, estimate=s.high, trials=trials, value_name=self.value_name,
             bound_name=self.bound_name, **opt,
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Number(Reading):
-    """A number without a verdict (``measured``): the value of ``value`` at each point.
-
-    Parameters
-    ----------
-    value : str
-        A quantity.
-    what : callable
-        ``what(point) -> str``: what was measured, rendered from the point's numbers (the row's sentence).
-    trials, low, high : str, optional
-        Quantities: the trials it was measured on and its interval (``ci_low``, ``ci_high``).
-    bound : str or float, optional
-        What the number is set beside (the paper's value), without a verdict.
-    """
-
-    value: str = ""
-    what: Callable[[Point], str] | None = None
-    trials: str | None = None
-    low: str | None = None
-    high: str | None = None
-    bound: str | float | None = None
-
-    def _row(self, claim: str, point: Point) -> VerdictRow:
-        d = _classify("measurement", what=self.what(point) if self.what is not None else self.value)
-        opt = {
-            k: point.value(q) if q is not None else None
-            for k, q in (("ci_low", self.low), ("ci_high", self.high), ("bound", self.bound))
-        }
-        return _verdict_row(
-            claim, d, reading=self.name, params=point.params, seed=point.seed, estimate=point.value(self.value),
-            trials=int(point.value(self.trials)) if self.trials else None, **opt,
         )  # fmt: skip

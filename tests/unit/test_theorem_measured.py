@@ -21,7 +21,6 @@ from attnspec.theorem.measured import (
     InstanceResidual,
     InstanceShare,
     Noted,
-    Number,
     Unmet,
     as_variant,
     indicators,
@@ -31,7 +30,7 @@ from attnspec.theorem.measured import (
     read_off,
     unmet_row,
 )
-from attnspec.theorem.readings import Probability
+from attnspec.theorem.readings import Measure, Probability
 from attnspec.theorem.registry import Paper
 
 PAPER = Paper("toy", "A. Author", "A toy search", year=2024)
@@ -166,9 +165,9 @@ def test_a_bound_is_read_at_the_worst_trial() -> None:
     )
 
 
-def test_a_number_is_measured_with_its_interval() -> None:
+def test_a_number_is_measured_with_its_named_interval() -> None:
 
-    fit = Number("slope", value="p", low="lo", high="hi", bound=1.0, what=lambda p: f"slope {p.value('p'):.2f}")
+    fit = Measure("slope", value="p", low="lo", high="hi", bound=1.0, what=lambda p: f"slope {p.value('p'):.2f}")
     claim = Claim("toy.fit", where="eq. 4", statement="d grows like k", reading=fit)
     (row,) = read_off(claim, {"k": "1..8"}, {"p": 0.9, "lo": 0.8, "hi": 1.0}, paper=PAPER, seed=3)
     assert (row.verdict, row.estimate, row.ci_low, row.ci_high, row.bound, row.evidence) == (

@@ -20,8 +20,8 @@ from typing import Any
 from attnspec.theorem.cases import Scoped
 from attnspec.theorem.ceiling import Ceiling
 from attnspec.theorem.declare import Claim as Statement
-from attnspec.theorem.measured import Bound, Noted, Number, Unmet
-from attnspec.theorem.readings import Identity, Point, Probability
+from attnspec.theorem.measured import Bound, Noted, Unmet
+from attnspec.theorem.readings import Identity, Measure, Point, Probability
 from attnspec.theorem.readings import Reading as Declared
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import register, register_short_names
@@ -267,19 +267,19 @@ KLOGL = Statement(
     where="the theorem: d = O(k log L)",
     statement="The dimension needed grows at most like k log L.",
     reading=(
-        Number(
+        Measure(
             "k-exponent",
             "log d* = a + p log k + q log log L over the sweep: the fitted p with its 95% t "
             "interval (a measurement: fitted and read on the same draws)",
-            value="k", low="k_low", high="k_high", bound=1.0, trials="trials", what=_exponent("k"),
+            value="k", low="k_low", high="k_high", bound=1.0, trials="trials", what=_exponent("k"), level=None,
         ),
-        Number(
+        Measure(
             "logl-exponent", "the fitted q of the same regression (a measurement)", value="log L", low="log L_low",
-            high="log L_high", bound=1.0, trials="trials", what=_exponent("log L"),
+            high="log L_high", bound=1.0, trials="trials", what=_exponent("log L"), level=None,
         ),
-        Number(
+        Measure(
             "ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)",
-            value="C", trials="trials", what=_ls_fit,
+            value="C", trials="trials", what=_ls_fit, level=None,
         ),
         Noted(
             reading=Bound(
@@ -351,7 +351,7 @@ STATED = Statement(
     where="notes p. 3, the formula d = O(M² k log L / ε')",
     statement="d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
     reading=(
-        Number(
+        Measure(
             "eps-exponent",
             "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
             "bisection brackets (a measurement: the formula says 1, JL gives 2)",
@@ -361,6 +361,7 @@ STATED = Statement(
             bound=1.0,
             trials="trials",
             what=_eps_exponent,
+            level=None,
         ),
         Noted(
             reading=Probability(
@@ -372,13 +373,14 @@ STATED = Statement(
             ),
             note=_eps_heldout_note,
         ),
-        Number(
+        Measure(
             "m-max-a",
             "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at fixed M (a measurement)",
             value="d_max",
             bound="d_stated",
             trials="trials",
             what=_m_max_a,
+            level=None,
         ),
         Noted(
             reading=Probability(
@@ -390,12 +392,13 @@ STATED = Statement(
             ),
             note=_m_max_a_heldout_note,
         ),
-        Number(
+        Measure(
             "m-max-b",
             "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)",
             value="c_max",
             trials="trials",
             what=_m_max_b,
+            level=None,
         ),
     ),
     source="notes p. 3",
@@ -620,12 +623,13 @@ HYPOTHESES = Statement(
             ),
             note=lambda p: "worst log-ratio error within a row's support over the trials at d* with ‖B − B̂‖∞ <= δ",
         ),
-        Number(
+        Measure(
             "ratio-dimension",
             "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
             "additive precision δ, from the same draws of the d → ∞ law (a measurement)",
             value="ratio",
             what=_ratio_dimension,
+            level=None,
             trials="trials",
         ),
     ),
