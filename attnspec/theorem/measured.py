@@ -593,6 +593,7 @@ def read_off(
     paper: Paper,
     seed: int,
     readings: Sequence[str] | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> list[VerdictRow]:
     """The verdict rows of ``claim`` at one measured point (sa-check's width d* found by a search,
     and the draws there), by :func:`attnspec.theorem.runner.run_check`.
@@ -610,6 +611,9 @@ def read_off(
     readings : sequence of str, optional
         The names of the readings made at this point, in the order of their rows (default: all
         of them, in the claim's order).
+    context : mapping, optional
+        Exact values the readings' hooks read as ``point.context`` (a trial's 63-bit seed, an
+        entry's index), kept out of ``numbers``, which are tabulated as floats.
 
     Returns
     -------
@@ -631,6 +635,7 @@ def read_off(
         grid=lambda options: [dict(params)],
         setup=lambda point, rng: dict(numbers),
         seeds=lambda options, index, point: seed,
+        context=lambda point: dict(context or {}),
     )
     return run_check(check, {"seed": seed, "trials": 1, "jobs": 1}).verdicts
 

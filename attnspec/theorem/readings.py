@@ -21,8 +21,8 @@ reading            the claim                                   decided by
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,12 +101,17 @@ class Point:
         The seed its draws came from.
     stats : dict of str to Stat
         Every named quantity of ``setup`` and ``trial``.
+    context : mapping
+        Exact values beside the statistics (a trial's 63-bit seed, an entry's index, a label),
+        never tabulated as floats: what a reading's hooks may name in its sentence
+        (:attr:`attnspec.theorem.declare.Check.context`).
     """
 
     index: int
     params: dict[str, Any]
     seed: int
     stats: dict[str, Stat]
+    context: Mapping[str, Any] = field(default_factory=dict)
 
     def value(self, ref: str | float) -> float:
         """A number, or the mean of the quantity so named.

@@ -239,3 +239,12 @@ def test_the_documented_example_runs_as_written(call: str) -> None:
     blocks = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S) if call in b]
     assert blocks
     exec(compile(blocks[0], str(doc), "exec"), {})  # noqa: S102 - the doc's own example (it asserts its rows)
+
+
+def test_exact_context_reaches_the_readings_hooks_unrounded() -> None:
+
+    seed = 2**62 + 1  # a float would round it to 2**62
+    noted = Noted(reading=Bound("worst", observed="err", bound=1.0), note=lambda p: f"seed {p.context['seed']}")
+    claim = Claim("toy.ctx", where="eq. 6", statement="err <= 1", reading=noted)
+    (row,) = read_off(claim, {}, {"err": Cases([0.5, 2.0])}, paper=PAPER, seed=1, context={"seed": seed})
+    assert row.verdict == "violated" and row.evidence.startswith(f"seed {seed}:")

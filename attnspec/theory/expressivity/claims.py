@@ -22,7 +22,6 @@ from attnspec.theorem.ceiling import Ceiling
 from attnspec.theorem.declare import Claim as Statement
 from attnspec.theorem.measured import Bound, Noted, Unmet
 from attnspec.theorem.readings import Identity, Measure, Point, Probability
-from attnspec.theorem.readings import Reading as Declared
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import register, register_short_names
 
@@ -82,6 +81,20 @@ ONSUPPORT = Statement(
     source="notes p. 2",
 )  # fmt: skip
 
+
+def _off_support_worst(p: Point) -> str:
+    """The trials with an off-S entry above eps, and the worst entry, its trial and seeds (exact, in the context)."""
+    if not p.value("met"):
+        return ""
+    c, mx, eps = p.context, p.stats["off_max"].high, p.value("eps")
+    if not c["over"]:
+        return "no off-S entry above eps"
+    return (
+        f"{c['over']}/{int(p.value('met'))} trials have an off-S entry > eps; worst: trial {c['trial']}, (i, j) = "
+        f"{c['ij']}, Â_ij = {mx:.4g} = {mx / eps:.4g}·eps (d = {c['d']}, seed {c['seed']}, A from seed {c['A_seed']})"
+    )
+
+
 OFFSUPPORT = Statement(
     "expressivity.thm1.offsupport",
     where="notes p. 2, reduction to logits (off S)",
@@ -98,7 +111,15 @@ OFFSUPPORT = Statement(
             note=lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
             f"[{p.value('off_low'):.4g}, {p.value('off_high'):.4g}] (the worst ratio to its ends decides)" if p.value("met") else "",
         ),
-        Declared("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
+        Noted(
+            reading=Bound(
+                "literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally",
+                observed="off_max", bound="eps", low="over_low", high="over_high", trials="met", unmet=_met,
+                loose_factor=None, value_name="worst off-S error", bound_name="eps",
+            ),
+            note=_off_support_worst,
+            after=True,
+        ),
     ),
     source="notes p. 2",
 )  # fmt: skip
