@@ -10,7 +10,7 @@ table of instances, one number) has its claims decided here, by the same one cla
 * a point a search found: :func:`read_off`, read by :class:`Bound`,
   :class:`~attnspec.theorem.readings.Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
 * a table of instances: :func:`margin_rows`;
-* one number without a reading: :func:`measured_row`, :func:`unmet_row`, :func:`as_variant`.
+* a claim no instance could test, or a variant of it: :func:`unmet_row`, :func:`as_variant`.
 """
 
 from __future__ import annotations
@@ -55,47 +55,7 @@ def _unmet(why: str) -> Decision:
     return _classify("measurement", what="", hypothesis_unmet=why)
 
 
-# --- One number, no reading
-
-
-def measured_row(
-    claim: str,
-    what: str,
-    *,
-    estimate: float,
-    trials: int,
-    reading: str = "as-stated",
-    params: Mapping[str, Any] | None = None,
-    seed: int | None = None,
-    at_paper_params: bool = False,
-    exact: float | None = None,
-) -> VerdictRow:
-    """A number measured without a verdict (a fitted constant): ``measured``.
-
-    Parameters
-    ----------
-    claim, what : str
-        The claim id; what was measured, with its context (the row's sentence).
-    estimate : float
-        The number.
-    trials : int
-        The instances it was measured on.
-    reading, params, seed : optional
-        The row's reading, parameters and recorded seed.
-    at_paper_params : bool
-        Mark the row as at the paper's own parameters.
-    exact : float, optional
-        A value known exactly, set beside the estimate.
-
-    Returns
-    -------
-    VerdictRow
-    """
-    d = _classify("measurement", what=what)
-    return _verdict_row(
-        claim, d, reading=reading, params=params, seed=seed, estimate=estimate, exact=exact, trials=trials,
-        at_paper_params=at_paper_params,
-    )  # fmt: skip
+# --- No instance, or a variant
 
 
 def unmet_row(

@@ -26,7 +26,6 @@ from attnspec.theorem.measured import (
     indicators,
     instance_rows,
     margin_rows,
-    measured_row,
     read_off,
     unmet_row,
 )
@@ -219,9 +218,10 @@ def test_no_finite_bound_and_an_unmet_hypothesis():
     assert row.verdict == "hypothesis-unmet"
 
 
-def test_a_measured_row_carries_its_number_and_no_verdict():
+def test_a_number_measured_on_an_instance_carries_its_sentence_and_no_verdict():
 
-    row = measured_row("osa.thm44", "fitted C = 2.1", estimate=2.1, trials=20, params={"basis": "qr"}, seed=3)
+    fitted = InstanceNumber("fit", what="{sentence}", estimate="C", trials="draws")
+    row = fitted.row("osa.thm44", Instance({"basis": "qr"}, {"C": 2.1, "draws": 20, "sentence": "fitted C = 2.1"}, 3))
     assert (row.verdict, row.estimate, row.trials, row.seed, row.bound) == ("measured", 2.1, 20, 3, None)
     assert row.params == {"basis": "qr"} and "fitted C = 2.1" in row.evidence
 
