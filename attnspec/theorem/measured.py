@@ -6,7 +6,8 @@ table of instances, one number) has its claims decided here, by the same one cla
 (:mod:`attnspec.verdicts.classify`), with the deciding numbers as the row's fields:
 
 * one instance's named values: :class:`Instance`, read by the :class:`OnInstance` kinds
-  (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means);
+  (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means,
+  a :class:`Bound` its decided quantities at their largest value);
 * a point a search found: :func:`read_off`, read by :class:`Bound`,
   :class:`~attnspec.theorem.readings.Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
 * a table of instances: :func:`margin_rows`;
@@ -299,7 +300,7 @@ class OnInstance(Reading):
     hypothesis_unmet: Hook | None = None
     at_paper_params: bool = False
 
-    def decide(self, values: Mapping[str, Any]) -> Decision:
+    def decision(self, values: Mapping[str, Any]) -> Decision:
         """The verdict and the classifier's reason for the instance's named values.
 
         Parameters
@@ -346,7 +347,7 @@ class OnInstance(Reading):
         VerdictRow
         """
         values = instance.values
-        d = self.decide(values)
+        d = self.decision(values)
         text = self.text if isinstance(self.text, str) else self.text.get(d.verdict, "{reason}")
         at_paper = self.at_paper_params if instance.at_paper_params is None else instance.at_paper_params
         return _verdict_row(
@@ -361,38 +362,98 @@ class OnInstance(Reading):
 
 
 @dataclass(frozen=True)
-class InstanceBound(OnInstance):
-    """observed <= bound on the instance (:func:`~attnspec.verdicts.classify.classify_bound`).
+class Bound(OnInstance):
+    """observed <= bound (:func:`~attnspec.verdicts.classify.classify_bound`), on one
+    :class:`Instance`'s values or at each grid point; there the values are the point's
+    parameters, its quantities' means, and the decided quantities at their largest value (the
+    worst trial or case).
 
     Parameters
     ----------
     observed : str
-        The value of the left-hand side.
-    limit : str or float
-        The right-hand side.
+        The left-hand side (a number, or :class:`~attnspec.theorem.cases.Cases`: one per
+        trial); the row's estimate unless ``estimate`` names another value.
+    limit : str or float, optional
+        The right-hand side; default ``bound``, the bound the row records.
+    decide : tuple of (str, str or float), optional
+        ``(quantity, limit)``: decide on the largest value of another quantity (a ratio to a
+        bound that changes from trial to trial) against ``limit``.
     loose_factor : float or None
         A bound more than this many times the observed value is ``loose``; None: never.
     rtol : float
         Relative round-off allowed before ``violated``.
-    trivial : str, optional
-        Why a trivial output meets the bound (``cannot-fail``).
+    trivial : str or callable, optional
+        Why a trivial output meets the bound (``cannot-fail``): a sentence, or
+        ``trivial(values) -> str or None``.
+    unmet : callable, optional
+        ``unmet(values) -> str or None``: the hypothesis not met; the row then carries the bound
+        and the trials alone (``hypothesis_unmet`` keeps the numbers).
+    identity : bool
+        Decide as an identity to round-off (the decided value is a residual, the limit its
+        tolerance): ``holds`` or ``violated``, never ``loose``.
+    shown : tuple of str
+        Values added to the row's parameters.
     """
 
     observed: str = ""
-    limit: str | float = 0.0
+    limit: str | float | None = None
+    decide: tuple[str, str | float] | None = None
     loose_factor: float | None = LOOSE_FACTOR
     rtol: float = 1e-9
-    trivial: str | None = None
+    trivial: str | Hook | None = None
+    unmet: Hook | None = None
+    identity: bool = False
+    shown: tuple[str, ...] = ()
 
     def _decided(self) -> str | None:
         return self.observed
 
     def _decide(self, values: Mapping[str, Any]) -> Decision:
+        quantity, limit = self.decide or (self.observed, self.bound if self.limit is None else self.limit)
+        unmet = self._hook(self.hypothesis_unmet, values)
+        if self.identity:
+            residual, tol = _number(values, quantity), _number(values, limit)
+            return _classify("identity", residual=residual, tol=tol, hypothesis_unmet=unmet)
+        trivial = self.trivial(values) if callable(self.trivial) else self.trivial
         return _classify(
-            "bound", observed=_number(values, self.observed), bound=_number(values, self.limit), rtol=self.rtol,
-            loose_factor=self.loose_factor, trivial=self.trivial, vacuous=self._hook(self.vacuous, values),
-            hypothesis_unmet=self._hook(self.hypothesis_unmet, values),
+            "bound", observed=_number(values, quantity), bound=_number(values, limit), rtol=self.rtol,
+            loose_factor=self.loose_factor, trivial=trivial, vacuous=self._hook(self.vacuous, values),
+            hypothesis_unmet=unmet,
         )  # fmt: skip
+
+    def row(self, claim: str, instance: Instance) -> VerdictRow:
+        """The verdict row of claim id ``claim`` under this reading on ``instance``.
+
+        Parameters
+        ----------
+        claim : str
+        instance : Instance
+
+        Returns
+        -------
+        VerdictRow
+        """
+        return self._bound_row(claim, instance, {q: instance.values[q] for q in self.shown}, None)
+
+    def _row(self, claim: str, point: Point) -> VerdictRow:
+        decided = (self.observed, *(self.decide[:1] if self.decide else ()))
+        values = {**point.params, **{k: s.mean for k, s in point.stats.items()}}
+        values |= {q: point.stats[q].high for q in decided}
+        shown = {q: point.value(q) for q in self.shown}
+        return self._bound_row(
+            claim, Instance(point.params, values, point.seed), shown, point.stats[self.observed].count
+        )
+
+    def _bound_row(self, claim: str, instance: Instance, shown: dict[str, Any], count: int | None) -> VerdictRow:
+        """The row on ``instance``, its parameters with ``shown``; ``count``: the trials when none is named."""
+        values = instance.values
+        trials = int(values[self.trials]) if self.trials else count
+        why = self._hook(self.unmet, values)
+        if why:  # nothing was measured under the hypothesis: the row carries the bound alone
+            return unmet_row(claim, why, reading=self.name, params=instance.params, seed=instance.seed, trials=trials,
+                             bound=_number(values, self.bound))  # fmt: skip
+        row = super().row(claim, dataclasses.replace(instance, params={**instance.params, **shown}))
+        return dataclasses.replace(row, trials=trials)
 
 
 @dataclass(frozen=True)
@@ -651,78 +712,3 @@ class Noted(Wrapped):
                 shown = f"{r.evidence}; {note}" if self.after else f"{note}: {r.evidence}"
                 rows.append(dataclasses.replace(r, evidence=shown if note else r.evidence))
         return rows
-
-
-@dataclass(frozen=True)
-class Bound(Reading):
-    """observed <= bound at each point: the largest value of ``observed`` (its worst trial or
-    instance) against ``bound``, by the one classifier; one row per point.
-
-    Parameters
-    ----------
-    observed : str
-        A quantity (a number, or :class:`~attnspec.theorem.cases.Cases`: one value per trial);
-        its largest value is the row's estimate.
-    bound : str or float, optional
-        The bound (a quantity or a number); None: the row records none.
-    decide : tuple of (str, str or float), optional
-        ``(quantity, limit)``: decide on the largest value of another quantity (a ratio to a
-        bound that changes from trial to trial) against ``limit``. Default ``(observed, bound)``.
-    exact, low, high, trials : str, optional
-        Quantities recorded as the row's ``exact`` (the exact worst case), ``ci_low``,
-        ``ci_high`` and ``trials`` (default the count of ``observed``).
-    shown : tuple of str
-        Quantities added to the row's parameters.
-    vacuous, trivial, unmet : callable, optional
-        ``f(point) -> str or None``: why the claim says nothing at the point, why it cannot fail
-        there, which hypothesis the point does not meet (then the row carries the bound and the
-        trials alone).
-    loose_factor : float or None
-        A bound more than this many times the observed value is ``loose``; None: never.
-    identity : bool
-        Decide as an identity to round-off (the decided quantity is a residual, the limit its
-        tolerance): ``holds`` or ``violated``, never ``loose``.
-    value_name, bound_name : str, optional
-        What ``exact`` (or ``observed``) and ``bound`` are, for the one-screen table.
-    """
-
-    observed: str = ""
-    bound: str | float | None = None
-    decide: tuple[str, str | float] | None = None
-    exact: str | None = None
-    low: str | None = None
-    high: str | None = None
-    trials: str | None = None
-    shown: tuple[str, ...] = ()
-    vacuous: Callable[[Point], str | None] | None = None
-    trivial: Callable[[Point], str | None] | None = None
-    unmet: Callable[[Point], str | None] | None = None
-    loose_factor: float | None = LOOSE_FACTOR
-    identity: bool = False
-    value_name: str | None = None
-    bound_name: str | None = None
-
-    def _row(self, claim: str, point: Point) -> VerdictRow:
-        s = point.stats[self.observed]
-        bound = point.value(self.bound) if self.bound is not None else None
-        trials = int(point.value(self.trials)) if self.trials else s.count
-        why = self.unmet(point) if self.unmet is not None else None
-        if why:  # nothing was measured under the hypothesis: the row carries the bound alone
-            return unmet_row(claim, why, reading=self.name, params=point.params, seed=point.seed, trials=trials,
-                             bound=bound)  # fmt: skip
-        quantity, limit = self.decide if self.decide else (self.observed, self.bound)
-        if self.identity:
-            d = _classify("identity", residual=point.stats[quantity].high, tol=point.value(limit))
-        else:
-            vac, triv = (f(point) if f is not None else None for f in (self.vacuous, self.trivial))
-            d = _classify(
-                "bound", observed=point.stats[quantity].high, bound=point.value(limit),
-                loose_factor=self.loose_factor, vacuous=vac, trivial=triv,
-            )  # fmt: skip
-        opt = {k: point.value(q) if q else None for k, q in (("exact", self.exact), ("ci_low", self.low),
-                                                             ("ci_high", self.high))}  # fmt: skip
-        return _verdict_row(
-            claim, d, reading=self.name, params={**point.params, **{q: point.value(q) for q in self.shown}},
-            seed=point.seed, bound=bound, estimate=s.high, trials=trials, value_name=self.value_name,
-            bound_name=self.bound_name, **opt,
-        )  # fmt: skip

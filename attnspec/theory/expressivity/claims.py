@@ -14,7 +14,7 @@ sentences beside the classifier's are rendered here, from the point's numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attnspec.theorem.cases import Scoped
@@ -28,9 +28,9 @@ from attnspec.verdicts.registry import register, register_short_names
 COMMAND = "sa-check"
 
 
-def _met(p: Point) -> str | None:
+def _met(v: Mapping[str, Any]) -> str | None:
     """The reduction's hypothesis at a point: some trial reached ‖B − B̂‖∞ <= δ."""
-    return None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
+    return None if v["met"] else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
 
 
 def _given_delta_note(p: Point) -> str:
@@ -114,7 +114,7 @@ OFFSUPPORT = Statement(
         Noted(
             reading=Bound(
                 "literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally",
-                observed="off_max", bound="eps", low="over_low", high="over_high", trials="met", unmet=_met,
+                observed="off_max", bound="eps", ci=("over_low", "over_high"), trials="met", unmet=_met,
                 loose_factor=None, value_name="worst off-S error", bound_name="eps",
             ),
             note=_off_support_worst,
@@ -197,11 +197,11 @@ DIMENSION = Statement(
 )
 
 
-def _wider(limit: str, less: int) -> Callable[[Point], str | None]:
+def _wider(limit: str, less: int) -> Callable[[Mapping[str, Any]], str | None]:
     """Vacuous where d* >= L − ``less``: the exact choice d = L is narrower and has zero error."""
 
-    def vacuous(p: Point) -> str | None:
-        d, bound = p.params["d"], int(p.value("L")) - less
+    def vacuous(v: Mapping[str, Any]) -> str | None:
+        d, bound = v["d"], int(v["L"]) - less
         return (
             f"d* = {d} >= {limit} = {bound}: the exact choice d = L (zero error) beats the construction"
             if d >= bound
@@ -238,7 +238,7 @@ WIDTH = Statement(
             reading=Bound(
                 "grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?", observed="below",
                 decide=("smallest", 1.0), trials="trials", loose_factor=None,
-                vacuous=lambda p: None if p.value("below") else f"d* >= L at all {int(p.value('configurations'))} "
+                vacuous=lambda v: None if v["below"] else f"d* >= L at all {int(v['configurations'])} "
                 "configurations: the exact choice d = L beats the construction everywhere",
             ),
             note=lambda p: f"{int(p.value('below'))}/{int(p.value('configurations'))} configurations have d* < L; "
@@ -307,9 +307,9 @@ KLOGL = Statement(
                 "heldout",
                 "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
                 "(independent draws): the lower 95% end of each held-out d* against C k log L",
-                observed="measured", bound="c_fit", decide=("low_end", "c_fit"), low="low_end", high="high_end",
+                observed="measured", bound="c_fit", decide=("low_end", "c_fit"), ci=("low_end", "high_end"),
                 trials="trials", loose_factor=None, value_name="held-out d*/(k log L)", bound_name="fitted C",
-                trivial=lambda p: None if p.value("bounded") else "too few draws to bound any held-out d* from below",
+                trivial=lambda v: None if v["bounded"] else "too few draws to bound any held-out d* from below",
             ),
             note=_klogl_heldout,
         ),
@@ -488,8 +488,8 @@ def _norm_note(scale: str, suffix: str) -> Callable[[Point], str]:
 def _mean_reading(name: str, description: str, scale: str, suffix: str) -> Noted:
     return Noted(
         reading=Bound(
-            name, description, observed="mc_mean", bound=1.0, decide=("residual", 1e-12), exact="mean", low="mc_low",
-            high="mc_high", trials="trials", identity=True, value_name="E‖Ru‖²/‖u‖²", bound_name="target",
+            name, description, observed="mc_mean", bound=1.0, decide=("residual", 1e-12), exact="mean", ci=("mc_low",
+            "mc_high"), trials="trials", identity=True, value_name="E‖Ru‖²/‖u‖²", bound_name="target",
         ),
         note=_norm_note(scale, suffix),
     )  # fmt: skip
@@ -547,7 +547,7 @@ ORTH_WIDTH = Statement(
             "fail (d*_Gaussian < L: orthogonal R has d <= L and d = L is exact, so elsewhere it "
             "cannot fail); one looseness rule on the worst exercised ratio",
             observed="ratio_max", decide=("tightest", 1.0), trials="trials", shown=("tightest", "typical"),
-            trivial=lambda p: None if p.value("live") else f"d*_Gaussian >= L at all {int(p.value('configurations'))} "
+            trivial=lambda v: None if v["live"] else f"d*_Gaussian >= L at all {int(v['configurations'])} "
             "configurations, and orthogonal R has d <= L with d = L exact: orthogonal d* <= Gaussian d* whatever the draws",
         ),
         note=_orthogonal_width_note,
@@ -640,7 +640,7 @@ HYPOTHESES = Statement(
                 observed="ratio_on",
                 bound="two_delta",
                 trials="met",
-                unmet=lambda p: None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ",
+                unmet=lambda v: None if v["met"] else "no trial reached ‖B − B̂‖∞ <= δ",
             ),
             note=lambda p: "worst log-ratio error within a row's support over the trials at d* with ‖B − B̂‖∞ <= δ",
         ),
