@@ -346,6 +346,9 @@ class OnInstance(Reading):
         -------
         VerdictRow
         """
+        return self._instance_row(claim, instance)
+
+    def _instance_row(self, claim: str, instance: Instance) -> VerdictRow:
         values = instance.values
         d = self.decision(values)
         text = self.text if isinstance(self.text, str) else self.text.get(d.verdict, "{reason}")
@@ -421,18 +424,7 @@ class Bound(OnInstance):
             hypothesis_unmet=unmet,
         )  # fmt: skip
 
-    def row(self, claim: str, instance: Instance) -> VerdictRow:
-        """The verdict row of claim id ``claim`` under this reading on ``instance``.
-
-        Parameters
-        ----------
-        claim : str
-        instance : Instance
-
-        Returns
-        -------
-        VerdictRow
-        """
+    def _instance_row(self, claim: str, instance: Instance) -> VerdictRow:
         return self._bound_row(claim, instance, {q: instance.values[q] for q in self.shown}, None)
 
     def _row(self, claim: str, point: Point) -> VerdictRow:
@@ -452,7 +444,7 @@ class Bound(OnInstance):
         if why:  # nothing was measured under the hypothesis: the row carries the bound alone
             return unmet_row(claim, why, reading=self.name, params=instance.params, seed=instance.seed, trials=trials,
                              bound=_number(values, self.bound))  # fmt: skip
-        row = super().row(claim, dataclasses.replace(instance, params={**instance.params, **shown}))
+        row = super()._instance_row(claim, dataclasses.replace(instance, params={**instance.params, **shown}))
         return dataclasses.replace(row, trials=trials)
 
 
