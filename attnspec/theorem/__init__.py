@@ -20,7 +20,7 @@ The names (imported on first use, so that the registries stay light)::
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
     Group, Keep, run_groups                                # attnspec.theorem.groups
     check_section                                          # attnspec.theorem.report
-    Instance, InstanceBound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
+    Instance, Bound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
     instance_rows, read_off, indicators, Noted, Unmet      # attnspec.theorem.measured
     SubPoint, Drawn, draw_shared, sample_frame             # attnspec.theorem.shared
 """
@@ -57,7 +57,7 @@ _API: dict[str, str] = {
     "run_groups": "attnspec.theorem.groups",
     "check_section": "attnspec.theorem.report",
     "Instance": "attnspec.theorem.measured",
-    "InstanceBound": "attnspec.theorem.measured",
+    "Bound": "attnspec.theorem.measured",
     "InstanceResidual": "attnspec.theorem.measured",
     "InstanceNumber": "attnspec.theorem.measured",
     "InstanceShare": "attnspec.theorem.measured",

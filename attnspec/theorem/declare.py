@@ -152,6 +152,12 @@ class Check:
         whose draws must keep seeds set elsewhere (a measurement other code reads, a published
         table). Default :func:`attnspec.theorem.runner.point_seed`. It must depend on the options
         and the point alone, so that forked and resumed points draw the same numbers.
+    context : callable, optional
+        ``context(point) -> dict``: exact values at a grid point (seeds, indices, labels: numbers
+        a float would round, or no numbers at all) that its readings' hooks read as
+        :attr:`~attnspec.theorem.readings.Point.context`; never tabulated or saved, so it must
+        depend on the point's parameters alone (or be fixed, as in
+        :func:`attnspec.theorem.measured.read_off`).
     """
 
     command: str
@@ -166,6 +172,7 @@ class Check:
     look: int = 500
     plotter: Callable[..., Any] | str | None = None
     seeds: Callable[[Mapping[str, Any], int, dict[str, Any]], int] | None = None
+    context: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None
     _declared: tuple[Option, ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -6,11 +6,12 @@ table of instances, one number) has its claims decided here, by the same one cla
 (:mod:`attnspec.verdicts.classify`), with the deciding numbers as the row's fields:
 
 * one instance's named values: :class:`Instance`, read by the :class:`OnInstance` kinds
-  (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means);
-* a point a search found: :func:`read_off`, read by :class:`Bound`, :class:`Number` or any
-  reading, wrapped in :class:`Unmet` or :class:`Noted`;
+  (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means,
+  a :class:`Bound` its decided quantities at their largest value);
+* a point a search found: :func:`read_off`, read by :class:`Bound`,
+  :class:`~attnspec.theorem.readings.Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
 * a table of instances: :func:`margin_rows`;
-* one number without a reading: :func:`measured_row`, :func:`unmet_row`, :func:`as_variant`.
+* a claim no instance could test, or a variant of it: :func:`unmet_row`, :func:`as_variant`.
 """
 
 from __future__ import annotations
@@ -55,47 +56,7 @@ def _unmet(why: str) -> Decision:
     return _classify("measurement", what="", hypothesis_unmet=why)
 
 
-# --- One number, no reading
-
-
-def measured_row(
-    claim: str,
-    what: str,
-    *,
-    estimate: float,
-    trials: int,
-    reading: str = "as-stated",
-    params: Mapping[str, Any] | None = None,
-    seed: int | None = None,
-    at_paper_params: bool = False,
-    exact: float | None = None,
-) -> VerdictRow:
-    """A number measured without a verdict (a fitted constant): ``measured``.
-
-    Parameters
-    ----------
-    claim, what : str
-        The claim id; what was measured, with its context (the row's sentence).
-    estimate : float
-        The number.
-    trials : int
-        The instances it was measured on.
-    reading, params, seed : optional
-        The row's reading, parameters and recorded seed.
-    at_paper_params : bool
-        Mark the row as at the paper's own parameters.
-    exact : float, optional
-        A value known exactly, set beside the estimate.
-
-    Returns
-    -------
-    VerdictRow
-    """
-    d = _classify("measurement", what=what)
-    return _verdict_row(
-        claim, d, reading=reading, params=params, seed=seed, estimate=estimate, exact=exact, trials=trials,
-        at_paper_params=at_paper_params,
-    )  # fmt: skip
+# --- No instance, or a variant
 
 
 def unmet_row(
@@ -339,7 +300,7 @@ class OnInstance(Reading):
     hypothesis_unmet: Hook | None = None
     at_paper_params: bool = False
 
-    def decide(self, values: Mapping[str, Any]) -> Decision:
+    def decision(self, values: Mapping[str, Any]) -> Decision:
         """The verdict and the classifier's reason for the instance's named values.
 
         Parameters
@@ -385,8 +346,11 @@ class OnInstance(Reading):
         -------
         VerdictRow
         """
+        return self._instance_row(claim, instance)
+
+    def _instance_row(self, claim: str, instance: Instance) -> VerdictRow:
         values = instance.values
-        d = self.decide(values)
+        d = self.decision(values)
         text = self.text if isinstance(self.text, str) else self.text.get(d.verdict, "{reason}")
         at_paper = self.at_paper_params if instance.at_paper_params is None else instance.at_paper_params
         return _verdict_row(
@@ -401,38 +365,87 @@ class OnInstance(Reading):
 
 
 @dataclass(frozen=True)
-class InstanceBound(OnInstance):
-    """observed <= bound on the instance (:func:`~attnspec.verdicts.classify.classify_bound`).
+class Bound(OnInstance):
+    """observed <= bound (:func:`~attnspec.verdicts.classify.classify_bound`), on one
+    :class:`Instance`'s values or at each grid point; there the values are the point's
+    parameters, its quantities' means, and the decided quantities at their largest value (the
+    worst trial or case).
 
     Parameters
     ----------
     observed : str
-        The value of the left-hand side.
-    limit : str or float
-        The right-hand side.
+        The left-hand side (a number, or :class:`~attnspec.theorem.cases.Cases`: one per
+        trial); the row's estimate unless ``estimate`` names another value.
+    limit : str or float, optional
+        The right-hand side; default ``bound``, the bound the row records.
+    decide : tuple of (str, str or float), optional
+        ``(quantity, limit)``: decide on the largest value of another quantity (a ratio to a
+        bound that changes from trial to trial) against ``limit``.
     loose_factor : float or None
         A bound more than this many times the observed value is ``loose``; None: never.
     rtol : float
         Relative round-off allowed before ``violated``.
-    trivial : str, optional
-        Why a trivial output meets the bound (``cannot-fail``).
+    trivial : str or callable, optional
+        Why a trivial output meets the bound (``cannot-fail``): a sentence, or
+        ``trivial(values) -> str or None``.
+    unmet : callable, optional
+        ``unmet(values) -> str or None``: the hypothesis not met; the row then carries the bound
+        and the trials alone (``hypothesis_unmet`` keeps the numbers).
+    identity : bool
+        Decide as an identity to round-off (the decided value is a residual, the limit its
+        tolerance): ``holds`` or ``violated``, never ``loose``.
+    shown : tuple of str
+        Values added to the row's parameters.
     """
 
     observed: str = ""
-    limit: str | float = 0.0
+    limit: str | float | None = None
+    decide: tuple[str, str | float] | None = None
     loose_factor: float | None = LOOSE_FACTOR
     rtol: float = 1e-9
-    trivial: str | None = None
+    trivial: str | Hook | None = None
+    unmet: Hook | None = None
+    identity: bool = False
+    shown: tuple[str, ...] = ()
 
     def _decided(self) -> str | None:
         return self.observed
 
     def _decide(self, values: Mapping[str, Any]) -> Decision:
+        quantity, limit = self.decide or (self.observed, self.bound if self.limit is None else self.limit)
+        unmet = self._hook(self.hypothesis_unmet, values)
+        if self.identity:
+            residual, tol = _number(values, quantity), _number(values, limit)
+            return _classify("identity", residual=residual, tol=tol, hypothesis_unmet=unmet)
+        trivial = self.trivial(values) if callable(self.trivial) else self.trivial
         return _classify(
-            "bound", observed=_number(values, self.observed), bound=_number(values, self.limit), rtol=self.rtol,
-            loose_factor=self.loose_factor, trivial=self.trivial, vacuous=self._hook(self.vacuous, values),
-            hypothesis_unmet=self._hook(self.hypothesis_unmet, values),
+            "bound", observed=_number(values, quantity), bound=_number(values, limit), rtol=self.rtol,
+            loose_factor=self.loose_factor, trivial=trivial, vacuous=self._hook(self.vacuous, values),
+            hypothesis_unmet=unmet,
         )  # fmt: skip
+
+    def _instance_row(self, claim: str, instance: Instance) -> VerdictRow:
+        return self._bound_row(claim, instance, {q: instance.values[q] for q in self.shown}, None)
+
+    def _row(self, claim: str, point: Point) -> VerdictRow:
+        decided = (self.observed, *(self.decide[:1] if self.decide else ()))
+        values = {**point.params, **{k: s.mean for k, s in point.stats.items()}}
+        values |= {q: point.stats[q].high for q in decided}
+        shown = {q: point.value(q) for q in self.shown}
+        return self._bound_row(
+            claim, Instance(point.params, values, point.seed), shown, point.stats[self.observed].count
+        )
+
+    def _bound_row(self, claim: str, instance: Instance, shown: dict[str, Any], count: int | None) -> VerdictRow:
+        """The row on ``instance``, its parameters with ``shown``; ``count``: the trials when none is named."""
+        values = instance.values
+        trials = int(values[self.trials]) if self.trials else count
+        why = self._hook(self.unmet, values)
+        if why:  # nothing was measured under the hypothesis: the row carries the bound alone
+            return unmet_row(claim, why, reading=self.name, params=instance.params, seed=instance.seed, trials=trials,
+                             bound=_number(values, self.bound))  # fmt: skip
+        row = super()._instance_row(claim, dataclasses.replace(instance, params={**instance.params, **shown}))
+        return dataclasses.replace(row, trials=trials)
 
 
 @dataclass(frozen=True)
@@ -593,6 +606,7 @@ def read_off(
     paper: Paper,
     seed: int,
     readings: Sequence[str] | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> list[VerdictRow]:
     """The verdict rows of ``claim`` at one measured point (sa-check's width d* found by a search,
     and the draws there), by :func:`attnspec.theorem.runner.run_check`.
@@ -610,6 +624,9 @@ def read_off(
     readings : sequence of str, optional
         The names of the readings made at this point, in the order of their rows (default: all
         of them, in the claim's order).
+    context : mapping, optional
+        Exact values the readings' hooks read as ``point.context`` (a trial's 63-bit seed, an
+        entry's index), kept out of ``numbers``, which are tabulated as floats.
 
     Returns
     -------
@@ -631,6 +648,7 @@ def read_off(
         grid=lambda options: [dict(params)],
         setup=lambda point, rng: dict(numbers),
         seeds=lambda options, index, point: seed,
+        context=lambda point: dict(context or {}),
     )
     return run_check(check, {"seed": seed, "trials": 1, "jobs": 1}).verdicts
 
@@ -686,113 +704,3 @@ class Noted(Wrapped):
                 shown = f"{r.evidence}; {note}" if self.after else f"{note}: {r.evidence}"
                 rows.append(dataclasses.replace(r, evidence=shown if note else r.evidence))
         return rows
-
-
-@dataclass(frozen=True)
-class Bound(Reading):
-    """observed <= bound at each point: the largest value of ``observed`` (its worst trial or
-    instance) against ``bound``, by the one classifier; one row per point.
-
-    Parameters
-    ----------
-    observed : str
-        A quantity (a number, or :class:`~attnspec.theorem.cases.Cases`: one value per trial);
-        its largest value is the row's estimate.
-    bound : str or float, optional
-        The bound (a quantity or a number); None: the row records none.
-    decide : tuple of (str, str or float), optional
-        ``(quantity, limit)``: decide on the largest value of another quantity (a ratio to a
-        bound that changes from trial to trial) against ``limit``. Default ``(observed, bound)``.
-    exact, low, high, trials : str, optional
-        Quantities recorded as the row's ``exact`` (the exact worst case), ``ci_low``,
-        ``ci_high`` and ``trials`` (default the count of ``observed``).
-    shown : tuple of str
-        Quantities added to the row's parameters.
-    vacuous, trivial, unmet : callable, optional
-        ``f(point) -> str or None``: why the claim says nothing at the point, why it cannot fail
-        there, which hypothesis the point does not meet (then the row carries the bound and the
-        trials alone).
-    loose_factor : float or None
-        A bound more than this many times the observed value is ``loose``; None: never.
-    identity : bool
-        Decide as an identity to round-off (the decided quantity is a residual, the limit its
-        tolerance): ``holds`` or ``violated``, never ``loose``.
-    value_name, bound_name : str, optional
-        What ``exact`` (or ``observed``) and ``bound`` are, for the one-screen table.
-    """
-
-    observed: str = ""
-    bound: str | float | None = None
-    decide: tuple[str, str | float] | None = None
-    exact: str | None = None
-    low: str | None = None
-    high: str | None = None
-    trials: str | None = None
-    shown: tuple[str, ...] = ()
-    vacuous: Callable[[Point], str | None] | None = None
-    trivial: Callable[[Point], str | None] | None = None
-    unmet: Callable[[Point], str | None] | None = None
-    loose_factor: float | None = LOOSE_FACTOR
-    identity: bool = False
-    value_name: str | None = None
-    bound_name: str | None = None
-
-    def _row(self, claim: str, point: Point) -> VerdictRow:
-        s = point.stats[self.observed]
-        bound = point.value(self.bound) if self.bound is not None else None
-        trials = int(point.value(self.trials)) if self.trials else s.count
-        why = self.unmet(point) if self.unmet is not None else None
-        if why:  # nothing was measured under the hypothesis: the row carries the bound alone
-            return unmet_row(claim, why, reading=self.name, params=point.params, seed=point.seed, trials=trials,
-                             bound=bound)  # fmt: skip
-        quantity, limit = self.decide if self.decide else (self.observed, self.bound)
-        if self.identity:
-            d = _classify("identity", residual=point.stats[quantity].high, tol=point.value(limit))
-        else:
-            vac, triv = (f(point) if f is not None else None for f in (self.vacuous, self.trivial))
-            d = _classify(
-                "bound", observed=point.stats[quantity].high, bound=point.value(limit),
-                loose_factor=self.loose_factor, vacuous=vac, trivial=triv,
-            )  # fmt: skip
-        opt = {k: point.value(q) if q else None for k, q in (("exact", self.exact), ("ci_low", self.low),
-                                                             ("ci_high", self.high))}  # fmt: skip
-        return _verdict_row(
-            claim, d, reading=self.name, params={**point.params, **{q: point.value(q) for q in self.shown}},
-            seed=point.seed, bound=bound, estimate=s.high, trials=trials, value_name=self.value_name,
-            bound_name=self.bound_name, **opt,
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Number(Reading):
-    """A number without a verdict (``measured``): the value of ``value`` at each point.
-
-    Parameters
-    ----------
-    value : str
-        A quantity.
-    what : callable
-        ``what(point) -> str``: what was measured, rendered from the point's numbers (the row's sentence).
-    trials, low, high : str, optional
-        Quantities: the trials it was measured on and its interval (``ci_low``, ``ci_high``).
-    bound : str or float, optional
-        What the number is set beside (the paper's value), without a verdict.
-    """
-
-    value: str = ""
-    what: Callable[[Point], str] | None = None
-    trials: str | None = None
-    low: str | None = None
-    high: str | None = None
-    bound: str | float | None = None
-
-    def _row(self, claim: str, point: Point) -> VerdictRow:
-        d = _classify("measurement", what=self.what(point) if self.what is not None else self.value)
-        opt = {
-            k: point.value(q) if q is not None else None
-            for k, q in (("ci_low", self.low), ("ci_high", self.high), ("bound", self.bound))
-        }
-        return _verdict_row(
-            claim, d, reading=self.name, params=point.params, seed=point.seed, estimate=point.value(self.value),
-            trials=int(point.value(self.trials)) if self.trials else None, **opt,
-        )  # fmt: skip

@@ -21,7 +21,8 @@ reading            the claim                                   decided by
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,12 +101,17 @@ class Point:
         The seed its draws came from.
     stats : dict of str to Stat
         Every named quantity of ``setup`` and ``trial``.
+    context : mapping
+        Exact values beside the statistics (a trial's 63-bit seed, an entry's index, a label),
+        never tabulated as floats: what a reading's hooks may name in its sentence
+        (:attr:`attnspec.theorem.declare.Check.context`).
     """
 
     index: int
     params: dict[str, Any]
     seed: int
     stats: dict[str, Stat]
+    context: Mapping[str, Any] = field(default_factory=dict)
 
     def value(self, ref: str | float) -> float:
         """A number, or the mean of the quantity so named.
@@ -383,19 +389,38 @@ class Measure(Reading):
     ----------
     value : str
         A quantity.
-    what : str
-        What it is, in a few words (the row's sentence starts with it).
-    level : float
-        The interval's confidence level.
+    what : str or callable
+        What it is, in a few words (the row's sentence starts with it, then the number and
+        its interval); or ``what(point) -> str``, the whole sentence rendered from the point's
+        numbers.
+    level : float or None
+        The confidence level of the Student-t interval of the mean; None: no interval.
+    low, high : str, optional
+        Quantities giving the interval's ends instead (bisection brackets, a fit's t interval).
+    trials : str, optional
+        The quantity counting the draws behind the number (default: the values of ``value``).
+    bound : str or float, optional
+        What the number is set beside (the paper's value), without a verdict.
     """
 
     value: str = ""
-    what: str = ""
-    level: float = 0.95
+    what: str | Callable[[Point], str] = ""
+    level: float | None = 0.95
+    low: str | None = None
+    high: str | None = None
+    trials: str | None = None
+    bound: str | float | None = None
 
     def _row(self, claim: str, point: Point) -> VerdictRow:
         s = point.stats[self.value]
-        low, high = s.interval(self.level)
-        spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
-        d = _classify("measurement", what=f"{self.what or self.value}: {s.mean:.4g}{spread}")
-        return _row(claim, self.name, point, d, estimate=s.mean, ci_low=low, ci_high=high, trials=s.count)
+        low, high = s.interval(self.level) if self.level is not None else (None, None)
+        low, high = (point.value(q) if q is not None else end for q, end in ((self.low, low), (self.high, high)))
+        if callable(self.what):
+            what = self.what(point)
+        else:
+            spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
+            what = f"{self.what or self.value}: {s.mean:.4g}{spread if self.level is not None else ''}"
+        d = _classify("measurement", what=what)
+        trials = int(point.value(self.trials)) if self.trials else s.count
+        bound = point.value(self.bound) if self.bound is not None else None
+        return _row(claim, self.name, point, d, estimate=s.mean, ci_low=low, ci_high=high, trials=trials, bound=bound)

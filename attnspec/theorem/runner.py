@@ -19,6 +19,7 @@ For each grid point ``i`` of a :class:`attnspec.theorem.declare.Check`:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -269,6 +270,8 @@ def run_check(
     table = pd.concat([*frames, *([pd.DataFrame.from_records(computed)] if computed else [])], ignore_index=True)
     table = table.sort_values(["point", "quantity"], kind="stable").reset_index(drop=True)
     points = points_from_table(table, grid)
+    if check.context is not None:  # exact values beside the tabulated statistics
+        points = [dataclasses.replace(p, context=dict(check.context(p.params))) for p in points]
     rows = [row for c in check.claims for r in c.readings for row in r.rows(c.id, points)]
     return BatteryResult(check.command, rows, {name: table}, _meta(check, config, start, len(grid)))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from scipy import stats as sps
@@ -378,3 +379,26 @@ def test_sweep_and_fit():
     assert ("expressivity.tool.asymptotic", "vs-exact") in readings
     again = swp.sweep([16, 32], [1, 2], eps=0.05, delta=0.3, m=0.2, M=1.0, beta=0.2, trials=20, seed=1, exact_max_L=16)
     assert sw.equals(again)
+
+
+def test_the_literal_off_support_row_names_the_worst_trial_exactly():
+    from attnspec.theory.expressivity.reduction import check_off_support
+
+    seed = 2**62 + 1  # 63-bit: a float would round it
+    trials = pd.DataFrame(
+        {"err_inf": [0.1, 0.2], "off_max": [0.03, 0.08], "off_min": [0.02, 0.04], "off_argmax": [5, 7],
+         "san_off_mass": [0.1, 0.2], "trial": [0, 1], "d": [12, 12], "seed": [3, seed]}
+    )  # fmt: skip
+    kw = dict(L=4, k=2, m=0.5, eps=0.05, params={"L": 4}, seed=9, A_seed=seed + 2)
+    lit = {r.reading: r for r in check_off_support(trials, delta=0.3, **kw)}["literal"]
+    assert (lit.verdict, lit.estimate, lit.bound, lit.trials, lit.value_name) == (
+        "violated",
+        0.08,
+        0.05,
+        2,
+        "worst off-S error",
+    )
+    assert "worst: trial 1, (i, j) = (1, 3)" in lit.evidence and f"seed {seed}, A from seed {seed + 2})" in lit.evidence
+    assert lit.ci_low is not None and lit.ci_low < 0.5 < lit.ci_high  # 1 of 2 trials above eps
+    unmet = {r.reading: r for r in check_off_support(trials, delta=0.01, **kw)}["literal"]
+    assert (unmet.verdict, unmet.trials, unmet.bound, unmet.estimate) == ("hypothesis-unmet", 0, 0.05, None)

@@ -16,22 +16,19 @@ from attnspec.theorem.measured import (
     AsPrinted,
     Bound,
     Instance,
-    InstanceBound,
     InstanceNumber,
     InstanceResidual,
     InstanceShare,
     Noted,
-    Number,
     Unmet,
     as_variant,
     indicators,
     instance_rows,
     margin_rows,
-    measured_row,
     read_off,
     unmet_row,
 )
-from attnspec.theorem.readings import Probability
+from attnspec.theorem.readings import Measure, Probability
 from attnspec.theorem.registry import Paper
 
 PAPER = Paper("toy", "A. Author", "A toy search", year=2024)
@@ -51,20 +48,20 @@ CLAIM = Claim(
 
 
 def test_a_bound_on_one_instance_has_no_trials_and_its_labels() -> None:
-    r = InstanceBound("b", observed="x", limit="eps", bound="eps", value_name="error", bound_name="ε")
+    r = Bound("b", observed="x", limit="eps", bound="eps", value_name="error", bound_name="ε")
     row = r.row("toy.b", Instance({"n": 4}, {"x": 0.5, "eps": 0.1}, seed=3))
     assert (row.verdict, row.estimate, row.bound, row.trials, row.seed) == ("violated", 0.5, 0.1, None, 3)
     assert (row.value_name, row.bound_name, row.params) == ("error", "ε", {"n": 4})
 
 
 def test_the_hooks_decide_before_the_numbers() -> None:
-    vac = InstanceBound(observed="x", limit=1.0, vacuous=lambda v: "k >= n" if v["k"] >= v["n"] else None)
-    assert vac.decide({"x": 5.0, "k": 8, "n": 8}).verdict == "vacuous"
-    assert vac.decide({"x": 5.0, "k": 2, "n": 8}).verdict == "violated"
+    vac = Bound(observed="x", limit=1.0, vacuous=lambda v: "k >= n" if v["k"] >= v["n"] else None)
+    assert vac.decision({"x": 5.0, "k": 8, "n": 8}).verdict == "vacuous"
+    assert vac.decision({"x": 5.0, "k": 2, "n": 8}).verdict == "violated"
     unmet = InstanceResidual(residual="r", tol=1e-12, hypothesis_unmet=lambda v: "not square")
-    assert unmet.decide({"r": 0.0}).verdict == "hypothesis-unmet"
-    trivial = InstanceBound(observed="x", limit=0.1, trivial="a rank-1 witness meets it")
-    assert trivial.decide({"x": 9.0}).verdict == "cannot-fail"
+    assert unmet.decision({"r": 0.0}).verdict == "hypothesis-unmet"
+    trivial = Bound(observed="x", limit=0.1, trivial="a rank-1 witness meets it")
+    assert trivial.decision({"x": 9.0}).verdict == "cannot-fail"
 
 
 def test_a_share_has_its_clopper_pearson_interval() -> None:
@@ -84,7 +81,7 @@ def test_a_sentence_per_verdict_and_a_printed_statement() -> None:
     r = InstanceNumber(what="k = {k}", text={"vacuous": "{reason}; formula {k}"}, vacuous=lambda v: "no reduction")
     assert r.row("toy.k", Instance({}, {"k": 7})).evidence == "no reduction; formula 7"
     p = AsPrinted(what="{n}×{k} as printed", fails=lambda v: v["n"] != v["k"])
-    assert [p.decide({"n": n, "k": 2}).verdict for n in (3, 2)] == ["violated", "measured"]
+    assert [p.decision({"n": n, "k": 2}).verdict for n in (3, 2)] == ["violated", "measured"]
 
 
 def test_rows_come_reading_by_reading_each_from_its_own_instances() -> None:
@@ -92,7 +89,7 @@ def test_rows_come_reading_by_reading_each_from_its_own_instances() -> None:
     rows = instance_rows(claim, [Instance({"i": 1}, reading="b"), Instance({"i": 2}), Instance({"i": 3}, reading="a")])
     assert [(r.reading, r.params["i"]) for r in rows] == [("a", 2), ("a", 3), ("b", 1), ("b", 2)]
     with pytest.raises(KeyError, match="no value 'x' measured"):
-        InstanceBound(observed="x", limit=1.0).decide({})
+        Bound(observed="x", limit=1.0).decision({})
 
 
 def test_a_number_cannot_fail_where_a_trivial_output_meets_the_claim() -> None:
@@ -101,7 +98,7 @@ def test_a_number_cannot_fail_where_a_trivial_output_meets_the_claim() -> None:
         vacuous=lambda v: "k >= n" if v["k"] >= v["n"] else None,
         trivial=lambda v: "zero meets it" if v["e"] <= v["tol"] else None,
     )
-    verdicts = [r.decide({"e": e, "tol": 1.0, "k": k, "n": 8}).verdict for e, k in ((0.5, 8), (0.5, 2), (2.0, 2))]
+    verdicts = [r.decision({"e": e, "tol": 1.0, "k": k, "n": 8}).verdict for e, k in ((0.5, 8), (0.5, 2), (2.0, 2))]
     assert verdicts == ["vacuous", "cannot-fail", "measured"]
 
 
@@ -142,7 +139,7 @@ def test_a_bound_is_read_at_the_worst_trial() -> None:
 
     worst = Bound("worst", observed="err", bound="b", exact="e", shown=("typical",), value_name="exact worst case")
     ratio = Bound(
-        "ratio", observed="err", bound="b", decide=("r", 1.0), unmet=lambda p: None if p.value("met") else "none met"
+        "ratio", observed="err", bound="b", decide=("r", 1.0), unmet=lambda v: None if v["met"] else "none met"
     )
     claim = Claim("toy.err", where="eq. 3", statement="err <= b", reading=(worst, ratio))
     numbers = {"err": Cases([0.1, 0.4, 0.2]), "b": 0.5, "e": 0.45, "typical": 2.5, "r": Cases([0.2, 1.2]), "met": 1.0}
@@ -166,9 +163,9 @@ def test_a_bound_is_read_at_the_worst_trial() -> None:
     )
 
 
-def test_a_number_is_measured_with_its_interval() -> None:
+def test_a_number_is_measured_with_its_named_interval() -> None:
 
-    fit = Number("slope", value="p", low="lo", high="hi", bound=1.0, what=lambda p: f"slope {p.value('p'):.2f}")
+    fit = Measure("slope", value="p", low="lo", high="hi", bound=1.0, what=lambda p: f"slope {p.value('p'):.2f}")
     claim = Claim("toy.fit", where="eq. 4", statement="d grows like k", reading=fit)
     (row,) = read_off(claim, {"k": "1..8"}, {"p": 0.9, "lo": 0.8, "hi": 1.0}, paper=PAPER, seed=3)
     assert (row.verdict, row.estimate, row.ci_low, row.ci_high, row.bound, row.evidence) == (
@@ -220,9 +217,10 @@ def test_no_finite_bound_and_an_unmet_hypothesis():
     assert row.verdict == "hypothesis-unmet"
 
 
-def test_a_measured_row_carries_its_number_and_no_verdict():
+def test_a_number_measured_on_an_instance_carries_its_sentence_and_no_verdict():
 
-    row = measured_row("osa.thm44", "fitted C = 2.1", estimate=2.1, trials=20, params={"basis": "qr"}, seed=3)
+    fitted = InstanceNumber("fit", what="{sentence}", estimate="C", trials="draws")
+    row = fitted.row("osa.thm44", Instance({"basis": "qr"}, {"C": 2.1, "draws": 20, "sentence": "fitted C = 2.1"}, 3))
     assert (row.verdict, row.estimate, row.trials, row.seed, row.bound) == ("measured", 2.1, 20, 3, None)
     assert row.params == {"basis": "qr"} and "fitted C = 2.1" in row.evidence
 
@@ -240,3 +238,12 @@ def test_the_documented_example_runs_as_written(call: str) -> None:
     blocks = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S) if call in b]
     assert blocks
     exec(compile(blocks[0], str(doc), "exec"), {})  # noqa: S102 - the doc's own example (it asserts its rows)
+
+
+def test_exact_context_reaches_the_readings_hooks_unrounded() -> None:
+
+    seed = 2**62 + 1  # a float would round it to 2**62
+    noted = Noted(reading=Bound("worst", observed="err", bound=1.0), note=lambda p: f"seed {p.context['seed']}")
+    claim = Claim("toy.ctx", where="eq. 6", statement="err <= 1", reading=noted)
+    (row,) = read_off(claim, {}, {"err": Cases([0.5, 2.0])}, paper=PAPER, seed=1, context={"seed": seed})
+    assert row.verdict == "violated" and row.evidence.startswith(f"seed {seed}:")

@@ -44,3 +44,19 @@ def test_the_documented_example_runs_as_written() -> None:
     doc = Path(__file__).resolve().parents[2] / "docs" / "theorem-api.md"
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S) if "seeds=" in b]
     exec(compile(block, str(doc), "exec"), {})  # noqa: S102 - the doc's own example, with its assert
+
+
+def test_a_checks_exact_context_reaches_its_readings_and_stays_out_of_the_table() -> None:
+    import dataclasses
+
+    from attnspec.theorem.measured import Noted
+
+    label = 2**62 + 1  # a float would round it
+    noted = Noted(reading=Measure("sum", value="u"), note=lambda p: f"draws named {p.context['label']}")
+    check = dataclasses.replace(
+        _check(), claims=(Claim("toy.sum", "eq. 1", "a sum", noted),),
+        context=lambda point: {"label": label + point["n"]},
+    )  # fmt: skip
+    result = run_check(check, {"seed": 7, "trials": 2, "jobs": 1})
+    assert [r.evidence.split(":")[0] for r in result.verdicts] == [f"draws named {label + n}" for n in (1, 2, 3)]
+    assert set(result.tables["toy_seeds"]["quantity"]) == {"u"}

@@ -14,24 +14,23 @@ sentences beside the classifier's are rendered here, from the point's numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attnspec.theorem.cases import Scoped
 from attnspec.theorem.ceiling import Ceiling
 from attnspec.theorem.declare import Claim as Statement
-from attnspec.theorem.measured import Bound, Noted, Number, Unmet
-from attnspec.theorem.readings import Identity, Point, Probability
-from attnspec.theorem.readings import Reading as Declared
+from attnspec.theorem.measured import Bound, Noted, Unmet
+from attnspec.theorem.readings import Identity, Measure, Point, Probability
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import register, register_short_names
 
 COMMAND = "sa-check"
 
 
-def _met(p: Point) -> str | None:
+def _met(v: Mapping[str, Any]) -> str | None:
     """The reduction's hypothesis at a point: some trial reached ‖B − B̂‖∞ <= δ."""
-    return None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
+    return None if v["met"] else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
 
 
 def _given_delta_note(p: Point) -> str:
@@ -82,6 +81,20 @@ ONSUPPORT = Statement(
     source="notes p. 2",
 )  # fmt: skip
 
+
+def _off_support_worst(p: Point) -> str:
+    """The trials with an off-S entry above eps, and the worst entry, its trial and seeds (exact, in the context)."""
+    if not p.value("met"):
+        return ""
+    c, mx, eps = p.context, p.stats["off_max"].high, p.value("eps")
+    if not c["over"]:
+        return "no off-S entry above eps"
+    return (
+        f"{c['over']}/{int(p.value('met'))} trials have an off-S entry > eps; worst: trial {c['trial']}, (i, j) = "
+        f"{c['ij']}, Â_ij = {mx:.4g} = {mx / eps:.4g}·eps (d = {c['d']}, seed {c['seed']}, A from seed {c['A_seed']})"
+    )
+
+
 OFFSUPPORT = Statement(
     "expressivity.thm1.offsupport",
     where="notes p. 2, reduction to logits (off S)",
@@ -98,7 +111,15 @@ OFFSUPPORT = Statement(
             note=lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
             f"[{p.value('off_low'):.4g}, {p.value('off_high'):.4g}] (the worst ratio to its ends decides)" if p.value("met") else "",
         ),
-        Declared("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
+        Noted(
+            reading=Bound(
+                "literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally",
+                observed="off_max", bound="eps", ci=("over_low", "over_high"), trials="met", unmet=_met,
+                loose_factor=None, value_name="worst off-S error", bound_name="eps",
+            ),
+            note=_off_support_worst,
+            after=True,
+        ),
     ),
     source="notes p. 2",
 )  # fmt: skip
@@ -176,11 +197,11 @@ DIMENSION = Statement(
 )
 
 
-def _wider(limit: str, less: int) -> Callable[[Point], str | None]:
+def _wider(limit: str, less: int) -> Callable[[Mapping[str, Any]], str | None]:
     """Vacuous where d* >= L − ``less``: the exact choice d = L is narrower and has zero error."""
 
-    def vacuous(p: Point) -> str | None:
-        d, bound = p.params["d"], int(p.value("L")) - less
+    def vacuous(v: Mapping[str, Any]) -> str | None:
+        d, bound = v["d"], int(v["L"]) - less
         return (
             f"d* = {d} >= {limit} = {bound}: the exact choice d = L (zero error) beats the construction"
             if d >= bound
@@ -217,7 +238,7 @@ WIDTH = Statement(
             reading=Bound(
                 "grid", "the (L, k) sweep: is d* < L at any configuration (Gaussian, d → ∞ law)?", observed="below",
                 decide=("smallest", 1.0), trials="trials", loose_factor=None,
-                vacuous=lambda p: None if p.value("below") else f"d* >= L at all {int(p.value('configurations'))} "
+                vacuous=lambda v: None if v["below"] else f"d* >= L at all {int(v['configurations'])} "
                 "configurations: the exact choice d = L beats the construction everywhere",
             ),
             note=lambda p: f"{int(p.value('below'))}/{int(p.value('configurations'))} configurations have d* < L; "
@@ -267,28 +288,28 @@ KLOGL = Statement(
     where="the theorem: d = O(k log L)",
     statement="The dimension needed grows at most like k log L.",
     reading=(
-        Number(
+        Measure(
             "k-exponent",
             "log d* = a + p log k + q log log L over the sweep: the fitted p with its 95% t "
             "interval (a measurement: fitted and read on the same draws)",
-            value="k", low="k_low", high="k_high", bound=1.0, trials="trials", what=_exponent("k"),
+            value="k", low="k_low", high="k_high", bound=1.0, trials="trials", what=_exponent("k"), level=None,
         ),
-        Number(
+        Measure(
             "logl-exponent", "the fitted q of the same regression (a measurement)", value="log L", low="log L_low",
-            high="log L_high", bound=1.0, trials="trials", what=_exponent("log L"),
+            high="log L_high", bound=1.0, trials="trials", what=_exponent("log L"), level=None,
         ),
-        Number(
+        Measure(
             "ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)",
-            value="C", trials="trials", what=_ls_fit,
+            value="C", trials="trials", what=_ls_fit, level=None,
         ),
         Noted(
             reading=Bound(
                 "heldout",
                 "C = max d*/(k log L) fitted on the sweep's smaller L, tested on the largest L "
                 "(independent draws): the lower 95% end of each held-out d* against C k log L",
-                observed="measured", bound="c_fit", decide=("low_end", "c_fit"), low="low_end", high="high_end",
+                observed="measured", bound="c_fit", decide=("low_end", "c_fit"), ci=("low_end", "high_end"),
                 trials="trials", loose_factor=None, value_name="held-out d*/(k log L)", bound_name="fitted C",
-                trivial=lambda p: None if p.value("bounded") else "too few draws to bound any held-out d* from below",
+                trivial=lambda v: None if v["bounded"] else "too few draws to bound any held-out d* from below",
             ),
             note=_klogl_heldout,
         ),
@@ -351,7 +372,7 @@ STATED = Statement(
     where="notes p. 3, the formula d = O(M² k log L / ε')",
     statement="d = O(M² k log L / ε') suffices for ‖B − B̂‖∞ <= ε', with M 'a sup of the coefficients'.",
     reading=(
-        Number(
+        Measure(
             "eps-exponent",
             "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
             "bisection brackets (a measurement: the formula says 1, JL gives 2)",
@@ -361,6 +382,7 @@ STATED = Statement(
             bound=1.0,
             trials="trials",
             what=_eps_exponent,
+            level=None,
         ),
         Noted(
             reading=Probability(
@@ -372,13 +394,14 @@ STATED = Statement(
             ),
             note=_eps_heldout_note,
         ),
-        Number(
+        Measure(
             "m-max-a",
             "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at fixed M (a measurement)",
             value="d_max",
             bound="d_stated",
             trials="trials",
             what=_m_max_a,
+            level=None,
         ),
         Noted(
             reading=Probability(
@@ -390,12 +413,13 @@ STATED = Statement(
             ),
             note=_m_max_a_heldout_note,
         ),
-        Number(
+        Measure(
             "m-max-b",
             "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)",
             value="c_max",
             trials="trials",
             what=_m_max_b,
+            level=None,
         ),
     ),
     source="notes p. 3",
@@ -464,8 +488,8 @@ def _norm_note(scale: str, suffix: str) -> Callable[[Point], str]:
 def _mean_reading(name: str, description: str, scale: str, suffix: str) -> Noted:
     return Noted(
         reading=Bound(
-            name, description, observed="mc_mean", bound=1.0, decide=("residual", 1e-12), exact="mean", low="mc_low",
-            high="mc_high", trials="trials", identity=True, value_name="E‖Ru‖²/‖u‖²", bound_name="target",
+            name, description, observed="mc_mean", bound=1.0, decide=("residual", 1e-12), exact="mean", ci=("mc_low",
+            "mc_high"), trials="trials", identity=True, value_name="E‖Ru‖²/‖u‖²", bound_name="target",
         ),
         note=_norm_note(scale, suffix),
     )  # fmt: skip
@@ -523,7 +547,7 @@ ORTH_WIDTH = Statement(
             "fail (d*_Gaussian < L: orthogonal R has d <= L and d = L is exact, so elsewhere it "
             "cannot fail); one looseness rule on the worst exercised ratio",
             observed="ratio_max", decide=("tightest", 1.0), trials="trials", shown=("tightest", "typical"),
-            trivial=lambda p: None if p.value("live") else f"d*_Gaussian >= L at all {int(p.value('configurations'))} "
+            trivial=lambda v: None if v["live"] else f"d*_Gaussian >= L at all {int(v['configurations'])} "
             "configurations, and orthogonal R has d <= L with d = L exact: orthogonal d* <= Gaussian d* whatever the draws",
         ),
         note=_orthogonal_width_note,
@@ -616,16 +640,17 @@ HYPOTHESES = Statement(
                 observed="ratio_on",
                 bound="two_delta",
                 trials="met",
-                unmet=lambda p: None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ",
+                unmet=lambda v: None if v["met"] else "no trial reached ‖B − B̂‖∞ <= δ",
             ),
             note=lambda p: "worst log-ratio error within a row's support over the trials at d* with ‖B − B̂‖∞ <= δ",
         ),
-        Number(
+        Measure(
             "ratio-dimension",
             "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
             "additive precision δ, from the same draws of the d → ∞ law (a measurement)",
             value="ratio",
             what=_ratio_dimension,
+            level=None,
             trials="trials",
         ),
     ),

@@ -20,9 +20,7 @@ from attnspec.theory.expressivity.bounds import (
     exact_on_support,
 )
 from attnspec.theory.expressivity.registration import PAPER
-from attnspec.verdicts.classify import VerdictRow, classify_bound
-
-UNMET = "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
+from attnspec.verdicts.classify import VerdictRow
 
 
 def check_on_support(
@@ -92,10 +90,11 @@ def check_off_support(
         return []  # k = L: no entry off S
     ok = trials[trials["err_inf"] <= delta]
     lo_b, hi_b = bound_off_support(eps, delta)
+    context: dict = {}
     numbers = {
         "met": len(ok), "off_low": lo_b, "off_high": hi_b, "san_bound": bound_san_off_mass(L, k, m, eps, delta),
-        "off_sum": (L - k) * eps, "on_sum": k * m, "off_max": math.nan, "off_min": math.nan, "off_ratio": math.nan,
-        "san_off_mass": math.nan,
+        "eps": eps, "off_sum": (L - k) * eps, "on_sum": k * m, "off_max": math.nan, "off_min": math.nan,
+        "off_ratio": math.nan, "san_off_mass": math.nan,
     }  # fmt: skip
     if len(ok):
         mx, mn = float(ok["off_max"].max()), float(ok["off_min"].min())
@@ -104,46 +103,20 @@ def check_off_support(
             "off_max": Cases(ok["off_max"]), "off_min": mn, "off_ratio": max(mx / hi_b, lo_b / mn),
             "san_off_mass": Cases(ok["san_off_mass"]),
         }  # fmt: skip
-        literal = _off_support_literal(ok, L=L, eps=eps, params=params, seed=seed, A_seed=A_seed)
-    else:
-        dec = classify_bound(observed=math.nan, bound=eps, hypothesis_unmet=UNMET)
-        literal = VerdictRow(
-            C.OFFSUPPORT.id, dec.verdict, params, bound=eps, trials=0, seed=seed, reading="literal", evidence=dec.reason
-        )
+        # the interval of the share of trials with an off-S entry above eps, and the worst entry
+        # named exactly: its trial's seed and A's are 63-bit integers a float would round
+        over = int(np.sum(ok["off_max"] > eps))
+        ci = clopper_pearson(over, len(ok))
+        worst = int(np.argmax(ok["off_max"].to_numpy()))
+        numbers |= {"over_low": ci.low, "over_high": ci.high}
+        context = {
+            "over": over, "trial": int(ok["trial"].iloc[worst]), "ij": divmod(int(ok["off_argmax"].iloc[worst]), L),
+            "d": int(ok["d"].iloc[worst]), "seed": int(ok["seed"].astype(np.uint64).to_numpy()[worst]),
+            "A_seed": A_seed,
+        }  # fmt: skip
     return [
-        *read_off(C.OFFSUPPORT, params, numbers, paper=PAPER, seed=seed, readings=("range",)),
-        literal,
+        *read_off(
+            C.OFFSUPPORT, params, numbers, paper=PAPER, seed=seed, readings=("range", "literal"), context=context
+        ),
         *read_off(C.SAN_MASS, params, numbers, paper=PAPER, seed=seed, readings=("bound",)),
     ]
-
-
-def _off_support_literal(ok: pd.DataFrame, *, L: int, eps: float, params: dict, seed: int, A_seed: int) -> VerdictRow:
-    """The literal reading of :data:`~.claims.OFFSUPPORT` on the trials ``ok`` that meet δ, naming the worst entry."""
-    # literal reading: the off-S error |Â_ij − 0| = Â_ij <= eps
-    mx = float(ok["off_max"].max())
-    worst = int(np.argmax(ok["off_max"].to_numpy()))
-    first = ok.iloc[worst]
-    first_seed = int(ok["seed"].astype(np.uint64).to_numpy()[worst])
-    over = int(np.sum(ok["off_max"] > eps))
-    ij = divmod(int(first["off_argmax"]), L)
-    ci = clopper_pearson(over, len(ok))
-    dec = classify_bound(observed=mx, bound=eps, loose_factor=None)
-    where = (
-        f"{over}/{len(ok)} trials have an off-S entry > eps; worst: trial {int(first['trial'])}, (i, j) = {ij}, "
-        f"Â_ij = {mx:.4g} = {mx / eps:.4g}·eps (d = {int(first['d'])}, seed {first_seed}, A from seed {A_seed})"
-    )
-    return VerdictRow(
-        C.OFFSUPPORT.id,
-        dec.verdict,
-        params,
-        bound=eps,
-        estimate=mx,
-        value_name="worst off-S error",
-        bound_name="eps",
-        ci_low=ci.low,
-        ci_high=ci.high,
-        trials=len(ok),
-        seed=seed,
-        reading="literal",
-        evidence=f"{dec.reason}; {where}" if over else f"{dec.reason}; no off-S entry above eps",
-    )

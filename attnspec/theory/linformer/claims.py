@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from attnspec.theorem.declare import Claim as Declared
-from attnspec.theorem.measured import AsPrinted, InstanceBound, InstanceNumber, InstanceResidual, InstanceShare
+from attnspec.theorem.measured import AsPrinted, Bound, InstanceNumber, InstanceResidual, InstanceShare
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 _CMD = "jl-check"
@@ -56,7 +56,7 @@ QUANTIFIER = Declared(
     "Theorem 1 (its quantifier)",
     "for any column w there exists a low-rank P̃ with Pr(‖P̃wᵀ − Pwᵀ‖ < ε‖Pwᵀ‖) > 1 − o(1)",
     (
-        InstanceBound(
+        Bound(
             "as-written",
             "P̃ may depend on w: P̃ = P w wᵀ/‖w‖² (rank 1) meets it exactly, so it cannot fail",
             text="{reason}; relative errors {errors}",
@@ -64,7 +64,7 @@ QUANTIFIER = Declared(
             trivial="P̃ = P w wᵀ/‖w‖², rank 1, built from w itself, reproduces Pw for every w, "
             "so the theorem as written has no content",
         ),
-        InstanceBound(
+        Bound(
             "uniform",
             "one P̃ = PRᵀR of rank k < n for every w at once: a w in ker R has relative error 1",
             text="{reason}: for each of {draws} draws of R, a w in ker R (‖Rw‖/‖w‖ <= {kernel:.1g}) has P̃w = 0, "
@@ -205,7 +205,7 @@ PROOF = Declared(
     "the proof's steps, each checked on the instance: exp(A) is low-rank; an inverse of a 4d×d matrix; "
     "Γ = Θ(d); ‖·‖_F = Σ‖rows‖",
     (
-        InstanceBound(
+        Bound(
             "exp-low-rank",
             "exp(A) (entrywise) of rank-d A = QKᵀ/√d is not low-rank: its numerical rank",
             text="rank(A) = {rank_a} on the {m}×{m} block of A = QKᵀ/√d, but the entrywise exp(A) has numerical "

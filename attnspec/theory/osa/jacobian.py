@@ -21,7 +21,7 @@ import torch
 from attnspec.errors import InputError, check_range
 from attnspec.numerics.linalg import Coefficients, ns_schedule
 from attnspec.numerics.stats import spawn_seeds, torch_generator
-from attnspec.theorem.measured import margin_rows, measured_row
+from attnspec.theorem.measured import Instance, InstanceNumber, margin_rows
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import conditions, effective_condition, multihead_vo_condition, schedule_name, vec
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_heads
@@ -569,17 +569,16 @@ def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_
     )  # fmt: skip
     sp = c_spread(fit)
     spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
-    return rows + [
-        measured_row(
-            "osa.thm44", reading="measured", params={**params, **spread}, estimate=c_fit, trials=len(fit), seed=seed,
-            at_paper_params=_paper_params(label, fit),
-            what=f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} over {len(sp)} fit draws; per draw C ranges "
+    values = {
+        "C": c_fit, "draws": len(fit),
+        "sentence": f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} over {len(sp)} fit draws; per draw C ranges "
             f"{sp.c.min():.3g}..{sp.c.max():.3g}, so the alpha range 1 − δ − Cα > 0 depends on the draw: from "
             f"α < {sp.alpha_max.min():.3g} to α < {sp.alpha_max.max():.3g}; median κ(J) by alpha: {curve_txt}; δ max "
             f"{float(fit.delta.max()):.3g}; κ over the top N·d_v σ vs effective κ: max {fit.kappa_top.max():.4g} vs "
             f"{fit.kappa_j.max():.4g}",
-        )
-    ]  # fmt: skip
+    }  # fmt: skip
+    fitted = Instance({**params, **spread}, values, seed, at_paper_params=_paper_params(label, fit))
+    return [*rows, InstanceNumber("measured", what="{sentence}", estimate="C", trials="draws").row("osa.thm44", fitted)]
 
 
 def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
@@ -603,12 +602,14 @@ def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
     )["J"][0]
     kappa_paper = effective_condition(jp)[0]
     k_small = float(lo.kappa_j.max())
-    return measured_row(
-        "osa.thm44.multihead", reading="m-osa", params={"basis": "qr", "heads": h, "alpha": a_rng, **_case_params(multi)},
-        estimate=k_small, trials=len(multi), seed=seed,
-        what=f"outside the theorem's single-head statement: with h={h} heads of width d/h, each initialised as in "
+    values = {
+        "kappa": k_small, "draws": len(multi),
+        "sentence": f"outside the theorem's single-head statement: with h={h} heads of width d/h, each initialised as in "
         f"Sec. 4, κ(J) = {k_small:.4g} at alpha={multi.alpha.min():g} (→ κ(Σ_h W_V,h W_O,h) = "
         f"{float(lo.kappa_w.max()):.4g} as alpha → 0, not 1); at the paper's width (d=64, h=4) κ(Σ_h W_V,h W_O,h) "
         f"has median {float(np.median(paper)):.4g} over {paper.size} draws, and κ(J) of one such layer (N=4) is "
         f"{kappa_paper:.4g}",
-    )  # fmt: skip
+    }  # fmt: skip
+    params = {"basis": "qr", "heads": h, "alpha": a_rng, **_case_params(multi)}
+    reading = InstanceNumber("m-osa", what="{sentence}", estimate="kappa", trials="draws")
+    return reading.row("osa.thm44.multihead", Instance(params, values, seed))

@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 
 from attnspec.numerics.linalg import newton_schulz, skew_small
-from attnspec.theorem.measured import measured_row, unmet_row
+from attnspec.theorem.measured import Instance, InstanceNumber, unmet_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, make_instance, vec
 from attnspec.theory.osa.layer import init_vo
@@ -269,14 +269,16 @@ def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
 
     sp = c_spread(grp)
     spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
-    return measured_row(
-        "osa.thm44.constant", reading="as-printed", estimate=c, trials=len(grp), seed=seed,
-        params={"basis": str(grp.basis.iloc[0]), **spread, "alpha_max_min": round(float(sp.alpha_max.min()), 4),
-                "alpha_max_max": round(float(sp.alpha_max.max()), 4)},
-        what=f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; with "
+    params = {"basis": str(grp.basis.iloc[0]), **spread, "alpha_max_min": round(float(sp.alpha_max.min()), 4),
+              "alpha_max_max": round(float(sp.alpha_max.max()), 4)}  # fmt: skip
+    values = {
+        "C": c, "draws": len(grp),
+        "sentence": f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; with "
         f"the fitted C = {c:.4g} (max over {len(sp)} fit draws) and δ = {delta:.3g}, 1 − δ − C·α > 0 for α < "
         f"{alpha_max:.3g} ({len(ok)} of the {len(alphas)} alphas checked); this range depends on the draw (one "
         f"draw's C gives α < {sp.alpha_max.min():.3g}..{sp.alpha_max.max():.3g}); read as a constant C_α >= 1 − δ "
         "the condition is never met; C itself is not given (it depends on the bound on ||X||₂); the proof's (98) "
         "also drops the transpose of W_V W_O in J₂ (harmless for singular values)",
-    )  # fmt: skip
+    }  # fmt: skip
+    reading = InstanceNumber("as-printed", what="{sentence}", estimate="C", trials="draws")
+    return reading.row("osa.thm44.constant", Instance(params, values, seed))
