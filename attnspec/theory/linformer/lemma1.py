@@ -1,8 +1,6 @@
 """Linformer's Lemma 1 (Appendix A, eqs. 11–12, "from Arriaga & Vempala 2006"): exact laws and Monte Carlo.
 
-The statements and their readings (eq. 11: ``norm-upper`` as printed, ``norm-two-sided``,
-``squared-upper``, ``squared-two-sided``; eq. 12: ``product``, ``absolute``) are claims
-``linformer.lemma1.eq11`` and ``eq12`` (:mod:`.claims`), each against its printed bound.
+The statements and their readings are claims ``linformer.lemma1.eq11`` and ``eq12`` (:mod:`.claims`).
 
 Exact laws (Gaussian R): k‖Rx‖²/‖x‖² ~ χ²_k; for unit x, y with cosine ρ,
 k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k (independent), whose tail is computed by
