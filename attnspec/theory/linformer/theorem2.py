@@ -1,11 +1,9 @@
 """Linformer Theorem 2 (eq. 8; Appendix B, eqs. 21–24): Monte Carlo with exact reduced samplers.
 
 The statements and their readings are claims ``linformer.thm2.eq8`` and ``linformer.thm2.eq21``
-(:mod:`.claims`): the proof's E = δR, F = e^{−δ}R (δ = 1/(2n)) and E = F = R (``plain``) under
-both readings of ‖V‖, against the union over eq. (21)'s n·d pairs. The column
-``zero_output_passes`` marks the rows where the zero output meets eq. (8)'s tolerance (there the
-existence claim cannot fail). Step (23), the tolerances and the (ε, k) grid are in
-:mod:`.proof_steps`.
+(:mod:`.claims`). The column ``zero_output_passes`` marks the rows where the zero output meets
+eq. (8)'s tolerance (there the existence claim cannot fail). Step (23), the tolerances and the
+(ε, k) grid are in :mod:`.proof_steps`.
 """
 
 from __future__ import annotations
