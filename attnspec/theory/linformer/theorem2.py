@@ -248,6 +248,11 @@ class _RowFacts(NamedTuple):
     sd: int
     s_setup: int
 
+    def head(self, claim: str, reading: str, cons: str, *, n: int, d: int, k: int, eps: float, bound: float) -> dict:
+        """The identifying columns of a sub-point's row (no exact law: ``exact`` is NaN)."""
+        return {"claim": claim, "reading": reading, "construction": cons, "row": self.rname, "row_index": self.i,
+                "n": n, "d": d, "k": k, "eps": eps, "bound": bound, "exact": np.nan}  # fmt: skip
+
 
 def _eq8_points(
     f: _RowFacts,
@@ -266,6 +271,7 @@ def _eq8_points(
     from attnspec.theorem import sequential as SQ
 
     out = []
+    prefix = {"paper": "proof", "plain": "plain"}  # the reading's prefix, by construction
     for cons, k, (reading, vnorm) in itertools.product(THM2_CONSTRUCTIONS, ks, vnorms.items()):
         bound = float(theorem2_union_bound(n, d, k, e))
         tol = e * f.sn * vnorm
@@ -280,19 +286,7 @@ def _eq8_points(
         out.append(
             SubPoint(
                 (cons, e, k, reading, sweep),
-                {
-                    "claim": "linformer.thm2.eq8",
-                    "reading": f"{'proof' if cons == 'paper' else 'plain'}-{reading}",
-                    "construction": cons,
-                    "row": f.rname,
-                    "row_index": f.i,
-                    "n": n,
-                    "d": d,
-                    "k": k,
-                    "eps": e,
-                    "bound": bound,
-                    "exact": np.nan,
-                },
+                f.head("linformer.thm2.eq8", f"{prefix[cons]}-{reading}", cons, n=n, d=d, k=k, eps=e, bound=bound),
                 {**tail, "sweep": sweep} if sweep else tail,
                 claimed=bound,
                 fixed=SQ.fixed_verdict(bound, trials_max=trials, vacuous=k >= n),
@@ -310,19 +304,7 @@ def _eq21_point(f: _RowFacts, k: int, *, n: int, d: int, eps: float, trials: int
     bound = float(lemma1_inner_bound(k, eps))
     return SubPoint(
         ("eq21", k),
-        {
-            "claim": "linformer.thm2.eq21",
-            "reading": "as-stated",
-            "construction": "paper",
-            "row": f.rname,
-            "row_index": f.i,
-            "n": n,
-            "d": d,
-            "k": k,
-            "eps": eps,
-            "bound": bound,
-            "exact": np.nan,
-        },
+        f.head("linformer.thm2.eq21", "as-stated", "paper", n=n, d=d, k=k, eps=eps, bound=bound),
         {"seed": f.sd, "setup_seed": f.s_setup, "zero_output_passes": False, "trials_max": trials},
         claimed=bound,
         fixed=SQ.fixed_verdict(bound, trials_max=trials),
