@@ -1,15 +1,10 @@
-"""The `jl-check` battery: options → validated config → Monte Carlo and measurements → verdict rows.
+"""The `jl-check` battery: options → validated config (:mod:`.config`) → Monte Carlo and
+measurements, in run groups computed by :func:`attnspec.theorem.groups.run_groups` → verdict rows.
 
-``config_from_options`` (:mod:`.config`) validates every option before any computation; ``run`` returns a
-:class:`attnspec.battery.BatteryResult` whose tables are ``jl`` (one row per Monte Carlo
-parameter set, with its verdict), ``jl_errors`` (sampled relative errors, for figures) and
-``jl_curves`` (bounds and exact laws on a dense k grid). Real attention matrices (``--model``,
-``--data``) are requested through :func:`attention_request` and loaded by
-:func:`attnspec.battery.run_battery`; this module never loads a model or data.
-
-Claim groups (``--claims``): ``lemma1.eq11``, ``lemma1.eq12`` (Lemma 1), ``thm1``
-(eq. 3, eq. 18, the quantifier), ``thm2`` (eq. 8 with its (ε, k) grid, eq. 21, step 23,
-the k formulas, the tolerances), ``eq4`` (eqs. 4/15 as printed).
+Tables: ``jl`` (one row per Monte Carlo parameter set, with its verdict), ``jl_errors``
+(sampled relative errors, for figures) and ``jl_curves`` (bounds and exact laws on a dense k
+grid). Real attention matrices (``--model``, ``--data``) are requested through
+:func:`attention_request` and loaded by :func:`attnspec.battery.run_battery`, never here.
 """
 
 from __future__ import annotations
@@ -141,12 +136,12 @@ def _notes(config: JLConfig, dims: dict[str, float], sweep: list[int], claims: S
 
 
 def _with_eckart_young(
-    table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, name: str, seed: int, say: Callable[[str], None]
+    table: pd.DataFrame, samples: pd.DataFrame, P: np.ndarray, vecs: dict, name: str, say: Callable[[str], None]
 ) -> pd.DataFrame:
-    """P's Theorem 1 rows with the best rank-k errors (Frobenius, and on the same w) beside each k; says how they compare."""
+    """P's Theorem 1 rows with the best rank-k errors (Frobenius, and on the same w ``vecs``) beside each k;
+    says how they compare."""
     from attnspec.spectra.metrics import best_rank_k_errors
 
-    vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))  # the w of simulate_theorem1
     best = best_rank_k_errors(P, sorted(table["k"].unique()), vecs)
     parts = []
     for k, g in samples.groupby("k") if len(samples) else []:
@@ -158,100 +153,6 @@ def _with_eckart_young(
     if parts:
         say(f"{name}: Eckart–Young optimum beside the random projection (w = value) — " + "; ".join(parts))
     return table.merge(best, on=["w", "k"], how="left")
-
-
-def _theorem1(
-    config: JLConfig, ks1: list[int], sample_ks: list[int], attention: np.ndarray | None, say: Callable[[str], None]
-) -> tuple[list[pd.DataFrame], list[pd.DataFrame], list[VerdictRow]]:
-    n, seed = config.n, config.seed
-    # One attention matrix at a time: at n = 4096 each is 134 MB.
-    sources: list[tuple[str, Callable[[], np.ndarray]]] = [
-        (
-            kind,
-            lambda kind=kind: T1.attention_matrix(
-                kind, n, seed=child_seed(seed, "attention", kind), d=config.d, temperature=config.temperature
-            ),
-        )
-        for kind in config.attention_kinds
-    ]
-    if attention is not None:
-        if attention.ndim != 3 or attention.shape[1:] != (n, n):
-            raise InputError(f"captured attention must have shape (count, {n}, {n}), got {attention.shape}")
-        sources += [(f"{config.model}[{i}]", lambda i=i: attention[i]) for i in range(attention.shape[0])]
-    say(
-        f"Theorem 1: {len(sources)} attention matrices x {len(T1.W_KINDS)} vectors w, {len(ks1)} values of k, "
-        f"{config.trials} trials"
-    )
-    tables, samples, extra = [], [], []
-    from attnspec.runtime.progress import Progress
-
-    prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials", at_most=True, say=say)
-    for i, (name, make) in enumerate(sources):
-        P = make()
-        # the w of simulate_theorem1, computed once (the inverse iteration's LU is O(n³))
-        vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))
-        t, s = T1.simulate_theorem1(
-            {name: P},
-            config.eps,
-            ks1,
-            trials=config.trials,
-            seed=seed,
-            sample_ks=sample_ks,
-            vectors={name: vecs},
-            progress=prog,
-        )
-        if i >= len(config.attention_kinds):  # real P: the Eckart–Young optimum beside each k
-            t = _with_eckart_young(t, s, P, name, seed, say)
-        tables.append(t)
-        samples.append(s)
-        if i == 0:  # the quantifier on the first matrix (the softmax one by default)
-            say(f"Theorem 1's quantifier on {name}")
-            # ranks up to n/2 only: the kernel of R costs O(n k²), and w in ker R gives P̃w = 0 at any k < n
-            extra += check_quantifier(
-                P,
-                vecs,
-                config.eps,
-                [k for k in sample_ks if k <= max(1, n // 2)],
-                name=name,
-                seed=child_seed(seed, "thm1", "quantifier"),
-                draws=QUANTIFIER_DRAWS,
-            )
-    prog.close()
-    return tables, samples, extra
-
-
-def _theorem2_extras(config: JLConfig, sample_ks: list[int], say: Callable[[str], None]) -> list[VerdictRow]:
-    n, d, eps, seed = config.n, config.d, config.eps, config.seed
-    extra = PS.formula_rows(n, d, eps)
-    s_setup = child_seed(seed, "thm2", "setup")
-    setup = T2.theorem2_setup(n, d, seed=s_setup)
-    say("Theorem 2: step (23), the zero output against the tolerances")
-    x_row = setup["Q"][0] @ setup["K"].T / math.sqrt(d)
-    extra += PS.step23_rows(
-        {"x-zero": np.zeros(n), "x-row": x_row},
-        sample_ks,
-        config.trials_other,
-        delta=1.0 / (2 * n),
-        eps=eps,
-        seed=child_seed(seed, "thm2", "step23"),
-    )
-    extra.append(PS.orientation_row(n, int(math.ceil(theorem2_k_main(n, d, eps))), eps))
-    extra += PS.proof_step_rows(setup["Q"], setup["K"], setup["V"], eps, seed=child_seed(seed, "thm2", "proof"))
-    extra += PS.tolerance_rows(
-        setup["Q"],
-        setup["K"],
-        setup["V"],
-        eps,
-        draws=min(TOLERANCE_DRAWS, config.trials_other),
-        seed=child_seed(seed, "thm2", "gaussian-v"),
-        setup_seed=s_setup,
-    )
-    for eps_g, ks in PS.eq8_grid(n, d).items():
-        if not ks:  # no k < n with a union bound below 1 at this ε
-            kmin = union_bound_min_k(n, eps_g, pairs=n * d)
-            params = {"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"}
-            extra += instance_rows("linformer.thm2.eq8", [Instance(params, params)], EQ8_NO_K)
-    return extra
 
 
 def _k_lists(
@@ -343,16 +244,14 @@ NOTE_PARTIAL = (
 
 
 class GroupInputs(NamedTuple):
-    """What a run group reads: the config, the claim groups and families asked for, its k
-    (Lemma 1 and Theorem 1's, or Theorem 2's), the k with sampled errors, the real attention
-    matrices (or None) and the progress messages."""
+    """What a run group reads."""
 
     config: JLConfig
     claims: Sequence[str]
     families: Sequence[str]
-    ks: list[int]
-    sample_ks: list[int]
-    attention: np.ndarray | None
+    ks: list[int]  # Lemma 1 and Theorem 1's k, or Theorem 2's
+    sample_ks: list[int]  # the k with sampled errors
+    attention: np.ndarray | None  # real attention matrices, (count, n, n)
     say: Callable[[str], None]
 
 
@@ -381,8 +280,62 @@ def _lemma1_group(g: GroupInputs) -> Done:
 
 
 def _thm1_group(g: GroupInputs) -> Done:
-    t1, s1, x1 = _theorem1(g.config, g.ks, g.sample_ks, g.attention, g.say)
-    return x1, {"jl": concat(t1), "errors": concat(s1)}
+    config, ks1, sample_ks, attention, say = g.config, g.ks, g.sample_ks, g.attention, g.say
+    n, seed = config.n, config.seed
+    # One attention matrix at a time: at n = 4096 each is 134 MB.
+    sources: list[tuple[str, Callable[[], np.ndarray]]] = [
+        (
+            kind,
+            lambda kind=kind: T1.attention_matrix(
+                kind, n, seed=child_seed(seed, "attention", kind), d=config.d, temperature=config.temperature
+            ),
+        )
+        for kind in config.attention_kinds
+    ]
+    if attention is not None:
+        if attention.ndim != 3 or attention.shape[1:] != (n, n):
+            raise InputError(f"captured attention must have shape (count, {n}, {n}), got {attention.shape}")
+        sources += [(f"{config.model}[{i}]", lambda i=i: attention[i]) for i in range(attention.shape[0])]
+    say(
+        f"Theorem 1: {len(sources)} attention matrices x {len(T1.W_KINDS)} vectors w, {len(ks1)} values of k, "
+        f"{config.trials} trials"
+    )
+    tables, samples, extra = [], [], []
+    from attnspec.runtime.progress import Progress
+
+    prog = Progress("Theorem 1", total=config.trials * len(sources), unit="trials", at_most=True, say=say)
+    for i, (name, make) in enumerate(sources):
+        P = make()
+        # the w of simulate_theorem1, computed once (the inverse iteration's LU is O(n³))
+        vecs = T1.theorem1_vectors(P, seed=child_seed(seed, "thm1", "vectors", name))
+        t, s = T1.simulate_theorem1(
+            {name: P},
+            config.eps,
+            ks1,
+            trials=config.trials,
+            seed=seed,
+            sample_ks=sample_ks,
+            vectors={name: vecs},
+            progress=prog,
+        )
+        if i >= len(config.attention_kinds):  # real P: the Eckart–Young optimum beside each k
+            t = _with_eckart_young(t, s, P, vecs, name, say)
+        tables.append(t)
+        samples.append(s)
+        if i == 0:  # the quantifier on the first matrix (the softmax one by default)
+            say(f"Theorem 1's quantifier on {name}")
+            # ranks up to n/2 only: the kernel of R costs O(n k²), and w in ker R gives P̃w = 0 at any k < n
+            extra += check_quantifier(
+                P,
+                vecs,
+                config.eps,
+                [k for k in sample_ks if k <= max(1, n // 2)],
+                name=name,
+                seed=child_seed(seed, "thm1", "quantifier"),
+                draws=QUANTIFIER_DRAWS,
+            )
+    prog.close()
+    return extra, {"jl": concat(tables), "errors": concat(samples)}
 
 
 def _thm2_group(g: GroupInputs) -> Done:
@@ -414,7 +367,38 @@ def _thm2_group(g: GroupInputs) -> Done:
 def _thm2_proof_group(g: GroupInputs) -> Done:
     """Theorem 2's printed formulas, proof steps and tolerances: no Monte Carlo of eq. (8), no
     torch, so a group of its own that the process computing Theorem 1 can take (see :func:`plan`)."""
-    return _theorem2_extras(g.config, g.sample_ks, g.say), {}
+    config, sample_ks, say = g.config, g.sample_ks, g.say
+    n, d, eps, seed = config.n, config.d, config.eps, config.seed
+    extra = PS.formula_rows(n, d, eps)
+    s_setup = child_seed(seed, "thm2", "setup")
+    setup = T2.theorem2_setup(n, d, seed=s_setup)
+    say("Theorem 2: step (23), the zero output against the tolerances")
+    x_row = setup["Q"][0] @ setup["K"].T / math.sqrt(d)
+    extra += PS.step23_rows(
+        {"x-zero": np.zeros(n), "x-row": x_row},
+        sample_ks,
+        config.trials_other,
+        delta=1.0 / (2 * n),
+        eps=eps,
+        seed=child_seed(seed, "thm2", "step23"),
+    )
+    extra.append(PS.orientation_row(n, int(math.ceil(theorem2_k_main(n, d, eps))), eps))
+    extra += PS.proof_step_rows(setup["Q"], setup["K"], setup["V"], eps, seed=child_seed(seed, "thm2", "proof"))
+    extra += PS.tolerance_rows(
+        setup["Q"],
+        setup["K"],
+        setup["V"],
+        eps,
+        draws=min(TOLERANCE_DRAWS, config.trials_other),
+        seed=child_seed(seed, "thm2", "gaussian-v"),
+        setup_seed=s_setup,
+    )
+    for eps_g, ks in PS.eq8_grid(n, d).items():
+        if not ks:  # no k < n with a union bound below 1 at this ε
+            kmin = union_bound_min_k(n, eps_g, pairs=n * d)
+            params = {"n": n, "k": kmin, "eps": eps_g, "d": d, "sweep": "eps-k-grid"}
+            extra += instance_rows("linformer.thm2.eq8", [Instance(params, params)], EQ8_NO_K)
+    return extra, {}
 
 
 def _eq4_group(g: GroupInputs) -> Done:

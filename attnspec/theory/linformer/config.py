@@ -1,9 +1,5 @@
-"""The parameters of one `jl-check` run: options parsed, validated and priced before any computation.
-
-``config_from_options`` turns options by CLI name into a :class:`JLConfig`;
-:meth:`JLConfig.validate` refuses, in one line, a value out of range and a size whose memory
-or time is out of reach (:meth:`JLConfig.check_budget`), so that a bad option costs no work.
-"""
+"""The parameters of one `jl-check` run: options parsed, validated and priced before any
+computation, so that a bad option costs no work."""
 
 from __future__ import annotations
 
@@ -31,6 +27,11 @@ MAX_D = 4_096
 MEMORY_LIMIT_BYTES = 8 * 2**30
 
 
+def _items(spec: str | Sequence[str]) -> list[str]:
+    """The items of a comma list (or of a sequence), stripped, empty ones left out."""
+    return [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+
+
 def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
     """``"all"``, ``"lemma1"``, or a comma list of lemma1.eq11, lemma1.eq12, thm1, thm2, eq4
     (each may carry the ``linformer.`` prefix of the claim ids).
@@ -51,9 +52,7 @@ def parse_claims(spec: str | Sequence[str]) -> tuple[str, ...]:
     InputError
         No item, or an item that is not a claim group, ``lemma1`` or ``all``.
     """
-    items = [
-        s.strip().removeprefix("linformer.") for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()
-    ]
+    items = [s.removeprefix("linformer.") for s in _items(spec)]
     if not items:
         raise InputError(f"claims must name at least one of {', '.join(CLAIM_GROUPS)} (or lemma1, all), got none")
     out: list[str] = []
@@ -87,7 +86,7 @@ def parse_families(spec: str | Sequence[str]) -> tuple[str, ...]:
     InputError
         No item, or an item that is not a family.
     """
-    items = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    items = _items(spec)
     if items == ["all"]:
         return S.FAMILIES
     if not items:

@@ -1,18 +1,7 @@
-"""Linformer's dimension formulas and failure bounds, and the parameter checks they share.
-
-Source: Wang, Li, Khabsa, Fang & Ma (2020), "Linformer: Self-Attention with Linear
-Complexity" (arXiv 2006.04768). With c(ε) = (ε² − ε³)/4 and natural logarithms:
-
-* Theorem 1 (eq. 3, Appendix A): k = 5 ln(n)/(ε² − ε³); Appendix A eq. (18) says
-  "when k = log(n)" instead (:func:`appendix_a_k`).
-* Theorem 2, main text: k = min{Θ(9 d ln(d)/ε²), 5 Θ(ln(n)/ε²)} — two formulas
-  (:data:`THEOREM2_FORMULAS`, :func:`theorem2_k`; :func:`theorem2_k_main` is
-  their printed minimum, kept for the sweep); Appendix B: 5 ln(nd)/(ε² − ε³) after
-  eq. (24) and 9 ln(d)/(ε² − ε³) for the rank(A) = d part. The main text's d-term is a
-  factor d(1 − ε) larger than the appendix's: :func:`theorem2_formulas` reports each.
-* Failure bounds: Lemma 1 eq. (11) e^{−c(ε)k}, eq. (12) 2e^{−c(ε)k}; union bounds over
-  the n rows (Theorem 1, eq. 20), the n·d (row, column) pairs (eq. 24) and the 2d·d pairs
-  of the rank(A) = d argument (eq. 25).
+"""Linformer's dimension formulas and failure bounds (c(ε) = (ε² − ε³)/4, natural logarithms),
+and the parameter checks they share. Theorem 2's main-text d-term 9 d ln(d)/ε² is a factor
+d(1 − ε) larger than Appendix B's 9 ln(d)/(ε² − ε³) for the same rank(A) = d argument:
+:func:`theorem2_formulas` reports each.
 """
 
 from __future__ import annotations
@@ -104,18 +93,8 @@ def check_ks(ks: Iterable[int]) -> np.ndarray:
     return arr
 
 
-def c_eps(eps: float) -> float:
-    """The exponent rate c(ε) = (ε² − ε³)/4 of Lemma 1's bounds.
-
-    Parameters
-    ----------
-    eps : float
-        Distortion ε, in (0, 1).
-
-    Returns
-    -------
-    float
-    """
+def _c_eps(eps: float) -> float:
+    """The exponent rate c(ε) = (ε² − ε³)/4 of Lemma 1's bounds, ε in (0, 1)."""
     return (eps * eps - eps**3) / 4.0
 
 
@@ -273,7 +252,7 @@ def union_bound_min_k(n: int, eps: float, pairs: int | None = None) -> int:
     """
     check_eps(eps)
     m = n if pairs is None else pairs
-    return int(math.floor(math.log(2 * m) / c_eps(eps))) + 1
+    return int(math.floor(math.log(2 * m) / _c_eps(eps))) + 1
 
 
 #: The ε that maximises ε² − ε³, so c(ε) = (ε² − ε³)/4 = 1/27, the rate of every bound.
@@ -356,7 +335,7 @@ def theorem2_formulas(n: int, d: int, eps: float) -> dict[str, dict[str, float]]
     out = {}
     for name, k in ks.items():
         m = pairs[THEOREM2_FORMULAS[name][2]]
-        out[name] = {"k": k, "pairs": float(m), "union_bound": float(2.0 * m * math.exp(-c_eps(eps) * math.ceil(k)))}
+        out[name] = {"k": k, "pairs": float(m), "union_bound": float(2.0 * m * math.exp(-_c_eps(eps) * math.ceil(k)))}
     return out
 
 
@@ -379,7 +358,7 @@ def lemma1_norm_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:
         The bound at each k.
     """
     check_eps(eps)
-    return np.exp(-c_eps(eps) * np.asarray(k, dtype=float))
+    return np.exp(-_c_eps(eps) * np.asarray(k, dtype=float))
 
 
 def lemma1_inner_bound(k: int | np.ndarray, eps: float) -> np.ndarray | float:

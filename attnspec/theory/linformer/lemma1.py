@@ -1,14 +1,10 @@
 """Linformer's Lemma 1 (Appendix A, eqs. 11–12, "from Arriaga & Vempala 2006"): exact laws and Monte Carlo.
 
-The statements and their readings (eq. 11: ``norm-upper`` as printed, ``norm-two-sided``,
-``squared-upper``, ``squared-two-sided``; eq. 12: ``product``, ``absolute``) are claims
-``linformer.lemma1.eq11`` and ``eq12`` (:mod:`.claims`), each against its printed bound.
+The statements and their readings are claims ``linformer.lemma1.eq11`` and ``eq12`` (:mod:`.claims`).
 
-Exact laws (Gaussian R): k‖Rx‖²/‖x‖² ~ χ²_k; for unit x, y with cosine ρ,
-k⟨Rx, Ry⟩ = (1+ρ)/2 · χ²_k − (1−ρ)/2 · χ'²_k (independent), whose tail is computed by
-one-dimensional quadrature (:func:`diff_chi2_sf`). Haar rows: ‖Rx‖² = (n/k) B with
-B ~ Beta(k/2, (n−k)/2). Achlioptas / very sparse R on a coordinate vector:
-‖Re1‖² = (m²/k) N, N ~ Binomial(k, p).
+Exact laws, each stated where it is computed: χ²_k for Gaussian R (eq. 11), a difference of
+two χ²_k for eq. 12 (:func:`inner_product_failure_exact`), Beta for Haar rows, Binomial for the
+discrete families on a coordinate vector.
 """
 
 from __future__ import annotations
@@ -211,8 +207,8 @@ def diff_chi2_sf(a: float, b: float, k: int, t: float) -> float:
     log-integrand is concave. It is located on a coarse vectorised grid and integrated by
     composite Simpson's rule on 2001 points over the window where it is within e^{−60} of
     its maximum (a few ms a call; agrees with adaptive quadrature at epsrel 1e-13 to ~1e-10
-    relative, tested — the earlier adaptive quadrature at epsrel 1e-10 was off by up to 2e-6
-    relative for ρ near 1). Where the coarse grid cannot resolve the peak, and for k = 1, the
+    relative, tested; adaptive quadrature at epsrel 1e-10 is off by up to 2e-6 relative for
+    ρ near 1). Where the coarse grid cannot resolve the peak, and for k = 1, the
     adaptive quadrature (:func:`_diff_chi2_sf_quad`) is used.
 
     Parameters

@@ -5,9 +5,7 @@ The paper writes P = softmax(A) = exp(A)·D_A^{−1} with D_A diagonal and, in e
 right scales columns, so the printed product has columns summing to 1; the row softmax
 used everywhere else (eq. 2, the code, every experiment) is D^{−1}·exp(A) with
 D_ii = Σ_j exp(A_ij). The two agree only when every row of exp(A) has the same sum.
-
-Readings of claim ``linformer.eq4``: ``as-printed`` (exp(A)·D_A^{−1}, D_A from eq. 15)
-and ``row-normalised`` (D^{−1}·exp(A) with row sums, the intended softmax).
+The claim and its readings are ``linformer.eq4`` (:data:`.claims.EQ4`).
 """
 
 from __future__ import annotations

@@ -1,20 +1,5 @@
-"""Theorem 2's proof and parameters, measured: step (23), the tolerances, the k formulas, the (ε, k) grid.
-
-* **Step (23)/(b)** (claim ``linformer.thm2.step23``): the proof bounds
-  ‖exp(xEᵀ)F yᵀ − exp(x)RᵀRyᵀ‖ by ‖e^{−δ}exp(δ Rx) − R exp(x)‖·‖Ry‖ and calls the first
-  factor o(‖exp(x)‖). With R ∈ R^{k×n} Gaussian, the rows j of (Rx, R exp(x)) are i.i.d.
-  bivariate normal with covariance Σ/k, Σ = [[‖x‖², ⟨x, e⟩], [⟨x, e⟩, ‖e‖²]] (e = exp(x)),
-  so the ratio r = ‖e^{−δ}exp(δRx) − R exp(x)‖/‖exp(x)‖ is sampled exactly from that law.
-  At x = 0: E[r²] = (k e^{−2δ} + n)/n >= 1 — not o(1). Reported as ``measured``.
-* **Tolerances in products of norms** (claim ``linformer.thm2.tolerance``): the zero
-  output meets eq. (8)'s tolerance ε‖softmax(w)‖‖V‖ at a row w when ‖softmax(w)V‖ <=
-  ε‖softmax(w)‖‖V‖, and eq. (22)'s ε‖exp(x)‖‖y‖ at a pair when |⟨exp(x), y⟩| <=
-  ε‖exp(x)‖‖y‖; for the Frobenius reading it suffices that ‖V‖₂ <= ε‖V‖_F, which Gaussian
-  V of the paper's shapes satisfy for moderate ε. Each fraction is ``measured``.
-* **The k formulas** (claim ``linformer.thm2.k``): each of Theorem 2's formulas with the
-  union bound of its argument; ``vacuous`` where k >= n or the bound is >= 1.
-* **The (ε, k) grid** where eq. (8)'s union bound 2nd·e^{−c(ε)k} is below 1 with k < n
-  (:func:`eq8_grid`), for the Monte Carlo of eq. (8) with the paper's E = δR, F = e^{−δ}R.
+"""Theorem 2's proof and parameters, measured: step (23), the tolerances, the k formulas, the
+(ε, k) grid of eq. (8) and the proof steps; each claim and its readings are declared in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -45,6 +30,10 @@ SWEEP_EPS: tuple[float, ...] = (0.25, 0.5, 2.0 / 3.0, 0.9)
 
 def step23_ratios(x: np.ndarray, ks: Sequence[int], trials: int, *, delta: float, seed: int) -> np.ndarray:
     """Samples of r = ‖e^{−δ}exp(δRx) − R exp(x)‖/‖exp(x)‖ for Gaussian R (k×n, N(0, 1/k)).
+
+    The rows j of (Rx, R exp(x)) are i.i.d. bivariate normal with covariance Σ/k,
+    Σ = [[‖x‖², ⟨x, e⟩], [⟨x, e⟩, ‖e‖²]] (e = exp(x)), so r is sampled exactly from that law
+    without forming R.
 
     Parameters
     ----------
@@ -314,9 +303,7 @@ def eq8_grid(n: int, d: int, eps_values: Sequence[float] = SWEEP_EPS, points: in
 
 
 def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
-    """Claim ``linformer.thm2.orientation``: R is k×n in Lemma 1 (and in the proof sketch after
-    Theorem 2) but n×k in Appendix B's proof of Theorem 2 and eq. (23), and E, F are n×k in the
-    statement; softmax(wEᵀ)FV with w ∈ R^{1×n}, V ∈ R^{n×d} type-checks only for E, F ∈ R^{k×n}.
+    """Claim ``linformer.thm2.orientation`` (:data:`.claims.ORIENTATION`) at (n, k).
 
     Parameters
     ----------
@@ -338,18 +325,9 @@ def orientation_row(n: int, k: int, eps: float) -> VerdictRow:
 def proof_step_rows(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, eps: float, *, seed: int, size: int = 256
 ) -> list[VerdictRow]:
-    """Claim ``linformer.thm2.proof``: Theorem 2's proof steps (Appendix B, eqs. 25–26 and
-    the chain after them) that do not follow as written, each measured on the instance
-    (its first ``size`` rows and columns, to keep the SVDs small).
-
-    * ``exp-low-rank``: the proof picks a 2d×d row submatrix A_s "based on the fact that
-      rank(A) = d" and expands every row of exp(A)… through it; entrywise exp does not keep
-      the rank: the numerical rank of exp(A) (on the block) is reported against d.
-    * ``inverse-4d-by-d``: eq. (26) inverts [exp(A_sEᵀ)FV; exp(A_s)V], a 4d×d matrix.
-    * ``gamma-theta-d``: ‖Γ_i‖ = Θ(d) (step (b)) is asserted; measured here with the
-      conformable Γ = exp(A)V·pinv(exp(A_s)V) (n×2d), as max_i ‖Γ_i‖ / d.
-    * ``frobenius-rows``: ‖M‖_F = Σ_i ‖M_i‖ is printed; on a Gaussian 2d×d matrix the two
-      differ (only ≤ holds).
+    """Claim ``linformer.thm2.proof`` (:data:`.claims.PROOF`, one row per reading): Theorem 2's
+    proof steps that do not follow as written, each measured on the instance's first ``size``
+    rows and columns (to keep the SVDs small).
 
     Parameters
     ----------

@@ -1,15 +1,8 @@
-"""What Theorem 1 says as written: its quantifier, and Appendix A's k = log n.
+"""Theorem 1's quantifier as written (claim ``linformer.thm1.quantifier``, :data:`.claims.QUANTIFIER`).
 
-**Quantifier** (claim ``linformer.thm1.quantifier``). Theorem 1 reads "for any column
-w ... there exists a low-rank P̃ such that Pr(‖P̃wᵀ − Pwᵀ‖ < ε‖Pwᵀ‖) > 1 − o(1)". As
-written, P̃ may depend on w, and P̃ = P w wᵀ/‖w‖² (rank 1) gives P̃w = Pw exactly: the
-statement is met by a trivial witness and has no content (reading ``as-written``). The
-proof builds one P̃ = PRᵀR for every w; read as "one P̃ of rank k < n for all w at once"
-(``uniform``) it is false: any w in the kernel of R has P̃w = 0, a relative error of 1.
-
-**Appendix A, eq. (18)** (claim ``linformer.thm1.eq18``) says the theorem holds "when
-k = log(n)"; the theorem (and eq. 20) needs k = 5 ln(n)/(ε² − ε³). Readings ``log-n``
-and ``theorem-k``: the Theorem-1 Monte Carlo at each choice, against eq. (20)'s bound.
+As written, P̃ may depend on w, so the rank-1 witness P̃ = P w wᵀ/‖w‖² meets it exactly
+(``as-written``); the proof's one P̃ = PRᵀR for every w at once (``uniform``) fails at any
+w in the kernel of R, where P̃w = 0.
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
 """From Monte Carlo tables to verdict rows, and the one-row-per-group summary of `jl-check`.
 
-Verdict rules (a measurement, never a restatement of the paper), all decided from the
-failure counts by :func:`attnspec.theorem.counts.decide_counts`:
-
-* ``hypothesis-unmet`` for Lemma 1 with a non-Gaussian R (the lemma is stated for
-  Gaussian R) or k > n (it assumes 1 <= k <= n); the evidence says what the same bound
-  gives there, as an extension;
-* ``vacuous`` when the statement says nothing at the parameters: the claimed failure
-  probability is >= 1, or k >= n for Theorems 1–2 (P̃ = PRᵀR is then not low-rank, and
-  Lemma 1, which the proofs use, assumes 1 <= k <= n);
-* ``cannot-fail`` where the zero output meets the tolerance of an existence claim
-  (Theorem 1 additive: P̃ = 0 would do; Theorem 2 eq. 8 as stated, reading ``spectral`` /
-  ``frobenius``: E = F = 0 would do), or where the claimed failure probability is so close
-  to 1 that no outcome of the trials could contradict it;
-* Theorem 2's proof construction E = δR, F = e^{−δ}R has its own readings
-  (``proof-spectral``, ``proof-frobenius``): a violation there is a finding about the proof;
-  E = F = R (``plain-*``) is not the paper's construction and is only ``measured``;
-* otherwise ``violated`` / ``loose`` / ``holds`` from the failure counts (and the exact
-  probability where one is known).
+Every verdict is decided from the failure counts by :func:`attnspec.theorem.counts.decide_counts`;
+this module only says which hypothesis a row leaves unmet (Lemma 1 with non-Gaussian R or
+k > n), where a theorem is vacuous (k >= n: P̃ = PRᵀR is then not low-rank) and where the zero
+output meets a tolerance (``cannot-fail``). What each reading means is in :mod:`.claims`.
 """
 
 from __future__ import annotations
@@ -33,7 +19,8 @@ from attnspec.theorem.counts import counts_text, decide_counts, stop_note
 from attnspec.theorem.measured import Instance
 from attnspec.verdicts.classify import VerdictRow
 
-#: Parameter columns of the verdict rows, by group (the reading is a column of its own).
+#: Parameter columns of the verdict rows, by group (the reading is a column of its own); the
+#: first names the representative rows of :func:`summarize`.
 _PARAM_COLS = {
     "lemma1": ("family", "vectors", "rho"),
     "thm1": ("attention", "w", "pw_ratio"),
@@ -41,22 +28,15 @@ _PARAM_COLS = {
 }
 
 
-def group_of(claim: str) -> str:
-    """``"linformer.thm1.eq3"`` → ``"thm1"``: the table group of a claim id.
-
-    Parameters
-    ----------
-    claim : str
-        A claim id.
-
-    Returns
-    -------
-    str
-    """
+def _group_of(claim: str) -> str:
+    """``"linformer.thm1.eq3"`` → ``"thm1"``: the table group of a claim id."""
     return claim.split(".")[1]
 
 
 def _clean(v: Any) -> Any:
+    """A table cell as a plain Python value; None where it is missing (NaN, NA)."""
+    if v is None or v is pd.NA:
+        return None
     if isinstance(v, (np.floating, float)):
         v = float(v)
         return None if math.isnan(v) else v
@@ -72,11 +52,11 @@ def _paper_k(row: dict[str, Any]) -> int | None:
     Lemma 1 and Theorem 1, Theorem 2's printed min{9 d ln d, 5 ln n}/ε² for Theorem 2."""
     from attnspec.theory.linformer.dimensions import linformer_k, theorem2_k_main
 
-    group = group_of(row["claim"])
+    group = _group_of(row["claim"])
     n, eps = int(row["n"]), float(row["eps"])
     if group in ("lemma1", "thm1"):
         return int(math.ceil(linformer_k(n, eps)))
-    if group == "thm2" and row.get("d") is not None and not (isinstance(row.get("d"), float) and math.isnan(row["d"])):
+    if group == "thm2" and _clean(row.get("d")) is not None:
         return int(math.ceil(theorem2_k_main(n, int(row["d"]), eps)))
     return None
 
@@ -95,7 +75,7 @@ def at_paper_params(row: dict[str, Any]) -> bool:
     -------
     bool
     """
-    if row.get("sweep") == "eps-k-grid" or group_of(row["claim"]) == "lemma1":
+    if row.get("sweep") == "eps-k-grid" or _group_of(row["claim"]) == "lemma1":
         return False
     return _paper_k(row) == int(row["k"])
 
@@ -116,11 +96,9 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
     """
     claim, n, k = row["claim"], int(row["n"]), int(row["k"])
     reading = str(row.get("reading", ""))
-    group = group_of(claim)
-    exact = row.get("exact")
-    exact = None if exact is None or (isinstance(exact, float) and math.isnan(exact)) else float(exact)
-    tmax = row.get("trials_max")
-    tmax = None if tmax is None or (isinstance(tmax, float) and math.isnan(tmax)) else int(tmax)
+    group = _group_of(claim)
+    exact, tmax = _clean(row.get("exact")), _clean(row.get("trials_max"))
+    exact, tmax = (None if exact is None else float(exact)), (None if tmax is None else int(tmax))
     stopped = stop_note(int(row["failures"]), int(row["trials"]), float(row["bound"]), tmax)
     measured = counts_text(row["failures"], row["trials"], row["estimate"], row["ci_low"], row["ci_high"], exact)
     if claim == "linformer.thm2.eq8" and reading.startswith("plain-"):
@@ -142,7 +120,7 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
         what = "P̃ = PRᵀR need not be low-rank" if group == "thm1" else "E, F project nothing away"
         vacuous = f"k = {k} >= n = {n}: {what}, and Lemma 1 assumes k <= n"
     trivial = None
-    if group == "thm1" and _true(row.get("zero_output_passes")):
+    if group == "thm1" and bool(_clean(row.get("zero_output_passes"))):
         trivial = "the zero output meets this tolerance (‖Pw‖ <= ε‖P‖_F‖w‖): P̃ = 0 would do"
     d = decide_counts(
         failures=row["failures"],
@@ -162,29 +140,14 @@ def verdict_for(row: dict[str, Any]) -> tuple[str, str]:
         why = f"the proof's construction E = δR, F = e^(−δ)R, δ = 1/(2n): {why}"
         if d.verdict == "violated":
             why += "; a finding about the proof, not the theorem (which only claims that some E, F exist" + (
-                "; E = F = 0 meets the tolerance here)" if _true(row.get("zero_output_passes")) else ")"
+                "; E = F = 0 meets the tolerance here)" if bool(_clean(row.get("zero_output_passes"))) else ")"
             )
     return d.verdict, why + stopped
 
 
-def existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
-    """Theorem 2, eq. (8) as stated — there EXIST E, F — beside its proof-construction row
-    (:data:`.claims.EQ8_EXISTS`: vacuous, cannot-fail where the zero output meets the
-    tolerance, else measured).
-
-    Parameters
-    ----------
-    rec : dict
-        The ``jl`` table's record of the proof-construction row (``n``, ``k``, ``bound``,
-        ``zero_output_error``, ``tolerance``).
-    proof : VerdictRow
-        The proof-construction row.
-
-    Returns
-    -------
-    VerdictRow
-        Reading ``proof-*`` without its prefix, construction ``exists``.
-    """
+def _existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
+    """Eq. (8) as stated (:data:`.claims.EQ8_EXISTS`) beside the proof-construction row ``proof``
+    of the ``jl`` record ``rec``: its reading without the ``proof-`` prefix, construction ``exists``."""
     from attnspec.theory.linformer.claims import EQ8_EXISTS
 
     zero_err, tol = float(rec["zero_output_error"]), float(rec["tolerance"])
@@ -196,12 +159,6 @@ def existence_row(rec: dict[str, Any], proof: VerdictRow) -> VerdictRow:
     reading = EQ8_EXISTS[proof.reading.removeprefix("proof-")]
     params = {**proof.params, "construction": "exists"}
     return reading.row(proof.claim, Instance(params, values, at_paper_params=proof.at_paper_params))
-
-
-def _true(v: Any) -> bool:
-    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
-        return False
-    return bool(v)
 
 
 def verdict_rows(table: pd.DataFrame) -> list[VerdictRow]:
@@ -221,7 +178,7 @@ def verdict_rows(table: pd.DataFrame) -> list[VerdictRow]:
     for rec in table.to_dict("records"):
         verdict, evidence = verdict_for(rec)
         params: dict[str, Any] = {"n": int(rec["n"]), "k": int(rec["k"]), "eps": float(rec["eps"])}
-        for c in _PARAM_COLS[group_of(rec["claim"])]:
+        for c in _PARAM_COLS[_group_of(rec["claim"])]:
             if c in rec and _clean(rec[c]) is not None:
                 params[c] = _clean(rec[c])
         row = VerdictRow(
@@ -241,8 +198,13 @@ def verdict_rows(table: pd.DataFrame) -> list[VerdictRow]:
         )
         out.append(row)
         if rec["claim"] == "linformer.thm2.eq8" and str(rec["reading"]).startswith("proof-"):
-            out.append(existence_row(rec, row))
+            out.append(_existence_row(rec, row))
     return out
+
+
+def _relative(table: pd.DataFrame) -> pd.DataFrame:
+    """Theorem 1's rows read as stated (claim ``linformer.thm1.eq3``, reading ``relative``)."""
+    return table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
 
 
 def eq18_rows(table: pd.DataFrame, k_log: int, k_thm: int) -> list[VerdictRow]:
@@ -262,36 +224,24 @@ def eq18_rows(table: pd.DataFrame, k_log: int, k_thm: int) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    rel = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
+    rel = _relative(table)
     out = []
-    for reading, k in (("log-n", k_log), ("theorem-k", k_thm)):
-        part = rel[rel["k"] == k]
-        for r in verdict_rows(part):
-            what = (
-                f"eq. (18) says k = log(n): k = {k}"
-                if reading == "log-n"
-                else f"the theorem's k = 5 ln(n)/(ε² − ε³) = {k}"
-            )
-            out.append(
-                replace(
-                    r,
-                    claim="linformer.thm1.eq18",
-                    reading=reading,
-                    evidence=f"{what}; {r.evidence}",
-                    at_paper_params=reading == "theorem-k",
-                )
-            )
+    for reading, k, what in (
+        ("log-n", k_log, f"eq. (18) says k = log(n): k = {k_log}"),
+        ("theorem-k", k_thm, f"the theorem's k = 5 ln(n)/(ε² − ε³) = {k_thm}"),
+    ):
+        out += [
+            replace(r, claim="linformer.thm1.eq18", reading=reading, evidence=f"{what}; {r.evidence}",
+                    at_paper_params=reading == "theorem-k")
+            for r in verdict_rows(rel[rel["k"] == k])
+        ]  # fmt: skip
     return out
 
 
 def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
-    """Theorem 1 at its own k when that k is >= n: the theorem is vacuous as stated, and the
-    largest k below n (n − 1, the theorem's k clipped) shows what the construction does there.
-
-    One row per attention matrix and w, claim ``linformer.thm1.eq3``, reading
-    ``relative-clipped``, at the paper's parameters (``at_paper_params``): the relative
-    reading's counts at k = n − 1, against the bound 2n e^{−c(ε)(n−1)} there, with the
-    theorem's own k and its promised failure probability in the evidence.
+    """Theorem 1 where its own k is >= n (vacuous as stated): reading ``relative-clipped``, one
+    row per attention matrix and w, marked at the paper's parameters: the relative rows at
+    k = n − 1 (against the bound there), with the counts at the theorem's own k in the evidence.
 
     Parameters
     ----------
@@ -304,7 +254,7 @@ def clipped_rows(table: pd.DataFrame, k_thm: int) -> list[VerdictRow]:
     -------
     list of VerdictRow
     """
-    rel = table[(table["claim"] == "linformer.thm1.eq3") & (table["reading"] == "relative")]
+    rel = _relative(table)
     if not len(rel):
         return []
     n = int(rel["n"].iloc[0])
@@ -344,13 +294,11 @@ def summarize(rows: list[VerdictRow]) -> dict[str, list[VerdictRow]]:
     dict of str to list of VerdictRow
         Group (``lemma1``, ``thm1``, ``thm2``, ...) → its representative rows.
     """
-    third = {"lemma1": "family", "thm1": "attention", "thm2": "construction"}
     groups: dict[tuple, list[VerdictRow]] = {}
     for r in rows:
-        g = group_of(r.claim)
-        groups.setdefault(
-            (g, r.claim, r.reading, r.params.get(third.get(g, "attention")), r.params.get("sweep")), []
-        ).append(r)
+        g = _group_of(r.claim)
+        third = _PARAM_COLS.get(g, ("attention",))[0]
+        groups.setdefault((g, r.claim, r.reading, r.params.get(third), r.params.get("sweep")), []).append(r)
     from attnspec.verdicts.sentences import telling_row
 
     out: dict[str, list[VerdictRow]] = {}

@@ -18,11 +18,10 @@ reference, and cost O(kn) per trial (about 0.15 s at 4621×4096).
 
 * Lemma 1 for a unit pair x1 ⟂ x2: only the two columns R x1, R x2 ∈ R^k matter.
   For Gaussian and Haar R they do not depend on which pair (rotational invariance);
-  for the discrete families they do, so two extreme pairs are offered: ``spiky``
-  (x1 = e1, x2 = e2: the images are two columns of R) and ``flat`` (x1 = 1/sqrt(n),
-  x2 = ±1/sqrt(2m) on two halves of size m = n//2: each image entry is a signed count of
-  non-zero entries over a half, drawn with two binomials). Rows of R are i.i.d., so
-  the images for every k <= k_max come from the first k rows of one draw of k_max rows
+  for the discrete families they do, so two extreme pairs are offered (:func:`pair_vectors`):
+  ``spiky`` (the images are two columns of R) and ``flat`` (each image entry is a signed
+  count of non-zero entries over a half, drawn with two binomials). Rows of R are i.i.d.,
+  so the images for every k <= k_max come from the first k rows of one draw of k_max rows
   (each k is exact in distribution; different k share draws).
 * Gaussian R for a single statistic reduces further to the chi-square laws of
   :mod:`attnspec.theory.linformer.lemma1`.

@@ -1,9 +1,9 @@
 """Linformer Theorem 1 (eq. 3; Appendix A, eqs. 16–20): Monte Carlo with an exact reduced sampler.
 
-The statement and its readings (``relative``, ``additive``) are claim ``linformer.thm1.eq3``
-(:mod:`.claims`); each row is read against the union bound 2n·e^{−(ε² − ε³)k/4} of eq. (20).
+The statement and its readings are claim ``linformer.thm1.eq3`` (:mod:`.claims`); each row is
+read against the union bound 2n·e^{−(ε² − ε³)k/4} of eq. (20).
 The column ``zero_output_passes`` marks the w where P̃ = 0 meets the additive tolerance.
-The quantifier and Appendix A's k = log n are in :mod:`.quantifier`; the sampler
+The quantifier is in :mod:`.quantifier`, Appendix A's k = log n in :mod:`.rows`; the sampler
 (:mod:`.theorem1_samplers`) is exact in distribution, and the vectors w include adversarial
 ones the toolkit searches for.
 """

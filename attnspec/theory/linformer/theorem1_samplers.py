@@ -53,8 +53,7 @@ def structured_params(P: np.ndarray) -> tuple[float, float] | None:
 
 
 def structured_apply(P: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | None:
-    """An exact fast product G -> P G when P = αI + β11ᵀ (uniform attention: α = 0;
-    near-identity softmax(cI): α = P00 − P01), else None. Checked entrywise.
+    """An exact fast product G -> P G when P = αI + β11ᵀ (:func:`structured_params`), else None.
 
     Parameters
     ----------

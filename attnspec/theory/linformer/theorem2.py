@@ -1,11 +1,9 @@
 """Linformer Theorem 2 (eq. 8; Appendix B, eqs. 21–24): Monte Carlo with exact reduced samplers.
 
 The statements and their readings are claims ``linformer.thm2.eq8`` and ``linformer.thm2.eq21``
-(:mod:`.claims`): the proof's E = δR, F = e^{−δ}R (δ = 1/(2n)) and E = F = R (``plain``) under
-both readings of ‖V‖, against the union over eq. (21)'s n·d pairs. The column
-``zero_output_passes`` marks the rows where the zero output meets eq. (8)'s tolerance (there the
-existence claim cannot fail). Step (23), the tolerances and the (ε, k) grid are in
-:mod:`.proof_steps`.
+(:mod:`.claims`). The column ``zero_output_passes`` marks the rows where the zero output meets
+eq. (8)'s tolerance (there the existence claim cannot fail). Step (23), the tolerances and the
+(ε, k) grid are in :mod:`.proof_steps`.
 """
 
 from __future__ import annotations
@@ -250,6 +248,11 @@ class _RowFacts(NamedTuple):
     sd: int
     s_setup: int
 
+    def head(self, claim: str, reading: str, cons: str, *, n: int, d: int, k: int, eps: float, bound: float) -> dict:
+        """The identifying columns of a sub-point's row (no exact law: ``exact`` is NaN)."""
+        return {"claim": claim, "reading": reading, "construction": cons, "row": self.rname, "row_index": self.i,
+                "n": n, "d": d, "k": k, "eps": eps, "bound": bound, "exact": np.nan}  # fmt: skip
+
 
 def _eq8_points(
     f: _RowFacts,
@@ -268,6 +271,7 @@ def _eq8_points(
     from attnspec.theorem import sequential as SQ
 
     out = []
+    prefix = {"paper": "proof", "plain": "plain"}  # the reading's prefix, by construction
     for cons, k, (reading, vnorm) in itertools.product(THM2_CONSTRUCTIONS, ks, vnorms.items()):
         bound = float(theorem2_union_bound(n, d, k, e))
         tol = e * f.sn * vnorm
@@ -282,19 +286,7 @@ def _eq8_points(
         out.append(
             SubPoint(
                 (cons, e, k, reading, sweep),
-                {
-                    "claim": "linformer.thm2.eq8",
-                    "reading": f"{'proof' if cons == 'paper' else 'plain'}-{reading}",
-                    "construction": cons,
-                    "row": f.rname,
-                    "row_index": f.i,
-                    "n": n,
-                    "d": d,
-                    "k": k,
-                    "eps": e,
-                    "bound": bound,
-                    "exact": np.nan,
-                },
+                f.head("linformer.thm2.eq8", f"{prefix[cons]}-{reading}", cons, n=n, d=d, k=k, eps=e, bound=bound),
                 {**tail, "sweep": sweep} if sweep else tail,
                 claimed=bound,
                 fixed=SQ.fixed_verdict(bound, trials_max=trials, vacuous=k >= n),
@@ -312,19 +304,7 @@ def _eq21_point(f: _RowFacts, k: int, *, n: int, d: int, eps: float, trials: int
     bound = float(lemma1_inner_bound(k, eps))
     return SubPoint(
         ("eq21", k),
-        {
-            "claim": "linformer.thm2.eq21",
-            "reading": "as-stated",
-            "construction": "paper",
-            "row": f.rname,
-            "row_index": f.i,
-            "n": n,
-            "d": d,
-            "k": k,
-            "eps": eps,
-            "bound": bound,
-            "exact": np.nan,
-        },
+        f.head("linformer.thm2.eq21", "as-stated", "paper", n=n, d=d, k=k, eps=eps, bound=bound),
         {"seed": f.sd, "setup_seed": f.s_setup, "zero_output_passes": False, "trials_max": trials},
         claimed=bound,
         fixed=SQ.fixed_verdict(bound, trials_max=trials),
