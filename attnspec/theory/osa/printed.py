@@ -265,13 +265,12 @@ def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
     alpha_max = (1 - delta) / c if c > 0 else math.inf
     alphas = np.sort(grp.alpha.unique())
     ok = [a for a in alphas if 1 - delta - c * a > 0]
-    from attnspec.theory.osa.jacobian import c_spread
+    from attnspec.theory.osa.jacobian import c_spread, c_spread_params
 
     sp = c_spread(grp)
-    spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
     return measured_row(
         "osa.thm44.constant", reading="as-printed", estimate=c, trials=len(grp), seed=seed,
-        params={"basis": str(grp.basis.iloc[0]), **spread, "alpha_max_min": round(float(sp.alpha_max.min()), 4),
+        params={"basis": str(grp.basis.iloc[0]), **c_spread_params(sp), "alpha_max_min": round(float(sp.alpha_max.min()), 4),
                 "alpha_max_max": round(float(sp.alpha_max.max()), 4)},
         what=f"Theorem 4.4 prints 'for any α > 0 such that 1 − δ − C_α > 0' where (16) and the proof have Cα; with "
         f"the fitted C = {c:.4g} (max over {len(sp)} fit draws) and δ = {delta:.3g}, 1 − δ − C·α > 0 for α < "
