@@ -1,9 +1,6 @@
-"""Monte Carlo of the construction: the exact sampler of ``B̂ = B1 RᵀR B2ᵀ`` (batched; the
-Wishart law of ``RᵀR`` for Gaussian R with d >= L, the complement subspace for orthogonal R
-with d > L/2) and the ``d → ∞`` law ``sqrt(d)(RᵀR − I) → Z`` of Gaussian projections.
-
-Only ``RᵀR`` matters, so trials never form X; one exact trial costs O(L² min(d, L)).
-"""
+"""Monte Carlo of the construction: the exact sampler of ``B̂ = B1 RᵀR B2ᵀ``
+(:func:`sample_errors`, :func:`sample_errors_grid`) and the ``d → ∞`` law
+``sqrt(d)(RᵀR − I) → Z`` of Gaussian projections (:func:`asymptotic_errors`)."""
 
 from __future__ import annotations
 
@@ -204,9 +201,8 @@ def _streams(seed: Seed) -> tuple[torch.Generator, np.random.Generator]:
 
 
 def largest_d(dtype: torch.dtype) -> int:
-    """The largest d whose draws products in ``dtype`` resolve (2^44 in float32, where the
-    χ² fluctuation of √d rounds away beyond; 2^53 in float64, where counts stay exact);
-    see :data:`attnspec.theory.expressivity.resources.MAX_MEASURED_DIMENSION`.
+    """The largest d whose products in ``dtype`` resolve the draws: 2^44 in float32
+    (:data:`~attnspec.theory.expressivity.resources.MAX_MEASURED_DIMENSION`), 2^53 in float64.
 
     Parameters
     ----------
@@ -253,9 +249,8 @@ def sample_errors(
     trials : int >= 1
     projection, factorization : see :func:`construct`
     seed : int or generator; the same seed gives the same draws for every d.
-    dtype : torch dtype of the batched products (float32 by default). The normals are
-        drawn in float64 either way, so both dtypes see the same draws; the statistics
-        agree to ~1e-5 relative (see the tests).
+    dtype : torch dtype of the batched products. The normals are drawn in float64 either
+        way, so both dtypes see the same draws; the statistics agree to ~1e-5 relative.
     direct : bool
         Draw R itself even when d >= L (the reference the Wishart shortcut is tested
         against; costs O(d L²) per trial).
@@ -306,8 +301,7 @@ def sample_errors(
 
 
 def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dict[str, float]:
-    """The error measures of one approximation B̂ of B = log(A/eps) (row factorization
-    norms for ``jl_ratio``).
+    """The :data:`TRIAL_COLUMNS` of one approximation B̂ of B = log(A/eps) (row norms for ``jl_ratio``).
 
     Parameters
     ----------
@@ -317,7 +311,7 @@ def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dic
 
     Returns
     -------
-    dict of :data:`TRIAL_COLUMNS` → float, for this single draw
+    dict of str to float
     """
     A = check_matrix(A)
     Bn = log_targets(A, eps)
@@ -342,8 +336,6 @@ def asymptotic_errors(
     """The d → ∞ law of Gaussian projections: ``sqrt(d) ||B − B̂||_∞ → max |B Z|`` (row) or
     ``max |Z B|`` (column), Z symmetric with N(0, 1) off and N(0, 2) on the diagonal.
 
-    Cost per draw O(L²) plus a sparse product with B (k nonzeros per row).
-
     Parameters
     ----------
     A : array of shape (L, L), nonnegative
@@ -352,12 +344,11 @@ def asymptotic_errors(
     factorization : {"row", "column"}
     seed : int or generator
     dtype : torch dtype of the products
-    statistic : {"max", "ratio"}
+    statistic : {"max", "ratio", "both"}
         ``max``: ``Λ = max|BZ|`` (additive precision). ``ratio`` (row factorization only):
-        ``max_i (max_{j∈S_i} − min_{j∈S_i}) (BZ)_ij``, the d → ∞ law of the worst error of
-        the log-ratios ``log(Â_ij/Â_il)`` within the support of a row (ratio precision).
-        The same seed gives the same Z for both. ``both``: the pair ``(max, ratio)`` from
-        one set of draws (what two calls with the same seed would return, at half the cost).
+        ``max_i (max_{j∈S_i} − min_{j∈S_i}) (BZ)_ij``, the law of the worst error of the
+        log-ratios ``log(Â_ij/Â_il)`` within a row's support (ratio precision). ``both``:
+        the pair from one set of draws (the same seed gives the same Z for all three).
 
     Returns
     -------
@@ -395,10 +386,8 @@ def asymptotic_errors(
 
 
 def gram_diagonal_draws(L: int, d: int, projection: str, trials: int, seed: Seed = 0) -> np.ndarray:
-    """Draws of ``‖R e_1‖²`` (the (0, 0) entry of RᵀR) for the projections of :func:`sample_errors`.
-
-    The law of ``‖Ru‖²/‖u‖²`` for any fixed u (both projections are rotation invariant):
-    χ²_d/d (Gaussian) or (L/d)·Beta(d/2, (L−d)/2) (orthogonal, scaled).
+    """Draws of ``‖R e_1‖²`` (the (0, 0) entry of RᵀR) for the projections of :func:`sample_errors`:
+    the law of ``‖Ru‖²/‖u‖²`` for any fixed u, both projections being rotation invariant.
 
     Parameters
     ----------
@@ -435,11 +424,10 @@ def sample_errors_grid(
     """Exact Monte Carlo of Gaussian projections at several d >= L in one pass (common draws).
 
     Bartlett: ``RᵀR ~ T Tᵀ / d`` with ``T = N + D_d``, N strictly lower triangular N(0, 1)
-    and ``D_d = diag(sqrt(χ²_{d−i}))``. N does not depend on d, so per trial
-    ``B T Tᵀ = (B N) Nᵀ + (B N) D + B (D Nᵀ) + B D²``: the one O(L³) product ``(B N) Nᵀ`` is
-    shared by every d, and each further d costs O(k L²) (B sparse) instead of O(L³). Every d
-    gets its own χ² draws; the marginal law at each d is exactly that of
-    :func:`sample_errors` (the draws differ: this is a different stream of the same law).
+    and ``D_d = diag(sqrt(χ²_{d−i}))``. N does not depend on d, so the O(L³) product
+    ``(B N) Nᵀ`` of ``B T Tᵀ = (B N) Nᵀ + (B N) D + B (D Nᵀ) + B D²`` is shared by every d,
+    each further d costing O(k L²) (B sparse). The law at each d is that of
+    :func:`sample_errors`; the draws are a different stream.
 
     Parameters
     ----------
