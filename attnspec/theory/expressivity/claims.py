@@ -29,6 +29,16 @@ from attnspec.verdicts.registry import register, register_short_names
 COMMAND = "sa-check"
 
 
+def _span(p: Point, low: str, high: str, fmt: str = ".3g") -> str:
+    """``[low, high]`` of two of the point's numbers: the interval every note prints alike."""
+    return f"[{p.value(low):{fmt}}, {p.value(high):{fmt}}]"
+
+
+def _when_met(note: Callable[[Point], str]) -> Callable[[Point], str]:
+    """A note only where some trial met the reduction's hypothesis (:func:`_met`)."""
+    return lambda p: note(p) if p.value("met") else ""
+
+
 def _met(p: Point) -> str | None:
     """The reduction's hypothesis at a point: some trial reached ‖B − B̂‖∞ <= δ."""
     return None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
@@ -55,7 +65,7 @@ ONSUPPORT = Statement(
                 observed="on_abs", bound="on_bound", exact="exact_on", shown=("tightest", "typical"), trials="met",
                 unmet=_met, value_name="exact worst case",
             ),
-            note=lambda p: _given_delta_note(p) if p.value("met") else "",
+            note=_when_met(_given_delta_note),
             after=True,
         ),
         Noted(
@@ -66,7 +76,7 @@ ONSUPPORT = Statement(
                 bound_name="M e^δ δ",
             ),
             note=lambda p: f"worst |Â−A| / (M e^δ δ) over {p.stats['on_all'].count} trials; bound/observed in "
-            f"[{p.value('inverse_low'):.3g}, {p.value('inverse_high'):.3g}]",
+            + _span(p, "inverse_low", "inverse_high"),
             after=True,
         ),
         Noted(
@@ -74,8 +84,8 @@ ONSUPPORT = Statement(
                 "relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ", observed="on_rel",
                 bound="relative_bound", exact="relative_exact", trials="met", unmet=_met, value_name="exact worst case",
             ),
-            note=lambda p: f"M e^δ δ / m = {p.value('on_bound') / p.value('m'):.4g} is the absolute bound divided by "
-            "the smallest entry" if p.value("met") else "",
+            note=_when_met(lambda p: f"M e^δ δ / m = {p.value('on_bound') / p.value('m'):.4g} is the absolute bound "
+            "divided by the smallest entry"),
             after=True,
         ),
     ),
@@ -95,8 +105,8 @@ OFFSUPPORT = Statement(
                 observed="off_max", bound="off_high", decide=("off_ratio", 1.0), trials="met", unmet=_met,
                 loose_factor=None, value_name="largest off-S entry", bound_name="eps e^δ",
             ),
-            note=lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
-            f"[{p.value('off_low'):.4g}, {p.value('off_high'):.4g}] (the worst ratio to its ends decides)" if p.value("met") else "",
+            note=_when_met(lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
+            f"{_span(p, 'off_low', 'off_high', '.4g')} (the worst ratio to its ends decides)"),
         ),
         Declared("literal", "trials with ‖B − B̂‖∞ <= δ: the off-S error |Â_ij − 0| is <= eps, read literally"),
     ),
@@ -112,9 +122,8 @@ SAN_MASS = Statement(
             "bound", "trials with ‖B − B̂‖∞ <= δ: worst row mass of SAN(X) outside S against the bound",
             observed="san_off_mass", bound="san_bound", trials="met", unmet=_met, value_name="worst off-S row mass",
         ),
-        note=lambda p: f"worst row puts {p.stats['san_off_mass'].high:.1%} of its SAN mass off S: 'error eps per "
-        f"entry' sums to (L−k)·eps = {p.value('off_sum'):.3g} per row vs k·m = {p.value('on_sum'):.3g} on S"
-        if p.value("met") else "",
+        note=_when_met(lambda p: f"worst row puts {p.stats['san_off_mass'].high:.1%} of its SAN mass off S: 'error "
+        f"eps per entry' sums to (L−k)·eps = {p.value('off_sum'):.3g} per row vs k·m = {p.value('on_sum'):.3g} on S"),
         after=True,
     ),
 )  # fmt: skip
@@ -232,7 +241,7 @@ def _exponent(name: str) -> Callable[[Point], str]:
         v = p.value
         return (
             f"log d* = a + p log k + q log log L over {int(v('configurations'))} configurations: {name} exponent "
-            f"{v(name):.3g} [{v(name + '_low'):.3g}, {v(name + '_high'):.3g}] (the theorem allows <= 1)"
+            f"{v(name):.3g} {_span(p, name + '_low', name + '_high')} (the theorem allows <= 1)"
         )
 
     return what
@@ -256,7 +265,7 @@ def _klogl_heldout(p: Point) -> str:
     return (
         f"C = max d*/(k log L) = {v('c_fit'):.4g} over {int(v('configurations'))} configurations with L < "
         f"{p.params['L']}; held-out L = {p.params['L']}: worst k = {int(v('k_worst'))}, d*/(k log L) = "
-        f"{v('measured'):.4g}, 95% CI [{v('low_end'):.4g}, {v('high_end'):.4g}]"
+        f"{v('measured'):.4g}, 95% CI {_span(p, 'low_end', 'high_end', '.4g')}"
         + (" (above C, but not significantly)" if above else "")
         + "; the lower 95% end decides"
     )
@@ -319,7 +328,7 @@ def _m_max_a_heldout_note(p: Point) -> str:
 def _eps_exponent(p: Point) -> str:
     v = p.value
     return (
-        f"exponent of 1/δ in d* = {v('p'):.3g}, bracketed in [{v('p_low'):.3g}, {v('p_high'):.3g}] by the bisection "
+        f"exponent of 1/δ in d* = {v('p'):.3g}, bracketed in {_span(p, 'p_low', 'p_high')} by the bisection "
         f"brackets (the formula says 1, JL predicts 2); d*·δ grows from {v('d_delta_large'):.4g} to "
         f"{v('d_delta_small'):.4g} as δ shrinks; fitted on these draws, so tested only in the eps-heldout reading"
     )
@@ -454,8 +463,8 @@ def _norm_note(scale: str, suffix: str) -> Callable[[Point], str]:
     def note(p: Point) -> str:
         v = p.value
         return (
-            f"E‖Ru‖²/‖u‖² = {v('mean'):.4g} exactly ({scale}); Monte Carlo {v('mc_mean'):.4g} [{v('mc_low'):.4g}, "
-            f"{v('mc_high'):.4g}]" + (suffix if v("mean") != 1 else "")
+            f"E‖Ru‖²/‖u‖² = {v('mean'):.4g} exactly ({scale}); Monte Carlo {v('mc_mean'):.4g} "
+            f"{_span(p, 'mc_low', 'mc_high', '.4g')}" + (suffix if v("mean") != 1 else "")
         )
 
     return note
@@ -570,8 +579,8 @@ def _column_unmet(p: Point) -> str:
 def _ratio_dimension(p: Point) -> str:
     v = p.value
     return (
-        f"d* for ratio precision δ = {int(v('d_ratio'))} [{v('d_ratio_low'):.4g}, {v('d_ratio_high'):.4g}] vs "
-        f"additive {int(v('d_additive'))} [{v('d_low'):.4g}, {v('d_high'):.4g}] (ratio {v('ratio'):.3g}), same "
+        f"d* for ratio precision δ = {int(v('d_ratio'))} {_span(p, 'd_ratio_low', 'd_ratio_high', '.4g')} vs "
+        f"additive {int(v('d_additive'))} {_span(p, 'd_low', 'd_high', '.4g')} (ratio {v('ratio'):.3g}), same "
         f"{int(v('trials'))} draws of the d → ∞ law"
     )
 
