@@ -254,9 +254,7 @@ def eps_jl_paper(B: np.ndarray, delta: float, factorization: str = "row") -> flo
 
     Parameters
     ----------
-    B : array of shape (L, L)
-    delta : float > 0
-    factorization : {"row", "column"}
+    B, delta, factorization : as :func:`eps_jl_needed`
 
     Returns
     -------

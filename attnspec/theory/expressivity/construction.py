@@ -321,8 +321,7 @@ def san(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
 
     Parameters
     ----------
-    X : tensor of shape (L, D)
-    W_Q, W_K : tensors of shape (D, D), dense or sparse COO
+    X, W_Q, W_K : as :func:`sa`
 
     Returns
     -------
