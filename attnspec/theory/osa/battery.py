@@ -66,23 +66,24 @@ def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
 
 @dataclass(frozen=True)
 class OsaCheckConfig:
-    """The parameters of one osa-check run (recorded in ``meta.json``).
+    """The parameters of one osa-check run (recorded in ``meta.json``); the ranges allowed are
+    those :data:`~attnspec.options.checks.OSA_CHECK` declares and :meth:`validate` enforces.
 
     Parameters
     ----------
     seed : int
-        Root seed (>= 0); every instance's own seed is recorded in the tables.
+        Root seed; every instance's own seed is recorded in the tables.
     alphas : tuple of float
-        alpha of the Thm 2.1/3.1/2.2 instances, |alpha| <= ALPHA_MAX.
+        alpha of the Thm 2.1/3.1/2.2 instances.
     steps : int
-        Theorem 3.1 is checked at K = 0..steps (0 <= steps <= STEPS_MAX).
+        Theorem 3.1 is checked at K = 0..steps.
     schedules : tuple
         Newton–Schulz schedules: names or custom coefficient tuples.
     d_model, d_v : int
-        Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model); its instance
-        has N = 3 d_v tokens (low-rank regime), plus one full-span case N = 2 d_v.
+        Width and head width of the Jacobian check; its instance has N = 3 d_v tokens
+        (low-rank regime), plus one full-span case N = 2 d_v.
     trials : int
-        Random instances per configuration (>= 1).
+        Random instances per configuration.
     timing : bool
         Also time the forward pass for ``timing_ns``.
     """
