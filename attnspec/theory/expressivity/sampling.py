@@ -33,9 +33,14 @@ TRIAL_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _sparse_left(Bs: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """``B @ M[i]`` for each i, B a sparse CSR (L, L) matrix, M (t, L, n) → (t, L, n)."""
-    return torch.stack([Bs @ M[i] for i in range(M.shape[0])])
+def _left(B: torch.Tensor, Bs: torch.Tensor | None, M: torch.Tensor) -> torch.Tensor:
+    """``B @ M``, M (t, L, n) → (t, L, n); through ``Bs``, B as a sparse CSR tensor, when given."""
+    return B @ M if Bs is None else torch.stack([Bs @ M[i] for i in range(M.shape[0])])
+
+
+def _frame(parts: list[dict[str, np.ndarray]], columns: tuple[str, ...], trials: int) -> pd.DataFrame:
+    """The per-trial frame of :func:`sample_errors` from its batches' statistics."""
+    return pd.DataFrame({"trial": np.arange(trials), **{c: np.concatenate([p[c] for p in parts]) for c in columns}})
 
 
 def _project_batch(
@@ -56,9 +61,6 @@ def _project_batch(
     """
     L = B.shape[-1]
 
-    def left(M: torch.Tensor) -> torch.Tensor:  # B @ M, M (t, L, n)
-        return B @ M if Bs is None else _sparse_left(Bs, M)
-
     def randn(*shape: int) -> torch.Tensor:
         # always drawn in float64, so float32 and float64 runs see the same numbers
         return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
@@ -66,14 +68,14 @@ def _project_batch(
     if projection == "gaussian":
         if d < L or direct:
             R = randn(t, d, L) / math.sqrt(d)  # (t, d, L)
-            return left(R.mT.contiguous()) @ R  # (t, L, d) @ (t, d, L) -> (t, L, L)
+            return _left(B, Bs, R.mT.contiguous()) @ R  # (t, L, d) @ (t, d, L) -> (t, L, L)
         # d >= L: RᵀR ~ Wishart_L(d, I) / d; Bartlett: W = T Tᵀ with T lower triangular,
         # T_ii = sqrt(χ²_{d−i}) (i = 0..L−1), N(0, 1) below the diagonal.
         T = randn(t, L, L).tril_(-1)  # (t, L, L)
         chi = np.sqrt(rng.chisquare(d - np.arange(L), size=(t, L)))  # (t, L)
         T.diagonal(dim1=-2, dim2=-1).copy_(torch.from_numpy(chi).to(dtype))
         T *= 1.0 / math.sqrt(d)
-        return left(T) @ T.mT  # (B T) Tᵀ, (t, L, L)
+        return _left(B, Bs, T) @ T.mT  # (B T) Tᵀ, (t, L, L)
     # orthogonal: RᵀR = (L/d) P, P the projection on a uniform d-dim subspace (span of a
     # Gaussian L×d matrix); for d > L/2 draw the complement: P = I − Qc Qcᵀ.
     if d > L:
@@ -83,7 +85,7 @@ def _project_batch(
     complement = L - d < d
     r = L - d if complement else d
     Q = torch.linalg.qr(randn(t, L, r)).Q  # (t, L, r)
-    low = left(Q) @ Q.mT  # (t, L, L) = B Q Qᵀ
+    low = _left(B, Bs, Q) @ Q.mT  # (t, L, L) = B Q Qᵀ
     return (L / d) * (B - low) if complement else (L / d) * low
 
 
@@ -295,9 +297,7 @@ def sample_errors(
         else:
             parts.append(_trial_stats(E, tg.A, tg.S, tg.idx, eps, tg.n1, tg.n2))
         done += t
-    cols = ("err_inf",) if only_max else TRIAL_COLUMNS
-    out = {c: np.concatenate([p[c] for p in parts]) for c in cols}
-    return pd.DataFrame({"trial": np.arange(done), **out})
+    return _frame(parts, ("err_inf",) if only_max else TRIAL_COLUMNS, done)
 
 
 def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dict[str, float]:
@@ -456,9 +456,6 @@ def sample_errors_grid(
     tg = _targets(A, eps, factorization, dtype)
     Bl = tg.left
 
-    def left(M: torch.Tensor) -> torch.Tensor:  # Bl @ M, M (t, L, n)
-        return Bl @ M if tg.sparse is None else _sparse_left(tg.sparse, M)
-
     g, rng = _streams(seed)
     elem = torch.finfo(dtype).bits // 8
     per = max(1, (160 * 2**20) // (6 * L * L * elem))
@@ -468,13 +465,13 @@ def sample_errors_grid(
     while done < trials:
         t = min(per, trials - done)
         N = torch.randn(t, L, L, generator=g, dtype=torch.float64).to(dtype).tril_(-1)  # (t, L, L)
-        BN = left(N)  # (t, L, L)
+        BN = _left(Bl, tg.sparse, N)  # (t, L, L)
         P1 = BN @ N.mT  # (t, L, L), the shared O(L³) product
         for j, d in enumerate(ds):
             diag = torch.from_numpy(np.sqrt(rng.chisquare(d - np.arange(L), size=(t, L)))).to(dtype)  # (t, L)
             # B T Tᵀ = P1 + (BN) D + B (D Nᵀ) + B D²   (D = diag(diag), per trial)
             BD2 = Bl.unsqueeze(0) * (diag * diag).unsqueeze(1)  # (t, L, L): columns of B scaled by D²
-            E = P1 + BN * diag.unsqueeze(1) + left(diag.unsqueeze(2) * N.mT) + BD2
+            E = P1 + BN * diag.unsqueeze(1) + _left(Bl, tg.sparse, diag.unsqueeze(2) * N.mT) + BD2
             E.mul_(1.0 / d)
             if factorization == "column":
                 E = E.mT.contiguous()
@@ -486,8 +483,4 @@ def sample_errors_grid(
             else:
                 err[done : done + t, j] = E.abs_().flatten(1).amax(1).double().numpy()
         done += t
-    frames = {
-        d: pd.DataFrame({"trial": np.arange(trials), **{c: np.concatenate([p[c] for p in ps]) for c in TRIAL_COLUMNS}})
-        for d, ps in parts.items()
-    }
-    return err, frames
+    return err, {d: _frame(ps, TRIAL_COLUMNS, trials) for d, ps in parts.items()}
