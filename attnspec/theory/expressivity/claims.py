@@ -310,6 +310,11 @@ def _heldout_counts(p: Point) -> str:
     return f"{int(fails.total)}/{fails.count} independent draws"
 
 
+def _fails(name: str, description: str, note: Callable[[Point], str]) -> Noted:
+    """A failure rate of fresh draws against β, with its note."""
+    return Noted(reading=Probability(name, description, event="fails", claimed="beta"), note=note)
+
+
 def _eps_heldout_note(p: Point) -> str:
     e, train = p.value("exponent"), p.stats["train"]
     return (
@@ -364,51 +369,33 @@ STATED = Statement(
             "eps-exponent",
             "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
             "bisection brackets (a measurement: the formula says 1, JL gives 2)",
-            value="p",
-            low="p_low",
-            high="p_high",
-            bound=1.0,
-            trials="trials",
-            what=_eps_exponent,
+            value="p", low="p_low", high="p_high", bound=1.0, trials="trials", what=_eps_exponent,
         ),
-        Noted(
-            reading=Probability(
-                "eps-heldout",
-                "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
-                "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
-                event="fails",
-                claimed="beta",
-            ),
-            note=_eps_heldout_note,
+        _fails(
+            "eps-heldout",
+            "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
+            "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
+            _eps_heldout_note,
         ),
         Number(
             "m-max-a",
             "M = max A_ij, so the formula does not depend on eps: growth of d* as eps falls at fixed M (a measurement)",
-            value="d_max",
-            bound="d_stated",
-            trials="trials",
-            what=_m_max_a,
+            value="d_max", bound="d_stated", trials="trials", what=_m_max_a,
         ),
-        Noted(
-            reading=Probability(
-                "m-max-a-heldout",
-                "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
-                "at the smallest eps: failure rate against β",
-                event="fails",
-                claimed="beta",
-            ),
-            note=_m_max_a_heldout_note,
+        _fails(
+            "m-max-a-heldout",
+            "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
+            "at the smallest eps: failure rate against β",
+            _m_max_a_heldout_note,
         ),
         Number(
             "m-max-b",
             "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)",
-            value="c_max",
-            trials="trials",
-            what=_m_max_b,
+            value="c_max", trials="trials", what=_m_max_b,
         ),
     ),
     source="notes p. 3",
-)
+)  # fmt: skip
 
 # The single-vector lemmas are read against their exact laws along d = 1..L by the
 # declarative API (:mod:`.jl_lemma` declares the check; the quantities are its setup's).
@@ -419,13 +406,10 @@ JL_GAUSSIAN = Statement(
     reading=ExactBound(
         "exact-law",
         "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every d = 1..L (worst ratio)",
-        exact="p_gaussian",
-        bound="bound_gaussian",
-        what="2 exp(−ε²d/8)",
-        over="d",
+        exact="p_gaussian", bound="bound_gaussian", what="2 exp(−ε²d/8)", over="d",
     ),
     source="notes p. 3",
-)
+)  # fmt: skip
 
 JL_ORTHOGONAL = Statement(
     "expressivity.jl.orthogonal",
@@ -436,10 +420,7 @@ JL_ORTHOGONAL = Statement(
             "scaled",
             "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
             "against the exact Beta law at every d = 1..L, with the one looseness rule",
-            exact="p_orthogonal",
-            bound="bound_orthogonal",
-            what="2(1−1/(L+2)) exp(−ε²d/8)",
-            over="d",
+            exact="p_orthogonal", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d",
             minimum=(("c_orthogonal", "largest c for which the bound holds at every d <= L (c is unspecified)"),),
             count=(("orthogonal_below_gaussian", "orthogonal <= Gaussian exact probability"),),
         ),
@@ -447,16 +428,12 @@ JL_ORTHOGONAL = Statement(
             "unscaled",
             "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
             "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L",
-            exact="p_unscaled",
-            bound="bound_orthogonal",
-            what="2(1−1/(L+2)) exp(−ε²d/8)",
-            over="d",
-            ratios=False,
+            exact="p_unscaled", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d", ratios=False,
             minimum=(("c_unscaled", "R = Qᵀ shrinks norms by d/L in mean; largest c for which the bound holds"),),
         ),
     ),
     source="notes p. 4",
-)
+)  # fmt: skip
 
 
 def _norm_note(scale: str, suffix: str) -> Callable[[Point], str]:
@@ -592,16 +569,12 @@ HYPOTHESES = Statement(
     statement="The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
     "‖B − B̂‖∞ <= δ) as under the paper's (k per row and column, ratios A_ij/A_il preserved).",
     reading=(
-        Noted(
-            reading=Probability(
-                "row-only",
-                "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
-                "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
-                "independent draws (d → ∞ law): failure rate against β",
-                event="fails",
-                claimed="beta",
-            ),
-            note=_row_only_note("row"),
+        _fails(
+            "row-only",
+            "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
+            "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
+            "independent draws (d → ∞ law): failure rate against β",
+            _row_only_note("row"),
         ),
         Noted(
             reading=Unmet(
@@ -609,8 +582,7 @@ HYPOTHESES = Statement(
                     "row-only-column",
                     "the same A with the column factorization B = I·B (the notes' 'analogous' column "
                     "case): its hypothesis (column sparsity) is not met; the failure rate is reported",
-                    event="fails",
-                    claimed="beta",
+                    event="fails", claimed="beta",
                 ),
                 unmet=_column_unmet,
             ),
@@ -622,9 +594,7 @@ HYPOTHESES = Statement(
                 "the paper's precision, ratios: ‖B − B̂‖∞ <= δ implies |log(Â_ij/Â_il) − "
                 "log(A_ij/A_il)| <= 2δ on S; worst log-ratio error over the trials at d* with "
                 "‖B − B̂‖∞ <= δ against 2δ",
-                observed="ratio_on",
-                bound="two_delta",
-                trials="met",
+                observed="ratio_on", bound="two_delta", trials="met",
                 unmet=lambda p: None if p.value("met") else "no trial reached ‖B − B̂‖∞ <= δ",
             ),
             note=lambda p: "worst log-ratio error within a row's support over the trials at d* with ‖B − B̂‖∞ <= δ",
@@ -633,12 +603,10 @@ HYPOTHESES = Statement(
             "ratio-dimension",
             "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
             "additive precision δ, from the same draws of the d → ∞ law (a measurement)",
-            value="ratio",
-            what=_ratio_dimension,
-            trials="trials",
+            value="ratio", what=_ratio_dimension, trials="trials",
         ),
     ),
-)
+)  # fmt: skip
 
 #: Relative tolerance of the construction's identity: float64 round-off of products of length <= 2d.
 CONSTRUCTION_TOLERANCE = 1e-12
@@ -655,25 +623,21 @@ CONSTRUCTION = Statement(
                 "the construction materialised (X, W_Q, W_K from B̂1 = B1 Rᵀ, B̂2 = B2 Rᵀ, Gaussian R): worst "
                 "|X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| relative to max|B1 Rᵀ R B2ᵀ|, against float64 round-off, "
                 "row and column factorizations, d below and above L",
-                residual="residual",
-                tol=CONSTRUCTION_TOLERANCE,
+                residual="residual", tol=CONSTRUCTION_TOLERANCE,
             ),
-            where=lambda params: "d" not in params,
-            at_paper_params=True,
+            where=lambda params: "d" not in params, at_paper_params=True,
         ),
         Scoped(
             reading=Identity(
                 "exact-choice",
                 "the d = L choice X = (B, I): X W_Q W_Kᵀ Xᵀ = B exactly (the width the construction must beat)",
-                residual="exact_choice",
-                tol=CONSTRUCTION_TOLERANCE,
+                residual="exact_choice", tol=CONSTRUCTION_TOLERANCE,
             ),
-            where=lambda params: "d" in params,
-            at_paper_params=True,
+            where=lambda params: "d" in params, at_paper_params=True,
         ),
     ),
     source="notes p. 2",
-)
+)  # fmt: skip
 
 CLAIMS = (
     CONSTRUCTION,
