@@ -144,9 +144,7 @@ def exact_jl_deviation_curve(
     ----------
     L : int
     ds : array of int, 1 <= d (<= L for orthogonal)
-    eps_jl : float > 0
-    projection : {"gaussian", "orthogonal"}
-    scaled : bool, orthogonal only
+    eps_jl, projection, scaled : as :func:`exact_jl_deviation`
 
     Returns
     -------
@@ -170,18 +168,16 @@ def exact_jl_deviation_curve(
 
 
 def jl_norm_moments(L: int, d: int, projection: str = "gaussian", *, scaled: bool = True) -> tuple[float, float]:
-    """Exact mean and variance of ``‖Ru‖² / ‖u‖²`` for a fixed u ∈ R^L.
+    """Exact mean and variance of ``‖Ru‖² / ‖u‖²`` for a fixed u ∈ R^L (the laws of
+    :func:`exact_jl_deviation`).
 
-    Gaussian R = P/√d: χ²_d/d, mean 1, variance 2/d. Orthogonal: X ~ Beta(d/2, (L−d)/2)
-    has mean d/L and variance 2 d (L − d) / (L² (L + 2)); scaled by L/d (``scaled``) the mean
-    is 1 and the variance ``2 (L − d) / (d (L + 2))`` = the Gaussian one times
+    Gaussian: mean 1, variance 2/d. Orthogonal: mean d/L, variance 2 d (L − d) / (L² (L + 2));
+    scaled, mean 1 and variance ``2 (L − d) / (d (L + 2))``, the Gaussian one times
     ``(L − d)/(L + 2)``.
 
     Parameters
     ----------
-    L, d : int, 1 <= d (<= L for orthogonal)
-    projection : {"gaussian", "orthogonal"}
-    scaled : bool, orthogonal only
+    L, d, projection, scaled : as :func:`exact_jl_deviation`
 
     Returns
     -------
@@ -253,16 +249,12 @@ def eps_jl_paper(B: np.ndarray, delta: float, factorization: str = "row") -> flo
     """The notes' JL ε: ``δ / (√k max|B_ij|)``, k the most nonzeros in a row of B (row
     factorization) or a column (column factorization).
 
-    The notes bound ‖b1_i‖ by "O(√k M), M a sup of the coefficients" (of B), which gives
-    ``d = 8 ln(4L²/β) k max|B|² / δ²`` (:func:`dimension_jl` of this ε). The polarisation
-    step itself only needs ``max‖b1_i‖ max‖b2_j‖`` (:func:`eps_jl_needed`), which is
-    smaller: ‖b1_i‖² <= k max|B|².
+    The notes bound ‖b1_i‖ by "O(√k M), M a sup of the coefficients" (of B); the polarisation
+    step only needs the smaller ``max‖b1_i‖ max‖b2_j‖`` (:func:`eps_jl_needed`).
 
     Parameters
     ----------
-    B : array of shape (L, L)
-    delta : float > 0
-    factorization : {"row", "column"}
+    B, delta, factorization : as :func:`eps_jl_needed`
 
     Returns
     -------

@@ -28,6 +28,16 @@ from attnspec.verdicts.registry import register, register_short_names
 COMMAND = "sa-check"
 
 
+def _span(p: Point, low: str, high: str, fmt: str = ".3g") -> str:
+    """``[low, high]`` of two of the point's numbers: the interval every note prints alike."""
+    return f"[{p.value(low):{fmt}}, {p.value(high):{fmt}}]"
+
+
+def _when_met(note: Callable[[Point], str]) -> Callable[[Point], str]:
+    """A note only where some trial met the reduction's hypothesis (:func:`_met`)."""
+    return lambda p: note(p) if p.value("met") else ""
+
+
 def _met(v: Mapping[str, Any]) -> str | None:
     """The reduction's hypothesis at a point: some trial reached ‖B − B̂‖∞ <= δ."""
     return None if v["met"] else "no trial reached ‖B − B̂‖∞ <= δ, the hypothesis of the reduction"
@@ -54,7 +64,7 @@ ONSUPPORT = Statement(
                 observed="on_abs", bound="on_bound", exact="exact_on", shown=("tightest", "typical"), trials="met",
                 unmet=_met, value_name="exact worst case",
             ),
-            note=lambda p: _given_delta_note(p) if p.value("met") else "",
+            note=_when_met(_given_delta_note),
             after=True,
         ),
         Noted(
@@ -65,7 +75,7 @@ ONSUPPORT = Statement(
                 bound_name="M e^δ δ",
             ),
             note=lambda p: f"worst |Â−A| / (M e^δ δ) over {p.stats['on_all'].count} trials; bound/observed in "
-            f"[{p.value('inverse_low'):.3g}, {p.value('inverse_high'):.3g}]",
+            + _span(p, "inverse_low", "inverse_high"),
             after=True,
         ),
         Noted(
@@ -73,8 +83,8 @@ ONSUPPORT = Statement(
                 "relative", "trials with ‖B − B̂‖∞ <= δ: worst |Â/A − 1| on S against e^δ δ", observed="on_rel",
                 bound="relative_bound", exact="relative_exact", trials="met", unmet=_met, value_name="exact worst case",
             ),
-            note=lambda p: f"M e^δ δ / m = {p.value('on_bound') / p.value('m'):.4g} is the absolute bound divided by "
-            "the smallest entry" if p.value("met") else "",
+            note=_when_met(lambda p: f"M e^δ δ / m = {p.value('on_bound') / p.value('m'):.4g} is the absolute bound "
+            "divided by the smallest entry"),
             after=True,
         ),
     ),
@@ -108,8 +118,8 @@ OFFSUPPORT = Statement(
                 observed="off_max", bound="off_high", decide=("off_ratio", 1.0), trials="met", unmet=_met,
                 loose_factor=None, value_name="largest off-S entry", bound_name="eps e^δ",
             ),
-            note=lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
-            f"[{p.value('off_low'):.4g}, {p.value('off_high'):.4g}] (the worst ratio to its ends decides)" if p.value("met") else "",
+            note=_when_met(lambda p: f"off-S entries in [{p.value('off_min'):.4g}, {p.stats['off_max'].high:.4g}], range "
+            f"{_span(p, 'off_low', 'off_high', '.4g')} (the worst ratio to its ends decides)"),
         ),
         Noted(
             reading=Bound(
@@ -133,9 +143,8 @@ SAN_MASS = Statement(
             "bound", "trials with ‖B − B̂‖∞ <= δ: worst row mass of SAN(X) outside S against the bound",
             observed="san_off_mass", bound="san_bound", trials="met", unmet=_met, value_name="worst off-S row mass",
         ),
-        note=lambda p: f"worst row puts {p.stats['san_off_mass'].high:.1%} of its SAN mass off S: 'error eps per "
-        f"entry' sums to (L−k)·eps = {p.value('off_sum'):.3g} per row vs k·m = {p.value('on_sum'):.3g} on S"
-        if p.value("met") else "",
+        note=_when_met(lambda p: f"worst row puts {p.stats['san_off_mass'].high:.1%} of its SAN mass off S: 'error "
+        f"eps per entry' sums to (L−k)·eps = {p.value('off_sum'):.3g} per row vs k·m = {p.value('on_sum'):.3g} on S"),
         after=True,
     ),
 )  # fmt: skip
@@ -253,7 +262,7 @@ def _exponent(name: str) -> Callable[[Point], str]:
         v = p.value
         return (
             f"log d* = a + p log k + q log log L over {int(v('configurations'))} configurations: {name} exponent "
-            f"{v(name):.3g} [{v(name + '_low'):.3g}, {v(name + '_high'):.3g}] (the theorem allows <= 1)"
+            f"{v(name):.3g} {_span(p, name + '_low', name + '_high')} (the theorem allows <= 1)"
         )
 
     return what
@@ -277,7 +286,7 @@ def _klogl_heldout(p: Point) -> str:
     return (
         f"C = max d*/(k log L) = {v('c_fit'):.4g} over {int(v('configurations'))} configurations with L < "
         f"{p.params['L']}; held-out L = {p.params['L']}: worst k = {int(v('k_worst'))}, d*/(k log L) = "
-        f"{v('measured'):.4g}, 95% CI [{v('low_end'):.4g}, {v('high_end'):.4g}]"
+        f"{v('measured'):.4g}, 95% CI {_span(p, 'low_end', 'high_end', '.4g')}"
         + (" (above C, but not significantly)" if above else "")
         + "; the lower 95% end decides"
     )
@@ -322,6 +331,11 @@ def _heldout_counts(p: Point) -> str:
     return f"{int(fails.total)}/{fails.count} independent draws"
 
 
+def _fails(name: str, description: str, note: Callable[[Point], str]) -> Noted:
+    """A failure rate of fresh draws against β, with its note."""
+    return Noted(reading=Probability(name, description, event="fails", claimed="beta"), note=note)
+
+
 def _eps_heldout_note(p: Point) -> str:
     e, train = p.value("exponent"), p.stats["train"]
     return (
@@ -340,7 +354,7 @@ def _m_max_a_heldout_note(p: Point) -> str:
 def _eps_exponent(p: Point) -> str:
     v = p.value
     return (
-        f"exponent of 1/δ in d* = {v('p'):.3g}, bracketed in [{v('p_low'):.3g}, {v('p_high'):.3g}] by the bisection "
+        f"exponent of 1/δ in d* = {v('p'):.3g}, bracketed in {_span(p, 'p_low', 'p_high')} by the bisection "
         f"brackets (the formula says 1, JL predicts 2); d*·δ grows from {v('d_delta_large'):.4g} to "
         f"{v('d_delta_small'):.4g} as δ shrinks; fitted on these draws, so tested only in the eps-heldout reading"
     )
@@ -384,15 +398,11 @@ STATED = Statement(
             what=_eps_exponent,
             level=None,
         ),
-        Noted(
-            reading=Probability(
-                "eps-heldout",
-                "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
-                "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
-                event="fails",
-                claimed="beta",
-            ),
-            note=_eps_heldout_note,
+        _fails(
+            "eps-heldout",
+            "C = max d*·δ fitted at the two largest δ of the sweep; at the smallest δ, d = C/δ "
+            "is tested on independent draws: failure rate of ‖B − B̂‖∞ <= δ against β",
+            _eps_heldout_note,
         ),
         Measure(
             "m-max-a",
@@ -403,15 +413,11 @@ STATED = Statement(
             what=_m_max_a,
             level=None,
         ),
-        Noted(
-            reading=Probability(
-                "m-max-a-heldout",
-                "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
-                "at the smallest eps: failure rate against β",
-                event="fails",
-                claimed="beta",
-            ),
-            note=_m_max_a_heldout_note,
+        _fails(
+            "m-max-a-heldout",
+            "M = max A_ij: the d* fitted at the largest eps is tested on independent draws "
+            "at the smallest eps: failure rate against β",
+            _m_max_a_heldout_note,
         ),
         Measure(
             "m-max-b",
@@ -423,7 +429,7 @@ STATED = Statement(
         ),
     ),
     source="notes p. 3",
-)
+)  # fmt: skip
 
 # The single-vector lemmas are read against their exact laws along d = 1..L by the
 # declarative API (:mod:`.jl_lemma` declares the check; the quantities are its setup's).
@@ -434,13 +440,10 @@ JL_GAUSSIAN = Statement(
     reading=ExactBound(
         "exact-law",
         "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every d = 1..L (worst ratio)",
-        exact="p_gaussian",
-        bound="bound_gaussian",
-        what="2 exp(−ε²d/8)",
-        over="d",
+        exact="p_gaussian", bound="bound_gaussian", what="2 exp(−ε²d/8)", over="d",
     ),
     source="notes p. 3",
-)
+)  # fmt: skip
 
 JL_ORTHOGONAL = Statement(
     "expressivity.jl.orthogonal",
@@ -451,10 +454,7 @@ JL_ORTHOGONAL = Statement(
             "scaled",
             "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
             "against the exact Beta law at every d = 1..L, with the one looseness rule",
-            exact="p_orthogonal",
-            bound="bound_orthogonal",
-            what="2(1−1/(L+2)) exp(−ε²d/8)",
-            over="d",
+            exact="p_orthogonal", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d",
             minimum=(("c_orthogonal", "largest c for which the bound holds at every d <= L (c is unspecified)"),),
             count=(("orthogonal_below_gaussian", "orthogonal <= Gaussian exact probability"),),
         ),
@@ -462,24 +462,20 @@ JL_ORTHOGONAL = Statement(
             "unscaled",
             "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
             "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L",
-            exact="p_unscaled",
-            bound="bound_orthogonal",
-            what="2(1−1/(L+2)) exp(−ε²d/8)",
-            over="d",
-            ratios=False,
+            exact="p_unscaled", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d", ratios=False,
             minimum=(("c_unscaled", "R = Qᵀ shrinks norms by d/L in mean; largest c for which the bound holds"),),
         ),
     ),
     source="notes p. 4",
-)
+)  # fmt: skip
 
 
 def _norm_note(scale: str, suffix: str) -> Callable[[Point], str]:
     def note(p: Point) -> str:
         v = p.value
         return (
-            f"E‖Ru‖²/‖u‖² = {v('mean'):.4g} exactly ({scale}); Monte Carlo {v('mc_mean'):.4g} [{v('mc_low'):.4g}, "
-            f"{v('mc_high'):.4g}]" + (suffix if v("mean") != 1 else "")
+            f"E‖Ru‖²/‖u‖² = {v('mean'):.4g} exactly ({scale}); Monte Carlo {v('mc_mean'):.4g} "
+            f"{_span(p, 'mc_low', 'mc_high', '.4g')}" + (suffix if v("mean") != 1 else "")
         )
 
     return note
@@ -594,8 +590,8 @@ def _column_unmet(p: Point) -> str:
 def _ratio_dimension(p: Point) -> str:
     v = p.value
     return (
-        f"d* for ratio precision δ = {int(v('d_ratio'))} [{v('d_ratio_low'):.4g}, {v('d_ratio_high'):.4g}] vs "
-        f"additive {int(v('d_additive'))} [{v('d_low'):.4g}, {v('d_high'):.4g}] (ratio {v('ratio'):.3g}), same "
+        f"d* for ratio precision δ = {int(v('d_ratio'))} {_span(p, 'd_ratio_low', 'd_ratio_high', '.4g')} vs "
+        f"additive {int(v('d_additive'))} {_span(p, 'd_low', 'd_high', '.4g')} (ratio {v('ratio'):.3g}), same "
         f"{int(v('trials'))} draws of the d → ∞ law"
     )
 
@@ -607,16 +603,12 @@ HYPOTHESES = Statement(
     statement="The construction approximates A at d = O(k log L) under the notes' hypotheses (k nonzeros per row, "
     "‖B − B̂‖∞ <= δ) as under the paper's (k per row and column, ratios A_ij/A_il preserved).",
     reading=(
-        Noted(
-            reading=Probability(
-                "row-only",
-                "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
-                "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
-                "independent draws (d → ∞ law): failure rate against β",
-                event="fails",
-                claimed="beta",
-            ),
-            note=_row_only_note("row"),
+        _fails(
+            "row-only",
+            "A with k nonzeros per row and one dense column (row sparsity only), row factorization: "
+            "the d* (upper 95% end) of a k-per-row-and-column A of the same size, tested on "
+            "independent draws (d → ∞ law): failure rate against β",
+            _row_only_note("row"),
         ),
         Noted(
             reading=Unmet(
@@ -624,8 +616,7 @@ HYPOTHESES = Statement(
                     "row-only-column",
                     "the same A with the column factorization B = I·B (the notes' 'analogous' column "
                     "case): its hypothesis (column sparsity) is not met; the failure rate is reported",
-                    event="fails",
-                    claimed="beta",
+                    event="fails", claimed="beta",
                 ),
                 unmet=_column_unmet,
             ),
@@ -654,7 +645,7 @@ HYPOTHESES = Statement(
             trials="trials",
         ),
     ),
-)
+)  # fmt: skip
 
 #: Relative tolerance of the construction's identity: float64 round-off of products of length <= 2d.
 CONSTRUCTION_TOLERANCE = 1e-12
@@ -671,25 +662,21 @@ CONSTRUCTION = Statement(
                 "the construction materialised (X, W_Q, W_K from B̂1 = B1 Rᵀ, B̂2 = B2 Rᵀ, Gaussian R): worst "
                 "|X W_Q W_Kᵀ Xᵀ − B1 Rᵀ R B2ᵀ| relative to max|B1 Rᵀ R B2ᵀ|, against float64 round-off, "
                 "row and column factorizations, d below and above L",
-                residual="residual",
-                tol=CONSTRUCTION_TOLERANCE,
+                residual="residual", tol=CONSTRUCTION_TOLERANCE,
             ),
-            where=lambda params: "d" not in params,
-            at_paper_params=True,
+            where=lambda params: "d" not in params, at_paper_params=True,
         ),
         Scoped(
             reading=Identity(
                 "exact-choice",
                 "the d = L choice X = (B, I): X W_Q W_Kᵀ Xᵀ = B exactly (the width the construction must beat)",
-                residual="exact_choice",
-                tol=CONSTRUCTION_TOLERANCE,
+                residual="exact_choice", tol=CONSTRUCTION_TOLERANCE,
             ),
-            where=lambda params: "d" in params,
-            at_paper_params=True,
+            where=lambda params: "d" in params, at_paper_params=True,
         ),
     ),
     source="notes p. 2",
-)
+)  # fmt: skip
 
 CLAIMS = (
     CONSTRUCTION,

@@ -14,11 +14,21 @@ FULL_SWEEP_L: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
 FULL_SWEEP_K: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 
 
-def _default(name: str) -> Any:
-    """The declared default of ``sa-check``'s option ``name`` (:data:`attnspec.options.checks.SA_CHECK`)."""
+def _option(name: str) -> Any:
+    """The declaration of ``sa-check``'s option ``name`` (:data:`attnspec.options.checks.SA_CHECK`)."""
     from attnspec.options.checks import SA_CHECK
 
-    return next(o.default for o in SA_CHECK if o.name == name)
+    return next(o for o in SA_CHECK if o.name == name)
+
+
+def _default(name: str) -> Any:
+    return _option(name).default
+
+
+def _check_declared(name: str, value: Any, label: str | None = None) -> None:
+    """An integer within the bounds declared for option ``name``; the message names ``label``."""
+    opt = _option(name)
+    check_int(label or name, value, int(opt.low), None if opt.high is None else int(opt.high))
 
 
 def _int_list(name: str, value: Any) -> tuple[int, ...]:
@@ -94,26 +104,26 @@ class Config:
 
     def validate(self) -> None:
         """Raise :class:`InputError` naming the first bad option and its allowed range."""
-        check_int("L", self.L, 2)
+        _check_declared("L", self.L)
         check_params(L=self.L, k=self.k, m=self.m, M=self.M, eps=self.eps, delta=self.delta, beta=self.beta)
-        check_int("trials", self.trials, 10)
+        _check_declared("trials", self.trials)
         check_choice("support", self.support, SUPPORTS)
         check_choice("factorization", self.factorization, FACTORIZATIONS)
         check_int("seed", self.seed, 0)
         check_int("scaling_L", self.scaling_L, 2)
         if self.d is not None:
-            check_int("d", self.d, 1)
-        check_int("sweep-trials", self.sweep_trials, 10)
+            _check_declared("d", self.d)
+        _check_declared("sweep_trials", self.sweep_trials, "sweep-trials")
         from attnspec.runtime.threads import check_threads
 
         check_threads(self.threads)  # capped: a huge pool makes OpenMP fail allocating it
-        check_int("jobs", self.jobs, 1, 2)  # two independent halves: a third process has nothing to do
+        _check_declared("jobs", self.jobs)  # two independent halves: a third process has nothing to do
         if not self.sweep_L or not self.sweep_k:
             raise InputError("sweep-L and sweep-k must each list at least one integer")
         for v in self.sweep_L:
-            check_int("sweep-L values", v, 2)
+            _check_declared("L", v, "sweep-L values")
         for v in self.sweep_k:
-            check_int("sweep-k values", v, 1)
+            _check_declared("k", v, "sweep-k values")
         # configurations with k > L are skipped; a k that fits no L would leave it out of
         # the sweep entirely (and a grid with no configuration has nothing to fit)
         too_big = [k for k in self.grid_k if k > max(self.grid_L)]

@@ -196,7 +196,7 @@ class Construction:
         -------
         torch.Tensor, shape (L, L)
         """
-        return _matmul(self.X, self.W_Q) @ _matmul(self.X, self.W_K).T
+        return _logits(self.X, self.W_Q, self.W_K)
 
     def approximation(self) -> torch.Tensor:
         """Â = eps · SA(X), shape (L, L).
@@ -226,6 +226,11 @@ def _weights(d: int, sparse: bool) -> tuple[torch.Tensor, torch.Tensor]:
     W_K = torch.zeros(2 * d, 2 * d, dtype=torch.float64)
     W_K[d:, :d] = torch.eye(d, dtype=torch.float64)  # [[0, 0], [I_d, 0]]
     return W_Q, W_K
+
+
+def _logits(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
+    """X W_Q W_Kᵀ Xᵀ = (X W_Q)(X W_K)ᵀ, shape (L, L)."""
+    return _matmul(X, W_Q) @ _matmul(X, W_K).T
 
 
 def _matmul(X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
@@ -292,19 +297,8 @@ def exact_construction(A: np.ndarray, eps: float) -> Construction:
     L = A.shape[0]
     B = torch.from_numpy(log_targets(A, eps))
     eye = torch.eye(L, dtype=torch.float64)
-    W_K = torch.zeros(2 * L, 2 * L, dtype=torch.float64)
-    W_K[L:, :L] = eye
-    return Construction(
-        X=torch.cat([B, eye], dim=1),
-        W_Q=torch.eye(2 * L, dtype=torch.float64),
-        W_K=W_K,
-        R=eye,
-        B=B,
-        B1=B,
-        B2=eye,
-        eps=float(eps),
-        d=L,
-    )
+    W_Q, W_K = _weights(L, sparse=False)
+    return Construction(X=torch.cat([B, eye], dim=1), W_Q=W_Q, W_K=W_K, R=eye, B=B, B1=B, B2=eye, eps=float(eps), d=L)
 
 
 def sa(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
@@ -319,7 +313,7 @@ def sa(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
     -------
     tensor of shape (L, L)
     """
-    return torch.exp(_matmul(X, W_Q) @ _matmul(X, W_K).T)
+    return torch.exp(_logits(X, W_Q, W_K))
 
 
 def san(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
@@ -327,11 +321,10 @@ def san(X: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torch.Tensor:
 
     Parameters
     ----------
-    X : tensor of shape (L, D)
-    W_Q, W_K : tensors of shape (D, D), dense or sparse COO
+    X, W_Q, W_K : as :func:`sa`
 
     Returns
     -------
     tensor of shape (L, L), rows summing to 1
     """
-    return torch.softmax(_matmul(X, W_Q) @ _matmul(X, W_K).T, dim=-1)
+    return torch.softmax(_logits(X, W_Q, W_K), dim=-1)

@@ -1,9 +1,6 @@
-"""The theorem's hypotheses, in the notes' reading and in the paper's.
-
-The notes assume only row sparsity (at most k nonzeros per row) and ask for additive
-precision of the logits, ``‖B − B̂‖∞ <= δ``. The paper's abstract bounds the nonzeros of
-each row *and column*, and speaks of preserving the ratios of the elements. Both are
-checked:
+"""The theorem's hypotheses (:data:`~.claims.HYPOTHESES`): the notes assume only row sparsity
+and additive precision ``‖B − B̂‖∞ <= δ``; the paper's abstract bounds the nonzeros of each
+row *and column*, and speaks of preserving the ratios of the elements. Both are checked:
 
 * **row-only**: a matrix with k nonzeros per row and one dense column (``support =
   "dense-column"``, the k-per-row-and-column matrix of the same seed with one column filled)

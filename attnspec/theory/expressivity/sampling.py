@@ -1,9 +1,6 @@
-"""Monte Carlo of the construction: the exact sampler of ``B̂ = B1 RᵀR B2ᵀ`` (batched; the
-Wishart law of ``RᵀR`` for Gaussian R with d >= L, the complement subspace for orthogonal R
-with d > L/2) and the ``d → ∞`` law ``sqrt(d)(RᵀR − I) → Z`` of Gaussian projections.
-
-Only ``RᵀR`` matters, so trials never form X; one exact trial costs O(L² min(d, L)).
-"""
+"""Monte Carlo of the construction: the exact sampler of ``B̂ = B1 RᵀR B2ᵀ``
+(:func:`sample_errors`, :func:`sample_errors_grid`) and the ``d → ∞`` law
+``sqrt(d)(RᵀR − I) → Z`` of Gaussian projections (:func:`asymptotic_errors`)."""
 
 from __future__ import annotations
 
@@ -36,9 +33,14 @@ TRIAL_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _sparse_left(Bs: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """``B @ M[i]`` for each i, B a sparse CSR (L, L) matrix, M (t, L, n) → (t, L, n)."""
-    return torch.stack([Bs @ M[i] for i in range(M.shape[0])])
+def _left(B: torch.Tensor, Bs: torch.Tensor | None, M: torch.Tensor) -> torch.Tensor:
+    """``B @ M``, M (t, L, n) → (t, L, n); through ``Bs``, B as a sparse CSR tensor, when given."""
+    return B @ M if Bs is None else torch.stack([Bs @ M[i] for i in range(M.shape[0])])
+
+
+def _frame(parts: list[dict[str, np.ndarray]], columns: tuple[str, ...], trials: int) -> pd.DataFrame:
+    """The per-trial frame of :func:`sample_errors` from its batches' statistics."""
+    return pd.DataFrame({"trial": np.arange(trials), **{c: np.concatenate([p[c] for p in parts]) for c in columns}})
 
 
 def _project_batch(
@@ -59,9 +61,6 @@ def _project_batch(
     """
     L = B.shape[-1]
 
-    def left(M: torch.Tensor) -> torch.Tensor:  # B @ M, M (t, L, n)
-        return B @ M if Bs is None else _sparse_left(Bs, M)
-
     def randn(*shape: int) -> torch.Tensor:
         # always drawn in float64, so float32 and float64 runs see the same numbers
         return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
@@ -69,14 +68,14 @@ def _project_batch(
     if projection == "gaussian":
         if d < L or direct:
             R = randn(t, d, L) / math.sqrt(d)  # (t, d, L)
-            return left(R.mT.contiguous()) @ R  # (t, L, d) @ (t, d, L) -> (t, L, L)
+            return _left(B, Bs, R.mT.contiguous()) @ R  # (t, L, d) @ (t, d, L) -> (t, L, L)
         # d >= L: RᵀR ~ Wishart_L(d, I) / d; Bartlett: W = T Tᵀ with T lower triangular,
         # T_ii = sqrt(χ²_{d−i}) (i = 0..L−1), N(0, 1) below the diagonal.
         T = randn(t, L, L).tril_(-1)  # (t, L, L)
         chi = np.sqrt(rng.chisquare(d - np.arange(L), size=(t, L)))  # (t, L)
         T.diagonal(dim1=-2, dim2=-1).copy_(torch.from_numpy(chi).to(dtype))
         T *= 1.0 / math.sqrt(d)
-        return left(T) @ T.mT  # (B T) Tᵀ, (t, L, L)
+        return _left(B, Bs, T) @ T.mT  # (B T) Tᵀ, (t, L, L)
     # orthogonal: RᵀR = (L/d) P, P the projection on a uniform d-dim subspace (span of a
     # Gaussian L×d matrix); for d > L/2 draw the complement: P = I − Qc Qcᵀ.
     if d > L:
@@ -86,7 +85,7 @@ def _project_batch(
     complement = L - d < d
     r = L - d if complement else d
     Q = torch.linalg.qr(randn(t, L, r)).Q  # (t, L, r)
-    low = left(Q) @ Q.mT  # (t, L, L) = B Q Qᵀ
+    low = _left(B, Bs, Q) @ Q.mT  # (t, L, L) = B Q Qᵀ
     return (L / d) * (B - low) if complement else (L / d) * low
 
 
@@ -204,9 +203,8 @@ def _streams(seed: Seed) -> tuple[torch.Generator, np.random.Generator]:
 
 
 def largest_d(dtype: torch.dtype) -> int:
-    """The largest d whose draws products in ``dtype`` resolve (2^44 in float32, where the
-    χ² fluctuation of √d rounds away beyond; 2^53 in float64, where counts stay exact);
-    see :data:`attnspec.theory.expressivity.resources.MAX_MEASURED_DIMENSION`.
+    """The largest d whose products in ``dtype`` resolve the draws: 2^44 in float32
+    (:data:`~attnspec.theory.expressivity.resources.MAX_MEASURED_DIMENSION`), 2^53 in float64.
 
     Parameters
     ----------
@@ -253,9 +251,8 @@ def sample_errors(
     trials : int >= 1
     projection, factorization : see :func:`construct`
     seed : int or generator; the same seed gives the same draws for every d.
-    dtype : torch dtype of the batched products (float32 by default). The normals are
-        drawn in float64 either way, so both dtypes see the same draws; the statistics
-        agree to ~1e-5 relative (see the tests).
+    dtype : torch dtype of the batched products. The normals are drawn in float64 either
+        way, so both dtypes see the same draws; the statistics agree to ~1e-5 relative.
     direct : bool
         Draw R itself even when d >= L (the reference the Wishart shortcut is tested
         against; costs O(d L²) per trial).
@@ -300,14 +297,11 @@ def sample_errors(
         else:
             parts.append(_trial_stats(E, tg.A, tg.S, tg.idx, eps, tg.n1, tg.n2))
         done += t
-    cols = ("err_inf",) if only_max else TRIAL_COLUMNS
-    out = {c: np.concatenate([p[c] for p in parts]) for c in cols}
-    return pd.DataFrame({"trial": np.arange(done), **out})
+    return _frame(parts, ("err_inf",) if only_max else TRIAL_COLUMNS, done)
 
 
 def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dict[str, float]:
-    """The error measures of one approximation B̂ of B = log(A/eps) (row factorization
-    norms for ``jl_ratio``).
+    """The :data:`TRIAL_COLUMNS` of one approximation B̂ of B = log(A/eps) (row norms for ``jl_ratio``).
 
     Parameters
     ----------
@@ -317,7 +311,7 @@ def measures(A: np.ndarray, B_hat: torch.Tensor | np.ndarray, eps: float) -> dic
 
     Returns
     -------
-    dict of :data:`TRIAL_COLUMNS` → float, for this single draw
+    dict of str to float
     """
     A = check_matrix(A)
     Bn = log_targets(A, eps)
@@ -342,8 +336,6 @@ def asymptotic_errors(
     """The d → ∞ law of Gaussian projections: ``sqrt(d) ||B − B̂||_∞ → max |B Z|`` (row) or
     ``max |Z B|`` (column), Z symmetric with N(0, 1) off and N(0, 2) on the diagonal.
 
-    Cost per draw O(L²) plus a sparse product with B (k nonzeros per row).
-
     Parameters
     ----------
     A : array of shape (L, L), nonnegative
@@ -352,12 +344,11 @@ def asymptotic_errors(
     factorization : {"row", "column"}
     seed : int or generator
     dtype : torch dtype of the products
-    statistic : {"max", "ratio"}
+    statistic : {"max", "ratio", "both"}
         ``max``: ``Λ = max|BZ|`` (additive precision). ``ratio`` (row factorization only):
-        ``max_i (max_{j∈S_i} − min_{j∈S_i}) (BZ)_ij``, the d → ∞ law of the worst error of
-        the log-ratios ``log(Â_ij/Â_il)`` within the support of a row (ratio precision).
-        The same seed gives the same Z for both. ``both``: the pair ``(max, ratio)`` from
-        one set of draws (what two calls with the same seed would return, at half the cost).
+        ``max_i (max_{j∈S_i} − min_{j∈S_i}) (BZ)_ij``, the law of the worst error of the
+        log-ratios ``log(Â_ij/Â_il)`` within a row's support (ratio precision). ``both``:
+        the pair from one set of draws (the same seed gives the same Z for all three).
 
     Returns
     -------
@@ -395,10 +386,8 @@ def asymptotic_errors(
 
 
 def gram_diagonal_draws(L: int, d: int, projection: str, trials: int, seed: Seed = 0) -> np.ndarray:
-    """Draws of ``‖R e_1‖²`` (the (0, 0) entry of RᵀR) for the projections of :func:`sample_errors`.
-
-    The law of ``‖Ru‖²/‖u‖²`` for any fixed u (both projections are rotation invariant):
-    χ²_d/d (Gaussian) or (L/d)·Beta(d/2, (L−d)/2) (orthogonal, scaled).
+    """Draws of ``‖R e_1‖²`` (the (0, 0) entry of RᵀR) for the projections of :func:`sample_errors`:
+    the law of ``‖Ru‖²/‖u‖²`` for any fixed u, both projections being rotation invariant.
 
     Parameters
     ----------
@@ -435,11 +424,10 @@ def sample_errors_grid(
     """Exact Monte Carlo of Gaussian projections at several d >= L in one pass (common draws).
 
     Bartlett: ``RᵀR ~ T Tᵀ / d`` with ``T = N + D_d``, N strictly lower triangular N(0, 1)
-    and ``D_d = diag(sqrt(χ²_{d−i}))``. N does not depend on d, so per trial
-    ``B T Tᵀ = (B N) Nᵀ + (B N) D + B (D Nᵀ) + B D²``: the one O(L³) product ``(B N) Nᵀ`` is
-    shared by every d, and each further d costs O(k L²) (B sparse) instead of O(L³). Every d
-    gets its own χ² draws; the marginal law at each d is exactly that of
-    :func:`sample_errors` (the draws differ: this is a different stream of the same law).
+    and ``D_d = diag(sqrt(χ²_{d−i}))``. N does not depend on d, so the O(L³) product
+    ``(B N) Nᵀ`` of ``B T Tᵀ = (B N) Nᵀ + (B N) D + B (D Nᵀ) + B D²`` is shared by every d,
+    each further d costing O(k L²) (B sparse). The law at each d is that of
+    :func:`sample_errors`; the draws are a different stream.
 
     Parameters
     ----------
@@ -468,9 +456,6 @@ def sample_errors_grid(
     tg = _targets(A, eps, factorization, dtype)
     Bl = tg.left
 
-    def left(M: torch.Tensor) -> torch.Tensor:  # Bl @ M, M (t, L, n)
-        return Bl @ M if tg.sparse is None else _sparse_left(tg.sparse, M)
-
     g, rng = _streams(seed)
     elem = torch.finfo(dtype).bits // 8
     per = max(1, (160 * 2**20) // (6 * L * L * elem))
@@ -480,13 +465,13 @@ def sample_errors_grid(
     while done < trials:
         t = min(per, trials - done)
         N = torch.randn(t, L, L, generator=g, dtype=torch.float64).to(dtype).tril_(-1)  # (t, L, L)
-        BN = left(N)  # (t, L, L)
+        BN = _left(Bl, tg.sparse, N)  # (t, L, L)
         P1 = BN @ N.mT  # (t, L, L), the shared O(L³) product
         for j, d in enumerate(ds):
             diag = torch.from_numpy(np.sqrt(rng.chisquare(d - np.arange(L), size=(t, L)))).to(dtype)  # (t, L)
             # B T Tᵀ = P1 + (BN) D + B (D Nᵀ) + B D²   (D = diag(diag), per trial)
             BD2 = Bl.unsqueeze(0) * (diag * diag).unsqueeze(1)  # (t, L, L): columns of B scaled by D²
-            E = P1 + BN * diag.unsqueeze(1) + left(diag.unsqueeze(2) * N.mT) + BD2
+            E = P1 + BN * diag.unsqueeze(1) + _left(Bl, tg.sparse, diag.unsqueeze(2) * N.mT) + BD2
             E.mul_(1.0 / d)
             if factorization == "column":
                 E = E.mT.contiguous()
@@ -498,8 +483,4 @@ def sample_errors_grid(
             else:
                 err[done : done + t, j] = E.abs_().flatten(1).amax(1).double().numpy()
         done += t
-    frames = {
-        d: pd.DataFrame({"trial": np.arange(trials), **{c: np.concatenate([p[c] for p in ps]) for c in TRIAL_COLUMNS}})
-        for d, ps in parts.items()
-    }
-    return err, frames
+    return err, {d: _frame(ps, TRIAL_COLUMNS, trials) for d, ps in parts.items()}

@@ -17,7 +17,7 @@ import numpy as np
 
 from attnspec.errors import InputError, check_memory
 from attnspec.numerics.linalg import SCHEDULES, ns_schedule
-from attnspec.options.checks import option_names
+from attnspec.options.checks import OSA_CHECK, option_names
 from attnspec.runtime.threads import torch_threads
 from attnspec.theorem.result import BatteryResult
 from attnspec.theory.osa.groups import LAYER_STEPS, jacobian_n
@@ -25,11 +25,13 @@ from attnspec.theory.osa.groups import LAYER_STEPS, jacobian_n
 COMMAND = "osa-check"
 DEFAULT_ALPHAS: tuple[float, ...] = (0.05, 0.5, 2.0)
 DEFAULT_SCHEDULES: tuple[str, ...] = ("cubic", "muon", "polar-express")
+#: The declared options, by name: their bounds are the ranges :meth:`OsaCheckConfig.validate` enforces.
+_DECLARED = {o.name: o for o in OSA_CHECK}
 #: |alpha| beyond this makes ||S||₂ (hence e^{||S||₂} in the Thm 3.1 bounds and the dense
 #: exponentials of Thm 2.1) leave the range float64 represents: alpha = 1e308 overflows S.
-ALPHA_MAX = 1e3
+ALPHA_MAX = _DECLARED["alpha"].high
 #: Largest Newton–Schulz step K of the Thm 3.1 sweep.
-STEPS_MAX = 100
+STEPS_MAX = int(_DECLARED["steps"].high)
 #: A schedule must keep every singular value of the pre-normalised M_0 (in [0, 1]) below
 #: this at every step. Newton–Schulz approximates the polar factor (σ → 1): Lemma C.1 bounds
 #: the cubic's iterates by √3, the named schedules stay below 2 (Muon 1.20, Polar Express
@@ -64,23 +66,24 @@ def parse_schedule(text: str) -> str | list[tuple[float, ...]]:
 
 @dataclass(frozen=True)
 class OsaCheckConfig:
-    """The parameters of one osa-check run (recorded in ``meta.json``).
+    """The parameters of one osa-check run (recorded in ``meta.json``); the ranges allowed are
+    those :data:`~attnspec.options.checks.OSA_CHECK` declares and :meth:`validate` enforces.
 
     Parameters
     ----------
     seed : int
-        Root seed (>= 0); every instance's own seed is recorded in the tables.
+        Root seed; every instance's own seed is recorded in the tables.
     alphas : tuple of float
-        alpha of the Thm 2.1/3.1/2.2 instances, |alpha| <= ALPHA_MAX.
+        alpha of the Thm 2.1/3.1/2.2 instances.
     steps : int
-        Theorem 3.1 is checked at K = 0..steps (0 <= steps <= STEPS_MAX).
+        Theorem 3.1 is checked at K = 0..steps.
     schedules : tuple
         Newton–Schulz schedules: names or custom coefficient tuples.
     d_model, d_v : int
-        Width and head width of the Jacobian check (1 <= d_v, 2 d_v <= d_model); its instance
-        has N = 3 d_v tokens (low-rank regime), plus one full-span case N = 2 d_v.
+        Width and head width of the Jacobian check; its instance has N = 3 d_v tokens
+        (low-rank regime), plus one full-span case N = 2 d_v.
     trials : int
-        Random instances per configuration (>= 1).
+        Random instances per configuration.
     timing : bool
         Also time the forward pass for ``timing_ns``.
     """
@@ -122,7 +125,7 @@ class OsaCheckConfig:
         for a in self.alphas:
             if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or abs(a) > ALPHA_MAX:
                 raise InputError(f"--alpha must be a finite number in [-{ALPHA_MAX:g}, {ALPHA_MAX:g}], got {a!r}")
-        _int("--steps", self.steps, 0, STEPS_MAX)
+        _declared_int("steps", self.steps)
         if not self.schedules:
             raise InputError(f"--schedule needs at least one of {', '.join(SCHEDULES)} or custom coefficients")
         for sch in self.schedules:
@@ -142,8 +145,8 @@ class OsaCheckConfig:
                     f"--schedule {_display(sch)} must keep the singular values of M_0 (in [0, 1]) within "
                     f"[0, {SIGMA_MAX:g}] over K = 0..{max(self.steps, LAYER_STEPS)}; they reach {top:.3g}"
                 )
-        _int("--d-v", self.d_v, 1)
-        _int("--d-model", self.d_model, 2)
+        _declared_int("d_v", self.d_v)
+        _declared_int("d_model", self.d_model)
         if 2 * self.d_v > self.d_model:
             raise InputError(
                 f"--d-v: the initialisation needs 2*d_v <= d_model, got d_v={self.d_v}, d_model={self.d_model}"
@@ -156,7 +159,7 @@ class OsaCheckConfig:
             f"--d-model {self.d_model} with --d-v {self.d_v} (the Jacobian check)",
             8.0 * (3 * nd * nd + 2 * self.d_model * self.d_model),
         )
-        _int("--trials", self.trials, 1, 1000)
+        _declared_int("trials", self.trials)
         if not isinstance(self.timing, bool):
             raise InputError(f"--timing must be true or false, got {self.timing!r}")
         for n in self.timing_ns:
@@ -191,6 +194,12 @@ def _int(name: str, value: Any, low: int, high: int | None = None) -> None:
     if value < low or (high is not None and value > high):
         allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
         raise InputError(f"{name} must be an integer {allowed}, got {value!r}")
+
+
+def _declared_int(name: str, value: Any) -> None:
+    """An integer option within the bounds :data:`~attnspec.options.checks.OSA_CHECK` declares."""
+    opt = _DECLARED[name]
+    _int(opt.label, value, int(opt.low), None if opt.high is None else int(opt.high))
 
 
 def _as_tuple(v: Any) -> tuple:

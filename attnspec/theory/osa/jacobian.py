@@ -551,6 +551,22 @@ def c_spread(fit: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def c_spread_params(spread: pd.DataFrame) -> dict[str, float]:
+    """The spread of the per-draw C as row parameters.
+
+    Parameters
+    ----------
+    spread : DataFrame
+        The frame of :func:`c_spread`.
+
+    Returns
+    -------
+    dict of str to float
+        ``c_min``, ``c_median``, ``c_max``, rounded to 4 decimals.
+    """
+    return {f"c_{k}": round(float(getattr(spread.c, k)()), 4) for k in ("min", "median", "max")}
+
+
 def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_rng: str) -> list[VerdictRow]:
     c_fit = float(fit.j1_over_alpha.max())
     params = {"basis": label, "heads": 1, "alpha": a_rng, **_case_params(fit)}
@@ -568,7 +584,7 @@ def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_
         ),
     )  # fmt: skip
     sp = c_spread(fit)
-    spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
+    spread = c_spread_params(sp)
     values = {
         "C": c_fit, "draws": len(fit),
         "sentence": f"fitted C = max ||J1||₂/alpha = {c_fit:.4g} over {len(sp)} fit draws; per draw C ranges "

@@ -265,10 +265,10 @@ def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
     alpha_max = (1 - delta) / c if c > 0 else math.inf
     alphas = np.sort(grp.alpha.unique())
     ok = [a for a in alphas if 1 - delta - c * a > 0]
-    from attnspec.theory.osa.jacobian import c_spread
+    from attnspec.theory.osa.jacobian import c_spread, c_spread_params
 
     sp = c_spread(grp)
-    spread = {f"c_{k}": round(float(getattr(sp.c, k)()), 4) for k in ("min", "median", "max")}
+    spread = c_spread_params(sp)
     params = {"basis": str(grp.basis.iloc[0]), **spread, "alpha_max_min": round(float(sp.alpha_max.min()), 4),
               "alpha_max_max": round(float(sp.alpha_max.max()), 4)}  # fmt: skip
     values = {
