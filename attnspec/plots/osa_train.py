@@ -13,7 +13,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -134,7 +136,31 @@ ACCURACY_WIDTH_IN = 3.3
 CHANCE = 0.1
 #: How each data set is named in the figures (mirrors attnspec.theory.osa.train_sources.DATA_LABELS).
 DATA_LABELS: dict[str, str] = {"digits": "8×8 digits", "mnist": "MNIST"}
+#: The data set of a run whose meta.json names none: ``osa-train --data``'s default.
+DEFAULT_DATA = "digits"
 PAPER_LABEL = "paper, Table 2 (MNIST)"
+
+
+def trained_data(meta: Mapping[str, Any]) -> str:
+    """The data set an osa-train run trained on, as its meta.json names it: the run's identity
+    first (what keys the run), then its configuration; :data:`DEFAULT_DATA` when neither names one
+    (an empty meta, a run without a meta.json).
+
+    Parameters
+    ----------
+    meta : mapping
+        The run's meta.json (``{}`` when it has none).
+
+    Returns
+    -------
+    str
+        A key of :data:`DATA_LABELS` for every run osa-train writes.
+    """
+    for part in ("identity", "config"):
+        data = (meta.get(part) or {}).get("data")
+        if data:
+            return str(data)
+    return DEFAULT_DATA
 
 
 def _error_bars(stats: pd.DataFrame, models: list[str], paper: pd.DataFrame | None) -> tuple[np.ndarray, str]:
@@ -326,8 +352,7 @@ def plot_osa_train(out_dir: Path) -> list[Path]:
     runs = read_table(out_dir, RUNS_TABLE)
     paper = read_table_if_held(out_dir, PAPER_TABLE)
     meta = out_dir / "meta.json"
-    config = json.loads(meta.read_text()).get("config", {}) if meta.is_file() else {}
-    data = config.get("data", "digits")
+    data = trained_data(json.loads(meta.read_text()) if meta.is_file() else {})
     paths = plot_curves(curves, out_dir / "osa_train_curves", data) + plot_accuracy(
         runs, out_dir / "osa_train_accuracy", paper, data
     )

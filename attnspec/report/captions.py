@@ -267,9 +267,9 @@ def _timing(_: Path) -> str:
 
 
 def _train_data(run: Path) -> str:
-    from attnspec.plots.osa_train import DATA_LABELS
+    from attnspec.plots.osa_train import DATA_LABELS, trained_data
 
-    data = _meta(run).get("identity", {}).get("data", "digits")
+    data = trained_data(_meta(run))
     return DATA_LABELS.get(data, data)
 
 

@@ -115,6 +115,8 @@ def _pct(x: float) -> str:
 
 def _osa_train_section(d: Path) -> list[str]:
     """osa-train: the paper's Table 2 beside the measurement, the orderings, the budget."""
+    from attnspec.plots.osa_train import trained_data  # the plots' module loads matplotlib: on use only
+
     summary_path = next((p for p in (d / "summary.parquet", d / "osa_train_summary.parquet") if p.is_file()), None)
     if summary_path is None:
         return []
@@ -122,7 +124,7 @@ def _osa_train_section(d: Path) -> list[str]:
     meta = json.loads((d / "meta.json").read_text()) if (d / "meta.json").is_file() else {}
     md = _osa_train_budget(meta, summary)
     paper, orders = d / "osa_train_paper.parquet", d / "osa_train_orderings.parquet"
-    data = (meta.get("config") or {}).get("data", "digits")
+    data = trained_data(meta)
     where = "MNIST" if data == "mnist" else "8×8 digits"
     if paper.is_file():
         table2 = (meta.get("paper_setup") or {}).get("table2") or {}

@@ -467,13 +467,15 @@ def _training_finding(experiments: Sequence[Any], results: Path) -> list[str]:
 
     import pandas as pd
 
+    from attnspec.plots.osa_train import trained_data
+
     for exp in experiments:
         d = results / exp.name
         paper, orders = d / "osa_train_paper.parquet", d / "osa_train_orderings.parquet"
         if exp.command != "osa-train" or not paper.is_file():
             continue
         meta = json.loads((d / "meta.json").read_text()) if (d / "meta.json").is_file() else {}
-        mnist = (meta.get("config") or {}).get("data") == "mnist"
+        mnist = trained_data(meta) == "mnist"
         t = pd.read_parquet(paper).set_index("model")
         shown = [m for m in ("vit", "osa-qr", "osa-ns") if m in t.index]
         measured = ", ".join(

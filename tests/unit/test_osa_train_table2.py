@@ -180,6 +180,22 @@ def test_the_accuracy_caption_promises_what_the_figure_draws(tmp_path: Path, dat
     assert "the 95% interval over seeds, as in the table" in caption("osa_train_accuracy", tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("meta", "data"),
+    [
+        ({"identity": {"data": "mnist"}, "config": {"data": "digits"}}, "mnist"),  # the identity keys the run
+        ({"identity": {"seeds": 5}, "config": {"data": "mnist"}}, "mnist"),
+        ({"identity": {"data": "mnist"}}, "mnist"),
+        ({"identity": None, "config": None}, "digits"),
+        ({}, "digits"),
+    ],
+)
+def test_every_reader_takes_the_data_set_from_the_identity_then_the_config(meta: dict, data: str) -> None:
+    from attnspec.plots.osa_train import trained_data
+
+    assert trained_data(meta) == data
+
+
 # ----------------------------------------------------------------------------- placement
 
 
