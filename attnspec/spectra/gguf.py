@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import tempfile
 import warnings
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from attnspec.errors import InputError, ModelLoadError
+from attnspec.spectra.cache_folder import publish_folder
 from attnspec.spectra.file_digest import file_digest
 from attnspec.spectra.model_names import GGUF_ALIASES
 
@@ -287,13 +287,8 @@ def dequantised_folder(path: Path) -> tuple[Path, dict[str, Any], bool]:
         if root is None:
             return tmp, facts, False
         folder = root / digest
-        if folder.exists():  # another process finished first, or a stale incomplete folder
-            if (folder / _DONE).is_file():
-                shutil.rmtree(tmp, ignore_errors=True)
-                return folder, facts, True
-            shutil.rmtree(folder, ignore_errors=True)
-        os.replace(tmp, folder)
-        return folder, facts, False
+        found = publish_folder(tmp, folder, lambda f: (f / _DONE).is_file())
+        return folder, facts, found
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

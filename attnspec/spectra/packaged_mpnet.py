@@ -21,7 +21,6 @@ from __future__ import annotations
 import atexit
 import io
 import json
-import os
 import shutil
 import tempfile
 import zipfile
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attnspec.errors import ModelLoadError
+from attnspec.spectra.cache_folder import publish_folder
 from attnspec.spectra.file_digest import file_digest
 
 #: The five distributions, in the order their pieces are joined.
@@ -208,17 +208,7 @@ def packaged_mpnet_path() -> Path | None:
         if folder is None:
             atexit.register(shutil.rmtree, tmp, ignore_errors=True)
             return tmp
-        if folder.exists():  # another process finished first, or a stale incomplete folder
-            if _complete(folder):
-                shutil.rmtree(tmp, ignore_errors=True)
-                return folder
-            shutil.rmtree(folder, ignore_errors=True)
-        try:
-            os.replace(tmp, folder)
-        except OSError:
-            if not _complete(folder):  # not another process's finished folder: a real failure
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
+        publish_folder(tmp, folder, _complete)
         return folder
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
