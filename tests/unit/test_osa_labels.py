@@ -250,3 +250,10 @@ def test_progress_messages_count_the_steps_and_estimate_the_time_left(monkeypatc
     n = sum(g.message is not None for g in idle)
     assert len(seen) == n and seen[0].endswith(f"step 1/{n}, estimating the time left")
     assert all(f"step {i + 1}/{n}, about " in m and m.endswith(" s left") for i, m in enumerate(seen[1:], 1))
+
+
+def test_instance_labels_write_whole_floats_as_integers_and_others_to_four_digits():
+    from attnspec.theory.osa.instances import instance_label
+
+    label = instance_label(alpha=2.0, scale=0.123456, N=50, basis="qr", full=True)
+    assert label == "alpha=2, scale=0.1235, N=50, basis=qr, full=True"

@@ -15,6 +15,7 @@ from attnspec.errors import InputError
 from attnspec.numerics.linalg import Coefficients, sample_stiefel
 from attnspec.numerics.stats import spawn_seeds, torch_generator
 from attnspec.theory.osa.layer import init_qk, init_vo
+from attnspec.verdicts.numbers import param_text
 
 #: Absolute tolerance of a float64 identity between orthogonal N×N matrices (entries <= 1).
 F64_TOL = 1e-10
@@ -79,7 +80,8 @@ def vec(m: torch.Tensor) -> torch.Tensor:
 
 
 def instance_label(**kw: object) -> str:
-    """``k=v, ...`` for evidence strings (floats to 4 significant digits).
+    """``k=v, ...`` for evidence strings (values as :func:`attnspec.verdicts.numbers.param_text`
+    writes them: a whole float as an integer, another to 4 significant digits).
 
     Parameters
     ----------
@@ -90,23 +92,7 @@ def instance_label(**kw: object) -> str:
     -------
     str
     """
-    return ", ".join(f"{k}={short(v)}" for k, v in kw.items())
-
-
-def short(v: object) -> str:
-    """A value for evidence strings: floats to 4 significant digits.
-
-    Parameters
-    ----------
-    v : object
-
-    Returns
-    -------
-    str
-    """
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+    return ", ".join(f"{k}={param_text(v)}" for k, v in kw.items())
 
 
 def schedule_name(c: Coefficients) -> str:
