@@ -9,7 +9,7 @@ table of instances, one number) has its claims decided here, by the same one cla
   (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means,
   a :class:`Bound` its decided quantities at their largest value);
 * a point a search found: :func:`read_off`, read by :class:`Bound`,
-  :class:`~attnspec.theorem.readings.Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
+  :class:`Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
 * a table of instances: :func:`margin_rows`;
 * a claim no instance could test, or a variant of it: :func:`unmet_row`, :func:`as_variant`.
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attnspec.theorem.cases import Cases, Wrapped
-from attnspec.theorem.readings import LOOSE_FACTOR, Decision, Point, Reading, _classify
+from attnspec.theorem.readings import LOOSE_FACTOR, Decision, Point, Reading, _classify, _pct, _row
 from attnspec.theorem.tightest import by_kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -474,30 +474,65 @@ class InstanceResidual(OnInstance):
 
 
 @dataclass(frozen=True)
-class InstanceNumber(OnInstance):
+class Measure(OnInstance):
     """A number without a verdict: ``measured`` (or ``vacuous`` / ``hypothesis-unmet`` by the
-    hooks, then ``cannot-fail`` where a trivial output meets the claim), the reason being
-    ``what`` formatted from the values.
+    hooks, then ``cannot-fail`` where a trivial output meets the claim), at each grid point or
+    on one :class:`Instance`.
+
+    At a grid point the estimate is the mean of ``value`` over the trials, with its Student-t
+    interval; on an instance it is the named value, with the interval ``ci`` names.
 
     Parameters
     ----------
-    what : str
-        What was measured, a format string over the values.
+    value : str
+        The quantity measured, the row's estimate.
+    label : str
+        What it is, in a few words: the sentence at a grid point is "label: mean, CI [low,
+        high] over n trials" (default: ``value``).
+    sentence : str or callable
+        The whole sentence instead: a format string over the values (an instance's, or a
+        point's means), or ``sentence(point) -> str`` at a grid point.
+    level : float or None
+        The confidence level of the interval at a grid point; None: no interval.
     trivial : callable, optional
         ``trivial(values) -> str or None``: why a trivial output meets the claim here (an
         existence claim the zero output satisfies): ``cannot-fail``.
     """
 
-    what: str = ""
+    value: str = ""
+    label: str = ""
+    sentence: str | Callable[[Point], str] = ""
+    level: float | None = 0.95
     trivial: Hook | None = None
 
+    def _decided(self) -> str | None:
+        return self.value or None
+
     def _decide(self, values: Mapping[str, Any]) -> Decision:
+        what = self.sentence.format(**values) if isinstance(self.sentence, str) else ""
         d = _classify(
-            "measurement", what=self.what.format(**values), vacuous=self._hook(self.vacuous, values),
+            "measurement", what=what, vacuous=self._hook(self.vacuous, values),
             hypothesis_unmet=self._hook(self.hypothesis_unmet, values),
         )  # fmt: skip
         trivial = self._hook(self.trivial, values) if d.verdict == "measured" else None
         return Decision("cannot-fail", trivial) if trivial else d
+
+    def _row(self, claim: str, point: Point) -> VerdictRow:
+        s = point.stats[self.value]
+        low, high = s.interval(self.level) if self.level is not None else (None, None)
+        if self.ci:  # quantities giving the interval's ends (bisection brackets, a fit's t interval)
+            low, high = (point.value(q) for q in self.ci)
+        if callable(self.sentence):
+            what = self.sentence(point)
+        elif self.sentence:
+            what = self.sentence.format(**{k: m.mean for k, m in point.stats.items()})
+        else:
+            spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
+            what = f"{self.label or self.value}: {s.mean:.4g}{spread if self.level is not None else ''}"
+        trials = int(point.value(self.trials)) if self.trials else s.count
+        bound = point.value(self.bound) if self.bound is not None else None
+        return _row(claim, self.name, point, _classify("measurement", what=what), estimate=s.mean, ci_low=low,
+                    ci_high=high, trials=trials, bound=bound)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -509,20 +544,20 @@ class InstanceShare(OnInstance):
     ----------
     hits, total : str
         The values counting the cases that meet it and all cases.
-    what : str
+    sentence : str
         What the share is, a format string over the values and ``{share}`` (hits / total).
     """
 
     hits: str = ""
     total: str = ""
-    what: str = ""
+    sentence: str = ""
 
     def _counts(self, values: Mapping[str, Any]) -> tuple[int, int]:
         return int(values[self.hits]), int(values[self.total])
 
     def _decide(self, values: Mapping[str, Any]) -> Decision:
         hits, total = self._counts(values)
-        return _classify("measurement", what=self.what.format(**values, share=hits / total))
+        return _classify("measurement", what=self.sentence.format(**values, share=hits / total))
 
     def _fields(self, values: Mapping[str, Any]) -> dict[str, Any]:
         from attnspec.numerics.stats import clopper_pearson
@@ -537,22 +572,22 @@ class InstanceShare(OnInstance):
 class AsPrinted(OnInstance):
     """A statement wrong as printed (a shape that does not conform, a matrix inverted that has
     no inverse): ``violated`` where ``fails(values)`` (always, by default), else ``measured``;
-    the reason is ``what`` formatted from the values.
+    the reason is ``sentence`` formatted from the values.
 
     Parameters
     ----------
-    what : str
+    sentence : str
         Why, a format string over the values.
     fails : callable, optional
         ``fails(values) -> bool``; None: always.
     """
 
-    what: str = ""
+    sentence: str = ""
     fails: Callable[[Mapping[str, Any]], bool] | None = None
 
     def _decide(self, values: Mapping[str, Any]) -> Decision:
         fails = self.fails is None or self.fails(values)
-        return Decision("violated" if fails else "measured", self.what.format(**values))
+        return Decision("violated" if fails else "measured", self.sentence.format(**values))
 
 
 def instance_rows(claim: Any, instances: Sequence[Instance], readings: Sequence[OnInstance] = ()) -> list[VerdictRow]:

@@ -3,7 +3,8 @@
 A reading names the quantities it reads (by the names a check's ``setup`` and ``trial`` return,
 or a number) and turns their statistics at each grid point into a verdict row: the deciding
 numbers go into the row's fields (``estimate``, ``ci_low``, ``ci_high``, ``bound``, ``exact``,
-``trials``), and its sentence is rendered from them by :mod:`attnspec.verdicts.classify`.
+``trials``), and its sentence is rendered from them by :mod:`attnspec.verdicts.classify`. A
+number without a verdict is :class:`attnspec.theorem.measured.Measure`.
 
 =================  ==========================================  ==============================
 reading            the claim                                   decided by
@@ -14,14 +15,13 @@ reading            the claim                                   decided by
 :class:`ExactLaw`     an exact law equals the claimed value     ``classify_identity`` (relative)
 :class:`Covers`       E[value] = target (e.g. unbiasedness)     ``classify_identity`` on the CI
 :class:`AtMost`       E[value] <= bound                         ``classify_bound`` on the CI
-:class:`Measure`      a number, no verdict                      ``classify_measurement``
 =================  ==========================================  ==============================
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -379,48 +379,3 @@ class ExactLaw(Reading):
         d = _classify("identity", residual=rel, tol=self.rtol)
         d = Decision(d.verdict, f"exact {exact:.6g} vs claimed {claimed:.6g}: relative {d.reason}")
         return _row(claim, self.name, point, d, exact=exact, bound=claimed)
-
-
-@dataclass(frozen=True)
-class Measure(Reading):
-    """A number without a verdict: the mean of ``value`` (and its interval), ``measured``.
-
-    Parameters
-    ----------
-    value : str
-        A quantity.
-    what : str or callable
-        What it is, in a few words (the row's sentence starts with it, then the number and
-        its interval); or ``what(point) -> str``, the whole sentence rendered from the point's
-        numbers.
-    level : float or None
-        The confidence level of the Student-t interval of the mean; None: no interval.
-    low, high : str, optional
-        Quantities giving the interval's ends instead (bisection brackets, a fit's t interval).
-    trials : str, optional
-        The quantity counting the draws behind the number (default: the values of ``value``).
-    bound : str or float, optional
-        What the number is set beside (the paper's value), without a verdict.
-    """
-
-    value: str = ""
-    what: str | Callable[[Point], str] = ""
-    level: float | None = 0.95
-    low: str | None = None
-    high: str | None = None
-    trials: str | None = None
-    bound: str | float | None = None
-
-    def _row(self, claim: str, point: Point) -> VerdictRow:
-        s = point.stats[self.value]
-        low, high = s.interval(self.level) if self.level is not None else (None, None)
-        low, high = (point.value(q) if q is not None else end for q, end in ((self.low, low), (self.high, high)))
-        if callable(self.what):
-            what = self.what(point)
-        else:
-            spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
-            what = f"{self.what or self.value}: {s.mean:.4g}{spread if self.level is not None else ''}"
-        d = _classify("measurement", what=what)
-        trials = int(point.value(self.trials)) if self.trials else s.count
-        bound = point.value(self.bound) if self.bound is not None else None
-        return _row(claim, self.name, point, d, estimate=s.mean, ci_low=low, ci_high=high, trials=trials, bound=bound)
