@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attnspec.theorem.cases import Cases, Wrapped
-from attnspec.theorem.readings import LOOSE_FACTOR, Decision, Point, Reading, _classify, _pct, _row
+from attnspec.theorem.readings import LOOSE_FACTOR, Decision, Point, Reading, _classify, _pct, _row, _verdict_row
 from attnspec.theorem.tightest import by_kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,20 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: A hook on an instance's values: a reason (vacuous there, a hypothesis not met), or None.
 Hook = Callable[[Mapping[str, Any]], "str | None"]
-
-
-def _verdict_row(
-    claim: str, d: Decision, *, reading: str, params: Mapping[str, Any] | None, seed: int | None, after: str = "",
-    **fields: Any,
-) -> VerdictRow:  # fmt: skip
-    """The row of a decision: its verdict, its reason (then ``after``) as the sentence, the fields."""
-    from attnspec.verdicts.classify import VerdictRow
-
-    evidence = d.reason + (f"; {after}" if after else "")
-    return VerdictRow(
-        claim=claim, verdict=d.verdict, params=dict(params or {}), seed=seed, evidence=evidence, reading=reading,
-        **fields,
-    )  # fmt: skip
 
 
 def _unmet(why: str) -> Decision:

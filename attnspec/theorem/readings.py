@@ -135,13 +135,23 @@ def _pct(level: float) -> str:
     return f"{level * 100:g}%"
 
 
-def _row(claim: str, reading: str, point: Point, d: Decision, **numbers: Any) -> VerdictRow:
+def _verdict_row(
+    claim: str, d: Decision, *, reading: str, params: Mapping[str, Any] | None, seed: int | None, after: str = "",
+    **fields: Any,
+) -> VerdictRow:  # fmt: skip
+    """The row of a decision: its verdict, its reason (then ``after``) as the sentence, the fields."""
     from attnspec.verdicts.classify import VerdictRow
 
+    evidence = d.reason + (f"; {after}" if after else "")
     return VerdictRow(
-        claim=claim, verdict=d.verdict, params=dict(point.params), seed=point.seed, evidence=d.reason,
-        reading=reading, **numbers,
+        claim=claim, verdict=d.verdict, params=dict(params or {}), seed=seed, evidence=evidence, reading=reading,
+        **fields,
     )  # fmt: skip
+
+
+def _row(claim: str, reading: str, point: Point, d: Decision, **numbers: Any) -> VerdictRow:
+    """The row of a decision at a grid point."""
+    return _verdict_row(claim, d, reading=reading, params=point.params, seed=point.seed, **numbers)
 
 
 @dataclass(frozen=True)
