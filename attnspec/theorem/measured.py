@@ -23,7 +23,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attnspec.theorem.cases import Cases, Wrapped
-from attnspec.theorem.readings import LOOSE_FACTOR, Decision, Point, Reading, _classify, _pct, _row, _verdict_row
+from attnspec.theorem.readings import (
+    LOOSE_FACTOR,
+    Decision,
+    Point,
+    Reading,
+    _classify,
+    _pct,
+    _row,
+    _share_fields,
+    _verdict_row,
+)
 from attnspec.theorem.tightest import by_kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -546,12 +556,7 @@ class InstanceShare(OnInstance):
         return _classify("measurement", what=self.sentence.format(**values, share=hits / total))
 
     def _fields(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        from attnspec.numerics.stats import clopper_pearson
-
-        hits, total = self._counts(values)
-        ci = clopper_pearson(hits, total)
-        share = {"estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "trials": total}
-        return super()._fields(values) | share
+        return super()._fields(values) | _share_fields(*self._counts(values))
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,14 @@ def _verdict_row(
     )  # fmt: skip
 
 
+def _share_fields(hits: int, total: int) -> dict[str, Any]:
+    """A count's row fields: the share ``estimate``, its 95% Clopper–Pearson interval and ``trials``."""
+    from attnspec.numerics.stats import clopper_pearson
+
+    ci = clopper_pearson(int(hits), int(total), 0.95)
+    return {"estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "trials": int(total)}
+
+
 def _row(claim: str, reading: str, point: Point, d: Decision, **numbers: Any) -> VerdictRow:
     """The row of a decision at a grid point."""
     return _verdict_row(claim, d, reading=reading, params=point.params, seed=point.seed, **numbers)
@@ -303,11 +311,7 @@ class Probability(Reading):
         exact = point.value(self.exact) if self.exact is not None else None
         failures = int(round(s.total))
         d = _classify("probability", claimed=claimed, failures=failures, trials=s.count, exact=exact)
-        from attnspec.numerics.stats import clopper_pearson
-
-        ci = clopper_pearson(failures, s.count, 0.95)
-        return _row(claim, self.name, point, d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high,
-                    bound=claimed, exact=exact, trials=s.count)  # fmt: skip
+        return _row(claim, self.name, point, d, bound=claimed, exact=exact, **_share_fields(failures, s.count))
 
 
 @dataclass(frozen=True)
