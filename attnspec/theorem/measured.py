@@ -693,16 +693,12 @@ class Unmet(Wrapped):
 
     unmet: Callable[[Point], str | None] | None = None
 
-    def _rows(self, claim: str, points: list[Point]) -> list[VerdictRow]:
-        rows = []
-        for p in points:
-            why = self.unmet(p) if self.unmet is not None else None
-            found = self.reading.rows(claim, [p])  # type: ignore[union-attr]
-            if why:
-                d = _unmet(why)
-                found = [dataclasses.replace(r, verdict=d.verdict, evidence=d.reason) for r in found]
-            rows += found
-        return rows
+    def _reshaped(self, point: Point, row: VerdictRow) -> VerdictRow:
+        why = self.unmet(point) if self.unmet is not None else None
+        if not why:
+            return row
+        d = _unmet(why)
+        return dataclasses.replace(row, verdict=d.verdict, evidence=d.reason)
 
 
 @dataclass(frozen=True)
@@ -722,11 +718,7 @@ class Noted(Wrapped):
     note: Callable[[Point], str] | None = None
     after: bool = False
 
-    def _rows(self, claim: str, points: list[Point]) -> list[VerdictRow]:
-        rows = []
-        for p in points:
-            note = self.note(p) if self.note is not None else ""
-            for r in self.reading.rows(claim, [p]):  # type: ignore[union-attr]
-                shown = f"{r.evidence}; {note}" if self.after else f"{note}: {r.evidence}"
-                rows.append(dataclasses.replace(r, evidence=shown if note else r.evidence))
-        return rows
+    def _reshaped(self, point: Point, row: VerdictRow) -> VerdictRow:
+        note = self.note(point) if self.note is not None else ""
+        shown = f"{row.evidence}; {note}" if self.after else f"{note}: {row.evidence}"
+        return dataclasses.replace(row, evidence=shown if note else row.evidence)
