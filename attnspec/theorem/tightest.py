@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from attnspec.theorem.readings import LOOSE_FACTOR, Point, Reading
+from attnspec.theorem.readings import LOOSE_FACTOR, Point, Reading, _verdict_row
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -244,7 +244,7 @@ def tightest_rows(
     -------
     list of VerdictRow
     """
-    from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
+    from attnspec.verdicts.classify import classify_bound, classify_identity
 
     if (bound is None) == (tol is None):
         raise ValueError(f"{claim}: give exactly one of bound (an inequality) and tol (an identity)")
@@ -262,20 +262,14 @@ def tightest_rows(
                 hypothesis_unmet=why,
             )  # fmt: skip
         context = note(grp, worst) if note is not None else ""
-        evidence = d.reason if not context else (f"{context}; {d.reason}" if note_first else f"{d.reason}; {context}")
+        if note_first and context:
+            d = d._replace(reason=f"{context}; {d.reason}")
         rows.append(
-            VerdictRow(
-                claim=claim,
-                reading=reading,
-                verdict=d.verdict,
-                params=shown,
-                bound=limit,
-                estimate=float(worst[observed] if estimate is None else grp[estimate].max()),
-                trials=len(grp),
-                seed=seed,
-                evidence=evidence,
+            _verdict_row(
+                claim, d, reading=reading, params=shown, seed=seed, after="" if note_first else context, bound=limit,
+                estimate=float(worst[observed] if estimate is None else grp[estimate].max()), trials=len(grp),
             )
-        )
+        )  # fmt: skip
     return rows
 
 
