@@ -7,7 +7,8 @@ table of instances, one number) has its claims decided here, by the same one cla
 
 * one instance's named values: :class:`Instance`, read by the :class:`OnInstance` kinds
   (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means,
-  a :class:`Bound` its decided quantities at their largest value);
+  a :class:`Bound` its decided quantities at their largest value, a :class:`Measure` its
+  quantity's mean and interval: the one reading of a number without a verdict);
 * a point a search found: :func:`read_off`, read by :class:`Bound`,
   :class:`Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
 * a table of instances: :func:`margin_rows`;
