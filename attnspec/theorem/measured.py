@@ -129,7 +129,7 @@ def margin_rows(
     atol: float = 0.0,
     unmet: Callable[[pd.DataFrame], str | None] | None = None,
     note: Callable[[pd.DataFrame, pd.Series], str] | None = None,
-    what: str = "observed",
+    label: str = "observed",
     at_paper_params: bool = False,
 ) -> list[VerdictRow]:
     """One row per kind of instance: ``observed <= bound`` decided at the worst violation, else at
@@ -162,7 +162,7 @@ def margin_rows(
     note : callable, optional
         ``note(group, worst) -> str``: the paper's context (``worst``: the instance decided at), after
         the margins.
-    what : str
+    label : str
         What ``observed`` is, in the margins' sentence (``bound/error``).
     at_paper_params : bool
         Mark the rows as at the paper's own parameters.
@@ -173,7 +173,7 @@ def margin_rows(
     """
     rows = []
     for shown, grp in by_kind(table, by, params):
-        d, fields, margins, at = _margins(grp, observed, bound, rtol, atol, unmet(grp) if unmet else None, what)
+        d, fields, margins, at = _margins(grp, observed, bound, rtol, atol, unmet(grp) if unmet else None, label)
         context = note(grp, grp.iloc[at]) if note is not None and at is not None else ""
         rows.append(
             _verdict_row(
@@ -185,7 +185,7 @@ def margin_rows(
 
 
 def _margins(
-    grp: pd.DataFrame, observed: str, bound: str, rtol: float, atol: float, why: str | None, what: str
+    grp: pd.DataFrame, observed: str, bound: str, rtol: float, atol: float, why: str | None, label: str
 ) -> tuple[Decision, dict[str, Any], dict[str, Any], int | None]:
     """One group's decision (the margins' sentence after the classifier's), its fields (estimate,
     bound, trials), its margins and the position of the instance decided at (None: no bound is
@@ -208,13 +208,13 @@ def _margins(
     d = _classify("bound", observed=float(e[at]), bound=float(b[at]), rtol=rtol, atol=atol, hypothesis_unmet=why)
     tight, typical = (float(margin.min()), float(np.median(margin))) if margin.size else (math.inf, math.inf)
     if viol.any():
-        sentence = f"{int(viol.sum())}/{len(grp)} instances exceed the bound; worst {what}/bound {ratio[at]:.3g}"
+        sentence = f"{int(viol.sum())}/{len(grp)} instances exceed the bound; worst {label}/bound {ratio[at]:.3g}"
     else:
         loose = "loose there" if typical > LOOSE_FACTOR else "within the factor there"
         sentence = (
-            f"0/{len(grp)} instances exceed the bound; the label rests on the tightest case: bound/{what} "
-            f"{tight:.3g}; typical case: median bound/{what} {typical:.3g} ({loose}; over the {int(meas.sum())} "
-            f"instances with a finite bound and {what} > {atol:g})"
+            f"0/{len(grp)} instances exceed the bound; the label rests on the tightest case: bound/{label} "
+            f"{tight:.3g}; typical case: median bound/{label} {typical:.3g} ({loose}; over the {int(meas.sum())} "
+            f"instances with a finite bound and {label} > {atol:g})"
         )
     margins = {"tightest": round(tight, 4), "typical": round(typical, 4),
                "label_on": "worst violation" if viol.any() else "tightest"}  # fmt: skip

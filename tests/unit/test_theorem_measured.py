@@ -190,7 +190,7 @@ def test_a_bound_read_as_an_identity_holds_or_is_violated() -> None:
 
 def test_the_round_off_instance_is_not_the_tightest():
     table = pd.DataFrame({"error": [1e-15, 2e-4, 1e-3], "bound": [1e-14, 5e-3, 2e-3]})
-    (row,) = margin_rows("osa.thm31.eq10", table, observed="error", bound="bound", atol=1e-12, what="error")
+    (row,) = margin_rows("osa.thm31.eq10", table, observed="error", bound="bound", atol=1e-12, label="error")
     # the round-off instance (ratio 0.1) is not the tightest: 1e-3 against 2e-3 is
     assert row.verdict == "holds" and row.estimate == 1e-3 and row.bound == 2e-3 and row.trials == 3
     assert row.params == {"tightest": 2.0, "typical": 13.5, "label_on": "tightest"}

@@ -439,7 +439,7 @@ JL_GAUSSIAN = Statement(
     reading=ExactBound(
         "exact-law",
         "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every d = 1..L (worst ratio)",
-        exact="p_gaussian", bound="bound_gaussian", what="2 exp(−ε²d/8)", over="d",
+        exact="p_gaussian", bound="bound_gaussian", label="2 exp(−ε²d/8)", over="d",
     ),
     source="notes p. 3",
 )  # fmt: skip
@@ -453,7 +453,7 @@ JL_ORTHOGONAL = Statement(
             "scaled",
             "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
             "against the exact Beta law at every d = 1..L, with the one looseness rule",
-            exact="p_orthogonal", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d",
+            exact="p_orthogonal", bound="bound_orthogonal", label="2(1−1/(L+2)) exp(−ε²d/8)", over="d",
             minimum=(("c_orthogonal", "largest c for which the bound holds at every d <= L (c is unspecified)"),),
             count=(("orthogonal_below_gaussian", "orthogonal <= Gaussian exact probability"),),
         ),
@@ -461,7 +461,7 @@ JL_ORTHOGONAL = Statement(
             "unscaled",
             "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
             "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L",
-            exact="p_unscaled", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d", ratios=False,
+            exact="p_unscaled", bound="bound_orthogonal", label="2(1−1/(L+2)) exp(−ε²d/8)", over="d", ratios=False,
             minimum=(("c_unscaled", "R = Qᵀ shrinks norms by d/L in mean; largest c for which the bound holds"),),
         ),
     ),

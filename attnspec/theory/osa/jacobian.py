@@ -576,7 +576,7 @@ def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_
     curve_txt = ", ".join(f"{a:g}: {k:.4g}" for a, k in curve.items())
     rows = margin_rows(
         "osa.thm44", test, observed="kappa_j", bound="bound44", reading="held-out-c", params=lambda _k, _g: params,
-        seed=seed, unmet=lambda _g: unmet, what="κ(J)", at_paper_params=_paper_params(label, fit),
+        seed=seed, unmet=lambda _g: unmet, label="κ(J)", at_paper_params=_paper_params(label, fit),
         note=lambda _g, w: (
             f"at alpha={w.alpha:g}, seed={int(w.seed)} (δ = {w.delta:.3g}); C fitted as max ||J1||₂/alpha = "
             f"{c_fit:.4g} on {fit.seed.nunique()} fit draws, tested on {test.seed.nunique()} fresh draws; "
