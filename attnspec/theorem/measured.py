@@ -488,7 +488,8 @@ class Measure(OnInstance):
         high] over n trials" (default: ``value``).
     sentence : str or callable
         The whole sentence instead: a format string over the values (an instance's, or a
-        point's means), or ``sentence(point) -> str`` at a grid point.
+        point's means), or ``sentence(point) -> str`` at a grid point. On an instance it is
+        the ``{reason}`` that ``text`` wraps.
     level : float or None
         The confidence level of the interval at a grid point; None: no interval.
     trivial : callable, optional
