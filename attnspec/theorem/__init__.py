@@ -12,7 +12,7 @@ The names (imported on first use, so that the registries stay light)::
 
     Paper, Command, register_paper, register_command      # attnspec.theorem.registry
     Check, Claim, Reading kinds: Covers, AtMost, Probability, WorstBound, Identity,
-    ExactLaw, Measure                                      # attnspec.theorem.declare
+    ExactLaw                                  # attnspec.theorem.declare, .readings
     ExactBound, tightest_rows                              # attnspec.theorem.tightest
     Cases, Scoped                                          # attnspec.theorem.cases
     Ceiling                                                # attnspec.theorem.ceiling
@@ -20,7 +20,7 @@ The names (imported on first use, so that the registries stay light)::
     fork_map, Forked, fork_beside                          # attnspec.theorem.fork
     Group, Keep, run_groups                                # attnspec.theorem.groups
     check_section                                          # attnspec.theorem.report
-    Instance, Bound, InstanceResidual, InstanceNumber, InstanceShare, AsPrinted,
+    Instance, Bound, InstanceResidual, Measure, InstanceShare, AsPrinted,
     instance_rows, read_off, indicators, Noted, Unmet      # attnspec.theorem.measured
     SubPoint, Drawn, draw_shared, sample_frame             # attnspec.theorem.shared
 """
@@ -42,7 +42,6 @@ _API: dict[str, str] = {
     "WorstBound": "attnspec.theorem.readings",
     "Identity": "attnspec.theorem.readings",
     "ExactLaw": "attnspec.theorem.readings",
-    "Measure": "attnspec.theorem.readings",
     "ExactBound": "attnspec.theorem.tightest",
     "Cases": "attnspec.theorem.cases",
     "Scoped": "attnspec.theorem.cases",
@@ -59,7 +58,7 @@ _API: dict[str, str] = {
     "Instance": "attnspec.theorem.measured",
     "Bound": "attnspec.theorem.measured",
     "InstanceResidual": "attnspec.theorem.measured",
-    "InstanceNumber": "attnspec.theorem.measured",
+    "Measure": "attnspec.theorem.measured",
     "InstanceShare": "attnspec.theorem.measured",
     "AsPrinted": "attnspec.theorem.measured",
     "instance_rows": "attnspec.theorem.measured",

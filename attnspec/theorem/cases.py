@@ -59,6 +59,13 @@ class Wrapped(Reading):
     def _reads(self) -> tuple[str, ...]:
         return self.reading.trial_quantities()  # type: ignore[union-attr]
 
+    def _rows(self, claim: str, points: list[Point]) -> list[VerdictRow]:
+        return [self._reshaped(p, r) for p in points for r in self.reading.rows(claim, [p])]  # type: ignore[union-attr]
+
+    def _reshaped(self, point: Point, row: VerdictRow) -> VerdictRow:
+        """The wrapped reading's row at ``point``, as this reading shows it."""
+        return row
+
 
 @dataclass(frozen=True)
 class Scoped(Wrapped):

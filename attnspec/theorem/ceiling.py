@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from attnspec.theorem.readings import Point, Reading
+from attnspec.theorem.readings import Decision, Point, Reading, _row, _share_fields
 
 if TYPE_CHECKING:  # pragma: no cover
     from attnspec.verdicts.classify import VerdictRow
@@ -57,8 +57,7 @@ class Ceiling(Reading):
         return (self.event,)
 
     def _row(self, claim: str, point: Point) -> VerdictRow:
-        from attnspec.numerics.stats import clopper_pearson
-        from attnspec.verdicts.classify import VerdictRow, classify_probability
+        from attnspec.verdicts.classify import classify_probability
 
         s, claimed, log_ceiling = point.stats[self.event], point.value(self.claimed), point.value(self.log_ceiling)
         failures = int(round(s.total))
@@ -73,10 +72,6 @@ class Ceiling(Reading):
             reason = reason.replace("vs exact", f"vs its {self.ceiling_name}")
             reason = reason.replace("exact failure probability", f"{self.ceiling_name} on the failure probability")
         context = [f(point) if f is not None else "" for f in (self.before, self.after)]
-        ci = clopper_pearson(failures, s.count)
-        return VerdictRow(
-            claim, d.verdict, dict(point.params), bound=claimed, exact=exact, estimate=ci.estimate, ci_low=ci.low,
-            ci_high=ci.high, trials=s.count, seed=point.seed, reading=self.name,
-            value_name=self.value_name if exact is not None else None,
-            evidence="; ".join(t for t in (context[0], what, reason, context[1]) if t),
-        )  # fmt: skip
+        why = "; ".join(t for t in (context[0], what, reason, context[1]) if t)
+        return _row(claim, self.name, point, Decision(d.verdict, why), bound=claimed, exact=exact,
+                    value_name=self.value_name if exact is not None else None, **_share_fields(failures, s.count))  # fmt: skip

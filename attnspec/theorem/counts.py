@@ -10,7 +10,7 @@ and its sentence rendered from the numbers alone.
 from __future__ import annotations
 
 from attnspec.theorem import sequential as SQ
-from attnspec.theorem.readings import Decision
+from attnspec.theorem.readings import Decision, _share_fields
 
 
 def mc_columns(failures: int, trials: int) -> dict[str, float]:
@@ -28,16 +28,7 @@ def mc_columns(failures: int, trials: int) -> dict[str, float]:
     dict
         ``failures``, ``trials``, ``estimate``, ``ci_low``, ``ci_high``.
     """
-    from attnspec.numerics.stats import clopper_pearson
-
-    ci = clopper_pearson(int(failures), int(trials))
-    return {
-        "failures": int(failures),
-        "trials": int(trials),
-        "estimate": ci.estimate,
-        "ci_low": ci.low,
-        "ci_high": ci.high,
-    }
+    return {"failures": int(failures), "trials": int(trials), **_share_fields(failures, trials)}
 
 
 def counts_text(

@@ -34,8 +34,8 @@ from typing import Any
 import pandas as pd
 
 Tables = dict[str, Any]  # table name -> pandas DataFrame
-Measure = Callable[[Any, Mapping[str, Any]], tuple[list[Any], Tables]]
-Done = tuple[list[Any], Tables]
+Done = tuple[list[Any], Tables]  # a group's verdict rows and tables
+Compute = Callable[[Any, Mapping[str, Any]], Done]  # (config, tables so far) -> Done
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Group:
         Its name, for ``split``, ``needs_torch`` and the tables of a partial result.
     """
 
-    measure: Measure
+    measure: Compute
     message: Callable[[Any], str] | str | None = None
     weight: float = 0.0
     beside: bool = False

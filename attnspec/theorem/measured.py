@@ -7,9 +7,10 @@ table of instances, one number) has its claims decided here, by the same one cla
 
 * one instance's named values: :class:`Instance`, read by the :class:`OnInstance` kinds
   (:func:`instance_rows`; in a :class:`~attnspec.theorem.declare.Check` they read the means,
-  a :class:`Bound` its decided quantities at their largest value);
+  a :class:`Bound` its decided quantities at their largest value, a :class:`Measure` its
+  quantity's mean and interval: the one reading of a number without a verdict);
 * a point a search found: :func:`read_off`, read by :class:`Bound`,
-  :class:`~attnspec.theorem.readings.Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
+  :class:`Measure` or any reading, wrapped in :class:`Unmet` or :class:`Noted`;
 * a table of instances: :func:`margin_rows`;
 * a claim no instance could test, or a variant of it: :func:`unmet_row`, :func:`as_variant`.
 """
@@ -23,7 +24,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attnspec.theorem.cases import Cases, Wrapped
-from attnspec.theorem.readings import LOOSE_FACTOR, Decision, Point, Reading, _classify
+from attnspec.theorem.readings import (
+    LOOSE_FACTOR,
+    Decision,
+    Point,
+    Reading,
+    _classify,
+    _pct,
+    _row,
+    _share_fields,
+    _verdict_row,
+)
 from attnspec.theorem.tightest import by_kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,20 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: A hook on an instance's values: a reason (vacuous there, a hypothesis not met), or None.
 Hook = Callable[[Mapping[str, Any]], "str | None"]
-
-
-def _verdict_row(
-    claim: str, d: Decision, *, reading: str, params: Mapping[str, Any] | None, seed: int | None, after: str = "",
-    **fields: Any,
-) -> VerdictRow:  # fmt: skip
-    """The row of a decision: its verdict, its reason (then ``after``) as the sentence, the fields."""
-    from attnspec.verdicts.classify import VerdictRow
-
-    evidence = d.reason + (f"; {after}" if after else "")
-    return VerdictRow(
-        claim=claim, verdict=d.verdict, params=dict(params or {}), seed=seed, evidence=evidence, reading=reading,
-        **fields,
-    )  # fmt: skip
 
 
 def _unmet(why: str) -> Decision:
@@ -132,7 +129,7 @@ def margin_rows(
     atol: float = 0.0,
     unmet: Callable[[pd.DataFrame], str | None] | None = None,
     note: Callable[[pd.DataFrame, pd.Series], str] | None = None,
-    what: str = "observed",
+    label: str = "observed",
     at_paper_params: bool = False,
 ) -> list[VerdictRow]:
     """One row per kind of instance: ``observed <= bound`` decided at the worst violation, else at
@@ -165,7 +162,7 @@ def margin_rows(
     note : callable, optional
         ``note(group, worst) -> str``: the paper's context (``worst``: the instance decided at), after
         the margins.
-    what : str
+    label : str
         What ``observed`` is, in the margins' sentence (``bound/error``).
     at_paper_params : bool
         Mark the rows as at the paper's own parameters.
@@ -176,7 +173,7 @@ def margin_rows(
     """
     rows = []
     for shown, grp in by_kind(table, by, params):
-        d, fields, margins, at = _margins(grp, observed, bound, rtol, atol, unmet(grp) if unmet else None, what)
+        d, fields, margins, at = _margins(grp, observed, bound, rtol, atol, unmet(grp) if unmet else None, label)
         context = note(grp, grp.iloc[at]) if note is not None and at is not None else ""
         rows.append(
             _verdict_row(
@@ -188,7 +185,7 @@ def margin_rows(
 
 
 def _margins(
-    grp: pd.DataFrame, observed: str, bound: str, rtol: float, atol: float, why: str | None, what: str
+    grp: pd.DataFrame, observed: str, bound: str, rtol: float, atol: float, why: str | None, label: str
 ) -> tuple[Decision, dict[str, Any], dict[str, Any], int | None]:
     """One group's decision (the margins' sentence after the classifier's), its fields (estimate,
     bound, trials), its margins and the position of the instance decided at (None: no bound is
@@ -211,13 +208,13 @@ def _margins(
     d = _classify("bound", observed=float(e[at]), bound=float(b[at]), rtol=rtol, atol=atol, hypothesis_unmet=why)
     tight, typical = (float(margin.min()), float(np.median(margin))) if margin.size else (math.inf, math.inf)
     if viol.any():
-        sentence = f"{int(viol.sum())}/{len(grp)} instances exceed the bound; worst {what}/bound {ratio[at]:.3g}"
+        sentence = f"{int(viol.sum())}/{len(grp)} instances exceed the bound; worst {label}/bound {ratio[at]:.3g}"
     else:
         loose = "loose there" if typical > LOOSE_FACTOR else "within the factor there"
         sentence = (
-            f"0/{len(grp)} instances exceed the bound; the label rests on the tightest case: bound/{what} "
-            f"{tight:.3g}; typical case: median bound/{what} {typical:.3g} ({loose}; over the {int(meas.sum())} "
-            f"instances with a finite bound and {what} > {atol:g})"
+            f"0/{len(grp)} instances exceed the bound; the label rests on the tightest case: bound/{label} "
+            f"{tight:.3g}; typical case: median bound/{label} {typical:.3g} ({loose}; over the {int(meas.sum())} "
+            f"instances with a finite bound and {label} > {atol:g})"
         )
     margins = {"tightest": round(tight, 4), "typical": round(typical, 4),
                "label_on": "worst violation" if viol.any() else "tightest"}  # fmt: skip
@@ -474,30 +471,66 @@ class InstanceResidual(OnInstance):
 
 
 @dataclass(frozen=True)
-class InstanceNumber(OnInstance):
+class Measure(OnInstance):
     """A number without a verdict: ``measured`` (or ``vacuous`` / ``hypothesis-unmet`` by the
-    hooks, then ``cannot-fail`` where a trivial output meets the claim), the reason being
-    ``what`` formatted from the values.
+    hooks, then ``cannot-fail`` where a trivial output meets the claim), at each grid point or
+    on one :class:`Instance`.
+
+    At a grid point the estimate is the mean of ``value`` over the trials, with its Student-t
+    interval; on an instance it is the named value, with the interval ``ci`` names.
 
     Parameters
     ----------
-    what : str
-        What was measured, a format string over the values.
+    value : str
+        The quantity measured, the row's estimate.
+    label : str
+        What it is, in a few words: the sentence at a grid point is "label: mean, CI [low,
+        high] over n trials" (default: ``value``).
+    sentence : str or callable
+        The whole sentence instead: a format string over the values (an instance's, or a
+        point's means), or ``sentence(point) -> str`` at a grid point. On an instance it is
+        the ``{reason}`` that ``text`` wraps.
+    level : float or None
+        The confidence level of the interval at a grid point; None: no interval.
     trivial : callable, optional
         ``trivial(values) -> str or None``: why a trivial output meets the claim here (an
         existence claim the zero output satisfies): ``cannot-fail``.
     """
 
-    what: str = ""
+    value: str = ""
+    label: str = ""
+    sentence: str | Callable[[Point], str] = ""
+    level: float | None = 0.95
     trivial: Hook | None = None
 
+    def _decided(self) -> str | None:
+        return self.value or None
+
     def _decide(self, values: Mapping[str, Any]) -> Decision:
+        what = self.sentence.format(**values) if isinstance(self.sentence, str) else ""
         d = _classify(
-            "measurement", what=self.what.format(**values), vacuous=self._hook(self.vacuous, values),
+            "measurement", what=what, vacuous=self._hook(self.vacuous, values),
             hypothesis_unmet=self._hook(self.hypothesis_unmet, values),
         )  # fmt: skip
         trivial = self._hook(self.trivial, values) if d.verdict == "measured" else None
         return Decision("cannot-fail", trivial) if trivial else d
+
+    def _row(self, claim: str, point: Point) -> VerdictRow:
+        s = point.stats[self.value]
+        low, high = s.interval(self.level) if self.level is not None else (None, None)
+        if self.ci:  # quantities giving the interval's ends (bisection brackets, a fit's t interval)
+            low, high = (point.value(q) for q in self.ci)
+        if callable(self.sentence):
+            what = self.sentence(point)
+        elif self.sentence:
+            what = self.sentence.format(**{k: m.mean for k, m in point.stats.items()})
+        else:
+            spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
+            what = f"{self.label or self.value}: {s.mean:.4g}{spread if self.level is not None else ''}"
+        trials = int(point.value(self.trials)) if self.trials else s.count
+        bound = point.value(self.bound) if self.bound is not None else None
+        return _row(claim, self.name, point, _classify("measurement", what=what), estimate=s.mean, ci_low=low,
+                    ci_high=high, trials=trials, bound=bound)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -509,50 +542,45 @@ class InstanceShare(OnInstance):
     ----------
     hits, total : str
         The values counting the cases that meet it and all cases.
-    what : str
+    sentence : str
         What the share is, a format string over the values and ``{share}`` (hits / total).
     """
 
     hits: str = ""
     total: str = ""
-    what: str = ""
+    sentence: str = ""
 
     def _counts(self, values: Mapping[str, Any]) -> tuple[int, int]:
         return int(values[self.hits]), int(values[self.total])
 
     def _decide(self, values: Mapping[str, Any]) -> Decision:
         hits, total = self._counts(values)
-        return _classify("measurement", what=self.what.format(**values, share=hits / total))
+        return _classify("measurement", what=self.sentence.format(**values, share=hits / total))
 
     def _fields(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        from attnspec.numerics.stats import clopper_pearson
-
-        hits, total = self._counts(values)
-        ci = clopper_pearson(hits, total)
-        share = {"estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "trials": total}
-        return super()._fields(values) | share
+        return super()._fields(values) | _share_fields(*self._counts(values))
 
 
 @dataclass(frozen=True)
 class AsPrinted(OnInstance):
     """A statement wrong as printed (a shape that does not conform, a matrix inverted that has
     no inverse): ``violated`` where ``fails(values)`` (always, by default), else ``measured``;
-    the reason is ``what`` formatted from the values.
+    the reason is ``sentence`` formatted from the values.
 
     Parameters
     ----------
-    what : str
+    sentence : str
         Why, a format string over the values.
     fails : callable, optional
         ``fails(values) -> bool``; None: always.
     """
 
-    what: str = ""
+    sentence: str = ""
     fails: Callable[[Mapping[str, Any]], bool] | None = None
 
     def _decide(self, values: Mapping[str, Any]) -> Decision:
         fails = self.fails is None or self.fails(values)
-        return Decision("violated" if fails else "measured", self.what.format(**values))
+        return Decision("violated" if fails else "measured", self.sentence.format(**values))
 
 
 def instance_rows(claim: Any, instances: Sequence[Instance], readings: Sequence[OnInstance] = ()) -> list[VerdictRow]:
@@ -667,16 +695,12 @@ class Unmet(Wrapped):
 
     unmet: Callable[[Point], str | None] | None = None
 
-    def _rows(self, claim: str, points: list[Point]) -> list[VerdictRow]:
-        rows = []
-        for p in points:
-            why = self.unmet(p) if self.unmet is not None else None
-            found = self.reading.rows(claim, [p])  # type: ignore[union-attr]
-            if why:
-                d = _unmet(why)
-                found = [dataclasses.replace(r, verdict=d.verdict, evidence=d.reason) for r in found]
-            rows += found
-        return rows
+    def _reshaped(self, point: Point, row: VerdictRow) -> VerdictRow:
+        why = self.unmet(point) if self.unmet is not None else None
+        if not why:
+            return row
+        d = _unmet(why)
+        return dataclasses.replace(row, verdict=d.verdict, evidence=d.reason)
 
 
 @dataclass(frozen=True)
@@ -696,11 +720,7 @@ class Noted(Wrapped):
     note: Callable[[Point], str] | None = None
     after: bool = False
 
-    def _rows(self, claim: str, points: list[Point]) -> list[VerdictRow]:
-        rows = []
-        for p in points:
-            note = self.note(p) if self.note is not None else ""
-            for r in self.reading.rows(claim, [p]):  # type: ignore[union-attr]
-                shown = f"{r.evidence}; {note}" if self.after else f"{note}: {r.evidence}"
-                rows.append(dataclasses.replace(r, evidence=shown if note else r.evidence))
-        return rows
+    def _reshaped(self, point: Point, row: VerdictRow) -> VerdictRow:
+        note = self.note(point) if self.note is not None else ""
+        shown = f"{row.evidence}; {note}" if self.after else f"{note}: {row.evidence}"
+        return dataclasses.replace(row, evidence=shown if note else row.evidence)

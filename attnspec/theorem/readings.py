@@ -3,7 +3,8 @@
 A reading names the quantities it reads (by the names a check's ``setup`` and ``trial`` return,
 or a number) and turns their statistics at each grid point into a verdict row: the deciding
 numbers go into the row's fields (``estimate``, ``ci_low``, ``ci_high``, ``bound``, ``exact``,
-``trials``), and its sentence is rendered from them by :mod:`attnspec.verdicts.classify`.
+``trials``), and its sentence is rendered from them by :mod:`attnspec.verdicts.classify`. A
+number without a verdict is :class:`attnspec.theorem.measured.Measure`.
 
 =================  ==========================================  ==============================
 reading            the claim                                   decided by
@@ -14,14 +15,13 @@ reading            the claim                                   decided by
 :class:`ExactLaw`     an exact law equals the claimed value     ``classify_identity`` (relative)
 :class:`Covers`       E[value] = target (e.g. unbiasedness)     ``classify_identity`` on the CI
 :class:`AtMost`       E[value] <= bound                         ``classify_bound`` on the CI
-:class:`Measure`      a number, no verdict                      ``classify_measurement``
 =================  ==========================================  ==============================
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -135,13 +135,31 @@ def _pct(level: float) -> str:
     return f"{level * 100:g}%"
 
 
-def _row(claim: str, reading: str, point: Point, d: Decision, **numbers: Any) -> VerdictRow:
+def _verdict_row(
+    claim: str, d: Decision, *, reading: str, params: Mapping[str, Any] | None, seed: int | None, after: str = "",
+    **fields: Any,
+) -> VerdictRow:  # fmt: skip
+    """The row of a decision: its verdict, its reason (then ``after``) as the sentence, the fields."""
     from attnspec.verdicts.classify import VerdictRow
 
+    evidence = d.reason + (f"; {after}" if after else "")
     return VerdictRow(
-        claim=claim, verdict=d.verdict, params=dict(point.params), seed=point.seed, evidence=d.reason,
-        reading=reading, **numbers,
+        claim=claim, verdict=d.verdict, params=dict(params or {}), seed=seed, evidence=evidence, reading=reading,
+        **fields,
     )  # fmt: skip
+
+
+def _share_fields(hits: int, total: int) -> dict[str, Any]:
+    """A count's row fields: the share ``estimate``, its 95% Clopper–Pearson interval and ``trials``."""
+    from attnspec.numerics.stats import clopper_pearson
+
+    ci = clopper_pearson(int(hits), int(total), 0.95)
+    return {"estimate": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "trials": int(total)}
+
+
+def _row(claim: str, reading: str, point: Point, d: Decision, **numbers: Any) -> VerdictRow:
+    """The row of a decision at a grid point."""
+    return _verdict_row(claim, d, reading=reading, params=point.params, seed=point.seed, **numbers)
 
 
 @dataclass(frozen=True)
@@ -293,11 +311,7 @@ class Probability(Reading):
         exact = point.value(self.exact) if self.exact is not None else None
         failures = int(round(s.total))
         d = _classify("probability", claimed=claimed, failures=failures, trials=s.count, exact=exact)
-        from attnspec.numerics.stats import clopper_pearson
-
-        ci = clopper_pearson(failures, s.count, 0.95)
-        return _row(claim, self.name, point, d, estimate=ci.estimate, ci_low=ci.low, ci_high=ci.high,
-                    bound=claimed, exact=exact, trials=s.count)  # fmt: skip
+        return _row(claim, self.name, point, d, bound=claimed, exact=exact, **_share_fields(failures, s.count))
 
 
 @dataclass(frozen=True)
@@ -379,48 +393,3 @@ class ExactLaw(Reading):
         d = _classify("identity", residual=rel, tol=self.rtol)
         d = Decision(d.verdict, f"exact {exact:.6g} vs claimed {claimed:.6g}: relative {d.reason}")
         return _row(claim, self.name, point, d, exact=exact, bound=claimed)
-
-
-@dataclass(frozen=True)
-class Measure(Reading):
-    """A number without a verdict: the mean of ``value`` (and its interval), ``measured``.
-
-    Parameters
-    ----------
-    value : str
-        A quantity.
-    what : str or callable
-        What it is, in a few words (the row's sentence starts with it, then the number and
-        its interval); or ``what(point) -> str``, the whole sentence rendered from the point's
-        numbers.
-    level : float or None
-        The confidence level of the Student-t interval of the mean; None: no interval.
-    low, high : str, optional
-        Quantities giving the interval's ends instead (bisection brackets, a fit's t interval).
-    trials : str, optional
-        The quantity counting the draws behind the number (default: the values of ``value``).
-    bound : str or float, optional
-        What the number is set beside (the paper's value), without a verdict.
-    """
-
-    value: str = ""
-    what: str | Callable[[Point], str] = ""
-    level: float | None = 0.95
-    low: str | None = None
-    high: str | None = None
-    trials: str | None = None
-    bound: str | float | None = None
-
-    def _row(self, claim: str, point: Point) -> VerdictRow:
-        s = point.stats[self.value]
-        low, high = s.interval(self.level) if self.level is not None else (None, None)
-        low, high = (point.value(q) if q is not None else end for q, end in ((self.low, low), (self.high, high)))
-        if callable(self.what):
-            what = self.what(point)
-        else:
-            spread = f", {_pct(self.level)} CI [{low:.4g}, {high:.4g}] over {s.count} trials" if s.count > 1 else ""
-            what = f"{self.what or self.value}: {s.mean:.4g}{spread if self.level is not None else ''}"
-        d = _classify("measurement", what=what)
-        trials = int(point.value(self.trials)) if self.trials else s.count
-        bound = point.value(self.bound) if self.bound is not None else None
-        return _row(claim, self.name, point, d, estimate=s.mean, ci_low=low, ci_high=high, trials=trials, bound=bound)

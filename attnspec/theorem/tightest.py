@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from attnspec.theorem.readings import LOOSE_FACTOR, Point, Reading
+from attnspec.theorem.readings import LOOSE_FACTOR, Point, Reading, _verdict_row
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -36,18 +36,18 @@ class ExactBound(Reading):
         A ``setup`` quantity: the exact probability at the point.
     bound : str
         A ``setup`` quantity: the claimed bound at the point, capped at 1.
-    what : str
+    label : str
         The bound's formula, named in the vacuous sentence (``"2 exp(−ε²d/8)"``).
     over : str
         The grid's varying parameter, named in the sentence (``"d"``).
     ratios : bool
         Add ``tightest`` and ``typical`` (bound / exact) to the row's parameters.
     minimum : tuple of (str, str)
-        ``(quantity, what)`` pairs: the smallest value of each ``setup`` quantity over the grid,
-        reported in the sentence as "what: value".
+        ``(quantity, label)`` pairs: the smallest value of each ``setup`` quantity over the grid,
+        reported in the sentence as "label: value".
     count : tuple of (str, str)
-        ``(quantity, what)`` pairs: the number of points where the 0/1 quantity is 1, reported as
-        "what at n/N <over>".
+        ``(quantity, label)`` pairs: the number of points where the 0/1 quantity is 1, reported as
+        "label at n/N <over>".
     rtol : float
         Relative round-off allowed before ``violated``.
     value_name, bound_name : str, optional
@@ -56,7 +56,7 @@ class ExactBound(Reading):
 
     exact: str = ""
     bound: str = ""
-    what: str = "the bound"
+    label: str = "the bound"
     over: str = "point"
     ratios: bool = True
     minimum: tuple[tuple[str, str], ...] = ()
@@ -72,7 +72,7 @@ class ExactBound(Reading):
 
         exact = np.array([p.value(self.exact) for p in points])  # (points,)
         bound = np.array([p.value(self.bound) for p in points])  # (points,)
-        decision, i = decide_tightest(exact, bound, self.what, self.over, self.rtol)
+        decision, i = decide_tightest(exact, bound, self.label, self.over, self.rtol)
         params = dict(points[i].params)
         useful = bound < 1
         sentence = decision.reason
@@ -98,16 +98,16 @@ class ExactBound(Reading):
 
     def _notes(self, points: list[Point]) -> str:
         out = ""
-        for quantity, what in self.minimum:
-            out += f"; {what}: {min(p.value(quantity) for p in points):.4g}"
-        for quantity, what in self.count:
+        for quantity, label in self.minimum:
+            out += f"; {label}: {min(p.value(quantity) for p in points):.4g}"
+        for quantity, label in self.count:
             hits = sum(int(round(p.value(quantity))) for p in points)
-            out += f"; {what} at {hits}/{len(points)} {self.over}"
+            out += f"; {label} at {hits}/{len(points)} {self.over}"
         return out
 
 
 def decide_tightest(
-    exact: np.ndarray, bound: np.ndarray, what: str, over: str = "point", rtol: float = 1e-12
+    exact: np.ndarray, bound: np.ndarray, label: str, over: str = "point", rtol: float = 1e-12
 ) -> tuple[Decision, int]:
     """Decide "exact <= bound at every point" from the two curves, through the one classifier.
 
@@ -117,7 +117,7 @@ def decide_tightest(
         The exact probability at each point.
     bound : numpy.ndarray of shape (points,)
         The claimed bound at each point, capped at 1.
-    what : str
+    label : str
         The bound's formula, named when it says nothing anywhere.
     over : str
         The varying parameter, named in the same sentence.
@@ -138,7 +138,7 @@ def decide_tightest(
     worst = int(np.argmax(ratio))
     useful = bound < 1
     if exact[worst] > bound[worst] * (1 + rtol) or not useful.any():
-        vac = None if useful.any() else f"{what} >= 1 at every {over}: the claim says nothing here"
+        vac = None if useful.any() else f"{label} >= 1 at every {over}: the claim says nothing here"
         return classify_bound(observed=float(exact[worst]), bound=float(bound[worst]), rtol=rtol, vacuous=vac), worst
     tight = int(np.flatnonzero(useful)[np.argmax(ratio[useful])])
     return classify_bound(observed=float(exact[tight]), bound=float(bound[tight]), rtol=rtol), tight
@@ -244,7 +244,7 @@ def tightest_rows(
     -------
     list of VerdictRow
     """
-    from attnspec.verdicts.classify import VerdictRow, classify_bound, classify_identity
+    from attnspec.verdicts.classify import classify_bound, classify_identity
 
     if (bound is None) == (tol is None):
         raise ValueError(f"{claim}: give exactly one of bound (an inequality) and tol (an identity)")
@@ -262,20 +262,14 @@ def tightest_rows(
                 hypothesis_unmet=why,
             )  # fmt: skip
         context = note(grp, worst) if note is not None else ""
-        evidence = d.reason if not context else (f"{context}; {d.reason}" if note_first else f"{d.reason}; {context}")
+        if note_first and context:
+            d = d._replace(reason=f"{context}; {d.reason}")
         rows.append(
-            VerdictRow(
-                claim=claim,
-                reading=reading,
-                verdict=d.verdict,
-                params=shown,
-                bound=limit,
-                estimate=float(worst[observed] if estimate is None else grp[estimate].max()),
-                trials=len(grp),
-                seed=seed,
-                evidence=evidence,
+            _verdict_row(
+                claim, d, reading=reading, params=shown, seed=seed, after="" if note_first else context, bound=limit,
+                estimate=float(worst[observed] if estimate is None else grp[estimate].max()), trials=len(grp),
             )
-        )
+        )  # fmt: skip
     return rows
 
 

@@ -13,12 +13,12 @@ from attnspec.errors import InputError
 from attnspec.options.declaration import Option
 from attnspec.theorem import registry
 from attnspec.theorem.declare import Check, Claim
+from attnspec.theorem.measured import Measure
 from attnspec.theorem.readings import (
     AtMost,
     Covers,
     ExactLaw,
     Identity,
-    Measure,
     Point,
     Probability,
     Stat,
@@ -121,7 +121,7 @@ def test_probability_worst_bound_identity_exact_law_and_measure() -> None:
     law = {"a": Stat(1, 2.0, 0, 2, 2, 2)}
     assert ExactLaw(exact="a", claimed=2.0).rows("c", [_point(**law)])[0].verdict == "holds"
     assert ExactLaw(exact="a", claimed=2.5).rows("c", [_point(**law)])[0].verdict == "violated"
-    assert Measure(value="a", what="the constant").rows("c", [_point(**law)])[0].verdict == "measured"
+    assert Measure(value="a", label="the constant").rows("c", [_point(**law)])[0].verdict == "measured"
 
 
 # ------------------------------------------------------------------------------- the runner
@@ -259,3 +259,11 @@ def test_an_interrupted_check_keeps_its_finished_points_and_resume_completes_it(
         (r.verdict, r.estimate, r.seed) for r in whole.verdicts
     ]
     assert read_meta(out).get("status") != "partial"
+
+
+def test_a_measure_says_its_label_then_the_number_or_its_whole_sentence() -> None:
+    point = _point(a=_sample([1.0, 3.0]), b=Stat(1, 5.0, 0, 5, 5, 5))
+    (labelled,) = Measure(value="a", label="the constant").rows("c", [point])
+    assert labelled.evidence.startswith("the constant: 2, 95% CI [") and labelled.evidence.endswith("over 2 trials")
+    (sentence,) = Measure(value="a", sentence="a = {a:g} beside b = {b:g}").rows("c", [point])
+    assert (sentence.evidence, sentence.estimate, sentence.trials) == ("a = 2 beside b = 5", 2.0, 2)

@@ -16,9 +16,9 @@ from attnspec.theorem.measured import (
     AsPrinted,
     Bound,
     Instance,
-    InstanceNumber,
     InstanceResidual,
     InstanceShare,
+    Measure,
     Noted,
     Unmet,
     as_variant,
@@ -28,7 +28,7 @@ from attnspec.theorem.measured import (
     read_off,
     unmet_row,
 )
-from attnspec.theorem.readings import Measure, Probability
+from attnspec.theorem.readings import Probability
 from attnspec.theorem.registry import Paper
 
 PAPER = Paper("toy", "A. Author", "A toy search", year=2024)
@@ -65,7 +65,7 @@ def test_the_hooks_decide_before_the_numbers() -> None:
 
 
 def test_a_share_has_its_clopper_pearson_interval() -> None:
-    r = InstanceShare(hits="h", total="t", what="{h}/{t} = {share:.2f}")
+    r = InstanceShare(hits="h", total="t", sentence="{h}/{t} = {share:.2f}")
     row = r.row("toy.s", Instance({}, {"h": 0, "t": 10}))
     assert (row.verdict, row.estimate, row.ci_low, row.trials, row.evidence) == (
         "measured",
@@ -78,14 +78,14 @@ def test_a_share_has_its_clopper_pearson_interval() -> None:
 
 
 def test_a_sentence_per_verdict_and_a_printed_statement() -> None:
-    r = InstanceNumber(what="k = {k}", text={"vacuous": "{reason}; formula {k}"}, vacuous=lambda v: "no reduction")
+    r = Measure(sentence="k = {k}", text={"vacuous": "{reason}; formula {k}"}, vacuous=lambda v: "no reduction")
     assert r.row("toy.k", Instance({}, {"k": 7})).evidence == "no reduction; formula 7"
-    p = AsPrinted(what="{n}×{k} as printed", fails=lambda v: v["n"] != v["k"])
+    p = AsPrinted(sentence="{n}×{k} as printed", fails=lambda v: v["n"] != v["k"])
     assert [p.decision({"n": n, "k": 2}).verdict for n in (3, 2)] == ["violated", "measured"]
 
 
 def test_rows_come_reading_by_reading_each_from_its_own_instances() -> None:
-    claim = Claim("toy.two", "eq. 1", "two readings", (InstanceNumber("a", what="a"), InstanceNumber("b", what="b")))
+    claim = Claim("toy.two", "eq. 1", "two readings", (Measure("a", sentence="a"), Measure("b", sentence="b")))
     rows = instance_rows(claim, [Instance({"i": 1}, reading="b"), Instance({"i": 2}), Instance({"i": 3}, reading="a")])
     assert [(r.reading, r.params["i"]) for r in rows] == [("a", 2), ("a", 3), ("b", 1), ("b", 2)]
     with pytest.raises(KeyError, match="no value 'x' measured"):
@@ -93,8 +93,8 @@ def test_rows_come_reading_by_reading_each_from_its_own_instances() -> None:
 
 
 def test_a_number_cannot_fail_where_a_trivial_output_meets_the_claim() -> None:
-    r = InstanceNumber(
-        what="error {e}",
+    r = Measure(
+        sentence="error {e}",
         vacuous=lambda v: "k >= n" if v["k"] >= v["n"] else None,
         trivial=lambda v: "zero meets it" if v["e"] <= v["tol"] else None,
     )
@@ -103,7 +103,7 @@ def test_a_number_cannot_fail_where_a_trivial_output_meets_the_claim() -> None:
 
 
 def test_an_instance_may_say_whether_its_row_is_at_the_paper_parameters() -> None:
-    r = InstanceNumber(what="x", at_paper_params=True)
+    r = Measure(sentence="x", at_paper_params=True)
     assert r.row("toy.x", Instance({})).at_paper_params is True
     assert r.row("toy.x", Instance({}, at_paper_params=False)).at_paper_params is False
 
@@ -165,7 +165,7 @@ def test_a_bound_is_read_at_the_worst_trial() -> None:
 
 def test_a_number_is_measured_with_its_named_interval() -> None:
 
-    fit = Measure("slope", value="p", low="lo", high="hi", bound=1.0, what=lambda p: f"slope {p.value('p'):.2f}")
+    fit = Measure("slope", value="p", ci=("lo", "hi"), bound=1.0, sentence=lambda p: f"slope {p.value('p'):.2f}")
     claim = Claim("toy.fit", where="eq. 4", statement="d grows like k", reading=fit)
     (row,) = read_off(claim, {"k": "1..8"}, {"p": 0.9, "lo": 0.8, "hi": 1.0}, paper=PAPER, seed=3)
     assert (row.verdict, row.estimate, row.ci_low, row.ci_high, row.bound, row.evidence) == (
@@ -190,7 +190,7 @@ def test_a_bound_read_as_an_identity_holds_or_is_violated() -> None:
 
 def test_the_round_off_instance_is_not_the_tightest():
     table = pd.DataFrame({"error": [1e-15, 2e-4, 1e-3], "bound": [1e-14, 5e-3, 2e-3]})
-    (row,) = margin_rows("osa.thm31.eq10", table, observed="error", bound="bound", atol=1e-12, what="error")
+    (row,) = margin_rows("osa.thm31.eq10", table, observed="error", bound="bound", atol=1e-12, label="error")
     # the round-off instance (ratio 0.1) is not the tightest: 1e-3 against 2e-3 is
     assert row.verdict == "holds" and row.estimate == 1e-3 and row.bound == 2e-3 and row.trials == 3
     assert row.params == {"tightest": 2.0, "typical": 13.5, "label_on": "tightest"}
@@ -219,7 +219,7 @@ def test_no_finite_bound_and_an_unmet_hypothesis():
 
 def test_a_number_measured_on_an_instance_carries_its_sentence_and_no_verdict():
 
-    fitted = InstanceNumber("fit", what="{sentence}", estimate="C", trials="draws")
+    fitted = Measure("fit", sentence="{sentence}", value="C", trials="draws")
     row = fitted.row("osa.thm44", Instance({"basis": "qr"}, {"C": 2.1, "draws": 20, "sentence": "fitted C = 2.1"}, 3))
     assert (row.verdict, row.estimate, row.trials, row.seed, row.bound) == ("measured", 2.1, 20, 3, None)
     assert row.params == {"basis": "qr"} and "fitted C = 2.1" in row.evidence

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attnspec.theorem.declare import Check, Claim
-from attnspec.theorem.readings import Measure
+from attnspec.theorem.measured import Measure
 from attnspec.theorem.registry import Paper
 from attnspec.theorem.runner import point_seed, run_check
 

@@ -20,7 +20,7 @@ PAPER = Paper("toy", "A. Author", "A toy tail bound", year=2024)
 def _check(scale: float) -> Check:
     """exact P(d) = exp(−d/4) against the bound min(1, scale·exp(−d/8)), d = 1..40."""
     reading = ExactBound(
-        "as-stated", exact="p", bound="b", what="c exp(−d/8)", over="d",
+        "as-stated", exact="p", bound="b", label="c exp(−d/8)", over="d",
         minimum=(("gap", "smallest bound − exact"),), count=(("below", "exact <= bound"),),
     )  # fmt: skip
 

@@ -20,8 +20,8 @@ from typing import Any
 from attnspec.theorem.cases import Scoped
 from attnspec.theorem.ceiling import Ceiling
 from attnspec.theorem.declare import Claim as Statement
-from attnspec.theorem.measured import Bound, Noted, Unmet
-from attnspec.theorem.readings import Identity, Measure, Point, Probability
+from attnspec.theorem.measured import Bound, Measure, Noted, Unmet
+from attnspec.theorem.readings import Identity, Point, Probability
 from attnspec.theorem.tightest import ExactBound
 from attnspec.verdicts.registry import register, register_short_names
 
@@ -301,15 +301,15 @@ KLOGL = Statement(
             "k-exponent",
             "log d* = a + p log k + q log log L over the sweep: the fitted p with its 95% t "
             "interval (a measurement: fitted and read on the same draws)",
-            value="k", low="k_low", high="k_high", bound=1.0, trials="trials", what=_exponent("k"), level=None,
+            value="k", ci=("k_low", "k_high"), bound=1.0, trials="trials", sentence=_exponent("k"), level=None,
         ),
         Measure(
-            "logl-exponent", "the fitted q of the same regression (a measurement)", value="log L", low="log L_low",
-            high="log L_high", bound=1.0, trials="trials", what=_exponent("log L"), level=None,
+            "logl-exponent", "the fitted q of the same regression (a measurement)", value="log L", ci=("log L_low", "log L_high"),
+            bound=1.0, trials="trials", sentence=_exponent("log L"), level=None,
         ),
         Measure(
             "ls-fit", "least squares d* = C k log L over the sweep, with R² and the other models (a measurement)",
-            value="C", trials="trials", what=_ls_fit, level=None,
+            value="C", trials="trials", sentence=_ls_fit, level=None,
         ),
         Noted(
             reading=Bound(
@@ -391,11 +391,10 @@ STATED = Statement(
             "the exponent of 1/ε' (ε' = δ) in d*, from the δ scaling sweep, bracketed by the "
             "bisection brackets (a measurement: the formula says 1, JL gives 2)",
             value="p",
-            low="p_low",
-            high="p_high",
+            ci=("p_low", "p_high"),
             bound=1.0,
             trials="trials",
-            what=_eps_exponent,
+            sentence=_eps_exponent,
             level=None,
         ),
         _fails(
@@ -410,7 +409,7 @@ STATED = Statement(
             value="d_max",
             bound="d_stated",
             trials="trials",
-            what=_m_max_a,
+            sentence=_m_max_a,
             level=None,
         ),
         _fails(
@@ -424,7 +423,7 @@ STATED = Statement(
             "M = max|B_ij| = max|log(A/eps)|: the range of d*·δ/(max|B|² k log L) over eps (a measurement)",
             value="c_max",
             trials="trials",
-            what=_m_max_b,
+            sentence=_m_max_b,
             level=None,
         ),
     ),
@@ -440,7 +439,7 @@ JL_GAUSSIAN = Statement(
     reading=ExactBound(
         "exact-law",
         "‖Ru‖²/‖u‖² ~ χ²_d/d exactly: the bound against the exact probability at every d = 1..L (worst ratio)",
-        exact="p_gaussian", bound="bound_gaussian", what="2 exp(−ε²d/8)", over="d",
+        exact="p_gaussian", bound="bound_gaussian", label="2 exp(−ε²d/8)", over="d",
     ),
     source="notes p. 3",
 )  # fmt: skip
@@ -454,7 +453,7 @@ JL_ORTHOGONAL = Statement(
             "scaled",
             "R = √(L/d) Qᵀ (norms preserved in mean), c = 1/8 (c is unspecified): the bound "
             "against the exact Beta law at every d = 1..L, with the one looseness rule",
-            exact="p_orthogonal", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d",
+            exact="p_orthogonal", bound="bound_orthogonal", label="2(1−1/(L+2)) exp(−ε²d/8)", over="d",
             minimum=(("c_orthogonal", "largest c for which the bound holds at every d <= L (c is unspecified)"),),
             count=(("orthogonal_below_gaussian", "orthogonal <= Gaussian exact probability"),),
         ),
@@ -462,7 +461,7 @@ JL_ORTHOGONAL = Statement(
             "unscaled",
             "R = Qᵀ as the notes write it (no √(L/d)), c = 1/8: the bound against the exact law "
             "of ‖Qᵀu‖²/‖u‖² ~ Beta(d/2, (L−d)/2) at every d = 1..L",
-            exact="p_unscaled", bound="bound_orthogonal", what="2(1−1/(L+2)) exp(−ε²d/8)", over="d", ratios=False,
+            exact="p_unscaled", bound="bound_orthogonal", label="2(1−1/(L+2)) exp(−ε²d/8)", over="d", ratios=False,
             minimum=(("c_unscaled", "R = Qᵀ shrinks norms by d/L in mean; largest c for which the bound holds"),),
         ),
     ),
@@ -640,7 +639,7 @@ HYPOTHESES = Statement(
             "d* for ratio precision δ (max over rows of the range of E on S) against d* for "
             "additive precision δ, from the same draws of the d → ∞ law (a measurement)",
             value="ratio",
-            what=_ratio_dimension,
+            sentence=_ratio_dimension,
             level=None,
             trials="trials",
         ),

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from attnspec.theorem.declare import Claim as Declared
-from attnspec.theorem.measured import AsPrinted, Bound, InstanceNumber, InstanceResidual, InstanceShare
+from attnspec.theorem.measured import AsPrinted, Bound, InstanceResidual, InstanceShare, Measure
 from attnspec.verdicts.registry import Claim, Reading, register, register_short_names
 
 _CMD = "jl-check"
@@ -79,7 +79,7 @@ _STEP23_WHAT = (
     "the proof calls this ratio o(1); measured mean {mean:.4g}, range [{low:.4g}, {high:.4g}] over {trials} draws of R"
 )
 _STEP23 = {
-    "estimate": "mean",
+    "value": "mean",
     "ci": ("ci_low", "ci_high"),
     "trials": "trials",
     "value_name": "mean ratio (claimed o(1))",
@@ -91,14 +91,14 @@ STEP23 = Declared(
     "‖e^{−δ}exp(δ xRᵀ) − exp(x)Rᵀ‖ of step (22)(b)), and the proof calls it o(‖exp(x)‖) for δ = Θ(1/n); "
     "checked: the ratio r = ‖e^{−δ}exp(δ Rx) − R exp(x)‖/‖exp(x)‖",
     (
-        InstanceNumber(
+        Measure(
             "x-zero",
             "x = 0: exactly E[r²] = (k e^{−2δ} + n)/n, so √((k e^{−2δ} + n)/n) is the RMS of r, "
             "not its mean (the mean is ~0.98 at k = 16)",
-            what=_STEP23_WHAT + "; exact E[r²] = (k e^(−2δ) + n)/n = {mean_square:.4g}",
+            sentence=_STEP23_WHAT + "; exact E[r²] = (k e^(−2δ) + n)/n = {mean_square:.4g}",
             **_STEP23,
         ),
-        InstanceNumber("x-row", "x a row of A = QKᵀ/√d", what=_STEP23_WHAT, **_STEP23),
+        Measure("x-row", "x a row of A = QKᵀ/√d", sentence=_STEP23_WHAT, **_STEP23),
     ),
 )
 
@@ -118,16 +118,16 @@ THM2_K = Declared(
     "k = min{Θ(9d log d/ε²), 5Θ(log n/ε²)} (main text), 9 ln d/(ε² − ε³) (rank(A) = d part), "
     "5 ln(nd)/(ε² − ε³) (eq. 24): each reported, with the union bound of its argument",
     tuple(
-        InstanceNumber(
+        Measure(
             name,
-            what=(
+            sentence=(
                 "{where}: k = {formula} = {k:.1f} (n = {n}); union bound over {pairs_name} = {pairs} pairs "
                 "2·pairs·e^(−c(ε)k) = {bound:.3g}"
             ),
             description=description,
             text={"vacuous": "{reason}; {where}: {formula}"},
             vacuous=_formula_vacuous,
-            estimate="k",
+            value="k",
             bound="bound",
             value_name="formula's k",
             bound_name="union bound on P(fail)",
@@ -152,7 +152,7 @@ TOLERANCE = Declared(
             description,
             hits="hits",
             total="total",
-            what=what + ": {hits}/{total} = {share:.4g}",
+            sentence=what + ": {hits}/{total} = {share:.4g}",
             value_name="share where 0 meets it",
         )
         for name, description, what in (
@@ -190,7 +190,7 @@ ORIENTATION = Declared(
         "the shapes as printed: n×k is not conformable in softmax(wEᵀ)FV",
         # w (1×n) · Eᵀ needs Eᵀ with n rows, i.e. E k×n; then (1×k) · F needs F k×n: always conformable.
         # With E, F n×k, wEᵀ is (1×n)·(k×n), conformable only when k = n.
-        what="as printed, E, F, R ∈ R^(n×k) (Theorem 2, Appendix B, eq. (23): exp(δxR) needs x R with R n×k) "
+        sentence="as printed, E, F, R ∈ R^(n×k) (Theorem 2, Appendix B, eq. (23): exp(δxR) needs x R with R n×k) "
         "while Lemma 1 takes R ∈ R^(k×n); softmax(wEᵀ)FV with w 1×n and V n×d is conformable with E, F "
         "k×n (True) and with n×k only when k = n ({square}, n = {n}, k = {k}); the tool reads E, F, R "
         "as k×n throughout (eq. (23)'s xR is then Rxᵀ)",
@@ -219,19 +219,19 @@ PROOF = Declared(
         AsPrinted(
             "inverse-4d-by-d",
             "the proof inverts a 4d×d matrix, which has no inverse (not square)",
-            what="eq. (26) writes [exp(A_sEᵀ)FV; exp(A_s)V]^(-1): two stacked 2d×d blocks, a {rows}×{d} matrix, "
+            sentence="eq. (26) writes [exp(A_sEᵀ)FV; exp(A_s)V]^(-1): two stacked 2d×d blocks, a {rows}×{d} matrix, "
             "which has no inverse (not square); Γ ∈ R^(n×2d) as defined does not match either (a left inverse "
             "would make Γ n×{rows} from a 2n-row left factor)",
             estimate="rows",
             at_paper_params=True,
         ),
-        InstanceNumber(
+        Measure(
             "gamma-theta-d",
             "Γ = Θ(d) is asserted, not shown",
-            what="‖Γ_i‖ = Θ(d) is asserted without argument; with Γ = exp(A)V·pinv(exp(A_s)V) (A_s: {rows_s} rows "
+            sentence="‖Γ_i‖ = Θ(d) is asserted without argument; with Γ = exp(A)V·pinv(exp(A_s)V) (A_s: {rows_s} rows "
             "of A) on the {m}-row block, max_i ‖Γ_i‖ = {gamma:.4g} = {gamma_per_d:.3g}·d — a number the proof "
             "does not control",
-            estimate="gamma",
+            value="gamma",
             bound="d",
             at_paper_params=True,
         ),
@@ -267,8 +267,8 @@ _RATIO = "; estimate = ‖softmax(w)V‖ / tolerance (<= 1: zero meets it)"
 #: eq. (8) as stated (there EXIST E, F), read beside each row of the proof's construction: vacuous
 #: where k >= n or the claimed probability is >= 1, cannot-fail where the zero output meets the
 #: tolerance, else measured (one construction failing does not refute existence).
-EQ8_EXISTS: dict[str, InstanceNumber] = {
-    name: InstanceNumber(
+EQ8_EXISTS: dict[str, Measure] = {
+    name: Measure(
         name,
         text={
             "vacuous": "{reason}; " + _ZERO + _RATIO,
@@ -278,7 +278,7 @@ EQ8_EXISTS: dict[str, InstanceNumber] = {
         },
         vacuous=_exists_vacuous,
         trivial=lambda v: "zero meets the tolerance" if v["zero_error"] <= v["tolerance"] else None,
-        estimate="ratio",
+        value="ratio",
         bound="bound",
         value_name="error of 0 / tolerance",
         bound_name="",  # the bound is the claimed probability: no comparison with this ratio
@@ -288,8 +288,8 @@ EQ8_EXISTS: dict[str, InstanceNumber] = {
 
 #: eq. (8)'s as-stated readings on an ε of the (ε, k) grid where no k < n has a union bound
 #: below 1: vacuous there (the Monte Carlo readings of eq. 8 are in :mod:`.rows`).
-EQ8_NO_K: tuple[InstanceNumber, ...] = tuple(
-    InstanceNumber(
+EQ8_NO_K: tuple[Measure, ...] = tuple(
+    Measure(
         name,
         vacuous=lambda v: (
             f"no k < n = {v['n']} has 2nd e^(-c(eps)k) < 1 at eps = {v['eps']:.4g} (needs k >= {v['k']}, d = {v['d']})"

@@ -18,7 +18,7 @@ import torch
 
 from attnspec.numerics.linalg import sample_stiefel
 from attnspec.numerics.stats import spawn_seeds, torch_generator
-from attnspec.theorem.measured import Instance, InstanceNumber, InstanceResidual
+from attnspec.theorem.measured import Instance, InstanceResidual, Measure
 from attnspec.verdicts.classify import VerdictRow
 
 #: A sample mean farther than this many standard errors from the exact mean is a failure
@@ -150,9 +150,9 @@ def algorithm1_rows(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
 
 
 #: Without the fix: the mean of Q₁₁ set beside the exact value of LAPACK's sign convention.
-WITHOUT_FIX = InstanceNumber(
-    "without-sign-fix", estimate="mean", exact="exact", trials="draws",
-    what="plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {negative} of the draws (LAPACK's Householder "
+WITHOUT_FIX = Measure(
+    "without-sign-fix", value="mean", exact="exact", trials="draws",
+    sentence="plain QR (no sign fix) is not Haar: Q₁₁ < 0 in {negative} of the draws (LAPACK's Householder "
     "convention: Q₁₁ = −|Z₁₁|/||Z[:, 0]||, mean −Γ(n/2)/(√π Γ((n+1)/2))); {shapes}",
 )  # fmt: skip
 

@@ -21,7 +21,7 @@ import torch
 from attnspec.errors import InputError, check_range
 from attnspec.numerics.linalg import Coefficients, ns_schedule
 from attnspec.numerics.stats import spawn_seeds, torch_generator
-from attnspec.theorem.measured import Instance, InstanceNumber, margin_rows
+from attnspec.theorem.measured import Instance, Measure, margin_rows
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import conditions, effective_condition, multihead_vo_condition, schedule_name, vec
 from attnspec.theory.osa.layer import _check_alpha, init_qk, init_vo, osa_heads
@@ -576,7 +576,7 @@ def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_
     curve_txt = ", ".join(f"{a:g}: {k:.4g}" for a, k in curve.items())
     rows = margin_rows(
         "osa.thm44", test, observed="kappa_j", bound="bound44", reading="held-out-c", params=lambda _k, _g: params,
-        seed=seed, unmet=lambda _g: unmet, what="κ(J)", at_paper_params=_paper_params(label, fit),
+        seed=seed, unmet=lambda _g: unmet, label="κ(J)", at_paper_params=_paper_params(label, fit),
         note=lambda _g, w: (
             f"at alpha={w.alpha:g}, seed={int(w.seed)} (δ = {w.delta:.3g}); C fitted as max ||J1||₂/alpha = "
             f"{c_fit:.4g} on {fit.seed.nunique()} fit draws, tested on {test.seed.nunique()} fresh draws; "
@@ -594,7 +594,7 @@ def _thm44_rows(fit: pd.DataFrame, test: pd.DataFrame, label: str, seed: int, a_
             f"{fit.kappa_j.max():.4g}",
     }  # fmt: skip
     fitted = Instance({**params, **spread}, values, seed, at_paper_params=_paper_params(label, fit))
-    return [*rows, InstanceNumber("measured", what="{sentence}", estimate="C", trials="draws").row("osa.thm44", fitted)]
+    return [*rows, Measure("measured", sentence="{sentence}", value="C", trials="draws").row("osa.thm44", fitted)]
 
 
 def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
@@ -627,5 +627,5 @@ def _multihead_row(multi: pd.DataFrame, seed: int, a_rng: str) -> VerdictRow:
         f"{kappa_paper:.4g}",
     }  # fmt: skip
     params = {"basis": "qr", "heads": h, "alpha": a_rng, **_case_params(multi)}
-    reading = InstanceNumber("m-osa", what="{sentence}", estimate="kappa", trials="draws")
+    reading = Measure("m-osa", sentence="{sentence}", value="kappa", trials="draws")
     return reading.row("osa.thm44.multihead", Instance(params, values, seed))

@@ -27,7 +27,7 @@ import pandas as pd
 import torch
 
 from attnspec.numerics.linalg import newton_schulz, skew_small
-from attnspec.theorem.measured import Instance, InstanceNumber, unmet_row
+from attnspec.theorem.measured import Instance, Measure, unmet_row
 from attnspec.theorem.tightest import tightest_rows
 from attnspec.theory.osa.instances import F64_TOL, make_instance, vec
 from attnspec.theory.osa.layer import init_vo
@@ -280,5 +280,5 @@ def thm44_constant_row(jacobian: pd.DataFrame, seed: int) -> VerdictRow:
         "the condition is never met; C itself is not given (it depends on the bound on ||X||₂); the proof's (98) "
         "also drops the transpose of W_V W_O in J₂ (harmless for singular values)",
     }  # fmt: skip
-    reading = InstanceNumber("as-printed", what="{sentence}", estimate="C", trials="draws")
+    reading = Measure("as-printed", sentence="{sentence}", value="C", trials="draws")
     return reading.row("osa.thm44.constant", Instance(params, values, seed))

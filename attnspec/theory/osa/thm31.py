@@ -458,7 +458,7 @@ def verdicts_orthogonality(frame: pd.DataFrame, seed: int) -> list[VerdictRow]:
                     continue
                 (row,) = margin_rows(
                     claim, sub, observed="error", bound=bound, reading=name, params=lambda _k, _g, p=params: p, seed=seed,
-                    rtol=BOUND_RTOL, atol=BOUND_ATOL, what="error", note=note, at_paper_params=eq9,
+                    rtol=BOUND_RTOL, atol=BOUND_ATOL, label="error", note=note, at_paper_params=eq9,
                 )  # fmt: skip
                 rows.append(row if eq9 else as_variant(row, why))
     return rows
