@@ -243,13 +243,16 @@ def _figure1_findings(experiments: Sequence[Any], results: Path, figure1: Sequen
         if beside:
             nulls.append(f"{model} {beside}")
             above.append(init_above)
-    inputs = sorted({int(s["inputs"]) for s in stats if s.get("inputs")})
+    # documents per run, in the order the models are named (one count where a model's runs agree)
+    inputs = [
+        "/".join(dict.fromkeys(str(int(r["inputs"])) for _, r in runs if r.get("inputs"))) for runs in by_model.values()
+    ]
     corpus = f" ({s0['data']})" if len({r[0][1]["data"] for r in by_model.values()}) == 1 else ""
     reading = ": random init above real, what averaging gives" if above and all(above) else ""
     out = [
         f"**Low rank at n = {s0['n']}.** Σσ in the first {s0['at']} singular values: "
         + "; ".join(shares)
-        + f" ({', '.join(next(iter(corpora))) + '; ' if same else ''}95% CIs over {'/'.join(map(str, inputs))} documents)"
+        + f" ({', '.join(next(iter(corpora))) + '; ' if same else ''}95% CIs over {' and '.join(i for i in inputs if i)} documents)"
         + (f"; nulls{corpus}: {'; '.join(nulls)}{reading}" if nulls else "")
         + f". {link}"
     ]

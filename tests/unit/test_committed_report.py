@@ -115,3 +115,15 @@ def test_report_opens_with_the_summary() -> None:
     summary = text.split("## Summary", 1)[1].split("\n## ", 1)[0]
     assert len(summary.strip().splitlines()) <= 20  # a researcher's two minutes
     assert "n^" in summary and "%" in summary  # the growth exponent and the mass share, computed
+
+
+def test_the_summary_gives_each_models_document_count_in_the_order_it_names_the_models() -> None:
+    import tomllib
+
+    first = next(line for line in REPORT.read_text(encoding="utf-8").splitlines() if line.startswith("1. "))
+    counts = [
+        str(tomllib.loads((REPO / "experiments" / f"spectrum-{m}-imdb.toml").read_text())["args"]["num-sentences"])
+        for m in ("minilm", "mpnet")
+    ]
+    assert first.index("MiniLM-L6") < first.index("MPNet-base")
+    assert f"95% CIs over {counts[0]} and {counts[1]} documents" in first
