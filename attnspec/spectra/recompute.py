@@ -427,10 +427,15 @@ def recompute_length(
 
     study, scratch, exempt = Path(study), Path(scratch), dict(exempt or {})
     run = run_dir(study, seq_len)
-    lengths = [int(n) for n in read_meta(study).get("lengths") or []]
+    meta = read_meta(study)
+    if meta.get("kind") != SCALING_KIND:
+        raise ResultsError(
+            f"{study} is not a scaling study (meta.json kind {meta.get('kind')!r}); give the study's folder"
+        )
+    lengths = [int(n) for n in meta.get("lengths") or []]
     if seq_len not in lengths:
         raise ResultsError(f"{study} has no run at n = {seq_len}; its lengths are {lengths}")
-    if read_meta(study).get("kind") != SCALING_KIND or read_meta(run).get("status") != "complete":
+    if read_meta(run).get("status") != "complete":
         raise ResultsError(f"{run} is not a complete run of a scaling study; recompute a length of a finished study")
     wall, cpu = time.perf_counter(), time.process_time()
     reused = _reusable(scratch, run) if reuse else None

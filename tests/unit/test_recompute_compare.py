@@ -47,3 +47,17 @@ def test_an_exempt_column_s_difference_is_recorded_and_does_not_count() -> None:
     check = compare_table("baseline_spectrum", _saved(), fresh, exempt=["mean"])
     assert check.identical and not check.bit_identical and check.exempt == {"mean": np.float64(0.55) - 0.5}
     assert not compare_table("baseline_spectrum", _saved(), fresh).identical
+
+
+def test_a_single_length_run_is_refused_as_not_a_scaling_study_before_any_computation(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    import pytest
+
+    from attnspec.errors import ResultsError
+    from attnspec.spectra.recompute import recompute_length
+
+    (tmp_path / "meta.json").write_text(json.dumps({"kind": "spectrum", "status": "complete"}))
+    with pytest.raises(ResultsError, match=r"is not a scaling study \(meta.json kind 'spectrum'\)"):
+        recompute_length(tmp_path, 64, scratch=tmp_path / "again")
+    assert not (tmp_path / "again").exists()
