@@ -203,7 +203,7 @@ def _q1(study: Study) -> list[str]:
         "### 1. Is a causal LM's attention low rank in Linformer's sense?",
         "",
         "Linformer's reading (its Figure 1): most of the singular-value mass of P in the first n/4 indices. "
-        "Overall means (over layers and heads) with 95% intervals; the encoder at the same n and corpus beside.",
+        "Overall means (over layers and heads) with 95% intervals over documents (the inputs); the encoder at the same n and corpus beside.",
         "",
         "| model · corpus | n | inputs | c at n/4 | k90 / n | effective rank / n | rank for error ≤ 0.1, / n |",
         "|---|---|---|---|---|---|---|",
